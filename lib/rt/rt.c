@@ -1,0 +1,175 @@
+/*
+ * rt.c - picks the bootstrap backend and serializes calls into it.
+ *
+ * The core may call into the runtime from any thread (PtlRtBarrier), and the
+ * backends keep one socket and one table each, so every wrapper holds one
+ * mutex. Nothing here is on a fast path.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "rt.h"
+
+static pthread_mutex_t rt_lock = PTHREAD_MUTEX_INITIALIZER;
+static const struct rt_ops *rt_backend;
+static struct rt_info rt_info_self;
+static int rt_refs;
+
+int rt_init(struct rt_info *info)
+{
+	const struct rt_ops *ops;
+	int rc = 0;
+
+	pthread_mutex_lock(&rt_lock);
+	if (rt_refs == 0) {
+		/* PTL_RT_FD is what makes a process a ptlrun rank; the other
+		 * PTL_RT_* variables are checked by the backend. */
+		ops = getenv(RT_ENV_FD) != NULL ? &rt_ptlrun_ops
+						: &rt_singleton_ops;
+		memset(&rt_info_self, 0, sizeof(rt_info_self));
+		rc = ops->init(&rt_info_self);
+		if (rc == 0) {
+			rt_info_self.backend = ops->name;
+			rt_backend = ops;
+		}
+	}
+	if (rc == 0) {
+		rt_refs++;
+		if (info != NULL)
+			*info = rt_info_self;
+	}
+	pthread_mutex_unlock(&rt_lock);
+	return rc == 0 ? 0 : -1;
+}
+
+const struct rt_info *rt_self(void)
+{
+	const struct rt_info *p;
+
+	pthread_mutex_lock(&rt_lock);
+	p = rt_refs > 0 ? &rt_info_self : NULL;
+	pthread_mutex_unlock(&rt_lock);
+	return p;
+}
+
+/* Runs op under the lock, or fails with a message before rt_init. */
+#define RT_CALL(what, call)                                                  \
+	do {                                                                 \
+		int rc_;                                                     \
+		pthread_mutex_lock(&rt_lock);                                \
+		if (rt_backend == NULL || rt_refs == 0) {                    \
+			pthread_mutex_unlock(&rt_lock);                      \
+			fprintf(stderr, "ptl: %s called before rt_init\n",  \
+				what);                                       \
+			return -1;                                           \
+		}                                                            \
+		rc_ = (call);                                                \
+		pthread_mutex_unlock(&rt_lock);                              \
+		return rc_;                                                  \
+	} while (0)
+
+int rt_put(const char *key, const void *val, size_t len)
+{
+	RT_CALL("rt_put", rt_backend->put(key, val, len));
+}
+
+int rt_fence(void)
+{
+	RT_CALL("rt_fence", rt_backend->fence());
+}
+
+int rt_get(int rank, const char *key, void *val, size_t *len)
+{
+	RT_CALL("rt_get", rt_backend->get(rank, key, val, len));
+}
+
+int rt_barrier(void)
+{
+	RT_CALL("rt_barrier", rt_backend->barrier());
+}
+
+void rt_abort(int code, const char *why)
+{
+	/* No lock: abort must work even from a thread that interrupted
+	 * another one inside the runtime. The backends' abort paths only
+	 * write one message and exit. */
+	const struct rt_ops *ops = rt_backend;
+
+	if (ops == NULL)
+		ops = &rt_singleton_ops;
+	ops->abort(code, why != NULL ? why : "");
+	_exit(code > 0 && code < 256 ? code : 1); /* not reached */
+}
+
+void rt_fini(void)
+{
+	pthread_mutex_lock(&rt_lock);
+	if (rt_refs > 0 && --rt_refs == 0) {
+		rt_backend->fini();
+		rt_backend = NULL;
+	}
+	pthread_mutex_unlock(&rt_lock);
+}
+
+int rt_shm_name(char *buf, size_t len, uint64_t jobid, const char *suffix)
+{
+	int n;
+
+	if (suffix != NULL)
+		n = snprintf(buf, len, "/ptl.%016" PRIx64 ".%s", jobid, suffix);
+	else
+		n = snprintf(buf, len, "/ptl.%016" PRIx64, jobid);
+	return n < 0 || (size_t)n >= len ? -1 : n;
+}
+
+int rt_shm_view_name(char *buf, size_t len, long pid, const char *suffix)
+{
+	int n;
+
+	if (suffix != NULL)
+		n = snprintf(buf, len, "/ptl.view.%ld.%s", pid, suffix);
+	else
+		n = snprintf(buf, len, "/ptl.view.%ld", pid);
+	return n < 0 || (size_t)n >= len ? -1 : n;
+}
+
+uint32_t rt_host_nid(void)
+{
+	char host[256];
+	uint32_t h = 2166136261u;
+
+	if (gethostname(host, sizeof(host)) != 0)
+		strcpy(host, "localhost");
+	host[sizeof(host) - 1] = '\0';
+	for (const char *p = host; *p != '\0'; p++) {
+		h ^= (uint8_t)*p;
+		h *= 16777619u;
+	}
+	return h != 0 ? h : 1;
+}
+
+int rt_random_bytes(void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = getrandom(p, len, 0);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}

@@ -1,0 +1,97 @@
+/*
+ * lib/rt: bootstrap. Tells a process its rank, the job's size and id, which
+ * ranks share its host, and exchanges small per-rank blobs (NAL addresses)
+ * through the launcher. One backend per launcher behind struct rt_ops:
+ * singleton (no launcher), ptlrun (rt_ptlrun.c); PMIx and PMI-1 plug in the
+ * same way. Nothing here is on a fast path.
+ */
+#ifndef PTL_RT_H
+#define PTL_RT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RT_KEY_MAX 64      /* bytes of a key, including the NUL */
+#define RT_VAL_MAX 1024    /* bytes of a value */
+#define RT_JOB_KEY_LEN 16  /* bytes of the per-job secret */
+
+struct rt_info {
+	int rank;          /* 0..size-1 */
+	int size;          /* ranks in the job */
+	int local_rank;    /* index among the ranks on this host */
+	int local_size;    /* ranks on this host */
+	uint64_t jobid;    /* unique per job on this host; names shm objects */
+	uint32_t nid;      /* this host's node id */
+	uint8_t job_key[RT_JOB_KEY_LEN]; /* secret shared by the job's processes */
+	const char *backend; /* "singleton", "ptlrun", ... */
+};
+
+struct rt_ops {
+	const char *name;
+	/* Fills *info; returns 0, or -1 after printing why on stderr. */
+	int (*init)(struct rt_info *info);
+	/* Publishes this rank's value under key (visible after the next fence). */
+	int (*put)(const char *key, const void *val, size_t len);
+	/* Collective: every rank's puts so far become visible to all. */
+	int (*fence)(void);
+	/* Reads rank's value of key; *len is the buffer size in, value size out.
+	 * Returns 0, or -1 (missing key or launcher gone). */
+	int (*get)(int rank, const char *key, void *val, size_t *len);
+	/* Collective: waits for every rank. */
+	int (*barrier)(void);
+	/* Ends the whole job with code, telling the launcher why. Does not return. */
+	void (*abort)(int code, const char *why);
+	void (*fini)(void);
+};
+
+/* Chooses the backend from the environment (PTL_RT_* from ptlrun, else
+ * singleton) and initializes it. Returns 0 or -1. */
+int rt_init(struct rt_info *info);
+const struct rt_info *rt_self(void);
+int rt_put(const char *key, const void *val, size_t len);
+int rt_fence(void);
+int rt_get(int rank, const char *key, void *val, size_t *len);
+int rt_barrier(void);
+void rt_abort(int code, const char *why) __attribute__((noreturn));
+void rt_fini(void);
+
+extern const struct rt_ops rt_singleton_ops;
+extern const struct rt_ops rt_ptlrun_ops;
+
+/* ---- Additions shared by the library and ptlrun ---- */
+
+/* The environment ptlrun gives each rank (see ptlrun(1)). A process that
+ * has PTL_RT_FD in its environment is a ptlrun rank; otherwise rt_init
+ * picks the singleton backend. */
+#define RT_ENV_RANK       "PTL_RT_RANK"       /* decimal, 0..size-1 */
+#define RT_ENV_SIZE       "PTL_RT_SIZE"       /* decimal, >= 1 */
+#define RT_ENV_LOCAL_RANK "PTL_RT_LOCAL_RANK" /* decimal */
+#define RT_ENV_LOCAL_SIZE "PTL_RT_LOCAL_SIZE" /* decimal */
+#define RT_ENV_JOBID      "PTL_RT_JOBID"      /* 16 lowercase hex digits */
+#define RT_ENV_NID        "PTL_RT_NID"        /* decimal uint32 */
+#define RT_ENV_JOB_KEY    "PTL_RT_JOB_KEY"    /* 2*RT_JOB_KEY_LEN hex digits */
+#define RT_ENV_FD         "PTL_RT_FD"         /* socket to ptlrun, decimal */
+#define RT_ENV_TIMEOUT    "PTL_RT_TIMEOUT"    /* seconds a rank waits on
+						 ptlrun; default 600 */
+
+/* Formats the POSIX shared-memory name of a job's object:
+ * "/ptl.<jobid as 16 lowercase hex>.<suffix>", or "/ptl.<16 hex>" when
+ * suffix is NULL. ptlrun unlinks every /dev/shm/ptl.<16 hex>.* when the job
+ * ends, so every per-job object must be named through this. Returns the
+ * length, or -1 if buf (len bytes) is too small. */
+int rt_shm_name(char *buf, size_t len, uint64_t jobid, const char *suffix);
+
+/* The per-process read-only view (ptltool eq) is "/ptl.view.<pid>" and
+ * "/ptl.view.<pid>.<suffix>"; ptlrun removes those of its ranks too.
+ * Returns the length, or -1 if buf is too small. */
+int rt_shm_view_name(char *buf, size_t len, long pid, const char *suffix);
+
+/* This host's node id: the 32-bit FNV-1a hash of gethostname(), never 0.
+ * Same value in every process on the host (ptlrun passes it as PTL_RT_NID;
+ * the singleton computes it). */
+uint32_t rt_host_nid(void);
+
+/* Fills buf with len random bytes (getrandom). Returns 0 or -1. */
+int rt_random_bytes(void *buf, size_t len);
+
+#endif /* PTL_RT_H */
