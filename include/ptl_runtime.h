@@ -1,0 +1,36 @@
+/*
+ * ptl_runtime.h - where this process sits in its job.
+ *
+ * Valid after PtlInit. A program started by ptlrun (or, later, by another
+ * supported launcher) learns its rank and the job's size from the launcher;
+ * a program started on its own is a job of one. See ptl_runtime(3).
+ */
+#ifndef PTL_RUNTIME_H
+#define PTL_RUNTIME_H
+
+#include <portals3.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* This process's rank, 0..size-1; 0 when run alone. -1 before PtlInit. */
+int PtlRtRank(void);
+
+/* Number of processes in the job; 1 when run alone. -1 before PtlInit. */
+int PtlRtSize(void);
+
+/* The id rank's NI gets from PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, ...).
+ * PTL_OK, PTL_NO_INIT before PtlInit, PTL_PROCESS_INVALID for a rank outside
+ * the job, PTL_SEGV for a NULL id. */
+int PtlRtId(int rank, ptl_process_id_t *id);
+
+/* Waits for every process of the job. PTL_OK, PTL_NO_INIT, or PTL_FAIL when
+ * the launcher is gone or a peer died (the reason is printed on stderr). */
+int PtlRtBarrier(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PTL_RUNTIME_H */

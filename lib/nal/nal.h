@@ -1,0 +1,148 @@
+/*
+ * lib/nal/nal.h - the network abstraction layer: what lib/ptl asks of a
+ * transport, and what a transport may assume.
+ *
+ * A NAL moves opaque messages between ranks of one job and, if it can,
+ * moves bulk bytes between registered memory of two ranks without the
+ * other side's CPU (CMA on one host, RDMA read/write between hosts). It
+ * knows nothing of match lists, MDs or events: lib/ptl builds its protocol
+ * headers on top (lib/ptl/ptl_proto.h). Each NAL fills one struct nal_ops;
+ * lib/ptl picks a NAL per peer (shm on the same host, then verbs, then tcp;
+ * PTL_NAL forces one) and never looks inside struct nal.
+ *
+ * Threading: lib/ptl serializes every call into one NAL instance (it holds
+ * its library lock), except sleep(), which its progress thread calls
+ * without the lock (concurrently with other calls), and kick(), which any
+ * thread may call at any time. Upcalls run inside progress(), on the
+ * caller's thread, and may call send() and bulk() re-entrantly.
+ *
+ * Memory registration: lib/ptl registers the pieces of an MD it exposes
+ * for a bulk move when the move starts and does not deregister them; a NAL
+ * whose registrations pin memory keeps a cache that notices freed and
+ * remapped memory (mem_dereg is for the NAL's own use and shutdown).
+ *
+ * Lifetime of a job's NALs:
+ *   open()   before the address exchange: create local resources (the shm
+ *            leader creates the host's segment), say how big the address is;
+ *   addr()   the blob lib/ptl publishes for this rank through lib/rt;
+ *   -- lib/rt fence: every rank's blobs visible --
+ *   start()  after the fence: attach what other ranks created (map the
+ *            host segment); must not wait for peers beyond that;
+ *   connect() lazily, before the first send to a peer, with its blob;
+ *   send()/bulk()/progress()/sleep() while running;
+ *   close().
+ */
+#ifndef PTL_NAL_H
+#define PTL_NAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#define NAL_ADDR_MAX 256 /* bytes of an address blob */
+
+/* Return codes of NAL calls: 0 or one of these (negative). */
+#define NAL_EAGAIN (-1)  /* no room or no credit now; retry after progress() */
+#define NAL_EPEER (-2)   /* the peer is dead or unreachable */
+#define NAL_ENOMEM (-3)  /* out of a fixed resource */
+#define NAL_EINVAL (-4)  /* bad argument (bug in the caller) */
+#define NAL_EPERM (-5)   /* the OS refused (e.g. CMA not permitted) */
+#define NAL_EIO (-6)     /* anything else; the NAL has printed why */
+
+struct nal; /* private to each NAL */
+
+/* What lib/ptl needs to know to choose and drive a NAL. */
+struct nal_props {
+	const char *name;       /* "shm", "self", "verbs", "tcp" */
+	size_t max_inline;      /* largest hdr+payload send() takes in one message */
+	unsigned ports;         /* links a rank can drive at once (collectives) */
+	unsigned latency_class; /* 0 same process, 1 same host, 2 RDMA, 3 TCP */
+	int has_bulk;           /* bulk() works: one-sided moves without the peer's CPU */
+};
+
+/* Memory exposed for bulk moves. key and addr travel to the peer inside a
+ * protocol header; priv is the NAL's own (e.g. struct ibv_mr *). */
+struct nal_mr {
+	uint64_t addr;
+	uint64_t key;
+	void *priv;
+};
+
+/* Calls from the NAL into lib/ptl. */
+struct nal_upcalls {
+	void *arg;
+	/* A message from peer (a rank) arrived. msg is valid only during the call. */
+	void (*recv)(void *arg, int peer, const void *msg, size_t len);
+	/* A bulk() that returned 1 (pending) finished; status 0 or NAL_E*. */
+	void (*bulk_done)(void *arg, void *cookie, int status);
+	/* peer is gone (NAL_EPEER) or its link failed: lib/ptl fails what it
+	 * had in flight to that peer. May be called more than once per peer. */
+	void (*peer_failed)(void *arg, int peer, int status);
+};
+
+struct nal_open_args {
+	int rank, size;             /* this rank and the job size */
+	int local_rank, local_size; /* among the ranks on this host */
+	const int *local_ranks;     /* NULL until start(): ranks on this host, sorted */
+	uint64_t jobid;             /* names shared objects; unique per job on a host */
+	const uint8_t *job_key;     /* RT_JOB_KEY_LEN bytes shared by the job */
+	int job_key_len;
+	struct nal_upcalls up;
+};
+
+enum nal_bulk_op { NAL_BULK_READ, NAL_BULK_WRITE };
+
+struct nal_ops {
+	const char *name;
+	/* Creates the instance. Returns 0, or NAL_E* after printing why. A NAL
+	 * that cannot run here (no device) returns NAL_EPERM quietly. */
+	int (*open)(const struct nal_open_args *args, struct nal **out);
+	/* Fills buf (NAL_ADDR_MAX bytes) with this rank's address; *len out. */
+	int (*addr)(struct nal *n, void *buf, size_t *len);
+	/* After the address exchange; local_ranks is now known. */
+	int (*start)(struct nal *n, const int *local_ranks, int nlocal);
+	/* Makes peer reachable; called once, before the first send to it. */
+	int (*connect)(struct nal *n, int peer, const void *addr, size_t len);
+	/* Whether this NAL can reach peer at all (e.g. shm: same host). */
+	int (*reaches)(struct nal *n, int peer);
+	void (*close)(struct nal *n);
+	void (*props)(struct nal *n, struct nal_props *out);
+
+	/* Sends hdr then payload (hdr_len + len <= max_inline) as one message;
+	 * the receiver's recv() upcall sees them contiguous, in send order per
+	 * peer. Returns 0 (buffers reusable at once), NAL_EAGAIN or NAL_EPEER. */
+	int (*send)(struct nal *n, int peer, const void *hdr, size_t hdr_len,
+		    const void *payload, size_t len);
+
+	/* Registers [addr, addr+len) for bulk moves by peers (and by us). */
+	int (*mem_reg)(struct nal *n, void *addr, size_t len, struct nal_mr *mr);
+	void (*mem_dereg)(struct nal *n, struct nal_mr *mr);
+
+	/* Moves len bytes between our local iovecs and the peer's registered
+	 * memory at (raddr, rkey): READ copies theirs into ours, WRITE ours into
+	 * theirs. Returns 0 when already done, 1 when pending (bulk_done(cookie)
+	 * follows), or NAL_E*. Only when props.has_bulk. */
+	int (*bulk)(struct nal *n, int peer, enum nal_bulk_op op,
+		    const struct iovec *local, int niov, uint64_t raddr,
+		    uint64_t rkey, size_t len, void *cookie);
+
+	/* Delivers what has arrived and completes what has finished, through
+	 * the upcalls. Returns the number of things done (0: nothing). Must not
+	 * make a system call when nothing arrived (shm). */
+	int (*progress)(struct nal *n);
+
+	/* Blocks until something may have arrived, kick() is called or
+	 * timeout_ms passes (-1: no timeout). Closes the race with senders: it
+	 * returns at once when something is already pending. */
+	int (*sleep)(struct nal *n, int timeout_ms);
+	/* Wakes a sleep() of this instance; any thread, async-signal-safe. */
+	void (*kick)(struct nal *n);
+	/* on=1: a thread of ours is polling, so peers need not wake us (no
+	 * system call on their send path); on=0: wake us when you send. */
+	void (*set_polling)(struct nal *n, int on);
+};
+
+extern const struct nal_ops nal_shm_ops;
+extern const struct nal_ops nal_self_ops;
+
+#endif /* PTL_NAL_H */

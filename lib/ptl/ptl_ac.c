@@ -1,0 +1,56 @@
+/* Access control list: who may reach which portal through which entry. */
+#include "config.h"
+
+#include <unistd.h>
+
+#include "ptl/ptl_internal.h"
+
+/* Entry 0 admits every process of this job, as the user who runs it, on
+ * any portal; every other entry admits nobody until PtlACEntry sets it. */
+void ptl_ac_defaults(struct ptl_ni *ni)
+{
+	ni->acs[0] = (struct ptl_ac){
+		.in_use = true,
+		.match_id = { PTL_NID_ANY, PTL_PID_ANY },
+		.uid = (ptl_uid_t)getuid(),
+		.jid = ptl_jid(),
+		.pt_index = PTL_PT_INDEX_ANY,
+	};
+}
+
+bool ptl_ac_admits(const struct ptl_ni *ni, ptl_ac_index_t ac, ptl_process_id_t src,
+		   ptl_uid_t uid, ptl_jid_t jid, ptl_pt_index_t pt)
+{
+	if (ac > (ptl_ac_index_t)ni->limits.max_ac_index)
+		return false;
+	const struct ptl_ac *e = &ni->acs[ac];
+	return e->in_use &&
+	       (e->match_id.nid == PTL_NID_ANY || e->match_id.nid == src.nid) &&
+	       (e->match_id.pid == PTL_PID_ANY || e->match_id.pid == src.pid) &&
+	       (e->uid == PTL_UID_ANY || e->uid == uid) &&
+	       (e->jid == PTL_JID_ANY || e->jid == jid) &&
+	       (e->pt_index == PTL_PT_INDEX_ANY || e->pt_index == pt);
+}
+
+int PtlACEntry(ptl_handle_ni_t ni_handle, ptl_ac_index_t ac_index, ptl_process_id_t match_id,
+	       ptl_uid_t uid, ptl_jid_t jid, ptl_pt_index_t pt_index)
+{
+	if (!ptl_initialized())
+		return PTL_NO_INIT;
+	ptl_lock();
+	struct ptl_ni *ni = ptl_ni_lookup(ni_handle);
+	int rc = PTL_OK;
+	if (!ni)
+		rc = PTL_NI_INVALID;
+	else if (ac_index > (ptl_ac_index_t)ni->limits.max_ac_index)
+		rc = PTL_AC_INDEX_INVALID;
+	else if (pt_index != PTL_PT_INDEX_ANY && pt_index > (ptl_pt_index_t)ni->limits.max_pt_index)
+		rc = PTL_PT_INDEX_INVALID;
+	else if (match_id.pid != PTL_PID_ANY && match_id.pid >= (ptl_pid_t)ptl_lib.rt.size)
+		rc = PTL_PROCESS_INVALID;
+	else
+		ni->acs[ac_index] = (struct ptl_ac){ .in_use = true, .match_id = match_id,
+						     .uid = uid, .jid = jid, .pt_index = pt_index };
+	ptl_unlock();
+	return rc;
+}

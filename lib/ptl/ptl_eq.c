@@ -1,0 +1,238 @@
+/*
+ * Event queues: fixed rings kept in a shared view object (ptl_view.h) so
+ * ptltool can read them live. Writers (always under the library lock)
+ * store the event, then advance write_seq; an overrun overwrites the
+ * oldest events and the next read reports PTL_EQ_DROPPED with the event it
+ * delivers.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ptl/ptl_internal.h"
+
+struct ptl_eq *ptl_eq_lookup(struct ptl_ni *ni, ptl_handle_eq_t h)
+{
+	return ni ? ptl_htab_lookup(&ni->eqs, h) : NULL;
+}
+
+/* The futex word: the low half of write_seq (little-endian x86/arm64). */
+static uint32_t *ptl_eq_futex(struct ptl_eq *eq)
+{
+	return (uint32_t *)&eq->ring->write_seq;
+}
+
+void ptl_eq_post(struct ptl_eq *eq, ptl_event_t *ev)
+{
+	struct ptl_view_eq *r = eq->ring;
+	uint64_t w = r->write_seq;
+	ptl_event_t *slot = &PTL_VIEW_EQ_EVENTS(r)[w % eq->count];
+	ev->sequence = (ptl_seq_t)w;
+	*slot = *ev;
+	__atomic_store_n(&r->write_seq, w + 1, __ATOMIC_RELEASE);
+	if (atomic_load_explicit(&eq->waiters, memory_order_seq_cst))
+		syscall(SYS_futex, ptl_eq_futex(eq), FUTEX_WAKE_PRIVATE, 1 << 30, NULL, NULL, 0);
+	if (eq->handler)
+		eq->handler(slot);
+}
+
+/* Takes the next event if there is one. Lock held. */
+static int ptl_eq_take(struct ptl_eq *eq, ptl_event_t *event)
+{
+	struct ptl_view_eq *r = eq->ring;
+	uint64_t w = __atomic_load_n(&r->write_seq, __ATOMIC_ACQUIRE);
+	if (w == eq->rd)
+		return PTL_EQ_EMPTY;
+	int rc = PTL_OK;
+	if (w - eq->rd > eq->count) {
+		uint64_t lost = w - eq->count - eq->rd;
+		__atomic_add_fetch(&r->dropped, lost, __ATOMIC_RELAXED);
+		eq->rd = w - eq->count;
+		rc = PTL_EQ_DROPPED;
+	}
+	*event = PTL_VIEW_EQ_EVENTS(r)[eq->rd % eq->count];
+	eq->rd++;
+	__atomic_store_n(&r->read_seq, eq->rd, __ATOMIC_RELEASE);
+	return rc;
+}
+
+void ptl_eq_destroy(struct ptl_ni *ni, struct ptl_eq *eq)
+{
+	ptl_view_eq_destroy(eq);
+	ptl_htab_free(&ni->eqs, eq);
+}
+
+int PtlEQAlloc(ptl_handle_ni_t ni_handle, ptl_size_t count, ptl_eq_handler_t eq_handler,
+	       ptl_handle_eq_t *eq_handle)
+{
+	if (!ptl_initialized())
+		return PTL_NO_INIT;
+	if (!eq_handle)
+		return PTL_SEGV;
+	ptl_lock();
+	struct ptl_ni *ni = ptl_ni_lookup(ni_handle);
+	int rc = PTL_OK;
+	uint64_t h;
+	struct ptl_eq *eq;
+	if (!ni)
+		rc = PTL_NI_INVALID;
+	else if (count == 0 || count > PTL_EQ_MAX_COUNT)
+		rc = PTL_NO_SPACE;
+	else if (!(eq = ptl_htab_alloc(&ni->eqs, &h)))
+		rc = PTL_NO_SPACE;
+	else {
+		eq->handle = h;
+		eq->count = count;
+		eq->handler = eq_handler;
+		if (ptl_view_eq_create(eq, count) != 0) {
+			ptl_htab_free(&ni->eqs, eq);
+			rc = PTL_NO_SPACE;
+		} else {
+			*eq_handle = h;
+		}
+	}
+	ptl_unlock();
+	return rc;
+}
+
+int PtlEQFree(ptl_handle_eq_t eq_handle)
+{
+	if (!ptl_initialized())
+		return PTL_NO_INIT;
+	ptl_lock();
+	struct ptl_eq *eq = ptl_eq_lookup(ptl_lib.ni, eq_handle);
+	int rc = PTL_OK;
+	if (!eq)
+		rc = PTL_EQ_INVALID;
+	else if (atomic_load(&eq->waiters))
+		rc = PTL_FAIL; /* a thread is blocked on it; freeing would strand it */
+	else
+		ptl_eq_destroy(ptl_lib.ni, eq);
+	ptl_unlock();
+	return rc;
+}
+
+int PtlEQGet(ptl_handle_eq_t eq_handle, ptl_event_t *event)
+{
+	if (!ptl_initialized())
+		return PTL_NO_INIT;
+	ptl_lock();
+	struct ptl_eq *eq = ptl_eq_lookup(ptl_lib.ni, eq_handle);
+	int rc;
+	if (!eq) {
+		rc = PTL_EQ_INVALID;
+	} else if (!event) {
+		rc = PTL_SEGV;
+	} else {
+		rc = ptl_eq_take(eq, event);
+		if (rc == PTL_EQ_EMPTY) {
+			ptl_progress_app();
+			rc = ptl_eq_take(eq, event);
+		}
+	}
+	ptl_unlock();
+	return rc;
+}
+
+static int64_t ptl_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* How long a waiting application thread polls before it sleeps: long enough
+ * to catch a ping-pong reply without a system call, short enough that an
+ * oversubscribed rank yields the core to the one it waits for. */
+#define PTL_WAIT_SPINS 2000
+#define PTL_WAIT_YIELD_EVERY 64
+
+/*
+ * The wait behind PtlEQWait and PtlEQPoll: poll (driving progress) for a
+ * while, then sleep on the first EQ's futex until an event is posted or the
+ * deadline passes. The progress thread, woken by peers, posts the events.
+ */
+int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_event_t *event, int *which)
+{
+	if (!ptl_initialized())
+		return PTL_NO_INIT;
+	if (!eq_handles || !event || !which)
+		return PTL_SEGV;
+	if (size <= 0 || size > PTL_LIM_MAX_EQS || timeout < PTL_TIME_FOREVER)
+		return PTL_EQ_INVALID;
+	int64_t deadline = timeout == PTL_TIME_FOREVER ? -1 : ptl_now_ms() + timeout;
+	for (unsigned spin = 0;; spin++) {
+		ptl_lock();
+		struct ptl_eq *eqs[PTL_LIM_MAX_EQS];
+		for (int i = 0; i < size; i++) {
+			eqs[i] = ptl_eq_lookup(ptl_lib.ni, eq_handles[i]);
+			if (!eqs[i]) {
+				ptl_unlock();
+				return PTL_EQ_INVALID;
+			}
+		}
+		for (int pass = 0; pass < 2; pass++) {
+			for (int i = 0; i < size; i++) {
+				int rc = ptl_eq_take(eqs[i], event);
+				if (rc != PTL_EQ_EMPTY) {
+					*which = i;
+					ptl_unlock();
+					return rc;
+				}
+			}
+			if (pass == 0)
+				ptl_progress_app();
+		}
+		int64_t now = deadline >= 0 ? ptl_now_ms() : 0;
+		if (deadline >= 0 && now >= deadline) {
+			ptl_unlock();
+			return PTL_EQ_EMPTY;
+		}
+		if (spin < PTL_WAIT_SPINS) {
+			ptl_unlock();
+			if (spin % PTL_WAIT_YIELD_EVERY == PTL_WAIT_YIELD_EVERY - 1)
+				sched_yield();
+			continue;
+		}
+		/* Sleep. Announce it first, so the progress thread is woken by
+		 * peers and wakes us through the futex; re-check after announcing. */
+		struct ptl_eq *eq0 = eqs[0];
+		uint32_t seen = __atomic_load_n(ptl_eq_futex(eq0), __ATOMIC_ACQUIRE);
+		for (int i = 0; i < size; i++)
+			atomic_fetch_add(&eqs[i]->waiters, 1);
+		__atomic_add_fetch(&ptl_lib.view->waiting, 1, __ATOMIC_RELAXED);
+		ptl_progress_app_sleeping();
+		bool ready = false;
+		for (int i = 0; i < size && !ready; i++)
+			ready = __atomic_load_n(&eqs[i]->ring->write_seq, __ATOMIC_ACQUIRE) != eqs[i]->rd;
+		ptl_unlock();
+		if (!ready) {
+			/* With several EQs only the first one's futex wakes us: sleep
+			 * in short slices so events on the others are seen soon. */
+			int64_t slice = size > 1 ? 1 : 100;
+			if (deadline >= 0 && deadline - now < slice)
+				slice = deadline - now;
+			struct timespec ts = { slice / 1000, (long)(slice % 1000) * 1000000L };
+			syscall(SYS_futex, ptl_eq_futex(eq0), FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+		}
+		ptl_lock();
+		for (int i = 0; i < size; i++) {
+			/* The EQs cannot be freed while we wait (PtlEQFree refuses). */
+			atomic_fetch_sub(&eqs[i]->waiters, 1);
+		}
+		__atomic_sub_fetch(&ptl_lib.view->waiting, 1, __ATOMIC_RELAXED);
+		ptl_unlock();
+		spin = PTL_WAIT_SPINS / 2; /* after a wake-up, poll a little again */
+	}
+}
+
+int PtlEQWait(ptl_handle_eq_t eq_handle, ptl_event_t *event)
+{
+	int which;
+	return PtlEQPoll(&eq_handle, 1, PTL_TIME_FOREVER, event, &which);
+}

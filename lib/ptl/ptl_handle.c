@@ -1,0 +1,89 @@
+/* Handle tables: see ptl_handle.h. Callers hold the library lock. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptl/ptl_handle.h"
+
+int ptl_htab_init(struct ptl_htab *t, unsigned kind, unsigned ni, uint32_t cap, size_t obj_size)
+{
+	memset(t, 0, sizeof *t);
+	t->kind = kind;
+	t->ni = ni;
+	t->cap = cap;
+	t->obj_size = obj_size;
+	t->objs = calloc(cap ? cap : 1, obj_size);
+	t->gen = calloc(cap ? cap : 1, sizeof *t->gen);
+	t->in_use = calloc(cap ? cap : 1, 1);
+	t->free = calloc(cap ? cap : 1, sizeof *t->free);
+	if (!t->objs || !t->gen || !t->in_use || !t->free) {
+		ptl_htab_fini(t);
+		return -1;
+	}
+	/* Pop order = ascending index, which keeps tables compact and
+	 * ptltool's listings stable. */
+	for (uint32_t i = 0; i < cap; i++) {
+		t->free[i] = cap - 1 - i;
+		t->gen[i] = 1;
+	}
+	t->nfree = cap;
+	return 0;
+}
+
+void ptl_htab_fini(struct ptl_htab *t)
+{
+	free(t->objs);
+	free(t->gen);
+	free(t->in_use);
+	free(t->free);
+	memset(t, 0, sizeof *t);
+}
+
+void *ptl_htab_alloc(struct ptl_htab *t, uint64_t *handle)
+{
+	if (t->nfree == 0)
+		return NULL;
+	uint32_t i = t->free[--t->nfree];
+	t->in_use[i] = 1;
+	t->used++;
+	void *obj = t->objs + (size_t)i * t->obj_size;
+	memset(obj, 0, t->obj_size);
+	*handle = ptl_handle_make(t->kind, t->ni, t->gen[i], i);
+	return obj;
+}
+
+void *ptl_htab_lookup(const struct ptl_htab *t, uint64_t h)
+{
+	if (!t->objs || ptl_handle_kind(h) != t->kind || ptl_handle_ni(h) != t->ni)
+		return NULL;
+	uint32_t i = ptl_handle_idx(h);
+	if (i >= t->cap || !t->in_use[i] || t->gen[i] != ptl_handle_gen(h))
+		return NULL;
+	return t->objs + (size_t)i * t->obj_size;
+}
+
+uint32_t ptl_htab_index(const struct ptl_htab *t, const void *obj)
+{
+	return (uint32_t)(((const unsigned char *)obj - t->objs) / t->obj_size);
+}
+
+void ptl_htab_free(struct ptl_htab *t, void *obj)
+{
+	uint32_t i = ptl_htab_index(t, obj);
+	if (i >= t->cap || !t->in_use[i])
+		return;
+	t->in_use[i] = 0;
+	t->used--;
+	/* Generation 0 is never handed out, so a zeroed handle never matches. */
+	if (++t->gen[i] == 0)
+		t->gen[i] = 1;
+	t->free[t->nfree++] = i;
+}
+
+void *ptl_htab_at(const struct ptl_htab *t, uint32_t i)
+{
+	if (i >= t->cap || !t->in_use[i])
+		return NULL;
+	return t->objs + (size_t)i * t->obj_size;
+}

@@ -1,0 +1,259 @@
+/*
+ * PtlInit / PtlFini: the bootstrap, the NALs, the address exchange and the
+ * progress thread, in that order; PtlFini undoes them in reverse.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptl/ptl_internal.h"
+
+struct ptl_lib ptl_lib = {
+	.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,
+};
+
+/* What each rank publishes about itself besides its NAL addresses. */
+struct ptl_rank_info {
+	uint32_t nid;
+	int32_t numa;
+};
+
+#define PTL_TX_POOL 256 /* sends that may wait for ring space at once */
+
+bool ptl_initialized(void)
+{
+	return ptl_lib.init_count > 0;
+}
+
+static int ptl_fetch_rank_info(int rank)
+{
+	struct ptl_peer *p = &ptl_lib.peers[rank];
+	if (p->id_known)
+		return 0;
+	struct ptl_rank_info ri;
+	size_t len = sizeof ri;
+	if (rt_get(rank, "ptl.info", &ri, &len) != 0 || len != sizeof ri)
+		return -1;
+	p->nid = ri.nid;
+	p->numa = ri.numa;
+	p->id_known = true;
+	return 0;
+}
+
+int ptl_peer_id(int rank, ptl_process_id_t *id)
+{
+	if (rank < 0 || rank >= ptl_lib.rt.size)
+		return PTL_PROCESS_INVALID;
+	if (ptl_fetch_rank_info(rank) != 0)
+		return PTL_FAIL;
+	id->nid = ptl_lib.peers[rank].nid;
+	id->pid = (ptl_pid_t)rank;
+	return PTL_OK;
+}
+
+int ptl_id_rank(ptl_process_id_t id)
+{
+	if (id.pid >= (ptl_pid_t)ptl_lib.rt.size)
+		return -1;
+	int rank = (int)id.pid;
+	if (ptl_fetch_rank_info(rank) != 0 || ptl_lib.peers[rank].nid != id.nid)
+		return -1;
+	return rank;
+}
+
+/* PTL_NAL=shm|self forces one NAL for the peers it can reach. */
+static bool ptl_nal_wanted(const char *name)
+{
+	const char *force = getenv("PTL_NAL");
+	if (!force || !*force || !strcmp(name, "self"))
+		return true;
+	return !strcmp(force, name);
+}
+
+static int ptl_open_nals(void)
+{
+	static const struct nal_ops *const all[] = { &nal_self_ops, &nal_shm_ops };
+	const struct rt_info *rt = &ptl_lib.rt;
+	struct nal_open_args args = {
+		.rank = rt->rank,
+		.size = rt->size,
+		.local_rank = rt->local_rank,
+		.local_size = rt->local_size,
+		.jobid = rt->jobid,
+		.job_key = rt->job_key,
+		.job_key_len = RT_JOB_KEY_LEN,
+		.up = { .arg = NULL, .recv = ptl_recv, .bulk_done = ptl_bulk_done,
+			.peer_failed = ptl_peer_failed_upcall },
+	};
+	const char *force = getenv("PTL_NAL");
+	if (force && *force && strcmp(force, "shm") && strcmp(force, "self")) {
+		fprintf(stderr, "ptl: PTL_NAL=%s is not a NAL built here (choose shm or self)\n", force);
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+		if (!ptl_nal_wanted(all[i]->name))
+			continue;
+		/* A host with one rank has no use for a shared segment. */
+		if (all[i] == &nal_shm_ops && rt->local_size < 2)
+			continue;
+		struct ptl_nalinst *ni = &ptl_lib.nals[ptl_lib.nnals];
+		int rc = all[i]->open(&args, &ni->n);
+		if (rc == NAL_EPERM)
+			continue;
+		if (rc != 0) {
+			fprintf(stderr, "ptl: rank %d: cannot open the %s NAL (error %d)\n",
+				rt->rank, all[i]->name, rc);
+			return -1;
+		}
+		ni->ops = all[i];
+		ni->ops->props(ni->n, &ni->props);
+		ptl_lib.nnals++;
+	}
+	return 0;
+}
+
+static int ptl_publish(void)
+{
+	struct ptl_rank_info ri = { .nid = ptl_lib.rt.nid, .numa = ptl_lib.my_numa };
+	if (rt_put("ptl.info", &ri, sizeof ri) != 0)
+		return -1;
+	for (int i = 0; i < ptl_lib.nnals; i++) {
+		struct ptl_nalinst *n = &ptl_lib.nals[i];
+		unsigned char addr[NAL_ADDR_MAX];
+		size_t len = sizeof addr;
+		char key[RT_KEY_MAX];
+		if (n->ops->addr(n->n, addr, &len) != 0)
+			return -1;
+		snprintf(key, sizeof key, "nal.%s", n->ops->name);
+		if (rt_put(key, addr, len) != 0)
+			return -1;
+	}
+	return rt_fence();
+}
+
+static int ptl_start_nals(void)
+{
+	const struct rt_info *rt = &ptl_lib.rt;
+	ptl_lib.local_ranks = calloc((size_t)rt->size, sizeof(int));
+	if (!ptl_lib.local_ranks)
+		return -1;
+	for (int r = 0; r < rt->size; r++) {
+		if (ptl_fetch_rank_info(r) != 0) {
+			fprintf(stderr, "ptl: rank %d: rank %d published no address\n", rt->rank, r);
+			return -1;
+		}
+		if (ptl_lib.peers[r].nid == rt->nid)
+			ptl_lib.local_ranks[ptl_lib.nlocal++] = r;
+	}
+	ptl_lib.max_inline = SIZE_MAX;
+	for (int i = 0; i < ptl_lib.nnals; i++) {
+		struct ptl_nalinst *n = &ptl_lib.nals[i];
+		if (n->ops->start && n->ops->start(n->n, ptl_lib.local_ranks, ptl_lib.nlocal) != 0) {
+			fprintf(stderr, "ptl: rank %d: the %s NAL failed to start\n", rt->rank, n->ops->name);
+			return -1;
+		}
+		if (n->props.max_inline < ptl_lib.max_inline)
+			ptl_lib.max_inline = n->props.max_inline;
+	}
+	/* Every rank has attached what the others created; now the creators
+	 * may remove the names, so nothing outlives the job. */
+	return rt_barrier();
+}
+
+static int ptl_alloc_pools(void)
+{
+	size_t inl = ptl_lib.max_inline;
+	ptl_lib.tx_size = (sizeof(struct ptl_tx) + inl + 63) & ~(size_t)63;
+	ptl_lib.tx_pool = calloc(PTL_TX_POOL, ptl_lib.tx_size);
+	ptl_lib.scratch = malloc(inl);
+	if (!ptl_lib.tx_pool || !ptl_lib.scratch)
+		return -1;
+	for (int i = PTL_TX_POOL - 1; i >= 0; i--) {
+		struct ptl_tx *tx = (struct ptl_tx *)(ptl_lib.tx_pool + (size_t)i * ptl_lib.tx_size);
+		tx->next = ptl_lib.tx_free;
+		ptl_lib.tx_free = tx;
+	}
+	return 0;
+}
+
+static void ptl_teardown(void)
+{
+	ptl_progress_stop();
+	if (ptl_lib.ni)
+		ptl_ni_destroy(ptl_lib.ni);
+	for (int i = ptl_lib.nnals - 1; i >= 0; i--)
+		ptl_lib.nals[i].ops->close(ptl_lib.nals[i].n);
+	ptl_lib.nnals = 0;
+	ptl_view_close();
+	free(ptl_lib.peers);
+	free(ptl_lib.local_ranks);
+	free(ptl_lib.tx_pool);
+	free(ptl_lib.scratch);
+	ptl_lib.peers = NULL;
+	ptl_lib.local_ranks = NULL;
+	ptl_lib.tx_pool = NULL;
+	ptl_lib.scratch = NULL;
+	ptl_lib.tx_free = NULL;
+	ptl_lib.nlocal = 0;
+	ptl_topo_fini();
+	rt_fini();
+}
+
+int PtlInit(int *max_interfaces)
+{
+	if (!max_interfaces)
+		return PTL_SEGV;
+	ptl_lock();
+	if (ptl_lib.init_count > 0) {
+		ptl_lib.init_count++;
+		*max_interfaces = 1;
+		ptl_unlock();
+		return PTL_OK;
+	}
+	int rc = PTL_FAIL;
+	if (rt_init(&ptl_lib.rt) != 0)
+		goto out;
+	ptl_lib.peers = calloc((size_t)ptl_lib.rt.size, sizeof *ptl_lib.peers);
+	if (!ptl_lib.peers)
+		goto fail;
+	for (int r = 0; r < ptl_lib.rt.size; r++) {
+		ptl_list_init(&ptl_lib.peers[r].ops);
+		ptl_lib.peers[r].nal = -1;
+	}
+	ptl_lib.my_numa = ptl_topo_init();
+	if (ptl_open_nals() != 0 || ptl_publish() != 0 || ptl_start_nals() != 0 ||
+	    ptl_alloc_pools() != 0)
+		goto fail;
+	if (ptl_view_open() != 0)
+		goto fail;
+	ptl_lib.init_count = 1;
+	if (ptl_progress_start() != 0) {
+		ptl_lib.init_count = 0;
+		goto fail;
+	}
+	*max_interfaces = 1;
+	rc = PTL_OK;
+	goto out;
+fail:
+	ptl_teardown();
+out:
+	ptl_unlock();
+	return rc;
+}
+
+void PtlFini(void)
+{
+	ptl_lock();
+	if (ptl_lib.init_count == 0 || --ptl_lib.init_count > 0) {
+		ptl_unlock();
+		return;
+	}
+	ptl_unlock();
+	/* The progress thread takes the lock: stop it without holding it. */
+	ptl_progress_stop();
+	ptl_lock();
+	ptl_teardown();
+	ptl_unlock();
+}

@@ -1,0 +1,317 @@
+/*
+ * lib/ptl internals: the objects of one process's Portals library.
+ *
+ * Locking: one recursive library lock (ptl_lib.lock) covers every object
+ * and every NAL call except nal_ops.kick. API calls take it; the progress
+ * engine takes it; EQ handlers run under it (hence recursive). One NI per
+ * process (PtlInit reports one interface), so the lock is never contended
+ * across interfaces.
+ */
+#ifndef PTL_INTERNAL_H
+#define PTL_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include <portals3.h>
+
+#include "nal/nal.h"
+#include "ptl/ptl_handle.h"
+#include "ptl/ptl_proto.h"
+#include "ptl/ptl_view.h"
+#include "rt/rt.h"
+
+/* ------------------------------------------------------------ lists */
+struct ptl_list {
+	struct ptl_list *next, *prev;
+};
+
+static inline void ptl_list_init(struct ptl_list *l) { l->next = l->prev = l; }
+static inline bool ptl_list_empty(const struct ptl_list *l) { return l->next == l; }
+static inline void ptl_list_insert_between(struct ptl_list *n, struct ptl_list *prev, struct ptl_list *next)
+{
+	n->prev = prev;
+	n->next = next;
+	prev->next = n;
+	next->prev = n;
+}
+/* Inserts n before pos (at the tail when pos is the head). */
+static inline void ptl_list_add_before(struct ptl_list *n, struct ptl_list *pos) { ptl_list_insert_between(n, pos->prev, pos); }
+/* Inserts n after pos (at the head when pos is the head). */
+static inline void ptl_list_add_after(struct ptl_list *n, struct ptl_list *pos) { ptl_list_insert_between(n, pos, pos->next); }
+static inline void ptl_list_del(struct ptl_list *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	n->next = n->prev = n;
+}
+#define ptl_container_of(p, type, member) ((type *)((char *)(p) - offsetof(type, member)))
+
+/* ------------------------------------------------------------ limits */
+/* What this implementation supports at most, and gives when not asked. */
+#define PTL_LIM_MAX_MES (1 << 20)
+#define PTL_LIM_MAX_MDS (1 << 20)
+#define PTL_LIM_MAX_EQS PTL_VIEW_MAX_EQS
+#define PTL_LIM_MAX_AC 1023
+#define PTL_LIM_MAX_PT 1023
+#define PTL_LIM_MAX_IOV 256
+#define PTL_LIM_MAX_GETPUT 256
+#define PTL_DEF_MAX_MES 4096
+#define PTL_DEF_MAX_MDS 4096
+#define PTL_DEF_MAX_EQS 64
+#define PTL_DEF_MAX_AC 63
+#define PTL_DEF_MAX_PT 63
+#define PTL_DEF_MAX_IOV 32
+#define PTL_DEF_MAX_GETPUT 64
+#define PTL_EQ_MAX_COUNT (1u << 24)
+
+/* ------------------------------------------------------------ objects */
+struct ptl_eq {
+	uint64_t handle;
+	struct ptl_view_eq *ring;  /* shared view object: header + events */
+	size_t map_len;
+	uint32_t view_index;
+	uint64_t count;
+	uint64_t rd;               /* next sequence to read */
+	ptl_eq_handler_t handler;
+	atomic_uint waiters;       /* app threads sleeping on ring->write_seq */
+};
+
+struct ptl_me;
+
+struct ptl_md {
+	uint64_t handle;
+	ptl_md_t md;               /* as the user gave it; md.start of an IOVEC MD points at iov */
+	ptl_md_iovec_t *iov;       /* NULL unless PTL_MD_IOVEC: this MD's copy */
+	int niov;
+	ptl_size_t total;          /* bytes described */
+	ptl_size_t local_offset;   /* next offset when not MANAGE_REMOTE */
+	struct ptl_me *me;         /* attached to, or NULL when bound */
+	ptl_unlink_t unlink_op;
+	int pending;               /* initiator ops still waiting for an answer */
+	bool doomed;               /* unlink as soon as pending drops to 0 */
+	bool mr_valid;             /* mr registers [start, start+length) */
+	struct nal_mr mr;
+};
+
+struct ptl_me {
+	uint64_t handle;
+	struct ptl_list link;      /* in its portal's match list */
+	ptl_pt_index_t pt_index;
+	ptl_process_id_t match_id;
+	ptl_match_bits_t match_bits;
+	ptl_match_bits_t ignore_bits;
+	ptl_unlink_t unlink_op;
+	struct ptl_md *md;
+};
+
+struct ptl_pt {
+	struct ptl_list list;
+	int length;
+};
+
+struct ptl_ac {
+	bool in_use;
+	ptl_process_id_t match_id;
+	ptl_uid_t uid;
+	ptl_jid_t jid;
+	ptl_pt_index_t pt_index;
+};
+
+/* An initiator operation waiting for its answer (ACK/REPLY). */
+enum ptl_op_kind {
+	PTL_OP_PUT = 1, PTL_OP_GET, PTL_OP_GETPUT, /* initiator: waits for ACK/REPLY */
+	PTL_OP_TARGET,                             /* target: bulk moves in flight */
+};
+struct ptl_op {
+	struct ptl_list link;      /* on its peer's list of ops in flight */
+	enum ptl_op_kind kind;
+	int peer;
+	uint64_t md_handle;        /* put MD, or get MD for get/getput */
+	uint64_t put_md_handle;    /* getput: the MD whose bytes went out */
+	ptl_size_t local_offset;
+	ptl_size_t length;
+	ptl_match_bits_t match_bits;
+	ptl_pt_index_t pt_index;
+	ptl_hdr_data_t hdr_data;
+	ptl_size_t remote_offset;
+	bool ack_req;
+	bool bulk;                 /* SEND_END waits for the answer */
+	/* PTL_OP_TARGET: what to do when the last bulk move finishes. */
+	int bulk_left;
+	int bulk_status;
+	ptl_event_kind_t end_kind;
+	ptl_event_t ev;            /* the END event, filled in but for status */
+	struct ptl_hdr answer;     /* sent back when answer_due */
+	bool answer_due;
+};
+
+struct ptl_ni {
+	uint64_t handle;
+	ptl_ni_limits_t limits;
+	ptl_process_id_t id;
+	struct ptl_htab eqs, mds, mes, ops;
+	struct ptl_pt *pts;        /* limits.max_pt_index + 1 */
+	struct ptl_ac *acs;        /* limits.max_ac_index + 1 */
+	ptl_md_iovec_t *iov_pool;  /* max_mds * max_md_iovecs, slot per MD */
+};
+
+/* A peer rank: how to reach it and what is in flight to it. */
+struct ptl_tx;
+struct ptl_peer {
+	int nal;                   /* index into ptl_lib.nals, -1 unreachable */
+	bool connected;
+	bool failed;
+	bool id_known;
+	ptl_nid_t nid;
+	int numa;
+	struct ptl_list ops;       /* struct ptl_op in flight to this peer */
+	struct ptl_tx *backlog_head, *backlog_tail; /* sends the NAL refused for now */
+};
+
+/* A send the NAL could not take yet (ring full, no credit). */
+struct ptl_tx {
+	struct ptl_tx *next;
+	int peer;
+	size_t len;
+	unsigned char buf[];       /* hdr + payload, up to the NAL's max_inline */
+};
+
+#define PTL_MAX_NALS 4
+struct ptl_nalinst {
+	const struct nal_ops *ops;
+	struct nal *n;
+	struct nal_props props;
+};
+
+struct ptl_lib {
+	pthread_mutex_t lock;      /* recursive */
+	int init_count;
+	struct rt_info rt;
+	int nnals;
+	struct ptl_nalinst nals[PTL_MAX_NALS];
+	struct ptl_peer *peers;    /* rt.size */
+	int *local_ranks;
+	int nlocal;
+	int my_numa;
+	struct ptl_ni *ni;         /* the one NI, or NULL */
+	uint64_t ni_handle_gen;    /* generation of NI handles */
+
+	/* Sends the NAL refused, kept in preallocated buffers. */
+	struct ptl_tx *tx_free;
+	unsigned char *tx_pool;
+	size_t tx_size;            /* bytes of one struct ptl_tx incl. buffer */
+	unsigned char *scratch;    /* gather buffer for inline sends from IOVEC MDs */
+	size_t max_inline;         /* smallest max_inline of the NALs in use */
+
+	/* Progress thread. */
+	pthread_t thread;
+	bool thread_running;
+	atomic_bool thread_stop;
+	atomic_uint app_polls;     /* bumped by application threads that poll */
+	bool polling_announced;    /* the NALs were told an app thread polls */
+
+	struct ptl_view_proc *view;
+	char view_name[64];
+};
+
+extern struct ptl_lib ptl_lib;
+
+/* The job's Portals jid: the low bits of the job id, never a wildcard. */
+static inline ptl_jid_t ptl_jid(void) { return (ptl_jid_t)(ptl_lib.rt.jobid % 0xfffffff0u); }
+
+static inline void ptl_lock(void) { pthread_mutex_lock(&ptl_lib.lock); }
+static inline void ptl_unlock(void) { pthread_mutex_unlock(&ptl_lib.lock); }
+
+/* ------------------------------------------------------------ functions */
+/* ptl_init.c */
+bool ptl_initialized(void);
+int ptl_peer_id(int rank, ptl_process_id_t *id);
+/* Rank of a process id of this job, or -1. */
+int ptl_id_rank(ptl_process_id_t id);
+
+/* ptl_ni.c */
+struct ptl_ni *ptl_ni_lookup(ptl_handle_ni_t h);
+void ptl_ni_destroy(struct ptl_ni *ni);
+void ptl_sr_inc(int reg);
+
+/* ptl_eq.c */
+struct ptl_eq *ptl_eq_lookup(struct ptl_ni *ni, ptl_handle_eq_t h);
+/* Fills the common fields and sequence, logs ev, runs the handler. */
+void ptl_eq_post(struct ptl_eq *eq, ptl_event_t *ev);
+void ptl_eq_destroy(struct ptl_ni *ni, struct ptl_eq *eq);
+
+/* ptl_md.c */
+struct ptl_md *ptl_md_lookup(struct ptl_ni *ni, ptl_handle_md_t h);
+/* Checks and copies a user MD into md (shared by Attach, Bind, Update). */
+int ptl_md_set(struct ptl_ni *ni, struct ptl_md *md, const ptl_md_t *umd);
+void ptl_md_copy_in(const struct ptl_md *md, ptl_size_t off, const void *src, ptl_size_t len);
+void ptl_md_copy_out(const struct ptl_md *md, ptl_size_t off, void *dst, ptl_size_t len);
+/* Describes [off, off+len) of md as iovecs; returns how many (<= max), or -1. */
+int ptl_md_iovecs(const struct ptl_md *md, ptl_size_t off, ptl_size_t len, struct iovec *out, int max);
+/* Logs an event of md (if it has an EQ and the kind is not disabled). */
+void ptl_md_event(struct ptl_md *md, ptl_event_kind_t kind, ptl_event_t *ev);
+/* Threshold used up / max_size reached with PTL_UNLINK: unlink md (and its
+ * ME if that was attached with PTL_UNLINK), logging UNLINK. Returns true if
+ * it unlinked. */
+bool ptl_md_maybe_autounlink(struct ptl_ni *ni, struct ptl_md *md);
+void ptl_md_destroy(struct ptl_ni *ni, struct ptl_md *md);
+
+/* ptl_me.c */
+struct ptl_me *ptl_me_lookup(struct ptl_ni *ni, ptl_handle_me_t h);
+void ptl_me_destroy(struct ptl_ni *ni, struct ptl_me *me);
+
+/* ptl_ac.c */
+bool ptl_ac_admits(const struct ptl_ni *ni, ptl_ac_index_t ac, ptl_process_id_t src,
+		   ptl_uid_t uid, ptl_jid_t jid, ptl_pt_index_t pt);
+void ptl_ac_defaults(struct ptl_ni *ni);
+
+/* ptl_match.c: the address translation of PORTALS33.md, as pure functions. */
+enum ptl_match_op { PTL_MATCH_PUT, PTL_MATCH_GET, PTL_MATCH_GETPUT };
+bool ptl_me_matches(const struct ptl_me *me, ptl_process_id_t src, ptl_match_bits_t bits);
+/* Whether md accepts the op; on yes *off and *mlen say where and how much. */
+bool ptl_md_accepts(const struct ptl_md *md, enum ptl_match_op op, ptl_size_t roffset,
+		    ptl_size_t rlength, ptl_size_t *off, ptl_size_t *mlen);
+/* First ME of the list that matches and whose MD accepts, or NULL. */
+struct ptl_me *ptl_match(struct ptl_list *list, ptl_process_id_t src, ptl_match_bits_t bits,
+			 enum ptl_match_op op, ptl_size_t roffset, ptl_size_t rlength,
+			 ptl_size_t *off, ptl_size_t *mlen);
+
+/* ptl_progress.c */
+int ptl_send(int peer, const void *hdr, size_t hdr_len, const void *payload, size_t len);
+/* Drives every NAL once; returns the work done. Lock held. */
+int ptl_progress(void);
+/* Called by app threads in API calls that want progress (EQ polling). */
+void ptl_progress_app(void);
+int ptl_progress_start(void);
+void ptl_progress_stop(void);
+/* An app thread stops polling to sleep; peers must wake us again. */
+void ptl_progress_app_sleeping(void);
+void ptl_peer_fail(int peer, int status);
+
+/* ptl_recv.c */
+void ptl_recv(void *arg, int peer, const void *msg, size_t len);
+void ptl_bulk_done(void *arg, void *cookie, int status);
+void ptl_peer_failed_upcall(void *arg, int peer, int status);
+
+/* ptl_move.c */
+void ptl_op_finish(struct ptl_ni *ni, struct ptl_op *op);
+
+/* ptl_view.c */
+int ptl_view_open(void);
+void ptl_view_close(void);
+void ptl_view_ni(struct ptl_ni *ni);
+/* Creates the shared ring object of an EQ. */
+int ptl_view_eq_create(struct ptl_eq *eq, uint64_t count);
+void ptl_view_eq_destroy(struct ptl_eq *eq);
+
+/* ptl_topo.c */
+int ptl_topo_init(void);  /* my NUMA node, or -1 */
+void ptl_topo_bind_thread(void);
+void ptl_topo_fini(void);
+
+#endif /* PTL_INTERNAL_H */

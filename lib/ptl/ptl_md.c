@@ -1,0 +1,308 @@
+/* Memory descriptors: where bytes land or come from, and when to unlink. */
+#include "config.h"
+
+#include <string.h>
+
+#include "ptl/ptl_internal.h"
+
+#define PTL_MD_ALL_OPTIONS                                                                  \
+	(PTL_MD_OP_PUT | PTL_MD_OP_GET | PTL_MD_MANAGE_REMOTE | PTL_MD_TRUNCATE |            \
+	 PTL_MD_ACK_DISABLE | PTL_MD_IOVEC | PTL_MD_MAX_SIZE | PTL_MD_EVENT_START_DISABLE | \
+	 PTL_MD_EVENT_END_DISABLE)
+
+struct ptl_md *ptl_md_lookup(struct ptl_ni *ni, ptl_handle_md_t h)
+{
+	return ptl_htab_lookup(&ni->mds, h);
+}
+
+int ptl_md_set(struct ptl_ni *ni, struct ptl_md *md, const ptl_md_t *umd)
+{
+	if (umd->options & ~PTL_MD_ALL_OPTIONS)
+		return PTL_MD_ILLEGAL;
+	if (umd->threshold < 0 && umd->threshold != PTL_MD_THRESH_INF)
+		return PTL_MD_ILLEGAL;
+	if (umd->eq_handle != PTL_EQ_NONE && !ptl_eq_lookup(ni, umd->eq_handle))
+		return PTL_EQ_INVALID;
+	ptl_size_t total = 0;
+	int niov = 0;
+	if (umd->options & PTL_MD_IOVEC) {
+		if (umd->length > (ptl_size_t)ni->limits.max_md_iovecs)
+			return PTL_MD_ILLEGAL;
+		if (umd->length && !umd->start)
+			return PTL_SEGV;
+		const ptl_md_iovec_t *uiov = umd->start;
+		niov = (int)umd->length;
+		for (int i = 0; i < niov; i++) {
+			if (uiov[i].iov_len && !uiov[i].iov_base)
+				return PTL_SEGV;
+			total += uiov[i].iov_len;
+		}
+		/* Our own copy: the caller may reuse its array at once. */
+		md->iov = ni->iov_pool + (size_t)ptl_htab_index(&ni->mds, md) * (size_t)ni->limits.max_md_iovecs;
+		memcpy(md->iov, uiov, (size_t)niov * sizeof *uiov);
+	} else {
+		if (umd->length && !umd->start)
+			return PTL_SEGV;
+		md->iov = NULL;
+		total = umd->length;
+	}
+	md->md = *umd;
+	md->niov = niov;
+	md->total = total;
+	md->local_offset = 0;
+	return PTL_OK;
+}
+
+/* Walks [off, off+len) of md piece by piece. */
+#define PTL_MD_FOREACH(md, off, len, base, n, body)                                        \
+	do {                                                                                \
+		ptl_size_t o_ = (off), l_ = (len);                                          \
+		if (!(md)->iov) {                                                           \
+			char *base = (char *)(md)->md.start + o_;                           \
+			ptl_size_t n = l_;                                                  \
+			if (n)                                                              \
+				body;                                                       \
+			break;                                                              \
+		}                                                                           \
+		for (int i_ = 0; i_ < (md)->niov && l_; i_++) {                             \
+			ptl_size_t il_ = (md)->iov[i_].iov_len;                             \
+			if (o_ >= il_) {                                                    \
+				o_ -= il_;                                                  \
+				continue;                                                   \
+			}                                                                   \
+			char *base = (char *)(md)->iov[i_].iov_base + o_;                   \
+			ptl_size_t n = il_ - o_ < l_ ? il_ - o_ : l_;                       \
+			body;                                                               \
+			l_ -= n;                                                            \
+			o_ = 0;                                                             \
+		}                                                                           \
+	} while (0)
+
+void ptl_md_copy_in(const struct ptl_md *md, ptl_size_t off, const void *src, ptl_size_t len)
+{
+	const char *s = src;
+	PTL_MD_FOREACH(md, off, len, p, n, { memcpy(p, s, n); s += n; });
+}
+
+void ptl_md_copy_out(const struct ptl_md *md, ptl_size_t off, void *dst, ptl_size_t len)
+{
+	char *d = dst;
+	PTL_MD_FOREACH(md, off, len, p, n, { memcpy(d, p, n); d += n; });
+}
+
+int ptl_md_iovecs(const struct ptl_md *md, ptl_size_t off, ptl_size_t len, struct iovec *out, int max)
+{
+	int k = 0;
+	bool overflow = false;
+	PTL_MD_FOREACH(md, off, len, p, n, {
+		if (k == max) {
+			overflow = true;
+		} else {
+			out[k].iov_base = p;
+			out[k].iov_len = n;
+			k++;
+		}
+	});
+	return overflow ? -1 : k;
+}
+
+static bool ptl_event_is_start(ptl_event_kind_t k)
+{
+	return k == PTL_EVENT_GET_START || k == PTL_EVENT_PUT_START ||
+	       k == PTL_EVENT_REPLY_START || k == PTL_EVENT_SEND_START;
+}
+
+static bool ptl_event_is_end(ptl_event_kind_t k)
+{
+	return k == PTL_EVENT_GET_END || k == PTL_EVENT_PUT_END ||
+	       k == PTL_EVENT_REPLY_END || k == PTL_EVENT_SEND_END;
+}
+
+void ptl_md_event(struct ptl_md *md, ptl_event_kind_t kind, ptl_event_t *ev)
+{
+	unsigned int opts = md->md.options;
+	if ((ptl_event_is_start(kind) && (opts & PTL_MD_EVENT_START_DISABLE)) ||
+	    (ptl_event_is_end(kind) && (opts & PTL_MD_EVENT_END_DISABLE)))
+		return;
+	struct ptl_eq *eq = md->md.eq_handle == PTL_EQ_NONE ? NULL : ptl_eq_lookup(ptl_lib.ni, md->md.eq_handle);
+	if (!eq)
+		return;
+	ev->type = kind;
+	ev->md_handle = md->handle;
+	ev->md = md->md;
+	ptl_eq_post(eq, ev);
+}
+
+/* Whether md has reached its unlink condition. */
+static bool ptl_md_due(const struct ptl_md *md)
+{
+	if (md->unlink_op != PTL_UNLINK)
+		return false;
+	if (md->md.threshold == 0)
+		return true;
+	return (md->md.options & PTL_MD_MAX_SIZE) && !(md->md.options & PTL_MD_MANAGE_REMOTE) &&
+	       md->total - (md->local_offset < md->total ? md->local_offset : md->total) < md->md.max_size;
+}
+
+bool ptl_md_maybe_autounlink(struct ptl_ni *ni, struct ptl_md *md)
+{
+	if (!ptl_md_due(md) && !md->doomed)
+		return false;
+	if (md->pending > 0) {
+		/* Answers are still due; unlink when the last one arrives. */
+		md->doomed = true;
+		return false;
+	}
+	ptl_event_t ev = { .initiator = ni->id, .link = 1, .ni_fail_type = PTL_NI_OK };
+	if (md->me) {
+		ev.pt_index = md->me->pt_index;
+		ev.match_bits = md->me->match_bits;
+	}
+	ptl_md_event(md, PTL_EVENT_UNLINK, &ev);
+	struct ptl_me *me = md->me;
+	if (me && me->unlink_op == PTL_UNLINK) {
+		ptl_me_destroy(ni, me); /* takes the MD with it */
+	} else {
+		ptl_md_destroy(ni, md);
+	}
+	return true;
+}
+
+/* Frees md; detaches it from its ME first. */
+void ptl_md_destroy(struct ptl_ni *ni, struct ptl_md *md)
+{
+	if (md->me) {
+		md->me->md = NULL;
+		md->me = NULL;
+	}
+	ptl_htab_free(&ni->mds, md);
+}
+
+static int ptl_md_new(struct ptl_ni *ni, const ptl_md_t *umd, ptl_unlink_t unlink_op,
+		      struct ptl_md **out)
+{
+	if (unlink_op != PTL_RETAIN && unlink_op != PTL_UNLINK)
+		return PTL_MD_ILLEGAL;
+	uint64_t h;
+	struct ptl_md *md = ptl_htab_alloc(&ni->mds, &h);
+	if (!md)
+		return PTL_NO_SPACE;
+	int rc = ptl_md_set(ni, md, umd);
+	if (rc != PTL_OK) {
+		ptl_htab_free(&ni->mds, md);
+		return rc;
+	}
+	md->handle = h;
+	md->unlink_op = unlink_op;
+	*out = md;
+	return PTL_OK;
+}
+
+int PtlMDAttach(ptl_handle_me_t me_handle, ptl_md_t md, ptl_unlink_t unlink_op, ptl_handle_md_t *md_handle)
+{
+	if (!ptl_initialized())
+		return PTL_NO_INIT;
+	if (!md_handle)
+		return PTL_SEGV;
+	ptl_lock();
+	struct ptl_ni *ni = ptl_lib.ni;
+	struct ptl_me *me = ni ? ptl_me_lookup(ni, me_handle) : NULL;
+	struct ptl_md *m;
+	int rc;
+	if (!me)
+		rc = PTL_ME_INVALID;
+	else if (me->md)
+		rc = PTL_ME_IN_USE;
+	else if ((rc = ptl_md_new(ni, &md, unlink_op, &m)) == PTL_OK) {
+		m->me = me;
+		me->md = m;
+		*md_handle = m->handle;
+	}
+	ptl_unlock();
+	return rc;
+}
+
+int PtlMDBind(ptl_handle_ni_t ni_handle, ptl_md_t md, ptl_unlink_t unlink_op, ptl_handle_md_t *md_handle)
+{
+	if (!ptl_initialized())
+		return PTL_NO_INIT;
+	if (!md_handle)
+		return PTL_SEGV;
+	ptl_lock();
+	struct ptl_ni *ni = ptl_ni_lookup(ni_handle);
+	struct ptl_md *m;
+	int rc;
+	if (!ni)
+		rc = PTL_NI_INVALID;
+	else if ((rc = ptl_md_new(ni, &md, unlink_op, &m)) == PTL_OK)
+		*md_handle = m->handle;
+	ptl_unlock();
+	return rc;
+}
+
+int PtlMDUnlink(ptl_handle_md_t md_handle)
+{
+	if (!ptl_initialized())
+		return PTL_NO_INIT;
+	ptl_lock();
+	struct ptl_ni *ni = ptl_lib.ni;
+	struct ptl_md *md = ni ? ptl_md_lookup(ni, md_handle) : NULL;
+	int rc = PTL_OK;
+	if (!md)
+		rc = PTL_MD_INVALID;
+	else if (md->pending)
+		rc = PTL_MD_IN_USE;
+	else
+		ptl_md_destroy(ni, md);
+	ptl_unlock();
+	return rc;
+}
+
+int PtlMDUpdate(ptl_handle_md_t md_handle, ptl_md_t *old_md, ptl_md_t *new_md, ptl_handle_eq_t eq_handle)
+{
+	if (!ptl_initialized())
+		return PTL_NO_INIT;
+	ptl_lock();
+	struct ptl_ni *ni = ptl_lib.ni;
+	struct ptl_md *md = ni ? ptl_md_lookup(ni, md_handle) : NULL;
+	int rc = PTL_OK;
+	if (!md) {
+		rc = PTL_MD_INVALID;
+		goto out;
+	}
+	if (old_md)
+		*old_md = md->md;
+	if (!new_md)
+		goto out;
+	if (eq_handle != PTL_EQ_NONE) {
+		struct ptl_eq *eq = ptl_eq_lookup(ni, eq_handle);
+		if (!eq) {
+			rc = PTL_EQ_INVALID;
+			goto out;
+		}
+		/* The conditional update: only while nothing is waiting in eq, so
+		 * the caller knows no operation slipped in since it last looked. */
+		if (__atomic_load_n(&eq->ring->write_seq, __ATOMIC_ACQUIRE) != eq->rd) {
+			rc = PTL_MD_NO_UPDATE;
+			goto out;
+		}
+	}
+	if (md->pending) {
+		rc = PTL_MD_IN_USE;
+		goto out;
+	}
+	struct ptl_md saved = *md;
+	rc = ptl_md_set(ni, md, new_md);
+	if (rc != PTL_OK) {
+		*md = saved;
+		goto out;
+	}
+	/* Operations are what an update may not change under the ME: keep
+	 * the attachment and the unlink choice. */
+	md->me = saved.me;
+	md->handle = saved.handle;
+	md->unlink_op = saved.unlink_op;
+out:
+	ptl_unlock();
+	return rc;
+}

@@ -1,0 +1,379 @@
+/*
+ * Data movement, initiator side: PtlPut, PtlPutRegion, PtlGet, PtlGetRegion,
+ * PtlGetPut. Small data travels inline with the request; large data stays
+ * in the initiator's MD, which the request describes as registered segments
+ * for the target to read (put) or write (get) with the NAL's bulk moves.
+ */
+#include "config.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#include "ptl/ptl_internal.h"
+
+/* Segments a bulk request may carry: the MD's iovec limit. */
+#define PTL_MAX_SEGS PTL_LIM_MAX_IOV
+
+static struct ptl_op *ptl_op_new(struct ptl_ni *ni, enum ptl_op_kind kind, int peer, uint64_t *cookie)
+{
+	struct ptl_op *op = ptl_htab_alloc(&ni->ops, cookie);
+	if (!op)
+		return NULL;
+	op->kind = kind;
+	op->peer = peer;
+	ptl_list_add_before(&op->link, &ptl_lib.peers[peer].ops);
+	return op;
+}
+
+void ptl_op_finish(struct ptl_ni *ni, struct ptl_op *op)
+{
+	ptl_list_del(&op->link);
+	ptl_htab_free(&ni->ops, op);
+}
+
+/* Takes one use of md's threshold for an operation it starts. */
+static bool ptl_md_take(struct ptl_md *md)
+{
+	if (md->md.threshold == 0 || md->doomed)
+		return false;
+	if (md->md.threshold != PTL_MD_THRESH_INF)
+		md->md.threshold--;
+	return true;
+}
+
+static void ptl_md_give_back(struct ptl_md *md)
+{
+	if (md->md.threshold != PTL_MD_THRESH_INF)
+		md->md.threshold++;
+}
+
+/* Describes md's [off, off+len) as registered segments for the target. */
+static int ptl_md_segs(struct ptl_md *md, int peer, ptl_size_t off, ptl_size_t len, struct ptl_seg *segs)
+{
+	struct iovec iov[PTL_MAX_SEGS];
+	int n = ptl_md_iovecs(md, off, len, iov, PTL_MAX_SEGS);
+	if (n < 0)
+		return -1;
+	struct ptl_nalinst *nal = &ptl_lib.nals[ptl_lib.peers[peer].nal];
+	for (int i = 0; i < n; i++) {
+		struct nal_mr mr;
+		if (nal->ops->mem_reg(nal->n, iov[i].iov_base, iov[i].iov_len, &mr) != 0)
+			return -1;
+		segs[i] = (struct ptl_seg){ .addr = mr.addr, .key = mr.key, .len = iov[i].iov_len };
+	}
+	return n;
+}
+
+/* Whether hdr plus len bytes go inline to peer. */
+static bool ptl_fits_inline(size_t len)
+{
+	return sizeof(struct ptl_hdr) + len <= ptl_lib.max_inline;
+}
+
+static void ptl_send_event(struct ptl_md *md, ptl_event_kind_t kind, const struct ptl_hdr *h,
+			   ptl_size_t loff, ptl_ni_fail_t fail)
+{
+	ptl_event_t ev = {
+		.initiator = ptl_lib.ni->id,
+		.uid = (ptl_uid_t)getuid(),
+		.jid = ptl_jid(),
+		.pt_index = h->pt_index,
+		.match_bits = h->match_bits,
+		.rlength = h->rlength,
+		.mlength = h->rlength,
+		.offset = loff,
+		.hdr_data = h->hdr_data,
+		.ni_fail_type = fail,
+	};
+	ptl_md_event(md, kind, &ev);
+}
+
+/* Maps a NAL refusal to the caller's return code. */
+static int ptl_send_rc(int nrc)
+{
+	if (nrc == 0)
+		return PTL_OK;
+	return nrc == NAL_ENOMEM ? PTL_NO_SPACE : PTL_FAIL;
+}
+
+/* Checks what every initiator call shares; fills *peer. Lock held. */
+static int ptl_check_target(ptl_process_id_t target, int *peer)
+{
+	int rank = ptl_id_rank(target);
+	if (rank < 0)
+		return PTL_PROCESS_INVALID;
+	if (ptl_lib.peers[rank].failed)
+		return PTL_FAIL;
+	*peer = rank;
+	return PTL_OK;
+}
+
+static void ptl_hdr_init(struct ptl_hdr *h, enum ptl_msg_type type, ptl_pt_index_t pt,
+			 ptl_ac_index_t ac, ptl_match_bits_t bits, ptl_size_t roff, ptl_size_t len)
+{
+	memset(h, 0, sizeof *h);
+	h->type = (uint8_t)type;
+	h->pt_index = pt;
+	h->ac_index = ac;
+	h->uid = (uint32_t)getuid();
+	h->jid = ptl_jid();
+	h->match_bits = bits;
+	h->offset = roff;
+	h->rlength = len;
+}
+
+/* Sends h with md's [off, off+len) inline (gathered if the MD is IOVEC). */
+static int ptl_send_inline(int peer, const struct ptl_hdr *h, const struct ptl_md *md,
+			   ptl_size_t off, ptl_size_t len)
+{
+	const void *payload = NULL;
+	if (len && !md->iov) {
+		payload = (const char *)md->md.start + off;
+	} else if (len) {
+		ptl_md_copy_out(md, off, ptl_lib.scratch, len);
+		payload = ptl_lib.scratch;
+	}
+	return ptl_send(peer, h, sizeof *h, payload, len);
+}
+
+/* Sends h followed by the segments of md's [off, off+len). */
+static int ptl_send_bulk(int peer, struct ptl_hdr *h, struct ptl_md *md, ptl_size_t off, ptl_size_t len)
+{
+	struct ptl_seg segs[PTL_MAX_SEGS];
+	int n = ptl_md_segs(md, peer, off, len, segs);
+	if (n < 0)
+		return NAL_EIO;
+	h->flags |= PTL_HF_BULK;
+	h->nseg = (uint16_t)n;
+	return ptl_send(peer, h, sizeof *h, segs, (size_t)n * sizeof segs[0]);
+}
+
+static int ptl_put_common(ptl_handle_md_t md_handle, bool region, ptl_size_t loff, ptl_size_t len,
+			  ptl_ack_req_t ack_req, ptl_process_id_t target, ptl_pt_index_t pt,
+			  ptl_ac_index_t ac, ptl_match_bits_t bits, ptl_size_t roff, ptl_hdr_data_t hdr_data)
+{
+	if (!ptl_initialized())
+		return PTL_NO_INIT;
+	ptl_lock();
+	struct ptl_ni *ni = ptl_lib.ni;
+	struct ptl_md *md = ni ? ptl_md_lookup(ni, md_handle) : NULL;
+	int peer = -1;
+	int rc;
+	if (!md) {
+		rc = PTL_MD_INVALID;
+		goto out;
+	}
+	if (ack_req != PTL_ACK_REQ && ack_req != PTL_NO_ACK_REQ) {
+		rc = PTL_FAIL;
+		goto out;
+	}
+	if (!region) {
+		loff = 0;
+		len = md->total;
+	} else if (loff > md->total || len > md->total - loff) {
+		rc = PTL_MD_ILLEGAL;
+		goto out;
+	}
+	if ((rc = ptl_check_target(target, &peer)) != PTL_OK)
+		goto out;
+	if (!ptl_md_take(md)) {
+		rc = PTL_MD_INVALID;
+		goto out;
+	}
+	bool bulk = !ptl_fits_inline(len);
+	bool ack = ack_req == PTL_ACK_REQ;
+	struct ptl_hdr h;
+	ptl_hdr_init(&h, PTL_MSG_PUT, pt, ac, bits, roff, len);
+	h.hdr_data = hdr_data;
+	struct ptl_op *op = NULL;
+	if (ack || bulk) {
+		op = ptl_op_new(ni, PTL_OP_PUT, peer, &h.cookie);
+		if (!op) {
+			ptl_md_give_back(md);
+			rc = PTL_NO_SPACE;
+			goto out;
+		}
+		*op = (struct ptl_op){ .link = op->link, .kind = PTL_OP_PUT, .peer = peer,
+				       .md_handle = md->handle, .local_offset = loff, .length = len,
+				       .match_bits = bits, .pt_index = pt, .hdr_data = hdr_data,
+				       .remote_offset = roff, .ack_req = ack, .bulk = bulk };
+		h.flags |= PTL_HF_ANSWER | (ack ? PTL_HF_ACK_REQ : 0);
+	}
+	int nrc = bulk ? ptl_send_bulk(peer, &h, md, loff, len) : ptl_send_inline(peer, &h, md, loff, len);
+	if (nrc != 0) {
+		if (op)
+			ptl_op_finish(ni, op);
+		ptl_md_give_back(md);
+		rc = ptl_send_rc(nrc);
+		goto out;
+	}
+	ptl_send_event(md, PTL_EVENT_SEND_START, &h, loff, PTL_NI_OK);
+	if (op)
+		md->pending++;
+	if (!bulk) /* the bytes are in the NAL's hands: the buffer is free */
+		ptl_send_event(md, PTL_EVENT_SEND_END, &h, loff, PTL_NI_OK);
+	ptl_md_maybe_autounlink(ni, md);
+	rc = PTL_OK;
+out:
+	ptl_unlock();
+	return rc;
+}
+
+int PtlPut(ptl_handle_md_t md_handle, ptl_ack_req_t ack_req, ptl_process_id_t target_id,
+	   ptl_pt_index_t pt_index, ptl_ac_index_t ac_index, ptl_match_bits_t match_bits,
+	   ptl_size_t remote_offset, ptl_hdr_data_t hdr_data)
+{
+	return ptl_put_common(md_handle, false, 0, 0, ack_req, target_id, pt_index, ac_index,
+			      match_bits, remote_offset, hdr_data);
+}
+
+int PtlPutRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t length,
+		 ptl_ack_req_t ack_req, ptl_process_id_t target_id, ptl_pt_index_t pt_index,
+		 ptl_ac_index_t ac_index, ptl_match_bits_t match_bits, ptl_size_t remote_offset,
+		 ptl_hdr_data_t hdr_data)
+{
+	return ptl_put_common(md_handle, true, local_offset, length, ack_req, target_id, pt_index,
+			      ac_index, match_bits, remote_offset, hdr_data);
+}
+
+static int ptl_get_common(ptl_handle_md_t md_handle, bool region, ptl_size_t loff, ptl_size_t len,
+			  ptl_process_id_t target, ptl_pt_index_t pt, ptl_ac_index_t ac,
+			  ptl_match_bits_t bits, ptl_size_t roff)
+{
+	if (!ptl_initialized())
+		return PTL_NO_INIT;
+	ptl_lock();
+	struct ptl_ni *ni = ptl_lib.ni;
+	struct ptl_md *md = ni ? ptl_md_lookup(ni, md_handle) : NULL;
+	int peer = -1;
+	int rc;
+	if (!md) {
+		rc = PTL_MD_INVALID;
+		goto out;
+	}
+	if (!region) {
+		loff = 0;
+		len = md->total;
+	} else if (loff > md->total || len > md->total - loff) {
+		rc = PTL_MD_ILLEGAL;
+		goto out;
+	}
+	if ((rc = ptl_check_target(target, &peer)) != PTL_OK)
+		goto out;
+	if (!ptl_md_take(md)) {
+		rc = PTL_MD_INVALID;
+		goto out;
+	}
+	struct ptl_hdr h;
+	ptl_hdr_init(&h, PTL_MSG_GET, pt, ac, bits, roff, len);
+	h.flags = PTL_HF_ANSWER;
+	struct ptl_op *op = ptl_op_new(ni, PTL_OP_GET, peer, &h.cookie);
+	if (!op) {
+		ptl_md_give_back(md);
+		rc = PTL_NO_SPACE;
+		goto out;
+	}
+	*op = (struct ptl_op){ .link = op->link, .kind = PTL_OP_GET, .peer = peer,
+			       .md_handle = md->handle, .local_offset = loff, .length = len,
+			       .match_bits = bits, .pt_index = pt, .remote_offset = roff };
+	int nrc = ptl_fits_inline(len) ? ptl_send(peer, &h, sizeof h, NULL, 0)
+				       : ptl_send_bulk(peer, &h, md, loff, len);
+	if (nrc != 0) {
+		ptl_op_finish(ni, op);
+		ptl_md_give_back(md);
+		rc = ptl_send_rc(nrc);
+		goto out;
+	}
+	md->pending++;
+	ptl_send_event(md, PTL_EVENT_SEND_START, &h, loff, PTL_NI_OK);
+	ptl_send_event(md, PTL_EVENT_SEND_END, &h, loff, PTL_NI_OK);
+	rc = PTL_OK;
+out:
+	ptl_unlock();
+	return rc;
+}
+
+int PtlGet(ptl_handle_md_t md_handle, ptl_process_id_t target_id, ptl_pt_index_t pt_index,
+	   ptl_ac_index_t ac_index, ptl_match_bits_t match_bits, ptl_size_t remote_offset)
+{
+	return ptl_get_common(md_handle, false, 0, 0, target_id, pt_index, ac_index, match_bits,
+			      remote_offset);
+}
+
+int PtlGetRegion(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t length,
+		 ptl_process_id_t target_id, ptl_pt_index_t pt_index, ptl_ac_index_t ac_index,
+		 ptl_match_bits_t match_bits, ptl_size_t remote_offset)
+{
+	return ptl_get_common(md_handle, true, local_offset, length, target_id, pt_index,
+			      ac_index, match_bits, remote_offset);
+}
+
+int PtlGetPut(ptl_handle_md_t get_md_handle, ptl_handle_md_t put_md_handle,
+	      ptl_process_id_t target_id, ptl_pt_index_t pt_index, ptl_ac_index_t ac_index,
+	      ptl_match_bits_t match_bits, ptl_size_t remote_offset, ptl_hdr_data_t hdr_data)
+{
+	if (!ptl_initialized())
+		return PTL_NO_INIT;
+	ptl_lock();
+	struct ptl_ni *ni = ptl_lib.ni;
+	struct ptl_md *gmd = ni ? ptl_md_lookup(ni, get_md_handle) : NULL;
+	struct ptl_md *pmd = ni ? ptl_md_lookup(ni, put_md_handle) : NULL;
+	int peer = -1;
+	int rc;
+	if (!gmd || !pmd) {
+		rc = PTL_MD_INVALID;
+		goto out;
+	}
+	ptl_size_t len = pmd->total;
+	if (len > (ptl_size_t)ni->limits.max_getput_md || gmd->total < len) {
+		rc = PTL_MD_ILLEGAL;
+		goto out;
+	}
+	if ((rc = ptl_check_target(target_id, &peer)) != PTL_OK)
+		goto out;
+	if (gmd == pmd) {
+		/* One MD both gives and receives: it needs two uses. */
+		if (gmd->md.threshold != PTL_MD_THRESH_INF && gmd->md.threshold < 2) {
+			rc = PTL_MD_INVALID;
+			goto out;
+		}
+	}
+	if (!ptl_md_take(pmd)) {
+		rc = PTL_MD_INVALID;
+		goto out;
+	}
+	if (gmd->md.threshold == 0 || gmd->doomed) {
+		ptl_md_give_back(pmd);
+		rc = PTL_MD_INVALID;
+		goto out;
+	}
+	struct ptl_hdr h;
+	ptl_hdr_init(&h, PTL_MSG_GETPUT, pt_index, ac_index, match_bits, remote_offset, len);
+	h.hdr_data = hdr_data;
+	h.flags = PTL_HF_ANSWER;
+	struct ptl_op *op = ptl_op_new(ni, PTL_OP_GETPUT, peer, &h.cookie);
+	if (!op) {
+		ptl_md_give_back(pmd);
+		rc = PTL_NO_SPACE;
+		goto out;
+	}
+	*op = (struct ptl_op){ .link = op->link, .kind = PTL_OP_GETPUT, .peer = peer,
+			       .md_handle = gmd->handle, .put_md_handle = pmd->handle, .length = len,
+			       .match_bits = match_bits, .pt_index = pt_index, .hdr_data = hdr_data,
+			       .remote_offset = remote_offset };
+	int nrc = ptl_send_inline(peer, &h, pmd, 0, len);
+	if (nrc != 0) {
+		ptl_op_finish(ni, op);
+		ptl_md_give_back(pmd);
+		rc = ptl_send_rc(nrc);
+		goto out;
+	}
+	gmd->pending++;
+	ptl_send_event(pmd, PTL_EVENT_SEND_START, &h, 0, PTL_NI_OK);
+	ptl_send_event(pmd, PTL_EVENT_SEND_END, &h, 0, PTL_NI_OK);
+	ptl_md_maybe_autounlink(ni, pmd);
+	rc = PTL_OK;
+out:
+	ptl_unlock();
+	return rc;
+}

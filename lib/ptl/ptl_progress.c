@@ -1,0 +1,234 @@
+/*
+ * Progress: sending through the NALs (with a backlog for sends a NAL
+ * cannot take yet), polling them, and the progress thread that does it when
+ * the application is busy elsewhere.
+ *
+ * Who polls: an application thread inside an API call polls and tells the
+ * NALs so (set_polling(1)): peers then never make a system call to wake
+ * us. When application threads stop calling in (or go to sleep in
+ * PtlEQWait), the progress thread takes over: it clears the polling flag
+ * and sleeps in the NAL until a peer wakes it. An idle job sleeps; nothing
+ * spins.
+ */
+#include "config.h"
+
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptl/ptl_internal.h"
+
+/* How long the progress thread keeps the "app polls" flag without seeing
+ * an application poll, and so how late it notices that none polls. */
+#define PTL_POLL_LEASE_MS 2
+/* Empty polls before the progress thread sleeps. */
+#define PTL_THREAD_SPINS 32
+
+static int ptl_route(int peer)
+{
+	struct ptl_peer *p = &ptl_lib.peers[peer];
+	for (int i = 0; i < ptl_lib.nnals; i++) {
+		struct ptl_nalinst *n = &ptl_lib.nals[i];
+		bool self = !strcmp(n->ops->name, "self");
+		if (self != (peer == ptl_lib.rt.rank) || !n->ops->reaches(n->n, peer))
+			continue;
+		unsigned char addr[NAL_ADDR_MAX];
+		size_t len = sizeof addr;
+		char key[RT_KEY_MAX];
+		snprintf(key, sizeof key, "nal.%s", n->ops->name);
+		if (rt_get(peer, key, addr, &len) != 0)
+			continue;
+		if (n->ops->connect(n->n, peer, addr, len) != 0)
+			return NAL_EPEER;
+		p->nal = i;
+		p->connected = true;
+		return 0;
+	}
+	fprintf(stderr, "ptl: rank %d: no NAL reaches rank %d (NALs open: %d)\n",
+		ptl_lib.rt.rank, peer, ptl_lib.nnals);
+	return NAL_EPEER;
+}
+
+/* Tries to hand the backlog of peer to its NAL, in order. */
+static int ptl_flush_backlog(struct ptl_peer *p, int peer)
+{
+	int done = 0;
+	struct ptl_nalinst *n = &ptl_lib.nals[p->nal];
+	while (p->backlog_head) {
+		struct ptl_tx *tx = p->backlog_head;
+		int rc = n->ops->send(n->n, peer, tx->buf, tx->len, NULL, 0);
+		if (rc == NAL_EAGAIN)
+			break;
+		/* Sent, or the peer is gone (its ops fail through peer_failed). */
+		p->backlog_head = tx->next;
+		if (!p->backlog_head)
+			p->backlog_tail = NULL;
+		tx->next = ptl_lib.tx_free;
+		ptl_lib.tx_free = tx;
+		done++;
+	}
+	return done;
+}
+
+/* The NAL the progress thread sleeps in: the one peers send through. */
+static struct ptl_nalinst *ptl_sleep_nal(void)
+{
+	for (int i = ptl_lib.nnals - 1; i >= 0; i--)
+		if (ptl_lib.nals[i].ops->sleep)
+			return &ptl_lib.nals[i];
+	return NULL;
+}
+
+static void ptl_kick_sleeper(void)
+{
+	struct ptl_nalinst *s = ptl_sleep_nal();
+	if (s && s->ops->kick && ptl_lib.thread_running)
+		s->ops->kick(s->n);
+}
+
+int ptl_send(int peer, const void *hdr, size_t hdr_len, const void *payload, size_t len)
+{
+	struct ptl_peer *p = &ptl_lib.peers[peer];
+	if (p->failed)
+		return NAL_EPEER;
+	if (p->nal < 0) {
+		int rc = ptl_route(peer);
+		if (rc != 0) {
+			ptl_peer_fail(peer, rc);
+			return rc;
+		}
+	}
+	struct ptl_nalinst *n = &ptl_lib.nals[p->nal];
+	if (!p->backlog_head) {
+		int rc = n->ops->send(n->n, peer, hdr, hdr_len, payload, len);
+		/* Nobody else wakes the progress thread for a message to
+		 * ourselves; do it when no application thread polls. */
+		if (rc == 0 && peer == ptl_lib.rt.rank && !ptl_lib.polling_announced)
+			ptl_kick_sleeper();
+		if (rc != NAL_EAGAIN)
+			return rc;
+	}
+	/* Keep per-peer order: once something waits, everything queues. */
+	struct ptl_tx *tx = ptl_lib.tx_free;
+	if (!tx || hdr_len + len > ptl_lib.max_inline)
+		return NAL_ENOMEM;
+	ptl_lib.tx_free = tx->next;
+	tx->next = NULL;
+	tx->peer = peer;
+	tx->len = hdr_len + len;
+	memcpy(tx->buf, hdr, hdr_len);
+	if (len)
+		memcpy(tx->buf + hdr_len, payload, len);
+	if (p->backlog_tail)
+		p->backlog_tail->next = tx;
+	else
+		p->backlog_head = tx;
+	p->backlog_tail = tx;
+	return 0;
+}
+
+int ptl_progress(void)
+{
+	int done = 0;
+	for (int i = 0; i < ptl_lib.nnals; i++)
+		done += ptl_lib.nals[i].ops->progress(ptl_lib.nals[i].n);
+	/* The backlog is rare; the pool is only short when something waits. */
+	if (ptl_lib.tx_free == NULL || done) {
+		for (int r = 0; r < ptl_lib.rt.size; r++)
+			if (ptl_lib.peers[r].backlog_head)
+				done += ptl_flush_backlog(&ptl_lib.peers[r], r);
+	}
+	return done;
+}
+
+static void ptl_set_polling(int on)
+{
+	for (int i = 0; i < ptl_lib.nnals; i++)
+		if (ptl_lib.nals[i].ops->set_polling)
+			ptl_lib.nals[i].ops->set_polling(ptl_lib.nals[i].n, on);
+	ptl_lib.polling_announced = on;
+}
+
+void ptl_progress_app(void)
+{
+	atomic_fetch_add_explicit(&ptl_lib.app_polls, 1, memory_order_relaxed);
+	if (!ptl_lib.polling_announced)
+		ptl_set_polling(1);
+	ptl_progress();
+	/* Sends may wait in the backlog while the pool still has room. */
+	for (int r = 0; r < ptl_lib.rt.size && ptl_lib.tx_free; r++)
+		if (ptl_lib.peers[r].backlog_head)
+			ptl_flush_backlog(&ptl_lib.peers[r], r);
+}
+
+void ptl_progress_app_sleeping(void)
+{
+	if (ptl_lib.polling_announced)
+		ptl_set_polling(0);
+}
+
+static void *ptl_progress_thread(void *arg)
+{
+	(void)arg;
+	ptl_topo_bind_thread();
+	struct ptl_nalinst *sleeper = ptl_sleep_nal();
+	unsigned idle = 0;
+	unsigned last_polls = atomic_load(&ptl_lib.app_polls);
+	while (!atomic_load(&ptl_lib.thread_stop)) {
+		ptl_lock();
+		int done = ptl_progress();
+		bool leased = ptl_lib.polling_announced;
+		ptl_unlock();
+		if (done) {
+			idle = 0;
+			continue;
+		}
+		if (++idle < PTL_THREAD_SPINS) {
+			sched_yield();
+			continue;
+		}
+		unsigned polls = atomic_load(&ptl_lib.app_polls);
+		if (leased && polls == last_polls) {
+			/* No application poll for a whole lease: from now on
+			 * peers must wake us. */
+			ptl_lock();
+			ptl_progress_app_sleeping();
+			leased = false;
+			ptl_unlock();
+			continue; /* poll once more before the long sleep */
+		}
+		last_polls = polls;
+		if (sleeper)
+			sleeper->ops->sleep(sleeper->n, leased ? PTL_POLL_LEASE_MS : -1);
+		idle = PTL_THREAD_SPINS - 1;
+	}
+	return NULL;
+}
+
+int ptl_progress_start(void)
+{
+	/* PTL_PROGRESS_THREAD=0: only API calls make progress (debugging). */
+	const char *e = getenv("PTL_PROGRESS_THREAD");
+	if (e && !strcmp(e, "0"))
+		return 0;
+	atomic_store(&ptl_lib.thread_stop, false);
+	if (pthread_create(&ptl_lib.thread, NULL, ptl_progress_thread, NULL) != 0) {
+		fprintf(stderr, "ptl: cannot start the progress thread\n");
+		return -1;
+	}
+	ptl_lib.thread_running = true;
+	return 0;
+}
+
+void ptl_progress_stop(void)
+{
+	if (!ptl_lib.thread_running)
+		return;
+	atomic_store(&ptl_lib.thread_stop, true);
+	for (int i = 0; i < ptl_lib.nnals; i++)
+		if (ptl_lib.nals[i].ops->kick)
+			ptl_lib.nals[i].ops->kick(ptl_lib.nals[i].n);
+	pthread_join(ptl_lib.thread, NULL);
+	ptl_lib.thread_running = false;
+}

@@ -1,0 +1,343 @@
+/*
+ * What arrives from peers (the NALs' recv upcall, library lock held):
+ *  - requests (PUT, GET, GETPUT) run the target side of PORTALS33.md's
+ *    address translation: ACL, match list walk, MD acceptance, data
+ *    movement, events, answer, unlink;
+ *  - answers (ACK, REPLY) complete the initiator's op.
+ * A malformed message is dropped and counted, never trusted.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "ptl/ptl_internal.h"
+
+#define PTL_HF_NOACK 0x08 /* answer flag: the target's MD disabled ACKs */
+
+/* Answers an initiator that waits, without touching any MD (drops). */
+static void ptl_answer_fail(int peer, const struct ptl_hdr *req, ptl_ni_fail_t why)
+{
+	if (!(req->flags & PTL_HF_ANSWER))
+		return;
+	struct ptl_hdr a = *req;
+	a.type = req->type == PTL_MSG_PUT ? PTL_MSG_ACK : PTL_MSG_REPLY;
+	a.flags = 0;
+	a.nseg = 0;
+	a.ni_fail = (uint32_t)why;
+	a.mlength = 0;
+	ptl_send(peer, &a, sizeof a, NULL, 0);
+}
+
+static void ptl_target_done(struct ptl_ni *ni, struct ptl_op *t);
+
+/* Starts the bulk moves between md's [off, off+mlen) and the initiator's
+ * segments; t counts the ones still pending. */
+static void ptl_target_bulk(struct ptl_md *md, int peer, enum nal_bulk_op dir, ptl_size_t off,
+			    ptl_size_t mlen, const struct ptl_seg *segs, int nseg, struct ptl_op *t)
+{
+	struct ptl_nalinst *nal = &ptl_lib.nals[ptl_lib.peers[peer].nal];
+	ptl_size_t done = 0;
+	t->bulk_left = 1; /* held until every move is started */
+	for (int k = 0; k < nseg && done < mlen; k++) {
+		ptl_size_t n = segs[k].len < mlen - done ? segs[k].len : mlen - done;
+		struct iovec iov[PTL_LIM_MAX_IOV];
+		int niov = ptl_md_iovecs(md, off + done, n, iov, PTL_LIM_MAX_IOV);
+		int rc = niov < 0 ? NAL_EINVAL
+				  : nal->ops->bulk(nal->n, peer, dir, iov, niov, segs[k].addr, segs[k].key, n, t);
+		if (rc == 1) {
+			t->bulk_left++;
+		} else if (rc != 0) {
+			t->bulk_status = rc;
+			break;
+		}
+		done += n;
+	}
+}
+
+static void ptl_target(struct ptl_ni *ni, int peer, const struct ptl_hdr *h, const void *payload, size_t plen)
+{
+	ptl_process_id_t src;
+	if (ptl_peer_id(peer, &src) != PTL_OK)
+		return;
+	if (h->pt_index > (ptl_pt_index_t)ni->limits.max_pt_index) {
+		ptl_sr_inc(PTL_SR_DROP_COUNT);
+		ptl_answer_fail(peer, h, PTL_NI_DROPPED);
+		return;
+	}
+	if (!ptl_ac_admits(ni, h->ac_index, src, h->uid, h->jid, h->pt_index)) {
+		ptl_sr_inc(PTL_SR_PERMISSIONS_VIOLATIONS);
+		ptl_answer_fail(peer, h, PTL_NI_DROPPED);
+		return;
+	}
+	bool bulk = h->flags & PTL_HF_BULK;
+	const struct ptl_seg *segs = bulk ? payload : NULL;
+	if ((bulk && h->type == PTL_MSG_GETPUT) ||
+	    (h->type == PTL_MSG_GETPUT && h->rlength > PTL_LIM_MAX_GETPUT) ||
+	    (bulk ? plen != (size_t)h->nseg * sizeof *segs || h->nseg > PTL_LIM_MAX_IOV
+		  : (h->type == PTL_MSG_GET ? plen != 0 : plen != h->rlength))) {
+		ptl_sr_inc(PTL_SR_DROP_COUNT);
+		ptl_answer_fail(peer, h, PTL_NI_DROPPED);
+		return;
+	}
+	enum ptl_match_op mop = h->type == PTL_MSG_PUT ? PTL_MATCH_PUT
+			      : h->type == PTL_MSG_GET ? PTL_MATCH_GET : PTL_MATCH_GETPUT;
+	ptl_size_t off = 0, mlen = 0;
+	struct ptl_me *me = ptl_match(&ni->pts[h->pt_index].list, src, h->match_bits, mop,
+				      h->offset, h->rlength, &off, &mlen);
+	if (!me) {
+		ptl_sr_inc(PTL_SR_DROP_COUNT);
+		ptl_answer_fail(peer, h, PTL_NI_DROPPED);
+		return;
+	}
+	struct ptl_md *md = me->md;
+	if (md->md.threshold != PTL_MD_THRESH_INF)
+		md->md.threshold--;
+	if (!(md->md.options & PTL_MD_MANAGE_REMOTE))
+		md->local_offset += mlen;
+
+	ptl_event_t ev = {
+		.initiator = src,
+		.uid = h->uid,
+		.jid = h->jid,
+		.pt_index = h->pt_index,
+		.match_bits = h->match_bits,
+		.rlength = h->rlength,
+		.mlength = mlen,
+		.offset = off,
+		.hdr_data = h->hdr_data,
+		.ni_fail_type = PTL_NI_OK,
+	};
+	struct ptl_hdr a = *h;
+	a.type = h->type == PTL_MSG_PUT ? PTL_MSG_ACK : PTL_MSG_REPLY;
+	a.flags = 0;
+	a.nseg = 0;
+	a.ni_fail = PTL_NI_OK;
+	a.mlength = mlen;
+	a.offset = off;
+	if (h->type == PTL_MSG_PUT && (md->md.options & PTL_MD_ACK_DISABLE))
+		a.flags |= PTL_HF_NOACK;
+
+	if (h->type == PTL_MSG_GETPUT) {
+		/* The swap happens under the library lock, so no other operation
+		 * on this MD sees half of it. */
+		unsigned char old[PTL_LIM_MAX_GETPUT];
+		ptl_md_event(md, PTL_EVENT_PUT_START, &ev);
+		ptl_md_copy_out(md, off, old, mlen);
+		ptl_md_copy_in(md, off, payload, mlen);
+		ptl_md_event(md, PTL_EVENT_PUT_END, &ev);
+		ptl_send(peer, &a, sizeof a, old, mlen);
+		ptl_md_maybe_autounlink(ni, md);
+		return;
+	}
+	ptl_event_kind_t start = h->type == PTL_MSG_PUT ? PTL_EVENT_PUT_START : PTL_EVENT_GET_START;
+	ptl_event_kind_t end = h->type == PTL_MSG_PUT ? PTL_EVENT_PUT_END : PTL_EVENT_GET_END;
+	ptl_md_event(md, start, &ev);
+	if (!bulk) {
+		if (h->type == PTL_MSG_PUT) {
+			ptl_md_copy_in(md, off, payload, mlen);
+			ptl_md_event(md, end, &ev);
+			if (h->flags & PTL_HF_ANSWER)
+				ptl_send(peer, &a, sizeof a, NULL, 0);
+		} else {
+			/* The reply carries the data; END once it is handed over. */
+			const void *data = (const char *)md->md.start + off;
+			if (md->iov && mlen) {
+				ptl_md_copy_out(md, off, ptl_lib.scratch, mlen);
+				data = ptl_lib.scratch;
+			}
+			ptl_send(peer, &a, sizeof a, mlen ? data : NULL, mlen);
+			ptl_md_event(md, end, &ev);
+		}
+		ptl_md_maybe_autounlink(ni, md);
+		return;
+	}
+	/* Bulk: the data moves between the MD and the initiator's segments;
+	 * END and the answer wait until every move has finished. */
+	uint64_t cookie;
+	struct ptl_op *t = ptl_htab_alloc(&ni->ops, &cookie);
+	if (!t) {
+		/* No room to track the move: refuse it cleanly. */
+		md->md.threshold += md->md.threshold != PTL_MD_THRESH_INF;
+		if (!(md->md.options & PTL_MD_MANAGE_REMOTE))
+			md->local_offset -= mlen;
+		ptl_sr_inc(PTL_SR_DROP_COUNT);
+		ptl_answer_fail(peer, h, PTL_NI_DROPPED);
+		return;
+	}
+	ptl_list_init(&t->link);
+	ptl_list_add_before(&t->link, &ptl_lib.peers[peer].ops);
+	t->kind = PTL_OP_TARGET;
+	t->peer = peer;
+	t->md_handle = md->handle;
+	t->end_kind = end;
+	t->ev = ev;
+	t->answer = a;
+	t->answer_due = h->flags & PTL_HF_ANSWER;
+	md->pending++;
+	ptl_target_bulk(md, peer, h->type == PTL_MSG_PUT ? NAL_BULK_READ : NAL_BULK_WRITE, off, mlen,
+			segs, h->nseg, t);
+	if (--t->bulk_left == 0)
+		ptl_target_done(ni, t);
+}
+
+/* The last bulk move of a target op finished: END event, answer, unlink. */
+static void ptl_target_done(struct ptl_ni *ni, struct ptl_op *t)
+{
+	struct ptl_md *md = ptl_md_lookup(ni, t->md_handle);
+	ptl_ni_fail_t fail = t->bulk_status == 0 ? PTL_NI_OK : PTL_NI_FAIL;
+	if (md) {
+		t->ev.ni_fail_type = fail;
+		ptl_md_event(md, t->end_kind, &t->ev);
+	}
+	if (t->answer_due && !ptl_lib.peers[t->peer].failed) {
+		t->answer.ni_fail = (uint32_t)fail;
+		ptl_send(t->peer, &t->answer, sizeof t->answer, NULL, 0);
+	}
+	ptl_op_finish(ni, t);
+	if (md) {
+		md->pending--;
+		ptl_md_maybe_autounlink(ni, md);
+	}
+}
+
+/* Completes an initiator op with its answer (or with a failure). */
+static void ptl_answer(struct ptl_ni *ni, struct ptl_op *op, const struct ptl_hdr *a,
+		       const void *data, size_t dlen)
+{
+	struct ptl_md *md = ptl_md_lookup(ni, op->md_handle);
+	ptl_ni_fail_t fail = (ptl_ni_fail_t)a->ni_fail;
+	ptl_process_id_t target = { 0, 0 };
+	ptl_peer_id(op->peer, &target);
+	ptl_event_t ev = {
+		.initiator = target,
+		.uid = a->uid,
+		.jid = a->jid,
+		.pt_index = op->pt_index,
+		.match_bits = op->match_bits,
+		.rlength = op->length,
+		.mlength = fail == PTL_NI_OK ? a->mlength : 0,
+		.offset = a->offset,
+		.hdr_data = op->hdr_data,
+		.ni_fail_type = fail,
+	};
+	if (!md) {
+		ptl_op_finish(ni, op);
+		ptl_sr_inc(PTL_SR_ACK_DROP_COUNT);
+		return;
+	}
+	if (op->kind == PTL_OP_PUT) {
+		if (op->bulk) {
+			ptl_event_t se = ev;
+			se.initiator = ni->id;
+			se.mlength = op->length;
+			se.offset = op->local_offset;
+			ptl_md_event(md, PTL_EVENT_SEND_END, &se);
+		}
+		if (op->ack_req && !(a->flags & PTL_HF_NOACK)) {
+			if (md->md.threshold > 0)
+				md->md.threshold--;
+			ptl_md_event(md, PTL_EVENT_ACK, &ev);
+		}
+	} else {
+		/* REPLY: data inline, or already written by the target's bulk. */
+		ptl_size_t mlen = ev.mlength;
+		if (mlen > op->length)
+			mlen = ev.mlength = op->length;
+		ev.offset = op->local_offset;
+		if (md->md.threshold > 0)
+			md->md.threshold--;
+		ptl_md_event(md, PTL_EVENT_REPLY_START, &ev);
+		if (fail == PTL_NI_OK && data && dlen >= mlen)
+			ptl_md_copy_in(md, op->local_offset, data, mlen);
+		ptl_md_event(md, PTL_EVENT_REPLY_END, &ev);
+	}
+	ptl_op_finish(ni, op);
+	md->pending--;
+	ptl_md_maybe_autounlink(ni, md);
+}
+
+void ptl_recv(void *arg, int peer, const void *msg, size_t len)
+{
+	(void)arg;
+	struct ptl_ni *ni = ptl_lib.ni;
+	struct ptl_hdr h;
+	if (len < sizeof h || peer < 0 || peer >= ptl_lib.rt.size) {
+		ptl_sr_inc(PTL_SR_DROP_COUNT);
+		return;
+	}
+	memcpy(&h, msg, sizeof h);
+	const void *payload = (const char *)msg + sizeof h;
+	size_t plen = len - sizeof h;
+	switch (h.type) {
+	case PTL_MSG_PUT:
+	case PTL_MSG_GET:
+	case PTL_MSG_GETPUT:
+		if (!ni) {
+			/* No NI yet or any more: nothing can match. */
+			ptl_sr_inc(PTL_SR_DROP_COUNT);
+			ptl_answer_fail(peer, &h, PTL_NI_DROPPED);
+			return;
+		}
+		ptl_target(ni, peer, &h, payload, plen);
+		return;
+	case PTL_MSG_ACK:
+	case PTL_MSG_REPLY: {
+		struct ptl_op *op = ni ? ptl_htab_lookup(&ni->ops, h.cookie) : NULL;
+		if (!op || op->peer != peer || op->kind == PTL_OP_TARGET ||
+		    (h.type == PTL_MSG_ACK) != (op->kind == PTL_OP_PUT)) {
+			ptl_sr_inc(PTL_SR_ACK_DROP_COUNT);
+			return;
+		}
+		ptl_answer(ni, op, &h, plen ? payload : NULL, plen);
+		return;
+	}
+	default:
+		ptl_sr_inc(PTL_SR_DROP_COUNT);
+	}
+}
+
+void ptl_bulk_done(void *arg, void *cookie, int status)
+{
+	(void)arg;
+	struct ptl_op *t = cookie;
+	struct ptl_ni *ni = ptl_lib.ni;
+	if (!ni)
+		return;
+	if (status != 0 && t->bulk_status == 0)
+		t->bulk_status = status;
+	if (--t->bulk_left == 0)
+		ptl_target_done(ni, t);
+}
+
+/* Every op in flight to a dead peer fails: initiators get their END/ACK/
+ * REPLY with PTL_NI_FAIL, targets finish their moves as failed. */
+void ptl_peer_fail(int peer, int status)
+{
+	(void)status;
+	struct ptl_peer *p = &ptl_lib.peers[peer];
+	if (p->failed)
+		return;
+	p->failed = true;
+	ptl_sr_inc(PTL_SR_PEER_FAILURES);
+	struct ptl_ni *ni = ptl_lib.ni;
+	while (ni && !ptl_list_empty(&p->ops)) {
+		struct ptl_op *op = ptl_container_of(p->ops.next, struct ptl_op, link);
+		if (op->kind == PTL_OP_TARGET) {
+			/* Its moves will not complete; finish it now, failed. */
+			op->bulk_status = NAL_EPEER;
+			op->bulk_left = 0;
+			ptl_target_done(ni, op);
+			continue;
+		}
+		struct ptl_hdr a = { .type = op->kind == PTL_OP_PUT ? PTL_MSG_ACK : PTL_MSG_REPLY,
+				     .ni_fail = PTL_NI_FAIL, .offset = op->remote_offset };
+		ptl_answer(ni, op, &a, NULL, 0);
+	}
+}
+
+void ptl_peer_failed_upcall(void *arg, int peer, int status)
+{
+	(void)arg;
+	if (peer >= 0 && peer < ptl_lib.rt.size)
+		ptl_peer_fail(peer, status);
+}

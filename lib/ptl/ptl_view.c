@@ -1,0 +1,132 @@
+/* The shared read-only view for ptltool (layout in ptl_view.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "ptl/ptl_internal.h"
+
+static void *ptl_view_map(const char *name, size_t len)
+{
+	int fd = shm_open(name, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		return NULL;
+	void *p = MAP_FAILED;
+	if (ftruncate(fd, (off_t)len) == 0)
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		shm_unlink(name);
+		return NULL;
+	}
+	return p;
+}
+
+static void ptl_view_atexit(void)
+{
+	/* A process that exits without PtlFini leaves nothing behind. */
+	if (ptl_lib.view_name[0])
+		ptl_view_close();
+}
+
+int ptl_view_open(void)
+{
+	snprintf(ptl_lib.view_name, sizeof ptl_lib.view_name, "/ptl.view.%d", (int)getpid());
+	struct ptl_view_proc *v = ptl_view_map(ptl_lib.view_name, sizeof *v);
+	if (!v) {
+		fprintf(stderr, "ptl: cannot create %s in /dev/shm: %s\n", ptl_lib.view_name, strerror(errno));
+		ptl_lib.view_name[0] = 0;
+		return -1;
+	}
+	v->version = PTL_VIEW_VERSION;
+	v->pid = (int32_t)getpid();
+	v->rank = ptl_lib.rt.rank;
+	v->size = ptl_lib.rt.size;
+	v->jobid = ptl_lib.rt.jobid;
+	FILE *f = fopen("/proc/self/comm", "r");
+	if (f) {
+		if (fgets(v->prog, sizeof v->prog, f))
+			v->prog[strcspn(v->prog, "\n")] = 0;
+		fclose(f);
+	}
+	size_t off = 0;
+	for (int i = 0; i < ptl_lib.nnals; i++)
+		off += (size_t)snprintf(v->nals + off, sizeof v->nals - off, "%s%s", i ? "," : "",
+					ptl_lib.nals[i].ops->name);
+	__atomic_store_n(&v->magic, PTL_VIEW_MAGIC, __ATOMIC_RELEASE);
+	ptl_lib.view = v;
+	static bool registered;
+	if (!registered) {
+		atexit(ptl_view_atexit);
+		registered = true;
+	}
+	return 0;
+}
+
+void ptl_view_close(void)
+{
+	if (!ptl_lib.view)
+		return;
+	for (uint32_t i = 0; i < ptl_lib.view->neqs; i++) {
+		if (!ptl_lib.view->eqs[i].in_use)
+			continue;
+		char name[96];
+		snprintf(name, sizeof name, "%s.eq%u", ptl_lib.view_name, i);
+		shm_unlink(name);
+	}
+	munmap(ptl_lib.view, sizeof *ptl_lib.view);
+	shm_unlink(ptl_lib.view_name);
+	ptl_lib.view = NULL;
+	ptl_lib.view_name[0] = 0;
+}
+
+void ptl_view_ni(struct ptl_ni *ni)
+{
+	ptl_lib.view->id = ni->id;
+	ptl_lib.view->limits = ni->limits;
+	ptl_lib.view->ni_up = 1;
+}
+
+int ptl_view_eq_create(struct ptl_eq *eq, uint64_t count)
+{
+	struct ptl_view_proc *v = ptl_lib.view;
+	uint32_t idx = 0;
+	while (idx < PTL_VIEW_MAX_EQS && v->eqs[idx].in_use)
+		idx++;
+	if (idx == PTL_VIEW_MAX_EQS)
+		return -1;
+	char name[96];
+	snprintf(name, sizeof name, "%s.eq%u", ptl_lib.view_name, idx);
+	size_t len = sizeof(struct ptl_view_eq) + count * sizeof(ptl_event_t);
+	struct ptl_view_eq *r = ptl_view_map(name, len);
+	if (!r)
+		return -1;
+	r->count = count;
+	r->handle = eq->handle;
+	r->magic = PTL_VIEW_MAGIC;
+	eq->ring = r;
+	eq->map_len = len;
+	eq->view_index = idx;
+	v->eqs[idx] = (struct ptl_view_eqref){ .index = idx, .handle = eq->handle, .count = count };
+	__atomic_store_n(&v->eqs[idx].in_use, 1, __ATOMIC_RELEASE);
+	if (idx >= v->neqs)
+		v->neqs = idx + 1;
+	return 0;
+}
+
+void ptl_view_eq_destroy(struct ptl_eq *eq)
+{
+	if (!eq->ring)
+		return;
+	char name[96];
+	snprintf(name, sizeof name, "%s.eq%u", ptl_lib.view_name, eq->view_index);
+	__atomic_store_n(&ptl_lib.view->eqs[eq->view_index].in_use, 0, __ATOMIC_RELEASE);
+	munmap(eq->ring, eq->map_len);
+	shm_unlink(name);
+	eq->ring = NULL;
+}
