@@ -1,0 +1,225 @@
+/*
+ * lib/nal/shm/shm.h - private to the shared-memory NAL (shm_*.c), its unit
+ * tests (tests/nal/) and its raw benchmark (bench/shm_ring.c). lib/ptl sees
+ * only nal_shm_ops through lib/nal/nal.h.
+ *
+ * One POSIX shared-memory segment per job and host, "/ptl.<jobid>.seg",
+ * mode 0600, created and initialized by local rank 0 in open(), mapped by
+ * the others in start(), unlinked by local rank 0 as soon as every local
+ * rank has attached (so a SIGKILL later leaves nothing in /dev/shm).
+ *
+ * Segment layout (L = local_size, every block 128-byte aligned so no two
+ * writers share a cache line or an adjacent-line prefetch pair):
+ *
+ *   [0]            struct shm_seg_hdr        magic, version, L, sizes, offsets
+ *   rank_off       struct shm_rank[L]        per local rank: futex state word, pid
+ *   ring_off       L*L rings, ring_stride each; ring (src, dst) at index
+ *                  src*L+dst (src == dst unused): struct shm_ring_ctl
+ *                  (consumer's published head) then ring_size data bytes
+ *   bounce_off     L*L bounce areas, bounce_stride each; area (req, tgt) at
+ *                  index req*L+tgt: SHM_NSLOT struct shm_slot then
+ *                  SHM_NSLOT*chunk data bytes. Used only when CMA is not
+ *                  permitted; tmpfs allocates pages on first touch, so an
+ *                  unused area costs no memory.
+ *
+ * Ring records (8-byte aligned, never split across the end of the ring):
+ *   u64 word: (len << 32) | type, stored last with release ordering;
+ *   len bytes of message (hdr then payload) right after it.
+ * The producer writes a zero word right after every record it publishes
+ * (the terminator), so the consumer polls only the word at its own head,
+ * never a shared tail index. A record that does not fit before the end of
+ * the ring is preceded by a PAD record covering the rest of the ring.
+ */
+#ifndef PTL_SHM_H
+#define PTL_SHM_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "nal/nal.h"
+
+#define SHM_MAGIC 0x70746c73686d3031ULL /* "ptlshm01" */
+#define SHM_VERSION 1u
+#define SHM_ALIGN 128u /* two cache lines: the adjacent-line prefetcher pairs them */
+
+#define SHM_MAX_INLINE 16384u      /* hdr + payload, when the ring is big enough */
+#define SHM_RING_MIN (16u << 10)
+#define SHM_RING_MAX (256u << 10)
+#define SHM_RING_BUDGET (48u << 20) /* all rings of a host together */
+#define SHM_NSLOT 4u                /* bounce slots per (requester, target) */
+#define SHM_CHUNK_MIN (16u << 10)
+#define SHM_CHUNK_MAX (256u << 10)
+#define SHM_BOUNCE_BUDGET (16u << 20)
+#define SHM_DEAD_NS 1000000000LL    /* a peer stuck this long gets its pid checked */
+
+/* Record types (low byte of the record word; 0 means "nothing yet"). */
+#define SHM_REC_MSG 1u
+#define SHM_REC_PAD 2u
+#define SHM_REC_BULK 3u /* a bulk request of the bounce protocol */
+
+/* Bits of struct shm_rank.state, the futex word. */
+#define SHM_ST_POLLING 1u  /* a thread of this rank polls: senders never wake it */
+#define SHM_ST_SLEEPING 2u /* in sleep(): the one sender that sees exactly this wakes it */
+#define SHM_ST_KICKED 4u   /* kick() happened: the current or next sleep() returns */
+
+struct shm_seg_hdr {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t local_size;
+	uint64_t seg_len;
+	uint64_t jobid;
+	uint64_t ring_size;   /* data bytes of one ring, a power of two */
+	uint64_t ring_stride; /* bytes from one ring to the next */
+	uint64_t chunk;       /* bytes of one bounce slot */
+	uint64_t bounce_stride;
+	uint64_t rank_off, ring_off, bounce_off;
+	_Alignas(SHM_ALIGN) _Atomic uint32_t initialized; /* 1 once all of the above is valid (release) */
+	_Atomic uint32_t attached;                        /* local ranks that mapped the segment */
+};
+
+struct shm_rank {
+	_Alignas(SHM_ALIGN) _Atomic uint32_t state; /* SHM_ST_*, futex word (shared futex) */
+	_Atomic int32_t pid;
+};
+
+struct shm_ring_ctl {
+	_Alignas(SHM_ALIGN) _Atomic uint64_t head; /* consumer's position, published now and then */
+};
+
+struct shm_slot {
+	_Alignas(SHM_ALIGN) _Atomic uint32_t full; /* 1: data valid, owned by the consumer */
+	uint32_t len;
+};
+
+/* Body of a SHM_REC_BULK record: "serve this move through our bounce area". */
+struct shm_bulk_req {
+	uint32_t op; /* enum nal_bulk_op, from the requester's view */
+	uint32_t pad;
+	uint64_t raddr;
+	uint64_t len;
+};
+
+/* Producer side of the ring to one local peer. */
+struct shm_tx {
+	uint8_t *data;
+	struct shm_ring_ctl *ctl;
+	uint64_t tail;       /* next byte we write (monotonic) */
+	uint64_t head_cache; /* last head we read from ctl: free space is at least this */
+	uint64_t full_since; /* ns of the first EAGAIN of the current run, 0: none */
+	uint32_t full_count;
+};
+
+/* Consumer side of the ring from one local peer. */
+struct shm_rx {
+	uint8_t *data;
+	struct shm_ring_ctl *ctl;
+	uint64_t head;      /* next record we read (monotonic) */
+	uint64_t published; /* last head stored in ctl */
+};
+
+/* A bulk move through the bounce area that we asked a peer to serve. */
+struct shm_bop {
+	struct shm_bop *next;
+	enum nal_bulk_op op;
+	int sent;           /* the SHM_REC_BULK went out */
+	uint64_t raddr;
+	size_t len;
+	size_t nchunk, prod, cons; /* chunks: total, produced, consumed */
+	struct iovec *iov;  /* our copy of the caller's iovecs, cursor below */
+	int niov, iov_i;
+	size_t iov_off;
+	void *cookie;
+	uint64_t stall_since;
+	uint32_t stall_count;
+};
+
+/* Our bounce traffic with one local peer. */
+struct shm_bpeer {
+	/* as requester (our area (me, peer)) */
+	struct shm_slot *rq_slot;
+	uint8_t *rq_data;
+	uint64_t rq_cur;    /* chunk counter of the area, as the requester sees it */
+	struct shm_bop *q, **qtail; /* q is the active move, the rest wait */
+	/* as target (the peer's area (peer, me)) */
+	struct shm_slot *sv_slot;
+	uint8_t *sv_data;
+	uint64_t sv_cur;
+	int sv_active;
+	enum nal_bulk_op sv_op;
+	uint64_t sv_raddr;
+	size_t sv_len, sv_off;
+	uint64_t sv_stall_since;
+	uint32_t sv_stall_count;
+};
+
+struct shm_stats {
+	uint64_t futex_wakes; /* FUTEX_WAKE system calls made by our senders */
+	uint64_t futex_waits; /* FUTEX_WAIT system calls made by sleep() */
+	uint64_t eagain;      /* sends refused for lack of room */
+	uint64_t bounce_chunks;
+};
+
+struct nal {
+	int rank, size, lrank, lsize;
+	uint64_t jobid;
+	struct nal_upcalls up;
+	char name[48];
+
+	uint8_t *base;
+	size_t seg_len;
+	struct shm_seg_hdr *hdr;
+	struct shm_rank *ranks; /* [lsize] */
+	struct shm_rank *me;
+	uint64_t ring_size, ring_mask;
+	size_t max_inline;
+	size_t chunk;
+
+	int started, unlinked, in_progress, cma;
+	unsigned rr;  /* progress round-robin start */
+	int *l2g;     /* [lsize] local index -> rank */
+	int *g2l;     /* [size] rank -> local index or -1 */
+	uint8_t *dead; /* [lsize] */
+	struct shm_tx *tx;   /* [lsize] */
+	struct shm_rx *rx;   /* [lsize] */
+	struct shm_bpeer *bp; /* [lsize] */
+	int nbulk;    /* moves queued or served through bounce areas */
+	struct shm_stats st;
+};
+
+/* shm_seg.c */
+void shm_seg_name(uint64_t jobid, char *buf, size_t len);
+int shm_seg_create(struct nal *n);
+int shm_seg_attach(struct nal *n);
+void shm_seg_layout(struct nal *n);
+void shm_seg_try_unlink(struct nal *n);
+
+/* shm_wake.c */
+void shm_wake_peer(struct nal *n, int li);
+int shm_sleep(struct nal *n, int timeout_ms);
+void shm_kick(struct nal *n);
+void shm_set_polling(struct nal *n, int on);
+
+/* shm_nal.c */
+uint64_t shm_now_ns(void);
+int shm_ring_put(struct nal *n, int li, uint32_t type, const void *a, size_t alen,
+		 const void *b, size_t blen);
+int shm_pending(struct nal *n);
+int shm_peer_check(struct nal *n, int li, int force);
+
+/* shm_bulk.c */
+int shm_mem_reg(struct nal *n, void *addr, size_t len, struct nal_mr *mr);
+void shm_mem_dereg(struct nal *n, struct nal_mr *mr);
+int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *local,
+	     int niov, uint64_t raddr, uint64_t rkey, size_t len, void *cookie);
+void shm_bulk_serve_req(struct nal *n, int li, const void *body, size_t len);
+int shm_bulk_progress(struct nal *n);
+int shm_bulk_pending(struct nal *n);
+void shm_bulk_fail_peer(struct nal *n, int li, int status);
+void shm_bulk_fini(struct nal *n);
+
+/* Test hook: counters of this instance. */
+void shm_get_stats(struct nal *n, struct shm_stats *out);
+
+#endif /* PTL_SHM_H */

@@ -1,0 +1,419 @@
+/*
+ * lib/nal/shm/shm_nal.c - the shared-memory NAL: lifetime, the rings
+ * (send and progress), dead-peer detection, and nal_shm_ops.
+ *
+ * The send and receive paths of a small message make no system call and no
+ * allocation: a send is a bounds check, one or two memcpy into the ring, a
+ * zero terminator, a release store of the record word, a full fence and one
+ * load of the receiver's state word (shm_wake_peer).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shm.h"
+
+#define SHM_ADDR_MAGIC 0x73686d61u /* "shma" */
+#define SHM_RX_BUDGET 256          /* records per ring per progress() */
+
+struct shm_addr {
+	uint32_t magic;
+	int32_t local_rank;
+	int32_t pid;
+	uint32_t pad;
+	uint64_t jobid;
+};
+
+static inline size_t rec_size(size_t len)
+{
+	return (8 + len + 7) & ~(size_t)7;
+}
+
+static inline _Atomic uint64_t *rec_word(uint8_t *data, uint64_t off)
+{
+	return (_Atomic uint64_t *)(void *)(data + off);
+}
+
+uint64_t shm_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int shm_open_nal(const struct nal_open_args *a, struct nal **out)
+{
+	struct nal *n;
+	const char *e;
+	int rc;
+
+	if (!a || !out || a->local_size < 1 || a->local_rank < 0 || a->local_rank >= a->local_size ||
+	    a->rank < 0 || a->rank >= a->size || a->local_size > a->size)
+		return NAL_EINVAL;
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return NAL_ENOMEM;
+	n->rank = a->rank;
+	n->size = a->size;
+	n->lrank = a->local_rank;
+	n->lsize = a->local_size;
+	n->jobid = a->jobid;
+	n->up = a->up;
+	e = getenv("PTL_SHM_CMA");
+	n->cma = !(e && e[0] == '0');
+	n->tx = calloc((size_t)n->lsize, sizeof(*n->tx));
+	n->rx = calloc((size_t)n->lsize, sizeof(*n->rx));
+	n->bp = calloc((size_t)n->lsize, sizeof(*n->bp));
+	n->dead = calloc((size_t)n->lsize, 1);
+	n->l2g = calloc((size_t)n->lsize, sizeof(int));
+	n->g2l = malloc((size_t)n->size * sizeof(int));
+	if (!n->tx || !n->rx || !n->bp || !n->dead || !n->l2g || !n->g2l) {
+		rc = NAL_ENOMEM;
+		goto fail;
+	}
+	for (int i = 0; i < n->size; i++)
+		n->g2l[i] = -1;
+	for (int i = 0; i < n->lsize; i++)
+		n->bp[i].qtail = &n->bp[i].q;
+	/* max_inline before the segment exists: the same rule shm_seg_layout uses. */
+	if (n->lrank == 0) {
+		rc = shm_seg_create(n);
+		if (rc)
+			goto fail;
+	}
+	*out = n;
+	return 0;
+fail:
+	free(n->tx);
+	free(n->rx);
+	free(n->bp);
+	free(n->dead);
+	free(n->l2g);
+	free(n->g2l);
+	free(n);
+	return rc;
+}
+
+static int shm_addr_fn(struct nal *n, void *buf, size_t *len)
+{
+	struct shm_addr a = {
+		.magic = SHM_ADDR_MAGIC,
+		.local_rank = n->lrank,
+		.pid = (int32_t)getpid(),
+		.jobid = n->jobid,
+	};
+
+	memcpy(buf, &a, sizeof(a));
+	*len = sizeof(a);
+	return 0;
+}
+
+static int shm_start(struct nal *n, const int *local_ranks, int nlocal)
+{
+	int rc;
+
+	if (nlocal != n->lsize || !local_ranks) {
+		fprintf(stderr, "ptl shm: start() got %d local ranks, open() said %d\n", nlocal,
+			n->lsize);
+		return NAL_EINVAL;
+	}
+	for (int i = 0; i < nlocal; i++) {
+		if (local_ranks[i] < 0 || local_ranks[i] >= n->size)
+			return NAL_EINVAL;
+		n->l2g[i] = local_ranks[i];
+		n->g2l[local_ranks[i]] = i;
+	}
+	if (n->g2l[n->rank] != n->lrank) {
+		fprintf(stderr, "ptl shm: rank %d is local rank %d but sits at %d in local_ranks\n",
+			n->rank, n->lrank, n->g2l[n->rank]);
+		return NAL_EINVAL;
+	}
+	if (n->lrank != 0) {
+		rc = shm_seg_attach(n);
+		if (rc)
+			return rc;
+	}
+	n->started = 1;
+	shm_seg_try_unlink(n);
+	return 0;
+}
+
+static int shm_connect(struct nal *n, int peer, const void *addr, size_t len)
+{
+	struct shm_addr a;
+
+	if (peer < 0 || peer >= n->size || n->g2l[peer] < 0 || len != sizeof(a))
+		return NAL_EINVAL;
+	memcpy(&a, addr, sizeof(a));
+	if (a.magic != SHM_ADDR_MAGIC || a.jobid != n->jobid || a.local_rank != n->g2l[peer]) {
+		fprintf(stderr, "ptl shm: address of rank %d does not match this job's segment\n",
+			peer);
+		return NAL_EINVAL;
+	}
+	return 0;
+}
+
+static int shm_reaches(struct nal *n, int peer)
+{
+	return n->started && peer >= 0 && peer < n->size && n->g2l[peer] >= 0;
+}
+
+static void shm_close(struct nal *n)
+{
+	if (!n)
+		return;
+	shm_bulk_fini(n);
+	if (n->lrank == 0 && !n->unlinked && n->hdr)
+		shm_unlink(n->name);
+	if (n->base)
+		munmap(n->base, n->seg_len);
+	free(n->tx);
+	free(n->rx);
+	free(n->bp);
+	free(n->dead);
+	free(n->l2g);
+	free(n->g2l);
+	free(n);
+}
+
+static void shm_props(struct nal *n, struct nal_props *p)
+{
+	size_t mi = SHM_MAX_INLINE;
+
+	if (n->hdr) {
+		mi = n->max_inline;
+	} else {
+		/* Not attached yet: the same answer the segment will give. */
+		uint64_t pairs = (uint64_t)n->lsize * (n->lsize > 1 ? n->lsize - 1 : 1);
+		uint64_t rs = SHM_RING_MIN;
+
+		while (rs * 2 <= SHM_RING_BUDGET / pairs && rs < SHM_RING_MAX)
+			rs *= 2;
+		if (mi > rs / 4 - 8)
+			mi = rs / 4 - 8;
+	}
+	p->name = "shm";
+	p->max_inline = mi;
+	p->ports = 1;
+	p->latency_class = 1;
+	p->has_bulk = 1;
+}
+
+/* Is the peer's process gone? Called only when something to it is stuck.
+ * A zombie (killed, not yet reaped) still answers kill(0), so look at its
+ * state too. force: check now, whatever the time. */
+int shm_peer_check(struct nal *n, int li, int force)
+{
+	pid_t pid;
+	char path[64], buf[256], *s;
+	FILE *f;
+	int gone = 0;
+
+	(void)force;
+	if (n->dead[li])
+		return 1;
+	pid = (pid_t)atomic_load_explicit(&n->ranks[li].pid, memory_order_relaxed);
+	if (pid <= 0)
+		return 0;
+	if (kill(pid, 0) != 0 && errno == ESRCH) {
+		gone = 1;
+	} else {
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		f = fopen(path, "r");
+		if (!f) {
+			gone = errno == ENOENT;
+		} else {
+			if (fgets(buf, sizeof(buf), f) && (s = strrchr(buf, ')')) && s[1] == ' ' &&
+			    (s[2] == 'Z' || s[2] == 'X'))
+				gone = 1;
+			fclose(f);
+		}
+	}
+	if (!gone)
+		return 0;
+	n->dead[li] = 1;
+	shm_bulk_fail_peer(n, li, NAL_EPEER);
+	if (n->up.peer_failed)
+		n->up.peer_failed(n->up.arg, n->l2g[li], NAL_EPEER);
+	return 1;
+}
+
+/* A send found no room: after SHM_DEAD_NS of that, see whether the peer is
+ * still there. Reading the clock every 256th time keeps this cheap. */
+static int ring_full(struct nal *n, int li, struct shm_tx *tx)
+{
+	uint64_t now;
+
+	n->st.eagain++;
+	if ((tx->full_count++ & 255) != 0)
+		return NAL_EAGAIN;
+	now = shm_now_ns();
+	if (!tx->full_since) {
+		tx->full_since = now;
+		return NAL_EAGAIN;
+	}
+	if ((int64_t)(now - tx->full_since) < SHM_DEAD_NS)
+		return NAL_EAGAIN;
+	tx->full_since = now;
+	return shm_peer_check(n, li, 1) ? NAL_EPEER : NAL_EAGAIN;
+}
+
+/* Appends one record (a then b, contiguous) to our ring to local peer li.
+ *
+ * Free space: [tail, head + size). We need the record, a possible PAD to
+ * the end of the ring, and 8 bytes for the terminator after the record. */
+int shm_ring_put(struct nal *n, int li, uint32_t type, const void *a, size_t alen,
+		 const void *b, size_t blen)
+{
+	struct shm_tx *tx = &n->tx[li];
+	size_t len = alen + blen, rec = rec_size(len);
+	uint64_t S = n->ring_size, off = tx->tail & n->ring_mask, pad = 0, end;
+	uint8_t *dst;
+
+	if (off + rec > S)
+		pad = S - off;
+	end = tx->tail + pad + rec + 8;
+	if (end - tx->head_cache > S) {
+		tx->head_cache = atomic_load_explicit(&tx->ctl->head, memory_order_acquire);
+		if (end - tx->head_cache > S)
+			return ring_full(n, li, tx);
+	}
+	tx->full_count = 0;
+	tx->full_since = 0;
+	dst = tx->data + ((tx->tail + pad) & n->ring_mask);
+	if (alen)
+		memcpy(dst + 8, a, alen);
+	if (blen)
+		memcpy(dst + 8 + alen, b, blen);
+	/* Terminator first, then the record word: a consumer that sees this
+	 * record also sees a zero (or a newer record) after it. */
+	atomic_store_explicit(rec_word(tx->data, (tx->tail + pad + rec) & n->ring_mask), 0,
+			      memory_order_relaxed);
+	atomic_store_explicit((_Atomic uint64_t *)(void *)dst, ((uint64_t)len << 32) | type,
+			      memory_order_release);
+	if (pad)
+		atomic_store_explicit(rec_word(tx->data, off), (pad << 32) | SHM_REC_PAD,
+				      memory_order_release);
+	tx->tail += pad + rec;
+	shm_wake_peer(n, li);
+	return 0;
+}
+
+static int shm_send(struct nal *n, int peer, const void *hdr, size_t hdr_len,
+		    const void *payload, size_t len)
+{
+	int li;
+
+	if ((unsigned)peer >= (unsigned)n->size || (li = n->g2l[peer]) < 0 || li == n->lrank ||
+	    hdr_len + len > n->max_inline)
+		return NAL_EINVAL;
+	if (n->dead[li])
+		return NAL_EPEER;
+	return shm_ring_put(n, li, SHM_REC_MSG, hdr, hdr_len, payload, len);
+}
+
+/* Delivers what waits in the ring from local peer li. */
+static int ring_drain(struct nal *n, int li)
+{
+	struct shm_rx *rx = &n->rx[li];
+	int done = 0;
+
+	while (done < SHM_RX_BUDGET) {
+		uint64_t off = rx->head & n->ring_mask;
+		uint64_t w = atomic_load_explicit(rec_word(rx->data, off), memory_order_acquire);
+		uint32_t type = (uint32_t)w & 0xff;
+		size_t len = (size_t)(w >> 32);
+
+		if (!w)
+			break;
+		if (type == SHM_REC_PAD) {
+			rx->head += len;
+			continue;
+		}
+		/* The record stays ours until we publish a head past it, which
+		 * happens only after the upcall returned. */
+		if (type == SHM_REC_MSG)
+			n->up.recv(n->up.arg, n->l2g[li], rx->data + off + 8, len);
+		else if (type == SHM_REC_BULK)
+			shm_bulk_serve_req(n, li, rx->data + off + 8, len);
+		rx->head += rec_size(len);
+		done++;
+		/* Publish rarely: the producer reads this line only when its
+		 * cached head says the ring is full. Lagging by a quarter ring
+		 * still leaves room for the largest record plus padding. */
+		if (rx->head - rx->published >= n->ring_size / 4) {
+			rx->published = rx->head;
+			atomic_store_explicit(&rx->ctl->head, rx->head, memory_order_release);
+		}
+	}
+	return done;
+}
+
+static int shm_progress(struct nal *n)
+{
+	int done = 0, L = n->lsize;
+	unsigned start;
+
+	if (!n->started || n->in_progress)
+		return 0;
+	n->in_progress = 1;
+	if (!n->unlinked)
+		shm_seg_try_unlink(n);
+	start = n->rr++;
+	for (int k = 0; k < L; k++) {
+		int li = (int)((start + (unsigned)k) % (unsigned)L);
+
+		if (li != n->lrank)
+			done += ring_drain(n, li);
+	}
+	if (n->nbulk)
+		done += shm_bulk_progress(n);
+	n->in_progress = 0;
+	return done;
+}
+
+/* Whether progress() would find something: a record, or bounce work. */
+int shm_pending(struct nal *n)
+{
+	for (int li = 0; li < n->lsize; li++) {
+		if (li == n->lrank)
+			continue;
+		if (atomic_load_explicit(rec_word(n->rx[li].data, n->rx[li].head & n->ring_mask),
+					 memory_order_acquire))
+			return 1;
+	}
+	return n->nbulk ? shm_bulk_pending(n) : 0;
+}
+
+void shm_get_stats(struct nal *n, struct shm_stats *out)
+{
+	*out = n->st;
+}
+
+const struct nal_ops nal_shm_ops = {
+	.name = "shm",
+	.open = shm_open_nal,
+	.addr = shm_addr_fn,
+	.start = shm_start,
+	.connect = shm_connect,
+	.reaches = shm_reaches,
+	.close = shm_close,
+	.props = shm_props,
+	.send = shm_send,
+	.mem_reg = shm_mem_reg,
+	.mem_dereg = shm_mem_dereg,
+	.bulk = shm_bulk,
+	.progress = shm_progress,
+	.sleep = shm_sleep,
+	.kick = shm_kick,
+	.set_polling = shm_set_polling,
+};

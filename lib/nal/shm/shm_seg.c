@@ -1,0 +1,206 @@
+/*
+ * lib/nal/shm/shm_seg.c - the job's segment on this host: name, size,
+ * creation by local rank 0, attachment by the others, early unlink.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "shm.h"
+
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+static uint64_t pow2_floor(uint64_t v)
+{
+	uint64_t p = 1;
+
+	while (p * 2 <= v)
+		p *= 2;
+	return p;
+}
+
+static uint64_t clamp_u64(uint64_t v, uint64_t lo, uint64_t hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+void shm_seg_name(uint64_t jobid, char *buf, size_t len)
+{
+	snprintf(buf, len, "/ptl.%016" PRIx64 ".seg", jobid);
+}
+
+/* Sizes every part for L local ranks: rings shrink as L grows so the whole
+ * stays near SHM_RING_BUDGET + SHM_BOUNCE_BUDGET. */
+static void plan(struct shm_seg_hdr *h, uint32_t L)
+{
+	uint64_t pairs = (uint64_t)L * (L > 1 ? L - 1 : 1);
+	uint64_t off;
+
+	h->magic = SHM_MAGIC;
+	h->version = SHM_VERSION;
+	h->local_size = L;
+	h->ring_size = clamp_u64(pow2_floor(SHM_RING_BUDGET / pairs), SHM_RING_MIN, SHM_RING_MAX);
+	h->ring_stride = sizeof(struct shm_ring_ctl) + h->ring_size;
+	h->chunk = clamp_u64(pow2_floor(SHM_BOUNCE_BUDGET / (pairs * SHM_NSLOT)), SHM_CHUNK_MIN,
+			     SHM_CHUNK_MAX);
+	h->bounce_stride = align_up(SHM_NSLOT * sizeof(struct shm_slot) + SHM_NSLOT * h->chunk,
+				    SHM_ALIGN);
+	off = align_up(sizeof(struct shm_seg_hdr), SHM_ALIGN);
+	h->rank_off = off;
+	off = align_up(off + L * sizeof(struct shm_rank), SHM_ALIGN);
+	h->ring_off = off;
+	off += (uint64_t)L * L * h->ring_stride;
+	h->bounce_off = off;
+	off += (uint64_t)L * L * h->bounce_stride;
+	h->seg_len = align_up(off, 4096);
+}
+
+/* Points our per-peer state at the segment's rings and bounce areas. */
+void shm_seg_layout(struct nal *n)
+{
+	struct shm_seg_hdr *h = n->hdr;
+	uint32_t L = (uint32_t)n->lsize, me = (uint32_t)n->lrank;
+
+	n->ranks = (struct shm_rank *)(n->base + h->rank_off);
+	n->me = &n->ranks[me];
+	n->ring_size = h->ring_size;
+	n->ring_mask = h->ring_size - 1;
+	n->chunk = h->chunk;
+	n->max_inline = SHM_MAX_INLINE;
+	if (n->max_inline > h->ring_size / 4 - 8)
+		n->max_inline = h->ring_size / 4 - 8;
+	for (uint32_t p = 0; p < L; p++) {
+		uint8_t *out = n->base + h->ring_off + ((uint64_t)me * L + p) * h->ring_stride;
+		uint8_t *in = n->base + h->ring_off + ((uint64_t)p * L + me) * h->ring_stride;
+		uint8_t *rq = n->base + h->bounce_off + ((uint64_t)me * L + p) * h->bounce_stride;
+		uint8_t *sv = n->base + h->bounce_off + ((uint64_t)p * L + me) * h->bounce_stride;
+
+		n->tx[p].ctl = (struct shm_ring_ctl *)out;
+		n->tx[p].data = out + sizeof(struct shm_ring_ctl);
+		n->rx[p].ctl = (struct shm_ring_ctl *)in;
+		n->rx[p].data = in + sizeof(struct shm_ring_ctl);
+		n->bp[p].rq_slot = (struct shm_slot *)rq;
+		n->bp[p].rq_data = rq + SHM_NSLOT * sizeof(struct shm_slot);
+		n->bp[p].sv_slot = (struct shm_slot *)sv;
+		n->bp[p].sv_data = sv + SHM_NSLOT * sizeof(struct shm_slot);
+	}
+}
+
+int shm_seg_create(struct nal *n)
+{
+	struct shm_seg_hdr plan_h;
+	int fd, tries = 0;
+	void *p;
+
+	memset(&plan_h, 0, sizeof(plan_h));
+	plan(&plan_h, (uint32_t)n->lsize);
+	shm_seg_name(n->jobid, n->name, sizeof(n->name));
+	for (;;) {
+		fd = shm_open(n->name, O_RDWR | O_CREAT | O_EXCL, 0600);
+		if (fd >= 0 || errno != EEXIST || tries++)
+			break;
+		/* jobids are unique per host, so this is a leftover of a crashed
+		 * job that had our id: nobody can be using it. */
+		fprintf(stderr, "ptl shm: removing stale segment /dev/shm%s\n", n->name);
+		shm_unlink(n->name);
+	}
+	if (fd < 0) {
+		fprintf(stderr, "ptl shm: shm_open(%s) failed: %s (is /dev/shm mounted and writable?)\n",
+			n->name, strerror(errno));
+		return NAL_EIO;
+	}
+	if (ftruncate(fd, (off_t)plan_h.seg_len) != 0) {
+		fprintf(stderr, "ptl shm: sizing %s to %" PRIu64 " bytes failed: %s\n", n->name,
+			plan_h.seg_len, strerror(errno));
+		close(fd);
+		shm_unlink(n->name);
+		return NAL_EIO;
+	}
+	p = mmap(NULL, plan_h.seg_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		fprintf(stderr, "ptl shm: mmap of %s (%" PRIu64 " bytes) failed: %s\n", n->name,
+			plan_h.seg_len, strerror(errno));
+		shm_unlink(n->name);
+		return NAL_EIO;
+	}
+	n->base = p;
+	n->seg_len = plan_h.seg_len;
+	n->hdr = p;
+	/* ftruncate gave zeros: rings are empty, slots free, states 0. */
+	memcpy(n->hdr, &plan_h, offsetof(struct shm_seg_hdr, initialized));
+	n->hdr->jobid = n->jobid;
+	atomic_store_explicit(&n->hdr->attached, 1, memory_order_relaxed);
+	shm_seg_layout(n);
+	atomic_store_explicit(&n->me->pid, (int32_t)getpid(), memory_order_relaxed);
+	/* Publishes the header: an attacher that sees 1 sees everything above. */
+	atomic_store_explicit(&n->hdr->initialized, 1, memory_order_release);
+	return 0;
+}
+
+int shm_seg_attach(struct nal *n)
+{
+	struct shm_seg_hdr *h;
+	struct stat sb;
+	int fd;
+	void *p;
+
+	shm_seg_name(n->jobid, n->name, sizeof(n->name));
+	fd = shm_open(n->name, O_RDWR, 0);
+	if (fd < 0) {
+		fprintf(stderr, "ptl shm: rank %d cannot open %s: %s (local rank 0 creates it before "
+			"the address exchange)\n", n->rank, n->name, strerror(errno));
+		return NAL_EIO;
+	}
+	if (fstat(fd, &sb) != 0 || (size_t)sb.st_size < sizeof(*h)) {
+		fprintf(stderr, "ptl shm: %s is too small or unreadable\n", n->name);
+		close(fd);
+		return NAL_EIO;
+	}
+	p = mmap(NULL, (size_t)sb.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		fprintf(stderr, "ptl shm: mmap of %s failed: %s\n", n->name, strerror(errno));
+		return NAL_EIO;
+	}
+	h = p;
+	if (atomic_load_explicit(&h->initialized, memory_order_acquire) != 1 ||
+	    h->magic != SHM_MAGIC || h->version != SHM_VERSION ||
+	    h->local_size != (uint32_t)n->lsize || h->jobid != n->jobid ||
+	    h->seg_len != (uint64_t)sb.st_size) {
+		fprintf(stderr, "ptl shm: %s is not this job's segment (initialized %u, version %u, "
+			"%u local ranks, expected %d): stale or foreign\n", n->name,
+			atomic_load(&h->initialized), h->version, h->local_size, n->lsize);
+		munmap(p, (size_t)sb.st_size);
+		return NAL_EIO;
+	}
+	n->base = p;
+	n->seg_len = (size_t)sb.st_size;
+	n->hdr = h;
+	shm_seg_layout(n);
+	atomic_store_explicit(&n->me->pid, (int32_t)getpid(), memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->attached, 1, memory_order_acq_rel);
+	return 0;
+}
+
+/* Local rank 0 removes the name once every local rank holds a mapping:
+ * from then on, the segment dies with the last process, however it dies. */
+void shm_seg_try_unlink(struct nal *n)
+{
+	if (n->unlinked || n->lrank != 0 || !n->hdr)
+		return;
+	if (atomic_load_explicit(&n->hdr->attached, memory_order_acquire) < (uint32_t)n->lsize)
+		return;
+	shm_unlink(n->name);
+	n->unlinked = 1;
+}

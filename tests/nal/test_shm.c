@@ -1,0 +1,653 @@
+/*
+ * tests/nal/test_shm.c - the shared-memory NAL on its own, across forked
+ * processes: ordering across ring wrap-around, re-entrant sends, a full
+ * ring and its recovery, bulk moves by CMA and through bounce buffers,
+ * sleep/wake/kick/polling, dead peers, and no segment left in /dev/shm.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "shm_job.h"
+
+/* ---- upcalls: per child process globals */
+
+typedef void (*recv_fn)(int peer, const void *msg, size_t len);
+static recv_fn on_recv;
+static int ndone, nfailed, last_failed = -1, last_status;
+static void *last_cookie;
+static struct nal *cur_nal;
+
+static void up_recv(void *arg, int peer, const void *msg, size_t len)
+{
+	(void)arg;
+	if (on_recv)
+		on_recv(peer, msg, len);
+}
+
+static void up_bulk_done(void *arg, void *cookie, int status)
+{
+	(void)arg;
+	ndone++;
+	last_cookie = cookie;
+	last_status = status;
+}
+
+static void up_peer_failed(void *arg, int peer, int status)
+{
+	(void)arg;
+	(void)status;
+	nfailed++;
+	last_failed = peer;
+}
+
+static const struct nal_upcalls ups = {
+	.recv = up_recv, .bulk_done = up_bulk_done, .peer_failed = up_peer_failed,
+};
+
+static int run(int size, sj_body body, void *arg, int timeout_s, int killed)
+{
+	uint64_t jobid;
+	int rc = sj_run(size, ups, body, arg, timeout_s, killed, &jobid);
+
+	assert_int_equal(rc, 0);
+	assert_false(sj_seg_exists(jobid));
+	return rc;
+}
+
+static size_t max_inline(struct nal *n)
+{
+	struct nal_props p;
+
+	nal_shm_ops.props(n, &p);
+	return p.max_inline;
+}
+
+/* ---- ordered delivery of random sizes across wrap-around */
+
+static uint64_t rng_next(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+#define ORD_MSGS 1500
+
+struct ord_state {
+	uint64_t rx_rng[SJ_MAX];
+	int rx_count[SJ_MAX];
+	int bad;
+	size_t mi;
+};
+static struct ord_state ord;
+
+static uint8_t ord_byte(int src, int seq, size_t i)
+{
+	return (uint8_t)(src * 31 + seq * 7 + i * 13 + (i >> 8));
+}
+
+static void ord_recv(int peer, const void *msg, size_t len)
+{
+	const uint8_t *m = msg;
+	size_t want = rng_next(&ord.rx_rng[peer]) % (ord.mi + 1);
+	int seq = ord.rx_count[peer]++;
+
+	if (len != want) {
+		ord.bad++;
+		return;
+	}
+	for (size_t i = 0; i < len; i++)
+		if (m[i] != ord_byte(peer, seq, i)) {
+			ord.bad++;
+			return;
+		}
+}
+
+static int body_ordered(struct sj_ctx *c, void *arg)
+{
+	static uint8_t buf[SHM_MAX_INLINE];
+	uint64_t tx_rng[SJ_MAX];
+	int sent[SJ_MAX] = { 0 }, all;
+	uint64_t deadline = sj_now_ns() + 20000000000ULL;
+
+	(void)arg;
+	ord.mi = max_inline(c->n);
+	SJ_CHECK(ord.mi >= 4096 && ord.mi <= SHM_MAX_INLINE);
+	on_recv = ord_recv;
+	for (int p = 0; p < c->size; p++) {
+		tx_rng[p] = 0x9e3779b97f4a7c15ULL * (uint64_t)(c->rank * SJ_MAX + p + 1);
+		ord.rx_rng[p] = 0x9e3779b97f4a7c15ULL * (uint64_t)(p * SJ_MAX + c->rank + 1);
+	}
+	do {
+		all = 1;
+		for (int p = 0; p < c->size; p++) {
+			uint64_t save;
+			size_t len, h;
+			int rc;
+
+			if (p == c->rank)
+				continue;
+			if (sent[p] < ORD_MSGS) {
+				save = tx_rng[p];
+				len = rng_next(&tx_rng[p]) % (ord.mi + 1);
+				for (size_t i = 0; i < len; i++)
+					buf[i] = ord_byte(c->rank, sent[p], i);
+				h = len < 24 ? len : 24; /* header and payload split */
+				rc = nal_shm_ops.send(c->n, p, buf, h, buf + h, len - h);
+				if (rc == 0)
+					sent[p]++;
+				else {
+					SJ_CHECK(rc == NAL_EAGAIN);
+					tx_rng[p] = save;
+				}
+			}
+			if (sent[p] < ORD_MSGS || ord.rx_count[p] < ORD_MSGS)
+				all = 0;
+		}
+		nal_shm_ops.progress(c->n);
+		SJ_CHECK(sj_now_ns() < deadline);
+	} while (!all);
+	SJ_CHECK(ord.bad == 0);
+	/* The leader unlinked the name at its first progress after all attached. */
+	SJ_CHECK(sj_barrier(c) == 0);
+	{
+		char name[64], path[80];
+
+		shm_seg_name(c->n->jobid, name, sizeof(name));
+		snprintf(path, sizeof(path), "/dev/shm%s", name);
+		SJ_CHECK(access(path, F_OK) != 0);
+	}
+	return 0;
+}
+
+static void test_ordered_wrap(void **state)
+{
+	(void)state;
+	run(3, body_ordered, NULL, 30, -1);
+}
+
+/* ---- re-entrant send from recv: a ping-pong driven entirely by upcalls */
+
+#define RE_ROUNDS 2000
+static int re_count, re_expect, re_bad;
+
+/* Rank 1 sees 0, 2, 4, ...; rank 0 sees 1, 3, 5, ...; each answers k + 1
+ * from inside the upcall. */
+static void re_recv(int peer, const void *msg, size_t len)
+{
+	int k;
+
+	if (len != sizeof(k)) {
+		re_bad++;
+		return;
+	}
+	memcpy(&k, msg, sizeof(k));
+	if (k != re_expect)
+		re_bad++;
+	re_expect += 2;
+	re_count++;
+	k++;
+	if (k < RE_ROUNDS * 2 && nal_shm_ops.send(cur_nal, peer, &k, sizeof(k), NULL, 0) != 0)
+		re_bad++;
+}
+
+static int body_reentrant(struct sj_ctx *c, void *arg)
+{
+	uint64_t deadline = sj_now_ns() + 10000000000ULL;
+
+	(void)arg;
+	cur_nal = c->n;
+	on_recv = re_recv;
+	re_expect = c->rank == 0 ? 1 : 0;
+	if (c->rank == 0) {
+		int k = 0;
+
+		SJ_CHECK(nal_shm_ops.send(c->n, 1, &k, sizeof(k), NULL, 0) == 0);
+	}
+	while (re_count < RE_ROUNDS && !re_bad) {
+		nal_shm_ops.progress(c->n);
+		SJ_CHECK(sj_now_ns() < deadline);
+	}
+	SJ_CHECK(re_bad == 0);
+	return sj_barrier(c);
+}
+
+static void test_reentrant(void **state)
+{
+	(void)state;
+	run(2, body_reentrant, NULL, 20, -1);
+}
+
+/* ---- ring full: EAGAIN, then recovery with nothing lost */
+
+static int full_next, full_bad, full_end;
+
+static void full_recv(int peer, const void *msg, size_t len)
+{
+	int k;
+
+	(void)peer;
+	if (len < sizeof(k)) {
+		full_bad++;
+		return;
+	}
+	memcpy(&k, msg, sizeof(k));
+	if (k == -1) {
+		full_end = 1;
+		return;
+	}
+	if (k != full_next++)
+		full_bad++;
+}
+
+static int body_full(struct sj_ctx *c, void *arg)
+{
+	static uint8_t buf[SHM_MAX_INLINE];
+	uint64_t deadline = sj_now_ns() + 10000000000ULL;
+	size_t mi = max_inline(c->n);
+
+	(void)arg;
+	on_recv = full_recv;
+	if (c->rank == 0) {
+		int k = 0, total, rc;
+
+		while ((rc = nal_shm_ops.send(c->n, 1, &k, sizeof(k), buf, mi - sizeof(k))) == 0)
+			k++;
+		SJ_CHECK(rc == NAL_EAGAIN);
+		/* The ring held about ring_size bytes of records. */
+		SJ_CHECK((uint64_t)k * (mi + 8) <= c->n->ring_size);
+		SJ_CHECK((uint64_t)(k + 2) * (mi + 8) >= c->n->ring_size);
+		SJ_CHECK(nal_shm_ops.send(c->n, 1, &k, sizeof(k), buf, mi - sizeof(k)) == NAL_EAGAIN);
+		SJ_CHECK(sj_barrier(c) == 0);
+		total = k + 200;
+		while (k < total) {
+			rc = nal_shm_ops.send(c->n, 1, &k, sizeof(k), buf,
+					      (size_t)k * 977 % (mi - sizeof(k) + 1));
+			if (rc == 0)
+				k++;
+			else
+				SJ_CHECK(rc == NAL_EAGAIN);
+			nal_shm_ops.progress(c->n);
+			SJ_CHECK(sj_now_ns() < deadline);
+		}
+		k = -1;
+		while ((rc = nal_shm_ops.send(c->n, 1, &k, sizeof(k), NULL, 0)) == NAL_EAGAIN)
+			SJ_CHECK(sj_now_ns() < deadline);
+		SJ_CHECK(rc == 0);
+	} else {
+		SJ_CHECK(sj_barrier(c) == 0);
+		while (!full_end) {
+			nal_shm_ops.progress(c->n);
+			SJ_CHECK(sj_now_ns() < deadline);
+		}
+		SJ_CHECK(full_bad == 0 && full_next > 200);
+	}
+	return sj_barrier(c);
+}
+
+static void test_ring_full(void **state)
+{
+	(void)state;
+	run(2, body_full, NULL, 20, -1);
+}
+
+/* ---- bulk READ and WRITE, with CMA and through bounce buffers */
+
+#define BULK_MAX (16u << 20)
+#define BULK_SLACK 64
+
+struct bulk_msg {
+	int kind; /* 1: here is my buffer, 2: check this region, 3: ok, 4: bye */
+	uint64_t addr;
+	uint64_t off, len;
+	uint32_t seed;
+};
+static struct bulk_msg bmsg;
+static int bmsg_ready;
+
+static void bulk_recv(int peer, const void *msg, size_t len)
+{
+	(void)peer;
+	if (len == sizeof(bmsg)) {
+		memcpy(&bmsg, msg, sizeof(bmsg));
+		bmsg_ready = 1;
+	}
+}
+
+static uint8_t pat(uint32_t seed, uint64_t i)
+{
+	return (uint8_t)((i * 2654435761u) >> 13 ^ seed ^ (i >> 11));
+}
+
+static int wait_msg(struct sj_ctx *c, int kind)
+{
+	uint64_t deadline = sj_now_ns() + 10000000000ULL;
+
+	while (!bmsg_ready) {
+		nal_shm_ops.progress(c->n);
+		if (sj_now_ns() > deadline)
+			return -1;
+	}
+	bmsg_ready = 0;
+	return !kind || bmsg.kind == kind ? 0 : -1;
+}
+
+static int send_msg(struct sj_ctx *c, int peer, struct bulk_msg *m)
+{
+	int rc;
+
+	while ((rc = nal_shm_ops.send(c->n, peer, m, sizeof(*m), NULL, 0)) == NAL_EAGAIN)
+		nal_shm_ops.progress(c->n);
+	return rc;
+}
+
+/* Runs one bulk op, split over three iovecs of odd sizes, to completion. */
+static int do_bulk(struct sj_ctx *c, enum nal_bulk_op op, uint8_t *local, uint64_t raddr,
+		   size_t len)
+{
+	struct iovec iov[3];
+	size_t a = len / 3 + (len > 1), b = len > a ? (len - a) / 2 : 0;
+	uint64_t deadline = sj_now_ns() + 10000000000ULL;
+	int rc, before = ndone;
+
+	if (a > len)
+		a = len;
+	iov[0].iov_base = local;
+	iov[0].iov_len = a;
+	iov[1].iov_base = local + a;
+	iov[1].iov_len = b;
+	iov[2].iov_base = local + a + b;
+	iov[2].iov_len = len - a - b;
+	rc = nal_shm_ops.bulk(c->n, 1, op, iov, 3, raddr, 0, len, &iov);
+	if (rc < 0)
+		return rc;
+	if (rc == 1) {
+		while (ndone == before) {
+			nal_shm_ops.progress(c->n);
+			if (sj_now_ns() > deadline)
+				return -100;
+		}
+		if (last_cookie != &iov || last_status != 0)
+			return -101;
+	}
+	return 0;
+}
+
+static const size_t bulk_sizes[] = { 0, 1, 7, 4097, 300001, BULK_MAX };
+static const size_t bulk_offs[] = { 0, 3, 1, 5, 13, 0 };
+
+static int body_bulk(struct sj_ctx *c, void *arg)
+{
+	int want_cma = *(int *)arg;
+	uint8_t *mem = malloc(BULK_MAX + BULK_SLACK);
+	struct nal_mr mr;
+	struct shm_stats st;
+
+	SJ_CHECK(mem != NULL);
+	on_recv = bulk_recv;
+	if (c->rank == 1) {
+		for (size_t i = 0; i < BULK_MAX + BULK_SLACK; i++)
+			mem[i] = pat(1, i);
+		SJ_CHECK(nal_shm_ops.mem_reg(c->n, mem, BULK_MAX + BULK_SLACK, &mr) == 0);
+		bmsg = (struct bulk_msg){ .kind = 1, .addr = mr.addr };
+		SJ_CHECK(send_msg(c, 0, &bmsg) == 0);
+		/* Serve (progress) and check what rank 0 wrote, until bye. */
+		for (;;) {
+			struct bulk_msg m;
+
+			SJ_CHECK(wait_msg(c, 0) == 0);
+			m = bmsg;
+			if (m.kind == 4)
+				break;
+			SJ_CHECK(m.kind == 2);
+			for (uint64_t i = 0; i < m.len; i++)
+				SJ_CHECK(mem[m.off + i] == pat(m.seed, i));
+			/* untouched just around it */
+			SJ_CHECK(m.off == 0 || mem[m.off - 1] == pat(1, m.off - 1));
+			SJ_CHECK(mem[m.off + m.len] == pat(1, m.off + m.len));
+			m.kind = 3;
+			SJ_CHECK(send_msg(c, 0, &m) == 0);
+		}
+	} else {
+		uint64_t raddr;
+
+		SJ_CHECK(wait_msg(c, 1) == 0);
+		raddr = bmsg.addr;
+		for (size_t k = 0; k < sizeof(bulk_sizes) / sizeof(bulk_sizes[0]); k++) {
+			size_t len = bulk_sizes[k], off = bulk_offs[k];
+			uint32_t seed = (uint32_t)(k + 7);
+			struct bulk_msg m = { .kind = 2, .off = off, .len = len, .seed = seed };
+
+			/* READ into an unaligned local spot, guard bytes around it. */
+			memset(mem, 0xee, len + 2 * BULK_SLACK > BULK_MAX + BULK_SLACK ? BULK_MAX + BULK_SLACK : len + 2 * BULK_SLACK);
+			SJ_CHECK(do_bulk(c, NAL_BULK_READ, mem + off, raddr + off, len) == 0);
+			for (size_t i = 0; i < len; i++)
+				SJ_CHECK(mem[off + i] == pat(1, off + i));
+			if (off)
+				SJ_CHECK(mem[off - 1] == 0xee);
+			if (off + len < BULK_MAX + BULK_SLACK)
+				SJ_CHECK(mem[off + len] == 0xee);
+			/* WRITE a new pattern; rank 1 checks it in place. */
+			for (size_t i = 0; i < len; i++)
+				mem[off + i] = pat(seed, i);
+			SJ_CHECK(do_bulk(c, NAL_BULK_WRITE, mem + off, raddr + off, len) == 0);
+			SJ_CHECK(send_msg(c, 1, &m) == 0);
+			SJ_CHECK(wait_msg(c, 3) == 0);
+			/* Put rank 1's pattern back for the next size's READ check. */
+			for (size_t i = 0; i < len; i++)
+				mem[off + i] = pat(1, off + i);
+			SJ_CHECK(do_bulk(c, NAL_BULK_WRITE, mem + off, raddr + off, len) == 0);
+		}
+		nal_shm_ops.progress(c->n);
+		shm_get_stats(c->n, &st);
+		if (want_cma)
+			SJ_CHECK(st.bounce_chunks == 0);
+		else
+			SJ_CHECK(st.bounce_chunks >= 2 * (BULK_MAX / c->n->chunk));
+		bmsg = (struct bulk_msg){ .kind = 4 };
+		SJ_CHECK(send_msg(c, 1, &bmsg) == 0);
+	}
+	free(mem);
+	return sj_barrier(c);
+}
+
+static void test_bulk_cma(void **state)
+{
+	int cma = 1;
+
+	(void)state;
+	unsetenv("PTL_SHM_CMA");
+	run(2, body_bulk, &cma, 30, -1);
+}
+
+static void test_bulk_bounce(void **state)
+{
+	int cma = 0;
+
+	(void)state;
+	setenv("PTL_SHM_CMA", "0", 1);
+	run(2, body_bulk, &cma, 30, -1);
+	unsetenv("PTL_SHM_CMA");
+}
+
+/* ---- sleep, wake, polling, kick */
+
+static int sw_got;
+
+static void sw_recv(int peer, const void *msg, size_t len)
+{
+	(void)peer;
+	(void)msg;
+	(void)len;
+	sw_got++;
+}
+
+static void *kicker(void *arg)
+{
+	usleep(50000);
+	nal_shm_ops.kick(arg);
+	return NULL;
+}
+
+static int body_sleep(struct sj_ctx *c, void *arg)
+{
+	struct shm_stats st0, st1;
+	uint64_t t0, ms;
+	int x = 1;
+
+	(void)arg;
+	on_recv = sw_recv;
+	if (c->rank == 0) {
+		pthread_t th;
+
+		/* 1: a sleeper wakes on a send, soon. */
+		SJ_CHECK(sj_barrier(c) == 0);
+		t0 = sj_now_ns();
+		nal_shm_ops.sleep(c->n, 5000);
+		ms = (sj_now_ns() - t0) / 1000000;
+		SJ_CHECK(ms < 2000);
+		while (!sw_got)
+			nal_shm_ops.progress(c->n);
+		SJ_CHECK(sj_barrier(c) == 0);
+		/* 2: with POLLING set, senders do not wake us: the sleep lasts. */
+		nal_shm_ops.set_polling(c->n, 1);
+		SJ_CHECK(sj_barrier(c) == 0);
+		t0 = sj_now_ns();
+		nal_shm_ops.sleep(c->n, 400);
+		ms = (sj_now_ns() - t0) / 1000000;
+		SJ_CHECK(ms >= 300);
+		nal_shm_ops.set_polling(c->n, 0);
+		SJ_CHECK(sj_barrier(c) == 0);
+		/* 3: something pending: sleep returns at once. */
+		t0 = sj_now_ns();
+		nal_shm_ops.sleep(c->n, 5000);
+		SJ_CHECK((sj_now_ns() - t0) / 1000000 < 200);
+		while (sw_got < 2)
+			nal_shm_ops.progress(c->n);
+		/* 4: kick from another thread ends a sleep; an early kick makes
+		 * the next sleep return at once. */
+		SJ_CHECK(pthread_create(&th, NULL, kicker, c->n) == 0);
+		t0 = sj_now_ns();
+		nal_shm_ops.sleep(c->n, 5000);
+		ms = (sj_now_ns() - t0) / 1000000;
+		pthread_join(th, NULL);
+		SJ_CHECK(ms >= 30 && ms < 2000);
+		nal_shm_ops.kick(c->n);
+		t0 = sj_now_ns();
+		nal_shm_ops.sleep(c->n, 5000);
+		SJ_CHECK((sj_now_ns() - t0) / 1000000 < 200);
+		/* 5: a timeout alone ends a sleep. */
+		t0 = sj_now_ns();
+		nal_shm_ops.sleep(c->n, 100);
+		ms = (sj_now_ns() - t0) / 1000000;
+		SJ_CHECK(ms >= 90 && ms < 2000);
+		SJ_CHECK(sj_barrier(c) == 0);
+	} else {
+		SJ_CHECK(sj_barrier(c) == 0);
+		usleep(100000); /* rank 0 is asleep by now */
+		shm_get_stats(c->n, &st0);
+		SJ_CHECK(nal_shm_ops.send(c->n, 0, &x, sizeof(x), NULL, 0) == 0);
+		shm_get_stats(c->n, &st1);
+		SJ_CHECK(st1.futex_wakes == st0.futex_wakes + 1);
+		SJ_CHECK(sj_barrier(c) == 0);
+		SJ_CHECK(sj_barrier(c) == 0);
+		usleep(100000);
+		shm_get_stats(c->n, &st0);
+		SJ_CHECK(nal_shm_ops.send(c->n, 0, &x, sizeof(x), NULL, 0) == 0);
+		shm_get_stats(c->n, &st1);
+		SJ_CHECK(st1.futex_wakes == st0.futex_wakes); /* no system call */
+		SJ_CHECK(sj_barrier(c) == 0);
+		SJ_CHECK(sj_barrier(c) == 0);
+	}
+	return 0;
+}
+
+static void test_sleep_wake(void **state)
+{
+	(void)state;
+	run(2, body_sleep, NULL, 20, -1);
+}
+
+/* ---- a peer killed: sends end in NAL_EPEER, peer_failed fires */
+
+static int body_dead(struct sj_ctx *c, void *arg)
+{
+	static uint8_t buf[4096];
+	uint64_t deadline = sj_now_ns() + 8000000000ULL;
+	struct iovec iov = { buf, sizeof(buf) };
+	int rc;
+
+	(void)arg;
+	on_recv = NULL;
+	if (c->rank == 1) {
+		nal_shm_ops.progress(c->n);
+		SJ_CHECK(sj_barrier(c) == 0);
+		raise(SIGKILL);
+		return 1;
+	}
+	SJ_CHECK(sj_barrier(c) == 0);
+	/* Not reaped yet: rank 1 is a zombie for a while, which must count as dead. */
+	while ((rc = nal_shm_ops.send(c->n, 1, buf, sizeof(buf), NULL, 0)) != NAL_EPEER) {
+		SJ_CHECK(rc == 0 || rc == NAL_EAGAIN);
+		nal_shm_ops.progress(c->n);
+		SJ_CHECK(sj_now_ns() < deadline);
+	}
+	SJ_CHECK(nfailed >= 1 && last_failed == 1);
+	SJ_CHECK(nal_shm_ops.send(c->n, 1, buf, 8, NULL, 0) == NAL_EPEER);
+	SJ_CHECK(nal_shm_ops.bulk(c->n, 1, NAL_BULK_READ, &iov, 1, 4096, 0, 16, NULL) == NAL_EPEER);
+	return 0;
+}
+
+static void test_dead_peer(void **state)
+{
+	(void)state;
+	run(2, body_dead, NULL, 20, 1);
+}
+
+/* ---- one rank alone: open/start/close, props */
+
+static int body_alone(struct sj_ctx *c, void *arg)
+{
+	struct nal_props p;
+	char one = 1;
+
+	(void)arg;
+	nal_shm_ops.props(c->n, &p);
+	SJ_CHECK(strcmp(p.name, "shm") == 0 && p.ports == 1 && p.latency_class == 1 &&
+		 p.has_bulk == 1);
+	SJ_CHECK(nal_shm_ops.reaches(c->n, 0));
+	SJ_CHECK(!nal_shm_ops.reaches(c->n, 1));
+	SJ_CHECK(nal_shm_ops.send(c->n, 0, &one, 1, NULL, 0) == NAL_EINVAL);
+	SJ_CHECK(nal_shm_ops.progress(c->n) == 0);
+	return 0;
+}
+
+static void test_alone(void **state)
+{
+	(void)state;
+	run(1, body_alone, NULL, 10, -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_alone),
+		cmocka_unit_test(test_ordered_wrap),
+		cmocka_unit_test(test_reentrant),
+		cmocka_unit_test(test_ring_full),
+		cmocka_unit_test(test_bulk_cma),
+		cmocka_unit_test(test_bulk_bounce),
+		cmocka_unit_test(test_sleep_wake),
+		cmocka_unit_test(test_dead_peer),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
