@@ -1,0 +1,487 @@
+/* trc_core.c: events, node lists and on-the-fly loop compression. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trc.h"
+#include "trc_internal.h"
+
+const char *const trc_dt_names[TRC_NDT] = {
+	"derived", "byte", "char", "short", "int", "long", "long_long", "unsigned",
+	"unsigned_long", "float", "double", "long_double", "int8", "int16", "int32",
+	"int64", "uint8", "uint16", "uint32", "uint64", "double_int", "2int", "packed",
+};
+const char *const trc_mop_names[TRC_NMOP] = {
+	"user", "sum", "prod", "max", "min", "land", "lor", "lxor", "band", "bor",
+	"bxor", "maxloc", "minloc", "replace", "null",
+};
+
+int trc_op_lookup(const char *name)
+{
+	for (int i = 0; i < TRC_NOPS; i++)
+		if (!strcmp(trc_optab[i].name, name))
+			return i;
+	return -1;
+}
+
+void trc_tstat_add(struct trc_tstat *t, uint64_t ns)
+{
+	if (!t->n || ns < t->min)
+		t->min = ns;
+	if (!t->n || ns > t->max)
+		t->max = ns;
+	t->n++;
+	t->sum += ns;
+}
+
+void trc_tstat_merge(struct trc_tstat *dst, const struct trc_tstat *src)
+{
+	if (!src->n)
+		return;
+	if (!dst->n || src->min < dst->min)
+		dst->min = src->min;
+	if (!dst->n || src->max > dst->max)
+		dst->max = src->max;
+	dst->n += src->n;
+	dst->sum += src->sum;
+}
+
+void trc_val_peer(struct trc_val *v, int64_t peer, int32_t rank, int32_t nranks)
+{
+	v->v = peer;
+	if (peer < 0 || nranks <= 0) {	/* PROC_NULL, ANY_SOURCE: absolute only */
+		v->rel = 0;
+		v->pf = TRC_PF_ABS;
+		return;
+	}
+	int64_t d = (peer - rank) % nranks;
+	if (d < 0)
+		d += nranks;
+	if (d > nranks / 2)
+		d -= nranks;
+	v->rel = d;
+	v->pf = TRC_PF_ABS | TRC_PF_REL;
+}
+
+void trc_ev_setpeers(struct trc_ev *ev, int32_t rank, int32_t nranks)
+{
+	const struct trc_opdesc *d = &trc_optab[ev->op];
+	for (unsigned i = 0; i < d->nf; i++)
+		if (d->kinds[i] == TRC_K_PEER)
+			trc_val_peer(&ev->f[i], ev->f[i].v, rank, nranks);
+}
+
+void trc_ev_free(struct trc_ev *ev)
+{
+	free(ev->arr);
+	free(ev->pl);
+	free(ev->h);
+	ev->arr = NULL;
+	ev->pl = NULL;
+	ev->h = NULL;
+}
+
+static void *dupmem(const void *p, size_t n)
+{
+	if (!n)
+		return NULL;
+	void *q = malloc(n);
+	if (q)
+		memcpy(q, p, n);
+	return q;
+}
+
+int trc_ev_copy(struct trc_ev *dst, const struct trc_ev *src)
+{
+	*dst = *src;
+	dst->arr = dupmem(src->arr, src->narr * sizeof *src->arr);
+	dst->pl = dupmem(src->pl, src->npl * sizeof *src->pl);
+	dst->h = dupmem(src->h, src->h ? TRC_MAXF * sizeof *src->h : 0);
+	if ((src->narr && !dst->arr) || (src->npl && !dst->pl) || (src->h && !dst->h)) {
+		trc_ev_free(dst);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ---- lists ---- */
+
+void trc_list_append(struct trc_list *l, struct trc_node *n)
+{
+	n->next = NULL;
+	n->prev = l->tail;
+	if (l->tail)
+		l->tail->next = n;
+	else
+		l->head = n;
+	l->tail = n;
+	l->n++;
+}
+
+void trc_list_remove(struct trc_list *l, struct trc_node *n)
+{
+	if (n->prev)
+		n->prev->next = n->next;
+	else
+		l->head = n->next;
+	if (n->next)
+		n->next->prev = n->prev;
+	else
+		l->tail = n->prev;
+	n->next = n->prev = NULL;
+	l->n--;
+}
+
+void trc_node_free(struct trc_node *n)
+{
+	if (!n)
+		return;
+	if (n->is_loop)
+		trc_list_free(&n->body);
+	else
+		trc_ev_free(&n->ev);
+	if (n->ranks) {
+		trc_rset_free(n->ranks);
+		free(n->ranks);
+	}
+	free(n->ih);
+	free(n);
+}
+
+void trc_list_free(struct trc_list *l)
+{
+	struct trc_node *n = l->head;
+	while (n) {
+		struct trc_node *next = n->next;
+		trc_node_free(n);
+		n = next;
+	}
+	l->head = l->tail = NULL;
+	l->n = 0;
+}
+
+/* ---- hashing and equality (per rank: exact) ---- */
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdULL;
+}
+
+static uint64_t ev_hash(const struct trc_ev *e)
+{
+	uint64_t h = mix(e->op, e->sig);
+	for (unsigned i = 0; i < trc_optab[e->op].nf; i++)
+		h = mix(h, (uint64_t)e->f[i].v);
+	for (uint32_t i = 0; i < e->narr; i++)
+		h = mix(h, (uint64_t)e->arr[i]);
+	for (uint32_t i = 0; i < e->npl; i++)
+		h = mix(h, (uint64_t)e->pl[i].v);
+	return mix(h, e->npl);
+}
+
+static void loop_rehash(struct trc_node *n)
+{
+	uint64_t h = mix(0x100000001b3ULL, n->iters);
+	for (struct trc_node *c = n->body.head; c; c = c->next)
+		h = mix(h, c->hash);
+	n->hash = h;
+}
+
+static int ev_eq(const struct trc_ev *a, const struct trc_ev *b)
+{
+	if (a->op != b->op || a->sig != b->sig || a->narr != b->narr || a->npl != b->npl)
+		return 0;
+	for (unsigned i = 0; i < trc_optab[a->op].nf; i++)
+		if (a->f[i].v != b->f[i].v)
+			return 0;
+	if (a->narr && memcmp(a->arr, b->arr, a->narr * sizeof *a->arr))
+		return 0;
+	for (uint32_t i = 0; i < a->npl; i++)
+		if (a->pl[i].v != b->pl[i].v)
+			return 0;
+	return 1;
+}
+
+static int node_eq(const struct trc_node *a, const struct trc_node *b);
+
+static int list_eq_from(const struct trc_node *a, const struct trc_node *b, size_t len)
+{
+	for (size_t i = 0; i < len; i++, a = a->next, b = b->next)
+		if (!a || !b || !node_eq(a, b))
+			return 0;
+	return 1;
+}
+
+static int node_eq(const struct trc_node *a, const struct trc_node *b)
+{
+	if (a->hash != b->hash || a->is_loop != b->is_loop)
+		return 0;
+	if (!a->is_loop)
+		return ev_eq(&a->ev, &b->ev);
+	return a->iters == b->iters && a->body.n == b->body.n &&
+	       list_eq_from(a->body.head, b->body.head, a->body.n);
+}
+
+/* Fold timing of a duplicate (dup, consumed later) into the kept copy. */
+static void absorb_times(struct trc_node *keep, const struct trc_node *dup)
+{
+	if (!keep->is_loop) {
+		trc_tstat_merge(&keep->ev.t, &dup->ev.t);
+		return;
+	}
+	const struct trc_node *d = dup->body.head;
+	for (struct trc_node *k = keep->body.head; k && d; k = k->next, d = d->next)
+		absorb_times(k, d);
+}
+
+/* ---- trace ---- */
+
+void trc_trace_init(struct trc_trace *t, int level, int32_t rank, int32_t nranks, int window)
+{
+	memset(t, 0, sizeof *t);
+	t->level = level;
+	t->rank = rank;
+	t->nranks = nranks;
+	t->window = window;
+	t->fold = level != TRC_LEVEL_DUMP;
+	t->histo = -1;
+	trc_rset_init(&t->all);
+	if (rank >= 0)
+		trc_rset_add(&t->all, rank);
+}
+
+void trc_trace_free(struct trc_trace *t)
+{
+	trc_list_free(&t->top);
+	trc_rset_free(&t->all);
+}
+
+/* The node L places before the tail (0 = tail). */
+static struct trc_node *back(struct trc_list *l, size_t k)
+{
+	struct trc_node *n = l->tail;
+	while (n && k--)
+		n = n->prev;
+	return n;
+}
+
+/* Remove the last len nodes of l, folding their times into the body they
+ * repeat (starting at keep). */
+static void drop_tail(struct trc_list *l, struct trc_node *first_dup, struct trc_node *keep)
+{
+	struct trc_node *d = first_dup;
+	while (d) {
+		struct trc_node *next = d->next;
+		absorb_times(keep, d);
+		keep = keep->next;
+		trc_list_remove(l, d);
+		trc_node_free(d);
+		d = next;
+	}
+}
+
+/* One folding step at the tail; returns 1 if the list changed. */
+static int fold_once(struct trc_list *l, int window)
+{
+	size_t n = l->n;
+	size_t maxl = n / 2;
+	if (window >= 0 && (size_t)window < maxl)
+		maxl = (size_t)window;
+	const struct trc_node *tail = l->tail;
+
+	/* Case 1: the last L nodes repeat the body of the loop just before
+	 * them: one more iteration. */
+	for (size_t len = 1; len < n && (window < 0 || len <= (size_t)window); len++) {
+		struct trc_node *lp = back(l, len);
+		if (!lp)
+			break;
+		if (lp->is_loop && lp->body.n == len && lp->body.tail->hash == tail->hash &&
+		    list_eq_from(lp->body.head, lp->next, len)) {
+			drop_tail(l, lp->next, lp->body.head);
+			lp->iters++;
+			loop_rehash(lp);
+			return 1;
+		}
+	}
+	/* Case 2: the last L nodes equal the L before them: a new loop of 2. */
+	for (size_t len = 1; len <= maxl; len++) {
+		struct trc_node *a_last = back(l, len);
+		if (a_last->hash != tail->hash)
+			continue;
+		struct trc_node *a_first = back(l, 2 * len - 1);
+		if (!list_eq_from(a_first, a_last->next, len))
+			continue;
+		struct trc_node *loop = calloc(1, sizeof *loop);
+		if (!loop)
+			return 0;
+		loop->is_loop = 1;
+		loop->iters = 2;
+		struct trc_node *dup = a_last->next;
+		struct trc_node *before = a_first->prev;
+		/* move the first copy into the loop body */
+		for (size_t i = 0; i < len; i++) {
+			struct trc_node *m = before ? before->next : l->head;
+			trc_list_remove(l, m);
+			trc_list_append(&loop->body, m);
+		}
+		drop_tail(l, dup, loop->body.head);
+		loop_rehash(loop);
+		trc_list_append(l, loop);
+		return 1;
+	}
+	return 0;
+}
+
+/* Neighbour operations that differ only in their first peer fold into one
+ * node with a parameter list. A peer already in the list starts a new node,
+ * so a loop of (left, right) stays a loop of one two-peer node. */
+int trc_peer_index(unsigned op)
+{
+	for (unsigned i = 0; i < trc_optab[op].nf; i++)
+		if (trc_optab[op].kinds[i] == TRC_K_PEER)
+			return (int)i;
+	return -1;
+}
+
+static int try_param_fold(struct trc_node *last, const struct trc_ev *e)
+{
+	if (!last || last->is_loop || last->ev.op != e->op || last->ev.sig != e->sig || e->npl)
+		return 0;
+	int pi = trc_peer_index(e->op);
+	if (pi < 0)
+		return 0;
+	const struct trc_ev *p = &last->ev;
+	for (unsigned i = 0; i < trc_optab[e->op].nf; i++)
+		if ((int)i != pi && p->f[i].v != e->f[i].v)
+			return 0;
+	if (p->narr != e->narr || (e->narr && memcmp(p->arr, e->arr, e->narr * sizeof *e->arr)))
+		return 0;
+	if (!p->npl && p->f[pi].v == e->f[pi].v)
+		return 0;	/* same peer: a loop, not a list */
+	for (uint32_t i = 0; i < p->npl; i++)
+		if (p->pl[i].v == e->f[pi].v)
+			return 0;
+	uint32_t npl = p->npl ? p->npl + 1 : 2;
+	struct trc_val *pl = realloc(last->ev.pl, npl * sizeof *pl);
+	if (!pl)
+		return 0;
+	if (!last->ev.npl)
+		pl[0] = last->ev.f[pi];
+	pl[npl - 1] = e->f[pi];
+	last->ev.pl = pl;
+	last->ev.npl = npl;
+	last->ev.f[pi].v = 0;
+	last->ev.f[pi].rel = 0;
+	last->ev.f[pi].pf = 0;
+	trc_tstat_merge(&last->ev.t, &e->t);
+	last->hash = ev_hash(&last->ev);
+	return 1;
+}
+
+int trc_append(struct trc_trace *t, const struct trc_ev *ev)
+{
+	if (ev->op >= TRC_NOPS)
+		return -EINVAL;
+	if (t->fold && try_param_fold(t->top.tail, ev)) {
+		while (fold_once(&t->top, t->window))
+			;
+		return 0;
+	}
+	struct trc_node *n = calloc(1, sizeof *n);
+	if (!n)
+		return -ENOMEM;
+	if (trc_ev_copy(&n->ev, ev)) {
+		free(n);
+		return -ENOMEM;
+	}
+	n->hash = ev_hash(&n->ev);
+	trc_list_append(&t->top, n);
+	if (t->fold)
+		while (fold_once(&t->top, t->window))
+			;
+	return 0;
+}
+
+/* Exported for trc_merge.c and trc_io.c. */
+uint64_t trc_node_rehash(struct trc_node *n)
+{
+	if (!n->is_loop) {
+		n->hash = ev_hash(&n->ev);
+	} else {
+		for (struct trc_node *c = n->body.head; c; c = c->next)
+			trc_node_rehash(c);
+		loop_rehash(n);
+	}
+	return n->hash;
+}
+
+/* ---- request offsets ---- */
+
+int trc_reqtab_init(struct trc_reqtab *rt, uint64_t cap)
+{
+	memset(rt, 0, sizeof *rt);
+	if (!cap)
+		return -EINVAL;
+	rt->h = calloc(cap, sizeof *rt->h);
+	rt->live = calloc(cap, 1);
+	if (!rt->h || !rt->live) {
+		trc_reqtab_free(rt);
+		return -ENOMEM;
+	}
+	rt->cap = cap;
+	return 0;
+}
+
+void trc_reqtab_free(struct trc_reqtab *rt)
+{
+	free(rt->h);
+	free(rt->live);
+	rt->h = NULL;
+	rt->live = NULL;
+}
+
+/* live: 0 free, 1 outstanding, 2 outstanding and claimed by the call being
+ * recorded. */
+int trc_reqtab_add(struct trc_reqtab *rt, uint64_t handle)
+{
+	while (rt->head < rt->next && !rt->live[rt->head % rt->cap])
+		rt->head++;
+	if (rt->next - rt->head >= rt->cap) {
+		rt->overflow = 1;
+		return -1;
+	}
+	rt->h[rt->next % rt->cap] = handle;
+	rt->live[rt->next % rt->cap] = 1;
+	rt->next++;
+	return 0;
+}
+
+int64_t trc_reqtab_lookup(struct trc_reqtab *rt, uint64_t handle, uint64_t *seq)
+{
+	for (uint64_t s = rt->head; s < rt->next; s++) {
+		uint64_t i = s % rt->cap;
+		if (rt->live[i] == 1 && rt->h[i] == handle) {
+			rt->live[i] = 2;
+			*seq = s;
+			return (int64_t)(rt->next - s);
+		}
+	}
+	return TRC_REQ_NULL;
+}
+
+void trc_reqtab_unclaim(struct trc_reqtab *rt, uint64_t seq)
+{
+	if (seq >= rt->head && seq < rt->next && rt->live[seq % rt->cap] == 2)
+		rt->live[seq % rt->cap] = 1;
+}
+
+void trc_reqtab_retire(struct trc_reqtab *rt, uint64_t seq)
+{
+	if (seq >= rt->head && seq < rt->next)
+		rt->live[seq % rt->cap] = 0;
+	while (rt->head < rt->next && !rt->live[rt->head % rt->cap])
+		rt->head++;
+}

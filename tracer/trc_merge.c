@@ -1,0 +1,264 @@
+/* trc_merge.c: cross-rank merge of two traces.
+ *
+ * Walks b's nodes in order and looks for each one in a, after the last
+ * match. A match joins the participant lists; b's unmatched nodes go in
+ * just before the next match (or at the end). Each rank's own order is
+ * untouched, and a and b hold disjoint ranks, so the interleaving of
+ * a-only and b-only nodes cannot change what any rank expands to. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trc.h"
+#include "trc_internal.h"
+
+static int peer_compat(const struct trc_val *a, const struct trc_val *b, uint8_t *pf)
+{
+	uint8_t f = a->pf & b->pf;
+	if (a->v != b->v)
+		f &= (uint8_t)~TRC_PF_ABS;
+	if (a->rel != b->rel)
+		f &= (uint8_t)~TRC_PF_REL;
+	*pf = f;
+	return f != 0;
+}
+
+/* Histogram mode: integers within pct percent of each other are equal. */
+static int close_enough(int64_t a, int64_t b, double pct)
+{
+	if (a == b)
+		return 1;
+	if (pct < 0 || a < 0 || b < 0)
+		return 0;
+	int64_t hi = a > b ? a : b, lo = a > b ? b : a;
+	return (double)(hi - lo) * 100.0 <= pct * (double)hi;
+}
+
+static int ev_compat(const struct trc_ev *a, const struct trc_ev *b, double pct)
+{
+	if (a->op != b->op || a->sig != b->sig || a->narr != b->narr || a->npl != b->npl)
+		return 0;
+	const struct trc_opdesc *d = &trc_optab[a->op];
+	int pi = trc_peer_index(a->op);
+	uint8_t pf;
+	for (unsigned i = 0; i < d->nf; i++) {
+		if (d->kinds[i] == TRC_K_PEER) {
+			if ((int)i == pi && a->npl)
+				continue;
+			if (!peer_compat(&a->f[i], &b->f[i], &pf))
+				return 0;
+		} else if (d->kinds[i] == TRC_K_INT) {
+			if (!close_enough(a->f[i].v, b->f[i].v, pct))
+				return 0;
+		} else if (a->f[i].v != b->f[i].v) {
+			return 0;
+		}
+	}
+	if (a->narr && memcmp(a->arr, b->arr, a->narr * sizeof *a->arr))
+		return 0;
+	for (uint32_t i = 0; i < a->npl; i++)
+		if (!peer_compat(&a->pl[i], &b->pl[i], &pf))
+			return 0;
+	return 1;
+}
+
+static void histo_add(struct trc_histo *h, int64_t v, uint64_t n)
+{
+	for (unsigned i = 0; i < h->nb; i++)
+		if (h->v[i] == v) {
+			h->n[i] += n;
+			return;
+		}
+	if (h->nb < TRC_HBINS) {
+		h->v[h->nb] = v;
+		h->n[h->nb++] = n;
+		return;
+	}
+	/* full: fold into the nearest bin */
+	unsigned best = 0;
+	for (unsigned i = 1; i < h->nb; i++)
+		if (llabs(h->v[i] - v) < llabs(h->v[best] - v))
+			best = i;
+	h->n[best] += n;
+}
+
+static void histo_merge(struct trc_histo *dst, const struct trc_histo *src, int64_t dv, int64_t sv)
+{
+	if (!dst->nb)
+		histo_add(dst, dv, 1);
+	if (src && src->nb)
+		for (unsigned i = 0; i < src->nb; i++)
+			histo_add(dst, src->v[i], src->n[i]);
+	else
+		histo_add(dst, sv, 1);
+}
+
+/* The value a histogram stands for on expansion: its most frequent bin. */
+static int64_t histo_mode(const struct trc_histo *h)
+{
+	unsigned best = 0;
+	for (unsigned i = 1; i < h->nb; i++)
+		if (h->n[i] > h->n[best])
+			best = i;
+	return h->v[best];
+}
+
+static int ev_merge(struct trc_ev *a, const struct trc_ev *b, uint32_t *flags)
+{
+	const struct trc_opdesc *d = &trc_optab[a->op];
+	int pi = trc_peer_index(a->op);
+	uint8_t pf;
+	for (unsigned i = 0; i < d->nf; i++) {
+		if (d->kinds[i] == TRC_K_PEER && !((int)i == pi && a->npl)) {
+			peer_compat(&a->f[i], &b->f[i], &pf);
+			a->f[i].pf = pf;
+		} else if (d->kinds[i] == TRC_K_INT && (a->f[i].v != b->f[i].v || a->h || b->h)) {
+			if (!a->h) {
+				a->h = calloc(TRC_MAXF, sizeof *a->h);
+				if (!a->h)
+					return -ENOMEM;
+			}
+			histo_merge(&a->h[i], b->h ? &b->h[i] : NULL, a->f[i].v, b->f[i].v);
+			a->f[i].v = histo_mode(&a->h[i]);
+			if (a->h[i].nb > 1)
+				*flags |= TRC_FL_LOSSY;
+		}
+	}
+	for (uint32_t i = 0; i < a->npl; i++) {
+		peer_compat(&a->pl[i], &b->pl[i], &pf);
+		a->pl[i].pf = pf;
+	}
+	trc_tstat_merge(&a->t, &b->t);
+	return 0;
+}
+
+static int node_compat(const struct trc_node *a, const struct trc_node *b, double pct)
+{
+	if (a->is_loop != b->is_loop)
+		return 0;
+	if (!a->is_loop)
+		return ev_compat(&a->ev, &b->ev, pct);
+	if (!close_enough((int64_t)a->iters, (int64_t)b->iters, pct))
+		return 0;
+	/* bodies merge node by node; ask only that they start alike */
+	const struct trc_node *x = a->body.head, *y = b->body.head;
+	while (x && y && x->is_loop && y->is_loop) {
+		x = x->body.head;
+		y = y->body.head;
+	}
+	if (!x || !y || x->is_loop != y->is_loop)
+		return 0;
+	return x->ev.op == y->ev.op && x->ev.sig == y->ev.sig;
+}
+
+static int materialize(struct trc_list *l, const struct trc_rset *parent)
+{
+	for (struct trc_node *n = l->head; n; n = n->next)
+		if (!n->ranks && !(n->ranks = trc_rset_dup(parent)))
+			return -ENOMEM;
+	return 0;
+}
+
+static int merge_list(struct trc_list *a, struct trc_list *b, double pct, uint32_t *flags);
+
+static int merge_node(struct trc_node *a, struct trc_node *b, double pct, uint32_t *flags)
+{
+	int rc;
+	if (!a->is_loop) {
+		rc = ev_merge(&a->ev, &b->ev, flags);
+	} else {
+		if ((rc = materialize(&a->body, a->ranks)) || (rc = materialize(&b->body, b->ranks)))
+			return rc;
+		if (a->iters != b->iters || a->ih || b->ih) {
+			if (!a->ih && !(a->ih = calloc(1, sizeof *a->ih)))
+				return -ENOMEM;
+			histo_merge(a->ih, b->ih, (int64_t)a->iters, (int64_t)b->iters);
+			a->iters = (uint64_t)histo_mode(a->ih);
+			if (a->ih->nb > 1)
+				*flags |= TRC_FL_LOSSY;
+		}
+		rc = merge_list(&a->body, &b->body, pct, flags);
+	}
+	if (!rc)
+		rc = trc_rset_union(a->ranks, b->ranks);
+	return rc;
+}
+
+static int merge_list(struct trc_list *a, struct trc_list *b, double pct, uint32_t *flags)
+{
+	struct trc_list pending = { 0 };
+	struct trc_node *p = a->head;
+	int rc = 0;
+	while (b->head) {
+		struct trc_node *bn = b->head;
+		trc_list_remove(b, bn);
+		struct trc_node *m = p;
+		while (m && !node_compat(m, bn, pct))
+			m = m->next;
+		if (!m) {
+			trc_list_append(&pending, bn);
+			continue;
+		}
+		/* pending b-only nodes go just before the match */
+		while (pending.head) {
+			struct trc_node *q = pending.head;
+			trc_list_remove(&pending, q);
+			q->prev = m->prev;
+			q->next = m;
+			if (m->prev)
+				m->prev->next = q;
+			else
+				a->head = q;
+			m->prev = q;
+			a->n++;
+		}
+		rc = merge_node(m, bn, pct, flags);
+		trc_node_free(bn);
+		if (rc)
+			break;
+		p = m->next;
+	}
+	while (pending.head) {
+		struct trc_node *q = pending.head;
+		trc_list_remove(&pending, q);
+		trc_list_append(a, q);
+	}
+	trc_list_free(b);
+	return rc;
+}
+
+/* Drop participant lists equal to the enclosing one. */
+static void normalize(struct trc_list *l, const struct trc_rset *parent)
+{
+	for (struct trc_node *n = l->head; n; n = n->next) {
+		const struct trc_rset *mine = n->ranks ? n->ranks : parent;
+		if (n->is_loop)
+			normalize(&n->body, mine);
+		if (n->ranks && trc_rset_eq(n->ranks, parent)) {
+			trc_rset_free(n->ranks);
+			free(n->ranks);
+			n->ranks = NULL;
+		}
+	}
+}
+
+int trc_merge(struct trc_trace *a, struct trc_trace *b)
+{
+	int rc;
+	if ((rc = materialize(&a->top, &a->all)) || (rc = materialize(&b->top, &b->all)))
+		return rc;
+	double pct = a->histo >= 0 ? a->histo : -1;
+	rc = merge_list(&a->top, &b->top, pct, &a->flags);
+	if (!rc)
+		rc = trc_rset_union(&a->all, &b->all);
+	a->flags |= b->flags;
+	if (a->nranks < b->nranks)
+		a->nranks = b->nranks;
+	a->rank = -1;
+	a->level = TRC_LEVEL_GLOB;
+	normalize(&a->top, &a->all);
+	trc_trace_free(b);
+	return rc;
+}
