@@ -100,6 +100,7 @@ static int pr_init(struct rt_info *info)
 		/* Programs the rank starts must not inherit it. */
 		fcntl((int)fd, F_SETFD, FD_CLOEXEC);
 		pr_fd = (int)fd;
+		pr_inlen = 0;
 	}
 	pr_rank = (int)rank;
 	pr_size = (int)size;

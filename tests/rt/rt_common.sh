@@ -1,0 +1,51 @@
+# Sourced by the tests/rt/*.sh scripts: paths and assertions.
+set -u
+: "${PTL_TOP_BUILDDIR:?run through make check (or set PTL_TOP_BUILDDIR)}"
+PTLRUN="$PTL_TOP_BUILDDIR/tools/ptlrun"
+KVS="$PTL_TOP_BUILDDIR/tests/rt/rt_kvs"
+FAIL="$PTL_TOP_BUILDDIR/tests/rt/rt_fail"
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/ptlrun-test.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+OUT="$TMP/out"
+ERR="$TMP/err"
+failures=0
+
+fail() {
+	echo "FAIL: $*"
+	echo "--- stdout:"; cat "$OUT" 2>/dev/null
+	echo "--- stderr:"; cat "$ERR" 2>/dev/null
+	failures=$((failures + 1))
+}
+
+# run EXPECTED_STATUS cmd...: runs cmd with stdout in $OUT, stderr in $ERR.
+run() {
+	want=$1
+	shift
+	"$@" >"$OUT" 2>"$ERR"
+	got=$?
+	echo "# $* -> $got"
+	[ "$got" -eq "$want" ] || fail "'$*' exited $got, expected $want"
+}
+
+# has FILE EXTENDED-REGEX: a line of FILE matches (anchored).
+has() {
+	grep -Eq "^$2\$" "$1" || fail "no line matching '$2' in $1"
+}
+
+hasnot() {
+	! grep -Eq "$2" "$1" || fail "unexpected '$2' in $1"
+}
+
+# count FILE REGEX N
+count() {
+	n=$(grep -Ec "^$2\$" "$1")
+	[ "$n" -eq "$3" ] || fail "$n lines match '$2' in $1, expected $3"
+}
+
+finish() {
+	if [ "$failures" -ne 0 ]; then
+		echo "$failures failure(s)"
+		exit 1
+	fi
+	exit 0
+}
