@@ -60,6 +60,21 @@ extern const struct rt_ops rt_ptlrun_ops;
 
 /* ---- Additions shared by the library and ptlrun ---- */
 
+/* Details of the calls above, as both backends implement them:
+ * - rt_init nests: each successful call needs one rt_fini; the job (and
+ *   under ptlrun the connection) stays between rt_fini and a later rt_init.
+ * - rt_put: key is 1..RT_KEY_MAX-1 printable characters without spaces,
+ *   len at most RT_VAL_MAX; -1 otherwise (printed).
+ * - rt_get: when *len is too small it returns -1 and sets *len to the
+ *   value's size. It never talks to the launcher.
+ * - rt_barrier does not publish puts; only rt_fence does. Fences and
+ *   barriers are one sequence every rank must call in the same order.
+ * - Under ptlrun, fence and barrier return -1 with a message if a rank
+ *   exited before reaching them, if ptlrun is gone, or after PTL_RT_TIMEOUT
+ *   seconds (default 600).
+ * - rt_abort exits with code (1 if code is outside 1..255); under ptlrun
+ *   the job ends with that status and ptlrun prints why. */
+
 /* The environment ptlrun gives each rank (see ptlrun(1)). A process that
  * has PTL_RT_FD in its environment is a ptlrun rank; otherwise rt_init
  * picks the singleton backend. */
