@@ -20,7 +20,12 @@ has "$ERR" 'ptlrun: timeout after 1 s; rank 0 still running'
 # SIGTERM to ptlrun is forwarded; ptlrun exits 128+15 and cleans up.
 "$PTLRUN" -n 2 "$FAIL" hang >"$OUT" 2>"$ERR" &
 pid=$!
-sleep 0.3
+# Wait until both ranks run (ptlrun has its signals set up by then).
+i=0
+while [ "$(pgrep -c -P $pid)" -lt 2 ] && [ $i -lt 100 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
 kill -TERM $pid
 wait $pid
 got=$?
