@@ -267,6 +267,13 @@ static int body_full(struct sj_ctx *c, void *arg)
 		SJ_CHECK((uint64_t)(k + 2) * (mi + 8) >= c->n->ring_size);
 		SJ_CHECK(nal_shm_ops.send(c->n, 1, &k, sizeof(k), buf, mi - sizeof(k)) == NAL_EAGAIN);
 		SJ_CHECK(sj_barrier(c) == 0);
+		/* Rank 1 drains now; its head update wakes us if we sleep. */
+		{
+			uint64_t t0 = sj_now_ns();
+
+			nal_shm_ops.sleep(c->n, 5000);
+			SJ_CHECK(sj_now_ns() - t0 < 2000000000ULL);
+		}
 		total = k + 200;
 		while (k < total) {
 			rc = nal_shm_ops.send(c->n, 1, &k, sizeof(k), buf,

@@ -353,6 +353,8 @@ static int ring_drain(struct nal *n, int li)
 		if (rx->head - rx->published >= n->ring_size / 4) {
 			rx->published = rx->head;
 			atomic_store_explicit(&rx->ctl->head, rx->head, memory_order_release);
+			/* A producer that found the ring full may sleep on it. */
+			shm_wake_peer(n, li);
 		}
 	}
 	return done;
@@ -390,6 +392,16 @@ int shm_pending(struct nal *n)
 		if (atomic_load_explicit(rec_word(n->rx[li].data, n->rx[li].head & n->ring_mask),
 					 memory_order_acquire))
 			return 1;
+		/* A ring that refused a send has room again: the caller retries.
+		 * Said once per head move, so an abandoned retry cannot spin us. */
+		if (n->tx[li].full_count) {
+			uint64_t h = atomic_load_explicit(&n->tx[li].ctl->head, memory_order_acquire);
+
+			if (h != n->tx[li].head_cache) {
+				n->tx[li].head_cache = h;
+				return 1;
+			}
+		}
 	}
 	return n->nbulk ? shm_bulk_pending(n) : 0;
 }

@@ -64,6 +64,7 @@ int shm_sleep(struct nal *n, int timeout_ms)
 
 	if (!n->me)
 		return 0;
+	shm_seg_try_unlink(n); /* a progress thread may sleep before any progress() */
 	w = &n->me->state;
 	v = atomic_fetch_or_explicit(w, SHM_ST_SLEEPING, memory_order_seq_cst) | SHM_ST_SLEEPING;
 	atomic_thread_fence(memory_order_seq_cst);
