@@ -1,0 +1,53 @@
+/*
+ * For the ptltool tests: logs events into two EQs and never reads them,
+ * then blocks in PtlEQWait on a third EQ that stays empty, so ptltool can
+ * look at a process that is blocked. argv[1]: puts to do (default 3).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <portals3.h>
+#include <ptl_runtime.h>
+
+static void check(int rc, const char *what)
+{
+	if (rc != PTL_OK) {
+		fprintf(stderr, "eq_holder: %s: %s\n", what, PtlErrorStr((unsigned)rc));
+		exit(1);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	int puts = argc > 1 ? atoi(argv[1]) : 3, nif;
+	check(PtlInit(&nif), "PtlInit");
+	ptl_handle_ni_t ni;
+	check(PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, NULL, NULL, &ni), "PtlNIInit");
+	ptl_handle_eq_t target_eq, send_eq, idle_eq;
+	check(PtlEQAlloc(ni, 8, PTL_EQ_HANDLER_NONE, &target_eq), "PtlEQAlloc");
+	check(PtlEQAlloc(ni, 64, PTL_EQ_HANDLER_NONE, &send_eq), "PtlEQAlloc");
+	check(PtlEQAlloc(ni, 4, PTL_EQ_HANDLER_NONE, &idle_eq), "PtlEQAlloc");
+	static char buf[4096], src[16] = "peek";
+	ptl_process_id_t any = { PTL_NID_ANY, PTL_PID_ANY }, me;
+	check(PtlGetId(ni, &me), "PtlGetId");
+	ptl_handle_me_t meh;
+	ptl_handle_md_t mdh, src_h;
+	check(PtlMEAttach(ni, 7, any, 0xabcdef, 0, PTL_RETAIN, PTL_INS_AFTER, &meh), "PtlMEAttach");
+	ptl_md_t md = { .start = buf, .length = sizeof buf, .threshold = PTL_MD_THRESH_INF,
+			.options = PTL_MD_OP_PUT | PTL_MD_EVENT_START_DISABLE, .eq_handle = target_eq };
+	check(PtlMDAttach(meh, md, PTL_RETAIN, &mdh), "PtlMDAttach");
+	ptl_md_t smd = { .start = src, .length = sizeof src, .threshold = PTL_MD_THRESH_INF,
+			 .options = PTL_MD_EVENT_START_DISABLE, .eq_handle = send_eq };
+	check(PtlMDBind(ni, smd, PTL_RETAIN, &src_h), "PtlMDBind");
+	for (int i = 0; i < puts; i++)
+		check(PtlPut(src_h, PTL_NO_ACK_REQ, me, 7, 0, 0xabcdef, 0, 0), "PtlPut");
+	/* Let the progress thread deliver the self-puts. */
+	ptl_event_t ev;
+	int which;
+	PtlEQPoll(&idle_eq, 1, 200, &ev, &which);
+	printf("ready %d\n", (int)getpid());
+	fflush(stdout);
+	PtlEQWait(idle_eq, &ev); /* never returns: ptltool looks meanwhile */
+	return 0;
+}

@@ -1,0 +1,49 @@
+#!/bin/sh
+# ptltool ps / eq on a live process blocked in PtlEQWait, and its errors.
+set -u
+B=${PTL_TOP_BUILDDIR:-.}
+T=$B/tools/ptltool
+fail() { echo "FAIL: $*"; [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null; exit 1; }
+
+out=$(mktemp); trap 'rm -f "$out"' EXIT
+# 10 self-puts into an EQ of 8: 2 overwritten (each put logs one PUT_END).
+"$B/tests/tools/eq_holder" 10 > "$out" &
+pid=$!
+for i in $(seq 100); do grep -q ready "$out" && break; sleep 0.1; done
+grep -q "ready $pid" "$out" || fail "eq_holder did not start"
+sleep 0.3 # into PtlEQWait's sleep
+
+ps_out=$("$T" ps) || fail "ptltool ps failed"
+echo "$ps_out" | grep -E "^ *$pid .* 0 +1 up +3 waiting +self +eq_holder" >/dev/null ||
+	fail "ptltool ps does not list pid $pid as waiting: $ps_out"
+
+eq_out=$("$T" eq "$pid") || fail "ptltool eq $pid failed"
+echo "$eq_out"
+echo "$eq_out" | grep -q "process $pid (eq_holder): rank 0 of 1, job [0-9a-f]\{16\}, NALs self, blocked in PtlEQWait/PtlEQPoll" || fail "header"
+echo "$eq_out" | grep -q "status registers: drops 0, permission violations 0" || fail "status registers"
+echo "$eq_out" | grep -q "size 8, next sequence 10, events pending 8, dropped 2" || fail "target EQ summary"
+echo "$eq_out" | grep -q "size 64, next sequence 10, events pending 10, dropped 0" || fail "send EQ summary"
+echo "$eq_out" | grep -q "size 4, next sequence 0, events pending 0, dropped 0" || fail "idle EQ summary"
+[ "$(echo "$eq_out" | grep -c 'PTL_EVENT_PUT_END .* pt 7 bits 0x0000000000abcdef rlength 16 mlength 16')" = 8 ] ||
+	fail "expected the 8 surviving PUT_END events decoded"
+echo "$eq_out" | grep -q "seq 2 .*PTL_EVENT_PUT_END" || fail "oldest surviving event should be seq 2"
+echo "$eq_out" | grep -q "seq 1 .*PTL_EVENT_PUT_END" && fail "overwritten event seq 1 shown"
+
+job=$(echo "$eq_out" | sed -n 's/.*job \([0-9a-f]\{16\}\).*/\1/p' | head -1)
+"$T" eq --job "$job" --rank 0 | grep -q "process $pid " || fail "eq --job --rank did not find the process"
+
+# The process is still blocked and unaffected.
+kill -0 "$pid" || fail "process died while ptltool looked"
+kill "$pid"; wait "$pid" 2>/dev/null
+sleep 0.1
+
+# Errors.
+"$T" eq 999999999 2>&1 | grep -q "no ptl process 999999999 on this host" || fail "missing process message"
+"$T" eq 999999999 >/dev/null 2>&1; [ $? = 1 ] || fail "missing process exit status"
+"$T" eq abc >/dev/null 2>&1; [ $? = 2 ] || fail "bad pid exit status"
+"$T" eq --job zz --rank 0 2>&1 | grep -q "not a job id" || fail "bad job message"
+"$T" eq --job "$job" --rank 0 2>&1 | grep -q "no live rank 0 of job" || fail "dead job message"
+"$T" ps extra >/dev/null 2>&1; [ $? = 2 ] || fail "ps with an argument"
+"$T" nosuch 2>&1 | grep -q "unknown command 'nosuch'" || fail "unknown command"
+"$T" info | grep -q "^nal shm: *built" || fail "info lists shm"
+echo PASS
