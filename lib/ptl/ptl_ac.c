@@ -12,7 +12,7 @@ void ptl_ac_defaults(struct ptl_ni *ni)
 	ni->acs[0] = (struct ptl_ac){
 		.in_use = true,
 		.match_id = { PTL_NID_ANY, PTL_PID_ANY },
-		.uid = (ptl_uid_t)getuid(),
+		.uid = ptl_uid(),
 		.jid = ptl_jid(),
 		.pt_index = PTL_PT_INDEX_ANY,
 	};

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ptl/ptl_internal.h"
 
@@ -215,6 +216,7 @@ int PtlInit(int *max_interfaces)
 	int rc = PTL_FAIL;
 	if (rt_init(&ptl_lib.rt) != 0)
 		goto out;
+	ptl_lib.uid = (ptl_uid_t)getuid();
 	ptl_lib.peers = calloc((size_t)ptl_lib.rt.size, sizeof *ptl_lib.peers);
 	if (!ptl_lib.peers)
 		goto fail;

@@ -192,6 +192,7 @@ struct ptl_lib {
 	pthread_mutex_t lock;      /* recursive */
 	int init_count;
 	struct rt_info rt;
+	ptl_uid_t uid;              /* getuid(), read once: no syscall per put */
 	int nnals;
 	struct ptl_nalinst nals[PTL_MAX_NALS];
 	struct ptl_peer *peers;    /* rt.size */
@@ -223,6 +224,8 @@ extern struct ptl_lib ptl_lib;
 
 /* The job's Portals jid: the low bits of the job id, never a wildcard. */
 static inline ptl_jid_t ptl_jid(void) { return (ptl_jid_t)(ptl_lib.rt.jobid % 0xfffffff0u); }
+
+static inline ptl_uid_t ptl_uid(void) { return ptl_lib.uid; }
 
 static inline void ptl_lock(void) { pthread_mutex_lock(&ptl_lib.lock); }
 static inline void ptl_unlock(void) { pthread_mutex_unlock(&ptl_lib.lock); }

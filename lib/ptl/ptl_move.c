@@ -75,7 +75,7 @@ static void ptl_send_event(struct ptl_md *md, ptl_event_kind_t kind, const struc
 {
 	ptl_event_t ev = {
 		.initiator = ptl_lib.ni->id,
-		.uid = (ptl_uid_t)getuid(),
+		.uid = ptl_uid(),
 		.jid = ptl_jid(),
 		.pt_index = h->pt_index,
 		.match_bits = h->match_bits,
@@ -115,7 +115,7 @@ static void ptl_hdr_init(struct ptl_hdr *h, enum ptl_msg_type type, ptl_pt_index
 	h->type = (uint8_t)type;
 	h->pt_index = pt;
 	h->ac_index = ac;
-	h->uid = (uint32_t)getuid();
+	h->uid = ptl_uid();
 	h->jid = ptl_jid();
 	h->match_bits = bits;
 	h->offset = roff;

@@ -246,7 +246,7 @@ int PtlGetUid(ptl_handle_ni_t ni_handle, ptl_uid_t *uid)
 {
 	int rc = ptl_ni_get(ni_handle, uid);
 	if (rc == PTL_OK)
-		*uid = (ptl_uid_t)getuid();
+		*uid = ptl_uid();
 	return rc;
 }
 

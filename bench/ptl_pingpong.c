@@ -1,0 +1,159 @@
+/*
+ * ptl_pingpong: Portals put ping-pong half round trip (0 B - 64 KiB) and
+ * streaming put bandwidth (up to 16 MiB) between ranks 0 and 1.
+ *
+ *   ptlrun -n 2 --bind-to core bench/ptl_pingpong [trials]
+ *
+ * Prints one line per figure: "lat <bytes> <median us> <min> <max>" and
+ * "bw <bytes> <median GB/s> <min> <max>", medians over the trials; bench/
+ * pingpong.sh runs it interleaved with MPI and prints ratios.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <portals3.h>
+#include <ptl_runtime.h>
+
+#define PT 3
+#define BITS 0x5150ull
+#define MAX_LAT (64 * 1024)
+#define MAX_BW (16 * 1024 * 1024)
+#define WINDOW 32
+
+static ptl_handle_ni_t ni;
+static ptl_handle_eq_t eq;
+static ptl_handle_md_t send_md;
+static ptl_process_id_t peer;
+
+static void check(int rc, const char *what)
+{
+	if (rc != PTL_OK) {
+		fprintf(stderr, "ptl_pingpong: rank %d: %s: %s\n", PtlRtRank(), what, PtlErrorStr((unsigned)rc));
+		exit(1);
+	}
+}
+
+static double now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* Waits for the next PUT_END on our receive buffer (10 s at most). */
+static void wait_put(void)
+{
+	for (;;) {
+		ptl_event_t ev;
+		int which;
+		int rc = PtlEQPoll(&eq, 1, 10000, &ev, &which);
+		if (rc == PTL_EQ_EMPTY) {
+			fprintf(stderr, "ptl_pingpong: rank %d: no put from rank %u within 10 s\n",
+				PtlRtRank(), peer.pid);
+			exit(1);
+		}
+		if (rc != PTL_OK)
+			check(rc, "PtlEQPoll");
+		if (ev.type == PTL_EVENT_PUT_END)
+			return;
+	}
+}
+
+static void put(size_t len)
+{
+	check(PtlPutRegion(send_md, 0, len, PTL_NO_ACK_REQ, peer, PT, 0, BITS, 0, 0), "PtlPutRegion");
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static void report(const char *kind, size_t len, double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	printf("%s %zu %.3f %.3f %.3f\n", kind, len, v[n / 2], v[0], v[n - 1]);
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	int trials = argc > 1 ? atoi(argv[1]) : 5, nif;
+	if (trials < 1 || trials > 1000)
+		trials = 5;
+	check(PtlInit(&nif), "PtlInit");
+	int rank = PtlRtRank();
+	if (PtlRtSize() != 2) {
+		if (rank == 0)
+			fprintf(stderr, "ptl_pingpong: run with exactly 2 ranks (ptlrun -n 2)\n");
+		PtlFini();
+		return 2;
+	}
+	check(PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, NULL, NULL, &ni), "PtlNIInit");
+	check(PtlEQAlloc(ni, 4 * WINDOW, PTL_EQ_HANDLER_NONE, &eq), "PtlEQAlloc");
+	check(PtlRtId(1 - rank, &peer), "PtlRtId");
+	char *rbuf = calloc(1, MAX_BW), *sbuf = calloc(1, MAX_BW);
+	if (!rbuf || !sbuf)
+		return 1;
+	memset(sbuf, rank + 1, MAX_BW);
+	ptl_process_id_t any = { PTL_NID_ANY, PTL_PID_ANY };
+	ptl_handle_me_t me;
+	ptl_handle_md_t rmd;
+	check(PtlMEAttach(ni, PT, any, BITS, 0, PTL_RETAIN, PTL_INS_AFTER, &me), "PtlMEAttach");
+	ptl_md_t r = { .start = rbuf, .length = MAX_BW, .threshold = PTL_MD_THRESH_INF,
+		       .options = PTL_MD_OP_PUT | PTL_MD_MANAGE_REMOTE | PTL_MD_EVENT_START_DISABLE,
+		       .eq_handle = eq };
+	check(PtlMDAttach(me, r, PTL_RETAIN, &rmd), "PtlMDAttach");
+	/* The sender logs nothing: ping-pong completion is the peer's put. */
+	ptl_md_t s = { .start = sbuf, .length = MAX_BW, .threshold = PTL_MD_THRESH_INF,
+		       .options = 0, .eq_handle = PTL_EQ_NONE };
+	check(PtlMDBind(ni, s, PTL_RETAIN, &send_md), "PtlMDBind");
+	check(PtlRtBarrier(), "PtlRtBarrier");
+
+	double v[1000];
+	for (size_t len = 0; len <= MAX_LAT; len = len ? len * 2 : 1) {
+		int iters = len <= 4096 ? 20000 : 2000;
+		for (int t = 0; t < trials; t++) {
+			for (int warm = 0; warm < 100; warm++) {
+				if (rank == 0) { put(len); wait_put(); } else { wait_put(); put(len); }
+			}
+			double t0 = now_us();
+			for (int i = 0; i < iters; i++) {
+				if (rank == 0) { put(len); wait_put(); } else { wait_put(); put(len); }
+			}
+			v[t] = (now_us() - t0) / iters / 2;
+		}
+		if (rank == 0)
+			report("lat", len, v, trials);
+	}
+	for (size_t len = 4096; len <= MAX_BW; len *= 4) {
+		int rounds = len <= 65536 ? 20 : len <= 1048576 ? 4 : 1;
+		for (int t = 0; t < trials; t++) {
+			double t0 = now_us();
+			for (int k = 0; k < rounds; k++) {
+				if (rank == 0) {
+					for (int w = 0; w < WINDOW; w++)
+						put(len);
+					wait_put(); /* the receiver's 0-byte "got them all" */
+				} else {
+					for (int w = 0; w < WINDOW; w++)
+						wait_put();
+					put(0);
+				}
+			}
+			v[t] = (double)len * WINDOW * rounds / (now_us() - t0) / 1e3;
+		}
+		if (rank == 0)
+			report("bw", len, v, trials);
+	}
+	check(PtlRtBarrier(), "PtlRtBarrier");
+	PtlNIFini(ni);
+	PtlFini();
+	free(rbuf);
+	free(sbuf);
+	return 0;
+}
