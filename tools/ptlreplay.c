@@ -1,2 +1,637 @@
-/* placeholder */
-int main(void) { return 0; }
+/* ptlreplay: reissue the MPI calls of a ptl trace.
+ *
+ * Start it with as many ranks as the trace has. Each rank expands its own
+ * event sequence from the trace and makes every recorded call in order,
+ * with the recorded counts, datatypes, peers, tags, roots, reduction ops
+ * and communicators, on synthesized buffers. Run under the tracer
+ * (LD_PRELOAD=libptltrace-mpich.so) it records a trace that
+ * `ptltool trace diff` calls equal to the original. */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <mpi.h>
+
+#include "trc.h"
+
+#define MAXCOMM 4096
+#define REQRING (1u << 16)
+
+struct rcomm {
+	MPI_Comm c;
+	int *from_world;	/* world rank -> rank in c, NULL for world */
+};
+
+static struct {
+	int rank, size;
+	int compute, verbose;
+	struct rcomm comms[MAXCOMM];
+	MPI_Request req[REQRING];
+	void *rbuf[REQRING];
+	uint64_t next;
+	char *sbuf, *rscratch;
+	size_t scap, rcap;
+	MPI_Datatype bytes[64];	/* contiguous byte types by size, for derived types */
+	MPI_Op user_op;
+	uint64_t events;
+} R;
+
+static void die(const char *what, const char *detail)
+{
+	fprintf(stderr, "ptlreplay: rank %d: %s%s\n", R.rank, what, detail);
+	MPI_Abort(MPI_COMM_WORLD, 2);
+	exit(2);
+}
+
+static void spin_ns(uint64_t ns)
+{
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &b);
+	while ((uint64_t)(b.tv_sec - a.tv_sec) * 1000000000u + (uint64_t)(b.tv_nsec - a.tv_nsec) < ns);
+}
+
+static char *scratch(char **p, size_t *cap, size_t n)
+{
+	if (n > *cap) {
+		char *q = realloc(*p, n);
+		if (!q)
+			die("out of memory for a message buffer", "");
+		memset(q + *cap, 0, n - *cap);
+		*p = q;
+		*cap = n;
+	}
+	return *p;
+}
+
+static void user_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+	(void)in;
+	(void)inout;
+	(void)len;
+	(void)dt;
+}
+
+static MPI_Datatype dtype(int64_t v, size_t *size)
+{
+	static const MPI_Datatype tab[TRC_NDT] = {
+		MPI_DATATYPE_NULL, MPI_BYTE, MPI_CHAR, MPI_SHORT, MPI_INT, MPI_LONG, MPI_LONG_LONG,
+		MPI_UNSIGNED, MPI_UNSIGNED_LONG, MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE, MPI_INT8_T,
+		MPI_INT16_T, MPI_INT32_T, MPI_INT64_T, MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T,
+		MPI_UINT64_T, MPI_DOUBLE_INT, MPI_2INT, MPI_PACKED,
+	};
+	int64_t code = v >> 32, sz = v & 0xffffffff;
+	*size = (size_t)sz;
+	if (code < 0 || code >= TRC_NDT)
+		die("trace names an unknown datatype", "");
+	if (code != TRC_DT_DERIVED)
+		return tab[code];
+	if (!sz)
+		return MPI_DATATYPE_NULL;
+	/* a derived type: one of the same size, made of bytes */
+	for (int i = 0; i < 64; i++) {
+		if (R.bytes[i] == MPI_DATATYPE_NULL) {
+			MPI_Type_contiguous((int)sz, MPI_BYTE, &R.bytes[i]);
+			MPI_Type_commit(&R.bytes[i]);
+			return R.bytes[i];
+		}
+		int s;
+		MPI_Type_size(R.bytes[i], &s);
+		if (s == sz)
+			return R.bytes[i];
+	}
+	die("too many distinct derived datatype sizes", "");
+	return MPI_BYTE;
+}
+
+static MPI_Op mop(int64_t v)
+{
+	static const MPI_Op tab[TRC_NMOP] = {
+		MPI_OP_NULL, MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN, MPI_LAND, MPI_LOR, MPI_LXOR,
+		MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MAXLOC, MPI_MINLOC, MPI_REPLACE, MPI_OP_NULL,
+	};
+	if (v < 0 || v >= TRC_NMOP)
+		die("trace names an unknown reduction op", "");
+	if (v == TRC_MOP_USER) {
+		if (R.user_op == MPI_OP_NULL)
+			MPI_Op_create(user_fn, 1, &R.user_op);
+		return R.user_op;
+	}
+	return tab[v];
+}
+
+static MPI_Comm comm(int64_t id)
+{
+	if (id == TRC_COMM_NULL)
+		return MPI_COMM_NULL;
+	if (id < 0 || id >= MAXCOMM || R.comms[id].c == MPI_COMM_NULL) {
+		char s[32];
+		snprintf(s, sizeof s, " %" PRId64, id);
+		die("trace uses a communicator it never created:", s);
+	}
+	return R.comms[id].c;
+}
+
+static void comm_set(int64_t id, MPI_Comm c)
+{
+	if (id < 0)
+		return;
+	if (id >= MAXCOMM)
+		die("too many communicators in the trace", "");
+	R.comms[id].c = c;
+	free(R.comms[id].from_world);
+	R.comms[id].from_world = NULL;
+	if (c == MPI_COMM_NULL)
+		return;
+	MPI_Group g, wg;
+	int *in = malloc(2 * (size_t)R.size * sizeof *in);
+	if (!in)
+		die("out of memory", "");
+	for (int i = 0; i < R.size; i++)
+		in[i] = i;
+	MPI_Comm_group(c, &g);
+	MPI_Comm_group(MPI_COMM_WORLD, &wg);
+	MPI_Group_translate_ranks(wg, R.size, in, g, in + R.size);
+	MPI_Group_free(&g);
+	MPI_Group_free(&wg);
+	memmove(in, in + R.size, (size_t)R.size * sizeof *in);
+	R.comms[id].from_world = in;
+}
+
+/* A recorded peer (a world rank) as a rank of the call's communicator. */
+static int peer(int64_t p, int64_t cid)
+{
+	if (p == TRC_ANY_SOURCE)
+		return MPI_ANY_SOURCE;
+	if (p == TRC_PROC_NULL)
+		return MPI_PROC_NULL;
+	if (p < 0 || p >= R.size)
+		die("trace names a peer outside the job", "");
+	if (cid == 0 || !R.comms[cid].from_world)
+		return (int)p;
+	return R.comms[cid].from_world[p];
+}
+
+static int tag(int64_t t)
+{
+	return t == TRC_ANY_TAG ? MPI_ANY_TAG : (int)t;
+}
+
+/* ---- requests: slots by creation number, like the tracer's offsets ---- */
+static void req_new(MPI_Request r, void *buf)
+{
+	uint64_t i = R.next++ % REQRING;
+	if (R.req[i] != MPI_REQUEST_NULL)
+		die("more than 65536 requests outstanding", "");
+	R.req[i] = r;
+	R.rbuf[i] = buf;
+}
+
+static uint64_t req_slot(int64_t off)
+{
+	if (off <= 0 || (uint64_t)off > R.next || (uint64_t)off > REQRING)
+		die("trace has a request offset out of range", "");
+	return (R.next - (uint64_t)off) % REQRING;
+}
+
+static void req_done(uint64_t slot)
+{
+	if (R.req[slot] == MPI_REQUEST_NULL) {
+		free(R.rbuf[slot]);
+		R.rbuf[slot] = NULL;
+	}
+}
+
+static MPI_Request *req_array(const int64_t *offs, int n, uint64_t *slots)
+{
+	MPI_Request *a = malloc((size_t)(n ? n : 1) * sizeof *a);
+	if (!a)
+		die("out of memory", "");
+	for (int i = 0; i < n; i++) {
+		if (offs[i] == TRC_REQ_NULL) {
+			a[i] = MPI_REQUEST_NULL;
+			slots[i] = UINT64_MAX;
+		} else {
+			slots[i] = req_slot(offs[i]);
+			a[i] = R.req[slots[i]];
+		}
+	}
+	return a;
+}
+
+static void req_array_back(MPI_Request *a, int n, const uint64_t *slots)
+{
+	for (int i = 0; i < n; i++)
+		if (slots[i] != UINT64_MAX) {
+			R.req[slots[i]] = a[i];
+			req_done(slots[i]);
+		}
+	free(a);
+}
+
+/* Counts and displacements from a recorded count array; v may be NULL
+ * (a non-root rank of Gatherv/Scatterv records none): then all zeros. */
+static int *counts(const int64_t *v, int64_t n, int **displs, size_t *total)
+{
+	int *c = calloc((size_t)(n > 0 ? n : 1), sizeof *c), *d = calloc((size_t)(n > 0 ? n : 1), sizeof *d);
+	if (!c || !d)
+		die("out of memory", "");
+	size_t t = 0;
+	for (int64_t i = 0; i < n; i++) {
+		c[i] = v ? (int)v[i] : 0;
+		d[i] = (int)t;
+		t += (size_t)(c[i] > 0 ? c[i] : 0);
+	}
+	*displs = d;
+	*total = t;
+	return c;
+}
+
+/* One recorded call. Field order is the spec's (trc_mpi.spec). */
+static int replay(const struct trc_flat *e, void *ctx)
+{
+	(void)ctx;
+	const int64_t *v = e->v, *arr = e->arr;
+	size_t sz, sz2;
+	MPI_Datatype dt, dt2;
+	MPI_Status st;
+	int flag, idx;
+	R.events++;
+	if (R.compute && e->tns)
+		spin_ns(e->tns);
+	switch (e->op) {
+	case TRC_OP_INIT:
+	case TRC_OP_INIT_THREAD:
+	case TRC_OP_FINALIZE:
+		break;		/* made by main() */
+	case TRC_OP_ABORT:
+		MPI_Abort(comm(v[0]), (int)v[1]);
+		break;
+	case TRC_OP_SEND:
+	case TRC_OP_SSEND:
+	case TRC_OP_RSEND:
+	case TRC_OP_BSEND:
+	case TRC_OP_ISEND:
+	case TRC_OP_ISSEND: {
+		dt = dtype(v[2], &sz);
+		void *b = scratch(&R.sbuf, &R.scap, (size_t)v[1] * sz + 1);
+		int p = peer(v[0], v[4]);
+		MPI_Comm c = comm(v[4]);
+		MPI_Request r;
+		if (e->op == TRC_OP_SEND)
+			MPI_Send(b, (int)v[1], dt, p, tag(v[3]), c);
+		else if (e->op == TRC_OP_SSEND)
+			MPI_Ssend(b, (int)v[1], dt, p, tag(v[3]), c);
+		else if (e->op == TRC_OP_RSEND)
+			MPI_Rsend(b, (int)v[1], dt, p, tag(v[3]), c);
+		else if (e->op == TRC_OP_BSEND)
+			MPI_Bsend(b, (int)v[1], dt, p, tag(v[3]), c);
+		else {
+			if (e->op == TRC_OP_ISEND)
+				MPI_Isend(b, (int)v[1], dt, p, tag(v[3]), c, &r);
+			else
+				MPI_Issend(b, (int)v[1], dt, p, tag(v[3]), c, &r);
+			req_new(r, NULL);
+		}
+		break;
+	}
+	case TRC_OP_IRECV: {
+		dt = dtype(v[2], &sz);
+		void *b = calloc(1, (size_t)v[1] * sz + 1);
+		MPI_Request r;
+		if (!b)
+			die("out of memory for a receive buffer", "");
+		MPI_Irecv(b, (int)v[1], dt, peer(v[0], v[4]), tag(v[3]), comm(v[4]), &r);
+		req_new(r, b);
+		break;
+	}
+	case TRC_OP_RECV:
+		dt = dtype(v[2], &sz);
+		MPI_Recv(scratch(&R.rscratch, &R.rcap, (size_t)v[1] * sz + 1), (int)v[1], dt, peer(v[0], v[4]),
+			 tag(v[3]), comm(v[4]), &st);
+		break;
+	case TRC_OP_SENDRECV:
+		dt = dtype(v[2], &sz);
+		dt2 = dtype(v[6], &sz2);
+		MPI_Sendrecv(scratch(&R.sbuf, &R.scap, (size_t)v[1] * sz + 1), (int)v[1], dt, peer(v[0], v[8]),
+			     tag(v[3]), scratch(&R.rscratch, &R.rcap, (size_t)v[5] * sz2 + 1), (int)v[5], dt2,
+			     peer(v[4], v[8]), tag(v[7]), comm(v[8]), &st);
+		break;
+	case TRC_OP_SENDRECV_REPLACE:
+		dt = dtype(v[2], &sz);
+		MPI_Sendrecv_replace(scratch(&R.rscratch, &R.rcap, (size_t)v[1] * sz + 1), (int)v[1], dt,
+				     peer(v[0], v[6]), tag(v[3]), peer(v[4], v[6]), tag(v[5]), comm(v[6]), &st);
+		break;
+	case TRC_OP_WAIT:
+	case TRC_OP_TEST:
+	case TRC_OP_CANCEL:
+	case TRC_OP_REQUEST_FREE: {
+		MPI_Request nul = MPI_REQUEST_NULL, *r = &nul;
+		uint64_t slot = UINT64_MAX;
+		if (v[0] != TRC_REQ_NULL) {
+			slot = req_slot(v[0]);
+			r = &R.req[slot];
+		}
+		if (e->op == TRC_OP_WAIT)
+			MPI_Wait(r, &st);
+		else if (e->op == TRC_OP_TEST)
+			MPI_Test(r, &flag, &st);
+		else if (e->op == TRC_OP_CANCEL)
+			MPI_Cancel(r);
+		else {
+			MPI_Request_free(r);
+			slot = UINT64_MAX;	/* the buffer may still be in use */
+		}
+		if (slot != UINT64_MAX)
+			req_done(slot);
+		break;
+	}
+	case TRC_OP_WAITALL:
+	case TRC_OP_WAITANY:
+	case TRC_OP_WAITSOME:
+	case TRC_OP_TESTALL:
+	case TRC_OP_TESTANY:
+	case TRC_OP_TESTSOME: {
+		int n = (int)v[0], outn;
+		uint64_t *slots = malloc((size_t)(n ? n : 1) * sizeof *slots);
+		int *ind = malloc((size_t)(n ? n : 1) * sizeof *ind);
+		MPI_Status *sts = malloc((size_t)(n ? n : 1) * sizeof *sts);
+		if (!slots || !ind || !sts)
+			die("out of memory", "");
+		MPI_Request *a = req_array(arr, n, slots);
+		if (e->op == TRC_OP_WAITALL)
+			MPI_Waitall(n, a, sts);
+		else if (e->op == TRC_OP_WAITANY)
+			MPI_Waitany(n, a, &idx, &st);
+		else if (e->op == TRC_OP_WAITSOME)
+			MPI_Waitsome(n, a, &outn, ind, sts);
+		else if (e->op == TRC_OP_TESTALL)
+			MPI_Testall(n, a, &flag, sts);
+		else if (e->op == TRC_OP_TESTANY)
+			MPI_Testany(n, a, &idx, &flag, &st);
+		else
+			MPI_Testsome(n, a, &outn, ind, sts);
+		req_array_back(a, n, slots);
+		free(slots);
+		free(ind);
+		free(sts);
+		break;
+	}
+	case TRC_OP_PROBE:
+		MPI_Probe(peer(v[0], v[2]), tag(v[1]), comm(v[2]), &st);
+		break;
+	case TRC_OP_IPROBE:
+		MPI_Iprobe(peer(v[0], v[2]), tag(v[1]), comm(v[2]), &flag, &st);
+		break;
+	case TRC_OP_BARRIER:
+		MPI_Barrier(comm(v[0]));
+		break;
+	case TRC_OP_BCAST:
+		dt = dtype(v[1], &sz);
+		MPI_Bcast(scratch(&R.rscratch, &R.rcap, (size_t)v[0] * sz + 1), (int)v[0], dt, (int)v[2], comm(v[3]));
+		break;
+	case TRC_OP_REDUCE:
+	case TRC_OP_ALLREDUCE:
+	case TRC_OP_SCAN:
+	case TRC_OP_EXSCAN: {
+		dt = dtype(v[1], &sz);
+		size_t n = (size_t)v[0] * sz + 1;
+		void *s = scratch(&R.sbuf, &R.scap, n), *r = scratch(&R.rscratch, &R.rcap, n);
+		if (e->op == TRC_OP_REDUCE)
+			MPI_Reduce(s, r, (int)v[0], dt, mop(v[2]), (int)v[3], comm(v[4]));
+		else if (e->op == TRC_OP_ALLREDUCE)
+			MPI_Allreduce(s, r, (int)v[0], dt, mop(v[2]), comm(v[3]));
+		else if (e->op == TRC_OP_SCAN)
+			MPI_Scan(s, r, (int)v[0], dt, mop(v[2]), comm(v[3]));
+		else
+			MPI_Exscan(s, r, (int)v[0], dt, mop(v[2]), comm(v[3]));
+		break;
+	}
+	case TRC_OP_ALLGATHER:
+	case TRC_OP_ALLTOALL:
+	case TRC_OP_GATHER:
+	case TRC_OP_SCATTER: {
+		dt = dtype(v[1], &sz);
+		dt2 = dtype(v[3], &sz2);
+		int n;
+		MPI_Comm c = comm(e->op == TRC_OP_GATHER || e->op == TRC_OP_SCATTER ? v[5] : v[4]);
+		MPI_Comm_size(c, &n);
+		void *s = scratch(&R.sbuf, &R.scap, (size_t)v[0] * sz * (size_t)n + 1);
+		void *r = scratch(&R.rscratch, &R.rcap, (size_t)v[2] * sz2 * (size_t)n + 1);
+		if (e->op == TRC_OP_ALLGATHER)
+			MPI_Allgather(s, (int)v[0], dt, r, (int)v[2], dt2, c);
+		else if (e->op == TRC_OP_ALLTOALL)
+			MPI_Alltoall(s, (int)v[0], dt, r, (int)v[2], dt2, c);
+		else if (e->op == TRC_OP_GATHER)
+			MPI_Gather(s, (int)v[0], dt, r, (int)v[2], dt2, (int)v[4], c);
+		else
+			MPI_Scatter(s, (int)v[0], dt, r, (int)v[2], dt2, (int)v[4], c);
+		break;
+	}
+	case TRC_OP_ALLGATHERV:
+	case TRC_OP_GATHERV: {
+		/* scount sdt rcounts[] rdt [root] comm */
+		int *d, n;
+		size_t tot;
+		dt = dtype(v[1], &sz);
+		dt2 = dtype(v[3], &sz2);
+		MPI_Comm c = comm(e->op == TRC_OP_GATHERV ? v[5] : v[4]);
+		MPI_Comm_size(c, &n);
+		int *cn = counts(v[2] ? arr : NULL, v[2] ? v[2] : n, &d, &tot);
+		void *s = scratch(&R.sbuf, &R.scap, (size_t)v[0] * sz + 1);
+		void *r = scratch(&R.rscratch, &R.rcap, tot * sz2 + 1);
+		if (e->op == TRC_OP_ALLGATHERV)
+			MPI_Allgatherv(s, (int)v[0], dt, r, cn, d, dt2, c);
+		else
+			MPI_Gatherv(s, (int)v[0], dt, r, cn, d, dt2, (int)v[4], c);
+		free(cn);
+		free(d);
+		break;
+	}
+	case TRC_OP_SCATTERV: {
+		/* scounts[] sdt rcount rdt root comm */
+		int *d, n;
+		size_t tot;
+		dt = dtype(v[1], &sz);
+		dt2 = dtype(v[3], &sz2);
+		MPI_Comm c = comm(v[5]);
+		MPI_Comm_size(c, &n);
+		int *cn = counts(v[0] ? arr : NULL, v[0] ? v[0] : n, &d, &tot);
+		void *s = scratch(&R.sbuf, &R.scap, tot * sz + 1);
+		void *r = scratch(&R.rscratch, &R.rcap, (size_t)v[2] * sz2 + 1);
+		MPI_Scatterv(s, cn, d, dt, r, (int)v[2], dt2, (int)v[4], c);
+		free(cn);
+		free(d);
+		break;
+	}
+	case TRC_OP_ALLTOALLV: {
+		/* scounts[] sdt rcounts[] rdt comm */
+		int *sd, *rd;
+		size_t st1, st2;
+		dt = dtype(v[1], &sz);
+		dt2 = dtype(v[3], &sz2);
+		int *sc = counts(arr, v[0], &sd, &st1);
+		int *rc = counts(arr + v[0], v[2], &rd, &st2);
+		void *s = scratch(&R.sbuf, &R.scap, st1 * sz + 1);
+		void *r = scratch(&R.rscratch, &R.rcap, st2 * sz2 + 1);
+		MPI_Alltoallv(s, sc, sd, dt, r, rc, rd, dt2, comm(v[4]));
+		free(sc);
+		free(sd);
+		free(rc);
+		free(rd);
+		break;
+	}
+	case TRC_OP_REDUCE_SCATTER: {
+		/* rcounts[] dt op comm */
+		int *d;
+		size_t tot;
+		dt = dtype(v[1], &sz);
+		int *cn = counts(arr, v[0], &d, &tot);
+		void *s = scratch(&R.sbuf, &R.scap, tot * sz + 1);
+		void *r = scratch(&R.rscratch, &R.rcap, tot * sz + 1);
+		MPI_Reduce_scatter(s, r, cn, dt, mop(v[2]), comm(v[3]));
+		free(cn);
+		free(d);
+		break;
+	}
+	case TRC_OP_REDUCE_SCATTER_BLOCK: {
+		int n;
+		dt = dtype(v[1], &sz);
+		MPI_Comm c = comm(v[3]);
+		MPI_Comm_size(c, &n);
+		void *s = scratch(&R.sbuf, &R.scap, (size_t)v[0] * sz * (size_t)n + 1);
+		void *r = scratch(&R.rscratch, &R.rcap, (size_t)v[0] * sz + 1);
+		MPI_Reduce_scatter_block(s, r, (int)v[0], dt, mop(v[2]), c);
+		break;
+	}
+	case TRC_OP_COMM_DUP: {
+		MPI_Comm nc;
+		MPI_Comm_dup(comm(v[0]), &nc);
+		comm_set(v[1], nc);
+		break;
+	}
+	case TRC_OP_COMM_SPLIT: {
+		MPI_Comm nc;
+		MPI_Comm_split(comm(v[0]), (int)v[1], (int)v[2], &nc);
+		comm_set(v[3], nc);
+		break;
+	}
+	case TRC_OP_COMM_CREATE: {
+		/* comm group[] newcomm: the group as world ranks */
+		MPI_Group wg, g;
+		MPI_Comm nc;
+		int n = (int)v[1], *r = malloc((size_t)(n ? n : 1) * sizeof *r);
+		if (!r)
+			die("out of memory", "");
+		for (int i = 0; i < n; i++)
+			r[i] = (int)arr[i];
+		MPI_Comm_group(MPI_COMM_WORLD, &wg);
+		MPI_Group_incl(wg, n, r, &g);
+		MPI_Comm_create(comm(v[0]), g, &nc);
+		MPI_Group_free(&g);
+		MPI_Group_free(&wg);
+		free(r);
+		comm_set(v[2], nc);
+		break;
+	}
+	case TRC_OP_COMM_FREE: {
+		MPI_Comm c = comm(v[0]);
+		MPI_Comm_free(&c);
+		comm_set(v[0], MPI_COMM_NULL);
+		break;
+	}
+	default:
+		die("trace holds a call this ptlreplay cannot make", "");
+	}
+	return 0;
+}
+
+static int first_op(const struct trc_flat *e, void *ctx)
+{
+	*(int *)ctx = e->op;
+	return 1;	/* stop after one */
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: mpiexec -n N ptlreplay [--compute] [--verbose] TRACE\n"
+		     "Reissues the MPI calls recorded in TRACE; N must be the trace's job size.\n"
+		     "--compute  also wait the recorded compute time before each call\n"
+		     "See ptlreplay(1).\n");
+}
+
+int main(int argc, char **argv)
+{
+	const char *path = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--compute"))
+			R.compute = 1;
+		else if (!strcmp(argv[i], "--verbose"))
+			R.verbose = 1;
+		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (!path && argv[i][0] != '-')
+			path = argv[i];
+		else {
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (!path) {
+		usage(stderr);
+		return 2;
+	}
+	struct trc_trace t;
+	char err[512];
+	if (trc_read_file(&t, path, err, sizeof err)) {
+		fprintf(stderr, "ptlreplay: %s\n", err);
+		return 2;
+	}
+	if (t.flags & TRC_FL_LOSSY)
+		fprintf(stderr, "ptlreplay: note: %s was recorded in histogram mode; counts are approximate\n", path);
+	int op = TRC_OP_INIT;
+	trc_expand(&t, t.all.n ? t.all.r[0] : 0, first_op, &op);
+	int provided;
+	if (op == TRC_OP_INIT_THREAD)
+		MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+	else
+		MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &R.rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &R.size);
+	if (R.size != t.nranks) {
+		char s[96];
+		snprintf(s, sizeof s, "%d ranks but this job has %d; start ptlreplay with -n %d", t.nranks, R.size,
+			 t.nranks);
+		if (R.rank == 0)
+			fprintf(stderr, "ptlreplay: %s was recorded with %s\n", path, s);
+		MPI_Finalize();
+		return 2;
+	}
+	for (int i = 0; i < MAXCOMM; i++)
+		R.comms[i].c = MPI_COMM_NULL;
+	for (uint32_t i = 0; i < REQRING; i++)
+		R.req[i] = MPI_REQUEST_NULL;
+	for (int i = 0; i < 64; i++)
+		R.bytes[i] = MPI_DATATYPE_NULL;
+	R.user_op = MPI_OP_NULL;
+	R.comms[0].c = MPI_COMM_WORLD;
+	R.comms[1].c = MPI_COMM_SELF;
+	static char bsend[1 << 22];
+	MPI_Buffer_attach(bsend, sizeof bsend);
+	trc_expand(&t, R.rank, replay, NULL);
+	void *b;
+	int bs;
+	MPI_Buffer_detach(&b, &bs);
+	if (R.verbose)
+		fprintf(stderr, "ptlreplay: rank %d: %" PRIu64 " calls replayed\n", R.rank, R.events);
+	trc_trace_free(&t);
+	MPI_Finalize();
+	return 0;
+}

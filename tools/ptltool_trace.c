@@ -18,13 +18,13 @@ static void trace_usage(FILE *out)
 		"usage: ptltool trace show FILE\n"
 		"       ptltool trace stats FILE\n"
 		"       ptltool trace expand FILE [--rank R] [--times]\n"
-		"       ptltool trace diff A B\n"
+		"       ptltool trace diff [--sig] A B\n"
 		"\n"
 		"show    the compressed structure: loops, nesting, parameter lists, participants\n"
 		"stats   ranks, events represented, nodes, loops, bytes, compression ratio\n"
 		"expand  the exact flat event sequence of rank R (default: the file's own rank, or 0)\n"
 		"diff    exit 0 when both traces expand to the same events on every rank,\n"
-		"        else print the first difference and exit 1\n"
+		"        else print the first difference and exit 1 (--sig: call sites must match too)\n"
 		"Exit status 2 on a usage error or an unreadable file. See ptltool-trace(1).\n");
 }
 
@@ -158,6 +158,7 @@ static int cmd_stats(int argc, char **argv)
 struct lines {
 	char **l;
 	size_t n, cap;
+	int sigs;	/* compare call-site signatures too */
 };
 
 static int collect(const struct trc_flat *e, void *ctx)
@@ -165,6 +166,11 @@ static int collect(const struct trc_flat *e, void *ctx)
 	struct lines *L = ctx;
 	char line[4096];
 	trc_flat_format(e, line, sizeof line);
+	/* A replay calls MPI from other call sites than the program did:
+	 * by default the signature is not part of what must be equal. */
+	char *at = strrchr(line, '@');
+	if (!L->sigs && at && at > line)
+		at[-1] = 0;
 	if (L->n == L->cap) {
 		size_t cap = L->cap ? 2 * L->cap : 256;
 		char **l = realloc(L->l, cap * sizeof *l);
@@ -189,6 +195,12 @@ static void lines_free(struct lines *L)
 
 static int cmd_diff(int argc, char **argv)
 {
+	int sigs = 0;
+	if (argc == 4 && !strcmp(argv[1], "--sig")) {
+		sigs = 1;
+		argv++;
+		argc--;
+	}
 	if (argc != 3) {
 		trace_usage(stderr);
 		return 2;
@@ -206,7 +218,7 @@ static int cmd_diff(int argc, char **argv)
 		rc = 1;
 	}
 	for (int32_t r = 0; r < a.nranks && !rc; r++) {
-		struct lines la = { 0 }, lb = { 0 };
+		struct lines la = { .sigs = sigs }, lb = { .sigs = sigs };
 		if (trc_expand(&a, r, collect, &la) || trc_expand(&b, r, collect, &lb)) {
 			fprintf(stderr, "ptltool trace diff: out of memory\n");
 			rc = 2;

@@ -731,7 +731,7 @@ badev:
 		goto bad;
 	}
 	{
-		size_t body = r->off;
+		size_t body = r->off - 1;	/* the end tag is outside the checksum */
 		uint32_t crc;
 		if (get_u32(r, &crc))
 			goto bad;

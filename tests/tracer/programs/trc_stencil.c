@@ -1,0 +1,53 @@
+/* 2-D 5-point stencil: halo exchange with Isend/Irecv/Waitall to the
+ * existing neighbours of a non-periodic grid, an Allreduce of the residual
+ * every iteration and a Bcast every tenth. */
+#include <string.h>
+
+#include "trc_prog.h"
+
+#define HALO 64
+
+int main(int argc, char **argv)
+{
+	int rank, size, dims[2] = { 0, 0 };
+	MPI_Init(&argc, &argv);
+	int iters = trc_prog_iters(argc, argv, 20);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	MPI_Dims_create(size, 2, dims);
+	int x = rank % dims[0], y = rank / dims[0];
+	int nbr[4], nn = 0;
+	if (x > 0)
+		nbr[nn++] = rank - 1;
+	if (x < dims[0] - 1)
+		nbr[nn++] = rank + 1;
+	if (y > 0)
+		nbr[nn++] = rank - dims[0];
+	if (y < dims[1] - 1)
+		nbr[nn++] = rank + dims[0];
+
+	static double sendb[4][HALO], recvb[4][HALO];
+	double u = rank, param = 0;
+	for (int it = 0; it < iters; it++) {
+		MPI_Request req[8];
+		MPI_Status st[8];
+		if (it % 10 == 0) {
+			param = it;
+			MPI_Bcast(&param, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+		}
+		for (int k = 0; k < nn; k++) {
+			for (int i = 0; i < HALO; i++)
+				sendb[k][i] = u + i;
+			MPI_Irecv(recvb[k], HALO, MPI_DOUBLE, nbr[k], 7, MPI_COMM_WORLD, &req[k]);
+		}
+		for (int k = 0; k < nn; k++)
+			MPI_Isend(sendb[k], HALO, MPI_DOUBLE, nbr[k], 7, MPI_COMM_WORLD, &req[nn + k]);
+		MPI_Waitall(2 * nn, req, st);
+		for (int k = 0; k < nn; k++)
+			u += 0.01 * (recvb[k][0] - u);
+		double res = u, sum;
+		MPI_Allreduce(&res, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+	}
+	MPI_Finalize();
+	return 0;
+}
