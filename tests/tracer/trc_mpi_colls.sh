@@ -1,0 +1,3 @@
+#!/bin/sh
+# colls under mpiexec.hydra at 1, 2, 4 and 8 ranks: expand = flat dump, replay round trip.
+exec "$(dirname "$0")/trc_mpi_run.sh" trc_colls 4 1 2 4 8

@@ -1,0 +1,92 @@
+#!/bin/sh
+# What a user gets wrong: a malformed record.in, a malformed variable, an
+# unwritable output path, a request-offset buffer too small, a corrupt
+# trace file. Each must give a message naming the problem, and the program
+# must still run to completion (exit 0).
+. "$(dirname "$0")/trc_mpi_common.sh"
+P=$PROGS/trc_stencil
+
+run() {	# run DIR N ENV...: the stencil in DIR, stderr to DIR/err
+	dir=$1 n=$2
+	shift 2
+	(cd "$dir" && timeout -k 5 "$RUN_TIMEOUT" env LD_PRELOAD="$PRELOAD" "$@" "$MPIEXEC" -n "$n" "$P" 12 \
+		>"$dir/out" 2>"$dir/err")
+}
+
+expect() {	# expect DIR PATTERN WHAT
+	grep -q "$2" "$1/err" || { fail "$3: no message matching '$2'"; cat "$1/err"; }
+}
+
+# 1. malformed record.in: each bad line named, defaults used, trace still written
+d=$WORK/recordin
+mkdir -p "$d"
+printf 'xml\nlots\n0\n%s\n' "$d/t.trace" >"$d/record.in"
+run "$d" 2 || fail "record.in: program did not complete"
+expect "$d" "record.in: line 1: format 'xml'" "record.in line 1"
+expect "$d" "record.in: line 2: compression window 'lots'" "record.in line 2"
+expect "$d" "record.in: line 3: request-offset buffer size '0'" "record.in line 3"
+test -s "$d/t.trace" || fail "record.in: line 4 (output path) was not used"
+# a short record.in
+printf 'ascii\n' >"$d/record.in"
+run "$d" 1 PTL_TRACE_OUT="$d/short.trace" || fail "short record.in: program did not complete"
+expect "$d" "line 2 missing" "short record.in"
+grep -q "^# ptl trace" "$d/short.trace" || fail "short record.in: format line 1 (ascii) not used"
+# a good record.in in binary (flat) format at level node
+printf 'binary\n-1\n64\n%s\n' "$d/flat.trace" >"$d/record.in"
+run "$d" 2 PTL_TRACE_LEVEL=node || fail "binary record.in: program did not complete"
+test -s "$d/flat.trace.0" && test -s "$d/flat.trace.1" || fail "level node: one file per rank expected"
+"$PTLTOOL" trace expand "$d/flat.trace.1" >/dev/null || fail "level node binary: unreadable"
+rm -f "$d/record.in"
+
+# 2. malformed environment variables, which override record.in
+d=$WORK/env
+mkdir -p "$d"
+run "$d" 2 PTL_TRACE_OUT="$d/t" PTL_TRACE_WINDOW=-7 PTL_TRACE_LEVEL=all PTL_TRACE_HISTO=lots \
+	PTL_TRACE_FORMAT=pdf PTL_TRACE_REQBUF=x || fail "bad variables: program did not complete"
+expect "$d" "PTL_TRACE_WINDOW='-7'" "PTL_TRACE_WINDOW"
+expect "$d" "PTL_TRACE_LEVEL='all' is not dump, node or glob" "PTL_TRACE_LEVEL"
+expect "$d" "PTL_TRACE_HISTO='lots'" "PTL_TRACE_HISTO"
+expect "$d" "PTL_TRACE_FORMAT='pdf'" "PTL_TRACE_FORMAT"
+expect "$d" "PTL_TRACE_REQBUF='x'" "PTL_TRACE_REQBUF"
+test -s "$d/t" || fail "bad variables: trace not written with the defaults"
+
+# 3. unwritable output path
+d=$WORK/unwritable
+mkdir -p "$d"
+run "$d" 2 PTL_TRACE_OUT=/nonexistent-dir/sub/t.trace || fail "unwritable path: program did not complete"
+expect "$d" "cannot write the trace to /nonexistent-dir/sub/t.trace" "unwritable path at start"
+expect "$d" "cannot write trace /nonexistent-dir/sub/t.trace" "unwritable path at the end"
+
+# 4. request-offset buffer overflow: the stencil keeps up to 8 requests
+# outstanding at 4 ranks... and 4 at 2 ranks; a buffer of 3 overflows.
+d=$WORK/overflow
+mkdir -p "$d"
+run "$d" 4 PTL_TRACE_OUT="$d/t" PTL_TRACE_REQBUF=3 || fail "overflow: program did not complete"
+expect "$d" "request-offset buffer overflow: more than 3 requests outstanding; raise PTL_TRACE_REQBUF" \
+	"request buffer overflow"
+"$PTLTOOL" trace show "$d/t" | head -1 | grep -q INCOMPLETE || fail "overflow: trace not marked INCOMPLETE"
+
+# 5. corrupt, truncated and foreign files: clean error, exit 2, never a crash
+d=$WORK/corrupt
+mkdir -p "$d"
+run "$d" 2 PTL_TRACE_OUT="$d/t" || fail "corrupt: program did not complete"
+size=$(wc -c <"$d/t")
+i=0
+while [ $i -lt "$size" ]; do
+	head -c $i "$d/t" >"$d/cut"
+	"$PTLTOOL" trace show "$d/cut" >/dev/null 2>"$d/cut.err"
+	rc=$?
+	[ $rc -eq 2 ] || { fail "truncated to $i bytes: exit $rc, expected 2"; break; }
+	grep -q "truncated\|bad magic\|checksum" "$d/cut.err" || { fail "truncated to $i: $(cat "$d/cut.err")"; break; }
+	i=$((i + 7))
+done
+printf 'hello, I am a text file\n' >"$d/foreign"
+"$PTLTOOL" trace stats "$d/foreign" 2>"$d/f.err"
+[ $? -eq 2 ] && grep -q "not a ptl trace" "$d/f.err" || fail "foreign file not rejected cleanly"
+# flip one byte in the middle
+cp "$d/t" "$d/flip"
+printf '\377' | dd of="$d/flip" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
+"$PTLTOOL" trace expand "$d/flip" 2>"$d/flip.err"
+[ $? -eq 2 ] && grep -q "checksum mismatch" "$d/flip.err" || fail "corrupted byte not detected"
+
+test $FAILS -eq 0

@@ -1,0 +1,3 @@
+#!/bin/sh
+# ring under mpiexec.hydra at 1, 2, 4 and 8 ranks: expand = flat dump, replay round trip.
+exec "$(dirname "$0")/trc_mpi_run.sh" trc_ring 10 1 2 4 8
