@@ -1,0 +1,328 @@
+/* coll.h: collective schedules for ptl (libptlcoll).
+ *
+ * One collective call (allreduce, reduce_scatter, allgather, alltoall, bcast,
+ * reduce, barrier) over N ranks becomes a schedule: for every rank, a list of
+ * commands (send, receive, reduce-into, copy) with byte ranges, a step, a
+ * direction and the ids of the commands it waits for. The same schedule feeds
+ * the cost model (coll_cost) and an executor (coll_engine for one rank over a
+ * real transport, coll_exec_run for all ranks in one process). Nothing here
+ * touches a network: every function is a pure computation on its arguments.
+ *
+ * Errors are negative errno values (-EINVAL, -ENOMEM, -ENOTSUP, -E2BIG);
+ * functions that can say more take a char buffer for a message.
+ *
+ * Ranks: a schedule works in logical ranks 0..N-1 (the index into the
+ * participant list). coll_cmd.peer is logical; coll_cmd.peer_rank is
+ * participants[peer] (or peer when no list was given).
+ */
+#ifndef COLL_H
+#define COLL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum coll_op {
+	COLL_OP_ALLREDUCE,
+	COLL_OP_REDUCE_SCATTER,
+	COLL_OP_ALLGATHER,
+	COLL_OP_ALLTOALL,
+	COLL_OP_BCAST,
+	COLL_OP_REDUCE,
+	COLL_OP_BARRIER,
+	COLL_OP_COUNT
+};
+
+/* Algorithm names as users type them: coll_algo_name/coll_algo_parse. */
+enum coll_algo {
+	COLL_ALGO_AUTO,              /* "auto": coll_choose decides */
+	COLL_ALGO_RING,              /* "ring": one-way ring, chunk pipelined */
+	COLL_ALGO_RING_SENDRECV,     /* "ring_sendrecv": ring whose receives land in
+	                              * scratch and are reduced/copied by a local command */
+	COLL_ALGO_RING_BIDIR,        /* "ring_bidir": both directions at once */
+	COLL_ALGO_HALVING_DOUBLING,  /* "halving_doubling": recursive halving-doubling */
+	COLL_ALGO_TREE,              /* "tree": double binary tree (allreduce),
+	                              * merge tree of seed 003 (reduce) */
+	COLL_ALGO_PAIRWISE,          /* "pairwise": alltoall */
+	COLL_ALGO_BINOMIAL,          /* "binomial": bcast tree */
+	COLL_ALGO_SCATTER_ALLGATHER, /* "scatter_allgather": bcast for large messages */
+	COLL_ALGO_DISSEMINATION,     /* "dissemination": barrier */
+	COLL_ALGO_OWNER,             /* "owner": reduce, root adds parts in rank order */
+	COLL_ALGO_COUNT
+};
+
+enum coll_kind {
+	COLL_SEND,   /* send len bytes at (buf, off) to peer */
+	COLL_RECV,   /* receive len bytes from peer into (buf, off) */
+	COLL_REDUCE, /* peer >= 0: receive len bytes from peer into (src_buf, src_off),
+	              * then (buf, off) = (buf, off) OP (src_buf, src_off).
+	              * peer == COLL_PEER_NONE: the same combine, locally. */
+	COLL_COPY    /* local: copy len bytes (src_buf, src_off) -> (buf, off) */
+};
+
+/* Buffers a command names. DATA is the rank's in-place buffer: on entry its
+ * input, on exit its result. INPUT is the read-only send buffer of alltoall.
+ * SCRATCH is the rank's temporary area (coll_info.scratch_bytes). */
+enum coll_buf { COLL_BUF_DATA, COLL_BUF_INPUT, COLL_BUF_SCRATCH };
+
+#define COLL_PEER_NONE (-1)
+#define COLL_MAX_DEPS 4
+#define COLL_MAX_CHUNKS 64
+#define COLL_MAX_RANKS (1 << 24)
+
+/* One command of one rank.
+ *
+ * Ids are unique in the whole schedule and ordered by (step, direction,
+ * chunk, rank, sub), the order of seed 002; they are not dense (a slot that
+ * carries nothing keeps its number). Every dependency has a smaller id and
+ * belongs to the same rank, so a rank's commands in id order are a valid
+ * order to post them in. A receive's `match` is the id of the peer's send it
+ * pairs with (a send's `match` is its own id), so a transport can use it as
+ * a tag: both sides know it without talking. */
+struct coll_cmd {
+	uint64_t id;
+	uint64_t match;
+	uint64_t deps[COLL_MAX_DEPS];
+	size_t off;         /* byte offset in buf */
+	size_t len;         /* bytes */
+	size_t src_off;     /* COLL_REDUCE, COLL_COPY: source offset in src_buf */
+	uint32_t step;
+	int32_t peer;       /* logical rank, or COLL_PEER_NONE */
+	int32_t peer_rank;  /* participants[peer], or COLL_PEER_NONE */
+	uint16_t chunk;
+	uint8_t ndeps;
+	uint8_t kind;       /* enum coll_kind */
+	uint8_t dir;        /* thread id: 0 clockwise/default, 1 counter-clockwise
+	                     * (ring_bidir) or second tree (tree allreduce) */
+	uint8_t buf;        /* enum coll_buf */
+	uint8_t src_buf;    /* enum coll_buf */
+};
+
+/* What to expand. Zero means the default for elem_size (1), num_chunks (1)
+ * and ports (1). */
+struct coll_req {
+	enum coll_op op;
+	enum coll_algo algo;     /* requested algorithm, usually COLL_ALGO_AUTO */
+	int nranks;              /* N, 1..COLL_MAX_RANKS */
+	const int *participants; /* N physical ranks, or NULL for 0..N-1 */
+	int root;                /* bcast and reduce: logical root */
+	/* bytes: allreduce, reduce, bcast: the vector; reduce_scatter: the whole
+	 * input vector, rank i keeps block i (coll_block); allgather: the whole
+	 * output, rank i contributes block i; alltoall: bytes sent to EACH peer
+	 * (buffers hold N such blocks); barrier: ignored. */
+	size_t bytes;
+	size_t elem_size;        /* blocks are cut at element boundaries */
+	int num_chunks;          /* ring algorithms: chunks per block (1..64) */
+	int ports;               /* concurrent transfers a rank can drive */
+};
+
+/* The result of coll_choose. warning is "" when the choice is the plain
+ * reading of the request, otherwise one sentence naming the reason. */
+struct coll_choice {
+	enum coll_algo algo;
+	char warning[160];
+};
+
+/* Figures of a whole schedule. */
+struct coll_info {
+	enum coll_op op;
+	enum coll_algo algo;      /* what was expanded (after coll_choose) */
+	int nranks;
+	int ndirs;                /* directions (threads) the algorithm uses */
+	int num_chunks;           /* chunks actually used (1 for non-ring) */
+	uint32_t steps;           /* the algorithm's steps */
+	uint64_t id_stride;       /* ids per (step, dir, chunk, rank) slot: id /
+	                           * id_stride is seed 002's cmd_id numbering */
+	uint64_t link_slots;      /* steps * N * ndirs: every link of every step,
+	                           * carrying data or not (seed 002's V1.1 count) */
+	uint64_t commands;        /* transfers that carry data: sends, each paired
+	                           * with one receive (zero-byte ones for barrier) */
+	uint64_t entries;         /* every command of every rank */
+	uint64_t total_bytes;     /* sum of transfer lengths */
+	size_t min_transfer;      /* smallest and largest transfer */
+	size_t max_transfer;
+	size_t data_bytes;        /* per-rank DATA buffer size */
+	size_t input_bytes;       /* per-rank INPUT buffer size (alltoall) */
+	size_t scratch_bytes;     /* per-rank SCRATCH size */
+};
+
+struct coll_rank_sched {
+	int rank;               /* logical rank */
+	size_t ncmds;
+	struct coll_cmd *cmds;  /* sorted by id */
+};
+
+struct coll_sched {
+	struct coll_req req;       /* normalized copy; participants not owned */
+	struct coll_choice choice;
+	struct coll_info info;     /* commands/entries/bytes cover the ranks held */
+	int nheld;                 /* ranks held: N (coll_expand) or 1 (coll_expand_rank) */
+	struct coll_rank_sched *ranks;
+};
+
+/* ---- names ---- */
+const char *coll_op_name(enum coll_op op);
+int coll_op_parse(const char *name, enum coll_op *op);        /* -EINVAL if unknown */
+const char *coll_algo_name(enum coll_algo algo);
+int coll_algo_parse(const char *name, enum coll_algo *algo);  /* -EINVAL if unknown */
+const char *coll_kind_name(enum coll_kind kind);
+
+/* Where block i of a vector cut into `parts` blocks lives: bytes cut into
+ * element units as evenly as possible (earlier blocks get one more unit), and
+ * a trailing partial element belongs to the last block. reduce_scatter and
+ * allgather use coll_block(bytes, elem_size, N, i, ...) for rank i's block. */
+void coll_block(size_t bytes, size_t unit, size_t parts, size_t i,
+                size_t *off, size_t *len);
+
+/* ---- choice (seed 002, R3/R4 and table V3.1) ----
+ * allreduce: "tree", "ring_sendrecv", "halving_doubling" are kept as asked
+ * (halving_doubling needs N a power of two, else the ring rule below applies
+ * with a warning); "ring": ring_bidir with ports >= 2, else ring; "auto":
+ * with ports >= 2 halving_doubling for N a power of two and ring_bidir
+ * otherwise, with one port the ring; "ring_bidir" with ports < 2: ring and a
+ * warning. reduce_scatter/allgather: ring, ring_sendrecv, ring_bidir the same
+ * way. alltoall: pairwise. bcast: binomial below 64 KiB or 8 ranks, else
+ * scatter_allgather. reduce: tree (auto) or owner. barrier: dissemination.
+ * An unknown or out-of-range request is -EINVAL, an algorithm that does not
+ * implement the op -ENOTSUP; msg (may be NULL) says which. */
+int coll_choose(const struct coll_req *req, struct coll_choice *out,
+                char *msg, size_t msglen);
+
+/* ---- expansion ----
+ * coll_expand: every rank's commands. O(total commands) time and memory.
+ * coll_expand_rank: rank `rank`'s commands only, in O(that rank's commands)
+ * (O(steps) for the rings and trees; the owner form's root is O(N)); info
+ * then counts only that rank, except steps/link_slots/sizes, which are the
+ * schedule's. Both run coll_choose first (sched->choice keeps its warning).
+ * On error *out is NULL and msg says why. */
+int coll_expand(const struct coll_req *req, struct coll_sched **out,
+                char *msg, size_t msglen);
+int coll_expand_rank(const struct coll_req *req, int rank,
+                     struct coll_sched **out, char *msg, size_t msglen);
+void coll_free(struct coll_sched *sched);
+
+/* Whole-schedule figures without holding the schedule: expands one rank at
+ * a time (O(N * steps) time, O(steps) memory). */
+int coll_summarize(const struct coll_req *req, struct coll_info *info,
+                   struct coll_choice *choice, char *msg, size_t msglen);
+
+/* ---- reading a schedule ---- */
+/* The commands of logical rank `rank` (NULL, *n = 0 if not held). */
+const struct coll_cmd *coll_rank_cmds(const struct coll_sched *s, int rank, size_t *n);
+/* The command with this id on this rank, or NULL. O(log n). */
+const struct coll_cmd *coll_find(const struct coll_sched *s, int rank, uint64_t id);
+
+struct coll_iter {
+	const struct coll_cmd *cmds;
+	size_t n, pos;
+};
+/* Iterate one rank's commands in id order:
+ *   struct coll_iter it; const struct coll_cmd *c;
+ *   coll_iter_init(&it, s, rank);
+ *   while ((c = coll_iter_next(&it))) ... */
+void coll_iter_init(struct coll_iter *it, const struct coll_sched *s, int rank);
+const struct coll_cmd *coll_iter_next(struct coll_iter *it);
+
+/* Check a whole schedule's invariants: ids sorted and unique, every
+ * dependency earlier on the same rank, every receive paired with exactly one
+ * send of the same length and every send with one receive, buffer ranges
+ * inside their buffers. 0 or -EINVAL with the first violation in msg. */
+int coll_check(const struct coll_sched *s, char *msg, size_t msglen);
+
+/* ---- cost model ----
+ * The schedule runs as a DAG: a command starts when its dependencies are done;
+ * a transfer also needs its peer's receive to be ready and a free port of the
+ * sending rank (ports_per_rank at once; with one port the two directions of
+ * ring_bidir take turns). A transfer takes alpha + bytes/beta; a reduction
+ * adds bytes*gamma; a local copy is free. Needs a whole schedule. */
+struct coll_cost_params {
+	double alpha;    /* seconds per transfer */
+	double beta;     /* bytes per second; <= 0 means infinite */
+	double gamma;    /* seconds per reduced byte */
+	int ports;       /* ports per rank; 0: the request's */
+};
+struct coll_cost {
+	double time;          /* seconds until the last command ends */
+	double busiest_port;  /* seconds the busiest rank's ports were busy */
+};
+int coll_cost(const struct coll_sched *s, const struct coll_cost_params *p,
+              struct coll_cost *out);
+
+/* ---- executing ---- */
+enum coll_dtype { COLL_INT32, COLL_INT64, COLL_FLOAT, COLL_DOUBLE, COLL_DTYPE_COUNT };
+enum coll_redop { COLL_SUM, COLL_MAX, COLL_MIN, COLL_REDOP_COUNT };
+size_t coll_dtype_size(enum coll_dtype dt);
+const char *coll_dtype_name(enum coll_dtype dt);
+const char *coll_redop_name(enum coll_redop op);
+
+/* dst[i] = dst[i] OP src[i] for len/size elements (integers wrap). */
+int coll_reduce_local(void *dst, const void *src, size_t len,
+                      enum coll_dtype dt, enum coll_redop op);
+
+struct coll_bufs {
+	void *data;          /* info.data_bytes */
+	const void *input;   /* info.input_bytes */
+	void *scratch;       /* info.scratch_bytes */
+};
+
+/* One rank's executor. It owns the ordering: it posts a command when its
+ * dependencies are done, in id order (so a receive is posted before the send
+ * of the same slot), runs local commands itself and applies reductions. The
+ * transport supplies the three callbacks below and reports every posted
+ * send/receive back with coll_engine_done once it has completed (a send:
+ * its buffer may be reused; a receive: the bytes are in place). Callbacks must
+ * not call coll_engine_done themselves; report completions afterwards. */
+struct coll_engine;
+struct coll_engine_ops {
+	/* post a send/receive; `idx` names it in coll_engine_done. 0 or -errno. */
+	int (*send)(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd,
+	            const void *buf, size_t len);
+	int (*recv)(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd,
+	            void *buf, size_t len);
+	/* combine; NULL: coll_reduce_local */
+	int (*reduce)(void *ctx, void *dst, const void *src, size_t len,
+	              enum coll_dtype dt, enum coll_redop op);
+};
+struct coll_engine_conf {
+	enum coll_dtype dtype;
+	enum coll_redop redop;
+	/* A deadline for the transport's waits, in its own clock (0: none). The
+	 * engine never reads a clock; coll_engine_waiting tells what a timed-out
+	 * wait was waiting for. */
+	uint64_t deadline_ns;
+};
+int coll_engine_new(const struct coll_sched *s, int rank, const struct coll_bufs *bufs,
+                    const struct coll_engine_conf *conf, const struct coll_engine_ops *ops,
+                    void *ctx, struct coll_engine **out);
+int coll_engine_start(struct coll_engine *e);           /* posts what is ready */
+int coll_engine_done(struct coll_engine *e, size_t idx); /* a posted command completed */
+bool coll_engine_finished(const struct coll_engine *e);
+uint64_t coll_engine_deadline(const struct coll_engine *e);
+/* The first posted command not yet done (NULL if none), to name in a timeout:
+ * "rank R step S: receive from rank P did not arrive". */
+const struct coll_cmd *coll_engine_waiting(const struct coll_engine *e);
+void coll_engine_free(struct coll_engine *e);
+
+/* Reference executor: all N ranks of a whole schedule in this process, over an
+ * in-memory transport with rendezvous semantics (a transfer happens only when
+ * both the send and its receive are posted; the bytes are read from the
+ * sender's buffer at that moment). seed 0 delivers in posting order; any other
+ * seed picks among deliverable transfers at random, to show the result does
+ * not depend on arrival order. bufs[r] are rank r's buffers. A deadlock is
+ * -EDEADLK with the stuck rank, step and peer in msg. */
+struct coll_exec_opts {
+	enum coll_dtype dtype;
+	enum coll_redop redop;
+	unsigned seed;
+};
+int coll_exec_run(const struct coll_sched *s, const struct coll_bufs *bufs,
+                  const struct coll_exec_opts *opts, char *msg, size_t msglen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,147 @@
+/* coll_choose.c: which algorithm runs (seed 002, R3/R4; table V3.1 wins over
+ * the prose of R3.4 where they disagree). */
+#include <stdio.h>
+#include <string.h>
+
+#include "coll_int.h"
+
+/* Below both of these, a binomial bcast's log2(N) full-size hops beat the
+ * scatter + ring allgather's extra latency. */
+#define COLL_BCAST_LONG_BYTES (64u * 1024u)
+#define COLL_BCAST_LONG_RANKS 8
+
+static void warn(struct coll_choice *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void warn(struct coll_choice *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->warning, sizeof c->warning, fmt, ap);
+	va_end(ap);
+}
+
+/* "ring" family for allreduce/reduce_scatter/allgather */
+static enum coll_algo ring_by_ports(const struct coll_req *r)
+{
+	return r->ports >= 2 ? COLL_ALGO_RING_BIDIR : COLL_ALGO_RING;
+}
+
+static int choose_ring_op(const struct coll_req *r, struct coll_choice *c)
+{
+	switch (r->algo) {
+	case COLL_ALGO_AUTO:
+		if (r->op == COLL_OP_ALLREDUCE && r->ports >= 2 && coll_is_pow2(r->nranks))
+			c->algo = COLL_ALGO_HALVING_DOUBLING;
+		else
+			c->algo = ring_by_ports(r);
+		return 0;
+	case COLL_ALGO_RING:
+		c->algo = ring_by_ports(r);
+		return 0;
+	case COLL_ALGO_RING_SENDRECV:
+		c->algo = COLL_ALGO_RING_SENDRECV;
+		return 0;
+	case COLL_ALGO_RING_BIDIR:
+		if (r->ports < 2) {
+			c->algo = COLL_ALGO_RING;
+			warn(c, "ring_bidir needs 2 ports per rank and this request has %d: "
+			        "using the one-way ring", r->ports);
+		} else {
+			c->algo = COLL_ALGO_RING_BIDIR;
+		}
+		return 0;
+	case COLL_ALGO_HALVING_DOUBLING:
+		if (r->op != COLL_OP_ALLREDUCE)
+			return -ENOTSUP;
+		if (!coll_is_pow2(r->nranks)) {
+			c->algo = ring_by_ports(r);
+			warn(c, "halving_doubling needs a power-of-two group and %d ranks is not: "
+			        "using %s", r->nranks, coll_algo_name(c->algo));
+		} else {
+			c->algo = COLL_ALGO_HALVING_DOUBLING;
+		}
+		return 0;
+	case COLL_ALGO_TREE:
+		if (r->op != COLL_OP_ALLREDUCE)
+			return -ENOTSUP;
+		c->algo = COLL_ALGO_TREE;
+		return 0;
+	default:
+		return -ENOTSUP;
+	}
+}
+
+int coll_choose(const struct coll_req *req, struct coll_choice *out, char *msg, size_t msglen)
+{
+	struct coll_req r;
+	int rc = coll_req_normalize(req, &r, msg, msglen);
+	if (rc)
+		return rc;
+	memset(out, 0, sizeof *out);
+	out->algo = r.algo;
+
+	switch (r.op) {
+	case COLL_OP_ALLREDUCE:
+	case COLL_OP_REDUCE_SCATTER:
+	case COLL_OP_ALLGATHER:
+		rc = choose_ring_op(&r, out);
+		break;
+	case COLL_OP_ALLTOALL:
+		rc = (r.algo == COLL_ALGO_AUTO || r.algo == COLL_ALGO_PAIRWISE) ? 0 : -ENOTSUP;
+		out->algo = COLL_ALGO_PAIRWISE;
+		break;
+	case COLL_OP_BCAST:
+		if (r.algo == COLL_ALGO_AUTO)
+			out->algo = (r.bytes < COLL_BCAST_LONG_BYTES || r.nranks < COLL_BCAST_LONG_RANKS)
+			            ? COLL_ALGO_BINOMIAL : COLL_ALGO_SCATTER_ALLGATHER;
+		else if (r.algo != COLL_ALGO_BINOMIAL && r.algo != COLL_ALGO_SCATTER_ALLGATHER)
+			rc = -ENOTSUP;
+		break;
+	case COLL_OP_REDUCE:
+		if (r.algo == COLL_ALGO_AUTO)
+			out->algo = COLL_ALGO_TREE;
+		else if (r.algo != COLL_ALGO_TREE && r.algo != COLL_ALGO_OWNER)
+			rc = -ENOTSUP;
+		break;
+	case COLL_OP_BARRIER:
+		if (r.algo == COLL_ALGO_AUTO)
+			out->algo = COLL_ALGO_DISSEMINATION;
+		else if (r.algo != COLL_ALGO_DISSEMINATION)
+			rc = -ENOTSUP;
+		break;
+	default:
+		rc = -EINVAL;
+	}
+	if (rc == -ENOTSUP)
+		coll_msg(msg, msglen, "algorithm %s does not implement %s",
+		         coll_algo_name(r.algo), coll_op_name(r.op));
+	return rc;
+}
+
+const struct coll_algo_impl *coll_impl(enum coll_op op, enum coll_algo algo)
+{
+	switch (algo) {
+	case COLL_ALGO_RING:
+	case COLL_ALGO_RING_SENDRECV:
+	case COLL_ALGO_RING_BIDIR:
+		return (op == COLL_OP_ALLREDUCE || op == COLL_OP_REDUCE_SCATTER
+		        || op == COLL_OP_ALLGATHER) ? &coll_ring_impl : NULL;
+	case COLL_ALGO_HALVING_DOUBLING:
+		return op == COLL_OP_ALLREDUCE ? &coll_hd_impl : NULL;
+	case COLL_ALGO_TREE:
+		return op == COLL_OP_ALLREDUCE ? &coll_dbtree_impl
+		       : op == COLL_OP_REDUCE ? &coll_rtree_impl : NULL;
+	case COLL_ALGO_PAIRWISE:
+		return op == COLL_OP_ALLTOALL ? &coll_pairwise_impl : NULL;
+	case COLL_ALGO_BINOMIAL:
+		return op == COLL_OP_BCAST ? &coll_binomial_impl : NULL;
+	case COLL_ALGO_SCATTER_ALLGATHER:
+		return op == COLL_OP_BCAST ? &coll_scag_impl : NULL;
+	case COLL_ALGO_DISSEMINATION:
+		return op == COLL_OP_BARRIER ? &coll_dissem_impl : NULL;
+	case COLL_ALGO_OWNER:
+		return op == COLL_OP_REDUCE ? &coll_owner_impl : NULL;
+	default:
+		return NULL;
+	}
+}

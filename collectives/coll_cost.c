@@ -1,0 +1,227 @@
+/* coll_cost.c: alpha-beta-gamma model of a schedule run as a DAG with port
+ * contention (seed 002, V4).
+ *
+ * List scheduling in time order: a command is ready when its dependencies
+ * have finished; a transfer when its send and its receive are both ready.
+ * Ready work goes through a min-heap on ready time; a transfer takes the
+ * earliest free port of its sending rank, so with one port the two
+ * directions of ring_bidir (or two tree halves) take turns, while with two
+ * they overlap. Everything pushed has a ready time no earlier than what was
+ * just popped, so ports are handed out in time order. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_int.h"
+
+struct hent {
+	double key;
+	uint64_t tie;   /* command id: equal times go in schedule order */
+	int rank;
+	size_t idx;
+};
+
+struct heap {
+	struct hent *v;
+	size_t n, cap;
+};
+
+static bool hless(const struct hent *a, const struct hent *b)
+{
+	return a->key < b->key || (a->key == b->key && a->tie < b->tie);
+}
+
+static int hpush(struct heap *h, struct hent e)
+{
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? 2 * h->cap : 1024;
+		struct hent *v = realloc(h->v, cap * sizeof *v);
+		if (!v)
+			return -ENOMEM;
+		h->v = v;
+		h->cap = cap;
+	}
+	size_t i = h->n++;
+	while (i && hless(&e, &h->v[(i - 1) / 2])) {
+		h->v[i] = h->v[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h->v[i] = e;
+	return 0;
+}
+
+static struct hent hpop(struct heap *h)
+{
+	struct hent top = h->v[0], last = h->v[--h->n];
+	size_t i = 0;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && hless(&h->v[c + 1], &h->v[c]))
+			c++;
+		if (!hless(&h->v[c], &last))
+			break;
+		h->v[i] = h->v[c];
+		i = c;
+	}
+	if (h->n)
+		h->v[i] = last;
+	return top;
+}
+
+struct sim {
+	const struct coll_sched *s;
+	const struct coll_cost_params *p;
+	struct coll_pairs pairs;
+	struct coll_dag *dag;
+	double **rdy;       /* max finish time of the dependencies so far */
+	double *ports;      /* ports free time, nports per rank */
+	double *busy;       /* port-seconds per rank */
+	int nports;
+	struct heap h;
+	double end;
+	uint64_t nfin;
+};
+
+static bool is_xfer(const struct coll_cmd *c)
+{
+	return c->kind == COLL_SEND || c->kind == COLL_RECV
+	       || (c->kind == COLL_REDUCE && c->peer >= 0);
+}
+
+/* command (r, i) has no dependencies left */
+static int became_ready(struct sim *m, int r, size_t i)
+{
+	const struct coll_cmd *c = &m->s->ranks[r].cmds[i];
+	if (!is_xfer(c))
+		return hpush(&m->h, (struct hent){ m->rdy[r][i], c->id, r, i });
+	int pr = m->pairs.rank[r][i];
+	size_t pi = m->pairs.idx[r][i];
+	if (m->dag[pr].nwait[pi])
+		return 0;  /* the partner is not ready: it pushes the pair */
+	int sr = c->kind == COLL_SEND ? r : pr;
+	size_t si = c->kind == COLL_SEND ? i : pi;
+	double t = m->rdy[r][i] > m->rdy[pr][pi] ? m->rdy[r][i] : m->rdy[pr][pi];
+	return hpush(&m->h, (struct hent){ t, m->s->ranks[sr].cmds[si].id, sr, si });
+}
+
+static int finish(struct sim *m, int r, size_t i, double t)
+{
+	m->nfin++;
+	if (t > m->end)
+		m->end = t;
+	struct coll_dag *d = &m->dag[r];
+	for (size_t k = d->dep_off[i]; k < d->dep_off[i + 1]; k++) {
+		size_t j = d->dep_idx[k];
+		if (t > m->rdy[r][j])
+			m->rdy[r][j] = t;
+		if (--d->nwait[j] == 0) {
+			int rc = became_ready(m, r, j);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+static int simulate(struct sim *m)
+{
+	const struct coll_cost_params *p = m->p;
+	int rc = 0;
+	for (int r = 0; r < m->s->nheld && !rc; r++)
+		for (size_t i = 0; i < m->s->ranks[r].ncmds && !rc; i++)
+			if (m->dag[r].nwait[i] == 0) {
+				/* a pair whose both sides start ready is pushed once, by its receive */
+				const struct coll_cmd *c = &m->s->ranks[r].cmds[i];
+				if (c->kind == COLL_SEND
+				    && m->dag[m->pairs.rank[r][i]].nwait[m->pairs.idx[r][i]] == 0)
+					continue;
+				rc = became_ready(m, r, i);
+			}
+	while (!rc && m->h.n) {
+		struct hent e = hpop(&m->h);
+		const struct coll_cmd *c = &m->s->ranks[e.rank].cmds[e.idx];
+		if (!is_xfer(c)) {
+			double t = e.key + (c->kind == COLL_REDUCE ? (double)c->len * p->gamma : 0.0);
+			rc = finish(m, e.rank, e.idx, t);
+			continue;
+		}
+		/* c is the send */
+		double *pt = &m->ports[(size_t)e.rank * (size_t)m->nports], *best = pt;
+		for (int k = 1; k < m->nports; k++)
+			if (pt[k] < *best)
+				best = &pt[k];
+		double start = e.key > *best ? e.key : *best;
+		double dur = p->alpha + (p->beta > 0 ? (double)c->len / p->beta : 0.0);
+		double end = start + dur;
+		*best = end;
+		m->busy[e.rank] += dur;
+		int rr = m->pairs.rank[e.rank][e.idx];
+		size_t ri = m->pairs.idx[e.rank][e.idx];
+		const struct coll_cmd *rc_cmd = &m->s->ranks[rr].cmds[ri];
+		double rend = end + (rc_cmd->kind == COLL_REDUCE ? (double)c->len * p->gamma : 0.0);
+		rc = finish(m, e.rank, e.idx, end);
+		if (!rc)
+			rc = finish(m, rr, ri, rend);
+	}
+	return rc;
+}
+
+int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
+              struct coll_cost *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!s || !params || s->nheld != s->req.nranks)
+		return -EINVAL;
+	struct coll_cost_params p = *params;
+	if (p.ports <= 0)
+		p.ports = s->req.ports;
+	if (p.ports <= 0)
+		p.ports = 1;
+	int n = s->req.nranks, rc = 0;
+	struct sim m;
+	memset(&m, 0, sizeof m);
+	m.s = s;
+	m.p = &p;
+	m.nports = p.ports;
+	if ((rc = coll_pairs_build(s, &m.pairs, NULL, 0)))
+		return rc;
+	m.dag = calloc((size_t)n, sizeof *m.dag);
+	m.rdy = calloc((size_t)n, sizeof *m.rdy);
+	m.ports = calloc((size_t)n * (size_t)p.ports, sizeof *m.ports);
+	m.busy = calloc((size_t)n, sizeof *m.busy);
+	if (!m.dag || !m.rdy || !m.ports || !m.busy)
+		rc = -ENOMEM;
+	for (int r = 0; r < n && !rc; r++) {
+		size_t k = s->ranks[r].ncmds;
+		m.rdy[r] = calloc(k ? k : 1, sizeof **m.rdy);
+		rc = m.rdy[r] ? coll_dag_build(s->ranks[r].cmds, k, &m.dag[r]) : -ENOMEM;
+	}
+	if (!rc)
+		rc = simulate(&m);
+	if (!rc) {
+		/* anything that never ran means the schedule cannot finish */
+		uint64_t total = 0;
+		for (int r = 0; r < n; r++)
+			total += s->ranks[r].ncmds;
+		if (m.nfin != total)
+			rc = -EDEADLK;
+		out->time = m.end;
+		for (int r = 0; r < n; r++)
+			if (m.busy[r] / p.ports > out->busiest_port)
+				out->busiest_port = m.busy[r] / p.ports;
+	}
+	for (int r = 0; r < n; r++) {
+		if (m.dag)
+			coll_dag_free(&m.dag[r]);
+		if (m.rdy)
+			free(m.rdy[r]);
+	}
+	free(m.dag);
+	free(m.rdy);
+	free(m.ports);
+	free(m.busy);
+	free(m.h.v);
+	coll_pairs_free(s, &m.pairs);
+	return rc;
+}

@@ -1,0 +1,236 @@
+/* coll_engine.c: one rank's executor, shared by every transport, and the
+ * element-wise reductions. The engine keeps the schedule's order; the
+ * transport only moves bytes. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_int.h"
+
+size_t coll_dtype_size(enum coll_dtype dt)
+{
+	switch (dt) {
+	case COLL_INT32: return 4;
+	case COLL_INT64: return 8;
+	case COLL_FLOAT: return sizeof(float);
+	case COLL_DOUBLE: return sizeof(double);
+	default: return 0;
+	}
+}
+
+const char *coll_dtype_name(enum coll_dtype dt)
+{
+	static const char *const names[] = { "int32", "int64", "float", "double" };
+	return (unsigned)dt < COLL_DTYPE_COUNT ? names[dt] : "?";
+}
+
+const char *coll_redop_name(enum coll_redop op)
+{
+	static const char *const names[] = { "sum", "max", "min" };
+	return (unsigned)op < COLL_REDOP_COUNT ? names[op] : "?";
+}
+
+/* Loads and stores go through memcpy: a scratch slot's offset need not be
+ * aligned for the type, and this keeps the compiler honest about aliasing.
+ * Signed integers add as unsigned so overflow wraps instead of being
+ * undefined. */
+#define COLL_REDUCE_LOOP(T, ADD)                                               \
+	do {                                                                   \
+		for (size_t i = 0; i < cnt; i++) {                             \
+			T x, y;                                                \
+			memcpy(&x, d + i * sizeof(T), sizeof(T));              \
+			memcpy(&y, s + i * sizeof(T), sizeof(T));              \
+			switch (op) {                                          \
+			case COLL_SUM: x = ADD; break;                         \
+			case COLL_MAX: x = x < y ? y : x; break;               \
+			case COLL_MIN: x = y < x ? y : x; break;               \
+			default: break;                                        \
+			}                                                      \
+			memcpy(d + i * sizeof(T), &x, sizeof(T));              \
+		}                                                              \
+	} while (0)
+
+int coll_reduce_local(void *dst, const void *src, size_t len, enum coll_dtype dt,
+                      enum coll_redop op)
+{
+	size_t sz = coll_dtype_size(dt);
+	if (!sz || (unsigned)op >= COLL_REDOP_COUNT || len % sz)
+		return -EINVAL;
+	size_t cnt = len / sz;
+	unsigned char *d = dst;
+	const unsigned char *s = src;
+	switch (dt) {
+	case COLL_INT32: COLL_REDUCE_LOOP(int32_t, (int32_t)((uint32_t)x + (uint32_t)y)); break;
+	case COLL_INT64: COLL_REDUCE_LOOP(int64_t, (int64_t)((uint64_t)x + (uint64_t)y)); break;
+	case COLL_FLOAT: COLL_REDUCE_LOOP(float, x + y); break;
+	case COLL_DOUBLE: COLL_REDUCE_LOOP(double, x + y); break;
+	default: return -EINVAL;
+	}
+	return 0;
+}
+
+enum { ST_WAIT, ST_POSTED, ST_DONE };
+
+struct coll_engine {
+	const struct coll_cmd *cmds;
+	size_t n;
+	int rank;
+	struct coll_bufs bufs;
+	struct coll_engine_conf conf;
+	const struct coll_engine_ops *ops;
+	void *ctx;
+	struct coll_dag dag;
+	uint8_t *state;
+	size_t *queue;   /* ready, not yet run; every command enters at most once */
+	size_t qhead, qtail;
+	size_t ndone;
+};
+
+static unsigned char *bufp(const struct coll_engine *e, int which, size_t off)
+{
+	unsigned char *b = which == COLL_BUF_DATA ? e->bufs.data
+	                   : which == COLL_BUF_INPUT ? (unsigned char *)(uintptr_t)e->bufs.input
+	                   : e->bufs.scratch;
+	return b ? b + off : NULL;
+}
+
+static int do_reduce(struct coll_engine *e, const struct coll_cmd *c)
+{
+	if (!c->len)
+		return 0;
+	void *dst = bufp(e, c->buf, c->off);
+	const void *src = bufp(e, c->src_buf, c->src_off);
+	if (e->ops && e->ops->reduce)
+		return e->ops->reduce(e->ctx, dst, src, c->len, e->conf.dtype, e->conf.redop);
+	return coll_reduce_local(dst, src, c->len, e->conf.dtype, e->conf.redop);
+}
+
+static int complete(struct coll_engine *e, size_t i)
+{
+	const struct coll_cmd *c = &e->cmds[i];
+	if (c->kind == COLL_REDUCE) {
+		int rc = do_reduce(e, c);
+		if (rc)
+			return rc;
+	}
+	e->state[i] = ST_DONE;
+	e->ndone++;
+	for (size_t k = e->dag.dep_off[i]; k < e->dag.dep_off[i + 1]; k++) {
+		size_t j = e->dag.dep_idx[k];
+		if (--e->dag.nwait[j] == 0)
+			e->queue[e->qtail++] = j;
+	}
+	return 0;
+}
+
+static int run(struct coll_engine *e, size_t i)
+{
+	const struct coll_cmd *c = &e->cmds[i];
+	switch (c->kind) {
+	case COLL_SEND:
+		e->state[i] = ST_POSTED;
+		return e->ops->send(e->ctx, e->rank, i, c, bufp(e, c->buf, c->off), c->len);
+	case COLL_RECV:
+		e->state[i] = ST_POSTED;
+		return e->ops->recv(e->ctx, e->rank, i, c, bufp(e, c->buf, c->off), c->len);
+	case COLL_REDUCE:
+		if (c->peer >= 0) {
+			e->state[i] = ST_POSTED;
+			return e->ops->recv(e->ctx, e->rank, i, c, bufp(e, c->src_buf, c->src_off),
+			                    c->len);
+		}
+		return complete(e, i);
+	case COLL_COPY:
+		if (c->len)
+			memmove(bufp(e, c->buf, c->off), bufp(e, c->src_buf, c->src_off), c->len);
+		return complete(e, i);
+	default:
+		return -EINVAL;
+	}
+}
+
+static int drain(struct coll_engine *e)
+{
+	while (e->qhead < e->qtail) {
+		int rc = run(e, e->queue[e->qhead++]);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int coll_engine_new(const struct coll_sched *s, int rank, const struct coll_bufs *bufs,
+                    const struct coll_engine_conf *conf, const struct coll_engine_ops *ops,
+                    void *ctx, struct coll_engine **out)
+{
+	*out = NULL;
+	if (!ops || !ops->send || !ops->recv || !bufs || !conf)
+		return -EINVAL;
+	struct coll_engine *e = calloc(1, sizeof *e);
+	if (!e)
+		return -ENOMEM;
+	e->cmds = coll_rank_cmds(s, rank, &e->n);
+	if (!e->cmds && e->n == 0 && (rank < 0 || rank >= s->req.nranks)) {
+		free(e);
+		return -EINVAL;
+	}
+	e->rank = rank;
+	e->bufs = *bufs;
+	e->conf = *conf;
+	e->ops = ops;
+	e->ctx = ctx;
+	e->state = calloc(e->n ? e->n : 1, 1);
+	e->queue = malloc((e->n ? e->n : 1) * sizeof *e->queue);
+	int rc = (!e->state || !e->queue) ? -ENOMEM : coll_dag_build(e->cmds, e->n, &e->dag);
+	if (rc) {
+		free(e->state);
+		free(e->queue);
+		free(e);
+		return rc;
+	}
+	*out = e;
+	return 0;
+}
+
+int coll_engine_start(struct coll_engine *e)
+{
+	for (size_t i = 0; i < e->n; i++)
+		if (e->cmds[i].ndeps == 0)
+			e->queue[e->qtail++] = i;
+	return drain(e);
+}
+
+int coll_engine_done(struct coll_engine *e, size_t idx)
+{
+	if (idx >= e->n || e->state[idx] != ST_POSTED)
+		return -EINVAL;
+	int rc = complete(e, idx);
+	return rc ? rc : drain(e);
+}
+
+bool coll_engine_finished(const struct coll_engine *e)
+{
+	return e->ndone == e->n;
+}
+
+uint64_t coll_engine_deadline(const struct coll_engine *e)
+{
+	return e->conf.deadline_ns;
+}
+
+const struct coll_cmd *coll_engine_waiting(const struct coll_engine *e)
+{
+	for (size_t i = 0; i < e->n; i++)
+		if (e->state[i] == ST_POSTED)
+			return &e->cmds[i];
+	return NULL;
+}
+
+void coll_engine_free(struct coll_engine *e)
+{
+	if (!e)
+		return;
+	coll_dag_free(&e->dag);
+	free(e->state);
+	free(e->queue);
+	free(e);
+}

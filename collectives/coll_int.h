@@ -1,0 +1,121 @@
+/* coll_int.h: what the collectives/ files share and nobody else sees. */
+#ifndef COLL_INT_H
+#define COLL_INT_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include "coll.h"
+
+/* One rank's expansion in progress. An algorithm first fills the shape
+ * (steps, ndirs, chunks, id stride, scratch) for the whole schedule, then
+ * emits one rank's commands. */
+struct coll_gen {
+	const struct coll_req *req;  /* normalized */
+	enum coll_algo algo;
+	int n;                       /* N */
+	int rank;                    /* the rank being emitted */
+	/* shape */
+	uint32_t steps;
+	int ndirs;
+	int chunks;
+	uint64_t stride;             /* ids per (step, dir, chunk, rank) slot */
+	size_t scratch;
+	/* output */
+	struct coll_cmd *cmds;
+	size_t ncmds, cap;
+	int err;
+};
+
+struct coll_algo_impl {
+	int (*shape)(struct coll_gen *g);
+	int (*emit)(struct coll_gen *g);
+};
+
+/* The implementation of algo for op, or NULL when it has none. */
+const struct coll_algo_impl *coll_impl(enum coll_op op, enum coll_algo algo);
+
+extern const struct coll_algo_impl coll_ring_impl;     /* ring, ring_sendrecv, ring_bidir */
+extern const struct coll_algo_impl coll_hd_impl;
+extern const struct coll_algo_impl coll_dbtree_impl;
+extern const struct coll_algo_impl coll_binomial_impl;
+extern const struct coll_algo_impl coll_scag_impl;
+extern const struct coll_algo_impl coll_owner_impl;
+extern const struct coll_algo_impl coll_rtree_impl;
+extern const struct coll_algo_impl coll_pairwise_impl;
+extern const struct coll_algo_impl coll_dissem_impl;
+
+static inline uint64_t coll_id(const struct coll_gen *g, uint32_t step, int dir,
+                               int chunk, int rank, int sub)
+{
+	uint64_t slot = ((uint64_t)step * (uint64_t)g->ndirs + (uint64_t)dir)
+	                * (uint64_t)g->chunks + (uint64_t)chunk;
+	return (slot * (uint64_t)g->n + (uint64_t)rank) * g->stride + (uint64_t)sub;
+}
+
+/* Append a command of g->rank; NULL (and g->err = -ENOMEM) if out of memory. */
+struct coll_cmd *coll_emit(struct coll_gen *g, enum coll_kind kind, uint32_t step,
+                           int dir, int chunk, int sub, int peer);
+static inline void coll_dep(struct coll_cmd *c, uint64_t id)
+{
+	for (unsigned i = 0; i < c->ndeps; i++)
+		if (c->deps[i] == id)
+			return;
+	if (c->ndeps < COLL_MAX_DEPS)
+		c->deps[c->ndeps++] = id;
+}
+
+static inline int coll_mod(long long a, int n)
+{
+	long long r = a % n;
+	return (int)(r < 0 ? r + n : r);
+}
+static inline bool coll_is_pow2(int n) { return n > 0 && (n & (n - 1)) == 0; }
+static inline int coll_floor_log2(uint64_t v)
+{
+	int l = -1;
+	while (v) {
+		v >>= 1;
+		l++;
+	}
+	return l;
+}
+static inline int coll_ceil_log2(uint64_t v)
+{
+	return v <= 1 ? 0 : coll_floor_log2(v - 1) + 1;
+}
+static inline size_t coll_unit(const struct coll_req *r) { return r->elem_size; }
+static inline bool coll_op_reduces(enum coll_op op)
+{
+	return op == COLL_OP_ALLREDUCE || op == COLL_OP_REDUCE_SCATTER || op == COLL_OP_REDUCE;
+}
+
+void coll_msg(char *msg, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Normalize defaults and validate; -EINVAL with a message. */
+int coll_req_normalize(const struct coll_req *in, struct coll_req *out,
+                       char *msg, size_t msglen);
+
+/* Send/receive pairing over a whole schedule, shared by coll_check, the cost
+ * model and the reference executor: for rank r's command i, partner_rank and
+ * partner_idx name the other side of its transfer (-1 for local commands). */
+struct coll_pairs {
+	int32_t **rank;
+	size_t **idx;
+};
+int coll_pairs_build(const struct coll_sched *s, struct coll_pairs *p,
+                     char *msg, size_t msglen);
+void coll_pairs_free(const struct coll_sched *s, struct coll_pairs *p);
+
+/* Dependents of one rank's commands as CSR: the dependents of command i are
+ * dep_idx[dep_off[i] .. dep_off[i+1]), in increasing order; nwait[i] counts
+ * command i's dependencies. */
+struct coll_dag {
+	size_t *dep_off;
+	size_t *dep_idx;
+	uint32_t *nwait;
+};
+int coll_dag_build(const struct coll_cmd *cmds, size_t n, struct coll_dag *d);
+void coll_dag_free(struct coll_dag *d);
+
+#endif

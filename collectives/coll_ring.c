@@ -1,0 +1,274 @@
+/* coll_ring.c: ring, ring_sendrecv and ring_bidir for allreduce,
+ * reduce_scatter and allgather (seed 002, R1).
+ *
+ * The vector is cut into N blocks (coll_block) and each block into C chunks;
+ * a transfer moves one chunk of one block, M/(N*C) bytes. Rank i owns block
+ * i: after the reduce-scatter phase it holds block i fully reduced, and the
+ * all-gather phase spreads every owner's block to the others.
+ *
+ * One-way ring: in reduce-scatter step s rank i sends block i+(N-1)-s to
+ * i+1, which adds it into its own copy; after N-1 steps block i has passed
+ * through every rank and ends at i. All-gather step s: rank i sends block
+ * i-s to i+1.
+ *
+ * ring_bidir: the partial sum of block b travels to its owner from both
+ * sides at once: clockwise from b-a through b-1 (a = floor(N/2) ranks) and
+ * counter-clockwise from b+c through b+1 (c = N-1-a ranks). The two partial
+ * sums meet at b, so reduce-scatter takes a steps, not N-1, while every
+ * transfer still moves one chunk and the total bytes equal the one-way
+ * ring's. All-gather is the mirror image: b sends its block a ranks
+ * clockwise and c ranks counter-clockwise. Steps: N for even N (the seed's
+ * count) and N-1 for odd N (the seed has N+1). A slot of a step that carries
+ * nothing (the counter-clockwise link in the last step of a phase, for even
+ * N) emits no command but is counted in link_slots.
+ *
+ * Ordering (seed 002): ids by (step, direction, chunk); each command of a
+ * chain (rank, direction, chunk) depends on that chain's commands of the
+ * previous step it took part in, so chains are independent and the first
+ * all-gather command of a direction depends on its last reduce-scatter
+ * command. The one join is where the two partial sums meet: the owner adds
+ * them in a fixed order (the one with the smaller id first): the second
+ * partial sum is received into scratch like any other, and a local reduce
+ * that waits for the first one adds it; the first all-gather command of both
+ * directions waits for that add. Without that join two directions would
+ * write the same bytes at once, and the sum's bits would depend on timing.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_int.h"
+
+enum { SUB_RECV = 0, SUB_SEND = 1, SUB_LOCAL = 2 };
+
+struct ring_geom {
+	bool rs, ag, bidir, sendrecv;
+	int a, c;        /* clockwise / counter-clockwise lengths of a phase */
+	uint32_t rs_steps, ag_steps;
+	size_t maxchunk;
+};
+
+static void geom(const struct coll_gen *g, struct ring_geom *r)
+{
+	int n = g->n;
+	enum coll_op op = g->req->op;
+	r->rs = op == COLL_OP_ALLREDUCE || op == COLL_OP_REDUCE_SCATTER;
+	r->ag = op == COLL_OP_ALLREDUCE || op == COLL_OP_ALLGATHER;
+	r->bidir = g->algo == COLL_ALGO_RING_BIDIR;
+	r->sendrecv = g->algo == COLL_ALGO_RING_SENDRECV;
+	r->a = r->bidir ? n / 2 : n - 1;
+	r->c = r->bidir ? n - 1 - n / 2 : 0;
+	r->rs_steps = r->rs ? (uint32_t)r->a : 0;
+	r->ag_steps = r->ag ? (uint32_t)r->a : 0;
+
+	/* the largest chunk: the first chunk of block 0, or the last chunk of the
+	 * last block, which also carries a trailing partial element */
+	size_t bytes = g->req->bytes, unit = coll_unit(g->req), off, len, coff, clen;
+	coll_block(bytes, unit, (size_t)n, 0, &off, &len);
+	coll_block(len, unit, (size_t)g->chunks, 0, &coff, &clen);
+	r->maxchunk = clen;
+	coll_block(bytes, unit, (size_t)n, (size_t)n - 1, &off, &len);
+	coll_block(len, unit, (size_t)g->chunks, (size_t)g->chunks - 1, &coff, &clen);
+	if (clen > r->maxchunk)
+		r->maxchunk = clen;
+}
+
+static int ring_shape(struct coll_gen *g)
+{
+	struct ring_geom r;
+	g->chunks = g->req->num_chunks;
+	geom(g, &r);
+	g->ndirs = r.bidir ? 2 : 1;
+	g->stride = 3;
+	g->steps = r.rs_steps + r.ag_steps;
+	g->scratch = (size_t)g->ndirs * (size_t)g->chunks * r.maxchunk;
+	return 0;
+}
+
+struct chain {
+	uint64_t prev[3], cur[3];
+	int nprev, ncur;
+	bool ag_started;
+};
+
+static void chain_add(struct chain *ch, uint64_t id)
+{
+	if (ch->ncur < 3)
+		ch->cur[ch->ncur++] = id;
+}
+
+static void chain_deps(const struct chain *ch, struct coll_cmd *c)
+{
+	for (int i = 0; i < ch->nprev; i++)
+		coll_dep(c, ch->prev[i]);
+}
+
+static void chain_next_step(struct chain *chains, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (chains[i].ncur) {
+			memcpy(chains[i].prev, chains[i].cur, sizeof chains[i].cur);
+			chains[i].nprev = chains[i].ncur;
+			chains[i].ncur = 0;
+		}
+}
+
+static void chunk_range(const struct coll_gen *g, int block, int k, size_t *off, size_t *len)
+{
+	size_t unit = coll_unit(g->req), boff, blen, coff;
+	coll_block(g->req->bytes, unit, (size_t)g->n, (size_t)coll_mod(block, g->n), &boff, &blen);
+	coll_block(blen, unit, (size_t)g->chunks, (size_t)k, &coff, len);
+	*off = boff + coff;
+}
+
+static int ring_emit(struct coll_gen *g)
+{
+	struct ring_geom r;
+	geom(g, &r);
+	int n = g->n, i = g->rank, C = g->chunks, nd = g->ndirs;
+	struct chain *chains = calloc((size_t)(nd * C), sizeof *chains);
+	uint64_t *meet = calloc((size_t)C, sizeof *meet);
+	bool *met = calloc((size_t)C, sizeof *met);
+	if (!chains || !meet || !met) {
+		free(chains);
+		free(meet);
+		free(met);
+		return -ENOMEM;
+	}
+	uint32_t step = 0;
+
+	for (int s = 0; s < (int)r.rs_steps; s++, step++) {
+		for (int d = 0; d < nd; d++) {
+			int len_d = d == 0 ? r.a : r.c;
+			if (s >= len_d)
+				continue;
+			int sblk = d == 0 ? i + r.a - s : i - r.c + s;
+			int rblk = d == 0 ? i - 1 + r.a - s : i + 1 - r.c + s;
+			int to = coll_mod(d == 0 ? i + 1 : i - 1, n);
+			int from = coll_mod(d == 0 ? i - 1 : i + 1, n);
+			for (int k = 0; k < C; k++) {
+				struct chain *ch = &chains[d * C + k];
+				size_t off, len, soff = (size_t)(d * C + k) * r.maxchunk;
+				struct coll_cmd *c;
+				chunk_range(g, rblk, k, &off, &len);
+				if (len) {
+					uint64_t last;
+					bool meeting = r.bidir && coll_mod(rblk, n) == i && met[k];
+					if (r.sendrecv || meeting) {
+						c = coll_emit(g, COLL_RECV, step, d, k, SUB_RECV, from);
+						if (!c)
+							break;
+						c->buf = COLL_BUF_SCRATCH;
+						c->off = soff;
+						c->len = len;
+						c->match = coll_id(g, step, d, k, from, SUB_SEND);
+						chain_deps(ch, c);
+						uint64_t rid = c->id;
+						chain_add(ch, rid);
+						c = coll_emit(g, COLL_REDUCE, step, d, k, SUB_LOCAL, COLL_PEER_NONE);
+						if (!c)
+							break;
+						c->off = off;
+						c->len = len;
+						c->src_off = soff;
+						coll_dep(c, rid);
+						if (meeting)
+							coll_dep(c, meet[k]);
+					} else {
+						c = coll_emit(g, COLL_REDUCE, step, d, k, SUB_RECV, from);
+						if (!c)
+							break;
+						c->off = off;
+						c->len = len;
+						c->src_off = soff;
+						c->match = coll_id(g, step, d, k, from, SUB_SEND);
+						chain_deps(ch, c);
+					}
+					last = c->id;
+					if (r.bidir && coll_mod(rblk, n) == i) {
+						/* the two partial sums of block i meet here: the
+						 * second arrives into scratch like any other and
+						 * only its add waits for the first add */
+						meet[k] = last;
+						met[k] = true;
+					}
+					chain_add(ch, last);
+				}
+				chunk_range(g, sblk, k, &off, &len);
+				if (len) {
+					c = coll_emit(g, COLL_SEND, step, d, k, SUB_SEND, to);
+					if (!c)
+						break;
+					c->off = off;
+					c->len = len;
+					chain_deps(ch, c);
+					chain_add(ch, c->id);
+				}
+			}
+		}
+		chain_next_step(chains, nd * C);
+	}
+
+	for (int s = 0; s < (int)r.ag_steps; s++, step++) {
+		for (int d = 0; d < nd; d++) {
+			int len_d = d == 0 ? r.a : r.c;
+			if (s >= len_d)
+				continue;
+			int sblk = d == 0 ? i - s : i + s;
+			int rblk = d == 0 ? i - 1 - s : i + 1 + s;
+			int to = coll_mod(d == 0 ? i + 1 : i - 1, n);
+			int from = coll_mod(d == 0 ? i - 1 : i + 1, n);
+			for (int k = 0; k < C; k++) {
+				struct chain *ch = &chains[d * C + k];
+				bool first = !ch->ag_started;
+				size_t off, len, soff = (size_t)(d * C + k) * r.maxchunk;
+				struct coll_cmd *c;
+				chunk_range(g, rblk, k, &off, &len);
+				if (len) {
+					c = coll_emit(g, COLL_RECV, step, d, k, SUB_RECV, from);
+					if (!c)
+						break;
+					c->off = r.sendrecv ? soff : off;
+					c->buf = r.sendrecv ? COLL_BUF_SCRATCH : COLL_BUF_DATA;
+					c->len = len;
+					c->match = coll_id(g, step, d, k, from, SUB_SEND);
+					chain_deps(ch, c);
+					if (first && met[k])
+						coll_dep(c, meet[k]);
+					uint64_t rid = c->id;
+					chain_add(ch, rid);
+					if (r.sendrecv) {
+						c = coll_emit(g, COLL_COPY, step, d, k, SUB_LOCAL, COLL_PEER_NONE);
+						if (!c)
+							break;
+						c->off = off;
+						c->len = len;
+						c->src_off = soff;
+						coll_dep(c, rid);
+						chain_add(ch, c->id);
+					}
+					ch->ag_started = true;
+				}
+				chunk_range(g, sblk, k, &off, &len);
+				if (len) {
+					c = coll_emit(g, COLL_SEND, step, d, k, SUB_SEND, to);
+					if (!c)
+						break;
+					c->off = off;
+					c->len = len;
+					chain_deps(ch, c);
+					if (first && met[k])
+						coll_dep(c, meet[k]);
+					chain_add(ch, c->id);
+					ch->ag_started = true;
+				}
+			}
+		}
+		chain_next_step(chains, nd * C);
+	}
+	free(chains);
+	free(meet);
+	free(met);
+	return g->err;
+}
+
+const struct coll_algo_impl coll_ring_impl = { ring_shape, ring_emit };

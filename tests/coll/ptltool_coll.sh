@@ -1,0 +1,94 @@
+#!/bin/sh
+# ptltool coll: output figures, JSON keys, warnings, and usage errors (exit 2).
+set -u
+PTLTOOL=${PTL_TOP_BUILDDIR:-.}/tools/ptltool
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# expect STATUS CMD...: run, keep stdout in $out and stderr in $err
+expect() {
+	want=$1; shift
+	out=$("$PTLTOOL" coll "$@" 2>/tmp/ptltool_coll_err.$$); st=$?
+	err=$(cat /tmp/ptltool_coll_err.$$)
+	[ "$st" = "$want" ] || fail "ptltool coll $*: exit $st, want $want ($err)"
+}
+has() { printf '%s' "$1" | grep -q -- "$2" || fail "missing '$2' in: $1"; }
+
+# the issue's example: 8 ranks, 2 ports, auto -> halving_doubling
+expect 0 --op allreduce --ranks 8 --bytes 1M --ports 2 --algo auto --chunks 2 \
+	--alpha 1.5us --beta 10GB/s --gamma 0.1ns
+has "$out" "algorithm     halving_doubling"
+has "$out" "steps         6"
+has "$out" "predicted"
+
+# V1.1 through the tool: 4 ranks, ring on 2 ports = ring_bidir, 32 link slots
+expect 0 --op allreduce --ranks 4 --bytes 1M --ports 2 --algo ring --json
+has "$out" '"algorithm": "ring_bidir"'
+has "$out" '"steps": 4,'
+has "$out" '"link_slots": 32,'
+has "$out" '"commands": 24,'
+has "$out" '"total_bytes": 6291456,'
+has "$out" '"warning": null}'
+for k in algorithm steps commands link_slots total_bytes predicted_us warning; do
+	has "$out" "\"$k\": "
+done
+if command -v python3 >/dev/null 2>&1; then
+	printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["predicted_us"] > 0' \
+		|| fail "JSON does not parse: $out"
+fi
+
+# fallback with a warning that names the reason
+expect 0 --op allreduce --ranks 4 --bytes 64K --ports 1 --algo ring_bidir
+has "$out" "algorithm     ring (asked: ring_bidir)"
+has "$err" "warning: ring_bidir needs 2 ports"
+expect 0 --op allreduce --ranks 4 --bytes 64K --algo ring_bidir --json
+has "$out" '"warning": "ring_bidir needs 2 ports'
+
+# odd N on two ports: N-1 steps
+expect 0 --op allreduce --ranks 7 --bytes 7K --ports 2 --json
+has "$out" '"algorithm": "ring_bidir"'
+has "$out" '"steps": 6,'
+
+# --show draws the grid
+expect 0 --op allreduce --ranks 4 --bytes 4K --ports 2 --algo ring --show
+has "$out" "sends by step"
+has "$out" ">1"
+has "$out" "<3"
+
+# other ops
+expect 0 --op barrier --ranks 5 --json
+has "$out" '"algorithm": "dissemination"'
+expect 0 --op bcast --ranks 16 --bytes 4M --root 3
+has "$out" "scatter_allgather"
+expect 0 --op reduce --ranks 8 --bytes 1K --algo owner
+expect 0 --op alltoall --ranks 6 --bytes 1K
+
+# usage errors: exit 2 with a usage message
+expect 2 --op allreduce --ranks 8 --bytes 1M --algo rign
+has "$err" "unknown algorithm 'rign'"
+has "$err" "usage: ptltool coll"
+expect 2 --op allreduce --ranks 8 --bytes 1X
+has "$err" "bad --bytes"
+expect 2 --op allreduce --ranks 0 --bytes 1M
+expect 2 --op allreduce --ranks eight --bytes 1M
+expect 2 --op allreduce --ranks 8 --bytes -1
+expect 2 --op allgather --ranks 8 --bytes 1M --algo tree
+has "$err" "does not implement"
+expect 2 --op allreduce --ranks 8 --bytes 1M --chunks 0
+expect 2 --op allreduce --ranks 8 --bytes 1M --beta fast
+expect 2 --op allreduce --ranks 8 --bytes 1M --alpha 3parsecs
+expect 2 --op allreduce --ranks 8 --bytes 1M --frobnicate
+has "$err" "usage: ptltool coll"
+expect 2 --op allreduce --ranks 8
+has "$err" "required"
+expect 2 --op allreduce --ranks 8 --bytes 1M extra
+expect 2 --op scan --ranks 8 --bytes 1M
+expect 2 --op allreduce --ranks 8 --bytes 7 --elem 4
+has "$err" "element"
+expect 2 --op allreduce --ranks 8 --bytes 1M --ports
+expect 0 --help
+has "$out" "usage: ptltool coll"
+
+rm -f /tmp/ptltool_coll_err.$$
+[ "$fails" = 0 ] || { echo "$fails failure(s)"; exit 1; }
+echo "ptltool coll: all checks passed"

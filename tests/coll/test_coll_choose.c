@@ -1,0 +1,138 @@
+/* Algorithm choice: every row of seed 002's table V3.1, and the errors. */
+#include "coll_test_util.h"
+
+static enum coll_algo pick(enum coll_op op, const char *name, int ports, int n, char *warn)
+{
+	enum coll_algo a;
+	assert_int_equal(coll_algo_parse(name, &a), 0);
+	struct coll_req r = mkreq(op, a, n, 1 << 20, 1, ports);
+	struct coll_choice c;
+	char msg[160] = "";
+	int rc = coll_choose(&r, &c, msg, sizeof msg);
+	if (rc)
+		fail_msg("choose %s ports=%d N=%d: %s", name, ports, n, msg);
+	if (warn)
+		strcpy(warn, c.warning);
+	return c.algo;
+}
+
+static void test_v3_1_table(void **state)
+{
+	(void)state;
+	struct {
+		const char *algo;
+		int ports, n;
+		enum coll_algo want;
+		bool warns;
+	} rows[] = {
+		{ "ring", 1, 4, COLL_ALGO_RING, false },
+		{ "ring", 2, 4, COLL_ALGO_RING_BIDIR, false },
+		{ "auto", 2, 4, COLL_ALGO_HALVING_DOUBLING, false },
+		{ "auto", 2, 6, COLL_ALGO_RING_BIDIR, false },
+		{ "auto", 1, 8, COLL_ALGO_RING, false },
+		{ "tree", 2, 8, COLL_ALGO_TREE, false },
+		{ "ring_bidir", 1, 4, COLL_ALGO_RING, true },
+		{ "halving_doubling", 1, 4, COLL_ALGO_HALVING_DOUBLING, false },
+		{ "ring_sendrecv", 2, 4, COLL_ALGO_RING_SENDRECV, false },
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		char warn[160];
+		enum coll_algo got = pick(COLL_OP_ALLREDUCE, rows[i].algo, rows[i].ports, rows[i].n, warn);
+		if (got != rows[i].want)
+			fail_msg("row %zu: %s ports=%d N=%d chose %s, want %s", i, rows[i].algo,
+			         rows[i].ports, rows[i].n, coll_algo_name(got), coll_algo_name(rows[i].want));
+		assert_int_equal(warn[0] != 0, rows[i].warns);
+	}
+	/* the warning names the reason */
+	char warn[160];
+	pick(COLL_OP_ALLREDUCE, "ring_bidir", 1, 4, warn);
+	assert_non_null(strstr(warn, "2 ports"));
+	assert_non_null(strstr(warn, "ring"));
+	/* ring_bidir with 2 ports stays, quietly */
+	assert_int_equal(pick(COLL_OP_ALLREDUCE, "ring_bidir", 2, 5, warn), COLL_ALGO_RING_BIDIR);
+	assert_string_equal(warn, "");
+	/* more ports behave like two */
+	assert_int_equal(pick(COLL_OP_ALLREDUCE, "auto", 4, 16, NULL), COLL_ALGO_HALVING_DOUBLING);
+	assert_int_equal(pick(COLL_OP_ALLREDUCE, "auto", 4, 12, NULL), COLL_ALGO_RING_BIDIR);
+}
+
+/* R3.3: reduce_scatter and allgather pick by ports; alltoall is pairwise. */
+static void test_other_ops(void **state)
+{
+	(void)state;
+	enum coll_op ops[] = { COLL_OP_REDUCE_SCATTER, COLL_OP_ALLGATHER };
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(pick(ops[i], "ring", 1, 8, NULL), COLL_ALGO_RING);
+		assert_int_equal(pick(ops[i], "ring", 2, 8, NULL), COLL_ALGO_RING_BIDIR);
+		assert_int_equal(pick(ops[i], "auto", 2, 8, NULL), COLL_ALGO_RING_BIDIR);
+		assert_int_equal(pick(ops[i], "auto", 1, 7, NULL), COLL_ALGO_RING);
+		char warn[160];
+		assert_int_equal(pick(ops[i], "ring_bidir", 1, 8, warn), COLL_ALGO_RING);
+		assert_true(warn[0]);
+	}
+	assert_int_equal(pick(COLL_OP_ALLTOALL, "auto", 2, 8, NULL), COLL_ALGO_PAIRWISE);
+	assert_int_equal(pick(COLL_OP_BARRIER, "auto", 2, 8, NULL), COLL_ALGO_DISSEMINATION);
+	assert_int_equal(pick(COLL_OP_REDUCE, "auto", 1, 8, NULL), COLL_ALGO_TREE);
+	assert_int_equal(pick(COLL_OP_REDUCE, "owner", 1, 8, NULL), COLL_ALGO_OWNER);
+
+	struct coll_req r = mkreq(COLL_OP_BCAST, COLL_ALGO_AUTO, 16, 1 << 20, 1, 1);
+	struct coll_choice c;
+	assert_int_equal(coll_choose(&r, &c, NULL, 0), 0);
+	assert_int_equal(c.algo, COLL_ALGO_SCATTER_ALLGATHER);
+	r.bytes = 1024;
+	assert_int_equal(coll_choose(&r, &c, NULL, 0), 0);
+	assert_int_equal(c.algo, COLL_ALGO_BINOMIAL);
+	r.bytes = 1 << 20;
+	r.nranks = 4;
+	assert_int_equal(coll_choose(&r, &c, NULL, 0), 0);
+	assert_int_equal(c.algo, COLL_ALGO_BINOMIAL);
+}
+
+/* Unknown names are an error, never a silent default; an algorithm that
+ * does not implement the op is refused with a message. */
+static void test_errors(void **state)
+{
+	(void)state;
+	enum coll_algo a = COLL_ALGO_RING;
+	assert_int_equal(coll_algo_parse("rign", &a), -EINVAL);
+	assert_int_equal(a, COLL_ALGO_RING);
+	assert_int_equal(coll_algo_parse("", &a), -EINVAL);
+	assert_int_equal(coll_algo_parse(NULL, &a), -EINVAL);
+	assert_int_equal(coll_algo_parse("RING", &a), -EINVAL);
+	enum coll_op op;
+	assert_int_equal(coll_op_parse("allreduce", &op), 0);
+	assert_int_equal(op, COLL_OP_ALLREDUCE);
+	assert_int_equal(coll_op_parse("all_reduce", &op), -EINVAL);
+	for (int i = 0; i < COLL_ALGO_COUNT; i++) {
+		assert_int_equal(coll_algo_parse(coll_algo_name((enum coll_algo)i), &a), 0);
+		assert_int_equal(a, i);
+	}
+	for (int i = 0; i < COLL_OP_COUNT; i++) {
+		assert_int_equal(coll_op_parse(coll_op_name((enum coll_op)i), &op), 0);
+		assert_int_equal(op, i);
+	}
+
+	char msg[160];
+	struct coll_choice c;
+	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, (enum coll_algo)COLL_ALGO_COUNT, 4, 8, 1, 1);
+	assert_int_equal(coll_choose(&r, &c, msg, sizeof msg), -EINVAL);
+	r = mkreq(COLL_OP_ALLTOALL, COLL_ALGO_RING, 4, 8, 1, 1);
+	assert_int_equal(coll_choose(&r, &c, msg, sizeof msg), -ENOTSUP);
+	assert_non_null(strstr(msg, "alltoall"));
+	r = mkreq(COLL_OP_ALLGATHER, COLL_ALGO_HALVING_DOUBLING, 4, 8, 1, 1);
+	assert_int_equal(coll_choose(&r, &c, msg, sizeof msg), -ENOTSUP);
+	r = mkreq(COLL_OP_BARRIER, COLL_ALGO_OWNER, 4, 8, 1, 1);
+	assert_int_equal(coll_choose(&r, &c, msg, sizeof msg), -ENOTSUP);
+	r = mkreq(COLL_OP_BCAST, COLL_ALGO_RING, 4, 8, 1, 1);
+	assert_int_equal(coll_choose(&r, &c, msg, sizeof msg), -ENOTSUP);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_v3_1_table),
+		cmocka_unit_test(test_other_ops),
+		cmocka_unit_test(test_errors),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

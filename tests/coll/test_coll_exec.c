@@ -1,0 +1,461 @@
+/* Every algorithm, executed on real data for N = 1..64 by the reference
+ * executor, against a direct computation. */
+#include "coll_test_util.h"
+
+struct algo_case {
+	enum coll_op op;
+	enum coll_algo algo;
+	int ports;
+};
+
+static const struct algo_case cases[] = {
+	{ COLL_OP_ALLREDUCE, COLL_ALGO_RING, 1 },
+	{ COLL_OP_ALLREDUCE, COLL_ALGO_RING_SENDRECV, 1 },
+	{ COLL_OP_ALLREDUCE, COLL_ALGO_RING_BIDIR, 2 },
+	{ COLL_OP_ALLREDUCE, COLL_ALGO_HALVING_DOUBLING, 1 },
+	{ COLL_OP_ALLREDUCE, COLL_ALGO_TREE, 2 },
+	{ COLL_OP_REDUCE_SCATTER, COLL_ALGO_RING, 1 },
+	{ COLL_OP_REDUCE_SCATTER, COLL_ALGO_RING_SENDRECV, 1 },
+	{ COLL_OP_REDUCE_SCATTER, COLL_ALGO_RING_BIDIR, 2 },
+	{ COLL_OP_ALLGATHER, COLL_ALGO_RING, 1 },
+	{ COLL_OP_ALLGATHER, COLL_ALGO_RING_SENDRECV, 1 },
+	{ COLL_OP_ALLGATHER, COLL_ALGO_RING_BIDIR, 2 },
+	{ COLL_OP_ALLTOALL, COLL_ALGO_PAIRWISE, 1 },
+	{ COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 1 },
+	{ COLL_OP_BCAST, COLL_ALGO_SCATTER_ALLGATHER, 1 },
+	{ COLL_OP_REDUCE, COLL_ALGO_OWNER, 1 },
+	{ COLL_OP_REDUCE, COLL_ALGO_TREE, 1 },
+	{ COLL_OP_BARRIER, COLL_ALGO_DISSEMINATION, 1 },
+};
+#define NCASES (sizeof cases / sizeof cases[0])
+
+/* Integer-valued inputs: every order of adding them is exact, so any
+ * correct schedule must reproduce the direct sum bit for bit. */
+static long long ival(int rank, size_t e)
+{
+	return (long long)((rank * 131 + (long long)e * 17) % 41) - 20;
+}
+
+static void put_val(void *buf, size_t e, enum coll_dtype dt, double v)
+{
+	unsigned char *p = (unsigned char *)buf + e * coll_dtype_size(dt);
+	int32_t i32 = (int32_t)v;
+	int64_t i64 = (int64_t)v;
+	float f = (float)v;
+	switch (dt) {
+	case COLL_INT32: memcpy(p, &i32, 4); break;
+	case COLL_INT64: memcpy(p, &i64, 8); break;
+	case COLL_FLOAT: memcpy(p, &f, sizeof f); break;
+	default: memcpy(p, &v, sizeof v); break;
+	}
+}
+
+static uint8_t pat(int rank, size_t b, int salt)
+{
+	return (uint8_t)(rank * 37 + b * 11 + (size_t)salt * 101 + 1);
+}
+
+struct bufset {
+	int n;
+	struct coll_bufs *b;
+	unsigned char **data, **in, **scr;
+};
+
+static void bufs_alloc(struct bufset *bs, const struct coll_sched *s)
+{
+	int n = s->req.nranks;
+	bs->n = n;
+	bs->b = calloc((size_t)n, sizeof *bs->b);
+	bs->data = calloc((size_t)n, sizeof *bs->data);
+	bs->in = calloc((size_t)n, sizeof *bs->in);
+	bs->scr = calloc((size_t)n, sizeof *bs->scr);
+	assert_non_null(bs->b);
+	for (int r = 0; r < n; r++) {
+		bs->data[r] = malloc(s->info.data_bytes + 1);
+		bs->in[r] = malloc(s->info.input_bytes + 1);
+		bs->scr[r] = malloc(s->info.scratch_bytes + 1);
+		assert_non_null(bs->data[r]);
+		memset(bs->data[r], 0xEE, s->info.data_bytes + 1);
+		memset(bs->scr[r], 0xDD, s->info.scratch_bytes + 1);
+		bs->b[r].data = bs->data[r];
+		bs->b[r].input = bs->in[r];
+		bs->b[r].scratch = bs->scr[r];
+	}
+}
+
+static void bufs_free(struct bufset *bs)
+{
+	for (int r = 0; r < bs->n; r++) {
+		free(bs->data[r]);
+		free(bs->in[r]);
+		free(bs->scr[r]);
+	}
+	free(bs->data);
+	free(bs->in);
+	free(bs->scr);
+	free(bs->b);
+}
+
+static double fold(enum coll_redop op, double acc, double v)
+{
+	switch (op) {
+	case COLL_MAX: return v > acc ? v : acc;
+	case COLL_MIN: return v < acc ? v : acc;
+	default: return acc + v;
+	}
+}
+
+/* fill inputs, run, compare; returns nothing, fails the test on mismatch */
+static void run_and_check(const struct coll_req *req, enum coll_dtype dt, enum coll_redop op,
+                          unsigned seed)
+{
+	struct coll_sched *s = expand_ok(req);
+	int n = req->nranks;
+	size_t esz = coll_dtype_size(dt), bytes = req->bytes;
+	struct bufset bs;
+	bufs_alloc(&bs, s);
+
+	enum coll_op cop = req->op;
+	bool reduces = cop == COLL_OP_ALLREDUCE || cop == COLL_OP_REDUCE_SCATTER
+	               || cop == COLL_OP_REDUCE;
+	size_t cnt = reduces ? bytes / esz : 0;
+	for (int r = 0; r < n; r++) {
+		if (reduces) {
+			for (size_t e = 0; e < cnt; e++)
+				put_val(bs.data[r], e, dt, (double)ival(r, e));
+		} else if (cop == COLL_OP_ALLGATHER) {
+			size_t off, len;
+			coll_block(bytes, req->elem_size, (size_t)n, (size_t)r, &off, &len);
+			for (size_t b = off; b < off + len; b++)
+				bs.data[r][b] = pat(r, b, 0);
+		} else if (cop == COLL_OP_ALLTOALL) {
+			for (size_t b = 0; b < (size_t)n * bytes; b++)
+				bs.in[r][b] = pat(r, b, 1);
+		} else if (cop == COLL_OP_BCAST && r == req->root) {
+			for (size_t b = 0; b < bytes; b++)
+				bs.data[r][b] = pat(r, b, 2);
+		}
+	}
+
+	char msg[256] = "";
+	struct coll_exec_opts o = { dt, op, seed };
+	int rc = coll_exec_run(s, bs.b, &o, msg, sizeof msg);
+	if (rc)
+		fail_msg("%s %s N=%d bytes=%zu chunks=%d: exec %d %s", coll_op_name(cop),
+		         coll_algo_name(s->info.algo), n, bytes, req->num_chunks, rc, msg);
+
+	unsigned char *want = malloc(cnt * esz + 1);
+	assert_non_null(want);
+	for (size_t e = 0; e < cnt; e++) {
+		double acc = (double)ival(0, e);
+		for (int r = 1; r < n; r++)
+			acc = fold(op, acc, (double)ival(r, e));
+		put_val(want, e, dt, acc);
+	}
+	for (int r = 0; r < n; r++) {
+		size_t lo = 0, hi = 0;
+		bool check = true;
+		switch (cop) {
+		case COLL_OP_ALLREDUCE:
+			hi = cnt * esz;
+			break;
+		case COLL_OP_REDUCE_SCATTER:
+			coll_block(bytes, req->elem_size, (size_t)n, (size_t)r, &lo, &hi);
+			hi += lo;
+			break;
+		case COLL_OP_REDUCE:
+			check = r == req->root;
+			hi = cnt * esz;
+			break;
+		default:
+			check = false;
+		}
+		if (check && memcmp(bs.data[r] + lo, want + lo, hi - lo))
+			fail_msg("%s %s %s/%s N=%d bytes=%zu chunks=%d seed=%u: rank %d wrong",
+			         coll_op_name(cop), coll_algo_name(s->info.algo), coll_dtype_name(dt),
+			         coll_redop_name(op), n, bytes, req->num_chunks, seed, r);
+		if (cop == COLL_OP_ALLGATHER || cop == COLL_OP_BCAST) {
+			for (size_t b = 0; b < bytes; b++) {
+				int owner = req->root;
+				if (cop == COLL_OP_ALLGATHER) {
+					for (owner = 0; owner < n - 1; owner++) {
+						size_t off, len;
+						coll_block(bytes, req->elem_size, (size_t)n, (size_t)owner, &off, &len);
+						if (b < off + len)
+							break;
+					}
+				}
+				if (bs.data[r][b] != pat(owner, b, cop == COLL_OP_ALLGATHER ? 0 : 2))
+					fail_msg("%s %s N=%d bytes=%zu chunks=%d: rank %d byte %zu wrong",
+					         coll_op_name(cop), coll_algo_name(s->info.algo), n, bytes,
+					         req->num_chunks, r, b);
+			}
+		}
+		if (cop == COLL_OP_ALLTOALL)
+			for (int j = 0; j < n; j++)
+				for (size_t b = 0; b < bytes; b++)
+					if (bs.data[r][(size_t)j * bytes + b]
+					    != pat(j, (size_t)r * bytes + b, 1))
+						fail_msg("alltoall N=%d bytes=%zu: rank %d block %d wrong", n,
+						         bytes, r, j);
+		/* nothing may be written past the buffer */
+		assert_int_equal(bs.data[r][s->info.data_bytes], 0xEE);
+		assert_int_equal(bs.scr[r][s->info.scratch_bytes], 0xDD);
+	}
+	free(want);
+	bufs_free(&bs);
+	coll_free(s);
+}
+
+/* N = 1..64; M = 0, M < N, M not a multiple of N, and larger; chunks 1..4;
+ * every dtype and op somewhere in the sweep. */
+static void test_all_algorithms_small_groups(void **state)
+{
+	(void)state;
+	for (size_t a = 0; a < NCASES; a++) {
+		for (int n = 1; n <= 64; n++) {
+			size_t counts[4] = { 0, (size_t)(n / 2) + 1, (size_t)(3 * n + 1), 7 };
+			for (int k = 0; k < 4; k++) {
+				enum coll_dtype dt = (enum coll_dtype)((n + k + (int)a) % COLL_DTYPE_COUNT);
+				enum coll_redop op = (enum coll_redop)((n + 2 * k) % COLL_REDOP_COUNT);
+				size_t esz = coll_dtype_size(dt);
+				struct coll_req r = mkreq(cases[a].op, cases[a].algo, n, counts[k] * esz,
+				                          1 + (n + k) % 4, cases[a].ports);
+				r.elem_size = esz;
+				r.root = (n * 7 + k) % n;
+				/* random delivery order on part of the sweep */
+				unsigned seed = (n % 3 == 0) ? (unsigned)(n * 977 + k) : 0;
+				run_and_check(&r, dt, op, seed);
+			}
+		}
+	}
+}
+
+/* chunks 1..4 on every ring algorithm at a few sizes, all four types */
+static void test_ring_chunks(void **state)
+{
+	(void)state;
+	int ns[] = { 2, 3, 4, 5, 7, 8, 16, 17 };
+	for (size_t a = 0; a < NCASES; a++) {
+		if (cases[a].algo != COLL_ALGO_RING && cases[a].algo != COLL_ALGO_RING_BIDIR
+		    && cases[a].algo != COLL_ALGO_RING_SENDRECV)
+			continue;
+		for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+			for (int c = 1; c <= 4; c++)
+				for (int dt = 0; dt < COLL_DTYPE_COUNT; dt++) {
+					size_t esz = coll_dtype_size((enum coll_dtype)dt);
+					struct coll_req r = mkreq(cases[a].op, cases[a].algo, ns[i],
+					                          (size_t)(ns[i] * c * 3 + 2) * esz, c,
+					                          cases[a].ports);
+					r.elem_size = esz;
+					run_and_check(&r, (enum coll_dtype)dt, COLL_SUM, (unsigned)c);
+				}
+	}
+}
+
+/* data movement does not need whole elements: odd byte counts with a 4-byte
+ * element size, the trailing partial element riding in the last block */
+static void test_partial_elements_move(void **state)
+{
+	(void)state;
+	for (size_t a = 0; a < NCASES; a++) {
+		enum coll_op op = cases[a].op;
+		if (op != COLL_OP_ALLGATHER && op != COLL_OP_BCAST && op != COLL_OP_ALLTOALL)
+			continue;
+		for (int n = 1; n <= 20; n++) {
+			struct coll_req r = mkreq(op, cases[a].algo, n, (size_t)(4 * n + 3), 2,
+			                          cases[a].ports);
+			r.elem_size = 4;
+			r.root = n / 2;
+			run_and_check(&r, COLL_INT32, COLL_SUM, 0);
+		}
+	}
+}
+
+/* reductions refuse a byte count that is not whole elements */
+static void test_partial_elements_reduce_rejected(void **state)
+{
+	(void)state;
+	for (size_t a = 0; a < NCASES; a++) {
+		enum coll_op op = cases[a].op;
+		if (op != COLL_OP_ALLREDUCE && op != COLL_OP_REDUCE_SCATTER && op != COLL_OP_REDUCE)
+			continue;
+		struct coll_req r = mkreq(op, cases[a].algo, 4, 10, 1, cases[a].ports);
+		r.elem_size = 4;
+		struct coll_sched *s = (struct coll_sched *)1;
+		char msg[200] = "";
+		assert_int_equal(coll_expand(&r, &s, msg, sizeof msg), -EINVAL);
+		assert_null(s);
+		assert_non_null(strstr(msg, "element"));
+	}
+}
+
+/* Non-integer floats: the sum's bits depend on the order of additions, so
+ * identical results across delivery orders show the order is the
+ * schedule's, not the arrival's. */
+static void run_random_float(const struct coll_req *req, unsigned seed, unsigned char **out)
+{
+	struct coll_sched *s = expand_ok(req);
+	struct bufset bs;
+	bufs_alloc(&bs, s);
+	size_t cnt = req->bytes / sizeof(double);
+	for (int r = 0; r < req->nranks; r++)
+		for (size_t e = 0; e < cnt; e++)
+			put_val(bs.data[r], e, COLL_DOUBLE,
+			        1.0 / (double)(r + 3) + (double)e * 1e-3 + (double)(r % 7) * 1e7);
+	char msg[256] = "";
+	struct coll_exec_opts o = { COLL_DOUBLE, COLL_SUM, seed };
+	int rc = coll_exec_run(s, bs.b, &o, msg, sizeof msg);
+	if (rc)
+		fail_msg("exec: %s", msg);
+	int keep = req->op == COLL_OP_REDUCE ? req->root : 0;
+	*out = malloc(req->bytes + 1);
+	memcpy(*out, bs.data[keep], req->bytes);
+	bufs_free(&bs);
+	coll_free(s);
+}
+
+static void test_repeatable_bits(void **state)
+{
+	(void)state;
+	for (size_t a = 0; a < NCASES; a++) {
+		enum coll_op op = cases[a].op;
+		if (op != COLL_OP_ALLREDUCE && op != COLL_OP_REDUCE)
+			continue;
+		int ns[] = { 5, 8, 13 };
+		for (size_t i = 0; i < 3; i++) {
+			struct coll_req r = mkreq(op, cases[a].algo, ns[i], 40 * sizeof(double), 3,
+			                          cases[a].ports);
+			r.elem_size = sizeof(double);
+			r.root = 1;
+			unsigned char *first, *again;
+			run_random_float(&r, 0, &first);
+			for (unsigned seed = 1; seed <= 4; seed++) {
+				run_random_float(&r, seed * 7919, &again);
+				assert_memory_equal(first, again, r.bytes);
+				free(again);
+			}
+			free(first);
+		}
+	}
+}
+
+/* Seed 003: by owner and by tree give the same bits on exact-valued
+ * (integer-valued) floats, for any group size and root. */
+static void test_owner_tree_bit_equal(void **state)
+{
+	(void)state;
+	for (int n = 1; n <= 40; n++) {
+		unsigned char *res[2];
+		for (int f = 0; f < 2; f++) {
+			struct coll_req r = mkreq(COLL_OP_REDUCE, f ? COLL_ALGO_TREE : COLL_ALGO_OWNER,
+			                          n, 33 * sizeof(float), 1, 1);
+			r.elem_size = sizeof(float);
+			r.root = n - 1;
+			struct coll_sched *s = expand_ok(&r);
+			struct bufset bs;
+			bufs_alloc(&bs, s);
+			for (int k = 0; k < n; k++)
+				for (size_t e = 0; e < 33; e++)
+					put_val(bs.data[k], e, COLL_FLOAT, (double)(ival(k, e) * 1024));
+			char msg[200];
+			struct coll_exec_opts o = { COLL_FLOAT, COLL_SUM, (unsigned)(n + f) };
+			assert_int_equal(coll_exec_run(s, bs.b, &o, msg, sizeof msg), 0);
+			res[f] = malloc(r.bytes);
+			memcpy(res[f], bs.data[r.root], r.bytes);
+			bufs_free(&bs);
+			coll_free(s);
+		}
+		assert_memory_equal(res[0], res[1], 33 * sizeof(float));
+		free(res[0]);
+		free(res[1]);
+	}
+}
+
+/* The owner form adds parts in rank order: with values whose float sum
+ * depends on the order, the root's result equals the sequential sum
+ * p0 + p1 + ... + p(N-1), exactly. */
+static void test_owner_rank_order(void **state)
+{
+	(void)state;
+	int n = 9;
+	struct coll_req r = mkreq(COLL_OP_REDUCE, COLL_ALGO_OWNER, n, sizeof(float), 1, 1);
+	r.elem_size = sizeof(float);
+	struct coll_sched *s = expand_ok(&r);
+	struct bufset bs;
+	bufs_alloc(&bs, s);
+	float v[9] = { 1e8f, 1.0f, -1e8f, 3.5f, 1e-3f, 7.25f, -2.0f, 1e7f, 0.1f };
+	for (int k = 0; k < n; k++)
+		memcpy(bs.data[k], &v[k], sizeof(float));
+	char msg[200];
+	struct coll_exec_opts o = { COLL_FLOAT, COLL_SUM, 12345 };
+	assert_int_equal(coll_exec_run(s, bs.b, &o, msg, sizeof msg), 0);
+	float want = v[0];
+	for (int k = 1; k < n; k++)
+		want += v[k];
+	float got;
+	memcpy(&got, bs.data[0], sizeof got);
+	assert_memory_equal(&got, &want, sizeof got);
+	bufs_free(&bs);
+	coll_free(s);
+}
+
+/* The executor names a deadlock instead of hanging: a schedule whose
+ * receive never gets its send. */
+static void test_exec_reports_deadlock(void **state)
+{
+	(void)state;
+	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RING, 3, 12, 1, 1);
+	struct coll_sched *s = expand_ok(&r);
+	/* make rank 1's first send wait for its own last command: a cycle through
+	 * the ring that can never start */
+	struct coll_cmd *c = &s->ranks[1].cmds[0];
+	size_t n = s->ranks[1].ncmds;
+	assert_true(n > 2);
+	struct coll_cmd *send = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (s->ranks[1].cmds[i].kind == COLL_SEND) {
+			send = &s->ranks[1].cmds[i];
+			break;
+		}
+	assert_non_null(send);
+	(void)c;
+	send->kind = COLL_RECV; /* now two receives meet and no send: unpaired */
+	char msg[256] = "";
+	assert_int_equal(coll_check(s, msg, sizeof msg), -EINVAL);
+	assert_non_null(strstr(msg, "rank"));
+	coll_free(s);
+
+	/* a genuine wait cycle: rank 0's receive waits on a command that waits on it */
+	s = expand_ok(&r);
+	struct bufset bs;
+	bufs_alloc(&bs, s);
+	/* rank 0's step-0 send now depends on its step-0 receive: 0 waits for 2,
+	 * 2 waits for 1, 1 waits for 0 in every step */
+	for (int k = 0; k < 3; k++) {
+		struct coll_cmd *recv = &s->ranks[k].cmds[0], *snd = &s->ranks[k].cmds[1];
+		assert_int_equal(recv->kind, COLL_REDUCE);
+		assert_int_equal(snd->kind, COLL_SEND);
+		snd->deps[snd->ndeps++] = recv->id;
+	}
+	struct coll_exec_opts o = { COLL_INT32, COLL_SUM, 0 };
+	assert_int_equal(coll_exec_run(s, bs.b, &o, msg, sizeof msg), -EDEADLK);
+	assert_non_null(strstr(msg, "deadlock: rank"));
+	bufs_free(&bs);
+	coll_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_all_algorithms_small_groups),
+		cmocka_unit_test(test_ring_chunks),
+		cmocka_unit_test(test_partial_elements_move),
+		cmocka_unit_test(test_partial_elements_reduce_rejected),
+		cmocka_unit_test(test_repeatable_bits),
+		cmocka_unit_test(test_owner_tree_bit_equal),
+		cmocka_unit_test(test_owner_rank_order),
+		cmocka_unit_test(test_exec_reports_deadlock),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
