@@ -445,6 +445,76 @@ static void test_exec_reports_deadlock(void **state)
 	coll_free(s);
 }
 
+
+/* The engine alone, driven by a hand-made transport: it posts the receive of
+ * a halving-doubling step before its send, names what a timed-out wait is
+ * waiting for, and finishes once the transport reports completions. */
+struct rec {
+	int nposts;
+	size_t idx[8];
+	int kind[8];
+};
+
+static int rec_send(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd,
+                    const void *buf, size_t len)
+{
+	struct rec *r = ctx;
+	(void)rank; (void)buf; (void)len;
+	r->idx[r->nposts] = idx;
+	r->kind[r->nposts++] = cmd->kind;
+	return 0;
+}
+
+static int rec_recv(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd,
+                    void *buf, size_t len)
+{
+	struct rec *r = ctx;
+	(void)rank; (void)len;
+	memset(buf, 0, len); /* the peer's contribution: zeros */
+	r->idx[r->nposts] = idx;
+	r->kind[r->nposts++] = cmd->kind;
+	return 0;
+}
+
+static void test_engine_with_transport(void **state)
+{
+	(void)state;
+	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_HALVING_DOUBLING, 2, 16, 1, 1);
+	r.elem_size = 4;
+	struct coll_sched *s = expand_ok(&r);
+	int32_t data[4] = { 1, 2, 3, 4 };
+	unsigned char scratch[64];
+	struct coll_bufs b = { data, NULL, scratch };
+	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 123456789 };
+	struct coll_engine_ops ops = { rec_send, rec_recv, NULL };
+	struct rec rc;
+	memset(&rc, 0, sizeof rc);
+	struct coll_engine *e;
+	assert_int_equal(coll_engine_new(s, 0, &b, &conf, &ops, &rc, &e), 0);
+	assert_int_equal(coll_engine_deadline(e), 123456789);
+	assert_int_equal(coll_engine_start(e), 0);
+	assert_int_equal(rc.nposts, 2);
+	assert_int_equal(rc.kind[0], COLL_REDUCE); /* receive first */
+	assert_int_equal(rc.kind[1], COLL_SEND);
+	const struct coll_cmd *w = coll_engine_waiting(e);
+	assert_non_null(w);
+	assert_int_equal(w->peer, 1);
+	assert_int_equal(w->step, 0);
+	assert_false(coll_engine_finished(e));
+	/* a completion for something never posted is refused */
+	assert_int_equal(coll_engine_done(e, 3), -EINVAL);
+	/* complete step 0; step 1 (doubling) is posted */
+	assert_int_equal(coll_engine_done(e, rc.idx[0]), 0);
+	assert_int_equal(coll_engine_done(e, rc.idx[1]), 0);
+	assert_int_equal(rc.nposts, 4);
+	assert_int_equal(coll_engine_done(e, rc.idx[2]), 0);
+	assert_int_equal(coll_engine_done(e, rc.idx[3]), 0);
+	assert_true(coll_engine_finished(e));
+	assert_null(coll_engine_waiting(e));
+	coll_engine_free(e);
+	coll_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -456,6 +526,7 @@ int main(void)
 		cmocka_unit_test(test_owner_tree_bit_equal),
 		cmocka_unit_test(test_owner_rank_order),
 		cmocka_unit_test(test_exec_reports_deadlock),
+		cmocka_unit_test(test_engine_with_transport),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
