@@ -185,7 +185,8 @@ size_t trc_rset_blocks(const struct trc_rset *s, struct trc_rblock *out, size_t 
 		nb = w;
 	}
 	size_t n = nb < max ? nb : max;
-	memcpy(out, b, n * sizeof *b);
+	if (n)
+		memcpy(out, b, n * sizeof *b);
 	free(b);
 	return nb;
 }
