@@ -1,0 +1,579 @@
+/*
+ * tests/ptl/unit/test_api.c - the public API's argument checking, in one
+ * process (a job of one, no launcher): PTL_NO_INIT before PtlInit and after
+ * PtlFini; NULL pointers -> PTL_SEGV; bad, stale and wrong-kind handles ->
+ * the matching *_INVALID; NI limits clamped and reported in `actual` and
+ * then enforced; index limits -> PTL_PT_INDEX_INVALID, PTL_AC_INDEX_INVALID,
+ * PTL_SR_INDEX_INVALID; PtlEQPoll with timeout 0 on an empty EQ returns
+ * PTL_EQ_EMPTY at once.
+ */
+#include "config.h"
+
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <portals3.h>
+#include <ptl_runtime.h>
+
+/* Limits of the NI the argument tests run on. */
+static const ptl_ni_limits_t small = {
+	.max_mes = 16, .max_mds = 8, .max_eqs = 4, .max_ac_index = 3, .max_pt_index = 7,
+	.max_md_iovecs = 4, .max_me_list = 3, .max_getput_md = 8,
+};
+
+static ptl_handle_ni_t ni;
+static ptl_process_id_t self_id;
+static const ptl_process_id_t any_id = { PTL_NID_ANY, PTL_PID_ANY };
+static char buf[64];
+
+static ptl_md_t plain_md(void *start, ptl_size_t len)
+{
+	ptl_md_t md = { .start = start, .length = len, .threshold = PTL_MD_THRESH_INF,
+			.options = PTL_MD_OP_PUT | PTL_MD_OP_GET, .eq_handle = PTL_EQ_NONE };
+	return md;
+}
+
+#define assert_rc(call, want)                                                               \
+	do {                                                                                \
+		int rc_ = (call);                                                           \
+		if (rc_ != (want))                                                          \
+			fail_msg("%s: %d (%s), expected %s", #call, rc_,                     \
+				 PtlErrorStr((unsigned)rc_), #want);                         \
+	} while (0)
+
+/* Every call but PtlInit/PtlFini and the string ones, with valid-looking
+ * arguments: PTL_NO_INIT. */
+static void expect_no_init(ptl_handle_ni_t h)
+{
+	ptl_handle_any_t any = h ? h : 1;
+	ptl_handle_eq_t eqh = any;
+	ptl_handle_md_t mdh = any;
+	ptl_handle_me_t meh = any;
+	ptl_ni_limits_t lim;
+	ptl_sr_value_t v;
+	unsigned long dist;
+	ptl_uid_t uid;
+	ptl_jid_t jid;
+	ptl_process_id_t id;
+	ptl_pt_index_t pt;
+	ptl_md_t md = plain_md(buf, sizeof buf), old;
+	ptl_event_t ev;
+	int which;
+	ptl_process_id_t target = { 0, 0 };
+
+	assert_rc(PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, NULL, &lim, &any), PTL_NO_INIT);
+	assert_rc(PtlNIFini(any), PTL_NO_INIT);
+	assert_rc(PtlNIStatus(any, PTL_SR_DROP_COUNT, &v), PTL_NO_INIT);
+	assert_rc(PtlNIDist(any, target, &dist), PTL_NO_INIT);
+	assert_rc(PtlNIHandle(any, &any), PTL_NO_INIT);
+	assert_rc(PtlGetUid(any, &uid), PTL_NO_INIT);
+	assert_rc(PtlGetId(any, &id), PTL_NO_INIT);
+	assert_rc(PtlGetJid(any, &jid), PTL_NO_INIT);
+	assert_rc(PtlMEAttach(any, 0, any_id, 0, 0, PTL_RETAIN, PTL_INS_AFTER, &meh), PTL_NO_INIT);
+	assert_rc(PtlMEAttachAny(any, &pt, any_id, 0, 0, PTL_RETAIN, &meh), PTL_NO_INIT);
+	assert_rc(PtlMEInsert(meh, any_id, 0, 0, PTL_RETAIN, PTL_INS_AFTER, &meh), PTL_NO_INIT);
+	assert_rc(PtlMEUnlink(meh), PTL_NO_INIT);
+	assert_rc(PtlMDAttach(meh, md, PTL_RETAIN, &mdh), PTL_NO_INIT);
+	assert_rc(PtlMDBind(any, md, PTL_RETAIN, &mdh), PTL_NO_INIT);
+	assert_rc(PtlMDUnlink(mdh), PTL_NO_INIT);
+	assert_rc(PtlMDUpdate(mdh, &old, &md, PTL_EQ_NONE), PTL_NO_INIT);
+	assert_rc(PtlEQAlloc(any, 4, NULL, &eqh), PTL_NO_INIT);
+	assert_rc(PtlEQFree(eqh), PTL_NO_INIT);
+	assert_rc(PtlEQGet(eqh, &ev), PTL_NO_INIT);
+	assert_rc(PtlEQWait(eqh, &ev), PTL_NO_INIT);
+	assert_rc(PtlEQPoll(&eqh, 1, 0, &ev, &which), PTL_NO_INIT);
+	assert_rc(PtlACEntry(any, 1, any_id, PTL_UID_ANY, PTL_JID_ANY, PTL_PT_INDEX_ANY), PTL_NO_INIT);
+	assert_rc(PtlPut(mdh, PTL_NO_ACK_REQ, target, 0, 0, 0, 0, 0), PTL_NO_INIT);
+	assert_rc(PtlPutRegion(mdh, 0, 1, PTL_NO_ACK_REQ, target, 0, 0, 0, 0, 0), PTL_NO_INIT);
+	assert_rc(PtlGet(mdh, target, 0, 0, 0, 0), PTL_NO_INIT);
+	assert_rc(PtlGetRegion(mdh, 0, 1, target, 0, 0, 0, 0), PTL_NO_INIT);
+	assert_rc(PtlGetPut(mdh, mdh, target, 0, 0, 0, 0, 0), PTL_NO_INIT);
+	assert_rc(PtlRtId(0, &id), PTL_NO_INIT);
+	assert_rc(PtlRtBarrier(), PTL_NO_INIT);
+}
+
+/* ------------------------------------------------------------ before PtlInit */
+
+static void test_before_init(void **state)
+{
+	(void)state;
+	PtlFini(); /* harmless before PtlInit */
+	expect_no_init(0);
+	assert_rc(PtlInit(NULL), PTL_SEGV);
+	/* The failed PtlInit did not initialize anything. */
+	expect_no_init(0);
+	/* Strings and comparisons need no library. */
+	assert_rc(PtlHandleIsEqual(5, 5), PTL_OK);
+	assert_rc(PtlHandleIsEqual(5, 6), PTL_FAIL);
+	assert_rc(PtlHandleIsEqual(PTL_INVALID_HANDLE, PTL_EQ_NONE), PTL_OK);
+	for (unsigned e = 0; e < PTL_MAX_ERRNO; e++) {
+		const char *s = PtlErrorStr(e);
+		assert_non_null(s);
+		assert_true(strncmp(s, "PTL_", 4) == 0);
+	}
+	assert_non_null(PtlErrorStr(PTL_MAX_ERRNO));
+	assert_non_null(PtlErrorStr(~0u));
+	assert_string_equal(PtlEventKindStr(PTL_EVENT_ACK), "PTL_EVENT_ACK");
+	assert_string_equal(PtlEventKindStr(PTL_EVENT_UNLINK), "PTL_EVENT_UNLINK");
+	assert_non_null(PtlEventKindStr((ptl_event_kind_t)99));
+	assert_non_null(PtlNIFailStr(0, PTL_NI_DROPPED));
+	assert_non_null(PtlNIFailStr(0, 99));
+}
+
+/* ------------------------------------------------------------ init and limits */
+
+static void test_init_and_limits(void **state)
+{
+	(void)state;
+	int nif = -1;
+	assert_rc(PtlInit(&nif), PTL_OK);
+	assert_int_equal(nif, 1);
+	assert_int_equal(PtlRtRank(), 0);
+	assert_int_equal(PtlRtSize(), 1);
+	assert_rc(PtlRtId(0, NULL), PTL_SEGV);
+	assert_rc(PtlRtId(1, &self_id), PTL_PROCESS_INVALID);
+	assert_rc(PtlRtId(-1, &self_id), PTL_PROCESS_INVALID);
+	assert_rc(PtlRtId(0, &self_id), PTL_OK);
+	assert_int_equal(self_id.pid, 0);
+	assert_rc(PtlRtBarrier(), PTL_OK);
+
+	ptl_handle_ni_t h = 0;
+	ptl_ni_limits_t actual;
+	assert_rc(PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, NULL, NULL, NULL), PTL_SEGV);
+	assert_rc(PtlNIInit(PTL_IFACE_DEFAULT + 7, PTL_PID_ANY, NULL, NULL, &h), PTL_IFACE_INVALID);
+	assert_rc(PtlNIInit(PTL_IFACE_DEFAULT, 5, NULL, NULL, &h), PTL_PID_INVALID);
+	assert_int_equal(h, 0);
+
+	/* Asking for more than the implementation has: clamped, and the
+	 * actual limits say by how much (here the indexes and per-MD
+	 * limits, with few MDs and MEs so the tables stay small). */
+	ptl_ni_limits_t big = {
+		.max_mes = 8, .max_mds = 8, .max_eqs = INT_MAX, .max_ac_index = INT_MAX,
+		.max_pt_index = INT_MAX, .max_md_iovecs = INT_MAX, .max_me_list = INT_MAX,
+		.max_getput_md = INT_MAX,
+	};
+	memset(&actual, 0, sizeof actual);
+	assert_rc(PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, &big, &actual, &h), PTL_OK);
+	assert_int_not_equal(h, PTL_INVALID_HANDLE);
+	assert_int_equal(actual.max_mes, 8);
+	assert_int_equal(actual.max_mds, 8);
+	const int *a = (const int *)&actual;
+	for (size_t i = 0; i < sizeof actual / sizeof(int); i++) {
+		if (a[i] <= 0 || a[i] == INT_MAX)
+			fail_msg("actual limit #%zu is %d: not clamped to something usable", i, a[i]);
+	}
+	/* A list cannot be longer than there are MEs. */
+	assert_true(actual.max_me_list <= actual.max_mes);
+	/* The reported limits are the enforced ones. */
+	ptl_handle_me_t me;
+	ptl_handle_eq_t eq;
+	assert_rc(PtlMEAttach(h, (ptl_pt_index_t)actual.max_pt_index, any_id, 0, 0, PTL_RETAIN,
+			      PTL_INS_AFTER, &me), PTL_OK);
+	assert_rc(PtlMEAttach(h, (ptl_pt_index_t)actual.max_pt_index + 1, any_id, 0, 0, PTL_RETAIN,
+			      PTL_INS_AFTER, &me), PTL_PT_INDEX_INVALID);
+	assert_rc(PtlACEntry(h, (ptl_ac_index_t)actual.max_ac_index, any_id, PTL_UID_ANY,
+			     PTL_JID_ANY, PTL_PT_INDEX_ANY), PTL_OK);
+	assert_rc(PtlACEntry(h, (ptl_ac_index_t)actual.max_ac_index + 1, any_id, PTL_UID_ANY,
+			     PTL_JID_ANY, PTL_PT_INDEX_ANY), PTL_AC_INDEX_INVALID);
+	assert_rc(PtlEQAlloc(h, 2, NULL, &eq), PTL_OK);
+
+	/* A second init of the interface: PTL_IFACE_DUP, same handle, its limits. */
+	ptl_handle_ni_t h2 = 0;
+	ptl_ni_limits_t actual2;
+	memset(&actual2, 0, sizeof actual2);
+	assert_rc(PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, (ptl_ni_limits_t *)&small, &actual2, &h2),
+		  PTL_IFACE_DUP);
+	assert_int_equal(h2, h);
+	assert_memory_equal(&actual2, &actual, sizeof actual);
+
+	/* PtlNIFini: the NI and all it held are gone, their handles stale. */
+	assert_rc(PtlNIFini(h), PTL_OK);
+	assert_rc(PtlNIFini(h), PTL_NI_INVALID);
+	ptl_event_t ev;
+	ptl_handle_ni_t back;
+	assert_rc(PtlEQGet(eq, &ev), PTL_EQ_INVALID);
+	assert_rc(PtlMEUnlink(me), PTL_ME_INVALID);
+	assert_rc(PtlNIHandle(me, &back), PTL_HANDLE_INVALID);
+	assert_rc(PtlNIHandle(h, &back), PTL_HANDLE_INVALID);
+
+	/* Default limits with desired NULL; then the small NI the other tests use. */
+	assert_rc(PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, NULL, &actual, &h2), PTL_OK);
+	assert_int_not_equal(h2, h); /* a new generation: the old handle stays dead */
+	assert_rc(PtlNIFini(h), PTL_NI_INVALID);
+	for (size_t i = 0; i < sizeof actual / sizeof(int); i++)
+		assert_true(a[i] > 0);
+	assert_rc(PtlNIFini(h2), PTL_OK);
+
+	memset(&actual, 0, sizeof actual);
+	assert_rc(PtlNIInit(PTL_IFACE_DEFAULT, 0, (ptl_ni_limits_t *)&small, &actual, &ni), PTL_OK);
+	assert_memory_equal(&actual, &small, sizeof actual);
+	/* A zeroed desired field asks for the default, not for zero. */
+}
+
+/* ------------------------------------------------------------ NI calls */
+
+static void test_ni_calls(void **state)
+{
+	(void)state;
+	ptl_sr_value_t v = -1;
+	for (ptl_sr_index_t r = 0; r < PTL_SR_COUNT; r++) {
+		assert_rc(PtlNIStatus(ni, r, &v), PTL_OK);
+		assert_int_equal(v, 0);
+	}
+	assert_rc(PtlNIStatus(ni, PTL_SR_DROP_COUNT, NULL), PTL_SEGV);
+	assert_rc(PtlNIStatus(ni, -1, &v), PTL_SR_INDEX_INVALID);
+	assert_rc(PtlNIStatus(ni, PTL_SR_COUNT, &v), PTL_SR_INDEX_INVALID);
+	assert_rc(PtlNIStatus(ni, INT_MAX, &v), PTL_SR_INDEX_INVALID);
+	assert_rc(PtlNIStatus(ni + 1, PTL_SR_DROP_COUNT, &v), PTL_NI_INVALID);
+	assert_rc(PtlNIStatus(PTL_INVALID_HANDLE, PTL_SR_DROP_COUNT, &v), PTL_NI_INVALID);
+
+	unsigned long dist = 99;
+	ptl_process_id_t id, nobody = { self_id.nid, 1 };
+	assert_rc(PtlGetId(ni, &id), PTL_OK);
+	assert_int_equal(id.pid, 0);
+	assert_int_equal(id.nid, self_id.nid);
+	assert_rc(PtlNIDist(ni, id, &dist), PTL_OK);
+	assert_int_equal(dist, 0);
+	assert_rc(PtlNIDist(ni, id, NULL), PTL_SEGV);
+	assert_rc(PtlNIDist(ni, nobody, &dist), PTL_PROCESS_INVALID);
+	assert_rc(PtlNIDist(ni + 1, id, &dist), PTL_NI_INVALID);
+
+	ptl_uid_t uid;
+	ptl_jid_t jid;
+	assert_rc(PtlGetUid(ni, &uid), PTL_OK);
+	assert_int_equal(uid, (ptl_uid_t)getuid());
+	assert_rc(PtlGetJid(ni, &jid), PTL_OK);
+	assert_int_not_equal(jid, PTL_JID_ANY);
+	assert_rc(PtlGetUid(ni, NULL), PTL_SEGV);
+	assert_rc(PtlGetId(ni, NULL), PTL_SEGV);
+	assert_rc(PtlGetJid(ni, NULL), PTL_SEGV);
+	assert_rc(PtlGetUid(ni ^ 0xff00000000ull, &uid), PTL_NI_INVALID);
+	assert_rc(PtlGetId(ni + 1, &id), PTL_NI_INVALID);
+	assert_rc(PtlGetJid(0, &jid), PTL_NI_INVALID);
+
+	/* PtlNIHandle: any live handle leads back to its NI. */
+	ptl_handle_ni_t back = 0;
+	ptl_handle_eq_t eq;
+	ptl_handle_me_t me;
+	ptl_handle_md_t md;
+	assert_rc(PtlEQAlloc(ni, 2, NULL, &eq), PTL_OK);
+	assert_rc(PtlMEAttach(ni, 1, any_id, 0, 0, PTL_RETAIN, PTL_INS_AFTER, &me), PTL_OK);
+	assert_rc(PtlMDBind(ni, plain_md(buf, 8), PTL_RETAIN, &md), PTL_OK);
+	const ptl_handle_any_t live[] = { ni, eq, me, md };
+	for (size_t i = 0; i < 4; i++) {
+		back = 0;
+		assert_rc(PtlNIHandle(live[i], &back), PTL_OK);
+		assert_int_equal(back, ni);
+		assert_rc(PtlNIHandle(live[i], NULL), PTL_SEGV);
+		assert_rc(PtlNIHandle(live[i] + 1, &back), PTL_HANDLE_INVALID);
+		assert_rc(PtlNIHandle(live[i] ^ (1ull << 40), &back), PTL_HANDLE_INVALID);
+	}
+	assert_rc(PtlNIHandle(PTL_INVALID_HANDLE, &back), PTL_HANDLE_INVALID);
+	assert_rc(PtlNIHandle(~0ull, &back), PTL_HANDLE_INVALID);
+	assert_rc(PtlMDUnlink(md), PTL_OK);
+	assert_rc(PtlMEUnlink(me), PTL_OK);
+	assert_rc(PtlEQFree(eq), PTL_OK);
+	for (size_t i = 1; i < 4; i++)
+		assert_rc(PtlNIHandle(live[i], &back), PTL_HANDLE_INVALID);
+}
+
+/* ------------------------------------------------------------ MEs */
+
+static void test_me_calls(void **state)
+{
+	(void)state;
+	ptl_handle_me_t me = 0, me2, me3, x = 0x5a5a;
+	ptl_pt_index_t pt = 999;
+	ptl_process_id_t bad_id = { PTL_NID_ANY, 3 };
+
+	assert_rc(PtlMEAttach(ni, 0, any_id, 0, 0, PTL_RETAIN, PTL_INS_AFTER, NULL), PTL_SEGV);
+	assert_rc(PtlMEAttach(ni + 1, 0, any_id, 0, 0, PTL_RETAIN, PTL_INS_AFTER, &x), PTL_NI_INVALID);
+	assert_rc(PtlMEAttach(ni, (ptl_pt_index_t)small.max_pt_index + 1, any_id, 0, 0, PTL_RETAIN,
+			      PTL_INS_AFTER, &x), PTL_PT_INDEX_INVALID);
+	assert_rc(PtlMEAttach(ni, PTL_PT_INDEX_ANY, any_id, 0, 0, PTL_RETAIN, PTL_INS_AFTER, &x),
+		  PTL_PT_INDEX_INVALID);
+	assert_rc(PtlMEAttach(ni, 0, bad_id, 0, 0, PTL_RETAIN, PTL_INS_AFTER, &x), PTL_PROCESS_INVALID);
+	assert_int_equal(x, 0x5a5a);
+
+	/* List length limit (3 on portal 2). */
+	assert_rc(PtlMEAttach(ni, 2, any_id, 0, 0, PTL_RETAIN, PTL_INS_AFTER, &me), PTL_OK);
+	assert_rc(PtlMEInsert(me, self_id, 1, 0, PTL_UNLINK, PTL_INS_BEFORE, &me2), PTL_OK);
+	assert_rc(PtlMEInsert(me, any_id, 2, 0, PTL_RETAIN, PTL_INS_AFTER, &me3), PTL_OK);
+	assert_rc(PtlMEAttach(ni, 2, any_id, 0, 0, PTL_RETAIN, PTL_INS_AFTER, &x), PTL_ME_LIST_TOO_LONG);
+	assert_rc(PtlMEInsert(me, any_id, 0, 0, PTL_RETAIN, PTL_INS_AFTER, &x), PTL_ME_LIST_TOO_LONG);
+	assert_rc(PtlMEUnlink(me3), PTL_OK);
+	assert_rc(PtlMEAttach(ni, 2, any_id, 0, 0, PTL_RETAIN, PTL_INS_BEFORE, &me3), PTL_OK);
+
+	/* PtlMEInsert: base must be a live ME. */
+	assert_rc(PtlMEInsert(me, any_id, 0, 0, PTL_RETAIN, PTL_INS_AFTER, NULL), PTL_SEGV);
+	assert_rc(PtlMEInsert(me + 1, any_id, 0, 0, PTL_RETAIN, PTL_INS_AFTER, &x), PTL_ME_INVALID);
+	assert_rc(PtlMEInsert(ni, any_id, 0, 0, PTL_RETAIN, PTL_INS_AFTER, &x), PTL_ME_INVALID);
+	assert_rc(PtlMEInsert(0, any_id, 0, 0, PTL_RETAIN, PTL_INS_AFTER, &x), PTL_ME_INVALID);
+
+	/* PtlMEAttachAny: a free portal, never one in use. */
+	ptl_handle_me_t any_me;
+	assert_rc(PtlMEAttachAny(ni, NULL, any_id, 0, 0, PTL_RETAIN, &x), PTL_SEGV);
+	assert_rc(PtlMEAttachAny(ni, &pt, any_id, 0, 0, PTL_RETAIN, NULL), PTL_SEGV);
+	assert_rc(PtlMEAttachAny(ni + 1, &pt, any_id, 0, 0, PTL_RETAIN, &x), PTL_NI_INVALID);
+	assert_rc(PtlMEAttachAny(ni, &pt, any_id, 0, 0, PTL_RETAIN, &any_me), PTL_OK);
+	assert_true(pt <= (ptl_pt_index_t)small.max_pt_index);
+	assert_int_not_equal(pt, 2);
+
+	/* Unlink: once; then the handle is stale; other kinds are not MEs. */
+	assert_rc(PtlMEUnlink(me2), PTL_OK);
+	assert_rc(PtlMEUnlink(me2), PTL_ME_INVALID);
+	assert_rc(PtlMEInsert(me2, any_id, 0, 0, PTL_RETAIN, PTL_INS_AFTER, &x), PTL_ME_INVALID);
+	assert_rc(PtlMEUnlink(ni), PTL_ME_INVALID);
+	assert_rc(PtlMEUnlink(PTL_INVALID_HANDLE), PTL_ME_INVALID);
+	assert_rc(PtlMEUnlink(me), PTL_OK);
+	assert_rc(PtlMEUnlink(me3), PTL_OK);
+	assert_rc(PtlMEUnlink(any_me), PTL_OK);
+}
+
+/* ------------------------------------------------------------ MDs */
+
+static void test_md_calls(void **state)
+{
+	(void)state;
+	ptl_handle_md_t md = 0, x = 0x5a5a;
+	ptl_handle_me_t me;
+	ptl_handle_eq_t eq;
+	ptl_md_t u = plain_md(buf, sizeof buf), old;
+	ptl_md_iovec_t iov[5];
+	for (int i = 0; i < 5; i++)
+		iov[i] = (ptl_md_iovec_t){ buf + 8 * i, 8 };
+
+	assert_rc(PtlMDBind(ni, u, PTL_RETAIN, NULL), PTL_SEGV);
+	assert_rc(PtlMDBind(ni + 1, u, PTL_RETAIN, &x), PTL_NI_INVALID);
+	u.start = NULL;
+	assert_rc(PtlMDBind(ni, u, PTL_RETAIN, &x), PTL_SEGV);
+	u.length = 0;
+	assert_rc(PtlMDBind(ni, u, PTL_RETAIN, &md), PTL_OK);
+	assert_rc(PtlMDUnlink(md), PTL_OK);
+	u = plain_md(buf, sizeof buf);
+	u.options |= 1u << 29;
+	assert_rc(PtlMDBind(ni, u, PTL_RETAIN, &x), PTL_MD_ILLEGAL);
+	u = plain_md(iov, 5);
+	u.options |= PTL_MD_IOVEC;
+	assert_rc(PtlMDBind(ni, u, PTL_RETAIN, &x), PTL_MD_ILLEGAL); /* 5 > max_md_iovecs */
+	u.length = 4;
+	assert_rc(PtlMDBind(ni, u, PTL_RETAIN, &md), PTL_OK);
+	assert_rc(PtlMDUnlink(md), PTL_OK);
+	u.start = NULL;
+	assert_rc(PtlMDBind(ni, u, PTL_RETAIN, &x), PTL_SEGV);
+	u = plain_md(buf, sizeof buf);
+	u.eq_handle = ni; /* not an EQ */
+	assert_rc(PtlMDBind(ni, u, PTL_RETAIN, &x), PTL_EQ_INVALID);
+	assert_rc(PtlEQAlloc(ni, 2, NULL, &eq), PTL_OK);
+	assert_rc(PtlEQFree(eq), PTL_OK);
+	u.eq_handle = eq; /* freed */
+	assert_rc(PtlMDBind(ni, u, PTL_RETAIN, &x), PTL_EQ_INVALID);
+	assert_int_equal(x, 0x5a5a);
+
+	/* Table full: PTL_NO_SPACE. */
+	ptl_handle_md_t all[8];
+	u = plain_md(buf, sizeof buf);
+	for (int i = 0; i < small.max_mds; i++)
+		assert_rc(PtlMDBind(ni, u, PTL_RETAIN, &all[i]), PTL_OK);
+	assert_rc(PtlMDBind(ni, u, PTL_RETAIN, &x), PTL_NO_SPACE);
+	for (int i = 0; i < small.max_mds; i++)
+		assert_rc(PtlMDUnlink(all[i]), PTL_OK);
+
+	/* Attach. */
+	assert_rc(PtlMEAttach(ni, 0, any_id, 0, 0, PTL_RETAIN, PTL_INS_AFTER, &me), PTL_OK);
+	assert_rc(PtlMDAttach(me, u, PTL_RETAIN, NULL), PTL_SEGV);
+	assert_rc(PtlMDAttach(me + 1, u, PTL_RETAIN, &x), PTL_ME_INVALID);
+	assert_rc(PtlMDAttach(ni, u, PTL_RETAIN, &x), PTL_ME_INVALID);
+	assert_rc(PtlMDAttach(me, u, PTL_RETAIN, &md), PTL_OK);
+	assert_rc(PtlMDAttach(me, u, PTL_RETAIN, &x), PTL_ME_IN_USE);
+
+	/* Update. */
+	assert_rc(PtlMDUpdate(md, NULL, NULL, PTL_EQ_NONE), PTL_OK);
+	assert_rc(PtlMDUpdate(md, &old, NULL, PTL_EQ_NONE), PTL_OK);
+	assert_ptr_equal(old.start, buf);
+	assert_rc(PtlMDUpdate(md + 1, &old, &u, PTL_EQ_NONE), PTL_MD_INVALID);
+	assert_rc(PtlMDUpdate(me, &old, &u, PTL_EQ_NONE), PTL_MD_INVALID);
+	assert_rc(PtlMDUpdate(md, &old, &u, eq), PTL_EQ_INVALID);
+	ptl_md_t bad = plain_md(NULL, 3);
+	assert_rc(PtlMDUpdate(md, NULL, &bad, PTL_EQ_NONE), PTL_SEGV);
+	assert_rc(PtlMDUpdate(md, &old, NULL, PTL_EQ_NONE), PTL_OK);
+	assert_int_equal(old.length, sizeof buf);
+
+	/* Unlink: stale afterwards; other kinds are not MDs. */
+	assert_rc(PtlMDUnlink(me), PTL_MD_INVALID);
+	assert_rc(PtlMDUnlink(0), PTL_MD_INVALID);
+	assert_rc(PtlMDUnlink(md), PTL_OK);
+	assert_rc(PtlMDUnlink(md), PTL_MD_INVALID);
+	assert_rc(PtlMDUpdate(md, &old, NULL, PTL_EQ_NONE), PTL_MD_INVALID);
+	/* The ME lost its MD and can take a new one. */
+	assert_rc(PtlMDAttach(me, u, PTL_UNLINK, &md), PTL_OK);
+	assert_rc(PtlMEUnlink(me), PTL_OK);
+	assert_rc(PtlMDUnlink(md), PTL_MD_INVALID); /* went with its ME */
+}
+
+/* ------------------------------------------------------------ EQs */
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void test_eq_calls(void **state)
+{
+	(void)state;
+	ptl_handle_eq_t eq, x = 0x5a5a;
+	ptl_event_t ev;
+	int which = -1;
+	int rc = PtlEQAlloc(ni, 0, NULL, &x);
+	if (rc == PTL_OK)
+		fail_msg("PtlEQAlloc(count 0) succeeded");
+	assert_int_equal(x, 0x5a5a);
+	assert_rc(PtlEQAlloc(ni, 4, NULL, NULL), PTL_SEGV);
+	assert_rc(PtlEQAlloc(ni + 1, 4, NULL, &x), PTL_NI_INVALID);
+	assert_rc(PtlEQAlloc(ni, 4, NULL, &eq), PTL_OK);
+
+	assert_rc(PtlEQGet(eq, NULL), PTL_SEGV);
+	assert_rc(PtlEQGet(eq, &ev), PTL_EQ_EMPTY);
+	assert_rc(PtlEQGet(eq + 1, &ev), PTL_EQ_INVALID);
+	assert_rc(PtlEQGet(ni, &ev), PTL_EQ_INVALID);
+	assert_rc(PtlEQWait(eq + 1, &ev), PTL_EQ_INVALID);
+	assert_rc(PtlEQPoll(NULL, 1, 0, &ev, &which), PTL_SEGV);
+	assert_rc(PtlEQPoll(&eq, 1, 0, NULL, &which), PTL_SEGV);
+	assert_rc(PtlEQPoll(&eq, 1, 0, &ev, NULL), PTL_SEGV);
+	ptl_handle_eq_t two[2] = { eq, eq + 1 };
+	assert_rc(PtlEQPoll(two, 2, 0, &ev, &which), PTL_EQ_INVALID);
+
+	double t0 = now_s();
+	assert_rc(PtlEQPoll(&eq, 1, 0, &ev, &which), PTL_EQ_EMPTY);
+	double t1 = now_s();
+	if (t1 - t0 > 0.1)
+		fail_msg("PtlEQPoll(timeout 0) on an empty EQ took %.3f s", t1 - t0);
+	assert_rc(PtlEQPoll(&eq, 1, 30, &ev, &which), PTL_EQ_EMPTY);
+	double t2 = now_s();
+	if (t2 - t1 < 0.025 || t2 - t1 > 2.0)
+		fail_msg("PtlEQPoll(timeout 30 ms) on an empty EQ took %.3f s", t2 - t1);
+
+	/* Table full (max_eqs 4). */
+	ptl_handle_eq_t more[4];
+	for (int i = 0; i < small.max_eqs - 1; i++)
+		assert_rc(PtlEQAlloc(ni, 1, NULL, &more[i]), PTL_OK);
+	assert_rc(PtlEQAlloc(ni, 1, NULL, &x), PTL_NO_SPACE);
+	for (int i = 0; i < small.max_eqs - 1; i++)
+		assert_rc(PtlEQFree(more[i]), PTL_OK);
+
+	assert_rc(PtlEQFree(ni), PTL_EQ_INVALID);
+	assert_rc(PtlEQFree(eq), PTL_OK);
+	assert_rc(PtlEQFree(eq), PTL_EQ_INVALID);
+	assert_rc(PtlEQGet(eq, &ev), PTL_EQ_INVALID);
+	assert_rc(PtlEQPoll(&eq, 1, 0, &ev, &which), PTL_EQ_INVALID);
+}
+
+/* ------------------------------------------------------------ AC */
+
+static void test_ac_calls(void **state)
+{
+	(void)state;
+	assert_rc(PtlACEntry(ni, 1, self_id, PTL_UID_ANY, PTL_JID_ANY, 3), PTL_OK);
+	assert_rc(PtlACEntry(ni, (ptl_ac_index_t)small.max_ac_index, any_id, (ptl_uid_t)getuid(),
+			     PTL_JID_ANY, PTL_PT_INDEX_ANY), PTL_OK);
+	assert_rc(PtlACEntry(ni, (ptl_ac_index_t)small.max_ac_index + 1, any_id, PTL_UID_ANY,
+			     PTL_JID_ANY, PTL_PT_INDEX_ANY), PTL_AC_INDEX_INVALID);
+	assert_rc(PtlACEntry(ni, 0xffffffffu, any_id, PTL_UID_ANY, PTL_JID_ANY, PTL_PT_INDEX_ANY),
+		  PTL_AC_INDEX_INVALID);
+	assert_rc(PtlACEntry(ni, 1, any_id, PTL_UID_ANY, PTL_JID_ANY,
+			     (ptl_pt_index_t)small.max_pt_index + 1), PTL_PT_INDEX_INVALID);
+	assert_rc(PtlACEntry(ni + 1, 1, any_id, PTL_UID_ANY, PTL_JID_ANY, PTL_PT_INDEX_ANY),
+		  PTL_NI_INVALID);
+}
+
+/* ------------------------------------------------------------ data movement */
+
+static void test_move_calls(void **state)
+{
+	(void)state;
+	ptl_handle_md_t md, md2, big;
+	ptl_process_id_t nobody = { self_id.nid, 1 };
+	assert_rc(PtlMDBind(ni, plain_md(buf, 8), PTL_RETAIN, &md), PTL_OK);
+	assert_rc(PtlMDBind(ni, plain_md(buf + 8, 8), PTL_RETAIN, &md2), PTL_OK);
+	assert_rc(PtlMDBind(ni, plain_md(buf, 32), PTL_RETAIN, &big), PTL_OK);
+
+	assert_rc(PtlPut(md + 1, PTL_NO_ACK_REQ, self_id, 0, 0, 0, 0, 0), PTL_MD_INVALID);
+	assert_rc(PtlPut(ni, PTL_NO_ACK_REQ, self_id, 0, 0, 0, 0, 0), PTL_MD_INVALID);
+	assert_rc(PtlPut(md, PTL_NO_ACK_REQ, nobody, 0, 0, 0, 0, 0), PTL_PROCESS_INVALID);
+	assert_rc(PtlPutRegion(md + 1, 0, 1, PTL_NO_ACK_REQ, self_id, 0, 0, 0, 0, 0), PTL_MD_INVALID);
+	assert_rc(PtlPutRegion(md, 4, 5, PTL_NO_ACK_REQ, self_id, 0, 0, 0, 0, 0), PTL_MD_ILLEGAL);
+	assert_rc(PtlPutRegion(md, 9, 0, PTL_NO_ACK_REQ, self_id, 0, 0, 0, 0, 0), PTL_MD_ILLEGAL);
+	assert_rc(PtlPutRegion(md, 1, UINT64_MAX, PTL_NO_ACK_REQ, self_id, 0, 0, 0, 0, 0),
+		  PTL_MD_ILLEGAL);
+	assert_rc(PtlPutRegion(md, 0, 1, PTL_NO_ACK_REQ, nobody, 0, 0, 0, 0, 0), PTL_PROCESS_INVALID);
+	assert_rc(PtlGet(md + 1, self_id, 0, 0, 0, 0), PTL_MD_INVALID);
+	assert_rc(PtlGet(md, nobody, 0, 0, 0, 0), PTL_PROCESS_INVALID);
+	assert_rc(PtlGetRegion(md, 8, 1, self_id, 0, 0, 0, 0), PTL_MD_ILLEGAL);
+	assert_rc(PtlGetRegion(md + 1, 0, 1, self_id, 0, 0, 0, 0), PTL_MD_INVALID);
+	assert_rc(PtlGetRegion(md, 0, 1, nobody, 0, 0, 0, 0), PTL_PROCESS_INVALID);
+	assert_rc(PtlGetPut(md + 1, md2, self_id, 0, 0, 0, 0, 0), PTL_MD_INVALID);
+	assert_rc(PtlGetPut(md, md2 + 1, self_id, 0, 0, 0, 0, 0), PTL_MD_INVALID);
+	assert_rc(PtlGetPut(md, md2, nobody, 0, 0, 0, 0, 0), PTL_PROCESS_INVALID);
+	/* More than max_getput_md (8) bytes to swap. */
+	assert_rc(PtlGetPut(big, big, self_id, 0, 0, 0, 0, 0), PTL_MD_ILLEGAL);
+	/* The get MD must hold what comes back. */
+	assert_rc(PtlGetPut(md, big, self_id, 0, 0, 0, 0, 0), PTL_MD_ILLEGAL);
+
+	/* Stale after unlink. */
+	assert_rc(PtlMDUnlink(md), PTL_OK);
+	assert_rc(PtlPut(md, PTL_NO_ACK_REQ, self_id, 0, 0, 0, 0, 0), PTL_MD_INVALID);
+	assert_rc(PtlGet(md, self_id, 0, 0, 0, 0), PTL_MD_INVALID);
+	assert_rc(PtlMDUnlink(md2), PTL_OK);
+	assert_rc(PtlMDUnlink(big), PTL_OK);
+}
+
+/* ------------------------------------------------------------ after PtlFini */
+
+static void test_fini(void **state)
+{
+	(void)state;
+	int nif;
+	/* PtlInit nests: the second PtlFini ends it. */
+	assert_rc(PtlInit(&nif), PTL_OK);
+	PtlFini();
+	ptl_handle_ni_t back;
+	assert_rc(PtlNIHandle(ni, &back), PTL_OK);
+	PtlFini();
+	expect_no_init(ni);
+	assert_int_equal(PtlRtRank(), -1);
+	/* No view object left behind. */
+	char path[64];
+	snprintf(path, sizeof path, "/dev/shm/ptl.view.%d", (int)getpid());
+	assert_int_not_equal(access(path, F_OK), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest before[] = {
+		cmocka_unit_test(test_before_init),
+	};
+	const struct CMUnitTest during[] = {
+		cmocka_unit_test(test_init_and_limits),
+		cmocka_unit_test(test_ni_calls),
+		cmocka_unit_test(test_me_calls),
+		cmocka_unit_test(test_md_calls),
+		cmocka_unit_test(test_eq_calls),
+		cmocka_unit_test(test_ac_calls),
+		cmocka_unit_test(test_move_calls),
+		cmocka_unit_test(test_fini),
+	};
+	int failed = cmocka_run_group_tests_name("ptl_api_before_init", before, NULL, NULL);
+	failed += cmocka_run_group_tests_name("ptl_api", during, NULL, NULL);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,466 @@
+/*
+ * tests/ptl/unit/test_eq.c - the event queue ring (lib/ptl/ptl_eq.c) on its
+ * own: events posted with ptl_eq_post come out of PtlEQGet/Wait/Poll in
+ * order with consecutive sequence numbers; an overrun overwrites the oldest
+ * events and the next read returns PTL_EQ_DROPPED with the oldest event that
+ * survived, counting the lost ones; handlers run on post; PtlEQPoll over
+ * several EQs and its timeout; PtlEQAlloc/Free and their errors.
+ *
+ * ptl_eq.c and ptl_handle.c are compiled in; the NI, the view objects and
+ * progress are stand-ins below (the ring is plain memory).
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "ptl/ptl_internal.h"
+
+/* ------------------------------------------------------------ stand-ins */
+struct ptl_lib ptl_lib = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static struct ptl_ni the_ni;
+static struct ptl_view_proc the_view;
+static bool initialized = true;
+static int progress_calls;
+/* What "arrives" when the caller drives progress. */
+static struct ptl_eq *arrive_eq;
+static int arrive_left;
+
+bool ptl_initialized(void) { return initialized; }
+
+struct ptl_ni *ptl_ni_lookup(ptl_handle_ni_t h)
+{
+	return ptl_lib.ni && h == ptl_lib.ni->handle ? ptl_lib.ni : NULL;
+}
+
+void ptl_progress_app(void)
+{
+	progress_calls++;
+	if (arrive_eq && arrive_left > 0) {
+		arrive_left--;
+		ptl_event_t ev = { .type = PTL_EVENT_PUT_END, .hdr_data = 0xa11 };
+		ptl_eq_post(arrive_eq, &ev);
+	}
+}
+
+void ptl_progress_app_sleeping(void) {}
+
+int ptl_view_eq_create(struct ptl_eq *eq, uint64_t count)
+{
+	struct ptl_view_eq *r = calloc(1, sizeof *r + count * sizeof(ptl_event_t));
+	if (!r)
+		return -1;
+	r->count = count;
+	r->handle = eq->handle;
+	eq->ring = r;
+	return 0;
+}
+
+void ptl_view_eq_destroy(struct ptl_eq *eq)
+{
+	free(eq->ring);
+	eq->ring = NULL;
+}
+
+/* ------------------------------------------------------------ fixture */
+#define MAX_EQS 4
+
+static int setup(void **state)
+{
+	(void)state;
+	memset(&the_ni, 0, sizeof the_ni);
+	the_ni.handle = ptl_handle_make(PTL_HK_NI, 0, 1, 0);
+	the_ni.limits.max_eqs = MAX_EQS;
+	if (ptl_htab_init(&the_ni.eqs, PTL_HK_EQ, 0, MAX_EQS, sizeof(struct ptl_eq)))
+		return -1;
+	ptl_lib.ni = &the_ni;
+	ptl_lib.view = &the_view;
+	initialized = true;
+	progress_calls = 0;
+	arrive_eq = NULL;
+	arrive_left = 0;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	for (uint32_t i = 0; i < the_ni.eqs.cap; i++) {
+		struct ptl_eq *eq = ptl_htab_at(&the_ni.eqs, i);
+		if (eq)
+			ptl_eq_destroy(&the_ni, eq);
+	}
+	ptl_htab_fini(&the_ni.eqs);
+	ptl_lib.ni = NULL;
+	ptl_lib.view = NULL;
+	return 0;
+}
+
+static ptl_handle_eq_t alloc_eq(ptl_size_t count, ptl_eq_handler_t handler)
+{
+	ptl_handle_eq_t h = 0;
+	assert_int_equal(PtlEQAlloc(the_ni.handle, count, handler, &h), PTL_OK);
+	assert_int_not_equal(h, PTL_EQ_NONE);
+	return h;
+}
+
+static struct ptl_eq *eq_of(ptl_handle_eq_t h)
+{
+	struct ptl_eq *eq = ptl_eq_lookup(&the_ni, h);
+	assert_non_null(eq);
+	return eq;
+}
+
+/* Posts an event tagged with n (in hdr_data and mlength). */
+static void post(ptl_handle_eq_t h, uint64_t n)
+{
+	ptl_event_t ev;
+	memset(&ev, 0, sizeof ev);
+	ev.type = PTL_EVENT_PUT_END;
+	ev.hdr_data = n;
+	ev.mlength = n * 3;
+	ev.match_bits = ~n;
+	ev.sequence = 12345; /* the EQ assigns it */
+	ptl_eq_post(eq_of(h), &ev);
+}
+
+static void expect(ptl_handle_eq_t h, int rc, uint64_t n, uint64_t seq)
+{
+	ptl_event_t ev;
+	memset(&ev, 0xee, sizeof ev);
+	int got = PtlEQGet(h, &ev);
+	if (got != rc)
+		fail_msg("PtlEQGet: %d (%s), expected %d (%s), for event %llu", got,
+			 PtlErrorStr((unsigned)got), rc, PtlErrorStr((unsigned)rc),
+			 (unsigned long long)n);
+	assert_int_equal(ev.type, PTL_EVENT_PUT_END);
+	assert_int_equal(ev.hdr_data, n);
+	assert_int_equal(ev.mlength, n * 3);
+	assert_int_equal(ev.match_bits, ~n);
+	assert_int_equal(ev.sequence, seq);
+}
+
+static void expect_empty(ptl_handle_eq_t h)
+{
+	ptl_event_t ev;
+	assert_int_equal(PtlEQGet(h, &ev), PTL_EQ_EMPTY);
+}
+
+/* ------------------------------------------------------------ tests */
+
+static void test_alloc_errors(void **state)
+{
+	(void)state;
+	ptl_handle_eq_t h = 0x77;
+	assert_int_equal(PtlEQAlloc(the_ni.handle, 4, NULL, NULL), PTL_SEGV);
+	assert_int_equal(PtlEQAlloc(the_ni.handle + 1, 4, NULL, &h), PTL_NI_INVALID);
+	assert_int_equal(PtlEQAlloc(PTL_EQ_NONE, 4, NULL, &h), PTL_NI_INVALID);
+	int rc = PtlEQAlloc(the_ni.handle, 0, NULL, &h);
+	assert_int_not_equal(rc, PTL_OK);
+	assert_int_equal(rc, PTL_NO_SPACE);
+	assert_int_equal(h, 0x77);
+	assert_int_equal(PtlEQAlloc(the_ni.handle, (ptl_size_t)1 << 40, NULL, &h), PTL_NO_SPACE);
+	assert_int_equal(the_ni.eqs.used, 0);
+	/* Table full. */
+	ptl_handle_eq_t hs[MAX_EQS];
+	for (int i = 0; i < MAX_EQS; i++)
+		hs[i] = alloc_eq(1, NULL);
+	assert_int_equal(PtlEQAlloc(the_ni.handle, 1, NULL, &h), PTL_NO_SPACE);
+	assert_int_equal(h, 0x77);
+	assert_int_equal(PtlEQFree(hs[2]), PTL_OK);
+	assert_int_equal(PtlEQFree(hs[2]), PTL_EQ_INVALID);
+	assert_int_equal(PtlEQAlloc(the_ni.handle, 1, NULL, &h), PTL_OK);
+	assert_int_not_equal(h, hs[2]); /* same slot, new handle */
+	ptl_event_t ev;
+	assert_int_equal(PtlEQGet(hs[2], &ev), PTL_EQ_INVALID);
+	assert_int_equal(PtlEQGet(h, &ev), PTL_EQ_EMPTY);
+
+	initialized = false;
+	assert_int_equal(PtlEQAlloc(the_ni.handle, 4, NULL, &h), PTL_NO_INIT);
+	assert_int_equal(PtlEQFree(h), PTL_NO_INIT);
+	assert_int_equal(PtlEQGet(h, &ev), PTL_NO_INIT);
+	int which;
+	assert_int_equal(PtlEQPoll(&h, 1, 0, &ev, &which), PTL_NO_INIT);
+	assert_int_equal(PtlEQWait(h, &ev), PTL_NO_INIT);
+}
+
+static void test_get_errors(void **state)
+{
+	(void)state;
+	ptl_handle_eq_t h = alloc_eq(4, NULL);
+	ptl_event_t ev;
+	int which;
+	assert_int_equal(PtlEQGet(h, NULL), PTL_SEGV);
+	assert_int_equal(PtlEQGet(PTL_EQ_NONE, &ev), PTL_EQ_INVALID);
+	assert_int_equal(PtlEQGet(h + 1, &ev), PTL_EQ_INVALID);
+	assert_int_equal(PtlEQGet(the_ni.handle, &ev), PTL_EQ_INVALID);
+	assert_int_equal(PtlEQWait(h + (1ull << 32), &ev), PTL_EQ_INVALID);
+	assert_int_equal(PtlEQFree(h + 1), PTL_EQ_INVALID);
+	assert_int_equal(PtlEQPoll(NULL, 1, 0, &ev, &which), PTL_SEGV);
+	assert_int_equal(PtlEQPoll(&h, 1, 0, NULL, &which), PTL_SEGV);
+	assert_int_equal(PtlEQPoll(&h, 1, 0, &ev, NULL), PTL_SEGV);
+	ptl_handle_eq_t two[2] = { h, h + 1 };
+	assert_int_equal(PtlEQPoll(two, 2, 0, &ev, &which), PTL_EQ_INVALID);
+	/* A thread blocked on it: PtlEQFree refuses. */
+	atomic_store(&eq_of(h)->waiters, 1);
+	assert_int_not_equal(PtlEQFree(h), PTL_OK);
+	atomic_store(&eq_of(h)->waiters, 0);
+	assert_int_equal(PtlEQFree(h), PTL_OK);
+}
+
+static void test_order_and_sequence(void **state)
+{
+	(void)state;
+	ptl_handle_eq_t h = alloc_eq(4, NULL);
+	expect_empty(h);
+	for (uint64_t i = 0; i < 3; i++)
+		post(h, i);
+	for (uint64_t i = 0; i < 3; i++)
+		expect(h, PTL_OK, i, i);
+	expect_empty(h);
+	/* Around the ring several times, reading as we go, sometimes two
+	 * at once: the sequence keeps counting, nothing is dropped. */
+	uint64_t seq = 3;
+	for (uint64_t i = 3; i < 40; i++) {
+		post(h, i);
+		if (i % 3 == 0) {
+			post(h, 1000 + i);
+			expect(h, PTL_OK, i, seq++);
+			expect(h, PTL_OK, 1000 + i, seq++);
+		} else {
+			expect(h, PTL_OK, i, seq++);
+		}
+	}
+	expect_empty(h);
+	assert_int_equal(eq_of(h)->ring->write_seq, seq);
+	assert_int_equal(eq_of(h)->ring->dropped, 0);
+}
+
+static void test_full_without_overrun(void **state)
+{
+	(void)state;
+	ptl_handle_eq_t h = alloc_eq(4, NULL);
+	for (uint64_t i = 0; i < 4; i++)
+		post(h, i);
+	for (uint64_t i = 0; i < 4; i++)
+		expect(h, PTL_OK, i, i);
+	expect_empty(h);
+	assert_int_equal(eq_of(h)->ring->dropped, 0);
+	assert_int_equal(eq_of(h)->ring->read_seq, 4);
+	assert_int_equal(eq_of(h)->ring->write_seq, 4);
+}
+
+static void test_overrun(void **state)
+{
+	(void)state;
+	ptl_handle_eq_t h = alloc_eq(4, NULL);
+	for (uint64_t i = 0; i < 10; i++)
+		post(h, i);
+	/* 0..5 were overwritten; 6 is the oldest left. */
+	expect(h, PTL_EQ_DROPPED, 6, 6);
+	assert_int_equal(eq_of(h)->ring->dropped, 6);
+	expect(h, PTL_OK, 7, 7);
+	expect(h, PTL_OK, 8, 8);
+	expect(h, PTL_OK, 9, 9);
+	expect_empty(h);
+	/* Back to normal. */
+	post(h, 10);
+	post(h, 11);
+	expect(h, PTL_OK, 10, 10);
+	expect(h, PTL_OK, 11, 11);
+	expect_empty(h);
+
+	/* Overrun after a partial read: 12, 13 read; 14..19 posted, 14 and 15 lost. */
+	for (uint64_t i = 12; i < 14; i++)
+		post(h, i);
+	expect(h, PTL_OK, 12, 12);
+	expect(h, PTL_OK, 13, 13);
+	for (uint64_t i = 14; i < 20; i++)
+		post(h, i);
+	expect(h, PTL_EQ_DROPPED, 16, 16);
+	assert_int_equal(eq_of(h)->ring->dropped, 8);
+	expect(h, PTL_OK, 17, 17);
+	/* More overrun while partly read: 18, 19 left, 20..23 posted. */
+	for (uint64_t i = 20; i < 24; i++)
+		post(h, i);
+	expect(h, PTL_EQ_DROPPED, 20, 20);
+	assert_int_equal(eq_of(h)->ring->dropped, 10);
+	expect(h, PTL_OK, 21, 21);
+	expect(h, PTL_OK, 22, 22);
+	expect(h, PTL_OK, 23, 23);
+	expect_empty(h);
+	assert_int_equal(eq_of(h)->ring->dropped, 10);
+}
+
+static void test_overrun_count_one(void **state)
+{
+	(void)state;
+	ptl_handle_eq_t h = alloc_eq(1, NULL);
+	post(h, 0);
+	expect(h, PTL_OK, 0, 0);
+	post(h, 1);
+	post(h, 2);
+	expect(h, PTL_EQ_DROPPED, 2, 2);
+	assert_int_equal(eq_of(h)->ring->dropped, 1);
+	expect_empty(h);
+}
+
+static void test_overrun_through_poll_and_wait(void **state)
+{
+	(void)state;
+	ptl_handle_eq_t h[2] = { alloc_eq(2, NULL), alloc_eq(2, NULL) };
+	ptl_event_t ev;
+	int which = -1;
+	for (uint64_t i = 0; i < 5; i++)
+		post(h[1], i);
+	assert_int_equal(PtlEQPoll(h, 2, 0, &ev, &which), PTL_EQ_DROPPED);
+	assert_int_equal(which, 1);
+	assert_int_equal(ev.hdr_data, 3);
+	assert_int_equal(ev.sequence, 3);
+	assert_int_equal(PtlEQWait(h[1], &ev), PTL_OK);
+	assert_int_equal(ev.hdr_data, 4);
+	for (uint64_t i = 5; i < 8; i++)
+		post(h[1], i);
+	assert_int_equal(PtlEQWait(h[1], &ev), PTL_EQ_DROPPED);
+	assert_int_equal(ev.hdr_data, 6);
+	assert_int_equal(eq_of(h[1])->ring->dropped, 4);
+	assert_int_equal(eq_of(h[0])->ring->dropped, 0);
+}
+
+static ptl_event_t handled[8];
+static int nhandled;
+
+static void handler(ptl_event_t *ev)
+{
+	if (nhandled < 8)
+		handled[nhandled] = *ev;
+	nhandled++;
+}
+
+static void test_handler(void **state)
+{
+	(void)state;
+	nhandled = 0;
+	ptl_handle_eq_t h = alloc_eq(2, handler);
+	post(h, 5);
+	post(h, 6);
+	post(h, 7);
+	/* Called once per event, with its sequence, also for one that will
+	 * be overwritten before it is read. */
+	assert_int_equal(nhandled, 3);
+	assert_int_equal(handled[0].hdr_data, 5);
+	assert_int_equal(handled[0].sequence, 0);
+	assert_int_equal(handled[2].hdr_data, 7);
+	assert_int_equal(handled[2].sequence, 2);
+	expect(h, PTL_EQ_DROPPED, 6, 1);
+	expect(h, PTL_OK, 7, 2);
+	assert_int_equal(nhandled, 3);
+}
+
+static void test_poll_several(void **state)
+{
+	(void)state;
+	ptl_handle_eq_t h[3] = { alloc_eq(4, NULL), alloc_eq(4, NULL), alloc_eq(4, NULL) };
+	ptl_event_t ev;
+	int which = -1;
+	post(h[2], 1);
+	post(h[1], 2);
+	assert_int_equal(PtlEQPoll(h, 3, 0, &ev, &which), PTL_OK);
+	assert_int_equal(which, 1);
+	assert_int_equal(ev.hdr_data, 2);
+	assert_int_equal(PtlEQPoll(h, 3, 0, &ev, &which), PTL_OK);
+	assert_int_equal(which, 2);
+	assert_int_equal(ev.hdr_data, 1);
+	assert_int_equal(ev.sequence, 0);
+	assert_int_equal(PtlEQPoll(h, 3, 0, &ev, &which), PTL_EQ_EMPTY);
+	/* One EQ only. */
+	post(h[0], 3);
+	assert_int_equal(PtlEQPoll(&h[2], 1, 0, &ev, &which), PTL_EQ_EMPTY);
+	assert_int_equal(PtlEQPoll(h, 1, 0, &ev, &which), PTL_OK);
+	assert_int_equal(which, 0);
+	assert_int_equal(ev.hdr_data, 3);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void test_poll_timeout(void **state)
+{
+	(void)state;
+	ptl_handle_eq_t h[2] = { alloc_eq(4, NULL), alloc_eq(4, NULL) };
+	ptl_event_t ev;
+	int which;
+	double t0 = now_s();
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(PtlEQPoll(h, 2, 0, &ev, &which), PTL_EQ_EMPTY);
+	double t1 = now_s();
+	if (t1 - t0 > 0.5)
+		fail_msg("100 PtlEQPoll(timeout 0) on empty EQs took %.3f s", t1 - t0);
+	/* Progress was driven while polling. */
+	assert_true(progress_calls > 0);
+
+	assert_int_equal(PtlEQPoll(h, 2, 60, &ev, &which), PTL_EQ_EMPTY);
+	double t2 = now_s();
+	if (t2 - t1 < 0.055 || t2 - t1 > 2.0)
+		fail_msg("PtlEQPoll(timeout 60 ms) returned after %.3f s", t2 - t1);
+	assert_int_equal(the_view.waiting, 0);
+	assert_int_equal(atomic_load(&eq_of(h[0])->waiters), 0);
+	assert_int_equal(atomic_load(&eq_of(h[1])->waiters), 0);
+}
+
+static void test_progress_delivers(void **state)
+{
+	(void)state;
+	ptl_handle_eq_t h[2] = { alloc_eq(4, NULL), alloc_eq(4, NULL) };
+	ptl_event_t ev;
+	int which = -1;
+	/* An event that arrives while PtlEQGet drives progress is returned
+	 * by that same call. */
+	arrive_eq = eq_of(h[0]);
+	arrive_left = 1;
+	assert_int_equal(PtlEQGet(h[0], &ev), PTL_OK);
+	assert_int_equal(ev.hdr_data, 0xa11);
+	assert_int_equal(ev.sequence, 0);
+	/* Same for PtlEQPoll with a timeout of 0, on the second EQ. */
+	arrive_eq = eq_of(h[1]);
+	arrive_left = 1;
+	assert_int_equal(PtlEQPoll(h, 2, 0, &ev, &which), PTL_OK);
+	assert_int_equal(which, 1);
+	assert_int_equal(ev.hdr_data, 0xa11);
+	/* And for PtlEQWait, which would otherwise block. */
+	arrive_eq = eq_of(h[0]);
+	arrive_left = 1;
+	assert_int_equal(PtlEQWait(h[0], &ev), PTL_OK);
+	assert_int_equal(ev.sequence, 1);
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+	const struct CMUnitTest tests[] = {
+		T(test_alloc_errors),
+		T(test_get_errors),
+		T(test_order_and_sequence),
+		T(test_full_without_overrun),
+		T(test_overrun),
+		T(test_overrun_count_one),
+		T(test_overrun_through_poll_and_wait),
+		T(test_handler),
+		T(test_poll_several),
+		T(test_poll_timeout),
+		T(test_progress_delivers),
+	};
+	return cmocka_run_group_tests_name("ptl_eq", tests, NULL, NULL);
+}
