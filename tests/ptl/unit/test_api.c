@@ -495,6 +495,9 @@ static void test_ac_calls(void **state)
 			     (ptl_pt_index_t)small.max_pt_index + 1), PTL_PT_INDEX_INVALID);
 	assert_rc(PtlACEntry(ni + 1, 1, any_id, PTL_UID_ANY, PTL_JID_ANY, PTL_PT_INDEX_ANY),
 		  PTL_NI_INVALID);
+	ptl_process_id_t nobody = { PTL_NID_ANY, 1 }; /* rank 1 of a job of one */
+	assert_rc(PtlACEntry(ni, 1, nobody, PTL_UID_ANY, PTL_JID_ANY, PTL_PT_INDEX_ANY),
+		  PTL_PROCESS_INVALID);
 }
 
 /* ------------------------------------------------------------ data movement */
