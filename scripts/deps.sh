@@ -4,7 +4,10 @@
 set -e
 PKGS="build-essential autoconf automake libtool pkg-config groff-base
       libhwloc-dev hwloc libcmocka-dev valgrind
-      mpich libmpich-dev"
+      mpich libmpich-dev
+      qemu-system-x86 busybox-static kmod iproute2 xz-utils
+      ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
+      rdma-core perftest"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

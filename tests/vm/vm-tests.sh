@@ -1,0 +1,71 @@
+#!/bin/bash
+# tests/vm/vm-tests.sh - the verbs tests, run inside the Soft-RoCE VM in one
+# boot (tests/vm/verbs.sh starts it through rxe-vm.sh).
+#
+#   vm-tests.sh OUTDIR [TEST...]     default: every test below
+#
+# Each test's output goes to OUTDIR/<test>.log; one line per test on stdout:
+# "PASS|FAIL|SKIP <test> (<seconds>s)". Exit status: 1 if any test failed,
+# 77 if all skipped, else 0. Every test has a time limit (PTL_VM_TEST_TIMEOUT,
+# seconds, default 90).
+set -u
+out=$1
+shift
+B=${PTL_TOP_BUILDDIR:?set PTL_TOP_BUILDDIR to the build tree}
+S=${PTL_TOP_SRCDIR:-$B}
+limit=${PTL_VM_TEST_TIMEOUT:-90}
+mkdir -p "$out"
+
+# Runs a server in the background and a client against it on rxe0.
+pair() {
+	local srv=$1 cli=$2
+	$srv & local s=$!
+	sleep 1
+	$cli
+	local c=$?
+	wait $s
+	local r=$?
+	echo "client rc $c, server rc $r"
+	[ $c = 0 ] && [ $r = 0 ]
+}
+
+t_devinfo() { ibv_devinfo -d rxe0 && ibv_devinfo -d rxe0 | grep -q PORT_ACTIVE; }
+t_rc_pingpong() { pair "ibv_rc_pingpong -d rxe0 -g 1 -n 200" "ibv_rc_pingpong -d rxe0 -g 1 -n 200 localhost"; }
+t_verbs_unit() {
+	[ -x "$B/tests/vm/test_verbs" ] || { echo "tests/vm/test_verbs not built"; return 77; }
+	"$B/tests/vm/test_verbs"
+}
+t_mp_over_verbs() {
+	local rc=0 found=0 t
+	for t in "$S"/tests/ptl/mp/*.sh; do
+		case $(basename "$t") in run.sh) continue ;; esac
+		found=1
+		echo "== $t (PTL_NAL=verbs)"
+		PTL_NAL=verbs sh "$t" || { echo "FAILED: $t"; rc=1; }
+	done
+	[ $found = 1 ] || return 77
+	return $rc
+}
+t_ring_over_verbs() {
+	[ -x "$B/examples/ring" ] || return 77
+	PTL_NAL=verbs "$B/tools/ptlrun" -n 3 --timeout 60 "$B/examples/ring"
+}
+
+all="devinfo rc_pingpong verbs_unit mp_over_verbs ring_over_verbs"
+[ $# -gt 0 ] && all="$*"
+failed=0 ran=0
+for t in $all; do
+	a=$(date +%s.%N)
+	timeout -k 5 "$limit" bash -c "$(declare -f pair t_$t); B='$B' S='$S'; t_$t" >"$out/$t.log" 2>&1
+	rc=$?
+	d=$(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $a }")
+	case $rc in
+	0) echo "PASS $t (${d}s)"; ran=1 ;;
+	77) echo "SKIP $t (${d}s)" ;;
+	124) echo "FAIL $t (timed out after ${limit}s; log $out/$t.log)"; failed=1; ran=1 ;;
+	*) echo "FAIL $t (rc $rc, ${d}s; log $out/$t.log)"; failed=1; ran=1 ;;
+	esac
+done
+[ $failed = 1 ] && exit 1
+[ $ran = 1 ] || exit 77
+exit 0
