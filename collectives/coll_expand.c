@@ -38,6 +38,30 @@ struct coll_cmd *coll_emit(struct coll_gen *g, enum coll_kind kind, uint32_t ste
 	return c;
 }
 
+struct coll_cmd *coll_emit_recv(struct coll_gen *g, enum coll_kind kind, uint32_t step,
+                                int dir, int chunk, int sub, int peer, int peer_sub,
+                                size_t off, size_t len)
+{
+	struct coll_cmd *c = coll_emit(g, kind, step, dir, chunk, sub, peer);
+	if (c) {
+		c->off = off;
+		c->len = len;
+		c->match = coll_id(g, step, dir, chunk, peer, peer_sub);
+	}
+	return c;
+}
+
+struct coll_cmd *coll_emit_send(struct coll_gen *g, uint32_t step, int dir, int chunk,
+                                int sub, int peer, size_t off, size_t len)
+{
+	struct coll_cmd *c = coll_emit(g, COLL_SEND, step, dir, chunk, sub, peer);
+	if (c) {
+		c->off = off;
+		c->len = len;
+	}
+	return c;
+}
+
 static int cmd_cmp(const void *a, const void *b)
 {
 	uint64_t x = ((const struct coll_cmd *)a)->id, y = ((const struct coll_cmd *)b)->id;

@@ -49,8 +49,7 @@ static int hd_emit(struct coll_gen *g)
 {
 	int L = coll_floor_log2((uint64_t)g->n), i = g->rank;
 	size_t unit = coll_unit(g->req), units = g->req->bytes / unit;
-	uint64_t prev[2];
-	int nprev = 0;
+	struct coll_chain ch = { .nprev = 0 };
 
 	for (uint32_t step = 0; step < (uint32_t)(2 * L); step++) {
 		bool halving = step < (uint32_t)L;
@@ -64,36 +63,23 @@ static int hd_emit(struct coll_gen *g)
 			seg_after(p, k + 1, units, &klo, &khi);
 			seg_after(i, k + 1, units, &slo, &shi);
 		}
-		uint64_t cur[2];
-		int ncur = 0;
 		struct coll_cmd *c;
 		if (khi > klo) {
-			c = coll_emit(g, halving ? COLL_REDUCE : COLL_RECV, step, 0, 0, SUB_RECV, p);
+			c = coll_emit_recv(g, halving ? COLL_REDUCE : COLL_RECV, step, 0, 0, SUB_RECV,
+			                   p, SUB_SEND, klo * unit, (khi - klo) * unit);
 			if (!c)
 				return g->err;
-			c->off = klo * unit;
-			c->len = (khi - klo) * unit;
-			c->src_off = 0;
-			c->match = coll_id(g, step, 0, 0, p, SUB_SEND);
-			for (int d = 0; d < nprev; d++)
-				coll_dep(c, prev[d]);
-			cur[ncur++] = c->id;
+			coll_chain_wait(&ch, c);
+			coll_chain_add(&ch, c->id);
 		}
 		if (shi > slo) {
-			c = coll_emit(g, COLL_SEND, step, 0, 0, SUB_SEND, p);
+			c = coll_emit_send(g, step, 0, 0, SUB_SEND, p, slo * unit, (shi - slo) * unit);
 			if (!c)
 				return g->err;
-			c->off = slo * unit;
-			c->len = (shi - slo) * unit;
-			for (int d = 0; d < nprev; d++)
-				coll_dep(c, prev[d]);
-			cur[ncur++] = c->id;
+			coll_chain_wait(&ch, c);
+			coll_chain_add(&ch, c->id);
 		}
-		if (ncur) {
-			prev[0] = cur[0];
-			prev[1] = ncur > 1 ? cur[1] : 0;
-			nprev = ncur;
-		}
+		coll_chain_step(&ch);
 	}
 	return 0;
 }

@@ -64,6 +64,44 @@ static inline void coll_dep(struct coll_cmd *c, uint64_t id)
 		c->deps[c->ndeps++] = id;
 }
 
+/* A transfer of len bytes at (DATA, off). coll_emit_recv pairs it with the
+ * peer's send of the same (step, dir, chunk) numbered peer_sub; kind is
+ * COLL_RECV or COLL_REDUCE (the caller then sets src_off). Both return NULL
+ * when out of memory, like coll_emit. */
+struct coll_cmd *coll_emit_recv(struct coll_gen *g, enum coll_kind kind, uint32_t step,
+                                int dir, int chunk, int sub, int peer, int peer_sub,
+                                size_t off, size_t len);
+struct coll_cmd *coll_emit_send(struct coll_gen *g, uint32_t step, int dir, int chunk,
+                                int sub, int peer, size_t off, size_t len);
+
+/* One dependency chain (a rank's commands of one direction and chunk): what
+ * it ran in the last step it took part in, which its next step waits for.
+ * A step with no command of the chain leaves the chain as it was, so a chain
+ * can skip steps. */
+struct coll_chain {
+	uint64_t prev[3], cur[3];
+	int nprev, ncur;
+};
+static inline void coll_chain_wait(const struct coll_chain *ch, struct coll_cmd *c)
+{
+	for (int i = 0; i < ch->nprev; i++)
+		coll_dep(c, ch->prev[i]);
+}
+static inline void coll_chain_add(struct coll_chain *ch, uint64_t id)
+{
+	if (ch->ncur < 3)
+		ch->cur[ch->ncur++] = id;
+}
+static inline void coll_chain_step(struct coll_chain *ch)
+{
+	if (!ch->ncur)
+		return;
+	for (int i = 0; i < ch->ncur; i++)
+		ch->prev[i] = ch->cur[i];
+	ch->nprev = ch->ncur;
+	ch->ncur = 0;
+}
+
 static inline int coll_mod(long long a, int n)
 {
 	long long r = a % n;

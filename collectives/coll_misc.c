@@ -16,8 +16,7 @@ static int pairwise_emit(struct coll_gen *g)
 {
 	int n = g->n, i = g->rank;
 	size_t m = g->req->bytes;
-	uint64_t prev[2];
-	int nprev = 0;
+	struct coll_chain ch = { .nprev = 0 };
 	struct coll_cmd *c;
 	if (!m)
 		return 0;
@@ -30,24 +29,16 @@ static int pairwise_emit(struct coll_gen *g)
 	for (int s = 1; s < n; s++) {
 		uint32_t st = (uint32_t)(s - 1);
 		int to = (i + s) % n, from = coll_mod(i - s, n);
-		if (!(c = coll_emit(g, COLL_RECV, st, 0, 0, 0, from)))
+		if (!(c = coll_emit_recv(g, COLL_RECV, st, 0, 0, 0, from, 1, (size_t)from * m, m)))
 			return g->err;
-		c->off = (size_t)from * m;
-		c->len = m;
-		c->match = coll_id(g, st, 0, 0, from, 1);
-		for (int d = 0; d < nprev; d++)
-			coll_dep(c, prev[d]);
-		uint64_t rid = c->id;
-		if (!(c = coll_emit(g, COLL_SEND, st, 0, 0, 1, to)))
+		coll_chain_wait(&ch, c);
+		coll_chain_add(&ch, c->id);
+		if (!(c = coll_emit_send(g, st, 0, 0, 1, to, (size_t)to * m, m)))
 			return g->err;
 		c->buf = COLL_BUF_INPUT;
-		c->off = (size_t)to * m;
-		c->len = m;
-		for (int d = 0; d < nprev; d++)
-			coll_dep(c, prev[d]);
-		prev[0] = rid;
-		prev[1] = c->id;
-		nprev = 2;
+		coll_chain_wait(&ch, c);
+		coll_chain_add(&ch, c->id);
+		coll_chain_step(&ch);
 	}
 	return 0;
 }
@@ -67,25 +58,20 @@ static int dissem_shape(struct coll_gen *g)
 static int dissem_emit(struct coll_gen *g)
 {
 	int n = g->n, i = g->rank;
-	uint64_t prev[2];
-	int nprev = 0;
+	struct coll_chain ch = { .nprev = 0 };
 	struct coll_cmd *c;
 	for (uint32_t r = 0; r < g->steps; r++) {
 		long long span = 1LL << r;
 		int to = coll_mod(i + span, n), from = coll_mod(i - span, n);
-		if (!(c = coll_emit(g, COLL_RECV, r, 0, 0, 0, from)))
+		if (!(c = coll_emit_recv(g, COLL_RECV, r, 0, 0, 0, from, 1, 0, 0)))
 			return g->err;
-		c->match = coll_id(g, r, 0, 0, from, 1);
-		for (int d = 0; d < nprev; d++)
-			coll_dep(c, prev[d]);
-		uint64_t rid = c->id;
-		if (!(c = coll_emit(g, COLL_SEND, r, 0, 0, 1, to)))
+		coll_chain_wait(&ch, c);
+		coll_chain_add(&ch, c->id);
+		if (!(c = coll_emit_send(g, r, 0, 0, 1, to, 0, 0)))
 			return g->err;
-		for (int d = 0; d < nprev; d++)
-			coll_dep(c, prev[d]);
-		prev[0] = rid;
-		prev[1] = c->id;
-		nprev = 2;
+		coll_chain_wait(&ch, c);
+		coll_chain_add(&ch, c->id);
+		coll_chain_step(&ch);
 	}
 	return 0;
 }

@@ -84,32 +84,17 @@ static int ring_shape(struct coll_gen *g)
 	return 0;
 }
 
+/* a chain of seed 002 (rank, direction, chunk), and whether its all-gather
+ * has begun: its first all-gather commands also wait for the meeting */
 struct chain {
-	uint64_t prev[3], cur[3];
-	int nprev, ncur;
+	struct coll_chain c;
 	bool ag_started;
 };
-
-static void chain_add(struct chain *ch, uint64_t id)
-{
-	if (ch->ncur < 3)
-		ch->cur[ch->ncur++] = id;
-}
-
-static void chain_deps(const struct chain *ch, struct coll_cmd *c)
-{
-	for (int i = 0; i < ch->nprev; i++)
-		coll_dep(c, ch->prev[i]);
-}
 
 static void chain_next_step(struct chain *chains, int n)
 {
 	for (int i = 0; i < n; i++)
-		if (chains[i].ncur) {
-			memcpy(chains[i].prev, chains[i].cur, sizeof chains[i].cur);
-			chains[i].nprev = chains[i].ncur;
-			chains[i].ncur = 0;
-		}
+		coll_chain_step(&chains[i].c);
 }
 
 static void chunk_range(const struct coll_gen *g, int block, int k, size_t *off, size_t *len)
@@ -154,16 +139,14 @@ static int ring_emit(struct coll_gen *g)
 					uint64_t last;
 					bool meeting = r.bidir && coll_mod(rblk, n) == i && met[k];
 					if (r.sendrecv || meeting) {
-						c = coll_emit(g, COLL_RECV, step, d, k, SUB_RECV, from);
+						c = coll_emit_recv(g, COLL_RECV, step, d, k, SUB_RECV, from,
+						                   SUB_SEND, soff, len);
 						if (!c)
 							break;
 						c->buf = COLL_BUF_SCRATCH;
-						c->off = soff;
-						c->len = len;
-						c->match = coll_id(g, step, d, k, from, SUB_SEND);
-						chain_deps(ch, c);
+						coll_chain_wait(&ch->c, c);
 						uint64_t rid = c->id;
-						chain_add(ch, rid);
+						coll_chain_add(&ch->c, rid);
 						c = coll_emit(g, COLL_REDUCE, step, d, k, SUB_LOCAL, COLL_PEER_NONE);
 						if (!c)
 							break;
@@ -174,14 +157,12 @@ static int ring_emit(struct coll_gen *g)
 						if (meeting)
 							coll_dep(c, meet[k]);
 					} else {
-						c = coll_emit(g, COLL_REDUCE, step, d, k, SUB_RECV, from);
+						c = coll_emit_recv(g, COLL_REDUCE, step, d, k, SUB_RECV, from,
+						                   SUB_SEND, off, len);
 						if (!c)
 							break;
-						c->off = off;
-						c->len = len;
 						c->src_off = soff;
-						c->match = coll_id(g, step, d, k, from, SUB_SEND);
-						chain_deps(ch, c);
+						coll_chain_wait(&ch->c, c);
 					}
 					last = c->id;
 					if (r.bidir && coll_mod(rblk, n) == i) {
@@ -191,17 +172,15 @@ static int ring_emit(struct coll_gen *g)
 						meet[k] = last;
 						met[k] = true;
 					}
-					chain_add(ch, last);
+					coll_chain_add(&ch->c, last);
 				}
 				chunk_range(g, sblk, k, &off, &len);
 				if (len) {
-					c = coll_emit(g, COLL_SEND, step, d, k, SUB_SEND, to);
+					c = coll_emit_send(g, step, d, k, SUB_SEND, to, off, len);
 					if (!c)
 						break;
-					c->off = off;
-					c->len = len;
-					chain_deps(ch, c);
-					chain_add(ch, c->id);
+					coll_chain_wait(&ch->c, c);
+					coll_chain_add(&ch->c, c->id);
 				}
 			}
 		}
@@ -224,18 +203,16 @@ static int ring_emit(struct coll_gen *g)
 				struct coll_cmd *c;
 				chunk_range(g, rblk, k, &off, &len);
 				if (len) {
-					c = coll_emit(g, COLL_RECV, step, d, k, SUB_RECV, from);
+					c = coll_emit_recv(g, COLL_RECV, step, d, k, SUB_RECV, from, SUB_SEND,
+					                   r.sendrecv ? soff : off, len);
 					if (!c)
 						break;
-					c->off = r.sendrecv ? soff : off;
 					c->buf = r.sendrecv ? COLL_BUF_SCRATCH : COLL_BUF_DATA;
-					c->len = len;
-					c->match = coll_id(g, step, d, k, from, SUB_SEND);
-					chain_deps(ch, c);
+					coll_chain_wait(&ch->c, c);
 					if (first && met[k])
 						coll_dep(c, meet[k]);
 					uint64_t rid = c->id;
-					chain_add(ch, rid);
+					coll_chain_add(&ch->c, rid);
 					if (r.sendrecv) {
 						c = coll_emit(g, COLL_COPY, step, d, k, SUB_LOCAL, COLL_PEER_NONE);
 						if (!c)
@@ -244,21 +221,19 @@ static int ring_emit(struct coll_gen *g)
 						c->len = len;
 						c->src_off = soff;
 						coll_dep(c, rid);
-						chain_add(ch, c->id);
+						coll_chain_add(&ch->c, c->id);
 					}
 					ch->ag_started = true;
 				}
 				chunk_range(g, sblk, k, &off, &len);
 				if (len) {
-					c = coll_emit(g, COLL_SEND, step, d, k, SUB_SEND, to);
+					c = coll_emit_send(g, step, d, k, SUB_SEND, to, off, len);
 					if (!c)
 						break;
-					c->off = off;
-					c->len = len;
-					chain_deps(ch, c);
+					coll_chain_wait(&ch->c, c);
 					if (first && met[k])
 						coll_dep(c, meet[k]);
-					chain_add(ch, c->id);
+					coll_chain_add(&ch->c, c->id);
 					ch->ag_started = true;
 				}
 			}

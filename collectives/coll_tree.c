@@ -104,27 +104,19 @@ static int dbtree_emit(struct coll_gen *g)
 		struct coll_cmd *c;
 		uint64_t last = 0, up = 0, down = 0;
 		bool have_last = false;
-		if (nd.right >= 0) {
-			int child = trank(n, t, nd.right);
-			uint32_t st = theight(nd.rsize);
-			if (!(c = coll_emit(g, COLL_REDUCE, st, t, 0, T_RIGHT, child)))
+		/* right child first, then left: a fixed order of adds */
+		int kid_pos[2] = { nd.right, nd.left };
+		size_t kid_size[2] = { nd.rsize, nd.lsize };
+		for (int k = 0; k < 2; k++) {
+			if (kid_pos[k] < 0)
+				continue;
+			int child = trank(n, t, kid_pos[k]);
+			uint32_t st = theight(kid_size[k]);
+			c = coll_emit_recv(g, COLL_REDUCE, st, t, 0, k == 0 ? T_RIGHT : T_LEFT, child,
+			                   T_UP, off, len);
+			if (!c)
 				return g->err;
-			c->off = off;
-			c->len = len;
-			c->src_off = (size_t)(2 * t + 0) * hmax;
-			c->match = coll_id(g, st, t, 0, child, T_UP);
-			last = c->id;
-			have_last = true;
-		}
-		if (nd.left >= 0) {
-			int child = trank(n, t, nd.left);
-			uint32_t st = theight(nd.lsize);
-			if (!(c = coll_emit(g, COLL_REDUCE, st, t, 0, T_LEFT, child)))
-				return g->err;
-			c->off = off;
-			c->len = len;
-			c->src_off = (size_t)(2 * t + 1) * hmax;
-			c->match = coll_id(g, st, t, 0, child, T_UP);
+			c->src_off = (size_t)(2 * t + k) * hmax;
 			if (have_last)
 				coll_dep(c, last);
 			last = c->id;
@@ -248,8 +240,7 @@ static int scag_emit(struct coll_gen *g)
 {
 	int n = g->n, v = vrank(g, g->rank), L = coll_ceil_log2((uint64_t)n);
 	struct coll_cmd *c;
-	uint64_t prev[2];
-	int nprev = 0;
+	struct coll_chain ch = { .nprev = 0 };
 	size_t off, len;
 	if (n == 1 || !g->req->bytes)
 		return 0;
@@ -259,15 +250,13 @@ static int scag_emit(struct coll_gen *g)
 		int from = arank(g, v - low), end = v + low < n ? v + low : n;
 		blocks_range(g, v, end, &off, &len);
 		if (len) {
-			if (!(c = coll_emit(g, COLL_RECV, st, 0, 0, 0, from)))
+			if (!(c = coll_emit_recv(g, COLL_RECV, st, 0, 0, 0, from, 1, off, len)))
 				return g->err;
-			c->off = off;
-			c->len = len;
-			c->match = coll_id(g, st, 0, 0, from, 1);
-			prev[0] = c->id;
-			nprev = 1;
+			coll_chain_add(&ch, c->id);
+			coll_chain_step(&ch);
 		}
 	}
+	/* the scatter's sends go out one after the other, largest subtree first */
 	for (int m = low >> 1; m >= 1; m >>= 1) {
 		int dst = v + m;
 		if (dst >= n)
@@ -277,48 +266,32 @@ static int scag_emit(struct coll_gen *g)
 		if (!len)
 			continue;
 		uint32_t st = (uint32_t)(L - 1 - coll_floor_log2((uint64_t)m));
-		if (!(c = coll_emit(g, COLL_SEND, st, 0, 0, 1, arank(g, dst))))
+		if (!(c = coll_emit_send(g, st, 0, 0, 1, arank(g, dst), off, len)))
 			return g->err;
-		c->off = off;
-		c->len = len;
-		if (nprev)
-			coll_dep(c, prev[0]);
-		prev[0] = c->id;
-		nprev = 1;
+		coll_chain_wait(&ch, c);
+		coll_chain_add(&ch, c->id);
+		coll_chain_step(&ch);
 	}
 	for (int s = 0; s < n - 1; s++) {
 		uint32_t st = (uint32_t)(L + s);
 		int from = arank(g, coll_mod(v - 1, n)), to = arank(g, (v + 1) % n);
-		uint64_t cur[2];
-		int ncur = 0;
 		coll_block(g->req->bytes, coll_unit(g->req), (size_t)n,
 		           (size_t)coll_mod(v - 1 - s, n), &off, &len);
 		if (len) {
-			if (!(c = coll_emit(g, COLL_RECV, st, 0, 0, 0, from)))
+			if (!(c = coll_emit_recv(g, COLL_RECV, st, 0, 0, 0, from, 1, off, len)))
 				return g->err;
-			c->off = off;
-			c->len = len;
-			c->match = coll_id(g, st, 0, 0, from, 1);
-			for (int d = 0; d < nprev; d++)
-				coll_dep(c, prev[d]);
-			cur[ncur++] = c->id;
+			coll_chain_wait(&ch, c);
+			coll_chain_add(&ch, c->id);
 		}
 		coll_block(g->req->bytes, coll_unit(g->req), (size_t)n,
 		           (size_t)coll_mod(v - s, n), &off, &len);
 		if (len) {
-			if (!(c = coll_emit(g, COLL_SEND, st, 0, 0, 1, to)))
+			if (!(c = coll_emit_send(g, st, 0, 0, 1, to, off, len)))
 				return g->err;
-			c->off = off;
-			c->len = len;
-			for (int d = 0; d < nprev; d++)
-				coll_dep(c, prev[d]);
-			cur[ncur++] = c->id;
+			coll_chain_wait(&ch, c);
+			coll_chain_add(&ch, c->id);
 		}
-		if (ncur) {
-			prev[0] = cur[0];
-			prev[1] = ncur > 1 ? cur[1] : 0;
-			nprev = ncur;
-		}
+		coll_chain_step(&ch);
 	}
 	return 0;
 }
