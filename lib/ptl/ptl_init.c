@@ -158,6 +158,15 @@ static int ptl_start_nals(void)
 		if (n->props.max_inline < ptl_lib.max_inline)
 			ptl_lib.max_inline = n->props.max_inline;
 	}
+	/* Connect the peers on this host now rather than at the first send:
+	 * the lazy route reads the peer's address with rt_get, and the
+	 * progress thread answering a request must not wait on lib/rt while
+	 * the application sits in PtlRtBarrier (which holds lib/rt's lock). */
+	for (int i = 0; i < ptl_lib.nlocal; i++) {
+		int r = ptl_lib.local_ranks[i];
+		if (ptl_lib.peers[r].nal < 0 && ptl_route(r) != 0)
+			return -1;
+	}
 	/* Every rank has attached what the others created; now the creators
 	 * may remove the names, so nothing outlives the job. */
 	return rt_barrier();

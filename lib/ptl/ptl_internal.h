@@ -285,6 +285,8 @@ struct ptl_me *ptl_match(struct ptl_list *list, ptl_process_id_t src, ptl_match_
 			 ptl_size_t *off, ptl_size_t *mlen);
 
 /* ptl_progress.c */
+/* Picks and connects the NAL that reaches peer (rt_get of its address). */
+int ptl_route(int peer);
 int ptl_send(int peer, const void *hdr, size_t hdr_len, const void *payload, size_t len);
 /* Drives every NAL once; returns the work done. Lock held. */
 int ptl_progress(void);

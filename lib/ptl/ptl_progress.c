@@ -25,7 +25,7 @@
 /* Empty polls before the progress thread sleeps. */
 #define PTL_THREAD_SPINS 32
 
-static int ptl_route(int peer)
+int ptl_route(int peer)
 {
 	struct ptl_peer *p = &ptl_lib.peers[peer];
 	for (int i = 0; i < ptl_lib.nnals; i++) {
@@ -153,8 +153,15 @@ static void ptl_set_polling(int on)
 void ptl_progress_app(void)
 {
 	atomic_fetch_add_explicit(&ptl_lib.app_polls, 1, memory_order_relaxed);
-	if (!ptl_lib.polling_announced)
+	if (!ptl_lib.polling_announced) {
 		ptl_set_polling(1);
+		/* The progress thread may be going to sleep with no timeout,
+		 * having read the flag clear; with it set, peers no longer wake
+		 * it, and if we stop polling (the app leaves the library) nothing
+		 * would clear it again. The kick makes it loop and take the
+		 * lease, which it drops when app polls stop. */
+		ptl_kick_sleeper();
+	}
 	ptl_progress();
 	/* Sends may wait in the backlog while the pool still has room. */
 	for (int r = 0; r < ptl_lib.rt.size && ptl_lib.tx_free; r++)
