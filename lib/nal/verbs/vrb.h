@@ -1,0 +1,227 @@
+/*
+ * lib/nal/verbs/vrb.h - the verbs (RDMA) NAL's private state, shared by its
+ * files: vrb_dev.c (device, port and GID choice; open/close), vrb_conn.c
+ * (lazy RC connections through a UD handshake), vrb_msg.c (eager messages
+ * with credits, progress, sleep), vrb_bulk.c (registration cache, RDMA
+ * READ/WRITE).
+ *
+ * Wire facts:
+ *  - Every rank publishes a struct vrb_addr (port LID, GID, the UD QP that
+ *    takes connection requests). Nothing else is exchanged up front: the RC
+ *    QP to a peer is made on first use (or when the peer asks), so a job
+ *    of N ranks does not open N^2 connections at start.
+ *  - Handshake: REQ and REP over UD (struct vrb_cm) carry the RC QPN and
+ *    PSN, the credits granted and where the peer returns credits; both
+ *    carry the job key. When two ranks ask each other at once, the REQ of
+ *    the lower rank wins; the higher rank reuses its QP to answer it.
+ *  - Eager messages are RC SENDs into a shared receive queue. A sender
+ *    holds credits: the receiver granted it `grant` buffers, posted for it
+ *    in the SRQ, and RDMA-writes the running count of the sender's
+ *    messages it has consumed into the sender's credit slot. A send with
+ *    no credit returns NAL_EAGAIN, so no buffer ever overruns; credit
+ *    returns consume no receive buffer, so they cannot deadlock.
+ */
+#ifndef PTL_VRB_H
+#define PTL_VRB_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#include "nal/nal.h"
+
+#define VRB_MAGIC 0x56524231u   /* "VRB1" */
+#define VRB_EAGER 8192u         /* bytes of one eager buffer = max_inline */
+#define VRB_CREDITS 32u         /* eager buffers granted to each peer */
+#define VRB_SQ_DEPTH 128u       /* send WRs in flight per RC QP */
+#define VRB_TX_MAX 2048u        /* signaled WRs in flight per NI (CQ room) */
+#define VRB_SBUFS 256u          /* registered bounce buffers for sends */
+#define VRB_CM_BUFS 64u         /* UD receive/send buffers for the handshake */
+#define VRB_CM_RETRY_MS 200     /* handshake retransmission period */
+#define VRB_CM_TRIES 75         /* ... and attempts before the peer is dead */
+#define VRB_REG_MAX 256u        /* cached registrations */
+#define VRB_STASH 64u           /* completions sleep() took off the CQ */
+#define VRB_QKEY 0x50544c31u
+
+/* Kinds of work request, in the low 3 bits of wr_id. */
+enum vrb_wr_kind {
+	VRB_WR_SEND_INLINE = 1, /* (peer << 3) */
+	VRB_WR_SEND_BUF,        /* (buffer << 32) | (peer << 3) */
+	VRB_WR_CREDIT,          /* (peer << 3) */
+	VRB_WR_BULK,            /* struct vrb_bulk * */
+	VRB_WR_RECV,            /* (buffer << 32) */
+	VRB_WR_CM_RECV,         /* (buffer << 32) */
+	VRB_WR_CM_SEND,         /* (buffer << 32) */
+};
+#define VRB_WR(kind, peer, idx) ((uint64_t)(kind) | ((uint64_t)(uint32_t)(peer) << 3) | ((uint64_t)(idx) << 32))
+#define VRB_WR_KIND(id) ((int)((id) & 7u))
+#define VRB_WR_PEER(id) ((int)(((id) >> 3) & 0x1fffffffu))
+#define VRB_WR_IDX(id) ((uint32_t)((id) >> 32))
+
+/* What a rank publishes through lib/rt. */
+struct vrb_addr {
+	uint32_t magic;
+	uint32_t ud_qpn;
+	uint16_t lid;
+	uint8_t port;
+	uint8_t mtu;       /* enum ibv_mtu of the port */
+	uint8_t is_global; /* address by GID (RoCE) rather than LID (IB) */
+	uint8_t pad[3];
+	uint8_t gid[16];
+};
+
+enum vrb_cm_type { VRB_CM_REQ = 1, VRB_CM_REP = 2 };
+
+/* A handshake message (UD). */
+struct vrb_cm {
+	uint32_t magic;
+	uint32_t type;
+	uint32_t rank;      /* sender */
+	uint32_t qpn;       /* sender's RC QP for the receiver */
+	uint32_t psn;
+	uint32_t credits;   /* eager buffers the sender posted for the receiver */
+	uint64_t slot_addr; /* where the receiver writes its consumed count */
+	uint32_t slot_rkey;
+	uint32_t pad;
+	struct vrb_addr addr; /* sender's address, so the receiver needs no lookup */
+	uint8_t key[32];      /* the job key */
+};
+
+enum vrb_state { VRB_IDLE, VRB_REQ_SENT, VRB_UP, VRB_FAILED };
+
+struct vrb_bulk;
+
+struct vrb_peer {
+	enum vrb_state state;
+	bool have_addr;
+	struct vrb_addr addr;
+	struct ibv_ah *ah;       /* UD address for the handshake */
+	struct ibv_qp *qp;
+	uint32_t psn, rqpn, rpsn;
+	int tries;
+	uint64_t next_try_ms;
+	/* Credits: ours toward the peer. */
+	uint32_t grant;          /* buffers the peer posted for us */
+	uint64_t sent;           /* messages sent to the peer */
+	uint64_t rslot_addr;     /* our slot in the peer's credit array */
+	uint32_t rslot_rkey;
+	/* The peer's toward us. */
+	uint32_t granted;        /* buffers we posted for the peer */
+	uint64_t consumed;       /* of its messages we have handled */
+	uint64_t told;           /* consumed as last written to the peer */
+	bool credit_owed;        /* a credit write waits for send-queue room */
+	bool starved;            /* a send returned NAL_EAGAIN */
+	unsigned sq_used;
+	struct vrb_bulk *pend_head, *pend_tail; /* bulks waiting for queue room */
+};
+
+/* One bulk() call: its WRs, and the cookie to report when all are done. */
+struct vrb_bulk {
+	struct vrb_bulk *next;
+	int peer;
+	int op;          /* enum nal_bulk_op */
+	void *cookie;
+	int left;        /* WRs posted and not yet completed */
+	int status;
+	int nsge, posted_sge; /* local pieces; how many are posted */
+	uint64_t raddr;
+	uint32_t rkey;
+	struct ibv_sge *sge;  /* sge_inline or malloc'ed */
+	struct ibv_sge sge_inline[8];
+};
+
+struct vrb_reg {
+	uintptr_t start, end;
+	struct ibv_mr *mr;
+	uint64_t *pfn;   /* page frame of every page when registered, or NULL */
+};
+
+struct nal {
+	struct nal_open_args args;
+	uint8_t key[32];
+	/* device */
+	struct ibv_device **devs;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	uint8_t port;
+	int gid_index;
+	struct vrb_addr me;
+	uint32_t max_sge, max_inline_data;
+	char devname[64];
+	/* queues */
+	struct ibv_comp_channel *chan;
+	struct ibv_cq *cq;
+	struct ibv_srq *srq;
+	struct ibv_qp *ud;
+	int efd;            /* kick() */
+	unsigned tx_out;    /* signaled WRs not yet completed */
+	/* eager receive buffers */
+	char *rbuf;
+	struct ibv_mr *rbuf_mr;
+	uint32_t nrbuf, rbuf_posted;
+	/* send bounce buffers */
+	char *sbuf;
+	struct ibv_mr *sbuf_mr;
+	uint32_t *sfree;
+	uint32_t nsfree;
+	/* handshake buffers: [0, VRB_CM_BUFS) receive, then send */
+	char *cmbuf;
+	struct ibv_mr *cm_mr;
+	uint32_t cm_sfree[VRB_CM_BUFS];
+	uint32_t ncm_sfree;
+	/* credit slots the peers write */
+	uint64_t *slots;
+	struct ibv_mr *slots_mr;
+	/* peers */
+	struct vrb_peer *peers;
+	int *qpn_map;       /* open-addressed qpn -> peer, size qpn_cap */
+	uint32_t *qpn_key;
+	uint32_t qpn_cap;
+	atomic_int waiting; /* peers starved or connecting: sleep() polls */
+	/* completions sleep() took off the CQ for progress() */
+	pthread_mutex_t cq_lock;
+	struct ibv_wc stash[VRB_STASH];
+	unsigned nstash;
+	/* bulk */
+	struct vrb_bulk *bulk_free;
+	struct vrb_reg regs[VRB_REG_MAX];
+	unsigned nregs;
+	int pagemap_fd;     /* -1: page frames not visible, never reuse */
+	bool debug;
+};
+
+/* vrb_dev.c */
+uint64_t vrb_now_ms(void);
+/* vrb_conn.c */
+int vrb_conn_init(struct nal *n);
+void vrb_conn_fini(struct nal *n);
+int vrb_connect(struct nal *n, int peer, const void *addr, size_t len);
+int vrb_reaches(struct nal *n, int peer);
+void vrb_cm_recv(struct nal *n, const struct ibv_wc *wc, int *done);
+int vrb_cm_timers(struct nal *n);
+void vrb_peer_fail(struct nal *n, int peer, const char *why);
+int vrb_qpn_peer(struct nal *n, uint32_t qpn);
+/* vrb_msg.c */
+int vrb_post_recvs(struct nal *n, uint32_t count);
+int vrb_send(struct nal *n, int peer, const void *hdr, size_t hdr_len, const void *payload, size_t len);
+int vrb_progress(struct nal *n);
+int vrb_sleep(struct nal *n, int timeout_ms);
+void vrb_kick(struct nal *n);
+void vrb_set_polling(struct nal *n, int on);
+bool vrb_sq_room(struct nal *n, struct vrb_peer *p, unsigned wrs);
+void vrb_sq_take(struct nal *n, struct vrb_peer *p, unsigned wrs);
+/* vrb_bulk.c */
+int vrb_mem_reg(struct nal *n, void *addr, size_t len, struct nal_mr *mr);
+void vrb_mem_dereg(struct nal *n, struct nal_mr *mr);
+int vrb_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *local, int niov,
+	     uint64_t raddr, uint64_t rkey, size_t len, void *cookie);
+void vrb_bulk_wc(struct nal *n, const struct ibv_wc *wc);
+int vrb_bulk_pending(struct nal *n, struct vrb_peer *p);
+void vrb_bulk_drop(struct nal *n, struct vrb_peer *p);
+void vrb_reg_fini(struct nal *n);
+int vrb_reg_init(struct nal *n);
+
+#endif /* PTL_VRB_H */

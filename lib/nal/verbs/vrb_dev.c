@@ -1,0 +1,369 @@
+/*
+ * The verbs NAL: choosing the device, port and GID, creating the NI's
+ * queues, and the ops table.
+ *
+ * Device choice: PTL_VERBS_DEVICE=name[:port] wins; otherwise the first
+ * ACTIVE port of the device nearest this process (hwloc, when several
+ * devices qualify), otherwise the first ACTIVE port found. GID: on
+ * Ethernet (RoCE) the RoCE v2 entry holding an IPv4-mapped address, else
+ * any RoCE v2 entry, else any valid one; on InfiniBand the LID addresses
+ * the port.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef PTL_HAVE_HWLOC
+#include <hwloc.h>
+#include <hwloc/openfabrics-verbs.h>
+#endif
+
+#include "nal/verbs/vrb.h"
+
+uint64_t vrb_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static bool vrb_gid_is_v4(const union ibv_gid *g)
+{
+	static const uint8_t pre[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	return memcmp(g->raw, pre, sizeof pre) == 0;
+}
+
+/* Picks the GID index of port on ctx; -1 when none is usable. */
+static int vrb_pick_gid(struct ibv_context *ctx, uint8_t port, int tbl_len)
+{
+	int v2 = -1, any = -1;
+	for (int i = 0; i < tbl_len; i++) {
+		struct ibv_gid_entry e;
+		if (ibv_query_gid_ex(ctx, port, (uint32_t)i, &e, 0) != 0)
+			continue;
+		static const uint8_t zero[16];
+		if (!memcmp(e.gid.raw, zero, sizeof zero))
+			continue;
+		if (e.gid_type == IBV_GID_TYPE_ROCE_V2 && vrb_gid_is_v4(&e.gid))
+			return i;
+		if (e.gid_type == IBV_GID_TYPE_ROCE_V2 && v2 < 0)
+			v2 = i;
+		if (any < 0)
+			any = i;
+	}
+	return v2 >= 0 ? v2 : any;
+}
+
+/* First ACTIVE port of dev (or the one asked); 0 when none. */
+static uint8_t vrb_active_port(struct ibv_context *ctx, int want)
+{
+	struct ibv_device_attr da;
+	if (ibv_query_device(ctx, &da) != 0)
+		return 0;
+	for (int p = 1; p <= da.phys_port_cnt; p++) {
+		struct ibv_port_attr pa;
+		if (want && p != want)
+			continue;
+		if (ibv_query_port(ctx, (uint8_t)p, &pa) == 0 && pa.state == IBV_PORT_ACTIVE)
+			return (uint8_t)p;
+	}
+	return 0;
+}
+
+/* Whether dev sits next to the CPUs this process may run on. */
+static bool vrb_dev_near(struct ibv_device *dev)
+{
+#ifdef PTL_HAVE_HWLOC
+	hwloc_topology_t topo;
+	bool near = false;
+	if (hwloc_topology_init(&topo) != 0)
+		return false;
+	if (hwloc_topology_load(topo) == 0) {
+		hwloc_cpuset_t dset = hwloc_bitmap_alloc(), mine = hwloc_bitmap_alloc();
+		if (dset && mine && hwloc_ibv_get_device_cpuset(topo, dev, dset) == 0 &&
+		    hwloc_get_cpubind(topo, mine, HWLOC_CPUBIND_PROCESS) == 0)
+			near = hwloc_bitmap_isincluded(mine, dset) ||
+			       (hwloc_bitmap_intersects(mine, dset) && !hwloc_bitmap_iszero(dset));
+		hwloc_bitmap_free(dset);
+		hwloc_bitmap_free(mine);
+	}
+	hwloc_topology_destroy(topo);
+	return near;
+#else
+	(void)dev;
+	return false;
+#endif
+}
+
+/* Opens the device and port to use. 1: done; 0: no usable device. */
+static int vrb_pick_device(struct nal *n)
+{
+	int ndev = 0;
+	n->devs = ibv_get_device_list(&ndev);
+	if (!n->devs || ndev == 0)
+		return 0;
+	const char *want = getenv("PTL_VERBS_DEVICE");
+	char wname[64] = "";
+	int wport = 0;
+	if (want && *want) {
+		snprintf(wname, sizeof wname, "%s", want);
+		char *colon = strchr(wname, ':');
+		if (colon) {
+			*colon = 0;
+			wport = atoi(colon + 1);
+		}
+	}
+	int first = -1, chosen = -1, nactive = 0;
+	uint8_t ports[64] = { 0 };
+	for (int i = 0; i < ndev && i < 64; i++) {
+		const char *name = ibv_get_device_name(n->devs[i]);
+		if (*wname && strcmp(name, wname))
+			continue;
+		struct ibv_context *c = ibv_open_device(n->devs[i]);
+		if (!c)
+			continue;
+		ports[i] = vrb_active_port(c, wport);
+		ibv_close_device(c);
+		if (!ports[i])
+			continue;
+		nactive++;
+		if (first < 0)
+			first = i;
+	}
+	if (first < 0) {
+		if (*wname)
+			fprintf(stderr, "ptl: verbs: PTL_VERBS_DEVICE=%s: no such device with an ACTIVE port\n", want);
+		return 0;
+	}
+	chosen = first;
+	if (nactive > 1) {
+		for (int i = 0; i < ndev && i < 64; i++)
+			if (ports[i] && vrb_dev_near(n->devs[i])) {
+				chosen = i;
+				break;
+			}
+	}
+	n->ctx = ibv_open_device(n->devs[chosen]);
+	if (!n->ctx)
+		return 0;
+	n->port = ports[chosen];
+	snprintf(n->devname, sizeof n->devname, "%s", ibv_get_device_name(n->devs[chosen]));
+	return 1;
+}
+
+static int vrb_setup_port(struct nal *n)
+{
+	struct ibv_port_attr pa;
+	struct ibv_device_attr da;
+	if (ibv_query_port(n->ctx, n->port, &pa) != 0 || ibv_query_device(n->ctx, &da) != 0)
+		return NAL_EIO;
+	n->me.magic = VRB_MAGIC;
+	n->me.port = n->port;
+	n->me.lid = pa.lid;
+	n->me.mtu = (uint8_t)pa.active_mtu;
+	n->me.is_global = pa.link_layer == IBV_LINK_LAYER_ETHERNET;
+	n->gid_index = vrb_pick_gid(n->ctx, n->port, pa.gid_tbl_len);
+	if (n->me.is_global && n->gid_index < 0) {
+		fprintf(stderr, "ptl: verbs: %s port %u has no usable GID (no IP address on its netdev?)\n",
+			n->devname, n->port);
+		return NAL_EPERM;
+	}
+	if (n->gid_index >= 0) {
+		union ibv_gid g;
+		if (ibv_query_gid(n->ctx, n->port, n->gid_index, &g) != 0)
+			return NAL_EIO;
+		memcpy(n->me.gid, g.raw, 16);
+	}
+	n->max_sge = (uint32_t)(da.max_sge < 16 ? da.max_sge : 16);
+	return 0;
+}
+
+static void vrb_close(struct nal *n);
+
+static int vrb_open(const struct nal_open_args *args, struct nal **out)
+{
+	struct nal *n = calloc(1, sizeof *n);
+	if (!n)
+		return NAL_ENOMEM;
+	n->args = *args;
+	n->args.local_ranks = NULL;
+	memcpy(n->key, args->job_key, args->job_key_len < 32 ? (size_t)args->job_key_len : 32);
+	n->efd = -1;
+	n->pagemap_fd = -1;
+	n->debug = getenv("PTL_VERBS_DEBUG") != NULL;
+	pthread_mutex_init(&n->cq_lock, NULL);
+	int rc = NAL_EPERM;
+	if (!vrb_pick_device(n))
+		goto fail; /* quietly: no RDMA here */
+	if ((rc = vrb_setup_port(n)) != 0)
+		goto fail;
+	rc = NAL_EIO;
+	n->pd = ibv_alloc_pd(n->ctx);
+	n->chan = ibv_create_comp_channel(n->ctx);
+	n->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (!n->pd || !n->chan || n->efd < 0)
+		goto fail;
+	int fl = fcntl(n->chan->fd, F_GETFL);
+	fcntl(n->chan->fd, F_SETFL, fl | O_NONBLOCK);
+
+	/* Eager buffers: VRB_CREDITS for every peer, within what the SRQ takes. */
+	struct ibv_device_attr da;
+	ibv_query_device(n->ctx, &da);
+	uint32_t want = VRB_CREDITS * (uint32_t)(args->size > 1 ? args->size - 1 : 1);
+	uint32_t cap = da.max_srq_wr > 0 ? (uint32_t)da.max_srq_wr - 1 : 1024;
+	if (cap > 4096)
+		cap = 4096;
+	n->nrbuf = want < cap ? want : cap;
+	int cqe = (int)(n->nrbuf + VRB_TX_MAX + 2 * VRB_CM_BUFS + 64);
+	if (cqe > da.max_cqe)
+		cqe = da.max_cqe;
+	n->cq = ibv_create_cq(n->ctx, cqe, n, n->chan, 0);
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = n->nrbuf, .max_sge = 1 } };
+	n->srq = ibv_create_srq(n->pd, &sa);
+	if (!n->cq || !n->srq) {
+		fprintf(stderr, "ptl: verbs: cannot create the CQ or SRQ on %s: %s\n", n->devname, strerror(errno));
+		goto fail;
+	}
+	n->rbuf = aligned_alloc(4096, (size_t)n->nrbuf * VRB_EAGER);
+	n->sbuf = aligned_alloc(4096, (size_t)VRB_SBUFS * VRB_EAGER);
+	n->sfree = calloc(VRB_SBUFS, sizeof *n->sfree);
+	n->slots = aligned_alloc(64, ((size_t)args->size * 8 + 63) & ~(size_t)63);
+	n->peers = calloc((size_t)args->size, sizeof *n->peers);
+	if (!n->rbuf || !n->sbuf || !n->sfree || !n->slots || !n->peers)
+		goto fail;
+	memset(n->slots, 0, (size_t)args->size * 8);
+	int acc = IBV_ACCESS_LOCAL_WRITE;
+	n->rbuf_mr = ibv_reg_mr(n->pd, n->rbuf, (size_t)n->nrbuf * VRB_EAGER, acc);
+	n->sbuf_mr = ibv_reg_mr(n->pd, n->sbuf, (size_t)VRB_SBUFS * VRB_EAGER, acc);
+	n->slots_mr = ibv_reg_mr(n->pd, n->slots, (size_t)args->size * 8, acc | IBV_ACCESS_REMOTE_WRITE);
+	if (!n->rbuf_mr || !n->sbuf_mr || !n->slots_mr) {
+		fprintf(stderr, "ptl: verbs: cannot register buffers: %s (memlock limit? ulimit -l)\n",
+			strerror(errno));
+		goto fail;
+	}
+	for (uint32_t i = 0; i < VRB_SBUFS; i++)
+		n->sfree[n->nsfree++] = VRB_SBUFS - 1 - i;
+	if (vrb_reg_init(n) != 0 || (rc = vrb_conn_init(n)) != 0) {
+		rc = rc ? rc : NAL_EIO;
+		goto fail;
+	}
+	if (ibv_req_notify_cq(n->cq, 0) != 0)
+		goto fail;
+	*out = n;
+	return 0;
+fail:
+	vrb_close(n);
+	return rc;
+}
+
+static void vrb_close(struct nal *n)
+{
+	if (!n)
+		return;
+	if (n->peers)
+		for (int i = 0; i < n->args.size; i++) {
+			vrb_bulk_drop(n, &n->peers[i]);
+			if (n->peers[i].qp)
+				ibv_destroy_qp(n->peers[i].qp);
+			if (n->peers[i].ah)
+				ibv_destroy_ah(n->peers[i].ah);
+		}
+	vrb_conn_fini(n);
+	vrb_reg_fini(n);
+	if (n->srq)
+		ibv_destroy_srq(n->srq);
+	if (n->cq)
+		ibv_destroy_cq(n->cq);
+	if (n->chan)
+		ibv_destroy_comp_channel(n->chan);
+	if (n->rbuf_mr)
+		ibv_dereg_mr(n->rbuf_mr);
+	if (n->sbuf_mr)
+		ibv_dereg_mr(n->sbuf_mr);
+	if (n->slots_mr)
+		ibv_dereg_mr(n->slots_mr);
+	if (n->pd)
+		ibv_dealloc_pd(n->pd);
+	if (n->ctx)
+		ibv_close_device(n->ctx);
+	if (n->devs)
+		ibv_free_device_list(n->devs);
+	if (n->efd >= 0)
+		close(n->efd);
+	while (n->bulk_free) {
+		struct vrb_bulk *b = n->bulk_free;
+		n->bulk_free = b->next;
+		free(b);
+	}
+	pthread_mutex_destroy(&n->cq_lock);
+	free(n->rbuf);
+	free(n->sbuf);
+	free(n->sfree);
+	free(n->slots);
+	free(n->peers);
+	free(n->qpn_map);
+	free(n->qpn_key);
+	free(n);
+}
+
+static int vrb_addr_get(struct nal *n, void *buf, size_t *len)
+{
+	memcpy(buf, &n->me, sizeof n->me);
+	*len = sizeof n->me;
+	return 0;
+}
+
+static int vrb_start(struct nal *n, const int *local_ranks, int nlocal)
+{
+	(void)n;
+	(void)local_ranks;
+	(void)nlocal;
+	return 0;
+}
+
+static void vrb_props(struct nal *n, struct nal_props *out)
+{
+	(void)n;
+	out->name = "verbs";
+	out->max_inline = VRB_EAGER;
+	out->ports = 1;
+	out->latency_class = 2;
+	out->has_bulk = 1;
+}
+
+/* Opens only where it is wanted: ranks on other hosts, or PTL_NAL=verbs. */
+static int vrb_open_if_wanted(const struct nal_open_args *args, struct nal **out)
+{
+	const char *force = getenv("PTL_NAL");
+	bool forced = force && !strcmp(force, "verbs");
+	if (!forced && args->local_size >= args->size)
+		return NAL_EPERM;
+	return vrb_open(args, out);
+}
+
+const struct nal_ops nal_verbs_ops = {
+	.name = "verbs",
+	.open = vrb_open_if_wanted,
+	.addr = vrb_addr_get,
+	.start = vrb_start,
+	.connect = vrb_connect,
+	.reaches = vrb_reaches,
+	.close = vrb_close,
+	.props = vrb_props,
+	.send = vrb_send,
+	.mem_reg = vrb_mem_reg,
+	.mem_dereg = vrb_mem_dereg,
+	.bulk = vrb_bulk,
+	.progress = vrb_progress,
+	.sleep = vrb_sleep,
+	.kick = vrb_kick,
+	.set_polling = vrb_set_polling,
+};

@@ -1,0 +1,312 @@
+/*
+ * Eager messages, credits, progress and sleep.
+ *
+ * Credits (see vrb.h): a send needs one; the receiver reposts each buffer
+ * as soon as the upcall returns and tells the sender, by an RDMA WRITE of
+ * its running count into the sender's slot, once a quarter of the grant is
+ * consumed. The write needs no receive buffer, so credits always flow.
+ *
+ * Sleep: sleep() arms the CQ, then takes whatever completed before it was
+ * armed into a stash (under cq_lock, as progress() may run concurrently)
+ * and returns at once if there was any; otherwise it waits in poll() on
+ * the completion channel and the kick eventfd. progress() drains the stash
+ * before the CQ, so no completion is lost or reordered.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "nal/verbs/vrb.h"
+
+int vrb_post_recvs(struct nal *n, uint32_t count)
+{
+	while (count--) {
+		uint32_t i = n->rbuf_posted++;
+		struct ibv_sge sge = { .addr = (uintptr_t)(n->rbuf + (size_t)i * VRB_EAGER),
+				       .length = VRB_EAGER, .lkey = n->rbuf_mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = VRB_WR(VRB_WR_RECV, 0, i), .sg_list = &sge, .num_sge = 1 }, *bad;
+		if (ibv_post_srq_recv(n->srq, &wr, &bad))
+			return NAL_EIO;
+	}
+	return 0;
+}
+
+static int vrb_repost(struct nal *n, uint32_t i)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)(n->rbuf + (size_t)i * VRB_EAGER),
+			       .length = VRB_EAGER, .lkey = n->rbuf_mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = VRB_WR(VRB_WR_RECV, 0, i), .sg_list = &sge, .num_sge = 1 }, *bad;
+	return ibv_post_srq_recv(n->srq, &wr, &bad);
+}
+
+bool vrb_sq_room(struct nal *n, struct vrb_peer *p, unsigned wrs)
+{
+	return p->sq_used + wrs <= VRB_SQ_DEPTH && n->tx_out + wrs <= VRB_TX_MAX;
+}
+
+void vrb_sq_take(struct nal *n, struct vrb_peer *p, unsigned wrs)
+{
+	p->sq_used += wrs;
+	n->tx_out += wrs;
+}
+
+static void vrb_starve(struct nal *n, struct vrb_peer *p)
+{
+	if (!p->starved) {
+		p->starved = true;
+		atomic_fetch_add(&n->waiting, 1);
+	}
+}
+
+static uint64_t vrb_credit_left(struct nal *n, int peer)
+{
+	struct vrb_peer *p = &n->peers[peer];
+	uint64_t back = __atomic_load_n(&n->slots[peer], __ATOMIC_ACQUIRE);
+	return p->grant - (p->sent - back);
+}
+
+int vrb_send(struct nal *n, int peer, const void *hdr, size_t hdr_len, const void *payload, size_t len)
+{
+	if (peer < 0 || peer >= n->args.size || hdr_len + len > VRB_EAGER)
+		return NAL_EINVAL;
+	struct vrb_peer *p = &n->peers[peer];
+	if (p->state == VRB_FAILED)
+		return NAL_EPEER;
+	if (p->state != VRB_UP)
+		return NAL_EAGAIN; /* the handshake's end wakes progress() */
+	/* One send-queue slot stays free for credit returns. */
+	if (vrb_credit_left(n, peer) == 0 || !vrb_sq_room(n, p, 2)) {
+		vrb_starve(n, p);
+		return NAL_EAGAIN;
+	}
+	struct ibv_sge sge[2];
+	struct ibv_send_wr wr = { .sg_list = sge, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+	size_t total = hdr_len + len;
+	if (total <= n->max_inline_data) {
+		int k = 0;
+		sge[k++] = (struct ibv_sge){ .addr = (uintptr_t)hdr, .length = (uint32_t)hdr_len };
+		if (len)
+			sge[k++] = (struct ibv_sge){ .addr = (uintptr_t)payload, .length = (uint32_t)len };
+		wr.num_sge = k;
+		wr.send_flags |= IBV_SEND_INLINE;
+		wr.wr_id = VRB_WR(VRB_WR_SEND_INLINE, peer, 0);
+	} else {
+		if (!n->nsfree) {
+			vrb_starve(n, p);
+			return NAL_EAGAIN;
+		}
+		uint32_t b = n->sfree[--n->nsfree];
+		char *buf = n->sbuf + (size_t)b * VRB_EAGER;
+		memcpy(buf, hdr, hdr_len);
+		if (len)
+			memcpy(buf + hdr_len, payload, len);
+		sge[0] = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = (uint32_t)total, .lkey = n->sbuf_mr->lkey };
+		wr.num_sge = 1;
+		wr.wr_id = VRB_WR(VRB_WR_SEND_BUF, peer, b);
+	}
+	if (ibv_post_send(p->qp, &wr, &bad)) {
+		if (VRB_WR_KIND(wr.wr_id) == VRB_WR_SEND_BUF)
+			n->sfree[n->nsfree++] = VRB_WR_IDX(wr.wr_id);
+		vrb_peer_fail(n, peer, "cannot post a send");
+		return NAL_EPEER;
+	}
+	vrb_sq_take(n, p, 1);
+	p->sent++;
+	return 0;
+}
+
+/* Writes our consumed count of peer's messages into its credit slot. */
+static void vrb_credit_return(struct nal *n, int peer)
+{
+	struct vrb_peer *p = &n->peers[peer];
+	if (p->state != VRB_UP || !vrb_sq_room(n, p, 1)) {
+		p->credit_owed = true;
+		return;
+	}
+	uint64_t val = p->consumed;
+	struct ibv_sge sge = { .addr = (uintptr_t)&val, .length = sizeof val };
+	struct ibv_send_wr wr = {
+		.wr_id = VRB_WR(VRB_WR_CREDIT, peer, 0), .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE,
+		.wr.rdma = { .remote_addr = p->rslot_addr, .rkey = p->rslot_rkey },
+	}, *bad;
+	if (n->max_inline_data < sizeof val || ibv_post_send(p->qp, &wr, &bad)) {
+		vrb_peer_fail(n, peer, "cannot post a credit return");
+		return;
+	}
+	vrb_sq_take(n, p, 1);
+	p->told = val;
+	p->credit_owed = false;
+}
+
+static void vrb_recv_wc(struct nal *n, const struct ibv_wc *wc)
+{
+	uint32_t i = VRB_WR_IDX(wc->wr_id);
+	if (wc->status != IBV_WC_SUCCESS) {
+		/* A flushed receive of a broken QP: the buffer goes back. */
+		if (wc->status != IBV_WC_WR_FLUSH_ERR) {
+			int peer = vrb_qpn_peer(n, wc->qp_num);
+			if (peer >= 0)
+				vrb_peer_fail(n, peer, ibv_wc_status_str(wc->status));
+		}
+		vrb_repost(n, i);
+		return;
+	}
+	int peer = vrb_qpn_peer(n, wc->qp_num);
+	if (peer < 0 || n->peers[peer].state != VRB_UP) {
+		vrb_repost(n, i);
+		return;
+	}
+	struct vrb_peer *p = &n->peers[peer];
+	n->args.up.recv(n->args.up.arg, peer, n->rbuf + (size_t)i * VRB_EAGER, wc->byte_len);
+	vrb_repost(n, i);
+	p->consumed++;
+	uint32_t quarter = p->granted / 4 ? p->granted / 4 : 1;
+	if (p->consumed - p->told >= quarter)
+		vrb_credit_return(n, peer);
+}
+
+static void vrb_send_wc(struct nal *n, const struct ibv_wc *wc)
+{
+	int kind = VRB_WR_KIND(wc->wr_id);
+	int peer = VRB_WR_PEER(wc->wr_id);
+	n->tx_out--;
+	if (kind == VRB_WR_CM_SEND) {
+		n->cm_sfree[n->ncm_sfree++] = VRB_WR_IDX(wc->wr_id);
+		return;
+	}
+	if (peer < n->args.size && n->peers[peer].sq_used)
+		n->peers[peer].sq_used--;
+	if (kind == VRB_WR_SEND_BUF)
+		n->sfree[n->nsfree++] = VRB_WR_IDX(wc->wr_id);
+	if (wc->status != IBV_WC_SUCCESS && wc->status != IBV_WC_WR_FLUSH_ERR && peer < n->args.size)
+		vrb_peer_fail(n, peer, ibv_wc_status_str(wc->status));
+}
+
+static void vrb_wc(struct nal *n, const struct ibv_wc *wc, int *done)
+{
+	switch (VRB_WR_KIND(wc->wr_id)) {
+	case VRB_WR_RECV:
+		vrb_recv_wc(n, wc);
+		(*done)++;
+		break;
+	case VRB_WR_CM_RECV:
+		vrb_cm_recv(n, wc, done);
+		break;
+	case VRB_WR_BULK:
+		n->tx_out--;
+		vrb_bulk_wc(n, wc);
+		(*done)++;
+		break;
+	default:
+		vrb_send_wc(n, wc);
+		break;
+	}
+}
+
+/* Takes up to max completions: the stash first, then the CQ, under one
+ * lock hold so that nothing sleep() stashes can be overtaken. */
+static int vrb_poll(struct nal *n, struct ibv_wc *wc, int max)
+{
+	int k = 0;
+	pthread_mutex_lock(&n->cq_lock);
+	if (n->nstash) {
+		unsigned take = n->nstash < (unsigned)max ? n->nstash : (unsigned)max;
+		memcpy(wc, n->stash, take * sizeof *wc);
+		memmove(n->stash, n->stash + take, (n->nstash - take) * sizeof *n->stash);
+		n->nstash -= take;
+		k = (int)take;
+	}
+	if (k < max) {
+		int got = ibv_poll_cq(n->cq, max - k, wc + k);
+		if (got > 0)
+			k += got;
+	}
+	pthread_mutex_unlock(&n->cq_lock);
+	return k;
+}
+
+int vrb_progress(struct nal *n)
+{
+	int done = 0;
+	struct ibv_wc wc[32];
+	int k;
+	while ((k = vrb_poll(n, wc, 32)) > 0) {
+		for (int i = 0; i < k; i++)
+			vrb_wc(n, &wc[i], &done);
+		if (k < 32)
+			break;
+	}
+	if (atomic_load_explicit(&n->waiting, memory_order_relaxed)) {
+		done += vrb_cm_timers(n);
+		for (int r = 0; r < n->args.size; r++) {
+			struct vrb_peer *p = &n->peers[r];
+			if (p->starved && p->state == VRB_UP && vrb_credit_left(n, r) > 0 && vrb_sq_room(n, p, 2)) {
+				p->starved = false;
+				atomic_fetch_sub(&n->waiting, 1);
+				done++;
+			}
+		}
+	}
+	for (int r = 0; r < n->args.size; r++) {
+		struct vrb_peer *p = &n->peers[r];
+		if (p->credit_owed)
+			vrb_credit_return(n, r);
+		if (p->pend_head)
+			done += vrb_bulk_pending(n, p);
+	}
+	return done;
+}
+
+int vrb_sleep(struct nal *n, int timeout_ms)
+{
+	/* Credits and handshakes arrive without waking us: poll for them. */
+	if (atomic_load_explicit(&n->waiting, memory_order_relaxed) && (timeout_ms < 0 || timeout_ms > 5))
+		timeout_ms = 5;
+	pthread_mutex_lock(&n->cq_lock);
+	int pending = (int)n->nstash;
+	if (!pending) {
+		ibv_req_notify_cq(n->cq, 0);
+		int got = ibv_poll_cq(n->cq, VRB_STASH, n->stash);
+		if (got > 0)
+			n->nstash = (unsigned)got;
+		pending = (int)n->nstash;
+	}
+	pthread_mutex_unlock(&n->cq_lock);
+	if (pending)
+		return 0;
+	struct pollfd fds[2] = { { .fd = n->chan->fd, .events = POLLIN }, { .fd = n->efd, .events = POLLIN } };
+	int rc = poll(fds, 2, timeout_ms);
+	if (rc <= 0)
+		return 0;
+	if (fds[0].revents & POLLIN) {
+		struct ibv_cq *cq;
+		void *ctx;
+		if (ibv_get_cq_event(n->chan, &cq, &ctx) == 0)
+			ibv_ack_cq_events(cq, 1);
+	}
+	if (fds[1].revents & POLLIN) {
+		uint64_t v;
+		ssize_t r = read(n->efd, &v, sizeof v);
+		(void)r;
+	}
+	return 0;
+}
+
+void vrb_kick(struct nal *n)
+{
+	uint64_t one = 1;
+	ssize_t r = write(n->efd, &one, sizeof one);
+	(void)r;
+}
+
+void vrb_set_polling(struct nal *n, int on)
+{
+	/* Verbs peers never make a system call to wake us: nothing to do. */
+	(void)n;
+	(void)on;
+}
