@@ -64,7 +64,7 @@ int ptl_id_rank(ptl_process_id_t id)
 	return rank;
 }
 
-/* PTL_NAL=shm|self forces one NAL for the peers it can reach. */
+/* PTL_NAL=shm|self|verbs forces one NAL for the peers it can reach. */
 static bool ptl_nal_wanted(const char *name)
 {
 	const char *force = getenv("PTL_NAL");
@@ -75,7 +75,12 @@ static bool ptl_nal_wanted(const char *name)
 
 static int ptl_open_nals(void)
 {
-	static const struct nal_ops *const all[] = { &nal_self_ops, &nal_shm_ops };
+	static const struct nal_ops *const all[] = {
+		&nal_self_ops, &nal_shm_ops,
+#ifdef PTL_HAVE_VERBS
+		&nal_verbs_ops,
+#endif
+	};
 	const struct rt_info *rt = &ptl_lib.rt;
 	struct nal_open_args args = {
 		.rank = rt->rank,
@@ -89,8 +94,12 @@ static int ptl_open_nals(void)
 			.peer_failed = ptl_peer_failed_upcall },
 	};
 	const char *force = getenv("PTL_NAL");
-	if (force && *force && strcmp(force, "shm") && strcmp(force, "self")) {
-		fprintf(stderr, "ptl: PTL_NAL=%s is not a NAL built here (choose shm or self)\n", force);
+	bool known = false;
+	for (size_t i = 0; force && i < sizeof all / sizeof all[0]; i++)
+		known = known || !strcmp(force, all[i]->name);
+	if (force && *force && !known) {
+		fprintf(stderr, "ptl: PTL_NAL=%s is not a NAL built here (choose shm, self%s)\n", force,
+			sizeof all / sizeof all[0] > 2 ? " or verbs" : "");
 		return -1;
 	}
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
