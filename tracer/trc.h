@@ -28,6 +28,7 @@
 #include "trc_ops.h"
 
 #define TRC_MAXF 10		/* most fields any recorded call has */
+#define TRC_MAXPL 256		/* longest parameter list */
 
 /* Field kinds; the spec file names them, trc_gen.awk copies them into
  * trc_optab. */
@@ -86,6 +87,7 @@ struct trc_val {
 	int64_t v;	/* the value; for peers the absolute world rank; arrays: length */
 	int64_t rel;	/* peers: (v - rank) folded into (-n/2, n/2] */
 	uint8_t pf;	/* peers: TRC_PF_* */
+	uint16_t slot;	/* parameter-list entries: position in the caller's list */
 };
 
 /* Compute time before a call (nanoseconds), summarized. */
@@ -109,6 +111,7 @@ struct trc_ev {
 	int64_t *arr;
 	uint32_t npl;		/* parameter list on the first peer field: 0 = none */
 	struct trc_val *pl;
+	struct trc_rset **plr;	/* per list entry: who calls it (NULL: all of the node) */
 	struct trc_histo *h;	/* per field, NULL unless histogram mode merged values */
 	struct trc_tstat t;
 };

@@ -86,7 +86,7 @@ int trc_config_load(struct trc_config *c, const char *path, char *msgs, size_t m
 
 	FILE *f = path ? fopen(path, "r") : NULL;
 	if (f) {
-		char line[4200];
+		char line[sizeof c->out];
 		for (int ln = 1; ln <= 4; ln++) {
 			if (!fgets(line, sizeof line, f)) {
 				char n[8];
@@ -114,7 +114,10 @@ int trc_config_load(struct trc_config *c, const char *path, char *msgs, size_t m
 					c->reqbuf = v;
 			}
 			if (ln == 4) {
-				if (!line[0])
+				if (strlen(line) + 1 >= sizeof c->out)
+					note(msgs, msglen, &np, "%s: line 4: output path '%.40s...' is %s; using ptl.trace\n",
+					     path, line, "too long");
+				else if (!line[0])
 					note(msgs, msglen, &np, "%s: line 4: output path '%s' is %s; using ptl.trace\n",
 					     path, line, "empty");
 				else

@@ -75,6 +75,15 @@ void trc_ev_setpeers(struct trc_ev *ev, int32_t rank, int32_t nranks)
 
 void trc_ev_free(struct trc_ev *ev)
 {
+	if (ev->plr) {
+		for (uint32_t i = 0; i < ev->npl; i++)
+			if (ev->plr[i]) {
+				trc_rset_free(ev->plr[i]);
+				free(ev->plr[i]);
+			}
+		free(ev->plr);
+		ev->plr = NULL;
+	}
 	free(ev->arr);
 	free(ev->pl);
 	free(ev->h);
@@ -99,9 +108,22 @@ int trc_ev_copy(struct trc_ev *dst, const struct trc_ev *src)
 	dst->arr = dupmem(src->arr, src->narr * sizeof *src->arr);
 	dst->pl = dupmem(src->pl, src->npl * sizeof *src->pl);
 	dst->h = dupmem(src->h, src->h ? TRC_MAXF * sizeof *src->h : 0);
+	dst->plr = NULL;
 	if ((src->narr && !dst->arr) || (src->npl && !dst->pl) || (src->h && !dst->h)) {
 		trc_ev_free(dst);
 		return -ENOMEM;
+	}
+	if (src->plr) {
+		dst->plr = calloc(src->npl, sizeof *dst->plr);
+		if (!dst->plr) {
+			trc_ev_free(dst);
+			return -ENOMEM;
+		}
+		for (uint32_t i = 0; i < src->npl; i++)
+			if (src->plr[i] && !(dst->plr[i] = trc_rset_dup(src->plr[i]))) {
+				trc_ev_free(dst);
+				return -ENOMEM;
+			}
 	}
 	return 0;
 }
@@ -336,8 +358,10 @@ static int fold_once(struct trc_list *l, int window)
 }
 
 /* Neighbour operations that differ only in their first peer fold into one
- * node with a parameter list. A peer already in the list starts a new node,
- * so a loop of (left, right) stays a loop of one two-peer node. */
+ * node with a parameter list. A list that becomes two equal halves turns
+ * into a loop of two over one half, so a loop of (left, right) with
+ * nothing in between stays a loop of one two-peer node instead of a list
+ * growing with the iterations. */
 int trc_peer_index(unsigned op)
 {
 	for (unsigned i = 0; i < trc_optab[op].nf; i++)
@@ -346,8 +370,9 @@ int trc_peer_index(unsigned op)
 	return -1;
 }
 
-static int try_param_fold(struct trc_node *last, const struct trc_ev *e)
+static int try_param_fold(struct trc_list *tl, const struct trc_ev *e)
 {
+	struct trc_node *last = tl->tail;
 	if (!last || last->is_loop || last->ev.op != e->op || last->ev.sig != e->sig || e->npl)
 		return 0;
 	int pi = trc_peer_index(e->op);
@@ -361,22 +386,46 @@ static int try_param_fold(struct trc_node *last, const struct trc_ev *e)
 		return 0;
 	if (!p->npl && p->f[pi].v == e->f[pi].v)
 		return 0;	/* same peer: a loop, not a list */
-	for (uint32_t i = 0; i < p->npl; i++)
-		if (p->pl[i].v == e->f[pi].v)
-			return 0;
+	if (p->npl >= TRC_MAXPL)
+		return 0;
 	uint32_t npl = p->npl ? p->npl + 1 : 2;
 	struct trc_val *pl = realloc(last->ev.pl, npl * sizeof *pl);
 	if (!pl)
 		return 0;
-	if (!last->ev.npl)
+	if (!last->ev.npl) {
 		pl[0] = last->ev.f[pi];
+		pl[0].slot = 0;
+	}
 	pl[npl - 1] = e->f[pi];
+	pl[npl - 1].slot = (uint16_t)(npl - 1);
 	last->ev.pl = pl;
 	last->ev.npl = npl;
 	last->ev.f[pi].v = 0;
 	last->ev.f[pi].rel = 0;
 	last->ev.f[pi].pf = 0;
 	trc_tstat_merge(&last->ev.t, &e->t);
+	uint32_t h = npl / 2;
+	int halves = !(npl % 2);
+	for (uint32_t i = 0; halves && i < h; i++)
+		halves = pl[i].v == pl[h + i].v;
+	if (halves) {
+		struct trc_node *loop = calloc(1, sizeof *loop);
+		if (loop) {
+			last->ev.npl = h;
+			if (h == 1) {	/* back to a plain event */
+				last->ev.f[pi] = pl[0];
+				last->ev.npl = 0;
+			}
+			last->hash = ev_hash(&last->ev);
+			trc_list_remove(tl, last);
+			loop->is_loop = 1;
+			loop->iters = 2;
+			trc_list_append(&loop->body, last);
+			loop_rehash(loop);
+			trc_list_append(tl, loop);
+			return 1;
+		}
+	}
 	last->hash = ev_hash(&last->ev);
 	return 1;
 }
@@ -385,7 +434,7 @@ int trc_append(struct trc_trace *t, const struct trc_ev *ev)
 {
 	if (ev->op >= TRC_NOPS)
 		return -EINVAL;
-	if (t->fold && try_param_fold(t->top.tail, ev)) {
+	if (t->fold && try_param_fold(&t->top, ev)) {
 		while (fold_once(&t->top, t->window))
 			;
 		return 0;

@@ -38,6 +38,8 @@ static int emit_ev(const struct xctx *x, const struct trc_ev *e)
 	if (!e->npl)
 		return x->fn(&f, x->ctx);
 	for (uint32_t k = 0; k < e->npl; k++) {
+		if (e->plr && e->plr[k] && !trc_rset_has(e->plr[k], x->rank))
+			continue;
 		f.v[pi] = resolve(&e->pl[k], x->rank, x->t->nranks);
 		int rc = x->fn(&f, x->ctx);
 		if (rc)
@@ -136,7 +138,9 @@ static uint64_t stats_list(const struct trc_list *l, uint32_t nparent, struct tr
 			uint64_t body = stats_list(&n->body, nr, st, mult * n->iters);
 			ev += n->iters * body;
 		} else {
-			uint64_t k = (uint64_t)nr * (n->ev.npl ? n->ev.npl : 1);
+			uint64_t k = n->ev.npl ? 0 : nr;
+			for (uint32_t i = 0; i < n->ev.npl; i++)
+				k += n->ev.plr && n->ev.plr[i] ? n->ev.plr[i]->n : nr;
 			st->events_nodes++;
 			st->flat_bytes += mult * k * flat_size(&n->ev);
 			ev += k;

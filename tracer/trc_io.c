@@ -154,6 +154,41 @@ static void collect_sigs(const struct trc_list *l, struct sigtab *t)
 			sig_index(t, n->ev.sig, 1);
 }
 
+/* Times as a 1-2 byte log-scale code (8 significant bits, 0.4%): a
+ * trace's size must not grow with how long the program ran. */
+static uint64_t tq_enc(uint64_t v)
+{
+	if (v < 256)
+		return v;
+	int e = 63;
+	while (!(v >> e))
+		e--;
+	return 256 + (uint64_t)(e - 8) * 128 + ((v >> (e - 7)) & 0x7f);
+}
+
+static uint64_t tq_dec(uint64_t c)
+{
+	if (c < 256)
+		return c;
+	uint64_t e = (c - 256) / 128 + 8, m = (c - 256) % 128;
+	if (e > 63)
+		return UINT64_MAX;
+	return ((128 + m) << (e - 7)) + (1ull << (e - 8));
+}
+
+/* A parameter-list entry: flags (peer flags, 4: own participants, 8: same
+ * slot as the previous entry, else the next one), values, participants. */
+static void put_peer_x(struct trc_buf *b, const struct trc_val *v, const struct trc_rset *who, int same_slot)
+{
+	put_u8(b, (uint8_t)(v->pf | (who ? 4 : 0) | (same_slot ? 8 : 0)));
+	if (v->pf & TRC_PF_ABS)
+		put_sv(b, v->v);
+	if (v->pf & TRC_PF_REL)
+		put_sv(b, v->rel);
+	if (who)
+		trc_put_rset(b, who);
+}
+
 static void put_peer(struct trc_buf *b, const struct trc_val *v)
 {
 	put_u8(b, v->pf);
@@ -177,7 +212,8 @@ static void put_list(struct trc_buf *b, const struct trc_list *l, struct sigtab 
 static void put_node(struct trc_buf *b, const struct trc_node *n, struct sigtab *st)
 {
 	uint8_t tag = (n->is_loop ? 1 : 0) | (n->ranks ? 2 : 0) |
-		      ((n->is_loop ? n->ih != NULL : n->ev.h != NULL) ? 4 : 0);
+		      ((n->is_loop ? n->ih != NULL : n->ev.h != NULL) ? 4 : 0) |
+		      (!n->is_loop && n->ev.t.n ? 8 : 0);
 	put_u8(b, tag);
 	if (n->ranks)
 		trc_put_rset(b, n->ranks);
@@ -210,15 +246,16 @@ static void put_node(struct trc_buf *b, const struct trc_node *n, struct sigtab 
 	}
 	put_uv(b, e->npl);
 	for (uint32_t i = 0; i < e->npl; i++)
-		put_peer(b, &e->pl[i]);
+		put_peer_x(b, &e->pl[i], e->plr ? e->plr[i] : NULL, i && e->pl[i].slot == e->pl[i - 1].slot);
 	if (e->h)
 		for (unsigned i = 0; i < d->nf; i++)
 			put_histo(b, &e->h[i]);
-	put_uv(b, e->t.n);
 	if (e->t.n) {
-		put_uv(b, e->t.sum / e->t.n);	/* mean, min, max: enough to replay */
-		put_uv(b, e->t.min);
-		put_uv(b, e->t.max);
+		/* mean, min, max: enough to replay; the sample count follows
+		 * from the structure (trc_io sets it on reading) */
+		put_uv(b, tq_enc(e->t.sum / e->t.n));
+		put_uv(b, tq_enc(e->t.min));
+		put_uv(b, tq_enc(e->t.max));
 	}
 }
 
@@ -405,7 +442,7 @@ static int get_node(struct rd *r, struct trc_node *n, int depth)
 	uint8_t tag;
 	if (get_u8(r, &tag))
 		return -1;
-	if (tag & ~7u)
+	if (tag & ~15u || (tag & 9) == 9)
 		return fail(r, "corrupt trace: bad node tag");
 	n->is_loop = tag & 1;
 	if (tag & 2) {
@@ -472,15 +509,36 @@ static int get_node(struct rd *r, struct trc_node *n, int depth)
 	uint64_t npl;
 	if (get_count(r, &npl, "corrupt trace: parameter list too long"))
 		return -1;
-	if (npl == 1 || (npl && trc_peer_index(e->op) < 0))
+	if (npl > TRC_MAXPL || (npl && trc_peer_index(e->op) < 0))
 		return fail(r, "corrupt trace: bad parameter list");
 	if (npl) {
 		if (!(e->pl = calloc(npl, sizeof *e->pl)))
 			return fail(r, "out of memory");
 		e->npl = (uint32_t)npl;
-		for (uint64_t i = 0; i < npl; i++)
-			if (get_peer(r, &e->pl[i]))
+		for (uint64_t i = 0; i < npl; i++) {
+			uint8_t pf;
+			struct trc_val *v = &e->pl[i];
+			if (get_u8(r, &pf))
 				return -1;
+			if (pf & ~15u || (!i && (pf & 8)))
+				return fail(r, "corrupt trace: bad parameter list entry");
+			v->pf = pf & 3;
+			v->slot = (uint16_t)(!i ? 0 : (pf & 8) ? e->pl[i - 1].slot : e->pl[i - 1].slot + 1);
+			if ((pf & TRC_PF_ABS) && get_sv(r, &v->v))
+				return -1;
+			if ((pf & TRC_PF_REL) && get_sv(r, &v->rel))
+				return -1;
+			if (v->v < TRC_ANY_SOURCE || v->v >= r->nranks || v->rel <= -r->nranks || v->rel >= r->nranks)
+				return fail(r, "corrupt trace: peer out of range");
+			if (pf & 4) {	/* entry with its own participants */
+				if (!e->plr && !(e->plr = calloc(npl, sizeof *e->plr)))
+					return fail(r, "out of memory");
+				if (!(e->plr[i] = calloc(1, sizeof *e->plr[i])))
+					return fail(r, "out of memory");
+				if (get_rset(r, e->plr[i]))
+					return -1;
+			}
+		}
 	}
 	if (tag & 4) {
 		if (!(e->h = calloc(TRC_MAXF, sizeof *e->h)))
@@ -489,13 +547,14 @@ static int get_node(struct rd *r, struct trc_node *n, int depth)
 			if (get_histo(r, &e->h[i]))
 				return -1;
 	}
-	if (get_uv(r, &e->t.n))
-		return -1;
-	if (e->t.n) {
-		uint64_t mean;
-		if (get_uv(r, &mean) || get_uv(r, &e->t.min) || get_uv(r, &e->t.max))
+	if (tag & 8) {
+		uint64_t mean, mn, mx;
+		if (get_uv(r, &mean) || get_uv(r, &mn) || get_uv(r, &mx))
 			return -1;
-		e->t.sum = mean * e->t.n;
+		e->t.n = 1;	/* until set_counts() */
+		e->t.sum = tq_dec(mean);
+		e->t.min = tq_dec(mn);
+		e->t.max = tq_dec(mx);
 	}
 	return 0;
 }
@@ -519,6 +578,33 @@ static int get_list(struct rd *r, struct trc_list *l, int depth)
 }
 
 static int read_flat(struct trc_trace *t, struct rd *r);
+
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+	return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
+
+/* Sample counts of the time summaries: how often each event ran. */
+static void set_counts(struct trc_list *l, uint32_t nparent, uint64_t mult)
+{
+	for (struct trc_node *n = l->head; n; n = n->next) {
+		uint32_t nr = n->ranks ? n->ranks->n : nparent;
+		if (n->is_loop) {
+			set_counts(&n->body, nr, sat_mul(mult, n->iters));
+			continue;
+		}
+		struct trc_ev *e = &n->ev;
+		if (!e->t.n)
+			continue;
+		uint64_t k = 0;
+		if (!e->npl)
+			k = nr;
+		for (uint32_t i = 0; i < e->npl; i++)
+			k += e->plr && e->plr[i] ? e->plr[i]->n : nr;
+		e->t.n = sat_mul(mult, k ? k : 1);
+		e->t.sum = sat_mul(e->t.sum, e->t.n);
+	}
+}
 
 int trc_deserialize(struct trc_trace *t, const uint8_t *p, size_t len, char *err, size_t errlen)
 {
@@ -580,6 +666,7 @@ int trc_deserialize(struct trc_trace *t, const uint8_t *p, size_t len, char *err
 		fail(&r, "corrupt trace: trailing bytes");
 		goto bad;
 	}
+	set_counts(&t->top, t->all.n, 1);
 	free(r.sigs);
 	return 0;
 bad:
@@ -818,7 +905,12 @@ static void print_ev(FILE *out, const struct trc_ev *e)
 				fputc('{', out);
 				for (uint32_t k = 0; k < e->npl; k++) {
 					fmt_peer(s, sizeof s, &e->pl[k]);
-					fprintf(out, "%s%s", k ? "," : "", s);
+					fprintf(out, "%s%s", !k ? "" : e->pl[k].slot == e->pl[k - 1].slot ? "|" : ",", s);
+					if (e->plr && e->plr[k]) {
+						char rs[128];
+						trc_rset_format(e->plr[k], rs, sizeof rs);
+						fprintf(out, "@%s", rs);
+					}
 				}
 				fputc('}', out);
 			} else {

@@ -36,16 +36,19 @@ static int close_enough(int64_t a, int64_t b, double pct)
 	return (double)(hi - lo) * 100.0 <= pct * (double)hi;
 }
 
+/* Events match when everything but the first peer agrees; first peers
+ * that differ merge into a parameter list whose entries say which ranks
+ * use them (so a stencil's boundary ranks share the interior's node). */
 static int ev_compat(const struct trc_ev *a, const struct trc_ev *b, double pct)
 {
-	if (a->op != b->op || a->sig != b->sig || a->narr != b->narr || a->npl != b->npl)
+	if (a->op != b->op || a->sig != b->sig || a->narr != b->narr)
 		return 0;
 	const struct trc_opdesc *d = &trc_optab[a->op];
 	int pi = trc_peer_index(a->op);
 	uint8_t pf;
 	for (unsigned i = 0; i < d->nf; i++) {
 		if (d->kinds[i] == TRC_K_PEER) {
-			if ((int)i == pi && a->npl)
+			if ((int)i == pi)
 				continue;
 			if (!peer_compat(&a->f[i], &b->f[i], &pf))
 				return 0;
@@ -58,10 +61,80 @@ static int ev_compat(const struct trc_ev *a, const struct trc_ev *b, double pct)
 	}
 	if (a->narr && memcmp(a->arr, b->arr, a->narr * sizeof *a->arr))
 		return 0;
-	for (uint32_t i = 0; i < a->npl; i++)
-		if (!peer_compat(&a->pl[i], &b->pl[i], &pf))
-			return 0;
+	if (a->npl + b->npl > TRC_MAXPL)
+		return 0;
 	return 1;
+}
+
+/* A single first peer as a list of one, so lists can merge. */
+static int as_list(struct trc_ev *e, int pi, const struct trc_rset *ranks)
+{
+	if (!e->npl) {
+		if (!(e->pl = malloc(sizeof *e->pl)))
+			return -ENOMEM;
+		e->pl[0] = e->f[pi];
+		e->pl[0].slot = 0;
+		e->npl = 1;
+		memset(&e->f[pi], 0, sizeof e->f[pi]);
+	}
+	if (!e->plr && !(e->plr = calloc(e->npl, sizeof *e->plr)))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < e->npl; i++)
+		if (!e->plr[i] && !(e->plr[i] = trc_rset_dup(ranks)))
+			return -ENOMEM;
+	return 0;
+}
+
+/* Merge b's list into a's. Entries keep the position (slot) they had in
+ * their rank's list; each rank has one entry per slot, so ordering the
+ * merged list by slot keeps every rank's order. Within a slot, entries
+ * whose peers agree join (their participant sets unite): the left
+ * neighbour is one entry "-1" for all ranks that have one and one entry
+ * "null" for the left edge, at any job size. Both lists have their
+ * participant sets materialized. */
+static int pl_merge(struct trc_ev *a, struct trc_ev *b)
+{
+	uint32_t na = a->npl, nb = b->npl, n = 0;
+	struct trc_val *pl = malloc((na + nb) * sizeof *pl);
+	struct trc_rset **plr = calloc(na + nb, sizeof *plr);
+	if (!pl || !plr) {
+		free(pl);
+		free(plr);
+		return -ENOMEM;
+	}
+	int rc = 0;
+	uint32_t i = 0, j = 0;
+	while (i < na || j < nb) {
+		uint16_t slot = i < na && (j >= nb || a->pl[i].slot <= b->pl[j].slot) ? a->pl[i].slot : b->pl[j].slot;
+		uint32_t first = n;
+		for (; i < na && a->pl[i].slot == slot; i++) {
+			pl[n] = a->pl[i];
+			plr[n++] = a->plr[i];
+			a->plr[i] = NULL;
+		}
+		for (; j < nb && b->pl[j].slot == slot; j++) {
+			uint32_t k;
+			uint8_t pf = 0;
+			for (k = first; k < n; k++)
+				if (peer_compat(&pl[k], &b->pl[j], &pf))
+					break;
+			if (k < n) {
+				pl[k].pf = pf;
+				if (trc_rset_union(plr[k], b->plr[j]))
+					rc = -ENOMEM;
+			} else {
+				pl[n] = b->pl[j];
+				plr[n++] = b->plr[j];
+				b->plr[j] = NULL;
+			}
+		}
+	}
+	free(a->pl);
+	free(a->plr);
+	a->pl = pl;
+	a->plr = plr;
+	a->npl = n;
+	return rc;
 }
 
 static void histo_add(struct trc_histo *h, int64_t v, uint64_t n)
@@ -105,13 +178,24 @@ static int64_t histo_mode(const struct trc_histo *h)
 	return h->v[best];
 }
 
-static int ev_merge(struct trc_ev *a, const struct trc_ev *b, uint32_t *flags)
+static int ev_merge(struct trc_ev *a, const struct trc_rset *ra, struct trc_ev *b, const struct trc_rset *rb,
+		    uint32_t *flags)
 {
 	const struct trc_opdesc *d = &trc_optab[a->op];
 	int pi = trc_peer_index(a->op);
 	uint8_t pf;
+	if (pi >= 0) {
+		/* the first peer: one value if it agrees, else a list */
+		if (!a->npl && !b->npl && peer_compat(&a->f[pi], &b->f[pi], &pf)) {
+			a->f[pi].pf = pf;
+		} else {
+			int rc;
+			if ((rc = as_list(a, pi, ra)) || (rc = as_list(b, pi, rb)) || (rc = pl_merge(a, b)))
+				return rc;
+		}
+	}
 	for (unsigned i = 0; i < d->nf; i++) {
-		if (d->kinds[i] == TRC_K_PEER && !((int)i == pi && a->npl)) {
+		if (d->kinds[i] == TRC_K_PEER && (int)i != pi) {
 			peer_compat(&a->f[i], &b->f[i], &pf);
 			a->f[i].pf = pf;
 		} else if (d->kinds[i] == TRC_K_INT && (a->f[i].v != b->f[i].v || a->h || b->h)) {
@@ -125,10 +209,6 @@ static int ev_merge(struct trc_ev *a, const struct trc_ev *b, uint32_t *flags)
 			if (a->h[i].nb > 1)
 				*flags |= TRC_FL_LOSSY;
 		}
-	}
-	for (uint32_t i = 0; i < a->npl; i++) {
-		peer_compat(&a->pl[i], &b->pl[i], &pf);
-		a->pl[i].pf = pf;
 	}
 	trc_tstat_merge(&a->t, &b->t);
 	return 0;
@@ -167,7 +247,7 @@ static int merge_node(struct trc_node *a, struct trc_node *b, double pct, uint32
 {
 	int rc;
 	if (!a->is_loop) {
-		rc = ev_merge(&a->ev, &b->ev, flags);
+		rc = ev_merge(&a->ev, a->ranks, &b->ev, b->ranks, flags);
 	} else {
 		if ((rc = materialize(&a->body, a->ranks)) || (rc = materialize(&b->body, b->ranks)))
 			return rc;
@@ -236,6 +316,21 @@ static void normalize(struct trc_list *l, const struct trc_rset *parent)
 		const struct trc_rset *mine = n->ranks ? n->ranks : parent;
 		if (n->is_loop)
 			normalize(&n->body, mine);
+		else if (n->ev.plr) {
+			int any = 0;
+			for (uint32_t i = 0; i < n->ev.npl; i++) {
+				if (n->ev.plr[i] && trc_rset_eq(n->ev.plr[i], mine)) {
+					trc_rset_free(n->ev.plr[i]);
+					free(n->ev.plr[i]);
+					n->ev.plr[i] = NULL;
+				}
+				any |= n->ev.plr[i] != NULL;
+			}
+			if (!any) {
+				free(n->ev.plr);
+				n->ev.plr = NULL;
+			}
+		}
 		if (n->ranks && trc_rset_eq(n->ranks, parent)) {
 			trc_rset_free(n->ranks);
 			free(n->ranks);

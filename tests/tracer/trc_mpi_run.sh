@@ -12,7 +12,7 @@ for n in $sizes; do
 	d=$WORK/$prog.$n
 	mkdir -p "$d"
 	if ! (cd "$d" && timeout -k 5 "$RUN_TIMEOUT" env LD_PRELOAD="$PRELOAD" PTL_TRACE_OUT="$d/trace" \
-		PTL_TRACE_FLAT="$d/flat" "$MPIEXEC" -n "$n" "$PROGS/$prog" "$iters" >"$d/out" 2>&1); then
+		PTL_TRACE_FLAT="$d/flat" "$MPIEXEC" -n "$n" "$PROGS/$prog" "$iters" $TRC_PROG_ARGS >"$d/out" 2>&1); then
 		fail "$prog -n $n: run failed"; cat "$d/out"; continue
 	fi
 	test -s "$d/trace" || { fail "$prog -n $n: no trace written"; cat "$d/out"; continue; }
