@@ -13,6 +13,10 @@
 /* Beyond this many commands the cost model is not run (it holds the whole
  * schedule in memory, about 100 bytes a command). */
 #define COLL_TOOL_MAX_ENTRIES 20000000ull
+/* coll_summarize expands every rank (O(N * steps)); at about 40M commands a
+ * second, beyond this many it would run for minutes to hours (a ring at 64Ki
+ * ranks is 17G commands), so the tool says so instead of hanging. */
+#define COLL_TOOL_MAX_COUNT 400000000ull
 #define SHOW_MAX_RANKS 32
 #define SHOW_MAX_STEPS 256
 
@@ -167,6 +171,29 @@ static void show_grid(const struct coll_sched *s)
 	free(cells);
 }
 
+/* Commands of the whole schedule, from up to three ranks' parts: N times
+ * the fewest, so a root with O(N) commands (reduce by owner) does not make a
+ * small schedule look huge. One rank's part can itself be large (alltoall:
+ * 2N commands), so sampling stops as soon as the answer is known. */
+static int estimate_entries(const struct coll_req *req, uint64_t *out, char *msg, size_t msglen)
+{
+	int sample[3] = { 0, req->nranks / 2, req->nranks - 1 };
+	uint64_t fewest = UINT64_MAX;
+	for (int i = 0; i < 3; i++) {
+		struct coll_sched *one;
+		int rc = coll_expand_rank(req, sample[i], &one, msg, msglen);
+		if (rc)
+			return rc;
+		if (one->ranks[0].ncmds < fewest)
+			fewest = one->ranks[0].ncmds;
+		coll_free(one);
+		if (fewest * (uint64_t)req->nranks <= COLL_TOOL_MAX_COUNT)
+			break;  /* small enough already: the other samples cannot raise it */
+	}
+	*out = fewest * (uint64_t)req->nranks;
+	return 0;
+}
+
 int ptltool_coll_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -280,10 +307,23 @@ int ptltool_coll_main(int argc, char **argv)
 		return 2;
 	}
 
+	if (req.op == COLL_OP_BARRIER)
+		req.bytes = 0;  /* a barrier carries nothing, whatever --bytes said */
+
 	char msg[256] = "";
+	uint64_t estimate = 0;
+	int rc = estimate_entries(&req, &estimate, msg, sizeof msg);
+	if (!rc && estimate > COLL_TOOL_MAX_COUNT) {
+		fprintf(stderr, "ptltool coll: about %llu commands over %d ranks, too many to "
+		        "count (the limit is %llu): use fewer ranks\n",
+		        (unsigned long long)estimate, req.nranks,
+		        (unsigned long long)COLL_TOOL_MAX_COUNT);
+		return 1;
+	}
 	struct coll_info info;
 	struct coll_choice choice;
-	int rc = coll_summarize(&req, &info, &choice, msg, sizeof msg);
+	if (!rc)
+		rc = coll_summarize(&req, &info, &choice, msg, sizeof msg);
 	if (rc) {
 		fprintf(stderr, "ptltool coll: %s\n", msg);
 		if (rc == -EINVAL || rc == -ENOTSUP) {

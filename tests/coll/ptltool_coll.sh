@@ -56,8 +56,9 @@ has "$out" ">1"
 has "$out" "<3"
 
 # other ops
-expect 0 --op barrier --ranks 5 --json
+expect 0 --op barrier --ranks 5 --bytes 1M --json
 has "$out" '"algorithm": "dissemination"'
+has "$out" '"bytes": 0,'
 expect 0 --op bcast --ranks 16 --bytes 4M --root 3
 has "$out" "scatter_allgather"
 expect 0 --op reduce --ranks 8 --bytes 1K --algo owner
@@ -88,6 +89,10 @@ has "$err" "element"
 expect 2 --op allreduce --ranks 8 --bytes 1M --ports
 expect 0 --help
 has "$out" "usage: ptltool coll"
+
+# a schedule too large to count is refused at once, not expanded for hours
+expect 1 --op allreduce --ranks 65536 --bytes 1G
+has "$err" "too many to count"
 
 rm -f /tmp/ptltool_coll_err.$$
 [ "$fails" = 0 ] || { echo "$fails failure(s)"; exit 1; }
