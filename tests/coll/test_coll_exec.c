@@ -407,9 +407,8 @@ static void test_exec_reports_deadlock(void **state)
 	(void)state;
 	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RING, 3, 12, 1, 1);
 	struct coll_sched *s = expand_ok(&r);
-	/* make rank 1's first send wait for its own last command: a cycle through
-	 * the ring that can never start */
-	struct coll_cmd *c = &s->ranks[1].cmds[0];
+	/* turn rank 1's first send into a receive: two receives pair up and
+	 * no send serves them */
 	size_t n = s->ranks[1].ncmds;
 	assert_true(n > 2);
 	struct coll_cmd *send = NULL;
@@ -419,7 +418,6 @@ static void test_exec_reports_deadlock(void **state)
 			break;
 		}
 	assert_non_null(send);
-	(void)c;
 	send->kind = COLL_RECV; /* now two receives meet and no send: unpaired */
 	char msg[256] = "";
 	assert_int_equal(coll_check(s, msg, sizeof msg), -EINVAL);
@@ -441,6 +439,10 @@ static void test_exec_reports_deadlock(void **state)
 	struct coll_exec_opts o = { COLL_INT32, COLL_SUM, 0 };
 	assert_int_equal(coll_exec_run(s, bs.b, &o, msg, sizeof msg), -EDEADLK);
 	assert_non_null(strstr(msg, "deadlock: rank"));
+	/* the cost model sees the same cycle instead of inventing a time */
+	struct coll_cost_params cp = { 1e-6, 1e9, 0, 0 };
+	struct coll_cost cost;
+	assert_int_equal(coll_cost(s, &cp, &cost), -EDEADLK);
 	bufs_free(&bs);
 	coll_free(s);
 }
@@ -515,6 +517,85 @@ static void test_engine_with_transport(void **state)
 	coll_free(s);
 }
 
+/* Every type with every operation, on each reducing algorithm, at a power of
+ * two and at an odd group size, with random delivery. */
+static void test_every_dtype_and_op(void **state)
+{
+	(void)state;
+	int ns[] = { 7, 8 };
+	for (size_t a = 0; a < NCASES; a++) {
+		enum coll_op cop = cases[a].op;
+		if (cop != COLL_OP_ALLREDUCE && cop != COLL_OP_REDUCE_SCATTER && cop != COLL_OP_REDUCE)
+			continue;
+		for (size_t i = 0; i < 2; i++)
+			for (int dt = 0; dt < COLL_DTYPE_COUNT; dt++)
+				for (int op = 0; op < COLL_REDOP_COUNT; op++) {
+					size_t esz = coll_dtype_size((enum coll_dtype)dt);
+					struct coll_req r = mkreq(cop, cases[a].algo, ns[i],
+					                          (size_t)(5 * ns[i] + 3) * esz, 2,
+					                          cases[a].ports);
+					r.elem_size = esz;
+					r.root = ns[i] - 2;
+					run_and_check(&r, (enum coll_dtype)dt, (enum coll_redop)op,
+					              (unsigned)(dt * 3 + op + 1));
+				}
+	}
+}
+
+/* What callers can get wrong is refused with an error, never a crash. */
+static void test_error_paths(void **state)
+{
+	(void)state;
+	char msg[256] = "";
+	int32_t a[2] = { 1, 2 }, b[2] = { 3, 4 };
+	assert_int_equal(coll_reduce_local(a, b, 6, COLL_INT32, COLL_SUM), -EINVAL);
+	assert_int_equal(coll_reduce_local(a, b, 8, COLL_DTYPE_COUNT, COLL_SUM), -EINVAL);
+	assert_int_equal(coll_reduce_local(a, b, 8, COLL_INT32, COLL_REDOP_COUNT), -EINVAL);
+	assert_int_equal(coll_reduce_local(a, b, 8, COLL_INT32, COLL_MAX), 0);
+	assert_int_equal(a[0], 3);
+	assert_int_equal(a[1], 4);
+	int32_t big = INT32_MAX, inc = 1;
+	assert_int_equal(coll_reduce_local(&big, &inc, 4, COLL_INT32, COLL_SUM), 0);
+	assert_int_equal(big, INT32_MIN);  /* wraps, not undefined */
+
+	/* the reference executor needs every rank */
+	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RING, 4, 64, 1, 1);
+	struct coll_sched *one;
+	assert_int_equal(coll_expand_rank(&r, 2, &one, msg, sizeof msg), 0);
+	struct coll_bufs bufs[4];
+	memset(bufs, 0, sizeof bufs);
+	struct coll_exec_opts o = { COLL_INT32, COLL_SUM, 0 };
+	assert_int_equal(coll_exec_run(one, bufs, &o, msg, sizeof msg), -EINVAL);
+	assert_non_null(strstr(msg, "every rank"));
+
+	/* an engine needs send and receive callbacks and a rank the schedule holds */
+	unsigned char data[64], scratch[64];
+	struct coll_bufs bb = { data, NULL, scratch };
+	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0 };
+	struct coll_engine_ops none = { NULL, NULL, NULL };
+	struct coll_engine *e = (struct coll_engine *)1;
+	assert_int_equal(coll_engine_new(one, 2, &bb, &conf, &none, NULL, &e), -EINVAL);
+	assert_null(e);
+	struct coll_engine_ops ops = { rec_send, rec_recv, NULL };
+	assert_int_equal(coll_engine_new(one, 7, &bb, &conf, &ops, NULL, &e), -EINVAL);
+	assert_null(e);
+	coll_free(one);
+
+	/* coll_check names a byte range outside its buffer and a dependency on
+	 * a later command */
+	struct coll_sched *s = expand_ok(&r);
+	s->ranks[0].cmds[0].off = s->info.data_bytes;
+	assert_int_equal(coll_check(s, msg, sizeof msg), -EINVAL);
+	assert_non_null(strstr(msg, "out of bounds"));
+	coll_free(s);
+	s = expand_ok(&r);
+	struct coll_cmd *first = &s->ranks[0].cmds[0];
+	first->deps[first->ndeps++] = s->ranks[0].cmds[s->ranks[0].ncmds - 1].id;
+	assert_int_equal(coll_check(s, msg, sizeof msg), -EINVAL);
+	assert_non_null(strstr(msg, "not an earlier command"));
+	coll_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -527,6 +608,8 @@ int main(void)
 		cmocka_unit_test(test_owner_rank_order),
 		cmocka_unit_test(test_exec_reports_deadlock),
 		cmocka_unit_test(test_engine_with_transport),
+		cmocka_unit_test(test_every_dtype_and_op),
+		cmocka_unit_test(test_error_paths),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
