@@ -200,6 +200,15 @@ static uint64_t req_slot(int64_t off)
 	return (R.next - (uint64_t)off) % REQRING;
 }
 
+/* Wait, without completing it (and without the tracer seeing it), until a
+ * request the recorded program found complete is complete here too. */
+static void until_complete(MPI_Request r)
+{
+	int flag = 0;
+	while (!flag)
+		MPI_Request_get_status(r, &flag, MPI_STATUS_IGNORE);
+}
+
 static void req_done(uint64_t slot)
 {
 	if (R.req[slot] == MPI_REQUEST_NULL) {
@@ -338,10 +347,13 @@ static int replay(const struct trc_flat *e, void *ctx)
 			slot = req_slot(v[0]);
 			r = &R.req[slot];
 		}
-		if (e->op == TRC_OP_WAIT)
+		if (e->op == TRC_OP_WAIT) {
 			MPI_Wait(r, &st);
-		else if (e->op == TRC_OP_TEST)
+		} else if (e->op == TRC_OP_TEST) {
+			if (v[1])	/* it completed in the recorded run */
+				until_complete(*r);
 			MPI_Test(r, &flag, &st);
+		}
 		else if (e->op == TRC_OP_CANCEL)
 			MPI_Cancel(r);
 		else {
@@ -365,6 +377,19 @@ static int replay(const struct trc_flat *e, void *ctx)
 		if (!slots || !ind || !sts)
 			die("out of memory", "");
 		MPI_Request *a = req_array(arr, n, slots);
+		/* reproduce the recorded outcome where MPI lets us: wait for
+		 * what completed in the recorded run before asking again */
+		if ((e->op == TRC_OP_TESTALL && v[1]))
+			for (int i = 0; i < n; i++)
+				until_complete(a[i]);
+		if (e->op == TRC_OP_WAITANY && v[1] >= 0 && v[1] < n)
+			until_complete(a[v[1]]);
+		if (e->op == TRC_OP_TESTANY && v[1] && v[2] >= 0 && v[2] < n)
+			until_complete(a[v[2]]);
+		if (e->op == TRC_OP_WAITSOME || e->op == TRC_OP_TESTSOME)
+			for (int64_t i = 0; i < v[1]; i++)
+				if (arr[n + i] >= 0 && arr[n + i] < n)
+					until_complete(a[arr[n + i]]);
 		if (e->op == TRC_OP_WAITALL)
 			MPI_Waitall(n, a, sts);
 		else if (e->op == TRC_OP_WAITANY)
@@ -387,6 +412,8 @@ static int replay(const struct trc_flat *e, void *ctx)
 		MPI_Probe(peer(v[0], v[2]), tag(v[1]), comm(v[2]), &st);
 		break;
 	case TRC_OP_IPROBE:
+		if (v[3])	/* a message was there: wait for it, unrecorded */
+			PMPI_Probe(peer(v[0], v[2]), tag(v[1]), comm(v[2]), &st);
 		MPI_Iprobe(peer(v[0], v[2]), tag(v[1]), comm(v[2]), &flag, &st);
 		break;
 	case TRC_OP_BARRIER:
@@ -552,9 +579,12 @@ static int replay(const struct trc_flat *e, void *ctx)
 	return 0;
 }
 
+/* The first call tells how MPI was initialized: op and thread level. */
 static int first_op(const struct trc_flat *e, void *ctx)
 {
-	*(int *)ctx = e->op;
+	int *o = ctx;
+	o[0] = e->op;
+	o[1] = e->op == TRC_OP_INIT_THREAD ? (int)e->v[0] : MPI_THREAD_SINGLE;
 	return 1;	/* stop after one */
 }
 
@@ -596,11 +626,11 @@ int main(int argc, char **argv)
 	}
 	if (t.flags & TRC_FL_LOSSY)
 		fprintf(stderr, "ptlreplay: note: %s was recorded in histogram mode; counts are approximate\n", path);
-	int op = TRC_OP_INIT;
-	trc_expand(&t, t.all.n ? t.all.r[0] : 0, first_op, &op);
+	int first[2] = { TRC_OP_INIT, MPI_THREAD_SINGLE };
+	trc_expand(&t, t.all.n ? t.all.r[0] : 0, first_op, first);
 	int provided;
-	if (op == TRC_OP_INIT_THREAD)
-		MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+	if (first[0] == TRC_OP_INIT_THREAD)
+		MPI_Init_thread(&argc, &argv, first[1], &provided);
 	else
 		MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &R.rank);

@@ -35,6 +35,7 @@ int trc_begin(struct trc_call *c, int op, void *caller);
 void trc_end(struct trc_call *c);
 
 void trc_f_int(struct trc_call *c, int v);
+void trc_f_index(struct trc_call *c, int idx);	/* MPI_UNDEFINED as -1 */
 void trc_f_tag(struct trc_call *c, int tag);
 void trc_f_root(struct trc_call *c, int root);
 void trc_f_dtype(struct trc_call *c, MPI_Datatype dt);

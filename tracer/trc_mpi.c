@@ -311,6 +311,11 @@ void trc_f_int(struct trc_call *c, int v)
 	set(c, v);
 }
 
+void trc_f_index(struct trc_call *c, int idx)
+{
+	set(c, idx == MPI_UNDEFINED ? -1 : idx);
+}
+
 void trc_f_tag(struct trc_call *c, int tag)
 {
 	set(c, tag == MPI_ANY_TAG ? TRC_ANY_TAG : tag);

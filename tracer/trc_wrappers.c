@@ -272,6 +272,7 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int *indx, MPI_Statu
 	trc_f_reqs(&c, count,array_of_requests);
 	rc = PMPI_Waitany(count, array_of_requests, indx, status);
 	trc_a_retire_index(&c, *indx);
+	trc_f_index(&c, *indx);
 	trc_end(&c);
 	return rc;
 }
@@ -286,6 +287,7 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, in
 	trc_f_reqs(&c, incount,array_of_requests);
 	rc = PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 	trc_a_retire_some(&c, *outcount,array_of_indices);
+	trc_f_ints(&c, *outcount==MPI_UNDEFINED?0:*outcount,array_of_indices);
 	trc_end(&c);
 	return rc;
 }
@@ -300,6 +302,7 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 	trc_f_req(&c, *request);
 	rc = PMPI_Test(request, flag, status);
 	trc_a_retire_if(&c, *flag);
+	trc_f_int(&c, *flag);
 	trc_end(&c);
 	return rc;
 }
@@ -314,6 +317,7 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Statu
 	trc_f_reqs(&c, count,array_of_requests);
 	rc = PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
 	trc_a_retire_if(&c, *flag);
+	trc_f_int(&c, *flag);
 	trc_end(&c);
 	return rc;
 }
@@ -328,6 +332,8 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int *indx, int *flag
 	trc_f_reqs(&c, count,array_of_requests);
 	rc = PMPI_Testany(count, array_of_requests, indx, flag, status);
 	trc_a_retire_index(&c, *flag?*indx:-1);
+	trc_f_int(&c, *flag);
+	trc_f_index(&c, *flag?*indx:-1);
 	trc_end(&c);
 	return rc;
 }
@@ -342,6 +348,7 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, in
 	trc_f_reqs(&c, incount,array_of_requests);
 	rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 	trc_a_retire_some(&c, *outcount,array_of_indices);
+	trc_f_ints(&c, *outcount==MPI_UNDEFINED?0:*outcount,array_of_indices);
 	trc_end(&c);
 	return rc;
 }
@@ -372,6 +379,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
 	trc_f_tag(&c, tag);
 	trc_f_comm(&c, comm);
 	rc = PMPI_Iprobe(source, tag, comm, flag, status);
+	trc_f_int(&c, *flag);
 	trc_end(&c);
 	return rc;
 }
