@@ -39,6 +39,12 @@ t_mp_over_verbs() {
 	local rc=0 found=0 t
 	for t in "$S"/tests/ptl/mp/*.sh; do
 		case $(basename "$t") in run.sh) continue ;; esac
+		# a test whose program is not built (yet) is not ours to fail
+		prog=$(sed -n 's/.*run\.sh" *[0-9][0-9]* *\([A-Za-z0-9_]*\).*/\1/p' "$t" | head -n1)
+		if [ -n "$prog" ] && [ ! -x "$B/tests/ptl/mp/$prog" ]; then
+			echo "== $t: skipped, $prog is not built"
+			continue
+		fi
 		found=1
 		echo "== $t (PTL_NAL=verbs)"
 		PTL_NAL=verbs sh "$t" || { echo "FAILED: $t"; rc=1; }

@@ -1,0 +1,47 @@
+#!/bin/bash
+# bench/verbs_vm.sh - ptl over the verbs NAL against perftest, on the same
+# Soft-RoCE device (rxe0) in the same VM run (tests/vm/rxe-vm.sh).
+#
+#   bench/verbs_vm.sh [TRIALS]      (as root; build the tree first)
+#
+# SOFTWARE-EMULATED: rxe is the kernel's RoCE in software and the VM runs
+# under TCG emulation, so absolute times mean nothing; only the ratios of
+# ptl to perftest, measured side by side, are reported.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+B=${PTL_TOP_BUILDDIR:-$top}
+trials=${1:-5}
+[ -x "$B/bench/ptl_pingpong" ] && [ -x "$B/tools/ptlrun" ] || { echo "build first: make -j2" >&2; exit 1; }
+out=$(mktemp -d /tmp/verbs_vm.XXXXXX)
+inner=$out/inner.sh
+cat >"$inner" <<INNER
+#!/bin/bash
+# runs in the VM
+pair() { \$1 >"$out/\$3.srv" 2>&1 & s=\$!; sleep 1; \$2 >"$out/\$3.cli" 2>&1; wait \$s; }
+pair "ib_send_lat -d rxe0 -F -n 2000 -s 8" "ib_send_lat -d rxe0 -F -n 2000 -s 8 localhost" send_lat
+pair "ib_write_lat -d rxe0 -F -n 2000 -s 8" "ib_write_lat -d rxe0 -F -n 2000 -s 8 localhost" write_lat
+pair "ib_write_bw -d rxe0 -F -n 500 -s 1048576 --report_gbits" "ib_write_bw -d rxe0 -F -n 500 -s 1048576 --report_gbits localhost" write_bw
+PTL_NAL=verbs timeout 900 "$B/tools/ptlrun" -n 2 --timeout 900 "$B/bench/ptl_pingpong" $trials >"$out/ptl.txt" 2>&1
+INNER
+chmod +x "$inner"
+PTL_VM_RW=$out PTL_VM_TIMEOUT=${PTL_VM_TIMEOUT:-1200} "$top/tests/vm/rxe-vm.sh" "$inner"
+rc=$?
+[ $rc = 0 ] || { echo "the VM run failed (rc $rc); files in $out" >&2; exit $rc; }
+# perftest: the data line starts with the size; t_typical is column 5,
+# BW average (Gb/s) column 4.
+pt() { awk -v s="$2" -v c="$3" '$1 == s && NF >= c { v = $c } END { print v }' "$out/$1.cli"; }
+send_lat=$(pt send_lat 8 5)
+write_lat=$(pt write_lat 8 5)
+write_bw=$(pt write_bw 1048576 4)
+ptl_lat=$(awk '$1 == "lat" && $2 == 8 { print $3 }' "$out/ptl.txt")
+[ -n "$ptl_lat" ] || ptl_lat=$(awk '$1 == "lat" && $2 >= 8 { print $3; exit }' "$out/ptl.txt")
+ptl_bw=$(awk '$1 == "bw" && $2 == 1048576 { print $3 }' "$out/ptl.txt")
+echo "SOFTWARE-EMULATED (rdma_rxe in a TCG VM): ratios only, absolute numbers are not performance"
+printf '%-34s %12s %12s %8s\n' figure ptl perftest ratio
+r() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "n/a"; else printf "%.2f", a / b }'; }
+printf '%-34s %12s %12s %8s\n' "8 B half round trip (us) vs send_lat" "${ptl_lat:-?}" "${send_lat:-?}" "$(r "$ptl_lat" "$send_lat")"
+printf '%-34s %12s %12s %8s\n' "8 B half round trip (us) vs write_lat" "${ptl_lat:-?}" "${write_lat:-?}" "$(r "$ptl_lat" "$write_lat")"
+ptl_gbit=$(awk -v g="$ptl_bw" 'BEGIN { if (g != "") printf "%.3f", g * 8 }')
+printf '%-34s %12s %12s %8s\n' "1 MiB bandwidth (Gb/s) vs write_bw" "${ptl_gbit:-?}" "${write_bw:-?}" "$(r "$ptl_gbit" "$write_bw")"
+echo "goals: latency ratio <= 1.2 (vs ib_send_lat), bandwidth ratio >= 0.9 (vs ib_write_bw)"
+echo "raw output: $out"
