@@ -1,0 +1,3 @@
+#!/bin/sh
+# The pipelined copy through shared buffers, without CMA.
+exec "$(dirname "$0")/run.sh" 2 mp_bulk PTL_SHM_CMA=0
