@@ -380,6 +380,46 @@ static int check_no_init(void)
 	return bad;
 }
 
+/* A rank with no NI (not yet, or no more): requests to it are dropped,
+ * counted there, and the initiator hears so at once - nothing hangs. */
+static void test_no_ni(void **state)
+{
+	(void)state;
+	char buf[8];
+	mp_fill(buf, 8, 9);
+	ptl_handle_eq_t eq = 0;
+	if (mp_rank == T) {
+		long drop0 = mp_sr(PTL_SR_DROP_COUNT);
+		MP_RC(PtlNIFini(mp_ni), PTL_OK);
+		mp_barrier(); /* I sends to us while we have no NI */
+		mp_barrier();
+		MP_RC(PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, NULL, NULL, &mp_ni), PTL_OK);
+		/* The status registers belong to the process, not the NI. */
+		assert_int_equal(mp_sr(PTL_SR_DROP_COUNT) - drop0, 2);
+	} else {
+		mp_barrier();
+		if (mp_rank == I) {
+			eq = mp_eq(16);
+			ptl_handle_md_t h = mp_bind(buf, 8, INF, 0, eq);
+			mp_put_acked(h, eq, T, 0, 0, 0, 8, 0, 0, 0, 0, PTL_NI_DROPPED, "put to a rank without an NI");
+			MP_RC(PtlGet(h, mp_id(T), 0, 0, 0, 0), PTL_OK);
+			MP_EXPECT(eq, "get", .type = PTL_EVENT_SEND_START, .initiator = I, .rlength = 8, .mlength = 8,
+				  .threshold = INF);
+			MP_EXPECT(eq, "get", .type = PTL_EVENT_SEND_END, .initiator = I, .rlength = 8, .mlength = 8,
+				  .threshold = INF);
+			MP_EXPECT(eq, "get from a rank without an NI", .type = PTL_EVENT_REPLY_START, .initiator = T,
+				  .rlength = 8, .fail = PTL_NI_DROPPED, .threshold = INF);
+			MP_EXPECT(eq, "get from a rank without an NI", .type = PTL_EVENT_REPLY_END, .initiator = T,
+				  .rlength = 8, .fail = PTL_NI_DROPPED, .threshold = INF);
+			MP_CHECK(buf, 8, 9, "MD untouched by the failed get");
+			MP_RC(PtlMDUnlink(h), PTL_OK);
+			mp_eq_free(eq);
+		}
+		mp_barrier();
+	}
+	mp_end();
+}
+
 int main(void)
 {
 	if (check_no_init())
@@ -391,7 +431,7 @@ int main(void)
 	}
 	const struct CMUnitTest tests[] = {
 		MP_TEST(test_eq_overrun), MP_TEST(test_eq_poll), MP_TEST(test_self),
-		MP_TEST(test_handles),    MP_TEST(test_strings), MP_TEST(test_ni),
+		MP_TEST(test_handles),    MP_TEST(test_strings), MP_TEST(test_ni), MP_TEST(test_no_ni),
 	};
 	int rc = mp_run("mp_api", tests, sizeof tests / sizeof tests[0]);
 	mp_fini();
