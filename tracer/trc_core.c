@@ -128,6 +128,61 @@ int trc_ev_copy(struct trc_ev *dst, const struct trc_ev *src)
 	return 0;
 }
 
+/* Histogram mode: integers within pct percent of each other are equal. */
+int trc_close_enough(int64_t a, int64_t b, double pct)
+{
+	if (a == b)
+		return 1;
+	if (pct < 0 || a < 0 || b < 0)
+		return 0;
+	int64_t hi = a > b ? a : b, lo = a > b ? b : a;
+	return (double)(hi - lo) * 100.0 <= pct * (double)hi;
+}
+
+/* Events match when everything but the first peer agrees; first peers
+ * that differ merge into a parameter list whose entries say which ranks
+ * use them (so a stencil's boundary ranks share the interior's node). */
+static void histo_add(struct trc_histo *h, int64_t v, uint64_t n)
+{
+	for (unsigned i = 0; i < h->nb; i++)
+		if (h->v[i] == v) {
+			h->n[i] += n;
+			return;
+		}
+	if (h->nb < TRC_HBINS) {
+		h->v[h->nb] = v;
+		h->n[h->nb++] = n;
+		return;
+	}
+	/* full: fold into the nearest bin */
+	unsigned best = 0;
+	for (unsigned i = 1; i < h->nb; i++)
+		if (llabs(h->v[i] - v) < llabs(h->v[best] - v))
+			best = i;
+	h->n[best] += n;
+}
+
+void trc_histo_merge(struct trc_histo *dst, const struct trc_histo *src, int64_t dv, int64_t sv)
+{
+	if (!dst->nb)
+		histo_add(dst, dv, 1);
+	if (src && src->nb)
+		for (unsigned i = 0; i < src->nb; i++)
+			histo_add(dst, src->v[i], src->n[i]);
+	else
+		histo_add(dst, sv, 1);
+}
+
+/* The value a histogram stands for on expansion: its most frequent bin. */
+int64_t trc_histo_mode(const struct trc_histo *h)
+{
+	unsigned best = 0;
+	for (unsigned i = 1; i < h->nb; i++)
+		if (h->n[i] > h->n[best])
+			best = i;
+	return h->v[best];
+}
+
 /* ---- lists ---- */
 
 void trc_list_append(struct trc_list *l, struct trc_node *n)
@@ -192,11 +247,19 @@ static uint64_t mix(uint64_t h, uint64_t v)
 	return h * 0xff51afd7ed558ccdULL;
 }
 
+/* Per-rank folding compares exactly, or in histogram mode with integer
+ * fields and loop counts equal within pct percent (then they are left out
+ * of the hashes). fold_pct is set by trc_append for the call it makes:
+ * the recorder is single-threaded. */
+static double fold_pct = -1;
+static uint32_t *fold_flags;
+
 static uint64_t ev_hash(const struct trc_ev *e)
 {
 	uint64_t h = mix(e->op, e->sig);
 	for (unsigned i = 0; i < trc_optab[e->op].nf; i++)
-		h = mix(h, (uint64_t)e->f[i].v);
+		if (fold_pct < 0 || trc_optab[e->op].kinds[i] != TRC_K_INT)
+			h = mix(h, (uint64_t)e->f[i].v);
 	for (uint32_t i = 0; i < e->narr; i++)
 		h = mix(h, (uint64_t)e->arr[i]);
 	for (uint32_t i = 0; i < e->npl; i++)
@@ -206,7 +269,7 @@ static uint64_t ev_hash(const struct trc_ev *e)
 
 static void loop_rehash(struct trc_node *n)
 {
-	uint64_t h = mix(0x100000001b3ULL, n->iters);
+	uint64_t h = mix(0x100000001b3ULL, fold_pct < 0 ? n->iters : 0);
 	for (struct trc_node *c = n->body.head; c; c = c->next)
 		h = mix(h, c->hash);
 	n->hash = h;
@@ -217,7 +280,8 @@ static int ev_eq(const struct trc_ev *a, const struct trc_ev *b)
 	if (a->op != b->op || a->sig != b->sig || a->narr != b->narr || a->npl != b->npl)
 		return 0;
 	for (unsigned i = 0; i < trc_optab[a->op].nf; i++)
-		if (a->f[i].v != b->f[i].v)
+		if (a->f[i].v != b->f[i].v &&
+		    (trc_optab[a->op].kinds[i] != TRC_K_INT || !trc_close_enough(a->f[i].v, b->f[i].v, fold_pct)))
 			return 0;
 	if (a->narr && memcmp(a->arr, b->arr, a->narr * sizeof *a->arr))
 		return 0;
@@ -243,16 +307,36 @@ static int node_eq(const struct trc_node *a, const struct trc_node *b)
 		return 0;
 	if (!a->is_loop)
 		return ev_eq(&a->ev, &b->ev);
-	return a->iters == b->iters && a->body.n == b->body.n &&
+	return trc_close_enough((int64_t)a->iters, (int64_t)b->iters, fold_pct) && a->body.n == b->body.n &&
 	       list_eq_from(a->body.head, b->body.head, a->body.n);
 }
 
-/* Fold timing of a duplicate (dup, consumed later) into the kept copy. */
+/* Fold a duplicate (dup, freed by the caller) into the kept copy: its
+ * times, and in histogram mode its unequal integers and loop counts. */
 static void absorb_times(struct trc_node *keep, const struct trc_node *dup)
 {
 	if (!keep->is_loop) {
-		trc_tstat_merge(&keep->ev.t, &dup->ev.t);
+		struct trc_ev *k = &keep->ev;
+		const struct trc_ev *d = &dup->ev;
+		trc_tstat_merge(&k->t, &d->t);
+		for (unsigned i = 0; fold_pct >= 0 && i < trc_optab[k->op].nf; i++) {
+			if (trc_optab[k->op].kinds[i] != TRC_K_INT || (k->f[i].v == d->f[i].v && !k->h && !d->h))
+				continue;
+			if (!k->h && !(k->h = calloc(TRC_MAXF, sizeof *k->h)))
+				return;	/* out of memory: keep the first value */
+			trc_histo_merge(&k->h[i], d->h ? &d->h[i] : NULL, k->f[i].v, d->f[i].v);
+			k->f[i].v = trc_histo_mode(&k->h[i]);
+			if (k->h[i].nb > 1 && fold_flags)
+				*fold_flags |= TRC_FL_LOSSY;
+		}
 		return;
+	}
+	if (fold_pct >= 0 && (keep->iters != dup->iters || keep->ih || dup->ih) &&
+	    (keep->ih || (keep->ih = calloc(1, sizeof *keep->ih)))) {
+		trc_histo_merge(keep->ih, dup->ih, (int64_t)keep->iters, (int64_t)dup->iters);
+		keep->iters = (uint64_t)trc_histo_mode(keep->ih);
+		if (keep->ih->nb > 1 && fold_flags)
+			*fold_flags |= TRC_FL_LOSSY;
 	}
 	const struct trc_node *d = dup->body.head;
 	for (struct trc_node *k = keep->body.head; k && d; k = k->next, d = d->next)
@@ -305,6 +389,16 @@ static void drop_tail(struct trc_list *l, struct trc_node *first_dup, struct trc
 	}
 }
 
+/* In histogram mode a loop at the tail may still be counting up: 96
+ * iterations of a loop that will run 101 must not be taken as "within 5%
+ * of the last one's 100" and folded early. So nothing folds while the
+ * tail is a loop; the next call closes it. */
+static int spine_ok(const struct trc_node *x, const struct trc_node *tail)
+{
+	(void)x;
+	return fold_pct < 0 || !tail->is_loop;
+}
+
 /* One folding step at the tail; returns 1 if the list changed. */
 static int fold_once(struct trc_list *l, int window)
 {
@@ -321,7 +415,7 @@ static int fold_once(struct trc_list *l, int window)
 		if (!lp)
 			break;
 		if (lp->is_loop && lp->body.n == len && lp->body.tail->hash == tail->hash &&
-		    list_eq_from(lp->body.head, lp->next, len)) {
+		    spine_ok(lp->body.tail, tail) && list_eq_from(lp->body.head, lp->next, len)) {
 			drop_tail(l, lp->next, lp->body.head);
 			lp->iters++;
 			loop_rehash(lp);
@@ -331,7 +425,7 @@ static int fold_once(struct trc_list *l, int window)
 	/* Case 2: the last L nodes equal the L before them: a new loop of 2. */
 	for (size_t len = 1; len <= maxl; len++) {
 		struct trc_node *a_last = back(l, len);
-		if (a_last->hash != tail->hash)
+		if (a_last->hash != tail->hash || !spine_ok(a_last, tail))
 			continue;
 		struct trc_node *a_first = back(l, 2 * len - 1);
 		if (!list_eq_from(a_first, a_last->next, len))
@@ -434,6 +528,8 @@ int trc_append(struct trc_trace *t, const struct trc_ev *ev)
 {
 	if (ev->op >= TRC_NOPS)
 		return -EINVAL;
+	fold_pct = t->histo;
+	fold_flags = &t->flags;
 	if (t->fold && try_param_fold(&t->top, ev)) {
 		while (fold_once(&t->top, t->window))
 			;

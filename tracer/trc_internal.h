@@ -16,5 +16,10 @@ size_t trc_rset_blocks(const struct trc_rset *s, struct trc_rblock *out, size_t 
 void trc_put_rset(struct trc_buf *b, const struct trc_rset *s);
 uint64_t trc_node_rehash(struct trc_node *n);
 int trc_peer_index(unsigned op);
+/* Histogram mode: integers within pct percent are equal (pct < 0: exact). */
+int trc_close_enough(int64_t a, int64_t b, double pct);
+/* Fold value sv (or src's bins) into dst, which starts from dv. */
+void trc_histo_merge(struct trc_histo *dst, const struct trc_histo *src, int64_t dv, int64_t sv);
+int64_t trc_histo_mode(const struct trc_histo *h);
 
 #endif

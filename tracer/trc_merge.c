@@ -25,20 +25,6 @@ static int peer_compat(const struct trc_val *a, const struct trc_val *b, uint8_t
 	return f != 0;
 }
 
-/* Histogram mode: integers within pct percent of each other are equal. */
-static int close_enough(int64_t a, int64_t b, double pct)
-{
-	if (a == b)
-		return 1;
-	if (pct < 0 || a < 0 || b < 0)
-		return 0;
-	int64_t hi = a > b ? a : b, lo = a > b ? b : a;
-	return (double)(hi - lo) * 100.0 <= pct * (double)hi;
-}
-
-/* Events match when everything but the first peer agrees; first peers
- * that differ merge into a parameter list whose entries say which ranks
- * use them (so a stencil's boundary ranks share the interior's node). */
 static int ev_compat(const struct trc_ev *a, const struct trc_ev *b, double pct)
 {
 	if (a->op != b->op || a->sig != b->sig || a->narr != b->narr)
@@ -53,7 +39,7 @@ static int ev_compat(const struct trc_ev *a, const struct trc_ev *b, double pct)
 			if (!peer_compat(&a->f[i], &b->f[i], &pf))
 				return 0;
 		} else if (d->kinds[i] == TRC_K_INT) {
-			if (!close_enough(a->f[i].v, b->f[i].v, pct))
+			if (!trc_close_enough(a->f[i].v, b->f[i].v, pct))
 				return 0;
 		} else if (a->f[i].v != b->f[i].v) {
 			return 0;
@@ -137,47 +123,6 @@ static int pl_merge(struct trc_ev *a, struct trc_ev *b)
 	return rc;
 }
 
-static void histo_add(struct trc_histo *h, int64_t v, uint64_t n)
-{
-	for (unsigned i = 0; i < h->nb; i++)
-		if (h->v[i] == v) {
-			h->n[i] += n;
-			return;
-		}
-	if (h->nb < TRC_HBINS) {
-		h->v[h->nb] = v;
-		h->n[h->nb++] = n;
-		return;
-	}
-	/* full: fold into the nearest bin */
-	unsigned best = 0;
-	for (unsigned i = 1; i < h->nb; i++)
-		if (llabs(h->v[i] - v) < llabs(h->v[best] - v))
-			best = i;
-	h->n[best] += n;
-}
-
-static void histo_merge(struct trc_histo *dst, const struct trc_histo *src, int64_t dv, int64_t sv)
-{
-	if (!dst->nb)
-		histo_add(dst, dv, 1);
-	if (src && src->nb)
-		for (unsigned i = 0; i < src->nb; i++)
-			histo_add(dst, src->v[i], src->n[i]);
-	else
-		histo_add(dst, sv, 1);
-}
-
-/* The value a histogram stands for on expansion: its most frequent bin. */
-static int64_t histo_mode(const struct trc_histo *h)
-{
-	unsigned best = 0;
-	for (unsigned i = 1; i < h->nb; i++)
-		if (h->n[i] > h->n[best])
-			best = i;
-	return h->v[best];
-}
-
 static int ev_merge(struct trc_ev *a, const struct trc_rset *ra, struct trc_ev *b, const struct trc_rset *rb,
 		    uint32_t *flags)
 {
@@ -204,8 +149,8 @@ static int ev_merge(struct trc_ev *a, const struct trc_rset *ra, struct trc_ev *
 				if (!a->h)
 					return -ENOMEM;
 			}
-			histo_merge(&a->h[i], b->h ? &b->h[i] : NULL, a->f[i].v, b->f[i].v);
-			a->f[i].v = histo_mode(&a->h[i]);
+			trc_histo_merge(&a->h[i], b->h ? &b->h[i] : NULL, a->f[i].v, b->f[i].v);
+			a->f[i].v = trc_histo_mode(&a->h[i]);
 			if (a->h[i].nb > 1)
 				*flags |= TRC_FL_LOSSY;
 		}
@@ -220,7 +165,7 @@ static int node_compat(const struct trc_node *a, const struct trc_node *b, doubl
 		return 0;
 	if (!a->is_loop)
 		return ev_compat(&a->ev, &b->ev, pct);
-	if (!close_enough((int64_t)a->iters, (int64_t)b->iters, pct))
+	if (!trc_close_enough((int64_t)a->iters, (int64_t)b->iters, pct))
 		return 0;
 	/* bodies merge node by node; ask only that they start alike */
 	const struct trc_node *x = a->body.head, *y = b->body.head;
@@ -254,8 +199,8 @@ static int merge_node(struct trc_node *a, struct trc_node *b, double pct, uint32
 		if (a->iters != b->iters || a->ih || b->ih) {
 			if (!a->ih && !(a->ih = calloc(1, sizeof *a->ih)))
 				return -ENOMEM;
-			histo_merge(a->ih, b->ih, (int64_t)a->iters, (int64_t)b->iters);
-			a->iters = (uint64_t)histo_mode(a->ih);
+			trc_histo_merge(a->ih, b->ih, (int64_t)a->iters, (int64_t)b->iters);
+			a->iters = (uint64_t)trc_histo_mode(a->ih);
 			if (a->ih->nb > 1)
 				*flags |= TRC_FL_LOSSY;
 		}

@@ -190,6 +190,79 @@ static void test_random_sequences_roundtrip(void **state)
 	}
 }
 
+/* A convergence loop: the inner trip count and the message size wobble a
+ * little from one outer step to the next. */
+static void wobble(struct trc_trace *t)
+{
+	for (int i = 0; i < 12; i++) {
+		struct trc_ev b = tu_barrier(0x70);
+		trc_append(t, &b);
+		for (int j = 0; j < 100 + i % 3; j++) {
+			struct trc_ev s = tu_send(TRC_OP_SEND, 1, 1000 + 10 * (i % 2), 0, 0x71, 0, 2);
+			trc_append(t, &s);
+		}
+	}
+}
+
+static void test_histogram_mode(void **state)
+{
+	(void)state;
+	struct trc_trace t;
+	/* lossless: the outer loop folds only by the period of the wobble
+	 * (6 steps), never into one loop of 12 */
+	trc_trace_init(&t, TRC_LEVEL_NODE, 0, 2, -1);
+	wobble(&t);
+	assert_false(t.top.n == 1 && t.top.head->iters == 12);
+	assert_int_equal(t.top.head->iters, 2);
+	assert_int_equal(t.top.head->body.n, 12);
+	assert_false(t.flags & TRC_FL_LOSSY);
+	trc_trace_free(&t);
+	/* within 5%: Barrier, loop 11 { loop ~100 {Send}, Barrier }, loop
+	 * {Send} (a loop at the tail folds only once the next call closes
+	 * it, so the outer loop comes out rotated), with histograms of the
+	 * trip counts and sizes */
+	trc_trace_init(&t, TRC_LEVEL_NODE, 0, 2, -1);
+	t.histo = 5;
+	wobble(&t);
+	assert_int_equal(t.top.n, 3);
+	assert_true(t.flags & TRC_FL_LOSSY);
+	struct trc_node *outer = t.top.head->next, *inner = outer->body.head;
+	assert_int_equal(outer->iters, 11);
+	assert_true(inner->is_loop);
+	assert_non_null(inner->ih);
+	assert_true(inner->ih->nb >= 2);
+	assert_true(inner->iters >= 100 && inner->iters <= 102);
+	const struct trc_ev *s = &inner->body.head->ev;
+	assert_non_null(s->h);
+	assert_int_equal(s->h[1].nb, 2);	/* counts 1000 and 1010 */
+	/* the file keeps the histograms and says it is lossy */
+	struct trc_buf b = { 0 };
+	struct trc_trace back;
+	char err[128];
+	trc_serialize(&t, &b);
+	assert_int_equal(trc_deserialize(&back, b.p, b.len, err, sizeof err), 0);
+	assert_true(back.flags & TRC_FL_LOSSY);
+	assert_non_null(back.top.head->next->body.head->ih);
+	trc_buf_free(&b);
+	trc_trace_free(&back);
+	trc_trace_free(&t);
+	/* a difference beyond the tolerance still breaks the fold */
+	trc_trace_init(&t, TRC_LEVEL_NODE, 0, 2, -1);
+	t.histo = 0.5;
+	wobble(&t);
+	assert_false(t.flags & TRC_FL_LOSSY);
+	char *got = tu_expand(&t, 0, NULL);
+	struct trc_trace exact;
+	trc_trace_init(&exact, TRC_LEVEL_NODE, 0, 2, -1);
+	wobble(&exact);
+	char *want = tu_expand(&exact, 0, NULL);
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+	trc_trace_free(&exact);
+	trc_trace_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -200,6 +273,7 @@ int main(void)
 		cmocka_unit_test(test_param_list_stencil),
 		cmocka_unit_test(test_param_list_does_not_swallow_loops),
 		cmocka_unit_test(test_random_sequences_roundtrip),
+		cmocka_unit_test(test_histogram_mode),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
