@@ -2,7 +2,8 @@
 # What a user gets wrong: a malformed record.in, a malformed variable, an
 # unwritable output path, a request-offset buffer too small, a corrupt
 # trace file. Each must give a message naming the problem, and the program
-# must still run to completion (exit 0).
+# must still run to completion (exit 0). Last, histogram mode: lossy only
+# when asked, and marked so.
 . "$(dirname "$0")/trc_mpi_common.sh"
 P=$PROGS/trc_stencil
 
@@ -88,5 +89,23 @@ cp "$d/t" "$d/flip"
 printf '\377' | dd of="$d/flip" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
 "$PTLTOOL" trace expand "$d/flip" 2>"$d/flip.err"
 [ $? -eq 2 ] && grep -q "checksum mismatch" "$d/flip.err" || fail "corrupted byte not detected"
+
+# 6. histogram mode: lossy by the user's choice, and the trace says so;
+# the nested program's rank-dependent trip counts (2, 3, 4) merge
+d=$WORK/histo
+mkdir -p "$d"
+(cd "$d" && timeout -k 5 "$RUN_TIMEOUT" env LD_PRELOAD="$PRELOAD" PTL_TRACE_OUT="$d/lossless" \
+	"$MPIEXEC" -n 4 "$PROGS/trc_nested" 3 >"$d/out" 2>"$d/err") || fail "histo: lossless run"
+(cd "$d" && timeout -k 5 "$RUN_TIMEOUT" env LD_PRELOAD="$PRELOAD" PTL_TRACE_OUT="$d/lossy" PTL_TRACE_HISTO=60 \
+	"$MPIEXEC" -n 4 "$PROGS/trc_nested" 3 >"$d/out" 2>"$d/err") || fail "histo: lossy run"
+"$PTLTOOL" trace show "$d/lossy" >"$d/show"
+head -1 "$d/show" | grep -q "LOSSY(histograms)" || fail "histo: trace not marked lossy"
+grep -q "loop [0-9]*~{" "$d/show" || fail "histo: no loop-count histogram"
+"$PTLTOOL" trace show "$d/lossless" | head -1 | grep -q LOSSY && fail "histo: lossless trace marked lossy"
+[ "$(wc -c <"$d/lossy")" -lt "$(wc -c <"$d/lossless")" ] || fail "histo: lossy trace not smaller"
+"$PTLTOOL" trace stats "$d/lossy" | grep -q "lossy (histograms)" || fail "histo: stats does not say lossy"
+(cd "$d" && timeout -k 5 "$RUN_TIMEOUT" "$MPIEXEC" -n 4 "$PTLREPLAY" "$d/lossy" >"$d/rout" 2>&1) ||
+	fail "histo: replay of a lossy trace"
+grep -q "histogram mode" "$d/rout" || fail "histo: replay does not warn that counts are approximate"
 
 test $FAILS -eq 0
