@@ -1,0 +1,317 @@
+/*
+ * mpi.h - ptl's MPI: a subset of MPI 3.1 over the Portals 3.3 API.
+ *
+ * Programs written to the MPI standard, within the subset that ptl-mpi(7)
+ * lists, compile against this header unchanged (ptlcc) and run under
+ * ptlrun. Handles are plain ints; every function returns MPI_SUCCESS or an
+ * error code whose class MPI_Error_class gives and whose message
+ * MPI_Error_string gives. Every MPI_X has a PMPI_X twin: MPI_X is a weak
+ * symbol that records the call for the tracer (when tracing is on) and
+ * calls PMPI_X, so PMPI tools can replace it.
+ */
+#ifndef PTL_MPI_H
+#define PTL_MPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MPI_VERSION 3
+#define MPI_SUBVERSION 1
+#define PTL_MPI 1
+
+/* ------------------------------------------------------------ handles */
+typedef int MPI_Comm;
+typedef int MPI_Group;
+typedef int MPI_Datatype;
+typedef int MPI_Op;
+typedef int MPI_Request;
+typedef int MPI_Errhandler;
+typedef int MPI_Info;
+typedef intptr_t MPI_Aint;
+typedef long long MPI_Offset;
+typedef long long MPI_Count;
+
+typedef struct MPI_Status {
+	int MPI_SOURCE;
+	int MPI_TAG;
+	int MPI_ERROR;
+	int ptl_cancelled;        /* private */
+	long long ptl_count;      /* private: bytes received */
+} MPI_Status;
+
+#define MPI_STATUS_IGNORE ((MPI_Status *)0)
+#define MPI_STATUSES_IGNORE ((MPI_Status *)0)
+
+#define MPI_COMM_NULL ((MPI_Comm)0)
+#define MPI_COMM_WORLD ((MPI_Comm)1)
+#define MPI_COMM_SELF ((MPI_Comm)2)
+
+#define MPI_GROUP_NULL ((MPI_Group)0)
+#define MPI_GROUP_EMPTY ((MPI_Group)1)
+
+#define MPI_REQUEST_NULL ((MPI_Request)0)
+#define MPI_INFO_NULL ((MPI_Info)0)
+
+#define MPI_ERRHANDLER_NULL ((MPI_Errhandler)0)
+#define MPI_ERRORS_ARE_FATAL ((MPI_Errhandler)1)
+#define MPI_ERRORS_RETURN ((MPI_Errhandler)2)
+
+/* Predefined datatypes (values are private; compare with ==). */
+#define MPI_DATATYPE_NULL ((MPI_Datatype)0)
+#define MPI_CHAR ((MPI_Datatype)1)
+#define MPI_SIGNED_CHAR ((MPI_Datatype)2)
+#define MPI_UNSIGNED_CHAR ((MPI_Datatype)3)
+#define MPI_BYTE ((MPI_Datatype)4)
+#define MPI_SHORT ((MPI_Datatype)5)
+#define MPI_UNSIGNED_SHORT ((MPI_Datatype)6)
+#define MPI_INT ((MPI_Datatype)7)
+#define MPI_UNSIGNED ((MPI_Datatype)8)
+#define MPI_LONG ((MPI_Datatype)9)
+#define MPI_UNSIGNED_LONG ((MPI_Datatype)10)
+#define MPI_LONG_LONG_INT ((MPI_Datatype)11)
+#define MPI_LONG_LONG MPI_LONG_LONG_INT
+#define MPI_UNSIGNED_LONG_LONG ((MPI_Datatype)12)
+#define MPI_FLOAT ((MPI_Datatype)13)
+#define MPI_DOUBLE ((MPI_Datatype)14)
+#define MPI_LONG_DOUBLE ((MPI_Datatype)15)
+#define MPI_WCHAR ((MPI_Datatype)16)
+#define MPI_C_BOOL ((MPI_Datatype)17)
+#define MPI_INT8_T ((MPI_Datatype)18)
+#define MPI_INT16_T ((MPI_Datatype)19)
+#define MPI_INT32_T ((MPI_Datatype)20)
+#define MPI_INT64_T ((MPI_Datatype)21)
+#define MPI_UINT8_T ((MPI_Datatype)22)
+#define MPI_UINT16_T ((MPI_Datatype)23)
+#define MPI_UINT32_T ((MPI_Datatype)24)
+#define MPI_UINT64_T ((MPI_Datatype)25)
+#define MPI_AINT ((MPI_Datatype)26)
+#define MPI_OFFSET ((MPI_Datatype)27)
+#define MPI_COUNT ((MPI_Datatype)28)
+#define MPI_PACKED ((MPI_Datatype)29)
+#define MPI_C_COMPLEX ((MPI_Datatype)30)
+#define MPI_C_FLOAT_COMPLEX ((MPI_Datatype)31)
+#define MPI_C_DOUBLE_COMPLEX ((MPI_Datatype)32)
+#define MPI_C_LONG_DOUBLE_COMPLEX ((MPI_Datatype)33)
+/* pair types for MPI_MAXLOC / MPI_MINLOC */
+#define MPI_FLOAT_INT ((MPI_Datatype)34)
+#define MPI_DOUBLE_INT ((MPI_Datatype)35)
+#define MPI_LONG_INT ((MPI_Datatype)36)
+#define MPI_2INT ((MPI_Datatype)37)
+#define MPI_SHORT_INT ((MPI_Datatype)38)
+#define MPI_LONG_DOUBLE_INT ((MPI_Datatype)39)
+#define PTL_MPI_NUM_PREDEFINED 40
+
+/* Reduction operations */
+#define MPI_OP_NULL ((MPI_Op)0)
+#define MPI_MAX ((MPI_Op)1)
+#define MPI_MIN ((MPI_Op)2)
+#define MPI_SUM ((MPI_Op)3)
+#define MPI_PROD ((MPI_Op)4)
+#define MPI_LAND ((MPI_Op)5)
+#define MPI_BAND ((MPI_Op)6)
+#define MPI_LOR ((MPI_Op)7)
+#define MPI_BOR ((MPI_Op)8)
+#define MPI_LXOR ((MPI_Op)9)
+#define MPI_BXOR ((MPI_Op)10)
+#define MPI_MAXLOC ((MPI_Op)11)
+#define MPI_MINLOC ((MPI_Op)12)
+#define MPI_REPLACE ((MPI_Op)13)
+#define MPI_NO_OP ((MPI_Op)14)
+
+/* ------------------------------------------------------------ constants */
+#define MPI_PROC_NULL (-1)
+#define MPI_ANY_SOURCE (-2)
+#define MPI_ROOT (-3)
+#define MPI_ANY_TAG (-1)
+#define MPI_UNDEFINED (-32766)
+#define MPI_BSEND_OVERHEAD 64
+#define MPI_MAX_PROCESSOR_NAME 256
+#define MPI_MAX_ERROR_STRING 512
+#define MPI_MAX_OBJECT_NAME 128
+#define MPI_MAX_LIBRARY_VERSION_STRING 256
+
+#define MPI_IN_PLACE ((void *)-1)
+#define MPI_BOTTOM ((void *)0)
+
+#define MPI_THREAD_SINGLE 0
+#define MPI_THREAD_FUNNELED 1
+#define MPI_THREAD_SERIALIZED 2
+#define MPI_THREAD_MULTIPLE 3
+
+/* MPI_Comm_compare, MPI_Group_compare */
+#define MPI_IDENT 0
+#define MPI_CONGRUENT 1
+#define MPI_SIMILAR 2
+#define MPI_UNEQUAL 3
+
+/* Attribute keys of MPI_COMM_WORLD (MPI_Comm_get_attr) */
+#define MPI_TAG_UB 1
+#define MPI_HOST 2
+#define MPI_IO 3
+#define MPI_WTIME_IS_GLOBAL 4
+#define MPI_UNIVERSE_SIZE 5
+#define MPI_APPNUM 6
+
+/* Error classes; MPI_Error_class maps any code to one of these. */
+#define MPI_SUCCESS 0
+#define MPI_ERR_BUFFER 1
+#define MPI_ERR_COUNT 2
+#define MPI_ERR_TYPE 3
+#define MPI_ERR_TAG 4
+#define MPI_ERR_COMM 5
+#define MPI_ERR_RANK 6
+#define MPI_ERR_REQUEST 7
+#define MPI_ERR_ROOT 8
+#define MPI_ERR_GROUP 9
+#define MPI_ERR_OP 10
+#define MPI_ERR_TOPOLOGY 11
+#define MPI_ERR_DIMS 12
+#define MPI_ERR_ARG 13
+#define MPI_ERR_UNKNOWN 14
+#define MPI_ERR_TRUNCATE 15
+#define MPI_ERR_OTHER 16
+#define MPI_ERR_INTERN 17
+#define MPI_ERR_IN_STATUS 18
+#define MPI_ERR_PENDING 19
+#define MPI_ERR_KEYVAL 20
+#define MPI_ERR_NO_MEM 21
+#define MPI_ERR_PROC_FAILED 22   /* a peer process died (ptl) */
+#define MPI_ERR_TIMEOUT 23       /* a collective's deadline passed (ptl) */
+#define MPI_ERR_LASTCODE 63
+
+typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
+typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *code, ...);
+
+/* ------------------------------------------------------------ functions
+ * PTL_MPI_FN declares MPI_name and its PMPI_name twin with one prototype. */
+#define PTL_MPI_FN(ret, name, args) ret MPI_##name args; ret PMPI_##name args;
+
+/* Environment */
+PTL_MPI_FN(int, Init, (int *argc, char ***argv))
+/* Provides MPI_THREAD_FUNNELED at most (the library is not thread-safe);
+ * *provided says what you got. */
+PTL_MPI_FN(int, Init_thread, (int *argc, char ***argv, int required, int *provided))
+PTL_MPI_FN(int, Query_thread, (int *provided))
+PTL_MPI_FN(int, Is_thread_main, (int *flag))
+PTL_MPI_FN(int, Finalize, (void))
+PTL_MPI_FN(int, Initialized, (int *flag))
+PTL_MPI_FN(int, Finalized, (int *flag))
+/* Ends the whole job (every rank) through ptlrun with errorcode. */
+PTL_MPI_FN(int, Abort, (MPI_Comm comm, int errorcode))
+PTL_MPI_FN(double, Wtime, (void))
+PTL_MPI_FN(double, Wtick, (void))
+PTL_MPI_FN(int, Get_processor_name, (char *name, int *resultlen))
+PTL_MPI_FN(int, Get_version, (int *version, int *subversion))
+PTL_MPI_FN(int, Get_library_version, (char *version, int *resultlen))
+PTL_MPI_FN(int, Error_string, (int errorcode, char *string, int *resultlen))
+PTL_MPI_FN(int, Error_class, (int errorcode, int *errorclass))
+PTL_MPI_FN(int, Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler))
+PTL_MPI_FN(int, Comm_get_errhandler, (MPI_Comm comm, MPI_Errhandler *errhandler))
+PTL_MPI_FN(int, Errhandler_set, (MPI_Comm comm, MPI_Errhandler errhandler))
+PTL_MPI_FN(int, Errhandler_free, (MPI_Errhandler *errhandler))
+PTL_MPI_FN(int, Comm_get_attr, (MPI_Comm comm, int keyval, void *attribute_val, int *flag))
+PTL_MPI_FN(int, Attr_get, (MPI_Comm comm, int keyval, void *attribute_val, int *flag))
+PTL_MPI_FN(int, Alloc_mem, (MPI_Aint size, MPI_Info info, void *baseptr))
+PTL_MPI_FN(int, Free_mem, (void *base))
+
+/* Datatypes */
+PTL_MPI_FN(int, Type_contiguous, (int count, MPI_Datatype oldtype, MPI_Datatype *newtype))
+PTL_MPI_FN(int, Type_vector, (int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype))
+PTL_MPI_FN(int, Type_create_hvector, (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype))
+PTL_MPI_FN(int, Type_indexed, (int count, const int blocklengths[], const int displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype))
+PTL_MPI_FN(int, Type_create_hindexed, (int count, const int blocklengths[], const MPI_Aint displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype))
+PTL_MPI_FN(int, Type_create_indexed_block, (int count, int blocklength, const int displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype))
+PTL_MPI_FN(int, Type_create_struct, (int count, const int blocklengths[], const MPI_Aint displacements[], const MPI_Datatype types[], MPI_Datatype *newtype))
+PTL_MPI_FN(int, Type_create_resized, (MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype))
+PTL_MPI_FN(int, Type_dup, (MPI_Datatype oldtype, MPI_Datatype *newtype))
+PTL_MPI_FN(int, Type_commit, (MPI_Datatype *datatype))
+PTL_MPI_FN(int, Type_free, (MPI_Datatype *datatype))
+PTL_MPI_FN(int, Type_size, (MPI_Datatype datatype, int *size))
+PTL_MPI_FN(int, Type_get_extent, (MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent))
+PTL_MPI_FN(int, Type_get_true_extent, (MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent))
+PTL_MPI_FN(int, Get_count, (const MPI_Status *status, MPI_Datatype datatype, int *count))
+PTL_MPI_FN(int, Get_elements, (const MPI_Status *status, MPI_Datatype datatype, int *count))
+PTL_MPI_FN(int, Get_address, (const void *location, MPI_Aint *address))
+
+/* Point-to-point */
+PTL_MPI_FN(int, Send, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
+PTL_MPI_FN(int, Ssend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
+PTL_MPI_FN(int, Rsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
+PTL_MPI_FN(int, Bsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
+PTL_MPI_FN(int, Buffer_attach, (void *buffer, int size))
+PTL_MPI_FN(int, Buffer_detach, (void *buffer_addr, int *size))
+PTL_MPI_FN(int, Isend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
+PTL_MPI_FN(int, Issend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
+PTL_MPI_FN(int, Irsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
+PTL_MPI_FN(int, Ibsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
+PTL_MPI_FN(int, Recv, (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status))
+PTL_MPI_FN(int, Irecv, (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request))
+PTL_MPI_FN(int, Sendrecv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status))
+PTL_MPI_FN(int, Sendrecv_replace, (void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status))
+PTL_MPI_FN(int, Probe, (int source, int tag, MPI_Comm comm, MPI_Status *status))
+PTL_MPI_FN(int, Iprobe, (int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status))
+PTL_MPI_FN(int, Wait, (MPI_Request *request, MPI_Status *status))
+PTL_MPI_FN(int, Test, (MPI_Request *request, int *flag, MPI_Status *status))
+PTL_MPI_FN(int, Waitall, (int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]))
+PTL_MPI_FN(int, Testall, (int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]))
+PTL_MPI_FN(int, Waitany, (int count, MPI_Request array_of_requests[], int *index, MPI_Status *status))
+PTL_MPI_FN(int, Testany, (int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status))
+PTL_MPI_FN(int, Waitsome, (int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]))
+PTL_MPI_FN(int, Testsome, (int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]))
+/* Receives only: a send cannot be cancelled (MPI_ERR_REQUEST). */
+PTL_MPI_FN(int, Cancel, (MPI_Request *request))
+PTL_MPI_FN(int, Test_cancelled, (const MPI_Status *status, int *flag))
+PTL_MPI_FN(int, Request_free, (MPI_Request *request))
+
+/* Communicators and groups */
+PTL_MPI_FN(int, Comm_rank, (MPI_Comm comm, int *rank))
+PTL_MPI_FN(int, Comm_size, (MPI_Comm comm, int *size))
+PTL_MPI_FN(int, Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm))
+PTL_MPI_FN(int, Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm *newcomm))
+PTL_MPI_FN(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm))
+PTL_MPI_FN(int, Comm_free, (MPI_Comm *comm))
+PTL_MPI_FN(int, Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int *result))
+PTL_MPI_FN(int, Comm_group, (MPI_Comm comm, MPI_Group *group))
+PTL_MPI_FN(int, Comm_test_inter, (MPI_Comm comm, int *flag))
+PTL_MPI_FN(int, Comm_set_name, (MPI_Comm comm, const char *comm_name))
+PTL_MPI_FN(int, Comm_get_name, (MPI_Comm comm, char *comm_name, int *resultlen))
+PTL_MPI_FN(int, Group_size, (MPI_Group group, int *size))
+PTL_MPI_FN(int, Group_rank, (MPI_Group group, int *rank))
+PTL_MPI_FN(int, Group_incl, (MPI_Group group, int n, const int ranks[], MPI_Group *newgroup))
+PTL_MPI_FN(int, Group_excl, (MPI_Group group, int n, const int ranks[], MPI_Group *newgroup))
+PTL_MPI_FN(int, Group_translate_ranks, (MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[]))
+PTL_MPI_FN(int, Group_compare, (MPI_Group group1, MPI_Group group2, int *result))
+PTL_MPI_FN(int, Group_free, (MPI_Group *group))
+
+/* Collectives */
+PTL_MPI_FN(int, Barrier, (MPI_Comm comm))
+PTL_MPI_FN(int, Bcast, (void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm))
+PTL_MPI_FN(int, Reduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm))
+PTL_MPI_FN(int, Allreduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+PTL_MPI_FN(int, Gather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm))
+PTL_MPI_FN(int, Gatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm))
+PTL_MPI_FN(int, Scatter, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm))
+PTL_MPI_FN(int, Scatterv, (const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm))
+PTL_MPI_FN(int, Allgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm))
+PTL_MPI_FN(int, Allgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm))
+PTL_MPI_FN(int, Alltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm))
+PTL_MPI_FN(int, Alltoallv, (const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm))
+PTL_MPI_FN(int, Reduce_scatter, (const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+PTL_MPI_FN(int, Reduce_scatter_block, (const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+PTL_MPI_FN(int, Scan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+PTL_MPI_FN(int, Exscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+PTL_MPI_FN(int, Op_create, (MPI_User_function *user_fn, int commute, MPI_Op *op))
+PTL_MPI_FN(int, Op_free, (MPI_Op *op))
+PTL_MPI_FN(int, Op_commutative, (MPI_Op op, int *commute))
+
+#undef PTL_MPI_FN
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PTL_MPI_H */

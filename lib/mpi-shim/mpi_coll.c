@@ -1,0 +1,1038 @@
+/* mpi_coll.c: collectives.
+ *
+ * Barrier, Bcast, Reduce, Allreduce, Allgather, Alltoall and
+ * Reduce_scatter(_block) run a collectives/ schedule (coll_expand_rank) on
+ * coll_engine, whose send/recv callbacks are our point-to-point layer on
+ * the communicator's collective context (ctx + 1) with the schedule's
+ * match id as the tag. The algorithm is coll_choose's, from the group size
+ * and the port count (1 on shm; PTL_COLL_PORTS overrides), unless
+ * PTL_COLL_ALGO names one ("ring", or per operation "allreduce=tree,
+ * bcast=binomial"). Reductions combine in the schedule's fixed order, so
+ * every run gives the same bits; a non-commutative user op goes through the
+ * owner-ordered reduce to rank 0. Gather(v), Scatter(v), Allgatherv,
+ * Alltoallv, Scan and Exscan are direct exchanges (collectives/ has no
+ * schedules for them yet).
+ *
+ * Every wait has a deadline (PTL_COLL_TIMEOUT seconds, default 300): when it
+ * passes, the error names the collective, the communicator, the step and the
+ * ranks whose parts did not arrive. PTL_TEST_STALL_RANK=r makes world rank r
+ * post no collective sends at all, to test exactly that. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll.h"
+#include "mpi_impl.h"
+
+#define CACHE_SLOTS 8
+
+struct cache_ent {
+	struct coll_req req;
+	struct coll_sched *s;
+};
+struct mpi_coll_cache {
+	struct cache_ent e[CACHE_SLOTS];
+	unsigned next;
+	void *scratch;
+	size_t scratch_cap;
+};
+
+struct pend {
+	size_t idx;
+	struct mpi_req *r; /* NULL: a stalled send, never done */
+	int peer;
+	bool recv;
+	bool reported;
+};
+
+struct cx {
+	struct mpi_comm *c;
+	const char *name;
+	MPI_Op op;
+	MPI_Datatype dt;     /* element type of reductions (contiguous image) */
+	size_t esize;
+	struct pend *p;
+	size_t np, cap;
+	bool stall;
+	const char *algo;
+	struct coll_engine *e;
+	int err;
+	char msg[MPI_MAX_ERROR_STRING];
+};
+
+static enum coll_algo algo_for[COLL_OP_COUNT];
+static bool algo_set[COLL_OP_COUNT];
+
+void mpi_coll_init(void)
+{
+	/* PTL_COLL_ALGO: "NAME" for every collective, or "OP=NAME,..." */
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s", mpi_g.coll_algo);
+	char *save = NULL;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		enum coll_algo a;
+		enum coll_op op;
+		if (eq) {
+			*eq = 0;
+			if (coll_op_parse(tok, &op) || coll_algo_parse(eq + 1, &a)) {
+				if (mpi_g.wrank == 0)
+					fprintf(stderr, "ptl-mpi: PTL_COLL_ALGO: ignoring '%s=%s' (unknown operation or algorithm)\n",
+						tok, eq + 1);
+				continue;
+			}
+			algo_for[op] = a;
+			algo_set[op] = true;
+		} else if (coll_algo_parse(tok, &a) == 0) {
+			for (int o = 0; o < COLL_OP_COUNT; o++)
+				if (!algo_set[o])
+					algo_for[o] = a;
+		} else if (mpi_g.wrank == 0) {
+			fprintf(stderr, "ptl-mpi: PTL_COLL_ALGO: ignoring unknown algorithm '%s'\n", tok);
+		}
+	}
+}
+
+void mpi_coll_free_cache(struct mpi_comm *c)
+{
+	if (!c->cache)
+		return;
+	for (int i = 0; i < CACHE_SLOTS; i++)
+		coll_free(c->cache->e[i].s);
+	free(c->cache->scratch);
+	free(c->cache);
+	c->cache = NULL;
+}
+
+static int fail(struct cx *x, int cls, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(struct cx *x, int cls, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(x->msg, sizeof x->msg, fmt, ap);
+	va_end(ap);
+	x->err = cls;
+	return cls;
+}
+
+static int add_pend(struct cx *x, size_t idx, struct mpi_req *r, int peer, bool recv)
+{
+	if (x->np == x->cap) {
+		size_t nc = x->cap ? x->cap * 2 : 16;
+		struct pend *p = realloc(x->p, nc * sizeof *p);
+		if (!p)
+			return -ENOMEM;
+		x->p = p;
+		x->cap = nc;
+	}
+	x->p[x->np++] = (struct pend){ idx, r, peer, recv, false };
+	return 0;
+}
+
+static int tag_of(uint64_t match) { return (int)(match & MPI_TAG_MASK); }
+
+static int cb_send(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd, const void *buf, size_t len)
+{
+	(void)rank;
+	struct cx *x = ctx;
+	if (x->stall)
+		return add_pend(x, idx, NULL, cmd->peer_rank, false);
+	struct mpi_req *r;
+	int rc = mpi_isend(buf, (int)len, MPI_BYTE, cmd->peer_rank, tag_of(cmd->match), x->c, x->c->ctx + 1,
+			   MPI_MODE_STD, &r);
+	if (rc)
+		return -ENOMEM;
+	return add_pend(x, idx, r, cmd->peer_rank, false);
+}
+
+static int cb_recv(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd, void *buf, size_t len)
+{
+	(void)rank;
+	struct cx *x = ctx;
+	struct mpi_req *r;
+	int rc = mpi_irecv(buf, (int)len, MPI_BYTE, cmd->peer_rank, tag_of(cmd->match), x->c, x->c->ctx + 1, &r);
+	if (rc)
+		return -ENOMEM;
+	return add_pend(x, idx, r, cmd->peer_rank, true);
+}
+
+/* dst = dst OP src, in the schedule's order (dst holds the lower ranks'
+ * part where the order matters). */
+static void combine(struct cx *x, void *dst, const void *src, size_t len)
+{
+	int n = (int)(len / x->esize);
+	if (mpi_op_commutative(x->op)) {
+		mpi_op_apply(x->op, x->dt, src, dst, n);
+		return;
+	}
+	void *tmp = malloc(len ? len : 1);
+	if (!tmp)
+		mpi_fatal(MPI_ERR_NO_MEM, "%s: no memory to combine %zu bytes", x->name, len);
+	memcpy(tmp, src, len);
+	mpi_op_apply(x->op, x->dt, dst, tmp, n);
+	memcpy(dst, tmp, len);
+	free(tmp);
+}
+
+static int cb_reduce(void *ctx, void *dst, const void *src, size_t len, enum coll_dtype dt, enum coll_redop op)
+{
+	(void)dt;
+	(void)op;
+	combine(ctx, dst, src, len);
+	return 0;
+}
+
+static const struct coll_engine_ops engine_ops = { cb_send, cb_recv, cb_reduce };
+
+/* The deadline passed: say who did not arrive, and take our receives back. */
+static int timed_out(struct cx *x, double waited)
+{
+	char who[256] = "";
+	size_t n = 0;
+	int step = -1;
+	if (x->e) {
+		const struct coll_cmd *w = coll_engine_waiting(x->e);
+		if (w)
+			step = (int)w->step;
+	}
+	for (size_t i = 0; i < x->np; i++) {
+		struct pend *p = &x->p[i];
+		if (p->reported || !p->recv || (p->r && p->r->done))
+			continue;
+		bool dup = false;
+		for (size_t j = 0; j < i; j++)
+			dup |= x->p[j].recv && !x->p[j].reported && x->p[j].peer == p->peer && !(x->p[j].r && x->p[j].r->done);
+		if (!dup)
+			n += (size_t)snprintf(who + n, n < sizeof who ? sizeof who - n : 0, "%s%d", n ? ", " : "", p->peer);
+		if (n >= sizeof who)
+			n = sizeof who - 1;
+	}
+	char stepbuf[32] = "";
+	if (step >= 0)
+		snprintf(stepbuf, sizeof stepbuf, " at step %d", step);
+	fail(x, MPI_ERR_TIMEOUT,
+	     "%s on %s (%d ranks%s%s, call %lu): rank %d gave up after %.1f s (PTL_COLL_TIMEOUT)%s "
+	     "waiting for rank(s) %s: their parts did not arrive",
+	     x->name, x->c->name, x->c->size, x->algo ? ", algorithm " : "", x->algo ? x->algo : "", x->c->ncoll,
+	     x->c->rank, waited, stepbuf, who[0] ? who : "(none: our own sends did not finish)");
+	for (size_t i = 0; i < x->np; i++) {
+		struct pend *p = &x->p[i];
+		if (p->reported || !p->r)
+			continue;
+		if (p->recv)
+			mpi_cancel_recv(p->r);
+		mpi_req_drop(p->r);
+		p->reported = true;
+	}
+	return x->err;
+}
+
+/* Drives the pending transfers (and the engine, if any) to the end. */
+static int drive(struct cx *x)
+{
+	double t0 = mpi_now();
+	double deadline = mpi_g.coll_timeout > 0 ? t0 + mpi_g.coll_timeout : 0;
+	for (;;) {
+		bool all = true;
+		for (size_t i = 0; i < x->np; i++) {
+			struct pend *p = &x->p[i];
+			if (p->reported)
+				continue;
+			if (!p->r || !p->r->done) {
+				all = false;
+				continue;
+			}
+			p->reported = true;
+			int err = p->r->err;
+			mpi_req_drop(p->r);
+			if (err && err != MPI_ERR_TRUNCATE)
+				return fail(x, err, "%s on %s: a transfer with rank %d failed", x->name, x->c->name, p->peer);
+			if (x->e && coll_engine_done(x->e, p->idx))
+				return fail(x, MPI_ERR_INTERN, "%s: the schedule engine refused a completion", x->name);
+			if (x->e)
+				all = false; /* the engine may have posted more: look again */
+		}
+		if (all && (!x->e || coll_engine_finished(x->e)))
+			break;
+		if (all)
+			return fail(x, MPI_ERR_INTERN, "%s: the schedule stopped with nothing in flight", x->name);
+		int ms = 100;
+		if (deadline > 0) {
+			double left = deadline - mpi_now();
+			if (left <= 0)
+				return timed_out(x, mpi_now() - t0);
+			if (left < 0.1)
+				ms = (int)(left * 1000) + 1;
+		}
+		bool ready = false;
+		for (size_t i = 0; i < x->np && !ready; i++)
+			ready = !x->p[i].reported && x->p[i].r && x->p[i].r->done;
+		if (!ready)
+			mpi_progress(ms);
+	}
+	x->np = 0;
+	return MPI_SUCCESS;
+}
+
+static void cx_init(struct cx *x, struct mpi_comm *c, const char *name)
+{
+	memset(x, 0, sizeof *x);
+	x->c = c;
+	x->name = name;
+	x->op = MPI_OP_NULL;
+	x->dt = MPI_BYTE;
+	x->esize = 1;
+	x->stall = mpi_g.stall_rank == mpi_g.wrank;
+	c->ncoll++;
+}
+
+static void cx_done(struct cx *x)
+{
+	free(x->p);
+	x->p = NULL;
+}
+
+static struct coll_sched *sched_for(struct cx *x, struct coll_req *req)
+{
+	struct mpi_comm *c = x->c;
+	if (!c->cache) {
+		c->cache = calloc(1, sizeof *c->cache);
+		if (!c->cache)
+			return NULL;
+	}
+	req->algo = algo_set[req->op] || mpi_g.coll_algo[0] ? algo_for[req->op] : COLL_ALGO_AUTO;
+	req->ports = mpi_g.coll_ports > 0 ? mpi_g.coll_ports : 1;
+	for (int i = 0; i < CACHE_SLOTS; i++) {
+		struct cache_ent *e = &c->cache->e[i];
+		if (e->s && e->req.op == req->op && e->req.algo == req->algo && e->req.bytes == req->bytes &&
+		    e->req.root == req->root && e->req.elem_size == req->elem_size && e->req.nranks == req->nranks)
+			return e->s;
+	}
+	char msg[256];
+	struct coll_sched *s = NULL;
+	int rc = coll_expand_rank(req, c->rank, &s, msg, sizeof msg);
+	if (rc == -ENOTSUP || rc == -EINVAL) {
+		/* The named algorithm does not do this operation: auto. */
+		enum coll_algo asked = req->algo;
+		req->algo = COLL_ALGO_AUTO;
+		rc = coll_expand_rank(req, c->rank, &s, msg, sizeof msg);
+		req->algo = asked;
+	}
+	if (rc) {
+		fail(x, MPI_ERR_INTERN, "%s: no schedule: %s", x->name, msg);
+		return NULL;
+	}
+	struct cache_ent *e = &c->cache->e[c->cache->next++ % CACHE_SLOTS];
+	coll_free(e->s);
+	e->req = *req;
+	e->s = s;
+	return s;
+}
+
+/* Runs one schedule over data/input. */
+static int run_sched(struct cx *x, struct coll_req *req, void *data, const void *input)
+{
+	req->nranks = x->c->size;
+	if (!req->elem_size)
+		req->elem_size = 1;
+	struct coll_sched *s = sched_for(x, req);
+	if (!s)
+		return x->err ? x->err : fail(x, MPI_ERR_NO_MEM, "%s: no memory for the schedule", x->name);
+	x->algo = coll_algo_name(s->info.algo);
+	struct mpi_coll_cache *cc = x->c->cache;
+	if (s->info.scratch_bytes > cc->scratch_cap) {
+		void *p = realloc(cc->scratch, s->info.scratch_bytes);
+		if (!p)
+			return fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes of scratch", x->name, s->info.scratch_bytes);
+		cc->scratch = p;
+		cc->scratch_cap = s->info.scratch_bytes;
+	}
+	struct coll_bufs bufs = { data, input, cc->scratch };
+	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0 };
+	int rc = coll_engine_new(s, x->c->rank, &bufs, &conf, &engine_ops, x, &x->e);
+	if (rc)
+		return fail(x, MPI_ERR_INTERN, "%s: cannot start the schedule (%d)", x->name, rc);
+	rc = coll_engine_start(x->e);
+	if (rc)
+		fail(x, MPI_ERR_INTERN, "%s: posting the schedule failed (%d)", x->name, rc);
+	else
+		rc = drive(x);
+	coll_engine_free(x->e);
+	x->e = NULL;
+	return rc;
+}
+
+/* A direct transfer outside any schedule (Gather, Scan, ...). */
+static int direct_send(struct cx *x, const void *buf, int count, MPI_Datatype dt, int peer, int tag)
+{
+	if (x->stall)
+		return add_pend(x, 0, NULL, peer, false) ? MPI_ERR_NO_MEM : MPI_SUCCESS;
+	struct mpi_req *r;
+	int rc = mpi_isend(buf, count, dt, peer, tag, x->c, x->c->ctx + 1, MPI_MODE_STD, &r);
+	if (rc)
+		return fail(x, rc, "%s: cannot send to rank %d", x->name, peer);
+	return add_pend(x, 0, r, peer, false) ? MPI_ERR_NO_MEM : MPI_SUCCESS;
+}
+
+static int direct_recv(struct cx *x, void *buf, int count, MPI_Datatype dt, int peer, int tag)
+{
+	struct mpi_req *r;
+	int rc = mpi_irecv(buf, count, dt, peer, tag, x->c, x->c->ctx + 1, &r);
+	if (rc)
+		return fail(x, rc, "%s: cannot receive from rank %d", x->name, peer);
+	return add_pend(x, 0, r, peer, true) ? MPI_ERR_NO_MEM : MPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+static int finish(struct cx *x, MPI_Comm comm, int rc)
+{
+	cx_done(x);
+	if (!rc)
+		return MPI_SUCCESS;
+	return mpi_err(comm, rc, x->name, "%s", x->msg[0] ? x->msg : "failed");
+}
+
+#define COLL_ENTER(fn, comm, c)                                                                     \
+	MPI_CHECK_INIT(fn);                                                                          \
+	struct mpi_comm *c = mpi_comm_get(comm);                                                      \
+	if (!c)                                                                                     \
+		return mpi_err(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator %d", comm)
+
+static int check_buf(MPI_Comm comm, const char *fn, int count, MPI_Datatype dt)
+{
+	if (count < 0)
+		return mpi_err(comm, MPI_ERR_COUNT, fn, "count %d < 0", count);
+	if (mpi_dtype_check(dt, count))
+		return mpi_err(comm, MPI_ERR_TYPE, fn, "invalid or uncommitted datatype %d", dt);
+	return MPI_SUCCESS;
+}
+
+/* The contiguous image of (buf, count, dt): buf itself or a packed copy. */
+static void *image(const void *buf, int count, MPI_Datatype dt, bool fill, bool *tmp)
+{
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	size_t len = t->size * (size_t)count;
+	if (t->contig) {
+		*tmp = false;
+		return (char *)buf + t->true_lb;
+	}
+	*tmp = true;
+	void *p = malloc(len ? len : 1);
+	if (p && fill)
+		mpi_pack(t, buf, count, p);
+	return p;
+}
+
+static void image_done(void *img, void *buf, int count, MPI_Datatype dt, bool tmp, bool unpack)
+{
+	if (!tmp)
+		return;
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	if (unpack)
+		mpi_unpack(t, buf, count, img, t->size * (size_t)count);
+	free(img);
+}
+
+/* ---------------------------------------------------------------- barrier, bcast */
+
+static int barrier(struct cx *x)
+{
+	struct coll_req req = { .op = COLL_OP_BARRIER };
+	char dummy[8];
+	return run_sched(x, &req, dummy, NULL);
+}
+
+int PMPI_Barrier(MPI_Comm comm)
+{
+	COLL_ENTER("MPI_Barrier", comm, c);
+	struct cx x;
+	cx_init(&x, c, "MPI_Barrier");
+	return finish(&x, comm, c->size > 1 ? barrier(&x) : 0);
+}
+
+static int bcast(struct cx *x, void *buf, size_t bytes, int root)
+{
+	if (x->c->size == 1 || bytes == 0)
+		return MPI_SUCCESS;
+	struct coll_req req = { .op = COLL_OP_BCAST, .root = root, .bytes = bytes, .elem_size = 1 };
+	return run_sched(x, &req, buf, NULL);
+}
+
+int PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
+{
+	COLL_ENTER("MPI_Bcast", comm, c);
+	int rc = check_buf(comm, "MPI_Bcast", count, dt);
+	if (rc)
+		return rc;
+	if (root < 0 || root >= c->size)
+		return mpi_err(comm, MPI_ERR_ROOT, "MPI_Bcast", "root %d not in %s (size %d)", root, c->name, c->size);
+	struct cx x;
+	cx_init(&x, c, "MPI_Bcast");
+	bool tmp;
+	void *img = image(buf, count, dt, c->rank == root, &tmp);
+	if (!img)
+		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Bcast", "out of memory");
+	rc = bcast(&x, img, mpi_dtype_get(dt)->size * (size_t)count, root);
+	image_done(img, buf, count, dt, tmp, c->rank != root && !rc);
+	return finish(&x, comm, rc);
+}
+
+/* ---------------------------------------------------------------- reductions */
+
+static int check_op(MPI_Comm comm, const char *fn, MPI_Op op, MPI_Datatype dt)
+{
+	int rc = mpi_op_check(op, dt);
+	if (rc)
+		return mpi_err(comm, rc, fn, "operation %d does not apply to datatype %d", op, dt);
+	return MPI_SUCCESS;
+}
+
+/* Reduce the contiguous image data (count elements) to root; data is
+ * overwritten on every rank (the schedule reduces in place). */
+static int reduce_img(struct cx *x, void *data, int count, MPI_Datatype dt, MPI_Op op, int root)
+{
+	if (x->c->size == 1 || count == 0)
+		return MPI_SUCCESS;
+	x->op = op;
+	x->dt = dt;
+	x->esize = mpi_dtype_get(dt)->size;
+	size_t bytes = x->esize * (size_t)count;
+	bool commute = mpi_op_commutative(op);
+	int sroot = commute ? root : 0;
+	struct coll_req req = { .op = COLL_OP_REDUCE, .root = sroot, .bytes = bytes, .elem_size = x->esize };
+	if (!commute) {
+		/* The owner form adds parts in rank order at rank 0. */
+		req.algo = COLL_ALGO_OWNER;
+	}
+	int rc;
+	if (!commute) {
+		req.nranks = x->c->size;
+		req.elem_size = x->esize;
+		req.ports = 1;
+		char msg[256];
+		struct coll_sched *s;
+		rc = coll_expand_rank(&req, x->c->rank, &s, msg, sizeof msg);
+		if (rc)
+			return fail(x, MPI_ERR_INTERN, "%s: no schedule: %s", x->name, msg);
+		x->algo = "owner";
+		void *scratch = malloc(s->info.scratch_bytes ? s->info.scratch_bytes : 1);
+		struct coll_bufs bufs = { data, NULL, scratch };
+		struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0 };
+		rc = scratch ? coll_engine_new(s, x->c->rank, &bufs, &conf, &engine_ops, x, &x->e) : -ENOMEM;
+		if (!rc)
+			rc = coll_engine_start(x->e);
+		rc = rc ? fail(x, MPI_ERR_INTERN, "%s: cannot run the owner reduce", x->name) : drive(x);
+		coll_engine_free(x->e);
+		x->e = NULL;
+		free(scratch);
+		coll_free(s);
+		if (!rc && root != 0) {
+			if (x->c->rank == 0)
+				rc = direct_send(x, data, (int)bytes, MPI_BYTE, root, 1);
+			else if (x->c->rank == root)
+				rc = direct_recv(x, data, (int)bytes, MPI_BYTE, 0, 1);
+			if (!rc)
+				rc = drive(x);
+		}
+		return rc;
+	}
+	return run_sched(x, &req, data, NULL);
+}
+
+static int allreduce_img(struct cx *x, void *data, int count, MPI_Datatype dt, MPI_Op op)
+{
+	if (x->c->size == 1 || count == 0)
+		return MPI_SUCCESS;
+	if (!mpi_op_commutative(op)) {
+		int rc = reduce_img(x, data, count, dt, op, 0);
+		return rc ? rc : bcast(x, data, mpi_dtype_get(dt)->size * (size_t)count, 0);
+	}
+	x->op = op;
+	x->dt = dt;
+	x->esize = mpi_dtype_get(dt)->size;
+	struct coll_req req = { .op = COLL_OP_ALLREDUCE, .bytes = x->esize * (size_t)count, .elem_size = x->esize };
+	return run_sched(x, &req, data, NULL);
+}
+
+/* The working copy of a reduction's input: recvbuf's image (filled from
+ * sendbuf unless MPI_IN_PLACE), or a temporary. */
+static void *reduce_input(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, bool use_recv,
+			  bool *tmp)
+{
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	size_t len = t->size * (size_t)count;
+	if (use_recv && t->contig) {
+		*tmp = false;
+		void *img = (char *)recvbuf + t->true_lb;
+		if (sendbuf != MPI_IN_PLACE)
+			mpi_pack(t, sendbuf, count, img);
+		return img;
+	}
+	*tmp = true;
+	void *p = malloc(len ? len : 1);
+	if (p)
+		mpi_pack(t, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, count, p);
+	return p;
+}
+
+int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm)
+{
+	COLL_ENTER("MPI_Reduce", comm, c);
+	int rc = check_buf(comm, "MPI_Reduce", count, dt);
+	if (!rc)
+		rc = check_op(comm, "MPI_Reduce", op, dt);
+	if (rc)
+		return rc;
+	if (root < 0 || root >= c->size)
+		return mpi_err(comm, MPI_ERR_ROOT, "MPI_Reduce", "root %d not in %s (size %d)", root, c->name, c->size);
+	struct cx x;
+	cx_init(&x, c, "MPI_Reduce");
+	bool tmp;
+	bool at_root = c->rank == root;
+	void *img = reduce_input(sendbuf, recvbuf, count, dt, at_root, &tmp);
+	if (!img)
+		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Reduce", "out of memory");
+	rc = reduce_img(&x, img, count, dt, op, root);
+	if (tmp) {
+		if (at_root && !rc)
+			mpi_unpack(mpi_dtype_get(dt), recvbuf, count, img, mpi_dtype_get(dt)->size * (size_t)count);
+		free(img);
+	}
+	return finish(&x, comm, rc);
+}
+
+int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+	COLL_ENTER("MPI_Allreduce", comm, c);
+	int rc = check_buf(comm, "MPI_Allreduce", count, dt);
+	if (!rc)
+		rc = check_op(comm, "MPI_Allreduce", op, dt);
+	if (rc)
+		return rc;
+	struct cx x;
+	cx_init(&x, c, "MPI_Allreduce");
+	bool tmp;
+	void *img = reduce_input(sendbuf, recvbuf, count, dt, true, &tmp);
+	if (!img)
+		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Allreduce", "out of memory");
+	rc = allreduce_img(&x, img, count, dt, op);
+	image_done(img, recvbuf, count, dt, tmp, !rc);
+	return finish(&x, comm, rc);
+}
+
+int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype dt, MPI_Op op,
+			      MPI_Comm comm)
+{
+	COLL_ENTER("MPI_Reduce_scatter_block", comm, c);
+	int rc = check_buf(comm, "MPI_Reduce_scatter_block", recvcount, dt);
+	if (!rc)
+		rc = check_op(comm, "MPI_Reduce_scatter_block", op, dt);
+	if (rc)
+		return rc;
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	int n = c->size;
+	size_t blk = t->size * (size_t)recvcount;
+	char *data = malloc(blk * (size_t)n + 1);
+	if (!data)
+		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Reduce_scatter_block", "out of memory");
+	mpi_pack(t, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, recvcount * n, data);
+	struct cx x;
+	cx_init(&x, c, "MPI_Reduce_scatter_block");
+	if (n > 1 && recvcount > 0) {
+		if (mpi_op_commutative(op)) {
+			x.op = op;
+			x.dt = dt;
+			x.esize = t->size;
+			struct coll_req req = { .op = COLL_OP_REDUCE_SCATTER, .bytes = blk * (size_t)n, .elem_size = t->size };
+			rc = run_sched(&x, &req, data, NULL);
+		} else {
+			rc = allreduce_img(&x, data, recvcount * n, dt, op);
+		}
+	}
+	if (!rc) {
+		size_t off = blk * (size_t)c->rank, len = blk;
+		if (n > 1 && recvcount > 0 && mpi_op_commutative(op))
+			coll_block(blk * (size_t)n, t->size, (size_t)n, (size_t)c->rank, &off, &len);
+		mpi_unpack(t, recvbuf, recvcount, data + off, len);
+	}
+	free(data);
+	return finish(&x, comm, rc);
+}
+
+int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype dt, MPI_Op op,
+			MPI_Comm comm)
+{
+	COLL_ENTER("MPI_Reduce_scatter", comm, c);
+	int rc = check_op(comm, "MPI_Reduce_scatter", op, dt);
+	if (rc)
+		return rc;
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	long total = 0, mine = 0;
+	for (int i = 0; i < c->size; i++) {
+		if (recvcounts[i] < 0)
+			return mpi_err(comm, MPI_ERR_COUNT, "MPI_Reduce_scatter", "recvcounts[%d] = %d < 0", i, recvcounts[i]);
+		if (i < c->rank)
+			mine += recvcounts[i];
+		total += recvcounts[i];
+	}
+	char *data = malloc(t->size * (size_t)total + 1);
+	if (!data)
+		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Reduce_scatter", "out of memory");
+	mpi_pack(t, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, (int)total, data);
+	struct cx x;
+	cx_init(&x, c, "MPI_Reduce_scatter");
+	rc = allreduce_img(&x, data, (int)total, dt, op);
+	if (!rc)
+		mpi_unpack(t, recvbuf, recvcounts[c->rank], data + t->size * (size_t)mine,
+			   t->size * (size_t)recvcounts[c->rank]);
+	free(data);
+	return finish(&x, comm, rc);
+}
+
+/* Scan/Exscan: a chain in rank order, so the combination order is fixed. */
+static int scan(const char *fn, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+		MPI_Comm comm, bool ex)
+{
+	COLL_ENTER(fn, comm, c);
+	int rc = check_buf(comm, fn, count, dt);
+	if (!rc)
+		rc = check_op(comm, fn, op, dt);
+	if (rc)
+		return rc;
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	size_t len = t->size * (size_t)count;
+	char *mine = malloc(len + 1), *acc = malloc(len + 1);
+	if (!mine || !acc) {
+		free(mine);
+		free(acc);
+		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
+	}
+	mpi_pack(t, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, count, mine);
+	struct cx x;
+	cx_init(&x, c, fn);
+	x.op = op;
+	x.dt = dt;
+	x.esize = t->size ? t->size : 1;
+	if (c->rank > 0) {
+		rc = direct_recv(&x, acc, (int)len, MPI_BYTE, c->rank - 1, 2);
+		if (!rc)
+			rc = drive(&x);
+	}
+	if (!rc) {
+		/* acc = prefix of ranks < me; out = acc OP mine (scan) or acc (exscan) */
+		char *out = malloc(len + 1);
+		if (!out)
+			rc = fail(&x, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+		else {
+			if (c->rank > 0) {
+				memcpy(out, acc, len);
+				combine(&x, out, mine, len);
+			} else {
+				memcpy(out, mine, len);
+			}
+			if (c->rank + 1 < c->size) {
+				rc = direct_send(&x, out, (int)len, MPI_BYTE, c->rank + 1, 2);
+				if (!rc)
+					rc = drive(&x);
+			}
+			if (!rc && !ex)
+				mpi_unpack(t, recvbuf, count, out, len);
+			if (!rc && ex && c->rank > 0)
+				mpi_unpack(t, recvbuf, count, acc, len);
+			free(out);
+		}
+	}
+	free(mine);
+	free(acc);
+	return finish(&x, comm, rc);
+}
+
+int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+	return scan("MPI_Scan", sendbuf, recvbuf, count, dt, op, comm, false);
+}
+
+int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+	return scan("MPI_Exscan", sendbuf, recvbuf, count, dt, op, comm, true);
+}
+
+/* ---------------------------------------------------------------- gathers and scatters */
+
+static MPI_Aint extent_of(MPI_Datatype dt) { return mpi_dtype_get(dt)->extent; }
+
+int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+		 const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	COLL_ENTER("MPI_Gatherv", comm, c);
+	if (root < 0 || root >= c->size)
+		return mpi_err(comm, MPI_ERR_ROOT, "MPI_Gatherv", "root %d not in %s", root, c->name);
+	if (sendbuf != MPI_IN_PLACE && check_buf(comm, "MPI_Gatherv", sendcount, sendtype))
+		return MPI_ERR_TYPE;
+	struct cx x;
+	cx_init(&x, c, x.name = "MPI_Gatherv");
+	int rc = MPI_SUCCESS;
+	if (c->rank == root) {
+		MPI_Aint ext = extent_of(recvtype);
+		for (int i = 0; i < c->size && !rc; i++) {
+			char *at = (char *)recvbuf + (MPI_Aint)displs[i] * ext;
+			if (i == root) {
+				if (sendbuf != MPI_IN_PLACE) {
+					struct mpi_dtype *st = mpi_dtype_get(sendtype);
+					size_t len = st->size * (size_t)sendcount;
+					char *tmp = malloc(len + 1);
+					if (!tmp) {
+						rc = fail(&x, MPI_ERR_NO_MEM, "MPI_Gatherv: out of memory");
+						break;
+					}
+					mpi_pack(st, sendbuf, sendcount, tmp);
+					mpi_unpack(mpi_dtype_get(recvtype), at, recvcounts[i], tmp, len);
+					free(tmp);
+				}
+				continue;
+			}
+			rc = direct_recv(&x, at, recvcounts[i], recvtype, i, 3);
+		}
+	} else {
+		rc = direct_send(&x, sendbuf, sendcount, sendtype, root, 3);
+	}
+	if (!rc)
+		rc = drive(&x);
+	return finish(&x, comm, rc);
+}
+
+int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+		MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	COLL_ENTER("MPI_Gather", comm, c);
+	int *counts = malloc(sizeof(int) * (size_t)c->size), *displs = malloc(sizeof(int) * (size_t)c->size);
+	if (!counts || !displs) {
+		free(counts);
+		free(displs);
+		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Gather", "out of memory");
+	}
+	for (int i = 0; i < c->size; i++) {
+		counts[i] = recvcount;
+		displs[i] = i * recvcount;
+	}
+	int rc = PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, counts, displs, recvtype, root, comm);
+	free(counts);
+	free(displs);
+	return rc;
+}
+
+int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+		  void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	COLL_ENTER("MPI_Scatterv", comm, c);
+	if (root < 0 || root >= c->size)
+		return mpi_err(comm, MPI_ERR_ROOT, "MPI_Scatterv", "root %d not in %s", root, c->name);
+	struct cx x;
+	cx_init(&x, c, "MPI_Scatterv");
+	int rc = MPI_SUCCESS;
+	if (c->rank == root) {
+		MPI_Aint ext = extent_of(sendtype);
+		for (int i = 0; i < c->size && !rc; i++) {
+			const char *at = (const char *)sendbuf + (MPI_Aint)displs[i] * ext;
+			if (i == root) {
+				if (recvbuf != MPI_IN_PLACE) {
+					struct mpi_dtype *st = mpi_dtype_get(sendtype);
+					size_t len = st->size * (size_t)sendcounts[i];
+					char *tmp = malloc(len + 1);
+					if (!tmp) {
+						rc = fail(&x, MPI_ERR_NO_MEM, "MPI_Scatterv: out of memory");
+						break;
+					}
+					mpi_pack(st, at, sendcounts[i], tmp);
+					mpi_unpack(mpi_dtype_get(recvtype), recvbuf, recvcount, tmp, len);
+					free(tmp);
+				}
+				continue;
+			}
+			rc = direct_send(&x, at, sendcounts[i], sendtype, i, 4);
+		}
+	} else {
+		rc = direct_recv(&x, recvbuf, recvcount, recvtype, root, 4);
+	}
+	if (!rc)
+		rc = drive(&x);
+	return finish(&x, comm, rc);
+}
+
+int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+		 MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	COLL_ENTER("MPI_Scatter", comm, c);
+	int *counts = malloc(sizeof(int) * (size_t)c->size), *displs = malloc(sizeof(int) * (size_t)c->size);
+	if (!counts || !displs) {
+		free(counts);
+		free(displs);
+		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Scatter", "out of memory");
+	}
+	for (int i = 0; i < c->size; i++) {
+		counts[i] = sendcount;
+		displs[i] = i * sendcount;
+	}
+	int rc = PMPI_Scatterv(sendbuf, counts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	free(counts);
+	free(displs);
+	return rc;
+}
+
+int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+		   MPI_Datatype recvtype, MPI_Comm comm)
+{
+	COLL_ENTER("MPI_Allgather", comm, c);
+	int rc = check_buf(comm, "MPI_Allgather", recvcount, recvtype);
+	if (rc)
+		return rc;
+	struct mpi_dtype *rt = mpi_dtype_get(recvtype);
+	size_t blk = rt->size * (size_t)recvcount;
+	int n = c->size;
+	bool tmp = !rt->contig;
+	char *data = tmp ? malloc(blk * (size_t)n + 1) : (char *)recvbuf + rt->true_lb;
+	if (!data)
+		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Allgather", "out of memory");
+	if (sendbuf != MPI_IN_PLACE)
+		mpi_pack(mpi_dtype_get(sendtype), sendbuf, sendcount, data + blk * (size_t)c->rank);
+	else if (tmp)
+		mpi_pack(rt, (char *)recvbuf + rt->extent * recvcount * c->rank, recvcount, data + blk * (size_t)c->rank);
+	struct cx x;
+	cx_init(&x, c, "MPI_Allgather");
+	if (n > 1 && blk > 0) {
+		struct coll_req req = { .op = COLL_OP_ALLGATHER, .bytes = blk * (size_t)n, .elem_size = blk };
+		rc = run_sched(&x, &req, data, NULL);
+	}
+	if (tmp) {
+		if (!rc)
+			mpi_unpack(rt, recvbuf, recvcount * n, data, blk * (size_t)n);
+		free(data);
+	}
+	return finish(&x, comm, rc);
+}
+
+int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+		    const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+	COLL_ENTER("MPI_Allgatherv", comm, c);
+	struct cx x;
+	cx_init(&x, c, "MPI_Allgatherv");
+	MPI_Aint ext = extent_of(recvtype);
+	int rc = MPI_SUCCESS;
+	char *mine = (char *)recvbuf + (MPI_Aint)displs[c->rank] * ext;
+	if (sendbuf != MPI_IN_PLACE) {
+		struct mpi_dtype *st = mpi_dtype_get(sendtype);
+		size_t len = st->size * (size_t)sendcount;
+		char *tmp = malloc(len + 1);
+		if (!tmp)
+			return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Allgatherv", "out of memory");
+		mpi_pack(st, sendbuf, sendcount, tmp);
+		mpi_unpack(mpi_dtype_get(recvtype), mine, recvcounts[c->rank], tmp, len);
+		free(tmp);
+	}
+	for (int i = 0; i < c->size && !rc; i++) {
+		if (i == c->rank)
+			continue;
+		rc = direct_recv(&x, (char *)recvbuf + (MPI_Aint)displs[i] * ext, recvcounts[i], recvtype, i, 5);
+	}
+	for (int k = 1; k < c->size && !rc; k++) {
+		int to = (c->rank + k) % c->size;
+		rc = direct_send(&x, mine, recvcounts[c->rank], recvtype, to, 5);
+	}
+	if (!rc)
+		rc = drive(&x);
+	return finish(&x, comm, rc);
+}
+
+int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+		  MPI_Datatype recvtype, MPI_Comm comm)
+{
+	COLL_ENTER("MPI_Alltoall", comm, c);
+	int rc = check_buf(comm, "MPI_Alltoall", recvcount, recvtype);
+	if (rc)
+		return rc;
+	struct mpi_dtype *rt = mpi_dtype_get(recvtype);
+	int n = c->size;
+	size_t blk = rt->size * (size_t)recvcount;
+	char *in = malloc(blk * (size_t)n + 1);
+	bool tmp = !rt->contig;
+	char *data = tmp ? malloc(blk * (size_t)n + 1) : (char *)recvbuf + rt->true_lb;
+	if (!in || !data) {
+		free(in);
+		if (tmp)
+			free(data);
+		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Alltoall", "out of memory");
+	}
+	if (sendbuf == MPI_IN_PLACE)
+		mpi_pack(rt, recvbuf, recvcount * n, in);
+	else
+		mpi_pack(mpi_dtype_get(sendtype), sendbuf, sendcount * n, in);
+	memcpy(data + blk * (size_t)c->rank, in + blk * (size_t)c->rank, blk);
+	struct cx x;
+	cx_init(&x, c, "MPI_Alltoall");
+	if (n > 1 && blk > 0) {
+		struct coll_req req = { .op = COLL_OP_ALLTOALL, .bytes = blk, .elem_size = 1 };
+		rc = run_sched(&x, &req, data, in);
+	}
+	if (tmp) {
+		if (!rc)
+			mpi_unpack(rt, recvbuf, recvcount * n, data, blk * (size_t)n);
+		free(data);
+	}
+	free(in);
+	return finish(&x, comm, rc);
+}
+
+int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+		   void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+	COLL_ENTER("MPI_Alltoallv", comm, c);
+	if (sendbuf == MPI_IN_PLACE)
+		return mpi_err(comm, MPI_ERR_ARG, "MPI_Alltoallv", "MPI_IN_PLACE is not supported here");
+	struct cx x;
+	cx_init(&x, c, "MPI_Alltoallv");
+	MPI_Aint sext = extent_of(sendtype), rext = extent_of(recvtype);
+	int rc = MPI_SUCCESS;
+	for (int k = 0; k < c->size && !rc; k++) {
+		int from = (c->rank - k + c->size) % c->size;
+		rc = direct_recv(&x, (char *)recvbuf + (MPI_Aint)rdispls[from] * rext, recvcounts[from], recvtype, from, 6);
+	}
+	for (int k = 0; k < c->size && !rc; k++) {
+		int to = (c->rank + k) % c->size;
+		rc = direct_send(&x, (const char *)sendbuf + (MPI_Aint)sdispls[to] * sext, sendcounts[to], sendtype, to, 6);
+	}
+	if (!rc)
+		rc = drive(&x);
+	return finish(&x, comm, rc);
+}
+
+/* ---------------------------------------------------------------- for mpi_comm.c */
+
+int mpi_allreduce_int_max(struct mpi_comm *c, int *v, int n)
+{
+	struct cx x;
+	cx_init(&x, c, "MPI_Allreduce (context id)");
+	int rc = allreduce_img(&x, v, n, MPI_INT, MPI_MAX);
+	cx_done(&x);
+	return rc;
+}
+
+int mpi_allgather_ints(struct mpi_comm *c, const int *mine, int n, int *all)
+{
+	struct cx x;
+	cx_init(&x, c, "MPI_Allgather (split)");
+	size_t blk = sizeof(int) * (size_t)n;
+	memcpy((char *)all + blk * (size_t)c->rank, mine, blk);
+	int rc = MPI_SUCCESS;
+	if (c->size > 1) {
+		struct coll_req req = { .op = COLL_OP_ALLGATHER, .bytes = blk * (size_t)c->size, .elem_size = blk };
+		rc = run_sched(&x, &req, all, NULL);
+	}
+	cx_done(&x);
+	return rc;
+}

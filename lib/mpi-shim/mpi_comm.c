@@ -1,0 +1,466 @@
+/* mpi_comm.c: communicators and groups.
+ *
+ * A communicator is a group (world ranks in order) and a context id: point
+ * to point uses ctx, collectives ctx + 1, so the two never match each
+ * other's messages. A new context is the maximum of every member's next
+ * free id (an allreduce over the parent), so no process ever holds two
+ * communicators with one id, and members agree without a central server. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_impl.h"
+
+#define COMM_MAX 4096
+#define GROUP_MAX 8192
+
+static struct mpi_comm comms[COMM_MAX];
+static struct mpi_group groups[GROUP_MAX];
+
+struct mpi_comm *mpi_comm_get(MPI_Comm c)
+{
+	if (c <= 0 || c >= COMM_MAX || !comms[c].in_use)
+		return NULL;
+	return &comms[c];
+}
+
+struct mpi_group *mpi_group_get(MPI_Group g)
+{
+	if (g <= 0 || g >= GROUP_MAX || !groups[g].in_use)
+		return NULL;
+	return &groups[g];
+}
+
+const char *mpi_comm_name(MPI_Comm c)
+{
+	struct mpi_comm *cm = mpi_comm_get(c);
+	return cm ? cm->name : "MPI_COMM_NULL";
+}
+
+MPI_Group mpi_group_new(int size, const int *world)
+{
+	for (int g = 2; g < GROUP_MAX; g++) {
+		if (groups[g].in_use)
+			continue;
+		struct mpi_group *p = &groups[g];
+		p->world = malloc(sizeof(int) * (size_t)(size + 1));
+		if (!p->world)
+			return MPI_GROUP_NULL;
+		memcpy(p->world, world, sizeof(int) * (size_t)size);
+		p->size = size;
+		p->rank = MPI_UNDEFINED;
+		for (int i = 0; i < size; i++)
+			if (world[i] == mpi_g.wrank)
+				p->rank = i;
+		p->refs = 1;
+		p->in_use = true;
+		return g;
+	}
+	return MPI_GROUP_NULL;
+}
+
+static void group_unref(MPI_Group g)
+{
+	struct mpi_group *p = mpi_group_get(g);
+	if (!p || g == MPI_GROUP_EMPTY)
+		return;
+	if (--p->refs == 0) {
+		free(p->world);
+		p->world = NULL;
+		p->in_use = false;
+	}
+}
+
+static MPI_Comm comm_new(int ctx, MPI_Group g, const char *name)
+{
+	for (int c = 3; c < COMM_MAX; c++) {
+		if (comms[c].in_use)
+			continue;
+		struct mpi_comm *p = &comms[c];
+		struct mpi_group *gp = mpi_group_get(g);
+		memset(p, 0, sizeof *p);
+		p->in_use = true;
+		p->ctx = ctx;
+		p->group = g;
+		p->world = gp->world;
+		p->size = gp->size;
+		p->rank = gp->rank;
+		p->errh = MPI_ERRORS_ARE_FATAL;
+		snprintf(p->name, sizeof p->name, "%s", name);
+		return c;
+	}
+	return MPI_COMM_NULL;
+}
+
+void mpi_comm_init(void)
+{
+	groups[MPI_GROUP_EMPTY] = (struct mpi_group){ .refs = 1, .in_use = true, .size = 0, .rank = MPI_UNDEFINED };
+	groups[MPI_GROUP_EMPTY].world = calloc(1, sizeof(int));
+	int *w = malloc(sizeof(int) * (size_t)mpi_g.wsize);
+	if (!w || !groups[MPI_GROUP_EMPTY].world)
+		mpi_fatal(MPI_ERR_NO_MEM, "out of memory for MPI_COMM_WORLD");
+	for (int i = 0; i < mpi_g.wsize; i++)
+		w[i] = i;
+	MPI_Group gw = mpi_group_new(mpi_g.wsize, w);
+	MPI_Group gs = mpi_group_new(1, &mpi_g.wrank);
+	free(w);
+	struct mpi_comm *c = &comms[MPI_COMM_WORLD];
+	*c = (struct mpi_comm){ .in_use = true, .ctx = 0, .group = gw, .world = groups[gw].world,
+				.size = mpi_g.wsize, .rank = mpi_g.wrank, .errh = MPI_ERRORS_ARE_FATAL };
+	snprintf(c->name, sizeof c->name, "MPI_COMM_WORLD");
+	c = &comms[MPI_COMM_SELF];
+	*c = (struct mpi_comm){ .in_use = true, .ctx = 2, .group = gs, .world = groups[gs].world, .size = 1,
+				.rank = 0, .errh = MPI_ERRORS_ARE_FATAL };
+	snprintf(c->name, sizeof c->name, "MPI_COMM_SELF");
+	mpi_g.next_ctx = 4;
+}
+
+void mpi_comm_fini(void)
+{
+	for (int c = 1; c < COMM_MAX; c++) {
+		if (comms[c].in_use)
+			mpi_coll_free_cache(&comms[c]);
+		comms[c].in_use = false;
+	}
+	for (int g = 1; g < GROUP_MAX; g++) {
+		if (groups[g].in_use)
+			free(groups[g].world);
+		groups[g].in_use = false;
+	}
+}
+
+#define COMM_ARG(fn, comm, c)                                                                       \
+	MPI_CHECK_INIT(fn);                                                                          \
+	struct mpi_comm *c = mpi_comm_get(comm);                                                      \
+	if (!c)                                                                                     \
+		return mpi_err(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator %d", comm)
+
+int PMPI_Comm_rank(MPI_Comm comm, int *rank)
+{
+	COMM_ARG("MPI_Comm_rank", comm, c);
+	*rank = c->rank;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Comm_size(MPI_Comm comm, int *size)
+{
+	COMM_ARG("MPI_Comm_size", comm, c);
+	*size = c->size;
+	return MPI_SUCCESS;
+}
+
+/* A fresh context id agreed by every member of c. */
+static int new_ctx(struct mpi_comm *c, int *ctx, const char *fn, MPI_Comm comm)
+{
+	int v = mpi_g.next_ctx;
+	int rc = mpi_allreduce_int_max(c, &v, 1);
+	if (rc)
+		return mpi_err(comm, rc, fn, "agreeing on a context id failed");
+	if (v > MPI_MAX_CTX)
+		return mpi_err(comm, MPI_ERR_INTERN, fn, "out of context ids (%d communicators made)", v / 2);
+	mpi_g.next_ctx = v + 2;
+	*ctx = v;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+	COMM_ARG("MPI_Comm_dup", comm, c);
+	int ctx;
+	int rc = new_ctx(c, &ctx, "MPI_Comm_dup", comm);
+	if (rc)
+		return rc;
+	MPI_Group g = mpi_group_new(c->size, c->world);
+	char name[MPI_MAX_OBJECT_NAME];
+	snprintf(name, sizeof name, "dup of %.100s", c->name);
+	*newcomm = g ? comm_new(ctx, g, name) : MPI_COMM_NULL;
+	if (*newcomm == MPI_COMM_NULL)
+		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Comm_dup", "too many communicators");
+	mpi_comm_get(*newcomm)->errh = c->errh;
+	return MPI_SUCCESS;
+}
+
+struct split_ent {
+	int key, rank, world;
+};
+static int split_cmp(const void *a, const void *b)
+{
+	const struct split_ent *x = a, *y = b;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+	COMM_ARG("MPI_Comm_split", comm, c);
+	if (color < 0 && color != MPI_UNDEFINED)
+		return mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_split", "color %d is negative", color);
+	int mine[2] = { color, key };
+	int *all = malloc(sizeof(int) * 2 * (size_t)c->size);
+	struct split_ent *e = malloc(sizeof *e * (size_t)c->size);
+	int *w = malloc(sizeof(int) * (size_t)c->size);
+	if (!all || !e || !w) {
+		free(all);
+		free(e);
+		free(w);
+		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Comm_split", "out of memory");
+	}
+	int rc = mpi_allgather_ints(c, mine, 2, all);
+	int ctx = 0;
+	if (!rc)
+		rc = new_ctx(c, &ctx, "MPI_Comm_split", comm);
+	*newcomm = MPI_COMM_NULL;
+	if (!rc && color != MPI_UNDEFINED) {
+		int n = 0;
+		for (int i = 0; i < c->size; i++)
+			if (all[2 * i] == color)
+				e[n++] = (struct split_ent){ all[2 * i + 1], i, c->world[i] };
+		qsort(e, (size_t)n, sizeof *e, split_cmp);
+		for (int i = 0; i < n; i++)
+			w[i] = e[i].world;
+		MPI_Group g = mpi_group_new(n, w);
+		char name[MPI_MAX_OBJECT_NAME];
+		snprintf(name, sizeof name, "split of %.80s (color %d)", c->name, color);
+		*newcomm = g ? comm_new(ctx, g, name) : MPI_COMM_NULL;
+		if (*newcomm == MPI_COMM_NULL)
+			rc = mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Comm_split", "too many communicators");
+		else
+			mpi_comm_get(*newcomm)->errh = c->errh;
+	}
+	free(all);
+	free(e);
+	free(w);
+	return rc;
+}
+
+int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+	COMM_ARG("MPI_Comm_create", comm, c);
+	struct mpi_group *g = mpi_group_get(group);
+	if (!g)
+		return mpi_err(comm, MPI_ERR_GROUP, "MPI_Comm_create", "invalid group %d", group);
+	for (int i = 0; i < g->size; i++) {
+		bool in = false;
+		for (int j = 0; j < c->size && !in; j++)
+			in = c->world[j] == g->world[i];
+		if (!in)
+			return mpi_err(comm, MPI_ERR_GROUP, "MPI_Comm_create", "the group is not a subset of %s", c->name);
+	}
+	int ctx;
+	int rc = new_ctx(c, &ctx, "MPI_Comm_create", comm);
+	if (rc)
+		return rc;
+	*newcomm = MPI_COMM_NULL;
+	if (g->rank == MPI_UNDEFINED)
+		return MPI_SUCCESS;
+	MPI_Group ng = mpi_group_new(g->size, g->world);
+	char name[MPI_MAX_OBJECT_NAME];
+	snprintf(name, sizeof name, "subset of %.100s", c->name);
+	*newcomm = ng ? comm_new(ctx, ng, name) : MPI_COMM_NULL;
+	if (*newcomm == MPI_COMM_NULL)
+		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Comm_create", "too many communicators");
+	mpi_comm_get(*newcomm)->errh = c->errh;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Comm_free(MPI_Comm *comm)
+{
+	MPI_CHECK_INIT("MPI_Comm_free");
+	struct mpi_comm *c = comm ? mpi_comm_get(*comm) : NULL;
+	if (!c)
+		return mpi_err(MPI_COMM_NULL, MPI_ERR_COMM, "MPI_Comm_free", "invalid communicator");
+	if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
+		return mpi_err(*comm, MPI_ERR_COMM, "MPI_Comm_free", "%s cannot be freed", c->name);
+	mpi_coll_free_cache(c);
+	group_unref(c->group);
+	c->in_use = false;
+	*comm = MPI_COMM_NULL;
+	return MPI_SUCCESS;
+}
+
+static int compare_members(int n1, const int *a, int n2, const int *b)
+{
+	if (n1 != n2)
+		return MPI_UNEQUAL;
+	if (!memcmp(a, b, sizeof(int) * (size_t)n1))
+		return MPI_IDENT;
+	for (int i = 0; i < n1; i++) {
+		bool in = false;
+		for (int j = 0; j < n2 && !in; j++)
+			in = a[i] == b[j];
+		if (!in)
+			return MPI_UNEQUAL;
+	}
+	return MPI_SIMILAR;
+}
+
+int PMPI_Comm_compare(MPI_Comm c1, MPI_Comm c2, int *result)
+{
+	MPI_CHECK_INIT("MPI_Comm_compare");
+	struct mpi_comm *a = mpi_comm_get(c1), *b = mpi_comm_get(c2);
+	if (!a || !b)
+		return mpi_err(MPI_COMM_NULL, MPI_ERR_COMM, "MPI_Comm_compare", "invalid communicator");
+	if (c1 == c2) {
+		*result = MPI_IDENT;
+		return MPI_SUCCESS;
+	}
+	int r = compare_members(a->size, a->world, b->size, b->world);
+	*result = r == MPI_IDENT ? MPI_CONGRUENT : r;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
+{
+	COMM_ARG("MPI_Comm_group", comm, c);
+	struct mpi_group *g = mpi_group_get(c->group);
+	g->refs++;
+	*group = c->group;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
+{
+	COMM_ARG("MPI_Comm_test_inter", comm, c);
+	(void)c;
+	*flag = 0;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Comm_set_name(MPI_Comm comm, const char *name)
+{
+	COMM_ARG("MPI_Comm_set_name", comm, c);
+	snprintf(c->name, sizeof c->name, "%s", name);
+	return MPI_SUCCESS;
+}
+
+int PMPI_Comm_get_name(MPI_Comm comm, char *name, int *len)
+{
+	COMM_ARG("MPI_Comm_get_name", comm, c);
+	snprintf(name, MPI_MAX_OBJECT_NAME, "%s", c->name);
+	*len = (int)strlen(name);
+	return MPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- groups */
+
+#define GROUP_ARG(fn, group, g)                                                                     \
+	struct mpi_group *g = mpi_group_get(group);                                                  \
+	if (!g)                                                                                     \
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_GROUP, fn, "invalid group %d", group)
+
+int PMPI_Group_size(MPI_Group group, int *size)
+{
+	GROUP_ARG("MPI_Group_size", group, g);
+	*size = g->size;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Group_rank(MPI_Group group, int *rank)
+{
+	GROUP_ARG("MPI_Group_rank", group, g);
+	*rank = g->rank;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
+{
+	GROUP_ARG("MPI_Group_incl", group, g);
+	if (n < 0 || n > g->size)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Group_incl", "n %d outside 0..%d", n, g->size);
+	if (n == 0) {
+		*newgroup = MPI_GROUP_EMPTY;
+		return MPI_SUCCESS;
+	}
+	int *w = malloc(sizeof(int) * (size_t)n);
+	if (!w)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Group_incl", "out of memory");
+	for (int i = 0; i < n; i++) {
+		if (ranks[i] < 0 || ranks[i] >= g->size) {
+			free(w);
+			return mpi_err(MPI_COMM_WORLD, MPI_ERR_RANK, "MPI_Group_incl", "rank %d is not in the group (size %d)",
+				       ranks[i], g->size);
+		}
+		for (int j = 0; j < i; j++)
+			if (ranks[j] == ranks[i]) {
+				free(w);
+				return mpi_err(MPI_COMM_WORLD, MPI_ERR_RANK, "MPI_Group_incl", "rank %d listed twice", ranks[i]);
+			}
+		w[i] = g->world[ranks[i]];
+	}
+	*newgroup = mpi_group_new(n, w);
+	free(w);
+	return *newgroup ? MPI_SUCCESS : mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Group_incl", "too many groups");
+}
+
+int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
+{
+	GROUP_ARG("MPI_Group_excl", group, g);
+	if (n < 0 || n > g->size)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Group_excl", "n %d outside 0..%d", n, g->size);
+	char *drop = calloc((size_t)g->size + 1, 1);
+	int *w = malloc(sizeof(int) * (size_t)(g->size + 1));
+	if (!drop || !w) {
+		free(drop);
+		free(w);
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Group_excl", "out of memory");
+	}
+	for (int i = 0; i < n; i++) {
+		if (ranks[i] < 0 || ranks[i] >= g->size || drop[ranks[i]]) {
+			free(drop);
+			free(w);
+			return mpi_err(MPI_COMM_WORLD, MPI_ERR_RANK, "MPI_Group_excl", "rank %d is invalid or listed twice",
+				       ranks[i]);
+		}
+		drop[ranks[i]] = 1;
+	}
+	int m = 0;
+	for (int i = 0; i < g->size; i++)
+		if (!drop[i])
+			w[m++] = g->world[i];
+	*newgroup = m ? mpi_group_new(m, w) : MPI_GROUP_EMPTY;
+	free(drop);
+	free(w);
+	return *newgroup ? MPI_SUCCESS : mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Group_excl", "too many groups");
+}
+
+int PMPI_Group_translate_ranks(MPI_Group g1, int n, const int r1[], MPI_Group g2, int r2[])
+{
+	GROUP_ARG("MPI_Group_translate_ranks", g1, a);
+	GROUP_ARG("MPI_Group_translate_ranks", g2, b);
+	for (int i = 0; i < n; i++) {
+		if (r1[i] == MPI_PROC_NULL) {
+			r2[i] = MPI_PROC_NULL;
+			continue;
+		}
+		if (r1[i] < 0 || r1[i] >= a->size)
+			return mpi_err(MPI_COMM_WORLD, MPI_ERR_RANK, "MPI_Group_translate_ranks", "rank %d not in group 1",
+				       r1[i]);
+		r2[i] = MPI_UNDEFINED;
+		for (int j = 0; j < b->size; j++)
+			if (b->world[j] == a->world[r1[i]]) {
+				r2[i] = j;
+				break;
+			}
+	}
+	return MPI_SUCCESS;
+}
+
+int PMPI_Group_compare(MPI_Group g1, MPI_Group g2, int *result)
+{
+	GROUP_ARG("MPI_Group_compare", g1, a);
+	GROUP_ARG("MPI_Group_compare", g2, b);
+	*result = compare_members(a->size, a->world, b->size, b->world);
+	return MPI_SUCCESS;
+}
+
+int PMPI_Group_free(MPI_Group *group)
+{
+	GROUP_ARG("MPI_Group_free", *group, g);
+	(void)g;
+	group_unref(*group);
+	*group = MPI_GROUP_NULL;
+	return MPI_SUCCESS;
+}

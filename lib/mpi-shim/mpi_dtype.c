@@ -1,0 +1,519 @@
+/* mpi_dtype.c: datatypes as flattened typemaps.
+ *
+ * Every datatype is a list of byte segments (offset, length, basic type),
+ * adjacent segments of one basic type merged, plus lb/extent. Packing walks
+ * the segments, so a contiguous type is one memcpy (or none: the engine
+ * sends and receives it in place) and a vector of doubles is one memcpy per
+ * block. */
+#include "config.h"
+
+#include <complex.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+#include "mpi_impl.h"
+
+#define DT_MAX 65536
+
+static struct mpi_dtype *types[DT_MAX];
+static int ntypes = PTL_MPI_NUM_PREDEFINED;
+static struct mpi_dtype predef[PTL_MPI_NUM_PREDEFINED];
+static struct mpi_seg predef_segs[PTL_MPI_NUM_PREDEFINED][2];
+
+struct pair_float_int { float a; int b; };
+struct pair_double_int { double a; int b; };
+struct pair_long_int { long a; int b; };
+struct pair_short_int { short a; int b; };
+struct pair_ldouble_int { long double a; int b; };
+
+static void def(MPI_Datatype h, const char *name, size_t size)
+{
+	struct mpi_dtype *t = &predef[h];
+	t->in_use = t->committed = t->predefined = true;
+	t->refs = 1;
+	t->size = size;
+	t->lb = 0;
+	t->extent = (MPI_Aint)size;
+	t->true_lb = 0;
+	t->true_ub = (MPI_Aint)size;
+	t->contig = true;
+	t->basic = h;
+	t->name = name;
+	t->nsegs = 1;
+	t->segs = predef_segs[h];
+	t->segs[0] = (struct mpi_seg){ 0, size, (uint32_t)size, h };
+	types[h] = t;
+}
+
+/* Pair types: two segments; basic stays the pair (reductions take it whole). */
+static void defpair(MPI_Datatype h, const char *name, size_t a, size_t boff, size_t extent)
+{
+	def(h, name, boff + sizeof(int));
+	struct mpi_dtype *t = &predef[h];
+	t->extent = (MPI_Aint)extent;
+	t->true_ub = (MPI_Aint)(boff + sizeof(int));
+	t->contig = boff == a && extent == boff + sizeof(int);
+	/* Two segments even when adjacent: Get_elements counts each part. */
+	t->nsegs = 2;
+	t->segs[0] = (struct mpi_seg){ 0, a, (uint32_t)a, h };
+	t->segs[1] = (struct mpi_seg){ (MPI_Aint)boff, sizeof(int), (uint32_t)sizeof(int), h };
+	/* the element size for Get_elements is the pair's payload */
+	t->size = a + sizeof(int);
+}
+
+void mpi_dtype_init(void)
+{
+	def(MPI_CHAR, "MPI_CHAR", sizeof(char));
+	def(MPI_SIGNED_CHAR, "MPI_SIGNED_CHAR", sizeof(signed char));
+	def(MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR", sizeof(unsigned char));
+	def(MPI_BYTE, "MPI_BYTE", 1);
+	def(MPI_SHORT, "MPI_SHORT", sizeof(short));
+	def(MPI_UNSIGNED_SHORT, "MPI_UNSIGNED_SHORT", sizeof(unsigned short));
+	def(MPI_INT, "MPI_INT", sizeof(int));
+	def(MPI_UNSIGNED, "MPI_UNSIGNED", sizeof(unsigned));
+	def(MPI_LONG, "MPI_LONG", sizeof(long));
+	def(MPI_UNSIGNED_LONG, "MPI_UNSIGNED_LONG", sizeof(unsigned long));
+	def(MPI_LONG_LONG_INT, "MPI_LONG_LONG_INT", sizeof(long long));
+	def(MPI_UNSIGNED_LONG_LONG, "MPI_UNSIGNED_LONG_LONG", sizeof(unsigned long long));
+	def(MPI_FLOAT, "MPI_FLOAT", sizeof(float));
+	def(MPI_DOUBLE, "MPI_DOUBLE", sizeof(double));
+	def(MPI_LONG_DOUBLE, "MPI_LONG_DOUBLE", sizeof(long double));
+	def(MPI_WCHAR, "MPI_WCHAR", sizeof(wchar_t));
+	def(MPI_C_BOOL, "MPI_C_BOOL", sizeof(_Bool));
+	def(MPI_INT8_T, "MPI_INT8_T", 1);
+	def(MPI_INT16_T, "MPI_INT16_T", 2);
+	def(MPI_INT32_T, "MPI_INT32_T", 4);
+	def(MPI_INT64_T, "MPI_INT64_T", 8);
+	def(MPI_UINT8_T, "MPI_UINT8_T", 1);
+	def(MPI_UINT16_T, "MPI_UINT16_T", 2);
+	def(MPI_UINT32_T, "MPI_UINT32_T", 4);
+	def(MPI_UINT64_T, "MPI_UINT64_T", 8);
+	def(MPI_AINT, "MPI_AINT", sizeof(MPI_Aint));
+	def(MPI_OFFSET, "MPI_OFFSET", sizeof(MPI_Offset));
+	def(MPI_COUNT, "MPI_COUNT", sizeof(MPI_Count));
+	def(MPI_PACKED, "MPI_PACKED", 1);
+	def(MPI_C_COMPLEX, "MPI_C_COMPLEX", sizeof(float _Complex));
+	def(MPI_C_FLOAT_COMPLEX, "MPI_C_FLOAT_COMPLEX", sizeof(float _Complex));
+	def(MPI_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX", sizeof(double _Complex));
+	def(MPI_C_LONG_DOUBLE_COMPLEX, "MPI_C_LONG_DOUBLE_COMPLEX", sizeof(long double _Complex));
+	defpair(MPI_FLOAT_INT, "MPI_FLOAT_INT", sizeof(float), offsetof(struct pair_float_int, b),
+		sizeof(struct pair_float_int));
+	defpair(MPI_DOUBLE_INT, "MPI_DOUBLE_INT", sizeof(double), offsetof(struct pair_double_int, b),
+		sizeof(struct pair_double_int));
+	defpair(MPI_LONG_INT, "MPI_LONG_INT", sizeof(long), offsetof(struct pair_long_int, b),
+		sizeof(struct pair_long_int));
+	defpair(MPI_2INT, "MPI_2INT", sizeof(int), sizeof(int), 2 * sizeof(int));
+	defpair(MPI_SHORT_INT, "MPI_SHORT_INT", sizeof(short), offsetof(struct pair_short_int, b),
+		sizeof(struct pair_short_int));
+	defpair(MPI_LONG_DOUBLE_INT, "MPI_LONG_DOUBLE_INT", sizeof(long double),
+		offsetof(struct pair_ldouble_int, b), sizeof(struct pair_ldouble_int));
+}
+
+void mpi_dtype_fini(void)
+{
+	for (int i = PTL_MPI_NUM_PREDEFINED; i < ntypes; i++) {
+		if (types[i]) {
+			free(types[i]->segs);
+			free(types[i]);
+			types[i] = NULL;
+		}
+	}
+}
+
+struct mpi_dtype *mpi_dtype_get(MPI_Datatype dt)
+{
+	if (dt <= 0 || dt >= ntypes || !types[dt] || !types[dt]->in_use)
+		return NULL;
+	return types[dt];
+}
+
+int mpi_dtype_check(MPI_Datatype dt, int count)
+{
+	(void)count;
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	if (!t || !t->committed)
+		return MPI_ERR_TYPE;
+	return MPI_SUCCESS;
+}
+
+void mpi_pack(const struct mpi_dtype *t, const void *buf, int count, void *out)
+{
+	char *o = out;
+	const char *b = buf;
+	if (t->contig) {
+		memcpy(o, b + t->true_lb, t->size * (size_t)count);
+		return;
+	}
+	for (int i = 0; i < count; i++, b += t->extent)
+		for (size_t s = 0; s < t->nsegs; s++) {
+			memcpy(o, b + t->segs[s].off, t->segs[s].len);
+			o += t->segs[s].len;
+		}
+}
+
+void mpi_unpack(const struct mpi_dtype *t, void *buf, int count, const void *in, size_t bytes)
+{
+	const char *p = in;
+	char *b = buf;
+	if (t->contig) {
+		size_t n = t->size * (size_t)count;
+		memcpy(b + t->true_lb, p, bytes < n ? bytes : n);
+		return;
+	}
+	for (int i = 0; i < count && bytes; i++, b += t->extent)
+		for (size_t s = 0; s < t->nsegs && bytes; s++) {
+			size_t n = t->segs[s].len < bytes ? t->segs[s].len : bytes;
+			memcpy(b + t->segs[s].off, p, n);
+			p += n;
+			bytes -= n;
+		}
+}
+
+/* ---------------------------------------------------------------- building */
+
+struct builder {
+	struct mpi_seg *segs;
+	size_t n, cap;
+	bool fail;
+};
+
+static void add_seg(struct builder *b, MPI_Aint off, size_t len, uint32_t esize, int basic)
+{
+	if (!len)
+		return;
+	if (b->n) {
+		struct mpi_seg *l = &b->segs[b->n - 1];
+		if (l->basic == basic && l->esize == esize && l->off + (MPI_Aint)l->len == off) {
+			l->len += len;
+			return;
+		}
+	}
+	if (b->n == b->cap) {
+		size_t nc = b->cap ? b->cap * 2 : 8;
+		struct mpi_seg *s = realloc(b->segs, nc * sizeof *s);
+		if (!s) {
+			b->fail = true;
+			return;
+		}
+		b->segs = s;
+		b->cap = nc;
+	}
+	b->segs[b->n++] = (struct mpi_seg){ off, len, esize, basic };
+}
+
+/* The general constructor: count blocks of blocklens[i] elements of
+ * types[i] at byte displacement displs[i]. */
+static int build(int count, const int *blocklens, const MPI_Aint *displs, const MPI_Datatype *olds,
+		 MPI_Datatype *newtype, const char *fn)
+{
+	if (count < 0)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_COUNT, fn, "count %d < 0", count);
+	struct builder b = { 0 };
+	size_t size = 0;
+	MPI_Aint lb = 0, ub = 0;
+	bool any = false;
+	int basic = -2;
+	for (int i = 0; i < count; i++) {
+		struct mpi_dtype *o = mpi_dtype_get(olds[i]);
+		if (!o) {
+			free(b.segs);
+			return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, fn, "invalid datatype %d (block %d)", olds[i], i);
+		}
+		if (blocklens[i] < 0) {
+			free(b.segs);
+			return mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn, "block length %d < 0 (block %d)", blocklens[i], i);
+		}
+		MPI_Aint blb = displs[i] + o->lb, bub = displs[i] + o->lb + (MPI_Aint)blocklens[i] * o->extent;
+		if (!any || blb < lb)
+			lb = blb;
+		if (!any || bub > ub)
+			ub = bub;
+		any = true;
+		if (basic == -2)
+			basic = o->basic;
+		else if (basic != o->basic)
+			basic = -1;
+		for (int j = 0; j < blocklens[i]; j++) {
+			MPI_Aint base = displs[i] + (MPI_Aint)j * o->extent;
+			for (size_t s = 0; s < o->nsegs; s++)
+				add_seg(&b, base + o->segs[s].off, o->segs[s].len, o->segs[s].esize, o->segs[s].basic);
+		}
+		size += o->size * (size_t)blocklens[i];
+	}
+	struct mpi_dtype *t = calloc(1, sizeof *t);
+	if (!t || b.fail) {
+		free(t);
+		free(b.segs);
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+	}
+	t->in_use = true;
+	t->refs = 1;
+	t->size = size;
+	t->lb = lb;
+	t->extent = ub - lb;
+	t->segs = b.segs;
+	t->nsegs = b.n;
+	t->basic = basic < 0 ? -1 : basic;
+	t->true_lb = b.n ? b.segs[0].off : 0;
+	t->true_ub = t->true_lb;
+	for (size_t s = 0; s < b.n; s++) {
+		if (b.segs[s].off < t->true_lb)
+			t->true_lb = b.segs[s].off;
+		if (b.segs[s].off + (MPI_Aint)b.segs[s].len > t->true_ub)
+			t->true_ub = b.segs[s].off + (MPI_Aint)b.segs[s].len;
+	}
+	t->contig = (MPI_Aint)size == t->extent && t->true_ub - t->true_lb == (MPI_Aint)size;
+	t->name = "derived";
+	int h = -1;
+	for (int i = PTL_MPI_NUM_PREDEFINED; i < ntypes; i++)
+		if (!types[i]) {
+			h = i;
+			break;
+		}
+	if (h < 0) {
+		if (ntypes == DT_MAX) {
+			free(t->segs);
+			free(t);
+			return mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "more than %d datatypes", DT_MAX);
+		}
+		h = ntypes++;
+	}
+	types[h] = t;
+	*newtype = h;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Type_contiguous(int count, MPI_Datatype old, MPI_Datatype *newtype)
+{
+	MPI_CHECK_INIT("MPI_Type_contiguous");
+	MPI_Aint d = 0;
+	return build(1, &count, &d, &old, newtype, "MPI_Type_contiguous");
+}
+
+int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype old, MPI_Datatype *newtype)
+{
+	MPI_CHECK_INIT("MPI_Type_create_hvector");
+	if (count < 0)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_COUNT, "MPI_Type_create_hvector", "count %d < 0", count);
+	int *bl = malloc(sizeof(int) * (size_t)(count + 1));
+	MPI_Aint *d = malloc(sizeof(MPI_Aint) * (size_t)(count + 1));
+	MPI_Datatype *o = malloc(sizeof(MPI_Datatype) * (size_t)(count + 1));
+	int rc;
+	if (!bl || !d || !o) {
+		rc = mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Type_create_hvector", "out of memory");
+	} else {
+		for (int i = 0; i < count; i++) {
+			bl[i] = blocklength;
+			d[i] = (MPI_Aint)i * stride;
+			o[i] = old;
+		}
+		rc = build(count, bl, d, o, newtype, "MPI_Type_create_hvector");
+	}
+	free(bl);
+	free(d);
+	free(o);
+	return rc;
+}
+
+int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype old, MPI_Datatype *newtype)
+{
+	struct mpi_dtype *o = mpi_dtype_get(old);
+	if (!o)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_vector", "invalid datatype %d", old);
+	return PMPI_Type_create_hvector(count, blocklength, (MPI_Aint)stride * o->extent, old, newtype);
+}
+
+int PMPI_Type_create_hindexed(int count, const int bl[], const MPI_Aint displs[], MPI_Datatype old,
+			      MPI_Datatype *newtype)
+{
+	MPI_CHECK_INIT("MPI_Type_create_hindexed");
+	if (count < 0)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_COUNT, "MPI_Type_create_hindexed", "count %d < 0", count);
+	MPI_Datatype *o = malloc(sizeof(MPI_Datatype) * (size_t)(count + 1));
+	if (!o)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Type_create_hindexed", "out of memory");
+	for (int i = 0; i < count; i++)
+		o[i] = old;
+	int rc = build(count, bl, displs, o, newtype, "MPI_Type_create_hindexed");
+	free(o);
+	return rc;
+}
+
+int PMPI_Type_indexed(int count, const int bl[], const int displs[], MPI_Datatype old, MPI_Datatype *newtype)
+{
+	MPI_CHECK_INIT("MPI_Type_indexed");
+	struct mpi_dtype *o = mpi_dtype_get(old);
+	if (!o)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_indexed", "invalid datatype %d", old);
+	if (count < 0)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_COUNT, "MPI_Type_indexed", "count %d < 0", count);
+	MPI_Aint *d = malloc(sizeof(MPI_Aint) * (size_t)(count + 1));
+	if (!d)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Type_indexed", "out of memory");
+	for (int i = 0; i < count; i++)
+		d[i] = (MPI_Aint)displs[i] * o->extent;
+	int rc = PMPI_Type_create_hindexed(count, bl, d, old, newtype);
+	free(d);
+	return rc;
+}
+
+int PMPI_Type_create_indexed_block(int count, int blocklength, const int displs[], MPI_Datatype old,
+				   MPI_Datatype *newtype)
+{
+	MPI_CHECK_INIT("MPI_Type_create_indexed_block");
+	if (count < 0)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_COUNT, "MPI_Type_create_indexed_block", "count %d < 0", count);
+	int *bl = malloc(sizeof(int) * (size_t)(count + 1));
+	if (!bl)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Type_create_indexed_block", "out of memory");
+	for (int i = 0; i < count; i++)
+		bl[i] = blocklength;
+	int rc = PMPI_Type_indexed(count, bl, displs, old, newtype);
+	free(bl);
+	return rc;
+}
+
+int PMPI_Type_create_struct(int count, const int bl[], const MPI_Aint displs[], const MPI_Datatype olds[],
+			    MPI_Datatype *newtype)
+{
+	MPI_CHECK_INIT("MPI_Type_create_struct");
+	return build(count, bl, displs, olds, newtype, "MPI_Type_create_struct");
+}
+
+int PMPI_Type_create_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
+{
+	MPI_CHECK_INIT("MPI_Type_create_resized");
+	int one = 1;
+	MPI_Aint d = 0;
+	int rc = build(1, &one, &d, &old, newtype, "MPI_Type_create_resized");
+	if (rc)
+		return rc;
+	struct mpi_dtype *t = types[*newtype];
+	t->lb = lb;
+	t->extent = extent;
+	t->contig = (MPI_Aint)t->size == extent && t->true_ub - t->true_lb == (MPI_Aint)t->size;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Type_dup(MPI_Datatype old, MPI_Datatype *newtype)
+{
+	MPI_CHECK_INIT("MPI_Type_dup");
+	struct mpi_dtype *o = mpi_dtype_get(old);
+	if (!o)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_dup", "invalid datatype %d", old);
+	int rc = PMPI_Type_create_resized(old, o->lb, o->extent, newtype);
+	if (!rc)
+		types[*newtype]->committed = o->committed;
+	return rc;
+}
+
+int PMPI_Type_commit(MPI_Datatype *dt)
+{
+	MPI_CHECK_INIT("MPI_Type_commit");
+	struct mpi_dtype *t = dt ? mpi_dtype_get(*dt) : NULL;
+	if (!t)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_commit", "invalid datatype");
+	t->committed = true;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Type_free(MPI_Datatype *dt)
+{
+	MPI_CHECK_INIT("MPI_Type_free");
+	struct mpi_dtype *t = dt ? mpi_dtype_get(*dt) : NULL;
+	if (!t)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_free", "invalid datatype");
+	if (t->predefined)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_free", "%s is predefined and cannot be freed",
+			       t->name);
+	free(t->segs);
+	free(t);
+	types[*dt] = NULL;
+	*dt = MPI_DATATYPE_NULL;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Type_size(MPI_Datatype dt, int *size)
+{
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	if (!t)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_size", "invalid datatype %d", dt);
+	*size = (int)t->size;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_extent(MPI_Datatype dt, MPI_Aint *lb, MPI_Aint *extent)
+{
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	if (!t)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_get_extent", "invalid datatype %d", dt);
+	*lb = t->lb;
+	*extent = t->extent;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_true_extent(MPI_Datatype dt, MPI_Aint *lb, MPI_Aint *extent)
+{
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	if (!t)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_get_true_extent", "invalid datatype %d", dt);
+	*lb = t->true_lb;
+	*extent = t->true_ub - t->true_lb;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Get_count(const MPI_Status *st, MPI_Datatype dt, int *count)
+{
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	if (!t || !st)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Get_count", "invalid datatype %d or status", dt);
+	if (t->size == 0)
+		*count = 0;
+	else if ((size_t)st->ptl_count % t->size)
+		*count = MPI_UNDEFINED;
+	else
+		*count = (int)((size_t)st->ptl_count / t->size);
+	return MPI_SUCCESS;
+}
+
+/* Basic elements in the first `bytes` of a packed stream of t. */
+static size_t elems_in(const struct mpi_dtype *t, size_t bytes, bool *partial)
+{
+	size_t n = 0;
+	*partial = false;
+	for (size_t s = 0; s < t->nsegs && bytes; s++) {
+		size_t take = t->segs[s].len < bytes ? t->segs[s].len : bytes;
+		size_t es = t->segs[s].esize;
+		n += take / es;
+		if (take % es)
+			*partial = true;
+		bytes -= take;
+	}
+	return n;
+}
+
+int PMPI_Get_elements(const MPI_Status *st, MPI_Datatype dt, int *count)
+{
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	if (!t || !st)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Get_elements", "invalid datatype %d or status", dt);
+	size_t bytes = (size_t)st->ptl_count;
+	if (t->size == 0) {
+		*count = 0;
+		return MPI_SUCCESS;
+	}
+	bool partial;
+	size_t whole = bytes / t->size;
+	size_t per = elems_in(t, t->size, &partial);
+	size_t n = whole * per + elems_in(t, bytes % t->size, &partial);
+	*count = partial ? MPI_UNDEFINED : (int)n;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Get_address(const void *location, MPI_Aint *address)
+{
+	*address = (MPI_Aint)location;
+	return MPI_SUCCESS;
+}

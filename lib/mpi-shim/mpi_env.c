@@ -1,0 +1,342 @@
+/* mpi_env.c: Init/Finalize, time, names, error codes and handlers, Abort.
+ *
+ * Error codes: a code is its class plus, when the library had more to say,
+ * 64 times (1 + the slot of a message kept in a small ring), so
+ * MPI_Error_string gives the sentence that named what failed (the last 64
+ * of them are kept) and MPI_Error_class gives the class. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mpi_impl.h"
+
+struct mpi_state mpi_g = { .stall_rank = -1 };
+
+#define MSG_SLOTS 64
+static char msgs[MSG_SLOTS][MPI_MAX_ERROR_STRING];
+static unsigned msg_next;
+
+static const char *const class_names[] = {
+	[MPI_SUCCESS] = "MPI_SUCCESS: no error",
+	[MPI_ERR_BUFFER] = "MPI_ERR_BUFFER: invalid buffer pointer",
+	[MPI_ERR_COUNT] = "MPI_ERR_COUNT: invalid count argument",
+	[MPI_ERR_TYPE] = "MPI_ERR_TYPE: invalid datatype",
+	[MPI_ERR_TAG] = "MPI_ERR_TAG: invalid tag",
+	[MPI_ERR_COMM] = "MPI_ERR_COMM: invalid communicator",
+	[MPI_ERR_RANK] = "MPI_ERR_RANK: invalid rank",
+	[MPI_ERR_REQUEST] = "MPI_ERR_REQUEST: invalid request",
+	[MPI_ERR_ROOT] = "MPI_ERR_ROOT: invalid root",
+	[MPI_ERR_GROUP] = "MPI_ERR_GROUP: invalid group",
+	[MPI_ERR_OP] = "MPI_ERR_OP: invalid operation",
+	[MPI_ERR_TOPOLOGY] = "MPI_ERR_TOPOLOGY: invalid topology",
+	[MPI_ERR_DIMS] = "MPI_ERR_DIMS: invalid dimension argument",
+	[MPI_ERR_ARG] = "MPI_ERR_ARG: invalid argument",
+	[MPI_ERR_UNKNOWN] = "MPI_ERR_UNKNOWN: unknown error",
+	[MPI_ERR_TRUNCATE] = "MPI_ERR_TRUNCATE: message truncated on receive",
+	[MPI_ERR_OTHER] = "MPI_ERR_OTHER: other error",
+	[MPI_ERR_INTERN] = "MPI_ERR_INTERN: internal error",
+	[MPI_ERR_IN_STATUS] = "MPI_ERR_IN_STATUS: error code is in status",
+	[MPI_ERR_PENDING] = "MPI_ERR_PENDING: pending request",
+	[MPI_ERR_KEYVAL] = "MPI_ERR_KEYVAL: invalid attribute key",
+	[MPI_ERR_NO_MEM] = "MPI_ERR_NO_MEM: out of memory",
+	[MPI_ERR_PROC_FAILED] = "MPI_ERR_PROC_FAILED: a peer process failed",
+	[MPI_ERR_TIMEOUT] = "MPI_ERR_TIMEOUT: a collective's deadline passed",
+};
+
+static const char *class_name(int cls)
+{
+	if (cls >= 0 && cls < (int)(sizeof class_names / sizeof *class_names) && class_names[cls])
+		return class_names[cls];
+	return "unknown error class";
+}
+
+void mpi_fatal(int code, const char *fmt, ...)
+{
+	char buf[MPI_MAX_ERROR_STRING];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "ptl-mpi: rank %d: fatal: %s (%s); aborting the job\n", mpi_g.wrank, buf, class_name(code % 64));
+	fflush(stderr);
+	fflush(stdout);
+	_exit(code % 64 ? code % 64 : 1);
+}
+
+int mpi_err(MPI_Comm c, int cls, const char *fn, const char *fmt, ...)
+{
+	char buf[MPI_MAX_ERROR_STRING - 64];
+	int n = snprintf(buf, sizeof buf, "%s: ", fn);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
+	va_end(ap);
+	cls %= 64;
+	unsigned slot = msg_next++ % MSG_SLOTS;
+	snprintf(msgs[slot], sizeof msgs[slot], "%s (%.60s)", buf, class_name(cls));
+	int code = cls + 64 * (int)(slot + 1);
+	struct mpi_comm *cm = mpi_comm_get(c == MPI_COMM_NULL ? MPI_COMM_WORLD : c);
+	MPI_Errhandler eh = cm ? cm->errh : MPI_ERRORS_ARE_FATAL;
+	if (!mpi_g.initialized || mpi_g.finalized)
+		eh = MPI_ERRORS_ARE_FATAL;
+	if (eh == MPI_ERRORS_RETURN)
+		return code;
+	fprintf(stderr, "ptl-mpi: rank %d: %s on %s; MPI_ERRORS_ARE_FATAL: aborting the job\n", mpi_g.wrank, msgs[slot],
+		cm ? mpi_comm_name(c == MPI_COMM_NULL ? MPI_COMM_WORLD : c) : "an invalid communicator");
+	fflush(stderr);
+	fflush(stdout);
+	_exit(cls ? cls : 1);
+}
+
+int PMPI_Error_class(int code, int *cls)
+{
+	if (code < 0 || !cls)
+		return MPI_ERR_ARG;
+	*cls = code % 64;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Error_string(int code, char *s, int *len)
+{
+	if (code < 0 || !s || !len)
+		return MPI_ERR_ARG;
+	int slot = code / 64 - 1;
+	const char *m = slot >= 0 && slot < MSG_SLOTS && msgs[slot][0] ? msgs[slot] : class_name(code % 64);
+	snprintf(s, MPI_MAX_ERROR_STRING, "%s", m);
+	*len = (int)strlen(s);
+	return MPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- environment */
+
+static int env_int(const char *n, int def)
+{
+	const char *v = getenv(n);
+	if (!v || !*v)
+		return def;
+	char *end;
+	long x = strtol(v, &end, 10);
+	if (*end) {
+		fprintf(stderr, "ptl-mpi: ignoring %s=%s (want an integer)\n", n, v);
+		return def;
+	}
+	return (int)x;
+}
+
+int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+	(void)argc;
+	(void)argv;
+	if (mpi_g.initialized)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Init", "MPI is already initialized");
+	int nif;
+	int rc = PtlInit(&nif);
+	if (rc != PTL_OK) {
+		fprintf(stderr, "ptl-mpi: PtlInit failed: %s\n", PtlErrorStr((unsigned)rc));
+		_exit(1);
+	}
+	mpi_g.wrank = PtlRtRank();
+	mpi_g.wsize = PtlRtSize();
+	if (mpi_g.wsize > (1 << MPI_SRC_BITS)) {
+		fprintf(stderr, "ptl-mpi: %d ranks: at most %d supported\n", mpi_g.wsize, 1 << MPI_SRC_BITS);
+		_exit(1);
+	}
+	mpi_g.thread_level = required > MPI_THREAD_FUNNELED ? MPI_THREAD_FUNNELED : required;
+	if (mpi_g.thread_level < MPI_THREAD_SINGLE)
+		mpi_g.thread_level = MPI_THREAD_SINGLE;
+	if (provided)
+		*provided = mpi_g.thread_level;
+	const char *t = getenv("PTL_COLL_TIMEOUT");
+	mpi_g.coll_timeout = t && *t ? atof(t) : 300;
+	mpi_g.stall_rank = env_int("PTL_TEST_STALL_RANK", -1);
+	mpi_g.coll_ports = env_int("PTL_COLL_PORTS", 1);
+	const char *a = getenv("PTL_COLL_ALGO");
+	snprintf(mpi_g.coll_algo, sizeof mpi_g.coll_algo, "%s", a ? a : "");
+	mpi_dtype_init();
+	mpi_op_init();
+	mpi_comm_init();
+	mpi_pt2pt_init();
+	mpi_coll_init();
+	/* Nobody may send before everyone's entries are in place. */
+	rc = PtlRtBarrier();
+	if (rc != PTL_OK)
+		mpi_fatal(MPI_ERR_OTHER, "the job's start-up barrier failed: %s", PtlErrorStr((unsigned)rc));
+	mpi_g.initialized = true;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Init(int *argc, char ***argv)
+{
+	int provided;
+	return PMPI_Init_thread(argc, argv, MPI_THREAD_SINGLE, &provided);
+}
+
+int PMPI_Query_thread(int *provided)
+{
+	*provided = mpi_g.thread_level;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Is_thread_main(int *flag)
+{
+	*flag = 1;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Finalize(void)
+{
+	MPI_CHECK_INIT("MPI_Finalize");
+	PMPI_Barrier(MPI_COMM_WORLD);
+	mpi_drain_internal();
+	PtlRtBarrier();
+	mpi_g.finalized = true;
+	mpi_pt2pt_fini();
+	mpi_comm_fini();
+	mpi_dtype_fini();
+	PtlFini();
+	return MPI_SUCCESS;
+}
+
+int PMPI_Initialized(int *flag)
+{
+	*flag = mpi_g.initialized;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Finalized(int *flag)
+{
+	*flag = mpi_g.finalized;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Abort(MPI_Comm comm, int errorcode)
+{
+	/* ptlrun stops every other rank when one exits non-zero and exits
+	 * with that rank's status. (A PtlRtAbort(code, why) in ptl_runtime.h
+	 * would let the launcher print the reason; see ptl-mpi(7).) */
+	fprintf(stderr, "ptl-mpi: rank %d called MPI_Abort(%s, %d): ending the job\n", mpi_g.wrank,
+		mpi_comm_get(comm) ? mpi_comm_name(comm) : "?", errorcode);
+	fflush(stderr);
+	fflush(stdout);
+	_exit(errorcode & 255 ? errorcode & 255 : 1);
+}
+
+double PMPI_Wtime(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double PMPI_Wtick(void)
+{
+	struct timespec ts;
+	clock_getres(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int PMPI_Get_processor_name(char *name, int *len)
+{
+	if (gethostname(name, MPI_MAX_PROCESSOR_NAME) != 0)
+		snprintf(name, MPI_MAX_PROCESSOR_NAME, "localhost");
+	name[MPI_MAX_PROCESSOR_NAME - 1] = 0;
+	*len = (int)strlen(name);
+	return MPI_SUCCESS;
+}
+
+int PMPI_Get_version(int *version, int *subversion)
+{
+	*version = MPI_VERSION;
+	*subversion = MPI_SUBVERSION;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Get_library_version(char *version, int *len)
+{
+	snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING, "ptl-mpi %s (MPI %d.%d subset over Portals 3.3)",
+		 PACKAGE_VERSION, MPI_VERSION, MPI_SUBVERSION);
+	*len = (int)strlen(version);
+	return MPI_SUCCESS;
+}
+
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler eh)
+{
+	MPI_CHECK_INIT("MPI_Comm_set_errhandler");
+	struct mpi_comm *c = mpi_comm_get(comm);
+	if (!c)
+		return mpi_err(MPI_COMM_NULL, MPI_ERR_COMM, "MPI_Comm_set_errhandler", "invalid communicator %d", comm);
+	if (eh != MPI_ERRORS_ARE_FATAL && eh != MPI_ERRORS_RETURN)
+		return mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler", "unknown error handler %d", eh);
+	c->errh = eh;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler eh)
+{
+	return PMPI_Comm_set_errhandler(comm, eh);
+}
+
+int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *eh)
+{
+	MPI_CHECK_INIT("MPI_Comm_get_errhandler");
+	struct mpi_comm *c = mpi_comm_get(comm);
+	if (!c)
+		return mpi_err(MPI_COMM_NULL, MPI_ERR_COMM, "MPI_Comm_get_errhandler", "invalid communicator %d", comm);
+	*eh = c->errh;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Errhandler_free(MPI_Errhandler *eh)
+{
+	*eh = MPI_ERRHANDLER_NULL;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *val, int *flag)
+{
+	MPI_CHECK_INIT("MPI_Comm_get_attr");
+	static int tag_ub = MPI_TAG_MAX, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE, wtime_global = 0, usize;
+	if (!mpi_comm_get(comm))
+		return mpi_err(MPI_COMM_NULL, MPI_ERR_COMM, "MPI_Comm_get_attr", "invalid communicator %d", comm);
+	usize = mpi_g.wsize;
+	int *p;
+	switch (keyval) {
+	case MPI_TAG_UB: p = &tag_ub; break;
+	case MPI_HOST: p = &host; break;
+	case MPI_IO: p = &io; break;
+	case MPI_WTIME_IS_GLOBAL: p = &wtime_global; break;
+	case MPI_UNIVERSE_SIZE: p = &usize; break;
+	default:
+		*flag = 0;
+		return MPI_SUCCESS;
+	}
+	*(int **)val = p;
+	*flag = 1;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Attr_get(MPI_Comm comm, int keyval, void *val, int *flag)
+{
+	return PMPI_Comm_get_attr(comm, keyval, val, flag);
+}
+
+int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
+{
+	(void)info;
+	void *p = malloc(size > 0 ? (size_t)size : 1);
+	if (!p)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Alloc_mem", "no memory for %ld bytes", (long)size);
+	*(void **)baseptr = p;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Free_mem(void *base)
+{
+	free(base);
+	return MPI_SUCCESS;
+}

@@ -1,0 +1,256 @@
+/* mpi_impl.h: what the shim's files share. Private to lib/mpi-shim.
+ *
+ * Layers: the PMPI_* functions (mpi_env.c, mpi_dtype.c, mpi_pt2pt.c,
+ * mpi_req.c, mpi_comm.c, mpi_coll.c, mpi_op.c) stand on the public Portals
+ * API only (portals3.h, ptl_runtime.h) and on collectives/coll.h; the MPI_*
+ * wrappers are generated (mpi_wrap.awk) and call the tracer's hooks. */
+#ifndef MPI_IMPL_H
+#define MPI_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <mpi.h>
+#include <portals3.h>
+#include <ptl_runtime.h>
+
+/* ---------------------------------------------------------------- Portals use
+ * Portal indices of the shim. */
+#define MPI_PT_MSG 8   /* MPI messages: posted receives, then unexpected */
+#define MPI_PT_RNDV 9  /* sender-exposed rendezvous buffers (the receiver gets) */
+#define MPI_PT_PULL 10 /* receiver-exposed landing for pulled overflow eager data */
+#define MPI_PT_CTRL 11 /* credits and pull requests */
+
+/* Match bits of PT_MSG: context id, source rank (in the communicator), tag. */
+#define MPI_CTX_BITS 16
+#define MPI_SRC_BITS 20
+#define MPI_TAG_BITS 28
+#define MPI_TAG_MAX ((1 << MPI_TAG_BITS) - 1)
+#define MPI_SRC_MASK ((((ptl_match_bits_t)1 << MPI_SRC_BITS) - 1) << MPI_TAG_BITS)
+#define MPI_TAG_MASK (((ptl_match_bits_t)1 << MPI_TAG_BITS) - 1)
+#define MPI_MAX_CTX ((1 << MPI_CTX_BITS) - 2)
+static inline ptl_match_bits_t mpi_bits(int ctx, int src, int tag)
+{
+	return ((ptl_match_bits_t)(unsigned)ctx << (MPI_SRC_BITS + MPI_TAG_BITS)) |
+	       ((ptl_match_bits_t)(unsigned)src << MPI_TAG_BITS) | ((ptl_match_bits_t)(unsigned)tag & MPI_TAG_MASK);
+}
+#define MPI_BITS_CTX(b) ((int)((b) >> (MPI_SRC_BITS + MPI_TAG_BITS)))
+#define MPI_BITS_SRC(b) ((int)(((b) >> MPI_TAG_BITS) & ((1u << MPI_SRC_BITS) - 1)))
+#define MPI_BITS_TAG(b) ((int)((b) & MPI_TAG_MASK))
+
+/* hdr_data of a PT_MSG put: protocol (4 bits), message length (32 bits),
+ * the sender's operation id (28 bits: the request index and generation). */
+enum { MPI_PROTO_EAGER = 0, MPI_PROTO_RNDV = 1 };
+#define MPI_HDR(proto, len, id) (((uint64_t)(proto) << 60) | ((uint64_t)(len) << 28) | ((uint64_t)(id) & 0xfffffffu))
+#define MPI_HDR_PROTO(h) ((int)((h) >> 60))
+#define MPI_HDR_LEN(h) ((size_t)(((h) >> 28) & 0xffffffffu))
+#define MPI_HDR_ID(h) ((uint32_t)((h) & 0xfffffffu))
+#define MPI_MAX_MSG 0xffffffffu
+
+/* PT_CTRL: hdr_data = kind << 60 | argument; match bits = kind-specific. */
+enum { MPI_CTRL_CREDIT = 1, MPI_CTRL_PULL = 2 };
+
+/* ---------------------------------------------------------------- objects */
+enum mpi_obj { MPI_OBJ_REQ = 1, MPI_OBJ_UXBUF, MPI_OBJ_OVERFLOW, MPI_OBJ_CTRL };
+
+struct mpi_list {
+	struct mpi_list *prev, *next;
+};
+static inline void mpi_list_init(struct mpi_list *l) { l->prev = l->next = l; }
+static inline bool mpi_list_empty(const struct mpi_list *l) { return l->next == l; }
+static inline void mpi_list_add_tail(struct mpi_list *n, struct mpi_list *h)
+{
+	n->prev = h->prev;
+	n->next = h;
+	h->prev->next = n;
+	h->prev = n;
+}
+static inline void mpi_list_del(struct mpi_list *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	n->prev = n->next = n;
+}
+#define mpi_container(p, T, m) ((T *)(void *)((char *)(p) - offsetof(T, m)))
+
+/* Datatypes: a typemap flattened into byte segments. */
+struct mpi_seg {
+	MPI_Aint off;
+	size_t len;
+	uint32_t esize;  /* size of the basic elements in this segment */
+	int basic;       /* their predefined type */
+};
+struct mpi_dtype {
+	int refs;
+	bool in_use, committed, predefined;
+	size_t size;
+	MPI_Aint lb, extent, true_lb, true_ub;
+	bool contig;          /* one segment at 0 of size == extent */
+	int basic;            /* the one basic type, or -1 if mixed */
+	size_t nsegs;
+	struct mpi_seg *segs;
+	const char *name;
+};
+struct mpi_dtype *mpi_dtype_get(MPI_Datatype dt);
+int mpi_dtype_check(MPI_Datatype dt, int count);
+void mpi_dtype_init(void);
+void mpi_dtype_fini(void);
+/* Pack count elements at buf into out (size*count bytes), and back. */
+void mpi_pack(const struct mpi_dtype *t, const void *buf, int count, void *out);
+void mpi_unpack(const struct mpi_dtype *t, void *buf, int count, const void *in, size_t bytes);
+
+/* Groups and communicators. */
+struct mpi_group {
+	int refs;
+	bool in_use;
+	int size;
+	int rank;      /* this process's index, or MPI_UNDEFINED */
+	int *world;    /* world rank of each member */
+};
+struct mpi_coll_cache;
+struct mpi_comm {
+	bool in_use;
+	int ctx;          /* point-to-point context; ctx + 1 for collectives */
+	int rank, size;
+	MPI_Group group;
+	int *world;       /* = group's */
+	MPI_Errhandler errh;
+	char name[MPI_MAX_OBJECT_NAME];
+	struct mpi_coll_cache *cache;
+	unsigned long ncoll;   /* collective calls so far (for messages and tests) */
+};
+struct mpi_comm *mpi_comm_get(MPI_Comm c);
+struct mpi_group *mpi_group_get(MPI_Group g);
+MPI_Group mpi_group_new(int size, const int *world);
+void mpi_comm_init(void);
+void mpi_comm_fini(void);
+const char *mpi_comm_name(MPI_Comm c);
+
+/* Requests. */
+enum mpi_req_kind { MPI_REQ_SEND, MPI_REQ_RECV, MPI_REQ_NONE };
+enum mpi_send_stage {
+	MPI_SS_QUEUED,    /* waiting for a credit */
+	MPI_SS_EAGER,     /* put out, waiting for the ACK */
+	MPI_SS_PULLWAIT,  /* landed without data: waiting for the receiver's pull */
+	MPI_SS_PULLED,    /* data put to the receiver, waiting for its ACK */
+	MPI_SS_RNDV,      /* exposed, RTS sent, waiting for the receiver's get */
+	MPI_SS_DONE
+};
+struct mpi_ux;
+struct mpi_req {
+	int obj;                 /* MPI_OBJ_REQ */
+	int kind;
+	uint32_t idx, gen;
+	bool in_use;
+	bool held;               /* someone (a user handle, or our caller) will look at it */
+	bool busy;               /* the library still uses it (a send not yet finished) */
+	bool done;               /* complete as far as the holder is concerned */
+	bool matched;            /* receive: an arrival is taking it */
+	bool cancelled;
+	int err;
+	MPI_Status st;
+	struct mpi_list link;    /* send queue of a peer */
+	/* common */
+	int myrank;              /* our rank in the communicator */
+	int ctx, peer, tag;      /* peer: comm rank; tag; ctx used */
+	int wpeer;               /* world rank of the peer (sends, pulls) */
+	void *ubuf;              /* the user's buffer */
+	int count;
+	MPI_Datatype dt;
+	void *pbuf;              /* contiguous image (ubuf, or a temporary) */
+	size_t len;              /* bytes of the image */
+	bool ptmp;               /* pbuf is ours to free */
+	ptl_handle_me_t me;
+	ptl_handle_md_t md;
+	/* send */
+	int stage;
+	int proto;
+	bool sync, bsend;
+	/* receive */
+	struct mpi_ux *ux;       /* matched unexpected message still arriving */
+	size_t msglen;
+};
+struct mpi_req *mpi_req_new(int kind);
+void mpi_req_release(struct mpi_req *r);
+struct mpi_req *mpi_req_get(MPI_Request h);
+static inline MPI_Request mpi_req_handle(const struct mpi_req *r) { return (MPI_Request)(r->idx + 1); }
+struct mpi_req *mpi_req_by_id(uint32_t id);
+static inline uint32_t mpi_req_id(const struct mpi_req *r) { return (r->idx & 0xfffff) | ((r->gen & 0xff) << 20); }
+void mpi_req_complete(struct mpi_req *r);
+/* The holder lets go: released once done and not busy. */
+void mpi_req_drop(struct mpi_req *r);
+
+/* ---------------------------------------------------------------- engine */
+struct mpi_state {
+	bool initialized, finalized;
+	int thread_level;
+	int wrank, wsize;
+	ptl_handle_ni_t ni;
+	ptl_handle_eq_t eq;
+	ptl_process_id_t *ids;    /* world rank -> id */
+	size_t eager_limit;
+	size_t ux_bufsize;
+	int ux_nbufs;
+	int credits;              /* per peer */
+	double coll_timeout;      /* seconds, 0: none */
+	int stall_rank;           /* PTL_TEST_STALL_RANK, or -1 */
+	int coll_ports;
+	char coll_algo[256];
+	int next_ctx;
+	bool in_fatal;
+	/* Bsend */
+	void *bsend_buf;
+	size_t bsend_size, bsend_used;
+	unsigned long pending_ops; /* internal operations not yet done */
+};
+extern struct mpi_state mpi_g;
+
+int mpi_pt2pt_init(void);
+void mpi_pt2pt_fini(void);
+/* Drains the event queue; with wait_ms > 0 sleeps up to that long for the
+ * first event. Returns 0 or an MPI error class. */
+int mpi_progress(int wait_ms);
+/* Starts a send / receive on communicator c (ranks in c); tag < 0 allowed
+ * for internal contexts. The request is not user-visible. */
+int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, struct mpi_comm *c,
+	      int ctx, int mode, struct mpi_req **out);
+int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mpi_comm *c, int ctx,
+	      struct mpi_req **out);
+enum { MPI_MODE_STD, MPI_MODE_SYNC, MPI_MODE_READY, MPI_MODE_BUFFERED };
+int mpi_iprobe(int src, int tag, struct mpi_comm *c, int *flag, MPI_Status *st);
+int mpi_cancel_recv(struct mpi_req *r);
+/* Waits for r (deadline_s > 0: until then; returns MPI_ERR_TIMEOUT). */
+int mpi_wait_req(struct mpi_req *r, double deadline);
+double mpi_now(void);
+void mpi_drain_internal(void);
+
+/* ---------------------------------------------------------------- errors */
+/* Reports an error on communicator c (MPI_COMM_NULL: world's handler):
+ * returns the code to give back, or does not return (ERRORS_ARE_FATAL). */
+int mpi_err(MPI_Comm c, int cls, const char *fn, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+#define MPI_CHECK_INIT(fn)                                                          \
+	do {                                                                        \
+		if (!mpi_g.initialized || mpi_g.finalized)                          \
+			return mpi_err(MPI_COMM_NULL, MPI_ERR_OTHER, fn,            \
+				       "called %s MPI_Init", mpi_g.finalized ? "after MPI_Finalize" : "before"); \
+	} while (0)
+void mpi_fatal(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+
+/* ---------------------------------------------------------------- ops */
+struct mpi_opdef;
+int mpi_op_check(MPI_Op op, MPI_Datatype dt);
+bool mpi_op_commutative(MPI_Op op);
+/* inout[i] = in[i] OP inout[i] for count elements of dt (contiguous). */
+void mpi_op_apply(MPI_Op op, MPI_Datatype dt, const void *in, void *inout, int count);
+void mpi_op_init(void);
+
+/* ---------------------------------------------------------------- collectives */
+void mpi_coll_init(void);
+void mpi_coll_free_cache(struct mpi_comm *c);
+/* Internal collectives used by communicator creation. */
+int mpi_allreduce_int_max(struct mpi_comm *c, int *v, int n);
+int mpi_allgather_ints(struct mpi_comm *c, const int *mine, int n, int *all);
+
+#endif

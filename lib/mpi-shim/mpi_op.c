@@ -1,0 +1,258 @@
+/* mpi_op.c: reduction operations: every predefined op on the types the
+ * standard allows it on, MAXLOC/MINLOC on the pair types, and user ops.
+ * inout[i] = in[i] OP inout[i], element by element; loads and stores go
+ * through memcpy because collective scratch offsets need not be aligned. */
+#include "config.h"
+
+#include <complex.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+#include "mpi_impl.h"
+
+#define OP_MAX 1024
+
+struct opdef {
+	bool in_use;
+	bool commute;
+	MPI_User_function *fn;
+};
+static struct opdef ops[OP_MAX];
+
+void mpi_op_init(void)
+{
+	for (int i = MPI_MAX; i <= MPI_NO_OP; i++)
+		ops[i] = (struct opdef){ true, true, NULL };
+}
+
+enum cat { C_INT, C_FLOAT, C_COMPLEX, C_BYTE, C_PAIR, C_NONE };
+
+static enum cat cat_of(int basic)
+{
+	switch (basic) {
+	case MPI_CHAR: case MPI_SIGNED_CHAR: case MPI_UNSIGNED_CHAR: case MPI_SHORT: case MPI_UNSIGNED_SHORT:
+	case MPI_INT: case MPI_UNSIGNED: case MPI_LONG: case MPI_UNSIGNED_LONG: case MPI_LONG_LONG_INT:
+	case MPI_UNSIGNED_LONG_LONG: case MPI_INT8_T: case MPI_INT16_T: case MPI_INT32_T: case MPI_INT64_T:
+	case MPI_UINT8_T: case MPI_UINT16_T: case MPI_UINT32_T: case MPI_UINT64_T: case MPI_AINT:
+	case MPI_OFFSET: case MPI_COUNT: case MPI_WCHAR: case MPI_C_BOOL:
+		return C_INT;
+	case MPI_FLOAT: case MPI_DOUBLE: case MPI_LONG_DOUBLE:
+		return C_FLOAT;
+	case MPI_C_COMPLEX: case MPI_C_FLOAT_COMPLEX: case MPI_C_DOUBLE_COMPLEX: case MPI_C_LONG_DOUBLE_COMPLEX:
+		return C_COMPLEX;
+	case MPI_BYTE: case MPI_PACKED:
+		return C_BYTE;
+	case MPI_FLOAT_INT: case MPI_DOUBLE_INT: case MPI_LONG_INT: case MPI_2INT: case MPI_SHORT_INT:
+	case MPI_LONG_DOUBLE_INT:
+		return C_PAIR;
+	default:
+		return C_NONE;
+	}
+}
+
+int mpi_op_check(MPI_Op op, MPI_Datatype dt)
+{
+	if (op <= 0 || op >= OP_MAX || !ops[op].in_use)
+		return MPI_ERR_OP;
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	if (!t)
+		return MPI_ERR_TYPE;
+	if (ops[op].fn || op == MPI_REPLACE || op == MPI_NO_OP)
+		return MPI_SUCCESS;
+	enum cat c = t->basic < 0 ? C_NONE : cat_of(t->basic);
+	switch (op) {
+	case MPI_MAX: case MPI_MIN:
+		return c == C_INT || c == C_FLOAT ? MPI_SUCCESS : MPI_ERR_OP;
+	case MPI_SUM: case MPI_PROD:
+		return c == C_INT || c == C_FLOAT || c == C_COMPLEX ? MPI_SUCCESS : MPI_ERR_OP;
+	case MPI_LAND: case MPI_LOR: case MPI_LXOR:
+		return c == C_INT ? MPI_SUCCESS : MPI_ERR_OP;
+	case MPI_BAND: case MPI_BOR: case MPI_BXOR:
+		return c == C_INT || c == C_BYTE ? MPI_SUCCESS : MPI_ERR_OP;
+	case MPI_MAXLOC: case MPI_MINLOC:
+		return c == C_PAIR ? MPI_SUCCESS : MPI_ERR_OP;
+	default:
+		return MPI_ERR_OP;
+	}
+}
+
+bool mpi_op_commutative(MPI_Op op)
+{
+	return op > 0 && op < OP_MAX && ops[op].in_use ? ops[op].commute : true;
+}
+
+/* Integers: arithmetic on the unsigned twin, so overflow wraps. */
+#define INT_LOOP(T, U)                                                                               \
+	for (size_t i = 0; i < n; i++) {                                                             \
+		T a, b;                                                                              \
+		memcpy(&a, (const char *)in + i * sizeof(T), sizeof(T));                           \
+		memcpy(&b, (char *)io + i * sizeof(T), sizeof(T));                                 \
+		switch (op) {                                                                        \
+		case MPI_MAX: b = a > b ? a : b; break;                                              \
+		case MPI_MIN: b = a < b ? a : b; break;                                              \
+		case MPI_SUM: b = (T)((U)a + (U)b); break;                                           \
+		case MPI_PROD: b = (T)((U)a * (U)b); break;                                          \
+		case MPI_LAND: b = (T)(a && b); break;                                               \
+		case MPI_LOR: b = (T)(a || b); break;                                                \
+		case MPI_LXOR: b = (T)(!a != !b); break;                                             \
+		case MPI_BAND: b = (T)(a & b); break;                                                \
+		case MPI_BOR: b = (T)(a | b); break;                                                 \
+		case MPI_BXOR: b = (T)(a ^ b); break;                                                \
+		default: break;                                                                      \
+		}                                                                                    \
+		memcpy((char *)io + i * sizeof(T), &b, sizeof(T));                                 \
+	}
+
+#define FLOAT_LOOP(T)                                                                                \
+	for (size_t i = 0; i < n; i++) {                                                             \
+		T a, b;                                                                              \
+		memcpy(&a, (const char *)in + i * sizeof(T), sizeof(T));                           \
+		memcpy(&b, (char *)io + i * sizeof(T), sizeof(T));                                 \
+		switch (op) {                                                                        \
+		case MPI_MAX: b = a > b ? a : b; break;                                              \
+		case MPI_MIN: b = a < b ? a : b; break;                                              \
+		case MPI_SUM: b = a + b; break;                                                      \
+		case MPI_PROD: b = a * b; break;                                                     \
+		default: break;                                                                      \
+		}                                                                                    \
+		memcpy((char *)io + i * sizeof(T), &b, sizeof(T));                                 \
+	}
+
+#define COMPLEX_LOOP(T)                                                                              \
+	for (size_t i = 0; i < n; i++) {                                                             \
+		T a, b;                                                                              \
+		memcpy(&a, (const char *)in + i * sizeof(T), sizeof(T));                           \
+		memcpy(&b, (char *)io + i * sizeof(T), sizeof(T));                                 \
+		b = op == MPI_SUM ? a + b : a * b;                                                   \
+		memcpy((char *)io + i * sizeof(T), &b, sizeof(T));                                 \
+	}
+
+/* MAXLOC/MINLOC: the better value; on a tie the smaller index. Packed
+ * pairs are the value then the int, without padding. */
+#define PAIR_LOOP(V)                                                                                 \
+	for (size_t i = 0; i < n; i++) {                                                             \
+		V av, bv;                                                                            \
+		int ak, bk;                                                                          \
+		const char *pa = (const char *)in + i * ext;                                        \
+		char *pb = (char *)io + i * ext;                                                     \
+		memcpy(&av, pa, sizeof(V));                                                          \
+		memcpy(&ak, pa + sizeof(V), sizeof(int));                                            \
+		memcpy(&bv, pb, sizeof(V));                                                          \
+		memcpy(&bk, pb + sizeof(V), sizeof(int));                                            \
+		bool better = op == MPI_MAXLOC ? av > bv : av < bv;                                  \
+		if (better || (av == bv && ak < bk)) {                                               \
+			memcpy(pb, &av, sizeof(V));                                                  \
+			memcpy(pb + sizeof(V), &ak, sizeof(int));                                    \
+		}                                                                                    \
+	}
+
+static void apply_basic(MPI_Op op, int basic, const void *in, void *io, size_t n, size_t ext)
+{
+	switch (basic) {
+	case MPI_CHAR: INT_LOOP(char, unsigned char) break;
+	case MPI_SIGNED_CHAR: case MPI_INT8_T: INT_LOOP(int8_t, uint8_t) break;
+	case MPI_UNSIGNED_CHAR: case MPI_UINT8_T: case MPI_BYTE: case MPI_PACKED: INT_LOOP(uint8_t, uint8_t) break;
+	case MPI_C_BOOL: INT_LOOP(uint8_t, uint8_t) break; /* logical ops only */
+	case MPI_SHORT: case MPI_INT16_T: INT_LOOP(int16_t, uint16_t) break;
+	case MPI_UNSIGNED_SHORT: case MPI_UINT16_T: INT_LOOP(uint16_t, uint16_t) break;
+	case MPI_INT: case MPI_INT32_T: INT_LOOP(int32_t, uint32_t) break;
+	case MPI_UNSIGNED: case MPI_UINT32_T: INT_LOOP(uint32_t, uint32_t) break;
+	case MPI_WCHAR: INT_LOOP(wchar_t, uint32_t) break;
+	case MPI_LONG: INT_LOOP(long, unsigned long) break;
+	case MPI_UNSIGNED_LONG: INT_LOOP(unsigned long, unsigned long) break;
+	case MPI_LONG_LONG_INT: case MPI_INT64_T: case MPI_OFFSET: case MPI_COUNT: INT_LOOP(int64_t, uint64_t) break;
+	case MPI_UNSIGNED_LONG_LONG: case MPI_UINT64_T: INT_LOOP(uint64_t, uint64_t) break;
+	case MPI_AINT: INT_LOOP(intptr_t, uintptr_t) break;
+	case MPI_FLOAT: FLOAT_LOOP(float) break;
+	case MPI_DOUBLE: FLOAT_LOOP(double) break;
+	case MPI_LONG_DOUBLE: FLOAT_LOOP(long double) break;
+	case MPI_C_COMPLEX: case MPI_C_FLOAT_COMPLEX: COMPLEX_LOOP(float _Complex) break;
+	case MPI_C_DOUBLE_COMPLEX: COMPLEX_LOOP(double _Complex) break;
+	case MPI_C_LONG_DOUBLE_COMPLEX: COMPLEX_LOOP(long double _Complex) break;
+	case MPI_FLOAT_INT: PAIR_LOOP(float) break;
+	case MPI_DOUBLE_INT: PAIR_LOOP(double) break;
+	case MPI_LONG_INT: PAIR_LOOP(long) break;
+	case MPI_2INT: PAIR_LOOP(int) break;
+	case MPI_SHORT_INT: PAIR_LOOP(short) break;
+	case MPI_LONG_DOUBLE_INT: PAIR_LOOP(long double) break;
+	default: break;
+	}
+}
+
+/* in/inout are packed (contiguous) images of count elements of dt. */
+void mpi_op_apply(MPI_Op op, MPI_Datatype dt, const void *in, void *inout, int count)
+{
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	if (!t || count <= 0 || op == MPI_NO_OP)
+		return;
+	if (op == MPI_REPLACE) {
+		memmove(inout, in, t->size * (size_t)count);
+		return;
+	}
+	if (ops[op].fn) {
+		/* A user function reads and writes elements of dt: give it the
+		 * type's own layout. Packed images equal it for contiguous
+		 * types; others are unpacked into temporaries. */
+		if (t->contig && t->lb == 0) {
+			int c = count;
+			MPI_Datatype d = dt;
+			ops[op].fn((void *)in, inout, &c, &d);
+			return;
+		}
+		size_t span = (size_t)t->extent * (size_t)count + (size_t)(t->true_ub > t->extent ? t->true_ub : 0);
+		char *a = calloc(1, span + 1), *b = calloc(1, span + 1);
+		if (a && b) {
+			mpi_unpack(t, a, count, in, t->size * (size_t)count);
+			mpi_unpack(t, b, count, inout, t->size * (size_t)count);
+			int c = count;
+			MPI_Datatype d = dt;
+			ops[op].fn(a, b, &c, &d);
+			mpi_pack(t, b, count, inout);
+		}
+		free(a);
+		free(b);
+		return;
+	}
+	struct mpi_dtype *bt = mpi_dtype_get(t->basic);
+	if (!bt)
+		return;
+	size_t per = bt->size;
+	size_t n = t->size * (size_t)count / per;
+	/* pairs: the packed image has no padding */
+	apply_basic(op, t->basic, in, inout, n, per);
+}
+
+int PMPI_Op_create(MPI_User_function *fn, int commute, MPI_Op *op)
+{
+	MPI_CHECK_INIT("MPI_Op_create");
+	if (!fn)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Op_create", "NULL function");
+	for (int i = MPI_NO_OP + 1; i < OP_MAX; i++)
+		if (!ops[i].in_use) {
+			ops[i] = (struct opdef){ true, commute != 0, fn };
+			*op = i;
+			return MPI_SUCCESS;
+		}
+	return mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Op_create", "more than %d operations", OP_MAX);
+}
+
+int PMPI_Op_free(MPI_Op *op)
+{
+	MPI_CHECK_INIT("MPI_Op_free");
+	if (!op || *op <= MPI_NO_OP || *op >= OP_MAX || !ops[*op].in_use)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_OP, "MPI_Op_free", "not a user-defined operation");
+	ops[*op].in_use = false;
+	*op = MPI_OP_NULL;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Op_commutative(MPI_Op op, int *commute)
+{
+	if (op <= 0 || op >= OP_MAX || !ops[op].in_use)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_OP, "MPI_Op_commutative", "invalid operation %d", op);
+	*commute = ops[op].commute;
+	return MPI_SUCCESS;
+}

@@ -1,0 +1,260 @@
+/* mpi_p2p_api.c: the point-to-point calls: argument checks, then the
+ * engine of mpi_pt2pt.c. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_impl.h"
+
+static int check_send(const char *fn, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+		      struct mpi_comm **out)
+{
+	MPI_CHECK_INIT(fn);
+	struct mpi_comm *c = mpi_comm_get(comm);
+	if (!c)
+		return mpi_err(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
+	*out = c;
+	if (count < 0)
+		return mpi_err(comm, MPI_ERR_COUNT, fn, "count %d < 0", count);
+	int rc = mpi_dtype_check(dt, count);
+	if (rc)
+		return mpi_err(comm, rc, fn, "invalid or uncommitted datatype %d", dt);
+	if (dest != MPI_PROC_NULL && (dest < 0 || dest >= c->size))
+		return mpi_err(comm, MPI_ERR_RANK, fn, "destination rank %d is not in %s (size %d)", dest,
+			       mpi_comm_name(comm), c->size);
+	if (tag < 0 || tag > MPI_TAG_MAX)
+		return mpi_err(comm, MPI_ERR_TAG, fn, "tag %d outside 0..MPI_TAG_UB (%d)", tag, MPI_TAG_MAX);
+	return MPI_SUCCESS;
+}
+
+static int check_recv(const char *fn, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
+		      struct mpi_comm **out)
+{
+	MPI_CHECK_INIT(fn);
+	struct mpi_comm *c = mpi_comm_get(comm);
+	if (!c)
+		return mpi_err(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
+	*out = c;
+	if (count < 0)
+		return mpi_err(comm, MPI_ERR_COUNT, fn, "count %d < 0", count);
+	int rc = mpi_dtype_check(dt, count);
+	if (rc)
+		return mpi_err(comm, rc, fn, "invalid or uncommitted datatype %d", dt);
+	if (src != MPI_PROC_NULL && src != MPI_ANY_SOURCE && (src < 0 || src >= c->size))
+		return mpi_err(comm, MPI_ERR_RANK, fn, "source rank %d is not in %s (size %d)", src,
+			       mpi_comm_name(comm), c->size);
+	if (tag != MPI_ANY_TAG && (tag < 0 || tag > MPI_TAG_MAX))
+		return mpi_err(comm, MPI_ERR_TAG, fn, "tag %d outside 0..MPI_TAG_UB (%d)", tag, MPI_TAG_MAX);
+	return MPI_SUCCESS;
+}
+
+static int isend_mode(const char *fn, const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+		      MPI_Comm comm, int mode, MPI_Request *request)
+{
+	struct mpi_comm *c;
+	int rc = check_send(fn, count, dt, dest, tag, comm, &c);
+	if (rc)
+		return rc;
+	struct mpi_req *r;
+	rc = mpi_isend(buf, count, dt, dest, tag, c, c->ctx, mode, &r);
+	if (rc)
+		return mpi_err(comm, rc, fn, rc == MPI_ERR_BUFFER ? "the attached buffer is too small (MPI_Buffer_attach)"
+								  : "cannot start the send");
+	*request = mpi_req_handle(r);
+	return MPI_SUCCESS;
+}
+
+static int send_mode(const char *fn, const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+		     MPI_Comm comm, int mode)
+{
+	struct mpi_comm *c;
+	int rc = check_send(fn, count, dt, dest, tag, comm, &c);
+	if (rc)
+		return rc;
+	struct mpi_req *r;
+	rc = mpi_isend(buf, count, dt, dest, tag, c, c->ctx, mode, &r);
+	if (rc)
+		return mpi_err(comm, rc, fn, rc == MPI_ERR_BUFFER ? "the attached buffer is too small (MPI_Buffer_attach)"
+								  : "cannot start the send");
+	mpi_wait_req(r, 0);
+	rc = r->err;
+	mpi_req_drop(r);
+	return rc ? mpi_err(comm, rc, fn, "sending to rank %d failed", dest) : MPI_SUCCESS;
+}
+
+int PMPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+{
+	return send_mode("MPI_Send", buf, count, dt, dest, tag, comm, MPI_MODE_STD);
+}
+int PMPI_Ssend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+{
+	return send_mode("MPI_Ssend", buf, count, dt, dest, tag, comm, MPI_MODE_SYNC);
+}
+int PMPI_Rsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+{
+	return send_mode("MPI_Rsend", buf, count, dt, dest, tag, comm, MPI_MODE_READY);
+}
+int PMPI_Bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+{
+	return send_mode("MPI_Bsend", buf, count, dt, dest, tag, comm, MPI_MODE_BUFFERED);
+}
+int PMPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+{
+	return isend_mode("MPI_Isend", buf, count, dt, dest, tag, comm, MPI_MODE_STD, req);
+}
+int PMPI_Issend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+{
+	return isend_mode("MPI_Issend", buf, count, dt, dest, tag, comm, MPI_MODE_SYNC, req);
+}
+int PMPI_Irsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+{
+	return isend_mode("MPI_Irsend", buf, count, dt, dest, tag, comm, MPI_MODE_READY, req);
+}
+int PMPI_Ibsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+{
+	return isend_mode("MPI_Ibsend", buf, count, dt, dest, tag, comm, MPI_MODE_BUFFERED, req);
+}
+
+int PMPI_Buffer_attach(void *buffer, int size)
+{
+	MPI_CHECK_INIT("MPI_Buffer_attach");
+	if (mpi_g.bsend_buf)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_BUFFER, "MPI_Buffer_attach", "a buffer is already attached");
+	if (size < 0 || !buffer)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_BUFFER, "MPI_Buffer_attach", "invalid buffer or size %d", size);
+	/* The library copies into memory of its own; the attached size is
+	 * what it allows itself, as the standard's accounting says. */
+	mpi_g.bsend_buf = buffer;
+	mpi_g.bsend_size = (size_t)size;
+	mpi_g.bsend_used = 0;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Buffer_detach(void *buffer_addr, int *size)
+{
+	MPI_CHECK_INIT("MPI_Buffer_detach");
+	while (mpi_g.bsend_used > 0)
+		mpi_progress(10);
+	*(void **)buffer_addr = mpi_g.bsend_buf;
+	*size = (int)mpi_g.bsend_size;
+	mpi_g.bsend_buf = NULL;
+	mpi_g.bsend_size = 0;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	struct mpi_comm *c;
+	int rc = check_recv("MPI_Irecv", count, dt, src, tag, comm, &c);
+	if (rc)
+		return rc;
+	struct mpi_req *r;
+	rc = mpi_irecv(buf, count, dt, src, tag, c, c->ctx, &r);
+	if (rc)
+		return mpi_err(comm, rc, "MPI_Irecv", "cannot post the receive");
+	*request = mpi_req_handle(r);
+	return MPI_SUCCESS;
+}
+
+int PMPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status *status)
+{
+	struct mpi_comm *c;
+	int rc = check_recv("MPI_Recv", count, dt, src, tag, comm, &c);
+	if (rc)
+		return rc;
+	struct mpi_req *r;
+	rc = mpi_irecv(buf, count, dt, src, tag, c, c->ctx, &r);
+	if (rc)
+		return mpi_err(comm, rc, "MPI_Recv", "cannot post the receive");
+	mpi_wait_req(r, 0);
+	if (status != MPI_STATUS_IGNORE)
+		*status = r->st;
+	rc = r->err;
+	mpi_req_drop(r);
+	if (rc == MPI_ERR_TRUNCATE)
+		return mpi_err(comm, rc, "MPI_Recv", "message from rank %d tag %d truncated: %zu bytes into %zu",
+			       r->st.MPI_SOURCE, r->st.MPI_TAG, r->msglen, r->len);
+	return rc ? mpi_err(comm, rc, "MPI_Recv", "receiving failed") : MPI_SUCCESS;
+}
+
+int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+		  int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+	struct mpi_comm *c;
+	int rc = check_recv("MPI_Sendrecv", recvcount, recvtype, source, recvtag, comm, &c);
+	if (!rc)
+		rc = check_send("MPI_Sendrecv", sendcount, sendtype, dest, sendtag, comm, &c);
+	if (rc)
+		return rc;
+	struct mpi_req *rr, *sr;
+	rc = mpi_irecv(recvbuf, recvcount, recvtype, source, recvtag, c, c->ctx, &rr);
+	if (rc)
+		return mpi_err(comm, rc, "MPI_Sendrecv", "cannot post the receive");
+	rc = mpi_isend(sendbuf, sendcount, sendtype, dest, sendtag, c, c->ctx, MPI_MODE_STD, &sr);
+	if (rc)
+		return mpi_err(comm, rc, "MPI_Sendrecv", "cannot start the send");
+	mpi_wait_req(sr, 0);
+	mpi_wait_req(rr, 0);
+	if (status != MPI_STATUS_IGNORE)
+		*status = rr->st;
+	rc = rr->err ? rr->err : sr->err;
+	mpi_req_drop(rr);
+	mpi_req_drop(sr);
+	return rc ? mpi_err(comm, rc, "MPI_Sendrecv", "the exchange failed") : MPI_SUCCESS;
+}
+
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int sendtag, int source, int recvtag,
+			  MPI_Comm comm, MPI_Status *status)
+{
+	struct mpi_comm *c;
+	int rc = check_recv("MPI_Sendrecv_replace", count, dt, source, recvtag, comm, &c);
+	if (!rc)
+		rc = check_send("MPI_Sendrecv_replace", count, dt, dest, sendtag, comm, &c);
+	if (rc)
+		return rc;
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	size_t len = t->size * (size_t)count;
+	void *tmp = malloc(len ? len : 1);
+	if (!tmp)
+		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Sendrecv_replace", "no memory for %zu bytes", len);
+	mpi_pack(t, buf, count, tmp);
+	rc = PMPI_Sendrecv(tmp, (int)len, MPI_BYTE, dest, sendtag, buf, count, dt, source, recvtag, comm, status);
+	free(tmp);
+	return rc;
+}
+
+int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+	struct mpi_comm *c;
+	int rc = check_recv("MPI_Iprobe", 0, MPI_BYTE, source, tag, comm, &c);
+	if (rc)
+		return rc;
+	if (source == MPI_PROC_NULL) {
+		*flag = 1;
+		if (status != MPI_STATUS_IGNORE) {
+			status->MPI_SOURCE = MPI_PROC_NULL;
+			status->MPI_TAG = MPI_ANY_TAG;
+			status->MPI_ERROR = MPI_SUCCESS;
+			status->ptl_count = 0;
+			status->ptl_cancelled = 0;
+		}
+		return MPI_SUCCESS;
+	}
+	return mpi_iprobe(source, tag, c, flag, status);
+}
+
+int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+	struct mpi_comm *c;
+	int rc = check_recv("MPI_Probe", 0, MPI_BYTE, source, tag, comm, &c);
+	if (rc)
+		return rc;
+	int flag = 0;
+	for (;;) {
+		rc = PMPI_Iprobe(source, tag, comm, &flag, status);
+		if (rc || flag)
+			return rc;
+		mpi_progress(100);
+	}
+}

@@ -1,0 +1,872 @@
+/* mpi_pt2pt.c: MPI point-to-point over Portals 3.3.
+ *
+ * Portal MPI_PT_MSG holds, in order:
+ *   [posted receives...] [marker] [unexpected buffers...] [overflow]
+ * A posted receive is an ME whose match bits are (ctx, source, tag) with
+ * ignore bits for the wildcards, inserted before the marker, so receives
+ * match in the order they were posted and ahead of the catch-all entries.
+ * The marker never accepts anything (threshold 0); it only keeps our place.
+ * Unexpected buffers take any message (locally managed offsets, unlinked
+ * when less than one eager message is left, re-posted once every message
+ * in them has been taken). The overflow entry has no memory: a message that
+ * finds the buffers full lands there as a header only (mlength 0) and its
+ * sender, seeing the short ACK, keeps its data until the receiver matches
+ * the header and pulls it. So unexpected memory is bounded and nothing is
+ * dropped. Each sender also holds a few credits per receiver (one per
+ * message, returned in batches as the receiver drains its event queue), so
+ * a flood of messages slows the sender down instead of overrunning the
+ * receiver's event queue.
+ *
+ * Protocols (hdr_data says which): eager below mpi_g.eager_limit - the data
+ * is copied to a bounce buffer and put at once, the send is complete; above
+ * it, and for every synchronous send, rendezvous - the sender exposes its
+ * buffer on MPI_PT_RNDV under its operation id and puts a header; the
+ * receiver, once it has matched the header, gets the data from there (one
+ * copy on shm). A synchronous send therefore completes only after the match.
+ *
+ * The race between posting a receive and an arrival: the receive's ME is
+ * inserted with a disabled MD (threshold 0), the event queue is drained and
+ * the unexpected list searched, and the MD is enabled with PtlMDUpdate on
+ * the condition that the event queue is still empty - Portals 3.3's atomic
+ * test-and-update. If anything arrived meanwhile, drain and search again.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mpi_impl.h"
+
+struct mpi_uxbuf {
+	int obj;            /* MPI_OBJ_UXBUF */
+	char *mem;
+	ptl_handle_me_t me;
+	int refs;           /* messages landed and not yet taken */
+	bool linked;
+};
+
+/* One unexpected message (or one arriving into a posted receive's place). */
+struct mpi_ux {
+	struct mpi_list link;    /* unexpected list, in match order */
+	struct mpi_list alink;   /* arriving list (START seen, END not yet) */
+	int ctx, src, tag, wsrc, proto;
+	size_t len, got, off;
+	uint32_t id;
+	struct mpi_uxbuf *buf;   /* NULL: overflow, the data stayed at the sender */
+	bool ready, in_ux;
+	struct mpi_req *waiter;
+};
+
+struct mpi_obj_hdr {
+	int obj;
+};
+
+static struct {
+	ptl_handle_me_t marker, overflow_me;
+	struct mpi_obj_hdr overflow, ctrl;
+	ptl_handle_md_t zero_md;     /* 0-byte MD for headers and control puts */
+	struct mpi_uxbuf *ux;
+	struct mpi_list uxq, arriving;
+	int *credit;                 /* per peer: messages we may still send */
+	int *consumed;               /* per peer: messages drained, not yet credited */
+	struct mpi_list *sendq;      /* per peer: sends waiting for a credit */
+	uint64_t *idkeys;            /* id hash: (nid << 32 | pid) + 1, 0 = empty */
+	int *idranks;
+	size_t idmask;
+	char zero[8];
+} P;
+
+static const ptl_process_id_t any_id = { PTL_NID_ANY, PTL_PID_ANY };
+
+double mpi_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static uint64_t idkey(ptl_process_id_t id)
+{
+	return (((uint64_t)id.nid << 32) | id.pid) + 1;
+}
+
+static int rank_of(ptl_process_id_t id)
+{
+	uint64_t k = idkey(id);
+	for (size_t i = (size_t)(k * 0x9e3779b97f4a7c15ull) & P.idmask;; i = (i + 1) & P.idmask) {
+		if (P.idkeys[i] == k)
+			return P.idranks[i];
+		if (!P.idkeys[i])
+			return -1;
+	}
+}
+
+static void ptl_check(int rc, const char *what)
+{
+	if (rc != PTL_OK)
+		mpi_fatal(MPI_ERR_INTERN, "%s failed: %s", what, PtlErrorStr((unsigned)rc));
+}
+
+static int ux_post(struct mpi_uxbuf *b, bool first)
+{
+	ptl_md_t md = { .start = b->mem, .length = mpi_g.ux_bufsize, .threshold = PTL_MD_THRESH_INF,
+			.max_size = mpi_g.eager_limit ? mpi_g.eager_limit : 1,
+			.options = PTL_MD_OP_PUT | PTL_MD_MAX_SIZE | PTL_MD_ACK_DISABLE * 0,
+			.user_ptr = b, .eq_handle = mpi_g.eq };
+	int rc = first ? PtlMEAttach(mpi_g.ni, MPI_PT_MSG, any_id, 0, ~(ptl_match_bits_t)0, PTL_UNLINK,
+				     PTL_INS_AFTER, &b->me)
+		       : PtlMEInsert(P.overflow_me, any_id, 0, ~(ptl_match_bits_t)0, PTL_UNLINK, PTL_INS_BEFORE,
+				     &b->me);
+	if (rc != PTL_OK)
+		return rc;
+	ptl_handle_md_t mdh;
+	rc = PtlMDAttach(b->me, md, PTL_UNLINK, &mdh);
+	if (rc == PTL_OK)
+		b->linked = true;
+	return rc;
+}
+
+static void ux_release(struct mpi_uxbuf *b)
+{
+	if (--b->refs == 0 && !b->linked)
+		ptl_check(ux_post(b, false), "re-posting an unexpected-message buffer");
+}
+
+static const char *envs(const char *n) { return getenv(n); }
+
+static size_t env_size(const char *n, size_t def)
+{
+	const char *v = envs(n);
+	if (!v || !*v)
+		return def;
+	char *end;
+	double d = strtod(v, &end);
+	if (*end == 'k' || *end == 'K')
+		d *= 1024, end++;
+	else if (*end == 'm' || *end == 'M')
+		d *= 1024 * 1024, end++;
+	if (*end || d < 0) {
+		fprintf(stderr, "ptl-mpi: ignoring %s=%s (want a byte count like 16384 or 64K)\n", n, v);
+		return def;
+	}
+	return (size_t)d;
+}
+
+int mpi_pt2pt_init(void)
+{
+	int n = mpi_g.wsize;
+	mpi_g.eager_limit = env_size("PTL_MPI_EAGER_LIMIT", 16384);
+	if (mpi_g.eager_limit > (1u << 24))
+		mpi_g.eager_limit = 1u << 24;
+	size_t uxmem = env_size("PTL_MPI_UNEXPECTED_MEM", 8u << 20);
+	mpi_g.ux_bufsize = mpi_g.eager_limit * 8 > (1u << 20) ? mpi_g.eager_limit * 8 : (1u << 20);
+	mpi_g.ux_nbufs = (int)(uxmem / mpi_g.ux_bufsize);
+	if (mpi_g.ux_nbufs < 2)
+		mpi_g.ux_nbufs = 2;
+	int cr = 32768 / n;
+	mpi_g.credits = cr < 16 ? 16 : cr > 256 ? 256 : cr;
+	size_t c = env_size("PTL_MPI_CREDITS", (size_t)mpi_g.credits);
+	if (c >= 2 && c < 65536)
+		mpi_g.credits = (int)c;
+
+	ptl_ni_limits_t want = { .max_mes = 1 << 18, .max_mds = 1 << 19, .max_eqs = 4,
+				 .max_pt_index = 15, .max_me_list = 1 << 18 };
+	int rc = PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, &want, NULL, &mpi_g.ni);
+	if (rc != PTL_OK && rc != PTL_IFACE_DUP)
+		ptl_check(rc, "PtlNIInit");
+	size_t eqn = (size_t)3 * (size_t)mpi_g.credits * (size_t)n + 65536;
+	ptl_check(PtlEQAlloc(mpi_g.ni, eqn, PTL_EQ_HANDLER_NONE, &mpi_g.eq), "PtlEQAlloc");
+
+	P.credit = malloc(sizeof(int) * (size_t)n);
+	P.consumed = calloc((size_t)n, sizeof(int));
+	P.sendq = malloc(sizeof(struct mpi_list) * (size_t)n);
+	mpi_g.ids = malloc(sizeof(ptl_process_id_t) * (size_t)n);
+	P.idmask = 1;
+	while (P.idmask < (size_t)n * 2)
+		P.idmask <<= 1;
+	P.idkeys = calloc(P.idmask, sizeof *P.idkeys);
+	P.idranks = calloc(P.idmask, sizeof *P.idranks);
+	P.idmask--;
+	if (!P.credit || !P.consumed || !P.sendq || !mpi_g.ids || !P.idkeys || !P.idranks)
+		mpi_fatal(MPI_ERR_NO_MEM, "out of memory for %d peers", n);
+	for (int r = 0; r < n; r++) {
+		P.credit[r] = mpi_g.credits;
+		mpi_list_init(&P.sendq[r]);
+		ptl_check(PtlRtId(r, &mpi_g.ids[r]), "PtlRtId");
+		uint64_t k = idkey(mpi_g.ids[r]);
+		size_t i = (size_t)(k * 0x9e3779b97f4a7c15ull) & P.idmask;
+		while (P.idkeys[i])
+			i = (i + 1) & P.idmask;
+		P.idkeys[i] = k;
+		P.idranks[i] = r;
+	}
+	mpi_list_init(&P.uxq);
+	mpi_list_init(&P.arriving);
+
+	/* The marker: matches anything, accepts nothing. */
+	ptl_handle_md_t mdh;
+	ptl_check(PtlMEAttach(mpi_g.ni, MPI_PT_MSG, any_id, 0, ~(ptl_match_bits_t)0, PTL_RETAIN, PTL_INS_AFTER,
+			      &P.marker), "PtlMEAttach(marker)");
+	ptl_md_t mk = { .start = P.zero, .length = 0, .threshold = 0, .options = PTL_MD_OP_PUT,
+			.eq_handle = PTL_EQ_NONE };
+	ptl_check(PtlMDAttach(P.marker, mk, PTL_RETAIN, &mdh), "PtlMDAttach(marker)");
+	P.ux = calloc((size_t)mpi_g.ux_nbufs, sizeof *P.ux);
+	if (!P.ux)
+		mpi_fatal(MPI_ERR_NO_MEM, "out of memory for unexpected-message buffers");
+	for (int i = 0; i < mpi_g.ux_nbufs; i++) {
+		P.ux[i].obj = MPI_OBJ_UXBUF;
+		P.ux[i].mem = malloc(mpi_g.ux_bufsize);
+		if (!P.ux[i].mem)
+			mpi_fatal(MPI_ERR_NO_MEM, "out of memory for unexpected-message buffers");
+		ptl_check(ux_post(&P.ux[i], true), "posting an unexpected-message buffer");
+	}
+	P.overflow.obj = MPI_OBJ_OVERFLOW;
+	ptl_check(PtlMEAttach(mpi_g.ni, MPI_PT_MSG, any_id, 0, ~(ptl_match_bits_t)0, PTL_RETAIN, PTL_INS_AFTER,
+			      &P.overflow_me), "PtlMEAttach(overflow)");
+	ptl_md_t ov = { .start = P.zero, .length = 0, .threshold = PTL_MD_THRESH_INF,
+			.options = PTL_MD_OP_PUT | PTL_MD_TRUNCATE, .user_ptr = &P.overflow,
+			.eq_handle = mpi_g.eq };
+	ptl_check(PtlMDAttach(P.overflow_me, ov, PTL_RETAIN, &mdh), "PtlMDAttach(overflow)");
+
+	P.ctrl.obj = MPI_OBJ_CTRL;
+	ptl_handle_me_t cme;
+	ptl_check(PtlMEAttach(mpi_g.ni, MPI_PT_CTRL, any_id, 0, ~(ptl_match_bits_t)0, PTL_RETAIN, PTL_INS_AFTER,
+			      &cme), "PtlMEAttach(control)");
+	ptl_md_t cm = { .start = P.zero, .length = 0, .threshold = PTL_MD_THRESH_INF,
+			.options = PTL_MD_OP_PUT | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE,
+			.user_ptr = &P.ctrl, .eq_handle = mpi_g.eq };
+	ptl_check(PtlMDAttach(cme, cm, PTL_RETAIN, &mdh), "PtlMDAttach(control)");
+	ptl_md_t z = { .start = P.zero, .length = 0, .threshold = PTL_MD_THRESH_INF, .options = 0,
+		       .eq_handle = PTL_EQ_NONE };
+	ptl_check(PtlMDBind(mpi_g.ni, z, PTL_RETAIN, &P.zero_md), "PtlMDBind");
+	return MPI_SUCCESS;
+}
+
+void mpi_pt2pt_fini(void)
+{
+	PtlNIFini(mpi_g.ni);
+	for (int i = 0; i < mpi_g.ux_nbufs; i++)
+		free(P.ux[i].mem);
+	free(P.ux);
+	free(P.credit);
+	free(P.consumed);
+	free(P.sendq);
+	free(P.idkeys);
+	free(P.idranks);
+	free(mpi_g.ids);
+	while (!mpi_list_empty(&P.uxq)) {
+		struct mpi_ux *u = mpi_container(P.uxq.next, struct mpi_ux, link);
+		mpi_list_del(&u->link);
+		free(u);
+	}
+}
+
+/* ---------------------------------------------------------------- sending */
+
+static void ctrl_put(int wdest, int kind, ptl_match_bits_t bits, uint64_t arg)
+{
+	ptl_check(PtlPut(P.zero_md, PTL_NO_ACK_REQ, mpi_g.ids[wdest], MPI_PT_CTRL, 0, bits, 0,
+			 ((uint64_t)kind << 60) | (arg & ((1ull << 60) - 1))), "PtlPut(control)");
+}
+
+static void send_finish(struct mpi_req *r);
+static void send_fail(struct mpi_req *r, int cls)
+{
+	if (!r->done) {
+		r->err = cls;
+		r->st.MPI_ERROR = cls;
+	}
+	mpi_g.pending_ops--;
+	send_finish(r);
+}
+
+/* Puts the header (and, eager, the data) of r; r holds a credit. */
+static void send_start(struct mpi_req *r)
+{
+	ptl_match_bits_t bits = mpi_bits(r->ctx, r->myrank, r->tag);
+	ptl_process_id_t to = mpi_g.ids[r->wpeer];
+	int rc;
+	if (r->proto == MPI_PROTO_EAGER) {
+		r->stage = MPI_SS_EAGER;
+		rc = PtlPut(r->md, PTL_ACK_REQ, to, MPI_PT_MSG, 0, bits, 0,
+			    MPI_HDR(MPI_PROTO_EAGER, r->len, mpi_req_id(r)));
+	} else {
+		r->stage = MPI_SS_RNDV;
+		rc = PtlPut(P.zero_md, PTL_NO_ACK_REQ, to, MPI_PT_MSG, 0, bits, 0,
+			    MPI_HDR(MPI_PROTO_RNDV, r->len, mpi_req_id(r)));
+	}
+	if (rc != PTL_OK)
+		send_fail(r, MPI_ERR_PROC_FAILED);
+}
+
+static void sendq_flush(int w)
+{
+	while (P.credit[w] > 0 && !mpi_list_empty(&P.sendq[w])) {
+		struct mpi_req *r = mpi_container(P.sendq[w].next, struct mpi_req, link);
+		mpi_list_del(&r->link);
+		P.credit[w]--;
+		send_start(r);
+	}
+}
+
+/* The send is over for the library: free what it held. */
+static void send_finish(struct mpi_req *r)
+{
+	if (r->md != PTL_INVALID_HANDLE && r->proto == MPI_PROTO_EAGER)
+		PtlMDUnlink(r->md);
+	r->md = PTL_INVALID_HANDLE;
+	r->stage = MPI_SS_DONE;
+	if (r->ptmp) {
+		if (r->bsend)
+			mpi_g.bsend_used -= r->len + MPI_BSEND_OVERHEAD;
+		free(r->pbuf);
+		r->pbuf = NULL;
+		r->ptmp = false;
+	}
+	r->busy = false;
+	if (!r->done)
+		mpi_req_complete(r);
+	else if (!r->held)
+		mpi_req_release(r);
+}
+
+int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, struct mpi_comm *c, int ctx,
+	      int mode, struct mpi_req **out)
+{
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	struct mpi_req *r = mpi_req_new(MPI_REQ_SEND);
+	if (!r)
+		return MPI_ERR_NO_MEM;
+	*out = r;
+	r->myrank = c->rank;
+	r->ctx = ctx;
+	r->peer = dest;
+	r->tag = tag;
+	r->st.MPI_SOURCE = dest;
+	r->st.MPI_TAG = tag;
+	if (dest == MPI_PROC_NULL) {
+		r->st.MPI_SOURCE = MPI_PROC_NULL;
+		r->st.MPI_TAG = MPI_ANY_TAG;
+		mpi_req_complete(r);
+		return MPI_SUCCESS;
+	}
+	r->wpeer = c->world[dest];
+	size_t len = t->size * (size_t)count;
+	if (len > MPI_MAX_MSG) {
+		mpi_req_release(r);
+		*out = NULL;
+		return MPI_ERR_COUNT;
+	}
+	r->len = len;
+	r->sync = mode == MPI_MODE_SYNC;
+	r->bsend = mode == MPI_MODE_BUFFERED;
+	r->proto = (len <= mpi_g.eager_limit && !r->sync) ? MPI_PROTO_EAGER : MPI_PROTO_RNDV;
+	bool copy = r->proto == MPI_PROTO_EAGER || r->bsend || !t->contig;
+	if (r->bsend && len + MPI_BSEND_OVERHEAD > mpi_g.bsend_size - mpi_g.bsend_used) {
+		mpi_req_release(r);
+		*out = NULL;
+		return MPI_ERR_BUFFER;
+	}
+	if (copy) {
+		r->pbuf = malloc(len ? len : 1);
+		if (!r->pbuf) {
+			mpi_req_release(r);
+			*out = NULL;
+			return MPI_ERR_NO_MEM;
+		}
+		r->ptmp = true;
+		if (r->bsend)
+			mpi_g.bsend_used += len + MPI_BSEND_OVERHEAD;
+		if (t->contig)
+			memcpy(r->pbuf, (const char *)buf + t->true_lb, len);
+		else
+			mpi_pack(t, buf, count, r->pbuf);
+	} else {
+		r->pbuf = (char *)buf + t->true_lb;
+	}
+	int rc;
+	if (r->proto == MPI_PROTO_EAGER) {
+		ptl_md_t md = { .start = r->pbuf, .length = len, .threshold = PTL_MD_THRESH_INF,
+				.options = PTL_MD_EVENT_START_DISABLE | PTL_MD_EVENT_END_DISABLE,
+				.user_ptr = r, .eq_handle = mpi_g.eq };
+		rc = PtlMDBind(mpi_g.ni, md, PTL_RETAIN, &r->md);
+	} else {
+		rc = PtlMEAttach(mpi_g.ni, MPI_PT_RNDV, mpi_g.ids[r->wpeer], mpi_req_id(r), 0, PTL_UNLINK,
+				 PTL_INS_AFTER, &r->me);
+		if (rc == PTL_OK) {
+			ptl_md_t md = { .start = r->pbuf, .length = len, .threshold = 1,
+					.options = PTL_MD_OP_GET | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE,
+					.user_ptr = r, .eq_handle = mpi_g.eq };
+			rc = PtlMDAttach(r->me, md, PTL_UNLINK, &r->md);
+		}
+	}
+	if (rc != PTL_OK) {
+		if (r->ptmp)
+			free(r->pbuf);
+		mpi_req_release(r);
+		*out = NULL;
+		return MPI_ERR_NO_MEM;
+	}
+	mpi_g.pending_ops++;
+	r->busy = true;
+	/* A buffered or eager send is complete for the user now (the data is
+	 * copied); the library finishes it without the user. */
+	if (r->proto == MPI_PROTO_EAGER)
+		mpi_req_complete(r);
+	if (P.credit[r->wpeer] > 0 && mpi_list_empty(&P.sendq[r->wpeer])) {
+		P.credit[r->wpeer]--;
+		send_start(r);
+	} else {
+		r->stage = MPI_SS_QUEUED;
+		mpi_list_add_tail(&r->link, &P.sendq[r->wpeer]);
+	}
+	return MPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- receiving */
+
+static bool ux_matches(const struct mpi_ux *u, int ctx, int src, int tag)
+{
+	return u->ctx == ctx && (src == MPI_ANY_SOURCE || u->src == src) && (tag == MPI_ANY_TAG || u->tag == tag);
+}
+
+static struct mpi_ux *ux_find(int ctx, int src, int tag)
+{
+	for (struct mpi_list *l = P.uxq.next; l != &P.uxq; l = l->next) {
+		struct mpi_ux *u = mpi_container(l, struct mpi_ux, link);
+		if (ux_matches(u, ctx, src, tag))
+			return u;
+	}
+	return NULL;
+}
+
+/* The receive is over: unpack, status, complete. */
+static void recv_finish(struct mpi_req *r, size_t got)
+{
+	if (got > r->len)
+		got = r->len;
+	r->st.ptl_count = (long long)got;
+	if (r->msglen > r->len) {
+		r->err = MPI_ERR_TRUNCATE;
+		r->st.MPI_ERROR = MPI_ERR_TRUNCATE;
+	}
+	if (r->ptmp) {
+		mpi_unpack(mpi_dtype_get(r->dt), r->ubuf, r->count, r->pbuf, got);
+		free(r->pbuf);
+		r->pbuf = NULL;
+		r->ptmp = false;
+	}
+	mpi_req_complete(r);
+}
+
+static void rndv_get(struct mpi_req *r, int wsrc, uint32_t id)
+{
+	size_t n = r->msglen < r->len ? r->msglen : r->len;
+	ptl_md_t md = { .start = r->pbuf, .length = n, .threshold = 1,
+			.options = PTL_MD_EVENT_START_DISABLE, .user_ptr = r, .eq_handle = mpi_g.eq };
+	ptl_handle_md_t mdh;
+	int rc = PtlMDBind(mpi_g.ni, md, PTL_UNLINK, &mdh);
+	if (rc == PTL_OK)
+		rc = PtlGetRegion(mdh, 0, n, mpi_g.ids[wsrc], MPI_PT_RNDV, 0, id, 0);
+	if (rc != PTL_OK) {
+		r->err = r->st.MPI_ERROR = MPI_ERR_PROC_FAILED;
+		mpi_req_complete(r);
+	}
+}
+
+/* The data of an overflowed eager message is still at its sender: ask for
+ * it into a landing entry of our own. */
+static void pull(struct mpi_req *r, int wsrc, uint32_t id)
+{
+	size_t n = r->msglen < r->len ? r->msglen : r->len;
+	int rc = PtlMEAttach(mpi_g.ni, MPI_PT_PULL, mpi_g.ids[wsrc], mpi_req_id(r), 0, PTL_UNLINK,
+			     PTL_INS_AFTER, &r->me);
+	if (rc == PTL_OK) {
+		ptl_md_t md = { .start = r->pbuf, .length = n, .threshold = 1,
+				.options = PTL_MD_OP_PUT | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE,
+				.user_ptr = r, .eq_handle = mpi_g.eq };
+		rc = PtlMDAttach(r->me, md, PTL_UNLINK, &r->md);
+	}
+	if (rc != PTL_OK) {
+		r->err = r->st.MPI_ERROR = MPI_ERR_NO_MEM;
+		mpi_req_complete(r);
+		return;
+	}
+	r->stage = MPI_SS_PULLWAIT;
+	ctrl_put(wsrc, MPI_CTRL_PULL, mpi_req_id(r), id);
+}
+
+/* Receive r takes unexpected message u (already off the unexpected list). */
+static void ux_deliver(struct mpi_req *r, struct mpi_ux *u)
+{
+	r->matched = true;
+	r->st.MPI_SOURCE = u->src;
+	r->st.MPI_TAG = u->tag;
+	r->msglen = u->len;
+	if (u->proto == MPI_PROTO_RNDV) {
+		rndv_get(r, u->wsrc, u->id);
+		free(u);
+		return;
+	}
+	if (!u->buf && u->len > 0) {
+		pull(r, u->wsrc, u->id);
+		free(u);
+		return;
+	}
+	if (!u->ready) {
+		u->waiter = r;
+		r->ux = u;
+		return;
+	}
+	size_t n = u->got < r->len ? u->got : r->len;
+	if (n)
+		memcpy(r->pbuf, u->buf->mem + u->off, n);
+	if (u->buf)
+		ux_release(u->buf);
+	free(u);
+	recv_finish(r, n);
+}
+
+static void credit_note(int w)
+{
+	if (w < 0)
+		return;
+	if (++P.consumed[w] >= mpi_g.credits / 2) {
+		ctrl_put(w, MPI_CTRL_CREDIT, 0, (uint64_t)P.consumed[w]);
+		P.consumed[w] = 0;
+	}
+}
+
+static void ux_arrive(const ptl_event_t *ev, struct mpi_uxbuf *b)
+{
+	struct mpi_ux *u = calloc(1, sizeof *u);
+	if (!u)
+		mpi_fatal(MPI_ERR_NO_MEM, "out of memory for an unexpected message header");
+	u->ctx = MPI_BITS_CTX(ev->match_bits);
+	u->src = MPI_BITS_SRC(ev->match_bits);
+	u->tag = MPI_BITS_TAG(ev->match_bits);
+	u->wsrc = rank_of(ev->initiator);
+	u->proto = MPI_HDR_PROTO(ev->hdr_data);
+	u->len = MPI_HDR_LEN(ev->hdr_data);
+	u->id = MPI_HDR_ID(ev->hdr_data);
+	u->got = ev->mlength;
+	u->off = ev->offset;
+	u->buf = b;
+	if (b)
+		b->refs++;
+	u->in_ux = true;
+	mpi_list_add_tail(&u->link, &P.uxq);
+	mpi_list_add_tail(&u->alink, &P.arriving);
+}
+
+static void ux_arrived(const ptl_event_t *ev, struct mpi_uxbuf *b)
+{
+	uint32_t id = MPI_HDR_ID(ev->hdr_data);
+	int w = rank_of(ev->initiator);
+	for (struct mpi_list *l = P.arriving.next; l != &P.arriving; l = l->next) {
+		struct mpi_ux *u = mpi_container(l, struct mpi_ux, alink);
+		if (u->buf != b || u->id != id || u->wsrc != w || (b && u->off != ev->offset))
+			continue;
+		mpi_list_del(&u->alink);
+		u->ready = true;
+		credit_note(w);
+		if (ev->ni_fail_type != PTL_NI_OK)
+			u->got = 0;
+		if (u->waiter) {
+			struct mpi_req *r = u->waiter;
+			r->ux = NULL;
+			ux_deliver(r, u);
+		}
+		return;
+	}
+}
+
+static void on_ctrl(const ptl_event_t *ev)
+{
+	int w = rank_of(ev->initiator);
+	int kind = (int)(ev->hdr_data >> 60);
+	uint64_t arg = ev->hdr_data & ((1ull << 60) - 1);
+	if (w < 0)
+		return;
+	if (kind == MPI_CTRL_CREDIT) {
+		P.credit[w] += (int)arg;
+		sendq_flush(w);
+	} else if (kind == MPI_CTRL_PULL) {
+		struct mpi_req *r = mpi_req_by_id((uint32_t)arg);
+		if (!r || r->kind != MPI_REQ_SEND || r->md == PTL_INVALID_HANDLE)
+			return;
+		r->stage = MPI_SS_PULLED;
+		if (PtlPut(r->md, PTL_ACK_REQ, mpi_g.ids[w], MPI_PT_PULL, 0, ev->match_bits, 0, 0) != PTL_OK)
+			send_fail(r, MPI_ERR_PROC_FAILED);
+	}
+}
+
+static void on_req_event(const ptl_event_t *ev, struct mpi_req *r)
+{
+	if (r->kind == MPI_REQ_SEND) {
+		switch (ev->type) {
+		case PTL_EVENT_ACK:
+			if (ev->ni_fail_type != PTL_NI_OK) {
+				send_fail(r, MPI_ERR_PROC_FAILED);
+				return;
+			}
+			if (ev->pt_index == MPI_PT_MSG && r->stage == MPI_SS_EAGER) {
+				if (ev->mlength < ev->rlength) {
+					r->stage = MPI_SS_PULLWAIT; /* overflowed: the receiver will pull */
+					return;
+				}
+			} else if (ev->pt_index == MPI_PT_MSG) {
+				return; /* the pull came first; its own ACK finishes us */
+			}
+			mpi_g.pending_ops--;
+			send_finish(r);
+			return;
+		case PTL_EVENT_GET_END:
+			mpi_g.pending_ops--;
+			r->md = PTL_INVALID_HANDLE; /* unlinked by its threshold */
+			if (ev->ni_fail_type != PTL_NI_OK)
+				r->err = r->st.MPI_ERROR = MPI_ERR_PROC_FAILED;
+			send_finish(r);
+			return;
+		default:
+			return;
+		}
+	}
+	/* receive */
+	switch (ev->type) {
+	case PTL_EVENT_PUT_START:
+		r->matched = true;
+		return;
+	case PTL_EVENT_PUT_END:
+		r->matched = true;
+		if (ev->pt_index == MPI_PT_PULL) {
+			recv_finish(r, ev->mlength);
+			return;
+		}
+		credit_note(rank_of(ev->initiator));
+		r->st.MPI_SOURCE = MPI_BITS_SRC(ev->match_bits);
+		r->st.MPI_TAG = MPI_BITS_TAG(ev->match_bits);
+		r->msglen = MPI_HDR_LEN(ev->hdr_data);
+		if (MPI_HDR_PROTO(ev->hdr_data) == MPI_PROTO_RNDV) {
+			rndv_get(r, rank_of(ev->initiator), MPI_HDR_ID(ev->hdr_data));
+			return;
+		}
+		if (ev->ni_fail_type != PTL_NI_OK)
+			r->err = r->st.MPI_ERROR = MPI_ERR_PROC_FAILED;
+		recv_finish(r, ev->mlength);
+		return;
+	case PTL_EVENT_REPLY_END:
+		if (ev->ni_fail_type != PTL_NI_OK)
+			r->err = r->st.MPI_ERROR = MPI_ERR_PROC_FAILED;
+		recv_finish(r, ev->mlength);
+		return;
+	default:
+		return;
+	}
+}
+
+static void on_event(const ptl_event_t *ev)
+{
+	const struct mpi_obj_hdr *o = ev->md.user_ptr;
+	if (!o)
+		return;
+	switch (o->obj) {
+	case MPI_OBJ_REQ:
+		on_req_event(ev, (struct mpi_req *)ev->md.user_ptr);
+		return;
+	case MPI_OBJ_UXBUF: {
+		struct mpi_uxbuf *b = ev->md.user_ptr;
+		if (ev->type == PTL_EVENT_PUT_START)
+			ux_arrive(ev, b);
+		else if (ev->type == PTL_EVENT_PUT_END)
+			ux_arrived(ev, b);
+		if (ev->type == PTL_EVENT_UNLINK || ev->link) {
+			if (b->linked) {
+				b->linked = false;
+				b->refs++;
+				ux_release(b);
+			}
+		}
+		return;
+	}
+	case MPI_OBJ_OVERFLOW:
+		if (ev->type == PTL_EVENT_PUT_START)
+			ux_arrive(ev, NULL);
+		else if (ev->type == PTL_EVENT_PUT_END)
+			ux_arrived(ev, NULL);
+		return;
+	case MPI_OBJ_CTRL:
+		if (ev->type == PTL_EVENT_PUT_END)
+			on_ctrl(ev);
+		return;
+	default:
+		return;
+	}
+}
+
+int mpi_progress(int wait_ms)
+{
+	ptl_event_t ev;
+	int rc;
+	if (wait_ms > 0) {
+		int which;
+		rc = PtlEQPoll(&mpi_g.eq, 1, wait_ms, &ev, &which);
+	} else {
+		rc = PtlEQGet(mpi_g.eq, &ev);
+	}
+	while (rc != PTL_EQ_EMPTY) {
+		if (rc == PTL_EQ_DROPPED)
+			mpi_fatal(MPI_ERR_INTERN, "rank %d: the event queue overran; raise PTL_MPI_CREDITS "
+				  "headroom or report this as a bug", mpi_g.wrank);
+		if (rc != PTL_OK)
+			mpi_fatal(MPI_ERR_INTERN, "PtlEQGet: %s", PtlErrorStr((unsigned)rc));
+		on_event(&ev);
+		rc = PtlEQGet(mpi_g.eq, &ev);
+	}
+	return MPI_SUCCESS;
+}
+
+int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mpi_comm *c, int ctx,
+	      struct mpi_req **out)
+{
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	struct mpi_req *r = mpi_req_new(MPI_REQ_RECV);
+	if (!r)
+		return MPI_ERR_NO_MEM;
+	*out = r;
+	r->myrank = c->rank;
+	r->ctx = ctx;
+	r->peer = src;
+	r->tag = tag;
+	r->ubuf = buf;
+	r->count = count;
+	r->dt = dt;
+	if (src == MPI_PROC_NULL) {
+		r->st.MPI_SOURCE = MPI_PROC_NULL;
+		r->st.MPI_TAG = MPI_ANY_TAG;
+		mpi_req_complete(r);
+		return MPI_SUCCESS;
+	}
+	size_t len = t->size * (size_t)count;
+	r->len = len > MPI_MAX_MSG ? MPI_MAX_MSG : len;
+	if (t->contig) {
+		r->pbuf = (char *)buf + t->true_lb;
+	} else {
+		r->pbuf = malloc(len ? len : 1);
+		if (!r->pbuf) {
+			mpi_req_release(r);
+			return MPI_ERR_NO_MEM;
+		}
+		r->ptmp = true;
+	}
+	mpi_progress(0);
+	struct mpi_ux *u = ux_find(ctx, src, tag);
+	if (u) {
+		mpi_list_del(&u->link);
+		ux_deliver(r, u);
+		return MPI_SUCCESS;
+	}
+	ptl_match_bits_t ign = 0;
+	if (src == MPI_ANY_SOURCE)
+		ign |= MPI_SRC_MASK;
+	if (tag == MPI_ANY_TAG)
+		ign |= MPI_TAG_MASK;
+	ptl_match_bits_t bits = mpi_bits(ctx, src == MPI_ANY_SOURCE ? 0 : src, tag == MPI_ANY_TAG ? 0 : tag);
+	int rc = PtlMEInsert(P.marker, any_id, bits, ign, PTL_UNLINK, PTL_INS_BEFORE, &r->me);
+	if (rc != PTL_OK)
+		goto fail;
+	ptl_md_t md = { .start = r->pbuf, .length = r->len, .threshold = 0,
+			.options = PTL_MD_OP_PUT | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE,
+			.user_ptr = r, .eq_handle = mpi_g.eq };
+	rc = PtlMDAttach(r->me, md, PTL_UNLINK, &r->md);
+	if (rc != PTL_OK) {
+		PtlMEUnlink(r->me);
+		goto fail;
+	}
+	md.threshold = 1;
+	for (;;) {
+		rc = PtlMDUpdate(r->md, NULL, &md, mpi_g.eq);
+		if (rc == PTL_OK)
+			return MPI_SUCCESS;
+		if (rc != PTL_MD_NO_UPDATE)
+			mpi_fatal(MPI_ERR_INTERN, "PtlMDUpdate: %s", PtlErrorStr((unsigned)rc));
+		mpi_progress(0);
+		u = ux_find(ctx, src, tag);
+		if (u) {
+			PtlMEUnlink(r->me);
+			r->me = PTL_INVALID_HANDLE;
+			mpi_list_del(&u->link);
+			ux_deliver(r, u);
+			return MPI_SUCCESS;
+		}
+	}
+fail:
+	if (r->ptmp)
+		free(r->pbuf);
+	mpi_req_release(r);
+	*out = NULL;
+	return MPI_ERR_NO_MEM;
+}
+
+int mpi_iprobe(int src, int tag, struct mpi_comm *c, int *flag, MPI_Status *st)
+{
+	mpi_progress(0);
+	struct mpi_ux *u = ux_find(c->ctx, src, tag);
+	*flag = u != NULL;
+	if (u && st) {
+		st->MPI_SOURCE = u->src;
+		st->MPI_TAG = u->tag;
+		st->MPI_ERROR = MPI_SUCCESS;
+		st->ptl_cancelled = 0;
+		st->ptl_count = (long long)u->len;
+	}
+	return MPI_SUCCESS;
+}
+
+int mpi_cancel_recv(struct mpi_req *r)
+{
+	if (r->done || r->matched || r->me == PTL_INVALID_HANDLE)
+		return MPI_SUCCESS;
+	if (PtlMEUnlink(r->me) != PTL_OK)
+		return MPI_SUCCESS; /* being matched: it will complete */
+	/* Unlinked: anything that matched it before is in the queue now. */
+	mpi_progress(0);
+	if (r->matched || r->done)
+		return MPI_SUCCESS;
+	r->me = PTL_INVALID_HANDLE;
+	r->cancelled = true;
+	r->st.ptl_cancelled = 1;
+	if (r->ptmp) {
+		free(r->pbuf);
+		r->pbuf = NULL;
+		r->ptmp = false;
+	}
+	mpi_req_complete(r);
+	return MPI_SUCCESS;
+}
+
+int mpi_wait_req(struct mpi_req *r, double deadline)
+{
+	while (!r->done) {
+		int ms = 100;
+		if (deadline > 0) {
+			double left = deadline - mpi_now();
+			if (left <= 0)
+				return MPI_ERR_TIMEOUT;
+			if (left < 0.1)
+				ms = (int)(left * 1000) + 1;
+		}
+		mpi_progress(ms);
+	}
+	return MPI_SUCCESS;
+}
+
+/* Finalize: every send the library finishes on its own must be finished. */
+void mpi_drain_internal(void)
+{
+	double until = mpi_now() + 30;
+	while (mpi_g.pending_ops > 0 && mpi_now() < until)
+		mpi_progress(10);
+}

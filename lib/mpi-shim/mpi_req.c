@@ -1,0 +1,358 @@
+/* mpi_req.c: the request table and the Wait/Test families.
+ *
+ * A request is a slot of one growing table; its handle is index + 1, and
+ * its operation id on the wire (mpi_req_id) adds 8 bits of generation, so
+ * a late control message for a reused slot is recognized and ignored. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_impl.h"
+
+#define REQ_MAX (1u << 20)
+
+static struct mpi_req **table;
+static uint32_t cap, used;
+static uint32_t *freelist;
+static uint32_t nfree;
+
+struct mpi_req *mpi_req_new(int kind)
+{
+	uint32_t i;
+	if (nfree) {
+		i = freelist[--nfree];
+	} else {
+		if (used == cap) {
+			uint32_t nc = cap ? cap * 2 : 256;
+			if (nc > REQ_MAX)
+				return NULL;
+			struct mpi_req **t = realloc(table, sizeof *t * nc);
+			uint32_t *f = realloc(freelist, sizeof *f * nc);
+			if (!t || !f) {
+				free(t == table ? NULL : t);
+				return NULL;
+			}
+			table = t;
+			freelist = f;
+			cap = nc;
+		}
+		i = used++;
+		table[i] = calloc(1, sizeof **table);
+		if (!table[i]) {
+			used--;
+			return NULL;
+		}
+		table[i]->idx = i;
+	}
+	struct mpi_req *r = table[i];
+	uint32_t gen = r->gen + 1;
+	memset(r, 0, sizeof *r);
+	r->obj = MPI_OBJ_REQ;
+	r->idx = i;
+	r->gen = gen;
+	r->kind = kind;
+	r->in_use = true;
+	r->held = true;
+	r->me = PTL_INVALID_HANDLE;
+	r->md = PTL_INVALID_HANDLE;
+	mpi_list_init(&r->link);
+	r->st.MPI_ERROR = MPI_SUCCESS;
+	return r;
+}
+
+void mpi_req_release(struct mpi_req *r)
+{
+	if (!r->in_use)
+		return;
+	r->in_use = false;
+	freelist[nfree++] = r->idx;
+}
+
+struct mpi_req *mpi_req_get(MPI_Request h)
+{
+	if (h <= 0 || (uint32_t)h > used)
+		return NULL;
+	struct mpi_req *r = table[h - 1];
+	return r->in_use && r->held ? r : NULL;
+}
+
+struct mpi_req *mpi_req_by_id(uint32_t id)
+{
+	uint32_t i = id & 0xfffff;
+	if (i >= used)
+		return NULL;
+	struct mpi_req *r = table[i];
+	return r->in_use && (r->gen & 0xff) == (id >> 20) ? r : NULL;
+}
+
+void mpi_req_complete(struct mpi_req *r)
+{
+	r->done = true;
+	if (!r->held && !r->busy)
+		mpi_req_release(r);
+}
+
+void mpi_req_drop(struct mpi_req *r)
+{
+	r->held = false;
+	if (r->done && !r->busy)
+		mpi_req_release(r);
+}
+
+/* ---------------------------------------------------------------- Wait/Test */
+
+static void status_out(const struct mpi_req *r, MPI_Status *st)
+{
+	if (st == MPI_STATUS_IGNORE)
+		return;
+	*st = r->st;
+	if (r->kind == MPI_REQ_SEND) {
+		/* A send's status says nothing but whether it was cancelled. */
+		st->ptl_count = 0;
+	}
+}
+
+static void empty_status(MPI_Status *st)
+{
+	if (st == MPI_STATUS_IGNORE)
+		return;
+	st->MPI_SOURCE = MPI_ANY_SOURCE;
+	st->MPI_TAG = MPI_ANY_TAG;
+	st->MPI_ERROR = MPI_SUCCESS;
+	st->ptl_cancelled = 0;
+	st->ptl_count = 0;
+}
+
+/* r completed: fill the status, free the request, null the handle. */
+static int finish(MPI_Request *h, struct mpi_req *r, MPI_Status *st)
+{
+	int err = r->err;
+	status_out(r, st);
+	mpi_req_drop(r);
+	*h = MPI_REQUEST_NULL;
+	return err;
+}
+
+static int lookup(MPI_Request *h, struct mpi_req **out, const char *fn)
+{
+	*out = NULL;
+	if (!h)
+		return mpi_err(MPI_COMM_NULL, MPI_ERR_ARG, fn, "NULL request pointer");
+	if (*h == MPI_REQUEST_NULL)
+		return MPI_SUCCESS;
+	*out = mpi_req_get(*h);
+	if (!*out)
+		return mpi_err(MPI_COMM_NULL, MPI_ERR_REQUEST, fn, "request %d is not an active request", *h);
+	return MPI_SUCCESS;
+}
+
+int PMPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+	MPI_CHECK_INIT("MPI_Wait");
+	struct mpi_req *r;
+	int rc = lookup(request, &r, "MPI_Wait");
+	if (rc || !r) {
+		empty_status(status);
+		return rc;
+	}
+	mpi_wait_req(r, 0);
+	rc = finish(request, r, status);
+	return rc ? mpi_err(MPI_COMM_WORLD, rc, "MPI_Wait", "the request failed") : MPI_SUCCESS;
+}
+
+int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+	MPI_CHECK_INIT("MPI_Test");
+	struct mpi_req *r;
+	int rc = lookup(request, &r, "MPI_Test");
+	if (rc || !r) {
+		*flag = 1;
+		empty_status(status);
+		return rc;
+	}
+	if (!r->done)
+		mpi_progress(0);
+	*flag = r->done;
+	if (!r->done)
+		return MPI_SUCCESS;
+	rc = finish(request, r, status);
+	return rc ? mpi_err(MPI_COMM_WORLD, rc, "MPI_Test", "the request failed") : MPI_SUCCESS;
+}
+
+int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status sts[])
+{
+	MPI_CHECK_INIT("MPI_Waitall");
+	if (count < 0)
+		return mpi_err(MPI_COMM_NULL, MPI_ERR_COUNT, "MPI_Waitall", "count %d < 0", count);
+	for (int i = 0; i < count; i++) {
+		if (reqs[i] != MPI_REQUEST_NULL && !mpi_req_get(reqs[i]))
+			return mpi_err(MPI_COMM_NULL, MPI_ERR_REQUEST, "MPI_Waitall", "request %d (index %d) is not active",
+				       reqs[i], i);
+	}
+	for (int i = 0; i < count; i++) {
+		struct mpi_req *r = reqs[i] == MPI_REQUEST_NULL ? NULL : mpi_req_get(reqs[i]);
+		if (r)
+			mpi_wait_req(r, 0);
+	}
+	int errs = 0;
+	for (int i = 0; i < count; i++) {
+		MPI_Status *st = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[i];
+		struct mpi_req *r = reqs[i] == MPI_REQUEST_NULL ? NULL : mpi_req_get(reqs[i]);
+		if (!r) {
+			empty_status(st);
+			continue;
+		}
+		int e = finish(&reqs[i], r, st);
+		if (st)
+			st->MPI_ERROR = e;
+		errs += e != 0;
+	}
+	return errs ? mpi_err(MPI_COMM_WORLD, MPI_ERR_IN_STATUS, "MPI_Waitall", "%d of the requests failed", errs)
+		    : MPI_SUCCESS;
+}
+
+int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status sts[])
+{
+	MPI_CHECK_INIT("MPI_Testall");
+	mpi_progress(0);
+	for (int i = 0; i < count; i++) {
+		if (reqs[i] == MPI_REQUEST_NULL)
+			continue;
+		struct mpi_req *r = mpi_req_get(reqs[i]);
+		if (!r)
+			return mpi_err(MPI_COMM_NULL, MPI_ERR_REQUEST, "MPI_Testall", "request %d is not active", reqs[i]);
+		if (!r->done) {
+			*flag = 0;
+			return MPI_SUCCESS;
+		}
+	}
+	*flag = 1;
+	return PMPI_Waitall(count, reqs, sts);
+}
+
+static int any_done(int count, MPI_Request reqs[], int *index, MPI_Status *st, bool *active, const char *fn)
+{
+	*active = false;
+	for (int i = 0; i < count; i++) {
+		if (reqs[i] == MPI_REQUEST_NULL)
+			continue;
+		struct mpi_req *r = mpi_req_get(reqs[i]);
+		if (!r)
+			return mpi_err(MPI_COMM_NULL, MPI_ERR_REQUEST, fn, "request %d (index %d) is not active", reqs[i], i);
+		*active = true;
+		if (r->done) {
+			*index = i;
+			int e = finish(&reqs[i], r, st);
+			return e ? mpi_err(MPI_COMM_WORLD, e, fn, "the request failed") : MPI_SUCCESS;
+		}
+	}
+	return MPI_SUCCESS;
+}
+
+int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
+{
+	MPI_CHECK_INIT("MPI_Waitany");
+	*index = MPI_UNDEFINED;
+	for (;;) {
+		bool active;
+		int rc = any_done(count, reqs, index, status, &active, "MPI_Waitany");
+		if (rc || *index != MPI_UNDEFINED)
+			return rc;
+		if (!active) {
+			empty_status(status);
+			return MPI_SUCCESS;
+		}
+		mpi_progress(100);
+	}
+}
+
+int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
+{
+	MPI_CHECK_INIT("MPI_Testany");
+	mpi_progress(0);
+	*index = MPI_UNDEFINED;
+	bool active;
+	int rc = any_done(count, reqs, index, status, &active, "MPI_Testany");
+	*flag = *index != MPI_UNDEFINED || !active;
+	if (!active)
+		empty_status(status);
+	return rc;
+}
+
+static int some_done(int count, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[], bool *active,
+		     const char *fn)
+{
+	*active = false;
+	*outcount = 0;
+	int errs = 0;
+	for (int i = 0; i < count; i++) {
+		if (reqs[i] == MPI_REQUEST_NULL)
+			continue;
+		struct mpi_req *r = mpi_req_get(reqs[i]);
+		if (!r)
+			return mpi_err(MPI_COMM_NULL, MPI_ERR_REQUEST, fn, "request %d (index %d) is not active", reqs[i], i);
+		*active = true;
+		if (r->done) {
+			MPI_Status *st = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[*outcount];
+			int e = finish(&reqs[i], r, st);
+			if (st)
+				st->MPI_ERROR = e;
+			errs += e != 0;
+			idx[(*outcount)++] = i;
+		}
+	}
+	if (!*active)
+		*outcount = MPI_UNDEFINED;
+	return errs ? mpi_err(MPI_COMM_WORLD, MPI_ERR_IN_STATUS, fn, "%d of the requests failed", errs) : MPI_SUCCESS;
+}
+
+int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[])
+{
+	MPI_CHECK_INIT("MPI_Waitsome");
+	for (;;) {
+		bool active;
+		int rc = some_done(incount, reqs, outcount, idx, sts, &active, "MPI_Waitsome");
+		if (rc || !active || *outcount > 0)
+			return rc;
+		mpi_progress(100);
+	}
+}
+
+int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[])
+{
+	MPI_CHECK_INIT("MPI_Testsome");
+	mpi_progress(0);
+	bool active;
+	return some_done(incount, reqs, outcount, idx, sts, &active, "MPI_Testsome");
+}
+
+int PMPI_Cancel(MPI_Request *request)
+{
+	MPI_CHECK_INIT("MPI_Cancel");
+	struct mpi_req *r;
+	int rc = lookup(request, &r, "MPI_Cancel");
+	if (rc || !r)
+		return rc;
+	if (r->kind != MPI_REQ_RECV)
+		return MPI_SUCCESS; /* sends are not cancelled: they complete normally */
+	return mpi_cancel_recv(r);
+}
+
+int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
+{
+	*flag = status ? status->ptl_cancelled : 0;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Request_free(MPI_Request *request)
+{
+	MPI_CHECK_INIT("MPI_Request_free");
+	struct mpi_req *r;
+	int rc = lookup(request, &r, "MPI_Request_free");
+	if (rc || !r)
+		return rc;
+	mpi_req_drop(r);
+	*request = MPI_REQUEST_NULL;
+	return MPI_SUCCESS;
+}
