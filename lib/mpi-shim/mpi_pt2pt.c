@@ -413,7 +413,7 @@ int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, st
 	r->busy = true;
 	/* A buffered or eager send is complete for the user now (the data is
 	 * copied); the library finishes it without the user. */
-	if (r->proto == MPI_PROTO_EAGER)
+	if (r->proto == MPI_PROTO_EAGER || r->bsend)
 		mpi_req_complete(r);
 	if (P.credit[r->wpeer] > 0 && mpi_list_empty(&P.sendq[r->wpeer])) {
 		P.credit[r->wpeer]--;

@@ -1,0 +1,308 @@
+/* mpi_p2p: point-to-point: ordering, wildcards, probe, sizes across the
+ * eager/rendezvous limit (0 B - 16 MiB), Ssend, Cancel, PROC_NULL,
+ * Sendrecv(_replace), the Wait/Test families, Bsend, truncation, and a
+ * flood of unexpected messages. Needs at least 2 ranks. */
+#include "mpi_test.h"
+
+#include <stdint.h>
+
+static unsigned char pat(size_t i, int seed) { return (unsigned char)(i * 131 + (size_t)seed * 7 + (i >> 12)); }
+
+static void sizes(void)
+{
+	static const size_t lens[] = { 0, 1, 7, 64, 1000, 4096, 16383, 16384, 16385, 65536, 100000,
+				       1 << 20, (1 << 24) };
+	size_t max = 1 << 24;
+	unsigned char *buf = malloc(max);
+	for (size_t k = 0; k < sizeof lens / sizeof *lens; k++) {
+		size_t n = lens[k];
+		if (t_rank == 0) {
+			for (size_t i = 0; i < n; i++)
+				buf[i] = pat(i, (int)k);
+			OK(MPI_Send(buf, (int)n, MPI_BYTE, 1, (int)k, MPI_COMM_WORLD));
+			/* and back, received before posted */
+			MPI_Status st;
+			OK(MPI_Probe(1, 100 + (int)k, MPI_COMM_WORLD, &st));
+			int cnt;
+			MPI_Get_count(&st, MPI_BYTE, &cnt);
+			CHECK((size_t)cnt == n, "probe count %d want %zu", cnt, n);
+			memset(buf, 0, n);
+			OK(MPI_Recv(buf, (int)n, MPI_BYTE, 1, 100 + (int)k, MPI_COMM_WORLD, &st));
+			size_t bad = 0;
+			for (size_t i = 0; i < n; i++)
+				bad += buf[i] != pat(i, (int)k + 1);
+			CHECK(bad == 0, "%zu bad bytes of %zu coming back", bad, n);
+		} else if (t_rank == 1) {
+			MPI_Status st;
+			memset(buf, 0, n);
+			OK(MPI_Recv(buf, (int)n, MPI_BYTE, 0, (int)k, MPI_COMM_WORLD, &st));
+			int cnt;
+			MPI_Get_count(&st, MPI_BYTE, &cnt);
+			CHECK((size_t)cnt == n && st.MPI_SOURCE == 0 && st.MPI_TAG == (int)k, "status %d/%d/%d", cnt,
+			      st.MPI_SOURCE, st.MPI_TAG);
+			size_t bad = 0;
+			for (size_t i = 0; i < n; i++)
+				bad += buf[i] != pat(i, (int)k);
+			CHECK(bad == 0, "%zu bad bytes of %zu", bad, n);
+			for (size_t i = 0; i < n; i++)
+				buf[i] = pat(i, (int)k + 1);
+			OK(MPI_Send(buf, (int)n, MPI_BYTE, 0, 100 + (int)k, MPI_COMM_WORLD));
+		}
+	}
+	free(buf);
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* Non-overtaking: many messages, same source and tag, mixed sizes. */
+static void ordering(void)
+{
+	enum { N = 2000 };
+	static int big[40000];
+	if (t_rank == 0) {
+		for (int i = 0; i < N; i++) {
+			if (i % 100 == 7) {
+				big[0] = i;
+				OK(MPI_Send(big, 40000, MPI_INT, 1, 5, MPI_COMM_WORLD));
+			} else {
+				OK(MPI_Send(&i, 1, MPI_INT, 1, 5, MPI_COMM_WORLD));
+			}
+		}
+	} else if (t_rank == 1) {
+		int bad = 0;
+		for (int i = 0; i < N; i++) {
+			MPI_Status st;
+			OK(MPI_Recv(big, 40000, MPI_INT, MPI_ANY_SOURCE, 5, MPI_COMM_WORLD, &st));
+			bad += big[0] != i;
+		}
+		CHECK(bad == 0, "%d messages out of order", bad);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* Every rank sends to rank 0 with its own tag; rank 0 takes them with
+ * wildcards and checks each status. */
+static void wildcards(void)
+{
+	if (t_rank == 0) {
+		int seen[64] = { 0 };
+		for (int i = 0; i < 3 * (t_size - 1); i++) {
+			int v;
+			MPI_Status st;
+			OK(MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
+			CHECK(v == st.MPI_SOURCE * 1000 + st.MPI_TAG, "value %d from %d tag %d", v, st.MPI_SOURCE, st.MPI_TAG);
+			if (st.MPI_SOURCE < 64)
+				seen[st.MPI_SOURCE]++;
+		}
+		for (int r = 1; r < t_size && r < 64; r++)
+			CHECK(seen[r] == 3, "rank %d: %d messages", r, seen[r]);
+		/* a specific tag from any source after ANY_TAG */
+	} else {
+		for (int k = 0; k < 3; k++) {
+			int v = t_rank * 1000 + k + 10;
+			OK(MPI_Send(&v, 1, MPI_INT, 0, k + 10, MPI_COMM_WORLD));
+		}
+	}
+	/* Iprobe with wildcards finds the right one; tag selects among several */
+	if (t_rank == 1) {
+		int a = 1, b = 2;
+		OK(MPI_Send(&a, 1, MPI_INT, 0, 71, MPI_COMM_WORLD));
+		OK(MPI_Send(&b, 1, MPI_INT, 0, 72, MPI_COMM_WORLD));
+	} else if (t_rank == 0) {
+		int flag = 0, v;
+		MPI_Status st;
+		while (!flag)
+			OK(MPI_Iprobe(MPI_ANY_SOURCE, 72, MPI_COMM_WORLD, &flag, &st));
+		CHECK(st.MPI_SOURCE == 1 && st.MPI_TAG == 72, "iprobe %d/%d", st.MPI_SOURCE, st.MPI_TAG);
+		OK(MPI_Recv(&v, 1, MPI_INT, 1, 72, MPI_COMM_WORLD, &st));
+		CHECK(v == 2, "tag 72 gave %d", v);
+		OK(MPI_Recv(&v, 1, MPI_INT, 1, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
+		CHECK(v == 1 && st.MPI_TAG == 71, "then %d tag %d", v, st.MPI_TAG);
+		OK(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE));
+		CHECK(!flag, "nothing should be left");
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void ssend_cancel_null(void)
+{
+	/* Issend must not complete before the receiver matches it. */
+	if (t_rank == 0) {
+		int v = 42, flag = 0, go = 0;
+		MPI_Request r;
+		OK(MPI_Issend(&v, 1, MPI_INT, 1, 9, MPI_COMM_WORLD, &r));
+		double t0 = MPI_Wtime();
+		while (MPI_Wtime() - t0 < 0.2)
+			OK(MPI_Test(&r, &flag, MPI_STATUS_IGNORE));
+		CHECK(!flag, "Issend completed before the receive was posted");
+		OK(MPI_Send(&go, 1, MPI_INT, 1, 8, MPI_COMM_WORLD));
+		OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+	} else if (t_rank == 1) {
+		int v = 0, go;
+		OK(MPI_Recv(&go, 1, MPI_INT, 0, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		OK(MPI_Recv(&v, 1, MPI_INT, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		CHECK(v == 42, "ssend data %d", v);
+	}
+	/* Cancel a receive nobody sends to */
+	MPI_Request r;
+	int x, flag;
+	MPI_Status st;
+	OK(MPI_Irecv(&x, 1, MPI_INT, MPI_ANY_SOURCE, 999, MPI_COMM_WORLD, &r));
+	OK(MPI_Cancel(&r));
+	OK(MPI_Wait(&r, &st));
+	OK(MPI_Test_cancelled(&st, &flag));
+	CHECK(flag, "receive not cancelled");
+	CHECK(r == MPI_REQUEST_NULL, "request not freed");
+	/* PROC_NULL */
+	OK(MPI_Send(&x, 1, MPI_INT, MPI_PROC_NULL, 1, MPI_COMM_WORLD));
+	OK(MPI_Recv(&x, 1, MPI_INT, MPI_PROC_NULL, 1, MPI_COMM_WORLD, &st));
+	int cnt = -1;
+	MPI_Get_count(&st, MPI_INT, &cnt);
+	CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG && cnt == 0, "PROC_NULL status %d %d %d",
+	      st.MPI_SOURCE, st.MPI_TAG, cnt);
+	/* MPI_TAG_UB */
+	int *ub, fl;
+	OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &fl));
+	CHECK(fl && *ub >= 32767, "MPI_TAG_UB %d", fl ? *ub : -1);
+	if (fl && t_size > 1) {
+		/* the largest tag works */
+		int right = (t_rank + 1) % t_size, left = (t_rank + t_size - 1) % t_size, a = t_rank, b = -1;
+		OK(MPI_Sendrecv(&a, 1, MPI_INT, right, *ub, &b, 1, MPI_INT, left, *ub, MPI_COMM_WORLD, &st));
+		CHECK(b == left, "sendrecv got %d want %d", b, left);
+		int c = t_rank;
+		OK(MPI_Sendrecv_replace(&c, 1, MPI_INT, right, 3, left, 3, MPI_COMM_WORLD, &st));
+		CHECK(c == left, "sendrecv_replace got %d want %d", c, left);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void families(void)
+{
+	/* ring exchange with Waitany / Waitsome / Testall */
+	enum { K = 8 };
+	int right = (t_rank + 1) % t_size, left = (t_rank + t_size - 1) % t_size;
+	int in[K], out[K];
+	MPI_Request rq[2 * K];
+	for (int i = 0; i < K; i++) {
+		out[i] = t_rank * 100 + i;
+		OK(MPI_Irecv(&in[i], 1, MPI_INT, left, i, MPI_COMM_WORLD, &rq[i]));
+	}
+	for (int i = 0; i < K; i++)
+		OK(MPI_Isend(&out[i], 1, MPI_INT, right, i, MPI_COMM_WORLD, &rq[K + i]));
+	int done = 0;
+	while (done < 2 * K) {
+		int idx[2 * K], n;
+		MPI_Status sts[2 * K];
+		OK(MPI_Waitsome(2 * K, rq, &n, idx, sts));
+		CHECK(n > 0, "waitsome gave %d", n);
+		done += n;
+	}
+	for (int i = 0; i < K; i++)
+		CHECK(in[i] == left * 100 + i, "in[%d] = %d", i, in[i]);
+	int idx, flag;
+	OK(MPI_Waitany(2 * K, rq, &idx, MPI_STATUS_IGNORE));
+	CHECK(idx == MPI_UNDEFINED, "waitany on nulls gave %d", idx);
+	OK(MPI_Testall(2 * K, rq, &flag, MPI_STATUSES_IGNORE));
+	CHECK(flag, "testall on nulls");
+	for (int i = 0; i < K; i++)
+		OK(MPI_Irecv(&in[i], 1, MPI_INT, left, 50 + i, MPI_COMM_WORLD, &rq[i]));
+	for (int i = 0; i < K; i++)
+		OK(MPI_Send(&out[i], 1, MPI_INT, right, 50 + i, MPI_COMM_WORLD));
+	for (int i = 0; i < K; i++) {
+		OK(MPI_Waitany(K, rq, &idx, MPI_STATUS_IGNORE));
+		CHECK(idx >= 0 && idx < K, "waitany index %d", idx);
+	}
+	OK(MPI_Testany(K, rq, &idx, &flag, MPI_STATUS_IGNORE));
+	CHECK(flag && idx == MPI_UNDEFINED, "testany on nulls");
+	/* Request_free on a send */
+	MPI_Request fr;
+	OK(MPI_Isend(&out[0], 1, MPI_INT, right, 77, MPI_COMM_WORLD, &fr));
+	OK(MPI_Request_free(&fr));
+	OK(MPI_Recv(&in[0], 1, MPI_INT, left, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+	/* Bsend */
+	int bsz = 1 << 16;
+	char *bb = malloc((size_t)bsz);
+	OK(MPI_Buffer_attach(bb, bsz));
+	static char msg[20000];
+	memset(msg, t_rank, sizeof msg);
+	OK(MPI_Bsend(msg, sizeof msg, MPI_CHAR, right, 60, MPI_COMM_WORLD));
+	static char got[20000];
+	OK(MPI_Recv(got, sizeof got, MPI_CHAR, left, 60, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+	CHECK(got[0] == left && got[19999] == left, "bsend data");
+	void *det;
+	int dsz;
+	OK(MPI_Buffer_detach(&det, &dsz));
+	CHECK(det == bb && dsz == bsz, "detach");
+	free(bb);
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* Truncation is an error, reported with MPI_ERRORS_RETURN. */
+static void truncation(void)
+{
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	if (t_rank == 0) {
+		int v[4] = { 1, 2, 3, 4 };
+		OK(MPI_Send(v, 4, MPI_INT, 1, 31, MPI_COMM_WORLD));
+		static int big[50000];
+		OK(MPI_Send(big, 50000, MPI_INT, 1, 32, MPI_COMM_WORLD));
+	} else if (t_rank == 1) {
+		int v[2];
+		MPI_Status st;
+		int rc = MPI_Recv(v, 2, MPI_INT, 0, 31, MPI_COMM_WORLD, &st);
+		int cls;
+		MPI_Error_class(rc, &cls);
+		CHECK(cls == MPI_ERR_TRUNCATE, "eager truncation gave class %d", cls);
+		CHECK(v[0] == 1 && v[1] == 2, "truncated data %d %d", v[0], v[1]);
+		static int big[100];
+		rc = MPI_Recv(big, 100, MPI_INT, 0, 32, MPI_COMM_WORLD, &st);
+		MPI_Error_class(rc, &cls);
+		CHECK(cls == MPI_ERR_TRUNCATE, "rendezvous truncation gave class %d", cls);
+	}
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* A flood: rank 1 sends many messages before rank 0 posts anything. */
+static void flood(void)
+{
+	enum { N = 20000 };
+	if (t_rank == 1) {
+		static char m[3000];
+		for (int i = 0; i < N; i++) {
+			memcpy(m, &i, sizeof i);
+			OK(MPI_Send(m, i % 10 == 0 ? (int)sizeof m : 8, MPI_CHAR, 0, 4, MPI_COMM_WORLD));
+		}
+	} else if (t_rank == 0) {
+		double t0 = MPI_Wtime();
+		while (MPI_Wtime() - t0 < 0.3)
+			;
+		static char m[3000];
+		int bad = 0;
+		for (int i = 0; i < N; i++) {
+			int v;
+			OK(MPI_Recv(m, sizeof m, MPI_CHAR, 1, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+			memcpy(&v, m, sizeof v);
+			bad += v != i;
+		}
+		CHECK(bad == 0, "%d flood messages wrong or out of order", bad);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
+int main(int argc, char **argv)
+{
+	t_init(&argc, &argv);
+	if (t_size < 2) {
+		fprintf(stderr, "mpi_p2p: needs 2 ranks\n");
+		MPI_Finalize();
+		return 77;
+	}
+	sizes();
+	ordering();
+	wildcards();
+	ssend_cancel_null();
+	families();
+	truncation();
+	flood();
+	return t_finish("mpi_p2p");
+}
