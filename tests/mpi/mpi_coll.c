@@ -1,0 +1,291 @@
+/* mpi_coll: every collective, checked against values computed locally,
+ * with MPI_IN_PLACE where the standard allows it, every predefined op on a
+ * type it applies to, user ops (a non-commutative one included) and
+ * determinism (the same float allreduce gives the same bits every time and
+ * on every rank). Runs at any size. */
+#include "mpi_test.h"
+
+#include <math.h>
+#include <stdint.h>
+
+static void barrier_bcast(void)
+{
+	for (int i = 0; i < 3; i++)
+		OK(MPI_Barrier(MPI_COMM_WORLD));
+	static const int counts[] = { 0, 1, 3, 1000, 70000 };
+	for (size_t k = 0; k < sizeof counts / sizeof *counts; k++)
+		for (int root = 0; root < t_size; root += (t_size > 3 ? t_size - 1 : 1)) {
+			int n = counts[k];
+			int *v = malloc(sizeof(int) * (size_t)(n + 1));
+			for (int i = 0; i < n; i++)
+				v[i] = t_rank == root ? i * 3 + root : -1;
+			OK(MPI_Bcast(v, n, MPI_INT, root, MPI_COMM_WORLD));
+			int bad = 0;
+			for (int i = 0; i < n; i++)
+				bad += v[i] != i * 3 + root;
+			CHECK(bad == 0, "bcast n=%d root=%d: %d wrong", n, root, bad);
+			free(v);
+		}
+}
+
+static void reductions(void)
+{
+	static const int counts[] = { 1, 5, 4099, 100000 };
+	for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
+		int n = counts[k];
+		long long *in = malloc(sizeof(long long) * (size_t)n), *out = malloc(sizeof(long long) * (size_t)n);
+		for (int i = 0; i < n; i++)
+			in[i] = (long long)(t_rank + 1) * (i + 1);
+		long long tri = (long long)t_size * (t_size + 1) / 2;
+		OK(MPI_Allreduce(in, out, n, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD));
+		int bad = 0;
+		for (int i = 0; i < n; i++)
+			bad += out[i] != tri * (i + 1);
+		CHECK(bad == 0, "allreduce sum n=%d: %d wrong", n, bad);
+		memcpy(out, in, sizeof(long long) * (size_t)n);
+		OK(MPI_Allreduce(MPI_IN_PLACE, out, n, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD));
+		bad = 0;
+		for (int i = 0; i < n; i++)
+			bad += out[i] != (long long)t_size * (i + 1);
+		CHECK(bad == 0, "allreduce in-place max n=%d: %d wrong", n, bad);
+		for (int root = 0; root < t_size; root += (t_size > 2 ? t_size - 1 : 1)) {
+			memset(out, 0, sizeof(long long) * (size_t)n);
+			if (t_rank == root) {
+				memcpy(out, in, sizeof(long long) * (size_t)n);
+				OK(MPI_Reduce(MPI_IN_PLACE, out, n, MPI_LONG_LONG, MPI_MIN, root, MPI_COMM_WORLD));
+			} else {
+				OK(MPI_Reduce(in, NULL, n, MPI_LONG_LONG, MPI_MIN, root, MPI_COMM_WORLD));
+			}
+			if (t_rank == root) {
+				bad = 0;
+				for (int i = 0; i < n; i++)
+					bad += out[i] != i + 1;
+				CHECK(bad == 0, "reduce min n=%d root %d: %d wrong", n, root, bad);
+			}
+		}
+		free(in);
+		free(out);
+	}
+	/* every predefined op */
+	int a = t_rank + 1, r;
+	OK(MPI_Allreduce(&a, &r, 1, MPI_INT, MPI_PROD, MPI_COMM_WORLD));
+	long f = 1;
+	for (int i = 1; i <= t_size; i++)
+		f *= i;
+	CHECK(r == (int)f, "prod %d", r);
+	int b = t_rank == 0;
+	OK(MPI_Allreduce(&b, &r, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD));
+	CHECK(r == (t_size == 1), "land %d", r);
+	OK(MPI_Allreduce(&b, &r, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD));
+	CHECK(r == 1, "lor %d", r);
+	OK(MPI_Allreduce(&b, &r, 1, MPI_INT, MPI_LXOR, MPI_COMM_WORLD));
+	CHECK(r == 1, "lxor %d", r);
+	unsigned u = 1u << (t_rank % 32), ur;
+	OK(MPI_Allreduce(&u, &ur, 1, MPI_UNSIGNED, MPI_BOR, MPI_COMM_WORLD));
+	CHECK(ur == (t_size >= 32 ? 0xffffffffu : (1u << t_size) - 1), "bor %x", ur);
+	OK(MPI_Allreduce(&u, &ur, 1, MPI_UNSIGNED, MPI_BAND, MPI_COMM_WORLD));
+	CHECK(ur == (t_size == 1 ? 1u : 0u), "band %x", ur);
+	OK(MPI_Allreduce(&u, &ur, 1, MPI_UNSIGNED, MPI_BXOR, MPI_COMM_WORLD));
+	CHECK(ur == (t_size >= 32 ? 0xffffffffu : (1u << t_size) - 1), "bxor %x", ur);
+	unsigned char by = (unsigned char)(1u << (t_rank % 8)), byr;
+	OK(MPI_Allreduce(&by, &byr, 1, MPI_BYTE, MPI_BOR, MPI_COMM_WORLD));
+	double d = t_rank * 0.5, dr;
+	OK(MPI_Allreduce(&d, &dr, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+	CHECK(dr == (t_size - 1) * 0.5, "double max %g", dr);
+	struct { double v; int k; } p = { (double)((t_rank * 7) % t_size), t_rank }, pr;
+	OK(MPI_Allreduce(&p, &pr, 1, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD));
+	int wantk = 0;
+	for (int i = 0; i < t_size; i++)
+		if ((i * 7) % t_size > (wantk * 7) % t_size)
+			wantk = i;
+	CHECK(pr.k == wantk && pr.v == (double)((wantk * 7) % t_size), "maxloc %g@%d want @%d", pr.v, pr.k, wantk);
+	struct { int v, k; } q = { t_rank % 3, t_rank }, qr;
+	OK(MPI_Allreduce(&q, &qr, 1, MPI_2INT, MPI_MINLOC, MPI_COMM_WORLD));
+	CHECK(qr.v == 0 && qr.k == 0, "minloc %d@%d", qr.v, qr.k);
+	float fc[2] = { 1.0f, (float)t_rank }, fcr[2];
+	OK(MPI_Allreduce(fc, fcr, 1, MPI_C_FLOAT_COMPLEX, MPI_SUM, MPI_COMM_WORLD));
+	CHECK(fcr[0] == (float)t_size, "complex sum %g", (double)fcr[0]);
+}
+
+/* 2x2 integer matrices: product is not commutative. */
+static void matmul(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+	(void)dt;
+	int *a = in, *b = inout;
+	for (int i = 0; i < *len; i++, a += 4, b += 4) {
+		int c[4] = { a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3], a[2] * b[0] + a[3] * b[2],
+			     a[2] * b[1] + a[3] * b[3] };
+		memcpy(b, c, sizeof c);
+	}
+}
+
+static void user_ops(void)
+{
+	MPI_Datatype mat;
+	OK(MPI_Type_contiguous(4, MPI_INT, &mat));
+	OK(MPI_Type_commit(&mat));
+	MPI_Op op;
+	OK(MPI_Op_create(matmul, 0, &op));
+	/* rank r's matrix [[1, r], [0, 1]]: the product in rank order is [[1, sum r], [0, 1]]
+	 * whatever the order - so use [[1,1],[0,1]] on even and [[1,0],[1,1]] on odd ranks */
+	int m[4] = { 1, t_rank % 2 == 0, t_rank % 2 == 1, 1 }, res[4];
+	OK(MPI_Allreduce(m, res, 1, mat, op, MPI_COMM_WORLD));
+	int want[4] = { 1, 0, 0, 1 };
+	for (int r = 0; r < t_size; r++) {
+		int x[4] = { 1, r % 2 == 0, r % 2 == 1, 1 };
+		int c[4] = { want[0] * x[0] + want[1] * x[2], want[0] * x[1] + want[1] * x[3],
+			     want[2] * x[0] + want[3] * x[2], want[2] * x[1] + want[3] * x[3] };
+		memcpy(want, c, sizeof c);
+	}
+	CHECK(!memcmp(res, want, sizeof want), "non-commutative allreduce [%d %d %d %d] want [%d %d %d %d]", res[0],
+	      res[1], res[2], res[3], want[0], want[1], want[2], want[3]);
+	OK(MPI_Reduce(m, res, 1, mat, op, t_size - 1, MPI_COMM_WORLD));
+	if (t_rank == t_size - 1)
+		CHECK(!memcmp(res, want, sizeof want), "non-commutative reduce");
+	OK(MPI_Scan(m, res, 1, mat, op, MPI_COMM_WORLD));
+	OK(MPI_Op_free(&op));
+	CHECK(op == MPI_OP_NULL, "op_free");
+	OK(MPI_Type_free(&mat));
+}
+
+static void gathers(void)
+{
+	int n = t_size;
+	int *all = malloc(sizeof(int) * (size_t)n * 3), mine[3] = { t_rank, t_rank * 2, t_rank * 3 };
+	OK(MPI_Allgather(mine, 3, MPI_INT, all, 3, MPI_INT, MPI_COMM_WORLD));
+	int bad = 0;
+	for (int i = 0; i < n; i++)
+		bad += all[3 * i] != i || all[3 * i + 1] != 2 * i || all[3 * i + 2] != 3 * i;
+	CHECK(!bad, "allgather");
+	memset(all, 0, sizeof(int) * (size_t)n * 3);
+	memcpy(all + 3 * t_rank, mine, sizeof mine);
+	OK(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, 3, MPI_INT, MPI_COMM_WORLD));
+	bad = 0;
+	for (int i = 0; i < n; i++)
+		bad += all[3 * i] != i || all[3 * i + 2] != 3 * i;
+	CHECK(!bad, "allgather in place");
+	int root = n - 1;
+	memset(all, 0, sizeof(int) * (size_t)n * 3);
+	OK(MPI_Gather(mine, 3, MPI_INT, all, 3, MPI_INT, root, MPI_COMM_WORLD));
+	if (t_rank == root) {
+		bad = 0;
+		for (int i = 0; i < n; i++)
+			bad += all[3 * i + 1] != 2 * i;
+		CHECK(!bad, "gather");
+	}
+	int got[3] = { -1, -1, -1 };
+	OK(MPI_Scatter(all, 3, MPI_INT, got, 3, MPI_INT, root, MPI_COMM_WORLD));
+	CHECK(got[0] == t_rank && got[2] == 3 * t_rank, "scatter %d %d", got[0], got[2]);
+	/* v-forms: rank i has i+1 ints */
+	int *counts = malloc(sizeof(int) * (size_t)n), *displs = malloc(sizeof(int) * (size_t)n), tot = 0;
+	for (int i = 0; i < n; i++) {
+		counts[i] = i + 1;
+		displs[i] = tot;
+		tot += i + 1;
+	}
+	int *v = malloc(sizeof(int) * (size_t)tot), *mv = malloc(sizeof(int) * (size_t)(t_rank + 1));
+	for (int i = 0; i <= t_rank; i++)
+		mv[i] = t_rank * 100 + i;
+	OK(MPI_Allgatherv(mv, t_rank + 1, MPI_INT, v, counts, displs, MPI_INT, MPI_COMM_WORLD));
+	bad = 0;
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j <= i; j++)
+			bad += v[displs[i] + j] != i * 100 + j;
+	CHECK(!bad, "allgatherv");
+	memset(v, 0, sizeof(int) * (size_t)tot);
+	OK(MPI_Gatherv(mv, t_rank + 1, MPI_INT, v, counts, displs, MPI_INT, 0, MPI_COMM_WORLD));
+	if (t_rank == 0) {
+		bad = 0;
+		for (int i = 0; i < n; i++)
+			bad += v[displs[i] + i] != i * 100 + i;
+		CHECK(!bad, "gatherv");
+	}
+	memset(mv, 0, sizeof(int) * (size_t)(t_rank + 1));
+	OK(MPI_Scatterv(v, counts, displs, MPI_INT, mv, t_rank + 1, MPI_INT, 0, MPI_COMM_WORLD));
+	CHECK(mv[t_rank] == t_rank * 100 + t_rank, "scatterv");
+	/* alltoall(v) */
+	int *s = malloc(sizeof(int) * (size_t)n * 2), *r = malloc(sizeof(int) * (size_t)n * 2);
+	for (int i = 0; i < n; i++) {
+		s[2 * i] = t_rank * 1000 + i;
+		s[2 * i + 1] = -i;
+	}
+	OK(MPI_Alltoall(s, 2, MPI_INT, r, 2, MPI_INT, MPI_COMM_WORLD));
+	bad = 0;
+	for (int i = 0; i < n; i++)
+		bad += r[2 * i] != i * 1000 + t_rank || r[2 * i + 1] != -t_rank;
+	CHECK(!bad, "alltoall");
+	memcpy(r, s, sizeof(int) * (size_t)n * 2);
+	OK(MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r, 2, MPI_INT, MPI_COMM_WORLD));
+	bad = 0;
+	for (int i = 0; i < n; i++)
+		bad += r[2 * i] != i * 1000 + t_rank;
+	CHECK(!bad, "alltoall in place");
+	int *sc = malloc(sizeof(int) * (size_t)n), *sd = malloc(sizeof(int) * (size_t)n);
+	for (int i = 0; i < n; i++) {
+		sc[i] = 1;
+		sd[i] = 2 * i;
+	}
+	OK(MPI_Alltoallv(s, sc, sd, MPI_INT, r, sc, sd, MPI_INT, MPI_COMM_WORLD));
+	bad = 0;
+	for (int i = 0; i < n; i++)
+		bad += r[2 * i] != i * 1000 + t_rank;
+	CHECK(!bad, "alltoallv");
+	/* reduce_scatter(_block), scan, exscan */
+	int *in = malloc(sizeof(int) * (size_t)n * 2), out2[2];
+	for (int i = 0; i < 2 * n; i++)
+		in[i] = i + t_rank;
+	OK(MPI_Reduce_scatter_block(in, out2, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+	int base = n * (n - 1) / 2;
+	CHECK(out2[0] == n * 2 * t_rank + base && out2[1] == n * (2 * t_rank + 1) + base, "reduce_scatter_block %d %d",
+	      out2[0], out2[1]);
+	int *rc = malloc(sizeof(int) * (size_t)n);
+	for (int i = 0; i < n; i++)
+		rc[i] = i == 0 ? 2 * n - (n - 1) : 1;
+	int *o = malloc(sizeof(int) * (size_t)(2 * n));
+	OK(MPI_Reduce_scatter(in, o, rc, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+	int first = t_rank == 0 ? 0 : rc[0] + t_rank - 1;
+	CHECK(o[0] == n * first + base, "reduce_scatter %d want %d", o[0], n * first + base);
+	int x = t_rank + 1, sx = 0, ex = -7;
+	OK(MPI_Scan(&x, &sx, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+	CHECK(sx == (t_rank + 1) * (t_rank + 2) / 2, "scan %d", sx);
+	OK(MPI_Exscan(&x, &ex, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+	if (t_rank > 0)
+		CHECK(ex == t_rank * (t_rank + 1) / 2, "exscan %d", ex);
+	free(all); free(counts); free(displs); free(v); free(mv); free(s); free(r); free(sc); free(sd); free(in);
+	free(rc); free(o);
+}
+
+/* Same inputs, same bits: on every rank, every time. */
+static void determinism(void)
+{
+	enum { N = 10007 };
+	float *in = malloc(sizeof(float) * N), *out = malloc(sizeof(float) * N), *first = malloc(sizeof(float) * N);
+	unsigned s = 12345u + (unsigned)t_rank * 7919u;
+	for (int i = 0; i < N; i++) {
+		s = s * 1103515245u + 12345u;
+		in[i] = (float)((s >> 8) & 0xffff) * 1e-3f * (i % 2 ? 1.0f : -3.7f);
+	}
+	for (int rep = 0; rep < 5; rep++) {
+		OK(MPI_Allreduce(in, out, N, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
+		if (rep == 0)
+			memcpy(first, out, sizeof(float) * N);
+		CHECK(!memcmp(first, out, sizeof(float) * N), "repetition %d differs", rep);
+	}
+	/* every rank holds the same bits: compare with rank 0's */
+	float *r0 = malloc(sizeof(float) * N);
+	memcpy(r0, first, sizeof(float) * N);
+	OK(MPI_Bcast(r0, N, MPI_FLOAT, 0, MPI_COMM_WORLD));
+	CHECK(!memcmp(r0, first, sizeof(float) * N), "ranks disagree");
+	free(in); free(out); free(first); free(r0);
+}
+
+int main(int argc, char **argv)
+{
+	t_init(&argc, &argv);
+	barrier_bcast();
+	reductions();
+	user_ops();
+	gathers();
+	determinism();
+	return t_finish("mpi_coll");
+}

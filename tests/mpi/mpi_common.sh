@@ -1,0 +1,19 @@
+# mpi_common.sh: sourced by the tests/mpi/*.sh tests. run N [VAR=VAL...] -- PROG [ARGS]
+B=${PTL_TOP_BUILDDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+PTLRUN="$B/tools/ptlrun"
+fails=0
+run() {
+	n=$1; shift
+	envs=""
+	while [ "$1" != "--" ]; do envs="$envs -x $1"; shift; done
+	shift
+	prog=$1; shift
+	out=$("$PTLRUN" -n "$n" --timeout 120 $envs "$B/tests/mpi/$prog" "$@" 2>&1)
+	rc=$?
+	printf '%s\n' "$out" | tail -3
+	if [ $rc -ne 0 ]; then
+		echo "FAIL: ptlrun -n $n$envs $prog $*: exit $rc"
+		fails=$((fails + 1))
+	fi
+}
+finish() { [ $fails -eq 0 ] && echo "all passed" || { echo "$fails failed"; exit 1; }; }

@@ -1,0 +1,126 @@
+/* mpi_dtype: derived datatypes through point-to-point and collectives:
+ * vector, indexed, struct, resized; sizes, extents, Get_count and
+ * Get_elements. Needs 2 ranks (more are idle in the pair tests). */
+#include "mpi_test.h"
+
+#include <stddef.h>
+
+struct part {
+	double x;
+	int id;
+	char name[5];
+};
+
+int main(int argc, char **argv)
+{
+	t_init(&argc, &argv);
+	int sz;
+	MPI_Aint lb, ext;
+	/* a column of a 6x5 double matrix */
+	MPI_Datatype col;
+	OK(MPI_Type_vector(6, 1, 5, MPI_DOUBLE, &col));
+	OK(MPI_Type_commit(&col));
+	MPI_Type_size(col, &sz);
+	MPI_Type_get_extent(col, &lb, &ext);
+	CHECK(sz == 48 && lb == 0 && ext == (MPI_Aint)(5 * 5 + 1) * 8, "vector size %d extent %ld", sz, (long)ext);
+	/* struct with holes */
+	MPI_Datatype pt;
+	int bl[3] = { 1, 1, 5 };
+	MPI_Aint d[3] = { offsetof(struct part, x), offsetof(struct part, id), offsetof(struct part, name) };
+	MPI_Datatype ty[3] = { MPI_DOUBLE, MPI_INT, MPI_CHAR };
+	OK(MPI_Type_create_struct(3, bl, d, ty, &pt));
+	MPI_Datatype pts;
+	OK(MPI_Type_create_resized(pt, 0, sizeof(struct part), &pts));
+	OK(MPI_Type_commit(&pts));
+	MPI_Type_size(pts, &sz);
+	MPI_Type_get_extent(pts, &lb, &ext);
+	CHECK(sz == 17 && ext == (MPI_Aint)sizeof(struct part), "struct size %d extent %ld", sz, (long)ext);
+	/* indexed */
+	MPI_Datatype idx;
+	int ibl[3] = { 2, 1, 3 }, idp[3] = { 0, 5, 9 };
+	OK(MPI_Type_indexed(3, ibl, idp, MPI_INT, &idx));
+	OK(MPI_Type_commit(&idx));
+	MPI_Type_size(idx, &sz);
+	CHECK(sz == 24, "indexed size %d", sz);
+	if (t_size >= 2 && t_rank < 2) {
+		int peer = 1 - t_rank;
+		double m[6][5];
+		for (int i = 0; i < 6; i++)
+			for (int j = 0; j < 5; j++)
+				m[i][j] = t_rank == 0 ? i * 10 + j : -1;
+		struct part p[3], q[3];
+		memset(q, 0, sizeof q);
+		for (int i = 0; i < 3; i++) {
+			p[i].x = i + 0.5;
+			p[i].id = 100 + i;
+			snprintf(p[i].name, sizeof p[i].name, "p%d", i);
+		}
+		int iv[12], ov[12];
+		for (int i = 0; i < 12; i++) {
+			iv[i] = i;
+			ov[i] = -1;
+		}
+		if (t_rank == 0) {
+			OK(MPI_Send(&m[0][2], 1, col, peer, 1, MPI_COMM_WORLD));
+			OK(MPI_Send(p, 3, pts, peer, 2, MPI_COMM_WORLD));
+			OK(MPI_Send(iv, 1, idx, peer, 3, MPI_COMM_WORLD));
+			OK(MPI_Send(iv, 7, MPI_INT, peer, 4, MPI_COMM_WORLD));
+			struct { double v; int k; } pr[2] = { { 1.5, 3 }, { 2.5, 4 } };
+			OK(MPI_Send(pr, 2, MPI_DOUBLE_INT, peer, 5, MPI_COMM_WORLD));
+		} else {
+			MPI_Status st;
+			double c[6];
+			OK(MPI_Recv(c, 6, MPI_DOUBLE, 0, 1, MPI_COMM_WORLD, &st));
+			int bad = 0;
+			for (int i = 0; i < 6; i++)
+				bad += c[i] != i * 10 + 2;
+			CHECK(!bad, "column");
+			OK(MPI_Recv(q, 3, pts, 0, 2, MPI_COMM_WORLD, &st));
+			int cnt;
+			MPI_Get_count(&st, pts, &cnt);
+			CHECK(cnt == 3, "struct count %d", cnt);
+			MPI_Get_elements(&st, pts, &cnt);
+			CHECK(cnt == 21, "struct elements %d", cnt);
+			CHECK(q[2].x == 2.5 && q[2].id == 102 && !strcmp(q[1].name, "p1"), "struct data");
+			OK(MPI_Recv(ov, 1, idx, 0, 3, MPI_COMM_WORLD, &st));
+			CHECK(ov[0] == 0 && ov[1] == 1 && ov[2] == -1 && ov[5] == 5 && ov[9] == 9 && ov[11] == 11 && ov[8] == -1,
+			      "indexed data");
+			/* 7 ints into an indexed type of 6: truncation would be an error, so
+			 * receive into 2 of them and ask Get_count/Get_elements */
+			int big[24];
+			OK(MPI_Recv(big, 2, idx, 0, 4, MPI_COMM_WORLD, &st));
+			MPI_Get_count(&st, idx, &cnt);
+			CHECK(cnt == MPI_UNDEFINED, "partial count %d", cnt);
+			MPI_Get_elements(&st, idx, &cnt);
+			CHECK(cnt == 7, "partial elements %d", cnt);
+			struct { double v; int k; } pr[2];
+			OK(MPI_Recv(pr, 2, MPI_DOUBLE_INT, 0, 5, MPI_COMM_WORLD, &st));
+			CHECK(pr[1].v == 2.5 && pr[1].k == 4, "pair type");
+			MPI_Get_elements(&st, MPI_DOUBLE_INT, &cnt);
+			CHECK(cnt == 4, "pair elements %d", cnt);
+		}
+	}
+	/* a vector type through a collective */
+	double m[4][3];
+	for (int i = 0; i < 4; i++)
+		for (int j = 0; j < 3; j++)
+			m[i][j] = t_rank == 0 ? i + j * 0.25 : 0;
+	MPI_Datatype c2;
+	OK(MPI_Type_vector(4, 1, 3, MPI_DOUBLE, &c2));
+	OK(MPI_Type_commit(&c2));
+	OK(MPI_Bcast(&m[0][1], 1, c2, 0, MPI_COMM_WORLD));
+	CHECK(m[3][1] == 3.25 && (t_rank == 0 || m[3][0] == 0), "bcast vector");
+	double s[4][3], r[4][3];
+	for (int i = 0; i < 4; i++)
+		for (int j = 0; j < 3; j++)
+			s[i][j] = 1, r[i][j] = -1;
+	OK(MPI_Allreduce(&s[0][0], &r[0][0], 1, c2, MPI_SUM, MPI_COMM_WORLD));
+	CHECK(r[2][0] == t_size && r[2][1] == -1, "allreduce vector");
+	OK(MPI_Type_free(&col));
+	OK(MPI_Type_free(&pt));
+	OK(MPI_Type_free(&pts));
+	OK(MPI_Type_free(&idx));
+	OK(MPI_Type_free(&c2));
+	CHECK(c2 == MPI_DATATYPE_NULL, "type_free");
+	return t_finish("mpi_dtype");
+}

@@ -1,0 +1,95 @@
+/* mpi_err: error paths. With no argument: MPI_ERRORS_RETURN gives each
+ * invalid call's class and a message naming it. "fatal": an invalid rank
+ * under MPI_ERRORS_ARE_FATAL ends the job; "abort": rank 1 calls
+ * MPI_Abort(MPI_COMM_WORLD, 7); "stall": the collective deadline test
+ * (run with PTL_TEST_STALL_RANK and PTL_COLL_TIMEOUT): the error names the
+ * collective, the communicator, the step and the missing rank. */
+#include "mpi_test.h"
+
+static void expect(int rc, int cls, const char *what, const char *word)
+{
+	int c = -1;
+	MPI_Error_class(rc, &c);
+	CHECK(c == cls, "%s: class %d want %d", what, c, cls);
+	char s[MPI_MAX_ERROR_STRING];
+	int len;
+	MPI_Error_string(rc, s, &len);
+	CHECK(len > 0 && strstr(s, word), "%s: message '%s' lacks '%s'", what, s, word);
+}
+
+int main(int argc, char **argv)
+{
+	t_init(&argc, &argv);
+	const char *mode = argc > 1 ? argv[1] : "";
+	int v = 0;
+	if (!strcmp(mode, "fatal")) {
+		MPI_Send(&v, 1, MPI_INT, t_size + 5, 0, MPI_COMM_WORLD);
+		fprintf(stderr, "still running after a fatal error\n");
+		return 0;
+	}
+	if (!strcmp(mode, "abort")) {
+		if (t_rank == 1 % t_size)
+			MPI_Abort(MPI_COMM_WORLD, 7);
+		for (;;)
+			MPI_Barrier(MPI_COMM_WORLD); /* the others wait in a collective */
+	}
+	OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+	if (!strcmp(mode, "stall")) {
+		int in = t_rank, out = 0;
+		int rc = MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+		char s[MPI_MAX_ERROR_STRING];
+		int len = 0, cls = -1;
+		MPI_Error_string(rc, s, &len);
+		MPI_Error_class(rc, &cls);
+		printf("rank %d: %s\n", t_rank, rc ? s : "no error");
+		const char *stall = getenv("PTL_TEST_STALL_RANK");
+		int sr = stall ? atoi(stall) : -1;
+		CHECK(cls == MPI_ERR_TIMEOUT, "class %d", cls);
+		CHECK(strstr(s, "MPI_Allreduce") && strstr(s, "MPI_COMM_WORLD") && strstr(s, "step"), "message '%s'", s);
+		if (t_rank != sr) {
+			/* someone waits for the stalled rank: some rank names it */
+		}
+		int names = 0;
+		char want[32];
+		snprintf(want, sizeof want, "rank(s) %d", sr);
+		names = strstr(s, want) != NULL;
+		/* report with exit status: no collectives after a timeout */
+		fflush(stdout);
+		MPI_Finalize();
+		return t_fails ? 1 : (t_rank == (sr + 1) % t_size && !names) ? 1 : 0;
+	}
+	expect(MPI_Send(&v, 1, MPI_INT, t_size, 0, MPI_COMM_WORLD), MPI_ERR_RANK, "bad rank", "MPI_Send");
+	expect(MPI_Send(&v, 1, MPI_INT, 0, -5, MPI_COMM_WORLD), MPI_ERR_TAG, "bad tag", "tag");
+	expect(MPI_Send(&v, -1, MPI_INT, 0, 0, MPI_COMM_WORLD), MPI_ERR_COUNT, "bad count", "count");
+	expect(MPI_Send(&v, 1, 12345, 0, 0, MPI_COMM_WORLD), MPI_ERR_TYPE, "bad type", "datatype");
+	expect(MPI_Recv(&v, 1, MPI_INT, 0, 0, 777, MPI_STATUS_IGNORE), MPI_ERR_COMM, "bad comm", "communicator");
+	expect(MPI_Bcast(&v, 1, MPI_INT, t_size, MPI_COMM_WORLD), MPI_ERR_ROOT, "bad root", "root");
+	expect(MPI_Allreduce(&v, &v, 1, MPI_DOUBLE_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_OP, "bad op", "operation");
+	MPI_Request r = 4242;
+	expect(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_ERR_REQUEST, "bad request", "request");
+	MPI_Datatype t;
+	OK(MPI_Type_contiguous(2, MPI_INT, &t));
+	expect(MPI_Send(&v, 1, t, 0, 0, MPI_COMM_WORLD), MPI_ERR_TYPE, "uncommitted", "uncommitted");
+	MPI_Type_free(&t);
+	MPI_Datatype pre = MPI_INT;
+	expect(MPI_Type_free(&pre), MPI_ERR_TYPE, "free predefined", "predefined");
+	char s[MPI_MAX_ERROR_STRING];
+	int len;
+	OK(MPI_Error_string(MPI_ERR_TRUNCATE, s, &len));
+	CHECK(strstr(s, "truncat") != NULL, "class string '%s'", s);
+	int eh;
+	OK(MPI_Comm_get_errhandler(MPI_COMM_WORLD, &eh));
+	CHECK(eh == MPI_ERRORS_RETURN, "errhandler %d", eh);
+	int prov, flag, ver, sub;
+	OK(MPI_Query_thread(&prov));
+	OK(MPI_Initialized(&flag));
+	CHECK(flag, "initialized");
+	OK(MPI_Get_version(&ver, &sub));
+	CHECK(ver == 3, "version %d.%d", ver, sub);
+	char name[MPI_MAX_PROCESSOR_NAME];
+	OK(MPI_Get_processor_name(name, &len));
+	CHECK(len > 0, "processor name");
+	double t0 = MPI_Wtime();
+	CHECK(MPI_Wtime() >= t0 && MPI_Wtick() > 0, "wtime");
+	return t_finish("mpi_err");
+}

@@ -1,0 +1,20 @@
+#!/bin/sh
+# Error paths: MPI_ERRORS_RETURN classes and messages; a fatal error and
+# MPI_Abort end the job with a message and the code; a stalled rank makes
+# the collective's deadline pass with an error naming the collective, the
+# communicator, the step and the missing rank, and the next job runs clean.
+. "$(dirname "$0")/mpi_common.sh"
+run 2 -- mpi_err
+out=$("$PTLRUN" -n 2 --timeout 60 "$B/tests/mpi/mpi_err" fatal 2>&1); rc=$?
+echo "$out" | head -2
+if [ $rc -eq 0 ] || ! echo "$out" | grep -q "MPI_ERR_RANK"; then echo "FAIL: fatal error (exit $rc)"; fails=$((fails + 1)); fi
+out=$("$PTLRUN" -n 3 --timeout 60 "$B/tests/mpi/mpi_err" abort 2>&1); rc=$?
+echo "$out" | head -2
+if [ $rc -ne 7 ] || ! echo "$out" | grep -q "MPI_Abort"; then echo "FAIL: MPI_Abort exit $rc, want 7"; fails=$((fails + 1)); fi
+out=$("$PTLRUN" -n 4 --timeout 60 -x PTL_TEST_STALL_RANK=2 -x PTL_COLL_TIMEOUT=1 "$B/tests/mpi/mpi_err" stall 2>&1); rc=$?
+echo "$out" | grep "rank 3:"
+if [ $rc -ne 0 ] || ! echo "$out" | grep -q "rank 3: MPI_Allreduce: MPI_Allreduce on MPI_COMM_WORLD .* step [0-9]* waiting for rank(s) 2"; then
+	echo "FAIL: stall message (exit $rc)"; echo "$out"; fails=$((fails + 1))
+fi
+run 4 -- mpi_coll
+finish
