@@ -153,6 +153,13 @@ struct trc_trace {
 	double histo;		/* histogram tolerance in percent, < 0 lossless */
 	struct trc_rset all;	/* ranks of this trace */
 	struct trc_list top;
+	/* Index of top's nodes for on-the-fly folding (trc_core.c): their
+	 * pointers and hashes in arrays, so the search back from the tail
+	 * reads contiguous memory. Kept only while recording. */
+	struct trc_node **tv;
+	uint64_t *th;
+	uint32_t *tk;		/* body length of loops, 0 for events */
+	size_t tn, tcap;
 };
 
 /* ---- rank sets ---- */

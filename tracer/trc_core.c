@@ -361,17 +361,15 @@ void trc_trace_init(struct trc_trace *t, int level, int32_t rank, int32_t nranks
 
 void trc_trace_free(struct trc_trace *t)
 {
+	free(t->tv);
+	free(t->th);
+	free(t->tk);
+	t->tv = NULL;
+	t->th = NULL;
+	t->tk = NULL;
+	t->tn = t->tcap = 0;
 	trc_list_free(&t->top);
 	trc_rset_free(&t->all);
-}
-
-/* The node L places before the tail (0 = tail). */
-static struct trc_node *back(struct trc_list *l, size_t k)
-{
-	struct trc_node *n = l->tail;
-	while (n && k--)
-		n = n->prev;
-	return n;
 }
 
 /* Remove the last len nodes of l, folding their times into the body they
@@ -399,35 +397,82 @@ static int spine_ok(const struct trc_node *x, const struct trc_node *tail)
 	return fold_pct < 0 || !tail->is_loop;
 }
 
-/* One folding step at the tail; returns 1 if the list changed. */
-static int fold_once(struct trc_list *l, int window)
+/* ---- the tail index ---- */
+
+static int tix_push(struct trc_trace *t, struct trc_node *n)
 {
-	size_t n = l->n;
+	if (t->tn == t->tcap) {
+		size_t cap = t->tcap ? 2 * t->tcap : 64;
+		struct trc_node **v = realloc(t->tv, cap * sizeof *v);
+		if (v)
+			t->tv = v;
+		uint64_t *h = realloc(t->th, cap * sizeof *h);
+		if (h)
+			t->th = h;
+		uint32_t *k = realloc(t->tk, cap * sizeof *k);
+		if (k)
+			t->tk = k;
+		if (!v || !h || !k)
+			return -ENOMEM;
+		t->tcap = cap;
+	}
+	t->tv[t->tn] = n;
+	t->tk[t->tn] = n->is_loop ? (uint32_t)n->body.n : 0;
+	t->th[t->tn++] = n->hash;
+	return 0;
+}
+
+/* Rebuild if the list changed behind the index's back (or it is new). */
+static int tix_sync(struct trc_trace *t)
+{
+	if (t->tn == t->top.n && (!t->tn || t->tv[t->tn - 1] == t->top.tail))
+		return 0;
+	t->tn = 0;
+	for (struct trc_node *n = t->top.head; n; n = n->next)
+		if (tix_push(t, n))
+			return -ENOMEM;
+	return 0;
+}
+
+/* One folding step at the tail; returns 1 if the list changed. Both cases
+ * look back from the tail one candidate length at a time, first comparing
+ * hashes in the index, so a step costs O(window) reads of contiguous
+ * memory when nothing folds. */
+static int fold_once(struct trc_trace *t)
+{
+	struct trc_list *l = &t->top;
+	size_t n = t->tn;
+	int window = t->window;
 	size_t maxl = n / 2;
 	if (window >= 0 && (size_t)window < maxl)
 		maxl = (size_t)window;
-	const struct trc_node *tail = l->tail;
+	if (!n)
+		return 0;
+	struct trc_node *tail = t->tv[n - 1];
+	uint64_t th = t->th[n - 1];
 
 	/* Case 1: the last L nodes repeat the body of the loop just before
 	 * them: one more iteration. */
 	for (size_t len = 1; len < n && (window < 0 || len <= (size_t)window); len++) {
-		struct trc_node *lp = back(l, len);
-		if (!lp)
-			break;
-		if (lp->is_loop && lp->body.n == len && lp->body.tail->hash == tail->hash &&
-		    spine_ok(lp->body.tail, tail) && list_eq_from(lp->body.head, lp->next, len)) {
+		if (t->tk[n - 1 - len] != len)
+			continue;
+		struct trc_node *lp = t->tv[n - 1 - len];
+		if (lp->body.tail->hash == th && spine_ok(lp->body.tail, tail) &&
+		    list_eq_from(lp->body.head, lp->next, len)) {
 			drop_tail(l, lp->next, lp->body.head);
 			lp->iters++;
 			loop_rehash(lp);
+			t->tn = n - len;
+			t->th[t->tn - 1] = lp->hash;
 			return 1;
 		}
 	}
 	/* Case 2: the last L nodes equal the L before them: a new loop of 2. */
 	for (size_t len = 1; len <= maxl; len++) {
-		struct trc_node *a_last = back(l, len);
-		if (a_last->hash != tail->hash || !spine_ok(a_last, tail))
+		size_t last = n - 1 - len;	/* last node of the first copy */
+		if (t->th[last] != th || !spine_ok(t->tv[last], tail))
 			continue;
-		struct trc_node *a_first = back(l, 2 * len - 1);
+		struct trc_node *a_first = t->tv[n - 2 * len], *a_last = t->tv[last];
 		if (!list_eq_from(a_first, a_last->next, len))
 			continue;
 		struct trc_node *loop = calloc(1, sizeof *loop);
@@ -446,6 +491,8 @@ static int fold_once(struct trc_list *l, int window)
 		drop_tail(l, dup, loop->body.head);
 		loop_rehash(loop);
 		trc_list_append(l, loop);
+		t->tn = n - 2 * len;
+		tix_push(t, loop);	/* cannot fail: the arrays just shrank */
 		return 1;
 	}
 	return 0;
@@ -464,8 +511,9 @@ int trc_peer_index(unsigned op)
 	return -1;
 }
 
-static int try_param_fold(struct trc_list *tl, const struct trc_ev *e)
+static int try_param_fold(struct trc_trace *t, const struct trc_ev *e)
 {
+	struct trc_list *tl = &t->top;
 	struct trc_node *last = tl->tail;
 	if (!last || last->is_loop || last->ev.op != e->op || last->ev.sig != e->sig || e->npl)
 		return 0;
@@ -517,10 +565,14 @@ static int try_param_fold(struct trc_list *tl, const struct trc_ev *e)
 			trc_list_append(&loop->body, last);
 			loop_rehash(loop);
 			trc_list_append(tl, loop);
+			t->tv[t->tn - 1] = loop;
+			t->th[t->tn - 1] = loop->hash;
+			t->tk[t->tn - 1] = 1;
 			return 1;
 		}
 	}
 	last->hash = ev_hash(&last->ev);
+	t->th[t->tn - 1] = last->hash;
 	return 1;
 }
 
@@ -530,8 +582,10 @@ int trc_append(struct trc_trace *t, const struct trc_ev *ev)
 		return -EINVAL;
 	fold_pct = t->histo;
 	fold_flags = &t->flags;
-	if (t->fold && try_param_fold(&t->top, ev)) {
-		while (fold_once(&t->top, t->window))
+	if (t->fold && tix_sync(t))
+		return -ENOMEM;
+	if (t->fold && try_param_fold(t, ev)) {
+		while (fold_once(t))
 			;
 		return 0;
 	}
@@ -544,9 +598,12 @@ int trc_append(struct trc_trace *t, const struct trc_ev *ev)
 	}
 	n->hash = ev_hash(&n->ev);
 	trc_list_append(&t->top, n);
-	if (t->fold)
-		while (fold_once(&t->top, t->window))
+	if (t->fold) {
+		if (tix_push(t, n))
+			return -ENOMEM;	/* n is in the list; the index resyncs next time */
+		while (fold_once(t))
 			;
+	}
 	return 0;
 }
 
