@@ -166,8 +166,13 @@ void trc_start(void)
 	comm_add(MPI_COMM_SELF, 1);
 	S.next_id = 2;
 	PMPI_Comm_dup(MPI_COMM_WORLD, &S.priv);
-	if (S.cfg.level == TRC_LEVEL_GLOB ? S.rank == 0 : 1)
+	if (S.rank == 0)	/* per-rank files go to the same directory */
 		check_writable(S.cfg.out);
+	int level = MPI_THREAD_SINGLE;
+	PMPI_Query_thread(&level);
+	if (level == MPI_THREAD_MULTIPLE && S.rank == 0)
+		fprintf(stderr, "ptl tracer: MPI_THREAD_MULTIPLE: the tracer is not thread-safe; its trace is "
+			"right only if one thread at a time calls MPI\n");
 	if (S.cfg.flat[0]) {
 		char p[4200];
 		snprintf(p, sizeof p, "%s.%d", S.cfg.flat, S.rank);
