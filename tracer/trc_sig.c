@@ -4,6 +4,9 @@
  * randomization, so each frame becomes (module name, offset in module):
  * the same on every rank running the same binary. dladdr is slow, so the
  * answer for each raw address is cached (single-threaded use). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1	/* dladdr and Dl_info, whatever config.h says */
+#endif
 #include "config.h"
 
 #include <dlfcn.h>
