@@ -21,10 +21,15 @@ struct ptl_eq *ptl_eq_lookup(struct ptl_ni *ni, ptl_handle_eq_t h)
 	return ni ? ptl_htab_lookup(&ni->eqs, h) : NULL;
 }
 
-/* The futex word: the low half of write_seq (little-endian x86/arm64). */
-static uint32_t *ptl_eq_futex(struct ptl_eq *eq)
+/* Application threads sleeping in PtlEQWait/PtlEQPoll sleep on one word,
+ * bumped whenever an event lands in an EQ somebody waits on: one futex
+ * serves a wait over any number of EQs. */
+static uint32_t ptl_eq_bell;
+
+static void ptl_eq_ring_bell(void)
 {
-	return (uint32_t *)&eq->ring->write_seq;
+	__atomic_add_fetch(&ptl_eq_bell, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &ptl_eq_bell, FUTEX_WAKE_PRIVATE, 1 << 30, NULL, NULL, 0);
 }
 
 void ptl_eq_post(struct ptl_eq *eq, ptl_event_t *ev)
@@ -35,8 +40,9 @@ void ptl_eq_post(struct ptl_eq *eq, ptl_event_t *ev)
 	ev->sequence = (ptl_seq_t)w;
 	*slot = *ev;
 	__atomic_store_n(&r->write_seq, w + 1, __ATOMIC_RELEASE);
-	if (atomic_load_explicit(&eq->waiters, memory_order_seq_cst))
-		syscall(SYS_futex, ptl_eq_futex(eq), FUTEX_WAKE_PRIVATE, 1 << 30, NULL, NULL, 0);
+	/* Waiters register under the library lock, which we hold too. */
+	if (atomic_load_explicit(&eq->waiters, memory_order_relaxed))
+		ptl_eq_ring_bell();
 	if (eq->handler)
 		eq->handler(slot);
 }
@@ -63,6 +69,10 @@ static int ptl_eq_take(struct ptl_eq *eq, ptl_event_t *event)
 
 void ptl_eq_destroy(struct ptl_ni *ni, struct ptl_eq *eq)
 {
+	/* A thread still sleeping on it (the NI is going away) wakes up and
+	 * finds the handle invalid. */
+	if (atomic_load(&eq->waiters))
+		ptl_eq_ring_bell();
 	ptl_view_eq_destroy(eq);
 	ptl_htab_free(&ni->eqs, eq);
 }
@@ -200,9 +210,8 @@ int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_eve
 			continue;
 		}
 		/* Sleep. Announce it first, so the progress thread is woken by
-		 * peers and wakes us through the futex; re-check after announcing. */
-		struct ptl_eq *eq0 = eqs[0];
-		uint32_t seen = __atomic_load_n(ptl_eq_futex(eq0), __ATOMIC_ACQUIRE);
+		 * peers and wakes us through the bell; re-check after announcing. */
+		uint32_t seen = __atomic_load_n(&ptl_eq_bell, __ATOMIC_ACQUIRE);
 		for (int i = 0; i < size; i++)
 			atomic_fetch_add(&eqs[i]->waiters, 1);
 		__atomic_add_fetch(&ptl_lib.view->waiting, 1, __ATOMIC_RELAXED);
@@ -212,21 +221,24 @@ int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_eve
 			ready = __atomic_load_n(&eqs[i]->ring->write_seq, __ATOMIC_ACQUIRE) != eqs[i]->rd;
 		ptl_unlock();
 		if (!ready) {
-			/* With several EQs only the first one's futex wakes us: sleep
-			 * in short slices so events on the others are seen soon. */
-			int64_t slice = size > 1 ? 1 : 100;
-			if (deadline >= 0 && deadline - now < slice)
-				slice = deadline - now;
-			struct timespec ts = { slice / 1000, (long)(slice % 1000) * 1000000L };
-			syscall(SYS_futex, ptl_eq_futex(eq0), FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+			int64_t left = deadline >= 0 ? deadline - now : 0;
+			struct timespec ts = { left / 1000, (long)(left % 1000) * 1000000L };
+			syscall(SYS_futex, &ptl_eq_bell, FUTEX_WAIT_PRIVATE, seen, deadline >= 0 ? &ts : NULL,
+				NULL, 0);
 		}
 		ptl_lock();
+		/* PtlEQFree refuses while we wait, but PtlNIFini or PtlFini on
+		 * another thread may have destroyed the EQs: look them up again. */
 		for (int i = 0; i < size; i++) {
-			/* The EQs cannot be freed while we wait (PtlEQFree refuses). */
-			atomic_fetch_sub(&eqs[i]->waiters, 1);
+			struct ptl_eq *eq = ptl_eq_lookup(ptl_lib.ni, eq_handles[i]);
+			if (eq)
+				atomic_fetch_sub(&eq->waiters, 1);
 		}
-		__atomic_sub_fetch(&ptl_lib.view->waiting, 1, __ATOMIC_RELAXED);
+		if (ptl_lib.view)
+			__atomic_sub_fetch(&ptl_lib.view->waiting, 1, __ATOMIC_RELAXED);
 		ptl_unlock();
+		if (!ptl_initialized())
+			return PTL_NO_INIT;
 		spin = PTL_WAIT_SPINS / 2; /* after a wake-up, poll a little again */
 	}
 }

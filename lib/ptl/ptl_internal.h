@@ -85,7 +85,7 @@ struct ptl_me;
 
 struct ptl_md {
 	uint64_t handle;
-	ptl_md_t md;               /* as the user gave it; md.start of an IOVEC MD points at iov */
+	ptl_md_t md;               /* as the user gave it (events report it so); iov is our copy */
 	ptl_md_iovec_t *iov;       /* NULL unless PTL_MD_IOVEC: this MD's copy */
 	int niov;
 	ptl_size_t total;          /* bytes described */

@@ -78,14 +78,14 @@ int PtlMEAttach(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index, ptl_process_
 		rc = PTL_NI_INVALID;
 	else if (pt_index > (ptl_pt_index_t)ni->limits.max_pt_index)
 		rc = PTL_PT_INDEX_INVALID;
+	else if (position != PTL_INS_BEFORE && position != PTL_INS_AFTER)
+		rc = PTL_FAIL;
 	else {
 		/* On the list head, "before" the head is the tail: INS_AFTER
 		 * appends, INS_BEFORE prepends - invert for the head. */
 		struct ptl_list *head = &ni->pts[pt_index].list;
 		rc = ptl_me_new(ni, pt_index, head, match_id, match_bits, ignore_bits, unlink_op,
 				position == PTL_INS_AFTER ? PTL_INS_BEFORE : PTL_INS_AFTER, me_handle);
-		if (rc == PTL_FAIL)
-			rc = PTL_FAIL;
 	}
 	ptl_unlock();
 	return rc;

@@ -46,7 +46,9 @@ void ptl_sr_inc(int reg)
 		__atomic_add_fetch(&ptl_lib.view->sr[reg], 1, __ATOMIC_RELAXED);
 }
 
-static int ptl_ni_create(const ptl_ni_limits_t *desired, struct ptl_ni **out)
+/* tag: the NI's generation, so handles of an NI that was finalized never
+ * match the tables of a later one. */
+static int ptl_ni_create(const ptl_ni_limits_t *desired, unsigned tag, struct ptl_ni **out)
 {
 	struct ptl_ni *ni = calloc(1, sizeof *ni);
 	if (!ni)
@@ -61,10 +63,10 @@ static int ptl_ni_create(const ptl_ni_limits_t *desired, struct ptl_ni **out)
 	ni->acs = calloc((size_t)l->max_ac_index + 1, sizeof *ni->acs);
 	ni->iov_pool = calloc((size_t)l->max_mds * (size_t)l->max_md_iovecs, sizeof *ni->iov_pool);
 	if (!ni->pts || !ni->acs || !ni->iov_pool ||
-	    ptl_htab_init(&ni->eqs, PTL_HK_EQ, 0, (uint32_t)l->max_eqs, sizeof(struct ptl_eq)) ||
-	    ptl_htab_init(&ni->mds, PTL_HK_MD, 0, (uint32_t)l->max_mds, sizeof(struct ptl_md)) ||
-	    ptl_htab_init(&ni->mes, PTL_HK_ME, 0, (uint32_t)l->max_mes, sizeof(struct ptl_me)) ||
-	    ptl_htab_init(&ni->ops, 0xfe, 0, nops, sizeof(struct ptl_op))) {
+	    ptl_htab_init(&ni->eqs, PTL_HK_EQ, tag, (uint32_t)l->max_eqs, sizeof(struct ptl_eq)) ||
+	    ptl_htab_init(&ni->mds, PTL_HK_MD, tag, (uint32_t)l->max_mds, sizeof(struct ptl_md)) ||
+	    ptl_htab_init(&ni->mes, PTL_HK_ME, tag, (uint32_t)l->max_mes, sizeof(struct ptl_me)) ||
+	    ptl_htab_init(&ni->ops, 0xfe, tag, nops, sizeof(struct ptl_op))) {
 		ptl_ni_destroy(ni);
 		return PTL_NO_SPACE;
 	}
@@ -129,12 +131,13 @@ int PtlNIInit(ptl_interface_t iface, ptl_pid_t pid, ptl_ni_limits_t *desired,
 		rc = PTL_IFACE_DUP;
 	} else {
 		struct ptl_ni *ni;
-		rc = ptl_ni_create(desired, &ni);
+		/* A new generation per init, so a handle from before a
+		 * PtlNIFini stays invalid, for the NI and everything in it. */
+		unsigned gen = (unsigned)(ptl_lib.ni_handle_gen % 0xffff + 1);
+		rc = ptl_ni_create(desired, gen & 0xff, &ni);
 		if (rc == PTL_OK) {
-			/* A new generation per init, so a handle from before a
-			 * PtlNIFini stays invalid. */
-			ptl_lib.ni_handle_gen = ptl_lib.ni_handle_gen % 0xffff + 1;
-			ni->handle = ptl_handle_make(PTL_HK_NI, 0, (unsigned)ptl_lib.ni_handle_gen, 0);
+			ptl_lib.ni_handle_gen = gen;
+			ni->handle = ptl_handle_make(PTL_HK_NI, 0, gen, 0);
 			ptl_peer_id(ptl_lib.rt.rank, &ni->id);
 			ptl_lib.ni = ni;
 			ptl_view_ni(ni);

@@ -95,7 +95,10 @@ int ptl_send(int peer, const void *hdr, size_t hdr_len, const void *payload, siz
 	if (p->nal < 0) {
 		int rc = ptl_route(peer);
 		if (rc != 0) {
-			ptl_peer_fail(peer, rc);
+			/* First contact failed: nothing was ever sent there, so
+			 * the only op involved is the caller's, which it undoes. */
+			p->failed = true;
+			ptl_sr_inc(PTL_SR_PEER_FAILURES);
 			return rc;
 		}
 	}

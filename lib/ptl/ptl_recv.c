@@ -72,7 +72,7 @@ static void ptl_target(struct ptl_ni *ni, int peer, const struct ptl_hdr *h, con
 	bool bulk = h->flags & PTL_HF_BULK;
 	const struct ptl_seg *segs = bulk ? payload : NULL;
 	if ((bulk && h->type == PTL_MSG_GETPUT) ||
-	    (h->type == PTL_MSG_GETPUT && h->rlength > PTL_LIM_MAX_GETPUT) ||
+	    (h->type == PTL_MSG_GETPUT && h->rlength > (uint64_t)ni->limits.max_getput_md) ||
 	    (bulk ? plen != (size_t)h->nseg * sizeof *segs || h->nseg > PTL_LIM_MAX_IOV
 		  : (h->type == PTL_MSG_GET ? plen != 0 : plen != h->rlength))) {
 		ptl_sr_inc(PTL_SR_DROP_COUNT);

@@ -86,9 +86,17 @@ int rt_fence(void)
 	RT_CALL("rt_fence", rt_backend->fence());
 }
 
+/* Without rt_lock: after a fence the values are in the backend's own
+ * table (locked on its own), and a progress thread answering a peer must
+ * not wait for a barrier another thread sits in. */
 int rt_get(int rank, const char *key, void *val, size_t *len)
 {
-	RT_CALL("rt_get", rt_backend->get(rank, key, val, len));
+	const struct rt_ops *ops = __atomic_load_n(&rt_backend, __ATOMIC_ACQUIRE);
+	if (ops == NULL) {
+		fprintf(stderr, "ptl: rt_get called before rt_init\n");
+		return -1;
+	}
+	return ops->get(rank, key, val, len);
 }
 
 int rt_barrier(void)

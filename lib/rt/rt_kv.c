@@ -5,6 +5,8 @@
  */
 #include "config.h"
 
+#include <pthread.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +20,9 @@ struct rt_kv {
 	uint8_t *val;
 };
 
+/* The table has its own lock: rt_get reads it without rt.c's lock, which a
+ * barrier holds while it waits for the other ranks. */
+static pthread_mutex_t kv_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rt_kv *kv_tab;
 static size_t kv_cap;   /* power of two */
 static size_t kv_used;
@@ -63,7 +68,7 @@ static int kv_grow(void)
 	return 0;
 }
 
-int rt_kv_set(int rank, const char *key, const void *val, size_t len)
+static int rt_kv_set_locked(int rank, const char *key, const void *val, size_t len)
 {
 	struct rt_kv *e;
 	uint8_t *copy;
@@ -88,7 +93,7 @@ int rt_kv_set(int rank, const char *key, const void *val, size_t len)
 	return 0;
 }
 
-int rt_kv_get(int rank, const char *key, void *val, size_t *len)
+static int rt_kv_get_locked(int rank, const char *key, void *val, size_t *len)
 {
 	struct rt_kv *e;
 
@@ -107,8 +112,25 @@ int rt_kv_get(int rank, const char *key, void *val, size_t *len)
 	return 0;
 }
 
+int rt_kv_set(int rank, const char *key, const void *val, size_t len)
+{
+	pthread_mutex_lock(&kv_lock);
+	int rc = rt_kv_set_locked(rank, key, val, len);
+	pthread_mutex_unlock(&kv_lock);
+	return rc;
+}
+
+int rt_kv_get(int rank, const char *key, void *val, size_t *len)
+{
+	pthread_mutex_lock(&kv_lock);
+	int rc = rt_kv_get_locked(rank, key, val, len);
+	pthread_mutex_unlock(&kv_lock);
+	return rc;
+}
+
 void rt_kv_clear(void)
 {
+	pthread_mutex_lock(&kv_lock);
 	for (size_t i = 0; i < kv_cap; i++)
 		if (kv_tab[i].rank != -1)
 			free(kv_tab[i].val);
@@ -116,4 +138,5 @@ void rt_kv_clear(void)
 	kv_tab = NULL;
 	kv_cap = 0;
 	kv_used = 0;
+	pthread_mutex_unlock(&kv_lock);
 }

@@ -11,7 +11,8 @@ out=$(mktemp); trap 'rm -f "$out"' EXIT
 pid=$!
 for i in $(seq 100); do grep -q ready "$out" && break; sleep 0.1; done
 grep -q "ready $pid" "$out" || fail "eq_holder did not start"
-sleep 0.3 # into PtlEQWait's sleep
+# Into PtlEQWait's sleep (it polls briefly first; slow under load).
+for i in $(seq 100); do "$T" ps | grep -q "^ *$pid .* waiting " && break; sleep 0.1; done
 
 ps_out=$("$T" ps) || fail "ptltool ps failed"
 echo "$ps_out" | grep -E "^ *$pid .* 0 +1 up +3 waiting +self +eq_holder" >/dev/null ||
