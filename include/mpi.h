@@ -215,6 +215,8 @@ PTL_MPI_FN(int, Errhandler_set, (MPI_Comm comm, MPI_Errhandler errhandler))
 PTL_MPI_FN(int, Errhandler_free, (MPI_Errhandler *errhandler))
 PTL_MPI_FN(int, Comm_get_attr, (MPI_Comm comm, int keyval, void *attribute_val, int *flag))
 PTL_MPI_FN(int, Attr_get, (MPI_Comm comm, int keyval, void *attribute_val, int *flag))
+/* Balanced factors of nnodes into ndims (nonzero dims[] entries are kept). */
+PTL_MPI_FN(int, Dims_create, (int nnodes, int ndims, int dims[]))
 PTL_MPI_FN(int, Alloc_mem, (MPI_Aint size, MPI_Info info, void *baseptr))
 PTL_MPI_FN(int, Free_mem, (void *base))
 

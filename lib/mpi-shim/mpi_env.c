@@ -340,3 +340,60 @@ int PMPI_Free_mem(void *base)
 	free(base);
 	return MPI_SUCCESS;
 }
+
+int PMPI_Dims_create(int nnodes, int ndims, int dims[])
+{
+	if (nnodes <= 0 || ndims < 0)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_DIMS, "MPI_Dims_create", "nnodes %d, ndims %d", nnodes, ndims);
+	int left = nnodes, free_dims = 0;
+	for (int i = 0; i < ndims; i++) {
+		if (dims[i] < 0)
+			return mpi_err(MPI_COMM_WORLD, MPI_ERR_DIMS, "MPI_Dims_create", "dims[%d] = %d", i, dims[i]);
+		if (dims[i] > 0) {
+			if (left % dims[i])
+				return mpi_err(MPI_COMM_WORLD, MPI_ERR_DIMS, "MPI_Dims_create",
+					       "%d nodes do not divide by dims[%d] = %d", nnodes, i, dims[i]);
+			left /= dims[i];
+		} else {
+			free_dims++;
+		}
+	}
+	if (!free_dims)
+		return left == 1 ? MPI_SUCCESS
+				 : mpi_err(MPI_COMM_WORLD, MPI_ERR_DIMS, "MPI_Dims_create", "dims do not multiply to %d", nnodes);
+	/* Prime factors, largest first, each to the currently smallest free dimension. */
+	int f[64], nf = 0;
+	for (int p = 2; left > 1 && nf < 64;) {
+		if (left % p == 0) {
+			f[nf++] = p;
+			left /= p;
+		} else {
+			p = p * p > left ? left : p + 1;
+		}
+	}
+	int *d = malloc(sizeof(int) * (size_t)free_dims);
+	if (!d)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Dims_create", "out of memory");
+	for (int i = 0; i < free_dims; i++)
+		d[i] = 1;
+	for (int k = nf - 1; k >= 0; k--) {
+		int m = 0;
+		for (int i = 1; i < free_dims; i++)
+			if (d[i] < d[m])
+				m = i;
+		d[m] *= f[k];
+	}
+	/* non-increasing order */
+	for (int i = 0; i < free_dims; i++)
+		for (int j = i + 1; j < free_dims; j++)
+			if (d[j] > d[i]) {
+				int t = d[i];
+				d[i] = d[j];
+				d[j] = t;
+			}
+	for (int i = 0, k = 0; i < ndims; i++)
+		if (dims[i] == 0)
+			dims[i] = d[k++];
+	free(d);
+	return MPI_SUCCESS;
+}
