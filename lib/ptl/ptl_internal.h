@@ -214,6 +214,9 @@ struct ptl_lib {
 	bool thread_running;
 	atomic_bool thread_stop;
 	atomic_uint app_polls;     /* bumped by application threads that poll */
+	pthread_t watchers[PTL_MAX_NALS]; /* sleep in the NALs the thread cannot */
+	int nwatchers;
+	atomic_uint progress_passes; /* progress thread passes, for watchers */
 	bool polling_announced;    /* the NALs were told an app thread polls */
 
 	struct ptl_view_proc *view;

@@ -12,7 +12,10 @@
  */
 #include "config.h"
 
+#include <linux/futex.h>
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,9 +74,14 @@ static int ptl_flush_backlog(struct ptl_peer *p, int peer)
 	return done;
 }
 
-/* The NAL the progress thread sleeps in: the one peers send through. */
+/* The NAL the progress thread sleeps in: shm when it is open (its wake-up
+ * is a futex only it can wait on), else the last NAL that can sleep. Other
+ * NALs that peers send through get a watcher thread (ptl_watch_thread). */
 static struct ptl_nalinst *ptl_sleep_nal(void)
 {
+	for (int i = 0; i < ptl_lib.nnals; i++)
+		if (!strcmp(ptl_lib.nals[i].ops->name, "shm") && ptl_lib.nals[i].ops->sleep)
+			return &ptl_lib.nals[i];
 	for (int i = ptl_lib.nnals - 1; i >= 0; i--)
 		if (ptl_lib.nals[i].ops->sleep)
 			return &ptl_lib.nals[i];
@@ -178,6 +186,35 @@ void ptl_progress_app_sleeping(void)
 		ptl_set_polling(0);
 }
 
+/*
+ * With several NALs open (shm for this host, verbs or tcp for others) the
+ * progress thread can sleep in only one. Each other NAL gets a watcher
+ * that sleeps in it and, when it wakes, kicks the progress thread and
+ * waits for one progress pass before it sleeps again (its sleep would
+ * return at once while the work it saw is still pending).
+ */
+static void *ptl_watch_thread(void *arg)
+{
+	struct ptl_nalinst *w = arg;
+	while (!atomic_load(&ptl_lib.thread_stop)) {
+		unsigned pass = atomic_load(&ptl_lib.progress_passes);
+		w->ops->sleep(w->n, -1);
+		if (atomic_load(&ptl_lib.thread_stop))
+			break;
+		ptl_kick_sleeper();
+		while (atomic_load(&ptl_lib.progress_passes) == pass && !atomic_load(&ptl_lib.thread_stop))
+			syscall(SYS_futex, &ptl_lib.progress_passes, FUTEX_WAIT_PRIVATE, pass, NULL, NULL, 0);
+	}
+	return NULL;
+}
+
+static void ptl_progress_pass_done(void)
+{
+	atomic_fetch_add(&ptl_lib.progress_passes, 1);
+	if (ptl_lib.nwatchers)
+		syscall(SYS_futex, &ptl_lib.progress_passes, FUTEX_WAKE_PRIVATE, 1 << 30, NULL, NULL, 0);
+}
+
 static void *ptl_progress_thread(void *arg)
 {
 	(void)arg;
@@ -190,6 +227,8 @@ static void *ptl_progress_thread(void *arg)
 		int done = ptl_progress();
 		bool leased = ptl_lib.polling_announced;
 		ptl_unlock();
+		if (ptl_lib.nwatchers && (done || idle + 1 >= PTL_THREAD_SPINS))
+			ptl_progress_pass_done();
 		if (done) {
 			idle = 0;
 			continue;
@@ -228,6 +267,18 @@ int ptl_progress_start(void)
 		return -1;
 	}
 	ptl_lib.thread_running = true;
+	struct ptl_nalinst *primary = ptl_sleep_nal();
+	for (int i = 0; i < ptl_lib.nnals; i++) {
+		struct ptl_nalinst *n = &ptl_lib.nals[i];
+		/* self needs no watcher: its only sender kicks the sleeper. */
+		if (n == primary || !n->ops->sleep || !strcmp(n->ops->name, "self"))
+			continue;
+		if (pthread_create(&ptl_lib.watchers[ptl_lib.nwatchers], NULL, ptl_watch_thread, n) != 0) {
+			fprintf(stderr, "ptl: cannot start a watcher thread for the %s NAL\n", n->ops->name);
+			return -1;
+		}
+		ptl_lib.nwatchers++;
+	}
 	return 0;
 }
 
@@ -240,5 +291,9 @@ void ptl_progress_stop(void)
 		if (ptl_lib.nals[i].ops->kick)
 			ptl_lib.nals[i].ops->kick(ptl_lib.nals[i].n);
 	pthread_join(ptl_lib.thread, NULL);
+	ptl_progress_pass_done(); /* releases watchers waiting for a pass */
+	for (int i = 0; i < ptl_lib.nwatchers; i++)
+		pthread_join(ptl_lib.watchers[i], NULL);
+	ptl_lib.nwatchers = 0;
 	ptl_lib.thread_running = false;
 }
