@@ -76,7 +76,9 @@ struct nal_upcalls {
 	/* A bulk() that returned 1 (pending) finished; status 0 or NAL_E*. */
 	void (*bulk_done)(void *arg, void *cookie, int status);
 	/* peer is gone (NAL_EPEER) or its link failed: lib/ptl fails what it
-	 * had in flight to that peer. May be called more than once per peer. */
+	 * had in flight to that peer, including pending bulk moves, so after
+	 * this no bulk_done() may follow for that peer's moves. May be called
+	 * more than once per peer. */
 	void (*peer_failed)(void *arg, int peer, int status);
 };
 
@@ -121,19 +123,23 @@ struct nal_ops {
 	/* Moves len bytes between our local iovecs and the peer's registered
 	 * memory at (raddr, rkey): READ copies theirs into ours, WRITE ours into
 	 * theirs. Returns 0 when already done, 1 when pending (bulk_done(cookie)
-	 * follows), or NAL_E*. Only when props.has_bulk. */
+	 * follows, never from inside bulk() itself), or NAL_E*. Only when
+	 * props.has_bulk. */
 	int (*bulk)(struct nal *n, int peer, enum nal_bulk_op op,
 		    const struct iovec *local, int niov, uint64_t raddr,
 		    uint64_t rkey, size_t len, void *cookie);
 
 	/* Delivers what has arrived and completes what has finished, through
 	 * the upcalls. Returns the number of things done (0: nothing). Must not
-	 * make a system call when nothing arrived (shm). */
+	 * make a system call when nothing arrived (shm). Not called from inside
+	 * an upcall; a NAL may return 0 if it is. */
 	int (*progress)(struct nal *n);
 
-	/* Blocks until something may have arrived, kick() is called or
-	 * timeout_ms passes (-1: no timeout). Closes the race with senders: it
-	 * returns at once when something is already pending. */
+	/* Blocks until something may have arrived, a send refused with
+	 * NAL_EAGAIN may now succeed, kick() is called or timeout_ms passes
+	 * (-1: no timeout). Closes the race with senders: it returns at once
+	 * when something is already pending. Valid after start(); lib/ptl may
+	 * run it on a watcher thread when several NALs are open. */
 	int (*sleep)(struct nal *n, int timeout_ms);
 	/* Wakes a sleep() of this instance; any thread, async-signal-safe. */
 	void (*kick)(struct nal *n);
