@@ -39,6 +39,7 @@ static struct {
 	MPI_Datatype bytes[64];	/* contiguous byte types by size, for derived types */
 	MPI_Op user_op;
 	uint64_t events;
+	uint64_t compute_ns;	/* recorded compute time waited out */
 } R;
 
 static void die(const char *what, const char *detail)
@@ -272,8 +273,10 @@ static int replay(const struct trc_flat *e, void *ctx)
 	MPI_Status st;
 	int flag, idx;
 	R.events++;
-	if (R.compute && e->tns)
+	if (R.compute && e->tns) {
 		spin_ns(e->tns);
+		R.compute_ns += e->tns;
+	}
 	switch (e->op) {
 	case TRC_OP_INIT:
 	case TRC_OP_INIT_THREAD:
@@ -655,12 +658,15 @@ int main(int argc, char **argv)
 	R.comms[1].c = MPI_COMM_SELF;
 	static char bsend[1 << 22];
 	MPI_Buffer_attach(bsend, sizeof bsend);
+	double t0 = MPI_Wtime();
 	trc_expand(&t, R.rank, replay, NULL);
+	double t1 = MPI_Wtime();
 	void *b;
 	int bs;
 	MPI_Buffer_detach(&b, &bs);
 	if (R.verbose)
-		fprintf(stderr, "ptlreplay: rank %d: %" PRIu64 " calls replayed\n", R.rank, R.events);
+		fprintf(stderr, "ptlreplay: rank %d: %" PRIu64 " calls replayed in %.0f ms, %.0f ms of it recorded "
+			"compute time\n", R.rank, R.events, (t1 - t0) * 1e3, (double)R.compute_ns / 1e6);
 	trc_trace_free(&t);
 	MPI_Finalize();
 	return 0;

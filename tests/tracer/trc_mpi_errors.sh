@@ -108,4 +108,24 @@ grep -q "loop [0-9]*~{" "$d/show" || fail "histo: no loop-count histogram"
 	fail "histo: replay of a lossy trace"
 grep -q "histogram mode" "$d/rout" || fail "histo: replay does not warn that counts are approximate"
 
+# 7. ptlreplay --compute reproduces the recorded compute time: a ring with
+# 10 steps of 100 ms "compute" replays in at least 0.95 s with it, and in
+# much less without (times as ptlreplay --verbose measures them)
+d=$WORK/compute
+mkdir -p "$d"
+(cd "$d" && timeout -k 5 "$RUN_TIMEOUT" env LD_PRELOAD="$PRELOAD" PTL_TRACE_OUT="$d/t" \
+	"$MPIEXEC" -n 2 "$PROGS/trc_ring" 10 100000 >"$d/out" 2>&1) || fail "compute: recording"
+(cd "$d" && timeout -k 5 "$RUN_TIMEOUT" "$MPIEXEC" -n 2 "$PTLREPLAY" --verbose "$d/t" >"$d/r1" 2>&1) ||
+	fail "compute: replay"
+(cd "$d" && timeout -k 5 "$RUN_TIMEOUT" "$MPIEXEC" -n 2 "$PTLREPLAY" --verbose --compute "$d/t" >"$d/r2" 2>&1) ||
+	fail "compute: replay --compute"
+# what ptlreplay waited out, from --verbose: "... in T ms, C ms of it recorded compute time"
+waited() { sed -n 's/^ptlreplay: rank 0: .* ms, \([0-9]*\) ms of it recorded compute time$/\1/p' "$1"; }
+took() { sed -n 's/^ptlreplay: rank 0: .* replayed in \([0-9]*\) ms,.*/\1/p' "$1"; }
+echo "replay: $(took "$d/r1") ms; with --compute: $(took "$d/r2") ms, $(waited "$d/r2") ms waited"
+[ "$(waited "$d/r1")" = 0 ] || fail "compute: plain replay waited $(waited "$d/r1") ms"
+c=$(waited "$d/r2")
+[ "${c:-0}" -ge 950 ] && [ "${c:-0}" -le 1500 ] || fail "compute: --compute waited ${c:-?} ms, recorded 10 x 100 ms"
+[ "$(took "$d/r2")" -ge "${c:-0}" ] || fail "compute: replay took less than the compute it waited"
+
 test $FAILS -eq 0

@@ -31,6 +31,7 @@ for n in $sizes; do
 	bytes=$(sed -n 's/^compressed bytes: *//p' "$d/stats")
 	events=$(sed -n 's/^events represented: *//p' "$d/stats")
 	echo "$prog -n $n: $events events, merged trace $bytes bytes"
+	[ -n "$TRC_SIZES" ] && echo "$n $bytes" >>"$TRC_SIZES"
 	# replay round trip
 	if ! (cd "$d" && timeout -k 5 "$RUN_TIMEOUT" env LD_PRELOAD="$PRELOAD" PTL_TRACE_OUT="$d/replay" \
 		"$MPIEXEC" -n "$n" "$PTLREPLAY" "$d/trace" >"$d/rout" 2>&1); then

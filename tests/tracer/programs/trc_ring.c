@@ -1,5 +1,9 @@
 /* Ring: a token goes around with blocking Send/Recv, then every rank
- * shifts a buffer one step with Sendrecv and Sendrecv_replace. */
+ * shifts a buffer one step with Sendrecv and Sendrecv_replace; an
+ * optional second argument is microseconds of "compute" per step.
+ * usage: trc_ring [ITERATIONS [USEC]] */
+#include <time.h>
+
 #include "trc_prog.h"
 
 int main(int argc, char **argv)
@@ -10,8 +14,13 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	int right = (rank + 1) % size, left = (rank + size - 1) % size;
+	long usec = argc > 2 ? atol(argv[2]) : 0;
 	for (int it = 0; it < iters; it++) {
 		int token = it;
+		if (usec > 0) {
+			struct timespec ts = { usec / 1000000, (usec % 1000000) * 1000 };
+			nanosleep(&ts, NULL);
+		}
 		if (size > 1) {
 			if (rank == 0) {
 				MPI_Send(&token, 1, MPI_INT, right, 1, MPI_COMM_WORLD);
