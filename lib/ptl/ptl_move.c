@@ -108,6 +108,31 @@ static int ptl_check_target(ptl_process_id_t target, int *peer)
 	return PTL_OK;
 }
 
+/* What every put and get checks before it starts, in the order users see
+ * the errors: a live MD, a region inside it (the whole MD unless region),
+ * a target of this job that is not known dead, and a use of the MD's
+ * threshold. Lock held. */
+static int ptl_initiate(ptl_handle_md_t md_handle, bool region, ptl_size_t *loff, ptl_size_t *len,
+			ptl_process_id_t target, struct ptl_md **mdp, int *peer)
+{
+	struct ptl_md *md = ptl_lib.ni ? ptl_md_lookup(ptl_lib.ni, md_handle) : NULL;
+	if (!md)
+		return PTL_MD_INVALID;
+	if (!region) {
+		*loff = 0;
+		*len = md->total;
+	} else if (*loff > md->total || *len > md->total - *loff) {
+		return PTL_MD_ILLEGAL;
+	}
+	int rc = ptl_check_target(target, peer);
+	if (rc != PTL_OK)
+		return rc;
+	if (!ptl_md_take(md))
+		return PTL_MD_INVALID;
+	*mdp = md;
+	return PTL_OK;
+}
+
 static void ptl_hdr_init(struct ptl_hdr *h, enum ptl_msg_type type, ptl_pt_index_t pt,
 			 ptl_ac_index_t ac, ptl_match_bits_t bits, ptl_size_t roff, ptl_size_t len)
 {
@@ -154,32 +179,15 @@ static int ptl_put_common(ptl_handle_md_t md_handle, bool region, ptl_size_t lof
 {
 	if (!ptl_initialized())
 		return PTL_NO_INIT;
+	if (ack_req != PTL_ACK_REQ && ack_req != PTL_NO_ACK_REQ)
+		return PTL_FAIL;
 	ptl_lock();
 	struct ptl_ni *ni = ptl_lib.ni;
-	struct ptl_md *md = ni ? ptl_md_lookup(ni, md_handle) : NULL;
-	int peer = -1;
-	int rc;
-	if (!md) {
-		rc = PTL_MD_INVALID;
+	struct ptl_md *md;
+	int peer;
+	int rc = ptl_initiate(md_handle, region, &loff, &len, target, &md, &peer);
+	if (rc != PTL_OK)
 		goto out;
-	}
-	if (ack_req != PTL_ACK_REQ && ack_req != PTL_NO_ACK_REQ) {
-		rc = PTL_FAIL;
-		goto out;
-	}
-	if (!region) {
-		loff = 0;
-		len = md->total;
-	} else if (loff > md->total || len > md->total - loff) {
-		rc = PTL_MD_ILLEGAL;
-		goto out;
-	}
-	if ((rc = ptl_check_target(target, &peer)) != PTL_OK)
-		goto out;
-	if (!ptl_md_take(md)) {
-		rc = PTL_MD_INVALID;
-		goto out;
-	}
 	bool bulk = !ptl_fits_inline(len);
 	bool ack = ack_req == PTL_ACK_REQ;
 	struct ptl_hdr h;
@@ -244,26 +252,11 @@ static int ptl_get_common(ptl_handle_md_t md_handle, bool region, ptl_size_t lof
 		return PTL_NO_INIT;
 	ptl_lock();
 	struct ptl_ni *ni = ptl_lib.ni;
-	struct ptl_md *md = ni ? ptl_md_lookup(ni, md_handle) : NULL;
-	int peer = -1;
-	int rc;
-	if (!md) {
-		rc = PTL_MD_INVALID;
+	struct ptl_md *md;
+	int peer;
+	int rc = ptl_initiate(md_handle, region, &loff, &len, target, &md, &peer);
+	if (rc != PTL_OK)
 		goto out;
-	}
-	if (!region) {
-		loff = 0;
-		len = md->total;
-	} else if (loff > md->total || len > md->total - loff) {
-		rc = PTL_MD_ILLEGAL;
-		goto out;
-	}
-	if ((rc = ptl_check_target(target, &peer)) != PTL_OK)
-		goto out;
-	if (!ptl_md_take(md)) {
-		rc = PTL_MD_INVALID;
-		goto out;
-	}
 	struct ptl_hdr h;
 	ptl_hdr_init(&h, PTL_MSG_GET, pt, ac, bits, roff, len);
 	h.flags = PTL_HF_ANSWER;
