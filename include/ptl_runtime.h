@@ -29,6 +29,11 @@ int PtlRtId(int rank, ptl_process_id_t *id);
  * the launcher is gone or a peer died (the reason is printed on stderr). */
 int PtlRtBarrier(void);
 
+/* Ends the whole job: the launcher stops every process and exits with
+ * code (1..255; other values become 1), printing why and which rank asked.
+ * Run alone, the process prints why and exits with code. Never returns. */
+void PtlRtAbort(int code, const char *why) __attribute__((noreturn));
+
 #ifdef __cplusplus
 }
 #endif

@@ -216,14 +216,9 @@ int PMPI_Finalized(int *flag)
 
 int PMPI_Abort(MPI_Comm comm, int errorcode)
 {
-	/* ptlrun stops every other rank when one exits non-zero and exits
-	 * with that rank's status. (A PtlRtAbort(code, why) in ptl_runtime.h
-	 * would let the launcher print the reason; see ptl-mpi(7).) */
-	fprintf(stderr, "ptl-mpi: rank %d called MPI_Abort(%s, %d): ending the job\n", mpi_g.wrank,
-		mpi_comm_get(comm) ? mpi_comm_name(comm) : "?", errorcode);
-	fflush(stderr);
-	fflush(stdout);
-	_exit(errorcode & 255 ? errorcode & 255 : 1);
+	char why[128];
+	snprintf(why, sizeof why, "MPI_Abort(%s, %d)", mpi_comm_get(comm) ? mpi_comm_name(comm) : "?", errorcode);
+	PtlRtAbort(errorcode & 255 ? errorcode & 255 : 1, why);
 }
 
 double PMPI_Wtime(void)

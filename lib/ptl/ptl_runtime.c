@@ -1,6 +1,8 @@
 /* ptl_runtime.h: the job as the application sees it. */
 #include "config.h"
 
+#include <stdio.h>
+
 #include <ptl_runtime.h>
 
 #include "ptl/ptl_internal.h"
@@ -25,6 +27,13 @@ int PtlRtId(int rank, ptl_process_id_t *id)
 	int rc = ptl_peer_id(rank, id);
 	ptl_unlock();
 	return rc;
+}
+
+void PtlRtAbort(int code, const char *why)
+{
+	fflush(stdout);
+	fflush(stderr);
+	rt_abort(code, why ? why : "");
 }
 
 int PtlRtBarrier(void)
