@@ -35,6 +35,22 @@ t_verbs_unit() {
 	[ -x "$B/tests/vm/test_verbs" ] || { echo "tests/vm/test_verbs not built"; return 77; }
 	"$B/tests/vm/test_verbs"
 }
+t_verbs_credits() {
+	# the credits race, many times in one boot
+	[ -x "$B/tests/vm/test_verbs" ] || { echo "tests/vm/test_verbs not built"; return 77; }
+	"$B/tests/vm/test_verbs" -n 30 credits
+}
+t_ptltool_info() {
+	local o
+	o=$("$B/tools/ptltool" info) || return 1
+	echo "$o"
+	echo "$o" | grep -q '^nal verbs: built, usable: rxe0 port 1' &&
+		echo "$o" | grep -q 'rxe0: node GUID .*<- ptl uses this device' &&
+		echo "$o" | grep -q 'port 1:  ACTIVE, Ethernet.*<- ptl uses this port' &&
+		echo "$o" | grep -q 'RoCE v2  *192\.0\.2\.1  *eth0 *<- ptl uses this GID' || return 1
+	o=$(PTL_VERBS_DEVICE=nosuch0 "$B/tools/ptltool" info) || return 1
+	echo "$o" | grep -q 'NOT usable: PTL_VERBS_DEVICE=nosuch0'
+}
 t_mp_over_verbs() {
 	local rc=0 found=0 t
 	for t in "$S"/tests/ptl/mp/*.sh; do
@@ -57,7 +73,7 @@ t_ring_over_verbs() {
 	PTL_NAL=verbs "$B/tools/ptlrun" -n 3 --timeout 60 "$B/examples/ring"
 }
 
-all="devinfo rc_pingpong verbs_unit mp_over_verbs ring_over_verbs"
+all="devinfo rc_pingpong verbs_unit verbs_credits ptltool_info mp_over_verbs ring_over_verbs"
 [ $# -gt 0 ] && all="$*"
 failed=0 ran=0
 for t in $all; do
