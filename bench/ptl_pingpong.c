@@ -2,13 +2,20 @@
  * ptl_pingpong: Portals put ping-pong half round trip (0 B - 64 KiB) and
  * streaming put bandwidth (up to 16 MiB) between ranks 0 and 1.
  *
- *   ptlrun -n 2 --bind-to core bench/ptl_pingpong [trials]
+ *   ptlrun -n 2 --bind-to core bench/ptl_pingpong [options] [trials]
+ *     --max-lat BYTES  largest latency size (default 65536)
+ *     --max-bw BYTES   largest bandwidth size (default 16 MiB; < 4096: none)
+ *     --iters N        round trips per latency trial (default 20000, 2000
+ *                      above 4 KiB)
+ *     --bw-rounds N    windows of 32 puts per bandwidth trial (default
+ *                      20, 4 above 64 KiB, 1 above 1 MiB)
  *
  * Prints one line per figure: "lat <bytes> <median us> <min> <max>" and
  * "bw <bytes> <median GB/s> <min> <max>", medians over the trials; bench/
  * pingpong.sh runs it interleaved with MPI and prints ratios.
  */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,11 +87,45 @@ static void report(const char *kind, size_t len, double *v, int n)
 	fflush(stdout);
 }
 
+static bool size_arg(const char *s, size_t *out)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (end == s || *end || v > (1ull << 30))
+		return false;
+	*out = (size_t)v;
+	return true;
+}
+
 int main(int argc, char **argv)
 {
-	int trials = argc > 1 ? atoi(argv[1]) : 5, nif;
+	int trials = 5, nif, iters_opt = 0, rounds_opt = 0;
+	size_t max_lat = MAX_LAT, max_bw = MAX_BW;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--max-lat") && v && size_arg(v, &max_lat)) {
+			i++;
+		} else if (!strcmp(a, "--max-bw") && v && size_arg(v, &max_bw)) {
+			i++;
+		} else if (!strcmp(a, "--iters") && v && atoi(v) > 0) {
+			iters_opt = atoi(v);
+			i++;
+		} else if (!strcmp(a, "--bw-rounds") && v && atoi(v) > 0) {
+			rounds_opt = atoi(v);
+			i++;
+		} else if (a[0] != '-') {
+			trials = atoi(a);
+		} else {
+			fprintf(stderr, "usage: ptl_pingpong [--max-lat BYTES] [--max-bw BYTES] [--iters N]\n"
+					"                    [--bw-rounds N] [trials]\n");
+			return 2;
+		}
+	}
 	if (trials < 1 || trials > 1000)
 		trials = 5;
+	size_t buf_len = max_lat > max_bw ? max_lat : max_bw;
+	if (buf_len == 0)
+		buf_len = 1;
 	check(PtlInit(&nif), "PtlInit");
 	int rank = PtlRtRank();
 	if (PtlRtSize() != 2) {
@@ -96,29 +137,30 @@ int main(int argc, char **argv)
 	check(PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, NULL, NULL, &ni), "PtlNIInit");
 	check(PtlEQAlloc(ni, 4 * WINDOW, PTL_EQ_HANDLER_NONE, &eq), "PtlEQAlloc");
 	check(PtlRtId(1 - rank, &peer), "PtlRtId");
-	char *rbuf = calloc(1, MAX_BW), *sbuf = calloc(1, MAX_BW);
+	char *rbuf = calloc(1, buf_len), *sbuf = calloc(1, buf_len);
 	if (!rbuf || !sbuf)
 		return 1;
-	memset(sbuf, rank + 1, MAX_BW);
+	memset(sbuf, rank + 1, buf_len);
 	ptl_process_id_t any = { PTL_NID_ANY, PTL_PID_ANY };
 	ptl_handle_me_t me;
 	ptl_handle_md_t rmd;
 	check(PtlMEAttach(ni, PT, any, BITS, 0, PTL_RETAIN, PTL_INS_AFTER, &me), "PtlMEAttach");
-	ptl_md_t r = { .start = rbuf, .length = MAX_BW, .threshold = PTL_MD_THRESH_INF,
+	ptl_md_t r = { .start = rbuf, .length = buf_len, .threshold = PTL_MD_THRESH_INF,
 		       .options = PTL_MD_OP_PUT | PTL_MD_MANAGE_REMOTE | PTL_MD_EVENT_START_DISABLE,
 		       .eq_handle = eq };
 	check(PtlMDAttach(me, r, PTL_RETAIN, &rmd), "PtlMDAttach");
 	/* The sender logs nothing: ping-pong completion is the peer's put. */
-	ptl_md_t s = { .start = sbuf, .length = MAX_BW, .threshold = PTL_MD_THRESH_INF,
+	ptl_md_t s = { .start = sbuf, .length = buf_len, .threshold = PTL_MD_THRESH_INF,
 		       .options = 0, .eq_handle = PTL_EQ_NONE };
 	check(PtlMDBind(ni, s, PTL_RETAIN, &send_md), "PtlMDBind");
 	check(PtlRtBarrier(), "PtlRtBarrier");
 
 	double v[1000];
-	for (size_t len = 0; len <= MAX_LAT; len = len ? len * 2 : 1) {
-		int iters = len <= 4096 ? 20000 : 2000;
+	for (size_t len = 0; len <= max_lat; len = len ? len * 2 : 1) {
+		int iters = iters_opt ? iters_opt : len <= 4096 ? 20000 : 2000;
+		int warmup = iters < 100 ? iters : 100;
 		for (int t = 0; t < trials; t++) {
-			for (int warm = 0; warm < 100; warm++) {
+			for (int warm = 0; warm < warmup; warm++) {
 				if (rank == 0) { put(len); wait_put(); } else { wait_put(); put(len); }
 			}
 			double t0 = now_us();
@@ -130,8 +172,8 @@ int main(int argc, char **argv)
 		if (rank == 0)
 			report("lat", len, v, trials);
 	}
-	for (size_t len = 4096; len <= MAX_BW; len *= 4) {
-		int rounds = len <= 65536 ? 20 : len <= 1048576 ? 4 : 1;
+	for (size_t len = 4096; len <= max_bw; len *= 4) {
+		int rounds = rounds_opt ? rounds_opt : len <= 65536 ? 20 : len <= 1048576 ? 4 : 1;
 		for (int t = 0; t < trials; t++) {
 			double t0 = now_us();
 			for (int k = 0; k < rounds; k++) {

@@ -2,8 +2,10 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,15 @@
 
 #ifdef PTL_HAVE_HWLOC
 #include <hwloc.h>
+#endif
+
+#ifdef PTL_HAVE_VERBS
+#include <arpa/inet.h>
+#include <net/if.h>
+
+#include <infiniband/verbs.h>
+
+#include "nal/verbs/vrb_choose.h"
 #endif
 
 #include "ptltool.h"
@@ -69,6 +80,7 @@ static void ptltool_info_topology(void)
 #endif
 }
 
+#ifndef PTL_HAVE_VERBS
 static void ptltool_read_line(const char *path, char *buf, size_t len)
 {
 	buf[0] = 0;
@@ -80,8 +92,8 @@ static void ptltool_read_line(const char *path, char *buf, size_t len)
 	fclose(f);
 }
 
-/* RDMA devices as the kernel lists them: works whether or not ptl was
- * built with verbs, so a user sees what the host has. */
+/* RDMA devices as the kernel lists them, for a ptl built without verbs,
+ * so a user still sees what the host has. */
 static void ptltool_info_rdma(void)
 {
 	DIR *d = opendir("/sys/class/infiniband");
@@ -116,6 +128,118 @@ static void ptltool_info_rdma(void)
 	if (!n)
 		printf("rdma:      no RDMA devices on this host\n");
 }
+#endif
+
+#ifdef PTL_HAVE_VERBS
+static const char *ptltool_gid_type(enum ibv_gid_type t)
+{
+	switch (t) {
+	case IBV_GID_TYPE_IB: return "IB";
+	case IBV_GID_TYPE_ROCE_V1: return "RoCE v1";
+	case IBV_GID_TYPE_ROCE_V2: return "RoCE v2";
+	}
+	return "?";
+}
+
+static const char *ptltool_port_state(enum ibv_port_state s)
+{
+	switch (s) {
+	case IBV_PORT_DOWN: return "DOWN";
+	case IBV_PORT_INIT: return "INIT";
+	case IBV_PORT_ARMED: return "ARMED";
+	case IBV_PORT_ACTIVE: return "ACTIVE";
+	case IBV_PORT_ACTIVE_DEFER: return "ACTIVE_DEFER";
+	default: return "NOP";
+	}
+}
+
+/* One port: state, link layer, MTU, LID and the GID table; marks the GID
+ * ptl would use when this is ptl's port. */
+static void ptltool_info_port(struct ibv_context *ctx, uint8_t port, bool chosen)
+{
+	struct ibv_port_attr pa;
+	if (ibv_query_port(ctx, port, &pa) != 0) {
+		printf("  port %u:  cannot query it\n", port);
+		return;
+	}
+	const char *layer = pa.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet (RoCE)"
+			    : pa.link_layer == IBV_LINK_LAYER_INFINIBAND ? "InfiniBand" : "unspecified";
+	printf("  port %u:  %s, %s, active MTU %d, LID %u%s\n", port, ptltool_port_state(pa.state), layer,
+	       128 << pa.active_mtu, pa.lid, chosen ? "   <- ptl uses this port" : "");
+	int pick = chosen ? vrb_choose_gid(ctx, port, pa.gid_tbl_len) : -1;
+	int shown = 0;
+	for (int i = 0; i < pa.gid_tbl_len; i++) {
+		struct ibv_gid_entry e;
+		static const uint8_t zero[16];
+		if (ibv_query_gid_ex(ctx, port, (uint32_t)i, &e, 0) != 0 || !memcmp(e.gid.raw, zero, sizeof zero))
+			continue;
+		char addr[INET6_ADDRSTRLEN] = "?", ifname[IF_NAMESIZE] = "";
+		if (vrb_gid_is_v4(&e.gid))
+			inet_ntop(AF_INET, e.gid.raw + 12, addr, sizeof addr);
+		else
+			inet_ntop(AF_INET6, e.gid.raw, addr, sizeof addr);
+		if (e.ndev_ifindex)
+			if_indextoname(e.ndev_ifindex, ifname);
+		printf("    gid %-3d %-8s %-40s %-10s%s\n", i, ptltool_gid_type(e.gid_type), addr,
+		       ifname[0] ? ifname : "-", i == pick ? " <- ptl uses this GID" : "");
+		shown++;
+	}
+	if (!shown)
+		printf("    no valid GID%s\n", pa.link_layer == IBV_LINK_LAYER_ETHERNET
+						    ? " (no IP address on its netdev? RoCE needs one)" : "");
+	else if (chosen && pick < 0 && pa.link_layer == IBV_LINK_LAYER_ETHERNET)
+		printf("    no usable GID: ptl cannot use this port\n");
+}
+
+/* The devices libibverbs sees, and which device, port and GID the verbs
+ * NAL would choose (the same code as the NAL: lib/nal/verbs/vrb_choose.c). */
+static void ptltool_info_verbs(void)
+{
+	int ndev = 0;
+	struct ibv_device **devs = ibv_get_device_list(&ndev);
+	const char *env = getenv("PTL_VERBS_DEVICE");
+	uint8_t port = 0;
+	int chosen = devs && ndev > 0 ? vrb_choose_device(devs, ndev, &port, true) : -1;
+	if (chosen >= 0)
+		printf("nal verbs: built, usable: %s port %u%s\n", ibv_get_device_name(devs[chosen]), port,
+		       env && *env ? " (PTL_VERBS_DEVICE)" : "");
+	else if (env && *env)
+		printf("nal verbs: built, NOT usable: PTL_VERBS_DEVICE=%s names no device with an ACTIVE port\n", env);
+	else
+		printf("nal verbs: built, NOT usable: no RDMA device with an ACTIVE port\n");
+	printf("nal tcp:   not built yet\n");
+	ptltool_info_topology();
+	if (!devs || ndev == 0) {
+		printf("rdma:      no RDMA devices on this host%s\n",
+		       devs ? "" : " (libibverbs found no devices or no kernel support)");
+		if (devs)
+			ibv_free_device_list(devs);
+		return;
+	}
+	if (env && *env)
+		printf("rdma:      PTL_VERBS_DEVICE=%s\n", env);
+	for (int i = 0; i < ndev; i++) {
+		const char *name = ibv_get_device_name(devs[i]);
+		struct ibv_context *ctx = ibv_open_device(devs[i]);
+		struct ibv_device_attr da;
+		if (!ctx || ibv_query_device(ctx, &da) != 0) {
+			printf("rdma:      %s: cannot open it (%s)\n", name, strerror(errno));
+			if (ctx)
+				ibv_close_device(ctx);
+			continue;
+		}
+		uint64_t g = be64toh(ibv_get_device_guid(devs[i]));
+		printf("rdma:      %s: node GUID %04x:%04x:%04x:%04x, firmware %s, %u port(s)%s\n", name,
+		       (unsigned)(g >> 48) & 0xffff, (unsigned)(g >> 32) & 0xffff, (unsigned)(g >> 16) & 0xffff,
+		       (unsigned)g & 0xffff, da.fw_ver[0] ? da.fw_ver : "-", da.phys_port_cnt,
+		       i == chosen ? "   <- ptl uses this device" : "");
+		for (int p = 1; p <= da.phys_port_cnt; p++)
+			ptltool_info_port(ctx, (uint8_t)p, i == chosen && p == port);
+		ibv_close_device(ctx);
+	}
+	ibv_free_device_list(devs);
+}
+#endif
 
 int ptltool_info_main(int argc, char **argv)
 {
@@ -134,12 +258,12 @@ int ptltool_info_main(int argc, char **argv)
 	       !shm ? "" : cma ? " (large messages by CMA single copy)"
 			       : " (CMA not permitted here: large messages by pipelined copy)");
 #ifdef PTL_HAVE_VERBS
-	printf("nal verbs: libibverbs found at build time; the verbs NAL is not built yet\n");
+	ptltool_info_verbs();
 #else
 	printf("nal verbs: not built (no libibverbs at build time)\n");
-#endif
 	printf("nal tcp:   not built yet\n");
 	ptltool_info_topology();
 	ptltool_info_rdma();
+#endif
 	return 0;
 }

@@ -10,11 +10,16 @@
  * messages, never an overrun; polling again frees them); bulk READ and
  * WRITE from 0 B to 16 MiB, with several local pieces; the registration
  * cache after free and re-map at the same address; sleep() with a
- * timeout and kick(); a dead peer reported through peer_failed.
+ * timeout and kick(); a dead peer reported through peer_failed (by the
+ * keepalive, with nothing in flight to it).
+ *
+ *   test_verbs [-n REPEAT] [TEST...]   tests: eager credits bulk remap sleep
+ *   (the handshake first and the dead peer last always run)
  */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +42,7 @@
 
 static int me, sock;
 static struct nal *n;
-static uint64_t nrecv, bad_recv;
+static uint64_t nrecv, bad_recv, expect;
 static int bulk_pending, bulk_status, failed_peer = -1;
 
 static uint64_t now_ms(void)
@@ -57,12 +62,13 @@ static void on_recv(void *arg, int peer, const void *msg, size_t len)
 	(void)arg;
 	uint64_t seq;
 	memcpy(&seq, msg, 8);
-	int ok = peer == 1 - me && seq == nrecv && len == msg_len(seq);
+	int ok = peer == 1 - me && seq == expect && len == msg_len(seq);
 	for (size_t i = 8; ok && i < len; i++)
 		ok = ((const unsigned char *)msg)[i] == (unsigned char)(seq + i);
 	if (!ok)
 		bad_recv++;
 	nrecv++;
+	expect++;
 }
 
 static void on_bulk(void *arg, void *cookie, int status)
@@ -136,10 +142,12 @@ static void test_eager(void)
 		for (uint64_t i = 0; i < count; i++)
 			send_one(i);
 	} else {
-		uint64_t end = now_ms() + 60000;
-		while (nrecv < count && now_ms() < end)
+		uint64_t end = now_ms() + 60000, before = nrecv;
+		expect = 0;
+		bad_recv = 0;
+		while (nrecv - before < count && now_ms() < end)
 			vrb_progress(n);
-		CHECK(nrecv == count);
+		CHECK(nrecv - before == count);
 		CHECK(bad_recv == 0);
 	}
 	sync_peer();
@@ -147,17 +155,26 @@ static void test_eager(void)
 	       VRB_EAGER);
 }
 
+/* The receiver stops polling: the sender gets NAL_EAGAIN before it could
+ * overrun the buffers granted to it. The receiver tells consumed counts a
+ * quarter of the grant at a time, so between 3/4 of the grant and all of
+ * it is free when the sender starts. When the receiver polls again,
+ * credits flow back; a send after the refusal may then overtake the
+ * receiver's count of the first batch, so it counts the total. */
 static void test_credits(void)
 {
+	const unsigned quarter = VRB_CREDITS / 4;
 	if (me == 0) {
 		sync_peer(); /* the peer now stops polling */
+		/* Its last credit writes may still be on the wire. */
+		struct vrb_peer *p = &n->peers[1];
+		uint64_t end = now_ms() + 10000;
+		while (p->sent - __atomic_load_n(&n->slots[1], __ATOMIC_ACQUIRE) >= quarter && now_ms() < end)
+			vrb_progress(n);
 		unsigned sent = 0;
-		uint64_t seq = nrecv; /* unused on this side; just distinct */
-		(void)seq;
 		static unsigned char buf[64];
-		uint64_t s = 2000 + sent;
 		for (;;) {
-			s = 2000 + sent;
+			uint64_t s = 2000 + sent;
 			memcpy(buf, &s, 8);
 			int rc = vrb_send(n, 1, buf, 8, NULL, 0);
 			if (rc == NAL_EAGAIN)
@@ -167,10 +184,10 @@ static void test_credits(void)
 			CHECK(sent <= VRB_CREDITS);
 		}
 		printf("rank 0: credits: %u sends, then NAL_EAGAIN (grant %u)\n", sent, VRB_CREDITS);
-		CHECK(sent >= 1);
+		CHECK(sent > VRB_CREDITS - quarter);
 		xwrite(&sent, sizeof sent);
 		/* The peer polls again: credits come back. */
-		uint64_t end = now_ms() + 20000;
+		end = now_ms() + 20000;
 		int rc = NAL_EAGAIN;
 		while (rc == NAL_EAGAIN && now_ms() < end) {
 			vrb_progress(n);
@@ -190,9 +207,9 @@ static void test_credits(void)
 		uint64_t end = now_ms() + 20000;
 		while (nrecv - before < sent && now_ms() < end)
 			vrb_progress(n);
-		if (nrecv - before != sent)
+		if (nrecv - before < sent)
 			fprintf(stderr, "rank 1: %llu of %u arrived\n", (unsigned long long)(nrecv - before), sent);
-		CHECK(nrecv - before == sent);
+		CHECK(nrecv - before >= sent);
 		xread(&sent, sizeof sent);
 		while (nrecv - before < sent && now_ms() < end)
 			vrb_progress(n);
@@ -349,30 +366,57 @@ static void test_sleep(void)
 	printf("rank %d: sleep: timeout and kick wake it (%llu ms)\n", me, (unsigned long long)d);
 }
 
+/* The peer dies without closing anything while we have nothing in flight
+ * to it: the keepalive probe finds out, sleep() wakes for it, and the
+ * transport gives up after its retries (not forever: rxe takes retry_cnt 7
+ * as infinite). */
 static void test_dead_peer(void)
 {
+	n->ka_ms = 500;
 	if (me == 1) {
 		sync_peer();
 		_exit(0); /* dies without closing anything */
 	}
 	sync_peer();
-	usleep(200000);
-	static unsigned char buf[64];
 	uint64_t end = now_ms() + 30000, t0 = now_ms();
 	while (failed_peer < 0 && now_ms() < end) {
-		int rc = vrb_send(n, 1, buf, 16, NULL, 0);
-		CHECK(rc == 0 || rc == NAL_EAGAIN || rc == NAL_EPEER);
+		vrb_sleep(n, -1);
 		vrb_progress(n);
-		usleep(1000);
 	}
 	CHECK(failed_peer == 1);
+	static unsigned char buf[64];
 	CHECK(vrb_send(n, 1, buf, 16, NULL, 0) == NAL_EPEER);
-	printf("rank 0: dead peer: reported after %llu ms, sends then fail with NAL_EPEER\n",
-	       (unsigned long long)(now_ms() - t0));
+	uint64_t d = now_ms() - t0;
+	printf("rank 0: dead peer: reported after %llu ms (keepalive 500 ms), sends then fail with NAL_EPEER\n",
+	       (unsigned long long)d);
+	CHECK(d < 10000);
 }
 
-int main(void)
+static const struct {
+	const char *name;
+	void (*run)(void);
+} tests[] = { { "eager", test_eager }, { "credits", test_credits }, { "bulk", test_bulk },
+	      { "remap", test_remap }, { "sleep", test_sleep } };
+#define NTESTS (sizeof tests / sizeof tests[0])
+
+int main(int argc, char **argv)
 {
+	int repeat = 1;
+	bool want[NTESTS] = { false }, any = false;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-n") && i + 1 < argc) {
+			repeat = atoi(argv[++i]);
+			continue;
+		}
+		size_t t = 0;
+		while (t < NTESTS && strcmp(argv[i], tests[t].name))
+			t++;
+		if (t == NTESTS) {
+			fprintf(stderr, "usage: test_verbs [-n REPEAT] [eager|credits|bulk|remap|sleep]...\n");
+			return 2;
+		}
+		want[t] = any = true;
+	}
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
 		return 99;
@@ -419,11 +463,10 @@ int main(void)
 		printf("verbs NAL on %s port %u, gid index %d, max_inline %zu, inline data %u\n", n->devname,
 		       n->port, n->gid_index, pr.max_inline, n->max_inline_data);
 	sync_peer();
-	test_eager();
-	test_credits();
-	test_bulk();
-	test_remap();
-	test_sleep();
+	for (int k = 0; k < repeat; k++)
+		for (size_t t = 0; t < NTESTS; t++)
+			if (!any || want[t])
+				tests[t].run();
 	test_dead_peer();
 	if (me == 0) {
 		int st;

@@ -7,8 +7,12 @@
 out=$PTL_TOP_BUILDDIR/tests/vm/out
 mkdir -p "$out"
 rm -f "$out"/*.log
-PTL_VM_RW=$out${PTL_VM_RW:+:$PTL_VM_RW}
+# the build tree may itself be shared (PTL_VM_RW=/tmp/build): mount out after it
+PTL_VM_RW=${PTL_VM_RW:+$PTL_VM_RW:}$out
 export PTL_VM_RW
+# Each test has its own limit (PTL_VM_TEST_TIMEOUT); this bounds the boot.
+PTL_VM_TIMEOUT=${PTL_VM_TIMEOUT:-1200}
+export PTL_VM_TIMEOUT
 "$PTL_TOP_SRCDIR/tests/vm/rxe-vm.sh" "$PTL_TOP_SRCDIR/tests/vm/vm-tests.sh" "$out" "$@"
 rc=$?
 # Show the logs of what failed, so CI output says why.

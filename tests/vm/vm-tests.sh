@@ -4,6 +4,9 @@
 #
 #   vm-tests.sh OUTDIR [TEST...]     default: every test below
 #
+# mp:NAME runs tests/ptl/mp/NAME.sh over PTL_NAL=verbs, each under its own
+# time limit; mp_over_verbs runs them all as one test.
+#
 # Each test's output goes to OUTDIR/<test>.log; one line per test on stdout:
 # "PASS|FAIL|SKIP <test> (<seconds>s)". Exit status: 1 if any test failed,
 # 77 if all skipped, else 0. Every test has a time limit (PTL_VM_TEST_TIMEOUT,
@@ -35,6 +38,22 @@ t_verbs_unit() {
 	[ -x "$B/tests/vm/test_verbs" ] || { echo "tests/vm/test_verbs not built"; return 77; }
 	"$B/tests/vm/test_verbs"
 }
+t_verbs_credits() {
+	# the credits race, many times in one boot
+	[ -x "$B/tests/vm/test_verbs" ] || { echo "tests/vm/test_verbs not built"; return 77; }
+	"$B/tests/vm/test_verbs" -n 20 credits
+}
+t_ptltool_info() {
+	local o
+	o=$("$B/tools/ptltool" info) || return 1
+	echo "$o"
+	echo "$o" | grep -q '^nal verbs: built, usable: rxe0 port 1' &&
+		echo "$o" | grep -q 'rxe0: node GUID .*<- ptl uses this device' &&
+		echo "$o" | grep -q 'port 1:  ACTIVE, Ethernet.*<- ptl uses this port' &&
+		echo "$o" | grep -q 'RoCE v2  *192\.0\.2\.1  *eth0 *<- ptl uses this GID' || return 1
+	o=$(PTL_VERBS_DEVICE=nosuch0 "$B/tools/ptltool" info) || return 1
+	echo "$o" | grep -q 'NOT usable: PTL_VERBS_DEVICE=nosuch0'
+}
 t_mp_over_verbs() {
 	local rc=0 found=0 t
 	for t in "$S"/tests/ptl/mp/*.sh; do
@@ -52,24 +71,39 @@ t_mp_over_verbs() {
 	[ $found = 1 ] || return 77
 	return $rc
 }
+t_mp() {
+	local t="$S/tests/ptl/mp/$1.sh"
+	[ -f "$t" ] || { echo "no $t"; return 77; }
+	prog=$(sed -n 's/.*run\.sh" *[0-9][0-9]* *\([A-Za-z0-9_]*\).*/\1/p' "$t" | head -n1)
+	if [ -n "$prog" ] && [ ! -x "$B/tests/ptl/mp/$prog" ]; then
+		echo "$prog is not built"
+		return 77
+	fi
+	PTL_NAL=verbs sh "$t"
+}
 t_ring_over_verbs() {
 	[ -x "$B/examples/ring" ] || return 77
 	PTL_NAL=verbs "$B/tools/ptlrun" -n 3 --timeout 60 "$B/examples/ring"
 }
 
-all="devinfo rc_pingpong verbs_unit mp_over_verbs ring_over_verbs"
+mps=$(for f in "$S"/tests/ptl/mp/*.sh; do n=$(basename "$f" .sh); [ "$n" = run ] || echo "mp:$n"; done)
+all="devinfo rc_pingpong verbs_unit verbs_credits ptltool_info $mps ring_over_verbs"
 [ $# -gt 0 ] && all="$*"
 failed=0 ran=0
 for t in $all; do
 	a=$(date +%s.%N)
-	timeout -k 5 "$limit" bash -c "$(declare -f pair t_$t); B='$B' S='$S'; t_$t" >"$out/$t.log" 2>&1
+	case $t in
+	mp:*) fn="t_mp ${t#mp:}" log=$out/mp_${t#mp:}.log ;;
+	*) fn=t_$t log=$out/$t.log ;;
+	esac
+	timeout -k 5 "$limit" bash -c "$(declare -f pair ${fn%% *}); B='$B' S='$S'; $fn" >"$log" 2>&1
 	rc=$?
 	d=$(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $a }")
 	case $rc in
 	0) echo "PASS $t (${d}s)"; ran=1 ;;
 	77) echo "SKIP $t (${d}s)" ;;
-	124) echo "FAIL $t (timed out after ${limit}s; log $out/$t.log)"; failed=1; ran=1 ;;
-	*) echo "FAIL $t (rc $rc, ${d}s; log $out/$t.log)"; failed=1; ran=1 ;;
+	124) echo "FAIL $t (timed out after ${limit}s; log $log)"; failed=1; ran=1 ;;
+	*) echo "FAIL $t (rc $rc, ${d}s; log $log)"; failed=1; ran=1 ;;
 	esac
 done
 [ $failed = 1 ] && exit 1

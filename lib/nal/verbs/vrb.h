@@ -20,6 +20,13 @@
  *    messages it has consumed into the sender's credit slot. A send with
  *    no credit returns NAL_EAGAIN, so no buffer ever overruns; credit
  *    returns consume no receive buffer, so they cannot deadlock.
+ *  - Death: an RC QP whose peer is gone fails its WRs with RETRY_EXC_ERR
+ *    after VRB_RETRY_CNT retransmissions. A peer we only wait for (nothing
+ *    of ours in flight to it) is probed: when it has shown no sign of life
+ *    for a keepalive period, a credit write (idempotent, no receive buffer)
+ *    goes to it, so a dead peer fails that write within seconds. A rank
+ *    that closes cleanly says BYE over UD first, so its peers report its
+ *    QP's death quietly.
  */
 #ifndef PTL_VRB_H
 #define PTL_VRB_H
@@ -42,6 +49,13 @@
 #define VRB_CM_BUFS 64u         /* UD receive/send buffers for the handshake */
 #define VRB_CM_RETRY_MS 200     /* handshake retransmission period */
 #define VRB_CM_TRIES 75         /* ... and attempts before the peer is dead */
+/* Transport retries of an unanswered packet: timeout 16 (268 ms) x 7 sends,
+ * so a dead peer shows within ~2 s. Not 7: rdma_rxe takes retry_cnt 7 as
+ * "retry forever" (as IB defines only for rnr_retry), and a dead peer
+ * would never be noticed. */
+#define VRB_RETRY_CNT 6
+#define VRB_ACK_TIMEOUT 16
+#define VRB_KA_MS 2000          /* default keepalive period (PTL_VERBS_KEEPALIVE_MS) */
 #define VRB_REG_MAX 256u        /* cached registrations */
 #define VRB_STASH 64u           /* completions sleep() took off the CQ */
 #define VRB_QKEY 0x50544c31u
@@ -73,7 +87,7 @@ struct vrb_addr {
 	uint8_t gid[16];
 };
 
-enum vrb_cm_type { VRB_CM_REQ = 1, VRB_CM_REP = 2 };
+enum vrb_cm_type { VRB_CM_REQ = 1, VRB_CM_REP = 2, VRB_CM_BYE = 3 };
 
 /* A handshake message (UD). */
 struct vrb_cm {
@@ -115,6 +129,11 @@ struct vrb_peer {
 	bool credit_owed;        /* a credit write waits for send-queue room */
 	bool starved;            /* a send returned NAL_EAGAIN */
 	unsigned sq_used;
+	/* Liveness: completions involving the peer, as counted and as last seen
+	 * by the keepalive scan; a probe in flight; the peer said BYE. */
+	uint64_t acts, acts_seen;
+	bool probing;
+	bool bye;
 	struct vrb_bulk *pend_head, *pend_tail; /* bulks waiting for queue room */
 };
 
@@ -181,6 +200,9 @@ struct nal {
 	uint32_t *qpn_key;
 	uint32_t qpn_cap;
 	atomic_int waiting; /* peers starved or connecting: sleep() polls */
+	atomic_int nup;     /* peers VRB_UP: sleep() wakes for the keepalive */
+	unsigned ka_ms;     /* keepalive period; 0: off */
+	_Atomic uint64_t next_ka_ms;
 	/* completions sleep() took off the CQ for progress() */
 	pthread_mutex_t cq_lock;
 	struct ibv_wc stash[VRB_STASH];
@@ -201,6 +223,7 @@ void vrb_conn_fini(struct nal *n);
 int vrb_connect(struct nal *n, int peer, const void *addr, size_t len);
 int vrb_reaches(struct nal *n, int peer);
 void vrb_cm_recv(struct nal *n, const struct ibv_wc *wc, int *done);
+void vrb_cm_bye(struct nal *n);
 int vrb_cm_timers(struct nal *n);
 void vrb_peer_fail(struct nal *n, int peer, const char *why);
 int vrb_qpn_peer(struct nal *n, uint32_t qpn);
@@ -213,6 +236,7 @@ void vrb_kick(struct nal *n);
 void vrb_set_polling(struct nal *n, int on);
 bool vrb_sq_room(struct nal *n, struct vrb_peer *p, unsigned wrs);
 void vrb_sq_take(struct nal *n, struct vrb_peer *p, unsigned wrs);
+int vrb_keepalive(struct nal *n, uint64_t now);
 /* vrb_bulk.c */
 int vrb_mem_reg(struct nal *n, void *addr, size_t len, struct nal_mr *mr);
 void vrb_mem_dereg(struct nal *n, struct nal_mr *mr);

@@ -299,6 +299,8 @@ void vrb_bulk_wc(struct nal *n, const struct ibv_wc *wc)
 	if (p->sq_used)
 		p->sq_used--;
 	b->left--;
+	if (wc->status == IBV_WC_SUCCESS)
+		p->acts++;
 	if (wc->status != IBV_WC_SUCCESS && b->status == 0)
 		b->status = NAL_EPEER;
 	if (wc->status != IBV_WC_SUCCESS && wc->status != IBV_WC_WR_FLUSH_ERR)

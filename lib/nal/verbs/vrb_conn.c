@@ -4,12 +4,15 @@
  * brings it to RTS and answers with a REP; the REP brings ours to RTS.
  * Until then send() says NAL_EAGAIN. Lost datagrams are sent again every
  * VRB_CM_RETRY_MS; a peer silent for VRB_CM_TRIES periods is dead.
+ * close() sends a BYE to every peer it talked to, so they know the QP
+ * errors that follow are no failure worth a message.
  */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "nal/verbs/vrb.h"
 
@@ -180,13 +183,15 @@ static int vrb_qp_up(struct nal *n, int peer)
 	if (ibv_modify_qp(p->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 					     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
 		return NAL_EIO;
-	/* timeout 16 = 268 ms, 7 retries: a dead peer shows within ~2 s. */
-	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .timeout = 16, .retry_cnt = 7,
+	/* rnr_retry 7 (forever) is safe: credits keep the SRQ from running dry. */
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .timeout = VRB_ACK_TIMEOUT, .retry_cnt = VRB_RETRY_CNT,
 				  .rnr_retry = 7, .sq_psn = p->psn, .max_rd_atomic = 16 };
 	if (ibv_modify_qp(p->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 					     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
 		return NAL_EIO;
 	p->state = VRB_UP;
+	p->acts++;
+	atomic_fetch_add(&n->nup, 1);
 	if (n->debug)
 		fprintf(stderr, "ptl: verbs: rank %d: rank %d up (qpn %u -> %u)\n", n->args.rank, peer,
 			p->qp->qp_num, p->rqpn);
@@ -263,9 +268,14 @@ void vrb_peer_fail(struct nal *n, int peer, const char *why)
 		atomic_fetch_sub(&n->waiting, 1);
 	if (p->starved)
 		atomic_fetch_sub(&n->waiting, 1);
+	if (p->state == VRB_UP)
+		atomic_fetch_sub(&n->nup, 1);
 	p->starved = false;
+	p->probing = false;
 	p->state = VRB_FAILED;
-	fprintf(stderr, "ptl: verbs: rank %d: rank %d failed: %s\n", n->args.rank, peer, why);
+	if (!p->bye || n->debug)
+		fprintf(stderr, "ptl: verbs: rank %d: rank %d %s: %s\n", n->args.rank, peer,
+			p->bye ? "closed" : "failed", why);
 	/* lib/ptl fails everything in flight to the peer: its bulks say nothing more. */
 	vrb_bulk_drop(n, p);
 	if (n->args.up.peer_failed)
@@ -311,6 +321,14 @@ void vrb_cm_recv(struct nal *n, const struct ibv_wc *wc, int *done)
 			atomic_fetch_sub(&n->waiting, 1);
 		vrb_cm_send(n, peer, VRB_CM_REP);
 		(*done)++;
+	} else if (m.type == VRB_CM_BYE) {
+		/* The peer closed: what follows on its QP is no news. Asked and
+		 * never answered, it will not answer now. */
+		p->bye = true;
+		if (p->state == VRB_REQ_SENT) {
+			vrb_peer_fail(n, peer, "it closed before it answered");
+			(*done)++;
+		}
 	} else if (m.type == VRB_CM_REP && p->state == VRB_REQ_SENT) {
 		p->rqpn = m.qpn;
 		p->rpsn = m.psn;
@@ -349,4 +367,28 @@ int vrb_cm_timers(struct nal *n)
 		vrb_cm_send(n, r, VRB_CM_REQ);
 	}
 	return done;
+}
+
+/* Tells every peer we talked to that we are closing, and waits (briefly)
+ * for the datagrams to leave before the UD QP is destroyed. */
+void vrb_cm_bye(struct nal *n)
+{
+	if (!n->peers || !n->ud)
+		return;
+	int sent = 0;
+	for (int r = 0; r < n->args.size; r++) {
+		struct vrb_peer *p = &n->peers[r];
+		if ((p->state == VRB_UP || p->state == VRB_REQ_SENT) && p->ah && p->qp && !p->bye)
+			sent += vrb_cm_send(n, r, VRB_CM_BYE) == 0;
+	}
+	uint64_t end = vrb_now_ms() + 100;
+	while (sent > 0 && vrb_now_ms() < end) {
+		struct ibv_wc wc[16];
+		int k = ibv_poll_cq(n->cq, 16, wc);
+		for (int i = 0; i < k; i++)
+			if (VRB_WR_KIND(wc[i].wr_id) == VRB_WR_CM_SEND)
+				sent--;
+		if (k <= 0)
+			nanosleep(&(struct timespec){ 0, 200000 }, NULL);
+	}
 }

@@ -1,13 +1,6 @@
 /*
- * The verbs NAL: choosing the device, port and GID, creating the NI's
- * queues, and the ops table.
- *
- * Device choice: PTL_VERBS_DEVICE=name[:port] wins; otherwise the first
- * ACTIVE port of the device nearest this process (hwloc, when several
- * devices qualify), otherwise the first ACTIVE port found. GID: on
- * Ethernet (RoCE) the RoCE v2 entry holding an IPv4-mapped address, else
- * any RoCE v2 entry, else any valid one; on InfiniBand the LID addresses
- * the port.
+ * The verbs NAL: opening the device, port and GID vrb_choose.c picks,
+ * creating the NI's queues, and the ops table.
  */
 #include "config.h"
 
@@ -21,86 +14,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifdef PTL_HAVE_HWLOC
-#include <hwloc.h>
-#include <hwloc/openfabrics-verbs.h>
-#endif
-
 #include "nal/verbs/vrb.h"
+#include "nal/verbs/vrb_choose.h"
 
 uint64_t vrb_now_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static bool vrb_gid_is_v4(const union ibv_gid *g)
-{
-	static const uint8_t pre[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-	return memcmp(g->raw, pre, sizeof pre) == 0;
-}
-
-/* Picks the GID index of port on ctx; -1 when none is usable. */
-static int vrb_pick_gid(struct ibv_context *ctx, uint8_t port, int tbl_len)
-{
-	int v2 = -1, any = -1;
-	for (int i = 0; i < tbl_len; i++) {
-		struct ibv_gid_entry e;
-		if (ibv_query_gid_ex(ctx, port, (uint32_t)i, &e, 0) != 0)
-			continue;
-		static const uint8_t zero[16];
-		if (!memcmp(e.gid.raw, zero, sizeof zero))
-			continue;
-		if (e.gid_type == IBV_GID_TYPE_ROCE_V2 && vrb_gid_is_v4(&e.gid))
-			return i;
-		if (e.gid_type == IBV_GID_TYPE_ROCE_V2 && v2 < 0)
-			v2 = i;
-		if (any < 0)
-			any = i;
-	}
-	return v2 >= 0 ? v2 : any;
-}
-
-/* First ACTIVE port of dev (or the one asked); 0 when none. */
-static uint8_t vrb_active_port(struct ibv_context *ctx, int want)
-{
-	struct ibv_device_attr da;
-	if (ibv_query_device(ctx, &da) != 0)
-		return 0;
-	for (int p = 1; p <= da.phys_port_cnt; p++) {
-		struct ibv_port_attr pa;
-		if (want && p != want)
-			continue;
-		if (ibv_query_port(ctx, (uint8_t)p, &pa) == 0 && pa.state == IBV_PORT_ACTIVE)
-			return (uint8_t)p;
-	}
-	return 0;
-}
-
-/* Whether dev sits next to the CPUs this process may run on. */
-static bool vrb_dev_near(struct ibv_device *dev)
-{
-#ifdef PTL_HAVE_HWLOC
-	hwloc_topology_t topo;
-	bool near = false;
-	if (hwloc_topology_init(&topo) != 0)
-		return false;
-	if (hwloc_topology_load(topo) == 0) {
-		hwloc_cpuset_t dset = hwloc_bitmap_alloc(), mine = hwloc_bitmap_alloc();
-		if (dset && mine && hwloc_ibv_get_device_cpuset(topo, dev, dset) == 0 &&
-		    hwloc_get_cpubind(topo, mine, HWLOC_CPUBIND_PROCESS) == 0)
-			near = hwloc_bitmap_isincluded(mine, dset) ||
-			       (hwloc_bitmap_intersects(mine, dset) && !hwloc_bitmap_iszero(dset));
-		hwloc_bitmap_free(dset);
-		hwloc_bitmap_free(mine);
-	}
-	hwloc_topology_destroy(topo);
-	return near;
-#else
-	(void)dev;
-	return false;
-#endif
 }
 
 /* Opens the device and port to use. 1: done; 0: no usable device. */
@@ -110,52 +31,13 @@ static int vrb_pick_device(struct nal *n)
 	n->devs = ibv_get_device_list(&ndev);
 	if (!n->devs || ndev == 0)
 		return 0;
-	const char *want = getenv("PTL_VERBS_DEVICE");
-	char wname[64] = "";
-	int wport = 0;
-	if (want && *want) {
-		snprintf(wname, sizeof wname, "%s", want);
-		char *colon = strchr(wname, ':');
-		if (colon) {
-			*colon = 0;
-			wport = atoi(colon + 1);
-		}
-	}
-	int first = -1, chosen = -1, nactive = 0;
-	uint8_t ports[64] = { 0 };
-	for (int i = 0; i < ndev && i < 64; i++) {
-		const char *name = ibv_get_device_name(n->devs[i]);
-		if (*wname && strcmp(name, wname))
-			continue;
-		struct ibv_context *c = ibv_open_device(n->devs[i]);
-		if (!c)
-			continue;
-		ports[i] = vrb_active_port(c, wport);
-		ibv_close_device(c);
-		if (!ports[i])
-			continue;
-		nactive++;
-		if (first < 0)
-			first = i;
-	}
-	if (first < 0) {
-		if (*wname)
-			fprintf(stderr, "ptl: verbs: PTL_VERBS_DEVICE=%s: no such device with an ACTIVE port\n", want);
+	int i = vrb_choose_device(n->devs, ndev, &n->port, false);
+	if (i < 0)
 		return 0;
-	}
-	chosen = first;
-	if (nactive > 1) {
-		for (int i = 0; i < ndev && i < 64; i++)
-			if (ports[i] && vrb_dev_near(n->devs[i])) {
-				chosen = i;
-				break;
-			}
-	}
-	n->ctx = ibv_open_device(n->devs[chosen]);
+	n->ctx = ibv_open_device(n->devs[i]);
 	if (!n->ctx)
 		return 0;
-	n->port = ports[chosen];
-	snprintf(n->devname, sizeof n->devname, "%s", ibv_get_device_name(n->devs[chosen]));
+	snprintf(n->devname, sizeof n->devname, "%s", ibv_get_device_name(n->devs[i]));
 	return 1;
 }
 
@@ -170,7 +52,7 @@ static int vrb_setup_port(struct nal *n)
 	n->me.lid = pa.lid;
 	n->me.mtu = (uint8_t)pa.active_mtu;
 	n->me.is_global = pa.link_layer == IBV_LINK_LAYER_ETHERNET;
-	n->gid_index = vrb_pick_gid(n->ctx, n->port, pa.gid_tbl_len);
+	n->gid_index = vrb_choose_gid(n->ctx, n->port, pa.gid_tbl_len);
 	if (n->me.is_global && n->gid_index < 0) {
 		fprintf(stderr, "ptl: verbs: %s port %u has no usable GID (no IP address on its netdev?)\n",
 			n->devname, n->port);
@@ -199,6 +81,9 @@ static int vrb_open(const struct nal_open_args *args, struct nal **out)
 	n->efd = -1;
 	n->pagemap_fd = -1;
 	n->debug = getenv("PTL_VERBS_DEBUG") != NULL;
+	const char *ka = getenv("PTL_VERBS_KEEPALIVE_MS");
+	n->ka_ms = ka && *ka ? (unsigned)strtoul(ka, NULL, 10) : VRB_KA_MS;
+	atomic_store(&n->next_ka_ms, vrb_now_ms() + n->ka_ms);
 	pthread_mutex_init(&n->cq_lock, NULL);
 	int rc = NAL_EPERM;
 	if (!vrb_pick_device(n))
@@ -268,6 +153,7 @@ static void vrb_close(struct nal *n)
 {
 	if (!n)
 		return;
+	vrb_cm_bye(n);
 	if (n->peers)
 		for (int i = 0; i < n->args.size; i++) {
 			vrb_bulk_drop(n, &n->peers[i]);

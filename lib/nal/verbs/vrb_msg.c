@@ -6,6 +6,14 @@
  * its running count into the sender's slot, once a quarter of the grant is
  * consumed. The write needs no receive buffer, so credits always flow.
  *
+ * Keepalive: every ka_ms, progress() looks at the UP peers; one that
+ * completed nothing with us since the last look (no message in, no send,
+ * credit or bulk acknowledged) gets a probe: a credit write of the count it
+ * already has, which needs no receive buffer and changes nothing. If the
+ * peer is gone the write fails with RETRY_EXC_ERR and the peer is failed.
+ * sleep() wakes for the scan while peers are UP, so a rank that only waits
+ * for a dead peer notices too.
+ *
  * Sleep: sleep() arms the CQ, then takes whatever completed before it was
  * armed into a stash (under cq_lock, as progress() may run concurrently)
  * and returns at once if there was any; otherwise it waits in poll() on
@@ -119,18 +127,20 @@ int vrb_send(struct nal *n, int peer, const void *hdr, size_t hdr_len, const voi
 	return 0;
 }
 
-/* Writes our consumed count of peer's messages into its credit slot. */
-static void vrb_credit_return(struct nal *n, int peer)
+/* Writes our consumed count of peer's messages into its credit slot; a
+ * probe (keepalive) when nothing is owed. */
+static void vrb_credit_return(struct nal *n, int peer, bool probe)
 {
 	struct vrb_peer *p = &n->peers[peer];
 	if (p->state != VRB_UP || !vrb_sq_room(n, p, 1)) {
-		p->credit_owed = true;
+		if (!probe)
+			p->credit_owed = true;
 		return;
 	}
 	uint64_t val = p->consumed;
 	struct ibv_sge sge = { .addr = (uintptr_t)&val, .length = sizeof val };
 	struct ibv_send_wr wr = {
-		.wr_id = VRB_WR(VRB_WR_CREDIT, peer, 0), .sg_list = &sge, .num_sge = 1,
+		.wr_id = VRB_WR(VRB_WR_CREDIT, peer, probe), .sg_list = &sge, .num_sge = 1,
 		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE,
 		.wr.rdma = { .remote_addr = p->rslot_addr, .rkey = p->rslot_rkey },
 	}, *bad;
@@ -141,6 +151,29 @@ static void vrb_credit_return(struct nal *n, int peer)
 	vrb_sq_take(n, p, 1);
 	p->told = val;
 	p->credit_owed = false;
+	if (probe)
+		p->probing = true;
+}
+
+/* The keepalive scan (see the top of this file). */
+int vrb_keepalive(struct nal *n, uint64_t now)
+{
+	atomic_store_explicit(&n->next_ka_ms, now + n->ka_ms, memory_order_relaxed);
+	for (int r = 0; r < n->args.size; r++) {
+		struct vrb_peer *p = &n->peers[r];
+		if (p->state != VRB_UP)
+			continue;
+		if (p->acts != p->acts_seen) {
+			p->acts_seen = p->acts;
+			continue;
+		}
+		if (!p->probing) {
+			if (n->debug)
+				fprintf(stderr, "ptl: verbs: rank %d: probing silent rank %d\n", n->args.rank, r);
+			vrb_credit_return(n, r, true);
+		}
+	}
+	return 0;
 }
 
 static void vrb_recv_wc(struct nal *n, const struct ibv_wc *wc)
@@ -162,12 +195,13 @@ static void vrb_recv_wc(struct nal *n, const struct ibv_wc *wc)
 		return;
 	}
 	struct vrb_peer *p = &n->peers[peer];
+	p->acts++;
 	n->args.up.recv(n->args.up.arg, peer, n->rbuf + (size_t)i * VRB_EAGER, wc->byte_len);
 	vrb_repost(n, i);
 	p->consumed++;
 	uint32_t quarter = p->granted / 4 ? p->granted / 4 : 1;
-	if (p->consumed - p->told >= quarter)
-		vrb_credit_return(n, peer);
+	if (p->consumed - p->told >= quarter && p->state == VRB_UP)
+		vrb_credit_return(n, peer, false);
 }
 
 static void vrb_send_wc(struct nal *n, const struct ibv_wc *wc)
@@ -179,11 +213,18 @@ static void vrb_send_wc(struct nal *n, const struct ibv_wc *wc)
 		n->cm_sfree[n->ncm_sfree++] = VRB_WR_IDX(wc->wr_id);
 		return;
 	}
-	if (peer < n->args.size && n->peers[peer].sq_used)
-		n->peers[peer].sq_used--;
+	if (peer >= n->args.size)
+		return;
+	struct vrb_peer *p = &n->peers[peer];
+	if (p->sq_used)
+		p->sq_used--;
 	if (kind == VRB_WR_SEND_BUF)
 		n->sfree[n->nsfree++] = VRB_WR_IDX(wc->wr_id);
-	if (wc->status != IBV_WC_SUCCESS && wc->status != IBV_WC_WR_FLUSH_ERR && peer < n->args.size)
+	if (kind == VRB_WR_CREDIT && VRB_WR_IDX(wc->wr_id))
+		p->probing = false;
+	if (wc->status == IBV_WC_SUCCESS)
+		p->acts++;
+	else if (wc->status != IBV_WC_WR_FLUSH_ERR)
 		vrb_peer_fail(n, peer, ibv_wc_status_str(wc->status));
 }
 
@@ -252,10 +293,15 @@ int vrb_progress(struct nal *n)
 			}
 		}
 	}
+	if (n->ka_ms && atomic_load_explicit(&n->nup, memory_order_relaxed)) {
+		uint64_t now = vrb_now_ms();
+		if (now >= atomic_load_explicit(&n->next_ka_ms, memory_order_relaxed))
+			done += vrb_keepalive(n, now);
+	}
 	for (int r = 0; r < n->args.size; r++) {
 		struct vrb_peer *p = &n->peers[r];
 		if (p->credit_owed)
-			vrb_credit_return(n, r);
+			vrb_credit_return(n, r, false);
 		if (p->pend_head)
 			done += vrb_bulk_pending(n, p);
 	}
@@ -267,6 +313,13 @@ int vrb_sleep(struct nal *n, int timeout_ms)
 	/* Credits and handshakes arrive without waking us: poll for them. */
 	if (atomic_load_explicit(&n->waiting, memory_order_relaxed) && (timeout_ms < 0 || timeout_ms > 5))
 		timeout_ms = 5;
+	/* Wake for the keepalive scan while peers are up. */
+	if (n->ka_ms && atomic_load_explicit(&n->nup, memory_order_relaxed)) {
+		uint64_t now = vrb_now_ms(), due = atomic_load_explicit(&n->next_ka_ms, memory_order_relaxed);
+		int left = due > now ? (int)(due - now) : 0;
+		if (timeout_ms < 0 || timeout_ms > left)
+			timeout_ms = left;
+	}
 	pthread_mutex_lock(&n->cq_lock);
 	int pending = (int)n->nstash;
 	if (!pending) {
