@@ -157,6 +157,8 @@ static int ptl_start_nals(void)
 		if (ptl_lib.peers[r].nid == rt->nid)
 			ptl_lib.local_ranks[ptl_lib.nlocal++] = r;
 	}
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	ptl_lib.wait_yield_every = ncpu > 0 && ptl_lib.nlocal > ncpu ? 1 : 64;
 	ptl_lib.max_inline = SIZE_MAX;
 	for (int i = 0; i < ptl_lib.nnals; i++) {
 		struct ptl_nalinst *n = &ptl_lib.nals[i];

@@ -219,6 +219,8 @@ struct ptl_lib {
 	atomic_uint progress_passes; /* progress thread passes, for watchers */
 	bool polling_announced;    /* the NALs were told an app thread polls */
 
+	unsigned wait_yield_every; /* polls between sched_yield()s in PtlEQWait/Poll */
+
 	struct ptl_view_proc *view;
 	char view_name[64];
 };
