@@ -13,6 +13,7 @@
 
 struct ptl_lib ptl_lib = {
 	.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,
+	.wait_yield_every = 64,
 };
 
 /* What each rank publishes about itself besides its NAL addresses. */
