@@ -348,8 +348,9 @@ static int tcp_hello(struct nal *n, struct tcp_conn *c)
 	memcpy(&h, c->in + sizeof(fh), sizeof(h));
 	for (size_t i = 0; i < sizeof(h.key); i++)
 		diff |= (uint8_t)(h.key[i] ^ n->key[i]);
-	if (h.magic != TCP_MAGIC || h.jobid != n->jobid || diff != 0) {
-		tcp_refuse(n, c, "wrong job id or job key");
+	/* Not the job id: it names shm objects and differs per host. */
+	if (h.magic != TCP_MAGIC || diff != 0) {
+		tcp_refuse(n, c, "wrong job key");
 		return -1;
 	}
 	if (h.size != n->size || h.rank < 0 || h.rank >= n->size || h.rank == n->rank ||
