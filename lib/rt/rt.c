@@ -23,6 +23,15 @@ static const struct rt_ops *rt_backend;
 static struct rt_info rt_info_self;
 static int rt_refs;
 
+/* The backend the environment asks for: ptlrun's variables first (they
+ * are ours), then the launchers' own. */
+static const struct rt_ops *rt_choose(void)
+{
+	if (getenv(RT_ENV_FD) != NULL || getenv(RT_ENV_ADDR) != NULL)
+		return &rt_ptlrun_ops;
+	return &rt_singleton_ops;
+}
+
 int rt_init(struct rt_info *info)
 {
 	const struct rt_ops *ops;
@@ -32,8 +41,7 @@ int rt_init(struct rt_info *info)
 	if (rt_refs == 0) {
 		/* PTL_RT_FD is what makes a process a ptlrun rank; the other
 		 * PTL_RT_* variables are checked by the backend. */
-		ops = getenv(RT_ENV_FD) != NULL ? &rt_ptlrun_ops
-						: &rt_singleton_ops;
+		ops = rt_choose();
 		memset(&rt_info_self, 0, sizeof(rt_info_self));
 		rc = ops->init(&rt_info_self);
 		if (rc == 0) {
@@ -149,19 +157,25 @@ int rt_shm_view_name(char *buf, size_t len, long pid, const char *suffix)
 	return n < 0 || (size_t)n >= len ? -1 : n;
 }
 
-uint32_t rt_host_nid(void)
+uint32_t rt_name_nid(const char *name)
 {
-	char host[256];
 	uint32_t h = 2166136261u;
 
-	if (gethostname(host, sizeof(host)) != 0)
-		strcpy(host, "localhost");
-	host[sizeof(host) - 1] = '\0';
-	for (const char *p = host; *p != '\0'; p++) {
+	for (const char *p = name; *p != '\0'; p++) {
 		h ^= (uint8_t)*p;
 		h *= 16777619u;
 	}
 	return h != 0 ? h : 1;
+}
+
+uint32_t rt_host_nid(void)
+{
+	char host[256];
+
+	if (gethostname(host, sizeof(host)) != 0)
+		strcpy(host, "localhost");
+	host[sizeof(host) - 1] = '\0';
+	return rt_name_nid(host);
 }
 
 int rt_random_bytes(void *buf, size_t len)

@@ -21,6 +21,9 @@ struct rt_info {
 	int local_rank;    /* index among the ranks on this host */
 	int local_size;    /* ranks on this host */
 	uint64_t jobid;    /* unique per job on this host; names shm objects */
+	uint64_t shm_jobid; /* if not 0, names shm objects instead: ptlrun
+			      --hosts gives each host its own, since hosts
+			      that are network namespaces share /dev/shm */
 	uint32_t nid;      /* this host's node id */
 	uint8_t job_key[RT_JOB_KEY_LEN]; /* secret shared by the job's processes */
 	const char *backend; /* "singleton", "ptlrun", ... */
@@ -76,8 +79,7 @@ extern const struct rt_ops rt_ptlrun_ops;
  *   the job ends with that status and ptlrun prints why. */
 
 /* The environment ptlrun gives each rank (see ptlrun(1)). A process that
- * has PTL_RT_FD in its environment is a ptlrun rank; otherwise rt_init
- * picks the singleton backend. */
+ * has PTL_RT_FD or PTL_RT_ADDR in its environment is a ptlrun rank. */
 #define RT_ENV_RANK       "PTL_RT_RANK"       /* decimal, 0..size-1 */
 #define RT_ENV_SIZE       "PTL_RT_SIZE"       /* decimal, >= 1 */
 #define RT_ENV_LOCAL_RANK "PTL_RT_LOCAL_RANK" /* decimal */
@@ -86,6 +88,11 @@ extern const struct rt_ops rt_ptlrun_ops;
 #define RT_ENV_NID        "PTL_RT_NID"        /* decimal uint32 */
 #define RT_ENV_JOB_KEY    "PTL_RT_JOB_KEY"    /* 2*RT_JOB_KEY_LEN hex digits */
 #define RT_ENV_FD         "PTL_RT_FD"         /* socket to ptlrun, decimal */
+#define RT_ENV_ADDR       "PTL_RT_ADDR"       /* or ptlrun's TCP listener,
+						 IPv4:port (ranks on other
+						 hosts); the rank connects
+						 and says HELLO <rank> <key> */
+#define RT_ENV_SHM_JOBID  "PTL_RT_SHM_JOBID"  /* 16 hex digits, optional */
 #define RT_ENV_TIMEOUT    "PTL_RT_TIMEOUT"    /* seconds a rank waits on
 						 ptlrun; default 600 */
 
@@ -105,6 +112,8 @@ int rt_shm_view_name(char *buf, size_t len, long pid, const char *suffix);
  * Same value in every process on the host (ptlrun passes it as PTL_RT_NID;
  * the singleton computes it). */
 uint32_t rt_host_nid(void);
+/* The same hash of any host name (ptlrun --hosts gives each host this). */
+uint32_t rt_name_nid(const char *name);
 
 /* Fills buf with len random bytes (getrandom). Returns 0 or -1. */
 int rt_random_bytes(void *buf, size_t len);
