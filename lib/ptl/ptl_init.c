@@ -88,7 +88,7 @@ static int ptl_open_nals(void)
 		.size = rt->size,
 		.local_rank = rt->local_rank,
 		.local_size = rt->local_size,
-		.jobid = rt->jobid,
+		.jobid = rt->shm_jobid ? rt->shm_jobid : rt->jobid,
 		.job_key = rt->job_key,
 		.job_key_len = RT_JOB_KEY_LEN,
 		.up = { .arg = NULL, .recv = ptl_recv, .bulk_done = ptl_bulk_done,
