@@ -29,7 +29,56 @@ static const struct rt_ops *rt_choose(void)
 {
 	if (getenv(RT_ENV_FD) != NULL || getenv(RT_ENV_ADDR) != NULL)
 		return &rt_ptlrun_ops;
+#ifdef PTL_HAVE_PMIX
+	if (getenv("PMIX_NAMESPACE") != NULL)
+		return &rt_pmix_ops;
+#endif
+	if (getenv("PMI_FD") != NULL || getenv("PMI_PORT") != NULL)
+		return &rt_pmi_ops;
 	return &rt_singleton_ops;
+}
+
+/* A launcher that started n ranks, by its own variables; 0 if none says. */
+static long rt_launcher_size(const char **who)
+{
+	static const char *const vars[] = { "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE",
+					    "PMI_SIZE", "PMIX_SIZE" };
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *v = getenv(vars[i]);
+
+		if (v != NULL && atol(v) > 0) {
+			*who = vars[i];
+			return atol(v);
+		}
+	}
+	return 0;
+}
+
+/* Started by a launcher whose plugin we do not speak, each rank would be a
+ * job of its own: say what to use instead. */
+static int rt_check_size(const struct rt_ops *ops, const struct rt_info *info)
+{
+	const char *who = NULL, *fix;
+	long n = rt_launcher_size(&who);
+
+	if (n == 0 || n == info->size || ops == &rt_ptlrun_ops)
+		return 0;
+	if (getenv("SLURM_JOB_ID") != NULL)
+#ifdef PTL_HAVE_PMIX
+		fix = "srun --mpi=pmix (or --mpi=pmi2)";
+#else
+		fix = "srun --mpi=pmi2 (this libptl has no PMIx)";
+#endif
+	else if (getenv("OMPI_COMM_WORLD_SIZE") != NULL)
+		fix = "Open MPI's mpirun with a libptl built with PMIx (libpmix-dev), "
+		      "or mpiexec.hydra";
+	else
+		fix = "a launcher with PMIx or PMI-1 (mpiexec.hydra, srun --mpi=pmi2)";
+	fprintf(stderr, "ptl: the launcher started %ld ranks (%s) but the %s bootstrap "
+		"found a job of %d: its PMI plugin is not one ptl speaks; use %s\n",
+		n, who, ops->name, info->size, fix);
+	return -1;
 }
 
 int rt_init(struct rt_info *info)
@@ -44,6 +93,10 @@ int rt_init(struct rt_info *info)
 		ops = rt_choose();
 		memset(&rt_info_self, 0, sizeof(rt_info_self));
 		rc = ops->init(&rt_info_self);
+		if (rc == 0 && rt_check_size(ops, &rt_info_self) != 0) {
+			ops->fini();
+			rc = -1;
+		}
 		if (rc == 0) {
 			rt_info_self.backend = ops->name;
 			rt_backend = ops;

@@ -47,8 +47,11 @@ struct rt_ops {
 	void (*fini)(void);
 };
 
-/* Chooses the backend from the environment (PTL_RT_* from ptlrun, else
- * singleton) and initializes it. Returns 0 or -1. */
+/* Chooses the backend from the environment (PTL_RT_* from ptlrun, then
+ * PMIX_NAMESPACE, then PMI_FD/PMI_PORT, else singleton) and initializes
+ * it. A job size that disagrees with what the launcher announced
+ * (SLURM_NTASKS, OMPI_COMM_WORLD_SIZE, PMI_SIZE) stops with a message
+ * naming the --mpi= to use. Returns 0 or -1. */
 int rt_init(struct rt_info *info);
 const struct rt_info *rt_self(void);
 int rt_put(const char *key, const void *val, size_t len);
@@ -60,6 +63,8 @@ void rt_fini(void);
 
 extern const struct rt_ops rt_singleton_ops;
 extern const struct rt_ops rt_ptlrun_ops;
+extern const struct rt_ops rt_pmi_ops;  /* PMI-1 wire protocol: PMI_FD or PMI_PORT */
+extern const struct rt_ops rt_pmix_ops; /* PMIx (when built with it): PMIX_NAMESPACE */
 
 /* ---- Additions shared by the library and ptlrun ---- */
 
