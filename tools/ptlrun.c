@@ -1,5 +1,8 @@
 /*
- * ptlrun - starts a ptl job of N processes on this host.
+ * ptlrun - starts a ptl job of N processes on this host, or on several
+ * hosts (--hosts, --hostfile) through a launch agent (ssh, or a command
+ * template such as "ip netns exec {host}"). Ranks on other hosts reach
+ * the key-value exchange over TCP (PTL_RT_ADDR) and must show the job key.
  *
  * One event loop, no busy waiting: poll() over a signalfd (SIGCHLD and the
  * signals we forward), one socket per rank (the key-value exchange and
@@ -24,6 +27,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -67,6 +75,8 @@ struct rank {
 	struct blob *ob;  /* bytes owed to the rank */
 	size_t ooff;
 	int arrived;      /* in the collective being gathered */
+	int host;         /* index in job.hosts, -1 without --hosts */
+	int local_rank, local_size;
 	struct linebuf lb[2]; /* stdout, stderr (--tag-output only) */
 };
 
@@ -90,7 +100,17 @@ static struct {
 	long long kill_at; /* ms, when stopping: SIGKILL stragglers */
 	int killed;
 	int sigfd;
-} job = { .gone_rank = -1, .kill_at = -1 };
+	char **hosts;     /* --hosts / --hostfile */
+	int nhosts;
+	const char *agent; /* launch agent template */
+	const char *kvs_addr; /* address ranks on other hosts reach us at */
+	int lfd;          /* TCP listener for them, -1 */
+	char kvs_ep[64];  /* "ip:port" */
+	char keyhex[2 * RT_JOB_KEY_LEN + 1];
+	const char *xvars[256]; /* -x names, passed through the agent */
+	int nxvars;
+	int refused;
+} job = { .gone_rank = -1, .kill_at = -1, .lfd = -1 };
 
 static long long now_ms(void)
 {
@@ -122,7 +142,13 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ptlrun -n N [options] program [args...]\n"
-		"  -n, --np N          start N ranks on this host (1..%d)\n"
+		"  -n, --np N          start N ranks (1..%d)\n"
+		"      --hosts A,B,... place the ranks on these hosts, in blocks\n"
+		"      --hostfile FILE one host per line (# starts a comment)\n"
+		"      --agent CMD     how to run on a host: \"ssh {host}\" (default),\n"
+		"                      or e.g. \"ip netns exec {host}\"\n"
+		"      --kvs-addr IP   address the ranks reach ptlrun at (default:\n"
+		"                      this host's first non-loopback IPv4)\n"
 		"      --tag-output    prefix each output line with \"[rank] \"\n"
 		"      --timeout S     end the job after S seconds (0: never)\n"
 		"      --bind-to WHAT  core: pin rank r to core r mod ncores;"
@@ -673,15 +699,21 @@ static void cleanup_shm(void)
 
 	if (d == NULL)
 		return;
-	rt_shm_name(job_pfx, sizeof(job_pfx), job.jobid, NULL);
 	while ((e = readdir(d)) != NULL) {
 		const char *name = e->d_name;
 		int match = 0;
-		size_t pl = strlen(job_pfx + 1);
 
-		if (strncmp(name, job_pfx + 1, pl) == 0 &&
-		    (name[pl] == '\0' || name[pl] == '.'))
-			match = 1;
+		/* Each host names its objects with its own id (hosts that
+		 * are network namespaces share this /dev/shm). */
+		for (int h = 0; !match && h < (job.nhosts ? job.nhosts : 1); h++) {
+			size_t pl;
+
+			rt_shm_name(job_pfx, sizeof(job_pfx), job.jobid + (uint64_t)h, NULL);
+			pl = strlen(job_pfx + 1);
+			if (strncmp(name, job_pfx + 1, pl) == 0 &&
+			    (name[pl] == '\0' || name[pl] == '.'))
+				match = 1;
+		}
 		for (int i = 0; !match && i < job.n && has_prefix(name, "ptl.view."); i++) {
 			char view[64];
 			size_t vl;
@@ -754,6 +786,103 @@ static void set_env_int(const char *name, long v)
 	setenv(name, buf, 1);
 }
 
+/* Appends s to the argv being built, quoted for a remote shell when q. */
+static void argv_add(char **av, int *ac, const char *s, int q)
+{
+	char *w;
+
+	if (!q) {
+		av[(*ac)++] = (char *)s;
+		return;
+	}
+	w = malloc(4 * strlen(s) + 3);
+	if (w == NULL)
+		_exit(127);
+	av[*ac] = w;
+	*w++ = '\'';
+	for (; *s != '\0'; s++) {
+		if (*s == '\'') {
+			memcpy(w, "'\\''", 4);
+			w += 4;
+		} else {
+			*w++ = *s;
+		}
+	}
+	*w++ = '\'';
+	*w = '\0';
+	(*ac)++;
+}
+
+static char *fmt_var(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static char *fmt_var(const char *name, const char *fmt, ...)
+{
+	char val[256], *out;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(val, sizeof(val), fmt, ap);
+	va_end(ap);
+	if (asprintf(&out, "%s=%s", name, val) < 0)
+		_exit(127);
+	return out;
+}
+
+/* In the child, with --hosts: runs the agent, which runs the rank on its
+ * host with the PTL_RT_* environment (and -x variables) given by env(1),
+ * since an agent such as ssh does not pass ours on. Never returns. */
+static void agent_exec(struct rank *rk)
+{
+	const char *host = job.hosts[rk->host];
+	char *tmpl = strdup(job.agent), *save = NULL, **av;
+	int ac = 0, nargs = 0, quote;
+
+	while (job.argv[nargs] != NULL)
+		nargs++;
+	av = calloc((size_t)(strlen(job.agent) + 32 + job.nxvars + nargs), sizeof(*av));
+	if (tmpl == NULL || av == NULL)
+		_exit(127);
+	for (char *t = strtok_r(tmpl, " \t", &save); t != NULL; t = strtok_r(NULL, " \t", &save)) {
+		char *at = strstr(t, "{host}");
+
+		if (at != NULL) {
+			char *w;
+
+			*at = '\0';
+			if (asprintf(&w, "%s%s%s", t, host, at + 6) < 0)
+				_exit(127);
+			t = w;
+		}
+		av[ac++] = t;
+	}
+	/* ssh hands the rest to a remote shell: quote each word. */
+	quote = ac > 0 && (strcmp(av[0], "ssh") == 0 ||
+			   (strlen(av[0]) > 4 && strcmp(av[0] + strlen(av[0]) - 4, "/ssh") == 0));
+	argv_add(av, &ac, "env", 0);
+	argv_add(av, &ac, fmt_var(RT_ENV_RANK, "%d", rk->r), quote);
+	argv_add(av, &ac, fmt_var(RT_ENV_SIZE, "%d", job.n), quote);
+	argv_add(av, &ac, fmt_var(RT_ENV_LOCAL_RANK, "%d", rk->local_rank), quote);
+	argv_add(av, &ac, fmt_var(RT_ENV_LOCAL_SIZE, "%d", rk->local_size), quote);
+	argv_add(av, &ac, fmt_var(RT_ENV_JOBID, "%016" PRIx64, job.jobid), quote);
+	argv_add(av, &ac, fmt_var(RT_ENV_SHM_JOBID, "%016" PRIx64, job.jobid + (uint64_t)rk->host), quote);
+	argv_add(av, &ac, fmt_var(RT_ENV_NID, "%" PRIu32, rt_name_nid(host)), quote);
+	argv_add(av, &ac, fmt_var(RT_ENV_JOB_KEY, "%s", job.keyhex), quote);
+	argv_add(av, &ac, fmt_var(RT_ENV_ADDR, "%s", job.kvs_ep), quote);
+	for (int i = 0; i < job.nxvars; i++) {
+		const char *v = getenv(job.xvars[i]);
+
+		if (v != NULL)
+			argv_add(av, &ac, fmt_var(job.xvars[i], "%s", v), quote);
+	}
+	for (int i = 0; i < nargs; i++)
+		argv_add(av, &ac, job.argv[i], quote);
+	av[ac] = NULL;
+	unsetenv(RT_ENV_FD);
+	execvp(av[0], av);
+	fprintf(stderr, "ptlrun: rank %d: cannot run the agent '%s' for host %s: %s\n",
+		rk->r, av[0], host, strerror(errno));
+	_exit(127);
+}
+
 /* In the child: becomes rank rk, never returns. */
 static void child_exec(struct rank *rk, int csock, int pout[2], int perr[2],
 		       const sigset_t *oldmask, const int *cpus, int ncpus)
@@ -785,6 +914,8 @@ static void child_exec(struct rank *rk, int csock, int pout[2], int perr[2],
 				"%d: %s\n", rk->r, cpus[rk->r % ncpus],
 				strerror(errno));
 	}
+	if (rk->host >= 0)
+		agent_exec(rk);
 	set_env_int(RT_ENV_RANK, rk->r);
 	set_env_int(RT_ENV_SIZE, job.n);
 	set_env_int(RT_ENV_LOCAL_RANK, rk->r);
@@ -808,6 +939,102 @@ static int make_pipe(int p[2])
 	return 0;
 }
 
+/* Blocks of ranks per host, in host order; the first n % nhosts hosts
+ * get one more. Then the listener the ranks connect to. */
+static void hosts_layout(void)
+{
+	int per = job.n / job.nhosts, extra = job.n % job.nhosts, r = 0;
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sa);
+	char ip[INET_ADDRSTRLEN];
+
+	for (int h = 0; h < job.nhosts; h++) {
+		int cnt = per + (h < extra);
+
+		for (int l = 0; l < cnt; l++, r++) {
+			job.ranks[r].host = h;
+			job.ranks[r].local_rank = l;
+			job.ranks[r].local_size = cnt;
+		}
+	}
+	if (job.kvs_addr != NULL) {
+		if (inet_pton(AF_INET, job.kvs_addr, &sa.sin_addr) != 1) {
+			msg("--kvs-addr '%s' is not an IPv4 address", job.kvs_addr);
+			exit(PTLRUN_EXIT_USAGE);
+		}
+	} else {
+		struct ifaddrs *ifa0;
+
+		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		if (getifaddrs(&ifa0) == 0) {
+			for (struct ifaddrs *ifa = ifa0; ifa != NULL; ifa = ifa->ifa_next)
+				if (ifa->ifa_addr != NULL && ifa->ifa_addr->sa_family == AF_INET &&
+				    (ifa->ifa_flags & IFF_UP) && !(ifa->ifa_flags & IFF_LOOPBACK)) {
+					sa.sin_addr = ((struct sockaddr_in *)ifa->ifa_addr)->sin_addr;
+					break;
+				}
+			freeifaddrs(ifa0);
+		}
+	}
+	job.lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (job.lfd < 0 || bind(job.lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    listen(job.lfd, 128) != 0 || getsockname(job.lfd, (struct sockaddr *)&sa, &sl) != 0) {
+		msg("cannot listen for ranks on other hosts at %s: %s",
+		    inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof(ip)), strerror(errno));
+		exit(1);
+	}
+	inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof(ip));
+	snprintf(job.kvs_ep, sizeof(job.kvs_ep), "%s:%u", ip, ntohs(sa.sin_port));
+	if (job.verbose)
+		msg("ranks on other hosts reach ptlrun at %s", job.kvs_ep);
+}
+
+/* A rank started by the agent connects: "HELLO <rank> <job key hex>". A
+ * connection without the job key, or for a rank already connected, is
+ * refused and counted. */
+static void accept_rank(void)
+{
+	struct sockaddr_in from;
+	socklen_t fl = sizeof(from);
+	int fd = accept4(job.lfd, (struct sockaddr *)&from, &fl, SOCK_CLOEXEC);
+	struct timeval tv = { .tv_sec = 5 };
+	char line[128], ip[INET_ADDRSTRLEN] = "?", *end;
+	size_t len = 0;
+	long r = -1;
+	int one = 1, ok = 0;
+
+	if (fd < 0)
+		return;
+	inet_ntop(AF_INET, &from.sin_addr, ip, sizeof(ip));
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	/* Byte by byte: what follows the line belongs to rank_read. */
+	while (len < sizeof(line) - 1 && recv(fd, line + len, 1, 0) == 1 && line[len] != '\n')
+		len++;
+	line[len] = '\0';
+	if (strncmp(line, "HELLO ", 6) == 0) {
+		r = strtol(line + 6, &end, 10);
+		if (end != line + 6 && *end == ' ' && r >= 0 && r < job.n) {
+			unsigned diff = strlen(end + 1) != strlen(job.keyhex);
+
+			for (size_t i = 0; !diff && i < strlen(job.keyhex); i++)
+				diff |= (unsigned)(end[1 + i] ^ job.keyhex[i]);
+			ok = !diff && job.ranks[r].host >= 0 && job.ranks[r].sock < 0 &&
+			     job.ranks[r].alive;
+		}
+	}
+	if (!ok) {
+		job.refused++;
+		msg("refused a connection from %s: %s (%d refused so far)", ip,
+		    strncmp(line, "HELLO ", 6) != 0 ? "no ptlrun handshake"
+						   : "wrong job key or rank", job.refused);
+		close(fd);
+		return;
+	}
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	job.ranks[r].sock = fd;
+}
+
 static void start_ranks(const sigset_t *oldmask)
 {
 	uint8_t key[RT_JOB_KEY_LEN];
@@ -823,8 +1050,11 @@ static void start_ranks(const sigset_t *oldmask)
 	if (job.jobid == 0)
 		job.jobid = 1;
 	rt_hex_encode(keyhex, key, sizeof(key));
+	memcpy(job.keyhex, keyhex, sizeof(keyhex));
 	/* Same for every rank: set once, inherited. */
 	setenv(RT_ENV_JOB_KEY, keyhex, 1);
+	if (job.nhosts > 0)
+		hosts_layout();
 	if (job.bind_core && sched_getaffinity(0, sizeof(set), &set) == 0)
 		for (int c = 0; c < CPU_SETSIZE; c++)
 			if (CPU_ISSET(c, &set))
@@ -840,9 +1070,21 @@ static void start_ranks(const sigset_t *oldmask)
 		rk->r = i;
 		rk->sock = -1;
 		rk->lb[0].fd = rk->lb[1].fd = -1;
-		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
-		    (job.tag_output && (make_pipe(pout) != 0 ||
-					make_pipe(perr) != 0))) {
+		if (job.nhosts == 0)
+			rk->host = -1;
+		/* Ranks started by an agent connect to job.lfd instead. */
+		if (rk->host >= 0) {
+			sv[0] = sv[1] = -1;
+		} else if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+			sv[0] = -1;
+		}
+		if (sv[0] < 0 && rk->host < 0) {
+			msg("cannot start rank %d: %s (too many ranks for the "
+			    "open-file limit?)", i, strerror(errno));
+			stop_job(1, SIGTERM);
+			return;
+		}
+		if (job.tag_output && (make_pipe(pout) != 0 || make_pipe(perr) != 0)) {
 			msg("cannot start rank %d: %s (too many ranks for the "
 			    "open-file limit?)", i, strerror(errno));
 			stop_job(1, SIGTERM);
@@ -853,8 +1095,10 @@ static void start_ranks(const sigset_t *oldmask)
 		rk->pid = fork();
 		if (rk->pid < 0) {
 			msg("cannot start rank %d: fork: %s", i, strerror(errno));
-			close(sv[0]);
-			close(sv[1]);
+			if (sv[0] >= 0) {
+				close(sv[0]);
+				close(sv[1]);
+			}
 			stop_job(1, SIGTERM);
 			return;
 		}
@@ -862,7 +1106,8 @@ static void start_ranks(const sigset_t *oldmask)
 			child_exec(rk, sv[1], pout, perr, oldmask, cpus, ncpus);
 		rk->alive = 1;
 		job.nalive++;
-		close(sv[1]);
+		if (sv[1] >= 0)
+			close(sv[1]);
 		rk->sock = sv[0];
 		if (job.tag_output) {
 			close(pout[1]);
@@ -906,7 +1151,7 @@ static void handle_signals(void)
 
 static void run_loop(void)
 {
-	size_t cap = 1 + 3 * (size_t)job.n;
+	size_t cap = 2 + 3 * (size_t)job.n;
 	struct pollfd *pfd = malloc(cap * sizeof(*pfd));
 	/* what each pollfd is: -1 the signalfd; rank*3 + {0 sock, 1 out, 2 err} */
 	int *who = malloc(cap * sizeof(*who));
@@ -923,6 +1168,10 @@ static void run_loop(void)
 
 		pfd[np] = (struct pollfd){ .fd = job.sigfd, .events = POLLIN };
 		who[np++] = -1;
+		if (job.lfd >= 0) {
+			pfd[np] = (struct pollfd){ .fd = job.lfd, .events = POLLIN };
+			who[np++] = -2;
+		}
 		for (int i = 0; i < job.n; i++) {
 			struct rank *rk = &job.ranks[i];
 
@@ -955,6 +1204,10 @@ static void run_loop(void)
 
 			if (pfd[k].revents == 0)
 				continue;
+			if (who[k] == -2) {
+				accept_rank();
+				continue;
+			}
 			if (who[k] < 0) {
 				handle_signals();
 				continue;
@@ -998,6 +1251,46 @@ static void run_loop(void)
 
 /* -------------------------------------------------------------- options */
 
+static void add_host(const char *h)
+{
+	char **nh;
+
+	if (*h == '\0')
+		return;
+	if (strspn(h, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_:@") != strlen(h))
+		die_usage("host name '%s' has characters a host name cannot have", h);
+	nh = realloc(job.hosts, (size_t)(job.nhosts + 1) * sizeof(*nh));
+	if (nh == NULL || (nh[job.nhosts] = strdup(h)) == NULL) {
+		msg("out of memory");
+		exit(1);
+	}
+	job.hosts = nh;
+	job.nhosts++;
+}
+
+/* One host per line; blank lines and text after # are skipped. */
+static void read_hostfile(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[512];
+
+	if (f == NULL) {
+		fprintf(stderr, "ptlrun: cannot read host file '%s': %s\n", path,
+			strerror(errno));
+		exit(PTLRUN_EXIT_USAGE);
+	}
+	while (fgets(line, sizeof(line), f) != NULL) {
+		char *p = line, *e;
+
+		line[strcspn(line, "#\n")] = '\0';
+		p += strspn(p, " \t");
+		e = p + strcspn(p, " \t");
+		*e = '\0';
+		add_host(p);
+	}
+	fclose(f);
+}
+
 static void parse_args(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -1006,6 +1299,10 @@ static void parse_args(int argc, char **argv)
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "bind-to", required_argument, NULL, 'b' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "hosts", required_argument, NULL, 'H' },
+		{ "hostfile", required_argument, NULL, 'F' },
+		{ "agent", required_argument, NULL, 'A' },
+		{ "kvs-addr", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -1042,6 +1339,26 @@ static void parse_args(int argc, char **argv)
 				die_usage("--bind-to takes 'core' or 'none', "
 					  "not '%s'", optarg);
 			break;
+		case 'H': {
+			char *save = NULL, *list = strdup(optarg);
+
+			for (char *t = strtok_r(list, ",", &save); t != NULL;
+			     t = strtok_r(NULL, ",", &save))
+				add_host(t);
+			break;
+		}
+		case 'F':
+			read_hostfile(optarg);
+			break;
+		case 'A':
+			if (strstr(optarg, "{host}") == NULL && strcmp(optarg, "ssh") != 0)
+				die_usage("--agent needs {host} in it, as in "
+					  "'ip netns exec {host}', not '%s'", optarg);
+			job.agent = strcmp(optarg, "ssh") == 0 ? "ssh {host}" : optarg;
+			break;
+		case 'K':
+			job.kvs_addr = optarg;
+			break;
 		case 'x': {
 			char *eq = strchr(optarg, '=');
 
@@ -1052,8 +1369,12 @@ static void parse_args(int argc, char **argv)
 			if (eq != NULL) {
 				*eq = '\0';
 				setenv(optarg, eq + 1, 1);
-				*eq = '=';
 			}
+			/* Agents (ssh) do not pass our environment on. */
+			if (job.nxvars < (int)(sizeof(job.xvars) / sizeof(job.xvars[0])))
+				job.xvars[job.nxvars++] = strdup(optarg);
+			if (eq != NULL)
+				*eq = '=';
 			break;
 		}
 		case 'v':
@@ -1073,8 +1394,12 @@ static void parse_args(int argc, char **argv)
 			die_usage("unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	if (job.n == 0 && job.nhosts > 0)
+		job.n = job.nhosts;
 	if (job.n == 0)
 		die_usage("-n N (the number of ranks) is required");
+	if (job.agent == NULL)
+		job.agent = "ssh {host}";
 	if (optind >= argc)
 		die_usage("no program to run");
 	job.argv = argv + optind;

@@ -151,5 +151,6 @@ struct nal_ops {
 extern const struct nal_ops nal_shm_ops;
 extern const struct nal_ops nal_self_ops;
 extern const struct nal_ops nal_verbs_ops;
+extern const struct nal_ops nal_tcp_ops;
 
 #endif /* PTL_NAL_H */

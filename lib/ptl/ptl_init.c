@@ -65,7 +65,7 @@ int ptl_id_rank(ptl_process_id_t id)
 	return rank;
 }
 
-/* PTL_NAL=shm|self|verbs forces one NAL for the peers it can reach. */
+/* PTL_NAL=shm|self|verbs|tcp forces one NAL for the peers it can reach. */
 static bool ptl_nal_wanted(const char *name)
 {
 	const char *force = getenv("PTL_NAL");
@@ -81,6 +81,7 @@ static int ptl_open_nals(void)
 #ifdef PTL_HAVE_VERBS
 		&nal_verbs_ops,
 #endif
+		&nal_tcp_ops, /* last: ptl_route prefers the NALs before it */
 	};
 	const struct rt_info *rt = &ptl_lib.rt;
 	struct nal_open_args args = {
@@ -88,7 +89,7 @@ static int ptl_open_nals(void)
 		.size = rt->size,
 		.local_rank = rt->local_rank,
 		.local_size = rt->local_size,
-		.jobid = rt->jobid,
+		.jobid = rt->shm_jobid ? rt->shm_jobid : rt->jobid,
 		.job_key = rt->job_key,
 		.job_key_len = RT_JOB_KEY_LEN,
 		.up = { .arg = NULL, .recv = ptl_recv, .bulk_done = ptl_bulk_done,
@@ -99,8 +100,8 @@ static int ptl_open_nals(void)
 	for (size_t i = 0; force && i < sizeof all / sizeof all[0]; i++)
 		known = known || !strcmp(force, all[i]->name);
 	if (force && *force && !known) {
-		fprintf(stderr, "ptl: PTL_NAL=%s is not a NAL built here (choose shm, self%s)\n", force,
-			sizeof all / sizeof all[0] > 2 ? " or verbs" : "");
+		fprintf(stderr, "ptl: PTL_NAL=%s is not a NAL built here (choose shm, self, tcp%s)\n", force,
+			sizeof all / sizeof all[0] > 3 ? " or verbs" : "");
 		return -1;
 	}
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
@@ -108,6 +109,9 @@ static int ptl_open_nals(void)
 			continue;
 		/* A host with one rank has no use for a shared segment. */
 		if (all[i] == &nal_shm_ops && rt->local_size < 2)
+			continue;
+		/* TCP only when some ranks are on other hosts, or forced. */
+		if (all[i] == &nal_tcp_ops && rt->local_size == rt->size && !(force && *force))
 			continue;
 		struct ptl_nalinst *ni = &ptl_lib.nals[ptl_lib.nnals];
 		int rc = all[i]->open(&args, &ni->n);

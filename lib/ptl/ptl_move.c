@@ -54,6 +54,9 @@ static int ptl_md_segs(struct ptl_md *md, int peer, ptl_size_t off, ptl_size_t l
 	int n = ptl_md_iovecs(md, off, len, iov, PTL_MAX_SEGS);
 	if (n < 0)
 		return -1;
+	/* The first send to a peer on another host may be this one. */
+	if (ptl_lib.peers[peer].nal < 0 && (ptl_lib.peers[peer].failed || ptl_route(peer) != 0))
+		return -1;
 	struct ptl_nalinst *nal = &ptl_lib.nals[ptl_lib.peers[peer].nal];
 	for (int i = 0; i < n; i++) {
 		struct nal_mr mr;

@@ -35,9 +35,14 @@ static void ptl_target_done(struct ptl_ni *ni, struct ptl_op *t);
 static void ptl_target_bulk(struct ptl_md *md, int peer, enum nal_bulk_op dir, ptl_size_t off,
 			    ptl_size_t mlen, const struct ptl_seg *segs, int nseg, struct ptl_op *t)
 {
-	struct ptl_nalinst *nal = &ptl_lib.nals[ptl_lib.peers[peer].nal];
 	ptl_size_t done = 0;
 	t->bulk_left = 1; /* held until every move is started */
+	/* A request from a peer on another host may be its first contact. */
+	if (ptl_lib.peers[peer].nal < 0 && ptl_route(peer) != 0) {
+		t->bulk_status = NAL_EPEER;
+		return;
+	}
+	struct ptl_nalinst *nal = &ptl_lib.nals[ptl_lib.peers[peer].nal];
 	for (int k = 0; k < nseg && done < mlen; k++) {
 		ptl_size_t n = segs[k].len < mlen - done ? segs[k].len : mlen - done;
 		struct iovec iov[PTL_LIM_MAX_IOV];

@@ -23,6 +23,64 @@ static const struct rt_ops *rt_backend;
 static struct rt_info rt_info_self;
 static int rt_refs;
 
+/* The backend the environment asks for: ptlrun's variables first (they
+ * are ours), then the launchers' own. */
+static const struct rt_ops *rt_choose(void)
+{
+	if (getenv(RT_ENV_FD) != NULL || getenv(RT_ENV_ADDR) != NULL)
+		return &rt_ptlrun_ops;
+#ifdef PTL_HAVE_PMIX
+	if (getenv("PMIX_NAMESPACE") != NULL)
+		return &rt_pmix_ops;
+#endif
+	if (getenv("PMI_FD") != NULL || getenv("PMI_PORT") != NULL)
+		return &rt_pmi_ops;
+	return &rt_singleton_ops;
+}
+
+/* A launcher that started n ranks, by its own variables; 0 if none says. */
+static long rt_launcher_size(const char **who)
+{
+	static const char *const vars[] = { "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE",
+					    "PMI_SIZE", "PMIX_SIZE" };
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *v = getenv(vars[i]);
+
+		if (v != NULL && atol(v) > 0) {
+			*who = vars[i];
+			return atol(v);
+		}
+	}
+	return 0;
+}
+
+/* Started by a launcher whose plugin we do not speak, each rank would be a
+ * job of its own: say what to use instead. */
+static int rt_check_size(const struct rt_ops *ops, const struct rt_info *info)
+{
+	const char *who = NULL, *fix;
+	long n = rt_launcher_size(&who);
+
+	if (n == 0 || n == info->size || ops == &rt_ptlrun_ops)
+		return 0;
+	if (getenv("SLURM_JOB_ID") != NULL)
+#ifdef PTL_HAVE_PMIX
+		fix = "srun --mpi=pmix (or --mpi=pmi2)";
+#else
+		fix = "srun --mpi=pmi2 (this libptl has no PMIx)";
+#endif
+	else if (getenv("OMPI_COMM_WORLD_SIZE") != NULL)
+		fix = "Open MPI's mpirun with a libptl built with PMIx (libpmix-dev), "
+		      "or mpiexec.hydra";
+	else
+		fix = "a launcher with PMIx or PMI-1 (mpiexec.hydra, srun --mpi=pmi2)";
+	fprintf(stderr, "ptl: the launcher started %ld ranks (%s) but the %s bootstrap "
+		"found a job of %d: its PMI plugin is not one ptl speaks; use %s\n",
+		n, who, ops->name, info->size, fix);
+	return -1;
+}
+
 int rt_init(struct rt_info *info)
 {
 	const struct rt_ops *ops;
@@ -32,10 +90,13 @@ int rt_init(struct rt_info *info)
 	if (rt_refs == 0) {
 		/* PTL_RT_FD is what makes a process a ptlrun rank; the other
 		 * PTL_RT_* variables are checked by the backend. */
-		ops = getenv(RT_ENV_FD) != NULL ? &rt_ptlrun_ops
-						: &rt_singleton_ops;
+		ops = rt_choose();
 		memset(&rt_info_self, 0, sizeof(rt_info_self));
 		rc = ops->init(&rt_info_self);
+		if (rc == 0 && rt_check_size(ops, &rt_info_self) != 0) {
+			ops->fini();
+			rc = -1;
+		}
 		if (rc == 0) {
 			rt_info_self.backend = ops->name;
 			rt_backend = ops;
@@ -149,19 +210,25 @@ int rt_shm_view_name(char *buf, size_t len, long pid, const char *suffix)
 	return n < 0 || (size_t)n >= len ? -1 : n;
 }
 
-uint32_t rt_host_nid(void)
+uint32_t rt_name_nid(const char *name)
 {
-	char host[256];
 	uint32_t h = 2166136261u;
 
-	if (gethostname(host, sizeof(host)) != 0)
-		strcpy(host, "localhost");
-	host[sizeof(host) - 1] = '\0';
-	for (const char *p = host; *p != '\0'; p++) {
+	for (const char *p = name; *p != '\0'; p++) {
 		h ^= (uint8_t)*p;
 		h *= 16777619u;
 	}
 	return h != 0 ? h : 1;
+}
+
+uint32_t rt_host_nid(void)
+{
+	char host[256];
+
+	if (gethostname(host, sizeof(host)) != 0)
+		strcpy(host, "localhost");
+	host[sizeof(host) - 1] = '\0';
+	return rt_name_nid(host);
 }
 
 int rt_random_bytes(void *buf, size_t len)

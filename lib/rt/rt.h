@@ -21,6 +21,9 @@ struct rt_info {
 	int local_rank;    /* index among the ranks on this host */
 	int local_size;    /* ranks on this host */
 	uint64_t jobid;    /* unique per job on this host; names shm objects */
+	uint64_t shm_jobid; /* if not 0, names shm objects instead: ptlrun
+			      --hosts gives each host its own, since hosts
+			      that are network namespaces share /dev/shm */
 	uint32_t nid;      /* this host's node id */
 	uint8_t job_key[RT_JOB_KEY_LEN]; /* secret shared by the job's processes */
 	const char *backend; /* "singleton", "ptlrun", ... */
@@ -44,8 +47,11 @@ struct rt_ops {
 	void (*fini)(void);
 };
 
-/* Chooses the backend from the environment (PTL_RT_* from ptlrun, else
- * singleton) and initializes it. Returns 0 or -1. */
+/* Chooses the backend from the environment (PTL_RT_* from ptlrun, then
+ * PMIX_NAMESPACE, then PMI_FD/PMI_PORT, else singleton) and initializes
+ * it. A job size that disagrees with what the launcher announced
+ * (SLURM_NTASKS, OMPI_COMM_WORLD_SIZE, PMI_SIZE) stops with a message
+ * naming the --mpi= to use. Returns 0 or -1. */
 int rt_init(struct rt_info *info);
 const struct rt_info *rt_self(void);
 int rt_put(const char *key, const void *val, size_t len);
@@ -57,6 +63,8 @@ void rt_fini(void);
 
 extern const struct rt_ops rt_singleton_ops;
 extern const struct rt_ops rt_ptlrun_ops;
+extern const struct rt_ops rt_pmi_ops;  /* PMI-1 wire protocol: PMI_FD or PMI_PORT */
+extern const struct rt_ops rt_pmix_ops; /* PMIx (when built with it): PMIX_NAMESPACE */
 
 /* ---- Additions shared by the library and ptlrun ---- */
 
@@ -76,8 +84,7 @@ extern const struct rt_ops rt_ptlrun_ops;
  *   the job ends with that status and ptlrun prints why. */
 
 /* The environment ptlrun gives each rank (see ptlrun(1)). A process that
- * has PTL_RT_FD in its environment is a ptlrun rank; otherwise rt_init
- * picks the singleton backend. */
+ * has PTL_RT_FD or PTL_RT_ADDR in its environment is a ptlrun rank. */
 #define RT_ENV_RANK       "PTL_RT_RANK"       /* decimal, 0..size-1 */
 #define RT_ENV_SIZE       "PTL_RT_SIZE"       /* decimal, >= 1 */
 #define RT_ENV_LOCAL_RANK "PTL_RT_LOCAL_RANK" /* decimal */
@@ -86,6 +93,11 @@ extern const struct rt_ops rt_ptlrun_ops;
 #define RT_ENV_NID        "PTL_RT_NID"        /* decimal uint32 */
 #define RT_ENV_JOB_KEY    "PTL_RT_JOB_KEY"    /* 2*RT_JOB_KEY_LEN hex digits */
 #define RT_ENV_FD         "PTL_RT_FD"         /* socket to ptlrun, decimal */
+#define RT_ENV_ADDR       "PTL_RT_ADDR"       /* or ptlrun's TCP listener,
+						 IPv4:port (ranks on other
+						 hosts); the rank connects
+						 and says HELLO <rank> <key> */
+#define RT_ENV_SHM_JOBID  "PTL_RT_SHM_JOBID"  /* 16 hex digits, optional */
 #define RT_ENV_TIMEOUT    "PTL_RT_TIMEOUT"    /* seconds a rank waits on
 						 ptlrun; default 600 */
 
@@ -105,6 +117,8 @@ int rt_shm_view_name(char *buf, size_t len, long pid, const char *suffix);
  * Same value in every process on the host (ptlrun passes it as PTL_RT_NID;
  * the singleton computes it). */
 uint32_t rt_host_nid(void);
+/* The same hash of any host name (ptlrun --hosts gives each host this). */
+uint32_t rt_name_nid(const char *name);
 
 /* Fills buf with len random bytes (getrandom). Returns 0 or -1. */
 int rt_random_bytes(void *buf, size_t len);

@@ -16,6 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -55,6 +58,48 @@ static int env_int(const char *name, long min, long max, long *out)
 	return 0;
 }
 
+/* A rank on another host: connects to ptlrun's listener at PTL_RT_ADDR
+ * and proves it belongs to the job. Returns the socket or -1. */
+static int pr_connect(const char *addr, long rank, const char *key)
+{
+	char ip[64], line[128];
+	const char *colon = strrchr(addr, ':');
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	long port;
+	int fd, one = 1, n;
+
+	if (colon == NULL || (size_t)(colon - addr) >= sizeof(ip) ||
+	    rt_parse_int(colon + 1, 1, 65535, &port) != 0) {
+		fprintf(stderr, "ptl: %s='%s' is not IPv4:port\n", RT_ENV_ADDR, addr);
+		return -1;
+	}
+	memcpy(ip, addr, (size_t)(colon - addr));
+	ip[colon - addr] = '\0';
+	sa.sin_port = htons((uint16_t)port);
+	if (inet_pton(AF_INET, ip, &sa.sin_addr) != 1) {
+		fprintf(stderr, "ptl: %s='%s' is not IPv4:port\n", RT_ENV_ADDR, addr);
+		return -1;
+	}
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		fprintf(stderr, "ptl: rank %ld: cannot reach ptlrun at %s: %s (is "
+			"the address reachable from this host? ptlrun --kvs-addr "
+			"chooses it)\n", rank, addr, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	n = snprintf(line, sizeof(line), "HELLO %ld %s\n", rank, key);
+	if (send(fd, line, (size_t)n, MSG_NOSIGNAL) != n) {
+		fprintf(stderr, "ptl: rank %ld: lost ptlrun at %s: %s\n", rank,
+			addr, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 static int pr_init(struct rt_info *info)
 {
 	long rank, size, lrank, lsize, fd, nid;
@@ -67,9 +112,13 @@ static int pr_init(struct rt_info *info)
 	    env_int(RT_ENV_RANK, 0, size - 1, &rank) != 0 ||
 	    env_int(RT_ENV_LOCAL_SIZE, 1, size, &lsize) != 0 ||
 	    env_int(RT_ENV_LOCAL_RANK, 0, lsize - 1, &lrank) != 0 ||
-	    env_int(RT_ENV_NID, 0, UINT32_MAX, &nid) != 0 ||
-	    env_int(RT_ENV_FD, 0, 1 << 20, &fd) != 0)
+	    env_int(RT_ENV_NID, 0, UINT32_MAX, &nid) != 0)
 		return -1;
+	if (getenv(RT_ENV_FD) == NULL) {
+		fd = pr_fd; /* PTL_RT_ADDR: connect on the first init */
+	} else if (env_int(RT_ENV_FD, 0, 1 << 20, &fd) != 0) {
+		return -1;
+	}
 	if ((jobid = env_need(RT_ENV_JOBID)) == NULL ||
 	    (key = env_need(RT_ENV_JOB_KEY)) == NULL)
 		return -1;
@@ -88,6 +137,13 @@ static int pr_init(struct rt_info *info)
 			RT_ENV_JOB_KEY, 2 * RT_JOB_KEY_LEN);
 		return -1;
 	}
+	if (fd < 0) {
+		fd = pr_connect(getenv(RT_ENV_ADDR), rank, key);
+		if (fd < 0)
+			return -1;
+		pr_fd = (int)fd;
+		pr_inlen = 0;
+	}
 	/* Re-initialization after rt_fini keeps the connection. */
 	if (pr_fd != (int)fd) {
 		if (fstat((int)fd, &st) != 0 || !S_ISSOCK(st.st_mode)) {
@@ -101,6 +157,14 @@ static int pr_init(struct rt_info *info)
 		fcntl((int)fd, F_SETFD, FD_CLOEXEC);
 		pr_fd = (int)fd;
 		pr_inlen = 0;
+	}
+	if ((jobid = getenv(RT_ENV_SHM_JOBID)) != NULL) {
+		info->shm_jobid = strtoull(jobid, &end, 16);
+		if (strlen(jobid) != 16 || *end != '\0') {
+			fprintf(stderr, "ptl: %s='%s' is not 16 hex digits\n",
+				RT_ENV_SHM_JOBID, jobid);
+			return -1;
+		}
 	}
 	pr_rank = (int)rank;
 	pr_size = (int)size;

@@ -1,0 +1,38 @@
+#!/bin/sh
+# launchers.sh hydra|hydra-port|mpirun: the ring example and Portals tests
+# (tests/ptl/mp) under another launcher, bootstrapped by lib/rt's PMI-1
+# backend (mpiexec.hydra: PMI_FD, or PMI_PORT with -pmi-port) or its PMIx
+# backend (Open MPI's mpirun). Skipped (77) when the launcher or, for
+# mpirun, PMIx support is missing.
+set -u
+: "${PTL_TOP_BUILDDIR:?run through make check}"
+B=$PTL_TOP_BUILDDIR
+mode=$1
+case $mode in
+hydra|hydra-port)
+	command -v mpiexec.hydra >/dev/null || { echo "SKIP: mpiexec.hydra not installed (Debian: mpich)"; exit 77; }
+	run() { n=$1; shift; timeout 120 mpiexec.hydra $([ "$mode" = hydra-port ] && echo -pmi-port) -n "$n" "$@"; } ;;
+mpirun)
+	command -v mpirun.openmpi >/dev/null || { echo "SKIP: mpirun.openmpi not installed (Debian: openmpi-bin)"; exit 77; }
+	ldd "$B/lib/.libs/libptl.so" 2>/dev/null | grep -q libpmix || { echo "SKIP: libptl built without PMIx (install libpmix-dev, re-run configure)"; exit 77; }
+	run() { n=$1; shift; timeout 120 mpirun.openmpi --allow-run-as-root --oversubscribe -n "$n" "$@"; } ;;
+*) echo "usage: $0 hydra|hydra-port|mpirun" >&2; exit 2 ;;
+esac
+fail=0
+check() {
+	what=$1; shift
+	out=$(run "$@" 2>&1); rc=$?
+	if [ $rc -ne 0 ]; then
+		echo "FAIL ($mode): $what exited $rc"; echo "$out" | tail -20; fail=1
+	else
+		echo "ok ($mode): $what"
+	fi
+}
+check "ring, 4 ranks" 4 "$B/examples/ring"
+for t in mp_match mp_bulk mp_atomic; do
+	check "$t, 2 ranks" 2 "$B/tests/ptl/mp/$t"
+done
+# The bootstrap really joined the launcher's job (not 4 jobs of one).
+out=$(run 4 "$B/examples/ring" 2>&1)
+echo "$out" | grep -q "initiator .*/3 " || { echo "FAIL ($mode): ring did not see rank 3"; fail=1; }
+exit $fail
