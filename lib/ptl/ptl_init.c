@@ -222,6 +222,7 @@ static void ptl_teardown(void)
 	ptl_lib.tx_pool = NULL;
 	ptl_lib.scratch = NULL;
 	ptl_lib.tx_free = NULL;
+	ptl_lib.nbacklogged = 0;
 	ptl_lib.nlocal = 0;
 	ptl_topo_fini();
 	rt_fini();

@@ -204,6 +204,7 @@ struct ptl_lib {
 
 	/* Sends the NAL refused, kept in preallocated buffers. */
 	struct ptl_tx *tx_free;
+	int nbacklogged;           /* peers with a backlog */
 	unsigned char *tx_pool;
 	size_t tx_size;            /* bytes of one struct ptl_tx incl. buffer */
 	unsigned char *scratch;    /* gather buffer for inline sends from IOVEC MDs */

@@ -65,8 +65,10 @@ static int ptl_flush_backlog(struct ptl_peer *p, int peer)
 			break;
 		/* Sent, or the peer is gone (its ops fail through peer_failed). */
 		p->backlog_head = tx->next;
-		if (!p->backlog_head)
+		if (!p->backlog_head) {
 			p->backlog_tail = NULL;
+			ptl_lib.nbacklogged--;
+		}
 		tx->next = ptl_lib.tx_free;
 		ptl_lib.tx_free = tx;
 		done++;
@@ -131,10 +133,12 @@ int ptl_send(int peer, const void *hdr, size_t hdr_len, const void *payload, siz
 	memcpy(tx->buf, hdr, hdr_len);
 	if (len)
 		memcpy(tx->buf + hdr_len, payload, len);
-	if (p->backlog_tail)
+	if (p->backlog_tail) {
 		p->backlog_tail->next = tx;
-	else
+	} else {
 		p->backlog_head = tx;
+		ptl_lib.nbacklogged++;
+	}
 	p->backlog_tail = tx;
 	return 0;
 }
@@ -144,12 +148,11 @@ int ptl_progress(void)
 	int done = 0;
 	for (int i = 0; i < ptl_lib.nnals; i++)
 		done += ptl_lib.nals[i].ops->progress(ptl_lib.nals[i].n);
-	/* The backlog is rare; the pool is only short when something waits. */
-	if (ptl_lib.tx_free == NULL || done) {
-		for (int r = 0; r < ptl_lib.rt.size; r++)
-			if (ptl_lib.peers[r].backlog_head)
-				done += ptl_flush_backlog(&ptl_lib.peers[r], r);
-	}
+	/* A backlog is rare (a full ring); walk the peers only when one has
+	 * one, so a poll stays O(1) in the job size. */
+	for (int r = 0; ptl_lib.nbacklogged && r < ptl_lib.rt.size; r++)
+		if (ptl_lib.peers[r].backlog_head)
+			done += ptl_flush_backlog(&ptl_lib.peers[r], r);
 	return done;
 }
 
@@ -174,10 +177,6 @@ void ptl_progress_app(void)
 		ptl_kick_sleeper();
 	}
 	ptl_progress();
-	/* Sends may wait in the backlog while the pool still has room. */
-	for (int r = 0; r < ptl_lib.rt.size && ptl_lib.tx_free; r++)
-		if (ptl_lib.peers[r].backlog_head)
-			ptl_flush_backlog(&ptl_lib.peers[r], r);
 }
 
 void ptl_progress_app_sleeping(void)
