@@ -38,11 +38,16 @@ static const struct rt_ops *rt_choose(void)
 	return &rt_singleton_ops;
 }
 
-/* A launcher that started n ranks, by its own variables; 0 if none says. */
+/* A launcher that started n ranks, by its own variables; 0 if none says.
+ * The innermost launcher first: ranks of an mpirun or mpiexec started
+ * inside a Slurm allocation inherit the allocation's (or the daemons'
+ * step's) SLURM_* variables. SLURM_STEP_NUM_TASKS, not SLURM_NTASKS: only
+ * srun's tasks have it, while a batch script or salloc's command (one
+ * process, rightly a singleton) has SLURM_NTASKS of the whole allocation. */
 static long rt_launcher_size(const char **who)
 {
-	static const char *const vars[] = { "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE",
-					    "PMI_SIZE", "PMIX_SIZE" };
+	static const char *const vars[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+					    "SLURM_STEP_NUM_TASKS" };
 
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
 		const char *v = getenv(vars[i]);
@@ -56,21 +61,25 @@ static long rt_launcher_size(const char **who)
 }
 
 /* Started by a launcher whose plugin we do not speak, each rank would be a
- * job of its own: say what to use instead. */
+ * job of its own: say what to use instead. Only the singleton can be that:
+ * a job found through PMI or PMIx has the size the launcher itself gave. */
 static int rt_check_size(const struct rt_ops *ops, const struct rt_info *info)
 {
 	const char *who = NULL, *fix;
-	long n = rt_launcher_size(&who);
+	long n;
 
-	if (n == 0 || n == info->size || ops == &rt_ptlrun_ops)
+	if (ops != &rt_singleton_ops)
 		return 0;
-	if (getenv("SLURM_JOB_ID") != NULL)
+	n = rt_launcher_size(&who);
+	if (n == 0 || n == info->size)
+		return 0;
+	if (strncmp(who, "SLURM_", 6) == 0)
 #ifdef PTL_HAVE_PMIX
 		fix = "srun --mpi=pmix (or --mpi=pmi2)";
 #else
 		fix = "srun --mpi=pmi2 (this libptl has no PMIx)";
 #endif
-	else if (getenv("OMPI_COMM_WORLD_SIZE") != NULL)
+	else if (strcmp(who, "OMPI_COMM_WORLD_SIZE") == 0)
 		fix = "Open MPI's mpirun with a libptl built with PMIx (libpmix-dev), "
 		      "or mpiexec.hydra";
 	else
