@@ -11,9 +11,8 @@
 # 1 MiB bandwidth (bench/ptl_pingpong --max-lat 8 --max-bw 1048576).
 # PTL_BENCH_LAT_ITERS, PTL_BENCH_BW_ITERS: round trips and 1 MiB writes.
 # PTL_BENCH_PROGRESS_THREAD=0 runs ptl with PTL_PROGRESS_THREAD=0 (each rank
-# polls from one thread, as perftest does; it produced no output within 5 min
-# in the one run tried, undiagnosed); with progress threads the VM's
-# 2 vCPUs carry 4 busy threads and the scheduler, not the NAL, sets the pace.
+# polls from one thread, as perftest does). With progress threads they sleep
+# while the application polls (the verbs NAL does not arm its CQ then).
 # ptl_pingpong reports means, so latency is compared with perftest's t_avg.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)

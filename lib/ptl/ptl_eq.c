@@ -163,6 +163,10 @@ static int64_t ptl_now_ms(void)
  * than CPUs, every poll (4 ranks on 2 cores: 7 us per 8-byte allreduce
  * instead of 20), else rarely (no system call in a ping-pong). */
 #define PTL_WAIT_SPINS 2000
+#define PTL_WAIT_CLOCK_EVERY 64 /* polls between clock reads */
+/* Without a progress thread a waiting thread sleeps in a NAL for at most
+ * this long at a time (it cannot hear the other NALs or the EQ bell). */
+#define PTL_WAIT_NAL_SLICE_MS 10
 
 /*
  * The wait behind PtlEQWait and PtlEQPoll: poll (driving progress) for a
@@ -177,7 +181,12 @@ int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_eve
 		return PTL_SEGV;
 	if (size <= 0 || size > PTL_LIM_MAX_EQS || timeout < PTL_TIME_FOREVER)
 		return PTL_EQ_INVALID;
-	int64_t deadline = timeout == PTL_TIME_FOREVER ? -1 : ptl_now_ms() + timeout;
+	/* The clock is read only every PTL_WAIT_CLOCK_EVERY polls, and first
+	 * after that many (a timeout runs from then: late by that many polls):
+	 * where the vDSO cannot read the clock source (QEMU TCG: hpet) it is a
+	 * system call, which would be most of a poll. */
+	bool timed = timeout != PTL_TIME_FOREVER;
+	int64_t now = 0, deadline = -1;
 	for (unsigned spin = 0;; spin++) {
 		ptl_lock();
 		struct ptl_eq *eqs[PTL_LIM_MAX_EQS];
@@ -200,8 +209,13 @@ int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_eve
 			if (pass == 0)
 				ptl_progress_app();
 		}
-		int64_t now = deadline >= 0 ? ptl_now_ms() : 0;
-		if (deadline >= 0 && now >= deadline) {
+		if (timed && timeout > 0 &&
+		    (spin % PTL_WAIT_CLOCK_EVERY == PTL_WAIT_CLOCK_EVERY - 1 || spin >= PTL_WAIT_SPINS)) {
+			now = ptl_now_ms();
+			if (deadline < 0)
+				deadline = now + timeout;
+		}
+		if (timed && (timeout == 0 || (deadline >= 0 && now >= deadline))) {
 			ptl_unlock();
 			return PTL_EQ_EMPTY;
 		}
@@ -222,10 +236,16 @@ int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_eve
 		for (int i = 0; i < size && !ready; i++)
 			ready = __atomic_load_n(&eqs[i]->ring->write_seq, __ATOMIC_ACQUIRE) != eqs[i]->rd;
 		ptl_unlock();
-		if (!ready) {
-			int64_t left = deadline >= 0 ? deadline - now : 0;
+		if (!ready && !ptl_lib.thread_running) {
+			/* PTL_PROGRESS_THREAD=0: no thread hears the peers or
+			 * rings the bell; sleep in the NAL ourselves, in slices,
+			 * then poll again. */
+			int64_t left = timed ? deadline - now : PTL_WAIT_NAL_SLICE_MS;
+			ptl_progress_nal_wait(left < PTL_WAIT_NAL_SLICE_MS ? (int)left : PTL_WAIT_NAL_SLICE_MS);
+		} else if (!ready) {
+			int64_t left = timed ? deadline - now : 0;
 			struct timespec ts = { left / 1000, (long)(left % 1000) * 1000000L };
-			syscall(SYS_futex, &ptl_eq_bell, FUTEX_WAIT_PRIVATE, seen, deadline >= 0 ? &ts : NULL,
+			syscall(SYS_futex, &ptl_eq_bell, FUTEX_WAIT_PRIVATE, seen, timed ? &ts : NULL,
 				NULL, 0);
 		}
 		ptl_lock();

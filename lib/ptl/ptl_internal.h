@@ -302,6 +302,7 @@ int ptl_progress_start(void);
 void ptl_progress_stop(void);
 /* An app thread stops polling to sleep; peers must wake us again. */
 void ptl_progress_app_sleeping(void);
+void ptl_progress_nal_wait(int timeout_ms);
 void ptl_peer_fail(int peer, int status);
 
 /* ptl_recv.c */

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ptl/ptl_internal.h"
 
@@ -183,6 +184,24 @@ void ptl_progress_app_sleeping(void)
 {
 	if (ptl_lib.polling_announced)
 		ptl_set_polling(0);
+}
+
+/* PTL_PROGRESS_THREAD=0: an application thread that waits (PtlEQPoll)
+ * sleeps in a NAL itself, lock not held, after ptl_progress_app_sleeping().
+ * It can hear only that NAL, so with others open (besides self, which only
+ * this process sends to) the sleep is short. */
+void ptl_progress_nal_wait(int timeout_ms)
+{
+	struct ptl_nalinst *s = ptl_sleep_nal();
+	for (int i = 0; i < ptl_lib.nnals; i++) {
+		struct ptl_nalinst *n = &ptl_lib.nals[i];
+		if (n != s && strcmp(n->ops->name, "self") && timeout_ms > 1)
+			timeout_ms = 1;
+	}
+	if (s)
+		s->ops->sleep(s->n, timeout_ms);
+	else
+		nanosleep(&(struct timespec){ 0, 1000000L * (timeout_ms > 0 ? timeout_ms : 0) }, NULL);
 }
 
 /*

@@ -201,6 +201,8 @@ struct nal {
 	uint32_t qpn_cap;
 	atomic_int waiting; /* peers starved or connecting: sleep() polls */
 	atomic_int nup;     /* peers VRB_UP: sleep() wakes for the keepalive */
+	atomic_bool app_polling; /* set_polling(1): an application thread polls the CQ */
+	atomic_int sleepers;     /* threads inside sleep() */
 	unsigned ka_ms;     /* keepalive period; 0: off */
 	_Atomic uint64_t next_ka_ms;
 	/* completions sleep() took off the CQ for progress() */

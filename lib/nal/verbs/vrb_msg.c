@@ -18,7 +18,10 @@
  * armed into a stash (under cq_lock, as progress() may run concurrently)
  * and returns at once if there was any; otherwise it waits in poll() on
  * the completion channel and the kick eventfd. progress() drains the stash
- * before the CQ, so no completion is lost or reordered.
+ * before the CQ, so no completion is lost or reordered. While an
+ * application thread polls (set_polling(1)) sleep() does neither: it waits
+ * for the kick or its timeout only, so completions wake no thread and the
+ * poller finds them on the CQ.
  */
 #include "config.h"
 
@@ -308,7 +311,8 @@ int vrb_progress(struct nal *n)
 	return done;
 }
 
-int vrb_sleep(struct nal *n, int timeout_ms)
+/* The sleep proper; vrb_sleep() counts the sleepers around it. */
+static int vrb_sleep_in(struct nal *n, int timeout_ms)
 {
 	/* Credits and handshakes arrive without waking us: poll for them. */
 	if (atomic_load_explicit(&n->waiting, memory_order_relaxed) && (timeout_ms < 0 || timeout_ms > 5))
@@ -320,9 +324,14 @@ int vrb_sleep(struct nal *n, int timeout_ms)
 		if (timeout_ms < 0 || timeout_ms > left)
 			timeout_ms = left;
 	}
+	/* While an application thread polls the CQ itself, a sleeper has
+	 * nothing to wake for: it neither arms the CQ (so completions raise no
+	 * event and wake nobody) nor takes completions away from the poller;
+	 * it waits for the timeout or a kick (set_polling(0) kicks). */
+	bool armed = !atomic_load(&n->app_polling);
 	pthread_mutex_lock(&n->cq_lock);
 	int pending = (int)n->nstash;
-	if (!pending) {
+	if (!pending && armed) {
 		ibv_req_notify_cq(n->cq, 0);
 		int got = ibv_poll_cq(n->cq, VRB_STASH, n->stash);
 		if (got > 0)
@@ -332,22 +341,32 @@ int vrb_sleep(struct nal *n, int timeout_ms)
 	pthread_mutex_unlock(&n->cq_lock);
 	if (pending)
 		return 0;
-	struct pollfd fds[2] = { { .fd = n->chan->fd, .events = POLLIN }, { .fd = n->efd, .events = POLLIN } };
-	int rc = poll(fds, 2, timeout_ms);
+	struct pollfd fds[2] = { { .fd = n->efd, .events = POLLIN }, { .fd = n->chan->fd, .events = POLLIN } };
+	/* Unarmed, a channel event left over from an earlier arming would
+	 * make poll() return at once: leave the channel out. */
+	int rc = poll(fds, armed ? 2 : 1, timeout_ms);
 	if (rc <= 0)
 		return 0;
-	if (fds[0].revents & POLLIN) {
+	if (armed && (fds[1].revents & POLLIN)) {
 		struct ibv_cq *cq;
 		void *ctx;
 		if (ibv_get_cq_event(n->chan, &cq, &ctx) == 0)
 			ibv_ack_cq_events(cq, 1);
 	}
-	if (fds[1].revents & POLLIN) {
+	if (fds[0].revents & POLLIN) {
 		uint64_t v;
 		ssize_t r = read(n->efd, &v, sizeof v);
 		(void)r;
 	}
 	return 0;
+}
+
+int vrb_sleep(struct nal *n, int timeout_ms)
+{
+	atomic_fetch_add(&n->sleepers, 1);
+	int rc = vrb_sleep_in(n, timeout_ms);
+	atomic_fetch_sub(&n->sleepers, 1);
+	return rc;
 }
 
 void vrb_kick(struct nal *n)
@@ -357,9 +376,15 @@ void vrb_kick(struct nal *n)
 	(void)r;
 }
 
+/* Verbs peers never make a system call to wake us (the completion channel
+ * does), but a sleeper need not wake for completions an application
+ * thread polls anyway: see vrb_sleep_in(). When the polling stops, a
+ * thread sleeping unarmed is kicked so it sleeps again armed. The sleeper
+ * counts itself before it reads app_polling (both sequentially
+ * consistent), so either it sees the flag clear or we see it and kick. */
 void vrb_set_polling(struct nal *n, int on)
 {
-	/* Verbs peers never make a system call to wake us: nothing to do. */
-	(void)n;
-	(void)on;
+	bool was = atomic_exchange(&n->app_polling, on != 0);
+	if (was && !on && atomic_load(&n->sleepers))
+		vrb_kick(n);
 }

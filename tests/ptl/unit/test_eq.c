@@ -53,6 +53,13 @@ void ptl_progress_app(void)
 
 void ptl_progress_app_sleeping(void) {}
 
+/* No progress thread here: PtlEQPoll sleeps "in the NAL" through this. */
+void ptl_progress_nal_wait(int timeout_ms)
+{
+	if (timeout_ms > 0)
+		nanosleep(&(struct timespec){ timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L }, NULL);
+}
+
 int ptl_view_eq_create(struct ptl_eq *eq, uint64_t count)
 {
 	struct ptl_view_eq *r = calloc(1, sizeof *r + count * sizeof(ptl_event_t));
