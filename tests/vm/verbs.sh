@@ -7,8 +7,13 @@
 out=$PTL_TOP_BUILDDIR/tests/vm/out
 mkdir -p "$out"
 rm -f "$out"/*.log
-# the build tree may itself be shared (PTL_VM_RW=/tmp/build): mount out after it
-PTL_VM_RW=${PTL_VM_RW:+$PTL_VM_RW:}$out
+# The VM sees the host's / read-only but has its own /tmp: share the source
+# and build trees (a CI clone may well live under /tmp), then out after them.
+for d in "$PTL_TOP_SRCDIR" "$PTL_TOP_BUILDDIR"; do
+	d=$(cd "$d" && pwd -P)
+	case ":${PTL_VM_RW:-}:" in *":$d:"*) ;; *) PTL_VM_RW=${PTL_VM_RW:+$PTL_VM_RW:}$d ;; esac
+done
+PTL_VM_RW=$PTL_VM_RW:$out
 export PTL_VM_RW
 # Each test has its own limit (PTL_VM_TEST_TIMEOUT); this bounds the boot.
 PTL_VM_TIMEOUT=${PTL_VM_TIMEOUT:-1200}

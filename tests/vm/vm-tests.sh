@@ -23,9 +23,15 @@ mkdir -p "$out"
 pair() {
 	local srv=$1 cli=$2
 	$srv & local s=$!
-	sleep 1
-	$cli
-	local c=$?
+	# The server may take a while to listen under emulation: retry a
+	# client that could not connect while the server is still there.
+	local c=1 i
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do
+		sleep 1
+		$cli && { c=0; break; }
+		c=$?
+		kill -0 $s 2>/dev/null || break
+	done
 	wait $s
 	local r=$?
 	echo "client rc $c, server rc $r"
