@@ -9,9 +9,11 @@
  * Unexpected buffers take any message (locally managed offsets, unlinked
  * when less than one eager message is left, re-posted once every message
  * in them has been taken). The overflow entry has no memory: a message that
- * finds the buffers full lands there as a header only (mlength 0) and its
- * sender, seeing the short ACK, keeps its data until the receiver matches
- * the header and pulls it. So unexpected memory is bounded and nothing is
+ * finds the buffers full lands there as a header only (mlength 0) and, as
+ * the overflow entry sends no ACK, its sender keeps its data until the
+ * receiver matches the header and pulls it. (A short ACK would not say
+ * "overflowed": a posted receive shorter than the message - truncation -
+ * gives one too, and that sender must finish at once.) So unexpected memory is bounded and nothing is
  * dropped. Each sender also holds a few credits per receiver (one per
  * message, returned in batches as the receiver drains its event queue), so
  * a flood of messages slows the sender down instead of overrunning the
@@ -225,8 +227,10 @@ int mpi_pt2pt_init(void)
 	P.overflow.obj = MPI_OBJ_OVERFLOW;
 	ptl_check(PtlMEAttach(mpi_g.ni, MPI_PT_MSG, any_id, 0, ~(ptl_match_bits_t)0, PTL_RETAIN, PTL_INS_AFTER,
 			      &P.overflow_me), "PtlMEAttach(overflow)");
+	/* No ACK from here: an eager sender that gets none waits for the pull. */
 	ptl_md_t ov = { .start = P.zero, .length = 0, .threshold = PTL_MD_THRESH_INF,
-			.options = PTL_MD_OP_PUT | PTL_MD_TRUNCATE, .user_ptr = &P.overflow,
+			.options = PTL_MD_OP_PUT | PTL_MD_TRUNCATE | PTL_MD_ACK_DISABLE,
+			.user_ptr = &P.overflow,
 			.eq_handle = mpi_g.eq };
 	ptl_check(PtlMDAttach(P.overflow_me, ov, PTL_RETAIN, &mdh), "PtlMDAttach(overflow)");
 
@@ -288,6 +292,19 @@ static void send_start(struct mpi_req *r)
 	ptl_match_bits_t bits = mpi_bits(r->ctx, r->myrank, r->tag);
 	ptl_process_id_t to = mpi_g.ids[r->wpeer];
 	int rc;
+	if (r->proto == MPI_PROTO_EAGER && r->len == 0) {
+		/* Nothing to keep and nothing to pull: no ACK (none would come
+		 * from the overflow entry), finished once it is out. */
+		rc = PtlPut(P.zero_md, PTL_NO_ACK_REQ, to, MPI_PT_MSG, 0, bits, 0,
+			    MPI_HDR(MPI_PROTO_EAGER, 0, mpi_req_id(r)));
+		if (rc != PTL_OK) {
+			send_fail(r, MPI_ERR_PROC_FAILED);
+			return;
+		}
+		mpi_g.pending_ops--;
+		send_finish(r);
+		return;
+	}
 	if (r->proto == MPI_PROTO_EAGER) {
 		r->stage = MPI_SS_EAGER;
 		rc = PtlPut(r->md, PTL_ACK_REQ, to, MPI_PT_MSG, 0, bits, 0,
@@ -498,6 +515,8 @@ static void pull(struct mpi_req *r, int wsrc, uint32_t id)
 	ctrl_put(wsrc, MPI_CTRL_PULL, mpi_req_id(r), id);
 }
 
+static void credit_note(int w);
+
 /* Receive r takes unexpected message u (already off the unexpected list). */
 static void ux_deliver(struct mpi_req *r, struct mpi_ux *u)
 {
@@ -505,13 +524,21 @@ static void ux_deliver(struct mpi_req *r, struct mpi_ux *u)
 	r->st.MPI_SOURCE = u->src;
 	r->st.MPI_TAG = u->tag;
 	r->msglen = u->len;
-	if (u->proto == MPI_PROTO_RNDV) {
-		rndv_get(r, u->wsrc, u->id);
-		free(u);
-		return;
-	}
-	if (!u->buf && u->len > 0) {
-		pull(r, u->wsrc, u->id);
+	if (u->proto == MPI_PROTO_RNDV || (!u->buf && u->len > 0)) {
+		/* Only a header landed: the data comes by get or pull. The
+		 * header's place in an unexpected buffer is free now (it held
+		 * the buffer from being re-posted), and if its END is still
+		 * to come, nobody waits for it but the credit. */
+		if (!u->ready) {
+			mpi_list_del(&u->alink);
+			credit_note(u->wsrc);
+		}
+		if (u->buf)
+			ux_release(u->buf);
+		if (u->proto == MPI_PROTO_RNDV)
+			rndv_get(r, u->wsrc, u->id);
+		else
+			pull(r, u->wsrc, u->id);
 		free(u);
 		return;
 	}
@@ -612,14 +639,12 @@ static void on_req_event(const ptl_event_t *ev, struct mpi_req *r)
 				send_fail(r, MPI_ERR_PROC_FAILED);
 				return;
 			}
-			if (ev->pt_index == MPI_PT_MSG && r->stage == MPI_SS_EAGER) {
-				if (ev->mlength < ev->rlength) {
-					r->stage = MPI_SS_PULLWAIT; /* overflowed: the receiver will pull */
-					return;
-				}
-			} else if (ev->pt_index == MPI_PT_MSG) {
-				return; /* the pull came first; its own ACK finishes us */
-			}
+			/* An ACK from PT_MSG: the data landed (in a posted receive,
+			 * maybe truncated, or in an unexpected buffer). A header
+			 * that overflowed gets no ACK; the receiver's pull moves
+			 * the data and the pull's ACK (PT_PULL) finishes us. */
+			if (ev->pt_index == MPI_PT_MSG && r->stage != MPI_SS_EAGER)
+				return;
 			mpi_g.pending_ops--;
 			send_finish(r);
 			return;
@@ -869,4 +894,7 @@ void mpi_drain_internal(void)
 	double until = mpi_now() + 30;
 	while (mpi_g.pending_ops > 0 && mpi_now() < until)
 		mpi_progress(10);
+	if (mpi_g.pending_ops > 0)
+		fprintf(stderr, "ptl-mpi: rank %d: MPI_Finalize gave up after 30 s on %lu unfinished sends\n",
+			mpi_g.wrank, mpi_g.pending_ops);
 }

@@ -1,8 +1,9 @@
 # mpi_wrap.awk: generates mpi_wrappers.c, the MPI_* entry points, from the
 # one list of the API: the PTL_MPI_FN(ret, Name, (args)) declarations of
-# include/mpi.h. Each MPI_Name is a weak symbol (a PMPI tool's MPI_Name
-# wins) that records the call through the tracer's hooks when tracing is
-# built in (mpi_trace.h decides) and calls PMPI_Name.
+# include/mpi.h. Each MPI_Name is a weak symbol that calls PMPI_Name; for
+# the calls the tracer records, its generated wrappers (built into
+# libptlmpi, see mpi_trace.c) are the strong MPI_Name and win. A PMPI
+# tool's MPI_Name, preloaded or linked first, wins over both.
 #   awk -f mpi_wrap.awk include/mpi.h > mpi_wrappers.c
 # Portable awk (mawk, gawk, busybox).
 

@@ -11,6 +11,11 @@ run() {
 	out=$("$PTLRUN" -n "$n" --timeout 120 $envs "$B/tests/mpi/$prog" "$@" 2>&1)
 	rc=$?
 	printf '%s\n' "$out" | tail -3
+	# A send the library never finished shows only as a slow MPI_Finalize.
+	if [ $rc -eq 0 ] && printf '%s\n' "$out" | grep -q 'MPI_Finalize gave up'; then
+		printf '%s\n' "$out" | grep 'MPI_Finalize gave up'
+		rc=1
+	fi
 	if [ $rc -ne 0 ]; then
 		echo "FAIL: ptlrun -n $n$envs $prog $*: exit $rc"
 		fails=$((fails + 1))
