@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "rt.h"
+#include "rt_proto.h"
 
 static pthread_mutex_t rt_lock = PTHREAD_MUTEX_INITIALIZER;
 static const struct rt_ops *rt_backend;
@@ -146,8 +147,20 @@ const struct rt_info *rt_self(void)
 		return rc_;                                                  \
 	} while (0)
 
+/* Keys and values are checked here, once for every backend; a backend
+ * adds only its own limits (PMI-1's text format). */
 int rt_put(const char *key, const void *val, size_t len)
 {
+	if (!rt_key_valid(key)) {
+		fprintf(stderr, "ptl: rt_put: invalid key (1..%d printable "
+			"characters, no spaces)\n", RT_KEY_MAX - 1);
+		return -1;
+	}
+	if (len > RT_VAL_MAX || (val == NULL && len != 0)) {
+		fprintf(stderr, "ptl: rt_put: value of key '%s' is %zu bytes; "
+			"the limit is %d\n", key, len, RT_VAL_MAX);
+		return -1;
+	}
 	RT_CALL("rt_put", rt_backend->put(key, val, len));
 }
 

@@ -309,10 +309,10 @@ static int pmi_put(const char *key, const void *val, size_t len)
 {
 	size_t need = strlen(key) + 2 * len + 3;
 
-	if (!rt_key_valid(key) || strchr(key, '=') != NULL || strchr(key, ';') != NULL ||
-	    len > RT_VAL_MAX || (val == NULL && len != 0)) {
-		fprintf(stderr, "ptl: rt_put: invalid key or value (key '%s', %zu bytes)\n",
-			key, len);
+	/* rt_put checked the key and length; PMI-1's text format also
+	 * reserves these two characters. */
+	if (strchr(key, '=') != NULL || strchr(key, ';') != NULL) {
+		fprintf(stderr, "ptl: rt_put: key '%s' has '=' or ';', which PMI-1 cannot carry\n", key);
 		return -1;
 	}
 	if (pmi_pcap - pmi_plen < need) {

@@ -76,11 +76,6 @@ static int px_put(const char *key, const void *val, size_t len)
 	pmix_value_t v;
 	pmix_status_t rc;
 
-	if (!rt_key_valid(key) || len > RT_VAL_MAX || (val == NULL && len != 0)) {
-		fprintf(stderr, "ptl: rt_put: invalid key or value (key '%s', %zu bytes)\n",
-			key, len);
-		return -1;
-	}
 	PMIX_VALUE_CONSTRUCT(&v);
 	v.type = PMIX_BYTE_OBJECT;
 	v.data.bo.bytes = (char *)val;

@@ -200,16 +200,6 @@ static int pr_put(const char *key, const void *val, size_t len)
 	char line[RT_LINE_MAX];
 	int n;
 
-	if (!rt_key_valid(key)) {
-		fprintf(stderr, "ptl: rt_put: invalid key (1..%d printable "
-			"characters, no spaces)\n", RT_KEY_MAX - 1);
-		return -1;
-	}
-	if (len > RT_VAL_MAX || (val == NULL && len != 0)) {
-		fprintf(stderr, "ptl: rt_put: value of key '%s' is %zu bytes; "
-			"the limit is %d\n", key, len, RT_VAL_MAX);
-		return -1;
-	}
 	n = snprintf(line, sizeof(line), "PUT %s ", key);
 	rt_hex_encode(line + n, val, len);
 	n += (int)(2 * len);

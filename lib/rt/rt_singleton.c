@@ -35,16 +35,6 @@ static int single_init(struct rt_info *info)
 
 static int single_put(const char *key, const void *val, size_t len)
 {
-	if (!rt_key_valid(key)) {
-		fprintf(stderr, "ptl: rt_put: invalid key (1..%d printable "
-			"characters, no spaces)\n", RT_KEY_MAX - 1);
-		return -1;
-	}
-	if (len > RT_VAL_MAX || (val == NULL && len != 0)) {
-		fprintf(stderr, "ptl: rt_put: value of key '%s' is %zu bytes; "
-			"the limit is %d\n", key, len, RT_VAL_MAX);
-		return -1;
-	}
 	if (rt_kv_set(0, key, val, len) != 0) {
 		fprintf(stderr, "ptl: rt_put: out of memory\n");
 		return -1;
