@@ -7,8 +7,9 @@
 
 #include "mpi_impl.h"
 
-static int check_send(const char *fn, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-		      struct mpi_comm **out)
+/* What sends and receives both check: the communicator, the count and the
+ * datatype. */
+static int check_buffer(const char *fn, int count, MPI_Datatype dt, MPI_Comm comm, struct mpi_comm **out)
 {
 	MPI_CHECK_INIT(fn);
 	struct mpi_comm *c = mpi_comm_get(comm);
@@ -20,6 +21,16 @@ static int check_send(const char *fn, int count, MPI_Datatype dt, int dest, int 
 	int rc = mpi_dtype_check(dt, count);
 	if (rc)
 		return mpi_err(comm, rc, fn, "invalid or uncommitted datatype %d", dt);
+	return MPI_SUCCESS;
+}
+
+static int check_send(const char *fn, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+		      struct mpi_comm **out)
+{
+	int rc = check_buffer(fn, count, dt, comm, out);
+	if (rc)
+		return rc;
+	struct mpi_comm *c = *out;
 	if (dest != MPI_PROC_NULL && (dest < 0 || dest >= c->size))
 		return mpi_err(comm, MPI_ERR_RANK, fn, "destination rank %d is not in %s (size %d)", dest,
 			       mpi_comm_name(comm), c->size);
@@ -31,16 +42,10 @@ static int check_send(const char *fn, int count, MPI_Datatype dt, int dest, int 
 static int check_recv(const char *fn, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
 		      struct mpi_comm **out)
 {
-	MPI_CHECK_INIT(fn);
-	struct mpi_comm *c = mpi_comm_get(comm);
-	if (!c)
-		return mpi_err(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
-	*out = c;
-	if (count < 0)
-		return mpi_err(comm, MPI_ERR_COUNT, fn, "count %d < 0", count);
-	int rc = mpi_dtype_check(dt, count);
+	int rc = check_buffer(fn, count, dt, comm, out);
 	if (rc)
-		return mpi_err(comm, rc, fn, "invalid or uncommitted datatype %d", dt);
+		return rc;
+	struct mpi_comm *c = *out;
 	if (src != MPI_PROC_NULL && src != MPI_ANY_SOURCE && (src < 0 || src >= c->size))
 		return mpi_err(comm, MPI_ERR_RANK, fn, "source rank %d is not in %s (size %d)", src,
 			       mpi_comm_name(comm), c->size);
