@@ -58,6 +58,7 @@ enum coll_algo {
 	COLL_ALGO_OWNER,             /* "owner": reduce, root adds parts in rank order */
 	COLL_ALGO_CHAIN,             /* "chain": scan/exscan passed along rank order */
 	COLL_ALGO_RECURSIVE_DOUBLING,/* "recursive_doubling": scan/exscan in log2 N rounds */
+	COLL_ALGO_LINEAR,            /* "linear": gather/scatter straight to/from the root */
 	COLL_ALGO_COUNT
 };
 
@@ -130,7 +131,10 @@ struct coll_req {
 	 * (bytes), then the result (bytes; rank 0's is left as it was). */
 	size_t bytes;
 	/* gather, scatter only (the v-variants): N block sizes in bytes, indexed
-	 * by logical rank; NULL: every block is `bytes`. Not owned. */
+	 * by logical rank; NULL: every block is `bytes`. Not owned. The linear
+	 * form's rank r reads counts[r] only (the root reads all), so an MPI
+	 * rank that knows just its own block can expand its part; a binomial
+	 * tree's inner ranks need their subtree's sizes. */
 	const size_t *counts;
 	size_t elem_size;        /* blocks are cut at element boundaries */
 	int num_chunks;          /* ring algorithms: chunks per block (1..64) */
@@ -204,8 +208,9 @@ void coll_block(size_t bytes, size_t unit, size_t parts, size_t i,
  * warning. reduce_scatter/allgather: ring, ring_sendrecv, ring_bidir the same
  * way. alltoall: pairwise. bcast: binomial below 64 KiB or 8 ranks, else
  * scatter_allgather. reduce: tree (auto) or owner. barrier: dissemination.
- * gather, scatter: binomial. scan, exscan: recursive_doubling (auto) or
- * chain; both combine in an order fixed by ranks.
+ * gather, scatter: binomial (auto) or linear. scan, exscan:
+ * recursive_doubling (auto) or chain; both combine in an order fixed by
+ * ranks.
  * An unknown or out-of-range request is -EINVAL, an algorithm that does not
  * implement the op -ENOTSUP; msg (may be NULL) says which. */
 int coll_choose(const struct coll_req *req, struct coll_choice *out,

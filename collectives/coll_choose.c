@@ -111,8 +111,10 @@ int coll_choose(const struct coll_req *req, struct coll_choice *out, char *msg, 
 		break;
 	case COLL_OP_GATHER:
 	case COLL_OP_SCATTER:
-		rc = (r.algo == COLL_ALGO_AUTO || r.algo == COLL_ALGO_BINOMIAL) ? 0 : -ENOTSUP;
-		out->algo = COLL_ALGO_BINOMIAL;
+		if (r.algo == COLL_ALGO_AUTO)
+			out->algo = COLL_ALGO_BINOMIAL;
+		else if (r.algo != COLL_ALGO_BINOMIAL && r.algo != COLL_ALGO_LINEAR)
+			rc = -ENOTSUP;
 		break;
 	case COLL_OP_SCAN:
 	case COLL_OP_EXSCAN:
@@ -154,6 +156,9 @@ const struct coll_algo_impl *coll_impl(enum coll_op op, enum coll_algo algo)
 		       : op == COLL_OP_SCATTER ? &coll_scatter_impl : NULL;
 	case COLL_ALGO_CHAIN:
 		return op == COLL_OP_SCAN || op == COLL_OP_EXSCAN ? &coll_scan_chain_impl : NULL;
+	case COLL_ALGO_LINEAR:
+		return op == COLL_OP_GATHER ? &coll_lgather_impl
+		       : op == COLL_OP_SCATTER ? &coll_lscatter_impl : NULL;
 	case COLL_ALGO_RECURSIVE_DOUBLING:
 		return op == COLL_OP_SCAN || op == COLL_OP_EXSCAN ? &coll_scan_rd_impl : NULL;
 	case COLL_ALGO_SCATTER_ALLGATHER:

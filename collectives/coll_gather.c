@@ -1,5 +1,5 @@
-/* coll_gather.c: binomial gather and scatter, with a block size per rank
- * (the v-variants) or one for all.
+/* coll_gather.c: gather and scatter, binomial or linear, with a block size
+ * per rank (the v-variants) or one for all.
  *
  * Layout (coll.h, coll_req.bytes): blocks in relative-rank order v = rank -
  * root mod N, and every rank's DATA starts at its own block. Relative rank v
@@ -129,5 +129,46 @@ static int scatter_emit(struct coll_gen *g)
 	return 0;
 }
 
+/* Linear: every rank sends its block straight to the root (gather) or gets
+ * it straight from there (scatter), all in step 0; the root posts one
+ * transfer per rank in relative-rank order. N-1 transfers at the root
+ * against log2 N levels, but a rank needs no size but its own. */
+static int linear_shape(struct coll_gen *g)
+{
+	g->steps = g->n > 1 ? 1 : 0;
+	g->stride = (uint64_t)g->n;
+	return 0;
+}
+
+static int linear_emit(struct coll_gen *g)
+{
+	int n = g->n, v = coll_mod((long long)g->rank - g->req->root, n);
+	bool gather = g->req->op == COLL_OP_GATHER;
+	struct coll_cmd *c;
+	if (v) {
+		size_t len = block_of(g->req, g->rank);
+		if (!len)
+			return 0;
+		c = gather ? coll_emit_send(g, 0, 0, 0, 0, g->req->root, 0, len)
+		           : coll_emit_recv(g, COLL_RECV, 0, 0, 0, 0, g->req->root, v, 0, len);
+		return c ? 0 : g->err;
+	}
+	size_t off = block_of(g->req, g->rank);
+	for (int u = 1; u < n; u++) {
+		int peer = gs_rank(g, u);
+		size_t len = block_of(g->req, peer);
+		if (len) {
+			c = gather ? coll_emit_recv(g, COLL_RECV, 0, 0, 0, u, peer, 0, off, len)
+			           : coll_emit_send(g, 0, 0, 0, u, peer, off, len);
+			if (!c)
+				return g->err;
+		}
+		off += len;
+	}
+	return 0;
+}
+
 const struct coll_algo_impl coll_gather_impl = { gs_shape, gather_emit };
+const struct coll_algo_impl coll_lgather_impl = { linear_shape, linear_emit };
+const struct coll_algo_impl coll_lscatter_impl = { linear_shape, linear_emit };
 const struct coll_algo_impl coll_scatter_impl = { gs_shape, scatter_emit };

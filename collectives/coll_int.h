@@ -45,6 +45,8 @@ extern const struct coll_algo_impl coll_pairwise_impl;
 extern const struct coll_algo_impl coll_dissem_impl;
 extern const struct coll_algo_impl coll_gather_impl;    /* binomial gather */
 extern const struct coll_algo_impl coll_scatter_impl;   /* binomial scatter */
+extern const struct coll_algo_impl coll_lgather_impl;   /* linear gather */
+extern const struct coll_algo_impl coll_lscatter_impl;  /* linear scatter */
 extern const struct coll_algo_impl coll_scan_chain_impl;
 extern const struct coll_algo_impl coll_scan_rd_impl;
 

@@ -12,7 +12,7 @@ static const char *const coll_op_names[COLL_OP_COUNT] = {
 static const char *const coll_algo_names[COLL_ALGO_COUNT] = {
 	"auto", "ring", "ring_sendrecv", "ring_bidir", "halving_doubling", "tree",
 	"pairwise", "binomial", "scatter_allgather", "dissemination", "owner",
-	"chain", "recursive_doubling",
+	"chain", "recursive_doubling", "linear",
 };
 
 const char *coll_op_name(enum coll_op op)

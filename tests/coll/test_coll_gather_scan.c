@@ -92,18 +92,20 @@ static size_t roff(const struct coll_req *r, int rank)
 	return off;
 }
 
-static void run_gs(enum coll_op op, int n, int root, int shape, unsigned seed)
+static void run_gs(enum coll_op op, enum coll_algo algo, int n, int root, int shape,
+                   unsigned seed)
 {
 	size_t *counts = mkcounts(n, shape);
-	struct coll_req r = mkreq(op, COLL_ALGO_AUTO, n, 5, 1, 1);
+	struct coll_req r = mkreq(op, algo, n, 5, 1, 1);
 	r.root = root;
 	r.counts = counts;
 	struct coll_sched *s = expand_ok(&r);
-	assert_int_equal(s->info.algo, COLL_ALGO_BINOMIAL);
+	bool linear = algo == COLL_ALGO_LINEAR;
+	assert_int_equal(s->info.algo, linear ? COLL_ALGO_LINEAR : COLL_ALGO_BINOMIAL);
 	uint32_t steps = 0;
-	while ((1 << steps) < n)
+	while ((1 << steps) < n && !linear)
 		steps++;
-	assert_int_equal(s->info.steps, steps);
+	assert_int_equal(s->info.steps, linear ? (uint32_t)(n > 1) : steps);
 	struct ranks_bufs rb;
 	rb_alloc(&rb, s);
 	for (int i = 0; i < n; i++) {
@@ -119,7 +121,7 @@ static void run_gs(enum coll_op op, int n, int root, int shape, unsigned seed)
 		/* a rank touches its subtree only: a leaf its own block */
 		size_t span = coll_data_span(s, i);
 		assert_true(span <= s->info.data_bytes);
-		if ((i - root + n) % n % 2 == 1)
+		if ((i - root + n) % n % 2 == 1 || (linear && i != root))
 			assert_true(span <= blk(&r, i));
 	}
 	exec_ok(s, &rb, COLL_INT32, seed);
@@ -143,13 +145,15 @@ static void run_gs(enum coll_op op, int n, int root, int shape, unsigned seed)
 static void test_gather_scatter_every_byte(void **state)
 {
 	(void)state;
+	enum coll_algo algos[] = { COLL_ALGO_AUTO, COLL_ALGO_LINEAR };
 	for (int op = 0; op < 2; op++)
-		for (int n = 1; n <= 40; n++)
-			for (int shape = 0; shape < 3; shape++) {
-				int root = (n * 3 + shape) % n;
-				run_gs(op ? COLL_OP_SCATTER : COLL_OP_GATHER, n, root, shape,
-				       n % 2 ? (unsigned)(n * 31 + shape) : 0);
-			}
+		for (int a = 0; a < 2; a++)
+			for (int n = 1; n <= 40; n++)
+				for (int shape = 0; shape < 3; shape++) {
+					int root = (n * 3 + shape) % n;
+					run_gs(op ? COLL_OP_SCATTER : COLL_OP_GATHER, algos[a], n, root, shape,
+					       n % 2 ? (unsigned)(n * 31 + shape) : 0);
+				}
 }
 
 /* int64 element e of rank r is 1 if r == e: a prefix sum then counts how
@@ -289,6 +293,17 @@ static void test_choice_and_cost(void **state)
 	assert_int_equal(coll_expand(&r, &s, msg, sizeof msg), -EINVAL);
 	assert_null(s);
 	assert_non_null(strstr(msg, "counts"));
+	/* a linear rank reads its own block size only: the other ranks' sizes
+	 * may be anything (an MPI rank of Gatherv does not know them) */
+	size_t mine[4] = { 0, 0, 7, 0 };
+	r = mkreq(COLL_OP_GATHER, COLL_ALGO_LINEAR, 4, 0, 1, 1);
+	r.counts = mine;
+	assert_int_equal(coll_expand_rank(&r, 2, &s, msg, sizeof msg), 0);
+	assert_int_equal(s->ranks[0].ncmds, 1);
+	assert_int_equal(s->ranks[0].cmds[0].kind, COLL_SEND);
+	assert_int_equal(s->ranks[0].cmds[0].len, 7);
+	assert_int_equal(coll_data_span(s, 2), 7);
+	coll_free(s);
 	/* a root outside the group */
 	r = mkreq(COLL_OP_SCATTER, COLL_ALGO_AUTO, 8, 64, 1, 1);
 	r.root = 8;
