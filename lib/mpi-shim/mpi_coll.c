@@ -719,7 +719,7 @@ static int scan(const char *fn, const void *sendbuf, void *recvbuf, int count, M
 	size_t len = t->size * (size_t)count;
 	const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
 	bool tmp = ex || !t->contig;
-	char *data = tmp ? malloc(2 * len + 1) : (char *)recvbuf + t->true_lb;
+	char *data = tmp ? malloc((ex ? 2 : 1) * len + 1) : (char *)recvbuf + t->true_lb;
 	if (!data)
 		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
 	if (tmp || sendbuf != MPI_IN_PLACE)
@@ -856,25 +856,13 @@ static int gs_root(struct cx *x, const struct gs_call *g, const struct coll_sche
 	MPI_Aint ext = t->extent;
 	bool direct = gs_root_direct(g, n, esz), in_place = gs_in_place(g);
 	char *base = g->gather ? (char *)g->rbuf : (char *)(uintptr_t)g->sbuf;
-	char *data = direct ? base + t->true_lb + gs_displ(g, g->root) * ext : malloc(s->info.data_bytes + 1);
+	/* direct: the root's own block is at displacement 0 (gs_root_direct) */
+	char *data = direct ? base + t->true_lb : malloc(s->info.data_bytes + 1);
 	if (!data)
 		return fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes", x->name, s->info.data_bytes);
 	size_t own = esz * (size_t)gs_count(g, g->root);
-	if (g->gather && !in_place) {
-		/* our own block goes at the front, like every rank's */
-		if (direct) {
-			mpi_pack(mpi_dtype_get(g->stype), g->sbuf, g->scount, data);
-		} else {
-			char *tmp = malloc(own + 1);
-			if (!tmp) {
-				free(data);
-				return fail(x, MPI_ERR_NO_MEM, "%s: out of memory", x->name);
-			}
-			mpi_pack(mpi_dtype_get(g->stype), g->sbuf, g->scount, tmp);
-			mpi_unpack(t, base + gs_displ(g, g->root) * ext, gs_count(g, g->root), tmp, own);
-			free(tmp);
-		}
-	}
+	if (g->gather && !in_place) /* our own block goes at the front, like every rank's */
+		mpi_pack(mpi_dtype_get(g->stype), g->sbuf, g->scount, data);
 	size_t off = 0;
 	for (int u = 0; u < n && !direct && !g->gather; u++) {
 		int j = (u + g->root) % n;
@@ -888,7 +876,7 @@ static int gs_root(struct cx *x, const struct gs_call *g, const struct coll_sche
 	for (int u = 0; u < n && !rc && !direct && g->gather; u++) {
 		int j = (u + g->root) % n;
 		size_t len = esz * (size_t)gs_count(g, j);
-		if (u)
+		if (u || !in_place)
 			mpi_unpack(t, base + gs_displ(g, j) * ext, gs_count(g, j), data + off, len);
 		off += len;
 	}
