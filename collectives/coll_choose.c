@@ -109,6 +109,23 @@ int coll_choose(const struct coll_req *req, struct coll_choice *out, char *msg, 
 		else if (r.algo != COLL_ALGO_DISSEMINATION)
 			rc = -ENOTSUP;
 		break;
+	case COLL_OP_GATHER:
+	case COLL_OP_SCATTER:
+		if (r.algo == COLL_ALGO_AUTO)
+			out->algo = COLL_ALGO_BINOMIAL;
+		else if (r.algo != COLL_ALGO_BINOMIAL && r.algo != COLL_ALGO_LINEAR)
+			rc = -ENOTSUP;
+		break;
+	case COLL_OP_SCAN:
+	case COLL_OP_EXSCAN:
+		/* ceil(log2 N) rounds against the chain's N-1 hops. Both fix the
+		 * order of combination by ranks, and the choice depends on nothing
+		 * but the request, so a job gets the same bits every run. */
+		if (r.algo == COLL_ALGO_AUTO)
+			out->algo = COLL_ALGO_RECURSIVE_DOUBLING;
+		else if (r.algo != COLL_ALGO_CHAIN && r.algo != COLL_ALGO_RECURSIVE_DOUBLING)
+			rc = -ENOTSUP;
+		break;
 	default:
 		rc = -EINVAL;
 	}
@@ -134,7 +151,16 @@ const struct coll_algo_impl *coll_impl(enum coll_op op, enum coll_algo algo)
 	case COLL_ALGO_PAIRWISE:
 		return op == COLL_OP_ALLTOALL ? &coll_pairwise_impl : NULL;
 	case COLL_ALGO_BINOMIAL:
-		return op == COLL_OP_BCAST ? &coll_binomial_impl : NULL;
+		return op == COLL_OP_BCAST ? &coll_binomial_impl
+		       : op == COLL_OP_GATHER ? &coll_gather_impl
+		       : op == COLL_OP_SCATTER ? &coll_scatter_impl : NULL;
+	case COLL_ALGO_CHAIN:
+		return op == COLL_OP_SCAN || op == COLL_OP_EXSCAN ? &coll_scan_chain_impl : NULL;
+	case COLL_ALGO_LINEAR:
+		return op == COLL_OP_GATHER ? &coll_lgather_impl
+		       : op == COLL_OP_SCATTER ? &coll_lscatter_impl : NULL;
+	case COLL_ALGO_RECURSIVE_DOUBLING:
+		return op == COLL_OP_SCAN || op == COLL_OP_EXSCAN ? &coll_scan_rd_impl : NULL;
 	case COLL_ALGO_SCATTER_ALLGATHER:
 		return op == COLL_OP_BCAST ? &coll_scag_impl : NULL;
 	case COLL_ALGO_DISSEMINATION:

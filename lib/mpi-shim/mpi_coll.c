@@ -9,9 +9,10 @@
  * PTL_COLL_ALGO names one ("ring", or per operation "allreduce=tree,
  * bcast=binomial"). Reductions combine in the schedule's fixed order, so
  * every run gives the same bits; a non-commutative user op goes through the
- * owner-ordered reduce to rank 0. Gather(v), Scatter(v), Allgatherv,
- * Alltoallv, Scan and Exscan are direct exchanges (collectives/ has no
- * schedules for them yet).
+ * owner-ordered reduce to rank 0. Gather(v), Scatter(v), Scan and Exscan
+ * run collectives/ schedules too (binomial or linear trees, recursive
+ * doubling or chain prefixes); Allgatherv and Alltoallv are direct
+ * exchanges.
  *
  * Every wait has a deadline (PTL_COLL_TIMEOUT seconds, default 300): when it
  * passes, the error names the collective, the communicator, the step and the
@@ -743,7 +744,10 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 	return finish(&x, comm, rc);
 }
 
-/* Scan/Exscan: a chain in rank order, so the combination order is fixed. */
+/* Scan/Exscan: a collectives/ prefix schedule (recursive doubling or the
+ * chain), whose combinations go (lower ranks) OP (higher ranks) in an order
+ * fixed by ranks: the same bits every run, and a non-commutative op is
+ * right. Exscan's DATA is [input | result]; rank 0's recvbuf is untouched. */
 static int scan(const char *fn, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
 		MPI_Comm comm, bool ex)
 {
@@ -755,49 +759,27 @@ static int scan(const char *fn, const void *sendbuf, void *recvbuf, int count, M
 		return rc;
 	struct mpi_dtype *t = mpi_dtype_get(dt);
 	size_t len = t->size * (size_t)count;
-	char *mine = malloc(len + 1), *acc = malloc(len + 1);
-	if (!mine || !acc) {
-		free(mine);
-		free(acc);
+	const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+	bool tmp = ex || !t->contig;
+	char *data = tmp ? malloc(2 * len + 1) : (char *)recvbuf + t->true_lb;
+	if (!data)
 		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
-	}
-	mpi_pack(t, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, count, mine);
+	if (tmp || sendbuf != MPI_IN_PLACE)
+		mpi_pack(t, in, count, data);
 	struct cx x;
 	cx_init(&x, c, fn);
 	x.op = op;
 	x.dt = dt;
 	x.esize = t->size ? t->size : 1;
-	if (c->rank > 0) {
-		rc = direct_recv(&x, acc, (int)len, MPI_BYTE, c->rank - 1, 2);
-		if (!rc)
-			rc = drive(&x);
+	if (c->size > 1 && len) {
+		struct coll_req req = { .op = ex ? COLL_OP_EXSCAN : COLL_OP_SCAN, .bytes = len,
+					.elem_size = x.esize };
+		rc = run_sched(&x, &req, data, NULL);
 	}
-	if (!rc) {
-		/* acc = prefix of ranks < me; out = acc OP mine (scan) or acc (exscan) */
-		char *out = malloc(len + 1);
-		if (!out)
-			rc = fail(&x, MPI_ERR_NO_MEM, "%s: out of memory", fn);
-		else {
-			if (c->rank > 0) {
-				memcpy(out, acc, len);
-				combine(&x, out, mine, len);
-			} else {
-				memcpy(out, mine, len);
-			}
-			if (c->rank + 1 < c->size) {
-				rc = direct_send(&x, out, (int)len, MPI_BYTE, c->rank + 1, 2);
-				if (!rc)
-					rc = drive(&x);
-			}
-			if (!rc && !ex)
-				mpi_unpack(t, recvbuf, count, out, len);
-			if (!rc && ex && c->rank > 0)
-				mpi_unpack(t, recvbuf, count, acc, len);
-			free(out);
-		}
-	}
-	free(mine);
-	free(acc);
+	if (!rc && tmp && !(ex && c->rank == 0))
+		mpi_unpack(t, recvbuf, count, data + (ex ? len : 0), len);
+	if (tmp)
+		free(data);
 	return finish(&x, comm, rc);
 }
 
@@ -811,126 +793,256 @@ int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, 
 	return scan("MPI_Exscan", sendbuf, recvbuf, count, dt, op, comm, true);
 }
 
-/* ---------------------------------------------------------------- gathers and scatters */
+/* ---------------------------------------------------------------- gathers and scatters
+ * Gather(v) and Scatter(v) run a collectives/ gather or scatter schedule of
+ * this rank alone, expanded per call: the rank must know how much of DATA
+ * its subtree needs (coll_data_span) before it lays DATA out, and the
+ * v-variants' block sizes are no part of run_sched's cache key. DATA holds
+ * the blocks in relative-rank order (rank - root), starting at this rank's
+ * own (coll.h). The v-variants use the linear form: their counts are
+ * significant at the root only, and a linear rank needs its own size alone;
+ * Gather/Scatter take coll_choose's (binomial) or PTL_COLL_ALGO's. */
 
 static MPI_Aint extent_of(MPI_Datatype dt) { return mpi_dtype_get(dt)->extent; }
+
+struct gs_call {
+	bool gather;
+	bool v;                  /* Gatherv/Scatterv: the arrays are the root's only */
+	const void *sbuf;        /* gather: every rank's; scatter: the root's */
+	int scount;
+	const int *scounts, *sdispls; /* scatterv at the root */
+	MPI_Datatype stype;
+	void *rbuf;              /* scatter: every rank's; gather: the root's */
+	int rcount;
+	const int *rcounts, *rdispls; /* gatherv at the root */
+	MPI_Datatype rtype;
+	int root;
+};
+
+/* the root's side: count and displacement of rank j's block */
+static int gs_count(const struct gs_call *g, int j)
+{
+	return g->gather ? (g->rcounts ? g->rcounts[j] : g->rcount) : (g->scounts ? g->scounts[j] : g->scount);
+}
+
+static MPI_Aint gs_displ(const struct gs_call *g, int j)
+{
+	const int *d = g->gather ? g->rdispls : g->sdispls;
+	return d ? d[j] : (MPI_Aint)j * gs_count(g, j);
+}
+
+static bool gs_in_place(const struct gs_call *g)
+{
+	return g->gather ? g->sbuf == MPI_IN_PLACE : g->rbuf == MPI_IN_PLACE;
+}
+
+/* The root's buffer can be DATA itself when its type is contiguous and every
+ * block already sits where the relative-order layout puts it. */
+static bool gs_root_direct(const struct gs_call *g, int n, size_t esz)
+{
+	MPI_Datatype dt = g->gather ? g->rtype : g->stype;
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	if (!t->contig)
+		return false;
+	size_t off = 0;
+	for (int u = 0; u < n; u++) {
+		int j = (u + g->root) % n;
+		if (gs_displ(g, j) * t->extent != (MPI_Aint)off)
+			return false;
+		off += esz * (size_t)gs_count(g, j);
+	}
+	return true;
+}
+
+static int gs_expand(struct cx *x, struct coll_req *req, bool v, struct coll_sched **s)
+{
+	char msg[256];
+	req->algo = v ? COLL_ALGO_LINEAR
+		: algo_set[req->op] || mpi_g.coll_algo[0] ? algo_for[req->op] : COLL_ALGO_AUTO;
+	int rc = coll_expand_rank(req, x->c->rank, s, msg, sizeof msg);
+	if ((rc == -ENOTSUP || rc == -EINVAL) && req->algo != COLL_ALGO_AUTO) {
+		/* PTL_COLL_ALGO named an algorithm this operation does not have */
+		req->algo = COLL_ALGO_AUTO;
+		rc = coll_expand_rank(req, x->c->rank, s, msg, sizeof msg);
+	}
+	if (rc)
+		return fail(x, rc == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_INTERN, "%s: no schedule: %s", x->name, msg);
+	x->algo = coll_algo_name((*s)->info.algo);
+	return MPI_SUCCESS;
+}
+
+static int gs_run(struct cx *x, const struct coll_sched *s, void *data)
+{
+	size_t n;
+	coll_rank_cmds(s, x->c->rank, &n);
+	if (!n)
+		return MPI_SUCCESS;
+	struct coll_bufs bufs = { data, NULL, NULL }; /* gather and scatter use no scratch */
+	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0 };
+	int rc = coll_engine_new(s, x->c->rank, &bufs, &conf, &engine_ops, x, &x->e);
+	if (rc)
+		return fail(x, MPI_ERR_INTERN, "%s: cannot start the schedule (%d)", x->name, rc);
+	rc = coll_engine_start(x->e);
+	rc = rc ? fail(x, MPI_ERR_INTERN, "%s: posting the schedule failed (%d)", x->name, rc) : drive(x);
+	coll_engine_free(x->e);
+	x->e = NULL;
+	return rc;
+}
+
+/* The root: lay out every block, run, and put the blocks in place. */
+static int gs_root(struct cx *x, const struct gs_call *g, const struct coll_sched *s, size_t esz)
+{
+	int n = x->c->size;
+	MPI_Datatype dt = g->gather ? g->rtype : g->stype;
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	MPI_Aint ext = t->extent;
+	bool direct = gs_root_direct(g, n, esz), in_place = gs_in_place(g);
+	char *base = g->gather ? (char *)g->rbuf : (char *)(uintptr_t)g->sbuf;
+	char *data = direct ? base + t->true_lb + gs_displ(g, g->root) * ext : malloc(s->info.data_bytes + 1);
+	if (!data)
+		return fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes", x->name, s->info.data_bytes);
+	size_t own = esz * (size_t)gs_count(g, g->root);
+	if (g->gather && !in_place) {
+		/* our own block goes at the front, like every rank's */
+		if (direct) {
+			mpi_pack(mpi_dtype_get(g->stype), g->sbuf, g->scount, data);
+		} else {
+			char *tmp = malloc(own + 1);
+			if (!tmp) {
+				free(data);
+				return fail(x, MPI_ERR_NO_MEM, "%s: out of memory", x->name);
+			}
+			mpi_pack(mpi_dtype_get(g->stype), g->sbuf, g->scount, tmp);
+			mpi_unpack(t, base + gs_displ(g, g->root) * ext, gs_count(g, g->root), tmp, own);
+			free(tmp);
+		}
+	}
+	size_t off = 0;
+	for (int u = 0; u < n && !direct && !g->gather; u++) {
+		int j = (u + g->root) % n;
+		mpi_pack(t, base + gs_displ(g, j) * ext, gs_count(g, j), data + off);
+		off += esz * (size_t)gs_count(g, j);
+	}
+	int rc = gs_run(x, s, data);
+	if (!rc && !g->gather && !in_place)
+		mpi_unpack(mpi_dtype_get(g->rtype), g->rbuf, g->rcount, data, own);
+	off = 0;
+	for (int u = 0; u < n && !rc && !direct && g->gather; u++) {
+		int j = (u + g->root) % n;
+		size_t len = esz * (size_t)gs_count(g, j);
+		if (u)
+			mpi_unpack(t, base + gs_displ(g, j) * ext, gs_count(g, j), data + off, len);
+		off += len;
+	}
+	if (!direct)
+		free(data);
+	return rc;
+}
+
+/* Any other rank: its own block at the front of DATA, room for its subtree. */
+static int gs_leaf(struct cx *x, const struct gs_call *g, const struct coll_sched *s, size_t own)
+{
+	MPI_Datatype dt = g->gather ? g->stype : g->rtype;
+	int count = g->gather ? g->scount : g->rcount;
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	size_t span = coll_data_span(s, x->c->rank);
+	char *buf = g->gather ? (char *)(uintptr_t)g->sbuf : g->rbuf;
+	bool direct = t->contig && span <= own;
+	char *data = direct ? buf + t->true_lb : malloc((span > own ? span : own) + 1);
+	if (!data)
+		return fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes", x->name, span);
+	if (g->gather && !direct)
+		mpi_pack(t, buf, count, data);
+	int rc = gs_run(x, s, data);
+	if (!rc && !g->gather && !direct)
+		mpi_unpack(t, buf, count, data, own);
+	if (!direct)
+		free(data);
+	return rc;
+}
+
+static int gather_scatter(const char *fn, MPI_Comm comm, const struct gs_call *g)
+{
+	COLL_ENTER(fn, comm, c);
+	int n = c->size;
+	bool at_root = c->rank == g->root, v = g->v;
+	if (g->root < 0 || g->root >= n)
+		return mpi_err(comm, MPI_ERR_ROOT, fn, "root %d not in %s (size %d)", g->root, c->name, n);
+	/* what this rank sends or receives: its own datatype; the root's, the
+	 * datatype of the whole buffer */
+	MPI_Datatype own_t = g->gather ? g->stype : g->rtype, root_t = g->gather ? g->rtype : g->stype;
+	int own_n = g->gather ? g->scount : g->rcount;
+	if (!(at_root && gs_in_place(g))) {
+		int rc = check_buf(comm, fn, own_n, own_t);
+		if (rc)
+			return rc;
+	}
+	if (at_root) {
+		if (mpi_dtype_check(root_t, 0))
+			return mpi_err(comm, MPI_ERR_TYPE, fn, "invalid or uncommitted datatype %d", root_t);
+		for (int j = 0; j < n; j++)
+			if (gs_count(g, j) < 0)
+				return mpi_err(comm, MPI_ERR_COUNT, fn, "count %d for rank %d < 0", gs_count(g, j), j);
+	}
+	size_t esz = mpi_dtype_get(at_root ? root_t : own_t)->size;
+	size_t own = at_root ? esz * (size_t)gs_count(g, g->root) : esz * (size_t)own_n;
+	size_t *counts = NULL;
+	struct coll_req req = { .op = g->gather ? COLL_OP_GATHER : COLL_OP_SCATTER, .root = g->root,
+				.nranks = n, .elem_size = 1, .bytes = own };
+	if (v) {
+		/* the root knows every size; any other rank only its own, which
+		 * is all a linear rank reads */
+		counts = calloc((size_t)n, sizeof *counts);
+		if (!counts)
+			return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
+		for (int j = 0; j < n; j++)
+			counts[j] = at_root ? esz * (size_t)gs_count(g, j) : j == c->rank ? own : 0;
+		req.counts = counts;
+		req.bytes = 0;
+	}
+	struct cx x;
+	cx_init(&x, c, fn);
+	struct coll_sched *s = NULL;
+	int rc = gs_expand(&x, &req, v, &s);
+	if (!rc)
+		rc = at_root ? gs_root(&x, g, s, esz) : gs_leaf(&x, g, s, own);
+	coll_free(s);
+	free(counts);
+	return finish(&x, comm, rc);
+}
 
 int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
 		 const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	COLL_ENTER("MPI_Gatherv", comm, c);
-	if (root < 0 || root >= c->size)
-		return mpi_err(comm, MPI_ERR_ROOT, "MPI_Gatherv", "root %d not in %s", root, c->name);
-	if (sendbuf != MPI_IN_PLACE && check_buf(comm, "MPI_Gatherv", sendcount, sendtype))
-		return MPI_ERR_TYPE;
-	struct cx x;
-	cx_init(&x, c, x.name = "MPI_Gatherv");
-	int rc = MPI_SUCCESS;
-	if (c->rank == root) {
-		MPI_Aint ext = extent_of(recvtype);
-		for (int i = 0; i < c->size && !rc; i++) {
-			char *at = (char *)recvbuf + (MPI_Aint)displs[i] * ext;
-			if (i == root) {
-				if (sendbuf != MPI_IN_PLACE) {
-					struct mpi_dtype *st = mpi_dtype_get(sendtype);
-					size_t len = st->size * (size_t)sendcount;
-					char *tmp = malloc(len + 1);
-					if (!tmp) {
-						rc = fail(&x, MPI_ERR_NO_MEM, "MPI_Gatherv: out of memory");
-						break;
-					}
-					mpi_pack(st, sendbuf, sendcount, tmp);
-					mpi_unpack(mpi_dtype_get(recvtype), at, recvcounts[i], tmp, len);
-					free(tmp);
-				}
-				continue;
-			}
-			rc = direct_recv(&x, at, recvcounts[i], recvtype, i, 3);
-		}
-	} else {
-		rc = direct_send(&x, sendbuf, sendcount, sendtype, root, 3);
-	}
-	if (!rc)
-		rc = drive(&x);
-	return finish(&x, comm, rc);
+	struct gs_call g = { .gather = true, .v = true, .sbuf = sendbuf, .scount = sendcount, .stype = sendtype,
+			     .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = displs, .rtype = recvtype,
+			     .root = root };
+	return gather_scatter("MPI_Gatherv", comm, &g);
 }
 
 int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
 		MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	COLL_ENTER("MPI_Gather", comm, c);
-	int *counts = malloc(sizeof(int) * (size_t)c->size), *displs = malloc(sizeof(int) * (size_t)c->size);
-	if (!counts || !displs) {
-		free(counts);
-		free(displs);
-		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Gather", "out of memory");
-	}
-	for (int i = 0; i < c->size; i++) {
-		counts[i] = recvcount;
-		displs[i] = i * recvcount;
-	}
-	int rc = PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, counts, displs, recvtype, root, comm);
-	free(counts);
-	free(displs);
-	return rc;
+	struct gs_call g = { .gather = true, .sbuf = sendbuf, .scount = sendcount, .stype = sendtype,
+			     .rbuf = recvbuf, .rcount = recvcount, .rtype = recvtype, .root = root };
+	return gather_scatter("MPI_Gather", comm, &g);
 }
 
 int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
 		  void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	COLL_ENTER("MPI_Scatterv", comm, c);
-	if (root < 0 || root >= c->size)
-		return mpi_err(comm, MPI_ERR_ROOT, "MPI_Scatterv", "root %d not in %s", root, c->name);
-	struct cx x;
-	cx_init(&x, c, "MPI_Scatterv");
-	int rc = MPI_SUCCESS;
-	if (c->rank == root) {
-		MPI_Aint ext = extent_of(sendtype);
-		for (int i = 0; i < c->size && !rc; i++) {
-			const char *at = (const char *)sendbuf + (MPI_Aint)displs[i] * ext;
-			if (i == root) {
-				if (recvbuf != MPI_IN_PLACE) {
-					struct mpi_dtype *st = mpi_dtype_get(sendtype);
-					size_t len = st->size * (size_t)sendcounts[i];
-					char *tmp = malloc(len + 1);
-					if (!tmp) {
-						rc = fail(&x, MPI_ERR_NO_MEM, "MPI_Scatterv: out of memory");
-						break;
-					}
-					mpi_pack(st, at, sendcounts[i], tmp);
-					mpi_unpack(mpi_dtype_get(recvtype), recvbuf, recvcount, tmp, len);
-					free(tmp);
-				}
-				continue;
-			}
-			rc = direct_send(&x, at, sendcounts[i], sendtype, i, 4);
-		}
-	} else {
-		rc = direct_recv(&x, recvbuf, recvcount, recvtype, root, 4);
-	}
-	if (!rc)
-		rc = drive(&x);
-	return finish(&x, comm, rc);
+	struct gs_call g = { .gather = false, .v = true, .sbuf = sendbuf, .scounts = sendcounts, .sdispls = displs,
+			     .stype = sendtype, .rbuf = recvbuf, .rcount = recvcount, .rtype = recvtype,
+			     .root = root };
+	return gather_scatter("MPI_Scatterv", comm, &g);
 }
 
 int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
 		 MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	COLL_ENTER("MPI_Scatter", comm, c);
-	int *counts = malloc(sizeof(int) * (size_t)c->size), *displs = malloc(sizeof(int) * (size_t)c->size);
-	if (!counts || !displs) {
-		free(counts);
-		free(displs);
-		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Scatter", "out of memory");
-	}
-	for (int i = 0; i < c->size; i++) {
-		counts[i] = sendcount;
-		displs[i] = i * sendcount;
-	}
-	int rc = PMPI_Scatterv(sendbuf, counts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
-	free(counts);
-	free(displs);
-	return rc;
+	struct gs_call g = { .gather = false, .sbuf = sendbuf, .scount = sendcount, .stype = sendtype,
+			     .rbuf = recvbuf, .rcount = recvcount, .rtype = recvtype, .root = root };
+	return gather_scatter("MPI_Scatter", comm, &g);
 }
 
 int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
@@ -1037,26 +1149,64 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 	return finish(&x, comm, rc);
 }
 
+/* MPI_IN_PLACE (MPI-2.2): the send side is ignored; each block goes out
+ * from recvbuf (recvcounts, rdispls, recvtype) and the block that comes
+ * back replaces it. The outgoing blocks are packed first, so nothing
+ * arriving can overwrite a block not yet sent. */
 int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
 		   void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
 	COLL_ENTER("MPI_Alltoallv", comm, c);
-	if (sendbuf == MPI_IN_PLACE)
-		return mpi_err(comm, MPI_ERR_ARG, "MPI_Alltoallv", "MPI_IN_PLACE is not supported here");
+	bool in_place = sendbuf == MPI_IN_PLACE;
+	int rc = check_buf(comm, "MPI_Alltoallv", 0, recvtype);
+	if (!rc && !in_place)
+		rc = check_buf(comm, "MPI_Alltoallv", 0, sendtype);
+	if (rc)
+		return rc;
+	for (int j = 0; j < c->size; j++)
+		if (recvcounts[j] < 0 || (!in_place && sendcounts[j] < 0))
+			return mpi_err(comm, MPI_ERR_COUNT, "MPI_Alltoallv", "negative count for rank %d", j);
+	struct mpi_dtype *rt = mpi_dtype_get(recvtype);
+	MPI_Aint rext = rt->extent;
+	char *packed = NULL;
+	size_t *poff = NULL;
+	if (in_place) {
+		size_t total = 0;
+		for (int j = 0; j < c->size; j++)
+			total += rt->size * (size_t)recvcounts[j];
+		packed = malloc(total + 1);
+		poff = malloc(sizeof *poff * (size_t)c->size);
+		if (!packed || !poff) {
+			free(packed);
+			free(poff);
+			return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Alltoallv", "out of memory for %zu bytes", total);
+		}
+		total = 0;
+		for (int j = 0; j < c->size; j++) {
+			poff[j] = total;
+			mpi_pack(rt, (char *)recvbuf + (MPI_Aint)rdispls[j] * rext, recvcounts[j], packed + total);
+			total += rt->size * (size_t)recvcounts[j];
+		}
+	}
 	struct cx x;
 	cx_init(&x, c, "MPI_Alltoallv");
-	MPI_Aint sext = extent_of(sendtype), rext = extent_of(recvtype);
-	int rc = MPI_SUCCESS;
+	MPI_Aint sext = in_place ? 0 : extent_of(sendtype);
 	for (int k = 0; k < c->size && !rc; k++) {
 		int from = (c->rank - k + c->size) % c->size;
 		rc = direct_recv(&x, (char *)recvbuf + (MPI_Aint)rdispls[from] * rext, recvcounts[from], recvtype, from, 6);
 	}
 	for (int k = 0; k < c->size && !rc; k++) {
 		int to = (c->rank + k) % c->size;
-		rc = direct_send(&x, (const char *)sendbuf + (MPI_Aint)sdispls[to] * sext, sendcounts[to], sendtype, to, 6);
+		if (in_place)
+			rc = direct_send(&x, packed + poff[to], (int)(rt->size * (size_t)recvcounts[to]), MPI_BYTE, to, 6);
+		else
+			rc = direct_send(&x, (const char *)sendbuf + (MPI_Aint)sdispls[to] * sext, sendcounts[to],
+					 sendtype, to, 6);
 	}
 	if (!rc)
 		rc = drive(&x);
+	free(packed);
+	free(poff);
 	return finish(&x, comm, rc);
 }
 

@@ -93,6 +93,11 @@ struct mpi_dtype {
 	const char *name;
 };
 struct mpi_dtype *mpi_dtype_get(MPI_Datatype dt);
+/* A pending operation that still needs the type after its call returns
+ * holds it: MPI_Type_free then takes only the handle away, and the type
+ * goes when the last holder lets go (MPI-3.1 4.1.9). */
+struct mpi_dtype *mpi_dtype_hold(struct mpi_dtype *t);
+void mpi_dtype_release(struct mpi_dtype *t);
 int mpi_dtype_check(MPI_Datatype dt, int count);
 void mpi_dtype_init(void);
 void mpi_dtype_fini(void);
@@ -159,6 +164,7 @@ struct mpi_req {
 	void *ubuf;              /* the user's buffer */
 	int count;
 	MPI_Datatype dt;
+	struct mpi_dtype *dtp;   /* held while a receive's temporary image waits to be unpacked */
 	void *pbuf;              /* contiguous image (ubuf, or a temporary) */
 	size_t len;              /* bytes of the image */
 	bool ptmp;               /* pbuf is ours to free */

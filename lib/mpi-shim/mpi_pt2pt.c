@@ -550,10 +550,12 @@ static void recv_finish(struct mpi_req *r, size_t got)
 		r->st.MPI_ERROR = MPI_ERR_TRUNCATE;
 	}
 	if (r->ptmp) {
-		mpi_unpack(mpi_dtype_get(r->dt), r->ubuf, r->count, r->pbuf, got);
+		mpi_unpack(r->dtp, r->ubuf, r->count, r->pbuf, got);
 		free(r->pbuf);
 		r->pbuf = NULL;
 		r->ptmp = false;
+		mpi_dtype_release(r->dtp);
+		r->dtp = NULL;
 	}
 	mpi_req_complete(r);
 }
@@ -873,6 +875,8 @@ int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mp
 			return MPI_ERR_NO_MEM;
 		}
 		r->ptmp = true;
+		/* the user may free the type before the message arrives */
+		r->dtp = mpi_dtype_hold(t);
 	}
 	mpi_progress(0);
 	struct mpi_ux *u = ux_find(ctx, src, tag);
@@ -916,8 +920,11 @@ int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mp
 		}
 	}
 fail:
-	if (r->ptmp)
+	if (r->ptmp) {
 		free(r->pbuf);
+		mpi_dtype_release(r->dtp);
+		r->dtp = NULL;
+	}
 	mpi_req_release(r);
 	*out = NULL;
 	return MPI_ERR_NO_MEM;
@@ -955,6 +962,8 @@ int mpi_cancel_recv(struct mpi_req *r)
 		free(r->pbuf);
 		r->pbuf = NULL;
 		r->ptmp = false;
+		mpi_dtype_release(r->dtp);
+		r->dtp = NULL;
 	}
 	mpi_req_complete(r);
 	return MPI_SUCCESS;

@@ -21,6 +21,10 @@
 #   PTL_VM_TIMEOUT=300    seconds for the whole boot-run-poweroff
 #   PTL_VM_RW=DIR[:DIR]   host directories shared read-write (same paths)
 #   PTL_VM_MEM=1G PTL_VM_SMP=2
+#   PTL_VM_NET=listen:PORT|connect:PORT   join another VM's NIC through a
+#                         QEMU socket on 127.0.0.1:PORT (tests/vm/verbs2.sh);
+#                         default: a NIC with no peer
+#   PTL_VM_IP=192.0.2.1/24  eth0's address (the MAC follows its last byte)
 #   PTL_VM_ACCEL=tcg      tcg, or kvm where /dev/kvm really works
 #   PTL_VM_KERNEL_PKG=linux-image-...   default: what linux-image-amd64 names
 #   PTL_VM_KEEP=1         keep the job folder (console and qemu logs)
@@ -121,8 +125,9 @@ exec 9>&-
 JOB=$(mktemp -d "$CACHE/jobs/job.XXXXXX") || fail "mktemp in $CACHE/jobs failed"
 {
 	echo "# $me job"
+	# PTL_VM_* go in too: the tests inside read theirs (PTL_VM_TEST_TIMEOUT).
 	for v in $(compgen -e); do
-		case $v in BASH*|SHELLOPTS|EUID|UID|PPID|PWD|OLDPWD|SHLVL|_|PTL_VM_*) continue ;; esac
+		case $v in BASH*|SHELLOPTS|EUID|UID|PPID|PWD|OLDPWD|SHLVL|_) continue ;; esac
 		printf 'export %s=%q 2>/dev/null\n' "$v" "${!v}"
 	done
 	printf 'cd -- %q || exit 99\n' "$PWD"
@@ -150,6 +155,20 @@ if [ -n "${PTL_VM_RW:-}" ]; then
 	done
 fi
 
+# The NIC: alone, or one end of a point-to-point link to another VM. The
+# socket stays on 127.0.0.1, so nothing the VMs send leaves this machine.
+IP=${PTL_VM_IP:-192.0.2.1/24}
+[[ $IP =~ ^([0-9]{1,3}\.){3}([0-9]{1,3})/[0-9]{1,2}$ ]] || fail "PTL_VM_IP must be A.B.C.D/N, not '$IP'"
+mac=$(printf '52:54:00:77:00:%02x' "${BASH_REMATCH[2]}")
+case ${PTL_VM_NET:-} in
+"") net=(-netdev hubport,id=n0,hubid=0) ;;
+listen:[0-9]*|connect:[0-9]*) net=(-netdev "socket,id=n0,${PTL_VM_NET%%:*}=127.0.0.1:${PTL_VM_NET#*:}") ;;
+udp:[0-9]*:[0-9]*)
+	p=${PTL_VM_NET#udp:}
+	net=(-netdev "socket,id=n0,localaddr=127.0.0.1:${p%%:*},udp=127.0.0.1:${p#*:}") ;;
+*) fail "PTL_VM_NET must be listen:PORT, connect:PORT or udp:LOCALPORT:PEERPORT, not '$PTL_VM_NET'" ;;
+esac
+
 case ${PTL_VM_ACCEL:-tcg} in
 kvm) accel=(-accel kvm -cpu host) ;;
 tcg) accel=(-accel tcg,thread=multi -cpu max) ;;
@@ -159,7 +178,7 @@ kernel=$KDIR/vmlinux
 [ -f "$kernel" ] || kernel=$KDIR/boot/vmlinuz-$KVER
 bios=()
 [ -f /usr/share/qemu/qboot.rom ] && bios=(-bios /usr/share/qemu/qboot.rom)
-cmdline="console=ttyS0 panic=-1 quiet ptlvm_job=$JOB ptlvm_mod=$MODTREE ptlvm_host=$(hostname 2>/dev/null || echo ptlvm)"
+cmdline="console=ttyS0 panic=-1 quiet ptlvm_job=$JOB ptlvm_mod=$MODTREE ptlvm_host=$(hostname 2>/dev/null || echo ptlvm) ptlvm_ip=$IP"
 [ "${PTL_VM_DEBUG:-0}" = 1 ] && cmdline="$cmdline ptlvm_debug=1"
 
 mkfifo "$JOB/out" "$JOB/err"
@@ -188,7 +207,7 @@ timeout -k 5 "$TIMEOUT" qemu-system-x86_64 "${accel[@]}" -machine pc \
 	-fsdev local,id=host,path=/,security_model=none,readonly=on,multidevs=remap \
 	-device virtio-9p-pci,fsdev=host,mount_tag=host \
 	"${share[@]}" \
-	-netdev hubport,id=n0,hubid=0 -device virtio-net-pci,netdev=n0 \
+	"${net[@]}" -device virtio-net-pci,netdev=n0,mac=$mac \
 	>"$JOB/qemu.log" 2>&1 &
 qemu=$!
 wait "$qemu"

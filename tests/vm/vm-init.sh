@@ -6,6 +6,7 @@
 #                     and, optionally, rw.list ("TAG PATH" per line)
 #   ptlvm_mod=DIR     host directory holding lib/modules/<this kernel>
 #   ptlvm_host=NAME   host name to take (so /etc/hosts of the host applies)
+#   ptlvm_ip=A.B.C.D/N  eth0's address (default 192.0.2.1/24)
 #   ptlvm_debug=1     narrate the boot on the console
 # Serial lines: ttyS0 console, ttyS1 job stdout, ttyS2 job stderr,
 # ttyS3 one status line, "PTLVM_RC <n>" or "PTLVM_FAIL <why>".
@@ -72,12 +73,13 @@ chmod 755 /bin/host-modprobe
 echo /bin/host-modprobe >/proc/sys/kernel/modprobe
 say "root ready"
 
-# Soft-RoCE on the peerless virtio NIC; TEST-NET-1 addresses never leave.
+# Soft-RoCE on the virtio NIC, which has no peer or another VM's NIC on a
+# socket on the host's loopback: the addresses never leave the machine.
 echo 0 >/proc/sys/net/ipv6/conf/all/accept_dad
 echo 0 >/proc/sys/net/ipv6/conf/default/accept_dad
 ip link set lo up
 ip link set eth0 up || die "no eth0"
-ip addr add 192.0.2.1/24 dev eth0
+ip addr add "${ptlvm_ip:-192.0.2.1/24}" dev eth0 || die "cannot give eth0 ${ptlvm_ip:-}"
 chroot $R /usr/bin/rdma link add rxe0 type rxe netdev eth0 || die "rdma link add rxe0 failed"
 n=0
 until grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null; do

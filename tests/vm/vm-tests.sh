@@ -7,6 +7,11 @@
 # mp:NAME runs tests/ptl/mp/NAME.sh over PTL_NAL=verbs, each under its own
 # time limit; mp_over_verbs runs them all as one test.
 #
+# The x_* tests (not in the default list) run across two VMs
+# (tests/vm/verbs2.sh): this one, PTL_VM_ME, runs ptlrun --hosts and
+# tests/vm/vm-agent.sh starts the ranks in the other, PTL_VM_PEER.
+# x:NAME runs tests/ptl/mp/NAME on 2 VMs x 2 ranks.
+#
 # Each test's output goes to OUTDIR/<test>.log; one line per test on stdout:
 # "PASS|FAIL|SKIP <test> (<seconds>s)". Exit status: 1 if any test failed,
 # 77 if all skipped, else 0. Every test has a time limit (PTL_VM_TEST_TIMEOUT,
@@ -92,6 +97,61 @@ t_ring_over_verbs() {
 	PTL_NAL=verbs "$B/tools/ptlrun" -n 3 --timeout 60 "$B/examples/ring"
 }
 
+# ---- across two VMs
+agent() { "$S/tests/vm/vm-agent.sh" "$@"; }
+# x_run NP PROGRAM [ARG...]: ptlrun over both VMs, verbs between them
+# (and within each: PTL_NAL=verbs leaves only verbs and self).
+x_run() {
+	local np=$1
+	shift
+	PTL_NAL=verbs "$B/tools/ptlrun" --timeout "${PTL_VM_X_JOB_TIMEOUT:-80}" \
+		--hosts "$PTL_VM_ME,$PTL_VM_PEER" --agent "$S/tests/vm/vm-agent.sh {host}" \
+		--kvs-addr "$PTL_VM_ME" -x PTL_NAL -n "$np" "$@"
+}
+# rxe_pkts HOST: "SENT RECEIVED" packets of rxe0 port 1 on HOST.
+rxe_pkts() {
+	local c=/sys/class/infiniband/rxe0/ports/1/hw_counters
+	agent "$1" cat "$c/sent_pkts" "$c/rcvd_pkts" | tr '\n' ' '
+}
+t_x_ready() { agent wait "$PTL_VM_PEER" "${PTL_VM_X_READY:-150}"; }
+t_x_info() {
+	local h o
+	for h in "$PTL_VM_ME" "$PTL_VM_PEER"; do
+		o=$(agent "$h" "$B/tools/ptltool" info) || return 1
+		echo "== $h"
+		echo "$o"
+		echo "$o" | grep -q '^nal verbs: built, usable: rxe0 port 1' &&
+			echo "$o" | grep -q "RoCE v2  *$h  *eth0 *<- ptl uses this GID" ||
+			{ echo "FAILED: $h's ptltool info does not show rxe0 usable with $h"; return 1; }
+	done
+}
+# One rank per VM: every packet rxe0 counts crossed the link, so both
+# VMs' counters must have moved both ways.
+t_x_ring() {
+	local a0 b0 a1 b1 o
+	a0=($(rxe_pkts "$PTL_VM_ME")) && b0=($(rxe_pkts "$PTL_VM_PEER")) || return 1
+	o=$(x_run 2 "$B/examples/ring" 2>&1)
+	local rc=$?
+	echo "$o"
+	a1=($(rxe_pkts "$PTL_VM_ME")) && b1=($(rxe_pkts "$PTL_VM_PEER")) || return 1
+	echo "rxe0 packets sent/received: $PTL_VM_ME $((a1[0] - a0[0]))/$((a1[1] - a0[1])), $PTL_VM_PEER $((b1[0] - b0[0]))/$((b1[1] - b0[1]))"
+	[ $rc = 0 ] || return 1
+	echo "$o" | grep -q "initiator .*/1 " || { echo "FAILED: no line from rank 1"; return 1; }
+	[ $((a1[0] - a0[0])) -gt 0 ] && [ $((a1[1] - a0[1])) -gt 0 ] &&
+		[ $((b1[0] - b0[0])) -gt 0 ] && [ $((b1[1] - b0[1])) -gt 0 ] ||
+		{ echo "FAILED: rxe0 did not carry the ring both ways"; return 1; }
+}
+t_x_ring4() {
+	local o
+	o=$(x_run 4 "$B/examples/ring" 2>&1) || { echo "$o"; return 1; }
+	echo "$o"
+	echo "$o" | grep -q "initiator .*/3 " || { echo "FAILED: no line from rank 3"; return 1; }
+}
+t_x() {
+	[ -x "$B/tests/ptl/mp/$1" ] || { echo "tests/ptl/mp/$1 is not built"; return 77; }
+	x_run 4 "$B/tests/ptl/mp/$1"
+}
+
 mps=$(for f in "$S"/tests/ptl/mp/*.sh; do n=$(basename "$f" .sh); [ "$n" = run ] || echo "mp:$n"; done)
 all="devinfo rc_pingpong verbs_unit verbs_credits ptltool_info $mps ring_over_verbs"
 [ $# -gt 0 ] && all="$*"
@@ -100,9 +160,10 @@ for t in $all; do
 	a=$(date +%s.%N)
 	case $t in
 	mp:*) fn="t_mp ${t#mp:}" log=$out/mp_${t#mp:}.log ;;
+	x:*) fn="t_x ${t#x:}" log=$out/x_${t#x:}.log ;;
 	*) fn=t_$t log=$out/$t.log ;;
 	esac
-	timeout -k 5 "$limit" bash -c "$(declare -f pair ${fn%% *}); B='$B' S='$S'; $fn" >"$log" 2>&1
+	timeout -k 5 "$limit" bash -c "$(declare -f pair agent x_run rxe_pkts ${fn%% *}); B='$B' S='$S'; $fn" >"$log" 2>&1
 	rc=$?
 	d=$(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $a }")
 	case $rc in
