@@ -326,6 +326,10 @@ struct coll_engine_conf {
 int coll_engine_new(const struct coll_sched *s, int rank, const struct coll_bufs *bufs,
                     const struct coll_engine_conf *conf, const struct coll_engine_ops *ops,
                     void *ctx, struct coll_engine **out);
+/* Makes a finished (or never started) engine ready to run its schedule
+ * again over other buffers, without building it anew; -EBUSY while a
+ * posted command is outstanding. */
+int coll_engine_reset(struct coll_engine *e, const struct coll_bufs *bufs, void *ctx);
 int coll_engine_start(struct coll_engine *e);           /* posts what is ready */
 int coll_engine_done(struct coll_engine *e, size_t idx); /* a posted command completed */
 bool coll_engine_finished(const struct coll_engine *e);

@@ -34,6 +34,7 @@
 struct cache_ent {
 	struct coll_req req;
 	struct coll_sched *s;
+	struct coll_engine *e; /* s's engine, reset for each call (NULL: none yet) */
 };
 struct mpi_coll_cache {
 	struct cache_ent e[CACHE_SLOTS];
@@ -56,8 +57,9 @@ struct cx {
 	MPI_Op op;
 	MPI_Datatype dt;     /* element type of reductions (contiguous image) */
 	size_t esize;
-	struct pend *p;
+	struct pend *p;        /* = few, or a heap array once more are needed */
 	size_t np, cap;
+	struct pend few[8];    /* enough for a small collective: no malloc */
 	bool stall;
 	const char *algo;
 	struct coll_engine *e;
@@ -102,8 +104,10 @@ void mpi_coll_free_cache(struct mpi_comm *c)
 {
 	if (!c->cache)
 		return;
-	for (int i = 0; i < CACHE_SLOTS; i++)
+	for (int i = 0; i < CACHE_SLOTS; i++) {
+		coll_engine_free(c->cache->e[i].e);
 		coll_free(c->cache->e[i].s);
+	}
 	free(c->cache->scratch);
 	free(c->cache);
 	c->cache = NULL;
@@ -123,10 +127,12 @@ static int fail(struct cx *x, int cls, const char *fmt, ...)
 static int add_pend(struct cx *x, size_t idx, struct mpi_req *r, int peer, bool recv)
 {
 	if (x->np == x->cap) {
-		size_t nc = x->cap ? x->cap * 2 : 16;
-		struct pend *p = realloc(x->p, nc * sizeof *p);
+		size_t nc = x->cap * 2;
+		struct pend *p = realloc(x->p == x->few ? NULL : x->p, nc * sizeof *p);
 		if (!p)
 			return -ENOMEM;
+		if (x->p == x->few)
+			memcpy(p, x->few, sizeof x->few);
 		x->p = p;
 		x->cap = nc;
 	}
@@ -235,8 +241,15 @@ static int timed_out(struct cx *x, double waited)
 /* Drives the pending transfers (and the engine, if any) to the end. */
 static int drive(struct cx *x)
 {
-	double t0 = mpi_now();
-	double deadline = mpi_g.coll_timeout > 0 ? t0 + mpi_g.coll_timeout : 0;
+	/* The clock is read when the first wait starts, and then only after a
+	 * wait that saw no event or every DRIVE_CLOCK_EVERY waits: a wait that
+	 * brought events made progress, and reading the clock around every
+	 * one cost a tenth of a small allreduce. A wait lasts at most 100 ms,
+	 * so the deadline is late by at most that (or 64 eventful waits). */
+	enum { DRIVE_CLOCK_EVERY = 64 };
+	double t0 = 0, deadline = 0;
+	unsigned waits = 0;
+	bool look = true;
 	for (;;) {
 		bool all = true, moved = false;
 		for (size_t i = 0; i < x->np; i++) {
@@ -269,18 +282,22 @@ static int drive(struct cx *x)
 		if (moved)
 			continue;
 		int ms = 100;
-		if (deadline > 0) {
-			double left = deadline - mpi_now();
+		if (mpi_g.coll_timeout > 0 && (look || ++waits % DRIVE_CLOCK_EVERY == 0)) {
+			double now = mpi_now();
+			if (t0 == 0) {
+				t0 = now;
+				deadline = now + mpi_g.coll_timeout;
+			}
+			double left = deadline - now;
 			if (left <= 0)
-				return timed_out(x, mpi_now() - t0);
+				return timed_out(x, now - t0);
 			if (left < 0.1)
 				ms = (int)(left * 1000) + 1;
 		}
 		bool ready = false;
 		for (size_t i = 0; i < x->np && !ready; i++)
 			ready = !x->p[i].reported && x->p[i].r && x->p[i].r->done;
-		if (!ready)
-			mpi_progress(ms);
+		look = !ready && mpi_progress(ms) == 0;
 	}
 	x->np = 0;
 	return MPI_SUCCESS;
@@ -288,23 +305,33 @@ static int drive(struct cx *x)
 
 static void cx_init(struct cx *x, struct mpi_comm *c, const char *name)
 {
-	memset(x, 0, sizeof *x);
+	/* Field by field: clearing the whole message buffer would cost more
+	 * than a small collective's bookkeeping. */
 	x->c = c;
 	x->name = name;
 	x->op = MPI_OP_NULL;
 	x->dt = MPI_BYTE;
 	x->esize = 1;
+	x->np = 0;
+	x->algo = NULL;
+	x->e = NULL;
+	x->err = 0;
+	x->msg[0] = 0;
 	x->stall = mpi_g.stall_rank == mpi_g.wrank;
+	x->p = x->few;
+	x->cap = sizeof x->few / sizeof x->few[0];
 	c->ncoll++;
 }
 
 static void cx_done(struct cx *x)
 {
-	free(x->p);
+	if (x->p != x->few)
+		free(x->p);
 	x->p = NULL;
 }
 
-static struct coll_sched *sched_for(struct cx *x, struct coll_req *req)
+/* The cached schedule (and engine) for req, expanded on first use. */
+static struct cache_ent *sched_for(struct cx *x, struct coll_req *req)
 {
 	struct mpi_comm *c = x->c;
 	if (!c->cache) {
@@ -318,7 +345,7 @@ static struct coll_sched *sched_for(struct cx *x, struct coll_req *req)
 		struct cache_ent *e = &c->cache->e[i];
 		if (e->s && e->req.op == req->op && e->req.algo == req->algo && e->req.bytes == req->bytes &&
 		    e->req.root == req->root && e->req.elem_size == req->elem_size && e->req.nranks == req->nranks)
-			return e->s;
+			return e;
 	}
 	char msg[256];
 	struct coll_sched *s = NULL;
@@ -335,10 +362,12 @@ static struct coll_sched *sched_for(struct cx *x, struct coll_req *req)
 		return NULL;
 	}
 	struct cache_ent *e = &c->cache->e[c->cache->next++ % CACHE_SLOTS];
+	coll_engine_free(e->e);
 	coll_free(e->s);
 	e->req = *req;
 	e->s = s;
-	return s;
+	e->e = NULL;
+	return e;
 }
 
 /* Runs one schedule over data/input. */
@@ -347,9 +376,10 @@ static int run_sched(struct cx *x, struct coll_req *req, void *data, const void 
 	req->nranks = x->c->size;
 	if (!req->elem_size)
 		req->elem_size = 1;
-	struct coll_sched *s = sched_for(x, req);
-	if (!s)
+	struct cache_ent *ent = sched_for(x, req);
+	if (!ent)
 		return x->err ? x->err : fail(x, MPI_ERR_NO_MEM, "%s: no memory for the schedule", x->name);
+	struct coll_sched *s = ent->s;
 	x->algo = coll_algo_name(s->info.algo);
 	struct mpi_coll_cache *cc = x->c->cache;
 	if (s->info.scratch_bytes > cc->scratch_cap) {
@@ -361,16 +391,28 @@ static int run_sched(struct cx *x, struct coll_req *req, void *data, const void 
 	}
 	struct coll_bufs bufs = { data, input, cc->scratch };
 	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0 };
-	int rc = coll_engine_new(s, x->c->rank, &bufs, &conf, &engine_ops, x, &x->e);
-	if (rc)
-		return fail(x, MPI_ERR_INTERN, "%s: cannot start the schedule (%d)", x->name, rc);
+	/* The engine (its dependency graph) is built once per schedule and
+	 * reset for each call; one that failed may have transfers in flight
+	 * into the last call's buffers, so it is dropped instead. */
+	int rc = ent->e ? coll_engine_reset(ent->e, &bufs, x) : -EBUSY;
+	if (rc) {
+		coll_engine_free(ent->e);
+		ent->e = NULL;
+		rc = coll_engine_new(s, x->c->rank, &bufs, &conf, &engine_ops, x, &ent->e);
+		if (rc)
+			return fail(x, MPI_ERR_INTERN, "%s: cannot start the schedule (%d)", x->name, rc);
+	}
+	x->e = ent->e;
 	rc = coll_engine_start(x->e);
 	if (rc)
 		fail(x, MPI_ERR_INTERN, "%s: posting the schedule failed (%d)", x->name, rc);
 	else
 		rc = drive(x);
-	coll_engine_free(x->e);
 	x->e = NULL;
+	if (rc) {
+		coll_engine_free(ent->e);
+		ent->e = NULL;
+	}
 	return rc;
 }
 

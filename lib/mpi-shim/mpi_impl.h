@@ -52,7 +52,7 @@ enum { MPI_PROTO_EAGER = 0, MPI_PROTO_RNDV = 1 };
 enum { MPI_CTRL_CREDIT = 1, MPI_CTRL_PULL = 2 };
 
 /* ---------------------------------------------------------------- objects */
-enum mpi_obj { MPI_OBJ_REQ = 1, MPI_OBJ_UXBUF, MPI_OBJ_OVERFLOW, MPI_OBJ_CTRL };
+enum mpi_obj { MPI_OBJ_REQ = 1, MPI_OBJ_UXBUF, MPI_OBJ_OVERFLOW, MPI_OBJ_CTRL, MPI_OBJ_ESLOT };
 
 struct mpi_list {
 	struct mpi_list *prev, *next;
@@ -143,6 +143,7 @@ enum mpi_send_stage {
 	MPI_SS_DONE
 };
 struct mpi_ux;
+struct mpi_eslot;
 struct mpi_req {
 	int obj;                 /* MPI_OBJ_REQ */
 	int kind;
@@ -167,6 +168,7 @@ struct mpi_req {
 	void *pbuf;              /* contiguous image (ubuf, or a temporary) */
 	size_t len;              /* bytes of the image */
 	bool ptmp;               /* pbuf is ours to free */
+	struct mpi_eslot *slot;  /* eager send: pbuf is this preallocated slot */
 	ptl_handle_me_t me;
 	ptl_handle_md_t md;
 	/* send */
@@ -215,7 +217,7 @@ extern struct mpi_state mpi_g;
 int mpi_pt2pt_init(void);
 void mpi_pt2pt_fini(void);
 /* Drains the event queue; with wait_ms > 0 sleeps up to that long for the
- * first event. Returns 0 or an MPI error class. */
+ * first event. Returns how many events it handled (0: none came). */
 int mpi_progress(int wait_ms);
 /* Starts a send / receive on communicator c (ranks in c); tag < 0 allowed
  * for internal contexts. The request is not user-visible. */

@@ -517,6 +517,54 @@ static void test_engine_with_transport(void **state)
 	coll_free(s);
 }
 
+/* An engine reset after a run runs the same schedule again over new
+ * buffers, posting the same commands in the same order; a reset while a
+ * command is posted is refused (it could still land in the old buffers). */
+static void test_engine_reset_reruns(void **state)
+{
+	(void)state;
+	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_HALVING_DOUBLING, 2, 16, 1, 1);
+	r.elem_size = 4;
+	struct coll_sched *s = expand_ok(&r);
+	int32_t data[4] = { 1, 2, 3, 4 }, data2[4] = { 5, 6, 7, 8 };
+	unsigned char scratch[64];
+	struct coll_bufs b = { data, NULL, scratch }, b2 = { data2, NULL, scratch };
+	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0 };
+	struct coll_engine_ops ops = { rec_send, rec_recv, NULL };
+	struct rec rc, rc2;
+	memset(&rc, 0, sizeof rc);
+	memset(&rc2, 0, sizeof rc2);
+	struct coll_engine *e;
+	assert_int_equal(coll_engine_new(s, 0, &b, &conf, &ops, &rc, &e), 0);
+	assert_int_equal(coll_engine_start(e), 0);
+	assert_int_equal(coll_engine_reset(e, &b2, &rc2), -EBUSY);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(coll_engine_done(e, rc.idx[i]), 0);
+	assert_true(coll_engine_finished(e));
+	/* the peer's parts were zeros: our half of the sum is our own data,
+	 * the half the peer reduced arrives as its zeros */
+	assert_int_equal(data[0], 1);
+	assert_int_equal(data[1], 2);
+	assert_int_equal(data[3], 0);
+	assert_int_equal(coll_engine_reset(e, &b2, &rc2), 0);
+	assert_false(coll_engine_finished(e));
+	assert_int_equal(coll_engine_start(e), 0);
+	assert_int_equal(rc2.nposts, 2);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(rc2.idx[i], rc.idx[i]);
+		assert_int_equal(rc2.kind[i], rc.kind[i]);
+	}
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(coll_engine_done(e, rc2.idx[i]), 0);
+	assert_int_equal(rc2.nposts, 4);
+	assert_true(coll_engine_finished(e));
+	assert_int_equal(data2[0], 5);
+	assert_int_equal(data2[1], 6);
+	assert_int_equal(data2[3], 0);
+	coll_engine_free(e);
+	coll_free(s);
+}
+
 /* Every type with every operation, on each reducing algorithm, at a power of
  * two and at an odd group size, with random delivery. */
 static void test_every_dtype_and_op(void **state)
@@ -608,6 +656,7 @@ int main(void)
 		cmocka_unit_test(test_owner_rank_order),
 		cmocka_unit_test(test_exec_reports_deadlock),
 		cmocka_unit_test(test_engine_with_transport),
+		cmocka_unit_test(test_engine_reset_reruns),
 		cmocka_unit_test(test_every_dtype_and_op),
 		cmocka_unit_test(test_error_paths),
 	};
