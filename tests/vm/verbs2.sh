@@ -30,8 +30,8 @@ PTL_VM_TIMEOUT=${PTL_VM_TIMEOUT:-900}
 PTL_VM_B_LOG=$out/vmB.log
 export PTL_VM_RW PTL_VM_TIMEOUT PTL_VM_B_LOG
 
-tests="x_ready x_info x_ring x_ring4 x:mp_match x:mp_md x:mp_bulk x:mp_atomic x:mp_threads"
-[ $# -gt 0 ] && tests="x_ready $*"
+tests="x_info x_ring x_ring4 x:mp_match x:mp_md x:mp_bulk x:mp_atomic x:mp_threads"
+[ $# -gt 0 ] && tests="$*"
 
 "$V/rxe-vm2.sh" "$V/vm-tests.sh" "$out" $tests
 rc=$?

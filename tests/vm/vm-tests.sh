@@ -113,7 +113,6 @@ rxe_pkts() {
 	local c=/sys/class/infiniband/rxe0/ports/1/hw_counters
 	agent "$1" cat "$c/sent_pkts" "$c/rcvd_pkts" | tr '\n' ' '
 }
-t_x_ready() { agent wait "$PTL_VM_PEER" "${PTL_VM_X_READY:-150}"; }
 t_x_info() {
 	local h o
 	for h in "$PTL_VM_ME" "$PTL_VM_PEER"; do
