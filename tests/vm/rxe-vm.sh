@@ -21,8 +21,8 @@
 #   PTL_VM_TIMEOUT=300    seconds for the whole boot-run-poweroff
 #   PTL_VM_RW=DIR[:DIR]   host directories shared read-write (same paths)
 #   PTL_VM_MEM=1G PTL_VM_SMP=2
-#   PTL_VM_NET=listen:PORT|connect:PORT   join another VM's NIC through a
-#                         QEMU socket on 127.0.0.1:PORT (tests/vm/verbs2.sh);
+#   PTL_VM_NET=listen:PORT|connect:PORT|udp:MINE:PEER   join another VM's
+#                         NIC through a QEMU socket on 127.0.0.1 (rxe-vm2.sh);
 #                         default: a NIC with no peer
 #   PTL_VM_IP=192.0.2.1/24  eth0's address (the MAC follows its last byte)
 #   PTL_VM_NETNS=NAME     run qemu in this network namespace (rxe-vm2.sh's)

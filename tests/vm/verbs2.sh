@@ -3,8 +3,9 @@
 # Soft-RoCE VMs joined by a QEMU socket (tests/vm/rxe-vm2.sh). VM A runs
 # ptlrun --hosts over both, with tests/vm/vm-agent.sh as the agent that
 # places ranks in VM B. The tests are vm-tests.sh's x_* (ptltool info in
-# each VM, the ring with rxe0's counters checked on both sides, the Portals
-# mp tests on 2 VMs x 2 ranks), or those named:
+# each VM, the ring with rxe0's counters checked on both sides, a failing
+# rank on either side, the Portals mp tests on 2 VMs x 2 ranks), or those
+# named:
 #
 #   PTL_TOP_BUILDDIR=$PWD tests/vm/verbs2.sh [x_ring x:mp_md ...]
 #
@@ -30,7 +31,7 @@ PTL_VM_TIMEOUT=${PTL_VM_TIMEOUT:-900}
 PTL_VM_B_LOG=$out/vmB.log
 export PTL_VM_RW PTL_VM_TIMEOUT PTL_VM_B_LOG
 
-tests="x_info x_ring x_ring4 x:mp_match x:mp_md x:mp_bulk x:mp_atomic x:mp_threads"
+tests="x_info x_ring x_ring4 x_fail x:mp_match x:mp_md x:mp_bulk x:mp_atomic x:mp_threads"
 [ $# -gt 0 ] && tests="$*"
 
 "$V/rxe-vm2.sh" "$V/vm-tests.sh" "$out" $tests
