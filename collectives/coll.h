@@ -1,7 +1,7 @@
 /* coll.h: collective schedules for ptl (libptlcoll).
  *
  * One collective call (allreduce, reduce_scatter, allgather, alltoall, bcast,
- * reduce, barrier) over N ranks becomes a schedule: for every rank, a list of
+ * reduce, barrier, gather, scatter, scan, exscan) over N ranks becomes a schedule: for every rank, a list of
  * commands (send, receive, reduce-into, copy) with byte ranges, a step, a
  * direction and the ids of the commands it waits for. The same schedule feeds
  * the cost model (coll_cost) and an executor (coll_engine for one rank over a
@@ -34,6 +34,10 @@ enum coll_op {
 	COLL_OP_BCAST,
 	COLL_OP_REDUCE,
 	COLL_OP_BARRIER,
+	COLL_OP_GATHER,
+	COLL_OP_SCATTER,
+	COLL_OP_SCAN,
+	COLL_OP_EXSCAN,
 	COLL_OP_COUNT
 };
 
@@ -52,6 +56,9 @@ enum coll_algo {
 	COLL_ALGO_SCATTER_ALLGATHER, /* "scatter_allgather": bcast for large messages */
 	COLL_ALGO_DISSEMINATION,     /* "dissemination": barrier */
 	COLL_ALGO_OWNER,             /* "owner": reduce, root adds parts in rank order */
+	COLL_ALGO_CHAIN,             /* "chain": scan/exscan passed along rank order */
+	COLL_ALGO_RECURSIVE_DOUBLING,/* "recursive_doubling": scan/exscan in log2 N rounds */
+	COLL_ALGO_LINEAR,            /* "linear": gather/scatter straight to/from the root */
 	COLL_ALGO_COUNT
 };
 
@@ -113,8 +120,22 @@ struct coll_req {
 	/* bytes: allreduce, reduce, bcast: the vector; reduce_scatter: the whole
 	 * input vector, rank i keeps block i (coll_block); allgather: the whole
 	 * output, rank i contributes block i; alltoall: bytes sent to EACH peer
-	 * (buffers hold N such blocks); barrier: ignored. */
+	 * (buffers hold N such blocks); barrier: ignored; gather, scatter: the
+	 * block of EACH rank unless counts is given; scan, exscan: the vector.
+	 *
+	 * gather and scatter lay the blocks out in relative-rank order (v =
+	 * rank - root mod N), each rank's DATA starting at its own block, so a
+	 * tree's subtree is one contiguous range: the root's DATA holds every
+	 * block (v = 0 first), a leaf's only its own. coll_data_span says how
+	 * much of DATA a rank touches. exscan's DATA is two vectors: the input
+	 * (bytes), then the result (bytes; rank 0's is left as it was). */
 	size_t bytes;
+	/* gather, scatter only (the v-variants): N block sizes in bytes, indexed
+	 * by logical rank; NULL: every block is `bytes`. Not owned. The linear
+	 * form's rank r reads counts[r] only (the root reads all), so an MPI
+	 * rank that knows just its own block can expand its part; a binomial
+	 * tree's inner ranks need their subtree's sizes. */
+	const size_t *counts;
 	size_t elem_size;        /* blocks are cut at element boundaries */
 	int num_chunks;          /* ring algorithms: chunks per block (1..64) */
 	int ports;               /* concurrent transfers a rank can drive */
@@ -187,6 +208,9 @@ void coll_block(size_t bytes, size_t unit, size_t parts, size_t i,
  * warning. reduce_scatter/allgather: ring, ring_sendrecv, ring_bidir the same
  * way. alltoall: pairwise. bcast: binomial below 64 KiB or 8 ranks, else
  * scatter_allgather. reduce: tree (auto) or owner. barrier: dissemination.
+ * gather, scatter: binomial (auto) or linear. scan, exscan:
+ * recursive_doubling (auto) or chain; both combine in an order fixed by
+ * ranks.
  * An unknown or out-of-range request is -EINVAL, an algorithm that does not
  * implement the op -ENOTSUP; msg (may be NULL) says which. */
 int coll_choose(const struct coll_req *req, struct coll_choice *out,
@@ -211,6 +235,10 @@ int coll_summarize(const struct coll_req *req, struct coll_info *info,
                    struct coll_choice *choice, char *msg, size_t msglen);
 
 /* ---- reading a schedule ---- */
+/* Bytes of DATA from offset 0 that rank `rank`'s commands touch (0 if not
+ * held): what a rank must provide when it need not hold data_bytes (a
+ * gather's or scatter's non-root ranks hold only their subtree). */
+size_t coll_data_span(const struct coll_sched *s, int rank);
 /* The commands of logical rank `rank` (NULL, *n = 0 if not held). */
 const struct coll_cmd *coll_rank_cmds(const struct coll_sched *s, int rank, size_t *n);
 /* The command with this id on this rank, or NULL. O(log n). */
@@ -298,6 +326,10 @@ struct coll_engine_conf {
 int coll_engine_new(const struct coll_sched *s, int rank, const struct coll_bufs *bufs,
                     const struct coll_engine_conf *conf, const struct coll_engine_ops *ops,
                     void *ctx, struct coll_engine **out);
+/* Makes a finished (or never started) engine ready to run its schedule
+ * again over other buffers, without building it anew; -EBUSY while a
+ * posted command is outstanding. */
+int coll_engine_reset(struct coll_engine *e, const struct coll_bufs *bufs, void *ctx);
 int coll_engine_start(struct coll_engine *e);           /* posts what is ready */
 int coll_engine_done(struct coll_engine *e, size_t idx); /* a posted command completed */
 bool coll_engine_finished(const struct coll_engine *e);

@@ -191,6 +191,23 @@ int coll_engine_new(const struct coll_sched *s, int rank, const struct coll_bufs
 	return 0;
 }
 
+int coll_engine_reset(struct coll_engine *e, const struct coll_bufs *bufs, void *ctx)
+{
+	/* A posted command may still complete into the old buffers: only an
+	 * idle engine may take new ones. */
+	for (size_t i = 0; i < e->n; i++)
+		if (e->state[i] == ST_POSTED)
+			return -EBUSY;
+	memset(e->state, ST_WAIT, e->n);
+	for (size_t i = 0; i < e->n; i++)
+		e->dag.nwait[i] = e->cmds[i].ndeps;
+	e->qhead = e->qtail = 0;
+	e->ndone = 0;
+	e->bufs = *bufs;
+	e->ctx = ctx;
+	return 0;
+}
+
 int coll_engine_start(struct coll_engine *e)
 {
 	for (size_t i = 0; i < e->n; i++)

@@ -114,6 +114,10 @@ static int prepare(const struct coll_req *req, struct coll_sched *s, struct coll
 	if (s->req.op == COLL_OP_ALLTOALL) {
 		in->data_bytes = s->req.bytes * (size_t)g->n;
 		in->input_bytes = in->data_bytes;
+	} else if (s->req.op == COLL_OP_GATHER || s->req.op == COLL_OP_SCATTER) {
+		in->data_bytes = coll_gs_total(&s->req);
+	} else if (s->req.op == COLL_OP_EXSCAN) {
+		in->data_bytes = 2 * s->req.bytes;
 	} else {
 		in->data_bytes = s->req.bytes;
 	}
@@ -284,6 +288,20 @@ const struct coll_cmd *coll_rank_cmds(const struct coll_sched *s, int rank, size
 	const struct coll_rank_sched *rs = held(s, rank);
 	*n = rs ? rs->ncmds : 0;
 	return rs ? rs->cmds : NULL;
+}
+
+size_t coll_data_span(const struct coll_sched *s, int rank)
+{
+	size_t n, end = 0;
+	const struct coll_cmd *c = coll_rank_cmds(s, rank, &n);
+	for (size_t i = 0; i < n; i++) {
+		if (c[i].buf == COLL_BUF_DATA && c[i].off + c[i].len > end)
+			end = c[i].off + c[i].len;
+		if ((c[i].kind == COLL_COPY || c[i].kind == COLL_REDUCE)
+		    && c[i].src_buf == COLL_BUF_DATA && c[i].src_off + c[i].len > end)
+			end = c[i].src_off + c[i].len;
+	}
+	return end;
 }
 
 static const struct coll_cmd *find_in(const struct coll_cmd *c, size_t n, uint64_t id)

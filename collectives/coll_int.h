@@ -36,6 +36,7 @@ const struct coll_algo_impl *coll_impl(enum coll_op op, enum coll_algo algo);
 
 extern const struct coll_algo_impl coll_ring_impl;     /* ring, ring_sendrecv, ring_bidir */
 extern const struct coll_algo_impl coll_hd_impl;
+extern const struct coll_algo_impl coll_ard_impl;   /* allreduce, recursive doubling */
 extern const struct coll_algo_impl coll_dbtree_impl;
 extern const struct coll_algo_impl coll_binomial_impl;
 extern const struct coll_algo_impl coll_scag_impl;
@@ -43,6 +44,16 @@ extern const struct coll_algo_impl coll_owner_impl;
 extern const struct coll_algo_impl coll_rtree_impl;
 extern const struct coll_algo_impl coll_pairwise_impl;
 extern const struct coll_algo_impl coll_dissem_impl;
+extern const struct coll_algo_impl coll_gather_impl;    /* binomial gather */
+extern const struct coll_algo_impl coll_scatter_impl;   /* binomial scatter */
+extern const struct coll_algo_impl coll_lgather_impl;   /* linear gather */
+extern const struct coll_algo_impl coll_lscatter_impl;  /* linear scatter */
+extern const struct coll_algo_impl coll_scan_chain_impl;
+extern const struct coll_algo_impl coll_scan_rd_impl;
+
+/* Gather and scatter: the bytes of all blocks (the root's DATA). The request
+ * must be normalized (the sum is known to fit). */
+size_t coll_gs_total(const struct coll_req *r);
 
 static inline uint64_t coll_id(const struct coll_gen *g, uint32_t step, int dir,
                                int chunk, int rank, int sub)
@@ -124,7 +135,13 @@ static inline int coll_ceil_log2(uint64_t v)
 static inline size_t coll_unit(const struct coll_req *r) { return r->elem_size; }
 static inline bool coll_op_reduces(enum coll_op op)
 {
-	return op == COLL_OP_ALLREDUCE || op == COLL_OP_REDUCE_SCATTER || op == COLL_OP_REDUCE;
+	return op == COLL_OP_ALLREDUCE || op == COLL_OP_REDUCE_SCATTER || op == COLL_OP_REDUCE
+	       || op == COLL_OP_SCAN || op == COLL_OP_EXSCAN;
+}
+static inline bool coll_op_rooted(enum coll_op op)
+{
+	return op == COLL_OP_BCAST || op == COLL_OP_REDUCE || op == COLL_OP_GATHER
+	       || op == COLL_OP_SCATTER;
 }
 
 void coll_msg(char *msg, size_t len, const char *fmt, ...)

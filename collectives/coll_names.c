@@ -6,11 +6,13 @@
 
 static const char *const coll_op_names[COLL_OP_COUNT] = {
 	"allreduce", "reduce_scatter", "allgather", "alltoall", "bcast", "reduce", "barrier",
+	"gather", "scatter", "scan", "exscan",
 };
 
 static const char *const coll_algo_names[COLL_ALGO_COUNT] = {
 	"auto", "ring", "ring_sendrecv", "ring_bidir", "halving_doubling", "tree",
 	"pairwise", "binomial", "scatter_allgather", "dissemination", "owner",
+	"chain", "recursive_doubling", "linear",
 };
 
 const char *coll_op_name(enum coll_op op)
@@ -110,7 +112,7 @@ int coll_req_normalize(const struct coll_req *in, struct coll_req *out, char *ms
 		coll_msg(msg, msglen, "ports must be 1 to 64, not %d", in->ports);
 		return -EINVAL;
 	}
-	if ((in->op == COLL_OP_BCAST || in->op == COLL_OP_REDUCE)
+	if (coll_op_rooted(in->op)
 	    && (in->root < 0 || in->root >= in->nranks)) {
 		coll_msg(msg, msglen, "root %d is not a rank of a group of %d", in->root, in->nranks);
 		return -EINVAL;
@@ -129,6 +131,28 @@ int coll_req_normalize(const struct coll_req *in, struct coll_req *out, char *ms
 				         in->participants[i]);
 				return -EINVAL;
 			}
+	if (in->counts && in->op != COLL_OP_GATHER && in->op != COLL_OP_SCATTER) {
+		coll_msg(msg, msglen, "%s takes no per-rank counts (only gather and scatter do)",
+		         coll_op_name(in->op));
+		return -EINVAL;
+	}
+	if (in->op == COLL_OP_GATHER || in->op == COLL_OP_SCATTER) {
+		/* the root holds every block: their sum must be a size_t */
+		size_t total = 0;
+		for (int i = 0; i < in->nranks; i++) {
+			size_t c = in->counts ? in->counts[i] : out->bytes;
+			if (c > SIZE_MAX / 2 - total) {
+				coll_msg(msg, msglen, "%s: the blocks of %d ranks overflow a buffer size",
+				         coll_op_name(in->op), in->nranks);
+				return -EINVAL;
+			}
+			total += c;
+		}
+	}
+	if (in->op == COLL_OP_EXSCAN && out->bytes > SIZE_MAX / 2) {
+		coll_msg(msg, msglen, "exscan of %zu bytes overflows a buffer size", out->bytes);
+		return -EINVAL;
+	}
 	/* alltoall moves N*N*bytes; keep offsets inside size_t */
 	if (in->op == COLL_OP_ALLTOALL && out->bytes
 	    && (size_t)in->nranks > SIZE_MAX / 2 / out->bytes) {

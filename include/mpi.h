@@ -268,6 +268,8 @@ PTL_MPI_FN(int, Testsome, (int incount, MPI_Request array_of_requests[], int *ou
 PTL_MPI_FN(int, Cancel, (MPI_Request *request))
 PTL_MPI_FN(int, Test_cancelled, (const MPI_Status *status, int *flag))
 PTL_MPI_FN(int, Request_free, (MPI_Request *request))
+/* Whether a request is complete, leaving it active (MPI_Test would free it). */
+PTL_MPI_FN(int, Request_get_status, (MPI_Request request, int *flag, MPI_Status *status))
 
 /* Communicators and groups */
 PTL_MPI_FN(int, Comm_rank, (MPI_Comm comm, int *rank))

@@ -206,8 +206,14 @@ static uint64_t req_slot(int64_t off)
 static void until_complete(MPI_Request r)
 {
 	int flag = 0;
-	while (!flag)
+	for (unsigned polls = 0; !flag; polls++) {
 		MPI_Request_get_status(r, &flag, MPI_STATUS_IGNORE);
+		if (!flag && polls >= 64) {
+			/* the peer is not there yet: give the core away between polls */
+			struct timespec nap = { 0, 20000 };
+			nanosleep(&nap, NULL);
+		}
+	}
 }
 
 static void req_done(uint64_t slot)

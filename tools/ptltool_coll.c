@@ -25,20 +25,25 @@ static void usage(FILE *out)
 	fprintf(out,
 	        "usage: ptltool coll --op OP --ranks N --bytes SIZE [--ports P] [--algo NAME]\n"
 	        "                    [--chunks C] [--elem SIZE] [--root R] [--alpha TIME]\n"
-	        "                    [--beta RATE] [--gamma TIME] [--show] [--json]\n"
+	        "                    [--beta RATE] [--gamma TIME] [--counts LIST] [--show] [--json]\n"
 	        "\n"
 	        "Expand a collective into its schedule, print the algorithm chosen, steps,\n"
 	        "commands, link slots, bytes and the time the alpha-beta-gamma model predicts.\n"
 	        "\n"
 	        "  --op OP        allreduce reduce_scatter allgather alltoall bcast reduce barrier\n"
+	        "                 gather scatter scan exscan\n"
 	        "  --ranks N      group size (1 to %d)\n"
-	        "  --bytes SIZE   message size, with K, M or G (powers of 1024); alltoall: per peer\n"
+	        "  --bytes SIZE   message size, with K, M or G (powers of 1024); alltoall, gather,\n"
+	        "                 scatter: per rank\n"
 	        "  --ports P      ports (concurrent transfers) per rank, default 1\n"
 	        "  --algo NAME    auto (default) ring ring_sendrecv ring_bidir halving_doubling\n"
 	        "                 tree pairwise binomial scatter_allgather dissemination owner\n"
+	        "                 chain recursive_doubling\n"
 	        "  --chunks C     chunks per block for the ring algorithms (1 to %d), default 1\n"
 	        "  --elem SIZE    element size in bytes, default 4\n"
-	        "  --root R       root of bcast and reduce, default 0\n"
+	        "  --root R       root of bcast, reduce, gather and scatter, default 0\n"
+	        "  --counts LIST  gather, scatter: block size of each rank, comma-separated\n"
+	        "                 (the v-variants; --ranks sizes, --bytes may be left out)\n"
 	        "  --alpha TIME   per-transfer latency (s, ms, us, ns; bare: us), default 1.5us\n"
 	        "  --beta RATE    bandwidth (B/s, KB/s, MB/s, GB/s, KiB/s..; bare: B/s), default 10GB/s\n"
 	        "  --gamma TIME   reduction time per byte (bare: ns), default 0.1ns\n"
@@ -78,6 +83,36 @@ static int parse_size(const char *s, size_t *out)
 	if (*end || (v && mul > SIZE_MAX / v) || v * mul > SIZE_MAX)
 		return -1;
 	*out = (size_t)(v * mul);
+	return 0;
+}
+
+/* "4,0,1K": one size per rank; *n is how many */
+static int parse_counts(const char *s, size_t **out, int *n)
+{
+	int cnt = 1;
+	for (const char *p = s; *p; p++)
+		cnt += *p == ',';
+	if (cnt > COLL_MAX_RANKS)
+		return -1;
+	size_t *c = calloc((size_t)cnt, sizeof *c);
+	char *dup = strdup(s);
+	if (!c || !dup) {
+		free(c);
+		free(dup);
+		return -1;
+	}
+	int i = 0;
+	char *save = NULL;
+	for (char *tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (i >= cnt || parse_size(tok, &c[i++]))
+			i = cnt + 1;
+	free(dup);
+	if (i != cnt) {
+		free(c);
+		return -1;
+	}
+	*out = c;
+	*n = cnt;
 	return 0;
 }
 
@@ -194,7 +229,8 @@ static int estimate_entries(const struct coll_req *req, uint64_t *out, char *msg
 	return 0;
 }
 
-int ptltool_coll_main(int argc, char **argv)
+/* *counts is the caller's to free, whatever this returns */
+static int coll_main(int argc, char **argv, size_t **countsp)
 {
 	static const struct option opts[] = {
 		{ "op", required_argument, NULL, 'o' },
@@ -208,6 +244,7 @@ int ptltool_coll_main(int argc, char **argv)
 		{ "alpha", required_argument, NULL, 'A' },
 		{ "beta", required_argument, NULL, 'B' },
 		{ "gamma", required_argument, NULL, 'G' },
+		{ "counts", required_argument, NULL, 'C' },
 		{ "show", no_argument, NULL, 's' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
@@ -221,7 +258,7 @@ int ptltool_coll_main(int argc, char **argv)
 	req.ports = 1;
 	bool have_op = false, have_ranks = false, have_bytes = false, show = false, json = false;
 	struct coll_cost_params cp = { 1.5e-6, 10e9, 0.1e-9, 0 };
-	int ch;
+	int ch, ncounts = 0;
 
 	optind = 1;
 	opterr = 0;
@@ -277,6 +314,12 @@ int ptltool_coll_main(int argc, char **argv)
 			if (parse_unit(optarg, time_units, 1e-9, &cp.gamma))
 				return bad("--gamma", optarg);
 			break;
+		case 'C':
+			free(*countsp);
+			*countsp = NULL;
+			if (parse_counts(optarg, countsp, &ncounts))
+				return bad("--counts", optarg);
+			break;
 		case 's':
 			show = true;
 			break;
@@ -300,6 +343,21 @@ int ptltool_coll_main(int argc, char **argv)
 		fprintf(stderr, "ptltool coll: unexpected argument '%s'\n\n", argv[optind]);
 		usage(stderr);
 		return 2;
+	}
+	if (*countsp) {
+		if (req.op != COLL_OP_GATHER && req.op != COLL_OP_SCATTER) {
+			fprintf(stderr, "ptltool coll: --counts is for gather and scatter\n\n");
+			usage(stderr);
+			return 2;
+		}
+		if (have_ranks && ncounts != req.nranks) {
+			fprintf(stderr, "ptltool coll: --counts gives %d sizes for %d ranks\n\n",
+			        ncounts, req.nranks);
+			usage(stderr);
+			return 2;
+		}
+		req.counts = *countsp;
+		have_bytes = true;
 	}
 	if (!have_op || !have_ranks || (!have_bytes && req.op != COLL_OP_BARRIER)) {
 		fprintf(stderr, "ptltool coll: --op, --ranks and --bytes are required\n\n");
@@ -411,4 +469,12 @@ int ptltool_coll_main(int argc, char **argv)
 	}
 	coll_free(s);
 	return 0;
+}
+
+int ptltool_coll_main(int argc, char **argv)
+{
+	size_t *counts = NULL;
+	int rc = coll_main(argc, argv, &counts);
+	free(counts);
+	return rc;
 }

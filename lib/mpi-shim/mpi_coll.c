@@ -9,9 +9,10 @@
  * PTL_COLL_ALGO names one ("ring", or per operation "allreduce=tree,
  * bcast=binomial"). Reductions combine in the schedule's fixed order, so
  * every run gives the same bits; a non-commutative user op goes through the
- * owner-ordered reduce to rank 0. Gather(v), Scatter(v), Allgatherv,
- * Alltoallv, Scan and Exscan are direct exchanges (collectives/ has no
- * schedules for them yet).
+ * owner-ordered reduce to rank 0. Gather(v), Scatter(v), Scan and Exscan
+ * run collectives/ schedules too (binomial or linear trees, recursive
+ * doubling or chain prefixes); Allgatherv and Alltoallv are direct
+ * exchanges.
  *
  * Every wait has a deadline (PTL_COLL_TIMEOUT seconds, default 300): when it
  * passes, the error names the collective, the communicator, the step and the
@@ -29,10 +30,14 @@
 #include "mpi_impl.h"
 
 #define CACHE_SLOTS 8
+/* Schedule receives up to this size post no ME (mpi_irecv_lazy): the copy
+ * out of the unexpected buffer costs less than the ME's four calls. */
+#define COLL_LAZY_MAX 4096
 
 struct cache_ent {
 	struct coll_req req;
 	struct coll_sched *s;
+	struct coll_engine *e; /* s's engine, reset for each call (NULL: none yet) */
 };
 struct mpi_coll_cache {
 	struct cache_ent e[CACHE_SLOTS];
@@ -55,8 +60,9 @@ struct cx {
 	MPI_Op op;
 	MPI_Datatype dt;     /* element type of reductions (contiguous image) */
 	size_t esize;
-	struct pend *p;
+	struct pend *p;        /* = few, or a heap array once more are needed */
 	size_t np, cap;
+	struct pend few[8];    /* enough for a small collective: no malloc */
 	bool stall;
 	const char *algo;
 	struct coll_engine *e;
@@ -101,8 +107,10 @@ void mpi_coll_free_cache(struct mpi_comm *c)
 {
 	if (!c->cache)
 		return;
-	for (int i = 0; i < CACHE_SLOTS; i++)
+	for (int i = 0; i < CACHE_SLOTS; i++) {
+		coll_engine_free(c->cache->e[i].e);
 		coll_free(c->cache->e[i].s);
+	}
 	free(c->cache->scratch);
 	free(c->cache);
 	c->cache = NULL;
@@ -122,10 +130,12 @@ static int fail(struct cx *x, int cls, const char *fmt, ...)
 static int add_pend(struct cx *x, size_t idx, struct mpi_req *r, int peer, bool recv)
 {
 	if (x->np == x->cap) {
-		size_t nc = x->cap ? x->cap * 2 : 16;
-		struct pend *p = realloc(x->p, nc * sizeof *p);
+		size_t nc = x->cap * 2;
+		struct pend *p = realloc(x->p == x->few ? NULL : x->p, nc * sizeof *p);
 		if (!p)
 			return -ENOMEM;
+		if (x->p == x->few)
+			memcpy(p, x->few, sizeof x->few);
 		x->p = p;
 		x->cap = nc;
 	}
@@ -154,7 +164,12 @@ static int cb_recv(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd, 
 	(void)rank;
 	struct cx *x = ctx;
 	struct mpi_req *r;
-	int rc = mpi_irecv(buf, (int)len, MPI_BYTE, cmd->peer_rank, tag_of(cmd->match), x->c, x->c->ctx + 1, &r);
+	/* A schedule's receives name their source and a tag of their own,
+	 * one collective at a time: small ones may wait as unexpected
+	 * messages instead of posting an ME each. */
+	int rc = len <= COLL_LAZY_MAX
+			 ? mpi_irecv_lazy(buf, len, cmd->peer_rank, tag_of(cmd->match), x->c, x->c->ctx + 1, &r)
+			 : mpi_irecv(buf, (int)len, MPI_BYTE, cmd->peer_rank, tag_of(cmd->match), x->c, x->c->ctx + 1, &r);
 	if (rc)
 		return -ENOMEM;
 	return add_pend(x, idx, r, cmd->peer_rank, true);
@@ -234,14 +249,23 @@ static int timed_out(struct cx *x, double waited)
 /* Drives the pending transfers (and the engine, if any) to the end. */
 static int drive(struct cx *x)
 {
-	double t0 = mpi_now();
-	double deadline = mpi_g.coll_timeout > 0 ? t0 + mpi_g.coll_timeout : 0;
+	/* The clock is read when the first wait starts, and then only after a
+	 * wait that saw no event or every DRIVE_CLOCK_EVERY waits: a wait that
+	 * brought events made progress, and reading the clock around every
+	 * one cost a tenth of a small allreduce. A wait lasts at most 100 ms,
+	 * so the deadline is late by at most that (or 64 eventful waits). */
+	enum { DRIVE_CLOCK_EVERY = 64 };
+	double t0 = 0, deadline = 0;
+	unsigned waits = 0;
+	bool look = true;
 	for (;;) {
 		bool all = true, moved = false;
 		for (size_t i = 0; i < x->np; i++) {
 			struct pend *p = &x->p[i];
 			if (p->reported)
 				continue;
+			if (p->r && p->r->lazy)
+				mpi_recv_try(p->r);
 			if (!p->r || !p->r->done) {
 				all = false;
 				continue;
@@ -268,18 +292,22 @@ static int drive(struct cx *x)
 		if (moved)
 			continue;
 		int ms = 100;
-		if (deadline > 0) {
-			double left = deadline - mpi_now();
+		if (mpi_g.coll_timeout > 0 && (look || ++waits % DRIVE_CLOCK_EVERY == 0)) {
+			double now = mpi_now();
+			if (t0 == 0) {
+				t0 = now;
+				deadline = now + mpi_g.coll_timeout;
+			}
+			double left = deadline - now;
 			if (left <= 0)
-				return timed_out(x, mpi_now() - t0);
+				return timed_out(x, now - t0);
 			if (left < 0.1)
 				ms = (int)(left * 1000) + 1;
 		}
 		bool ready = false;
 		for (size_t i = 0; i < x->np && !ready; i++)
 			ready = !x->p[i].reported && x->p[i].r && x->p[i].r->done;
-		if (!ready)
-			mpi_progress(ms);
+		look = !ready && mpi_progress(ms) == 0;
 	}
 	x->np = 0;
 	return MPI_SUCCESS;
@@ -287,23 +315,33 @@ static int drive(struct cx *x)
 
 static void cx_init(struct cx *x, struct mpi_comm *c, const char *name)
 {
-	memset(x, 0, sizeof *x);
+	/* Field by field: clearing the whole message buffer would cost more
+	 * than a small collective's bookkeeping. */
 	x->c = c;
 	x->name = name;
 	x->op = MPI_OP_NULL;
 	x->dt = MPI_BYTE;
 	x->esize = 1;
+	x->np = 0;
+	x->algo = NULL;
+	x->e = NULL;
+	x->err = 0;
+	x->msg[0] = 0;
 	x->stall = mpi_g.stall_rank == mpi_g.wrank;
+	x->p = x->few;
+	x->cap = sizeof x->few / sizeof x->few[0];
 	c->ncoll++;
 }
 
 static void cx_done(struct cx *x)
 {
-	free(x->p);
+	if (x->p != x->few)
+		free(x->p);
 	x->p = NULL;
 }
 
-static struct coll_sched *sched_for(struct cx *x, struct coll_req *req)
+/* The cached schedule (and engine) for req, expanded on first use. */
+static struct cache_ent *sched_for(struct cx *x, struct coll_req *req)
 {
 	struct mpi_comm *c = x->c;
 	if (!c->cache) {
@@ -317,7 +355,7 @@ static struct coll_sched *sched_for(struct cx *x, struct coll_req *req)
 		struct cache_ent *e = &c->cache->e[i];
 		if (e->s && e->req.op == req->op && e->req.algo == req->algo && e->req.bytes == req->bytes &&
 		    e->req.root == req->root && e->req.elem_size == req->elem_size && e->req.nranks == req->nranks)
-			return e->s;
+			return e;
 	}
 	char msg[256];
 	struct coll_sched *s = NULL;
@@ -334,10 +372,12 @@ static struct coll_sched *sched_for(struct cx *x, struct coll_req *req)
 		return NULL;
 	}
 	struct cache_ent *e = &c->cache->e[c->cache->next++ % CACHE_SLOTS];
+	coll_engine_free(e->e);
 	coll_free(e->s);
 	e->req = *req;
 	e->s = s;
-	return s;
+	e->e = NULL;
+	return e;
 }
 
 /* Runs one schedule over data/input. */
@@ -346,9 +386,10 @@ static int run_sched(struct cx *x, struct coll_req *req, void *data, const void 
 	req->nranks = x->c->size;
 	if (!req->elem_size)
 		req->elem_size = 1;
-	struct coll_sched *s = sched_for(x, req);
-	if (!s)
+	struct cache_ent *ent = sched_for(x, req);
+	if (!ent)
 		return x->err ? x->err : fail(x, MPI_ERR_NO_MEM, "%s: no memory for the schedule", x->name);
+	struct coll_sched *s = ent->s;
 	x->algo = coll_algo_name(s->info.algo);
 	struct mpi_coll_cache *cc = x->c->cache;
 	if (s->info.scratch_bytes > cc->scratch_cap) {
@@ -360,16 +401,28 @@ static int run_sched(struct cx *x, struct coll_req *req, void *data, const void 
 	}
 	struct coll_bufs bufs = { data, input, cc->scratch };
 	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0 };
-	int rc = coll_engine_new(s, x->c->rank, &bufs, &conf, &engine_ops, x, &x->e);
-	if (rc)
-		return fail(x, MPI_ERR_INTERN, "%s: cannot start the schedule (%d)", x->name, rc);
+	/* The engine (its dependency graph) is built once per schedule and
+	 * reset for each call; one that failed may have transfers in flight
+	 * into the last call's buffers, so it is dropped instead. */
+	int rc = ent->e ? coll_engine_reset(ent->e, &bufs, x) : -EBUSY;
+	if (rc) {
+		coll_engine_free(ent->e);
+		ent->e = NULL;
+		rc = coll_engine_new(s, x->c->rank, &bufs, &conf, &engine_ops, x, &ent->e);
+		if (rc)
+			return fail(x, MPI_ERR_INTERN, "%s: cannot start the schedule (%d)", x->name, rc);
+	}
+	x->e = ent->e;
 	rc = coll_engine_start(x->e);
 	if (rc)
 		fail(x, MPI_ERR_INTERN, "%s: posting the schedule failed (%d)", x->name, rc);
 	else
 		rc = drive(x);
-	coll_engine_free(x->e);
 	x->e = NULL;
+	if (rc) {
+		coll_engine_free(ent->e);
+		ent->e = NULL;
+	}
 	return rc;
 }
 
@@ -701,7 +754,10 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 	return finish(&x, comm, rc);
 }
 
-/* Scan/Exscan: a chain in rank order, so the combination order is fixed. */
+/* Scan/Exscan: a collectives/ prefix schedule (recursive doubling or the
+ * chain), whose combinations go (lower ranks) OP (higher ranks) in an order
+ * fixed by ranks: the same bits every run, and a non-commutative op is
+ * right. Exscan's DATA is [input | result]; rank 0's recvbuf is untouched. */
 static int scan(const char *fn, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
 		MPI_Comm comm, bool ex)
 {
@@ -713,49 +769,27 @@ static int scan(const char *fn, const void *sendbuf, void *recvbuf, int count, M
 		return rc;
 	struct mpi_dtype *t = mpi_dtype_get(dt);
 	size_t len = t->size * (size_t)count;
-	char *mine = malloc(len + 1), *acc = malloc(len + 1);
-	if (!mine || !acc) {
-		free(mine);
-		free(acc);
+	const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+	bool tmp = ex || !t->contig;
+	char *data = tmp ? malloc((ex ? 2 : 1) * len + 1) : (char *)recvbuf + t->true_lb;
+	if (!data)
 		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
-	}
-	mpi_pack(t, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, count, mine);
+	if (tmp || sendbuf != MPI_IN_PLACE)
+		mpi_pack(t, in, count, data);
 	struct cx x;
 	cx_init(&x, c, fn);
 	x.op = op;
 	x.dt = dt;
 	x.esize = t->size ? t->size : 1;
-	if (c->rank > 0) {
-		rc = direct_recv(&x, acc, (int)len, MPI_BYTE, c->rank - 1, 2);
-		if (!rc)
-			rc = drive(&x);
+	if (c->size > 1 && len) {
+		struct coll_req req = { .op = ex ? COLL_OP_EXSCAN : COLL_OP_SCAN, .bytes = len,
+					.elem_size = x.esize };
+		rc = run_sched(&x, &req, data, NULL);
 	}
-	if (!rc) {
-		/* acc = prefix of ranks < me; out = acc OP mine (scan) or acc (exscan) */
-		char *out = malloc(len + 1);
-		if (!out)
-			rc = fail(&x, MPI_ERR_NO_MEM, "%s: out of memory", fn);
-		else {
-			if (c->rank > 0) {
-				memcpy(out, acc, len);
-				combine(&x, out, mine, len);
-			} else {
-				memcpy(out, mine, len);
-			}
-			if (c->rank + 1 < c->size) {
-				rc = direct_send(&x, out, (int)len, MPI_BYTE, c->rank + 1, 2);
-				if (!rc)
-					rc = drive(&x);
-			}
-			if (!rc && !ex)
-				mpi_unpack(t, recvbuf, count, out, len);
-			if (!rc && ex && c->rank > 0)
-				mpi_unpack(t, recvbuf, count, acc, len);
-			free(out);
-		}
-	}
-	free(mine);
-	free(acc);
+	if (!rc && tmp && !(ex && c->rank == 0))
+		mpi_unpack(t, recvbuf, count, data + (ex ? len : 0), len);
+	if (tmp)
+		free(data);
 	return finish(&x, comm, rc);
 }
 
@@ -769,126 +803,244 @@ int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, 
 	return scan("MPI_Exscan", sendbuf, recvbuf, count, dt, op, comm, true);
 }
 
-/* ---------------------------------------------------------------- gathers and scatters */
+/* ---------------------------------------------------------------- gathers and scatters
+ * Gather(v) and Scatter(v) run a collectives/ gather or scatter schedule of
+ * this rank alone, expanded per call: the rank must know how much of DATA
+ * its subtree needs (coll_data_span) before it lays DATA out, and the
+ * v-variants' block sizes are no part of run_sched's cache key. DATA holds
+ * the blocks in relative-rank order (rank - root), starting at this rank's
+ * own (coll.h). The v-variants use the linear form: their counts are
+ * significant at the root only, and a linear rank needs its own size alone;
+ * Gather/Scatter take coll_choose's (binomial) or PTL_COLL_ALGO's. */
 
 static MPI_Aint extent_of(MPI_Datatype dt) { return mpi_dtype_get(dt)->extent; }
+
+struct gs_call {
+	bool gather;
+	bool v;                  /* Gatherv/Scatterv: the arrays are the root's only */
+	const void *sbuf;        /* gather: every rank's; scatter: the root's */
+	int scount;
+	const int *scounts, *sdispls; /* scatterv at the root */
+	MPI_Datatype stype;
+	void *rbuf;              /* scatter: every rank's; gather: the root's */
+	int rcount;
+	const int *rcounts, *rdispls; /* gatherv at the root */
+	MPI_Datatype rtype;
+	int root;
+};
+
+/* the root's side: count and displacement of rank j's block */
+static int gs_count(const struct gs_call *g, int j)
+{
+	return g->gather ? (g->rcounts ? g->rcounts[j] : g->rcount) : (g->scounts ? g->scounts[j] : g->scount);
+}
+
+static MPI_Aint gs_displ(const struct gs_call *g, int j)
+{
+	const int *d = g->gather ? g->rdispls : g->sdispls;
+	return d ? d[j] : (MPI_Aint)j * gs_count(g, j);
+}
+
+static bool gs_in_place(const struct gs_call *g)
+{
+	return g->gather ? g->sbuf == MPI_IN_PLACE : g->rbuf == MPI_IN_PLACE;
+}
+
+/* The root's buffer can be DATA itself when its type is contiguous and every
+ * block already sits where the relative-order layout puts it. */
+static bool gs_root_direct(const struct gs_call *g, int n, size_t esz)
+{
+	MPI_Datatype dt = g->gather ? g->rtype : g->stype;
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	if (!t->contig)
+		return false;
+	size_t off = 0;
+	for (int u = 0; u < n; u++) {
+		int j = (u + g->root) % n;
+		if (gs_displ(g, j) * t->extent != (MPI_Aint)off)
+			return false;
+		off += esz * (size_t)gs_count(g, j);
+	}
+	return true;
+}
+
+static int gs_expand(struct cx *x, struct coll_req *req, bool v, struct coll_sched **s)
+{
+	char msg[256];
+	req->algo = v ? COLL_ALGO_LINEAR
+		: algo_set[req->op] || mpi_g.coll_algo[0] ? algo_for[req->op] : COLL_ALGO_AUTO;
+	int rc = coll_expand_rank(req, x->c->rank, s, msg, sizeof msg);
+	if ((rc == -ENOTSUP || rc == -EINVAL) && req->algo != COLL_ALGO_AUTO) {
+		/* PTL_COLL_ALGO named an algorithm this operation does not have */
+		req->algo = COLL_ALGO_AUTO;
+		rc = coll_expand_rank(req, x->c->rank, s, msg, sizeof msg);
+	}
+	if (rc)
+		return fail(x, rc == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_INTERN, "%s: no schedule: %s", x->name, msg);
+	x->algo = coll_algo_name((*s)->info.algo);
+	return MPI_SUCCESS;
+}
+
+static int gs_run(struct cx *x, const struct coll_sched *s, void *data)
+{
+	size_t n;
+	coll_rank_cmds(s, x->c->rank, &n);
+	if (!n)
+		return MPI_SUCCESS;
+	struct coll_bufs bufs = { data, NULL, NULL }; /* gather and scatter use no scratch */
+	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0 };
+	int rc = coll_engine_new(s, x->c->rank, &bufs, &conf, &engine_ops, x, &x->e);
+	if (rc)
+		return fail(x, MPI_ERR_INTERN, "%s: cannot start the schedule (%d)", x->name, rc);
+	rc = coll_engine_start(x->e);
+	rc = rc ? fail(x, MPI_ERR_INTERN, "%s: posting the schedule failed (%d)", x->name, rc) : drive(x);
+	coll_engine_free(x->e);
+	x->e = NULL;
+	return rc;
+}
+
+/* The root: lay out every block, run, and put the blocks in place. */
+static int gs_root(struct cx *x, const struct gs_call *g, const struct coll_sched *s, size_t esz)
+{
+	int n = x->c->size;
+	MPI_Datatype dt = g->gather ? g->rtype : g->stype;
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	MPI_Aint ext = t->extent;
+	bool direct = gs_root_direct(g, n, esz), in_place = gs_in_place(g);
+	char *base = g->gather ? (char *)g->rbuf : (char *)(uintptr_t)g->sbuf;
+	/* direct: the root's own block is at displacement 0 (gs_root_direct) */
+	char *data = direct ? base + t->true_lb : malloc(s->info.data_bytes + 1);
+	if (!data)
+		return fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes", x->name, s->info.data_bytes);
+	size_t own = esz * (size_t)gs_count(g, g->root);
+	if (g->gather && !in_place) /* our own block goes at the front, like every rank's */
+		mpi_pack(mpi_dtype_get(g->stype), g->sbuf, g->scount, data);
+	size_t off = 0;
+	for (int u = 0; u < n && !direct && !g->gather; u++) {
+		int j = (u + g->root) % n;
+		mpi_pack(t, base + gs_displ(g, j) * ext, gs_count(g, j), data + off);
+		off += esz * (size_t)gs_count(g, j);
+	}
+	int rc = gs_run(x, s, data);
+	if (!rc && !g->gather && !in_place)
+		mpi_unpack(mpi_dtype_get(g->rtype), g->rbuf, g->rcount, data, own);
+	off = 0;
+	for (int u = 0; u < n && !rc && !direct && g->gather; u++) {
+		int j = (u + g->root) % n;
+		size_t len = esz * (size_t)gs_count(g, j);
+		if (u || !in_place)
+			mpi_unpack(t, base + gs_displ(g, j) * ext, gs_count(g, j), data + off, len);
+		off += len;
+	}
+	if (!direct)
+		free(data);
+	return rc;
+}
+
+/* Any other rank: its own block at the front of DATA, room for its subtree. */
+static int gs_leaf(struct cx *x, const struct gs_call *g, const struct coll_sched *s, size_t own)
+{
+	MPI_Datatype dt = g->gather ? g->stype : g->rtype;
+	int count = g->gather ? g->scount : g->rcount;
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	size_t span = coll_data_span(s, x->c->rank);
+	char *buf = g->gather ? (char *)(uintptr_t)g->sbuf : g->rbuf;
+	bool direct = t->contig && span <= own;
+	char *data = direct ? buf + t->true_lb : malloc((span > own ? span : own) + 1);
+	if (!data)
+		return fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes", x->name, span);
+	if (g->gather && !direct)
+		mpi_pack(t, buf, count, data);
+	int rc = gs_run(x, s, data);
+	if (!rc && !g->gather && !direct)
+		mpi_unpack(t, buf, count, data, own);
+	if (!direct)
+		free(data);
+	return rc;
+}
+
+static int gather_scatter(const char *fn, MPI_Comm comm, const struct gs_call *g)
+{
+	COLL_ENTER(fn, comm, c);
+	int n = c->size;
+	bool at_root = c->rank == g->root, v = g->v;
+	if (g->root < 0 || g->root >= n)
+		return mpi_err(comm, MPI_ERR_ROOT, fn, "root %d not in %s (size %d)", g->root, c->name, n);
+	/* what this rank sends or receives: its own datatype; the root's, the
+	 * datatype of the whole buffer */
+	MPI_Datatype own_t = g->gather ? g->stype : g->rtype, root_t = g->gather ? g->rtype : g->stype;
+	int own_n = g->gather ? g->scount : g->rcount;
+	if (!(at_root && gs_in_place(g))) {
+		int rc = check_buf(comm, fn, own_n, own_t);
+		if (rc)
+			return rc;
+	}
+	if (at_root) {
+		if (mpi_dtype_check(root_t, 0))
+			return mpi_err(comm, MPI_ERR_TYPE, fn, "invalid or uncommitted datatype %d", root_t);
+		for (int j = 0; j < n; j++)
+			if (gs_count(g, j) < 0)
+				return mpi_err(comm, MPI_ERR_COUNT, fn, "count %d for rank %d < 0", gs_count(g, j), j);
+	}
+	size_t esz = mpi_dtype_get(at_root ? root_t : own_t)->size;
+	size_t own = at_root ? esz * (size_t)gs_count(g, g->root) : esz * (size_t)own_n;
+	size_t *counts = NULL;
+	struct coll_req req = { .op = g->gather ? COLL_OP_GATHER : COLL_OP_SCATTER, .root = g->root,
+				.nranks = n, .elem_size = 1, .bytes = own };
+	if (v) {
+		/* the root knows every size; any other rank only its own, which
+		 * is all a linear rank reads */
+		counts = calloc((size_t)n, sizeof *counts);
+		if (!counts)
+			return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
+		for (int j = 0; j < n; j++)
+			counts[j] = at_root ? esz * (size_t)gs_count(g, j) : j == c->rank ? own : 0;
+		req.counts = counts;
+		req.bytes = 0;
+	}
+	struct cx x;
+	cx_init(&x, c, fn);
+	struct coll_sched *s = NULL;
+	int rc = gs_expand(&x, &req, v, &s);
+	if (!rc)
+		rc = at_root ? gs_root(&x, g, s, esz) : gs_leaf(&x, g, s, own);
+	coll_free(s);
+	free(counts);
+	return finish(&x, comm, rc);
+}
 
 int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
 		 const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	COLL_ENTER("MPI_Gatherv", comm, c);
-	if (root < 0 || root >= c->size)
-		return mpi_err(comm, MPI_ERR_ROOT, "MPI_Gatherv", "root %d not in %s", root, c->name);
-	if (sendbuf != MPI_IN_PLACE && check_buf(comm, "MPI_Gatherv", sendcount, sendtype))
-		return MPI_ERR_TYPE;
-	struct cx x;
-	cx_init(&x, c, x.name = "MPI_Gatherv");
-	int rc = MPI_SUCCESS;
-	if (c->rank == root) {
-		MPI_Aint ext = extent_of(recvtype);
-		for (int i = 0; i < c->size && !rc; i++) {
-			char *at = (char *)recvbuf + (MPI_Aint)displs[i] * ext;
-			if (i == root) {
-				if (sendbuf != MPI_IN_PLACE) {
-					struct mpi_dtype *st = mpi_dtype_get(sendtype);
-					size_t len = st->size * (size_t)sendcount;
-					char *tmp = malloc(len + 1);
-					if (!tmp) {
-						rc = fail(&x, MPI_ERR_NO_MEM, "MPI_Gatherv: out of memory");
-						break;
-					}
-					mpi_pack(st, sendbuf, sendcount, tmp);
-					mpi_unpack(mpi_dtype_get(recvtype), at, recvcounts[i], tmp, len);
-					free(tmp);
-				}
-				continue;
-			}
-			rc = direct_recv(&x, at, recvcounts[i], recvtype, i, 3);
-		}
-	} else {
-		rc = direct_send(&x, sendbuf, sendcount, sendtype, root, 3);
-	}
-	if (!rc)
-		rc = drive(&x);
-	return finish(&x, comm, rc);
+	struct gs_call g = { .gather = true, .v = true, .sbuf = sendbuf, .scount = sendcount, .stype = sendtype,
+			     .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = displs, .rtype = recvtype,
+			     .root = root };
+	return gather_scatter("MPI_Gatherv", comm, &g);
 }
 
 int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
 		MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	COLL_ENTER("MPI_Gather", comm, c);
-	int *counts = malloc(sizeof(int) * (size_t)c->size), *displs = malloc(sizeof(int) * (size_t)c->size);
-	if (!counts || !displs) {
-		free(counts);
-		free(displs);
-		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Gather", "out of memory");
-	}
-	for (int i = 0; i < c->size; i++) {
-		counts[i] = recvcount;
-		displs[i] = i * recvcount;
-	}
-	int rc = PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, counts, displs, recvtype, root, comm);
-	free(counts);
-	free(displs);
-	return rc;
+	struct gs_call g = { .gather = true, .sbuf = sendbuf, .scount = sendcount, .stype = sendtype,
+			     .rbuf = recvbuf, .rcount = recvcount, .rtype = recvtype, .root = root };
+	return gather_scatter("MPI_Gather", comm, &g);
 }
 
 int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
 		  void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	COLL_ENTER("MPI_Scatterv", comm, c);
-	if (root < 0 || root >= c->size)
-		return mpi_err(comm, MPI_ERR_ROOT, "MPI_Scatterv", "root %d not in %s", root, c->name);
-	struct cx x;
-	cx_init(&x, c, "MPI_Scatterv");
-	int rc = MPI_SUCCESS;
-	if (c->rank == root) {
-		MPI_Aint ext = extent_of(sendtype);
-		for (int i = 0; i < c->size && !rc; i++) {
-			const char *at = (const char *)sendbuf + (MPI_Aint)displs[i] * ext;
-			if (i == root) {
-				if (recvbuf != MPI_IN_PLACE) {
-					struct mpi_dtype *st = mpi_dtype_get(sendtype);
-					size_t len = st->size * (size_t)sendcounts[i];
-					char *tmp = malloc(len + 1);
-					if (!tmp) {
-						rc = fail(&x, MPI_ERR_NO_MEM, "MPI_Scatterv: out of memory");
-						break;
-					}
-					mpi_pack(st, at, sendcounts[i], tmp);
-					mpi_unpack(mpi_dtype_get(recvtype), recvbuf, recvcount, tmp, len);
-					free(tmp);
-				}
-				continue;
-			}
-			rc = direct_send(&x, at, sendcounts[i], sendtype, i, 4);
-		}
-	} else {
-		rc = direct_recv(&x, recvbuf, recvcount, recvtype, root, 4);
-	}
-	if (!rc)
-		rc = drive(&x);
-	return finish(&x, comm, rc);
+	struct gs_call g = { .gather = false, .v = true, .sbuf = sendbuf, .scounts = sendcounts, .sdispls = displs,
+			     .stype = sendtype, .rbuf = recvbuf, .rcount = recvcount, .rtype = recvtype,
+			     .root = root };
+	return gather_scatter("MPI_Scatterv", comm, &g);
 }
 
 int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
 		 MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	COLL_ENTER("MPI_Scatter", comm, c);
-	int *counts = malloc(sizeof(int) * (size_t)c->size), *displs = malloc(sizeof(int) * (size_t)c->size);
-	if (!counts || !displs) {
-		free(counts);
-		free(displs);
-		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Scatter", "out of memory");
-	}
-	for (int i = 0; i < c->size; i++) {
-		counts[i] = sendcount;
-		displs[i] = i * sendcount;
-	}
-	int rc = PMPI_Scatterv(sendbuf, counts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
-	free(counts);
-	free(displs);
-	return rc;
+	struct gs_call g = { .gather = false, .sbuf = sendbuf, .scount = sendcount, .stype = sendtype,
+			     .rbuf = recvbuf, .rcount = recvcount, .rtype = recvtype, .root = root };
+	return gather_scatter("MPI_Scatter", comm, &g);
 }
 
 int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
@@ -995,26 +1147,64 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 	return finish(&x, comm, rc);
 }
 
+/* MPI_IN_PLACE (MPI-2.2): the send side is ignored; each block goes out
+ * from recvbuf (recvcounts, rdispls, recvtype) and the block that comes
+ * back replaces it. The outgoing blocks are packed first, so nothing
+ * arriving can overwrite a block not yet sent. */
 int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
 		   void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
 	COLL_ENTER("MPI_Alltoallv", comm, c);
-	if (sendbuf == MPI_IN_PLACE)
-		return mpi_err(comm, MPI_ERR_ARG, "MPI_Alltoallv", "MPI_IN_PLACE is not supported here");
+	bool in_place = sendbuf == MPI_IN_PLACE;
+	int rc = check_buf(comm, "MPI_Alltoallv", 0, recvtype);
+	if (!rc && !in_place)
+		rc = check_buf(comm, "MPI_Alltoallv", 0, sendtype);
+	if (rc)
+		return rc;
+	for (int j = 0; j < c->size; j++)
+		if (recvcounts[j] < 0 || (!in_place && sendcounts[j] < 0))
+			return mpi_err(comm, MPI_ERR_COUNT, "MPI_Alltoallv", "negative count for rank %d", j);
+	struct mpi_dtype *rt = mpi_dtype_get(recvtype);
+	MPI_Aint rext = rt->extent;
+	char *packed = NULL;
+	size_t *poff = NULL;
+	if (in_place) {
+		size_t total = 0;
+		for (int j = 0; j < c->size; j++)
+			total += rt->size * (size_t)recvcounts[j];
+		packed = malloc(total + 1);
+		poff = malloc(sizeof *poff * (size_t)c->size);
+		if (!packed || !poff) {
+			free(packed);
+			free(poff);
+			return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Alltoallv", "out of memory for %zu bytes", total);
+		}
+		total = 0;
+		for (int j = 0; j < c->size; j++) {
+			poff[j] = total;
+			mpi_pack(rt, (char *)recvbuf + (MPI_Aint)rdispls[j] * rext, recvcounts[j], packed + total);
+			total += rt->size * (size_t)recvcounts[j];
+		}
+	}
 	struct cx x;
 	cx_init(&x, c, "MPI_Alltoallv");
-	MPI_Aint sext = extent_of(sendtype), rext = extent_of(recvtype);
-	int rc = MPI_SUCCESS;
+	MPI_Aint sext = in_place ? 0 : extent_of(sendtype);
 	for (int k = 0; k < c->size && !rc; k++) {
 		int from = (c->rank - k + c->size) % c->size;
 		rc = direct_recv(&x, (char *)recvbuf + (MPI_Aint)rdispls[from] * rext, recvcounts[from], recvtype, from, 6);
 	}
 	for (int k = 0; k < c->size && !rc; k++) {
 		int to = (c->rank + k) % c->size;
-		rc = direct_send(&x, (const char *)sendbuf + (MPI_Aint)sdispls[to] * sext, sendcounts[to], sendtype, to, 6);
+		if (in_place)
+			rc = direct_send(&x, packed + poff[to], (int)(rt->size * (size_t)recvcounts[to]), MPI_BYTE, to, 6);
+		else
+			rc = direct_send(&x, (const char *)sendbuf + (MPI_Aint)sdispls[to] * sext, sendcounts[to],
+					 sendtype, to, 6);
 	}
 	if (!rc)
 		rc = drive(&x);
+	free(packed);
+	free(poff);
 	return finish(&x, comm, rc);
 }
 

@@ -419,6 +419,23 @@ int PMPI_Type_commit(MPI_Datatype *dt)
 	return MPI_SUCCESS;
 }
 
+struct mpi_dtype *mpi_dtype_hold(struct mpi_dtype *t)
+{
+	if (t && !t->predefined)
+		t->refs++;
+	return t;
+}
+
+void mpi_dtype_release(struct mpi_dtype *t)
+{
+	if (!t || t->predefined || --t->refs > 0)
+		return;
+	free(t->segs);
+	free(t);
+}
+
+/* The handle goes at once (and its slot may name a new type); the type
+ * itself stays while a pending receive holds it. */
 int PMPI_Type_free(MPI_Datatype *dt)
 {
 	MPI_CHECK_INIT("MPI_Type_free");
@@ -428,10 +445,9 @@ int PMPI_Type_free(MPI_Datatype *dt)
 	if (t->predefined)
 		return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_free", "%s is predefined and cannot be freed",
 			       t->name);
-	free(t->segs);
-	free(t);
 	types[*dt] = NULL;
 	*dt = MPI_DATATYPE_NULL;
+	mpi_dtype_release(t);
 	return MPI_SUCCESS;
 }
 

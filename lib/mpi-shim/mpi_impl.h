@@ -52,7 +52,7 @@ enum { MPI_PROTO_EAGER = 0, MPI_PROTO_RNDV = 1 };
 enum { MPI_CTRL_CREDIT = 1, MPI_CTRL_PULL = 2 };
 
 /* ---------------------------------------------------------------- objects */
-enum mpi_obj { MPI_OBJ_REQ = 1, MPI_OBJ_UXBUF, MPI_OBJ_OVERFLOW, MPI_OBJ_CTRL };
+enum mpi_obj { MPI_OBJ_REQ = 1, MPI_OBJ_UXBUF, MPI_OBJ_OVERFLOW, MPI_OBJ_CTRL, MPI_OBJ_ESLOT };
 
 struct mpi_list {
 	struct mpi_list *prev, *next;
@@ -93,6 +93,11 @@ struct mpi_dtype {
 	const char *name;
 };
 struct mpi_dtype *mpi_dtype_get(MPI_Datatype dt);
+/* A pending operation that still needs the type after its call returns
+ * holds it: MPI_Type_free then takes only the handle away, and the type
+ * goes when the last holder lets go (MPI-3.1 4.1.9). */
+struct mpi_dtype *mpi_dtype_hold(struct mpi_dtype *t);
+void mpi_dtype_release(struct mpi_dtype *t);
 int mpi_dtype_check(MPI_Datatype dt, int count);
 void mpi_dtype_init(void);
 void mpi_dtype_fini(void);
@@ -138,6 +143,7 @@ enum mpi_send_stage {
 	MPI_SS_DONE
 };
 struct mpi_ux;
+struct mpi_eslot;
 struct mpi_req {
 	int obj;                 /* MPI_OBJ_REQ */
 	int kind;
@@ -148,6 +154,7 @@ struct mpi_req {
 	bool done;               /* complete as far as the holder is concerned */
 	bool matched;            /* receive: an arrival is taking it */
 	bool cancelled;
+	bool lazy;               /* receive without an ME: matched from the unexpected list */
 	int err;
 	MPI_Status st;
 	struct mpi_list link;    /* send queue of a peer */
@@ -158,9 +165,11 @@ struct mpi_req {
 	void *ubuf;              /* the user's buffer */
 	int count;
 	MPI_Datatype dt;
+	struct mpi_dtype *dtp;   /* held while a receive's temporary image waits to be unpacked */
 	void *pbuf;              /* contiguous image (ubuf, or a temporary) */
 	size_t len;              /* bytes of the image */
 	bool ptmp;               /* pbuf is ours to free */
+	struct mpi_eslot *slot;  /* eager send: pbuf is this preallocated slot */
 	ptl_handle_me_t me;
 	ptl_handle_md_t md;
 	/* send */
@@ -209,7 +218,7 @@ extern struct mpi_state mpi_g;
 int mpi_pt2pt_init(void);
 void mpi_pt2pt_fini(void);
 /* Drains the event queue; with wait_ms > 0 sleeps up to that long for the
- * first event. Returns 0 or an MPI error class. */
+ * first event. Returns how many events it handled (0: none came). */
 int mpi_progress(int wait_ms);
 /* Starts a send / receive on communicator c (ranks in c); tag < 0 allowed
  * for internal contexts. The request is not user-visible. */
@@ -218,6 +227,14 @@ int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, st
 int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mpi_comm *c, int ctx,
 	      struct mpi_req **out);
 enum { MPI_MODE_STD, MPI_MODE_SYNC, MPI_MODE_READY, MPI_MODE_BUFFERED };
+/* A receive of len contiguous bytes that posts no ME: the message lands as
+ * unexpected and mpi_recv_try matches it. For a context whose receives never
+ * overlap in what they match (a schedule's: exact source, a tag per step, one
+ * collective at a time), where it saves the ME's insert, attach, enable and
+ * unlink on small messages. */
+int mpi_irecv_lazy(void *buf, size_t len, int src, int tag, struct mpi_comm *c, int ctx, struct mpi_req **out);
+/* Matches a lazy receive against the unexpected messages; true once done. */
+bool mpi_recv_try(struct mpi_req *r);
 int mpi_iprobe(int src, int tag, struct mpi_comm *c, int *flag, MPI_Status *st);
 int mpi_cancel_recv(struct mpi_req *r);
 /* Waits for r (deadline_s > 0: until then; returns MPI_ERR_TIMEOUT). */

@@ -20,7 +20,10 @@
  * receiver's event queue.
  *
  * Protocols (hdr_data says which): eager below mpi_g.eager_limit - the data
- * is copied to a bounce buffer and put at once, the send is complete; above
+ * is copied to a bounce buffer and put at once, the send is complete (the
+ * bounce buffer is one of MPI_ESLOTS preallocated slots with their MD bound
+ * once, when the message fits and one is free: no malloc and no MD bind on
+ * the small-message path; it goes back to the pool on the ACK); above
  * it, and for every synchronous send, rendezvous - the sender exposes its
  * buffer on MPI_PT_RNDV under its operation id and puts a header; the
  * receiver, once it has matched the header, gets the data from there (one
@@ -65,6 +68,18 @@ struct mpi_obj_hdr {
 	int obj;
 };
 
+/* A preallocated eager send buffer with its MD (user_ptr: the slot, so the
+ * ACK finds the request that uses it). */
+#define MPI_ESLOTS 64
+#define MPI_ESLOT_BYTES 4096
+struct mpi_eslot {
+	int obj;                 /* MPI_OBJ_ESLOT */
+	struct mpi_eslot *next;  /* free list */
+	struct mpi_req *r;       /* the send using it, NULL when free */
+	char *mem;
+	ptl_handle_md_t md;
+};
+
 static struct {
 	ptl_handle_me_t marker, overflow_me;
 	struct mpi_obj_hdr overflow, ctrl;
@@ -78,7 +93,27 @@ static struct {
 	int *idranks;
 	size_t idmask;
 	char zero[8];
+	struct mpi_eslot *eslots, *eslot_free;
+	char *eslot_mem;
+	struct mpi_ux *ux_free;      /* unexpected-message records to reuse */
 } P;
+
+static struct mpi_ux *ux_alloc(void)
+{
+	struct mpi_ux *u = P.ux_free;
+	if (!u)
+		return calloc(1, sizeof *u);
+	P.ux_free = (struct mpi_ux *)(void *)u->link.next;
+	memset(u, 0, sizeof *u);
+	return u;
+}
+
+/* Free records chain through link.next. */
+static void ux_free(struct mpi_ux *u)
+{
+	u->link.next = (struct mpi_list *)(void *)P.ux_free;
+	P.ux_free = u;
+}
 
 static const ptl_process_id_t any_id = { PTL_NID_ANY, PTL_PID_ANY };
 
@@ -245,6 +280,22 @@ int mpi_pt2pt_init(void)
 	ptl_md_t z = { .start = P.zero, .length = 0, .threshold = PTL_MD_THRESH_INF, .options = 0,
 		       .eq_handle = PTL_EQ_NONE };
 	ptl_check(PtlMDBind(mpi_g.ni, z, PTL_RETAIN, &P.zero_md), "PtlMDBind");
+
+	P.eslots = calloc(MPI_ESLOTS, sizeof *P.eslots);
+	P.eslot_mem = malloc((size_t)MPI_ESLOTS * MPI_ESLOT_BYTES);
+	if (!P.eslots || !P.eslot_mem)
+		mpi_fatal(MPI_ERR_NO_MEM, "out of memory for eager send slots");
+	for (int i = MPI_ESLOTS - 1; i >= 0; i--) {
+		struct mpi_eslot *e = &P.eslots[i];
+		e->obj = MPI_OBJ_ESLOT;
+		e->mem = P.eslot_mem + (size_t)i * MPI_ESLOT_BYTES;
+		ptl_md_t md = { .start = e->mem, .length = MPI_ESLOT_BYTES, .threshold = PTL_MD_THRESH_INF,
+				.options = PTL_MD_EVENT_START_DISABLE | PTL_MD_EVENT_END_DISABLE,
+				.user_ptr = e, .eq_handle = mpi_g.eq };
+		ptl_check(PtlMDBind(mpi_g.ni, md, PTL_RETAIN, &e->md), "PtlMDBind(eager slot)");
+		e->next = P.eslot_free;
+		P.eslot_free = e;
+	}
 	return MPI_SUCCESS;
 }
 
@@ -265,6 +316,15 @@ void mpi_pt2pt_fini(void)
 		mpi_list_del(&u->link);
 		free(u);
 	}
+	while (P.ux_free) {
+		struct mpi_ux *u = P.ux_free;
+		P.ux_free = (struct mpi_ux *)(void *)u->link.next;
+		free(u);
+	}
+	free(P.eslots);
+	free(P.eslot_mem);
+	P.eslots = P.eslot_free = NULL;
+	P.eslot_mem = NULL;
 }
 
 /* ---------------------------------------------------------------- sending */
@@ -307,8 +367,8 @@ static void send_start(struct mpi_req *r)
 	}
 	if (r->proto == MPI_PROTO_EAGER) {
 		r->stage = MPI_SS_EAGER;
-		rc = PtlPut(r->md, PTL_ACK_REQ, to, MPI_PT_MSG, 0, bits, 0,
-			    MPI_HDR(MPI_PROTO_EAGER, r->len, mpi_req_id(r)));
+		rc = PtlPutRegion(r->md, 0, r->len, PTL_ACK_REQ, to, MPI_PT_MSG, 0, bits, 0,
+				  MPI_HDR(MPI_PROTO_EAGER, r->len, mpi_req_id(r)));
 	} else {
 		r->stage = MPI_SS_RNDV;
 		rc = PtlPut(P.zero_md, PTL_NO_ACK_REQ, to, MPI_PT_MSG, 0, bits, 0,
@@ -331,8 +391,15 @@ static void sendq_flush(int w)
 /* The send is over for the library: free what it held. */
 static void send_finish(struct mpi_req *r)
 {
-	if (r->md != PTL_INVALID_HANDLE && r->proto == MPI_PROTO_EAGER)
+	if (r->slot) {
+		r->slot->r = NULL;
+		r->slot->next = P.eslot_free;
+		P.eslot_free = r->slot;
+		r->slot = NULL;
+		r->pbuf = NULL;
+	} else if (r->md != PTL_INVALID_HANDLE && r->proto == MPI_PROTO_EAGER) {
 		PtlMDUnlink(r->md);
+	}
 	r->md = PTL_INVALID_HANDLE;
 	r->stage = MPI_SS_DONE;
 	if (r->ptmp) {
@@ -386,7 +453,18 @@ int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, st
 		*out = NULL;
 		return MPI_ERR_BUFFER;
 	}
-	if (copy) {
+	if (r->proto == MPI_PROTO_EAGER && !r->bsend && len <= MPI_ESLOT_BYTES && P.eslot_free) {
+		struct mpi_eslot *e = P.eslot_free;
+		P.eslot_free = e->next;
+		e->r = r;
+		r->slot = e;
+		r->pbuf = e->mem;
+		r->md = e->md;
+		if (t->contig)
+			memcpy(r->pbuf, (const char *)buf + t->true_lb, len);
+		else
+			mpi_pack(t, buf, count, r->pbuf);
+	} else if (copy) {
 		r->pbuf = malloc(len ? len : 1);
 		if (!r->pbuf) {
 			mpi_req_release(r);
@@ -403,8 +481,10 @@ int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, st
 	} else {
 		r->pbuf = (char *)buf + t->true_lb;
 	}
-	int rc;
-	if (r->proto == MPI_PROTO_EAGER) {
+	int rc = PTL_OK;
+	if (r->slot) {
+		/* the slot's MD is bound already */
+	} else if (r->proto == MPI_PROTO_EAGER) {
 		ptl_md_t md = { .start = r->pbuf, .length = len, .threshold = PTL_MD_THRESH_INF,
 				.options = PTL_MD_EVENT_START_DISABLE | PTL_MD_EVENT_END_DISABLE,
 				.user_ptr = r, .eq_handle = mpi_g.eq };
@@ -470,10 +550,12 @@ static void recv_finish(struct mpi_req *r, size_t got)
 		r->st.MPI_ERROR = MPI_ERR_TRUNCATE;
 	}
 	if (r->ptmp) {
-		mpi_unpack(mpi_dtype_get(r->dt), r->ubuf, r->count, r->pbuf, got);
+		mpi_unpack(r->dtp, r->ubuf, r->count, r->pbuf, got);
 		free(r->pbuf);
 		r->pbuf = NULL;
 		r->ptmp = false;
+		mpi_dtype_release(r->dtp);
+		r->dtp = NULL;
 	}
 	mpi_req_complete(r);
 }
@@ -539,7 +621,7 @@ static void ux_deliver(struct mpi_req *r, struct mpi_ux *u)
 			rndv_get(r, u->wsrc, u->id);
 		else
 			pull(r, u->wsrc, u->id);
-		free(u);
+		ux_free(u);
 		return;
 	}
 	if (!u->ready) {
@@ -552,7 +634,7 @@ static void ux_deliver(struct mpi_req *r, struct mpi_ux *u)
 		memcpy(r->pbuf, u->buf->mem + u->off, n);
 	if (u->buf)
 		ux_release(u->buf);
-	free(u);
+	ux_free(u);
 	recv_finish(r, n);
 }
 
@@ -568,7 +650,7 @@ static void credit_note(int w)
 
 static void ux_arrive(const ptl_event_t *ev, struct mpi_uxbuf *b)
 {
-	struct mpi_ux *u = calloc(1, sizeof *u);
+	struct mpi_ux *u = ux_alloc();
 	if (!u)
 		mpi_fatal(MPI_ERR_NO_MEM, "out of memory for an unexpected message header");
 	u->ctx = MPI_BITS_CTX(ev->match_bits);
@@ -625,7 +707,8 @@ static void on_ctrl(const ptl_event_t *ev)
 		if (!r || r->kind != MPI_REQ_SEND || r->md == PTL_INVALID_HANDLE)
 			return;
 		r->stage = MPI_SS_PULLED;
-		if (PtlPut(r->md, PTL_ACK_REQ, mpi_g.ids[w], MPI_PT_PULL, 0, ev->match_bits, 0, 0) != PTL_OK)
+		if (PtlPutRegion(r->md, 0, r->len, PTL_ACK_REQ, mpi_g.ids[w], MPI_PT_PULL, 0, ev->match_bits, 0, 0) !=
+		    PTL_OK)
 			send_fail(r, MPI_ERR_PROC_FAILED);
 	}
 }
@@ -726,6 +809,12 @@ static void on_event(const ptl_event_t *ev)
 		if (ev->type == PTL_EVENT_PUT_END)
 			on_ctrl(ev);
 		return;
+	case MPI_OBJ_ESLOT: {
+		struct mpi_req *r = ((struct mpi_eslot *)ev->md.user_ptr)->r;
+		if (r)
+			on_req_event(ev, r);
+		return;
+	}
 	default:
 		return;
 	}
@@ -734,7 +823,7 @@ static void on_event(const ptl_event_t *ev)
 int mpi_progress(int wait_ms)
 {
 	ptl_event_t ev;
-	int rc;
+	int rc, n = 0;
 	if (wait_ms > 0) {
 		int which;
 		rc = PtlEQPoll(&mpi_g.eq, 1, wait_ms, &ev, &which);
@@ -748,9 +837,10 @@ int mpi_progress(int wait_ms)
 		if (rc != PTL_OK)
 			mpi_fatal(MPI_ERR_INTERN, "PtlEQGet: %s", PtlErrorStr((unsigned)rc));
 		on_event(&ev);
+		n++;
 		rc = PtlEQGet(mpi_g.eq, &ev);
 	}
-	return MPI_SUCCESS;
+	return n;
 }
 
 int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mpi_comm *c, int ctx,
@@ -785,6 +875,8 @@ int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mp
 			return MPI_ERR_NO_MEM;
 		}
 		r->ptmp = true;
+		/* the user may free the type before the message arrives */
+		r->dtp = mpi_dtype_hold(t);
 	}
 	mpi_progress(0);
 	struct mpi_ux *u = ux_find(ctx, src, tag);
@@ -828,11 +920,46 @@ int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mp
 		}
 	}
 fail:
-	if (r->ptmp)
+	if (r->ptmp) {
 		free(r->pbuf);
+		mpi_dtype_release(r->dtp);
+		r->dtp = NULL;
+	}
 	mpi_req_release(r);
 	*out = NULL;
 	return MPI_ERR_NO_MEM;
+}
+
+int mpi_irecv_lazy(void *buf, size_t len, int src, int tag, struct mpi_comm *c, int ctx, struct mpi_req **out)
+{
+	struct mpi_req *r = mpi_req_new(MPI_REQ_RECV);
+	if (!r)
+		return MPI_ERR_NO_MEM;
+	*out = r;
+	r->myrank = c->rank;
+	r->ctx = ctx;
+	r->peer = src;
+	r->tag = tag;
+	r->ubuf = buf;
+	r->count = (int)len;
+	r->dt = MPI_BYTE;
+	r->pbuf = buf;
+	r->len = len;
+	r->lazy = true;
+	mpi_recv_try(r);
+	return MPI_SUCCESS;
+}
+
+bool mpi_recv_try(struct mpi_req *r)
+{
+	if (r->done || r->matched || !r->lazy)
+		return r->done;
+	struct mpi_ux *u = ux_find(r->ctx, r->peer, r->tag);
+	if (u) {
+		mpi_list_del(&u->link);
+		ux_deliver(r, u);
+	}
+	return r->done;
 }
 
 int mpi_iprobe(int src, int tag, struct mpi_comm *c, int *flag, MPI_Status *st)
@@ -852,6 +979,13 @@ int mpi_iprobe(int src, int tag, struct mpi_comm *c, int *flag, MPI_Status *st)
 
 int mpi_cancel_recv(struct mpi_req *r)
 {
+	if (r->lazy && !r->done && !r->matched) {
+		/* no ME: nothing can take it now */
+		r->cancelled = true;
+		r->st.ptl_cancelled = 1;
+		mpi_req_complete(r);
+		return MPI_SUCCESS;
+	}
 	if (r->done || r->matched || r->me == PTL_INVALID_HANDLE)
 		return MPI_SUCCESS;
 	if (PtlMEUnlink(r->me) != PTL_OK)
@@ -867,6 +1001,8 @@ int mpi_cancel_recv(struct mpi_req *r)
 		free(r->pbuf);
 		r->pbuf = NULL;
 		r->ptmp = false;
+		mpi_dtype_release(r->dtp);
+		r->dtp = NULL;
 	}
 	mpi_req_complete(r);
 	return MPI_SUCCESS;

@@ -218,6 +218,7 @@ struct ptl_lib {
 	pthread_t watchers[PTL_MAX_NALS]; /* sleep in the NALs the thread cannot */
 	int nwatchers;
 	atomic_uint progress_passes; /* progress thread passes, for watchers */
+	atomic_uint lease_bell;    /* bumped when app threads stop polling */
 	bool polling_announced;    /* the NALs were told an app thread polls */
 
 	unsigned wait_yield_every; /* polls between sched_yield()s in PtlEQWait/Poll */

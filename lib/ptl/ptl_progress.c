@@ -180,10 +180,21 @@ void ptl_progress_app(void)
 	ptl_progress();
 }
 
+/* The progress thread may be waiting out a lease (it leaves the work to
+ * polling application threads): the bell ends that wait at once. */
+static void ptl_ring_lease_bell(void)
+{
+	atomic_fetch_add(&ptl_lib.lease_bell, 1);
+	syscall(SYS_futex, &ptl_lib.lease_bell, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 void ptl_progress_app_sleeping(void)
 {
-	if (ptl_lib.polling_announced)
+	if (ptl_lib.polling_announced) {
 		ptl_set_polling(0);
+		if (ptl_lib.thread_running)
+			ptl_ring_lease_bell();
+	}
 }
 
 /* PTL_PROGRESS_THREAD=0: an application thread that waits (PtlEQPoll)
@@ -240,10 +251,24 @@ static void *ptl_progress_thread(void *arg)
 	struct ptl_nalinst *sleeper = ptl_sleep_nal();
 	unsigned idle = 0;
 	unsigned last_polls = atomic_load(&ptl_lib.app_polls);
+	bool leased = false;
+	unsigned lease_bell = 0;
 	while (!atomic_load(&ptl_lib.thread_stop)) {
+		/* While application threads poll, the work is theirs: a pass
+		 * here would only take the lock from them and, with the rank
+		 * pinned to one core, the core too (a context switch per
+		 * message in a busy ping-pong). Look again after a lease. */
+		unsigned seen = atomic_load(&ptl_lib.app_polls);
+		if (leased && seen != last_polls && atomic_load(&ptl_lib.lease_bell) == lease_bell) {
+			last_polls = seen;
+			syscall(SYS_futex, &ptl_lib.lease_bell, FUTEX_WAIT_PRIVATE, lease_bell,
+				&(struct timespec){ 0, PTL_POLL_LEASE_MS * 1000000L }, NULL, 0);
+			continue;
+		}
 		ptl_lock();
 		int done = ptl_progress();
-		bool leased = ptl_lib.polling_announced;
+		leased = ptl_lib.polling_announced;
+		lease_bell = atomic_load(&ptl_lib.lease_bell);
 		ptl_unlock();
 		if (ptl_lib.nwatchers && (done || idle + 1 >= PTL_THREAD_SPINS))
 			ptl_progress_pass_done();
@@ -305,6 +330,7 @@ void ptl_progress_stop(void)
 	if (!ptl_lib.thread_running)
 		return;
 	atomic_store(&ptl_lib.thread_stop, true);
+	ptl_ring_lease_bell();
 	for (int i = 0; i < ptl_lib.nnals; i++)
 		if (ptl_lib.nals[i].ops->kick)
 			ptl_lib.nals[i].ops->kick(ptl_lib.nals[i].n);

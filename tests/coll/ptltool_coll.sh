@@ -64,6 +64,25 @@ has "$out" "scatter_allgather"
 expect 0 --op reduce --ranks 8 --bytes 1K --algo owner
 expect 0 --op alltoall --ranks 6 --bytes 1K
 
+# gather/scatter: binomial, log2 N steps; the v-variant with --counts: the
+# root sends ranks 2-3's 3K, then rank 1's 4 bytes, and rank 2 passes 1K on
+expect 0 --op gather --ranks 8 --bytes 1K --root 3 --json
+has "$out" '"algorithm": "binomial"'
+has "$out" '"steps": 3,'
+has "$out" '"total_bytes": 12288,'
+expect 0 --op scatter --ranks 4 --counts 0,4,2K,1K --json
+has "$out" '"steps": 2,'
+has "$out" '"commands": 3,'
+has "$out" '"total_bytes": 4100,'
+# scan/exscan: recursive doubling by default, the chain on request
+expect 0 --op scan --ranks 8 --bytes 1K --json
+has "$out" '"algorithm": "recursive_doubling"'
+has "$out" '"steps": 3,'
+expect 0 --op exscan --ranks 8 --bytes 1K --algo chain --json
+has "$out" '"algorithm": "chain"'
+has "$out" '"steps": 7,'
+has "$out" '"commands": 7,'
+
 # usage errors: exit 2 with a usage message
 expect 2 --op allreduce --ranks 8 --bytes 1M --algo rign
 has "$err" "unknown algorithm 'rign'"
@@ -83,7 +102,16 @@ has "$err" "usage: ptltool coll"
 expect 2 --op allreduce --ranks 8
 has "$err" "required"
 expect 2 --op allreduce --ranks 8 --bytes 1M extra
-expect 2 --op scan --ranks 8 --bytes 1M
+expect 2 --op prefix --ranks 8 --bytes 1M
+has "$err" "bad --op"
+expect 2 --op scan --ranks 8 --bytes 1M --algo binomial
+has "$err" "does not implement"
+expect 2 --op gather --ranks 3 --counts 1,2
+has "$err" "3 ranks"
+expect 2 --op bcast --ranks 2 --counts 1,2
+has "$err" "gather and scatter"
+expect 2 --op gather --ranks 2 --counts 1,x
+has "$err" "bad --counts"
 expect 2 --op allreduce --ranks 8 --bytes 7 --elem 4
 has "$err" "element"
 expect 2 --op allreduce --ranks 8 --bytes 1M --ports

@@ -14,6 +14,7 @@ static const struct algo_case cases[] = {
 	{ COLL_OP_ALLREDUCE, COLL_ALGO_RING_BIDIR, 2 },
 	{ COLL_OP_ALLREDUCE, COLL_ALGO_HALVING_DOUBLING, 1 },
 	{ COLL_OP_ALLREDUCE, COLL_ALGO_TREE, 2 },
+	{ COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 1 },
 	{ COLL_OP_REDUCE_SCATTER, COLL_ALGO_RING, 1 },
 	{ COLL_OP_REDUCE_SCATTER, COLL_ALGO_RING_SENDRECV, 1 },
 	{ COLL_OP_REDUCE_SCATTER, COLL_ALGO_RING_BIDIR, 2 },
@@ -340,6 +341,35 @@ static void test_repeatable_bits(void **state)
 	}
 }
 
+/* Recursive doubling: every rank ends with the same bits (both partners
+ * of a step combine lower OP upper), whatever the delivery order. */
+static void test_recursive_doubling_same_bits(void **state)
+{
+	(void)state;
+	int ns[] = { 2, 4, 8, 16 };
+	for (size_t i = 0; i < 4; i++) {
+		struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, ns[i],
+		                          24 * sizeof(double), 1, 1);
+		r.elem_size = sizeof(double);
+		struct coll_sched *s = expand_ok(&r);
+		assert_int_equal(s->info.algo, COLL_ALGO_RECURSIVE_DOUBLING);
+		assert_int_equal(s->info.steps, (uint32_t)(i + 1)); /* log2 N exchanges */
+		struct bufset bs;
+		bufs_alloc(&bs, s);
+		for (int k = 0; k < ns[i]; k++)
+			for (size_t e = 0; e < 24; e++)
+				put_val(bs.data[k], e, COLL_DOUBLE, 1.0 / (double)(k + 3) + (double)e * 1e-3);
+		char msg[256] = "";
+		struct coll_exec_opts o = { COLL_DOUBLE, COLL_SUM, 4211u + (unsigned)i };
+		if (coll_exec_run(s, bs.b, &o, msg, sizeof msg))
+			fail_msg("exec: %s", msg);
+		for (int k = 1; k < ns[i]; k++)
+			assert_memory_equal(bs.data[0], bs.data[k], r.bytes);
+		bufs_free(&bs);
+		coll_free(s);
+	}
+}
+
 /* Seed 003: by owner and by tree give the same bits on exact-valued
  * (integer-valued) floats, for any group size and root. */
 static void test_owner_tree_bit_equal(void **state)
@@ -517,6 +547,54 @@ static void test_engine_with_transport(void **state)
 	coll_free(s);
 }
 
+/* An engine reset after a run runs the same schedule again over new
+ * buffers, posting the same commands in the same order; a reset while a
+ * command is posted is refused (it could still land in the old buffers). */
+static void test_engine_reset_reruns(void **state)
+{
+	(void)state;
+	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_HALVING_DOUBLING, 2, 16, 1, 1);
+	r.elem_size = 4;
+	struct coll_sched *s = expand_ok(&r);
+	int32_t data[4] = { 1, 2, 3, 4 }, data2[4] = { 5, 6, 7, 8 };
+	unsigned char scratch[64];
+	struct coll_bufs b = { data, NULL, scratch }, b2 = { data2, NULL, scratch };
+	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0 };
+	struct coll_engine_ops ops = { rec_send, rec_recv, NULL };
+	struct rec rc, rc2;
+	memset(&rc, 0, sizeof rc);
+	memset(&rc2, 0, sizeof rc2);
+	struct coll_engine *e;
+	assert_int_equal(coll_engine_new(s, 0, &b, &conf, &ops, &rc, &e), 0);
+	assert_int_equal(coll_engine_start(e), 0);
+	assert_int_equal(coll_engine_reset(e, &b2, &rc2), -EBUSY);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(coll_engine_done(e, rc.idx[i]), 0);
+	assert_true(coll_engine_finished(e));
+	/* the peer's parts were zeros: our half of the sum is our own data,
+	 * the half the peer reduced arrives as its zeros */
+	assert_int_equal(data[0], 1);
+	assert_int_equal(data[1], 2);
+	assert_int_equal(data[3], 0);
+	assert_int_equal(coll_engine_reset(e, &b2, &rc2), 0);
+	assert_false(coll_engine_finished(e));
+	assert_int_equal(coll_engine_start(e), 0);
+	assert_int_equal(rc2.nposts, 2);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(rc2.idx[i], rc.idx[i]);
+		assert_int_equal(rc2.kind[i], rc.kind[i]);
+	}
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(coll_engine_done(e, rc2.idx[i]), 0);
+	assert_int_equal(rc2.nposts, 4);
+	assert_true(coll_engine_finished(e));
+	assert_int_equal(data2[0], 5);
+	assert_int_equal(data2[1], 6);
+	assert_int_equal(data2[3], 0);
+	coll_engine_free(e);
+	coll_free(s);
+}
+
 /* Every type with every operation, on each reducing algorithm, at a power of
  * two and at an odd group size, with random delivery. */
 static void test_every_dtype_and_op(void **state)
@@ -608,6 +686,8 @@ int main(void)
 		cmocka_unit_test(test_owner_rank_order),
 		cmocka_unit_test(test_exec_reports_deadlock),
 		cmocka_unit_test(test_engine_with_transport),
+		cmocka_unit_test(test_engine_reset_reruns),
+		cmocka_unit_test(test_recursive_doubling_same_bits),
 		cmocka_unit_test(test_every_dtype_and_op),
 		cmocka_unit_test(test_error_paths),
 	};

@@ -255,6 +255,174 @@ static void gathers(void)
 	free(rc); free(o);
 }
 
+/* [[1,1],[0,1]] on even ranks, [[1,0],[1,1]] on odd: the product of ranks
+ * lo..hi-1 in rank order, which no other order gives. */
+static void mat_prefix(int lo, int hi, int out[4])
+{
+	int want[4] = { 1, 0, 0, 1 };
+	for (int r = lo; r < hi; r++) {
+		int x[4] = { 1, r % 2 == 0, r % 2 == 1, 1 };
+		int c[4] = { want[0] * x[0] + want[1] * x[2], want[0] * x[1] + want[1] * x[3],
+			     want[2] * x[0] + want[3] * x[2], want[2] * x[1] + want[3] * x[3] };
+		memcpy(want, c, sizeof c);
+	}
+	memcpy(out, want, sizeof want);
+}
+
+/* Scan and Exscan from their schedules: rank order with a non-commutative
+ * op, MPI_IN_PLACE, a non-contiguous type, and the same bits every time. */
+static void scans(void)
+{
+	MPI_Datatype mat;
+	OK(MPI_Type_contiguous(4, MPI_INT, &mat));
+	OK(MPI_Type_commit(&mat));
+	MPI_Op op;
+	OK(MPI_Op_create(matmul, 0, &op));
+	int m[8], res[8], want[4];
+	for (int k = 0; k < 2; k++) {
+		int x[4] = { 1, t_rank % 2 == 0, t_rank % 2 == 1, 1 };
+		memcpy(m + 4 * k, x, sizeof x);
+	}
+	OK(MPI_Scan(m, res, 2, mat, op, MPI_COMM_WORLD));
+	mat_prefix(0, t_rank + 1, want);
+	CHECK(!memcmp(res, want, sizeof want) && !memcmp(res + 4, want, sizeof want),
+	      "non-commutative scan [%d %d %d %d]", res[0], res[1], res[2], res[3]);
+	memcpy(res, m, sizeof m);
+	OK(MPI_Scan(MPI_IN_PLACE, res, 2, mat, op, MPI_COMM_WORLD));
+	CHECK(!memcmp(res + 4, want, sizeof want), "scan in place");
+	for (int i = 0; i < 8; i++)
+		res[i] = -5;
+	OK(MPI_Exscan(m, res, 2, mat, op, MPI_COMM_WORLD));
+	mat_prefix(0, t_rank, want);
+	if (t_rank > 0)
+		CHECK(!memcmp(res + 4, want, sizeof want), "non-commutative exscan [%d %d %d %d]", res[4], res[5],
+		      res[6], res[7]);
+	else
+		CHECK(res[0] == -5 && res[7] == -5, "exscan wrote rank 0's buffer");
+	memcpy(res, m, sizeof m);
+	OK(MPI_Exscan(MPI_IN_PLACE, res, 2, mat, op, MPI_COMM_WORLD));
+	if (t_rank > 0)
+		CHECK(!memcmp(res, want, sizeof want), "exscan in place");
+	OK(MPI_Op_free(&op));
+	OK(MPI_Type_free(&mat));
+
+	/* every other int of a vector: a packed image goes through the schedule */
+	MPI_Datatype every2;
+	OK(MPI_Type_vector(3, 1, 2, MPI_LONG, &every2));
+	OK(MPI_Type_commit(&every2));
+	long lv[6] = { t_rank, -1, 2 * t_rank, -1, 1, -1 }, lr[6] = { 0, 9, 0, 9, 0, 9 };
+	OK(MPI_Scan(lv, lr, 1, every2, MPI_SUM, MPI_COMM_WORLD));
+	long tri = (long)t_rank * (t_rank + 1) / 2;
+	CHECK(lr[0] == tri && lr[2] == 2 * tri && lr[4] == t_rank + 1 && lr[1] == 9 && lr[5] == 9,
+	      "vector scan %ld %ld %ld", lr[0], lr[2], lr[4]);
+	OK(MPI_Type_free(&every2));
+
+	/* floats whose sum depends on the order of adding: the same bits each time */
+	enum { N = 513 };
+	float in[N], out[N], first[N];
+	for (int i = 0; i < N; i++)
+		in[i] = (float)(t_rank + 1) * 1e-3f * (float)(i + 1) + (t_rank % 3 ? 1e6f : -7.0f);
+	for (int rep = 0; rep < 4; rep++) {
+		OK(MPI_Scan(in, out, N, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
+		if (!rep)
+			memcpy(first, out, sizeof out);
+		CHECK(!memcmp(first, out, sizeof out), "scan repetition %d differs", rep);
+	}
+}
+
+/* Gather(v)/Scatter(v) at every root, MPI_IN_PLACE at the root, a strided
+ * receive type and displacements out of rank order; Alltoallv in place. */
+static void rooted(void)
+{
+	int n = t_size, mine[2] = { t_rank * 10 + 1, t_rank * 10 + 2 };
+	int *all = malloc(sizeof(int) * (size_t)n * 4);
+	MPI_Datatype pair_gap; /* 2 ints, stride 2 pairs: ints 0,1 of each 4 */
+	OK(MPI_Type_vector(1, 2, 4, MPI_INT, &pair_gap));
+	MPI_Datatype spaced;
+	OK(MPI_Type_create_resized(pair_gap, 0, (MPI_Aint)(4 * sizeof(int)), &spaced));
+	OK(MPI_Type_commit(&spaced));
+	for (int root = 0; root < n; root++) {
+		for (int i = 0; i < 4 * n; i++)
+			all[i] = -1;
+		OK(MPI_Gather(mine, 2, MPI_INT, all, 1, spaced, root, MPI_COMM_WORLD));
+		int bad = 0;
+		for (int i = 0; t_rank == root && i < n; i++)
+			bad += all[4 * i] != i * 10 + 1 || all[4 * i + 1] != i * 10 + 2 || all[4 * i + 2] != -1;
+		CHECK(!bad, "strided gather at root %d", root);
+		/* in place: the root's block is already there */
+		for (int i = 0; i < 2 * n; i++)
+			all[i] = t_rank == root && i / 2 == root ? root * 10 + 1 + i % 2 : -1;
+		if (t_rank == root)
+			OK(MPI_Gather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, 2, MPI_INT, root, MPI_COMM_WORLD));
+		else
+			OK(MPI_Gather(mine, 2, MPI_INT, NULL, 0, MPI_DATATYPE_NULL, root, MPI_COMM_WORLD));
+		bad = 0;
+		for (int i = 0; t_rank == root && i < n; i++)
+			bad += all[2 * i] != i * 10 + 1 || all[2 * i + 1] != i * 10 + 2;
+		CHECK(!bad, "gather in place at root %d", root);
+		/* scatter it back; the root keeps its own block in place */
+		int got[2] = { -1, -1 };
+		if (t_rank == root) {
+			OK(MPI_Scatter(all, 2, MPI_INT, MPI_IN_PLACE, 2, MPI_INT, root, MPI_COMM_WORLD));
+		} else {
+			OK(MPI_Scatter(NULL, 0, MPI_DATATYPE_NULL, got, 2, MPI_INT, root, MPI_COMM_WORLD));
+			CHECK(got[0] == mine[0] && got[1] == mine[1], "scatter from root %d: %d %d", root, got[0], got[1]);
+		}
+		/* v-forms with blocks in reverse rank order, rank i sends i % 3 ints */
+		int *counts = malloc(sizeof(int) * (size_t)n), *displs = malloc(sizeof(int) * (size_t)n), tot = 0;
+		for (int i = n - 1; i >= 0; i--) {
+			counts[i] = i % 3;
+			displs[i] = tot;
+			tot += i % 3;
+		}
+		int v[64], mv[2] = { t_rank * 7, t_rank * 7 + 1 };
+		for (int i = 0; i < 64; i++)
+			v[i] = -1;
+		OK(MPI_Gatherv(mv, t_rank % 3, MPI_INT, v, counts, displs, MPI_INT, root, MPI_COMM_WORLD));
+		bad = 0;
+		for (int i = 0; t_rank == root && i < n; i++)
+			for (int j = 0; j < counts[i]; j++)
+				bad += v[displs[i] + j] != i * 7 + j;
+		CHECK(!bad && (t_rank != root || v[tot] == -1), "gatherv at root %d", root);
+		int back[2] = { -3, -3 };
+		if (t_rank == root)
+			OK(MPI_Scatterv(v, counts, displs, MPI_INT, MPI_IN_PLACE, 0, MPI_INT, root, MPI_COMM_WORLD));
+		else
+			OK(MPI_Scatterv(NULL, NULL, NULL, MPI_INT, back, t_rank % 3, MPI_INT, root, MPI_COMM_WORLD));
+		if (t_rank != root)
+			for (int j = 0; j < 2; j++)
+				CHECK(back[j] == (j < t_rank % 3 ? t_rank * 7 + j : -3), "scatterv from %d: [%d] = %d", root,
+				      j, back[j]);
+		free(counts);
+		free(displs);
+	}
+	OK(MPI_Type_free(&spaced));
+	OK(MPI_Type_free(&pair_gap));
+	free(all);
+
+	/* Alltoallv in place: rank r gets (r + j) % 3 + 1 ints from j, laid out
+	 * in reverse peer order with a gap */
+	int *rc = malloc(sizeof(int) * (size_t)n), *rd = malloc(sizeof(int) * (size_t)n), *buf = malloc(sizeof(int) * 8 * (size_t)n);
+	int off = 0;
+	for (int j = n - 1; j >= 0; j--) {
+		rc[j] = (t_rank + j) % 3 + 1;
+		rd[j] = off;
+		off += rc[j] + 1;
+	}
+	for (int j = 0; j < n; j++)
+		for (int k = 0; k <= rc[j]; k++)
+			buf[rd[j] + k] = k < rc[j] ? t_rank * 1000 + j * 10 + k : -9;
+	OK(MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, buf, rc, rd, MPI_INT, MPI_COMM_WORLD));
+	int bad = 0;
+	for (int j = 0; j < n; j++)
+		for (int k = 0; k <= rc[j]; k++)
+			bad += buf[rd[j] + k] != (k < rc[j] ? j * 1000 + t_rank * 10 + k : -9);
+	CHECK(!bad, "alltoallv in place");
+	free(rc);
+	free(rd);
+	free(buf);
+}
+
 /* Same inputs, same bits: on every rank, every time. */
 static void determinism(void)
 {
@@ -286,6 +454,8 @@ int main(int argc, char **argv)
 	reductions();
 	user_ops();
 	gathers();
+	scans();
+	rooted();
 	determinism();
 	return t_finish("mpi_coll");
 }

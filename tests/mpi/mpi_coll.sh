@@ -5,5 +5,8 @@ for n in 1 2 3 4 5; do run $n -- mpi_coll; done
 run 8 -- mpi_coll
 for a in ring ring_sendrecv tree halving_doubling; do run 3 PTL_COLL_ALGO=$a -- mpi_coll; run 4 PTL_COLL_ALGO=$a -- mpi_coll; done
 run 4 PTL_COLL_PORTS=2 -- mpi_coll
+# gather/scatter linear, scan/exscan along the chain
+run 5 PTL_COLL_ALGO=gather=linear,scatter=linear,scan=chain,exscan=chain -- mpi_coll
+run 8 PTL_COLL_ALGO=chain -- mpi_coll
 run 3 PTL_COLL_PORTS=2 PTL_COLL_ALGO=allreduce=ring_bidir,bcast=scatter_allgather -- mpi_coll
 finish

@@ -116,6 +116,39 @@ int main(int argc, char **argv)
 			s[i][j] = 1, r[i][j] = -1;
 	OK(MPI_Allreduce(&s[0][0], &r[0][0], 1, c2, MPI_SUM, MPI_COMM_WORLD));
 	CHECK(r[2][0] == t_size && r[2][1] == -1, "allreduce vector");
+	/* MPI_Type_free while a receive (and a send) with the type is pending:
+	 * the operations complete with the type as it was, even when a new
+	 * type has taken the freed handle. Small (eager) and large (rendezvous). */
+	for (int big = 0; big < 2 && t_size >= 2; big++) {
+		int n = big ? 40000 : 16, *buf = calloc((size_t)n * 2, sizeof(int));
+		MPI_Datatype every2, other;
+		OK(MPI_Type_vector(n, 1, 2, MPI_INT, &every2));
+		OK(MPI_Type_commit(&every2));
+		MPI_Request req = MPI_REQUEST_NULL;
+		if (t_rank == 1) {
+			for (int i = 0; i < 2 * n; i++)
+				buf[i] = -1;
+			OK(MPI_Irecv(buf, 1, every2, 0, 77, MPI_COMM_WORLD, &req));
+		} else if (t_rank == 0) {
+			for (int i = 0; i < 2 * n; i++)
+				buf[i] = i % 2 ? -2 : i / 2 + 1;
+			OK(MPI_Isend(buf, 1, every2, 1, 77, MPI_COMM_WORLD, &req));
+		}
+		OK(MPI_Type_free(&every2));
+		CHECK(every2 == MPI_DATATYPE_NULL, "type_free with a pending operation");
+		OK(MPI_Type_contiguous(3, MPI_CHAR, &other));
+		OK(MPI_Type_commit(&other));
+		if (t_rank <= 1) {
+			MPI_Status st;
+			OK(MPI_Wait(&req, &st));
+		}
+		int bad = 0;
+		for (int i = 0; t_rank == 1 && i < 2 * n; i++)
+			bad += buf[i] != (i % 2 ? -1 : i / 2 + 1);
+		CHECK(!bad, "receive into a freed vector type (%d ints): %d wrong", n, bad);
+		OK(MPI_Type_free(&other));
+		free(buf);
+	}
 	OK(MPI_Type_free(&col));
 	OK(MPI_Type_free(&pt));
 	OK(MPI_Type_free(&pts));

@@ -292,6 +292,35 @@ static void flood(void)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Request_get_status says complete or not and leaves the request active:
+ * Wait still completes it, with the sender in its status. */
+static void get_status(void)
+{
+	int v = -1, flag = 1;
+	MPI_Request r = MPI_REQUEST_NULL;
+	MPI_Status st;
+	if (t_rank == 1) {
+		OK(MPI_Irecv(&v, 1, MPI_INT, 0, 91, MPI_COMM_WORLD, &r));
+		OK(MPI_Request_get_status(r, &flag, MPI_STATUS_IGNORE));
+		CHECK(!flag, "complete before anything was sent");
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (t_rank == 0)
+		OK(MPI_Send(&t_size, 1, MPI_INT, 1, 91, MPI_COMM_WORLD));
+	if (t_rank == 1) {
+		double until = MPI_Wtime() + 60;
+		for (flag = 0; !flag && MPI_Wtime() < until;)
+			OK(MPI_Request_get_status(r, &flag, &st));
+		CHECK(flag && st.MPI_SOURCE == 0 && st.MPI_TAG == 91, "get_status: flag %d source %d", flag,
+		      st.MPI_SOURCE);
+		CHECK(r != MPI_REQUEST_NULL, "get_status freed the request");
+		OK(MPI_Wait(&r, &st));
+		CHECK(v == t_size && st.MPI_SOURCE == 0 && r == MPI_REQUEST_NULL, "wait after get_status: %d", v);
+	}
+	OK(MPI_Request_get_status(MPI_REQUEST_NULL, &flag, &st));
+	CHECK(flag && st.MPI_SOURCE == MPI_ANY_SOURCE, "get_status of MPI_REQUEST_NULL");
+}
+
 int main(int argc, char **argv)
 {
 	t_init(&argc, &argv);
@@ -307,5 +336,6 @@ int main(int argc, char **argv)
 	families();
 	truncation();
 	flood();
+	get_status();
 	return t_finish("mpi_p2p");
 }

@@ -4,7 +4,7 @@
 B=$PTL_TOP_BUILDDIR
 PRELOAD=$B/tracer/.libs/libptltrace-mpich.so
 PTLTOOL=$B/tools/ptltool
-PTLREPLAY=$B/tools/ptlreplay
+PTLREPLAY=$B/tools/ptlreplay-mpich
 PROGS=$B/tests/tracer/programs
 MPIEXEC=${MPIEXEC_HYDRA:-mpiexec.hydra}
 RUN_TIMEOUT=${TRC_RUN_TIMEOUT:-90}
