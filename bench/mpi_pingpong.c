@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_LAT (64 * 1024)
+#define MAX_LAT (4 * 1024 * 1024)
 #define MAX_BW (16 * 1024 * 1024)
 #define WINDOW 32
 
@@ -44,7 +44,7 @@ int main(int argc, char **argv)
 	int peer = 1 - rank;
 	double v[1000];
 	for (size_t len = 0; len <= MAX_LAT; len = len ? len * 2 : 1) {
-		int iters = len <= 4096 ? 20000 : 2000;
+		int iters = len <= 4096 ? 20000 : len <= 65536 ? 2000 : 200;
 		for (int t = 0; t < trials; t++) {
 			for (int i = -100; i < iters; i++) {
 				if (i == 0) {

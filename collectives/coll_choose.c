@@ -10,6 +10,12 @@
 #define COLL_BCAST_LONG_BYTES (64u * 1024u)
 #define COLL_BCAST_LONG_RANKS 8
 
+/* Up to this many bytes, a power-of-two allreduce goes by recursive
+ * doubling: log2(N) exchanges of the whole vector beat the 2(N-1) or 2 log2(N)
+ * latencies of the bandwidth-optimal algorithms while a message costs more in
+ * latency than in bytes (alpha * beta is about 15 KB on shm). */
+#define COLL_ALLREDUCE_SHORT_BYTES (16u * 1024u)
+
 static void warn(struct coll_choice *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static void warn(struct coll_choice *c, const char *fmt, ...)
@@ -30,7 +36,9 @@ static int choose_ring_op(const struct coll_req *r, struct coll_choice *c)
 {
 	switch (r->algo) {
 	case COLL_ALGO_AUTO:
-		if (r->op == COLL_OP_ALLREDUCE && r->ports >= 2 && coll_is_pow2(r->nranks))
+		if (r->op == COLL_OP_ALLREDUCE && coll_is_pow2(r->nranks) && r->bytes <= COLL_ALLREDUCE_SHORT_BYTES)
+			c->algo = COLL_ALGO_RECURSIVE_DOUBLING;
+		else if (r->op == COLL_OP_ALLREDUCE && r->ports >= 2 && coll_is_pow2(r->nranks))
 			c->algo = COLL_ALGO_HALVING_DOUBLING;
 		else
 			c->algo = ring_by_ports(r);
@@ -65,6 +73,17 @@ static int choose_ring_op(const struct coll_req *r, struct coll_choice *c)
 		if (r->op != COLL_OP_ALLREDUCE)
 			return -ENOTSUP;
 		c->algo = COLL_ALGO_TREE;
+		return 0;
+	case COLL_ALGO_RECURSIVE_DOUBLING:
+		if (r->op != COLL_OP_ALLREDUCE)
+			return -ENOTSUP;
+		if (!coll_is_pow2(r->nranks)) {
+			c->algo = ring_by_ports(r);
+			warn(c, "recursive_doubling needs a power-of-two group and %d ranks is not: "
+			        "using %s", r->nranks, coll_algo_name(c->algo));
+		} else {
+			c->algo = COLL_ALGO_RECURSIVE_DOUBLING;
+		}
 		return 0;
 	default:
 		return -ENOTSUP;
@@ -160,7 +179,8 @@ const struct coll_algo_impl *coll_impl(enum coll_op op, enum coll_algo algo)
 		return op == COLL_OP_GATHER ? &coll_lgather_impl
 		       : op == COLL_OP_SCATTER ? &coll_lscatter_impl : NULL;
 	case COLL_ALGO_RECURSIVE_DOUBLING:
-		return op == COLL_OP_SCAN || op == COLL_OP_EXSCAN ? &coll_scan_rd_impl : NULL;
+		return op == COLL_OP_SCAN || op == COLL_OP_EXSCAN ? &coll_scan_rd_impl
+		       : op == COLL_OP_ALLREDUCE ? &coll_ard_impl : NULL;
 	case COLL_ALGO_SCATTER_ALLGATHER:
 		return op == COLL_OP_BCAST ? &coll_scag_impl : NULL;
 	case COLL_ALGO_DISSEMINATION:

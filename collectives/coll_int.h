@@ -36,6 +36,7 @@ const struct coll_algo_impl *coll_impl(enum coll_op op, enum coll_algo algo);
 
 extern const struct coll_algo_impl coll_ring_impl;     /* ring, ring_sendrecv, ring_bidir */
 extern const struct coll_algo_impl coll_hd_impl;
+extern const struct coll_algo_impl coll_ard_impl;   /* allreduce, recursive doubling */
 extern const struct coll_algo_impl coll_dbtree_impl;
 extern const struct coll_algo_impl coll_binomial_impl;
 extern const struct coll_algo_impl coll_scag_impl;

@@ -30,6 +30,9 @@
 #include "mpi_impl.h"
 
 #define CACHE_SLOTS 8
+/* Schedule receives up to this size post no ME (mpi_irecv_lazy): the copy
+ * out of the unexpected buffer costs less than the ME's four calls. */
+#define COLL_LAZY_MAX 4096
 
 struct cache_ent {
 	struct coll_req req;
@@ -161,7 +164,12 @@ static int cb_recv(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd, 
 	(void)rank;
 	struct cx *x = ctx;
 	struct mpi_req *r;
-	int rc = mpi_irecv(buf, (int)len, MPI_BYTE, cmd->peer_rank, tag_of(cmd->match), x->c, x->c->ctx + 1, &r);
+	/* A schedule's receives name their source and a tag of their own,
+	 * one collective at a time: small ones may wait as unexpected
+	 * messages instead of posting an ME each. */
+	int rc = len <= COLL_LAZY_MAX
+			 ? mpi_irecv_lazy(buf, len, cmd->peer_rank, tag_of(cmd->match), x->c, x->c->ctx + 1, &r)
+			 : mpi_irecv(buf, (int)len, MPI_BYTE, cmd->peer_rank, tag_of(cmd->match), x->c, x->c->ctx + 1, &r);
 	if (rc)
 		return -ENOMEM;
 	return add_pend(x, idx, r, cmd->peer_rank, true);
@@ -256,6 +264,8 @@ static int drive(struct cx *x)
 			struct pend *p = &x->p[i];
 			if (p->reported)
 				continue;
+			if (p->r && p->r->lazy)
+				mpi_recv_try(p->r);
 			if (!p->r || !p->r->done) {
 				all = false;
 				continue;

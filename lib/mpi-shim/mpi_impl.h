@@ -154,6 +154,7 @@ struct mpi_req {
 	bool done;               /* complete as far as the holder is concerned */
 	bool matched;            /* receive: an arrival is taking it */
 	bool cancelled;
+	bool lazy;               /* receive without an ME: matched from the unexpected list */
 	int err;
 	MPI_Status st;
 	struct mpi_list link;    /* send queue of a peer */
@@ -226,6 +227,14 @@ int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, st
 int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mpi_comm *c, int ctx,
 	      struct mpi_req **out);
 enum { MPI_MODE_STD, MPI_MODE_SYNC, MPI_MODE_READY, MPI_MODE_BUFFERED };
+/* A receive of len contiguous bytes that posts no ME: the message lands as
+ * unexpected and mpi_recv_try matches it. For a context whose receives never
+ * overlap in what they match (a schedule's: exact source, a tag per step, one
+ * collective at a time), where it saves the ME's insert, attach, enable and
+ * unlink on small messages. */
+int mpi_irecv_lazy(void *buf, size_t len, int src, int tag, struct mpi_comm *c, int ctx, struct mpi_req **out);
+/* Matches a lazy receive against the unexpected messages; true once done. */
+bool mpi_recv_try(struct mpi_req *r);
 int mpi_iprobe(int src, int tag, struct mpi_comm *c, int *flag, MPI_Status *st);
 int mpi_cancel_recv(struct mpi_req *r);
 /* Waits for r (deadline_s > 0: until then; returns MPI_ERR_TIMEOUT). */

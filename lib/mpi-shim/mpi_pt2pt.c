@@ -930,6 +930,38 @@ fail:
 	return MPI_ERR_NO_MEM;
 }
 
+int mpi_irecv_lazy(void *buf, size_t len, int src, int tag, struct mpi_comm *c, int ctx, struct mpi_req **out)
+{
+	struct mpi_req *r = mpi_req_new(MPI_REQ_RECV);
+	if (!r)
+		return MPI_ERR_NO_MEM;
+	*out = r;
+	r->myrank = c->rank;
+	r->ctx = ctx;
+	r->peer = src;
+	r->tag = tag;
+	r->ubuf = buf;
+	r->count = (int)len;
+	r->dt = MPI_BYTE;
+	r->pbuf = buf;
+	r->len = len;
+	r->lazy = true;
+	mpi_recv_try(r);
+	return MPI_SUCCESS;
+}
+
+bool mpi_recv_try(struct mpi_req *r)
+{
+	if (r->done || r->matched || !r->lazy)
+		return r->done;
+	struct mpi_ux *u = ux_find(r->ctx, r->peer, r->tag);
+	if (u) {
+		mpi_list_del(&u->link);
+		ux_deliver(r, u);
+	}
+	return r->done;
+}
+
 int mpi_iprobe(int src, int tag, struct mpi_comm *c, int *flag, MPI_Status *st)
 {
 	mpi_progress(0);
@@ -947,6 +979,13 @@ int mpi_iprobe(int src, int tag, struct mpi_comm *c, int *flag, MPI_Status *st)
 
 int mpi_cancel_recv(struct mpi_req *r)
 {
+	if (r->lazy && !r->done && !r->matched) {
+		/* no ME: nothing can take it now */
+		r->cancelled = true;
+		r->st.ptl_cancelled = 1;
+		mpi_req_complete(r);
+		return MPI_SUCCESS;
+	}
 	if (r->done || r->matched || r->me == PTL_INVALID_HANDLE)
 		return MPI_SUCCESS;
 	if (PtlMEUnlink(r->me) != PTL_OK)

@@ -14,6 +14,7 @@ static const struct algo_case cases[] = {
 	{ COLL_OP_ALLREDUCE, COLL_ALGO_RING_BIDIR, 2 },
 	{ COLL_OP_ALLREDUCE, COLL_ALGO_HALVING_DOUBLING, 1 },
 	{ COLL_OP_ALLREDUCE, COLL_ALGO_TREE, 2 },
+	{ COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 1 },
 	{ COLL_OP_REDUCE_SCATTER, COLL_ALGO_RING, 1 },
 	{ COLL_OP_REDUCE_SCATTER, COLL_ALGO_RING_SENDRECV, 1 },
 	{ COLL_OP_REDUCE_SCATTER, COLL_ALGO_RING_BIDIR, 2 },
@@ -340,6 +341,35 @@ static void test_repeatable_bits(void **state)
 	}
 }
 
+/* Recursive doubling: every rank ends with the same bits (both partners
+ * of a step combine lower OP upper), whatever the delivery order. */
+static void test_recursive_doubling_same_bits(void **state)
+{
+	(void)state;
+	int ns[] = { 2, 4, 8, 16 };
+	for (size_t i = 0; i < 4; i++) {
+		struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, ns[i],
+		                          24 * sizeof(double), 1, 1);
+		r.elem_size = sizeof(double);
+		struct coll_sched *s = expand_ok(&r);
+		assert_int_equal(s->info.algo, COLL_ALGO_RECURSIVE_DOUBLING);
+		assert_int_equal(s->info.steps, (uint32_t)(i + 1)); /* log2 N exchanges */
+		struct bufset bs;
+		bufs_alloc(&bs, s);
+		for (int k = 0; k < ns[i]; k++)
+			for (size_t e = 0; e < 24; e++)
+				put_val(bs.data[k], e, COLL_DOUBLE, 1.0 / (double)(k + 3) + (double)e * 1e-3);
+		char msg[256] = "";
+		struct coll_exec_opts o = { COLL_DOUBLE, COLL_SUM, 4211u + (unsigned)i };
+		if (coll_exec_run(s, bs.b, &o, msg, sizeof msg))
+			fail_msg("exec: %s", msg);
+		for (int k = 1; k < ns[i]; k++)
+			assert_memory_equal(bs.data[0], bs.data[k], r.bytes);
+		bufs_free(&bs);
+		coll_free(s);
+	}
+}
+
 /* Seed 003: by owner and by tree give the same bits on exact-valued
  * (integer-valued) floats, for any group size and root. */
 static void test_owner_tree_bit_equal(void **state)
@@ -657,6 +687,7 @@ int main(void)
 		cmocka_unit_test(test_exec_reports_deadlock),
 		cmocka_unit_test(test_engine_with_transport),
 		cmocka_unit_test(test_engine_reset_reruns),
+		cmocka_unit_test(test_recursive_doubling_same_bits),
 		cmocka_unit_test(test_every_dtype_and_op),
 		cmocka_unit_test(test_error_paths),
 	};

@@ -1,0 +1,79 @@
+/* coll_ard.c: recursive-doubling allreduce for short vectors.
+ *
+ * N = 2^L. Step k pairs rank i with i ^ 2^k; both send their whole partial
+ * vector and receive the partner's into scratch, so after L steps every rank
+ * holds the full reduction: L latencies and L messages of M bytes per rank,
+ * where the ring and halving-doubling take 2(N-1) and 2L latencies. That wins
+ * while latency dominates (coll_choose picks it for short vectors).
+ *
+ * Both partners must compute the same bits, so the combination is always
+ * (lower half's partial) OP (upper half's partial), the schedule's fixed
+ * order: the lower rank adds the upper's part into DATA; the upper rank adds
+ * its own DATA into the lower's part in scratch and copies the result back.
+ * The local reduce waits for the step's send too, so DATA never changes
+ * under a transfer that still reads it.
+ */
+#include "coll_int.h"
+
+enum { SUB_RECV = 0, SUB_SEND = 1, SUB_REDUCE = 2, SUB_COPY = 3 };
+
+static int ard_shape(struct coll_gen *g)
+{
+	if (!coll_is_pow2(g->n))
+		return -EINVAL;
+	g->steps = (uint32_t)coll_floor_log2((uint64_t)g->n);
+	g->stride = 4;
+	g->scratch = g->req->bytes;
+	return 0;
+}
+
+static int ard_emit(struct coll_gen *g)
+{
+	int L = coll_floor_log2((uint64_t)g->n), i = g->rank;
+	size_t b = g->req->bytes;
+	uint64_t prev = 0;
+	bool have_prev = false;
+	if (!b)
+		return 0;
+	for (int k = 0; k < L; k++) {
+		uint32_t st = (uint32_t)k;
+		int p = i ^ (1 << k);
+		bool upper = (i & (1 << k)) != 0;
+		struct coll_cmd *rv = coll_emit_recv(g, COLL_RECV, st, 0, 0, SUB_RECV, p, SUB_SEND, 0, b);
+		if (!rv)
+			return g->err;
+		rv->buf = COLL_BUF_SCRATCH;
+		if (have_prev)
+			coll_dep(rv, prev);
+		uint64_t rid = rv->id; /* the next emit may move the array */
+		struct coll_cmd *sd = coll_emit_send(g, st, 0, 0, SUB_SEND, p, 0, b);
+		if (!sd)
+			return g->err;
+		if (have_prev)
+			coll_dep(sd, prev);
+		uint64_t sid = sd->id;
+		struct coll_cmd *rd = coll_emit(g, COLL_REDUCE, st, 0, 0, SUB_REDUCE, COLL_PEER_NONE);
+		if (!rd)
+			return g->err;
+		rd->len = b;
+		if (upper) {
+			rd->buf = COLL_BUF_SCRATCH;
+			rd->src_buf = COLL_BUF_DATA;
+		}
+		coll_dep(rd, rid);
+		coll_dep(rd, sid);
+		prev = rd->id;
+		if (upper) {
+			struct coll_cmd *cp = coll_emit(g, COLL_COPY, st, 0, 0, SUB_COPY, COLL_PEER_NONE);
+			if (!cp)
+				return g->err;
+			cp->len = b;
+			coll_dep(cp, prev);
+			prev = cp->id;
+		}
+		have_prev = true;
+	}
+	return 0;
+}
+
+const struct coll_algo_impl coll_ard_impl = { ard_shape, ard_emit };
