@@ -10,7 +10,8 @@
  *     --bw-rounds N    windows of 32 puts per bandwidth trial (default
  *                      20, 4 above 64 KiB, 1 above 1 MiB)
  *
- * Prints one line per figure: "lat <bytes> <median us> <min> <max>" and
+ * Prints one line per figure: "lat <bytes> <median us> <min> <max>" (and
+ * "mean <bytes> <mean us>" over the trials) and
  * "bw <bytes> <median GB/s> <min> <max>", medians over the trials; bench/
  * pingpong.sh runs it interleaved with MPI and prints ratios.
  */
@@ -84,6 +85,17 @@ static void report(const char *kind, size_t len, double *v, int n)
 {
 	qsort(v, (size_t)n, sizeof *v, cmp_double);
 	printf("%s %zu %.3f %.3f %.3f\n", kind, len, v[n / 2], v[0], v[n - 1]);
+	fflush(stdout);
+}
+
+/* The mean over all trials: with many short trials (bench/verbs_vm.sh) the
+ * mean of every round trip, to set beside the median trial. */
+static void report_mean(const char *kind, size_t len, const double *v, int n)
+{
+	double sum = 0;
+	for (int i = 0; i < n; i++)
+		sum += v[i];
+	printf("%s %zu %.3f\n", kind, len, sum / n);
 	fflush(stdout);
 }
 
@@ -169,8 +181,10 @@ int main(int argc, char **argv)
 			}
 			v[t] = (now_us() - t0) / iters / 2;
 		}
-		if (rank == 0)
+		if (rank == 0) {
 			report("lat", len, v, trials);
+			report_mean("mean", len, v, trials);
+		}
 	}
 	for (size_t len = 4096; len <= max_bw; len *= 4) {
 		int rounds = rounds_opt ? rounds_opt : len <= 65536 ? 20 : len <= 1048576 ? 4 : 1;

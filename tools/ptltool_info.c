@@ -1,6 +1,7 @@
 /* ptltool info: what ptl is and can use on this host. */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <endian.h>
 #include <errno.h>
@@ -19,7 +20,6 @@
 #endif
 
 #ifdef PTL_HAVE_VERBS
-#include <arpa/inet.h>
 #include <net/if.h>
 
 #include <infiniband/verbs.h>
@@ -27,6 +27,7 @@
 #include "nal/verbs/vrb_choose.h"
 #endif
 
+#include "nal/tcp/tcp_choose.h"
 #include "ptltool.h"
 
 /* Whether a process may read a sibling's memory with CMA: a child reads
@@ -60,6 +61,21 @@ static int ptltool_shm_works(void)
 	close(fd);
 	shm_unlink(name);
 	return 1;
+}
+
+/* The addresses the TCP NAL would publish (the NAL's own choice). */
+static void ptltool_info_tcp(void)
+{
+	uint32_t ip[8];
+	int n = tcp_choose_addrs(ip, 8, "ptltool info");
+	printf("nal tcp:   built, usable: publishes");
+	for (int i = 0; i < n; i++) {
+		char a[INET_ADDRSTRLEN];
+		printf(" %s", inet_ntop(AF_INET, &ip[i], a, sizeof a) ? a : "?");
+	}
+	const char *why = getenv("PTL_TCP_ADDR") && *getenv("PTL_TCP_ADDR") ? " (PTL_TCP_ADDR)"
+			  : getenv("PTL_TCP_IF") && *getenv("PTL_TCP_IF") ? " (PTL_TCP_IF)" : "";
+	printf("%s\n", why);
 }
 
 static void ptltool_info_topology(void)
@@ -207,7 +223,7 @@ static void ptltool_info_verbs(void)
 		printf("nal verbs: built, NOT usable: PTL_VERBS_DEVICE=%s names no device with an ACTIVE port\n", env);
 	else
 		printf("nal verbs: built, NOT usable: no RDMA device with an ACTIVE port\n");
-	printf("nal tcp:   not built yet\n");
+	ptltool_info_tcp();
 	ptltool_info_topology();
 	if (!devs || ndev == 0) {
 		printf("rdma:      no RDMA devices on this host%s\n",
@@ -261,7 +277,7 @@ int ptltool_info_main(int argc, char **argv)
 	ptltool_info_verbs();
 #else
 	printf("nal verbs: not built (no libibverbs at build time)\n");
-	printf("nal tcp:   not built yet\n");
+	ptltool_info_tcp();
 	ptltool_info_topology();
 	ptltool_info_rdma();
 #endif

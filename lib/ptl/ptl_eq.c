@@ -149,11 +149,28 @@ int PtlEQGet(ptl_handle_eq_t eq_handle, ptl_event_t *event)
 	return rc;
 }
 
+/* Timeouts are in milliseconds: the coarse clock (a tick's resolution) is
+ * read from the vDSO's data alone, where the precise one may be a system
+ * call reading an emulated device (the hpet of a QEMU TCG guest). */
+#ifdef CLOCK_MONOTONIC_COARSE
+#define PTL_WAIT_CLOCK CLOCK_MONOTONIC_COARSE
+#else
+#define PTL_WAIT_CLOCK CLOCK_MONOTONIC
+#endif
 static int64_t ptl_now_ms(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(PTL_WAIT_CLOCK, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A deadline on that clock: one resolution late, so that a clock lagging
+ * by up to a tick when the wait starts never makes it end early. */
+static int64_t ptl_deadline_ms(int64_t now, ptl_time_t timeout)
+{
+	struct timespec r;
+	int64_t res_ms = clock_getres(PTL_WAIT_CLOCK, &r) == 0 ? (int64_t)r.tv_sec * 1000 + r.tv_nsec / 1000000 + 1 : 1;
+	return now + timeout + res_ms;
 }
 
 /* How long a waiting application thread polls before it sleeps: long enough
@@ -182,9 +199,8 @@ int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_eve
 	if (size <= 0 || size > PTL_LIM_MAX_EQS || timeout < PTL_TIME_FOREVER)
 		return PTL_EQ_INVALID;
 	/* The clock is read only every PTL_WAIT_CLOCK_EVERY polls, and first
-	 * after that many (a timeout runs from then: late by that many polls):
-	 * where the vDSO cannot read the clock source (QEMU TCG: hpet) it is a
-	 * system call, which would be most of a poll. */
+	 * after that many (a timeout runs from then: late by that many polls),
+	 * to keep even the vDSO's work out of most polls. */
 	bool timed = timeout != PTL_TIME_FOREVER;
 	int64_t now = 0, deadline = -1;
 	for (unsigned spin = 0;; spin++) {
@@ -213,7 +229,7 @@ int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_eve
 		    (spin % PTL_WAIT_CLOCK_EVERY == PTL_WAIT_CLOCK_EVERY - 1 || spin >= PTL_WAIT_SPINS)) {
 			now = ptl_now_ms();
 			if (deadline < 0)
-				deadline = now + timeout;
+				deadline = ptl_deadline_ms(now, timeout);
 		}
 		if (timed && (timeout == 0 || (deadline >= 0 && now >= deadline))) {
 			ptl_unlock();

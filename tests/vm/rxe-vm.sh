@@ -21,10 +21,11 @@
 #   PTL_VM_TIMEOUT=300    seconds for the whole boot-run-poweroff
 #   PTL_VM_RW=DIR[:DIR]   host directories shared read-write (same paths)
 #   PTL_VM_MEM=1G PTL_VM_SMP=2
-#   PTL_VM_NET=listen:PORT|connect:PORT   join another VM's NIC through a
-#                         QEMU socket on 127.0.0.1:PORT (tests/vm/verbs2.sh);
+#   PTL_VM_NET=listen:PORT|connect:PORT|udp:MINE:PEER   join another VM's
+#                         NIC through a QEMU socket on 127.0.0.1 (rxe-vm2.sh);
 #                         default: a NIC with no peer
 #   PTL_VM_IP=192.0.2.1/24  eth0's address (the MAC follows its last byte)
+#   PTL_VM_NETNS=NAME     run qemu in this network namespace (rxe-vm2.sh's)
 #   PTL_VM_ACCEL=tcg      tcg, or kvm where /dev/kvm really works
 #   PTL_VM_KERNEL_PKG=linux-image-...   default: what linux-image-amd64 names
 #   PTL_VM_KEEP=1         keep the job folder (console and qemu logs)
@@ -196,7 +197,9 @@ finish() {
 }
 trap 'finish; rm -rf "$JOB"; exit 130' INT TERM HUP
 
-timeout -k 5 "$TIMEOUT" qemu-system-x86_64 "${accel[@]}" -machine pc \
+nsexec=()
+[ -n "${PTL_VM_NETNS:-}" ] && nsexec=(ip netns exec "$PTL_VM_NETNS")
+timeout -k 5 "$TIMEOUT" "${nsexec[@]}" qemu-system-x86_64 "${accel[@]}" -machine pc \
 	-m "${PTL_VM_MEM:-1G}" -smp "${PTL_VM_SMP:-2}" "${bios[@]}" \
 	-nodefaults -no-user-config -display none -no-reboot \
 	-kernel "$kernel" -initrd "$INITRD" -append "$cmdline" \

@@ -8,7 +8,7 @@
 # time limit; mp_over_verbs runs them all as one test.
 #
 # The x_* tests (not in the default list) run across two VMs
-# (tests/vm/verbs2.sh): this one, PTL_VM_ME, runs ptlrun --hosts and
+# (tests/vm/rxe-vm2.sh): this one, PTL_VM_ME, runs ptlrun --hosts and
 # tests/vm/vm-agent.sh starts the ranks in the other, PTL_VM_PEER.
 # x:NAME runs tests/ptl/mp/NAME on 2 VMs x 2 ranks.
 #
@@ -113,7 +113,6 @@ rxe_pkts() {
 	local c=/sys/class/infiniband/rxe0/ports/1/hw_counters
 	agent "$1" cat "$c/sent_pkts" "$c/rcvd_pkts" | tr '\n' ' '
 }
-t_x_ready() { agent wait "$PTL_VM_PEER" "${PTL_VM_X_READY:-150}"; }
 t_x_info() {
 	local h o
 	for h in "$PTL_VM_ME" "$PTL_VM_PEER"; do
@@ -146,6 +145,24 @@ t_x_ring4() {
 	o=$(x_run 4 "$B/examples/ring" 2>&1) || { echo "$o"; return 1; }
 	echo "$o"
 	echo "$o" | grep -q "initiator .*/3 " || { echo "FAILED: no line from rank 3"; return 1; }
+}
+# A rank failing in VM B fails the job with its status; a rank failing
+# here stops the one in VM B (ptlrun ends its agent, the server kills it).
+t_x_fail() {
+	local o rc
+	o=$(x_run 2 sh -c '[ "$PTL_RT_RANK" = 1 ] && exit 3; exec sleep 40' 2>&1)
+	rc=$?
+	echo "$o"
+	[ $rc = 3 ] && echo "$o" | grep -q "rank 1 .* exited with status 3" ||
+		{ echo "FAILED: ptlrun exited $rc, not 3 for rank 1 in $PTL_VM_PEER"; return 1; }
+	o=$(x_run 2 sh -c '[ "$PTL_RT_RANK" = 0 ] && exit 4; exec sleep 41' 2>&1)
+	rc=$?
+	echo "$o"
+	[ $rc = 4 ] || { echo "FAILED: ptlrun exited $rc, not 4 for rank 0"; return 1; }
+	sleep 1
+	o=$(agent "$PTL_VM_PEER" ps -eo args)
+	echo "$o" | grep -q '^sleep 41' && { echo "FAILED: rank 1 still runs in $PTL_VM_PEER"; return 1; }
+	return 0
 }
 t_x() {
 	[ -x "$B/tests/ptl/mp/$1" ] || { echo "tests/ptl/mp/$1 is not built"; return 77; }

@@ -8,8 +8,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <ifaddrs.h>
-#include <net/if.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +18,7 @@
 #include <unistd.h>
 
 #include "tcp.h"
+#include "tcp_choose.h"
 
 static void tcp_set_opts(int fd)
 {
@@ -28,45 +27,13 @@ static void tcp_set_opts(int fd)
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
-/* Which of our IPv4 addresses to publish: PTL_TCP_ADDR (a comma list),
- * else the addresses of PTL_TCP_IF, else of every interface that is up
- * and not loopback; loopback only when there is nothing else. */
+/* Which of our IPv4 addresses to publish: tcp_choose.h. */
 static void tcp_local_addrs(struct nal *n)
 {
-	const char *list = getenv("PTL_TCP_ADDR");
-	const char *ifname = getenv("PTL_TCP_IF");
-	struct ifaddrs *ifa0, *ifa;
+	char who[32];
 
-	n->self.naddr = 0;
-	if (list != NULL && *list != '\0') {
-		char buf[512], *save = NULL;
-
-		snprintf(buf, sizeof(buf), "%s", list);
-		for (char *t = strtok_r(buf, ",", &save); t != NULL &&
-		     n->self.naddr < TCP_MAX_ADDRS; t = strtok_r(NULL, ",", &save)) {
-			struct in_addr a;
-
-			if (inet_pton(AF_INET, t, &a) == 1)
-				n->self.ip[n->self.naddr++] = a.s_addr;
-			else
-				fprintf(stderr, "ptl: rank %d: PTL_TCP_ADDR: '%s' is "
-					"not an IPv4 address; ignored\n", n->rank, t);
-		}
-	} else if (getifaddrs(&ifa0) == 0) {
-		for (ifa = ifa0; ifa != NULL && n->self.naddr < TCP_MAX_ADDRS;
-		     ifa = ifa->ifa_next) {
-			if (ifa->ifa_addr == NULL || ifa->ifa_addr->sa_family != AF_INET ||
-			    !(ifa->ifa_flags & IFF_UP) || (ifa->ifa_flags & IFF_LOOPBACK))
-				continue;
-			if (ifname != NULL && *ifname != '\0' && strcmp(ifname, ifa->ifa_name) != 0)
-				continue;
-			n->self.ip[n->self.naddr++] =
-				((struct sockaddr_in *)ifa->ifa_addr)->sin_addr.s_addr;
-		}
-		freeifaddrs(ifa0);
-	}
-	if (n->self.naddr == 0)
-		n->self.ip[n->self.naddr++] = htonl(INADDR_LOOPBACK);
+	snprintf(who, sizeof(who), "ptl: rank %d", n->rank);
+	n->self.naddr = (uint16_t)tcp_choose_addrs(n->self.ip, TCP_MAX_ADDRS, who);
 }
 
 int tcp_listen(struct nal *n)

@@ -19,7 +19,10 @@
  *    in the SRQ, and RDMA-writes the running count of the sender's
  *    messages it has consumed into the sender's credit slot. A send with
  *    no credit returns NAL_EAGAIN, so no buffer ever overruns; credit
- *    returns consume no receive buffer, so they cannot deadlock.
+ *    returns consume no receive buffer, so they cannot deadlock. Every
+ *    message also carries the sender's consumed count of the receiver's
+ *    messages (low 32 bits, as immediate data): traffic both ways (a
+ *    ping-pong) returns credits with no write of their own.
  *  - Death: an RC QP whose peer is gone fails its WRs with RETRY_EXC_ERR
  *    after VRB_RETRY_CNT retransmissions. A peer we only wait for (nothing
  *    of ours in flight to it) is probed: when it has shown no sign of life
@@ -120,6 +123,8 @@ struct vrb_peer {
 	/* Credits: ours toward the peer. */
 	uint32_t grant;          /* buffers the peer posted for us */
 	uint64_t sent;           /* messages sent to the peer */
+	uint64_t imm_back;       /* the peer's consumed count as its last
+	                          * message carried it (immediate data) */
 	uint64_t rslot_addr;     /* our slot in the peer's credit array */
 	uint32_t rslot_rkey;
 	/* The peer's toward us. */
@@ -127,6 +132,8 @@ struct vrb_peer {
 	uint64_t consumed;       /* of its messages we have handled */
 	uint64_t told;           /* consumed as last written to the peer */
 	bool credit_owed;        /* a credit write waits for send-queue room */
+	uint64_t credit_writes;  /* credit writes posted (not probes): tests
+	                          * see that traffic both ways needs none */
 	bool starved;            /* a send returned NAL_EAGAIN */
 	unsigned sq_used;
 	/* Liveness: completions involving the peer, as counted and as last seen

@@ -25,6 +25,7 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -73,10 +74,15 @@ static void vrb_starve(struct nal *n, struct vrb_peer *p)
 	}
 }
 
+/* The peer's consumed count reaches us two ways: RDMA-written into our slot
+ * and carried by its messages. The later of the two counts; the slot is
+ * never written from here, so a write landing late cannot move it back. */
 static uint64_t vrb_credit_left(struct nal *n, int peer)
 {
 	struct vrb_peer *p = &n->peers[peer];
 	uint64_t back = __atomic_load_n(&n->slots[peer], __ATOMIC_ACQUIRE);
+	if (p->imm_back > back)
+		back = p->imm_back;
 	return p->grant - (p->sent - back);
 }
 
@@ -95,7 +101,8 @@ int vrb_send(struct nal *n, int peer, const void *hdr, size_t hdr_len, const voi
 		return NAL_EAGAIN;
 	}
 	struct ibv_sge sge[2];
-	struct ibv_send_wr wr = { .sg_list = sge, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_send_wr wr = { .sg_list = sge, .opcode = IBV_WR_SEND_WITH_IMM, .send_flags = IBV_SEND_SIGNALED,
+				  .imm_data = htonl((uint32_t)p->consumed) }, *bad;
 	size_t total = hdr_len + len;
 	if (total <= n->max_inline_data) {
 		int k = 0;
@@ -127,6 +134,8 @@ int vrb_send(struct nal *n, int peer, const void *hdr, size_t hdr_len, const voi
 	}
 	vrb_sq_take(n, p, 1);
 	p->sent++;
+	p->told = p->consumed;
+	p->credit_owed = false;
 	return 0;
 }
 
@@ -156,6 +165,8 @@ static void vrb_credit_return(struct nal *n, int peer, bool probe)
 	p->credit_owed = false;
 	if (probe)
 		p->probing = true;
+	else
+		p->credit_writes++;
 }
 
 /* The keepalive scan (see the top of this file). */
@@ -199,6 +210,17 @@ static void vrb_recv_wc(struct nal *n, const struct ibv_wc *wc)
 	}
 	struct vrb_peer *p = &n->peers[peer];
 	p->acts++;
+	if (wc->wc_flags & IBV_WC_WITH_IMM) {
+		/* 32 bits of a count that never runs more than the grant
+		 * ahead of what we know: extend it from our own. */
+		uint32_t low = ntohl(wc->imm_data);
+		uint64_t back = __atomic_load_n(&n->slots[peer], __ATOMIC_ACQUIRE);
+		if (p->imm_back > back)
+			back = p->imm_back;
+		back += (uint32_t)(low - (uint32_t)back);
+		if (back <= p->sent)
+			p->imm_back = back;
+	}
 	n->args.up.recv(n->args.up.arg, peer, n->rbuf + (size_t)i * VRB_EAGER, wc->byte_len);
 	vrb_repost(n, i);
 	p->consumed++;
