@@ -148,8 +148,9 @@ struct coll_req {
 	const size_t *counts;
 	/* alltoall only, the form an MPI_Alltoallv rank knows: counts is then
 	 * this rank's row (N sizes: what it sends to each rank) and recv_counts
-	 * its column (what it receives from each). Only coll_expand_rank takes
-	 * this form: the other ranks' parts are unknown. Not owned. */
+	 * its column (what it receives from each); both hold the rank's copy
+	 * to itself, which must agree. Only coll_expand_rank takes this form:
+	 * the other ranks' parts are unknown. Not owned. */
 	const size_t *recv_counts;
 	size_t elem_size;        /* blocks are cut at element boundaries */
 	int num_chunks;          /* ring algorithms: chunks per block (1..64) */

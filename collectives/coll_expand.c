@@ -112,9 +112,8 @@ static int prepare(const struct coll_req *req, struct coll_sched *s, struct coll
 	in->scratch_bytes = g->scratch;
 	in->min_transfer = SIZE_MAX;
 	if (s->req.op == COLL_OP_ALLTOALL && s->req.counts) {
-		rc = coll_a2a_sums(&s->req, &in->input_bytes, &in->data_bytes);
-		if (rc)
-			return rc;
+		/* cannot fail: coll_req_normalize checked these sums */
+		coll_a2a_sums(&s->req, &in->input_bytes, &in->data_bytes);
 	} else if (s->req.op == COLL_OP_ALLTOALL) {
 		in->data_bytes = s->req.bytes * (size_t)g->n;
 		in->input_bytes = in->data_bytes;

@@ -68,7 +68,11 @@ static int pairwise_emit(struct coll_gen *g)
 			roff[j + 1] = roff[j] + coll_a2a_count(r, i, j, i);
 		}
 	}
+	/* the row's and the column's copy to itself must agree (coll.h); if a
+	 * caller's do not, the smaller runs past neither buffer */
 	size_t own = coll_a2a_count(r, i, i, i);
+	if (r->recv_counts && r->recv_counts[i] < own)
+		own = r->recv_counts[i];
 	if (own) {
 		if (!(c = coll_emit(g, COLL_COPY, 0, 0, 0, 2, COLL_PEER_NONE)))
 			goto out;

@@ -1267,6 +1267,9 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 	rc = v_bytes(comm, fn, "sendcounts", sendcounts, n, st->size, row, &stotal);
 	if (!rc)
 		rc = v_bytes(comm, fn, "recvcounts", recvcounts, n, rt->size, row + n, &rtotal);
+	if (!rc && row[c->rank] != row[n + c->rank])
+		rc = mpi_err(comm, MPI_ERR_TRUNCATE, fn, "rank %d sends itself %zu bytes but receives %zu", c->rank,
+			     row[c->rank], row[n + c->rank]);
 	bool in_direct = !in_place && v_packed(sendtype, sendcounts, sdispls, n);
 	bool out_direct = v_packed(recvtype, recvcounts, rdispls, n);
 	char *in = in_direct ? (char *)(uintptr_t)sendbuf + st->true_lb : rc ? NULL : malloc(stotal + 1);

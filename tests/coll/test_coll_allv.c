@@ -337,6 +337,17 @@ static void test_choice(void **state)
 	assert_int_equal(s->info.input_bytes, 10);
 	assert_int_equal(s->info.data_bytes, 10);
 	coll_free(s);
+	/* a copy to itself the row and column disagree on runs past neither */
+	size_t odd[8] = { 1, 2, 9, 4, 4, 3, 2, 1 };
+	r.counts = odd;
+	r.recv_counts = odd + 4;
+	assert_int_equal(coll_expand_rank(&r, 2, &s, msg, sizeof msg), 0);
+	assert_int_equal(s->ranks[0].cmds[0].kind, COLL_COPY);
+	assert_int_equal(s->ranks[0].cmds[0].len, 2);
+	assert_true(coll_data_span(s, 2) <= s->info.data_bytes);
+	coll_free(s);
+	r.counts = rc4;
+	r.recv_counts = rc4 + 4;
 	/* recv_counts belongs to alltoall with counts */
 	r.op = COLL_OP_ALLGATHER;
 	assert_int_equal(coll_expand_rank(&r, 2, &s, msg, sizeof msg), -EINVAL);
