@@ -59,16 +59,20 @@ extern const struct coll_algo_impl coll_ag_bruck_impl;  /* allgather, bruck */
  * must be normalized (the sum is known to fit). */
 size_t coll_gs_total(const struct coll_req *r);
 
-/* Alltoall: the bytes logical rank `from` sends to `to`, as rank `rank`'s
- * expansion reads them (from or to must be `rank` when the request has
- * recv_counts). */
-static inline size_t coll_a2a_count(const struct coll_req *r, int rank, int from, int to)
+/* Alltoall: the bytes logical rank `rank` sends to `to` (its row) and
+ * receives from `from` (its column), in either form of counts. */
+static inline size_t coll_a2a_send(const struct coll_req *r, int rank, int to)
 {
 	if (!r->counts)
 		return r->bytes;
-	if (r->recv_counts)
-		return from == rank ? r->counts[to] : r->recv_counts[from];
-	return r->counts[(size_t)from * (size_t)r->nranks + (size_t)to];
+	return r->recv_counts ? r->counts[to] : r->counts[(size_t)rank * (size_t)r->nranks + (size_t)to];
+}
+static inline size_t coll_a2a_recv(const struct coll_req *r, int rank, int from)
+{
+	if (!r->counts)
+		return r->bytes;
+	return r->recv_counts ? r->recv_counts[from]
+	                      : r->counts[(size_t)from * (size_t)r->nranks + (size_t)rank];
 }
 /* Alltoall with counts: the largest row sum (INPUT) and column sum (DATA)
  * of any rank (out pointers may be NULL); -EINVAL if one overflows half a

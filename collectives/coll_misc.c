@@ -64,15 +64,15 @@ static int pairwise_emit(struct coll_gen *g)
 		roff = soff + n + 1;
 		soff[0] = roff[0] = 0;
 		for (int j = 0; j < n; j++) {
-			soff[j + 1] = soff[j] + coll_a2a_count(r, i, i, j);
-			roff[j + 1] = roff[j] + coll_a2a_count(r, i, j, i);
+			soff[j + 1] = soff[j] + coll_a2a_send(r, i, j);
+			roff[j + 1] = roff[j] + coll_a2a_recv(r, i, j);
 		}
 	}
 	/* the row's and the column's copy to itself must agree (coll.h); if a
 	 * caller's do not, the smaller runs past neither buffer */
-	size_t own = coll_a2a_count(r, i, i, i);
-	if (r->recv_counts && r->recv_counts[i] < own)
-		own = r->recv_counts[i];
+	size_t own = coll_a2a_send(r, i, i);
+	if (coll_a2a_recv(r, i, i) < own)
+		own = coll_a2a_recv(r, i, i);
 	if (own) {
 		if (!(c = coll_emit(g, COLL_COPY, 0, 0, 0, 2, COLL_PEER_NONE)))
 			goto out;
@@ -84,7 +84,7 @@ static int pairwise_emit(struct coll_gen *g)
 	for (int s = 1; s < n; s++) {
 		uint32_t st = (uint32_t)(s - 1);
 		int to = (i + s) % n, from = coll_mod(i - s, n);
-		size_t rlen = coll_a2a_count(r, i, from, i), slen = coll_a2a_count(r, i, i, to);
+		size_t rlen = coll_a2a_recv(r, i, from), slen = coll_a2a_send(r, i, to);
 		if (rlen) {
 			if (!(c = coll_emit_recv(g, COLL_RECV, st, 0, 0, 0, from, 1, pw_off(roff, from, r->bytes), rlen)))
 				goto out;
