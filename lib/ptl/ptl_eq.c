@@ -178,7 +178,9 @@ static int64_t ptl_deadline_ms(int64_t now, ptl_time_t timeout)
  * oversubscribed rank yields the core to the one it waits for. How often it
  * yields meanwhile is ptl_lib.wait_yield_every: with more ranks on this host
  * than CPUs, every poll (4 ranks on 2 cores: 7 us per 8-byte allreduce
- * instead of 20), else rarely (no system call in a ping-pong). */
+ * instead of 20), else rarely: not within a round trip even where a poll
+ * is slow (a poll of the verbs NAL under TCG emulation is about a
+ * microsecond, and a system call there costs several). */
 #define PTL_WAIT_SPINS 2000
 #define PTL_WAIT_CLOCK_EVERY 64 /* polls between clock reads */
 /* Without a progress thread a waiting thread sleeps in a NAL for at most

@@ -13,7 +13,7 @@
 
 struct ptl_lib ptl_lib = {
 	.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,
-	.wait_yield_every = 64,
+	.wait_yield_every = 1024,
 };
 
 /* What each rank publishes about itself besides its NAL addresses. */
@@ -163,7 +163,7 @@ static int ptl_start_nals(void)
 			ptl_lib.local_ranks[ptl_lib.nlocal++] = r;
 	}
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	ptl_lib.wait_yield_every = ncpu > 0 && ptl_lib.nlocal > ncpu ? 1 : 64;
+	ptl_lib.wait_yield_every = ncpu > 0 && ptl_lib.nlocal > ncpu ? 1 : 1024;
 	ptl_lib.max_inline = SIZE_MAX;
 	for (int i = 0; i < ptl_lib.nnals; i++) {
 		struct ptl_nalinst *n = &ptl_lib.nals[i];

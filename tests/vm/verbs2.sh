@@ -19,27 +19,17 @@ out=$PTL_TOP_BUILDDIR/tests/vm/out2
 mkdir -p "$out"
 rm -f "$out"/*.log
 out=$(cd "$out" && pwd -P)
-# Both VMs see the host's / read-only but have their own /tmp: share the
-# source and build trees (a CI clone may well live under /tmp), and out.
-for d in "$PTL_TOP_SRCDIR" "$PTL_TOP_BUILDDIR"; do
-	d=$(cd "$d" && pwd -P)
-	case ":${PTL_VM_RW:-}:" in *":$d:"*) ;; *) PTL_VM_RW=${PTL_VM_RW:+$PTL_VM_RW:}$d ;; esac
-done
-PTL_VM_RW=$PTL_VM_RW:$out
+. "$V/vm-common.sh"
+vm_share_trees "$out"
 # Each test has its own limit (PTL_VM_TEST_TIMEOUT); this bounds a boot.
 PTL_VM_TIMEOUT=${PTL_VM_TIMEOUT:-900}
 PTL_VM_B_LOG=$out/vmB.log
-export PTL_VM_RW PTL_VM_TIMEOUT PTL_VM_B_LOG
+export PTL_VM_TIMEOUT PTL_VM_B_LOG
 
 tests="x_info x_ring x_ring4 x_fail x:mp_match x:mp_md x:mp_bulk x:mp_atomic x:mp_threads"
 [ $# -gt 0 ] && tests="$*"
 
 "$V/rxe-vm2.sh" "$V/vm-tests.sh" "$out" $tests
 rc=$?
-# Show the logs of what failed, so CI output says why.
-if [ $rc != 0 ] && [ $rc != 77 ]; then
-	for f in "$out"/*.log; do
-		[ -f "$f" ] && { echo "---- $(basename "$f" .log)"; tail -n 40 "$f"; }
-	done
-fi
+vm_show_failed $rc "$out"
 exit $rc

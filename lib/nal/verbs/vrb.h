@@ -74,6 +74,7 @@
 #define VRB_RETRY_CNT 6
 #define VRB_ACK_TIMEOUT 16
 #define VRB_KA_MS 2000          /* default keepalive period (PTL_VERBS_KEEPALIVE_MS) */
+#define VRB_KA_POLLS 64         /* progress() calls between keepalive clock reads */
 #define VRB_REG_MAX 256u        /* cached registrations */
 #define VRB_STASH 64u           /* completions sleep() took off the CQ */
 #define VRB_QKEY 0x50544c31u
@@ -250,6 +251,7 @@ struct nal {
 	atomic_int sleepers;     /* threads inside sleep() */
 	unsigned ka_ms;     /* keepalive period; 0: off */
 	_Atomic uint64_t next_ka_ms;
+	unsigned ka_polls;  /* progress() calls since the last keepalive clock read */
 	/* completions sleep() took off the CQ for progress() */
 	pthread_mutex_t cq_lock;
 	struct ibv_wc stash[VRB_STASH];

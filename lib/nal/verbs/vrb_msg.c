@@ -371,7 +371,10 @@ int vrb_progress(struct nal *n)
 			}
 		}
 	}
-	if (n->ka_ms && atomic_load_explicit(&n->nup, memory_order_relaxed)) {
+	/* The keepalive runs in seconds: a clock read every VRB_KA_POLLS
+	 * calls is plenty (sleep() also wakes for it). */
+	if (n->ka_ms && atomic_load_explicit(&n->nup, memory_order_relaxed) && ++n->ka_polls >= VRB_KA_POLLS) {
+		n->ka_polls = 0;
 		uint64_t now = vrb_now_ms();
 		if (now >= atomic_load_explicit(&n->next_ka_ms, memory_order_relaxed))
 			done += vrb_keepalive(n, now);

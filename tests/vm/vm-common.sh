@@ -1,0 +1,23 @@
+# tests/vm/vm-common.sh - sourced by verbs.sh and verbs2.sh (POSIX sh).
+
+# The VMs see the host's / read-only but have their own /tmp: share the
+# source and build trees (a CI clone may well live under /tmp), then the
+# log folder $1, read-write, through PTL_VM_RW.
+vm_share_trees() {
+	for d in "$PTL_TOP_SRCDIR" "$PTL_TOP_BUILDDIR"; do
+		d=$(cd "$d" && pwd -P)
+		case ":${PTL_VM_RW:-}:" in *":$d:"*) ;; *) PTL_VM_RW=${PTL_VM_RW:+$PTL_VM_RW:}$d ;; esac
+	done
+	PTL_VM_RW=$PTL_VM_RW:$1
+	export PTL_VM_RW
+}
+
+# After a run that failed with status $1 (not a skip), the tail of every
+# log in folder $2, so CI output says why.
+vm_show_failed() {
+	[ "$1" != 0 ] && [ "$1" != 77 ] || return 0
+	for f in "$2"/*.log; do
+		[ -f "$f" ] && { echo "---- $(basename "$f" .log)"; tail -n 40 "$f"; }
+	done
+	return 0
+}
