@@ -277,7 +277,7 @@ int vrb_cm_timers(struct nal *n);
 void vrb_peer_fail(struct nal *n, int peer, const char *why);
 void vrb_qp_error(struct nal *n, int peer, enum ibv_wc_status st);
 int vrb_post_failed(struct nal *n, int peer, const char *what);
-bool vrb_retired_wc(struct nal *n, uint32_t qpn);
+void vrb_retired_wc(struct nal *n, uint32_t qpn);
 void vrb_retired_sweep(struct nal *n);
 void vrb_retired_fini(struct nal *n);
 int vrb_qpn_peer(struct nal *n, uint32_t qpn);

@@ -334,9 +334,9 @@ static int vrb_retire(struct nal *n, int peer)
 	return 0;
 }
 
-/* A send-side completion of a QP that is no peer's current one: true if
- * it was a retired QP's (counted toward its draining). */
-bool vrb_retired_wc(struct nal *n, uint32_t qpn)
+/* A send-side completion of a QP that is no peer's current one: if it is
+ * a retired QP's, it counts toward its draining. */
+void vrb_retired_wc(struct nal *n, uint32_t qpn)
 {
 	for (unsigned i = 0; i < n->nretired; i++) {
 		struct vrb_retired *r = &n->retired[i];
@@ -344,9 +344,8 @@ bool vrb_retired_wc(struct nal *n, uint32_t qpn)
 			continue;
 		if (r->out && --r->out == 0)
 			r->since_ms = vrb_now_ms();
-		return true;
+		return;
 	}
-	return false;
 }
 
 /* Destroys the retired QPs that have drained. Called after progress()
