@@ -57,8 +57,10 @@ enum coll_algo {
 	COLL_ALGO_DISSEMINATION,     /* "dissemination": barrier */
 	COLL_ALGO_OWNER,             /* "owner": reduce, root adds parts in rank order */
 	COLL_ALGO_CHAIN,             /* "chain": scan/exscan passed along rank order */
-	COLL_ALGO_RECURSIVE_DOUBLING,/* "recursive_doubling": scan/exscan in log2 N rounds */
+	COLL_ALGO_RECURSIVE_DOUBLING,/* "recursive_doubling": scan/exscan, allreduce and
+	                              * allgather (N = 2^k) in log2 N rounds */
 	COLL_ALGO_LINEAR,            /* "linear": gather/scatter straight to/from the root */
+	COLL_ALGO_BRUCK,             /* "bruck": allgather in ceil(log2 N) rounds, any N */
 	COLL_ALGO_COUNT
 };
 
@@ -130,12 +132,26 @@ struct coll_req {
 	 * much of DATA a rank touches. exscan's DATA is two vectors: the input
 	 * (bytes), then the result (bytes; rank 0's is left as it was). */
 	size_t bytes;
-	/* gather, scatter only (the v-variants): N block sizes in bytes, indexed
-	 * by logical rank; NULL: every block is `bytes`. Not owned. The linear
-	 * form's rank r reads counts[r] only (the root reads all), so an MPI
-	 * rank that knows just its own block can expand its part; a binomial
-	 * tree's inner ranks need their subtree's sizes. */
+	/* The v-variants' block sizes in bytes; NULL: the plain operation, sized
+	 * by `bytes`. Not owned.
+	 * gather, scatter, allgather: N sizes indexed by logical rank. The
+	 * linear gather/scatter's rank r reads counts[r] only (the root reads
+	 * all), so an MPI rank that knows just its own block can expand its
+	 * part; a binomial tree's inner ranks need their subtree's sizes.
+	 * allgather: DATA holds the blocks in rank order, block i at the sum of
+	 * counts[0..i); every rank reads every size (MPI_Allgatherv's ranks all
+	 * know them). bytes is ignored.
+	 * alltoall: a matrix, N*N sizes row-major: counts[i*N + j] bytes go from
+	 * rank i to rank j. Rank r's INPUT holds its row's blocks (to rank 0
+	 * first) back to back, its DATA its column's (from rank 0 first). Rank
+	 * r's part reads row r and column r only; see recv_counts. */
 	const size_t *counts;
+	/* alltoall only, the form an MPI_Alltoallv rank knows: counts is then
+	 * this rank's row (N sizes: what it sends to each rank) and recv_counts
+	 * its column (what it receives from each); both hold the rank's copy
+	 * to itself, which must agree. Only coll_expand_rank takes this form:
+	 * the other ranks' parts are unknown. Not owned. */
+	const size_t *recv_counts;
 	size_t elem_size;        /* blocks are cut at element boundaries */
 	int num_chunks;          /* ring algorithms: chunks per block (1..64) */
 	int ports;               /* concurrent transfers a rank can drive */
@@ -166,8 +182,10 @@ struct coll_info {
 	uint64_t total_bytes;     /* sum of transfer lengths */
 	size_t min_transfer;      /* smallest and largest transfer */
 	size_t max_transfer;
-	size_t data_bytes;        /* per-rank DATA buffer size */
-	size_t input_bytes;       /* per-rank INPUT buffer size (alltoall) */
+	size_t data_bytes;        /* per-rank DATA buffer size (alltoall with
+	                           * counts: the largest column's sum) */
+	size_t input_bytes;       /* per-rank INPUT buffer size (alltoall; with
+	                           * counts the largest row's sum) */
 	size_t scratch_bytes;     /* per-rank SCRATCH size */
 };
 
@@ -206,7 +224,11 @@ void coll_block(size_t bytes, size_t unit, size_t parts, size_t i,
  * with ports >= 2 halving_doubling for N a power of two and ring_bidir
  * otherwise, with one port the ring; "ring_bidir" with ports < 2: ring and a
  * warning. reduce_scatter/allgather: ring, ring_sendrecv, ring_bidir the same
- * way. alltoall: pairwise. bcast: binomial below 64 KiB or 8 ranks, else
+ * way; with counts (allgatherv) ring_bidir and ring_sendrecv are the
+ * one-way ring, with a warning. allgather "auto": up to 64 KiB in all,
+ * recursive_doubling for N a power of two and bruck otherwise (log2 N
+ * latencies, the ring's bytes), else the ring rule; "recursive_doubling" on
+ * N != 2^k is bruck with a warning. alltoall: pairwise. bcast: binomial below 64 KiB or 8 ranks, else
  * scatter_allgather. reduce: tree (auto) or owner. barrier: dissemination.
  * gather, scatter: binomial (auto) or linear. scan, exscan:
  * recursive_doubling (auto) or chain; both combine in an order fixed by

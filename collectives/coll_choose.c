@@ -16,6 +16,13 @@
  * latency than in bytes (alpha * beta is about 15 KB on shm). */
 #define COLL_ALLREDUCE_SHORT_BYTES (16u * 1024u)
 
+/* Up to this many bytes in all, allgather goes by recursive doubling or
+ * bruck: ceil(log2 N) rounds move the same N-1 blocks per rank as the
+ * ring's N-1 steps, so while latency dominates they win by N-1 against
+ * log2 N; beyond it the ring's neighbour-only traffic and small steady
+ * messages are kept (the bcast threshold, on the same reasoning). */
+#define COLL_ALLGATHER_SHORT_BYTES (64u * 1024u)
+
 static void warn(struct coll_choice *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static void warn(struct coll_choice *c, const char *fmt, ...)
@@ -90,6 +97,43 @@ static int choose_ring_op(const struct coll_req *r, struct coll_choice *c)
 	}
 }
 
+/* allgather: the short rule, then the ring family; per-rank counts have a
+ * one-way ring only. */
+static int choose_allgather(const struct coll_req *r, struct coll_choice *c)
+{
+	bool pow2 = coll_is_pow2(r->nranks);
+	size_t total = r->counts ? coll_gs_total(r) : r->bytes;
+	switch (r->algo) {
+	case COLL_ALGO_AUTO:
+		if (total <= COLL_ALLGATHER_SHORT_BYTES)
+			c->algo = pow2 ? COLL_ALGO_RECURSIVE_DOUBLING : COLL_ALGO_BRUCK;
+		else
+			c->algo = r->counts ? COLL_ALGO_RING : ring_by_ports(r);
+		return 0;
+	case COLL_ALGO_RECURSIVE_DOUBLING:
+		c->algo = pow2 ? COLL_ALGO_RECURSIVE_DOUBLING : COLL_ALGO_BRUCK;
+		if (!pow2)
+			warn(c, "recursive_doubling needs a power-of-two group and %d ranks is not: "
+			        "using bruck", r->nranks);
+		return 0;
+	case COLL_ALGO_BRUCK:
+		c->algo = COLL_ALGO_BRUCK;
+		return 0;
+	case COLL_ALGO_RING:
+	case COLL_ALGO_RING_BIDIR:
+	case COLL_ALGO_RING_SENDRECV:
+		if (!r->counts)
+			return choose_ring_op(r, c);
+		c->algo = COLL_ALGO_RING;
+		if (r->algo != COLL_ALGO_RING)
+			warn(c, "%s does not take per-rank counts: using the one-way ring",
+			     coll_algo_name(r->algo));
+		return 0;
+	default:
+		return choose_ring_op(r, c);
+	}
+}
+
 int coll_choose(const struct coll_req *req, struct coll_choice *out, char *msg, size_t msglen)
 {
 	struct coll_req r;
@@ -102,8 +146,10 @@ int coll_choose(const struct coll_req *req, struct coll_choice *out, char *msg, 
 	switch (r.op) {
 	case COLL_OP_ALLREDUCE:
 	case COLL_OP_REDUCE_SCATTER:
-	case COLL_OP_ALLGATHER:
 		rc = choose_ring_op(&r, out);
+		break;
+	case COLL_OP_ALLGATHER:
+		rc = choose_allgather(&r, out);
 		break;
 	case COLL_OP_ALLTOALL:
 		rc = (r.algo == COLL_ALGO_AUTO || r.algo == COLL_ALGO_PAIRWISE) ? 0 : -ENOTSUP;
@@ -154,12 +200,15 @@ int coll_choose(const struct coll_req *req, struct coll_choice *out, char *msg, 
 	return rc;
 }
 
-const struct coll_algo_impl *coll_impl(enum coll_op op, enum coll_algo algo)
+const struct coll_algo_impl *coll_impl(const struct coll_req *r, enum coll_algo algo)
 {
+	enum coll_op op = r->op;
 	switch (algo) {
 	case COLL_ALGO_RING:
 	case COLL_ALGO_RING_SENDRECV:
 	case COLL_ALGO_RING_BIDIR:
+		if (op == COLL_OP_ALLGATHER && r->counts)
+			return algo == COLL_ALGO_RING ? &coll_agv_ring_impl : NULL;
 		return (op == COLL_OP_ALLREDUCE || op == COLL_OP_REDUCE_SCATTER
 		        || op == COLL_OP_ALLGATHER) ? &coll_ring_impl : NULL;
 	case COLL_ALGO_HALVING_DOUBLING:
@@ -180,7 +229,10 @@ const struct coll_algo_impl *coll_impl(enum coll_op op, enum coll_algo algo)
 		       : op == COLL_OP_SCATTER ? &coll_lscatter_impl : NULL;
 	case COLL_ALGO_RECURSIVE_DOUBLING:
 		return op == COLL_OP_SCAN || op == COLL_OP_EXSCAN ? &coll_scan_rd_impl
-		       : op == COLL_OP_ALLREDUCE ? &coll_ard_impl : NULL;
+		       : op == COLL_OP_ALLREDUCE ? &coll_ard_impl
+		       : op == COLL_OP_ALLGATHER ? &coll_ag_rd_impl : NULL;
+	case COLL_ALGO_BRUCK:
+		return op == COLL_OP_ALLGATHER ? &coll_ag_bruck_impl : NULL;
 	case COLL_ALGO_SCATTER_ALLGATHER:
 		return op == COLL_OP_BCAST ? &coll_scag_impl : NULL;
 	case COLL_ALGO_DISSEMINATION:

@@ -79,7 +79,7 @@ static int prepare(const struct coll_req *req, struct coll_sched *s, struct coll
 	rc = coll_choose(&s->req, &s->choice, msg, msglen);
 	if (rc)
 		return rc;
-	*impl = coll_impl(s->req.op, s->choice.algo);
+	*impl = coll_impl(&s->req, s->choice.algo);
 	if (!*impl) {
 		coll_msg(msg, msglen, "algorithm %s does not implement %s",
 		         coll_algo_name(s->choice.algo), coll_op_name(s->req.op));
@@ -111,10 +111,14 @@ static int prepare(const struct coll_req *req, struct coll_sched *s, struct coll
 	in->link_slots = (uint64_t)g->steps * (uint64_t)g->n * (uint64_t)g->ndirs;
 	in->scratch_bytes = g->scratch;
 	in->min_transfer = SIZE_MAX;
-	if (s->req.op == COLL_OP_ALLTOALL) {
+	if (s->req.op == COLL_OP_ALLTOALL && s->req.counts) {
+		/* cannot fail: coll_req_normalize checked these sums */
+		coll_a2a_sums(&s->req, &in->input_bytes, &in->data_bytes);
+	} else if (s->req.op == COLL_OP_ALLTOALL) {
 		in->data_bytes = s->req.bytes * (size_t)g->n;
 		in->input_bytes = in->data_bytes;
-	} else if (s->req.op == COLL_OP_GATHER || s->req.op == COLL_OP_SCATTER) {
+	} else if (s->req.op == COLL_OP_GATHER || s->req.op == COLL_OP_SCATTER
+	           || (s->req.op == COLL_OP_ALLGATHER && s->req.counts)) {
 		in->data_bytes = coll_gs_total(&s->req);
 	} else if (s->req.op == COLL_OP_EXSCAN) {
 		in->data_bytes = 2 * s->req.bytes;
@@ -176,6 +180,12 @@ static int expand(const struct coll_req *req, int only, struct coll_sched **out,
 	if (rc) {
 		free(s);
 		return rc;
+	}
+	if (only < 0 && s->req.recv_counts) {
+		coll_msg(msg, msglen, "alltoall counts given as one rank's row and column "
+		         "expand that rank only (coll_expand_rank)");
+		free(s);
+		return -EINVAL;
 	}
 	if (only >= s->req.nranks) {
 		coll_msg(msg, msglen, "rank %d is not in a group of %d", only, s->req.nranks);
@@ -242,6 +252,11 @@ int coll_summarize(const struct coll_req *req, struct coll_info *info,
 	int rc = prepare(req, &s, &g, &impl, msg, msglen);
 	if (rc)
 		return rc;
+	if (s.req.recv_counts) {
+		coll_msg(msg, msglen, "alltoall counts given as one rank's row and column "
+		         "cannot be summarized over every rank");
+		return -EINVAL;
+	}
 	for (int r = 0; r < s.req.nranks && !rc; r++) {
 		rc = emit_rank(impl, &g, r);
 		if (!rc)

@@ -31,8 +31,9 @@ struct coll_algo_impl {
 	int (*emit)(struct coll_gen *g);
 };
 
-/* The implementation of algo for op, or NULL when it has none. */
-const struct coll_algo_impl *coll_impl(enum coll_op op, enum coll_algo algo);
+/* The implementation of algo for the request's op (and form: allgather
+ * with counts has a ring of its own), or NULL when it has none. */
+const struct coll_algo_impl *coll_impl(const struct coll_req *r, enum coll_algo algo);
 
 extern const struct coll_algo_impl coll_ring_impl;     /* ring, ring_sendrecv, ring_bidir */
 extern const struct coll_algo_impl coll_hd_impl;
@@ -50,10 +51,33 @@ extern const struct coll_algo_impl coll_lgather_impl;   /* linear gather */
 extern const struct coll_algo_impl coll_lscatter_impl;  /* linear scatter */
 extern const struct coll_algo_impl coll_scan_chain_impl;
 extern const struct coll_algo_impl coll_scan_rd_impl;
+extern const struct coll_algo_impl coll_agv_ring_impl;  /* allgather with counts, ring */
+extern const struct coll_algo_impl coll_ag_rd_impl;     /* allgather, recursive doubling */
+extern const struct coll_algo_impl coll_ag_bruck_impl;  /* allgather, bruck */
 
 /* Gather and scatter: the bytes of all blocks (the root's DATA). The request
  * must be normalized (the sum is known to fit). */
 size_t coll_gs_total(const struct coll_req *r);
+
+/* Alltoall: the bytes logical rank `rank` sends to `to` (its row) and
+ * receives from `from` (its column), in either form of counts. */
+static inline size_t coll_a2a_send(const struct coll_req *r, int rank, int to)
+{
+	if (!r->counts)
+		return r->bytes;
+	return r->recv_counts ? r->counts[to] : r->counts[(size_t)rank * (size_t)r->nranks + (size_t)to];
+}
+static inline size_t coll_a2a_recv(const struct coll_req *r, int rank, int from)
+{
+	if (!r->counts)
+		return r->bytes;
+	return r->recv_counts ? r->recv_counts[from]
+	                      : r->counts[(size_t)from * (size_t)r->nranks + (size_t)rank];
+}
+/* Alltoall with counts: the largest row sum (INPUT) and column sum (DATA)
+ * of any rank (out pointers may be NULL); -EINVAL if one overflows half a
+ * size_t. O(N*N) for the matrix form, O(N) for a rank's row and column. */
+int coll_a2a_sums(const struct coll_req *r, size_t *max_row, size_t *max_col);
 
 static inline uint64_t coll_id(const struct coll_gen *g, uint32_t step, int dir,
                                int chunk, int rank, int sub)

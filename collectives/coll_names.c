@@ -12,7 +12,7 @@ static const char *const coll_op_names[COLL_OP_COUNT] = {
 static const char *const coll_algo_names[COLL_ALGO_COUNT] = {
 	"auto", "ring", "ring_sendrecv", "ring_bidir", "halving_doubling", "tree",
 	"pairwise", "binomial", "scatter_allgather", "dissemination", "owner",
-	"chain", "recursive_doubling", "linear",
+	"chain", "recursive_doubling", "linear", "bruck",
 };
 
 const char *coll_op_name(enum coll_op op)
@@ -131,13 +131,21 @@ int coll_req_normalize(const struct coll_req *in, struct coll_req *out, char *ms
 				         in->participants[i]);
 				return -EINVAL;
 			}
-	if (in->counts && in->op != COLL_OP_GATHER && in->op != COLL_OP_SCATTER) {
-		coll_msg(msg, msglen, "%s takes no per-rank counts (only gather and scatter do)",
-		         coll_op_name(in->op));
+	if (in->counts && in->op != COLL_OP_GATHER && in->op != COLL_OP_SCATTER
+	    && in->op != COLL_OP_ALLGATHER && in->op != COLL_OP_ALLTOALL) {
+		coll_msg(msg, msglen, "%s takes no per-rank counts (gather, scatter, allgather and "
+		         "alltoall do)", coll_op_name(in->op));
 		return -EINVAL;
 	}
-	if (in->op == COLL_OP_GATHER || in->op == COLL_OP_SCATTER) {
-		/* the root holds every block: their sum must be a size_t */
+	if (in->recv_counts && (in->op != COLL_OP_ALLTOALL || !in->counts)) {
+		coll_msg(msg, msglen, "recv_counts is a rank's column of alltoall counts, and %s",
+		         in->op != COLL_OP_ALLTOALL ? "this is not an alltoall" : "counts is missing");
+		return -EINVAL;
+	}
+	if (in->op == COLL_OP_GATHER || in->op == COLL_OP_SCATTER
+	    || (in->op == COLL_OP_ALLGATHER && in->counts)) {
+		/* the root (every rank, for allgather) holds every block: their
+		 * sum must be a size_t */
 		size_t total = 0;
 		for (int i = 0; i < in->nranks; i++) {
 			size_t c = in->counts ? in->counts[i] : out->bytes;
@@ -149,12 +157,17 @@ int coll_req_normalize(const struct coll_req *in, struct coll_req *out, char *ms
 			total += c;
 		}
 	}
+	if (in->op == COLL_OP_ALLTOALL && in->counts && coll_a2a_sums(out, NULL, NULL)) {
+		coll_msg(msg, msglen, "alltoall: the blocks of a row or column of %d ranks overflow "
+		         "a buffer size", in->nranks);
+		return -EINVAL;
+	}
 	if (in->op == COLL_OP_EXSCAN && out->bytes > SIZE_MAX / 2) {
 		coll_msg(msg, msglen, "exscan of %zu bytes overflows a buffer size", out->bytes);
 		return -EINVAL;
 	}
 	/* alltoall moves N*N*bytes; keep offsets inside size_t */
-	if (in->op == COLL_OP_ALLTOALL && out->bytes
+	if (in->op == COLL_OP_ALLTOALL && !in->counts && out->bytes
 	    && (size_t)in->nranks > SIZE_MAX / 2 / out->bytes) {
 		coll_msg(msg, msglen, "alltoall of %zu bytes to %d peers overflows a buffer size",
 		         out->bytes, in->nranks);

@@ -38,12 +38,13 @@ static void usage(FILE *out)
 	        "  --ports P      ports (concurrent transfers) per rank, default 1\n"
 	        "  --algo NAME    auto (default) ring ring_sendrecv ring_bidir halving_doubling\n"
 	        "                 tree pairwise binomial scatter_allgather dissemination owner\n"
-	        "                 chain recursive_doubling\n"
+	        "                 chain recursive_doubling linear bruck\n"
 	        "  --chunks C     chunks per block for the ring algorithms (1 to %d), default 1\n"
 	        "  --elem SIZE    element size in bytes, default 4\n"
 	        "  --root R       root of bcast, reduce, gather and scatter, default 0\n"
-	        "  --counts LIST  gather, scatter: block size of each rank, comma-separated\n"
-	        "                 (the v-variants; --ranks sizes, --bytes may be left out)\n"
+	        "  --counts LIST  the v-variants, comma-separated sizes (--bytes may be left out):\n"
+	        "                 gather, scatter, allgather: each rank's block (--ranks of them);\n"
+	        "                 alltoall: what rank i sends to rank j, row by row (ranks^2)\n"
 	        "  --alpha TIME   per-transfer latency (s, ms, us, ns; bare: us), default 1.5us\n"
 	        "  --beta RATE    bandwidth (B/s, KB/s, MB/s, GB/s, KiB/s..; bare: B/s), default 10GB/s\n"
 	        "  --gamma TIME   reduction time per byte (bare: ns), default 0.1ns\n"
@@ -345,14 +346,19 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		return 2;
 	}
 	if (*countsp) {
-		if (req.op != COLL_OP_GATHER && req.op != COLL_OP_SCATTER) {
-			fprintf(stderr, "ptltool coll: --counts is for gather and scatter\n\n");
+		bool matrix = req.op == COLL_OP_ALLTOALL;
+		if (req.op != COLL_OP_GATHER && req.op != COLL_OP_SCATTER
+		    && req.op != COLL_OP_ALLGATHER && !matrix) {
+			fprintf(stderr, "ptltool coll: --counts is for gather, scatter, allgather "
+			        "and alltoall\n\n");
 			usage(stderr);
 			return 2;
 		}
-		if (have_ranks && ncounts != req.nranks) {
-			fprintf(stderr, "ptltool coll: --counts gives %d sizes for %d ranks\n\n",
-			        ncounts, req.nranks);
+		long long want = matrix ? (long long)req.nranks * req.nranks : req.nranks;
+		if (have_ranks && ncounts != want) {
+			fprintf(stderr, "ptltool coll: --counts gives %d sizes for %d ranks (%s %lld)\n\n",
+			        ncounts, req.nranks, matrix ? "alltoall takes ranks x ranks:" : "want",
+			        want);
 			usage(stderr);
 			return 2;
 		}

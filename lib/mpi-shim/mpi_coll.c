@@ -11,8 +11,8 @@
  * every run gives the same bits; a non-commutative user op goes through the
  * owner-ordered reduce to rank 0. Gather(v), Scatter(v), Scan and Exscan
  * run collectives/ schedules too (binomial or linear trees, recursive
- * doubling or chain prefixes); Allgatherv and Alltoallv are direct
- * exchanges.
+ * doubling or chain prefixes); so do Allgatherv (recursive doubling,
+ * bruck or the ring) and Alltoallv (pairwise over the pair sizes).
  *
  * Every wait has a deadline (PTL_COLL_TIMEOUT seconds, default 300): when it
  * passes, the error names the collective, the communicator, the step and the
@@ -813,8 +813,6 @@ int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, 
  * significant at the root only, and a linear rank needs its own size alone;
  * Gather/Scatter take coll_choose's (binomial) or PTL_COLL_ALGO's. */
 
-static MPI_Aint extent_of(MPI_Datatype dt) { return mpi_dtype_get(dt)->extent; }
-
 struct gs_call {
 	bool gather;
 	bool v;                  /* Gatherv/Scatterv: the arrays are the root's only */
@@ -1075,36 +1073,128 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 	return finish(&x, comm, rc);
 }
 
+/* ---------------------------------------------------------------- allgatherv, alltoallv
+ * Like Gatherv, a schedule of this rank's alone, expanded per call: the
+ * block sizes are no part of run_sched's cache key. Allgatherv's ranks all
+ * know every block size, so each expands its part of the same allgather
+ * (recursive doubling or bruck up to 64 KiB in all, else the ring:
+ * coll_choose, or PTL_COLL_ALGO). An Alltoallv rank knows its row of the
+ * pair matrix (what it sends) and its column (what it receives), which is
+ * all its part of the pairwise exchange reads. DATA (and Alltoallv's
+ * INPUT) hold the blocks back to back in rank order: the user's buffer
+ * itself when it is laid out that way with a contiguous type. */
+
+/* Whether (buf, counts, displs, dt) already has its blocks back to back in
+ * rank order with a contiguous type, so it can be DATA or INPUT itself. */
+static bool v_packed(MPI_Datatype dt, const int counts[], const int displs[], int n)
+{
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	if (!t->contig)
+		return false;
+	MPI_Aint off = 0;
+	for (int j = 0; j < n; j++) {
+		if ((MPI_Aint)displs[j] * t->extent != off)
+			return false;
+		off += (MPI_Aint)counts[j] * t->extent;
+	}
+	return true;
+}
+
+/* Counts in bytes (esz each) into out[0..n), refusing a negative one. */
+static int v_bytes(MPI_Comm comm, const char *fn, const char *what, const int counts[], int n, size_t esz,
+		   size_t *out, size_t *total)
+{
+	*total = 0;
+	for (int j = 0; j < n; j++) {
+		if (counts[j] < 0)
+			return mpi_err(comm, MPI_ERR_COUNT, fn, "%s[%d] = %d < 0", what, j, counts[j]);
+		out[j] = esz * (size_t)counts[j];
+		*total += out[j];
+	}
+	return MPI_SUCCESS;
+}
+
+/* Expands and runs this rank's part of req over data/input, with scratch
+ * of its own (bruck's rotation); the same engine and transfers as every
+ * other schedule. */
+static int v_run(struct cx *x, struct coll_req *req, void *data, const void *input)
+{
+	struct coll_sched *s = NULL;
+	int rc = gs_expand(x, req, false, &s);
+	if (rc)
+		return rc;
+	size_t ncmds, sbytes = s->info.scratch_bytes;
+	coll_rank_cmds(s, x->c->rank, &ncmds);
+	void *scratch = ncmds && sbytes ? malloc(sbytes) : NULL;
+	if (ncmds && sbytes && !scratch)
+		rc = fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes of scratch", x->name, sbytes);
+	if (ncmds && !rc) {
+		struct coll_bufs bufs = { data, input, scratch };
+		struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0 };
+		rc = coll_engine_new(s, x->c->rank, &bufs, &conf, &engine_ops, x, &x->e);
+		if (!rc)
+			rc = coll_engine_start(x->e);
+		rc = rc ? fail(x, MPI_ERR_INTERN, "%s: cannot start the schedule (%d)", x->name, rc) : drive(x);
+		coll_engine_free(x->e);
+		x->e = NULL;
+	}
+	free(scratch);
+	coll_free(s);
+	return rc;
+}
+
 int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
 		    const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-	COLL_ENTER("MPI_Allgatherv", comm, c);
+	static const char fn[] = "MPI_Allgatherv";
+	COLL_ENTER(fn, comm, c);
+	int n = c->size, me = c->rank;
+	bool in_place = sendbuf == MPI_IN_PLACE;
+	int rc = check_buf(comm, fn, recvcounts[me], recvtype);
+	if (!rc && !in_place)
+		rc = check_buf(comm, fn, sendcount, sendtype);
+	if (rc)
+		return rc;
+	struct mpi_dtype *rt = mpi_dtype_get(recvtype);
+	size_t *counts = malloc(sizeof *counts * (size_t)n), total;
+	if (!counts)
+		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
+	rc = v_bytes(comm, fn, "recvcounts", recvcounts, n, rt->size, counts, &total);
+	size_t own = counts[me], at = 0, sent = in_place ? own : mpi_dtype_get(sendtype)->size * (size_t)sendcount;
+	for (int j = 0; j < me; j++)
+		at += counts[j];
+	if (!rc && sent != own)
+		rc = mpi_err(comm, MPI_ERR_TRUNCATE, fn, "rank %d sends %zu bytes but recvcounts[%d] says %zu", me, sent,
+			     me, own);
+	bool direct = v_packed(recvtype, recvcounts, displs, n);
+	char *data = direct ? (char *)recvbuf + rt->true_lb : rc ? NULL : malloc(total + 1);
+	if (!rc && !data)
+		rc = mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory for %zu bytes", total);
+	if (rc) {
+		free(counts);
+		return rc;
+	}
+	/* our own block at its place in DATA, like every rank's */
+	if (!in_place)
+		mpi_pack(mpi_dtype_get(sendtype), sendbuf, sendcount, data + at);
+	else if (!direct)
+		mpi_pack(rt, (char *)recvbuf + (MPI_Aint)displs[me] * rt->extent, recvcounts[me], data + at);
 	struct cx x;
-	cx_init(&x, c, "MPI_Allgatherv");
-	MPI_Aint ext = extent_of(recvtype);
-	int rc = MPI_SUCCESS;
-	char *mine = (char *)recvbuf + (MPI_Aint)displs[c->rank] * ext;
-	if (sendbuf != MPI_IN_PLACE) {
-		struct mpi_dtype *st = mpi_dtype_get(sendtype);
-		size_t len = st->size * (size_t)sendcount;
-		char *tmp = malloc(len + 1);
-		if (!tmp)
-			return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Allgatherv", "out of memory");
-		mpi_pack(st, sendbuf, sendcount, tmp);
-		mpi_unpack(mpi_dtype_get(recvtype), mine, recvcounts[c->rank], tmp, len);
-		free(tmp);
+	cx_init(&x, c, fn);
+	if (n > 1 && total) {
+		struct coll_req req = { .op = COLL_OP_ALLGATHER, .nranks = n, .counts = counts, .elem_size = 1 };
+		rc = v_run(&x, &req, data, NULL);
 	}
-	for (int i = 0; i < c->size && !rc; i++) {
-		if (i == c->rank)
-			continue;
-		rc = direct_recv(&x, (char *)recvbuf + (MPI_Aint)displs[i] * ext, recvcounts[i], recvtype, i, 5);
+	size_t off = 0;
+	for (int j = 0; j < n && !rc && !direct; j++) {
+		if (j != me || !in_place)
+			mpi_unpack(rt, (char *)recvbuf + (MPI_Aint)displs[j] * rt->extent, recvcounts[j], data + off,
+				   counts[j]);
+		off += counts[j];
 	}
-	for (int k = 1; k < c->size && !rc; k++) {
-		int to = (c->rank + k) % c->size;
-		rc = direct_send(&x, mine, recvcounts[c->rank], recvtype, to, 5);
-	}
-	if (!rc)
-		rc = drive(&x);
+	if (!direct)
+		free(data);
+	free(counts);
 	return finish(&x, comm, rc);
 }
 
@@ -1149,62 +1239,72 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 
 /* MPI_IN_PLACE (MPI-2.2): the send side is ignored; each block goes out
  * from recvbuf (recvcounts, rdispls, recvtype) and the block that comes
- * back replaces it. The outgoing blocks are packed first, so nothing
+ * back replaces it. INPUT is then always a packed copy, so nothing
  * arriving can overwrite a block not yet sent. */
 int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
 		   void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-	COLL_ENTER("MPI_Alltoallv", comm, c);
+	static const char fn[] = "MPI_Alltoallv";
+	COLL_ENTER(fn, comm, c);
+	int n = c->size;
 	bool in_place = sendbuf == MPI_IN_PLACE;
-	int rc = check_buf(comm, "MPI_Alltoallv", 0, recvtype);
+	int rc = check_buf(comm, fn, 0, recvtype);
 	if (!rc && !in_place)
-		rc = check_buf(comm, "MPI_Alltoallv", 0, sendtype);
+		rc = check_buf(comm, fn, 0, sendtype);
 	if (rc)
 		return rc;
-	for (int j = 0; j < c->size; j++)
-		if (recvcounts[j] < 0 || (!in_place && sendcounts[j] < 0))
-			return mpi_err(comm, MPI_ERR_COUNT, "MPI_Alltoallv", "negative count for rank %d", j);
-	struct mpi_dtype *rt = mpi_dtype_get(recvtype);
-	MPI_Aint rext = rt->extent;
-	char *packed = NULL;
-	size_t *poff = NULL;
 	if (in_place) {
-		size_t total = 0;
-		for (int j = 0; j < c->size; j++)
-			total += rt->size * (size_t)recvcounts[j];
-		packed = malloc(total + 1);
-		poff = malloc(sizeof *poff * (size_t)c->size);
-		if (!packed || !poff) {
-			free(packed);
-			free(poff);
-			return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Alltoallv", "out of memory for %zu bytes", total);
-		}
-		total = 0;
-		for (int j = 0; j < c->size; j++) {
-			poff[j] = total;
-			mpi_pack(rt, (char *)recvbuf + (MPI_Aint)rdispls[j] * rext, recvcounts[j], packed + total);
-			total += rt->size * (size_t)recvcounts[j];
-		}
+		sendbuf = recvbuf;
+		sendcounts = recvcounts;
+		sdispls = rdispls;
+		sendtype = recvtype;
+	}
+	struct mpi_dtype *st = mpi_dtype_get(sendtype), *rt = mpi_dtype_get(recvtype);
+	/* this rank's row of the pair matrix, then its column */
+	size_t *row = malloc(sizeof *row * 2 * (size_t)n), rtotal = 0, stotal = 0;
+	if (!row)
+		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
+	rc = v_bytes(comm, fn, "sendcounts", sendcounts, n, st->size, row, &stotal);
+	if (!rc)
+		rc = v_bytes(comm, fn, "recvcounts", recvcounts, n, rt->size, row + n, &rtotal);
+	if (!rc && row[c->rank] != row[n + c->rank])
+		rc = mpi_err(comm, MPI_ERR_TRUNCATE, fn, "rank %d sends itself %zu bytes but receives %zu", c->rank,
+			     row[c->rank], row[n + c->rank]);
+	bool in_direct = !in_place && v_packed(sendtype, sendcounts, sdispls, n);
+	bool out_direct = v_packed(recvtype, recvcounts, rdispls, n);
+	char *in = in_direct ? (char *)(uintptr_t)sendbuf + st->true_lb : rc ? NULL : malloc(stotal + 1);
+	char *data = out_direct ? (char *)recvbuf + rt->true_lb : rc ? NULL : malloc(rtotal + 1);
+	if (!rc && (!in || !data))
+		rc = mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory for %zu bytes", stotal + rtotal);
+	if (rc) {
+		if (!in_direct)
+			free(in);
+		if (!out_direct)
+			free(data);
+		free(row);
+		return rc;
 	}
 	struct cx x;
-	cx_init(&x, c, "MPI_Alltoallv");
-	MPI_Aint sext = in_place ? 0 : extent_of(sendtype);
-	for (int k = 0; k < c->size && !rc; k++) {
-		int from = (c->rank - k + c->size) % c->size;
-		rc = direct_recv(&x, (char *)recvbuf + (MPI_Aint)rdispls[from] * rext, recvcounts[from], recvtype, from, 6);
+	cx_init(&x, c, fn);
+	size_t off = 0;
+	for (int j = 0; j < n && !in_direct; j++) {
+		mpi_pack(st, (const char *)sendbuf + (MPI_Aint)sdispls[j] * st->extent, sendcounts[j], in + off);
+		off += row[j];
 	}
-	for (int k = 0; k < c->size && !rc; k++) {
-		int to = (c->rank + k) % c->size;
-		if (in_place)
-			rc = direct_send(&x, packed + poff[to], (int)(rt->size * (size_t)recvcounts[to]), MPI_BYTE, to, 6);
-		else
-			rc = direct_send(&x, (const char *)sendbuf + (MPI_Aint)sdispls[to] * sext, sendcounts[to],
-					 sendtype, to, 6);
+	struct coll_req req = { .op = COLL_OP_ALLTOALL, .nranks = n, .counts = row, .recv_counts = row + n,
+				.elem_size = 1 };
+	rc = v_run(&x, &req, data, in);
+	off = 0;
+	for (int j = 0; j < n && !rc && !out_direct; j++) {
+		mpi_unpack(rt, (char *)recvbuf + (MPI_Aint)rdispls[j] * rt->extent, recvcounts[j], data + off,
+			   row[n + j]);
+		off += row[n + j];
 	}
-	if (!rc)
-		rc = drive(&x);
-	free(packed);
-	free(poff);
+	if (!in_direct)
+		free(in);
+	if (!out_direct)
+		free(data);
+	free(row);
 	return finish(&x, comm, rc);
 }
 

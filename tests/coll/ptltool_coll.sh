@@ -37,6 +37,25 @@ if command -v python3 >/dev/null 2>&1; then
 		|| fail "JSON does not parse: $out"
 fi
 
+# allgatherv: short goes by bruck (N not a power of two: 3 rounds), long by
+# the one-way ring; zero blocks carry nothing
+expect 0 --op allgather --ranks 5 --counts 1K,0,2K,4,100 --json
+has "$out" '"algorithm": "bruck"'
+has "$out" '"steps": 3,'
+has "$out" '"total_bytes": 12704,'
+expect 0 --op allgather --ranks 5 --counts 1M,0,2K,4,100 --ports 2
+has "$out" "algorithm     ring (asked: auto)"
+has "$out" "commands      16"
+expect 0 --op allgather --ranks 8 --bytes 1K --algo bruck
+has "$out" "steps         3"
+expect 0 --op allgather --ranks 6 --bytes 1K --algo recursive_doubling
+has "$err" "power-of-two"
+# alltoallv: the matrix row by row, the diagonal stays home
+expect 0 --op alltoall --ranks 3 --counts 1,2,3,4,5,6,7,8,9 --json
+has "$out" '"algorithm": "pairwise"'
+has "$out" '"total_bytes": 30,'
+has "$out" '"commands": 6,'
+
 # fallback with a warning that names the reason
 expect 0 --op allreduce --ranks 4 --bytes 64K --ports 1 --algo ring_bidir
 has "$out" "algorithm     ring (asked: ring_bidir)"
@@ -109,7 +128,9 @@ has "$err" "does not implement"
 expect 2 --op gather --ranks 3 --counts 1,2
 has "$err" "3 ranks"
 expect 2 --op bcast --ranks 2 --counts 1,2
-has "$err" "gather and scatter"
+has "$err" "allgather and alltoall"
+expect 2 --op alltoall --ranks 3 --counts 1,2,3
+has "$err" "ranks x ranks: 9"
 expect 2 --op gather --ranks 2 --counts 1,x
 has "$err" "bad --counts"
 expect 2 --op allreduce --ranks 8 --bytes 7 --elem 4

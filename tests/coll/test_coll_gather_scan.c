@@ -285,9 +285,9 @@ static void test_choice_and_cost(void **state)
 	assert_int_equal(ch.algo, COLL_ALGO_RECURSIVE_DOUBLING);
 	r.algo = COLL_ALGO_BINOMIAL;
 	assert_int_equal(coll_choose(&r, &ch, msg, sizeof msg), -ENOTSUP);
-	/* per-rank counts belong to gather and scatter only */
+	/* per-rank counts belong to the v-variants only */
 	size_t counts[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
-	r = mkreq(COLL_OP_ALLGATHER, COLL_ALGO_AUTO, 8, 64, 1, 1);
+	r = mkreq(COLL_OP_BCAST, COLL_ALGO_AUTO, 8, 64, 1, 1);
 	r.counts = counts;
 	struct coll_sched *s = (struct coll_sched *)1;
 	assert_int_equal(coll_expand(&r, &s, msg, sizeof msg), -EINVAL);

@@ -2,7 +2,8 @@
  * with MPI_IN_PLACE where the standard allows it, every predefined op on a
  * type it applies to, user ops (a non-commutative one included) and
  * determinism (the same float allreduce gives the same bits every time and
- * on every rank). Runs at any size. */
+ * on every rank), the v-variants over zero and uneven blocks and strided
+ * types. Runs at any size; "mpi_coll v" runs the v-variants only. */
 #include "mpi_test.h"
 
 #include <math.h>
@@ -423,6 +424,117 @@ static void rooted(void)
 	free(buf);
 }
 
+/* Allgatherv and Alltoallv: zero-size blocks, displacements out of rank
+ * order with holes that must stay untouched, a strided (non-contiguous)
+ * type on either side, MPI_IN_PLACE, and sizes on both sides of the 64 KiB
+ * short rule (recursive doubling or bruck below it, the ring above). */
+static int vcnt(int from, int to, int unit)
+{
+	return (from + 2 * to) % 4 == 0 ? 0 : ((from + to) % 3 + 1) * unit;
+}
+
+static int vval(int from, int to, int k) { return (from * 16 + to) * 100000 + k; }
+
+static void vcolls(void)
+{
+	int n = t_size, me = t_rank;
+	MPI_Datatype gap1, gap; /* one int, then a one-int hole */
+	OK(MPI_Type_vector(1, 1, 2, MPI_INT, &gap1));
+	OK(MPI_Type_create_resized(gap1, 0, (MPI_Aint)(2 * sizeof(int)), &gap));
+	OK(MPI_Type_commit(&gap));
+	int *counts = malloc(sizeof(int) * (size_t)n), *displs = malloc(sizeof(int) * (size_t)n);
+	int *sc = malloc(sizeof(int) * (size_t)n), *sd = malloc(sizeof(int) * (size_t)n);
+	int *rc = malloc(sizeof(int) * (size_t)n), *rd = malloc(sizeof(int) * (size_t)n);
+	for (int big = 0; big < 2; big++) {
+		/* small: blocks in reverse rank order with a hole of one int
+		 * after each; big: back to back in rank order (with MPI_INT, the
+		 * buffer the schedule works in) */
+		int unit = big ? 6000 : 1, hole = !big, tot = 0;
+		/* allgatherv: every third rank has nothing */
+		for (int u = 0; u < n; u++) {
+			int i = big ? u : n - 1 - u;
+			counts[i] = i % 3 == 1 ? 0 : (i + 1) * unit;
+			displs[i] = tot;
+			tot += counts[i] + hole;
+		}
+		int *all = malloc(sizeof(int) * 2 * (size_t)tot), *mine = malloc(sizeof(int) * (size_t)(counts[me] + 1));
+		for (int k = 0; k < counts[me]; k++)
+			mine[k] = vval(me, 0, k);
+		for (int mode = 0; mode < 3; mode++) {
+			/* 0: ints, 1: in place, 2: the strided receive type */
+			int stride = mode == 2 ? 2 : 1;
+			for (int i = 0; i < stride * tot; i++)
+				all[i] = -1;
+			if (mode == 1)
+				memcpy(all + displs[me], mine, sizeof(int) * (size_t)counts[me]);
+			if (mode == 1)
+				OK(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, counts, displs, MPI_INT,
+						  MPI_COMM_WORLD));
+			else
+				OK(MPI_Allgatherv(mine, counts[me], MPI_INT, all, counts, displs, mode == 2 ? gap : MPI_INT,
+						  MPI_COMM_WORLD));
+			int bad = 0, holes = 0;
+			for (int i = 0; i < n; i++) {
+				for (int k = 0; k < counts[i]; k++)
+					bad += all[stride * (displs[i] + k)] != vval(i, 0, k);
+				holes += hole && all[stride * (displs[i] + counts[i])] != -1;
+			}
+			for (int i = 1; mode == 2 && i < 2 * tot; i += 2)
+				holes += all[i] != -1;
+			CHECK(!bad && !holes, "allgatherv mode %d unit %d: %d wrong, %d holes written", mode, unit, bad,
+			      holes);
+		}
+		free(all);
+		free(mine);
+
+		/* alltoallv: sizes per pair with zeros; small: sends in reverse
+		 * peer order, holes after every block */
+		int stot = 0, rtot = 0;
+		for (int u = 0; u < n; u++) {
+			int j = big ? u : n - 1 - u;
+			sc[j] = vcnt(me, j, unit);
+			sd[j] = stot;
+			stot += sc[j] + hole;
+		}
+		for (int j = 0; j < n; j++) {
+			rc[j] = vcnt(j, me, unit);
+			rd[j] = rtot;
+			rtot += rc[j] + 2 * hole;
+		}
+		int *sb = malloc(sizeof(int) * 2 * (size_t)stot), *rb = malloc(sizeof(int) * 2 * (size_t)rtot);
+		for (int mode = 0; mode < 3; mode++) {
+			/* 0: ints, 1: strided send type, 2: strided receive type */
+			int ss = mode == 1 ? 2 : 1, rs = mode == 2 ? 2 : 1;
+			for (int i = 0; i < ss * stot; i++)
+				sb[i] = -5;
+			for (int j = 0; j < n; j++)
+				for (int k = 0; k < sc[j]; k++)
+					sb[ss * (sd[j] + k)] = vval(me, j, k);
+			for (int i = 0; i < rs * rtot; i++)
+				rb[i] = -1;
+			OK(MPI_Alltoallv(sb, sc, sd, mode == 1 ? gap : MPI_INT, rb, rc, rd, mode == 2 ? gap : MPI_INT,
+					 MPI_COMM_WORLD));
+			int bad = 0, holes = 0;
+			for (int j = 0; j < n; j++) {
+				for (int k = 0; k < rc[j]; k++)
+					bad += rb[rs * (rd[j] + k)] != vval(j, me, k);
+				holes += hole && (rb[rs * (rd[j] + rc[j])] != -1 || rb[rs * (rd[j] + rc[j] + 1)] != -1);
+			}
+			CHECK(!bad && !holes, "alltoallv mode %d unit %d: %d wrong, %d holes written", mode, unit, bad, holes);
+		}
+		free(sb);
+		free(rb);
+	}
+	OK(MPI_Type_free(&gap));
+	OK(MPI_Type_free(&gap1));
+	free(counts);
+	free(displs);
+	free(sc);
+	free(sd);
+	free(rc);
+	free(rd);
+}
+
 /* Same inputs, same bits: on every rank, every time. */
 static void determinism(void)
 {
@@ -450,6 +562,13 @@ static void determinism(void)
 int main(int argc, char **argv)
 {
 	t_init(&argc, &argv);
+	if (argc > 1 && !strcmp(argv[1], "v")) {
+		/* the v-variants alone, for the sizes and algorithms the whole
+		 * program would take too long at */
+		vcolls();
+		return t_finish("mpi_coll v");
+	}
+	vcolls();
 	barrier_bcast();
 	reductions();
 	user_ops();

@@ -1,5 +1,6 @@
 #!/bin/sh
-# Every collective at 1-5 ranks and 8, and under each algorithm choice.
+# Every collective at 1-5 ranks and 8 (the v-variants also at 6 and 7), and
+# under each algorithm choice.
 . "$(dirname "$0")/mpi_common.sh"
 for n in 1 2 3 4 5; do run $n -- mpi_coll; done
 run 8 -- mpi_coll
@@ -9,4 +10,11 @@ run 4 PTL_COLL_PORTS=2 -- mpi_coll
 run 5 PTL_COLL_ALGO=gather=linear,scatter=linear,scan=chain,exscan=chain -- mpi_coll
 run 8 PTL_COLL_ALGO=chain -- mpi_coll
 run 3 PTL_COLL_PORTS=2 PTL_COLL_ALGO=allreduce=ring_bidir,bcast=scatter_allgather -- mpi_coll
+# Allgatherv/Alltoallv at the sizes left out above, and each allgather
+# algorithm (auto picks by size: recursive doubling, bruck or the ring)
+for n in 6 7; do run $n -- mpi_coll v; done
+for a in ring bruck recursive_doubling; do
+	run 4 PTL_COLL_ALGO=allgather=$a -- mpi_coll
+	run 7 PTL_COLL_ALGO=allgather=$a -- mpi_coll v
+done
 finish
