@@ -10,11 +10,19 @@
  * messages, never an overrun; polling again frees them); bulk READ and
  * WRITE from 0 B to 16 MiB, with several local pieces; the registration
  * cache after free and re-map at the same address; sleep() with a
- * timeout and kick(); a dead peer reported through peer_failed (by the
- * keepalive, with nothing in flight to it).
+ * timeout and kick(); a broken connection (RDMA READ beyond the peer's
+ * registration, RDMA WRITE with a wrong rkey) fails that bulk with
+ * NAL_EIO but not the peer, loses or doubles none of the eager messages
+ * sent right behind it either way, and re-opens so that messages and
+ * bulks work again both ways; a peer that keeps breaking its connection
+ * is failed on both sides (reopen_limit, only when named); a dead peer
+ * reported through peer_failed (by the keepalive, with nothing in flight
+ * to it).
  *
- *   test_verbs [-n REPEAT] [TEST...]   tests: eager credits bulk remap sleep
- *   (the handshake first and the dead peer last always run)
+ *   test_verbs [-n REPEAT] [TEST...]
+ *   tests: eager pingpong credits bulk remap sleep reopen [reopen_limit]
+ *   (the handshake first and the dead peer last always run, unless
+ *   reopen_limit failed the peer already)
  */
 #include <errno.h>
 #include <pthread.h>
@@ -379,6 +387,114 @@ static void test_remap(void)
 	}
 }
 
+/* Where (raddr, rkey) of a bad RDMA point: beyond the registration, or
+ * its range with a key that is not its own. */
+static void bad_remote(const struct reg_msg *pm, bool bad_key, uint64_t *raddr, uint64_t *rkey)
+{
+	*raddr = bad_key ? pm->addr : ((pm->addr + pm->len + 4095) & ~(uint64_t)4095) + 8192;
+	*rkey = bad_key ? pm->key ^ 0xff : pm->key; /* rxe: the low byte is the key's own */
+}
+
+/* bad_rank starts an RDMA op the peer's memory refuses, then both ranks
+ * send eager messages at once (some sit behind the bad op on the QP that
+ * breaks); every message arrives once and in order, the bad op fails
+ * with NAL_EIO, nobody reports the peer failed, and a correct READ each
+ * way after the re-open moves the right bytes. */
+static void reopen_round(int bad_rank, enum nal_bulk_op op, bool bad_key)
+{
+	const size_t len = 1u << 16;
+	const uint64_t count = 3 * VRB_CREDITS;
+	unsigned char *buf = malloc(len), *got = malloc(len), *scratch = malloc(4096);
+	CHECK(buf && got && scratch);
+	fill(buf, len, 3 + (unsigned)me);
+	struct nal_mr mr;
+	CHECK(vrb_mem_reg(n, buf, len, &mr) == 0);
+	struct reg_msg m = { mr.addr, mr.key, len }, pm;
+	xwrite(&m, sizeof m);
+	xread(&pm, sizeof pm);
+	struct vrb_peer *p = &n->peers[1 - me];
+	uint32_t epoch0 = p->epoch;
+	uint64_t before = nrecv;
+	expect = 0;
+	bad_recv = 0;
+	bulk_status = 0;
+	sync_peer();
+	if (me == bad_rank) {
+		uint64_t raddr, rkey;
+		bad_remote(&pm, bad_key, &raddr, &rkey);
+		struct iovec one = { scratch, 4096 };
+		bulk_pending++;
+		CHECK(vrb_bulk(n, 1 - me, op, &one, 1, raddr, rkey, 4096, &bulk_pending) == 1);
+	}
+	for (uint64_t i = 0; i < count; i++)
+		send_one(i);
+	uint64_t end = now_ms() + 30000;
+	while ((nrecv - before < count || bulk_pending) && failed_peer < 0 && now_ms() < end)
+		vrb_progress(n);
+	CHECK(failed_peer < 0);
+	CHECK(nrecv - before == count);
+	CHECK(bad_recv == 0);
+	CHECK(bulk_pending == 0);
+	if (me == bad_rank)
+		CHECK(bulk_status == NAL_EIO);
+	bulk_status = 0;
+	sync_peer();
+	struct iovec all = { got, len };
+	do_bulk(NAL_BULK_READ, &all, 1, pm.addr, pm.key, len);
+	CHECK(same(got, len, 3 + (unsigned)(1 - me)));
+	CHECK(p->epoch > epoch0 && p->state == VRB_UP && failed_peer < 0);
+	printf("rank %d: re-open: %s %s by rank %d failed it with NAL_EIO, not the peer; %llu messages each "
+	       "way intact (%llu sent again so far), then a READ each way (epoch %u -> %u)\n", me,
+	       op == NAL_BULK_READ ? "READ" : "WRITE", bad_key ? "with a wrong rkey" : "beyond the registration",
+	       bad_rank, (unsigned long long)count, (unsigned long long)p->resent, epoch0, p->epoch);
+	sync_peer();
+	free(scratch);
+	free(got);
+	free(buf);
+}
+
+static void test_reopen(void)
+{
+	reopen_round(1, NAL_BULK_READ, false);
+	reopen_round(0, NAL_BULK_WRITE, true);
+}
+
+/* Rank 1 keeps reading beyond rank 0's registration: after reopen_max
+ * re-opens the connection is given up, on both sides. */
+static void test_reopen_limit(void)
+{
+	n->reopen_max = 2;
+	const size_t len = 4096;
+	unsigned char *buf = malloc(len);
+	CHECK(buf);
+	struct nal_mr mr;
+	CHECK(vrb_mem_reg(n, buf, len, &mr) == 0);
+	struct reg_msg m = { mr.addr, mr.key, len }, pm;
+	xwrite(&m, sizeof m);
+	xread(&pm, sizeof pm);
+	sync_peer();
+	uint64_t end = now_ms() + 30000;
+	int tries = 0;
+	while (failed_peer < 0 && now_ms() < end) {
+		if (me == 1 && bulk_pending == 0) {
+			uint64_t raddr, rkey;
+			bad_remote(&pm, false, &raddr, &rkey);
+			struct iovec one = { buf, len };
+			bulk_pending++;
+			tries++;
+			CHECK(vrb_bulk(n, 0, NAL_BULK_READ, &one, 1, raddr, rkey, len, &bulk_pending) == 1);
+		}
+		vrb_progress(n);
+	}
+	CHECK(failed_peer == 1 - me);
+	CHECK(n->peers[1 - me].state == VRB_FAILED);
+	printf("rank %d: re-open limit: rank %d failed (limit %u re-opens), %d bad READs\n", me, 1 - me,
+	       n->reopen_max, tries);
+	if (me == 1)
+		CHECK(tries <= (int)n->reopen_max + 1);
+	free(buf);
+}
+
 static void *kicker(void *arg)
 {
 	(void)arg;
@@ -434,7 +550,9 @@ static const struct {
 	void (*run)(void);
 } tests[] = { { "eager", test_eager }, { "pingpong", test_pingpong_credits }, { "credits", test_credits },
 	      { "bulk", test_bulk },
-	      { "remap", test_remap }, { "sleep", test_sleep } };
+	      { "remap", test_remap }, { "sleep", test_sleep }, { "reopen", test_reopen },
+	      { "reopen_limit", test_reopen_limit } };
+#define LIMIT_TEST (NTESTS - 1) /* only when named: it fails the peer */
 #define NTESTS (sizeof tests / sizeof tests[0])
 
 int main(int argc, char **argv)
@@ -450,7 +568,8 @@ int main(int argc, char **argv)
 		while (t < NTESTS && strcmp(argv[i], tests[t].name))
 			t++;
 		if (t == NTESTS) {
-			fprintf(stderr, "usage: test_verbs [-n REPEAT] [eager|credits|bulk|remap|sleep]...\n");
+			fprintf(stderr, "usage: test_verbs [-n REPEAT] "
+					"[eager|pingpong|credits|bulk|remap|sleep|reopen|reopen_limit]...\n");
 			return 2;
 		}
 		want[t] = any = true;
@@ -503,9 +622,10 @@ int main(int argc, char **argv)
 	sync_peer();
 	for (int k = 0; k < repeat; k++)
 		for (size_t t = 0; t < NTESTS; t++)
-			if (!any || want[t])
+			if (any ? want[t] : t != LIMIT_TEST)
 				tests[t].run();
-	test_dead_peer();
+	if (failed_peer < 0)
+		test_dead_peer();
 	if (me == 0) {
 		int st;
 		waitpid(child, &st, 0);

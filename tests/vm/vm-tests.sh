@@ -54,6 +54,11 @@ t_verbs_credits() {
 	[ -x "$B/tests/vm/test_verbs" ] || { echo "tests/vm/test_verbs not built"; return 77; }
 	"$B/tests/vm/test_verbs" -n 20 credits
 }
+t_verbs_reopen_limit() {
+	# a peer whose connection keeps breaking is failed on both sides
+	[ -x "$B/tests/vm/test_verbs" ] || { echo "tests/vm/test_verbs not built"; return 77; }
+	"$B/tests/vm/test_verbs" reopen_limit
+}
 t_ptltool_info() {
 	local o
 	o=$("$B/tools/ptltool" info) || return 1
@@ -170,7 +175,7 @@ t_x() {
 }
 
 mps=$(for f in "$S"/tests/ptl/mp/*.sh; do n=$(basename "$f" .sh); [ "$n" = run ] || echo "mp:$n"; done)
-all="devinfo rc_pingpong verbs_unit verbs_credits ptltool_info $mps ring_over_verbs"
+all="devinfo rc_pingpong verbs_unit verbs_credits verbs_reopen_limit ptltool_info $mps ring_over_verbs"
 [ $# -gt 0 ] && all="$*"
 failed=0 ran=0
 for t in $all; do

@@ -30,6 +30,22 @@
  *    goes to it, so a dead peer fails that write within seconds. A rank
  *    that closes cleanly says BYE over UD first, so its peers report its
  *    QP's death quietly.
+ *  - Breaks: any other error completion (a remote access error of one
+ *    RDMA READ/WRITE whose MD went away, a local protection error...), or
+ *    a flushed WR on a QP we did not retire, puts the QP in error but says
+ *    nothing of the peer: the operations in flight on that QP fail (bulks
+ *    report bulk_done with NAL_EIO) and the connection re-opens with a new
+ *    RC QP through the same handshake, one epoch later. REQ and REP carry
+ *    the epoch (older ones are stale) and the sender's count of the
+ *    receiver's messages it consumed; that count is frozen from the break
+ *    on, as messages arriving on the old QP are dropped. Each side then
+ *    sends again, on the new QP, its messages the other has not consumed:
+ *    every message sent is kept (per peer, a copy per credit) until the
+ *    peer's consumed count covers it, so no eager message is lost or
+ *    delivered twice and lib/ptl sees nothing. The old QP drains its
+ *    flushed WRs before it is destroyed. A peer whose connection breaks
+ *    more than reopen_max times within VRB_REOPEN_WIN_MS is failed, and is
+ *    told so (DROP) so that both sides agree.
  */
 #ifndef PTL_VRB_H
 #define PTL_VRB_H
@@ -48,7 +64,6 @@
 #define VRB_CREDITS 32u         /* eager buffers granted to each peer */
 #define VRB_SQ_DEPTH 128u       /* send WRs in flight per RC QP */
 #define VRB_TX_MAX 2048u        /* signaled WRs in flight per NI (CQ room) */
-#define VRB_SBUFS 256u          /* registered bounce buffers for sends */
 #define VRB_CM_BUFS 64u         /* UD receive/send buffers for the handshake */
 #define VRB_CM_RETRY_MS 200     /* handshake retransmission period */
 #define VRB_CM_TRIES 75         /* ... and attempts before the peer is dead */
@@ -63,11 +78,15 @@
 #define VRB_REG_MAX 256u        /* cached registrations */
 #define VRB_STASH 64u           /* completions sleep() took off the CQ */
 #define VRB_QKEY 0x50544c31u
+#define VRB_REOPEN_MAX 8u       /* re-opens of one peer's connection ... */
+#define VRB_REOPEN_WIN_MS 60000 /* ... within this long, before it is failed */
+#define VRB_RETIRED 16u         /* broken QPs draining at once (per NI) */
+#define VRB_RETIRE_MS 200       /* a drained QP lives this long, so that late
+                                 * receive completions are polled first */
 
 /* Kinds of work request, in the low 3 bits of wr_id. */
 enum vrb_wr_kind {
-	VRB_WR_SEND_INLINE = 1, /* (peer << 3) */
-	VRB_WR_SEND_BUF,        /* (buffer << 32) | (peer << 3) */
+	VRB_WR_SEND = 1,        /* (peer << 3) */
 	VRB_WR_CREDIT,          /* (peer << 3) */
 	VRB_WR_BULK,            /* struct vrb_bulk * */
 	VRB_WR_RECV,            /* (buffer << 32) */
@@ -91,7 +110,8 @@ struct vrb_addr {
 	uint8_t gid[16];
 };
 
-enum vrb_cm_type { VRB_CM_REQ = 1, VRB_CM_REP = 2, VRB_CM_BYE = 3 };
+/* DROP: the sender failed the receiver (its connection broke too often). */
+enum vrb_cm_type { VRB_CM_REQ = 1, VRB_CM_REP = 2, VRB_CM_BYE = 3, VRB_CM_DROP = 4 };
 
 /* A handshake message (UD). */
 struct vrb_cm {
@@ -103,7 +123,8 @@ struct vrb_cm {
 	uint32_t credits;   /* eager buffers the sender posted for the receiver */
 	uint64_t slot_addr; /* where the receiver writes its consumed count */
 	uint32_t slot_rkey;
-	uint32_t pad;
+	uint32_t epoch;     /* connections made before this one (re-opens) */
+	uint64_t consumed;  /* of the receiver's messages the sender handled */
 	struct vrb_addr addr; /* sender's address, so the receiver needs no lookup */
 	uint8_t key[32];      /* the job key */
 };
@@ -119,11 +140,22 @@ struct vrb_peer {
 	struct ibv_ah *ah;       /* UD address for the handshake */
 	struct ibv_qp *qp;
 	uint32_t psn, rqpn, rpsn;
+	uint32_t epoch;          /* of the connection qp belongs to */
+	unsigned reopens;        /* since reopen_t0 */
+	uint64_t reopen_t0;
 	int tries;
 	uint64_t next_try_ms;
 	/* Credits: ours toward the peer. */
 	uint32_t grant;          /* buffers the peer posted for us */
 	uint64_t sent;           /* messages sent to the peer */
+	uint64_t resend;         /* first message to send again after a re-open;
+	                          * == sent when none waits */
+	char *keep;              /* copies of the last VRB_CREDITS messages sent
+	                          * (message i at i % VRB_CREDITS): they are sent
+	                          * from here and again after a re-open */
+	uint32_t *keep_len;
+	struct ibv_mr *keep_mr;
+	uint64_t resent;         /* messages sent again (tests show it) */
 	uint64_t imm_back;       /* the peer's consumed count as its last
 	                          * message carried it (immediate data) */
 	uint64_t rslot_addr;     /* our slot in the peer's credit array */
@@ -143,6 +175,14 @@ struct vrb_peer {
 	bool probing;
 	bool bye;
 	struct vrb_bulk *pend_head, *pend_tail; /* bulks waiting for queue room */
+};
+
+/* A broken QP waiting for its flushed WRs before it is destroyed. */
+struct vrb_retired {
+	struct ibv_qp *qp;
+	int peer;
+	unsigned out;      /* its send WRs not yet completed */
+	uint64_t since_ms; /* when out reached 0 */
 };
 
 /* One bulk() call: its WRs, and the cookie to report when all are done. */
@@ -189,11 +229,6 @@ struct nal {
 	char *rbuf;
 	struct ibv_mr *rbuf_mr;
 	uint32_t nrbuf, rbuf_posted;
-	/* send bounce buffers */
-	char *sbuf;
-	struct ibv_mr *sbuf_mr;
-	uint32_t *sfree;
-	uint32_t nsfree;
 	/* handshake buffers: [0, VRB_CM_BUFS) receive, then send */
 	char *cmbuf;
 	struct ibv_mr *cm_mr;
@@ -207,6 +242,9 @@ struct nal {
 	int *qpn_map;       /* open-addressed qpn -> peer, size qpn_cap */
 	uint32_t *qpn_key;
 	uint32_t qpn_cap;
+	struct vrb_retired retired[VRB_RETIRED];
+	unsigned nretired;
+	unsigned reopen_max; /* VRB_REOPEN_MAX; tests lower it */
 	atomic_int waiting; /* peers starved or connecting: sleep() polls */
 	atomic_int nup;     /* peers VRB_UP: sleep() wakes for the keepalive */
 	atomic_bool app_polling; /* set_polling(1): an application thread polls the CQ */
@@ -237,6 +275,11 @@ void vrb_cm_recv(struct nal *n, const struct ibv_wc *wc, int *done);
 void vrb_cm_bye(struct nal *n);
 int vrb_cm_timers(struct nal *n);
 void vrb_peer_fail(struct nal *n, int peer, const char *why);
+void vrb_qp_error(struct nal *n, int peer, enum ibv_wc_status st);
+int vrb_post_failed(struct nal *n, int peer, const char *what);
+void vrb_retired_wc(struct nal *n, uint32_t qpn);
+void vrb_retired_sweep(struct nal *n);
+void vrb_retired_fini(struct nal *n);
 int vrb_qpn_peer(struct nal *n, uint32_t qpn);
 /* vrb_msg.c */
 int vrb_post_recvs(struct nal *n, uint32_t count);
@@ -248,6 +291,8 @@ void vrb_set_polling(struct nal *n, int on);
 bool vrb_sq_room(struct nal *n, struct vrb_peer *p, unsigned wrs);
 void vrb_sq_take(struct nal *n, struct vrb_peer *p, unsigned wrs);
 int vrb_keepalive(struct nal *n, uint64_t now);
+int vrb_keep_init(struct nal *n, struct vrb_peer *p);
+int vrb_resend(struct nal *n, int peer);
 /* vrb_bulk.c */
 int vrb_mem_reg(struct nal *n, void *addr, size_t len, struct nal_mr *mr);
 void vrb_mem_dereg(struct nal *n, struct nal_mr *mr);
@@ -256,6 +301,7 @@ int vrb_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 void vrb_bulk_wc(struct nal *n, const struct ibv_wc *wc);
 int vrb_bulk_pending(struct nal *n, struct vrb_peer *p);
 void vrb_bulk_drop(struct nal *n, struct vrb_peer *p);
+void vrb_bulk_break(struct vrb_peer *p);
 void vrb_reg_fini(struct nal *n);
 int vrb_reg_init(struct nal *n);
 

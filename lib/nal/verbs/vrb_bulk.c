@@ -179,7 +179,8 @@ static void vrb_bulk_release(struct nal *n, struct vrb_bulk *b)
 	n->bulk_free = b;
 }
 
-/* Posts what fits of b's WRs. 1: all posted; 0: some wait; <0: error. */
+/* Posts what fits of b's WRs. 1: all posted; 0: some wait; <0: posting
+ * failed, and the connection re-opens (NAL_EAGAIN) or the peer failed. */
 static int vrb_bulk_post(struct nal *n, struct vrb_bulk *b)
 {
 	struct vrb_peer *p = &n->peers[b->peer];
@@ -199,7 +200,7 @@ static int vrb_bulk_post(struct nal *n, struct vrb_bulk *b)
 			.wr.rdma = { .remote_addr = b->raddr + off, .rkey = b->rkey },
 		}, *bad;
 		if (ibv_post_send(p->qp, &wr, &bad))
-			return NAL_EIO;
+			return vrb_post_failed(n, b->peer, "cannot post an RDMA operation");
 		vrb_sq_take(n, p, 1);
 		b->left++;
 		b->posted_sge += k;
@@ -215,8 +216,11 @@ int vrb_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 	struct vrb_peer *p = &n->peers[peer];
 	if (p->state == VRB_FAILED)
 		return NAL_EPEER;
-	if (p->state != VRB_UP)
-		return NAL_EINVAL; /* a bulk answers a message from the peer */
+	/* A bulk answers a message from the peer, so its connection was up;
+	 * while it re-opens, the bulk waits for the new QP. */
+	bool reopening = p->state != VRB_UP && p->epoch > 0;
+	if (p->state != VRB_UP && !reopening)
+		return NAL_EINVAL;
 	if (len == 0)
 		return 0;
 	struct vrb_bulk *b = vrb_bulk_alloc(n);
@@ -251,13 +255,19 @@ int vrb_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 		vrb_bulk_release(n, b);
 		return NAL_EINVAL;
 	}
-	int rc = p->pend_head ? 0 : vrb_bulk_post(n, b);
-	if (rc < 0) {
+	int rc = p->pend_head || p->state != VRB_UP ? 0 : vrb_bulk_post(n, b);
+	if (rc < 0 && b->left) {
+		/* Some of it went to the broken QP: its flushed WRs report it
+		 * (or free it, if the peer failed). */
+		b->status = NAL_EIO;
+		b->nsge = b->posted_sge;
+		return rc == NAL_EPEER ? NAL_EPEER : 1;
+	}
+	if (rc == NAL_EPEER) {
 		vrb_bulk_release(n, b);
-		vrb_peer_fail(n, peer, "cannot post an RDMA operation");
 		return NAL_EPEER;
 	}
-	if (rc == 0) { /* waits for send-queue room, in order */
+	if (rc <= 0) { /* waits for send-queue room, in order */
 		b->next = NULL;
 		if (p->pend_tail)
 			p->pend_tail->next = b;
@@ -272,22 +282,17 @@ int vrb_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 int vrb_bulk_pending(struct nal *n, struct vrb_peer *p)
 {
 	int done = 0;
-	while (p->pend_head) {
+	while (p->pend_head && p->state == VRB_UP) {
 		struct vrb_bulk *b = p->pend_head;
 		int rc = vrb_bulk_post(n, b);
 		if (rc == 0)
 			break;
+		if (rc < 0)
+			break; /* the break or the failure took it off the list */
 		p->pend_head = b->next;
 		if (!p->pend_head)
 			p->pend_tail = NULL;
 		done++;
-		if (rc < 0) {
-			b->status = NAL_EIO;
-			if (b->left == 0)
-				vrb_bulk_release(n, b);
-			vrb_peer_fail(n, (int)(p - n->peers), "cannot post an RDMA operation");
-			break;
-		}
 	}
 	return done;
 }
@@ -296,21 +301,44 @@ void vrb_bulk_wc(struct nal *n, const struct ibv_wc *wc)
 {
 	struct vrb_bulk *b = (struct vrb_bulk *)(uintptr_t)(wc->wr_id & ~(uint64_t)7);
 	struct vrb_peer *p = &n->peers[b->peer];
-	if (p->sq_used)
+	bool current = p->qp && wc->qp_num == p->qp->qp_num;
+	if (!current)
+		vrb_retired_wc(n, wc->qp_num); /* a broken QP drains */
+	else if (p->sq_used)
 		p->sq_used--;
 	b->left--;
-	if (wc->status == IBV_WC_SUCCESS)
-		p->acts++;
-	if (wc->status != IBV_WC_SUCCESS && b->status == 0)
-		b->status = NAL_EPEER;
-	if (wc->status != IBV_WC_SUCCESS && wc->status != IBV_WC_WR_FLUSH_ERR)
-		vrb_peer_fail(n, b->peer, ibv_wc_status_str(wc->status));
+	if (wc->status == IBV_WC_SUCCESS) {
+		if (current)
+			p->acts++;
+	} else {
+		/* This bulk fails; whether the peer does is vrb_qp_error()'s
+		 * to say (bulk_done follows only if it does not). */
+		if (b->status == 0)
+			b->status = NAL_EIO;
+		if (current)
+			vrb_qp_error(n, b->peer, wc->status);
+	}
 	if (b->left > 0 || b->posted_sge < b->nsge)
 		return;
 	/* After peer_failed, lib/ptl has finished the op itself. */
 	if (p->state != VRB_FAILED)
 		n->args.up.bulk_done(n->args.up.arg, b->cookie, b->status);
 	vrb_bulk_release(n, b);
+}
+
+/* The connection broke: a waiting bulk with WRs on the broken QP (only
+ * the first can have some) fails when they have flushed; the others wait
+ * for the new QP, as nothing of them was lost. */
+void vrb_bulk_break(struct vrb_peer *p)
+{
+	struct vrb_bulk *b = p->pend_head;
+	if (!b || b->left == 0)
+		return;
+	b->status = NAL_EIO;
+	b->nsge = b->posted_sge;
+	p->pend_head = b->next;
+	if (!p->pend_head)
+		p->pend_tail = NULL;
 }
 
 /* Forgets the waiting bulks of a failed or closing peer (their posted WRs

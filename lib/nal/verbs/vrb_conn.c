@@ -6,6 +6,14 @@
  * VRB_CM_RETRY_MS; a peer silent for VRB_CM_TRIES periods is dead.
  * close() sends a BYE to every peer it talked to, so they know the QP
  * errors that follow are no failure worth a message.
+ *
+ * Re-opens (see vrb.h, "Breaks"): a connection that broke without its
+ * peer dying gets a new QP through the same handshake, one epoch later;
+ * the broken QP is moved to the error state and retired until its WRs
+ * have flushed. Both sides may notice at once (the side whose RDMA failed,
+ * and the responder whose QP the bad request put in error): then the
+ * crossed-handshake rule picks one REQ, as for a first connection. A side
+ * that did not notice learns it from the REQ of the newer epoch.
  */
 #include "config.h"
 
@@ -30,6 +38,27 @@ static void vrb_qpn_add(struct nal *n, uint32_t qpn, int peer)
 		i = (i + 1) & (n->qpn_cap - 1);
 	n->qpn_key[i] = qpn;
 	n->qpn_map[i] = peer;
+}
+
+/* Linear probing: later entries of the run move back into the hole, so
+ * that every lookup still finds them. */
+static void vrb_qpn_del(struct nal *n, uint32_t qpn)
+{
+	uint32_t mask = n->qpn_cap - 1, i = vrb_hash(qpn, n->qpn_cap);
+	while (n->qpn_map[i] >= 0 && n->qpn_key[i] != qpn)
+		i = (i + 1) & mask;
+	if (n->qpn_map[i] < 0)
+		return;
+	for (uint32_t j = (i + 1) & mask; n->qpn_map[j] >= 0; j = (j + 1) & mask) {
+		uint32_t h = vrb_hash(n->qpn_key[j], n->qpn_cap);
+		bool stays = i <= j ? (i < h && h <= j) : (i < h || h <= j);
+		if (stays)
+			continue;
+		n->qpn_key[i] = n->qpn_key[j];
+		n->qpn_map[i] = n->qpn_map[j];
+		i = j;
+	}
+	n->qpn_map[i] = -1;
 }
 
 int vrb_qpn_peer(struct nal *n, uint32_t qpn)
@@ -90,6 +119,7 @@ int vrb_conn_init(struct nal *n)
 	for (uint32_t i = 0; i < VRB_CM_BUFS; i++)
 		n->cm_sfree[n->ncm_sfree++] = VRB_CM_BUFS + i;
 	n->me.ud_qpn = n->ud->qp_num;
+	n->reopen_max = VRB_REOPEN_MAX;
 	return 0;
 }
 
@@ -159,6 +189,10 @@ static int vrb_qp_create(struct nal *n, int peer)
 		return NAL_EIO;
 	p->psn = (uint32_t)random() & 0xffffff;
 	vrb_qpn_add(n, p->qp->qp_num, peer);
+	/* A re-opened connection keeps the buffers granted to the first: they
+	 * belong to the SRQ, not to the QP, and stay posted. */
+	if (p->granted)
+		return 0;
 	/* The eager buffers this peer may fill. */
 	uint32_t room = n->nrbuf - n->rbuf_posted;
 	p->granted = room < VRB_CREDITS ? room : VRB_CREDITS;
@@ -207,9 +241,9 @@ static int vrb_cm_send(struct nal *n, int peer, enum vrb_cm_type type)
 	struct vrb_cm *m = (struct vrb_cm *)(n->cmbuf + (size_t)i * VRB_CM_SIZE);
 	*m = (struct vrb_cm){
 		.magic = VRB_MAGIC, .type = type, .rank = (uint32_t)n->args.rank,
-		.qpn = p->qp->qp_num, .psn = p->psn, .credits = p->granted,
+		.qpn = p->qp ? p->qp->qp_num : 0, .psn = p->psn, .credits = p->granted,
 		.slot_addr = (uintptr_t)&n->slots[peer], .slot_rkey = n->slots_mr->rkey,
-		.addr = n->me,
+		.epoch = p->epoch, .consumed = p->consumed, .addr = n->me,
 	};
 	memcpy(m->key, n->key, sizeof m->key);
 	struct ibv_sge sge = { .addr = (uintptr_t)m, .length = sizeof *m, .lkey = n->cm_mr->lkey };
@@ -282,6 +316,169 @@ void vrb_peer_fail(struct nal *n, int peer, const char *why)
 		n->args.up.peer_failed(n->args.up.arg, peer, NAL_EPEER);
 }
 
+/* Moves p's QP to the error state, so that its WRs flush, and keeps it
+ * until they have completed: destroying it earlier could take their
+ * completions (and the bulk_done they owe) off the CQ. */
+static int vrb_retire(struct nal *n, int peer)
+{
+	struct vrb_peer *p = &n->peers[peer];
+	if (n->nretired == VRB_RETIRED)
+		return NAL_ENOMEM;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	if (ibv_modify_qp(p->qp, &a, IBV_QP_STATE))
+		return NAL_EIO;
+	n->retired[n->nretired++] = (struct vrb_retired){ .qp = p->qp, .peer = peer, .out = p->sq_used,
+							  .since_ms = vrb_now_ms() };
+	p->qp = NULL;
+	p->sq_used = 0;
+	return 0;
+}
+
+/* A send-side completion of a QP that is no peer's current one: if it is
+ * a retired QP's, it counts toward its draining. */
+void vrb_retired_wc(struct nal *n, uint32_t qpn)
+{
+	for (unsigned i = 0; i < n->nretired; i++) {
+		struct vrb_retired *r = &n->retired[i];
+		if (r->qp->qp_num != qpn)
+			continue;
+		if (r->out && --r->out == 0)
+			r->since_ms = vrb_now_ms();
+		return;
+	}
+}
+
+/* Destroys the retired QPs that have drained. Called after progress()
+ * emptied the CQ: receive completions of the QP (from the SRQ, not
+ * counted in out) were polled by then, as VRB_RETIRE_MS passed since its
+ * last WR completed. */
+void vrb_retired_sweep(struct nal *n)
+{
+	uint64_t now = vrb_now_ms();
+	for (unsigned i = 0; i < n->nretired;) {
+		struct vrb_retired *r = &n->retired[i];
+		if (r->out || now - r->since_ms < VRB_RETIRE_MS) {
+			i++;
+			continue;
+		}
+		vrb_qpn_del(n, r->qp->qp_num);
+		ibv_destroy_qp(r->qp);
+		*r = n->retired[--n->nretired];
+	}
+}
+
+void vrb_retired_fini(struct nal *n)
+{
+	while (n->nretired)
+		ibv_destroy_qp(n->retired[--n->nretired].qp);
+}
+
+/* The connection to peer broke, the peer did not die: fail what was in
+ * flight on the QP (its WRs flush: bulks report NAL_EIO, messages are sent
+ * again), retire the QP and make a new one. ask: we noticed, so we ask for
+ * the new connection; else the peer asked and the caller answers it.
+ * 0: re-opening; NAL_EPEER: the peer is failed instead. */
+static int vrb_peer_break(struct nal *n, int peer, const char *why, bool ask)
+{
+	struct vrb_peer *p = &n->peers[peer];
+	if (p->bye) {
+		vrb_peer_fail(n, peer, why);
+		return NAL_EPEER;
+	}
+	uint64_t now = vrb_now_ms();
+	if (p->reopens == 0 || now - p->reopen_t0 > VRB_REOPEN_WIN_MS) {
+		p->reopen_t0 = now;
+		p->reopens = 0;
+	}
+	if (++p->reopens > n->reopen_max) {
+		char msg[200];
+		snprintf(msg, sizeof msg, "its connection broke %u times within %d s, the last time by %s "
+			 "(RDMA to memory it no longer exposes?); giving up on it", p->reopens,
+			 VRB_REOPEN_WIN_MS / 1000, why);
+		vrb_cm_send(n, peer, VRB_CM_DROP); /* so that it gives up on us too */
+		vrb_peer_fail(n, peer, msg);
+		return NAL_EPEER;
+	}
+	fprintf(stderr, "ptl: verbs: rank %d: connection to rank %d broke (%s): what was in flight on it "
+		"fails, and it re-opens\n", n->args.rank, peer, why);
+	if (vrb_retire(n, peer) != 0 || vrb_qp_create(n, peer) != 0) {
+		vrb_peer_fail(n, peer, "cannot re-open its broken connection");
+		return NAL_EPEER;
+	}
+	vrb_bulk_break(p);
+	atomic_fetch_sub(&n->nup, 1);
+	p->probing = false;
+	p->epoch++;
+	if (!ask) {
+		p->state = VRB_IDLE;
+		return 0;
+	}
+	p->state = VRB_REQ_SENT;
+	p->tries = 1;
+	p->next_try_ms = now + VRB_CM_RETRY_MS;
+	atomic_fetch_add(&n->waiting, 1);
+	vrb_cm_send(n, peer, VRB_CM_REQ);
+	return 0;
+}
+
+/* A completion of peer's current QP failed with st. Only a dead peer
+ * (the transport's retries ran out) is fatal; anything else breaks the
+ * connection, which re-opens. */
+void vrb_qp_error(struct nal *n, int peer, enum ibv_wc_status st)
+{
+	if (n->peers[peer].state != VRB_UP)
+		return;
+	if (st == IBV_WC_RETRY_EXC_ERR || st == IBV_WC_RNR_RETRY_EXC_ERR)
+		vrb_peer_fail(n, peer, ibv_wc_status_str(st));
+	else
+		vrb_peer_break(n, peer, ibv_wc_status_str(st), true);
+}
+
+/* Posting to peer's current QP failed: as an error completion would
+ * have. NAL_EAGAIN: the connection re-opens; NAL_EPEER: the peer failed. */
+int vrb_post_failed(struct nal *n, int peer, const char *what)
+{
+	struct vrb_peer *p = &n->peers[peer];
+	if (p->state == VRB_UP)
+		vrb_peer_break(n, peer, what, true);
+	return p->state == VRB_FAILED ? NAL_EPEER : NAL_EAGAIN;
+}
+
+/* Takes the peer's side of the handshake (its REQ or REP) and brings our
+ * QP up to it, then sends again what the peer has not consumed. On error
+ * the peer is failed. */
+static int vrb_accept(struct nal *n, int peer, const struct vrb_cm *m)
+{
+	struct vrb_peer *p = &n->peers[peer];
+	uint64_t back = __atomic_load_n(&n->slots[peer], __ATOMIC_ACQUIRE);
+	if (p->imm_back > back)
+		back = p->imm_back;
+	const char *bad = NULL;
+	if (m->credits == 0 || m->credits > VRB_CREDITS)
+		bad = "its handshake grants an impossible number of credits";
+	else if (m->consumed > p->sent || m->consumed < back)
+		bad = "its count of our messages does not match ours";
+	else if (vrb_keep_init(n, p) != 0)
+		bad = "cannot register the copies of messages for it";
+	if (!bad) {
+		p->rqpn = m->qpn;
+		p->rpsn = m->psn;
+		p->grant = m->credits;
+		p->rslot_addr = m->slot_addr;
+		p->rslot_rkey = m->slot_rkey;
+		p->imm_back = m->consumed;
+		p->resend = m->consumed;
+		if (vrb_qp_up(n, peer) != 0)
+			bad = "cannot bring its QP up";
+	}
+	if (bad) {
+		vrb_peer_fail(n, peer, bad);
+		return NAL_EPEER;
+	}
+	vrb_resend(n, peer);
+	return 0;
+}
+
 /* A handshake datagram arrived. */
 void vrb_cm_recv(struct nal *n, const struct ibv_wc *wc, int *done)
 {
@@ -298,23 +495,26 @@ void vrb_cm_recv(struct nal *n, const struct ibv_wc *wc, int *done)
 	if (p->state == VRB_FAILED)
 		return;
 	if (m.type == VRB_CM_REQ) {
-		if (p->state == VRB_UP) {
+		if (m.epoch < p->epoch)
+			return; /* from before a re-open */
+		if (p->state == VRB_UP && m.epoch == p->epoch) {
 			if (p->rqpn == m.qpn)
 				vrb_cm_send(n, peer, VRB_CM_REP); /* our REP was lost */
 			return;
 		}
-		if (p->state == VRB_REQ_SENT && n->args.rank < peer)
+		if (p->state == VRB_REQ_SENT && m.epoch == p->epoch && n->args.rank < peer)
 			return; /* both asked: ours wins, the peer answers it */
+		/* A newer epoch while up: the peer's side of our connection broke. */
+		if (p->state == VRB_UP && vrb_peer_break(n, peer, "it re-opened the connection", false) != 0) {
+			(*done)++;
+			return;
+		}
 		if (vrb_set_addr(n, peer, &m.addr) || vrb_qp_create(n, peer))
 			return;
-		p->rqpn = m.qpn;
-		p->rpsn = m.psn;
-		p->grant = m.credits;
-		p->rslot_addr = m.slot_addr;
-		p->rslot_rkey = m.slot_rkey;
 		bool was_asking = p->state == VRB_REQ_SENT;
-		if (vrb_qp_up(n, peer) != 0) {
-			vrb_peer_fail(n, peer, "cannot bring its QP up");
+		p->epoch = m.epoch;
+		if (vrb_accept(n, peer, &m) != 0) {
+			(*done)++;
 			return;
 		}
 		if (was_asking)
@@ -329,19 +529,12 @@ void vrb_cm_recv(struct nal *n, const struct ibv_wc *wc, int *done)
 			vrb_peer_fail(n, peer, "it closed before it answered");
 			(*done)++;
 		}
-	} else if (m.type == VRB_CM_REP && p->state == VRB_REQ_SENT) {
-		p->rqpn = m.qpn;
-		p->rpsn = m.psn;
-		p->grant = m.credits;
-		p->rslot_addr = m.slot_addr;
-		p->rslot_rkey = m.slot_rkey;
-		atomic_fetch_sub(&n->waiting, 1);
-		if (vrb_qp_up(n, peer) != 0) {
-			p->state = VRB_REQ_SENT; /* so the count stays right */
-			atomic_fetch_add(&n->waiting, 1);
-			vrb_peer_fail(n, peer, "cannot bring its QP up");
-			return;
-		}
+	} else if (m.type == VRB_CM_DROP) {
+		vrb_peer_fail(n, peer, "it gave up on our connection, which broke too often");
+		(*done)++;
+	} else if (m.type == VRB_CM_REP && p->state == VRB_REQ_SENT && m.epoch == p->epoch) {
+		if (vrb_accept(n, peer, &m) == 0)
+			atomic_fetch_sub(&n->waiting, 1);
 		(*done)++;
 	}
 }

@@ -127,24 +127,19 @@ static int vrb_open(const struct nal_open_args *args, struct nal **out)
 		goto fail;
 	}
 	n->rbuf = aligned_alloc(4096, (size_t)n->nrbuf * VRB_EAGER);
-	n->sbuf = aligned_alloc(4096, (size_t)VRB_SBUFS * VRB_EAGER);
-	n->sfree = calloc(VRB_SBUFS, sizeof *n->sfree);
 	n->slots = aligned_alloc(64, ((size_t)args->size * 8 + 63) & ~(size_t)63);
 	n->peers = calloc((size_t)args->size, sizeof *n->peers);
-	if (!n->rbuf || !n->sbuf || !n->sfree || !n->slots || !n->peers)
+	if (!n->rbuf || !n->slots || !n->peers)
 		goto fail;
 	memset(n->slots, 0, (size_t)args->size * 8);
 	int acc = IBV_ACCESS_LOCAL_WRITE;
 	n->rbuf_mr = ibv_reg_mr(n->pd, n->rbuf, (size_t)n->nrbuf * VRB_EAGER, acc);
-	n->sbuf_mr = ibv_reg_mr(n->pd, n->sbuf, (size_t)VRB_SBUFS * VRB_EAGER, acc);
 	n->slots_mr = ibv_reg_mr(n->pd, n->slots, (size_t)args->size * 8, acc | IBV_ACCESS_REMOTE_WRITE);
-	if (!n->rbuf_mr || !n->sbuf_mr || !n->slots_mr) {
+	if (!n->rbuf_mr || !n->slots_mr) {
 		fprintf(stderr, "ptl: verbs: cannot register buffers: %s (memlock limit? ulimit -l)\n",
 			strerror(errno));
 		goto fail;
 	}
-	for (uint32_t i = 0; i < VRB_SBUFS; i++)
-		n->sfree[n->nsfree++] = VRB_SBUFS - 1 - i;
 	if (vrb_reg_init(n) != 0 || (rc = vrb_conn_init(n)) != 0) {
 		rc = rc ? rc : NAL_EIO;
 		goto fail;
@@ -165,12 +160,18 @@ static void vrb_close(struct nal *n)
 	vrb_cm_bye(n);
 	if (n->peers)
 		for (int i = 0; i < n->args.size; i++) {
-			vrb_bulk_drop(n, &n->peers[i]);
-			if (n->peers[i].qp)
-				ibv_destroy_qp(n->peers[i].qp);
-			if (n->peers[i].ah)
-				ibv_destroy_ah(n->peers[i].ah);
+			struct vrb_peer *p = &n->peers[i];
+			vrb_bulk_drop(n, p);
+			if (p->qp)
+				ibv_destroy_qp(p->qp);
+			if (p->ah)
+				ibv_destroy_ah(p->ah);
+			if (p->keep_mr)
+				ibv_dereg_mr(p->keep_mr);
+			free(p->keep);
+			free(p->keep_len);
 		}
+	vrb_retired_fini(n);
 	vrb_conn_fini(n);
 	vrb_reg_fini(n);
 	if (n->srq)
@@ -181,8 +182,6 @@ static void vrb_close(struct nal *n)
 		ibv_destroy_comp_channel(n->chan);
 	if (n->rbuf_mr)
 		ibv_dereg_mr(n->rbuf_mr);
-	if (n->sbuf_mr)
-		ibv_dereg_mr(n->sbuf_mr);
 	if (n->slots_mr)
 		ibv_dereg_mr(n->slots_mr);
 	if (n->pd)
@@ -200,8 +199,6 @@ static void vrb_close(struct nal *n)
 	}
 	pthread_mutex_destroy(&n->cq_lock);
 	free(n->rbuf);
-	free(n->sbuf);
-	free(n->sfree);
 	free(n->slots);
 	free(n->peers);
 	free(n->qpn_map);

@@ -6,6 +6,12 @@
  * its running count into the sender's slot, once a quarter of the grant is
  * consumed. The write needs no receive buffer, so credits always flow.
  *
+ * Copies: a message is copied once, into the peer's keep ring (registered,
+ * one VRB_EAGER slot per credit), and sent from there. It stays until the
+ * peer's consumed count covers it, which credits guarantee before its slot
+ * is needed again; so after a re-open (vrb.h, "Breaks") the messages the
+ * peer did not consume go again, in order, before any new one.
+ *
  * Keepalive: every ka_ms, progress() looks at the UP peers; one that
  * completed nothing with us since the last look (no message in, no send,
  * credit or bulk acknowledged) gets a probe: a credit write of the count it
@@ -29,6 +35,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -86,6 +93,65 @@ static uint64_t vrb_credit_left(struct nal *n, int peer)
 	return p->grant - (p->sent - back);
 }
 
+/* Registered copies of what we send to p (see the top of this file),
+ * made when its first connection comes up. */
+int vrb_keep_init(struct nal *n, struct vrb_peer *p)
+{
+	if (p->keep)
+		return 0;
+	size_t bytes = (size_t)VRB_CREDITS * VRB_EAGER;
+	p->keep = aligned_alloc(4096, bytes);
+	p->keep_len = calloc(VRB_CREDITS, sizeof *p->keep_len);
+	if (p->keep && p->keep_len)
+		p->keep_mr = ibv_reg_mr(n->pd, p->keep, bytes, IBV_ACCESS_LOCAL_WRITE);
+	if (!p->keep_mr) {
+		fprintf(stderr, "ptl: verbs: cannot register %zu bytes of send buffers: %s (memlock limit? ulimit -l)\n",
+			bytes, strerror(errno));
+		free(p->keep);
+		free(p->keep_len);
+		p->keep = NULL;
+		p->keep_len = NULL;
+		return NAL_ENOMEM;
+	}
+	return 0;
+}
+
+/* Posts message seq (still in its keep slot) to peer's QP. */
+static int vrb_post_msg(struct nal *n, int peer, uint64_t seq)
+{
+	struct vrb_peer *p = &n->peers[peer];
+	uint32_t k = (uint32_t)(seq % VRB_CREDITS);
+	struct ibv_sge sge = { .addr = (uintptr_t)(p->keep + (size_t)k * VRB_EAGER), .length = p->keep_len[k],
+			       .lkey = p->keep_mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = VRB_WR(VRB_WR_SEND, peer, 0), .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND_WITH_IMM, .send_flags = IBV_SEND_SIGNALED,
+				  .imm_data = htonl((uint32_t)p->consumed) }, *bad;
+	if (sge.length <= n->max_inline_data)
+		wr.send_flags |= IBV_SEND_INLINE;
+	if (ibv_post_send(p->qp, &wr, &bad))
+		return vrb_post_failed(n, peer, "cannot post a send");
+	vrb_sq_take(n, p, 1);
+	p->told = p->consumed;
+	p->credit_owed = false;
+	return 0;
+}
+
+/* Sends again, in order, what the peer had not consumed when its
+ * connection re-opened, as far as the send queue takes. */
+int vrb_resend(struct nal *n, int peer)
+{
+	struct vrb_peer *p = &n->peers[peer];
+	int done = 0;
+	while (p->state == VRB_UP && p->resend != p->sent && vrb_sq_room(n, p, 2)) {
+		if (vrb_post_msg(n, peer, p->resend) != 0)
+			break;
+		p->resend++;
+		done++;
+	}
+	p->resent += (uint64_t)done;
+	return done;
+}
+
 int vrb_send(struct nal *n, int peer, const void *hdr, size_t hdr_len, const void *payload, size_t len)
 {
 	if (peer < 0 || peer >= n->args.size || hdr_len + len > VRB_EAGER)
@@ -95,47 +161,27 @@ int vrb_send(struct nal *n, int peer, const void *hdr, size_t hdr_len, const voi
 		return NAL_EPEER;
 	if (p->state != VRB_UP)
 		return NAL_EAGAIN; /* the handshake's end wakes progress() */
-	/* One send-queue slot stays free for credit returns. */
-	if (vrb_credit_left(n, peer) == 0 || !vrb_sq_room(n, p, 2)) {
+	/* What a re-open left to send again goes first, and one send-queue
+	 * slot stays free for credit returns. */
+	if (p->resend != p->sent)
+		vrb_resend(n, peer);
+	if (p->state != VRB_UP)
+		return p->state == VRB_FAILED ? NAL_EPEER : NAL_EAGAIN;
+	if (p->resend != p->sent || vrb_credit_left(n, peer) == 0 || !vrb_sq_room(n, p, 2)) {
 		vrb_starve(n, p);
 		return NAL_EAGAIN;
 	}
-	struct ibv_sge sge[2];
-	struct ibv_send_wr wr = { .sg_list = sge, .opcode = IBV_WR_SEND_WITH_IMM, .send_flags = IBV_SEND_SIGNALED,
-				  .imm_data = htonl((uint32_t)p->consumed) }, *bad;
-	size_t total = hdr_len + len;
-	if (total <= n->max_inline_data) {
-		int k = 0;
-		sge[k++] = (struct ibv_sge){ .addr = (uintptr_t)hdr, .length = (uint32_t)hdr_len };
-		if (len)
-			sge[k++] = (struct ibv_sge){ .addr = (uintptr_t)payload, .length = (uint32_t)len };
-		wr.num_sge = k;
-		wr.send_flags |= IBV_SEND_INLINE;
-		wr.wr_id = VRB_WR(VRB_WR_SEND_INLINE, peer, 0);
-	} else {
-		if (!n->nsfree) {
-			vrb_starve(n, p);
-			return NAL_EAGAIN;
-		}
-		uint32_t b = n->sfree[--n->nsfree];
-		char *buf = n->sbuf + (size_t)b * VRB_EAGER;
-		memcpy(buf, hdr, hdr_len);
-		if (len)
-			memcpy(buf + hdr_len, payload, len);
-		sge[0] = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = (uint32_t)total, .lkey = n->sbuf_mr->lkey };
-		wr.num_sge = 1;
-		wr.wr_id = VRB_WR(VRB_WR_SEND_BUF, peer, b);
-	}
-	if (ibv_post_send(p->qp, &wr, &bad)) {
-		if (VRB_WR_KIND(wr.wr_id) == VRB_WR_SEND_BUF)
-			n->sfree[n->nsfree++] = VRB_WR_IDX(wr.wr_id);
-		vrb_peer_fail(n, peer, "cannot post a send");
-		return NAL_EPEER;
-	}
-	vrb_sq_take(n, p, 1);
+	uint32_t k = (uint32_t)(p->sent % VRB_CREDITS);
+	char *buf = p->keep + (size_t)k * VRB_EAGER;
+	memcpy(buf, hdr, hdr_len);
+	if (len)
+		memcpy(buf + hdr_len, payload, len);
+	p->keep_len[k] = (uint32_t)(hdr_len + len);
+	int rc = vrb_post_msg(n, peer, p->sent);
+	if (rc != 0)
+		return rc; /* not sent: the caller tries again (or the peer failed) */
 	p->sent++;
-	p->told = p->consumed;
-	p->credit_owed = false;
+	p->resend = p->sent;
 	return 0;
 }
 
@@ -156,8 +202,12 @@ static void vrb_credit_return(struct nal *n, int peer, bool probe)
 		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE,
 		.wr.rdma = { .remote_addr = p->rslot_addr, .rkey = p->rslot_rkey },
 	}, *bad;
-	if (n->max_inline_data < sizeof val || ibv_post_send(p->qp, &wr, &bad)) {
-		vrb_peer_fail(n, peer, "cannot post a credit return");
+	if (n->max_inline_data < sizeof val) {
+		vrb_peer_fail(n, peer, "its QP cannot send 8 bytes inline for credit returns");
+		return;
+	}
+	if (ibv_post_send(p->qp, &wr, &bad)) {
+		vrb_post_failed(n, peer, "cannot post a credit return");
 		return;
 	}
 	vrb_sq_take(n, p, 1);
@@ -193,18 +243,15 @@ int vrb_keepalive(struct nal *n, uint64_t now)
 static void vrb_recv_wc(struct nal *n, const struct ibv_wc *wc)
 {
 	uint32_t i = VRB_WR_IDX(wc->wr_id);
-	if (wc->status != IBV_WC_SUCCESS) {
-		/* A flushed receive of a broken QP: the buffer goes back. */
-		if (wc->status != IBV_WC_WR_FLUSH_ERR) {
-			int peer = vrb_qpn_peer(n, wc->qp_num);
-			if (peer >= 0)
-				vrb_peer_fail(n, peer, ibv_wc_status_str(wc->status));
-		}
-		vrb_repost(n, i);
-		return;
-	}
 	int peer = vrb_qpn_peer(n, wc->qp_num);
-	if (peer < 0 || n->peers[peer].state != VRB_UP) {
+	/* Only the peer's current QP counts: a message that arrives on a
+	 * broken one was not counted in the consumed count our handshake
+	 * carried, so the peer sends it again on the new QP. */
+	bool current = peer >= 0 && n->peers[peer].state == VRB_UP && n->peers[peer].qp &&
+		       n->peers[peer].qp->qp_num == wc->qp_num;
+	if (wc->status != IBV_WC_SUCCESS || !current) {
+		if (current)
+			vrb_qp_error(n, peer, wc->status);
 		vrb_repost(n, i);
 		return;
 	}
@@ -221,9 +268,11 @@ static void vrb_recv_wc(struct nal *n, const struct ibv_wc *wc)
 		if (back <= p->sent)
 			p->imm_back = back;
 	}
+	/* Counted before the upcall: a send from inside it may break the
+	 * connection, and the handshake then says this one was consumed. */
+	p->consumed++;
 	n->args.up.recv(n->args.up.arg, peer, n->rbuf + (size_t)i * VRB_EAGER, wc->byte_len);
 	vrb_repost(n, i);
-	p->consumed++;
 	uint32_t quarter = p->granted / 4 ? p->granted / 4 : 1;
 	if (p->consumed - p->told >= quarter && p->state == VRB_UP)
 		vrb_credit_return(n, peer, false);
@@ -241,16 +290,18 @@ static void vrb_send_wc(struct nal *n, const struct ibv_wc *wc)
 	if (peer >= n->args.size)
 		return;
 	struct vrb_peer *p = &n->peers[peer];
+	if (!p->qp || wc->qp_num != p->qp->qp_num) {
+		vrb_retired_wc(n, wc->qp_num); /* a broken QP drains */
+		return;
+	}
 	if (p->sq_used)
 		p->sq_used--;
-	if (kind == VRB_WR_SEND_BUF)
-		n->sfree[n->nsfree++] = VRB_WR_IDX(wc->wr_id);
 	if (kind == VRB_WR_CREDIT && VRB_WR_IDX(wc->wr_id))
 		p->probing = false;
 	if (wc->status == IBV_WC_SUCCESS)
 		p->acts++;
-	else if (wc->status != IBV_WC_WR_FLUSH_ERR)
-		vrb_peer_fail(n, peer, ibv_wc_status_str(wc->status));
+	else
+		vrb_qp_error(n, peer, wc->status);
 }
 
 static void vrb_wc(struct nal *n, const struct ibv_wc *wc, int *done)
@@ -307,6 +358,8 @@ int vrb_progress(struct nal *n)
 		if (k < 32)
 			break;
 	}
+	if (n->nretired)
+		vrb_retired_sweep(n);
 	if (atomic_load_explicit(&n->waiting, memory_order_relaxed)) {
 		done += vrb_cm_timers(n);
 		for (int r = 0; r < n->args.size; r++) {
@@ -328,6 +381,8 @@ int vrb_progress(struct nal *n)
 	}
 	for (int r = 0; r < n->args.size; r++) {
 		struct vrb_peer *p = &n->peers[r];
+		if (p->resend != p->sent)
+			done += vrb_resend(n, r);
 		if (p->credit_owed)
 			vrb_credit_return(n, r, false);
 		if (p->pend_head)
