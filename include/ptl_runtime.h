@@ -29,6 +29,15 @@ int PtlRtId(int rank, ptl_process_id_t *id);
  * the launcher is gone or a peer died (the reason is printed on stderr). */
 int PtlRtBarrier(void);
 
+/* Whether rank's process is known to be gone: *failed is 1 when libptl has
+ * seen it die (operations to it failed, a transport reported it) or, asked
+ * now, finds it gone; 0 while it lives as far as libptl can tell. On the same
+ * host the answer is immediate; across hosts a death shows once the
+ * transport notices it (the verbs keepalive: seconds; TCP: the broken
+ * connection). PTL_OK, PTL_NO_INIT, PTL_PROCESS_INVALID for a rank outside
+ * the job, PTL_SEGV for a NULL failed. */
+int PtlRtRankFailed(int rank, int *failed);
+
 /* Ends the whole job: the launcher stops every process and exits with
  * code (1..255; other values become 1), printing why and which rank asked.
  * Run alone, the process prints why and exits with code. Never returns. */

@@ -146,6 +146,12 @@ struct nal_ops {
 	/* on=1: a thread of ours is polling, so peers need not wake us (no
 	 * system call on their send path); on=0: wake us when you send. */
 	void (*set_polling)(struct nal *n, int on);
+	/* Optional, for a NAL that notices a peer's death only when something
+	 * to it is stuck: looks now, and if peer is gone reports it through
+	 * peer_failed before returning 1; 0 while it lives. Called with
+	 * lib/ptl's lock held (PtlRtRankFailed); must not block. NULL: the NAL
+	 * reports deaths by itself. */
+	int (*peer_check)(struct nal *n, int peer);
 };
 
 extern const struct nal_ops nal_shm_ops;

@@ -29,6 +29,28 @@ int PtlRtId(int rank, ptl_process_id_t *id)
 	return rc;
 }
 
+int PtlRtRankFailed(int rank, int *failed)
+{
+	if (!ptl_initialized())
+		return PTL_NO_INIT;
+	if (!failed)
+		return PTL_SEGV;
+	if (rank < 0 || rank >= ptl_lib.rt.size)
+		return PTL_PROCESS_INVALID;
+	ptl_lock();
+	struct ptl_peer *p = &ptl_lib.peers[rank];
+	/* A NAL that notices deaths only when something is stuck (shm) looks
+	 * now; the others have reported theirs already (peer_failed). */
+	if (!p->failed && rank != ptl_lib.rt.rank && p->nal >= 0) {
+		struct ptl_nalinst *n = &ptl_lib.nals[p->nal];
+		if (n->ops->peer_check)
+			n->ops->peer_check(n->n, rank);
+	}
+	*failed = p->failed;
+	ptl_unlock();
+	return PTL_OK;
+}
+
 void PtlRtAbort(int code, const char *why)
 {
 	fflush(stdout);

@@ -208,7 +208,8 @@ static void shm_props(struct nal *n, struct nal_props *p)
 	p->has_bulk = 1;
 }
 
-/* Is the peer's process gone? Called only when something to it is stuck.
+/* Is the peer's process gone? Called when something to it is stuck, or
+ * when the application asks (PtlRtRankFailed).
  * A zombie (killed, not yet reaped) still answers kill(0), so look at its
  * state too. force: check now, whatever the time. */
 int shm_peer_check(struct nal *n, int li, int force)
@@ -245,6 +246,13 @@ int shm_peer_check(struct nal *n, int li, int force)
 	if (n->up.peer_failed)
 		n->up.peer_failed(n->up.arg, n->l2g[li], NAL_EPEER);
 	return 1;
+}
+
+/* nal_ops.peer_check: a rank asked about (PtlRtRankFailed), not stuck. */
+static int shm_peer_check_rank(struct nal *n, int peer)
+{
+	int li = peer >= 0 && peer < n->size ? n->g2l[peer] : -1;
+	return li >= 0 && li != n->lrank ? shm_peer_check(n, li, 1) : 0;
 }
 
 /* A send found no room: after SHM_DEAD_NS of that, see whether the peer is
@@ -428,4 +436,5 @@ const struct nal_ops nal_shm_ops = {
 	.sleep = shm_sleep,
 	.kick = shm_kick,
 	.set_polling = shm_set_polling,
+	.peer_check = shm_peer_check_rank,
 };

@@ -1,0 +1,6 @@
+#!/bin/sh
+# PtlRtRankFailed: a rank that leaves without PtlFini is seen gone by the
+# others, who stay alive to each other (tests/ptl/mp/mp_rankfail.c).
+set -u
+: "${PTL_TOP_BUILDDIR:?run through make check}"
+exec "$PTL_TOP_BUILDDIR/tools/ptlrun" -n 3 --timeout 90 "$PTL_TOP_BUILDDIR/tests/ptl/mp/mp_rankfail"
