@@ -120,7 +120,7 @@ int main(int argc, char **argv)
 			coll_free(s);
 		}
 
-	struct coll_cost_params p = { 1.5e-6, 10e9, 0.1e-9, 0 };
+	struct coll_cost_params p = { .alpha = 1.5e-6, .beta = 10e9, .gamma = 0.1e-9 };
 	printf("\n# predicted allreduce time (us): alpha 1.5 us, beta 10 GB/s, gamma 0.1 ns/B;\n"
 	       "# ports as labelled; halving_doubling falls back to ring_bidir for N not 2^k;\n"
 	       "# * marks the fastest for each N and M\n");
@@ -139,7 +139,7 @@ int main(int argc, char **argv)
 			for (size_t a = 0; a < NALGOS; a++) {
 				struct coll_req r = req_for(&algos[a], n, sizes[m]);
 				struct coll_sched *s;
-				struct coll_cost c = { 0, 0 };
+				struct coll_cost c = { 0 };
 				t[a] = -1;
 				if (coll_expand(&r, &s, msg, sizeof msg) == 0) {
 					if (coll_cost(s, &p, &c) == 0)

@@ -288,16 +288,33 @@ int coll_check(const struct coll_sched *s, char *msg, size_t msglen);
  * a transfer also needs its peer's receive to be ready and a free port of the
  * sending rank (ports_per_rank at once; with one port the two directions of
  * ring_bidir take turns). A transfer takes alpha + bytes/beta; a reduction
- * adds bytes*gamma; a local copy is free. Needs a whole schedule. */
+ * adds bytes*gamma; a local copy is free. Needs a whole schedule.
+ *
+ * The software terms (o, call, ranks_per_core; all 0 gives the plain
+ * alpha-beta-gamma model above) make a rank one thread: its CPU does one
+ * thing at a time, so its per-message overheads, its reductions and its
+ * per-call cost take turns. A send costs the sender o before the transfer,
+ * a receive costs the receiver o after it (LogP's o), then its reduction.
+ * A ping-pong's half round trip is then alpha + 2 o. */
 struct coll_cost_params {
-	double alpha;    /* seconds per transfer */
+	double alpha;    /* seconds per transfer (beyond the two o's) */
 	double beta;     /* bytes per second; <= 0 means infinite */
 	double gamma;    /* seconds per reduced byte */
 	int ports;       /* ports per rank; 0: the request's */
+	double o;        /* seconds of a rank's CPU per message sent or received */
+	double call;     /* seconds of every rank's CPU per call, before its first command */
+	/* Ranks sharing one core (<= 1: a core each). A waiting rank keeps its
+	 * share of the core (it polls), so each rank runs at 1/ranks_per_core
+	 * speed: o, call, gamma and bytes/beta (on shared memory a copy is
+	 * CPU work) all take that many times longer. alpha does not: what a
+	 * shared core adds to latency (waiting to be scheduled) is a
+	 * different figure, so calibrate alpha at the same sharing. */
+	double ranks_per_core;
 };
 struct coll_cost {
 	double time;          /* seconds until the last command ends */
 	double busiest_port;  /* seconds the busiest rank's ports were busy */
+	double busiest_cpu;   /* seconds the busiest rank's CPU was busy (software terms) */
 };
 int coll_cost(const struct coll_sched *s, const struct coll_cost_params *p,
               struct coll_cost *out);

@@ -7,7 +7,14 @@
  * earliest free port of its sending rank, so with one port the two
  * directions of ring_bidir (or two tree halves) take turns, while with two
  * they overlap. Everything pushed has a ready time no earlier than what was
- * just popped, so ports are handed out in time order. */
+ * just popped, so ports are handed out in time order.
+ *
+ * The software terms give each rank a CPU, handed out in the same time
+ * order: a send takes o of the sender's CPU before its port, and the
+ * receive is a second event at the transfer's end (so a CPU is never booked
+ * ahead of work that becomes ready earlier) taking o, plus the reduction,
+ * of the receiver's. With every software term 0 the CPU never delays
+ * anything and the model is the plain alpha-beta-gamma one. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +25,7 @@ struct hent {
 	uint64_t tie;   /* command id: equal times go in schedule order */
 	int rank;
 	size_t idx;
+	bool arrival;   /* a transfer's receiving side, at the end of its transfer */
 };
 
 struct heap {
@@ -77,6 +85,9 @@ struct sim {
 	double **rdy;       /* max finish time of the dependencies so far */
 	double *ports;      /* ports free time, nports per rank */
 	double *busy;       /* port-seconds per rank */
+	double *cpu;        /* when each rank's CPU is next free */
+	double *cpu_busy;   /* CPU-seconds per rank */
+	double k;           /* slowdown of CPU work: ranks per core, >= 1 */
 	int nports;
 	struct heap h;
 	double end;
@@ -94,7 +105,7 @@ static int became_ready(struct sim *m, int r, size_t i)
 {
 	const struct coll_cmd *c = &m->s->ranks[r].cmds[i];
 	if (!is_xfer(c))
-		return hpush(&m->h, (struct hent){ m->rdy[r][i], c->id, r, i });
+		return hpush(&m->h, (struct hent){ m->rdy[r][i], c->id, r, i, false });
 	int pr = m->pairs.rank[r][i];
 	size_t pi = m->pairs.idx[r][i];
 	if (m->dag[pr].nwait[pi])
@@ -102,7 +113,7 @@ static int became_ready(struct sim *m, int r, size_t i)
 	int sr = c->kind == COLL_SEND ? r : pr;
 	size_t si = c->kind == COLL_SEND ? i : pi;
 	double t = m->rdy[r][i] > m->rdy[pr][pi] ? m->rdy[r][i] : m->rdy[pr][pi];
-	return hpush(&m->h, (struct hent){ t, m->s->ranks[sr].cmds[si].id, sr, si });
+	return hpush(&m->h, (struct hent){ t, m->s->ranks[sr].cmds[si].id, sr, si, false });
 }
 
 static int finish(struct sim *m, int r, size_t i, double t)
@@ -124,6 +135,16 @@ static int finish(struct sim *m, int r, size_t i, double t)
 	return 0;
 }
 
+/* w seconds (before the slowdown) of rank r's CPU, from t at the earliest;
+ * returns when they end. */
+static double cpu_run(struct sim *m, int r, double t, double w)
+{
+	double start = t > m->cpu[r] ? t : m->cpu[r];
+	m->cpu[r] = start + m->k * w;
+	m->cpu_busy[r] += m->k * w;
+	return m->cpu[r];
+}
+
 static int simulate(struct sim *m)
 {
 	const struct coll_cost_params *p = m->p;
@@ -141,28 +162,29 @@ static int simulate(struct sim *m)
 	while (!rc && m->h.n) {
 		struct hent e = hpop(&m->h);
 		const struct coll_cmd *c = &m->s->ranks[e.rank].cmds[e.idx];
-		if (!is_xfer(c)) {
-			double t = e.key + (c->kind == COLL_REDUCE ? (double)c->len * p->gamma : 0.0);
-			rc = finish(m, e.rank, e.idx, t);
+		if (e.arrival || !is_xfer(c)) {
+			/* rank work: a receive's o (arrivals only), a reduction, a copy */
+			double w = (e.arrival ? p->o : 0.0)
+				   + (c->kind == COLL_REDUCE ? (double)c->len * p->gamma : 0.0);
+			rc = finish(m, e.rank, e.idx, cpu_run(m, e.rank, e.key, w));
 			continue;
 		}
-		/* c is the send */
+		/* c is the send: o on the sender's CPU, then its earliest free port */
+		double ready = cpu_run(m, e.rank, e.key, p->o);
 		double *pt = &m->ports[(size_t)e.rank * (size_t)m->nports], *best = pt;
 		for (int k = 1; k < m->nports; k++)
 			if (pt[k] < *best)
 				best = &pt[k];
-		double start = e.key > *best ? e.key : *best;
-		double dur = p->alpha + (p->beta > 0 ? (double)c->len / p->beta : 0.0);
+		double start = ready > *best ? ready : *best;
+		double dur = p->alpha + (p->beta > 0 ? m->k * (double)c->len / p->beta : 0.0);
 		double end = start + dur;
 		*best = end;
 		m->busy[e.rank] += dur;
 		int rr = m->pairs.rank[e.rank][e.idx];
 		size_t ri = m->pairs.idx[e.rank][e.idx];
-		const struct coll_cmd *rc_cmd = &m->s->ranks[rr].cmds[ri];
-		double rend = end + (rc_cmd->kind == COLL_REDUCE ? (double)c->len * p->gamma : 0.0);
 		rc = finish(m, e.rank, e.idx, end);
 		if (!rc)
-			rc = finish(m, rr, ri, rend);
+			rc = hpush(&m->h, (struct hent){ end, m->s->ranks[rr].cmds[ri].id, rr, ri, true });
 	}
 	return rc;
 }
@@ -190,8 +212,15 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	m.rdy = calloc((size_t)n, sizeof *m.rdy);
 	m.ports = calloc((size_t)n * (size_t)p.ports, sizeof *m.ports);
 	m.busy = calloc((size_t)n, sizeof *m.busy);
-	if (!m.dag || !m.rdy || !m.ports || !m.busy)
+	m.cpu = calloc((size_t)n, sizeof *m.cpu);
+	m.cpu_busy = calloc((size_t)n, sizeof *m.cpu_busy);
+	m.k = p.ranks_per_core > 1 ? p.ranks_per_core : 1;
+	if (!m.dag || !m.rdy || !m.ports || !m.busy || !m.cpu || !m.cpu_busy)
 		rc = -ENOMEM;
+	/* every rank enters the call (and sets its engine up) before it can
+	 * post anything */
+	for (int r = 0; r < n && !rc; r++)
+		cpu_run(&m, r, 0, p.call);
 	for (int r = 0; r < n && !rc; r++) {
 		size_t k = s->ranks[r].ncmds;
 		m.rdy[r] = calloc(k ? k : 1, sizeof **m.rdy);
@@ -207,9 +236,14 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 		if (m.nfin != total)
 			rc = -EDEADLK;
 		out->time = m.end;
-		for (int r = 0; r < n; r++)
+		for (int r = 0; r < n; r++) {
+			if (m.cpu[r] > out->time)
+				out->time = m.cpu[r];  /* a rank with nothing to send still pays the call */
 			if (m.busy[r] / p.ports > out->busiest_port)
 				out->busiest_port = m.busy[r] / p.ports;
+			if (m.cpu_busy[r] > out->busiest_cpu)
+				out->busiest_cpu = m.cpu_busy[r];
+		}
 	}
 	for (int r = 0; r < n; r++) {
 		if (m.dag)
@@ -221,6 +255,8 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	free(m.rdy);
 	free(m.ports);
 	free(m.busy);
+	free(m.cpu);
+	free(m.cpu_busy);
 	free(m.h.v);
 	coll_pairs_free(s, &m.pairs);
 	return rc;

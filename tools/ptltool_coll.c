@@ -25,10 +25,12 @@ static void usage(FILE *out)
 	fprintf(out,
 	        "usage: ptltool coll --op OP --ranks N --bytes SIZE [--ports P] [--algo NAME]\n"
 	        "                    [--chunks C] [--elem SIZE] [--root R] [--alpha TIME]\n"
-	        "                    [--beta RATE] [--gamma TIME] [--counts LIST] [--show] [--json]\n"
+	        "                    [--beta RATE] [--gamma TIME] [--overhead TIME] [--call TIME]\n"
+	        "                    [--ranks-per-core K] [--counts LIST] [--show] [--json]\n"
 	        "\n"
 	        "Expand a collective into its schedule, print the algorithm chosen, steps,\n"
-	        "commands, link slots, bytes and the time the alpha-beta-gamma model predicts.\n"
+	        "commands, link slots, bytes and the time the alpha-beta-gamma model (with the\n"
+	        "software terms, when given) predicts.\n"
 	        "\n"
 	        "  --op OP        allreduce reduce_scatter allgather alltoall bcast reduce barrier\n"
 	        "                 gather scatter scan exscan\n"
@@ -48,6 +50,11 @@ static void usage(FILE *out)
 	        "  --alpha TIME   per-transfer latency (s, ms, us, ns; bare: us), default 1.5us\n"
 	        "  --beta RATE    bandwidth (B/s, KB/s, MB/s, GB/s, KiB/s..; bare: B/s), default 10GB/s\n"
 	        "  --gamma TIME   reduction time per byte (bare: ns), default 0.1ns\n"
+	        "  --overhead TIME  CPU time per message at the sender and at the receiver (LogP o;\n"
+	        "                 a ping-pong's half round trip is alpha + 2 o; bare: us), default 0\n"
+	        "  --call TIME    CPU time per call on every rank (bare: us), default 0\n"
+	        "  --ranks-per-core K  ranks sharing a core: CPU work and copies take K times\n"
+	        "                 as long (default 1: a core each)\n"
 	        "  --show         draw the step-by-rank grid of sends (up to %d ranks)\n"
 	        "  --json         print one JSON object\n",
 	        COLL_MAX_RANKS, COLL_MAX_CHUNKS, SHOW_MAX_RANKS);
@@ -245,6 +252,9 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "alpha", required_argument, NULL, 'A' },
 		{ "beta", required_argument, NULL, 'B' },
 		{ "gamma", required_argument, NULL, 'G' },
+		{ "overhead", required_argument, NULL, 'O' },
+		{ "call", required_argument, NULL, 'L' },
+		{ "ranks-per-core", required_argument, NULL, 'K' },
 		{ "counts", required_argument, NULL, 'C' },
 		{ "show", no_argument, NULL, 's' },
 		{ "json", no_argument, NULL, 'j' },
@@ -258,7 +268,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 	req.num_chunks = 1;
 	req.ports = 1;
 	bool have_op = false, have_ranks = false, have_bytes = false, show = false, json = false;
-	struct coll_cost_params cp = { 1.5e-6, 10e9, 0.1e-9, 0 };
+	struct coll_cost_params cp = { .alpha = 1.5e-6, .beta = 10e9, .gamma = 0.1e-9 };
 	int ch, ncounts = 0;
 
 	optind = 1;
@@ -314,6 +324,18 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		case 'G':
 			if (parse_unit(optarg, time_units, 1e-9, &cp.gamma))
 				return bad("--gamma", optarg);
+			break;
+		case 'O':
+			if (parse_unit(optarg, time_units, 1e-6, &cp.o))
+				return bad("--overhead", optarg);
+			break;
+		case 'L':
+			if (parse_unit(optarg, time_units, 1e-6, &cp.call))
+				return bad("--call", optarg);
+			break;
+		case 'K':
+			if (parse_unit(optarg, time_units, 1, &cp.ranks_per_core) || cp.ranks_per_core > 1024)
+				return bad("--ranks-per-core", optarg);
 			break;
 		case 'C':
 			free(*countsp);
@@ -399,7 +421,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 	}
 
 	struct coll_sched *s = NULL;
-	struct coll_cost cost = { 0, 0 };
+	struct coll_cost cost = { 0 };
 	bool have_cost = false;
 	if (info.entries <= COLL_TOOL_MAX_ENTRIES) {
 		rc = coll_expand(&req, &s, msg, sizeof msg);
@@ -425,8 +447,10 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 			printf("\"predicted_us\": %.6f, ", cost.time * 1e6);
 		else
 			printf("\"predicted_us\": null, ");
-		printf("\"alpha_us\": %.6g, \"beta_Bps\": %.6g, \"gamma_ns\": %.6g, \"warning\": ",
-		       cp.alpha * 1e6, cp.beta, cp.gamma * 1e9);
+		printf("\"alpha_us\": %.6g, \"beta_Bps\": %.6g, \"gamma_ns\": %.6g, \"overhead_us\": %.6g, "
+		       "\"call_us\": %.6g, \"ranks_per_core\": %.6g, \"warning\": ",
+		       cp.alpha * 1e6, cp.beta, cp.gamma * 1e9, cp.o * 1e6, cp.call * 1e6,
+		       cp.ranks_per_core > 1 ? cp.ranks_per_core : 1);
 		if (warning) {
 			putchar('"');
 			for (const char *p = warning; *p; p++) {
@@ -460,10 +484,14 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		else
 			printf("bytes/command %zu to %zu\n", info.min_transfer, info.max_transfer);
 		printf("total bytes   %llu\n", (unsigned long long)info.total_bytes);
-		if (have_cost)
+		if (have_cost) {
 			printf("predicted     %.3f us (alpha %.4g us, beta %.4g GB/s, gamma %.4g ns/B)\n",
 			       cost.time * 1e6, cp.alpha * 1e6, cp.beta / 1e9, cp.gamma * 1e9);
-		else
+			if (cp.o > 0 || cp.call > 0 || cp.ranks_per_core > 1)
+				printf("software      overhead %.4g us/message, call %.4g us, %.3g ranks/core; "
+				       "busiest CPU %.3f us\n", cp.o * 1e6, cp.call * 1e6,
+				       cp.ranks_per_core > 1 ? cp.ranks_per_core : 1, cost.busiest_cpu * 1e6);
+		} else
 			printf("predicted     n/a (%llu commands: too many to simulate)\n",
 			       (unsigned long long)info.entries);
 		if (show) {

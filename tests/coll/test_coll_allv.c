@@ -372,7 +372,7 @@ static void test_choice(void **state)
 static double cost_of(struct coll_req *r, double alpha, double beta)
 {
 	struct coll_sched *s = expand_ok(r);
-	struct coll_cost_params cp = { alpha, beta, 0, 0 };
+	struct coll_cost_params cp = { .alpha = alpha, .beta = beta };
 	struct coll_cost c;
 	assert_int_equal(coll_cost(s, &cp, &c), 0);
 	coll_free(s);

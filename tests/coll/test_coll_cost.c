@@ -1,4 +1,6 @@
-/* The cost model against seed 002's V4.1 and V4.2. */
+/* The cost model against seed 002's V4.1 and V4.2, and its software terms
+ * (per-message o, per-call cost, ranks sharing cores) against hand-computed
+ * schedules. */
 #include "coll_test_util.h"
 
 static double cost_of(enum coll_op op, enum coll_algo algo, int n, size_t bytes, int ports,
@@ -7,7 +9,7 @@ static double cost_of(enum coll_op op, enum coll_algo algo, int n, size_t bytes,
 	struct coll_req r = mkreq(op, algo, n, bytes, 1, ports);
 	r.elem_size = 4;
 	struct coll_sched *s = expand_ok(&r);
-	struct coll_cost_params p = { alpha, beta, gamma, 0 };
+	struct coll_cost_params p = { .alpha = alpha, .beta = beta, .gamma = gamma };
 	struct coll_cost c;
 	assert_int_equal(coll_cost(s, &p, &c), 0);
 	coll_free(s);
@@ -33,10 +35,12 @@ static void test_v4_1(void **state)
 	NEAR(one, 6 * unit);
 	NEAR(two, 4 * unit);
 	NEAR(two / one, 4.0 / 6.0);
-	/* with a reduction cost the ratio stays about 2/3 */
+	/* With a reduction cost the second port gains less: a rank is one
+	 * thread, so the two directions' reductions take turns on its CPU
+	 * (here gamma is as slow as the wire: 0.77 instead of 2/3). */
 	one = cost_of(COLL_OP_ALLREDUCE, COLL_ALGO_RING, 4, 1 << 20, 1, a, b, 0.1e-9);
 	two = cost_of(COLL_OP_ALLREDUCE, COLL_ALGO_RING, 4, 1 << 20, 2, a, b, 0.1e-9);
-	assert_true(two / one > 0.6 && two / one < 0.72);
+	assert_true(two / one > 0.7 && two / one < 0.8);
 	/* reductions cost: 3 on the one-way critical path */
 	NEAR(one, 6 * unit + 3 * (M / 4) * 0.1e-9);
 }
@@ -48,7 +52,7 @@ static void test_one_port_serializes(void **state)
 	double a = 1e-6, b = 1e9, M = 1 << 20, unit = a + M / (4 * b);
 	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RING_BIDIR, 4, 1 << 20, 1, 2);
 	struct coll_sched *s = expand_ok(&r);
-	struct coll_cost_params p = { a, b, 0, 1 };
+	struct coll_cost_params p = { .alpha = a, .beta = b, .ports = 1 };
 	struct coll_cost c;
 	assert_int_equal(coll_cost(s, &p, &c), 0);
 	NEAR(c.time, 6 * unit);
@@ -107,6 +111,122 @@ static void test_other_models(void **state)
 	     1e-6 + 4000 / 1e9 + 4 * 4000 * 1e-9);
 }
 
+/* ---- the software terms: per-message o, per-call cost, shared cores ---- */
+
+static double sw_cost(enum coll_op op, enum coll_algo algo, int n, size_t bytes, int ports,
+                      const struct coll_cost_params *p)
+{
+	struct coll_req r = mkreq(op, algo, n, bytes, 1, ports);
+	r.elem_size = 4;
+	struct coll_sched *s = expand_ok(&r);
+	struct coll_cost c;
+	assert_int_equal(coll_cost(s, p, &c), 0);
+	coll_free(s);
+	return c.time;
+}
+
+/* Two ranks exchange once: each pays the call, o to send, the transfer,
+ * o to receive and the reduction - what one MPI_Allreduce of a short
+ * vector costs on two ranks. The barrier is the same without the data. */
+static void test_sw_exact_two_ranks(void **state)
+{
+	(void)state;
+	double M = 4096;
+	struct coll_cost_params p = { .alpha = 1e-6, .beta = 1e9, .gamma = 1e-10, .o = 3e-7, .call = 2e-6 };
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 4096, 1, &p),
+	     2e-6 + 3e-7 + 1e-6 + M / 1e9 + 3e-7 + M * 1e-10);
+	NEAR(sw_cost(COLL_OP_BARRIER, COLL_ALGO_AUTO, 2, 0, 1, &p), 2e-6 + 2 * 3e-7 + 1e-6);
+	/* dissemination on 4 ranks: two rounds, each o + alpha + o */
+	NEAR(sw_cost(COLL_OP_BARRIER, COLL_ALGO_AUTO, 4, 0, 1, &p), 2e-6 + 2 * (2 * 3e-7 + 1e-6));
+	/* the call alone: one rank has nothing to send but still enters */
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RING, 1, 4096, 1, &p), 2e-6);
+}
+
+/* A rank's overheads take turns on its one CPU: a linear scatter's root
+ * pays o per block one after the other. With alpha 0 and infinite
+ * bandwidth, the last of 4 blocks leaves at 4 o and is received at 5 o;
+ * without o the model says 0. */
+static void test_sw_o_serialized(void **state)
+{
+	(void)state;
+	struct coll_cost_params p = { .o = 1e-6 };
+	NEAR(sw_cost(COLL_OP_SCATTER, COLL_ALGO_LINEAR, 5, 4000, 1, &p), 5e-6);
+	p.o = 0;
+	NEAR(sw_cost(COLL_OP_SCATTER, COLL_ALGO_LINEAR, 5, 4000, 1, &p), 0);
+	/* the same root with alpha and one port: the port, not the CPU,
+	 * spaces the sends when alpha > o (4 alpha + o + o), the CPU when o > alpha */
+	p = (struct coll_cost_params){ .alpha = 2e-6, .o = 5e-7 };
+	NEAR(sw_cost(COLL_OP_SCATTER, COLL_ALGO_LINEAR, 5, 4000, 1, &p), 5e-7 + 4 * 2e-6 + 5e-7);
+	p = (struct coll_cost_params){ .alpha = 5e-7, .o = 2e-6 };
+	NEAR(sw_cost(COLL_OP_SCATTER, COLL_ALGO_LINEAR, 5, 4000, 1, &p), 4 * 2e-6 + 5e-7 + 2e-6);
+}
+
+/* Ranks sharing cores run everything but alpha that much slower: with
+ * alpha 0 every term stretches, so the time is exactly k times as long;
+ * with alpha it is less than k times and more than once. */
+static void test_sw_ranks_per_core(void **state)
+{
+	(void)state;
+	static const enum coll_algo algos[] = { COLL_ALGO_RING, COLL_ALGO_HALVING_DOUBLING, COLL_ALGO_TREE,
+						COLL_ALGO_RECURSIVE_DOUBLING };
+	for (size_t a = 0; a < sizeof algos / sizeof *algos; a++) {
+		struct coll_cost_params p = { .beta = 5e9, .gamma = 3e-11, .o = 2e-7, .call = 1e-6 };
+		double t1 = sw_cost(COLL_OP_ALLREDUCE, algos[a], 4, 65536, 1, &p);
+		p.ranks_per_core = 2;
+		NEAR(sw_cost(COLL_OP_ALLREDUCE, algos[a], 4, 65536, 1, &p), 2 * t1);
+		p.ranks_per_core = 0.5; /* fewer ranks than cores: a core each, no faster */
+		NEAR(sw_cost(COLL_OP_ALLREDUCE, algos[a], 4, 65536, 1, &p), t1);
+		p.alpha = 1e-6;
+		p.ranks_per_core = 1;
+		t1 = sw_cost(COLL_OP_ALLREDUCE, algos[a], 4, 65536, 1, &p);
+		p.ranks_per_core = 2;
+		double t2 = sw_cost(COLL_OP_ALLREDUCE, algos[a], 4, 65536, 1, &p);
+		assert_true(t2 > t1 && t2 < 2 * t1);
+	}
+}
+
+/* More of any term makes a schedule slower, for the allreduce algorithms
+ * over sizes and group sizes, and the zero terms are the plain model. Not
+ * the double binary tree on one port: which tree's transfer gets the port
+ * first is a greedy choice, and o can shift it to a better order (Graham's
+ * list-scheduling anomaly: 3.5% faster at N=4, 1 MiB, o 0.2 us). */
+static void test_sw_monotonic(void **state)
+{
+	(void)state;
+	static const enum coll_algo algos[] = { COLL_ALGO_RING, COLL_ALGO_RING_BIDIR, COLL_ALGO_HALVING_DOUBLING,
+						COLL_ALGO_RECURSIVE_DOUBLING };
+	static const size_t sizes[] = { 8, 4096, 1 << 20 };
+	for (size_t a = 0; a < sizeof algos / sizeof *algos; a++)
+		for (int n = 2; n <= 9; n++)
+			for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+				if ((algos[a] == COLL_ALGO_HALVING_DOUBLING || algos[a] == COLL_ALGO_RECURSIVE_DOUBLING)
+				    && (n & (n - 1)))
+					continue;
+				int ports = algos[a] == COLL_ALGO_RING_BIDIR ? 2 : 1;
+				struct coll_cost_params p = { .alpha = 1e-6, .beta = 5e9, .gamma = 5e-11 };
+				double prev = sw_cost(COLL_OP_ALLREDUCE, algos[a], n, sizes[z], ports, &p);
+				NEAR(prev, cost_of(COLL_OP_ALLREDUCE, algos[a], n, sizes[z], ports, 1e-6, 5e9, 5e-11));
+				for (int step = 1; step <= 3; step++) {
+					p.o = step * 2e-7;
+					double t = sw_cost(COLL_OP_ALLREDUCE, algos[a], n, sizes[z], ports, &p);
+					assert_true(t > prev);
+					prev = t;
+					p.call = step * 1e-6;
+					t = sw_cost(COLL_OP_ALLREDUCE, algos[a], n, sizes[z], ports, &p);
+					/* every rank pays it up front; that shifts the whole
+					 * schedule, except that a later start can reorder
+					 * work that ties on a rank's ports (ring_bidir, N=6:
+					 * 1.99 of 2 us), so only later, not exactly so */
+					assert_true(t > prev);
+					prev = t;
+					p.ranks_per_core = 1 + step * 0.5;
+					t = sw_cost(COLL_OP_ALLREDUCE, algos[a], n, sizes[z], ports, &p);
+					assert_true(t > prev);
+					prev = t;
+				}
+			}
+}
+
 static void test_cost_needs_whole_schedule(void **state)
 {
 	(void)state;
@@ -114,7 +234,7 @@ static void test_cost_needs_whole_schedule(void **state)
 	struct coll_sched *s;
 	char msg[100];
 	assert_int_equal(coll_expand_rank(&r, 1, &s, msg, sizeof msg), 0);
-	struct coll_cost_params p = { 1, 1, 0, 0 };
+	struct coll_cost_params p = { .alpha = 1, .beta = 1 };
 	struct coll_cost c;
 	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
 	coll_free(s);
@@ -128,6 +248,10 @@ int main(void)
 		cmocka_unit_test(test_v4_2),
 		cmocka_unit_test(test_other_models),
 		cmocka_unit_test(test_cost_needs_whole_schedule),
+		cmocka_unit_test(test_sw_exact_two_ranks),
+		cmocka_unit_test(test_sw_o_serialized),
+		cmocka_unit_test(test_sw_ranks_per_core),
+		cmocka_unit_test(test_sw_monotonic),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -470,7 +470,7 @@ static void test_exec_reports_deadlock(void **state)
 	assert_int_equal(coll_exec_run(s, bs.b, &o, msg, sizeof msg), -EDEADLK);
 	assert_non_null(strstr(msg, "deadlock: rank"));
 	/* the cost model sees the same cycle instead of inventing a time */
-	struct coll_cost_params cp = { 1e-6, 1e9, 0, 0 };
+	struct coll_cost_params cp = { .alpha = 1e-6, .beta = 1e9 };
 	struct coll_cost cost;
 	assert_int_equal(coll_cost(s, &cp, &cost), -EDEADLK);
 	bufs_free(&bs);

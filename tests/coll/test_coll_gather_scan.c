@@ -317,7 +317,7 @@ static void test_choice_and_cost(void **state)
 
 	/* alpha only: the binomial gather and scatter and recursive doubling take
 	 * log2(8) = 3 transfer times, the chain 7 */
-	struct coll_cost_params cp = { 1e-6, 0, 0, 0 };
+	struct coll_cost_params cp = { .alpha = 1e-6 };
 	struct coll_cost cost;
 	struct {
 		enum coll_op op;
