@@ -4,7 +4,16 @@
  * <min> <max>" (medians over trials of the slowest rank's mean), and first
  * "gamma <ns per byte>": what adding a vector of doubles into another costs
  * here (the reduction term of the cost model; bench/mpi_bench.sh feeds it to
- * ptltool coll).
+ * ptltool coll), "overhead 8 <us>": the CPU time one 8-byte message costs a
+ * rank (LogP's o, the mean of the send and the receive side, between ranks
+ * 0 and 1), "pingpong 8 <us>": half an 8-byte round trip between ranks 0
+ * and 1 (alpha + 2 o, in the same process as the rows it calibrates) and
+ * "barrier 0 <us>": an MPI_Barrier, which carries no data, so
+ * beside the ping-pong it gives the per-call cost of a collective; "bcast
+ * <bytes> <us>" at 8 B and 1 MiB: the rate at which a collective moves
+ * bytes (one transfer on 2 ranks, no reduction), and per
+ * size "self <bytes> <us>": MPI_Allreduce on MPI_COMM_SELF, the part of the
+ * call before any schedule runs (checks, the copy of the input).
  *   ptlrun -n 2 bench/mpi_allreduce [trials]
  */
 #include <mpi.h>
@@ -32,18 +41,127 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* o, in us, median of 9 passes. Receive side: rank 1 sends OV_MSGS
+ * messages, and once a barrier says they are there rank 0 times receiving
+ * them. Send side: rank 1 posts its receives first, and rank 0 times
+ * sending them and completing the sends. Neither side waits on the wire, so
+ * what is timed is the software's cost per message. */
+static double overhead_us(int rank)
+{
+	enum { OV_MSGS = 64, OV_PASSES = 9 };
+	double buf[OV_MSGS] = { 0 }, v[OV_PASSES];
+	MPI_Request rq[OV_MSGS];
+	for (int pass = 0; pass < OV_PASSES; pass++) {
+		double ts = 0, tr = 0;
+		if (rank == 1)
+			for (int k = 0; k < OV_MSGS; k++)
+				MPI_Send(&buf[k], 1, MPI_DOUBLE, 0, k, MPI_COMM_WORLD);
+		MPI_Barrier(MPI_COMM_WORLD);
+		if (rank == 0) {
+			double t0 = MPI_Wtime();
+			for (int k = 0; k < OV_MSGS; k++)
+				MPI_Recv(&buf[k], 1, MPI_DOUBLE, 1, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			tr = MPI_Wtime() - t0;
+		}
+		if (rank == 1)
+			for (int k = 0; k < OV_MSGS; k++)
+				MPI_Irecv(&buf[k], 1, MPI_DOUBLE, 0, k, MPI_COMM_WORLD, &rq[k]);
+		MPI_Barrier(MPI_COMM_WORLD);
+		if (rank == 0) {
+			double t0 = MPI_Wtime();
+			for (int k = 0; k < OV_MSGS; k++)
+				MPI_Isend(&buf[k], 1, MPI_DOUBLE, 1, k, MPI_COMM_WORLD, &rq[k]);
+			MPI_Waitall(OV_MSGS, rq, MPI_STATUSES_IGNORE);
+			ts = MPI_Wtime() - t0;
+		}
+		if (rank == 1)
+			MPI_Waitall(OV_MSGS, rq, MPI_STATUSES_IGNORE);
+		MPI_Barrier(MPI_COMM_WORLD);
+		v[pass] = (ts + tr) / 2 / OV_MSGS * 1e6;
+	}
+	qsort(v, OV_PASSES, sizeof *v, cmp_double);
+	return v[OV_PASSES / 2];
+}
+
+/* Half an 8-byte round trip between ranks 0 and 1, us, per trial, sorted
+ * (the other ranks wait in the barrier). */
+static void pingpong_us(int rank, int trials, double *v)
+{
+	enum { PP_ITERS = 2000 };
+	double b = 0;
+	for (int t = 0; t < trials; t++) {
+		MPI_Barrier(MPI_COMM_WORLD);
+		double t0 = MPI_Wtime();
+		for (int i = 0; i < PP_ITERS && rank < 2; i++) {
+			if (rank == 0) {
+				MPI_Send(&b, 1, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD);
+				MPI_Recv(&b, 1, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			} else {
+				MPI_Recv(&b, 1, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+				MPI_Send(&b, 1, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD);
+			}
+		}
+		v[t] = (MPI_Wtime() - t0) / PP_ITERS / 2 * 1e6;
+	}
+	qsort(v, (size_t)trials, sizeof *v, cmp_double);
+}
+
+/* MPI_Barrier (n 0) or MPI_Bcast of n doubles, us per call: the slowest
+ * rank's mean over iters, per trial, sorted. The bcast's root alternates
+ * between ranks 0 and 1, so each call waits for the one before, as an
+ * allreduce does (from one root, calls would overlap and time throughput). */
+static void coll_us(double *buf, size_t n, int trials, int iters, double *v)
+{
+	for (int t = 0; t < trials; t++) {
+		for (int w = 0; w < 10; w++)
+			n ? MPI_Bcast(buf, (int)n, MPI_DOUBLE, w & 1, MPI_COMM_WORLD) : MPI_Barrier(MPI_COMM_WORLD);
+		double t0 = MPI_Wtime(), slowest;
+		for (int i = 0; i < iters; i++)
+			n ? MPI_Bcast(buf, (int)n, MPI_DOUBLE, i & 1, MPI_COMM_WORLD) : MPI_Barrier(MPI_COMM_WORLD);
+		double dt = (MPI_Wtime() - t0) / iters * 1e6;
+		MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+		v[t] = slowest;
+	}
+	qsort(v, (size_t)trials, sizeof *v, cmp_double);
+}
+
 int main(int argc, char **argv)
 {
 	MPI_Init(&argc, &argv);
-	int rank, trials = argc > 1 ? atoi(argv[1]) : 5;
+	int rank, size, trials = argc > 1 ? atoi(argv[1]) : 5;
 	if (trials < 1 || trials > 100)
 		trials = 5;
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	size_t max = 1 << 17; /* doubles: 1 MiB */
 	double *in = calloc(max, sizeof(double)), *out = calloc(max, sizeof(double)), v[100];
 	double g = gamma_ns(in, out, max);
 	if (rank == 0)
 		printf("gamma 0 %.4f %.4f %.4f\n", g, g, g);
+	if (size >= 2) {
+		double o = overhead_us(rank);
+		if (rank == 0)
+			printf("overhead 8 %.4f %.4f %.4f\n", o, o, o);
+		pingpong_us(rank, trials, v);
+		if (rank == 0)
+			printf("pingpong 8 %.3f %.3f %.3f\n", v[trials / 2], v[0], v[trials - 1]);
+	}
+	/* 2000 barriers are 2 ms uncontended; on shared cores an implementation
+	 * that sleeps takes ms each, so the count comes from a first look */
+	double tb = MPI_Wtime(), slowb;
+	for (int w = 0; w < 10; w++)
+		MPI_Barrier(MPI_COMM_WORLD);
+	tb = (MPI_Wtime() - tb) / 10;
+	MPI_Allreduce(&tb, &slowb, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+	int biters = slowb * 2000 > 0.2 ? (slowb > 0.2 / 5 ? 5 : (int)(0.2 / slowb)) : 2000;
+	coll_us(out, 0, trials, biters, v);
+	if (rank == 0)
+		printf("barrier 0 %.3f %.3f %.3f\n", v[trials / 2], v[0], v[trials - 1]);
+	for (size_t n = 1; n <= max; n *= max) {
+		coll_us(out, n, trials, n == 1 ? biters : biters > 20 ? 20 : biters, v);
+		if (rank == 0)
+			printf("bcast %zu %.3f %.3f %.3f\n", n * sizeof(double), v[trials / 2], v[0], v[trials - 1]);
+	}
 	/* 8 B, x8 up to 256 KiB, then 1 MiB */
 	for (size_t n = 1; n <= max; n = n < max && n * 8 > max ? max : n * 8) {
 		int iters = n <= 128 ? 2000 : n <= 8192 ? 200 : 20;
@@ -56,6 +174,15 @@ int main(int argc, char **argv)
 		MPI_Allreduce(&tw, &slow, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 		if (slow * iters > 0.2)
 			iters = slow > 0.2 / 5 ? 5 : (int)(0.2 / slow);
+		for (int t = 0; t < trials; t++) {
+			double t0 = MPI_Wtime();
+			for (int i = 0; i < iters; i++)
+				MPI_Allreduce(in, out, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_SELF);
+			v[t] = (MPI_Wtime() - t0) / iters * 1e6;
+		}
+		qsort(v, (size_t)trials, sizeof *v, cmp_double);
+		if (rank == 0)
+			printf("self %zu %.3f %.3f %.3f\n", n * sizeof(double), v[trials / 2], v[0], v[trials - 1]);
 		for (int t = 0; t < trials; t++) {
 			for (int w = 0; w < 10 && t > 0; w++)
 				MPI_Allreduce(in, out, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);

@@ -8,9 +8,22 @@
 # Then ptl's allreduce once per algorithm (PTL_COLL_ALGO=ring, ring_bidir,
 # halving_doubling, tree, recursive_doubling; in the same rounds) beside
 # what the cost model (collectives/coll_cost.c, through ptltool coll)
-# predicts for it, calibrated on this run's own figures: alpha = ptl's 8-byte
-# half round trip, beta = 1 MiB over ptl's 1 MiB half round trip less alpha,
-# gamma = the time per byte of adding two vectors of doubles here.
+# predicts for it. Every parameter comes from its own measurement in this
+# run (ptl's, 2 ranks, medians), none from the allreduce rows it predicts:
+#   o      CPU per message: mpi_allreduce's "overhead" (send and receive
+#          of 64 messages that do not wait on the wire)
+#   alpha  mpi_allreduce's 8-byte half round trip ("pingpong", in the
+#          same processes as the rows) less 2 o (a ping-pong pays o twice)
+#   beta   1 MiB over the 1 MiB half round trip less the 8-byte one
+#   gamma  adding two vectors of doubles ("gamma")
+#   call   per call: an MPI_Barrier less what the model gives it without a
+#          call term, plus MPI_Allreduce on MPI_COMM_SELF at the same size
+#          (the checks and the copy of the input before any schedule)
+#   acked sends  ptl's MPI finishes a send of data on the receiver's ACK
+#          (o at each end and the 2-rank alpha, also on shared cores)
+#   ranks per core  the run's ranks over nproc; with more ranks than cores
+#          the latency is mostly waiting for the peer to get a core, so
+#          alpha there is solved from the same run's barrier on as many ranks
 #
 #   bench/mpi_bench.sh [rounds] [trials-per-round]       (from the build tree)
 #   PTL_BENCH_ALGOS="ring tree" bench/mpi_bench.sh        (fewer algorithms)
@@ -74,7 +87,7 @@ med() {
 echo "# ptl MPI vs MPICH / Open MPI: $ROUNDS interleaved rounds x $TRIALS trials; $(uname -r), $(nproc) cores"
 echo "# medians of per-round medians [min-max]; lat/allreduce in us, bw in GB/s; ratio = ptl / other"
 echo "# targets: lat <= MPICH, bw >= MPICH, allreduce <= Open MPI (lat, allreduce: ratio <= 1; bw: >= 1)"
-grep -v ' gamma ' "$W/all" | awk -v impls="$impls" '
+awk '$3 == "lat" || $3 == "bw" || $3 == "allreduce"' "$W/all" | awk -v impls="$impls" '
 { key = $1 " " $2 " " $3 " " $4; n[key]++; val[key, n[key]] = $5
   if (!(key in lo) || $6 < lo[key]) lo[key] = $6
   if (!(key in hi) || $7 > hi[key]) hi[key] = $7
@@ -96,27 +109,66 @@ END {
     print line } }'
 
 # The cost model's prediction beside each algorithm's measured time.
-alpha=$(med "$W/all" ptl 2 lat 8)
+# cal N FIG BYTES: median of ptl's calibration figure over all its N-rank runs
+cal() {
+	awk -v n="$1" -v f="$2" -v b="$3" '(FILENAME ~ /algo$/ || $1 == "ptl") && $2 == n && $3 == f && $4 == b { print $5 }' \
+		"$W/all" "$W/algo" 2>/dev/null | sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
+}
+# predict ARGS...: the model's time in us (ptltool coll --json)
+predict() {
+	"$B/tools/ptltool" coll "$@" --json 2>/dev/null | sed -n 's/.*"predicted_us": \([0-9.e+-]*\).*/\1/p'
+}
+calc() { awk "BEGIN { v = $1; printf \"%.6g\", v }"; }
+hrt=$(cal 2 pingpong 8)
+l8=$(med "$W/all" ptl 2 lat 8)
 l1m=$(med "$W/all" ptl 2 lat 1048576)
-gamma=$(med "$W/all" ptl 2 gamma 0)
-[ -s "$W/algo" ] && [ -n "$alpha" ] && [ -n "$l1m" ] && [ -n "$gamma" ] || exit 0
-beta=$(awk -v a="$alpha" -v l="$l1m" 'BEGIN { d = l - a; if (d <= 0) d = l; printf "%.0f", 1048576 / (d * 1e-6) }')
+gamma=$(cal 2 gamma 0)
+o=$(cal 2 overhead 8)
+bar2=$(cal 2 barrier 0)
+[ -s "$W/algo" ] && [ -n "$hrt" ] && [ -n "$l8" ] && [ -n "$l1m" ] && [ -n "$gamma" ] && [ -n "$o" ] && [ -n "$bar2" ] || exit 0
+alpha=$(calc "$hrt - 2 * $o > 0.001 ? $hrt - 2 * $o : 0.001")
+beta=$(awk -v a="$l8" -v l="$l1m" 'BEGIN { d = l - a; if (d <= 0) d = l; printf "%.0f", 1048576 / (d * 1e-6) }')
+b0=$(predict --op barrier --ranks 2 --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o")
+callb=$(calc "$bar2 - $b0 > 0 ? $bar2 - $b0 : 0")
+cores=$(nproc)
 echo
 echo "# predicted (collectives/coll_cost.c via ptltool coll) vs measured ptl allreduce, us; ratio = predicted / measured"
-echo "# calibration from this run: alpha $alpha us (8 B half round trip), beta $beta B/s (1 MiB), gamma $gamma ns/B"
-echo "# 4 ranks share 2 cores: the model assumes a core per rank, so expect it low there"
-printf '%-2s %-18s %9s  %10s  %10s  %7s\n' n algorithm bytes measured predicted ratio
+echo "# calibration from this run (2 ranks, a core each): o $o us/message; alpha $alpha us ($hrt us 8 B half round trip - 2 o);"
+echo "#   beta $beta B/s (ping-pong 1 MiB - 8 B); gamma $gamma ns/B; call $callb us (barrier $bar2 us - model's $b0 us) + MPI_COMM_SELF allreduce of the size;"
+bc8=$(cal 2 bcast 8)
+bc1m=$(cal 2 bcast 1048576)
+[ -n "$bc8" ] && [ -n "$bc1m" ] &&
+	echo "#   acked sends; a collective moves bytes at the ping-pong's rate: 2-rank MPI_Bcast 1 MiB - 8 B: $(calc "1048568 / (($bc1m - $bc8) * 1e-6)") B/s"
+for n in 2 4; do
+	eval "k$n=1 alpha$n=$alpha"
+	[ "$n" -gt "$cores" ] || continue
+	k=$(calc "$n / $cores")
+	barn=$(cal "$n" barrier 0)
+	[ -n "$barn" ] || continue
+	# the barrier's time is linear in alpha: solve it for this sharing
+	p0=$(predict --op barrier --ranks "$n" --bytes 0 --alpha 0 --beta "$beta" --overhead "$o" --call "$callb" --ranks-per-core "$k")
+	p1=$(predict --op barrier --ranks "$n" --bytes 0 --alpha 1 --beta "$beta" --overhead "$o" --call "$callb" --ranks-per-core "$k")
+	an=$(calc "($barn - $p0) / ($p1 - $p0)")
+	an=$(calc "$an > $alpha ? $an : $alpha")
+	eval "k$n=$k alpha$n=$an"
+	echo "# $n ranks on $cores cores: $k ranks per core (o, gamma, call, copies x $k); alpha $an us from the $n-rank barrier ($barn us)"
+done
+printf '%-2s %-18s %9s  %10s  %10s  %7s  %s\n' n algorithm bytes predicted measured ratio "within 10%"
 for a in $ALGOS; do
 	for n in 2 4; do
+		eval "k=\$k$n an=\$alpha$n"
 		for bytes in $(awk -v k="$a $n allreduce" 'index($0, k " ") == 1 { print $4 }' "$W/algo" | sort -nu); do
 			m=$(med "$W/algo" "$a" "$n" allreduce "$bytes")
-			p=$("$B/tools/ptltool" coll --op allreduce --ranks "$n" --bytes "$bytes" --elem 8 --algo "$a" \
-				--ports "$(ports_of "$a")" --alpha "$alpha" --beta "$beta" --gamma "$gamma" --json 2>/dev/null |
-				sed -n 's/.*"predicted_us": \([0-9.e+-]*\).*/\1/p')
+			self=$(cal 2 self "$bytes")
+			call=$(calc "$callb + ${self:-0}")
+			p=$(predict --op allreduce --ranks "$n" --bytes "$bytes" --elem 8 --algo "$a" --ports "$(ports_of "$a")" \
+				--alpha "$an" --beta "$beta" --gamma "$gamma" --overhead "$o" --call "$call" --ranks-per-core "$k" \
+				--acked-sends="$alpha")
 			awk -v n="$n" -v a="$a" -v b="$bytes" -v m="$m" -v p="${p:-0}" 'BEGIN {
 				r = 0; if (m > 0) r = p / m
-				off = ""; if (r > 1.1 || r < 0.9) off = "  (off by more than 10%)"
-				printf "%-2s %-18s %9s  %10.3f  %10.3f  %6.2fx%s\n", n, a, b, m, p, r, off }'
+				printf "%-2s %-18s %9s  %10.3f  %10.3f  %6.2fx  %s\n", n, a, b, p, m, r, (r > 1.1 || r < 0.9) ? "no" : "yes" }'
 		done
 	done
-done
+done > "$W/table"
+cat "$W/table"
+awk '{ n[$1]++; if ($NF == "yes") y[$1]++ } END { for (k in n) printf "# %s ranks: %d of %d rows within 10%%\n", k, y[k], n[k] }' "$W/table" | sort

@@ -310,6 +310,16 @@ struct coll_cost_params {
 	 * shared core adds to latency (waiting to be scheduled) is a
 	 * different figure, so calibrate alpha at the same sharing. */
 	double ranks_per_core;
+	/* Sends of more than 0 bytes are done only when the receiver's
+	 * acknowledgement is back (ptl's MPI: a buffer may be reused, and a
+	 * dependent reduction may overwrite it, only then): it leaves when the
+	 * receiver has taken the message (o), takes ack_alpha (0: alpha), and
+	 * costs the sender o. Zero-byte sends (a barrier's) are done at once.
+	 * ack_alpha is its own figure because on shared cores alpha is mostly
+	 * waiting for the peer to be scheduled, and a sender waiting for its
+	 * ACK is polling already. */
+	bool acked_sends;
+	double ack_alpha;
 };
 struct coll_cost {
 	double time;          /* seconds until the last command ends */

@@ -25,8 +25,10 @@ struct hent {
 	uint64_t tie;   /* command id: equal times go in schedule order */
 	int rank;
 	size_t idx;
-	bool arrival;   /* a transfer's receiving side, at the end of its transfer */
+	unsigned char ev;  /* EV_READY, or a transfer's EV_ARRIVAL or EV_ACK */
 };
+
+enum { EV_READY, EV_ARRIVAL, EV_ACK };
 
 struct heap {
 	struct hent *v;
@@ -105,7 +107,7 @@ static int became_ready(struct sim *m, int r, size_t i)
 {
 	const struct coll_cmd *c = &m->s->ranks[r].cmds[i];
 	if (!is_xfer(c))
-		return hpush(&m->h, (struct hent){ m->rdy[r][i], c->id, r, i, false });
+		return hpush(&m->h, (struct hent){ m->rdy[r][i], c->id, r, i, EV_READY });
 	int pr = m->pairs.rank[r][i];
 	size_t pi = m->pairs.idx[r][i];
 	if (m->dag[pr].nwait[pi])
@@ -113,7 +115,7 @@ static int became_ready(struct sim *m, int r, size_t i)
 	int sr = c->kind == COLL_SEND ? r : pr;
 	size_t si = c->kind == COLL_SEND ? i : pi;
 	double t = m->rdy[r][i] > m->rdy[pr][pi] ? m->rdy[r][i] : m->rdy[pr][pi];
-	return hpush(&m->h, (struct hent){ t, m->s->ranks[sr].cmds[si].id, sr, si, false });
+	return hpush(&m->h, (struct hent){ t, m->s->ranks[sr].cmds[si].id, sr, si, EV_READY });
 }
 
 static int finish(struct sim *m, int r, size_t i, double t)
@@ -162,9 +164,27 @@ static int simulate(struct sim *m)
 	while (!rc && m->h.n) {
 		struct hent e = hpop(&m->h);
 		const struct coll_cmd *c = &m->s->ranks[e.rank].cmds[e.idx];
-		if (e.arrival || !is_xfer(c)) {
+		if (e.ev == EV_ACK) {
+			/* the sender takes the acknowledgement: its send is done */
+			rc = finish(m, e.rank, e.idx, cpu_run(m, e.rank, e.key, p->o));
+			continue;
+		}
+		if (e.ev == EV_ARRIVAL && p->acked_sends && c->len > 0) {
+			/* taking the message (o) sends the acknowledgement back */
+			double taken = cpu_run(m, e.rank, e.key, p->o);
+			int sr = m->pairs.rank[e.rank][e.idx];
+			size_t si = m->pairs.idx[e.rank][e.idx];
+			double trip = p->ack_alpha > 0 ? p->ack_alpha : p->alpha;
+			rc = hpush(&m->h, (struct hent){ taken + trip, m->s->ranks[sr].cmds[si].id, sr, si, EV_ACK });
+			if (!rc)
+				rc = finish(m, e.rank, e.idx,
+					    cpu_run(m, e.rank, taken,
+						    c->kind == COLL_REDUCE ? (double)c->len * p->gamma : 0.0));
+			continue;
+		}
+		if (e.ev == EV_ARRIVAL || !is_xfer(c)) {
 			/* rank work: a receive's o (arrivals only), a reduction, a copy */
-			double w = (e.arrival ? p->o : 0.0)
+			double w = (e.ev == EV_ARRIVAL ? p->o : 0.0)
 				   + (c->kind == COLL_REDUCE ? (double)c->len * p->gamma : 0.0);
 			rc = finish(m, e.rank, e.idx, cpu_run(m, e.rank, e.key, w));
 			continue;
@@ -182,9 +202,10 @@ static int simulate(struct sim *m)
 		m->busy[e.rank] += dur;
 		int rr = m->pairs.rank[e.rank][e.idx];
 		size_t ri = m->pairs.idx[e.rank][e.idx];
-		rc = finish(m, e.rank, e.idx, end);
+		/* an acknowledged send is done when its ACK comes back */
+		rc = p->acked_sends && c->len > 0 ? 0 : finish(m, e.rank, e.idx, end);
 		if (!rc)
-			rc = hpush(&m->h, (struct hent){ end, m->s->ranks[rr].cmds[ri].id, rr, ri, true });
+			rc = hpush(&m->h, (struct hent){ end, m->s->ranks[rr].cmds[ri].id, rr, ri, EV_ARRIVAL });
 	}
 	return rc;
 }

@@ -26,7 +26,8 @@ static void usage(FILE *out)
 	        "usage: ptltool coll --op OP --ranks N --bytes SIZE [--ports P] [--algo NAME]\n"
 	        "                    [--chunks C] [--elem SIZE] [--root R] [--alpha TIME]\n"
 	        "                    [--beta RATE] [--gamma TIME] [--overhead TIME] [--call TIME]\n"
-	        "                    [--ranks-per-core K] [--counts LIST] [--show] [--json]\n"
+	        "                    [--ranks-per-core K] [--acked-sends] [--counts LIST] [--show]\n"
+	        "                    [--json]\n"
 	        "\n"
 	        "Expand a collective into its schedule, print the algorithm chosen, steps,\n"
 	        "commands, link slots, bytes and the time the alpha-beta-gamma model (with the\n"
@@ -55,6 +56,8 @@ static void usage(FILE *out)
 	        "  --call TIME    CPU time per call on every rank (bare: us), default 0\n"
 	        "  --ranks-per-core K  ranks sharing a core: CPU work and copies take K times\n"
 	        "                 as long (default 1: a core each)\n"
+	        "  --acked-sends[=TIME]  a send of data is done when the receiver's ACK is back\n"
+	        "                 (TIME, default alpha; and o at each end), as in ptl's MPI layer\n"
 	        "  --show         draw the step-by-rank grid of sends (up to %d ranks)\n"
 	        "  --json         print one JSON object\n",
 	        COLL_MAX_RANKS, COLL_MAX_CHUNKS, SHOW_MAX_RANKS);
@@ -255,6 +258,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "overhead", required_argument, NULL, 'O' },
 		{ "call", required_argument, NULL, 'L' },
 		{ "ranks-per-core", required_argument, NULL, 'K' },
+		{ "acked-sends", optional_argument, NULL, 'Q' },
 		{ "counts", required_argument, NULL, 'C' },
 		{ "show", no_argument, NULL, 's' },
 		{ "json", no_argument, NULL, 'j' },
@@ -332,6 +336,11 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		case 'L':
 			if (parse_unit(optarg, time_units, 1e-6, &cp.call))
 				return bad("--call", optarg);
+			break;
+		case 'Q':
+			cp.acked_sends = true;
+			if (optarg && parse_unit(optarg, time_units, 1e-6, &cp.ack_alpha))
+				return bad("--acked-sends", optarg);
 			break;
 		case 'K':
 			if (parse_unit(optarg, time_units, 1, &cp.ranks_per_core) || cp.ranks_per_core > 1024)
@@ -448,9 +457,10 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		else
 			printf("\"predicted_us\": null, ");
 		printf("\"alpha_us\": %.6g, \"beta_Bps\": %.6g, \"gamma_ns\": %.6g, \"overhead_us\": %.6g, "
-		       "\"call_us\": %.6g, \"ranks_per_core\": %.6g, \"warning\": ",
+		       "\"call_us\": %.6g, \"ranks_per_core\": %.6g, \"acked_sends\": %s, \"ack_us\": %.6g, \"warning\": ",
 		       cp.alpha * 1e6, cp.beta, cp.gamma * 1e9, cp.o * 1e6, cp.call * 1e6,
-		       cp.ranks_per_core > 1 ? cp.ranks_per_core : 1);
+		       cp.ranks_per_core > 1 ? cp.ranks_per_core : 1, cp.acked_sends ? "true" : "false",
+		       (cp.ack_alpha > 0 ? cp.ack_alpha : cp.alpha) * 1e6);
 		if (warning) {
 			putchar('"');
 			for (const char *p = warning; *p; p++) {
@@ -487,10 +497,11 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		if (have_cost) {
 			printf("predicted     %.3f us (alpha %.4g us, beta %.4g GB/s, gamma %.4g ns/B)\n",
 			       cost.time * 1e6, cp.alpha * 1e6, cp.beta / 1e9, cp.gamma * 1e9);
-			if (cp.o > 0 || cp.call > 0 || cp.ranks_per_core > 1)
-				printf("software      overhead %.4g us/message, call %.4g us, %.3g ranks/core; "
+			if (cp.o > 0 || cp.call > 0 || cp.ranks_per_core > 1 || cp.acked_sends)
+				printf("software      overhead %.4g us/message, call %.4g us, %.3g ranks/core%s; "
 				       "busiest CPU %.3f us\n", cp.o * 1e6, cp.call * 1e6,
-				       cp.ranks_per_core > 1 ? cp.ranks_per_core : 1, cost.busiest_cpu * 1e6);
+				       cp.ranks_per_core > 1 ? cp.ranks_per_core : 1,
+				       cp.acked_sends ? ", acked sends" : "", cost.busiest_cpu * 1e6);
 		} else
 			printf("predicted     n/a (%llu commands: too many to simulate)\n",
 			       (unsigned long long)info.entries);

@@ -142,6 +142,33 @@ static void test_sw_exact_two_ranks(void **state)
 	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RING, 1, 4096, 1, &p), 2e-6);
 }
 
+/* Acknowledged sends: each rank's send is done when the peer has taken the
+ * message (o), the ACK has come back (alpha) and the sender has seen it
+ * (o); only then may the received half be added into the vector the send
+ * reads (M gamma). A barrier's zero-byte messages need no ACK. */
+static void test_sw_acked_sends(void **state)
+{
+	(void)state;
+	double M = 4096;
+	struct coll_cost_params p = { .alpha = 1e-6, .beta = 1e9, .gamma = 1e-10, .o = 3e-7, .call = 2e-6,
+				      .acked_sends = true };
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 4096, 1, &p),
+	     2e-6 + 3e-7 + 1e-6 + M / 1e9 + 3e-7 + 1e-6 + 3e-7 + M * 1e-10);
+	NEAR(sw_cost(COLL_OP_BARRIER, COLL_ALGO_AUTO, 4, 0, 1, &p), 2e-6 + 2 * (2 * 3e-7 + 1e-6));
+	/* the ACK's own trip time, when it is not alpha */
+	p.ack_alpha = 2.5e-6;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 4096, 1, &p),
+	     2e-6 + 3e-7 + 1e-6 + M / 1e9 + 3e-7 + 2.5e-6 + 3e-7 + M * 1e-10);
+	p.ack_alpha = 0;
+	/* never faster than without the ACK */
+	for (int n = 2; n <= 9; n++) {
+		struct coll_cost_params q = p;
+		q.acked_sends = false;
+		assert_true(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RING, n, 65536, 1, &p)
+			    > sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RING, n, 65536, 1, &q));
+	}
+}
+
 /* A rank's overheads take turns on its one CPU: a linear scatter's root
  * pays o per block one after the other. With alpha 0 and infinite
  * bandwidth, the last of 4 blocks leaves at 4 o and is received at 5 o;
@@ -250,6 +277,7 @@ int main(void)
 		cmocka_unit_test(test_cost_needs_whole_schedule),
 		cmocka_unit_test(test_sw_exact_two_ranks),
 		cmocka_unit_test(test_sw_o_serialized),
+		cmocka_unit_test(test_sw_acked_sends),
 		cmocka_unit_test(test_sw_ranks_per_core),
 		cmocka_unit_test(test_sw_monotonic),
 	};
