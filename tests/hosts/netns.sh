@@ -41,9 +41,7 @@ run() {
 }
 run "ring" "$B/examples/ring"
 echo "$out" | grep -q "initiator .*/3 " || { echo "FAIL: ring output lacks rank 3"; fail=1; }
-# mp_api is left out: it asserts PtlNIDist of the next rank is 1 or 2 (same
-# host); across hosts it is 3, as it should be.
-for t in mp_match mp_md mp_bulk mp_atomic mp_threads; do
+for t in mp_match mp_md mp_bulk mp_atomic mp_threads mp_api; do
 	run "$t" "$B/tests/ptl/mp/$t"
 done
 # MPI tests across the hosts; each prints "PROG: 4 ranks: ok (0 failed
