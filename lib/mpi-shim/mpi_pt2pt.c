@@ -863,14 +863,13 @@ int mpi_progress(int wait_ms)
 	return n;
 }
 
-int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mpi_comm *c, int ctx,
-	      struct mpi_req **out)
+/* A receive request as the user posted it (mpi_irecv, mpi_irecv_lazy). */
+static struct mpi_req *recv_req_new(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mpi_comm *c,
+				    int ctx)
 {
-	struct mpi_dtype *t = mpi_dtype_get(dt);
 	struct mpi_req *r = mpi_req_new(MPI_REQ_RECV);
 	if (!r)
-		return MPI_ERR_NO_MEM;
-	*out = r;
+		return NULL;
 	r->myrank = c->rank;
 	r->comm = c;
 	r->ctx = ctx;
@@ -880,6 +879,17 @@ int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mp
 	r->ubuf = buf;
 	r->count = count;
 	r->dt = dt;
+	return r;
+}
+
+int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mpi_comm *c, int ctx,
+	      struct mpi_req **out)
+{
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	struct mpi_req *r = recv_req_new(buf, count, dt, src, tag, c, ctx);
+	if (!r)
+		return MPI_ERR_NO_MEM;
+	*out = r;
 	if (src == MPI_PROC_NULL) {
 		r->st.MPI_SOURCE = MPI_PROC_NULL;
 		r->st.MPI_TAG = MPI_ANY_TAG;
@@ -959,19 +969,10 @@ fail:
 
 int mpi_irecv_lazy(void *buf, size_t len, int src, int tag, struct mpi_comm *c, int ctx, struct mpi_req **out)
 {
-	struct mpi_req *r = mpi_req_new(MPI_REQ_RECV);
+	struct mpi_req *r = recv_req_new(buf, (int)len, MPI_BYTE, src, tag, c, ctx);
 	if (!r)
 		return MPI_ERR_NO_MEM;
 	*out = r;
-	r->myrank = c->rank;
-	r->comm = c;
-	r->ctx = ctx;
-	r->peer = src;
-	r->wpeer = c->world[src];
-	r->tag = tag;
-	r->ubuf = buf;
-	r->count = (int)len;
-	r->dt = MPI_BYTE;
 	r->pbuf = buf;
 	r->len = len;
 	r->lazy = true;
