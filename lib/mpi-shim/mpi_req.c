@@ -178,6 +178,18 @@ static void check_active(int count, MPI_Request reqs[])
 	}
 }
 
+/* The Test family (Testall, Testany, Testsome) when nothing is done: a
+ * program that only polls must see a death too. Rate-limited as MPI_Test
+ * is; true when it looked (a request may have failed since). */
+static bool test_check_active(int count, MPI_Request reqs[])
+{
+	static struct mpi_idle idle;
+	if (!mpi_idle_due(&idle, false))
+		return false;
+	check_active(count, reqs);
+	return true;
+}
+
 static int lookup(MPI_Request *h, struct mpi_req **out, const char *fn)
 {
 	*out = NULL;
@@ -270,19 +282,26 @@ int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status sts[])
 {
 	MPI_CHECK_INIT("MPI_Testall");
 	mpi_progress(0);
-	for (int i = 0; i < count; i++) {
-		if (reqs[i] == MPI_REQUEST_NULL)
-			continue;
-		struct mpi_req *r = mpi_req_get(reqs[i]);
-		if (!r)
-			return mpi_err(MPI_COMM_NULL, MPI_ERR_REQUEST, "MPI_Testall", "request %d is not active", reqs[i]);
-		if (!r->done) {
-			*flag = 0;
-			return MPI_SUCCESS;
+	for (int pass = 0; pass < 2; pass++) {
+		bool all = true;
+		for (int i = 0; i < count && all; i++) {
+			if (reqs[i] == MPI_REQUEST_NULL)
+				continue;
+			struct mpi_req *r = mpi_req_get(reqs[i]);
+			if (!r)
+				return mpi_err(MPI_COMM_NULL, MPI_ERR_REQUEST, "MPI_Testall", "request %d is not active",
+					       reqs[i]);
+			all = r->done;
 		}
+		if (all) {
+			*flag = 1;
+			return PMPI_Waitall(count, reqs, sts);
+		}
+		if (pass || !test_check_active(count, reqs))
+			break;
 	}
-	*flag = 1;
-	return PMPI_Waitall(count, reqs, sts);
+	*flag = 0;
+	return MPI_SUCCESS;
 }
 
 static int any_done(int count, MPI_Request reqs[], int *index, MPI_Status *st, bool *active, const char *fn)
@@ -332,6 +351,8 @@ int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Statu
 	*index = MPI_UNDEFINED;
 	bool active;
 	int rc = any_done(count, reqs, index, status, &active, "MPI_Testany");
+	if (!rc && *index == MPI_UNDEFINED && active && test_check_active(count, reqs))
+		rc = any_done(count, reqs, index, status, &active, "MPI_Testany");
 	*flag = *index != MPI_UNDEFINED || !active;
 	if (!active)
 		empty_status(status);
@@ -386,7 +407,10 @@ int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int idx[], MPI
 	MPI_CHECK_INIT("MPI_Testsome");
 	mpi_progress(0);
 	bool active;
-	return some_done(incount, reqs, outcount, idx, sts, &active, "MPI_Testsome");
+	int rc = some_done(incount, reqs, outcount, idx, sts, &active, "MPI_Testsome");
+	if (!rc && active && *outcount == 0 && test_check_active(incount, reqs))
+		rc = some_done(incount, reqs, outcount, idx, sts, &active, "MPI_Testsome");
+	return rc;
 }
 
 int PMPI_Cancel(MPI_Request *request)

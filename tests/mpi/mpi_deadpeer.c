@@ -11,6 +11,8 @@
  *         received, and the survivors still talk to each other.
  *   test  rank 0 polls MPI_Test, rank 2 sits in MPI_Waitany on an
  *         MPI_ANY_SOURCE receive.
+ *   tall, tany, tsome  rank 0 polls MPI_Testall, MPI_Testany or
+ *         MPI_Testsome.
  *   coll  both survivors in MPI_Allreduce, then MPI_Barrier.
  *   fatal MPI_ERRORS_ARE_FATAL: rank 0's MPI_Recv ends the job, which exits
  *         non-zero with a message naming the dead rank. */
@@ -150,6 +152,39 @@ static void test_any(void)
 	survivors_talk();
 }
 
+/* A program that only polls with Testall, Testany or Testsome (mode
+ * "tall", "tany", "tsome"): rank 0's poll must end with the death; rank 2
+ * only waits to talk to rank 0 afterwards. */
+static void test_family(const char *mode)
+{
+	if (t_rank == 1)
+		die_later();
+	if (t_rank == 0) {
+		int v = 0, flag = 0, idx = -1, n = 0, rc = MPI_SUCCESS;
+		MPI_Request rq[2];
+		double t0 = now_s();
+		OK(MPI_Irecv(&v, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, &rq[0]));
+		rq[1] = MPI_REQUEST_NULL;
+		while (!flag && now_s() - t0 < 10) {
+			if (!strcmp(mode, "tall")) {
+				rc = MPI_Testall(2, rq, &flag, MPI_STATUSES_IGNORE);
+			} else if (!strcmp(mode, "tany")) {
+				rc = MPI_Testany(2, rq, &idx, &flag, MPI_STATUS_IGNORE);
+			} else {
+				rc = MPI_Testsome(2, rq, &n, &idx, MPI_STATUSES_IGNORE);
+				flag = n > 0;
+			}
+			usleep(100);
+		}
+		CHECK(flag, "%s never completed the receive from the dead rank", mode);
+		int cls = -1;
+		MPI_Error_class(rc, &cls);
+		CHECK(cls == MPI_ERR_PROC_FAILED || cls == MPI_ERR_IN_STATUS, "%s: error class %d", mode, cls);
+		CHECK(now_s() - t0 < 5, "%s took %.1f s to see the death", mode, now_s() - t0);
+	}
+	survivors_talk();
+}
+
 static void coll(void)
 {
 	if (t_rank == 1)
@@ -174,6 +209,8 @@ int main(int argc, char **argv)
 		p2p();
 	} else if (!strcmp(mode, "test")) {
 		test_any();
+	} else if (!strcmp(mode, "tall") || !strcmp(mode, "tany") || !strcmp(mode, "tsome")) {
+		test_family(mode);
 	} else if (!strcmp(mode, "coll")) {
 		coll();
 	} else if (!strcmp(mode, "fatal")) {
@@ -184,7 +221,7 @@ int main(int argc, char **argv)
 		printf("rank %d: MPI_Recv from the dead rank returned under MPI_ERRORS_ARE_FATAL\n", t_rank);
 		return 1;
 	} else {
-		fprintf(stderr, "usage: mpi_deadpeer p2p|test|coll|fatal\n");
+		fprintf(stderr, "usage: mpi_deadpeer p2p|test|tall|tany|tsome|coll|fatal\n");
 		return 2;
 	}
 	printf("mpi_deadpeer %s: rank %d: %s (%d failed checks)\n", mode, t_rank, t_fails ? "FAIL" : "ok", t_fails);
