@@ -206,6 +206,21 @@ static int cb_reduce(void *ctx, void *dst, const void *src, size_t len, enum col
 
 static const struct coll_engine_ops engine_ops = { cb_send, cb_recv, cb_reduce };
 
+/* The collective failed: the transfers still pending are no longer ours.
+ * A receive is cancelled first, so nothing lands in our buffers later. */
+static void drop_rest(struct cx *x)
+{
+	for (size_t i = 0; i < x->np; i++) {
+		struct pend *p = &x->p[i];
+		if (p->reported || !p->r)
+			continue;
+		if (p->recv)
+			mpi_cancel_recv(p->r);
+		mpi_req_drop(p->r);
+		p->reported = true;
+	}
+}
+
 /* The deadline passed: say who did not arrive, and take our receives back. */
 static int timed_out(struct cx *x, double waited)
 {
@@ -237,16 +252,35 @@ static int timed_out(struct cx *x, double waited)
 	     "waiting for rank(s) %s: their parts did not arrive",
 	     x->name, x->c->name, x->c->size, x->algo ? ", algorithm " : "", x->algo ? x->algo : "", x->c->ncoll,
 	     x->c->rank, waited, stepbuf, who[0] ? who : "(none: our own sends did not finish)");
+	drop_rest(x);
+	return x->err;
+}
+
+/* A member died: the collective cannot finish (every member takes part).
+ * Say who, and take our receives back. */
+static int peer_died(struct cx *x, int w)
+{
+	char m[200];
+	mpi_dead_msg(m, sizeof m, x->c, w);
+	fail(x, MPI_ERR_PROC_FAILED, "%s on %s (%d ranks, call %lu): %s", x->name, x->c->name, x->c->size,
+	     x->c->ncoll, m);
+	drop_rest(x);
+	return x->err;
+}
+
+/* Nothing came for a while: is a rank we wait for dead, or, failing that,
+ * any member (a survivor that gave up on a dead one sends us nothing
+ * either)? Returns the dead world rank, or -1. */
+static int look_for_dead(struct cx *x)
+{
 	for (size_t i = 0; i < x->np; i++) {
 		struct pend *p = &x->p[i];
-		if (p->reported || !p->r)
-			continue;
-		if (p->recv)
-			mpi_cancel_recv(p->r);
-		mpi_req_drop(p->r);
-		p->reported = true;
+		if (!p->reported && p->r && !p->r->done)
+			mpi_req_check(p->r);
+		if (!p->reported && p->r && p->r->done && p->r->dead >= 0)
+			return p->r->dead;
 	}
-	return x->err;
+	return mpi_comm_dead(x->c, true);
 }
 
 /* Drives the pending transfers (and the engine, if any) to the end. */
@@ -261,6 +295,10 @@ static int drive(struct cx *x)
 	double t0 = 0, deadline = 0;
 	unsigned waits = 0;
 	bool look = true;
+	struct mpi_idle idle = { 0, 0 };
+	int dead = mpi_g.ndead ? mpi_comm_dead(x->c, false) : -1;
+	if (dead >= 0)
+		return peer_died(x, dead); /* known dead: at once */
 	for (;;) {
 		bool all = true, moved = false;
 		for (size_t i = 0; i < x->np; i++) {
@@ -276,9 +314,15 @@ static int drive(struct cx *x)
 			p->reported = true;
 			moved = true;
 			int err = p->r->err;
+			dead = p->r->dead;
 			mpi_req_drop(p->r);
-			if (err && err != MPI_ERR_TRUNCATE)
-				return fail(x, err, "%s on %s: a transfer with rank %d failed", x->name, x->c->name, p->peer);
+			if (err && dead >= 0)
+				return peer_died(x, dead);
+			if (err && err != MPI_ERR_TRUNCATE) {
+				fail(x, err, "%s on %s: a transfer with rank %d failed", x->name, x->c->name, p->peer);
+				drop_rest(x);
+				return x->err;
+			}
 			if (x->e && coll_engine_done(x->e, p->idx))
 				return fail(x, MPI_ERR_INTERN, "%s: the schedule engine refused a completion", x->name);
 			if (x->e)
@@ -311,6 +355,8 @@ static int drive(struct cx *x)
 		for (size_t i = 0; i < x->np && !ready; i++)
 			ready = !x->p[i].reported && x->p[i].r && x->p[i].r->done;
 		look = !ready && mpi_progress(ms) == 0;
+		if (look && mpi_idle_due(&idle, true) && (dead = look_for_dead(x)) >= 0)
+			return peer_died(x, dead);
 	}
 	x->np = 0;
 	return MPI_SUCCESS;

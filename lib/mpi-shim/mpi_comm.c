@@ -33,6 +33,11 @@ struct mpi_group *mpi_group_get(MPI_Group g)
 	return &groups[g];
 }
 
+MPI_Comm mpi_comm_handle(const struct mpi_comm *c)
+{
+	return c ? (MPI_Comm)(c - comms) : MPI_COMM_NULL;
+}
+
 const char *mpi_comm_name(MPI_Comm c)
 {
 	struct mpi_comm *cm = mpi_comm_get(c);

@@ -90,6 +90,10 @@ int mpi_err(MPI_Comm c, int cls, const char *fn, const char *fmt, ...)
 		cm ? mpi_comm_name(c == MPI_COMM_NULL ? MPI_COMM_WORLD : c) : "an invalid communicator");
 	fflush(stderr);
 	fflush(stdout);
+	/* Through the launcher, so it stops every rank at once and says
+	 * why; before MPI_Init or after MPI_Finalize there is no job to end. */
+	if (mpi_g.initialized && !mpi_g.finalized)
+		PtlRtAbort(cls ? cls : 1, msgs[slot]);
 	_exit(cls ? cls : 1);
 }
 
@@ -161,6 +165,8 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 	mpi_op_init();
 	mpi_comm_init();
 	mpi_pt2pt_init();
+	if (mpi_fail_init() != MPI_SUCCESS)
+		mpi_fatal(MPI_ERR_NO_MEM, "out of memory for %d ranks", mpi_g.wsize);
 	mpi_coll_init();
 	/* Nobody may send before everyone's entries are in place. */
 	rc = PtlRtBarrier();
@@ -191,11 +197,15 @@ int PMPI_Is_thread_main(int *flag)
 int PMPI_Finalize(void)
 {
 	MPI_CHECK_INIT("MPI_Finalize");
-	PMPI_Barrier(MPI_COMM_WORLD);
+	/* With a rank known dead the barrier could only fail (and, with
+	 * MPI_ERRORS_ARE_FATAL, end the job the program chose to keep). */
+	if (mpi_comm_dead(mpi_comm_get(MPI_COMM_WORLD), false) < 0)
+		PMPI_Barrier(MPI_COMM_WORLD);
 	mpi_drain_internal();
 	PtlRtBarrier();
 	mpi_g.finalized = true;
 	mpi_pt2pt_fini();
+	mpi_fail_fini();
 	mpi_comm_fini();
 	mpi_dtype_fini();
 	PtlFini();

@@ -131,6 +131,7 @@ MPI_Group mpi_group_new(int size, const int *world);
 void mpi_comm_init(void);
 void mpi_comm_fini(void);
 const char *mpi_comm_name(MPI_Comm c);
+MPI_Comm mpi_comm_handle(const struct mpi_comm *c);
 
 /* Requests. */
 enum mpi_req_kind { MPI_REQ_SEND, MPI_REQ_RECV, MPI_REQ_NONE };
@@ -161,7 +162,9 @@ struct mpi_req {
 	/* common */
 	int myrank;              /* our rank in the communicator */
 	int ctx, peer, tag;      /* peer: comm rank; tag; ctx used */
-	int wpeer;               /* world rank of the peer (sends, pulls) */
+	int wpeer;               /* world rank of the peer (sends, receives from one source) */
+	struct mpi_comm *comm;   /* where it was started (error handler, MPI_ANY_SOURCE members) */
+	int dead;                /* world rank whose death failed it, or -1 */
 	void *ubuf;              /* the user's buffer */
 	int count;
 	MPI_Datatype dt;
@@ -212,6 +215,9 @@ struct mpi_state {
 	void *bsend_buf;
 	size_t bsend_size, bsend_used;
 	unsigned long pending_ops; /* internal operations not yet done */
+	/* Dead peers (mpi_fail.c): world rank -> known gone, and how many. */
+	unsigned char *dead;
+	int ndead;
 };
 extern struct mpi_state mpi_g;
 
@@ -241,6 +247,42 @@ int mpi_cancel_recv(struct mpi_req *r);
 int mpi_wait_req(struct mpi_req *r, double deadline);
 double mpi_now(void);
 void mpi_drain_internal(void);
+
+/* ---------------------------------------------------------------- dead peers
+ * (mpi_fail.c). A wait that has brought nothing for MPI_DEAD_CHECK_S asks
+ * libptl whether the peers it depends on are still there (on shm a system
+ * call or two per peer, so never on a pass that brought an event); the
+ * first time a rank is found dead every pending operation that depends on
+ * it fails with MPI_ERR_PROC_FAILED, and later ones fail when started. */
+#define MPI_DEAD_CHECK_S 0.1
+struct mpi_idle {
+	double next;       /* when the next look is due (0: not yet started) */
+	unsigned passes;   /* eventful passes (or tests) since the last clock read */
+};
+/* A pass of a wait (empty: it brought no event): true when it is time to
+ * look for dead peers. Reads the clock on empty passes and on every 64th
+ * other one, never more. */
+bool mpi_idle_due(struct mpi_idle *w, bool empty);
+int mpi_fail_init(void);
+void mpi_fail_fini(void);
+/* Whether world rank w is known dead; ask: find out now (and, on a new
+ * death, fail everything that waits on it). */
+bool mpi_rank_dead(int w, bool ask);
+/* The first dead member of c (world rank), or -1; ask as above. */
+int mpi_comm_dead(const struct mpi_comm *c, bool ask);
+/* Looks at the peers r waits on (its source or destination; every member
+ * of the communicator for MPI_ANY_SOURCE) and fails r if one is dead. */
+void mpi_req_check(struct mpi_req *r);
+/* Fails r, which depends on dead world rank w, unless a transfer of it is
+ * under way (then libptl's failed event ends it). In mpi_pt2pt.c. */
+void mpi_req_fail_dead(struct mpi_req *r, int w);
+/* Calls fn on every request in use (mpi_req.c). */
+void mpi_req_each(void (*fn)(struct mpi_req *r, void *arg), void *arg);
+/* "rank 1 of MPI_COMM_WORLD died", or "rank 0 of mine (rank 2 of
+ * MPI_COMM_WORLD) died", into buf. */
+void mpi_dead_msg(char *buf, size_t n, const struct mpi_comm *c, int w);
+/* The error of a request failed by a death, on its communicator. */
+int mpi_err_dead(const char *fn, const struct mpi_req *r);
 
 /* ---------------------------------------------------------------- errors */
 /* Reports an error on communicator c (MPI_COMM_NULL: world's handler):

@@ -85,6 +85,8 @@ static int send_mode(const char *fn, const void *buf, int count, MPI_Datatype dt
 	mpi_wait_req(r, 0);
 	rc = r->err;
 	mpi_req_drop(r);
+	if (rc && r->dead >= 0)
+		return mpi_err_dead(fn, r);
 	return rc ? mpi_err(comm, rc, fn, "sending to rank %d failed", dest) : MPI_SUCCESS;
 }
 
@@ -180,6 +182,8 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm 
 	if (rc == MPI_ERR_TRUNCATE)
 		return mpi_err(comm, rc, "MPI_Recv", "message from rank %d tag %d truncated: %zu bytes into %zu",
 			       r->st.MPI_SOURCE, r->st.MPI_TAG, r->msglen, r->len);
+	if (rc && r->dead >= 0)
+		return mpi_err_dead("MPI_Recv", r);
 	return rc ? mpi_err(comm, rc, "MPI_Recv", "receiving failed") : MPI_SUCCESS;
 }
 
@@ -204,8 +208,11 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
 	if (status != MPI_STATUS_IGNORE)
 		*status = rr->st;
 	rc = rr->err ? rr->err : sr->err;
+	const struct mpi_req *dead = rr->dead >= 0 ? rr : sr->dead >= 0 ? sr : NULL;
 	mpi_req_drop(rr);
 	mpi_req_drop(sr);
+	if (rc && dead)
+		return mpi_err_dead("MPI_Sendrecv", dead);
 	return rc ? mpi_err(comm, rc, "MPI_Sendrecv", "the exchange failed") : MPI_SUCCESS;
 }
 
@@ -256,11 +263,27 @@ int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 	if (rc)
 		return rc;
 	int flag = 0;
+	struct mpi_idle idle = { 0, 0 };
 	for (;;) {
 		rc = PMPI_Iprobe(source, tag, comm, &flag, status);
 		if (rc || flag)
 			return rc;
-		mpi_progress(100);
+		if (!mpi_idle_due(&idle, mpi_progress(100) == 0))
+			continue;
+		/* Nothing for a while: is the rank it waits for (any member, for
+		 * MPI_ANY_SOURCE) still there? Look for its message once more
+		 * first: what it sent before it died is still there to probe. */
+		int w = source >= 0 ? (mpi_rank_dead(c->world[source], true) ? c->world[source] : -1)
+				    : mpi_comm_dead(c, true);
+		if (w < 0)
+			continue;
+		rc = PMPI_Iprobe(source, tag, comm, &flag, status);
+		if (rc || flag)
+			return rc;
+		char m[200];
+		mpi_dead_msg(m, sizeof m, c, w);
+		return mpi_err(comm, MPI_ERR_PROC_FAILED, "MPI_Probe", "%s%s", m,
+			       source < 0 ? " (the MPI_ANY_SOURCE probe may have waited for it)" : "");
 	}
 }
 

@@ -341,6 +341,8 @@ static void send_fail(struct mpi_req *r, int cls)
 	if (!r->done) {
 		r->err = cls;
 		r->st.MPI_ERROR = cls;
+		if (cls == MPI_ERR_PROC_FAILED)
+			r->dead = r->wpeer;
 	}
 	mpi_g.pending_ops--;
 	send_finish(r);
@@ -425,6 +427,7 @@ int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, st
 		return MPI_ERR_NO_MEM;
 	*out = r;
 	r->myrank = c->rank;
+	r->comm = c;
 	r->ctx = ctx;
 	r->peer = dest;
 	r->tag = tag;
@@ -437,6 +440,13 @@ int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, st
 		return MPI_SUCCESS;
 	}
 	r->wpeer = c->world[dest];
+	if (mpi_g.ndead && mpi_rank_dead(r->wpeer, false)) {
+		/* Known dead: nothing to send, the request fails at once. */
+		r->dead = r->wpeer;
+		r->err = r->st.MPI_ERROR = MPI_ERR_PROC_FAILED;
+		mpi_req_complete(r);
+		return MPI_SUCCESS;
+	}
 	size_t len = t->size * (size_t)count;
 	if (len > MPI_MAX_MSG) {
 		mpi_req_release(r);
@@ -571,6 +581,7 @@ static void rndv_get(struct mpi_req *r, int wsrc, uint32_t id)
 		rc = PtlGetRegion(mdh, 0, n, mpi_g.ids[wsrc], MPI_PT_RNDV, 0, id, 0);
 	if (rc != PTL_OK) {
 		r->err = r->st.MPI_ERROR = MPI_ERR_PROC_FAILED;
+		r->dead = wsrc;
 		mpi_req_complete(r);
 	}
 }
@@ -686,6 +697,11 @@ static void ux_arrived(const ptl_event_t *ev, struct mpi_uxbuf *b)
 		if (u->waiter) {
 			struct mpi_req *r = u->waiter;
 			r->ux = NULL;
+			if (ev->ni_fail_type != PTL_NI_OK) {
+				/* The sender died while its data moved. */
+				r->err = r->st.MPI_ERROR = MPI_ERR_PROC_FAILED;
+				r->dead = w;
+			}
 			ux_deliver(r, u);
 		}
 		return;
@@ -734,8 +750,10 @@ static void on_req_event(const ptl_event_t *ev, struct mpi_req *r)
 		case PTL_EVENT_GET_END:
 			mpi_g.pending_ops--;
 			r->md = PTL_INVALID_HANDLE; /* unlinked by its threshold */
-			if (ev->ni_fail_type != PTL_NI_OK)
+			if (ev->ni_fail_type != PTL_NI_OK && !r->done) {
 				r->err = r->st.MPI_ERROR = MPI_ERR_PROC_FAILED;
+				r->dead = r->wpeer;
+			}
 			send_finish(r);
 			return;
 		default:
@@ -766,8 +784,10 @@ static void on_req_event(const ptl_event_t *ev, struct mpi_req *r)
 		recv_finish(r, ev->mlength);
 		return;
 	case PTL_EVENT_REPLY_END:
-		if (ev->ni_fail_type != PTL_NI_OK)
+		if (ev->ni_fail_type != PTL_NI_OK) {
 			r->err = r->st.MPI_ERROR = MPI_ERR_PROC_FAILED;
+			r->dead = r->wpeer >= 0 ? r->wpeer : rank_of(ev->initiator);
+		}
 		recv_finish(r, ev->mlength);
 		return;
 	default:
@@ -843,21 +863,33 @@ int mpi_progress(int wait_ms)
 	return n;
 }
 
-int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mpi_comm *c, int ctx,
-	      struct mpi_req **out)
+/* A receive request as the user posted it (mpi_irecv, mpi_irecv_lazy). */
+static struct mpi_req *recv_req_new(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mpi_comm *c,
+				    int ctx)
 {
-	struct mpi_dtype *t = mpi_dtype_get(dt);
 	struct mpi_req *r = mpi_req_new(MPI_REQ_RECV);
 	if (!r)
-		return MPI_ERR_NO_MEM;
-	*out = r;
+		return NULL;
 	r->myrank = c->rank;
+	r->comm = c;
 	r->ctx = ctx;
 	r->peer = src;
+	r->wpeer = src >= 0 ? c->world[src] : -1;
 	r->tag = tag;
 	r->ubuf = buf;
 	r->count = count;
 	r->dt = dt;
+	return r;
+}
+
+int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mpi_comm *c, int ctx,
+	      struct mpi_req **out)
+{
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	struct mpi_req *r = recv_req_new(buf, count, dt, src, tag, c, ctx);
+	if (!r)
+		return MPI_ERR_NO_MEM;
+	*out = r;
 	if (src == MPI_PROC_NULL) {
 		r->st.MPI_SOURCE = MPI_PROC_NULL;
 		r->st.MPI_TAG = MPI_ANY_TAG;
@@ -883,6 +915,11 @@ int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mp
 	if (u) {
 		mpi_list_del(&u->link);
 		ux_deliver(r, u);
+		return MPI_SUCCESS;
+	}
+	if (mpi_g.ndead && mpi_rank_dead(r->wpeer, false)) {
+		/* What it sent before it died was taken above; nothing more comes. */
+		mpi_req_fail_dead(r, r->wpeer);
 		return MPI_SUCCESS;
 	}
 	ptl_match_bits_t ign = 0;
@@ -932,21 +969,15 @@ fail:
 
 int mpi_irecv_lazy(void *buf, size_t len, int src, int tag, struct mpi_comm *c, int ctx, struct mpi_req **out)
 {
-	struct mpi_req *r = mpi_req_new(MPI_REQ_RECV);
+	struct mpi_req *r = recv_req_new(buf, (int)len, MPI_BYTE, src, tag, c, ctx);
 	if (!r)
 		return MPI_ERR_NO_MEM;
 	*out = r;
-	r->myrank = c->rank;
-	r->ctx = ctx;
-	r->peer = src;
-	r->tag = tag;
-	r->ubuf = buf;
-	r->count = (int)len;
-	r->dt = MPI_BYTE;
 	r->pbuf = buf;
 	r->len = len;
 	r->lazy = true;
-	mpi_recv_try(r);
+	if (!mpi_recv_try(r) && mpi_g.ndead && mpi_rank_dead(r->wpeer, false))
+		mpi_req_fail_dead(r, r->wpeer);
 	return MPI_SUCCESS;
 }
 
@@ -1010,6 +1041,7 @@ int mpi_cancel_recv(struct mpi_req *r)
 
 int mpi_wait_req(struct mpi_req *r, double deadline)
 {
+	struct mpi_idle idle = { 0, 0 };
 	while (!r->done) {
 		int ms = 100;
 		if (deadline > 0) {
@@ -1019,9 +1051,62 @@ int mpi_wait_req(struct mpi_req *r, double deadline)
 			if (left < 0.1)
 				ms = (int)(left * 1000) + 1;
 		}
-		mpi_progress(ms);
+		/* Only a wait that brought nothing asks after the peer. */
+		if (mpi_idle_due(&idle, mpi_progress(ms) == 0) && !r->done)
+			mpi_req_check(r);
 	}
 	return MPI_SUCCESS;
+}
+
+void mpi_req_fail_dead(struct mpi_req *r, int w)
+{
+	if (r->kind == MPI_REQ_SEND) {
+		if (!r->busy)
+			return;
+		switch (r->stage) {
+		case MPI_SS_QUEUED: /* waiting for credits the dead rank will not send */
+			mpi_list_del(&r->link);
+			break;
+		case MPI_SS_RNDV: /* exposed for a get that will not come */
+			if (PtlMEUnlink(r->me) != PTL_OK)
+				return; /* the get is under way: its end (failed) finishes us */
+			r->me = PTL_INVALID_HANDLE;
+			r->md = PTL_INVALID_HANDLE; /* went with its ME */
+			break;
+		default:
+			/* A put in flight (eager, pulled): libptl fails it, the
+			 * failed ACK finishes the send. */
+			return;
+		}
+		send_fail(r, MPI_ERR_PROC_FAILED); /* names r->wpeer, which is w */
+		return;
+	}
+	if (r->done || r->ux)
+		return; /* r->ux: its message is arriving; a failed arrival fails it */
+	if (r->lazy && !r->matched && mpi_recv_try(r))
+		return; /* sent before the death */
+	if (r->me != PTL_INVALID_HANDLE) {
+		/* A posted receive, or a pull's landing. */
+		if (PtlMEUnlink(r->me) != PTL_OK)
+			return; /* being matched: the transfer's end completes it */
+		r->me = PTL_INVALID_HANDLE;
+		/* Anything that matched it before is in the queue now. */
+		mpi_progress(0);
+		if (r->done || r->ux || (r->matched && r->stage != MPI_SS_PULLWAIT))
+			return;
+	} else if (r->matched) {
+		return; /* the rendezvous get is under way: its failed REPLY ends it */
+	}
+	if (r->ptmp) {
+		free(r->pbuf);
+		r->pbuf = NULL;
+		r->ptmp = false;
+		mpi_dtype_release(r->dtp);
+		r->dtp = NULL;
+	}
+	r->dead = w;
+	r->err = r->st.MPI_ERROR = MPI_ERR_PROC_FAILED;
+	mpi_req_complete(r);
 }
 
 /* Finalize: every send the library finishes on its own must be finished. */

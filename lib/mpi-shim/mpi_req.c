@@ -56,6 +56,7 @@ struct mpi_req *mpi_req_new(int kind)
 	r->held = true;
 	r->me = PTL_INVALID_HANDLE;
 	r->md = PTL_INVALID_HANDLE;
+	r->dead = -1;
 	mpi_list_init(&r->link);
 	r->st.MPI_ERROR = MPI_SUCCESS;
 	return r;
@@ -84,6 +85,13 @@ struct mpi_req *mpi_req_by_id(uint32_t id)
 		return NULL;
 	struct mpi_req *r = table[i];
 	return r->in_use && (r->gen & 0xff) == (id >> 20) ? r : NULL;
+}
+
+void mpi_req_each(void (*fn)(struct mpi_req *r, void *arg), void *arg)
+{
+	for (uint32_t i = 0; i < used; i++)
+		if (table[i]->in_use)
+			fn(table[i], arg);
 }
 
 void mpi_req_complete(struct mpi_req *r)
@@ -124,14 +132,62 @@ static void empty_status(MPI_Status *st)
 	st->ptl_count = 0;
 }
 
-/* r completed: fill the status, free the request, null the handle. */
-static int finish(MPI_Request *h, struct mpi_req *r, MPI_Status *st)
+/* r completed: fill the status, free the request, null the handle.
+ * *dead (if not NULL) keeps what the error report needs of a request a
+ * death failed: the request itself may be reused once dropped. */
+static int finish(MPI_Request *h, struct mpi_req *r, MPI_Status *st, struct mpi_req *dead)
 {
 	int err = r->err;
 	status_out(r, st);
+	if (dead && r->dead >= 0 && dead->dead < 0)
+		*dead = *r;
 	mpi_req_drop(r);
 	*h = MPI_REQUEST_NULL;
 	return err;
+}
+
+/* The error of a completed request on its communicator (MPI says the
+ * request's communicator's handler applies). */
+static int req_err(const struct mpi_req *r, int err, const char *fn)
+{
+	if (r->dead >= 0)
+		return mpi_err_dead(fn, r);
+	MPI_Comm h = r->comm && r->comm->in_use ? mpi_comm_handle(r->comm) : MPI_COMM_WORLD;
+	return mpi_err(h, err, fn, "the request failed");
+}
+
+/* Several requests failed: name the death among them, if one was. */
+static int many_err(const struct mpi_req *dead, int errs, const char *fn)
+{
+	if (dead->dead < 0)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_IN_STATUS, fn, "%d of the requests failed", errs);
+	char m[200];
+	mpi_dead_msg(m, sizeof m, dead->comm, dead->dead);
+	MPI_Comm h = dead->comm && dead->comm->in_use ? mpi_comm_handle(dead->comm) : MPI_COMM_WORLD;
+	return mpi_err(h, MPI_ERR_IN_STATUS, fn, "%d of the requests failed: %s", errs, m);
+}
+
+/* Waits of the Waitany/Waitsome kind: after a wait that brought nothing,
+ * look at the peers of the active requests. */
+static void check_active(int count, MPI_Request reqs[])
+{
+	for (int i = 0; i < count; i++) {
+		struct mpi_req *r = reqs[i] == MPI_REQUEST_NULL ? NULL : mpi_req_get(reqs[i]);
+		if (r && !r->done)
+			mpi_req_check(r);
+	}
+}
+
+/* The Test family (Testall, Testany, Testsome) when nothing is done: a
+ * program that only polls must see a death too. Rate-limited as MPI_Test
+ * is; true when it looked (a request may have failed since). */
+static bool test_check_active(int count, MPI_Request reqs[])
+{
+	static struct mpi_idle idle;
+	if (!mpi_idle_due(&idle, false))
+		return false;
+	check_active(count, reqs);
+	return true;
 }
 
 static int lookup(MPI_Request *h, struct mpi_req **out, const char *fn)
@@ -157,8 +213,10 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
 		return rc;
 	}
 	mpi_wait_req(r, 0);
-	rc = finish(request, r, status);
-	return rc ? mpi_err(MPI_COMM_WORLD, rc, "MPI_Wait", "the request failed") : MPI_SUCCESS;
+	struct mpi_req d; /* only .dead is read unless finish fills it */
+	d.dead = -1;
+	rc = finish(request, r, status, &d);
+	return rc ? req_err(d.dead >= 0 ? &d : r, rc, "MPI_Wait") : MPI_SUCCESS;
 }
 
 int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
@@ -171,13 +229,20 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 		empty_status(status);
 		return rc;
 	}
-	if (!r->done)
-		mpi_progress(0);
+	if (!r->done && mpi_progress(0) == 0 && !r->done) {
+		/* A program that only tests must see a death too; the clock is
+		 * read every 64th empty test, the peers asked every 100 ms. */
+		static struct mpi_idle idle;
+		if (mpi_idle_due(&idle, false))
+			mpi_req_check(r);
+	}
 	*flag = r->done;
 	if (!r->done)
 		return MPI_SUCCESS;
-	rc = finish(request, r, status);
-	return rc ? mpi_err(MPI_COMM_WORLD, rc, "MPI_Test", "the request failed") : MPI_SUCCESS;
+	struct mpi_req d; /* only .dead is read unless finish fills it */
+	d.dead = -1;
+	rc = finish(request, r, status, &d);
+	return rc ? req_err(d.dead >= 0 ? &d : r, rc, "MPI_Test") : MPI_SUCCESS;
 }
 
 int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status sts[])
@@ -196,6 +261,8 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status sts[])
 			mpi_wait_req(r, 0);
 	}
 	int errs = 0;
+	struct mpi_req d; /* only .dead is read unless finish fills it */
+	d.dead = -1;
 	for (int i = 0; i < count; i++) {
 		MPI_Status *st = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[i];
 		struct mpi_req *r = reqs[i] == MPI_REQUEST_NULL ? NULL : mpi_req_get(reqs[i]);
@@ -203,32 +270,38 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status sts[])
 			empty_status(st);
 			continue;
 		}
-		int e = finish(&reqs[i], r, st);
+		int e = finish(&reqs[i], r, st, &d);
 		if (st)
 			st->MPI_ERROR = e;
 		errs += e != 0;
 	}
-	return errs ? mpi_err(MPI_COMM_WORLD, MPI_ERR_IN_STATUS, "MPI_Waitall", "%d of the requests failed", errs)
-		    : MPI_SUCCESS;
+	return errs ? many_err(&d, errs, "MPI_Waitall") : MPI_SUCCESS;
 }
 
 int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status sts[])
 {
 	MPI_CHECK_INIT("MPI_Testall");
 	mpi_progress(0);
-	for (int i = 0; i < count; i++) {
-		if (reqs[i] == MPI_REQUEST_NULL)
-			continue;
-		struct mpi_req *r = mpi_req_get(reqs[i]);
-		if (!r)
-			return mpi_err(MPI_COMM_NULL, MPI_ERR_REQUEST, "MPI_Testall", "request %d is not active", reqs[i]);
-		if (!r->done) {
-			*flag = 0;
-			return MPI_SUCCESS;
+	for (int pass = 0; pass < 2; pass++) {
+		bool all = true;
+		for (int i = 0; i < count && all; i++) {
+			if (reqs[i] == MPI_REQUEST_NULL)
+				continue;
+			struct mpi_req *r = mpi_req_get(reqs[i]);
+			if (!r)
+				return mpi_err(MPI_COMM_NULL, MPI_ERR_REQUEST, "MPI_Testall", "request %d is not active",
+					       reqs[i]);
+			all = r->done;
 		}
+		if (all) {
+			*flag = 1;
+			return PMPI_Waitall(count, reqs, sts);
+		}
+		if (pass || !test_check_active(count, reqs))
+			break;
 	}
-	*flag = 1;
-	return PMPI_Waitall(count, reqs, sts);
+	*flag = 0;
+	return MPI_SUCCESS;
 }
 
 static int any_done(int count, MPI_Request reqs[], int *index, MPI_Status *st, bool *active, const char *fn)
@@ -243,8 +316,10 @@ static int any_done(int count, MPI_Request reqs[], int *index, MPI_Status *st, b
 		*active = true;
 		if (r->done) {
 			*index = i;
-			int e = finish(&reqs[i], r, st);
-			return e ? mpi_err(MPI_COMM_WORLD, e, fn, "the request failed") : MPI_SUCCESS;
+			struct mpi_req d; /* only .dead is read unless finish fills it */
+			d.dead = -1;
+			int e = finish(&reqs[i], r, st, &d);
+			return e ? req_err(d.dead >= 0 ? &d : r, e, fn) : MPI_SUCCESS;
 		}
 	}
 	return MPI_SUCCESS;
@@ -254,6 +329,7 @@ int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
 {
 	MPI_CHECK_INIT("MPI_Waitany");
 	*index = MPI_UNDEFINED;
+	struct mpi_idle idle = { 0, 0 };
 	for (;;) {
 		bool active;
 		int rc = any_done(count, reqs, index, status, &active, "MPI_Waitany");
@@ -263,7 +339,8 @@ int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
 			empty_status(status);
 			return MPI_SUCCESS;
 		}
-		mpi_progress(100);
+		if (mpi_idle_due(&idle, mpi_progress(100) == 0))
+			check_active(count, reqs);
 	}
 }
 
@@ -274,6 +351,8 @@ int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Statu
 	*index = MPI_UNDEFINED;
 	bool active;
 	int rc = any_done(count, reqs, index, status, &active, "MPI_Testany");
+	if (!rc && *index == MPI_UNDEFINED && active && test_check_active(count, reqs))
+		rc = any_done(count, reqs, index, status, &active, "MPI_Testany");
 	*flag = *index != MPI_UNDEFINED || !active;
 	if (!active)
 		empty_status(status);
@@ -286,6 +365,8 @@ static int some_done(int count, MPI_Request reqs[], int *outcount, int idx[], MP
 	*active = false;
 	*outcount = 0;
 	int errs = 0;
+	struct mpi_req d; /* only .dead is read unless finish fills it */
+	d.dead = -1;
 	for (int i = 0; i < count; i++) {
 		if (reqs[i] == MPI_REQUEST_NULL)
 			continue;
@@ -295,7 +376,7 @@ static int some_done(int count, MPI_Request reqs[], int *outcount, int idx[], MP
 		*active = true;
 		if (r->done) {
 			MPI_Status *st = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[*outcount];
-			int e = finish(&reqs[i], r, st);
+			int e = finish(&reqs[i], r, st, &d);
 			if (st)
 				st->MPI_ERROR = e;
 			errs += e != 0;
@@ -304,18 +385,20 @@ static int some_done(int count, MPI_Request reqs[], int *outcount, int idx[], MP
 	}
 	if (!*active)
 		*outcount = MPI_UNDEFINED;
-	return errs ? mpi_err(MPI_COMM_WORLD, MPI_ERR_IN_STATUS, fn, "%d of the requests failed", errs) : MPI_SUCCESS;
+	return errs ? many_err(&d, errs, fn) : MPI_SUCCESS;
 }
 
 int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[])
 {
 	MPI_CHECK_INIT("MPI_Waitsome");
+	struct mpi_idle idle = { 0, 0 };
 	for (;;) {
 		bool active;
 		int rc = some_done(incount, reqs, outcount, idx, sts, &active, "MPI_Waitsome");
 		if (rc || !active || *outcount > 0)
 			return rc;
-		mpi_progress(100);
+		if (mpi_idle_due(&idle, mpi_progress(100) == 0))
+			check_active(incount, reqs);
 	}
 }
 
@@ -324,7 +407,10 @@ int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int idx[], MPI
 	MPI_CHECK_INIT("MPI_Testsome");
 	mpi_progress(0);
 	bool active;
-	return some_done(incount, reqs, outcount, idx, sts, &active, "MPI_Testsome");
+	int rc = some_done(incount, reqs, outcount, idx, sts, &active, "MPI_Testsome");
+	if (!rc && active && *outcount == 0 && test_check_active(incount, reqs))
+		rc = some_done(incount, reqs, outcount, idx, sts, &active, "MPI_Testsome");
+	return rc;
 }
 
 int PMPI_Cancel(MPI_Request *request)

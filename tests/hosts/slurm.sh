@@ -167,10 +167,8 @@ for mpi in pmix pmi2; do
 	check "$mpi" "mp_match, 2 ranks" 2 "$B/tests/ptl/mp/mp_match"
 	check "$mpi" "mp_bulk, 2 ranks" 2 "$B/tests/ptl/mp/mp_bulk"
 	# MPI tests: each prints "PROG: N ranks: ok (0 failed checks)", which
-	# also says the job has N ranks. mpi_p2p is left out: its Finalize often
-	# waits 30 s for a pending operation (under ptlrun too), and at 3+ ranks
-	# its wildcard test can take rank 1's later tag 71/72 and then hang.
-	for t in mpi_coll:2 mpi_comm:3 mpi_dtype:2 mpi_err:2; do
+	# also says the job has N ranks.
+	for t in mpi_p2p:3 mpi_coll:2 mpi_comm:3 mpi_dtype:2 mpi_err:2; do
 		prog=${t%:*} n=${t#*:}
 		[ -x "$B/tests/mpi/$prog" ] || continue
 		out=$(timeout 30 srun -O -n "$n" --kill-on-bad-exit=1 --time=1 --mpi="$mpi" "$B/tests/mpi/$prog" 2>&1); rc=$?

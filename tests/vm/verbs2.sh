@@ -26,7 +26,7 @@ PTL_VM_TIMEOUT=${PTL_VM_TIMEOUT:-900}
 PTL_VM_B_LOG=$out/vmB.log
 export PTL_VM_TIMEOUT PTL_VM_B_LOG
 
-tests="x_info x_ring x_ring4 x_fail x:mp_match x:mp_md x:mp_bulk x:mp_atomic x:mp_threads"
+tests="x_info x_ring x_ring4 x_fail x:mp_match x:mp_md x:mp_bulk x:mp_atomic x:mp_threads x:mp_api"
 [ $# -gt 0 ] && tests="$*"
 
 "$V/rxe-vm2.sh" "$V/vm-tests.sh" "$out" $tests

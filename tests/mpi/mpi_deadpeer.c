@@ -1,0 +1,230 @@
+/* mpi_deadpeer: a rank that dies becomes an error naming it, never a hang
+ * (driven by mpi_deadpeer.sh, 3 ranks; fatal: 2).
+ *
+ * Rank 1 leaves with _exit(0) without MPI_Finalize - gone as a crash would
+ * be, but with exit status 0, so ptlrun lets the others run on - while the
+ * survivors wait on it:
+ *   p2p   rank 0 in MPI_Recv, rank 2 in a rendezvous MPI_Send; then, with
+ *         the death known, receives, sends, an MPI_ANY_SOURCE receive, a
+ *         communicator where it has another rank, Allreduce and Barrier
+ *         all fail naming it, a message it sent before it died is still
+ *         received, and the survivors still talk to each other.
+ *   test  rank 0 polls MPI_Test, rank 2 sits in MPI_Waitany on an
+ *         MPI_ANY_SOURCE receive.
+ *   tall, tany, tsome  rank 0 polls MPI_Testall, MPI_Testany or
+ *         MPI_Testsome.
+ *   coll  both survivors in MPI_Allreduce, then MPI_Barrier.
+ *   fatal MPI_ERRORS_ARE_FATAL: rank 0's MPI_Recv ends the job, which exits
+ *         non-zero with a message naming the dead rank. */
+#include <time.h>
+#include <unistd.h>
+
+#include "mpi_test.h"
+
+#define BIG (1 << 20) /* rendezvous */
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* rc must be MPI_ERR_PROC_FAILED whose string has want, within limit s. */
+static void expect_dead(const char *what, int rc, const char *want, double t0, double limit)
+{
+	double took = now_s() - t0;
+	int cls = -1, len = 0;
+	char s[MPI_MAX_ERROR_STRING] = "";
+	MPI_Error_class(rc, &cls);
+	MPI_Error_string(rc, s, &len);
+	CHECK(rc != MPI_SUCCESS && cls == MPI_ERR_PROC_FAILED, "%s: rc %d class %d, want MPI_ERR_PROC_FAILED (%s)",
+	      what, rc, cls, s);
+	CHECK(strstr(s, want) != NULL, "%s: error string \"%s\" lacks \"%s\"", what, s, want);
+	CHECK(took < limit, "%s: took %.2f s, want under %.1f", what, took, limit);
+	if (t_rank == 0 || t_fails)
+		printf("rank %d: %s after %.2f s: %s\n", t_rank, what, took, s);
+}
+
+static void die_later(void)
+{
+	usleep(300 * 1000); /* the survivors are waiting by now */
+	fflush(stdout);
+	_exit(0);
+}
+
+/* The two survivors (0 and 2) still exchange, small and rendezvous. */
+static void survivors_talk(void)
+{
+	int other = 2 - t_rank;
+	static int sb[BIG / 4], rb[BIG / 4];
+	for (int i = 0; i < BIG / 4; i++)
+		sb[i] = t_rank * 1000003 + i;
+	for (int n = 1; n <= BIG / 4; n *= 512) {
+		memset(rb, 0, sizeof rb);
+		OK(MPI_Sendrecv(sb, n, MPI_INT, other, 40, rb, n, MPI_INT, other, 40, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		int bad = 0;
+		for (int i = 0; i < n; i++)
+			bad += rb[i] != other * 1000003 + i;
+		CHECK(bad == 0, "%d of %d ints from rank %d wrong", bad, n, other);
+	}
+	MPI_Request rq;
+	int v = t_rank, got = -1;
+	OK(MPI_Irecv(&got, 1, MPI_INT, other, 41, MPI_COMM_WORLD, &rq));
+	OK(MPI_Send(&v, 1, MPI_INT, other, 41, MPI_COMM_WORLD));
+	OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+	CHECK(got == other, "got %d from rank %d", got, other);
+}
+
+static void p2p(void)
+{
+	static char big[BIG];
+	int v = 0, early = 0;
+	MPI_Comm sub; /* world 1 first: rank 0 there */
+	OK(MPI_Comm_split(MPI_COMM_WORLD, 0, t_rank == 1 ? -1 : t_rank, &sub));
+	if (t_rank == 1) {
+		int hello = 77;
+		MPI_Send(&hello, 1, MPI_INT, 0, 3, MPI_COMM_WORLD); /* eager: lands before we die */
+		die_later();
+	}
+	double t0 = now_s();
+	if (t_rank == 0)
+		expect_dead("MPI_Recv from a rank dying", MPI_Recv(&v, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+			    "MPI_Recv: rank 1 of MPI_COMM_WORLD died", t0, 5);
+	else
+		expect_dead("rendezvous MPI_Send to a rank dying", MPI_Send(big, BIG, MPI_BYTE, 1, 5, MPI_COMM_WORLD),
+			    "MPI_Send: rank 1 of MPI_COMM_WORLD died", t0, 5);
+	/* Known dead now: the next operations fail at once. */
+	MPI_Request rq;
+	t0 = now_s();
+	OK(MPI_Irecv(&v, 1, MPI_INT, 1, 6, MPI_COMM_WORLD, &rq));
+	expect_dead("MPI_Irecv+MPI_Wait", MPI_Wait(&rq, MPI_STATUS_IGNORE), "MPI_Wait: rank 1 of MPI_COMM_WORLD died", t0,
+		    1);
+	t0 = now_s();
+	expect_dead("MPI_Send, large", MPI_Send(big, BIG, MPI_BYTE, 1, 6, MPI_COMM_WORLD),
+		    "rank 1 of MPI_COMM_WORLD died", t0, 1);
+	t0 = now_s();
+	expect_dead("MPI_Send, small", MPI_Send(big, 8, MPI_BYTE, 1, 6, MPI_COMM_WORLD), "rank 1 of MPI_COMM_WORLD died",
+		    t0, 1);
+	t0 = now_s();
+	expect_dead("MPI_Recv on a split communicator", MPI_Recv(&v, 1, MPI_INT, 0, 7, sub, MPI_STATUS_IGNORE),
+		    "(rank 1 of MPI_COMM_WORLD) died", t0, 1);
+	t0 = now_s();
+	expect_dead("MPI_Recv(MPI_ANY_SOURCE)", MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+		    "rank 1 of MPI_COMM_WORLD died", t0, 5);
+	t0 = now_s();
+	MPI_Status st;
+	expect_dead("MPI_Probe", MPI_Probe(1, 9, MPI_COMM_WORLD, &st), "MPI_Probe: rank 1 of MPI_COMM_WORLD died", t0, 5);
+	if (t_rank == 0) {
+		OK(MPI_Recv(&early, 1, MPI_INT, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		CHECK(early == 77, "the message rank 1 sent before it died: %d, want 77", early);
+	}
+	int one = 1, sum = 0;
+	t0 = now_s();
+	expect_dead("MPI_Allreduce", MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD),
+		    "rank 1 of MPI_COMM_WORLD died", t0, 1);
+	t0 = now_s();
+	expect_dead("MPI_Barrier", MPI_Barrier(MPI_COMM_WORLD), "rank 1 of MPI_COMM_WORLD died", t0, 1);
+	survivors_talk();
+}
+
+static void test_any(void)
+{
+	if (t_rank == 1)
+		die_later();
+	int v = 0, idx = -1;
+	MPI_Request rq;
+	double t0 = now_s();
+	if (t_rank == 0) {
+		OK(MPI_Irecv(&v, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, &rq));
+		int flag = 0, rc = MPI_SUCCESS;
+		while (!flag && now_s() - t0 < 10) {
+			rc = MPI_Test(&rq, &flag, MPI_STATUS_IGNORE);
+			usleep(100);
+		}
+		CHECK(flag, "MPI_Test never completed the receive from the dead rank");
+		expect_dead("MPI_Test", rc, "MPI_Test: rank 1 of MPI_COMM_WORLD died", t0, 5);
+	} else {
+		OK(MPI_Irecv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 5, MPI_COMM_WORLD, &rq));
+		expect_dead("MPI_Waitany(MPI_ANY_SOURCE)", MPI_Waitany(1, &rq, &idx, MPI_STATUS_IGNORE),
+			    "MPI_Waitany: rank 1 of MPI_COMM_WORLD died", t0, 5);
+	}
+	survivors_talk();
+}
+
+/* A program that only polls with Testall, Testany or Testsome (mode
+ * "tall", "tany", "tsome"): rank 0's poll must end with the death; rank 2
+ * only waits to talk to rank 0 afterwards. */
+static void test_family(const char *mode)
+{
+	if (t_rank == 1)
+		die_later();
+	if (t_rank == 0) {
+		int v = 0, flag = 0, idx = -1, n = 0, rc = MPI_SUCCESS;
+		MPI_Request rq[2];
+		double t0 = now_s();
+		OK(MPI_Irecv(&v, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, &rq[0]));
+		rq[1] = MPI_REQUEST_NULL;
+		while (!flag && now_s() - t0 < 10) {
+			if (!strcmp(mode, "tall")) {
+				rc = MPI_Testall(2, rq, &flag, MPI_STATUSES_IGNORE);
+			} else if (!strcmp(mode, "tany")) {
+				rc = MPI_Testany(2, rq, &idx, &flag, MPI_STATUS_IGNORE);
+			} else {
+				rc = MPI_Testsome(2, rq, &n, &idx, MPI_STATUSES_IGNORE);
+				flag = n > 0;
+			}
+			usleep(100);
+		}
+		CHECK(flag, "%s never completed the receive from the dead rank", mode);
+		int cls = -1;
+		MPI_Error_class(rc, &cls);
+		CHECK(cls == MPI_ERR_PROC_FAILED || cls == MPI_ERR_IN_STATUS, "%s: error class %d", mode, cls);
+		CHECK(now_s() - t0 < 5, "%s took %.1f s to see the death", mode, now_s() - t0);
+	}
+	survivors_talk();
+}
+
+static void coll(void)
+{
+	if (t_rank == 1)
+		die_later();
+	double one = 1, sum = 0;
+	double t0 = now_s();
+	expect_dead("MPI_Allreduce with a rank dying", MPI_Allreduce(&one, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD),
+		    "MPI_Allreduce: MPI_Allreduce on MPI_COMM_WORLD (3 ranks, call 2): rank 1 of MPI_COMM_WORLD died", t0, 5);
+	t0 = now_s();
+	expect_dead("MPI_Barrier", MPI_Barrier(MPI_COMM_WORLD), "rank 1 of MPI_COMM_WORLD died", t0, 1);
+	survivors_talk();
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "p2p";
+	t_init(&argc, &argv);
+	if (strcmp(mode, "fatal") != 0)
+		MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (!strcmp(mode, "p2p")) {
+		p2p();
+	} else if (!strcmp(mode, "test")) {
+		test_any();
+	} else if (!strcmp(mode, "tall") || !strcmp(mode, "tany") || !strcmp(mode, "tsome")) {
+		test_family(mode);
+	} else if (!strcmp(mode, "coll")) {
+		coll();
+	} else if (!strcmp(mode, "fatal")) {
+		if (t_rank == 1)
+			die_later();
+		int v;
+		MPI_Recv(&v, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		printf("rank %d: MPI_Recv from the dead rank returned under MPI_ERRORS_ARE_FATAL\n", t_rank);
+		return 1;
+	} else {
+		fprintf(stderr, "usage: mpi_deadpeer p2p|test|tall|tany|tsome|coll|fatal\n");
+		return 2;
+	}
+	printf("mpi_deadpeer %s: rank %d: %s (%d failed checks)\n", mode, t_rank, t_fails ? "FAIL" : "ok", t_fails);
+	MPI_Finalize();
+	return t_fails ? 1 : 0;
+}

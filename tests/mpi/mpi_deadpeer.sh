@@ -1,0 +1,18 @@
+#!/bin/sh
+# A dead rank (one that leaves with _exit(0), which ptlrun lets the others
+# survive) becomes an error naming it within seconds: point to point (a
+# blocking receive, a rendezvous send, MPI_ANY_SOURCE, MPI_Probe, MPI_Test,
+# MPI_Waitany, MPI_Testall/any/some), collectives, and operations started once it is known dead;
+# the survivors still talk afterwards. Under MPI_ERRORS_ARE_FATAL the job
+# ends non-zero and the output names the dead rank.
+. "$(dirname "$0")/mpi_common.sh"
+for mode in p2p test tall tany tsome coll; do
+	run 3 -- mpi_deadpeer $mode
+done
+out=$("$PTLRUN" -n 2 --timeout 60 "$B/tests/mpi/mpi_deadpeer" fatal 2>&1); rc=$?
+echo "$out" | tail -3
+if [ $rc -eq 0 ] || ! echo "$out" | grep -q "ptlrun: rank 0 .*aborted the job.*MPI_Recv: rank 1 of MPI_COMM_WORLD died"; then
+	echo "FAIL: MPI_ERRORS_ARE_FATAL on a dead rank: exit $rc, want non-zero and ptlrun naming rank 1"
+	echo "$out"; fails=$((fails + 1))
+fi
+finish
