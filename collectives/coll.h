@@ -290,10 +290,11 @@ int coll_check(const struct coll_sched *s, char *msg, size_t msglen);
  * ring_bidir take turns). A transfer takes alpha + bytes/beta; a reduction
  * adds bytes*gamma; a local copy is free. Needs a whole schedule.
  *
- * The software terms (o, call, ranks_per_core; all 0 gives the plain
- * alpha-beta-gamma model above) make a rank one thread: its CPU does one
- * thing at a time, so its per-message overheads, its reductions and its
- * per-call cost take turns. A send costs the sender o before the transfer,
+ * A rank is one thread: its CPU does one thing at a time, so its
+ * reductions take turns. The software terms (o, call, ranks_per_core,
+ * acked_sends; all 0 gives the alpha-beta-gamma model above) put more
+ * on that CPU: its per-call cost and per-message overheads take turns with
+ * its reductions. A send costs the sender o before the transfer,
  * a receive costs the receiver o after it (LogP's o), then its reduction.
  * A ping-pong's half round trip is then alpha + 2 o. */
 struct coll_cost_params {

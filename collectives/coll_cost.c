@@ -13,8 +13,9 @@
  * order: a send takes o of the sender's CPU before its port, and the
  * receive is a second event at the transfer's end (so a CPU is never booked
  * ahead of work that becomes ready earlier) taking o, plus the reduction,
- * of the receiver's. With every software term 0 the CPU never delays
- * anything and the model is the plain alpha-beta-gamma one. */
+ * of the receiver's. With every software term 0 the CPU only makes a
+ * rank's reductions take turns (one thread adds one vector at a time);
+ * otherwise the model is the plain alpha-beta-gamma one. */
 #include <stdlib.h>
 #include <string.h>
 
