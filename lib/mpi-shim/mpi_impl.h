@@ -22,20 +22,24 @@
 #define MPI_PT_PULL 10 /* receiver-exposed landing for pulled overflow eager data */
 #define MPI_PT_CTRL 11 /* credits and pull requests */
 
-/* Match bits of PT_MSG: context id, source rank (in the communicator), tag. */
+/* Match bits of PT_MSG: context id, the ACK-free flag, source rank (in the
+ * communicator), tag. The flag marks an eager message whose sender keeps no
+ * copy (mpi_pt2pt.c): it steers it into the reserve buffers, and posted
+ * receives ignore it. */
 #define MPI_CTX_BITS 16
-#define MPI_SRC_BITS 20
+#define MPI_SRC_BITS 19
 #define MPI_TAG_BITS 28
+#define MPI_NOACK_BIT ((ptl_match_bits_t)1 << (MPI_SRC_BITS + MPI_TAG_BITS))
 #define MPI_TAG_MAX ((1 << MPI_TAG_BITS) - 1)
 #define MPI_SRC_MASK ((((ptl_match_bits_t)1 << MPI_SRC_BITS) - 1) << MPI_TAG_BITS)
 #define MPI_TAG_MASK (((ptl_match_bits_t)1 << MPI_TAG_BITS) - 1)
 #define MPI_MAX_CTX ((1 << MPI_CTX_BITS) - 2)
 static inline ptl_match_bits_t mpi_bits(int ctx, int src, int tag)
 {
-	return ((ptl_match_bits_t)(unsigned)ctx << (MPI_SRC_BITS + MPI_TAG_BITS)) |
+	return ((ptl_match_bits_t)(unsigned)ctx << (MPI_SRC_BITS + 1 + MPI_TAG_BITS)) |
 	       ((ptl_match_bits_t)(unsigned)src << MPI_TAG_BITS) | ((ptl_match_bits_t)(unsigned)tag & MPI_TAG_MASK);
 }
-#define MPI_BITS_CTX(b) ((int)((b) >> (MPI_SRC_BITS + MPI_TAG_BITS)))
+#define MPI_BITS_CTX(b) ((int)((b) >> (MPI_SRC_BITS + 1 + MPI_TAG_BITS)))
 #define MPI_BITS_SRC(b) ((int)(((b) >> MPI_TAG_BITS) & ((1u << MPI_SRC_BITS) - 1)))
 #define MPI_BITS_TAG(b) ((int)((b) & MPI_TAG_MASK))
 
@@ -49,7 +53,7 @@ enum { MPI_PROTO_EAGER = 0, MPI_PROTO_RNDV = 1 };
 #define MPI_MAX_MSG 0xffffffffu
 
 /* PT_CTRL: hdr_data = kind << 60 | argument; match bits = kind-specific. */
-enum { MPI_CTRL_CREDIT = 1, MPI_CTRL_PULL = 2 };
+enum { MPI_CTRL_CREDIT = 1, MPI_CTRL_PULL = 2, MPI_CTRL_NOACK = 3 };
 
 /* ---------------------------------------------------------------- objects */
 enum mpi_obj { MPI_OBJ_REQ = 1, MPI_OBJ_UXBUF, MPI_OBJ_OVERFLOW, MPI_OBJ_CTRL, MPI_OBJ_ESLOT };

@@ -19,6 +19,20 @@
  * a flood of messages slows the sender down instead of overrunning the
  * receiver's event queue.
  *
+ * ACK-free eager: the ACK exists only for the overflow case, so a sender
+ * that knows its message cannot overflow frees its slot at once. Small
+ * messages (up to MPI_NOACK_MAX) carry MPI_NOACK_BIT, which only the
+ * reserve buffers (right after the marker) and posted receives (which
+ * ignore the bit) match. Each sender holds ACK-free credits per receiver
+ * (nack); the receiver keeps what it has promised (nack_out, all peers)
+ * at most what its linked reserve buffers can still take in whole
+ * MPI_NOACK_MAX slots (nack_cap): an arrival lowers both by at most one,
+ * a re-posted buffer raises the room, and credits go back in batches
+ * (MPI_CTRL_NOACK) while the room covers them. So an ACK-free message
+ * always finds a reserve buffer with room or a posted receive, never the
+ * overflow entry. A reserve pinned by messages nobody takes only means
+ * no new credits: the senders fall back to the ACKed path.
+ *
  * Protocols (hdr_data says which): eager below mpi_g.eager_limit - the data
  * is copied to a bounce buffer and put at once, the send is complete (the
  * bounce buffer is one of MPI_ESLOTS preallocated slots with their MD bound
@@ -50,7 +64,18 @@ struct mpi_uxbuf {
 	ptl_handle_me_t me;
 	int refs;           /* messages landed and not yet taken */
 	bool linked;
+	bool reserve;       /* takes only ACK-free messages (MPI_NOACK_BIT) */
+	size_t used;        /* reserve: bytes landed since it was posted */
 };
+
+/* ACK-free eager messages: at most this many bytes (an inline put on every
+ * NAL: shm's smallest ring takes 4 KiB, verbs 8 KiB, so the sender's slot
+ * is free when PtlPut returns), MPI_NOACK_NBUFS reserve buffers of
+ * MPI_NOACK_BUFSZ bytes, at most MPI_NOACK_CREDITS credits per peer. */
+#define MPI_NOACK_MAX 256
+#define MPI_NOACK_NBUFS 4
+#define MPI_NOACK_BUFSZ (32u << 10)
+#define MPI_NOACK_CREDITS 64
 
 /* One unexpected message (or one arriving into a posted receive's place). */
 struct mpi_ux {
@@ -93,6 +118,12 @@ static struct {
 	int *idranks;
 	size_t idmask;
 	char zero[8];
+	struct mpi_uxbuf *rsv;       /* MPI_NOACK_NBUFS reserve buffers, NULL: ACK-free off */
+	int nack_k;                  /* ACK-free credits a peer starts with and gets back to */
+	int *nack;                   /* per peer: ACK-free messages we may still send */
+	int *nack_seen;              /* per peer: ACK-free arrivals not yet credited back */
+	long nack_out;               /* credits peers hold or used and we have not seen */
+	long nack_cap;               /* whole MPI_NOACK_MAX slots left in linked reserves */
 	struct mpi_eslot *eslots, *eslot_free;
 	char *eslot_mem;
 	struct mpi_ux *ux_free;      /* unexpected-message records to reuse */
@@ -116,6 +147,7 @@ static void ux_free(struct mpi_ux *u)
 }
 
 static const ptl_process_id_t any_id = { PTL_NID_ANY, PTL_PID_ANY };
+static void ctrl_put(int wdest, int kind, ptl_match_bits_t bits, uint64_t arg);
 
 double mpi_now(void)
 {
@@ -146,22 +178,58 @@ static void ptl_check(int rc, const char *what)
 		mpi_fatal(MPI_ERR_INTERN, "%s failed: %s", what, PtlErrorStr((unsigned)rc));
 }
 
+/* Whole ACK-free slots b can still take (0: not a reserve, or unlinked). */
+static long rsv_slots(const struct mpi_uxbuf *b)
+{
+	return b->reserve && b->linked ? (long)((MPI_NOACK_BUFSZ - b->used) / MPI_NOACK_MAX) : 0;
+}
+
+/* Gives peer w its ACK-free credits back if the reserves' room covers them
+ * (nack_out <= nack_cap before and after). */
+static void nack_grant(int w)
+{
+	int n = P.nack_seen[w];
+	if (n < P.nack_k / 2 || P.nack_cap - P.nack_out < n)
+		return;
+	P.nack_out += n;
+	P.nack_seen[w] = 0;
+	ctrl_put(w, MPI_CTRL_NOACK, 0, (uint64_t)n);
+}
+
 static int ux_post(struct mpi_uxbuf *b, bool first)
 {
 	ptl_md_t md = { .start = b->mem, .length = mpi_g.ux_bufsize, .threshold = PTL_MD_THRESH_INF,
 			.max_size = mpi_g.eager_limit ? mpi_g.eager_limit : 1,
 			.options = PTL_MD_OP_PUT | PTL_MD_MAX_SIZE | PTL_MD_ACK_DISABLE * 0,
 			.user_ptr = b, .eq_handle = mpi_g.eq };
-	int rc = first ? PtlMEAttach(mpi_g.ni, MPI_PT_MSG, any_id, 0, ~(ptl_match_bits_t)0, PTL_UNLINK,
-				     PTL_INS_AFTER, &b->me)
-		       : PtlMEInsert(P.overflow_me, any_id, 0, ~(ptl_match_bits_t)0, PTL_UNLINK, PTL_INS_BEFORE,
-				     &b->me);
+	int rc;
+	if (b->reserve) {
+		md.length = MPI_NOACK_BUFSZ;
+		md.max_size = MPI_NOACK_MAX;
+		rc = PtlMEInsert(P.marker, any_id, MPI_NOACK_BIT, ~MPI_NOACK_BIT, PTL_UNLINK, PTL_INS_AFTER,
+				 &b->me);
+	} else if (first) {
+		rc = PtlMEAttach(mpi_g.ni, MPI_PT_MSG, any_id, 0, ~(ptl_match_bits_t)0, PTL_UNLINK,
+				 PTL_INS_AFTER, &b->me);
+	} else {
+		rc = PtlMEInsert(P.overflow_me, any_id, 0, ~(ptl_match_bits_t)0, PTL_UNLINK, PTL_INS_BEFORE,
+				 &b->me);
+	}
 	if (rc != PTL_OK)
 		return rc;
 	ptl_handle_md_t mdh;
 	rc = PtlMDAttach(b->me, md, PTL_UNLINK, &mdh);
-	if (rc == PTL_OK)
+	if (rc == PTL_OK) {
 		b->linked = true;
+		if (b->reserve) {
+			b->used = 0;
+			P.nack_cap += rsv_slots(b);
+			/* Room again: peers that wait for credits get them. */
+			if (!first)
+				for (int w = 0; w < mpi_g.wsize; w++)
+					nack_grant(w);
+		}
+	}
 	return rc;
 }
 
@@ -169,6 +237,23 @@ static void ux_release(struct mpi_uxbuf *b)
 {
 	if (--b->refs == 0 && !b->linked)
 		ptl_check(ux_post(b, false), "re-posting an unexpected-message buffer");
+}
+
+/* An ACK-free message from w has landed (ev: its PUT_END), in reserve b or
+ * (b NULL) in a posted receive. */
+static void nack_arrived(const ptl_event_t *ev, struct mpi_uxbuf *b, int w)
+{
+	if (b) {
+		long before = rsv_slots(b);
+		if (ev->offset + ev->mlength > b->used)
+			b->used = ev->offset + ev->mlength;
+		P.nack_cap += rsv_slots(b) - before;
+	}
+	P.nack_out--;
+	if (w >= 0) {
+		P.nack_seen[w]++;
+		nack_grant(w);
+	}
 }
 
 static const char *envs(const char *n) { return getenv(n); }
@@ -226,9 +311,22 @@ int mpi_pt2pt_init(void)
 	P.idkeys = calloc(P.idmask, sizeof *P.idkeys);
 	P.idranks = calloc(P.idmask, sizeof *P.idranks);
 	P.idmask--;
-	if (!P.credit || !P.consumed || !P.sendq || !mpi_g.ids || !P.idkeys || !P.idranks)
+	/* Every peer (ourselves too) starts with nack_k ACK-free credits, all
+	 * of them covered by the reserves; too many peers to give each a few
+	 * and the path stays off. */
+	P.nack_k = MPI_NOACK_NBUFS * (int)(MPI_NOACK_BUFSZ / MPI_NOACK_MAX) / n;
+	if (P.nack_k > MPI_NOACK_CREDITS)
+		P.nack_k = MPI_NOACK_CREDITS;
+	if (P.nack_k < 4 || envs("PTL_MPI_NOACK_OFF"))
+		P.nack_k = 0;
+	P.nack = calloc((size_t)n, sizeof(int));
+	P.nack_seen = calloc((size_t)n, sizeof(int));
+	if (!P.credit || !P.consumed || !P.sendq || !mpi_g.ids || !P.idkeys || !P.idranks || !P.nack ||
+	    !P.nack_seen)
 		mpi_fatal(MPI_ERR_NO_MEM, "out of memory for %d peers", n);
+	P.nack_out = (long)P.nack_k * n;
 	for (int r = 0; r < n; r++) {
+		P.nack[r] = P.nack_k;
 		P.credit[r] = mpi_g.credits;
 		mpi_list_init(&P.sendq[r]);
 		ptl_check(PtlRtId(r, &mpi_g.ids[r]), "PtlRtId");
@@ -249,6 +347,19 @@ int mpi_pt2pt_init(void)
 	ptl_md_t mk = { .start = P.zero, .length = 0, .threshold = 0, .options = PTL_MD_OP_PUT,
 			.eq_handle = PTL_EQ_NONE };
 	ptl_check(PtlMDAttach(P.marker, mk, PTL_RETAIN, &mdh), "PtlMDAttach(marker)");
+	if (P.nack_k) {
+		P.rsv = calloc(MPI_NOACK_NBUFS, sizeof *P.rsv);
+		if (!P.rsv)
+			mpi_fatal(MPI_ERR_NO_MEM, "out of memory for ACK-free reserve buffers");
+		for (int i = 0; i < MPI_NOACK_NBUFS; i++) {
+			P.rsv[i].obj = MPI_OBJ_UXBUF;
+			P.rsv[i].reserve = true;
+			P.rsv[i].mem = malloc(MPI_NOACK_BUFSZ);
+			if (!P.rsv[i].mem)
+				mpi_fatal(MPI_ERR_NO_MEM, "out of memory for ACK-free reserve buffers");
+			ptl_check(ux_post(&P.rsv[i], true), "posting an ACK-free reserve buffer");
+		}
+	}
 	P.ux = calloc((size_t)mpi_g.ux_nbufs, sizeof *P.ux);
 	if (!P.ux)
 		mpi_fatal(MPI_ERR_NO_MEM, "out of memory for unexpected-message buffers");
@@ -305,6 +416,12 @@ void mpi_pt2pt_fini(void)
 	for (int i = 0; i < mpi_g.ux_nbufs; i++)
 		free(P.ux[i].mem);
 	free(P.ux);
+	for (int i = 0; P.rsv && i < MPI_NOACK_NBUFS; i++)
+		free(P.rsv[i].mem);
+	free(P.rsv);
+	P.rsv = NULL;
+	free(P.nack);
+	free(P.nack_seen);
 	free(P.credit);
 	free(P.consumed);
 	free(P.sendq);
@@ -359,6 +476,20 @@ static void send_start(struct mpi_req *r)
 		 * from the overflow entry), finished once it is out. */
 		rc = PtlPut(P.zero_md, PTL_NO_ACK_REQ, to, MPI_PT_MSG, 0, bits, 0,
 			    MPI_HDR(MPI_PROTO_EAGER, 0, mpi_req_id(r)));
+		if (rc != PTL_OK) {
+			send_fail(r, MPI_ERR_PROC_FAILED);
+			return;
+		}
+		mpi_g.pending_ops--;
+		send_finish(r);
+		return;
+	}
+	if (r->proto == MPI_PROTO_EAGER && r->len <= MPI_NOACK_MAX && P.nack[r->wpeer] > 0) {
+		/* It lands in a reserve or a posted receive, never in the
+		 * overflow entry: nothing will pull it, the slot is free now. */
+		P.nack[r->wpeer]--;
+		rc = PtlPutRegion(r->md, 0, r->len, PTL_NO_ACK_REQ, to, MPI_PT_MSG, 0, bits | MPI_NOACK_BIT, 0,
+				  MPI_HDR(MPI_PROTO_EAGER, r->len, mpi_req_id(r)));
 		if (rc != PTL_OK) {
 			send_fail(r, MPI_ERR_PROC_FAILED);
 			return;
@@ -718,6 +849,8 @@ static void on_ctrl(const ptl_event_t *ev)
 	if (kind == MPI_CTRL_CREDIT) {
 		P.credit[w] += (int)arg;
 		sendq_flush(w);
+	} else if (kind == MPI_CTRL_NOACK) {
+		P.nack[w] += (int)arg;
 	} else if (kind == MPI_CTRL_PULL) {
 		struct mpi_req *r = mpi_req_by_id((uint32_t)arg);
 		if (!r || r->kind != MPI_REQ_SEND || r->md == PTL_INVALID_HANDLE)
@@ -772,6 +905,8 @@ static void on_req_event(const ptl_event_t *ev, struct mpi_req *r)
 			return;
 		}
 		credit_note(rank_of(ev->initiator));
+		if (ev->match_bits & MPI_NOACK_BIT)
+			nack_arrived(ev, NULL, rank_of(ev->initiator));
 		r->st.MPI_SOURCE = MPI_BITS_SRC(ev->match_bits);
 		r->st.MPI_TAG = MPI_BITS_TAG(ev->match_bits);
 		r->msglen = MPI_HDR_LEN(ev->hdr_data);
@@ -806,12 +941,16 @@ static void on_event(const ptl_event_t *ev)
 		return;
 	case MPI_OBJ_UXBUF: {
 		struct mpi_uxbuf *b = ev->md.user_ptr;
-		if (ev->type == PTL_EVENT_PUT_START)
+		if (ev->type == PTL_EVENT_PUT_START) {
 			ux_arrive(ev, b);
-		else if (ev->type == PTL_EVENT_PUT_END)
+		} else if (ev->type == PTL_EVENT_PUT_END) {
+			if (ev->match_bits & MPI_NOACK_BIT)
+				nack_arrived(ev, b->reserve ? b : NULL, rank_of(ev->initiator));
 			ux_arrived(ev, b);
+		}
 		if (ev->type == PTL_EVENT_UNLINK || ev->link) {
 			if (b->linked) {
+				P.nack_cap -= rsv_slots(b);
 				b->linked = false;
 				b->refs++;
 				ux_release(b);
@@ -820,6 +959,12 @@ static void on_event(const ptl_event_t *ev)
 		return;
 	}
 	case MPI_OBJ_OVERFLOW:
+		/* Its sender kept no copy: the data is lost, and the accounting
+		 * that should have made this impossible is wrong. */
+		if (ev->match_bits & MPI_NOACK_BIT)
+			mpi_fatal(MPI_ERR_INTERN, "rank %d: an ACK-free message from rank %d overflowed; "
+				  "set PTL_MPI_NOACK_OFF=1 and report this as a bug", mpi_g.wrank,
+				  rank_of(ev->initiator));
 		if (ev->type == PTL_EVENT_PUT_START)
 			ux_arrive(ev, NULL);
 		else if (ev->type == PTL_EVENT_PUT_END)
@@ -922,7 +1067,7 @@ int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mp
 		mpi_req_fail_dead(r, r->wpeer);
 		return MPI_SUCCESS;
 	}
-	ptl_match_bits_t ign = 0;
+	ptl_match_bits_t ign = MPI_NOACK_BIT;
 	if (src == MPI_ANY_SOURCE)
 		ign |= MPI_SRC_MASK;
 	if (tag == MPI_ANY_TAG)

@@ -1,7 +1,8 @@
 /* mpi_p2p: point-to-point: ordering, wildcards, probe, sizes across the
  * eager/rendezvous limit (0 B - 16 MiB), Ssend, Cancel, PROC_NULL,
  * Sendrecv(_replace), the Wait/Test families, Bsend, truncation, and a
- * flood of unexpected messages. Needs at least 2 ranks. */
+ * flood of unexpected messages, ACK-free small messages left unmatched.
+ * Needs at least 2 ranks. */
 #include "mpi_test.h"
 
 #include <stdint.h>
@@ -292,6 +293,54 @@ static void flood(void)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Small messages go without ACKs into reserve buffers while the receiver
+ * has room for them: messages left unmatched pin those buffers (no room,
+ * no more credits: the sender falls back to ACKed sends) until they are
+ * taken, and every message still arrives whole and in order. Tag 5 is
+ * taken at once, tag 6 only after all of them were sent. */
+static void noack(void)
+{
+	enum { N = 4000 };
+	if (t_rank == 1) {
+		unsigned char m[256];
+		for (int i = 0; i < N; i++) {
+			int len = 4 + i % 253;
+			memset(m, i & 0xff, (size_t)len);
+			memcpy(m, &i, sizeof i);
+			OK(MPI_Send(m, len, MPI_BYTE, 0, 5 + i % 2, MPI_COMM_WORLD));
+		}
+		/* then a ping-pong: the credits came back */
+		for (int i = 0; i < 2000; i++) {
+			OK(MPI_Send(&i, 1, MPI_INT, 0, 7, MPI_COMM_WORLD));
+			int v;
+			OK(MPI_Recv(&v, 1, MPI_INT, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+			CHECK(v == -i, "noack pong %d: %d", i, v);
+		}
+	} else if (t_rank == 0) {
+		unsigned char m[256];
+		int bad = 0;
+		for (int t = 5; t <= 6; t++) {
+			for (int i = t - 5; i < N; i += 2) {
+				MPI_Status st;
+				int v, n;
+				OK(MPI_Recv(m, sizeof m, MPI_BYTE, 1, t, MPI_COMM_WORLD, &st));
+				MPI_Get_count(&st, MPI_BYTE, &n);
+				memcpy(&v, m, sizeof v);
+				bad += v != i || n != 4 + i % 253 || m[n - 1] != (n > 4 ? (i & 0xff) : m[n - 1]);
+			}
+		}
+		CHECK(bad == 0, "%d small messages wrong or out of order", bad);
+		for (int i = 0; i < 2000; i++) {
+			int v;
+			OK(MPI_Recv(&v, 1, MPI_INT, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+			CHECK(v == i, "noack ping %d: %d", i, v);
+			v = -v;
+			OK(MPI_Send(&v, 1, MPI_INT, 1, 7, MPI_COMM_WORLD));
+		}
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* Request_get_status says complete or not and leaves the request active:
  * Wait still completes it, with the sender in its status. */
 static void get_status(void)
@@ -336,6 +385,7 @@ int main(int argc, char **argv)
 	families();
 	truncation();
 	flood();
+	noack();
 	get_status();
 	return t_finish("mpi_p2p");
 }
