@@ -19,8 +19,9 @@
 #   call   per call: an MPI_Barrier less what the model gives it without a
 #          call term, plus MPI_Allreduce on MPI_COMM_SELF at the same size
 #          (the checks and the copy of the input before any schedule)
-#   acked sends  ptl's MPI finishes a send of data on the receiver's ACK
-#          (o at each end and the 2-rank alpha, also on shared cores)
+#   acked sends  ptl's MPI finishes a send of more than 256 B on the
+#          receiver's ACK (o at each end and the 2-rank alpha, also on
+#          shared cores); up to 256 B at once (none with PTL_MPI_NOACK_OFF)
 #   ranks per core  the run's ranks over nproc; with more ranks than cores
 #          the latency is mostly waiting for the peer to get a core, so
 #          alpha there is solved from the same run's barrier on as many ranks
@@ -131,6 +132,7 @@ beta=$(awk -v a="$l8" -v l="$l1m" 'BEGIN { d = l - a; if (d <= 0) d = l; printf 
 b0=$(predict --op barrier --ranks 2 --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o")
 callb=$(calc "$bar2 - $b0 > 0 ? $bar2 - $b0 : 0")
 cores=$(nproc)
+noack=256; [ -n "${PTL_MPI_NOACK_OFF:-}" ] && noack=0
 echo
 echo "# predicted (collectives/coll_cost.c via ptltool coll) vs measured ptl allreduce, us; ratio = predicted / measured"
 echo "# calibration from this run (2 ranks, a core each): o $o us/message; alpha $alpha us ($hrt us 8 B half round trip - 2 o);"
@@ -163,7 +165,7 @@ for a in $ALGOS; do
 			call=$(calc "$callb + ${self:-0}")
 			p=$(predict --op allreduce --ranks "$n" --bytes "$bytes" --elem 8 --algo "$a" --ports "$(ports_of "$a")" \
 				--alpha "$an" --beta "$beta" --gamma "$gamma" --overhead "$o" --call "$call" --ranks-per-core "$k" \
-				--acked-sends="$alpha")
+				--acked-sends="$alpha" --noack-max "$noack")
 			awk -v n="$n" -v a="$a" -v b="$bytes" -v m="$m" -v p="${p:-0}" 'BEGIN {
 				r = 0; if (m > 0) r = p / m
 				printf "%-2s %-18s %9s  %10.3f  %10.3f  %6.2fx  %s\n", n, a, b, p, m, r, (r > 1.1 || r < 0.9) ? "no" : "yes" }'

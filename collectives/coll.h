@@ -321,6 +321,8 @@ struct coll_cost_params {
 	 * ACK is polling already. */
 	bool acked_sends;
 	double ack_alpha;
+	size_t noack_max;  /* with acked_sends: sends up to this many bytes are done
+	                    * at once (ptl's MPI sends up to 256 B without an ACK) */
 };
 struct coll_cost {
 	double time;          /* seconds until the last command ends */

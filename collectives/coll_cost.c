@@ -138,6 +138,12 @@ static int finish(struct sim *m, int r, size_t i, double t)
 	return 0;
 }
 
+/* whether a send of len bytes is done only on its ACK */
+static bool acked(const struct coll_cost_params *p, size_t len)
+{
+	return p->acked_sends && len > 0 && len > p->noack_max;
+}
+
 /* w seconds (before the slowdown) of rank r's CPU, from t at the earliest;
  * returns when they end. */
 static double cpu_run(struct sim *m, int r, double t, double w)
@@ -170,7 +176,7 @@ static int simulate(struct sim *m)
 			rc = finish(m, e.rank, e.idx, cpu_run(m, e.rank, e.key, p->o));
 			continue;
 		}
-		if (e.ev == EV_ARRIVAL && p->acked_sends && c->len > 0) {
+		if (e.ev == EV_ARRIVAL && acked(p, c->len)) {
 			/* taking the message (o) sends the acknowledgement back */
 			double taken = cpu_run(m, e.rank, e.key, p->o);
 			int sr = m->pairs.rank[e.rank][e.idx];
@@ -204,7 +210,7 @@ static int simulate(struct sim *m)
 		int rr = m->pairs.rank[e.rank][e.idx];
 		size_t ri = m->pairs.idx[e.rank][e.idx];
 		/* an acknowledged send is done when its ACK comes back */
-		rc = p->acked_sends && c->len > 0 ? 0 : finish(m, e.rank, e.idx, end);
+		rc = acked(p, c->len) ? 0 : finish(m, e.rank, e.idx, end);
 		if (!rc)
 			rc = hpush(&m->h, (struct hent){ end, m->s->ranks[rr].cmds[ri].id, rr, ri, EV_ARRIVAL });
 	}

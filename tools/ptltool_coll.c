@@ -58,6 +58,7 @@ static void usage(FILE *out)
 	        "                 as long (default 1: a core each)\n"
 	        "  --acked-sends[=TIME]  a send of data is done when the receiver's ACK is back\n"
 	        "                 (TIME, default alpha; and o at each end), as in ptl's MPI layer\n"
+	        "  --noack-max SIZE  with --acked-sends: sends up to SIZE bytes need no ACK\n"
 	        "  --show         draw the step-by-rank grid of sends (up to %d ranks)\n"
 	        "  --json         print one JSON object\n",
 	        COLL_MAX_RANKS, COLL_MAX_CHUNKS, SHOW_MAX_RANKS);
@@ -259,6 +260,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "call", required_argument, NULL, 'L' },
 		{ "ranks-per-core", required_argument, NULL, 'K' },
 		{ "acked-sends", optional_argument, NULL, 'Q' },
+		{ "noack-max", required_argument, NULL, 'N' },
 		{ "counts", required_argument, NULL, 'C' },
 		{ "show", no_argument, NULL, 's' },
 		{ "json", no_argument, NULL, 'j' },
@@ -336,6 +338,10 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		case 'L':
 			if (parse_unit(optarg, time_units, 1e-6, &cp.call))
 				return bad("--call", optarg);
+			break;
+		case 'N':
+			if (parse_size(optarg, &cp.noack_max))
+				return bad("--noack-max", optarg);
 			break;
 		case 'Q':
 			cp.acked_sends = true;

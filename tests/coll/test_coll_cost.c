@@ -160,6 +160,14 @@ static void test_sw_acked_sends(void **state)
 	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 4096, 1, &p),
 	     2e-6 + 3e-7 + 1e-6 + M / 1e9 + 3e-7 + 2.5e-6 + 3e-7 + M * 1e-10);
 	p.ack_alpha = 0;
+	/* messages up to noack_max need no ACK: as without acked sends */
+	p.noack_max = 4096;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 4096, 1, &p),
+	     2e-6 + 3e-7 + 1e-6 + M / 1e9 + 3e-7 + M * 1e-10);
+	p.noack_max = 4095;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 4096, 1, &p),
+	     2e-6 + 3e-7 + 1e-6 + M / 1e9 + 3e-7 + 1e-6 + 3e-7 + M * 1e-10);
+	p.noack_max = 0;
 	/* never faster than without the ACK */
 	for (int n = 2; n <= 9; n++) {
 		struct coll_cost_params q = p;
