@@ -26,8 +26,8 @@ static void usage(FILE *out)
 	        "usage: ptltool coll --op OP --ranks N --bytes SIZE [--ports P] [--algo NAME]\n"
 	        "                    [--chunks C] [--elem SIZE] [--root R] [--alpha TIME]\n"
 	        "                    [--beta RATE] [--gamma TIME] [--overhead TIME] [--call TIME]\n"
-	        "                    [--ranks-per-core K] [--acked-sends] [--counts LIST] [--show]\n"
-	        "                    [--json]\n"
+	        "                    [--ranks-per-core K] [--acked-sends[=TIME]] [--noack-max SIZE]\n"
+	        "                    [--counts LIST] [--show] [--json]\n"
 	        "\n"
 	        "Expand a collective into its schedule, print the algorithm chosen, steps,\n"
 	        "commands, link slots, bytes and the time the alpha-beta-gamma model (with the\n"
@@ -164,6 +164,7 @@ static int parse_unit(const char *s, const struct unit *u, double def_scale, dou
 static const struct unit time_units[] = {
 	{ "s", 1 }, { "ms", 1e-3 }, { "us", 1e-6 }, { "ns", 1e-9 }, { NULL, 0 },
 };
+static const struct unit no_units[] = { { NULL, 0 } };
 static const struct unit rate_units[] = {
 	{ "B/s", 1 }, { "KB/s", 1e3 }, { "MB/s", 1e6 }, { "GB/s", 1e9 }, { "TB/s", 1e12 },
 	{ "KiB/s", 1024.0 }, { "MiB/s", 1048576.0 }, { "GiB/s", 1073741824.0 }, { NULL, 0 },
@@ -349,7 +350,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 				return bad("--acked-sends", optarg);
 			break;
 		case 'K':
-			if (parse_unit(optarg, time_units, 1, &cp.ranks_per_core) || cp.ranks_per_core > 1024)
+			if (parse_unit(optarg, no_units, 1, &cp.ranks_per_core) || cp.ranks_per_core > 1024)
 				return bad("--ranks-per-core", optarg);
 			break;
 		case 'C':
