@@ -42,9 +42,11 @@ conn() {
 	setsid "$@" </dev/null 2>&1 &
 	pid=$!
 	# The agent stays connected while the program runs: end of file on
-	# the connection means the agent is gone.
+	# the connection means the agent is gone. It may go before setsid has
+	# made the group (ptlrun stops a job at once when another rank fails):
+	# then the group is not there yet, and the process itself is stopped.
 	exec 5<&0
-	{ cat <&5 >/dev/null; kill -TERM -- -"$pid" 2>/dev/null; } &
+	{ cat <&5 >/dev/null; kill -TERM -- -"$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null; } &
 	exec 5<&-
 	wait "$pid"
 	rc=$?
