@@ -11,7 +11,7 @@ static unsigned char pat(size_t i, int seed) { return (unsigned char)(i * 131 + 
 
 static void sizes(void)
 {
-	static const size_t lens[] = { 0, 1, 7, 64, 1000, 4096, 16383, 16384, 16385, 65536, 100000,
+	static const size_t lens[] = { 0, 1, 7, 64, 1000, 4095, 4096, 4097, 16383, 16384, 16385, 65536, 100000,
 				       1 << 20, (1 << 24) };
 	size_t max = 1 << 24;
 	unsigned char *buf = malloc(max);
