@@ -252,6 +252,10 @@ struct nal {
 	unsigned ka_ms;     /* keepalive period; 0: off */
 	_Atomic uint64_t next_ka_ms;
 	unsigned ka_polls;  /* progress() calls since the last keepalive clock read */
+	bool deferred;      /* a peer may have work progress() must redo (a
+	                     * resend, a credit write, queued bulks): set where
+	                     * such work appears, so a poll walks the peers only
+	                     * then and stays O(1) in the job size otherwise */
 	/* completions sleep() took off the CQ for progress() */
 	pthread_mutex_t cq_lock;
 	struct ibv_wc stash[VRB_STASH];

@@ -274,6 +274,7 @@ int vrb_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 		else
 			p->pend_head = b;
 		p->pend_tail = b;
+		n->deferred = true;
 	}
 	return 1;
 }

@@ -468,6 +468,7 @@ static int vrb_accept(struct nal *n, int peer, const struct vrb_cm *m)
 		p->rslot_rkey = m->slot_rkey;
 		p->imm_back = m->consumed;
 		p->resend = m->consumed;
+		n->deferred = true;
 		if (vrb_qp_up(n, peer) != 0)
 			bad = "cannot bring its QP up";
 	}

@@ -191,8 +191,10 @@ static void vrb_credit_return(struct nal *n, int peer, bool probe)
 {
 	struct vrb_peer *p = &n->peers[peer];
 	if (p->state != VRB_UP || !vrb_sq_room(n, p, 1)) {
-		if (!probe)
+		if (!probe) {
 			p->credit_owed = true;
+			n->deferred = true;
+		}
 		return;
 	}
 	uint64_t val = p->consumed;
@@ -379,6 +381,10 @@ int vrb_progress(struct nal *n)
 		if (now >= atomic_load_explicit(&n->next_ka_ms, memory_order_relaxed))
 			done += vrb_keepalive(n, now);
 	}
+	if (!n->deferred)
+		return done;
+	n->deferred = false;
+	bool left = false;
 	for (int r = 0; r < n->args.size; r++) {
 		struct vrb_peer *p = &n->peers[r];
 		if (p->resend != p->sent)
@@ -387,7 +393,9 @@ int vrb_progress(struct nal *n)
 			vrb_credit_return(n, r, false);
 		if (p->pend_head)
 			done += vrb_bulk_pending(n, p);
+		left = left || p->resend != p->sent || p->credit_owed || p->pend_head;
 	}
+	n->deferred = n->deferred || left;
 	return done;
 }
 
