@@ -319,8 +319,12 @@ int mpi_pt2pt_init(void)
 	P.idmask--;
 	/* Every peer (ourselves too) starts with nack_k ACK-free credits, all
 	 * of them covered by the reserves; too many peers to give each a few
-	 * and the path stays off. */
-	P.nack_k = MPI_NOACK_NBUFS * (int)(MPI_NOACK_BUFSZ / MPI_NOACK_MAX) / n;
+	 * and the path stays off. One reserve's worth is kept out of the
+	 * promise: the reserve being filled gives its slots back only when it
+	 * is full and re-posted, so up to a reserve of room is missing at any
+	 * time, and a promise of all of it would leave a grant waiting for
+	 * room that never comes (the senders then stay on the ACKed path). */
+	P.nack_k = (MPI_NOACK_NBUFS - 1) * (int)(MPI_NOACK_BUFSZ / MPI_NOACK_MAX) / n;
 	if (P.nack_k > MPI_NOACK_CREDITS)
 		P.nack_k = MPI_NOACK_CREDITS;
 	if (P.nack_k < 4 || envs("PTL_MPI_NOACK_OFF"))
@@ -910,6 +914,9 @@ static void on_req_event(const ptl_event_t *ev, struct mpi_req *r)
 			recv_finish(r, ev->mlength);
 			return;
 		}
+		/* The use-once ME is gone: its handle may name another's soon
+		 * (a dead sender's cleanup must not unlink that). */
+		r->me = PTL_INVALID_HANDLE;
 		credit_note(rank_of(ev->initiator));
 		if (ev->match_bits & MPI_NOACK_BIT)
 			nack_arrived(ev, NULL, rank_of(ev->initiator));
