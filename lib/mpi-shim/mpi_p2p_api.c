@@ -54,18 +54,40 @@ static int check_recv(const char *fn, int count, MPI_Datatype dt, int src, int t
 	return MPI_SUCCESS;
 }
 
-static int isend_mode(const char *fn, const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-		      MPI_Comm comm, int mode, MPI_Request *request)
+/* The checks, then the send started: what every send call does first. */
+static int start_send(const char *fn, const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+		      MPI_Comm comm, int mode, struct mpi_req **r)
 {
 	struct mpi_comm *c;
 	int rc = check_send(fn, count, dt, dest, tag, comm, &c);
 	if (rc)
 		return rc;
-	struct mpi_req *r;
-	rc = mpi_isend(buf, count, dt, dest, tag, c, c->ctx, mode, &r);
+	rc = mpi_isend(buf, count, dt, dest, tag, c, c->ctx, mode, r);
 	if (rc)
 		return mpi_err(comm, rc, fn, rc == MPI_ERR_BUFFER ? "the attached buffer is too small (MPI_Buffer_attach)"
 								  : "cannot start the send");
+	return MPI_SUCCESS;
+}
+
+/* ... and every receive call. */
+static int start_recv(const char *fn, void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
+		      struct mpi_req **r)
+{
+	struct mpi_comm *c;
+	int rc = check_recv(fn, count, dt, src, tag, comm, &c);
+	if (rc)
+		return rc;
+	rc = mpi_irecv(buf, count, dt, src, tag, c, c->ctx, r);
+	return rc ? mpi_err(comm, rc, fn, "cannot post the receive") : MPI_SUCCESS;
+}
+
+static int isend_mode(const char *fn, const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+		      MPI_Comm comm, int mode, MPI_Request *request)
+{
+	struct mpi_req *r;
+	int rc = start_send(fn, buf, count, dt, dest, tag, comm, mode, &r);
+	if (rc)
+		return rc;
 	*request = mpi_req_handle(r);
 	return MPI_SUCCESS;
 }
@@ -73,15 +95,10 @@ static int isend_mode(const char *fn, const void *buf, int count, MPI_Datatype d
 static int send_mode(const char *fn, const void *buf, int count, MPI_Datatype dt, int dest, int tag,
 		     MPI_Comm comm, int mode)
 {
-	struct mpi_comm *c;
-	int rc = check_send(fn, count, dt, dest, tag, comm, &c);
+	struct mpi_req *r;
+	int rc = start_send(fn, buf, count, dt, dest, tag, comm, mode, &r);
 	if (rc)
 		return rc;
-	struct mpi_req *r;
-	rc = mpi_isend(buf, count, dt, dest, tag, c, c->ctx, mode, &r);
-	if (rc)
-		return mpi_err(comm, rc, fn, rc == MPI_ERR_BUFFER ? "the attached buffer is too small (MPI_Buffer_attach)"
-								  : "cannot start the send");
 	mpi_wait_req(r, 0);
 	rc = r->err;
 	mpi_req_drop(r);
@@ -152,28 +169,20 @@ int PMPI_Buffer_detach(void *buffer_addr, int *size)
 
 int PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	struct mpi_comm *c;
-	int rc = check_recv("MPI_Irecv", count, dt, src, tag, comm, &c);
+	struct mpi_req *r;
+	int rc = start_recv("MPI_Irecv", buf, count, dt, src, tag, comm, &r);
 	if (rc)
 		return rc;
-	struct mpi_req *r;
-	rc = mpi_irecv(buf, count, dt, src, tag, c, c->ctx, &r);
-	if (rc)
-		return mpi_err(comm, rc, "MPI_Irecv", "cannot post the receive");
 	*request = mpi_req_handle(r);
 	return MPI_SUCCESS;
 }
 
 int PMPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status *status)
 {
-	struct mpi_comm *c;
-	int rc = check_recv("MPI_Recv", count, dt, src, tag, comm, &c);
+	struct mpi_req *r;
+	int rc = start_recv("MPI_Recv", buf, count, dt, src, tag, comm, &r);
 	if (rc)
 		return rc;
-	struct mpi_req *r;
-	rc = mpi_irecv(buf, count, dt, src, tag, c, c->ctx, &r);
-	if (rc)
-		return mpi_err(comm, rc, "MPI_Recv", "cannot post the receive");
 	mpi_wait_req(r, 0);
 	if (status != MPI_STATUS_IGNORE)
 		*status = r->st;
