@@ -559,19 +559,43 @@ static void send_finish(struct mpi_req *r)
 		mpi_req_release(r);
 }
 
+/* A send or receive request as the user started it: whom it is with (a
+ * rank of c, or MPI_PROC_NULL / MPI_ANY_SOURCE), the tag, the context. */
+static struct mpi_req *user_req_new(int kind, int peer, int tag, struct mpi_comm *c, int ctx)
+{
+	struct mpi_req *r = mpi_req_new(kind);
+	if (!r)
+		return NULL;
+	r->myrank = c->rank;
+	r->comm = c;
+	r->ctx = ctx;
+	r->peer = peer;
+	r->wpeer = peer >= 0 ? c->world[peer] : -1;
+	r->tag = tag;
+	return r;
+}
+
+/* A use-once entry for r's buffer on pt, matching only peer w and r's id:
+ * a rendezvous send's exposed buffer (op GET) or a pull's landing (PUT). */
+static int attach_once(struct mpi_req *r, ptl_pt_index_t pt, int w, size_t len, unsigned op)
+{
+	int rc = PtlMEAttach(mpi_g.ni, pt, mpi_g.ids[w], mpi_req_id(r), 0, PTL_UNLINK, PTL_INS_AFTER, &r->me);
+	if (rc != PTL_OK)
+		return rc;
+	ptl_md_t md = { .start = r->pbuf, .length = len, .threshold = 1,
+			.options = op | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE,
+			.user_ptr = r, .eq_handle = mpi_g.eq };
+	return PtlMDAttach(r->me, md, PTL_UNLINK, &r->md);
+}
+
 int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, struct mpi_comm *c, int ctx,
 	      int mode, struct mpi_req **out)
 {
 	struct mpi_dtype *t = mpi_dtype_get(dt);
-	struct mpi_req *r = mpi_req_new(MPI_REQ_SEND);
+	struct mpi_req *r = user_req_new(MPI_REQ_SEND, dest, tag, c, ctx);
 	if (!r)
 		return MPI_ERR_NO_MEM;
 	*out = r;
-	r->myrank = c->rank;
-	r->comm = c;
-	r->ctx = ctx;
-	r->peer = dest;
-	r->tag = tag;
 	r->st.MPI_SOURCE = dest;
 	r->st.MPI_TAG = tag;
 	if (dest == MPI_PROC_NULL) {
@@ -580,7 +604,6 @@ int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, st
 		mpi_req_complete(r);
 		return MPI_SUCCESS;
 	}
-	r->wpeer = c->world[dest];
 	if (mpi_g.ndead && mpi_rank_dead(r->wpeer, false)) {
 		/* Known dead: nothing to send, the request fails at once. */
 		r->dead = r->wpeer;
@@ -641,14 +664,7 @@ int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, st
 				.user_ptr = r, .eq_handle = mpi_g.eq };
 		rc = PtlMDBind(mpi_g.ni, md, PTL_RETAIN, &r->md);
 	} else {
-		rc = PtlMEAttach(mpi_g.ni, MPI_PT_RNDV, mpi_g.ids[r->wpeer], mpi_req_id(r), 0, PTL_UNLINK,
-				 PTL_INS_AFTER, &r->me);
-		if (rc == PTL_OK) {
-			ptl_md_t md = { .start = r->pbuf, .length = len, .threshold = 1,
-					.options = PTL_MD_OP_GET | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE,
-					.user_ptr = r, .eq_handle = mpi_g.eq };
-			rc = PtlMDAttach(r->me, md, PTL_UNLINK, &r->md);
-		}
+		rc = attach_once(r, MPI_PT_RNDV, r->wpeer, len, PTL_MD_OP_GET);
 	}
 	if (rc != PTL_OK) {
 		if (r->ptmp)
@@ -732,15 +748,7 @@ static void rndv_get(struct mpi_req *r, int wsrc, uint32_t id)
 static void pull(struct mpi_req *r, int wsrc, uint32_t id)
 {
 	size_t n = r->msglen < r->len ? r->msglen : r->len;
-	int rc = PtlMEAttach(mpi_g.ni, MPI_PT_PULL, mpi_g.ids[wsrc], mpi_req_id(r), 0, PTL_UNLINK,
-			     PTL_INS_AFTER, &r->me);
-	if (rc == PTL_OK) {
-		ptl_md_t md = { .start = r->pbuf, .length = n, .threshold = 1,
-				.options = PTL_MD_OP_PUT | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE,
-				.user_ptr = r, .eq_handle = mpi_g.eq };
-		rc = PtlMDAttach(r->me, md, PTL_UNLINK, &r->md);
-	}
-	if (rc != PTL_OK) {
+	if (attach_once(r, MPI_PT_PULL, wsrc, n, PTL_MD_OP_PUT) != PTL_OK) {
 		r->err = r->st.MPI_ERROR = MPI_ERR_NO_MEM;
 		mpi_req_complete(r);
 		return;
@@ -1025,15 +1033,9 @@ int mpi_progress(int wait_ms)
 static struct mpi_req *recv_req_new(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mpi_comm *c,
 				    int ctx)
 {
-	struct mpi_req *r = mpi_req_new(MPI_REQ_RECV);
+	struct mpi_req *r = user_req_new(MPI_REQ_RECV, src, tag, c, ctx);
 	if (!r)
 		return NULL;
-	r->myrank = c->rank;
-	r->comm = c;
-	r->ctx = ctx;
-	r->peer = src;
-	r->wpeer = src >= 0 ? c->world[src] : -1;
-	r->tag = tag;
 	r->ubuf = buf;
 	r->count = count;
 	r->dt = dt;
