@@ -159,6 +159,7 @@ int tcp_queue(struct nal *n, int peer, const struct tcp_fh *fh,
 char *tcp_queue_space(struct nal *n, int peer, const struct tcp_fh *fh);
 void tcp_flush(struct nal *n, int peer);
 void tcp_peer_break(struct nal *n, int peer, const char *why, int err);
+void tcp_peer_drop_moves(struct tcp_peer *p);
 void tcp_accept(struct nal *n);
 void tcp_conn_event(struct nal *n, struct tcp_conn *c, uint32_t events);
 void tcp_conn_free(struct tcp_conn *c);

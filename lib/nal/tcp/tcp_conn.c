@@ -76,6 +76,25 @@ void tcp_conn_free(struct tcp_conn *c)
 	free(c);
 }
 
+/* Forgets the peer's bulk moves and the reads it asked us to serve. */
+void tcp_peer_drop_moves(struct tcp_peer *p)
+{
+	while (p->moves != NULL) {
+		struct tcp_move *m = p->moves;
+
+		p->moves = m->next;
+		free(m);
+	}
+	while (p->serves != NULL) {
+		struct tcp_serve *s = p->serves;
+
+		p->serves = s->next;
+		free(s);
+	}
+	p->moves_tail = NULL;
+	p->serves_tail = NULL;
+}
+
 /* Closes c's socket now; the struct waits on n->dead until progress() is
  * past every pointer to it (an epoll batch, a parse loop). */
 static void tcp_conn_close(struct nal *n, struct tcp_conn *c)
@@ -119,20 +138,7 @@ void tcp_peer_break(struct nal *n, int peer, const char *why, int err)
 		p->active = false;
 		n->nstream--;
 	}
-	while (p->moves != NULL) {
-		struct tcp_move *m = p->moves;
-
-		p->moves = m->next;
-		free(m);
-	}
-	while (p->serves != NULL) {
-		struct tcp_serve *s = p->serves;
-
-		p->serves = s->next;
-		free(s);
-	}
-	p->moves_tail = NULL;
-	p->serves_tail = NULL;
+	tcp_peer_drop_moves(p);
 	p->olen = p->ooff = 0;
 	p->fail_pending = true;
 	n->nfail_pending++;

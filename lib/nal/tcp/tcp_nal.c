@@ -170,18 +170,7 @@ static void tcp_close(struct nal *n)
 		}
 		if (p->out != NULL)
 			tcp_conn_free(p->out);
-		while (p->moves != NULL) {
-			struct tcp_move *m = p->moves;
-
-			p->moves = m->next;
-			free(m);
-		}
-		while (p->serves != NULL) {
-			struct tcp_serve *s = p->serves;
-
-			p->serves = s->next;
-			free(s);
-		}
+		tcp_peer_drop_moves(p);
 		free(p->ob);
 	}
 	while (n->pending != NULL) {
