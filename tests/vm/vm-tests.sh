@@ -55,9 +55,20 @@ t_verbs_credits() {
 	"$B/tests/vm/test_verbs" -n 20 credits
 }
 t_verbs_reopen_limit() {
-	# a peer whose connection keeps breaking is failed on both sides
+	# a peer whose connection keeps breaking is failed on both sides, and
+	# each side says why: every re-open, then the count that ended it
 	[ -x "$B/tests/vm/test_verbs" ] || { echo "tests/vm/test_verbs not built"; return 77; }
-	"$B/tests/vm/test_verbs" reopen_limit
+	local o rc
+	o=$("$B/tests/vm/test_verbs" reopen_limit 2>&1)
+	rc=$?
+	echo "$o"
+	[ $rc = 0 ] || return $rc
+	echo "$o" | grep -q 'connection to rank 0 broke (remote access error): what was in flight on it fails, and it re-opens' ||
+		{ echo "FAILED: no message for a re-open"; return 1; }
+	echo "$o" | grep -q 'rank 1: rank 0 failed: its connection broke 3 times within 60 s, the last time by remote access error' ||
+		{ echo "FAILED: the side that gave up does not say how often it broke"; return 1; }
+	echo "$o" | grep -q 'rank 0: rank 1 failed: it gave up on our connection, which broke too often' ||
+		{ echo "FAILED: the other side does not say why it failed the peer"; return 1; }
 }
 t_ptltool_info() {
 	local o
