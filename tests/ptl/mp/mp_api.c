@@ -430,16 +430,9 @@ int main(void)
 {
 	if (check_no_init())
 		return 1;
-	mp_init();
-	if (mp_size < 2) {
-		fprintf(stderr, "run with ptlrun -n 2 or more\n");
-		return 1;
-	}
 	const struct CMUnitTest tests[] = {
 		MP_TEST(test_eq_overrun), MP_TEST(test_eq_poll), MP_TEST(test_self),
 		MP_TEST(test_handles),    MP_TEST(test_strings), MP_TEST(test_ni), MP_TEST(test_no_ni),
 	};
-	int rc = mp_run("mp_api", tests, sizeof tests / sizeof tests[0]);
-	mp_fini();
-	return rc ? 1 : 0;
+	return mp_main("mp_api", tests, sizeof tests / sizeof tests[0]);
 }

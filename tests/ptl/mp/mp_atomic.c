@@ -145,16 +145,9 @@ static void test_swap_chain(void **state)
 
 int main(void)
 {
-	mp_init();
-	if (mp_size < 2) {
-		fprintf(stderr, "run with ptlrun -n 2 or more\n");
-		return 1;
-	}
 	const struct CMUnitTest tests[] = {
 		MP_TEST(test_getput),
 		MP_TEST(test_swap_chain),
 	};
-	int rc = mp_run("mp_atomic", tests, sizeof tests / sizeof tests[0]);
-	mp_fini();
-	return rc ? 1 : 0;
+	return mp_main("mp_atomic", tests, sizeof tests / sizeof tests[0]);
 }

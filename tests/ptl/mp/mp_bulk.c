@@ -213,17 +213,10 @@ static void test_bulk_truncate_iovec(void **state)
 
 int main(void)
 {
-	mp_init();
-	if (mp_size < 2) {
-		fprintf(stderr, "run with ptlrun -n 2 or more\n");
-		return 1;
-	}
 	const struct CMUnitTest tests[] = {
 		MP_TEST(test_bulk_sizes),
 		MP_TEST(test_bulk_truncate_iovec),
 	};
-	int rc = mp_run(getenv("PTL_SHM_CMA") ? "mp_bulk (PTL_SHM_CMA set)" : "mp_bulk", tests,
-			sizeof tests / sizeof tests[0]);
-	mp_fini();
-	return rc ? 1 : 0;
+	return mp_main(getenv("PTL_SHM_CMA") ? "mp_bulk (PTL_SHM_CMA set)" : "mp_bulk", tests,
+		       sizeof tests / sizeof tests[0]);
 }

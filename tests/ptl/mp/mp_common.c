@@ -119,6 +119,19 @@ int mp_run(const char *name, const struct CMUnitTest *tests, size_t n)
 	return rc;
 }
 
+int mp_main(const char *name, const struct CMUnitTest *tests, size_t n)
+{
+	mp_init();
+	if (mp_size < 2) {
+		fprintf(stderr, "%s: run with ptlrun -n 2 or more\n", name);
+		mp_fini();
+		return 1;
+	}
+	int rc = mp_run(name, tests, n);
+	mp_fini();
+	return rc ? 1 : 0;
+}
+
 void mp_rc(const char *file, int line, const char *what, int got, int want)
 {
 	if (got != want)

@@ -34,6 +34,9 @@ ptl_process_id_t mp_id(int rank);
 
 /* cmocka glue: run `tests` with per-test setup/teardown; returns the exit code. */
 int mp_run(const char *name, const struct CMUnitTest *tests, size_t n);
+/* A test program's whole main: mp_init, at least 2 ranks, mp_run, mp_fini;
+ * returns the process's exit status. */
+int mp_main(const char *name, const struct CMUnitTest *tests, size_t n);
 #define MP_TEST(f) cmocka_unit_test_setup_teardown(f, mp_setup, mp_teardown)
 int mp_setup(void **state);
 int mp_teardown(void **state);

@@ -307,18 +307,11 @@ static void test_attach_any(void **state)
 
 int main(void)
 {
-	mp_init();
-	if (mp_size < 2) {
-		fprintf(stderr, "run with ptlrun -n 2 or more\n");
-		return 1;
-	}
 	const struct CMUnitTest tests[] = {
 		MP_TEST(test_acl),
 		MP_TEST(test_match_walk),
 		MP_TEST(test_insert),
 		MP_TEST(test_attach_any),
 	};
-	int rc = mp_run("mp_match", tests, sizeof tests / sizeof tests[0]);
-	mp_fini();
-	return rc ? 1 : 0;
+	return mp_main("mp_match", tests, sizeof tests / sizeof tests[0]);
 }

@@ -565,17 +565,10 @@ static void test_iovec(void **state)
 
 int main(void)
 {
-	mp_init();
-	if (mp_size < 2) {
-		fprintf(stderr, "run with ptlrun -n 2 or more\n");
-		return 1;
-	}
 	const struct CMUnitTest tests[] = {
 		MP_TEST(test_accept),	     MP_TEST(test_offsets),	  MP_TEST(test_max_size),
 		MP_TEST(test_threshold_chain), MP_TEST(test_event_disable), MP_TEST(test_ack),
 		MP_TEST(test_get_reply),      MP_TEST(test_md_update),	  MP_TEST(test_iovec),
 	};
-	int rc = mp_run("mp_md", tests, sizeof tests / sizeof tests[0]);
-	mp_fini();
-	return rc ? 1 : 0;
+	return mp_main("mp_md", tests, sizeof tests / sizeof tests[0]);
 }

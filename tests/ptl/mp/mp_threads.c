@@ -133,13 +133,6 @@ static void test_threads(void **state)
 
 int main(void)
 {
-	mp_init();
-	if (mp_size < 2) {
-		fprintf(stderr, "run with ptlrun -n 2 or more\n");
-		return 1;
-	}
 	const struct CMUnitTest tests[] = { MP_TEST(test_threads) };
-	int rc = mp_run("mp_threads", tests, 1);
-	mp_fini();
-	return rc ? 1 : 0;
+	return mp_main("mp_threads", tests, sizeof tests / sizeof tests[0]);
 }
