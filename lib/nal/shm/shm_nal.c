@@ -371,19 +371,25 @@ static int ring_drain(struct nal *n, int li)
 static int shm_progress(struct nal *n)
 {
 	int done = 0, L = n->lsize;
-	unsigned start;
+	unsigned li;
 
 	if (!n->started || n->in_progress)
 		return 0;
 	n->in_progress = 1;
-	if (!n->unlinked)
+	if (!n->unlinked && n->lrank == 0)
 		shm_seg_try_unlink(n);
-	start = n->rr++;
-	for (int k = 0; k < L; k++) {
-		int li = (int)((start + (unsigned)k) % (unsigned)L);
+	/* An empty poll is what a waiting rank repeats, so it costs a load
+	 * of the next record word per peer and no division (the round-robin
+	 * start advances by one each call, wrapping by compare). */
+	li = n->rr;
+	n->rr = li + 1 < (unsigned)L ? li + 1 : 0;
+	for (int k = 0; k < L; k++, li = li + 1 < (unsigned)L ? li + 1 : 0) {
+		struct shm_rx *rx = &n->rx[li];
 
-		if (li != n->lrank)
-			done += ring_drain(n, li);
+		if ((int)li == n->lrank ||
+		    !atomic_load_explicit(rec_word(rx->data, rx->head & n->ring_mask), memory_order_relaxed))
+			continue;
+		done += ring_drain(n, (int)li);
 	}
 	if (n->nbulk)
 		done += shm_bulk_progress(n);
