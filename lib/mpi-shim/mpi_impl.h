@@ -243,6 +243,11 @@ enum { MPI_MODE_STD, MPI_MODE_SYNC, MPI_MODE_READY, MPI_MODE_BUFFERED };
  * collective at a time), where it saves the ME's insert, attach, enable and
  * unlink on small messages. */
 int mpi_irecv_lazy(void *buf, size_t len, int src, int tag, struct mpi_comm *c, int ctx, struct mpi_req **out);
+/* A receive its caller waits for before it posts another (MPI_Recv, the
+ * receive of MPI_Sendrecv): small and contiguous, it is lazy (no ME), else
+ * as mpi_irecv. */
+int mpi_recv_now(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mpi_comm *c, int ctx,
+		 struct mpi_req **out);
 /* Matches a lazy receive against the unexpected messages; true once done. */
 bool mpi_recv_try(struct mpi_req *r);
 int mpi_iprobe(int src, int tag, struct mpi_comm *c, int *flag, MPI_Status *st);
