@@ -206,6 +206,12 @@ static int ux_post(struct mpi_uxbuf *b, bool first)
 	if (b->reserve) {
 		md.length = MPI_NOACK_BUFSZ;
 		md.max_size = MPI_NOACK_MAX;
+		/* What lands here is inline (at most MPI_NOACK_MAX bytes), so its
+		 * START and END come together: END alone says it is here, whole,
+		 * one event instead of two. Its place in the unexpected list is
+		 * still right: a larger message from the same sender, sent
+		 * before, had its START (and its place) earlier. */
+		md.options |= PTL_MD_EVENT_START_DISABLE;
 		rc = PtlMEInsert(P.marker, any_id, MPI_NOACK_BIT, ~MPI_NOACK_BIT, PTL_UNLINK, PTL_INS_AFTER,
 				 &b->me);
 	} else if (first) {
@@ -483,7 +489,13 @@ static void send_start(struct mpi_req *r)
 	int rc;
 	if (r->proto == MPI_PROTO_EAGER && r->len == 0) {
 		/* Nothing to keep and nothing to pull: no ACK (none would come
-		 * from the overflow entry), finished once it is out. */
+		 * from the overflow entry), finished once it is out. With an
+		 * ACK-free credit it goes where small messages go (a reserve:
+		 * one event at the receiver, not START and END). */
+		if (P.nack[r->wpeer] > 0) {
+			P.nack[r->wpeer]--;
+			bits |= MPI_NOACK_BIT;
+		}
 		rc = PtlPut(P.zero_md, PTL_NO_ACK_REQ, to, MPI_PT_MSG, 0, bits, 0,
 			    MPI_HDR(MPI_PROTO_EAGER, 0, mpi_req_id(r)));
 		if (rc != PTL_OK) {
@@ -965,6 +977,8 @@ static void on_event(const ptl_event_t *ev)
 		if (ev->type == PTL_EVENT_PUT_START) {
 			ux_arrive(ev, b);
 		} else if (ev->type == PTL_EVENT_PUT_END) {
+			if (b->reserve)
+				ux_arrive(ev, b); /* no START event (ux_post) */
 			if (ev->match_bits & MPI_NOACK_BIT)
 				nack_arrived(ev, b->reserve ? b : NULL, rank_of(ev->initiator));
 			ux_arrived(ev, b);
