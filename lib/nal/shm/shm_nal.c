@@ -353,6 +353,8 @@ static int ring_drain(struct nal *n, int li)
 			n->up.recv(n->up.arg, n->l2g[li], rx->data + off + 8, len);
 		else if (type == SHM_REC_BULK)
 			shm_bulk_serve_req(n, li, rx->data + off + 8, len);
+		else if (type == SHM_REC_HELP)
+			shm_bulk_help(n, li, rx->data + off + 8, len);
 		rx->head += rec_size(len);
 		done++;
 		/* Publish rarely: the producer reads this line only when its
