@@ -72,9 +72,9 @@ struct mpi_uxbuf {
  * NAL: shm's smallest ring takes 4 KiB, verbs 8 KiB, so the sender's slot
  * is free when PtlPut returns), MPI_NOACK_NBUFS reserve buffers of
  * MPI_NOACK_BUFSZ bytes, at most MPI_NOACK_CREDITS credits per peer. */
-#define MPI_NOACK_MAX 256
+#define MPI_NOACK_MAX 1024
 #define MPI_NOACK_NBUFS 4
-#define MPI_NOACK_BUFSZ (32u << 10)
+#define MPI_NOACK_BUFSZ (128u << 10)
 #define MPI_NOACK_CREDITS 64
 
 /* One unexpected message (or one arriving into a posted receive's place). */

@@ -372,9 +372,9 @@ static void noack(void)
 {
 	enum { N = 4000 };
 	if (t_rank == 1) {
-		unsigned char m[256];
+		unsigned char m[1024];
 		for (int i = 0; i < N; i++) {
-			int len = 4 + i % 253;
+			int len = 4 + i % 1021;
 			memset(m, i & 0xff, (size_t)len);
 			memcpy(m, &i, sizeof i);
 			OK(MPI_Send(m, len, MPI_BYTE, 0, 5 + i % 2, MPI_COMM_WORLD));
@@ -387,7 +387,7 @@ static void noack(void)
 			CHECK(v == -i, "noack pong %d: %d", i, v);
 		}
 	} else if (t_rank == 0) {
-		unsigned char m[256];
+		unsigned char m[1024];
 		int bad = 0;
 		for (int t = 5; t <= 6; t++) {
 			for (int i = t - 5; i < N; i += 2) {
@@ -396,7 +396,7 @@ static void noack(void)
 				OK(MPI_Recv(m, sizeof m, MPI_BYTE, 1, t, MPI_COMM_WORLD, &st));
 				MPI_Get_count(&st, MPI_BYTE, &n);
 				memcpy(&v, m, sizeof v);
-				bad += v != i || n != 4 + i % 253 || m[n - 1] != (n > 4 ? (i & 0xff) : m[n - 1]);
+				bad += v != i || n != 4 + i % 1021 || m[n - 1] != (n > 4 ? (i & 0xff) : m[n - 1]);
 			}
 		}
 		CHECK(bad == 0, "%d small messages wrong or out of order", bad);
