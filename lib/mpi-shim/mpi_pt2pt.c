@@ -1,7 +1,7 @@
 /* mpi_pt2pt.c: MPI point-to-point over Portals 3.3.
  *
  * Portal MPI_PT_MSG holds, in order:
- *   [posted receives...] [marker] [unexpected buffers...] [overflow]
+ *   [posted receives...] [marker] [reserves...] [ux marker] [unexpected buffers...] [overflow]
  * A posted receive is an ME whose match bits are (ctx, source, tag) with
  * ignore bits for the wildcards, inserted before the marker, so receives
  * match in the order they were posted and ahead of the catch-all entries.
@@ -107,6 +107,7 @@ struct mpi_eslot {
 
 static struct {
 	ptl_handle_me_t marker, overflow_me;
+	ptl_handle_me_t ux_marker;   /* after the reserves: re-posted unexpected buffers go right after it */
 	struct mpi_obj_hdr overflow, ctrl;
 	ptl_handle_md_t zero_md;     /* 0-byte MD for headers and control puts */
 	struct mpi_uxbuf *ux;
@@ -218,8 +219,12 @@ static int ux_post(struct mpi_uxbuf *b, bool first)
 		rc = PtlMEAttach(mpi_g.ni, MPI_PT_MSG, any_id, 0, ~(ptl_match_bits_t)0, PTL_UNLINK,
 				 PTL_INS_AFTER, &b->me);
 	} else {
-		rc = PtlMEInsert(P.overflow_me, any_id, 0, ~(ptl_match_bits_t)0, PTL_UNLINK, PTL_INS_BEFORE,
-				 &b->me);
+		/* First in line: the buffer emptied last takes the next messages,
+		 * so unexpected messages keep landing in (and being copied out of)
+		 * memory still in cache, not in the next of mpi_g.ux_nbufs
+		 * megabytes round-robin. Where a message lands does not change
+		 * its order: that is the order of its events. */
+		rc = PtlMEInsert(P.ux_marker, any_id, 0, ~(ptl_match_bits_t)0, PTL_UNLINK, PTL_INS_AFTER, &b->me);
 	}
 	if (rc != PTL_OK)
 		return rc;
@@ -376,6 +381,9 @@ int mpi_pt2pt_init(void)
 			ptl_check(ux_post(&P.rsv[i], true), "posting an ACK-free reserve buffer");
 		}
 	}
+	ptl_check(PtlMEAttach(mpi_g.ni, MPI_PT_MSG, any_id, 0, ~(ptl_match_bits_t)0, PTL_RETAIN, PTL_INS_AFTER,
+			      &P.ux_marker), "PtlMEAttach(unexpected marker)");
+	ptl_check(PtlMDAttach(P.ux_marker, mk, PTL_RETAIN, &mdh), "PtlMDAttach(unexpected marker)");
 	P.ux = calloc((size_t)mpi_g.ux_nbufs, sizeof *P.ux);
 	if (!P.ux)
 		mpi_fatal(MPI_ERR_NO_MEM, "out of memory for unexpected-message buffers");
