@@ -877,6 +877,32 @@ static void ux_arrived(const ptl_event_t *ev, struct mpi_uxbuf *b)
 	}
 }
 
+/* The lazy blocking receive being waited for (mpi_wait_req), if any. */
+static struct mpi_req *lazy_waiter;
+
+/* A whole message landed in reserve b: if the waiting lazy receive takes
+ * it, deliver it now, without an unexpected-list record. Only with the
+ * unexpected list empty, so it is the first message the receive can take
+ * (one that came before is in the list, until taken). */
+static bool lazy_take(const ptl_event_t *ev, struct mpi_uxbuf *b, int w)
+{
+	struct mpi_req *r = lazy_waiter;
+	int src = MPI_BITS_SRC(ev->match_bits), tag = MPI_BITS_TAG(ev->match_bits);
+	if (!r || r->done || r->matched || !mpi_list_empty(&P.uxq) || MPI_BITS_CTX(ev->match_bits) != r->ctx ||
+	    (r->peer != MPI_ANY_SOURCE && r->peer != src) || (r->tag != MPI_ANY_TAG && r->tag != tag))
+		return false;
+	credit_note(w);
+	r->matched = true;
+	r->st.MPI_SOURCE = src;
+	r->st.MPI_TAG = tag;
+	r->msglen = MPI_HDR_LEN(ev->hdr_data);
+	size_t n = ev->mlength < r->len ? ev->mlength : r->len;
+	if (n)
+		memcpy(r->pbuf, b->mem + ev->offset, n);
+	recv_finish(r, n);
+	return true;
+}
+
 static void on_ctrl(const ptl_event_t *ev)
 {
 	int w = rank_of(ev->initiator);
@@ -984,11 +1010,19 @@ static void on_event(const ptl_event_t *ev)
 		struct mpi_uxbuf *b = ev->md.user_ptr;
 		if (ev->type == PTL_EVENT_PUT_START) {
 			ux_arrive(ev, b);
-		} else if (ev->type == PTL_EVENT_PUT_END) {
-			if (b->reserve)
-				ux_arrive(ev, b); /* no START event (ux_post) */
+		} else if (ev->type == PTL_EVENT_PUT_END && b->reserve) {
+			/* Whole (no START event, ux_post): straight to a blocking
+			 * receive that waits for it, else into the list. */
+			int w = rank_of(ev->initiator);
 			if (ev->match_bits & MPI_NOACK_BIT)
-				nack_arrived(ev, b->reserve ? b : NULL, rank_of(ev->initiator));
+				nack_arrived(ev, b, w);
+			if (!lazy_take(ev, b, w)) {
+				ux_arrive(ev, b);
+				ux_arrived(ev, b);
+			}
+		} else if (ev->type == PTL_EVENT_PUT_END) {
+			if (ev->match_bits & MPI_NOACK_BIT)
+				nack_arrived(ev, NULL, rank_of(ev->initiator));
 			ux_arrived(ev, b);
 		}
 		if (ev->type == PTL_EVENT_UNLINK || ev->link) {
@@ -1257,14 +1291,18 @@ int mpi_cancel_recv(struct mpi_req *r)
 int mpi_wait_req(struct mpi_req *r, double deadline)
 {
 	struct mpi_idle idle = { 0, 0 };
-	if (r->lazy)
-		mpi_recv_try(r);
+	struct mpi_req *outer = lazy_waiter;
+	int rc = MPI_SUCCESS;
+	if (r->lazy && !mpi_recv_try(r))
+		lazy_waiter = r;
 	while (!r->done) {
 		int ms = 100;
 		if (deadline > 0) {
 			double left = deadline - mpi_now();
-			if (left <= 0)
-				return MPI_ERR_TIMEOUT;
+			if (left <= 0) {
+				rc = MPI_ERR_TIMEOUT;
+				break;
+			}
 			if (left < 0.1)
 				ms = (int)(left * 1000) + 1;
 		}
@@ -1272,7 +1310,8 @@ int mpi_wait_req(struct mpi_req *r, double deadline)
 		if (mpi_idle_due(&idle, progress_until(ms, r) == 0) && !r->done)
 			mpi_req_check(r);
 	}
-	return MPI_SUCCESS;
+	lazy_waiter = outer;
+	return rc;
 }
 
 void mpi_req_fail_dead(struct mpi_req *r, int w)
