@@ -160,6 +160,8 @@ struct mpi_req {
 	bool matched;            /* receive: an arrival is taking it */
 	bool cancelled;
 	bool lazy;               /* receive without an ME: matched from the unexpected list */
+	uint64_t ux_looked;      /* lazy: 1 + the count of unexpected arrivals when it last
+				  * looked at them all and found none (mpi_recv_try) */
 	int err;
 	MPI_Status st;
 	struct mpi_list link;    /* send queue of a peer */

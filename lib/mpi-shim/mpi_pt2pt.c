@@ -128,6 +128,7 @@ static struct {
 	struct mpi_eslot *eslots, *eslot_free;
 	char *eslot_mem;
 	struct mpi_ux *ux_free;      /* unexpected-message records to reuse */
+	uint64_t ux_appends;         /* unexpected-list records ever added */
 } P;
 
 static struct mpi_ux *ux_alloc(void)
@@ -141,8 +142,11 @@ static struct mpi_ux *ux_alloc(void)
 }
 
 /* Free records chain through link.next. */
+static struct mpi_ux *lazy_first; /* see lazy_waiter */
 static void ux_free(struct mpi_ux *u)
 {
+	if (u == lazy_first)
+		lazy_first = NULL;
 	u->link.next = (struct mpi_list *)(void *)P.ux_free;
 	P.ux_free = u;
 }
@@ -828,6 +832,13 @@ static void credit_note(int w)
 	}
 }
 
+/* The lazy blocking receive being waited for (mpi_wait_req), if any, and
+ * the first unexpected message it matches that came since it looked at
+ * the whole list and found none: the one it takes, without walking the
+ * list again (a long list of others' messages would make each wait cost
+ * walks of it). */
+static struct mpi_req *lazy_waiter;
+
 static void ux_arrive(const ptl_event_t *ev, struct mpi_uxbuf *b)
 {
 	struct mpi_ux *u = ux_alloc();
@@ -848,6 +859,9 @@ static void ux_arrive(const ptl_event_t *ev, struct mpi_uxbuf *b)
 	u->in_ux = true;
 	mpi_list_add_tail(&u->link, &P.uxq);
 	mpi_list_add_tail(&u->alink, &P.arriving);
+	P.ux_appends++;
+	if (lazy_waiter && !lazy_first && ux_matches(u, lazy_waiter->ctx, lazy_waiter->peer, lazy_waiter->tag))
+		lazy_first = u;
 }
 
 static void ux_arrived(const ptl_event_t *ev, struct mpi_uxbuf *b)
@@ -876,9 +890,6 @@ static void ux_arrived(const ptl_event_t *ev, struct mpi_uxbuf *b)
 		return;
 	}
 }
-
-/* The lazy blocking receive being waited for (mpi_wait_req), if any. */
-static struct mpi_req *lazy_waiter;
 
 /* A whole message landed in reserve b: if the waiting lazy receive takes
  * it, deliver it now, without an unexpected-list record. Only with the
@@ -1085,7 +1096,19 @@ static int progress_until(int wait_ms, struct mpi_req *until)
 			mpi_fatal(MPI_ERR_INTERN, "PtlEQGet: %s", PtlErrorStr((unsigned)rc));
 		on_event(&ev);
 		n++;
-		if (until && (until->done || (until->lazy && mpi_recv_try(until))))
+		if (until && until == lazy_waiter && lazy_first) {
+			/* Still listed (nobody else takes from the list while a
+			 * blocking receive waits, but make sure). */
+			struct mpi_ux *u = lazy_first;
+			lazy_first = NULL;
+			if (!until->done && !until->matched && u->link.next != &u->link) {
+				mpi_list_del(&u->link);
+				ux_deliver(until, u);
+			} else {
+				mpi_recv_try(until);
+			}
+		}
+		if (until && until->done)
 			break;
 		rc = PtlEQGet(mpi_g.eq, &ev);
 	}
@@ -1238,6 +1261,8 @@ bool mpi_recv_try(struct mpi_req *r)
 	if (u) {
 		mpi_list_del(&u->link);
 		ux_deliver(r, u);
+	} else {
+		r->ux_looked = P.ux_appends + 1;
 	}
 	return r->done;
 }
@@ -1292,9 +1317,14 @@ int mpi_wait_req(struct mpi_req *r, double deadline)
 {
 	struct mpi_idle idle = { 0, 0 };
 	struct mpi_req *outer = lazy_waiter;
+	struct mpi_ux *outer_first = lazy_first;
 	int rc = MPI_SUCCESS;
-	if (r->lazy && !mpi_recv_try(r))
+	/* A lazy receive that has looked at every unexpected message so far
+	 * (mpi_irecv_lazy just did) need not look again. */
+	if (r->lazy && (r->ux_looked == P.ux_appends + 1 || !mpi_recv_try(r)) && !r->done && !r->matched) {
 		lazy_waiter = r;
+		lazy_first = NULL;
+	}
 	while (!r->done) {
 		int ms = 100;
 		if (deadline > 0) {
@@ -1311,6 +1341,7 @@ int mpi_wait_req(struct mpi_req *r, double deadline)
 			mpi_req_check(r);
 	}
 	lazy_waiter = outer;
+	lazy_first = outer_first;
 	return rc;
 }
 

@@ -336,6 +336,41 @@ static void blocking_small(void)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Small blocking receives behind a list of unexpected messages they do
+ * not match: each takes its own (the first that fits, arriving later),
+ * and the others are still taken in the order sent afterwards. */
+static void blocking_behind(void)
+{
+	enum { N = 300, P = 50 };
+	if (t_rank == 1) {
+		for (int i = 0; i < N; i++)
+			OK(MPI_Send(&i, 1, MPI_INT, 0, 51, MPI_COMM_WORLD));
+		for (int i = 0; i < P; i++) {
+			int v = -1;
+			OK(MPI_Send(&i, 1, MPI_INT, 0, 52, MPI_COMM_WORLD));
+			OK(MPI_Recv(&v, 1, MPI_INT, 0, 53, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+			CHECK(v == -i, "pong %d: %d", i, v);
+		}
+	} else if (t_rank == 0) {
+		int bad = 0;
+		for (int i = 0; i < P; i++) {
+			int v = -1;
+			MPI_Status st;
+			OK(MPI_Recv(&v, 1, MPI_INT, i % 2 ? MPI_ANY_SOURCE : 1, 52, MPI_COMM_WORLD, &st));
+			bad += v != i || st.MPI_TAG != 52 || st.MPI_SOURCE != 1;
+			v = -v;
+			OK(MPI_Send(&v, 1, MPI_INT, 1, 53, MPI_COMM_WORLD));
+		}
+		for (int i = 0; i < N; i++) {
+			int v = -1;
+			OK(MPI_Recv(&v, 1, MPI_INT, 1, MPI_ANY_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+			bad += v != i;
+		}
+		CHECK(bad == 0, "%d messages wrong behind the unexpected list", bad);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* A flood: rank 1 sends many messages before rank 0 posts anything. */
 static void flood(void)
 {
@@ -455,6 +490,7 @@ int main(int argc, char **argv)
 	families();
 	truncation();
 	blocking_small();
+	blocking_behind();
 	flood();
 	noack();
 	get_status();
