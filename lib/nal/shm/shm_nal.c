@@ -370,19 +370,32 @@ static int ring_drain(struct nal *n, int li)
 	return done;
 }
 
+/* Whether a ring from a peer has a record: all an empty poll looks at. */
+static inline int rings_ready(const struct nal *n)
+{
+	for (int li = 0; li < n->lsize; li++)
+		if (li != n->lrank &&
+		    atomic_load_explicit(rec_word(n->rx[li].data, n->rx[li].head & n->ring_mask), memory_order_relaxed))
+			return 1;
+	return 0;
+}
+
 static int shm_progress(struct nal *n)
 {
 	int done = 0, L = n->lsize;
 	unsigned li;
 
-	if (!n->started || n->in_progress)
+	/* An empty poll is what a waiting rank repeats, and how soon it sees
+	 * an arrival: a load of the next record word per peer, returning
+	 * before anything else is set up. */
+	if (!n->started || n->in_progress ||
+	    (!n->nbulk && (n->unlinked || n->lrank != 0) && !rings_ready(n)))
 		return 0;
 	n->in_progress = 1;
 	if (!n->unlinked && n->lrank == 0)
 		shm_seg_try_unlink(n);
-	/* An empty poll is what a waiting rank repeats, so it costs a load
-	 * of the next record word per peer and no division (the round-robin
-	 * start advances by one each call, wrapping by compare). */
+	/* The round-robin start advances by one each call, wrapping by
+	 * compare (no division). */
 	li = n->rr;
 	n->rr = li + 1 < (unsigned)L ? li + 1 : 0;
 	for (int k = 0; k < L; k++, li = li + 1 < (unsigned)L ? li + 1 : 0) {
