@@ -41,7 +41,7 @@
 #include "nal/nal.h"
 
 #define SHM_MAGIC 0x70746c73686d3031ULL /* "ptlshm01" */
-#define SHM_VERSION 1u
+#define SHM_VERSION 2u /* 2: SHM_REC_HELP (a version-1 peer would drop it and leave the mover waiting) */
 #define SHM_ALIGN 128u /* two cache lines: the adjacent-line prefetcher pairs them */
 
 #define SHM_MAX_INLINE 16384u      /* hdr + payload, when the ring is big enough */
