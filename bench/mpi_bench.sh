@@ -19,9 +19,9 @@
 #   call   per call: an MPI_Barrier less what the model gives it without a
 #          call term, plus MPI_Allreduce on MPI_COMM_SELF at the same size
 #          (the checks and the copy of the input before any schedule)
-#   acked sends  ptl's MPI finishes a send of more than 256 B on the
+#   acked sends  ptl's MPI finishes a send of more than 1024 B on the
 #          receiver's ACK (o at each end and the 2-rank alpha, also on
-#          shared cores); up to 256 B at once (none with PTL_MPI_NOACK_OFF)
+#          shared cores); up to 1024 B at once (none with PTL_MPI_NOACK_OFF)
 #   ranks per core  the run's ranks over nproc; with more ranks than cores
 #          the latency is mostly waiting for the peer to get a core, so
 #          alpha there is solved from the same run's barrier on as many ranks
@@ -132,7 +132,7 @@ beta=$(awk -v a="$l8" -v l="$l1m" 'BEGIN { d = l - a; if (d <= 0) d = l; printf 
 b0=$(predict --op barrier --ranks 2 --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o")
 callb=$(calc "$bar2 - $b0 > 0 ? $bar2 - $b0 : 0")
 cores=$(nproc)
-noack=256; [ -n "${PTL_MPI_NOACK_OFF:-}" ] && noack=0
+noack=1024; [ -n "${PTL_MPI_NOACK_OFF:-}" ] && noack=0
 echo
 echo "# predicted (collectives/coll_cost.c via ptltool coll) vs measured ptl allreduce, us; ratio = predicted / measured"
 echo "# calibration from this run (2 ranks, a core each): o $o us/message; alpha $alpha us ($hrt us 8 B half round trip - 2 o);"

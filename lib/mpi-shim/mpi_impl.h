@@ -160,6 +160,8 @@ struct mpi_req {
 	bool matched;            /* receive: an arrival is taking it */
 	bool cancelled;
 	bool lazy;               /* receive without an ME: matched from the unexpected list */
+	uint64_t ux_looked;      /* lazy: 1 + the count of unexpected arrivals when it last
+				  * looked at them all and found none (mpi_recv_try) */
 	int err;
 	MPI_Status st;
 	struct mpi_list link;    /* send queue of a peer */
@@ -243,6 +245,11 @@ enum { MPI_MODE_STD, MPI_MODE_SYNC, MPI_MODE_READY, MPI_MODE_BUFFERED };
  * collective at a time), where it saves the ME's insert, attach, enable and
  * unlink on small messages. */
 int mpi_irecv_lazy(void *buf, size_t len, int src, int tag, struct mpi_comm *c, int ctx, struct mpi_req **out);
+/* A receive its caller waits for before it posts another (MPI_Recv, the
+ * receive of MPI_Sendrecv): small and contiguous, it is lazy (no ME), else
+ * as mpi_irecv. */
+int mpi_recv_now(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mpi_comm *c, int ctx,
+		 struct mpi_req **out);
 /* Matches a lazy receive against the unexpected messages; true once done. */
 bool mpi_recv_try(struct mpi_req *r);
 int mpi_iprobe(int src, int tag, struct mpi_comm *c, int *flag, MPI_Status *st);

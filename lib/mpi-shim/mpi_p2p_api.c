@@ -69,15 +69,15 @@ static int start_send(const char *fn, const void *buf, int count, MPI_Datatype d
 	return MPI_SUCCESS;
 }
 
-/* ... and every receive call. */
+/* ... and every receive call (now: the caller waits for it at once). */
 static int start_recv(const char *fn, void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
-		      struct mpi_req **r)
+		      bool now, struct mpi_req **r)
 {
 	struct mpi_comm *c;
 	int rc = check_recv(fn, count, dt, src, tag, comm, &c);
 	if (rc)
 		return rc;
-	rc = mpi_irecv(buf, count, dt, src, tag, c, c->ctx, r);
+	rc = now ? mpi_recv_now(buf, count, dt, src, tag, c, c->ctx, r) : mpi_irecv(buf, count, dt, src, tag, c, c->ctx, r);
 	return rc ? mpi_err(comm, rc, fn, "cannot post the receive") : MPI_SUCCESS;
 }
 
@@ -170,7 +170,7 @@ int PMPI_Buffer_detach(void *buffer_addr, int *size)
 int PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	struct mpi_req *r;
-	int rc = start_recv("MPI_Irecv", buf, count, dt, src, tag, comm, &r);
+	int rc = start_recv("MPI_Irecv", buf, count, dt, src, tag, comm, false, &r);
 	if (rc)
 		return rc;
 	*request = mpi_req_handle(r);
@@ -180,7 +180,7 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm
 int PMPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status *status)
 {
 	struct mpi_req *r;
-	int rc = start_recv("MPI_Recv", buf, count, dt, src, tag, comm, &r);
+	int rc = start_recv("MPI_Recv", buf, count, dt, src, tag, comm, true, &r);
 	if (rc)
 		return rc;
 	mpi_wait_req(r, 0);
@@ -206,7 +206,7 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
 	if (rc)
 		return rc;
 	struct mpi_req *rr, *sr;
-	rc = mpi_irecv(recvbuf, recvcount, recvtype, source, recvtag, c, c->ctx, &rr);
+	rc = mpi_recv_now(recvbuf, recvcount, recvtype, source, recvtag, c, c->ctx, &rr);
 	if (rc)
 		return mpi_err(comm, rc, "MPI_Sendrecv", "cannot post the receive");
 	rc = mpi_isend(sendbuf, sendcount, sendtype, dest, sendtag, c, c->ctx, MPI_MODE_STD, &sr);

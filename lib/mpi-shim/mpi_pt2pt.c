@@ -1,7 +1,7 @@
 /* mpi_pt2pt.c: MPI point-to-point over Portals 3.3.
  *
  * Portal MPI_PT_MSG holds, in order:
- *   [posted receives...] [marker] [unexpected buffers...] [overflow]
+ *   [posted receives...] [marker] [reserves...] [ux marker] [unexpected buffers...] [overflow]
  * A posted receive is an ME whose match bits are (ctx, source, tag) with
  * ignore bits for the wildcards, inserted before the marker, so receives
  * match in the order they were posted and ahead of the catch-all entries.
@@ -72,9 +72,9 @@ struct mpi_uxbuf {
  * NAL: shm's smallest ring takes 4 KiB, verbs 8 KiB, so the sender's slot
  * is free when PtlPut returns), MPI_NOACK_NBUFS reserve buffers of
  * MPI_NOACK_BUFSZ bytes, at most MPI_NOACK_CREDITS credits per peer. */
-#define MPI_NOACK_MAX 256
+#define MPI_NOACK_MAX 1024
 #define MPI_NOACK_NBUFS 4
-#define MPI_NOACK_BUFSZ (32u << 10)
+#define MPI_NOACK_BUFSZ (128u << 10)
 #define MPI_NOACK_CREDITS 64
 
 /* One unexpected message (or one arriving into a posted receive's place). */
@@ -107,6 +107,7 @@ struct mpi_eslot {
 
 static struct {
 	ptl_handle_me_t marker, overflow_me;
+	ptl_handle_me_t ux_marker;   /* after the reserves: re-posted unexpected buffers go right after it */
 	struct mpi_obj_hdr overflow, ctrl;
 	ptl_handle_md_t zero_md;     /* 0-byte MD for headers and control puts */
 	struct mpi_uxbuf *ux;
@@ -127,6 +128,7 @@ static struct {
 	struct mpi_eslot *eslots, *eslot_free;
 	char *eslot_mem;
 	struct mpi_ux *ux_free;      /* unexpected-message records to reuse */
+	uint64_t ux_appends;         /* unexpected-list records ever added */
 } P;
 
 static struct mpi_ux *ux_alloc(void)
@@ -140,8 +142,11 @@ static struct mpi_ux *ux_alloc(void)
 }
 
 /* Free records chain through link.next. */
+static struct mpi_ux *lazy_first; /* see lazy_waiter */
 static void ux_free(struct mpi_ux *u)
 {
+	if (u == lazy_first)
+		lazy_first = NULL;
 	u->link.next = (struct mpi_list *)(void *)P.ux_free;
 	P.ux_free = u;
 }
@@ -206,14 +211,24 @@ static int ux_post(struct mpi_uxbuf *b, bool first)
 	if (b->reserve) {
 		md.length = MPI_NOACK_BUFSZ;
 		md.max_size = MPI_NOACK_MAX;
+		/* What lands here is inline (at most MPI_NOACK_MAX bytes), so its
+		 * START and END come together: END alone says it is here, whole,
+		 * one event instead of two. Its place in the unexpected list is
+		 * still right: a larger message from the same sender, sent
+		 * before, had its START (and its place) earlier. */
+		md.options |= PTL_MD_EVENT_START_DISABLE;
 		rc = PtlMEInsert(P.marker, any_id, MPI_NOACK_BIT, ~MPI_NOACK_BIT, PTL_UNLINK, PTL_INS_AFTER,
 				 &b->me);
 	} else if (first) {
 		rc = PtlMEAttach(mpi_g.ni, MPI_PT_MSG, any_id, 0, ~(ptl_match_bits_t)0, PTL_UNLINK,
 				 PTL_INS_AFTER, &b->me);
 	} else {
-		rc = PtlMEInsert(P.overflow_me, any_id, 0, ~(ptl_match_bits_t)0, PTL_UNLINK, PTL_INS_BEFORE,
-				 &b->me);
+		/* First in line: the buffer emptied last takes the next messages,
+		 * so unexpected messages keep landing in (and being copied out of)
+		 * memory still in cache, not in the next of mpi_g.ux_nbufs
+		 * megabytes round-robin. Where a message lands does not change
+		 * its order: that is the order of its events. */
+		rc = PtlMEInsert(P.ux_marker, any_id, 0, ~(ptl_match_bits_t)0, PTL_UNLINK, PTL_INS_AFTER, &b->me);
 	}
 	if (rc != PTL_OK)
 		return rc;
@@ -370,6 +385,9 @@ int mpi_pt2pt_init(void)
 			ptl_check(ux_post(&P.rsv[i], true), "posting an ACK-free reserve buffer");
 		}
 	}
+	ptl_check(PtlMEAttach(mpi_g.ni, MPI_PT_MSG, any_id, 0, ~(ptl_match_bits_t)0, PTL_RETAIN, PTL_INS_AFTER,
+			      &P.ux_marker), "PtlMEAttach(unexpected marker)");
+	ptl_check(PtlMDAttach(P.ux_marker, mk, PTL_RETAIN, &mdh), "PtlMDAttach(unexpected marker)");
 	P.ux = calloc((size_t)mpi_g.ux_nbufs, sizeof *P.ux);
 	if (!P.ux)
 		mpi_fatal(MPI_ERR_NO_MEM, "out of memory for unexpected-message buffers");
@@ -483,7 +501,13 @@ static void send_start(struct mpi_req *r)
 	int rc;
 	if (r->proto == MPI_PROTO_EAGER && r->len == 0) {
 		/* Nothing to keep and nothing to pull: no ACK (none would come
-		 * from the overflow entry), finished once it is out. */
+		 * from the overflow entry), finished once it is out. With an
+		 * ACK-free credit it goes where small messages go (a reserve:
+		 * one event at the receiver, not START and END). */
+		if (P.nack[r->wpeer] > 0) {
+			P.nack[r->wpeer]--;
+			bits |= MPI_NOACK_BIT;
+		}
 		rc = PtlPut(P.zero_md, PTL_NO_ACK_REQ, to, MPI_PT_MSG, 0, bits, 0,
 			    MPI_HDR(MPI_PROTO_EAGER, 0, mpi_req_id(r)));
 		if (rc != PTL_OK) {
@@ -808,6 +832,13 @@ static void credit_note(int w)
 	}
 }
 
+/* The lazy blocking receive being waited for (mpi_wait_req), if any, and
+ * the first unexpected message it matches that came since it looked at
+ * the whole list and found none: the one it takes, without walking the
+ * list again (a long list of others' messages would make each wait cost
+ * walks of it). */
+static struct mpi_req *lazy_waiter;
+
 static void ux_arrive(const ptl_event_t *ev, struct mpi_uxbuf *b)
 {
 	struct mpi_ux *u = ux_alloc();
@@ -828,6 +859,9 @@ static void ux_arrive(const ptl_event_t *ev, struct mpi_uxbuf *b)
 	u->in_ux = true;
 	mpi_list_add_tail(&u->link, &P.uxq);
 	mpi_list_add_tail(&u->alink, &P.arriving);
+	P.ux_appends++;
+	if (lazy_waiter && !lazy_first && ux_matches(u, lazy_waiter->ctx, lazy_waiter->peer, lazy_waiter->tag))
+		lazy_first = u;
 }
 
 static void ux_arrived(const ptl_event_t *ev, struct mpi_uxbuf *b)
@@ -855,6 +889,29 @@ static void ux_arrived(const ptl_event_t *ev, struct mpi_uxbuf *b)
 		}
 		return;
 	}
+}
+
+/* A whole message landed in reserve b: if the waiting lazy receive takes
+ * it, deliver it now, without an unexpected-list record. Only with the
+ * unexpected list empty, so it is the first message the receive can take
+ * (one that came before is in the list, until taken). */
+static bool lazy_take(const ptl_event_t *ev, struct mpi_uxbuf *b, int w)
+{
+	struct mpi_req *r = lazy_waiter;
+	int src = MPI_BITS_SRC(ev->match_bits), tag = MPI_BITS_TAG(ev->match_bits);
+	if (!r || r->done || r->matched || !mpi_list_empty(&P.uxq) || MPI_BITS_CTX(ev->match_bits) != r->ctx ||
+	    (r->peer != MPI_ANY_SOURCE && r->peer != src) || (r->tag != MPI_ANY_TAG && r->tag != tag))
+		return false;
+	credit_note(w);
+	r->matched = true;
+	r->st.MPI_SOURCE = src;
+	r->st.MPI_TAG = tag;
+	r->msglen = MPI_HDR_LEN(ev->hdr_data);
+	size_t n = ev->mlength < r->len ? ev->mlength : r->len;
+	if (n)
+		memcpy(r->pbuf, b->mem + ev->offset, n);
+	recv_finish(r, n);
+	return true;
 }
 
 static void on_ctrl(const ptl_event_t *ev)
@@ -964,9 +1021,19 @@ static void on_event(const ptl_event_t *ev)
 		struct mpi_uxbuf *b = ev->md.user_ptr;
 		if (ev->type == PTL_EVENT_PUT_START) {
 			ux_arrive(ev, b);
+		} else if (ev->type == PTL_EVENT_PUT_END && b->reserve) {
+			/* Whole (no START event, ux_post): straight to a blocking
+			 * receive that waits for it, else into the list. */
+			int w = rank_of(ev->initiator);
+			if (ev->match_bits & MPI_NOACK_BIT)
+				nack_arrived(ev, b, w);
+			if (!lazy_take(ev, b, w)) {
+				ux_arrive(ev, b);
+				ux_arrived(ev, b);
+			}
 		} else if (ev->type == PTL_EVENT_PUT_END) {
 			if (ev->match_bits & MPI_NOACK_BIT)
-				nack_arrived(ev, b->reserve ? b : NULL, rank_of(ev->initiator));
+				nack_arrived(ev, NULL, rank_of(ev->initiator));
 			ux_arrived(ev, b);
 		}
 		if (ev->type == PTL_EVENT_UNLINK || ev->link) {
@@ -1006,7 +1073,12 @@ static void on_event(const ptl_event_t *ev)
 	}
 }
 
-int mpi_progress(int wait_ms)
+/* Takes events until the queue is empty or, with until, as soon as until
+ * is done: a wait returns on its own completion without the last, empty
+ * PtlEQGet, whose progress pass (a poll of every NAL) would delay the
+ * caller's next send by a few hundred instructions. What stays queued is
+ * taken by the next call (mpi_irecv drains before it posts). */
+static int progress_until(int wait_ms, struct mpi_req *until)
 {
 	ptl_event_t ev;
 	int rc, n = 0;
@@ -1024,9 +1096,28 @@ int mpi_progress(int wait_ms)
 			mpi_fatal(MPI_ERR_INTERN, "PtlEQGet: %s", PtlErrorStr((unsigned)rc));
 		on_event(&ev);
 		n++;
+		if (until && until == lazy_waiter && lazy_first) {
+			/* Still listed (nobody else takes from the list while a
+			 * blocking receive waits, but make sure). */
+			struct mpi_ux *u = lazy_first;
+			lazy_first = NULL;
+			if (!until->done && !until->matched && u->link.next != &u->link) {
+				mpi_list_del(&u->link);
+				ux_deliver(until, u);
+			} else {
+				mpi_recv_try(until);
+			}
+		}
+		if (until && until->done)
+			break;
 		rc = PtlEQGet(mpi_g.eq, &ev);
 	}
 	return n;
+}
+
+int mpi_progress(int wait_ms)
+{
+	return progress_until(wait_ms, NULL);
 }
 
 /* A receive request as the user posted it (mpi_irecv, mpi_irecv_lazy). */
@@ -1141,6 +1232,27 @@ int mpi_irecv_lazy(void *buf, size_t len, int src, int tag, struct mpi_comm *c, 
 	return MPI_SUCCESS;
 }
 
+/* Why a receive the caller waits for may go without an ME: MPI matches a
+ * message to the earliest posted receive that fits. Receives posted before
+ * this one are MEs, which take an arrival ahead of the unexpected buffers,
+ * as they should; those that arrived before are in the unexpected list,
+ * which the lazy receive searches in arrival order, as a posted receive
+ * would have been matched; and nothing is posted after it until it is
+ * done (one thread calls MPI). Up to this size the copy out of a reserve
+ * or unexpected buffer costs less than the ME's insert, attach, enable,
+ * unlink and UNLINK event (2 pinned ranks, bench/mpi_pingpong.c). */
+#define MPI_LAZY_RECV_MAX MPI_NOACK_MAX
+
+int mpi_recv_now(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mpi_comm *c, int ctx,
+		 struct mpi_req **out)
+{
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	size_t len = t->size * (size_t)count;
+	if (src == MPI_PROC_NULL || !t->contig || len > MPI_LAZY_RECV_MAX)
+		return mpi_irecv(buf, count, dt, src, tag, c, ctx, out);
+	return mpi_irecv_lazy((char *)buf + t->true_lb, len, src, tag, c, ctx, out);
+}
+
 bool mpi_recv_try(struct mpi_req *r)
 {
 	if (r->done || r->matched || !r->lazy)
@@ -1149,6 +1261,8 @@ bool mpi_recv_try(struct mpi_req *r)
 	if (u) {
 		mpi_list_del(&u->link);
 		ux_deliver(r, u);
+	} else {
+		r->ux_looked = P.ux_appends + 1;
 	}
 	return r->done;
 }
@@ -1202,20 +1316,33 @@ int mpi_cancel_recv(struct mpi_req *r)
 int mpi_wait_req(struct mpi_req *r, double deadline)
 {
 	struct mpi_idle idle = { 0, 0 };
+	struct mpi_req *outer = lazy_waiter;
+	struct mpi_ux *outer_first = lazy_first;
+	int rc = MPI_SUCCESS;
+	/* A lazy receive that has looked at every unexpected message so far
+	 * (mpi_irecv_lazy just did) need not look again. */
+	if (r->lazy && (r->ux_looked == P.ux_appends + 1 || !mpi_recv_try(r)) && !r->done && !r->matched) {
+		lazy_waiter = r;
+		lazy_first = NULL;
+	}
 	while (!r->done) {
 		int ms = 100;
 		if (deadline > 0) {
 			double left = deadline - mpi_now();
-			if (left <= 0)
-				return MPI_ERR_TIMEOUT;
+			if (left <= 0) {
+				rc = MPI_ERR_TIMEOUT;
+				break;
+			}
 			if (left < 0.1)
 				ms = (int)(left * 1000) + 1;
 		}
 		/* Only a wait that brought nothing asks after the peer. */
-		if (mpi_idle_due(&idle, mpi_progress(ms) == 0) && !r->done)
+		if (mpi_idle_due(&idle, progress_until(ms, r) == 0) && !r->done)
 			mpi_req_check(r);
 	}
-	return MPI_SUCCESS;
+	lazy_waiter = outer;
+	lazy_first = outer_first;
+	return rc;
 }
 
 void mpi_req_fail_dead(struct mpi_req *r, int w)

@@ -243,6 +243,8 @@ int PtlInit(int *max_interfaces)
 	if (rt_init(&ptl_lib.rt) != 0)
 		goto out;
 	ptl_lib.uid = (ptl_uid_t)getuid();
+	/* The job's Portals jid: the low bits of the job id, never a wildcard. */
+	ptl_lib.jid = (ptl_jid_t)(ptl_lib.rt.jobid % 0xfffffff0u);
 	ptl_lib.peers = calloc((size_t)ptl_lib.rt.size, sizeof *ptl_lib.peers);
 	if (!ptl_lib.peers)
 		goto fail;

@@ -193,6 +193,7 @@ struct ptl_lib {
 	int init_count;
 	struct rt_info rt;
 	ptl_uid_t uid;              /* getuid(), read once: no syscall per put */
+	ptl_jid_t jid;              /* from rt.jobid, computed once: no division per put */
 	int nnals;
 	struct ptl_nalinst nals[PTL_MAX_NALS];
 	struct ptl_peer *peers;    /* rt.size */
@@ -230,7 +231,7 @@ struct ptl_lib {
 extern struct ptl_lib ptl_lib;
 
 /* The job's Portals jid: the low bits of the job id, never a wildcard. */
-static inline ptl_jid_t ptl_jid(void) { return (ptl_jid_t)(ptl_lib.rt.jobid % 0xfffffff0u); }
+static inline ptl_jid_t ptl_jid(void) { return ptl_lib.jid; }
 
 static inline ptl_uid_t ptl_uid(void) { return ptl_lib.uid; }
 
@@ -265,6 +266,14 @@ void ptl_md_copy_out(const struct ptl_md *md, ptl_size_t off, void *dst, ptl_siz
 int ptl_md_iovecs(const struct ptl_md *md, ptl_size_t off, ptl_size_t len, struct iovec *out, int max);
 /* Logs an event of md (if it has an EQ and the kind is not disabled). */
 void ptl_md_event(struct ptl_md *md, ptl_event_kind_t kind, ptl_event_t *ev);
+/* Whether ptl_md_event would post kind for md: callers skip building an
+ * event nobody will see (an eager slot's SEND_START/END, every put). */
+static inline bool ptl_md_wants_event(const struct ptl_md *md, ptl_event_kind_t kind)
+{
+	unsigned int off = kind == PTL_EVENT_SEND_START ? PTL_MD_EVENT_START_DISABLE
+			 : kind == PTL_EVENT_SEND_END ? PTL_MD_EVENT_END_DISABLE : 0;
+	return md->md.eq_handle != PTL_EQ_NONE && !(md->md.options & off);
+}
 /* Threshold used up / max_size reached with PTL_UNLINK: unlink md (and its
  * ME if that was attached with PTL_UNLINK), logging UNLINK. Returns true if
  * it unlinked. */

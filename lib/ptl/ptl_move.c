@@ -76,6 +76,8 @@ static bool ptl_fits_inline(size_t len)
 static void ptl_send_event(struct ptl_md *md, ptl_event_kind_t kind, const struct ptl_hdr *h,
 			   ptl_size_t loff, ptl_ni_fail_t fail)
 {
+	if (!ptl_md_wants_event(md, kind))
+		return;
 	ptl_event_t ev = {
 		.initiator = ptl_lib.ni->id,
 		.uid = ptl_uid(),

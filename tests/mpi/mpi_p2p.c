@@ -1,7 +1,8 @@
 /* mpi_p2p: point-to-point: ordering, wildcards, probe, sizes across the
  * eager/rendezvous limit (0 B - 16 MiB), Ssend, Cancel, PROC_NULL,
  * Sendrecv(_replace), the Wait/Test families, Bsend, truncation, and a
- * flood of unexpected messages, ACK-free small messages left unmatched.
+ * flood of unexpected messages, ACK-free small messages left unmatched,
+ * small blocking receives (no match entry) beside posted ones.
  * Needs at least 2 ranks. */
 #include "mpi_test.h"
 
@@ -54,7 +55,8 @@ static void sizes(void)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
-/* Non-overtaking: many messages, same source and tag, mixed sizes. */
+/* Non-overtaking: many messages, same source and tag, mixed sizes (empty,
+ * ACK-free, rendezvous). */
 static void ordering(void)
 {
 	enum { N = 2000 };
@@ -64,6 +66,8 @@ static void ordering(void)
 			if (i % 100 == 7) {
 				big[0] = i;
 				OK(MPI_Send(big, 40000, MPI_INT, 1, 5, MPI_COMM_WORLD));
+			} else if (i % 10 == 3) {
+				OK(MPI_Send(NULL, 0, MPI_INT, 1, 5, MPI_COMM_WORLD));
 			} else {
 				OK(MPI_Send(&i, 1, MPI_INT, 1, 5, MPI_COMM_WORLD));
 			}
@@ -72,8 +76,11 @@ static void ordering(void)
 		int bad = 0;
 		for (int i = 0; i < N; i++) {
 			MPI_Status st;
+			big[0] = -1;
 			OK(MPI_Recv(big, 40000, MPI_INT, MPI_ANY_SOURCE, 5, MPI_COMM_WORLD, &st));
-			bad += big[0] != i;
+			int cnt;
+			MPI_Get_count(&st, MPI_INT, &cnt);
+			bad += i % 10 == 3 ? cnt != 0 : big[0] != i;
 		}
 		CHECK(bad == 0, "%d messages out of order", bad);
 	}
@@ -266,6 +273,104 @@ static void truncation(void)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* A small blocking receive posts no match entry (it searches the
+ * unexpected messages as they come): an older posted receive still takes
+ * an arrival first, messages that came before it are taken in the order
+ * sent, wildcards and statuses hold, and a larger message (eager or
+ * rendezvous) into it is reported truncated. */
+static void blocking_small(void)
+{
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	if (t_rank == 0) {
+		for (int i = 0; i < 2; i++)
+			OK(MPI_Send(&i, 1, MPI_INT, 1, 41, MPI_COMM_WORLD));
+		MPI_Barrier(MPI_COMM_WORLD);
+		for (int i = 0; i < 20; i++) {
+			int v = 100 + i;
+			OK(MPI_Send(&v, 1, MPI_INT, 1, i % 2 ? 42 : 43, MPI_COMM_WORLD));
+		}
+		MPI_Barrier(MPI_COMM_WORLD);
+		int m[64] = { 7 };
+		OK(MPI_Send(m, 64, MPI_INT, 1, 44, MPI_COMM_WORLD));
+		static int big[30000];
+		big[0] = 9;
+		OK(MPI_Send(big, 30000, MPI_INT, 1, 45, MPI_COMM_WORLD));
+	} else if (t_rank == 1) {
+		/* The older Irecv takes the first tag-41 message, the blocking
+		 * receive after it the second. */
+		int a = -1, b = -1;
+		MPI_Request rq;
+		OK(MPI_Irecv(&a, 1, MPI_INT, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &rq));
+		MPI_Status st;
+		OK(MPI_Recv(&b, 1, MPI_INT, MPI_ANY_SOURCE, 41, MPI_COMM_WORLD, &st));
+		OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+		CHECK(a == 0 && b == 1 && st.MPI_SOURCE == 0 && st.MPI_TAG == 41, "posted %d, blocking %d (tag %d)", a,
+		      b, st.MPI_TAG);
+		MPI_Barrier(MPI_COMM_WORLD);
+		/* All 20 have come (or are coming) before these receives. */
+		int bad = 0;
+		for (int i = 0; i < 10; i++) {
+			int v;
+			OK(MPI_Recv(&v, 1, MPI_INT, 0, 43, MPI_COMM_WORLD, &st));
+			bad += v != 100 + 2 * i;
+		}
+		for (int i = 0; i < 10; i++) {
+			int v;
+			OK(MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
+			bad += v != 101 + 2 * i || st.MPI_TAG != 42;
+		}
+		CHECK(bad == 0, "%d small messages out of order or with a wrong status", bad);
+		MPI_Barrier(MPI_COMM_WORLD);
+		int v[2] = { 0, 0 }, cls;
+		int rc = MPI_Recv(v, 2, MPI_INT, 0, 44, MPI_COMM_WORLD, &st);
+		MPI_Error_class(rc, &cls);
+		CHECK(cls == MPI_ERR_TRUNCATE && v[0] == 7, "eager into a small receive: class %d, %d", cls, v[0]);
+		rc = MPI_Recv(v, 2, MPI_INT, 0, 45, MPI_COMM_WORLD, &st);
+		MPI_Error_class(rc, &cls);
+		CHECK(cls == MPI_ERR_TRUNCATE && v[0] == 9, "rendezvous into a small receive: class %d, %d", cls, v[0]);
+	} else {
+		MPI_Barrier(MPI_COMM_WORLD);
+		MPI_Barrier(MPI_COMM_WORLD);
+	}
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* Small blocking receives behind a list of unexpected messages they do
+ * not match: each takes its own (the first that fits, arriving later),
+ * and the others are still taken in the order sent afterwards. */
+static void blocking_behind(void)
+{
+	enum { N = 300, P = 50 };
+	if (t_rank == 1) {
+		for (int i = 0; i < N; i++)
+			OK(MPI_Send(&i, 1, MPI_INT, 0, 51, MPI_COMM_WORLD));
+		for (int i = 0; i < P; i++) {
+			int v = -1;
+			OK(MPI_Send(&i, 1, MPI_INT, 0, 52, MPI_COMM_WORLD));
+			OK(MPI_Recv(&v, 1, MPI_INT, 0, 53, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+			CHECK(v == -i, "pong %d: %d", i, v);
+		}
+	} else if (t_rank == 0) {
+		int bad = 0;
+		for (int i = 0; i < P; i++) {
+			int v = -1;
+			MPI_Status st;
+			OK(MPI_Recv(&v, 1, MPI_INT, i % 2 ? MPI_ANY_SOURCE : 1, 52, MPI_COMM_WORLD, &st));
+			bad += v != i || st.MPI_TAG != 52 || st.MPI_SOURCE != 1;
+			v = -v;
+			OK(MPI_Send(&v, 1, MPI_INT, 1, 53, MPI_COMM_WORLD));
+		}
+		for (int i = 0; i < N; i++) {
+			int v = -1;
+			OK(MPI_Recv(&v, 1, MPI_INT, 1, MPI_ANY_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+			bad += v != i;
+		}
+		CHECK(bad == 0, "%d messages wrong behind the unexpected list", bad);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* A flood: rank 1 sends many messages before rank 0 posts anything. */
 static void flood(void)
 {
@@ -302,9 +407,9 @@ static void noack(void)
 {
 	enum { N = 4000 };
 	if (t_rank == 1) {
-		unsigned char m[256];
+		unsigned char m[1024];
 		for (int i = 0; i < N; i++) {
-			int len = 4 + i % 253;
+			int len = 4 + i % 1021;
 			memset(m, i & 0xff, (size_t)len);
 			memcpy(m, &i, sizeof i);
 			OK(MPI_Send(m, len, MPI_BYTE, 0, 5 + i % 2, MPI_COMM_WORLD));
@@ -317,7 +422,7 @@ static void noack(void)
 			CHECK(v == -i, "noack pong %d: %d", i, v);
 		}
 	} else if (t_rank == 0) {
-		unsigned char m[256];
+		unsigned char m[1024];
 		int bad = 0;
 		for (int t = 5; t <= 6; t++) {
 			for (int i = t - 5; i < N; i += 2) {
@@ -326,7 +431,7 @@ static void noack(void)
 				OK(MPI_Recv(m, sizeof m, MPI_BYTE, 1, t, MPI_COMM_WORLD, &st));
 				MPI_Get_count(&st, MPI_BYTE, &n);
 				memcpy(&v, m, sizeof v);
-				bad += v != i || n != 4 + i % 253 || m[n - 1] != (n > 4 ? (i & 0xff) : m[n - 1]);
+				bad += v != i || n != 4 + i % 1021 || m[n - 1] != (n > 4 ? (i & 0xff) : m[n - 1]);
 			}
 		}
 		CHECK(bad == 0, "%d small messages wrong or out of order", bad);
@@ -384,6 +489,8 @@ int main(int argc, char **argv)
 	ssend_cancel_null();
 	families();
 	truncation();
+	blocking_small();
+	blocking_behind();
 	flood();
 	noack();
 	get_status();

@@ -356,9 +356,10 @@ static int send_msg(struct sj_ctx *c, int peer, struct bulk_msg *m)
 	return rc;
 }
 
-/* Runs one bulk op, split over three iovecs of odd sizes, to completion. */
-static int do_bulk(struct sj_ctx *c, enum nal_bulk_op op, uint8_t *local, uint64_t raddr,
-		   size_t len)
+/* Runs one bulk op, split over three iovecs of odd sizes (one iovec when
+ * whole: a long CMA move is then shared with the peer), to completion. */
+static int do_bulk_n(struct sj_ctx *c, enum nal_bulk_op op, uint8_t *local, uint64_t raddr,
+		     size_t len, int whole)
 {
 	struct iovec iov[3];
 	size_t a = len / 3 + (len > 1), b = len > a ? (len - a) / 2 : 0;
@@ -373,7 +374,12 @@ static int do_bulk(struct sj_ctx *c, enum nal_bulk_op op, uint8_t *local, uint64
 	iov[1].iov_len = b;
 	iov[2].iov_base = local + a + b;
 	iov[2].iov_len = len - a - b;
-	rc = nal_shm_ops.bulk(c->n, 1, op, iov, 3, raddr, 0, len, &iov);
+	if (whole) {
+		iov[0].iov_len = len;
+		rc = nal_shm_ops.bulk(c->n, 1, op, iov, 1, raddr, 0, len, &iov);
+	} else {
+		rc = nal_shm_ops.bulk(c->n, 1, op, iov, 3, raddr, 0, len, &iov);
+	}
 	if (rc < 0)
 		return rc;
 	if (rc == 1) {
@@ -388,8 +394,17 @@ static int do_bulk(struct sj_ctx *c, enum nal_bulk_op op, uint8_t *local, uint64
 	return 0;
 }
 
-static const size_t bulk_sizes[] = { 0, 1, 7, 4097, 300001, BULK_MAX };
-static const size_t bulk_offs[] = { 0, 3, 1, 5, 13, 0 };
+static int do_bulk(struct sj_ctx *c, enum nal_bulk_op op, uint8_t *local, uint64_t raddr, size_t len)
+{
+	return do_bulk_n(c, op, local, raddr, len, 0);
+}
+
+/* The last three are moved from one iovec: with CMA, split with the peer
+ * (SHM_SPLIT_MIN and up), the peer's half copied by its progress(). */
+static const size_t bulk_sizes[] = { 0, 1, 7, 4097, 300001, BULK_MAX, SHM_SPLIT_MIN - 1, SHM_SPLIT_MIN + 4097,
+				     (1u << 20) + 5 };
+static const size_t bulk_offs[] = { 0, 3, 1, 5, 13, 0, 7, 9, 3 };
+#define BULK_WHOLE_FROM 6
 
 static int body_bulk(struct sj_ctx *c, void *arg)
 {
@@ -435,7 +450,7 @@ static int body_bulk(struct sj_ctx *c, void *arg)
 
 			/* READ into an unaligned local spot, guard bytes around it. */
 			memset(mem, 0xee, len + 2 * BULK_SLACK > BULK_MAX + BULK_SLACK ? BULK_MAX + BULK_SLACK : len + 2 * BULK_SLACK);
-			SJ_CHECK(do_bulk(c, NAL_BULK_READ, mem + off, raddr + off, len) == 0);
+			SJ_CHECK(do_bulk_n(c, NAL_BULK_READ, mem + off, raddr + off, len, k >= BULK_WHOLE_FROM) == 0);
 			for (size_t i = 0; i < len; i++)
 				SJ_CHECK(mem[off + i] == pat(1, off + i));
 			if (off)
@@ -445,7 +460,7 @@ static int body_bulk(struct sj_ctx *c, void *arg)
 			/* WRITE a new pattern; rank 1 checks it in place. */
 			for (size_t i = 0; i < len; i++)
 				mem[off + i] = pat(seed, i);
-			SJ_CHECK(do_bulk(c, NAL_BULK_WRITE, mem + off, raddr + off, len) == 0);
+			SJ_CHECK(do_bulk_n(c, NAL_BULK_WRITE, mem + off, raddr + off, len, k >= BULK_WHOLE_FROM) == 0);
 			SJ_CHECK(send_msg(c, 1, &m) == 0);
 			SJ_CHECK(wait_msg(c, 3) == 0);
 			/* Put rank 1's pattern back for the next size's READ check. */
@@ -456,9 +471,9 @@ static int body_bulk(struct sj_ctx *c, void *arg)
 		nal_shm_ops.progress(c->n);
 		shm_get_stats(c->n, &st);
 		if (want_cma)
-			SJ_CHECK(st.bounce_chunks == 0);
+			SJ_CHECK(st.bounce_chunks == 0 && st.split_moves == 4);
 		else
-			SJ_CHECK(st.bounce_chunks >= 2 * (BULK_MAX / c->n->chunk));
+			SJ_CHECK(st.bounce_chunks >= 2 * (BULK_MAX / c->n->chunk) && st.split_moves == 0);
 		bmsg = (struct bulk_msg){ .kind = 4 };
 		SJ_CHECK(send_msg(c, 1, &bmsg) == 0);
 	}

@@ -41,7 +41,7 @@
 #include "nal/nal.h"
 
 #define SHM_MAGIC 0x70746c73686d3031ULL /* "ptlshm01" */
-#define SHM_VERSION 1u
+#define SHM_VERSION 2u /* 2: SHM_REC_HELP (a version-1 peer would drop it and leave the mover waiting) */
 #define SHM_ALIGN 128u /* two cache lines: the adjacent-line prefetcher pairs them */
 
 #define SHM_MAX_INLINE 16384u      /* hdr + payload, when the ring is big enough */
@@ -58,6 +58,10 @@
 #define SHM_REC_MSG 1u
 #define SHM_REC_PAD 2u
 #define SHM_REC_BULK 3u /* a bulk request of the bounce protocol */
+#define SHM_REC_HELP 4u /* "copy this part of my CMA move yourself" (struct shm_help_req) */
+
+/* CMA moves at least this long are split with the peer (shm_bulk.c). */
+#define SHM_SPLIT_MIN (128u << 10)
 
 /* Bits of struct shm_rank.state, the futex word. */
 #define SHM_ST_POLLING 1u  /* a thread of this rank polls: senders never wake it */
@@ -99,6 +103,18 @@ struct shm_bulk_req {
 	uint32_t pad;
 	uint64_t raddr;
 	uint64_t len;
+};
+
+/* Body of a SHM_REC_HELP record: the sender (the target of a move) asks
+ * the receiver to copy part of the move by CMA on its own CPU, then to
+ * store 1 (done) or 2 (failed) at done_addr in the sender's memory. */
+struct shm_help_req {
+	uint32_t op;    /* NAL_BULK_READ: read [their_addr) into our [own_addr); WRITE: the reverse */
+	uint32_t pad;
+	uint64_t their_addr; /* in the sender's memory */
+	uint64_t own_addr;   /* in the receiver's memory */
+	uint64_t len;
+	uint64_t done_addr;  /* in the sender's memory */
 };
 
 /* Producer side of the ring to one local peer. */
@@ -152,6 +168,17 @@ struct shm_bpeer {
 	size_t sv_len, sv_off;
 	uint64_t sv_stall_since;
 	uint32_t sv_stall_count;
+	/* a CMA move we split with the peer (one at a time): the part it
+	 * copies, to redo ourselves if it cannot, and its answer */
+	int hp_active;
+	_Atomic uint64_t hp_done; /* stored by the peer through CMA: 0, 1 done, 2 failed */
+	int hp_status;            /* our own part: 0 or NAL_E* */
+	enum nal_bulk_op hp_op;
+	struct iovec hp_iov;      /* our memory of the peer's part */
+	uint64_t hp_raddr;
+	void *hp_cookie;
+	uint64_t hp_stall_since;
+	uint32_t hp_stall_count;
 };
 
 struct shm_stats {
@@ -159,6 +186,7 @@ struct shm_stats {
 	uint64_t futex_waits; /* FUTEX_WAIT system calls made by sleep() */
 	uint64_t eagain;      /* sends refused for lack of room */
 	uint64_t bounce_chunks;
+	uint64_t split_moves; /* CMA moves whose second part the peer copied */
 };
 
 struct nal {
@@ -177,6 +205,7 @@ struct nal {
 	size_t chunk;
 
 	int started, unlinked, in_progress, cma;
+	int cma_ok;   /* a CMA move succeeded: the peers may copy by CMA too */
 	unsigned rr;  /* progress round-robin start */
 	int *l2g;     /* [lsize] local index -> rank */
 	int *g2l;     /* [size] rank -> local index or -1 */
@@ -214,6 +243,7 @@ void shm_mem_dereg(struct nal *n, struct nal_mr *mr);
 int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *local,
 	     int niov, uint64_t raddr, uint64_t rkey, size_t len, void *cookie);
 void shm_bulk_serve_req(struct nal *n, int li, const void *body, size_t len);
+void shm_bulk_help(struct nal *n, int li, const void *body, size_t len);
 int shm_bulk_progress(struct nal *n);
 int shm_bulk_pending(struct nal *n);
 void shm_bulk_fail_peer(struct nal *n, int li, int status);

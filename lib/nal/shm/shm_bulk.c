@@ -15,6 +15,15 @@
  *          progress() copies full slots to raddr and frees them; done when
  *          the target has freed every chunk (the bytes are in place).
  *
+ * A long CMA move (SHM_SPLIT_MIN and up) is split: the mover asks the peer
+ * (SHM_REC_HELP) to copy the second half with its own CPU and copies the
+ * first half meanwhile; the peer stores a done word back into the mover's
+ * memory by CMA, and the move completes (bulk_done) when both halves are
+ * in place. The peer is waiting for this move anyway (its get's REPLY, its
+ * put's ACK), so its core is idle; two cores copy at once, and each touches
+ * half the bytes, which keeps a 1 MiB ping-pong's buffers within a core's
+ * L2. If the peer cannot copy its half, the mover does.
+ *
  * Both sides walk the area's slots in the same order (a chunk counter per
  * area on each side), and the requester starts a move only after the
  * previous one on that area is complete, so the slots are all free at the
@@ -117,6 +126,104 @@ static int cma_move(struct nal *n, int li, enum nal_bulk_op op, const struct iov
 	return 0;
 }
 
+static int stalled(struct nal *n, int li, uint64_t *since, uint32_t *count);
+
+/* Splits a CMA move of len bytes with the peer when it is long and its
+ * second half is one piece of local memory: asks the peer to copy that
+ * half, copies the first. 1: pending (bulk_done follows); NAL_EPEER: the
+ * peer is dead; 0: not split, the caller moves it all. */
+static int cma_split(struct nal *n, int li, enum nal_bulk_op op, const struct iovec *local, int niov,
+		     uint64_t raddr, size_t len, void *cookie)
+{
+	struct shm_bpeer *bp = &n->bp[li];
+	size_t h = (len / 2) & ~(size_t)4095, at = 0;
+	int i = 0;
+
+	if (len < SHM_SPLIT_MIN || bp->hp_active || !n->cma_ok)
+		return 0;
+	while (i < niov && at + local[i].iov_len <= h)
+		at += local[i++].iov_len;
+	if (i == niov || at + local[i].iov_len - h < len - h)
+		return 0;
+	bp->hp_iov.iov_base = (char *)local[i].iov_base + (h - at);
+	bp->hp_iov.iov_len = len - h;
+	bp->hp_op = op;
+	bp->hp_raddr = raddr + h;
+	struct shm_help_req r = {
+		/* the peer's view: we write its memory, so it reads ours */
+		.op = op == NAL_BULK_WRITE ? NAL_BULK_READ : NAL_BULK_WRITE,
+		.their_addr = (uint64_t)(uintptr_t)bp->hp_iov.iov_base,
+		.own_addr = bp->hp_raddr,
+		.len = len - h,
+		.done_addr = (uint64_t)(uintptr_t)&bp->hp_done,
+	};
+	atomic_store_explicit(&bp->hp_done, 0, memory_order_relaxed);
+	if (shm_ring_put(n, li, SHM_REC_HELP, &r, sizeof(r), NULL, 0) != 0)
+		return 0;
+	/* Our half, before the move counts as pending: a peer found dead
+	 * here fails it through our return code, not through a bulk_done
+	 * from inside bulk(). Otherwise its result waits for the peer's. */
+	bp->hp_status = cma_move(n, li, op, local, niov, raddr, h);
+	if (bp->hp_status == NAL_EPEER)
+		return NAL_EPEER;
+	bp->hp_active = 1;
+	bp->hp_cookie = cookie;
+	bp->hp_stall_since = 0;
+	bp->hp_stall_count = 0;
+	n->nbulk++;
+	n->st.split_moves++;
+	return 1;
+}
+
+/* A SHM_REC_HELP arrived from local peer li: copy our part of its move now
+ * (its CPU copies the other part meanwhile) and tell it by its done word. */
+void shm_bulk_help(struct nal *n, int li, const void *body, size_t len)
+{
+	struct shm_help_req r;
+	uint64_t st = 1;
+
+	if (len != sizeof(r)) {
+		fprintf(stderr, "ptl shm: malformed copy request from rank %d ignored\n", n->l2g[li]);
+		return;
+	}
+	memcpy(&r, body, sizeof(r));
+	struct iovec own = { (void *)(uintptr_t)r.own_addr, (size_t)r.len };
+	if ((r.op != NAL_BULK_READ && r.op != NAL_BULK_WRITE) ||
+	    cma_move(n, li, (enum nal_bulk_op)r.op, &own, 1, r.their_addr, (size_t)r.len) != 0)
+		st = 2; /* it copies the part itself */
+	struct iovec lv = { &st, sizeof(st) }, rv = { (void *)(uintptr_t)r.done_addr, sizeof(st) };
+	/* The data went first, by the same CPU: a store seen after it. */
+	if (process_vm_writev((pid_t)atomic_load_explicit(&n->ranks[li].pid, memory_order_relaxed), &lv, 1,
+			      &rv, 1, 0) != (ssize_t)sizeof(st))
+		return; /* gone: its own death handling ends the move */
+	shm_wake_peer(n, li);
+}
+
+/* Our split move to li: complete once the peer answered. */
+static int hp_work(struct nal *n, int li)
+{
+	struct shm_bpeer *bp = &n->bp[li];
+	uint64_t d;
+	int rc;
+
+	if (!bp->hp_active)
+		return 0;
+	d = atomic_load_explicit(&bp->hp_done, memory_order_acquire);
+	if (!d) {
+		if (stalled(n, li, &bp->hp_stall_since, &bp->hp_stall_count))
+			return 1; /* the peer is dead: shm_bulk_fail_peer ended the move */
+		return 0;
+	}
+	rc = bp->hp_status;
+	if (d != 1 && rc == 0)
+		rc = cma_move(n, li, bp->hp_op, &bp->hp_iov, 1, bp->hp_raddr, bp->hp_iov.iov_len);
+	bp->hp_active = 0;
+	n->nbulk--;
+	if (n->up.bulk_done)
+		n->up.bulk_done(n->up.arg, bp->hp_cookie, rc);
+	return 1;
+}
+
 static void iov_copy(struct shm_bop *op, uint8_t *buf, size_t len, int to_iov)
 {
 	while (len) {
@@ -166,8 +273,11 @@ int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 		iov_copy(&tmp, (uint8_t *)(uintptr_t)raddr, len, op == NAL_BULK_READ);
 		return 0;
 	}
+	if (n->cma && (rc = cma_split(n, li, op, local, niov, raddr, len, cookie)) != 0)
+		return rc;
 	if (n->cma) {
 		rc = cma_move(n, li, op, local, niov, raddr, len);
+		n->cma_ok |= rc == 0; /* permitted here: long moves may be split */
 		if (rc != NAL_EPERM)
 			return rc;
 		n->cma = 0; /* not permitted here: bounce from now on */
@@ -384,6 +494,7 @@ int shm_bulk_progress(struct nal *n)
 			continue;
 		done += sv_work(n, li);
 		done += rq_work(n, li);
+		done += hp_work(n, li);
 	}
 	return done;
 }
@@ -397,6 +508,8 @@ int shm_bulk_pending(struct nal *n)
 
 		if (li == n->lrank || n->dead[li])
 			continue;
+		if (bp->hp_active && atomic_load_explicit(&bp->hp_done, memory_order_acquire))
+			return 1;
 		if (bp->sv_active) {
 			uint32_t f = atomic_load_explicit(&bp->sv_slot[bp->sv_cur % SHM_NSLOT].full,
 							  memory_order_acquire);
@@ -429,6 +542,12 @@ void shm_bulk_fail_peer(struct nal *n, int li, int status)
 		bp->sv_active = 0;
 		n->nbulk--;
 	}
+	if (bp->hp_active) {
+		bp->hp_active = 0;
+		n->nbulk--;
+		if (n->up.bulk_done)
+			n->up.bulk_done(n->up.arg, bp->hp_cookie, status);
+	}
 	while (bp->q) {
 		struct shm_bop *b = bp->q;
 		void *cookie = b->cookie;
@@ -452,6 +571,7 @@ void shm_bulk_fini(struct nal *n)
 			free(b);
 		}
 		bp->qtail = &bp->q;
+		bp->hp_active = 0;
 	}
 	n->nbulk = 0;
 }

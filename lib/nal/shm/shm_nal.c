@@ -353,6 +353,8 @@ static int ring_drain(struct nal *n, int li)
 			n->up.recv(n->up.arg, n->l2g[li], rx->data + off + 8, len);
 		else if (type == SHM_REC_BULK)
 			shm_bulk_serve_req(n, li, rx->data + off + 8, len);
+		else if (type == SHM_REC_HELP)
+			shm_bulk_help(n, li, rx->data + off + 8, len);
 		rx->head += rec_size(len);
 		done++;
 		/* Publish rarely: the producer reads this line only when its
@@ -368,22 +370,41 @@ static int ring_drain(struct nal *n, int li)
 	return done;
 }
 
+/* Whether a ring from a peer has a record: all an empty poll looks at. */
+static inline int rings_ready(const struct nal *n)
+{
+	for (int li = 0; li < n->lsize; li++)
+		if (li != n->lrank &&
+		    atomic_load_explicit(rec_word(n->rx[li].data, n->rx[li].head & n->ring_mask), memory_order_relaxed))
+			return 1;
+	return 0;
+}
+
 static int shm_progress(struct nal *n)
 {
 	int done = 0, L = n->lsize;
-	unsigned start;
+	unsigned li;
 
-	if (!n->started || n->in_progress)
+	/* An empty poll is what a waiting rank repeats, and how soon it sees
+	 * an arrival: a load of the next record word per peer, returning
+	 * before anything else is set up. */
+	if (!n->started || n->in_progress ||
+	    (!n->nbulk && (n->unlinked || n->lrank != 0) && !rings_ready(n)))
 		return 0;
 	n->in_progress = 1;
-	if (!n->unlinked)
+	if (!n->unlinked && n->lrank == 0)
 		shm_seg_try_unlink(n);
-	start = n->rr++;
-	for (int k = 0; k < L; k++) {
-		int li = (int)((start + (unsigned)k) % (unsigned)L);
+	/* The round-robin start advances by one each call, wrapping by
+	 * compare (no division). */
+	li = n->rr;
+	n->rr = li + 1 < (unsigned)L ? li + 1 : 0;
+	for (int k = 0; k < L; k++, li = li + 1 < (unsigned)L ? li + 1 : 0) {
+		struct shm_rx *rx = &n->rx[li];
 
-		if (li != n->lrank)
-			done += ring_drain(n, li);
+		if ((int)li == n->lrank ||
+		    !atomic_load_explicit(rec_word(rx->data, rx->head & n->ring_mask), memory_order_relaxed))
+			continue;
+		done += ring_drain(n, (int)li);
 	}
 	if (n->nbulk)
 		done += shm_bulk_progress(n);
