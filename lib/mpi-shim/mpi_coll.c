@@ -42,11 +42,28 @@ struct cache_ent {
 	struct coll_sched *s;
 	struct coll_engine *e; /* s's engine, reset for each call (NULL: none yet) */
 };
+/* Temporaries of a call (a packed image of a non-contiguous buffer,
+ * Alltoall's packed input, Reduce's input on a rank that is not the root,
+ * a non-commutative combination's copy, ...) come from a few buffers kept
+ * per communicator, grown as needed and freed with it (Comm_free,
+ * Finalize): a large malloc is an mmap, its pages faulted in and zeroed on
+ * every call, and a munmap at its free. At most TMP_KEEP bytes stay
+ * cached; a temporary that would pass that is malloc'd and freed as
+ * before. TMP_SLOTS covers the deepest nesting (a reduction's input, its
+ * scratch and a combination's copy). */
+#define TMP_SLOTS 4
+#define TMP_KEEP (64u << 20)
+struct tmpbuf {
+	void *p;
+	size_t cap;
+	bool busy;
+};
 struct mpi_coll_cache {
 	struct cache_ent e[CACHE_SLOTS];
 	unsigned next;
 	void *scratch;
 	size_t scratch_cap;
+	struct tmpbuf tmp[TMP_SLOTS];
 };
 
 struct pend {
@@ -115,8 +132,66 @@ void mpi_coll_free_cache(struct mpi_comm *c)
 		coll_free(c->cache->e[i].s);
 	}
 	free(c->cache->scratch);
+	for (int i = 0; i < TMP_SLOTS; i++)
+		free(c->cache->tmp[i].p);
 	free(c->cache);
 	c->cache = NULL;
+}
+
+static struct mpi_coll_cache *cache_of(struct mpi_comm *c)
+{
+	if (!c->cache)
+		c->cache = calloc(1, sizeof *c->cache);
+	return c->cache;
+}
+
+/* A temporary of len bytes (contents undefined), from c's cache when it
+ * can be: the free buffer that fits best, else the largest free one,
+ * grown. NULL when out of memory. Give it back with tmp_put. */
+static void *tmp_get(struct mpi_comm *c, size_t len)
+{
+	struct mpi_coll_cache *cc = cache_of(c);
+	if (!len)
+		len = 1;
+	if (!cc)
+		return malloc(len);
+	struct tmpbuf *fit = NULL, *big = NULL;
+	size_t kept = 0;
+	for (int i = 0; i < TMP_SLOTS; i++) {
+		struct tmpbuf *b = &cc->tmp[i];
+		kept += b->cap;
+		if (b->busy)
+			continue;
+		if (b->cap >= len && (!fit || b->cap < fit->cap))
+			fit = b;
+		if (!big || b->cap > big->cap)
+			big = b;
+	}
+	if (!fit && big && kept - big->cap + len <= TMP_KEEP) {
+		/* grow: free first, the old bytes are of no use */
+		free(big->p);
+		big->cap = 0;
+		big->p = malloc(len);
+		if (big->p)
+			big->cap = len;
+		fit = big->p ? big : NULL;
+	}
+	if (!fit)
+		return malloc(len);
+	fit->busy = true;
+	return fit->p;
+}
+
+static void tmp_put(struct mpi_comm *c, void *p)
+{
+	if (!p)
+		return;
+	for (int i = 0; c->cache && i < TMP_SLOTS; i++)
+		if (c->cache->tmp[i].busy && c->cache->tmp[i].p == p) {
+			c->cache->tmp[i].busy = false;
+			return;
+		}
+	free(p);
 }
 
 static int fail(struct cx *x, int cls, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -187,13 +262,13 @@ static void combine(struct cx *x, void *dst, const void *src, size_t len)
 		mpi_op_apply(x->op, x->dt, src, dst, n);
 		return;
 	}
-	void *tmp = malloc(len ? len : 1);
+	void *tmp = tmp_get(x->c, len);
 	if (!tmp)
 		mpi_fatal(MPI_ERR_NO_MEM, "%s: no memory to combine %zu bytes", x->name, len);
 	memcpy(tmp, src, len);
 	mpi_op_apply(x->op, x->dt, dst, tmp, n);
 	memcpy(dst, tmp, len);
-	free(tmp);
+	tmp_put(x->c, tmp);
 }
 
 static int cb_reduce(void *ctx, void *dst, const void *src, size_t len, enum coll_dtype dt, enum coll_redop op)
@@ -393,11 +468,8 @@ static void cx_done(struct cx *x)
 static struct cache_ent *sched_for(struct cx *x, struct coll_req *req)
 {
 	struct mpi_comm *c = x->c;
-	if (!c->cache) {
-		c->cache = calloc(1, sizeof *c->cache);
-		if (!c->cache)
-			return NULL;
-	}
+	if (!cache_of(c))
+		return NULL;
 	req->algo = algo_set[req->op] || mpi_g.coll_algo[0] ? algo_for[req->op] : COLL_ALGO_AUTO;
 	req->ports = mpi_g.coll_ports > 0 ? mpi_g.coll_ports : 1;
 	for (int i = 0; i < CACHE_SLOTS; i++) {
@@ -522,7 +594,7 @@ static int check_buf(MPI_Comm comm, const char *fn, int count, MPI_Datatype dt)
 }
 
 /* The contiguous image of (buf, count, dt): buf itself or a packed copy. */
-static void *image(const void *buf, int count, MPI_Datatype dt, bool fill, bool *tmp)
+static void *image(struct mpi_comm *c, const void *buf, int count, MPI_Datatype dt, bool fill, bool *tmp)
 {
 	struct mpi_dtype *t = mpi_dtype_get(dt);
 	size_t len = t->size * (size_t)count;
@@ -531,20 +603,21 @@ static void *image(const void *buf, int count, MPI_Datatype dt, bool fill, bool 
 		return (char *)buf + t->true_lb;
 	}
 	*tmp = true;
-	void *p = malloc(len ? len : 1);
+	void *p = tmp_get(c, len);
 	if (p && fill)
 		mpi_pack(t, buf, count, p);
 	return p;
 }
 
-static void image_done(void *img, void *buf, int count, MPI_Datatype dt, bool tmp, bool unpack)
+static void image_done(struct mpi_comm *c, void *img, void *buf, int count, MPI_Datatype dt, bool tmp,
+		       bool unpack)
 {
 	if (!tmp)
 		return;
 	struct mpi_dtype *t = mpi_dtype_get(dt);
 	if (unpack)
 		mpi_unpack(t, buf, count, img, t->size * (size_t)count);
-	free(img);
+	tmp_put(c, img);
 }
 
 /* ---------------------------------------------------------------- barrier, bcast */
@@ -583,11 +656,11 @@ int PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 	struct cx x;
 	cx_init(&x, c, "MPI_Bcast");
 	bool tmp;
-	void *img = image(buf, count, dt, c->rank == root, &tmp);
+	void *img = image(c, buf, count, dt, c->rank == root, &tmp);
 	if (!img)
 		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Bcast", "out of memory");
 	rc = bcast(&x, img, mpi_dtype_get(dt)->size * (size_t)count, root);
-	image_done(img, buf, count, dt, tmp, c->rank != root && !rc);
+	image_done(c, img, buf, count, dt, tmp, c->rank != root && !rc);
 	return finish(&x, comm, rc);
 }
 
@@ -629,7 +702,7 @@ static int reduce_img(struct cx *x, void *data, int count, MPI_Datatype dt, MPI_
 		if (rc)
 			return fail(x, MPI_ERR_INTERN, "%s: no schedule: %s", x->name, msg);
 		x->algo = "owner";
-		void *scratch = malloc(s->info.scratch_bytes ? s->info.scratch_bytes : 1);
+		void *scratch = tmp_get(x->c, s->info.scratch_bytes);
 		struct coll_bufs bufs = { data, NULL, scratch };
 		struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0 };
 		rc = scratch ? coll_engine_new(s, x->c->rank, &bufs, &conf, &engine_ops, x, &x->e) : -ENOMEM;
@@ -638,7 +711,7 @@ static int reduce_img(struct cx *x, void *data, int count, MPI_Datatype dt, MPI_
 		rc = rc ? fail(x, MPI_ERR_INTERN, "%s: cannot run the owner reduce", x->name) : drive(x);
 		coll_engine_free(x->e);
 		x->e = NULL;
-		free(scratch);
+		tmp_put(x->c, scratch);
 		coll_free(s);
 		if (!rc && root != 0) {
 			if (x->c->rank == 0)
@@ -670,8 +743,8 @@ static int allreduce_img(struct cx *x, void *data, int count, MPI_Datatype dt, M
 
 /* The working copy of a reduction's input: recvbuf's image (filled from
  * sendbuf unless MPI_IN_PLACE), or a temporary. */
-static void *reduce_input(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, bool use_recv,
-			  bool *tmp)
+static void *reduce_input(struct mpi_comm *c, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
+			  bool use_recv, bool *tmp)
 {
 	struct mpi_dtype *t = mpi_dtype_get(dt);
 	size_t len = t->size * (size_t)count;
@@ -683,7 +756,7 @@ static void *reduce_input(const void *sendbuf, void *recvbuf, int count, MPI_Dat
 		return img;
 	}
 	*tmp = true;
-	void *p = malloc(len ? len : 1);
+	void *p = tmp_get(c, len);
 	if (p)
 		mpi_pack(t, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, count, p);
 	return p;
@@ -703,14 +776,14 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, 
 	cx_init(&x, c, "MPI_Reduce");
 	bool tmp;
 	bool at_root = c->rank == root;
-	void *img = reduce_input(sendbuf, recvbuf, count, dt, at_root, &tmp);
+	void *img = reduce_input(c, sendbuf, recvbuf, count, dt, at_root, &tmp);
 	if (!img)
 		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Reduce", "out of memory");
 	rc = reduce_img(&x, img, count, dt, op, root);
 	if (tmp) {
 		if (at_root && !rc)
 			mpi_unpack(mpi_dtype_get(dt), recvbuf, count, img, mpi_dtype_get(dt)->size * (size_t)count);
-		free(img);
+		tmp_put(c, img);
 	}
 	return finish(&x, comm, rc);
 }
@@ -726,11 +799,11 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 	struct cx x;
 	cx_init(&x, c, "MPI_Allreduce");
 	bool tmp;
-	void *img = reduce_input(sendbuf, recvbuf, count, dt, true, &tmp);
+	void *img = reduce_input(c, sendbuf, recvbuf, count, dt, true, &tmp);
 	if (!img)
 		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Allreduce", "out of memory");
 	rc = allreduce_img(&x, img, count, dt, op);
-	image_done(img, recvbuf, count, dt, tmp, !rc);
+	image_done(c, img, recvbuf, count, dt, tmp, !rc);
 	return finish(&x, comm, rc);
 }
 
@@ -746,7 +819,7 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 	struct mpi_dtype *t = mpi_dtype_get(dt);
 	int n = c->size;
 	size_t blk = t->size * (size_t)recvcount;
-	char *data = malloc(blk * (size_t)n + 1);
+	char *data = tmp_get(c, blk * (size_t)n);
 	if (!data)
 		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Reduce_scatter_block", "out of memory");
 	mpi_pack(t, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, recvcount * n, data);
@@ -769,7 +842,7 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 			coll_block(blk * (size_t)n, t->size, (size_t)n, (size_t)c->rank, &off, &len);
 		mpi_unpack(t, recvbuf, recvcount, data + off, len);
 	}
-	free(data);
+	tmp_put(c, data);
 	return finish(&x, comm, rc);
 }
 
@@ -789,7 +862,7 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 			mine += recvcounts[i];
 		total += recvcounts[i];
 	}
-	char *data = malloc(t->size * (size_t)total + 1);
+	char *data = tmp_get(c, t->size * (size_t)total);
 	if (!data)
 		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Reduce_scatter", "out of memory");
 	mpi_pack(t, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, (int)total, data);
@@ -799,7 +872,7 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 	if (!rc)
 		mpi_unpack(t, recvbuf, recvcounts[c->rank], data + t->size * (size_t)mine,
 			   t->size * (size_t)recvcounts[c->rank]);
-	free(data);
+	tmp_put(c, data);
 	return finish(&x, comm, rc);
 }
 
@@ -820,7 +893,7 @@ static int scan(const char *fn, const void *sendbuf, void *recvbuf, int count, M
 	size_t len = t->size * (size_t)count;
 	const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
 	bool tmp = ex || !t->contig;
-	char *data = tmp ? malloc((ex ? 2 : 1) * len + 1) : (char *)recvbuf + t->true_lb;
+	char *data = tmp ? tmp_get(c, (ex ? 2 : 1) * len) : (char *)recvbuf + t->true_lb;
 	if (!data)
 		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
 	if (tmp || sendbuf != MPI_IN_PLACE)
@@ -838,7 +911,7 @@ static int scan(const char *fn, const void *sendbuf, void *recvbuf, int count, M
 	if (!rc && tmp && !(ex && c->rank == 0))
 		mpi_unpack(t, recvbuf, count, data + (ex ? len : 0), len);
 	if (tmp)
-		free(data);
+		tmp_put(c, data);
 	return finish(&x, comm, rc);
 }
 
@@ -956,7 +1029,7 @@ static int gs_root(struct cx *x, const struct gs_call *g, const struct coll_sche
 	bool direct = gs_root_direct(g, n, esz), in_place = gs_in_place(g);
 	char *base = g->gather ? (char *)g->rbuf : (char *)(uintptr_t)g->sbuf;
 	/* direct: the root's own block is at displacement 0 (gs_root_direct) */
-	char *data = direct ? base + t->true_lb : malloc(s->info.data_bytes + 1);
+	char *data = direct ? base + t->true_lb : tmp_get(x->c, s->info.data_bytes);
 	if (!data)
 		return fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes", x->name, s->info.data_bytes);
 	size_t own = esz * (size_t)gs_count(g, g->root);
@@ -980,7 +1053,7 @@ static int gs_root(struct cx *x, const struct gs_call *g, const struct coll_sche
 		off += len;
 	}
 	if (!direct)
-		free(data);
+		tmp_put(x->c, data);
 	return rc;
 }
 
@@ -993,7 +1066,7 @@ static int gs_leaf(struct cx *x, const struct gs_call *g, const struct coll_sche
 	size_t span = coll_data_span(s, x->c->rank);
 	char *buf = g->gather ? (char *)(uintptr_t)g->sbuf : g->rbuf;
 	bool direct = t->contig && span <= own;
-	char *data = direct ? buf + t->true_lb : malloc((span > own ? span : own) + 1);
+	char *data = direct ? buf + t->true_lb : tmp_get(x->c, span > own ? span : own);
 	if (!data)
 		return fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes", x->name, span);
 	if (g->gather && !direct)
@@ -1002,7 +1075,7 @@ static int gs_leaf(struct cx *x, const struct gs_call *g, const struct coll_sche
 	if (!rc && !g->gather && !direct)
 		mpi_unpack(t, buf, count, data, own);
 	if (!direct)
-		free(data);
+		tmp_put(x->c, data);
 	return rc;
 }
 
@@ -1101,7 +1174,7 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 	size_t blk = rt->size * (size_t)recvcount;
 	int n = c->size;
 	bool tmp = !rt->contig;
-	char *data = tmp ? malloc(blk * (size_t)n + 1) : (char *)recvbuf + rt->true_lb;
+	char *data = tmp ? tmp_get(c, blk * (size_t)n) : (char *)recvbuf + rt->true_lb;
 	if (!data)
 		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Allgather", "out of memory");
 	if (sendbuf != MPI_IN_PLACE)
@@ -1117,7 +1190,7 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 	if (tmp) {
 		if (!rc)
 			mpi_unpack(rt, recvbuf, recvcount * n, data, blk * (size_t)n);
-		free(data);
+		tmp_put(c, data);
 	}
 	return finish(&x, comm, rc);
 }
@@ -1174,7 +1247,7 @@ static int v_run(struct cx *x, struct coll_req *req, void *data, const void *inp
 		return rc;
 	size_t ncmds, sbytes = s->info.scratch_bytes;
 	coll_rank_cmds(s, x->c->rank, &ncmds);
-	void *scratch = ncmds && sbytes ? malloc(sbytes) : NULL;
+	void *scratch = ncmds && sbytes ? tmp_get(x->c, sbytes) : NULL;
 	if (ncmds && sbytes && !scratch)
 		rc = fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes of scratch", x->name, sbytes);
 	if (ncmds && !rc) {
@@ -1187,7 +1260,7 @@ static int v_run(struct cx *x, struct coll_req *req, void *data, const void *inp
 		coll_engine_free(x->e);
 		x->e = NULL;
 	}
-	free(scratch);
+	tmp_put(x->c, scratch);
 	coll_free(s);
 	return rc;
 }
@@ -1216,7 +1289,7 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 		rc = mpi_err(comm, MPI_ERR_TRUNCATE, fn, "rank %d sends %zu bytes but recvcounts[%d] says %zu", me, sent,
 			     me, own);
 	bool direct = v_packed(recvtype, recvcounts, displs, n);
-	char *data = direct ? (char *)recvbuf + rt->true_lb : rc ? NULL : malloc(total + 1);
+	char *data = direct ? (char *)recvbuf + rt->true_lb : rc ? NULL : tmp_get(c, total);
 	if (!rc && !data)
 		rc = mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory for %zu bytes", total);
 	if (rc) {
@@ -1242,7 +1315,7 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 		off += counts[j];
 	}
 	if (!direct)
-		free(data);
+		tmp_put(c, data);
 	free(counts);
 	return finish(&x, comm, rc);
 }
@@ -1257,13 +1330,13 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 	struct mpi_dtype *rt = mpi_dtype_get(recvtype);
 	int n = c->size;
 	size_t blk = rt->size * (size_t)recvcount;
-	char *in = malloc(blk * (size_t)n + 1);
+	char *in = tmp_get(c, blk * (size_t)n);
 	bool tmp = !rt->contig;
-	char *data = tmp ? malloc(blk * (size_t)n + 1) : (char *)recvbuf + rt->true_lb;
+	char *data = tmp ? tmp_get(c, blk * (size_t)n) : (char *)recvbuf + rt->true_lb;
 	if (!in || !data) {
-		free(in);
+		tmp_put(c, in);
 		if (tmp)
-			free(data);
+			tmp_put(c, data);
 		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Alltoall", "out of memory");
 	}
 	if (sendbuf == MPI_IN_PLACE)
@@ -1280,9 +1353,9 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 	if (tmp) {
 		if (!rc)
 			mpi_unpack(rt, recvbuf, recvcount * n, data, blk * (size_t)n);
-		free(data);
+		tmp_put(c, data);
 	}
-	free(in);
+	tmp_put(c, in);
 	return finish(&x, comm, rc);
 }
 
@@ -1321,15 +1394,15 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 			     row[c->rank], row[n + c->rank]);
 	bool in_direct = !in_place && v_packed(sendtype, sendcounts, sdispls, n);
 	bool out_direct = v_packed(recvtype, recvcounts, rdispls, n);
-	char *in = in_direct ? (char *)(uintptr_t)sendbuf + st->true_lb : rc ? NULL : malloc(stotal + 1);
-	char *data = out_direct ? (char *)recvbuf + rt->true_lb : rc ? NULL : malloc(rtotal + 1);
+	char *in = in_direct ? (char *)(uintptr_t)sendbuf + st->true_lb : rc ? NULL : tmp_get(c, stotal);
+	char *data = out_direct ? (char *)recvbuf + rt->true_lb : rc ? NULL : tmp_get(c, rtotal);
 	if (!rc && (!in || !data))
 		rc = mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory for %zu bytes", stotal + rtotal);
 	if (rc) {
 		if (!in_direct)
-			free(in);
+			tmp_put(c, in);
 		if (!out_direct)
-			free(data);
+			tmp_put(c, data);
 		free(row);
 		return rc;
 	}
@@ -1350,9 +1423,9 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 		off += row[n + j];
 	}
 	if (!in_direct)
-		free(in);
+		tmp_put(c, in);
 	if (!out_direct)
-		free(data);
+		tmp_put(c, data);
 	free(row);
 	return finish(&x, comm, rc);
 }
