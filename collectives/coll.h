@@ -323,6 +323,15 @@ struct coll_cost_params {
 	double ack_alpha;
 	size_t noack_max;  /* with acked_sends: sends up to this many bytes are done
 	                    * at once (ptl's MPI sends up to 256 B without an ACK) */
+	/* Sends of more than rndv_min bytes go by rendezvous, as ptl's MPI
+	 * sends above its eager limit: the header (alpha), the receiver's o
+	 * to ask for the data, alpha, then the sender's CPU copies the bytes
+	 * (bytes/beta, in turn with its other CPU work: on shm the rank that
+	 * serves a get copies), alpha back and the receiver's o. The send is
+	 * done when its copy is (and o); no port is held, no ACK is waited
+	 * for. Off when rndv is false. */
+	bool rndv;
+	size_t rndv_min;
 };
 struct coll_cost {
 	double time;          /* seconds until the last command ends */
@@ -350,8 +359,10 @@ struct coll_bufs {
 };
 
 /* One rank's executor. It owns the ordering: it posts a command when its
- * dependencies are done, in id order (so a receive is posted before the send
- * of the same slot), runs local commands itself and applies reductions. The
+ * dependencies are done, in id order except that of the commands ready at
+ * once the sends go first (a late rank's header then reaches the peer ahead
+ * of its receive's request for the peer's data), runs local commands itself
+ * and applies reductions. The
  * transport supplies the three callbacks below and reports every posted
  * send/receive back with coll_engine_done once it has completed (a send:
  * its buffer may be reused; a receive: the bytes are in place). Callbacks must
