@@ -329,9 +329,12 @@ struct coll_cost_params {
 	 * (bytes/beta, in turn with its other CPU work: on shm the rank that
 	 * serves a get copies), alpha back and the receiver's o. The send is
 	 * done when its copy is (and o); no port is held, no ACK is waited
-	 * for. Off when rndv is false. */
+	 * for. rndv_cost: the sender's CPU per rendezvous beyond the bytes
+	 * (exposing the buffer, serving the get, the copy's system call). Off
+	 * when rndv is false. */
 	bool rndv;
 	size_t rndv_min;
+	double rndv_cost;
 };
 struct coll_cost {
 	double time;          /* seconds until the last command ends */

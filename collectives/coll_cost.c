@@ -200,7 +200,8 @@ static int simulate(struct sim *m)
 				continue;
 			}
 			/* the sender copies; its send is done when it has seen so */
-			double copied = cpu_run(m, e.rank, e.key, p->beta > 0 ? (double)c->len / p->beta : 0.0);
+			double copied = cpu_run(m, e.rank, e.key,
+						p->rndv_cost + (p->beta > 0 ? (double)c->len / p->beta : 0.0));
 			rc = finish(m, e.rank, e.idx, cpu_run(m, e.rank, copied, p->o));
 			if (!rc)
 				rc = hpush(&m->h, (struct hent){ copied + p->alpha, ptie, pr, pi, EV_ARRIVAL });

@@ -27,7 +27,7 @@ static void usage(FILE *out)
 	        "                    [--chunks C] [--elem SIZE] [--root R] [--alpha TIME]\n"
 	        "                    [--beta RATE] [--gamma TIME] [--overhead TIME] [--call TIME]\n"
 	        "                    [--ranks-per-core K] [--acked-sends[=TIME]] [--noack-max SIZE]\n"
-	        "                    [--rndv-min SIZE]\n"
+	        "                    [--rndv-min SIZE] [--rndv-cost TIME]\n"
 	        "                    [--counts LIST] [--show] [--json]\n"
 	        "\n"
 	        "Expand a collective into its schedule, print the algorithm chosen, steps,\n"
@@ -63,6 +63,8 @@ static void usage(FILE *out)
 	        "  --rndv-min SIZE  sends of more than SIZE bytes go by rendezvous: header, the\n"
 	        "                 receiver's request, then the sender's CPU copies (ptl's MPI\n"
 	        "                 above its eager limit, on shm)\n"
+	        "  --rndv-cost TIME  with --rndv-min: the sender's CPU per rendezvous beyond\n"
+	        "                 the bytes (bare: us), default 0\n"
 	        "  --show         draw the step-by-rank grid of sends (up to %d ranks)\n"
 	        "  --json         print one JSON object\n",
 	        COLL_MAX_RANKS, COLL_MAX_CHUNKS, SHOW_MAX_RANKS);
@@ -267,6 +269,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "acked-sends", optional_argument, NULL, 'Q' },
 		{ "noack-max", required_argument, NULL, 'N' },
 		{ "rndv-min", required_argument, NULL, 'R' },
+		{ "rndv-cost", required_argument, NULL, 'V' },
 		{ "counts", required_argument, NULL, 'C' },
 		{ "show", no_argument, NULL, 's' },
 		{ "json", no_argument, NULL, 'j' },
@@ -353,6 +356,10 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 			if (parse_size(optarg, &cp.rndv_min))
 				return bad("--rndv-min", optarg);
 			cp.rndv = true;
+			break;
+		case 'V':
+			if (parse_unit(optarg, time_units, 1e-6, &cp.rndv_cost))
+				return bad("--rndv-cost", optarg);
 			break;
 		case 'Q':
 			cp.acked_sends = true;
@@ -479,9 +486,9 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		       cp.ranks_per_core > 1 ? cp.ranks_per_core : 1, cp.acked_sends ? "true" : "false",
 		       (cp.ack_alpha > 0 ? cp.ack_alpha : cp.alpha) * 1e6);
 		if (cp.rndv)
-			printf("\"rndv_min\": %zu, ", cp.rndv_min);
+			printf("\"rndv_min\": %zu, \"rndv_us\": %.6g, ", cp.rndv_min, cp.rndv_cost * 1e6);
 		else
-			printf("\"rndv_min\": null, ");
+			printf("\"rndv_min\": null, \"rndv_us\": null, ");
 		printf("\"warning\": ");
 		if (warning) {
 			putchar('"');

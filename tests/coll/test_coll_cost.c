@@ -200,6 +200,10 @@ static void test_sw_rendezvous(void **state)
 	 * addition, then one more without (the call is paid once) */
 	double ex = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 65536, 1, &p);
 	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RING, 2, 131072, 1, &p), 2 * ex - p.call - 65536 * 1e-10);
+	/* the rendezvous' own cost is paid with each copy */
+	p.rndv_cost = 1.5e-6;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 8192, 1, &p),
+	     2e-6 + 3e-7 + 1e-6 + 3e-7 + 1e-6 + 1.5e-6 + M / 1e9 + 1e-6 + 3e-7 + M * 1e-10);
 }
 
 /* A rank's overheads take turns on its one CPU: a linear scatter's root
