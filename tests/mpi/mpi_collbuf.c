@@ -99,6 +99,16 @@ static void same_bits(MPI_Comm comm, int n, MPI_Op op_first)
 	round_of(comm, n / 3 + 1, op_first);
 	OK(MPI_Allreduce(d, b, n, MPI_DOUBLE, MPI_SUM, comm));
 	CHECK(!memcmp(a, b, sizeof(double) * (size_t)n), "Allreduce of %d doubles: other bits the second time", n);
+	/* and the same bits on every rank (short vectors take recursive
+	 * doubling without a schedule: still one order of additions) */
+	int size;
+	MPI_Comm_size(comm, &size);
+	double *all = malloc(sizeof(double) * (size_t)n * (size_t)size);
+	OK(MPI_Allgather(a, n, MPI_DOUBLE, all, n, MPI_DOUBLE, comm));
+	for (int j = 0; j < size; j++)
+		CHECK(!memcmp(all + (size_t)j * (size_t)n, a, sizeof(double) * (size_t)n),
+		      "Allreduce of %d doubles: rank %d has other bits", n, j);
+	free(all);
 	free(d);
 	free(a);
 	free(b);
@@ -112,7 +122,7 @@ int main(int argc, char **argv)
 	MPI_Comm dup;
 	OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
 	/* up and down in size, on two communicators in turn */
-	static const int sizes[] = { 1, 300, 65536, 16, 262144, 1024, 65536, 3 };
+	static const int sizes[] = { 1, 300, 65536, 16, 262144, 1024, 65536, 3, 8, 32 };
 	for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
 		round_of(MPI_COMM_WORLD, sizes[k], op_first);
 		round_of(dup, sizes[k], op_first);
