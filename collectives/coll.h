@@ -363,8 +363,9 @@ struct coll_bufs {
 
 /* One rank's executor. It owns the ordering: it posts a command when its
  * dependencies are done, in id order except that of the commands ready at
- * once the sends go first (a late rank's header then reaches the peer ahead
- * of its receive's request for the peer's data), runs local commands itself
+ * once the sends above conf.send_first_min go first (a late rank's header
+ * then reaches the peer ahead of its receive's request for the peer's
+ * data), runs local commands itself
  * and applies reductions. The
  * transport supplies the three callbacks below and reports every posted
  * send/receive back with coll_engine_done once it has completed (a send:
@@ -388,6 +389,11 @@ struct coll_engine_conf {
 	 * engine never reads a clock; coll_engine_waiting tells what a timed-out
 	 * wait was waiting for. */
 	uint64_t deadline_ns;
+	/* Sends of more than this many bytes are posted ahead of the
+	 * receives ready with them (see coll_engine.c); smaller ones keep id
+	 * order, their receive first, so an eager message finds its receive
+	 * posted. 0: every send with data goes first. */
+	size_t send_first_min;
 };
 int coll_engine_new(const struct coll_sched *s, int rank, const struct coll_bufs *bufs,
                     const struct coll_engine_conf *conf, const struct coll_engine_ops *ops,

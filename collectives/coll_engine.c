@@ -89,7 +89,9 @@ struct coll_engine {
 	 * it copy our data before it had seen the header that asks for its
 	 * own, and the two copies of a step's exchange ran one after the
 	 * other instead of side by side (2-rank 512 KiB exchange with one
-	 * rank 20 us late: 105 us receives first, 54 us sends first). */
+	 * rank 20 us late: 105 us receives first, 54 us sends first). Only
+	 * sends above conf.send_first_min: a transport's eager messages are
+	 * better off finding their receive posted. */
 	size_t *queue, *sq;
 	size_t qhead, qtail, sqhead, sqtail;
 	size_t ndone;
@@ -116,7 +118,7 @@ static int do_reduce(struct coll_engine *e, const struct coll_cmd *c)
 
 static void enqueue(struct coll_engine *e, size_t i)
 {
-	if (e->cmds[i].kind == COLL_SEND)
+	if (e->cmds[i].kind == COLL_SEND && e->cmds[i].len > e->conf.send_first_min)
 		e->sq[e->sqtail++] = i;
 	else
 		e->queue[e->qtail++] = i;

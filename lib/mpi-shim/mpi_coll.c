@@ -523,7 +523,7 @@ static int run_sched(struct cx *x, struct coll_req *req, void *data, const void 
 		cc->scratch_cap = s->info.scratch_bytes;
 	}
 	struct coll_bufs bufs = { data, input, cc->scratch };
-	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0 };
+	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, mpi_g.eager_limit };
 	/* The engine (its dependency graph) is built once per schedule and
 	 * reset for each call; one that failed may have transfers in flight
 	 * into the last call's buffers, so it is dropped instead. */
@@ -706,7 +706,7 @@ static int reduce_img(struct cx *x, void *data, int count, MPI_Datatype dt, MPI_
 		x->algo = "owner";
 		void *scratch = tmp_get(x->c, s->info.scratch_bytes);
 		struct coll_bufs bufs = { data, NULL, scratch };
-		struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0 };
+		struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, mpi_g.eager_limit };
 		rc = scratch ? coll_engine_new(s, x->c->rank, &bufs, &conf, &engine_ops, x, &x->e) : -ENOMEM;
 		if (!rc)
 			rc = coll_engine_start(x->e);
@@ -1055,7 +1055,7 @@ static int gs_run(struct cx *x, const struct coll_sched *s, void *data)
 	if (!n)
 		return MPI_SUCCESS;
 	struct coll_bufs bufs = { data, NULL, NULL }; /* gather and scatter use no scratch */
-	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0 };
+	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, mpi_g.eager_limit };
 	int rc = coll_engine_new(s, x->c->rank, &bufs, &conf, &engine_ops, x, &x->e);
 	if (rc)
 		return fail(x, MPI_ERR_INTERN, "%s: cannot start the schedule (%d)", x->name, rc);
@@ -1299,7 +1299,7 @@ static int v_run(struct cx *x, struct coll_req *req, void *data, const void *inp
 		rc = fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes of scratch", x->name, sbytes);
 	if (ncmds && !rc) {
 		struct coll_bufs bufs = { data, input, scratch };
-		struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0 };
+		struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, mpi_g.eager_limit };
 		rc = coll_engine_new(s, x->c->rank, &bufs, &conf, &engine_ops, x, &x->e);
 		if (!rc)
 			rc = coll_engine_start(x->e);

@@ -518,7 +518,7 @@ static void test_engine_with_transport(void **state)
 	int32_t data[4] = { 1, 2, 3, 4 };
 	unsigned char scratch[64];
 	struct coll_bufs b = { data, NULL, scratch };
-	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 123456789 };
+	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 123456789, 0 };
 	struct coll_engine_ops ops = { rec_send, rec_recv, NULL };
 	struct rec rc;
 	memset(&rc, 0, sizeof rc);
@@ -549,7 +549,8 @@ static void test_engine_with_transport(void **state)
 }
 
 /* Whatever one engine call posts, its sends come before its receives: a
- * ring allreduce's rank at N = 4, step by step. */
+ * ring allreduce's rank at N = 4, step by step; unless the sends are no
+ * larger than conf.send_first_min. */
 static void test_engine_sends_first(void **state)
 {
 	(void)state;
@@ -559,7 +560,7 @@ static void test_engine_sends_first(void **state)
 	int32_t data[4] = { 1, 2, 3, 4 };
 	unsigned char scratch[64];
 	struct coll_bufs b = { data, NULL, scratch };
-	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0 };
+	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, 0 };
 	struct coll_engine_ops ops = { rec_send, rec_recv, NULL };
 	struct rec rc;
 	memset(&rc, 0, sizeof rc);
@@ -584,6 +585,15 @@ static void test_engine_sends_first(void **state)
 	}
 	assert_true(batches >= 2);
 	coll_engine_free(e);
+	/* sends of at most send_first_min bytes keep id order: receive first */
+	conf.send_first_min = 4;
+	memset(&rc, 0, sizeof rc);
+	assert_int_equal(coll_engine_new(s, 1, &b, &conf, &ops, &rc, &e), 0);
+	assert_int_equal(coll_engine_start(e), 0);
+	assert_int_equal(rc.nposts, 2);
+	assert_int_equal(rc.kind[0], COLL_REDUCE);
+	assert_int_equal(rc.kind[1], COLL_SEND);
+	coll_engine_free(e);
 	coll_free(s);
 }
 
@@ -599,7 +609,7 @@ static void test_engine_reset_reruns(void **state)
 	int32_t data[4] = { 1, 2, 3, 4 }, data2[4] = { 5, 6, 7, 8 };
 	unsigned char scratch[64];
 	struct coll_bufs b = { data, NULL, scratch }, b2 = { data2, NULL, scratch };
-	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0 };
+	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, 0 };
 	struct coll_engine_ops ops = { rec_send, rec_recv, NULL };
 	struct rec rc, rc2;
 	memset(&rc, 0, sizeof rc);
@@ -689,7 +699,7 @@ static void test_error_paths(void **state)
 	/* an engine needs send and receive callbacks and a rank the schedule holds */
 	unsigned char data[64], scratch[64];
 	struct coll_bufs bb = { data, NULL, scratch };
-	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0 };
+	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, 0 };
 	struct coll_engine_ops none = { NULL, NULL, NULL };
 	struct coll_engine *e = (struct coll_engine *)1;
 	assert_int_equal(coll_engine_new(one, 2, &bb, &conf, &none, NULL, &e), -EINVAL);
