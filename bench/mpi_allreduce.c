@@ -7,7 +7,9 @@
  * ptltool coll), "overhead 8 <us>": the CPU time one 8-byte message costs a
  * rank (LogP's o, the mean of the send and the receive side, between ranks
  * 0 and 1), "pingpong 8 <us>": half an 8-byte round trip between ranks 0
- * and 1 (alpha + 2 o, in the same process as the rows it calibrates) and
+ * and 1 (alpha + 2 o, in the same process as the rows it calibrates),
+ * "pingpong 65536" and "pingpong 1048576": the same above the eager limit
+ * (the rendezvous: its copy rate and fixed cost) and
  * "barrier 0 <us>": an MPI_Barrier, which carries no data, so
  * beside the ping-pong it gives the per-call cost of a collective; "bcast
  * <bytes> <us>" at 8 B and 1 MiB: the rate at which a collective moves
@@ -86,25 +88,33 @@ static double overhead_us(int rank)
 	return v[OV_PASSES / 2];
 }
 
-/* Half an 8-byte round trip between ranks 0 and 1, us, per trial, sorted
- * (the other ranks wait in the barrier). */
-static void pingpong_us(int rank, int trials, double *v)
+static void round_trip(int rank, double *b, size_t n)
 {
-	enum { PP_ITERS = 2000 };
-	double b = 0;
+	if (rank == 0) {
+		MPI_Send(b, (int)n, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD);
+		MPI_Recv(b, (int)n, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	} else if (rank == 1) {
+		MPI_Recv(b, (int)n, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		MPI_Send(b, (int)n, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD);
+	}
+}
+
+/* Half a round trip of n doubles between ranks 0 and 1, us, per trial,
+ * sorted (the other ranks wait in the barrier). As bench/mpi_pingpong.c
+ * does: 100 round trips before the barrier, then many: right after a wait
+ * a round trip is slower for a while (2000 of them gave 0.6-2 us at 8 B
+ * where mpi_pingpong gives 0.33). */
+static void pingpong_us(int rank, int trials, double *b, size_t n, double *v)
+{
+	int iters = n <= 1 ? 20000 : n <= 8192 ? 2000 : 200;
 	for (int t = 0; t < trials; t++) {
+		for (int i = 0; i < 100; i++)
+			round_trip(rank, b, n);
 		MPI_Barrier(MPI_COMM_WORLD);
 		double t0 = MPI_Wtime();
-		for (int i = 0; i < PP_ITERS && rank < 2; i++) {
-			if (rank == 0) {
-				MPI_Send(&b, 1, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD);
-				MPI_Recv(&b, 1, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-			} else {
-				MPI_Recv(&b, 1, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-				MPI_Send(&b, 1, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD);
-			}
-		}
-		v[t] = (MPI_Wtime() - t0) / PP_ITERS / 2 * 1e6;
+		for (int i = 0; i < iters; i++)
+			round_trip(rank, b, n);
+		v[t] = (MPI_Wtime() - t0) / iters / 2 * 1e6;
 	}
 	qsort(v, (size_t)trials, sizeof *v, cmp_double);
 }
@@ -145,9 +155,16 @@ int main(int argc, char **argv)
 		double o = overhead_us(rank);
 		if (rank == 0)
 			printf("overhead 8 %.4f %.4f %.4f\n", o, o, o);
-		pingpong_us(rank, trials, v);
-		if (rank == 0)
-			printf("pingpong 8 %.3f %.3f %.3f\n", v[trials / 2], v[0], v[trials - 1]);
+		/* 8 B; 64 KiB and 1 MiB: two rendezvous sizes, whose slope is
+		 * the copy rate and whose intercept the rendezvous' own cost */
+		for (size_t n = 1; n <= max; n = n == 1 ? 8192 : max) {
+			pingpong_us(rank, trials, out, n, v);
+			if (rank == 0)
+				printf("pingpong %zu %.3f %.3f %.3f\n", n * sizeof(double), v[trials / 2], v[0],
+				       v[trials - 1]);
+			if (n == max)
+				break;
+		}
 	}
 	/* 2000 barriers are 2 ms uncontended; on shared cores an implementation
 	 * that sleeps takes ms each, so the count comes from a first look */

@@ -14,7 +14,13 @@
 #          of 64 messages that do not wait on the wire)
 #   alpha  mpi_allreduce's 8-byte half round trip ("pingpong", in the
 #          same processes as the rows) less 2 o (a ping-pong pays o twice)
-#   beta   1 MiB over the 1 MiB half round trip less the 8-byte one
+#   beta   (1 MiB - 64 KiB) over the difference of their half round trips
+#          (mpi_allreduce's "pingpong", both above the eager limit: the
+#          rendezvous, whose copy is the only part that grows)
+#   rndv   the 64 KiB half round trip less 64 KiB/beta and what the model
+#          gives it without (3 alpha + 3 o: header, request, reply): the
+#          sender's CPU per rendezvous (buffer exposed, get served, the
+#          copy's system call)
 #   gamma  adding two vectors of doubles ("gamma")
 #   call   per call: an MPI_Barrier less what the model gives it without a
 #          call term, plus MPI_Allreduce on MPI_COMM_SELF at the same size
@@ -22,6 +28,10 @@
 #   acked sends  ptl's MPI finishes a send of more than 1024 B on the
 #          receiver's ACK (o at each end and the 2-rank alpha, also on
 #          shared cores); up to 1024 B at once (none with PTL_MPI_NOACK_OFF)
+#   rendezvous  above the eager limit (PTL_MPI_EAGER_LIMIT, 4096 B) a send
+#          is a header, the receiver's get, and the copy on the sender's
+#          CPU (on shm the rank that serves a get copies), so the copy
+#          takes turns with that rank's reductions: --rndv-min
 #   ranks per core  the run's ranks over nproc; with more ranks than cores
 #          the latency is mostly waiting for the peer to get a core, so
 #          alpha there is solved from the same run's barrier on as many ranks
@@ -121,14 +131,18 @@ predict() {
 }
 calc() { awk "BEGIN { v = $1; printf \"%.6g\", v }"; }
 hrt=$(cal 2 pingpong 8)
-l8=$(med "$W/all" ptl 2 lat 8)
-l1m=$(med "$W/all" ptl 2 lat 1048576)
 gamma=$(cal 2 gamma 0)
 o=$(cal 2 overhead 8)
 bar2=$(cal 2 barrier 0)
-[ -s "$W/algo" ] && [ -n "$hrt" ] && [ -n "$l8" ] && [ -n "$l1m" ] && [ -n "$gamma" ] && [ -n "$o" ] && [ -n "$bar2" ] || exit 0
+[ -s "$W/algo" ] && [ -n "$hrt" ] && [ -n "$gamma" ] && [ -n "$o" ] && [ -n "$bar2" ] || exit 0
 alpha=$(calc "$hrt - 2 * $o > 0.001 ? $hrt - 2 * $o : 0.001")
-beta=$(awk -v a="$l8" -v l="$l1m" 'BEGIN { d = l - a; if (d <= 0) d = l; printf "%.0f", 1048576 / (d * 1e-6) }')
+pp64k=$(cal 2 pingpong 65536)
+pp1m=$(cal 2 pingpong 1048576)
+[ -n "$pp64k" ] && [ -n "$pp1m" ] || exit 0
+beta=$(awk -v a="$pp64k" -v l="$pp1m" 'BEGIN { d = l - a; if (d <= 0) d = l; printf "%.0f", (1048576 - 65536) / (d * 1e-6) }')
+rndv=$(calc "$pp64k - 65536 / $beta * 1e6 - 3 * $alpha - 3 * $o")
+rndv=$(calc "$rndv > 0 ? $rndv : 0")
+eager=${PTL_MPI_EAGER_LIMIT:-4096}
 b0=$(predict --op barrier --ranks 2 --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o")
 callb=$(calc "$bar2 - $b0 > 0 ? $bar2 - $b0 : 0")
 cores=$(nproc)
@@ -136,7 +150,7 @@ noack=1024; [ -n "${PTL_MPI_NOACK_OFF:-}" ] && noack=0
 echo
 echo "# predicted (collectives/coll_cost.c via ptltool coll) vs measured ptl allreduce, us; ratio = predicted / measured"
 echo "# calibration from this run (2 ranks, a core each): o $o us/message; alpha $alpha us ($hrt us 8 B half round trip - 2 o);"
-echo "#   beta $beta B/s (ping-pong 1 MiB - 8 B); gamma $gamma ns/B; call $callb us (barrier $bar2 us - model's $b0 us) + MPI_COMM_SELF allreduce of the size;"
+echo "#   beta $beta B/s (ping-pong 1 MiB - 64 KiB); rendezvous above $eager B, $rndv us each (64 KiB ping-pong - bytes/beta - 3 alpha - 3 o); gamma $gamma ns/B; call $callb us (barrier $bar2 us - model's $b0 us) + MPI_COMM_SELF allreduce of the size;"
 bc8=$(cal 2 bcast 8)
 bc1m=$(cal 2 bcast 1048576)
 [ -n "$bc8" ] && [ -n "$bc1m" ] &&
@@ -165,7 +179,7 @@ for a in $ALGOS; do
 			call=$(calc "$callb + ${self:-0}")
 			p=$(predict --op allreduce --ranks "$n" --bytes "$bytes" --elem 8 --algo "$a" --ports "$(ports_of "$a")" \
 				--alpha "$an" --beta "$beta" --gamma "$gamma" --overhead "$o" --call "$call" --ranks-per-core "$k" \
-				--acked-sends="$alpha" --noack-max "$noack")
+				--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$eager" --rndv-cost "$rndv")
 			awk -v n="$n" -v a="$a" -v b="$bytes" -v m="$m" -v p="${p:-0}" 'BEGIN {
 				r = 0; if (m > 0) r = p / m
 				printf "%-2s %-18s %9s  %10.3f  %10.3f  %6.2fx  %s\n", n, a, b, p, m, r, (r > 1.1 || r < 0.9) ? "no" : "yes" }'

@@ -323,6 +323,18 @@ struct coll_cost_params {
 	double ack_alpha;
 	size_t noack_max;  /* with acked_sends: sends up to this many bytes are done
 	                    * at once (ptl's MPI sends up to 256 B without an ACK) */
+	/* Sends of more than rndv_min bytes go by rendezvous, as ptl's MPI
+	 * sends above its eager limit: the header (alpha), the receiver's o
+	 * to ask for the data, alpha, then the sender's CPU copies the bytes
+	 * (bytes/beta, in turn with its other CPU work: on shm the rank that
+	 * serves a get copies), alpha back and the receiver's o. The send is
+	 * done when its copy is (and o); no port is held, no ACK is waited
+	 * for. rndv_cost: the sender's CPU per rendezvous beyond the bytes
+	 * (exposing the buffer, serving the get, the copy's system call). Off
+	 * when rndv is false. */
+	bool rndv;
+	size_t rndv_min;
+	double rndv_cost;
 };
 struct coll_cost {
 	double time;          /* seconds until the last command ends */
@@ -350,8 +362,11 @@ struct coll_bufs {
 };
 
 /* One rank's executor. It owns the ordering: it posts a command when its
- * dependencies are done, in id order (so a receive is posted before the send
- * of the same slot), runs local commands itself and applies reductions. The
+ * dependencies are done, in id order except that of the commands ready at
+ * once the sends above conf.send_first_min go first (a late rank's header
+ * then reaches the peer ahead of its receive's request for the peer's
+ * data), runs local commands itself
+ * and applies reductions. The
  * transport supplies the three callbacks below and reports every posted
  * send/receive back with coll_engine_done once it has completed (a send:
  * its buffer may be reused; a receive: the bytes are in place). Callbacks must
@@ -374,6 +389,11 @@ struct coll_engine_conf {
 	 * engine never reads a clock; coll_engine_waiting tells what a timed-out
 	 * wait was waiting for. */
 	uint64_t deadline_ns;
+	/* Sends of more than this many bytes are posted ahead of the
+	 * receives ready with them (see coll_engine.c); smaller ones keep id
+	 * order, their receive first, so an eager message finds its receive
+	 * posted. 0: every send with data goes first. */
+	size_t send_first_min;
 };
 int coll_engine_new(const struct coll_sched *s, int rank, const struct coll_bufs *bufs,
                     const struct coll_engine_conf *conf, const struct coll_engine_ops *ops,

@@ -15,7 +15,11 @@
  * ahead of work that becomes ready earlier) taking o, plus the reduction,
  * of the receiver's. With every software term 0 the CPU only makes a
  * rank's reductions take turns (one thread adds one vector at a time);
- * otherwise the model is the plain alpha-beta-gamma one. */
+ * otherwise the model is the plain alpha-beta-gamma one.
+ *
+ * With rndv, a transfer above rndv_min is ptl's rendezvous: header, the
+ * receiver's request, and the copy on the sender's CPU (EV_RTS, EV_GET),
+ * so a rank that serves a get cannot add or ask for its own data then. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,7 +33,9 @@ struct hent {
 	unsigned char ev;  /* EV_READY, or a transfer's EV_ARRIVAL or EV_ACK */
 };
 
-enum { EV_READY, EV_ARRIVAL, EV_ACK };
+/* EV_RTS: a rendezvous header reached the receiver (idx: its receive);
+ * EV_GET: the receiver's request reached the sender (idx: its send). */
+enum { EV_READY, EV_ARRIVAL, EV_ACK, EV_RTS, EV_GET };
 
 struct heap {
 	struct hent *v;
@@ -138,10 +144,16 @@ static int finish(struct sim *m, int r, size_t i, double t)
 	return 0;
 }
 
+/* whether a transfer of len bytes goes by rendezvous */
+static bool rndv(const struct coll_cost_params *p, size_t len)
+{
+	return p->rndv && len > p->rndv_min;
+}
+
 /* whether a send of len bytes is done only on its ACK */
 static bool acked(const struct coll_cost_params *p, size_t len)
 {
-	return p->acked_sends && len > 0 && len > p->noack_max;
+	return p->acked_sends && len > 0 && len > p->noack_max && !rndv(p, len);
 }
 
 /* w seconds (before the slowdown) of rank r's CPU, from t at the earliest;
@@ -176,6 +188,25 @@ static int simulate(struct sim *m)
 			rc = finish(m, e.rank, e.idx, cpu_run(m, e.rank, e.key, p->o));
 			continue;
 		}
+		if (e.ev == EV_RTS || e.ev == EV_GET) {
+			/* the other end of the pair (receive for RTS, send for GET) */
+			int pr = m->pairs.rank[e.rank][e.idx];
+			size_t pi = m->pairs.idx[e.rank][e.idx];
+			uint64_t ptie = m->s->ranks[pr].cmds[pi].id;
+			if (e.ev == EV_RTS) {
+				/* the receiver asks for the data */
+				double asked = cpu_run(m, e.rank, e.key, p->o);
+				rc = hpush(&m->h, (struct hent){ asked + p->alpha, ptie, pr, pi, EV_GET });
+				continue;
+			}
+			/* the sender copies; its send is done when it has seen so */
+			double copied = cpu_run(m, e.rank, e.key,
+						p->rndv_cost + (p->beta > 0 ? (double)c->len / p->beta : 0.0));
+			rc = finish(m, e.rank, e.idx, cpu_run(m, e.rank, copied, p->o));
+			if (!rc)
+				rc = hpush(&m->h, (struct hent){ copied + p->alpha, ptie, pr, pi, EV_ARRIVAL });
+			continue;
+		}
 		if (e.ev == EV_ARRIVAL && acked(p, c->len)) {
 			/* taking the message (o) sends the acknowledgement back */
 			double taken = cpu_run(m, e.rank, e.key, p->o);
@@ -198,6 +229,12 @@ static int simulate(struct sim *m)
 		}
 		/* c is the send: o on the sender's CPU, then its earliest free port */
 		double ready = cpu_run(m, e.rank, e.key, p->o);
+		if (rndv(p, c->len)) {
+			int rr = m->pairs.rank[e.rank][e.idx];
+			size_t ri = m->pairs.idx[e.rank][e.idx];
+			rc = hpush(&m->h, (struct hent){ ready + p->alpha, m->s->ranks[rr].cmds[ri].id, rr, ri, EV_RTS });
+			continue;
+		}
 		double *pt = &m->ports[(size_t)e.rank * (size_t)m->nports], *best = pt;
 		for (int k = 1; k < m->nports; k++)
 			if (pt[k] < *best)

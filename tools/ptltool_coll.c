@@ -27,6 +27,7 @@ static void usage(FILE *out)
 	        "                    [--chunks C] [--elem SIZE] [--root R] [--alpha TIME]\n"
 	        "                    [--beta RATE] [--gamma TIME] [--overhead TIME] [--call TIME]\n"
 	        "                    [--ranks-per-core K] [--acked-sends[=TIME]] [--noack-max SIZE]\n"
+	        "                    [--rndv-min SIZE] [--rndv-cost TIME]\n"
 	        "                    [--counts LIST] [--show] [--json]\n"
 	        "\n"
 	        "Expand a collective into its schedule, print the algorithm chosen, steps,\n"
@@ -59,6 +60,11 @@ static void usage(FILE *out)
 	        "  --acked-sends[=TIME]  a send of data is done when the receiver's ACK is back\n"
 	        "                 (TIME, default alpha; and o at each end), as in ptl's MPI layer\n"
 	        "  --noack-max SIZE  with --acked-sends: sends up to SIZE bytes need no ACK\n"
+	        "  --rndv-min SIZE  sends of more than SIZE bytes go by rendezvous: header, the\n"
+	        "                 receiver's request, then the sender's CPU copies (ptl's MPI\n"
+	        "                 above its eager limit, on shm)\n"
+	        "  --rndv-cost TIME  with --rndv-min: the sender's CPU per rendezvous beyond\n"
+	        "                 the bytes (bare: us), default 0\n"
 	        "  --show         draw the step-by-rank grid of sends (up to %d ranks)\n"
 	        "  --json         print one JSON object\n",
 	        COLL_MAX_RANKS, COLL_MAX_CHUNKS, SHOW_MAX_RANKS);
@@ -262,6 +268,8 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "ranks-per-core", required_argument, NULL, 'K' },
 		{ "acked-sends", optional_argument, NULL, 'Q' },
 		{ "noack-max", required_argument, NULL, 'N' },
+		{ "rndv-min", required_argument, NULL, 'R' },
+		{ "rndv-cost", required_argument, NULL, 'V' },
 		{ "counts", required_argument, NULL, 'C' },
 		{ "show", no_argument, NULL, 's' },
 		{ "json", no_argument, NULL, 'j' },
@@ -343,6 +351,15 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		case 'N':
 			if (parse_size(optarg, &cp.noack_max))
 				return bad("--noack-max", optarg);
+			break;
+		case 'R':
+			if (parse_size(optarg, &cp.rndv_min))
+				return bad("--rndv-min", optarg);
+			cp.rndv = true;
+			break;
+		case 'V':
+			if (parse_unit(optarg, time_units, 1e-6, &cp.rndv_cost))
+				return bad("--rndv-cost", optarg);
 			break;
 		case 'Q':
 			cp.acked_sends = true;
@@ -464,10 +481,15 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		else
 			printf("\"predicted_us\": null, ");
 		printf("\"alpha_us\": %.6g, \"beta_Bps\": %.6g, \"gamma_ns\": %.6g, \"overhead_us\": %.6g, "
-		       "\"call_us\": %.6g, \"ranks_per_core\": %.6g, \"acked_sends\": %s, \"ack_us\": %.6g, \"warning\": ",
+		       "\"call_us\": %.6g, \"ranks_per_core\": %.6g, \"acked_sends\": %s, \"ack_us\": %.6g, ",
 		       cp.alpha * 1e6, cp.beta, cp.gamma * 1e9, cp.o * 1e6, cp.call * 1e6,
 		       cp.ranks_per_core > 1 ? cp.ranks_per_core : 1, cp.acked_sends ? "true" : "false",
 		       (cp.ack_alpha > 0 ? cp.ack_alpha : cp.alpha) * 1e6);
+		if (cp.rndv)
+			printf("\"rndv_min\": %zu, \"rndv_us\": %.6g, ", cp.rndv_min, cp.rndv_cost * 1e6);
+		else
+			printf("\"rndv_min\": null, \"rndv_us\": null, ");
+		printf("\"warning\": ");
 		if (warning) {
 			putchar('"');
 			for (const char *p = warning; *p; p++) {
@@ -504,11 +526,12 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		if (have_cost) {
 			printf("predicted     %.3f us (alpha %.4g us, beta %.4g GB/s, gamma %.4g ns/B)\n",
 			       cost.time * 1e6, cp.alpha * 1e6, cp.beta / 1e9, cp.gamma * 1e9);
-			if (cp.o > 0 || cp.call > 0 || cp.ranks_per_core > 1 || cp.acked_sends)
-				printf("software      overhead %.4g us/message, call %.4g us, %.3g ranks/core%s; "
+			if (cp.o > 0 || cp.call > 0 || cp.ranks_per_core > 1 || cp.acked_sends || cp.rndv)
+				printf("software      overhead %.4g us/message, call %.4g us, %.3g ranks/core%s%s; "
 				       "busiest CPU %.3f us\n", cp.o * 1e6, cp.call * 1e6,
 				       cp.ranks_per_core > 1 ? cp.ranks_per_core : 1,
-				       cp.acked_sends ? ", acked sends" : "", cost.busiest_cpu * 1e6);
+				       cp.acked_sends ? ", acked sends" : "",
+				       cp.rndv ? ", rendezvous copies by the sender" : "", cost.busiest_cpu * 1e6);
 		} else
 			printf("predicted     n/a (%llu commands: too many to simulate)\n",
 			       (unsigned long long)info.entries);

@@ -42,11 +42,28 @@ struct cache_ent {
 	struct coll_sched *s;
 	struct coll_engine *e; /* s's engine, reset for each call (NULL: none yet) */
 };
+/* Temporaries of a call (a packed image of a non-contiguous buffer,
+ * Alltoall's packed input, Reduce's input on a rank that is not the root,
+ * a non-commutative combination's copy, ...) come from a few buffers kept
+ * per communicator, grown as needed and freed with it (Comm_free,
+ * Finalize): a large malloc is an mmap, its pages faulted in and zeroed on
+ * every call, and a munmap at its free. At most TMP_KEEP bytes stay
+ * cached; a temporary that would pass that is malloc'd and freed as
+ * before. TMP_SLOTS covers the deepest nesting (a reduction's input, its
+ * scratch and a combination's copy). */
+#define TMP_SLOTS 4
+#define TMP_KEEP (64u << 20)
+struct tmpbuf {
+	void *p;
+	size_t cap;
+	bool busy;
+};
 struct mpi_coll_cache {
 	struct cache_ent e[CACHE_SLOTS];
 	unsigned next;
 	void *scratch;
 	size_t scratch_cap;
+	struct tmpbuf tmp[TMP_SLOTS];
 };
 
 struct pend {
@@ -69,6 +86,7 @@ struct cx {
 	bool stall;
 	const char *algo;
 	struct coll_engine *e;
+	int step;              /* without an engine: the step under way, or -1 */
 	int err;
 	char msg[MPI_MAX_ERROR_STRING];
 };
@@ -115,8 +133,66 @@ void mpi_coll_free_cache(struct mpi_comm *c)
 		coll_free(c->cache->e[i].s);
 	}
 	free(c->cache->scratch);
+	for (int i = 0; i < TMP_SLOTS; i++)
+		free(c->cache->tmp[i].p);
 	free(c->cache);
 	c->cache = NULL;
+}
+
+static struct mpi_coll_cache *cache_of(struct mpi_comm *c)
+{
+	if (!c->cache)
+		c->cache = calloc(1, sizeof *c->cache);
+	return c->cache;
+}
+
+/* A temporary of len bytes (contents undefined), from c's cache when it
+ * can be: the free buffer that fits best, else the largest free one,
+ * grown. NULL when out of memory. Give it back with tmp_put. */
+static void *tmp_get(struct mpi_comm *c, size_t len)
+{
+	struct mpi_coll_cache *cc = cache_of(c);
+	if (!len)
+		len = 1;
+	if (!cc)
+		return malloc(len);
+	struct tmpbuf *fit = NULL, *big = NULL;
+	size_t kept = 0;
+	for (int i = 0; i < TMP_SLOTS; i++) {
+		struct tmpbuf *b = &cc->tmp[i];
+		kept += b->cap;
+		if (b->busy)
+			continue;
+		if (b->cap >= len && (!fit || b->cap < fit->cap))
+			fit = b;
+		if (!big || b->cap > big->cap)
+			big = b;
+	}
+	if (!fit && big && kept - big->cap + len <= TMP_KEEP) {
+		/* grow: free first, the old bytes are of no use */
+		free(big->p);
+		big->cap = 0;
+		big->p = malloc(len);
+		if (big->p)
+			big->cap = len;
+		fit = big->p ? big : NULL;
+	}
+	if (!fit)
+		return malloc(len);
+	fit->busy = true;
+	return fit->p;
+}
+
+static void tmp_put(struct mpi_comm *c, void *p)
+{
+	if (!p)
+		return;
+	for (int i = 0; c->cache && i < TMP_SLOTS; i++)
+		if (c->cache->tmp[i].busy && c->cache->tmp[i].p == p) {
+			c->cache->tmp[i].busy = false;
+			return;
+		}
+	free(p);
 }
 
 static int fail(struct cx *x, int cls, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -187,13 +263,13 @@ static void combine(struct cx *x, void *dst, const void *src, size_t len)
 		mpi_op_apply(x->op, x->dt, src, dst, n);
 		return;
 	}
-	void *tmp = malloc(len ? len : 1);
+	void *tmp = tmp_get(x->c, len);
 	if (!tmp)
 		mpi_fatal(MPI_ERR_NO_MEM, "%s: no memory to combine %zu bytes", x->name, len);
 	memcpy(tmp, src, len);
 	mpi_op_apply(x->op, x->dt, dst, tmp, n);
 	memcpy(dst, tmp, len);
-	free(tmp);
+	tmp_put(x->c, tmp);
 }
 
 static int cb_reduce(void *ctx, void *dst, const void *src, size_t len, enum coll_dtype dt, enum coll_redop op)
@@ -226,7 +302,7 @@ static int timed_out(struct cx *x, double waited)
 {
 	char who[256] = "";
 	size_t n = 0;
-	int step = -1;
+	int step = x->step;
 	if (x->e) {
 		const struct coll_cmd *w = coll_engine_waiting(x->e);
 		if (w)
@@ -286,15 +362,17 @@ static int look_for_dead(struct cx *x)
 /* Drives the pending transfers (and the engine, if any) to the end. */
 static int drive(struct cx *x)
 {
-	/* The clock is read when the first wait starts, and then only after a
-	 * wait that saw no event or every DRIVE_CLOCK_EVERY waits: a wait that
-	 * brought events made progress, and reading the clock around every
-	 * one cost a tenth of a small allreduce. A wait lasts at most 100 ms,
-	 * so the deadline is late by at most that (or 64 eventful waits). */
+	/* The clock is read only after a wait that saw no event or every
+	 * DRIVE_CLOCK_EVERY waits, and the deadline runs from the first read:
+	 * a wait that brought events made progress, and reading the clock
+	 * around every one cost a tenth of a small allreduce (the one read at
+	 * the first wait, which most calls make, was 4% of a 2-rank 8-byte
+	 * one). A wait lasts at most 100 ms, so the deadline is late by at
+	 * most that (or 64 eventful waits). */
 	enum { DRIVE_CLOCK_EVERY = 64 };
 	double t0 = 0, deadline = 0;
 	unsigned waits = 0;
-	bool look = true;
+	bool look = false;
 	struct mpi_idle idle = { 0, 0 };
 	int dead = mpi_g.ndead ? mpi_comm_dead(x->c, false) : -1;
 	if (dead >= 0)
@@ -374,6 +452,7 @@ static void cx_init(struct cx *x, struct mpi_comm *c, const char *name)
 	x->np = 0;
 	x->algo = NULL;
 	x->e = NULL;
+	x->step = -1;
 	x->err = 0;
 	x->msg[0] = 0;
 	x->stall = mpi_g.stall_rank == mpi_g.wrank;
@@ -393,11 +472,8 @@ static void cx_done(struct cx *x)
 static struct cache_ent *sched_for(struct cx *x, struct coll_req *req)
 {
 	struct mpi_comm *c = x->c;
-	if (!c->cache) {
-		c->cache = calloc(1, sizeof *c->cache);
-		if (!c->cache)
-			return NULL;
-	}
+	if (!cache_of(c))
+		return NULL;
 	req->algo = algo_set[req->op] || mpi_g.coll_algo[0] ? algo_for[req->op] : COLL_ALGO_AUTO;
 	req->ports = mpi_g.coll_ports > 0 ? mpi_g.coll_ports : 1;
 	for (int i = 0; i < CACHE_SLOTS; i++) {
@@ -449,7 +525,7 @@ static int run_sched(struct cx *x, struct coll_req *req, void *data, const void 
 		cc->scratch_cap = s->info.scratch_bytes;
 	}
 	struct coll_bufs bufs = { data, input, cc->scratch };
-	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0 };
+	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, mpi_g.eager_limit };
 	/* The engine (its dependency graph) is built once per schedule and
 	 * reset for each call; one that failed may have transfers in flight
 	 * into the last call's buffers, so it is dropped instead. */
@@ -522,7 +598,7 @@ static int check_buf(MPI_Comm comm, const char *fn, int count, MPI_Datatype dt)
 }
 
 /* The contiguous image of (buf, count, dt): buf itself or a packed copy. */
-static void *image(const void *buf, int count, MPI_Datatype dt, bool fill, bool *tmp)
+static void *image(struct mpi_comm *c, const void *buf, int count, MPI_Datatype dt, bool fill, bool *tmp)
 {
 	struct mpi_dtype *t = mpi_dtype_get(dt);
 	size_t len = t->size * (size_t)count;
@@ -531,20 +607,21 @@ static void *image(const void *buf, int count, MPI_Datatype dt, bool fill, bool 
 		return (char *)buf + t->true_lb;
 	}
 	*tmp = true;
-	void *p = malloc(len ? len : 1);
+	void *p = tmp_get(c, len);
 	if (p && fill)
 		mpi_pack(t, buf, count, p);
 	return p;
 }
 
-static void image_done(void *img, void *buf, int count, MPI_Datatype dt, bool tmp, bool unpack)
+static void image_done(struct mpi_comm *c, void *img, void *buf, int count, MPI_Datatype dt, bool tmp,
+		       bool unpack)
 {
 	if (!tmp)
 		return;
 	struct mpi_dtype *t = mpi_dtype_get(dt);
 	if (unpack)
 		mpi_unpack(t, buf, count, img, t->size * (size_t)count);
-	free(img);
+	tmp_put(c, img);
 }
 
 /* ---------------------------------------------------------------- barrier, bcast */
@@ -583,11 +660,11 @@ int PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 	struct cx x;
 	cx_init(&x, c, "MPI_Bcast");
 	bool tmp;
-	void *img = image(buf, count, dt, c->rank == root, &tmp);
+	void *img = image(c, buf, count, dt, c->rank == root, &tmp);
 	if (!img)
 		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Bcast", "out of memory");
 	rc = bcast(&x, img, mpi_dtype_get(dt)->size * (size_t)count, root);
-	image_done(img, buf, count, dt, tmp, c->rank != root && !rc);
+	image_done(c, img, buf, count, dt, tmp, c->rank != root && !rc);
 	return finish(&x, comm, rc);
 }
 
@@ -629,16 +706,16 @@ static int reduce_img(struct cx *x, void *data, int count, MPI_Datatype dt, MPI_
 		if (rc)
 			return fail(x, MPI_ERR_INTERN, "%s: no schedule: %s", x->name, msg);
 		x->algo = "owner";
-		void *scratch = malloc(s->info.scratch_bytes ? s->info.scratch_bytes : 1);
+		void *scratch = tmp_get(x->c, s->info.scratch_bytes);
 		struct coll_bufs bufs = { data, NULL, scratch };
-		struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0 };
+		struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, mpi_g.eager_limit };
 		rc = scratch ? coll_engine_new(s, x->c->rank, &bufs, &conf, &engine_ops, x, &x->e) : -ENOMEM;
 		if (!rc)
 			rc = coll_engine_start(x->e);
 		rc = rc ? fail(x, MPI_ERR_INTERN, "%s: cannot run the owner reduce", x->name) : drive(x);
 		coll_engine_free(x->e);
 		x->e = NULL;
-		free(scratch);
+		tmp_put(x->c, scratch);
 		coll_free(s);
 		if (!rc && root != 0) {
 			if (x->c->rank == 0)
@@ -653,6 +730,45 @@ static int reduce_img(struct cx *x, void *data, int count, MPI_Datatype dt, MPI_
 	return run_sched(x, &req, data, NULL);
 }
 
+/* Vectors up to this size on 2^k ranks: recursive doubling posted here
+ * directly, without a schedule or engine. Each round is one send that
+ * needs no ACK (up to the MPI layer's ACK-free size) and one receive, then
+ * the same combination the schedule makes (DATA = SCRATCH op DATA), so
+ * the bits are the schedule's; the waits are drive()'s, with its deadline
+ * and dead-peer checks. What is left out (the schedule cache lookup, the
+ * engine's reset, queue and completion reports) was about a fifth of a
+ * 2-rank 8-byte allreduce. */
+#define RD_DIRECT_MAX 256
+
+static int allreduce_rd_direct(struct cx *x, void *data, size_t len)
+{
+	unsigned char scratch[RD_DIRECT_MAX];
+	struct mpi_comm *c = x->c;
+	x->algo = "recursive_doubling";
+	for (int mask = 1, round = 0; mask < c->size; mask <<= 1, round++) {
+		int peer = c->rank ^ mask, rc;
+		struct mpi_req *r;
+		x->step = round;
+		if (x->stall) {
+			rc = add_pend(x, 0, NULL, peer, false);
+		} else {
+			rc = mpi_isend(data, (int)len, MPI_BYTE, peer, round, c, c->ctx + 1, MPI_MODE_STD, &r);
+			rc = rc ? fail(x, rc, "%s: cannot send to rank %d", x->name, peer) : add_pend(x, 0, r, peer, false);
+		}
+		if (!rc) {
+			rc = mpi_irecv_lazy(scratch, len, peer, round, c, c->ctx + 1, &r);
+			rc = rc ? fail(x, rc, "%s: cannot receive from rank %d", x->name, peer)
+				: add_pend(x, 0, r, peer, true);
+		}
+		if (!rc)
+			rc = drive(x);
+		if (rc)
+			return x->err ? x->err : fail(x, MPI_ERR_NO_MEM, "%s: out of memory", x->name);
+		combine(x, data, scratch, len);
+	}
+	return MPI_SUCCESS;
+}
+
 static int allreduce_img(struct cx *x, void *data, int count, MPI_Datatype dt, MPI_Op op)
 {
 	if (x->c->size == 1 || count == 0)
@@ -664,14 +780,20 @@ static int allreduce_img(struct cx *x, void *data, int count, MPI_Datatype dt, M
 	x->op = op;
 	x->dt = dt;
 	x->esize = mpi_dtype_get(dt)->size;
-	struct coll_req req = { .op = COLL_OP_ALLREDUCE, .bytes = x->esize * (size_t)count, .elem_size = x->esize };
+	size_t bytes = x->esize * (size_t)count;
+	enum coll_algo a = algo_set[COLL_OP_ALLREDUCE] || mpi_g.coll_algo[0] ? algo_for[COLL_OP_ALLREDUCE]
+									    : COLL_ALGO_AUTO;
+	if (bytes <= RD_DIRECT_MAX && (x->c->size & (x->c->size - 1)) == 0 &&
+	    (a == COLL_ALGO_AUTO || a == COLL_ALGO_RECURSIVE_DOUBLING))
+		return allreduce_rd_direct(x, data, bytes);
+	struct coll_req req = { .op = COLL_OP_ALLREDUCE, .bytes = bytes, .elem_size = x->esize };
 	return run_sched(x, &req, data, NULL);
 }
 
 /* The working copy of a reduction's input: recvbuf's image (filled from
  * sendbuf unless MPI_IN_PLACE), or a temporary. */
-static void *reduce_input(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, bool use_recv,
-			  bool *tmp)
+static void *reduce_input(struct mpi_comm *c, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
+			  bool use_recv, bool *tmp)
 {
 	struct mpi_dtype *t = mpi_dtype_get(dt);
 	size_t len = t->size * (size_t)count;
@@ -683,7 +805,7 @@ static void *reduce_input(const void *sendbuf, void *recvbuf, int count, MPI_Dat
 		return img;
 	}
 	*tmp = true;
-	void *p = malloc(len ? len : 1);
+	void *p = tmp_get(c, len);
 	if (p)
 		mpi_pack(t, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, count, p);
 	return p;
@@ -703,14 +825,14 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, 
 	cx_init(&x, c, "MPI_Reduce");
 	bool tmp;
 	bool at_root = c->rank == root;
-	void *img = reduce_input(sendbuf, recvbuf, count, dt, at_root, &tmp);
+	void *img = reduce_input(c, sendbuf, recvbuf, count, dt, at_root, &tmp);
 	if (!img)
 		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Reduce", "out of memory");
 	rc = reduce_img(&x, img, count, dt, op, root);
 	if (tmp) {
 		if (at_root && !rc)
 			mpi_unpack(mpi_dtype_get(dt), recvbuf, count, img, mpi_dtype_get(dt)->size * (size_t)count);
-		free(img);
+		tmp_put(c, img);
 	}
 	return finish(&x, comm, rc);
 }
@@ -726,11 +848,11 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 	struct cx x;
 	cx_init(&x, c, "MPI_Allreduce");
 	bool tmp;
-	void *img = reduce_input(sendbuf, recvbuf, count, dt, true, &tmp);
+	void *img = reduce_input(c, sendbuf, recvbuf, count, dt, true, &tmp);
 	if (!img)
 		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Allreduce", "out of memory");
 	rc = allreduce_img(&x, img, count, dt, op);
-	image_done(img, recvbuf, count, dt, tmp, !rc);
+	image_done(c, img, recvbuf, count, dt, tmp, !rc);
 	return finish(&x, comm, rc);
 }
 
@@ -746,7 +868,7 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 	struct mpi_dtype *t = mpi_dtype_get(dt);
 	int n = c->size;
 	size_t blk = t->size * (size_t)recvcount;
-	char *data = malloc(blk * (size_t)n + 1);
+	char *data = tmp_get(c, blk * (size_t)n);
 	if (!data)
 		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Reduce_scatter_block", "out of memory");
 	mpi_pack(t, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, recvcount * n, data);
@@ -769,7 +891,7 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 			coll_block(blk * (size_t)n, t->size, (size_t)n, (size_t)c->rank, &off, &len);
 		mpi_unpack(t, recvbuf, recvcount, data + off, len);
 	}
-	free(data);
+	tmp_put(c, data);
 	return finish(&x, comm, rc);
 }
 
@@ -789,7 +911,7 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 			mine += recvcounts[i];
 		total += recvcounts[i];
 	}
-	char *data = malloc(t->size * (size_t)total + 1);
+	char *data = tmp_get(c, t->size * (size_t)total);
 	if (!data)
 		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Reduce_scatter", "out of memory");
 	mpi_pack(t, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, (int)total, data);
@@ -799,7 +921,7 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 	if (!rc)
 		mpi_unpack(t, recvbuf, recvcounts[c->rank], data + t->size * (size_t)mine,
 			   t->size * (size_t)recvcounts[c->rank]);
-	free(data);
+	tmp_put(c, data);
 	return finish(&x, comm, rc);
 }
 
@@ -820,7 +942,7 @@ static int scan(const char *fn, const void *sendbuf, void *recvbuf, int count, M
 	size_t len = t->size * (size_t)count;
 	const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
 	bool tmp = ex || !t->contig;
-	char *data = tmp ? malloc((ex ? 2 : 1) * len + 1) : (char *)recvbuf + t->true_lb;
+	char *data = tmp ? tmp_get(c, (ex ? 2 : 1) * len) : (char *)recvbuf + t->true_lb;
 	if (!data)
 		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
 	if (tmp || sendbuf != MPI_IN_PLACE)
@@ -838,7 +960,7 @@ static int scan(const char *fn, const void *sendbuf, void *recvbuf, int count, M
 	if (!rc && tmp && !(ex && c->rank == 0))
 		mpi_unpack(t, recvbuf, count, data + (ex ? len : 0), len);
 	if (tmp)
-		free(data);
+		tmp_put(c, data);
 	return finish(&x, comm, rc);
 }
 
@@ -935,7 +1057,7 @@ static int gs_run(struct cx *x, const struct coll_sched *s, void *data)
 	if (!n)
 		return MPI_SUCCESS;
 	struct coll_bufs bufs = { data, NULL, NULL }; /* gather and scatter use no scratch */
-	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0 };
+	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, mpi_g.eager_limit };
 	int rc = coll_engine_new(s, x->c->rank, &bufs, &conf, &engine_ops, x, &x->e);
 	if (rc)
 		return fail(x, MPI_ERR_INTERN, "%s: cannot start the schedule (%d)", x->name, rc);
@@ -956,7 +1078,7 @@ static int gs_root(struct cx *x, const struct gs_call *g, const struct coll_sche
 	bool direct = gs_root_direct(g, n, esz), in_place = gs_in_place(g);
 	char *base = g->gather ? (char *)g->rbuf : (char *)(uintptr_t)g->sbuf;
 	/* direct: the root's own block is at displacement 0 (gs_root_direct) */
-	char *data = direct ? base + t->true_lb : malloc(s->info.data_bytes + 1);
+	char *data = direct ? base + t->true_lb : tmp_get(x->c, s->info.data_bytes);
 	if (!data)
 		return fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes", x->name, s->info.data_bytes);
 	size_t own = esz * (size_t)gs_count(g, g->root);
@@ -980,7 +1102,7 @@ static int gs_root(struct cx *x, const struct gs_call *g, const struct coll_sche
 		off += len;
 	}
 	if (!direct)
-		free(data);
+		tmp_put(x->c, data);
 	return rc;
 }
 
@@ -993,7 +1115,7 @@ static int gs_leaf(struct cx *x, const struct gs_call *g, const struct coll_sche
 	size_t span = coll_data_span(s, x->c->rank);
 	char *buf = g->gather ? (char *)(uintptr_t)g->sbuf : g->rbuf;
 	bool direct = t->contig && span <= own;
-	char *data = direct ? buf + t->true_lb : malloc((span > own ? span : own) + 1);
+	char *data = direct ? buf + t->true_lb : tmp_get(x->c, span > own ? span : own);
 	if (!data)
 		return fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes", x->name, span);
 	if (g->gather && !direct)
@@ -1002,7 +1124,7 @@ static int gs_leaf(struct cx *x, const struct gs_call *g, const struct coll_sche
 	if (!rc && !g->gather && !direct)
 		mpi_unpack(t, buf, count, data, own);
 	if (!direct)
-		free(data);
+		tmp_put(x->c, data);
 	return rc;
 }
 
@@ -1101,7 +1223,7 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 	size_t blk = rt->size * (size_t)recvcount;
 	int n = c->size;
 	bool tmp = !rt->contig;
-	char *data = tmp ? malloc(blk * (size_t)n + 1) : (char *)recvbuf + rt->true_lb;
+	char *data = tmp ? tmp_get(c, blk * (size_t)n) : (char *)recvbuf + rt->true_lb;
 	if (!data)
 		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Allgather", "out of memory");
 	if (sendbuf != MPI_IN_PLACE)
@@ -1117,7 +1239,7 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 	if (tmp) {
 		if (!rc)
 			mpi_unpack(rt, recvbuf, recvcount * n, data, blk * (size_t)n);
-		free(data);
+		tmp_put(c, data);
 	}
 	return finish(&x, comm, rc);
 }
@@ -1174,12 +1296,12 @@ static int v_run(struct cx *x, struct coll_req *req, void *data, const void *inp
 		return rc;
 	size_t ncmds, sbytes = s->info.scratch_bytes;
 	coll_rank_cmds(s, x->c->rank, &ncmds);
-	void *scratch = ncmds && sbytes ? malloc(sbytes) : NULL;
+	void *scratch = ncmds && sbytes ? tmp_get(x->c, sbytes) : NULL;
 	if (ncmds && sbytes && !scratch)
 		rc = fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes of scratch", x->name, sbytes);
 	if (ncmds && !rc) {
 		struct coll_bufs bufs = { data, input, scratch };
-		struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0 };
+		struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, mpi_g.eager_limit };
 		rc = coll_engine_new(s, x->c->rank, &bufs, &conf, &engine_ops, x, &x->e);
 		if (!rc)
 			rc = coll_engine_start(x->e);
@@ -1187,7 +1309,7 @@ static int v_run(struct cx *x, struct coll_req *req, void *data, const void *inp
 		coll_engine_free(x->e);
 		x->e = NULL;
 	}
-	free(scratch);
+	tmp_put(x->c, scratch);
 	coll_free(s);
 	return rc;
 }
@@ -1216,7 +1338,7 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 		rc = mpi_err(comm, MPI_ERR_TRUNCATE, fn, "rank %d sends %zu bytes but recvcounts[%d] says %zu", me, sent,
 			     me, own);
 	bool direct = v_packed(recvtype, recvcounts, displs, n);
-	char *data = direct ? (char *)recvbuf + rt->true_lb : rc ? NULL : malloc(total + 1);
+	char *data = direct ? (char *)recvbuf + rt->true_lb : rc ? NULL : tmp_get(c, total);
 	if (!rc && !data)
 		rc = mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory for %zu bytes", total);
 	if (rc) {
@@ -1242,7 +1364,7 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 		off += counts[j];
 	}
 	if (!direct)
-		free(data);
+		tmp_put(c, data);
 	free(counts);
 	return finish(&x, comm, rc);
 }
@@ -1257,13 +1379,13 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 	struct mpi_dtype *rt = mpi_dtype_get(recvtype);
 	int n = c->size;
 	size_t blk = rt->size * (size_t)recvcount;
-	char *in = malloc(blk * (size_t)n + 1);
+	char *in = tmp_get(c, blk * (size_t)n);
 	bool tmp = !rt->contig;
-	char *data = tmp ? malloc(blk * (size_t)n + 1) : (char *)recvbuf + rt->true_lb;
+	char *data = tmp ? tmp_get(c, blk * (size_t)n) : (char *)recvbuf + rt->true_lb;
 	if (!in || !data) {
-		free(in);
+		tmp_put(c, in);
 		if (tmp)
-			free(data);
+			tmp_put(c, data);
 		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Alltoall", "out of memory");
 	}
 	if (sendbuf == MPI_IN_PLACE)
@@ -1280,9 +1402,9 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 	if (tmp) {
 		if (!rc)
 			mpi_unpack(rt, recvbuf, recvcount * n, data, blk * (size_t)n);
-		free(data);
+		tmp_put(c, data);
 	}
-	free(in);
+	tmp_put(c, in);
 	return finish(&x, comm, rc);
 }
 
@@ -1321,15 +1443,15 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 			     row[c->rank], row[n + c->rank]);
 	bool in_direct = !in_place && v_packed(sendtype, sendcounts, sdispls, n);
 	bool out_direct = v_packed(recvtype, recvcounts, rdispls, n);
-	char *in = in_direct ? (char *)(uintptr_t)sendbuf + st->true_lb : rc ? NULL : malloc(stotal + 1);
-	char *data = out_direct ? (char *)recvbuf + rt->true_lb : rc ? NULL : malloc(rtotal + 1);
+	char *in = in_direct ? (char *)(uintptr_t)sendbuf + st->true_lb : rc ? NULL : tmp_get(c, stotal);
+	char *data = out_direct ? (char *)recvbuf + rt->true_lb : rc ? NULL : tmp_get(c, rtotal);
 	if (!rc && (!in || !data))
 		rc = mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory for %zu bytes", stotal + rtotal);
 	if (rc) {
 		if (!in_direct)
-			free(in);
+			tmp_put(c, in);
 		if (!out_direct)
-			free(data);
+			tmp_put(c, data);
 		free(row);
 		return rc;
 	}
@@ -1350,9 +1472,9 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 		off += row[n + j];
 	}
 	if (!in_direct)
-		free(in);
+		tmp_put(c, in);
 	if (!out_direct)
-		free(data);
+		tmp_put(c, data);
 	free(row);
 	return finish(&x, comm, rc);
 }

@@ -37,6 +37,16 @@ if command -v python3 >/dev/null 2>&1; then
 		|| fail "JSON does not parse: $out"
 fi
 
+# the rendezvous term: named in the JSON, null without it; a 2-rank
+# exchange of 1 MiB with --rndv-min 4K --rndv-cost 2us costs the chain
+# o + alpha + o + alpha + 2 + M/beta + alpha + o (call 0, gamma 0)
+expect 0 --op allreduce --ranks 2 --bytes 1M --algo recursive_doubling --alpha 1 --beta 1GB/s --gamma 0 \
+	--overhead 0.5 --rndv-min 4K --rndv-cost 2 --json
+has "$out" '"rndv_min": 4096, "rndv_us": 2,'
+has "$out" '"predicted_us": 1055.07'
+expect 0 --op allreduce --ranks 2 --bytes 1M --json
+has "$out" '"rndv_min": null, "rndv_us": null,'
+
 # allgatherv: short goes by bruck (N not a power of two: 3 rounds), long by
 # the one-way ring; zero blocks carry nothing
 expect 0 --op allgather --ranks 5 --counts 1K,0,2K,4,100 --json

@@ -177,6 +177,35 @@ static void test_sw_acked_sends(void **state)
 	}
 }
 
+/* Rendezvous above rndv_min: the header (o, alpha), the receiver asks (o,
+ * alpha), the sender's CPU copies (M / beta), the reply (alpha) and the
+ * receiver takes it (o) and adds. Both ranks of the exchange do all of that
+ * at once, so the time is one chain; the ACK term does not apply. At
+ * rndv_min = M the message is eager again. */
+static void test_sw_rendezvous(void **state)
+{
+	(void)state;
+	double M = 8192;
+	struct coll_cost_params p = { .alpha = 1e-6, .beta = 1e9, .gamma = 1e-10, .o = 3e-7, .call = 2e-6,
+				      .acked_sends = true, .rndv = true, .rndv_min = 4096 };
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 8192, 1, &p),
+	     2e-6 + 3e-7 + 1e-6 + 3e-7 + 1e-6 + M / 1e9 + 1e-6 + 3e-7 + M * 1e-10);
+	struct coll_cost_params q = p;
+	q.rndv_min = 8192;
+	q.rndv = false;
+	double eager = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 8192, 1, &q);
+	q.rndv = true;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 8192, 1, &q), eager);
+	/* the ring on 2 ranks: an exchange of half the vector with its
+	 * addition, then one more without (the call is paid once) */
+	double ex = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 65536, 1, &p);
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RING, 2, 131072, 1, &p), 2 * ex - p.call - 65536 * 1e-10);
+	/* the rendezvous' own cost is paid with each copy */
+	p.rndv_cost = 1.5e-6;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 8192, 1, &p),
+	     2e-6 + 3e-7 + 1e-6 + 3e-7 + 1e-6 + 1.5e-6 + M / 1e9 + 1e-6 + 3e-7 + M * 1e-10);
+}
+
 /* A rank's overheads take turns on its one CPU: a linear scatter's root
  * pays o per block one after the other. With alpha 0 and infinite
  * bandwidth, the last of 4 blocks leaves at 4 o and is received at 5 o;
@@ -286,6 +315,7 @@ int main(void)
 		cmocka_unit_test(test_sw_exact_two_ranks),
 		cmocka_unit_test(test_sw_o_serialized),
 		cmocka_unit_test(test_sw_acked_sends),
+		cmocka_unit_test(test_sw_rendezvous),
 		cmocka_unit_test(test_sw_ranks_per_core),
 		cmocka_unit_test(test_sw_monotonic),
 	};
