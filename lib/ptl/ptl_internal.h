@@ -206,6 +206,8 @@ struct ptl_lib {
 	/* Sends the NAL refused, kept in preallocated buffers. */
 	struct ptl_tx *tx_free;
 	int nbacklogged;           /* peers with a backlog */
+	bool self_queued;          /* a message to ourselves may wait in the
+	                            * self NAL: progress() skips it otherwise */
 	unsigned char *tx_pool;
 	size_t tx_size;            /* bytes of one struct ptl_tx incl. buffer */
 	unsigned char *scratch;    /* gather buffer for inline sends from IOVEC MDs */

@@ -64,6 +64,8 @@ static int ptl_flush_backlog(struct ptl_peer *p, int peer)
 		int rc = n->ops->send(n->n, peer, tx->buf, tx->len, NULL, 0);
 		if (rc == NAL_EAGAIN)
 			break;
+		if (peer == ptl_lib.rt.rank)
+			ptl_lib.self_queued = true;
 		/* Sent, or the peer is gone (its ops fail through peer_failed). */
 		p->backlog_head = tx->next;
 		if (!p->backlog_head) {
@@ -118,8 +120,11 @@ int ptl_send(int peer, const void *hdr, size_t hdr_len, const void *payload, siz
 		int rc = n->ops->send(n->n, peer, hdr, hdr_len, payload, len);
 		/* Nobody else wakes the progress thread for a message to
 		 * ourselves; do it when no application thread polls. */
-		if (rc == 0 && peer == ptl_lib.rt.rank && !ptl_lib.polling_announced)
-			ptl_kick_sleeper();
+		if (rc == 0 && peer == ptl_lib.rt.rank) {
+			ptl_lib.self_queued = true;
+			if (!ptl_lib.polling_announced)
+				ptl_kick_sleeper();
+		}
 		if (rc != NAL_EAGAIN)
 			return rc;
 	}
@@ -147,8 +152,18 @@ int ptl_send(int peer, const void *hdr, size_t hdr_len, const void *payload, siz
 int ptl_progress(void)
 {
 	int done = 0;
-	for (int i = 0; i < ptl_lib.nnals; i++)
-		done += ptl_lib.nals[i].ops->progress(ptl_lib.nals[i].n);
+	for (int i = 0; i < ptl_lib.nnals; i++) {
+		struct ptl_nalinst *n = &ptl_lib.nals[i];
+		/* Only ptl_send() (lock held, as here) queues to the self NAL:
+		 * a poll skips it unless something was queued since its last
+		 * pass. Deliveries that send to ourselves set the flag again. */
+		if (n->ops == &nal_self_ops) {
+			if (!ptl_lib.self_queued)
+				continue;
+			ptl_lib.self_queued = false;
+		}
+		done += n->ops->progress(n->n);
+	}
 	/* A backlog is rare (a full ring); walk the peers only when one has
 	 * one, so a poll stays O(1) in the job size. */
 	for (int r = 0; ptl_lib.nbacklogged && r < ptl_lib.rt.size; r++)

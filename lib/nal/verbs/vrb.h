@@ -64,6 +64,14 @@
 #define VRB_CREDITS 32u         /* eager buffers granted to each peer */
 #define VRB_SQ_DEPTH 128u       /* send WRs in flight per RC QP */
 #define VRB_TX_MAX 2048u        /* signaled WRs in flight per NI (CQ room) */
+/* Eager SENDs ask for a completion only every VRB_SIG_EVERY-th time (and
+ * whenever the send queue or the NI's unsignaled count runs short): a
+ * completion costs the provider a CQE and us a poll, per message. An RC
+ * QP completes in order, so a signaled SEND's completion also retires the
+ * unsignaled ones before it. At most VRB_UNSIG_MAX are outstanding per NI,
+ * as a broken QP flushes each with a CQE of its own (the CQ has room). */
+#define VRB_SIG_EVERY 16u
+#define VRB_UNSIG_MAX 1024u
 #define VRB_CM_BUFS 64u         /* UD receive/send buffers for the handshake */
 #define VRB_CM_RETRY_MS 200     /* handshake retransmission period */
 #define VRB_CM_TRIES 75         /* ... and attempts before the peer is dead */
@@ -86,7 +94,9 @@
 
 /* Kinds of work request, in the low 3 bits of wr_id. */
 enum vrb_wr_kind {
-	VRB_WR_SEND = 1,        /* (peer << 3) */
+	VRB_WR_SEND = 1,        /* (peer << 3) | (WRs its completion retires << 32):
+	                         * 0 for an unsignaled one (it completes alone
+	                         * only when flushed) */
 	VRB_WR_CREDIT,          /* (peer << 3) */
 	VRB_WR_BULK,            /* struct vrb_bulk * */
 	VRB_WR_RECV,            /* (buffer << 32) */
@@ -168,7 +178,11 @@ struct vrb_peer {
 	uint64_t credit_writes;  /* credit writes posted (not probes): tests
 	                          * see that traffic both ways needs none */
 	bool starved;            /* a send returned NAL_EAGAIN */
-	unsigned sq_used;
+	unsigned sq_used;        /* WRs posted on qp and not known complete */
+	unsigned unsig;          /* unsignaled SENDs on qp since its last
+	                          * signaled one was posted */
+	unsigned unsig_out;      /* unsignaled SENDs on qp not known complete
+	                          * (within sq_used) */
 	/* Liveness: completions involving the peer, as counted and as last seen
 	 * by the keepalive scan; a probe in flight; the peer said BYE. */
 	uint64_t acts, acts_seen;
@@ -181,7 +195,9 @@ struct vrb_peer {
 struct vrb_retired {
 	struct ibv_qp *qp;
 	int peer;
-	unsigned out;      /* its send WRs not yet completed */
+	unsigned out;      /* its signaled send WRs not yet completed (an
+	                    * unsignaled one's flush CQE may come later:
+	                    * VRB_RETIRE_MS covers it) */
 	uint64_t since_ms; /* when out reached 0 */
 };
 
@@ -225,6 +241,8 @@ struct nal {
 	struct ibv_qp *ud;
 	int efd;            /* kick() */
 	unsigned tx_out;    /* signaled WRs not yet completed */
+	unsigned unsig_total; /* the peers' unsig_out, summed */
+	uint64_t sends_signaled; /* SENDs posted signaled (tests see the rest were not) */
 	/* eager receive buffers */
 	char *rbuf;
 	struct ibv_mr *rbuf_mr;

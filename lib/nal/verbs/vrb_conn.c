@@ -327,10 +327,14 @@ static int vrb_retire(struct nal *n, int peer)
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
 	if (ibv_modify_qp(p->qp, &a, IBV_QP_STATE))
 		return NAL_EIO;
-	n->retired[n->nretired++] = (struct vrb_retired){ .qp = p->qp, .peer = peer, .out = p->sq_used,
+	n->retired[n->nretired++] = (struct vrb_retired){ .qp = p->qp, .peer = peer,
+							  .out = p->sq_used - p->unsig_out,
 							  .since_ms = vrb_now_ms() };
 	p->qp = NULL;
 	p->sq_used = 0;
+	n->unsig_total -= p->unsig_out;
+	p->unsig_out = 0;
+	p->unsig = 0;
 	return 0;
 }
 

@@ -116,7 +116,10 @@ static int vrb_open(const struct nal_open_args *args, struct nal **out)
 	if (cap > 4096)
 		cap = 4096;
 	n->nrbuf = want < cap ? want : cap;
-	int cqe = (int)(n->nrbuf + VRB_TX_MAX + 2 * VRB_CM_BUFS + 64);
+	/* Unsignaled SENDs of a broken QP flush with a CQE each; counted
+	 * twice, as the count forgets them when the QP is retired, maybe
+	 * before their CQEs are polled. */
+	int cqe = (int)(n->nrbuf + VRB_TX_MAX + 2 * VRB_UNSIG_MAX + 2 * VRB_CM_BUFS + 64);
 	if (cqe > da.max_cqe)
 		cqe = da.max_cqe;
 	n->cq = ibv_create_cq(n->ctx, cqe, n, n->chan, 0);

@@ -123,14 +123,29 @@ static int vrb_post_msg(struct nal *n, int peer, uint64_t seq)
 	uint32_t k = (uint32_t)(seq % VRB_CREDITS);
 	struct ibv_sge sge = { .addr = (uintptr_t)(p->keep + (size_t)k * VRB_EAGER), .length = p->keep_len[k],
 			       .lkey = p->keep_mr->lkey };
-	struct ibv_send_wr wr = { .wr_id = VRB_WR(VRB_WR_SEND, peer, 0), .sg_list = &sge, .num_sge = 1,
-				  .opcode = IBV_WR_SEND_WITH_IMM, .send_flags = IBV_SEND_SIGNALED,
+	/* Signaled every VRB_SIG_EVERY-th time (vrb.h), and whenever this WR
+	 * leaves no room for another send: then only a completion can make
+	 * room, and the next signaled one might never be posted. */
+	bool sig = p->unsig + 1 >= VRB_SIG_EVERY || p->sq_used + 1 + 2 > VRB_SQ_DEPTH ||
+		   n->unsig_total >= VRB_UNSIG_MAX;
+	struct ibv_send_wr wr = { .wr_id = VRB_WR(VRB_WR_SEND, peer, sig ? p->unsig + 1 : 0), .sg_list = &sge,
+				  .num_sge = 1, .opcode = IBV_WR_SEND_WITH_IMM,
+				  .send_flags = sig ? IBV_SEND_SIGNALED : 0,
 				  .imm_data = htonl((uint32_t)p->consumed) }, *bad;
 	if (sge.length <= n->max_inline_data)
 		wr.send_flags |= IBV_SEND_INLINE;
 	if (ibv_post_send(p->qp, &wr, &bad))
 		return vrb_post_failed(n, peer, "cannot post a send");
-	vrb_sq_take(n, p, 1);
+	if (sig) {
+		vrb_sq_take(n, p, 1);
+		p->unsig = 0;
+		n->sends_signaled++;
+	} else {
+		p->sq_used++;
+		p->unsig++;
+		p->unsig_out++;
+		n->unsig_total++;
+	}
 	p->told = p->consumed;
 	p->credit_owed = false;
 	return 0;
@@ -284,7 +299,11 @@ static void vrb_send_wc(struct nal *n, const struct ibv_wc *wc)
 {
 	int kind = VRB_WR_KIND(wc->wr_id);
 	int peer = VRB_WR_PEER(wc->wr_id);
-	n->tx_out--;
+	/* An unsignaled SEND completes alone only when its QP flushes: it
+	 * holds no CQ room and is no retired QP's outstanding WR. */
+	bool unsig = kind == VRB_WR_SEND && VRB_WR_IDX(wc->wr_id) == 0;
+	if (!unsig)
+		n->tx_out--;
 	if (kind == VRB_WR_CM_SEND) {
 		n->cm_sfree[n->ncm_sfree++] = VRB_WR_IDX(wc->wr_id);
 		return;
@@ -293,11 +312,19 @@ static void vrb_send_wc(struct nal *n, const struct ibv_wc *wc)
 		return;
 	struct vrb_peer *p = &n->peers[peer];
 	if (!p->qp || wc->qp_num != p->qp->qp_num) {
-		vrb_retired_wc(n, wc->qp_num); /* a broken QP drains */
+		if (!unsig)
+			vrb_retired_wc(n, wc->qp_num); /* a broken QP drains */
 		return;
 	}
-	if (p->sq_used)
-		p->sq_used--;
+	/* A signaled SEND retires the unsignaled ones before it as well; a
+	 * flushed unsignaled one, itself. */
+	unsigned retire = kind == VRB_WR_SEND && !unsig ? VRB_WR_IDX(wc->wr_id) : 1;
+	unsigned u = unsig ? 1 : retire - 1;
+	if (u > p->unsig_out)
+		u = p->unsig_out;
+	p->unsig_out -= u;
+	n->unsig_total -= u;
+	p->sq_used = p->sq_used > retire ? p->sq_used - retire : 0;
 	if (kind == VRB_WR_CREDIT && VRB_WR_IDX(wc->wr_id))
 		p->probing = false;
 	if (wc->status == IBV_WC_SUCCESS)

@@ -164,6 +164,71 @@ static void test_self(void **state)
 	mp_end();
 }
 
+/* Waits for the next event of kind type on eq, passing over others. */
+static ptl_event_t wait_kind(ptl_handle_eq_t eq, ptl_event_kind_t type, const char *what)
+{
+	for (;;) {
+		ptl_event_t ev;
+		MP_WAIT(eq, &ev, what);
+		if (ev.type == type)
+			return ev;
+	}
+}
+
+/* Puts to ourselves complete while puts to and from another rank are in
+ * flight on its NAL (a poll passes over the self NAL unless a message was
+ * queued to it), and every one of the other rank's puts arrives. */
+static void test_self_busy(void **state)
+{
+	(void)state;
+	const ptl_pt_index_t pt = 23;
+	const int n = 256;
+	int next = (mp_rank + 1) % mp_size, prev = (mp_rank + mp_size - 1) % mp_size;
+	static char rbuf[8], sbuf[8], src[8] = "selfbusy";
+	ptl_handle_eq_t teq = mp_eq(n + 16), steq = mp_eq(64), ieq = mp_eq(64);
+	ptl_handle_md_t rmd, smd;
+	ptl_handle_me_t rme = mp_me_md(pt, 1, 0, PTL_RETAIN,
+				       mp_md(rbuf, 8, INF, PTL_MD_OP_PUT | PTL_MD_MANAGE_REMOTE |
+							   PTL_MD_EVENT_START_DISABLE, teq),
+				       PTL_RETAIN, &rmd);
+	ptl_handle_me_t sme = mp_me_md(pt, 2, 0, PTL_RETAIN,
+				       mp_md(sbuf, 8, INF, PTL_MD_OP_PUT | PTL_MD_MANAGE_REMOTE |
+							   PTL_MD_EVENT_START_DISABLE, steq),
+				       PTL_RETAIN, &smd);
+	ptl_handle_md_t h = mp_bind(src, 8, INF, PTL_MD_EVENT_START_DISABLE, ieq);
+	ptl_handle_md_t hr = mp_bind(src, 8, INF, 0, PTL_EQ_NONE); /* the stream logs nothing */
+	mp_barrier();
+	int selfs = 0;
+	for (int i = 0; i < n; i++) {
+		MP_RC(PtlPutRegion(hr, 0, 8, PTL_NO_ACK_REQ, mp_id(next), pt, 0, 1, 0, (ptl_hdr_data_t)i), PTL_OK);
+		if (i % 16 != 7)
+			continue;
+		MP_RC(PtlPutRegion(h, 0, 8, PTL_ACK_REQ, mp_id(mp_rank), pt, 0, 2, 0, (ptl_hdr_data_t)i), PTL_OK);
+		ptl_event_t ev = wait_kind(steq, PTL_EVENT_PUT_END, "self put while busy");
+		assert_int_equal(ev.hdr_data, (ptl_hdr_data_t)i);
+		assert_int_equal(ev.initiator.pid, mp_id(mp_rank).pid);
+		wait_kind(ieq, PTL_EVENT_ACK, "self put's ack while busy");
+		selfs++;
+	}
+	for (int i = 0; i < n; i++) {
+		ptl_event_t ev = wait_kind(teq, PTL_EVENT_PUT_END, "the previous rank's stream");
+		assert_int_equal(ev.hdr_data, (ptl_hdr_data_t)i);
+		assert_int_equal(ev.initiator.pid, mp_id(prev).pid);
+	}
+	assert_int_equal(selfs, n / 16);
+	assert_memory_equal(sbuf, src, 8);
+	assert_memory_equal(rbuf, src, 8);
+	mp_barrier();
+	MP_RC(PtlMDUnlink(h), PTL_OK);
+	MP_RC(PtlMDUnlink(hr), PTL_OK);
+	MP_RC(PtlMEUnlink(rme), PTL_OK);
+	MP_RC(PtlMEUnlink(sme), PTL_OK);
+	mp_eq_free(teq);
+	mp_eq_free(steq);
+	mp_eq_free(ieq);
+	mp_end();
+}
+
 static void test_handles(void **state)
 {
 	(void)state;
@@ -431,7 +496,7 @@ int main(void)
 	if (check_no_init())
 		return 1;
 	const struct CMUnitTest tests[] = {
-		MP_TEST(test_eq_overrun), MP_TEST(test_eq_poll), MP_TEST(test_self),
+		MP_TEST(test_eq_overrun), MP_TEST(test_eq_poll), MP_TEST(test_self), MP_TEST(test_self_busy),
 		MP_TEST(test_handles),    MP_TEST(test_strings), MP_TEST(test_ni), MP_TEST(test_no_ni),
 	};
 	return mp_main("mp_api", tests, sizeof tests / sizeof tests[0]);
