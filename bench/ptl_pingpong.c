@@ -9,6 +9,11 @@
  *                      above 4 KiB)
  *     --bw-rounds N    windows of 32 puts per bandwidth trial (default
  *                      20, 4 above 64 KiB, 1 above 1 MiB)
+ *     --per-rtt        also time every round trip on its own (the cycle
+ *                      counter, as perftest's ib_*_lat do) and print
+ *                      "rtt <bytes> <median us> <min> <max>" over all of
+ *                      them: perftest's t_typical is that median, so
+ *                      bench/verbs_vm.sh compares like with like
  *
  * Prints one line per figure: "lat <bytes> <median us> <min> <max>" (and
  * "mean <bytes> <mean us>" over the trials) and
@@ -21,6 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 #include <portals3.h>
 #include <ptl_runtime.h>
@@ -49,6 +58,21 @@ static double now_us(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* A cheap per-round-trip stamp: the cycle counter where there is one (a
+ * clock_gettime in a TCG guest is a syscall reading an emulated timer,
+ * which would be most of what it times); scaled to us by the trial's
+ * clock_gettime span. */
+static uint64_t stamp(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __rdtsc();
+#else
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#endif
 }
 
 /* Waits for the next PUT_END on our receive buffer (10 s at most). */
@@ -112,6 +136,7 @@ static bool size_arg(const char *s, size_t *out)
 int main(int argc, char **argv)
 {
 	int trials = 5, nif, iters_opt = 0, rounds_opt = 0;
+	bool per_rtt = false;
 	size_t max_lat = MAX_LAT, max_bw = MAX_BW;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -125,11 +150,13 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--bw-rounds") && v && atoi(v) > 0) {
 			rounds_opt = atoi(v);
 			i++;
+		} else if (!strcmp(a, "--per-rtt")) {
+			per_rtt = true;
 		} else if (a[0] != '-') {
 			trials = atoi(a);
 		} else {
 			fprintf(stderr, "usage: ptl_pingpong [--max-lat BYTES] [--max-bw BYTES] [--iters N]\n"
-					"                    [--bw-rounds N] [trials]\n");
+					"                    [--bw-rounds N] [--per-rtt] [trials]\n");
 			return 2;
 		}
 	}
@@ -168,24 +195,44 @@ int main(int argc, char **argv)
 	check(PtlRtBarrier(), "PtlRtBarrier");
 
 	double v[1000];
+	int most_iters = iters_opt ? iters_opt : 20000;
+	/* per_rtt: the stamps of a trial, then every half round trip of all */
+	uint64_t *ts = per_rtt ? malloc(sizeof *ts * ((size_t)most_iters + 1)) : NULL;
+	double *rtt = per_rtt ? malloc(sizeof *rtt * (size_t)most_iters * (size_t)trials) : NULL;
+	if (per_rtt && (!ts || !rtt))
+		return 1;
 	for (size_t len = 0; len <= max_lat; len = len ? len * 2 : 1) {
 		int iters = iters_opt ? iters_opt : len <= 4096 ? 20000 : 2000;
-		int warmup = iters < 100 ? iters : 100;
+		int warmup = iters < 100 ? iters : 100, nrtt = 0;
 		for (int t = 0; t < trials; t++) {
 			for (int warm = 0; warm < warmup; warm++) {
 				if (rank == 0) { put(len); wait_put(); } else { wait_put(); put(len); }
 			}
 			double t0 = now_us();
+			uint64_t c0 = stamp();
 			for (int i = 0; i < iters; i++) {
+				if (ts)
+					ts[i] = stamp();
 				if (rank == 0) { put(len); wait_put(); } else { wait_put(); put(len); }
 			}
-			v[t] = (now_us() - t0) / iters / 2;
+			double us = now_us() - t0;
+			v[t] = us / iters / 2;
+			if (ts) {
+				ts[iters] = stamp();
+				double per_us = (double)(ts[iters] - c0) / us;
+				for (int i = 0; i < iters; i++)
+					rtt[nrtt++] = (double)(ts[i + 1] - ts[i]) / per_us / 2;
+			}
 		}
 		if (rank == 0) {
 			report("lat", len, v, trials);
 			report_mean("mean", len, v, trials);
+			if (rtt)
+				report("rtt", len, rtt, nrtt);
 		}
 	}
+	free(ts);
+	free(rtt);
 	for (size_t len = 4096; len <= max_bw; len *= 4) {
 		int rounds = rounds_opt ? rounds_opt : len <= 65536 ? 20 : len <= 1048576 ? 4 : 1;
 		for (int t = 0; t < trials; t++) {

@@ -13,11 +13,12 @@
 # PTL_BENCH_PROGRESS_THREAD=0 runs ptl with PTL_PROGRESS_THREAD=0 (each rank
 # polls from one thread, as perftest does). With progress threads they sleep
 # while the application polls (the verbs NAL does not arm its CQ then).
-# Latency is compared two ways: means (ptl's over all round trips against
-# perftest's t_avg) and typical values (the median of ptl's 50-round-trip
-# batches against perftest's t_typical, its median round trip). On a busy
-# host a preempted vCPU puts milliseconds into a mean; the typical figures
-# are what the code costs.
+# Latency is compared two ways, each measured as perftest measures it:
+# means (ptl's over all round trips against perftest's t_avg) and typical
+# values (the median single round trip: ptl_pingpong --per-rtt stamps every
+# round trip with the cycle counter, as ib_send_lat does, against its
+# t_typical). On a busy host a preempted vCPU puts milliseconds into a mean;
+# the typical figures are what the code costs.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 B=${PTL_TOP_BUILDDIR:-$top}
@@ -29,9 +30,6 @@ out=$(mktemp -d /tmp/verbs_vm.XXXXXX)
 inner=$out/inner.sh
 # ptl's bandwidth trial is bw_n/32 windows of 32 puts: the bytes ib_write_bw moves.
 rounds=$(( (bw_n + 31) / 32 ))
-# ... and its latency trial lat_n round trips in batches of 50.
-batches=$(( (lat_n + 49) / 50 ))
-[ "$batches" -le 1000 ] || batches=1000
 cat >"$inner" <<INNER
 #!/bin/bash
 # runs in the VM; perftest and ptl take turns, trial by trial
@@ -42,7 +40,7 @@ for t in \$(seq $trials); do
 	pair "ib_write_bw -d rxe0 -F -n $bw_n -s 1048576 --report_gbits" \\
 	     "ib_write_bw -d rxe0 -F -n $bw_n -s 1048576 --report_gbits localhost" write_bw
 	PTL_NAL=verbs PTL_PROGRESS_THREAD=${PTL_BENCH_PROGRESS_THREAD:-1} timeout 600 "$B/tools/ptlrun" -n 2 --timeout 600 "$B/bench/ptl_pingpong" \\
-		--max-lat 8 --max-bw 0 --iters 50 $batches >>"$out/ptl_lat.txt" 2>&1
+		--max-lat 8 --max-bw 0 --iters $lat_n --per-rtt 1 >>"$out/ptl_lat.txt" 2>&1
 	PTL_NAL=verbs PTL_PROGRESS_THREAD=${PTL_BENCH_PROGRESS_THREAD:-1} timeout 600 "$B/tools/ptlrun" -n 2 --timeout 600 "$B/bench/ptl_pingpong" \\
 		--max-lat 0 --max-bw 1048576 --iters 50 --bw-rounds $rounds 1 >>"$out/ptl_bw.txt" 2>&1
 done
@@ -60,9 +58,9 @@ write_lat=$(pt write_lat 8 6)
 send_typ=$(pt send_lat 8 5)
 write_typ=$(pt write_lat 8 5)
 write_bw=$(pt write_bw 1048576 4)
-# ptl_lat.txt: one "lat 8 <median batch> <min> <max>" per trial, each over
-# $batches batches; the mean is the mean of the batches.
-ptl_typ=$(awk '$1 == "lat" && $2 == 8 { print $3 }' "$out/ptl_lat.txt" | med)
+# ptl_lat.txt, per trial of lat_n round trips: "rtt 8 <median round trip>
+# <min> <max>" and "mean 8 <mean>".
+ptl_typ=$(awk '$1 == "rtt" && $2 == 8 { print $3 }' "$out/ptl_lat.txt" | med)
 ptl_lat=$(awk '$1 == "mean" && $2 == 8 { print $3 }' "$out/ptl_lat.txt" | med)
 ptl_bw=$(awk '$1 == "bw" && $2 == 1048576 { print $3 }' "$out/ptl_bw.txt" | med)
 echo "SOFTWARE-EMULATED (rdma_rxe in a TCG VM): ratios only, absolute numbers are not performance"
