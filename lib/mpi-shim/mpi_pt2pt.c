@@ -37,11 +37,13 @@
  * is copied to a bounce buffer and put at once, the send is complete (the
  * bounce buffer is one of MPI_ESLOTS preallocated slots with their MD bound
  * once, when the message fits and one is free: no malloc and no MD bind on
- * the small-message path; it goes back to the pool on the ACK); above
- * it, and for every synchronous send, rendezvous - the sender exposes its
- * buffer on MPI_PT_RNDV under its operation id and puts a header; the
- * receiver, once it has matched the header, gets the data from there (one
- * copy on shm). A synchronous send therefore completes only after the match.
+ * the small-message path; it goes back to the pool on the ACK; an
+ * MPI_Isend above MPI_DIRECT_MIN puts from the user's buffer instead and
+ * completes on the ACK or the pull's ACK); above it, and for every
+ * synchronous send, rendezvous - the sender exposes its buffer on
+ * MPI_PT_RNDV under its operation id and puts a header; the receiver, once
+ * it has matched the header, gets the data from there (one copy on shm).
+ * A synchronous send therefore completes only after the match.
  *
  * The race between posting a receive and an arrival: the receive's ME is
  * inserted with a disabled MD (threshold 0), the event queue is drained and
@@ -127,6 +129,17 @@ struct mpi_obj_hdr {
  * ACK finds the request that uses it). */
 #define MPI_ESLOTS 64
 #define MPI_ESLOT_BYTES 4096
+
+/* A nonblocking eager send above MPI_DIRECT_MIN bytes (acknowledged: it
+ * may overflow and be pulled, so its data must stay until the ACK) goes
+ * from the user's buffer instead of a copy into a bounce slot, and its
+ * request completes on the ACK. Its MD is the address-space MD, bound once
+ * over all of memory: the put names the buffer by its offset, so a send
+ * binds nothing; its events name the request by the id in hdr_data (the
+ * pull's put carries it too). Blocking sends keep the copy: they return
+ * without waiting for the ACK. */
+#define MPI_DIRECT_MIN MPI_NOACK_MAX
+#define MPI_DIRECT_BASE ((void *)(uintptr_t)1) /* the MD's start (NULL is refused) */
 struct mpi_eslot {
 	int obj;                 /* MPI_OBJ_ESLOT */
 	struct mpi_eslot *next;  /* free list */
@@ -156,6 +169,8 @@ static struct {
 	long nack_out;               /* credits peers hold or used and we have not seen */
 	long nack_cap;               /* whole MPI_NOACK_MAX slots left in linked reserves */
 	struct mpi_eslot *eslots, *eslot_free;
+	struct mpi_obj_hdr direct;   /* user_ptr of direct_md */
+	ptl_handle_md_t direct_md;   /* the address-space MD (MPI_DIRECT_MIN) */
 	char *eslot_mem;
 	struct mpi_ux *ux_free;      /* unexpected-message records to reuse */
 	uint64_t ux_appends;         /* unexpected-list records ever added */
@@ -585,6 +600,12 @@ int mpi_pt2pt_init(void)
 		e->next = P.eslot_free;
 		P.eslot_free = e;
 	}
+	P.direct.obj = MPI_OBJ_DIRECT;
+	ptl_md_t dm = { .start = MPI_DIRECT_BASE, .length = (ptl_size_t)(UINTPTR_MAX >> 1),
+			.threshold = PTL_MD_THRESH_INF,
+			.options = PTL_MD_EVENT_START_DISABLE | PTL_MD_EVENT_END_DISABLE,
+			.user_ptr = &P.direct, .eq_handle = mpi_g.eq };
+	ptl_check(PtlMDBind(mpi_g.ni, dm, PTL_RETAIN, &P.direct_md), "PtlMDBind(address space)");
 	return MPI_SUCCESS;
 }
 
@@ -644,6 +665,12 @@ static void send_fail(struct mpi_req *r, int cls)
 	send_finish(r);
 }
 
+/* Where r's data starts in r->md. */
+static ptl_size_t send_off(const struct mpi_req *r)
+{
+	return r->direct ? (ptl_size_t)((uintptr_t)r->pbuf - (uintptr_t)MPI_DIRECT_BASE) : 0;
+}
+
 /* Puts the header (and, eager, the data) of r; r holds a credit. */
 static void send_start(struct mpi_req *r)
 {
@@ -673,7 +700,7 @@ static void send_start(struct mpi_req *r)
 		/* It lands in a reserve or a posted receive, never in the
 		 * overflow entry: nothing will pull it, the slot is free now. */
 		P.nack[r->wpeer]--;
-		rc = PtlPutRegion(r->md, 0, r->len, PTL_NO_ACK_REQ, to, MPI_PT_MSG, 0, bits | MPI_NOACK_BIT, 0,
+		rc = PtlPutRegion(r->md, send_off(r), r->len, PTL_NO_ACK_REQ, to, MPI_PT_MSG, 0, bits | MPI_NOACK_BIT, 0,
 				  MPI_HDR(MPI_PROTO_EAGER, r->len, mpi_req_id(r)));
 		if (rc != PTL_OK) {
 			send_fail(r, MPI_ERR_PROC_FAILED);
@@ -685,7 +712,7 @@ static void send_start(struct mpi_req *r)
 	}
 	if (r->proto == MPI_PROTO_EAGER) {
 		r->stage = MPI_SS_EAGER;
-		rc = PtlPutRegion(r->md, 0, r->len, PTL_ACK_REQ, to, MPI_PT_MSG, 0, bits, 0,
+		rc = PtlPutRegion(r->md, send_off(r), r->len, PTL_ACK_REQ, to, MPI_PT_MSG, 0, bits, 0,
 				  MPI_HDR(MPI_PROTO_EAGER, r->len, mpi_req_id(r)));
 	} else {
 		r->stage = MPI_SS_RNDV;
@@ -709,7 +736,10 @@ static void sendq_flush(int w)
 /* The send is over for the library: free what it held. */
 static void send_finish(struct mpi_req *r)
 {
-	if (r->slot) {
+	if (r->direct) {
+		r->direct = false;
+		r->pbuf = NULL;
+	} else if (r->slot) {
 		r->slot->r = NULL;
 		r->slot->next = P.eslot_free;
 		P.eslot_free = r->slot;
@@ -767,6 +797,8 @@ int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, st
 	      int mode, struct mpi_req **out)
 {
 	struct mpi_dtype *t = mpi_dtype_get(dt);
+	bool nb = mode & MPI_MODE_NB;
+	mode &= ~MPI_MODE_NB;
 	struct mpi_req *r = user_req_new(MPI_REQ_SEND, dest, tag, c, ctx);
 	if (!r)
 		return MPI_ERR_NO_MEM;
@@ -802,7 +834,12 @@ int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, st
 		*out = NULL;
 		return MPI_ERR_BUFFER;
 	}
-	if (r->proto == MPI_PROTO_EAGER && !r->bsend && len <= MPI_ESLOT_BYTES && P.eslot_free) {
+	bool direct = nb && r->proto == MPI_PROTO_EAGER && !r->bsend && t->contig && len > MPI_DIRECT_MIN;
+	if (direct) {
+		r->direct = true;
+		r->pbuf = (char *)(uintptr_t)buf + t->true_lb;
+		r->md = P.direct_md;
+	} else if (r->proto == MPI_PROTO_EAGER && !r->bsend && len <= MPI_ESLOT_BYTES && P.eslot_free) {
 		struct mpi_eslot *e = P.eslot_free;
 		P.eslot_free = e->next;
 		e->r = r;
@@ -831,7 +868,7 @@ int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, st
 		r->pbuf = (char *)buf + t->true_lb;
 	}
 	int rc = PTL_OK;
-	if (r->slot) {
+	if (r->slot || direct) {
 		/* the slot's MD is bound already */
 	} else if (r->proto == MPI_PROTO_EAGER) {
 		ptl_md_t md = { .start = r->pbuf, .length = len, .threshold = PTL_MD_THRESH_INF,
@@ -851,8 +888,9 @@ int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, st
 	mpi_g.pending_ops++;
 	r->busy = true;
 	/* A buffered or eager send is complete for the user now (the data is
-	 * copied); the library finishes it without the user. */
-	if (r->proto == MPI_PROTO_EAGER || r->bsend)
+	 * copied); the library finishes it without the user. A direct one
+	 * completes when the library has finished it. */
+	if ((r->proto == MPI_PROTO_EAGER && !direct) || r->bsend)
 		mpi_req_complete(r);
 	if (P.credit[r->wpeer] > 0 && mpi_list_empty(&P.sendq[r->wpeer])) {
 		P.credit[r->wpeer]--;
@@ -1084,7 +1122,8 @@ static void on_ctrl(const ptl_event_t *ev)
 		if (!r || r->kind != MPI_REQ_SEND || r->md == PTL_INVALID_HANDLE)
 			return;
 		r->stage = MPI_SS_PULLED;
-		if (PtlPutRegion(r->md, 0, r->len, PTL_ACK_REQ, mpi_g.ids[w], MPI_PT_PULL, 0, ev->match_bits, 0, 0) !=
+		if (PtlPutRegion(r->md, send_off(r), r->len, PTL_ACK_REQ, mpi_g.ids[w], MPI_PT_PULL, 0, ev->match_bits, 0,
+				 MPI_HDR(MPI_PROTO_EAGER, r->len, mpi_req_id(r))) !=
 		    PTL_OK)
 			send_fail(r, MPI_ERR_PROC_FAILED);
 	}
@@ -1218,6 +1257,13 @@ static void on_event(const ptl_event_t *ev)
 	case MPI_OBJ_ESLOT: {
 		struct mpi_req *r = ((struct mpi_eslot *)ev->md.user_ptr)->r;
 		if (r)
+			on_req_event(ev, r);
+		return;
+	}
+	case MPI_OBJ_DIRECT: {
+		/* a send from the user's buffer: its id is in hdr_data */
+		struct mpi_req *r = mpi_req_by_id(MPI_HDR_ID(ev->hdr_data));
+		if (r && r->kind == MPI_REQ_SEND && r->direct)
 			on_req_event(ev, r);
 		return;
 	}
