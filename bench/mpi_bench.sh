@@ -1,7 +1,9 @@
 #!/bin/sh
 # ptl's MPI against MPICH and Open MPI, interleaved (A B C A B C ...) so all
 # see the same machine: ping-pong latency 0 B - 4 MiB and streaming bandwidth
-# (bench/mpi_pingpong.c) with 2 ranks pinned, and MPI_Allreduce 8 B - 1 MiB
+# (bench/mpi_pingpong.c) with 2 ranks pinned, the 8-byte half round trip
+# with 0 and 20,000 unexpected messages of another tag queued (uxlat:
+# MPI_Recv, uxpost: MPI_Irecv then MPI_Wait), and MPI_Allreduce 8 B - 1 MiB
 # (bench/mpi_allreduce.c) with 2 ranks pinned and with 4 ranks on the cores
 # there are. Medians of the rounds' medians, [min-max], ratio = ptl / other.
 #
@@ -64,10 +66,10 @@ fi
 run() {
 	bind=none; [ "$2" -le 2 ] && bind=core
 	case $1 in
-	ptl) "$B/tools/ptlrun" -n "$2" --bind-to $bind --timeout 900 "$W/ptl_$3" "$TRIALS" ;;
-	mpich) mpiexec.hydra -n "$2" -bind-to $bind "$W/mpich_$3" "$TRIALS" ;;
+	ptl) "$B/tools/ptlrun" -n "$2" --bind-to $bind --timeout 900 "$W/ptl_$3" "$TRIALS" ${4:-} ;;
+	mpich) mpiexec.hydra -n "$2" -bind-to $bind "$W/mpich_$3" "$TRIALS" ${4:-} ;;
 	openmpi) mpirun.openmpi --allow-run-as-root --oversubscribe -n "$2" --bind-to $bind \
-		--mca btl self,vader "$W/ompi_$3" "$TRIALS" ;;
+		--mca btl self,vader "$W/ompi_$3" "$TRIALS" ${4:-} ;;
 	esac
 }
 
@@ -77,6 +79,7 @@ ports_of() { [ "$1" = ring_bidir ] && echo 2 || echo 1; }
 for r in $(seq "$ROUNDS"); do
 	for i in $impls; do
 		run "$i" 2 pingpong | sed "s/^/$i 2 /" >> "$W/all" || echo "mpi_bench.sh: $i pingpong failed" >&2
+		run "$i" 2 pingpong ux | sed "s/^/$i 2 /" >> "$W/all" || echo "mpi_bench.sh: $i pingpong ux failed" >&2
 		run "$i" 2 allreduce | sed "s/^/$i 2 /" >> "$W/all" || echo "mpi_bench.sh: $i allreduce failed" >&2
 		run "$i" 4 allreduce | sed "s/^/$i 4 /" >> "$W/all" || echo "mpi_bench.sh: $i 4-rank allreduce failed" >&2
 	done
@@ -98,7 +101,7 @@ med() {
 echo "# ptl MPI vs MPICH / Open MPI: $ROUNDS interleaved rounds x $TRIALS trials; $(uname -r), $(nproc) cores"
 echo "# medians of per-round medians [min-max]; lat/allreduce in us, bw in GB/s; ratio = ptl / other"
 echo "# targets: lat <= MPICH, bw >= MPICH, allreduce <= Open MPI (lat, allreduce: ratio <= 1; bw: >= 1)"
-awk '$3 == "lat" || $3 == "bw" || $3 == "allreduce"' "$W/all" | awk -v impls="$impls" '
+awk '$3 == "lat" || $3 == "uxlat" || $3 == "uxpost" || $3 == "bw" || $3 == "allreduce"' "$W/all" | awk -v impls="$impls" '
 { key = $1 " " $2 " " $3 " " $4; n[key]++; val[key, n[key]] = $5
   if (!(key in lo) || $6 < lo[key]) lo[key] = $6
   if (!(key in hi) || $7 > hi[key]) hi[key] = $7

@@ -2,6 +2,12 @@
  * mpi_pingpong: the same figures as ptl_pingpong, with plain MPI, to be
  * built against the system's MPICH or Open MPI (bench/pingpong.sh does).
  * Output lines: "lat <bytes> <median us> <min> <max>", "bw <bytes> <GB/s> ...".
+ *
+ * mpi_pingpong TRIALS ux [N]: instead, the 8-byte half round trip with 0
+ * and N (default 20000) unexpected messages of another tag queued at each
+ * rank, which a receive must not have to walk past: "uxlat <queued> ..."
+ * (MPI_Recv) and "uxpost <queued> ..." (MPI_Irecv posted before the
+ * send, then MPI_Wait).
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -25,6 +31,49 @@ static void report(const char *kind, size_t len, double *v, int n)
 	fflush(stdout);
 }
 
+/* Half round trips of 8 bytes with tag 1, with `queued` messages of tag 99
+ * sitting unreceived at each rank. */
+static void ux_rows(int rank, int trials, int queued)
+{
+	int peer = 1 - rank, iters = 2000;
+	char sb[8] = { 0 }, rb[8];
+	double v[1000];
+	for (int i = 0; i < queued; i++)
+		MPI_Send(sb, 8, MPI_CHAR, peer, 99, MPI_COMM_WORLD);
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (int posted = 0; posted < 2; posted++) {
+		for (int t = 0; t < trials; t++) {
+			for (int i = -100; i < iters; i++) {
+				if (i == 0) {
+					MPI_Barrier(MPI_COMM_WORLD);
+					v[t] = MPI_Wtime();
+				}
+				MPI_Request r;
+				if (posted)
+					MPI_Irecv(rb, 8, MPI_CHAR, peer, 1, MPI_COMM_WORLD, &r);
+				if (rank == 0) {
+					MPI_Send(sb, 8, MPI_CHAR, peer, 1, MPI_COMM_WORLD);
+					if (posted)
+						MPI_Wait(&r, MPI_STATUS_IGNORE);
+					else
+						MPI_Recv(rb, 8, MPI_CHAR, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+				} else {
+					if (posted)
+						MPI_Wait(&r, MPI_STATUS_IGNORE);
+					else
+						MPI_Recv(rb, 8, MPI_CHAR, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+					MPI_Send(sb, 8, MPI_CHAR, peer, 1, MPI_COMM_WORLD);
+				}
+			}
+			v[t] = (MPI_Wtime() - v[t]) * 1e6 / iters / 2;
+		}
+		if (rank == 0)
+			report(posted ? "uxpost" : "uxlat", (size_t)queued, v, trials);
+	}
+	for (int i = 0; i < queued; i++)
+		MPI_Recv(rb, 8, MPI_CHAR, peer, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+}
+
 int main(int argc, char **argv)
 {
 	MPI_Init(&argc, &argv);
@@ -38,6 +87,13 @@ int main(int argc, char **argv)
 			fprintf(stderr, "mpi_pingpong: run with exactly 2 ranks\n");
 		MPI_Finalize();
 		return 2;
+	}
+	if (argc > 2 && strcmp(argv[2], "ux") == 0) {
+		int n = argc > 3 ? atoi(argv[3]) : 20000;
+		ux_rows(rank, trials, 0);
+		ux_rows(rank, trials, n > 0 ? n : 20000);
+		MPI_Finalize();
+		return 0;
 	}
 	char *rbuf = calloc(1, MAX_BW), *sbuf = calloc(1, MAX_BW);
 	memset(sbuf, rank + 1, MAX_BW);

@@ -56,7 +56,7 @@ enum { MPI_PROTO_EAGER = 0, MPI_PROTO_RNDV = 1 };
 enum { MPI_CTRL_CREDIT = 1, MPI_CTRL_PULL = 2, MPI_CTRL_NOACK = 3 };
 
 /* ---------------------------------------------------------------- objects */
-enum mpi_obj { MPI_OBJ_REQ = 1, MPI_OBJ_UXBUF, MPI_OBJ_OVERFLOW, MPI_OBJ_CTRL, MPI_OBJ_ESLOT };
+enum mpi_obj { MPI_OBJ_REQ = 1, MPI_OBJ_UXBUF, MPI_OBJ_OVERFLOW, MPI_OBJ_CTRL, MPI_OBJ_ESLOT, MPI_OBJ_DIRECT };
 
 struct mpi_list {
 	struct mpi_list *prev, *next;
@@ -179,6 +179,7 @@ struct mpi_req {
 	size_t len;              /* bytes of the image */
 	bool ptmp;               /* pbuf is ours to free */
 	struct mpi_eslot *slot;  /* eager send: pbuf is this preallocated slot */
+	bool direct;             /* eager send from the user's buffer (mpi_pt2pt.c) */
 	ptl_handle_me_t me;
 	ptl_handle_md_t md;
 	/* send */
@@ -239,6 +240,11 @@ int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, st
 int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mpi_comm *c, int ctx,
 	      struct mpi_req **out);
 enum { MPI_MODE_STD, MPI_MODE_SYNC, MPI_MODE_READY, MPI_MODE_BUFFERED };
+/* Or-ed into a standard or ready mode by MPI_Isend and MPI_Irsend: the
+ * caller looks for completion later, so an eager send may go from its
+ * buffer and complete on the receiver's ACK instead of being copied to a
+ * bounce slot and complete at once (mpi_pt2pt.c). */
+#define MPI_MODE_NB 0x100
 /* A receive of len contiguous bytes that posts no ME: the message lands as
  * unexpected and mpi_recv_try matches it. For a context whose receives never
  * overlap in what they match (a schedule's: exact source, a tag per step, one

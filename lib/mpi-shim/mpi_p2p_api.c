@@ -125,7 +125,7 @@ int PMPI_Bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, M
 }
 int PMPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
-	return isend_mode("MPI_Isend", buf, count, dt, dest, tag, comm, MPI_MODE_STD, req);
+	return isend_mode("MPI_Isend", buf, count, dt, dest, tag, comm, MPI_MODE_STD | MPI_MODE_NB, req);
 }
 int PMPI_Issend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
@@ -133,7 +133,7 @@ int PMPI_Issend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, 
 }
 int PMPI_Irsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
-	return isend_mode("MPI_Irsend", buf, count, dt, dest, tag, comm, MPI_MODE_READY, req);
+	return isend_mode("MPI_Irsend", buf, count, dt, dest, tag, comm, MPI_MODE_READY | MPI_MODE_NB, req);
 }
 int PMPI_Ibsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {

@@ -37,11 +37,13 @@
  * is copied to a bounce buffer and put at once, the send is complete (the
  * bounce buffer is one of MPI_ESLOTS preallocated slots with their MD bound
  * once, when the message fits and one is free: no malloc and no MD bind on
- * the small-message path; it goes back to the pool on the ACK); above
- * it, and for every synchronous send, rendezvous - the sender exposes its
- * buffer on MPI_PT_RNDV under its operation id and puts a header; the
- * receiver, once it has matched the header, gets the data from there (one
- * copy on shm). A synchronous send therefore completes only after the match.
+ * the small-message path; it goes back to the pool on the ACK; an
+ * MPI_Isend above MPI_DIRECT_MIN puts from the user's buffer instead and
+ * completes on the ACK or the pull's ACK); above it, and for every
+ * synchronous send, rendezvous - the sender exposes its buffer on
+ * MPI_PT_RNDV under its operation id and puts a header; the receiver, once
+ * it has matched the header, gets the data from there (one copy on shm).
+ * A synchronous send therefore completes only after the match.
  *
  * The race between posting a receive and an arrival: the receive's ME is
  * inserted with a disabled MD (threshold 0), the event queue is drained and
@@ -77,16 +79,46 @@ struct mpi_uxbuf {
 #define MPI_NOACK_BUFSZ (128u << 10)
 #define MPI_NOACK_CREDITS 64
 
+/* The unexpected messages are indexed four ways, one per shape of
+ * receive: (ctx, source, tag), (ctx, source, any tag), (ctx, any source,
+ * tag), (ctx, any, any). Each message is on one list of every way, kept in
+ * arrival order, so the list under a receive's own key holds exactly the
+ * messages it matches, earliest first: a posted receive, a lazy one, a
+ * probe or a wildcard finds its message at the head of one list whatever
+ * else is queued (a linear scan of 20,000 messages of another tag cost a
+ * ping-pong 53-71 us), and MPI's non-overtaking order is the list order. */
+enum { UX_EXACT, UX_ANYTAG, UX_ANYSRC, UX_ANYANY, UX_WAYS };
+
+/* One list: the messages of one key of one way. Found through a chained
+ * hash; freed to a pool when its last message is taken. */
+struct ux_bucket {
+	struct ux_bucket *hnext; /* hash chain, or the free pool */
+	uint64_t key;            /* ux_key() */
+	int way;
+	struct mpi_list q;       /* struct mpi_ux.way[way], arrival order */
+};
+
 /* One unexpected message (or one arriving into a posted receive's place). */
 struct mpi_ux {
-	struct mpi_list link;    /* unexpected list, in match order */
+	struct mpi_list way[UX_WAYS];  /* on each way's list while unexpected */
+	struct ux_bucket *bk[UX_WAYS];
 	struct mpi_list alink;   /* arriving list (START seen, END not yet) */
 	int ctx, src, tag, wsrc, proto;
 	size_t len, got, off;
 	uint32_t id;
 	struct mpi_uxbuf *buf;   /* NULL: overflow, the data stayed at the sender */
-	bool ready, in_ux;
+	bool ready, in_ux;       /* in_ux: listed (ux_list), not yet taken */
 	struct mpi_req *waiter;
+};
+
+/* Records and buckets come from slabs kept for the run: the first at
+ * init, another only when a backlog outgrows every one so far (as many
+ * records as the unexpected memory and the credits let queue), never one
+ * per message. */
+#define UX_SLAB 1024
+struct ux_slab {
+	struct ux_slab *next;
+	_Alignas(max_align_t) unsigned char mem[];
 };
 
 struct mpi_obj_hdr {
@@ -97,6 +129,17 @@ struct mpi_obj_hdr {
  * ACK finds the request that uses it). */
 #define MPI_ESLOTS 64
 #define MPI_ESLOT_BYTES 4096
+
+/* A nonblocking eager send above MPI_DIRECT_MIN bytes (acknowledged: it
+ * may overflow and be pulled, so its data must stay until the ACK) goes
+ * from the user's buffer instead of a copy into a bounce slot, and its
+ * request completes on the ACK. Its MD is the address-space MD, bound once
+ * over all of memory: the put names the buffer by its offset, so a send
+ * binds nothing; its events name the request by the id in hdr_data (the
+ * pull's put carries it too). Blocking sends keep the copy: they return
+ * without waiting for the ACK. */
+#define MPI_DIRECT_MIN MPI_NOACK_MAX
+#define MPI_DIRECT_BASE ((void *)(uintptr_t)1) /* the MD's start (NULL is refused) */
 struct mpi_eslot {
 	int obj;                 /* MPI_OBJ_ESLOT */
 	struct mpi_eslot *next;  /* free list */
@@ -111,7 +154,7 @@ static struct {
 	struct mpi_obj_hdr overflow, ctrl;
 	ptl_handle_md_t zero_md;     /* 0-byte MD for headers and control puts */
 	struct mpi_uxbuf *ux;
-	struct mpi_list uxq, arriving;
+	struct mpi_list arriving;
 	int *credit;                 /* per peer: messages we may still send */
 	int *consumed;               /* per peer: messages drained, not yet credited */
 	struct mpi_list *sendq;      /* per peer: sends waiting for a credit */
@@ -126,29 +169,147 @@ static struct {
 	long nack_out;               /* credits peers hold or used and we have not seen */
 	long nack_cap;               /* whole MPI_NOACK_MAX slots left in linked reserves */
 	struct mpi_eslot *eslots, *eslot_free;
+	struct mpi_obj_hdr direct;   /* user_ptr of direct_md */
+	ptl_handle_md_t direct_md;   /* the address-space MD (MPI_DIRECT_MIN) */
 	char *eslot_mem;
 	struct mpi_ux *ux_free;      /* unexpected-message records to reuse */
 	uint64_t ux_appends;         /* unexpected-list records ever added */
+	long ux_count;               /* records listed now */
+	struct ux_bucket **ux_hash;  /* ux_hmask + 1 chains */
+	size_t ux_hmask, ux_nbk;     /* ux_nbk: buckets in use */
+	struct ux_bucket *bk_free;
+	struct ux_slab *slabs;
 } P;
+
+/* UX_SLAB objects of size sz from a new slab, chained through their
+ * first word onto *free_head (a record's way[0].prev, a bucket's hnext). */
+static bool slab_grow(size_t sz, void **free_head)
+{
+	struct ux_slab *s = calloc(1, sizeof *s + UX_SLAB * sz);
+	if (!s)
+		return false;
+	s->next = P.slabs;
+	P.slabs = s;
+	for (size_t i = UX_SLAB; i-- > 0;) {
+		void **o = (void **)(void *)(s->mem + i * sz);
+		*o = *free_head;
+		*free_head = o;
+	}
+	return true;
+}
 
 static struct mpi_ux *ux_alloc(void)
 {
+	if (!P.ux_free && !slab_grow(sizeof(struct mpi_ux), (void **)&P.ux_free))
+		return NULL;
 	struct mpi_ux *u = P.ux_free;
-	if (!u)
-		return calloc(1, sizeof *u);
-	P.ux_free = (struct mpi_ux *)(void *)u->link.next;
+	P.ux_free = *(struct mpi_ux **)(void *)u;
 	memset(u, 0, sizeof *u);
 	return u;
 }
 
-/* Free records chain through link.next. */
+/* Free records chain through their first word. */
 static struct mpi_ux *lazy_first; /* see lazy_waiter */
 static void ux_free(struct mpi_ux *u)
 {
 	if (u == lazy_first)
 		lazy_first = NULL;
-	u->link.next = (struct mpi_list *)(void *)P.ux_free;
+	*(struct mpi_ux **)(void *)u = P.ux_free;
 	P.ux_free = u;
+}
+
+/* The key of way w for (ctx, src, tag): the match bits with the fields
+ * way w does not look at zeroed (the bits are all taken, so the way is
+ * kept beside the key, in the bucket, and mixed into the hash). */
+static uint64_t ux_key(int w, int ctx, int src, int tag)
+{
+	uint64_t s = (w == UX_EXACT || w == UX_ANYTAG) ? (uint64_t)(unsigned)src & ((1u << MPI_SRC_BITS) - 1) : 0;
+	uint64_t t = (w == UX_EXACT || w == UX_ANYSRC) ? (uint64_t)(unsigned)tag & MPI_TAG_MASK : 0;
+	return ((uint64_t)(unsigned)ctx << (MPI_SRC_BITS + 1 + MPI_TAG_BITS)) | (s << MPI_TAG_BITS) | t;
+}
+
+static size_t ux_hash(uint64_t key, int w)
+{
+	return (size_t)(((key ^ ((uint64_t)w << 47)) * 0x9e3779b97f4a7c15ull) >> 32) & P.ux_hmask;
+}
+
+/* The bucket of way w's key, or NULL. */
+static struct ux_bucket *ux_bucket_find(uint64_t key, int w)
+{
+	for (struct ux_bucket *b = P.ux_hash[ux_hash(key, w)]; b; b = b->hnext)
+		if (b->key == key && b->way == w)
+			return b;
+	return NULL;
+}
+
+/* Doubles the chains when the buckets outnumber them, so a chain stays
+ * about one bucket long (rare: each doubling comes after as many new keys
+ * as all before). Keeps the old table if there is no memory for a new. */
+static void ux_hash_grow(void)
+{
+	size_t n = (P.ux_hmask + 1) * 2;
+	struct ux_bucket **h = calloc(n, sizeof *h), **old = P.ux_hash;
+	if (!h)
+		return;
+	size_t on = P.ux_hmask + 1;
+	P.ux_hash = h;
+	P.ux_hmask = n - 1;
+	for (size_t i = 0; i < on; i++)
+		for (struct ux_bucket *b = old[i], *nx; b; b = nx) {
+			nx = b->hnext;
+			size_t j = ux_hash(b->key, b->way);
+			b->hnext = h[j];
+			h[j] = b;
+		}
+	free(old);
+}
+
+/* Lists u (its fields set) at the tail of its list of every way. */
+static bool ux_list(struct mpi_ux *u)
+{
+	for (int w = 0; w < UX_WAYS; w++) {
+		uint64_t key = ux_key(w, u->ctx, u->src, u->tag);
+		struct ux_bucket *b = ux_bucket_find(key, w);
+		if (!b) {
+			if (!P.bk_free && !slab_grow(sizeof(struct ux_bucket), (void **)&P.bk_free))
+				return false;
+			b = P.bk_free;
+			P.bk_free = b->hnext;
+			b->key = key;
+			b->way = w;
+			mpi_list_init(&b->q);
+			size_t i = ux_hash(key, w);
+			b->hnext = P.ux_hash[i];
+			P.ux_hash[i] = b;
+			if (++P.ux_nbk > P.ux_hmask + 1)
+				ux_hash_grow();
+		}
+		mpi_list_add_tail(&u->way[w], &b->q);
+		u->bk[w] = b;
+	}
+	u->in_ux = true;
+	P.ux_count++;
+	return true;
+}
+
+/* Takes u off its lists (a receive has it); a list left empty goes. */
+static void ux_unlist(struct mpi_ux *u)
+{
+	for (int w = 0; w < UX_WAYS; w++) {
+		struct ux_bucket *b = u->bk[w];
+		mpi_list_del(&u->way[w]);
+		if (mpi_list_empty(&b->q)) {
+			struct ux_bucket **pp = &P.ux_hash[ux_hash(b->key, w)];
+			while (*pp != b)
+				pp = &(*pp)->hnext;
+			*pp = b->hnext;
+			b->hnext = P.bk_free;
+			P.bk_free = b;
+			P.ux_nbk--;
+		}
+	}
+	u->in_ux = false;
+	P.ux_count--;
 }
 
 static const ptl_process_id_t any_id = { PTL_NID_ANY, PTL_PID_ANY };
@@ -362,7 +523,11 @@ int mpi_pt2pt_init(void)
 		P.idkeys[i] = k;
 		P.idranks[i] = r;
 	}
-	mpi_list_init(&P.uxq);
+	P.ux_hmask = 1023;
+	P.ux_hash = calloc(P.ux_hmask + 1, sizeof *P.ux_hash);
+	if (!P.ux_hash || !slab_grow(sizeof(struct mpi_ux), (void **)&P.ux_free) ||
+	    !slab_grow(sizeof(struct ux_bucket), (void **)&P.bk_free))
+		mpi_fatal(MPI_ERR_NO_MEM, "out of memory for the unexpected-message index");
 	mpi_list_init(&P.arriving);
 
 	/* The marker: matches anything, accepts nothing. */
@@ -435,6 +600,12 @@ int mpi_pt2pt_init(void)
 		e->next = P.eslot_free;
 		P.eslot_free = e;
 	}
+	P.direct.obj = MPI_OBJ_DIRECT;
+	ptl_md_t dm = { .start = MPI_DIRECT_BASE, .length = (ptl_size_t)(UINTPTR_MAX >> 1),
+			.threshold = PTL_MD_THRESH_INF,
+			.options = PTL_MD_EVENT_START_DISABLE | PTL_MD_EVENT_END_DISABLE,
+			.user_ptr = &P.direct, .eq_handle = mpi_g.eq };
+	ptl_check(PtlMDBind(mpi_g.ni, dm, PTL_RETAIN, &P.direct_md), "PtlMDBind(address space)");
 	return MPI_SUCCESS;
 }
 
@@ -456,16 +627,17 @@ void mpi_pt2pt_fini(void)
 	free(P.idkeys);
 	free(P.idranks);
 	free(mpi_g.ids);
-	while (!mpi_list_empty(&P.uxq)) {
-		struct mpi_ux *u = mpi_container(P.uxq.next, struct mpi_ux, link);
-		mpi_list_del(&u->link);
-		free(u);
+	while (P.slabs) {
+		struct ux_slab *sl = P.slabs;
+		P.slabs = sl->next;
+		free(sl);
 	}
-	while (P.ux_free) {
-		struct mpi_ux *u = P.ux_free;
-		P.ux_free = (struct mpi_ux *)(void *)u->link.next;
-		free(u);
-	}
+	P.ux_free = NULL;
+	P.bk_free = NULL;
+	free(P.ux_hash);
+	P.ux_hash = NULL;
+	P.ux_count = 0;
+	P.ux_nbk = 0;
 	free(P.eslots);
 	free(P.eslot_mem);
 	P.eslots = P.eslot_free = NULL;
@@ -491,6 +663,12 @@ static void send_fail(struct mpi_req *r, int cls)
 	}
 	mpi_g.pending_ops--;
 	send_finish(r);
+}
+
+/* Where r's data starts in r->md. */
+static ptl_size_t send_off(const struct mpi_req *r)
+{
+	return r->direct ? (ptl_size_t)((uintptr_t)r->pbuf - (uintptr_t)MPI_DIRECT_BASE) : 0;
 }
 
 /* Puts the header (and, eager, the data) of r; r holds a credit. */
@@ -522,7 +700,7 @@ static void send_start(struct mpi_req *r)
 		/* It lands in a reserve or a posted receive, never in the
 		 * overflow entry: nothing will pull it, the slot is free now. */
 		P.nack[r->wpeer]--;
-		rc = PtlPutRegion(r->md, 0, r->len, PTL_NO_ACK_REQ, to, MPI_PT_MSG, 0, bits | MPI_NOACK_BIT, 0,
+		rc = PtlPutRegion(r->md, send_off(r), r->len, PTL_NO_ACK_REQ, to, MPI_PT_MSG, 0, bits | MPI_NOACK_BIT, 0,
 				  MPI_HDR(MPI_PROTO_EAGER, r->len, mpi_req_id(r)));
 		if (rc != PTL_OK) {
 			send_fail(r, MPI_ERR_PROC_FAILED);
@@ -534,7 +712,7 @@ static void send_start(struct mpi_req *r)
 	}
 	if (r->proto == MPI_PROTO_EAGER) {
 		r->stage = MPI_SS_EAGER;
-		rc = PtlPutRegion(r->md, 0, r->len, PTL_ACK_REQ, to, MPI_PT_MSG, 0, bits, 0,
+		rc = PtlPutRegion(r->md, send_off(r), r->len, PTL_ACK_REQ, to, MPI_PT_MSG, 0, bits, 0,
 				  MPI_HDR(MPI_PROTO_EAGER, r->len, mpi_req_id(r)));
 	} else {
 		r->stage = MPI_SS_RNDV;
@@ -558,7 +736,10 @@ static void sendq_flush(int w)
 /* The send is over for the library: free what it held. */
 static void send_finish(struct mpi_req *r)
 {
-	if (r->slot) {
+	if (r->direct) {
+		r->direct = false;
+		r->pbuf = NULL;
+	} else if (r->slot) {
 		r->slot->r = NULL;
 		r->slot->next = P.eslot_free;
 		P.eslot_free = r->slot;
@@ -616,6 +797,8 @@ int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, st
 	      int mode, struct mpi_req **out)
 {
 	struct mpi_dtype *t = mpi_dtype_get(dt);
+	bool nb = mode & MPI_MODE_NB;
+	mode &= ~MPI_MODE_NB;
 	struct mpi_req *r = user_req_new(MPI_REQ_SEND, dest, tag, c, ctx);
 	if (!r)
 		return MPI_ERR_NO_MEM;
@@ -651,7 +834,12 @@ int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, st
 		*out = NULL;
 		return MPI_ERR_BUFFER;
 	}
-	if (r->proto == MPI_PROTO_EAGER && !r->bsend && len <= MPI_ESLOT_BYTES && P.eslot_free) {
+	bool direct = nb && r->proto == MPI_PROTO_EAGER && !r->bsend && t->contig && len > MPI_DIRECT_MIN;
+	if (direct) {
+		r->direct = true;
+		r->pbuf = (char *)(uintptr_t)buf + t->true_lb;
+		r->md = P.direct_md;
+	} else if (r->proto == MPI_PROTO_EAGER && !r->bsend && len <= MPI_ESLOT_BYTES && P.eslot_free) {
 		struct mpi_eslot *e = P.eslot_free;
 		P.eslot_free = e->next;
 		e->r = r;
@@ -680,7 +868,7 @@ int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, st
 		r->pbuf = (char *)buf + t->true_lb;
 	}
 	int rc = PTL_OK;
-	if (r->slot) {
+	if (r->slot || direct) {
 		/* the slot's MD is bound already */
 	} else if (r->proto == MPI_PROTO_EAGER) {
 		ptl_md_t md = { .start = r->pbuf, .length = len, .threshold = PTL_MD_THRESH_INF,
@@ -700,8 +888,9 @@ int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, st
 	mpi_g.pending_ops++;
 	r->busy = true;
 	/* A buffered or eager send is complete for the user now (the data is
-	 * copied); the library finishes it without the user. */
-	if (r->proto == MPI_PROTO_EAGER || r->bsend)
+	 * copied); the library finishes it without the user. A direct one
+	 * completes when the library has finished it. */
+	if ((r->proto == MPI_PROTO_EAGER && !direct) || r->bsend)
 		mpi_req_complete(r);
 	if (P.credit[r->wpeer] > 0 && mpi_list_empty(&P.sendq[r->wpeer])) {
 		P.credit[r->wpeer]--;
@@ -720,14 +909,16 @@ static bool ux_matches(const struct mpi_ux *u, int ctx, int src, int tag)
 	return u->ctx == ctx && (src == MPI_ANY_SOURCE || u->src == src) && (tag == MPI_ANY_TAG || u->tag == tag);
 }
 
+/* The earliest unexpected message a receive of (ctx, src, tag) matches:
+ * the head of the list of its own key. */
 static struct mpi_ux *ux_find(int ctx, int src, int tag)
 {
-	for (struct mpi_list *l = P.uxq.next; l != &P.uxq; l = l->next) {
-		struct mpi_ux *u = mpi_container(l, struct mpi_ux, link);
-		if (ux_matches(u, ctx, src, tag))
-			return u;
-	}
-	return NULL;
+	if (!P.ux_count)
+		return NULL;
+	int w = src == MPI_ANY_SOURCE ? (tag == MPI_ANY_TAG ? UX_ANYANY : UX_ANYSRC)
+				      : (tag == MPI_ANY_TAG ? UX_ANYTAG : UX_EXACT);
+	struct ux_bucket *b = ux_bucket_find(ux_key(w, ctx, src, tag), w);
+	return b ? mpi_container(b->q.next, struct mpi_ux, way[w]) : NULL;
 }
 
 /* The receive is over: unpack, status, complete. */
@@ -856,8 +1047,8 @@ static void ux_arrive(const ptl_event_t *ev, struct mpi_uxbuf *b)
 	u->buf = b;
 	if (b)
 		b->refs++;
-	u->in_ux = true;
-	mpi_list_add_tail(&u->link, &P.uxq);
+	if (!ux_list(u))
+		mpi_fatal(MPI_ERR_NO_MEM, "out of memory for an unexpected-message index");
 	mpi_list_add_tail(&u->alink, &P.arriving);
 	P.ux_appends++;
 	if (lazy_waiter && !lazy_first && ux_matches(u, lazy_waiter->ctx, lazy_waiter->peer, lazy_waiter->tag))
@@ -892,14 +1083,14 @@ static void ux_arrived(const ptl_event_t *ev, struct mpi_uxbuf *b)
 }
 
 /* A whole message landed in reserve b: if the waiting lazy receive takes
- * it, deliver it now, without an unexpected-list record. Only with the
- * unexpected list empty, so it is the first message the receive can take
- * (one that came before is in the list, until taken). */
+ * it, deliver it now, without an unexpected-list record. Only when no
+ * listed message matches the receive, so it is the first message the
+ * receive can take (one that came before is listed, until taken). */
 static bool lazy_take(const ptl_event_t *ev, struct mpi_uxbuf *b, int w)
 {
 	struct mpi_req *r = lazy_waiter;
 	int src = MPI_BITS_SRC(ev->match_bits), tag = MPI_BITS_TAG(ev->match_bits);
-	if (!r || r->done || r->matched || !mpi_list_empty(&P.uxq) || MPI_BITS_CTX(ev->match_bits) != r->ctx ||
+	if (!r || r->done || r->matched || ux_find(r->ctx, r->peer, r->tag) || MPI_BITS_CTX(ev->match_bits) != r->ctx ||
 	    (r->peer != MPI_ANY_SOURCE && r->peer != src) || (r->tag != MPI_ANY_TAG && r->tag != tag))
 		return false;
 	credit_note(w);
@@ -931,7 +1122,8 @@ static void on_ctrl(const ptl_event_t *ev)
 		if (!r || r->kind != MPI_REQ_SEND || r->md == PTL_INVALID_HANDLE)
 			return;
 		r->stage = MPI_SS_PULLED;
-		if (PtlPutRegion(r->md, 0, r->len, PTL_ACK_REQ, mpi_g.ids[w], MPI_PT_PULL, 0, ev->match_bits, 0, 0) !=
+		if (PtlPutRegion(r->md, send_off(r), r->len, PTL_ACK_REQ, mpi_g.ids[w], MPI_PT_PULL, 0, ev->match_bits, 0,
+				 MPI_HDR(MPI_PROTO_EAGER, r->len, mpi_req_id(r))) !=
 		    PTL_OK)
 			send_fail(r, MPI_ERR_PROC_FAILED);
 	}
@@ -1068,6 +1260,13 @@ static void on_event(const ptl_event_t *ev)
 			on_req_event(ev, r);
 		return;
 	}
+	case MPI_OBJ_DIRECT: {
+		/* a send from the user's buffer: its id is in hdr_data */
+		struct mpi_req *r = mpi_req_by_id(MPI_HDR_ID(ev->hdr_data));
+		if (r && r->kind == MPI_REQ_SEND && r->direct)
+			on_req_event(ev, r);
+		return;
+	}
 	default:
 		return;
 	}
@@ -1101,8 +1300,8 @@ static int progress_until(int wait_ms, struct mpi_req *until)
 			 * blocking receive waits, but make sure). */
 			struct mpi_ux *u = lazy_first;
 			lazy_first = NULL;
-			if (!until->done && !until->matched && u->link.next != &u->link) {
-				mpi_list_del(&u->link);
+			if (!until->done && !until->matched && u->in_ux) {
+				ux_unlist(u);
 				ux_deliver(until, u);
 			} else {
 				mpi_recv_try(until);
@@ -1164,7 +1363,7 @@ int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mp
 	mpi_progress(0);
 	struct mpi_ux *u = ux_find(ctx, src, tag);
 	if (u) {
-		mpi_list_del(&u->link);
+		ux_unlist(u);
 		ux_deliver(r, u);
 		return MPI_SUCCESS;
 	}
@@ -1202,7 +1401,7 @@ int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mp
 		if (u) {
 			PtlMEUnlink(r->me);
 			r->me = PTL_INVALID_HANDLE;
-			mpi_list_del(&u->link);
+			ux_unlist(u);
 			ux_deliver(r, u);
 			return MPI_SUCCESS;
 		}
@@ -1259,7 +1458,7 @@ bool mpi_recv_try(struct mpi_req *r)
 		return r->done;
 	struct mpi_ux *u = ux_find(r->ctx, r->peer, r->tag);
 	if (u) {
-		mpi_list_del(&u->link);
+		ux_unlist(u);
 		ux_deliver(r, u);
 	} else {
 		r->ux_looked = P.ux_appends + 1;

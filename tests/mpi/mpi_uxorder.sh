@@ -1,0 +1,13 @@
+#!/bin/sh
+# Matching among thousands of queued unexpected messages (mpi_uxorder.c):
+# 2 and 4 ranks; small limits (more rendezvous, overflow pulls, few
+# credits); little unexpected memory with the default eager limit (sends
+# from the user's buffer, MPI_Isend above 1 KiB, arrive as headers and are
+# pulled); every eager message acknowledged.
+. "$(dirname "$0")/mpi_common.sh"
+run 2 -- mpi_uxorder
+run 4 -- mpi_uxorder
+run 3 PTL_MPI_EAGER_LIMIT=1024 PTL_MPI_UNEXPECTED_MEM=1 PTL_MPI_CREDITS=8 -- mpi_uxorder
+run 3 PTL_MPI_UNEXPECTED_MEM=1 -- mpi_uxorder
+run 2 PTL_MPI_NOACK_OFF=1 -- mpi_uxorder
+finish
