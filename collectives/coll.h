@@ -322,7 +322,7 @@ struct coll_cost_params {
 	bool acked_sends;
 	double ack_alpha;
 	size_t noack_max;  /* with acked_sends: sends up to this many bytes are done
-	                    * at once (ptl's MPI sends up to 256 B without an ACK) */
+	                    * at once (ptl's MPI sends up to 1024 B without an ACK) */
 	/* Sends of more than rndv_min bytes go by rendezvous, as ptl's MPI
 	 * sends above its eager limit: the header (alpha), the receiver's o
 	 * to ask for the data, alpha, then the sender's CPU copies the bytes
