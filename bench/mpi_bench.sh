@@ -26,7 +26,9 @@
 #   gamma  adding two vectors of doubles ("gamma")
 #   call   per call: an MPI_Barrier less what the model gives it without a
 #          call term, plus MPI_Allreduce on MPI_COMM_SELF at the same size
-#          (the checks and the copy of the input before any schedule)
+#          (the checks and the copy of the input before any schedule; up
+#          to 4 KiB recursive doubling reads the input where it is, so its
+#          8-byte call: the checks alone)
 #   acked sends  ptl's MPI finishes a send of more than 1024 B on the
 #          receiver's ACK (o at each end and the 2-rank alpha, also on
 #          shared cores); up to 1024 B at once (none with PTL_MPI_NOACK_OFF)
@@ -179,8 +181,16 @@ for a in $ALGOS; do
 		for bytes in $(awk -v k="$a $n allreduce" 'index($0, k " ") == 1 { print $4 }' "$W/algo" | sort -nu); do
 			m=$(med "$W/algo" "$a" "$n" allreduce "$bytes")
 			self=$(cal 2 self "$bytes")
+			# up to 4 KiB ptl's MPI runs recursive doubling directly on
+			# the input (no copy first; coll.h's req.input): the call
+			# is then the checks alone, MPI_COMM_SELF's 8-byte call
+			apart=
+			if [ "$a" = recursive_doubling ] && [ "$bytes" -le 4096 ]; then
+				apart=--input
+				self=$(cal 2 self 8)
+			fi
 			call=$(calc "$callb + ${self:-0}")
-			p=$(predict --op allreduce --ranks "$n" --bytes "$bytes" --elem 8 --algo "$a" --ports "$(ports_of "$a")" \
+			p=$(predict --op allreduce --ranks "$n" --bytes "$bytes" --elem 8 --algo "$a" --ports "$(ports_of "$a")" $apart \
 				--alpha "$an" --beta "$beta" --gamma "$gamma" --overhead "$o" --call "$call" --ranks-per-core "$k" \
 				--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$eager" --rndv-cost "$rndv")
 			awk -v n="$n" -v a="$a" -v b="$bytes" -v m="$m" -v p="${p:-0}" 'BEGIN {

@@ -153,6 +153,13 @@ struct coll_req {
 	 * the other ranks' parts are unknown. Not owned. */
 	const size_t *recv_counts;
 	size_t elem_size;        /* blocks are cut at element boundaries */
+	/* allreduce with recursive_doubling only (other algorithms: -ENOTSUP):
+	 * the input is apart, in INPUT (read only, info.input_bytes = bytes),
+	 * and DATA only receives the result. The first round sends INPUT and
+	 * combines it with what arrives, so nothing copies the input first
+	 * and no combination waits for a send of it (ptl's MPI: MPI_Allreduce
+	 * up to 4 KiB). The combinations and their bits are the same. */
+	bool input;
 	int num_chunks;          /* ring algorithms: chunks per block (1..64) */
 	int ports;               /* concurrent transfers a rank can drive */
 };
@@ -322,7 +329,7 @@ struct coll_cost_params {
 	bool acked_sends;
 	double ack_alpha;
 	size_t noack_max;  /* with acked_sends: sends up to this many bytes are done
-	                    * at once (ptl's MPI sends up to 256 B without an ACK) */
+	                    * at once (ptl's MPI sends up to 1024 B without an ACK) */
 	/* Sends of more than rndv_min bytes go by rendezvous, as ptl's MPI
 	 * sends above its eager limit: the header (alpha), the receiver's o
 	 * to ask for the data, alpha, then the sender's CPU copies the bytes

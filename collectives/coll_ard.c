@@ -12,6 +12,14 @@
  * its own DATA into the lower's part in scratch and copies the result back.
  * The local reduce waits for the step's send too, so DATA never changes
  * under a transfer that still reads it.
+ *
+ * With the input apart (req->input, ptl's MPI_Allreduce up to 4 KiB) step
+ * 0 sends INPUT, which nothing writes: the lower rank copies INPUT into
+ * DATA and adds the upper's part from scratch; the upper rank receives the
+ * lower's part straight into DATA and adds INPUT into it. Same operands in
+ * the same order, so the same bits, with no copy of the input before the
+ * schedule and no reduce of step 0 waiting for the send (an acknowledged
+ * one still ends the schedule only when its ACK is back).
  */
 #include "coll_int.h"
 
@@ -22,6 +30,8 @@ static int ard_shape(struct coll_gen *g)
 	if (!coll_is_pow2(g->n))
 		return -EINVAL;
 	g->steps = (uint32_t)coll_floor_log2((uint64_t)g->n);
+	if (g->req->input && !g->steps)
+		g->steps = 1; /* one rank: a step to copy INPUT into DATA */
 	g->stride = 4;
 	g->scratch = g->req->bytes;
 	return 0;
@@ -35,27 +45,63 @@ static int ard_emit(struct coll_gen *g)
 	bool have_prev = false;
 	if (!b)
 		return 0;
+	if (!L && g->req->input) {
+		struct coll_cmd *cp = coll_emit(g, COLL_COPY, 0, 0, 0, SUB_COPY, COLL_PEER_NONE);
+		if (!cp)
+			return g->err;
+		cp->len = b;
+		cp->src_buf = COLL_BUF_INPUT;
+		return 0;
+	}
 	for (int k = 0; k < L; k++) {
 		uint32_t st = (uint32_t)k;
 		int p = i ^ (1 << k);
 		bool upper = (i & (1 << k)) != 0;
+		bool apart = k == 0 && g->req->input; /* step 0 reads INPUT */
 		struct coll_cmd *rv = coll_emit_recv(g, COLL_RECV, st, 0, 0, SUB_RECV, p, SUB_SEND, 0, b);
 		if (!rv)
 			return g->err;
-		rv->buf = COLL_BUF_SCRATCH;
+		rv->buf = apart && upper ? COLL_BUF_DATA : COLL_BUF_SCRATCH;
 		if (have_prev)
 			coll_dep(rv, prev);
 		uint64_t rid = rv->id; /* the next emit may move the array */
 		struct coll_cmd *sd = coll_emit_send(g, st, 0, 0, SUB_SEND, p, 0, b);
 		if (!sd)
 			return g->err;
+		if (apart)
+			sd->buf = COLL_BUF_INPUT;
 		if (have_prev)
 			coll_dep(sd, prev);
 		uint64_t sid = sd->id;
-		struct coll_cmd *rd = coll_emit(g, COLL_REDUCE, st, 0, 0, SUB_REDUCE, COLL_PEER_NONE);
+		uint64_t cid = 0;
+		bool copied = apart && !upper;
+		if (copied) {
+			/* our part, to add the upper's into; the reduce that
+			 * waits for it takes the later sub-slot */
+			struct coll_cmd *cp = coll_emit(g, COLL_COPY, st, 0, 0, SUB_REDUCE, COLL_PEER_NONE);
+			if (!cp)
+				return g->err;
+			cp->len = b;
+			cp->src_buf = COLL_BUF_INPUT;
+			cid = cp->id;
+		}
+		struct coll_cmd *rd = coll_emit(g, COLL_REDUCE, st, 0, 0, copied ? SUB_COPY : SUB_REDUCE, COLL_PEER_NONE);
 		if (!rd)
 			return g->err;
 		rd->len = b;
+		if (apart) {
+			/* DATA holds the lower part (received or copied); the
+			 * upper one is INPUT or scratch. The send reads INPUT:
+			 * no need to wait for it. */
+			if (copied)
+				coll_dep(rd, cid);
+			else
+				rd->src_buf = COLL_BUF_INPUT;
+			coll_dep(rd, rid);
+			prev = rd->id;
+			have_prev = true;
+			continue;
+		}
 		if (upper) {
 			rd->buf = COLL_BUF_SCRATCH;
 			rd->src_buf = COLL_BUF_DATA;

@@ -79,6 +79,11 @@ static int prepare(const struct coll_req *req, struct coll_sched *s, struct coll
 	rc = coll_choose(&s->req, &s->choice, msg, msglen);
 	if (rc)
 		return rc;
+	if (s->req.input && s->choice.algo != COLL_ALGO_RECURSIVE_DOUBLING) {
+		coll_msg(msg, msglen, "allreduce %s: only recursive_doubling reads its input apart (input)",
+		         coll_algo_name(s->choice.algo));
+		return -ENOTSUP;
+	}
 	*impl = coll_impl(&s->req, s->choice.algo);
 	if (!*impl) {
 		coll_msg(msg, msglen, "algorithm %s does not implement %s",
@@ -124,6 +129,7 @@ static int prepare(const struct coll_req *req, struct coll_sched *s, struct coll
 		in->data_bytes = 2 * s->req.bytes;
 	} else {
 		in->data_bytes = s->req.bytes;
+		in->input_bytes = s->req.input ? s->req.bytes : 0;
 	}
 	return 0;
 }

@@ -24,7 +24,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 	        "usage: ptltool coll --op OP --ranks N --bytes SIZE [--ports P] [--algo NAME]\n"
-	        "                    [--chunks C] [--elem SIZE] [--root R] [--alpha TIME]\n"
+	        "                    [--chunks C] [--elem SIZE] [--root R] [--input] [--alpha TIME]\n"
 	        "                    [--beta RATE] [--gamma TIME] [--overhead TIME] [--call TIME]\n"
 	        "                    [--ranks-per-core K] [--acked-sends[=TIME]] [--noack-max SIZE]\n"
 	        "                    [--rndv-min SIZE] [--rndv-cost TIME]\n"
@@ -46,6 +46,8 @@ static void usage(FILE *out)
 	        "  --chunks C     chunks per block for the ring algorithms (1 to %d), default 1\n"
 	        "  --elem SIZE    element size in bytes, default 4\n"
 	        "  --root R       root of bcast, reduce, gather and scatter, default 0\n"
+	        "  --input        allreduce, recursive_doubling: the input apart, read by the first\n"
+	        "                 round (as ptl's MPI_Allreduce up to 4 KiB)\n"
 	        "  --counts LIST  the v-variants, comma-separated sizes (--bytes may be left out):\n"
 	        "                 gather, scatter, allgather: each rank's block (--ranks of them);\n"
 	        "                 alltoall: what rank i sends to rank j, row by row (ranks^2)\n"
@@ -260,6 +262,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "chunks", required_argument, NULL, 'c' },
 		{ "elem", required_argument, NULL, 'e' },
 		{ "root", required_argument, NULL, 'r' },
+		{ "input", no_argument, NULL, 'i' },
 		{ "alpha", required_argument, NULL, 'A' },
 		{ "beta", required_argument, NULL, 'B' },
 		{ "gamma", required_argument, NULL, 'G' },
@@ -347,6 +350,9 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		case 'L':
 			if (parse_unit(optarg, time_units, 1e-6, &cp.call))
 				return bad("--call", optarg);
+			break;
+		case 'i':
+			req.input = true;
 			break;
 		case 'N':
 			if (parse_size(optarg, &cp.noack_max))

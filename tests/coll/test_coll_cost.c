@@ -168,6 +168,24 @@ static void test_sw_acked_sends(void **state)
 	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 4096, 1, &p),
 	     2e-6 + 3e-7 + 1e-6 + M / 1e9 + 3e-7 + 1e-6 + 3e-7 + M * 1e-10);
 	p.noack_max = 0;
+	/* the input apart (ptl's MPI_Allreduce up to 4 KiB): the send reads
+	 * the input, so the reduction need not wait for its ACK and runs
+	 * while the ACK travels (M gamma < alpha); the call ends at the ACK */
+	{
+		struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 4096, 1, 1);
+		r.elem_size = 4;
+		r.input = true;
+		struct coll_sched *s = expand_ok(&r);
+		struct coll_cost c;
+		assert_int_equal(coll_cost(s, &p, &c), 0);
+		NEAR(c.time, 2e-6 + 3e-7 + 1e-6 + M / 1e9 + 3e-7 + 1e-6 + 3e-7);
+		/* without ACKs: the same as with the input in DATA */
+		struct coll_cost_params q = p;
+		q.acked_sends = false;
+		assert_int_equal(coll_cost(s, &q, &c), 0);
+		NEAR(c.time, sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 4096, 1, &q));
+		coll_free(s);
+	}
 	/* never faster than without the ACK */
 	for (int n = 2; n <= 9; n++) {
 		struct coll_cost_params q = p;

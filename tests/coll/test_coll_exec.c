@@ -370,6 +370,66 @@ static void test_recursive_doubling_same_bits(void **state)
 	}
 }
 
+/* Recursive doubling with the input apart (req.input: step 0 reads INPUT,
+ * DATA gets only the result) gives the same bits as with the input in
+ * DATA, on every rank and delivery order, at 1-64 ranks, and leaves INPUT
+ * as it was; other algorithms and operations refuse it. */
+static void test_recursive_doubling_input_apart(void **state)
+{
+	(void)state;
+	int ns[] = { 1, 2, 4, 8, 16, 64 };
+	size_t cnt = 21;
+	for (size_t i = 0; i < sizeof ns / sizeof *ns; i++) {
+		struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, ns[i],
+		                          cnt * sizeof(double), 1, 1);
+		r.elem_size = sizeof(double);
+		struct coll_sched *s = expand_ok(&r);
+		r.input = true;
+		struct coll_sched *sa = expand_ok(&r);
+		assert_int_equal(sa->info.input_bytes, r.bytes);
+		struct bufset bs, ba;
+		bufs_alloc(&bs, s);
+		bufs_alloc(&ba, sa);
+		for (int k = 0; k < ns[i]; k++)
+			for (size_t e = 0; e < cnt; e++) {
+				double v = 1.0 / (double)(k + 3) + (double)e * 1e-3 + (double)(k % 5) * 1e7;
+				put_val(bs.data[k], e, COLL_DOUBLE, v);
+				put_val(ba.in[k], e, COLL_DOUBLE, v);
+			}
+		char msg[256] = "";
+		struct coll_exec_opts o = { COLL_DOUBLE, COLL_SUM, 0 };
+		if (coll_exec_run(s, bs.b, &o, msg, sizeof msg))
+			fail_msg("exec: %s", msg);
+		for (unsigned seed = 0; seed < 4; seed++) {
+			o.seed = seed * 7919u;
+			for (int k = 0; k < ns[i]; k++)
+				memset(ba.data[k], 0xEE, r.bytes);
+			if (coll_exec_run(sa, ba.b, &o, msg, sizeof msg))
+				fail_msg("exec (input apart) N=%d: %s", ns[i], msg);
+			for (int k = 0; k < ns[i]; k++) {
+				assert_memory_equal(bs.data[0], ba.data[k], r.bytes);
+				unsigned char want[sizeof(double)];
+				put_val(want, 0, COLL_DOUBLE, 1.0 / (double)(k + 3) + (double)(k % 5) * 1e7);
+				assert_memory_equal(ba.in[k], want, sizeof want);
+			}
+		}
+		bufs_free(&bs);
+		bufs_free(&ba);
+		coll_free(s);
+		coll_free(sa);
+	}
+	char msg[256] = "";
+	struct coll_sched *s = NULL;
+	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RING, 4, 64, 1, 1);
+	r.input = true;
+	assert_int_equal(coll_expand(&r, &s, msg, sizeof msg), -ENOTSUP);
+	assert_non_null(strstr(msg, "recursive_doubling"));
+	r = mkreq(COLL_OP_BCAST, COLL_ALGO_AUTO, 4, 64, 1, 1);
+	r.input = true;
+	assert_int_equal(coll_expand(&r, &s, msg, sizeof msg), -EINVAL);
+	assert_null(s);
+}
+
 /* Seed 003: by owner and by tree give the same bits on exact-valued
  * (integer-valued) floats, for any group size and root. */
 static void test_owner_tree_bit_equal(void **state)
@@ -739,6 +799,7 @@ int main(void)
 		cmocka_unit_test(test_engine_reset_reruns),
 		cmocka_unit_test(test_engine_sends_first),
 		cmocka_unit_test(test_recursive_doubling_same_bits),
+		cmocka_unit_test(test_recursive_doubling_input_apart),
 		cmocka_unit_test(test_every_dtype_and_op),
 		cmocka_unit_test(test_error_paths),
 	};

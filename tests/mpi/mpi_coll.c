@@ -2,11 +2,13 @@
  * with MPI_IN_PLACE where the standard allows it, every predefined op on a
  * type it applies to, user ops (a non-commutative one included) and
  * determinism (the same float allreduce gives the same bits every time and
- * on every rank), the v-variants over zero and uneven blocks and strided
+ * on every rank, also with a commutative user op whose bits depend on the
+ * order, at the short sizes of the direct path), the v-variants over zero and uneven blocks and strided
  * types. Runs at any size; "mpi_coll v" runs the v-variants only. */
 #include "mpi_test.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 static void barrier_bcast(void)
@@ -535,6 +537,70 @@ static void vcolls(void)
 	free(rd);
 }
 
+/* Declared commutative but not symmetric in its bits: inout = in / 2 +
+ * inout / 4 depends on which operand is which, so ranks agree only if
+ * every combination is made once, or in the same order everywhere. */
+static void lopsided(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+	(void)dt;
+	const double *a = in;
+	double *b = inout;
+	for (int i = 0; i < *len; i++)
+		b[i] = a[i] * 0.5 + b[i] * 0.25;
+}
+
+/* Short vectors (the direct recursive-doubling path on 2^k ranks, up to
+ * 4 KiB, and the schedules elsewhere) at sizes around its limits: sums
+ * right out of place and in place, sendbuf left as it was, and a
+ * commutative user op whose bits depend on the order giving the same bits
+ * on every rank, every time, in place or not. */
+static void short_allreduce(void)
+{
+	static const int counts[] = { 1, 2, 3, 127, 128, 129, 511, 512, 513 };
+	MPI_Op op;
+	OK(MPI_Op_create(lopsided, 1, &op));
+	MPI_Datatype pair;
+	OK(MPI_Type_contiguous(2, MPI_DOUBLE, &pair));
+	OK(MPI_Type_commit(&pair));
+	for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
+		int n = counts[k];
+		double *in = malloc(sizeof(double) * (size_t)n), *keep = malloc(sizeof(double) * (size_t)n);
+		double *out = malloc(sizeof(double) * (size_t)n), *first = malloc(sizeof(double) * (size_t)n);
+		for (int i = 0; i < n; i++)
+			in[i] = keep[i] = (t_rank + 1) * 1.5 + i;
+		OK(MPI_Allreduce(in, out, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+		int bad = 0;
+		for (int i = 0; i < n; i++)
+			bad += out[i] != 1.5 * t_size * (t_size + 1) / 2 + (double)t_size * i;
+		CHECK(bad == 0, "allreduce double sum n=%d: %d wrong", n, bad);
+		CHECK(!memcmp(in, keep, sizeof(double) * (size_t)n), "allreduce n=%d wrote its sendbuf", n);
+		if (n % 2 == 0) {
+			OK(MPI_Allreduce(in, out, n / 2, pair, MPI_MAX, MPI_COMM_WORLD));
+			bad = 0;
+			for (int i = 0; i < n; i++)
+				bad += out[i] != t_size * 1.5 + i;
+			CHECK(bad == 0, "allreduce pair max n=%d: %d wrong", n / 2, bad);
+		}
+		for (int rep = 0; rep < 3; rep++) {
+			bool inplace = rep == 2;
+			if (inplace)
+				memcpy(out, in, sizeof(double) * (size_t)n);
+			OK(MPI_Allreduce(inplace ? MPI_IN_PLACE : in, out, n, MPI_DOUBLE, op, MPI_COMM_WORLD));
+			if (rep == 0)
+				memcpy(first, out, sizeof(double) * (size_t)n);
+			CHECK(!memcmp(first, out, sizeof(double) * (size_t)n), "lopsided n=%d: repetition %d%s differs", n,
+			      rep, inplace ? " (in place)" : "");
+		}
+		CHECK(!memcmp(in, keep, sizeof(double) * (size_t)n), "lopsided allreduce n=%d wrote its sendbuf", n);
+		memcpy(out, first, sizeof(double) * (size_t)n);
+		OK(MPI_Bcast(out, n, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+		CHECK(!memcmp(out, first, sizeof(double) * (size_t)n), "lopsided n=%d: ranks disagree", n);
+		free(in); free(keep); free(out); free(first);
+	}
+	OK(MPI_Type_free(&pair));
+	OK(MPI_Op_free(&op));
+}
+
 /* Same inputs, same bits: on every rank, every time. */
 static void determinism(void)
 {
@@ -576,5 +642,6 @@ int main(int argc, char **argv)
 	scans();
 	rooted();
 	determinism();
+	short_allreduce();
 	return t_finish("mpi_coll");
 }
