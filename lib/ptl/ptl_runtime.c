@@ -1,6 +1,9 @@
 /* ptl_runtime.h: the job as the application sees it. */
 #include "config.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include <ptl_runtime.h>
@@ -58,9 +61,47 @@ void PtlRtAbort(int code, const char *why)
 	rt_abort(code, why ? why : "");
 }
 
+/* How long the barrier's helper sleeps in a NAL at a time (it cannot hear
+ * the others). */
+#define PTL_BARRIER_SLICE_MS 10
+
+/* PTL_PROGRESS_THREAD=0: what the progress thread would do while the
+ * caller waits in the launcher's barrier. Without it, sends the caller
+ * left in a backlog (a NAL out of credits), and the answers peers wait
+ * for, would stay put until the next API call: after the barrier, when a
+ * peer may be waiting for exactly those messages before it calls in again
+ * (bench/ptl_pingpong's last bandwidth window hung that way). */
+static void *ptl_barrier_progress(void *arg)
+{
+	atomic_bool *done = arg;
+	ptl_lock();
+	ptl_progress_app_sleeping(); /* so the NALs wake the sleep below */
+	ptl_unlock();
+	while (!atomic_load(done)) {
+		ptl_lock();
+		int did = ptl_progress();
+		ptl_unlock();
+		if (!did && !atomic_load(done))
+			ptl_progress_nal_wait(PTL_BARRIER_SLICE_MS);
+	}
+	return NULL;
+}
+
 int PtlRtBarrier(void)
 {
 	if (!ptl_initialized())
 		return PTL_NO_INIT;
-	return rt_barrier() == 0 ? PTL_OK : PTL_FAIL;
+	atomic_bool done = false;
+	pthread_t helper;
+	bool helped = !ptl_lib.thread_running &&
+		      pthread_create(&helper, NULL, ptl_barrier_progress, &done) == 0;
+	int rc = rt_barrier();
+	if (helped) {
+		atomic_store(&done, true);
+		for (int i = 0; i < ptl_lib.nnals; i++) /* end its sleep now */
+			if (ptl_lib.nals[i].ops->kick)
+				ptl_lib.nals[i].ops->kick(ptl_lib.nals[i].n);
+		pthread_join(helper, NULL);
+	}
+	return rc == 0 ? PTL_OK : PTL_FAIL;
 }
