@@ -24,8 +24,15 @@
 #include "ptl/ptl_internal.h"
 
 /* How long the progress thread keeps the "app polls" flag without seeing
- * an application poll, and so how late it notices that none polls. */
+ * an application poll, and so how late it notices that none polls. A lease
+ * through which the application polled is followed by one twice as long,
+ * up to PTL_POLL_LEASE_MAX_MS: a thread that checks every 2 ms on a rank
+ * that polls for seconds wakes 500 times a second for nothing (in a VM,
+ * where a preempted vCPU also outlasts 2 ms, each such check was a chance
+ * to drop the lease, arm the CQ and be kicked back). After the first
+ * lease without a poll the next one is short again. */
 #define PTL_POLL_LEASE_MS 2
+#define PTL_POLL_LEASE_MAX_MS 16
 /* Empty polls before the progress thread sleeps. */
 #define PTL_THREAD_SPINS 32
 
@@ -268,18 +275,24 @@ static void *ptl_progress_thread(void *arg)
 	unsigned last_polls = atomic_load(&ptl_lib.app_polls);
 	bool leased = false;
 	unsigned lease_bell = 0;
+	long lease_ms = PTL_POLL_LEASE_MS;
 	while (!atomic_load(&ptl_lib.thread_stop)) {
 		/* While application threads poll, the work is theirs: a pass
 		 * here would only take the lock from them and, with the rank
 		 * pinned to one core, the core too (a context switch per
-		 * message in a busy ping-pong). Look again after a lease. */
+		 * message in a busy ping-pong). Look again after a lease; the
+		 * NALs are not armed meanwhile (set_polling(1)), so no
+		 * completion wakes us either. */
 		unsigned seen = atomic_load(&ptl_lib.app_polls);
 		if (leased && seen != last_polls && atomic_load(&ptl_lib.lease_bell) == lease_bell) {
 			last_polls = seen;
 			syscall(SYS_futex, &ptl_lib.lease_bell, FUTEX_WAIT_PRIVATE, lease_bell,
-				&(struct timespec){ 0, PTL_POLL_LEASE_MS * 1000000L }, NULL, 0);
+				&(struct timespec){ lease_ms / 1000, (lease_ms % 1000) * 1000000L }, NULL, 0);
+			if (lease_ms < PTL_POLL_LEASE_MAX_MS)
+				lease_ms *= 2;
 			continue;
 		}
+		lease_ms = PTL_POLL_LEASE_MS;
 		ptl_lock();
 		int done = ptl_progress();
 		leased = ptl_lib.polling_announced;

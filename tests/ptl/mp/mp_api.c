@@ -6,6 +6,8 @@
  */
 #include "mp_common.h"
 
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #define I 0
@@ -225,6 +227,57 @@ static void test_self_busy(void **state)
 	MP_RC(PtlMEUnlink(sme), PTL_OK);
 	mp_eq_free(teq);
 	mp_eq_free(steq);
+	mp_eq_free(ieq);
+	mp_end();
+}
+
+/* The target polls for a while (the progress thread's lease grows to its
+ * longest) and then leaves the library: its progress thread takes over
+ * and answers a put with an ACK long before the target calls in again.
+ * With PTL_PROGRESS_THREAD=0 nothing could, so the test is skipped. */
+static void test_thread_takeover(void **state)
+{
+	(void)state;
+	const char *pt_env = getenv("PTL_PROGRESS_THREAD");
+	if (mp_small || (pt_env && !strcmp(pt_env, "0"))) {
+		mp_end();
+		return; /* under valgrind the times mean nothing */
+	}
+	const ptl_pt_index_t pt = 24;
+	char buf[8], src[8];
+	mp_fill(src, 8, 3);
+	ptl_handle_eq_t teq = mp_eq(8), ieq = mp_eq(8);
+	ptl_handle_me_t me = 0;
+	ptl_event_t ev;
+	int which;
+	if (mp_rank == T)
+		me = mp_me_md(pt, 1, 0, PTL_RETAIN, mp_md(buf, 8, INF, PTL_MD_OP_PUT | PTL_MD_MANAGE_REMOTE, teq),
+			      PTL_RETAIN, NULL);
+	mp_barrier();
+	if (mp_rank == T) {
+		int64_t t0 = mp_now_ms();
+		while (mp_now_ms() - t0 < 300)
+			MP_RC(PtlEQPoll(&teq, 1, 0, &ev, &which), PTL_EQ_EMPTY);
+		usleep(700 * 1000); /* "computing": no call into the library */
+	} else if (mp_rank == I) {
+		usleep(500 * 1000); /* the target left the library ~200 ms ago */
+		ptl_handle_md_t h = mp_bind(src, 8, INF, PTL_MD_EVENT_START_DISABLE | PTL_MD_EVENT_END_DISABLE, ieq);
+		int64_t t0 = mp_now_ms();
+		MP_RC(PtlPut(h, PTL_ACK_REQ, mp_id(T), pt, 0, 1, 0, 0), PTL_OK);
+		wait_kind(ieq, PTL_EVENT_ACK, "the ACK of a put to a rank outside the library");
+		int64_t dt = mp_now_ms() - t0;
+		if (dt > 250)
+			MP_FAIL("a put to a rank that stopped polling was acknowledged after %lld ms: "
+				"its progress thread did not take over", (long long)dt);
+		MP_RC(PtlMDUnlink(h), PTL_OK);
+	}
+	mp_barrier();
+	if (mp_rank == T) {
+		wait_kind(teq, PTL_EVENT_PUT_END, "the put that arrived while computing");
+		MP_CHECK(buf, 8, 3, "data");
+		MP_RC(PtlMEUnlink(me), PTL_OK);
+	}
+	mp_eq_free(teq);
 	mp_eq_free(ieq);
 	mp_end();
 }
@@ -497,6 +550,7 @@ int main(void)
 		return 1;
 	const struct CMUnitTest tests[] = {
 		MP_TEST(test_eq_overrun), MP_TEST(test_eq_poll), MP_TEST(test_self), MP_TEST(test_self_busy),
+		MP_TEST(test_thread_takeover),
 		MP_TEST(test_handles),    MP_TEST(test_strings), MP_TEST(test_ni), MP_TEST(test_no_ni),
 	};
 	return mp_main("mp_api", tests, sizeof tests / sizeof tests[0]);
