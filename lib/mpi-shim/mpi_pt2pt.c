@@ -677,31 +677,20 @@ static void send_start(struct mpi_req *r)
 	ptl_match_bits_t bits = mpi_bits(r->ctx, r->myrank, r->tag);
 	ptl_process_id_t to = mpi_g.ids[r->wpeer];
 	int rc;
-	if (r->proto == MPI_PROTO_EAGER && r->len == 0) {
-		/* Nothing to keep and nothing to pull: no ACK (none would come
-		 * from the overflow entry), finished once it is out. With an
-		 * ACK-free credit it goes where small messages go (a reserve:
-		 * one event at the receiver, not START and END). */
-		if (P.nack[r->wpeer] > 0) {
+	bool noack = r->len <= MPI_NOACK_MAX && P.nack[r->wpeer] > 0;
+	if (r->proto == MPI_PROTO_EAGER && (r->len == 0 || noack)) {
+		/* Finished once it is out: with an ACK-free credit it lands in a
+		 * reserve or a posted receive (one event at the receiver, not
+		 * START and END), never in the overflow entry, so nothing will
+		 * pull it; a 0-byte message without a credit has nothing to keep
+		 * or pull either (and no ACK would come from the overflow entry). */
+		if (noack) {
 			P.nack[r->wpeer]--;
 			bits |= MPI_NOACK_BIT;
 		}
-		rc = PtlPut(P.zero_md, PTL_NO_ACK_REQ, to, MPI_PT_MSG, 0, bits, 0,
-			    MPI_HDR(MPI_PROTO_EAGER, 0, mpi_req_id(r)));
-		if (rc != PTL_OK) {
-			send_fail(r, MPI_ERR_PROC_FAILED);
-			return;
-		}
-		mpi_g.pending_ops--;
-		send_finish(r);
-		return;
-	}
-	if (r->proto == MPI_PROTO_EAGER && r->len <= MPI_NOACK_MAX && P.nack[r->wpeer] > 0) {
-		/* It lands in a reserve or a posted receive, never in the
-		 * overflow entry: nothing will pull it, the slot is free now. */
-		P.nack[r->wpeer]--;
-		rc = PtlPutRegion(r->md, send_off(r), r->len, PTL_NO_ACK_REQ, to, MPI_PT_MSG, 0, bits | MPI_NOACK_BIT, 0,
-				  MPI_HDR(MPI_PROTO_EAGER, r->len, mpi_req_id(r)));
+		ptl_hdr_data_t hdr = MPI_HDR(MPI_PROTO_EAGER, r->len, mpi_req_id(r));
+		rc = r->len ? PtlPutRegion(r->md, send_off(r), r->len, PTL_NO_ACK_REQ, to, MPI_PT_MSG, 0, bits, 0, hdr)
+			    : PtlPut(P.zero_md, PTL_NO_ACK_REQ, to, MPI_PT_MSG, 0, bits, 0, hdr);
 		if (rc != PTL_OK) {
 			send_fail(r, MPI_ERR_PROC_FAILED);
 			return;
