@@ -314,6 +314,7 @@ bool vrb_sq_room(struct nal *n, struct vrb_peer *p, unsigned wrs);
 void vrb_sq_take(struct nal *n, struct vrb_peer *p, unsigned wrs);
 int vrb_keepalive(struct nal *n, uint64_t now);
 int vrb_keep_init(struct nal *n, struct vrb_peer *p);
+uint64_t vrb_peer_back(struct nal *n, int peer); /* the peer's consumed count of ours */
 int vrb_resend(struct nal *n, int peer);
 /* vrb_bulk.c */
 int vrb_mem_reg(struct nal *n, void *addr, size_t len, struct nal_mr *mr);

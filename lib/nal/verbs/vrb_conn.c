@@ -454,9 +454,7 @@ int vrb_post_failed(struct nal *n, int peer, const char *what)
 static int vrb_accept(struct nal *n, int peer, const struct vrb_cm *m)
 {
 	struct vrb_peer *p = &n->peers[peer];
-	uint64_t back = __atomic_load_n(&n->slots[peer], __ATOMIC_ACQUIRE);
-	if (p->imm_back > back)
-		back = p->imm_back;
+	uint64_t back = vrb_peer_back(n, peer);
 	const char *bad = NULL;
 	if (m->credits == 0 || m->credits > VRB_CREDITS)
 		bad = "its handshake grants an impossible number of credits";

@@ -84,13 +84,16 @@ static void vrb_starve(struct nal *n, struct vrb_peer *p)
 /* The peer's consumed count reaches us two ways: RDMA-written into our slot
  * and carried by its messages. The later of the two counts; the slot is
  * never written from here, so a write landing late cannot move it back. */
+uint64_t vrb_peer_back(struct nal *n, int peer)
+{
+	uint64_t back = __atomic_load_n(&n->slots[peer], __ATOMIC_ACQUIRE);
+	return n->peers[peer].imm_back > back ? n->peers[peer].imm_back : back;
+}
+
 static uint64_t vrb_credit_left(struct nal *n, int peer)
 {
 	struct vrb_peer *p = &n->peers[peer];
-	uint64_t back = __atomic_load_n(&n->slots[peer], __ATOMIC_ACQUIRE);
-	if (p->imm_back > back)
-		back = p->imm_back;
-	return p->grant - (p->sent - back);
+	return p->grant - (p->sent - vrb_peer_back(n, peer));
 }
 
 /* Registered copies of what we send to p (see the top of this file),
@@ -278,9 +281,7 @@ static void vrb_recv_wc(struct nal *n, const struct ibv_wc *wc)
 		/* 32 bits of a count that never runs more than the grant
 		 * ahead of what we know: extend it from our own. */
 		uint32_t low = ntohl(wc->imm_data);
-		uint64_t back = __atomic_load_n(&n->slots[peer], __ATOMIC_ACQUIRE);
-		if (p->imm_back > back)
-			back = p->imm_back;
+		uint64_t back = vrb_peer_back(n, peer);
 		back += (uint32_t)(low - (uint32_t)back);
 		if (back <= p->sent)
 			p->imm_back = back;
