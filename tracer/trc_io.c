@@ -403,6 +403,19 @@ static int get_rset(struct rd *r, struct trc_rset *s)
 	return 0;
 }
 
+/* The absolute and/or rank-relative values flags pf announce, checked
+ * against the job: a peer field and a parameter list entry alike. */
+static int get_peer_values(struct rd *r, uint8_t pf, struct trc_val *v)
+{
+	if ((pf & TRC_PF_ABS) && get_sv(r, &v->v))
+		return -1;
+	if ((pf & TRC_PF_REL) && get_sv(r, &v->rel))
+		return -1;
+	if (v->v < TRC_ANY_SOURCE || v->v >= r->nranks || v->rel <= -r->nranks || v->rel >= r->nranks)
+		return fail(r, "corrupt trace: peer out of range");
+	return 0;
+}
+
 static int get_peer(struct rd *r, struct trc_val *v)
 {
 	uint8_t pf;
@@ -412,13 +425,7 @@ static int get_peer(struct rd *r, struct trc_val *v)
 	if (pf & ~(TRC_PF_ABS | TRC_PF_REL))
 		return fail(r, "corrupt trace: bad peer flags");
 	v->pf = pf;
-	if ((pf & TRC_PF_ABS) && get_sv(r, &v->v))
-		return -1;
-	if ((pf & TRC_PF_REL) && get_sv(r, &v->rel))
-		return -1;
-	if (v->v < TRC_ANY_SOURCE || v->v >= r->nranks || v->rel <= -r->nranks || v->rel >= r->nranks)
-		return fail(r, "corrupt trace: peer out of range");
-	return 0;
+	return get_peer_values(r, pf, v);
 }
 
 static int get_histo(struct rd *r, struct trc_histo *h)
@@ -524,12 +531,8 @@ static int get_node(struct rd *r, struct trc_node *n, int depth)
 				return fail(r, "corrupt trace: bad parameter list entry");
 			v->pf = pf & 3;
 			v->slot = (uint16_t)(!i ? 0 : (pf & 8) ? e->pl[i - 1].slot : e->pl[i - 1].slot + 1);
-			if ((pf & TRC_PF_ABS) && get_sv(r, &v->v))
+			if (get_peer_values(r, pf, v))
 				return -1;
-			if ((pf & TRC_PF_REL) && get_sv(r, &v->rel))
-				return -1;
-			if (v->v < TRC_ANY_SOURCE || v->v >= r->nranks || v->rel <= -r->nranks || v->rel >= r->nranks)
-				return fail(r, "corrupt trace: peer out of range");
 			if (pf & 4) {	/* entry with its own participants */
 				if (!e->plr && !(e->plr = calloc(npl, sizeof *e->plr)))
 					return fail(r, "out of memory");
