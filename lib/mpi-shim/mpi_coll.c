@@ -661,7 +661,7 @@ int PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 	cx_init(&x, c, "MPI_Bcast");
 	bool tmp;
 	void *img = image(c, buf, count, dt, c->rank == root, &tmp);
-	if (!img)
+	if (tmp && !img)
 		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Bcast", "out of memory");
 	rc = bcast(&x, img, mpi_dtype_get(dt)->size * (size_t)count, root);
 	image_done(c, img, buf, count, dt, tmp, c->rank != root && !rc);
@@ -877,7 +877,7 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, 
 	bool tmp;
 	bool at_root = c->rank == root;
 	void *img = reduce_input(c, sendbuf, recvbuf, count, dt, at_root, &tmp);
-	if (!img)
+	if (tmp && !img)
 		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Reduce", "out of memory");
 	rc = reduce_img(&x, img, count, dt, op, root);
 	if (tmp) {
@@ -912,7 +912,7 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 	}
 	bool tmp;
 	void *img = reduce_input(c, sendbuf, recvbuf, count, dt, true, &tmp);
-	if (!img)
+	if (tmp && !img)
 		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Allreduce", "out of memory");
 	rc = allreduce_img(&x, img, count, dt, op);
 	image_done(c, img, recvbuf, count, dt, tmp, !rc);
@@ -1006,7 +1006,7 @@ static int scan(const char *fn, const void *sendbuf, void *recvbuf, int count, M
 	const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
 	bool tmp = ex || !t->contig;
 	char *data = tmp ? tmp_get(c, (ex ? 2 : 1) * len) : (char *)recvbuf + t->true_lb;
-	if (!data)
+	if (tmp && !data)
 		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
 	if (tmp || sendbuf != MPI_IN_PLACE)
 		mpi_pack(t, in, count, data);
@@ -1142,7 +1142,7 @@ static int gs_root(struct cx *x, const struct gs_call *g, const struct coll_sche
 	char *base = g->gather ? (char *)g->rbuf : (char *)(uintptr_t)g->sbuf;
 	/* direct: the root's own block is at displacement 0 (gs_root_direct) */
 	char *data = direct ? base + t->true_lb : tmp_get(x->c, s->info.data_bytes);
-	if (!data)
+	if (!direct && !data)
 		return fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes", x->name, s->info.data_bytes);
 	size_t own = esz * (size_t)gs_count(g, g->root);
 	if (g->gather && !in_place) /* our own block goes at the front, like every rank's */
@@ -1179,7 +1179,7 @@ static int gs_leaf(struct cx *x, const struct gs_call *g, const struct coll_sche
 	char *buf = g->gather ? (char *)(uintptr_t)g->sbuf : g->rbuf;
 	bool direct = t->contig && span <= own;
 	char *data = direct ? buf + t->true_lb : tmp_get(x->c, span > own ? span : own);
-	if (!data)
+	if (!direct && !data)
 		return fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes", x->name, span);
 	if (g->gather && !direct)
 		mpi_pack(t, buf, count, data);
@@ -1287,7 +1287,7 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 	int n = c->size;
 	bool tmp = !rt->contig;
 	char *data = tmp ? tmp_get(c, blk * (size_t)n) : (char *)recvbuf + rt->true_lb;
-	if (!data)
+	if (tmp && !data)
 		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Allgather", "out of memory");
 	if (sendbuf != MPI_IN_PLACE)
 		mpi_pack(mpi_dtype_get(sendtype), sendbuf, sendcount, data + blk * (size_t)c->rank);
@@ -1402,7 +1402,7 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 			     me, own);
 	bool direct = v_packed(recvtype, recvcounts, displs, n);
 	char *data = direct ? (char *)recvbuf + rt->true_lb : rc ? NULL : tmp_get(c, total);
-	if (!rc && !data)
+	if (!rc && !direct && !data)
 		rc = mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory for %zu bytes", total);
 	if (rc) {
 		free(counts);
@@ -1445,7 +1445,7 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 	char *in = tmp_get(c, blk * (size_t)n);
 	bool tmp = !rt->contig;
 	char *data = tmp ? tmp_get(c, blk * (size_t)n) : (char *)recvbuf + rt->true_lb;
-	if (!in || !data) {
+	if (!in || (tmp && !data)) {
 		tmp_put(c, in);
 		if (tmp)
 			tmp_put(c, data);
@@ -1508,7 +1508,7 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 	bool out_direct = v_packed(recvtype, recvcounts, rdispls, n);
 	char *in = in_direct ? (char *)(uintptr_t)sendbuf + st->true_lb : rc ? NULL : tmp_get(c, stotal);
 	char *data = out_direct ? (char *)recvbuf + rt->true_lb : rc ? NULL : tmp_get(c, rtotal);
-	if (!rc && (!in || !data))
+	if (!rc && ((!in_direct && !in) || (!out_direct && !data)))
 		rc = mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory for %zu bytes", stotal + rtotal);
 	if (rc) {
 		if (!in_direct)
