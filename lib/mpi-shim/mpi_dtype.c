@@ -28,7 +28,7 @@ struct pair_long_int { long a; int b; };
 struct pair_short_int { short a; int b; };
 struct pair_ldouble_int { long double a; int b; };
 
-static void def(MPI_Datatype h, const char *name, size_t size)
+static void def(MPI_Datatype h, const char *name, size_t size, size_t align)
 {
 	struct mpi_dtype *t = &predef[h];
 	t->in_use = t->committed = t->predefined = true;
@@ -41,6 +41,7 @@ static void def(MPI_Datatype h, const char *name, size_t size)
 	t->contig = true;
 	t->basic = h;
 	t->name = name;
+	t->align = align;
 	t->nsegs = 1;
 	t->segs = predef_segs[h];
 	t->segs[0] = (struct mpi_seg){ 0, size, (uint32_t)size, h };
@@ -48,9 +49,9 @@ static void def(MPI_Datatype h, const char *name, size_t size)
 }
 
 /* Pair types: two segments; basic stays the pair (reductions take it whole). */
-static void defpair(MPI_Datatype h, const char *name, size_t a, size_t boff, size_t extent)
+static void defpair(MPI_Datatype h, const char *name, size_t a, size_t boff, size_t extent, size_t align)
 {
-	def(h, name, boff + sizeof(int));
+	def(h, name, boff + sizeof(int), align);
 	struct mpi_dtype *t = &predef[h];
 	t->extent = (MPI_Aint)extent;
 	t->true_ub = (MPI_Aint)(boff + sizeof(int));
@@ -65,50 +66,50 @@ static void defpair(MPI_Datatype h, const char *name, size_t a, size_t boff, siz
 
 void mpi_dtype_init(void)
 {
-	def(MPI_CHAR, "MPI_CHAR", sizeof(char));
-	def(MPI_SIGNED_CHAR, "MPI_SIGNED_CHAR", sizeof(signed char));
-	def(MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR", sizeof(unsigned char));
-	def(MPI_BYTE, "MPI_BYTE", 1);
-	def(MPI_SHORT, "MPI_SHORT", sizeof(short));
-	def(MPI_UNSIGNED_SHORT, "MPI_UNSIGNED_SHORT", sizeof(unsigned short));
-	def(MPI_INT, "MPI_INT", sizeof(int));
-	def(MPI_UNSIGNED, "MPI_UNSIGNED", sizeof(unsigned));
-	def(MPI_LONG, "MPI_LONG", sizeof(long));
-	def(MPI_UNSIGNED_LONG, "MPI_UNSIGNED_LONG", sizeof(unsigned long));
-	def(MPI_LONG_LONG_INT, "MPI_LONG_LONG_INT", sizeof(long long));
-	def(MPI_UNSIGNED_LONG_LONG, "MPI_UNSIGNED_LONG_LONG", sizeof(unsigned long long));
-	def(MPI_FLOAT, "MPI_FLOAT", sizeof(float));
-	def(MPI_DOUBLE, "MPI_DOUBLE", sizeof(double));
-	def(MPI_LONG_DOUBLE, "MPI_LONG_DOUBLE", sizeof(long double));
-	def(MPI_WCHAR, "MPI_WCHAR", sizeof(wchar_t));
-	def(MPI_C_BOOL, "MPI_C_BOOL", sizeof(_Bool));
-	def(MPI_INT8_T, "MPI_INT8_T", 1);
-	def(MPI_INT16_T, "MPI_INT16_T", 2);
-	def(MPI_INT32_T, "MPI_INT32_T", 4);
-	def(MPI_INT64_T, "MPI_INT64_T", 8);
-	def(MPI_UINT8_T, "MPI_UINT8_T", 1);
-	def(MPI_UINT16_T, "MPI_UINT16_T", 2);
-	def(MPI_UINT32_T, "MPI_UINT32_T", 4);
-	def(MPI_UINT64_T, "MPI_UINT64_T", 8);
-	def(MPI_AINT, "MPI_AINT", sizeof(MPI_Aint));
-	def(MPI_OFFSET, "MPI_OFFSET", sizeof(MPI_Offset));
-	def(MPI_COUNT, "MPI_COUNT", sizeof(MPI_Count));
-	def(MPI_PACKED, "MPI_PACKED", 1);
-	def(MPI_C_COMPLEX, "MPI_C_COMPLEX", sizeof(float _Complex));
-	def(MPI_C_FLOAT_COMPLEX, "MPI_C_FLOAT_COMPLEX", sizeof(float _Complex));
-	def(MPI_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX", sizeof(double _Complex));
-	def(MPI_C_LONG_DOUBLE_COMPLEX, "MPI_C_LONG_DOUBLE_COMPLEX", sizeof(long double _Complex));
+	def(MPI_CHAR, "MPI_CHAR", sizeof(char), _Alignof(char));
+	def(MPI_SIGNED_CHAR, "MPI_SIGNED_CHAR", sizeof(signed char), _Alignof(signed char));
+	def(MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR", sizeof(unsigned char), _Alignof(unsigned char));
+	def(MPI_BYTE, "MPI_BYTE", sizeof(unsigned char), _Alignof(unsigned char));
+	def(MPI_SHORT, "MPI_SHORT", sizeof(short), _Alignof(short));
+	def(MPI_UNSIGNED_SHORT, "MPI_UNSIGNED_SHORT", sizeof(unsigned short), _Alignof(unsigned short));
+	def(MPI_INT, "MPI_INT", sizeof(int), _Alignof(int));
+	def(MPI_UNSIGNED, "MPI_UNSIGNED", sizeof(unsigned), _Alignof(unsigned));
+	def(MPI_LONG, "MPI_LONG", sizeof(long), _Alignof(long));
+	def(MPI_UNSIGNED_LONG, "MPI_UNSIGNED_LONG", sizeof(unsigned long), _Alignof(unsigned long));
+	def(MPI_LONG_LONG_INT, "MPI_LONG_LONG_INT", sizeof(long long), _Alignof(long long));
+	def(MPI_UNSIGNED_LONG_LONG, "MPI_UNSIGNED_LONG_LONG", sizeof(unsigned long long), _Alignof(unsigned long long));
+	def(MPI_FLOAT, "MPI_FLOAT", sizeof(float), _Alignof(float));
+	def(MPI_DOUBLE, "MPI_DOUBLE", sizeof(double), _Alignof(double));
+	def(MPI_LONG_DOUBLE, "MPI_LONG_DOUBLE", sizeof(long double), _Alignof(long double));
+	def(MPI_WCHAR, "MPI_WCHAR", sizeof(wchar_t), _Alignof(wchar_t));
+	def(MPI_C_BOOL, "MPI_C_BOOL", sizeof(_Bool), _Alignof(_Bool));
+	def(MPI_INT8_T, "MPI_INT8_T", sizeof(int8_t), _Alignof(int8_t));
+	def(MPI_INT16_T, "MPI_INT16_T", sizeof(int16_t), _Alignof(int16_t));
+	def(MPI_INT32_T, "MPI_INT32_T", sizeof(int32_t), _Alignof(int32_t));
+	def(MPI_INT64_T, "MPI_INT64_T", sizeof(int64_t), _Alignof(int64_t));
+	def(MPI_UINT8_T, "MPI_UINT8_T", sizeof(uint8_t), _Alignof(uint8_t));
+	def(MPI_UINT16_T, "MPI_UINT16_T", sizeof(uint16_t), _Alignof(uint16_t));
+	def(MPI_UINT32_T, "MPI_UINT32_T", sizeof(uint32_t), _Alignof(uint32_t));
+	def(MPI_UINT64_T, "MPI_UINT64_T", sizeof(uint64_t), _Alignof(uint64_t));
+	def(MPI_AINT, "MPI_AINT", sizeof(MPI_Aint), _Alignof(MPI_Aint));
+	def(MPI_OFFSET, "MPI_OFFSET", sizeof(MPI_Offset), _Alignof(MPI_Offset));
+	def(MPI_COUNT, "MPI_COUNT", sizeof(MPI_Count), _Alignof(MPI_Count));
+	def(MPI_PACKED, "MPI_PACKED", sizeof(unsigned char), _Alignof(unsigned char));
+	def(MPI_C_COMPLEX, "MPI_C_COMPLEX", sizeof(float _Complex), _Alignof(float _Complex));
+	def(MPI_C_FLOAT_COMPLEX, "MPI_C_FLOAT_COMPLEX", sizeof(float _Complex), _Alignof(float _Complex));
+	def(MPI_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX", sizeof(double _Complex), _Alignof(double _Complex));
+	def(MPI_C_LONG_DOUBLE_COMPLEX, "MPI_C_LONG_DOUBLE_COMPLEX", sizeof(long double _Complex), _Alignof(long double _Complex));
 	defpair(MPI_FLOAT_INT, "MPI_FLOAT_INT", sizeof(float), offsetof(struct pair_float_int, b),
-		sizeof(struct pair_float_int));
+		sizeof(struct pair_float_int), _Alignof(struct pair_float_int));
 	defpair(MPI_DOUBLE_INT, "MPI_DOUBLE_INT", sizeof(double), offsetof(struct pair_double_int, b),
-		sizeof(struct pair_double_int));
+		sizeof(struct pair_double_int), _Alignof(struct pair_double_int));
 	defpair(MPI_LONG_INT, "MPI_LONG_INT", sizeof(long), offsetof(struct pair_long_int, b),
-		sizeof(struct pair_long_int));
-	defpair(MPI_2INT, "MPI_2INT", sizeof(int), sizeof(int), 2 * sizeof(int));
+		sizeof(struct pair_long_int), _Alignof(struct pair_long_int));
+	defpair(MPI_2INT, "MPI_2INT", sizeof(int), sizeof(int), 2 * sizeof(int), _Alignof(int));
 	defpair(MPI_SHORT_INT, "MPI_SHORT_INT", sizeof(short), offsetof(struct pair_short_int, b),
-		sizeof(struct pair_short_int));
+		sizeof(struct pair_short_int), _Alignof(struct pair_short_int));
 	defpair(MPI_LONG_DOUBLE_INT, "MPI_LONG_DOUBLE_INT", sizeof(long double),
-		offsetof(struct pair_ldouble_int, b), sizeof(struct pair_ldouble_int));
+		offsetof(struct pair_ldouble_int, b), sizeof(struct pair_ldouble_int), _Alignof(struct pair_ldouble_int));
 }
 
 void mpi_dtype_fini(void)
@@ -206,14 +207,15 @@ static void add_seg(struct builder *b, MPI_Aint off, size_t len, uint32_t esize,
 /* The general constructor: count blocks of blocklens[i] elements of
  * types[i] at byte displacement displs[i]. */
 static int build(int count, const int *blocklens, const MPI_Aint *displs, const MPI_Datatype *olds,
-		 MPI_Datatype *newtype, const char *fn)
+		 MPI_Datatype *newtype, const char *fn, bool pad)
 {
 	if (count < 0)
 		return mpi_err(MPI_COMM_WORLD, MPI_ERR_COUNT, fn, "count %d < 0", count);
 	struct builder b = { 0 };
 	size_t size = 0;
 	MPI_Aint lb = 0, ub = 0;
-	bool any = false;
+	bool any = false, resized = false;
+	size_t align = 1;
 	int basic = -2;
 	for (int i = 0; i < count; i++) {
 		struct mpi_dtype *o = mpi_dtype_get(olds[i]);
@@ -225,7 +227,16 @@ static int build(int count, const int *blocklens, const MPI_Aint *displs, const 
 			free(b.segs);
 			return mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn, "block length %d < 0 (block %d)", blocklens[i], i);
 		}
-		MPI_Aint blb = displs[i] + o->lb, bub = displs[i] + o->lb + (MPI_Aint)blocklens[i] * o->extent;
+		if (o->align > align)
+			align = o->align;
+		resized |= o->resized;
+		if (blocklens[i] == 0)
+			continue; /* no entries in the type map: no say in its bounds */
+		/* Copy j of the block sits at j extents, so with a negative
+		 * extent the last copy is the lowest (MPI-3.1 4.1.2). */
+		MPI_Aint span = (MPI_Aint)(blocklens[i] - 1) * o->extent;
+		MPI_Aint blb = displs[i] + o->lb + (span < 0 ? span : 0);
+		MPI_Aint bub = displs[i] + o->lb + o->extent + (span > 0 ? span : 0);
 		if (!any || blb < lb)
 			lb = blb;
 		if (!any || bub > ub)
@@ -253,6 +264,13 @@ static int build(int count, const int *blocklens, const MPI_Aint *displs, const 
 	t->size = size;
 	t->lb = lb;
 	t->extent = ub - lb;
+	t->align = align;
+	t->resized = resized;
+	/* A struct of basic types is laid out as C would lay it out: an array
+	 * of them steps by the extent padded to the most aligned member
+	 * (MPI-3.1 4.1.6), as sizeof does. Explicit bounds stay as they are. */
+	if (pad && !resized && t->extent > 0 && t->extent % (MPI_Aint)align)
+		t->extent += (MPI_Aint)align - t->extent % (MPI_Aint)align;
 	t->segs = b.segs;
 	t->nsegs = b.n;
 	t->basic = basic < 0 ? -1 : basic;
@@ -289,7 +307,7 @@ int PMPI_Type_contiguous(int count, MPI_Datatype old, MPI_Datatype *newtype)
 {
 	MPI_CHECK_INIT("MPI_Type_contiguous");
 	MPI_Aint d = 0;
-	return build(1, &count, &d, &old, newtype, "MPI_Type_contiguous");
+	return build(1, &count, &d, &old, newtype, "MPI_Type_contiguous", false);
 }
 
 int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype old, MPI_Datatype *newtype)
@@ -309,7 +327,7 @@ int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Da
 			d[i] = (MPI_Aint)i * stride;
 			o[i] = old;
 		}
-		rc = build(count, bl, d, o, newtype, "MPI_Type_create_hvector");
+		rc = build(count, bl, d, o, newtype, "MPI_Type_create_hvector", false);
 	}
 	free(bl);
 	free(d);
@@ -336,7 +354,7 @@ int PMPI_Type_create_hindexed(int count, const int bl[], const MPI_Aint displs[]
 		return mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Type_create_hindexed", "out of memory");
 	for (int i = 0; i < count; i++)
 		o[i] = old;
-	int rc = build(count, bl, displs, o, newtype, "MPI_Type_create_hindexed");
+	int rc = build(count, bl, displs, o, newtype, "MPI_Type_create_hindexed", false);
 	free(o);
 	return rc;
 }
@@ -379,7 +397,7 @@ int PMPI_Type_create_struct(int count, const int bl[], const MPI_Aint displs[], 
 			    MPI_Datatype *newtype)
 {
 	MPI_CHECK_INIT("MPI_Type_create_struct");
-	return build(count, bl, displs, olds, newtype, "MPI_Type_create_struct");
+	return build(count, bl, displs, olds, newtype, "MPI_Type_create_struct", true);
 }
 
 int PMPI_Type_create_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
@@ -387,12 +405,13 @@ int PMPI_Type_create_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent, MPI
 	MPI_CHECK_INIT("MPI_Type_create_resized");
 	int one = 1;
 	MPI_Aint d = 0;
-	int rc = build(1, &one, &d, &old, newtype, "MPI_Type_create_resized");
+	int rc = build(1, &one, &d, &old, newtype, "MPI_Type_create_resized", false);
 	if (rc)
 		return rc;
 	struct mpi_dtype *t = types[*newtype];
 	t->lb = lb;
 	t->extent = extent;
+	t->resized = true;
 	t->contig = (MPI_Aint)t->size == extent && t->true_ub - t->true_lb == (MPI_Aint)t->size;
 	return MPI_SUCCESS;
 }
@@ -404,8 +423,10 @@ int PMPI_Type_dup(MPI_Datatype old, MPI_Datatype *newtype)
 	if (!o)
 		return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_dup", "invalid datatype %d", old);
 	int rc = PMPI_Type_create_resized(old, o->lb, o->extent, newtype);
-	if (!rc)
+	if (!rc) {
 		types[*newtype]->committed = o->committed;
+		types[*newtype]->resized = o->resized;
+	}
 	return rc;
 }
 

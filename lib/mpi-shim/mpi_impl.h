@@ -95,6 +95,8 @@ struct mpi_dtype {
 	size_t nsegs;
 	struct mpi_seg *segs;
 	const char *name;
+	size_t align;         /* of its most aligned basic part: a struct's extent is padded to it */
+	bool resized;         /* bounds set by MPI_Type_create_resized, here or in a part: never padded */
 };
 struct mpi_dtype *mpi_dtype_get(MPI_Datatype dt);
 /* A pending operation that still needs the type after its call returns
