@@ -238,6 +238,9 @@ PTL_MPI_FN(int, Type_get_true_extent, (MPI_Datatype datatype, MPI_Aint *true_lb,
 PTL_MPI_FN(int, Get_count, (const MPI_Status *status, MPI_Datatype datatype, int *count))
 PTL_MPI_FN(int, Get_elements, (const MPI_Status *status, MPI_Datatype datatype, int *count))
 PTL_MPI_FN(int, Get_address, (const void *location, MPI_Aint *address))
+PTL_MPI_FN(int, Pack, (const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position, MPI_Comm comm))
+PTL_MPI_FN(int, Unpack, (const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype, MPI_Comm comm))
+PTL_MPI_FN(int, Pack_size, (int incount, MPI_Datatype datatype, MPI_Comm comm, int *size))
 
 /* Point-to-point */
 PTL_MPI_FN(int, Send, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))

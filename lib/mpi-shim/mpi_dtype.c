@@ -7,6 +7,8 @@
  * block. */
 #include "config.h"
 
+#include <limits.h>
+
 #include <complex.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -64,41 +66,44 @@ static void defpair(MPI_Datatype h, const char *name, size_t a, size_t boff, siz
 	t->size = a + sizeof(int);
 }
 
+/* A predefined type for the C type T: its size and alignment as C has them. */
+#define DEF(h, T) def(h, #h, sizeof(T), _Alignof(T))
+
 void mpi_dtype_init(void)
 {
-	def(MPI_CHAR, "MPI_CHAR", sizeof(char), _Alignof(char));
-	def(MPI_SIGNED_CHAR, "MPI_SIGNED_CHAR", sizeof(signed char), _Alignof(signed char));
-	def(MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR", sizeof(unsigned char), _Alignof(unsigned char));
-	def(MPI_BYTE, "MPI_BYTE", sizeof(unsigned char), _Alignof(unsigned char));
-	def(MPI_SHORT, "MPI_SHORT", sizeof(short), _Alignof(short));
-	def(MPI_UNSIGNED_SHORT, "MPI_UNSIGNED_SHORT", sizeof(unsigned short), _Alignof(unsigned short));
-	def(MPI_INT, "MPI_INT", sizeof(int), _Alignof(int));
-	def(MPI_UNSIGNED, "MPI_UNSIGNED", sizeof(unsigned), _Alignof(unsigned));
-	def(MPI_LONG, "MPI_LONG", sizeof(long), _Alignof(long));
-	def(MPI_UNSIGNED_LONG, "MPI_UNSIGNED_LONG", sizeof(unsigned long), _Alignof(unsigned long));
-	def(MPI_LONG_LONG_INT, "MPI_LONG_LONG_INT", sizeof(long long), _Alignof(long long));
-	def(MPI_UNSIGNED_LONG_LONG, "MPI_UNSIGNED_LONG_LONG", sizeof(unsigned long long), _Alignof(unsigned long long));
-	def(MPI_FLOAT, "MPI_FLOAT", sizeof(float), _Alignof(float));
-	def(MPI_DOUBLE, "MPI_DOUBLE", sizeof(double), _Alignof(double));
-	def(MPI_LONG_DOUBLE, "MPI_LONG_DOUBLE", sizeof(long double), _Alignof(long double));
-	def(MPI_WCHAR, "MPI_WCHAR", sizeof(wchar_t), _Alignof(wchar_t));
-	def(MPI_C_BOOL, "MPI_C_BOOL", sizeof(_Bool), _Alignof(_Bool));
-	def(MPI_INT8_T, "MPI_INT8_T", sizeof(int8_t), _Alignof(int8_t));
-	def(MPI_INT16_T, "MPI_INT16_T", sizeof(int16_t), _Alignof(int16_t));
-	def(MPI_INT32_T, "MPI_INT32_T", sizeof(int32_t), _Alignof(int32_t));
-	def(MPI_INT64_T, "MPI_INT64_T", sizeof(int64_t), _Alignof(int64_t));
-	def(MPI_UINT8_T, "MPI_UINT8_T", sizeof(uint8_t), _Alignof(uint8_t));
-	def(MPI_UINT16_T, "MPI_UINT16_T", sizeof(uint16_t), _Alignof(uint16_t));
-	def(MPI_UINT32_T, "MPI_UINT32_T", sizeof(uint32_t), _Alignof(uint32_t));
-	def(MPI_UINT64_T, "MPI_UINT64_T", sizeof(uint64_t), _Alignof(uint64_t));
-	def(MPI_AINT, "MPI_AINT", sizeof(MPI_Aint), _Alignof(MPI_Aint));
-	def(MPI_OFFSET, "MPI_OFFSET", sizeof(MPI_Offset), _Alignof(MPI_Offset));
-	def(MPI_COUNT, "MPI_COUNT", sizeof(MPI_Count), _Alignof(MPI_Count));
-	def(MPI_PACKED, "MPI_PACKED", sizeof(unsigned char), _Alignof(unsigned char));
-	def(MPI_C_COMPLEX, "MPI_C_COMPLEX", sizeof(float _Complex), _Alignof(float _Complex));
-	def(MPI_C_FLOAT_COMPLEX, "MPI_C_FLOAT_COMPLEX", sizeof(float _Complex), _Alignof(float _Complex));
-	def(MPI_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX", sizeof(double _Complex), _Alignof(double _Complex));
-	def(MPI_C_LONG_DOUBLE_COMPLEX, "MPI_C_LONG_DOUBLE_COMPLEX", sizeof(long double _Complex), _Alignof(long double _Complex));
+	DEF(MPI_CHAR, char);
+	DEF(MPI_SIGNED_CHAR, signed char);
+	DEF(MPI_UNSIGNED_CHAR, unsigned char);
+	DEF(MPI_BYTE, unsigned char);
+	DEF(MPI_SHORT, short);
+	DEF(MPI_UNSIGNED_SHORT, unsigned short);
+	DEF(MPI_INT, int);
+	DEF(MPI_UNSIGNED, unsigned);
+	DEF(MPI_LONG, long);
+	DEF(MPI_UNSIGNED_LONG, unsigned long);
+	DEF(MPI_LONG_LONG_INT, long long);
+	DEF(MPI_UNSIGNED_LONG_LONG, unsigned long long);
+	DEF(MPI_FLOAT, float);
+	DEF(MPI_DOUBLE, double);
+	DEF(MPI_LONG_DOUBLE, long double);
+	DEF(MPI_WCHAR, wchar_t);
+	DEF(MPI_C_BOOL, _Bool);
+	DEF(MPI_INT8_T, int8_t);
+	DEF(MPI_INT16_T, int16_t);
+	DEF(MPI_INT32_T, int32_t);
+	DEF(MPI_INT64_T, int64_t);
+	DEF(MPI_UINT8_T, uint8_t);
+	DEF(MPI_UINT16_T, uint16_t);
+	DEF(MPI_UINT32_T, uint32_t);
+	DEF(MPI_UINT64_T, uint64_t);
+	DEF(MPI_AINT, MPI_Aint);
+	DEF(MPI_OFFSET, MPI_Offset);
+	DEF(MPI_COUNT, MPI_Count);
+	DEF(MPI_PACKED, unsigned char);
+	DEF(MPI_C_COMPLEX, float _Complex);
+	DEF(MPI_C_FLOAT_COMPLEX, float _Complex);
+	DEF(MPI_C_DOUBLE_COMPLEX, double _Complex);
+	DEF(MPI_C_LONG_DOUBLE_COMPLEX, long double _Complex);
 	defpair(MPI_FLOAT_INT, "MPI_FLOAT_INT", sizeof(float), offsetof(struct pair_float_int, b),
 		sizeof(struct pair_float_int), _Alignof(struct pair_float_int));
 	defpair(MPI_DOUBLE_INT, "MPI_DOUBLE_INT", sizeof(double), offsetof(struct pair_double_int, b),
@@ -552,5 +557,69 @@ int PMPI_Get_elements(const MPI_Status *st, MPI_Datatype dt, int *count)
 int PMPI_Get_address(const void *location, MPI_Aint *address)
 {
 	*address = (MPI_Aint)location;
+	return MPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- packing */
+/* The packed form is the type's data bytes in type-map order, with no
+ * header: all ranks of a job share one representation, so MPI_PACKED
+ * messages are these bytes as they are. */
+
+/* Checks what MPI_Pack, MPI_Unpack and MPI_Pack_size share: an MPI that
+ * runs, a valid communicator, a committed type, a count >= 0. */
+static int pack_args(const char *fn, MPI_Comm comm, MPI_Datatype dt, int count, struct mpi_dtype **t)
+{
+	MPI_CHECK_INIT(fn);
+	if (!mpi_comm_get(comm))
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
+	if (count < 0)
+		return mpi_err(comm, MPI_ERR_COUNT, fn, "count %d < 0", count);
+	if (mpi_dtype_check(dt, count))
+		return mpi_err(comm, MPI_ERR_TYPE, fn, "invalid or uncommitted datatype %d", dt);
+	*t = mpi_dtype_get(dt);
+	if (t[0]->size * (size_t)count > INT_MAX)
+		return mpi_err(comm, MPI_ERR_COUNT, fn, "%d elements of %zu bytes exceed an int", count, t[0]->size);
+	return MPI_SUCCESS;
+}
+
+int PMPI_Pack_size(int incount, MPI_Datatype dt, MPI_Comm comm, int *size)
+{
+	struct mpi_dtype *t;
+	int rc = pack_args("MPI_Pack_size", comm, dt, incount, &t);
+	if (rc)
+		return rc;
+	*size = (int)(t->size * (size_t)incount);
+	return MPI_SUCCESS;
+}
+
+int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype dt, void *outbuf, int outsize, int *position,
+	      MPI_Comm comm)
+{
+	struct mpi_dtype *t;
+	int rc = pack_args("MPI_Pack", comm, dt, incount, &t);
+	if (rc)
+		return rc;
+	size_t len = t->size * (size_t)incount;
+	if (*position < 0 || *position > outsize || len > (size_t)(outsize - *position))
+		return mpi_err(comm, MPI_ERR_TRUNCATE, "MPI_Pack",
+			       "%zu bytes at position %d overrun the %d-byte buffer", len, *position, outsize);
+	mpi_pack(t, inbuf, incount, (char *)outbuf + *position);
+	*position += (int)len;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype dt,
+		MPI_Comm comm)
+{
+	struct mpi_dtype *t;
+	int rc = pack_args("MPI_Unpack", comm, dt, outcount, &t);
+	if (rc)
+		return rc;
+	size_t len = t->size * (size_t)outcount;
+	if (*position < 0 || *position > insize || len > (size_t)(insize - *position))
+		return mpi_err(comm, MPI_ERR_TRUNCATE, "MPI_Unpack",
+			       "%zu bytes at position %d read past the %d-byte buffer", len, *position, insize);
+	mpi_unpack(t, outbuf, outcount, (const char *)inbuf + *position, len);
+	*position += (int)len;
 	return MPI_SUCCESS;
 }

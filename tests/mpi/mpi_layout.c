@@ -3,7 +3,9 @@
  * its most aligned member), so arrays of structs travel intact; explicit
  * bounds (MPI_Type_create_resized) are never padded; copies of a type with
  * a negative extent step downwards; blocks of length 0 have no say in the
- * bounds; MPI_Type_dup keeps all of it. */
+ * bounds; MPI_Type_dup keeps all of it. MPI_Pack and MPI_Unpack move the
+ * data of any type through a byte buffer, MPI_PACKED messages carry it,
+ * and an overrun is an error that leaves the position alone. */
 #include <stddef.h>
 
 #include "mpi_test.h"
@@ -116,11 +118,66 @@ static void negative_and_empty(void)
 		OK(MPI_Type_free(all_types[k]));
 }
 
+static void packing(void)
+{
+	int vals[6] = { 1, 2, 3, 4, 5, 6 }, got[6] = { 0 }, n = 42, m = 0, size, total, pos = 0;
+	double x = 2.5, y = 0;
+	MPI_Datatype every_other;
+	char buf[64];
+
+	OK(MPI_Type_vector(3, 1, 2, MPI_INT, &every_other)); /* vals[0], [2], [4] */
+	OK(MPI_Type_commit(&every_other));
+	OK(MPI_Pack_size(2, every_other, MPI_COMM_WORLD, &size));
+	CHECK(size == 6 * (int)sizeof(int), "Pack_size of 2 vectors: %d", size);
+	OK(MPI_Pack_size(1, MPI_DOUBLE, MPI_COMM_WORLD, &size));
+	total = 3 * (int)sizeof(int) + (int)sizeof(int) + size;
+	OK(MPI_Pack(&n, 1, MPI_INT, buf, sizeof buf, &pos, MPI_COMM_WORLD));
+	OK(MPI_Pack(vals, 1, every_other, buf, sizeof buf, &pos, MPI_COMM_WORLD));
+	OK(MPI_Pack(&x, 1, MPI_DOUBLE, buf, sizeof buf, &pos, MPI_COMM_WORLD));
+	CHECK(pos == total, "position %d after packing, want %d", pos, total);
+	/* A pack that does not fit fails and leaves the position alone. */
+	MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+	int before = pos, cls = 0;
+	int rc = MPI_Pack(vals, 6, MPI_INT, buf, pos + 4, &pos, MPI_COMM_SELF);
+	MPI_Error_class(rc, &cls);
+	CHECK(cls == MPI_ERR_TRUNCATE && pos == before, "overrun: class %d, position %d", cls, pos);
+	rc = MPI_Pack(vals, -1, MPI_INT, buf, sizeof buf, &pos, MPI_COMM_SELF);
+	MPI_Error_class(rc, &cls);
+	CHECK(cls == MPI_ERR_COUNT, "negative count: class %d", cls);
+	rc = MPI_Pack_size(1, MPI_DATATYPE_NULL, MPI_COMM_SELF, &size);
+	MPI_Error_class(rc, &cls);
+	CHECK(cls == MPI_ERR_TYPE, "null type: class %d", cls);
+	rc = MPI_Pack(vals, 1, MPI_INT, buf, sizeof buf, &pos, MPI_COMM_NULL);
+	CHECK(rc != MPI_SUCCESS && pos == before, "null communicator accepted");
+	/* The packed bytes travel as MPI_PACKED and unpack into other types. */
+	char in[64];
+	int peer = (t_rank + 1) % t_size, from = (t_rank + t_size - 1) % t_size;
+	MPI_Status st;
+	OK(MPI_Sendrecv(buf, pos, MPI_PACKED, peer, 5, in, sizeof in, MPI_PACKED, from, 5, MPI_COMM_WORLD, &st));
+	int count;
+	OK(MPI_Get_count(&st, MPI_PACKED, &count));
+	CHECK(count == total, "MPI_PACKED count %d, want %d", count, total);
+	pos = 0;
+	OK(MPI_Unpack(in, count, &pos, &m, 1, MPI_INT, MPI_COMM_WORLD));
+	OK(MPI_Unpack(in, count, &pos, got + 1, 1, every_other, MPI_COMM_WORLD)); /* into [1], [3], [5] */
+	OK(MPI_Unpack(in, count, &pos, &y, 1, MPI_DOUBLE, MPI_COMM_WORLD));
+	CHECK(m == 42 && y == 2.5, "unpacked %d %g", m, y);
+	CHECK(got[1] == 1 && got[3] == 3 && got[5] == 5 && got[0] == 0 && got[2] == 0 && got[4] == 0,
+	      "unpacked vector %d %d %d %d %d %d", got[0], got[1], got[2], got[3], got[4], got[5]);
+	/* Reading past the end fails, position unchanged. */
+	before = pos;
+	rc = MPI_Unpack(in, count, &pos, &m, 1, MPI_INT, MPI_COMM_SELF);
+	MPI_Error_class(rc, &cls);
+	CHECK(cls == MPI_ERR_TRUNCATE && pos == before, "read past the end: class %d, position %d", cls, pos);
+	OK(MPI_Type_free(&every_other));
+}
+
 int main(int argc, char **argv)
 {
 	t_init(&argc, &argv);
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 	padding();
 	negative_and_empty();
+	packing();
 	return t_finish("mpi_layout");
 }
