@@ -179,6 +179,19 @@ void mpi_unpack(const struct mpi_dtype *t, void *buf, int count, const void *in,
 
 /* ---------------------------------------------------------------- building */
 
+/* Whether count elements of t are one run of bytes in type-map order: its
+ * segments back to back, in order, and the extent their total. A type
+ * whose parts only cover a range in another order (a transpose) is not. */
+static bool is_contig(const struct mpi_dtype *t)
+{
+	if (t->extent != (MPI_Aint)t->size)
+		return false;
+	for (size_t s = 1; s < t->nsegs; s++)
+		if (t->segs[s].off != t->segs[s - 1].off + (MPI_Aint)t->segs[s - 1].len)
+			return false;
+	return true;
+}
+
 struct builder {
 	struct mpi_seg *segs;
 	size_t n, cap;
@@ -287,7 +300,7 @@ static int build(int count, const int *blocklens, const MPI_Aint *displs, const 
 		if (b.segs[s].off + (MPI_Aint)b.segs[s].len > t->true_ub)
 			t->true_ub = b.segs[s].off + (MPI_Aint)b.segs[s].len;
 	}
-	t->contig = (MPI_Aint)size == t->extent && t->true_ub - t->true_lb == (MPI_Aint)size;
+	t->contig = is_contig(t);
 	t->name = "derived";
 	int h = -1;
 	for (int i = PTL_MPI_NUM_PREDEFINED; i < ntypes; i++)
@@ -417,7 +430,7 @@ int PMPI_Type_create_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent, MPI
 	t->lb = lb;
 	t->extent = extent;
 	t->resized = true;
-	t->contig = (MPI_Aint)t->size == extent && t->true_ub - t->true_lb == (MPI_Aint)t->size;
+	t->contig = is_contig(t);
 	return MPI_SUCCESS;
 }
 

@@ -5,7 +5,9 @@
  * a negative extent step downwards; blocks of length 0 have no say in the
  * bounds; MPI_Type_dup keeps all of it. MPI_Pack and MPI_Unpack move the
  * data of any type through a byte buffer, MPI_PACKED messages carry it,
- * and an overrun is an error that leaves the position alone. */
+ * and an overrun is an error that leaves the position alone. A type whose
+ * parts cover a range in another order than the memory's (a transpose, a
+ * reversal) is packed and sent in its type-map order. */
 #include <stddef.h>
 
 #include "mpi_test.h"
@@ -172,6 +174,54 @@ static void packing(void)
 	OK(MPI_Type_free(&every_other));
 }
 
+static void reordered(void)
+{
+	enum { N = 8 };
+	int a[N][N], b[N][N], rev[N], out[N], pos = 0;
+	MPI_Datatype col, xpose, backwards;
+	MPI_Aint lb, ext;
+	char buf[sizeof a];
+
+	for (int i = 0; i < N; i++)
+		for (int j = 0; j < N; j++)
+			a[i][j] = i * 100 + j;
+	/* Column j after column j-1: covers a[][] exactly, in transposed order. */
+	OK(MPI_Type_vector(N, 1, N, MPI_INT, &col));
+	OK(MPI_Type_get_extent(MPI_INT, &lb, &ext));
+	OK(MPI_Type_create_hvector(N, 1, ext, col, &xpose));
+	OK(MPI_Type_commit(&xpose));
+	OK(MPI_Pack(a, 1, xpose, buf, sizeof buf, &pos, MPI_COMM_WORLD));
+	memcpy(b, buf, sizeof b);
+	int bad = 0;
+	for (int i = 0; i < N; i++)
+		for (int j = 0; j < N; j++)
+			bad += b[i][j] != a[j][i];
+	CHECK(bad == 0, "packed transpose: %d of %d elements out of place", bad, N * N);
+	memset(b, 0, sizeof b);
+	OK(MPI_Sendrecv(a, 1, xpose, t_rank, 6, b, N * N, MPI_INT, t_rank, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+	bad = 0;
+	for (int i = 0; i < N; i++)
+		for (int j = 0; j < N; j++)
+			bad += b[i][j] != a[j][i];
+	CHECK(bad == 0, "sent transpose: %d of %d elements out of place", bad, N * N);
+	/* Blocks at 7, 6, ..., 0: one run of memory, sent last element first. */
+	int bl[N], displs[N];
+	for (int k = 0; k < N; k++) {
+		bl[k] = 1;
+		displs[k] = N - 1 - k;
+		rev[k] = k;
+	}
+	OK(MPI_Type_indexed(N, bl, displs, MPI_INT, &backwards));
+	OK(MPI_Type_commit(&backwards));
+	int peer = (t_rank + 1) % t_size, from = (t_rank + t_size - 1) % t_size;
+	OK(MPI_Sendrecv(rev, 1, backwards, peer, 7, out, N, MPI_INT, from, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+	for (int k = 0; k < N; k++)
+		CHECK(out[k] == N - 1 - k, "reversed element %d: %d", k, out[k]);
+	OK(MPI_Type_free(&xpose));
+	OK(MPI_Type_free(&col));
+	OK(MPI_Type_free(&backwards));
+}
+
 int main(int argc, char **argv)
 {
 	t_init(&argc, &argv);
@@ -179,5 +229,6 @@ int main(int argc, char **argv)
 	padding();
 	negative_and_empty();
 	packing();
+	reordered();
 	return t_finish("mpi_layout");
 }
