@@ -370,53 +370,53 @@ int PMPI_Group_rank(MPI_Group group, int *rank)
 	return MPI_SUCCESS;
 }
 
-int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
+static int group_incl(const char *fn, MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
-	GROUP_ARG("MPI_Group_incl", group, g);
+	GROUP_ARG(fn, group, g);
 	if (n < 0 || n > g->size)
-		return mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Group_incl", "n %d outside 0..%d", n, g->size);
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn, "n %d outside 0..%d", n, g->size);
 	if (n == 0) {
 		*newgroup = MPI_GROUP_EMPTY;
 		return MPI_SUCCESS;
 	}
 	int *w = malloc(sizeof(int) * (size_t)n);
 	if (!w)
-		return mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Group_incl", "out of memory");
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
 	for (int i = 0; i < n; i++) {
 		if (ranks[i] < 0 || ranks[i] >= g->size) {
 			free(w);
-			return mpi_err(MPI_COMM_WORLD, MPI_ERR_RANK, "MPI_Group_incl", "rank %d is not in the group (size %d)",
+			return mpi_err(MPI_COMM_WORLD, MPI_ERR_RANK, fn, "rank %d is not in the group (size %d)",
 				       ranks[i], g->size);
 		}
 		for (int j = 0; j < i; j++)
 			if (ranks[j] == ranks[i]) {
 				free(w);
-				return mpi_err(MPI_COMM_WORLD, MPI_ERR_RANK, "MPI_Group_incl", "rank %d listed twice", ranks[i]);
+				return mpi_err(MPI_COMM_WORLD, MPI_ERR_RANK, fn, "rank %d listed twice", ranks[i]);
 			}
 		w[i] = g->world[ranks[i]];
 	}
 	*newgroup = mpi_group_new(n, w);
 	free(w);
-	return *newgroup ? MPI_SUCCESS : mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Group_incl", "too many groups");
+	return *newgroup ? MPI_SUCCESS : mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "too many groups");
 }
 
-int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
+static int group_excl(const char *fn, MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
-	GROUP_ARG("MPI_Group_excl", group, g);
+	GROUP_ARG(fn, group, g);
 	if (n < 0 || n > g->size)
-		return mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Group_excl", "n %d outside 0..%d", n, g->size);
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn, "n %d outside 0..%d", n, g->size);
 	char *drop = calloc((size_t)g->size + 1, 1);
 	int *w = malloc(sizeof(int) * (size_t)(g->size + 1));
 	if (!drop || !w) {
 		free(drop);
 		free(w);
-		return mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Group_excl", "out of memory");
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
 	}
 	for (int i = 0; i < n; i++) {
 		if (ranks[i] < 0 || ranks[i] >= g->size || drop[ranks[i]]) {
 			free(drop);
 			free(w);
-			return mpi_err(MPI_COMM_WORLD, MPI_ERR_RANK, "MPI_Group_excl", "rank %d is invalid or listed twice",
+			return mpi_err(MPI_COMM_WORLD, MPI_ERR_RANK, fn, "rank %d is invalid or listed twice",
 				       ranks[i]);
 		}
 		drop[ranks[i]] = 1;
@@ -428,28 +428,148 @@ int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgro
 	*newgroup = m ? mpi_group_new(m, w) : MPI_GROUP_EMPTY;
 	free(drop);
 	free(w);
-	return *newgroup ? MPI_SUCCESS : mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Group_excl", "too many groups");
+	return *newgroup ? MPI_SUCCESS : mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "too many groups");
+}
+
+int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
+{
+	return group_incl("MPI_Group_incl", group, n, ranks, newgroup);
+}
+
+int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
+{
+	return group_excl("MPI_Group_excl", group, n, ranks, newgroup);
+}
+
+/* The ranks n (first, last, stride) triplets name, in order, into *out
+ * (malloc'd; *count of them). A triplet whose stride points away from its
+ * last rank names none; every rank named must be in g. */
+static int expand_ranges(const char *fn, MPI_Group group, int n, int ranges[][3], int **out, int *count)
+{
+	GROUP_ARG(fn, group, g);
+	if (n < 0)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn, "n %d < 0", n);
+	long total = 0;
+	for (int i = 0; i < n; i++) {
+		int first = ranges[i][0], last = ranges[i][1], stride = ranges[i][2];
+		if (stride == 0)
+			return mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn, "range %d has stride 0", i);
+		if (first < 0 || first >= g->size || last < 0 || last >= g->size)
+			return mpi_err(MPI_COMM_WORLD, MPI_ERR_RANK, fn, "range %d (%d, %d, %d) leaves the group (size %d)",
+				       i, first, last, stride, g->size);
+		long k = ((long)last - first) / stride + 1;
+		total += k > 0 ? k : 0;
+		if (total > g->size)
+			return mpi_err(MPI_COMM_WORLD, MPI_ERR_RANK, fn,
+				       "ranges 0..%d name more ranks than the group has (%d): some twice", i, g->size);
+	}
+	int *r = malloc(sizeof(int) * (size_t)(total ? total : 1));
+	if (!r)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+	int m = 0;
+	for (int i = 0; i < n; i++)
+		for (long x = ranges[i][0]; ranges[i][2] > 0 ? x <= ranges[i][1] : x >= ranges[i][1]; x += ranges[i][2])
+			r[m++] = (int)x;
+	*out = r;
+	*count = m;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
+{
+	int *r, m;
+	int rc = expand_ranges("MPI_Group_range_incl", group, n, ranges, &r, &m);
+	if (rc)
+		return rc;
+	rc = group_incl("MPI_Group_range_incl", group, m, r, newgroup);
+	free(r);
+	return rc;
+}
+
+int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
+{
+	int *r, m;
+	int rc = expand_ranges("MPI_Group_range_excl", group, n, ranges, &r, &m);
+	if (rc)
+		return rc;
+	rc = group_excl("MPI_Group_range_excl", group, m, r, newgroup);
+	free(r);
+	return rc;
+}
+
+/* index[w]: the rank of world rank w in g, or -1 (malloc'd, wsize long). */
+static int *group_index(const struct mpi_group *g)
+{
+	int *index = malloc(sizeof(int) * (size_t)mpi_g.wsize);
+	if (!index)
+		return NULL;
+	for (int w = 0; w < mpi_g.wsize; w++)
+		index[w] = -1;
+	for (int i = 0; i < g->size; i++)
+		index[g->world[i]] = i;
+	return index;
+}
+
+enum group_setop { SETOP_UNION, SETOP_INTERSECTION, SETOP_DIFFERENCE };
+
+/* Group 1's members in its order that the operation keeps, then (union)
+ * group 2's members that group 1 does not have, in group 2's order. */
+static int group_setop(const char *fn, enum group_setop op, MPI_Group g1, MPI_Group g2, MPI_Group *newgroup)
+{
+	GROUP_ARG(fn, g1, a);
+	GROUP_ARG(fn, g2, b);
+	int *in_a = group_index(a), *in_b = group_index(b);
+	int *w = malloc(sizeof(int) * (size_t)(a->size + b->size + 1));
+	if (!in_a || !in_b || !w) {
+		free(in_a);
+		free(in_b);
+		free(w);
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+	}
+	int m = 0;
+	for (int i = 0; i < a->size; i++)
+		if (op == SETOP_UNION || (in_b[a->world[i]] >= 0) == (op == SETOP_INTERSECTION))
+			w[m++] = a->world[i];
+	for (int j = 0; op == SETOP_UNION && j < b->size; j++)
+		if (in_a[b->world[j]] < 0)
+			w[m++] = b->world[j];
+	*newgroup = m ? mpi_group_new(m, w) : MPI_GROUP_EMPTY;
+	free(in_a);
+	free(in_b);
+	free(w);
+	return *newgroup ? MPI_SUCCESS : mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "too many groups");
+}
+
+int PMPI_Group_union(MPI_Group g1, MPI_Group g2, MPI_Group *newgroup)
+{
+	return group_setop("MPI_Group_union", SETOP_UNION, g1, g2, newgroup);
+}
+
+int PMPI_Group_intersection(MPI_Group g1, MPI_Group g2, MPI_Group *newgroup)
+{
+	return group_setop("MPI_Group_intersection", SETOP_INTERSECTION, g1, g2, newgroup);
+}
+
+int PMPI_Group_difference(MPI_Group g1, MPI_Group g2, MPI_Group *newgroup)
+{
+	return group_setop("MPI_Group_difference", SETOP_DIFFERENCE, g1, g2, newgroup);
 }
 
 int PMPI_Group_translate_ranks(MPI_Group g1, int n, const int r1[], MPI_Group g2, int r2[])
 {
 	GROUP_ARG("MPI_Group_translate_ranks", g1, a);
 	GROUP_ARG("MPI_Group_translate_ranks", g2, b);
-	for (int i = 0; i < n; i++) {
-		if (r1[i] == MPI_PROC_NULL) {
-			r2[i] = MPI_PROC_NULL;
-			continue;
-		}
-		if (r1[i] < 0 || r1[i] >= a->size)
+	for (int i = 0; i < n; i++)
+		if (r1[i] != MPI_PROC_NULL && (r1[i] < 0 || r1[i] >= a->size))
 			return mpi_err(MPI_COMM_WORLD, MPI_ERR_RANK, "MPI_Group_translate_ranks", "rank %d not in group 1",
 				       r1[i]);
-		r2[i] = MPI_UNDEFINED;
-		for (int j = 0; j < b->size; j++)
-			if (b->world[j] == a->world[r1[i]]) {
-				r2[i] = j;
-				break;
-			}
-	}
+	int *in_b = group_index(b);
+	if (!in_b)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Group_translate_ranks", "out of memory");
+	for (int i = 0; i < n; i++)
+		r2[i] = r1[i] == MPI_PROC_NULL ? MPI_PROC_NULL
+		      : in_b[a->world[r1[i]]] < 0 ? MPI_UNDEFINED : in_b[a->world[r1[i]]];
+	free(in_b);
 	return MPI_SUCCESS;
 }
 

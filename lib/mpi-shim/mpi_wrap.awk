@@ -11,7 +11,7 @@ function trim(s) { sub(/^[ \t]+/, "", s); sub(/[ \t]+$/, "", s); return s }
 
 function argname(decl,   n) {
 	decl = trim(decl)
-	sub(/\[\]$/, "", decl)
+	sub(/(\[[0-9]*\])+$/, "", decl) # a[] and a[][3] alike
 	n = decl
 	sub(/.*[ *]/, "", n)
 	return n

@@ -1,0 +1,133 @@
+/* mpi_group.c: group constructors by rank ranges and set operations, with
+ * their order rules (MPI-3.1 6.3.2): range_incl lists ranks in triplet
+ * order, union is group 1 then group 2's new members, intersection and
+ * difference keep group 1's order; translate_ranks maps through them; bad
+ * ranges are errors naming the range. */
+#include "mpi_test.h"
+
+/* The world ranks of g's members, in g's order, into w (n of them). */
+static int members(MPI_Group g, int *w)
+{
+	MPI_Group world;
+	int n, r[64];
+
+	MPI_Comm_group(MPI_COMM_WORLD, &world);
+	MPI_Group_size(g, &n);
+	for (int i = 0; i < n; i++)
+		r[i] = i;
+	MPI_Group_translate_ranks(g, n, r, world, w);
+	MPI_Group_free(&world);
+	return n;
+}
+
+static void expect(MPI_Group g, int n, const int *want, const char *what)
+{
+	int w[64], got = members(g, w);
+	int same = got == n;
+	for (int i = 0; same && i < n; i++)
+		same = w[i] == want[i];
+	CHECK(same, "%s: %d members (%d %d %d ...), want %d (%d %d %d ...)", what, got, w[0], w[1], w[2], n,
+	      n > 0 ? want[0] : -1, n > 1 ? want[1] : -1, n > 2 ? want[2] : -1);
+}
+
+int main(int argc, char **argv)
+{
+	t_init(&argc, &argv);
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	int n = t_size;
+	MPI_Group world, evens, odds, top, g;
+
+	MPI_Comm_group(MPI_COMM_WORLD, &world);
+	/* Evens ascending, odds descending, the top half. */
+	int ev[1][3] = { { 0, n - 1, 2 } };
+	int last_odd = (n - 1) % 2 ? n - 1 : n - 2;
+	int od[1][3] = { { last_odd, 1, -2 } };
+	int hi[1][3] = { { n / 2, n - 1, 1 } };
+	int want[64] = { 0 }, k = 0;
+	OK(MPI_Group_range_incl(world, 1, ev, &evens));
+	for (int r = 0; r < n; r += 2)
+		want[k++] = r;
+	expect(evens, k, want, "range_incl(0, n-1, 2)");
+	if (n > 1) {
+		OK(MPI_Group_range_incl(world, 1, od, &odds));
+		k = 0;
+		for (int r = last_odd; r >= 1; r -= 2)
+			want[k++] = r;
+		expect(odds, k, want, "range_incl(last odd, 1, -2)");
+	} else {
+		odds = MPI_GROUP_EMPTY;
+	}
+	OK(MPI_Group_range_incl(world, 1, hi, &top));
+	/* range_excl of the top half leaves the bottom half in order. */
+	OK(MPI_Group_range_excl(world, 1, hi, &g));
+	k = 0;
+	for (int r = 0; r < n / 2; r++)
+		want[k++] = r;
+	expect(g, k, want, "range_excl(top half)");
+	MPI_Group_free(&g);
+	/* union: group 1's order, then group 2's new members in its order. */
+	OK(MPI_Group_union(odds, evens, &g));
+	k = 0;
+	for (int r = last_odd; n > 1 && r >= 1; r -= 2)
+		want[k++] = r;
+	for (int r = 0; r < n; r += 2)
+		want[k++] = r;
+	expect(g, k, want, "union(odds, evens)");
+	MPI_Group_free(&g);
+	/* intersection and difference keep group 1's order. */
+	OK(MPI_Group_intersection(top, evens, &g));
+	k = 0;
+	for (int r = n / 2; r < n; r++)
+		if (r % 2 == 0)
+			want[k++] = r;
+	expect(g, k, want, "intersection(top, evens)");
+	MPI_Group_free(&g);
+	OK(MPI_Group_difference(top, evens, &g));
+	k = 0;
+	for (int r = n / 2; r < n; r++)
+		if (r % 2)
+			want[k++] = r;
+	expect(g, k, want, "difference(top, evens)");
+	MPI_Group_free(&g);
+	/* Disjoint: empty intersection is MPI_GROUP_EMPTY; difference with itself too. */
+	OK(MPI_Group_intersection(evens, odds, &g));
+	CHECK(g == MPI_GROUP_EMPTY, "intersection of evens and odds is not MPI_GROUP_EMPTY");
+	OK(MPI_Group_difference(world, world, &g));
+	CHECK(g == MPI_GROUP_EMPTY, "difference of world with itself is not MPI_GROUP_EMPTY");
+	/* translate_ranks: a member's rank, MPI_UNDEFINED for others, PROC_NULL kept. */
+	int in[3] = { 0, MPI_PROC_NULL, n - 1 }, out[3];
+	OK(MPI_Group_translate_ranks(world, 3, in, evens, out));
+	CHECK(out[0] == 0 && out[1] == MPI_PROC_NULL &&
+	      out[2] == ((n - 1) % 2 == 0 ? (n - 1) / 2 : MPI_UNDEFINED),
+	      "translated to %d %d %d", out[0], out[1], out[2]);
+	/* Errors: stride 0, a rank outside, a rank twice. */
+	int cls, zero[1][3] = { { 0, 0, 0 } }, outside[1][3] = { { 0, n, 1 } }, twice[2][3] = { { 0, 0, 1 }, { 0, 0, 1 } };
+	MPI_Error_class(MPI_Group_range_incl(world, 1, zero, &g), &cls);
+	CHECK(cls == MPI_ERR_ARG, "stride 0: class %d", cls);
+	MPI_Error_class(MPI_Group_range_excl(world, 1, outside, &g), &cls);
+	CHECK(cls == MPI_ERR_RANK, "rank %d outside: class %d", n, cls);
+	MPI_Error_class(MPI_Group_range_incl(world, 2, twice, &g), &cls);
+	CHECK(cls == MPI_ERR_RANK, "rank 0 twice: class %d", cls);
+	/* A communicator from a range group works. */
+	MPI_Comm c;
+	OK(MPI_Comm_create(MPI_COMM_WORLD, evens, &c));
+	if (t_rank % 2 == 0) {
+		int sum = 0, r;
+		MPI_Comm_rank(c, &r);
+		CHECK(r == t_rank / 2, "rank %d in the evens' communicator", r);
+		OK(MPI_Allreduce(&t_rank, &sum, 1, MPI_INT, MPI_SUM, c));
+		int s = 0;
+		for (int x = 0; x < n; x += 2)
+			s += x;
+		CHECK(sum == s, "sum over evens %d, want %d", sum, s);
+		MPI_Comm_free(&c);
+	} else {
+		CHECK(c == MPI_COMM_NULL, "an odd rank got a communicator");
+	}
+	MPI_Group_free(&evens);
+	if (odds != MPI_GROUP_EMPTY)
+		MPI_Group_free(&odds);
+	MPI_Group_free(&top);
+	MPI_Group_free(&world);
+	return t_finish("mpi_group");
+}
