@@ -273,6 +273,13 @@ PTL_MPI_FN(int, Test_cancelled, (const MPI_Status *status, int *flag))
 PTL_MPI_FN(int, Request_free, (MPI_Request *request))
 /* Whether a request is complete, leaving it active (MPI_Test would free it). */
 PTL_MPI_FN(int, Request_get_status, (MPI_Request request, int *flag, MPI_Status *status))
+PTL_MPI_FN(int, Send_init, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
+PTL_MPI_FN(int, Ssend_init, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
+PTL_MPI_FN(int, Rsend_init, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
+PTL_MPI_FN(int, Bsend_init, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
+PTL_MPI_FN(int, Recv_init, (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request))
+PTL_MPI_FN(int, Start, (MPI_Request *request))
+PTL_MPI_FN(int, Startall, (int count, MPI_Request array_of_requests[]))
 
 /* Communicators and groups */
 PTL_MPI_FN(int, Comm_rank, (MPI_Comm comm, int *rank))

@@ -208,6 +208,7 @@ int PMPI_Finalize(void)
 	mpi_fail_fini();
 	mpi_comm_fini();
 	mpi_dtype_fini();
+	mpi_persist_fini();
 	PtlFini();
 	return MPI_SUCCESS;
 }

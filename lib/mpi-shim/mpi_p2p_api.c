@@ -305,7 +305,7 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 	if (!flag)
 		return mpi_err(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Request_get_status", "NULL flag");
 	struct mpi_req *r = NULL;
-	if (request != MPI_REQUEST_NULL && !(r = mpi_req_get(request)))
+	if (!mpi_req_null(request) && !(r = mpi_req_get(request)))
 		return mpi_err(MPI_COMM_NULL, MPI_ERR_REQUEST, "MPI_Request_get_status",
 			       "request %d is not an active request", request);
 	if (r && !r->done)

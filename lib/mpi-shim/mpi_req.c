@@ -72,6 +72,8 @@ void mpi_req_release(struct mpi_req *r)
 
 struct mpi_req *mpi_req_get(MPI_Request h)
 {
+	if (mpi_persist_handle(h))
+		return mpi_persist_req(h);
 	if (h <= 0 || (uint32_t)h > used)
 		return NULL;
 	struct mpi_req *r = table[h - 1];
@@ -110,6 +112,13 @@ void mpi_req_drop(struct mpi_req *r)
 
 /* ---------------------------------------------------------------- Wait/Test */
 
+/* A handle the Wait/Test family passes over: MPI_REQUEST_NULL, or a
+ * persistent request not started (mpi_persist.c). */
+bool mpi_req_null(MPI_Request h)
+{
+	return h == MPI_REQUEST_NULL || mpi_persist_inactive(h);
+}
+
 static void status_out(const struct mpi_req *r, MPI_Status *st)
 {
 	if (st == MPI_STATUS_IGNORE)
@@ -142,7 +151,8 @@ static int finish(MPI_Request *h, struct mpi_req *r, MPI_Status *st, struct mpi_
 	if (dead && r->dead >= 0 && dead->dead < 0)
 		*dead = *r;
 	mpi_req_drop(r);
-	*h = MPI_REQUEST_NULL;
+	if (!mpi_persist_handle(*h)) /* a persistent one stays, inactive */
+		*h = MPI_REQUEST_NULL;
 	return err;
 }
 
@@ -172,7 +182,7 @@ static int many_err(const struct mpi_req *dead, int errs, const char *fn)
 static void check_active(int count, MPI_Request reqs[])
 {
 	for (int i = 0; i < count; i++) {
-		struct mpi_req *r = reqs[i] == MPI_REQUEST_NULL ? NULL : mpi_req_get(reqs[i]);
+		struct mpi_req *r = mpi_req_null(reqs[i]) ? NULL : mpi_req_get(reqs[i]);
 		if (r && !r->done)
 			mpi_req_check(r);
 	}
@@ -195,7 +205,7 @@ static int lookup(MPI_Request *h, struct mpi_req **out, const char *fn)
 	*out = NULL;
 	if (!h)
 		return mpi_err(MPI_COMM_NULL, MPI_ERR_ARG, fn, "NULL request pointer");
-	if (*h == MPI_REQUEST_NULL)
+	if (mpi_req_null(*h))
 		return MPI_SUCCESS;
 	*out = mpi_req_get(*h);
 	if (!*out)
@@ -251,12 +261,12 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status sts[])
 	if (count < 0)
 		return mpi_err(MPI_COMM_NULL, MPI_ERR_COUNT, "MPI_Waitall", "count %d < 0", count);
 	for (int i = 0; i < count; i++) {
-		if (reqs[i] != MPI_REQUEST_NULL && !mpi_req_get(reqs[i]))
+		if (!mpi_req_null(reqs[i]) && !mpi_req_get(reqs[i]))
 			return mpi_err(MPI_COMM_NULL, MPI_ERR_REQUEST, "MPI_Waitall", "request %d (index %d) is not active",
 				       reqs[i], i);
 	}
 	for (int i = 0; i < count; i++) {
-		struct mpi_req *r = reqs[i] == MPI_REQUEST_NULL ? NULL : mpi_req_get(reqs[i]);
+		struct mpi_req *r = mpi_req_null(reqs[i]) ? NULL : mpi_req_get(reqs[i]);
 		if (r)
 			mpi_wait_req(r, 0);
 	}
@@ -265,7 +275,7 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status sts[])
 	d.dead = -1;
 	for (int i = 0; i < count; i++) {
 		MPI_Status *st = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[i];
-		struct mpi_req *r = reqs[i] == MPI_REQUEST_NULL ? NULL : mpi_req_get(reqs[i]);
+		struct mpi_req *r = mpi_req_null(reqs[i]) ? NULL : mpi_req_get(reqs[i]);
 		if (!r) {
 			empty_status(st);
 			continue;
@@ -285,7 +295,7 @@ int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status sts[])
 	for (int pass = 0; pass < 2; pass++) {
 		bool all = true;
 		for (int i = 0; i < count && all; i++) {
-			if (reqs[i] == MPI_REQUEST_NULL)
+			if (mpi_req_null(reqs[i]))
 				continue;
 			struct mpi_req *r = mpi_req_get(reqs[i]);
 			if (!r)
@@ -308,7 +318,7 @@ static int any_done(int count, MPI_Request reqs[], int *index, MPI_Status *st, b
 {
 	*active = false;
 	for (int i = 0; i < count; i++) {
-		if (reqs[i] == MPI_REQUEST_NULL)
+		if (mpi_req_null(reqs[i]))
 			continue;
 		struct mpi_req *r = mpi_req_get(reqs[i]);
 		if (!r)
@@ -368,7 +378,7 @@ static int some_done(int count, MPI_Request reqs[], int *outcount, int idx[], MP
 	struct mpi_req d; /* only .dead is read unless finish fills it */
 	d.dead = -1;
 	for (int i = 0; i < count; i++) {
-		if (reqs[i] == MPI_REQUEST_NULL)
+		if (mpi_req_null(reqs[i]))
 			continue;
 		struct mpi_req *r = mpi_req_get(reqs[i]);
 		if (!r)
@@ -434,6 +444,8 @@ int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
 int PMPI_Request_free(MPI_Request *request)
 {
 	MPI_CHECK_INIT("MPI_Request_free");
+	if (request && mpi_persist_handle(*request))
+		return mpi_persist_free(request);
 	struct mpi_req *r;
 	int rc = lookup(request, &r, "MPI_Request_free");
 	if (rc || !r)
