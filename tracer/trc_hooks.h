@@ -39,6 +39,10 @@ void trc_f_index(struct trc_call *c, int idx);	/* MPI_UNDEFINED as -1 */
 void trc_f_tag(struct trc_call *c, int tag);
 void trc_f_root(struct trc_call *c, int root);
 void trc_f_dtype(struct trc_call *c, MPI_Datatype dt);
+/* A datatype field from its value taken earlier (trc_dtype_value), for a
+ * type the program may have freed since (persistent requests). */
+int64_t trc_dtype_value(MPI_Datatype dt);
+void trc_f_dtype_value(struct trc_call *c, int64_t v);
 void trc_f_op(struct trc_call *c, MPI_Op op);
 void trc_f_peer(struct trc_call *c, int peer, MPI_Comm comm);
 void trc_f_comm(struct trc_call *c, MPI_Comm comm);
@@ -55,6 +59,7 @@ void trc_a_retire_index(struct trc_call *c, int idx);
 void trc_a_retire_some(struct trc_call *c, int n, const int *idx);
 void trc_a_keep_all(struct trc_call *c);
 void trc_a_forget_comm(struct trc_call *c, MPI_Comm comm);
+void trc_a_forget_persist(struct trc_call *c, MPI_Request h); /* trc_persist.c */
 
 int trc_comm_size(MPI_Comm comm);
 int trc_at_root(int root, MPI_Comm comm);

@@ -353,15 +353,23 @@ static int64_t dt_code(MPI_Datatype dt)
 	return TRC_DT_DERIVED;
 }
 
-void trc_f_dtype(struct trc_call *c, MPI_Datatype dt)
+int64_t trc_dtype_value(MPI_Datatype dt)
 {
 	int size = 0;
-	if (dt == MPI_DATATYPE_NULL) {
-		set(c, 0);
-		return;
-	}
+	if (dt == MPI_DATATYPE_NULL)
+		return 0;
 	PMPI_Type_size(dt, &size);
-	set(c, (dt_code(dt) << 32) | (uint32_t)size);
+	return (dt_code(dt) << 32) | (uint32_t)size;
+}
+
+void trc_f_dtype(struct trc_call *c, MPI_Datatype dt)
+{
+	set(c, trc_dtype_value(dt));
+}
+
+void trc_f_dtype_value(struct trc_call *c, int64_t v)
+{
+	set(c, v);
 }
 
 void trc_f_op(struct trc_call *c, MPI_Op op)

@@ -44,6 +44,19 @@ for spec in "trc_ring 10 1 2 4" "trc_colls 3 2 4" "trc_stencil 3 4" "trc_misc 2 
 	done
 done
 
+# persistent requests: each MPI_Startall is recorded as the Irecv/Isend it
+# starts (12 iterations x 2 neighbours on a 2x2 grid), so the replay posts
+# the same operations
+d=$WORK/persist
+mkdir -p "$d"
+if run "$d" trace 4 "$PROGS/trc_stencil_ptl" 12 persist && run "$d" replay 4 "$PTLREPLAY" "$d/trace"; then
+	before=$fails
+	same "$d/trace" "$d/replay" "trc_stencil persist -n 4: record vs replay"
+	starts=$("$PTLTOOL" trace show "$d/trace" | grep -c '^ *Isend dest')
+	[ "$starts" -ge 1 ] || fail "trc_stencil persist: no Isend recorded for the starts"
+	[ $fails -eq $before ] && echo "trc_stencil persist -n 4: starts recorded as Isend/Irecv, replayed, traces equal"
+fi
+
 # the comparison can fail: one more iteration is a different trace
 d=$WORK/neg
 mkdir -p "$d"

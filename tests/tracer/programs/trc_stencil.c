@@ -2,8 +2,10 @@
  * Irecv/Isend/Waitall, an Allreduce of the residual every iteration and a
  * Bcast every tenth. By default missing neighbours are MPI_PROC_NULL (what
  * MPI_Cart_shift gives); with "skip" as the second argument they are left
- * out instead, so edge ranks make fewer calls.
- * usage: trc_stencil [ITERATIONS [skip]] */
+ * out instead, so edge ranks make fewer calls; with "persist" the halo
+ * requests are persistent (Recv_init/Send_init once, Startall each
+ * iteration, Request_free at the end).
+ * usage: trc_stencil [ITERATIONS [skip|persist]] */
 #include <string.h>
 
 #include "trc_prog.h"
@@ -27,10 +29,15 @@ int main(int argc, char **argv)
 		if (!skip || all[k] != MPI_PROC_NULL)
 			nbr[nn++] = all[k];
 
+	int persist = argc > 2 && !strcmp(argv[2], "persist");
 	static double sendb[4][HALO], recvb[4][HALO];
 	double u = rank, param = 0;
+	MPI_Request req[8];
+	for (int k = 0; persist && k < nn; k++) {
+		MPI_Recv_init(recvb[k], HALO, MPI_DOUBLE, nbr[k], 7, MPI_COMM_WORLD, &req[k]);
+		MPI_Send_init(sendb[k], HALO, MPI_DOUBLE, nbr[k], 7, MPI_COMM_WORLD, &req[nn + k]);
+	}
 	for (int it = 0; it < iters; it++) {
-		MPI_Request req[8];
 		MPI_Status st[8];
 		if (it % 10 == 0) {
 			param = it;
@@ -39,10 +46,13 @@ int main(int argc, char **argv)
 		for (int k = 0; k < nn; k++) {
 			for (int i = 0; i < HALO; i++)
 				sendb[k][i] = u + i;
-			MPI_Irecv(recvb[k], HALO, MPI_DOUBLE, nbr[k], 7, MPI_COMM_WORLD, &req[k]);
+			if (!persist)
+				MPI_Irecv(recvb[k], HALO, MPI_DOUBLE, nbr[k], 7, MPI_COMM_WORLD, &req[k]);
 		}
-		for (int k = 0; k < nn; k++)
+		for (int k = 0; k < nn && !persist; k++)
 			MPI_Isend(sendb[k], HALO, MPI_DOUBLE, nbr[k], 7, MPI_COMM_WORLD, &req[nn + k]);
+		if (persist)
+			MPI_Startall(2 * nn, req);
 		MPI_Waitall(2 * nn, req, st);
 		for (int k = 0; k < nn; k++)
 			if (nbr[k] != MPI_PROC_NULL)
@@ -50,6 +60,8 @@ int main(int argc, char **argv)
 		double res = u, sum;
 		MPI_Allreduce(&res, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 	}
+	for (int k = 0; persist && k < 2 * nn; k++)
+		MPI_Request_free(&req[k]);
 	MPI_Finalize();
 	return 0;
 }
