@@ -148,6 +148,11 @@ typedef struct MPI_Status {
 #define MPI_SIMILAR 2
 #define MPI_UNEQUAL 3
 
+/* MPI_Topo_test */
+#define MPI_GRAPH 1
+#define MPI_CART 2
+#define MPI_DIST_GRAPH 3
+
 /* Attribute keys of MPI_COMM_WORLD (MPI_Comm_get_attr) */
 #define MPI_TAG_UB 1
 #define MPI_HOST 2
@@ -217,6 +222,14 @@ PTL_MPI_FN(int, Comm_get_attr, (MPI_Comm comm, int keyval, void *attribute_val, 
 PTL_MPI_FN(int, Attr_get, (MPI_Comm comm, int keyval, void *attribute_val, int *flag))
 /* Balanced factors of nnodes into ndims (nonzero dims[] entries are kept). */
 PTL_MPI_FN(int, Dims_create, (int nnodes, int ndims, int dims[]))
+PTL_MPI_FN(int, Cart_create, (MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart))
+PTL_MPI_FN(int, Cartdim_get, (MPI_Comm comm, int *ndims))
+PTL_MPI_FN(int, Cart_get, (MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]))
+PTL_MPI_FN(int, Cart_coords, (MPI_Comm comm, int rank, int maxdims, int coords[]))
+PTL_MPI_FN(int, Cart_rank, (MPI_Comm comm, const int coords[], int *rank))
+PTL_MPI_FN(int, Cart_shift, (MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest))
+PTL_MPI_FN(int, Cart_sub, (MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm))
+PTL_MPI_FN(int, Topo_test, (MPI_Comm comm, int *status))
 PTL_MPI_FN(int, Alloc_mem, (MPI_Aint size, MPI_Info info, void *baseptr))
 PTL_MPI_FN(int, Free_mem, (void *base))
 

@@ -5,7 +5,7 @@
 # (it downloads the source and takes several minutes); run it after
 # changing the MPI layer. From a built tree:
 #
-#   scripts/mpich-suite.sh [dir...]       (default: pt2pt coll datatype comm group init)
+#   scripts/mpich-suite.sh [dir...]       (default: pt2pt coll datatype comm group init topo)
 #
 # MPICH's harness (util/mtest.c) builds communicators from
 # intercommunicators and MPI_Comm_create_group, which are outside ptl's
@@ -19,7 +19,7 @@ B=$(cd "$(dirname "$0")/.." && pwd)
 S=${PTL_TOP_SRCDIR:-$B}
 VER=4.0.2
 CACHE=${PTL_MPICH_SRC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ptl}
-DIRS=${*:-pt2pt coll datatype comm group init}
+DIRS=${*:-pt2pt coll datatype comm group init topo}
 EXPECTED='
 coll/oplxor       MPI_LXOR on floating types: an MPICH extension (the standard allows integer and logical types)
 pt2pt/bsend5      needs MPI_Comm_remote_size (intercommunicators)
@@ -28,6 +28,7 @@ comm/comm_create_group  MPI_Comm_create_group
 comm/comm_group_half    MPI_Comm_create_group
 comm/comm_group_rand    MPI_Comm_create_group
 comm/ic1          intercommunicators
+topo/cartsuball   MPI_Cart_sub keeping no dimension: MPICH gives rank 0 a communicator and the others MPI_COMM_NULL; ptl gives every rank its own one-rank subgrid (MPI-3.1 7.5.7: the subgrid containing the calling process)
 '
 PER_TEST_TIMEOUT=${PTL_MPICH_TIMEOUT:-60}
 

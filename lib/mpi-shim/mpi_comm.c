@@ -125,8 +125,10 @@ void mpi_comm_init(void)
 void mpi_comm_fini(void)
 {
 	for (int c = 1; c < COMM_MAX; c++) {
-		if (comms[c].in_use)
+		if (comms[c].in_use) {
 			mpi_coll_free_cache(&comms[c]);
+			mpi_topo_free(&comms[c]);
+		}
 		comms[c].in_use = false;
 	}
 	for (int g = 1; g < GROUP_MAX; g++) {
@@ -183,7 +185,12 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 	*newcomm = g ? comm_new(ctx, g, name) : MPI_COMM_NULL;
 	if (*newcomm == MPI_COMM_NULL)
 		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Comm_dup", "too many communicators");
-	mpi_comm_get(*newcomm)->errh = c->errh;
+	struct mpi_comm *d = mpi_comm_get(*newcomm);
+	d->errh = c->errh;
+	if (mpi_topo_copy(d, c)) { /* a duplicate keeps the topology (MPI-3.1 6.4.2) */
+		PMPI_Comm_free(newcomm);
+		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Comm_dup", "out of memory");
+	}
 	return MPI_SUCCESS;
 }
 
@@ -280,6 +287,7 @@ int PMPI_Comm_free(MPI_Comm *comm)
 	if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
 		return mpi_err(*comm, MPI_ERR_COMM, "MPI_Comm_free", "%s cannot be freed", c->name);
 	mpi_coll_free_cache(c);
+	mpi_topo_free(c);
 	group_unref(c->group);
 	c->in_use = false;
 	*comm = MPI_COMM_NULL;

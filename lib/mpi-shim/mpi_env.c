@@ -6,6 +6,7 @@
  * of them are kept) and MPI_Error_class gives the class. */
 #include "config.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -347,6 +348,64 @@ int PMPI_Free_mem(void *base)
 	return MPI_SUCCESS;
 }
 
+/* The smallest r with r^k >= n. */
+static int root_ceil(int n, int k)
+{
+	int r = 1;
+	for (;;) {
+		long p = 1;
+		for (int i = 0; i < k && p < n; i++)
+			p *= r;
+		if (p >= n)
+			return r;
+		r++;
+	}
+}
+
+struct divisors {
+	int n;
+	int v[1536]; /* ascending; an int has 1344 at most */
+};
+
+/* k factors of left (from divs), non-increasing, none above maxf, after
+ * depth chosen ones in cur: keeps in best the factorization whose largest
+ * and smallest factors are closest (MPI-3.1 7.5.2: "as close to each other
+ * as possible"), then whose smallest factors are largest. The largest of k
+ * factors is at least the k-th root and the smallest at most it, so the
+ * search starts at the root and stops once nothing from there can be
+ * closer than the best found. */
+
+static void dims_search(const struct divisors *divs, int left, int k, int maxf, int *cur, int depth, int *best,
+			int *spread)
+{
+	if (k == 1) {
+		if (left > maxf)
+			return;
+		cur[depth] = left;
+		int top = cur[0], gap = top - left, i = depth;
+		/* among equally close ones: the larger smallest factor, then the
+		 * larger next smallest, and so on */
+		while (gap == *spread && i >= 0 && cur[i] == best[i])
+			i--;
+		if (gap < *spread || (gap == *spread && i >= 0 && cur[i] > best[i])) {
+			*spread = gap;
+			memcpy(best, cur, sizeof(int) * (size_t)(depth + 1));
+		}
+		return;
+	}
+	int r = root_ceil(left, k);
+	if (depth && cur[0] - r > *spread)
+		return;
+	for (const int *f = divs->v; f < divs->v + divs->n && *f <= maxf && *f <= left; f++) {
+		if (*f < r || left % *f)
+			continue;
+		if (!depth && *f - r > *spread)
+			break;
+		cur[depth] = *f;
+		dims_search(divs, left / *f, k - 1, *f, cur, depth + 1, best, spread);
+	}
+}
+
 int PMPI_Dims_create(int nnodes, int ndims, int dims[])
 {
 	if (nnodes <= 0 || ndims < 0)
@@ -367,36 +426,25 @@ int PMPI_Dims_create(int nnodes, int ndims, int dims[])
 	if (!free_dims)
 		return left == 1 ? MPI_SUCCESS
 				 : mpi_err(MPI_COMM_WORLD, MPI_ERR_DIMS, "MPI_Dims_create", "dims do not multiply to %d", nnodes);
-	/* Prime factors, largest first, each to the currently smallest free dimension. */
-	int f[64], nf = 0;
-	for (int p = 2; left > 1 && nf < 64;) {
-		if (left % p == 0) {
-			f[nf++] = p;
-			left /= p;
-		} else {
-			p = p * p > left ? left : p + 1;
-		}
-	}
-	int *d = malloc(sizeof(int) * (size_t)free_dims);
+	int *d = malloc(sizeof(int) * 2 * (size_t)free_dims);
 	if (!d)
 		return mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Dims_create", "out of memory");
-	for (int i = 0; i < free_dims; i++)
-		d[i] = 1;
-	for (int k = nf - 1; k >= 0; k--) {
-		int m = 0;
-		for (int i = 1; i < free_dims; i++)
-			if (d[i] < d[m])
-				m = i;
-		d[m] *= f[k];
-	}
-	/* non-increasing order */
-	for (int i = 0; i < free_dims; i++)
-		for (int j = i + 1; j < free_dims; j++)
-			if (d[j] > d[i]) {
-				int t = d[i];
-				d[i] = d[j];
-				d[j] = t;
-			}
+	/* Factors come from left's divisors, ascending (trial division up to
+	 * the square root: a prime job size costs no more than its root). */
+	struct divisors divs;
+	int hi[768], nhi = 0;
+	divs.n = 0;
+	for (int f = 1; (long)f * f <= left; f++)
+		if (left % f == 0) {
+			divs.v[divs.n++] = f;
+			if (f != left / f)
+				hi[nhi++] = left / f;
+		}
+	while (nhi)
+		divs.v[divs.n++] = hi[--nhi];
+	int spread = INT_MAX;
+	memset(d, 0, sizeof(int) * (size_t)free_dims);
+	dims_search(&divs, left, free_dims, left, d + free_dims, 0, d, &spread);
 	for (int i = 0, k = 0; i < ndims; i++)
 		if (dims[i] == 0)
 			dims[i] = d[k++];

@@ -130,6 +130,7 @@ struct mpi_comm {
 	char name[MPI_MAX_OBJECT_NAME];
 	struct mpi_coll_cache *cache;
 	unsigned long ncoll;   /* collective calls so far (for messages and tests) */
+	struct mpi_cart *cart; /* Cartesian topology (mpi_topo.c), or NULL */
 };
 struct mpi_comm *mpi_comm_get(MPI_Comm c);
 struct mpi_group *mpi_group_get(MPI_Group g);
@@ -138,6 +139,8 @@ void mpi_comm_init(void);
 void mpi_comm_fini(void);
 const char *mpi_comm_name(MPI_Comm c);
 MPI_Comm mpi_comm_handle(const struct mpi_comm *c);
+void mpi_topo_free(struct mpi_comm *c);
+int mpi_topo_copy(struct mpi_comm *to, const struct mpi_comm *from);
 
 /* Requests. */
 enum mpi_req_kind { MPI_REQ_SEND, MPI_REQ_RECV, MPI_REQ_NONE };
