@@ -148,6 +148,9 @@ typedef struct MPI_Status {
 #define MPI_SIMILAR 2
 #define MPI_UNEQUAL 3
 
+/* MPI_Comm_split_type */
+#define MPI_COMM_TYPE_SHARED 1
+
 /* MPI_Topo_test */
 #define MPI_GRAPH 1
 #define MPI_CART 2
@@ -299,6 +302,7 @@ PTL_MPI_FN(int, Comm_rank, (MPI_Comm comm, int *rank))
 PTL_MPI_FN(int, Comm_size, (MPI_Comm comm, int *size))
 PTL_MPI_FN(int, Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm))
 PTL_MPI_FN(int, Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm *newcomm))
+PTL_MPI_FN(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm))
 PTL_MPI_FN(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm))
 PTL_MPI_FN(int, Comm_free, (MPI_Comm *comm))
 PTL_MPI_FN(int, Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int *result))

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <ptl_runtime.h>
+
 #include "mpi_impl.h"
 
 #define COMM_MAX 4096
@@ -192,6 +194,29 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Comm_dup", "out of memory");
 	}
 	return MPI_SUCCESS;
+}
+
+/* MPI_COMM_TYPE_SHARED: one communicator per host (the ranks whose
+ * Portals ids share this one's nid), named by its lowest rank in comm. */
+int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
+{
+	(void)info;
+	COMM_ARG("MPI_Comm_split_type", comm, c);
+	if (split_type == MPI_UNDEFINED)
+		return PMPI_Comm_split(comm, MPI_UNDEFINED, key, newcomm);
+	if (split_type != MPI_COMM_TYPE_SHARED)
+		return mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_split_type", "split type %d (MPI_COMM_TYPE_SHARED is %d)",
+			       split_type, MPI_COMM_TYPE_SHARED);
+	ptl_process_id_t me, other;
+	if (PtlRtId(c->world[c->rank], &me) != PTL_OK)
+		return mpi_err(comm, MPI_ERR_INTERN, "MPI_Comm_split_type", "no Portals id for this rank");
+	int color = c->rank;
+	for (int i = 0; i < c->rank; i++)
+		if (PtlRtId(c->world[i], &other) == PTL_OK && other.nid == me.nid) {
+			color = i;
+			break;
+		}
+	return PMPI_Comm_split(comm, color, key, newcomm);
 }
 
 struct split_ent {

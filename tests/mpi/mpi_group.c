@@ -2,7 +2,8 @@
  * their order rules (MPI-3.1 6.3.2): range_incl lists ranks in triplet
  * order, union is group 1 then group 2's new members, intersection and
  * difference keep group 1's order; translate_ranks maps through them; bad
- * ranges are errors naming the range. */
+ * ranges are errors naming the range. MPI_Comm_split_type groups the ranks
+ * of a host. */
 #include "mpi_test.h"
 
 /* The world ranks of g's members, in g's order, into w (n of them). */
@@ -124,6 +125,19 @@ int main(int argc, char **argv)
 	} else {
 		CHECK(c == MPI_COMM_NULL, "an odd rank got a communicator");
 	}
+	/* Comm_split_type(SHARED): every rank of a ptlrun job is on this host,
+	 * so one communicator of all, ordered by key. */
+	MPI_Comm node;
+	int nsize, nrank;
+	OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, n - t_rank, MPI_INFO_NULL, &node));
+	OK(MPI_Comm_size(node, &nsize));
+	OK(MPI_Comm_rank(node, &nrank));
+	CHECK(nsize == n && nrank == n - 1 - t_rank, "node communicator: size %d, rank %d", nsize, nrank);
+	OK(MPI_Comm_free(&node));
+	OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_UNDEFINED, 0, MPI_INFO_NULL, &node));
+	CHECK(node == MPI_COMM_NULL, "split type MPI_UNDEFINED gave a communicator");
+	MPI_Error_class(MPI_Comm_split_type(MPI_COMM_WORLD, 77, 0, MPI_INFO_NULL, &node), &cls);
+	CHECK(cls == MPI_ERR_ARG, "split type 77: class %d", cls);
 	MPI_Group_free(&evens);
 	if (odds != MPI_GROUP_EMPTY)
 		MPI_Group_free(&odds);
