@@ -148,6 +148,10 @@ typedef struct MPI_Status {
 #define MPI_SIMILAR 2
 #define MPI_UNEQUAL 3
 
+/* MPI_Type_create_subarray */
+#define MPI_ORDER_C 56
+#define MPI_ORDER_FORTRAN 57
+
 /* MPI_Comm_split_type */
 #define MPI_COMM_TYPE_SHARED 1
 
@@ -245,6 +249,7 @@ PTL_MPI_FN(int, Type_create_hindexed, (int count, const int blocklengths[], cons
 PTL_MPI_FN(int, Type_create_indexed_block, (int count, int blocklength, const int displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype))
 PTL_MPI_FN(int, Type_create_struct, (int count, const int blocklengths[], const MPI_Aint displacements[], const MPI_Datatype types[], MPI_Datatype *newtype))
 PTL_MPI_FN(int, Type_create_resized, (MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype))
+PTL_MPI_FN(int, Type_create_subarray, (int ndims, const int array_of_sizes[], const int array_of_subsizes[], const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype))
 PTL_MPI_FN(int, Type_dup, (MPI_Datatype oldtype, MPI_Datatype *newtype))
 PTL_MPI_FN(int, Type_commit, (MPI_Datatype *datatype))
 PTL_MPI_FN(int, Type_free, (MPI_Datatype *datatype))

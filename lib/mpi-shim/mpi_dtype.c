@@ -418,6 +418,85 @@ int PMPI_Type_create_struct(int count, const int bl[], const MPI_Aint displs[], 
 	return build(count, bl, displs, olds, newtype, "MPI_Type_create_struct", true);
 }
 
+/* The part [starts, starts + subsizes) of an ndims-dimensional array of
+ * sizes, in C (last index fastest) or Fortran order: one block per run
+ * along the fastest dimension, and the whole array's extent, so
+ * consecutive subarray elements step over whole arrays (MPI-3.1 4.1.3). */
+int PMPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[], const int starts[], int order,
+			      MPI_Datatype old, MPI_Datatype *newtype)
+{
+	static const char fn[] = "MPI_Type_create_subarray";
+	MPI_CHECK_INIT(fn);
+	struct mpi_dtype *o = mpi_dtype_get(old);
+	if (!o)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, fn, "invalid datatype %d", old);
+	if (ndims <= 0)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn, "ndims %d < 1", ndims);
+	if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn, "order %d is neither MPI_ORDER_C nor MPI_ORDER_FORTRAN",
+			       order);
+	long nblocks = 1, total = 1;
+	for (int i = 0; i < ndims; i++) {
+		if (sizes[i] <= 0 || subsizes[i] <= 0 || subsizes[i] > sizes[i] || starts[i] < 0 ||
+		    starts[i] > sizes[i] - subsizes[i])
+			return mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn,
+				       "dimension %d: size %d, subsize %d, start %d do not fit", i, sizes[i], subsizes[i],
+				       starts[i]);
+		total *= sizes[i];
+		if (total > INT_MAX)
+			return mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn, "the array has more than %d elements", INT_MAX);
+	}
+	/* ax[k]: the dimension at position k from slowest to fastest. */
+	int *ax = malloc(sizeof(int) * 2 * (size_t)ndims);
+	long *stride = malloc(sizeof(long) * (size_t)ndims);
+	if (!ax || !stride) {
+		free(ax);
+		free(stride);
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+	}
+	int *idx = ax + ndims;
+	for (int k = 0; k < ndims; k++) {
+		ax[k] = order == MPI_ORDER_C ? k : ndims - 1 - k;
+		idx[k] = 0;
+	}
+	stride[ndims - 1] = 1;
+	for (int k = ndims - 2; k >= 0; k--)
+		stride[k] = stride[k + 1] * sizes[ax[k + 1]];
+	for (int k = 0; k < ndims - 1; k++)
+		nblocks *= subsizes[ax[k]];
+	int *bl = malloc(sizeof(int) * (size_t)nblocks);
+	MPI_Aint *displs = malloc(sizeof(MPI_Aint) * (size_t)nblocks);
+	MPI_Datatype *olds = malloc(sizeof(MPI_Datatype) * (size_t)nblocks);
+	int rc = MPI_SUCCESS;
+	if (!bl || !displs || !olds)
+		rc = mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory for %ld blocks", nblocks);
+	for (long b = 0; !rc && b < nblocks; b++) {
+		long at = starts[ax[ndims - 1]];
+		for (int k = 0; k < ndims - 1; k++)
+			at += (starts[ax[k]] + idx[k]) * stride[k];
+		bl[b] = subsizes[ax[ndims - 1]];
+		displs[b] = (MPI_Aint)at * o->extent;
+		olds[b] = old;
+		for (int k = ndims - 2; k >= 0 && ++idx[k] == subsizes[ax[k]]; k--) /* odometer */
+			idx[k] = 0;
+	}
+	if (!rc)
+		rc = build((int)nblocks, bl, displs, olds, newtype, fn, false);
+	if (!rc) {
+		struct mpi_dtype *t = types[*newtype];
+		t->lb = 0;
+		t->extent = (MPI_Aint)total * o->extent;
+		t->resized = true;
+		t->contig = is_contig(t);
+	}
+	free(ax);
+	free(stride);
+	free(bl);
+	free(displs);
+	free(olds);
+	return rc;
+}
+
 int PMPI_Type_create_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
 {
 	MPI_CHECK_INIT("MPI_Type_create_resized");

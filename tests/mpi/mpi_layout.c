@@ -7,7 +7,8 @@
  * data of any type through a byte buffer, MPI_PACKED messages carry it,
  * and an overrun is an error that leaves the position alone. A type whose
  * parts cover a range in another order than the memory's (a transpose, a
- * reversal) is packed and sent in its type-map order. */
+ * reversal) is packed and sent in its type-map order. Subarrays in C and
+ * Fortran order. */
 #include <stddef.h>
 
 #include "mpi_test.h"
@@ -222,6 +223,62 @@ static void reordered(void)
 	OK(MPI_Type_free(&backwards));
 }
 
+static void subarrays(void)
+{
+	int a[4][5], pos = 0, size, cls;
+	MPI_Datatype c, f, bad;
+	MPI_Aint lb, ext;
+	int sizes[2] = { 4, 5 }, subs[2] = { 2, 3 }, starts[2] = { 1, 1 };
+	int fsizes[2] = { 5, 4 }, fsubs[2] = { 3, 2 }, fstarts[2] = { 1, 1 };
+	char pc[64], pf[64];
+
+	for (int i = 0; i < 4; i++)
+		for (int j = 0; j < 5; j++)
+			a[i][j] = 10 * i + j;
+	OK(MPI_Type_create_subarray(2, sizes, subs, starts, MPI_ORDER_C, MPI_INT, &c));
+	OK(MPI_Type_commit(&c));
+	OK(MPI_Type_size(c, &size));
+	OK(MPI_Type_get_extent(c, &lb, &ext));
+	CHECK(size == 6 * (int)sizeof(int) && lb == 0 && ext == (MPI_Aint)sizeof a, "subarray: size %d lb %ld extent %ld",
+	      size, (long)lb, (long)ext);
+	OK(MPI_Pack(a, 1, c, pc, sizeof pc, &pos, MPI_COMM_WORLD));
+	int got[6], want[6] = { 11, 12, 13, 21, 22, 23 };
+	memcpy(got, pc, sizeof got);
+	CHECK(!memcmp(got, want, sizeof got), "C subarray packs %d %d %d %d %d %d", got[0], got[1], got[2], got[3],
+	      got[4], got[5]);
+	/* The same block described in Fortran order (first index fastest). */
+	pos = 0;
+	OK(MPI_Type_create_subarray(2, fsizes, fsubs, fstarts, MPI_ORDER_FORTRAN, MPI_INT, &f));
+	OK(MPI_Type_commit(&f));
+	OK(MPI_Pack(a, 1, f, pf, sizeof pf, &pos, MPI_COMM_WORLD));
+	CHECK(!memcmp(pc, pf, 6 * sizeof(int)), "Fortran-order subarray differs from the C one");
+	/* A face of a 3-D array goes straight into a contiguous receive. */
+	static double cube[4][4][4], face[4][4];
+	int s3[3] = { 4, 4, 4 }, sub3[3] = { 4, 1, 4 }, st3[3] = { 0, 2, 0 };
+	MPI_Datatype plane;
+	for (int i = 0; i < 4; i++)
+		for (int j = 0; j < 4; j++)
+			for (int k = 0; k < 4; k++)
+				cube[i][j][k] = 100 * i + 10 * j + k;
+	OK(MPI_Type_create_subarray(3, s3, sub3, st3, MPI_ORDER_C, MPI_DOUBLE, &plane));
+	OK(MPI_Type_commit(&plane));
+	OK(MPI_Sendrecv(cube, 1, plane, t_rank, 8, face, 16, MPI_DOUBLE, t_rank, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+	int bad_cells = 0;
+	for (int i = 0; i < 4; i++)
+		for (int k = 0; k < 4; k++)
+			bad_cells += face[i][k] != 100 * i + 20 + k;
+	CHECK(bad_cells == 0, "face j = 2: %d of 16 values wrong", bad_cells);
+	/* A block that does not fit, and an unknown order. */
+	int over[2] = { 3, 1 };
+	MPI_Error_class(MPI_Type_create_subarray(2, sizes, subs, over, MPI_ORDER_C, MPI_INT, &bad), &cls);
+	CHECK(cls == MPI_ERR_ARG, "start 3 + 2 rows past 4: class %d", cls);
+	MPI_Error_class(MPI_Type_create_subarray(2, sizes, subs, starts, 3, MPI_INT, &bad), &cls);
+	CHECK(cls == MPI_ERR_ARG, "order 3: class %d", cls);
+	OK(MPI_Type_free(&c));
+	OK(MPI_Type_free(&f));
+	OK(MPI_Type_free(&plane));
+}
+
 int main(int argc, char **argv)
 {
 	t_init(&argc, &argv);
@@ -230,5 +287,6 @@ int main(int argc, char **argv)
 	negative_and_empty();
 	packing();
 	reordered();
+	subarrays();
 	return t_finish("mpi_layout");
 }
