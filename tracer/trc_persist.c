@@ -61,41 +61,21 @@ void trc_a_forget_persist(struct trc_call *c, MPI_Request h)
 		*p = ptab[--pn];
 }
 
-int MPI_Send_init(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-		  MPI_Request *request)
-{
-	int rc = PMPI_Send_init(buf, count, dt, dest, tag, comm, request);
-	if (rc == MPI_SUCCESS)
-		remember(*request, TRC_OP_ISEND, count, dt, dest, tag, comm);
-	return rc;
-}
-
-int MPI_Bsend_init(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-		   MPI_Request *request)
-{
-	int rc = PMPI_Bsend_init(buf, count, dt, dest, tag, comm, request);
-	if (rc == MPI_SUCCESS) /* replayed as a standard send: the same match */
-		remember(*request, TRC_OP_ISEND, count, dt, dest, tag, comm);
-	return rc;
-}
-
-int MPI_Rsend_init(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-		   MPI_Request *request)
-{
-	int rc = PMPI_Rsend_init(buf, count, dt, dest, tag, comm, request);
-	if (rc == MPI_SUCCESS)
-		remember(*request, TRC_OP_ISEND, count, dt, dest, tag, comm);
-	return rc;
-}
-
-int MPI_Ssend_init(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-		   MPI_Request *request)
-{
-	int rc = PMPI_Ssend_init(buf, count, dt, dest, tag, comm, request);
-	if (rc == MPI_SUCCESS)
-		remember(*request, TRC_OP_ISSEND, count, dt, dest, tag, comm);
-	return rc;
-}
+/* The four send modes: the call, then its arguments remembered. Bsend and
+ * Rsend starts are replayed as standard sends: they match the same. */
+#define TRC_SEND_INIT(mode, op)                                                                    \
+	int MPI_##mode##_init(const void *buf, int count, MPI_Datatype dt, int dest, int tag,     \
+			      MPI_Comm comm, MPI_Request *request)                                \
+	{                                                                                          \
+		int rc = PMPI_##mode##_init(buf, count, dt, dest, tag, comm, request);             \
+		if (rc == MPI_SUCCESS)                                                             \
+			remember(*request, op, count, dt, dest, tag, comm);                        \
+		return rc;                                                                         \
+	}
+TRC_SEND_INIT(Send, TRC_OP_ISEND)
+TRC_SEND_INIT(Bsend, TRC_OP_ISEND)
+TRC_SEND_INIT(Rsend, TRC_OP_ISEND)
+TRC_SEND_INIT(Ssend, TRC_OP_ISSEND)
 
 int MPI_Recv_init(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
 		  MPI_Request *request)
