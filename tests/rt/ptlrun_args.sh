@@ -30,6 +30,10 @@ usage_err "--timeout needs a whole number of seconds, not '-1'" -n 2 --timeout -
 usage_err "--bind-to takes 'core' or 'none', not 'socket'" -n 2 --bind-to socket "$KVS"
 usage_err "-x needs VAR or VAR=VALUE, not '=x'" -n 2 -x =x "$KVS"
 
+# A host file that cannot be read: exit 2, the file and the reason named.
+run 2 "$PTLRUN" --hostfile "$TMP/no-such-hostfile" -n 2 "$KVS"
+has "$ERR" "ptlrun: cannot read host file '$TMP/no-such-hostfile': No such file or directory"
+
 # A program that cannot run: exit 2, no usage needed, nothing started.
 run 2 "$PTLRUN" -n 2 ptlrun-no-such-program-$$
 has "$ERR" "ptlrun: program 'ptlrun-no-such-program-$$' not found in PATH"

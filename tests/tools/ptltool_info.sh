@@ -25,6 +25,13 @@ echo "$out" | grep -q "publishes 10.1.2.3 (PTL_TCP_ADDR)$" || fail "the good ent
 out=$(PTL_TCP_IF=ptl-no-such-if "$T" info 2>&1)
 echo "$out" | grep -q "publishes 127.0.0.1 (PTL_TCP_IF)$" || fail "PTL_TCP_IF: $out"
 
-"$T" info extra >/dev/null 2>&1
+out=$("$T" info extra 2>&1)
 [ $? = 2 ] || fail "ptltool info with an argument did not exit 2"
+echo "$out" | grep -q "ptltool info: unexpected argument 'extra'" || fail "info extra: $out"
+out=$("$T" ps extra 2>&1)
+[ $? = 2 ] || fail "ptltool ps with an argument did not exit 2"
+echo "$out" | grep -q "ptltool ps: unexpected argument 'extra'" || fail "ps extra: $out"
+out=$("$T" trace frobnicate 2>&1)
+[ $? = 2 ] || fail "ptltool trace frobnicate did not exit 2"
+echo "$out" | grep -q "ptltool trace: unknown subcommand 'frobnicate'" || fail "trace frobnicate: $out"
 echo "PASS: ptltool info"
