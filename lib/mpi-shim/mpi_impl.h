@@ -196,15 +196,21 @@ struct mpi_req {
 	size_t msglen;
 };
 struct mpi_req *mpi_req_new(int kind);
-/* MPI_REQUEST_NULL or an inactive persistent request: Wait/Test pass it over. */
-bool mpi_req_null(MPI_Request h);
-
 /* Persistent requests (mpi_persist.c): handles from MPI_PERSIST_BASE up,
  * above every ordinary request's. mpi_req_get gives the request a
- * persistent handle started, NULL while it is inactive. */
+ * persistent handle started, NULL while it is inactive. Inline: every
+ * Wait and Test asks. */
 #define MPI_PERSIST_BASE ((MPI_Request)1 << 24)
-bool mpi_persist_handle(MPI_Request h);
+static inline bool mpi_persist_handle(MPI_Request h)
+{
+	return h >= MPI_PERSIST_BASE;
+}
 bool mpi_persist_inactive(MPI_Request h);
+/* MPI_REQUEST_NULL or an inactive persistent request: Wait/Test pass it over. */
+static inline bool mpi_req_null(MPI_Request h)
+{
+	return h == MPI_REQUEST_NULL || (mpi_persist_handle(h) && mpi_persist_inactive(h));
+}
 struct mpi_req *mpi_persist_req(MPI_Request h);
 int mpi_persist_free(MPI_Request *request);
 void mpi_persist_fini(void);

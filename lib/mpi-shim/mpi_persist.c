@@ -49,11 +49,6 @@ static struct mpi_req *persist_active(struct mpi_persist *p)
 	return r;
 }
 
-bool mpi_persist_handle(MPI_Request h)
-{
-	return h >= MPI_PERSIST_BASE;
-}
-
 struct mpi_req *mpi_persist_req(MPI_Request h)
 {
 	struct mpi_persist *p = persist_get(h);

@@ -112,13 +112,6 @@ void mpi_req_drop(struct mpi_req *r)
 
 /* ---------------------------------------------------------------- Wait/Test */
 
-/* A handle the Wait/Test family passes over: MPI_REQUEST_NULL, or a
- * persistent request not started (mpi_persist.c). */
-bool mpi_req_null(MPI_Request h)
-{
-	return h == MPI_REQUEST_NULL || mpi_persist_inactive(h);
-}
-
 static void status_out(const struct mpi_req *r, MPI_Status *st)
 {
 	if (st == MPI_STATUS_IGNORE)
