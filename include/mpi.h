@@ -55,6 +55,9 @@ typedef struct MPI_Status {
 
 #define MPI_REQUEST_NULL ((MPI_Request)0)
 #define MPI_INFO_NULL ((MPI_Info)0)
+#define MPI_INFO_ENV ((MPI_Info)1)
+#define MPI_MAX_INFO_KEY 255
+#define MPI_MAX_INFO_VAL 1024
 
 #define MPI_ERRHANDLER_NULL ((MPI_Errhandler)0)
 #define MPI_ERRORS_ARE_FATAL ((MPI_Errhandler)1)
@@ -193,6 +196,10 @@ typedef struct MPI_Status {
 #define MPI_ERR_NO_MEM 21
 #define MPI_ERR_PROC_FAILED 22   /* a peer process died (ptl) */
 #define MPI_ERR_TIMEOUT 23       /* a collective's deadline passed (ptl) */
+#define MPI_ERR_INFO 24
+#define MPI_ERR_INFO_KEY 25
+#define MPI_ERR_INFO_VALUE 26
+#define MPI_ERR_INFO_NOKEY 27
 #define MPI_ERR_LASTCODE 63
 
 typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
@@ -308,6 +315,16 @@ PTL_MPI_FN(int, Comm_size, (MPI_Comm comm, int *size))
 PTL_MPI_FN(int, Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm))
 PTL_MPI_FN(int, Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm *newcomm))
 PTL_MPI_FN(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm))
+PTL_MPI_FN(int, Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm))
+PTL_MPI_FN(int, Info_create, (MPI_Info *info))
+PTL_MPI_FN(int, Info_set, (MPI_Info info, const char *key, const char *value))
+PTL_MPI_FN(int, Info_get, (MPI_Info info, const char *key, int valuelen, char *value, int *flag))
+PTL_MPI_FN(int, Info_get_valuelen, (MPI_Info info, const char *key, int *valuelen, int *flag))
+PTL_MPI_FN(int, Info_delete, (MPI_Info info, const char *key))
+PTL_MPI_FN(int, Info_get_nkeys, (MPI_Info info, int *nkeys))
+PTL_MPI_FN(int, Info_get_nthkey, (MPI_Info info, int n, char *key))
+PTL_MPI_FN(int, Info_dup, (MPI_Info info, MPI_Info *newinfo))
+PTL_MPI_FN(int, Info_free, (MPI_Info *info))
 PTL_MPI_FN(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm))
 PTL_MPI_FN(int, Comm_free, (MPI_Comm *comm))
 PTL_MPI_FN(int, Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int *result))

@@ -196,6 +196,13 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 	return MPI_SUCCESS;
 }
 
+/* No hint is taken (mpi_info.c): a duplicate. */
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+	(void)info;
+	return PMPI_Comm_dup(comm, newcomm);
+}
+
 /* MPI_COMM_TYPE_SHARED: one communicator per host (the ranks whose
  * Portals ids share this one's nid), named by its lowest rank in comm. */
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)

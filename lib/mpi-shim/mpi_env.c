@@ -47,6 +47,10 @@ static const char *const class_names[] = {
 	[MPI_ERR_NO_MEM] = "MPI_ERR_NO_MEM: out of memory",
 	[MPI_ERR_PROC_FAILED] = "MPI_ERR_PROC_FAILED: a peer process failed",
 	[MPI_ERR_TIMEOUT] = "MPI_ERR_TIMEOUT: a collective's deadline passed",
+	[MPI_ERR_INFO] = "MPI_ERR_INFO: invalid info object",
+	[MPI_ERR_INFO_KEY] = "MPI_ERR_INFO_KEY: invalid info key",
+	[MPI_ERR_INFO_VALUE] = "MPI_ERR_INFO_VALUE: invalid info value",
+	[MPI_ERR_INFO_NOKEY] = "MPI_ERR_INFO_NOKEY: no such info key",
 };
 
 static const char *class_name(int cls)
@@ -210,6 +214,7 @@ int PMPI_Finalize(void)
 	mpi_comm_fini();
 	mpi_dtype_fini();
 	mpi_persist_fini();
+	mpi_info_fini();
 	PtlFini();
 	return MPI_SUCCESS;
 }

@@ -214,6 +214,7 @@ static inline bool mpi_req_null(MPI_Request h)
 struct mpi_req *mpi_persist_req(MPI_Request h);
 int mpi_persist_free(MPI_Request *request);
 void mpi_persist_fini(void);
+void mpi_info_fini(void);
 void mpi_req_release(struct mpi_req *r);
 struct mpi_req *mpi_req_get(MPI_Request h);
 static inline MPI_Request mpi_req_handle(const struct mpi_req *r) { return (MPI_Request)(r->idx + 1); }

@@ -1,0 +1,69 @@
+/* mpi_info.c: info objects keep their keys in the order first set, replace
+ * a value set again, give back as much of a value as fits, duplicate and
+ * delete; MPI_INFO_ENV is there without being created; the calls that take
+ * an info accept one; bad keys, missing keys and freed objects are errors
+ * of the info classes. */
+#include "mpi_test.h"
+
+static void expect_class(int rc, int want, const char *what)
+{
+	int cls = MPI_SUCCESS;
+	if (rc != MPI_SUCCESS)
+		MPI_Error_class(rc, &cls);
+	CHECK(cls == want, "%s: class %d, want %d", what, cls, want);
+}
+
+int main(int argc, char **argv)
+{
+	t_init(&argc, &argv);
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	MPI_Info info, copy, gone;
+	char key[MPI_MAX_INFO_KEY + 1], val[64], longkey[MPI_MAX_INFO_KEY + 2];
+	int n = -1, flag = -1, len = -1;
+
+	OK(MPI_Info_get_nkeys(MPI_INFO_ENV, &n));
+	OK(MPI_Info_create(&info));
+	OK(MPI_Info_set(info, "cb_nodes", "4"));
+	OK(MPI_Info_set(info, "striping_unit", "1048576"));
+	OK(MPI_Info_set(info, "cb_nodes", "8")); /* replaced, keeps its place */
+	OK(MPI_Info_get_nkeys(info, &n));
+	CHECK(n == 2, "%d keys", n);
+	OK(MPI_Info_get_nthkey(info, 0, key));
+	CHECK(!strcmp(key, "cb_nodes"), "key 0 is '%s'", key);
+	OK(MPI_Info_get(info, "cb_nodes", sizeof val - 1, val, &flag));
+	CHECK(flag && !strcmp(val, "8"), "cb_nodes: flag %d '%s'", flag, val);
+	OK(MPI_Info_get_valuelen(info, "striping_unit", &len, &flag));
+	CHECK(flag && len == 7, "valuelen %d", len);
+	OK(MPI_Info_get(info, "striping_unit", 3, val, &flag)); /* 3 characters and a terminator */
+	CHECK(flag && !strcmp(val, "104"), "truncated value '%s'", val);
+	OK(MPI_Info_get(info, "no_such_key", sizeof val - 1, val, &flag));
+	CHECK(!flag, "a missing key was found");
+	/* A duplicate is independent. */
+	OK(MPI_Info_dup(info, &copy));
+	OK(MPI_Info_delete(info, "cb_nodes"));
+	OK(MPI_Info_get_nkeys(info, &n));
+	CHECK(n == 1, "%d keys after a delete", n);
+	OK(MPI_Info_get(copy, "cb_nodes", sizeof val - 1, val, &flag));
+	CHECK(flag && !strcmp(val, "8"), "the duplicate lost cb_nodes (flag %d)", flag);
+	/* Calls that take an info accept one. */
+	MPI_Comm dup;
+	OK(MPI_Comm_dup_with_info(MPI_COMM_WORLD, copy, &dup));
+	int same;
+	OK(MPI_Comm_compare(MPI_COMM_WORLD, dup, &same));
+	CHECK(same == MPI_CONGRUENT, "Comm_dup_with_info: compare gives %d", same);
+	OK(MPI_Comm_free(&dup));
+	/* Errors. */
+	memset(longkey, 'k', sizeof longkey - 1);
+	longkey[sizeof longkey - 1] = '\0';
+	expect_class(MPI_Info_set(info, longkey, "v"), MPI_ERR_INFO_KEY, "a key of 256 characters");
+	expect_class(MPI_Info_set(info, "", "v"), MPI_ERR_INFO_KEY, "an empty key");
+	expect_class(MPI_Info_delete(info, "cb_nodes"), MPI_ERR_INFO_NOKEY, "deleting a missing key");
+	expect_class(MPI_Info_get_nthkey(info, 5, key), MPI_ERR_ARG, "key 5 of 1");
+	gone = copy;
+	OK(MPI_Info_free(&copy));
+	CHECK(copy == MPI_INFO_NULL, "a freed info is not MPI_INFO_NULL");
+	expect_class(MPI_Info_get_nkeys(gone, &n), MPI_ERR_INFO, "a freed info");
+	expect_class(MPI_Info_free(&gone), MPI_ERR_INFO, "freeing twice");
+	OK(MPI_Info_free(&info));
+	return t_finish("mpi_info");
+}
