@@ -342,6 +342,16 @@ struct coll_cost_params {
 	bool rndv;
 	size_t rndv_min;
 	double rndv_cost;
+	/* With rndv: a copy of at least split_min bytes is split, as ptl's
+	 * shm NAL splits a CMA move of 128 KiB and up (SHM_REC_HELP): the
+	 * sender asks the receiver (alpha) to copy the second half with its
+	 * own CPU, and copies the first, half the bytes rounded down to
+	 * 4 KiB; the copy is done when both halves are. One rank has one
+	 * split copy at a time (ptl: one per peer; a second copy while one
+	 * is split goes whole). A 2-rank ping-pong copies in parallel (its
+	 * receiver is idle), an exchange does not (each CPU copies its own
+	 * half and the peer's). 0: never split. */
+	size_t split_min;
 };
 struct coll_cost {
 	double time;          /* seconds until the last command ends */

@@ -224,6 +224,43 @@ static void test_sw_rendezvous(void **state)
 	     2e-6 + 3e-7 + 1e-6 + 3e-7 + 1e-6 + 1.5e-6 + M / 1e9 + 1e-6 + 3e-7 + M * 1e-10);
 }
 
+/* A split copy (split_min and up, ptl's shm NAL from 128 KiB): the sender
+ * asks the receiver (alpha after its rendezvous cost) to copy the second
+ * half while it copies the first. One way (a 2-rank bcast, the receiver
+ * idle) the halves overlap: the copy ends alpha + M/2 beta after the
+ * request went, where the whole copy took M beta. An exchange (2-rank
+ * recursive doubling) gains nothing: each CPU copies its own half, then
+ * the peer's, M beta in all, as without the split. Below split_min, or
+ * with split_min 0, the copy goes whole. */
+static void test_sw_split_copy(void **state)
+{
+	(void)state;
+	double M = 262144;
+	struct coll_cost_params p = { .alpha = 1e-6, .beta = 1e9, .gamma = 1e-10, .o = 3e-7, .call = 2e-6,
+				      .acked_sends = true, .rndv = true, .rndv_min = 4096, .rndv_cost = 1.5e-6,
+				      .split_min = 131072 };
+	/* call, o, header, o, request, rndv cost, help request, half, reply, o */
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 262144, 1, &p),
+	     2e-6 + 3e-7 + 1e-6 + 3e-7 + 1e-6 + 1.5e-6 + 1e-6 + M / 2 / 1e9 + 1e-6 + 3e-7);
+	struct coll_cost_params q = p;
+	q.split_min = 0;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 262144, 1, &q),
+	     2e-6 + 3e-7 + 1e-6 + 3e-7 + 1e-6 + 1.5e-6 + M / 1e9 + 1e-6 + 3e-7);
+	q.split_min = 262145;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 262144, 1, &q),
+	     2e-6 + 3e-7 + 1e-6 + 3e-7 + 1e-6 + 1.5e-6 + M / 1e9 + 1e-6 + 3e-7);
+	/* the exchange: own half, then the peer's, then reply, o, the add */
+	double ex = 2e-6 + 3e-7 + 1e-6 + 3e-7 + 1e-6 + 1.5e-6 + M / 1e9 + 1e-6 + 3e-7 + M * 1e-10;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 262144, 1, &p), ex);
+	q.split_min = 0;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 262144, 1, &q), ex);
+	/* the half is rounded down to 4 KiB: 135168 B splits 65536 + 69632,
+	 * and the receiver's larger half ends the copy */
+	p.split_min = 131072;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 135168, 1, &p),
+	     2e-6 + 3e-7 + 1e-6 + 3e-7 + 1e-6 + 1.5e-6 + 1e-6 + 69632 / 1e9 + 1e-6 + 3e-7);
+}
+
 /* A rank's overheads take turns on its one CPU: a linear scatter's root
  * pays o per block one after the other. With alpha 0 and infinite
  * bandwidth, the last of 4 blocks leaves at 4 o and is received at 5 o;
@@ -334,6 +371,7 @@ int main(void)
 		cmocka_unit_test(test_sw_o_serialized),
 		cmocka_unit_test(test_sw_acked_sends),
 		cmocka_unit_test(test_sw_rendezvous),
+		cmocka_unit_test(test_sw_split_copy),
 		cmocka_unit_test(test_sw_ranks_per_core),
 		cmocka_unit_test(test_sw_monotonic),
 	};
