@@ -8,8 +8,11 @@
  * rank (LogP's o, the mean of the send and the receive side, between ranks
  * 0 and 1), "pingpong 8 <us>": half an 8-byte round trip between ranks 0
  * and 1 (alpha + 2 o, in the same process as the rows it calibrates),
- * "pingpong 65536" and "pingpong 1048576": the same above the eager limit
- * (the rendezvous: its copy rate and fixed cost) and
+ * "pingpong 16384" and "pingpong 122880": the same above the eager limit,
+ * each copied whole by one CMA call from a buffer the other core wrote
+ * last, as a collective's steps copy (the rendezvous: one core's copy
+ * rate and its fixed cost), "pingpong 1048576": a copy split between the
+ * two cores (shm, 128 KiB and up), and
  * "barrier 0 <us>": an MPI_Barrier, which carries no data, so
  * beside the ping-pong it gives the per-call cost of a collective; "bcast
  * <bytes> <us>" at 8 B and 1 MiB: the rate at which a collective moves
@@ -155,15 +158,19 @@ int main(int argc, char **argv)
 		double o = overhead_us(rank);
 		if (rank == 0)
 			printf("overhead 8 %.4f %.4f %.4f\n", o, o, o);
-		/* 8 B; 64 KiB and 1 MiB: two rendezvous sizes, whose slope is
-		 * the copy rate and whose intercept the rendezvous' own cost */
-		for (size_t n = 1; n <= max; n = n == 1 ? 8192 : max) {
-			pingpong_us(rank, trials, out, n, v);
+		/* 8 B; 16 KiB and 120 KiB: rendezvous copied whole by CMA
+		 * (above what shm carries inline, below its split), whose
+		 * slope is one core's copy rate and whose intercept the
+		 * rendezvous' own cost; 1 MiB: a split copy. One buffer per
+		 * rank, sent from and received into: its lines move between
+		 * the cores each round trip, as a collective's do (a send
+		 * from a buffer only ever read copied twice as fast). */
+		static const size_t pp[] = { 1, 2048, 15360, 1 << 17 };
+		for (size_t i = 0; i < sizeof pp / sizeof pp[0]; i++) {
+			pingpong_us(rank, trials, out, pp[i], v);
 			if (rank == 0)
-				printf("pingpong %zu %.3f %.3f %.3f\n", n * sizeof(double), v[trials / 2], v[0],
+				printf("pingpong %zu %.3f %.3f %.3f\n", pp[i] * sizeof(double), v[trials / 2], v[0],
 				       v[trials - 1]);
-			if (n == max)
-				break;
 		}
 	}
 	/* 2000 barriers are 2 ms uncontended; on shared cores an implementation
