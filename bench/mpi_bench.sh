@@ -21,6 +21,10 @@
 # it predicts:
 #   o      CPU per message: mpi_allreduce's "overhead" (send and receive
 #          of 64 messages that do not wait on the wire)
+#   post   CPU to post a receive before its message came (mpi_allreduce's
+#          "post": 64 MPI_Irecv); ptl's MPI posts an ME for a schedule's
+#          receive of more than 128 B (and up to 4 KiB recursive
+#          doubling's of more than 1024 B), smaller ones wait unexpected
 #   alpha  mpi_allreduce's 8-byte half round trip ("pingpong", in the
 #          same processes as the rows) less 2 o (a ping-pong pays o twice)
 #   beta   one core's copy rate: (120 KiB - 16 KiB) over the difference
@@ -161,6 +165,7 @@ calc() { awk "BEGIN { v = $1; printf \"%.6g\", v }"; }
 hrt=$(cal 2 pingpong 8)
 gamma=$(cal 2 gamma 0)
 o=$(cal 2 overhead 8)
+post=$(cal 2 post 8)
 bar2=$(cal 2 barrier 0)
 [ -s "$W/algo" ] && [ -n "$hrt" ] && [ -n "$gamma" ] && [ -n "$o" ] && [ -n "$bar2" ] || exit 0
 alpha=$(calc "$hrt - 2 * $o > 0.001 ? $hrt - 2 * $o : 0.001")
@@ -180,7 +185,7 @@ cores=$(nproc)
 noack=1024; [ -n "${PTL_MPI_NOACK_OFF:-}" ] && noack=0
 echo
 echo "# predicted (collectives/coll_cost.c via ptltool coll) vs measured ptl allreduce, us; ratio = predicted / measured"
-echo "# calibration from this run (2 ranks, a core each): o $o us/message; alpha $alpha us ($hrt us 8 B half round trip - 2 o);"
+echo "# calibration from this run (2 ranks, a core each): o $o us/message; receive posted $post us (above 128 B; direct recursive doubling: 1024 B); alpha $alpha us ($hrt us 8 B half round trip - 2 o);"
 echo "#   beta $beta B/s (one core's copy; ping-pongs 16 KiB $pp16k us, 120 KiB $pp120k us); rendezvous above $eager B, $rndv us each (16 KiB ping-pong - bytes/beta - 3 alpha - 3 o); copies from $split B split with the receiver; gamma $gamma ns/B; call $callb us (barrier $bar2 us - model's $b0 us) + MPI_COMM_SELF allreduce of the size; acked sends"
 # one split copy: a 2-rank bcast is one transfer, without the call a half round trip
 one() { predict --op bcast --ranks 2 --bytes 1M --alpha "$alpha" --beta "$beta" --overhead "$o" --call "$1" \
@@ -211,15 +216,16 @@ for a in $ALGOS; do
 			# up to 4 KiB ptl's MPI runs recursive doubling directly on
 			# the input (no copy first; coll.h's req.input): the call
 			# is then the checks alone, MPI_COMM_SELF's 8-byte call
-			apart=
+			apart= lazy=128
 			if [ "$a" = recursive_doubling ] && [ "$bytes" -le 4096 ]; then
-				apart=--input
+				apart=--input lazy=1024
 				self=$(cal 2 self 8)
 			fi
 			call=$(calc "$callb + ${self:-0}")
 			p=$(predict --op allreduce --ranks "$n" --bytes "$bytes" --elem 8 --algo "$a" --ports "$(ports_of "$a")" $apart \
 				--alpha "$an" --beta "$beta" --gamma "$gamma" --overhead "$o" --call "$call" --ranks-per-core "$k" \
-				--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split")
+				--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split" \
+				--recv-post "${post:-0}" --lazy-max "$lazy")
 			awk -v n="$n" -v a="$a" -v b="$bytes" -v m="$m" -v p="${p:-0}" 'BEGIN {
 				r = 0; if (m > 0) r = p / m
 				printf "%-2s %-18s %9s  %10.3f  %10.3f  %6.2fx  %s\n", n, a, b, p, m, r, (r > 1.1 || r < 0.9) ? "no" : "yes" }'

@@ -352,6 +352,12 @@ struct coll_cost_params {
 	 * receiver is idle), an exchange does not (each CPU copies its own
 	 * half and the peer's). 0: never split. */
 	size_t split_min;
+	/* A receive of more than lazy_max bytes costs its rank recv_post of
+	 * CPU when it is posted, before it can match (ptl's MPI posts an ME
+	 * for it: four calls; a smaller one waits as an unexpected message,
+	 * whose copy out is in o). recv_post 0: off. */
+	double recv_post;
+	size_t lazy_max;
 };
 struct coll_cost {
 	double time;          /* seconds until the last command ends */

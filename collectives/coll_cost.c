@@ -117,12 +117,17 @@ static bool is_xfer(const struct coll_cmd *c)
 	       || (c->kind == COLL_REDUCE && c->peer >= 0);
 }
 
+static double cpu_run(struct sim *m, int r, double t, double w);
+
 /* command (r, i) has no dependencies left */
 static int became_ready(struct sim *m, int r, size_t i)
 {
 	const struct coll_cmd *c = &m->s->ranks[r].cmds[i];
 	if (!is_xfer(c))
 		return hpush(&m->h, (struct hent){ m->rdy[r][i], c->id, r, i, EV_READY, 0 });
+	/* a receive that posts an ME is ready to match once posted */
+	if (c->kind != COLL_SEND && m->p->recv_post > 0 && c->len > m->p->lazy_max)
+		m->rdy[r][i] = cpu_run(m, r, m->rdy[r][i], m->p->recv_post);
 	int pr = m->pairs.rank[r][i];
 	size_t pi = m->pairs.idx[r][i];
 	if (m->dag[pr].nwait[pi])

@@ -28,6 +28,7 @@ static void usage(FILE *out)
 	        "                    [--beta RATE] [--gamma TIME] [--overhead TIME] [--call TIME]\n"
 	        "                    [--ranks-per-core K] [--acked-sends[=TIME]] [--noack-max SIZE]\n"
 	        "                    [--rndv-min SIZE] [--rndv-cost TIME] [--split-min SIZE]\n"
+	        "                    [--recv-post TIME] [--lazy-max SIZE]\n"
 	        "                    [--counts LIST] [--show] [--json]\n"
 	        "\n"
 	        "Expand a collective into its schedule, print the algorithm chosen, steps,\n"
@@ -69,6 +70,9 @@ static void usage(FILE *out)
 	        "                 the bytes (bare: us), default 0\n"
 	        "  --split-min SIZE  with --rndv-min: copies of SIZE bytes and up are split, the\n"
 	        "                 second half on the receiver's CPU (ptl's shm NAL from 128K)\n"
+	        "  --recv-post TIME  CPU time to post a receive of more than --lazy-max bytes\n"
+	        "                 (ptl's MPI posts an ME for it; bare: us), default 0\n"
+	        "  --lazy-max SIZE  receives up to SIZE bytes post nothing, default 0\n"
 	        "  --show         draw the step-by-rank grid of sends (up to %d ranks)\n"
 	        "  --json         print one JSON object\n",
 	        COLL_MAX_RANKS, COLL_MAX_CHUNKS, SHOW_MAX_RANKS);
@@ -359,6 +363,8 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "rndv-min", 0, OPT_SIZE, &cp.rndv_min, &cp.rndv, 0, 0, 0, false },
 		{ "rndv-cost", 0, OPT_TIME, &cp.rndv_cost, NULL, 0, 0, 1e-6, false },
 		{ "split-min", 0, OPT_SIZE, &cp.split_min, NULL, 0, 0, 0, false },
+		{ "recv-post", 0, OPT_TIME, &cp.recv_post, NULL, 0, 0, 1e-6, false },
+		{ "lazy-max", 0, OPT_SIZE, &cp.lazy_max, NULL, 0, 0, 0, false },
 		{ "counts", 0, OPT_COUNTS, NULL, NULL, 0, 0, 0, false },
 		{ "show", 's', OPT_FLAG, &show, NULL, 0, 0, 0, false },
 		{ "json", 'j', OPT_FLAG, &json, NULL, 0, 0, 0, false },
@@ -501,6 +507,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 			printf("\"split_min\": %zu, ", cp.split_min);
 		else
 			printf("\"split_min\": null, ");
+		printf("\"recv_post_us\": %.6g, \"lazy_max\": %zu, ", cp.recv_post * 1e6, cp.lazy_max);
 		printf("\"warning\": ");
 		if (warning) {
 			putchar('"');

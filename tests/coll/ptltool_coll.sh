@@ -57,6 +57,15 @@ has "$out" '"predicted_us": 531.788'
 expect 0 --op allreduce --ranks 2 --bytes 1M --algo recursive_doubling --alpha 1 --beta 1GB/s --gamma 0 \
 	--overhead 0.5 --rndv-min 4K --rndv-cost 2 --split-min 128K --json
 has "$out" '"predicted_us": 1055.07'
+# posting a receive: above --lazy-max it costs --recv-post once in the
+# 2-rank exchange's chain (o + alpha + M/beta + o = 6.096 us without)
+expect 0 --op allreduce --ranks 2 --bytes 4K --algo recursive_doubling --alpha 1 --beta 1GB/s --gamma 0 \
+	--overhead 0.5 --recv-post 0.25 --lazy-max 1K --json
+has "$out" '"predicted_us": 6.346'
+has "$out" '"recv_post_us": 0.25, "lazy_max": 1024,'
+expect 0 --op allreduce --ranks 2 --bytes 4K --algo recursive_doubling --alpha 1 --beta 1GB/s --gamma 0 \
+	--overhead 0.5 --recv-post 0.25 --lazy-max 4K --json
+has "$out" '"predicted_us": 6.096'
 
 # allgatherv: short goes by bruck (N not a power of two: 3 rounds), long by
 # the one-way ring; zero blocks carry nothing

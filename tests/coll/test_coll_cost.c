@@ -261,6 +261,29 @@ static void test_sw_split_copy(void **state)
 	     2e-6 + 3e-7 + 1e-6 + 3e-7 + 1e-6 + 1.5e-6 + 1e-6 + 69632 / 1e9 + 1e-6 + 3e-7);
 }
 
+/* A receive above lazy_max posts an ME first: recv_post of its rank's CPU
+ * before it can match, so a 2-rank exchange's chain grows by it once (both
+ * ranks post at once); up to lazy_max, or with recv_post 0, nothing. */
+static void test_sw_recv_post(void **state)
+{
+	(void)state;
+	double M = 4096;
+	struct coll_cost_params p = { .alpha = 1e-6, .beta = 1e9, .gamma = 1e-10, .o = 3e-7, .call = 2e-6,
+				      .recv_post = 4e-7, .lazy_max = 1024 };
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 4096, 1, &p),
+	     2e-6 + 4e-7 + 3e-7 + 1e-6 + M / 1e9 + 3e-7 + M * 1e-10);
+	p.lazy_max = 4096;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 4096, 1, &p),
+	     2e-6 + 3e-7 + 1e-6 + M / 1e9 + 3e-7 + M * 1e-10);
+	p.lazy_max = 0;
+	p.recv_post = 0;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 4096, 1, &p),
+	     2e-6 + 3e-7 + 1e-6 + M / 1e9 + 3e-7 + M * 1e-10);
+	/* a zero-byte receive (a barrier's) is never above lazy_max */
+	p.recv_post = 4e-7;
+	NEAR(sw_cost(COLL_OP_BARRIER, COLL_ALGO_AUTO, 2, 0, 1, &p), 2e-6 + 2 * 3e-7 + 1e-6);
+}
+
 /* A rank's overheads take turns on its one CPU: a linear scatter's root
  * pays o per block one after the other. With alpha 0 and infinite
  * bandwidth, the last of 4 blocks leaves at 4 o and is received at 5 o;
@@ -372,6 +395,7 @@ int main(void)
 		cmocka_unit_test(test_sw_acked_sends),
 		cmocka_unit_test(test_sw_rendezvous),
 		cmocka_unit_test(test_sw_split_copy),
+		cmocka_unit_test(test_sw_recv_post),
 		cmocka_unit_test(test_sw_ranks_per_core),
 		cmocka_unit_test(test_sw_monotonic),
 	};
