@@ -12,8 +12,8 @@
  * "pingpong 16384" and "pingpong 122880": the same above the eager limit,
  * each copied whole by one CMA call from a buffer the other core wrote
  * last, as a collective's steps copy (the rendezvous: one core's copy
- * rate and its fixed cost), "pingpong 1048576": a copy split between the
- * two cores (shm, 128 KiB and up), and
+ * rate and its fixed cost), "pingpong 131072" and "pingpong 1048576":
+ * copies split between the two cores (shm, 128 KiB and up), and
  * "barrier 0 <us>": an MPI_Barrier, which carries no data, so
  * beside the ping-pong it gives the per-call cost of a collective; "bcast
  * <bytes> <us>" at 8 B and 1 MiB: the rate at which a collective moves
@@ -170,11 +170,12 @@ int main(int argc, char **argv)
 		/* 8 B; 16 KiB and 120 KiB: rendezvous copied whole by CMA
 		 * (above what shm carries inline, below its split), whose
 		 * slope is one core's copy rate and whose intercept the
-		 * rendezvous' own cost; 1 MiB: a split copy. One buffer per
+		 * rendezvous' own cost; 128 KiB and 1 MiB: split copies
+		 * (what a split costs beyond its bytes). One buffer per
 		 * rank, sent from and received into: its lines move between
 		 * the cores each round trip, as a collective's do (a send
 		 * from a buffer only ever read copied twice as fast). */
-		static const size_t pp[] = { 1, 2048, 15360, 1 << 17 };
+		static const size_t pp[] = { 1, 2048, 15360, 16384, 1 << 17 };
 		for (size_t i = 0; i < sizeof pp / sizeof pp[0]; i++) {
 			pingpong_us(rank, trials, out, pp[i], v);
 			if (rank == 0)

@@ -40,9 +40,11 @@
 #   split  shm copies of 128 KiB and up (SHM_SPLIT_MIN) are split: the
 #          receiver's CPU copies the second half (--split-min); one way
 #          that halves the time, in an exchange each CPU copies its own
-#          half and the peer's. Checked, not fitted: the 1 MiB ping-pong
-#          and 2-rank MPI_Bcast (one split copy each, one way) are
-#          predicted beside their measurements
+#          half and the peer's. What a split costs the receiver beyond
+#          its half's bytes (--split-cost): the 128 KiB half round trip
+#          less what the model gives it without. Checked, not fitted:
+#          the 1 MiB ping-pong and 2-rank MPI_Bcast (one split copy
+#          each, one way) are predicted beside their measurements
 #   gamma  adding two vectors of doubles ("gamma")
 #   call   per call: an MPI_Barrier less what the model gives it without a
 #          call term, plus MPI_Allreduce on MPI_COMM_SELF at the same size
@@ -90,23 +92,27 @@ fi
 run() {
 	bind=none; [ "$2" -le 2 ] && bind=core
 	case $1 in
-	ptl) "$B/tools/ptlrun" -n "$2" --bind-to $bind --timeout 900 "$W/ptl_$3" "$TRIALS" ${4:-} ;;
-	mpich) mpiexec.hydra -n "$2" -bind-to $bind "$W/mpich_$3" "$TRIALS" ${4:-} ;;
+	ptl) "$B/tools/ptlrun" -n "$2" --bind-to $bind --timeout 900 "$W/ptl_$3" "$T" ${4:-} ;;
+	mpich) mpiexec.hydra -n "$2" -bind-to $bind "$W/mpich_$3" "$T" ${4:-} ;;
 	openmpi) mpirun.openmpi --allow-run-as-root --oversubscribe -n "$2" --bind-to $bind \
-		--mca btl self,vader "$W/ompi_$3" "$TRIALS" ${4:-} ;;
+		--mca btl self,vader "$W/ompi_$3" "$T" ${4:-} ;;
 	esac
 }
 
 # ring_bidir needs two ports per rank to be itself (else it is the ring)
 ports_of() { [ "$1" = ring_bidir ] && echo 2 || echo 1; }
 
+# the model's rows take best trials: three times as many per run
+ATRIALS=$((TRIALS * 3 > 100 ? 100 : TRIALS * 3))
 for r in $(seq "$ROUNDS"); do
+	T=$TRIALS
 	for i in $impls; do
 		run "$i" 2 pingpong | sed "s/^/$i 2 /" >> "$W/all" || echo "mpi_bench.sh: $i pingpong failed" >&2
 		run "$i" 2 pingpong ux | sed "s/^/$i 2 /" >> "$W/all" || echo "mpi_bench.sh: $i pingpong ux failed" >&2
 		run "$i" 2 allreduce | sed "s/^/$i 2 /" >> "$W/all" || echo "mpi_bench.sh: $i allreduce failed" >&2
 		run "$i" 4 allreduce | sed "s/^/$i 4 /" >> "$W/all" || echo "mpi_bench.sh: $i 4-rank allreduce failed" >&2
 	done
+	T=$ATRIALS
 	for a in $ALGOS; do
 		for n in 2 4; do
 			PTL_COLL_ALGO=allreduce=$a PTL_COLL_PORTS=$(ports_of "$a") run ptl $n allreduce |
@@ -171,8 +177,9 @@ bar2=$(cal 2 barrier 0)
 alpha=$(calc "$hrt - 2 * $o > 0.001 ? $hrt - 2 * $o : 0.001")
 pp16k=$(cal 2 pingpong 16384)
 pp120k=$(cal 2 pingpong 122880)
+pp128k=$(cal 2 pingpong 131072)
 pp1m=$(cal 2 pingpong 1048576)
-[ -n "$pp16k" ] && [ -n "$pp120k" ] || exit 0
+[ -n "$pp16k" ] && [ -n "$pp120k" ] && [ -n "$pp128k" ] || exit 0
 split=131072
 beta=$(awk -v a="$pp16k" -v l="$pp120k" 'BEGIN { d = l - a; if (d <= 0) d = l;
 	printf "%.0f", (122880 - 16384) / (d * 1e-6) }')
@@ -184,14 +191,17 @@ callb=$(calc "$bar2 - $b0 > 0 ? $bar2 - $b0 : 0")
 cores=$(nproc)
 noack=1024; [ -n "${PTL_MPI_NOACK_OFF:-}" ] && noack=0
 echo
-echo "# predicted (collectives/coll_cost.c via ptltool coll) vs measured ptl allreduce, us; ratio = predicted / measured"
+echo "# predicted (collectives/coll_cost.c via ptltool coll) vs measured ptl allreduce (best of $ROUNDS rounds x $ATRIALS trials), us; ratio = predicted / measured"
 echo "# calibration from this run (2 ranks, a core each): o $o us/message; receive posted $post us (above 128 B; direct recursive doubling: 1024 B); alpha $alpha us ($hrt us 8 B half round trip - 2 o);"
 echo "#   beta $beta B/s (one core's copy; ping-pongs 16 KiB $pp16k us, 120 KiB $pp120k us); rendezvous above $eager B, $rndv us each (16 KiB ping-pong - bytes/beta - 3 alpha - 3 o); copies from $split B split with the receiver; gamma $gamma ns/B; call $callb us (barrier $bar2 us - model's $b0 us) + MPI_COMM_SELF allreduce of the size; acked sends"
-# one split copy: a 2-rank bcast is one transfer, without the call a half round trip
-one() { predict --op bcast --ranks 2 --bytes 1M --alpha "$alpha" --beta "$beta" --overhead "$o" --call "$1" \
-	--rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split"; }
+# one split copy of BYTES: a 2-rank bcast is one transfer, without the call a half round trip
+one() { predict --op bcast --ranks 2 --bytes "$1" --alpha "$alpha" --beta "$beta" --overhead "$o" --call "$2" \
+	--rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split" --split-cost "$3"; }
+splitc=$(calc "$pp128k - $(one 128K 0 0)")
+splitc=$(calc "$splitc > 0 ? $splitc : 0")
+echo "#   a split copy costs the receiver $splitc us beyond its half (128 KiB ping-pong $pp128k us - the model's $(one 128K 0 0) us without)"
 bc1m=$(cal 2 bcast 1048576)
-echo "# checks (no parameter comes from them), one split copy of 1 MiB: ping-pong measured ${pp1m:-?} us, predicted $(one 0) us; 2-rank MPI_Bcast measured ${bc1m:-?} us, predicted $(one "$callb") us"
+echo "# checks (no parameter comes from them), one split copy of 1 MiB: ping-pong measured ${pp1m:-?} us, predicted $(one 1M 0 "$splitc") us; 2-rank MPI_Bcast measured ${bc1m:-?} us, predicted $(one 1M "$callb" "$splitc") us"
 for n in 2 4; do
 	eval "k$n=1 alpha$n=$alpha"
 	[ "$n" -gt "$cores" ] || continue
@@ -224,7 +234,7 @@ for a in $ALGOS; do
 			call=$(calc "$callb + ${self:-0}")
 			p=$(predict --op allreduce --ranks "$n" --bytes "$bytes" --elem 8 --algo "$a" --ports "$(ports_of "$a")" $apart \
 				--alpha "$an" --beta "$beta" --gamma "$gamma" --overhead "$o" --call "$call" --ranks-per-core "$k" \
-				--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split" \
+				--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split" --split-cost "$splitc" \
 				--recv-post "${post:-0}" --lazy-max "$lazy")
 			awk -v n="$n" -v a="$a" -v b="$bytes" -v m="$m" -v p="${p:-0}" 'BEGIN {
 				r = 0; if (m > 0) r = p / m

@@ -350,8 +350,11 @@ struct coll_cost_params {
 	 * split copy at a time (ptl: one per peer; a second copy while one
 	 * is split goes whole). A 2-rank ping-pong copies in parallel (its
 	 * receiver is idle), an exchange does not (each CPU copies its own
-	 * half and the peer's). 0: never split. */
+	 * half and the peer's). 0: never split. split_cost: the receiver's
+	 * CPU per split copy beyond its half's bytes (taking the request, its
+	 * own copy call, telling the sender it is done). */
 	size_t split_min;
+	double split_cost;
 	/* A receive of more than lazy_max bytes costs its rank recv_post of
 	 * CPU when it is posted, before it can match (ptl's MPI posts an ME
 	 * for it: four calls; a smaller one waits as an unexpected message,

@@ -238,7 +238,8 @@ static int simulate(struct sim *m)
 			int sr = m->pairs.rank[e.rank][e.idx];
 			size_t si = m->pairs.idx[e.rank][e.idx];
 			size_t rest = c->len - own_part(p, c->len);
-			double theirs = cpu_run(m, e.rank, e.key, p->beta > 0 ? (double)rest / p->beta : 0.0);
+			double theirs = cpu_run(m, e.rank, e.key,
+						p->split_cost + (p->beta > 0 ? (double)rest / p->beta : 0.0));
 			rc = hpush(&m->h, (struct hent){ theirs > e.aux ? theirs : e.aux, m->s->ranks[sr].cmds[si].id,
 							  sr, si, EV_COPIED, 0 });
 			continue;

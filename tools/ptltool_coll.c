@@ -28,7 +28,7 @@ static void usage(FILE *out)
 	        "                    [--beta RATE] [--gamma TIME] [--overhead TIME] [--call TIME]\n"
 	        "                    [--ranks-per-core K] [--acked-sends[=TIME]] [--noack-max SIZE]\n"
 	        "                    [--rndv-min SIZE] [--rndv-cost TIME] [--split-min SIZE]\n"
-	        "                    [--recv-post TIME] [--lazy-max SIZE]\n"
+	        "                    [--split-cost TIME] [--recv-post TIME] [--lazy-max SIZE]\n"
 	        "                    [--counts LIST] [--show] [--json]\n"
 	        "\n"
 	        "Expand a collective into its schedule, print the algorithm chosen, steps,\n"
@@ -70,6 +70,8 @@ static void usage(FILE *out)
 	        "                 the bytes (bare: us), default 0\n"
 	        "  --split-min SIZE  with --rndv-min: copies of SIZE bytes and up are split, the\n"
 	        "                 second half on the receiver's CPU (ptl's shm NAL from 128K)\n"
+	        "  --split-cost TIME  with --split-min: the receiver's CPU per split copy beyond\n"
+	        "                 its half's bytes (bare: us), default 0\n"
 	        "  --recv-post TIME  CPU time to post a receive of more than --lazy-max bytes\n"
 	        "                 (ptl's MPI posts an ME for it; bare: us), default 0\n"
 	        "  --lazy-max SIZE  receives up to SIZE bytes post nothing, default 0\n"
@@ -363,6 +365,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "rndv-min", 0, OPT_SIZE, &cp.rndv_min, &cp.rndv, 0, 0, 0, false },
 		{ "rndv-cost", 0, OPT_TIME, &cp.rndv_cost, NULL, 0, 0, 1e-6, false },
 		{ "split-min", 0, OPT_SIZE, &cp.split_min, NULL, 0, 0, 0, false },
+		{ "split-cost", 0, OPT_TIME, &cp.split_cost, NULL, 0, 0, 1e-6, false },
 		{ "recv-post", 0, OPT_TIME, &cp.recv_post, NULL, 0, 0, 1e-6, false },
 		{ "lazy-max", 0, OPT_SIZE, &cp.lazy_max, NULL, 0, 0, 0, false },
 		{ "counts", 0, OPT_COUNTS, NULL, NULL, 0, 0, 0, false },
@@ -504,9 +507,9 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		else
 			printf("\"rndv_min\": null, \"rndv_us\": null, ");
 		if (cp.rndv && cp.split_min)
-			printf("\"split_min\": %zu, ", cp.split_min);
+			printf("\"split_min\": %zu, \"split_us\": %.6g, ", cp.split_min, cp.split_cost * 1e6);
 		else
-			printf("\"split_min\": null, ");
+			printf("\"split_min\": null, \"split_us\": null, ");
 		printf("\"recv_post_us\": %.6g, \"lazy_max\": %zu, ", cp.recv_post * 1e6, cp.lazy_max);
 		printf("\"warning\": ");
 		if (warning) {

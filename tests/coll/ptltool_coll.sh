@@ -46,14 +46,18 @@ has "$out" '"rndv_min": 4096, "rndv_us": 2,'
 has "$out" '"predicted_us": 1055.07'
 expect 0 --op allreduce --ranks 2 --bytes 1M --json
 has "$out" '"rndv_min": null, "rndv_us": null,'
-has "$out" '"split_min": null,'
+has "$out" '"split_min": null, "split_us": null,'
 # the split copy: a 2-rank 1 MiB bcast (one way) with --split-min 128K:
 # o + alpha + o + alpha + 2 + alpha (the request for the second half) +
 # M/2/beta + alpha + o; the same exchange as above costs what it did
 expect 0 --op bcast --ranks 2 --bytes 1M --alpha 1 --beta 1GB/s --overhead 0.5 --rndv-min 4K --rndv-cost 2 \
 	--split-min 128K --json
-has "$out" '"split_min": 131072,'
+has "$out" '"split_min": 131072, "split_us": 0,'
 has "$out" '"predicted_us": 531.788'
+expect 0 --op bcast --ranks 2 --bytes 1M --alpha 1 --beta 1GB/s --overhead 0.5 --rndv-min 4K --rndv-cost 2 \
+	--split-min 128K --split-cost 3 --json
+has "$out" '"split_min": 131072, "split_us": 3,'
+has "$out" '"predicted_us": 534.788'
 expect 0 --op allreduce --ranks 2 --bytes 1M --algo recursive_doubling --alpha 1 --beta 1GB/s --gamma 0 \
 	--overhead 0.5 --rndv-min 4K --rndv-cost 2 --split-min 128K --json
 has "$out" '"predicted_us": 1055.07'

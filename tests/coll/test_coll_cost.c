@@ -259,6 +259,15 @@ static void test_sw_split_copy(void **state)
 	p.split_min = 131072;
 	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 135168, 1, &p),
 	     2e-6 + 3e-7 + 1e-6 + 3e-7 + 1e-6 + 1.5e-6 + 1e-6 + 69632 / 1e9 + 1e-6 + 3e-7);
+	/* the receiver's own cost per split copy: on the one-way chain once
+	 * (its half ends last), in the exchange once per CPU, which copies
+	 * the peer's half after its own */
+	p.split_cost = 2e-6;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 262144, 1, &p),
+	     2e-6 + 3e-7 + 1e-6 + 3e-7 + 1e-6 + 1.5e-6 + 1e-6 + 2e-6 + M / 2 / 1e9 + 1e-6 + 3e-7);
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 262144, 1, &p), ex + 2e-6);
+	q.split_cost = 2e-6; /* unsplit: not paid */
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 262144, 1, &q), ex);
 }
 
 /* A receive above lazy_max posts an ME first: recv_post of its rank's CPU
