@@ -104,6 +104,7 @@ ports_of() { [ "$1" = ring_bidir ] && echo 2 || echo 1; }
 
 # the model's rows take best trials: three times as many per run
 ATRIALS=$((TRIALS * 3 > 100 ? 100 : TRIALS * 3))
+load0=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null)
 for r in $(seq "$ROUNDS"); do
 	T=$TRIALS
 	for i in $impls; do
@@ -128,7 +129,8 @@ med() {
 		awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
 }
 
-echo "# ptl MPI vs MPICH / Open MPI: $ROUNDS interleaved rounds x $TRIALS trials; $(uname -r), $(nproc) cores"
+echo "# ptl MPI vs MPICH / Open MPI: $ROUNDS interleaved rounds x $TRIALS trials; $(uname -r), $(nproc) cores;" \
+	"load average ${load0:-?} at the start, $(cut -d' ' -f1 /proc/loadavg 2>/dev/null) at the end (over $(nproc): other work shared the cores)"
 echo "# medians of per-round medians [min-max]; lat/allreduce in us, bw in GB/s; ratio = ptl / other"
 echo "# targets: lat <= MPICH, bw >= MPICH, allreduce <= Open MPI (lat, allreduce: ratio <= 1; bw: >= 1)"
 awk '$3 == "lat" || $3 == "uxlat" || $3 == "uxpost" || $3 == "bw" || $3 == "allreduce"' "$W/all" | awk -v impls="$impls" '
