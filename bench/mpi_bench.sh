@@ -46,6 +46,11 @@
 #          the 1 MiB ping-pong and 2-rank MPI_Bcast (one split copy
 #          each, one way) are predicted beside their measurements
 #   gamma  adding two vectors of doubles ("gamma")
+#   cmd    CPU per send and receive a collective posts, beyond o (its
+#          bookkeeping): a 2-rank MPI_Barrier (each rank posts a receive
+#          and a send before its message goes) less a 2-rank 8-byte
+#          MPI_Bcast (the root posts one send; the leaf's receive was
+#          posted long before), the one difference the model sees
 #   call   per call: an MPI_Barrier less what the model gives it without a
 #          call term, plus MPI_Allreduce on MPI_COMM_SELF at the same size
 #          (the checks and the copy of the input before any schedule; up
@@ -188,22 +193,25 @@ beta=$(awk -v a="$pp16k" -v l="$pp120k" 'BEGIN { d = l - a; if (d <= 0) d = l;
 rndv=$(calc "$pp16k - 16384 / $beta * 1e6 - 3 * $alpha - 3 * $o")
 rndv=$(calc "$rndv > 0 ? $rndv : 0")
 eager=${PTL_MPI_EAGER_LIMIT:-4096}
-b0=$(predict --op barrier --ranks 2 --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o")
+bc8=$(cal 2 bcast 8)
+cmd=$(calc "${bc8:-$bar2} < $bar2 ? $bar2 - ${bc8:-$bar2} : 0")
+b0=$(predict --op barrier --ranks 2 --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o" --cmd-cost "$cmd")
 callb=$(calc "$bar2 - $b0 > 0 ? $bar2 - $b0 : 0")
 cores=$(nproc)
 noack=1024; [ -n "${PTL_MPI_NOACK_OFF:-}" ] && noack=0
 echo
 echo "# predicted (collectives/coll_cost.c via ptltool coll) vs measured ptl allreduce (best of $ROUNDS rounds x $ATRIALS trials), us; ratio = predicted / measured"
-echo "# calibration from this run (2 ranks, a core each): o $o us/message; receive posted $post us (above 128 B; direct recursive doubling: 1024 B); alpha $alpha us ($hrt us 8 B half round trip - 2 o);"
+echo "# calibration from this run (2 ranks, a core each): o $o us/message; receive posted $post us (above 128 B; direct recursive doubling: 1024 B); $cmd us per command (barrier $bar2 us - 8 B bcast ${bc8:-?} us); alpha $alpha us ($hrt us 8 B half round trip - 2 o);"
 echo "#   beta $beta B/s (one core's copy; ping-pongs 16 KiB $pp16k us, 120 KiB $pp120k us); rendezvous above $eager B, $rndv us each (16 KiB ping-pong - bytes/beta - 3 alpha - 3 o); copies from $split B split with the receiver; gamma $gamma ns/B; call $callb us (barrier $bar2 us - model's $b0 us) + MPI_COMM_SELF allreduce of the size; acked sends"
-# one split copy of BYTES: a 2-rank bcast is one transfer, without the call a half round trip
-one() { predict --op bcast --ranks 2 --bytes "$1" --alpha "$alpha" --beta "$beta" --overhead "$o" --call "$2" \
+# one BYTES CALL SPLIT-COST CMD: one copy of BYTES; a 2-rank bcast is one
+# transfer, without the collective's call and commands a half round trip
+one() { predict --op bcast --ranks 2 --bytes "$1" --alpha "$alpha" --beta "$beta" --overhead "$o" --call "$2" --cmd-cost "$4" \
 	--rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split" --split-cost "$3"; }
-splitc=$(calc "$pp128k - $(one 128K 0 0)")
+splitc=$(calc "$pp128k - $(one 128K 0 0 0)")
 splitc=$(calc "$splitc > 0 ? $splitc : 0")
-echo "#   a split copy costs the receiver $splitc us beyond its half (128 KiB ping-pong $pp128k us - the model's $(one 128K 0 0) us without)"
+echo "#   a split copy costs the receiver $splitc us beyond its half (128 KiB ping-pong $pp128k us - the model's $(one 128K 0 0 0) us without)"
 bc1m=$(cal 2 bcast 1048576)
-echo "# checks (no parameter comes from them), one split copy of 1 MiB: ping-pong measured ${pp1m:-?} us, predicted $(one 1M 0 "$splitc") us; 2-rank MPI_Bcast measured ${bc1m:-?} us, predicted $(one 1M "$callb" "$splitc") us"
+echo "# checks (no parameter comes from them), one split copy of 1 MiB: ping-pong measured ${pp1m:-?} us, predicted $(one 1M 0 "$splitc" 0) us; 2-rank MPI_Bcast measured ${bc1m:-?} us, predicted $(one 1M "$callb" "$splitc" "$cmd") us"
 for n in 2 4; do
 	eval "k$n=1 alpha$n=$alpha"
 	[ "$n" -gt "$cores" ] || continue
@@ -211,8 +219,8 @@ for n in 2 4; do
 	barn=$(cal "$n" barrier 0)
 	[ -n "$barn" ] || continue
 	# the barrier's time is linear in alpha: solve it for this sharing
-	p0=$(predict --op barrier --ranks "$n" --bytes 0 --alpha 0 --beta "$beta" --overhead "$o" --call "$callb" --ranks-per-core "$k")
-	p1=$(predict --op barrier --ranks "$n" --bytes 0 --alpha 1 --beta "$beta" --overhead "$o" --call "$callb" --ranks-per-core "$k")
+	p0=$(predict --op barrier --ranks "$n" --bytes 0 --alpha 0 --beta "$beta" --overhead "$o" --call "$callb" --ranks-per-core "$k" --cmd-cost "$cmd")
+	p1=$(predict --op barrier --ranks "$n" --bytes 0 --alpha 1 --beta "$beta" --overhead "$o" --call "$callb" --ranks-per-core "$k" --cmd-cost "$cmd")
 	an=$(calc "($barn - $p0) / ($p1 - $p0)")
 	an=$(calc "$an > $alpha ? $an : $alpha")
 	eval "k$n=$k alpha$n=$an"
@@ -237,7 +245,7 @@ for a in $ALGOS; do
 			p=$(predict --op allreduce --ranks "$n" --bytes "$bytes" --elem 8 --algo "$a" --ports "$(ports_of "$a")" $apart \
 				--alpha "$an" --beta "$beta" --gamma "$gamma" --overhead "$o" --call "$call" --ranks-per-core "$k" \
 				--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split" --split-cost "$splitc" \
-				--recv-post "${post:-0}" --lazy-max "$lazy")
+				--recv-post "${post:-0}" --lazy-max "$lazy" --cmd-cost "$cmd")
 			awk -v n="$n" -v a="$a" -v b="$bytes" -v m="$m" -v p="${p:-0}" 'BEGIN {
 				r = 0; if (m > 0) r = p / m
 				printf "%-2s %-18s %9s  %10.3f  %10.3f  %6.2fx  %s\n", n, a, b, p, m, r, (r > 1.1 || r < 0.9) ? "no" : "yes" }'

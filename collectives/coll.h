@@ -361,6 +361,10 @@ struct coll_cost_params {
 	 * whose copy out is in o). recv_post 0: off. */
 	double recv_post;
 	size_t lazy_max;
+	/* CPU a rank spends on every send and receive it posts, beyond o
+	 * and recv_post: the collective's own bookkeeping for it (posting
+	 * it, noting its completion, what it unblocks), paid when posted. */
+	double cmd_cost;
 };
 struct coll_cost {
 	double time;          /* seconds until the last command ends */

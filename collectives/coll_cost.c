@@ -119,15 +119,26 @@ static bool is_xfer(const struct coll_cmd *c)
 
 static double cpu_run(struct sim *m, int r, double t, double w);
 
+/* transfer command (r, i) is posted as soon as it has no dependencies
+ * left: the rank's CPU pays cmd_cost, and for a receive that posts an ME
+ * recv_post (then it can match). A send's o comes when it can go. */
+static void post(struct sim *m, int r, size_t i)
+{
+	const struct coll_cmd *c = &m->s->ranks[r].cmds[i];
+	double w = m->p->cmd_cost;
+	if (c->kind != COLL_SEND && c->len > m->p->lazy_max)
+		w += m->p->recv_post;
+	if (w > 0)
+		m->rdy[r][i] = cpu_run(m, r, m->rdy[r][i], w);
+}
+
 /* command (r, i) has no dependencies left */
 static int became_ready(struct sim *m, int r, size_t i)
 {
 	const struct coll_cmd *c = &m->s->ranks[r].cmds[i];
 	if (!is_xfer(c))
 		return hpush(&m->h, (struct hent){ m->rdy[r][i], c->id, r, i, EV_READY, 0 });
-	/* a receive that posts an ME is ready to match once posted */
-	if (c->kind != COLL_SEND && m->p->recv_post > 0 && c->len > m->p->lazy_max)
-		m->rdy[r][i] = cpu_run(m, r, m->rdy[r][i], m->p->recv_post);
+	post(m, r, i);
 	int pr = m->pairs.rank[r][i];
 	size_t pi = m->pairs.idx[r][i];
 	if (m->dag[pr].nwait[pi])
@@ -197,8 +208,9 @@ static int simulate(struct sim *m)
 				const struct coll_cmd *c = &m->s->ranks[r].cmds[i];
 				if (c->kind == COLL_SEND
 				    && m->dag[m->pairs.rank[r][i]].nwait[m->pairs.idx[r][i]] == 0)
-					continue;
-				rc = became_ready(m, r, i);
+					post(m, r, i);
+				else
+					rc = became_ready(m, r, i);
 			}
 	while (!rc && m->h.n) {
 		struct hent e = hpop(&m->h);

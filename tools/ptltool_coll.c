@@ -29,6 +29,7 @@ static void usage(FILE *out)
 	        "                    [--ranks-per-core K] [--acked-sends[=TIME]] [--noack-max SIZE]\n"
 	        "                    [--rndv-min SIZE] [--rndv-cost TIME] [--split-min SIZE]\n"
 	        "                    [--split-cost TIME] [--recv-post TIME] [--lazy-max SIZE]\n"
+	        "                    [--cmd-cost TIME]\n"
 	        "                    [--counts LIST] [--show] [--json]\n"
 	        "\n"
 	        "Expand a collective into its schedule, print the algorithm chosen, steps,\n"
@@ -75,6 +76,8 @@ static void usage(FILE *out)
 	        "  --recv-post TIME  CPU time to post a receive of more than --lazy-max bytes\n"
 	        "                 (ptl's MPI posts an ME for it; bare: us), default 0\n"
 	        "  --lazy-max SIZE  receives up to SIZE bytes post nothing, default 0\n"
+	        "  --cmd-cost TIME  CPU time per send and receive a rank posts, beyond the\n"
+	        "                 others (the collective's bookkeeping; bare: us), default 0\n"
 	        "  --show         draw the step-by-rank grid of sends (up to %d ranks)\n"
 	        "  --json         print one JSON object\n",
 	        COLL_MAX_RANKS, COLL_MAX_CHUNKS, SHOW_MAX_RANKS);
@@ -368,6 +371,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "split-cost", 0, OPT_TIME, &cp.split_cost, NULL, 0, 0, 1e-6, false },
 		{ "recv-post", 0, OPT_TIME, &cp.recv_post, NULL, 0, 0, 1e-6, false },
 		{ "lazy-max", 0, OPT_SIZE, &cp.lazy_max, NULL, 0, 0, 0, false },
+		{ "cmd-cost", 0, OPT_TIME, &cp.cmd_cost, NULL, 0, 0, 1e-6, false },
 		{ "counts", 0, OPT_COUNTS, NULL, NULL, 0, 0, 0, false },
 		{ "show", 's', OPT_FLAG, &show, NULL, 0, 0, 0, false },
 		{ "json", 'j', OPT_FLAG, &json, NULL, 0, 0, 0, false },
@@ -510,7 +514,8 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 			printf("\"split_min\": %zu, \"split_us\": %.6g, ", cp.split_min, cp.split_cost * 1e6);
 		else
 			printf("\"split_min\": null, \"split_us\": null, ");
-		printf("\"recv_post_us\": %.6g, \"lazy_max\": %zu, ", cp.recv_post * 1e6, cp.lazy_max);
+		printf("\"recv_post_us\": %.6g, \"lazy_max\": %zu, \"cmd_us\": %.6g, ", cp.recv_post * 1e6, cp.lazy_max,
+		       cp.cmd_cost * 1e6);
 		printf("\"warning\": ");
 		if (warning) {
 			putchar('"');

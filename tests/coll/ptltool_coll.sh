@@ -70,6 +70,10 @@ has "$out" '"recv_post_us": 0.25, "lazy_max": 1024,'
 expect 0 --op allreduce --ranks 2 --bytes 4K --algo recursive_doubling --alpha 1 --beta 1GB/s --gamma 0 \
 	--overhead 0.5 --recv-post 0.25 --lazy-max 4K --json
 has "$out" '"predicted_us": 6.096'
+# a command's own cost: a 2-rank barrier's chain pays it twice (1 + 2 x 0.5 + 2 x 0.25)
+expect 0 --op barrier --ranks 2 --alpha 1 --overhead 0.5 --cmd-cost 0.25 --json
+has "$out" '"cmd_us": 0.25,'
+has "$out" '"predicted_us": 2.5'
 
 # allgatherv: short goes by bruck (N not a power of two: 3 rounds), long by
 # the one-way ring; zero blocks carry nothing

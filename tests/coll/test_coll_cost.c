@@ -293,6 +293,22 @@ static void test_sw_recv_post(void **state)
 	NEAR(sw_cost(COLL_OP_BARRIER, COLL_ALGO_AUTO, 2, 0, 1, &p), 2e-6 + 2 * 3e-7 + 1e-6);
 }
 
+/* Every posted send and receive costs its rank cmd_cost when posted: a
+ * 2-rank barrier's chain pays it twice (each rank posts its receive, then
+ * its send), a 2-rank bcast's once (the root's send; the leaf posted its
+ * receive long before the message came), the ring's two steps on 2 ranks
+ * four times. */
+static void test_sw_cmd_cost(void **state)
+{
+	(void)state;
+	struct coll_cost_params p = { .alpha = 1e-6, .o = 3e-7, .call = 2e-6, .cmd_cost = 5e-8 };
+	NEAR(sw_cost(COLL_OP_BARRIER, COLL_ALGO_AUTO, 2, 0, 1, &p), 2e-6 + 2 * 5e-8 + 2 * 3e-7 + 1e-6);
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 64, 1, &p), 2e-6 + 5e-8 + 2 * 3e-7 + 1e-6);
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RING, 2, 64, 1, &p), 2e-6 + 2 * (2 * 5e-8 + 2 * 3e-7 + 1e-6));
+	p.cmd_cost = 0;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RING, 2, 64, 1, &p), 2e-6 + 2 * (2 * 3e-7 + 1e-6));
+}
+
 /* A rank's overheads take turns on its one CPU: a linear scatter's root
  * pays o per block one after the other. With alpha 0 and infinite
  * bandwidth, the last of 4 blocks leaves at 4 o and is received at 5 o;
@@ -405,6 +421,7 @@ int main(void)
 		cmocka_unit_test(test_sw_rendezvous),
 		cmocka_unit_test(test_sw_split_copy),
 		cmocka_unit_test(test_sw_recv_post),
+		cmocka_unit_test(test_sw_cmd_cost),
 		cmocka_unit_test(test_sw_ranks_per_core),
 		cmocka_unit_test(test_sw_monotonic),
 	};
