@@ -6,10 +6,14 @@
  * here (the reduction term of the cost model; bench/mpi_bench.sh feeds it to
  * ptltool coll), "overhead 8 <us>": the CPU time one 8-byte message costs a
  * rank (LogP's o, the mean of the send and the receive side, between ranks
- * 0 and 1), "pingpong 8 <us>": half an 8-byte round trip between ranks 0
+ * 0 and 1), "post 8 <us>": what posting a receive costs before its message
+ * came, "pingpong 8 <us>": half an 8-byte round trip between ranks 0
  * and 1 (alpha + 2 o, in the same process as the rows it calibrates),
- * "pingpong 65536" and "pingpong 1048576": the same above the eager limit
- * (the rendezvous: its copy rate and fixed cost) and
+ * "pingpong 16384" and "pingpong 122880": the same above the eager limit,
+ * each copied whole by one CMA call from a buffer the other core wrote
+ * last, as a collective's steps copy (the rendezvous: one core's copy
+ * rate and its fixed cost), "pingpong 131072" and "pingpong 1048576":
+ * copies split between the two cores (shm, 128 KiB and up), and
  * "barrier 0 <us>": an MPI_Barrier, which carries no data, so
  * beside the ping-pong it gives the per-call cost of a collective; "bcast
  * <bytes> <us>" at 8 B and 1 MiB: the rate at which a collective moves
@@ -47,17 +51,19 @@ static int cmp_double(const void *a, const void *b)
  * messages, and once a barrier says they are there rank 0 times receiving
  * them. Send side: rank 1 posts its receives first, and rank 0 times
  * sending them and completing the sends. Neither side waits on the wire, so
- * what is timed is the software's cost per message. */
-static double overhead_us(int rank)
+ * what is timed is the software's cost per message. *post: rank 1's time
+ * to post one of those receives before anything came (an implementation
+ * that matches in hardware or lazily may do little there), the median. */
+static double overhead_us(int rank, double *post)
 {
 	enum { OV_MSGS = 64, OV_PASSES = 9 };
-	double buf[OV_MSGS] = { 0 }, v[OV_PASSES];
+	double buf[OV_MSGS] = { 0 }, v[OV_PASSES], pv[OV_PASSES];
 	MPI_Request rq[OV_MSGS];
 	/* A real array: MPICH's MPI_STATUSES_IGNORE is (MPI_Status *)1, which gcc
 	 * takes for a zero-sized region and warns about. */
 	MPI_Status st[OV_MSGS];
 	for (int pass = 0; pass < OV_PASSES; pass++) {
-		double ts = 0, tr = 0;
+		double ts = 0, tr = 0, tp = 0;
 		if (rank == 1)
 			for (int k = 0; k < OV_MSGS; k++)
 				MPI_Send(&buf[k], 1, MPI_DOUBLE, 0, k, MPI_COMM_WORLD);
@@ -68,9 +74,12 @@ static double overhead_us(int rank)
 				MPI_Recv(&buf[k], 1, MPI_DOUBLE, 1, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 			tr = MPI_Wtime() - t0;
 		}
-		if (rank == 1)
+		if (rank == 1) {
+			double t0 = MPI_Wtime();
 			for (int k = 0; k < OV_MSGS; k++)
 				MPI_Irecv(&buf[k], 1, MPI_DOUBLE, 0, k, MPI_COMM_WORLD, &rq[k]);
+			tp = MPI_Wtime() - t0;
+		}
 		MPI_Barrier(MPI_COMM_WORLD);
 		if (rank == 0) {
 			double t0 = MPI_Wtime();
@@ -81,10 +90,13 @@ static double overhead_us(int rank)
 		}
 		if (rank == 1)
 			MPI_Waitall(OV_MSGS, rq, st);
-		MPI_Barrier(MPI_COMM_WORLD);
+		MPI_Bcast(&tp, 1, MPI_DOUBLE, 1, MPI_COMM_WORLD);
 		v[pass] = (ts + tr) / 2 / OV_MSGS * 1e6;
+		pv[pass] = tp / OV_MSGS * 1e6;
 	}
 	qsort(v, OV_PASSES, sizeof *v, cmp_double);
+	qsort(pv, OV_PASSES, sizeof *pv, cmp_double);
+	*post = pv[OV_PASSES / 2];
 	return v[OV_PASSES / 2];
 }
 
@@ -152,18 +164,23 @@ int main(int argc, char **argv)
 	if (rank == 0)
 		printf("gamma 0 %.4f %.4f %.4f\n", g, g, g);
 	if (size >= 2) {
-		double o = overhead_us(rank);
+		double post, o = overhead_us(rank, &post);
 		if (rank == 0)
-			printf("overhead 8 %.4f %.4f %.4f\n", o, o, o);
-		/* 8 B; 64 KiB and 1 MiB: two rendezvous sizes, whose slope is
-		 * the copy rate and whose intercept the rendezvous' own cost */
-		for (size_t n = 1; n <= max; n = n == 1 ? 8192 : max) {
-			pingpong_us(rank, trials, out, n, v);
+			printf("overhead 8 %.4f %.4f %.4f\npost 8 %.4f %.4f %.4f\n", o, o, o, post, post, post);
+		/* 8 B; 16 KiB and 120 KiB: rendezvous copied whole by CMA
+		 * (above what shm carries inline, below its split), whose
+		 * slope is one core's copy rate and whose intercept the
+		 * rendezvous' own cost; 128 KiB and 1 MiB: split copies
+		 * (what a split costs beyond its bytes). One buffer per
+		 * rank, sent from and received into: its lines move between
+		 * the cores each round trip, as a collective's do (a send
+		 * from a buffer only ever read copied twice as fast). */
+		static const size_t pp[] = { 1, 2048, 15360, 16384, 1 << 17 };
+		for (size_t i = 0; i < sizeof pp / sizeof pp[0]; i++) {
+			pingpong_us(rank, trials, out, pp[i], v);
 			if (rank == 0)
-				printf("pingpong %zu %.3f %.3f %.3f\n", n * sizeof(double), v[trials / 2], v[0],
+				printf("pingpong %zu %.3f %.3f %.3f\n", pp[i] * sizeof(double), v[trials / 2], v[0],
 				       v[trials - 1]);
-			if (n == max)
-				break;
 		}
 	}
 	/* 2000 barriers are 2 ms uncontended; on shared cores an implementation

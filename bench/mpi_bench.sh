@@ -8,22 +8,49 @@
 # there are. Medians of the rounds' medians, [min-max], ratio = ptl / other.
 #
 # Then ptl's allreduce once per algorithm (PTL_COLL_ALGO=ring, ring_bidir,
-# halving_doubling, tree, recursive_doubling; in the same rounds) beside
-# what the cost model (collectives/coll_cost.c, through ptltool coll)
-# predicts for it. Every parameter comes from its own measurement in this
-# run (ptl's, 2 ranks, medians), none from the allreduce rows it predicts:
+# halving_doubling, tree, recursive_doubling; in the same rounds, the same
+# program and launch as the table's) beside what the cost model
+# (collectives/coll_cost.c, through ptltool coll) predicts for it. The
+# model predicts an undisturbed machine, and the host is shared: a trial
+# that another process's time slice lands in runs 2-10x slower (the same
+# forced ring measured 216 us and 6.2 ms at 1 MiB in back-to-back runs,
+# the slowness only ever added), so the model's side takes the best trial
+# (each one the mean of many calls) of all the rounds, for the rows and
+# for every parameter alike. Every parameter comes from its own
+# measurement in this run (ptl's, 2 ranks), none from the allreduce rows
+# it predicts:
 #   o      CPU per message: mpi_allreduce's "overhead" (send and receive
 #          of 64 messages that do not wait on the wire)
+#   post   CPU to post a receive before its message came (mpi_allreduce's
+#          "post": 64 MPI_Irecv); ptl's MPI posts an ME for a schedule's
+#          receive of more than 128 B (and up to 4 KiB recursive
+#          doubling's of more than 1024 B), smaller ones wait unexpected
 #   alpha  mpi_allreduce's 8-byte half round trip ("pingpong", in the
 #          same processes as the rows) less 2 o (a ping-pong pays o twice)
-#   beta   (1 MiB - 64 KiB) over the difference of their half round trips
-#          (mpi_allreduce's "pingpong", both above the eager limit: the
-#          rendezvous, whose copy is the only part that grows)
-#   rndv   the 64 KiB half round trip less 64 KiB/beta and what the model
-#          gives it without (3 alpha + 3 o: header, request, reply): the
-#          sender's CPU per rendezvous (buffer exposed, get served, the
-#          copy's system call)
+#   beta   one core's copy rate: (120 KiB - 16 KiB) over the difference
+#          of their half round trips (mpi_allreduce's "pingpong"; both
+#          rendezvous above what shm carries inline, below its split, so
+#          each is one CMA copy on one core, the only part that grows;
+#          one buffer per rank whose lines move between the cores, as a
+#          collective's data does: from buffers only ever read, copies
+#          run about twice as fast)
+#   rndv   the 16 KiB half round trip less 16 KiB/beta and 3 alpha + 3 o
+#          (header, request, reply): the sender's CPU per rendezvous
+#          (buffer exposed, get served, the copy's system call)
+#   split  shm copies of 128 KiB and up (SHM_SPLIT_MIN) are split: the
+#          receiver's CPU copies the second half (--split-min); one way
+#          that halves the time, in an exchange each CPU copies its own
+#          half and the peer's. What a split costs the receiver beyond
+#          its half's bytes (--split-cost): the 128 KiB half round trip
+#          less what the model gives it without. Checked, not fitted:
+#          the 1 MiB ping-pong and 2-rank MPI_Bcast (one split copy
+#          each, one way) are predicted beside their measurements
 #   gamma  adding two vectors of doubles ("gamma")
+#   cmd    CPU per send and receive a collective posts, beyond o (its
+#          bookkeeping): a 2-rank MPI_Barrier (each rank posts a receive
+#          and a send before its message goes) less a 2-rank 8-byte
+#          MPI_Bcast (the root posts one send; the leaf's receive was
+#          posted long before), the one difference the model sees
 #   call   per call: an MPI_Barrier less what the model gives it without a
 #          call term, plus MPI_Allreduce on MPI_COMM_SELF at the same size
 #          (the checks and the copy of the input before any schedule; up
@@ -42,6 +69,7 @@
 #
 #   bench/mpi_bench.sh [rounds] [trials-per-round]       (from the build tree)
 #   PTL_BENCH_ALGOS="ring tree" bench/mpi_bench.sh        (fewer algorithms)
+#   PTL_BENCH_IMPLS=ptl bench/mpi_bench.sh                (ptl alone: the model)
 set -u
 B=$(cd "$(dirname "$0")/.." && pwd)
 S=${PTL_TOP_SRCDIR:-$B}
@@ -55,11 +83,12 @@ for p in pingpong allreduce; do
 	${CC:-cc} -O2 -o "$W/ptl_$p" "$S/bench/mpi_$p.c" $PTLFLAGS || exit 1
 done
 impls="ptl"
-if command -v mpicc.mpich >/dev/null 2>&1 && command -v mpiexec.hydra >/dev/null 2>&1; then
+want_impl() { case " ${PTL_BENCH_IMPLS:-ptl mpich openmpi} " in *" $1 "*) return 0 ;; esac; return 1; }
+if want_impl mpich && command -v mpicc.mpich >/dev/null 2>&1 && command -v mpiexec.hydra >/dev/null 2>&1; then
 	mpicc.mpich -O2 -o "$W/mpich_pingpong" "$S/bench/mpi_pingpong.c" &&
 	mpicc.mpich -O2 -o "$W/mpich_allreduce" "$S/bench/mpi_allreduce.c" && impls="$impls mpich"
 fi
-if command -v mpicc.openmpi >/dev/null 2>&1 && command -v mpirun.openmpi >/dev/null 2>&1; then
+if want_impl openmpi && command -v mpicc.openmpi >/dev/null 2>&1 && command -v mpirun.openmpi >/dev/null 2>&1; then
 	mpicc.openmpi -O2 -o "$W/ompi_pingpong" "$S/bench/mpi_pingpong.c" &&
 	mpicc.openmpi -O2 -o "$W/ompi_allreduce" "$S/bench/mpi_allreduce.c" && impls="$impls openmpi"
 fi
@@ -68,23 +97,28 @@ fi
 run() {
 	bind=none; [ "$2" -le 2 ] && bind=core
 	case $1 in
-	ptl) "$B/tools/ptlrun" -n "$2" --bind-to $bind --timeout 900 "$W/ptl_$3" "$TRIALS" ${4:-} ;;
-	mpich) mpiexec.hydra -n "$2" -bind-to $bind "$W/mpich_$3" "$TRIALS" ${4:-} ;;
+	ptl) "$B/tools/ptlrun" -n "$2" --bind-to $bind --timeout 900 "$W/ptl_$3" "$T" ${4:-} ;;
+	mpich) mpiexec.hydra -n "$2" -bind-to $bind "$W/mpich_$3" "$T" ${4:-} ;;
 	openmpi) mpirun.openmpi --allow-run-as-root --oversubscribe -n "$2" --bind-to $bind \
-		--mca btl self,vader "$W/ompi_$3" "$TRIALS" ${4:-} ;;
+		--mca btl self,vader "$W/ompi_$3" "$T" ${4:-} ;;
 	esac
 }
 
 # ring_bidir needs two ports per rank to be itself (else it is the ring)
 ports_of() { [ "$1" = ring_bidir ] && echo 2 || echo 1; }
 
+# the model's rows take best trials: three times as many per run
+ATRIALS=$((TRIALS * 3 > 100 ? 100 : TRIALS * 3))
+load0=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null)
 for r in $(seq "$ROUNDS"); do
+	T=$TRIALS
 	for i in $impls; do
 		run "$i" 2 pingpong | sed "s/^/$i 2 /" >> "$W/all" || echo "mpi_bench.sh: $i pingpong failed" >&2
 		run "$i" 2 pingpong ux | sed "s/^/$i 2 /" >> "$W/all" || echo "mpi_bench.sh: $i pingpong ux failed" >&2
 		run "$i" 2 allreduce | sed "s/^/$i 2 /" >> "$W/all" || echo "mpi_bench.sh: $i allreduce failed" >&2
 		run "$i" 4 allreduce | sed "s/^/$i 4 /" >> "$W/all" || echo "mpi_bench.sh: $i 4-rank allreduce failed" >&2
 	done
+	T=$ATRIALS
 	for a in $ALGOS; do
 		for n in 2 4; do
 			PTL_COLL_ALGO=allreduce=$a PTL_COLL_PORTS=$(ports_of "$a") run ptl $n allreduce |
@@ -100,7 +134,8 @@ med() {
 		awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
 }
 
-echo "# ptl MPI vs MPICH / Open MPI: $ROUNDS interleaved rounds x $TRIALS trials; $(uname -r), $(nproc) cores"
+echo "# ptl MPI vs MPICH / Open MPI: $ROUNDS interleaved rounds x $TRIALS trials; $(uname -r), $(nproc) cores;" \
+	"load average ${load0:-?} at the start, $(cut -d' ' -f1 /proc/loadavg 2>/dev/null) at the end (over $(nproc): other work shared the cores)"
 echo "# medians of per-round medians [min-max]; lat/allreduce in us, bw in GB/s; ratio = ptl / other"
 echo "# targets: lat <= MPICH, bw >= MPICH, allreduce <= Open MPI (lat, allreduce: ratio <= 1; bw: >= 1)"
 awk '$3 == "lat" || $3 == "uxlat" || $3 == "uxpost" || $3 == "bw" || $3 == "allreduce"' "$W/all" | awk -v impls="$impls" '
@@ -125,10 +160,15 @@ END {
     print line } }'
 
 # The cost model's prediction beside each algorithm's measured time.
-# cal N FIG BYTES: median of ptl's calibration figure over all its N-rank runs
+# cal N FIG BYTES: the best trial (min column) of ptl's N-rank runs
 cal() {
-	awk -v n="$1" -v f="$2" -v b="$3" '(FILENAME ~ /algo$/ || $1 == "ptl") && $2 == n && $3 == f && $4 == b { print $5 }' \
-		"$W/all" "$W/algo" 2>/dev/null | sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
+	awk -v n="$1" -v f="$2" -v b="$3" '(FILENAME ~ /algo$/ || $1 == "ptl") && $2 == n && $3 == f && $4 == b { print $6 }' \
+		"$W/all" "$W/algo" 2>/dev/null | sort -g | head -n 1
+}
+# best FILE KEY...: the best trial of the rows that start with KEY
+best() {
+	f=$1; shift
+	awk -v k="$*" 'index($0, k " ") == 1 { print $(NF - 1) }' "$f" | sort -g | head -n 1
 }
 # predict ARGS...: the model's time in us (ptltool coll --json)
 predict() {
@@ -138,28 +178,40 @@ calc() { awk "BEGIN { v = $1; printf \"%.6g\", v }"; }
 hrt=$(cal 2 pingpong 8)
 gamma=$(cal 2 gamma 0)
 o=$(cal 2 overhead 8)
+post=$(cal 2 post 8)
 bar2=$(cal 2 barrier 0)
 [ -s "$W/algo" ] && [ -n "$hrt" ] && [ -n "$gamma" ] && [ -n "$o" ] && [ -n "$bar2" ] || exit 0
 alpha=$(calc "$hrt - 2 * $o > 0.001 ? $hrt - 2 * $o : 0.001")
-pp64k=$(cal 2 pingpong 65536)
+pp16k=$(cal 2 pingpong 16384)
+pp120k=$(cal 2 pingpong 122880)
+pp128k=$(cal 2 pingpong 131072)
 pp1m=$(cal 2 pingpong 1048576)
-[ -n "$pp64k" ] && [ -n "$pp1m" ] || exit 0
-beta=$(awk -v a="$pp64k" -v l="$pp1m" 'BEGIN { d = l - a; if (d <= 0) d = l; printf "%.0f", (1048576 - 65536) / (d * 1e-6) }')
-rndv=$(calc "$pp64k - 65536 / $beta * 1e6 - 3 * $alpha - 3 * $o")
+[ -n "$pp16k" ] && [ -n "$pp120k" ] && [ -n "$pp128k" ] || exit 0
+split=131072
+beta=$(awk -v a="$pp16k" -v l="$pp120k" 'BEGIN { d = l - a; if (d <= 0) d = l;
+	printf "%.0f", (122880 - 16384) / (d * 1e-6) }')
+rndv=$(calc "$pp16k - 16384 / $beta * 1e6 - 3 * $alpha - 3 * $o")
 rndv=$(calc "$rndv > 0 ? $rndv : 0")
 eager=${PTL_MPI_EAGER_LIMIT:-4096}
-b0=$(predict --op barrier --ranks 2 --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o")
+bc8=$(cal 2 bcast 8)
+cmd=$(calc "${bc8:-$bar2} < $bar2 ? $bar2 - ${bc8:-$bar2} : 0")
+b0=$(predict --op barrier --ranks 2 --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o" --cmd-cost "$cmd")
 callb=$(calc "$bar2 - $b0 > 0 ? $bar2 - $b0 : 0")
 cores=$(nproc)
 noack=1024; [ -n "${PTL_MPI_NOACK_OFF:-}" ] && noack=0
 echo
-echo "# predicted (collectives/coll_cost.c via ptltool coll) vs measured ptl allreduce, us; ratio = predicted / measured"
-echo "# calibration from this run (2 ranks, a core each): o $o us/message; alpha $alpha us ($hrt us 8 B half round trip - 2 o);"
-echo "#   beta $beta B/s (ping-pong 1 MiB - 64 KiB); rendezvous above $eager B, $rndv us each (64 KiB ping-pong - bytes/beta - 3 alpha - 3 o); gamma $gamma ns/B; call $callb us (barrier $bar2 us - model's $b0 us) + MPI_COMM_SELF allreduce of the size;"
-bc8=$(cal 2 bcast 8)
+echo "# predicted (collectives/coll_cost.c via ptltool coll) vs measured ptl allreduce (best of $ROUNDS rounds x $ATRIALS trials), us; ratio = predicted / measured"
+echo "# calibration from this run (2 ranks, a core each): o $o us/message; receive posted $post us (above 128 B; direct recursive doubling: 1024 B); $cmd us per command (barrier $bar2 us - 8 B bcast ${bc8:-?} us); alpha $alpha us ($hrt us 8 B half round trip - 2 o);"
+echo "#   beta $beta B/s (one core's copy; ping-pongs 16 KiB $pp16k us, 120 KiB $pp120k us); rendezvous above $eager B, $rndv us each (16 KiB ping-pong - bytes/beta - 3 alpha - 3 o); copies from $split B split with the receiver; gamma $gamma ns/B; call $callb us (barrier $bar2 us - model's $b0 us) + MPI_COMM_SELF allreduce of the size; acked sends"
+# one BYTES CALL SPLIT-COST CMD: one copy of BYTES; a 2-rank bcast is one
+# transfer, without the collective's call and commands a half round trip
+one() { predict --op bcast --ranks 2 --bytes "$1" --alpha "$alpha" --beta "$beta" --overhead "$o" --call "$2" --cmd-cost "$4" \
+	--rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split" --split-cost "$3"; }
+splitc=$(calc "$pp128k - $(one 128K 0 0 0)")
+splitc=$(calc "$splitc > 0 ? $splitc : 0")
+echo "#   a split copy costs the receiver $splitc us beyond its half (128 KiB ping-pong $pp128k us - the model's $(one 128K 0 0 0) us without)"
 bc1m=$(cal 2 bcast 1048576)
-[ -n "$bc8" ] && [ -n "$bc1m" ] &&
-	echo "#   acked sends. For comparison with beta: a 2-rank MPI_Bcast (1 MiB - 8 B) moves $(calc "1048568 / (($bc1m - $bc8) * 1e-6)") B/s"
+echo "# checks (no parameter comes from them), one split copy of 1 MiB: ping-pong measured ${pp1m:-?} us, predicted $(one 1M 0 "$splitc" 0) us; 2-rank MPI_Bcast measured ${bc1m:-?} us, predicted $(one 1M "$callb" "$splitc" "$cmd") us"
 for n in 2 4; do
 	eval "k$n=1 alpha$n=$alpha"
 	[ "$n" -gt "$cores" ] || continue
@@ -167,8 +219,8 @@ for n in 2 4; do
 	barn=$(cal "$n" barrier 0)
 	[ -n "$barn" ] || continue
 	# the barrier's time is linear in alpha: solve it for this sharing
-	p0=$(predict --op barrier --ranks "$n" --bytes 0 --alpha 0 --beta "$beta" --overhead "$o" --call "$callb" --ranks-per-core "$k")
-	p1=$(predict --op barrier --ranks "$n" --bytes 0 --alpha 1 --beta "$beta" --overhead "$o" --call "$callb" --ranks-per-core "$k")
+	p0=$(predict --op barrier --ranks "$n" --bytes 0 --alpha 0 --beta "$beta" --overhead "$o" --call "$callb" --ranks-per-core "$k" --cmd-cost "$cmd")
+	p1=$(predict --op barrier --ranks "$n" --bytes 0 --alpha 1 --beta "$beta" --overhead "$o" --call "$callb" --ranks-per-core "$k" --cmd-cost "$cmd")
 	an=$(calc "($barn - $p0) / ($p1 - $p0)")
 	an=$(calc "$an > $alpha ? $an : $alpha")
 	eval "k$n=$k alpha$n=$an"
@@ -179,20 +231,21 @@ for a in $ALGOS; do
 	for n in 2 4; do
 		eval "k=\$k$n an=\$alpha$n"
 		for bytes in $(awk -v k="$a $n allreduce" 'index($0, k " ") == 1 { print $4 }' "$W/algo" | sort -nu); do
-			m=$(med "$W/algo" "$a" "$n" allreduce "$bytes")
+			m=$(best "$W/algo" "$a" "$n" allreduce "$bytes")
 			self=$(cal 2 self "$bytes")
 			# up to 4 KiB ptl's MPI runs recursive doubling directly on
 			# the input (no copy first; coll.h's req.input): the call
 			# is then the checks alone, MPI_COMM_SELF's 8-byte call
-			apart=
+			apart= lazy=128
 			if [ "$a" = recursive_doubling ] && [ "$bytes" -le 4096 ]; then
-				apart=--input
+				apart=--input lazy=1024
 				self=$(cal 2 self 8)
 			fi
 			call=$(calc "$callb + ${self:-0}")
 			p=$(predict --op allreduce --ranks "$n" --bytes "$bytes" --elem 8 --algo "$a" --ports "$(ports_of "$a")" $apart \
 				--alpha "$an" --beta "$beta" --gamma "$gamma" --overhead "$o" --call "$call" --ranks-per-core "$k" \
-				--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$eager" --rndv-cost "$rndv")
+				--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split" --split-cost "$splitc" \
+				--recv-post "${post:-0}" --lazy-max "$lazy" --cmd-cost "$cmd")
 			awk -v n="$n" -v a="$a" -v b="$bytes" -v m="$m" -v p="${p:-0}" 'BEGIN {
 				r = 0; if (m > 0) r = p / m
 				printf "%-2s %-18s %9s  %10.3f  %10.3f  %6.2fx  %s\n", n, a, b, p, m, r, (r > 1.1 || r < 0.9) ? "no" : "yes" }'

@@ -342,6 +342,29 @@ struct coll_cost_params {
 	bool rndv;
 	size_t rndv_min;
 	double rndv_cost;
+	/* With rndv: a copy of at least split_min bytes is split, as ptl's
+	 * shm NAL splits a CMA move of 128 KiB and up (SHM_REC_HELP): the
+	 * sender asks the receiver (alpha) to copy the second half with its
+	 * own CPU, and copies the first, half the bytes rounded down to
+	 * 4 KiB; the copy is done when both halves are. One rank has one
+	 * split copy at a time (ptl: one per peer; a second copy while one
+	 * is split goes whole). A 2-rank ping-pong copies in parallel (its
+	 * receiver is idle), an exchange does not (each CPU copies its own
+	 * half and the peer's). 0: never split. split_cost: the receiver's
+	 * CPU per split copy beyond its half's bytes (taking the request, its
+	 * own copy call, telling the sender it is done). */
+	size_t split_min;
+	double split_cost;
+	/* A receive of more than lazy_max bytes costs its rank recv_post of
+	 * CPU when it is posted, before it can match (ptl's MPI posts an ME
+	 * for it: four calls; a smaller one waits as an unexpected message,
+	 * whose copy out is in o). recv_post 0: off. */
+	double recv_post;
+	size_t lazy_max;
+	/* CPU a rank spends on every send and receive it posts, beyond o
+	 * and recv_post: the collective's own bookkeeping for it (posting
+	 * it, noting its completion, what it unblocks), paid when posted. */
+	double cmd_cost;
 };
 struct coll_cost {
 	double time;          /* seconds until the last command ends */

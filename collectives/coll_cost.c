@@ -19,7 +19,10 @@
  *
  * With rndv, a transfer above rndv_min is ptl's rendezvous: header, the
  * receiver's request, and the copy on the sender's CPU (EV_RTS, EV_GET),
- * so a rank that serves a get cannot add or ask for its own data then. */
+ * so a rank that serves a get cannot add or ask for its own data then.
+ * A copy of split_min bytes and up is split as ptl's shm NAL splits it:
+ * the second half on the receiver's CPU once the sender's request reaches
+ * it (EV_HELP), and the copy is done when both halves are (EV_COPIED). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,11 +34,15 @@ struct hent {
 	int rank;
 	size_t idx;
 	unsigned char ev;  /* EV_READY, or a transfer's EV_ARRIVAL or EV_ACK */
+	double aux;        /* EV_HELP: when the sender's half is done */
 };
 
 /* EV_RTS: a rendezvous header reached the receiver (idx: its receive);
- * EV_GET: the receiver's request reached the sender (idx: its send). */
-enum { EV_READY, EV_ARRIVAL, EV_ACK, EV_RTS, EV_GET };
+ * EV_GET: the receiver's request reached the sender (idx: its send);
+ * EV_HELP: a split copy's request for the second half reached the
+ * receiver (idx: its receive); EV_COPIED: the bytes are in place (idx:
+ * the send). */
+enum { EV_READY, EV_ARRIVAL, EV_ACK, EV_RTS, EV_GET, EV_HELP, EV_COPIED };
 
 struct heap {
 	struct hent *v;
@@ -96,6 +103,7 @@ struct sim {
 	double *busy;       /* port-seconds per rank */
 	double *cpu;        /* when each rank's CPU is next free */
 	double *cpu_busy;   /* CPU-seconds per rank */
+	size_t *split;      /* per rank: the send whose copy is split now, or SIZE_MAX */
 	double k;           /* slowdown of CPU work: ranks per core, >= 1 */
 	int nports;
 	struct heap h;
@@ -109,12 +117,28 @@ static bool is_xfer(const struct coll_cmd *c)
 	       || (c->kind == COLL_REDUCE && c->peer >= 0);
 }
 
+static double cpu_run(struct sim *m, int r, double t, double w);
+
+/* transfer command (r, i) is posted as soon as it has no dependencies
+ * left: the rank's CPU pays cmd_cost, and for a receive that posts an ME
+ * recv_post (then it can match). A send's o comes when it can go. */
+static void post(struct sim *m, int r, size_t i)
+{
+	const struct coll_cmd *c = &m->s->ranks[r].cmds[i];
+	double w = m->p->cmd_cost;
+	if (c->kind != COLL_SEND && c->len > m->p->lazy_max)
+		w += m->p->recv_post;
+	if (w > 0)
+		m->rdy[r][i] = cpu_run(m, r, m->rdy[r][i], w);
+}
+
 /* command (r, i) has no dependencies left */
 static int became_ready(struct sim *m, int r, size_t i)
 {
 	const struct coll_cmd *c = &m->s->ranks[r].cmds[i];
 	if (!is_xfer(c))
-		return hpush(&m->h, (struct hent){ m->rdy[r][i], c->id, r, i, EV_READY });
+		return hpush(&m->h, (struct hent){ m->rdy[r][i], c->id, r, i, EV_READY, 0 });
+	post(m, r, i);
 	int pr = m->pairs.rank[r][i];
 	size_t pi = m->pairs.idx[r][i];
 	if (m->dag[pr].nwait[pi])
@@ -122,7 +146,7 @@ static int became_ready(struct sim *m, int r, size_t i)
 	int sr = c->kind == COLL_SEND ? r : pr;
 	size_t si = c->kind == COLL_SEND ? i : pi;
 	double t = m->rdy[r][i] > m->rdy[pr][pi] ? m->rdy[r][i] : m->rdy[pr][pi];
-	return hpush(&m->h, (struct hent){ t, m->s->ranks[sr].cmds[si].id, sr, si, EV_READY });
+	return hpush(&m->h, (struct hent){ t, m->s->ranks[sr].cmds[si].id, sr, si, EV_READY, 0 });
 }
 
 static int finish(struct sim *m, int r, size_t i, double t)
@@ -156,6 +180,13 @@ static bool acked(const struct coll_cost_params *p, size_t len)
 	return p->acked_sends && len > 0 && len > p->noack_max && !rndv(p, len);
 }
 
+/* the part of a rendezvous copy of len bytes the sender copies itself:
+ * all of it, or when split (ptl's shm_bulk.c) half, rounded down to 4 KiB */
+static size_t own_part(const struct coll_cost_params *p, size_t len)
+{
+	return p->split_min && len >= p->split_min ? (len / 2) & ~(size_t)4095 : len;
+}
+
 /* w seconds (before the slowdown) of rank r's CPU, from t at the earliest;
  * returns when they end. */
 static double cpu_run(struct sim *m, int r, double t, double w)
@@ -177,8 +208,9 @@ static int simulate(struct sim *m)
 				const struct coll_cmd *c = &m->s->ranks[r].cmds[i];
 				if (c->kind == COLL_SEND
 				    && m->dag[m->pairs.rank[r][i]].nwait[m->pairs.idx[r][i]] == 0)
-					continue;
-				rc = became_ready(m, r, i);
+					post(m, r, i);
+				else
+					rc = became_ready(m, r, i);
 			}
 	while (!rc && m->h.n) {
 		struct hent e = hpop(&m->h);
@@ -196,15 +228,45 @@ static int simulate(struct sim *m)
 			if (e.ev == EV_RTS) {
 				/* the receiver asks for the data */
 				double asked = cpu_run(m, e.rank, e.key, p->o);
-				rc = hpush(&m->h, (struct hent){ asked + p->alpha, ptie, pr, pi, EV_GET });
+				rc = hpush(&m->h, (struct hent){ asked + p->alpha, ptie, pr, pi, EV_GET, 0 });
 				continue;
 			}
-			/* the sender copies; its send is done when it has seen so */
-			double copied = cpu_run(m, e.rank, e.key,
-						p->rndv_cost + (p->beta > 0 ? (double)c->len / p->beta : 0.0));
-			rc = finish(m, e.rank, e.idx, cpu_run(m, e.rank, copied, p->o));
+			/* the sender serves the get and copies (its part of) the bytes */
+			size_t own = m->split[e.rank] == SIZE_MAX ? own_part(p, c->len) : c->len;
+			double asked = cpu_run(m, e.rank, e.key, p->rndv_cost);
+			double mine = cpu_run(m, e.rank, asked, p->beta > 0 ? (double)own / p->beta : 0.0);
+			if (own == c->len) {
+				rc = hpush(&m->h, (struct hent){ mine, c->id, e.rank, e.idx, EV_COPIED, 0 });
+				continue;
+			}
+			/* split: the receiver is asked for the rest before our half */
+			m->split[e.rank] = e.idx;
+			rc = hpush(&m->h, (struct hent){ asked + p->alpha, ptie, pr, pi, EV_HELP, mine });
+			continue;
+		}
+		if (e.ev == EV_HELP) {
+			/* the receiver copies the second half; the sender sees the
+			 * copy done when both halves are */
+			int sr = m->pairs.rank[e.rank][e.idx];
+			size_t si = m->pairs.idx[e.rank][e.idx];
+			size_t rest = c->len - own_part(p, c->len);
+			double theirs = cpu_run(m, e.rank, e.key,
+						p->split_cost + (p->beta > 0 ? (double)rest / p->beta : 0.0));
+			rc = hpush(&m->h, (struct hent){ theirs > e.aux ? theirs : e.aux, m->s->ranks[sr].cmds[si].id,
+							  sr, si, EV_COPIED, 0 });
+			continue;
+		}
+		if (e.ev == EV_COPIED) {
+			/* the send is done when the sender has seen so; the reply
+			 * tells the receiver */
+			int pr = m->pairs.rank[e.rank][e.idx];
+			size_t pi = m->pairs.idx[e.rank][e.idx];
+			if (m->split[e.rank] == e.idx)
+				m->split[e.rank] = SIZE_MAX;
+			rc = finish(m, e.rank, e.idx, cpu_run(m, e.rank, e.key, p->o));
 			if (!rc)
-				rc = hpush(&m->h, (struct hent){ copied + p->alpha, ptie, pr, pi, EV_ARRIVAL });
+				rc = hpush(&m->h, (struct hent){ e.key + p->alpha, m->s->ranks[pr].cmds[pi].id, pr, pi,
+								  EV_ARRIVAL, 0 });
 			continue;
 		}
 		if (e.ev == EV_ARRIVAL && acked(p, c->len)) {
@@ -213,7 +275,7 @@ static int simulate(struct sim *m)
 			int sr = m->pairs.rank[e.rank][e.idx];
 			size_t si = m->pairs.idx[e.rank][e.idx];
 			double trip = p->ack_alpha > 0 ? p->ack_alpha : p->alpha;
-			rc = hpush(&m->h, (struct hent){ taken + trip, m->s->ranks[sr].cmds[si].id, sr, si, EV_ACK });
+			rc = hpush(&m->h, (struct hent){ taken + trip, m->s->ranks[sr].cmds[si].id, sr, si, EV_ACK, 0 });
 			if (!rc)
 				rc = finish(m, e.rank, e.idx,
 					    cpu_run(m, e.rank, taken,
@@ -232,7 +294,7 @@ static int simulate(struct sim *m)
 		if (rndv(p, c->len)) {
 			int rr = m->pairs.rank[e.rank][e.idx];
 			size_t ri = m->pairs.idx[e.rank][e.idx];
-			rc = hpush(&m->h, (struct hent){ ready + p->alpha, m->s->ranks[rr].cmds[ri].id, rr, ri, EV_RTS });
+			rc = hpush(&m->h, (struct hent){ ready + p->alpha, m->s->ranks[rr].cmds[ri].id, rr, ri, EV_RTS, 0 });
 			continue;
 		}
 		double *pt = &m->ports[(size_t)e.rank * (size_t)m->nports], *best = pt;
@@ -249,7 +311,7 @@ static int simulate(struct sim *m)
 		/* an acknowledged send is done when its ACK comes back */
 		rc = acked(p, c->len) ? 0 : finish(m, e.rank, e.idx, end);
 		if (!rc)
-			rc = hpush(&m->h, (struct hent){ end, m->s->ranks[rr].cmds[ri].id, rr, ri, EV_ARRIVAL });
+			rc = hpush(&m->h, (struct hent){ end, m->s->ranks[rr].cmds[ri].id, rr, ri, EV_ARRIVAL, 0 });
 	}
 	return rc;
 }
@@ -279,9 +341,12 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	m.busy = calloc((size_t)n, sizeof *m.busy);
 	m.cpu = calloc((size_t)n, sizeof *m.cpu);
 	m.cpu_busy = calloc((size_t)n, sizeof *m.cpu_busy);
+	m.split = malloc((size_t)n * sizeof *m.split);
 	m.k = p.ranks_per_core > 1 ? p.ranks_per_core : 1;
-	if (!m.dag || !m.rdy || !m.ports || !m.busy || !m.cpu || !m.cpu_busy)
+	if (!m.dag || !m.rdy || !m.ports || !m.busy || !m.cpu || !m.cpu_busy || !m.split)
 		rc = -ENOMEM;
+	for (int r = 0; r < n && !rc; r++)
+		m.split[r] = SIZE_MAX;
 	/* every rank enters the call (and sets its engine up) before it can
 	 * post anything */
 	for (int r = 0; r < n && !rc; r++)
@@ -322,6 +387,7 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	free(m.busy);
 	free(m.cpu);
 	free(m.cpu_busy);
+	free(m.split);
 	free(m.h.v);
 	coll_pairs_free(s, &m.pairs);
 	return rc;

@@ -27,7 +27,9 @@ static void usage(FILE *out)
 	        "                    [--chunks C] [--elem SIZE] [--root R] [--input] [--alpha TIME]\n"
 	        "                    [--beta RATE] [--gamma TIME] [--overhead TIME] [--call TIME]\n"
 	        "                    [--ranks-per-core K] [--acked-sends[=TIME]] [--noack-max SIZE]\n"
-	        "                    [--rndv-min SIZE] [--rndv-cost TIME]\n"
+	        "                    [--rndv-min SIZE] [--rndv-cost TIME] [--split-min SIZE]\n"
+	        "                    [--split-cost TIME] [--recv-post TIME] [--lazy-max SIZE]\n"
+	        "                    [--cmd-cost TIME]\n"
 	        "                    [--counts LIST] [--show] [--json]\n"
 	        "\n"
 	        "Expand a collective into its schedule, print the algorithm chosen, steps,\n"
@@ -67,6 +69,15 @@ static void usage(FILE *out)
 	        "                 above its eager limit, on shm)\n"
 	        "  --rndv-cost TIME  with --rndv-min: the sender's CPU per rendezvous beyond\n"
 	        "                 the bytes (bare: us), default 0\n"
+	        "  --split-min SIZE  with --rndv-min: copies of SIZE bytes and up are split, the\n"
+	        "                 second half on the receiver's CPU (ptl's shm NAL from 128K)\n"
+	        "  --split-cost TIME  with --split-min: the receiver's CPU per split copy beyond\n"
+	        "                 its half's bytes (bare: us), default 0\n"
+	        "  --recv-post TIME  CPU time to post a receive of more than --lazy-max bytes\n"
+	        "                 (ptl's MPI posts an ME for it; bare: us), default 0\n"
+	        "  --lazy-max SIZE  receives up to SIZE bytes post nothing, default 0\n"
+	        "  --cmd-cost TIME  CPU time per send and receive a rank posts, beyond the\n"
+	        "                 others (the collective's bookkeeping; bare: us), default 0\n"
 	        "  --show         draw the step-by-rank grid of sends (up to %d ranks)\n"
 	        "  --json         print one JSON object\n",
 	        COLL_MAX_RANKS, COLL_MAX_CHUNKS, SHOW_MAX_RANKS);
@@ -250,35 +261,83 @@ static int estimate_entries(const struct coll_req *req, uint64_t *out, char *msg
 	return 0;
 }
 
+/* How an option's value is read and where it goes: one row per option
+ * (opt_defs), so getopt's table, the short options and the parsing all
+ * come from the same place. */
+enum opt_kind {
+	OPT_FLAG,   /* no value: *(bool *)dst = true */
+	OPT_OP,     /* enum coll_op */
+	OPT_ALGO,   /* enum coll_algo */
+	OPT_INT,    /* int in [lo, hi] */
+	OPT_SIZE,   /* size_t, K/M/G suffixes; at least lo */
+	OPT_TIME,   /* seconds; a bare number is in units of scale */
+	OPT_RATE,   /* bytes per second, > 0 */
+	OPT_NUM,    /* a bare number, at most hi */
+	OPT_COUNTS, /* comma-separated sizes (the v-variants) */
+	OPT_HELP,
+};
+
+struct opt_def {
+	const char *name;
+	char short_name; /* 0: long only */
+	enum opt_kind kind;
+	void *dst;
+	bool *given;     /* set true when the option is seen (NULL: none) */
+	long lo, hi;     /* OPT_INT bounds; OPT_SIZE: lo; OPT_NUM: hi */
+	double scale;    /* OPT_TIME: a bare number's unit */
+	bool optional;   /* the value may be left out (--acked-sends[=TIME]) */
+};
+
+/* Reads one option's value (arg may be NULL for optional values). 0, or
+ * the exit status after saying what was wrong; -1: --help was printed. */
+static int opt_apply(const struct opt_def *d, const char *arg, size_t **countsp, int *ncounts)
+{
+	char what[40];
+	snprintf(what, sizeof what, "--%s", d->name);
+	if (d->given)
+		*d->given = true;
+	if (!arg && d->kind != OPT_FLAG && d->kind != OPT_HELP)
+		return d->optional ? 0 : bad(what, "");
+	size_t sz;
+	switch (d->kind) {
+	case OPT_FLAG:
+		*(bool *)d->dst = true;
+		return 0;
+	case OPT_HELP:
+		usage(stdout);
+		return -1;
+	case OPT_OP:
+		return coll_op_parse(arg, d->dst) ? bad(what, arg) : 0;
+	case OPT_ALGO:
+		if (coll_algo_parse(arg, d->dst) == 0)
+			return 0;
+		fprintf(stderr, "ptltool coll: unknown algorithm '%s'\n\n", arg);
+		usage(stderr);
+		return 2;
+	case OPT_INT:
+		return parse_int(arg, (int)d->lo, (int)d->hi, d->dst) ? bad(what, arg) : 0;
+	case OPT_SIZE:
+		if (parse_size(arg, &sz) || sz < (size_t)d->lo)
+			return bad(what, arg);
+		*(size_t *)d->dst = sz;
+		return 0;
+	case OPT_TIME:
+		return parse_unit(arg, time_units, d->scale, d->dst) ? bad(what, arg) : 0;
+	case OPT_RATE:
+		return parse_unit(arg, rate_units, 1, d->dst) || *(double *)d->dst <= 0 ? bad(what, arg) : 0;
+	case OPT_NUM:
+		return parse_unit(arg, no_units, 1, d->dst) || *(double *)d->dst > (double)d->hi ? bad(what, arg) : 0;
+	case OPT_COUNTS:
+		free(*countsp);
+		*countsp = NULL;
+		return parse_counts(arg, countsp, ncounts) ? bad(what, arg) : 0;
+	}
+	return bad(what, arg);
+}
+
 /* *counts is the caller's to free, whatever this returns */
 static int coll_main(int argc, char **argv, size_t **countsp)
 {
-	static const struct option opts[] = {
-		{ "op", required_argument, NULL, 'o' },
-		{ "ranks", required_argument, NULL, 'n' },
-		{ "bytes", required_argument, NULL, 'b' },
-		{ "ports", required_argument, NULL, 'p' },
-		{ "algo", required_argument, NULL, 'a' },
-		{ "chunks", required_argument, NULL, 'c' },
-		{ "elem", required_argument, NULL, 'e' },
-		{ "root", required_argument, NULL, 'r' },
-		{ "input", no_argument, NULL, 'i' },
-		{ "alpha", required_argument, NULL, 'A' },
-		{ "beta", required_argument, NULL, 'B' },
-		{ "gamma", required_argument, NULL, 'G' },
-		{ "overhead", required_argument, NULL, 'O' },
-		{ "call", required_argument, NULL, 'L' },
-		{ "ranks-per-core", required_argument, NULL, 'K' },
-		{ "acked-sends", optional_argument, NULL, 'Q' },
-		{ "noack-max", required_argument, NULL, 'N' },
-		{ "rndv-min", required_argument, NULL, 'R' },
-		{ "rndv-cost", required_argument, NULL, 'V' },
-		{ "counts", required_argument, NULL, 'C' },
-		{ "show", no_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct coll_req req;
 	memset(&req, 0, sizeof req);
 	req.algo = COLL_ALGO_AUTO;
@@ -287,119 +346,75 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 	req.ports = 1;
 	bool have_op = false, have_ranks = false, have_bytes = false, show = false, json = false;
 	struct coll_cost_params cp = { .alpha = 1.5e-6, .beta = 10e9, .gamma = 0.1e-9 };
-	int ch, ncounts = 0;
+	int ncounts = 0;
+	const struct opt_def defs[] = {
+		{ "op", 0, OPT_OP, &req.op, &have_op, 0, 0, 0, false },
+		{ "ranks", 'n', OPT_INT, &req.nranks, &have_ranks, 1, COLL_MAX_RANKS, 0, false },
+		{ "bytes", 'b', OPT_SIZE, &req.bytes, &have_bytes, 0, 0, 0, false },
+		{ "ports", 'p', OPT_INT, &req.ports, NULL, 1, 64, 0, false },
+		{ "algo", 'a', OPT_ALGO, &req.algo, NULL, 0, 0, 0, false },
+		{ "chunks", 'c', OPT_INT, &req.num_chunks, NULL, 1, COLL_MAX_CHUNKS, 0, false },
+		{ "elem", 0, OPT_SIZE, &req.elem_size, NULL, 1, 0, 0, false },
+		{ "root", 0, OPT_INT, &req.root, NULL, 0, COLL_MAX_RANKS, 0, false },
+		{ "input", 0, OPT_FLAG, &req.input, NULL, 0, 0, 0, false },
+		{ "alpha", 0, OPT_TIME, &cp.alpha, NULL, 0, 0, 1e-6, false },
+		{ "beta", 0, OPT_RATE, &cp.beta, NULL, 0, 0, 0, false },
+		{ "gamma", 0, OPT_TIME, &cp.gamma, NULL, 0, 0, 1e-9, false },
+		{ "overhead", 0, OPT_TIME, &cp.o, NULL, 0, 0, 1e-6, false },
+		{ "call", 0, OPT_TIME, &cp.call, NULL, 0, 0, 1e-6, false },
+		{ "ranks-per-core", 0, OPT_NUM, &cp.ranks_per_core, NULL, 0, 1024, 0, false },
+		{ "acked-sends", 0, OPT_TIME, &cp.ack_alpha, &cp.acked_sends, 0, 0, 1e-6, true },
+		{ "noack-max", 0, OPT_SIZE, &cp.noack_max, NULL, 0, 0, 0, false },
+		{ "rndv-min", 0, OPT_SIZE, &cp.rndv_min, &cp.rndv, 0, 0, 0, false },
+		{ "rndv-cost", 0, OPT_TIME, &cp.rndv_cost, NULL, 0, 0, 1e-6, false },
+		{ "split-min", 0, OPT_SIZE, &cp.split_min, NULL, 0, 0, 0, false },
+		{ "split-cost", 0, OPT_TIME, &cp.split_cost, NULL, 0, 0, 1e-6, false },
+		{ "recv-post", 0, OPT_TIME, &cp.recv_post, NULL, 0, 0, 1e-6, false },
+		{ "lazy-max", 0, OPT_SIZE, &cp.lazy_max, NULL, 0, 0, 0, false },
+		{ "cmd-cost", 0, OPT_TIME, &cp.cmd_cost, NULL, 0, 0, 1e-6, false },
+		{ "counts", 0, OPT_COUNTS, NULL, NULL, 0, 0, 0, false },
+		{ "show", 's', OPT_FLAG, &show, NULL, 0, 0, 0, false },
+		{ "json", 'j', OPT_FLAG, &json, NULL, 0, 0, 0, false },
+		{ "help", 'h', OPT_HELP, NULL, NULL, 0, 0, 0, false },
+	};
+	enum { NDEFS = sizeof defs / sizeof defs[0], OPT_BASE = 256 };
+	struct option opts[NDEFS + 1];
+	char shorts[2 * NDEFS + 2] = ":";
+	size_t ns = 1;
+	for (int i = 0; i < NDEFS; i++) {
+		bool takes = defs[i].kind != OPT_FLAG && defs[i].kind != OPT_HELP;
+		opts[i] = (struct option){ defs[i].name,
+					   !takes ? no_argument : defs[i].optional ? optional_argument : required_argument,
+					   NULL, OPT_BASE + i };
+		if (defs[i].short_name) {
+			shorts[ns++] = defs[i].short_name;
+			if (takes)
+				shorts[ns++] = ':';
+		}
+	}
+	opts[NDEFS] = (struct option){ NULL, 0, NULL, 0 };
+	shorts[ns] = 0;
 
+	int ch;
 	optind = 1;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":n:b:p:a:c:hsj", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'o':
-			if (coll_op_parse(optarg, &req.op))
-				return bad("--op", optarg);
-			have_op = true;
-			break;
-		case 'n':
-			if (parse_int(optarg, 1, COLL_MAX_RANKS, &req.nranks))
-				return bad("--ranks", optarg);
-			have_ranks = true;
-			break;
-		case 'b':
-			if (parse_size(optarg, &req.bytes))
-				return bad("--bytes", optarg);
-			have_bytes = true;
-			break;
-		case 'p':
-			if (parse_int(optarg, 1, 64, &req.ports))
-				return bad("--ports", optarg);
-			break;
-		case 'a':
-			if (coll_algo_parse(optarg, &req.algo)) {
-				fprintf(stderr, "ptltool coll: unknown algorithm '%s'\n\n", optarg);
-				usage(stderr);
-				return 2;
-			}
-			break;
-		case 'c':
-			if (parse_int(optarg, 1, COLL_MAX_CHUNKS, &req.num_chunks))
-				return bad("--chunks", optarg);
-			break;
-		case 'e':
-			if (parse_size(optarg, &req.elem_size) || req.elem_size == 0)
-				return bad("--elem", optarg);
-			break;
-		case 'r':
-			if (parse_int(optarg, 0, COLL_MAX_RANKS, &req.root))
-				return bad("--root", optarg);
-			break;
-		case 'A':
-			if (parse_unit(optarg, time_units, 1e-6, &cp.alpha))
-				return bad("--alpha", optarg);
-			break;
-		case 'B':
-			if (parse_unit(optarg, rate_units, 1, &cp.beta) || cp.beta <= 0)
-				return bad("--beta", optarg);
-			break;
-		case 'G':
-			if (parse_unit(optarg, time_units, 1e-9, &cp.gamma))
-				return bad("--gamma", optarg);
-			break;
-		case 'O':
-			if (parse_unit(optarg, time_units, 1e-6, &cp.o))
-				return bad("--overhead", optarg);
-			break;
-		case 'L':
-			if (parse_unit(optarg, time_units, 1e-6, &cp.call))
-				return bad("--call", optarg);
-			break;
-		case 'i':
-			req.input = true;
-			break;
-		case 'N':
-			if (parse_size(optarg, &cp.noack_max))
-				return bad("--noack-max", optarg);
-			break;
-		case 'R':
-			if (parse_size(optarg, &cp.rndv_min))
-				return bad("--rndv-min", optarg);
-			cp.rndv = true;
-			break;
-		case 'V':
-			if (parse_unit(optarg, time_units, 1e-6, &cp.rndv_cost))
-				return bad("--rndv-cost", optarg);
-			break;
-		case 'Q':
-			cp.acked_sends = true;
-			if (optarg && parse_unit(optarg, time_units, 1e-6, &cp.ack_alpha))
-				return bad("--acked-sends", optarg);
-			break;
-		case 'K':
-			if (parse_unit(optarg, no_units, 1, &cp.ranks_per_core) || cp.ranks_per_core > 1024)
-				return bad("--ranks-per-core", optarg);
-			break;
-		case 'C':
-			free(*countsp);
-			*countsp = NULL;
-			if (parse_counts(optarg, countsp, &ncounts))
-				return bad("--counts", optarg);
-			break;
-		case 's':
-			show = true;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		case ':':
-			fprintf(stderr, "ptltool coll: option '%s' needs a value\n\n", argv[optind - 1]);
-			usage(stderr);
-			return 2;
-		default:
-			fprintf(stderr, "ptltool coll: unknown option '%s'\n\n", argv[optind - 1]);
-			usage(stderr);
-			return 2;
+	while ((ch = getopt_long(argc, argv, shorts, opts, NULL)) != -1) {
+		int i = ch >= OPT_BASE && ch < OPT_BASE + NDEFS ? ch - OPT_BASE : -1;
+		for (int k = 0; k < NDEFS && i < 0 && ch != ':' && ch != '?'; k++)
+			if (defs[k].short_name == ch)
+				i = k;
+		if (i >= 0) {
+			int rc = opt_apply(&defs[i], optarg, countsp, &ncounts);
+			if (rc)
+				return rc < 0 ? 0 : rc;
+			continue;
 		}
+		if (ch == ':')
+			fprintf(stderr, "ptltool coll: option '%s' needs a value\n\n", argv[optind - 1]);
+		else
+			fprintf(stderr, "ptltool coll: unknown option '%s'\n\n", argv[optind - 1]);
+		usage(stderr);
+		return 2;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "ptltool coll: unexpected argument '%s'\n\n", argv[optind]);
@@ -495,6 +510,12 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 			printf("\"rndv_min\": %zu, \"rndv_us\": %.6g, ", cp.rndv_min, cp.rndv_cost * 1e6);
 		else
 			printf("\"rndv_min\": null, \"rndv_us\": null, ");
+		if (cp.rndv && cp.split_min)
+			printf("\"split_min\": %zu, \"split_us\": %.6g, ", cp.split_min, cp.split_cost * 1e6);
+		else
+			printf("\"split_min\": null, \"split_us\": null, ");
+		printf("\"recv_post_us\": %.6g, \"lazy_max\": %zu, \"cmd_us\": %.6g, ", cp.recv_post * 1e6, cp.lazy_max,
+		       cp.cmd_cost * 1e6);
 		printf("\"warning\": ");
 		if (warning) {
 			putchar('"');
@@ -537,7 +558,8 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 				       "busiest CPU %.3f us\n", cp.o * 1e6, cp.call * 1e6,
 				       cp.ranks_per_core > 1 ? cp.ranks_per_core : 1,
 				       cp.acked_sends ? ", acked sends" : "",
-				       cp.rndv ? ", rendezvous copies by the sender" : "", cost.busiest_cpu * 1e6);
+				       !cp.rndv ? "" : cp.split_min ? ", rendezvous copies by the sender (split with the receiver)"
+				       : ", rendezvous copies by the sender", cost.busiest_cpu * 1e6);
 		} else
 			printf("predicted     n/a (%llu commands: too many to simulate)\n",
 			       (unsigned long long)info.entries);

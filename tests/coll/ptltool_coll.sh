@@ -46,6 +46,34 @@ has "$out" '"rndv_min": 4096, "rndv_us": 2,'
 has "$out" '"predicted_us": 1055.07'
 expect 0 --op allreduce --ranks 2 --bytes 1M --json
 has "$out" '"rndv_min": null, "rndv_us": null,'
+has "$out" '"split_min": null, "split_us": null,'
+# the split copy: a 2-rank 1 MiB bcast (one way) with --split-min 128K:
+# o + alpha + o + alpha + 2 + alpha (the request for the second half) +
+# M/2/beta + alpha + o; the same exchange as above costs what it did
+expect 0 --op bcast --ranks 2 --bytes 1M --alpha 1 --beta 1GB/s --overhead 0.5 --rndv-min 4K --rndv-cost 2 \
+	--split-min 128K --json
+has "$out" '"split_min": 131072, "split_us": 0,'
+has "$out" '"predicted_us": 531.788'
+expect 0 --op bcast --ranks 2 --bytes 1M --alpha 1 --beta 1GB/s --overhead 0.5 --rndv-min 4K --rndv-cost 2 \
+	--split-min 128K --split-cost 3 --json
+has "$out" '"split_min": 131072, "split_us": 3,'
+has "$out" '"predicted_us": 534.788'
+expect 0 --op allreduce --ranks 2 --bytes 1M --algo recursive_doubling --alpha 1 --beta 1GB/s --gamma 0 \
+	--overhead 0.5 --rndv-min 4K --rndv-cost 2 --split-min 128K --json
+has "$out" '"predicted_us": 1055.07'
+# posting a receive: above --lazy-max it costs --recv-post once in the
+# 2-rank exchange's chain (o + alpha + M/beta + o = 6.096 us without)
+expect 0 --op allreduce --ranks 2 --bytes 4K --algo recursive_doubling --alpha 1 --beta 1GB/s --gamma 0 \
+	--overhead 0.5 --recv-post 0.25 --lazy-max 1K --json
+has "$out" '"predicted_us": 6.346'
+has "$out" '"recv_post_us": 0.25, "lazy_max": 1024,'
+expect 0 --op allreduce --ranks 2 --bytes 4K --algo recursive_doubling --alpha 1 --beta 1GB/s --gamma 0 \
+	--overhead 0.5 --recv-post 0.25 --lazy-max 4K --json
+has "$out" '"predicted_us": 6.096'
+# a command's own cost: a 2-rank barrier's chain pays it twice (1 + 2 x 0.5 + 2 x 0.25)
+expect 0 --op barrier --ranks 2 --alpha 1 --overhead 0.5 --cmd-cost 0.25 --json
+has "$out" '"cmd_us": 0.25,'
+has "$out" '"predicted_us": 2.5'
 
 # allgatherv: short goes by bruck (N not a power of two: 3 rounds), long by
 # the one-way ring; zero blocks carry nothing
@@ -146,6 +174,21 @@ has "$err" "bad --counts"
 expect 2 --op allreduce --ranks 8 --bytes 7 --elem 4
 has "$err" "element"
 expect 2 --op allreduce --ranks 8 --bytes 1M --ports
+has "$err" "option '--ports' needs a value"
+expect 2 --op allreduce --ranks 8 --bytes 1M --split-min 1Q
+has "$err" "bad --split-min '1Q'"
+expect 2 --op allreduce --ranks 8 --bytes 1M --ranks-per-core 2000
+has "$err" "bad --ranks-per-core"
+expect 2 --op allreduce --ranks 8 --bytes 1M --elem 0
+has "$err" "bad --elem"
+expect 2 --op allreduce --ranks 8 --bytes 1M --acked-sends=soon
+has "$err" "bad --acked-sends"
+# short options and --acked-sends without a value
+expect 0 --op allreduce -n 4 -b 1K -p 2 -a ring -c 2 -j --acked-sends
+has "$out" '"algorithm": "ring_bidir"'
+has "$out" '"acked_sends": true'
+expect 0 -h
+has "$out" "usage: ptltool coll"
 expect 0 --help
 has "$out" "usage: ptltool coll"
 

@@ -224,6 +224,91 @@ static void test_sw_rendezvous(void **state)
 	     2e-6 + 3e-7 + 1e-6 + 3e-7 + 1e-6 + 1.5e-6 + M / 1e9 + 1e-6 + 3e-7 + M * 1e-10);
 }
 
+/* A split copy (split_min and up, ptl's shm NAL from 128 KiB): the sender
+ * asks the receiver (alpha after its rendezvous cost) to copy the second
+ * half while it copies the first. One way (a 2-rank bcast, the receiver
+ * idle) the halves overlap: the copy ends alpha + M/2 beta after the
+ * request went, where the whole copy took M beta. An exchange (2-rank
+ * recursive doubling) gains nothing: each CPU copies its own half, then
+ * the peer's, M beta in all, as without the split. Below split_min, or
+ * with split_min 0, the copy goes whole. */
+static void test_sw_split_copy(void **state)
+{
+	(void)state;
+	double M = 262144;
+	struct coll_cost_params p = { .alpha = 1e-6, .beta = 1e9, .gamma = 1e-10, .o = 3e-7, .call = 2e-6,
+				      .acked_sends = true, .rndv = true, .rndv_min = 4096, .rndv_cost = 1.5e-6,
+				      .split_min = 131072 };
+	/* call, o, header, o, request, rndv cost, help request, half, reply, o */
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 262144, 1, &p),
+	     2e-6 + 3e-7 + 1e-6 + 3e-7 + 1e-6 + 1.5e-6 + 1e-6 + M / 2 / 1e9 + 1e-6 + 3e-7);
+	struct coll_cost_params q = p;
+	q.split_min = 0;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 262144, 1, &q),
+	     2e-6 + 3e-7 + 1e-6 + 3e-7 + 1e-6 + 1.5e-6 + M / 1e9 + 1e-6 + 3e-7);
+	q.split_min = 262145;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 262144, 1, &q),
+	     2e-6 + 3e-7 + 1e-6 + 3e-7 + 1e-6 + 1.5e-6 + M / 1e9 + 1e-6 + 3e-7);
+	/* the exchange: own half, then the peer's, then reply, o, the add */
+	double ex = 2e-6 + 3e-7 + 1e-6 + 3e-7 + 1e-6 + 1.5e-6 + M / 1e9 + 1e-6 + 3e-7 + M * 1e-10;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 262144, 1, &p), ex);
+	q.split_min = 0;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 262144, 1, &q), ex);
+	/* the half is rounded down to 4 KiB: 135168 B splits 65536 + 69632,
+	 * and the receiver's larger half ends the copy */
+	p.split_min = 131072;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 135168, 1, &p),
+	     2e-6 + 3e-7 + 1e-6 + 3e-7 + 1e-6 + 1.5e-6 + 1e-6 + 69632 / 1e9 + 1e-6 + 3e-7);
+	/* the receiver's own cost per split copy: on the one-way chain once
+	 * (its half ends last), in the exchange once per CPU, which copies
+	 * the peer's half after its own */
+	p.split_cost = 2e-6;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 262144, 1, &p),
+	     2e-6 + 3e-7 + 1e-6 + 3e-7 + 1e-6 + 1.5e-6 + 1e-6 + 2e-6 + M / 2 / 1e9 + 1e-6 + 3e-7);
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 262144, 1, &p), ex + 2e-6);
+	q.split_cost = 2e-6; /* unsplit: not paid */
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 262144, 1, &q), ex);
+}
+
+/* A receive above lazy_max posts an ME first: recv_post of its rank's CPU
+ * before it can match, so a 2-rank exchange's chain grows by it once (both
+ * ranks post at once); up to lazy_max, or with recv_post 0, nothing. */
+static void test_sw_recv_post(void **state)
+{
+	(void)state;
+	double M = 4096;
+	struct coll_cost_params p = { .alpha = 1e-6, .beta = 1e9, .gamma = 1e-10, .o = 3e-7, .call = 2e-6,
+				      .recv_post = 4e-7, .lazy_max = 1024 };
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 4096, 1, &p),
+	     2e-6 + 4e-7 + 3e-7 + 1e-6 + M / 1e9 + 3e-7 + M * 1e-10);
+	p.lazy_max = 4096;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 4096, 1, &p),
+	     2e-6 + 3e-7 + 1e-6 + M / 1e9 + 3e-7 + M * 1e-10);
+	p.lazy_max = 0;
+	p.recv_post = 0;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 4096, 1, &p),
+	     2e-6 + 3e-7 + 1e-6 + M / 1e9 + 3e-7 + M * 1e-10);
+	/* a zero-byte receive (a barrier's) is never above lazy_max */
+	p.recv_post = 4e-7;
+	NEAR(sw_cost(COLL_OP_BARRIER, COLL_ALGO_AUTO, 2, 0, 1, &p), 2e-6 + 2 * 3e-7 + 1e-6);
+}
+
+/* Every posted send and receive costs its rank cmd_cost when posted: a
+ * 2-rank barrier's chain pays it twice (each rank posts its receive, then
+ * its send), a 2-rank bcast's once (the root's send; the leaf posted its
+ * receive long before the message came), the ring's two steps on 2 ranks
+ * four times. */
+static void test_sw_cmd_cost(void **state)
+{
+	(void)state;
+	struct coll_cost_params p = { .alpha = 1e-6, .o = 3e-7, .call = 2e-6, .cmd_cost = 5e-8 };
+	NEAR(sw_cost(COLL_OP_BARRIER, COLL_ALGO_AUTO, 2, 0, 1, &p), 2e-6 + 2 * 5e-8 + 2 * 3e-7 + 1e-6);
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 64, 1, &p), 2e-6 + 5e-8 + 2 * 3e-7 + 1e-6);
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RING, 2, 64, 1, &p), 2e-6 + 2 * (2 * 5e-8 + 2 * 3e-7 + 1e-6));
+	p.cmd_cost = 0;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RING, 2, 64, 1, &p), 2e-6 + 2 * (2 * 3e-7 + 1e-6));
+}
+
 /* A rank's overheads take turns on its one CPU: a linear scatter's root
  * pays o per block one after the other. With alpha 0 and infinite
  * bandwidth, the last of 4 blocks leaves at 4 o and is received at 5 o;
@@ -334,6 +419,9 @@ int main(void)
 		cmocka_unit_test(test_sw_o_serialized),
 		cmocka_unit_test(test_sw_acked_sends),
 		cmocka_unit_test(test_sw_rendezvous),
+		cmocka_unit_test(test_sw_split_copy),
+		cmocka_unit_test(test_sw_recv_post),
+		cmocka_unit_test(test_sw_cmd_cost),
 		cmocka_unit_test(test_sw_ranks_per_core),
 		cmocka_unit_test(test_sw_monotonic),
 	};
