@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "nal/verbs/vrb.h"
+#include "nal/verbs/vrb_zip.h"
 
 int vrb_post_recvs(struct nal *n, uint32_t count)
 {
@@ -124,8 +125,9 @@ static int vrb_post_msg(struct nal *n, int peer, uint64_t seq)
 {
 	struct vrb_peer *p = &n->peers[peer];
 	uint32_t k = (uint32_t)(seq % VRB_CREDITS);
-	struct ibv_sge sge = { .addr = (uintptr_t)(p->keep + (size_t)k * VRB_EAGER), .length = p->keep_len[k],
-			       .lkey = p->keep_mr->lkey };
+	uint32_t zipped = p->keep_len[k] & VRB_IMM_ZIPPED;
+	struct ibv_sge sge = { .addr = (uintptr_t)(p->keep + (size_t)k * VRB_EAGER),
+			       .length = p->keep_len[k] & ~VRB_IMM_ZIPPED, .lkey = p->keep_mr->lkey };
 	/* Signaled every VRB_SIG_EVERY-th time (vrb.h), and whenever this WR
 	 * leaves no room for another send: then only a completion can make
 	 * room, and the next signaled one might never be posted. */
@@ -134,7 +136,7 @@ static int vrb_post_msg(struct nal *n, int peer, uint64_t seq)
 	struct ibv_send_wr wr = { .wr_id = VRB_WR(VRB_WR_SEND, peer, sig ? p->unsig + 1 : 0), .sg_list = &sge,
 				  .num_sge = 1, .opcode = IBV_WR_SEND_WITH_IMM,
 				  .send_flags = sig ? IBV_SEND_SIGNALED : 0,
-				  .imm_data = htonl((uint32_t)p->consumed) }, *bad;
+				  .imm_data = htonl(((uint32_t)p->consumed & VRB_IMM_COUNT) | zipped) }, *bad;
 	if (sge.length <= n->max_inline_data)
 		wr.send_flags |= IBV_SEND_INLINE;
 	if (ibv_post_send(p->qp, &wr, &bad))
@@ -194,7 +196,11 @@ int vrb_send(struct nal *n, int peer, const void *hdr, size_t hdr_len, const voi
 	memcpy(buf, hdr, hdr_len);
 	if (len)
 		memcpy(buf + hdr_len, payload, len);
-	p->keep_len[k] = (uint32_t)(hdr_len + len);
+	/* Zipped in the slot, so a resend after a re-open sends the same
+	 * bytes; the slot's length keeps the flag the immediate data carries. */
+	size_t zlen = vrb_zip((unsigned char *)buf, hdr_len + len);
+	p->keep_len[k] = zlen ? (uint32_t)zlen | VRB_IMM_ZIPPED : (uint32_t)(hdr_len + len);
+	n->sends_zipped += zlen != 0;
 	int rc = vrb_post_msg(n, peer, p->sent);
 	if (rc != 0)
 		return rc; /* not sent: the caller tries again (or the peer failed) */
@@ -277,19 +283,27 @@ static void vrb_recv_wc(struct nal *n, const struct ibv_wc *wc)
 	}
 	struct vrb_peer *p = &n->peers[peer];
 	p->acts++;
+	unsigned char *msg = (unsigned char *)n->rbuf + (size_t)i * VRB_EAGER;
+	long len = wc->byte_len;
 	if (wc->wc_flags & IBV_WC_WITH_IMM) {
-		/* 32 bits of a count that never runs more than the grant
+		/* 31 bits of a count that never runs more than the grant
 		 * ahead of what we know: extend it from our own. */
-		uint32_t low = ntohl(wc->imm_data);
+		uint32_t imm = ntohl(wc->imm_data);
 		uint64_t back = vrb_peer_back(n, peer);
-		back += (uint32_t)(low - (uint32_t)back);
+		back += (imm - (uint32_t)back) & VRB_IMM_COUNT;
 		if (back <= p->sent)
 			p->imm_back = back;
+		if (imm & VRB_IMM_ZIPPED)
+			len = vrb_unzip(msg, wc->byte_len);
 	}
 	/* Counted before the upcall: a send from inside it may break the
 	 * connection, and the handshake then says this one was consumed. */
 	p->consumed++;
-	n->args.up.recv(n->args.up.arg, peer, n->rbuf + (size_t)i * VRB_EAGER, wc->byte_len);
+	if (len >= 0)
+		n->args.up.recv(n->args.up.arg, peer, msg, (size_t)len);
+	else
+		fprintf(stderr, "ptl: verbs: rank %d: dropped a malformed message (%u bytes) from rank %d\n",
+			n->args.rank, wc->byte_len, peer);
 	vrb_repost(n, i);
 	uint32_t quarter = p->granted / 4 ? p->granted / 4 : 1;
 	if (p->consumed - p->told >= quarter && p->state == VRB_UP)

@@ -1,0 +1,73 @@
+/*
+ * Zero-word elision for small eager messages (vrb_zip.h).
+ *
+ * In place both ways: zipping moves every kept word to the left (to or
+ * below where it was), so a forward pass never overwrites a word it has
+ * yet to read; unzipping moves them back to the right, so it runs
+ * backwards, the tail first.
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "nal/verbs/vrb_zip.h"
+
+size_t vrb_zip(unsigned char *buf, size_t len)
+{
+	if (len > VRB_ZIP_MAX)
+		return 0;
+	size_t nw = len / 8, tail = len % 8, out = 0;
+	uint32_t map = 0;
+	for (size_t j = 0; j < nw; j++) {
+		uint64_t w;
+		memcpy(&w, buf + 8 * j, 8);
+		if (!w)
+			continue;
+		if (out != 8 * j)
+			memcpy(buf + out, &w, 8);
+		out += 8;
+		map |= (uint32_t)1 << j;
+	}
+	if (out == 8 * nw)
+		return 0; /* no zero word: the map would only cost */
+	memmove(buf + out, buf + 8 * nw, tail);
+	out += tail;
+	map |= (uint32_t)1 << nw;
+	for (int b = 0; b < 4; b++)
+		buf[out++] = (unsigned char)(map >> (8 * b));
+	return out;
+}
+
+long vrb_unzip(unsigned char *buf, size_t len)
+{
+	if (len < 4)
+		return -1;
+	uint32_t map = 0;
+	for (int b = 0; b < 4; b++)
+		map |= (uint32_t)buf[len - 4 + b] << (8 * b);
+	if (!map)
+		return -1;
+	unsigned nw = 31;
+	while (!(map >> nw))
+		nw--;
+	unsigned pop = 0;
+	for (uint32_t m = map & ~((uint32_t)1 << nw); m; m &= m - 1)
+		pop++;
+	if (8 * (size_t)pop + 4 > len)
+		return -1;
+	size_t tail = len - 4 - 8 * (size_t)pop, full = 8 * (size_t)nw + tail;
+	if (tail >= 8 || full > VRB_ZIP_MAX)
+		return -1;
+	memmove(buf + 8 * nw, buf + 8 * pop, tail);
+	for (unsigned j = nw, k = pop; j-- > 0;) {
+		if (map & ((uint32_t)1 << j)) {
+			k--;
+			if (k != j)
+				memmove(buf + 8 * j, buf + 8 * k, 8);
+		} else {
+			memset(buf + 8 * j, 0, 8);
+		}
+	}
+	return (long)full;
+}

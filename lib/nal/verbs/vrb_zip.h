@@ -1,0 +1,40 @@
+/*
+ * lib/nal/verbs/vrb_zip.h - small eager messages leave out their zero
+ * 8-byte words on the wire.
+ *
+ * Why: on Soft-RoCE (rdma_rxe) every byte of a message is copied and
+ * CRC'd twice (the ICRC, sender and receiver), and a payload of more than
+ * 76 bytes makes the kernel's crc32 take its PCLMUL path, which saves and
+ * restores the process's FPU state around it: under emulation that alone
+ * costs more than the rest of the send. A Portals header is 72 bytes, most
+ * of them zero for a plain put (no offset, header data, AC index...), so
+ * an 8-byte put went out as 80 bytes; zipped it is about half that.
+ *
+ * Format of a zipped message of L bytes (L = 8 * nw + tail, tail < 8):
+ * the nonzero words among its first nw, in order; then the tail bytes;
+ * then a little-endian 32-bit map: bit j (j < nw) set when word j was
+ * sent, bit nw set as the end mark. Only messages of VRB_ZIP_MAX bytes or
+ * fewer with at least one zero word are zipped (the map costs 4 bytes,
+ * a zero word saves 8); the sender says which messages are (vrb.h: the
+ * top bit of the immediate data).
+ *
+ * Both functions work in place, with no other buffer: the receive buffer
+ * (or send slot) has room for the unzipped length.
+ */
+#ifndef PTL_VRB_ZIP_H
+#define PTL_VRB_ZIP_H
+
+#include <stddef.h>
+
+#define VRB_ZIP_MAX 240u /* 30 words: the map's bits 0..30 */
+
+/* Zips the len bytes at buf in place. Returns the zipped length, or 0 when
+ * the message is left as it is (too long, or no zero word). */
+size_t vrb_zip(unsigned char *buf, size_t len);
+
+/* Unzips the zipped message of len bytes at buf in place; buf has room
+ * for VRB_ZIP_MAX + 7 bytes. Returns the unzipped length, or -1 when the
+ * bytes are no zipped message (a peer's bug: the caller drops it). */
+long vrb_unzip(unsigned char *buf, size_t len);
+
+#endif /* PTL_VRB_ZIP_H */
