@@ -52,7 +52,6 @@
 #ifndef PTL_VRB_H
 #define PTL_VRB_H
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -282,8 +281,9 @@ struct nal {
 	                     * resend, a credit write, queued bulks): set where
 	                     * such work appears, so a poll walks the peers only
 	                     * then and stays O(1) in the job size otherwise */
-	/* completions sleep() took off the CQ for progress() */
-	pthread_mutex_t cq_lock;
+	/* completions sleep() took off the CQ for progress(); cq_busy is the
+	 * lock of the CQ and the stash (vrb_msg.c) */
+	atomic_bool cq_busy;
 	struct ibv_wc stash[VRB_STASH];
 	unsigned nstash;
 	/* bulk */

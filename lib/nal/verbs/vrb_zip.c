@@ -4,7 +4,10 @@
  * In place both ways: zipping moves every kept word to the left (to or
  * below where it was), so a forward pass never overwrites a word it has
  * yet to read; unzipping moves them back to the right, so it runs
- * backwards, the tail first.
+ * backwards, the tail first. Words go through a register (fixed-size
+ * memcpy, which compilers inline) and the few tail bytes one by one: both
+ * run once per small message, where a library call per word cost more
+ * than the rest of the work (under emulation, calls are what is slow).
  */
 #include "config.h"
 
@@ -24,15 +27,14 @@ size_t vrb_zip(unsigned char *buf, size_t len)
 		memcpy(&w, buf + 8 * j, 8);
 		if (!w)
 			continue;
-		if (out != 8 * j)
-			memcpy(buf + out, &w, 8);
+		memcpy(buf + out, &w, 8);
 		out += 8;
 		map |= (uint32_t)1 << j;
 	}
 	if (out == 8 * nw)
 		return 0; /* no zero word: the map would only cost */
-	memmove(buf + out, buf + 8 * nw, tail);
-	out += tail;
+	for (size_t i = 0; i < tail; i++)
+		buf[out++] = buf[8 * nw + i];
 	map |= (uint32_t)1 << nw;
 	for (int b = 0; b < 4; b++)
 		buf[out++] = (unsigned char)(map >> (8 * b));
@@ -59,15 +61,13 @@ long vrb_unzip(unsigned char *buf, size_t len)
 	size_t tail = len - 4 - 8 * (size_t)pop, full = 8 * (size_t)nw + tail;
 	if (tail >= 8 || full > VRB_ZIP_MAX)
 		return -1;
-	memmove(buf + 8 * nw, buf + 8 * pop, tail);
+	for (size_t i = tail; i-- > 0;)
+		buf[8 * nw + i] = buf[8 * pop + i];
 	for (unsigned j = nw, k = pop; j-- > 0;) {
-		if (map & ((uint32_t)1 << j)) {
-			k--;
-			if (k != j)
-				memmove(buf + 8 * j, buf + 8 * k, 8);
-		} else {
-			memset(buf + 8 * j, 0, 8);
-		}
+		uint64_t w = 0;
+		if (map & ((uint32_t)1 << j))
+			memcpy(&w, buf + 8 * --k, 8);
+		memcpy(buf + 8 * j, &w, 8);
 	}
 	return (long)full;
 }
