@@ -95,6 +95,14 @@ static void test_small_put(void **state)
 	assert_memory_equal(buf, &h, sizeof h);
 }
 
+/* Sets the 4-byte trailer at the end of buf[0, len). */
+static void trailer(unsigned char *buf, size_t len, unsigned nw, unsigned tail, uint32_t map)
+{
+	buf[len - 4] = (unsigned char)(nw | tail << 5);
+	for (int b = 0; b < 3; b++)
+		buf[len - 3 + b] = (unsigned char)(map >> (8 * b));
+}
+
 static void test_malformed(void **state)
 {
 	(void)state;
@@ -102,22 +110,21 @@ static void test_malformed(void **state)
 	memset(buf, 0, sizeof buf);
 	assert_int_equal(vrb_unzip(buf, 0), -1);
 	assert_int_equal(vrb_unzip(buf, 3), -1);
-	assert_int_equal(vrb_unzip(buf, 4), -1); /* map 0: no end mark */
-	/* end mark at 2 words, both present: 16 bytes are needed, 0 came */
-	buf[0] = 0x07;
+	trailer(buf, 4, 2, 0, 3); /* two words marked, none sent */
 	assert_int_equal(vrb_unzip(buf, 4), -1);
-	/* a tail of 8 bytes or more: it would have been a word */
-	memset(buf, 0, sizeof buf);
-	buf[12] = 0x02; /* end mark at 1 word, word absent */
+	trailer(buf, 16, 2, 0, 1); /* two words sent, one marked */
 	assert_int_equal(vrb_unzip(buf, 16), -1);
-	/* longer than anything zipped */
-	memset(buf, 0, sizeof buf);
-	buf[3] = 0x80; /* end mark at word 31 */
+	trailer(buf, 7, 1, 7, 0); /* a 7-byte tail in 3 bytes */
+	assert_int_equal(vrb_unzip(buf, 7), -1);
+	trailer(buf, 9, 1, 0, 0); /* 5 bytes: no whole word */
+	assert_int_equal(vrb_unzip(buf, 9), -1);
+	trailer(buf, 4, 1, 0, 2); /* a word marked beyond the count */
+	assert_int_equal(vrb_unzip(buf, 4), -1);
+	trailer(buf, 4, 25, 0, 0); /* longer than anything zipped */
 	assert_int_equal(vrb_unzip(buf, 4), -1);
 	/* the smallest valid one: one zero word */
 	memset(buf, 0xee, sizeof buf);
-	buf[0] = 0x02;
-	buf[1] = buf[2] = buf[3] = 0;
+	trailer(buf, 4, 1, 0, 0);
 	assert_int_equal(vrb_unzip(buf, 4), 8);
 	assert_memory_equal(buf, "\0\0\0\0\0\0\0\0", 8);
 }

@@ -32,11 +32,11 @@ size_t vrb_zip(unsigned char *buf, size_t len)
 		map |= (uint32_t)1 << j;
 	}
 	if (out == 8 * nw)
-		return 0; /* no zero word: the map would only cost */
+		return 0; /* no zero word: the trailer would only cost */
 	for (size_t i = 0; i < tail; i++)
 		buf[out++] = buf[8 * nw + i];
-	map |= (uint32_t)1 << nw;
-	for (int b = 0; b < 4; b++)
+	buf[out++] = (unsigned char)(nw | tail << 5);
+	for (int b = 0; b < 3; b++)
 		buf[out++] = (unsigned char)(map >> (8 * b));
 	return out;
 }
@@ -45,29 +45,25 @@ long vrb_unzip(unsigned char *buf, size_t len)
 {
 	if (len < 4)
 		return -1;
-	uint32_t map = 0;
-	for (int b = 0; b < 4; b++)
-		map |= (uint32_t)buf[len - 4 + b] << (8 * b);
-	if (!map)
+	const unsigned char *t = buf + len - 4;
+	unsigned nw = t[0] & 31u, tail = t[0] >> 5;
+	uint32_t map = t[1] | (uint32_t)t[2] << 8 | (uint32_t)t[3] << 16;
+	if (tail > len - 4)
 		return -1;
-	unsigned nw = 31;
-	while (!(map >> nw))
-		nw--;
-	unsigned pop = 0;
-	for (uint32_t m = map & ~((uint32_t)1 << nw); m; m &= m - 1)
-		pop++;
-	if (8 * (size_t)pop + 4 > len)
+	size_t words = len - 4 - tail;
+	if (nw > VRB_ZIP_MAX / 8 || map >> nw || words % 8 || words / 8 > nw)
 		return -1;
-	size_t tail = len - 4 - 8 * (size_t)pop, full = 8 * (size_t)nw + tail;
-	if (tail >= 8 || full > VRB_ZIP_MAX)
-		return -1;
+	unsigned k = (unsigned)(words / 8);
 	for (size_t i = tail; i-- > 0;)
-		buf[8 * nw + i] = buf[8 * pop + i];
-	for (unsigned j = nw, k = pop; j-- > 0;) {
+		buf[8 * nw + i] = buf[words + i];
+	for (unsigned j = nw; j-- > 0;) {
 		uint64_t w = 0;
-		if (map & ((uint32_t)1 << j))
+		if (map & ((uint32_t)1 << j)) {
+			if (!k)
+				return -1; /* more words marked than sent */
 			memcpy(&w, buf + 8 * --k, 8);
+		}
 		memcpy(buf + 8 * j, &w, 8);
 	}
-	return (long)full;
+	return k ? -1 : (long)(8 * nw + tail);
 }

@@ -12,11 +12,12 @@
  *
  * Format of a zipped message of L bytes (L = 8 * nw + tail, tail < 8):
  * the nonzero words among its first nw, in order; then the tail bytes;
- * then a little-endian 32-bit map: bit j (j < nw) set when word j was
- * sent, bit nw set as the end mark. Only messages of VRB_ZIP_MAX bytes or
- * fewer with at least one zero word are zipped (the map costs 4 bytes,
- * a zero word saves 8); the sender says which messages are (vrb.h: the
- * top bit of the immediate data).
+ * then 4 bytes: nw | tail << 5, and a little-endian 24-bit map whose bit
+ * j is set when word j was sent. Both counts are spelled out so that the
+ * receiver finds every piece without counting bits. Only messages of
+ * VRB_ZIP_MAX bytes or fewer with at least one zero word are zipped (the
+ * trailer costs 4 bytes, a zero word saves 8); the sender says which
+ * messages are (vrb.h: the top bit of the immediate data).
  *
  * Both functions work in place, with no other buffer: the receive buffer
  * (or send slot) has room for the unzipped length.
@@ -26,7 +27,7 @@
 
 #include <stddef.h>
 
-#define VRB_ZIP_MAX 240u /* 30 words: the map's bits 0..30 */
+#define VRB_ZIP_MAX 192u /* 24 words: the map's bits */
 
 /* Zips the len bytes at buf in place. Returns the zipped length, or 0 when
  * the message is left as it is (too long, or no zero word). */
