@@ -1,14 +1,15 @@
 /*
  * tests/nal/test_vrb_zip.c - the verbs NAL's zero-word elision
  * (lib/nal/verbs/vrb_zip.c) on its own, no RDMA device needed: every
- * length and many zero patterns come back byte for byte, in place;
- * messages that cannot gain are left alone; a small Portals put fits the
- * 76 bytes under which Soft-RoCE's CRC stays cheap; malformed bytes from
- * a peer are refused, not read out of bounds.
+ * length, header split and many zero patterns come back byte for byte;
+ * messages that cannot gain are sent as they are; a small Portals put
+ * fits the 76 bytes under which Soft-RoCE's CRC stays cheap; malformed
+ * bytes from a peer are refused, not read out of bounds.
  */
 #include "config.h"
 
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -52,29 +53,43 @@ static size_t zero_words(const unsigned char *b, size_t len)
 	return z;
 }
 
+/* Zips orig[0, len), split into a header of hdr_len bytes and a payload,
+ * into a buffer that held other bytes; checks what the sender sends and
+ * that the receiver gets orig back. */
+static void zip_one(const unsigned char *orig, size_t len, size_t hdr_len)
+{
+	unsigned char buf[ROOM];
+	memset(buf, 0x5a, sizeof buf);
+	bool zipped;
+	size_t z = vrb_zip(buf, orig, hdr_len, orig + hdr_len, len - hdr_len, &zipped);
+	size_t zw = zero_words(orig, len);
+	/* nothing written beyond the message */
+	for (size_t i = len; i < ROOM; i++)
+		assert_int_equal(buf[i], 0x5a);
+	if (len > VRB_ZIP_MAX || zw == 0 || hdr_len % 8) {
+		/* nothing to gain (or no word boundary): sent as it is */
+		assert_false(zipped);
+		assert_int_equal(z, len);
+		assert_memory_equal(buf, orig, len);
+		return;
+	}
+	assert_true(zipped);
+	/* 8 bytes saved per zero word, 4 spent on the trailer */
+	assert_int_equal(z, len - 8 * zw + 4);
+	assert_int_equal(vrb_unzip(buf, z), (long)len);
+	assert_memory_equal(buf, orig, len);
+}
+
 static void test_round_trip(void **state)
 {
 	(void)state;
-	unsigned char orig[ROOM], buf[ROOM];
+	unsigned char orig[ROOM];
 	for (size_t len = 0; len <= VRB_ZIP_MAX + 16; len++) {
 		for (unsigned round = 0; round < 200; round++) {
 			fill(orig, len, round % 4);
-			memset(orig + len, 0xa5, ROOM - len);
-			memcpy(buf, orig, ROOM);
-			size_t z = vrb_zip(buf, len), zw = zero_words(orig, len);
-			if (len > VRB_ZIP_MAX || zw == 0) {
-				/* nothing to gain: the message is untouched */
-				assert_int_equal(z, 0);
-				assert_memory_equal(buf, orig, ROOM);
-				continue;
-			}
-			/* 8 bytes saved per zero word, 4 spent on the map */
-			assert_int_equal(z, len - 8 * zw + 4);
-			assert_memory_equal(buf + len, orig + len, ROOM - len);
-			/* the receiver's buffer holds whatever came before */
-			memset(buf + z, 0x5a, ROOM - z);
-			assert_int_equal(vrb_unzip(buf, z), (long)len);
-			assert_memory_equal(buf, orig, len);
+			/* headers of whole words, as lib/ptl's, now and then not */
+			size_t hdr_len = round % 7 == 6 ? next() % (len + 1) : 8 * (next() % (len / 8 + 1));
+			zip_one(orig, len, hdr_len);
 		}
 	}
 }
@@ -84,15 +99,16 @@ static void test_round_trip(void **state)
 static void test_small_put(void **state)
 {
 	(void)state;
-	unsigned char buf[ROOM];
+	unsigned char buf[ROOM], payload[8];
 	struct ptl_hdr h = { .type = PTL_MSG_PUT, .pt_index = 3, .uid = 1000, .jid = 77,
 			     .match_bits = 0x5150, .rlength = 8 };
-	memcpy(buf, &h, sizeof h);
-	memset(buf + sizeof h, 1, 8);
-	size_t z = vrb_zip(buf, sizeof h + 8);
-	assert_true(z > 0 && z <= 76);
+	memset(payload, 1, sizeof payload);
+	bool zipped;
+	size_t z = vrb_zip(buf, &h, sizeof h, payload, sizeof payload, &zipped);
+	assert_true(zipped && z <= 76);
 	assert_int_equal(vrb_unzip(buf, z), (long)(sizeof h + 8));
 	assert_memory_equal(buf, &h, sizeof h);
+	assert_memory_equal(buf + sizeof h, payload, 8);
 }
 
 /* Sets the 4-byte trailer at the end of buf[0, len). */

@@ -194,14 +194,12 @@ int vrb_send(struct nal *n, int peer, const void *hdr, size_t hdr_len, const voi
 	}
 	uint32_t k = (uint32_t)(p->sent % VRB_CREDITS);
 	char *buf = p->keep + (size_t)k * VRB_EAGER;
-	memcpy(buf, hdr, hdr_len);
-	if (len)
-		memcpy(buf + hdr_len, payload, len);
 	/* Zipped in the slot, so a resend after a re-open sends the same
 	 * bytes; the slot's length keeps the flag the immediate data carries. */
-	size_t zlen = vrb_zip((unsigned char *)buf, hdr_len + len);
-	p->keep_len[k] = zlen ? (uint32_t)zlen | VRB_IMM_ZIPPED : (uint32_t)(hdr_len + len);
-	n->sends_zipped += zlen != 0;
+	bool zipped;
+	size_t wire = vrb_zip((unsigned char *)buf, hdr, hdr_len, payload, len, &zipped);
+	p->keep_len[k] = (uint32_t)wire | (zipped ? VRB_IMM_ZIPPED : 0);
+	n->sends_zipped += zipped;
 	int rc = vrb_post_msg(n, peer, p->sent);
 	if (rc != 0)
 		return rc; /* not sent: the caller tries again (or the peer failed) */

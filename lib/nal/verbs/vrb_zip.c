@@ -1,13 +1,13 @@
 /*
  * Zero-word elision for small eager messages (vrb_zip.h).
  *
- * In place both ways: zipping moves every kept word to the left (to or
- * below where it was), so a forward pass never overwrites a word it has
- * yet to read; unzipping moves them back to the right, so it runs
- * backwards, the tail first. Words go through a register (fixed-size
- * memcpy, which compilers inline) and the few tail bytes one by one: both
- * run once per small message, where a library call per word cost more
- * than the rest of the work (under emulation, calls are what is slow).
+ * Zipping copies the message into the send slot on the way (the send made
+ * that copy anyway); unzipping works in place, moving the words back to
+ * the right, so it runs backwards, the tail first. Words go through a
+ * register (fixed-size memcpy, which compilers inline) and the few tail
+ * bytes one by one: both run once per small message, where a library call
+ * per word cost more than the rest of the work (under emulation, calls are
+ * what is slow).
  */
 #include "config.h"
 
@@ -16,28 +16,48 @@
 
 #include "nal/verbs/vrb_zip.h"
 
-size_t vrb_zip(unsigned char *buf, size_t len)
+/* Appends the nonzero ones of nw words at src to dst + out, marking them in
+ * *map from bit j0 on; returns the new out. */
+static size_t vrb_zip_words(unsigned char *dst, size_t out, const unsigned char *src, size_t nw, size_t j0,
+			    uint32_t *map)
 {
-	if (len > VRB_ZIP_MAX)
-		return 0;
-	size_t nw = len / 8, tail = len % 8, out = 0;
-	uint32_t map = 0;
 	for (size_t j = 0; j < nw; j++) {
 		uint64_t w;
-		memcpy(&w, buf + 8 * j, 8);
+		memcpy(&w, src + 8 * j, 8);
 		if (!w)
 			continue;
-		memcpy(buf + out, &w, 8);
+		memcpy(dst + out, &w, 8);
 		out += 8;
-		map |= (uint32_t)1 << j;
+		*map |= (uint32_t)1 << (j0 + j);
 	}
-	if (out == 8 * nw)
-		return 0; /* no zero word: the trailer would only cost */
+	return out;
+}
+
+size_t vrb_zip(unsigned char *dst, const void *hdr, size_t hdr_len, const void *payload, size_t len, bool *zipped)
+{
+	size_t total = hdr_len + len;
+	*zipped = false;
+	if (total > VRB_ZIP_MAX || hdr_len % 8) {
+		memcpy(dst, hdr, hdr_len);
+		if (len)
+			memcpy(dst + hdr_len, payload, len);
+		return total;
+	}
+	size_t hw = hdr_len / 8, pw = len / 8, tail = len % 8;
+	uint32_t map = 0;
+	size_t out = vrb_zip_words(dst, 0, hdr, hw, 0, &map);
+	if (pw)
+		out = vrb_zip_words(dst, out, payload, pw, hw, &map);
+	const unsigned char *t = (const unsigned char *)payload + 8 * pw;
 	for (size_t i = 0; i < tail; i++)
-		buf[out++] = buf[8 * nw + i];
-	buf[out++] = (unsigned char)(nw | tail << 5);
+		dst[out + i] = t[i];
+	if (out == 8 * (hw + pw))
+		return total; /* no zero word: sent as it is */
+	out += tail;
+	dst[out++] = (unsigned char)((hw + pw) | tail << 5);
 	for (int b = 0; b < 3; b++)
-		buf[out++] = (unsigned char)(map >> (8 * b));
+		dst[out++] = (unsigned char)(map >> (8 * b));
+	*zipped = true;
 	return out;
 }
 

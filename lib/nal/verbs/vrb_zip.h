@@ -19,19 +19,23 @@
  * trailer costs 4 bytes, a zero word saves 8); the sender says which
  * messages are (vrb.h: the top bit of the immediate data).
  *
- * Both functions work in place, with no other buffer: the receive buffer
- * (or send slot) has room for the unzipped length.
+ * Zipping happens as the sender copies the message into its send slot;
+ * unzipping in place, in the receive buffer, which has room for the
+ * unzipped length.
  */
 #ifndef PTL_VRB_ZIP_H
 #define PTL_VRB_ZIP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define VRB_ZIP_MAX 192u /* 24 words: the map's bits */
 
-/* Zips the len bytes at buf in place. Returns the zipped length, or 0 when
- * the message is left as it is (too long, or no zero word). */
-size_t vrb_zip(unsigned char *buf, size_t len);
+/* Copies the message hdr[0, hdr_len) + payload[0, len) to dst, zipped when
+ * that gains (*zipped says so): not when it is longer than VRB_ZIP_MAX, has
+ * no zero word, or hdr_len is no multiple of 8. Returns the bytes written;
+ * dst has room for hdr_len + len. */
+size_t vrb_zip(unsigned char *dst, const void *hdr, size_t hdr_len, const void *payload, size_t len, bool *zipped);
 
 /* Unzips the zipped message of len bytes at buf in place; buf has room
  * for VRB_ZIP_MAX + 7 bytes. Returns the unzipped length, or -1 when the
