@@ -18,7 +18,10 @@
 # values (the median single round trip: ptl_pingpong --per-rtt stamps every
 # round trip with the cycle counter, as ib_send_lat does, against its
 # t_typical). On a busy host a preempted vCPU puts milliseconds into a mean;
-# the typical figures are what the code costs.
+# the typical figures are what the code costs. Both sides send 8 bytes of
+# data, but ptl's SEND also carries its 72-byte Portals header, zipped to
+# 44-64 bytes (lib/nal/verbs/vrb_zip.h: above 76 bytes rxe's CRC saves and
+# restores the FPU state, which under TCG cost ~3 us per message).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 B=${PTL_TOP_BUILDDIR:-$top}

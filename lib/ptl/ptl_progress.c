@@ -189,7 +189,10 @@ static void ptl_set_polling(int on)
 
 void ptl_progress_app(void)
 {
-	atomic_fetch_add_explicit(&ptl_lib.app_polls, 1, memory_order_relaxed);
+	/* Callers hold the lock, so no two bump it at once: a plain store
+	 * does, where an atomic add would lock the bus on every poll. */
+	atomic_store_explicit(&ptl_lib.app_polls, atomic_load_explicit(&ptl_lib.app_polls, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
 	if (!ptl_lib.polling_announced) {
 		ptl_set_polling(1);
 		/* The progress thread may be going to sleep with no timeout,

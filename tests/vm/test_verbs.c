@@ -5,7 +5,8 @@
  * there is no device.
  *
  * Checks: the crossed handshake (both ranks connect at once); eager
- * messages of every size in order and intact; credits (a receiver that
+ * messages of every size in order and intact, the small ones with zero
+ * words zipped (vrb_zip.h), also when sent again after a re-open; credits (a receiver that
  * stops polling makes send() say NAL_EAGAIN after at most VRB_CREDITS
  * messages, never an overrun; polling again frees them); bulk READ and
  * WRITE from 0 B to 16 MiB, with several local pieces; the registration
@@ -38,6 +39,7 @@
 #include <unistd.h>
 
 #include "nal/verbs/vrb.h"
+#include "nal/verbs/vrb_zip.h"
 
 #define CHECK(c)                                                                          \
 	do {                                                                              \
@@ -60,9 +62,29 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* Every other message is small enough to be zipped (vrb_zip.h). */
 static size_t msg_len(uint64_t i)
 {
+	if (i % 2)
+		return (size_t)((i * 37) % (VRB_ZIP_MAX + 1)) + 8;
 	return (size_t)((i * 131) % (VRB_EAGER - 7)) + 8;
+}
+
+/* Byte i of message seq (after its 8-byte seq): every third word is zero,
+ * so small messages go zipped. */
+static unsigned char msg_byte(uint64_t seq, size_t i)
+{
+	return (seq + i / 8) % 3 == 0 ? 0 : (unsigned char)(seq + i);
+}
+
+/* Whether message seq goes zipped: small, with a zero word. */
+static bool msg_zips(uint64_t seq)
+{
+	size_t len = msg_len(seq);
+	bool zero = seq == 0;
+	for (size_t w = 1; w < len / 8; w++)
+		zero = zero || (seq + w) % 3 == 0;
+	return len <= VRB_ZIP_MAX && zero;
 }
 
 static void on_recv(void *arg, int peer, const void *msg, size_t len)
@@ -72,7 +94,7 @@ static void on_recv(void *arg, int peer, const void *msg, size_t len)
 	memcpy(&seq, msg, 8);
 	int ok = peer == 1 - me && seq == expect && len == msg_len(seq);
 	for (size_t i = 8; ok && i < len; i++)
-		ok = ((const unsigned char *)msg)[i] == (unsigned char)(seq + i);
+		ok = ((const unsigned char *)msg)[i] == msg_byte(seq, i);
 	if (!ok)
 		bad_recv++;
 	nrecv++;
@@ -134,7 +156,7 @@ static void send_one(uint64_t seq)
 	size_t len = msg_len(seq);
 	memcpy(buf, &seq, 8);
 	for (size_t i = 8; i < len; i++)
-		buf[i] = (unsigned char)(seq + i);
+		buf[i] = msg_byte(seq, i);
 	uint64_t end = now_ms() + 20000;
 	int rc;
 	/* header and payload in two pieces, as lib/ptl sends them */
@@ -151,14 +173,17 @@ static void test_eager(void)
 	const uint64_t count = 2000;
 	if (me == 0) {
 		struct vrb_peer *p = &n->peers[1];
-		uint64_t sig0 = n->sends_signaled;
+		uint64_t sig0 = n->sends_signaled, zip0 = n->sends_zipped, zips = 0;
 		CHECK(count > 8 * VRB_SQ_DEPTH);
-		for (uint64_t i = 0; i < count; i++)
+		for (uint64_t i = 0; i < count; i++) {
 			send_one(i);
+			zips += msg_zips(i);
+		}
 		uint64_t sig = n->sends_signaled - sig0;
-		printf("rank 0: eager: %llu of %llu sends signaled\n", (unsigned long long)sig,
-		       (unsigned long long)count);
+		printf("rank 0: eager: %llu of %llu sends signaled, %llu zipped\n", (unsigned long long)sig,
+		       (unsigned long long)count, (unsigned long long)(n->sends_zipped - zip0));
 		CHECK(sig >= count / VRB_SIG_EVERY && sig < count / 2);
+		CHECK(n->sends_zipped - zip0 == zips && zips > count / 4);
 		/* The signaled completions come back; only the unsignaled tail
 		 * since the last one stays counted. */
 		uint64_t end = now_ms() + 20000;

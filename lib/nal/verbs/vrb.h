@@ -2,8 +2,8 @@
  * lib/nal/verbs/vrb.h - the verbs (RDMA) NAL's private state, shared by its
  * files: vrb_dev.c (device, port and GID choice; open/close), vrb_conn.c
  * (lazy RC connections through a UD handshake), vrb_msg.c (eager messages
- * with credits, progress, sleep), vrb_bulk.c (registration cache, RDMA
- * READ/WRITE).
+ * with credits, progress, sleep), vrb_zip.c (small messages without their
+ * zero words), vrb_bulk.c (registration cache, RDMA READ/WRITE).
  *
  * Wire facts:
  *  - Every rank publishes a struct vrb_addr (port LID, GID, the UD QP that
@@ -21,8 +21,10 @@
  *    no credit returns NAL_EAGAIN, so no buffer ever overruns; credit
  *    returns consume no receive buffer, so they cannot deadlock. Every
  *    message also carries the sender's consumed count of the receiver's
- *    messages (low 32 bits, as immediate data): traffic both ways (a
- *    ping-pong) returns credits with no write of their own.
+ *    messages (low 31 bits of the immediate data): traffic both ways (a
+ *    ping-pong) returns credits with no write of their own. The top bit
+ *    says the message is zipped: small ones leave their zero 8-byte words
+ *    out (vrb_zip.h).
  *  - Death: an RC QP whose peer is gone fails its WRs with RETRY_EXC_ERR
  *    after VRB_RETRY_CNT retransmissions. A peer we only wait for (nothing
  *    of ours in flight to it) is probed: when it has shown no sign of life
@@ -50,7 +52,6 @@
 #ifndef PTL_VRB_H
 #define PTL_VRB_H
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -91,6 +92,11 @@
 #define VRB_RETIRED 16u         /* broken QPs draining at once (per NI) */
 #define VRB_RETIRE_MS 200       /* a drained QP lives this long, so that late
                                  * receive completions are polled first */
+
+/* The immediate data of an eager message (see "Wire facts"); a keep slot's
+ * length carries VRB_IMM_ZIPPED too, so a resend sends the same. */
+#define VRB_IMM_COUNT 0x7fffffffu
+#define VRB_IMM_ZIPPED 0x80000000u
 
 /* Kinds of work request, in the low 3 bits of wr_id. */
 enum vrb_wr_kind {
@@ -163,7 +169,7 @@ struct vrb_peer {
 	char *keep;              /* copies of the last VRB_CREDITS messages sent
 	                          * (message i at i % VRB_CREDITS): they are sent
 	                          * from here and again after a re-open */
-	uint32_t *keep_len;
+	uint32_t *keep_len;      /* bytes in each slot, | VRB_IMM_ZIPPED */
 	struct ibv_mr *keep_mr;
 	uint64_t resent;         /* messages sent again (tests show it) */
 	uint64_t imm_back;       /* the peer's consumed count as its last
@@ -243,6 +249,7 @@ struct nal {
 	unsigned tx_out;    /* signaled WRs not yet completed */
 	unsigned unsig_total; /* the peers' unsig_out, summed */
 	uint64_t sends_signaled; /* SENDs posted signaled (tests see the rest were not) */
+	uint64_t sends_zipped;   /* messages zipped (vrb_zip.h; tests count them) */
 	/* eager receive buffers */
 	char *rbuf;
 	struct ibv_mr *rbuf_mr;
@@ -274,8 +281,9 @@ struct nal {
 	                     * resend, a credit write, queued bulks): set where
 	                     * such work appears, so a poll walks the peers only
 	                     * then and stays O(1) in the job size otherwise */
-	/* completions sleep() took off the CQ for progress() */
-	pthread_mutex_t cq_lock;
+	/* completions sleep() took off the CQ for progress(); cq_busy is the
+	 * lock of the CQ and the stash (vrb_msg.c) */
+	atomic_bool cq_busy;
 	struct ibv_wc stash[VRB_STASH];
 	unsigned nstash;
 	/* bulk */

@@ -93,7 +93,6 @@ static int vrb_open(const struct nal_open_args *args, struct nal **out)
 	const char *ka = getenv("PTL_VERBS_KEEPALIVE_MS");
 	n->ka_ms = ka && *ka ? (unsigned)strtoul(ka, NULL, 10) : VRB_KA_MS;
 	atomic_store(&n->next_ka_ms, vrb_now_ms() + n->ka_ms);
-	pthread_mutex_init(&n->cq_lock, NULL);
 	int rc = NAL_EPERM;
 	if (!vrb_pick_device(n))
 		goto fail; /* quietly: no RDMA here */
@@ -200,7 +199,6 @@ static void vrb_close(struct nal *n)
 		n->bulk_free = b->next;
 		free(b);
 	}
-	pthread_mutex_destroy(&n->cq_lock);
 	free(n->rbuf);
 	free(n->slots);
 	free(n->peers);

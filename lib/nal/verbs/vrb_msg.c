@@ -21,7 +21,7 @@
  * for a dead peer notices too.
  *
  * Sleep: sleep() arms the CQ, then takes whatever completed before it was
- * armed into a stash (under cq_lock, as progress() may run concurrently)
+ * armed into a stash (under cq_busy, as progress() may run concurrently)
  * and returns at once if there was any; otherwise it waits in poll() on
  * the completion channel and the kick eventfd. progress() drains the stash
  * before the CQ, so no completion is lost or reordered. While an
@@ -34,12 +34,14 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "nal/verbs/vrb.h"
+#include "nal/verbs/vrb_zip.h"
 
 int vrb_post_recvs(struct nal *n, uint32_t count)
 {
@@ -124,8 +126,9 @@ static int vrb_post_msg(struct nal *n, int peer, uint64_t seq)
 {
 	struct vrb_peer *p = &n->peers[peer];
 	uint32_t k = (uint32_t)(seq % VRB_CREDITS);
-	struct ibv_sge sge = { .addr = (uintptr_t)(p->keep + (size_t)k * VRB_EAGER), .length = p->keep_len[k],
-			       .lkey = p->keep_mr->lkey };
+	uint32_t zipped = p->keep_len[k] & VRB_IMM_ZIPPED;
+	struct ibv_sge sge = { .addr = (uintptr_t)(p->keep + (size_t)k * VRB_EAGER),
+			       .length = p->keep_len[k] & ~VRB_IMM_ZIPPED, .lkey = p->keep_mr->lkey };
 	/* Signaled every VRB_SIG_EVERY-th time (vrb.h), and whenever this WR
 	 * leaves no room for another send: then only a completion can make
 	 * room, and the next signaled one might never be posted. */
@@ -134,7 +137,7 @@ static int vrb_post_msg(struct nal *n, int peer, uint64_t seq)
 	struct ibv_send_wr wr = { .wr_id = VRB_WR(VRB_WR_SEND, peer, sig ? p->unsig + 1 : 0), .sg_list = &sge,
 				  .num_sge = 1, .opcode = IBV_WR_SEND_WITH_IMM,
 				  .send_flags = sig ? IBV_SEND_SIGNALED : 0,
-				  .imm_data = htonl((uint32_t)p->consumed) }, *bad;
+				  .imm_data = htonl(((uint32_t)p->consumed & VRB_IMM_COUNT) | zipped) }, *bad;
 	if (sge.length <= n->max_inline_data)
 		wr.send_flags |= IBV_SEND_INLINE;
 	if (ibv_post_send(p->qp, &wr, &bad))
@@ -191,10 +194,12 @@ int vrb_send(struct nal *n, int peer, const void *hdr, size_t hdr_len, const voi
 	}
 	uint32_t k = (uint32_t)(p->sent % VRB_CREDITS);
 	char *buf = p->keep + (size_t)k * VRB_EAGER;
-	memcpy(buf, hdr, hdr_len);
-	if (len)
-		memcpy(buf + hdr_len, payload, len);
-	p->keep_len[k] = (uint32_t)(hdr_len + len);
+	/* Zipped in the slot, so a resend after a re-open sends the same
+	 * bytes; the slot's length keeps the flag the immediate data carries. */
+	bool zipped;
+	size_t wire = vrb_zip((unsigned char *)buf, hdr, hdr_len, payload, len, &zipped);
+	p->keep_len[k] = (uint32_t)wire | (zipped ? VRB_IMM_ZIPPED : 0);
+	n->sends_zipped += zipped;
 	int rc = vrb_post_msg(n, peer, p->sent);
 	if (rc != 0)
 		return rc; /* not sent: the caller tries again (or the peer failed) */
@@ -277,19 +282,27 @@ static void vrb_recv_wc(struct nal *n, const struct ibv_wc *wc)
 	}
 	struct vrb_peer *p = &n->peers[peer];
 	p->acts++;
+	unsigned char *msg = (unsigned char *)n->rbuf + (size_t)i * VRB_EAGER;
+	long len = wc->byte_len;
 	if (wc->wc_flags & IBV_WC_WITH_IMM) {
-		/* 32 bits of a count that never runs more than the grant
+		/* 31 bits of a count that never runs more than the grant
 		 * ahead of what we know: extend it from our own. */
-		uint32_t low = ntohl(wc->imm_data);
+		uint32_t imm = ntohl(wc->imm_data);
 		uint64_t back = vrb_peer_back(n, peer);
-		back += (uint32_t)(low - (uint32_t)back);
+		back += (imm - (uint32_t)back) & VRB_IMM_COUNT;
 		if (back <= p->sent)
 			p->imm_back = back;
+		if (imm & VRB_IMM_ZIPPED)
+			len = vrb_unzip(msg, wc->byte_len);
 	}
 	/* Counted before the upcall: a send from inside it may break the
 	 * connection, and the handshake then says this one was consumed. */
 	p->consumed++;
-	n->args.up.recv(n->args.up.arg, peer, n->rbuf + (size_t)i * VRB_EAGER, wc->byte_len);
+	if (len >= 0)
+		n->args.up.recv(n->args.up.arg, peer, msg, (size_t)len);
+	else
+		fprintf(stderr, "ptl: verbs: rank %d: dropped a malformed message (%u bytes) from rank %d\n",
+			n->args.rank, wc->byte_len, peer);
 	vrb_repost(n, i);
 	uint32_t quarter = p->granted / 4 ? p->granted / 4 : 1;
 	if (p->consumed - p->told >= quarter && p->state == VRB_UP)
@@ -355,12 +368,27 @@ static void vrb_wc(struct nal *n, const struct ibv_wc *wc, int *done)
 	}
 }
 
+/* The CQ's lock: held only around a poll (and sleep()'s arming), never
+ * across a wait, and almost never contended: progress() takes it on every
+ * poll, where a mutex's two library calls cost more than the poll itself
+ * under emulation. */
+static void vrb_cq_lock(struct nal *n)
+{
+	while (atomic_exchange_explicit(&n->cq_busy, true, memory_order_acquire))
+		sched_yield();
+}
+
+static void vrb_cq_unlock(struct nal *n)
+{
+	atomic_store_explicit(&n->cq_busy, false, memory_order_release);
+}
+
 /* Takes up to max completions: the stash first, then the CQ, under one
  * lock hold so that nothing sleep() stashes can be overtaken. */
 static int vrb_poll(struct nal *n, struct ibv_wc *wc, int max)
 {
 	int k = 0;
-	pthread_mutex_lock(&n->cq_lock);
+	vrb_cq_lock(n);
 	if (n->nstash) {
 		unsigned take = n->nstash < (unsigned)max ? n->nstash : (unsigned)max;
 		memcpy(wc, n->stash, take * sizeof *wc);
@@ -373,7 +401,7 @@ static int vrb_poll(struct nal *n, struct ibv_wc *wc, int max)
 		if (got > 0)
 			k += got;
 	}
-	pthread_mutex_unlock(&n->cq_lock);
+	vrb_cq_unlock(n);
 	return k;
 }
 
@@ -445,7 +473,7 @@ static int vrb_sleep_in(struct nal *n, int timeout_ms)
 	 * event and wake nobody) nor takes completions away from the poller;
 	 * it waits for the timeout or a kick (set_polling(0) kicks). */
 	bool armed = !atomic_load(&n->app_polling);
-	pthread_mutex_lock(&n->cq_lock);
+	vrb_cq_lock(n);
 	int pending = (int)n->nstash;
 	if (!pending && armed) {
 		ibv_req_notify_cq(n->cq, 0);
@@ -454,7 +482,7 @@ static int vrb_sleep_in(struct nal *n, int timeout_ms)
 			n->nstash = (unsigned)got;
 		pending = (int)n->nstash;
 	}
-	pthread_mutex_unlock(&n->cq_lock);
+	vrb_cq_unlock(n);
 	if (pending)
 		return 0;
 	struct pollfd fds[2] = { { .fd = n->efd, .events = POLLIN }, { .fd = n->chan->fd, .events = POLLIN } };
