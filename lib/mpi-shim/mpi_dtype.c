@@ -7,9 +7,8 @@
  * block. */
 #include "config.h"
 
-#include <limits.h>
-
 #include <complex.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +27,7 @@ struct pair_float_int { float a; int b; };
 struct pair_double_int { double a; int b; };
 struct pair_long_int { long a; int b; };
 struct pair_short_int { short a; int b; };
+struct pair_int_int { int a; int b; };
 struct pair_ldouble_int { long double a; int b; };
 
 static void def(MPI_Datatype h, const char *name, size_t size, size_t align)
@@ -66,8 +66,10 @@ static void defpair(MPI_Datatype h, const char *name, size_t a, size_t boff, siz
 	t->size = a + sizeof(int);
 }
 
-/* A predefined type for the C type T: its size and alignment as C has them. */
+/* A predefined type for the C type T: its size and alignment as C has
+ * them; a pair type from its C struct S { A a; int b; }. */
 #define DEF(h, T) def(h, #h, sizeof(T), _Alignof(T))
+#define DEFPAIR(h, A, S) defpair(h, #h, sizeof(A), offsetof(S, b), sizeof(S), _Alignof(S))
 
 void mpi_dtype_init(void)
 {
@@ -104,17 +106,12 @@ void mpi_dtype_init(void)
 	DEF(MPI_C_FLOAT_COMPLEX, float _Complex);
 	DEF(MPI_C_DOUBLE_COMPLEX, double _Complex);
 	DEF(MPI_C_LONG_DOUBLE_COMPLEX, long double _Complex);
-	defpair(MPI_FLOAT_INT, "MPI_FLOAT_INT", sizeof(float), offsetof(struct pair_float_int, b),
-		sizeof(struct pair_float_int), _Alignof(struct pair_float_int));
-	defpair(MPI_DOUBLE_INT, "MPI_DOUBLE_INT", sizeof(double), offsetof(struct pair_double_int, b),
-		sizeof(struct pair_double_int), _Alignof(struct pair_double_int));
-	defpair(MPI_LONG_INT, "MPI_LONG_INT", sizeof(long), offsetof(struct pair_long_int, b),
-		sizeof(struct pair_long_int), _Alignof(struct pair_long_int));
-	defpair(MPI_2INT, "MPI_2INT", sizeof(int), sizeof(int), 2 * sizeof(int), _Alignof(int));
-	defpair(MPI_SHORT_INT, "MPI_SHORT_INT", sizeof(short), offsetof(struct pair_short_int, b),
-		sizeof(struct pair_short_int), _Alignof(struct pair_short_int));
-	defpair(MPI_LONG_DOUBLE_INT, "MPI_LONG_DOUBLE_INT", sizeof(long double),
-		offsetof(struct pair_ldouble_int, b), sizeof(struct pair_ldouble_int), _Alignof(struct pair_ldouble_int));
+	DEFPAIR(MPI_FLOAT_INT, float, struct pair_float_int);
+	DEFPAIR(MPI_DOUBLE_INT, double, struct pair_double_int);
+	DEFPAIR(MPI_LONG_INT, long, struct pair_long_int);
+	DEFPAIR(MPI_2INT, int, struct pair_int_int);
+	DEFPAIR(MPI_SHORT_INT, short, struct pair_short_int);
+	DEFPAIR(MPI_LONG_DOUBLE_INT, long double, struct pair_ldouble_int);
 }
 
 void mpi_dtype_fini(void)
