@@ -32,7 +32,7 @@
 #   acked sends  ptl's MPI finishes a send of more than 1024 B on the
 #          receiver's ACK (o at each end and the 2-rank alpha, also on
 #          shared cores); up to 1024 B at once (none with PTL_MPI_NOACK_OFF)
-#   rendezvous  above the eager limit (PTL_MPI_EAGER_LIMIT, 4096 B) a send
+#   rendezvous  above the eager limit (PTL_MPI_EAGER_LIMIT, 8192 B) a send
 #          is a header, the receiver's get, and the copy on the sender's
 #          CPU (on shm the rank that serves a get copies), so the copy
 #          takes turns with that rank's reductions: --rndv-min
@@ -147,7 +147,7 @@ pp1m=$(cal 2 pingpong 1048576)
 beta=$(awk -v a="$pp64k" -v l="$pp1m" 'BEGIN { d = l - a; if (d <= 0) d = l; printf "%.0f", (1048576 - 65536) / (d * 1e-6) }')
 rndv=$(calc "$pp64k - 65536 / $beta * 1e6 - 3 * $alpha - 3 * $o")
 rndv=$(calc "$rndv > 0 ? $rndv : 0")
-eager=${PTL_MPI_EAGER_LIMIT:-4096}
+eager=${PTL_MPI_EAGER_LIMIT:-8192}
 b0=$(predict --op barrier --ranks 2 --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o")
 callb=$(calc "$bar2 - $b0 > 0 ? $bar2 - $b0 : 0")
 cores=$(nproc)

@@ -38,8 +38,9 @@
  * bounce buffer is one of MPI_ESLOTS preallocated slots with their MD bound
  * once, when the message fits and one is free: no malloc and no MD bind on
  * the small-message path; it goes back to the pool on the ACK; an
- * MPI_Isend above MPI_DIRECT_MIN puts from the user's buffer instead and
- * completes on the ACK or the pull's ACK); above it, and for every
+ * MPI_Isend above MPI_DIRECT_MIN, and a blocking send too big for a slot,
+ * puts from the user's buffer instead and completes on the ACK or the
+ * pull's ACK); above it, and for every
  * synchronous send, rendezvous - the sender exposes its buffer on
  * MPI_PT_RNDV under its operation id and puts a header; the receiver, once
  * it has matched the header, gets the data from there (one copy on shm).
@@ -136,9 +137,25 @@ struct mpi_obj_hdr {
  * request completes on the ACK. Its MD is the address-space MD, bound once
  * over all of memory: the put names the buffer by its offset, so a send
  * binds nothing; its events name the request by the id in hdr_data (the
- * pull's put carries it too). Blocking sends keep the copy: they return
- * without waiting for the ACK. */
+ * pull's put carries it too). Blocking sends that fit a slot keep the
+ * copy: they return without waiting for the ACK. A larger blocking send
+ * goes from the user's buffer as well and waits for its ACK, which comes
+ * while the receiver answers (a ping-pong's reply follows it): cheaper than
+ * a malloc'd copy and its bind, and than the rendezvous's extra hop. */
 #define MPI_DIRECT_MIN MPI_NOACK_MAX
+
+/* The default eager limit. Up to it an eager send from the user's buffer
+ * travels inline through the shm ring (a header and 8 KiB fit while the
+ * rings are 64 KiB or more: up to 28 ranks on a host, shm_seg.c) and is
+ * copied once more, straight into a posted receive: sender and receiver
+ * copy in turn, with no system call. Above it the rendezvous's single CMA copy
+ * wins when messages stream: the rank that serves a get copies, so the
+ * receiver matches headers while the sender copies, where an eager put of
+ * more than the ring's max_inline is read by the receiver, which then does
+ * both. 2 pinned ranks, bench/mpi_pingpong.c, best of 5 interleaved
+ * rounds: 8 KiB half round trip 1.48 us eager vs 1.87 rendezvous (MPICH
+ * 1.37); 16 KiB streaming 4.84 GB/s eager vs 5.38 rendezvous. */
+#define MPI_EAGER_DEFAULT 8192
 #define MPI_DIRECT_BASE ((void *)(uintptr_t)1) /* the MD's start (NULL is refused) */
 struct mpi_eslot {
 	int obj;                 /* MPI_OBJ_ESLOT */
@@ -455,13 +472,7 @@ static size_t env_size(const char *n, size_t def)
 int mpi_pt2pt_init(void)
 {
 	int n = mpi_g.wsize;
-	/* Above a bounce slot, rendezvous wins: the receiver's get is one
-	 * copy (CMA on shm) where an eager message is copied to a malloc'd
-	 * bounce buffer, into the unexpected buffers and out again, and waits
-	 * for its ACK. 2 pinned ranks, bench/mpi_pingpong.c: 8 KiB half round
-	 * trip 2.0 us vs 5.6 with a 16 KiB limit, 16 KiB 4.4 vs 13.5 us, 16 KiB
-	 * streaming 5.2 vs 1.0 GB/s. */
-	mpi_g.eager_limit = env_size("PTL_MPI_EAGER_LIMIT", MPI_ESLOT_BYTES);
+	mpi_g.eager_limit = env_size("PTL_MPI_EAGER_LIMIT", MPI_EAGER_DEFAULT);
 	if (mpi_g.eager_limit > (1u << 24))
 		mpi_g.eager_limit = 1u << 24;
 	size_t uxmem = env_size("PTL_MPI_UNEXPECTED_MEM", 8u << 20);
@@ -823,7 +834,8 @@ int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, st
 		*out = NULL;
 		return MPI_ERR_BUFFER;
 	}
-	bool direct = nb && r->proto == MPI_PROTO_EAGER && !r->bsend && t->contig && len > MPI_DIRECT_MIN;
+	bool direct = r->proto == MPI_PROTO_EAGER && !r->bsend && t->contig && len > MPI_DIRECT_MIN &&
+		      (nb || len > MPI_ESLOT_BYTES);
 	if (direct) {
 		r->direct = true;
 		r->pbuf = (char *)(uintptr_t)buf + t->true_lb;
