@@ -240,6 +240,11 @@ int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, st
 int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mpi_comm *c, int ctx,
 	      struct mpi_req **out);
 enum { MPI_MODE_STD, MPI_MODE_SYNC, MPI_MODE_READY, MPI_MODE_BUFFERED };
+/* A blocking standard or ready send (arguments checked) that is done once
+ * it is out, with no request: small, contiguous, with the credits it needs
+ * at hand and nothing queued before it. Returns true if it sent it; false:
+ * nothing happened, start it as mpi_isend. */
+bool mpi_send_small(const void *buf, int count, MPI_Datatype dt, int dest, int tag, struct mpi_comm *c);
 /* Or-ed into a standard or ready mode by MPI_Isend and MPI_Irsend: the
  * caller looks for completion later, so an eager send may go from its
  * buffer and complete on the receiver's ACK instead of being copied to a
