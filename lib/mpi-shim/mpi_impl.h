@@ -250,6 +250,10 @@ bool mpi_send_small(const void *buf, int count, MPI_Datatype dt, int dest, int t
  * buffer and complete on the receiver's ACK instead of being copied to a
  * bounce slot and complete at once (mpi_pt2pt.c). */
 #define MPI_MODE_NB 0x100
+/* Or-ed into a standard or ready mode by MPI_Send and MPI_Rsend: the
+ * caller waits for the send at once, so a contiguous one goes eagerly up
+ * to MPI_BLOCKING_EAGER times the eager limit (mpi_pt2pt.c). */
+#define MPI_MODE_BLOCKING 0x200
 /* A receive of len contiguous bytes that posts no ME: the message lands as
  * unexpected and mpi_recv_try matches it. For a context whose receives never
  * overlap in what they match (a schedule's: exact source, a tag per step, one

@@ -106,7 +106,8 @@ static int send_mode(const char *fn, const void *buf, int count, MPI_Datatype dt
 		return rc;
 	if ((mode == MPI_MODE_STD || mode == MPI_MODE_READY) && mpi_send_small(buf, count, dt, dest, tag, c))
 		return MPI_SUCCESS;
-	rc = start_checked_send(fn, buf, count, dt, dest, tag, comm, c, mode, &r);
+	rc = start_checked_send(fn, buf, count, dt, dest, tag, comm, c,
+				mode == MPI_MODE_STD || mode == MPI_MODE_READY ? mode | MPI_MODE_BLOCKING : mode, &r);
 	if (rc)
 		return rc;
 	mpi_wait_req(r, 0);

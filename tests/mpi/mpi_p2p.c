@@ -399,19 +399,22 @@ static void flood(void)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
-/* Blocking sends too big for a bounce slot go from the user's buffer and
- * return only when the data is safe at the receiver (landed, or pulled
- * after it overflowed): the sender scribbles over its buffer as soon as
- * each send returns, while the receiver takes them late (unexpected, and
- * with little unexpected memory overflowed) and checks every byte. */
+/* Blocking sends too big for a bounce slot go from the user's buffer (inline
+ * through the ring, or read by the receiver) and return only when the data
+ * is safe at the receiver (landed, or pulled after it overflowed): the
+ * sender scribbles over its buffer as soon as each send returns, while the
+ * receiver takes them late (unexpected, and overflowed) and checks every
+ * byte. */
 static void blocking_mid(void)
 {
-	enum { N = 1000 }; /* more than 2 MiB of eager data at the default limit */
-	static const int lens[] = { 4097, 8192, 6000, 16384, 12345 };
-	static unsigned char m[16384];
+	/* ~17 MB, more than the default unexpected memory: some overflow and
+	 * are pulled; blocking sends are eager up to 64 KiB by default */
+	enum { N = 1000, K = 6 };
+	static const int lens[K] = { 4097, 8192, 6000, 16384, 12345, 60000 };
+	static unsigned char m[65536];
 	if (t_rank == 1) {
 		for (int i = 0; i < N; i++) {
-			int len = lens[i % 5];
+			int len = lens[i % K];
 			for (int k = 0; k < len; k++)
 				m[k] = pat((size_t)k, i);
 			OK(MPI_Send(m, len, MPI_BYTE, 0, 8, MPI_COMM_WORLD));
@@ -427,7 +430,7 @@ static void blocking_mid(void)
 			int n;
 			OK(MPI_Recv(m, sizeof m, MPI_BYTE, 1, 8, MPI_COMM_WORLD, &st));
 			MPI_Get_count(&st, MPI_BYTE, &n);
-			bad += n != lens[i % 5];
+			bad += n != lens[i % K];
 			for (int k = 0; k < n; k++)
 				bad += m[k] != pat((size_t)k, i);
 		}
