@@ -332,11 +332,17 @@ int ptl_md_iovecs(const struct ptl_md *md, ptl_size_t off, ptl_size_t len, struc
 /* Logs an event of md (if it has an EQ and the kind is not disabled). */
 void ptl_md_event(struct ptl_md *md, ptl_event_kind_t kind, ptl_event_t *ev);
 /* Whether ptl_md_event would post kind for md: callers skip building an
- * event nobody will see (an eager slot's SEND_START/END, every put). */
+ * event nobody will see (an eager slot's SEND_START/END, every put), or
+ * the call (a posted receive's PUT_START). */
 static inline bool ptl_md_wants_event(const struct ptl_md *md, ptl_event_kind_t kind)
 {
-	unsigned int off = kind == PTL_EVENT_SEND_START ? PTL_MD_EVENT_START_DISABLE
-			 : kind == PTL_EVENT_SEND_END ? PTL_MD_EVENT_END_DISABLE : 0;
+	unsigned int off = kind == PTL_EVENT_SEND_START || kind == PTL_EVENT_PUT_START ||
+				   kind == PTL_EVENT_GET_START || kind == PTL_EVENT_REPLY_START
+				   ? PTL_MD_EVENT_START_DISABLE
+			 : kind == PTL_EVENT_SEND_END || kind == PTL_EVENT_PUT_END ||
+				   kind == PTL_EVENT_GET_END || kind == PTL_EVENT_REPLY_END
+				   ? PTL_MD_EVENT_END_DISABLE
+				   : 0;
 	return md->md.eq_handle != PTL_EQ_NONE && !(md->md.options & off);
 }
 /* Threshold used up / max_size reached with PTL_UNLINK: unlink md (and its
@@ -350,8 +356,20 @@ struct ptl_me *ptl_me_lookup(struct ptl_ni *ni, ptl_handle_me_t h);
 void ptl_me_destroy(struct ptl_ni *ni, struct ptl_me *me);
 
 /* ptl_ac.c */
-bool ptl_ac_admits(const struct ptl_ni *ni, ptl_ac_index_t ac, ptl_process_id_t src,
-		   ptl_uid_t uid, ptl_jid_t jid, ptl_pt_index_t pt);
+/* Whether entry ac admits the request (every message asks: inline). */
+static inline bool ptl_ac_admits(const struct ptl_ni *ni, ptl_ac_index_t ac, ptl_process_id_t src,
+				 ptl_uid_t uid, ptl_jid_t jid, ptl_pt_index_t pt)
+{
+	if (ac > (ptl_ac_index_t)ni->limits.max_ac_index)
+		return false;
+	const struct ptl_ac *e = &ni->acs[ac];
+	return e->in_use &&
+	       (e->match_id.nid == PTL_NID_ANY || e->match_id.nid == src.nid) &&
+	       (e->match_id.pid == PTL_PID_ANY || e->match_id.pid == src.pid) &&
+	       (e->uid == PTL_UID_ANY || e->uid == uid) &&
+	       (e->jid == PTL_JID_ANY || e->jid == jid) &&
+	       (e->pt_index == PTL_PT_INDEX_ANY || e->pt_index == pt);
+}
 void ptl_ac_defaults(struct ptl_ni *ni);
 
 /* ptl_match.c: the address translation of PORTALS33.md, as pure functions. */

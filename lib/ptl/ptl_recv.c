@@ -141,10 +141,14 @@ static void ptl_target(struct ptl_ni *ni, int peer, const struct ptl_hdr *h, con
 	}
 	ptl_event_kind_t start = h->type == PTL_MSG_PUT ? PTL_EVENT_PUT_START : PTL_EVENT_GET_START;
 	ptl_event_kind_t end = h->type == PTL_MSG_PUT ? PTL_EVENT_PUT_END : PTL_EVENT_GET_END;
-	ptl_md_event(md, start, &ev);
+	if (ptl_md_wants_event(md, start))
+		ptl_md_event(md, start, &ev);
 	if (!bulk) {
 		if (h->type == PTL_MSG_PUT) {
-			ptl_md_copy_in(md, off, payload, mlen);
+			if (md->iov)
+				ptl_md_copy_in(md, off, payload, mlen);
+			else if (mlen)
+				memcpy((char *)md->md.start + off, payload, mlen);
 			ptl_md_event(md, end, &ev);
 			if (h->flags & PTL_HF_ANSWER)
 				ptl_send(peer, &a, sizeof a, NULL, 0);
