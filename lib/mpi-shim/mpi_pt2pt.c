@@ -143,16 +143,17 @@ struct mpi_obj_hdr {
  * while the receiver answers (a ping-pong's reply follows it): cheaper than
  * a malloc'd copy and its bind, and than the rendezvous's extra hop. */
 #define MPI_DIRECT_MIN MPI_NOACK_MAX
+#define MPI_DIRECT_BASE ((void *)(uintptr_t)1) /* the MD's start (NULL is refused) */
 
 /* The default eager limit. Up to it an eager send from the user's buffer
  * travels inline through the shm ring (a header and 8 KiB fit while the
  * rings are 64 KiB or more: up to 28 ranks on a host, shm_seg.c) and is
  * copied once more, straight into a posted receive: sender and receiver
- * copy in turn, with no system call. Above it the rendezvous's single CMA copy
- * wins when messages stream: the rank that serves a get copies, so the
- * receiver matches headers while the sender copies, where an eager put of
- * more than the ring's max_inline is read by the receiver, which then does
- * both. 2 pinned ranks, bench/mpi_pingpong.c, best of 5 interleaved
+ * copy in turn, with no system call. Above it the rendezvous's single CMA
+ * copy wins when messages stream: the rank that serves a get copies, so
+ * the receiver matches headers while the sender copies, where an eager put
+ * of more than the ring's max_inline is read by the receiver, which then
+ * does both. 2 pinned ranks, bench/mpi_pingpong.c, best of 5 interleaved
  * rounds: 8 KiB half round trip 1.48 us eager vs 1.87 rendezvous (MPICH
  * 1.37); 16 KiB streaming 4.84 GB/s eager vs 5.38 rendezvous. */
 #define MPI_EAGER_DEFAULT 8192
@@ -169,7 +170,7 @@ struct mpi_obj_hdr {
  * 32 KiB 4.26 vs 5.07 (4.98), 64 KiB 6.06 vs 7.39 (6.73); 128 KiB the same
  * (the copy dominates). */
 #define MPI_BLOCKING_EAGER 8
-#define MPI_DIRECT_BASE ((void *)(uintptr_t)1) /* the MD's start (NULL is refused) */
+
 struct mpi_eslot {
 	int obj;                 /* MPI_OBJ_ESLOT */
 	struct mpi_eslot *next;  /* free list */
@@ -750,8 +751,9 @@ bool mpi_send_small(const void *buf, int count, MPI_Datatype dt, int dest, int t
 	 * and its bounce slot: the put is inline (MPI_NOACK_MAX), so its bytes
 	 * are in the NAL's hands when it returns and it goes straight from
 	 * the user's buffer through the address-space MD, which logs no
-	 * event; the id in hdr_data names no request (ids start at 1 << 20),
-	 * as nothing will ask the sender about this message again. */
+	 * event. The id in hdr_data names no request: a receiver asks a
+	 * sender about a message only to pull or get it, and an ACK-free one
+	 * lands whole (never in the overflow entry). */
 	P.credit[w]--;
 	P.nack[w]--;
 	const char *p = (const char *)buf + t->true_lb;
