@@ -59,7 +59,7 @@
 #   acked sends  ptl's MPI finishes a send of more than 1024 B on the
 #          receiver's ACK (o at each end and the 2-rank alpha, also on
 #          shared cores); up to 1024 B at once (none with PTL_MPI_NOACK_OFF)
-#   rendezvous  above the eager limit (PTL_MPI_EAGER_LIMIT, 4096 B) a send
+#   rendezvous  above the eager limit (PTL_MPI_EAGER_LIMIT, 8192 B) a send
 #          is a header, the receiver's get, and the copy on the sender's
 #          CPU (on shm the rank that serves a get copies), so the copy
 #          takes turns with that rank's reductions: --rndv-min
@@ -192,7 +192,7 @@ beta=$(awk -v a="$pp16k" -v l="$pp120k" 'BEGIN { d = l - a; if (d <= 0) d = l;
 	printf "%.0f", (122880 - 16384) / (d * 1e-6) }')
 rndv=$(calc "$pp16k - 16384 / $beta * 1e6 - 3 * $alpha - 3 * $o")
 rndv=$(calc "$rndv > 0 ? $rndv : 0")
-eager=${PTL_MPI_EAGER_LIMIT:-4096}
+eager=${PTL_MPI_EAGER_LIMIT:-8192}
 bc8=$(cal 2 bcast 8)
 cmd=$(calc "${bc8:-$bar2} < $bar2 ? $bar2 - ${bc8:-$bar2} : 0")
 b0=$(predict --op barrier --ranks 2 --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o" --cmd-cost "$cmd")

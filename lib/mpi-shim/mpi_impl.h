@@ -264,11 +264,20 @@ int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, st
 int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mpi_comm *c, int ctx,
 	      struct mpi_req **out);
 enum { MPI_MODE_STD, MPI_MODE_SYNC, MPI_MODE_READY, MPI_MODE_BUFFERED };
+/* A blocking standard or ready send (arguments checked) that is done once
+ * it is out, with no request: small, contiguous, with the credits it needs
+ * at hand and nothing queued before it. Returns true if it sent it; false:
+ * nothing happened, start it as mpi_isend. */
+bool mpi_send_small(const void *buf, int count, MPI_Datatype dt, int dest, int tag, struct mpi_comm *c);
 /* Or-ed into a standard or ready mode by MPI_Isend and MPI_Irsend: the
  * caller looks for completion later, so an eager send may go from its
  * buffer and complete on the receiver's ACK instead of being copied to a
  * bounce slot and complete at once (mpi_pt2pt.c). */
 #define MPI_MODE_NB 0x100
+/* Or-ed into a standard or ready mode by MPI_Send and MPI_Rsend: the
+ * caller waits for the send at once, so a contiguous one goes eagerly up
+ * to MPI_BLOCKING_EAGER times the eager limit (mpi_pt2pt.c). */
+#define MPI_MODE_BLOCKING 0x200
 /* A receive of len contiguous bytes that posts no ME: the message lands as
  * unexpected and mpi_recv_try matches it. For a context whose receives never
  * overlap in what they match (a schedule's: exact source, a tag per step, one

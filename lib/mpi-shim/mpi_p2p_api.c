@@ -54,19 +54,23 @@ static int check_recv(const char *fn, int count, MPI_Datatype dt, int src, int t
 	return MPI_SUCCESS;
 }
 
-/* The checks, then the send started: what every send call does first. */
+/* The send started (arguments checked): what every send call does. */
+static int start_checked_send(const char *fn, const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+			      MPI_Comm comm, struct mpi_comm *c, int mode, struct mpi_req **r)
+{
+	int rc = mpi_isend(buf, count, dt, dest, tag, c, c->ctx, mode, r);
+	if (rc)
+		return mpi_err(comm, rc, fn, rc == MPI_ERR_BUFFER ? "the attached buffer is too small (MPI_Buffer_attach)"
+								  : "cannot start the send");
+	return MPI_SUCCESS;
+}
+
 static int start_send(const char *fn, const void *buf, int count, MPI_Datatype dt, int dest, int tag,
 		      MPI_Comm comm, int mode, struct mpi_req **r)
 {
 	struct mpi_comm *c;
 	int rc = check_send(fn, count, dt, dest, tag, comm, &c);
-	if (rc)
-		return rc;
-	rc = mpi_isend(buf, count, dt, dest, tag, c, c->ctx, mode, r);
-	if (rc)
-		return mpi_err(comm, rc, fn, rc == MPI_ERR_BUFFER ? "the attached buffer is too small (MPI_Buffer_attach)"
-								  : "cannot start the send");
-	return MPI_SUCCESS;
+	return rc ? rc : start_checked_send(fn, buf, count, dt, dest, tag, comm, c, mode, r);
 }
 
 /* ... and every receive call (now: the caller waits for it at once). */
@@ -96,7 +100,14 @@ static int send_mode(const char *fn, const void *buf, int count, MPI_Datatype dt
 		     MPI_Comm comm, int mode)
 {
 	struct mpi_req *r;
-	int rc = start_send(fn, buf, count, dt, dest, tag, comm, mode, &r);
+	struct mpi_comm *c;
+	int rc = check_send(fn, count, dt, dest, tag, comm, &c);
+	if (rc)
+		return rc;
+	if ((mode == MPI_MODE_STD || mode == MPI_MODE_READY) && mpi_send_small(buf, count, dt, dest, tag, c))
+		return MPI_SUCCESS;
+	rc = start_checked_send(fn, buf, count, dt, dest, tag, comm, c,
+				mode == MPI_MODE_STD || mode == MPI_MODE_READY ? mode | MPI_MODE_BLOCKING : mode, &r);
 	if (rc)
 		return rc;
 	mpi_wait_req(r, 0);

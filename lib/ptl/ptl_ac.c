@@ -18,20 +18,6 @@ void ptl_ac_defaults(struct ptl_ni *ni)
 	};
 }
 
-bool ptl_ac_admits(const struct ptl_ni *ni, ptl_ac_index_t ac, ptl_process_id_t src,
-		   ptl_uid_t uid, ptl_jid_t jid, ptl_pt_index_t pt)
-{
-	if (ac > (ptl_ac_index_t)ni->limits.max_ac_index)
-		return false;
-	const struct ptl_ac *e = &ni->acs[ac];
-	return e->in_use &&
-	       (e->match_id.nid == PTL_NID_ANY || e->match_id.nid == src.nid) &&
-	       (e->match_id.pid == PTL_PID_ANY || e->match_id.pid == src.pid) &&
-	       (e->uid == PTL_UID_ANY || e->uid == uid) &&
-	       (e->jid == PTL_JID_ANY || e->jid == jid) &&
-	       (e->pt_index == PTL_PT_INDEX_ANY || e->pt_index == pt);
-}
-
 int PtlACEntry(ptl_handle_ni_t ni_handle, ptl_ac_index_t ac_index, ptl_process_id_t match_id,
 	       ptl_uid_t uid, ptl_jid_t jid, ptl_pt_index_t pt_index)
 {

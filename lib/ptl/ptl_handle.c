@@ -53,16 +53,6 @@ void *ptl_htab_alloc(struct ptl_htab *t, uint64_t *handle)
 	return obj;
 }
 
-void *ptl_htab_lookup(const struct ptl_htab *t, uint64_t h)
-{
-	if (!t->objs || ptl_handle_kind(h) != t->kind || ptl_handle_ni(h) != t->ni)
-		return NULL;
-	uint32_t i = ptl_handle_idx(h);
-	if (i >= t->cap || !t->in_use[i] || t->gen[i] != ptl_handle_gen(h))
-		return NULL;
-	return t->objs + (size_t)i * t->obj_size;
-}
-
 uint32_t ptl_htab_index(const struct ptl_htab *t, const void *obj)
 {
 	return (uint32_t)(((const unsigned char *)obj - t->objs) / t->obj_size);

@@ -12,6 +12,7 @@
 #ifndef PTL_HANDLE_H
 #define PTL_HANDLE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum ptl_hkind { PTL_HK_NI = 1, PTL_HK_EQ = 2, PTL_HK_MD = 3, PTL_HK_ME = 4 };
@@ -49,8 +50,17 @@ int ptl_htab_init(struct ptl_htab *t, unsigned kind, unsigned ni, uint32_t cap, 
 void ptl_htab_fini(struct ptl_htab *t);
 /* Takes a zeroed slot; returns its object and handle, or NULL when full. */
 void *ptl_htab_alloc(struct ptl_htab *t, uint64_t *handle);
-/* Returns the object of a live handle of this table, or NULL. */
-void *ptl_htab_lookup(const struct ptl_htab *t, uint64_t handle);
+/* Returns the object of a live handle of this table, or NULL. Inline:
+ * every message looks up an MD and an EQ, every poll an EQ. */
+static inline void *ptl_htab_lookup(const struct ptl_htab *t, uint64_t h)
+{
+	if (!t->objs || ptl_handle_kind(h) != t->kind || ptl_handle_ni(h) != t->ni)
+		return NULL;
+	uint32_t i = ptl_handle_idx(h);
+	if (i >= t->cap || !t->in_use[i] || t->gen[i] != ptl_handle_gen(h))
+		return NULL;
+	return t->objs + (size_t)i * t->obj_size;
+}
 void ptl_htab_free(struct ptl_htab *t, void *obj);
 uint32_t ptl_htab_index(const struct ptl_htab *t, const void *obj);
 /* The object in slot i if it is in use, else NULL (for walking a table). */

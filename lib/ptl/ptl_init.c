@@ -12,7 +12,6 @@
 #include "ptl/ptl_internal.h"
 
 struct ptl_lib ptl_lib = {
-	.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,
 	.wait_yield_every = 1024,
 };
 
@@ -44,7 +43,8 @@ static int ptl_fetch_rank_info(int rank)
 	return 0;
 }
 
-int ptl_peer_id(int rank, ptl_process_id_t *id)
+/* ptl_peer_id's first look at a rank (ptl_internal.h has the rest). */
+int ptl_peer_id_fetch(int rank, ptl_process_id_t *id)
 {
 	if (rank < 0 || rank >= ptl_lib.rt.size)
 		return PTL_PROCESS_INVALID;
@@ -55,7 +55,7 @@ int ptl_peer_id(int rank, ptl_process_id_t *id)
 	return PTL_OK;
 }
 
-int ptl_id_rank(ptl_process_id_t id)
+int ptl_id_rank_fetch(ptl_process_id_t id)
 {
 	if (id.pid >= (ptl_pid_t)ptl_lib.rt.size)
 		return -1;

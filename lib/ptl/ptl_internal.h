@@ -1,7 +1,7 @@
 /*
  * lib/ptl internals: the objects of one process's Portals library.
  *
- * Locking: one recursive library lock (ptl_lib.lock) covers every object
+ * Locking: one recursive library lock (ptl_lib.lock, below) covers every object
  * and every NAL call except nal_ops.kick. API calls take it; the progress
  * engine takes it; EQ handlers run under it (hence recursive). One NI per
  * process (PtlInit reports one interface), so the lock is never contended
@@ -10,12 +10,15 @@
 #ifndef PTL_INTERNAL_H
 #define PTL_INTERNAL_H
 
+#include <linux/futex.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include <portals3.h>
 
@@ -188,8 +191,22 @@ struct ptl_nalinst {
 	struct nal_props props;
 };
 
+/* The library lock: recursive (EQ handlers run under it and call the API
+ * again). Every API call and every progress pass takes it, so an 8-byte
+ * message pays for it at both ends: pthread's recursive mutex spent 77
+ * instructions per lock and unlock (its type dispatch, the owner's TID
+ * from the thread block), this one about 20. The word is 0 free, 1 held,
+ * 2 held and a thread may sleep on it (Drepper, "Futexes Are Tricky",
+ * mutex 3); only the owner writes owner and depth, so another thread never
+ * reads its own id there unless it holds the lock. All zero: unlocked. */
+struct ptl_rlock {
+	_Atomic uint32_t word;
+	unsigned depth;            /* re-entries beyond the first */
+	_Atomic unsigned long owner; /* pthread_self() of the holder, 0: none */
+};
+
 struct ptl_lib {
-	pthread_mutex_t lock;      /* recursive */
+	struct ptl_rlock lock;
 	int init_count;
 	struct rt_info rt;
 	ptl_uid_t uid;              /* getuid(), read once: no syscall per put */
@@ -237,15 +254,61 @@ static inline ptl_jid_t ptl_jid(void) { return ptl_lib.jid; }
 
 static inline ptl_uid_t ptl_uid(void) { return ptl_lib.uid; }
 
-static inline void ptl_lock(void) { pthread_mutex_lock(&ptl_lib.lock); }
-static inline void ptl_unlock(void) { pthread_mutex_unlock(&ptl_lib.lock); }
+static inline void ptl_lock(void)
+{
+	struct ptl_rlock *l = &ptl_lib.lock;
+	unsigned long me = (unsigned long)pthread_self();
+	if (atomic_load_explicit(&l->owner, memory_order_relaxed) == me) {
+		l->depth++;
+		return;
+	}
+	uint32_t c = 0;
+	if (!atomic_compare_exchange_strong_explicit(&l->word, &c, 1, memory_order_acquire,
+						     memory_order_relaxed)) {
+		/* Held: mark it contended and sleep until it is free. A thread
+		 * holds it for a progress pass at most, never across a wait. */
+		while (atomic_exchange_explicit(&l->word, 2, memory_order_acquire) != 0)
+			syscall(SYS_futex, &l->word, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+	}
+	atomic_store_explicit(&l->owner, me, memory_order_relaxed);
+}
+
+static inline void ptl_unlock(void)
+{
+	struct ptl_rlock *l = &ptl_lib.lock;
+	if (l->depth) {
+		l->depth--;
+		return;
+	}
+	atomic_store_explicit(&l->owner, 0, memory_order_relaxed);
+	if (atomic_exchange_explicit(&l->word, 0, memory_order_release) == 2)
+		syscall(SYS_futex, &l->word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
 
 /* ------------------------------------------------------------ functions */
 /* ptl_init.c */
 bool ptl_initialized(void);
-int ptl_peer_id(int rank, ptl_process_id_t *id);
+int ptl_peer_id_fetch(int rank, ptl_process_id_t *id);
+int ptl_id_rank_fetch(ptl_process_id_t id);
+/* The process id of a rank of this job. Every message asks (its
+ * initiator's id for the event, its target's rank): once the rank's nid
+ * is known, without a call. */
+static inline int ptl_peer_id(int rank, ptl_process_id_t *id)
+{
+	if (rank >= 0 && rank < ptl_lib.rt.size && ptl_lib.peers[rank].id_known) {
+		id->nid = ptl_lib.peers[rank].nid;
+		id->pid = (ptl_pid_t)rank;
+		return PTL_OK;
+	}
+	return ptl_peer_id_fetch(rank, id);
+}
 /* Rank of a process id of this job, or -1. */
-int ptl_id_rank(ptl_process_id_t id);
+static inline int ptl_id_rank(ptl_process_id_t id)
+{
+	if (id.pid < (ptl_pid_t)ptl_lib.rt.size && ptl_lib.peers[id.pid].id_known)
+		return ptl_lib.peers[id.pid].nid == id.nid ? (int)id.pid : -1;
+	return ptl_id_rank_fetch(id);
+}
 
 /* ptl_ni.c */
 struct ptl_ni *ptl_ni_lookup(ptl_handle_ni_t h);
@@ -269,11 +332,17 @@ int ptl_md_iovecs(const struct ptl_md *md, ptl_size_t off, ptl_size_t len, struc
 /* Logs an event of md (if it has an EQ and the kind is not disabled). */
 void ptl_md_event(struct ptl_md *md, ptl_event_kind_t kind, ptl_event_t *ev);
 /* Whether ptl_md_event would post kind for md: callers skip building an
- * event nobody will see (an eager slot's SEND_START/END, every put). */
+ * event nobody will see (an eager slot's SEND_START/END, every put), or
+ * the call (a posted receive's PUT_START). */
 static inline bool ptl_md_wants_event(const struct ptl_md *md, ptl_event_kind_t kind)
 {
-	unsigned int off = kind == PTL_EVENT_SEND_START ? PTL_MD_EVENT_START_DISABLE
-			 : kind == PTL_EVENT_SEND_END ? PTL_MD_EVENT_END_DISABLE : 0;
+	unsigned int off = kind == PTL_EVENT_SEND_START || kind == PTL_EVENT_PUT_START ||
+				   kind == PTL_EVENT_GET_START || kind == PTL_EVENT_REPLY_START
+				   ? PTL_MD_EVENT_START_DISABLE
+			 : kind == PTL_EVENT_SEND_END || kind == PTL_EVENT_PUT_END ||
+				   kind == PTL_EVENT_GET_END || kind == PTL_EVENT_REPLY_END
+				   ? PTL_MD_EVENT_END_DISABLE
+				   : 0;
 	return md->md.eq_handle != PTL_EQ_NONE && !(md->md.options & off);
 }
 /* Threshold used up / max_size reached with PTL_UNLINK: unlink md (and its
@@ -287,8 +356,20 @@ struct ptl_me *ptl_me_lookup(struct ptl_ni *ni, ptl_handle_me_t h);
 void ptl_me_destroy(struct ptl_ni *ni, struct ptl_me *me);
 
 /* ptl_ac.c */
-bool ptl_ac_admits(const struct ptl_ni *ni, ptl_ac_index_t ac, ptl_process_id_t src,
-		   ptl_uid_t uid, ptl_jid_t jid, ptl_pt_index_t pt);
+/* Whether entry ac admits the request (every message asks: inline). */
+static inline bool ptl_ac_admits(const struct ptl_ni *ni, ptl_ac_index_t ac, ptl_process_id_t src,
+				 ptl_uid_t uid, ptl_jid_t jid, ptl_pt_index_t pt)
+{
+	if (ac > (ptl_ac_index_t)ni->limits.max_ac_index)
+		return false;
+	const struct ptl_ac *e = &ni->acs[ac];
+	return e->in_use &&
+	       (e->match_id.nid == PTL_NID_ANY || e->match_id.nid == src.nid) &&
+	       (e->match_id.pid == PTL_PID_ANY || e->match_id.pid == src.pid) &&
+	       (e->uid == PTL_UID_ANY || e->uid == uid) &&
+	       (e->jid == PTL_JID_ANY || e->jid == jid) &&
+	       (e->pt_index == PTL_PT_INDEX_ANY || e->pt_index == pt);
+}
 void ptl_ac_defaults(struct ptl_ni *ni);
 
 /* ptl_match.c: the address translation of PORTALS33.md, as pure functions. */

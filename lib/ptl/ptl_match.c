@@ -9,7 +9,9 @@
 
 #include "ptl/ptl_internal.h"
 
-bool ptl_me_matches(const struct ptl_me *me, ptl_process_id_t src, ptl_match_bits_t bits)
+/* Inline for ptl_match's walk (every message walks at least two entries);
+ * the unit tests call the public wrappers below. */
+static inline bool me_matches(const struct ptl_me *me, ptl_process_id_t src, ptl_match_bits_t bits)
 {
 	if (me->match_id.nid != PTL_NID_ANY && me->match_id.nid != src.nid)
 		return false;
@@ -18,8 +20,8 @@ bool ptl_me_matches(const struct ptl_me *me, ptl_process_id_t src, ptl_match_bit
 	return ((bits ^ me->match_bits) & ~me->ignore_bits) == 0;
 }
 
-bool ptl_md_accepts(const struct ptl_md *md, enum ptl_match_op op, ptl_size_t roffset,
-		    ptl_size_t rlength, ptl_size_t *off, ptl_size_t *mlen)
+static inline bool md_accepts(const struct ptl_md *md, enum ptl_match_op op, ptl_size_t roffset,
+			      ptl_size_t rlength, ptl_size_t *off, ptl_size_t *mlen)
 {
 	unsigned int opts = md->md.options;
 	unsigned int need = op == PTL_MATCH_PUT ? PTL_MD_OP_PUT
@@ -40,14 +42,24 @@ bool ptl_md_accepts(const struct ptl_md *md, enum ptl_match_op op, ptl_size_t ro
 	return true;
 }
 
+bool ptl_me_matches(const struct ptl_me *me, ptl_process_id_t src, ptl_match_bits_t bits)
+{
+	return me_matches(me, src, bits);
+}
+
+bool ptl_md_accepts(const struct ptl_md *md, enum ptl_match_op op, ptl_size_t roffset,
+		    ptl_size_t rlength, ptl_size_t *off, ptl_size_t *mlen)
+{
+	return md_accepts(md, op, roffset, rlength, off, mlen);
+}
+
 struct ptl_me *ptl_match(struct ptl_list *list, ptl_process_id_t src, ptl_match_bits_t bits,
 			 enum ptl_match_op op, ptl_size_t roffset, ptl_size_t rlength,
 			 ptl_size_t *off, ptl_size_t *mlen)
 {
 	for (struct ptl_list *l = list->next; l != list; l = l->next) {
 		struct ptl_me *me = ptl_container_of(l, struct ptl_me, link);
-		if (me->md && ptl_me_matches(me, src, bits) &&
-		    ptl_md_accepts(me->md, op, roffset, rlength, off, mlen))
+		if (me->md && me_matches(me, src, bits) && md_accepts(me->md, op, roffset, rlength, off, mlen))
 			return me;
 	}
 	return NULL;

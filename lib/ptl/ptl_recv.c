@@ -112,15 +112,20 @@ static void ptl_target(struct ptl_ni *ni, int peer, const struct ptl_hdr *h, con
 		.hdr_data = h->hdr_data,
 		.ni_fail_type = PTL_NI_OK,
 	};
-	struct ptl_hdr a = *h;
-	a.type = h->type == PTL_MSG_PUT ? PTL_MSG_ACK : PTL_MSG_REPLY;
-	a.flags = 0;
-	a.nseg = 0;
-	a.ni_fail = PTL_NI_OK;
-	a.mlength = mlen;
-	a.offset = off;
-	if (h->type == PTL_MSG_PUT && (md->md.options & PTL_MD_ACK_DISABLE))
-		a.flags |= PTL_HF_NOACK;
+	/* The answer, if the initiator waits for one (a small put without
+	 * an ACK, the commonest message, needs none: not built). */
+	struct ptl_hdr a;
+	if ((h->flags & PTL_HF_ANSWER) || h->type != PTL_MSG_PUT) {
+		a = *h;
+		a.type = h->type == PTL_MSG_PUT ? PTL_MSG_ACK : PTL_MSG_REPLY;
+		a.flags = 0;
+		a.nseg = 0;
+		a.ni_fail = PTL_NI_OK;
+		a.mlength = mlen;
+		a.offset = off;
+		if (h->type == PTL_MSG_PUT && (md->md.options & PTL_MD_ACK_DISABLE))
+			a.flags |= PTL_HF_NOACK;
+	}
 
 	if (h->type == PTL_MSG_GETPUT) {
 		/* The swap happens under the library lock, so no other operation
@@ -136,10 +141,14 @@ static void ptl_target(struct ptl_ni *ni, int peer, const struct ptl_hdr *h, con
 	}
 	ptl_event_kind_t start = h->type == PTL_MSG_PUT ? PTL_EVENT_PUT_START : PTL_EVENT_GET_START;
 	ptl_event_kind_t end = h->type == PTL_MSG_PUT ? PTL_EVENT_PUT_END : PTL_EVENT_GET_END;
-	ptl_md_event(md, start, &ev);
+	if (ptl_md_wants_event(md, start))
+		ptl_md_event(md, start, &ev);
 	if (!bulk) {
 		if (h->type == PTL_MSG_PUT) {
-			ptl_md_copy_in(md, off, payload, mlen);
+			if (md->iov)
+				ptl_md_copy_in(md, off, payload, mlen);
+			else if (mlen)
+				memcpy((char *)md->md.start + off, payload, mlen);
 			ptl_md_event(md, end, &ev);
 			if (h->flags & PTL_HF_ANSWER)
 				ptl_send(peer, &a, sizeof a, NULL, 0);
@@ -176,8 +185,9 @@ static void ptl_target(struct ptl_ni *ni, int peer, const struct ptl_hdr *h, con
 	t->md_handle = md->handle;
 	t->end_kind = end;
 	t->ev = ev;
-	t->answer = a;
 	t->answer_due = h->flags & PTL_HF_ANSWER;
+	if (t->answer_due)
+		t->answer = a;
 	md->pending++;
 	ptl_target_bulk(md, peer, h->type == PTL_MSG_PUT ? NAL_BULK_READ : NAL_BULK_WRITE, off, mlen,
 			segs, h->nseg, t);

@@ -1,8 +1,9 @@
 /* mpi_p2p: point-to-point: ordering, wildcards, probe, sizes across the
  * eager/rendezvous limit (0 B - 16 MiB), Ssend, Cancel, PROC_NULL,
  * Sendrecv(_replace), the Wait/Test families, Bsend, truncation, and a
- * flood of unexpected messages, ACK-free small messages left unmatched,
- * small blocking receives (no match entry) beside posted ones.
+ * flood of unexpected messages, blocking mid-size sends from the user's
+ * buffer, ACK-free small messages left unmatched, small blocking receives
+ * (no match entry) beside posted ones.
  * Needs at least 2 ranks. */
 #include "mpi_test.h"
 
@@ -398,6 +399,46 @@ static void flood(void)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Blocking sends too big for a bounce slot go from the user's buffer (inline
+ * through the ring, or read by the receiver) and return only when the data
+ * is safe at the receiver (landed, or pulled after it overflowed): the
+ * sender scribbles over its buffer as soon as each send returns, while the
+ * receiver takes them late (unexpected, and overflowed) and checks every
+ * byte. */
+static void blocking_mid(void)
+{
+	/* ~17 MB, more than the default unexpected memory: some overflow and
+	 * are pulled; blocking sends are eager up to 64 KiB by default */
+	enum { N = 1000, K = 6 };
+	static const int lens[K] = { 4097, 8192, 6000, 16384, 12345, 60000 };
+	static unsigned char m[65536];
+	if (t_rank == 1) {
+		for (int i = 0; i < N; i++) {
+			int len = lens[i % K];
+			for (int k = 0; k < len; k++)
+				m[k] = pat((size_t)k, i);
+			OK(MPI_Send(m, len, MPI_BYTE, 0, 8, MPI_COMM_WORLD));
+			memset(m, 0xee, sizeof m);
+		}
+	} else if (t_rank == 0) {
+		double t0 = MPI_Wtime();
+		while (MPI_Wtime() - t0 < 0.2)
+			;
+		int bad = 0;
+		for (int i = 0; i < N; i++) {
+			MPI_Status st;
+			int n;
+			OK(MPI_Recv(m, sizeof m, MPI_BYTE, 1, 8, MPI_COMM_WORLD, &st));
+			MPI_Get_count(&st, MPI_BYTE, &n);
+			bad += n != lens[i % K];
+			for (int k = 0; k < n; k++)
+				bad += m[k] != pat((size_t)k, i);
+		}
+		CHECK(bad == 0, "%d bytes or lengths wrong in blocking mid-size sends", bad);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* Small messages go without ACKs into reserve buffers while the receiver
  * has room for them: messages left unmatched pin those buffers (no room,
  * no more credits: the sender falls back to ACKed sends) until they are
@@ -492,6 +533,7 @@ int main(int argc, char **argv)
 	blocking_small();
 	blocking_behind();
 	flood();
+	blocking_mid();
 	noack();
 	get_status();
 	return t_finish("mpi_p2p");

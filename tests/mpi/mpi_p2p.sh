@@ -1,12 +1,15 @@
 #!/bin/sh
 # Point-to-point at 2-4 ranks, with the default limits and with small ones
 # (eager limit 1 KiB: more rendezvous; 2 unexpected buffers and 8 credits:
-# the flood overflows into pulls and the sender is slowed down), and with
-# every eager message acknowledged (PTL_MPI_NOACK_OFF).
+# the flood overflows into pulls and the sender is slowed down), with a
+# 64 KiB eager limit and little unexpected memory (eager sends larger than
+# the shm ring takes inline: read by the receiver, or overflowed and
+# pulled), and with every eager message acknowledged (PTL_MPI_NOACK_OFF).
 . "$(dirname "$0")/mpi_common.sh"
 run 2 -- mpi_p2p
 run 4 -- mpi_p2p
 run 3 PTL_MPI_EAGER_LIMIT=1024 -- mpi_p2p
 run 2 PTL_MPI_UNEXPECTED_MEM=1 PTL_MPI_CREDITS=8 -- mpi_p2p
+run 2 PTL_MPI_EAGER_LIMIT=64K PTL_MPI_UNEXPECTED_MEM=1 -- mpi_p2p
 run 2 PTL_MPI_NOACK_OFF=1 -- mpi_p2p
 finish

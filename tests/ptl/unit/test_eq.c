@@ -24,7 +24,7 @@
 #include "ptl/ptl_internal.h"
 
 /* ------------------------------------------------------------ stand-ins */
-struct ptl_lib ptl_lib = { .lock = PTHREAD_MUTEX_INITIALIZER, .wait_yield_every = 64 };
+struct ptl_lib ptl_lib = { .wait_yield_every = 64 };
 
 static struct ptl_ni the_ni;
 static struct ptl_view_proc the_view;

@@ -23,7 +23,7 @@
 #include "ptl/ptl_internal.h"
 
 /* ------------------------------------------------------------ stand-ins */
-struct ptl_lib ptl_lib = { .lock = PTHREAD_MUTEX_INITIALIZER };
+struct ptl_lib ptl_lib = { 0 };
 
 static struct ptl_ni the_ni;
 static bool initialized = true;
