@@ -31,6 +31,7 @@ typedef int MPI_Op;
 typedef int MPI_Request;
 typedef int MPI_Errhandler;
 typedef int MPI_Info;
+typedef int MPI_Message;
 typedef intptr_t MPI_Aint;
 typedef long long MPI_Offset;
 typedef long long MPI_Count;
@@ -54,6 +55,9 @@ typedef struct MPI_Status {
 #define MPI_GROUP_EMPTY ((MPI_Group)1)
 
 #define MPI_REQUEST_NULL ((MPI_Request)0)
+/* A matched probe's message (MPI_Mprobe): none, or the one from MPI_PROC_NULL. */
+#define MPI_MESSAGE_NULL ((MPI_Message)0)
+#define MPI_MESSAGE_NO_PROC ((MPI_Message)-1)
 #define MPI_INFO_NULL ((MPI_Info)0)
 #define MPI_INFO_ENV ((MPI_Info)1)
 #define MPI_MAX_INFO_KEY 255
@@ -287,6 +291,13 @@ PTL_MPI_FN(int, Sendrecv, (const void *sendbuf, int sendcount, MPI_Datatype send
 PTL_MPI_FN(int, Sendrecv_replace, (void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status))
 PTL_MPI_FN(int, Probe, (int source, int tag, MPI_Comm comm, MPI_Status *status))
 PTL_MPI_FN(int, Iprobe, (int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status))
+/* Matched probes: the message found is taken out of matching; only
+ * MPI_Mrecv or MPI_Imrecv with its handle receives it (MPI_ERR_REQUEST for
+ * MPI_MESSAGE_NULL or a handle already received). */
+PTL_MPI_FN(int, Mprobe, (int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status))
+PTL_MPI_FN(int, Improbe, (int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status))
+PTL_MPI_FN(int, Mrecv, (void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status))
+PTL_MPI_FN(int, Imrecv, (void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request))
 PTL_MPI_FN(int, Wait, (MPI_Request *request, MPI_Status *status))
 PTL_MPI_FN(int, Test, (MPI_Request *request, int *flag, MPI_Status *status))
 PTL_MPI_FN(int, Waitall, (int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]))

@@ -362,4 +362,25 @@ void mpi_coll_free_cache(struct mpi_comm *c);
 int mpi_allreduce_int_max(struct mpi_comm *c, int *v, int n);
 int mpi_allgather_ints(struct mpi_comm *c, const int *mine, int n, int *all);
 
+/* ---------------------------------------------------------------- matched probes
+ * A matched message is an unexpected-message record taken out of the
+ * index (mpi_pt2pt.c); its MPI_Message handle is a slot of mpi_mprobe.c's
+ * table until MPI_Mrecv or MPI_Imrecv takes it. */
+/* Takes the earliest unexpected message of c that (src, tag) matches out
+ * of matching, its envelope into *st (if not NULL); NULL if none. */
+struct mpi_ux *mpi_ux_take(int src, int tag, struct mpi_comm *c, MPI_Status *st);
+/* Starts the receive of u (from mpi_ux_take) into buf, as a receive of
+ * its source and tag on c would have. */
+int mpi_mrecv_start(void *buf, int count, MPI_Datatype dt, struct mpi_ux *u, struct mpi_comm *c,
+		    struct mpi_req **out);
+/* MPI_Improbe with its arguments checked and source not MPI_PROC_NULL. */
+int mpi_improbe(int src, int tag, struct mpi_comm *c, int *flag, MPI_Status *st, MPI_Message *msg);
+/* The record and communicator of message m, or NULL if m names no
+ * matched message (MPI_MESSAGE_NULL, one received already, garbage). */
+struct mpi_ux *mpi_message_get(MPI_Message m, struct mpi_comm **c);
+/* Frees handle *m (its receive has started) and sets it to MPI_MESSAGE_NULL. */
+void mpi_message_free(MPI_Message *m);
+/* Finalize: the records go with mpi_pt2pt.c's slabs. */
+void mpi_mprobe_fini(void);
+
 #endif

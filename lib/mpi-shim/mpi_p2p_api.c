@@ -188,23 +188,27 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm
 	return MPI_SUCCESS;
 }
 
+/* A blocking receive started: waits for it and reports its outcome. */
+static int recv_wait(const char *fn, struct mpi_req *r, MPI_Comm comm, MPI_Status *status)
+{
+	mpi_wait_req(r, 0);
+	if (status != MPI_STATUS_IGNORE)
+		*status = r->st;
+	int rc = r->err;
+	mpi_req_drop(r);
+	if (rc == MPI_ERR_TRUNCATE)
+		return mpi_err(comm, rc, fn, "message from rank %d tag %d truncated: %zu bytes into %zu",
+			       r->st.MPI_SOURCE, r->st.MPI_TAG, r->msglen, r->len);
+	if (rc && r->dead >= 0)
+		return mpi_err_dead(fn, r);
+	return rc ? mpi_err(comm, rc, fn, "receiving failed") : MPI_SUCCESS;
+}
+
 int PMPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status *status)
 {
 	struct mpi_req *r;
 	int rc = start_recv("MPI_Recv", buf, count, dt, src, tag, comm, true, &r);
-	if (rc)
-		return rc;
-	mpi_wait_req(r, 0);
-	if (status != MPI_STATUS_IGNORE)
-		*status = r->st;
-	rc = r->err;
-	mpi_req_drop(r);
-	if (rc == MPI_ERR_TRUNCATE)
-		return mpi_err(comm, rc, "MPI_Recv", "message from rank %d tag %d truncated: %zu bytes into %zu",
-			       r->st.MPI_SOURCE, r->st.MPI_TAG, r->msglen, r->len);
-	if (rc && r->dead >= 0)
-		return mpi_err_dead("MPI_Recv", r);
-	return rc ? mpi_err(comm, rc, "MPI_Recv", "receiving failed") : MPI_SUCCESS;
+	return rc ? rc : recv_wait("MPI_Recv", r, comm, status);
 }
 
 int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
@@ -256,55 +260,149 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int s
 	return rc;
 }
 
+/* The status of a probe or receive from MPI_PROC_NULL. */
+static void proc_null_status(MPI_Status *st)
+{
+	if (st == MPI_STATUS_IGNORE)
+		return;
+	memset(st, 0, sizeof *st); /* MPI_SUCCESS, nothing received, not cancelled */
+	st->MPI_SOURCE = MPI_PROC_NULL;
+	st->MPI_TAG = MPI_ANY_TAG;
+}
+
+/* One look for a message of (source, tag) on c, the arguments checked;
+ * with msg, a matched probe's: the message found is taken out of matching
+ * and *msg names it. */
+static int probe_once(const char *fn, int source, int tag, MPI_Comm comm, struct mpi_comm *c, int *flag,
+		      MPI_Status *st, MPI_Message *msg)
+{
+	if (source == MPI_PROC_NULL) {
+		*flag = 1;
+		proc_null_status(st);
+		if (msg)
+			*msg = MPI_MESSAGE_NO_PROC;
+		return MPI_SUCCESS;
+	}
+	if (!msg)
+		return mpi_iprobe(source, tag, c, flag, st);
+	int rc = mpi_improbe(source, tag, c, flag, st, msg);
+	return rc ? mpi_err(comm, rc, fn, "no memory for another MPI_Message handle") : MPI_SUCCESS;
+}
+
+/* Blocking probes (MPI_Probe, MPI_Mprobe): looks until a message comes or
+ * the rank it waits for (any member, for MPI_ANY_SOURCE) is found dead. */
+static int probe_wait(const char *fn, int source, int tag, MPI_Comm comm, struct mpi_comm *c, MPI_Status *st,
+		      MPI_Message *msg)
+{
+	int flag = 0;
+	struct mpi_idle idle = { 0, 0 };
+	for (;;) {
+		int rc = probe_once(fn, source, tag, comm, c, &flag, st, msg);
+		if (rc || flag)
+			return rc;
+		if (!mpi_idle_due(&idle, mpi_progress(100) == 0))
+			continue;
+		/* Nothing for a while: is the rank it waits for still there?
+		 * Look for its message once more first: what it sent before it
+		 * died is still there to probe. */
+		int w = source >= 0 ? (mpi_rank_dead(c->world[source], true) ? c->world[source] : -1)
+				    : mpi_comm_dead(c, true);
+		if (w < 0)
+			continue;
+		rc = probe_once(fn, source, tag, comm, c, &flag, st, msg);
+		if (rc || flag)
+			return rc;
+		char m[200];
+		mpi_dead_msg(m, sizeof m, c, w);
+		return mpi_err(comm, MPI_ERR_PROC_FAILED, fn, "%s%s", m,
+			       source < 0 ? " (the MPI_ANY_SOURCE probe may have waited for it)" : "");
+	}
+}
+
 int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
 	struct mpi_comm *c;
 	int rc = check_recv("MPI_Iprobe", 0, MPI_BYTE, source, tag, comm, &c);
-	if (rc)
-		return rc;
-	if (source == MPI_PROC_NULL) {
-		*flag = 1;
-		if (status != MPI_STATUS_IGNORE) {
-			status->MPI_SOURCE = MPI_PROC_NULL;
-			status->MPI_TAG = MPI_ANY_TAG;
-			status->MPI_ERROR = MPI_SUCCESS;
-			status->ptl_count = 0;
-			status->ptl_cancelled = 0;
-		}
-		return MPI_SUCCESS;
-	}
-	return mpi_iprobe(source, tag, c, flag, status);
+	return rc ? rc : probe_once("MPI_Iprobe", source, tag, comm, c, flag, status, NULL);
 }
 
 int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
 	struct mpi_comm *c;
 	int rc = check_recv("MPI_Probe", 0, MPI_BYTE, source, tag, comm, &c);
+	return rc ? rc : probe_wait("MPI_Probe", source, tag, comm, c, status, NULL);
+}
+
+int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
+{
+	struct mpi_comm *c;
+	int rc = check_recv("MPI_Improbe", 0, MPI_BYTE, source, tag, comm, &c);
+	if (!rc && !message)
+		rc = mpi_err(comm, MPI_ERR_ARG, "MPI_Improbe", "NULL message pointer");
+	return rc ? rc : probe_once("MPI_Improbe", source, tag, comm, c, flag, status, message);
+}
+
+int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
+{
+	struct mpi_comm *c;
+	int rc = check_recv("MPI_Mprobe", 0, MPI_BYTE, source, tag, comm, &c);
+	if (!rc && !message)
+		rc = mpi_err(comm, MPI_ERR_ARG, "MPI_Mprobe", "NULL message pointer");
+	return rc ? rc : probe_wait("MPI_Mprobe", source, tag, comm, c, status, message);
+}
+
+/* Starts the receive of matched message *message (MPI_Mrecv, MPI_Imrecv),
+ * which becomes MPI_MESSAGE_NULL; MPI_MESSAGE_NO_PROC's completes at once
+ * with MPI_PROC_NULL's status. On an error the message stays matched. */
+static int start_mrecv(const char *fn, void *buf, int count, MPI_Datatype dt, MPI_Message *message,
+		       struct mpi_req **r)
+{
+	MPI_CHECK_INIT(fn);
+	if (!message)
+		return mpi_err(MPI_COMM_NULL, MPI_ERR_ARG, fn, "NULL message pointer");
+	struct mpi_comm *c;
+	int rc;
+	if (*message == MPI_MESSAGE_NO_PROC) {
+		rc = check_buffer(fn, count, dt, MPI_COMM_WORLD, &c);
+		if (rc)
+			return rc;
+		rc = mpi_irecv(buf, count, dt, MPI_PROC_NULL, MPI_ANY_TAG, c, c->ctx, r);
+		if (rc)
+			return mpi_err(MPI_COMM_WORLD, rc, fn, "cannot start the receive");
+		*message = MPI_MESSAGE_NULL;
+		return MPI_SUCCESS;
+	}
+	struct mpi_ux *u = mpi_message_get(*message, &c);
+	if (!u)
+		return mpi_err(MPI_COMM_NULL, MPI_ERR_REQUEST, fn,
+			       "message %d is not a matched message (from MPI_Mprobe or MPI_Improbe, not yet received)",
+			       *message);
+	MPI_Comm comm = mpi_comm_handle(c);
+	rc = check_buffer(fn, count, dt, comm, &c);
 	if (rc)
 		return rc;
-	int flag = 0;
-	struct mpi_idle idle = { 0, 0 };
-	for (;;) {
-		rc = PMPI_Iprobe(source, tag, comm, &flag, status);
-		if (rc || flag)
-			return rc;
-		if (!mpi_idle_due(&idle, mpi_progress(100) == 0))
-			continue;
-		/* Nothing for a while: is the rank it waits for (any member, for
-		 * MPI_ANY_SOURCE) still there? Look for its message once more
-		 * first: what it sent before it died is still there to probe. */
-		int w = source >= 0 ? (mpi_rank_dead(c->world[source], true) ? c->world[source] : -1)
-				    : mpi_comm_dead(c, true);
-		if (w < 0)
-			continue;
-		rc = PMPI_Iprobe(source, tag, comm, &flag, status);
-		if (rc || flag)
-			return rc;
-		char m[200];
-		mpi_dead_msg(m, sizeof m, c, w);
-		return mpi_err(comm, MPI_ERR_PROC_FAILED, "MPI_Probe", "%s%s", m,
-			       source < 0 ? " (the MPI_ANY_SOURCE probe may have waited for it)" : "");
-	}
+	rc = mpi_mrecv_start(buf, count, dt, u, c, r);
+	if (rc)
+		return mpi_err(comm, rc, fn, "cannot start the receive");
+	mpi_message_free(message);
+	return MPI_SUCCESS;
+}
+
+int PMPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message, MPI_Status *status)
+{
+	struct mpi_req *r;
+	int rc = start_mrecv("MPI_Mrecv", buf, count, dt, message, &r);
+	return rc ? rc : recv_wait("MPI_Mrecv", r, mpi_comm_handle(r->comm), status);
+}
+
+int PMPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message, MPI_Request *request)
+{
+	struct mpi_req *r;
+	int rc = start_mrecv("MPI_Imrecv", buf, count, dt, message, &r);
+	if (rc)
+		return rc;
+	*request = mpi_req_handle(r);
+	return MPI_SUCCESS;
 }
 
 /* MPI_Request_get_status: MPI_Test that leaves the request active, so the

@@ -109,6 +109,7 @@ struct mpi_ux {
 	uint32_t id;
 	struct mpi_uxbuf *buf;   /* NULL: overflow, the data stayed at the sender */
 	bool ready, in_ux;       /* in_ux: listed (ux_list), not yet taken */
+	bool failed;             /* its sender died while its data moved */
 	struct mpi_req *waiter;
 };
 
@@ -637,6 +638,7 @@ int mpi_pt2pt_init(void)
 void mpi_pt2pt_fini(void)
 {
 	PtlNIFini(mpi_g.ni);
+	mpi_mprobe_fini();
 	for (int i = 0; i < mpi_g.ux_nbufs; i++)
 		free(P.ux[i].mem);
 	free(P.ux);
@@ -1051,6 +1053,10 @@ static void ux_deliver(struct mpi_req *r, struct mpi_ux *u)
 		r->ux = u;
 		return;
 	}
+	if (u->failed) {
+		r->err = r->st.MPI_ERROR = MPI_ERR_PROC_FAILED;
+		r->dead = u->wsrc;
+	}
 	size_t n = u->got < r->len ? u->got : r->len;
 	if (n)
 		memcpy(r->pbuf, u->buf->mem + u->off, n);
@@ -1113,16 +1119,16 @@ static void ux_arrived(const ptl_event_t *ev, struct mpi_uxbuf *b)
 		mpi_list_del(&u->alink);
 		u->ready = true;
 		credit_note(w);
-		if (ev->ni_fail_type != PTL_NI_OK)
+		if (ev->ni_fail_type != PTL_NI_OK) {
+			/* The sender died while its data moved: whoever takes
+			 * the message (now or, matched by MPI_Mprobe or not yet
+			 * received, later) gets the error. */
 			u->got = 0;
+			u->failed = true;
+		}
 		if (u->waiter) {
 			struct mpi_req *r = u->waiter;
 			r->ux = NULL;
-			if (ev->ni_fail_type != PTL_NI_OK) {
-				/* The sender died while its data moved. */
-				r->err = r->st.MPI_ERROR = MPI_ERR_PROC_FAILED;
-				r->dead = w;
-			}
 			ux_deliver(r, u);
 		}
 		return;
@@ -1379,10 +1385,29 @@ static struct mpi_req *recv_req_new(void *buf, int count, MPI_Datatype dt, int s
 	return r;
 }
 
+/* Where r's data lands: the user's buffer if the type is contiguous, else
+ * a temporary image unpacked when it is done. False: no memory. */
+static bool recv_buf_init(struct mpi_req *r)
+{
+	struct mpi_dtype *t = mpi_dtype_get(r->dt);
+	size_t len = t->size * (size_t)r->count;
+	r->len = len > MPI_MAX_MSG ? MPI_MAX_MSG : len;
+	if (t->contig) {
+		r->pbuf = (char *)r->ubuf + t->true_lb;
+		return true;
+	}
+	r->pbuf = malloc(len ? len : 1);
+	if (!r->pbuf)
+		return false;
+	r->ptmp = true;
+	/* the user may free the type before the message arrives */
+	r->dtp = mpi_dtype_hold(t);
+	return true;
+}
+
 int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mpi_comm *c, int ctx,
 	      struct mpi_req **out)
 {
-	struct mpi_dtype *t = mpi_dtype_get(dt);
 	struct mpi_req *r = recv_req_new(buf, count, dt, src, tag, c, ctx);
 	if (!r)
 		return MPI_ERR_NO_MEM;
@@ -1393,19 +1418,9 @@ int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mp
 		mpi_req_complete(r);
 		return MPI_SUCCESS;
 	}
-	size_t len = t->size * (size_t)count;
-	r->len = len > MPI_MAX_MSG ? MPI_MAX_MSG : len;
-	if (t->contig) {
-		r->pbuf = (char *)buf + t->true_lb;
-	} else {
-		r->pbuf = malloc(len ? len : 1);
-		if (!r->pbuf) {
-			mpi_req_release(r);
-			return MPI_ERR_NO_MEM;
-		}
-		r->ptmp = true;
-		/* the user may free the type before the message arrives */
-		r->dtp = mpi_dtype_hold(t);
+	if (!recv_buf_init(r)) {
+		mpi_req_release(r);
+		return MPI_ERR_NO_MEM;
 	}
 	mpi_progress(0);
 	struct mpi_ux *u = ux_find(ctx, src, tag);
@@ -1513,18 +1528,57 @@ bool mpi_recv_try(struct mpi_req *r)
 	return r->done;
 }
 
+/* A probe's status of u: its envelope and length. */
+static void ux_status(const struct mpi_ux *u, MPI_Status *st)
+{
+	if (!st)
+		return;
+	st->MPI_SOURCE = u->src;
+	st->MPI_TAG = u->tag;
+	st->MPI_ERROR = MPI_SUCCESS;
+	st->ptl_cancelled = 0;
+	st->ptl_count = (long long)u->len;
+}
+
 int mpi_iprobe(int src, int tag, struct mpi_comm *c, int *flag, MPI_Status *st)
 {
 	mpi_progress(0);
 	struct mpi_ux *u = ux_find(c->ctx, src, tag);
 	*flag = u != NULL;
-	if (u && st) {
-		st->MPI_SOURCE = u->src;
-		st->MPI_TAG = u->tag;
-		st->MPI_ERROR = MPI_SUCCESS;
-		st->ptl_cancelled = 0;
-		st->ptl_count = (long long)u->len;
+	if (u)
+		ux_status(u, st);
+	return MPI_SUCCESS;
+}
+
+/* Off the index, the record is the matched message: no receive or probe
+ * finds it, and whatever state it is in (whole, still arriving, a header
+ * whose data waits at the sender) stays as it is until mpi_mrecv_start
+ * hands it to ux_deliver, as a receive that matched it would have been.
+ * Its unexpected buffer stays pinned and its END, if still to come, finds
+ * it on the arriving list meanwhile. */
+struct mpi_ux *mpi_ux_take(int src, int tag, struct mpi_comm *c, MPI_Status *st)
+{
+	mpi_progress(0);
+	struct mpi_ux *u = ux_find(c->ctx, src, tag);
+	if (u) {
+		ux_unlist(u);
+		ux_status(u, st);
 	}
+	return u;
+}
+
+int mpi_mrecv_start(void *buf, int count, MPI_Datatype dt, struct mpi_ux *u, struct mpi_comm *c,
+		    struct mpi_req **out)
+{
+	struct mpi_req *r = recv_req_new(buf, count, dt, u->src, u->tag, c, u->ctx);
+	if (!r)
+		return MPI_ERR_NO_MEM;
+	if (!recv_buf_init(r)) {
+		mpi_req_release(r);
+		return MPI_ERR_NO_MEM;
+	}
+	*out = r;
+	ux_deliver(r, u);
 	return MPI_SUCCESS;
 }
 
