@@ -80,8 +80,8 @@ static void sizes_recv(void)
 		int count = -1;
 		OK(MPI_Mprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &msg, &st));
 		int src = st.MPI_SOURCE, seq = st.MPI_TAG;
-		CHECK(src > 0 && src < t_size && src < 8, "source %d", src);
-		if (src <= 0 || src >= t_size || src >= 8)
+		CHECK(src > 0 && src < t_size && src < 8 && seq >= 0 && seq < 2 * NSIZES, "source %d tag %d", src, seq);
+		if (src <= 0 || src >= t_size || src >= 8 || seq < 0 || seq >= 2 * NSIZES)
 			return;
 		CHECK(seq == next[src], "from rank %d: message %d probed, %d due (overtaken)", src, seq, next[src]);
 		next[src] = seq + 1;
@@ -332,13 +332,15 @@ int main(int argc, char **argv)
 		return dead();
 	errors();
 	if (t_size > 1) {
+		/* Phase by phase: rank 0's wildcards take only this phase's messages. */
 		if (t_rank == 0)
 			sizes_recv();
 		else
 			sizes_send();
+		MPI_Barrier(MPI_COMM_WORLD);
 		types();
 		steal();
-		MPI_Barrier(MPI_COMM_WORLD); /* the flood's senders wait for the earlier phases */
+		MPI_Barrier(MPI_COMM_WORLD);
 		flood();
 	}
 	return t_finish("mpi_mprobe");
