@@ -1,0 +1,563 @@
+/* mpi_icoll.c: nonblocking collectives (MPI_Ibarrier, Ibcast, Ireduce,
+ * Iallreduce, Iallgather, Ialltoall).
+ *
+ * Each call runs the schedules the blocking call would (the same
+ * algorithm, so a reduction gives the same bits), on an engine and buffers
+ * of its own that live until its request completes: a struct mpi_icoll,
+ * one or two phases long (a non-commutative reduction is the owner-ordered
+ * reduce to rank 0, then a broadcast or a move to the root). Its messages
+ * are told from every other collective's by the call's sequence number in
+ * the tag (mpi_coll_int.h).
+ *
+ * Progress: every progress pass of the point-to-point layer (any MPI call
+ * that waits, tests, sends or receives) ends in mpi_icoll_progress, which
+ * takes the completions of each live collective to its engine, so the
+ * next step goes out; a rank that only tests its request, or waits in
+ * MPI_Recv, keeps its collectives moving. The deadline (PTL_COLL_TIMEOUT
+ * from the start) and dead members are looked at on passes that brought
+ * nothing, at most every MPI_DEAD_CHECK_S, and fail the request with the
+ * message the blocking call would give. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_coll_int.h"
+#include "mpi_impl.h"
+
+#define IC_PHASES 2
+
+struct ic_phase {
+	struct coll_req req;
+	bool owner;        /* the owner-ordered reduce (forced, as the blocking call does) */
+	bool move;         /* no schedule: rank 0 sends data (req.bytes) to req.root */
+	void *data;
+	const void *input;
+};
+
+struct mpi_icoll {
+	struct mpi_req *r;
+	struct mpi_list link;   /* on the live list while under way */
+	struct cx x;
+	struct ic_phase ph[IC_PHASES];
+	int nph, cur;
+	struct coll_sched *s;   /* the phase's schedule, its scratch */
+	void *scratch;
+	void *own[2];           /* temporaries of the call, freed at its end */
+	/* at the end: unpack img (len bytes) into (ubuf, ucount, ut) */
+	struct mpi_dtype *ut;
+	void *ubuf;
+	int ucount;
+	const void *img;
+	size_t len;
+	double t0;
+	struct mpi_idle idle;
+	char dummy[8];          /* a barrier's DATA */
+};
+
+static struct mpi_list live = { &live, &live };
+static bool polling;
+
+/* A new call on c; NULL when out of memory. */
+static struct mpi_icoll *ic_new(struct mpi_comm *c, const char *fn)
+{
+	struct mpi_icoll *q = calloc(1, sizeof *q);
+	struct mpi_req *r = q ? mpi_req_new(MPI_REQ_COLL) : NULL;
+	if (!r) {
+		free(q);
+		return NULL;
+	}
+	q->r = r;
+	r->icoll = q;
+	r->comm = c;
+	r->busy = true;
+	r->st.MPI_SOURCE = MPI_ANY_SOURCE;
+	r->st.MPI_TAG = MPI_ANY_TAG;
+	mpi_list_init(&q->link);
+	mpi_cx_init(&q->x, c, fn);
+	q->x.nb = true;
+	return q;
+}
+
+static void *ic_alloc(struct mpi_icoll *q, size_t len)
+{
+	int i = q->own[0] ? 1 : 0;
+	q->own[i] = malloc(len ? len : 1);
+	return q->own[i];
+}
+
+static void phase_free(struct mpi_icoll *q)
+{
+	coll_engine_free(q->x.e);
+	q->x.e = NULL;
+	coll_free(q->s);
+	q->s = NULL;
+	free(q->scratch);
+	q->scratch = NULL;
+	q->x.np = 0;
+}
+
+/* The call is over (rc: its error): unpack, free, complete the request. */
+static void ic_end(struct mpi_icoll *q, int rc)
+{
+	phase_free(q);
+	if (!rc && q->ut && q->ubuf)
+		mpi_unpack(q->ut, q->ubuf, q->ucount, q->img, q->len);
+	if (q->ut)
+		mpi_dtype_release(q->ut);
+	q->ut = NULL;
+	free(q->own[0]);
+	free(q->own[1]);
+	q->own[0] = q->own[1] = NULL;
+	mpi_cx_done(&q->x);
+	if (!mpi_list_empty(&q->link)) {
+		mpi_list_del(&q->link);
+		mpi_g.icoll_live--;
+	}
+	struct mpi_req *r = q->r;
+	r->err = r->st.MPI_ERROR = rc;
+	r->busy = false;
+	mpi_req_complete(r); /* may release r, and q with it: last */
+}
+
+/* q could not start (out of memory): it goes, with its request. */
+static int ic_nomem(struct mpi_icoll *q, MPI_Comm comm, const char *fn)
+{
+	struct mpi_req *r = q->r;
+	ic_end(q, MPI_ERR_NO_MEM);
+	mpi_req_drop(r);
+	return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
+}
+
+/* Posts phase q->cur. */
+static int phase_start(struct mpi_icoll *q)
+{
+	struct cx *x = &q->x;
+	struct ic_phase *ph = &q->ph[q->cur];
+	struct mpi_comm *c = x->c;
+	if (ph->move) {
+		x->algo = NULL;
+		if (c->rank == 0)
+			return mpi_cx_send(x, ph->data, (int)ph->req.bytes, MPI_BYTE, ph->req.root, 1);
+		if (c->rank == ph->req.root)
+			return mpi_cx_recv(x, ph->data, (int)ph->req.bytes, MPI_BYTE, 0, 1);
+		return MPI_SUCCESS;
+	}
+	struct coll_req *req = &ph->req;
+	req->nranks = c->size;
+	req->ports = mpi_g.coll_ports > 0 ? mpi_g.coll_ports : 1;
+	if (!req->elem_size)
+		req->elem_size = 1;
+	int rc;
+	if (ph->owner) {
+		char msg[256];
+		req->algo = COLL_ALGO_OWNER;
+		req->ports = 1;
+		rc = coll_expand_rank(req, c->rank, &q->s, msg, sizeof msg);
+		if (rc)
+			return mpi_cx_fail(x, MPI_ERR_INTERN, "%s: no schedule: %s", x->name, msg);
+		x->algo = "owner";
+	} else if ((rc = mpi_coll_expand(x, req, false, &q->s))) {
+		return rc;
+	}
+	size_t sb = q->s->info.scratch_bytes;
+	if (sb && !(q->scratch = malloc(sb)))
+		return mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes of scratch", x->name, sb);
+	struct coll_bufs bufs = { ph->data, ph->input, q->scratch };
+	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, mpi_g.eager_limit };
+	rc = coll_engine_new(q->s, c->rank, &bufs, &conf, &mpi_coll_engine_ops, x, &x->e);
+	if (!rc)
+		rc = coll_engine_start(x->e);
+	if (rc)
+		return mpi_cx_fail(x, MPI_ERR_INTERN, "%s: cannot start the schedule (%d)", x->name, rc);
+	return MPI_SUCCESS;
+}
+
+/* Takes q as far as it goes without waiting; ends it when it is over.
+ * Returns whether anything of it moved. */
+static bool ic_advance(struct mpi_icoll *q, bool empty)
+{
+	struct cx *x = &q->x;
+	bool any = false;
+	for (;;) {
+		bool fin, moved;
+		int rc = mpi_cx_pass(x, &fin, &moved);
+		if (!rc && fin) {
+			phase_free(q);
+			if (++q->cur == q->nph) {
+				ic_end(q, MPI_SUCCESS);
+				return true;
+			}
+			rc = phase_start(q);
+			moved = true;
+		}
+		if (rc) {
+			ic_end(q, x->err ? x->err : rc);
+			return true;
+		}
+		if (!moved)
+			break;
+		any = true;
+	}
+	if (any || !mpi_idle_due(&q->idle, empty))
+		return any;
+	double now = mpi_now();
+	int dead;
+	if (mpi_g.coll_timeout > 0 && now - q->t0 >= mpi_g.coll_timeout)
+		ic_end(q, mpi_cx_timed_out(x, now - q->t0));
+	else if ((dead = mpi_cx_look_for_dead(x)) >= 0)
+		ic_end(q, mpi_cx_peer_died(x, dead));
+	else
+		return false;
+	return true;
+}
+
+void mpi_icoll_progress(bool empty)
+{
+	if (polling)
+		return; /* a send or receive the engine posts makes progress too */
+	polling = true;
+	/* Again while one moved: what its posting took from the event queue
+	 * may have completed another's transfers. */
+	for (bool moved = true; moved;) {
+		moved = false;
+		for (struct mpi_list *l = live.next, *next; l != &live; l = next) {
+			next = l->next;
+			moved |= ic_advance(mpi_container(l, struct mpi_icoll, link), empty && !moved);
+		}
+	}
+	polling = false;
+}
+
+/* Starts q's first phase and hands out its request; a call that fails to
+ * start completes with its error, reported where it is waited for. */
+static int ic_go(struct mpi_icoll *q, MPI_Request *request)
+{
+	*request = mpi_req_handle(q->r);
+	q->t0 = mpi_now();
+	int dead = mpi_g.ndead ? mpi_comm_dead(q->x.c, false) : -1;
+	if (dead >= 0) {
+		ic_end(q, mpi_cx_peer_died(&q->x, dead));
+		return MPI_SUCCESS;
+	}
+	if (q->x.c->size == 1 || q->nph == 0) {
+		ic_end(q, MPI_SUCCESS);
+		return MPI_SUCCESS;
+	}
+	mpi_list_add_tail(&q->link, &live);
+	mpi_g.icoll_live++;
+	/* The engine's first sends and receives make progress: no pass over
+	 * q (or another, which may be inside its own posting) meanwhile. */
+	bool outer = polling;
+	polling = true;
+	int rc = phase_start(q);
+	if (rc)
+		ic_end(q, q->x.err ? q->x.err : rc);
+	else
+		ic_advance(q, false);
+	polling = outer;
+	return MPI_SUCCESS;
+}
+
+void mpi_icoll_free(struct mpi_icoll *q)
+{
+	free(q);
+}
+
+const char *mpi_icoll_msg(const struct mpi_icoll *q)
+{
+	return q->x.msg[0] ? q->x.msg : "failed";
+}
+
+/* On return, the result in img (len bytes) goes to (buf, count, dt) when
+ * the call is over. */
+static void unpack_at_end(struct mpi_icoll *q, void *buf, int count, MPI_Datatype dt, const void *img, size_t len)
+{
+	q->ut = mpi_dtype_hold(mpi_dtype_get(dt));
+	q->ubuf = buf;
+	q->ucount = count;
+	q->img = img;
+	q->len = len;
+}
+
+#define IC_START(fn, comm, c, request)                                                                  \
+	COLL_ENTER(fn, comm, c);                                                                         \
+	if (!request)                                                                                   \
+	return mpi_err(comm, MPI_ERR_ARG, fn, "NULL request pointer")
+
+#define IC_NEW(q, c, fn, comm)                                                                          \
+	struct mpi_icoll *q = ic_new(c, fn);                                                             \
+	if (!q)                                                                                         \
+	return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory")
+
+/* ---------------------------------------------------------------- barrier, bcast */
+
+int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+{
+	IC_START("MPI_Ibarrier", comm, c, request);
+	IC_NEW(q, c, "MPI_Ibarrier", comm);
+	q->ph[0] = (struct ic_phase){ .req = { .op = COLL_OP_BARRIER }, .data = q->dummy };
+	q->nph = 1;
+	return ic_go(q, request);
+}
+
+/* A broadcast of bytes from root over data, as phase q->nph. */
+static void add_bcast(struct mpi_icoll *q, void *data, size_t bytes, int root)
+{
+	q->ph[q->nph++] = (struct ic_phase){ .req = { .op = COLL_OP_BCAST, .root = root, .bytes = bytes,
+						      .elem_size = 1 },
+					     .data = data };
+}
+
+int PMPI_Ibcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request *request)
+{
+	static const char fn[] = "MPI_Ibcast";
+	IC_START(fn, comm, c, request);
+	int rc = mpi_coll_check_buf(comm, fn, count, dt);
+	if (rc)
+		return rc;
+	if (root < 0 || root >= c->size)
+		return mpi_err(comm, MPI_ERR_ROOT, fn, "root %d not in %s (size %d)", root, c->name, c->size);
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	size_t len = t->size * (size_t)count;
+	IC_NEW(q, c, fn, comm);
+	char *img = (char *)buf + t->true_lb;
+	if (!t->contig && len) {
+		if (!(img = ic_alloc(q, len)))
+			return ic_nomem(q, comm, fn);
+		if (c->rank == root)
+			mpi_pack(t, buf, count, img);
+		else
+			unpack_at_end(q, buf, count, dt, img, len);
+	}
+	if (len)
+		add_bcast(q, img, len, root);
+	return ic_go(q, request);
+}
+
+/* ---------------------------------------------------------------- reductions */
+
+/* The working copy of a reduction's input (count elements of dt, in room
+ * >= count elements' space), or NULL (out of memory). */
+static void *red_input(struct mpi_icoll *q, const void *sendbuf, const void *recvbuf, int count, MPI_Datatype dt,
+		       MPI_Op op, int room)
+{
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	void *data = ic_alloc(q, t->size * (size_t)room);
+	if (!data)
+		return NULL;
+	mpi_pack(t, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, count, data);
+	q->x.op = op;
+	q->x.dt = dt;
+	q->x.esize = t->size;
+	return data;
+}
+
+/* The phases of a reduction of data (len bytes) to root: the schedule's,
+ * or for a non-commutative op the owner-ordered reduce to rank 0 and then
+ * (root < 0: all) a broadcast, or a move to root. */
+static void add_reduce(struct mpi_icoll *q, void *data, size_t len, int root)
+{
+	struct ic_phase *ph = &q->ph[q->nph++];
+	size_t es = q->x.esize;
+	if (mpi_op_commutative(q->x.op)) {
+		enum coll_op op = root < 0 ? COLL_OP_ALLREDUCE : COLL_OP_REDUCE;
+		*ph = (struct ic_phase){ .req = { .op = op, .root = root < 0 ? 0 : root, .bytes = len, .elem_size = es },
+					 .data = data };
+		return;
+	}
+	*ph = (struct ic_phase){ .req = { .op = COLL_OP_REDUCE, .bytes = len, .elem_size = es }, .owner = true,
+				 .data = data };
+	if (root < 0)
+		add_bcast(q, data, len, 0);
+	else if (root > 0)
+		q->ph[q->nph++] = (struct ic_phase){ .req = { .root = root, .bytes = len }, .move = true, .data = data };
+}
+
+static int ireduce(const char *fn, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+		   int root, MPI_Comm comm, MPI_Request *request)
+{
+	IC_START(fn, comm, c, request);
+	int rc = mpi_coll_check_buf(comm, fn, count, dt);
+	if (!rc)
+		rc = mpi_coll_check_op(comm, fn, op, dt);
+	if (rc)
+		return rc;
+	if (root >= c->size)
+		return mpi_err(comm, MPI_ERR_ROOT, fn, "root %d not in %s (size %d)", root, c->name, c->size);
+	IC_NEW(q, c, fn, comm);
+	size_t len = mpi_dtype_get(dt)->size * (size_t)count;
+	bool result = root < 0 || c->rank == root;
+	void *data = red_input(q, sendbuf, result ? recvbuf : NULL, count, dt, op, count);
+	if (!data)
+		return ic_nomem(q, comm, fn);
+	if (result)
+		unpack_at_end(q, recvbuf, count, dt, data, len);
+	if (len)
+		add_reduce(q, data, len, root);
+	return ic_go(q, request);
+}
+
+int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm,
+		 MPI_Request *request)
+{
+	if (root < 0)
+		return mpi_err(comm, MPI_ERR_ROOT, "MPI_Ireduce", "root %d < 0", root);
+	return ireduce("MPI_Ireduce", sendbuf, recvbuf, count, dt, op, root, comm, request);
+}
+
+int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+		    MPI_Request *request)
+{
+	return ireduce("MPI_Iallreduce", sendbuf, recvbuf, count, dt, op, -1, comm, request);
+}
+
+/* Reduce_scatter_block: the whole vector reduced, this rank's block kept
+ * (where the reduce-scatter schedule leaves it: coll_block). */
+int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype dt, MPI_Op op,
+			       MPI_Comm comm, MPI_Request *request)
+{
+	static const char fn[] = "MPI_Ireduce_scatter_block";
+	IC_START(fn, comm, c, request);
+	int rc = mpi_coll_check_buf(comm, fn, recvcount, dt);
+	if (!rc)
+		rc = mpi_coll_check_op(comm, fn, op, dt);
+	if (rc)
+		return rc;
+	int n = c->size;
+	size_t blk = mpi_dtype_get(dt)->size * (size_t)recvcount, off = blk * (size_t)c->rank, len = blk;
+	IC_NEW(q, c, fn, comm);
+	char *data = red_input(q, sendbuf, recvbuf, recvcount * n, dt, op, recvcount * n);
+	if (!data)
+		return ic_nomem(q, comm, fn);
+	if (n > 1 && blk && mpi_op_commutative(op)) {
+		q->ph[q->nph++] = (struct ic_phase){ .req = { .op = COLL_OP_REDUCE_SCATTER, .bytes = blk * (size_t)n,
+							      .elem_size = q->x.esize },
+						     .data = data };
+		coll_block(blk * (size_t)n, q->x.esize, (size_t)n, (size_t)c->rank, &off, &len);
+	} else if (blk) {
+		add_reduce(q, data, blk * (size_t)n, -1);
+	}
+	unpack_at_end(q, recvbuf, recvcount, dt, data + off, len);
+	return ic_go(q, request);
+}
+
+/* Scan/Exscan: the prefix schedule over a copy of the input; Exscan's
+ * DATA is [input | result], and rank 0's recvbuf is left as it was. */
+static int iscan(const char *fn, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+		 MPI_Comm comm, MPI_Request *request, bool ex)
+{
+	IC_START(fn, comm, c, request);
+	int rc = mpi_coll_check_buf(comm, fn, count, dt);
+	if (!rc)
+		rc = mpi_coll_check_op(comm, fn, op, dt);
+	if (rc)
+		return rc;
+	size_t len = mpi_dtype_get(dt)->size * (size_t)count;
+	IC_NEW(q, c, fn, comm);
+	char *data = red_input(q, sendbuf, recvbuf, count, dt, op, ex ? 2 * count : count);
+	if (!data)
+		return ic_nomem(q, comm, fn);
+	if (!(ex && c->rank == 0))
+		unpack_at_end(q, recvbuf, count, dt, data + (ex ? len : 0), len);
+	if (len)
+		q->ph[q->nph++] = (struct ic_phase){ .req = { .op = ex ? COLL_OP_EXSCAN : COLL_OP_SCAN, .bytes = len,
+							      .elem_size = q->x.esize ? q->x.esize : 1 },
+						     .data = data };
+	return ic_go(q, request);
+}
+
+int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+	       MPI_Request *request)
+{
+	return iscan("MPI_Iscan", sendbuf, recvbuf, count, dt, op, comm, request, false);
+}
+
+int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+		 MPI_Request *request)
+{
+	return iscan("MPI_Iexscan", sendbuf, recvbuf, count, dt, op, comm, request, true);
+}
+
+/* ---------------------------------------------------------------- allgather, alltoall */
+
+/* DATA of n blocks of recvtype's image (blk bytes each): recvbuf itself
+ * when contiguous, else a temporary unpacked at the end. NULL: out of
+ * memory. */
+static char *blocks_out(struct mpi_icoll *q, void *recvbuf, int recvcount, MPI_Datatype recvtype, size_t blk)
+{
+	struct mpi_dtype *rt = mpi_dtype_get(recvtype);
+	int n = q->x.c->size;
+	if (rt->contig)
+		return (char *)recvbuf + rt->true_lb;
+	char *data = ic_alloc(q, blk * (size_t)n);
+	if (!data)
+		return NULL;
+	unpack_at_end(q, recvbuf, recvcount * n, recvtype, data, blk * (size_t)n);
+	return data;
+}
+
+/* The send side (unless MPI_IN_PLACE) and the receive side's blocks. */
+static int check_blocks(MPI_Comm comm, const char *fn, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+			int recvcount, MPI_Datatype recvtype)
+{
+	int rc = mpi_coll_check_buf(comm, fn, recvcount, recvtype);
+	if (!rc && sendbuf != MPI_IN_PLACE)
+		rc = mpi_coll_check_buf(comm, fn, sendcount, sendtype);
+	return rc;
+}
+
+int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+		    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	static const char fn[] = "MPI_Iallgather";
+	IC_START(fn, comm, c, request);
+	int rc = check_blocks(comm, fn, sendbuf, sendcount, sendtype, recvcount, recvtype);
+	if (rc)
+		return rc;
+	struct mpi_dtype *rt = mpi_dtype_get(recvtype);
+	size_t blk = rt->size * (size_t)recvcount;
+	IC_NEW(q, c, fn, comm);
+	char *data = blocks_out(q, recvbuf, recvcount, recvtype, blk);
+	if (!data)
+		return ic_nomem(q, comm, fn);
+	char *mine = data + blk * (size_t)c->rank;
+	if (sendbuf != MPI_IN_PLACE)
+		mpi_pack(mpi_dtype_get(sendtype), sendbuf, sendcount, mine);
+	else if (!rt->contig)
+		mpi_pack(rt, (char *)recvbuf + rt->extent * recvcount * c->rank, recvcount, mine);
+	if (blk)
+		q->ph[q->nph++] = (struct ic_phase){ .req = { .op = COLL_OP_ALLGATHER, .bytes = blk * (size_t)c->size,
+							      .elem_size = blk },
+						     .data = data };
+	return ic_go(q, request);
+}
+
+int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+		   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	static const char fn[] = "MPI_Ialltoall";
+	IC_START(fn, comm, c, request);
+	int rc = check_blocks(comm, fn, sendbuf, sendcount, sendtype, recvcount, recvtype);
+	if (rc)
+		return rc;
+	struct mpi_dtype *rt = mpi_dtype_get(recvtype);
+	int n = c->size;
+	size_t blk = rt->size * (size_t)recvcount;
+	IC_NEW(q, c, fn, comm);
+	/* the input is always a packed copy: with MPI_IN_PLACE, what arrives
+	 * must not overwrite a block not yet sent */
+	char *in = ic_alloc(q, blk * (size_t)n);
+	char *data = in ? blocks_out(q, recvbuf, recvcount, recvtype, blk) : NULL;
+	if (!data)
+		return ic_nomem(q, comm, fn);
+	if (sendbuf == MPI_IN_PLACE)
+		mpi_pack(rt, recvbuf, recvcount * n, in);
+	else
+		mpi_pack(mpi_dtype_get(sendtype), sendbuf, sendcount * n, in);
+	memcpy(data + blk * (size_t)c->rank, in + blk * (size_t)c->rank, blk);
+	if (blk)
+		q->ph[q->nph++] = (struct ic_phase){ .req = { .op = COLL_OP_ALLTOALL, .bytes = blk, .elem_size = 1 },
+						     .data = data, .input = in };
+	return ic_go(q, request);
+}
