@@ -374,6 +374,8 @@ PTL_MPI_FN(int, Ialltoall, (const void *sendbuf, int sendcount, MPI_Datatype sen
 PTL_MPI_FN(int, Ireduce_scatter_block, (const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request))
 PTL_MPI_FN(int, Iscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request))
 PTL_MPI_FN(int, Iexscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request))
+PTL_MPI_FN(int, Igather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request))
+PTL_MPI_FN(int, Iscatter, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request))
 PTL_MPI_FN(int, Op_create, (MPI_User_function *user_fn, int commute, MPI_Op *op))
 PTL_MPI_FN(int, Op_free, (MPI_Op *op))
 PTL_MPI_FN(int, Op_commutative, (MPI_Op op, int *commute))

@@ -44,10 +44,12 @@ struct mpi_icoll {
 	struct coll_sched *s;   /* the phase's schedule, its scratch */
 	void *scratch;
 	void *own[2];           /* temporaries of the call, freed at its end */
-	/* at the end: unpack img (len bytes) into (ubuf, ucount, ut) */
+	/* at the end: unpack nblk blocks of len bytes from img, block u into
+	 * (ubuf's block (u + rot) mod nblk, ucount, ut); skip0: not block 0 */
 	struct mpi_dtype *ut;
 	void *ubuf;
-	int ucount;
+	int ucount, nblk, rot;
+	bool skip0;
 	const void *img;
 	size_t len;
 	double t0;
@@ -101,8 +103,10 @@ static void phase_free(struct mpi_icoll *q)
 static void ic_end(struct mpi_icoll *q, int rc)
 {
 	phase_free(q);
-	if (!rc && q->ut && q->ubuf)
-		mpi_unpack(q->ut, q->ubuf, q->ucount, q->img, q->len);
+	for (int u = q->skip0; !rc && q->ut && u < q->nblk; u++) {
+		MPI_Aint at = (MPI_Aint)((u + q->rot) % q->nblk) * q->ucount * q->ut->extent;
+		mpi_unpack(q->ut, (char *)q->ubuf + at, q->ucount, (const char *)q->img + q->len * (size_t)u, q->len);
+	}
 	if (q->ut)
 		mpi_dtype_release(q->ut);
 	q->ut = NULL;
@@ -157,7 +161,7 @@ static int phase_start(struct mpi_icoll *q)
 		if (rc)
 			return mpi_cx_fail(x, MPI_ERR_INTERN, "%s: no schedule: %s", x->name, msg);
 		x->algo = "owner";
-	} else if ((rc = mpi_coll_expand(x, req, false, &q->s))) {
+	} else if (!q->s && (rc = mpi_coll_expand(x, req, false, &q->s))) {
 		return rc;
 	}
 	size_t sb = q->s->info.scratch_bytes;
@@ -278,6 +282,7 @@ static void unpack_at_end(struct mpi_icoll *q, void *buf, int count, MPI_Datatyp
 	q->ucount = count;
 	q->img = img;
 	q->len = len;
+	q->nblk = 1;
 }
 
 #define IC_START(fn, comm, c, request)                                                                  \
@@ -477,6 +482,108 @@ int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
 		 MPI_Request *request)
 {
 	return iscan("MPI_Iexscan", sendbuf, recvbuf, count, dt, op, comm, request, true);
+}
+
+/* ---------------------------------------------------------------- gather, scatter
+ * As the blocking forms: DATA holds the blocks in relative-rank order
+ * (rank - root), this rank's first; the root's holds them all, another
+ * rank's the span of its subtree (coll_data_span), so the schedule is
+ * expanded here, before DATA is laid out. The root's DATA is always a
+ * temporary here: the blocks go to their places at the end. */
+
+struct igs {
+	bool gather;
+	const void *sbuf;
+	int scount;
+	MPI_Datatype stype;
+	void *rbuf;
+	int rcount;
+	MPI_Datatype rtype;
+	int root;
+};
+
+static int igs_layout(struct mpi_icoll *q, const struct igs *g, size_t blk)
+{
+	struct mpi_comm *c = q->x.c;
+	int n = c->size;
+	bool at_root = c->rank == g->root;
+	bool in_place = at_root && (g->gather ? g->sbuf == MPI_IN_PLACE : g->rbuf == MPI_IN_PLACE);
+	size_t room = at_root ? blk * (size_t)n : coll_data_span(q->s, c->rank);
+	char *data = ic_alloc(q, room > blk ? room : blk);
+	if (!data)
+		return MPI_ERR_NO_MEM;
+	if (g->gather && !in_place)
+		mpi_pack(mpi_dtype_get(g->stype), g->sbuf, g->scount, data);
+	if (g->gather && at_root) {
+		unpack_at_end(q, g->rbuf, g->rcount, g->rtype, data, blk);
+		q->nblk = n;
+		q->rot = g->root;
+		q->skip0 = in_place;
+	}
+	if (!g->gather && !in_place)
+		unpack_at_end(q, g->rbuf, g->rcount, g->rtype, data, blk);
+	struct mpi_dtype *st = mpi_dtype_get(g->stype);
+	for (int u = 0; !g->gather && at_root && u < n; u++) {
+		int j = (u + g->root) % n;
+		mpi_pack(st, (const char *)g->sbuf + (MPI_Aint)j * g->scount * st->extent, g->scount,
+			 data + blk * (size_t)u);
+	}
+	q->ph[q->nph++] = (struct ic_phase){ .req = q->s->req, .data = data };
+	return MPI_SUCCESS;
+}
+
+static int igather_scatter(const char *fn, const struct igs *g, MPI_Comm comm, MPI_Request *request)
+{
+	IC_START(fn, comm, c, request);
+	int n = c->size;
+	if (g->root < 0 || g->root >= n)
+		return mpi_err(comm, MPI_ERR_ROOT, fn, "root %d not in %s (size %d)", g->root, c->name, n);
+	bool at_root = c->rank == g->root;
+	MPI_Datatype own_t = g->gather ? g->stype : g->rtype, root_t = g->gather ? g->rtype : g->stype;
+	int own_n = g->gather ? g->scount : g->rcount, root_n = g->gather ? g->rcount : g->scount;
+	int rc = MPI_SUCCESS;
+	if (!(at_root && (g->gather ? g->sbuf : g->rbuf) == MPI_IN_PLACE))
+		rc = mpi_coll_check_buf(comm, fn, own_n, own_t);
+	if (!rc && at_root)
+		rc = mpi_coll_check_buf(comm, fn, root_n, root_t);
+	if (rc)
+		return rc;
+	size_t blk = at_root ? mpi_dtype_get(root_t)->size * (size_t)root_n : mpi_dtype_get(own_t)->size * (size_t)own_n;
+	IC_NEW(q, c, fn, comm);
+	if (blk && n > 1) {
+		struct coll_req req = { .op = g->gather ? COLL_OP_GATHER : COLL_OP_SCATTER, .root = g->root, .nranks = n,
+					.elem_size = 1, .bytes = blk };
+		rc = mpi_coll_expand(&q->x, &req, false, &q->s);
+		if (rc) {
+			ic_end(q, rc);
+			*request = mpi_req_handle(q->r);
+			return MPI_SUCCESS; /* the request has the error */
+		}
+		if (igs_layout(q, g, blk))
+			return ic_nomem(q, comm, fn);
+	} else if (n == 1 && blk && (g->gather ? g->sbuf : g->rbuf) != MPI_IN_PLACE) {
+		/* alone: the block goes straight across */
+		char *data = ic_alloc(q, blk);
+		if (!data)
+			return ic_nomem(q, comm, fn);
+		mpi_pack(mpi_dtype_get(g->stype), g->sbuf, g->scount, data);
+		unpack_at_end(q, g->rbuf, g->rcount, g->rtype, data, blk);
+	}
+	return ic_go(q, request);
+}
+
+int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+		 MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+	struct igs g = { true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root };
+	return igather_scatter("MPI_Igather", &g, comm, request);
+}
+
+int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+		  MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+	struct igs g = { false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root };
+	return igather_scatter("MPI_Iscatter", &g, comm, request);
 }
 
 /* ---------------------------------------------------------------- allgather, alltoall */
