@@ -114,6 +114,47 @@ static void prefixes(void)
 	OK(MPI_Op_free(&first));
 }
 
+/* Igather and Iscatter to and from every root, in place too, with a
+ * strided type at the root. */
+static void gathers(void)
+{
+	int n = t_size;
+	MPI_Datatype vec, every2;
+	OK(MPI_Type_vector(3, 1, 2, MPI_INT, &vec));
+	OK(MPI_Type_create_resized(vec, 0, 6 * sizeof(int), &every2));
+	OK(MPI_Type_free(&vec));
+	OK(MPI_Type_commit(&every2));
+	for (int root = 0; root < n; root++) {
+		int mine[3] = { t_rank, t_rank * 10, t_rank * 100 }, all[6 * 6], got[3] = { -1, -1, -1 };
+		for (int k = 0; k < 6 * 6; k++)
+			all[k] = -1;
+		MPI_Request rq[2];
+		OK(MPI_Igather(mine, 3, MPI_INT, all, 1, every2, root, MPI_COMM_WORLD, &rq[0]));
+		OK(MPI_Waitall(1, rq, MPI_STATUSES_IGNORE));
+		for (int j = 0; j < n && t_rank == root; j++)
+			CHECK(all[6 * j] == j && all[6 * j + 2] == 10 * j && all[6 * j + 4] == 100 * j && all[6 * j + 1] == -1,
+			      "Igather to %d: block %d = %d %d %d", root, j, all[6 * j], all[6 * j + 2], all[6 * j + 4]);
+		/* scatter back what was gathered; the root in place */
+		OK(MPI_Iscatter(all, 1, every2, t_rank == root ? MPI_IN_PLACE : got, 3, MPI_INT, root, MPI_COMM_WORLD,
+				&rq[1]));
+		OK(MPI_Wait(&rq[1], MPI_STATUS_IGNORE));
+		if (t_rank != root)
+			CHECK(got[0] == t_rank && got[1] == 10 * t_rank && got[2] == 100 * t_rank, "Iscatter from %d: %d %d %d",
+			      root, got[0], got[1], got[2]);
+		/* gather in place at the root */
+		int flat[6 * 3];
+		for (int k = 0; k < 3 * n; k++)
+			flat[k] = t_rank == root && k / 3 == root ? mine[k % 3] : -1;
+		OK(MPI_Igather(t_rank == root ? MPI_IN_PLACE : mine, 3, MPI_INT, flat, 3, MPI_INT, root, MPI_COMM_WORLD,
+			       &rq[0]));
+		OK(MPI_Wait(&rq[0], MPI_STATUS_IGNORE));
+		for (int k = 0; k < 3 * n && t_rank == root; k++)
+			CHECK(flat[k] == (k / 3) * (k % 3 == 0 ? 1 : k % 3 == 1 ? 10 : 100), "in-place Igather to %d [%d] = %d",
+			      root, k, flat[k]);
+	}
+	OK(MPI_Type_free(&every2));
+}
+
 /* Five collectives and a blocking one outstanding at once, completed in
  * reverse order (and by Waitany/Waitsome/Testall). */
 static void overlapped(int form)
@@ -276,6 +317,7 @@ int main(int argc, char **argv)
 		return stall();
 	reductions();
 	prefixes();
+	gathers();
 	for (int form = 0; form < 4; form++)
 		overlapped(form);
 	for (int round = 0; round < 4; round++)

@@ -6,6 +6,7 @@
 for n in 1 2 3 4 5; do run $n -- mpi_icoll; done
 run 4 PTL_COLL_ALGO=ring -- mpi_icoll
 run 3 PTL_COLL_ALGO=tree -- mpi_icoll
+run 5 PTL_COLL_ALGO=gather=linear,scatter=linear,scan=chain,exscan=chain -- mpi_icoll
 run 2 PTL_MPI_NOACK_OFF=1 -- mpi_icoll
 run 4 PTL_TEST_STALL_RANK=2 PTL_COLL_TIMEOUT=1 -- mpi_icoll stall
 finish
