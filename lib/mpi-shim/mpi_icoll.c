@@ -1,5 +1,6 @@
 /* mpi_icoll.c: nonblocking collectives (MPI_Ibarrier, Ibcast, Ireduce,
- * Iallreduce, Iallgather, Ialltoall).
+ * Iallreduce, Igather, Iscatter, Iallgather, Ialltoall,
+ * Ireduce_scatter_block, Iscan, Iexscan).
  *
  * Each call runs the schedules the blocking call would (the same
  * algorithm, so a reduction gives the same bits), on an engine and buffers
@@ -342,6 +343,12 @@ int PMPI_Ibcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, 
 
 /* ---------------------------------------------------------------- reductions */
 
+static int check_red(MPI_Comm comm, const char *fn, int count, MPI_Datatype dt, MPI_Op op)
+{
+	int rc = mpi_coll_check_buf(comm, fn, count, dt);
+	return rc ? rc : mpi_coll_check_op(comm, fn, op, dt);
+}
+
 /* The working copy of a reduction's input (count elements of dt, in room
  * >= count elements' space), or NULL (out of memory). */
 static void *red_input(struct mpi_icoll *q, const void *sendbuf, const void *recvbuf, int count, MPI_Datatype dt,
@@ -383,9 +390,7 @@ static int ireduce(const char *fn, const void *sendbuf, void *recvbuf, int count
 		   int root, MPI_Comm comm, MPI_Request *request)
 {
 	IC_START(fn, comm, c, request);
-	int rc = mpi_coll_check_buf(comm, fn, count, dt);
-	if (!rc)
-		rc = mpi_coll_check_op(comm, fn, op, dt);
+	int rc = check_red(comm, fn, count, dt, op);
 	if (rc)
 		return rc;
 	if (root >= c->size)
@@ -424,9 +429,7 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount
 {
 	static const char fn[] = "MPI_Ireduce_scatter_block";
 	IC_START(fn, comm, c, request);
-	int rc = mpi_coll_check_buf(comm, fn, recvcount, dt);
-	if (!rc)
-		rc = mpi_coll_check_op(comm, fn, op, dt);
+	int rc = check_red(comm, fn, recvcount, dt, op);
 	if (rc)
 		return rc;
 	int n = c->size;
@@ -453,9 +456,7 @@ static int iscan(const char *fn, const void *sendbuf, void *recvbuf, int count, 
 		 MPI_Comm comm, MPI_Request *request, bool ex)
 {
 	IC_START(fn, comm, c, request);
-	int rc = mpi_coll_check_buf(comm, fn, count, dt);
-	if (!rc)
-		rc = mpi_coll_check_op(comm, fn, op, dt);
+	int rc = check_red(comm, fn, count, dt, op);
 	if (rc)
 		return rc;
 	size_t len = mpi_dtype_get(dt)->size * (size_t)count;
@@ -614,57 +615,52 @@ static int check_blocks(MPI_Comm comm, const char *fn, const void *sendbuf, int 
 	return rc;
 }
 
-int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-		    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+/* Allgather (a2a false) and Alltoall over n blocks of blk bytes. */
+static int iblocks(const char *fn, bool a2a, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+		   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-	static const char fn[] = "MPI_Iallgather";
-	IC_START(fn, comm, c, request);
-	int rc = check_blocks(comm, fn, sendbuf, sendcount, sendtype, recvcount, recvtype);
-	if (rc)
-		return rc;
-	struct mpi_dtype *rt = mpi_dtype_get(recvtype);
-	size_t blk = rt->size * (size_t)recvcount;
-	IC_NEW(q, c, fn, comm);
-	char *data = blocks_out(q, recvbuf, recvcount, recvtype, blk);
-	if (!data)
-		return ic_nomem(q, comm, fn);
-	char *mine = data + blk * (size_t)c->rank;
-	if (sendbuf != MPI_IN_PLACE)
-		mpi_pack(mpi_dtype_get(sendtype), sendbuf, sendcount, mine);
-	else if (!rt->contig)
-		mpi_pack(rt, (char *)recvbuf + rt->extent * recvcount * c->rank, recvcount, mine);
-	if (blk)
-		q->ph[q->nph++] = (struct ic_phase){ .req = { .op = COLL_OP_ALLGATHER, .bytes = blk * (size_t)c->size,
-							      .elem_size = blk },
-						     .data = data };
-	return ic_go(q, request);
-}
-
-int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-		   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-	static const char fn[] = "MPI_Ialltoall";
 	IC_START(fn, comm, c, request);
 	int rc = check_blocks(comm, fn, sendbuf, sendcount, sendtype, recvcount, recvtype);
 	if (rc)
 		return rc;
 	struct mpi_dtype *rt = mpi_dtype_get(recvtype);
 	int n = c->size;
-	size_t blk = rt->size * (size_t)recvcount;
+	size_t blk = rt->size * (size_t)recvcount, mine = blk * (size_t)c->rank;
 	IC_NEW(q, c, fn, comm);
-	/* the input is always a packed copy: with MPI_IN_PLACE, what arrives
-	 * must not overwrite a block not yet sent */
-	char *in = ic_alloc(q, blk * (size_t)n);
-	char *data = in ? blocks_out(q, recvbuf, recvcount, recvtype, blk) : NULL;
+	/* Alltoall's input is always a packed copy: with MPI_IN_PLACE, what
+	 * arrives must not overwrite a block not yet sent */
+	char *in = a2a ? ic_alloc(q, blk * (size_t)n) : NULL;
+	char *data = !a2a || in ? blocks_out(q, recvbuf, recvcount, recvtype, blk) : NULL;
 	if (!data)
 		return ic_nomem(q, comm, fn);
-	if (sendbuf == MPI_IN_PLACE)
-		mpi_pack(rt, recvbuf, recvcount * n, in);
-	else
-		mpi_pack(mpi_dtype_get(sendtype), sendbuf, sendcount * n, in);
-	memcpy(data + blk * (size_t)c->rank, in + blk * (size_t)c->rank, blk);
+	if (a2a) {
+		if (sendbuf == MPI_IN_PLACE)
+			mpi_pack(rt, recvbuf, recvcount * n, in);
+		else
+			mpi_pack(mpi_dtype_get(sendtype), sendbuf, sendcount * n, in);
+		memcpy(data + mine, in + mine, blk);
+	} else if (sendbuf != MPI_IN_PLACE) {
+		mpi_pack(mpi_dtype_get(sendtype), sendbuf, sendcount, data + mine);
+	} else if (!rt->contig) {
+		mpi_pack(rt, (char *)recvbuf + rt->extent * recvcount * c->rank, recvcount, data + mine);
+	}
+	struct coll_req all = { .op = COLL_OP_ALLGATHER, .bytes = blk * (size_t)n, .elem_size = blk };
+	struct coll_req each = { .op = COLL_OP_ALLTOALL, .bytes = blk, .elem_size = 1 };
 	if (blk)
-		q->ph[q->nph++] = (struct ic_phase){ .req = { .op = COLL_OP_ALLTOALL, .bytes = blk, .elem_size = 1 },
-						     .data = data, .input = in };
+		q->ph[q->nph++] = (struct ic_phase){ .req = a2a ? each : all, .data = data, .input = in };
 	return ic_go(q, request);
+}
+
+int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+		    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	return iblocks("MPI_Iallgather", false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+		       request);
+}
+
+int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+		   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	return iblocks("MPI_Ialltoall", true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+		       request);
 }
