@@ -155,6 +155,26 @@ static void gathers(void)
 	OK(MPI_Type_free(&every2));
 }
 
+/* Iallgather and Ialltoall with MPI_IN_PLACE. */
+static void in_place(void)
+{
+	int n = t_size, ag[6], a2a[6 * 2];
+	for (int j = 0; j < n; j++) {
+		ag[j] = j == t_rank ? 5 * t_rank : -1;
+		a2a[2 * j] = t_rank * 100 + j;
+		a2a[2 * j + 1] = -(t_rank * 100 + j);
+	}
+	MPI_Request rq[2];
+	OK(MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, ag, 1, MPI_INT, MPI_COMM_WORLD, &rq[0]));
+	OK(MPI_Ialltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a2a, 2, MPI_INT, MPI_COMM_WORLD, &rq[1]));
+	OK(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
+	for (int j = 0; j < n; j++) {
+		CHECK(ag[j] == 5 * j, "in-place Iallgather [%d] = %d", j, ag[j]);
+		CHECK(a2a[2 * j] == j * 100 + t_rank && a2a[2 * j + 1] == -(j * 100 + t_rank),
+		      "in-place Ialltoall from %d: %d %d", j, a2a[2 * j], a2a[2 * j + 1]);
+	}
+}
+
 /* Five collectives and a blocking one outstanding at once, completed in
  * reverse order (and by Waitany/Waitsome/Testall). */
 static void overlapped(int form)
@@ -318,6 +338,7 @@ int main(int argc, char **argv)
 	reductions();
 	prefixes();
 	gathers();
+	in_place();
 	for (int form = 0; form < 4; form++)
 		overlapped(form);
 	for (int round = 0; round < 4; round++)
