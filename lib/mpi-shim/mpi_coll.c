@@ -1320,7 +1320,7 @@ static bool v_packed(MPI_Datatype dt, const int counts[], const int displs[], in
 }
 
 /* Counts in bytes (esz each) into out[0..n), refusing a negative one. */
-static int v_bytes(MPI_Comm comm, const char *fn, const char *what, const int counts[], int n, size_t esz,
+int mpi_coll_v_bytes(MPI_Comm comm, const char *fn, const char *what, const int counts[], int n, size_t esz,
 		   size_t *out, size_t *total)
 {
 	*total = 0;
@@ -1378,7 +1378,7 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 	size_t *counts = malloc(sizeof *counts * (size_t)n), total;
 	if (!counts)
 		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
-	rc = v_bytes(comm, fn, "recvcounts", recvcounts, n, rt->size, counts, &total);
+	rc = mpi_coll_v_bytes(comm, fn, "recvcounts", recvcounts, n, rt->size, counts, &total);
 	size_t own = counts[me], at = 0, sent = in_place ? own : mpi_dtype_get(sendtype)->size * (size_t)sendcount;
 	for (int j = 0; j < me; j++)
 		at += counts[j];
@@ -1483,9 +1483,9 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 	size_t *row = malloc(sizeof *row * 2 * (size_t)n), rtotal = 0, stotal = 0;
 	if (!row)
 		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
-	rc = v_bytes(comm, fn, "sendcounts", sendcounts, n, st->size, row, &stotal);
+	rc = mpi_coll_v_bytes(comm, fn, "sendcounts", sendcounts, n, st->size, row, &stotal);
 	if (!rc)
-		rc = v_bytes(comm, fn, "recvcounts", recvcounts, n, rt->size, row + n, &rtotal);
+		rc = mpi_coll_v_bytes(comm, fn, "recvcounts", recvcounts, n, rt->size, row + n, &rtotal);
 	if (!rc && row[c->rank] != row[n + c->rank])
 		rc = mpi_err(comm, MPI_ERR_TRUNCATE, fn, "rank %d sends itself %zu bytes but receives %zu", c->rank,
 			     row[c->rank], row[n + c->rank]);

@@ -95,6 +95,10 @@ extern const struct coll_engine_ops mpi_coll_engine_ops;
 int mpi_coll_expand(struct cx *x, struct coll_req *req, bool v, struct coll_sched **s);
 int mpi_coll_check_buf(MPI_Comm comm, const char *fn, int count, MPI_Datatype dt);
 int mpi_coll_check_op(MPI_Comm comm, const char *fn, MPI_Op op, MPI_Datatype dt);
+/* counts[0..n) * esz into out[0..n) and their sum into *total; the error
+ * (reported on comm) of a negative one, named what[j]. */
+int mpi_coll_v_bytes(MPI_Comm comm, const char *fn, const char *what, const int counts[], int n, size_t esz,
+		     size_t *out, size_t *total);
 
 #define COLL_ENTER(fn, comm, c)                                                                     \
 	MPI_CHECK_INIT(fn);                                                                          \

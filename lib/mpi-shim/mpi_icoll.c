@@ -1,6 +1,6 @@
 /* mpi_icoll.c: nonblocking collectives (MPI_Ibarrier, Ibcast, Ireduce,
- * Iallreduce, Igather, Iscatter, Iallgather, Ialltoall,
- * Ireduce_scatter_block, Iscan, Iexscan).
+ * Iallreduce, Igather, Iscatter, Iallgather(v), Ialltoall(v),
+ * Ireduce_scatter(_block), Iscan, Iexscan).
  *
  * Each call runs the schedules the blocking call would (the same
  * algorithm, so a reduction gives the same bits), on an engine and buffers
@@ -44,12 +44,16 @@ struct mpi_icoll {
 	int nph, cur;
 	struct coll_sched *s;   /* the phase's schedule, its scratch */
 	void *scratch;
-	void *own[2];           /* temporaries of the call, freed at its end */
+#define IC_OWN 3
+	void *own[IC_OWN];      /* temporaries of the call, freed at its end */
 	/* at the end: unpack nblk blocks of len bytes from img, block u into
-	 * (ubuf's block (u + rot) mod nblk, ucount, ut); skip0: not block 0 */
+	 * (ubuf's block (u + rot) mod nblk, ucount, ut); skip0: not block 0;
+	 * ucounts and udispls (the user's: MPI leaves them to the call until
+	 * it completes), if set, give block j's count and displacement */
 	struct mpi_dtype *ut;
 	void *ubuf;
 	int ucount, nblk, rot;
+	const int *ucounts, *udispls;
 	bool skip0;
 	const void *img;
 	size_t len;
@@ -84,7 +88,9 @@ static struct mpi_icoll *ic_new(struct mpi_comm *c, const char *fn)
 
 static void *ic_alloc(struct mpi_icoll *q, size_t len)
 {
-	int i = q->own[0] ? 1 : 0;
+	int i = 0;
+	while (q->own[i])
+		i++; /* the calls below take at most IC_OWN */
 	q->own[i] = malloc(len ? len : 1);
 	return q->own[i];
 }
@@ -104,16 +110,22 @@ static void phase_free(struct mpi_icoll *q)
 static void ic_end(struct mpi_icoll *q, int rc)
 {
 	phase_free(q);
-	for (int u = q->skip0; !rc && q->ut && u < q->nblk; u++) {
-		MPI_Aint at = (MPI_Aint)((u + q->rot) % q->nblk) * q->ucount * q->ut->extent;
-		mpi_unpack(q->ut, (char *)q->ubuf + at, q->ucount, (const char *)q->img + q->len * (size_t)u, q->len);
+	size_t off = 0;
+	for (int u = 0; !rc && q->ut && u < q->nblk; u++) {
+		int j = (u + q->rot) % q->nblk, cnt = q->ucounts ? q->ucounts[j] : q->ucount;
+		MPI_Aint at = (MPI_Aint)(q->udispls ? q->udispls[j] : j * q->ucount) * q->ut->extent;
+		size_t len = q->ucounts ? q->ut->size * (size_t)cnt : q->len;
+		if (u >= q->skip0)
+			mpi_unpack(q->ut, (char *)q->ubuf + at, cnt, (const char *)q->img + off, len);
+		off += len;
 	}
 	if (q->ut)
 		mpi_dtype_release(q->ut);
 	q->ut = NULL;
-	free(q->own[0]);
-	free(q->own[1]);
-	q->own[0] = q->own[1] = NULL;
+	for (int i = 0; i < IC_OWN; i++) {
+		free(q->own[i]);
+		q->own[i] = NULL;
+	}
 	mpi_cx_done(&q->x);
 	if (!mpi_list_empty(&q->link)) {
 		mpi_list_del(&q->link);
@@ -125,13 +137,18 @@ static void ic_end(struct mpi_icoll *q, int rc)
 	mpi_req_complete(r); /* may release r, and q with it: last */
 }
 
-/* q could not start (out of memory): it goes, with its request. */
-static int ic_nomem(struct mpi_icoll *q, MPI_Comm comm, const char *fn)
+/* q could not start (rc, reported): it goes, with its request. */
+static int ic_refuse(struct mpi_icoll *q, int rc)
 {
 	struct mpi_req *r = q->r;
-	ic_end(q, MPI_ERR_NO_MEM);
+	ic_end(q, rc);
 	mpi_req_drop(r);
-	return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
+	return rc;
+}
+
+static int ic_nomem(struct mpi_icoll *q, MPI_Comm comm, const char *fn)
+{
+	return ic_refuse(q, mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory"));
 }
 
 /* Posts phase q->cur. */
@@ -450,6 +467,35 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount
 	return ic_go(q, request);
 }
 
+/* Reduce_scatter: the whole vector allreduced, this rank's part kept (as
+ * the blocking form). */
+int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype dt, MPI_Op op,
+			 MPI_Comm comm, MPI_Request *request)
+{
+	static const char fn[] = "MPI_Ireduce_scatter";
+	IC_START(fn, comm, c, request);
+	int rc = check_red(comm, fn, 0, dt, op);
+	if (rc)
+		return rc;
+	long total = 0, mine = 0;
+	for (int i = 0; i < c->size; i++) {
+		if (recvcounts[i] < 0)
+			return mpi_err(comm, MPI_ERR_COUNT, fn, "recvcounts[%d] = %d < 0", i, recvcounts[i]);
+		mine += i < c->rank ? recvcounts[i] : 0;
+		total += recvcounts[i];
+	}
+	size_t esz = mpi_dtype_get(dt)->size;
+	IC_NEW(q, c, fn, comm);
+	char *data = red_input(q, sendbuf, recvbuf, (int)total, dt, op, (int)total);
+	if (!data)
+		return ic_nomem(q, comm, fn);
+	unpack_at_end(q, recvbuf, recvcounts[c->rank], dt, data + esz * (size_t)mine,
+		      esz * (size_t)recvcounts[c->rank]);
+	if (total)
+		add_reduce(q, data, esz * (size_t)total, -1);
+	return ic_go(q, request);
+}
+
 /* Scan/Exscan: the prefix schedule over a copy of the input; Exscan's
  * DATA is [input | result], and rank 0's recvbuf is left as it was. */
 static int iscan(const char *fn, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
@@ -648,6 +694,106 @@ static int iblocks(const char *fn, bool a2a, const void *sendbuf, int sendcount,
 	struct coll_req each = { .op = COLL_OP_ALLTOALL, .bytes = blk, .elem_size = 1 };
 	if (blk)
 		q->ph[q->nph++] = (struct ic_phase){ .req = a2a ? each : all, .data = data, .input = in };
+	return ic_go(q, request);
+}
+
+/* ---------------------------------------------------------------- v-variants
+ * DATA (and Alltoallv's INPUT) hold the blocks back to back in rank order,
+ * always in a temporary; the schedule is expanded from the block sizes in
+ * bytes, which the call keeps. */
+
+/* The blocks of counts/displs go from data (total bytes) to recvbuf at the end. */
+static void v_unpack_at_end(struct mpi_icoll *q, void *recvbuf, const int counts[], const int displs[],
+			    MPI_Datatype dt, const void *data)
+{
+	unpack_at_end(q, recvbuf, 0, dt, data, 0);
+	q->nblk = q->x.c->size;
+	q->ucounts = counts;
+	q->udispls = displs;
+}
+
+int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+		     const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+		     MPI_Request *request)
+{
+	static const char fn[] = "MPI_Iallgatherv";
+	IC_START(fn, comm, c, request);
+	int n = c->size, me = c->rank;
+	int rc = check_blocks(comm, fn, sendbuf, sendcount, sendtype, recvcounts[me], recvtype);
+	if (rc)
+		return rc;
+	struct mpi_dtype *rt = mpi_dtype_get(recvtype);
+	IC_NEW(q, c, fn, comm);
+	size_t *counts = ic_alloc(q, sizeof *counts * (size_t)n), total = 0, at = 0;
+	if (!counts)
+		return ic_nomem(q, comm, fn);
+	if ((rc = mpi_coll_v_bytes(comm, fn, "recvcounts", recvcounts, n, rt->size, counts, &total)))
+		return ic_refuse(q, rc);
+	char *data = ic_alloc(q, total);
+	if (!data)
+		return ic_nomem(q, comm, fn);
+	for (int j = 0; j < me; j++)
+		at += counts[j];
+	if (sendbuf != MPI_IN_PLACE)
+		mpi_pack(mpi_dtype_get(sendtype), sendbuf, sendcount, data + at);
+	else
+		mpi_pack(rt, (char *)recvbuf + (MPI_Aint)displs[me] * rt->extent, recvcounts[me], data + at);
+	v_unpack_at_end(q, recvbuf, recvcounts, displs, recvtype, data);
+	if (total)
+		q->ph[q->nph++] = (struct ic_phase){ .req = { .op = COLL_OP_ALLGATHER, .nranks = n, .counts = counts,
+							      .elem_size = 1 },
+						     .data = data };
+	return ic_go(q, request);
+}
+
+/* MPI_IN_PLACE as MPI_Alltoallv's: the blocks go out from recvbuf (INPUT
+ * is a packed copy) and come back into it. */
+int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+		    void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+		    MPI_Request *request)
+{
+	static const char fn[] = "MPI_Ialltoallv";
+	IC_START(fn, comm, c, request);
+	int n = c->size, me = c->rank;
+	if (sendbuf == MPI_IN_PLACE) {
+		sendbuf = recvbuf;
+		sendcounts = recvcounts;
+		sdispls = rdispls;
+		sendtype = recvtype;
+	}
+	int rc = check_blocks(comm, fn, sendbuf, 0, sendtype, 0, recvtype);
+	if (rc)
+		return rc;
+	struct mpi_dtype *st = mpi_dtype_get(sendtype), *rt = mpi_dtype_get(recvtype);
+	IC_NEW(q, c, fn, comm);
+	/* this rank's row of the pair matrix, then its column */
+	size_t *row = ic_alloc(q, sizeof *row * 2 * (size_t)n), stotal = 0, rtotal = 0;
+	if (!row)
+		return ic_nomem(q, comm, fn);
+	rc = mpi_coll_v_bytes(comm, fn, "sendcounts", sendcounts, n, st->size, row, &stotal);
+	if (!rc)
+		rc = mpi_coll_v_bytes(comm, fn, "recvcounts", recvcounts, n, rt->size, row + n, &rtotal);
+	if (!rc && row[me] != row[n + me])
+		rc = mpi_err(comm, MPI_ERR_TRUNCATE, fn, "rank %d sends itself %zu bytes but receives %zu", me, row[me],
+			     row[n + me]);
+	if (rc)
+		return ic_refuse(q, rc);
+	char *in = ic_alloc(q, stotal), *data = in ? ic_alloc(q, rtotal) : NULL;
+	if (!data)
+		return ic_nomem(q, comm, fn);
+	size_t off = 0, soff = 0, roff = 0;
+	for (int j = 0; j < n; j++) {
+		mpi_pack(st, (const char *)sendbuf + (MPI_Aint)sdispls[j] * st->extent, sendcounts[j], in + off);
+		soff = j == me ? off : soff;
+		off += row[j];
+	}
+	for (int j = 0; j < me; j++)
+		roff += row[n + j];
+	memcpy(data + roff, in + soff, row[me]); /* our own block: no transfer */
+	v_unpack_at_end(q, recvbuf, recvcounts, rdispls, recvtype, data);
+	q->ph[q->nph++] = (struct ic_phase){ .req = { .op = COLL_OP_ALLTOALL, .nranks = n, .counts = row,
+						      .recv_counts = row + n, .elem_size = 1 },
+					     .data = data, .input = in };
 	return ic_go(q, request);
 }
 
