@@ -175,6 +175,57 @@ static void in_place(void)
 	}
 }
 
+/* Iallgatherv and Ialltoallv with uneven blocks in an order of their own,
+ * against the blocking forms. */
+static void vectors(void)
+{
+	int n = t_size, counts[6], displs[6], sc[6], sd[6], rc[6], rd[6], at = 0, sat = 0, rat = 0;
+	for (int j = n - 1; j >= 0; j--) { /* blocks laid out backwards, a gap after each */
+		counts[j] = j + 1;
+		displs[j] = at;
+		at += counts[j] + 1;
+	}
+	for (int j = 0; j < n; j++) {
+		sc[j] = (t_rank + j) % 3;
+		sd[j] = sat;
+		sat += sc[j];
+		rc[j] = (j + t_rank) % 3;
+		rd[j] = rat;
+		rat += rc[j] + 2;
+	}
+	int mine[6], out[6 * 8], bl[6 * 8], in[6 * 3];
+	for (int k = 0; k < 6; k++)
+		mine[k] = t_rank * 10 + k;
+	for (int k = 0; k < 6 * 3; k++)
+		in[k] = t_rank * 100 + k;
+	for (int k = 0; k < 6 * 8; k++)
+		out[k] = bl[k] = -1;
+	MPI_Request rq;
+	OK(MPI_Iallgatherv(mine, t_rank + 1, MPI_INT, out, counts, displs, MPI_INT, MPI_COMM_WORLD, &rq));
+	OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+	OK(MPI_Allgatherv(mine, t_rank + 1, MPI_INT, bl, counts, displs, MPI_INT, MPI_COMM_WORLD));
+	CHECK(!memcmp(out, bl, sizeof out), "Iallgatherv differs from Allgatherv");
+	CHECK(out[displs[0]] == 0 && out[displs[n - 1] + n - 1] == (n - 1) * 10 + n - 1, "Iallgatherv: %d %d",
+	      out[displs[0]], out[displs[n - 1] + n - 1]);
+	for (int k = 0; k < 6 * 8; k++)
+		out[k] = bl[k] = -1;
+	OK(MPI_Ialltoallv(in, sc, sd, MPI_INT, out, rc, rd, MPI_INT, MPI_COMM_WORLD, &rq));
+	OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+	OK(MPI_Alltoallv(in, sc, sd, MPI_INT, bl, rc, rd, MPI_INT, MPI_COMM_WORLD));
+	CHECK(!memcmp(out, bl, sizeof out), "Ialltoallv differs from Alltoallv");
+	/* Ireduce_scatter with those uneven counts */
+	double d[6 * 7], dn[6], db[6];
+	int total = 0;
+	for (int j = 0; j < n; j++)
+		total += counts[j];
+	for (int k = 0; k < total; k++)
+		d[k] = val(t_rank, k);
+	OK(MPI_Ireduce_scatter(d, dn, counts, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &rq));
+	OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+	OK(MPI_Reduce_scatter(d, db, counts, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+	CHECK(!memcmp(dn, db, sizeof *dn * (size_t)counts[t_rank]), "Ireduce_scatter differs from Reduce_scatter");
+}
+
 /* Five collectives and a blocking one outstanding at once, completed in
  * reverse order (and by Waitany/Waitsome/Testall). */
 static void overlapped(int form)
@@ -339,6 +390,7 @@ int main(int argc, char **argv)
 	prefixes();
 	gathers();
 	in_place();
+	vectors();
 	for (int form = 0; form < 4; form++)
 		overlapped(form);
 	for (int round = 0; round < 4; round++)
