@@ -1,5 +1,5 @@
 /* mpi_icoll.c: nonblocking collectives (MPI_Ibarrier, Ibcast, Ireduce,
- * Iallreduce, Igather, Iscatter, Iallgather(v), Ialltoall(v),
+ * Iallreduce, Igather(v), Iscatter(v), Iallgather(v), Ialltoall(v),
  * Ireduce_scatter(_block), Iscan, Iexscan).
  *
  * Each call runs the schedules the blocking call would (the same
@@ -547,33 +547,46 @@ struct igs {
 	int rcount;
 	MPI_Datatype rtype;
 	int root;
+	const int *counts, *displs; /* the v-variants' root side, or NULL */
 };
 
-static int igs_layout(struct mpi_icoll *q, const struct igs *g, size_t blk)
+/* the root's side: count of rank j's block */
+static int igs_count(const struct igs *g, int j)
+{
+	return g->counts ? g->counts[j] : g->gather ? g->rcount : g->scount;
+}
+
+/* DATA for the expanded schedule q->s: own bytes of this rank's block
+ * first; the root's holds every block (esz bytes an element). */
+static int igs_layout(struct mpi_icoll *q, const struct igs *g, size_t esz, size_t own)
 {
 	struct mpi_comm *c = q->x.c;
 	int n = c->size;
 	bool at_root = c->rank == g->root;
 	bool in_place = at_root && (g->gather ? g->sbuf == MPI_IN_PLACE : g->rbuf == MPI_IN_PLACE);
-	size_t room = at_root ? blk * (size_t)n : coll_data_span(q->s, c->rank);
-	char *data = ic_alloc(q, room > blk ? room : blk);
+	size_t room = at_root ? q->s->info.data_bytes : coll_data_span(q->s, c->rank);
+	char *data = ic_alloc(q, room > own ? room : own);
 	if (!data)
 		return MPI_ERR_NO_MEM;
 	if (g->gather && !in_place)
 		mpi_pack(mpi_dtype_get(g->stype), g->sbuf, g->scount, data);
 	if (g->gather && at_root) {
-		unpack_at_end(q, g->rbuf, g->rcount, g->rtype, data, blk);
+		unpack_at_end(q, g->rbuf, g->rcount, g->rtype, data, own);
 		q->nblk = n;
 		q->rot = g->root;
 		q->skip0 = in_place;
+		q->ucounts = g->counts;
+		q->udispls = g->displs;
 	}
 	if (!g->gather && !in_place)
-		unpack_at_end(q, g->rbuf, g->rcount, g->rtype, data, blk);
+		unpack_at_end(q, g->rbuf, g->rcount, g->rtype, data, own);
 	struct mpi_dtype *st = mpi_dtype_get(g->stype);
+	size_t off = 0;
 	for (int u = 0; !g->gather && at_root && u < n; u++) {
-		int j = (u + g->root) % n;
-		mpi_pack(st, (const char *)g->sbuf + (MPI_Aint)j * g->scount * st->extent, g->scount,
-			 data + blk * (size_t)u);
+		int j = (u + g->root) % n, cnt = igs_count(g, j);
+		MPI_Aint at = (MPI_Aint)(g->displs ? g->displs[j] : j * g->scount) * st->extent;
+		mpi_pack(st, (const char *)g->sbuf + at, cnt, data + off);
+		off += esz * (size_t)cnt;
 	}
 	q->ph[q->nph++] = (struct ic_phase){ .req = q->s->req, .data = data };
 	return MPI_SUCCESS;
@@ -585,52 +598,70 @@ static int igather_scatter(const char *fn, const struct igs *g, MPI_Comm comm, M
 	int n = c->size;
 	if (g->root < 0 || g->root >= n)
 		return mpi_err(comm, MPI_ERR_ROOT, fn, "root %d not in %s (size %d)", g->root, c->name, n);
-	bool at_root = c->rank == g->root;
+	bool at_root = c->rank == g->root, v = g->counts != NULL;
 	MPI_Datatype own_t = g->gather ? g->stype : g->rtype, root_t = g->gather ? g->rtype : g->stype;
-	int own_n = g->gather ? g->scount : g->rcount, root_n = g->gather ? g->rcount : g->scount;
+	int own_n = g->gather ? g->scount : g->rcount;
 	int rc = MPI_SUCCESS;
 	if (!(at_root && (g->gather ? g->sbuf : g->rbuf) == MPI_IN_PLACE))
 		rc = mpi_coll_check_buf(comm, fn, own_n, own_t);
-	if (!rc && at_root)
-		rc = mpi_coll_check_buf(comm, fn, root_n, root_t);
+	for (int j = 0; !rc && at_root && j < n; j++)
+		rc = mpi_coll_check_buf(comm, fn, igs_count(g, j), root_t);
 	if (rc)
 		return rc;
-	size_t blk = at_root ? mpi_dtype_get(root_t)->size * (size_t)root_n : mpi_dtype_get(own_t)->size * (size_t)own_n;
+	size_t esz = mpi_dtype_get(at_root ? root_t : own_t)->size;
+	size_t own = esz * (size_t)(at_root ? igs_count(g, g->root) : own_n);
 	IC_NEW(q, c, fn, comm);
-	if (blk && n > 1) {
-		struct coll_req req = { .op = g->gather ? COLL_OP_GATHER : COLL_OP_SCATTER, .root = g->root, .nranks = n,
-					.elem_size = 1, .bytes = blk };
-		rc = mpi_coll_expand(&q->x, &req, false, &q->s);
-		if (rc) {
-			ic_end(q, rc);
-			*request = mpi_req_handle(q->r);
-			return MPI_SUCCESS; /* the request has the error */
-		}
-		if (igs_layout(q, g, blk))
+	struct coll_req req = { .op = g->gather ? COLL_OP_GATHER : COLL_OP_SCATTER, .root = g->root, .nranks = n,
+				.elem_size = 1, .bytes = own };
+	if (v) {
+		/* the root knows every size; another rank its own, which is all
+		 * a linear rank reads */
+		size_t *counts = ic_alloc(q, sizeof *counts * (size_t)n);
+		if (!counts)
 			return ic_nomem(q, comm, fn);
-	} else if (n == 1 && blk && (g->gather ? g->sbuf : g->rbuf) != MPI_IN_PLACE) {
-		/* alone: the block goes straight across */
-		char *data = ic_alloc(q, blk);
-		if (!data)
-			return ic_nomem(q, comm, fn);
-		mpi_pack(mpi_dtype_get(g->stype), g->sbuf, g->scount, data);
-		unpack_at_end(q, g->rbuf, g->rcount, g->rtype, data, blk);
+		for (int j = 0; j < n; j++)
+			counts[j] = at_root ? esz * (size_t)igs_count(g, j) : j == c->rank ? own : 0;
+		req.counts = counts;
+		req.bytes = 0;
 	}
+	rc = mpi_coll_expand(&q->x, &req, v, &q->s);
+	if (rc) {
+		/* the request has the error */
+		*request = mpi_req_handle(q->r);
+		ic_end(q, rc);
+		return MPI_SUCCESS;
+	}
+	if (igs_layout(q, g, esz, own))
+		return ic_nomem(q, comm, fn);
 	return ic_go(q, request);
 }
 
 int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
 		 MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-	struct igs g = { true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root };
+	struct igs g = { true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, NULL, NULL };
 	return igather_scatter("MPI_Igather", &g, comm, request);
+}
+
+int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+		  const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+	struct igs g = { true, sendbuf, sendcount, sendtype, recvbuf, 0, recvtype, root, recvcounts, displs };
+	return igather_scatter("MPI_Igatherv", &g, comm, request);
 }
 
 int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
 		  MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-	struct igs g = { false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root };
+	struct igs g = { false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, NULL, NULL };
 	return igather_scatter("MPI_Iscatter", &g, comm, request);
+}
+
+int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+		   void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+	struct igs g = { false, sendbuf, 0, sendtype, recvbuf, recvcount, recvtype, root, sendcounts, displs };
+	return igather_scatter("MPI_Iscatterv", &g, comm, request);
 }
 
 /* ---------------------------------------------------------------- allgather, alltoall */
