@@ -213,6 +213,19 @@ static void vectors(void)
 	OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
 	OK(MPI_Alltoallv(in, sc, sd, MPI_INT, bl, rc, rd, MPI_INT, MPI_COMM_WORLD));
 	CHECK(!memcmp(out, bl, sizeof out), "Ialltoallv differs from Alltoallv");
+	/* Igatherv to the last rank and Iscatterv back from it, same layout */
+	int root = n - 1;
+	for (int k = 0; k < 6 * 8; k++)
+		out[k] = bl[k] = -1;
+	OK(MPI_Igatherv(mine, t_rank + 1, MPI_INT, out, counts, displs, MPI_INT, root, MPI_COMM_WORLD, &rq));
+	OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+	OK(MPI_Gatherv(mine, t_rank + 1, MPI_INT, bl, counts, displs, MPI_INT, root, MPI_COMM_WORLD));
+	CHECK(!memcmp(out, bl, sizeof out), "Igatherv differs from Gatherv");
+	int back[6] = { -1, -1, -1, -1, -1, -1 };
+	OK(MPI_Iscatterv(bl, counts, displs, MPI_INT, back, t_rank + 1, MPI_INT, root, MPI_COMM_WORLD, &rq));
+	OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+	CHECK(!memcmp(back, mine, sizeof(int) * (size_t)(t_rank + 1)) && (t_rank == 5 || back[t_rank + 1] == -1),
+	      "Iscatterv gave %d..%d", back[0], back[t_rank]);
 	/* Ireduce_scatter with those uneven counts */
 	double d[6 * 7], dn[6], db[6];
 	int total = 0;
