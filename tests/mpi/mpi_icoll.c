@@ -7,7 +7,11 @@
  * until the barrier completes), which only works if testing the barrier
  * lets it progress while point-to-point messages are taken. "stall" (run
  * with PTL_TEST_STALL_RANK and PTL_COLL_TIMEOUT): a rank that only tests
- * its MPI_Iallreduce gets the deadline's error, naming the call. */
+ * its MPI_Iallreduce gets the deadline's error, naming the call. "dead":
+ * rank 1 leaves (_exit) instead of joining an Iallreduce; the others'
+ * Wait fails with MPI_ERR_PROC_FAILED naming it, and they still talk. */
+#include <unistd.h>
+
 #include "mpi_test.h"
 
 enum { BIG = 3000 }; /* doubles: above the small-vector direct path and the eager limit */
@@ -394,11 +398,41 @@ static int stall(void)
 	return t_fails ? 1 : 0;
 }
 
+static int dead(void)
+{
+	OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+	if (t_rank == 1) {
+		fflush(stdout);
+		_exit(0);
+	}
+	int in = t_rank, out = 0;
+	MPI_Request rq;
+	OK(MPI_Iallreduce(&in, &out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &rq));
+	int rc = MPI_Wait(&rq, MPI_STATUS_IGNORE), cls = MPI_SUCCESS, len = 0;
+	char s[MPI_MAX_ERROR_STRING] = "";
+	MPI_Error_class(rc, &cls);
+	MPI_Error_string(rc, s, &len);
+	printf("rank %d: %s\n", t_rank, rc ? s : "no error");
+	CHECK(cls == MPI_ERR_PROC_FAILED && strstr(s, "MPI_Iallreduce") && strstr(s, "rank 1 of MPI_COMM_WORLD died"),
+	      "class %d: '%s'", cls, s);
+	/* the survivors still talk */
+	int v = t_rank, w = -1, peer = t_rank == 0 ? 2 : 0;
+	if (t_rank == 0 || t_rank == 2)
+		OK(MPI_Sendrecv(&v, 1, MPI_INT, peer, 3, &w, 1, MPI_INT, peer, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+	if (t_rank == 0 || t_rank == 2)
+		CHECK(w == peer, "after the death: got %d from %d", w, peer);
+	fflush(stdout);
+	MPI_Finalize();
+	return t_fails ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	t_init(&argc, &argv);
 	if (argc > 1 && !strcmp(argv[1], "stall"))
 		return stall();
+	if (argc > 1 && !strcmp(argv[1], "dead") && t_size > 1)
+		return dead();
 	reductions();
 	prefixes();
 	gathers();
