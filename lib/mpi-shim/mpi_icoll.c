@@ -109,6 +109,14 @@ static void phase_free(struct mpi_icoll *q)
 /* The call is over (rc: its error): unpack, free, complete the request. */
 static void ic_end(struct mpi_icoll *q, int rc)
 {
+	if (rc && q->x.np) {
+		/* Failed with transfers posted: a send of ours may still be
+		 * under way (a rendezvous buffer the peer may yet get), so its
+		 * memory is left to it rather than freed. */
+		q->scratch = NULL;
+		for (int i = 0; i < IC_OWN; i++)
+			q->own[i] = NULL;
+	}
 	phase_free(q);
 	size_t off = 0;
 	for (int u = 0; !rc && q->ut && u < q->nblk; u++) {
@@ -257,6 +265,10 @@ static int ic_go(struct mpi_icoll *q, MPI_Request *request)
 {
 	*request = mpi_req_handle(q->r);
 	q->t0 = mpi_now();
+	/* no look for the dead before it has waited a while: a short call
+	 * spun on with MPI_Test would otherwise ask libptl at its first
+	 * empty pass */
+	q->idle.next = q->t0 + MPI_DEAD_CHECK_S;
 	int dead = mpi_g.ndead ? mpi_comm_dead(q->x.c, false) : -1;
 	if (dead >= 0) {
 		ic_end(q, mpi_cx_peer_died(&q->x, dead));
