@@ -428,35 +428,6 @@ static int drive(struct cx *x)
 	return MPI_SUCCESS;
 }
 
-void mpi_cx_init(struct cx *x, struct mpi_comm *c, const char *name)
-{
-	/* Field by field: clearing the whole message buffer would cost more
-	 * than a small collective's bookkeeping. */
-	x->c = c;
-	x->name = name;
-	x->op = MPI_OP_NULL;
-	x->dt = MPI_BYTE;
-	x->esize = 1;
-	x->np = 0;
-	x->algo = NULL;
-	x->e = NULL;
-	x->step = -1;
-	x->err = 0;
-	x->msg[0] = 0;
-	x->stall = mpi_g.stall_rank == mpi_g.wrank;
-	x->p = x->few;
-	x->cap = sizeof x->few / sizeof x->few[0];
-	x->seq = ++c->ncoll;
-	x->nb = false;
-}
-
-void mpi_cx_done(struct cx *x)
-{
-	if (x->p != x->few)
-		free(x->p);
-	x->p = NULL;
-}
-
 /* The cached schedule (and engine) for req, expanded on first use. */
 static struct cache_ent *sched_for(struct cx *x, struct coll_req *req)
 {

@@ -28,6 +28,8 @@
 #ifndef MPI_COLL_INT_H
 #define MPI_COLL_INT_H
 
+#include <stdlib.h>
+
 #include "coll.h"
 #include "mpi_impl.h"
 
@@ -70,9 +72,37 @@ static inline int mpi_coll_tag(const struct cx *x, uint64_t m)
 	return (int)(seq << COLL_MATCH_BITS | (m & ((1u << COLL_MATCH_BITS) - 1)));
 }
 
-/* Starts a call on c: takes its sequence number. */
-void mpi_cx_init(struct cx *x, struct mpi_comm *c, const char *name);
-void mpi_cx_done(struct cx *x);
+/* Starts a call on c: takes its sequence number. Inline: every
+ * collective, the smallest too, starts and ends one. */
+static inline void mpi_cx_init(struct cx *x, struct mpi_comm *c, const char *name)
+{
+	/* Field by field: clearing the whole message buffer would cost more
+	 * than a small collective's bookkeeping. */
+	x->c = c;
+	x->name = name;
+	x->op = MPI_OP_NULL;
+	x->dt = MPI_BYTE;
+	x->esize = 1;
+	x->np = 0;
+	x->algo = NULL;
+	x->e = NULL;
+	x->step = -1;
+	x->err = 0;
+	x->msg[0] = 0;
+	x->stall = mpi_g.stall_rank == mpi_g.wrank;
+	x->p = x->few;
+	x->cap = sizeof x->few / sizeof x->few[0];
+	x->seq = ++c->ncoll;
+	x->nb = false;
+}
+
+static inline void mpi_cx_done(struct cx *x)
+{
+	if (x->p != x->few)
+		free(x->p);
+	x->p = NULL;
+}
+
 int mpi_cx_fail(struct cx *x, int cls, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* One look at x's transfers: each completion goes to the engine (which may
  * post more). *fin: everything is done; *moved: something completed.
