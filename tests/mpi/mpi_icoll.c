@@ -243,6 +243,26 @@ static void vectors(void)
 	CHECK(!memcmp(dn, db, sizeof *dn * (size_t)counts[t_rank]), "Ireduce_scatter differs from Reduce_scatter");
 }
 
+/* Many outstanding at once (fewer than the 256 the tags tell apart),
+ * completed together; one freed while under way still completes. */
+static void many(void)
+{
+	enum { M = 60 };
+	int in[M], out[M];
+	MPI_Request rq[M], freed;
+	for (int i = 0; i < M; i++) {
+		in[i] = t_rank + i;
+		OK(MPI_Iallreduce(&in[i], &out[i], 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &rq[i]));
+	}
+	OK(MPI_Ibarrier(MPI_COMM_WORLD, &freed));
+	OK(MPI_Request_free(&freed));
+	CHECK(freed == MPI_REQUEST_NULL, "Request_free left the handle");
+	OK(MPI_Waitall(M, rq, MPI_STATUSES_IGNORE));
+	for (int i = 0; i < M; i++)
+		CHECK(out[i] == t_size * (t_size - 1) / 2 + t_size * i, "Iallreduce %d of %d: %d", i, M, out[i]);
+	OK(MPI_Barrier(MPI_COMM_WORLD));
+}
+
 /* Five collectives and a blocking one outstanding at once, completed in
  * reverse order (and by Waitany/Waitsome/Testall). */
 static void overlapped(int form)
@@ -438,6 +458,7 @@ int main(int argc, char **argv)
 	gathers();
 	in_place();
 	vectors();
+	many();
 	for (int form = 0; form < 4; form++)
 		overlapped(form);
 	for (int round = 0; round < 4; round++)
