@@ -13,6 +13,10 @@
  * run collectives/ schedules too (binomial or linear trees, recursive
  * doubling or chain prefixes); so do Allgatherv (recursive doubling,
  * bruck or the ring) and Alltoallv (pairwise over the pair sizes).
+ * Every call's tags carry its sequence number on the communicator, so
+ * calls outstanding together (the nonblocking ones of mpi_icoll.c, which
+ * share this file's transfers and passes through mpi_coll_int.h) never
+ * match each other's messages.
  *
  * Every wait has a deadline (PTL_COLL_TIMEOUT seconds, default 300): when it
  * passes, the error names the collective, the communicator, the step and the
@@ -27,6 +31,7 @@
 #include <string.h>
 
 #include "coll.h"
+#include "mpi_coll_int.h"
 #include "mpi_impl.h"
 
 #define CACHE_SLOTS 8
@@ -64,31 +69,6 @@ struct mpi_coll_cache {
 	void *scratch;
 	size_t scratch_cap;
 	struct tmpbuf tmp[TMP_SLOTS];
-};
-
-struct pend {
-	size_t idx;
-	struct mpi_req *r; /* NULL: a stalled send, never done */
-	int peer;
-	bool recv;
-	bool reported;
-};
-
-struct cx {
-	struct mpi_comm *c;
-	const char *name;
-	MPI_Op op;
-	MPI_Datatype dt;     /* element type of reductions (contiguous image) */
-	size_t esize;
-	struct pend *p;        /* = few, or a heap array once more are needed */
-	size_t np, cap;
-	struct pend few[8];    /* enough for a small collective: no malloc */
-	bool stall;
-	const char *algo;
-	struct coll_engine *e;
-	int step;              /* without an engine: the step under way, or -1 */
-	int err;
-	char msg[MPI_MAX_ERROR_STRING];
 };
 
 static enum coll_algo algo_for[COLL_OP_COUNT];
@@ -195,8 +175,7 @@ static void tmp_put(struct mpi_comm *c, void *p)
 	free(p);
 }
 
-static int fail(struct cx *x, int cls, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(struct cx *x, int cls, const char *fmt, ...)
+int mpi_cx_fail(struct cx *x, int cls, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -222,8 +201,6 @@ static int add_pend(struct cx *x, size_t idx, struct mpi_req *r, int peer, bool 
 	return 0;
 }
 
-static int tag_of(uint64_t match) { return (int)(match & MPI_TAG_MASK); }
-
 static int cb_send(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd, const void *buf, size_t len)
 {
 	(void)rank;
@@ -231,7 +208,7 @@ static int cb_send(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd, 
 	if (x->stall)
 		return add_pend(x, idx, NULL, cmd->peer_rank, false);
 	struct mpi_req *r;
-	int rc = mpi_isend(buf, (int)len, MPI_BYTE, cmd->peer_rank, tag_of(cmd->match), x->c, x->c->ctx + 1,
+	int rc = mpi_isend(buf, (int)len, MPI_BYTE, cmd->peer_rank, mpi_coll_tag(x, cmd->match), x->c, x->c->ctx + 1,
 			   MPI_MODE_STD, &r);
 	if (rc)
 		return -ENOMEM;
@@ -246,9 +223,10 @@ static int cb_recv(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd, 
 	/* A schedule's receives name their source and a tag of their own,
 	 * one collective at a time: small ones may wait as unexpected
 	 * messages instead of posting an ME each. */
-	int rc = len <= COLL_LAZY_MAX
-			 ? mpi_irecv_lazy(buf, len, cmd->peer_rank, tag_of(cmd->match), x->c, x->c->ctx + 1, &r)
-			 : mpi_irecv(buf, (int)len, MPI_BYTE, cmd->peer_rank, tag_of(cmd->match), x->c, x->c->ctx + 1, &r);
+	int rc = len <= COLL_LAZY_MAX && !x->nb
+			 ? mpi_irecv_lazy(buf, len, cmd->peer_rank, mpi_coll_tag(x, cmd->match), x->c, x->c->ctx + 1, &r)
+			 : mpi_irecv(buf, (int)len, MPI_BYTE, cmd->peer_rank, mpi_coll_tag(x, cmd->match), x->c,
+				     x->c->ctx + 1, &r);
 	if (rc)
 		return -ENOMEM;
 	return add_pend(x, idx, r, cmd->peer_rank, true);
@@ -280,11 +258,11 @@ static int cb_reduce(void *ctx, void *dst, const void *src, size_t len, enum col
 	return 0;
 }
 
-static const struct coll_engine_ops engine_ops = { cb_send, cb_recv, cb_reduce };
+const struct coll_engine_ops mpi_coll_engine_ops = { cb_send, cb_recv, cb_reduce };
 
 /* The collective failed: the transfers still pending are no longer ours.
  * A receive is cancelled first, so nothing lands in our buffers later. */
-static void drop_rest(struct cx *x)
+void mpi_cx_drop_rest(struct cx *x)
 {
 	for (size_t i = 0; i < x->np; i++) {
 		struct pend *p = &x->p[i];
@@ -298,7 +276,7 @@ static void drop_rest(struct cx *x)
 }
 
 /* The deadline passed: say who did not arrive, and take our receives back. */
-static int timed_out(struct cx *x, double waited)
+int mpi_cx_timed_out(struct cx *x, double waited)
 {
 	char who[256] = "";
 	size_t n = 0;
@@ -323,31 +301,31 @@ static int timed_out(struct cx *x, double waited)
 	char stepbuf[32] = "";
 	if (step >= 0)
 		snprintf(stepbuf, sizeof stepbuf, " at step %d", step);
-	fail(x, MPI_ERR_TIMEOUT,
+	mpi_cx_fail(x, MPI_ERR_TIMEOUT,
 	     "%s on %s (%d ranks%s%s, call %lu): rank %d gave up after %.1f s (PTL_COLL_TIMEOUT)%s "
 	     "waiting for rank(s) %s: their parts did not arrive",
 	     x->name, x->c->name, x->c->size, x->algo ? ", algorithm " : "", x->algo ? x->algo : "", x->c->ncoll,
 	     x->c->rank, waited, stepbuf, who[0] ? who : "(none: our own sends did not finish)");
-	drop_rest(x);
+	mpi_cx_drop_rest(x);
 	return x->err;
 }
 
 /* A member died: the collective cannot finish (every member takes part).
  * Say who, and take our receives back. */
-static int peer_died(struct cx *x, int w)
+int mpi_cx_peer_died(struct cx *x, int w)
 {
 	char m[200];
 	mpi_dead_msg(m, sizeof m, x->c, w);
-	fail(x, MPI_ERR_PROC_FAILED, "%s on %s (%d ranks, call %lu): %s", x->name, x->c->name, x->c->size,
+	mpi_cx_fail(x, MPI_ERR_PROC_FAILED, "%s on %s (%d ranks, call %lu): %s", x->name, x->c->name, x->c->size,
 	     x->c->ncoll, m);
-	drop_rest(x);
+	mpi_cx_drop_rest(x);
 	return x->err;
 }
 
 /* Nothing came for a while: is a rank we wait for dead, or, failing that,
  * any member (a survivor that gave up on a dead one sends us nothing
  * either)? Returns the dead world rank, or -1. */
-static int look_for_dead(struct cx *x)
+int mpi_cx_look_for_dead(struct cx *x)
 {
 	for (size_t i = 0; i < x->np; i++) {
 		struct pend *p = &x->p[i];
@@ -357,6 +335,42 @@ static int look_for_dead(struct cx *x)
 			return p->r->dead;
 	}
 	return mpi_comm_dead(x->c, true);
+}
+
+int mpi_cx_pass(struct cx *x, bool *fin, bool *moved)
+{
+	bool all = true;
+	*fin = *moved = false;
+	for (size_t i = 0; i < x->np; i++) {
+		struct pend *p = &x->p[i];
+		if (p->reported)
+			continue;
+		if (p->r && p->r->lazy)
+			mpi_recv_try(p->r);
+		if (!p->r || !p->r->done) {
+			all = false;
+			continue;
+		}
+		p->reported = true;
+		*moved = true;
+		int err = p->r->err, dead = p->r->dead;
+		mpi_req_drop(p->r);
+		if (err && dead >= 0)
+			return mpi_cx_peer_died(x, dead);
+		if (err && err != MPI_ERR_TRUNCATE) {
+			mpi_cx_fail(x, err, "%s on %s: a transfer with rank %d failed", x->name, x->c->name, p->peer);
+			mpi_cx_drop_rest(x);
+			return x->err;
+		}
+		if (x->e && coll_engine_done(x->e, p->idx))
+			return mpi_cx_fail(x, MPI_ERR_INTERN, "%s: the schedule engine refused a completion", x->name);
+		if (x->e)
+			all = false; /* the engine may have posted more: look again */
+	}
+	if (all && x->e && !coll_engine_finished(x->e))
+		return mpi_cx_fail(x, MPI_ERR_INTERN, "%s: the schedule stopped with nothing in flight", x->name);
+	*fin = all;
+	return MPI_SUCCESS;
 }
 
 /* Drives the pending transfers (and the engine, if any) to the end. */
@@ -376,40 +390,14 @@ static int drive(struct cx *x)
 	struct mpi_idle idle = { 0, 0 };
 	int dead = mpi_g.ndead ? mpi_comm_dead(x->c, false) : -1;
 	if (dead >= 0)
-		return peer_died(x, dead); /* known dead: at once */
+		return mpi_cx_peer_died(x, dead); /* known dead: at once */
 	for (;;) {
-		bool all = true, moved = false;
-		for (size_t i = 0; i < x->np; i++) {
-			struct pend *p = &x->p[i];
-			if (p->reported)
-				continue;
-			if (p->r && p->r->lazy)
-				mpi_recv_try(p->r);
-			if (!p->r || !p->r->done) {
-				all = false;
-				continue;
-			}
-			p->reported = true;
-			moved = true;
-			int err = p->r->err;
-			dead = p->r->dead;
-			mpi_req_drop(p->r);
-			if (err && dead >= 0)
-				return peer_died(x, dead);
-			if (err && err != MPI_ERR_TRUNCATE) {
-				fail(x, err, "%s on %s: a transfer with rank %d failed", x->name, x->c->name, p->peer);
-				drop_rest(x);
-				return x->err;
-			}
-			if (x->e && coll_engine_done(x->e, p->idx))
-				return fail(x, MPI_ERR_INTERN, "%s: the schedule engine refused a completion", x->name);
-			if (x->e)
-				all = false; /* the engine may have posted more: look again */
-		}
-		if (all && (!x->e || coll_engine_finished(x->e)))
+		bool fin, moved;
+		int rc = mpi_cx_pass(x, &fin, &moved);
+		if (rc)
+			return rc;
+		if (fin)
 			break;
-		if (all)
-			return fail(x, MPI_ERR_INTERN, "%s: the schedule stopped with nothing in flight", x->name);
 		/* A completion went to the engine: it may have posted more, or
 		 * finished. Look again before waiting for an event - the wait
 		 * would otherwise sleep until some unrelated event or its
@@ -425,7 +413,7 @@ static int drive(struct cx *x)
 			}
 			double left = deadline - now;
 			if (left <= 0)
-				return timed_out(x, now - t0);
+				return mpi_cx_timed_out(x, now - t0);
 			if (left < 0.1)
 				ms = (int)(left * 1000) + 1;
 		}
@@ -433,39 +421,11 @@ static int drive(struct cx *x)
 		for (size_t i = 0; i < x->np && !ready; i++)
 			ready = !x->p[i].reported && x->p[i].r && x->p[i].r->done;
 		look = !ready && mpi_progress(ms) == 0;
-		if (look && mpi_idle_due(&idle, true) && (dead = look_for_dead(x)) >= 0)
-			return peer_died(x, dead);
+		if (look && mpi_idle_due(&idle, true) && (dead = mpi_cx_look_for_dead(x)) >= 0)
+			return mpi_cx_peer_died(x, dead);
 	}
 	x->np = 0;
 	return MPI_SUCCESS;
-}
-
-static void cx_init(struct cx *x, struct mpi_comm *c, const char *name)
-{
-	/* Field by field: clearing the whole message buffer would cost more
-	 * than a small collective's bookkeeping. */
-	x->c = c;
-	x->name = name;
-	x->op = MPI_OP_NULL;
-	x->dt = MPI_BYTE;
-	x->esize = 1;
-	x->np = 0;
-	x->algo = NULL;
-	x->e = NULL;
-	x->step = -1;
-	x->err = 0;
-	x->msg[0] = 0;
-	x->stall = mpi_g.stall_rank == mpi_g.wrank;
-	x->p = x->few;
-	x->cap = sizeof x->few / sizeof x->few[0];
-	c->ncoll++;
-}
-
-static void cx_done(struct cx *x)
-{
-	if (x->p != x->few)
-		free(x->p);
-	x->p = NULL;
 }
 
 /* The cached schedule (and engine) for req, expanded on first use. */
@@ -493,7 +453,7 @@ static struct cache_ent *sched_for(struct cx *x, struct coll_req *req)
 		req->algo = asked;
 	}
 	if (rc) {
-		fail(x, MPI_ERR_INTERN, "%s: no schedule: %s", x->name, msg);
+		mpi_cx_fail(x, MPI_ERR_INTERN, "%s: no schedule: %s", x->name, msg);
 		return NULL;
 	}
 	struct cache_ent *e = &c->cache->e[c->cache->next++ % CACHE_SLOTS];
@@ -513,14 +473,14 @@ static int run_sched(struct cx *x, struct coll_req *req, void *data, const void 
 		req->elem_size = 1;
 	struct cache_ent *ent = sched_for(x, req);
 	if (!ent)
-		return x->err ? x->err : fail(x, MPI_ERR_NO_MEM, "%s: no memory for the schedule", x->name);
+		return x->err ? x->err : mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory for the schedule", x->name);
 	struct coll_sched *s = ent->s;
 	x->algo = coll_algo_name(s->info.algo);
 	struct mpi_coll_cache *cc = x->c->cache;
 	if (s->info.scratch_bytes > cc->scratch_cap) {
 		void *p = realloc(cc->scratch, s->info.scratch_bytes);
 		if (!p)
-			return fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes of scratch", x->name, s->info.scratch_bytes);
+			return mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes of scratch", x->name, s->info.scratch_bytes);
 		cc->scratch = p;
 		cc->scratch_cap = s->info.scratch_bytes;
 	}
@@ -533,14 +493,14 @@ static int run_sched(struct cx *x, struct coll_req *req, void *data, const void 
 	if (rc) {
 		coll_engine_free(ent->e);
 		ent->e = NULL;
-		rc = coll_engine_new(s, x->c->rank, &bufs, &conf, &engine_ops, x, &ent->e);
+		rc = coll_engine_new(s, x->c->rank, &bufs, &conf, &mpi_coll_engine_ops, x, &ent->e);
 		if (rc)
-			return fail(x, MPI_ERR_INTERN, "%s: cannot start the schedule (%d)", x->name, rc);
+			return mpi_cx_fail(x, MPI_ERR_INTERN, "%s: cannot start the schedule (%d)", x->name, rc);
 	}
 	x->e = ent->e;
 	rc = coll_engine_start(x->e);
 	if (rc)
-		fail(x, MPI_ERR_INTERN, "%s: posting the schedule failed (%d)", x->name, rc);
+		mpi_cx_fail(x, MPI_ERR_INTERN, "%s: posting the schedule failed (%d)", x->name, rc);
 	else
 		rc = drive(x);
 	x->e = NULL;
@@ -552,23 +512,23 @@ static int run_sched(struct cx *x, struct coll_req *req, void *data, const void 
 }
 
 /* A direct transfer outside any schedule (Gather, Scan, ...). */
-static int direct_send(struct cx *x, const void *buf, int count, MPI_Datatype dt, int peer, int tag)
+int mpi_cx_send(struct cx *x, const void *buf, int count, MPI_Datatype dt, int peer, int tag)
 {
 	if (x->stall)
 		return add_pend(x, 0, NULL, peer, false) ? MPI_ERR_NO_MEM : MPI_SUCCESS;
 	struct mpi_req *r;
-	int rc = mpi_isend(buf, count, dt, peer, tag, x->c, x->c->ctx + 1, MPI_MODE_STD, &r);
+	int rc = mpi_isend(buf, count, dt, peer, mpi_coll_tag(x, (uint64_t)tag), x->c, x->c->ctx + 1, MPI_MODE_STD, &r);
 	if (rc)
-		return fail(x, rc, "%s: cannot send to rank %d", x->name, peer);
+		return mpi_cx_fail(x, rc, "%s: cannot send to rank %d", x->name, peer);
 	return add_pend(x, 0, r, peer, false) ? MPI_ERR_NO_MEM : MPI_SUCCESS;
 }
 
-static int direct_recv(struct cx *x, void *buf, int count, MPI_Datatype dt, int peer, int tag)
+int mpi_cx_recv(struct cx *x, void *buf, int count, MPI_Datatype dt, int peer, int tag)
 {
 	struct mpi_req *r;
-	int rc = mpi_irecv(buf, count, dt, peer, tag, x->c, x->c->ctx + 1, &r);
+	int rc = mpi_irecv(buf, count, dt, peer, mpi_coll_tag(x, (uint64_t)tag), x->c, x->c->ctx + 1, &r);
 	if (rc)
-		return fail(x, rc, "%s: cannot receive from rank %d", x->name, peer);
+		return mpi_cx_fail(x, rc, "%s: cannot receive from rank %d", x->name, peer);
 	return add_pend(x, 0, r, peer, true) ? MPI_ERR_NO_MEM : MPI_SUCCESS;
 }
 
@@ -576,19 +536,13 @@ static int direct_recv(struct cx *x, void *buf, int count, MPI_Datatype dt, int 
 
 static int finish(struct cx *x, MPI_Comm comm, int rc)
 {
-	cx_done(x);
+	mpi_cx_done(x);
 	if (!rc)
 		return MPI_SUCCESS;
 	return mpi_err(comm, rc, x->name, "%s", x->msg[0] ? x->msg : "failed");
 }
 
-#define COLL_ENTER(fn, comm, c)                                                                     \
-	MPI_CHECK_INIT(fn);                                                                          \
-	struct mpi_comm *c = mpi_comm_get(comm);                                                      \
-	if (!c)                                                                                     \
-		return mpi_err(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator %d", comm)
-
-static int check_buf(MPI_Comm comm, const char *fn, int count, MPI_Datatype dt)
+int mpi_coll_check_buf(MPI_Comm comm, const char *fn, int count, MPI_Datatype dt)
 {
 	if (count < 0)
 		return mpi_err(comm, MPI_ERR_COUNT, fn, "count %d < 0", count);
@@ -637,7 +591,7 @@ int PMPI_Barrier(MPI_Comm comm)
 {
 	COLL_ENTER("MPI_Barrier", comm, c);
 	struct cx x;
-	cx_init(&x, c, "MPI_Barrier");
+	mpi_cx_init(&x, c, "MPI_Barrier");
 	return finish(&x, comm, c->size > 1 ? barrier(&x) : 0);
 }
 
@@ -652,13 +606,13 @@ static int bcast(struct cx *x, void *buf, size_t bytes, int root)
 int PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
 	COLL_ENTER("MPI_Bcast", comm, c);
-	int rc = check_buf(comm, "MPI_Bcast", count, dt);
+	int rc = mpi_coll_check_buf(comm, "MPI_Bcast", count, dt);
 	if (rc)
 		return rc;
 	if (root < 0 || root >= c->size)
 		return mpi_err(comm, MPI_ERR_ROOT, "MPI_Bcast", "root %d not in %s (size %d)", root, c->name, c->size);
 	struct cx x;
-	cx_init(&x, c, "MPI_Bcast");
+	mpi_cx_init(&x, c, "MPI_Bcast");
 	bool tmp;
 	void *img = image(c, buf, count, dt, c->rank == root, &tmp);
 	if (tmp && !img)
@@ -670,7 +624,7 @@ int PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 
 /* ---------------------------------------------------------------- reductions */
 
-static int check_op(MPI_Comm comm, const char *fn, MPI_Op op, MPI_Datatype dt)
+int mpi_coll_check_op(MPI_Comm comm, const char *fn, MPI_Op op, MPI_Datatype dt)
 {
 	int rc = mpi_op_check(op, dt);
 	if (rc)
@@ -704,24 +658,24 @@ static int reduce_img(struct cx *x, void *data, int count, MPI_Datatype dt, MPI_
 		struct coll_sched *s;
 		rc = coll_expand_rank(&req, x->c->rank, &s, msg, sizeof msg);
 		if (rc)
-			return fail(x, MPI_ERR_INTERN, "%s: no schedule: %s", x->name, msg);
+			return mpi_cx_fail(x, MPI_ERR_INTERN, "%s: no schedule: %s", x->name, msg);
 		x->algo = "owner";
 		void *scratch = tmp_get(x->c, s->info.scratch_bytes);
 		struct coll_bufs bufs = { data, NULL, scratch };
 		struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, mpi_g.eager_limit };
-		rc = scratch ? coll_engine_new(s, x->c->rank, &bufs, &conf, &engine_ops, x, &x->e) : -ENOMEM;
+		rc = scratch ? coll_engine_new(s, x->c->rank, &bufs, &conf, &mpi_coll_engine_ops, x, &x->e) : -ENOMEM;
 		if (!rc)
 			rc = coll_engine_start(x->e);
-		rc = rc ? fail(x, MPI_ERR_INTERN, "%s: cannot run the owner reduce", x->name) : drive(x);
+		rc = rc ? mpi_cx_fail(x, MPI_ERR_INTERN, "%s: cannot run the owner reduce", x->name) : drive(x);
 		coll_engine_free(x->e);
 		x->e = NULL;
 		tmp_put(x->c, scratch);
 		coll_free(s);
 		if (!rc && root != 0) {
 			if (x->c->rank == 0)
-				rc = direct_send(x, data, (int)bytes, MPI_BYTE, root, 1);
+				rc = mpi_cx_send(x, data, (int)bytes, MPI_BYTE, root, 1);
 			else if (x->c->rank == root)
-				rc = direct_recv(x, data, (int)bytes, MPI_BYTE, 0, 1);
+				rc = mpi_cx_recv(x, data, (int)bytes, MPI_BYTE, 0, 1);
 			if (!rc)
 				rc = drive(x);
 		}
@@ -769,13 +723,15 @@ static int allreduce_rd_direct(struct cx *x, const void *in, void *data, size_t 
 		/* The receive first: an ME posted after the peer's message came
 		 * would find it unexpected, to be copied again (4 KiB: 2.6 us
 		 * against 1.45). */
-		rc = len <= RD_DIRECT_LAZY_MAX ? mpi_irecv_lazy(land, len, peer, round, c, c->ctx + 1, &r)
-					       : mpi_irecv(land, (int)len, MPI_BYTE, peer, round, c, c->ctx + 1, &r);
-		rc = rc ? fail(x, rc, "%s: cannot receive from rank %d", x->name, peer) : add_pend(x, 0, r, peer, true);
+		rc = len <= RD_DIRECT_LAZY_MAX ? mpi_irecv_lazy(land, len, peer, mpi_coll_tag(x, round), c, c->ctx + 1, &r)
+					       : mpi_irecv(land, (int)len, MPI_BYTE, peer, mpi_coll_tag(x, round), c, c->ctx + 1,
+						   &r);
+		rc = rc ? mpi_cx_fail(x, rc, "%s: cannot receive from rank %d", x->name, peer) : add_pend(x, 0, r, peer, true);
 		if (!rc && x->stall)
 			rc = add_pend(x, 0, NULL, peer, false);
-		else if (!rc && (rc = mpi_isend(cur, (int)len, MPI_BYTE, peer, round, c, c->ctx + 1, MPI_MODE_STD, &sr)))
-			rc = fail(x, rc, "%s: cannot send to rank %d", x->name, peer);
+		else if (!rc && (rc = mpi_isend(cur, (int)len, MPI_BYTE, peer, mpi_coll_tag(x, round), c, c->ctx + 1,
+						   MPI_MODE_STD, &sr)))
+			rc = mpi_cx_fail(x, rc, "%s: cannot send to rank %d", x->name, peer);
 		/* A send of data must be done before the combination overwrites
 		 * it; one of the input (never written) is waited for after it,
 		 * so a send that waits for its ACK (above 1024 B) overlaps the
@@ -789,7 +745,7 @@ static int allreduce_rd_direct(struct cx *x, const void *in, void *data, size_t 
 		if (rc) {
 			if (sr)
 				mpi_req_drop(sr);
-			return x->err ? x->err : fail(x, MPI_ERR_NO_MEM, "%s: out of memory", x->name);
+			return x->err ? x->err : mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: out of memory", x->name);
 		}
 		if (upper) {
 			mpi_op_apply(x->op, x->dt, cur, land, count);
@@ -804,7 +760,7 @@ static int allreduce_rd_direct(struct cx *x, const void *in, void *data, size_t 
 			rc = add_pend(x, 0, sr, peer, false);
 			if (rc) {
 				mpi_req_drop(sr);
-				return fail(x, MPI_ERR_NO_MEM, "%s: out of memory", x->name);
+				return mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: out of memory", x->name);
 			}
 			if ((rc = drive(x)))
 				return rc;
@@ -865,15 +821,15 @@ static void *reduce_input(struct mpi_comm *c, const void *sendbuf, void *recvbuf
 int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm)
 {
 	COLL_ENTER("MPI_Reduce", comm, c);
-	int rc = check_buf(comm, "MPI_Reduce", count, dt);
+	int rc = mpi_coll_check_buf(comm, "MPI_Reduce", count, dt);
 	if (!rc)
-		rc = check_op(comm, "MPI_Reduce", op, dt);
+		rc = mpi_coll_check_op(comm, "MPI_Reduce", op, dt);
 	if (rc)
 		return rc;
 	if (root < 0 || root >= c->size)
 		return mpi_err(comm, MPI_ERR_ROOT, "MPI_Reduce", "root %d not in %s (size %d)", root, c->name, c->size);
 	struct cx x;
-	cx_init(&x, c, "MPI_Reduce");
+	mpi_cx_init(&x, c, "MPI_Reduce");
 	bool tmp;
 	bool at_root = c->rank == root;
 	void *img = reduce_input(c, sendbuf, recvbuf, count, dt, at_root, &tmp);
@@ -891,13 +847,13 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, 
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
 	COLL_ENTER("MPI_Allreduce", comm, c);
-	int rc = check_buf(comm, "MPI_Allreduce", count, dt);
+	int rc = mpi_coll_check_buf(comm, "MPI_Allreduce", count, dt);
 	if (!rc)
-		rc = check_op(comm, "MPI_Allreduce", op, dt);
+		rc = mpi_coll_check_op(comm, "MPI_Allreduce", op, dt);
 	if (rc)
 		return rc;
 	struct cx x;
-	cx_init(&x, c, "MPI_Allreduce");
+	mpi_cx_init(&x, c, "MPI_Allreduce");
 	struct mpi_dtype *t = mpi_dtype_get(dt);
 	size_t bytes = t->size * (size_t)count;
 	if (t->contig && count > 0 && rd_direct_ok(c, bytes, op)) {
@@ -923,9 +879,9 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 			      MPI_Comm comm)
 {
 	COLL_ENTER("MPI_Reduce_scatter_block", comm, c);
-	int rc = check_buf(comm, "MPI_Reduce_scatter_block", recvcount, dt);
+	int rc = mpi_coll_check_buf(comm, "MPI_Reduce_scatter_block", recvcount, dt);
 	if (!rc)
-		rc = check_op(comm, "MPI_Reduce_scatter_block", op, dt);
+		rc = mpi_coll_check_op(comm, "MPI_Reduce_scatter_block", op, dt);
 	if (rc)
 		return rc;
 	struct mpi_dtype *t = mpi_dtype_get(dt);
@@ -936,7 +892,7 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Reduce_scatter_block", "out of memory");
 	mpi_pack(t, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, recvcount * n, data);
 	struct cx x;
-	cx_init(&x, c, "MPI_Reduce_scatter_block");
+	mpi_cx_init(&x, c, "MPI_Reduce_scatter_block");
 	if (n > 1 && recvcount > 0) {
 		if (mpi_op_commutative(op)) {
 			x.op = op;
@@ -962,7 +918,7 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 			MPI_Comm comm)
 {
 	COLL_ENTER("MPI_Reduce_scatter", comm, c);
-	int rc = check_op(comm, "MPI_Reduce_scatter", op, dt);
+	int rc = mpi_coll_check_op(comm, "MPI_Reduce_scatter", op, dt);
 	if (rc)
 		return rc;
 	struct mpi_dtype *t = mpi_dtype_get(dt);
@@ -979,7 +935,7 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Reduce_scatter", "out of memory");
 	mpi_pack(t, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, (int)total, data);
 	struct cx x;
-	cx_init(&x, c, "MPI_Reduce_scatter");
+	mpi_cx_init(&x, c, "MPI_Reduce_scatter");
 	rc = allreduce_img(&x, data, (int)total, dt, op);
 	if (!rc)
 		mpi_unpack(t, recvbuf, recvcounts[c->rank], data + t->size * (size_t)mine,
@@ -996,9 +952,9 @@ static int scan(const char *fn, const void *sendbuf, void *recvbuf, int count, M
 		MPI_Comm comm, bool ex)
 {
 	COLL_ENTER(fn, comm, c);
-	int rc = check_buf(comm, fn, count, dt);
+	int rc = mpi_coll_check_buf(comm, fn, count, dt);
 	if (!rc)
-		rc = check_op(comm, fn, op, dt);
+		rc = mpi_coll_check_op(comm, fn, op, dt);
 	if (rc)
 		return rc;
 	struct mpi_dtype *t = mpi_dtype_get(dt);
@@ -1011,7 +967,7 @@ static int scan(const char *fn, const void *sendbuf, void *recvbuf, int count, M
 	if (tmp || sendbuf != MPI_IN_PLACE)
 		mpi_pack(t, in, count, data);
 	struct cx x;
-	cx_init(&x, c, fn);
+	mpi_cx_init(&x, c, fn);
 	x.op = op;
 	x.dt = dt;
 	x.esize = t->size ? t->size : 1;
@@ -1096,7 +1052,7 @@ static bool gs_root_direct(const struct gs_call *g, int n, size_t esz)
 	return true;
 }
 
-static int gs_expand(struct cx *x, struct coll_req *req, bool v, struct coll_sched **s)
+int mpi_coll_expand(struct cx *x, struct coll_req *req, bool v, struct coll_sched **s)
 {
 	char msg[256];
 	req->algo = v ? COLL_ALGO_LINEAR
@@ -1108,7 +1064,7 @@ static int gs_expand(struct cx *x, struct coll_req *req, bool v, struct coll_sch
 		rc = coll_expand_rank(req, x->c->rank, s, msg, sizeof msg);
 	}
 	if (rc)
-		return fail(x, rc == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_INTERN, "%s: no schedule: %s", x->name, msg);
+		return mpi_cx_fail(x, rc == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_INTERN, "%s: no schedule: %s", x->name, msg);
 	x->algo = coll_algo_name((*s)->info.algo);
 	return MPI_SUCCESS;
 }
@@ -1121,11 +1077,11 @@ static int gs_run(struct cx *x, const struct coll_sched *s, void *data)
 		return MPI_SUCCESS;
 	struct coll_bufs bufs = { data, NULL, NULL }; /* gather and scatter use no scratch */
 	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, mpi_g.eager_limit };
-	int rc = coll_engine_new(s, x->c->rank, &bufs, &conf, &engine_ops, x, &x->e);
+	int rc = coll_engine_new(s, x->c->rank, &bufs, &conf, &mpi_coll_engine_ops, x, &x->e);
 	if (rc)
-		return fail(x, MPI_ERR_INTERN, "%s: cannot start the schedule (%d)", x->name, rc);
+		return mpi_cx_fail(x, MPI_ERR_INTERN, "%s: cannot start the schedule (%d)", x->name, rc);
 	rc = coll_engine_start(x->e);
-	rc = rc ? fail(x, MPI_ERR_INTERN, "%s: posting the schedule failed (%d)", x->name, rc) : drive(x);
+	rc = rc ? mpi_cx_fail(x, MPI_ERR_INTERN, "%s: posting the schedule failed (%d)", x->name, rc) : drive(x);
 	coll_engine_free(x->e);
 	x->e = NULL;
 	return rc;
@@ -1143,7 +1099,7 @@ static int gs_root(struct cx *x, const struct gs_call *g, const struct coll_sche
 	/* direct: the root's own block is at displacement 0 (gs_root_direct) */
 	char *data = direct ? base + t->true_lb : tmp_get(x->c, s->info.data_bytes);
 	if (!direct && !data)
-		return fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes", x->name, s->info.data_bytes);
+		return mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes", x->name, s->info.data_bytes);
 	size_t own = esz * (size_t)gs_count(g, g->root);
 	if (g->gather && !in_place) /* our own block goes at the front, like every rank's */
 		mpi_pack(mpi_dtype_get(g->stype), g->sbuf, g->scount, data);
@@ -1180,7 +1136,7 @@ static int gs_leaf(struct cx *x, const struct gs_call *g, const struct coll_sche
 	bool direct = t->contig && span <= own;
 	char *data = direct ? buf + t->true_lb : tmp_get(x->c, span > own ? span : own);
 	if (!direct && !data)
-		return fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes", x->name, span);
+		return mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes", x->name, span);
 	if (g->gather && !direct)
 		mpi_pack(t, buf, count, data);
 	int rc = gs_run(x, s, data);
@@ -1203,7 +1159,7 @@ static int gather_scatter(const char *fn, MPI_Comm comm, const struct gs_call *g
 	MPI_Datatype own_t = g->gather ? g->stype : g->rtype, root_t = g->gather ? g->rtype : g->stype;
 	int own_n = g->gather ? g->scount : g->rcount;
 	if (!(at_root && gs_in_place(g))) {
-		int rc = check_buf(comm, fn, own_n, own_t);
+		int rc = mpi_coll_check_buf(comm, fn, own_n, own_t);
 		if (rc)
 			return rc;
 	}
@@ -1231,9 +1187,9 @@ static int gather_scatter(const char *fn, MPI_Comm comm, const struct gs_call *g
 		req.bytes = 0;
 	}
 	struct cx x;
-	cx_init(&x, c, fn);
+	mpi_cx_init(&x, c, fn);
 	struct coll_sched *s = NULL;
-	int rc = gs_expand(&x, &req, v, &s);
+	int rc = mpi_coll_expand(&x, &req, v, &s);
 	if (!rc)
 		rc = at_root ? gs_root(&x, g, s, esz) : gs_leaf(&x, g, s, own);
 	coll_free(s);
@@ -1279,7 +1235,7 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 		   MPI_Datatype recvtype, MPI_Comm comm)
 {
 	COLL_ENTER("MPI_Allgather", comm, c);
-	int rc = check_buf(comm, "MPI_Allgather", recvcount, recvtype);
+	int rc = mpi_coll_check_buf(comm, "MPI_Allgather", recvcount, recvtype);
 	if (rc)
 		return rc;
 	struct mpi_dtype *rt = mpi_dtype_get(recvtype);
@@ -1294,7 +1250,7 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 	else if (tmp)
 		mpi_pack(rt, (char *)recvbuf + rt->extent * recvcount * c->rank, recvcount, data + blk * (size_t)c->rank);
 	struct cx x;
-	cx_init(&x, c, "MPI_Allgather");
+	mpi_cx_init(&x, c, "MPI_Allgather");
 	if (n > 1 && blk > 0) {
 		struct coll_req req = { .op = COLL_OP_ALLGATHER, .bytes = blk * (size_t)n, .elem_size = blk };
 		rc = run_sched(&x, &req, data, NULL);
@@ -1335,7 +1291,7 @@ static bool v_packed(MPI_Datatype dt, const int counts[], const int displs[], in
 }
 
 /* Counts in bytes (esz each) into out[0..n), refusing a negative one. */
-static int v_bytes(MPI_Comm comm, const char *fn, const char *what, const int counts[], int n, size_t esz,
+int mpi_coll_v_bytes(MPI_Comm comm, const char *fn, const char *what, const int counts[], int n, size_t esz,
 		   size_t *out, size_t *total)
 {
 	*total = 0;
@@ -1354,21 +1310,21 @@ static int v_bytes(MPI_Comm comm, const char *fn, const char *what, const int co
 static int v_run(struct cx *x, struct coll_req *req, void *data, const void *input)
 {
 	struct coll_sched *s = NULL;
-	int rc = gs_expand(x, req, false, &s);
+	int rc = mpi_coll_expand(x, req, false, &s);
 	if (rc)
 		return rc;
 	size_t ncmds, sbytes = s->info.scratch_bytes;
 	coll_rank_cmds(s, x->c->rank, &ncmds);
 	void *scratch = ncmds && sbytes ? tmp_get(x->c, sbytes) : NULL;
 	if (ncmds && sbytes && !scratch)
-		rc = fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes of scratch", x->name, sbytes);
+		rc = mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes of scratch", x->name, sbytes);
 	if (ncmds && !rc) {
 		struct coll_bufs bufs = { data, input, scratch };
 		struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, mpi_g.eager_limit };
-		rc = coll_engine_new(s, x->c->rank, &bufs, &conf, &engine_ops, x, &x->e);
+		rc = coll_engine_new(s, x->c->rank, &bufs, &conf, &mpi_coll_engine_ops, x, &x->e);
 		if (!rc)
 			rc = coll_engine_start(x->e);
-		rc = rc ? fail(x, MPI_ERR_INTERN, "%s: cannot start the schedule (%d)", x->name, rc) : drive(x);
+		rc = rc ? mpi_cx_fail(x, MPI_ERR_INTERN, "%s: cannot start the schedule (%d)", x->name, rc) : drive(x);
 		coll_engine_free(x->e);
 		x->e = NULL;
 	}
@@ -1384,16 +1340,16 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 	COLL_ENTER(fn, comm, c);
 	int n = c->size, me = c->rank;
 	bool in_place = sendbuf == MPI_IN_PLACE;
-	int rc = check_buf(comm, fn, recvcounts[me], recvtype);
+	int rc = mpi_coll_check_buf(comm, fn, recvcounts[me], recvtype);
 	if (!rc && !in_place)
-		rc = check_buf(comm, fn, sendcount, sendtype);
+		rc = mpi_coll_check_buf(comm, fn, sendcount, sendtype);
 	if (rc)
 		return rc;
 	struct mpi_dtype *rt = mpi_dtype_get(recvtype);
 	size_t *counts = malloc(sizeof *counts * (size_t)n), total;
 	if (!counts)
 		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
-	rc = v_bytes(comm, fn, "recvcounts", recvcounts, n, rt->size, counts, &total);
+	rc = mpi_coll_v_bytes(comm, fn, "recvcounts", recvcounts, n, rt->size, counts, &total);
 	size_t own = counts[me], at = 0, sent = in_place ? own : mpi_dtype_get(sendtype)->size * (size_t)sendcount;
 	for (int j = 0; j < me; j++)
 		at += counts[j];
@@ -1414,7 +1370,7 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 	else if (!direct)
 		mpi_pack(rt, (char *)recvbuf + (MPI_Aint)displs[me] * rt->extent, recvcounts[me], data + at);
 	struct cx x;
-	cx_init(&x, c, fn);
+	mpi_cx_init(&x, c, fn);
 	if (n > 1 && total) {
 		struct coll_req req = { .op = COLL_OP_ALLGATHER, .nranks = n, .counts = counts, .elem_size = 1 };
 		rc = v_run(&x, &req, data, NULL);
@@ -1436,7 +1392,7 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 		  MPI_Datatype recvtype, MPI_Comm comm)
 {
 	COLL_ENTER("MPI_Alltoall", comm, c);
-	int rc = check_buf(comm, "MPI_Alltoall", recvcount, recvtype);
+	int rc = mpi_coll_check_buf(comm, "MPI_Alltoall", recvcount, recvtype);
 	if (rc)
 		return rc;
 	struct mpi_dtype *rt = mpi_dtype_get(recvtype);
@@ -1457,7 +1413,7 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 		mpi_pack(mpi_dtype_get(sendtype), sendbuf, sendcount * n, in);
 	memcpy(data + blk * (size_t)c->rank, in + blk * (size_t)c->rank, blk);
 	struct cx x;
-	cx_init(&x, c, "MPI_Alltoall");
+	mpi_cx_init(&x, c, "MPI_Alltoall");
 	if (n > 1 && blk > 0) {
 		struct coll_req req = { .op = COLL_OP_ALLTOALL, .bytes = blk, .elem_size = 1 };
 		rc = run_sched(&x, &req, data, in);
@@ -1482,9 +1438,9 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 	COLL_ENTER(fn, comm, c);
 	int n = c->size;
 	bool in_place = sendbuf == MPI_IN_PLACE;
-	int rc = check_buf(comm, fn, 0, recvtype);
+	int rc = mpi_coll_check_buf(comm, fn, 0, recvtype);
 	if (!rc && !in_place)
-		rc = check_buf(comm, fn, 0, sendtype);
+		rc = mpi_coll_check_buf(comm, fn, 0, sendtype);
 	if (rc)
 		return rc;
 	if (in_place) {
@@ -1498,9 +1454,9 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 	size_t *row = malloc(sizeof *row * 2 * (size_t)n), rtotal = 0, stotal = 0;
 	if (!row)
 		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
-	rc = v_bytes(comm, fn, "sendcounts", sendcounts, n, st->size, row, &stotal);
+	rc = mpi_coll_v_bytes(comm, fn, "sendcounts", sendcounts, n, st->size, row, &stotal);
 	if (!rc)
-		rc = v_bytes(comm, fn, "recvcounts", recvcounts, n, rt->size, row + n, &rtotal);
+		rc = mpi_coll_v_bytes(comm, fn, "recvcounts", recvcounts, n, rt->size, row + n, &rtotal);
 	if (!rc && row[c->rank] != row[n + c->rank])
 		rc = mpi_err(comm, MPI_ERR_TRUNCATE, fn, "rank %d sends itself %zu bytes but receives %zu", c->rank,
 			     row[c->rank], row[n + c->rank]);
@@ -1519,7 +1475,7 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 		return rc;
 	}
 	struct cx x;
-	cx_init(&x, c, fn);
+	mpi_cx_init(&x, c, fn);
 	size_t off = 0;
 	for (int j = 0; j < n && !in_direct; j++) {
 		mpi_pack(st, (const char *)sendbuf + (MPI_Aint)sdispls[j] * st->extent, sendcounts[j], in + off);
@@ -1547,16 +1503,16 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 int mpi_allreduce_int_max(struct mpi_comm *c, int *v, int n)
 {
 	struct cx x;
-	cx_init(&x, c, "MPI_Allreduce (context id)");
+	mpi_cx_init(&x, c, "MPI_Allreduce (context id)");
 	int rc = allreduce_img(&x, v, n, MPI_INT, MPI_MAX);
-	cx_done(&x);
+	mpi_cx_done(&x);
 	return rc;
 }
 
 int mpi_allgather_ints(struct mpi_comm *c, const int *mine, int n, int *all)
 {
 	struct cx x;
-	cx_init(&x, c, "MPI_Allgather (split)");
+	mpi_cx_init(&x, c, "MPI_Allgather (split)");
 	size_t blk = sizeof(int) * (size_t)n;
 	memcpy((char *)all + blk * (size_t)c->rank, mine, blk);
 	int rc = MPI_SUCCESS;
@@ -1564,6 +1520,6 @@ int mpi_allgather_ints(struct mpi_comm *c, const int *mine, int n, int *all)
 		struct coll_req req = { .op = COLL_OP_ALLGATHER, .bytes = blk * (size_t)c->size, .elem_size = blk };
 		rc = run_sched(&x, &req, all, NULL);
 	}
-	cx_done(&x);
+	mpi_cx_done(&x);
 	return rc;
 }

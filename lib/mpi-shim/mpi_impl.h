@@ -143,7 +143,7 @@ void mpi_topo_free(struct mpi_comm *c);
 int mpi_topo_copy(struct mpi_comm *to, const struct mpi_comm *from);
 
 /* Requests. */
-enum mpi_req_kind { MPI_REQ_SEND, MPI_REQ_RECV, MPI_REQ_NONE };
+enum mpi_req_kind { MPI_REQ_SEND, MPI_REQ_RECV, MPI_REQ_NONE, MPI_REQ_COLL /* nonblocking collective (mpi_icoll.c) */ };
 enum mpi_send_stage {
 	MPI_SS_QUEUED,    /* waiting for a credit */
 	MPI_SS_EAGER,     /* put out, waiting for the ACK */
@@ -194,6 +194,8 @@ struct mpi_req {
 	/* receive */
 	struct mpi_ux *ux;       /* matched unexpected message still arriving */
 	size_t msglen;
+	/* nonblocking collective: its state, freed with the request */
+	struct mpi_icoll *icoll;
 };
 struct mpi_req *mpi_req_new(int kind);
 /* Persistent requests (mpi_persist.c): handles from MPI_PERSIST_BASE up,
@@ -249,6 +251,7 @@ struct mpi_state {
 	/* Dead peers (mpi_fail.c): world rank -> known gone, and how many. */
 	unsigned char *dead;
 	int ndead;
+	unsigned icoll_live;      /* nonblocking collectives under way (mpi_icoll.c) */
 };
 extern struct mpi_state mpi_g;
 
@@ -361,6 +364,16 @@ void mpi_coll_free_cache(struct mpi_comm *c);
 /* Internal collectives used by communicator creation. */
 int mpi_allreduce_int_max(struct mpi_comm *c, int *v, int n);
 int mpi_allgather_ints(struct mpi_comm *c, const int *mine, int n, int *all);
+/* Nonblocking collectives (mpi_icoll.c): advances every one under way
+ * (empty: the progress pass brought no event, so time to look at
+ * deadlines and dead peers). mpi_pt2pt.c's progress calls it at the end of
+ * every pass while mpi_g.icoll_live; it ignores calls made from within
+ * itself. */
+void mpi_icoll_progress(bool empty);
+/* The request of a nonblocking collective is released: its state goes. */
+void mpi_icoll_free(struct mpi_icoll *q);
+/* The message of a failed nonblocking collective's request. */
+const char *mpi_icoll_msg(const struct mpi_icoll *q);
 
 /* ---------------------------------------------------------------- matched probes
  * A matched message is an unexpected-message record taken out of the

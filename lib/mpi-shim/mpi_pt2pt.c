@@ -1364,6 +1364,8 @@ static int progress_until(int wait_ms, struct mpi_req *until)
 			break;
 		rc = PtlEQGet(mpi_g.eq, &ev);
 	}
+	if (mpi_g.icoll_live) /* nonblocking collectives move on whatever made progress */
+		mpi_icoll_progress(n == 0);
 	return n;
 }
 

@@ -5,6 +5,7 @@
  * a late control message for a reused slot is recognized and ignored. */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,6 +67,10 @@ void mpi_req_release(struct mpi_req *r)
 {
 	if (!r->in_use)
 		return;
+	if (r->icoll) {
+		mpi_icoll_free(r->icoll);
+		r->icoll = NULL;
+	}
 	r->in_use = false;
 	freelist[nfree++] = r->idx;
 }
@@ -134,6 +139,10 @@ static void empty_status(MPI_Status *st)
 	st->ptl_count = 0;
 }
 
+/* The message of the last nonblocking collective that failed, kept past
+ * its request (finish drops it before the error is reported). */
+static char icoll_why[MPI_MAX_ERROR_STRING];
+
 /* r completed: fill the status, free the request, null the handle.
  * *dead (if not NULL) keeps what the error report needs of a request a
  * death failed: the request itself may be reused once dropped. */
@@ -143,6 +152,8 @@ static int finish(MPI_Request *h, struct mpi_req *r, MPI_Status *st, struct mpi_
 	status_out(r, st);
 	if (dead && r->dead >= 0 && dead->dead < 0)
 		*dead = *r;
+	if (err && r->icoll)
+		snprintf(icoll_why, sizeof icoll_why, "%s", mpi_icoll_msg(r->icoll));
 	mpi_req_drop(r);
 	if (!mpi_persist_handle(*h)) /* a persistent one stays, inactive */
 		*h = MPI_REQUEST_NULL;
@@ -156,6 +167,8 @@ static int req_err(const struct mpi_req *r, int err, const char *fn)
 	if (r->dead >= 0)
 		return mpi_err_dead(fn, r);
 	MPI_Comm h = r->comm && r->comm->in_use ? mpi_comm_handle(r->comm) : MPI_COMM_WORLD;
+	if (r->kind == MPI_REQ_COLL)
+		return mpi_err(h, err, fn, "%s", icoll_why);
 	return mpi_err(h, err, fn, "the request failed");
 }
 

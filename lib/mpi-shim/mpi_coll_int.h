@@ -1,0 +1,139 @@
+/* mpi_coll_int.h: what the blocking collectives (mpi_coll.c) share with
+ * the nonblocking ones (mpi_icoll.c). Private to lib/mpi-shim.
+ *
+ * A call is a struct cx: the transfers it has posted (struct pend), the
+ * schedule engine driving them, and the error it ended with. The blocking
+ * calls wait in mpi_coll.c's drive(); a nonblocking one keeps its cx until
+ * its request completes and lets mpi_icoll_progress pass over it
+ * (mpi_cx_pass) whenever the library makes progress.
+ *
+ * Tags on the collective context (ctx + 1). Every collective call on a
+ * communicator, blocking or not, takes the next number of c->ncoll (all
+ * ranks call collectives in the same order, so they agree on it), and its
+ * messages carry the low COLL_SEQ_BITS of that number above the schedule's
+ * match id:
+ *
+ *   tag (MPI_TAG_BITS = 28) = seq (8 bits) << 20 | match id (low 20 bits)
+ *
+ * so up to 2^8 collectives may be outstanding on one communicator at a
+ * time without one matching another's messages. A match id (coll_id:
+ * ((step * dirs + dir) * chunks + chunk) * ranks + rank, times a stride)
+ * grows as about 6 N^2 (the ring allreduce's 2 (N - 1) steps); measured
+ * over every operation at 8 B to 16 MiB with coll_choose's algorithms,
+ * the largest is 14.6 bits at 64 ranks, 18.6 at 256 and 20.6 at 512. So
+ * up to 256 ranks every id is its own; above, ids alias modulo 2^20 (they
+ * aliased modulo 2^28 before, from about 4000 ranks), which only two
+ * messages between the same pair of ranks in the same collective could
+ * confuse, and those are posted in schedule order. */
+#ifndef MPI_COLL_INT_H
+#define MPI_COLL_INT_H
+
+#include <stdlib.h>
+
+#include "coll.h"
+#include "mpi_impl.h"
+
+#define COLL_MATCH_BITS 20
+#define COLL_SEQ_BITS (MPI_TAG_BITS - COLL_MATCH_BITS)
+_Static_assert(COLL_SEQ_BITS >= 8, "collective tags need room for 2^8 outstanding calls");
+
+struct pend {
+	size_t idx;
+	struct mpi_req *r; /* NULL: a stalled send, never done */
+	int peer;
+	bool recv;
+	bool reported;
+};
+
+struct cx {
+	struct mpi_comm *c;
+	const char *name;
+	MPI_Op op;
+	MPI_Datatype dt;     /* element type of reductions (contiguous image) */
+	size_t esize;
+	struct pend *p;        /* = few, or a heap array once more are needed */
+	size_t np, cap;
+	struct pend few[8];    /* enough for a small collective: no malloc */
+	bool stall;
+	const char *algo;
+	struct coll_engine *e;
+	int step;              /* without an engine: the step under way, or -1 */
+	int err;
+	unsigned long seq;     /* c->ncoll of this call: the tags' upper bits */
+	bool nb;               /* nonblocking: receives post an ME (no lazy ones, which
+				* only a waiting caller would look at) */
+	char msg[MPI_MAX_ERROR_STRING];
+};
+
+/* The tag of x's message with schedule match id (or direct round) m. */
+static inline int mpi_coll_tag(const struct cx *x, uint64_t m)
+{
+	uint64_t seq = x->seq & ((1u << COLL_SEQ_BITS) - 1);
+	return (int)(seq << COLL_MATCH_BITS | (m & ((1u << COLL_MATCH_BITS) - 1)));
+}
+
+/* Starts a call on c: takes its sequence number. Inline: every
+ * collective, the smallest too, starts and ends one. */
+static inline void mpi_cx_init(struct cx *x, struct mpi_comm *c, const char *name)
+{
+	/* Field by field: clearing the whole message buffer would cost more
+	 * than a small collective's bookkeeping. */
+	x->c = c;
+	x->name = name;
+	x->op = MPI_OP_NULL;
+	x->dt = MPI_BYTE;
+	x->esize = 1;
+	x->np = 0;
+	x->algo = NULL;
+	x->e = NULL;
+	x->step = -1;
+	x->err = 0;
+	x->msg[0] = 0;
+	x->stall = mpi_g.stall_rank == mpi_g.wrank;
+	x->p = x->few;
+	x->cap = sizeof x->few / sizeof x->few[0];
+	x->seq = ++c->ncoll;
+	x->nb = false;
+}
+
+static inline void mpi_cx_done(struct cx *x)
+{
+	if (x->p != x->few)
+		free(x->p);
+	x->p = NULL;
+}
+
+int mpi_cx_fail(struct cx *x, int cls, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* One look at x's transfers: each completion goes to the engine (which may
+ * post more). *fin: everything is done; *moved: something completed.
+ * Returns the call's error (pending transfers then dropped), else 0. */
+int mpi_cx_pass(struct cx *x, bool *fin, bool *moved);
+/* The deadline passed after waited seconds / member w died: the error,
+ * naming whom x waited for; x's pending transfers are dropped. */
+int mpi_cx_timed_out(struct cx *x, double waited);
+int mpi_cx_peer_died(struct cx *x, int w);
+/* The world rank of a dead member x depends on, or -1 (asks libptl). */
+int mpi_cx_look_for_dead(struct cx *x);
+void mpi_cx_drop_rest(struct cx *x);
+/* A transfer outside any schedule, with tag mpi_coll_tag(x, tag). */
+int mpi_cx_send(struct cx *x, const void *buf, int count, MPI_Datatype dt, int peer, int tag);
+int mpi_cx_recv(struct cx *x, void *buf, int count, MPI_Datatype dt, int peer, int tag);
+extern const struct coll_engine_ops mpi_coll_engine_ops;
+
+/* Expands this rank's part of req (v: the linear form of a v-variant;
+ * else coll_choose's or PTL_COLL_ALGO's algorithm for req->op). */
+int mpi_coll_expand(struct cx *x, struct coll_req *req, bool v, struct coll_sched **s);
+int mpi_coll_check_buf(MPI_Comm comm, const char *fn, int count, MPI_Datatype dt);
+int mpi_coll_check_op(MPI_Comm comm, const char *fn, MPI_Op op, MPI_Datatype dt);
+/* counts[0..n) * esz into out[0..n) and their sum into *total; the error
+ * (reported on comm) of a negative one, named what[j]. */
+int mpi_coll_v_bytes(MPI_Comm comm, const char *fn, const char *what, const int counts[], int n, size_t esz,
+		     size_t *out, size_t *total);
+
+#define COLL_ENTER(fn, comm, c)                                                                     \
+	MPI_CHECK_INIT(fn);                                                                          \
+	struct mpi_comm *c = mpi_comm_get(comm);                                                      \
+	if (!c)                                                                                     \
+		return mpi_err(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator %d", comm)
+
+#endif
