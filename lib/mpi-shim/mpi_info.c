@@ -96,6 +96,18 @@ static int check_key(const char *fn, const char *key)
 	return MPI_SUCCESS;
 }
 
+/* The checks every keyed call makes: the object, the key; then where the
+ * key is (-1: absent). */
+static int info_key_arg(const char *fn, MPI_Info info, const char *key, struct mpi_info **i, int *k)
+{
+	int rc = info_arg(fn, info, i);
+	if (!rc)
+		rc = check_key(fn, key);
+	if (!rc)
+		*k = find(*i, key);
+	return rc;
+}
+
 int PMPI_Info_create(MPI_Info *info)
 {
 	MPI_CHECK_INIT("MPI_Info_create");
@@ -105,9 +117,8 @@ int PMPI_Info_create(MPI_Info *info)
 int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
 {
 	struct mpi_info *i;
-	int rc = info_arg("MPI_Info_set", info, &i);
-	if (!rc)
-		rc = check_key("MPI_Info_set", key);
+	int k;
+	int rc = info_key_arg("MPI_Info_set", info, key, &i, &k);
 	if (rc)
 		return rc;
 	if (!value || strlen(value) > MPI_MAX_INFO_VAL)
@@ -116,7 +127,6 @@ int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
 	char *v = strdup(value);
 	if (!v)
 		return mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Info_set", "out of memory");
-	int k = find(i, key);
 	if (k >= 0) {
 		free(i->val[k]);
 		i->val[k] = v;
@@ -147,14 +157,12 @@ int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
 int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag)
 {
 	struct mpi_info *i;
-	int rc = info_arg("MPI_Info_get", info, &i);
-	if (!rc)
-		rc = check_key("MPI_Info_get", key);
+	int k;
+	int rc = info_key_arg("MPI_Info_get", info, key, &i, &k);
 	if (rc)
 		return rc;
 	if (valuelen < 0)
 		return mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Info_get", "valuelen %d < 0", valuelen);
-	int k = find(i, key);
 	*flag = k >= 0;
 	if (k >= 0) { /* as much as fits, and a terminator (valuelen excludes it) */
 		size_t n = strlen(i->val[k]);
@@ -169,12 +177,10 @@ int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int
 int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag)
 {
 	struct mpi_info *i;
-	int rc = info_arg("MPI_Info_get_valuelen", info, &i);
-	if (!rc)
-		rc = check_key("MPI_Info_get_valuelen", key);
+	int k;
+	int rc = info_key_arg("MPI_Info_get_valuelen", info, key, &i, &k);
 	if (rc)
 		return rc;
-	int k = find(i, key);
 	*flag = k >= 0;
 	if (k >= 0)
 		*valuelen = (int)strlen(i->val[k]);
@@ -184,12 +190,10 @@ int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *f
 int PMPI_Info_delete(MPI_Info info, const char *key)
 {
 	struct mpi_info *i;
-	int rc = info_arg("MPI_Info_delete", info, &i);
-	if (!rc)
-		rc = check_key("MPI_Info_delete", key);
+	int k;
+	int rc = info_key_arg("MPI_Info_delete", info, key, &i, &k);
 	if (rc)
 		return rc;
-	int k = find(i, key);
 	if (k < 0)
 		return mpi_err(MPI_COMM_WORLD, MPI_ERR_INFO_NOKEY, "MPI_Info_delete", "no key '%s'", key);
 	free(i->key[k]);
