@@ -5,15 +5,6 @@
  * topology, a grid smaller than the job, and the errors. */
 #include "mpi_test.h"
 
-static int expect_class(int rc, int want, const char *what)
-{
-	int cls = MPI_SUCCESS;
-	if (rc != MPI_SUCCESS)
-		MPI_Error_class(rc, &cls);
-	CHECK(cls == want, "%s: class %d, want %d", what, cls, want);
-	return cls == want;
-}
-
 int main(int argc, char **argv)
 {
 	t_init(&argc, &argv);
@@ -35,7 +26,8 @@ int main(int argc, char **argv)
 		      d[1], d[2]);
 	}
 	int bad[2] = { 5, 0 };
-	expect_class(MPI_Dims_create(12, 2, bad), MPI_ERR_DIMS, "Dims_create(12) with dims[0] = 5");
+	t_fails_with(MPI_Dims_create(12, 2, bad), MPI_ERR_DIMS, "12 nodes do not divide by dims[0] = 5",
+		     "Dims_create(12) with dims[0] = 5");
 	OK(MPI_Dims_create(t_size, 2, dims));
 	OK(MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 1, &grid));
 	MPI_Comm_set_errhandler(grid, MPI_ERRORS_RETURN);
@@ -75,10 +67,11 @@ int main(int argc, char **argv)
 	/* A coordinate outside a non-periodic dimension is an error; outside
 	 * the periodic one it wraps. */
 	int out[2] = { x, dims[1] }, wrap[2] = { -1, y };
-	expect_class(MPI_Cart_rank(grid, out, &r), MPI_ERR_RANK, "Cart_rank past the last column");
+	t_fails_with(MPI_Cart_rank(grid, out, &r), MPI_ERR_RANK, "coordinates outside a non-periodic dimension",
+		     "Cart_rank past the last column");
 	OK(MPI_Cart_rank(grid, wrap, &r));
 	CHECK(r == (dims[0] - 1) * dims[1] + y, "row -1 wraps to rank %d", r);
-	expect_class(MPI_Cart_shift(grid, 2, 1, &src, &dst), MPI_ERR_ARG, "Cart_shift in dimension 2");
+	t_fails_with(MPI_Cart_shift(grid, 2, 1, &src, &dst), MPI_ERR_ARG, "direction 2 outside 0..1", "Cart_shift in dimension 2");
 	/* A duplicate keeps the topology. */
 	OK(MPI_Comm_dup(grid, &dup));
 	OK(MPI_Topo_test(dup, &status));
@@ -111,9 +104,9 @@ int main(int argc, char **argv)
 	}
 	/* Errors: more cells than ranks; a communicator without a topology. */
 	int big = t_size + 1;
-	expect_class(MPI_Cart_create(MPI_COMM_WORLD, 1, &big, &per, 0, &line), MPI_ERR_DIMS,
-		     "Cart_create with more cells than ranks");
-	expect_class(MPI_Cart_coords(MPI_COMM_WORLD, 0, 2, coords), MPI_ERR_TOPOLOGY,
+	t_fails_with(MPI_Cart_create(MPI_COMM_WORLD, 1, &big, &per, 0, &line), MPI_ERR_DIMS,
+		     "the grid has more cells than", "Cart_create with more cells than ranks");
+	t_fails_with(MPI_Cart_coords(MPI_COMM_WORLD, 0, 2, coords), MPI_ERR_TOPOLOGY, "has no Cartesian topology",
 		     "Cart_coords on MPI_COMM_WORLD");
 	return t_finish("mpi_cart");
 }

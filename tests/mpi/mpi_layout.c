@@ -140,16 +140,14 @@ static void packing(void)
 	CHECK(pos == total, "position %d after packing, want %d", pos, total);
 	/* A pack that does not fit fails and leaves the position alone. */
 	MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
-	int before = pos, cls = 0;
+	int before = pos;
 	int rc = MPI_Pack(vals, 6, MPI_INT, buf, pos + 4, &pos, MPI_COMM_SELF);
-	MPI_Error_class(rc, &cls);
-	CHECK(cls == MPI_ERR_TRUNCATE && pos == before, "overrun: class %d, position %d", cls, pos);
-	rc = MPI_Pack(vals, -1, MPI_INT, buf, sizeof buf, &pos, MPI_COMM_SELF);
-	MPI_Error_class(rc, &cls);
-	CHECK(cls == MPI_ERR_COUNT, "negative count: class %d", cls);
-	rc = MPI_Pack_size(1, MPI_DATATYPE_NULL, MPI_COMM_SELF, &size);
-	MPI_Error_class(rc, &cls);
-	CHECK(cls == MPI_ERR_TYPE, "null type: class %d", cls);
+	t_fails_with(rc, MPI_ERR_TRUNCATE, "overrun the", "pack overrun");
+	CHECK(pos == before, "overrun moved the position to %d", pos);
+	t_fails_with(MPI_Pack(vals, -1, MPI_INT, buf, sizeof buf, &pos, MPI_COMM_SELF), MPI_ERR_COUNT, "count -1 < 0",
+		     "negative count");
+	t_fails_with(MPI_Pack_size(1, MPI_DATATYPE_NULL, MPI_COMM_SELF, &size), MPI_ERR_TYPE,
+		     "invalid or uncommitted datatype", "null type");
 	rc = MPI_Pack(vals, 1, MPI_INT, buf, sizeof buf, &pos, MPI_COMM_NULL);
 	CHECK(rc != MPI_SUCCESS && pos == before, "null communicator accepted");
 	/* The packed bytes travel as MPI_PACKED and unpack into other types. */
@@ -170,8 +168,8 @@ static void packing(void)
 	/* Reading past the end fails, position unchanged. */
 	before = pos;
 	rc = MPI_Unpack(in, count, &pos, &m, 1, MPI_INT, MPI_COMM_SELF);
-	MPI_Error_class(rc, &cls);
-	CHECK(cls == MPI_ERR_TRUNCATE && pos == before, "read past the end: class %d, position %d", cls, pos);
+	t_fails_with(rc, MPI_ERR_TRUNCATE, "read past the", "unpack past the end");
+	CHECK(pos == before, "reading past the end moved the position to %d", pos);
 	OK(MPI_Type_free(&every_other));
 }
 
@@ -225,7 +223,7 @@ static void reordered(void)
 
 static void subarrays(void)
 {
-	int a[4][5], pos = 0, size, cls;
+	int a[4][5], pos = 0, size;
 	MPI_Datatype c, f, bad;
 	MPI_Aint lb, ext;
 	int sizes[2] = { 4, 5 }, subs[2] = { 2, 3 }, starts[2] = { 1, 1 };
@@ -270,10 +268,10 @@ static void subarrays(void)
 	CHECK(bad_cells == 0, "face j = 2: %d of 16 values wrong", bad_cells);
 	/* A block that does not fit, and an unknown order. */
 	int over[2] = { 3, 1 };
-	MPI_Error_class(MPI_Type_create_subarray(2, sizes, subs, over, MPI_ORDER_C, MPI_INT, &bad), &cls);
-	CHECK(cls == MPI_ERR_ARG, "start 3 + 2 rows past 4: class %d", cls);
-	MPI_Error_class(MPI_Type_create_subarray(2, sizes, subs, starts, 3, MPI_INT, &bad), &cls);
-	CHECK(cls == MPI_ERR_ARG, "order 3: class %d", cls);
+	t_fails_with(MPI_Type_create_subarray(2, sizes, subs, over, MPI_ORDER_C, MPI_INT, &bad), MPI_ERR_ARG,
+		     "dimension 0: size 4, subsize 2, start 3 do not fit", "start 3 + 2 rows past 4");
+	t_fails_with(MPI_Type_create_subarray(2, sizes, subs, starts, 3, MPI_INT, &bad), MPI_ERR_ARG,
+		     "order 3 is neither", "order 3");
 	OK(MPI_Type_free(&c));
 	OK(MPI_Type_free(&f));
 	OK(MPI_Type_free(&plane));

@@ -21,6 +21,21 @@ static int t_rank, t_size, t_fails;
 
 #define OK(call) CHECK((call) == MPI_SUCCESS, "%s", #call)
 
+/* A call that must fail with class cls and a message (MPI_Error_string of
+ * its code) containing text; needs MPI_ERRORS_RETURN. True if it did. */
+static inline int t_fails_with(int rc, int cls, const char *text, const char *what)
+{
+	int got = MPI_SUCCESS, len = 0;
+	char msg[MPI_MAX_ERROR_STRING] = "";
+	if (rc != MPI_SUCCESS) {
+		MPI_Error_class(rc, &got);
+		MPI_Error_string(rc, msg, &len);
+	}
+	CHECK(got == cls && strstr(msg, text), "%s: class %d, want %d; message '%s', want '%s'", what, got, cls,
+	      msg, text);
+	return got == cls && strstr(msg, text);
+}
+
 static inline void t_init(int *argc, char ***argv)
 {
 	MPI_Init(argc, argv);
