@@ -681,17 +681,28 @@ int PMPI_Pack_size(int incount, MPI_Datatype dt, MPI_Comm comm, int *size)
 	return MPI_SUCCESS;
 }
 
+/* The bytes count elements take in the packed buffer of bufsize bytes at
+ * *position: 0 with *len set, or the error (the position stays). */
+static int pack_span(const char *fn, MPI_Comm comm, const struct mpi_dtype *t, int count, int bufsize,
+		     const int *position, const char *past, size_t *len)
+{
+	*len = t->size * (size_t)count;
+	if (*position < 0 || *position > bufsize || *len > (size_t)(bufsize - *position))
+		return mpi_err(comm, MPI_ERR_TRUNCATE, fn, "%zu bytes at position %d %s the %d-byte buffer", *len,
+			       *position, past, bufsize);
+	return MPI_SUCCESS;
+}
+
 int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype dt, void *outbuf, int outsize, int *position,
 	      MPI_Comm comm)
 {
 	struct mpi_dtype *t;
+	size_t len;
 	int rc = pack_args("MPI_Pack", comm, dt, incount, &t);
+	if (!rc)
+		rc = pack_span("MPI_Pack", comm, t, incount, outsize, position, "overrun", &len);
 	if (rc)
 		return rc;
-	size_t len = t->size * (size_t)incount;
-	if (*position < 0 || *position > outsize || len > (size_t)(outsize - *position))
-		return mpi_err(comm, MPI_ERR_TRUNCATE, "MPI_Pack",
-			       "%zu bytes at position %d overrun the %d-byte buffer", len, *position, outsize);
 	mpi_pack(t, inbuf, incount, (char *)outbuf + *position);
 	*position += (int)len;
 	return MPI_SUCCESS;
@@ -701,13 +712,12 @@ int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int 
 		MPI_Comm comm)
 {
 	struct mpi_dtype *t;
+	size_t len;
 	int rc = pack_args("MPI_Unpack", comm, dt, outcount, &t);
+	if (!rc)
+		rc = pack_span("MPI_Unpack", comm, t, outcount, insize, position, "read past", &len);
 	if (rc)
 		return rc;
-	size_t len = t->size * (size_t)outcount;
-	if (*position < 0 || *position > insize || len > (size_t)(insize - *position))
-		return mpi_err(comm, MPI_ERR_TRUNCATE, "MPI_Unpack",
-			       "%zu bytes at position %d read past the %d-byte buffer", len, *position, insize);
 	mpi_unpack(t, outbuf, outcount, (const char *)inbuf + *position, len);
 	*position += (int)len;
 	return MPI_SUCCESS;
