@@ -18,6 +18,7 @@
 #include <mpi.h>
 
 #include "trc.h"
+#include "ptlreplay.h"
 
 #define MAXCOMM 4096
 #define REQRING (1u << 16)
@@ -42,7 +43,7 @@ static struct {
 	uint64_t compute_ns;	/* recorded compute time waited out */
 } R;
 
-static void die(const char *what, const char *detail)
+_Noreturn void rp_die(const char *what, const char *detail)
 {
 	fprintf(stderr, "ptlreplay: rank %d: %s%s\n", R.rank, what, detail);
 	MPI_Abort(MPI_COMM_WORLD, 2);
@@ -58,12 +59,12 @@ static void spin_ns(uint64_t ns)
 	while ((uint64_t)(b.tv_sec - a.tv_sec) * 1000000000u + (uint64_t)(b.tv_nsec - a.tv_nsec) < ns);
 }
 
-static char *scratch(char **p, size_t *cap, size_t n)
+char *rp_scratch(char **p, size_t *cap, size_t n)
 {
 	if (n > *cap) {
 		char *q = realloc(*p, n);
 		if (!q)
-			die("out of memory for a message buffer", "");
+			rp_die("out of memory for a message buffer", "");
 		memset(q + *cap, 0, n - *cap);
 		*p = q;
 		*cap = n;
@@ -79,7 +80,7 @@ static void user_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
 	(void)dt;
 }
 
-static MPI_Datatype dtype(int64_t v, size_t *size)
+MPI_Datatype rp_dtype(int64_t v, size_t *size)
 {
 	static const MPI_Datatype tab[TRC_NDT] = {
 		MPI_DATATYPE_NULL, MPI_BYTE, MPI_CHAR, MPI_SHORT, MPI_INT, MPI_LONG, MPI_LONG_LONG,
@@ -90,7 +91,7 @@ static MPI_Datatype dtype(int64_t v, size_t *size)
 	int64_t code = v >> 32, sz = v & 0xffffffff;
 	*size = (size_t)sz;
 	if (code < 0 || code >= TRC_NDT)
-		die("trace names an unknown datatype", "");
+		rp_die("trace names an unknown datatype", "");
 	if (code != TRC_DT_DERIVED)
 		return tab[code];
 	if (!sz)
@@ -107,18 +108,18 @@ static MPI_Datatype dtype(int64_t v, size_t *size)
 		if (s == sz)
 			return R.bytes[i];
 	}
-	die("too many distinct derived datatype sizes", "");
+	rp_die("too many distinct derived datatype sizes", "");
 	return MPI_BYTE;
 }
 
-static MPI_Op mop(int64_t v)
+MPI_Op rp_mop(int64_t v)
 {
 	static const MPI_Op tab[TRC_NMOP] = {
 		MPI_OP_NULL, MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN, MPI_LAND, MPI_LOR, MPI_LXOR,
 		MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MAXLOC, MPI_MINLOC, MPI_REPLACE, MPI_OP_NULL,
 	};
 	if (v < 0 || v >= TRC_NMOP)
-		die("trace names an unknown reduction op", "");
+		rp_die("trace names an unknown reduction op", "");
 	if (v == TRC_MOP_USER) {
 		if (R.user_op == MPI_OP_NULL)
 			MPI_Op_create(user_fn, 1, &R.user_op);
@@ -127,14 +128,14 @@ static MPI_Op mop(int64_t v)
 	return tab[v];
 }
 
-static MPI_Comm comm(int64_t id)
+MPI_Comm rp_comm(int64_t id)
 {
 	if (id == TRC_COMM_NULL)
 		return MPI_COMM_NULL;
 	if (id < 0 || id >= MAXCOMM || R.comms[id].c == MPI_COMM_NULL) {
 		char s[32];
 		snprintf(s, sizeof s, " %" PRId64, id);
-		die("trace uses a communicator it never created:", s);
+		rp_die("trace uses a communicator it never created:", s);
 	}
 	return R.comms[id].c;
 }
@@ -144,7 +145,7 @@ static void comm_set(int64_t id, MPI_Comm c)
 	if (id < 0)
 		return;
 	if (id >= MAXCOMM)
-		die("too many communicators in the trace", "");
+		rp_die("too many communicators in the trace", "");
 	R.comms[id].c = c;
 	free(R.comms[id].from_world);
 	R.comms[id].from_world = NULL;
@@ -153,7 +154,7 @@ static void comm_set(int64_t id, MPI_Comm c)
 	MPI_Group g, wg;
 	int *in = malloc(2 * (size_t)R.size * sizeof *in);
 	if (!in)
-		die("out of memory", "");
+		rp_die("out of memory", "");
 	for (int i = 0; i < R.size; i++)
 		in[i] = i;
 	MPI_Comm_group(c, &g);
@@ -173,7 +174,7 @@ static int peer(int64_t p, int64_t cid)
 	if (p == TRC_PROC_NULL)
 		return MPI_PROC_NULL;
 	if (p < 0 || p >= R.size)
-		die("trace names a peer outside the job", "");
+		rp_die("trace names a peer outside the job", "");
 	if (cid == 0 || !R.comms[cid].from_world)
 		return (int)p;
 	return R.comms[cid].from_world[p];
@@ -185,11 +186,11 @@ static int tag(int64_t t)
 }
 
 /* ---- requests: slots by creation number, like the tracer's offsets ---- */
-static void req_new(MPI_Request r, void *buf)
+void rp_req_new(MPI_Request r, void *buf)
 {
 	uint64_t i = R.next++ % REQRING;
 	if (R.req[i] != MPI_REQUEST_NULL)
-		die("more than 65536 requests outstanding", "");
+		rp_die("more than 65536 requests outstanding", "");
 	R.req[i] = r;
 	R.rbuf[i] = buf;
 }
@@ -197,7 +198,7 @@ static void req_new(MPI_Request r, void *buf)
 static uint64_t req_slot(int64_t off)
 {
 	if (off <= 0 || (uint64_t)off > R.next || (uint64_t)off > REQRING)
-		die("trace has a request offset out of range", "");
+		rp_die("trace has a request offset out of range", "");
 	return (R.next - (uint64_t)off) % REQRING;
 }
 
@@ -228,7 +229,7 @@ static MPI_Request *req_array(const int64_t *offs, int n, uint64_t *slots)
 {
 	MPI_Request *a = malloc((size_t)(n ? n : 1) * sizeof *a);
 	if (!a)
-		die("out of memory", "");
+		rp_die("out of memory", "");
 	for (int i = 0; i < n; i++) {
 		if (offs[i] == TRC_REQ_NULL) {
 			a[i] = MPI_REQUEST_NULL;
@@ -251,22 +252,37 @@ static void req_array_back(MPI_Request *a, int n, const uint64_t *slots)
 	free(a);
 }
 
-/* Counts and displacements from a recorded count array; v may be NULL
- * (a non-root rank of Gatherv/Scatterv records none): then all zeros. */
-static int *counts(const int64_t *v, int64_t n, int **displs, size_t *total)
+/* ---- matched-probe messages: a ring in probe order, like requests ---- */
+#define MSGRING 4096u
+
+static struct {
+	MPI_Message m[MSGRING];
+	uint64_t next;
+} M;
+
+static void msg_new(MPI_Message m)
 {
-	int *c = calloc((size_t)(n > 0 ? n : 1), sizeof *c), *d = calloc((size_t)(n > 0 ? n : 1), sizeof *d);
-	if (!c || !d)
-		die("out of memory", "");
-	size_t t = 0;
-	for (int64_t i = 0; i < n; i++) {
-		c[i] = v ? (int)v[i] : 0;
-		d[i] = (int)t;
-		t += (size_t)(c[i] > 0 ? c[i] : 0);
-	}
-	*displs = d;
-	*total = t;
-	return c;
+	M.m[M.next++ % MSGRING] = m;
+}
+
+/* The message taken off matched probes ago (1 = the latest); off 0 (the
+ * recording lost track) or out of range ends the replay. */
+static MPI_Message *msg_take(int64_t off)
+{
+	if (off <= 0 || (uint64_t)off > M.next || (uint64_t)off > MSGRING)
+		rp_die("trace has a matched-probe message offset out of range", "");
+	return &M.m[(M.next - (uint64_t)off) % MSGRING];
+}
+
+/* A recorded int array as C ints (never NULL). */
+static int *ints(const int64_t *v, int n)
+{
+	int *a = malloc((size_t)(n > 0 ? n : 1) * sizeof *a);
+	if (!a)
+		rp_die("out of memory", "");
+	for (int i = 0; i < n; i++)
+		a[i] = (int)v[i];
+	return a;
 }
 
 /* One recorded call. Field order is the spec's (trc_mpi.spec). */
@@ -289,18 +305,20 @@ static int replay(const struct trc_flat *e, void *ctx)
 	case TRC_OP_FINALIZE:
 		break;		/* made by main() */
 	case TRC_OP_ABORT:
-		MPI_Abort(comm(v[0]), (int)v[1]);
+		MPI_Abort(rp_comm(v[0]), (int)v[1]);
 		break;
 	case TRC_OP_SEND:
 	case TRC_OP_SSEND:
 	case TRC_OP_RSEND:
 	case TRC_OP_BSEND:
 	case TRC_OP_ISEND:
-	case TRC_OP_ISSEND: {
-		dt = dtype(v[2], &sz);
-		void *b = scratch(&R.sbuf, &R.scap, (size_t)v[1] * sz + 1);
+	case TRC_OP_ISSEND:
+	case TRC_OP_IRSEND:
+	case TRC_OP_IBSEND: {
+		dt = rp_dtype(v[2], &sz);
+		void *b = rp_scratch(&R.sbuf, &R.scap, (size_t)v[1] * sz + 1);
 		int p = peer(v[0], v[4]);
-		MPI_Comm c = comm(v[4]);
+		MPI_Comm c = rp_comm(v[4]);
 		MPI_Request r;
 		if (e->op == TRC_OP_SEND)
 			MPI_Send(b, (int)v[1], dt, p, tag(v[3]), c);
@@ -313,38 +331,42 @@ static int replay(const struct trc_flat *e, void *ctx)
 		else {
 			if (e->op == TRC_OP_ISEND)
 				MPI_Isend(b, (int)v[1], dt, p, tag(v[3]), c, &r);
-			else
+			else if (e->op == TRC_OP_ISSEND)
 				MPI_Issend(b, (int)v[1], dt, p, tag(v[3]), c, &r);
-			req_new(r, NULL);
+			else if (e->op == TRC_OP_IRSEND)
+				MPI_Irsend(b, (int)v[1], dt, p, tag(v[3]), c, &r);
+			else
+				MPI_Ibsend(b, (int)v[1], dt, p, tag(v[3]), c, &r);
+			rp_req_new(r, NULL);
 		}
 		break;
 	}
 	case TRC_OP_IRECV: {
-		dt = dtype(v[2], &sz);
+		dt = rp_dtype(v[2], &sz);
 		void *b = calloc(1, (size_t)v[1] * sz + 1);
 		MPI_Request r;
 		if (!b)
-			die("out of memory for a receive buffer", "");
-		MPI_Irecv(b, (int)v[1], dt, peer(v[0], v[4]), tag(v[3]), comm(v[4]), &r);
-		req_new(r, b);
+			rp_die("out of memory for a receive buffer", "");
+		MPI_Irecv(b, (int)v[1], dt, peer(v[0], v[4]), tag(v[3]), rp_comm(v[4]), &r);
+		rp_req_new(r, b);
 		break;
 	}
 	case TRC_OP_RECV:
-		dt = dtype(v[2], &sz);
-		MPI_Recv(scratch(&R.rscratch, &R.rcap, (size_t)v[1] * sz + 1), (int)v[1], dt, peer(v[0], v[4]),
-			 tag(v[3]), comm(v[4]), &st);
+		dt = rp_dtype(v[2], &sz);
+		MPI_Recv(rp_scratch(&R.rscratch, &R.rcap, (size_t)v[1] * sz + 1), (int)v[1], dt, peer(v[0], v[4]),
+			 tag(v[3]), rp_comm(v[4]), &st);
 		break;
 	case TRC_OP_SENDRECV:
-		dt = dtype(v[2], &sz);
-		dt2 = dtype(v[6], &sz2);
-		MPI_Sendrecv(scratch(&R.sbuf, &R.scap, (size_t)v[1] * sz + 1), (int)v[1], dt, peer(v[0], v[8]),
-			     tag(v[3]), scratch(&R.rscratch, &R.rcap, (size_t)v[5] * sz2 + 1), (int)v[5], dt2,
-			     peer(v[4], v[8]), tag(v[7]), comm(v[8]), &st);
+		dt = rp_dtype(v[2], &sz);
+		dt2 = rp_dtype(v[6], &sz2);
+		MPI_Sendrecv(rp_scratch(&R.sbuf, &R.scap, (size_t)v[1] * sz + 1), (int)v[1], dt, peer(v[0], v[8]),
+			     tag(v[3]), rp_scratch(&R.rscratch, &R.rcap, (size_t)v[5] * sz2 + 1), (int)v[5], dt2,
+			     peer(v[4], v[8]), tag(v[7]), rp_comm(v[8]), &st);
 		break;
 	case TRC_OP_SENDRECV_REPLACE:
-		dt = dtype(v[2], &sz);
-		MPI_Sendrecv_replace(scratch(&R.rscratch, &R.rcap, (size_t)v[1] * sz + 1), (int)v[1], dt,
-				     peer(v[0], v[6]), tag(v[3]), peer(v[4], v[6]), tag(v[5]), comm(v[6]), &st);
+		dt = rp_dtype(v[2], &sz);
+		MPI_Sendrecv_replace(rp_scratch(&R.rscratch, &R.rcap, (size_t)v[1] * sz + 1), (int)v[1], dt,
+				     peer(v[0], v[6]), tag(v[3]), peer(v[4], v[6]), tag(v[5]), rp_comm(v[6]), &st);
 		break;
 	case TRC_OP_WAIT:
 	case TRC_OP_TEST:
@@ -384,7 +406,7 @@ static int replay(const struct trc_flat *e, void *ctx)
 		int *ind = malloc((size_t)(n ? n : 1) * sizeof *ind);
 		MPI_Status *sts = malloc((size_t)(n ? n : 1) * sizeof *sts);
 		if (!slots || !ind || !sts)
-			die("out of memory", "");
+			rp_die("out of memory", "");
 		MPI_Request *a = req_array(arr, n, slots);
 		/* reproduce the recorded outcome where MPI lets us: wait for
 		 * what completed in the recorded run before asking again */
@@ -418,143 +440,54 @@ static int replay(const struct trc_flat *e, void *ctx)
 		break;
 	}
 	case TRC_OP_PROBE:
-		MPI_Probe(peer(v[0], v[2]), tag(v[1]), comm(v[2]), &st);
+		MPI_Probe(peer(v[0], v[2]), tag(v[1]), rp_comm(v[2]), &st);
 		break;
 	case TRC_OP_IPROBE:
 		if (v[3])	/* a message was there: wait for it, unrecorded */
-			PMPI_Probe(peer(v[0], v[2]), tag(v[1]), comm(v[2]), &st);
-		MPI_Iprobe(peer(v[0], v[2]), tag(v[1]), comm(v[2]), &flag, &st);
+			PMPI_Probe(peer(v[0], v[2]), tag(v[1]), rp_comm(v[2]), &st);
+		MPI_Iprobe(peer(v[0], v[2]), tag(v[1]), rp_comm(v[2]), &flag, &st);
 		break;
-	case TRC_OP_BARRIER:
-		MPI_Barrier(comm(v[0]));
-		break;
-	case TRC_OP_BCAST:
-		dt = dtype(v[1], &sz);
-		MPI_Bcast(scratch(&R.rscratch, &R.rcap, (size_t)v[0] * sz + 1), (int)v[0], dt, (int)v[2], comm(v[3]));
-		break;
-	case TRC_OP_REDUCE:
-	case TRC_OP_ALLREDUCE:
-	case TRC_OP_SCAN:
-	case TRC_OP_EXSCAN: {
-		dt = dtype(v[1], &sz);
-		size_t n = (size_t)v[0] * sz + 1;
-		void *s = scratch(&R.sbuf, &R.scap, n), *r = scratch(&R.rscratch, &R.rcap, n);
-		if (e->op == TRC_OP_REDUCE)
-			MPI_Reduce(s, r, (int)v[0], dt, mop(v[2]), (int)v[3], comm(v[4]));
-		else if (e->op == TRC_OP_ALLREDUCE)
-			MPI_Allreduce(s, r, (int)v[0], dt, mop(v[2]), comm(v[3]));
-		else if (e->op == TRC_OP_SCAN)
-			MPI_Scan(s, r, (int)v[0], dt, mop(v[2]), comm(v[3]));
-		else
-			MPI_Exscan(s, r, (int)v[0], dt, mop(v[2]), comm(v[3]));
+	case TRC_OP_MPROBE:
+	case TRC_OP_IMPROBE: {
+		MPI_Message m = MPI_MESSAGE_NULL;
+		flag = 1;
+		if (e->op == TRC_OP_MPROBE) {
+			MPI_Mprobe(peer(v[0], v[2]), tag(v[1]), rp_comm(v[2]), &m, &st);
+		} else {
+			if (v[3])	/* a message was there: wait for it, unrecorded */
+				PMPI_Probe(peer(v[0], v[2]), tag(v[1]), rp_comm(v[2]), &st);
+			MPI_Improbe(peer(v[0], v[2]), tag(v[1]), rp_comm(v[2]), &flag, &m, &st);
+		}
+		if (flag)
+			msg_new(m);
 		break;
 	}
-	case TRC_OP_ALLGATHER:
-	case TRC_OP_ALLTOALL:
-	case TRC_OP_GATHER:
-	case TRC_OP_SCATTER: {
-		dt = dtype(v[1], &sz);
-		dt2 = dtype(v[3], &sz2);
-		int n;
-		MPI_Comm c = comm(e->op == TRC_OP_GATHER || e->op == TRC_OP_SCATTER ? v[5] : v[4]);
-		MPI_Comm_size(c, &n);
-		void *s = scratch(&R.sbuf, &R.scap, (size_t)v[0] * sz * (size_t)n + 1);
-		void *r = scratch(&R.rscratch, &R.rcap, (size_t)v[2] * sz2 * (size_t)n + 1);
-		if (e->op == TRC_OP_ALLGATHER)
-			MPI_Allgather(s, (int)v[0], dt, r, (int)v[2], dt2, c);
-		else if (e->op == TRC_OP_ALLTOALL)
-			MPI_Alltoall(s, (int)v[0], dt, r, (int)v[2], dt2, c);
-		else if (e->op == TRC_OP_GATHER)
-			MPI_Gather(s, (int)v[0], dt, r, (int)v[2], dt2, (int)v[4], c);
-		else
-			MPI_Scatter(s, (int)v[0], dt, r, (int)v[2], dt2, (int)v[4], c);
-		break;
-	}
-	case TRC_OP_ALLGATHERV:
-	case TRC_OP_GATHERV: {
-		/* scount sdt rcounts[] rdt [root] comm */
-		int *d, n;
-		size_t tot;
-		dt = dtype(v[1], &sz);
-		dt2 = dtype(v[3], &sz2);
-		MPI_Comm c = comm(e->op == TRC_OP_GATHERV ? v[5] : v[4]);
-		MPI_Comm_size(c, &n);
-		int *cn = counts(v[2] ? arr : NULL, v[2] ? v[2] : n, &d, &tot);
-		void *s = scratch(&R.sbuf, &R.scap, (size_t)v[0] * sz + 1);
-		void *r = scratch(&R.rscratch, &R.rcap, tot * sz2 + 1);
-		if (e->op == TRC_OP_ALLGATHERV)
-			MPI_Allgatherv(s, (int)v[0], dt, r, cn, d, dt2, c);
-		else
-			MPI_Gatherv(s, (int)v[0], dt, r, cn, d, dt2, (int)v[4], c);
-		free(cn);
-		free(d);
-		break;
-	}
-	case TRC_OP_SCATTERV: {
-		/* scounts[] sdt rcount rdt root comm */
-		int *d, n;
-		size_t tot;
-		dt = dtype(v[1], &sz);
-		dt2 = dtype(v[3], &sz2);
-		MPI_Comm c = comm(v[5]);
-		MPI_Comm_size(c, &n);
-		int *cn = counts(v[0] ? arr : NULL, v[0] ? v[0] : n, &d, &tot);
-		void *s = scratch(&R.sbuf, &R.scap, tot * sz + 1);
-		void *r = scratch(&R.rscratch, &R.rcap, (size_t)v[2] * sz2 + 1);
-		MPI_Scatterv(s, cn, d, dt, r, (int)v[2], dt2, (int)v[4], c);
-		free(cn);
-		free(d);
-		break;
-	}
-	case TRC_OP_ALLTOALLV: {
-		/* scounts[] sdt rcounts[] rdt comm */
-		int *sd, *rd;
-		size_t st1, st2;
-		dt = dtype(v[1], &sz);
-		dt2 = dtype(v[3], &sz2);
-		int *sc = counts(arr, v[0], &sd, &st1);
-		int *rc = counts(arr + v[0], v[2], &rd, &st2);
-		void *s = scratch(&R.sbuf, &R.scap, st1 * sz + 1);
-		void *r = scratch(&R.rscratch, &R.rcap, st2 * sz2 + 1);
-		MPI_Alltoallv(s, sc, sd, dt, r, rc, rd, dt2, comm(v[4]));
-		free(sc);
-		free(sd);
-		free(rc);
-		free(rd);
-		break;
-	}
-	case TRC_OP_REDUCE_SCATTER: {
-		/* rcounts[] dt op comm */
-		int *d;
-		size_t tot;
-		dt = dtype(v[1], &sz);
-		int *cn = counts(arr, v[0], &d, &tot);
-		void *s = scratch(&R.sbuf, &R.scap, tot * sz + 1);
-		void *r = scratch(&R.rscratch, &R.rcap, tot * sz + 1);
-		MPI_Reduce_scatter(s, r, cn, dt, mop(v[2]), comm(v[3]));
-		free(cn);
-		free(d);
-		break;
-	}
-	case TRC_OP_REDUCE_SCATTER_BLOCK: {
-		int n;
-		dt = dtype(v[1], &sz);
-		MPI_Comm c = comm(v[3]);
-		MPI_Comm_size(c, &n);
-		void *s = scratch(&R.sbuf, &R.scap, (size_t)v[0] * sz * (size_t)n + 1);
-		void *r = scratch(&R.rscratch, &R.rcap, (size_t)v[0] * sz + 1);
-		MPI_Reduce_scatter_block(s, r, (int)v[0], dt, mop(v[2]), c);
+	case TRC_OP_MRECV:
+	case TRC_OP_IMRECV: {
+		/* count dt msg: the message taken msg matched probes ago */
+		dt = rp_dtype(v[1], &sz);
+		MPI_Message *m = msg_take(v[2]);
+		if (e->op == TRC_OP_MRECV) {
+			MPI_Mrecv(rp_scratch(&R.rscratch, &R.rcap, (size_t)v[0] * sz + 1), (int)v[0], dt, m, &st);
+		} else {
+			void *b = calloc(1, (size_t)v[0] * sz + 1);
+			MPI_Request r;
+			if (!b)
+				rp_die("out of memory for a receive buffer", "");
+			MPI_Imrecv(b, (int)v[0], dt, m, &r);
+			rp_req_new(r, b);
+		}
 		break;
 	}
 	case TRC_OP_COMM_DUP: {
 		MPI_Comm nc;
-		MPI_Comm_dup(comm(v[0]), &nc);
+		MPI_Comm_dup(rp_comm(v[0]), &nc);
 		comm_set(v[1], nc);
 		break;
 	}
 	case TRC_OP_COMM_SPLIT: {
 		MPI_Comm nc;
-		MPI_Comm_split(comm(v[0]), (int)v[1], (int)v[2], &nc);
+		MPI_Comm_split(rp_comm(v[0]), (int)v[1], (int)v[2], &nc);
 		comm_set(v[3], nc);
 		break;
 	}
@@ -564,12 +497,12 @@ static int replay(const struct trc_flat *e, void *ctx)
 		MPI_Comm nc;
 		int n = (int)v[1], *r = malloc((size_t)(n ? n : 1) * sizeof *r);
 		if (!r)
-			die("out of memory", "");
+			rp_die("out of memory", "");
 		for (int i = 0; i < n; i++)
 			r[i] = (int)arr[i];
 		MPI_Comm_group(MPI_COMM_WORLD, &wg);
 		MPI_Group_incl(wg, n, r, &g);
-		MPI_Comm_create(comm(v[0]), g, &nc);
+		MPI_Comm_create(rp_comm(v[0]), g, &nc);
 		MPI_Group_free(&g);
 		MPI_Group_free(&wg);
 		free(r);
@@ -577,13 +510,45 @@ static int replay(const struct trc_flat *e, void *ctx)
 		break;
 	}
 	case TRC_OP_COMM_FREE: {
-		MPI_Comm c = comm(v[0]);
+		MPI_Comm c = rp_comm(v[0]);
 		MPI_Comm_free(&c);
 		comm_set(v[0], MPI_COMM_NULL);
 		break;
 	}
+	case TRC_OP_COMM_SPLIT_TYPE: {
+		MPI_Comm nc;
+		MPI_Comm_split_type(rp_comm(v[0]), (int)v[1], (int)v[2], MPI_INFO_NULL, &nc);
+		comm_set(v[3], nc);
+		break;
+	}
+	case TRC_OP_COMM_DUP_WITH_INFO: {
+		MPI_Comm nc;
+		MPI_Comm_dup_with_info(rp_comm(v[0]), MPI_INFO_NULL, &nc);
+		comm_set(v[1], nc);
+		break;
+	}
+	case TRC_OP_CART_CREATE: {
+		/* comm dims[] periods[] reorder newcomm */
+		MPI_Comm nc;
+		int nd = (int)v[1], *dims = ints(arr, nd), *per = ints(arr + nd, (int)v[2]);
+		MPI_Cart_create(rp_comm(v[0]), nd, dims, per, (int)v[3], &nc);
+		free(dims);
+		free(per);
+		comm_set(v[4], nc);
+		break;
+	}
+	case TRC_OP_CART_SUB: {
+		/* comm remain[] newcomm */
+		MPI_Comm nc;
+		int *keep = ints(arr, (int)v[1]);
+		MPI_Cart_sub(rp_comm(v[0]), keep, &nc);
+		free(keep);
+		comm_set(v[2], nc);
+		break;
+	}
 	default:
-		die("trace holds a call this ptlreplay cannot make", "");
+		if (!rp_coll(e))
+			rp_die("trace holds a call this ptlreplay cannot make", "");
 	}
 	return 0;
 }

@@ -3,7 +3,7 @@
 # spells it out. Portable awk (mawk, gawk, busybox).
 
 function kindname(k) {
-	if (k == "int" || k == "index") return "TRC_K_INT"
+	if (k == "int" || k == "index" || k == "msg") return "TRC_K_INT"
 	if (k == "dtype") return "TRC_K_DTYPE"
 	if (k == "peer") return "TRC_K_PEER"
 	if (k == "tag") return "TRC_K_TAG"

@@ -60,8 +60,13 @@ void trc_a_retire_some(struct trc_call *c, int n, const int *idx);
 void trc_a_keep_all(struct trc_call *c);
 void trc_a_forget_comm(struct trc_call *c, MPI_Comm comm);
 void trc_a_forget_persist(struct trc_call *c, MPI_Request h); /* trc_persist.c */
+/* Matched probes (trc_mprobe.c): a message the probe took when flag is
+ * set, and a message named by how many such probes ago it was taken. */
+void trc_a_newmsg(struct trc_call *c, int flag, MPI_Message m);
+void trc_f_msg(struct trc_call *c, MPI_Message m);
 
 int trc_comm_size(MPI_Comm comm);
 int trc_at_root(int root, MPI_Comm comm);
+int trc_cart_ndims(MPI_Comm comm);	/* 0 where comm has no Cartesian topology */
 
 #endif

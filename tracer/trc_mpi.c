@@ -124,6 +124,14 @@ int trc_at_root(int root, MPI_Comm comm)
 	return root == r;
 }
 
+int trc_cart_ndims(MPI_Comm comm)
+{
+	int n = 0, topo = MPI_UNDEFINED;
+	if (PMPI_Topo_test(comm, &topo) != MPI_SUCCESS || topo != MPI_CART || PMPI_Cartdim_get(comm, &n) != MPI_SUCCESS)
+		return 0;
+	return n;
+}
+
 /* ---- start and finish ---- */
 
 static void check_writable(const char *path)

@@ -28,7 +28,7 @@ same() {
 		{ fail "$3: traces differ"; head -5 "$1.diff"; }
 }
 
-for spec in "trc_ring 10 1 2 4" "trc_colls 3 2 4" "trc_stencil 3 4" "trc_misc 2 2 3"; do
+for spec in "trc_ring 10 1 2 4" "trc_colls 3 2 4" "trc_stencil 3 4" "trc_misc 2 2 3" "trc_nbc 2 1 3 4"; do
 	set -- $spec
 	prog=$1 iters=$2; shift 2
 	for n in "$@"; do

@@ -1,0 +1,147 @@
+/* The calls the tracer records since nonblocking collectives, matched
+ * probes and topologies came: every I-collective outstanding at once and
+ * completed by one Waitall, on MPI_COMM_WORLD and on communicators made
+ * by Cart_create, Cart_sub, Comm_split_type and Comm_dup_with_info;
+ * Irsend and Ibsend; Mprobe, Improbe, Mrecv, Imrecv, receiving messages
+ * in another order than they were probed. Outcomes do not depend on
+ * timing, so the replay round trip is exact. Ranks pair as (r, r^1) for
+ * the point-to-point part; an unpaired last rank only joins collectives. */
+#include <string.h>
+
+#include "trc_prog.h"
+
+#define NC 16	/* the nonblocking collectives posted per round */
+
+/* Every nonblocking collective on comm, all in flight together; checks
+ * a few results so a replay that garbles arguments would be caught by
+ * the run itself, not only by the trace comparison. */
+static void all_icolls(MPI_Comm comm, int it)
+{
+	int rank, n;
+	MPI_Comm_rank(comm, &rank);
+	MPI_Comm_size(comm, &n);
+	int root = it % n;
+	int one = rank + 1, sum = 0, red = 0, bc = rank == root ? 42 + it : 0, scan = 0, exscan = 0;
+	int *ag = calloc((size_t)n, sizeof *ag), *agv = calloc((size_t)n, sizeof *agv);
+	int *ga = calloc((size_t)n, sizeof *ga), *gav = calloc((size_t)n, sizeof *gav);
+	int *src = calloc((size_t)n, sizeof *src), *a2a = calloc((size_t)n, sizeof *a2a);
+	int *a2av = calloc((size_t)n, sizeof *a2av), *rsin = calloc((size_t)n, sizeof *rsin);
+	int *ones = calloc((size_t)n, sizeof *ones), *displs = calloc((size_t)n, sizeof *displs);
+	trc_prog_check(ag && agv && ga && gav && src && a2a && a2av && rsin && ones && displs, "memory");
+	for (int i = 0; i < n; i++) {
+		src[i] = rank * 100 + i;
+		rsin[i] = i;
+		ones[i] = 1;
+		displs[i] = i;
+	}
+	int sc = -1, scv = -1, rs = 0, rsb = 0;
+	MPI_Request r[NC];
+	MPI_Ibarrier(comm, &r[0]);
+	MPI_Ibcast(&bc, 1, MPI_INT, root, comm, &r[1]);
+	MPI_Iallreduce(&one, &sum, 1, MPI_INT, MPI_SUM, comm, &r[2]);
+	MPI_Ireduce(&one, &red, 1, MPI_INT, MPI_SUM, root, comm, &r[3]);
+	MPI_Iallgather(&one, 1, MPI_INT, ag, 1, MPI_INT, comm, &r[4]);
+	MPI_Iallgatherv(&one, 1, MPI_INT, agv, ones, displs, MPI_INT, comm, &r[5]);
+	MPI_Igather(&one, 1, MPI_INT, ga, 1, MPI_INT, root, comm, &r[6]);
+	MPI_Igatherv(&one, 1, MPI_INT, gav, ones, displs, MPI_INT, root, comm, &r[7]);
+	MPI_Iscatter(src, 1, MPI_INT, &sc, 1, MPI_INT, root, comm, &r[8]);
+	MPI_Iscatterv(src, ones, displs, MPI_INT, &scv, 1, MPI_INT, root, comm, &r[9]);
+	MPI_Ialltoall(src, 1, MPI_INT, a2a, 1, MPI_INT, comm, &r[10]);
+	MPI_Ialltoallv(src, ones, displs, MPI_INT, a2av, ones, displs, MPI_INT, comm, &r[11]);
+	MPI_Ireduce_scatter(rsin, &rs, ones, MPI_INT, MPI_SUM, comm, &r[12]);
+	MPI_Ireduce_scatter_block(rsin, &rsb, 1, MPI_INT, MPI_SUM, comm, &r[13]);
+	MPI_Iscan(&one, &scan, 1, MPI_INT, MPI_SUM, comm, &r[14]);
+	MPI_Iexscan(&one, &exscan, 1, MPI_INT, MPI_SUM, comm, &r[15]);
+	MPI_Status sts[NC];	/* not MPI_STATUSES_IGNORE: gcc flags MPICH's as an empty array */
+	MPI_Waitall(NC, r, sts);
+	trc_prog_check(bc == 42 + it, "ibcast");
+	trc_prog_check(sum == n * (n + 1) / 2, "iallreduce");
+	trc_prog_check(rank != root || red == sum, "ireduce");
+	trc_prog_check(ag[n - 1] == n && agv[0] == 1, "iallgather(v)");
+	trc_prog_check(rank != root || (ga[n - 1] == n && gav[n - 1] == n), "igather(v)");
+	trc_prog_check(sc == root * 100 + rank && scv == sc, "iscatter(v)");
+	trc_prog_check(a2a[n - 1] == (n - 1) * 100 + rank && a2av[0] == rank, "ialltoall(v)");
+	trc_prog_check(rs == rank * n && rsb == rank * n, "ireduce_scatter(_block)");
+	trc_prog_check(scan == (rank + 1) * (rank + 2) / 2 && (rank == 0 || exscan == rank * (rank + 1) / 2),
+		       "iscan / iexscan");
+	free(ag), free(agv), free(ga), free(gav), free(src), free(a2a);
+	free(a2av), free(rsin), free(ones), free(displs);
+}
+
+/* Irsend and Ibsend to the partner, and matched probes of two messages
+ * received in the other order than probed (message offsets 1 and 2; their
+ * sizes differ, so a replay receiving the wrong one fails truncated), and
+ * a matched probe of MPI_PROC_NULL. */
+static void pair_p2p(int p, int lo)
+{
+	int a = 7, b = 0, c = 0;
+	MPI_Request r;
+	MPI_Status st;
+	if (!lo)
+		MPI_Irecv(&b, 1, MPI_INT, p, 1, MPI_COMM_WORLD, &r);
+	MPI_Sendrecv(&a, 0, MPI_INT, p, 9, &c, 0, MPI_INT, p, 9, MPI_COMM_WORLD, &st);	/* receive is posted */
+	if (lo) {
+		MPI_Irsend(&a, 1, MPI_INT, p, 1, MPI_COMM_WORLD, &r);
+		MPI_Wait(&r, &st);
+		MPI_Ibsend(&a, 1, MPI_INT, p, 2, MPI_COMM_WORLD, &r);
+		MPI_Wait(&r, &st);
+		int m5 = 5, m6[2] = { 6, 6 };
+		MPI_Send(&m5, 1, MPI_INT, p, 5, MPI_COMM_WORLD);
+		MPI_Send(m6, 2, MPI_INT, p, 6, MPI_COMM_WORLD);
+		return;
+	}
+	MPI_Wait(&r, &st);
+	MPI_Recv(&c, 1, MPI_INT, p, 2, MPI_COMM_WORLD, &st);
+	trc_prog_check(b == 7 && c == 7, "irsend / ibsend");
+	MPI_Message m6, m5, mnull;
+	int flag = 0, v5 = 0, v6[2] = { 0, 0 }, vn = -1;
+	MPI_Mprobe(p, 6, MPI_COMM_WORLD, &m6, &st);
+	MPI_Probe(p, 5, MPI_COMM_WORLD, &st);	/* so the Improbe finds it */
+	MPI_Improbe(p, 5, MPI_COMM_WORLD, &flag, &m5, &st);
+	trc_prog_check(flag, "improbe after probe");
+	MPI_Mrecv(&v5, 1, MPI_INT, &m5, &st);
+	MPI_Imrecv(v6, 2, MPI_INT, &m6, &r);
+	MPI_Wait(&r, &st);
+	trc_prog_check(v5 == 5 && v6[1] == 6, "mrecv / imrecv");
+	MPI_Mprobe(MPI_PROC_NULL, 0, MPI_COMM_WORLD, &mnull, &st);
+	MPI_Mrecv(&vn, 1, MPI_INT, &mnull, &st);
+	trc_prog_check(vn == -1, "mrecv of MPI_PROC_NULL leaves the buffer");
+}
+
+int main(int argc, char **argv)
+{
+	MPI_Init(&argc, &argv);
+	int iters = trc_prog_iters(argc, argv, 3), rank, size;
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	static char bsbuf[1 << 14];
+	MPI_Buffer_attach(bsbuf, sizeof bsbuf);
+
+	int dims[2] = { 0, 0 }, periods[2] = { 1, 0 }, keep[2] = { 0, 1 };
+	MPI_Dims_create(size, 2, dims);
+	MPI_Comm cart, row, node, dup;
+	MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
+	MPI_Cart_sub(cart, keep, &row);
+	MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, size - rank, MPI_INFO_NULL, &node);
+	MPI_Comm_dup_with_info(MPI_COMM_WORLD, MPI_INFO_NULL, &dup);
+
+	int p = rank ^ 1;
+	for (int it = 0; it < iters; it++) {
+		all_icolls(MPI_COMM_WORLD, it);
+		all_icolls(cart, it);
+		all_icolls(row, it);
+		all_icolls(node, it);
+		all_icolls(dup, it);
+		if (p < size)
+			pair_p2p(p, rank < p);
+	}
+	MPI_Comm_free(&dup);
+	MPI_Comm_free(&node);
+	MPI_Comm_free(&row);
+	MPI_Comm_free(&cart);
+	void *b;
+	int bs;
+	MPI_Buffer_detach(&b, &bs);
+	MPI_Finalize();
+	return 0;
+}

@@ -1,0 +1,256 @@
+/* ptlreplay_coll.c: replaying collectives, blocking and nonblocking alike.
+ *
+ * A nonblocking collective is recorded with its blocking form's fields
+ * under the same names (tracer/trc_mpi.spec), so one reader takes the
+ * fields of either by name, one sizing gives the buffers, and the call is
+ * the blocking one or its I-form. A blocking call runs on scratch buffers;
+ * a nonblocking one gets a block of its own (buffers and count arrays,
+ * which MPI reads until completion), freed when its request completes. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "trc.h"
+#include "ptlreplay.h"
+
+/* One collective's recorded arguments, by field name. */
+struct rp_args {
+	int64_t count, scount, rcount, root;
+	int64_t dt, sdt, rdt, op, comm;
+	const int64_t *scounts, *rcounts;	/* NULL where none was recorded */
+	int64_t nscounts, nrcounts;
+};
+
+/* The blocking call each nonblocking one is the I-form of. */
+static const struct {
+	int iop, op;
+} rp_iform[] = {
+	{ TRC_OP_IBARRIER, TRC_OP_BARRIER },
+	{ TRC_OP_IBCAST, TRC_OP_BCAST },
+	{ TRC_OP_IREDUCE, TRC_OP_REDUCE },
+	{ TRC_OP_IALLREDUCE, TRC_OP_ALLREDUCE },
+	{ TRC_OP_IALLGATHER, TRC_OP_ALLGATHER },
+	{ TRC_OP_IALLGATHERV, TRC_OP_ALLGATHERV },
+	{ TRC_OP_IGATHER, TRC_OP_GATHER },
+	{ TRC_OP_IGATHERV, TRC_OP_GATHERV },
+	{ TRC_OP_ISCATTER, TRC_OP_SCATTER },
+	{ TRC_OP_ISCATTERV, TRC_OP_SCATTERV },
+	{ TRC_OP_IALLTOALL, TRC_OP_ALLTOALL },
+	{ TRC_OP_IALLTOALLV, TRC_OP_ALLTOALLV },
+	{ TRC_OP_IREDUCE_SCATTER, TRC_OP_REDUCE_SCATTER },
+	{ TRC_OP_IREDUCE_SCATTER_BLOCK, TRC_OP_REDUCE_SCATTER_BLOCK },
+	{ TRC_OP_ISCAN, TRC_OP_SCAN },
+	{ TRC_OP_IEXSCAN, TRC_OP_EXSCAN },
+};
+
+static int rp_is_coll(int op)
+{
+	switch (op) {
+	case TRC_OP_BARRIER: case TRC_OP_BCAST: case TRC_OP_REDUCE: case TRC_OP_ALLREDUCE:
+	case TRC_OP_ALLGATHER: case TRC_OP_ALLGATHERV: case TRC_OP_GATHER: case TRC_OP_GATHERV:
+	case TRC_OP_SCATTER: case TRC_OP_SCATTERV: case TRC_OP_ALLTOALL: case TRC_OP_ALLTOALLV:
+	case TRC_OP_REDUCE_SCATTER: case TRC_OP_REDUCE_SCATTER_BLOCK: case TRC_OP_SCAN: case TRC_OP_EXSCAN:
+		return 1;
+	}
+	return 0;
+}
+
+static void rp_read_args(const struct trc_flat *e, struct rp_args *a)
+{
+	const struct trc_opdesc *d = &trc_optab[e->op];
+	uint32_t used = 0;
+	memset(a, 0, sizeof *a);
+	a->root = -1;
+	for (unsigned i = 0; i < d->nf; i++) {
+		const char *f = d->fnames[i];
+		int64_t v = e->v[i];
+		if (d->kinds[i] == TRC_K_INTS) {
+			const int64_t *p = v > 0 && used + (uint64_t)v <= e->narr ? e->arr + used : NULL;
+			used += p ? (uint32_t)v : 0;
+			if (!strcmp(f, "scounts"))
+				a->scounts = p, a->nscounts = p ? v : 0;
+			else if (!strcmp(f, "rcounts"))
+				a->rcounts = p, a->nrcounts = p ? v : 0;
+			continue;
+		}
+		if (!strcmp(f, "count"))
+			a->count = v;
+		else if (!strcmp(f, "scount"))
+			a->scount = v;
+		else if (!strcmp(f, "rcount"))
+			a->rcount = v;
+		else if (!strcmp(f, "root"))
+			a->root = v;
+		else if (!strcmp(f, "dt"))
+			a->dt = v;
+		else if (!strcmp(f, "sdt"))
+			a->sdt = v;
+		else if (!strcmp(f, "rdt"))
+			a->rdt = v;
+		else if (!strcmp(f, "op"))
+			a->op = v;
+		else if (!strcmp(f, "comm"))
+			a->comm = v;
+	}
+}
+
+static size_t rp_total(const int64_t *v, int64_t n)
+{
+	size_t t = 0;
+	for (int64_t i = 0; v && i < n; i++)
+		t += (size_t)(v[i] > 0 ? v[i] : 0);
+	return t;
+}
+
+/* Counts from a recorded array (all zeros where none was recorded: a
+ * non-root rank of Gatherv/Scatterv) and their packed displacements. */
+static void rp_counts(const int64_t *v, int64_t nv, int n, int *c, int *d)
+{
+	int t = 0;
+	for (int i = 0; i < n; i++) {
+		c[i] = v && i < nv ? (int)v[i] : 0;
+		d[i] = t;
+		t += c[i] > 0 ? c[i] : 0;
+	}
+}
+
+static size_t rp_round(size_t n)
+{
+	return (n + 1 + 15) & ~(size_t)15;	/* never empty, 16-byte aligned */
+}
+
+int rp_coll(const struct trc_flat *e)
+{
+	int op = e->op, nb = 0;
+	for (size_t i = 0; i < sizeof rp_iform / sizeof rp_iform[0]; i++)
+		if (rp_iform[i].iop == op) {
+			op = rp_iform[i].op;
+			nb = 1;
+		}
+	if (!rp_is_coll(op))
+		return 0;
+
+	struct rp_args a;
+	rp_read_args(e, &a);
+	MPI_Comm c = rp_comm(a.comm);
+	int n = 1;
+	MPI_Comm_size(c, &n);
+	size_t sz = 0, ssz = 0, rsz = 0;
+	MPI_Datatype dt = rp_dtype(a.dt, &sz), sdt = rp_dtype(a.sdt, &ssz), rdt = rp_dtype(a.rdt, &rsz);
+	/* counts and displacements for every rank of the communicator (zeros
+	 * where the record has none: a non-root rank of Gatherv/Scatterv) */
+	size_t ints = 4 * (size_t)n * sizeof(int), sbytes = 0, rbytes = 0, nn = (size_t)n;
+	size_t stot = rp_total(a.scounts, a.nscounts), rtot = rp_total(a.rcounts, a.nrcounts);
+	switch (op) {
+	case TRC_OP_BCAST:
+		rbytes = (size_t)a.count * sz;
+		break;
+	case TRC_OP_REDUCE:
+	case TRC_OP_ALLREDUCE:
+	case TRC_OP_SCAN:
+	case TRC_OP_EXSCAN:
+		sbytes = rbytes = (size_t)a.count * sz;
+		break;
+	case TRC_OP_ALLGATHER:
+	case TRC_OP_ALLTOALL:
+	case TRC_OP_GATHER:
+	case TRC_OP_SCATTER:
+		sbytes = (size_t)a.scount * ssz * nn;
+		rbytes = (size_t)a.rcount * rsz * nn;
+		break;
+	case TRC_OP_ALLGATHERV:
+	case TRC_OP_GATHERV:
+		sbytes = (size_t)a.scount * ssz;
+		rbytes = rtot * rsz;
+		break;
+	case TRC_OP_SCATTERV:
+		sbytes = stot * ssz;
+		rbytes = (size_t)a.rcount * rsz;
+		break;
+	case TRC_OP_ALLTOALLV:
+		sbytes = stot * ssz;
+		rbytes = rtot * rsz;
+		break;
+	case TRC_OP_REDUCE_SCATTER:
+		sbytes = rbytes = rtot * sz;
+		break;
+	case TRC_OP_REDUCE_SCATTER_BLOCK:
+		sbytes = (size_t)a.rcount * sz * nn;
+		rbytes = (size_t)a.rcount * sz;
+		break;
+	}
+
+	/* then one place for buffers and count arrays */
+	size_t total = rp_round(sbytes) + rp_round(rbytes) + ints;
+	static char *arena;	/* blocking calls' buffers, reused */
+	static size_t arena_cap;
+	char *blk = nb ? calloc(1, total) : rp_scratch(&arena, &arena_cap, total);
+	if (!blk)
+		rp_die("out of memory for a collective's buffers", "");
+	void *s = blk, *r = blk + rp_round(sbytes);
+	int *sc = (int *)(blk + rp_round(sbytes) + rp_round(rbytes)), *sd = sc + n, *rc = sd + n, *rd = rc + n;
+	rp_counts(a.scounts, a.nscounts, n, sc, sd);
+	rp_counts(a.rcounts, a.nrcounts, n, rc, rd);
+
+	MPI_Request rq = MPI_REQUEST_NULL;
+	MPI_Op o = op == TRC_OP_BCAST || op == TRC_OP_BARRIER ? MPI_OP_NULL : rp_mop(a.op);
+	int root = (int)a.root;
+#define RP_CALL(blocking, iform, ...) ((void)(nb ? iform(__VA_ARGS__, &rq) : blocking(__VA_ARGS__)))
+	switch (op) {
+	case TRC_OP_BARRIER:
+		(void)(nb ? MPI_Ibarrier(c, &rq) : MPI_Barrier(c));
+		break;
+	case TRC_OP_BCAST:
+		RP_CALL(MPI_Bcast, MPI_Ibcast, r, (int)a.count, dt, root, c);
+		break;
+	case TRC_OP_REDUCE:
+		RP_CALL(MPI_Reduce, MPI_Ireduce, s, r, (int)a.count, dt, o, root, c);
+		break;
+	case TRC_OP_ALLREDUCE:
+		RP_CALL(MPI_Allreduce, MPI_Iallreduce, s, r, (int)a.count, dt, o, c);
+		break;
+	case TRC_OP_SCAN:
+		RP_CALL(MPI_Scan, MPI_Iscan, s, r, (int)a.count, dt, o, c);
+		break;
+	case TRC_OP_EXSCAN:
+		RP_CALL(MPI_Exscan, MPI_Iexscan, s, r, (int)a.count, dt, o, c);
+		break;
+	case TRC_OP_ALLGATHER:
+		RP_CALL(MPI_Allgather, MPI_Iallgather, s, (int)a.scount, sdt, r, (int)a.rcount, rdt, c);
+		break;
+	case TRC_OP_ALLTOALL:
+		RP_CALL(MPI_Alltoall, MPI_Ialltoall, s, (int)a.scount, sdt, r, (int)a.rcount, rdt, c);
+		break;
+	case TRC_OP_GATHER:
+		RP_CALL(MPI_Gather, MPI_Igather, s, (int)a.scount, sdt, r, (int)a.rcount, rdt, root, c);
+		break;
+	case TRC_OP_SCATTER:
+		RP_CALL(MPI_Scatter, MPI_Iscatter, s, (int)a.scount, sdt, r, (int)a.rcount, rdt, root, c);
+		break;
+	case TRC_OP_ALLGATHERV:
+		RP_CALL(MPI_Allgatherv, MPI_Iallgatherv, s, (int)a.scount, sdt, r, rc, rd, rdt, c);
+		break;
+	case TRC_OP_GATHERV:
+		RP_CALL(MPI_Gatherv, MPI_Igatherv, s, (int)a.scount, sdt, r, rc, rd, rdt, root, c);
+		break;
+	case TRC_OP_SCATTERV:
+		RP_CALL(MPI_Scatterv, MPI_Iscatterv, s, sc, sd, sdt, r, (int)a.rcount, rdt, root, c);
+		break;
+	case TRC_OP_ALLTOALLV:
+		RP_CALL(MPI_Alltoallv, MPI_Ialltoallv, s, sc, sd, sdt, r, rc, rd, rdt, c);
+		break;
+	case TRC_OP_REDUCE_SCATTER:
+		RP_CALL(MPI_Reduce_scatter, MPI_Ireduce_scatter, s, r, rc, dt, o, c);
+		break;
+	case TRC_OP_REDUCE_SCATTER_BLOCK:
+		RP_CALL(MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block, s, r, (int)a.rcount, dt, o, c);
+		break;
+	}
+#undef RP_CALL
+	if (nb)
+		rp_req_new(rq, blk);
+	return 1;
+}
