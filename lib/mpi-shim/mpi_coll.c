@@ -1504,9 +1504,7 @@ int mpi_allreduce_int_max(struct mpi_comm *c, int *v, int n)
 {
 	struct cx x;
 	mpi_cx_init(&x, c, "MPI_Allreduce (context id)");
-	int rc = allreduce_img(&x, v, n, MPI_INT, MPI_MAX);
-	mpi_cx_done(&x);
-	return rc;
+	return finish(&x, mpi_comm_handle(c), allreduce_img(&x, v, n, MPI_INT, MPI_MAX));
 }
 
 int mpi_allgather_ints(struct mpi_comm *c, const int *mine, int n, int *all)
@@ -1520,6 +1518,5 @@ int mpi_allgather_ints(struct mpi_comm *c, const int *mine, int n, int *all)
 		struct coll_req req = { .op = COLL_OP_ALLGATHER, .bytes = blk * (size_t)c->size, .elem_size = blk };
 		rc = run_sched(&x, &req, all, NULL);
 	}
-	mpi_cx_done(&x);
-	return rc;
+	return finish(&x, mpi_comm_handle(c), rc);
 }
