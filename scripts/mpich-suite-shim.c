@@ -3,11 +3,10 @@
  * MPICH's test harness (util/mtest.c) makes outside ptl's MPI subset, so
  * its communicator generator runs. Never part of libptlmpi.
  *
- * The harness makes "a dup of WORLD through MPI_Intercomm_merge" and "the
- * even ranks through MPI_Comm_create_group": here the intercommunicator is
- * a placeholder and the merge is the MPI_Comm_split of WORLD it would give;
- * MPI_Comm_create_group gives MPI_COMM_NULL, a communicator the harness
- * skips. Anything that would use an intercommunicator as one aborts.
+ * The harness makes "a dup of WORLD through MPI_Intercomm_merge": here the
+ * intercommunicator is a placeholder and the merge is the MPI_Comm_split of
+ * WORLD it would give. Anything that would use an intercommunicator as one
+ * aborts.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -29,13 +28,6 @@ int MPI_Intercomm_merge(MPI_Comm inter, int high, MPI_Comm *newcomm)
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	return MPI_Comm_split(MPI_COMM_WORLD, 0, high ? rank + size : rank, newcomm);
-}
-
-int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
-{
-	(void)comm, (void)group, (void)tag;
-	*newcomm = MPI_COMM_NULL;
-	return MPI_SUCCESS;
 }
 
 int MPI_Comm_remote_size(MPI_Comm comm, int *size)

@@ -491,22 +491,22 @@ static int replay(const struct trc_flat *e, void *ctx)
 		comm_set(v[3], nc);
 		break;
 	}
-	case TRC_OP_COMM_CREATE: {
-		/* comm group[] newcomm: the group as world ranks */
+	case TRC_OP_COMM_CREATE:
+	case TRC_OP_COMM_CREATE_GROUP: {
+		/* comm group[] [tag] newcomm: the group as world ranks */
 		MPI_Group wg, g;
 		MPI_Comm nc;
-		int n = (int)v[1], *r = malloc((size_t)(n ? n : 1) * sizeof *r);
-		if (!r)
-			rp_die("out of memory", "");
-		for (int i = 0; i < n; i++)
-			r[i] = (int)arr[i];
+		int n = (int)v[1], *r = ints(arr, n);
 		MPI_Comm_group(MPI_COMM_WORLD, &wg);
 		MPI_Group_incl(wg, n, r, &g);
-		MPI_Comm_create(rp_comm(v[0]), g, &nc);
+		if (e->op == TRC_OP_COMM_CREATE)
+			MPI_Comm_create(rp_comm(v[0]), g, &nc);
+		else
+			MPI_Comm_create_group(rp_comm(v[0]), g, (int)v[2], &nc);
 		MPI_Group_free(&g);
 		MPI_Group_free(&wg);
 		free(r);
-		comm_set(v[2], nc);
+		comm_set(v[e->op == TRC_OP_COMM_CREATE ? 2 : 3], nc);
 		break;
 	}
 	case TRC_OP_COMM_FREE: {

@@ -17,6 +17,9 @@
 
 #define COMM_MAX 4096
 #define GROUP_MAX 8192
+/* The last context id is kept for MPI_Comm_create_group's agreement among
+ * the group's members (never a communicator's own id). */
+#define COMM_GROUP_CTX MPI_MAX_CTX
 
 static struct mpi_comm comms[COMM_MAX];
 static struct mpi_group groups[GROUP_MAX];
@@ -165,9 +168,9 @@ static int new_ctx(struct mpi_comm *c, int *ctx, const char *fn, MPI_Comm comm)
 {
 	int v = mpi_g.next_ctx;
 	int rc = mpi_allreduce_int_max(c, &v, 1);
-	if (rc)
-		return mpi_err(comm, rc, fn, "agreeing on a context id failed");
-	if (v > MPI_MAX_CTX)
+	if (rc)	/* its message names the step and the ranks that did not answer */
+		return rc;
+	if (v >= COMM_GROUP_CTX)
 		return mpi_err(comm, MPI_ERR_INTERN, fn, "out of context ids (%d communicators made)", v / 2);
 	mpi_g.next_ctx = v + 2;
 	*ctx = v;
@@ -280,34 +283,86 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 	return rc;
 }
 
-int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+/* The group's checks for MPI_Comm_create(_group): valid, within c. */
+static int group_of(struct mpi_comm *c, MPI_Comm comm, MPI_Group group, const char *fn, struct mpi_group **out)
 {
-	COMM_ARG("MPI_Comm_create", comm, c);
 	struct mpi_group *g = mpi_group_get(group);
 	if (!g)
-		return mpi_err(comm, MPI_ERR_GROUP, "MPI_Comm_create", "invalid group %d", group);
+		return mpi_err(comm, MPI_ERR_GROUP, fn, "invalid group %d", group);
 	for (int i = 0; i < g->size; i++) {
 		bool in = false;
 		for (int j = 0; j < c->size && !in; j++)
 			in = c->world[j] == g->world[i];
 		if (!in)
-			return mpi_err(comm, MPI_ERR_GROUP, "MPI_Comm_create", "the group is not a subset of %s", c->name);
+			return mpi_err(comm, MPI_ERR_GROUP, fn, "the group is not a subset of %s", c->name);
 	}
-	int ctx;
-	int rc = new_ctx(c, &ctx, "MPI_Comm_create", comm);
-	if (rc)
-		return rc;
-	*newcomm = MPI_COMM_NULL;
-	if (g->rank == MPI_UNDEFINED)
-		return MPI_SUCCESS;
+	*out = g;
+	return MPI_SUCCESS;
+}
+
+/* The communicator of g's members with context ctx (on members only). */
+static int comm_of_group(struct mpi_comm *c, MPI_Comm comm, struct mpi_group *g, int ctx, const char *fn,
+			 MPI_Comm *newcomm)
+{
 	MPI_Group ng = mpi_group_new(g->size, g->world);
 	char name[MPI_MAX_OBJECT_NAME];
 	snprintf(name, sizeof name, "subset of %.100s", c->name);
 	*newcomm = ng ? comm_new(ctx, ng, name) : MPI_COMM_NULL;
 	if (*newcomm == MPI_COMM_NULL)
-		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Comm_create", "too many communicators");
+		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "too many communicators");
 	mpi_comm_get(*newcomm)->errh = c->errh;
 	return MPI_SUCCESS;
+}
+
+int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+	COMM_ARG("MPI_Comm_create", comm, c);
+	struct mpi_group *g;
+	int ctx;
+	int rc = group_of(c, comm, group, "MPI_Comm_create", &g);
+	if (!rc)
+		rc = new_ctx(c, &ctx, "MPI_Comm_create", comm);
+	if (rc)
+		return rc;
+	*newcomm = MPI_COMM_NULL;
+	if (g->rank == MPI_UNDEFINED)
+		return MPI_SUCCESS;
+	return comm_of_group(c, comm, g, ctx, "MPI_Comm_create", newcomm);
+}
+
+/* Collective over the group only (MPI-3.1 6.4.2): the members agree on the
+ * new context among themselves, on a temporary communicator of the group
+ * with the reserved COMM_GROUP_CTX. Its collectives' tags start from the
+ * user's tag, so calls with different tags do not take each other's
+ * messages; calls of disjoint groups never exchange any. */
+int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
+{
+	const char *fn = "MPI_Comm_create_group";
+	COMM_ARG(fn, comm, c);
+	struct mpi_group *g;
+	int rc = group_of(c, comm, group, fn, &g);
+	if (rc)
+		return rc;
+	if (!newcomm)
+		return mpi_err(comm, MPI_ERR_ARG, fn, "newcomm is NULL");
+	if (tag < 0 || tag > MPI_TAG_MAX)
+		return mpi_err(comm, MPI_ERR_TAG, fn, "invalid tag %d (0 to %d)", tag, MPI_TAG_MAX);
+	*newcomm = MPI_COMM_NULL;
+	if (g->rank == MPI_UNDEFINED)	/* not a member: a local call */
+		return MPI_SUCCESS;
+	MPI_Group tg = mpi_group_new(g->size, g->world);
+	MPI_Comm t = tg ? comm_new(COMM_GROUP_CTX, tg, "") : MPI_COMM_NULL;
+	if (t == MPI_COMM_NULL)
+		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "too many communicators");
+	struct mpi_comm *tc = mpi_comm_get(t);
+	/* errors (a member that never calls: the collective's deadline) name it */
+	snprintf(tc->name, sizeof tc->name, "the group of MPI_Comm_create_group on %.60s, tag %d", c->name, tag);
+	tc->errh = c->errh;
+	tc->ncoll = (unsigned long)tag;
+	int ctx;
+	rc = new_ctx(tc, &ctx, fn, t);
+	PMPI_Comm_free(&t);
+	return rc ? rc : comm_of_group(c, comm, g, ctx, fn, newcomm);
 }
 
 int PMPI_Comm_free(MPI_Comm *comm)

@@ -1,7 +1,8 @@
 /* The calls the tracer records since nonblocking collectives, matched
  * probes and topologies came: every I-collective outstanding at once and
  * completed by one Waitall, on MPI_COMM_WORLD and on communicators made
- * by Cart_create, Cart_sub, Comm_split_type and Comm_dup_with_info;
+ * by Cart_create, Cart_sub, Comm_split_type, Comm_dup_with_info and
+ * Comm_create_group (called by the even ranks only);
  * Irsend and Ibsend; Mprobe, Improbe, Mrecv, Imrecv, receiving messages
  * in another order than they were probed. Outcomes do not depend on
  * timing, so the replay round trip is exact. Ranks pair as (r, r^1) for
@@ -124,6 +125,15 @@ int main(int argc, char **argv)
 	MPI_Cart_sub(cart, keep, &row);
 	MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, size - rank, MPI_INFO_NULL, &node);
 	MPI_Comm_dup_with_info(MPI_COMM_WORLD, MPI_INFO_NULL, &dup);
+	MPI_Group world, evens;
+	MPI_Comm even = MPI_COMM_NULL;
+	int r0[1][3] = { { 0, size - 1, 2 } };
+	MPI_Comm_group(MPI_COMM_WORLD, &world);
+	MPI_Group_range_incl(world, 1, r0, &evens);
+	if (rank % 2 == 0)
+		MPI_Comm_create_group(MPI_COMM_WORLD, evens, 7, &even);
+	MPI_Group_free(&evens);
+	MPI_Group_free(&world);
 
 	int p = rank ^ 1;
 	for (int it = 0; it < iters; it++) {
@@ -132,10 +142,14 @@ int main(int argc, char **argv)
 		all_icolls(row, it);
 		all_icolls(node, it);
 		all_icolls(dup, it);
+		if (even != MPI_COMM_NULL)
+			all_icolls(even, it);
 		if (p < size)
 			pair_p2p(p, rank < p);
 	}
 	MPI_Comm_free(&dup);
+	if (even != MPI_COMM_NULL)
+		MPI_Comm_free(&even);
 	MPI_Comm_free(&node);
 	MPI_Comm_free(&row);
 	MPI_Comm_free(&cart);
