@@ -257,6 +257,9 @@ PTL_MPI_FN(int, Type_vector, (int count, int blocklength, int stride, MPI_Dataty
 PTL_MPI_FN(int, Type_create_hvector, (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype))
 PTL_MPI_FN(int, Type_indexed, (int count, const int blocklengths[], const int displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype))
 PTL_MPI_FN(int, Type_create_hindexed, (int count, const int blocklengths[], const MPI_Aint displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype))
+PTL_MPI_FN(int, Type_create_hindexed_block, (int count, int blocklength, const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype))
+PTL_MPI_FN(int, Type_set_name, (MPI_Datatype datatype, const char *type_name))
+PTL_MPI_FN(int, Type_get_name, (MPI_Datatype datatype, char *type_name, int *resultlen))
 PTL_MPI_FN(int, Type_create_indexed_block, (int count, int blocklength, const int displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype))
 PTL_MPI_FN(int, Type_create_struct, (int count, const int blocklengths[], const MPI_Aint displacements[], const MPI_Datatype types[], MPI_Datatype *newtype))
 PTL_MPI_FN(int, Type_create_resized, (MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype))
@@ -396,6 +399,7 @@ PTL_MPI_FN(int, Iscatterv, (const void *sendbuf, const int sendcounts[], const i
 PTL_MPI_FN(int, Op_create, (MPI_User_function *user_fn, int commute, MPI_Op *op))
 PTL_MPI_FN(int, Op_free, (MPI_Op *op))
 PTL_MPI_FN(int, Op_commutative, (MPI_Op op, int *commute))
+PTL_MPI_FN(int, Reduce_local, (const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op))
 
 #undef PTL_MPI_FN
 

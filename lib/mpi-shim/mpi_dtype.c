@@ -10,6 +10,7 @@
 #include <complex.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
@@ -408,6 +409,31 @@ int PMPI_Type_create_indexed_block(int count, int blocklength, const int displs[
 	return rc;
 }
 
+/* Blocks of one length at byte displacements: hindexed with that length. */
+int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint displs[], MPI_Datatype old,
+				    MPI_Datatype *newtype)
+{
+	static const char fn[] = "MPI_Type_create_hindexed_block";
+	MPI_CHECK_INIT(fn);
+	if (count < 0)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_COUNT, fn, "count %d < 0", count);
+	int *bl = malloc(sizeof(int) * (size_t)(count + 1));
+	MPI_Datatype *o = malloc(sizeof(MPI_Datatype) * (size_t)(count + 1));
+	int rc = MPI_ERR_NO_MEM;
+	if (bl && o) {
+		for (int i = 0; i < count; i++) {
+			bl[i] = blocklength;
+			o[i] = old;
+		}
+		rc = build(count, bl, displs, o, newtype, fn, false);
+	} else {
+		rc = mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+	}
+	free(bl);
+	free(o);
+	return rc;
+}
+
 int PMPI_Type_create_struct(int count, const int bl[], const MPI_Aint displs[], const MPI_Datatype olds[],
 			    MPI_Datatype *newtype)
 {
@@ -720,5 +746,32 @@ int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int 
 		return rc;
 	mpi_unpack(t, outbuf, outcount, (const char *)inbuf + *position, len);
 	*position += (int)len;
+	return MPI_SUCCESS;
+}
+
+/* Names (MPI-3.1 6.8): a predefined type's is its MPI_ name; a derived
+ * type has none until MPI_Type_set_name gives it one (a duplicate too). */
+int PMPI_Type_set_name(MPI_Datatype dt, const char *name)
+{
+	MPI_CHECK_INIT("MPI_Type_set_name");
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	if (!t)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_set_name", "invalid datatype %d", dt);
+	if (!name)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Type_set_name", "name is NULL");
+	snprintf(t->label, sizeof t->label, "%s", name);	/* longer names are cut, as the standard allows */
+	return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_name(MPI_Datatype dt, char *name, int *resultlen)
+{
+	MPI_CHECK_INIT("MPI_Type_get_name");
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	if (!t)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_get_name", "invalid datatype %d", dt);
+	if (!name || !resultlen)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Type_get_name", "%s is NULL", name ? "resultlen" : "name");
+	const char *n = t->label[0] || !t->predefined ? t->label : t->name;
+	*resultlen = snprintf(name, MPI_MAX_OBJECT_NAME, "%s", n);
 	return MPI_SUCCESS;
 }

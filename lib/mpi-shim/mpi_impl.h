@@ -97,6 +97,7 @@ struct mpi_dtype {
 	const char *name;
 	size_t align;         /* of its most aligned basic part: a struct's extent is padded to it */
 	bool resized;         /* bounds set by MPI_Type_create_resized, here or in a part: never padded */
+	char label[MPI_MAX_OBJECT_NAME]; /* MPI_Type_set_name's, or empty */
 };
 struct mpi_dtype *mpi_dtype_get(MPI_Datatype dt);
 /* A pending operation that still needs the type after its call returns

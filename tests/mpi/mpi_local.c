@@ -1,0 +1,131 @@
+/* mpi_local.c: calls that work on this process alone. MPI_Reduce_local
+ * (inoutbuf = inbuf op inoutbuf, for contiguous and strided types, pair
+ * types, a user operation whose order shows), MPI_Type_create_hindexed_block
+ * (its layout, through MPI_Pack), MPI_Type_set_name / get_name (predefined
+ * names, derived types unnamed until named, long names cut), and each
+ * call's refusals with their messages. */
+#include "mpi_test.h"
+
+static MPI_Datatype every2;	/* 3 ints, every other one */
+
+/* Not commutative: inout = 10 * inout + in shows which operand is which.
+ * Given every2, it works on that type's layout, as a user function must. */
+static void digits(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+	int n = *dt == every2 ? 3 * *len : *len, step = *dt == every2 ? 2 : 1;
+	for (int i = 0; i < n; i++) {
+		int k = *dt == every2 ? (i / 3) * 5 + (i % 3) * step : i;	/* extent: 5 ints */
+		((int *)inout)[k] = 10 * ((int *)inout)[k] + ((int *)in)[k];
+	}
+}
+
+static void reduce_local(void)
+{
+	int a[4] = { 1, 2, 3, 4 }, b[4] = { 10, 20, 30, 40 };
+	OK(MPI_Reduce_local(a, b, 4, MPI_INT, MPI_SUM));
+	CHECK(b[0] == 11 && b[3] == 44, "sum: %d %d", b[0], b[3]);
+	OK(MPI_Reduce_local(a, b, 4, MPI_INT, MPI_MIN));
+	CHECK(b[0] == 1 && b[3] == 4, "min: %d %d", b[0], b[3]);
+
+	struct { double v; int i; } x[2] = { { 5.0, 1 }, { 1.0, 7 } }, y[2] = { { 3.0, 2 }, { 9.0, 3 } };
+	OK(MPI_Reduce_local(x, y, 2, MPI_DOUBLE_INT, MPI_MAXLOC));
+	CHECK(y[0].v == 5.0 && y[0].i == 1 && y[1].v == 9.0 && y[1].i == 3, "maxloc: %g/%d %g/%d", y[0].v, y[0].i,
+	      y[1].v, y[1].i);
+
+	/* every other int: the ints between stay as they were */
+	OK(MPI_Type_vector(3, 1, 2, MPI_INT, &every2));
+	OK(MPI_Type_commit(&every2));
+	int in[6] = { 1, 100, 2, 100, 3, 100 }, io[6] = { 5, -1, 6, -1, 7, -1 };
+	OK(MPI_Reduce_local(in, io, 1, every2, MPI_PROD));
+	CHECK(io[0] == 5 && io[2] == 12 && io[4] == 21 && io[1] == -1 && io[5] == -1, "strided prod: %d %d %d %d %d",
+	      io[0], io[1], io[2], io[4], io[5]);
+
+	MPI_Op op;
+	OK(MPI_Op_create(digits, 0, &op));
+	int p = 3, q = 4;
+	OK(MPI_Reduce_local(&p, &q, 1, MPI_INT, op));
+	CHECK(q == 43, "user op: %d, want 43 (inout = 10 * inout + in)", q);
+	OK(MPI_Reduce_local(in, io, 1, every2, op));	/* a user op on a strided type */
+	CHECK(io[0] == 51 && io[2] == 122 && io[4] == 213 && io[1] == -1, "user op, strided: %d %d %d %d", io[0],
+	      io[2], io[4], io[1]);
+	OK(MPI_Op_free(&op));
+
+	OK(MPI_Reduce_local(NULL, NULL, 0, MPI_INT, MPI_SUM));	/* nothing to do */
+	t_fails_with(MPI_Reduce_local(a, b, -1, MPI_INT, MPI_SUM), MPI_ERR_COUNT, "count -1 < 0", "count -1");
+	t_fails_with(MPI_Reduce_local(a, b, 1, MPI_INT, MPI_MAXLOC), MPI_ERR_OP, "does not apply", "MAXLOC on int");
+	t_fails_with(MPI_Reduce_local(a, b, 1, 9999, MPI_SUM), MPI_ERR_TYPE, "invalid or uncommitted datatype 9999",
+		     "a bad datatype");
+	t_fails_with(MPI_Reduce_local(NULL, b, 1, MPI_INT, MPI_SUM), MPI_ERR_BUFFER, "inbuf is NULL", "NULL inbuf");
+	t_fails_with(MPI_Reduce_local(a, MPI_IN_PLACE, 1, MPI_INT, MPI_SUM), MPI_ERR_BUFFER,
+		     "inoutbuf is MPI_IN_PLACE", "MPI_IN_PLACE inoutbuf");
+	CHECK(b[0] == 1, "a refused call changed the buffer: %d", b[0]);
+	MPI_Type_free(&every2);
+}
+
+static void hindexed_block(void)
+{
+	int v[12];
+	for (int i = 0; i < 12; i++)
+		v[i] = i;
+	/* blocks of 2 ints at bytes 0, 12 and 40: ints 0-1, 3-4, 10-11 */
+	MPI_Aint at[3] = { 0, 12, 40 };
+	MPI_Datatype t;
+	OK(MPI_Type_create_hindexed_block(3, 2, at, MPI_INT, &t));
+	OK(MPI_Type_commit(&t));
+	int size;
+	MPI_Aint lb, extent;
+	OK(MPI_Type_size(t, &size));
+	OK(MPI_Type_get_extent(t, &lb, &extent));
+	CHECK(size == 24 && lb == 0 && extent == 48, "size %d lb %ld extent %ld", size, (long)lb, (long)extent);
+	int out[6] = { 0 }, pos = 0;
+	OK(MPI_Pack(v, 1, t, out, sizeof out, &pos, MPI_COMM_WORLD));
+	CHECK(pos == 24 && out[0] == 0 && out[1] == 1 && out[2] == 3 && out[3] == 4 && out[4] == 10 && out[5] == 11,
+	      "packed %d bytes: %d %d %d %d %d %d", pos, out[0], out[1], out[2], out[3], out[4], out[5]);
+	MPI_Type_free(&t);
+	MPI_Datatype none;
+	t_fails_with(MPI_Type_create_hindexed_block(-2, 1, at, MPI_INT, &none), MPI_ERR_COUNT, "count -2 < 0",
+		     "hindexed_block count -2");
+}
+
+static void names(void)
+{
+	char n[MPI_MAX_OBJECT_NAME];
+	int len = -1;
+	OK(MPI_Type_get_name(MPI_INT, n, &len));
+	CHECK(!strcmp(n, "MPI_INT") && len == 7, "MPI_INT is named '%s' (%d)", n, len);
+	OK(MPI_Type_get_name(MPI_DOUBLE_INT, n, &len));
+	CHECK(!strcmp(n, "MPI_DOUBLE_INT"), "MPI_DOUBLE_INT is named '%s'", n);
+	MPI_Datatype t, d;
+	OK(MPI_Type_contiguous(3, MPI_INT, &t));
+	OK(MPI_Type_get_name(t, n, &len));
+	CHECK(n[0] == 0 && len == 0, "a new derived type is named '%s' (%d)", n, len);
+	OK(MPI_Type_set_name(t, "triple"));
+	OK(MPI_Type_get_name(t, n, &len));
+	CHECK(!strcmp(n, "triple") && len == 6, "set 'triple', got '%s' (%d)", n, len);
+	OK(MPI_Type_dup(t, &d));
+	OK(MPI_Type_get_name(d, n, &len));
+	CHECK(len == 0, "a duplicate took the name '%s'", n);
+	char longname[300];
+	memset(longname, 'x', sizeof longname - 1);
+	longname[sizeof longname - 1] = 0;
+	OK(MPI_Type_set_name(d, longname));
+	OK(MPI_Type_get_name(d, n, &len));
+	CHECK(len == MPI_MAX_OBJECT_NAME - 1 && strlen(n) == (size_t)len, "a 299-char name kept %d chars", len);
+	t_fails_with(MPI_Type_set_name(t, NULL), MPI_ERR_ARG, "name is NULL", "set_name(NULL)");
+	t_fails_with(MPI_Type_get_name(t, NULL, &len), MPI_ERR_ARG, "name is NULL", "get_name(NULL)");
+	t_fails_with(MPI_Type_get_name(9999, n, &len), MPI_ERR_TYPE, "invalid datatype 9999", "get_name of 9999");
+	OK(MPI_Type_get_name(t, n, &len));
+	CHECK(!strcmp(n, "triple"), "a refused set_name changed the name to '%s'", n);
+	MPI_Type_free(&d);
+	MPI_Type_free(&t);
+}
+
+int main(int argc, char **argv)
+{
+	t_init(&argc, &argv);
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	reduce_local();
+	hindexed_block();
+	names();
+	return t_finish("mpi_local");
+}
