@@ -149,8 +149,9 @@ static void comm_set(int64_t id, MPI_Comm c)
 	R.comms[id].c = c;
 	free(R.comms[id].from_world);
 	R.comms[id].from_world = NULL;
-	if (c == MPI_COMM_NULL)
-		return;
+	int inter = 0;
+	if (c == MPI_COMM_NULL || (MPI_Comm_test_inter(c, &inter) == MPI_SUCCESS && inter))
+		return;	/* an intercommunicator's peers are remote ranks as recorded */
 	MPI_Group g, wg;
 	int *in = malloc(2 * (size_t)R.size * sizeof *in);
 	if (!in)
@@ -513,6 +514,19 @@ static int replay(const struct trc_flat *e, void *ctx)
 		MPI_Comm c = rp_comm(v[0]);
 		MPI_Comm_free(&c);
 		comm_set(v[0], MPI_COMM_NULL);
+		break;
+	}
+	case TRC_OP_INTERCOMM_CREATE: {
+		/* comm leader peer rleader tag newcomm; peer is MPI_COMM_NULL off the leader */
+		MPI_Comm nc;
+		MPI_Intercomm_create(rp_comm(v[0]), (int)v[1], rp_comm(v[2]), (int)v[3], (int)v[4], &nc);
+		comm_set(v[5], nc);
+		break;
+	}
+	case TRC_OP_INTERCOMM_MERGE: {
+		MPI_Comm nc;
+		MPI_Intercomm_merge(rp_comm(v[0]), (int)v[1], &nc);
+		comm_set(v[2], nc);
 		break;
 	}
 	case TRC_OP_COMM_SPLIT_TYPE: {

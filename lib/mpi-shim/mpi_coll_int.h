@@ -134,6 +134,8 @@ int mpi_coll_v_bytes(MPI_Comm comm, const char *fn, const char *what, const int 
 	MPI_CHECK_INIT(fn);                                                                          \
 	struct mpi_comm *c = mpi_comm_get(comm);                                                      \
 	if (!c)                                                                                     \
-		return mpi_err(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator %d", comm)
+		return mpi_err(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator %d", comm);         \
+	if (c->inter)                                                                               \
+		return mpi_err(comm, MPI_ERR_COMM, fn, "collectives on intercommunicators are not provided (%s)", c->name)
 
 #endif

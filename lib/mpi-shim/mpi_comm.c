@@ -83,7 +83,7 @@ static void group_unref(MPI_Group g)
 	}
 }
 
-static MPI_Comm comm_new(int ctx, MPI_Group g, const char *name)
+MPI_Comm mpi_comm_new(int ctx, MPI_Group g, const char *name)
 {
 	for (int c = 3; c < COMM_MAX; c++) {
 		if (comms[c].in_use)
@@ -159,35 +159,53 @@ int PMPI_Comm_rank(MPI_Comm comm, int *rank)
 int PMPI_Comm_size(MPI_Comm comm, int *size)
 {
 	COMM_ARG("MPI_Comm_size", comm, c);
-	*size = c->size;
+	*size = c->inter ? c->local_size : c->size;
+	return MPI_SUCCESS;
+}
+
+int mpi_comm_ctx_max(struct mpi_comm *c, int *v)
+{
+	*v = mpi_g.next_ctx;
+	/* on failure its message names the step and the ranks that did not answer */
+	return mpi_allreduce_int_max(c, v, 1);
+}
+
+int mpi_comm_ctx_take(int ctx, struct mpi_comm *c, const char *fn)
+{
+	if (ctx >= COMM_GROUP_CTX)
+		return mpi_err(mpi_comm_handle(c), MPI_ERR_INTERN, fn, "out of context ids (%d communicators made)",
+			       ctx / 2);
+	mpi_g.next_ctx = ctx + 2;
 	return MPI_SUCCESS;
 }
 
 /* A fresh context id agreed by every member of c. */
-static int new_ctx(struct mpi_comm *c, int *ctx, const char *fn, MPI_Comm comm)
+static int new_ctx(struct mpi_comm *c, int *ctx, const char *fn)
 {
-	int v = mpi_g.next_ctx;
-	int rc = mpi_allreduce_int_max(c, &v, 1);
-	if (rc)	/* its message names the step and the ranks that did not answer */
-		return rc;
-	if (v >= COMM_GROUP_CTX)
-		return mpi_err(comm, MPI_ERR_INTERN, fn, "out of context ids (%d communicators made)", v / 2);
-	mpi_g.next_ctx = v + 2;
-	*ctx = v;
-	return MPI_SUCCESS;
+	int rc = mpi_comm_ctx_max(c, ctx);
+	return rc ? rc : mpi_comm_ctx_take(*ctx, c, fn);
 }
+
+/* The calls that make an intracommunicator from one refuse an
+ * intercommunicator (only dup and merge take one, mpi_inter.c). */
+#define INTRA_ARG(fn, comm, c)                                                                      \
+	COMM_ARG(fn, comm, c);                                                                        \
+	if (c->inter)                                                                               \
+		return mpi_err(comm, MPI_ERR_COMM, fn, "%s is an intercommunicator: not provided here", c->name)
 
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
 	COMM_ARG("MPI_Comm_dup", comm, c);
+	if (c->inter)
+		return mpi_inter_dup(c, comm, newcomm);
 	int ctx;
-	int rc = new_ctx(c, &ctx, "MPI_Comm_dup", comm);
+	int rc = new_ctx(c, &ctx, "MPI_Comm_dup");
 	if (rc)
 		return rc;
 	MPI_Group g = mpi_group_new(c->size, c->world);
 	char name[MPI_MAX_OBJECT_NAME];
 	snprintf(name, sizeof name, "dup of %.100s", c->name);
-	*newcomm = g ? comm_new(ctx, g, name) : MPI_COMM_NULL;
+	*newcomm = g ? mpi_comm_new(ctx, g, name) : MPI_COMM_NULL;
 	if (*newcomm == MPI_COMM_NULL)
 		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Comm_dup", "too many communicators");
 	struct mpi_comm *d = mpi_comm_get(*newcomm);
@@ -211,7 +229,7 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
 	(void)info;
-	COMM_ARG("MPI_Comm_split_type", comm, c);
+	INTRA_ARG("MPI_Comm_split_type", comm, c);
 	if (split_type == MPI_UNDEFINED)
 		return PMPI_Comm_split(comm, MPI_UNDEFINED, key, newcomm);
 	if (split_type != MPI_COMM_TYPE_SHARED)
@@ -242,7 +260,7 @@ static int split_cmp(const void *a, const void *b)
 
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
-	COMM_ARG("MPI_Comm_split", comm, c);
+	INTRA_ARG("MPI_Comm_split", comm, c);
 	if (color < 0 && color != MPI_UNDEFINED)
 		return mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_split", "color %d is negative", color);
 	int mine[2] = { color, key };
@@ -258,7 +276,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 	int rc = mpi_allgather_ints(c, mine, 2, all);
 	int ctx = 0;
 	if (!rc)
-		rc = new_ctx(c, &ctx, "MPI_Comm_split", comm);
+		rc = new_ctx(c, &ctx, "MPI_Comm_split");
 	*newcomm = MPI_COMM_NULL;
 	if (!rc && color != MPI_UNDEFINED) {
 		int n = 0;
@@ -271,7 +289,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 		MPI_Group g = mpi_group_new(n, w);
 		char name[MPI_MAX_OBJECT_NAME];
 		snprintf(name, sizeof name, "split of %.80s (color %d)", c->name, color);
-		*newcomm = g ? comm_new(ctx, g, name) : MPI_COMM_NULL;
+		*newcomm = g ? mpi_comm_new(ctx, g, name) : MPI_COMM_NULL;
 		if (*newcomm == MPI_COMM_NULL)
 			rc = mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Comm_split", "too many communicators");
 		else
@@ -307,7 +325,7 @@ static int comm_of_group(struct mpi_comm *c, MPI_Comm comm, struct mpi_group *g,
 	MPI_Group ng = mpi_group_new(g->size, g->world);
 	char name[MPI_MAX_OBJECT_NAME];
 	snprintf(name, sizeof name, "subset of %.100s", c->name);
-	*newcomm = ng ? comm_new(ctx, ng, name) : MPI_COMM_NULL;
+	*newcomm = ng ? mpi_comm_new(ctx, ng, name) : MPI_COMM_NULL;
 	if (*newcomm == MPI_COMM_NULL)
 		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "too many communicators");
 	mpi_comm_get(*newcomm)->errh = c->errh;
@@ -316,12 +334,12 @@ static int comm_of_group(struct mpi_comm *c, MPI_Comm comm, struct mpi_group *g,
 
 int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
-	COMM_ARG("MPI_Comm_create", comm, c);
+	INTRA_ARG("MPI_Comm_create", comm, c);
 	struct mpi_group *g;
 	int ctx;
 	int rc = group_of(c, comm, group, "MPI_Comm_create", &g);
 	if (!rc)
-		rc = new_ctx(c, &ctx, "MPI_Comm_create", comm);
+		rc = new_ctx(c, &ctx, "MPI_Comm_create");
 	if (rc)
 		return rc;
 	*newcomm = MPI_COMM_NULL;
@@ -338,7 +356,7 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
 	const char *fn = "MPI_Comm_create_group";
-	COMM_ARG(fn, comm, c);
+	INTRA_ARG(fn, comm, c);
 	struct mpi_group *g;
 	int rc = group_of(c, comm, group, fn, &g);
 	if (rc)
@@ -351,7 +369,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
 	if (g->rank == MPI_UNDEFINED)	/* not a member: a local call */
 		return MPI_SUCCESS;
 	MPI_Group tg = mpi_group_new(g->size, g->world);
-	MPI_Comm t = tg ? comm_new(COMM_GROUP_CTX, tg, "") : MPI_COMM_NULL;
+	MPI_Comm t = tg ? mpi_comm_new(COMM_GROUP_CTX, tg, "") : MPI_COMM_NULL;
 	if (t == MPI_COMM_NULL)
 		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "too many communicators");
 	struct mpi_comm *tc = mpi_comm_get(t);
@@ -360,7 +378,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
 	tc->errh = c->errh;
 	tc->ncoll = (unsigned long)tag;
 	int ctx;
-	rc = new_ctx(tc, &ctx, fn, t);
+	rc = new_ctx(tc, &ctx, fn);
 	PMPI_Comm_free(&t);
 	return rc ? rc : comm_of_group(c, comm, g, ctx, fn, newcomm);
 }
@@ -375,6 +393,7 @@ int PMPI_Comm_free(MPI_Comm *comm)
 		return mpi_err(*comm, MPI_ERR_COMM, "MPI_Comm_free", "%s cannot be freed", c->name);
 	mpi_coll_free_cache(c);
 	mpi_topo_free(c);
+	mpi_inter_free(c);
 	group_unref(c->group);
 	c->in_use = false;
 	*comm = MPI_COMM_NULL;
@@ -407,7 +426,16 @@ int PMPI_Comm_compare(MPI_Comm c1, MPI_Comm c2, int *result)
 		*result = MPI_IDENT;
 		return MPI_SUCCESS;
 	}
+	if (a->inter != b->inter) {
+		*result = MPI_UNEQUAL;
+		return MPI_SUCCESS;
+	}
 	int r = compare_members(a->size, a->world, b->size, b->world);
+	if (a->inter && r != MPI_UNEQUAL) {	/* both groups must compare so */
+		struct mpi_comm *la = mpi_comm_get(a->local), *lb = mpi_comm_get(b->local);
+		int rl = compare_members(la->size, la->world, lb->size, lb->world);
+		r = rl == MPI_UNEQUAL ? MPI_UNEQUAL : r == MPI_SIMILAR || rl == MPI_SIMILAR ? MPI_SIMILAR : r;
+	}
 	*result = r == MPI_IDENT ? MPI_CONGRUENT : r;
 	return MPI_SUCCESS;
 }
@@ -415,6 +443,8 @@ int PMPI_Comm_compare(MPI_Comm c1, MPI_Comm c2, int *result)
 int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 {
 	COMM_ARG("MPI_Comm_group", comm, c);
+	if (c->inter)	/* the local group: the local intracommunicator's */
+		return PMPI_Comm_group(c->local, group);
 	struct mpi_group *g = mpi_group_get(c->group);
 	g->refs++;
 	*group = c->group;
@@ -424,8 +454,7 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {
 	COMM_ARG("MPI_Comm_test_inter", comm, c);
-	(void)c;
-	*flag = 0;
+	*flag = c->inter;
 	return MPI_SUCCESS;
 }
 

@@ -132,6 +132,12 @@ struct mpi_comm {
 	struct mpi_coll_cache *cache;
 	unsigned long ncoll;   /* collective calls so far (for messages and tests) */
 	struct mpi_cart *cart; /* Cartesian topology (mpi_topo.c), or NULL */
+	/* An intercommunicator (mpi_inter.c): group, world and size above are
+	 * the remote group's, rank this process's in the local group; local
+	 * is a private intracommunicator over the local group. */
+	bool inter;
+	int local_size;
+	MPI_Comm local;
 };
 struct mpi_comm *mpi_comm_get(MPI_Comm c);
 struct mpi_group *mpi_group_get(MPI_Group g);
@@ -141,6 +147,14 @@ void mpi_comm_fini(void);
 const char *mpi_comm_name(MPI_Comm c);
 MPI_Comm mpi_comm_handle(const struct mpi_comm *c);
 void mpi_topo_free(struct mpi_comm *c);
+/* For mpi_inter.c: a communicator of group g (taken) with context ctx; the
+ * largest next free context id of c's members into *v (not taken); ctx
+ * taken by this process (next ids above it), or the error on c. */
+MPI_Comm mpi_comm_new(int ctx, MPI_Group g, const char *name);
+int mpi_comm_ctx_max(struct mpi_comm *c, int *v);
+int mpi_comm_ctx_take(int ctx, struct mpi_comm *c, const char *fn);
+int mpi_inter_dup(struct mpi_comm *c, MPI_Comm comm, MPI_Comm *newcomm);
+void mpi_inter_free(struct mpi_comm *c);
 int mpi_topo_copy(struct mpi_comm *to, const struct mpi_comm *from);
 
 /* Requests. */

@@ -77,8 +77,9 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
 	(void)reorder;
 	MPI_CHECK_INIT("MPI_Cart_create");
 	struct mpi_comm *old = mpi_comm_get(comm_old);
-	if (!old)
-		return mpi_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Cart_create", "invalid communicator %d", comm_old);
+	if (!old || old->inter)
+		return mpi_err(old ? comm_old : MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Cart_create", "%s communicator %d",
+			       old ? "an intercommunicator: no topology on" : "invalid", comm_old);
 	if (ndims < 0)
 		return mpi_err(comm_old, MPI_ERR_DIMS, "MPI_Cart_create", "ndims %d < 0", ndims);
 	long cells = 1;

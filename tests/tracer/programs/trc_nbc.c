@@ -2,7 +2,8 @@
  * probes and topologies came: every I-collective outstanding at once and
  * completed by one Waitall, on MPI_COMM_WORLD and on communicators made
  * by Cart_create, Cart_sub, Comm_split_type, Comm_dup_with_info and
- * Comm_create_group (called by the even ranks only);
+ * Comm_create_group (called by the even ranks only), and the merge of an
+ * intercommunicator (Intercomm_create, a Sendrecv across, Intercomm_merge);
  * Irsend and Ibsend; Mprobe, Improbe, Mrecv, Imrecv, receiving messages
  * in another order than they were probed. Outcomes do not depend on
  * timing, so the replay round trip is exact. Ranks pair as (r, r^1) for
@@ -135,6 +136,21 @@ int main(int argc, char **argv)
 	MPI_Group_free(&evens);
 	MPI_Group_free(&world);
 
+	/* an intercommunicator between the even and the odd ranks: a message
+	 * across, then the merge, which the loop's collectives use */
+	MPI_Comm inter = MPI_COMM_NULL, merged = MPI_COMM_NULL;
+	if (size > 1) {
+		MPI_Comm half;
+		int x = rank, y = -1;
+		MPI_Status ist;
+		MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+		MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, rank % 2 ? 0 : 1, 3, &inter);
+		MPI_Comm_free(&half);
+		if (rank < 2)
+			MPI_Sendrecv(&x, 1, MPI_INT, 0, 4, &y, 1, MPI_INT, 0, 4, inter, &ist);
+		trc_prog_check(rank >= 2 || y == 1 - rank, "intercommunicator sendrecv");
+		MPI_Intercomm_merge(inter, rank % 2, &merged);
+	}
 	int p = rank ^ 1;
 	for (int it = 0; it < iters; it++) {
 		all_icolls(MPI_COMM_WORLD, it);
@@ -144,10 +160,16 @@ int main(int argc, char **argv)
 		all_icolls(dup, it);
 		if (even != MPI_COMM_NULL)
 			all_icolls(even, it);
+		if (merged != MPI_COMM_NULL)
+			all_icolls(merged, it);
 		if (p < size)
 			pair_p2p(p, rank < p);
 	}
 	MPI_Comm_free(&dup);
+	if (inter != MPI_COMM_NULL) {
+		MPI_Comm_free(&merged);
+		MPI_Comm_free(&inter);
+	}
 	if (even != MPI_COMM_NULL)
 		MPI_Comm_free(&even);
 	MPI_Comm_free(&node);

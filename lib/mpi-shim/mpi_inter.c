@@ -1,0 +1,261 @@
+/* mpi_inter.c: intercommunicators (MPI-3.1 6.6): MPI_Intercomm_create,
+ * MPI_Intercomm_merge, MPI_Comm_remote_size, MPI_Comm_remote_group, and
+ * MPI_Comm_dup of an intercommunicator.
+ *
+ * An intercommunicator is a struct mpi_comm whose group, world and size
+ * are the REMOTE group's and whose rank is this process's rank in its
+ * LOCAL group. Point-to-point then runs unchanged: a destination or source
+ * names a remote rank, and the match bits carry the sender's local rank,
+ * which is the rank its receiver names it by. The local group and a private
+ * intracommunicator over it (local), for agreements among the local
+ * members, hang off it. Collectives on intercommunicators are not provided
+ * (they fail with MPI_ERR_COMM).
+ *
+ * The context id is agreed by both groups: each group's largest next free
+ * id (an allreduce over its members), swapped by the two leaders, the
+ * larger given to every member; so, as for intracommunicators, no process
+ * holds two communicators with one id. After creation the leaders (local
+ * rank 0 of each side) swap on the intercommunicator's collective context,
+ * which nothing else uses. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_impl.h"
+
+/* Swaps n ints with the remote leader over ic's collective context; the
+ * deadline is PTL_COLL_TIMEOUT's. */
+static int leaders_swap(struct mpi_comm *ic, int *mine, int *theirs, int n, const char *fn, MPI_Comm comm)
+{
+	struct mpi_req *rr, *sr;
+	int rc = mpi_irecv(theirs, n, MPI_INT, 0, 0, ic, ic->ctx + 1, &rr);
+	if (rc)
+		return mpi_err(comm, rc, fn, "cannot post the leaders' exchange");
+	rc = mpi_isend(mine, n, MPI_INT, 0, 0, ic, ic->ctx + 1, MPI_MODE_STD, &sr);
+	if (rc) {
+		mpi_cancel_recv(rr);
+		mpi_req_drop(rr);
+		return mpi_err(comm, rc, fn, "cannot start the leaders' exchange");
+	}
+	double deadline = mpi_now() + mpi_g.coll_timeout;
+	int w1 = mpi_wait_req(sr, deadline), w2 = mpi_wait_req(rr, deadline);
+	rc = w1 ? w1 : w2 ? w2 : rr->err ? rr->err : sr->err;
+	if (!rr->done)
+		mpi_cancel_recv(rr);
+	mpi_req_drop(rr);
+	mpi_req_drop(sr);
+	if (rc == MPI_ERR_TIMEOUT)
+		return mpi_err(comm, rc, fn, "the remote leader (world rank %d) did not answer within %.1f s (PTL_COLL_TIMEOUT)",
+			       ic->world[0], mpi_g.coll_timeout);
+	return rc ? mpi_err(comm, rc, fn, "the exchange with the remote leader (world rank %d) failed", ic->world[0])
+		  : MPI_SUCCESS;
+}
+
+/* An intercommunicator with context ctx to the remote group (n members,
+ * world ranks rw), over the local intracommunicator lc, which it takes. */
+static int inter_new(int ctx, MPI_Comm lc, int n, const int *rw, MPI_Errhandler errh, const char *fn,
+		     MPI_Comm comm, MPI_Comm *newcomm)
+{
+	struct mpi_comm *l = mpi_comm_get(lc);
+	MPI_Group g = mpi_group_new(n, rw);
+	*newcomm = g ? mpi_comm_new(ctx, g, "") : MPI_COMM_NULL;
+	if (*newcomm == MPI_COMM_NULL) {
+		PMPI_Comm_free(&lc);
+		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "too many communicators");
+	}
+	struct mpi_comm *c = mpi_comm_get(*newcomm);
+	c->inter = true;
+	c->rank = l->rank;
+	c->local = lc;
+	c->local_size = l->size;
+	c->errh = errh;
+	snprintf(c->name, sizeof c->name, "intercommunicator of %d and %d ranks (context %d)", l->size, n, ctx);
+	return MPI_SUCCESS;
+}
+
+int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
+			  MPI_Comm *newintercomm)
+{
+	const char *fn = "MPI_Intercomm_create";
+	MPI_CHECK_INIT(fn);
+	struct mpi_comm *l = mpi_comm_get(local_comm);
+	if (!l || l->inter)
+		return mpi_err(local_comm, MPI_ERR_COMM, fn, "local_comm %d is %s", local_comm,
+			       l ? "an intercommunicator" : "invalid");
+	if (local_leader < 0 || local_leader >= l->size)
+		return mpi_err(local_comm, MPI_ERR_RANK, fn, "local_leader %d is not a rank of %s (0 to %d)",
+			       local_leader, l->name, l->size - 1);
+	if (!newintercomm)
+		return mpi_err(local_comm, MPI_ERR_ARG, fn, "newintercomm is NULL");
+	struct mpi_comm *p = NULL;
+	if (l->rank == local_leader) {	/* only the leader needs peer_comm */
+		p = mpi_comm_get(peer_comm);
+		if (!p)
+			return mpi_err(local_comm, MPI_ERR_COMM, fn, "peer_comm %d is invalid", peer_comm);
+		if (remote_leader < 0 || remote_leader >= p->size || remote_leader == p->rank)
+			return mpi_err(local_comm, MPI_ERR_RANK, fn, "remote_leader %d is not another rank of %s",
+				       remote_leader, p->name);
+		if (tag < 0 || tag > MPI_TAG_MAX)
+			return mpi_err(local_comm, MPI_ERR_TAG, fn, "invalid tag %d (0 to %d)", tag, MPI_TAG_MAX);
+	}
+	MPI_Comm lc;
+	int rc = PMPI_Comm_dup(local_comm, &lc);
+	if (rc)
+		return rc;
+	struct mpi_comm *lp = mpi_comm_get(lc);
+	/* [remote size, context id], then the remote group's world ranks */
+	int info[2] = { l->size, mpi_g.next_ctx }, *rw = NULL;
+	rc = mpi_comm_ctx_max(lp, &info[1]);
+	if (!rc && l->rank == local_leader) {
+		int theirs[2];
+		MPI_Status st;
+		rc = PMPI_Sendrecv(info, 2, MPI_INT, remote_leader, tag, theirs, 2, MPI_INT, remote_leader, tag,
+				   peer_comm, &st);
+		if (!rc) {
+			rw = malloc(sizeof(int) * (size_t)(theirs[0] > 0 ? theirs[0] : 1));
+			rc = rw ? PMPI_Sendrecv(l->world, l->size, MPI_INT, remote_leader, tag, rw, theirs[0], MPI_INT,
+						remote_leader, tag, peer_comm, &st)
+				: mpi_err(local_comm, MPI_ERR_NO_MEM, fn, "out of memory");
+			info[0] = theirs[0];
+			info[1] = info[1] > theirs[1] ? info[1] : theirs[1];
+		}
+		if (rc)
+			info[0] = -1;	/* tell the others it failed */
+	}
+	if (!rc || l->rank == local_leader) {
+		int brc = PMPI_Bcast(info, 2, MPI_INT, local_leader, lc);
+		rc = rc ? rc : brc;
+	}
+	if (!rc && info[0] < 0)
+		rc = mpi_err(local_comm, MPI_ERR_OTHER, fn, "the leader (rank %d) could not reach the remote group",
+			     local_leader);
+	if (!rc && l->rank != local_leader) {
+		rw = malloc(sizeof(int) * (size_t)(info[0] > 0 ? info[0] : 1));
+		if (!rw)
+			rc = mpi_err(local_comm, MPI_ERR_NO_MEM, fn, "out of memory");
+	}
+	if (!rc)
+		rc = PMPI_Bcast(rw, info[0], MPI_INT, local_leader, lc);
+	for (int i = 0; !rc && i < info[0]; i++)
+		for (int j = 0; j < l->size; j++)
+			if (rw[i] == l->world[j]) {
+				rc = mpi_err(local_comm, MPI_ERR_COMM, fn, "world rank %d is in both groups", rw[i]);
+				break;
+			}
+	if (!rc)
+		rc = mpi_comm_ctx_take(info[1], lp, fn);
+	if (!rc)
+		rc = inter_new(info[1], lc, info[0], rw, l->errh, fn, local_comm, newintercomm);
+	else
+		PMPI_Comm_free(&lc);
+	free(rw);
+	return rc;
+}
+
+/* A context id for a new communicator over both groups of c. */
+static int both_ctx(struct mpi_comm *c, MPI_Comm comm, const char *fn, int *extra, int *ctx, int *their_extra)
+{
+	struct mpi_comm *l = mpi_comm_get(c->local);
+	int mine[2] = { mpi_g.next_ctx, *extra }, theirs[2] = { 0, 0 };
+	int rc = mpi_comm_ctx_max(l, &mine[0]);
+	if (!rc && l->rank == 0) {
+		rc = leaders_swap(c, mine, theirs, 2, fn, comm);
+		if (rc)
+			theirs[0] = -1;
+		else if (theirs[0] > mine[0])
+			mine[0] = theirs[0];
+	}
+	/* the leader's view: the id, and what the other side sent */
+	int got[3] = { mine[0], theirs[0] < 0 ? -1 : theirs[1], theirs[0] };
+	if (!rc || l->rank == 0) {
+		int brc = PMPI_Bcast(got, 3, MPI_INT, 0, c->local);
+		rc = rc ? rc : brc;
+	}
+	if (!rc && got[2] < 0)
+		rc = mpi_err(comm, MPI_ERR_OTHER, fn, "the local leader could not reach the remote group");
+	if (!rc)
+		rc = mpi_comm_ctx_take(got[0], l, fn);
+	*ctx = got[0];
+	*their_extra = got[1];
+	return rc;
+}
+
+int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
+{
+	const char *fn = "MPI_Intercomm_merge";
+	MPI_CHECK_INIT(fn);
+	struct mpi_comm *c = mpi_comm_get(intercomm);
+	if (!c || !c->inter)
+		return mpi_err(intercomm, MPI_ERR_COMM, fn, "communicator %d is %s", intercomm,
+			       c ? "not an intercommunicator" : "invalid");
+	if (!newintracomm)
+		return mpi_err(intercomm, MPI_ERR_ARG, fn, "newintracomm is NULL");
+	struct mpi_comm *l = mpi_comm_get(c->local);
+	/* the side with high false comes first; on a tie, the side whose
+	 * leader has the lower world rank */
+	int key = (high ? 1 << 30 : 0) | l->world[0], their_key, ctx;
+	int rc = both_ctx(c, intercomm, fn, &key, &ctx, &their_key);
+	if (rc)
+		return rc;
+	int n = l->size + c->size, *w = malloc(sizeof(int) * (size_t)n);
+	if (!w)
+		return mpi_err(intercomm, MPI_ERR_NO_MEM, fn, "out of memory");
+	bool first = key < their_key;
+	memcpy(w + (first ? 0 : c->size), l->world, sizeof(int) * (size_t)l->size);
+	memcpy(w + (first ? l->size : 0), c->world, sizeof(int) * (size_t)c->size);
+	MPI_Group g = mpi_group_new(n, w);
+	free(w);
+	char name[MPI_MAX_OBJECT_NAME];
+	snprintf(name, sizeof name, "merge of %.100s", c->name);
+	*newintracomm = g ? mpi_comm_new(ctx, g, name) : MPI_COMM_NULL;
+	if (*newintracomm == MPI_COMM_NULL)
+		return mpi_err(intercomm, MPI_ERR_NO_MEM, fn, "too many communicators");
+	mpi_comm_get(*newintracomm)->errh = c->errh;
+	return MPI_SUCCESS;
+}
+
+int mpi_inter_dup(struct mpi_comm *c, MPI_Comm comm, MPI_Comm *newcomm)
+{
+	MPI_Comm lc;
+	int rc = PMPI_Comm_dup(c->local, &lc);
+	if (rc)
+		return rc;
+	int none = 0, their, ctx;
+	rc = both_ctx(c, comm, "MPI_Comm_dup", &none, &ctx, &their);
+	if (!rc)
+		rc = inter_new(ctx, lc, c->size, c->world, c->errh, "MPI_Comm_dup", comm, newcomm);
+	else
+		PMPI_Comm_free(&lc);
+	return rc;
+}
+
+void mpi_inter_free(struct mpi_comm *c)
+{
+	if (c->inter && c->local != MPI_COMM_NULL)
+		PMPI_Comm_free(&c->local);
+}
+
+int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
+{
+	MPI_CHECK_INIT("MPI_Comm_remote_size");
+	struct mpi_comm *c = mpi_comm_get(comm);
+	if (!c || !c->inter)
+		return mpi_err(comm, MPI_ERR_COMM, "MPI_Comm_remote_size", "communicator %d is %s", comm,
+			       c ? "not an intercommunicator" : "invalid");
+	*size = c->size;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
+{
+	MPI_CHECK_INIT("MPI_Comm_remote_group");
+	struct mpi_comm *c = mpi_comm_get(comm);
+	if (!c || !c->inter)
+		return mpi_err(comm, MPI_ERR_COMM, "MPI_Comm_remote_group", "communicator %d is %s", comm,
+			       c ? "not an intercommunicator" : "invalid");
+	mpi_group_get(c->group)->refs++;
+	*group = c->group;
+	return MPI_SUCCESS;
+}
