@@ -428,6 +428,11 @@ static int drive(struct cx *x)
 	return MPI_SUCCESS;
 }
 
+int mpi_cx_wait(struct cx *x)
+{
+	return drive(x);
+}
+
 /* The cached schedule (and engine) for req, expanded on first use. */
 static struct cache_ent *sched_for(struct cx *x, struct coll_req *req)
 {
@@ -540,6 +545,11 @@ static int finish(struct cx *x, MPI_Comm comm, int rc)
 	if (!rc)
 		return MPI_SUCCESS;
 	return mpi_err(comm, rc, x->name, "%s", x->msg[0] ? x->msg : "failed");
+}
+
+int mpi_cx_end(struct cx *x, MPI_Comm comm, int rc)
+{
+	return finish(x, comm, rc);
 }
 
 int mpi_coll_check_buf(MPI_Comm comm, const char *fn, int count, MPI_Datatype dt)

@@ -115,6 +115,10 @@ int mpi_cx_peer_died(struct cx *x, int w);
 /* The world rank of a dead member x depends on, or -1 (asks libptl). */
 int mpi_cx_look_for_dead(struct cx *x);
 void mpi_cx_drop_rest(struct cx *x);
+/* Waits for x's transfers (and engine) to finish, with the deadline and
+ * the dead-member checks; then ends x, reporting rc's message on comm. */
+int mpi_cx_wait(struct cx *x);
+int mpi_cx_end(struct cx *x, MPI_Comm comm, int rc);
 /* A transfer outside any schedule, with tag mpi_coll_tag(x, tag). */
 int mpi_cx_send(struct cx *x, const void *buf, int count, MPI_Datatype dt, int peer, int tag);
 int mpi_cx_recv(struct cx *x, void *buf, int count, MPI_Datatype dt, int peer, int tag);

@@ -117,12 +117,11 @@ void mpi_dtype_init(void)
 
 void mpi_dtype_fini(void)
 {
+	/* by releasing each handle: several may name one type (MPI_Type_get_contents) */
 	for (int i = PTL_MPI_NUM_PREDEFINED; i < ntypes; i++) {
-		if (types[i]) {
-			free(types[i]->segs);
-			free(types[i]);
-			types[i] = NULL;
-		}
+		struct mpi_dtype *t = types[i];
+		types[i] = NULL;
+		mpi_dtype_release(t);
 	}
 }
 
@@ -222,6 +221,26 @@ static void add_seg(struct builder *b, MPI_Aint off, size_t len, uint32_t esize,
 
 /* The general constructor: count blocks of blocklens[i] elements of
  * types[i] at byte displacement displs[i]. */
+/* A free handle number for a derived type, or -1. */
+static int new_slot(void)
+{
+	for (int i = PTL_MPI_NUM_PREDEFINED; i < ntypes; i++)
+		if (!types[i])
+			return i;
+	return ntypes < DT_MAX ? ntypes++ : -1;
+}
+
+MPI_Datatype mpi_dtype_new_handle(struct mpi_dtype *t)
+{
+	if (t->predefined)
+		return (MPI_Datatype)(t - predef);
+	int h = new_slot();
+	if (h < 0)
+		return MPI_DATATYPE_NULL;
+	types[h] = mpi_dtype_hold(t);
+	return h;
+}
+
 static int build(int count, const int *blocklens, const MPI_Aint *displs, const MPI_Datatype *olds,
 		 MPI_Datatype *newtype, const char *fn, bool pad)
 {
@@ -300,30 +319,48 @@ static int build(int count, const int *blocklens, const MPI_Aint *displs, const 
 	}
 	t->contig = is_contig(t);
 	t->name = "derived";
-	int h = -1;
-	for (int i = PTL_MPI_NUM_PREDEFINED; i < ntypes; i++)
-		if (!types[i]) {
-			h = i;
-			break;
-		}
+	int h = new_slot();
 	if (h < 0) {
-		if (ntypes == DT_MAX) {
-			free(t->segs);
-			free(t);
-			return mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "more than %d datatypes", DT_MAX);
-		}
-		h = ntypes++;
+		free(t->segs);
+		free(t);
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "more than %d datatypes", DT_MAX);
 	}
 	types[h] = t;
 	*newtype = h;
 	return MPI_SUCCESS;
 }
 
+/* Records how *newtype was made (mpi_dtenv.c) once the constructor
+ * succeeded (rc 0); without memory for the record the new type is taken
+ * back and the call fails. */
+static int made(int rc, MPI_Datatype *newtype, const char *fn, int combiner, int ni, const int *ints, int na,
+		const MPI_Aint *aints, int nd, const MPI_Datatype *dts)
+{
+	if (rc || mpi_dtype_envelope(*newtype, combiner, ni, ints, na, aints, nd, dts) == MPI_SUCCESS)
+		return rc;
+	PMPI_Type_free(newtype);
+	return mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+}
+
+/* [a, b[0..n), c[0..n)] as one int array, for the records; NULL if out of memory. */
+static int *ints_of(int a, int n, const int *b, const int *c)
+{
+	int *v = malloc(sizeof(int) * (1 + (size_t)n * (c ? 2 : 1)));
+	if (!v)
+		return NULL;
+	v[0] = a;
+	memcpy(v + 1, b, sizeof(int) * (size_t)n);
+	if (c)
+		memcpy(v + 1 + n, c, sizeof(int) * (size_t)n);
+	return v;
+}
+
 int PMPI_Type_contiguous(int count, MPI_Datatype old, MPI_Datatype *newtype)
 {
 	MPI_CHECK_INIT("MPI_Type_contiguous");
 	MPI_Aint d = 0;
-	return build(1, &count, &d, &old, newtype, "MPI_Type_contiguous", false);
+	int rc = build(1, &count, &d, &old, newtype, "MPI_Type_contiguous", false);
+	return made(rc, newtype, "MPI_Type_contiguous", MPI_COMBINER_CONTIGUOUS, 1, &count, 0, NULL, 1, &old);
 }
 
 int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype old, MPI_Datatype *newtype)
@@ -348,7 +385,8 @@ int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Da
 	free(bl);
 	free(d);
 	free(o);
-	return rc;
+	int ints[2] = { count, blocklength };
+	return made(rc, newtype, "MPI_Type_create_hvector", MPI_COMBINER_HVECTOR, 2, ints, 1, &stride, 1, &old);
 }
 
 int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype old, MPI_Datatype *newtype)
@@ -356,7 +394,9 @@ int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype old, M
 	struct mpi_dtype *o = mpi_dtype_get(old);
 	if (!o)
 		return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_vector", "invalid datatype %d", old);
-	return PMPI_Type_create_hvector(count, blocklength, (MPI_Aint)stride * o->extent, old, newtype);
+	int rc = PMPI_Type_create_hvector(count, blocklength, (MPI_Aint)stride * o->extent, old, newtype);
+	int ints[3] = { count, blocklength, stride };
+	return made(rc, newtype, "MPI_Type_vector", MPI_COMBINER_VECTOR, 3, ints, 0, NULL, 1, &old);
 }
 
 int PMPI_Type_create_hindexed(int count, const int bl[], const MPI_Aint displs[], MPI_Datatype old,
@@ -372,6 +412,10 @@ int PMPI_Type_create_hindexed(int count, const int bl[], const MPI_Aint displs[]
 		o[i] = old;
 	int rc = build(count, bl, displs, o, newtype, "MPI_Type_create_hindexed", false);
 	free(o);
+	int *ints = rc ? NULL : ints_of(count, count, bl, NULL);
+	rc = made(rc || ints ? rc : MPI_ERR_NO_MEM, newtype, "MPI_Type_create_hindexed", MPI_COMBINER_HINDEXED,
+		  count + 1, ints, count, displs, 1, &old);
+	free(ints);
 	return rc;
 }
 
@@ -390,6 +434,10 @@ int PMPI_Type_indexed(int count, const int bl[], const int displs[], MPI_Datatyp
 		d[i] = (MPI_Aint)displs[i] * o->extent;
 	int rc = PMPI_Type_create_hindexed(count, bl, d, old, newtype);
 	free(d);
+	int *ints = rc ? NULL : ints_of(count, count, bl, displs);
+	rc = made(rc || ints ? rc : MPI_ERR_NO_MEM, newtype, "MPI_Type_indexed", MPI_COMBINER_INDEXED, 2 * count + 1,
+		  ints, 0, NULL, 1, &old);
+	free(ints);
 	return rc;
 }
 
@@ -406,6 +454,15 @@ int PMPI_Type_create_indexed_block(int count, int blocklength, const int displs[
 		bl[i] = blocklength;
 	int rc = PMPI_Type_indexed(count, bl, displs, old, newtype);
 	free(bl);
+	int *ints = rc ? NULL : malloc(sizeof(int) * ((size_t)count + 2));
+	if (ints) {	/* count, blocklength, displs[] */
+		ints[0] = count;
+		ints[1] = blocklength;
+		memcpy(ints + 2, displs, sizeof(int) * (size_t)count);
+	}
+	rc = made(rc || ints ? rc : MPI_ERR_NO_MEM, newtype, "MPI_Type_create_indexed_block",
+		  MPI_COMBINER_INDEXED_BLOCK, count + 2, ints, 0, NULL, 1, &old);
+	free(ints);
 	return rc;
 }
 
@@ -431,14 +488,20 @@ int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint d
 	}
 	free(bl);
 	free(o);
-	return rc;
+	int ints[2] = { count, blocklength };
+	return made(rc, newtype, fn, MPI_COMBINER_HINDEXED_BLOCK, 2, ints, count, displs, 1, &old);
 }
 
 int PMPI_Type_create_struct(int count, const int bl[], const MPI_Aint displs[], const MPI_Datatype olds[],
 			    MPI_Datatype *newtype)
 {
 	MPI_CHECK_INIT("MPI_Type_create_struct");
-	return build(count, bl, displs, olds, newtype, "MPI_Type_create_struct", true);
+	int rc = build(count, bl, displs, olds, newtype, "MPI_Type_create_struct", true);
+	int *ints = rc ? NULL : ints_of(count, count, bl, NULL);
+	rc = made(rc || ints ? rc : MPI_ERR_NO_MEM, newtype, "MPI_Type_create_struct", MPI_COMBINER_STRUCT, count + 1,
+		  ints, count, displs, count, olds);
+	free(ints);
+	return rc;
 }
 
 /* The part [starts, starts + subsizes) of an ndims-dimensional array of
@@ -512,6 +575,17 @@ int PMPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[]
 		t->resized = true;
 		t->contig = is_contig(t);
 	}
+	int *ints = rc ? NULL : malloc(sizeof(int) * (3 * (size_t)ndims + 2));
+	if (ints) {	/* ndims, sizes[], subsizes[], starts[], order */
+		ints[0] = ndims;
+		memcpy(ints + 1, sizes, sizeof(int) * (size_t)ndims);
+		memcpy(ints + 1 + ndims, subsizes, sizeof(int) * (size_t)ndims);
+		memcpy(ints + 1 + 2 * ndims, starts, sizeof(int) * (size_t)ndims);
+		ints[1 + 3 * ndims] = order;
+	}
+	rc = made(rc || ints ? rc : MPI_ERR_NO_MEM, newtype, fn, MPI_COMBINER_SUBARRAY, 3 * ndims + 2, ints, 0, NULL, 1,
+		  &old);
+	free(ints);
 	free(ax);
 	free(stride);
 	free(bl);
@@ -533,7 +607,8 @@ int PMPI_Type_create_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent, MPI
 	t->extent = extent;
 	t->resized = true;
 	t->contig = is_contig(t);
-	return MPI_SUCCESS;
+	MPI_Aint a[2] = { lb, extent };
+	return made(rc, newtype, "MPI_Type_create_resized", MPI_COMBINER_RESIZED, 0, NULL, 2, a, 1, &old);
 }
 
 int PMPI_Type_dup(MPI_Datatype old, MPI_Datatype *newtype)
@@ -547,7 +622,7 @@ int PMPI_Type_dup(MPI_Datatype old, MPI_Datatype *newtype)
 		types[*newtype]->committed = o->committed;
 		types[*newtype]->resized = o->resized;
 	}
-	return rc;
+	return made(rc, newtype, "MPI_Type_dup", MPI_COMBINER_DUP, 0, NULL, 0, NULL, 1, &old);
 }
 
 int PMPI_Type_commit(MPI_Datatype *dt)
@@ -571,6 +646,7 @@ void mpi_dtype_release(struct mpi_dtype *t)
 {
 	if (!t || t->predefined || --t->refs > 0)
 		return;
+	mpi_dtype_env_free(t);
 	free(t->segs);
 	free(t);
 }

@@ -98,7 +98,15 @@ struct mpi_dtype {
 	size_t align;         /* of its most aligned basic part: a struct's extent is padded to it */
 	bool resized;         /* bounds set by MPI_Type_create_resized, here or in a part: never padded */
 	char label[MPI_MAX_OBJECT_NAME]; /* MPI_Type_set_name's, or empty */
+	struct mpi_dtype_env *env; /* how it was made (mpi_dtenv.c); NULL: predefined */
 };
+/* Records how derived type h was made (MPI_Type_get_contents), holding
+ * the types; MPI_ERR_NO_MEM without memory. */
+int mpi_dtype_envelope(MPI_Datatype h, int combiner, int ni, const int *ints, int na, const MPI_Aint *aints, int nd,
+		       const MPI_Datatype *dts);
+void mpi_dtype_env_free(struct mpi_dtype *t);
+/* A new handle to t (held), or t's own for a predefined type; MPI_DATATYPE_NULL when none is free. */
+MPI_Datatype mpi_dtype_new_handle(struct mpi_dtype *t);
 struct mpi_dtype *mpi_dtype_get(MPI_Datatype dt);
 /* A pending operation that still needs the type after its call returns
  * holds it: MPI_Type_free then takes only the handle away, and the type
@@ -132,6 +140,7 @@ struct mpi_comm {
 	struct mpi_coll_cache *cache;
 	unsigned long ncoll;   /* collective calls so far (for messages and tests) */
 	struct mpi_cart *cart; /* Cartesian topology (mpi_topo.c), or NULL */
+	struct mpi_graph *graph; /* graph or distributed graph topology (mpi_graph.c), or NULL */
 	/* An intercommunicator (mpi_inter.c): group, world and size above are
 	 * the remote group's, rank this process's in the local group; local
 	 * is a private intracommunicator over the local group. */
@@ -147,6 +156,20 @@ void mpi_comm_fini(void);
 const char *mpi_comm_name(MPI_Comm c);
 MPI_Comm mpi_comm_handle(const struct mpi_comm *c);
 void mpi_topo_free(struct mpi_comm *c);
+/* A communicator's neighbours for the neighbourhood collectives: in[] the
+ * sources, out[] the destinations (MPI_PROC_NULL allowed), and the tag of
+ * each transfer - a Cartesian one's tells directions apart, so the two
+ * neighbours of a periodic dimension of 2 (one rank) take the right blocks.
+ * One malloc'd block (free(in)); MPI_ERR_TOPOLOGY if c has no topology. */
+struct mpi_nbrs {
+	int nin, nout;
+	int *in, *out, *intag, *outtag;
+};
+int mpi_topo_nbrs(struct mpi_comm *c, struct mpi_nbrs *n);
+void mpi_graph_free(struct mpi_comm *c);
+int mpi_graph_copy(struct mpi_comm *to, const struct mpi_comm *from);
+int mpi_graph_kind(const struct mpi_comm *c);	/* MPI_GRAPH, MPI_DIST_GRAPH or MPI_UNDEFINED */
+int mpi_graph_nbrs(struct mpi_comm *c, struct mpi_nbrs *n);
 /* For mpi_inter.c: a communicator of group g (taken) with context ctx; the
  * largest next free context id of c's members into *v (not taken); ctx
  * taken by this process (next ids above it), or the error on c. */

@@ -40,12 +40,13 @@ void mpi_topo_free(struct mpi_comm *c)
 {
 	free(c->cart);
 	c->cart = NULL;
+	mpi_graph_free(c);
 }
 
 int mpi_topo_copy(struct mpi_comm *to, const struct mpi_comm *from)
 {
 	if (!from->cart)
-		return MPI_SUCCESS;
+		return mpi_graph_copy(to, from);
 	to->cart = cart_new(from->cart->ndims, from->cart->dims, from->cart->dims + from->cart->ndims);
 	return to->cart ? MPI_SUCCESS : MPI_ERR_NO_MEM;
 }
@@ -251,6 +252,35 @@ int PMPI_Topo_test(MPI_Comm comm, int *status)
 	struct mpi_comm *c = mpi_comm_get(comm);
 	if (!c)
 		return mpi_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Topo_test", "invalid communicator %d", comm);
-	*status = c->cart ? MPI_CART : MPI_UNDEFINED;
+	*status = c->cart ? MPI_CART : mpi_graph_kind(c);
+	return MPI_SUCCESS;
+}
+
+/* A Cartesian communicator's neighbours (MPI-3.1 7.6): per dimension the
+ * rank below, then the rank above (MPI_PROC_NULL off a non-periodic
+ * edge), as sources and as destinations. A block sent downwards arrives
+ * at that rank from above: the tags say which way each went. */
+int mpi_topo_nbrs(struct mpi_comm *c, struct mpi_nbrs *n)
+{
+	if (!c->cart)
+		return c->graph ? mpi_graph_nbrs(c, n) : MPI_ERR_TOPOLOGY;
+	const struct mpi_cart *t = c->cart;
+	int k = 2 * t->ndims;
+	int *a = malloc(sizeof(int) * (4 * (size_t)k + (size_t)t->ndims + 1)), *x = a + 4 * k;
+	if (!a)
+		return MPI_ERR_NO_MEM;
+	*n = (struct mpi_nbrs){ k, k, a, a + k, a + 2 * k, a + 3 * k };
+	coords_of(t, c->rank, x);
+	for (int d = 0; d < t->ndims; d++) {
+		int at = x[d];
+		for (int up = 0; up < 2; up++) {
+			x[d] = at + (up ? 1 : -1);
+			int r = rank_at(t, x);
+			n->in[2 * d + up] = n->out[2 * d + up] = r < 0 ? MPI_PROC_NULL : r;
+			n->outtag[2 * d + up] = 2 * d + up;	/* the way it goes */
+			n->intag[2 * d + up] = 2 * d + !up;	/* from below it went up */
+		}
+		x[d] = at;
+	}
 	return MPI_SUCCESS;
 }

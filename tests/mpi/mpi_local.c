@@ -2,8 +2,10 @@
  * (inoutbuf = inbuf op inoutbuf, for contiguous and strided types, pair
  * types, a user operation whose order shows), MPI_Type_create_hindexed_block
  * (its layout, through MPI_Pack), MPI_Type_set_name / get_name (predefined
- * names, derived types unnamed until named, long names cut), and each
- * call's refusals with their messages. */
+ * names, derived types unnamed until named, long names cut),
+ * MPI_Type_get_envelope / get_contents (each constructor's record, a part
+ * given back under its own handle that outlives the original one), and
+ * each call's refusals with their messages. */
 #include "mpi_test.h"
 
 static MPI_Datatype every2;	/* 3 ints, every other one */
@@ -120,6 +122,82 @@ static void names(void)
 	MPI_Type_free(&t);
 }
 
+/* The envelope of t: counts and combiner as want. */
+static void envelope(MPI_Datatype t, int ni, int na, int nd, int comb, const char *what)
+{
+	int i = -1, a = -1, d = -1, c = -1;
+	OK(MPI_Type_get_envelope(t, &i, &a, &d, &c));
+	CHECK(i == ni && a == na && d == nd && c == comb, "%s: envelope %d %d %d combiner %d, want %d %d %d %d", what, i,
+	      a, d, c, ni, na, nd, comb);
+}
+
+static void contents(void)
+{
+	envelope(MPI_INT, 0, 0, 0, MPI_COMBINER_NAMED, "MPI_INT");
+	MPI_Datatype vec, st, sub, rs, dup, got[2];
+	int ints[16];
+	MPI_Aint addr[4];
+	OK(MPI_Type_vector(3, 2, 5, MPI_DOUBLE, &vec));
+	envelope(vec, 3, 0, 1, MPI_COMBINER_VECTOR, "vector");
+	OK(MPI_Type_get_contents(vec, 16, 4, 2, ints, addr, got));
+	CHECK(ints[0] == 3 && ints[1] == 2 && ints[2] == 5 && got[0] == MPI_DOUBLE, "vector contents %d %d %d type %d",
+	      ints[0], ints[1], ints[2], got[0]);
+	/* a struct of the vector and an int: the vector comes back under a
+	 * handle of its own, usable after the original handle is freed */
+	int bl[2] = { 1, 4 };
+	MPI_Aint at[2] = { 0, 256 };
+	MPI_Datatype parts[2] = { vec, MPI_INT };
+	OK(MPI_Type_create_struct(2, bl, at, parts, &st));
+	MPI_Type_free(&vec);
+	envelope(st, 3, 2, 2, MPI_COMBINER_STRUCT, "struct");
+	OK(MPI_Type_get_contents(st, 16, 4, 2, ints, addr, got));
+	CHECK(ints[0] == 2 && ints[1] == 1 && ints[2] == 4 && addr[1] == 256 && got[1] == MPI_INT,
+	      "struct contents %d %d %d @%ld", ints[0], ints[1], ints[2], (long)addr[1]);
+	envelope(got[0], 3, 0, 1, MPI_COMBINER_VECTOR, "the struct's vector, through contents");
+	int size = 0;
+	OK(MPI_Type_size(got[0], &size));
+	CHECK(size == 48, "the struct's vector has size %d, want 48", size);
+	OK(MPI_Type_free(&got[0]));
+	/* subarray, resized, dup, hindexed_block, indexed_block */
+	int sizes[2] = { 4, 6 }, subs[2] = { 2, 3 }, starts[2] = { 1, 2 };
+	OK(MPI_Type_create_subarray(2, sizes, subs, starts, MPI_ORDER_C, MPI_INT, &sub));
+	envelope(sub, 8, 0, 1, MPI_COMBINER_SUBARRAY, "subarray");
+	OK(MPI_Type_get_contents(sub, 16, 4, 2, ints, addr, got));
+	CHECK(ints[0] == 2 && ints[2] == 6 && ints[4] == 3 && ints[6] == 2 && ints[7] == MPI_ORDER_C,
+	      "subarray contents %d %d %d %d %d", ints[0], ints[2], ints[4], ints[6], ints[7]);
+	OK(MPI_Type_create_resized(sub, -8, 200, &rs));
+	envelope(rs, 0, 2, 1, MPI_COMBINER_RESIZED, "resized");
+	OK(MPI_Type_get_contents(rs, 0, 2, 1, ints, addr, got));
+	CHECK(addr[0] == -8 && addr[1] == 200, "resized contents %ld %ld", (long)addr[0], (long)addr[1]);
+	OK(MPI_Type_free(&got[0]));
+	OK(MPI_Type_dup(rs, &dup));
+	envelope(dup, 0, 0, 1, MPI_COMBINER_DUP, "dup");
+	MPI_Datatype hb, ib;
+	MPI_Aint hd[2] = { 0, 64 };
+	int id[3] = { 0, 4, 9 };
+	OK(MPI_Type_create_hindexed_block(2, 3, hd, MPI_CHAR, &hb));
+	envelope(hb, 2, 2, 1, MPI_COMBINER_HINDEXED_BLOCK, "hindexed_block");
+	OK(MPI_Type_create_indexed_block(3, 2, id, MPI_INT, &ib));
+	envelope(ib, 5, 0, 1, MPI_COMBINER_INDEXED_BLOCK, "indexed_block");
+	OK(MPI_Type_get_contents(ib, 16, 0, 1, ints, addr, got));
+	CHECK(ints[0] == 3 && ints[1] == 2 && ints[4] == 9, "indexed_block contents %d %d %d", ints[0], ints[1],
+	      ints[4]);
+	t_fails_with(MPI_Type_get_contents(MPI_INT, 4, 4, 4, ints, addr, got), MPI_ERR_TYPE,
+		     "MPI_INT is predefined: it has no contents", "contents of MPI_INT");
+	t_fails_with(MPI_Type_get_contents(st, 2, 4, 2, ints, addr, got), MPI_ERR_ARG, "room for 2 integers",
+		     "contents into too small arrays");
+	t_fails_with(MPI_Type_get_envelope(9999, ints, ints, ints, ints), MPI_ERR_TYPE, "invalid datatype 9999",
+		     "envelope of 9999");
+	/* got[0] (the struct's vector) stays unfreed: MPI_Finalize lets it go */
+	OK(MPI_Type_get_contents(st, 16, 4, 2, ints, addr, got));
+	MPI_Type_free(&st);
+	MPI_Type_free(&sub);
+	MPI_Type_free(&rs);
+	MPI_Type_free(&dup);
+	MPI_Type_free(&hb);
+	MPI_Type_free(&ib);
+}
+
 int main(int argc, char **argv)
 {
 	t_init(&argc, &argv);
@@ -127,5 +205,6 @@ int main(int argc, char **argv)
 	reduce_local();
 	hindexed_block();
 	names();
+	contents();
 	return t_finish("mpi_local");
 }

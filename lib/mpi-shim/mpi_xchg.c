@@ -1,0 +1,232 @@
+/* mpi_xchg.c: collectives that are one direct exchange - every receive
+ * and send posted at once, then waited for together with the deadline and
+ * dead-member checks of the scheduled collectives (mpi_cx_wait, mpi_coll.c):
+ * MPI_Alltoallw, whose per-peer datatypes no schedule carries, and the
+ * neighbourhood collectives of Cartesian, graph and distributed graph
+ * topologies (MPI-3.1 7.6), whose peers are the topology's neighbours
+ * (mpi_topo_nbrs). Blocking forms only.
+ *
+ * Each call takes the communicator's next collective number (its tags),
+ * so it never takes another collective's messages. A transfer to or from
+ * MPI_PROC_NULL, or of no bytes, is not made: both ends know its size. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_coll_int.h"
+#include "mpi_impl.h"
+
+/* Nothing to move: by bytes, not count - one of a zero-size type on one
+ * side meets zero of another on the other (matching type signatures). */
+static bool none(int peer, int count, MPI_Datatype dt)
+{
+	return peer == MPI_PROC_NULL || mpi_dtype_get(dt)->size * (size_t)count == 0;
+}
+
+static int xrecv(struct cx *x, void *buf, int count, MPI_Datatype dt, int peer, int tag)
+{
+	return none(peer, count, dt) ? MPI_SUCCESS : mpi_cx_recv(x, buf, count, dt, peer, tag);
+}
+
+static int xsend(struct cx *x, const void *buf, int count, MPI_Datatype dt, int peer, int tag)
+{
+	return none(peer, count, dt) ? MPI_SUCCESS : mpi_cx_send(x, buf, count, dt, peer, tag);
+}
+
+/* Block j's count and type: a negative count or a bad type is the error. */
+static int check_block(MPI_Comm comm, const char *fn, const char *what, int j, int count, MPI_Datatype dt)
+{
+	if (count < 0)
+		return mpi_err(comm, MPI_ERR_COUNT, fn, "%scounts[%d] = %d < 0", what, j, count);
+	if (mpi_dtype_check(dt, count))
+		return mpi_err(comm, MPI_ERR_TYPE, fn, "%stypes[%d]: invalid or uncommitted datatype %d", what, j, dt);
+	return MPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- Alltoallw */
+
+/* MPI_IN_PLACE: the blocks go out from the receive buffer, so they are
+ * packed first (each as bytes) and come back into it. */
+static int inplace_copy(MPI_Comm comm, const char *fn, int n, const void *recvbuf, const int recvcounts[],
+			const int rdispls[], const MPI_Datatype recvtypes[], char **img, size_t *off)
+{
+	size_t total = 0;
+	for (int j = 0; j < n; j++) {
+		off[j] = total;
+		total += mpi_dtype_get(recvtypes[j])->size * (size_t)recvcounts[j];
+	}
+	off[n] = total;
+	*img = malloc(total ? total : 1);
+	if (!*img)
+		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory for %zu bytes", total);
+	for (int j = 0; j < n; j++)
+		mpi_pack(mpi_dtype_get(recvtypes[j]), (const char *)recvbuf + rdispls[j], recvcounts[j], *img + off[j]);
+	return MPI_SUCCESS;
+}
+
+int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
+		   void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
+		   MPI_Comm comm)
+{
+	static const char fn[] = "MPI_Alltoallw";
+	COLL_ENTER(fn, comm, c);
+	bool inplace = sendbuf == MPI_IN_PLACE;
+	for (int j = 0; j < c->size; j++) {
+		int rc = check_block(comm, fn, "recv", j, recvcounts[j], recvtypes[j]);
+		if (!rc && !inplace)
+			rc = check_block(comm, fn, "send", j, sendcounts[j], sendtypes[j]);
+		if (rc)
+			return rc;
+	}
+	char *img = NULL;
+	size_t *off = NULL;
+	if (inplace) {
+		off = malloc(sizeof *off * ((size_t)c->size + 1));
+		int rc = off ? inplace_copy(comm, fn, c->size, recvbuf, recvcounts, rdispls, recvtypes, &img, off)
+			     : mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
+		if (rc) {
+			free(off);
+			return rc;
+		}
+	}
+	struct cx x;
+	mpi_cx_init(&x, c, fn);
+	int rc = MPI_SUCCESS;
+	/* receives from every rank, then sends starting after ourselves, so
+	 * the ranks do not all send to rank 0 first */
+	for (int j = 0; j < c->size && !rc; j++)
+		rc = xrecv(&x, (char *)recvbuf + rdispls[j], recvcounts[j], recvtypes[j], j, 0);
+	for (int k = 0; k < c->size && !rc; k++) {
+		int j = (c->rank + k) % c->size;
+		rc = inplace ? xsend(&x, img + off[j], (int)(off[j + 1] - off[j]), MPI_BYTE, j, 0)
+			     : xsend(&x, (const char *)sendbuf + sdispls[j], sendcounts[j], sendtypes[j], j, 0);
+	}
+	if (!rc)
+		rc = mpi_cx_wait(&x);
+	free(img);
+	free(off);
+	return mpi_cx_end(&x, comm, rc);
+}
+
+/* ---------------------------------------------------------------- neighbourhood */
+
+/* One neighbourhood exchange: block k of the receive side from in[k], of
+ * the send side to out[k]. A block is (buffer + displacement, count, type);
+ * the v/w forms give them per block, the others one for all. */
+struct xside {
+	const char *buf;
+	const int *counts;        /* or NULL: count for every block */
+	int count;
+	const int *idispls;       /* in units of the type's extent (v), or */
+	const MPI_Aint *adispls;  /* in bytes (w), or neither: k * count * extent */
+	const MPI_Datatype *types;/* or NULL: type for every block */
+	MPI_Datatype type;
+	bool same;                /* allgather's send side: one block to all */
+};
+
+static void block_of(const struct xside *s, int k, const char **buf, int *count, MPI_Datatype *dt)
+{
+	*count = s->counts ? s->counts[k] : s->count;
+	*dt = s->types ? s->types[k] : s->type;
+	MPI_Aint ext = mpi_dtype_get(*dt) ? mpi_dtype_get(*dt)->extent : 0;
+	MPI_Aint d = s->same ? 0 : s->adispls ? s->adispls[k] : s->idispls ? (MPI_Aint)s->idispls[k] * ext
+											 : (MPI_Aint)k * (MPI_Aint)*count * ext;
+	*buf = s->buf + d;
+}
+
+static int check_side(MPI_Comm comm, const char *fn, const char *what, const struct xside *s, int n)
+{
+	for (int k = 0; k < n; k++) {
+		const char *b;
+		int count;
+		MPI_Datatype dt;
+		block_of(s, k, &b, &count, &dt);
+		int rc = check_block(comm, fn, what, k, count, dt);
+		if (rc)
+			return rc;
+	}
+	return MPI_SUCCESS;
+}
+
+static int neighbor(const char *fn, MPI_Comm comm, const struct xside *snd, const struct xside *rcv)
+{
+	COLL_ENTER(fn, comm, c);
+	if (snd->buf == MPI_IN_PLACE)
+		return mpi_err(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not allowed here");
+	struct mpi_nbrs nb;
+	int rc = mpi_topo_nbrs(c, &nb);
+	if (rc == MPI_ERR_TOPOLOGY)
+		return mpi_err(comm, rc, fn, "%s has no topology (Cartesian, graph or distributed graph)", c->name);
+	if (rc)
+		return mpi_err(comm, rc, fn, "out of memory");
+	rc = check_side(comm, fn, "recv", rcv, nb.nin);
+	if (!rc)
+		rc = check_side(comm, fn, "send", snd, nb.nout);
+	if (rc) {
+		free(nb.in);
+		return rc;
+	}
+	struct cx x;
+	mpi_cx_init(&x, c, fn);
+	for (int k = 0; k < nb.nin && !rc; k++) {
+		const char *b;
+		int count;
+		MPI_Datatype dt;
+		block_of(rcv, k, &b, &count, &dt);
+		rc = xrecv(&x, (char *)b, count, dt, nb.in[k], nb.intag[k]);
+	}
+	for (int k = 0; k < nb.nout && !rc; k++) {
+		const char *b;
+		int count;
+		MPI_Datatype dt;
+		block_of(snd, k, &b, &count, &dt);
+		rc = xsend(&x, b, count, dt, nb.out[k], nb.outtag[k]);
+	}
+	if (!rc)
+		rc = mpi_cx_wait(&x);
+	free(nb.in);
+	return mpi_cx_end(&x, comm, rc);
+}
+
+int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+			    int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+	struct xside s = { .buf = sendbuf, .count = sendcount, .type = sendtype, .same = true };
+	struct xside r = { .buf = recvbuf, .count = recvcount, .type = recvtype };
+	return neighbor("MPI_Neighbor_allgather", comm, &s, &r);
+}
+
+int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+			     const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+	struct xside s = { .buf = sendbuf, .count = sendcount, .type = sendtype, .same = true };
+	struct xside r = { .buf = recvbuf, .counts = recvcounts, .idispls = displs, .type = recvtype };
+	return neighbor("MPI_Neighbor_allgatherv", comm, &s, &r);
+}
+
+int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+			   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+	struct xside s = { .buf = sendbuf, .count = sendcount, .type = sendtype };
+	struct xside r = { .buf = recvbuf, .count = recvcount, .type = recvtype };
+	return neighbor("MPI_Neighbor_alltoall", comm, &s, &r);
+}
+
+int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+			    void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+			    MPI_Comm comm)
+{
+	struct xside s = { .buf = sendbuf, .counts = sendcounts, .idispls = sdispls, .type = sendtype };
+	struct xside r = { .buf = recvbuf, .counts = recvcounts, .idispls = rdispls, .type = recvtype };
+	return neighbor("MPI_Neighbor_alltoallv", comm, &s, &r);
+}
+
+int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+			    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+			    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+	struct xside s = { .buf = sendbuf, .counts = sendcounts, .adispls = sdispls, .types = sendtypes };
+	struct xside r = { .buf = recvbuf, .counts = recvcounts, .adispls = rdispls, .types = recvtypes };
+	return neighbor("MPI_Neighbor_alltoallw", comm, &s, &r);
+}
