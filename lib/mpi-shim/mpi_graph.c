@@ -109,11 +109,10 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const in
 {
 	static const char fn[] = "MPI_Graph_create";
 	(void)reorder;
-	MPI_CHECK_INIT(fn);
-	struct mpi_comm *old = mpi_comm_get(comm_old);
-	if (!old || old->inter)
-		return mpi_err(old ? comm_old : MPI_COMM_WORLD, MPI_ERR_COMM, fn, "%s communicator %d",
-			       old ? "an intercommunicator: no topology on" : "invalid", comm_old);
+	struct mpi_comm *old;
+	int rc = mpi_topo_base(fn, comm_old, &old);
+	if (rc)
+		return rc;
 	if (nnodes < 0 || nnodes > old->size)
 		return mpi_err(comm_old, MPI_ERR_ARG, fn, "nnodes %d outside 0..%d (the size of %s)", nnodes, old->size,
 			       old->name);
@@ -126,7 +125,7 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const in
 			return mpi_err(comm_old, MPI_ERR_ARG, fn, "edges[%d] = %d is not a node (0..%d)", e, edges[e],
 				       nnodes - 1);
 	/* ranks past the graph get MPI_COMM_NULL */
-	int rc = PMPI_Comm_split(comm_old, old->rank < nnodes ? 0 : MPI_UNDEFINED, old->rank, comm_graph);
+	rc = PMPI_Comm_split(comm_old, old->rank < nnodes ? 0 : MPI_UNDEFINED, old->rank, comm_graph);
 	if (rc || *comm_graph == MPI_COMM_NULL)
 		return rc;
 	struct mpi_comm *c = mpi_comm_get(*comm_graph);
@@ -176,35 +175,34 @@ int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int e
 	return MPI_SUCCESS;
 }
 
+/* Node rank's edges [from, to) of comm's graph, or the error to return. */
+static int node_edges(const char *fn, MPI_Comm comm, int rank, struct mpi_comm **c, int *from, int *to)
+{
+	int rc = graph_arg(fn, comm, MPI_GRAPH, c);
+	if (rc)
+		return rc;
+	if (rank < 0 || rank >= (*c)->graph->nnodes)
+		return mpi_err(comm, MPI_ERR_RANK, fn, "rank %d is not a node (0..%d)", rank, (*c)->graph->nnodes - 1);
+	graph_span((*c)->graph, rank, from, to);
+	return MPI_SUCCESS;
+}
+
 int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
 {
 	struct mpi_comm *c;
-	int rc = graph_arg("MPI_Graph_neighbors_count", comm, MPI_GRAPH, &c);
-	if (rc)
-		return rc;
-	if (rank < 0 || rank >= c->graph->nnodes)
-		return mpi_err(comm, MPI_ERR_RANK, "MPI_Graph_neighbors_count", "rank %d is not a node (0..%d)", rank,
-			       c->graph->nnodes - 1);
-	int from, to;
-	graph_span(c->graph, rank, &from, &to);
-	*nneighbors = to - from;
-	return MPI_SUCCESS;
+	int from, to, rc = node_edges("MPI_Graph_neighbors_count", comm, rank, &c, &from, &to);
+	if (!rc)
+		*nneighbors = to - from;
+	return rc;
 }
 
 int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[])
 {
 	struct mpi_comm *c;
-	int rc = graph_arg("MPI_Graph_neighbors", comm, MPI_GRAPH, &c);
-	if (rc)
-		return rc;
-	if (rank < 0 || rank >= c->graph->nnodes)
-		return mpi_err(comm, MPI_ERR_RANK, "MPI_Graph_neighbors", "rank %d is not a node (0..%d)", rank,
-			       c->graph->nnodes - 1);
-	int from, to;
-	graph_span(c->graph, rank, &from, &to);
-	for (int i = 0; i < to - from && i < maxneighbors; i++)
+	int from, to, rc = node_edges("MPI_Graph_neighbors", comm, rank, &c, &from, &to);
+	for (int i = 0; !rc && i < to - from && i < maxneighbors; i++)
 		neighbors[i] = c->graph->edges[from + i];
-	return MPI_SUCCESS;
+	return rc;
 }
 
 /* ---------------------------------------------------------------- MPI_DIST_GRAPH */
@@ -236,12 +234,11 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
 	static const char fn[] = "MPI_Dist_graph_create_adjacent";
 	(void)info;
 	(void)reorder;
-	MPI_CHECK_INIT(fn);
-	struct mpi_comm *old = mpi_comm_get(comm_old);
-	if (!old || old->inter)
-		return mpi_err(old ? comm_old : MPI_COMM_WORLD, MPI_ERR_COMM, fn, "%s communicator %d",
-			       old ? "an intercommunicator: no topology on" : "invalid", comm_old);
-	int rc = check_ends(comm_old, fn, old, indegree, sources, sourceweights, "sources");
+	struct mpi_comm *old;
+	int rc = mpi_topo_base(fn, comm_old, &old);
+	if (rc)
+		return rc;
+	rc = check_ends(comm_old, fn, old, indegree, sources, sourceweights, "sources");
 	if (!rc)
 		rc = check_ends(comm_old, fn, old, outdegree, destinations, destweights, "destinations");
 	if (!rc)
@@ -279,11 +276,10 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
 	static const char fn[] = "MPI_Dist_graph_create";
 	(void)info;
 	(void)reorder;
-	MPI_CHECK_INIT(fn);
-	struct mpi_comm *old = mpi_comm_get(comm_old);
-	if (!old || old->inter)
-		return mpi_err(old ? comm_old : MPI_COMM_WORLD, MPI_ERR_COMM, fn, "%s communicator %d",
-			       old ? "an intercommunicator: no topology on" : "invalid", comm_old);
+	struct mpi_comm *old;
+	int rc = mpi_topo_base(fn, comm_old, &old);
+	if (rc)
+		return rc;
 	if (n < 0)
 		return mpi_err(comm_old, MPI_ERR_ARG, fn, "n %d < 0", n);
 	int ne = 0;
@@ -295,7 +291,7 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
 			return mpi_err(comm_old, MPI_ERR_ARG, fn, "degrees[%d] = %d < 0", s, degrees[s]);
 		ne += degrees[s];
 	}
-	int rc = check_ends(comm_old, fn, old, ne, destinations, weights, "destinations");
+	rc = check_ends(comm_old, fn, old, ne, destinations, weights, "destinations");
 	if (!rc)
 		rc = PMPI_Comm_dup(comm_old, comm_dist_graph);
 	if (rc)

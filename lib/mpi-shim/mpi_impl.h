@@ -166,6 +166,8 @@ struct mpi_nbrs {
 	int *in, *out, *intag, *outtag;
 };
 int mpi_topo_nbrs(struct mpi_comm *c, struct mpi_nbrs *n);
+/* The communicator a topology is made from (an intracommunicator), or the error to return. */
+int mpi_topo_base(const char *fn, MPI_Comm comm, struct mpi_comm **c);
 void mpi_graph_free(struct mpi_comm *c);
 int mpi_graph_copy(struct mpi_comm *to, const struct mpi_comm *from);
 int mpi_graph_kind(const struct mpi_comm *c);	/* MPI_GRAPH, MPI_DIST_GRAPH or MPI_UNDEFINED */

@@ -182,21 +182,31 @@ static int both_ctx(struct mpi_comm *c, MPI_Comm comm, const char *fn, int *extr
 	return rc;
 }
 
+/* comm as an intercommunicator, or the error to return. */
+static int inter_arg(const char *fn, MPI_Comm comm, struct mpi_comm **c)
+{
+	MPI_CHECK_INIT(fn);
+	*c = mpi_comm_get(comm);
+	if (!*c || !(*c)->inter)
+		return mpi_err(comm, MPI_ERR_COMM, fn, "communicator %d is %s", comm,
+			       *c ? "not an intercommunicator" : "invalid");
+	return MPI_SUCCESS;
+}
+
 int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
 	const char *fn = "MPI_Intercomm_merge";
-	MPI_CHECK_INIT(fn);
-	struct mpi_comm *c = mpi_comm_get(intercomm);
-	if (!c || !c->inter)
-		return mpi_err(intercomm, MPI_ERR_COMM, fn, "communicator %d is %s", intercomm,
-			       c ? "not an intercommunicator" : "invalid");
+	struct mpi_comm *c;
+	int rc = inter_arg(fn, intercomm, &c);
+	if (rc)
+		return rc;
 	if (!newintracomm)
 		return mpi_err(intercomm, MPI_ERR_ARG, fn, "newintracomm is NULL");
 	struct mpi_comm *l = mpi_comm_get(c->local);
 	/* the side with high false comes first; on a tie, the side whose
 	 * leader has the lower world rank */
 	int key = (high ? 1 << 30 : 0) | l->world[0], their_key, ctx;
-	int rc = both_ctx(c, intercomm, fn, &key, &ctx, &their_key);
+	rc = both_ctx(c, intercomm, fn, &key, &ctx, &their_key);
 	if (rc)
 		return rc;
 	int n = l->size + c->size, *w = malloc(sizeof(int) * (size_t)n);
@@ -239,22 +249,19 @@ void mpi_inter_free(struct mpi_comm *c)
 
 int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
 {
-	MPI_CHECK_INIT("MPI_Comm_remote_size");
-	struct mpi_comm *c = mpi_comm_get(comm);
-	if (!c || !c->inter)
-		return mpi_err(comm, MPI_ERR_COMM, "MPI_Comm_remote_size", "communicator %d is %s", comm,
-			       c ? "not an intercommunicator" : "invalid");
-	*size = c->size;
-	return MPI_SUCCESS;
+	struct mpi_comm *c;
+	int rc = inter_arg("MPI_Comm_remote_size", comm, &c);
+	if (!rc)
+		*size = c->size;
+	return rc;
 }
 
 int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 {
-	MPI_CHECK_INIT("MPI_Comm_remote_group");
-	struct mpi_comm *c = mpi_comm_get(comm);
-	if (!c || !c->inter)
-		return mpi_err(comm, MPI_ERR_COMM, "MPI_Comm_remote_group", "communicator %d is %s", comm,
-			       c ? "not an intercommunicator" : "invalid");
+	struct mpi_comm *c;
+	int rc = inter_arg("MPI_Comm_remote_group", comm, &c);
+	if (rc)
+		return rc;
 	mpi_group_get(c->group)->refs++;
 	*group = c->group;
 	return MPI_SUCCESS;

@@ -51,6 +51,16 @@ int mpi_topo_copy(struct mpi_comm *to, const struct mpi_comm *from)
 	return to->cart ? MPI_SUCCESS : MPI_ERR_NO_MEM;
 }
 
+int mpi_topo_base(const char *fn, MPI_Comm comm, struct mpi_comm **c)
+{
+	MPI_CHECK_INIT(fn);
+	*c = mpi_comm_get(comm);
+	if (!*c || (*c)->inter)
+		return mpi_err(*c ? comm : MPI_COMM_WORLD, MPI_ERR_COMM, fn, "%s communicator %d",
+			       *c ? "an intercommunicator: no topology on" : "invalid", comm);
+	return MPI_SUCCESS;
+}
+
 /* The communicator and its Cartesian structure, or the error to return. */
 static int cart_arg(const char *fn, MPI_Comm comm, struct mpi_comm **c)
 {
@@ -76,11 +86,10 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
 		     MPI_Comm *comm_cart)
 {
 	(void)reorder;
-	MPI_CHECK_INIT("MPI_Cart_create");
-	struct mpi_comm *old = mpi_comm_get(comm_old);
-	if (!old || old->inter)
-		return mpi_err(old ? comm_old : MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Cart_create", "%s communicator %d",
-			       old ? "an intercommunicator: no topology on" : "invalid", comm_old);
+	struct mpi_comm *old;
+	int rc = mpi_topo_base("MPI_Cart_create", comm_old, &old);
+	if (rc)
+		return rc;
 	if (ndims < 0)
 		return mpi_err(comm_old, MPI_ERR_DIMS, "MPI_Cart_create", "ndims %d < 0", ndims);
 	long cells = 1;
@@ -95,7 +104,7 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
 		return mpi_err(comm_old, MPI_ERR_DIMS, "MPI_Cart_create",
 			       "the grid has more cells than %s has ranks (%d)", old->name, old->size);
 	/* Ranks past the grid get MPI_COMM_NULL, as the standard says. */
-	int rc = PMPI_Comm_split(comm_old, old->rank < cells ? 0 : MPI_UNDEFINED, old->rank, comm_cart);
+	rc = PMPI_Comm_split(comm_old, old->rank < cells ? 0 : MPI_UNDEFINED, old->rank, comm_cart);
 	if (rc || *comm_cart == MPI_COMM_NULL)
 		return rc;
 	struct mpi_comm *c = mpi_comm_get(*comm_cart);
