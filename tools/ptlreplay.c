@@ -286,6 +286,12 @@ static int *ints(const int64_t *v, int n)
 	return a;
 }
 
+/* A recorded weights argument (trc_weights' kind) as the call takes it. */
+static const int *weights(int64_t kind, const int *w)
+{
+	return kind == 0 ? MPI_UNWEIGHTED : kind == 2 ? MPI_WEIGHTS_EMPTY : w;
+}
+
 /* One recorded call. Field order is the spec's (trc_mpi.spec). */
 static int replay(const struct trc_flat *e, void *ctx)
 {
@@ -527,6 +533,40 @@ static int replay(const struct trc_flat *e, void *ctx)
 		MPI_Comm nc;
 		MPI_Intercomm_merge(rp_comm(v[0]), (int)v[1], &nc);
 		comm_set(v[2], nc);
+		break;
+	}
+	case TRC_OP_GRAPH_CREATE: {
+		/* comm index[] edges[] reorder newcomm */
+		MPI_Comm nc;
+		int *index = ints(arr, (int)v[1]), *edges = ints(arr + v[1], (int)v[2]);
+		MPI_Graph_create(rp_comm(v[0]), (int)v[1], index, edges, (int)v[3], &nc);
+		free(index);
+		free(edges);
+		comm_set(v[4], nc);
+		break;
+	}
+	case TRC_OP_DIST_GRAPH_CREATE_ADJACENT: {
+		/* comm sources[] sw[] dests[] dw[] swkind dwkind reorder newcomm */
+		MPI_Comm nc;
+		const int64_t *a = arr;
+		int *src = ints(a, (int)v[1]), *sw = ints(a += v[1], (int)v[2]);
+		int *dst = ints(a += v[2], (int)v[3]), *dw = ints(a + v[3], (int)v[4]);
+		MPI_Dist_graph_create_adjacent(rp_comm(v[0]), (int)v[1], src, weights(v[5], sw), (int)v[3], dst,
+					       weights(v[6], dw), MPI_INFO_NULL, (int)v[7], &nc);
+		free(src), free(sw), free(dst), free(dw);
+		comm_set(v[8], nc);
+		break;
+	}
+	case TRC_OP_DIST_GRAPH_CREATE: {
+		/* comm sources[] degrees[] dests[] w[] wkind reorder newcomm */
+		MPI_Comm nc;
+		const int64_t *a = arr;
+		int *src = ints(a, (int)v[1]), *deg = ints(a += v[1], (int)v[2]);
+		int *dst = ints(a += v[2], (int)v[3]), *w = ints(a + v[3], (int)v[4]);
+		MPI_Dist_graph_create(rp_comm(v[0]), (int)v[1], src, deg, dst, weights(v[5], w), MPI_INFO_NULL,
+				      (int)v[6], &nc);
+		free(src), free(deg), free(dst), free(w);
+		comm_set(v[7], nc);
 		break;
 	}
 	case TRC_OP_COMM_SPLIT_TYPE: {

@@ -49,6 +49,8 @@ static const struct {
 static int rp_is_coll(int op)
 {
 	switch (op) {
+	case TRC_OP_NEIGHBOR_ALLGATHER: case TRC_OP_NEIGHBOR_ALLGATHERV: case TRC_OP_NEIGHBOR_ALLTOALL:
+	case TRC_OP_NEIGHBOR_ALLTOALLV:
 	case TRC_OP_BARRIER: case TRC_OP_BCAST: case TRC_OP_REDUCE: case TRC_OP_ALLREDUCE:
 	case TRC_OP_ALLGATHER: case TRC_OP_ALLGATHERV: case TRC_OP_GATHER: case TRC_OP_GATHERV:
 	case TRC_OP_SCATTER: case TRC_OP_SCATTERV: case TRC_OP_ALLTOALL: case TRC_OP_ALLTOALLV:
@@ -122,6 +124,25 @@ static size_t rp_round(size_t n)
 	return (n + 1 + 15) & ~(size_t)15;	/* never empty, 16-byte aligned */
 }
 
+/* How many neighbours c's topology gives this rank, in and out. */
+static void rp_nbrs(MPI_Comm c, int *nin, int *nout)
+{
+	int topo = MPI_UNDEFINED, r = 0, w = 0;
+	*nin = *nout = 0;
+	MPI_Topo_test(c, &topo);
+	if (topo == MPI_CART) {
+		MPI_Cartdim_get(c, nin);
+		*nin *= 2;
+		*nout = *nin;
+	} else if (topo == MPI_GRAPH) {
+		MPI_Comm_rank(c, &r);
+		MPI_Graph_neighbors_count(c, r, nin);
+		*nout = *nin;
+	} else if (topo == MPI_DIST_GRAPH) {
+		MPI_Dist_graph_neighbors_count(c, nin, nout, &w);
+	}
+}
+
 int rp_coll(const struct trc_flat *e)
 {
 	int op = e->op, nb = 0;
@@ -140,9 +161,17 @@ int rp_coll(const struct trc_flat *e)
 	MPI_Comm_size(c, &n);
 	size_t sz = 0, ssz = 0, rsz = 0;
 	MPI_Datatype dt = rp_dtype(a.dt, &sz), sdt = rp_dtype(a.sdt, &ssz), rdt = rp_dtype(a.rdt, &rsz);
-	/* counts and displacements for every rank of the communicator (zeros
-	 * where the record has none: a non-root rank of Gatherv/Scatterv) */
-	size_t ints = 4 * (size_t)n * sizeof(int), sbytes = 0, rbytes = 0, nn = (size_t)n;
+	/* a neighbourhood collective's blocks: one per neighbour of the
+	 * replay's own topology */
+	int nin = 0, nout = 0;
+	if (op == TRC_OP_NEIGHBOR_ALLGATHER || op == TRC_OP_NEIGHBOR_ALLGATHERV || op == TRC_OP_NEIGHBOR_ALLTOALL ||
+	    op == TRC_OP_NEIGHBOR_ALLTOALLV)
+		rp_nbrs(c, &nin, &nout);
+	/* counts and displacements for every rank of the communicator, or
+	 * neighbour (zeros where the record has none: a non-root rank of
+	 * Gatherv/Scatterv) */
+	int m = n > nin ? (n > nout ? n : nout) : (nin > nout ? nin : nout);
+	size_t ints = 4 * (size_t)m * sizeof(int), sbytes = 0, rbytes = 0, nn = (size_t)n;
 	size_t stot = rp_total(a.scounts, a.nscounts), rtot = rp_total(a.rcounts, a.nrcounts);
 	switch (op) {
 	case TRC_OP_BCAST:
@@ -181,6 +210,19 @@ int rp_coll(const struct trc_flat *e)
 		sbytes = (size_t)a.rcount * sz * nn;
 		rbytes = (size_t)a.rcount * sz;
 		break;
+	case TRC_OP_NEIGHBOR_ALLGATHER:
+	case TRC_OP_NEIGHBOR_ALLTOALL:
+		sbytes = (size_t)a.scount * ssz * (op == TRC_OP_NEIGHBOR_ALLTOALL ? (size_t)nout : 1);
+		rbytes = (size_t)a.rcount * rsz * (size_t)nin;
+		break;
+	case TRC_OP_NEIGHBOR_ALLGATHERV:
+		sbytes = (size_t)a.scount * ssz;
+		rbytes = rtot * rsz;
+		break;
+	case TRC_OP_NEIGHBOR_ALLTOALLV:
+		sbytes = stot * ssz;
+		rbytes = rtot * rsz;
+		break;
 	}
 
 	/* then one place for buffers and count arrays */
@@ -191,9 +233,9 @@ int rp_coll(const struct trc_flat *e)
 	if (!blk)
 		rp_die("out of memory for a collective's buffers", "");
 	void *s = blk, *r = blk + rp_round(sbytes);
-	int *sc = (int *)(blk + rp_round(sbytes) + rp_round(rbytes)), *sd = sc + n, *rc = sd + n, *rd = rc + n;
-	rp_counts(a.scounts, a.nscounts, n, sc, sd);
-	rp_counts(a.rcounts, a.nrcounts, n, rc, rd);
+	int *sc = (int *)(blk + rp_round(sbytes) + rp_round(rbytes)), *sd = sc + m, *rc = sd + m, *rd = rc + m;
+	rp_counts(a.scounts, a.nscounts, m, sc, sd);
+	rp_counts(a.rcounts, a.nrcounts, m, rc, rd);
 
 	MPI_Request rq = MPI_REQUEST_NULL;
 	MPI_Op o = op == TRC_OP_BCAST || op == TRC_OP_BARRIER ? MPI_OP_NULL : rp_mop(a.op);
@@ -247,6 +289,18 @@ int rp_coll(const struct trc_flat *e)
 		break;
 	case TRC_OP_REDUCE_SCATTER_BLOCK:
 		RP_CALL(MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block, s, r, (int)a.rcount, dt, o, c);
+		break;
+	case TRC_OP_NEIGHBOR_ALLGATHER:
+		MPI_Neighbor_allgather(s, (int)a.scount, sdt, r, (int)a.rcount, rdt, c);
+		break;
+	case TRC_OP_NEIGHBOR_ALLGATHERV:
+		MPI_Neighbor_allgatherv(s, (int)a.scount, sdt, r, rc, rd, rdt, c);
+		break;
+	case TRC_OP_NEIGHBOR_ALLTOALL:
+		MPI_Neighbor_alltoall(s, (int)a.scount, sdt, r, (int)a.rcount, rdt, c);
+		break;
+	case TRC_OP_NEIGHBOR_ALLTOALLV:
+		MPI_Neighbor_alltoallv(s, sc, sd, sdt, r, rc, rd, rdt, c);
 		break;
 	}
 #undef RP_CALL

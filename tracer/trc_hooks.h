@@ -68,5 +68,10 @@ void trc_f_msg(struct trc_call *c, MPI_Message m);
 int trc_comm_size(MPI_Comm comm);
 int trc_at_root(int root, MPI_Comm comm);
 int trc_cart_ndims(MPI_Comm comm);	/* 0 where comm has no Cartesian topology */
+/* How many neighbours comm's topology gives this rank: out (1) or in (0). */
+int trc_nbrs(MPI_Comm comm, int out);
+/* A weights argument: 0 MPI_UNWEIGHTED, 1 an array, 2 MPI_WEIGHTS_EMPTY. */
+int trc_weights(const int *w);
+int trc_sum(int n, const int *v);
 
 #endif

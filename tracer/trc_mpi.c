@@ -132,6 +132,34 @@ int trc_cart_ndims(MPI_Comm comm)
 	return n;
 }
 
+int trc_nbrs(MPI_Comm comm, int out)
+{
+	int topo = MPI_UNDEFINED, n = 0, in = 0, o = 0, w = 0, r = 0;
+	if (PMPI_Topo_test(comm, &topo) != MPI_SUCCESS)
+		return 0;
+	if (topo == MPI_CART)
+		return 2 * trc_cart_ndims(comm);
+	if (topo == MPI_GRAPH && PMPI_Comm_rank(comm, &r) == MPI_SUCCESS &&
+	    PMPI_Graph_neighbors_count(comm, r, &n) == MPI_SUCCESS)
+		return n;
+	if (topo == MPI_DIST_GRAPH && PMPI_Dist_graph_neighbors_count(comm, &in, &o, &w) == MPI_SUCCESS)
+		return out ? o : in;
+	return 0;
+}
+
+int trc_weights(const int *w)
+{
+	return w == MPI_UNWEIGHTED ? 0 : w == MPI_WEIGHTS_EMPTY ? 2 : 1;
+}
+
+int trc_sum(int n, const int *v)
+{
+	int t = 0;
+	for (int i = 0; v && i < n; i++)
+		t += v[i];
+	return t;
+}
+
 /* ---- start and finish ---- */
 
 static void check_writable(const char *path)

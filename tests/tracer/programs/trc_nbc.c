@@ -4,6 +4,7 @@
  * by Cart_create, Cart_sub, Comm_split_type, Comm_dup_with_info and
  * Comm_create_group (called by the even ranks only), and the merge of an
  * intercommunicator (Intercomm_create, a Sendrecv across, Intercomm_merge);
+ * graph topologies and the neighbourhood collectives;
  * Irsend and Ibsend; Mprobe, Improbe, Mrecv, Imrecv, receiving messages
  * in another order than they were probed. Outcomes do not depend on
  * timing, so the replay round trip is exact. Ranks pair as (r, r^1) for
@@ -110,6 +111,51 @@ static void pair_p2p(int p, int lo)
 	trc_prog_check(vn == -1, "mrecv of MPI_PROC_NULL leaves the buffer");
 }
 
+/* Graph topologies and the neighbourhood collectives on them and on a
+ * Cartesian communicator: a weighted directed ring (adjacent), a star
+ * given by both ends (Dist_graph_create, unweighted), a ring graph. */
+static void graphs(MPI_Comm cart, int it)
+{
+	int rank, size;
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	int src = (rank + size - 1) % size, dst = (rank + 1) % size, w = 3;
+	MPI_Comm ring, star, graph;
+	MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &src, &w, 1, &dst, &w, MPI_INFO_NULL, 0, &ring);
+	int me[1] = { rank }, deg[1] = { rank ? 1 : size - 1 }, *to = malloc(sizeof(int) * (size_t)size);
+	for (int r = 1; r < size; r++)
+		to[r - 1] = r;
+	if (rank)
+		to[0] = 0;
+	MPI_Dist_graph_create(MPI_COMM_WORLD, 1, me, deg, to, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &star);
+	int *index = malloc(sizeof(int) * (size_t)size), *edges = malloc(sizeof(int) * 2 * (size_t)size);
+	for (int i = 0; i < size; i++) {
+		index[i] = 2 * (i + 1);
+		edges[2 * i] = (i + size - 1) % size;
+		edges[2 * i + 1] = (i + 1) % size;
+	}
+	MPI_Graph_create(MPI_COMM_WORLD, size, index, edges, 0, &graph);
+	int v = 10 * rank + it, in[64], cnt[64], dsp[64], one[2] = { 1, 1 }, two[2] = { 0, 1 };
+	for (int i = 0; i < 64; i++)
+		cnt[i] = 1, dsp[i] = i;
+	MPI_Neighbor_allgather(&v, 1, MPI_INT, in, 1, MPI_INT, ring);
+	trc_prog_check(in[0] == 10 * src + it, "neighbour allgather on the ring");
+	MPI_Neighbor_allgatherv(&v, 1, MPI_INT, in, cnt, dsp, MPI_INT, star);
+	int sum = 0, want = 0;	/* Dist_graph_create's order of neighbours is the library's */
+	for (int k = 0; k < (rank ? 1 : size - 1); k++) {
+		sum += in[k];
+		want += rank ? it : 10 * (k + 1) + it;
+	}
+	trc_prog_check(sum == want, "neighbour allgatherv on the star");
+	int out[2] = { v, v + 1 };
+	MPI_Neighbor_alltoall(out, 1, MPI_INT, in, 1, MPI_INT, graph);
+	MPI_Neighbor_alltoallv(out, one, two, MPI_INT, in, one, two, MPI_INT, cart);
+	MPI_Comm_free(&ring);
+	MPI_Comm_free(&star);
+	MPI_Comm_free(&graph);
+	free(to), free(index), free(edges);
+}
+
 int main(int argc, char **argv)
 {
 	MPI_Init(&argc, &argv);
@@ -162,6 +208,7 @@ int main(int argc, char **argv)
 			all_icolls(even, it);
 		if (merged != MPI_COMM_NULL)
 			all_icolls(merged, it);
+		graphs(row, it);
 		if (p < size)
 			pair_p2p(p, rank < p);
 	}
