@@ -250,6 +250,25 @@ int PMPI_Info_free(MPI_Info *info)
 	return MPI_SUCCESS;
 }
 
+/* Hints on a communicator (MPI-3.1 6.4.4): none is taken, so none is
+ * kept - MPI_Comm_get_info gives the hints in use, an empty object. */
+int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
+{
+	struct mpi_info *i;
+	int rc = info_arg("MPI_Comm_set_info", info, &i);
+	if (!rc && !mpi_comm_get(comm))
+		rc = mpi_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_set_info", "invalid communicator %d", comm);
+	return rc;
+}
+
+int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
+{
+	MPI_CHECK_INIT("MPI_Comm_get_info");
+	if (!mpi_comm_get(comm))
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_get_info", "invalid communicator %d", comm);
+	return info_new("MPI_Comm_get_info", info_used);
+}
+
 void mpi_info_fini(void)
 {
 	for (int h = 0; h < ninfos; h++)

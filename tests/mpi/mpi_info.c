@@ -43,6 +43,15 @@ int main(int argc, char **argv)
 	int same;
 	OK(MPI_Comm_compare(MPI_COMM_WORLD, dup, &same));
 	CHECK(same == MPI_CONGRUENT, "Comm_dup_with_info: compare gives %d", same);
+	/* No hint is taken: the hints in use are none, whatever was set. */
+	MPI_Info used;
+	OK(MPI_Comm_set_info(dup, copy));
+	OK(MPI_Comm_get_info(dup, &used));
+	OK(MPI_Info_get_nkeys(used, &n));
+	CHECK(n == 0, "MPI_Comm_get_info gave %d hints in use", n);
+	OK(MPI_Info_free(&used));
+	t_fails_with(MPI_Comm_set_info(dup, 4242), MPI_ERR_INFO, "invalid info object", "set_info of a bad info");
+	t_fails_with(MPI_Comm_get_info(4242, &used), MPI_ERR_COMM, "invalid communicator", "get_info of a bad comm");
 	OK(MPI_Comm_free(&dup));
 	/* Errors. */
 	memset(longkey, 'k', sizeof longkey - 1);
