@@ -162,6 +162,11 @@ typedef struct MPI_Status {
 /* MPI_Comm_split_type */
 #define MPI_COMM_TYPE_SHARED 1
 
+/* MPI_Type_match_size */
+#define MPI_TYPECLASS_REAL 1
+#define MPI_TYPECLASS_INTEGER 2
+#define MPI_TYPECLASS_COMPLEX 3
+
 /* MPI_Type_get_envelope: how a datatype was made */
 #define MPI_COMBINER_NAMED 1
 #define MPI_COMBINER_DUP 2
@@ -292,6 +297,7 @@ PTL_MPI_FN(int, Type_create_hindexed, (int count, const int blocklengths[], cons
 PTL_MPI_FN(int, Type_create_hindexed_block, (int count, int blocklength, const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype))
 PTL_MPI_FN(int, Type_set_name, (MPI_Datatype datatype, const char *type_name))
 PTL_MPI_FN(int, Type_get_name, (MPI_Datatype datatype, char *type_name, int *resultlen))
+PTL_MPI_FN(int, Type_match_size, (int typeclass, int size, MPI_Datatype *datatype))
 PTL_MPI_FN(int, Type_get_envelope, (MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes, int *combiner))
 PTL_MPI_FN(int, Type_get_contents, (MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]))
 PTL_MPI_FN(int, Type_create_indexed_block, (int count, int blocklength, const int displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype))

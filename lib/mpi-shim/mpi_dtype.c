@@ -851,3 +851,26 @@ int PMPI_Type_get_name(MPI_Datatype dt, char *name, int *resultlen)
 	*resultlen = snprintf(name, MPI_MAX_OBJECT_NAME, "%s", n);
 	return MPI_SUCCESS;
 }
+
+/* The predefined type of a class and size (MPI-3.1 17.1.9), among the C
+ * types: the first of the class with that size. */
+int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
+{
+	static const MPI_Datatype real[] = { MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE };
+	static const MPI_Datatype integer[] = { MPI_SIGNED_CHAR, MPI_SHORT, MPI_INT, MPI_LONG, MPI_LONG_LONG };
+	static const MPI_Datatype cplx[] = { MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX, MPI_C_LONG_DOUBLE_COMPLEX };
+	MPI_CHECK_INIT("MPI_Type_match_size");
+	const MPI_Datatype *c = typeclass == MPI_TYPECLASS_REAL ? real : typeclass == MPI_TYPECLASS_INTEGER ? integer
+					: typeclass == MPI_TYPECLASS_COMPLEX ? cplx : NULL;
+	int n = typeclass == MPI_TYPECLASS_INTEGER ? 5 : 3;
+	if (!c)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Type_match_size", "typeclass %d is not "
+			       "MPI_TYPECLASS_REAL, _INTEGER or _COMPLEX", typeclass);
+	for (int i = 0; i < n; i++)
+		if (predef[c[i]].size == (size_t)size) {
+			*datatype = c[i];
+			return MPI_SUCCESS;
+		}
+	return mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Type_match_size", "no type of class %d has %d bytes",
+		       typeclass, size);
+}

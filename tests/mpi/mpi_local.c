@@ -206,5 +206,15 @@ int main(int argc, char **argv)
 	hindexed_block();
 	names();
 	contents();
+	MPI_Datatype m;
+	OK(MPI_Type_match_size(MPI_TYPECLASS_REAL, sizeof(double), &m));
+	CHECK(m == MPI_DOUBLE, "match_size(real, 8) gave %d", m);
+	OK(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, sizeof(short), &m));
+	CHECK(m == MPI_SHORT, "match_size(integer, 2) gave %d", m);
+	OK(MPI_Type_match_size(MPI_TYPECLASS_COMPLEX, 2 * sizeof(float), &m));
+	CHECK(m == MPI_C_FLOAT_COMPLEX, "match_size(complex, 8) gave %d", m);
+	t_fails_with(MPI_Type_match_size(MPI_TYPECLASS_REAL, 3, &m), MPI_ERR_ARG, "no type of class 1 has 3 bytes",
+		     "a real of 3 bytes");
+	t_fails_with(MPI_Type_match_size(9, 4, &m), MPI_ERR_ARG, "typeclass 9", "typeclass 9");
 	return t_finish("mpi_local");
 }
