@@ -365,6 +365,21 @@ struct coll_cost_params {
 	 * and recv_post: the collective's own bookkeeping for it (posting
 	 * it, noting its completion, what it unblocks), paid when posted. */
 	double cmd_cost;
+	/* The ranks share `cores` cores (0, or at least as many cores as
+	 * ranks: a core each), as ptl's ranks do on an oversubscribed host,
+	 * where a waiting rank yields its core at every poll: CPU work is
+	 * not stretched (ranks_per_core is ignored) but scheduled, each piece
+	 * on the core where it can start first, so one rank's reduction and
+	 * another's message take turns while a third's transfer overlaps
+	 * them. A core that takes up another rank than it ran last pays
+	 * switch_cost first (the yield and the context switch, which are
+	 * most of the latency there). */
+	int cores;
+	double switch_cost;
+	/* The sender's CPU copies an eager message's bytes (bytes/beta after
+	 * its o; shm puts them through the ring), so the port holds alpha
+	 * alone and the copy takes turns with the rank's other work. */
+	bool cpu_copies;
 };
 struct coll_cost {
 	double time;          /* seconds until the last command ends */

@@ -105,6 +105,9 @@ struct sim {
 	double *cpu_busy;   /* CPU-seconds per rank */
 	size_t *split;      /* per rank: the send whose copy is split now, or SIZE_MAX */
 	double k;           /* slowdown of CPU work: ranks per core, >= 1 */
+	int ncores;         /* > 0: ranks share these cores (core_free, core_last) */
+	double *core_free;  /* when each core is next free */
+	int *core_last;     /* the rank each core ran last, -1: none yet */
 	int nports;
 	struct heap h;
 	double end;
@@ -187,11 +190,35 @@ static size_t own_part(const struct coll_cost_params *p, size_t len)
 	return p->split_min && len >= p->split_min ? (len / 2) & ~(size_t)4095 : len;
 }
 
+/* Shared cores: rank r's work of w seconds, ready at start, goes to the
+ * core where it can start first, a switch from another rank included (so
+ * a rank stays where it is unless another core is free a switch earlier).
+ * Returns when it starts. */
+static double core_take(struct sim *m, int r, double start, double w)
+{
+	int best = 0;
+	double best_at = 0;
+	for (int c = 0; c < m->ncores; c++) {
+		double at = start > m->core_free[c] ? start : m->core_free[c];
+		if (m->core_last[c] >= 0 && m->core_last[c] != r)
+			at += m->p->switch_cost;
+		if (c == 0 || at < best_at) {
+			best = c;
+			best_at = at;
+		}
+	}
+	m->core_free[best] = best_at + w;
+	m->core_last[best] = r;
+	return best_at;
+}
+
 /* w seconds (before the slowdown) of rank r's CPU, from t at the earliest;
  * returns when they end. */
 static double cpu_run(struct sim *m, int r, double t, double w)
 {
 	double start = t > m->cpu[r] ? t : m->cpu[r];
+	if (m->ncores && w > 0)
+		start = core_take(m, r, start, w);
 	m->cpu[r] = start + m->k * w;
 	m->cpu_busy[r] += m->k * w;
 	return m->cpu[r];
@@ -289,8 +316,10 @@ static int simulate(struct sim *m)
 			rc = finish(m, e.rank, e.idx, cpu_run(m, e.rank, e.key, w));
 			continue;
 		}
-		/* c is the send: o on the sender's CPU, then its earliest free port */
-		double ready = cpu_run(m, e.rank, e.key, p->o);
+		/* c is the send: o on the sender's CPU (and the copy, when the
+		 * CPU makes it), then its earliest free port */
+		double copy = p->beta > 0 ? (double)c->len / p->beta : 0.0;
+		double ready = cpu_run(m, e.rank, e.key, p->o + (p->cpu_copies && !rndv(p, c->len) ? copy : 0.0));
 		if (rndv(p, c->len)) {
 			int rr = m->pairs.rank[e.rank][e.idx];
 			size_t ri = m->pairs.idx[e.rank][e.idx];
@@ -302,7 +331,7 @@ static int simulate(struct sim *m)
 			if (pt[k] < *best)
 				best = &pt[k];
 		double start = ready > *best ? ready : *best;
-		double dur = p->alpha + (p->beta > 0 ? m->k * (double)c->len / p->beta : 0.0);
+		double dur = p->alpha + (p->cpu_copies ? 0.0 : m->k * copy);
 		double end = start + dur;
 		*best = end;
 		m->busy[e.rank] += dur;
@@ -343,6 +372,16 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	m.cpu_busy = calloc((size_t)n, sizeof *m.cpu_busy);
 	m.split = malloc((size_t)n * sizeof *m.split);
 	m.k = p.ranks_per_core > 1 ? p.ranks_per_core : 1;
+	if (p.cores > 0 && p.cores < n) {
+		m.ncores = p.cores;
+		m.k = 1;  /* scheduled, not stretched */
+		m.core_free = calloc((size_t)p.cores, sizeof *m.core_free);
+		m.core_last = malloc((size_t)p.cores * sizeof *m.core_last);
+		if (!m.core_free || !m.core_last)
+			rc = -ENOMEM;
+		for (int c = 0; c < p.cores && !rc; c++)
+			m.core_last[c] = -1;
+	}
 	if (!m.dag || !m.rdy || !m.ports || !m.busy || !m.cpu || !m.cpu_busy || !m.split)
 		rc = -ENOMEM;
 	for (int r = 0; r < n && !rc; r++)
@@ -388,6 +427,8 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	free(m.cpu);
 	free(m.cpu_busy);
 	free(m.split);
+	free(m.core_free);
+	free(m.core_last);
 	free(m.h.v);
 	coll_pairs_free(s, &m.pairs);
 	return rc;
