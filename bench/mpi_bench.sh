@@ -66,9 +66,9 @@
 #   cores  with more ranks than cores (nproc) a waiting rank yields its
 #          core at every poll, so the model schedules the ranks' CPU work
 #          on the cores (--cores) instead of stretching it; alpha stays the
-#          2-rank one, and what a core pays to switch to another rank
-#          (--switch-cost, most of the latency there) is solved from the
-#          same run's barrier on as many ranks
+#          2-rank one, and a rank that waited gets a core back after a
+#          switch (--switch-cost, most of the latency there): the 8-byte
+#          half round trip between two of as many ranks less the 2-rank one
 #   copies an eager message's bytes are copied by the sender's CPU into
 #          the shm ring (--cpu-copies), in turn with its other work
 #
@@ -244,21 +244,17 @@ barrier() { predict --op barrier --ranks "$1" --bytes 0 --alpha "$alpha" --beta 
 for n in 2 4; do
 	eval "share$n="
 	[ "$n" -gt "$cores" ] || continue
+	hrtn=$(cal "$n" pingpong 8)
+	[ -n "$hrtn" ] || continue
+	# ranks share the cores, each waiting rank yielding its core at every
+	# poll: the model schedules the CPU work on the cores, and a rank that
+	# waited gets one back after a switch. The switch: the same run's
+	# 8-byte ping-pong between two of N ranks (the others wait in a
+	# barrier, yielding) less the 2-rank one, one switch a hop
+	sw=$(calc "$hrtn - $hrt > 0 ? $hrtn - $hrt : 0")
+	eval "share$n=\"--cores $cores --switch-cost $sw\""
 	barn=$(cal "$n" barrier 0)
-	[ -n "$barn" ] || continue
-	# ranks share the cores, each waiting rank yielding its core: the
-	# CPU work is scheduled on the cores, and what a switch between
-	# ranks costs comes from the same run's N-rank barrier (all its
-	# latency beyond the 2-rank alpha is switching). The barrier's time
-	# grows piecewise linearly with the switch: a few secant steps.
-	s0=0 p0=$(barrier "$n" 0) s1=1 p1=$(barrier "$n" 1)
-	for it in 1 2 3 4; do
-		s2=$(calc "$p1 != $p0 ? $s1 + ($barn - $p1) * ($s1 - $s0) / ($p1 - $p0) : $s1")
-		s2=$(calc "$s2 > 0 ? $s2 : 0")
-		s0=$s1 p0=$p1 s1=$s2 p1=$(barrier "$n" "$s2")
-	done
-	eval "share$n=\"--cores $cores --switch-cost $s1\""
-	echo "# $n ranks on $cores cores: CPU work scheduled on the cores; a switch between ranks $s1 us (the $n-rank barrier $barn us, the model's $p1 us)"
+	echo "# $n ranks on $cores cores: CPU work scheduled on the cores; a switch $sw us ($n-rank 8 B half round trip $hrtn us - 2-rank $hrt us); check: $n-rank barrier measured ${barn:-?} us, predicted $(barrier "$n" "$sw") us"
 done
 printf '%-2s %-18s %9s  %10s  %10s  %7s  %s\n' n algorithm bytes predicted measured ratio "within 10%"
 for a in $ALGOS; do

@@ -371,9 +371,10 @@ struct coll_cost_params {
 	 * not stretched (ranks_per_core is ignored) but scheduled, each piece
 	 * on the core where it can start first, so one rank's reduction and
 	 * another's message take turns while a third's transfer overlaps
-	 * them. A core that takes up another rank than it ran last pays
-	 * switch_cost first (the yield and the context switch, which are
-	 * most of the latency there). */
+	 * them. A rank that waited pays switch_cost before its work (the
+	 * core passes between its waiting ranks, and the one whose message
+	 * came gets it when the other yields: most of the latency there);
+	 * one that goes on from its own last piece keeps its core. */
 	int cores;
 	double switch_cost;
 	/* The sender's CPU copies an eager message's bytes (bytes/beta after

@@ -191,22 +191,25 @@ static size_t own_part(const struct coll_cost_params *p, size_t len)
 }
 
 /* Shared cores: rank r's work of w seconds, ready at start, goes to the
- * core where it can start first, a switch from another rank included (so
- * a rank stays where it is unless another core is free a switch earlier).
- * Returns when it starts. */
-static double core_take(struct sim *m, int r, double start, double w)
+ * core where it can start first (the one it ran on last when that is as
+ * early). A rank that was waiting (wake) gets a core back only after a
+ * switch: ptl's waiting ranks yield at every poll, so a core with nothing
+ * to run passes between its waiting ranks, and a rank whose message came
+ * waits for the one that has the core to yield. A rank that goes on from
+ * its own last piece keeps its core. Returns when the work starts. */
+static double core_take(struct sim *m, int r, double start, double w, bool wake)
 {
 	int best = 0;
 	double best_at = 0;
 	for (int c = 0; c < m->ncores; c++) {
 		double at = start > m->core_free[c] ? start : m->core_free[c];
-		if (m->core_last[c] >= 0 && m->core_last[c] != r)
-			at += m->p->switch_cost;
-		if (c == 0 || at < best_at) {
+		if (c == 0 || at < best_at || (at == best_at && m->core_last[c] == r)) {
 			best = c;
 			best_at = at;
 		}
 	}
+	if (wake)
+		best_at += m->p->switch_cost;
 	m->core_free[best] = best_at + w;
 	m->core_last[best] = r;
 	return best_at;
@@ -218,7 +221,7 @@ static double cpu_run(struct sim *m, int r, double t, double w)
 {
 	double start = t > m->cpu[r] ? t : m->cpu[r];
 	if (m->ncores && w > 0)
-		start = core_take(m, r, start, w);
+		start = core_take(m, r, start, w, t > m->cpu[r]);
 	m->cpu[r] = start + m->k * w;
 	m->cpu_busy[r] += m->k * w;
 	return m->cpu[r];
