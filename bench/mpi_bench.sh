@@ -67,8 +67,8 @@
 #          core at every poll, so the model schedules the ranks' CPU work
 #          on the cores (--cores) instead of stretching it; alpha stays the
 #          2-rank one, and a rank that waited gets a core back after a
-#          switch (--switch-cost, most of the latency there): the 8-byte
-#          half round trip between two of as many ranks less the 2-rank one
+#          switch (--switch-cost, most of the latency there), solved from
+#          the barrier on as many ranks in the same launches as the rows
 #   copies an eager message's bytes are copied by the sender's CPU into
 #          the shm ring (--cpu-copies), in turn with its other work
 #
@@ -241,25 +241,46 @@ echo "# checks (no parameter comes from them), one split copy of 1 MiB: ping-pon
 # barrier N SWITCH: the model's N-rank barrier on the cores there are
 barrier() { predict --op barrier --ranks "$1" --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o" --call "$callb" \
 	--cmd-cost "$cmd" --cores "$cores" --switch-cost "$2"; }
+# switch N BARRIER: ranks share the cores, each waiting rank yielding its
+# core at every poll, so the model schedules the CPU work on the cores and
+# a rank that waited gets one back after a switch, solved here from an
+# N-rank barrier, where every rank is busy as in a collective (not from a
+# ping-pong between two of N ranks: the others sleep in their barrier
+# after 2000 polls, and whether the two share a core decides it, 0.67-1.47
+# us in three runs). The barrier's time grows piecewise linearly with the
+# switch: a few secant steps.
+switch() {
+	s0=0 p0=$(barrier "$1" 0) s1=1 p1=$(barrier "$1" 1)
+	for it in 1 2 3 4; do
+		s2=$(calc "$p1 != $p0 ? $s1 + ($2 - $p1) * ($s1 - $s0) / ($p1 - $p0) : $s1")
+		s2=$(calc "$s2 > 0 ? $s2 : 0")
+		s0=$s1 p0=$p1 s1=$s2 p1=$(barrier "$1" "$s2")
+	done
+	echo "$s1"
+}
+# algo N ALGO FIG BYTES: the best trial of ALGO's own N-rank launches
+algo() { awk -v a="$2" -v n="$1" -v f="$3" -v b="$4" '$1 == a && $2 == n && $3 == f && $4 == b { print $6 }' "$W/algo" |
+	sort -g | head -n 1; }
 for n in 2 4; do
-	eval "share$n="
 	[ "$n" -gt "$cores" ] || continue
-	hrtn=$(cal "$n" pingpong 8)
-	[ -n "$hrtn" ] || continue
-	# ranks share the cores, each waiting rank yielding its core at every
-	# poll: the model schedules the CPU work on the cores, and a rank that
-	# waited gets one back after a switch. The switch: the same run's
-	# 8-byte ping-pong between two of N ranks (the others wait in a
-	# barrier, yielding) less the 2-rank one, one switch a hop
-	sw=$(calc "$hrtn - $hrt > 0 ? $hrtn - $hrt : 0")
-	eval "share$n=\"--cores $cores --switch-cost $sw\""
 	barn=$(cal "$n" barrier 0)
-	echo "# $n ranks on $cores cores: CPU work scheduled on the cores; a switch $sw us ($n-rank 8 B half round trip $hrtn us - 2-rank $hrt us); check: $n-rank barrier measured ${barn:-?} us, predicted $(barrier "$n" "$sw") us"
+	[ -n "$barn" ] || continue
+	sw=$(switch "$n" "$barn")
+	echo "# $n ranks on $cores cores: CPU work scheduled on the cores; a rank that waited gets one back after a switch: $sw us from the best $n-rank barrier of the run ($barn us); each algorithm's rows take it from the barrier of their own launches (the host's load changes from launch to launch):"
+	for a in $ALGOS; do
+		ba=$(algo "$n" "$a" barrier 0)
+		[ -n "$ba" ] && printf '#   %s %s us (barrier %s us)\n' "$a" "$(switch "$n" "$ba")" "$ba"
+	done
 done
 printf '%-2s %-18s %9s  %10s  %10s  %7s  %s\n' n algorithm bytes predicted measured ratio "within 10%"
 for a in $ALGOS; do
 	for n in 2 4; do
-		eval "share=\$share$n"
+		share=
+		if [ "$n" -gt "$cores" ]; then
+			ba=$(algo "$n" "$a" barrier 0)
+			[ -n "$ba" ] || ba=$(cal "$n" barrier 0)
+			[ -n "$ba" ] && share="--cores $cores --switch-cost $(switch "$n" "$ba")"
+		fi
 		for bytes in $(awk -v k="$a $n allreduce" 'index($0, k " ") == 1 { print $4 }' "$W/algo" | sort -nu); do
 			m=$(best "$W/algo" "$a" "$n" allreduce "$bytes")
 			self=$(cal 2 self "$bytes")
