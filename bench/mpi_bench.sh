@@ -267,6 +267,17 @@ for n in 2 4; do
 	[ -n "$barn" ] || continue
 	sw=$(switch "$n" "$barn")
 	echo "# $n ranks on $cores cores: CPU work scheduled on the cores; a rank that waited gets one back after a switch: $sw us from the best $n-rank barrier of the run ($barn us); each algorithm's rows take it from the barrier of their own launches (the host's load changes from launch to launch):"
+	# checks: the N-rank MPI_Bcast (binomial, the root alternating
+	# between ranks 0 and 1) of 8 B and 1 MiB, best of the run
+	for b in 8 1048576; do
+		bm=$(cal "$n" bcast "$b")
+		[ -n "$bm" ] || continue
+		bp=$(predict --op bcast --ranks "$n" --bytes "$b" --alpha "$alpha" --beta "$beta" --overhead "$o" --call "$callb" \
+			--cmd-cost "$cmd" --acked-sends="$alpha" --noack-max "$noack" --rndv-min "$eager" --rndv-cost "$rndv" \
+			--split-min "$split" --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max 128 --cpu-copies \
+			--cores "$cores" --switch-cost "$sw")
+		echo "#   check: $n-rank MPI_Bcast of $b B measured $bm us, predicted $bp us"
+	done
 	for a in $ALGOS; do
 		ba=$(algo "$n" "$a" barrier 0)
 		[ -n "$ba" ] && printf '#   %s %s us (barrier %s us)\n' "$a" "$(switch "$n" "$ba")" "$ba"

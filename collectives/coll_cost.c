@@ -22,7 +22,14 @@
  * so a rank that serves a get cannot add or ask for its own data then.
  * A copy of split_min bytes and up is split as ptl's shm NAL splits it:
  * the second half on the receiver's CPU once the sender's request reaches
- * it (EV_HELP), and the copy is done when both halves are (EV_COPIED). */
+ * it (EV_HELP), and the copy is done when both halves are (EV_COPIED).
+ *
+ * With fewer cores than ranks (cores), a rank's CPU work also needs a
+ * core: each piece goes to the core where it can start first, and a rank
+ * that had been waiting pays the switch first (ptl's waiting ranks yield
+ * at every poll), so the ranks' work takes turns per core rather than
+ * every rank running at a fraction of one. With cpu_copies an eager
+ * message's bytes are the sender's CPU work, not its port's. */
 #include <stdlib.h>
 #include <string.h>
 
