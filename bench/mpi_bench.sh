@@ -70,7 +70,15 @@
 #          switch (--switch-cost, most of the latency there), solved from
 #          the barrier on as many ranks in the same launches as the rows
 #   copies an eager message's bytes are copied by the sender's CPU into
-#          the shm ring (--cpu-copies), in turn with its other work
+#          the shm ring (--cpu-copies), in turn with its other work; where
+#          a collective's sends stay eager above the eager limit
+#          (COLL_EAGER_TIMES in mpi_coll.c), the receiver's CPU reads
+#          those (--inline-max), at a cost beyond the bytes from the
+#          blocking 16 KiB ping-pong (eager up to 8 times the limit)
+#   input  where MPI_Allreduce leaves the input apart for every algorithm
+#          that reads it so (ptltool accepts --input for the ring), the
+#          model's schedule takes it apart too and the call is the checks
+#          alone
 #
 #   bench/mpi_bench.sh [rounds] [trials-per-round]       (from the build tree)
 #   PTL_BENCH_ALGOS="ring tree" bench/mpi_bench.sh        (fewer algorithms)
@@ -219,6 +227,27 @@ beta=$(awk -v a="$pp16k" -v l="$pp120k" 'BEGIN { d = l - a; if (d <= 0) d = l;
 rndv=$(calc "$pp16k - 16384 / $beta * 1e6 - 3 * $alpha - 3 * $o")
 rndv=$(calc "$rndv > 0 ? $rndv : 0")
 eager=${PTL_MPI_EAGER_LIMIT:-8192}
+# A collective's sends may stay eager beyond the eager limit (mpi_coll.c's
+# COLL_EAGER_TIMES, as a blocking MPI_Send does): above the limit, which
+# is what shm carries inline, the receiver reads such a message (its CPU
+# copies, no get hop) and acknowledges it. What that read costs beyond its
+# bytes: the blocking 16 KiB ping-pong (bench/mpi_pingpong.c, eager up to
+# 8 times the limit) less o + alpha + o + bytes/beta.
+ctimes=$(sed -n 's/^#define COLL_EAGER_TIMES \([0-9][0-9]*\).*/\1/p' "$S/lib/mpi-shim/mpi_coll.c" 2>/dev/null)
+ceager=$((eager * ${ctimes:-1}))
+rcopy=
+if [ "$ceager" -gt "$eager" ]; then
+	lat16k=$(cal 2 lat 16384)
+	rc=$(calc "${lat16k:-0} - 2 * $o - $alpha - 16384 / $beta * 1e6")
+	rc=$(calc "$rc > 0 ? $rc : 0")
+	rcopy="--inline-max $eager --recv-copy-cost $rc"
+fi
+# Whether MPI_Allreduce leaves the input apart for every algorithm that
+# can read it (coll_input_apart; ptltool refuses --input for the others):
+# then none of them copies it first, and the call is the checks alone. If
+# the rings cannot, only recursive doubling up to 4 KiB does (below).
+allapart=
+"$B/tools/ptltool" coll --op allreduce --ranks 4 --bytes 4K --algo ring --input >/dev/null 2>&1 && allapart=1
 bc8=$(cal 2 bcast 8)
 cmd=$(calc "${bc8:-$bar2} < $bar2 ? $bar2 - ${bc8:-$bar2} : 0")
 b0=$(predict --op barrier --ranks 2 --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o" --cmd-cost "$cmd")
@@ -235,6 +264,8 @@ one() { predict --op bcast --ranks 2 --bytes "$1" --alpha "$alpha" --beta "$beta
 	--rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split" --split-cost "$3"; }
 splitc=$(calc "$pp128k - $(one 128K 0 0 0)")
 splitc=$(calc "$splitc > 0 ? $splitc : 0")
+[ -n "$rcopy" ] && echo "#   a collective's sends stay eager up to $ceager B (COLL_EAGER_TIMES $ctimes), above $eager B read by the receiver: $rc us each beyond the bytes (blocking 16 KiB ping-pong ${lat16k:-?} us - 2 o - alpha - bytes/beta)"
+[ -n "$allapart" ] && echo "#   MPI_Allreduce leaves the input apart where the algorithm reads it (--input; the call: the checks alone, MPI_COMM_SELF's 8-byte call)"
 echo "#   a split copy costs the receiver $splitc us beyond its half (128 KiB ping-pong $pp128k us - the model's $(one 128K 0 0 0) us without)"
 bc1m=$(cal 2 bcast 1048576)
 echo "# checks (no parameter comes from them), one split copy of 1 MiB: ping-pong measured ${pp1m:-?} us, predicted $(one 1M 0 "$splitc" 0) us; 2-rank MPI_Bcast measured ${bc1m:-?} us, predicted $(one 1M "$callb" "$splitc" "$cmd") us"
@@ -302,12 +333,16 @@ for a in $ALGOS; do
 			if [ "$a" = recursive_doubling ] && [ "$bytes" -le 4096 ]; then
 				apart=--input lazy=1024
 				self=$(cal 2 self 8)
+			elif [ -n "$allapart" ] && "$B/tools/ptltool" coll --op allreduce --ranks "$n" --bytes "$bytes" \
+				--elem 8 --algo "$a" --input >/dev/null 2>&1; then
+				apart=--input
+				self=$(cal 2 self 8)
 			fi
 			call=$(calc "$callb + ${self:-0}")
 			p=$(predict --op allreduce --ranks "$n" --bytes "$bytes" --elem 8 --algo "$a" --ports "$(ports_of "$a")" $apart \
 				--alpha "$alpha" --beta "$beta" --gamma "$gamma" --overhead "$o" --call "$call" $share --cpu-copies \
-				--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split" --split-cost "$splitc" \
-				--recv-post "${post:-0}" --lazy-max "$lazy" --cmd-cost "$cmd")
+				--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$ceager" $rcopy --rndv-cost "$rndv" \
+				--split-min "$split" --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max "$lazy" --cmd-cost "$cmd")
 			awk -v n="$n" -v a="$a" -v b="$bytes" -v m="$m" -v p="${p:-0}" 'BEGIN {
 				r = 0; if (m > 0) r = p / m
 				printf "%-2s %-18s %9s  %10.3f  %10.3f  %6.2fx  %s\n", n, a, b, p, m, r, (r > 1.1 || r < 0.9) ? "no" : "yes" }'

@@ -379,8 +379,14 @@ struct coll_cost_params {
 	double switch_cost;
 	/* The sender's CPU copies an eager message's bytes (bytes/beta after
 	 * its o; shm puts them through the ring), so the port holds alpha
-	 * alone and the copy takes turns with the rank's other work. */
+	 * alone and the copy takes turns with the rank's other work. An eager
+	 * message of more than inline_max bytes (0: none) is instead copied
+	 * by its receiver's CPU when it takes it, recv_copy_cost plus
+	 * bytes/beta after its o, and acknowledged after that (shm: an eager
+	 * put that does not fit the ring inline is read by the receiver). */
 	bool cpu_copies;
+	size_t inline_max;
+	double recv_copy_cost;
 };
 struct coll_cost {
 	double time;          /* seconds until the last command ends */

@@ -29,7 +29,8 @@
  * that had been waiting pays the switch first (ptl's waiting ranks yield
  * at every poll), so the ranks' work takes turns per core rather than
  * every rank running at a fraction of one. With cpu_copies an eager
- * message's bytes are the sender's CPU work, not its port's. */
+ * message's bytes are the sender's CPU work, not its port's; above
+ * inline_max the receiver's, on arrival. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -184,6 +185,22 @@ static bool rndv(const struct coll_cost_params *p, size_t len)
 	return p->rndv && len > p->rndv_min;
 }
 
+/* whether the receiver's CPU copies an eager message of len bytes on its
+ * arrival (too large for the sender to put inline) */
+static bool recv_copies(const struct coll_cost_params *p, size_t len)
+{
+	return p->cpu_copies && p->inline_max && len > p->inline_max && !rndv(p, len);
+}
+
+/* what taking a message of len bytes costs its receiver: o, and the copy
+ * when it makes it */
+static double take_cost(const struct coll_cost_params *p, size_t len)
+{
+	if (!recv_copies(p, len))
+		return p->o;
+	return p->o + p->recv_copy_cost + (p->beta > 0 ? (double)len / p->beta : 0.0);
+}
+
 /* whether a send of len bytes is done only on its ACK */
 static bool acked(const struct coll_cost_params *p, size_t len)
 {
@@ -307,8 +324,9 @@ static int simulate(struct sim *m)
 			continue;
 		}
 		if (e.ev == EV_ARRIVAL && acked(p, c->len)) {
-			/* taking the message (o) sends the acknowledgement back */
-			double taken = cpu_run(m, e.rank, e.key, p->o);
+			/* taking the message (o, the copy if ours) sends the
+			 * acknowledgement back */
+			double taken = cpu_run(m, e.rank, e.key, take_cost(p, c->len));
 			int sr = m->pairs.rank[e.rank][e.idx];
 			size_t si = m->pairs.idx[e.rank][e.idx];
 			double trip = p->ack_alpha > 0 ? p->ack_alpha : p->alpha;
@@ -321,7 +339,7 @@ static int simulate(struct sim *m)
 		}
 		if (e.ev == EV_ARRIVAL || !is_xfer(c)) {
 			/* rank work: a receive's o (arrivals only), a reduction, a copy */
-			double w = (e.ev == EV_ARRIVAL ? p->o : 0.0)
+			double w = (e.ev == EV_ARRIVAL ? take_cost(p, c->len) : 0.0)
 				   + (c->kind == COLL_REDUCE ? (double)c->len * p->gamma : 0.0);
 			rc = finish(m, e.rank, e.idx, cpu_run(m, e.rank, e.key, w));
 			continue;
@@ -329,7 +347,8 @@ static int simulate(struct sim *m)
 		/* c is the send: o on the sender's CPU (and the copy, when the
 		 * CPU makes it), then its earliest free port */
 		double copy = p->beta > 0 ? (double)c->len / p->beta : 0.0;
-		double ready = cpu_run(m, e.rank, e.key, p->o + (p->cpu_copies && !rndv(p, c->len) ? copy : 0.0));
+		bool own_copy = p->cpu_copies && !rndv(p, c->len) && !recv_copies(p, c->len);
+		double ready = cpu_run(m, e.rank, e.key, p->o + (own_copy ? copy : 0.0));
 		if (rndv(p, c->len)) {
 			int rr = m->pairs.rank[e.rank][e.idx];
 			size_t ri = m->pairs.idx[e.rank][e.idx];

@@ -30,6 +30,7 @@ static void usage(FILE *out)
 	        "                    [--rndv-min SIZE] [--rndv-cost TIME] [--split-min SIZE]\n"
 	        "                    [--split-cost TIME] [--recv-post TIME] [--lazy-max SIZE]\n"
 	        "                    [--cmd-cost TIME] [--cores C] [--switch-cost TIME] [--cpu-copies]\n"
+	        "                    [--inline-max SIZE] [--recv-copy-cost TIME]\n"
 	        "                    [--counts LIST] [--show] [--json]\n"
 	        "\n"
 	        "Expand a collective into its schedule, print the algorithm chosen, steps,\n"
@@ -85,6 +86,11 @@ static void usage(FILE *out)
 	        "                 back (the yield and the switch; bare: us), default 0\n"
 	        "  --cpu-copies   the sender's CPU copies an eager message's bytes (shm), so\n"
 	        "                 the copy takes turns with its other work; the port holds alpha\n"
+	        "  --inline-max SIZE  with --cpu-copies: eager messages above SIZE are copied by\n"
+	        "                 the receiver's CPU on arrival instead (shm reads a put that does\n"
+	        "                 not fit its ring inline), default 0: none\n"
+	        "  --recv-copy-cost TIME  with --inline-max: the receiver's CPU per such copy\n"
+	        "                 beyond its bytes (bare: us), default 0\n"
 	        "  --show         draw the step-by-rank grid of sends (up to %d ranks)\n"
 	        "  --json         print one JSON object\n",
 	        COLL_MAX_RANKS, COLL_MAX_CHUNKS, SHOW_MAX_RANKS);
@@ -382,6 +388,8 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "cores", 0, OPT_INT, &cp.cores, NULL, 0, 1 << 20, 0, false },
 		{ "switch-cost", 0, OPT_TIME, &cp.switch_cost, NULL, 0, 0, 1e-6, false },
 		{ "cpu-copies", 0, OPT_FLAG, &cp.cpu_copies, NULL, 0, 0, 0, false },
+		{ "inline-max", 0, OPT_SIZE, &cp.inline_max, NULL, 0, 0, 0, false },
+		{ "recv-copy-cost", 0, OPT_TIME, &cp.recv_copy_cost, NULL, 0, 0, 1e-6, false },
 		{ "counts", 0, OPT_COUNTS, NULL, NULL, 0, 0, 0, false },
 		{ "show", 's', OPT_FLAG, &show, NULL, 0, 0, 0, false },
 		{ "json", 'j', OPT_FLAG, &json, NULL, 0, 0, 0, false },
@@ -530,7 +538,8 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 			printf("\"cores\": %d, \"switch_us\": %.6g, ", cp.cores, cp.switch_cost * 1e6);
 		else
 			printf("\"cores\": null, \"switch_us\": null, ");
-		printf("\"cpu_copies\": %s, ", cp.cpu_copies ? "true" : "false");
+		printf("\"cpu_copies\": %s, \"inline_max\": %zu, \"recv_copy_us\": %.6g, ", cp.cpu_copies ? "true" : "false",
+		       cp.inline_max, cp.recv_copy_cost * 1e6);
 		printf("\"warning\": ");
 		if (warning) {
 			putchar('"');

@@ -88,6 +88,11 @@ expect 0 --op allreduce --ranks 2 --bytes 4K --algo recursive_doubling --alpha 1
 	--overhead 0.5 --cpu-copies --cores 2 --switch-cost 0.25 --json
 has "$out" '"cores": null, "switch_us": null, "cpu_copies": true,'
 has "$out" '"predicted_us": 6.096'
+# above --inline-max the receiver copies: o + alpha + o + 0.2 + 4.096
+expect 0 --op allreduce --ranks 2 --bytes 4K --algo recursive_doubling --alpha 1 --beta 1GB/s --gamma 0 \
+	--overhead 0.5 --cpu-copies --inline-max 1K --recv-copy-cost 0.2 --json
+has "$out" '"inline_max": 1024, "recv_copy_us": 0.2,'
+has "$out" '"predicted_us": 6.296'
 
 # allgatherv: short goes by bruck (N not a power of two: 3 rounds), long by
 # the one-way ring; zero blocks carry nothing

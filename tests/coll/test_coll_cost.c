@@ -422,6 +422,34 @@ static void test_sw_cpu_copies(void **state)
 	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RING_BIDIR, 4, 1 << 20, 2, &q), 4 * (1 << 20) / 4 / 1e9);
 }
 
+/* Above inline_max an eager message is copied by its receiver's CPU when
+ * it takes it (o, recv_copy_cost, the bytes), not by the sender's: a
+ * 2-rank exchange's chain is then o + alpha + that, and an acknowledged
+ * send's ACK leaves only after the copy. Up to inline_max the sender
+ * copies, as with cpu_copies alone; above rndv_min the rendezvous. */
+static void test_sw_recv_copies(void **state)
+{
+	(void)state;
+	double M = 32768;
+	struct coll_cost_params p = { .alpha = 1e-6, .beta = 1e9, .gamma = 1e-10, .o = 3e-7, .call = 2e-6,
+				      .cpu_copies = true, .inline_max = 8192, .recv_copy_cost = 2e-7,
+				      .rndv = true, .rndv_min = 65536 };
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p),
+	     2e-6 + 3e-7 + 1e-6 + 3e-7 + 2e-7 + M / 1e9 + M * 1e-10);
+	p.acked_sends = true;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p),
+	     2e-6 + 3e-7 + 1e-6 + 3e-7 + 2e-7 + M / 1e9 + 1e-6 + 3e-7 + M * 1e-10);
+	p.acked_sends = false;
+	p.inline_max = 32768;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p),
+	     2e-6 + 3e-7 + M / 1e9 + 1e-6 + 3e-7 + M * 1e-10);
+	p.inline_max = 8192;
+	p.rndv_min = 16384; /* the rendezvous: as without inline_max */
+	double r = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p);
+	p.inline_max = 0;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p), r);
+}
+
 /* More of any term makes a schedule slower, for the allreduce algorithms
  * over sizes and group sizes, and the zero terms are the plain model. Not
  * the double binary tree on one port: which tree's transfer gets the port
@@ -495,6 +523,7 @@ int main(void)
 		cmocka_unit_test(test_sw_ranks_per_core),
 		cmocka_unit_test(test_sw_shared_cores),
 		cmocka_unit_test(test_sw_cpu_copies),
+		cmocka_unit_test(test_sw_recv_copies),
 		cmocka_unit_test(test_sw_monotonic),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
