@@ -334,7 +334,7 @@ for a in $ALGOS; do
 				apart=--input lazy=1024
 				self=$(cal 2 self 8)
 			elif [ -n "$allapart" ] && "$B/tools/ptltool" coll --op allreduce --ranks "$n" --bytes "$bytes" \
-				--elem 8 --algo "$a" --input >/dev/null 2>&1; then
+				--elem 8 --algo "$a" --ports "$(ports_of "$a")" --input >/dev/null 2>&1; then
 				apart=--input
 				self=$(cal 2 self 8)
 			fi
