@@ -63,13 +63,29 @@
 #          is a header, the receiver's get, and the copy on the sender's
 #          CPU (on shm the rank that serves a get copies), so the copy
 #          takes turns with that rank's reductions: --rndv-min
-#   ranks per core  the run's ranks over nproc; with more ranks than cores
-#          the latency is mostly waiting for the peer to get a core, so
-#          alpha there is solved from the same run's barrier on as many ranks
+#   cores  with more ranks than cores (nproc) a waiting rank yields its
+#          core at every poll, so the model schedules the ranks' CPU work
+#          on the cores (--cores) instead of stretching it; alpha stays the
+#          2-rank one, and a rank that waited gets a core back after a
+#          switch (--switch-cost, most of the latency there), solved from
+#          the barrier on as many ranks in the same launches as the rows
+#   copies an eager message's bytes are copied by the sender's CPU into
+#          the shm ring (--cpu-copies), in turn with its other work; where
+#          a collective's sends stay eager above the eager limit
+#          (COLL_EAGER_TIMES in mpi_coll.c), the receiver's CPU reads
+#          those (--inline-max), at a cost beyond the bytes from the
+#          blocking 16 KiB ping-pong (eager up to 8 times the limit)
+#   input  where MPI_Allreduce leaves the input apart for every algorithm
+#          that reads it so (ptltool accepts --input for the ring), the
+#          model's schedule takes it apart too and the call is the checks
+#          alone
 #
 #   bench/mpi_bench.sh [rounds] [trials-per-round]       (from the build tree)
 #   PTL_BENCH_ALGOS="ring tree" bench/mpi_bench.sh        (fewer algorithms)
 #   PTL_BENCH_IMPLS=ptl bench/mpi_bench.sh                (ptl alone: the model)
+#   PTL_BENCH_KEEP=DIR / PTL_BENCH_FROM=DIR bench/mpi_bench.sh  (keep the
+#          measurements; run the model alone on kept ones)
+#   PTL_BENCH_LAUNCHES=N  launches per algorithm and round (default 3)
 set -u
 B=$(cd "$(dirname "$0")/.." && pwd)
 S=${PTL_TOP_SRCDIR:-$B}
@@ -77,6 +93,13 @@ ROUNDS=${1:-3}
 TRIALS=${2:-3}
 ALGOS=${PTL_BENCH_ALGOS:-ring ring_bidir halving_doubling tree recursive_doubling}
 W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
+# PTL_BENCH_KEEP=DIR keeps this run's measurements (DIR/all, DIR/algo);
+# PTL_BENCH_FROM=DIR measures nothing and runs the model on DIR's instead
+# (to work on the model without rerunning the machine's part)
+if [ -n "${PTL_BENCH_FROM:-}" ]; then
+	cp "$PTL_BENCH_FROM/all" "$PTL_BENCH_FROM/algo" "$W/" || exit 1
+	ROUNDS=0
+fi
 PTLFLAGS="-I$S/include $B/lib/mpi-shim/.libs/libptlmpi.so -Wl,-rpath,$B/lib/mpi-shim/.libs:$B/lib/.libs"
 
 for p in pingpong allreduce; do
@@ -107,8 +130,14 @@ run() {
 # ring_bidir needs two ports per rank to be itself (else it is the ring)
 ports_of() { [ "$1" = ring_bidir ] && echo 2 || echo 1; }
 
-# the model's rows take best trials: three times as many per run
-ATRIALS=$((TRIALS * 3 > 100 ? 100 : TRIALS * 3))
+# the model's rows take best trials: three times as many per round, in
+# three launches (PTL_BENCH_LAUNCHES) of TRIALS each. A launch that shares
+# a core with another tenant's process is slow throughout (2-rank 8-byte
+# allreduce 1.4 us against 0.75, every size about 2x, in both rounds of
+# one run), so more launches, not more trials in one, find the machine
+# the model describes - as the calibration's figures do, which come from
+# every launch.
+LAUNCHES=${PTL_BENCH_LAUNCHES:-3}
 load0=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null)
 for r in $(seq "$ROUNDS"); do
 	T=$TRIALS
@@ -118,14 +147,19 @@ for r in $(seq "$ROUNDS"); do
 		run "$i" 2 allreduce | sed "s/^/$i 2 /" >> "$W/all" || echo "mpi_bench.sh: $i allreduce failed" >&2
 		run "$i" 4 allreduce | sed "s/^/$i 4 /" >> "$W/all" || echo "mpi_bench.sh: $i 4-rank allreduce failed" >&2
 	done
-	T=$ATRIALS
-	for a in $ALGOS; do
-		for n in 2 4; do
-			PTL_COLL_ALGO=allreduce=$a PTL_COLL_PORTS=$(ports_of "$a") run ptl $n allreduce |
-				sed "s/^/$a $n /" >> "$W/algo" || echo "mpi_bench.sh: ptl allreduce $a on $n ranks failed" >&2
+	T=$TRIALS
+	for l in $(seq "$LAUNCHES"); do
+		for a in $ALGOS; do
+			for n in 2 4; do
+				PTL_COLL_ALGO=allreduce=$a PTL_COLL_PORTS=$(ports_of "$a") run ptl $n allreduce |
+					sed "s/^/$a $n /" >> "$W/algo" ||
+					echo "mpi_bench.sh: ptl allreduce $a on $n ranks failed" >&2
+			done
 		done
 	done
 done
+
+[ -n "${PTL_BENCH_KEEP:-}" ] && mkdir -p "$PTL_BENCH_KEEP" && cp "$W/all" "$W/algo" "$PTL_BENCH_KEEP/"
 
 # med FILE KEY...: median of the per-round medians of the rows that start with KEY
 med() {
@@ -193,6 +227,27 @@ beta=$(awk -v a="$pp16k" -v l="$pp120k" 'BEGIN { d = l - a; if (d <= 0) d = l;
 rndv=$(calc "$pp16k - 16384 / $beta * 1e6 - 3 * $alpha - 3 * $o")
 rndv=$(calc "$rndv > 0 ? $rndv : 0")
 eager=${PTL_MPI_EAGER_LIMIT:-8192}
+# A collective's sends may stay eager beyond the eager limit (mpi_coll.c's
+# COLL_EAGER_TIMES, as a blocking MPI_Send does): above the limit, which
+# is what shm carries inline, the receiver reads such a message (its CPU
+# copies, no get hop) and acknowledges it. What that read costs beyond its
+# bytes: the blocking 16 KiB ping-pong (bench/mpi_pingpong.c, eager up to
+# 8 times the limit) less o + alpha + o + bytes/beta.
+ctimes=$(sed -n 's/^#define COLL_EAGER_TIMES \([0-9][0-9]*\).*/\1/p' "$S/lib/mpi-shim/mpi_coll.c" 2>/dev/null)
+ceager=$((eager * ${ctimes:-1}))
+rcopy=
+if [ "$ceager" -gt "$eager" ]; then
+	lat16k=$(cal 2 lat 16384)
+	rc=$(calc "${lat16k:-0} - 2 * $o - $alpha - 16384 / $beta * 1e6")
+	rc=$(calc "$rc > 0 ? $rc : 0")
+	rcopy="--inline-max $eager --recv-copy-cost $rc"
+fi
+# Whether MPI_Allreduce leaves the input apart for every algorithm that
+# can read it (coll_input_apart; ptltool refuses --input for the others):
+# then none of them copies it first, and the call is the checks alone. If
+# the rings cannot, only recursive doubling up to 4 KiB does (below).
+allapart=
+"$B/tools/ptltool" coll --op allreduce --ranks 4 --bytes 4K --algo ring --input >/dev/null 2>&1 && allapart=1
 bc8=$(cal 2 bcast 8)
 cmd=$(calc "${bc8:-$bar2} < $bar2 ? $bar2 - ${bc8:-$bar2} : 0")
 b0=$(predict --op barrier --ranks 2 --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o" --cmd-cost "$cmd")
@@ -200,7 +255,7 @@ callb=$(calc "$bar2 - $b0 > 0 ? $bar2 - $b0 : 0")
 cores=$(nproc)
 noack=1024; [ -n "${PTL_MPI_NOACK_OFF:-}" ] && noack=0
 echo
-echo "# predicted (collectives/coll_cost.c via ptltool coll) vs measured ptl allreduce (best of $ROUNDS rounds x $ATRIALS trials), us; ratio = predicted / measured"
+echo "# predicted (collectives/coll_cost.c via ptltool coll) vs measured ptl allreduce (best of $ROUNDS rounds x $LAUNCHES launches x $TRIALS trials), us; ratio = predicted / measured"
 echo "# calibration from this run (2 ranks, a core each): o $o us/message; receive posted $post us (above 128 B; direct recursive doubling: 1024 B); $cmd us per command (barrier $bar2 us - 8 B bcast ${bc8:-?} us); alpha $alpha us ($hrt us 8 B half round trip - 2 o);"
 echo "#   beta $beta B/s (one core's copy; ping-pongs 16 KiB $pp16k us, 120 KiB $pp120k us); rendezvous above $eager B, $rndv us each (16 KiB ping-pong - bytes/beta - 3 alpha - 3 o); copies from $split B split with the receiver; gamma $gamma ns/B; call $callb us (barrier $bar2 us - model's $b0 us) + MPI_COMM_SELF allreduce of the size; acked sends"
 # one BYTES CALL SPLIT-COST CMD: one copy of BYTES; a 2-rank bcast is one
@@ -209,27 +264,65 @@ one() { predict --op bcast --ranks 2 --bytes "$1" --alpha "$alpha" --beta "$beta
 	--rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split" --split-cost "$3"; }
 splitc=$(calc "$pp128k - $(one 128K 0 0 0)")
 splitc=$(calc "$splitc > 0 ? $splitc : 0")
+[ -n "$rcopy" ] && echo "#   a collective's sends stay eager up to $ceager B (COLL_EAGER_TIMES $ctimes), above $eager B read by the receiver: $rc us each beyond the bytes (blocking 16 KiB ping-pong ${lat16k:-?} us - 2 o - alpha - bytes/beta)"
+[ -n "$allapart" ] && echo "#   MPI_Allreduce leaves the input apart where the algorithm reads it (--input; the call: the checks alone, MPI_COMM_SELF's 8-byte call)"
 echo "#   a split copy costs the receiver $splitc us beyond its half (128 KiB ping-pong $pp128k us - the model's $(one 128K 0 0 0) us without)"
 bc1m=$(cal 2 bcast 1048576)
 echo "# checks (no parameter comes from them), one split copy of 1 MiB: ping-pong measured ${pp1m:-?} us, predicted $(one 1M 0 "$splitc" 0) us; 2-rank MPI_Bcast measured ${bc1m:-?} us, predicted $(one 1M "$callb" "$splitc" "$cmd") us"
+# barrier N SWITCH: the model's N-rank barrier on the cores there are
+barrier() { predict --op barrier --ranks "$1" --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o" --call "$callb" \
+	--cmd-cost "$cmd" --cores "$cores" --switch-cost "$2"; }
+# switch N BARRIER: ranks share the cores, each waiting rank yielding its
+# core at every poll, so the model schedules the CPU work on the cores and
+# a rank that waited gets one back after a switch, solved here from an
+# N-rank barrier, where every rank is busy as in a collective (not from a
+# ping-pong between two of N ranks: the others sleep in their barrier
+# after 2000 polls, and whether the two share a core decides it, 0.67-1.47
+# us in three runs). The barrier's time grows piecewise linearly with the
+# switch: a few secant steps.
+switch() {
+	s0=0 p0=$(barrier "$1" 0) s1=1 p1=$(barrier "$1" 1)
+	for it in 1 2 3 4; do
+		s2=$(calc "$p1 != $p0 ? $s1 + ($2 - $p1) * ($s1 - $s0) / ($p1 - $p0) : $s1")
+		s2=$(calc "$s2 > 0 ? $s2 : 0")
+		s0=$s1 p0=$p1 s1=$s2 p1=$(barrier "$1" "$s2")
+	done
+	echo "$s1"
+}
+# algo N ALGO FIG BYTES: the best trial of ALGO's own N-rank launches
+algo() { awk -v a="$2" -v n="$1" -v f="$3" -v b="$4" '$1 == a && $2 == n && $3 == f && $4 == b { print $6 }' "$W/algo" |
+	sort -g | head -n 1; }
 for n in 2 4; do
-	eval "k$n=1 alpha$n=$alpha"
 	[ "$n" -gt "$cores" ] || continue
-	k=$(calc "$n / $cores")
 	barn=$(cal "$n" barrier 0)
 	[ -n "$barn" ] || continue
-	# the barrier's time is linear in alpha: solve it for this sharing
-	p0=$(predict --op barrier --ranks "$n" --bytes 0 --alpha 0 --beta "$beta" --overhead "$o" --call "$callb" --ranks-per-core "$k" --cmd-cost "$cmd")
-	p1=$(predict --op barrier --ranks "$n" --bytes 0 --alpha 1 --beta "$beta" --overhead "$o" --call "$callb" --ranks-per-core "$k" --cmd-cost "$cmd")
-	an=$(calc "($barn - $p0) / ($p1 - $p0)")
-	an=$(calc "$an > $alpha ? $an : $alpha")
-	eval "k$n=$k alpha$n=$an"
-	echo "# $n ranks on $cores cores: $k ranks per core (o, gamma, call, copies x $k); alpha $an us from the $n-rank barrier ($barn us)"
+	sw=$(switch "$n" "$barn")
+	echo "# $n ranks on $cores cores: CPU work scheduled on the cores; a rank that waited gets one back after a switch: $sw us from the best $n-rank barrier of the run ($barn us); each algorithm's rows take it from the barrier of their own launches (the host's load changes from launch to launch):"
+	# checks: the N-rank MPI_Bcast (binomial, the root alternating
+	# between ranks 0 and 1) of 8 B and 1 MiB, best of the run
+	for b in 8 1048576; do
+		bm=$(cal "$n" bcast "$b")
+		[ -n "$bm" ] || continue
+		bp=$(predict --op bcast --ranks "$n" --bytes "$b" --alpha "$alpha" --beta "$beta" --overhead "$o" --call "$callb" \
+			--cmd-cost "$cmd" --acked-sends="$alpha" --noack-max "$noack" --rndv-min "$eager" --rndv-cost "$rndv" \
+			--split-min "$split" --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max 128 --cpu-copies \
+			--cores "$cores" --switch-cost "$sw")
+		echo "#   check: $n-rank MPI_Bcast of $b B measured $bm us, predicted $bp us"
+	done
+	for a in $ALGOS; do
+		ba=$(algo "$n" "$a" barrier 0)
+		[ -n "$ba" ] && printf '#   %s %s us (barrier %s us)\n' "$a" "$(switch "$n" "$ba")" "$ba"
+	done
 done
 printf '%-2s %-18s %9s  %10s  %10s  %7s  %s\n' n algorithm bytes predicted measured ratio "within 10%"
 for a in $ALGOS; do
 	for n in 2 4; do
-		eval "k=\$k$n an=\$alpha$n"
+		share=
+		if [ "$n" -gt "$cores" ]; then
+			ba=$(algo "$n" "$a" barrier 0)
+			[ -n "$ba" ] || ba=$(cal "$n" barrier 0)
+			[ -n "$ba" ] && share="--cores $cores --switch-cost $(switch "$n" "$ba")"
+		fi
 		for bytes in $(awk -v k="$a $n allreduce" 'index($0, k " ") == 1 { print $4 }' "$W/algo" | sort -nu); do
 			m=$(best "$W/algo" "$a" "$n" allreduce "$bytes")
 			self=$(cal 2 self "$bytes")
@@ -240,12 +333,16 @@ for a in $ALGOS; do
 			if [ "$a" = recursive_doubling ] && [ "$bytes" -le 4096 ]; then
 				apart=--input lazy=1024
 				self=$(cal 2 self 8)
+			elif [ -n "$allapart" ] && "$B/tools/ptltool" coll --op allreduce --ranks "$n" --bytes "$bytes" \
+				--elem 8 --algo "$a" --ports "$(ports_of "$a")" --input >/dev/null 2>&1; then
+				apart=--input
+				self=$(cal 2 self 8)
 			fi
 			call=$(calc "$callb + ${self:-0}")
 			p=$(predict --op allreduce --ranks "$n" --bytes "$bytes" --elem 8 --algo "$a" --ports "$(ports_of "$a")" $apart \
-				--alpha "$an" --beta "$beta" --gamma "$gamma" --overhead "$o" --call "$call" --ranks-per-core "$k" \
-				--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split" --split-cost "$splitc" \
-				--recv-post "${post:-0}" --lazy-max "$lazy" --cmd-cost "$cmd")
+				--alpha "$alpha" --beta "$beta" --gamma "$gamma" --overhead "$o" --call "$call" $share --cpu-copies \
+				--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$ceager" $rcopy --rndv-cost "$rndv" \
+				--split-min "$split" --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max "$lazy" --cmd-cost "$cmd")
 			awk -v n="$n" -v a="$a" -v b="$bytes" -v m="$m" -v p="${p:-0}" 'BEGIN {
 				r = 0; if (m > 0) r = p / m
 				printf "%-2s %-18s %9s  %10.3f  %10.3f  %6.2fx  %s\n", n, a, b, p, m, r, (r > 1.1 || r < 0.9) ? "no" : "yes" }'

@@ -365,6 +365,28 @@ struct coll_cost_params {
 	 * and recv_post: the collective's own bookkeeping for it (posting
 	 * it, noting its completion, what it unblocks), paid when posted. */
 	double cmd_cost;
+	/* The ranks share `cores` cores (0, or at least as many cores as
+	 * ranks: a core each), as ptl's ranks do on an oversubscribed host,
+	 * where a waiting rank yields its core at every poll: CPU work is
+	 * not stretched (ranks_per_core is ignored) but scheduled, each piece
+	 * on the core where it can start first, so one rank's reduction and
+	 * another's message take turns while a third's transfer overlaps
+	 * them. A rank that waited pays switch_cost before its work (the
+	 * core passes between its waiting ranks, and the one whose message
+	 * came gets it when the other yields: most of the latency there);
+	 * one that goes on from its own last piece keeps its core. */
+	int cores;
+	double switch_cost;
+	/* The sender's CPU copies an eager message's bytes (bytes/beta after
+	 * its o; shm puts them through the ring), so the port holds alpha
+	 * alone and the copy takes turns with the rank's other work. An eager
+	 * message of more than inline_max bytes (0: none) is instead copied
+	 * by its receiver's CPU when it takes it, recv_copy_cost plus
+	 * bytes/beta after its o, and acknowledged after that (shm: an eager
+	 * put that does not fit the ring inline is read by the receiver). */
+	bool cpu_copies;
+	size_t inline_max;
+	double recv_copy_cost;
 };
 struct coll_cost {
 	double time;          /* seconds until the last command ends */

@@ -22,7 +22,15 @@
  * so a rank that serves a get cannot add or ask for its own data then.
  * A copy of split_min bytes and up is split as ptl's shm NAL splits it:
  * the second half on the receiver's CPU once the sender's request reaches
- * it (EV_HELP), and the copy is done when both halves are (EV_COPIED). */
+ * it (EV_HELP), and the copy is done when both halves are (EV_COPIED).
+ *
+ * With fewer cores than ranks (cores), a rank's CPU work also needs a
+ * core: each piece goes to the core where it can start first, and a rank
+ * that had been waiting pays the switch first (ptl's waiting ranks yield
+ * at every poll), so the ranks' work takes turns per core rather than
+ * every rank running at a fraction of one. With cpu_copies an eager
+ * message's bytes are the sender's CPU work, not its port's; above
+ * inline_max the receiver's, on arrival. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,6 +113,9 @@ struct sim {
 	double *cpu_busy;   /* CPU-seconds per rank */
 	size_t *split;      /* per rank: the send whose copy is split now, or SIZE_MAX */
 	double k;           /* slowdown of CPU work: ranks per core, >= 1 */
+	int ncores;         /* > 0: ranks share these cores (core_free, core_last) */
+	double *core_free;  /* when each core is next free */
+	int *core_last;     /* the rank each core ran last, -1: none yet */
 	int nports;
 	struct heap h;
 	double end;
@@ -174,6 +185,22 @@ static bool rndv(const struct coll_cost_params *p, size_t len)
 	return p->rndv && len > p->rndv_min;
 }
 
+/* whether the receiver's CPU copies an eager message of len bytes on its
+ * arrival (too large for the sender to put inline) */
+static bool recv_copies(const struct coll_cost_params *p, size_t len)
+{
+	return p->cpu_copies && p->inline_max && len > p->inline_max && !rndv(p, len);
+}
+
+/* what taking a message of len bytes costs its receiver: o, and the copy
+ * when it makes it */
+static double take_cost(const struct coll_cost_params *p, size_t len)
+{
+	if (!recv_copies(p, len))
+		return p->o;
+	return p->o + p->recv_copy_cost + (p->beta > 0 ? (double)len / p->beta : 0.0);
+}
+
 /* whether a send of len bytes is done only on its ACK */
 static bool acked(const struct coll_cost_params *p, size_t len)
 {
@@ -187,11 +214,38 @@ static size_t own_part(const struct coll_cost_params *p, size_t len)
 	return p->split_min && len >= p->split_min ? (len / 2) & ~(size_t)4095 : len;
 }
 
+/* Shared cores: rank r's work of w seconds, ready at start, goes to the
+ * core where it can start first (the one it ran on last when that is as
+ * early). A rank that was waiting (wake) gets a core back only after a
+ * switch: ptl's waiting ranks yield at every poll, so a core with nothing
+ * to run passes between its waiting ranks, and a rank whose message came
+ * waits for the one that has the core to yield. A rank that goes on from
+ * its own last piece keeps its core. Returns when the work starts. */
+static double core_take(struct sim *m, int r, double start, double w, bool wake)
+{
+	int best = 0;
+	double best_at = 0;
+	for (int c = 0; c < m->ncores; c++) {
+		double at = start > m->core_free[c] ? start : m->core_free[c];
+		if (c == 0 || at < best_at || (at == best_at && m->core_last[c] == r)) {
+			best = c;
+			best_at = at;
+		}
+	}
+	if (wake)
+		best_at += m->p->switch_cost;
+	m->core_free[best] = best_at + w;
+	m->core_last[best] = r;
+	return best_at;
+}
+
 /* w seconds (before the slowdown) of rank r's CPU, from t at the earliest;
  * returns when they end. */
 static double cpu_run(struct sim *m, int r, double t, double w)
 {
 	double start = t > m->cpu[r] ? t : m->cpu[r];
+	if (m->ncores && w > 0)
+		start = core_take(m, r, start, w, t > m->cpu[r]);
 	m->cpu[r] = start + m->k * w;
 	m->cpu_busy[r] += m->k * w;
 	return m->cpu[r];
@@ -270,8 +324,9 @@ static int simulate(struct sim *m)
 			continue;
 		}
 		if (e.ev == EV_ARRIVAL && acked(p, c->len)) {
-			/* taking the message (o) sends the acknowledgement back */
-			double taken = cpu_run(m, e.rank, e.key, p->o);
+			/* taking the message (o, the copy if ours) sends the
+			 * acknowledgement back */
+			double taken = cpu_run(m, e.rank, e.key, take_cost(p, c->len));
 			int sr = m->pairs.rank[e.rank][e.idx];
 			size_t si = m->pairs.idx[e.rank][e.idx];
 			double trip = p->ack_alpha > 0 ? p->ack_alpha : p->alpha;
@@ -284,13 +339,16 @@ static int simulate(struct sim *m)
 		}
 		if (e.ev == EV_ARRIVAL || !is_xfer(c)) {
 			/* rank work: a receive's o (arrivals only), a reduction, a copy */
-			double w = (e.ev == EV_ARRIVAL ? p->o : 0.0)
+			double w = (e.ev == EV_ARRIVAL ? take_cost(p, c->len) : 0.0)
 				   + (c->kind == COLL_REDUCE ? (double)c->len * p->gamma : 0.0);
 			rc = finish(m, e.rank, e.idx, cpu_run(m, e.rank, e.key, w));
 			continue;
 		}
-		/* c is the send: o on the sender's CPU, then its earliest free port */
-		double ready = cpu_run(m, e.rank, e.key, p->o);
+		/* c is the send: o on the sender's CPU (and the copy, when the
+		 * CPU makes it), then its earliest free port */
+		double copy = p->beta > 0 ? (double)c->len / p->beta : 0.0;
+		bool own_copy = p->cpu_copies && !rndv(p, c->len) && !recv_copies(p, c->len);
+		double ready = cpu_run(m, e.rank, e.key, p->o + (own_copy ? copy : 0.0));
 		if (rndv(p, c->len)) {
 			int rr = m->pairs.rank[e.rank][e.idx];
 			size_t ri = m->pairs.idx[e.rank][e.idx];
@@ -302,7 +360,7 @@ static int simulate(struct sim *m)
 			if (pt[k] < *best)
 				best = &pt[k];
 		double start = ready > *best ? ready : *best;
-		double dur = p->alpha + (p->beta > 0 ? m->k * (double)c->len / p->beta : 0.0);
+		double dur = p->alpha + (p->cpu_copies ? 0.0 : m->k * copy);
 		double end = start + dur;
 		*best = end;
 		m->busy[e.rank] += dur;
@@ -343,6 +401,16 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	m.cpu_busy = calloc((size_t)n, sizeof *m.cpu_busy);
 	m.split = malloc((size_t)n * sizeof *m.split);
 	m.k = p.ranks_per_core > 1 ? p.ranks_per_core : 1;
+	if (p.cores > 0 && p.cores < n) {
+		m.ncores = p.cores;
+		m.k = 1;  /* scheduled, not stretched */
+		m.core_free = calloc((size_t)p.cores, sizeof *m.core_free);
+		m.core_last = malloc((size_t)p.cores * sizeof *m.core_last);
+		if (!m.core_free || !m.core_last)
+			rc = -ENOMEM;
+		for (int c = 0; c < p.cores && !rc; c++)
+			m.core_last[c] = -1;
+	}
 	if (!m.dag || !m.rdy || !m.ports || !m.busy || !m.cpu || !m.cpu_busy || !m.split)
 		rc = -ENOMEM;
 	for (int r = 0; r < n && !rc; r++)
@@ -388,6 +456,8 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	free(m.cpu);
 	free(m.cpu_busy);
 	free(m.split);
+	free(m.core_free);
+	free(m.core_last);
 	free(m.h.v);
 	coll_pairs_free(s, &m.pairs);
 	return rc;

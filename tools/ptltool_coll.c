@@ -29,7 +29,8 @@ static void usage(FILE *out)
 	        "                    [--ranks-per-core K] [--acked-sends[=TIME]] [--noack-max SIZE]\n"
 	        "                    [--rndv-min SIZE] [--rndv-cost TIME] [--split-min SIZE]\n"
 	        "                    [--split-cost TIME] [--recv-post TIME] [--lazy-max SIZE]\n"
-	        "                    [--cmd-cost TIME]\n"
+	        "                    [--cmd-cost TIME] [--cores C] [--switch-cost TIME] [--cpu-copies]\n"
+	        "                    [--inline-max SIZE] [--recv-copy-cost TIME]\n"
 	        "                    [--counts LIST] [--show] [--json]\n"
 	        "\n"
 	        "Expand a collective into its schedule, print the algorithm chosen, steps,\n"
@@ -78,6 +79,18 @@ static void usage(FILE *out)
 	        "  --lazy-max SIZE  receives up to SIZE bytes post nothing, default 0\n"
 	        "  --cmd-cost TIME  CPU time per send and receive a rank posts, beyond the\n"
 	        "                 others (the collective's bookkeeping; bare: us), default 0\n"
+	        "  --cores C      the ranks share C cores (fewer than the ranks): CPU work is\n"
+	        "                 scheduled on them, each piece where it starts first, instead\n"
+	        "                 of stretched (--ranks-per-core is then ignored)\n"
+	        "  --switch-cost TIME  with --cores: what a rank that waited pays to get a core\n"
+	        "                 back (the yield and the switch; bare: us), default 0\n"
+	        "  --cpu-copies   the sender's CPU copies an eager message's bytes (shm), so\n"
+	        "                 the copy takes turns with its other work; the port holds alpha\n"
+	        "  --inline-max SIZE  with --cpu-copies: eager messages above SIZE are copied by\n"
+	        "                 the receiver's CPU on arrival instead (shm reads a put that does\n"
+	        "                 not fit its ring inline), default 0: none\n"
+	        "  --recv-copy-cost TIME  with --inline-max: the receiver's CPU per such copy\n"
+	        "                 beyond its bytes (bare: us), default 0\n"
 	        "  --show         draw the step-by-rank grid of sends (up to %d ranks)\n"
 	        "  --json         print one JSON object\n",
 	        COLL_MAX_RANKS, COLL_MAX_CHUNKS, SHOW_MAX_RANKS);
@@ -372,6 +385,11 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "recv-post", 0, OPT_TIME, &cp.recv_post, NULL, 0, 0, 1e-6, false },
 		{ "lazy-max", 0, OPT_SIZE, &cp.lazy_max, NULL, 0, 0, 0, false },
 		{ "cmd-cost", 0, OPT_TIME, &cp.cmd_cost, NULL, 0, 0, 1e-6, false },
+		{ "cores", 0, OPT_INT, &cp.cores, NULL, 0, 1 << 20, 0, false },
+		{ "switch-cost", 0, OPT_TIME, &cp.switch_cost, NULL, 0, 0, 1e-6, false },
+		{ "cpu-copies", 0, OPT_FLAG, &cp.cpu_copies, NULL, 0, 0, 0, false },
+		{ "inline-max", 0, OPT_SIZE, &cp.inline_max, NULL, 0, 0, 0, false },
+		{ "recv-copy-cost", 0, OPT_TIME, &cp.recv_copy_cost, NULL, 0, 0, 1e-6, false },
 		{ "counts", 0, OPT_COUNTS, NULL, NULL, 0, 0, 0, false },
 		{ "show", 's', OPT_FLAG, &show, NULL, 0, 0, 0, false },
 		{ "json", 'j', OPT_FLAG, &json, NULL, 0, 0, 0, false },
@@ -516,6 +534,12 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 			printf("\"split_min\": null, \"split_us\": null, ");
 		printf("\"recv_post_us\": %.6g, \"lazy_max\": %zu, \"cmd_us\": %.6g, ", cp.recv_post * 1e6, cp.lazy_max,
 		       cp.cmd_cost * 1e6);
+		if (cp.cores > 0 && cp.cores < req.nranks)
+			printf("\"cores\": %d, \"switch_us\": %.6g, ", cp.cores, cp.switch_cost * 1e6);
+		else
+			printf("\"cores\": null, \"switch_us\": null, ");
+		printf("\"cpu_copies\": %s, \"inline_max\": %zu, \"recv_copy_us\": %.6g, ", cp.cpu_copies ? "true" : "false",
+		       cp.inline_max, cp.recv_copy_cost * 1e6);
 		printf("\"warning\": ");
 		if (warning) {
 			putchar('"');
@@ -553,6 +577,9 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		if (have_cost) {
 			printf("predicted     %.3f us (alpha %.4g us, beta %.4g GB/s, gamma %.4g ns/B)\n",
 			       cost.time * 1e6, cp.alpha * 1e6, cp.beta / 1e9, cp.gamma * 1e9);
+			if (cp.cores > 0 && cp.cores < req.nranks)
+				printf("cores         %d shared by %d ranks, %.4g us a switch\n", cp.cores, req.nranks,
+				       cp.switch_cost * 1e6);
 			if (cp.o > 0 || cp.call > 0 || cp.ranks_per_core > 1 || cp.acked_sends || cp.rndv)
 				printf("software      overhead %.4g us/message, call %.4g us, %.3g ranks/core%s%s; "
 				       "busiest CPU %.3f us\n", cp.o * 1e6, cp.call * 1e6,

@@ -352,6 +352,104 @@ static void test_sw_ranks_per_core(void **state)
 	}
 }
 
+/* Ranks sharing cores (cores < ranks) are scheduled, not stretched: a
+ * one-way chain (2-rank bcast on one core) costs what it does with a core
+ * each, as the receiver's o runs after the sender's, plus the switch that
+ * wakes the receiver; an exchange (2-rank recursive doubling) puts all
+ * four o's on the one core and one switch: the second rank's send and
+ * receive run back to back (its message came while it waited for the
+ * core), the first rank waited and is woken. As many cores as ranks, or
+ * more, is a core each. */
+static void test_sw_shared_cores(void **state)
+{
+	(void)state;
+	struct coll_cost_params p = { .o = 1e-6, .cores = 1 };
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 64, 1, &p), 2e-6);
+	p.switch_cost = 5e-7;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 64, 1, &p), 2.5e-6);
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 4096, 1, &p), 4e-6 + 5e-7);
+	p.ranks_per_core = 2; /* ignored when the cores are scheduled */
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 4096, 1, &p), 4e-6 + 5e-7);
+	p.ranks_per_core = 0;
+	p.cores = 2;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 4096, 1, &p), 2e-6);
+	/* 4 ranks on 2 cores: never faster than with a core each (the tree,
+	 * whose chains keep at most two ranks busy at once, is as fast),
+	 * within the busiest CPU's work four times over plus every step's
+	 * latencies; and a dearer switch is slower */
+	static const enum coll_algo algos[] = { COLL_ALGO_RING, COLL_ALGO_HALVING_DOUBLING, COLL_ALGO_TREE,
+						COLL_ALGO_RECURSIVE_DOUBLING };
+	for (size_t a = 0; a < sizeof algos / sizeof *algos; a++) {
+		struct coll_cost_params q = { .alpha = 5e-7, .beta = 5e9, .gamma = 3e-11, .o = 2e-7, .call = 1e-6,
+					      .cpu_copies = true };
+		double own = sw_cost(COLL_OP_ALLREDUCE, algos[a], 4, 65536, 1, &q);
+		q.cores = 2;
+		double prev = sw_cost(COLL_OP_ALLREDUCE, algos[a], 4, 65536, 1, &q);
+		assert_true(prev >= own && (algos[a] == COLL_ALGO_TREE || prev > own));
+		struct coll_req r = mkreq(COLL_OP_ALLREDUCE, algos[a], 4, 65536, 1, 1);
+		r.elem_size = 4;
+		struct coll_sched *s = expand_ok(&r);
+		struct coll_cost c;
+		assert_int_equal(coll_cost(s, &q, &c), 0);
+		assert_true(c.time < 4 * c.busiest_cpu + 4 * 2 * q.alpha * (double)s->info.steps);
+		coll_free(s);
+		for (int step = 1; step <= 3; step++) {
+			q.switch_cost = step * 3e-7;
+			double t = sw_cost(COLL_OP_ALLREDUCE, algos[a], 4, 65536, 1, &q);
+			assert_true(t > prev);
+			prev = t;
+		}
+	}
+}
+
+/* With cpu_copies the sender's CPU copies an eager message: one way or in
+ * an exchange that is the same time as the port copying it, but a second
+ * port no longer overlaps two copies (ring_bidir with alpha 0: as one
+ * port, where without cpu_copies two ports gave 4/6 of the time). */
+static void test_sw_cpu_copies(void **state)
+{
+	(void)state;
+	double M = 4096;
+	struct coll_cost_params p = { .alpha = 1e-6, .beta = 1e9, .gamma = 1e-10, .o = 3e-7, .call = 2e-6,
+				      .cpu_copies = true };
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 4096, 1, &p),
+	     2e-6 + 3e-7 + M / 1e9 + 1e-6 + 3e-7 + M * 1e-10);
+	struct coll_cost_params q = { .beta = 1e9, .cpu_copies = true };
+	double one = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RING_BIDIR, 4, 1 << 20, 1, &q);
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RING_BIDIR, 4, 1 << 20, 2, &q), one);
+	NEAR(one, 6 * (1 << 20) / 4 / 1e9);
+	q.cpu_copies = false;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RING_BIDIR, 4, 1 << 20, 2, &q), 4 * (1 << 20) / 4 / 1e9);
+}
+
+/* Above inline_max an eager message is copied by its receiver's CPU when
+ * it takes it (o, recv_copy_cost, the bytes), not by the sender's: a
+ * 2-rank exchange's chain is then o + alpha + that, and an acknowledged
+ * send's ACK leaves only after the copy. Up to inline_max the sender
+ * copies, as with cpu_copies alone; above rndv_min the rendezvous. */
+static void test_sw_recv_copies(void **state)
+{
+	(void)state;
+	double M = 32768;
+	struct coll_cost_params p = { .alpha = 1e-6, .beta = 1e9, .gamma = 1e-10, .o = 3e-7, .call = 2e-6,
+				      .cpu_copies = true, .inline_max = 8192, .recv_copy_cost = 2e-7,
+				      .rndv = true, .rndv_min = 65536 };
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p),
+	     2e-6 + 3e-7 + 1e-6 + 3e-7 + 2e-7 + M / 1e9 + M * 1e-10);
+	p.acked_sends = true;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p),
+	     2e-6 + 3e-7 + 1e-6 + 3e-7 + 2e-7 + M / 1e9 + 1e-6 + 3e-7 + M * 1e-10);
+	p.acked_sends = false;
+	p.inline_max = 32768;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p),
+	     2e-6 + 3e-7 + M / 1e9 + 1e-6 + 3e-7 + M * 1e-10);
+	p.inline_max = 8192;
+	p.rndv_min = 16384; /* the rendezvous: as without inline_max */
+	double r = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p);
+	p.inline_max = 0;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p), r);
+}
+
 /* More of any term makes a schedule slower, for the allreduce algorithms
  * over sizes and group sizes, and the zero terms are the plain model. Not
  * the double binary tree on one port: which tree's transfer gets the port
@@ -423,6 +521,9 @@ int main(void)
 		cmocka_unit_test(test_sw_recv_post),
 		cmocka_unit_test(test_sw_cmd_cost),
 		cmocka_unit_test(test_sw_ranks_per_core),
+		cmocka_unit_test(test_sw_shared_cores),
+		cmocka_unit_test(test_sw_cpu_copies),
+		cmocka_unit_test(test_sw_recv_copies),
 		cmocka_unit_test(test_sw_monotonic),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
