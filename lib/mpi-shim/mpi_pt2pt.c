@@ -20,14 +20,17 @@
  * receiver's event queue.
  *
  * ACK-free eager: the ACK exists only for the overflow case, so a sender
- * that knows its message cannot overflow frees its slot at once. Small
- * messages (up to MPI_NOACK_MAX) carry MPI_NOACK_BIT, which only the
- * reserve buffers (right after the marker) and posted receives (which
- * ignore the bit) match. Each sender holds ACK-free credits per receiver
- * (nack); the receiver keeps what it has promised (nack_out, all peers)
- * at most what its linked reserve buffers can still take in whole
- * MPI_NOACK_MAX slots (nack_cap): an arrival lowers both by at most one,
- * a re-posted buffer raises the room, and credits go back in batches
+ * that knows its message cannot overflow frees its slot at once. Eager
+ * messages up to P.noack_max (inline on every transport, PtlRtMaxInline,
+ * so the sender's buffer is free when PtlPut returns) carry MPI_NOACK_BIT,
+ * which only the reserve buffers (right after the marker) and posted
+ * receives (which ignore the bit) match. Each sender holds ACK-free
+ * credits per receiver (nack), in units of MPI_NOACK_UNIT bytes: a message
+ * takes nack_units() of them. The receiver keeps what it has promised
+ * (nack_out, all peers) at most what its linked reserve buffers can still
+ * take (nack_cap, rsv_slots): an arrival lowers nack_out by its units and
+ * nack_cap by at most as many, a re-posted buffer raises the room, and
+ * credits go back in batches
  * (MPI_CTRL_NOACK) while the room covers them. So an ACK-free message
  * always finds a reserve buffer with room or a posted receive, never the
  * overflow entry. A reserve pinned by messages nobody takes only means
@@ -71,14 +74,20 @@ struct mpi_uxbuf {
 	size_t used;        /* reserve: bytes landed since it was posted */
 };
 
-/* ACK-free eager messages: at most this many bytes (an inline put on every
- * NAL: shm's smallest ring takes 4 KiB, verbs 8 KiB, so the sender's slot
- * is free when PtlPut returns), MPI_NOACK_NBUFS reserve buffers of
- * MPI_NOACK_BUFSZ bytes, at most MPI_NOACK_CREDITS credits per peer. */
-#define MPI_NOACK_MAX 1024
+/* ACK-free eager messages: up to MPI_NOACK_MIN bytes whatever the eager
+ * limit, above it up to the eager limit but at most MPI_NOACK_MAX, never
+ * more than a put carries inline (PtlRtMaxInline); credits of
+ * MPI_NOACK_UNIT bytes, at most MPI_NOACK_CREDITS per peer;
+ * MPI_NOACK_NBUFS reserve buffers of MPI_NOACK_BUFSZ bytes. Up to 8 KiB
+ * the ACK is most of what a message costs beyond its copies: a record
+ * back through the ring, an event and a lookup at the sender, and a
+ * bounce-slot copy for a blocking send that cannot wait for it. */
+#define MPI_NOACK_MIN 1024
+#define MPI_NOACK_MAX 8192
+#define MPI_NOACK_UNIT 1024
 #define MPI_NOACK_NBUFS 4
 #define MPI_NOACK_BUFSZ (128u << 10)
-#define MPI_NOACK_CREDITS 64
+#define MPI_NOACK_CREDITS 128
 
 /* The unexpected messages are indexed four ways, one per shape of
  * receive: (ctx, source, tag), (ctx, source, any tag), (ctx, any source,
@@ -143,7 +152,7 @@ struct mpi_obj_hdr {
  * goes from the user's buffer as well and waits for its ACK, which comes
  * while the receiver answers (a ping-pong's reply follows it): cheaper than
  * a malloc'd copy and its bind, and than the rendezvous's extra hop. */
-#define MPI_DIRECT_MIN MPI_NOACK_MAX
+#define MPI_DIRECT_MIN MPI_NOACK_MIN
 #define MPI_DIRECT_BASE ((void *)(uintptr_t)1) /* the MD's start (NULL is refused) */
 
 /* The default eager limit. Up to it an eager send from the user's buffer
@@ -199,7 +208,9 @@ static struct {
 	int *nack;                   /* per peer: ACK-free messages we may still send */
 	int *nack_seen;              /* per peer: ACK-free arrivals not yet credited back */
 	long nack_out;               /* credits peers hold or used and we have not seen */
-	long nack_cap;               /* whole MPI_NOACK_MAX slots left in linked reserves */
+	long nack_cap;               /* credit units the linked reserves surely take (rsv_slots) */
+	size_t rsv_max;              /* the largest ACK-free message any rank sends (MPI_NOACK_MIN/MAX) */
+	size_t noack_max;            /* ... and this rank: rsv_max or less, what it puts inline */
 	struct mpi_eslot *eslots, *eslot_free;
 	struct mpi_obj_hdr direct;   /* user_ptr of direct_md */
 	ptl_handle_md_t direct_md;   /* the address-space MD (MPI_DIRECT_MIN) */
@@ -376,10 +387,27 @@ static void ptl_check(int rc, const char *what)
 		mpi_fatal(MPI_ERR_INTERN, "%s failed: %s", what, PtlErrorStr((unsigned)rc));
 }
 
-/* Whole ACK-free slots b can still take (0: not a reserve, or unlinked). */
+/* Credit units of ACK-free messages that a reserve with free bytes left
+ * surely takes before Portals unlinks it (free below its max_size,
+ * rsv_max): it stays linked while what lands stays within free - rsv_max,
+ * and the message that crosses that still fits, so at least
+ * (free - rsv_max) / unit + 1 units, whatever their sizes. */
+static long rsv_room(size_t free)
+{
+	return free < P.rsv_max ? 0 : (long)((free - P.rsv_max) / MPI_NOACK_UNIT) + 1;
+}
+
+/* The units b can still take (0: not a reserve, or unlinked). */
 static long rsv_slots(const struct mpi_uxbuf *b)
 {
-	return b->reserve && b->linked ? (long)((MPI_NOACK_BUFSZ - b->used) / MPI_NOACK_MAX) : 0;
+	return b->reserve && b->linked ? rsv_room(MPI_NOACK_BUFSZ - b->used) : 0;
+}
+
+/* The credit units an ACK-free message of len bytes takes (a 0-byte one
+ * takes one: it is an arrival all the same). */
+static int nack_units(size_t len)
+{
+	return len <= MPI_NOACK_UNIT ? 1 : (int)((len + MPI_NOACK_UNIT - 1) / MPI_NOACK_UNIT);
 }
 
 /* Gives peer w its ACK-free credits back if the reserves' room covers them
@@ -403,8 +431,8 @@ static int ux_post(struct mpi_uxbuf *b, bool first)
 	int rc;
 	if (b->reserve) {
 		md.length = MPI_NOACK_BUFSZ;
-		md.max_size = MPI_NOACK_MAX;
-		/* What lands here is inline (at most MPI_NOACK_MAX bytes), so its
+		md.max_size = P.rsv_max;
+		/* What lands here is inline (at most rsv_max bytes), so its
 		 * START and END come together: END alone says it is here, whole,
 		 * one event instead of two. Its place in the unexpected list is
 		 * still right: a larger message from the same sender, sent
@@ -457,9 +485,10 @@ static void nack_arrived(const ptl_event_t *ev, struct mpi_uxbuf *b, int w)
 			b->used = ev->offset + ev->mlength;
 		P.nack_cap += rsv_slots(b) - before;
 	}
-	P.nack_out--;
+	int k = nack_units(ev->rlength);
+	P.nack_out -= k;
 	if (w >= 0) {
-		P.nack_seen[w]++;
+		P.nack_seen[w] += k;
 		nack_grant(w);
 	}
 }
@@ -526,7 +555,14 @@ int mpi_pt2pt_init(void)
 	 * is full and re-posted, so up to a reserve of room is missing at any
 	 * time, and a promise of all of it would leave a grant waiting for
 	 * room that never comes (the senders then stay on the ACKed path). */
-	P.nack_k = (MPI_NOACK_NBUFS - 1) * (int)(MPI_NOACK_BUFSZ / MPI_NOACK_MAX) / n;
+	/* The reserves take what any rank may send; a rank whose transports
+	 * carry less inline (another host's shm rings may be smaller) sends
+	 * less ACK-free. */
+	P.rsv_max = mpi_g.eager_limit > MPI_NOACK_MIN ? mpi_g.eager_limit : MPI_NOACK_MIN;
+	if (P.rsv_max > MPI_NOACK_MAX)
+		P.rsv_max = MPI_NOACK_MAX;
+	P.noack_max = P.rsv_max < PtlRtMaxInline() ? P.rsv_max : PtlRtMaxInline();
+	P.nack_k = (MPI_NOACK_NBUFS - 1) * (int)rsv_room(MPI_NOACK_BUFSZ) / n;
 	if (P.nack_k > MPI_NOACK_CREDITS)
 		P.nack_k = MPI_NOACK_CREDITS;
 	if (P.nack_k < 4 || envs("PTL_MPI_NOACK_OFF"))
@@ -704,7 +740,7 @@ static void send_start(struct mpi_req *r)
 	ptl_match_bits_t bits = mpi_bits(r->ctx, r->myrank, r->tag);
 	ptl_process_id_t to = mpi_g.ids[r->wpeer];
 	int rc;
-	bool noack = r->len <= MPI_NOACK_MAX && P.nack[r->wpeer] > 0;
+	bool noack = r->len <= P.noack_max && P.nack[r->wpeer] >= nack_units(r->len);
 	if (r->proto == MPI_PROTO_EAGER && (r->len == 0 || noack)) {
 		/* Finished once it is out: with an ACK-free credit it lands in a
 		 * reserve or a posted receive (one event at the receiver, not
@@ -712,7 +748,7 @@ static void send_start(struct mpi_req *r)
 		 * pull it; a 0-byte message without a credit has nothing to keep
 		 * or pull either (and no ACK would come from the overflow entry). */
 		if (noack) {
-			P.nack[r->wpeer]--;
+			P.nack[r->wpeer] -= nack_units(r->len);
 			bits |= MPI_NOACK_BIT;
 		}
 		ptl_hdr_data_t hdr = MPI_HDR(MPI_PROTO_EAGER, r->len, mpi_req_id(r));
@@ -743,28 +779,28 @@ bool mpi_send_small(const void *buf, int count, MPI_Datatype dt, int dest, int t
 {
 	struct mpi_dtype *t = mpi_dtype_get(dt);
 	size_t len = t->size * (size_t)count;
-	if (dest == MPI_PROC_NULL || !t->contig || len == 0 || len > MPI_NOACK_MAX)
+	if (dest == MPI_PROC_NULL || !t->contig || len == 0 || len > P.noack_max)
 		return false;
-	int w = c->world[dest];
-	if (P.nack[w] <= 0 || P.credit[w] <= 0 || !mpi_list_empty(&P.sendq[w]) ||
+	int w = c->world[dest], k = nack_units(len);
+	if (P.nack[w] < k || P.credit[w] <= 0 || !mpi_list_empty(&P.sendq[w]) ||
 	    (mpi_g.ndead && mpi_rank_dead(w, false)))
 		return false;
 	/* What send_start does for an ACK-free message, without the request
-	 * and its bounce slot: the put is inline (MPI_NOACK_MAX), so its bytes
+	 * and its bounce slot: the put is inline (noack_max), so its bytes
 	 * are in the NAL's hands when it returns and it goes straight from
 	 * the user's buffer through the address-space MD, which logs no
 	 * event. The id in hdr_data names no request: a receiver asks a
 	 * sender about a message only to pull or get it, and an ACK-free one
 	 * lands whole (never in the overflow entry). */
 	P.credit[w]--;
-	P.nack[w]--;
+	P.nack[w] -= k;
 	const char *p = (const char *)buf + t->true_lb;
 	if (PtlPutRegion(P.direct_md, (ptl_size_t)((uintptr_t)p - (uintptr_t)MPI_DIRECT_BASE), len, PTL_NO_ACK_REQ,
 			 mpi_g.ids[w], MPI_PT_MSG, 0, mpi_bits(c->ctx, c->rank, tag) | MPI_NOACK_BIT, 0,
 			 MPI_HDR(MPI_PROTO_EAGER, len, 0)) != PTL_OK) {
 		/* Nothing went out: the general path tries again and reports. */
 		P.credit[w]++;
-		P.nack[w]++;
+		P.nack[w] += k;
 		return false;
 	}
 	return true;
@@ -882,8 +918,13 @@ int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, st
 		*out = NULL;
 		return MPI_ERR_BUFFER;
 	}
-	bool direct = r->proto == MPI_PROTO_EAGER && !r->bsend && t->contig && len > MPI_DIRECT_MIN &&
-		      (nb || len > MPI_ESLOT_BYTES);
+	/* One that goes out now without an ACK (send_start) goes from the
+	 * user's buffer too, whatever its size: its bytes are in the ring when
+	 * PtlPut returns, so a copy to a slot would only add a copy. */
+	bool noack_now = len <= P.noack_max && P.nack[r->wpeer] >= nack_units(len) && P.credit[r->wpeer] > 0 &&
+			 mpi_list_empty(&P.sendq[r->wpeer]);
+	bool direct = r->proto == MPI_PROTO_EAGER && !r->bsend && t->contig &&
+		      ((len > MPI_DIRECT_MIN && (nb || len > MPI_ESLOT_BYTES)) || noack_now);
 	if (direct) {
 		r->direct = true;
 		r->pbuf = (char *)(uintptr_t)buf + t->true_lb;
@@ -1504,7 +1545,7 @@ int mpi_irecv_lazy(void *buf, size_t len, int src, int tag, struct mpi_comm *c, 
  * done (one thread calls MPI). Up to this size the copy out of a reserve
  * or unexpected buffer costs less than the ME's insert, attach, enable,
  * unlink and UNLINK event (2 pinned ranks, bench/mpi_pingpong.c). */
-#define MPI_LAZY_RECV_MAX MPI_NOACK_MAX
+#define MPI_LAZY_RECV_MAX MPI_NOACK_MIN
 
 int mpi_recv_now(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mpi_comm *c, int ctx,
 		 struct mpi_req **out)
