@@ -62,7 +62,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "mpi_impl.h"
+#include "mpi_ux.h"
 
 struct mpi_uxbuf {
 	int obj;            /* MPI_OBJ_UXBUF */
@@ -89,48 +89,6 @@ struct mpi_uxbuf {
 #define MPI_NOACK_BUFSZ (128u << 10)
 #define MPI_NOACK_CREDITS 128
 
-/* The unexpected messages are indexed four ways, one per shape of
- * receive: (ctx, source, tag), (ctx, source, any tag), (ctx, any source,
- * tag), (ctx, any, any). Each message is on one list of every way, kept in
- * arrival order, so the list under a receive's own key holds exactly the
- * messages it matches, earliest first: a posted receive, a lazy one, a
- * probe or a wildcard finds its message at the head of one list whatever
- * else is queued (a linear scan of 20,000 messages of another tag cost a
- * ping-pong 53-71 us), and MPI's non-overtaking order is the list order. */
-enum { UX_EXACT, UX_ANYTAG, UX_ANYSRC, UX_ANYANY, UX_WAYS };
-
-/* One list: the messages of one key of one way. Found through a chained
- * hash; freed to a pool when its last message is taken. */
-struct ux_bucket {
-	struct ux_bucket *hnext; /* hash chain, or the free pool */
-	uint64_t key;            /* ux_key() */
-	int way;
-	struct mpi_list q;       /* struct mpi_ux.way[way], arrival order */
-};
-
-/* One unexpected message (or one arriving into a posted receive's place). */
-struct mpi_ux {
-	struct mpi_list way[UX_WAYS];  /* on each way's list while unexpected */
-	struct ux_bucket *bk[UX_WAYS];
-	struct mpi_list alink;   /* arriving list (START seen, END not yet) */
-	int ctx, src, tag, wsrc, proto;
-	size_t len, got, off;
-	uint32_t id;
-	struct mpi_uxbuf *buf;   /* NULL: overflow, the data stayed at the sender */
-	bool ready, in_ux;       /* in_ux: listed (ux_list), not yet taken */
-	bool failed;             /* its sender died while its data moved */
-	struct mpi_req *waiter;
-};
-
-/* Records and buckets come from slabs kept for the run: the first at
- * init, another only when a backlog outgrows every one so far (as many
- * records as the unexpected memory and the credits let queue), never one
- * per message. */
-#define UX_SLAB 1024
-struct ux_slab {
-	struct ux_slab *next;
-	_Alignas(max_align_t) unsigned char mem[];
-};
 
 struct mpi_obj_hdr {
 	int obj;
@@ -215,146 +173,18 @@ static struct {
 	struct mpi_obj_hdr direct;   /* user_ptr of direct_md */
 	ptl_handle_md_t direct_md;   /* the address-space MD (MPI_DIRECT_MIN) */
 	char *eslot_mem;
-	struct mpi_ux *ux_free;      /* unexpected-message records to reuse */
 	uint64_t ux_appends;         /* unexpected-list records ever added */
-	long ux_count;               /* records listed now */
-	struct ux_bucket **ux_hash;  /* ux_hmask + 1 chains */
-	size_t ux_hmask, ux_nbk;     /* ux_nbk: buckets in use */
-	struct ux_bucket *bk_free;
-	struct ux_slab *slabs;
 	int unlink_due;              /* UNLINK events of use-once MDs sure to follow (progress_until) */
 } P;
 
-/* UX_SLAB objects of size sz from a new slab, chained through their
- * first word onto *free_head (a record's way[0].prev, a bucket's hnext). */
-static bool slab_grow(size_t sz, void **free_head)
-{
-	struct ux_slab *s = calloc(1, sizeof *s + UX_SLAB * sz);
-	if (!s)
-		return false;
-	s->next = P.slabs;
-	P.slabs = s;
-	for (size_t i = UX_SLAB; i-- > 0;) {
-		void **o = (void **)(void *)(s->mem + i * sz);
-		*o = *free_head;
-		*free_head = o;
-	}
-	return true;
-}
-
-static struct mpi_ux *ux_alloc(void)
-{
-	if (!P.ux_free && !slab_grow(sizeof(struct mpi_ux), (void **)&P.ux_free))
-		return NULL;
-	struct mpi_ux *u = P.ux_free;
-	P.ux_free = *(struct mpi_ux **)(void *)u;
-	memset(u, 0, sizeof *u);
-	return u;
-}
-
-/* Free records chain through their first word. */
 static struct mpi_ux *lazy_first; /* see lazy_waiter */
 static void ux_free(struct mpi_ux *u)
 {
 	if (u == lazy_first)
 		lazy_first = NULL;
-	*(struct mpi_ux **)(void *)u = P.ux_free;
-	P.ux_free = u;
+	mpi_ux_recycle(u);
 }
 
-/* The key of way w for (ctx, src, tag): the match bits with the fields
- * way w does not look at zeroed (the bits are all taken, so the way is
- * kept beside the key, in the bucket, and mixed into the hash). */
-static uint64_t ux_key(int w, int ctx, int src, int tag)
-{
-	uint64_t s = (w == UX_EXACT || w == UX_ANYTAG) ? (uint64_t)(unsigned)src & ((1u << MPI_SRC_BITS) - 1) : 0;
-	uint64_t t = (w == UX_EXACT || w == UX_ANYSRC) ? (uint64_t)(unsigned)tag & MPI_TAG_MASK : 0;
-	return ((uint64_t)(unsigned)ctx << (MPI_SRC_BITS + 1 + MPI_TAG_BITS)) | (s << MPI_TAG_BITS) | t;
-}
-
-static size_t ux_hash(uint64_t key, int w)
-{
-	return (size_t)(((key ^ ((uint64_t)w << 47)) * 0x9e3779b97f4a7c15ull) >> 32) & P.ux_hmask;
-}
-
-/* The bucket of way w's key, or NULL. */
-static struct ux_bucket *ux_bucket_find(uint64_t key, int w)
-{
-	for (struct ux_bucket *b = P.ux_hash[ux_hash(key, w)]; b; b = b->hnext)
-		if (b->key == key && b->way == w)
-			return b;
-	return NULL;
-}
-
-/* Doubles the chains when the buckets outnumber them, so a chain stays
- * about one bucket long (rare: each doubling comes after as many new keys
- * as all before). Keeps the old table if there is no memory for a new. */
-static void ux_hash_grow(void)
-{
-	size_t n = (P.ux_hmask + 1) * 2;
-	struct ux_bucket **h = calloc(n, sizeof *h), **old = P.ux_hash;
-	if (!h)
-		return;
-	size_t on = P.ux_hmask + 1;
-	P.ux_hash = h;
-	P.ux_hmask = n - 1;
-	for (size_t i = 0; i < on; i++)
-		for (struct ux_bucket *b = old[i], *nx; b; b = nx) {
-			nx = b->hnext;
-			size_t j = ux_hash(b->key, b->way);
-			b->hnext = h[j];
-			h[j] = b;
-		}
-	free(old);
-}
-
-/* Lists u (its fields set) at the tail of its list of every way. */
-static bool ux_list(struct mpi_ux *u)
-{
-	for (int w = 0; w < UX_WAYS; w++) {
-		uint64_t key = ux_key(w, u->ctx, u->src, u->tag);
-		struct ux_bucket *b = ux_bucket_find(key, w);
-		if (!b) {
-			if (!P.bk_free && !slab_grow(sizeof(struct ux_bucket), (void **)&P.bk_free))
-				return false;
-			b = P.bk_free;
-			P.bk_free = b->hnext;
-			b->key = key;
-			b->way = w;
-			mpi_list_init(&b->q);
-			size_t i = ux_hash(key, w);
-			b->hnext = P.ux_hash[i];
-			P.ux_hash[i] = b;
-			if (++P.ux_nbk > P.ux_hmask + 1)
-				ux_hash_grow();
-		}
-		mpi_list_add_tail(&u->way[w], &b->q);
-		u->bk[w] = b;
-	}
-	u->in_ux = true;
-	P.ux_count++;
-	return true;
-}
-
-/* Takes u off its lists (a receive has it); a list left empty goes. */
-static void ux_unlist(struct mpi_ux *u)
-{
-	for (int w = 0; w < UX_WAYS; w++) {
-		struct ux_bucket *b = u->bk[w];
-		mpi_list_del(&u->way[w]);
-		if (mpi_list_empty(&b->q)) {
-			struct ux_bucket **pp = &P.ux_hash[ux_hash(b->key, w)];
-			while (*pp != b)
-				pp = &(*pp)->hnext;
-			*pp = b->hnext;
-			b->hnext = P.bk_free;
-			P.bk_free = b;
-			P.ux_nbk--;
-		}
-	}
-	u->in_ux = false;
-	P.ux_count--;
-}
 
 static const ptl_process_id_t any_id = { PTL_NID_ANY, PTL_PID_ANY };
 static void ctrl_put(int wdest, int kind, ptl_match_bits_t bits, uint64_t arg);
@@ -586,10 +416,7 @@ int mpi_pt2pt_init(void)
 		P.idkeys[i] = k;
 		P.idranks[i] = r;
 	}
-	P.ux_hmask = 1023;
-	P.ux_hash = calloc(P.ux_hmask + 1, sizeof *P.ux_hash);
-	if (!P.ux_hash || !slab_grow(sizeof(struct mpi_ux), (void **)&P.ux_free) ||
-	    !slab_grow(sizeof(struct ux_bucket), (void **)&P.bk_free))
+	if (!mpi_ux_index_init())
 		mpi_fatal(MPI_ERR_NO_MEM, "out of memory for the unexpected-message index");
 	mpi_list_init(&P.arriving);
 
@@ -691,17 +518,7 @@ void mpi_pt2pt_fini(void)
 	free(P.idkeys);
 	free(P.idranks);
 	free(mpi_g.ids);
-	while (P.slabs) {
-		struct ux_slab *sl = P.slabs;
-		P.slabs = sl->next;
-		free(sl);
-	}
-	P.ux_free = NULL;
-	P.bk_free = NULL;
-	free(P.ux_hash);
-	P.ux_hash = NULL;
-	P.ux_count = 0;
-	P.ux_nbk = 0;
+	mpi_ux_index_fini();
 	free(P.eslots);
 	free(P.eslot_mem);
 	P.eslots = P.eslot_free = NULL;
@@ -1000,17 +817,6 @@ static bool ux_matches(const struct mpi_ux *u, int ctx, int src, int tag)
 	return u->ctx == ctx && (src == MPI_ANY_SOURCE || u->src == src) && (tag == MPI_ANY_TAG || u->tag == tag);
 }
 
-/* The earliest unexpected message a receive of (ctx, src, tag) matches:
- * the head of the list of its own key. */
-static struct mpi_ux *ux_find(int ctx, int src, int tag)
-{
-	if (!P.ux_count)
-		return NULL;
-	int w = src == MPI_ANY_SOURCE ? (tag == MPI_ANY_TAG ? UX_ANYANY : UX_ANYSRC)
-				      : (tag == MPI_ANY_TAG ? UX_ANYTAG : UX_EXACT);
-	struct ux_bucket *b = ux_bucket_find(ux_key(w, ctx, src, tag), w);
-	return b ? mpi_container(b->q.next, struct mpi_ux, way[w]) : NULL;
-}
 
 /* The receive is over: unpack, status, complete. */
 static void recv_finish(struct mpi_req *r, size_t got)
@@ -1127,7 +933,7 @@ static struct mpi_req *lazy_waiter;
 
 static void ux_arrive(const ptl_event_t *ev, struct mpi_uxbuf *b)
 {
-	struct mpi_ux *u = ux_alloc();
+	struct mpi_ux *u = mpi_ux_new();
 	if (!u)
 		mpi_fatal(MPI_ERR_NO_MEM, "out of memory for an unexpected message header");
 	u->ctx = MPI_BITS_CTX(ev->match_bits);
@@ -1142,7 +948,7 @@ static void ux_arrive(const ptl_event_t *ev, struct mpi_uxbuf *b)
 	u->buf = b;
 	if (b)
 		b->refs++;
-	if (!ux_list(u))
+	if (!mpi_ux_list(u))
 		mpi_fatal(MPI_ERR_NO_MEM, "out of memory for an unexpected-message index");
 	mpi_list_add_tail(&u->alink, &P.arriving);
 	P.ux_appends++;
@@ -1185,7 +991,7 @@ static bool lazy_take(const ptl_event_t *ev, struct mpi_uxbuf *b, int w)
 {
 	struct mpi_req *r = lazy_waiter;
 	int src = MPI_BITS_SRC(ev->match_bits), tag = MPI_BITS_TAG(ev->match_bits);
-	if (!r || r->done || r->matched || ux_find(r->ctx, r->peer, r->tag) || MPI_BITS_CTX(ev->match_bits) != r->ctx ||
+	if (!r || r->done || r->matched || mpi_ux_find(r->ctx, r->peer, r->tag) || MPI_BITS_CTX(ev->match_bits) != r->ctx ||
 	    (r->peer != MPI_ANY_SOURCE && r->peer != src) || (r->tag != MPI_ANY_TAG && r->tag != tag))
 		return false;
 	credit_note(w);
@@ -1406,7 +1212,7 @@ static int progress_until(int wait_ms, struct mpi_req *until)
 			struct mpi_ux *u = lazy_first;
 			lazy_first = NULL;
 			if (!until->done && !until->matched && u->in_ux) {
-				ux_unlist(u);
+				mpi_ux_unlist(u);
 				ux_deliver(until, u);
 			} else {
 				mpi_recv_try(until);
@@ -1485,9 +1291,9 @@ int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mp
 	 * peer: all it sent must be listed before we say nothing more comes. */
 	if (mpi_g.ndead)
 		mpi_progress(0);
-	struct mpi_ux *u = ux_find(ctx, src, tag);
+	struct mpi_ux *u = mpi_ux_find(ctx, src, tag);
 	if (u) {
-		ux_unlist(u);
+		mpi_ux_unlist(u);
 		ux_deliver(r, u);
 		return MPI_SUCCESS;
 	}
@@ -1521,11 +1327,11 @@ int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mp
 		if (rc != PTL_MD_NO_UPDATE)
 			mpi_fatal(MPI_ERR_INTERN, "PtlMDUpdate: %s", PtlErrorStr((unsigned)rc));
 		mpi_progress(0);
-		u = ux_find(ctx, src, tag);
+		u = mpi_ux_find(ctx, src, tag);
 		if (u) {
 			PtlMEUnlink(r->me);
 			r->me = PTL_INVALID_HANDLE;
-			ux_unlist(u);
+			mpi_ux_unlist(u);
 			ux_deliver(r, u);
 			return MPI_SUCCESS;
 		}
@@ -1580,9 +1386,9 @@ bool mpi_recv_try(struct mpi_req *r)
 {
 	if (r->done || r->matched || !r->lazy)
 		return r->done;
-	struct mpi_ux *u = ux_find(r->ctx, r->peer, r->tag);
+	struct mpi_ux *u = mpi_ux_find(r->ctx, r->peer, r->tag);
 	if (u) {
-		ux_unlist(u);
+		mpi_ux_unlist(u);
 		ux_deliver(r, u);
 	} else {
 		r->ux_looked = P.ux_appends + 1;
@@ -1605,7 +1411,7 @@ static void ux_status(const struct mpi_ux *u, MPI_Status *st)
 int mpi_iprobe(int src, int tag, struct mpi_comm *c, int *flag, MPI_Status *st)
 {
 	mpi_progress(0);
-	struct mpi_ux *u = ux_find(c->ctx, src, tag);
+	struct mpi_ux *u = mpi_ux_find(c->ctx, src, tag);
 	*flag = u != NULL;
 	if (u)
 		ux_status(u, st);
@@ -1621,9 +1427,9 @@ int mpi_iprobe(int src, int tag, struct mpi_comm *c, int *flag, MPI_Status *st)
 struct mpi_ux *mpi_ux_take(int src, int tag, struct mpi_comm *c, MPI_Status *st)
 {
 	mpi_progress(0);
-	struct mpi_ux *u = ux_find(c->ctx, src, tag);
+	struct mpi_ux *u = mpi_ux_find(c->ctx, src, tag);
 	if (u) {
-		ux_unlist(u);
+		mpi_ux_unlist(u);
 		ux_status(u, st);
 	}
 	return u;
