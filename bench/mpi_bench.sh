@@ -56,9 +56,11 @@
 #          (the checks and the copy of the input before any schedule; up
 #          to 4 KiB recursive doubling reads the input where it is, so its
 #          8-byte call: the checks alone)
-#   acked sends  ptl's MPI finishes a send of more than 1024 B on the
-#          receiver's ACK (o at each end and the 2-rank alpha, also on
-#          shared cores); up to 1024 B at once (none with PTL_MPI_NOACK_OFF)
+#   acked sends  ptl's MPI finishes an eager send of more than the eager
+#          limit (at least 1024 B, at most 8192 B) on the receiver's ACK (o
+#          at each end and the 2-rank alpha, also on shared cores); smaller
+#          ones at once (none with PTL_MPI_NOACK_OFF); by default every
+#          eager send is ACK-free
 #   rendezvous  above the eager limit (PTL_MPI_EAGER_LIMIT, 8192 B) a send
 #          is a header, the receiver's get, and the copy on the sender's
 #          CPU (on shm the rank that serves a get copies), so the copy
@@ -253,7 +255,13 @@ cmd=$(calc "${bc8:-$bar2} < $bar2 ? $bar2 - ${bc8:-$bar2} : 0")
 b0=$(predict --op barrier --ranks 2 --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o" --cmd-cost "$cmd")
 callb=$(calc "$bar2 - $b0 > 0 ? $bar2 - $b0 : 0")
 cores=$(nproc)
-noack=1024; [ -n "${PTL_MPI_NOACK_OFF:-}" ] && noack=0
+# ACK-free up to the eager limit, at least 1024 B, at most 8192 B (mpi_pt2pt.c;
+# a limit written with K or M is taken as 8 KiB or more)
+case $eager in
+*[!0-9]*) noack=8192 ;;
+*) noack=$((eager > 8192 ? 8192 : eager < 1024 ? 1024 : eager)) ;;
+esac
+[ -n "${PTL_MPI_NOACK_OFF:-}" ] && noack=0
 echo
 echo "# predicted (collectives/coll_cost.c via ptltool coll) vs measured ptl allreduce (best of $ROUNDS rounds x $LAUNCHES launches x $TRIALS trials), us; ratio = predicted / measured"
 echo "# calibration from this run (2 ranks, a core each): o $o us/message; receive posted $post us (above 128 B; direct recursive doubling: 1024 B); $cmd us per command (barrier $bar2 us - 8 B bcast ${bc8:-?} us); alpha $alpha us ($hrt us 8 B half round trip - 2 o);"

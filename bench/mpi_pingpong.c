@@ -8,6 +8,12 @@
  * rank, which a receive must not have to walk past: "uxlat <queued> ..."
  * (MPI_Recv) and "uxpost <queued> ..." (MPI_Irecv posted before the
  * send, then MPI_Wait).
+ *
+ * mpi_pingpong TRIALS sizes SIZE...: only the rows of the sizes named
+ * ("4096": latency, "b4096": bandwidth), each trial short (1,000 round
+ * trips, 10 windows), for A/B runs on a shared machine: many short trials
+ * make the best and the median less hostage to other tenants' time
+ * slices than a few long ones.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -74,6 +80,61 @@ static void ux_rows(int rank, int trials, int queued)
 		MPI_Recv(rb, 8, MPI_CHAR, peer, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 }
 
+/* One latency row: half round trips of len bytes, iters per trial. */
+static void lat_row(int rank, int trials, size_t len, int iters, char *sbuf, char *rbuf)
+{
+	int peer = 1 - rank;
+	double v[1000];
+	for (int t = 0; t < trials; t++) {
+		for (int i = -100; i < iters; i++) {
+			if (i == 0) {
+				MPI_Barrier(MPI_COMM_WORLD);
+				v[t] = MPI_Wtime();
+			}
+			if (rank == 0) {
+				MPI_Send(sbuf, (int)len, MPI_CHAR, peer, 1, MPI_COMM_WORLD);
+				MPI_Recv(rbuf, (int)len, MPI_CHAR, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			} else {
+				MPI_Recv(rbuf, (int)len, MPI_CHAR, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+				MPI_Send(sbuf, (int)len, MPI_CHAR, peer, 1, MPI_COMM_WORLD);
+			}
+		}
+		v[t] = (MPI_Wtime() - v[t]) * 1e6 / iters / 2;
+	}
+	if (rank == 0)
+		report("lat", len, v, trials);
+}
+
+/* One bandwidth row: rounds windows of WINDOW sends of len bytes per trial. */
+static void bw_row(int rank, int trials, size_t len, int rounds, char *sbuf, char *rbuf)
+{
+	int peer = 1 - rank;
+	double v[1000];
+	MPI_Request req[WINDOW];
+	MPI_Status st[WINDOW];
+	for (int t = 0; t < trials; t++) {
+		MPI_Barrier(MPI_COMM_WORLD);
+		double t0 = MPI_Wtime();
+		for (int k = 0; k < rounds; k++) {
+			if (rank == 0) {
+				for (int w = 0; w < WINDOW; w++)
+					MPI_Isend(sbuf, (int)len, MPI_CHAR, peer, 2, MPI_COMM_WORLD, &req[w]);
+				MPI_Waitall(WINDOW, req, st);
+				MPI_Recv(rbuf, 0, MPI_CHAR, peer, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			} else {
+				/* One receive buffer, as the ptl benchmark's one MD. */
+				for (int w = 0; w < WINDOW; w++)
+					MPI_Irecv(rbuf, (int)len, MPI_CHAR, peer, 2, MPI_COMM_WORLD, &req[w]);
+				MPI_Waitall(WINDOW, req, st);
+				MPI_Send(sbuf, 0, MPI_CHAR, peer, 3, MPI_COMM_WORLD);
+			}
+		}
+		v[t] = (double)len * WINDOW * rounds / ((MPI_Wtime() - t0) * 1e9);
+	}
+	if (rank == 0)
+		report("bw", len, v, trials);
+}
+
 int main(int argc, char **argv)
 {
 	MPI_Init(&argc, &argv);
@@ -97,54 +158,21 @@ int main(int argc, char **argv)
 	}
 	char *rbuf = calloc(1, MAX_BW), *sbuf = calloc(1, MAX_BW);
 	memset(sbuf, rank + 1, MAX_BW);
-	int peer = 1 - rank;
-	double v[1000];
-	for (size_t len = 0; len <= MAX_LAT; len = len ? len * 2 : 1) {
-		int iters = len <= 4096 ? 20000 : len <= 65536 ? 2000 : 200;
-		for (int t = 0; t < trials; t++) {
-			for (int i = -100; i < iters; i++) {
-				if (i == 0) {
-					MPI_Barrier(MPI_COMM_WORLD);
-					v[t] = MPI_Wtime();
-				}
-				if (rank == 0) {
-					MPI_Send(sbuf, (int)len, MPI_CHAR, peer, 1, MPI_COMM_WORLD);
-					MPI_Recv(rbuf, (int)len, MPI_CHAR, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-				} else {
-					MPI_Recv(rbuf, (int)len, MPI_CHAR, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-					MPI_Send(sbuf, (int)len, MPI_CHAR, peer, 1, MPI_COMM_WORLD);
-				}
-			}
-			v[t] = (MPI_Wtime() - v[t]) * 1e6 / iters / 2;
+	if (argc > 2 && strcmp(argv[2], "sizes") == 0) {
+		for (int a = 3; a < argc; a++) {
+			size_t len = strtoul(argv[a] + (argv[a][0] == 'b'), NULL, 0);
+			if (len > MAX_LAT)
+				len = MAX_LAT;
+			if (argv[a][0] == 'b')
+				bw_row(rank, trials, len, 10, sbuf, rbuf);
+			else
+				lat_row(rank, trials, len, 1000, sbuf, rbuf);
 		}
-		if (rank == 0)
-			report("lat", len, v, trials);
-	}
-	MPI_Request req[WINDOW];
-	MPI_Status st[WINDOW];
-	for (size_t len = 4096; len <= MAX_BW; len *= 4) {
-		int rounds = len <= 65536 ? 20 : len <= 1048576 ? 4 : 1;
-		for (int t = 0; t < trials; t++) {
-			MPI_Barrier(MPI_COMM_WORLD);
-			double t0 = MPI_Wtime();
-			for (int k = 0; k < rounds; k++) {
-				if (rank == 0) {
-					for (int w = 0; w < WINDOW; w++)
-						MPI_Isend(sbuf, (int)len, MPI_CHAR, peer, 2, MPI_COMM_WORLD, &req[w]);
-					MPI_Waitall(WINDOW, req, st);
-					MPI_Recv(rbuf, 0, MPI_CHAR, peer, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-				} else {
-					/* One receive buffer, as the ptl benchmark's one MD. */
-					for (int w = 0; w < WINDOW; w++)
-						MPI_Irecv(rbuf, (int)len, MPI_CHAR, peer, 2, MPI_COMM_WORLD, &req[w]);
-					MPI_Waitall(WINDOW, req, st);
-					MPI_Send(sbuf, 0, MPI_CHAR, peer, 3, MPI_COMM_WORLD);
-				}
-			}
-			v[t] = (double)len * WINDOW * rounds / ((MPI_Wtime() - t0) * 1e9);
-		}
-		if (rank == 0)
-			report("bw", len, v, trials);
+	} else {
+		for (size_t len = 0; len <= MAX_LAT; len = len ? len * 2 : 1)
+			lat_row(rank, trials, len, len <= 4096 ? 20000 : len <= 65536 ? 2000 : 200, sbuf, rbuf);
+		for (size_t len = 4096; len <= MAX_BW; len *= 4)
+			bw_row(rank, trials, len, len <= 65536 ? 20 : len <= 1048576 ? 4 : 1, sbuf, rbuf);
 	}
 	free(rbuf);
 	free(sbuf);

@@ -38,6 +38,12 @@ int PtlRtBarrier(void);
  * the job, PTL_SEGV for a NULL failed. */
 int PtlRtRankFailed(int rank, int *failed);
 
+/* The most bytes a put carries inline to any rank of the job: a put (or
+ * PtlPutRegion) of at most this many bytes has been copied out of its MD
+ * when the call returns, so the memory may change at once; a larger one is
+ * read from the MD later, until its SEND_END. 0 before PtlInit. */
+size_t PtlRtMaxInline(void);
+
 /* Ends the whole job: the launcher stops every process and exits with
  * code (1..255; other values become 1), printing why and which rank asked.
  * Run alone, the process prints why and exits with code. Never returns. */

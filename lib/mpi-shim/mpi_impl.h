@@ -417,7 +417,7 @@ const char *mpi_icoll_msg(const struct mpi_icoll *q);
 
 /* ---------------------------------------------------------------- matched probes
  * A matched message is an unexpected-message record taken out of the
- * index (mpi_pt2pt.c); its MPI_Message handle is a slot of mpi_mprobe.c's
+ * index (mpi_ux.c); its MPI_Message handle is a slot of mpi_mprobe.c's
  * table until MPI_Mrecv or MPI_Imrecv takes it. */
 /* Takes the earliest unexpected message of c that (src, tag) matches out
  * of matching, its envelope into *st (if not NULL); NULL if none. */
@@ -433,7 +433,7 @@ int mpi_improbe(int src, int tag, struct mpi_comm *c, int *flag, MPI_Status *st,
 struct mpi_ux *mpi_message_get(MPI_Message m, struct mpi_comm **c);
 /* Frees handle *m (its receive has started) and sets it to MPI_MESSAGE_NULL. */
 void mpi_message_free(MPI_Message *m);
-/* Finalize: the records go with mpi_pt2pt.c's slabs. */
+/* Finalize: the records go with mpi_ux.c's slabs. */
 void mpi_mprobe_fini(void);
 
 #endif

@@ -20,14 +20,17 @@
  * receiver's event queue.
  *
  * ACK-free eager: the ACK exists only for the overflow case, so a sender
- * that knows its message cannot overflow frees its slot at once. Small
- * messages (up to MPI_NOACK_MAX) carry MPI_NOACK_BIT, which only the
- * reserve buffers (right after the marker) and posted receives (which
- * ignore the bit) match. Each sender holds ACK-free credits per receiver
- * (nack); the receiver keeps what it has promised (nack_out, all peers)
- * at most what its linked reserve buffers can still take in whole
- * MPI_NOACK_MAX slots (nack_cap): an arrival lowers both by at most one,
- * a re-posted buffer raises the room, and credits go back in batches
+ * that knows its message cannot overflow frees its slot at once. Eager
+ * messages up to P.noack_max (inline on every transport, PtlRtMaxInline,
+ * so the sender's buffer is free when PtlPut returns) carry MPI_NOACK_BIT,
+ * which only the reserve buffers (right after the marker) and posted
+ * receives (which ignore the bit) match. Each sender holds ACK-free
+ * credits per receiver (nack), in units of MPI_NOACK_UNIT bytes: a message
+ * takes nack_units() of them. The receiver keeps what it has promised
+ * (nack_out, all peers) at most what its linked reserve buffers can still
+ * take (nack_cap, rsv_slots): an arrival lowers nack_out by its units and
+ * nack_cap by at most as many, a re-posted buffer raises the room, and
+ * credits go back in batches
  * (MPI_CTRL_NOACK) while the room covers them. So an ACK-free message
  * always finds a reserve buffer with room or a posted receive, never the
  * overflow entry. A reserve pinned by messages nobody takes only means
@@ -59,7 +62,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "mpi_impl.h"
+#include "mpi_ux.h"
 
 struct mpi_uxbuf {
 	int obj;            /* MPI_OBJ_UXBUF */
@@ -71,57 +74,21 @@ struct mpi_uxbuf {
 	size_t used;        /* reserve: bytes landed since it was posted */
 };
 
-/* ACK-free eager messages: at most this many bytes (an inline put on every
- * NAL: shm's smallest ring takes 4 KiB, verbs 8 KiB, so the sender's slot
- * is free when PtlPut returns), MPI_NOACK_NBUFS reserve buffers of
- * MPI_NOACK_BUFSZ bytes, at most MPI_NOACK_CREDITS credits per peer. */
-#define MPI_NOACK_MAX 1024
+/* ACK-free eager messages: up to MPI_NOACK_MIN bytes whatever the eager
+ * limit, above it up to the eager limit but at most MPI_NOACK_MAX, never
+ * more than a put carries inline (PtlRtMaxInline); credits of
+ * MPI_NOACK_UNIT bytes, at most MPI_NOACK_CREDITS per peer;
+ * MPI_NOACK_NBUFS reserve buffers of MPI_NOACK_BUFSZ bytes. Up to 8 KiB
+ * the ACK is most of what a message costs beyond its copies: a record
+ * back through the ring, an event and a lookup at the sender, and a
+ * bounce-slot copy for a blocking send that cannot wait for it. */
+#define MPI_NOACK_MIN 1024
+#define MPI_NOACK_MAX 8192
+#define MPI_NOACK_UNIT 1024
 #define MPI_NOACK_NBUFS 4
 #define MPI_NOACK_BUFSZ (128u << 10)
-#define MPI_NOACK_CREDITS 64
+#define MPI_NOACK_CREDITS 128
 
-/* The unexpected messages are indexed four ways, one per shape of
- * receive: (ctx, source, tag), (ctx, source, any tag), (ctx, any source,
- * tag), (ctx, any, any). Each message is on one list of every way, kept in
- * arrival order, so the list under a receive's own key holds exactly the
- * messages it matches, earliest first: a posted receive, a lazy one, a
- * probe or a wildcard finds its message at the head of one list whatever
- * else is queued (a linear scan of 20,000 messages of another tag cost a
- * ping-pong 53-71 us), and MPI's non-overtaking order is the list order. */
-enum { UX_EXACT, UX_ANYTAG, UX_ANYSRC, UX_ANYANY, UX_WAYS };
-
-/* One list: the messages of one key of one way. Found through a chained
- * hash; freed to a pool when its last message is taken. */
-struct ux_bucket {
-	struct ux_bucket *hnext; /* hash chain, or the free pool */
-	uint64_t key;            /* ux_key() */
-	int way;
-	struct mpi_list q;       /* struct mpi_ux.way[way], arrival order */
-};
-
-/* One unexpected message (or one arriving into a posted receive's place). */
-struct mpi_ux {
-	struct mpi_list way[UX_WAYS];  /* on each way's list while unexpected */
-	struct ux_bucket *bk[UX_WAYS];
-	struct mpi_list alink;   /* arriving list (START seen, END not yet) */
-	int ctx, src, tag, wsrc, proto;
-	size_t len, got, off;
-	uint32_t id;
-	struct mpi_uxbuf *buf;   /* NULL: overflow, the data stayed at the sender */
-	bool ready, in_ux;       /* in_ux: listed (ux_list), not yet taken */
-	bool failed;             /* its sender died while its data moved */
-	struct mpi_req *waiter;
-};
-
-/* Records and buckets come from slabs kept for the run: the first at
- * init, another only when a backlog outgrows every one so far (as many
- * records as the unexpected memory and the credits let queue), never one
- * per message. */
-#define UX_SLAB 1024
-struct ux_slab {
-	struct ux_slab *next;
-	_Alignas(max_align_t) unsigned char mem[];
-};
 
 struct mpi_obj_hdr {
 	int obj;
@@ -143,7 +110,7 @@ struct mpi_obj_hdr {
  * goes from the user's buffer as well and waits for its ACK, which comes
  * while the receiver answers (a ping-pong's reply follows it): cheaper than
  * a malloc'd copy and its bind, and than the rendezvous's extra hop. */
-#define MPI_DIRECT_MIN MPI_NOACK_MAX
+#define MPI_DIRECT_MIN MPI_NOACK_MIN
 #define MPI_DIRECT_BASE ((void *)(uintptr_t)1) /* the MD's start (NULL is refused) */
 
 /* The default eager limit. Up to it an eager send from the user's buffer
@@ -199,150 +166,25 @@ static struct {
 	int *nack;                   /* per peer: ACK-free messages we may still send */
 	int *nack_seen;              /* per peer: ACK-free arrivals not yet credited back */
 	long nack_out;               /* credits peers hold or used and we have not seen */
-	long nack_cap;               /* whole MPI_NOACK_MAX slots left in linked reserves */
+	long nack_cap;               /* credit units the linked reserves surely take (rsv_slots) */
+	size_t rsv_max;              /* the largest ACK-free message any rank sends (MPI_NOACK_MIN/MAX) */
+	size_t noack_max;            /* ... and this rank: rsv_max or less, what it puts inline */
 	struct mpi_eslot *eslots, *eslot_free;
 	struct mpi_obj_hdr direct;   /* user_ptr of direct_md */
 	ptl_handle_md_t direct_md;   /* the address-space MD (MPI_DIRECT_MIN) */
 	char *eslot_mem;
-	struct mpi_ux *ux_free;      /* unexpected-message records to reuse */
 	uint64_t ux_appends;         /* unexpected-list records ever added */
-	long ux_count;               /* records listed now */
-	struct ux_bucket **ux_hash;  /* ux_hmask + 1 chains */
-	size_t ux_hmask, ux_nbk;     /* ux_nbk: buckets in use */
-	struct ux_bucket *bk_free;
-	struct ux_slab *slabs;
+	int unlink_due;              /* UNLINK events of use-once MDs sure to follow (progress_until) */
 } P;
 
-/* UX_SLAB objects of size sz from a new slab, chained through their
- * first word onto *free_head (a record's way[0].prev, a bucket's hnext). */
-static bool slab_grow(size_t sz, void **free_head)
-{
-	struct ux_slab *s = calloc(1, sizeof *s + UX_SLAB * sz);
-	if (!s)
-		return false;
-	s->next = P.slabs;
-	P.slabs = s;
-	for (size_t i = UX_SLAB; i-- > 0;) {
-		void **o = (void **)(void *)(s->mem + i * sz);
-		*o = *free_head;
-		*free_head = o;
-	}
-	return true;
-}
-
-static struct mpi_ux *ux_alloc(void)
-{
-	if (!P.ux_free && !slab_grow(sizeof(struct mpi_ux), (void **)&P.ux_free))
-		return NULL;
-	struct mpi_ux *u = P.ux_free;
-	P.ux_free = *(struct mpi_ux **)(void *)u;
-	memset(u, 0, sizeof *u);
-	return u;
-}
-
-/* Free records chain through their first word. */
 static struct mpi_ux *lazy_first; /* see lazy_waiter */
 static void ux_free(struct mpi_ux *u)
 {
 	if (u == lazy_first)
 		lazy_first = NULL;
-	*(struct mpi_ux **)(void *)u = P.ux_free;
-	P.ux_free = u;
+	mpi_ux_recycle(u);
 }
 
-/* The key of way w for (ctx, src, tag): the match bits with the fields
- * way w does not look at zeroed (the bits are all taken, so the way is
- * kept beside the key, in the bucket, and mixed into the hash). */
-static uint64_t ux_key(int w, int ctx, int src, int tag)
-{
-	uint64_t s = (w == UX_EXACT || w == UX_ANYTAG) ? (uint64_t)(unsigned)src & ((1u << MPI_SRC_BITS) - 1) : 0;
-	uint64_t t = (w == UX_EXACT || w == UX_ANYSRC) ? (uint64_t)(unsigned)tag & MPI_TAG_MASK : 0;
-	return ((uint64_t)(unsigned)ctx << (MPI_SRC_BITS + 1 + MPI_TAG_BITS)) | (s << MPI_TAG_BITS) | t;
-}
-
-static size_t ux_hash(uint64_t key, int w)
-{
-	return (size_t)(((key ^ ((uint64_t)w << 47)) * 0x9e3779b97f4a7c15ull) >> 32) & P.ux_hmask;
-}
-
-/* The bucket of way w's key, or NULL. */
-static struct ux_bucket *ux_bucket_find(uint64_t key, int w)
-{
-	for (struct ux_bucket *b = P.ux_hash[ux_hash(key, w)]; b; b = b->hnext)
-		if (b->key == key && b->way == w)
-			return b;
-	return NULL;
-}
-
-/* Doubles the chains when the buckets outnumber them, so a chain stays
- * about one bucket long (rare: each doubling comes after as many new keys
- * as all before). Keeps the old table if there is no memory for a new. */
-static void ux_hash_grow(void)
-{
-	size_t n = (P.ux_hmask + 1) * 2;
-	struct ux_bucket **h = calloc(n, sizeof *h), **old = P.ux_hash;
-	if (!h)
-		return;
-	size_t on = P.ux_hmask + 1;
-	P.ux_hash = h;
-	P.ux_hmask = n - 1;
-	for (size_t i = 0; i < on; i++)
-		for (struct ux_bucket *b = old[i], *nx; b; b = nx) {
-			nx = b->hnext;
-			size_t j = ux_hash(b->key, b->way);
-			b->hnext = h[j];
-			h[j] = b;
-		}
-	free(old);
-}
-
-/* Lists u (its fields set) at the tail of its list of every way. */
-static bool ux_list(struct mpi_ux *u)
-{
-	for (int w = 0; w < UX_WAYS; w++) {
-		uint64_t key = ux_key(w, u->ctx, u->src, u->tag);
-		struct ux_bucket *b = ux_bucket_find(key, w);
-		if (!b) {
-			if (!P.bk_free && !slab_grow(sizeof(struct ux_bucket), (void **)&P.bk_free))
-				return false;
-			b = P.bk_free;
-			P.bk_free = b->hnext;
-			b->key = key;
-			b->way = w;
-			mpi_list_init(&b->q);
-			size_t i = ux_hash(key, w);
-			b->hnext = P.ux_hash[i];
-			P.ux_hash[i] = b;
-			if (++P.ux_nbk > P.ux_hmask + 1)
-				ux_hash_grow();
-		}
-		mpi_list_add_tail(&u->way[w], &b->q);
-		u->bk[w] = b;
-	}
-	u->in_ux = true;
-	P.ux_count++;
-	return true;
-}
-
-/* Takes u off its lists (a receive has it); a list left empty goes. */
-static void ux_unlist(struct mpi_ux *u)
-{
-	for (int w = 0; w < UX_WAYS; w++) {
-		struct ux_bucket *b = u->bk[w];
-		mpi_list_del(&u->way[w]);
-		if (mpi_list_empty(&b->q)) {
-			struct ux_bucket **pp = &P.ux_hash[ux_hash(b->key, w)];
-			while (*pp != b)
-				pp = &(*pp)->hnext;
-			*pp = b->hnext;
-			b->hnext = P.bk_free;
-			P.bk_free = b;
-			P.ux_nbk--;
-		}
-	}
-	u->in_ux = false;
-	P.ux_count--;
-}
 
 static const ptl_process_id_t any_id = { PTL_NID_ANY, PTL_PID_ANY };
 static void ctrl_put(int wdest, int kind, ptl_match_bits_t bits, uint64_t arg);
@@ -376,10 +218,27 @@ static void ptl_check(int rc, const char *what)
 		mpi_fatal(MPI_ERR_INTERN, "%s failed: %s", what, PtlErrorStr((unsigned)rc));
 }
 
-/* Whole ACK-free slots b can still take (0: not a reserve, or unlinked). */
+/* Credit units of ACK-free messages that a reserve with free bytes left
+ * surely takes before Portals unlinks it (free below its max_size,
+ * rsv_max): it stays linked while what lands stays within free - rsv_max,
+ * and the message that crosses that still fits, so at least
+ * (free - rsv_max) / unit + 1 units, whatever their sizes. */
+static long rsv_room(size_t free)
+{
+	return free < P.rsv_max ? 0 : (long)((free - P.rsv_max) / MPI_NOACK_UNIT) + 1;
+}
+
+/* The units b can still take (0: not a reserve, or unlinked). */
 static long rsv_slots(const struct mpi_uxbuf *b)
 {
-	return b->reserve && b->linked ? (long)((MPI_NOACK_BUFSZ - b->used) / MPI_NOACK_MAX) : 0;
+	return b->reserve && b->linked ? rsv_room(MPI_NOACK_BUFSZ - b->used) : 0;
+}
+
+/* The credit units an ACK-free message of len bytes takes (a 0-byte one
+ * takes one: it is an arrival all the same). */
+static int nack_units(size_t len)
+{
+	return len <= MPI_NOACK_UNIT ? 1 : (int)((len + MPI_NOACK_UNIT - 1) / MPI_NOACK_UNIT);
 }
 
 /* Gives peer w its ACK-free credits back if the reserves' room covers them
@@ -403,8 +262,8 @@ static int ux_post(struct mpi_uxbuf *b, bool first)
 	int rc;
 	if (b->reserve) {
 		md.length = MPI_NOACK_BUFSZ;
-		md.max_size = MPI_NOACK_MAX;
-		/* What lands here is inline (at most MPI_NOACK_MAX bytes), so its
+		md.max_size = P.rsv_max;
+		/* What lands here is inline (at most rsv_max bytes), so its
 		 * START and END come together: END alone says it is here, whole,
 		 * one event instead of two. Its place in the unexpected list is
 		 * still right: a larger message from the same sender, sent
@@ -457,9 +316,10 @@ static void nack_arrived(const ptl_event_t *ev, struct mpi_uxbuf *b, int w)
 			b->used = ev->offset + ev->mlength;
 		P.nack_cap += rsv_slots(b) - before;
 	}
-	P.nack_out--;
+	int k = nack_units(ev->rlength);
+	P.nack_out -= k;
 	if (w >= 0) {
-		P.nack_seen[w]++;
+		P.nack_seen[w] += k;
 		nack_grant(w);
 	}
 }
@@ -526,7 +386,14 @@ int mpi_pt2pt_init(void)
 	 * is full and re-posted, so up to a reserve of room is missing at any
 	 * time, and a promise of all of it would leave a grant waiting for
 	 * room that never comes (the senders then stay on the ACKed path). */
-	P.nack_k = (MPI_NOACK_NBUFS - 1) * (int)(MPI_NOACK_BUFSZ / MPI_NOACK_MAX) / n;
+	/* The reserves take what any rank may send; a rank whose transports
+	 * carry less inline (another host's shm rings may be smaller) sends
+	 * less ACK-free. */
+	P.rsv_max = mpi_g.eager_limit > MPI_NOACK_MIN ? mpi_g.eager_limit : MPI_NOACK_MIN;
+	if (P.rsv_max > MPI_NOACK_MAX)
+		P.rsv_max = MPI_NOACK_MAX;
+	P.noack_max = P.rsv_max < PtlRtMaxInline() ? P.rsv_max : PtlRtMaxInline();
+	P.nack_k = (MPI_NOACK_NBUFS - 1) * (int)rsv_room(MPI_NOACK_BUFSZ) / n;
 	if (P.nack_k > MPI_NOACK_CREDITS)
 		P.nack_k = MPI_NOACK_CREDITS;
 	if (P.nack_k < 4 || envs("PTL_MPI_NOACK_OFF"))
@@ -549,10 +416,7 @@ int mpi_pt2pt_init(void)
 		P.idkeys[i] = k;
 		P.idranks[i] = r;
 	}
-	P.ux_hmask = 1023;
-	P.ux_hash = calloc(P.ux_hmask + 1, sizeof *P.ux_hash);
-	if (!P.ux_hash || !slab_grow(sizeof(struct mpi_ux), (void **)&P.ux_free) ||
-	    !slab_grow(sizeof(struct ux_bucket), (void **)&P.bk_free))
+	if (!mpi_ux_index_init())
 		mpi_fatal(MPI_ERR_NO_MEM, "out of memory for the unexpected-message index");
 	mpi_list_init(&P.arriving);
 
@@ -654,17 +518,7 @@ void mpi_pt2pt_fini(void)
 	free(P.idkeys);
 	free(P.idranks);
 	free(mpi_g.ids);
-	while (P.slabs) {
-		struct ux_slab *sl = P.slabs;
-		P.slabs = sl->next;
-		free(sl);
-	}
-	P.ux_free = NULL;
-	P.bk_free = NULL;
-	free(P.ux_hash);
-	P.ux_hash = NULL;
-	P.ux_count = 0;
-	P.ux_nbk = 0;
+	mpi_ux_index_fini();
 	free(P.eslots);
 	free(P.eslot_mem);
 	P.eslots = P.eslot_free = NULL;
@@ -704,7 +558,7 @@ static void send_start(struct mpi_req *r)
 	ptl_match_bits_t bits = mpi_bits(r->ctx, r->myrank, r->tag);
 	ptl_process_id_t to = mpi_g.ids[r->wpeer];
 	int rc;
-	bool noack = r->len <= MPI_NOACK_MAX && P.nack[r->wpeer] > 0;
+	bool noack = r->len <= P.noack_max && P.nack[r->wpeer] >= nack_units(r->len);
 	if (r->proto == MPI_PROTO_EAGER && (r->len == 0 || noack)) {
 		/* Finished once it is out: with an ACK-free credit it lands in a
 		 * reserve or a posted receive (one event at the receiver, not
@@ -712,7 +566,7 @@ static void send_start(struct mpi_req *r)
 		 * pull it; a 0-byte message without a credit has nothing to keep
 		 * or pull either (and no ACK would come from the overflow entry). */
 		if (noack) {
-			P.nack[r->wpeer]--;
+			P.nack[r->wpeer] -= nack_units(r->len);
 			bits |= MPI_NOACK_BIT;
 		}
 		ptl_hdr_data_t hdr = MPI_HDR(MPI_PROTO_EAGER, r->len, mpi_req_id(r));
@@ -743,28 +597,28 @@ bool mpi_send_small(const void *buf, int count, MPI_Datatype dt, int dest, int t
 {
 	struct mpi_dtype *t = mpi_dtype_get(dt);
 	size_t len = t->size * (size_t)count;
-	if (dest == MPI_PROC_NULL || !t->contig || len == 0 || len > MPI_NOACK_MAX)
+	if (dest == MPI_PROC_NULL || !t->contig || len == 0 || len > P.noack_max)
 		return false;
-	int w = c->world[dest];
-	if (P.nack[w] <= 0 || P.credit[w] <= 0 || !mpi_list_empty(&P.sendq[w]) ||
+	int w = c->world[dest], k = nack_units(len);
+	if (P.nack[w] < k || P.credit[w] <= 0 || !mpi_list_empty(&P.sendq[w]) ||
 	    (mpi_g.ndead && mpi_rank_dead(w, false)))
 		return false;
 	/* What send_start does for an ACK-free message, without the request
-	 * and its bounce slot: the put is inline (MPI_NOACK_MAX), so its bytes
+	 * and its bounce slot: the put is inline (noack_max), so its bytes
 	 * are in the NAL's hands when it returns and it goes straight from
 	 * the user's buffer through the address-space MD, which logs no
 	 * event. The id in hdr_data names no request: a receiver asks a
 	 * sender about a message only to pull or get it, and an ACK-free one
 	 * lands whole (never in the overflow entry). */
 	P.credit[w]--;
-	P.nack[w]--;
+	P.nack[w] -= k;
 	const char *p = (const char *)buf + t->true_lb;
 	if (PtlPutRegion(P.direct_md, (ptl_size_t)((uintptr_t)p - (uintptr_t)MPI_DIRECT_BASE), len, PTL_NO_ACK_REQ,
 			 mpi_g.ids[w], MPI_PT_MSG, 0, mpi_bits(c->ctx, c->rank, tag) | MPI_NOACK_BIT, 0,
 			 MPI_HDR(MPI_PROTO_EAGER, len, 0)) != PTL_OK) {
 		/* Nothing went out: the general path tries again and reports. */
 		P.credit[w]++;
-		P.nack[w]++;
+		P.nack[w] += k;
 		return false;
 	}
 	return true;
@@ -882,8 +736,13 @@ int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, st
 		*out = NULL;
 		return MPI_ERR_BUFFER;
 	}
-	bool direct = r->proto == MPI_PROTO_EAGER && !r->bsend && t->contig && len > MPI_DIRECT_MIN &&
-		      (nb || len > MPI_ESLOT_BYTES);
+	/* One that goes out now without an ACK (send_start) goes from the
+	 * user's buffer too, whatever its size: its bytes are in the ring when
+	 * PtlPut returns, so a copy to a slot would only add a copy. */
+	bool noack_now = len <= P.noack_max && P.nack[r->wpeer] >= nack_units(len) && P.credit[r->wpeer] > 0 &&
+			 mpi_list_empty(&P.sendq[r->wpeer]);
+	bool direct = r->proto == MPI_PROTO_EAGER && !r->bsend && t->contig &&
+		      ((len > MPI_DIRECT_MIN && (nb || len > MPI_ESLOT_BYTES)) || noack_now);
 	if (direct) {
 		r->direct = true;
 		r->pbuf = (char *)(uintptr_t)buf + t->true_lb;
@@ -958,17 +817,6 @@ static bool ux_matches(const struct mpi_ux *u, int ctx, int src, int tag)
 	return u->ctx == ctx && (src == MPI_ANY_SOURCE || u->src == src) && (tag == MPI_ANY_TAG || u->tag == tag);
 }
 
-/* The earliest unexpected message a receive of (ctx, src, tag) matches:
- * the head of the list of its own key. */
-static struct mpi_ux *ux_find(int ctx, int src, int tag)
-{
-	if (!P.ux_count)
-		return NULL;
-	int w = src == MPI_ANY_SOURCE ? (tag == MPI_ANY_TAG ? UX_ANYANY : UX_ANYSRC)
-				      : (tag == MPI_ANY_TAG ? UX_ANYTAG : UX_EXACT);
-	struct ux_bucket *b = ux_bucket_find(ux_key(w, ctx, src, tag), w);
-	return b ? mpi_container(b->q.next, struct mpi_ux, way[w]) : NULL;
-}
 
 /* The receive is over: unpack, status, complete. */
 static void recv_finish(struct mpi_req *r, size_t got)
@@ -1085,7 +933,7 @@ static struct mpi_req *lazy_waiter;
 
 static void ux_arrive(const ptl_event_t *ev, struct mpi_uxbuf *b)
 {
-	struct mpi_ux *u = ux_alloc();
+	struct mpi_ux *u = mpi_ux_new();
 	if (!u)
 		mpi_fatal(MPI_ERR_NO_MEM, "out of memory for an unexpected message header");
 	u->ctx = MPI_BITS_CTX(ev->match_bits);
@@ -1100,7 +948,7 @@ static void ux_arrive(const ptl_event_t *ev, struct mpi_uxbuf *b)
 	u->buf = b;
 	if (b)
 		b->refs++;
-	if (!ux_list(u))
+	if (!mpi_ux_list(u))
 		mpi_fatal(MPI_ERR_NO_MEM, "out of memory for an unexpected-message index");
 	mpi_list_add_tail(&u->alink, &P.arriving);
 	P.ux_appends++;
@@ -1143,7 +991,7 @@ static bool lazy_take(const ptl_event_t *ev, struct mpi_uxbuf *b, int w)
 {
 	struct mpi_req *r = lazy_waiter;
 	int src = MPI_BITS_SRC(ev->match_bits), tag = MPI_BITS_TAG(ev->match_bits);
-	if (!r || r->done || r->matched || ux_find(r->ctx, r->peer, r->tag) || MPI_BITS_CTX(ev->match_bits) != r->ctx ||
+	if (!r || r->done || r->matched || mpi_ux_find(r->ctx, r->peer, r->tag) || MPI_BITS_CTX(ev->match_bits) != r->ctx ||
 	    (r->peer != MPI_ANY_SOURCE && r->peer != src) || (r->tag != MPI_ANY_TAG && r->tag != tag))
 		return false;
 	credit_note(w);
@@ -1201,6 +1049,7 @@ static void on_req_event(const ptl_event_t *ev, struct mpi_req *r)
 			send_finish(r);
 			return;
 		case PTL_EVENT_GET_END:
+			P.unlink_due++; /* the exposed buffer's use-once MD */
 			mpi_g.pending_ops--;
 			r->md = PTL_INVALID_HANDLE; /* unlinked by its threshold */
 			if (ev->ni_fail_type != PTL_NI_OK && !r->done) {
@@ -1220,6 +1069,9 @@ static void on_req_event(const ptl_event_t *ev, struct mpi_req *r)
 		return;
 	case PTL_EVENT_PUT_END:
 		r->matched = true;
+		/* The use-once MD (a posted receive's, a pull's landing) logs
+		 * its UNLINK right after. */
+		P.unlink_due++;
 		if (ev->pt_index == MPI_PT_PULL) {
 			recv_finish(r, ev->mlength);
 			return;
@@ -1242,6 +1094,7 @@ static void on_req_event(const ptl_event_t *ev, struct mpi_req *r)
 		recv_finish(r, ev->mlength);
 		return;
 	case PTL_EVENT_REPLY_END:
+		P.unlink_due++; /* rndv_get's MD, use-once too */
 		if (ev->ni_fail_type != PTL_NI_OK) {
 			r->err = r->st.MPI_ERROR = MPI_ERR_PROC_FAILED;
 			r->dead = r->wpeer >= 0 ? r->wpeer : rank_of(ev->initiator);
@@ -1260,6 +1113,8 @@ static void on_event(const ptl_event_t *ev)
 		return;
 	switch (o->obj) {
 	case MPI_OBJ_REQ:
+		if (ev->type == PTL_EVENT_UNLINK && P.unlink_due)
+			P.unlink_due--;
 		on_req_event(ev, (struct mpi_req *)ev->md.user_ptr);
 		return;
 	case MPI_OBJ_UXBUF: {
@@ -1328,8 +1183,11 @@ static void on_event(const ptl_event_t *ev)
 /* Takes events until the queue is empty or, with until, as soon as until
  * is done: a wait returns on its own completion without the last, empty
  * PtlEQGet, whose progress pass (a poll of every NAL) would delay the
- * caller's next send by a few hundred instructions. What stays queued is
- * taken by the next call (mpi_irecv drains before it posts). */
+ * caller's next send by a few hundred instructions. It does take the
+ * UNLINK that a use-once MD logs right after the END that completed until
+ * (P.unlink_due; a PtlEQGet that finds an event makes no progress pass):
+ * left queued, it would make the next posted receive's PtlMDUpdate fail
+ * (mpi_irecv). What else stays queued is taken by the next call. */
 static int progress_until(int wait_ms, struct mpi_req *until)
 {
 	ptl_event_t ev;
@@ -1354,16 +1212,18 @@ static int progress_until(int wait_ms, struct mpi_req *until)
 			struct mpi_ux *u = lazy_first;
 			lazy_first = NULL;
 			if (!until->done && !until->matched && u->in_ux) {
-				ux_unlist(u);
+				mpi_ux_unlist(u);
 				ux_deliver(until, u);
 			} else {
 				mpi_recv_try(until);
 			}
 		}
-		if (until && until->done)
+		if (until && until->done && !P.unlink_due)
 			break;
 		rc = PtlEQGet(mpi_g.eq, &ev);
 	}
+	if (rc == PTL_EQ_EMPTY)
+		P.unlink_due = 0; /* whatever we counted on is not coming */
 	if (mpi_g.icoll_live) /* nonblocking collectives move on whatever made progress */
 		mpi_icoll_progress(n == 0);
 	return n;
@@ -1424,10 +1284,16 @@ int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mp
 		mpi_req_release(r);
 		return MPI_ERR_NO_MEM;
 	}
-	mpi_progress(0);
-	struct mpi_ux *u = ux_find(ctx, src, tag);
+	/* No drain of the event queue first (a progress pass, ~450
+	 * instructions, a third of a posted receive): the MD below goes live
+	 * only while the queue is empty, so a match still queued sends us
+	 * round the loop, where we drain and search again. Except from a dead
+	 * peer: all it sent must be listed before we say nothing more comes. */
+	if (mpi_g.ndead)
+		mpi_progress(0);
+	struct mpi_ux *u = mpi_ux_find(ctx, src, tag);
 	if (u) {
-		ux_unlist(u);
+		mpi_ux_unlist(u);
 		ux_deliver(r, u);
 		return MPI_SUCCESS;
 	}
@@ -1461,11 +1327,11 @@ int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mp
 		if (rc != PTL_MD_NO_UPDATE)
 			mpi_fatal(MPI_ERR_INTERN, "PtlMDUpdate: %s", PtlErrorStr((unsigned)rc));
 		mpi_progress(0);
-		u = ux_find(ctx, src, tag);
+		u = mpi_ux_find(ctx, src, tag);
 		if (u) {
 			PtlMEUnlink(r->me);
 			r->me = PTL_INVALID_HANDLE;
-			ux_unlist(u);
+			mpi_ux_unlist(u);
 			ux_deliver(r, u);
 			return MPI_SUCCESS;
 		}
@@ -1504,7 +1370,7 @@ int mpi_irecv_lazy(void *buf, size_t len, int src, int tag, struct mpi_comm *c, 
  * done (one thread calls MPI). Up to this size the copy out of a reserve
  * or unexpected buffer costs less than the ME's insert, attach, enable,
  * unlink and UNLINK event (2 pinned ranks, bench/mpi_pingpong.c). */
-#define MPI_LAZY_RECV_MAX MPI_NOACK_MAX
+#define MPI_LAZY_RECV_MAX MPI_NOACK_MIN
 
 int mpi_recv_now(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mpi_comm *c, int ctx,
 		 struct mpi_req **out)
@@ -1520,9 +1386,9 @@ bool mpi_recv_try(struct mpi_req *r)
 {
 	if (r->done || r->matched || !r->lazy)
 		return r->done;
-	struct mpi_ux *u = ux_find(r->ctx, r->peer, r->tag);
+	struct mpi_ux *u = mpi_ux_find(r->ctx, r->peer, r->tag);
 	if (u) {
-		ux_unlist(u);
+		mpi_ux_unlist(u);
 		ux_deliver(r, u);
 	} else {
 		r->ux_looked = P.ux_appends + 1;
@@ -1545,7 +1411,7 @@ static void ux_status(const struct mpi_ux *u, MPI_Status *st)
 int mpi_iprobe(int src, int tag, struct mpi_comm *c, int *flag, MPI_Status *st)
 {
 	mpi_progress(0);
-	struct mpi_ux *u = ux_find(c->ctx, src, tag);
+	struct mpi_ux *u = mpi_ux_find(c->ctx, src, tag);
 	*flag = u != NULL;
 	if (u)
 		ux_status(u, st);
@@ -1561,9 +1427,9 @@ int mpi_iprobe(int src, int tag, struct mpi_comm *c, int *flag, MPI_Status *st)
 struct mpi_ux *mpi_ux_take(int src, int tag, struct mpi_comm *c, MPI_Status *st)
 {
 	mpi_progress(0);
-	struct mpi_ux *u = ux_find(c->ctx, src, tag);
+	struct mpi_ux *u = mpi_ux_find(c->ctx, src, tag);
 	if (u) {
-		ux_unlist(u);
+		mpi_ux_unlist(u);
 		ux_status(u, st);
 	}
 	return u;

@@ -54,6 +54,14 @@ int PtlRtRankFailed(int rank, int *failed)
 	return PTL_OK;
 }
 
+size_t PtlRtMaxInline(void)
+{
+	/* ptl_lib.max_inline is the smallest of the NALs' (ptl_start_nals). */
+	if (!ptl_initialized() || ptl_lib.max_inline < sizeof(struct ptl_hdr))
+		return 0;
+	return ptl_lib.max_inline - sizeof(struct ptl_hdr);
+}
+
 void PtlRtAbort(int code, const char *why)
 {
 	fflush(stdout);

@@ -2,7 +2,7 @@
  * eager/rendezvous limit (0 B - 16 MiB), Ssend, Cancel, PROC_NULL,
  * Sendrecv(_replace), the Wait/Test families, Bsend, truncation, and a
  * flood of unexpected messages, blocking mid-size sends from the user's
- * buffer, ACK-free small messages left unmatched, small blocking receives
+ * buffer, ACK-free small and mid-size messages left unmatched, small blocking receives
  * (no match entry) beside posted ones.
  * Needs at least 2 ranks. */
 #include "mpi_test.h"
@@ -487,6 +487,72 @@ static void noack(void)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Eager messages up to 8 KiB go ACK-free too, their credits counted by
+ * size: mixed sizes from 1 B to 8 KiB, a third of them (tag 6) left
+ * unmatched until all were sent, so the reserves fill with messages of
+ * every size, the credits run out and the sender falls back to ACKed
+ * sends (and, with little unexpected memory, to overflow and pull), yet
+ * no ACK-free message ever finds the reserves full (that is fatal) and
+ * every one arrives whole and in order. Tag 6 goes by MPI_Isend, so the
+ * sender never waits for a receive that comes only later; tag 5
+ * alternates MPI_Send and MPI_Isend. The sender scribbles over a buffer
+ * as soon as its send is complete: at once for an ACK-free one. */
+static int noack_mid_len(int i)
+{
+	/* mostly 6-8 KiB, where a count of messages instead of bytes would
+	 * promise the reserves several times what they hold */
+	return i % 4 ? 6144 + (int)(((unsigned)i * 2731u) % 2049) : 1 + i % 1500;
+}
+
+static void noack_mid(void)
+{
+	enum { N = 1200, MAXLEN = 8192 };
+	if (t_rank == 1) {
+		unsigned char *m = malloc((size_t)N * MAXLEN);
+		MPI_Request *r = malloc(sizeof *r * N);
+		CHECK(m && r, "no memory for the ACK-free mid-size test");
+		if (!m || !r)
+			return;
+		for (int i = 0; i < N; i++) {
+			unsigned char *b = m + (size_t)i * MAXLEN;
+			int len = noack_mid_len(i), tag = 5 + i % 3 / 2, done = 0;
+			for (int k = 0; k < len; k++)
+				b[k] = pat((size_t)k, i);
+			r[i] = MPI_REQUEST_NULL;
+			if (tag == 5 && i % 2) {
+				OK(MPI_Send(b, len, MPI_BYTE, 0, tag, MPI_COMM_WORLD));
+				done = 1;
+			} else {
+				OK(MPI_Isend(b, len, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &r[i]));
+				OK(MPI_Test(&r[i], &done, MPI_STATUS_IGNORE));
+			}
+			if (done)
+				memset(b, 0xee, (size_t)len);
+		}
+		OK(MPI_Waitall(N, r, MPI_STATUSES_IGNORE));
+		free(m);
+		free(r);
+	} else if (t_rank == 0) {
+		static unsigned char m[MAXLEN];
+		int bad = 0;
+		for (int t = 5; t <= 6; t++) {
+			for (int i = 0; i < N; i++) {
+				if (5 + i % 3 / 2 != t)
+					continue;
+				MPI_Status st;
+				int n, len = noack_mid_len(i);
+				OK(MPI_Recv(m, MAXLEN, MPI_BYTE, 1, t, MPI_COMM_WORLD, &st));
+				MPI_Get_count(&st, MPI_BYTE, &n);
+				bad += n != len;
+				for (int k = 0; k < n && k < len; k++)
+					bad += m[k] != pat((size_t)k, i);
+			}
+		}
+		CHECK(bad == 0, "%d bytes or lengths wrong in ACK-free mid-size messages", bad);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* Request_get_status says complete or not and leaves the request active:
  * Wait still completes it, with the sender in its status. */
 static void get_status(void)
@@ -535,6 +601,7 @@ int main(int argc, char **argv)
 	flood();
 	blocking_mid();
 	noack();
+	noack_mid();
 	get_status();
 	return t_finish("mpi_p2p");
 }

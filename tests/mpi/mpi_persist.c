@@ -117,7 +117,12 @@ static void modes_and_errors(void)
 		MPI_Request gone = r[0];
 		t_fails_with(MPI_Start(&gone), MPI_ERR_REQUEST, "is not a persistent request", "start after free");
 	} else {
-		int a = 100, b = 101, c = 102;
+		/* a is static: the send freed while active below reads it when
+		 * the receiver gets it, which the barrier after it does not wait
+		 * for (MPI-3.1 3.7.3: the buffer stays until the send is done). */
+		static int a;
+		int b = 101, c = 102;
+		a = 100;
 		OK(MPI_Ssend_init(&a, 1, MPI_INT, peer, 10, MPI_COMM_WORLD, &s[0]));
 		OK(MPI_Bsend_init(&b, 1, MPI_INT, peer, 11, MPI_COMM_WORLD, &s[1]));
 		OK(MPI_Rsend_init(&c, 1, MPI_INT, peer, 12, MPI_COMM_WORLD, &s[2]));

@@ -85,6 +85,7 @@ struct ord_state {
 	uint64_t rx_rng[SJ_MAX];
 	int rx_count[SJ_MAX];
 	int bad;
+	int misaligned; /* payloads of SHM_PAYLOAD_ALIGN bytes or more not on a cache line */
 	size_t mi;
 };
 static struct ord_state ord;
@@ -104,6 +105,10 @@ static void ord_recv(int peer, const void *msg, size_t len)
 		ord.bad++;
 		return;
 	}
+	/* body_ordered sends 24 header bytes: a long payload after them
+	 * starts on a cache line, wherever the ring wrapped */
+	if (len >= 24 + SHM_PAYLOAD_ALIGN && ((uintptr_t)(m + 24) & 63) != 0)
+		ord.misaligned++;
 	for (size_t i = 0; i < len; i++)
 		if (m[i] != ord_byte(peer, seq, i)) {
 			ord.bad++;
@@ -156,6 +161,7 @@ static int body_ordered(struct sj_ctx *c, void *arg)
 		SJ_CHECK(sj_now_ns() < deadline);
 	} while (!all);
 	SJ_CHECK(ord.bad == 0);
+	SJ_CHECK(ord.misaligned == 0);
 	/* The leader unlinked the name at its first progress after all attached. */
 	SJ_CHECK(sj_barrier(c) == 0);
 	{

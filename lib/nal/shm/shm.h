@@ -60,6 +60,9 @@
 #define SHM_REC_BULK 3u /* a bulk request of the bounce protocol */
 #define SHM_REC_HELP 4u /* "copy this part of my CMA move yourself" (struct shm_help_req) */
 
+/* A payload at least this long starts on a cache line in the ring (shm_ring_put). */
+#define SHM_PAYLOAD_ALIGN 256u
+
 /* CMA moves at least this long are split with the peer (shm_bulk.c). */
 #define SHM_SPLIT_MIN (128u << 10)
 

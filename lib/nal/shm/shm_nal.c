@@ -277,18 +277,28 @@ static int ring_full(struct nal *n, int li, struct shm_tx *tx)
 
 /* Appends one record (a then b, contiguous) to our ring to local peer li.
  *
- * Free space: [tail, head + size). We need the record, a possible PAD to
- * the end of the ring, and 8 bytes for the terminator after the record. */
+ * Free space: [tail, head + size). We need the record, a possible PAD in
+ * front of it, and 8 bytes for the terminator after the record. The PAD
+ * skips to the start of the ring when the record does not fit before its
+ * end, and, for a payload of SHM_PAYLOAD_ALIGN bytes or more, on to where
+ * b starts on a cache line: the sender's copy then stores whole lines
+ * (glibc's rep movsb for a few KiB slows down a lot on a misaligned
+ * destination) and the receiver's copy reads whole lines. A PAD is only
+ * its word; what it covers may run past the end of the ring. */
 int shm_ring_put(struct nal *n, int li, uint32_t type, const void *a, size_t alen,
 		 const void *b, size_t blen)
 {
 	struct shm_tx *tx = &n->tx[li];
 	size_t len = alen + blen, rec = rec_size(len);
-	uint64_t S = n->ring_size, off = tx->tail & n->ring_mask, pad = 0, end;
+	uint64_t S = n->ring_size, off = tx->tail & n->ring_mask, pad = 0, lead = 0, end;
 	uint8_t *dst;
 
-	if (off + rec > S)
-		pad = S - off;
+	if (blen >= SHM_PAYLOAD_ALIGN && (alen & 7) == 0) {
+		lead = (0 - 8 - (uint64_t)alen) & 63; /* from a line's start to where the record goes */
+		pad = (lead - off) & 63;
+	}
+	if (((off + pad) & n->ring_mask) + rec > S)
+		pad = S - off + lead;
 	end = tx->tail + pad + rec + 8;
 	if (end - tx->head_cache > S) {
 		tx->head_cache = atomic_load_explicit(&tx->ctl->head, memory_order_acquire);

@@ -1,0 +1,200 @@
+/* mpi_ux.c: the index of unexpected messages. Records and list buckets
+ * come from slabs, lists are found through a chained hash of their keys;
+ * nothing here allocates per message. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_ux.h"
+
+/* One list: the messages of one key of one way. Found through a chained
+ * hash; freed to a pool when its last message is taken. */
+struct ux_bucket {
+	struct ux_bucket *hnext; /* hash chain, or the free pool */
+	uint64_t key;            /* ux_key() */
+	int way;
+	struct mpi_list q;       /* struct mpi_ux.way[way], arrival order */
+};
+
+/* Records and buckets come from slabs kept for the run: the first at
+ * init, another only when a backlog outgrows every one so far (as many
+ * records as the unexpected memory and the credits let queue), never one
+ * per message. */
+#define UX_SLAB 1024
+struct ux_slab {
+	struct ux_slab *next;
+	_Alignas(max_align_t) unsigned char mem[];
+};
+
+static struct {
+	struct mpi_ux *ux_free;      /* records to reuse */
+	long ux_count;               /* records listed now */
+	struct ux_bucket **ux_hash;  /* ux_hmask + 1 chains */
+	size_t ux_hmask, ux_nbk;     /* ux_nbk: buckets in use */
+	struct ux_bucket *bk_free;
+	struct ux_slab *slabs;
+} X;
+
+/* UX_SLAB objects of size sz from a new slab, chained through their
+ * first word onto *free_head (a record's way[0].prev, a bucket's hnext). */
+static bool slab_grow(size_t sz, void **free_head)
+{
+	struct ux_slab *s = calloc(1, sizeof *s + UX_SLAB * sz);
+	if (!s)
+		return false;
+	s->next = X.slabs;
+	X.slabs = s;
+	for (size_t i = UX_SLAB; i-- > 0;) {
+		void **o = (void **)(void *)(s->mem + i * sz);
+		*o = *free_head;
+		*free_head = o;
+	}
+	return true;
+}
+
+struct mpi_ux *mpi_ux_new(void)
+{
+	if (!X.ux_free && !slab_grow(sizeof(struct mpi_ux), (void **)&X.ux_free))
+		return NULL;
+	struct mpi_ux *u = X.ux_free;
+	X.ux_free = *(struct mpi_ux **)(void *)u;
+	memset(u, 0, sizeof *u);
+	return u;
+}
+
+/* Free records chain through their first word. */
+void mpi_ux_recycle(struct mpi_ux *u)
+{
+	*(struct mpi_ux **)(void *)u = X.ux_free;
+	X.ux_free = u;
+}
+
+/* The key of way w for (ctx, src, tag): the match bits with the fields
+ * way w does not look at zeroed (the bits are all taken, so the way is
+ * kept beside the key, in the bucket, and mixed into the hash). */
+static uint64_t ux_key(int w, int ctx, int src, int tag)
+{
+	uint64_t s = (w == UX_EXACT || w == UX_ANYTAG) ? (uint64_t)(unsigned)src & ((1u << MPI_SRC_BITS) - 1) : 0;
+	uint64_t t = (w == UX_EXACT || w == UX_ANYSRC) ? (uint64_t)(unsigned)tag & MPI_TAG_MASK : 0;
+	return ((uint64_t)(unsigned)ctx << (MPI_SRC_BITS + 1 + MPI_TAG_BITS)) | (s << MPI_TAG_BITS) | t;
+}
+
+static size_t ux_hash(uint64_t key, int w)
+{
+	return (size_t)(((key ^ ((uint64_t)w << 47)) * 0x9e3779b97f4a7c15ull) >> 32) & X.ux_hmask;
+}
+
+/* The bucket of way w's key, or NULL. */
+static struct ux_bucket *ux_bucket_find(uint64_t key, int w)
+{
+	for (struct ux_bucket *b = X.ux_hash[ux_hash(key, w)]; b; b = b->hnext)
+		if (b->key == key && b->way == w)
+			return b;
+	return NULL;
+}
+
+/* Doubles the chains when the buckets outnumber them, so a chain stays
+ * about one bucket long (rare: each doubling comes after as many new keys
+ * as all before). Keeps the old table if there is no memory for a new. */
+static void ux_hash_grow(void)
+{
+	size_t n = (X.ux_hmask + 1) * 2;
+	struct ux_bucket **h = calloc(n, sizeof *h), **old = X.ux_hash;
+	if (!h)
+		return;
+	size_t on = X.ux_hmask + 1;
+	X.ux_hash = h;
+	X.ux_hmask = n - 1;
+	for (size_t i = 0; i < on; i++)
+		for (struct ux_bucket *b = old[i], *nx; b; b = nx) {
+			nx = b->hnext;
+			size_t j = ux_hash(b->key, b->way);
+			b->hnext = h[j];
+			h[j] = b;
+		}
+	free(old);
+}
+
+/* Lists u (its fields set) at the tail of its list of every way. */
+bool mpi_ux_list(struct mpi_ux *u)
+{
+	for (int w = 0; w < UX_WAYS; w++) {
+		uint64_t key = ux_key(w, u->ctx, u->src, u->tag);
+		struct ux_bucket *b = ux_bucket_find(key, w);
+		if (!b) {
+			if (!X.bk_free && !slab_grow(sizeof(struct ux_bucket), (void **)&X.bk_free))
+				return false;
+			b = X.bk_free;
+			X.bk_free = b->hnext;
+			b->key = key;
+			b->way = w;
+			mpi_list_init(&b->q);
+			size_t i = ux_hash(key, w);
+			b->hnext = X.ux_hash[i];
+			X.ux_hash[i] = b;
+			if (++X.ux_nbk > X.ux_hmask + 1)
+				ux_hash_grow();
+		}
+		mpi_list_add_tail(&u->way[w], &b->q);
+		u->bk[w] = b;
+	}
+	u->in_ux = true;
+	X.ux_count++;
+	return true;
+}
+
+/* Takes u off its lists (a receive has it); a list left empty goes. */
+void mpi_ux_unlist(struct mpi_ux *u)
+{
+	for (int w = 0; w < UX_WAYS; w++) {
+		struct ux_bucket *b = u->bk[w];
+		mpi_list_del(&u->way[w]);
+		if (mpi_list_empty(&b->q)) {
+			struct ux_bucket **pp = &X.ux_hash[ux_hash(b->key, w)];
+			while (*pp != b)
+				pp = &(*pp)->hnext;
+			*pp = b->hnext;
+			b->hnext = X.bk_free;
+			X.bk_free = b;
+			X.ux_nbk--;
+		}
+	}
+	u->in_ux = false;
+	X.ux_count--;
+}
+
+/* The earliest unexpected message a receive of (ctx, src, tag) matches:
+ * the head of the list of its own key. */
+struct mpi_ux *mpi_ux_find(int ctx, int src, int tag)
+{
+	if (!X.ux_count)
+		return NULL;
+	int w = src == MPI_ANY_SOURCE ? (tag == MPI_ANY_TAG ? UX_ANYANY : UX_ANYSRC)
+				      : (tag == MPI_ANY_TAG ? UX_ANYTAG : UX_EXACT);
+	struct ux_bucket *b = ux_bucket_find(ux_key(w, ctx, src, tag), w);
+	return b ? mpi_container(b->q.next, struct mpi_ux, way[w]) : NULL;
+}
+
+bool mpi_ux_index_init(void)
+{
+	X.ux_hmask = 1023;
+	X.ux_hash = calloc(X.ux_hmask + 1, sizeof *X.ux_hash);
+	return X.ux_hash && slab_grow(sizeof(struct mpi_ux), (void **)&X.ux_free) &&
+	       slab_grow(sizeof(struct ux_bucket), (void **)&X.bk_free);
+}
+
+void mpi_ux_index_fini(void)
+{
+	while (X.slabs) {
+		struct ux_slab *sl = X.slabs;
+		X.slabs = sl->next;
+		free(sl);
+	}
+	X.ux_free = NULL;
+	X.bk_free = NULL;
+	free(X.ux_hash);
+	X.ux_hash = NULL;
+	X.ux_count = 0;
+	X.ux_nbk = 0;
+}
