@@ -439,12 +439,20 @@ static struct cache_ent *sched_for(struct cx *x, struct coll_req *req)
 	for (int i = 0; i < CACHE_SLOTS; i++) {
 		struct cache_ent *e = &c->cache->e[i];
 		if (e->s && e->req.op == req->op && e->req.algo == req->algo && e->req.bytes == req->bytes &&
-		    e->req.root == req->root && e->req.elem_size == req->elem_size && e->req.nranks == req->nranks)
+		    e->req.root == req->root && e->req.elem_size == req->elem_size && e->req.nranks == req->nranks &&
+		    e->req.input == req->input)
 			return e;
 	}
 	char msg[256];
 	struct coll_sched *s = NULL;
+	bool asked_input = req->input;
 	int rc = coll_expand_rank(req, c->rank, &s, msg, sizeof msg);
+	if (rc == -ENOTSUP && req->input) {
+		/* The algorithm combines in place only: run_sched copies the
+		 * input into DATA first (the schedule's req.input says which). */
+		req->input = false;
+		rc = coll_expand_rank(req, c->rank, &s, msg, sizeof msg);
+	}
 	if (rc == -ENOTSUP || rc == -EINVAL) {
 		/* The named algorithm does not do this operation: auto. */
 		enum coll_algo asked = req->algo;
@@ -460,12 +468,16 @@ static struct cache_ent *sched_for(struct cx *x, struct coll_req *req)
 	coll_engine_free(e->e);
 	coll_free(e->s);
 	e->req = *req;
+	e->req.input = asked_input;
+	req->input = asked_input;
 	e->s = s;
 	e->e = NULL;
 	return e;
 }
 
-/* Runs one schedule over data/input. */
+/* Runs one schedule over data/input. An allreduce asked with the input
+ * apart (req->input) whose algorithm cannot take it starts from the input
+ * copied into data. */
 static int run_sched(struct cx *x, struct coll_req *req, void *data, const void *input)
 {
 	req->nranks = x->c->size;
@@ -475,6 +487,10 @@ static int run_sched(struct cx *x, struct coll_req *req, void *data, const void 
 	if (!ent)
 		return x->err ? x->err : mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory for the schedule", x->name);
 	struct coll_sched *s = ent->s;
+	if (req->input && !s->req.input) {
+		memcpy(data, input, req->bytes);
+		input = NULL;
+	}
 	x->algo = coll_algo_name(s->info.algo);
 	struct mpi_coll_cache *cc = x->c->cache;
 	if (s->info.scratch_bytes > cc->scratch_cap) {
@@ -877,6 +893,16 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 		x.esize = t->size;
 		rc = allreduce_rd_direct(&x, sendbuf == MPI_IN_PLACE ? data : (const char *)sendbuf + t->true_lb, data,
 					 bytes, count);
+		return finish(&x, comm, rc);
+	}
+	if (t->contig && count > 0 && sendbuf != MPI_IN_PLACE && c->size > 1 && mpi_op_commutative(op)) {
+		/* The schedule reads sendbuf where it is (the rings' first
+		 * sends and reductions), no copy into recvbuf first. */
+		x.op = op;
+		x.dt = dt;
+		x.esize = t->size;
+		struct coll_req req = { .op = COLL_OP_ALLREDUCE, .bytes = bytes, .elem_size = t->size, .input = true };
+		rc = run_sched(&x, &req, (char *)recvbuf + t->true_lb, (const char *)sendbuf + t->true_lb);
 		return finish(&x, comm, rc);
 	}
 	bool tmp;
