@@ -54,6 +54,7 @@ struct cx {
 	struct pend *p;        /* = few, or a heap array once more are needed */
 	size_t np, cap;
 	struct pend few[8];    /* enough for a small collective: no malloc */
+	bool relisted;         /* add_pend dropped reported transfers from p */
 	bool stall;
 	const char *algo;
 	struct coll_engine *e;
@@ -84,6 +85,7 @@ static inline void mpi_cx_init(struct cx *x, struct mpi_comm *c, const char *nam
 	x->dt = MPI_BYTE;
 	x->esize = 1;
 	x->np = 0;
+	x->relisted = false;
 	x->algo = NULL;
 	x->e = NULL;
 	x->step = -1;
