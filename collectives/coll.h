@@ -158,15 +158,16 @@ struct coll_req {
 	 * the other ranks' parts are unknown. Not owned. */
 	const size_t *recv_counts;
 	size_t elem_size;        /* blocks are cut at element boundaries */
-	/* allreduce with recursive_doubling, ring or ring_sendrecv only
-	 * (other algorithms: -ENOTSUP; coll_input_apart says which): the
-	 * input is apart, in INPUT (read only, info.input_bytes = bytes), and
-	 * DATA only receives the result. Recursive doubling's first round
-	 * sends INPUT and combines it with what arrives; the rings send their
-	 * first block from INPUT and each reduction of a block's first
-	 * partial sum reads the rank's part from INPUT (from_input), so
-	 * nothing copies the whole input first (ptl's MPI_Allreduce). The
-	 * combinations and their bits are the same. */
+	/* allreduce by any algorithm but ring_bidir (-ENOTSUP;
+	 * coll_input_apart says which): the input is apart, in INPUT (read
+	 * only, info.input_bytes = bytes), and DATA only receives the
+	 * result. Recursive doubling's first round sends INPUT and combines
+	 * it with what arrives; the others send their first part from INPUT
+	 * (the rings' first block, halving-doubling's first half, a tree
+	 * leaf's part) and a rank's first reduction of each byte reads its
+	 * own part from INPUT (from_input), so nothing copies the whole
+	 * input first (ptl's MPI_Allreduce). The combinations and their bits
+	 * are the same. */
 	bool input;
 	int num_chunks;          /* ring algorithms: chunks per block (1..64) */
 	int ports;               /* concurrent transfers a rank can drive */

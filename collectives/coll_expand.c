@@ -64,8 +64,7 @@ struct coll_cmd *coll_emit_send(struct coll_gen *g, uint32_t step, int dir, int 
 
 bool coll_input_apart(enum coll_op op, enum coll_algo algo)
 {
-	return op == COLL_OP_ALLREDUCE && (algo == COLL_ALGO_RECURSIVE_DOUBLING || algo == COLL_ALGO_RING
-	                                   || algo == COLL_ALGO_RING_SENDRECV);
+	return op == COLL_OP_ALLREDUCE && algo != COLL_ALGO_RING_BIDIR;
 }
 
 static int cmd_cmp(const void *a, const void *b)
@@ -86,8 +85,8 @@ static int prepare(const struct coll_req *req, struct coll_sched *s, struct coll
 	if (rc)
 		return rc;
 	if (s->req.input && !coll_input_apart(s->req.op, s->choice.algo)) {
-		coll_msg(msg, msglen, "allreduce %s: only recursive_doubling, ring and ring_sendrecv "
-		         "read their input apart (input)", coll_algo_name(s->choice.algo));
+		coll_msg(msg, msglen, "allreduce %s cannot read its input apart (input); the other "
+		         "allreduce algorithms can", coll_algo_name(s->choice.algo));
 		return -ENOTSUP;
 	}
 	*impl = coll_impl(&s->req, s->choice.algo);

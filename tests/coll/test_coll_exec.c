@@ -372,7 +372,8 @@ static void test_recursive_doubling_same_bits(void **state)
 
 /* With the input apart (req.input: recursive doubling's step 0 reads
  * INPUT; the rings send their first block from INPUT and take the rank's
- * part of each reduction from it, from_input) every rank gets the same
+ * part of each reduction from it, from_input; halving-doubling's first
+ * step and the tree's first add and leaves do the same) every rank gets the same
  * bits as with the input in DATA, in every delivery order, at 1-64 ranks,
  * with one chunk or several and vectors the ring cuts unevenly (piece
  * boundaries of the engine's copy-and-combine inside a block), and INPUT
@@ -432,22 +433,26 @@ static void test_input_apart(void **state)
 		input_apart_same_bits(COLL_ALGO_RING, ns[i], 9001, 1);
 		input_apart_same_bits(COLL_ALGO_RING, ns[i], 5000, 3);
 		input_apart_same_bits(COLL_ALGO_RING_SENDRECV, ns[i], 5000, 2);
+		input_apart_same_bits(COLL_ALGO_TREE, ns[i], 21, 1);
+		input_apart_same_bits(COLL_ALGO_TREE, ns[i], 9001, 1);
+		if ((ns[i] & (ns[i] - 1)) == 0) {
+			input_apart_same_bits(COLL_ALGO_HALVING_DOUBLING, ns[i], 21, 1);
+			input_apart_same_bits(COLL_ALGO_HALVING_DOUBLING, ns[i], 9001, 1);
+		}
 	}
 	char msg[256] = "";
 	struct coll_sched *s = NULL;
-	static const enum coll_algo refuse[] = { COLL_ALGO_RING_BIDIR, COLL_ALGO_HALVING_DOUBLING,
-	                                         COLL_ALGO_TREE };
-	for (size_t i = 0; i < sizeof refuse / sizeof *refuse; i++) {
-		struct coll_req r = mkreq(COLL_OP_ALLREDUCE, refuse[i], 4, 64, 1, 2);
-		r.input = true;
-		assert_false(coll_input_apart(COLL_OP_ALLREDUCE, refuse[i]));
-		assert_int_equal(coll_expand(&r, &s, msg, sizeof msg), -ENOTSUP);
-		assert_non_null(strstr(msg, "recursive_doubling, ring and ring_sendrecv"));
-		assert_null(s);
-	}
-	struct coll_req r = mkreq(COLL_OP_BCAST, COLL_ALGO_AUTO, 4, 64, 1, 1);
+	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RING_BIDIR, 4, 64, 1, 2);
 	r.input = true;
+	assert_false(coll_input_apart(COLL_OP_ALLREDUCE, COLL_ALGO_RING_BIDIR));
+	assert_int_equal(coll_expand(&r, &s, msg, sizeof msg), -ENOTSUP);
+	assert_non_null(strstr(msg, "ring_bidir cannot read its input apart"));
+	assert_null(s);
+	r = mkreq(COLL_OP_REDUCE_SCATTER, COLL_ALGO_RING, 4, 64, 1, 1);
+	r.input = true;
+	assert_false(coll_input_apart(COLL_OP_REDUCE_SCATTER, COLL_ALGO_RING));
 	assert_int_equal(coll_expand(&r, &s, msg, sizeof msg), -EINVAL);
+	assert_non_null(strstr(msg, "only allreduce"));
 	assert_null(s);
 }
 
