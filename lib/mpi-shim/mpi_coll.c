@@ -443,6 +443,21 @@ static int drive(struct cx *x)
 	return MPI_SUCCESS;
 }
 
+/* coll_expand_rank, and for an allreduce asked with the input apart
+ * whose algorithm combines in place only, the schedule without it: its
+ * req.input then tells the caller to copy the input into DATA first.
+ * req is left as it was. */
+static int expand_rank(struct coll_req *req, int rank, struct coll_sched **s, char *msg, size_t len)
+{
+	int rc = coll_expand_rank(req, rank, s, msg, len);
+	if (rc == -ENOTSUP && req->input) {
+		req->input = false;
+		rc = coll_expand_rank(req, rank, s, msg, len);
+		req->input = true;
+	}
+	return rc;
+}
+
 /* The cached schedule (and engine) for req, expanded on first use. */
 static struct cache_ent *sched_for(struct cx *x, struct coll_req *req)
 {
@@ -460,19 +475,12 @@ static struct cache_ent *sched_for(struct cx *x, struct coll_req *req)
 	}
 	char msg[256];
 	struct coll_sched *s = NULL;
-	bool asked_input = req->input;
-	int rc = coll_expand_rank(req, c->rank, &s, msg, sizeof msg);
-	if (rc == -ENOTSUP && req->input) {
-		/* The algorithm combines in place only: run_sched copies the
-		 * input into DATA first (the schedule's req.input says which). */
-		req->input = false;
-		rc = coll_expand_rank(req, c->rank, &s, msg, sizeof msg);
-	}
+	int rc = expand_rank(req, c->rank, &s, msg, sizeof msg);
 	if (rc == -ENOTSUP || rc == -EINVAL) {
 		/* The named algorithm does not do this operation: auto. */
 		enum coll_algo asked = req->algo;
 		req->algo = COLL_ALGO_AUTO;
-		rc = coll_expand_rank(req, c->rank, &s, msg, sizeof msg);
+		rc = expand_rank(req, c->rank, &s, msg, sizeof msg);
 		req->algo = asked;
 	}
 	if (rc) {
@@ -483,8 +491,6 @@ static struct cache_ent *sched_for(struct cx *x, struct coll_req *req)
 	coll_engine_free(e->e);
 	coll_free(e->s);
 	e->req = *req;
-	e->req.input = asked_input;
-	req->input = asked_input;
 	e->s = s;
 	e->e = NULL;
 	return e;
@@ -1120,11 +1126,11 @@ int mpi_coll_expand(struct cx *x, struct coll_req *req, bool v, struct coll_sche
 	char msg[256];
 	req->algo = v ? COLL_ALGO_LINEAR
 		: algo_set[req->op] || mpi_g.coll_algo[0] ? algo_for[req->op] : COLL_ALGO_AUTO;
-	int rc = coll_expand_rank(req, x->c->rank, s, msg, sizeof msg);
+	int rc = expand_rank(req, x->c->rank, s, msg, sizeof msg);
 	if ((rc == -ENOTSUP || rc == -EINVAL) && req->algo != COLL_ALGO_AUTO) {
 		/* PTL_COLL_ALGO named an algorithm this operation does not have */
 		req->algo = COLL_ALGO_AUTO;
-		rc = coll_expand_rank(req, x->c->rank, s, msg, sizeof msg);
+		rc = expand_rank(req, x->c->rank, s, msg, sizeof msg);
 	}
 	if (rc)
 		return mpi_cx_fail(x, rc == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_INTERN, "%s: no schedule: %s", x->name, msg);

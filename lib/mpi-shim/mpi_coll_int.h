@@ -123,7 +123,10 @@ int mpi_cx_recv(struct cx *x, void *buf, int count, MPI_Datatype dt, int peer, i
 extern const struct coll_engine_ops mpi_coll_engine_ops;
 
 /* Expands this rank's part of req (v: the linear form of a v-variant;
- * else coll_choose's or PTL_COLL_ALGO's algorithm for req->op). */
+ * else coll_choose's or PTL_COLL_ALGO's algorithm for req->op). An
+ * allreduce asked with the input apart under an algorithm that cannot
+ * take it gets the in-place schedule: (*s)->req.input is then false and
+ * the caller copies the input into DATA first. */
 int mpi_coll_expand(struct cx *x, struct coll_req *req, bool v, struct coll_sched **s);
 int mpi_coll_check_buf(MPI_Comm comm, const char *fn, int count, MPI_Datatype dt);
 int mpi_coll_check_op(MPI_Comm comm, const char *fn, MPI_Op op, MPI_Datatype dt);
