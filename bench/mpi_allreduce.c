@@ -19,7 +19,10 @@
  * <bytes> <us>" at 8 B and 1 MiB: the rate at which a collective moves
  * bytes (one transfer on 2 ranks, no reduction), and per
  * size "self <bytes> <us>": MPI_Allreduce on MPI_COMM_SELF, the part of the
- * call before any schedule runs (checks, the copy of the input).
+ * call before any schedule runs (the checks) and, one rank's result being
+ * its input, a copy of the input into the output, which ptl's schedules on
+ * more ranks no longer make (they read sendbuf where it is; all but
+ * ring_bidir).
  *   ptlrun -n 2 bench/mpi_allreduce [trials]
  */
 #include <mpi.h>

@@ -109,6 +109,11 @@ struct coll_cmd {
 	                     * (ring_bidir) or second tree (tree allreduce) */
 	uint8_t buf;        /* enum coll_buf */
 	uint8_t src_buf;    /* enum coll_buf */
+	/* COLL_REDUCE with the input apart: (buf, off) starts as INPUT's bytes
+	 * at off, not as its own, so buf = INPUT OP src with the operands in
+	 * the in-place order; an executor copies and combines a piece at a
+	 * time, the copy still in cache when it is combined. */
+	uint8_t from_input;
 };
 
 /* What to expand. Zero means the default for elem_size (1), num_chunks (1)
@@ -153,12 +158,16 @@ struct coll_req {
 	 * the other ranks' parts are unknown. Not owned. */
 	const size_t *recv_counts;
 	size_t elem_size;        /* blocks are cut at element boundaries */
-	/* allreduce with recursive_doubling only (other algorithms: -ENOTSUP):
-	 * the input is apart, in INPUT (read only, info.input_bytes = bytes),
-	 * and DATA only receives the result. The first round sends INPUT and
-	 * combines it with what arrives, so nothing copies the input first
-	 * and no combination waits for a send of it (ptl's MPI: MPI_Allreduce
-	 * up to 4 KiB). The combinations and their bits are the same. */
+	/* allreduce by any algorithm but ring_bidir (-ENOTSUP;
+	 * coll_input_apart says which): the input is apart, in INPUT (read
+	 * only, info.input_bytes = bytes), and DATA only receives the
+	 * result. Recursive doubling's first round sends INPUT and combines
+	 * it with what arrives; the others send their first part from INPUT
+	 * (the rings' first block, halving-doubling's first half, a tree
+	 * leaf's part) and a rank's first reduction of each byte reads its
+	 * own part from INPUT (from_input), so nothing copies the whole
+	 * input first (ptl's MPI_Allreduce). The combinations and their bits
+	 * are the same. */
 	bool input;
 	int num_chunks;          /* ring algorithms: chunks per block (1..64) */
 	int ports;               /* concurrent transfers a rank can drive */
@@ -244,6 +253,10 @@ void coll_block(size_t bytes, size_t unit, size_t parts, size_t i,
  * implement the op -ENOTSUP; msg (may be NULL) says which. */
 int coll_choose(const struct coll_req *req, struct coll_choice *out,
                 char *msg, size_t msglen);
+
+/* Whether algo (as coll_choose resolved it) runs op with the input apart
+ * (coll_req.input). */
+bool coll_input_apart(enum coll_op op, enum coll_algo algo);
 
 /* ---- expansion ----
  * coll_expand: every rank's commands. O(total commands) time and memory.

@@ -95,7 +95,12 @@ struct coll_engine {
 	size_t *queue, *sq;
 	size_t qhead, qtail, sqhead, sqtail;
 	size_t ndone;
+	size_t piece;  /* from_input reductions: bytes copied and combined at a time,
+	                * whole elements */
 };
+
+/* About half an L1 cache of whole elements. */
+#define COLL_ENGINE_PIECE 16384
 
 static unsigned char *bufp(const struct coll_engine *e, int which, size_t off)
 {
@@ -105,15 +110,33 @@ static unsigned char *bufp(const struct coll_engine *e, int which, size_t off)
 	return b ? b + off : NULL;
 }
 
+static int combine(struct coll_engine *e, void *dst, const void *src, size_t len)
+{
+	if (e->ops && e->ops->reduce)
+		return e->ops->reduce(e->ctx, dst, src, len, e->conf.dtype, e->conf.redop);
+	return coll_reduce_local(dst, src, len, e->conf.dtype, e->conf.redop);
+}
+
 static int do_reduce(struct coll_engine *e, const struct coll_cmd *c)
 {
 	if (!c->len)
 		return 0;
-	void *dst = bufp(e, c->buf, c->off);
-	const void *src = bufp(e, c->src_buf, c->src_off);
-	if (e->ops && e->ops->reduce)
-		return e->ops->reduce(e->ctx, dst, src, c->len, e->conf.dtype, e->conf.redop);
-	return coll_reduce_local(dst, src, c->len, e->conf.dtype, e->conf.redop);
+	unsigned char *dst = bufp(e, c->buf, c->off);
+	const unsigned char *src = bufp(e, c->src_buf, c->src_off);
+	if (!c->from_input)
+		return combine(e, dst, src, c->len);
+	/* dst starts as INPUT's bytes: copied a piece at a time, each piece
+	 * combined while it is still in cache (one pass over dst instead of a
+	 * copy of the whole vector before the schedule and a second pass). */
+	const unsigned char *in = bufp(e, COLL_BUF_INPUT, c->off);
+	for (size_t k = 0; k < c->len; k += e->piece) {
+		size_t n = c->len - k < e->piece ? c->len - k : e->piece;
+		memcpy(dst + k, in + k, n);
+		int rc = combine(e, dst + k, src + k, n);
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 static void enqueue(struct coll_engine *e, size_t i)
@@ -194,6 +217,8 @@ int coll_engine_new(const struct coll_sched *s, int rank, const struct coll_bufs
 		return -EINVAL;
 	}
 	e->rank = rank;
+	size_t es = s->req.elem_size ? s->req.elem_size : 1;
+	e->piece = es < COLL_ENGINE_PIECE ? COLL_ENGINE_PIECE / es * es : es;
 	e->bufs = *bufs;
 	e->conf = *conf;
 	e->ops = ops;

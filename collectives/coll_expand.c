@@ -62,6 +62,11 @@ struct coll_cmd *coll_emit_send(struct coll_gen *g, uint32_t step, int dir, int 
 	return c;
 }
 
+bool coll_input_apart(enum coll_op op, enum coll_algo algo)
+{
+	return op == COLL_OP_ALLREDUCE && algo != COLL_ALGO_RING_BIDIR;
+}
+
 static int cmd_cmp(const void *a, const void *b)
 {
 	uint64_t x = ((const struct coll_cmd *)a)->id, y = ((const struct coll_cmd *)b)->id;
@@ -79,9 +84,9 @@ static int prepare(const struct coll_req *req, struct coll_sched *s, struct coll
 	rc = coll_choose(&s->req, &s->choice, msg, msglen);
 	if (rc)
 		return rc;
-	if (s->req.input && s->choice.algo != COLL_ALGO_RECURSIVE_DOUBLING) {
-		coll_msg(msg, msglen, "allreduce %s: only recursive_doubling reads its input apart (input)",
-		         coll_algo_name(s->choice.algo));
+	if (s->req.input && !coll_input_apart(s->req.op, s->choice.algo)) {
+		coll_msg(msg, msglen, "allreduce %s cannot read its input apart (input); the other "
+		         "allreduce algorithms can", coll_algo_name(s->choice.algo));
 		return -ENOTSUP;
 	}
 	*impl = coll_impl(&s->req, s->choice.algo);
@@ -535,6 +540,8 @@ int coll_check(const struct coll_sched *s, char *msg, size_t msglen)
 			if (c->step >= s->info.steps || c->dir >= s->info.ndirs
 			    || !in_range(&s->info, c->buf, c->off, c->len)
 			    || (local_src && !in_range(&s->info, c->src_buf, c->src_off, c->len))
+			    || (c->from_input && (c->kind != COLL_REDUCE
+			                          || !in_range(&s->info, COLL_BUF_INPUT, c->off, c->len)))
 			    || (c->kind != COLL_SEND && c->buf == COLL_BUF_INPUT)) {
 				coll_msg(msg, msglen, "rank %d command %llu (%s step %u): step, direction "
 				         "or byte range out of bounds", rs->rank,

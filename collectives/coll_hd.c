@@ -25,6 +25,8 @@ static int hd_shape(struct coll_gen *g)
 	int L = coll_floor_log2((uint64_t)g->n);
 	size_t unit = coll_unit(g->req), units = g->req->bytes / unit;
 	g->steps = (uint32_t)(2 * L);
+	if (g->req->input && !g->steps)
+		g->steps = 1; /* one rank: a step to copy INPUT into DATA */
 	g->stride = 2;
 	/* the larger half of the first split */
 	g->scratch = L ? (units - units / 2) * unit : 0;
@@ -50,6 +52,18 @@ static int hd_emit(struct coll_gen *g)
 	int L = coll_floor_log2((uint64_t)g->n), i = g->rank;
 	size_t unit = coll_unit(g->req), units = g->req->bytes / unit;
 	struct coll_chain ch = { .nprev = 0 };
+	/* With the input apart step 0 sends the half it gives away from
+	 * INPUT and its add takes the kept half from there (from_input); the
+	 * later steps work in DATA, whose every byte that add or a doubling
+	 * receive writes. */
+	bool apart = g->req->input;
+	if (apart && !L && g->req->bytes) {
+		struct coll_cmd *c = coll_emit(g, COLL_COPY, 0, 0, 0, SUB_RECV, COLL_PEER_NONE);
+		if (!c)
+			return g->err;
+		c->len = g->req->bytes;
+		c->src_buf = COLL_BUF_INPUT;
+	}
 
 	for (uint32_t step = 0; step < (uint32_t)(2 * L); step++) {
 		bool halving = step < (uint32_t)L;
@@ -69,6 +83,7 @@ static int hd_emit(struct coll_gen *g)
 			                   p, SUB_SEND, klo * unit, (khi - klo) * unit);
 			if (!c)
 				return g->err;
+			c->from_input = apart && step == 0;
 			coll_chain_wait(&ch, c);
 			coll_chain_add(&ch, c->id);
 		}
@@ -76,6 +91,8 @@ static int hd_emit(struct coll_gen *g)
 			c = coll_emit_send(g, step, 0, 0, SUB_SEND, p, slo * unit, (shi - slo) * unit);
 			if (!c)
 				return g->err;
+			if (apart && step == 0)
+				c->buf = COLL_BUF_INPUT;
 			coll_chain_wait(&ch, c);
 			coll_chain_add(&ch, c->id);
 		}

@@ -80,6 +80,8 @@ static int ring_shape(struct coll_gen *g)
 	g->ndirs = r.bidir ? 2 : 1;
 	g->stride = 3;
 	g->steps = r.rs_steps + r.ag_steps;
+	if (g->req->input && !g->steps)
+		g->steps = 1; /* one rank: a step to copy INPUT into DATA */
 	g->scratch = (size_t)g->ndirs * (size_t)g->chunks * r.maxchunk;
 	return 0;
 }
@@ -120,6 +122,18 @@ static int ring_emit(struct coll_gen *g)
 		return -ENOMEM;
 	}
 	uint32_t step = 0;
+	/* With the input apart (one-way rings only) a rank reduces each block
+	 * at most once in the reduce-scatter, so every reduction there is the
+	 * block's first and takes the rank's part from INPUT, and step 0 sends
+	 * its block from INPUT; the other blocks of DATA are received whole. */
+	bool apart = g->req->input;
+	if (apart && n == 1 && g->req->bytes) {
+		struct coll_cmd *c = coll_emit(g, COLL_COPY, 0, 0, 0, SUB_LOCAL, COLL_PEER_NONE);
+		if (c) {
+			c->len = g->req->bytes;
+			c->src_buf = COLL_BUF_INPUT;
+		}
+	}
 
 	for (int s = 0; s < (int)r.rs_steps; s++, step++) {
 		for (int d = 0; d < nd; d++) {
@@ -153,6 +167,7 @@ static int ring_emit(struct coll_gen *g)
 						c->off = off;
 						c->len = len;
 						c->src_off = soff;
+						c->from_input = apart;
 						coll_dep(c, rid);
 						if (meeting)
 							coll_dep(c, meet[k]);
@@ -162,6 +177,7 @@ static int ring_emit(struct coll_gen *g)
 						if (!c)
 							break;
 						c->src_off = soff;
+						c->from_input = apart;
 						coll_chain_wait(&ch->c, c);
 					}
 					last = c->id;
@@ -179,6 +195,8 @@ static int ring_emit(struct coll_gen *g)
 					c = coll_emit_send(g, step, d, k, SUB_SEND, to, off, len);
 					if (!c)
 						break;
+					if (apart && s == 0)
+						c->buf = COLL_BUF_INPUT;
 					coll_chain_wait(&ch->c, c);
 					coll_chain_add(&ch->c, c->id);
 				}

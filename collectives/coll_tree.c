@@ -83,6 +83,8 @@ static int dbtree_shape(struct coll_gen *g)
 	g->ndirs = 2;
 	g->stride = 4;
 	g->steps = 2 * theight((size_t)g->n);
+	if (g->req->input && !g->steps)
+		g->steps = 1; /* one rank: a step to copy INPUT into DATA */
 	g->scratch = 4 * half_max(g->req);
 	return 0;
 }
@@ -92,8 +94,19 @@ static int dbtree_emit(struct coll_gen *g)
 	int n = g->n;
 	uint32_t H = theight((size_t)n);
 	size_t hmax = half_max(g->req);
-	if (n == 1)
-		return 0;
+	/* With the input apart a node's first add takes its own part from
+	 * INPUT (from_input), a leaf sends INPUT up, and every rank's DATA
+	 * gets its result from the root's sends down or its own adds. */
+	bool apart = g->req->input;
+	if (n == 1) {
+		struct coll_cmd *c = apart && g->req->bytes
+		                     ? coll_emit(g, COLL_COPY, 0, 0, 0, 0, COLL_PEER_NONE) : NULL;
+		if (c) {
+			c->len = g->req->bytes;
+			c->src_buf = COLL_BUF_INPUT;
+		}
+		return g->err;
+	}
 	for (int t = 0; t < 2; t++) {
 		size_t off, len;
 		coll_block(g->req->bytes, coll_unit(g->req), 2, (size_t)t, &off, &len);
@@ -117,6 +130,7 @@ static int dbtree_emit(struct coll_gen *g)
 			if (!c)
 				return g->err;
 			c->src_off = (size_t)(2 * t + k) * hmax;
+			c->from_input = apart && !have_last;
 			if (have_last)
 				coll_dep(c, last);
 			last = c->id;
@@ -132,6 +146,8 @@ static int dbtree_emit(struct coll_gen *g)
 			c->len = len;
 			if (have_last)
 				coll_dep(c, last);
+			else if (apart)
+				c->buf = COLL_BUF_INPUT;
 			up = c->id;
 			uint32_t st = H + (uint32_t)nd.depth - 1;
 			if (!(c = coll_emit(g, COLL_RECV, st, t, 0, T_RECV_DOWN, par)))

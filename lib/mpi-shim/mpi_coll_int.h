@@ -54,6 +54,7 @@ struct cx {
 	struct pend *p;        /* = few, or a heap array once more are needed */
 	size_t np, cap;
 	struct pend few[8];    /* enough for a small collective: no malloc */
+	bool relisted;         /* add_pend dropped reported transfers from p */
 	bool stall;
 	const char *algo;
 	struct coll_engine *e;
@@ -84,6 +85,7 @@ static inline void mpi_cx_init(struct cx *x, struct mpi_comm *c, const char *nam
 	x->dt = MPI_BYTE;
 	x->esize = 1;
 	x->np = 0;
+	x->relisted = false;
 	x->algo = NULL;
 	x->e = NULL;
 	x->step = -1;
@@ -125,7 +127,10 @@ int mpi_cx_recv(struct cx *x, void *buf, int count, MPI_Datatype dt, int peer, i
 extern const struct coll_engine_ops mpi_coll_engine_ops;
 
 /* Expands this rank's part of req (v: the linear form of a v-variant;
- * else coll_choose's or PTL_COLL_ALGO's algorithm for req->op). */
+ * else coll_choose's or PTL_COLL_ALGO's algorithm for req->op). An
+ * allreduce asked with the input apart under an algorithm that cannot
+ * take it gets the in-place schedule: (*s)->req.input is then false and
+ * the caller copies the input into DATA first. */
 int mpi_coll_expand(struct cx *x, struct coll_req *req, bool v, struct coll_sched **s);
 int mpi_coll_check_buf(MPI_Comm comm, const char *fn, int count, MPI_Datatype dt);
 int mpi_coll_check_op(MPI_Comm comm, const char *fn, MPI_Op op, MPI_Datatype dt);

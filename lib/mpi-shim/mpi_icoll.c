@@ -190,6 +190,8 @@ static int phase_start(struct mpi_icoll *q)
 	} else if (!q->s && (rc = mpi_coll_expand(x, req, false, &q->s))) {
 		return rc;
 	}
+	if (req->input && !q->s->req.input)
+		memcpy(ph->data, ph->input, req->bytes);
 	size_t sb = q->s->info.scratch_bytes;
 	if (sb && !(q->scratch = malloc(sb)))
 		return mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes of scratch", x->name, sb);
@@ -425,7 +427,20 @@ static int ireduce(const char *fn, const void *sendbuf, void *recvbuf, int count
 	if (root >= c->size)
 		return mpi_err(comm, MPI_ERR_ROOT, fn, "root %d not in %s (size %d)", root, c->name, c->size);
 	IC_NEW(q, c, fn, comm);
-	size_t len = mpi_dtype_get(dt)->size * (size_t)count;
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	size_t len = t->size * (size_t)count;
+	if (root < 0 && t->contig && len && sendbuf != MPI_IN_PLACE && c->size > 1 && mpi_op_commutative(op)) {
+		/* As MPI_Allreduce: the schedule reads sendbuf where it is and
+		 * leaves its result in recvbuf, no copy either way (phase_start
+		 * copies sendbuf in for an algorithm that cannot). */
+		q->x.op = op;
+		q->x.dt = dt;
+		q->x.esize = t->size;
+		q->ph[q->nph++] = (struct ic_phase){
+			.req = { .op = COLL_OP_ALLREDUCE, .bytes = len, .elem_size = t->size, .input = true },
+			.data = (char *)recvbuf + t->true_lb, .input = (const char *)sendbuf + t->true_lb };
+		return ic_go(q, request);
+	}
 	bool result = root < 0 || c->rank == root;
 	void *data = red_input(q, sendbuf, result ? recvbuf : NULL, count, dt, op, count);
 	if (!data)

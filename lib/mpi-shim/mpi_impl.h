@@ -312,6 +312,8 @@ enum { MPI_MODE_STD, MPI_MODE_SYNC, MPI_MODE_READY, MPI_MODE_BUFFERED };
  * at hand and nothing queued before it. Returns true if it sent it; false:
  * nothing happened, start it as mpi_isend. */
 bool mpi_send_small(const void *buf, int count, MPI_Datatype dt, int dest, int tag, struct mpi_comm *c);
+/* The same on context ctx (a collective's: c->ctx + 1). */
+bool mpi_send_small_ctx(const void *buf, int count, MPI_Datatype dt, int dest, int tag, struct mpi_comm *c, int ctx);
 /* Or-ed into a standard or ready mode by MPI_Isend and MPI_Irsend: the
  * caller looks for completion later, so an eager send may go from its
  * buffer and complete on the receiver's ACK instead of being copied to a
@@ -336,8 +338,10 @@ int mpi_recv_now(void *buf, int count, MPI_Datatype dt, int src, int tag, struct
 bool mpi_recv_try(struct mpi_req *r);
 int mpi_iprobe(int src, int tag, struct mpi_comm *c, int *flag, MPI_Status *st);
 int mpi_cancel_recv(struct mpi_req *r);
-/* Waits for r (deadline_s > 0: until then; returns MPI_ERR_TIMEOUT). */
-int mpi_wait_req(struct mpi_req *r, double deadline);
+/* Waits for r (timeout > 0: gives up after about that many seconds,
+ * returning MPI_ERR_TIMEOUT; the clock is read lazily, so up to 100 ms
+ * late). */
+int mpi_wait_req(struct mpi_req *r, double timeout);
 double mpi_now(void);
 void mpi_drain_internal(void);
 

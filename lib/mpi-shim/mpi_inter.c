@@ -39,8 +39,12 @@ static int leaders_swap(struct mpi_comm *ic, int *mine, int *theirs, int n, cons
 		mpi_req_drop(rr);
 		return mpi_err(comm, rc, fn, "cannot start the leaders' exchange");
 	}
-	double deadline = mpi_now() + mpi_g.coll_timeout;
-	int w1 = mpi_wait_req(sr, deadline), w2 = mpi_wait_req(rr, deadline);
+	double t0 = mpi_now();
+	int w1 = mpi_wait_req(sr, mpi_g.coll_timeout);
+	double left = mpi_g.coll_timeout - (mpi_now() - t0);
+	int w2 = rr->done ? MPI_SUCCESS
+		 : mpi_g.coll_timeout <= 0 ? mpi_wait_req(rr, 0) /* no deadline */
+		 : left > 0 ? mpi_wait_req(rr, left) : MPI_ERR_TIMEOUT;
 	rc = w1 ? w1 : w2 ? w2 : rr->err ? rr->err : sr->err;
 	if (!rr->done)
 		mpi_cancel_recv(rr);

@@ -370,63 +370,89 @@ static void test_recursive_doubling_same_bits(void **state)
 	}
 }
 
-/* Recursive doubling with the input apart (req.input: step 0 reads INPUT,
- * DATA gets only the result) gives the same bits as with the input in
- * DATA, on every rank and delivery order, at 1-64 ranks, and leaves INPUT
- * as it was; other algorithms and operations refuse it. */
-static void test_recursive_doubling_input_apart(void **state)
+/* With the input apart (req.input: recursive doubling's step 0 reads
+ * INPUT; the rings send their first block from INPUT and take the rank's
+ * part of each reduction from it, from_input; halving-doubling's first
+ * step and the tree's first add and leaves do the same) every rank gets the same
+ * bits as with the input in DATA, in every delivery order, at 1-64 ranks,
+ * with one chunk or several and vectors the ring cuts unevenly (piece
+ * boundaries of the engine's copy-and-combine inside a block), and INPUT
+ * is left as it was; the algorithms that cannot take it refuse. */
+static void input_apart_same_bits(enum coll_algo algo, int n, size_t cnt, int chunks)
 {
-	(void)state;
-	int ns[] = { 1, 2, 4, 8, 16, 64 };
-	size_t cnt = 21;
-	for (size_t i = 0; i < sizeof ns / sizeof *ns; i++) {
-		struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, ns[i],
-		                          cnt * sizeof(double), 1, 1);
-		r.elem_size = sizeof(double);
-		struct coll_sched *s = expand_ok(&r);
-		r.input = true;
-		struct coll_sched *sa = expand_ok(&r);
-		assert_int_equal(sa->info.input_bytes, r.bytes);
-		struct bufset bs, ba;
-		bufs_alloc(&bs, s);
-		bufs_alloc(&ba, sa);
-		for (int k = 0; k < ns[i]; k++)
-			for (size_t e = 0; e < cnt; e++) {
-				double v = 1.0 / (double)(k + 3) + (double)e * 1e-3 + (double)(k % 5) * 1e7;
-				put_val(bs.data[k], e, COLL_DOUBLE, v);
-				put_val(ba.in[k], e, COLL_DOUBLE, v);
-			}
-		char msg[256] = "";
-		struct coll_exec_opts o = { COLL_DOUBLE, COLL_SUM, 0 };
-		if (coll_exec_run(s, bs.b, &o, msg, sizeof msg))
-			fail_msg("exec: %s", msg);
-		for (unsigned seed = 0; seed < 4; seed++) {
-			o.seed = seed * 7919u;
-			for (int k = 0; k < ns[i]; k++)
-				memset(ba.data[k], 0xEE, r.bytes);
-			if (coll_exec_run(sa, ba.b, &o, msg, sizeof msg))
-				fail_msg("exec (input apart) N=%d: %s", ns[i], msg);
-			for (int k = 0; k < ns[i]; k++) {
-				assert_memory_equal(bs.data[0], ba.data[k], r.bytes);
+	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, algo, n, cnt * sizeof(double), chunks, 1);
+	r.elem_size = sizeof(double);
+	struct coll_sched *s = expand_ok(&r);
+	r.input = true;
+	struct coll_sched *sa = expand_ok(&r);
+	assert_int_equal(sa->info.algo, s->info.algo);
+	assert_int_equal(sa->info.input_bytes, r.bytes);
+	struct bufset bs, ba;
+	bufs_alloc(&bs, s);
+	bufs_alloc(&ba, sa);
+	for (int k = 0; k < n; k++)
+		for (size_t e = 0; e < cnt; e++) {
+			double v = 1.0 / (double)(k + 3) + (double)e * 1e-3 + (double)(k % 5) * 1e7;
+			put_val(bs.data[k], e, COLL_DOUBLE, v);
+			put_val(ba.in[k], e, COLL_DOUBLE, v);
+		}
+	char msg[256] = "";
+	struct coll_exec_opts o = { COLL_DOUBLE, COLL_SUM, 0 };
+	if (coll_exec_run(s, bs.b, &o, msg, sizeof msg))
+		fail_msg("exec %s: %s", coll_algo_name(algo), msg);
+	for (unsigned seed = 0; seed < 4; seed++) {
+		o.seed = seed * 7919u;
+		for (int k = 0; k < n; k++)
+			memset(ba.data[k], 0xEE, r.bytes);
+		if (coll_exec_run(sa, ba.b, &o, msg, sizeof msg))
+			fail_msg("exec %s (input apart) N=%d: %s", coll_algo_name(algo), n, msg);
+		for (int k = 0; k < n; k++) {
+			assert_memory_equal(bs.data[0], ba.data[k], r.bytes);
+			for (size_t e = 0; e < cnt; e += cnt - 1) {
 				unsigned char want[sizeof(double)];
-				put_val(want, 0, COLL_DOUBLE, 1.0 / (double)(k + 3) + (double)(k % 5) * 1e7);
-				assert_memory_equal(ba.in[k], want, sizeof want);
+				put_val(want, 0, COLL_DOUBLE,
+				        1.0 / (double)(k + 3) + (double)e * 1e-3 + (double)(k % 5) * 1e7);
+				assert_memory_equal(ba.in[k] + e * sizeof(double), want, sizeof want);
 			}
 		}
-		bufs_free(&bs);
-		bufs_free(&ba);
-		coll_free(s);
-		coll_free(sa);
+	}
+	bufs_free(&bs);
+	bufs_free(&ba);
+	coll_free(s);
+	coll_free(sa);
+}
+
+static void test_input_apart(void **state)
+{
+	(void)state;
+	int ns[] = { 1, 2, 3, 4, 7, 8, 16, 64 };
+	for (size_t i = 0; i < sizeof ns / sizeof *ns; i++) {
+		if ((ns[i] & (ns[i] - 1)) == 0)
+			input_apart_same_bits(COLL_ALGO_RECURSIVE_DOUBLING, ns[i], 21, 1);
+		input_apart_same_bits(COLL_ALGO_RING, ns[i], 21, 1);
+		input_apart_same_bits(COLL_ALGO_RING, ns[i], 9001, 1);
+		input_apart_same_bits(COLL_ALGO_RING, ns[i], 5000, 3);
+		input_apart_same_bits(COLL_ALGO_RING_SENDRECV, ns[i], 5000, 2);
+		input_apart_same_bits(COLL_ALGO_TREE, ns[i], 21, 1);
+		input_apart_same_bits(COLL_ALGO_TREE, ns[i], 9001, 1);
+		if ((ns[i] & (ns[i] - 1)) == 0) {
+			input_apart_same_bits(COLL_ALGO_HALVING_DOUBLING, ns[i], 21, 1);
+			input_apart_same_bits(COLL_ALGO_HALVING_DOUBLING, ns[i], 9001, 1);
+		}
 	}
 	char msg[256] = "";
 	struct coll_sched *s = NULL;
-	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RING, 4, 64, 1, 1);
+	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RING_BIDIR, 4, 64, 1, 2);
 	r.input = true;
+	assert_false(coll_input_apart(COLL_OP_ALLREDUCE, COLL_ALGO_RING_BIDIR));
 	assert_int_equal(coll_expand(&r, &s, msg, sizeof msg), -ENOTSUP);
-	assert_non_null(strstr(msg, "recursive_doubling"));
-	r = mkreq(COLL_OP_BCAST, COLL_ALGO_AUTO, 4, 64, 1, 1);
+	assert_non_null(strstr(msg, "ring_bidir cannot read its input apart"));
+	assert_null(s);
+	r = mkreq(COLL_OP_REDUCE_SCATTER, COLL_ALGO_RING, 4, 64, 1, 1);
 	r.input = true;
+	assert_false(coll_input_apart(COLL_OP_REDUCE_SCATTER, COLL_ALGO_RING));
 	assert_int_equal(coll_expand(&r, &s, msg, sizeof msg), -EINVAL);
+	assert_non_null(strstr(msg, "only allreduce"));
 	assert_null(s);
 }
 
@@ -799,7 +825,7 @@ int main(void)
 		cmocka_unit_test(test_engine_reset_reruns),
 		cmocka_unit_test(test_engine_sends_first),
 		cmocka_unit_test(test_recursive_doubling_same_bits),
-		cmocka_unit_test(test_recursive_doubling_input_apart),
+		cmocka_unit_test(test_input_apart),
 		cmocka_unit_test(test_every_dtype_and_op),
 		cmocka_unit_test(test_error_paths),
 	};

@@ -549,14 +549,16 @@ static void lopsided(void *in, void *inout, int *len, MPI_Datatype *dt)
 		b[i] = a[i] * 0.5 + b[i] * 0.25;
 }
 
-/* Short vectors (the direct recursive-doubling path on 2^k ranks, up to
- * 4 KiB, and the schedules elsewhere) at sizes around its limits: sums
+/* Vectors around the paths' limits (the direct recursive-doubling path
+ * on 2^k ranks up to 4 KiB, its ACK-free sends up to 1 KiB; the schedule
+ * with the input apart above: recursive doubling up to 8 KiB, then the
+ * ring, whose blocks are combined from the input in 16 KiB pieces): sums
  * right out of place and in place, sendbuf left as it was, and a
  * commutative user op whose bits depend on the order giving the same bits
  * on every rank, every time, in place or not. */
 static void short_allreduce(void)
 {
-	static const int counts[] = { 1, 2, 3, 127, 128, 129, 511, 512, 513 };
+	static const int counts[] = { 1, 2, 3, 127, 128, 129, 511, 512, 513, 1023, 1025, 6001 };
 	MPI_Op op;
 	OK(MPI_Op_create(lopsided, 1, &op));
 	MPI_Datatype pair;
