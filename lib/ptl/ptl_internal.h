@@ -319,6 +319,16 @@ void ptl_sr_inc(int reg);
 struct ptl_eq *ptl_eq_lookup(struct ptl_ni *ni, ptl_handle_eq_t h);
 /* Fills the common fields and sequence, logs ev, runs the handler. */
 void ptl_eq_post(struct ptl_eq *eq, ptl_event_t *ev);
+/* The slot the next event of eq goes to, for a caller that fills an event
+ * in place (every field but sequence) and then calls ptl_eq_commit():
+ * a small put's PUT_END, built aside and copied by ptl_eq_post(), cost
+ * more than the rest of its event. Lock held from here to the commit. */
+static inline ptl_event_t *ptl_eq_slot(const struct ptl_eq *eq)
+{
+	return &PTL_VIEW_EQ_EVENTS(eq->ring)[eq->ring->write_seq % eq->count];
+}
+/* Posts the event filled in at slot (from ptl_eq_slot): as ptl_eq_post. */
+void ptl_eq_commit(struct ptl_eq *eq, ptl_event_t *slot);
 void ptl_eq_destroy(struct ptl_ni *ni, struct ptl_eq *eq);
 
 /* ptl_md.c */
@@ -331,6 +341,8 @@ void ptl_md_copy_out(const struct ptl_md *md, ptl_size_t off, void *dst, ptl_siz
 int ptl_md_iovecs(const struct ptl_md *md, ptl_size_t off, ptl_size_t len, struct iovec *out, int max);
 /* Logs an event of md (if it has an EQ and the kind is not disabled). */
 void ptl_md_event(struct ptl_md *md, ptl_event_kind_t kind, ptl_event_t *ev);
+/* The EQ md logs events of kind to, or NULL when it logs none. */
+struct ptl_eq *ptl_md_eq(const struct ptl_md *md, ptl_event_kind_t kind);
 /* Whether ptl_md_event would post kind for md: callers skip building an
  * event nobody will see (an eager slot's SEND_START/END, every put), or
  * the call (a posted receive's PUT_START). */
@@ -348,7 +360,14 @@ static inline bool ptl_md_wants_event(const struct ptl_md *md, ptl_event_kind_t 
 /* Threshold used up / max_size reached with PTL_UNLINK: unlink md (and its
  * ME if that was attached with PTL_UNLINK), logging UNLINK. Returns true if
  * it unlinked. */
-bool ptl_md_maybe_autounlink(struct ptl_ni *ni, struct ptl_md *md);
+bool ptl_md_autounlink(struct ptl_ni *ni, struct ptl_md *md);
+/* Every message asks, on both sides; most MDs are PTL_RETAIN: inline. */
+static inline bool ptl_md_maybe_autounlink(struct ptl_ni *ni, struct ptl_md *md)
+{
+	if (md->unlink_op != PTL_UNLINK && !md->doomed)
+		return false;
+	return ptl_md_autounlink(ni, md);
+}
 void ptl_md_destroy(struct ptl_ni *ni, struct ptl_md *md);
 
 /* ptl_me.c */
