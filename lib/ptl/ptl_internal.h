@@ -213,6 +213,8 @@ struct ptl_lib {
 	ptl_jid_t jid;              /* from rt.jobid, computed once: no division per put */
 	int nnals;
 	struct ptl_nalinst nals[PTL_MAX_NALS];
+	struct ptl_nalinst *poll_one; /* the one NAL besides self, when there is
+	                               * one: a poll calls it straight */
 	struct ptl_peer *peers;    /* rt.size */
 	int *local_ranks;
 	int nlocal;

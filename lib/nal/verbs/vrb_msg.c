@@ -383,39 +383,58 @@ static void vrb_cq_unlock(struct nal *n)
 	atomic_store_explicit(&n->cq_busy, false, memory_order_release);
 }
 
-/* Takes up to max completions: the stash first, then the CQ, under one
- * lock hold so that nothing sleep() stashes can be overtaken. */
-static int vrb_poll(struct nal *n, struct ibv_wc *wc, int max)
+/* vrb_poll's rare part, lock held: the completions sleep() stashed come
+ * first, then the CQ's. Out of line, so that a poll of an empty CQ saves
+ * no registers for it. */
+__attribute__((noinline)) static int vrb_unstash(struct nal *n, struct ibv_wc *wc, int max)
 {
-	int k = 0;
-	vrb_cq_lock(n);
-	if (n->nstash) {
-		unsigned take = n->nstash < (unsigned)max ? n->nstash : (unsigned)max;
-		memcpy(wc, n->stash, take * sizeof *wc);
-		memmove(n->stash, n->stash + take, (n->nstash - take) * sizeof *n->stash);
-		n->nstash -= take;
-		k = (int)take;
-	}
+	unsigned take = n->nstash < (unsigned)max ? n->nstash : (unsigned)max;
+	memcpy(wc, n->stash, take * sizeof *wc);
+	memmove(n->stash, n->stash + take, (n->nstash - take) * sizeof *n->stash);
+	n->nstash -= take;
+	int k = (int)take;
 	if (k < max) {
 		int got = ibv_poll_cq(n->cq, max - k, wc + k);
 		if (got > 0)
 			k += got;
 	}
+	return k;
+}
+
+/* Takes up to max completions: the stash first, then the CQ, under one
+ * lock hold so that nothing sleep() stashes can be overtaken. */
+static inline int vrb_poll(struct nal *n, struct ibv_wc *wc, int max)
+{
+	int k;
+	vrb_cq_lock(n);
+	if (n->nstash) {
+		k = vrb_unstash(n, wc, max);
+	} else {
+		k = ibv_poll_cq(n->cq, max, wc);
+		k = k > 0 ? k : 0;
+	}
 	vrb_cq_unlock(n);
 	return k;
 }
 
-int vrb_progress(struct nal *n)
+/* Handles the k completions at wc, and the CQ's further ones while it
+ * gives full batches. */
+__attribute__((noinline)) static int vrb_progress_wcs(struct nal *n, struct ibv_wc *wc, int k, int max)
 {
 	int done = 0;
-	struct ibv_wc wc[32];
-	int k;
-	while ((k = vrb_poll(n, wc, 32)) > 0) {
+	for (;;) {
 		for (int i = 0; i < k; i++)
 			vrb_wc(n, &wc[i], &done);
-		if (k < 32)
-			break;
+		if (k < max || (k = vrb_poll(n, wc, max)) <= 0)
+			return done;
 	}
+}
+
+/* What a poll does besides the CQ, which few polls need: draining broken
+ * QPs, handshakes and starved peers, the keepalive, deferred work. */
+__attribute__((noinline)) static int vrb_progress_rare(struct nal *n)
+{
+	int done = 0;
 	if (n->nretired)
 		vrb_retired_sweep(n);
 	if (atomic_load_explicit(&n->waiting, memory_order_relaxed)) {
@@ -431,11 +450,13 @@ int vrb_progress(struct nal *n)
 	}
 	/* The keepalive runs in seconds: a clock read every VRB_KA_POLLS
 	 * calls is plenty (sleep() also wakes for it). */
-	if (n->ka_ms && atomic_load_explicit(&n->nup, memory_order_relaxed) && ++n->ka_polls >= VRB_KA_POLLS) {
+	if (n->ka_polls >= VRB_KA_POLLS) {
 		n->ka_polls = 0;
-		uint64_t now = vrb_now_ms();
-		if (now >= atomic_load_explicit(&n->next_ka_ms, memory_order_relaxed))
-			done += vrb_keepalive(n, now);
+		if (n->ka_ms && atomic_load_explicit(&n->nup, memory_order_relaxed)) {
+			uint64_t now = vrb_now_ms();
+			if (now >= atomic_load_explicit(&n->next_ka_ms, memory_order_relaxed))
+				done += vrb_keepalive(n, now);
+		}
 	}
 	if (!n->deferred)
 		return done;
@@ -452,6 +473,19 @@ int vrb_progress(struct nal *n)
 		left = left || p->resend != p->sent || p->credit_owed || p->pend_head;
 	}
 	n->deferred = n->deferred || left;
+	return done;
+}
+
+/* A poll that finds nothing is what a waiting rank repeats: it takes the
+ * CQ lock, polls, and tests four words; the rest is out of line. */
+int vrb_progress(struct nal *n)
+{
+	struct ibv_wc wc[32];
+	int k = vrb_poll(n, wc, 32);
+	int done = k > 0 ? vrb_progress_wcs(n, wc, k, 32) : 0;
+	if (++n->ka_polls >= VRB_KA_POLLS || n->nretired || atomic_load_explicit(&n->waiting, memory_order_relaxed) ||
+	    n->deferred)
+		done += vrb_progress_rare(n);
 	return done;
 }
 
