@@ -107,7 +107,34 @@ static void ptl_kick_sleeper(void)
 		s->ops->kick(s->n);
 }
 
-int ptl_send(int peer, const void *hdr, size_t hdr_len, const void *payload, size_t len)
+/* Queues a send the NAL refused for now; per-peer order is kept, since
+ * once something waits everything queues. */
+__attribute__((noinline)) static int ptl_send_later(struct ptl_peer *p, int peer, const void *hdr,
+						    size_t hdr_len, const void *payload, size_t len)
+{
+	struct ptl_tx *tx = ptl_lib.tx_free;
+	if (!tx || hdr_len + len > ptl_lib.max_inline)
+		return NAL_ENOMEM;
+	ptl_lib.tx_free = tx->next;
+	tx->next = NULL;
+	tx->peer = peer;
+	tx->len = hdr_len + len;
+	memcpy(tx->buf, hdr, hdr_len);
+	if (len)
+		memcpy(tx->buf + hdr_len, payload, len);
+	if (p->backlog_tail) {
+		p->backlog_tail->next = tx;
+	} else {
+		p->backlog_head = tx;
+		ptl_lib.nbacklogged++;
+	}
+	p->backlog_tail = tx;
+	return 0;
+}
+
+/* ptl_send's less common cases: a dead or new peer, a backlog, ourselves. */
+__attribute__((noinline)) static int ptl_send_slow(int peer, const void *hdr, size_t hdr_len,
+						   const void *payload, size_t len)
 {
 	struct ptl_peer *p = &ptl_lib.peers[peer];
 	if (p->failed)
@@ -135,25 +162,19 @@ int ptl_send(int peer, const void *hdr, size_t hdr_len, const void *payload, siz
 		if (rc != NAL_EAGAIN)
 			return rc;
 	}
-	/* Keep per-peer order: once something waits, everything queues. */
-	struct ptl_tx *tx = ptl_lib.tx_free;
-	if (!tx || hdr_len + len > ptl_lib.max_inline)
-		return NAL_ENOMEM;
-	ptl_lib.tx_free = tx->next;
-	tx->next = NULL;
-	tx->peer = peer;
-	tx->len = hdr_len + len;
-	memcpy(tx->buf, hdr, hdr_len);
-	if (len)
-		memcpy(tx->buf + hdr_len, payload, len);
-	if (p->backlog_tail) {
-		p->backlog_tail->next = tx;
-	} else {
-		p->backlog_head = tx;
-		ptl_lib.nbacklogged++;
-	}
-	p->backlog_tail = tx;
-	return 0;
+	return ptl_send_later(p, peer, hdr, hdr_len, payload, len);
+}
+
+int ptl_send(int peer, const void *hdr, size_t hdr_len, const void *payload, size_t len)
+{
+	/* Most sends go to a live, connected peer other than ourselves with
+	 * nothing queued: straight to its NAL. */
+	struct ptl_peer *p = &ptl_lib.peers[peer];
+	if (p->nal < 0 || p->failed || p->backlog_head || peer == ptl_lib.rt.rank)
+		return ptl_send_slow(peer, hdr, hdr_len, payload, len);
+	struct ptl_nalinst *n = &ptl_lib.nals[p->nal];
+	int rc = n->ops->send(n->n, peer, hdr, hdr_len, payload, len);
+	return rc == NAL_EAGAIN ? ptl_send_later(p, peer, hdr, hdr_len, payload, len) : rc;
 }
 
 /* A backlog is rare (a full ring, no credit): walk the peers only when

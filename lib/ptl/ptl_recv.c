@@ -119,8 +119,8 @@ static void ptl_target(struct ptl_ni *ni, int peer, const struct ptl_hdr *h, con
 	enum ptl_match_op mop = h->type == PTL_MSG_PUT ? PTL_MATCH_PUT
 			      : h->type == PTL_MSG_GET ? PTL_MATCH_GET : PTL_MATCH_GETPUT;
 	ptl_size_t off = 0, mlen = 0;
-	struct ptl_me *me = ptl_match(&ni->pts[h->pt_index].list, src, h->match_bits, mop,
-				      h->offset, h->rlength, &off, &mlen);
+	struct ptl_me *me = ptl_match_list(&ni->pts[h->pt_index].list, src, h->match_bits, mop,
+					   h->offset, h->rlength, &off, &mlen);
 	if (!me) {
 		ptl_sr_inc(PTL_SR_DROP_COUNT);
 		ptl_answer_fail(peer, h, PTL_NI_DROPPED);

@@ -318,11 +318,27 @@ int vrb_progress(struct nal *n);
 int vrb_sleep(struct nal *n, int timeout_ms);
 void vrb_kick(struct nal *n);
 void vrb_set_polling(struct nal *n, int on);
-bool vrb_sq_room(struct nal *n, struct vrb_peer *p, unsigned wrs);
-void vrb_sq_take(struct nal *n, struct vrb_peer *p, unsigned wrs);
+/* Inline, as every eager send asks both of these. */
+static inline bool vrb_sq_room(const struct nal *n, const struct vrb_peer *p, unsigned wrs)
+{
+	return p->sq_used + wrs <= VRB_SQ_DEPTH && n->tx_out + wrs <= VRB_TX_MAX;
+}
+static inline void vrb_sq_take(struct nal *n, struct vrb_peer *p, unsigned wrs)
+{
+	p->sq_used += wrs;
+	n->tx_out += wrs;
+}
 int vrb_keepalive(struct nal *n, uint64_t now);
 int vrb_keep_init(struct nal *n, struct vrb_peer *p);
-uint64_t vrb_peer_back(struct nal *n, int peer); /* the peer's consumed count of ours */
+/* The peer's consumed count of ours. It reaches us two ways: RDMA-written
+ * into our slot and carried by its messages. The later of the two counts;
+ * the slot is never written from here, so a write landing late cannot
+ * move it back. Inline: every eager send and receive asks. */
+static inline uint64_t vrb_peer_back(const struct nal *n, int peer)
+{
+	uint64_t back = __atomic_load_n(&n->slots[peer], __ATOMIC_ACQUIRE);
+	return n->peers[peer].imm_back > back ? n->peers[peer].imm_back : back;
+}
 int vrb_resend(struct nal *n, int peer);
 /* vrb_bulk.c */
 int vrb_mem_reg(struct nal *n, void *addr, size_t len, struct nal_mr *mr);

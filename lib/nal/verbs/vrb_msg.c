@@ -64,32 +64,12 @@ static int vrb_repost(struct nal *n, uint32_t i)
 	return ibv_post_srq_recv(n->srq, &wr, &bad);
 }
 
-bool vrb_sq_room(struct nal *n, struct vrb_peer *p, unsigned wrs)
-{
-	return p->sq_used + wrs <= VRB_SQ_DEPTH && n->tx_out + wrs <= VRB_TX_MAX;
-}
-
-void vrb_sq_take(struct nal *n, struct vrb_peer *p, unsigned wrs)
-{
-	p->sq_used += wrs;
-	n->tx_out += wrs;
-}
-
 static void vrb_starve(struct nal *n, struct vrb_peer *p)
 {
 	if (!p->starved) {
 		p->starved = true;
 		atomic_fetch_add(&n->waiting, 1);
 	}
-}
-
-/* The peer's consumed count reaches us two ways: RDMA-written into our slot
- * and carried by its messages. The later of the two counts; the slot is
- * never written from here, so a write landing late cannot move it back. */
-uint64_t vrb_peer_back(struct nal *n, int peer)
-{
-	uint64_t back = __atomic_load_n(&n->slots[peer], __ATOMIC_ACQUIRE);
-	return n->peers[peer].imm_back > back ? n->peers[peer].imm_back : back;
 }
 
 static uint64_t vrb_credit_left(struct nal *n, int peer)
