@@ -265,7 +265,11 @@ int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_eve
 		int ready = ptl_eq_first_ready(eqs, size);
 		if (ready < 0) {
 			ptl_progress_app();
-			ready = ptl_eq_first_ready(eqs, size);
+			/* An EQ handler run by progress may have freed one of
+			 * ours: then look them up again (next time round)
+			 * before touching any. */
+			looked_up = frees == ptl_eq_frees;
+			ready = looked_up ? ptl_eq_first_ready(eqs, size) : -1;
 		}
 		if (ready >= 0) {
 			int rc = ptl_eq_take(eqs[ready], event);
