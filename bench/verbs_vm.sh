@@ -41,7 +41,18 @@ rounds=$(( (bw_n + 31) / 32 ))
 cat >"$inner" <<INNER
 #!/bin/bash
 # runs in the VM; perftest and ptl take turns, trial by trial
-pair() { \$1 >>"$out/\$3.srv" 2>&1 & s=\$!; sleep 2; \$2 >>"$out/\$3.cli" 2>&1; wait \$s; }
+# On a loaded host the server may not listen yet when the client starts: the
+# client tries again, and a server that never got its client is ended (it
+# would wait for one forever).
+pair() {
+	timeout 300 \$1 >>"$out/\$3.srv" 2>&1 & s=\$!
+	for try in 1 2 3 4 5; do
+		sleep 2
+		timeout 300 \$2 >>"$out/\$3.cli" 2>&1 && break
+	done
+	kill \$s 2>/dev/null
+	wait \$s
+}
 for t in \$(seq $trials); do
 	pair "ib_send_lat -d rxe0 -F -n $lat_n -s 8" "ib_send_lat -d rxe0 -F -n $lat_n -s 8 localhost" send_lat
 	pair "ib_write_lat -d rxe0 -F -n $lat_n -s 8" "ib_write_lat -d rxe0 -F -n $lat_n -s 8 localhost" write_lat

@@ -63,6 +63,11 @@
 #define VRB_MAGIC 0x56524231u   /* "VRB1" */
 #define VRB_EAGER 8192u         /* bytes of one eager buffer = max_inline */
 #define VRB_CREDITS 32u         /* eager buffers granted to each peer */
+/* Receive buffers posted beyond the grants: a consumed buffer goes back
+ * to the SRQ at the next poll (vrb_msg.c, off a ping-pong's critical
+ * path), and the spare covers it meanwhile, so a peer within its credits
+ * never finds the SRQ short. */
+#define VRB_RECV_SPARE 1u
 #define VRB_SQ_DEPTH 128u       /* send WRs in flight per RC QP */
 #define VRB_TX_MAX 2048u        /* signaled WRs in flight per NI (CQ room) */
 /* Eager SENDs ask for a completion only every VRB_SIG_EVERY-th time (and
@@ -254,6 +259,7 @@ struct nal {
 	char *rbuf;
 	struct ibv_mr *rbuf_mr;
 	uint32_t nrbuf, rbuf_posted;
+	uint32_t repost_due; /* 1 + the buffer to post again at the next poll, or 0 */
 	/* handshake buffers: [0, VRB_CM_BUFS) receive, then send */
 	char *cmbuf;
 	struct ibv_mr *cm_mr;

@@ -64,6 +64,15 @@ static int vrb_repost(struct nal *n, uint32_t i)
 	return ibv_post_srq_recv(n->srq, &wr, &bad);
 }
 
+/* Posts again the buffer the last message was handled in, if it waits. */
+static void vrb_repost_due(struct nal *n)
+{
+	if (n->repost_due) {
+		vrb_repost(n, n->repost_due - 1);
+		n->repost_due = 0;
+	}
+}
+
 static void vrb_starve(struct nal *n, struct vrb_peer *p)
 {
 	if (!p->starved) {
@@ -283,7 +292,11 @@ static void vrb_recv_wc(struct nal *n, const struct ibv_wc *wc)
 	else
 		fprintf(stderr, "ptl: verbs: rank %d: dropped a malformed message (%u bytes) from rank %d\n",
 			n->args.rank, wc->byte_len, peer);
-	vrb_repost(n, i);
+	/* The buffer goes back at the next poll, which in a ping-pong comes
+	 * after the answer is sent: posting a receive is a provider call and
+	 * a lock, kept off the critical path (VRB_RECV_SPARE covers it). */
+	vrb_repost_due(n);
+	n->repost_due = i + 1;
 	uint32_t quarter = p->granted / 4 ? p->granted / 4 : 1;
 	if (p->consumed - p->told >= quarter && p->state == VRB_UP)
 		vrb_credit_return(n, peer, false);
@@ -456,11 +469,13 @@ __attribute__((noinline)) static int vrb_progress_rare(struct nal *n)
 	return done;
 }
 
-/* A poll that finds nothing is what a waiting rank repeats: it takes the
- * CQ lock, polls, and tests four words; the rest is out of line. */
+/* A poll that finds nothing is what a waiting rank repeats: it posts again
+ * the last message's buffer if that waits, takes the CQ lock, polls, and
+ * tests four words; the rest is out of line. */
 int vrb_progress(struct nal *n)
 {
 	struct ibv_wc wc[32];
+	vrb_repost_due(n);
 	int k = vrb_poll(n, wc, 32);
 	int done = k > 0 ? vrb_progress_wcs(n, wc, k, 32) : 0;
 	if (++n->ka_polls >= VRB_KA_POLLS || n->nretired || atomic_load_explicit(&n->waiting, memory_order_relaxed) ||
