@@ -22,6 +22,9 @@
 # data, but ptl's SEND also carries its 72-byte Portals header, zipped to
 # 44-64 bytes (lib/nal/verbs/vrb_zip.h: above 76 bytes rxe's CRC saves and
 # restores the FPU state, which under TCG cost ~3 us per message).
+# PTL_BENCH_OLD=DIR: also run the ptl of another build tree (say a clone at
+# an older commit, built), its runs taking turns with this tree's in every
+# trial, and print its rows beside this tree's: A/B in one boot.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 B=${PTL_TOP_BUILDDIR:-$top}
@@ -29,6 +32,8 @@ trials=${1:-3}
 lat_n=${PTL_BENCH_LAT_ITERS:-1000}
 bw_n=${PTL_BENCH_BW_ITERS:-64}
 [ -x "$B/bench/ptl_pingpong" ] && [ -x "$B/tools/ptlrun" ] || { echo "build first: make -j2" >&2; exit 1; }
+OLD=${PTL_BENCH_OLD:-}
+[ -z "$OLD" ] || [ -x "$OLD/bench/ptl_pingpong" ] || { echo "PTL_BENCH_OLD=$OLD: no built bench/ptl_pingpong there" >&2; exit 1; }
 out=$(mktemp -d /tmp/verbs_vm.XXXXXX)
 inner=$out/inner.sh
 # ptl's bandwidth trial is bw_n/32 windows of 32 puts: the bytes ib_write_bw moves.
@@ -36,20 +41,34 @@ rounds=$(( (bw_n + 31) / 32 ))
 cat >"$inner" <<INNER
 #!/bin/bash
 # runs in the VM; perftest and ptl take turns, trial by trial
-pair() { \$1 >>"$out/\$3.srv" 2>&1 & s=\$!; sleep 2; \$2 >>"$out/\$3.cli" 2>&1; wait \$s; }
+# On a loaded host the server may not listen yet when the client starts: the
+# client tries again, and a server that never got its client is ended (it
+# would wait for one forever).
+pair() {
+	timeout 300 \$1 >>"$out/\$3.srv" 2>&1 & s=\$!
+	for try in 1 2 3 4 5; do
+		sleep 2
+		timeout 300 \$2 >>"$out/\$3.cli" 2>&1 && break
+	done
+	kill \$s 2>/dev/null
+	wait \$s
+}
 for t in \$(seq $trials); do
 	pair "ib_send_lat -d rxe0 -F -n $lat_n -s 8" "ib_send_lat -d rxe0 -F -n $lat_n -s 8 localhost" send_lat
 	pair "ib_write_lat -d rxe0 -F -n $lat_n -s 8" "ib_write_lat -d rxe0 -F -n $lat_n -s 8 localhost" write_lat
 	pair "ib_write_bw -d rxe0 -F -n $bw_n -s 1048576 --report_gbits" \\
 	     "ib_write_bw -d rxe0 -F -n $bw_n -s 1048576 --report_gbits localhost" write_bw
-	PTL_NAL=verbs PTL_PROGRESS_THREAD=${PTL_BENCH_PROGRESS_THREAD:-1} timeout 600 "$B/tools/ptlrun" -n 2 --timeout 600 "$B/bench/ptl_pingpong" \\
-		--max-lat 8 --max-bw 0 --iters $lat_n --per-rtt 1 >>"$out/ptl_lat.txt" 2>&1
-	PTL_NAL=verbs PTL_PROGRESS_THREAD=${PTL_BENCH_PROGRESS_THREAD:-1} timeout 600 "$B/tools/ptlrun" -n 2 --timeout 600 "$B/bench/ptl_pingpong" \\
-		--max-lat 0 --max-bw 1048576 --iters 50 --bw-rounds $rounds 1 >>"$out/ptl_bw.txt" 2>&1
+	for f in ptl${OLD:+ old}; do
+		d=$B; [ \$f = old ] && d=$OLD
+		PTL_NAL=verbs PTL_PROGRESS_THREAD=${PTL_BENCH_PROGRESS_THREAD:-1} timeout 600 "\$d/tools/ptlrun" -n 2 --timeout 600 "\$d/bench/ptl_pingpong" \\
+			--max-lat 8 --max-bw 0 --iters $lat_n --per-rtt 1 >>"$out/\${f}_lat.txt" 2>&1
+		PTL_NAL=verbs PTL_PROGRESS_THREAD=${PTL_BENCH_PROGRESS_THREAD:-1} timeout 600 "\$d/tools/ptlrun" -n 2 --timeout 600 "\$d/bench/ptl_pingpong" \\
+			--max-lat 0 --max-bw 1048576 --iters 50 --bw-rounds $rounds 1 >>"$out/\${f}_bw.txt" 2>&1
+	done
 done
 INNER
 chmod +x "$inner"
-PTL_VM_RW=${PTL_VM_RW:+$PTL_VM_RW:}$out PTL_VM_TIMEOUT=${PTL_VM_TIMEOUT:-900} "$top/tests/vm/rxe-vm.sh" "$inner"
+PTL_VM_RW=${PTL_VM_RW:+$PTL_VM_RW:}${OLD:+$OLD:}$out PTL_VM_TIMEOUT=${PTL_VM_TIMEOUT:-900} "$top/tests/vm/rxe-vm.sh" "$inner"
 rc=$?
 [ $rc = 0 ] || { echo "the VM run failed (rc $rc); files in $out" >&2; exit $rc; }
 # Medians over the trials. perftest: the data line starts with the size;
@@ -63,9 +82,13 @@ write_typ=$(pt write_lat 8 5)
 write_bw=$(pt write_bw 1048576 4)
 # ptl_lat.txt, per trial of lat_n round trips: "rtt 8 <median round trip>
 # <min> <max>" and "mean 8 <mean>".
-ptl_typ=$(awk '$1 == "rtt" && $2 == 8 { print $3 }' "$out/ptl_lat.txt" | med)
-ptl_lat=$(awk '$1 == "mean" && $2 == 8 { print $3 }' "$out/ptl_lat.txt" | med)
-ptl_bw=$(awk '$1 == "bw" && $2 == 1048576 { print $3 }' "$out/ptl_bw.txt" | med)
+typ() { awk '$1 == "rtt" && $2 == 8 { print $3 }' "$out/$1_lat.txt" | med; }
+mean() { awk '$1 == "mean" && $2 == 8 { print $3 }' "$out/$1_lat.txt" | med; }
+bw() { awk '$1 == "bw" && $2 == 1048576 { print $3 }' "$out/$1_bw.txt" | med; }
+gbit() { awk -v g="$1" 'BEGIN { if (g != "") printf "%.3f", g * 8 }'; }
+ptl_typ=$(typ ptl)
+ptl_lat=$(mean ptl)
+ptl_bw=$(bw ptl)
 echo "SOFTWARE-EMULATED (rdma_rxe in a TCG VM): ratios only, absolute numbers are not performance"
 echo "medians of $trials interleaved trials; latency over $lat_n round trips, bandwidth over ${bw_n} x 1 MiB;"
 echo "ptl with PTL_PROGRESS_THREAD=${PTL_BENCH_PROGRESS_THREAD:-1}"
@@ -76,7 +99,13 @@ row "8 B half RTT, typical us / ib_send_lat" "$ptl_typ" "$send_typ"
 row "8 B half RTT, typical us / ib_write_lat" "$ptl_typ" "$write_typ"
 row "8 B half RTT, mean us / ib_send_lat" "$ptl_lat" "$send_lat"
 row "8 B half RTT, mean us / ib_write_lat" "$ptl_lat" "$write_lat"
-ptl_gbit=$(awk -v g="$ptl_bw" 'BEGIN { if (g != "") printf "%.3f", g * 8 }')
-row "1 MiB bandwidth (Gb/s) / ib_write_bw" "$ptl_gbit" "$write_bw"
+row "1 MiB bandwidth (Gb/s) / ib_write_bw" "$(gbit "$ptl_bw")" "$write_bw"
+if [ -n "$OLD" ]; then
+	echo "PTL_BENCH_OLD=$OLD, taking turns with this tree in every trial:"
+	row "old: 8 B half RTT, typical us / ib_send_lat" "$(typ old)" "$send_typ"
+	row "old: 8 B half RTT, mean us / ib_send_lat" "$(mean old)" "$send_lat"
+	row "old: 1 MiB bandwidth (Gb/s) / ib_write_bw" "$(gbit "$(bw old)")" "$write_bw"
+	row "8 B half RTT, typical us: this tree / old" "$ptl_typ" "$(typ old)"
+fi
 echo "goals (on real hardware): latency ratio <= 1.2 (vs ib_send_lat), bandwidth ratio >= 0.9 (vs ib_write_bw)"
 echo "raw output: $out"

@@ -32,19 +32,32 @@ static void ptl_eq_ring_bell(void)
 	syscall(SYS_futex, &ptl_eq_bell, FUTEX_WAKE_PRIVATE, 1 << 30, NULL, NULL, 0);
 }
 
-void ptl_eq_post(struct ptl_eq *eq, ptl_event_t *ev)
+void ptl_eq_commit(struct ptl_eq *eq, ptl_event_t *slot)
 {
 	struct ptl_view_eq *r = eq->ring;
 	uint64_t w = r->write_seq;
-	ptl_event_t *slot = &PTL_VIEW_EQ_EVENTS(r)[w % eq->count];
-	ev->sequence = (ptl_seq_t)w;
-	*slot = *ev;
+	slot->sequence = (ptl_seq_t)w;
 	__atomic_store_n(&r->write_seq, w + 1, __ATOMIC_RELEASE);
 	/* Waiters register under the library lock, which we hold too. */
 	if (atomic_load_explicit(&eq->waiters, memory_order_relaxed))
 		ptl_eq_ring_bell();
 	if (eq->handler)
 		eq->handler(slot);
+}
+
+void ptl_eq_post(struct ptl_eq *eq, ptl_event_t *ev)
+{
+	ptl_event_t *slot = ptl_eq_slot(eq);
+	ev->sequence = (ptl_seq_t)eq->ring->write_seq;
+	*slot = *ev;
+	ptl_eq_commit(eq, slot);
+}
+
+/* Whether eq holds an event not yet read (inline: a spinning poll asks
+ * this of every EQ it waits on, each time round). Lock held. */
+static inline bool ptl_eq_ready(const struct ptl_eq *eq)
+{
+	return __atomic_load_n(&eq->ring->write_seq, __ATOMIC_ACQUIRE) != eq->rd;
 }
 
 /* Takes the next event if there is one. Lock held. */
@@ -67,12 +80,18 @@ static int ptl_eq_take(struct ptl_eq *eq, ptl_event_t *event)
 	return rc;
 }
 
+/* EQs destroyed so far (lock held to change it). A poll looks its EQs up
+ * once, and again only when this moved while it had the lock dropped:
+ * never reset, so a PtlFini and PtlInit in between count too. */
+static uint64_t ptl_eq_frees;
+
 void ptl_eq_destroy(struct ptl_ni *ni, struct ptl_eq *eq)
 {
 	/* A thread still sleeping on it (the NI is going away) wakes up and
 	 * finds the handle invalid. */
 	if (atomic_load(&eq->waiters))
 		ptl_eq_ring_bell();
+	ptl_eq_frees++;
 	ptl_view_eq_destroy(eq);
 	ptl_htab_free(&ni->eqs, eq);
 }
@@ -187,10 +206,33 @@ static int64_t ptl_deadline_ms(int64_t now, ptl_time_t timeout)
  * this long at a time (it cannot hear the other NALs or the EQ bell). */
 #define PTL_WAIT_NAL_SLICE_MS 10
 
+/* Looks up the EQs of handles[0, n) into eqs; false when one is no live
+ * EQ. Lock held. */
+static bool ptl_eq_lookup_all(const ptl_handle_eq_t *handles, int n, struct ptl_eq **eqs)
+{
+	for (int i = 0; i < n; i++)
+		if (!(eqs[i] = ptl_eq_lookup(ptl_lib.ni, handles[i])))
+			return false;
+	return true;
+}
+
+/* The first of eqs[0, n) with an event, or -1. Lock held. */
+static inline int ptl_eq_first_ready(struct ptl_eq *const *eqs, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (ptl_eq_ready(eqs[i]))
+			return i;
+	return -1;
+}
+
 /*
  * The wait behind PtlEQWait and PtlEQPoll: poll (driving progress) for a
  * while, then sleep on the first EQ's futex until an event is posted or the
  * deadline passes. The progress thread, woken by peers, posts the events.
+ * A spin is what a ping-pong's latency waits on, so it does the least it
+ * can: its EQs looked up once (again only if an EQ was destroyed while the
+ * lock was dropped), an inline test per EQ before and after one progress
+ * pass, a countdown rather than a division to decide when to yield.
  */
 int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_event_t *event, int *which)
 {
@@ -205,27 +247,35 @@ int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_eve
 	 * to keep even the vDSO's work out of most polls. */
 	bool timed = timeout != PTL_TIME_FOREVER;
 	int64_t now = 0, deadline = -1;
+	struct ptl_eq *eqs[PTL_LIM_MAX_EQS];
+	bool looked_up = false;
+	uint64_t frees = 0;
+	unsigned yield_in = ptl_lib.wait_yield_every;
+	ptl_lock();
 	for (unsigned spin = 0;; spin++) {
-		ptl_lock();
-		struct ptl_eq *eqs[PTL_LIM_MAX_EQS];
-		for (int i = 0; i < size; i++) {
-			eqs[i] = ptl_eq_lookup(ptl_lib.ni, eq_handles[i]);
-			if (!eqs[i]) {
+		/* Lock held here. */
+		if (!looked_up || frees != ptl_eq_frees) {
+			if (!ptl_eq_lookup_all(eq_handles, size, eqs)) {
 				ptl_unlock();
 				return PTL_EQ_INVALID;
 			}
+			frees = ptl_eq_frees;
+			looked_up = true;
 		}
-		for (int pass = 0; pass < 2; pass++) {
-			for (int i = 0; i < size; i++) {
-				int rc = ptl_eq_take(eqs[i], event);
-				if (rc != PTL_EQ_EMPTY) {
-					*which = i;
-					ptl_unlock();
-					return rc;
-				}
-			}
-			if (pass == 0)
-				ptl_progress_app();
+		int ready = ptl_eq_first_ready(eqs, size);
+		if (ready < 0) {
+			ptl_progress_app();
+			/* An EQ handler run by progress may have freed one of
+			 * ours: then look them up again (next time round)
+			 * before touching any. */
+			looked_up = frees == ptl_eq_frees;
+			ready = looked_up ? ptl_eq_first_ready(eqs, size) : -1;
+		}
+		if (ready >= 0) {
+			int rc = ptl_eq_take(eqs[ready], event);
+			*which = ready;
+			ptl_unlock();
+			return rc;
 		}
 		if (timed && timeout > 0 &&
 		    (spin % PTL_WAIT_CLOCK_EVERY == PTL_WAIT_CLOCK_EVERY - 1 || spin >= PTL_WAIT_SPINS)) {
@@ -239,8 +289,11 @@ int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_eve
 		}
 		if (spin < PTL_WAIT_SPINS) {
 			ptl_unlock();
-			if (spin % ptl_lib.wait_yield_every == ptl_lib.wait_yield_every - 1)
+			if (--yield_in == 0) {
+				yield_in = ptl_lib.wait_yield_every;
 				sched_yield();
+			}
+			ptl_lock();
 			continue;
 		}
 		/* Sleep. Announce it first, so the progress thread is woken by
@@ -250,17 +303,15 @@ int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_eve
 			atomic_fetch_add(&eqs[i]->waiters, 1);
 		__atomic_add_fetch(&ptl_lib.view->waiting, 1, __ATOMIC_RELAXED);
 		ptl_progress_app_sleeping();
-		bool ready = false;
-		for (int i = 0; i < size && !ready; i++)
-			ready = __atomic_load_n(&eqs[i]->ring->write_seq, __ATOMIC_ACQUIRE) != eqs[i]->rd;
+		bool have = ptl_eq_first_ready(eqs, size) >= 0;
 		ptl_unlock();
-		if (!ready && !ptl_lib.thread_running) {
+		if (!have && !ptl_lib.thread_running) {
 			/* PTL_PROGRESS_THREAD=0: no thread hears the peers or
 			 * rings the bell; sleep in the NAL ourselves, in slices,
 			 * then poll again. */
 			int64_t left = timed ? deadline - now : PTL_WAIT_NAL_SLICE_MS;
 			ptl_progress_nal_wait(left < PTL_WAIT_NAL_SLICE_MS ? (int)left : PTL_WAIT_NAL_SLICE_MS);
-		} else if (!ready) {
+		} else if (!have) {
 			int64_t left = timed ? deadline - now : 0;
 			struct timespec ts = { left / 1000, (long)(left % 1000) * 1000000L };
 			syscall(SYS_futex, &ptl_eq_bell, FUTEX_WAIT_PRIVATE, seen, timed ? &ts : NULL,
@@ -280,6 +331,8 @@ int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_eve
 		if (!ptl_initialized())
 			return PTL_NO_INIT;
 		spin = PTL_WAIT_SPINS / 2; /* after a wake-up, poll a little again */
+		looked_up = false;
+		ptl_lock();
 	}
 }
 

@@ -11,13 +11,13 @@ int ptl_htab_init(struct ptl_htab *t, unsigned kind, unsigned ni, uint32_t cap, 
 	memset(t, 0, sizeof *t);
 	t->kind = kind;
 	t->ni = ni;
+	t->tag = (kind & 0xff) << 8 | (ni & 0xff);
 	t->cap = cap;
 	t->obj_size = obj_size;
 	t->objs = calloc(cap ? cap : 1, obj_size);
-	t->gen = calloc(cap ? cap : 1, sizeof *t->gen);
-	t->in_use = calloc(cap ? cap : 1, 1);
+	t->state = calloc(cap ? cap : 1, sizeof *t->state);
 	t->free = calloc(cap ? cap : 1, sizeof *t->free);
-	if (!t->objs || !t->gen || !t->in_use || !t->free) {
+	if (!t->objs || !t->state || !t->free) {
 		ptl_htab_fini(t);
 		return -1;
 	}
@@ -25,7 +25,7 @@ int ptl_htab_init(struct ptl_htab *t, unsigned kind, unsigned ni, uint32_t cap, 
 	 * ptltool's listings stable. */
 	for (uint32_t i = 0; i < cap; i++) {
 		t->free[i] = cap - 1 - i;
-		t->gen[i] = 1;
+		t->state[i] = 1;
 	}
 	t->nfree = cap;
 	return 0;
@@ -34,8 +34,7 @@ int ptl_htab_init(struct ptl_htab *t, unsigned kind, unsigned ni, uint32_t cap, 
 void ptl_htab_fini(struct ptl_htab *t)
 {
 	free(t->objs);
-	free(t->gen);
-	free(t->in_use);
+	free(t->state);
 	free(t->free);
 	memset(t, 0, sizeof *t);
 }
@@ -45,11 +44,11 @@ void *ptl_htab_alloc(struct ptl_htab *t, uint64_t *handle)
 	if (t->nfree == 0)
 		return NULL;
 	uint32_t i = t->free[--t->nfree];
-	t->in_use[i] = 1;
+	t->state[i] |= PTL_HTAB_LIVE;
 	t->used++;
 	void *obj = t->objs + (size_t)i * t->obj_size;
 	memset(obj, 0, t->obj_size);
-	*handle = ptl_handle_make(t->kind, t->ni, t->gen[i], i);
+	*handle = ptl_handle_make(t->kind, t->ni, t->state[i] & 0xffff, i);
 	return obj;
 }
 
@@ -61,19 +60,18 @@ uint32_t ptl_htab_index(const struct ptl_htab *t, const void *obj)
 void ptl_htab_free(struct ptl_htab *t, void *obj)
 {
 	uint32_t i = ptl_htab_index(t, obj);
-	if (i >= t->cap || !t->in_use[i])
+	if (i >= t->cap || !(t->state[i] & PTL_HTAB_LIVE))
 		return;
-	t->in_use[i] = 0;
 	t->used--;
 	/* Generation 0 is never handed out, so a zeroed handle never matches. */
-	if (++t->gen[i] == 0)
-		t->gen[i] = 1;
+	uint32_t gen = (t->state[i] + 1) & 0xffff;
+	t->state[i] = gen ? gen : 1;
 	t->free[t->nfree++] = i;
 }
 
 void *ptl_htab_at(const struct ptl_htab *t, uint32_t i)
 {
-	if (i >= t->cap || !t->in_use[i])
+	if (i >= t->cap || !(t->state[i] & PTL_HTAB_LIVE))
 		return NULL;
 	return t->objs + (size_t)i * t->obj_size;
 }

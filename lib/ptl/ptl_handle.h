@@ -31,17 +31,22 @@ static inline uint32_t ptl_handle_idx(uint64_t h) { return (uint32_t)h; }
 /*
  * A table of fixed-size slots with a free list, sized once (the NI limit)
  * so allocation on the fast path is a pop, never a malloc. The object
- * itself lives in `objs`; gen[] and the free list live beside it.
+ * itself lives in `objs`; the slots' states and the free list live beside
+ * it. A slot's state is its generation, with PTL_HTAB_LIVE set while it is
+ * in use: a lookup then tests kind and NI in one compare and liveness and
+ * generation in another (every message looks up an MD and an EQ, every
+ * poll used to look up its EQs).
  */
+#define PTL_HTAB_LIVE 0x10000u
 struct ptl_htab {
 	unsigned kind;
 	unsigned ni;
-	uint32_t cap;      /* number of slots */
+	uint32_t tag;      /* kind << 8 | ni: a handle's top 16 bits */
+	uint32_t cap;      /* number of slots; 0 when objs is NULL */
 	uint32_t used;     /* slots in use */
 	size_t obj_size;
 	unsigned char *objs;
-	uint16_t *gen;     /* current generation of each slot */
-	uint8_t *in_use;
+	uint32_t *state;   /* generation of each slot, | PTL_HTAB_LIVE in use */
 	uint32_t *free;    /* stack of free slot indexes */
 	uint32_t nfree;
 };
@@ -51,13 +56,13 @@ void ptl_htab_fini(struct ptl_htab *t);
 /* Takes a zeroed slot; returns its object and handle, or NULL when full. */
 void *ptl_htab_alloc(struct ptl_htab *t, uint64_t *handle);
 /* Returns the object of a live handle of this table, or NULL. Inline:
- * every message looks up an MD and an EQ, every poll an EQ. */
+ * every message looks up an MD and an EQ. A handle's generation is never
+ * 0 and never has PTL_HTAB_LIVE, so a free slot never matches. */
 static inline void *ptl_htab_lookup(const struct ptl_htab *t, uint64_t h)
 {
-	if (!t->objs || ptl_handle_kind(h) != t->kind || ptl_handle_ni(h) != t->ni)
-		return NULL;
 	uint32_t i = ptl_handle_idx(h);
-	if (i >= t->cap || !t->in_use[i] || t->gen[i] != ptl_handle_gen(h))
+	if ((uint32_t)(h >> 48) != t->tag || i >= t->cap ||
+	    t->state[i] != (ptl_handle_gen(h) | PTL_HTAB_LIVE))
 		return NULL;
 	return t->objs + (size_t)i * t->obj_size;
 }

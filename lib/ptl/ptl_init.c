@@ -126,6 +126,10 @@ static int ptl_open_nals(void)
 		ni->ops->props(ni->n, &ni->props);
 		ptl_lib.nnals++;
 	}
+	ptl_lib.poll_one = NULL;
+	for (int i = 0, others = 0; i < ptl_lib.nnals; i++)
+		if (ptl_lib.nals[i].ops != &nal_self_ops)
+			ptl_lib.poll_one = ++others == 1 ? &ptl_lib.nals[i] : NULL;
 	return 0;
 }
 
@@ -212,6 +216,7 @@ static void ptl_teardown(void)
 	for (int i = ptl_lib.nnals - 1; i >= 0; i--)
 		ptl_lib.nals[i].ops->close(ptl_lib.nals[i].n);
 	ptl_lib.nnals = 0;
+	ptl_lib.poll_one = NULL;
 	ptl_view_close();
 	free(ptl_lib.peers);
 	free(ptl_lib.local_ranks);

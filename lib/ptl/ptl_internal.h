@@ -213,6 +213,8 @@ struct ptl_lib {
 	ptl_jid_t jid;              /* from rt.jobid, computed once: no division per put */
 	int nnals;
 	struct ptl_nalinst nals[PTL_MAX_NALS];
+	struct ptl_nalinst *poll_one; /* the one NAL besides self, when there is
+	                               * one: a poll calls it straight */
 	struct ptl_peer *peers;    /* rt.size */
 	int *local_ranks;
 	int nlocal;
@@ -319,6 +321,16 @@ void ptl_sr_inc(int reg);
 struct ptl_eq *ptl_eq_lookup(struct ptl_ni *ni, ptl_handle_eq_t h);
 /* Fills the common fields and sequence, logs ev, runs the handler. */
 void ptl_eq_post(struct ptl_eq *eq, ptl_event_t *ev);
+/* The slot the next event of eq goes to, for a caller that fills an event
+ * in place (every field but sequence) and then calls ptl_eq_commit():
+ * a small put's PUT_END, built aside and copied by ptl_eq_post(), cost
+ * more than the rest of its event. Lock held from here to the commit. */
+static inline ptl_event_t *ptl_eq_slot(const struct ptl_eq *eq)
+{
+	return &PTL_VIEW_EQ_EVENTS(eq->ring)[eq->ring->write_seq % eq->count];
+}
+/* Posts the event filled in at slot (from ptl_eq_slot): as ptl_eq_post. */
+void ptl_eq_commit(struct ptl_eq *eq, ptl_event_t *slot);
 void ptl_eq_destroy(struct ptl_ni *ni, struct ptl_eq *eq);
 
 /* ptl_md.c */
@@ -331,6 +343,8 @@ void ptl_md_copy_out(const struct ptl_md *md, ptl_size_t off, void *dst, ptl_siz
 int ptl_md_iovecs(const struct ptl_md *md, ptl_size_t off, ptl_size_t len, struct iovec *out, int max);
 /* Logs an event of md (if it has an EQ and the kind is not disabled). */
 void ptl_md_event(struct ptl_md *md, ptl_event_kind_t kind, ptl_event_t *ev);
+/* The EQ md logs events of kind to, or NULL when it logs none. */
+struct ptl_eq *ptl_md_eq(const struct ptl_md *md, ptl_event_kind_t kind);
 /* Whether ptl_md_event would post kind for md: callers skip building an
  * event nobody will see (an eager slot's SEND_START/END, every put), or
  * the call (a posted receive's PUT_START). */
@@ -348,7 +362,14 @@ static inline bool ptl_md_wants_event(const struct ptl_md *md, ptl_event_kind_t 
 /* Threshold used up / max_size reached with PTL_UNLINK: unlink md (and its
  * ME if that was attached with PTL_UNLINK), logging UNLINK. Returns true if
  * it unlinked. */
-bool ptl_md_maybe_autounlink(struct ptl_ni *ni, struct ptl_md *md);
+bool ptl_md_autounlink(struct ptl_ni *ni, struct ptl_md *md);
+/* Every message asks, on both sides; most MDs are PTL_RETAIN: inline. */
+static inline bool ptl_md_maybe_autounlink(struct ptl_ni *ni, struct ptl_md *md)
+{
+	if (md->unlink_op != PTL_UNLINK && !md->doomed)
+		return false;
+	return ptl_md_autounlink(ni, md);
+}
 void ptl_md_destroy(struct ptl_ni *ni, struct ptl_md *md);
 
 /* ptl_me.c */
@@ -372,8 +393,53 @@ static inline bool ptl_ac_admits(const struct ptl_ni *ni, ptl_ac_index_t ac, ptl
 }
 void ptl_ac_defaults(struct ptl_ni *ni);
 
-/* ptl_match.c: the address translation of PORTALS33.md, as pure functions. */
+/* ptl_match.c: the address translation of PORTALS33.md, as pure functions
+ * (PORTALS33.md, "Address translation", steps 2-3): walk a portal's match
+ * list in order; the first ME whose match id admits the initiator, whose
+ * bits match under its ignore bits, and whose MD accepts the operation,
+ * wins. Inline here, since every message walks a list; ptl_match.c gives
+ * them out of line to the unit tests. */
 enum ptl_match_op { PTL_MATCH_PUT, PTL_MATCH_GET, PTL_MATCH_GETPUT };
+static inline bool ptl_match_me(const struct ptl_me *me, ptl_process_id_t src, ptl_match_bits_t bits)
+{
+	if (me->match_id.nid != PTL_NID_ANY && me->match_id.nid != src.nid)
+		return false;
+	if (me->match_id.pid != PTL_PID_ANY && me->match_id.pid != src.pid)
+		return false;
+	return ((bits ^ me->match_bits) & ~me->ignore_bits) == 0;
+}
+static inline bool ptl_match_md(const struct ptl_md *md, enum ptl_match_op op, ptl_size_t roffset,
+				ptl_size_t rlength, ptl_size_t *off, ptl_size_t *mlen)
+{
+	unsigned int opts = md->md.options;
+	unsigned int need = op == PTL_MATCH_PUT ? PTL_MD_OP_PUT
+			  : op == PTL_MATCH_GET ? PTL_MD_OP_GET
+			  : PTL_MD_OP_PUT | PTL_MD_OP_GET;
+	if ((opts & need) != need || md->md.threshold == 0 || md->doomed)
+		return false;
+	ptl_size_t o = (opts & PTL_MD_MANAGE_REMOTE) ? roffset : md->local_offset;
+	ptl_size_t room = o <= md->total ? md->total - o : 0;
+	if (rlength <= room) {
+		*mlen = rlength;
+	} else if (opts & PTL_MD_TRUNCATE) {
+		*mlen = room;
+	} else {
+		return false;
+	}
+	*off = o;
+	return true;
+}
+static inline struct ptl_me *ptl_match_list(struct ptl_list *list, ptl_process_id_t src, ptl_match_bits_t bits,
+					    enum ptl_match_op op, ptl_size_t roffset, ptl_size_t rlength,
+					    ptl_size_t *off, ptl_size_t *mlen)
+{
+	for (struct ptl_list *l = list->next; l != list; l = l->next) {
+		struct ptl_me *me = ptl_container_of(l, struct ptl_me, link);
+		if (me->md && ptl_match_me(me, src, bits) && ptl_match_md(me->md, op, roffset, rlength, off, mlen))
+			return me;
+	}
+	return NULL;
+}
 bool ptl_me_matches(const struct ptl_me *me, ptl_process_id_t src, ptl_match_bits_t bits);
 /* Whether md accepts the op; on yes *off and *mlen say where and how much. */
 bool ptl_md_accepts(const struct ptl_md *md, enum ptl_match_op op, ptl_size_t roffset,

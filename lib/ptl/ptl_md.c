@@ -118,13 +118,18 @@ static bool ptl_event_is_end(ptl_event_kind_t k)
 	       k == PTL_EVENT_REPLY_END || k == PTL_EVENT_SEND_END;
 }
 
-void ptl_md_event(struct ptl_md *md, ptl_event_kind_t kind, ptl_event_t *ev)
+struct ptl_eq *ptl_md_eq(const struct ptl_md *md, ptl_event_kind_t kind)
 {
 	unsigned int opts = md->md.options;
 	if ((ptl_event_is_start(kind) && (opts & PTL_MD_EVENT_START_DISABLE)) ||
-	    (ptl_event_is_end(kind) && (opts & PTL_MD_EVENT_END_DISABLE)))
-		return;
-	struct ptl_eq *eq = md->md.eq_handle == PTL_EQ_NONE ? NULL : ptl_eq_lookup(ptl_lib.ni, md->md.eq_handle);
+	    (ptl_event_is_end(kind) && (opts & PTL_MD_EVENT_END_DISABLE)) || md->md.eq_handle == PTL_EQ_NONE)
+		return NULL;
+	return ptl_eq_lookup(ptl_lib.ni, md->md.eq_handle);
+}
+
+void ptl_md_event(struct ptl_md *md, ptl_event_kind_t kind, ptl_event_t *ev)
+{
+	struct ptl_eq *eq = ptl_md_eq(md, kind);
 	if (!eq)
 		return;
 	ev->type = kind;
@@ -144,7 +149,7 @@ static bool ptl_md_due(const struct ptl_md *md)
 	       md->total - (md->local_offset < md->total ? md->local_offset : md->total) < md->md.max_size;
 }
 
-bool ptl_md_maybe_autounlink(struct ptl_ni *ni, struct ptl_md *md)
+bool ptl_md_autounlink(struct ptl_ni *ni, struct ptl_md *md)
 {
 	if (!ptl_md_due(md) && !md->doomed)
 		return false;

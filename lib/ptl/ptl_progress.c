@@ -107,7 +107,34 @@ static void ptl_kick_sleeper(void)
 		s->ops->kick(s->n);
 }
 
-int ptl_send(int peer, const void *hdr, size_t hdr_len, const void *payload, size_t len)
+/* Queues a send the NAL refused for now; per-peer order is kept, since
+ * once something waits everything queues. */
+__attribute__((noinline)) static int ptl_send_later(struct ptl_peer *p, int peer, const void *hdr,
+						    size_t hdr_len, const void *payload, size_t len)
+{
+	struct ptl_tx *tx = ptl_lib.tx_free;
+	if (!tx || hdr_len + len > ptl_lib.max_inline)
+		return NAL_ENOMEM;
+	ptl_lib.tx_free = tx->next;
+	tx->next = NULL;
+	tx->peer = peer;
+	tx->len = hdr_len + len;
+	memcpy(tx->buf, hdr, hdr_len);
+	if (len)
+		memcpy(tx->buf + hdr_len, payload, len);
+	if (p->backlog_tail) {
+		p->backlog_tail->next = tx;
+	} else {
+		p->backlog_head = tx;
+		ptl_lib.nbacklogged++;
+	}
+	p->backlog_tail = tx;
+	return 0;
+}
+
+/* ptl_send's less common cases: a dead or new peer, a backlog, ourselves. */
+__attribute__((noinline)) static int ptl_send_slow(int peer, const void *hdr, size_t hdr_len,
+						   const void *payload, size_t len)
 {
 	struct ptl_peer *p = &ptl_lib.peers[peer];
 	if (p->failed)
@@ -135,28 +162,37 @@ int ptl_send(int peer, const void *hdr, size_t hdr_len, const void *payload, siz
 		if (rc != NAL_EAGAIN)
 			return rc;
 	}
-	/* Keep per-peer order: once something waits, everything queues. */
-	struct ptl_tx *tx = ptl_lib.tx_free;
-	if (!tx || hdr_len + len > ptl_lib.max_inline)
-		return NAL_ENOMEM;
-	ptl_lib.tx_free = tx->next;
-	tx->next = NULL;
-	tx->peer = peer;
-	tx->len = hdr_len + len;
-	memcpy(tx->buf, hdr, hdr_len);
-	if (len)
-		memcpy(tx->buf + hdr_len, payload, len);
-	if (p->backlog_tail) {
-		p->backlog_tail->next = tx;
-	} else {
-		p->backlog_head = tx;
-		ptl_lib.nbacklogged++;
-	}
-	p->backlog_tail = tx;
-	return 0;
+	return ptl_send_later(p, peer, hdr, hdr_len, payload, len);
 }
 
-int ptl_progress(void)
+int ptl_send(int peer, const void *hdr, size_t hdr_len, const void *payload, size_t len)
+{
+	/* Most sends go to a live, connected peer other than ourselves with
+	 * nothing queued: straight to its NAL. */
+	struct ptl_peer *p = &ptl_lib.peers[peer];
+	if (p->nal < 0 || p->failed || p->backlog_head || peer == ptl_lib.rt.rank)
+		return ptl_send_slow(peer, hdr, hdr_len, payload, len);
+	struct ptl_nalinst *n = &ptl_lib.nals[p->nal];
+	int rc = n->ops->send(n->n, peer, hdr, hdr_len, payload, len);
+	return rc == NAL_EAGAIN ? ptl_send_later(p, peer, hdr, hdr_len, payload, len) : rc;
+}
+
+/* A backlog is rare (a full ring, no credit): walk the peers only when
+ * one has one, so a poll stays O(1) in the job size. Out of line, so that
+ * a poll's own frame stays small (inlined, its registers made every poll
+ * save and restore six). */
+__attribute__((noinline)) static int ptl_flush_backlogs(void)
+{
+	int done = 0;
+	for (int r = 0; ptl_lib.nbacklogged && r < ptl_lib.rt.size; r++)
+		if (ptl_lib.peers[r].backlog_head)
+			done += ptl_flush_backlog(&ptl_lib.peers[r], r);
+	return done;
+}
+
+/* Every NAL, self only when something was queued to it. Out of line for
+ * the same reason as ptl_flush_backlogs. */
+__attribute__((noinline)) static int ptl_progress_all(void)
 {
 	int done = 0;
 	for (int i = 0; i < ptl_lib.nnals; i++) {
@@ -171,12 +207,20 @@ int ptl_progress(void)
 		}
 		done += n->ops->progress(n->n);
 	}
-	/* A backlog is rare (a full ring); walk the peers only when one has
-	 * one, so a poll stays O(1) in the job size. */
-	for (int r = 0; ptl_lib.nbacklogged && r < ptl_lib.rt.size; r++)
-		if (ptl_lib.peers[r].backlog_head)
-			done += ptl_flush_backlog(&ptl_lib.peers[r], r);
+	if (ptl_lib.nbacklogged)
+		done += ptl_flush_backlogs();
 	return done;
+}
+
+int ptl_progress(void)
+{
+	/* The common case, one NAL besides self and nothing for self or the
+	 * backlog, is a tail call: a poll that finds nothing costs the NAL's
+	 * poll and not much more. */
+	struct ptl_nalinst *one = ptl_lib.poll_one;
+	if (one && !ptl_lib.self_queued && !ptl_lib.nbacklogged)
+		return one->ops->progress(one->n);
+	return ptl_progress_all();
 }
 
 static void ptl_set_polling(int on)

@@ -59,6 +59,38 @@ static void ptl_target_bulk(struct ptl_md *md, int peer, enum nal_bulk_op dir, p
 	}
 }
 
+/* Fills every field of e but sequence: an event of request h on md. */
+static void ptl_target_event_fill(ptl_event_t *e, ptl_event_kind_t kind, const struct ptl_md *md,
+				  ptl_process_id_t src, const struct ptl_hdr *h, ptl_size_t off, ptl_size_t mlen)
+{
+	e->type = kind;
+	e->initiator = src;
+	e->uid = h->uid;
+	e->jid = h->jid;
+	e->pt_index = h->pt_index;
+	e->match_bits = h->match_bits;
+	e->rlength = h->rlength;
+	e->mlength = mlen;
+	e->offset = off;
+	e->md_handle = md->handle;
+	e->md = md->md;
+	e->hdr_data = h->hdr_data;
+	e->link = 0;
+	e->ni_fail_type = PTL_NI_OK;
+}
+
+/* Logs an event of request h on md, written straight into its EQ's slot. */
+static void ptl_target_event(const struct ptl_md *md, ptl_event_kind_t kind, ptl_process_id_t src,
+			     const struct ptl_hdr *h, ptl_size_t off, ptl_size_t mlen)
+{
+	struct ptl_eq *eq = ptl_md_eq(md, kind);
+	if (!eq)
+		return;
+	ptl_event_t *e = ptl_eq_slot(eq);
+	ptl_target_event_fill(e, kind, md, src, h, off, mlen);
+	ptl_eq_commit(eq, e);
+}
+
 static void ptl_target(struct ptl_ni *ni, int peer, const struct ptl_hdr *h, const void *payload, size_t plen)
 {
 	ptl_process_id_t src;
@@ -87,8 +119,8 @@ static void ptl_target(struct ptl_ni *ni, int peer, const struct ptl_hdr *h, con
 	enum ptl_match_op mop = h->type == PTL_MSG_PUT ? PTL_MATCH_PUT
 			      : h->type == PTL_MSG_GET ? PTL_MATCH_GET : PTL_MATCH_GETPUT;
 	ptl_size_t off = 0, mlen = 0;
-	struct ptl_me *me = ptl_match(&ni->pts[h->pt_index].list, src, h->match_bits, mop,
-				      h->offset, h->rlength, &off, &mlen);
+	struct ptl_me *me = ptl_match_list(&ni->pts[h->pt_index].list, src, h->match_bits, mop,
+					   h->offset, h->rlength, &off, &mlen);
 	if (!me) {
 		ptl_sr_inc(PTL_SR_DROP_COUNT);
 		ptl_answer_fail(peer, h, PTL_NI_DROPPED);
@@ -100,18 +132,6 @@ static void ptl_target(struct ptl_ni *ni, int peer, const struct ptl_hdr *h, con
 	if (!(md->md.options & PTL_MD_MANAGE_REMOTE))
 		md->local_offset += mlen;
 
-	ptl_event_t ev = {
-		.initiator = src,
-		.uid = h->uid,
-		.jid = h->jid,
-		.pt_index = h->pt_index,
-		.match_bits = h->match_bits,
-		.rlength = h->rlength,
-		.mlength = mlen,
-		.offset = off,
-		.hdr_data = h->hdr_data,
-		.ni_fail_type = PTL_NI_OK,
-	};
 	/* The answer, if the initiator waits for one (a small put without
 	 * an ACK, the commonest message, needs none: not built). */
 	struct ptl_hdr a;
@@ -131,10 +151,10 @@ static void ptl_target(struct ptl_ni *ni, int peer, const struct ptl_hdr *h, con
 		/* The swap happens under the library lock, so no other operation
 		 * on this MD sees half of it. */
 		unsigned char old[PTL_LIM_MAX_GETPUT];
-		ptl_md_event(md, PTL_EVENT_PUT_START, &ev);
+		ptl_target_event(md, PTL_EVENT_PUT_START, src, h, off, mlen);
 		ptl_md_copy_out(md, off, old, mlen);
 		ptl_md_copy_in(md, off, payload, mlen);
-		ptl_md_event(md, PTL_EVENT_PUT_END, &ev);
+		ptl_target_event(md, PTL_EVENT_PUT_END, src, h, off, mlen);
 		ptl_send(peer, &a, sizeof a, old, mlen);
 		ptl_md_maybe_autounlink(ni, md);
 		return;
@@ -142,14 +162,14 @@ static void ptl_target(struct ptl_ni *ni, int peer, const struct ptl_hdr *h, con
 	ptl_event_kind_t start = h->type == PTL_MSG_PUT ? PTL_EVENT_PUT_START : PTL_EVENT_GET_START;
 	ptl_event_kind_t end = h->type == PTL_MSG_PUT ? PTL_EVENT_PUT_END : PTL_EVENT_GET_END;
 	if (ptl_md_wants_event(md, start))
-		ptl_md_event(md, start, &ev);
+		ptl_target_event(md, start, src, h, off, mlen);
 	if (!bulk) {
 		if (h->type == PTL_MSG_PUT) {
 			if (md->iov)
 				ptl_md_copy_in(md, off, payload, mlen);
 			else if (mlen)
 				memcpy((char *)md->md.start + off, payload, mlen);
-			ptl_md_event(md, end, &ev);
+			ptl_target_event(md, end, src, h, off, mlen);
 			if (h->flags & PTL_HF_ANSWER)
 				ptl_send(peer, &a, sizeof a, NULL, 0);
 		} else {
@@ -160,7 +180,7 @@ static void ptl_target(struct ptl_ni *ni, int peer, const struct ptl_hdr *h, con
 				data = ptl_lib.scratch;
 			}
 			ptl_send(peer, &a, sizeof a, mlen ? data : NULL, mlen);
-			ptl_md_event(md, end, &ev);
+			ptl_target_event(md, end, src, h, off, mlen);
 		}
 		ptl_md_maybe_autounlink(ni, md);
 		return;
@@ -184,7 +204,7 @@ static void ptl_target(struct ptl_ni *ni, int peer, const struct ptl_hdr *h, con
 	t->peer = peer;
 	t->md_handle = md->handle;
 	t->end_kind = end;
-	t->ev = ev;
+	ptl_target_event_fill(&t->ev, end, md, src, h, off, mlen);
 	t->answer_due = h->flags & PTL_HF_ANSWER;
 	if (t->answer_due)
 		t->answer = a;

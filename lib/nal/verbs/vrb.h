@@ -63,6 +63,11 @@
 #define VRB_MAGIC 0x56524231u   /* "VRB1" */
 #define VRB_EAGER 8192u         /* bytes of one eager buffer = max_inline */
 #define VRB_CREDITS 32u         /* eager buffers granted to each peer */
+/* Receive buffers posted beyond the grants: a consumed buffer goes back
+ * to the SRQ at the next poll (vrb_msg.c, off a ping-pong's critical
+ * path), and the spare covers it meanwhile, so a peer within its credits
+ * never finds the SRQ short. */
+#define VRB_RECV_SPARE 1u
 #define VRB_SQ_DEPTH 128u       /* send WRs in flight per RC QP */
 #define VRB_TX_MAX 2048u        /* signaled WRs in flight per NI (CQ room) */
 /* Eager SENDs ask for a completion only every VRB_SIG_EVERY-th time (and
@@ -254,6 +259,7 @@ struct nal {
 	char *rbuf;
 	struct ibv_mr *rbuf_mr;
 	uint32_t nrbuf, rbuf_posted;
+	uint32_t repost_due; /* 1 + the buffer to post again at the next poll, or 0 */
 	/* handshake buffers: [0, VRB_CM_BUFS) receive, then send */
 	char *cmbuf;
 	struct ibv_mr *cm_mr;
@@ -318,11 +324,27 @@ int vrb_progress(struct nal *n);
 int vrb_sleep(struct nal *n, int timeout_ms);
 void vrb_kick(struct nal *n);
 void vrb_set_polling(struct nal *n, int on);
-bool vrb_sq_room(struct nal *n, struct vrb_peer *p, unsigned wrs);
-void vrb_sq_take(struct nal *n, struct vrb_peer *p, unsigned wrs);
+/* Inline, as every eager send asks both of these. */
+static inline bool vrb_sq_room(const struct nal *n, const struct vrb_peer *p, unsigned wrs)
+{
+	return p->sq_used + wrs <= VRB_SQ_DEPTH && n->tx_out + wrs <= VRB_TX_MAX;
+}
+static inline void vrb_sq_take(struct nal *n, struct vrb_peer *p, unsigned wrs)
+{
+	p->sq_used += wrs;
+	n->tx_out += wrs;
+}
 int vrb_keepalive(struct nal *n, uint64_t now);
 int vrb_keep_init(struct nal *n, struct vrb_peer *p);
-uint64_t vrb_peer_back(struct nal *n, int peer); /* the peer's consumed count of ours */
+/* The peer's consumed count of ours. It reaches us two ways: RDMA-written
+ * into our slot and carried by its messages. The later of the two counts;
+ * the slot is never written from here, so a write landing late cannot
+ * move it back. Inline: every eager send and receive asks. */
+static inline uint64_t vrb_peer_back(const struct nal *n, int peer)
+{
+	uint64_t back = __atomic_load_n(&n->slots[peer], __ATOMIC_ACQUIRE);
+	return n->peers[peer].imm_back > back ? n->peers[peer].imm_back : back;
+}
 int vrb_resend(struct nal *n, int peer);
 /* vrb_bulk.c */
 int vrb_mem_reg(struct nal *n, void *addr, size_t len, struct nal_mr *mr);

@@ -107,10 +107,11 @@ static int vrb_open(const struct nal_open_args *args, struct nal **out)
 	int fl = fcntl(n->chan->fd, F_GETFL);
 	fcntl(n->chan->fd, F_SETFL, fl | O_NONBLOCK);
 
-	/* Eager buffers: VRB_CREDITS for every peer, within what the SRQ takes. */
+	/* Eager buffers: VRB_CREDITS for every peer and VRB_RECV_SPARE, within
+	 * what the SRQ takes. */
 	struct ibv_device_attr da;
 	ibv_query_device(n->ctx, &da);
-	uint32_t want = VRB_CREDITS * (uint32_t)(args->size > 1 ? args->size - 1 : 1);
+	uint32_t want = VRB_CREDITS * (uint32_t)(args->size > 1 ? args->size - 1 : 1) + VRB_RECV_SPARE;
 	uint32_t cap = da.max_srq_wr > 0 ? (uint32_t)da.max_srq_wr - 1 : 1024;
 	if (cap > 4096)
 		cap = 4096;
@@ -140,6 +141,10 @@ static int vrb_open(const struct nal_open_args *args, struct nal **out)
 	if (!n->rbuf_mr || !n->slots_mr) {
 		fprintf(stderr, "ptl: verbs: cannot register buffers: %s (memlock limit? ulimit -l)\n",
 			strerror(errno));
+		goto fail;
+	}
+	if (vrb_post_recvs(n, VRB_RECV_SPARE) != 0) {
+		fprintf(stderr, "ptl: verbs: cannot post receive buffers on %s\n", n->devname);
 		goto fail;
 	}
 	if (vrb_reg_init(n) != 0 || (rc = vrb_conn_init(n)) != 0) {

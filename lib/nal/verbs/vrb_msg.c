@@ -64,15 +64,13 @@ static int vrb_repost(struct nal *n, uint32_t i)
 	return ibv_post_srq_recv(n->srq, &wr, &bad);
 }
 
-bool vrb_sq_room(struct nal *n, struct vrb_peer *p, unsigned wrs)
+/* Posts again the buffer the last message was handled in, if it waits. */
+static void vrb_repost_due(struct nal *n)
 {
-	return p->sq_used + wrs <= VRB_SQ_DEPTH && n->tx_out + wrs <= VRB_TX_MAX;
-}
-
-void vrb_sq_take(struct nal *n, struct vrb_peer *p, unsigned wrs)
-{
-	p->sq_used += wrs;
-	n->tx_out += wrs;
+	if (n->repost_due) {
+		vrb_repost(n, n->repost_due - 1);
+		n->repost_due = 0;
+	}
 }
 
 static void vrb_starve(struct nal *n, struct vrb_peer *p)
@@ -81,15 +79,6 @@ static void vrb_starve(struct nal *n, struct vrb_peer *p)
 		p->starved = true;
 		atomic_fetch_add(&n->waiting, 1);
 	}
-}
-
-/* The peer's consumed count reaches us two ways: RDMA-written into our slot
- * and carried by its messages. The later of the two counts; the slot is
- * never written from here, so a write landing late cannot move it back. */
-uint64_t vrb_peer_back(struct nal *n, int peer)
-{
-	uint64_t back = __atomic_load_n(&n->slots[peer], __ATOMIC_ACQUIRE);
-	return n->peers[peer].imm_back > back ? n->peers[peer].imm_back : back;
 }
 
 static uint64_t vrb_credit_left(struct nal *n, int peer)
@@ -303,7 +292,11 @@ static void vrb_recv_wc(struct nal *n, const struct ibv_wc *wc)
 	else
 		fprintf(stderr, "ptl: verbs: rank %d: dropped a malformed message (%u bytes) from rank %d\n",
 			n->args.rank, wc->byte_len, peer);
-	vrb_repost(n, i);
+	/* The buffer goes back at the next poll, which in a ping-pong comes
+	 * after the answer is sent: posting a receive is a provider call and
+	 * a lock, kept off the critical path (VRB_RECV_SPARE covers it). */
+	vrb_repost_due(n);
+	n->repost_due = i + 1;
 	uint32_t quarter = p->granted / 4 ? p->granted / 4 : 1;
 	if (p->consumed - p->told >= quarter && p->state == VRB_UP)
 		vrb_credit_return(n, peer, false);
@@ -383,39 +376,58 @@ static void vrb_cq_unlock(struct nal *n)
 	atomic_store_explicit(&n->cq_busy, false, memory_order_release);
 }
 
-/* Takes up to max completions: the stash first, then the CQ, under one
- * lock hold so that nothing sleep() stashes can be overtaken. */
-static int vrb_poll(struct nal *n, struct ibv_wc *wc, int max)
+/* vrb_poll's rare part, lock held: the completions sleep() stashed come
+ * first, then the CQ's. Out of line, so that a poll of an empty CQ saves
+ * no registers for it. */
+__attribute__((noinline)) static int vrb_unstash(struct nal *n, struct ibv_wc *wc, int max)
 {
-	int k = 0;
-	vrb_cq_lock(n);
-	if (n->nstash) {
-		unsigned take = n->nstash < (unsigned)max ? n->nstash : (unsigned)max;
-		memcpy(wc, n->stash, take * sizeof *wc);
-		memmove(n->stash, n->stash + take, (n->nstash - take) * sizeof *n->stash);
-		n->nstash -= take;
-		k = (int)take;
-	}
+	unsigned take = n->nstash < (unsigned)max ? n->nstash : (unsigned)max;
+	memcpy(wc, n->stash, take * sizeof *wc);
+	memmove(n->stash, n->stash + take, (n->nstash - take) * sizeof *n->stash);
+	n->nstash -= take;
+	int k = (int)take;
 	if (k < max) {
 		int got = ibv_poll_cq(n->cq, max - k, wc + k);
 		if (got > 0)
 			k += got;
 	}
+	return k;
+}
+
+/* Takes up to max completions: the stash first, then the CQ, under one
+ * lock hold so that nothing sleep() stashes can be overtaken. */
+static inline int vrb_poll(struct nal *n, struct ibv_wc *wc, int max)
+{
+	int k;
+	vrb_cq_lock(n);
+	if (n->nstash) {
+		k = vrb_unstash(n, wc, max);
+	} else {
+		k = ibv_poll_cq(n->cq, max, wc);
+		k = k > 0 ? k : 0;
+	}
 	vrb_cq_unlock(n);
 	return k;
 }
 
-int vrb_progress(struct nal *n)
+/* Handles the k completions at wc, and the CQ's further ones while it
+ * gives full batches. */
+__attribute__((noinline)) static int vrb_progress_wcs(struct nal *n, struct ibv_wc *wc, int k, int max)
 {
 	int done = 0;
-	struct ibv_wc wc[32];
-	int k;
-	while ((k = vrb_poll(n, wc, 32)) > 0) {
+	for (;;) {
 		for (int i = 0; i < k; i++)
 			vrb_wc(n, &wc[i], &done);
-		if (k < 32)
-			break;
+		if (k < max || (k = vrb_poll(n, wc, max)) <= 0)
+			return done;
 	}
+}
+
+/* What a poll does besides the CQ, which few polls need: draining broken
+ * QPs, handshakes and starved peers, the keepalive, deferred work. */
+__attribute__((noinline)) static int vrb_progress_rare(struct nal *n)
+{
+	int done = 0;
 	if (n->nretired)
 		vrb_retired_sweep(n);
 	if (atomic_load_explicit(&n->waiting, memory_order_relaxed)) {
@@ -431,11 +443,13 @@ int vrb_progress(struct nal *n)
 	}
 	/* The keepalive runs in seconds: a clock read every VRB_KA_POLLS
 	 * calls is plenty (sleep() also wakes for it). */
-	if (n->ka_ms && atomic_load_explicit(&n->nup, memory_order_relaxed) && ++n->ka_polls >= VRB_KA_POLLS) {
+	if (n->ka_polls >= VRB_KA_POLLS) {
 		n->ka_polls = 0;
-		uint64_t now = vrb_now_ms();
-		if (now >= atomic_load_explicit(&n->next_ka_ms, memory_order_relaxed))
-			done += vrb_keepalive(n, now);
+		if (n->ka_ms && atomic_load_explicit(&n->nup, memory_order_relaxed)) {
+			uint64_t now = vrb_now_ms();
+			if (now >= atomic_load_explicit(&n->next_ka_ms, memory_order_relaxed))
+				done += vrb_keepalive(n, now);
+		}
 	}
 	if (!n->deferred)
 		return done;
@@ -452,6 +466,21 @@ int vrb_progress(struct nal *n)
 		left = left || p->resend != p->sent || p->credit_owed || p->pend_head;
 	}
 	n->deferred = n->deferred || left;
+	return done;
+}
+
+/* A poll that finds nothing is what a waiting rank repeats: it posts again
+ * the last message's buffer if that waits, takes the CQ lock, polls, and
+ * tests four words; the rest is out of line. */
+int vrb_progress(struct nal *n)
+{
+	struct ibv_wc wc[32];
+	vrb_repost_due(n);
+	int k = vrb_poll(n, wc, 32);
+	int done = k > 0 ? vrb_progress_wcs(n, wc, k, 32) : 0;
+	if (++n->ka_polls >= VRB_KA_POLLS || n->nretired || atomic_load_explicit(&n->waiting, memory_order_relaxed) ||
+	    n->deferred)
+		done += vrb_progress_rare(n);
 	return done;
 }
 

@@ -33,6 +33,14 @@ static size_t vrb_zip_words(unsigned char *dst, size_t out, const unsigned char 
 	return out;
 }
 
+/* Bits set in m (the words a zipped message carries). */
+static unsigned vrb_zip_count(uint32_t m)
+{
+	m = m - ((m >> 1) & 0x55555555u);
+	m = (m & 0x33333333u) + ((m >> 2) & 0x33333333u);
+	return (((m + (m >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;
+}
+
 size_t vrb_zip(unsigned char *dst, const void *hdr, size_t hdr_len, const void *payload, size_t len, bool *zipped)
 {
 	size_t total = hdr_len + len;
@@ -71,19 +79,27 @@ long vrb_unzip(unsigned char *buf, size_t len)
 	if (tail > len - 4)
 		return -1;
 	size_t words = len - 4 - tail;
-	if (nw > VRB_ZIP_MAX / 8 || map >> nw || words % 8 || words / 8 > nw)
+	/* As many words marked as sent, none beyond nw (so no more sent than
+	 * nw either): every move below stays inside the buffer. */
+	if (nw > VRB_ZIP_MAX / 8 || map >> nw || words % 8 || vrb_zip_count(map) != words / 8)
 		return -1;
+	/* The tail first, as one word through a register: it reads at most
+	 * the trailer beyond it and writes at most a word past the unzipped
+	 * end (the buffer's room, vrb_zip.h). */
+	uint64_t tw;
+	memcpy(&tw, buf + words, 8);
+	memcpy(buf + 8 * nw, &tw, 8);
+	/* Then the words, backwards, each moved right to its place or zeroed:
+	 * k counts the sent words before j, so buf + 8 * k is never past j
+	 * and a zero word's masked load reads inside the message. */
 	unsigned k = (unsigned)(words / 8);
-	for (size_t i = tail; i-- > 0;)
-		buf[8 * nw + i] = buf[words + i];
 	for (unsigned j = nw; j-- > 0;) {
-		uint64_t w = 0;
-		if (map & ((uint32_t)1 << j)) {
-			if (!k)
-				return -1; /* more words marked than sent */
-			memcpy(&w, buf + 8 * --k, 8);
-		}
+		uint64_t bit = map >> j & 1u;
+		k -= (unsigned)bit;
+		uint64_t w;
+		memcpy(&w, buf + 8 * k, 8);
+		w &= -bit;
 		memcpy(buf + 8 * j, &w, 8);
 	}
-	return k ? -1 : (long)(8 * nw + tail);
+	return (long)(8 * nw + tail);
 }

@@ -38,7 +38,7 @@
 size_t vrb_zip(unsigned char *dst, const void *hdr, size_t hdr_len, const void *payload, size_t len, bool *zipped);
 
 /* Unzips the zipped message of len bytes at buf in place; buf has room
- * for VRB_ZIP_MAX + 7 bytes. Returns the unzipped length, or -1 when the
+ * for VRB_ZIP_MAX + 8 bytes (the tail moves as a whole word). Returns the unzipped length, or -1 when the
  * bytes are no zipped message (a peer's bug: the caller drops it). */
 long vrb_unzip(unsigned char *buf, size_t len);
 

@@ -4,7 +4,8 @@
  * order with consecutive sequence numbers; an overrun overwrites the oldest
  * events and the next read returns PTL_EQ_DROPPED with the oldest event that
  * survived, counting the lost ones; handlers run on post; PtlEQPoll over
- * several EQs and its timeout; PtlEQAlloc/Free and their errors.
+ * several EQs and its timeout; an EQ freed while a poll spins on it;
+ * PtlEQAlloc/Free and their errors.
  *
  * ptl_eq.c and ptl_handle.c are compiled in; the NI, the view objects and
  * progress are stand-ins below (the ring is plain memory).
@@ -41,9 +42,16 @@ struct ptl_ni *ptl_ni_lookup(ptl_handle_ni_t h)
 	return ptl_lib.ni && h == ptl_lib.ni->handle ? ptl_lib.ni : NULL;
 }
 
+/* An EQ an "event handler" frees during the next progress pass. */
+static ptl_handle_eq_t free_in_progress;
+
 void ptl_progress_app(void)
 {
 	progress_calls++;
+	if (free_in_progress != PTL_EQ_NONE) {
+		assert_int_equal(PtlEQFree(free_in_progress), PTL_OK);
+		free_in_progress = PTL_EQ_NONE;
+	}
 	if (arrive_eq && arrive_left > 0) {
 		arrive_left--;
 		ptl_event_t ev = { .type = PTL_EVENT_PUT_END, .hdr_data = 0xa11 };
@@ -94,6 +102,7 @@ static int setup(void **state)
 	progress_calls = 0;
 	arrive_eq = NULL;
 	arrive_left = 0;
+	free_in_progress = PTL_EQ_NONE;
 	return 0;
 }
 
@@ -453,6 +462,29 @@ static void test_progress_delivers(void **state)
 	assert_int_equal(ev.sequence, 1);
 }
 
+/* A poll looks its EQs up once; an EQ freed while it polls (by an event
+ * handler that progress runs) makes it say PTL_EQ_INVALID, never read the
+ * freed ring, and leaves the other EQ usable. */
+static void test_poll_eq_freed_meanwhile(void **state)
+{
+	(void)state;
+	ptl_handle_eq_t h[2] = { alloc_eq(4, NULL), alloc_eq(4, NULL) };
+	ptl_event_t ev;
+	int which = -1;
+	free_in_progress = h[1];
+	assert_int_equal(PtlEQPoll(h, 2, 50, &ev, &which), PTL_EQ_INVALID);
+	assert_null(ptl_eq_lookup(&the_ni, h[1]));
+	/* The same with an event arriving in the same pass on the live one. */
+	h[1] = alloc_eq(4, NULL);
+	free_in_progress = h[1];
+	arrive_eq = eq_of(h[0]);
+	arrive_left = 1;
+	assert_int_equal(PtlEQPoll(h, 2, 50, &ev, &which), PTL_EQ_INVALID);
+	assert_int_equal(PtlEQPoll(h, 1, 0, &ev, &which), PTL_OK);
+	assert_int_equal(which, 0);
+	assert_int_equal(ev.hdr_data, 0xa11);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -468,6 +500,7 @@ int main(void)
 		T(test_poll_several),
 		T(test_poll_timeout),
 		T(test_progress_delivers),
+		T(test_poll_eq_freed_meanwhile),
 	};
 	return cmocka_run_group_tests_name("ptl_eq", tests, NULL, NULL);
 }

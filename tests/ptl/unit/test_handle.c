@@ -1,7 +1,8 @@
 /*
  * tests/ptl/unit/test_handle.c - the handle table (lib/ptl/ptl_handle.c) on
  * its own: allocation, lookup and free; a freed slot's generation changes so
- * its old handle fails; forged handles (wrong kind, NI, index, generation)
+ * its old handle fails, and a handle guessing its next one fails until the
+ * slot is taken again; forged handles (wrong kind, NI, index, generation)
  * fail without touching memory; a full table says so; freed indexes come
  * back.
  */
@@ -175,6 +176,25 @@ static void test_forged_handles(void **state)
 	assert_null(ptl_htab_lookup(t, h));
 }
 
+/* A free slot keeps the generation its next handle will carry, marked not
+ * live: a handle guessing that generation fails until the slot is taken,
+ * and works only once it is. */
+static void test_free_slot_next_generation(void **state)
+{
+	struct ptl_htab *t = *state;
+	uint64_t h, h2;
+	struct obj *o = ptl_htab_alloc(t, &h);
+	assert_non_null(o);
+	ptl_htab_free(t, o);
+	uint64_t guess = ptl_handle_make(PTL_HK_MD, 3, ptl_handle_gen(h) + 1, ptl_handle_idx(h));
+	assert_null(ptl_htab_lookup(t, guess));
+	assert_null(ptl_htab_at(t, ptl_handle_idx(h)));
+	assert_ptr_equal(ptl_htab_alloc(t, &h2), o);
+	assert_int_equal(h2, guess);
+	assert_ptr_equal(ptl_htab_lookup(t, guess), o);
+	ptl_htab_free(t, o);
+}
+
 static void test_full_table(void **state)
 {
 	struct ptl_htab *t = *state;
@@ -243,6 +263,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stale_handle_after_reuse, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_generation_wraps_skipping_zero, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forged_handles, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_free_slot_next_generation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_full_table, setup, teardown),
 		cmocka_unit_test(test_zero_capacity),
 	};
