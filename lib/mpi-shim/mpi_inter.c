@@ -25,8 +25,10 @@
 
 #include "mpi_impl.h"
 
-/* Swaps n ints with the remote leader over ic's collective context; the
- * deadline is PTL_COLL_TIMEOUT's. */
+/* Swaps n ints with the remote leader over ic's collective context. It
+ * gives up after half of PTL_COLL_TIMEOUT: the local members wait for the
+ * leader's word in a broadcast with the whole deadline, so they hear of
+ * the failure from it before their own wait ends. */
 static int leaders_swap(struct mpi_comm *ic, int *mine, int *theirs, int n, const char *fn, MPI_Comm comm)
 {
 	struct mpi_req *rr, *sr;
@@ -39,9 +41,9 @@ static int leaders_swap(struct mpi_comm *ic, int *mine, int *theirs, int n, cons
 		mpi_req_drop(rr);
 		return mpi_err(comm, rc, fn, "cannot start the leaders' exchange");
 	}
-	double t0 = mpi_now();
-	int w1 = mpi_wait_req(sr, mpi_g.coll_timeout);
-	double left = mpi_g.coll_timeout - (mpi_now() - t0);
+	double t0 = mpi_now(), limit = mpi_g.coll_timeout / 2;
+	int w1 = mpi_wait_req(sr, limit);
+	double left = limit - (mpi_now() - t0);
 	int w2 = rr->done ? MPI_SUCCESS
 		 : mpi_g.coll_timeout <= 0 ? mpi_wait_req(rr, 0) /* no deadline */
 		 : left > 0 ? mpi_wait_req(rr, left) : MPI_ERR_TIMEOUT;
@@ -51,8 +53,8 @@ static int leaders_swap(struct mpi_comm *ic, int *mine, int *theirs, int n, cons
 	mpi_req_drop(rr);
 	mpi_req_drop(sr);
 	if (rc == MPI_ERR_TIMEOUT)
-		return mpi_err(comm, rc, fn, "the remote leader (world rank %d) did not answer within %.1f s (PTL_COLL_TIMEOUT)",
-			       ic->world[0], mpi_g.coll_timeout);
+		return mpi_err(comm, rc, fn, "the remote leader (world rank %d) did not answer within %.1f s "
+			       "(half of PTL_COLL_TIMEOUT)", ic->world[0], limit);
 	return rc ? mpi_err(comm, rc, fn, "the exchange with the remote leader (world rank %d) failed", ic->world[0])
 		  : MPI_SUCCESS;
 }

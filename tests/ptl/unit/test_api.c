@@ -99,6 +99,7 @@ static void expect_no_init(ptl_handle_ni_t h)
 	assert_rc(PtlGetPut(mdh, mdh, target, 0, 0, 0, 0, 0), PTL_NO_INIT);
 	assert_rc(PtlRtId(0, &id), PTL_NO_INIT);
 	assert_rc(PtlRtBarrier(), PTL_NO_INIT);
+	assert_int_equal(PtlRtMaxInline(), 0); /* no NAL: nothing goes inline */
 }
 
 /* ------------------------------------------------------------ before PtlInit */
@@ -145,6 +146,9 @@ static void test_init_and_limits(void **state)
 	assert_rc(PtlRtId(0, &self_id), PTL_OK);
 	assert_int_equal(self_id.pid, 0);
 	assert_rc(PtlRtBarrier(), PTL_OK);
+	/* the smallest of the started NALs' inline room, less the header */
+	size_t inl = PtlRtMaxInline();
+	assert_true(inl > 0 && inl < (size_t)1 << 20);
 
 	ptl_handle_ni_t h = 0;
 	ptl_ni_limits_t actual;
