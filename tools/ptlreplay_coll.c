@@ -22,6 +22,8 @@ struct rp_args {
 	int64_t dt, sdt, rdt, op, comm;
 	const int64_t *scounts, *rcounts;	/* NULL where none was recorded */
 	int64_t nscounts, nrcounts;
+	const int64_t *sdts, *rdts;		/* the w-forms' datatypes per block */
+	int64_t nsdts, nrdts, inplace;
 };
 
 /* The blocking call each nonblocking one is the I-form of. */
@@ -76,6 +78,10 @@ static void rp_read_args(const struct trc_flat *e, struct rp_args *a)
 				a->scounts = p, a->nscounts = p ? v : 0;
 			else if (!strcmp(f, "rcounts"))
 				a->rcounts = p, a->nrcounts = p ? v : 0;
+			else if (!strcmp(f, "sdts"))
+				a->sdts = p, a->nsdts = p ? v : 0;
+			else if (!strcmp(f, "rdts"))
+				a->rdts = p, a->nrdts = p ? v : 0;
 			continue;
 		}
 		if (!strcmp(f, "count"))
@@ -96,6 +102,8 @@ static void rp_read_args(const struct trc_flat *e, struct rp_args *a)
 			a->op = v;
 		else if (!strcmp(f, "comm"))
 			a->comm = v;
+		else if (!strcmp(f, "inplace"))
+			a->inplace = v;
 	}
 }
 
@@ -143,6 +151,77 @@ static void rp_nbrs(MPI_Comm c, int *nin, int *nout)
 	}
 }
 
+/* One side of a w-form: block k is counts[k] of its own datatype, packed
+ * one after another (the replay's own displacements). */
+struct rp_wside {
+	int *counts, *idispls;
+	MPI_Aint *adispls;
+	MPI_Datatype *types;
+	size_t bytes;
+};
+
+static void rp_wside_fill(struct rp_wside *w, const int64_t *counts, const int64_t *dts, int64_t nrec, int n)
+{
+	size_t at = 0;
+	for (int k = 0; k < n; k++) {
+		size_t sz = 1;
+		MPI_Datatype t = MPI_BYTE;
+		int cnt = 0;
+		if (k < nrec && counts && dts) {
+			t = rp_dtype(dts[k], &sz);
+			cnt = (int)counts[k];
+		}
+		if (t == MPI_DATATYPE_NULL)	/* a derived type of no bytes */
+			t = MPI_BYTE, cnt = 0, sz = 1;
+		w->types[k] = t;
+		w->counts[k] = cnt;
+		w->idispls[k] = (int)at;
+		w->adispls[k] = (MPI_Aint)at;
+		at += (size_t)cnt * sz;
+	}
+	w->bytes = at;
+}
+
+static struct rp_wside rp_wside_new(int n)
+{
+	struct rp_wside w = {
+		malloc(sizeof(int) * (size_t)(n + 1)), malloc(sizeof(int) * (size_t)(n + 1)),
+		malloc(sizeof(MPI_Aint) * (size_t)(n + 1)), malloc(sizeof(MPI_Datatype) * (size_t)(n + 1)), 0,
+	};
+	if (!w.counts || !w.idispls || !w.adispls || !w.types)
+		rp_die("out of memory", "");
+	return w;
+}
+
+static void rp_wside_free(struct rp_wside *w)
+{
+	free(w->counts), free(w->idispls), free(w->adispls), free(w->types);
+}
+
+/* MPI_Alltoallw and MPI_Neighbor_alltoallw (blocking forms only). */
+static void rp_wform(int op, const struct rp_args *a, MPI_Comm c)
+{
+	int n = 1, nin = 0, nout = 0;
+	MPI_Comm_size(c, &n);
+	if (op == TRC_OP_NEIGHBOR_ALLTOALLW)
+		rp_nbrs(c, &nin, &nout);
+	else
+		nin = nout = n;
+	struct rp_wside s = rp_wside_new(nout), r = rp_wside_new(nin);
+	rp_wside_fill(&s, a->scounts, a->sdts, a->nsdts, nout);
+	rp_wside_fill(&r, a->rcounts, a->rdts, a->nrdts, nin);
+	static char *sb, *rb;
+	static size_t scap, rcap;
+	char *sp = rp_scratch(&sb, &scap, s.bytes + 1), *rp = rp_scratch(&rb, &rcap, r.bytes + 1);
+	if (op == TRC_OP_ALLTOALLW)
+		MPI_Alltoallw(a->inplace ? MPI_IN_PLACE : sp, s.counts, s.idispls, s.types, rp, r.counts, r.idispls,
+			      r.types, c);
+	else
+		MPI_Neighbor_alltoallw(sp, s.counts, s.adispls, s.types, rp, r.counts, r.adispls, r.types, c);
+	rp_wside_free(&s);
+	rp_wside_free(&r);
+}
+
 int rp_coll(const struct trc_flat *e)
 {
 	int op = e->op, nb = 0;
@@ -151,6 +230,12 @@ int rp_coll(const struct trc_flat *e)
 			op = rp_iform[i].op;
 			nb = 1;
 		}
+	if (op == TRC_OP_ALLTOALLW || op == TRC_OP_NEIGHBOR_ALLTOALLW) {
+		struct rp_args w;
+		rp_read_args(e, &w);
+		rp_wform(op, &w, rp_comm(w.comm));
+		return 1;
+	}
 	if (!rp_is_coll(op))
 		return 0;
 

@@ -11,7 +11,7 @@ function kindname(k) {
 	if (k == "op") return "TRC_K_OP"
 	if (k == "req") return "TRC_K_REQ"
 	if (k == "reqs") return "TRC_K_REQS"
-	if (k == "ints" || k == "group") return "TRC_K_INTS"
+	if (k == "ints" || k == "group" || k == "dtypes") return "TRC_K_INTS"
 	if (k == "root") return "TRC_K_ROOT"
 	printf("trc_gen.awk: %s:%d: unknown kind '%s'\n", FILENAME, FNR, k) > "/dev/stderr"
 	err = 1

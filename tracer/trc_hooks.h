@@ -49,6 +49,8 @@ void trc_f_comm(struct trc_call *c, MPI_Comm comm);
 void trc_f_newcomm(struct trc_call *c, MPI_Comm comm);
 void trc_f_group(struct trc_call *c, MPI_Group g);
 void trc_f_ints(struct trc_call *c, int n, const int *v);
+/* n datatypes as their field values (trc_dtype_value), in an int array. */
+void trc_f_dtypes(struct trc_call *c, int n, const MPI_Datatype *v);
 void trc_f_req(struct trc_call *c, MPI_Request r);
 void trc_f_reqs(struct trc_call *c, int n, const MPI_Request *r);
 

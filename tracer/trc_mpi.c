@@ -510,6 +510,18 @@ void trc_f_ints(struct trc_call *c, int n, const int *v)
 	set(c, n);
 }
 
+void trc_f_dtypes(struct trc_call *c, int n, const MPI_Datatype *v)
+{
+	int64_t *a = n > 0 && v ? arr_grow(c, (uint32_t)n) : NULL;
+	if (!a) {
+		set(c, 0);
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		a[i] = trc_dtype_value(v[i]);
+	set(c, n);
+}
+
 void trc_f_group(struct trc_call *c, MPI_Group g)
 {
 	int n = 0;

@@ -150,6 +150,26 @@ static void graphs(MPI_Comm cart, int it)
 	int out[2] = { v, v + 1 };
 	MPI_Neighbor_alltoall(out, 1, MPI_INT, in, 1, MPI_INT, graph);
 	MPI_Neighbor_alltoallv(out, one, two, MPI_INT, in, one, two, MPI_INT, cart);
+	/* the w-forms: a datatype per block */
+	MPI_Datatype pair, t2[2];
+	MPI_Type_contiguous(2, MPI_INT, &pair);
+	MPI_Type_commit(&pair);
+	MPI_Aint ad[2] = { 0, sizeof(int) };
+	t2[0] = t2[1] = MPI_INT;
+	MPI_Neighbor_alltoallw(out, one, ad, t2, in, one, ad, t2, cart);
+	int *cnt1 = malloc(sizeof(int) * 2 * (size_t)size), *dsp1 = cnt1 + size;
+	MPI_Datatype *ty = malloc(sizeof(MPI_Datatype) * (size_t)size);
+	int *rbuf = malloc(sizeof(int) * 2 * (size_t)size);
+	for (int r = 0; r < size; r++) {
+		cnt1[r] = 1, dsp1[r] = r * 2 * (int)sizeof(int), ty[r] = pair;
+	}
+	for (int r = 0; r < 2 * size; r++)
+		rbuf[r] = rank;
+	MPI_Alltoallw(rbuf, cnt1, dsp1, ty, in, cnt1, dsp1, ty, MPI_COMM_WORLD);
+	MPI_Alltoallw(MPI_IN_PLACE, NULL, NULL, NULL, rbuf, cnt1, dsp1, ty, MPI_COMM_WORLD);
+	trc_prog_check(rbuf[2 * (size - 1)] == size - 1, "alltoallw in place");
+	MPI_Type_free(&pair);
+	free(cnt1), free(ty), free(rbuf);
 	MPI_Comm_free(&ring);
 	MPI_Comm_free(&star);
 	MPI_Comm_free(&graph);
