@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -323,7 +324,13 @@ static int replay(const struct trc_flat *e, void *ctx)
 	case TRC_OP_IRSEND:
 	case TRC_OP_IBSEND: {
 		dt = rp_dtype(v[2], &sz);
-		void *b = rp_scratch(&R.sbuf, &R.scap, (size_t)v[1] * sz + 1);
+		/* a nonblocking send reads its buffer until it completes: one of
+		 * its own then (the scratch may move under the next, larger call) */
+		bool nb = e->op == TRC_OP_ISEND || e->op == TRC_OP_ISSEND || e->op == TRC_OP_IRSEND ||
+			  e->op == TRC_OP_IBSEND;
+		void *b = nb ? calloc(1, (size_t)v[1] * sz + 1) : rp_scratch(&R.sbuf, &R.scap, (size_t)v[1] * sz + 1);
+		if (!b)
+			rp_die("out of memory for a send buffer", "");
 		int p = peer(v[0], v[4]);
 		MPI_Comm c = rp_comm(v[4]);
 		MPI_Request r;
@@ -344,7 +351,7 @@ static int replay(const struct trc_flat *e, void *ctx)
 				MPI_Irsend(b, (int)v[1], dt, p, tag(v[3]), c, &r);
 			else
 				MPI_Ibsend(b, (int)v[1], dt, p, tag(v[3]), c, &r);
-			rp_req_new(r, NULL);
+			rp_req_new(r, b);
 		}
 		break;
 	}
