@@ -5,7 +5,7 @@
  * no crossing with MPI_COMM_WORLD's messages of the same tag; merge in
  * both orders (high) and on a tie; dup; the refusals (collectives,
  * split, merge of an intracommunicator, bad leaders) with their
- * messages. "nomerge" (PTL_COLL_TIMEOUT=1): the odd side never merges,
+ * messages. "nomerge" (PTL_COLL_TIMEOUT=2): the odd side never merges,
  * and the even leader's error names the remote leader it waited for. */
 #include "mpi_test.h"
 
