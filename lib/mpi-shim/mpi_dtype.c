@@ -331,13 +331,16 @@ static int build(int count, const int *blocklens, const MPI_Aint *displs, const 
 }
 
 /* Records how *newtype was made (mpi_dtenv.c) once the constructor
- * succeeded (rc 0); without memory for the record the new type is taken
- * back and the call fails. */
+ * succeeded (rc 0); without memory for the record (ints NULL where ni
+ * asks for some: the caller's array of them could not be made) the new
+ * type is taken back and the call fails. */
 static int made(int rc, MPI_Datatype *newtype, const char *fn, int combiner, int ni, const int *ints, int na,
 		const MPI_Aint *aints, int nd, const MPI_Datatype *dts)
 {
-	if (rc || mpi_dtype_envelope(*newtype, combiner, ni, ints, na, aints, nd, dts) == MPI_SUCCESS)
+	if (rc)
 		return rc;
+	if ((ni == 0 || ints) && mpi_dtype_envelope(*newtype, combiner, ni, ints, na, aints, nd, dts) == MPI_SUCCESS)
+		return MPI_SUCCESS;
 	PMPI_Type_free(newtype);
 	return mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
 }
@@ -413,7 +416,7 @@ int PMPI_Type_create_hindexed(int count, const int bl[], const MPI_Aint displs[]
 	int rc = build(count, bl, displs, o, newtype, "MPI_Type_create_hindexed", false);
 	free(o);
 	int *ints = rc ? NULL : ints_of(count, count, bl, NULL);
-	rc = made(rc || ints ? rc : MPI_ERR_NO_MEM, newtype, "MPI_Type_create_hindexed", MPI_COMBINER_HINDEXED,
+	rc = made(rc, newtype, "MPI_Type_create_hindexed", MPI_COMBINER_HINDEXED,
 		  count + 1, ints, count, displs, 1, &old);
 	free(ints);
 	return rc;
@@ -435,7 +438,7 @@ int PMPI_Type_indexed(int count, const int bl[], const int displs[], MPI_Datatyp
 	int rc = PMPI_Type_create_hindexed(count, bl, d, old, newtype);
 	free(d);
 	int *ints = rc ? NULL : ints_of(count, count, bl, displs);
-	rc = made(rc || ints ? rc : MPI_ERR_NO_MEM, newtype, "MPI_Type_indexed", MPI_COMBINER_INDEXED, 2 * count + 1,
+	rc = made(rc, newtype, "MPI_Type_indexed", MPI_COMBINER_INDEXED, 2 * count + 1,
 		  ints, 0, NULL, 1, &old);
 	free(ints);
 	return rc;
@@ -460,7 +463,7 @@ int PMPI_Type_create_indexed_block(int count, int blocklength, const int displs[
 		ints[1] = blocklength;
 		memcpy(ints + 2, displs, sizeof(int) * (size_t)count);
 	}
-	rc = made(rc || ints ? rc : MPI_ERR_NO_MEM, newtype, "MPI_Type_create_indexed_block",
+	rc = made(rc, newtype, "MPI_Type_create_indexed_block",
 		  MPI_COMBINER_INDEXED_BLOCK, count + 2, ints, 0, NULL, 1, &old);
 	free(ints);
 	return rc;
@@ -498,7 +501,7 @@ int PMPI_Type_create_struct(int count, const int bl[], const MPI_Aint displs[], 
 	MPI_CHECK_INIT("MPI_Type_create_struct");
 	int rc = build(count, bl, displs, olds, newtype, "MPI_Type_create_struct", true);
 	int *ints = rc ? NULL : ints_of(count, count, bl, NULL);
-	rc = made(rc || ints ? rc : MPI_ERR_NO_MEM, newtype, "MPI_Type_create_struct", MPI_COMBINER_STRUCT, count + 1,
+	rc = made(rc, newtype, "MPI_Type_create_struct", MPI_COMBINER_STRUCT, count + 1,
 		  ints, count, displs, count, olds);
 	free(ints);
 	return rc;
@@ -583,7 +586,7 @@ int PMPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[]
 		memcpy(ints + 1 + 2 * ndims, starts, sizeof(int) * (size_t)ndims);
 		ints[1 + 3 * ndims] = order;
 	}
-	rc = made(rc || ints ? rc : MPI_ERR_NO_MEM, newtype, fn, MPI_COMBINER_SUBARRAY, 3 * ndims + 2, ints, 0, NULL, 1,
+	rc = made(rc, newtype, fn, MPI_COMBINER_SUBARRAY, 3 * ndims + 2, ints, 0, NULL, 1,
 		  &old);
 	free(ints);
 	free(ax);
