@@ -110,7 +110,30 @@ typedef struct MPI_Status {
 #define MPI_2INT ((MPI_Datatype)37)
 #define MPI_SHORT_INT ((MPI_Datatype)38)
 #define MPI_LONG_DOUBLE_INT ((MPI_Datatype)39)
-#define PTL_MPI_NUM_PREDEFINED 40
+/* Fortran's and C++'s named types, for C programs and libraries that pass
+ * them on: each is its C equivalent under its own name (INTEGER int,
+ * REAL float, DOUBLE PRECISION double, LOGICAL int, CHARACTER char). */
+#define MPI_INTEGER ((MPI_Datatype)40)
+#define MPI_REAL ((MPI_Datatype)41)
+#define MPI_DOUBLE_PRECISION ((MPI_Datatype)42)
+#define MPI_COMPLEX ((MPI_Datatype)43)
+#define MPI_DOUBLE_COMPLEX ((MPI_Datatype)44)
+#define MPI_LOGICAL ((MPI_Datatype)45)
+#define MPI_CHARACTER ((MPI_Datatype)46)
+#define MPI_2INTEGER ((MPI_Datatype)47)
+#define MPI_INTEGER1 ((MPI_Datatype)48)
+#define MPI_INTEGER2 ((MPI_Datatype)49)
+#define MPI_INTEGER4 ((MPI_Datatype)50)
+#define MPI_INTEGER8 ((MPI_Datatype)51)
+#define MPI_REAL4 ((MPI_Datatype)52)
+#define MPI_REAL8 ((MPI_Datatype)53)
+#define MPI_COMPLEX8 ((MPI_Datatype)54)
+#define MPI_COMPLEX16 ((MPI_Datatype)55)
+#define MPI_CXX_BOOL ((MPI_Datatype)56)
+#define MPI_CXX_FLOAT_COMPLEX ((MPI_Datatype)57)
+#define MPI_CXX_DOUBLE_COMPLEX ((MPI_Datatype)58)
+#define MPI_CXX_LONG_DOUBLE_COMPLEX ((MPI_Datatype)59)
+#define PTL_MPI_NUM_PREDEFINED 60
 
 /* Reduction operations */
 #define MPI_OP_NULL ((MPI_Op)0)
@@ -202,6 +225,9 @@ extern int *const MPI_WEIGHTS_EMPTY;
 #define MPI_WTIME_IS_GLOBAL 4
 #define MPI_UNIVERSE_SIZE 5
 #define MPI_APPNUM 6
+#define MPI_LASTUSEDCODE 7  /* the largest error code MPI_Add_error_code/class gave */
+/* No keyval: what MPI_Comm_free_keyval and the like leave in the handle. */
+#define MPI_KEYVAL_INVALID (-1)
 
 /* Error classes; MPI_Error_class maps any code to one of these. */
 #define MPI_SUCCESS 0
@@ -236,6 +262,34 @@ extern int *const MPI_WEIGHTS_EMPTY;
 
 typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
 typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *code, ...);
+typedef MPI_Comm_errhandler_function MPI_Handler_function; /* MPI-1's name */
+
+/* Attribute callbacks (MPI-3.1 6.7). A copy function says through *flag
+ * whether the duplicate gets the attribute; any return but MPI_SUCCESS
+ * fails the call that ran it (MPI_Comm_dup, MPI_Comm_free, ...). */
+typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int comm_keyval, void *extra_state, void *attribute_val_in,
+					void *attribute_val_out, int *flag);
+typedef int MPI_Comm_delete_attr_function(MPI_Comm comm, int comm_keyval, void *attribute_val, void *extra_state);
+typedef int MPI_Type_copy_attr_function(MPI_Datatype oldtype, int type_keyval, void *extra_state,
+					void *attribute_val_in, void *attribute_val_out, int *flag);
+typedef int MPI_Type_delete_attr_function(MPI_Datatype datatype, int type_keyval, void *attribute_val,
+					  void *extra_state);
+typedef int MPI_Copy_function(MPI_Comm oldcomm, int keyval, void *extra_state, void *attribute_val_in,
+			      void *attribute_val_out, int *flag);
+typedef int MPI_Delete_function(MPI_Comm comm, int keyval, void *attribute_val, void *extra_state);
+/* The predefined callbacks: "do not copy" and "nothing to delete" are no
+ * function at all; "copy" hands the duplicate the same value. */
+int ptl_mpi_attr_dup(int oldobj, int keyval, void *extra_state, void *attribute_val_in, void *attribute_val_out,
+		     int *flag);
+#define MPI_COMM_NULL_COPY_FN ((MPI_Comm_copy_attr_function *)0)
+#define MPI_COMM_NULL_DELETE_FN ((MPI_Comm_delete_attr_function *)0)
+#define MPI_COMM_DUP_FN ((MPI_Comm_copy_attr_function *)ptl_mpi_attr_dup)
+#define MPI_TYPE_NULL_COPY_FN ((MPI_Type_copy_attr_function *)0)
+#define MPI_TYPE_NULL_DELETE_FN ((MPI_Type_delete_attr_function *)0)
+#define MPI_TYPE_DUP_FN ((MPI_Type_copy_attr_function *)ptl_mpi_attr_dup)
+#define MPI_NULL_COPY_FN ((MPI_Copy_function *)0)
+#define MPI_NULL_DELETE_FN ((MPI_Delete_function *)0)
+#define MPI_DUP_FN ((MPI_Copy_function *)ptl_mpi_attr_dup)
 
 /* ------------------------------------------------------------ functions
  * PTL_MPI_FN declares MPI_name and its PMPI_name twin with one prototype. */
@@ -264,8 +318,37 @@ PTL_MPI_FN(int, Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler))
 PTL_MPI_FN(int, Comm_get_errhandler, (MPI_Comm comm, MPI_Errhandler *errhandler))
 PTL_MPI_FN(int, Errhandler_set, (MPI_Comm comm, MPI_Errhandler errhandler))
 PTL_MPI_FN(int, Errhandler_free, (MPI_Errhandler *errhandler))
+/* A program's own handler: called with the communicator and the code,
+ * and the call that failed returns the code when it returns. */
+PTL_MPI_FN(int, Comm_create_errhandler, (MPI_Comm_errhandler_function *comm_errhandler_fn, MPI_Errhandler *errhandler))
+PTL_MPI_FN(int, Errhandler_create, (MPI_Handler_function *function, MPI_Errhandler *errhandler))
+PTL_MPI_FN(int, Errhandler_get, (MPI_Comm comm, MPI_Errhandler *errhandler))
+PTL_MPI_FN(int, Comm_call_errhandler, (MPI_Comm comm, int errorcode))
+/* Classes and codes of a library's own errors: MPI_Error_class and
+ * MPI_Error_string answer for them; up to 35 classes. */
+PTL_MPI_FN(int, Add_error_class, (int *errorclass))
+PTL_MPI_FN(int, Add_error_code, (int errorclass, int *errorcode))
+PTL_MPI_FN(int, Add_error_string, (int errorcode, const char *string))
 PTL_MPI_FN(int, Comm_get_attr, (MPI_Comm comm, int keyval, void *attribute_val, int *flag))
 PTL_MPI_FN(int, Attr_get, (MPI_Comm comm, int keyval, void *attribute_val, int *flag))
+/* Attribute caching on communicators and datatypes (mpi_attr.c). A
+ * duplicate runs each attribute's copy function; freeing the object (and
+ * MPI_Finalize, for MPI_COMM_SELF then MPI_COMM_WORLD) runs the delete
+ * functions, last set first. A keyval freed while attributes use it stays
+ * valid for them until the last is deleted. */
+PTL_MPI_FN(int, Comm_create_keyval, (MPI_Comm_copy_attr_function *comm_copy_attr_fn, MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval, void *extra_state))
+PTL_MPI_FN(int, Comm_free_keyval, (int *comm_keyval))
+PTL_MPI_FN(int, Comm_set_attr, (MPI_Comm comm, int comm_keyval, void *attribute_val))
+PTL_MPI_FN(int, Comm_delete_attr, (MPI_Comm comm, int comm_keyval))
+PTL_MPI_FN(int, Keyval_create, (MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state))
+PTL_MPI_FN(int, Keyval_free, (int *keyval))
+PTL_MPI_FN(int, Attr_put, (MPI_Comm comm, int keyval, void *attribute_val))
+PTL_MPI_FN(int, Attr_delete, (MPI_Comm comm, int keyval))
+PTL_MPI_FN(int, Type_create_keyval, (MPI_Type_copy_attr_function *type_copy_attr_fn, MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state))
+PTL_MPI_FN(int, Type_free_keyval, (int *type_keyval))
+PTL_MPI_FN(int, Type_set_attr, (MPI_Datatype datatype, int type_keyval, void *attribute_val))
+PTL_MPI_FN(int, Type_get_attr, (MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag))
+PTL_MPI_FN(int, Type_delete_attr, (MPI_Datatype datatype, int type_keyval))
 /* Balanced factors of nnodes into ndims (nonzero dims[] entries are kept). */
 PTL_MPI_FN(int, Dims_create, (int nnodes, int ndims, int dims[]))
 PTL_MPI_FN(int, Cart_create, (MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart))

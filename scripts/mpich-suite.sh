@@ -5,7 +5,7 @@
 # (it downloads the source and takes several minutes); run it after
 # changing the MPI layer. From a built tree:
 #
-#   scripts/mpich-suite.sh [dir...]       (default: pt2pt coll datatype comm group init topo)
+#   scripts/mpich-suite.sh [dir...]       (default: pt2pt coll datatype comm group init topo attr errhan info)
 #
 # MPICH's harness (util/mtest.c) runs many tests on intercommunicators it
 # makes; ptl has intercommunicators but no collectives on them, so the
@@ -18,10 +18,13 @@ B=$(cd "$(dirname "$0")/.." && pwd)
 S=${PTL_TOP_SRCDIR:-$B}
 VER=4.0.2
 CACHE=${PTL_MPICH_SRC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ptl}
-DIRS=${*:-pt2pt coll datatype comm group init topo}
+DIRS=${*:-pt2pt coll datatype comm group init topo attr errhan info}
 EXPECTED='
 coll/oplxor       MPI_LXOR on floating types: an MPICH extension (the standard allows integer and logical types)
 pt2pt/pscancel    cancels sends: ptl completes a send normally instead (MPI_Cancel of a send may fail), so the test waits for receives that never come
+attr/keyval_double_free       frees one keyval twice through a copy of its handle: ptl refuses the second free (MPI_ERR_KEYVAL), MPICH lets it pass
+attr/keyval_double_free_comm  the same with MPI_Comm_free_keyval
+attr/keyval_double_free_type  the same with MPI_Type_free_keyval
 topo/cartsuball   MPI_Cart_sub keeping no dimension: MPICH gives rank 0 a communicator and the others MPI_COMM_NULL; ptl gives every rank its own one-rank subgrid (MPI-3.1 7.5.7: the subgrid containing the calling process)
 '
 PER_TEST_TIMEOUT=${PTL_MPICH_TIMEOUT:-60}
@@ -71,8 +74,10 @@ sed '/^int MTestGetIntercomm(MPI_Comm \* comm, int \*isLeftGroup, int min_size)$
     *comm = MPI_COMM_NULL; *isLeftGroup = 0; return 0;
 }' "$T/util/mtest.c" > "$W/mtest.c"
 grep -q 'isLeftGroup = 0; return 0;' "$W/mtest.c" || { echo "mpich-suite: cannot cut MTestGetIntercomm" >&2; exit 1; }
+# The harness as MPICH builds it, less its GPU and thread parts.
 $CC -I"$T/util" -c "$W/mtest.c" -o "$W/mtest.o" && $CC -c "$T/util/mtest_single.c" -o "$W/mtest_single.o" &&
-	$CC -c "$S/scripts/mpich-suite-shim.c" -o "$W/shim.o" || exit 1
+	$CC -I"$T/util" -c "$T/util/mtest_common.c" -o "$W/mtest_common.o" &&
+	$CC -I"$T/util" -c "$T/util/dtypes.c" -o "$W/dtypes.o" || exit 1
 
 for d in $DIRS; do
 	list=$T/$d/testlist.in
@@ -80,7 +85,7 @@ for d in $DIRS; do
 	# One run per test: its first line without arguments or settings.
 	grep -v '^#' "$list" | awk 'NF == 2 && !seen[$1]++ { print $1, $2 }' | while read -r t np; do
 		if [ ! -f "$T/$d/$t.c" ] ||
-			! $CC -o "$W/$t" "$T/$d/$t.c" "$W/mtest.o" "$W/mtest_single.o" "$W/shim.o" $LIBS 2>/dev/null; then
+			! $CC -o "$W/$t" "$T/$d/$t.c" "$W/mtest.o" "$W/mtest_single.o" "$W/mtest_common.o" "$W/dtypes.o" $LIBS 2>/dev/null; then
 			echo "SKIP $d/$t (uses calls outside the subset)"
 			continue
 		fi

@@ -193,11 +193,8 @@ static int new_ctx(struct mpi_comm *c, int *ctx, const char *fn)
 	if (c->inter)                                                                               \
 		return mpi_err(comm, MPI_ERR_COMM, fn, "%s is an intercommunicator: not provided here", c->name)
 
-int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+static int intra_dup(struct mpi_comm *c, MPI_Comm comm, MPI_Comm *newcomm)
 {
-	COMM_ARG("MPI_Comm_dup", comm, c);
-	if (c->inter)
-		return mpi_inter_dup(c, comm, newcomm);
 	int ctx;
 	int rc = new_ctx(c, &ctx, "MPI_Comm_dup");
 	if (rc)
@@ -215,6 +212,23 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Comm_dup", "out of memory");
 	}
 	return MPI_SUCCESS;
+}
+
+/* The duplicate gets the attributes their copy functions give it; one
+ * that fails undoes the duplicate (MPI_COMM_NULL back). */
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+	COMM_ARG("MPI_Comm_dup", comm, c);
+	int rc = c->inter ? mpi_inter_dup(c, comm, newcomm) : intra_dup(c, comm, newcomm);
+	if (rc)
+		return rc;
+	rc = mpi_attr_copy(false, comm, *newcomm, "MPI_Comm_dup");
+	if (rc) {
+		mpi_attr_forget(false, *newcomm);
+		PMPI_Comm_free(newcomm);
+		*newcomm = MPI_COMM_NULL;
+	}
+	return rc;
 }
 
 /* No hint is taken (mpi_info.c): a duplicate. */
@@ -391,6 +405,10 @@ int PMPI_Comm_free(MPI_Comm *comm)
 		return mpi_err(MPI_COMM_NULL, MPI_ERR_COMM, "MPI_Comm_free", "invalid communicator");
 	if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
 		return mpi_err(*comm, MPI_ERR_COMM, "MPI_Comm_free", "%s cannot be freed", c->name);
+	/* While the communicator is still whole: the delete functions may use it. */
+	int rc = mpi_attr_drop(false, *comm, "MPI_Comm_free");
+	if (rc)
+		return rc;
 	mpi_coll_free_cache(c);
 	mpi_topo_free(c);
 	mpi_inter_free(c);

@@ -113,6 +113,30 @@ void mpi_dtype_init(void)
 	DEFPAIR(MPI_2INT, int, struct pair_int_int);
 	DEFPAIR(MPI_SHORT_INT, short, struct pair_short_int);
 	DEFPAIR(MPI_LONG_DOUBLE_INT, long double, struct pair_ldouble_int);
+	/* Other languages' types: reductions and layouts are their C equivalent's. */
+	static const struct { MPI_Datatype h, as; const char *name; } alias[] = {
+		{ MPI_INTEGER, MPI_INT, "MPI_INTEGER" }, { MPI_REAL, MPI_FLOAT, "MPI_REAL" },
+		{ MPI_DOUBLE_PRECISION, MPI_DOUBLE, "MPI_DOUBLE_PRECISION" },
+		{ MPI_COMPLEX, MPI_C_FLOAT_COMPLEX, "MPI_COMPLEX" },
+		{ MPI_DOUBLE_COMPLEX, MPI_C_DOUBLE_COMPLEX, "MPI_DOUBLE_COMPLEX" }, { MPI_LOGICAL, MPI_INT, "MPI_LOGICAL" },
+		{ MPI_CHARACTER, MPI_CHAR, "MPI_CHARACTER" }, { MPI_2INTEGER, MPI_2INT, "MPI_2INTEGER" },
+		{ MPI_INTEGER1, MPI_INT8_T, "MPI_INTEGER1" }, { MPI_INTEGER2, MPI_INT16_T, "MPI_INTEGER2" },
+		{ MPI_INTEGER4, MPI_INT32_T, "MPI_INTEGER4" }, { MPI_INTEGER8, MPI_INT64_T, "MPI_INTEGER8" },
+		{ MPI_REAL4, MPI_FLOAT, "MPI_REAL4" }, { MPI_REAL8, MPI_DOUBLE, "MPI_REAL8" },
+		{ MPI_COMPLEX8, MPI_C_FLOAT_COMPLEX, "MPI_COMPLEX8" },
+		{ MPI_COMPLEX16, MPI_C_DOUBLE_COMPLEX, "MPI_COMPLEX16" }, { MPI_CXX_BOOL, MPI_C_BOOL, "MPI_CXX_BOOL" },
+		{ MPI_CXX_FLOAT_COMPLEX, MPI_C_FLOAT_COMPLEX, "MPI_CXX_FLOAT_COMPLEX" },
+		{ MPI_CXX_DOUBLE_COMPLEX, MPI_C_DOUBLE_COMPLEX, "MPI_CXX_DOUBLE_COMPLEX" },
+		{ MPI_CXX_LONG_DOUBLE_COMPLEX, MPI_C_LONG_DOUBLE_COMPLEX, "MPI_CXX_LONG_DOUBLE_COMPLEX" },
+	};
+	for (size_t i = 0; i < sizeof alias / sizeof *alias; i++) {
+		struct mpi_dtype *t = &predef[alias[i].h];
+		*t = predef[alias[i].as];
+		t->name = alias[i].name;
+		t->segs = predef_segs[alias[i].h];
+		memcpy(t->segs, predef_segs[alias[i].as], sizeof predef_segs[0]);
+		types[alias[i].h] = t;
+	}
 }
 
 void mpi_dtype_fini(void)
@@ -625,7 +649,12 @@ int PMPI_Type_dup(MPI_Datatype old, MPI_Datatype *newtype)
 		types[*newtype]->committed = o->committed;
 		types[*newtype]->resized = o->resized;
 	}
-	return made(rc, newtype, "MPI_Type_dup", MPI_COMBINER_DUP, 0, NULL, 0, NULL, 1, &old);
+	rc = made(rc, newtype, "MPI_Type_dup", MPI_COMBINER_DUP, 0, NULL, 0, NULL, 1, &old);
+	if (!rc && (rc = mpi_attr_copy(true, old, *newtype, "MPI_Type_dup"))) {
+		mpi_attr_forget(true, *newtype);
+		PMPI_Type_free(newtype);
+	}
+	return rc;
 }
 
 int PMPI_Type_commit(MPI_Datatype *dt)
@@ -665,6 +694,9 @@ int PMPI_Type_free(MPI_Datatype *dt)
 	if (t->predefined)
 		return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_free", "%s is predefined and cannot be freed",
 			       t->name);
+	int rc = mpi_attr_drop(true, *dt, "MPI_Type_free");
+	if (rc)
+		return rc;
 	types[*dt] = NULL;
 	*dt = MPI_DATATYPE_NULL;
 	mpi_dtype_release(t);

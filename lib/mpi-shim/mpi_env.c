@@ -1,13 +1,8 @@
-/* mpi_env.c: Init/Finalize, time, names, error codes and handlers, Abort.
- *
- * Error codes: a code is its class plus, when the library had more to say,
- * 64 times (1 + the slot of a message kept in a small ring), so
- * MPI_Error_string gives the sentence that named what failed (the last 64
- * of them are kept) and MPI_Error_class gives the class. */
+/* mpi_env.c: Init/Finalize, time, names, the predefined attributes, Abort
+ * (error codes and handlers: mpi_err.c). */
 #include "config.h"
 
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,109 +12,6 @@
 #include "mpi_impl.h"
 
 struct mpi_state mpi_g = { .stall_rank = -1 };
-
-#define MSG_SLOTS 64
-static char msgs[MSG_SLOTS][MPI_MAX_ERROR_STRING];
-static unsigned msg_next;
-
-static const char *const class_names[] = {
-	[MPI_SUCCESS] = "MPI_SUCCESS: no error",
-	[MPI_ERR_BUFFER] = "MPI_ERR_BUFFER: invalid buffer pointer",
-	[MPI_ERR_COUNT] = "MPI_ERR_COUNT: invalid count argument",
-	[MPI_ERR_TYPE] = "MPI_ERR_TYPE: invalid datatype",
-	[MPI_ERR_TAG] = "MPI_ERR_TAG: invalid tag",
-	[MPI_ERR_COMM] = "MPI_ERR_COMM: invalid communicator",
-	[MPI_ERR_RANK] = "MPI_ERR_RANK: invalid rank",
-	[MPI_ERR_REQUEST] = "MPI_ERR_REQUEST: invalid request",
-	[MPI_ERR_ROOT] = "MPI_ERR_ROOT: invalid root",
-	[MPI_ERR_GROUP] = "MPI_ERR_GROUP: invalid group",
-	[MPI_ERR_OP] = "MPI_ERR_OP: invalid operation",
-	[MPI_ERR_TOPOLOGY] = "MPI_ERR_TOPOLOGY: invalid topology",
-	[MPI_ERR_DIMS] = "MPI_ERR_DIMS: invalid dimension argument",
-	[MPI_ERR_ARG] = "MPI_ERR_ARG: invalid argument",
-	[MPI_ERR_UNKNOWN] = "MPI_ERR_UNKNOWN: unknown error",
-	[MPI_ERR_TRUNCATE] = "MPI_ERR_TRUNCATE: message truncated on receive",
-	[MPI_ERR_OTHER] = "MPI_ERR_OTHER: other error",
-	[MPI_ERR_INTERN] = "MPI_ERR_INTERN: internal error",
-	[MPI_ERR_IN_STATUS] = "MPI_ERR_IN_STATUS: error code is in status",
-	[MPI_ERR_PENDING] = "MPI_ERR_PENDING: pending request",
-	[MPI_ERR_KEYVAL] = "MPI_ERR_KEYVAL: invalid attribute key",
-	[MPI_ERR_NO_MEM] = "MPI_ERR_NO_MEM: out of memory",
-	[MPI_ERR_PROC_FAILED] = "MPI_ERR_PROC_FAILED: a peer process failed",
-	[MPI_ERR_TIMEOUT] = "MPI_ERR_TIMEOUT: a collective's deadline passed",
-	[MPI_ERR_INFO] = "MPI_ERR_INFO: invalid info object",
-	[MPI_ERR_INFO_KEY] = "MPI_ERR_INFO_KEY: invalid info key",
-	[MPI_ERR_INFO_VALUE] = "MPI_ERR_INFO_VALUE: invalid info value",
-	[MPI_ERR_INFO_NOKEY] = "MPI_ERR_INFO_NOKEY: no such info key",
-};
-
-static const char *class_name(int cls)
-{
-	if (cls >= 0 && cls < (int)(sizeof class_names / sizeof *class_names) && class_names[cls])
-		return class_names[cls];
-	return "unknown error class";
-}
-
-void mpi_fatal(int code, const char *fmt, ...)
-{
-	char buf[MPI_MAX_ERROR_STRING];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "ptl-mpi: rank %d: fatal: %s (%s); aborting the job\n", mpi_g.wrank, buf, class_name(code % 64));
-	fflush(stderr);
-	fflush(stdout);
-	_exit(code % 64 ? code % 64 : 1);
-}
-
-int mpi_err(MPI_Comm c, int cls, const char *fn, const char *fmt, ...)
-{
-	char buf[MPI_MAX_ERROR_STRING - 64];
-	int n = snprintf(buf, sizeof buf, "%s: ", fn);
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
-	va_end(ap);
-	cls %= 64;
-	unsigned slot = msg_next++ % MSG_SLOTS;
-	snprintf(msgs[slot], sizeof msgs[slot], "%s (%.60s)", buf, class_name(cls));
-	int code = cls + 64 * (int)(slot + 1);
-	struct mpi_comm *cm = mpi_comm_get(c == MPI_COMM_NULL ? MPI_COMM_WORLD : c);
-	MPI_Errhandler eh = cm ? cm->errh : MPI_ERRORS_ARE_FATAL;
-	if (!mpi_g.initialized || mpi_g.finalized)
-		eh = MPI_ERRORS_ARE_FATAL;
-	if (eh == MPI_ERRORS_RETURN)
-		return code;
-	fprintf(stderr, "ptl-mpi: rank %d: %s on %s; MPI_ERRORS_ARE_FATAL: aborting the job\n", mpi_g.wrank, msgs[slot],
-		cm ? mpi_comm_name(c == MPI_COMM_NULL ? MPI_COMM_WORLD : c) : "an invalid communicator");
-	fflush(stderr);
-	fflush(stdout);
-	/* Through the launcher, so it stops every rank at once and says
-	 * why; before MPI_Init or after MPI_Finalize there is no job to end. */
-	if (mpi_g.initialized && !mpi_g.finalized)
-		PtlRtAbort(cls ? cls : 1, msgs[slot]);
-	_exit(cls ? cls : 1);
-}
-
-int PMPI_Error_class(int code, int *cls)
-{
-	if (code < 0 || !cls)
-		return MPI_ERR_ARG;
-	*cls = code % 64;
-	return MPI_SUCCESS;
-}
-
-int PMPI_Error_string(int code, char *s, int *len)
-{
-	if (code < 0 || !s || !len)
-		return MPI_ERR_ARG;
-	int slot = code / 64 - 1;
-	const char *m = slot >= 0 && slot < MSG_SLOTS && msgs[slot][0] ? msgs[slot] : class_name(code % 64);
-	snprintf(s, MPI_MAX_ERROR_STRING, "%s", m);
-	*len = (int)strlen(s);
-	return MPI_SUCCESS;
-}
 
 /* ---------------------------------------------------------------- environment */
 
@@ -202,6 +94,13 @@ int PMPI_Is_thread_main(int *flag)
 int PMPI_Finalize(void)
 {
 	MPI_CHECK_INIT("MPI_Finalize");
+	/* First, as if MPI_COMM_SELF were freed (MPI-3.1 8.7.1), then
+	 * MPI_COMM_WORLD: the delete functions may still call MPI. */
+	int rc = mpi_attr_drop(false, MPI_COMM_SELF, "MPI_Finalize");
+	if (!rc)
+		rc = mpi_attr_drop(false, MPI_COMM_WORLD, "MPI_Finalize");
+	if (rc)
+		return rc;
 	/* With a rank known dead the barrier could only fail (and, with
 	 * MPI_ERRORS_ARE_FATAL, end the job the program chose to keep). */
 	if (mpi_comm_dead(mpi_comm_get(MPI_COMM_WORLD), false) < 0)
@@ -215,6 +114,8 @@ int PMPI_Finalize(void)
 	mpi_dtype_fini();
 	mpi_persist_fini();
 	mpi_info_fini();
+	mpi_attr_fini();
+	mpi_err_fini();
 	PtlFini();
 	return MPI_SUCCESS;
 }
@@ -276,46 +177,14 @@ int PMPI_Get_library_version(char *version, int *len)
 	return MPI_SUCCESS;
 }
 
-int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler eh)
+/* The predefined attributes of MPI_COMM_WORLD (mpi_attr.c keeps the
+ * programs' own); every communicator answers them. */
+int mpi_env_attr(int keyval, void *val, int *flag)
 {
-	MPI_CHECK_INIT("MPI_Comm_set_errhandler");
-	struct mpi_comm *c = mpi_comm_get(comm);
-	if (!c)
-		return mpi_err(MPI_COMM_NULL, MPI_ERR_COMM, "MPI_Comm_set_errhandler", "invalid communicator %d", comm);
-	if (eh != MPI_ERRORS_ARE_FATAL && eh != MPI_ERRORS_RETURN)
-		return mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler", "unknown error handler %d", eh);
-	c->errh = eh;
-	return MPI_SUCCESS;
-}
-
-int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler eh)
-{
-	return PMPI_Comm_set_errhandler(comm, eh);
-}
-
-int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *eh)
-{
-	MPI_CHECK_INIT("MPI_Comm_get_errhandler");
-	struct mpi_comm *c = mpi_comm_get(comm);
-	if (!c)
-		return mpi_err(MPI_COMM_NULL, MPI_ERR_COMM, "MPI_Comm_get_errhandler", "invalid communicator %d", comm);
-	*eh = c->errh;
-	return MPI_SUCCESS;
-}
-
-int PMPI_Errhandler_free(MPI_Errhandler *eh)
-{
-	*eh = MPI_ERRHANDLER_NULL;
-	return MPI_SUCCESS;
-}
-
-int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *val, int *flag)
-{
-	MPI_CHECK_INIT("MPI_Comm_get_attr");
-	static int tag_ub = MPI_TAG_MAX, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE, wtime_global = 0, usize;
-	if (!mpi_comm_get(comm))
-		return mpi_err(MPI_COMM_NULL, MPI_ERR_COMM, "MPI_Comm_get_attr", "invalid communicator %d", comm);
+	static int tag_ub = MPI_TAG_MAX, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE, wtime_global = 0, usize,
+		   lastcode;
 	usize = mpi_g.wsize;
+	lastcode = mpi_err_lastused();
 	int *p;
 	switch (keyval) {
 	case MPI_TAG_UB: p = &tag_ub; break;
@@ -323,6 +192,7 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *val, int *flag)
 	case MPI_IO: p = &io; break;
 	case MPI_WTIME_IS_GLOBAL: p = &wtime_global; break;
 	case MPI_UNIVERSE_SIZE: p = &usize; break;
+	case MPI_LASTUSEDCODE: p = &lastcode; break;
 	default:
 		*flag = 0;
 		return MPI_SUCCESS;
@@ -330,11 +200,6 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *val, int *flag)
 	*(int **)val = p;
 	*flag = 1;
 	return MPI_SUCCESS;
-}
-
-int PMPI_Attr_get(MPI_Comm comm, int keyval, void *val, int *flag)
-{
-	return PMPI_Comm_get_attr(comm, keyval, val, flag);
 }
 
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)

@@ -257,6 +257,17 @@ struct mpi_req *mpi_persist_req(MPI_Request h);
 int mpi_persist_free(MPI_Request *request);
 void mpi_persist_fini(void);
 void mpi_info_fini(void);
+/* Attribute caching (mpi_attr.c), on communicators (type false) and
+ * datatypes (type true): a duplicate's copies (an error means no
+ * duplicate: forget what it took), the delete functions when an object
+ * goes (an error means it stays), and the predefined keys' values. */
+int mpi_attr_copy(bool type, int from, int to, const char *fn);
+int mpi_attr_drop(bool type, int obj, const char *fn);
+void mpi_attr_forget(bool type, int obj);
+void mpi_attr_fini(void);
+int mpi_env_attr(int keyval, void *val, int *flag);
+int mpi_err_lastused(void);
+void mpi_err_fini(void);
 void mpi_req_release(struct mpi_req *r);
 struct mpi_req *mpi_req_get(MPI_Request h);
 static inline MPI_Request mpi_req_handle(const struct mpi_req *r) { return (MPI_Request)(r->idx + 1); }

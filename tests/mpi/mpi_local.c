@@ -4,8 +4,9 @@
  * (its layout, through MPI_Pack), MPI_Type_set_name / get_name (predefined
  * names, derived types unnamed until named, long names cut),
  * MPI_Type_get_envelope / get_contents (each constructor's record, a part
- * given back under its own handle that outlives the original one), and
- * each call's refusals with their messages. */
+ * given back under its own handle that outlives the original one),
+ * Fortran's and C++'s named types used from C, and each call's refusals
+ * with their messages. */
 #include "mpi_test.h"
 
 static MPI_Datatype every2;	/* 3 ints, every other one */
@@ -198,6 +199,46 @@ static void contents(void)
 	MPI_Type_free(&ib);
 }
 
+/* Fortran's and C++'s named types from C: their C equivalent's size and
+ * reductions under their own names. */
+static void other_languages(void)
+{
+	int a[2] = { 3, 4 }, b[2] = { 10, 20 }, size;
+	OK(MPI_Reduce_local(a, b, 2, MPI_INTEGER, MPI_SUM));
+	CHECK(b[0] == 13 && b[1] == 24, "MPI_INTEGER sum: %d %d", b[0], b[1]);
+	int t[3] = { 1, 0, 5 }, u[3] = { 2, 7, 0 };
+	OK(MPI_Reduce_local(t, u, 3, MPI_LOGICAL, MPI_LAND));
+	CHECK(u[0] && !u[1] && !u[2], "MPI_LOGICAL land: %d %d %d", u[0], u[1], u[2]);
+	double _Complex z = 1.0 + 2.0 * 1.0i, w = 3.0 - 1.0i;
+	OK(MPI_Reduce_local(&z, &w, 1, MPI_DOUBLE_COMPLEX, MPI_PROD));
+	CHECK(w == 5.0 + 5.0 * 1.0i, "MPI_DOUBLE_COMPLEX prod: %g%+gi", __real__ w, __imag__ w);
+	int p[2] = { 9, 1 }, q[2] = { 4, 0 };
+	OK(MPI_Reduce_local(p, q, 1, MPI_2INTEGER, MPI_MAXLOC));
+	CHECK(q[0] == 9 && q[1] == 1, "MPI_2INTEGER maxloc: %d %d", q[0], q[1]);
+	float r = 1.5f, s = 2.0f;
+	OK(MPI_Reduce_local(&r, &s, 1, MPI_REAL, MPI_MAX));
+	CHECK(s == 2.0f, "MPI_REAL max: %g", s);
+	static const struct { MPI_Datatype t; int size; const char *name; } want[] = {
+		{ MPI_INTEGER, 4, "MPI_INTEGER" }, { MPI_REAL, 4, "MPI_REAL" },
+		{ MPI_DOUBLE_PRECISION, 8, "MPI_DOUBLE_PRECISION" }, { MPI_COMPLEX, 8, "MPI_COMPLEX" },
+		{ MPI_DOUBLE_COMPLEX, 16, "MPI_DOUBLE_COMPLEX" }, { MPI_CHARACTER, 1, "MPI_CHARACTER" },
+		{ MPI_INTEGER8, 8, "MPI_INTEGER8" }, { MPI_COMPLEX16, 16, "MPI_COMPLEX16" },
+		{ MPI_CXX_BOOL, 1, "MPI_CXX_BOOL" }, { MPI_2INTEGER, 8, "MPI_2INTEGER" },
+	};
+	for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+		char name[MPI_MAX_OBJECT_NAME];
+		int len;
+		OK(MPI_Type_size(want[i].t, &size));
+		OK(MPI_Type_get_name(want[i].t, name, &len));
+		CHECK(size == want[i].size && !strcmp(name, want[i].name), "%s: size %d, name %s", want[i].name, size,
+		      name);
+	}
+	t_fails_with(MPI_Reduce_local(a, b, 1, MPI_CHARACTER, MPI_MAXLOC), MPI_ERR_OP, "does not apply",
+		     "MAXLOC on MPI_CHARACTER");
+	MPI_Datatype d = MPI_INTEGER;
+	t_fails_with(MPI_Type_free(&d), MPI_ERR_TYPE, "MPI_INTEGER is predefined", "freeing MPI_INTEGER");
+}
+
 int main(int argc, char **argv)
 {
 	t_init(&argc, &argv);
@@ -206,6 +247,7 @@ int main(int argc, char **argv)
 	hindexed_block();
 	names();
 	contents();
+	other_languages();
 	MPI_Datatype m;
 	OK(MPI_Type_match_size(MPI_TYPECLASS_REAL, sizeof(double), &m));
 	CHECK(m == MPI_DOUBLE, "match_size(real, 8) gave %d", m);
