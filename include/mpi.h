@@ -358,6 +358,10 @@ PTL_MPI_FN(int, Cart_coords, (MPI_Comm comm, int rank, int maxdims, int coords[]
 PTL_MPI_FN(int, Cart_rank, (MPI_Comm comm, const int coords[], int *rank))
 PTL_MPI_FN(int, Cart_shift, (MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest))
 PTL_MPI_FN(int, Cart_sub, (MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm))
+/* The rank Cart_create / Graph_create would give this process (ranks keep
+ * their order), or MPI_UNDEFINED. */
+PTL_MPI_FN(int, Cart_map, (MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank))
+PTL_MPI_FN(int, Graph_map, (MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank))
 PTL_MPI_FN(int, Topo_test, (MPI_Comm comm, int *status))
 PTL_MPI_FN(int, Graph_create, (MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *comm_graph))
 PTL_MPI_FN(int, Graphdims_get, (MPI_Comm comm, int *nnodes, int *nedges))
@@ -395,6 +399,15 @@ PTL_MPI_FN(int, Type_get_extent, (MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint 
 PTL_MPI_FN(int, Type_get_true_extent, (MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent))
 PTL_MPI_FN(int, Get_count, (const MPI_Status *status, MPI_Datatype datatype, int *count))
 PTL_MPI_FN(int, Get_elements, (const MPI_Status *status, MPI_Datatype datatype, int *count))
+PTL_MPI_FN(int, Get_elements_x, (const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count))
+/* For requests a program completes itself: the elements and the
+ * cancellation its status reports. */
+PTL_MPI_FN(int, Status_set_elements, (MPI_Status *status, MPI_Datatype datatype, int count))
+PTL_MPI_FN(int, Status_set_elements_x, (MPI_Status *status, MPI_Datatype datatype, MPI_Count count))
+PTL_MPI_FN(int, Status_set_cancelled, (MPI_Status *status, int flag))
+PTL_MPI_FN(int, Type_size_x, (MPI_Datatype datatype, MPI_Count *size))
+PTL_MPI_FN(int, Type_get_extent_x, (MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent))
+PTL_MPI_FN(int, Type_get_true_extent_x, (MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent))
 PTL_MPI_FN(int, Get_address, (const void *location, MPI_Aint *address))
 PTL_MPI_FN(int, Pack, (const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position, MPI_Comm comm))
 PTL_MPI_FN(int, Unpack, (const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype, MPI_Comm comm))

@@ -746,40 +746,6 @@ int PMPI_Get_count(const MPI_Status *st, MPI_Datatype dt, int *count)
 	return MPI_SUCCESS;
 }
 
-/* Basic elements in the first `bytes` of a packed stream of t. */
-static size_t elems_in(const struct mpi_dtype *t, size_t bytes, bool *partial)
-{
-	size_t n = 0;
-	*partial = false;
-	for (size_t s = 0; s < t->nsegs && bytes; s++) {
-		size_t take = t->segs[s].len < bytes ? t->segs[s].len : bytes;
-		size_t es = t->segs[s].esize;
-		n += take / es;
-		if (take % es)
-			*partial = true;
-		bytes -= take;
-	}
-	return n;
-}
-
-int PMPI_Get_elements(const MPI_Status *st, MPI_Datatype dt, int *count)
-{
-	struct mpi_dtype *t = mpi_dtype_get(dt);
-	if (!t || !st)
-		return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Get_elements", "invalid datatype %d or status", dt);
-	size_t bytes = (size_t)st->ptl_count;
-	if (t->size == 0) {
-		*count = 0;
-		return MPI_SUCCESS;
-	}
-	bool partial;
-	size_t whole = bytes / t->size;
-	size_t per = elems_in(t, t->size, &partial);
-	size_t n = whole * per + elems_in(t, bytes % t->size, &partial);
-	*count = partial ? MPI_UNDEFINED : (int)n;
-	return MPI_SUCCESS;
-}
-
 int PMPI_Get_address(const void *location, MPI_Aint *address)
 {
 	*address = (MPI_Aint)location;

@@ -104,15 +104,10 @@ int mpi_graph_nbrs(struct mpi_comm *c, struct mpi_nbrs *n)
 
 /* ---------------------------------------------------------------- MPI_GRAPH */
 
-int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder,
-		      MPI_Comm *comm_graph)
+/* nnodes, index[] and edges[] make a graph old's ranks can hold, or the error. */
+static int graph_check(const char *fn, MPI_Comm comm_old, const struct mpi_comm *old, int nnodes, const int index[],
+		       const int edges[])
 {
-	static const char fn[] = "MPI_Graph_create";
-	(void)reorder;
-	struct mpi_comm *old;
-	int rc = mpi_topo_base(fn, comm_old, &old);
-	if (rc)
-		return rc;
 	if (nnodes < 0 || nnodes > old->size)
 		return mpi_err(comm_old, MPI_ERR_ARG, fn, "nnodes %d outside 0..%d (the size of %s)", nnodes, old->size,
 			       old->name);
@@ -124,6 +119,21 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const in
 		if (edges[e] < 0 || edges[e] >= nnodes)
 			return mpi_err(comm_old, MPI_ERR_ARG, fn, "edges[%d] = %d is not a node (0..%d)", e, edges[e],
 				       nnodes - 1);
+	return MPI_SUCCESS;
+}
+
+int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder,
+		      MPI_Comm *comm_graph)
+{
+	static const char fn[] = "MPI_Graph_create";
+	(void)reorder;
+	struct mpi_comm *old;
+	int rc = mpi_topo_base(fn, comm_old, &old);
+	if (!rc)
+		rc = graph_check(fn, comm_old, old, nnodes, index, edges);
+	if (rc)
+		return rc;
+	int nedges = nnodes ? index[nnodes - 1] : 0;
 	/* ranks past the graph get MPI_COMM_NULL */
 	rc = PMPI_Comm_split(comm_old, old->rank < nnodes ? 0 : MPI_UNDEFINED, old->rank, comm_graph);
 	if (rc || *comm_graph == MPI_COMM_NULL)
@@ -137,6 +147,19 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const in
 	memcpy(c->graph->index, index, sizeof(int) * (size_t)nnodes);
 	memcpy(c->graph->edges, edges, sizeof(int) * (size_t)nedges);
 	return MPI_SUCCESS;
+}
+
+/* The rank MPI_Graph_create would give (ranks keep their order here), or
+ * MPI_UNDEFINED past the graph. */
+int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank)
+{
+	struct mpi_comm *old;
+	int rc = mpi_topo_base("MPI_Graph_map", comm, &old);
+	if (!rc)
+		rc = graph_check("MPI_Graph_map", comm, old, nnodes, index, edges);
+	if (!rc)
+		*newrank = old->rank < nnodes ? old->rank : MPI_UNDEFINED;
+	return rc;
 }
 
 /* The communicator and its graph of kind, or the error to return. */

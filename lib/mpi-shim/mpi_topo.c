@@ -82,27 +82,35 @@ static void coords_of(const struct mpi_cart *t, int rank, int coords[])
 	}
 }
 
+/* The cells of the grid dims[0..ndims) that old's ranks fill, or the error. */
+static int grid_cells(const char *fn, MPI_Comm comm_old, const struct mpi_comm *old, int ndims, const int dims[],
+		      long *cells)
+{
+	if (ndims < 0)
+		return mpi_err(comm_old, MPI_ERR_DIMS, fn, "ndims %d < 0", ndims);
+	*cells = 1;
+	for (int i = 0; i < ndims; i++) {
+		if (dims[i] <= 0)
+			return mpi_err(comm_old, MPI_ERR_DIMS, fn, "dims[%d] = %d", i, dims[i]);
+		*cells *= dims[i];
+		if (*cells > old->size)
+			return mpi_err(comm_old, MPI_ERR_DIMS, fn, "the grid has more cells than %s has ranks (%d)",
+				       old->name, old->size);
+	}
+	return MPI_SUCCESS;
+}
+
 int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
 		     MPI_Comm *comm_cart)
 {
 	(void)reorder;
 	struct mpi_comm *old;
+	long cells;
 	int rc = mpi_topo_base("MPI_Cart_create", comm_old, &old);
+	if (!rc)
+		rc = grid_cells("MPI_Cart_create", comm_old, old, ndims, dims, &cells);
 	if (rc)
 		return rc;
-	if (ndims < 0)
-		return mpi_err(comm_old, MPI_ERR_DIMS, "MPI_Cart_create", "ndims %d < 0", ndims);
-	long cells = 1;
-	for (int i = 0; i < ndims; i++) {
-		if (dims[i] <= 0)
-			return mpi_err(comm_old, MPI_ERR_DIMS, "MPI_Cart_create", "dims[%d] = %d", i, dims[i]);
-		cells *= dims[i];
-		if (cells > old->size)
-			break;
-	}
-	if (cells > old->size)
-		return mpi_err(comm_old, MPI_ERR_DIMS, "MPI_Cart_create",
-			       "the grid has more cells than %s has ranks (%d)", old->name, old->size);
 	/* Ranks past the grid get MPI_COMM_NULL, as the standard says. */
 	rc = PMPI_Comm_split(comm_old, old->rank < cells ? 0 : MPI_UNDEFINED, old->rank, comm_cart);
 	if (rc || *comm_cart == MPI_COMM_NULL)
@@ -114,6 +122,21 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
 		return mpi_err(comm_old, MPI_ERR_NO_MEM, "MPI_Cart_create", "out of memory");
 	}
 	return MPI_SUCCESS;
+}
+
+/* The rank MPI_Cart_create would give (ranks keep their order here), or
+ * MPI_UNDEFINED past the grid. */
+int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
+{
+	(void)periods;
+	struct mpi_comm *old;
+	long cells;
+	int rc = mpi_topo_base("MPI_Cart_map", comm, &old);
+	if (!rc)
+		rc = grid_cells("MPI_Cart_map", comm, old, ndims, dims, &cells);
+	if (!rc)
+		*newrank = old->rank < cells ? old->rank : MPI_UNDEFINED;
+	return rc;
 }
 
 int PMPI_Cartdim_get(MPI_Comm comm, int *ndims)

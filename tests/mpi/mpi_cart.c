@@ -102,8 +102,14 @@ int main(int argc, char **argv)
 	} else {
 		CHECK(line == MPI_COMM_NULL, "rank %d is past a line of %d but got a communicator", t_rank, small);
 	}
+	/* MPI_Cart_map: the rank MPI_Cart_create gives, MPI_UNDEFINED past the grid */
+	int mapped = -5;
+	OK(MPI_Cart_map(MPI_COMM_WORLD, 1, &small, &per, &mapped));
+	CHECK(mapped == (t_rank < small ? t_rank : MPI_UNDEFINED), "Cart_map on a line of %d gave %d", small, mapped);
 	/* Errors: more cells than ranks; a communicator without a topology. */
 	int big = t_size + 1;
+	t_fails_with(MPI_Cart_map(MPI_COMM_WORLD, 1, &big, &per, &mapped), MPI_ERR_DIMS, "the grid has more cells than",
+		     "Cart_map with more cells than ranks");
 	t_fails_with(MPI_Cart_create(MPI_COMM_WORLD, 1, &big, &per, 0, &line), MPI_ERR_DIMS,
 		     "the grid has more cells than", "Cart_create with more cells than ranks");
 	t_fails_with(MPI_Cart_coords(MPI_COMM_WORLD, 0, 2, coords), MPI_ERR_TOPOLOGY, "has no Cartesian topology",

@@ -37,6 +37,13 @@ static void graph_ring(int n)
 		edges[2 * i + 1] = ring_out(i, 1, n);
 	}
 	MPI_Comm g, d;
+	int mapped = -5, one = 0; /* MPI_Graph_map: this rank in the ring; past a 1-node graph, none */
+	OK(MPI_Graph_map(MPI_COMM_WORLD, n, index, edges, &mapped));
+	CHECK(mapped == t_rank, "Graph_map gave %d", mapped);
+	OK(MPI_Graph_map(MPI_COMM_WORLD, 1, &one, edges, &mapped));
+	CHECK(mapped == (t_rank ? MPI_UNDEFINED : 0), "Graph_map on a 1-node graph gave %d", mapped);
+	t_fails_with(MPI_Graph_map(MPI_COMM_WORLD, n + 1, index, edges, &mapped), MPI_ERR_ARG, "nnodes",
+		     "Graph_map with more nodes than ranks");
 	OK(MPI_Graph_create(MPI_COMM_WORLD, n, index, edges, 0, &g));
 	int topo, nn, ne, cnt, nb[2] = { -1, -1 }, gi[64], ge[128];
 	OK(MPI_Topo_test(g, &topo));

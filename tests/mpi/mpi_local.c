@@ -5,8 +5,9 @@
  * names, derived types unnamed until named, long names cut),
  * MPI_Type_get_envelope / get_contents (each constructor's record, a part
  * given back under its own handle that outlives the original one),
- * Fortran's and C++'s named types used from C, and each call's refusals
- * with their messages. */
+ * Fortran's and C++'s named types used from C, statuses a program sets
+ * (elements, cancellation) and the MPI_Count forms, and each call's
+ * refusals with their messages. */
 #include "mpi_test.h"
 
 static MPI_Datatype every2;	/* 3 ints, every other one */
@@ -239,6 +240,50 @@ static void other_languages(void)
 	t_fails_with(MPI_Type_free(&d), MPI_ERR_TYPE, "MPI_INTEGER is predefined", "freeing MPI_INTEGER");
 }
 
+/* What a program sets in a status (for requests it completes itself),
+ * read back in elements of the type given and of others. */
+static void statuses(void)
+{
+	MPI_Datatype three; /* 3 ints, every other one: elements are ints */
+	OK(MPI_Type_vector(3, 1, 2, MPI_INT, &three));
+	OK(MPI_Type_commit(&three));
+	MPI_Status st;
+	int n = -1, flag = -1;
+	MPI_Count x = -1;
+	OK(MPI_Status_set_elements(&st, three, 7)); /* two whole and one int */
+	OK(MPI_Get_elements(&st, three, &n));
+	CHECK(n == 7, "elements set 7, read %d", n);
+	OK(MPI_Get_elements(&st, MPI_INT, &n));
+	CHECK(n == 7, "as ints: %d", n);
+	OK(MPI_Get_count(&st, three, &n));
+	CHECK(n == MPI_UNDEFINED, "a count of 7 ints in threes: %d", n);
+	OK(MPI_Get_elements_x(&st, MPI_SHORT, &x));
+	CHECK(x == (MPI_Count)(7 * sizeof(int) / sizeof(short)), "as shorts: %lld", (long long)x);
+	OK(MPI_Status_set_elements_x(&st, MPI_DOUBLE, (MPI_Count)3 << 31));
+	OK(MPI_Get_elements_x(&st, MPI_DOUBLE, &x));
+	CHECK(x == (MPI_Count)3 << 31, "a large count: %lld", (long long)x);
+	OK(MPI_Get_elements(&st, MPI_DOUBLE, &n));
+	CHECK(n == MPI_UNDEFINED, "a count past INT_MAX as int: %d", n);
+	OK(MPI_Status_set_cancelled(&st, 1));
+	OK(MPI_Test_cancelled(&st, &flag));
+	CHECK(flag, "set cancelled, read %d", flag);
+	OK(MPI_Status_set_cancelled(&st, 0));
+	OK(MPI_Test_cancelled(&st, &flag));
+	CHECK(!flag, "set not cancelled, read %d", flag);
+	MPI_Count lb = -1, ext = -1;
+	OK(MPI_Type_size_x(three, &x));
+	CHECK(x == 3 * (MPI_Count)sizeof(int), "Type_size_x %lld", (long long)x);
+	OK(MPI_Type_get_extent_x(three, &lb, &ext));
+	CHECK(lb == 0 && ext == 5 * (MPI_Count)sizeof(int), "Type_get_extent_x %lld %lld", (long long)lb, (long long)ext);
+	OK(MPI_Type_get_true_extent_x(three, &lb, &ext));
+	CHECK(lb == 0 && ext == 5 * (MPI_Count)sizeof(int), "true extent %lld %lld", (long long)lb, (long long)ext);
+	t_fails_with(MPI_Status_set_elements(&st, three, -1), MPI_ERR_COUNT, "count -1 < 0", "negative elements");
+	t_fails_with(MPI_Status_set_elements(NULL, three, 1), MPI_ERR_ARG, "status is NULL", "NULL status");
+	t_fails_with(MPI_Get_elements_x(&st, 5555, &x), MPI_ERR_TYPE, "invalid datatype 5555", "a bad datatype");
+	t_fails_with(MPI_Type_size_x(5555, &x), MPI_ERR_TYPE, "invalid datatype 5555", "Type_size_x, a bad datatype");
+	OK(MPI_Type_free(&three));
+}
+
 int main(int argc, char **argv)
 {
 	t_init(&argc, &argv);
@@ -248,6 +293,7 @@ int main(int argc, char **argv)
 	names();
 	contents();
 	other_languages();
+	statuses();
 	MPI_Datatype m;
 	OK(MPI_Type_match_size(MPI_TYPECLASS_REAL, sizeof(double), &m));
 	CHECK(m == MPI_DOUBLE, "match_size(real, 8) gave %d", m);
