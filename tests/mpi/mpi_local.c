@@ -6,7 +6,8 @@
  * MPI_Type_get_envelope / get_contents (each constructor's record, a part
  * given back under its own handle that outlives the original one),
  * Fortran's and C++'s named types used from C, statuses a program sets
- * (elements, cancellation) and the MPI_Count forms, and each call's
+ * (elements, cancellation) and the MPI_Count forms, external32 packing,
+ * and each call's
  * refusals with their messages. */
 #include "mpi_test.h"
 
@@ -284,6 +285,40 @@ static void statuses(void)
 	OK(MPI_Type_free(&three));
 }
 
+/* external32: big-endian elements in type-map order, whatever the host. */
+static void external32(void)
+{
+	int v[3] = { 0x01020304, 0x7f, 0x0a0b0c0d }; /* every other one of v[0..2]: v[0], v[2] */
+	short h = 0x1122;
+	unsigned char buf[32] = { 0 };
+	MPI_Aint pos = 0, size = 0;
+	MPI_Datatype two;
+	OK(MPI_Type_vector(2, 1, 2, MPI_INT, &two));
+	OK(MPI_Type_commit(&two));
+	OK(MPI_Pack_external_size("external32", 1, two, &size));
+	CHECK(size == 8, "external32 size of two ints: %ld", (long)size);
+	OK(MPI_Pack_external("external32", v, 1, two, buf, sizeof buf, &pos));
+	OK(MPI_Pack_external("external32", &h, 1, MPI_SHORT, buf, sizeof buf, &pos));
+	static const unsigned char want[10] = { 1, 2, 3, 4, 0x0a, 0x0b, 0x0c, 0x0d, 0x11, 0x22 };
+	CHECK(pos == 10 && !memcmp(buf, want, 10), "external32 bytes (pos %ld): %02x %02x %02x %02x .. %02x %02x",
+	      (long)pos, buf[0], buf[1], buf[2], buf[3], buf[8], buf[9]);
+	int back[3] = { -1, -1, -1 };
+	short hb = 0;
+	pos = 0;
+	OK(MPI_Unpack_external("external32", buf, 10, &pos, back, 1, two));
+	OK(MPI_Unpack_external("external32", buf, 10, &pos, &hb, 1, MPI_SHORT));
+	CHECK(back[0] == v[0] && back[1] == -1 && back[2] == v[2] && hb == h && pos == 10,
+	      "external32 round trip: %x %x %x %x", back[0], back[1], back[2], hb);
+	CHECK(buf[0] == 1, "MPI_Unpack_external changed its input");
+	pos = 4;
+	t_fails_with(MPI_Pack_external("external32", v, 1, two, buf, 8, &pos), MPI_ERR_TRUNCATE,
+		     "8 bytes at position 4 do not fit the 8-byte buffer", "external32 overrun");
+	CHECK(pos == 4, "a refused pack moved the position to %ld", (long)pos);
+	t_fails_with(MPI_Pack_external_size("native", 1, MPI_INT, &size), MPI_ERR_ARG,
+		     "data representation \"native\" (only \"external32\")", "another representation");
+	OK(MPI_Type_free(&two));
+}
+
 int main(int argc, char **argv)
 {
 	t_init(&argc, &argv);
@@ -294,6 +329,7 @@ int main(int argc, char **argv)
 	contents();
 	other_languages();
 	statuses();
+	external32();
 	MPI_Datatype m;
 	OK(MPI_Type_match_size(MPI_TYPECLASS_REAL, sizeof(double), &m));
 	CHECK(m == MPI_DOUBLE, "match_size(real, 8) gave %d", m);
