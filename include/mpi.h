@@ -181,6 +181,11 @@ typedef struct MPI_Status {
 /* MPI_Type_create_subarray */
 #define MPI_ORDER_C 56
 #define MPI_ORDER_FORTRAN 57
+/* MPI_Type_create_darray */
+#define MPI_DISTRIBUTE_BLOCK 121
+#define MPI_DISTRIBUTE_CYCLIC 122
+#define MPI_DISTRIBUTE_NONE 123
+#define MPI_DISTRIBUTE_DFLT_DARG (-49767)
 
 /* MPI_Comm_split_type */
 #define MPI_COMM_TYPE_SHARED 1
@@ -391,6 +396,9 @@ PTL_MPI_FN(int, Type_create_indexed_block, (int count, int blocklength, const in
 PTL_MPI_FN(int, Type_create_struct, (int count, const int blocklengths[], const MPI_Aint displacements[], const MPI_Datatype types[], MPI_Datatype *newtype))
 PTL_MPI_FN(int, Type_create_resized, (MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype))
 PTL_MPI_FN(int, Type_create_subarray, (int ndims, const int array_of_sizes[], const int array_of_subsizes[], const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype))
+/* The part of a distributed array process rank of size holds (block,
+ * cyclic or undivided along each dimension; row-major process grid). */
+PTL_MPI_FN(int, Type_create_darray, (int size, int rank, int ndims, const int array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype))
 PTL_MPI_FN(int, Type_dup, (MPI_Datatype oldtype, MPI_Datatype *newtype))
 PTL_MPI_FN(int, Type_commit, (MPI_Datatype *datatype))
 PTL_MPI_FN(int, Type_free, (MPI_Datatype *datatype))

@@ -531,35 +531,20 @@ int PMPI_Type_create_struct(int count, const int bl[], const MPI_Aint displs[], 
 	return rc;
 }
 
-/* The part [starts, starts + subsizes) of an ndims-dimensional array of
- * sizes, in C (last index fastest) or Fortran order: one block per run
+/* Part of an ndims-dimensional array of sizes[] elements of old, in C
+ * (last index fastest) or Fortran order: along dimension d the indices
+ * own[d][0..n[d]), ascending. One block per run of consecutive indices
  * along the fastest dimension, and the whole array's extent, so
- * consecutive subarray elements step over whole arrays (MPI-3.1 4.1.3). */
-int PMPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[], const int starts[], int order,
-			      MPI_Datatype old, MPI_Datatype *newtype)
+ * consecutive elements of the type step over whole arrays (MPI-3.1 4.1.3,
+ * 4.1.4). The envelope records combiner and ints[0..ni). */
+int mpi_dtype_grid(const char *fn, int ndims, const int sizes[], int order, int *const own[], const int n[],
+		   MPI_Datatype old, MPI_Datatype *newtype, int combiner, int ni, const int *ints)
 {
-	static const char fn[] = "MPI_Type_create_subarray";
-	MPI_CHECK_INIT(fn);
 	struct mpi_dtype *o = mpi_dtype_get(old);
-	if (!o)
-		return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, fn, "invalid datatype %d", old);
-	if (ndims <= 0)
-		return mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn, "ndims %d < 1", ndims);
-	if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
-		return mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn, "order %d is neither MPI_ORDER_C nor MPI_ORDER_FORTRAN",
-			       order);
-	long nblocks = 1, total = 1;
-	for (int i = 0; i < ndims; i++) {
-		if (sizes[i] <= 0 || subsizes[i] <= 0 || subsizes[i] > sizes[i] || starts[i] < 0 ||
-		    starts[i] > sizes[i] - subsizes[i])
-			return mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn,
-				       "dimension %d: size %d, subsize %d, start %d do not fit", i, sizes[i], subsizes[i],
-				       starts[i]);
-		total *= sizes[i];
-		if (total > INT_MAX)
-			return mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn, "the array has more than %d elements", INT_MAX);
-	}
-	/* ax[k]: the dimension at position k from slowest to fastest. */
+	long total = 1;
+	for (int d = 0; d < ndims; d++)
+		total *= sizes[d];
+	/* ax[k]: the dimension at position k from slowest to fastest; f the fastest. */
 	int *ax = malloc(sizeof(int) * 2 * (size_t)ndims);
 	long *stride = malloc(sizeof(long) * (size_t)ndims);
 	if (!ax || !stride) {
@@ -575,22 +560,32 @@ int PMPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[]
 	stride[ndims - 1] = 1;
 	for (int k = ndims - 2; k >= 0; k--)
 		stride[k] = stride[k + 1] * sizes[ax[k + 1]];
+	int f = order == MPI_ORDER_C ? ndims - 1 : 0, runs = 0; /* = ax[ndims - 1] */
+	for (int i = 0; i < n[f]; i++)
+		runs += i == 0 || own[f][i] != own[f][i - 1] + 1;
+	long nblocks = runs;
 	for (int k = 0; k < ndims - 1; k++)
-		nblocks *= subsizes[ax[k]];
-	int *bl = malloc(sizeof(int) * (size_t)nblocks);
-	MPI_Aint *displs = malloc(sizeof(MPI_Aint) * (size_t)nblocks);
-	MPI_Datatype *olds = malloc(sizeof(MPI_Datatype) * (size_t)nblocks);
+		nblocks *= n[ax[k]];
+	int *bl = malloc(sizeof(int) * (size_t)(nblocks ? nblocks : 1));
+	MPI_Aint *displs = malloc(sizeof(MPI_Aint) * (size_t)(nblocks ? nblocks : 1));
+	MPI_Datatype *olds = malloc(sizeof(MPI_Datatype) * (size_t)(nblocks ? nblocks : 1));
 	int rc = MPI_SUCCESS;
 	if (!bl || !displs || !olds)
 		rc = mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory for %ld blocks", nblocks);
-	for (long b = 0; !rc && b < nblocks; b++) {
-		long at = starts[ax[ndims - 1]];
+	for (long b = 0; !rc && b < nblocks;) {
+		long at = 0;
 		for (int k = 0; k < ndims - 1; k++)
-			at += (starts[ax[k]] + idx[k]) * stride[k];
-		bl[b] = subsizes[ax[ndims - 1]];
-		displs[b] = (MPI_Aint)at * o->extent;
-		olds[b] = old;
-		for (int k = ndims - 2; k >= 0 && ++idx[k] == subsizes[ax[k]]; k--) /* odometer */
+			at += own[ax[k]][idx[k]] * stride[k];
+		for (int i = 0; i < n[f]; b++) { /* the runs along the fastest dimension */
+			int j = i;
+			while (j + 1 < n[f] && own[f][j + 1] == own[f][j] + 1)
+				j++;
+			bl[b] = j - i + 1;
+			displs[b] = (MPI_Aint)(at + own[f][i]) * o->extent;
+			olds[b] = old;
+			i = j + 1;
+		}
+		for (int k = ndims - 2; k >= 0 && ++idx[k] == n[ax[k]]; k--) /* odometer */
 			idx[k] = 0;
 	}
 	if (!rc)
@@ -602,22 +597,63 @@ int PMPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[]
 		t->resized = true;
 		t->contig = is_contig(t);
 	}
-	int *ints = rc ? NULL : malloc(sizeof(int) * (3 * (size_t)ndims + 2));
-	if (ints) {	/* ndims, sizes[], subsizes[], starts[], order */
-		ints[0] = ndims;
-		memcpy(ints + 1, sizes, sizeof(int) * (size_t)ndims);
-		memcpy(ints + 1 + ndims, subsizes, sizeof(int) * (size_t)ndims);
-		memcpy(ints + 1 + 2 * ndims, starts, sizeof(int) * (size_t)ndims);
-		ints[1 + 3 * ndims] = order;
-	}
-	rc = made(rc, newtype, fn, MPI_COMBINER_SUBARRAY, 3 * ndims + 2, ints, 0, NULL, 1,
-		  &old);
-	free(ints);
+	rc = made(rc, newtype, fn, combiner, ni, ints, 0, NULL, 1, &old);
 	free(ax);
 	free(stride);
 	free(bl);
 	free(displs);
 	free(olds);
+	return rc;
+}
+
+/* The part [starts, starts + subsizes) of an array of sizes. */
+int PMPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[], const int starts[], int order,
+			      MPI_Datatype old, MPI_Datatype *newtype)
+{
+	static const char fn[] = "MPI_Type_create_subarray";
+	MPI_CHECK_INIT(fn);
+	if (!mpi_dtype_get(old))
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, fn, "invalid datatype %d", old);
+	if (ndims <= 0)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn, "ndims %d < 1", ndims);
+	if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn, "order %d is neither MPI_ORDER_C nor MPI_ORDER_FORTRAN",
+			       order);
+	long total = 1, owned = 0;
+	for (int i = 0; i < ndims; i++) {
+		if (sizes[i] <= 0 || subsizes[i] <= 0 || subsizes[i] > sizes[i] || starts[i] < 0 ||
+		    starts[i] > sizes[i] - subsizes[i])
+			return mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn,
+				       "dimension %d: size %d, subsize %d, start %d do not fit", i, sizes[i], subsizes[i],
+				       starts[i]);
+		total *= sizes[i];
+		owned += subsizes[i];
+		if (total > INT_MAX)
+			return mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn, "the array has more than %d elements", INT_MAX);
+	}
+	/* ndims, sizes[], subsizes[], starts[], order; then the indices each dimension takes */
+	int *ints = malloc(sizeof(int) * (3 * (size_t)ndims + 2 + (size_t)owned));
+	int **own = malloc(sizeof(int *) * (size_t)ndims);
+	if (!ints || !own) {
+		free(ints);
+		free(own);
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+	}
+	ints[0] = ndims;
+	memcpy(ints + 1, sizes, sizeof(int) * (size_t)ndims);
+	memcpy(ints + 1 + ndims, subsizes, sizeof(int) * (size_t)ndims);
+	memcpy(ints + 1 + 2 * ndims, starts, sizeof(int) * (size_t)ndims);
+	ints[1 + 3 * ndims] = order;
+	int *next = ints + 3 * ndims + 2;
+	for (int d = 0; d < ndims; d++) {
+		own[d] = next;
+		for (int i = 0; i < subsizes[d]; i++)
+			*next++ = starts[d] + i;
+	}
+	int rc = mpi_dtype_grid(fn, ndims, sizes, order, own, subsizes, old, newtype, MPI_COMBINER_SUBARRAY,
+				3 * ndims + 2, ints);
+	free(ints);
+	free(own);
 	return rc;
 }
 

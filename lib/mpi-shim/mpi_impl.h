@@ -102,6 +102,10 @@ struct mpi_dtype {
 };
 /* Records how derived type h was made (MPI_Type_get_contents), holding
  * the types; MPI_ERR_NO_MEM without memory. */
+/* Part of an array: the indices own[d][0..n[d]) (ascending) along each
+ * dimension d of sizes[] in `order` (mpi_dtype.c; subarray and darray). */
+int mpi_dtype_grid(const char *fn, int ndims, const int sizes[], int order, int *const own[], const int n[],
+		   MPI_Datatype old, MPI_Datatype *newtype, int combiner, int ni, const int *ints);
 int mpi_dtype_envelope(MPI_Datatype h, int combiner, int ni, const int *ints, int na, const MPI_Aint *aints, int nd,
 		       const MPI_Datatype *dts);
 void mpi_dtype_env_free(struct mpi_dtype *t);

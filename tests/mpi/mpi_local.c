@@ -7,6 +7,7 @@
  * given back under its own handle that outlives the original one),
  * Fortran's and C++'s named types used from C, statuses a program sets
  * (elements, cancellation) and the MPI_Count forms, external32 packing,
+ * MPI_Type_create_darray (block, cyclic, 2-D in both orders),
  * and each call's
  * refusals with their messages. */
 #include "mpi_test.h"
@@ -319,6 +320,66 @@ static void external32(void)
 	OK(MPI_Type_free(&two));
 }
 
+/* The elements of a global array of ints valued by index that process
+ * `rank`'s darray type picks, in its order; their number. */
+static int darray_picks(int size, int rank, int ndims, const int *g, const int *dist, const int *darg, const int *p,
+			int order, int *out, int max)
+{
+	MPI_Datatype t;
+	int all[64], n = -1;
+	for (int i = 0; i < 64; i++)
+		all[i] = i;
+	if (MPI_Type_create_darray(size, rank, ndims, g, dist, darg, p, order, MPI_INT, &t) != MPI_SUCCESS)
+		return -1;
+	MPI_Type_commit(&t);
+	MPI_Aint lb, ext;
+	MPI_Type_size(t, &n);
+	MPI_Type_get_extent(t, &lb, &ext);
+	int total = 1, pos = 0;
+	for (int d = 0; d < ndims; d++)
+		total *= g[d];
+	CHECK(lb == 0 && ext == total * (MPI_Aint)sizeof(int), "darray extent %ld, want the whole array's", (long)ext);
+	n /= (int)sizeof(int);
+	if (n <= max)
+		MPI_Pack(all, 1, t, out, max * (int)sizeof(int), &pos, MPI_COMM_SELF);
+	MPI_Type_free(&t);
+	return n;
+}
+
+static void darray(void)
+{
+	int got[64], g1 = 10, p3 = 3, blk = MPI_DISTRIBUTE_BLOCK, cyc = MPI_DISTRIBUTE_CYCLIC, dflt = MPI_DISTRIBUTE_DFLT_DARG,
+	    two = 2;
+	static const int block_want[3][4] = { { 0, 1, 2, 3 }, { 4, 5, 6, 7 }, { 8, 9 } }, block_n[3] = { 4, 4, 2 };
+	static const int cyc_want[3][4] = { { 0, 1, 6, 7 }, { 2, 3, 8, 9 }, { 4, 5 } }, cyc_n[3] = { 4, 4, 2 };
+	for (int r = 0; r < 3; r++) {
+		int n = darray_picks(3, r, 1, &g1, &blk, &dflt, &p3, MPI_ORDER_C, got, 64);
+		CHECK(n == block_n[r] && !memcmp(got, block_want[r], sizeof(int) * (size_t)n), "block, rank %d: %d elements",
+		      r, n);
+		n = darray_picks(3, r, 1, &g1, &cyc, &two, &p3, MPI_ORDER_C, got, 64);
+		CHECK(n == cyc_n[r] && !memcmp(got, cyc_want[r], sizeof(int) * (size_t)n),
+		      "cyclic(2), rank %d: %d elements, first %d %d", r, n, got[0], got[1]);
+	}
+	/* 4 x 6 over a 2 x 2 grid, rows in blocks, columns cyclic: rank 1 is (0, 1) (row-major grid) */
+	int g2[2] = { 4, 6 }, d2[2] = { MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC }, a2[2] = { dflt, dflt }, p2[2] = { 2, 2 };
+	static const int c_want[6] = { 1, 3, 5, 7, 9, 11 }, f_want[6] = { 4, 5, 12, 13, 20, 21 };
+	int n = darray_picks(4, 1, 2, g2, d2, a2, p2, MPI_ORDER_C, got, 64);
+	CHECK(n == 6 && !memcmp(got, c_want, sizeof c_want), "2-D C order: %d elements, first %d", n, got[0]);
+	n = darray_picks(4, 1, 2, g2, d2, a2, p2, MPI_ORDER_FORTRAN, got, 64);
+	CHECK(n == 6 && !memcmp(got, f_want, sizeof f_want), "2-D Fortran order: %d elements, first %d", n, got[0]);
+
+	MPI_Datatype t;
+	int none = MPI_DISTRIBUTE_NONE, one = 1;
+	t_fails_with(MPI_Type_create_darray(4, 0, 1, &g1, &blk, &dflt, &p3, MPI_ORDER_C, MPI_INT, &t), MPI_ERR_ARG,
+		     "the process grid does not have 4 processes", "a grid of 3 for 4 processes");
+	t_fails_with(MPI_Type_create_darray(3, 0, 1, &g1, &none, &dflt, &p3, MPI_ORDER_C, MPI_INT, &t), MPI_ERR_ARG,
+		     "MPI_DISTRIBUTE_NONE over more than one process", "NONE over 3");
+	t_fails_with(MPI_Type_create_darray(3, 0, 1, &g1, &blk, &one, &p3, MPI_ORDER_C, MPI_INT, &t), MPI_ERR_ARG,
+		     "leaves elements to no process", "blocks of 1 for 10 over 3");
+	t_fails_with(MPI_Type_create_darray(3, 3, 1, &g1, &blk, &dflt, &p3, MPI_ORDER_C, MPI_INT, &t), MPI_ERR_ARG,
+		     "rank 3 of 3", "a rank past the size");
+}
+
 int main(int argc, char **argv)
 {
 	t_init(&argc, &argv);
@@ -330,6 +391,7 @@ int main(int argc, char **argv)
 	other_languages();
 	statuses();
 	external32();
+	darray();
 	MPI_Datatype m;
 	OK(MPI_Type_match_size(MPI_TYPECLASS_REAL, sizeof(double), &m));
 	CHECK(m == MPI_DOUBLE, "match_size(real, 8) gave %d", m);
