@@ -636,7 +636,9 @@ static int barrier(struct cx *x)
 
 int PMPI_Barrier(MPI_Comm comm)
 {
-	COLL_ENTER("MPI_Barrier", comm, c);
+	COLL_ENTER_ANY("MPI_Barrier", comm, c);
+	if (c->inter)
+		return mpi_inter_barrier(c, comm);
 	struct cx x;
 	mpi_cx_init(&x, c, "MPI_Barrier");
 	return finish(&x, comm, c->size > 1 ? barrier(&x) : 0);
@@ -652,10 +654,12 @@ static int bcast(struct cx *x, void *buf, size_t bytes, int root)
 
 int PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
-	COLL_ENTER("MPI_Bcast", comm, c);
+	COLL_ENTER_ANY("MPI_Bcast", comm, c);
 	int rc = mpi_coll_check_buf(comm, "MPI_Bcast", count, dt);
 	if (rc)
 		return rc;
+	if (c->inter)
+		return mpi_inter_bcast(c, comm, buf, count, dt, root);
 	if (root < 0 || root >= c->size)
 		return mpi_err(comm, MPI_ERR_ROOT, "MPI_Bcast", "root %d not in %s (size %d)", root, c->name, c->size);
 	struct cx x;
@@ -889,12 +893,14 @@ static void *reduce_input(struct mpi_comm *c, const void *sendbuf, void *recvbuf
 
 int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm)
 {
-	COLL_ENTER("MPI_Reduce", comm, c);
+	COLL_ENTER_ANY("MPI_Reduce", comm, c);
 	int rc = mpi_coll_check_buf(comm, "MPI_Reduce", count, dt);
 	if (!rc)
 		rc = mpi_coll_check_op(comm, "MPI_Reduce", op, dt);
 	if (rc)
 		return rc;
+	if (c->inter)
+		return mpi_inter_reduce(c, comm, sendbuf, recvbuf, count, dt, op, root);
 	if (root < 0 || root >= c->size)
 		return mpi_err(comm, MPI_ERR_ROOT, "MPI_Reduce", "root %d not in %s (size %d)", root, c->name, c->size);
 	struct cx x;
@@ -915,12 +921,14 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, 
 
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
-	COLL_ENTER("MPI_Allreduce", comm, c);
+	COLL_ENTER_ANY("MPI_Allreduce", comm, c);
 	int rc = mpi_coll_check_buf(comm, "MPI_Allreduce", count, dt);
 	if (!rc)
 		rc = mpi_coll_check_op(comm, "MPI_Allreduce", op, dt);
 	if (rc)
 		return rc;
+	if (c->inter)
+		return mpi_inter_allreduce(c, comm, sendbuf, recvbuf, count, dt, op);
 	struct cx x;
 	mpi_cx_init(&x, c, "MPI_Allreduce");
 	struct mpi_dtype *t = mpi_dtype_get(dt);
@@ -1226,9 +1234,21 @@ static int gs_leaf(struct cx *x, const struct gs_call *g, const struct coll_sche
 	return rc;
 }
 
+/* On an intercommunicator: the root's side has a block per remote rank. */
+static int inter_gs(struct mpi_comm *c, MPI_Comm comm, const char *fn, const struct gs_call *g)
+{
+	struct mpi_ic_side s = { .buf = g->sbuf, .count = g->scount, .counts = g->scounts, .displs = g->sdispls,
+				 .type = g->stype },
+			   r = { .buf = g->rbuf, .count = g->rcount, .counts = g->rcounts, .displs = g->rdispls,
+				 .type = g->rtype };
+	return mpi_inter_exchange(c, comm, fn, g->gather ? MPI_IC_GATHER : MPI_IC_SCATTER, g->root, &s, &r);
+}
+
 static int gather_scatter(const char *fn, MPI_Comm comm, const struct gs_call *g)
 {
-	COLL_ENTER(fn, comm, c);
+	COLL_ENTER_ANY(fn, comm, c);
+	if (c->inter)
+		return inter_gs(c, comm, fn, g);
 	int n = c->size;
 	bool at_root = c->rank == g->root, v = g->v;
 	if (g->root < 0 || g->root >= n)
@@ -1313,7 +1333,11 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
 		   MPI_Datatype recvtype, MPI_Comm comm)
 {
-	COLL_ENTER("MPI_Allgather", comm, c);
+	COLL_ENTER_ANY("MPI_Allgather", comm, c);
+	if (c->inter)
+		return mpi_inter_exchange(c, comm, "MPI_Allgather", MPI_IC_ALL, 0,
+					  &(struct mpi_ic_side){ .buf = sendbuf, .count = sendcount, .type = sendtype, .one = true },
+					  &(struct mpi_ic_side){ .buf = recvbuf, .count = recvcount, .type = recvtype });
 	int rc = mpi_coll_check_buf(comm, "MPI_Allgather", recvcount, recvtype);
 	if (rc)
 		return rc;
@@ -1416,7 +1440,12 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 		    const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
 	static const char fn[] = "MPI_Allgatherv";
-	COLL_ENTER(fn, comm, c);
+	COLL_ENTER_ANY(fn, comm, c);
+	if (c->inter)
+		return mpi_inter_exchange(c, comm, fn, MPI_IC_ALL, 0,
+					  &(struct mpi_ic_side){ .buf = sendbuf, .count = sendcount, .type = sendtype, .one = true },
+					  &(struct mpi_ic_side){ .buf = recvbuf, .counts = recvcounts, .displs = displs,
+								 .type = recvtype });
 	int n = c->size, me = c->rank;
 	bool in_place = sendbuf == MPI_IN_PLACE;
 	int rc = mpi_coll_check_buf(comm, fn, recvcounts[me], recvtype);
@@ -1470,7 +1499,11 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
 		  MPI_Datatype recvtype, MPI_Comm comm)
 {
-	COLL_ENTER("MPI_Alltoall", comm, c);
+	COLL_ENTER_ANY("MPI_Alltoall", comm, c);
+	if (c->inter)
+		return mpi_inter_exchange(c, comm, "MPI_Alltoall", MPI_IC_ALL, 0,
+					  &(struct mpi_ic_side){ .buf = sendbuf, .count = sendcount, .type = sendtype },
+					  &(struct mpi_ic_side){ .buf = recvbuf, .count = recvcount, .type = recvtype });
 	int rc = mpi_coll_check_buf(comm, "MPI_Alltoall", recvcount, recvtype);
 	if (rc)
 		return rc;
@@ -1514,7 +1547,13 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 		   void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
 	static const char fn[] = "MPI_Alltoallv";
-	COLL_ENTER(fn, comm, c);
+	COLL_ENTER_ANY(fn, comm, c);
+	if (c->inter)
+		return mpi_inter_exchange(c, comm, fn, MPI_IC_ALL, 0,
+					  &(struct mpi_ic_side){ .buf = sendbuf, .counts = sendcounts, .displs = sdispls,
+								 .type = sendtype },
+					  &(struct mpi_ic_side){ .buf = recvbuf, .counts = recvcounts, .displs = rdispls,
+								 .type = recvtype });
 	int n = c->size;
 	bool in_place = sendbuf == MPI_IN_PLACE;
 	int rc = mpi_coll_check_buf(comm, fn, 0, recvtype);

@@ -274,9 +274,11 @@ static int split_cmp(const void *a, const void *b)
 
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
-	INTRA_ARG("MPI_Comm_split", comm, c);
+	COMM_ARG("MPI_Comm_split", comm, c);
 	if (color < 0 && color != MPI_UNDEFINED)
 		return mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_split", "color %d is negative", color);
+	if (c->inter)
+		return mpi_inter_split(c, comm, color, key, newcomm, "MPI_Comm_split");
 	int mine[2] = { color, key };
 	int *all = malloc(sizeof(int) * 2 * (size_t)c->size);
 	struct split_ent *e = malloc(sizeof *e * (size_t)c->size);
@@ -346,11 +348,20 @@ static int comm_of_group(struct mpi_comm *c, MPI_Comm comm, struct mpi_group *g,
 	return MPI_SUCCESS;
 }
 
+/* Of an intercommunicator: group is of the local side, and the result
+ * joins it to the group the remote side gives - a split by membership,
+ * ordered as the group. */
 int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
-	INTRA_ARG("MPI_Comm_create", comm, c);
+	COMM_ARG("MPI_Comm_create", comm, c);
 	struct mpi_group *g;
 	int ctx;
+	if (c->inter) {
+		int rc = group_of(mpi_comm_get(c->local), comm, group, "MPI_Comm_create", &g);
+		return rc ? rc
+			  : mpi_inter_split(c, comm, g->rank == MPI_UNDEFINED ? MPI_UNDEFINED : 0, g->rank, newcomm,
+					    "MPI_Comm_create");
+	}
 	int rc = group_of(c, comm, group, "MPI_Comm_create", &g);
 	if (!rc)
 		rc = new_ctx(c, &ctx, "MPI_Comm_create");

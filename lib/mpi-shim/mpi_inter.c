@@ -1,6 +1,6 @@
 /* mpi_inter.c: intercommunicators (MPI-3.1 6.6): MPI_Intercomm_create,
  * MPI_Intercomm_merge, MPI_Comm_remote_size, MPI_Comm_remote_group, and
- * MPI_Comm_dup of an intercommunicator.
+ * MPI_Comm_dup, MPI_Comm_split and MPI_Comm_create of an intercommunicator.
  *
  * An intercommunicator is a struct mpi_comm whose group, world and size
  * are the REMOTE group's and whose rank is this process's rank in its
@@ -8,8 +8,8 @@
  * names a remote rank, and the match bits carry the sender's local rank,
  * which is the rank its receiver names it by. The local group and a private
  * intracommunicator over it (local), for agreements among the local
- * members, hang off it. Collectives on intercommunicators are not provided
- * (they fail with MPI_ERR_COMM).
+ * members, hang off it. MPI_Comm_split and MPI_Comm_create of an
+ * intercommunicator are here too; its collectives are in mpi_intercoll.c.
  *
  * The context id is agreed by both groups: each group's largest next free
  * id (an allreduce over its members), swapped by the two leaders, the
@@ -25,17 +25,18 @@
 
 #include "mpi_impl.h"
 
-/* Swaps n ints with the remote leader over ic's collective context. It
+/* Swaps ints with the remote leader over ic's collective context. It
  * gives up after half of PTL_COLL_TIMEOUT: the local members wait for the
  * leader's word in a broadcast with the whole deadline, so they hear of
  * the failure from it before their own wait ends. */
-static int leaders_swap(struct mpi_comm *ic, int *mine, int *theirs, int n, const char *fn, MPI_Comm comm)
+static int leaders_swap(struct mpi_comm *ic, int *mine, int nmine, int *theirs, int ntheirs, const char *fn,
+			MPI_Comm comm)
 {
 	struct mpi_req *rr, *sr;
-	int rc = mpi_irecv(theirs, n, MPI_INT, 0, 0, ic, ic->ctx + 1, &rr);
+	int rc = mpi_irecv(theirs, ntheirs, MPI_INT, 0, 0, ic, ic->ctx + 1, &rr);
 	if (rc)
 		return mpi_err(comm, rc, fn, "cannot post the leaders' exchange");
-	rc = mpi_isend(mine, n, MPI_INT, 0, 0, ic, ic->ctx + 1, MPI_MODE_STD, &sr);
+	rc = mpi_isend(mine, nmine, MPI_INT, 0, 0, ic, ic->ctx + 1, MPI_MODE_STD, &sr);
 	if (rc) {
 		mpi_cancel_recv(rr);
 		mpi_req_drop(rr);
@@ -167,7 +168,7 @@ static int both_ctx(struct mpi_comm *c, MPI_Comm comm, const char *fn, int *extr
 	int mine[2] = { mpi_g.next_ctx, *extra }, theirs[2] = { 0, 0 };
 	int rc = mpi_comm_ctx_max(l, &mine[0]);
 	if (!rc && l->rank == 0) {
-		rc = leaders_swap(c, mine, theirs, 2, fn, comm);
+		rc = leaders_swap(c, mine, 2, theirs, 2, fn, comm);
 		if (rc)
 			theirs[0] = -1;
 		else if (theirs[0] > mine[0])
@@ -271,4 +272,63 @@ int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 	mpi_group_get(c->group)->refs++;
 	*group = c->group;
 	return MPI_SUCCESS;
+}
+
+/* Ranks by key, ties by rank: for qsort over (color, key, rank, world). */
+static int by_key(const void *a, const void *b)
+{
+	const int *x = a, *y = b;
+	return x[1] != y[1] ? (x[1] > y[1]) - (x[1] < y[1]) : (x[2] > y[2]) - (x[2] < y[2]);
+}
+
+/* MPI_Comm_split of an intercommunicator (MPI-3.1 6.4.2): the local
+ * members of one color, ordered by key, with the remote members of the
+ * same color; MPI_COMM_NULL where either side has none. The local part is
+ * a split of the local intracommunicator; each group's (color, key, rank,
+ * world rank) list crosses between the leaders; the context id is agreed
+ * by both groups as for MPI_Comm_dup. */
+int mpi_inter_split(struct mpi_comm *c, MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *fn)
+{
+	struct mpi_comm *l = mpi_comm_get(c->local);
+	int nl = l->size, nr = c->size, me[4] = { color, key, l->rank, l->world[l->rank] };
+	int *loc = malloc(sizeof(int) * 4 * (size_t)nl), *rem = malloc(sizeof(int) * 4 * (size_t)nr);
+	int *rw = malloc(sizeof(int) * (size_t)nr);
+	MPI_Comm lc = MPI_COMM_NULL;
+	int rc = loc && rem && rw ? MPI_SUCCESS : mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
+	if (!rc)
+		rc = PMPI_Comm_split(c->local, color, key, &lc);
+	if (!rc)
+		rc = PMPI_Allgather(me, 4, MPI_INT, loc, 4, MPI_INT, c->local);
+	if (!rc && l->rank == 0)
+		rc = leaders_swap(c, loc, 4 * nl, rem, 4 * nr, fn, comm);
+	int ok = !rc; /* the leader's word on the swap */
+	if (!rc || l->rank == 0) {
+		int brc = PMPI_Bcast(&ok, 1, MPI_INT, 0, c->local);
+		rc = rc ? rc : brc;
+	}
+	if (!rc && !ok)
+		rc = mpi_err(comm, MPI_ERR_OTHER, fn, "the local leader could not reach the remote group");
+	if (!rc)
+		rc = PMPI_Bcast(rem, 4 * nr, MPI_INT, 0, c->local);
+	int none = 0, their, ctx;
+	if (!rc)
+		rc = both_ctx(c, comm, fn, &none, &ctx, &their);
+	int n = 0;
+	if (!rc && color != MPI_UNDEFINED) {
+		qsort(rem, (size_t)nr, 4 * sizeof(int), by_key);
+		for (int i = 0; i < nr; i++)
+			if (rem[4 * i] == color)
+				rw[n++] = rem[4 * i + 3];
+	}
+	*newcomm = MPI_COMM_NULL;
+	if (!rc && n > 0 && lc != MPI_COMM_NULL) {
+		rc = inter_new(ctx, lc, n, rw, c->errh, fn, comm, newcomm);
+		lc = MPI_COMM_NULL; /* taken, or freed on failure */
+	}
+	if (lc != MPI_COMM_NULL)
+		PMPI_Comm_free(&lc);
+	free(loc);
+	free(rem);
+	free(rw);
+	return rc;
 }

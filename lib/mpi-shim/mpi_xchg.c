@@ -70,7 +70,13 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
 		   MPI_Comm comm)
 {
 	static const char fn[] = "MPI_Alltoallw";
-	COLL_ENTER(fn, comm, c);
+	COLL_ENTER_ANY(fn, comm, c);
+	if (c->inter)
+		return mpi_inter_exchange(c, comm, fn, MPI_IC_ALL, 0,
+					  &(struct mpi_ic_side){ .buf = sendbuf, .counts = sendcounts, .wdispls = sdispls,
+								 .types = sendtypes },
+					  &(struct mpi_ic_side){ .buf = recvbuf, .counts = recvcounts, .wdispls = rdispls,
+								 .types = recvtypes });
 	bool inplace = sendbuf == MPI_IN_PLACE;
 	for (int j = 0; j < c->size; j++) {
 		int rc = check_block(comm, fn, "recv", j, recvcounts[j], recvtypes[j]);

@@ -3,10 +3,14 @@
  * size, rank, remote size and the two groups read; point-to-point both
  * ways with remote ranks in status.MPI_SOURCE, MPI_ANY_SOURCE too, and
  * no crossing with MPI_COMM_WORLD's messages of the same tag; merge in
- * both orders (high) and on a tie; dup; the refusals (collectives,
- * split, merge of an intracommunicator, bad leaders) with their
- * messages. "nomerge" (PTL_COLL_TIMEOUT=2): the odd side never merges,
+ * both orders (high) and on a tie; dup; every blocking collective but
+ * Reduce_scatter on it (each group's results from the other group, roots
+ * on either side, v and w forms); split and create of it; the refusals
+ * (a bad root, MPI_IN_PLACE, the collectives not provided, merge of an
+ * intracommunicator, bad leaders) with their messages. "nomerge" (PTL_COLL_TIMEOUT=2): the odd side never merges,
  * and the even leader's error names the remote leader it waited for. */
+#include <stdbool.h>
+
 #include "mpi_test.h"
 
 static MPI_Comm make_inter(int *lsize, int *rsize)
@@ -63,6 +67,135 @@ static void merged(MPI_Comm inter, int high, int evens_first, const char *what)
 	OK(MPI_Allreduce(&t_rank, &sum, 1, MPI_INT, MPI_SUM, m));
 	CHECK(sum == t_size * (t_size - 1) / 2, "%s: allreduce on the merge %d", what, sum);
 	OK(MPI_Comm_free(&m));
+}
+
+/* World rank of remote rank j: the groups are the even and the odd ranks. */
+static int remote_world(int j)
+{
+	return 2 * j + (1 - t_rank % 2);
+}
+
+/* Each group's results come from the other group. */
+static void collectives(MPI_Comm inter, int ls, int rs)
+{
+	bool even = t_rank % 2 == 0;
+	int lrank = t_rank / 2, v, got, sum = 0;
+	for (int j = 0; j < rs; j++)
+		sum += remote_world(j);
+	OK(MPI_Barrier(inter));
+
+	/* broadcast from the evens' rank 0, then from the odds' last rank */
+	v = even && lrank == 0 ? 4242 : -1;
+	OK(MPI_Bcast(&v, 1, MPI_INT, even ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, inter));
+	CHECK(v == (even ? (lrank == 0 ? 4242 : -1) : 4242), "bcast from the evens: %d", v);
+	v = !even && lrank == ls - 1 ? 77 : -1;
+	OK(MPI_Bcast(&v, 1, MPI_INT, even ? rs - 1 : (lrank == ls - 1 ? MPI_ROOT : MPI_PROC_NULL), inter));
+	CHECK(v == (even ? 77 : lrank == ls - 1 ? 77 : -1), "bcast from the odds: %d", v);
+
+	v = t_rank;
+	got = -1;
+	OK(MPI_Allreduce(&v, &got, 1, MPI_INT, MPI_SUM, inter));
+	CHECK(got == sum, "allreduce: %d, want the remote ranks' sum %d", got, sum);
+	got = -1; /* reduce to the odds' rank 0: the sum of the evens */
+	OK(MPI_Reduce(&v, &got, 1, MPI_INT, MPI_SUM, even ? 0 : (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL), inter));
+	CHECK(even || lrank != 0 || got == sum, "reduce at the odds' root: %d, want %d", got, sum);
+
+	int all[8], counts[8], displs[8], out[8];
+	for (int j = 0; j < 8; j++)
+		all[j] = -1;
+	OK(MPI_Allgather(&v, 1, MPI_INT, all, 1, MPI_INT, inter));
+	for (int j = 0; j < rs; j++)
+		CHECK(all[j] == remote_world(j), "allgather block %d: %d", j, all[j]);
+	for (int j = 0; j < rs; j++) /* allgatherv: remote rank j's block at 2 * (rs - 1 - j) */
+		counts[j] = 1, displs[j] = 2 * (rs - 1 - j), all[2 * j] = -1;
+	OK(MPI_Allgatherv(&v, 1, MPI_INT, all, counts, displs, MPI_INT, inter));
+	for (int j = 0; j < rs; j++)
+		CHECK(all[2 * (rs - 1 - j)] == remote_world(j), "allgatherv block %d: %d", j, all[2 * (rs - 1 - j)]);
+
+	for (int j = 0; j < 8; j++)
+		all[j] = -1;
+	OK(MPI_Gather(&v, 1, MPI_INT, all, 1, MPI_INT, even ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, inter));
+	for (int j = 0; even && lrank == 0 && j < rs; j++)
+		CHECK(all[j] == remote_world(j), "gather at the evens' root, block %d: %d", j, all[j]);
+	for (int j = 0; j < 8; j++)
+		out[j] = 100 + j;
+	got = -1;
+	OK(MPI_Scatter(out, 1, MPI_INT, &got, 1, MPI_INT, even ? 0 : (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL), inter));
+	CHECK(!even || got == 100 + lrank, "scatter from the odds' root: %d, want %d", got, 100 + lrank);
+	for (int j = 0; j < rs; j++)
+		counts[j] = 1, displs[j] = rs - 1 - j;
+	got = -1;
+	OK(MPI_Scatterv(out, counts, displs, MPI_INT, &got, 1, MPI_INT,
+			even ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, inter));
+	CHECK(even || got == 100 + (ls - 1 - lrank), "scatterv from the evens' root: %d", got); /* its rs is our ls */
+	for (int j = 0; j < 8; j++)
+		all[j] = -1;
+	OK(MPI_Gatherv(&v, 1, MPI_INT, all, counts, displs, MPI_INT, even ? 0 : (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL),
+		       inter));
+	for (int j = 0; !even && lrank == 0 && j < rs; j++)
+		CHECK(all[rs - 1 - j] == remote_world(j), "gatherv at the odds' root, block %d", j);
+
+	/* to remote rank j: 1000 * world + j */
+	for (int j = 0; j < rs; j++)
+		out[j] = 1000 * t_rank + j, all[j] = -1;
+	OK(MPI_Alltoall(out, 1, MPI_INT, all, 1, MPI_INT, inter));
+	for (int j = 0; j < rs; j++)
+		CHECK(all[j] == 1000 * remote_world(j) + lrank, "alltoall from %d: %d", j, all[j]);
+	for (int j = 0; j < rs; j++)
+		counts[j] = 1, displs[j] = j, all[j] = -1;
+	OK(MPI_Alltoallv(out, counts, displs, MPI_INT, all, counts, displs, MPI_INT, inter));
+	for (int j = 0; j < rs; j++)
+		CHECK(all[j] == 1000 * remote_world(j) + lrank, "alltoallv from %d: %d", j, all[j]);
+	MPI_Datatype types[8];
+	int bytes[8];
+	for (int j = 0; j < rs; j++)
+		types[j] = MPI_INT, bytes[j] = (int)sizeof(int) * j, all[j] = -1;
+	OK(MPI_Alltoallw(out, counts, bytes, types, all, counts, bytes, types, inter));
+	for (int j = 0; j < rs; j++)
+		CHECK(all[j] == 1000 * remote_world(j) + lrank, "alltoallw from %d: %d", j, all[j]);
+}
+
+/* Split by local rank parity, and create from the local group less its
+ * rank 0: each side's members of a color with the other side's. */
+static void split_create(MPI_Comm inter, int ls, int rs)
+{
+	int lrank = t_rank / 2, color = lrank % 2, mine = (ls + 1 - color) / 2, theirs = (rs + 1 - color) / 2;
+	MPI_Comm sc = MPI_COMM_WORLD;
+	OK(MPI_Comm_split(inter, color, -lrank, &sc)); /* key: reversed */
+	if (theirs == 0) {
+		CHECK(sc == MPI_COMM_NULL, "split: color %d has no remote members but got a communicator", color);
+	} else {
+		int size = -1, rsize = -1, rank = -1, v = t_rank, got = -1, want = 0;
+		OK(MPI_Comm_size(sc, &size));
+		OK(MPI_Comm_remote_size(sc, &rsize));
+		OK(MPI_Comm_rank(sc, &rank));
+		CHECK(size == mine && rsize == theirs && rank == mine - 1 - lrank / 2,
+		      "split color %d: size %d (want %d), remote %d (want %d), rank %d", color, size, mine, rsize, theirs,
+		      rank);
+		for (int j = color; j < rs; j += 2)
+			want += remote_world(j);
+		OK(MPI_Allreduce(&v, &got, 1, MPI_INT, MPI_SUM, sc));
+		CHECK(got == want, "allreduce on the split: %d, want %d", got, want);
+		OK(MPI_Comm_free(&sc));
+	}
+	MPI_Group lg, sub;
+	int zero = 0;
+	OK(MPI_Comm_group(inter, &lg));
+	OK(MPI_Group_excl(lg, ls > 1 ? 1 : 0, &zero, &sub));
+	MPI_Comm cc = MPI_COMM_WORLD;
+	OK(MPI_Comm_create(inter, sub, &cc));
+	bool member = ls == 1 || lrank > 0; /* a group of one keeps its member */
+	if (!member) {
+		CHECK(cc == MPI_COMM_NULL, "create: rank %d, not in the group, got a communicator", lrank);
+	} else {
+		int rsize = -1, want = rs > 1 ? rs - 1 : 1;
+		OK(MPI_Comm_remote_size(cc, &rsize));
+		CHECK(rsize == want, "create: remote size %d, want %d", rsize, want);
+		OK(MPI_Barrier(cc));
+		OK(MPI_Comm_free(&cc));
+	}
+	MPI_Group_free(&sub);
+	MPI_Group_free(&lg);
 }
 
 static int nomerge(void)
@@ -125,14 +258,19 @@ int main(int argc, char **argv)
 	CHECK(cmp == MPI_UNEQUAL, "an intercommunicator compares %d with MPI_COMM_WORLD", cmp);
 	OK(MPI_Comm_free(&dup));
 
+	collectives(inter, ls, rs);
+	split_create(inter, ls, rs);
+
 	MPI_Comm none = MPI_COMM_NULL;
-	int v = 0;
-	t_fails_with(MPI_Barrier(inter), MPI_ERR_COMM, "collectives on intercommunicators are not provided",
-		     "barrier on an intercommunicator");
-	t_fails_with(MPI_Allreduce(&v, &flag, 1, MPI_INT, MPI_SUM, inter), MPI_ERR_COMM,
-		     "collectives on intercommunicators", "allreduce on an intercommunicator");
-	t_fails_with(MPI_Comm_split(inter, 0, 0, &none), MPI_ERR_COMM, "is an intercommunicator",
-		     "split of an intercommunicator");
+	int v = 0, w = 0;
+	t_fails_with(MPI_Bcast(&v, 1, MPI_INT, rs, inter), MPI_ERR_ROOT, "on an intercommunicator MPI_ROOT, MPI_PROC_NULL",
+		     "a root past the remote group");
+	t_fails_with(MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_SUM, inter), MPI_ERR_BUFFER,
+		     "MPI_IN_PLACE on an intercommunicator", "allreduce in place");
+	t_fails_with(MPI_Reduce_scatter_block(&v, &w, 1, MPI_INT, MPI_SUM, inter), MPI_ERR_COMM,
+		     "not provided on intercommunicators", "reduce_scatter_block on an intercommunicator");
+	t_fails_with(MPI_Scan(&v, &w, 1, MPI_INT, MPI_SUM, inter), MPI_ERR_COMM, "not provided on intercommunicators",
+		     "scan on an intercommunicator");
 	t_fails_with(MPI_Intercomm_merge(MPI_COMM_WORLD, 0, &none), MPI_ERR_COMM, "not an intercommunicator",
 		     "merge of MPI_COMM_WORLD");
 	t_fails_with(MPI_Comm_remote_size(MPI_COMM_WORLD, &v), MPI_ERR_COMM, "not an intercommunicator",
