@@ -420,8 +420,8 @@ PTL_MPI_FN(int, Get_address, (const void *location, MPI_Aint *address))
 PTL_MPI_FN(int, Pack, (const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position, MPI_Comm comm))
 PTL_MPI_FN(int, Unpack, (const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype, MPI_Comm comm))
 PTL_MPI_FN(int, Pack_size, (int incount, MPI_Datatype datatype, MPI_Comm comm, int *size))
-/* "external32" only: big-endian elements in type-map order (long double
- * stays the host's 80-bit value). */
+/* "external32" only: big-endian elements in type-map order at the
+ * standard's sizes (long double stays the host's 80-bit value). */
 PTL_MPI_FN(int, Pack_external, (const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position))
 PTL_MPI_FN(int, Unpack_external, (const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype))
 PTL_MPI_FN(int, Pack_external_size, (const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size))

@@ -965,12 +965,15 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype dt, MPI_Op op,
 			      MPI_Comm comm)
 {
-	COLL_ENTER("MPI_Reduce_scatter_block", comm, c);
+	COLL_ENTER_ANY("MPI_Reduce_scatter_block", comm, c);
 	int rc = mpi_coll_check_buf(comm, "MPI_Reduce_scatter_block", recvcount, dt);
 	if (!rc)
 		rc = mpi_coll_check_op(comm, "MPI_Reduce_scatter_block", op, dt);
 	if (rc)
 		return rc;
+	if (c->inter)
+		return mpi_inter_reduce_scatter(c, comm, "MPI_Reduce_scatter_block", sendbuf, recvbuf, NULL, recvcount, dt,
+						op);
 	struct mpi_dtype *t = mpi_dtype_get(dt);
 	int n = c->size;
 	size_t blk = t->size * (size_t)recvcount;
@@ -1004,10 +1007,12 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype dt, MPI_Op op,
 			MPI_Comm comm)
 {
-	COLL_ENTER("MPI_Reduce_scatter", comm, c);
+	COLL_ENTER_ANY("MPI_Reduce_scatter", comm, c);
 	int rc = mpi_coll_check_op(comm, "MPI_Reduce_scatter", op, dt);
 	if (rc)
 		return rc;
+	if (c->inter)
+		return mpi_inter_reduce_scatter(c, comm, "MPI_Reduce_scatter", sendbuf, recvbuf, recvcounts, 0, dt, op);
 	struct mpi_dtype *t = mpi_dtype_get(dt);
 	long total = 0, mine = 0;
 	for (int i = 0; i < c->size; i++) {

@@ -1,12 +1,15 @@
 /* mpi_external.c: MPI_Pack_external and friends, the "external32"
- * representation (MPI-3.1 13.5.2): each basic element big-endian, packed
- * in type-map order with no padding.
+ * representation (MPI-3.1 13.5.2): each basic element big-endian at the
+ * size the standard's table gives it, packed in type-map order with no
+ * padding.
  *
  * The native packed form (mpi_dtype.c) is already the elements in
- * type-map order with no padding, so external32 is that with each element's
- * bytes reversed on a little-endian host. Element sizes are the host's;
- * on x86-64 Linux they are external32's except long double (external32
- * has a 16-byte IEEE quad, ptl the x87 80-bit value in 16 bytes). */
+ * type-map order with no padding; external32 converts it element by
+ * element: bytes turned around on a little-endian host (a complex's two
+ * parts each on their own), long and unsigned long cut to 4 bytes and
+ * wchar_t to 2 (and widened back, signed or not, on unpacking). long
+ * double keeps the host's 80-bit value in its 16 bytes (external32 has an
+ * IEEE quad there). */
 #include "config.h"
 
 #include <stdlib.h>
@@ -14,27 +17,92 @@
 
 #include "mpi_impl.h"
 
+/* How one basic element of a segment crosses: its native size, its
+ * external32 size, the size of the parts turned around separately, and
+ * whether it widens back with its sign. */
+struct x32 {
+	size_t native, ext, part;
+	bool is_signed;
+};
+
+static struct x32 x32_of(const struct mpi_seg *sg)
+{
+	struct x32 x = { sg->esize, sg->esize, sg->esize, false };
+	switch (sg->basic) {
+	case MPI_LONG: case MPI_LONG_INT: /* a pair: its long part (the int part is 4 already) */
+		x.is_signed = true;
+		/* fall through */
+	case MPI_UNSIGNED_LONG:
+		if (sg->esize == sizeof(long))
+			x.ext = x.part = 4;
+		break;
+	case MPI_WCHAR:
+		x.ext = x.part = 2;
+		break;
+	case MPI_C_COMPLEX: case MPI_C_FLOAT_COMPLEX: case MPI_C_DOUBLE_COMPLEX: case MPI_C_LONG_DOUBLE_COMPLEX:
+		x.part = sg->esize / 2;
+		break;
+	default:
+		break;
+	}
+	return x;
+}
+
 static bool host_big_endian(void)
 {
 	const uint16_t one = 1;
 	return *(const uint8_t *)&one == 0;
 }
 
-/* Reverses each basic element of count packed elements of t at p. */
-static void swap_elements(const struct mpi_dtype *t, int count, char *p)
+/* One element from native n to external e (to_ext) or back. Native
+ * integers are little- or big-endian as the host; the narrowing keeps the
+ * low bytes, the widening fills with the sign (or zeros). */
+static void convert(const struct x32 *x, char *n, char *e, bool to_ext)
 {
-	if (host_big_endian())
+	bool big = host_big_endian();
+	if (x->ext == x->native) { /* the same size: each part turned around */
+		for (size_t o = 0; o < x->native; o += x->part)
+			for (size_t i = 0; i < x->part; i++) {
+				size_t j = big ? i : x->part - 1 - i;
+				if (to_ext)
+					e[o + i] = n[o + j];
+				else
+					n[o + j] = e[o + i];
+			}
 		return;
+	}
+	/* integer of native bytes <-> ext bytes, e big-endian: byte i of e is
+	 * the (ext - 1 - i)-th least significant */
+	for (size_t k = 0; k < x->ext; k++) { /* k: significance, 0 = least */
+		size_t ni = big ? x->native - 1 - k : k;
+		if (to_ext)
+			e[x->ext - 1 - k] = n[ni];
+		else
+			n[ni] = e[x->ext - 1 - k];
+	}
+	if (!to_ext) {
+		char fill = x->is_signed && (e[0] & 0x80) ? (char)0xff : 0;
+		for (size_t k = x->ext; k < x->native; k++)
+			n[big ? x->native - 1 - k : k] = fill;
+	}
+}
+
+/* Walks count elements of t: native packed bytes at n, external32 at e;
+ * returns the external32 bytes. With n or e NULL, only counts. */
+static size_t walk(const struct mpi_dtype *t, int count, char *n, char *e, bool to_ext)
+{
+	size_t ebytes = 0;
 	for (int i = 0; i < count; i++)
 		for (size_t s = 0; s < t->nsegs; s++) {
-			size_t es = t->segs[s].esize;
-			for (size_t off = 0; off + es <= t->segs[s].len; off += es, p += es)
-				for (size_t a = 0, b = es - 1; a < b; a++, b--) {
-					char x = p[a];
-					p[a] = p[b];
-					p[b] = x;
-				}
+			struct x32 x = x32_of(&t->segs[s]);
+			for (size_t off = 0; off + x.native <= t->segs[s].len; off += x.native) {
+				if (n && e)
+					convert(&x, n, e + ebytes, to_ext);
+				n = n ? n + x.native : NULL;
+				ebytes += x.ext;
+			}
 		}
+	return ebytes;
 }
 
 static int external_args(const char *fn, const char *datarep, MPI_Datatype dt, int count, MPI_Aint bufsize,
@@ -50,7 +118,7 @@ static int external_args(const char *fn, const char *datarep, MPI_Datatype dt, i
 	if (count < 0)
 		return mpi_err(MPI_COMM_WORLD, MPI_ERR_COUNT, fn, "count %d < 0", count);
 	if (position) {
-		size_t len = (*t)->size * (size_t)count;
+		size_t len = walk(*t, count, NULL, NULL, true);
 		if (*position < 0 || *position > bufsize || len > (size_t)(bufsize - *position))
 			return mpi_err(MPI_COMM_WORLD, MPI_ERR_TRUNCATE, fn,
 				       "%zu bytes at position %ld do not fit the %ld-byte buffer", len, (long)*position,
@@ -66,15 +134,16 @@ int PMPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_
 	int rc = external_args("MPI_Pack_external", datarep, dt, incount, outsize, position, &t);
 	if (rc)
 		return rc;
-	char *at = (char *)outbuf + *position;
-	mpi_pack(t, inbuf, incount, at);
-	swap_elements(t, incount, at);
-	*position += (MPI_Aint)(t->size * (size_t)incount);
+	size_t len = t->size * (size_t)incount;
+	char *native = malloc(len ? len : 1);
+	if (!native)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Pack_external", "no memory for %zu bytes", len);
+	mpi_pack(t, inbuf, incount, native);
+	*position += (MPI_Aint)walk(t, incount, native, (char *)outbuf + *position, true);
+	free(native);
 	return MPI_SUCCESS;
 }
 
-/* The input is the caller's (const): its elements are turned around in a
- * copy. */
 int PMPI_Unpack_external(const char *datarep, const void *inbuf, MPI_Aint insize, MPI_Aint *position,
 			 void *outbuf, int outcount, MPI_Datatype dt)
 {
@@ -83,14 +152,13 @@ int PMPI_Unpack_external(const char *datarep, const void *inbuf, MPI_Aint insize
 	if (rc)
 		return rc;
 	size_t len = t->size * (size_t)outcount;
-	char *tmp = malloc(len ? len : 1);
-	if (!tmp)
+	char *native = malloc(len ? len : 1);
+	if (!native)
 		return mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Unpack_external", "no memory for %zu bytes", len);
-	memcpy(tmp, (const char *)inbuf + *position, len);
-	swap_elements(t, outcount, tmp);
-	mpi_unpack(t, outbuf, outcount, tmp, len);
-	free(tmp);
-	*position += (MPI_Aint)len;
+	/* the input is const: converted into the native copy */
+	*position += (MPI_Aint)walk(t, outcount, native, (char *)(uintptr_t)inbuf + *position, false);
+	mpi_unpack(t, outbuf, outcount, native, len);
+	free(native);
 	return MPI_SUCCESS;
 }
 
@@ -99,6 +167,6 @@ int PMPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype dt, M
 	struct mpi_dtype *t;
 	int rc = external_args("MPI_Pack_external_size", datarep, dt, incount, 0, NULL, &t);
 	if (!rc)
-		*size = (MPI_Aint)(t->size * (size_t)incount);
+		*size = (MPI_Aint)walk(t, incount, NULL, NULL, true);
 	return rc;
 }

@@ -208,6 +208,8 @@ int mpi_inter_reduce(struct mpi_comm *c, MPI_Comm comm, const void *sendbuf, voi
 		     MPI_Datatype dt, MPI_Op op, int root);
 int mpi_inter_allreduce(struct mpi_comm *c, MPI_Comm comm, const void *sendbuf, void *recvbuf, int count,
 			MPI_Datatype dt, MPI_Op op);
+int mpi_inter_reduce_scatter(struct mpi_comm *c, MPI_Comm comm, const char *fn, const void *sendbuf, void *recvbuf,
+			     const int counts[], int count, MPI_Datatype dt, MPI_Op op);
 /* Gathers and scatters (root as the rooted calls take it; the root's side
  * has a block per remote rank), all-gathers and all-to-alls (kind ALL). */
 int mpi_inter_exchange(struct mpi_comm *c, MPI_Comm comm, const char *fn, enum mpi_ic_kind kind, int root,

@@ -14,9 +14,8 @@
  *
  * Rooted calls: the root passes MPI_ROOT, the rest of its group
  * MPI_PROC_NULL, the other group the root's rank in it. Not provided
- * on intercommunicators: MPI_Reduce_scatter(_block), the nonblocking
- * forms (refused by the callers); MPI_Scan and MPI_Exscan are not defined
- * there. */
+ * on intercommunicators: the nonblocking forms (refused by the callers);
+ * MPI_Scan and MPI_Exscan are not defined there. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -163,6 +162,53 @@ int mpi_inter_allreduce(struct mpi_comm *c, MPI_Comm comm, const void *sendbuf, 
 	}
 	rc = mpi_cx_end(&x, comm, rc);
 	free(mem);
+	return rc;
+}
+
+/* MPI_Reduce_scatter(_block): each group's vectors (as long as the other
+ * group's recvcounts add up to) reduced at its leader, swapped between
+ * the leaders, and scattered by each leader over its group by its own
+ * recvcounts (counts NULL: count each). */
+int mpi_inter_reduce_scatter(struct mpi_comm *c, MPI_Comm comm, const char *fn, const void *sendbuf, void *recvbuf,
+			     const int counts[], int count, MPI_Datatype dt, MPI_Op op)
+{
+	if (sendbuf == MPI_IN_PLACE)
+		return mpi_err(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE on an intercommunicator");
+	int n = c->local_size, total = 0;
+	int *displs = counts ? malloc(sizeof(int) * (size_t)n) : NULL;
+	if (counts && !displs)
+		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
+	for (int i = 0; i < n; i++) {
+		int ci = counts ? counts[i] : count;
+		if (ci < 0) {
+			free(displs);
+			return mpi_err(comm, MPI_ERR_COUNT, fn, "recvcounts[%d] = %d < 0", i, ci);
+		}
+		if (displs)
+			displs[i] = total;
+		total += ci;
+	}
+	struct cx x;
+	mpi_cx_init(&x, c, fn);
+	void *red = NULL, *mem = NULL, *theirs = NULL, *tmem = NULL;
+	int rc = reduce_local(c, sendbuf, total, dt, op, &red, &mem);
+	if (!rc && leader(c)) {
+		theirs = tmp_for(dt, total, &tmem);
+		rc = theirs ? mpi_cx_recv(&x, theirs, total, dt, 0, 0) : MPI_ERR_NO_MEM;
+		if (!rc)
+			rc = mpi_cx_send(&x, red, total, dt, 0, 0);
+		if (!rc)
+			rc = mpi_cx_wait(&x);
+	}
+	if (!rc || leader(c)) {
+		int src = counts ? PMPI_Scatterv(theirs, counts, displs, dt, recvbuf, counts[c->rank], dt, 0, c->local)
+				 : PMPI_Scatter(theirs, count, dt, recvbuf, count, dt, 0, c->local);
+		rc = rc ? rc : src;
+	}
+	rc = mpi_cx_end(&x, comm, rc);
+	free(mem);
+	free(tmem);
+	free(displs);
 	return rc;
 }
 

@@ -3,8 +3,8 @@
  * size, rank, remote size and the two groups read; point-to-point both
  * ways with remote ranks in status.MPI_SOURCE, MPI_ANY_SOURCE too, and
  * no crossing with MPI_COMM_WORLD's messages of the same tag; merge in
- * both orders (high) and on a tie; dup; every blocking collective but
- * Reduce_scatter on it (each group's results from the other group, roots
+ * both orders (high) and on a tie; dup; every blocking collective
+ * on it (each group's results from the other group, roots
  * on either side, v and w forms); split and create of it; the refusals
  * (a bad root, MPI_IN_PLACE, the collectives not provided, merge of an
  * intracommunicator, bad leaders) with their messages. "nomerge" (PTL_COLL_TIMEOUT=2): the odd side never merges,
@@ -146,6 +146,25 @@ static void collectives(MPI_Comm inter, int ls, int rs)
 	OK(MPI_Alltoallv(out, counts, displs, MPI_INT, all, counts, displs, MPI_INT, inter));
 	for (int j = 0; j < rs; j++)
 		CHECK(all[j] == 1000 * remote_world(j) + lrank, "alltoallv from %d: %d", j, all[j]);
+	/* reduce-scatter: vectors of 6 (each group's recvcounts add up to it),
+	 * element i from world rank w is 10 * w + i; a block of the other
+	 * group's sum at each rank */
+	int vec[6], res[6], rc6 = 6 / ls, vcounts[3], at = 0;
+	for (int i = 0; i < 6; i++)
+		vec[i] = 10 * t_rank + i;
+	for (int k = 0; k < 6; k++)
+		res[k] = -1;
+	OK(MPI_Reduce_scatter_block(vec, res, rc6, MPI_INT, MPI_SUM, inter));
+	for (int k = 0; k < rc6; k++)
+		CHECK(res[k] == 10 * sum + rs * (lrank * rc6 + k), "reduce_scatter_block element %d: %d", k, res[k]);
+	for (int i = 0; i < ls; i++) /* 6 in blocks of 1, 2, 3 .. */
+		vcounts[i] = (i + 1) * 6 / (ls * (ls + 1) / 2);
+	for (int i = 0; i < lrank; i++)
+		at += vcounts[i];
+	OK(MPI_Reduce_scatter(vec, res, vcounts, MPI_INT, MPI_SUM, inter));
+	for (int k = 0; k < vcounts[lrank]; k++)
+		CHECK(res[k] == 10 * sum + rs * (at + k), "reduce_scatter element %d: %d", k, res[k]);
+
 	MPI_Datatype types[8];
 	int bytes[8];
 	for (int j = 0; j < rs; j++)
@@ -267,8 +286,11 @@ int main(int argc, char **argv)
 		     "a root past the remote group");
 	t_fails_with(MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_SUM, inter), MPI_ERR_BUFFER,
 		     "MPI_IN_PLACE on an intercommunicator", "allreduce in place");
-	t_fails_with(MPI_Reduce_scatter_block(&v, &w, 1, MPI_INT, MPI_SUM, inter), MPI_ERR_COMM,
-		     "not provided on intercommunicators", "reduce_scatter_block on an intercommunicator");
+	t_fails_with(MPI_Reduce_scatter_block(MPI_IN_PLACE, &w, 1, MPI_INT, MPI_SUM, inter), MPI_ERR_BUFFER,
+		     "MPI_IN_PLACE on an intercommunicator", "reduce_scatter_block in place");
+	MPI_Request req;
+	t_fails_with(MPI_Ibarrier(inter, &req), MPI_ERR_COMM, "not provided on intercommunicators",
+		     "a nonblocking collective on an intercommunicator");
 	t_fails_with(MPI_Scan(&v, &w, 1, MPI_INT, MPI_SUM, inter), MPI_ERR_COMM, "not provided on intercommunicators",
 		     "scan on an intercommunicator");
 	t_fails_with(MPI_Intercomm_merge(MPI_COMM_WORLD, 0, &none), MPI_ERR_COMM, "not an intercommunicator",

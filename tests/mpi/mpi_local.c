@@ -311,6 +311,23 @@ static void external32(void)
 	CHECK(back[0] == v[0] && back[1] == -1 && back[2] == v[2] && hb == h && pos == 10,
 	      "external32 round trip: %x %x %x %x", back[0], back[1], back[2], hb);
 	CHECK(buf[0] == 1, "MPI_Unpack_external changed its input");
+	/* the table's sizes: long in 4 bytes (sign back on unpacking), a complex's parts each big-endian */
+	long l[2] = { -2, 0x01020304 }, lb[2] = { 0, 0 };
+	double _Complex zc = 1.0 + 2.0 * 1.0i, zb = 0;
+	OK(MPI_Pack_external_size("external32", 2, MPI_LONG, &size));
+	CHECK(size == 8, "external32 size of two longs: %ld, want 8", (long)size);
+	pos = 0;
+	OK(MPI_Pack_external("external32", l, 2, MPI_LONG, buf, sizeof buf, &pos));
+	OK(MPI_Pack_external("external32", &zc, 1, MPI_C_DOUBLE_COMPLEX, buf, sizeof buf, &pos));
+	static const unsigned char lwant[12] = { 0xff, 0xff, 0xff, 0xfe, 1, 2, 3, 4, 0x3f, 0xf0, 0, 0 };
+	CHECK(pos == 24 && !memcmp(buf, lwant, 12) && buf[16] == 0x40 && buf[17] == 0,
+	      "external32 longs and complex (pos %ld): %02x %02x %02x %02x | %02x %02x | %02x", (long)pos, buf[0], buf[1],
+	      buf[2], buf[3], buf[8], buf[9], buf[16]);
+	pos = 0;
+	OK(MPI_Unpack_external("external32", buf, 24, &pos, lb, 2, MPI_LONG));
+	OK(MPI_Unpack_external("external32", buf, 24, &pos, &zb, 1, MPI_C_DOUBLE_COMPLEX));
+	CHECK(lb[0] == -2 && lb[1] == 0x01020304 && zb == zc, "external32 back: %ld %ld %g%+gi", lb[0], lb[1],
+	      __real__ zb, __imag__ zb);
 	pos = 4;
 	t_fails_with(MPI_Pack_external("external32", v, 1, two, buf, 8, &pos), MPI_ERR_TRUNCATE,
 		     "8 bytes at position 4 do not fit the 8-byte buffer", "external32 overrun");
