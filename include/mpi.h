@@ -35,6 +35,7 @@ typedef int MPI_Message;
 typedef intptr_t MPI_Aint;
 typedef long long MPI_Offset;
 typedef long long MPI_Count;
+typedef int MPI_Fint;   /* a handle as Fortran holds it */
 
 typedef struct MPI_Status {
 	int MPI_SOURCE;
@@ -561,6 +562,24 @@ PTL_MPI_FN(int, Op_create, (MPI_User_function *user_fn, int commute, MPI_Op *op)
 PTL_MPI_FN(int, Op_free, (MPI_Op *op))
 PTL_MPI_FN(int, Op_commutative, (MPI_Op op, int *commute))
 PTL_MPI_FN(int, Reduce_local, (const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op))
+
+/* Handles between C and Fortran (mpi_f2c.c): the same ints. */
+PTL_MPI_FN(MPI_Fint, Comm_c2f, (MPI_Comm comm))
+PTL_MPI_FN(MPI_Comm, Comm_f2c, (MPI_Fint comm))
+PTL_MPI_FN(MPI_Fint, Type_c2f, (MPI_Datatype datatype))
+PTL_MPI_FN(MPI_Datatype, Type_f2c, (MPI_Fint datatype))
+PTL_MPI_FN(MPI_Fint, Group_c2f, (MPI_Group group))
+PTL_MPI_FN(MPI_Group, Group_f2c, (MPI_Fint group))
+PTL_MPI_FN(MPI_Fint, Request_c2f, (MPI_Request request))
+PTL_MPI_FN(MPI_Request, Request_f2c, (MPI_Fint request))
+PTL_MPI_FN(MPI_Fint, Op_c2f, (MPI_Op op))
+PTL_MPI_FN(MPI_Op, Op_f2c, (MPI_Fint op))
+PTL_MPI_FN(MPI_Fint, Info_c2f, (MPI_Info info))
+PTL_MPI_FN(MPI_Info, Info_f2c, (MPI_Fint info))
+PTL_MPI_FN(MPI_Fint, Errhandler_c2f, (MPI_Errhandler errhandler))
+PTL_MPI_FN(MPI_Errhandler, Errhandler_f2c, (MPI_Fint errhandler))
+PTL_MPI_FN(MPI_Fint, Message_c2f, (MPI_Message message))
+PTL_MPI_FN(MPI_Message, Message_f2c, (MPI_Fint message))
 
 #undef PTL_MPI_FN
 

@@ -409,6 +409,13 @@ int main(int argc, char **argv)
 	statuses();
 	external32();
 	darray();
+	/* handles through Fortran and back */
+	MPI_Fint f = MPI_Comm_c2f(MPI_COMM_WORLD);
+	CHECK(MPI_Comm_f2c(f) == MPI_COMM_WORLD && MPI_Type_f2c(MPI_Type_c2f(MPI_DOUBLE)) == MPI_DOUBLE &&
+		      MPI_Message_f2c(MPI_Message_c2f(MPI_MESSAGE_NULL)) == MPI_MESSAGE_NULL &&
+		      MPI_Op_f2c(MPI_Op_c2f(MPI_SUM)) == MPI_SUM && MPI_Request_f2c(MPI_Request_c2f(MPI_REQUEST_NULL)) ==
+		      MPI_REQUEST_NULL,
+	      "a handle changed through MPI_Fint");
 	MPI_Datatype m;
 	OK(MPI_Type_match_size(MPI_TYPECLASS_REAL, sizeof(double), &m));
 	CHECK(m == MPI_DOUBLE, "match_size(real, 8) gave %d", m);
