@@ -739,35 +739,6 @@ int PMPI_Type_free(MPI_Datatype *dt)
 	return MPI_SUCCESS;
 }
 
-int PMPI_Type_size(MPI_Datatype dt, int *size)
-{
-	struct mpi_dtype *t = mpi_dtype_get(dt);
-	if (!t)
-		return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_size", "invalid datatype %d", dt);
-	*size = (int)t->size;
-	return MPI_SUCCESS;
-}
-
-int PMPI_Type_get_extent(MPI_Datatype dt, MPI_Aint *lb, MPI_Aint *extent)
-{
-	struct mpi_dtype *t = mpi_dtype_get(dt);
-	if (!t)
-		return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_get_extent", "invalid datatype %d", dt);
-	*lb = t->lb;
-	*extent = t->extent;
-	return MPI_SUCCESS;
-}
-
-int PMPI_Type_get_true_extent(MPI_Datatype dt, MPI_Aint *lb, MPI_Aint *extent)
-{
-	struct mpi_dtype *t = mpi_dtype_get(dt);
-	if (!t)
-		return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_get_true_extent", "invalid datatype %d", dt);
-	*lb = t->true_lb;
-	*extent = t->true_ub - t->true_lb;
-	return MPI_SUCCESS;
-}
-
 int PMPI_Get_count(const MPI_Status *st, MPI_Datatype dt, int *count)
 {
 	struct mpi_dtype *t = mpi_dtype_get(dt);

@@ -1,6 +1,6 @@
 /* mpi_status.c: what a status says in elements, and what a program may
- * set in one (for requests it completes itself), with the MPI_Count (_x)
- * forms of the size and extent queries.
+ * set in one (for requests it completes itself); a type's size and
+ * extents, in int/MPI_Aint and MPI_Count (_x) forms.
  *
  * A status holds the bytes received (ptl_count); elements are counted from
  * the datatype's segments, each of which holds basic elements of one size. */
@@ -62,7 +62,7 @@ static int elements(const char *fn, const MPI_Status *st, MPI_Datatype dt, MPI_C
 
 int PMPI_Get_elements(const MPI_Status *st, MPI_Datatype dt, int *count)
 {
-	MPI_Count n;
+	MPI_Count n = 0;
 	int rc = elements("MPI_Get_elements", st, dt, &n);
 	if (!rc)
 		*count = n > INT_MAX ? MPI_UNDEFINED : (int)n;
@@ -105,31 +105,60 @@ int PMPI_Status_set_cancelled(MPI_Status *st, int flag)
 	return MPI_SUCCESS;
 }
 
-int PMPI_Type_size_x(MPI_Datatype dt, MPI_Count *size)
+/* A type's size, or its extent (true: its true extent) as lb and extent. */
+static int query(const char *fn, MPI_Datatype dt, MPI_Count *size, MPI_Count *lb, MPI_Count *extent, bool true_ext)
 {
 	struct mpi_dtype *t = mpi_dtype_get(dt);
 	if (!t)
-		return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_size_x", "invalid datatype %d", dt);
-	*size = (MPI_Count)t->size;
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, fn, "invalid datatype %d", dt);
+	if (size)
+		*size = (MPI_Count)t->size;
+	if (lb) {
+		*lb = true_ext ? t->true_lb : t->lb;
+		*extent = true_ext ? t->true_ub - t->true_lb : t->extent;
+	}
 	return MPI_SUCCESS;
+}
+
+int PMPI_Type_size(MPI_Datatype dt, int *size)
+{
+	MPI_Count n = 0;
+	int rc = query("MPI_Type_size", dt, &n, NULL, NULL, false);
+	if (!rc)
+		*size = n > INT_MAX ? MPI_UNDEFINED : (int)n;
+	return rc;
+}
+
+int PMPI_Type_size_x(MPI_Datatype dt, MPI_Count *size)
+{
+	return query("MPI_Type_size_x", dt, size, NULL, NULL, false);
+}
+
+static int extent_of(const char *fn, MPI_Datatype dt, MPI_Aint *lb, MPI_Aint *extent, bool true_ext)
+{
+	MPI_Count l = 0, e = 0;
+	int rc = query(fn, dt, NULL, &l, &e, true_ext);
+	if (!rc)
+		*lb = (MPI_Aint)l, *extent = (MPI_Aint)e;
+	return rc;
+}
+
+int PMPI_Type_get_extent(MPI_Datatype dt, MPI_Aint *lb, MPI_Aint *extent)
+{
+	return extent_of("MPI_Type_get_extent", dt, lb, extent, false);
+}
+
+int PMPI_Type_get_true_extent(MPI_Datatype dt, MPI_Aint *lb, MPI_Aint *extent)
+{
+	return extent_of("MPI_Type_get_true_extent", dt, lb, extent, true);
 }
 
 int PMPI_Type_get_extent_x(MPI_Datatype dt, MPI_Count *lb, MPI_Count *extent)
 {
-	struct mpi_dtype *t = mpi_dtype_get(dt);
-	if (!t)
-		return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_get_extent_x", "invalid datatype %d", dt);
-	*lb = t->lb;
-	*extent = t->extent;
-	return MPI_SUCCESS;
+	return query("MPI_Type_get_extent_x", dt, NULL, lb, extent, false);
 }
 
 int PMPI_Type_get_true_extent_x(MPI_Datatype dt, MPI_Count *lb, MPI_Count *extent)
 {
-	struct mpi_dtype *t = mpi_dtype_get(dt);
-	if (!t)
-		return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_get_true_extent_x", "invalid datatype %d", dt);
-	*lb = t->true_lb;
-	*extent = t->true_ub - t->true_lb;
-	return MPI_SUCCESS;
+	return query("MPI_Type_get_true_extent_x", dt, NULL, lb, extent, true);
 }
