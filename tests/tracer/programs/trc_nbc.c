@@ -3,7 +3,8 @@
  * completed by one Waitall, on MPI_COMM_WORLD and on communicators made
  * by Cart_create, Cart_sub, Comm_split_type, Comm_dup_with_info and
  * Comm_create_group (called by the even ranks only), and the merge of an
- * intercommunicator (Intercomm_create, a Sendrecv across, Intercomm_merge);
+ * intercommunicator (Intercomm_create, a Sendrecv across, Allreduce, Bcast
+ * from MPI_ROOT, Allgather and Barrier on it, Intercomm_merge);
  * graph topologies and the neighbourhood collectives;
  * Irsend and Ibsend; Mprobe, Improbe, Mrecv, Imrecv, receiving messages
  * in another order than they were probed. Outcomes do not depend on
@@ -176,6 +177,25 @@ static void graphs(MPI_Comm cart, int it)
 	free(to), free(index), free(edges);
 }
 
+/* Collectives on the intercommunicator of the even and the odd ranks:
+ * each group's results come from the other; a broadcast rooted (MPI_ROOT,
+ * MPI_PROC_NULL) at the even side's first rank. */
+static void inter_colls(MPI_Comm inter, int rank, int size, int it)
+{
+	int v = rank + it, sum = -1, want = 0, all[64], nremote = 0;
+	for (int r = 1 - rank % 2; r < size; r += 2)
+		want += r + it, nremote++;
+	MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, inter);
+	trc_prog_check(sum == want, "intercommunicator allreduce");
+	int b = rank == 0 ? 100 + it : -1;
+	MPI_Bcast(&b, 1, MPI_INT, rank % 2 ? 0 : rank == 0 ? MPI_ROOT : MPI_PROC_NULL, inter);
+	trc_prog_check(rank % 2 == 0 || b == 100 + it, "intercommunicator bcast");
+	MPI_Allgather(&v, 1, MPI_INT, all, 1, MPI_INT, inter);
+	trc_prog_check(nremote < 1 || all[nremote - 1] == 2 * (nremote - 1) + 1 - rank % 2 + it,
+		       "intercommunicator allgather");
+	MPI_Barrier(inter);
+}
+
 int main(int argc, char **argv)
 {
 	MPI_Init(&argc, &argv);
@@ -228,6 +248,8 @@ int main(int argc, char **argv)
 			all_icolls(even, it);
 		if (merged != MPI_COMM_NULL)
 			all_icolls(merged, it);
+		if (inter != MPI_COMM_NULL)
+			inter_colls(inter, rank, size, it);
 		graphs(row, it);
 		if (p < size)
 			pair_p2p(p, rank < p);
