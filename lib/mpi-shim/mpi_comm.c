@@ -143,22 +143,16 @@ void mpi_comm_fini(void)
 	}
 }
 
-#define COMM_ARG(fn, comm, c)                                                                       \
-	MPI_CHECK_INIT(fn);                                                                          \
-	struct mpi_comm *c = mpi_comm_get(comm);                                                      \
-	if (!c)                                                                                     \
-		return mpi_err(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator %d", comm)
-
 int PMPI_Comm_rank(MPI_Comm comm, int *rank)
 {
-	COMM_ARG("MPI_Comm_rank", comm, c);
+	MPI_COMM_ARG("MPI_Comm_rank", comm, c);
 	*rank = c->rank;
 	return MPI_SUCCESS;
 }
 
 int PMPI_Comm_size(MPI_Comm comm, int *size)
 {
-	COMM_ARG("MPI_Comm_size", comm, c);
+	MPI_COMM_ARG("MPI_Comm_size", comm, c);
 	*size = c->inter ? c->local_size : c->size;
 	return MPI_SUCCESS;
 }
@@ -187,9 +181,9 @@ static int new_ctx(struct mpi_comm *c, int *ctx, const char *fn)
 }
 
 /* The calls that make an intracommunicator from one refuse an
- * intercommunicator (only dup and merge take one, mpi_inter.c). */
+ * intercommunicator (dup, split, create and merge take one: mpi_inter.c). */
 #define INTRA_ARG(fn, comm, c)                                                                      \
-	COMM_ARG(fn, comm, c);                                                                        \
+	MPI_COMM_ARG(fn, comm, c);                                                                    \
 	if (c->inter)                                                                               \
 		return mpi_err(comm, MPI_ERR_COMM, fn, "%s is an intercommunicator: not provided here", c->name)
 
@@ -218,7 +212,7 @@ static int intra_dup(struct mpi_comm *c, MPI_Comm comm, MPI_Comm *newcomm)
  * that fails undoes the duplicate (MPI_COMM_NULL back). */
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
-	COMM_ARG("MPI_Comm_dup", comm, c);
+	MPI_COMM_ARG("MPI_Comm_dup", comm, c);
 	int rc = c->inter ? mpi_inter_dup(c, comm, newcomm) : intra_dup(c, comm, newcomm);
 	if (rc)
 		return rc;
@@ -274,7 +268,7 @@ static int split_cmp(const void *a, const void *b)
 
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
-	COMM_ARG("MPI_Comm_split", comm, c);
+	MPI_COMM_ARG("MPI_Comm_split", comm, c);
 	if (color < 0 && color != MPI_UNDEFINED)
 		return mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_split", "color %d is negative", color);
 	if (c->inter)
@@ -353,7 +347,7 @@ static int comm_of_group(struct mpi_comm *c, MPI_Comm comm, struct mpi_group *g,
  * ordered as the group. */
 int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
-	COMM_ARG("MPI_Comm_create", comm, c);
+	MPI_COMM_ARG("MPI_Comm_create", comm, c);
 	struct mpi_group *g;
 	int ctx;
 	if (c->inter) {
@@ -471,7 +465,7 @@ int PMPI_Comm_compare(MPI_Comm c1, MPI_Comm c2, int *result)
 
 int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 {
-	COMM_ARG("MPI_Comm_group", comm, c);
+	MPI_COMM_ARG("MPI_Comm_group", comm, c);
 	if (c->inter)	/* the local group: the local intracommunicator's */
 		return PMPI_Comm_group(c->local, group);
 	struct mpi_group *g = mpi_group_get(c->group);
@@ -482,21 +476,21 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 
 int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {
-	COMM_ARG("MPI_Comm_test_inter", comm, c);
+	MPI_COMM_ARG("MPI_Comm_test_inter", comm, c);
 	*flag = c->inter;
 	return MPI_SUCCESS;
 }
 
 int PMPI_Comm_set_name(MPI_Comm comm, const char *name)
 {
-	COMM_ARG("MPI_Comm_set_name", comm, c);
+	MPI_COMM_ARG("MPI_Comm_set_name", comm, c);
 	snprintf(c->name, sizeof c->name, "%s", name);
 	return MPI_SUCCESS;
 }
 
 int PMPI_Comm_get_name(MPI_Comm comm, char *name, int *len)
 {
-	COMM_ARG("MPI_Comm_get_name", comm, c);
+	MPI_COMM_ARG("MPI_Comm_get_name", comm, c);
 	snprintf(name, MPI_MAX_OBJECT_NAME, "%s", c->name);
 	*len = (int)strlen(name);
 	return MPI_SUCCESS;

@@ -770,7 +770,7 @@ static int pack_args(const char *fn, MPI_Comm comm, MPI_Datatype dt, int count, 
 {
 	MPI_CHECK_INIT(fn);
 	if (!mpi_comm_get(comm))
-		return mpi_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
+		return mpi_err_comm(fn, comm);
 	if (count < 0)
 		return mpi_err(comm, MPI_ERR_COUNT, fn, "count %d < 0", count);
 	if (mpi_dtype_check(dt, count))

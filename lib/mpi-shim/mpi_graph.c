@@ -168,7 +168,7 @@ static int graph_arg(const char *fn, MPI_Comm comm, int kind, struct mpi_comm **
 	MPI_CHECK_INIT(fn);
 	*c = mpi_comm_get(comm);
 	if (!*c)
-		return mpi_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
+		return mpi_err_comm(fn, comm);
 	if (!(*c)->graph || (*c)->graph->kind != kind)
 		return mpi_err(comm, MPI_ERR_TOPOLOGY, fn, "%s has no %s topology", (*c)->name,
 			       kind == MPI_GRAPH ? "graph" : "distributed graph");

@@ -438,6 +438,15 @@ int mpi_err(MPI_Comm c, int cls, const char *fn, const char *fmt, ...)
 				       "called %s MPI_Init", mpi_g.finalized ? "after MPI_Finalize" : "before"); \
 	} while (0)
 void mpi_fatal(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+/* The start of a call on a communicator: MPI running, and c the struct of
+ * comm, or the call returns the MPI_ERR_COMM error (on MPI_COMM_WORLD's
+ * handler: an invalid communicator has none of its own). */
+#define MPI_COMM_ARG(fn, comm, c)                                                                   \
+	MPI_CHECK_INIT(fn);                                                                          \
+	struct mpi_comm *c = mpi_comm_get(comm);                                                      \
+	if (!c)                                                                                     \
+	return mpi_err_comm(fn, comm)
+int mpi_err_comm(const char *fn, MPI_Comm comm);
 
 /* ---------------------------------------------------------------- ops */
 struct mpi_opdef;

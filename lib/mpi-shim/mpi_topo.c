@@ -67,7 +67,7 @@ static int cart_arg(const char *fn, MPI_Comm comm, struct mpi_comm **c)
 	MPI_CHECK_INIT(fn);
 	*c = mpi_comm_get(comm);
 	if (!*c)
-		return mpi_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
+		return mpi_err_comm(fn, comm);
 	if (!(*c)->cart)
 		return mpi_err(comm, MPI_ERR_TOPOLOGY, fn, "%s has no Cartesian topology", (*c)->name);
 	return MPI_SUCCESS;
@@ -280,10 +280,7 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 
 int PMPI_Topo_test(MPI_Comm comm, int *status)
 {
-	MPI_CHECK_INIT("MPI_Topo_test");
-	struct mpi_comm *c = mpi_comm_get(comm);
-	if (!c)
-		return mpi_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Topo_test", "invalid communicator %d", comm);
+	MPI_COMM_ARG("MPI_Topo_test", comm, c);
 	*status = c->cart ? MPI_CART : mpi_graph_kind(c);
 	return MPI_SUCCESS;
 }
