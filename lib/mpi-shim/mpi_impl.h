@@ -447,6 +447,14 @@ void mpi_fatal(int code, const char *fmt, ...) __attribute__((format(printf, 2, 
 	if (!c)                                                                                     \
 	return mpi_err_comm(fn, comm)
 int mpi_err_comm(const char *fn, MPI_Comm comm);
+/* A completed operation's status into the caller's: all but MPI_ERROR,
+ * which only the calls completing several requests write (MPI-3.1 3.2.5). */
+static inline void mpi_status_copy(MPI_Status *to, const MPI_Status *from)
+{
+	int e = to->MPI_ERROR;
+	*to = *from;
+	to->MPI_ERROR = e;
+}
 
 /* ---------------------------------------------------------------- ops */
 struct mpi_opdef;

@@ -193,7 +193,7 @@ static int recv_wait(const char *fn, struct mpi_req *r, MPI_Comm comm, MPI_Statu
 {
 	mpi_wait_req(r, 0);
 	if (status != MPI_STATUS_IGNORE)
-		*status = r->st;
+		mpi_status_copy(status, &r->st);
 	int rc = r->err;
 	mpi_req_drop(r);
 	if (rc == MPI_ERR_TRUNCATE)
@@ -230,7 +230,7 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
 	mpi_wait_req(sr, 0);
 	mpi_wait_req(rr, 0);
 	if (status != MPI_STATUS_IGNORE)
-		*status = rr->st;
+		mpi_status_copy(status, &rr->st);
 	rc = rr->err ? rr->err : sr->err;
 	const struct mpi_req *dead = rr->dead >= 0 ? rr : sr->dead >= 0 ? sr : NULL;
 	mpi_req_drop(rr);
@@ -422,7 +422,7 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 	*flag = !r || r->done;
 	if (*flag && status != MPI_STATUS_IGNORE) {
 		if (r) {
-			*status = r->st;
+			mpi_status_copy(status, &r->st);
 			if (r->kind == MPI_REQ_SEND)
 				status->ptl_count = 0; /* a send's status counts nothing */
 		} else {

@@ -1408,7 +1408,6 @@ static void ux_status(const struct mpi_ux *u, MPI_Status *st)
 		return;
 	st->MPI_SOURCE = u->src;
 	st->MPI_TAG = u->tag;
-	st->MPI_ERROR = MPI_SUCCESS;
 	st->ptl_cancelled = 0;
 	st->ptl_count = (long long)u->len;
 }

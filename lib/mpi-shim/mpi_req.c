@@ -121,7 +121,7 @@ static void status_out(const struct mpi_req *r, MPI_Status *st)
 {
 	if (st == MPI_STATUS_IGNORE)
 		return;
-	*st = r->st;
+	mpi_status_copy(st, &r->st);
 	if (r->kind == MPI_REQ_SEND) {
 		/* A send's status says nothing but whether it was cancelled. */
 		st->ptl_count = 0;

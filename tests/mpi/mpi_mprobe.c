@@ -141,12 +141,17 @@ static void types(void)
 	for (int k = 0; k < 2; k++) {
 		MPI_Message msg;
 		MPI_Status st;
+		/* calls that complete one operation leave MPI_ERROR as it was (MPI-3.1 3.2.5) */
+		st.MPI_ERROR = MPI_ERR_DIMS;
 		OK(MPI_Mprobe(1, 60 + k, MPI_COMM_WORLD, &msg, &st));
+		CHECK(st.MPI_ERROR == MPI_ERR_DIMS, "MPI_Mprobe set MPI_ERROR to %d", st.MPI_ERROR);
 		memset(ib, 0, sizeof ib);
 		MPI_Datatype t;
 		OK(MPI_Type_vector(n[k], 1, 2, MPI_INT, &t));
 		OK(MPI_Type_commit(&t));
+		st.MPI_ERROR = MPI_ERR_TOPOLOGY;
 		OK(MPI_Mrecv(ib, 1, t, &msg, &st));
+		CHECK(st.MPI_ERROR == MPI_ERR_TOPOLOGY, "MPI_Mrecv set MPI_ERROR to %d", st.MPI_ERROR);
 		OK(MPI_Type_free(&t));
 		int bad = 0;
 		for (int i = 0; i < n[k]; i++)
