@@ -265,9 +265,8 @@ static void proc_null_status(MPI_Status *st)
 {
 	if (st == MPI_STATUS_IGNORE)
 		return;
-	memset(st, 0, sizeof *st); /* MPI_SUCCESS, nothing received, not cancelled */
-	st->MPI_SOURCE = MPI_PROC_NULL;
-	st->MPI_TAG = MPI_ANY_TAG;
+	/* nothing received, not cancelled; MPI_ERROR stays (mpi_status_copy) */
+	mpi_status_copy(st, &(MPI_Status){ .MPI_SOURCE = MPI_PROC_NULL, .MPI_TAG = MPI_ANY_TAG });
 }
 
 /* One look for a message of (source, tag) on c, the arguments checked;
