@@ -143,6 +143,9 @@ static void types(void)
 		MPI_Status st;
 		/* calls that complete one operation leave MPI_ERROR as it was (MPI-3.1 3.2.5) */
 		st.MPI_ERROR = MPI_ERR_DIMS;
+		OK(MPI_Mprobe(MPI_PROC_NULL, 5, MPI_COMM_WORLD, &msg, &st));
+		CHECK(st.MPI_ERROR == MPI_ERR_DIMS && st.MPI_SOURCE == MPI_PROC_NULL && msg == MPI_MESSAGE_NO_PROC,
+		      "MPI_Mprobe of MPI_PROC_NULL: MPI_ERROR %d, source %d", st.MPI_ERROR, st.MPI_SOURCE);
 		OK(MPI_Mprobe(1, 60 + k, MPI_COMM_WORLD, &msg, &st));
 		CHECK(st.MPI_ERROR == MPI_ERR_DIMS, "MPI_Mprobe set MPI_ERROR to %d", st.MPI_ERROR);
 		memset(ib, 0, sizeof ib);
