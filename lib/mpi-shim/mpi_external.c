@@ -127,39 +127,41 @@ static int external_args(const char *fn, const char *datarep, MPI_Datatype dt, i
 	return MPI_SUCCESS;
 }
 
-int PMPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_Datatype dt, void *outbuf,
-		       MPI_Aint outsize, MPI_Aint *position)
+/* Both directions: the user's data (buf, count elements of the type)
+ * through a native packed copy to or from external32 at ext + *position. */
+static int external(const char *fn, const char *datarep, bool pack, void *buf, int count, MPI_Datatype dt,
+		    char *ext, MPI_Aint size, MPI_Aint *position)
 {
 	struct mpi_dtype *t;
-	int rc = external_args("MPI_Pack_external", datarep, dt, incount, outsize, position, &t);
+	int rc = external_args(fn, datarep, dt, count, size, position, &t);
 	if (rc)
 		return rc;
-	size_t len = t->size * (size_t)incount;
+	size_t len = t->size * (size_t)count;
 	char *native = malloc(len ? len : 1);
 	if (!native)
-		return mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Pack_external", "no memory for %zu bytes", len);
-	mpi_pack(t, inbuf, incount, native);
-	*position += (MPI_Aint)walk(t, incount, native, (char *)outbuf + *position, true);
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "no memory for %zu bytes", len);
+	if (pack)
+		mpi_pack(t, buf, count, native);
+	*position += (MPI_Aint)walk(t, count, native, ext + *position, pack);
+	if (!pack)
+		mpi_unpack(t, buf, count, native, len);
 	free(native);
 	return MPI_SUCCESS;
 }
 
+int PMPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_Datatype dt, void *outbuf,
+		       MPI_Aint outsize, MPI_Aint *position)
+{
+	return external("MPI_Pack_external", datarep, true, (void *)(uintptr_t)inbuf, incount, dt, outbuf, outsize,
+			position);
+}
+
+/* The input stays as it is (const): only the native copy is written. */
 int PMPI_Unpack_external(const char *datarep, const void *inbuf, MPI_Aint insize, MPI_Aint *position,
 			 void *outbuf, int outcount, MPI_Datatype dt)
 {
-	struct mpi_dtype *t;
-	int rc = external_args("MPI_Unpack_external", datarep, dt, outcount, insize, position, &t);
-	if (rc)
-		return rc;
-	size_t len = t->size * (size_t)outcount;
-	char *native = malloc(len ? len : 1);
-	if (!native)
-		return mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Unpack_external", "no memory for %zu bytes", len);
-	/* the input is const: converted into the native copy */
-	*position += (MPI_Aint)walk(t, outcount, native, (char *)(uintptr_t)inbuf + *position, false);
-	mpi_unpack(t, outbuf, outcount, native, len);
-	free(native);
-	return MPI_SUCCESS;
+	return external("MPI_Unpack_external", datarep, false, outbuf, outcount, dt, (char *)(uintptr_t)inbuf, insize,
+			position);
 }
 
 int PMPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype dt, MPI_Aint *size)
