@@ -593,16 +593,16 @@ static void send_start(struct mpi_req *r)
 		send_fail(r, MPI_ERR_PROC_FAILED);
 }
 
-bool mpi_send_small(const void *buf, int count, MPI_Datatype dt, int dest, int tag, struct mpi_comm *c)
-{
-	return mpi_send_small_ctx(buf, count, dt, dest, tag, c, c->ctx);
-}
-
 bool mpi_send_small_ctx(const void *buf, int count, MPI_Datatype dt, int dest, int tag, struct mpi_comm *c, int ctx)
 {
 	struct mpi_dtype *t = mpi_dtype_get(dt);
-	size_t len = t->size * (size_t)count;
-	if (dest == MPI_PROC_NULL || !t->contig || len == 0 || len > P.noack_max)
+	return dest != MPI_PROC_NULL && t->contig &&
+	       mpi_send_bytes((const char *)buf + t->true_lb, t->size * (size_t)count, dest, tag, c, ctx);
+}
+
+bool mpi_send_bytes(const void *p, size_t len, int dest, int tag, struct mpi_comm *c, int ctx)
+{
+	if (len == 0 || len > P.noack_max)
 		return false;
 	int w = c->world[dest], k = nack_units(len);
 	if (P.nack[w] < k || P.credit[w] <= 0 || !mpi_list_empty(&P.sendq[w]) ||
@@ -617,7 +617,6 @@ bool mpi_send_small_ctx(const void *buf, int count, MPI_Datatype dt, int dest, i
 	 * lands whole (never in the overflow entry). */
 	P.credit[w]--;
 	P.nack[w] -= k;
-	const char *p = (const char *)buf + t->true_lb;
 	if (PtlPutRegion(P.direct_md, (ptl_size_t)((uintptr_t)p - (uintptr_t)MPI_DIRECT_BASE), len, PTL_NO_ACK_REQ,
 			 mpi_g.ids[w], MPI_PT_MSG, 0, mpi_bits(ctx, c->rank, tag) | MPI_NOACK_BIT, 0,
 			 MPI_HDR(MPI_PROTO_EAGER, len, 0)) != PTL_OK) {
@@ -1185,14 +1184,25 @@ static void on_event(const ptl_event_t *ev)
 	}
 }
 
+/* One event PtlEQGet or PtlEQPoll returned (rc PTL_OK or an error). */
+static void take_event(int rc, const ptl_event_t *ev)
+{
+	if (rc == PTL_EQ_DROPPED)
+		mpi_fatal(MPI_ERR_INTERN, "rank %d: the event queue overran; raise PTL_MPI_CREDITS "
+			  "headroom or report this as a bug", mpi_g.wrank);
+	if (rc != PTL_OK)
+		mpi_fatal(MPI_ERR_INTERN, "PtlEQGet: %s", PtlErrorStr((unsigned)rc));
+	on_event(ev);
+}
+
 /* Takes events until the queue is empty or, with until, as soon as until
  * is done: a wait returns on its own completion without the last, empty
  * PtlEQGet, whose progress pass (a poll of every NAL) would delay the
- * caller's next send by a few hundred instructions. It does take the
- * UNLINK that a use-once MD logs right after the END that completed until
- * (P.unlink_due; a PtlEQGet that finds an event makes no progress pass):
- * left queued, it would make the next posted receive's PtlMDUpdate fail
- * (mpi_irecv). What else stays queued is taken by the next call. */
+ * caller's next send by a few hundred instructions. The UNLINK that a
+ * use-once MD logs right after the END that completed until stays queued
+ * too (P.unlink_due): a ping-pong's reply goes out first, and the next
+ * posted receive takes it (take_unlinks) before the PtlMDUpdate it would
+ * make fail. What else stays queued is taken by the next call. */
 static int progress_until(int wait_ms, struct mpi_req *until)
 {
 	ptl_event_t ev;
@@ -1204,12 +1214,7 @@ static int progress_until(int wait_ms, struct mpi_req *until)
 		rc = PtlEQGet(mpi_g.eq, &ev);
 	}
 	while (rc != PTL_EQ_EMPTY) {
-		if (rc == PTL_EQ_DROPPED)
-			mpi_fatal(MPI_ERR_INTERN, "rank %d: the event queue overran; raise PTL_MPI_CREDITS "
-				  "headroom or report this as a bug", mpi_g.wrank);
-		if (rc != PTL_OK)
-			mpi_fatal(MPI_ERR_INTERN, "PtlEQGet: %s", PtlErrorStr((unsigned)rc));
-		on_event(&ev);
+		take_event(rc, &ev);
 		n++;
 		if (until && until == lazy_waiter && lazy_first) {
 			/* Still listed (nobody else takes from the list while a
@@ -1223,7 +1228,7 @@ static int progress_until(int wait_ms, struct mpi_req *until)
 				mpi_recv_try(until);
 			}
 		}
-		if (until && until->done && !P.unlink_due)
+		if (until && until->done)
 			break;
 		rc = PtlEQGet(mpi_g.eq, &ev);
 	}
@@ -1232,6 +1237,21 @@ static int progress_until(int wait_ms, struct mpi_req *until)
 	if (mpi_g.icoll_live) /* nonblocking collectives move on whatever made progress */
 		mpi_icoll_progress(n == 0);
 	return n;
+}
+
+/* Takes the UNLINK events progress_until left queued (and whatever came
+ * before them): a PtlEQGet that finds an event makes no progress pass. */
+static void take_unlinks(void)
+{
+	ptl_event_t ev;
+	while (P.unlink_due) {
+		int rc = PtlEQGet(mpi_g.eq, &ev);
+		if (rc == PTL_EQ_EMPTY) {
+			P.unlink_due = 0;
+			return;
+		}
+		take_event(rc, &ev);
+	}
 }
 
 int mpi_progress(int wait_ms)
@@ -1307,6 +1327,7 @@ int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mp
 		mpi_req_fail_dead(r, r->wpeer);
 		return MPI_SUCCESS;
 	}
+	take_unlinks();
 	ptl_match_bits_t ign = MPI_NOACK_BIT;
 	if (src == MPI_ANY_SOURCE)
 		ign |= MPI_SRC_MASK;
@@ -1377,10 +1398,9 @@ int mpi_irecv_lazy(void *buf, size_t len, int src, int tag, struct mpi_comm *c, 
  * unlink and UNLINK event (2 pinned ranks, bench/mpi_pingpong.c). */
 #define MPI_LAZY_RECV_MAX MPI_NOACK_MIN
 
-int mpi_recv_now(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mpi_comm *c, int ctx,
-		 struct mpi_req **out)
+int mpi_recv_now(void *buf, int count, MPI_Datatype dt, const struct mpi_dtype *t, int src, int tag,
+		 struct mpi_comm *c, int ctx, struct mpi_req **out)
 {
-	struct mpi_dtype *t = mpi_dtype_get(dt);
 	size_t len = t->size * (size_t)count;
 	if (src == MPI_PROC_NULL || !t->contig || len > MPI_LAZY_RECV_MAX)
 		return mpi_irecv(buf, count, dt, src, tag, c, ctx, out);
@@ -1521,7 +1541,7 @@ int mpi_wait_req(struct mpi_req *r, double timeout)
 		}
 		/* Only a wait that brought nothing asks after the peer. */
 		empty = progress_until(ms, r) == 0;
-		if (mpi_idle_due(&idle, empty) && !r->done)
+		if (!r->done && mpi_idle_due(&idle, empty))
 			mpi_req_check(r);
 	}
 	lazy_waiter = outer;
