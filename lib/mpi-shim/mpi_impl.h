@@ -194,6 +194,7 @@ enum mpi_send_stage {
 };
 struct mpi_ux;
 struct mpi_eslot;
+struct mpi_rme;
 struct mpi_req {
 	int obj;                 /* MPI_OBJ_REQ */
 	int kind;
@@ -232,6 +233,8 @@ struct mpi_req {
 	int proto;
 	bool sync, bsend;
 	/* receive */
+	struct mpi_rme *rme;     /* the kept ME armed for it (mpi_pt2pt.c), until its message lands */
+	bool kept;               /* its posted ME is a kept one: no UNLINK event follows the END */
 	struct mpi_ux *ux;       /* matched unexpected message still arriving */
 	size_t msglen;
 	/* nonblocking collective: its state, freed with the request */

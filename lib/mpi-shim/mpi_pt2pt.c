@@ -49,6 +49,16 @@
  * it has matched the header, gets the data from there (one copy on shm).
  * A synchronous send therefore completes only after the match.
  *
+ * Kept MEs: a posted receive's ME and MD are not use-once but retained
+ * (MPI_RME_IDLE_MAX of them at most once idle), so the MD logs no UNLINK
+ * event when its message has landed, and a later receive of the same
+ * match bits re-arms an idle one with the PtlMDUpdate below instead of
+ * inserting and attaching anew: a stream of receives of one envelope
+ * costs one Portals call each. MPI's order holds because only an idle ME
+ * after the last armed one in the match list (P.rme_last) is re-armed: it
+ * then comes after every receive still posted, as a new insert would; an
+ * idle ME (threshold 0) takes nothing.
+ *
  * The race between posting a receive and an arrival: the receive's ME is
  * inserted with a disabled MD (threshold 0), the event queue is drained and
  * the unexpected list searched, and the MD is enabled with PtlMDUpdate on
@@ -139,6 +149,19 @@ struct mpi_obj_hdr {
  * (the copy dominates). */
 #define MPI_BLOCKING_EAGER 8
 
+/* A kept ME of a posted receive (see the top). Idle ones beyond
+ * MPI_RME_IDLE_MAX go, oldest first: each one is an entry every arrival
+ * walks past. */
+#define MPI_RME_IDLE_MAX 32
+#define MPI_RME_PREALLOC 64
+struct mpi_rme {
+	struct mpi_list link;    /* P.rmes, in match-list order; or the free list */
+	ptl_handle_me_t me;
+	ptl_handle_md_t md;
+	ptl_match_bits_t bits, ign;
+	struct mpi_req *r;       /* the receive it is armed for, NULL: idle */
+};
+
 struct mpi_eslot {
 	int obj;                 /* MPI_OBJ_ESLOT */
 	struct mpi_eslot *next;  /* free list */
@@ -175,7 +198,16 @@ static struct {
 	char *eslot_mem;
 	uint64_t ux_appends;         /* unexpected-list records ever added */
 	int unlink_due;              /* UNLINK events of use-once MDs sure to follow (progress_until) */
+	struct mpi_list rmes;        /* kept MEs, armed or idle, in match-list order */
+	struct mpi_list rme_free;    /* entries not in use */
+	struct mpi_rme *rme_last;    /* the last armed one in P.rmes, NULL: none */
+	struct mpi_rme *rme_pool;    /* the MPI_RME_PREALLOC first entries */
+	int rme_idle;                /* idle ones in P.rmes */
 } P;
+
+static void rme_init(void);
+static void rme_fini(void);
+static void rme_disarm(struct mpi_rme *e);
 
 static struct mpi_ux *lazy_first; /* see lazy_waiter */
 static void ux_free(struct mpi_ux *u)
@@ -419,6 +451,7 @@ int mpi_pt2pt_init(void)
 	if (!mpi_ux_index_init())
 		mpi_fatal(MPI_ERR_NO_MEM, "out of memory for the unexpected-message index");
 	mpi_list_init(&P.arriving);
+	rme_init();
 
 	/* The marker: matches anything, accepts nothing. */
 	ptl_handle_md_t mdh;
@@ -502,6 +535,7 @@ int mpi_pt2pt_init(void)
 void mpi_pt2pt_fini(void)
 {
 	PtlNIFini(mpi_g.ni);
+	rme_fini();
 	mpi_mprobe_fini();
 	for (int i = 0; i < mpi_g.ux_nbufs; i++)
 		free(P.ux[i].mem);
@@ -1073,16 +1107,17 @@ static void on_req_event(const ptl_event_t *ev, struct mpi_req *r)
 		return;
 	case PTL_EVENT_PUT_END:
 		r->matched = true;
-		/* The use-once MD (a posted receive's, a pull's landing) logs
-		 * its UNLINK right after. */
-		P.unlink_due++;
 		if (ev->pt_index == MPI_PT_PULL) {
+			P.unlink_due++; /* the pull's use-once landing logs its UNLINK right after */
 			recv_finish(r, ev->mlength);
 			return;
 		}
-		/* The use-once ME is gone: its handle may name another's soon
-		 * (a dead sender's cleanup must not unlink that). */
+		/* The kept ME is another receive's to arm now (a dead sender's
+		 * cleanup must not unlink it); its MD logs no UNLINK. */
+		if (r->rme)
+			rme_disarm(r->rme);
 		r->me = PTL_INVALID_HANDLE;
+		r->md = PTL_INVALID_HANDLE;
 		credit_note(rank_of(ev->initiator));
 		if (ev->match_bits & MPI_NOACK_BIT)
 			nack_arrived(ev, NULL, rank_of(ev->initiator));
@@ -1292,6 +1327,132 @@ static bool recv_buf_init(struct mpi_req *r)
 	return true;
 }
 
+/* ---------------------------------------------------------------- kept MEs */
+
+/* The armed entry before e in P.rmes, or NULL. */
+static struct mpi_rme *rme_armed_before(struct mpi_rme *e)
+{
+	for (struct mpi_list *l = e->link.prev; l != &P.rmes; l = l->prev) {
+		struct mpi_rme *x = mpi_container(l, struct mpi_rme, link);
+		if (x->r)
+			return x;
+	}
+	return NULL;
+}
+
+/* e's receive has its message, or took another way: e goes idle. */
+static void rme_disarm(struct mpi_rme *e)
+{
+	if (P.rme_last == e)
+		P.rme_last = rme_armed_before(e);
+	e->r->rme = NULL;
+	e->r = NULL;
+	P.rme_idle++;
+}
+
+/* e has left the match list (its ME unlinked): back to the free entries. */
+static void rme_drop(struct mpi_rme *e)
+{
+	if (e->r) {
+		if (P.rme_last == e)
+			P.rme_last = rme_armed_before(e);
+		e->r->rme = NULL;
+		e->r = NULL;
+	} else {
+		P.rme_idle--;
+	}
+	mpi_list_del(&e->link);
+	mpi_list_add_tail(&e->link, &P.rme_free);
+}
+
+/* Unlinks the oldest idle entries beyond MPI_RME_IDLE_MAX. */
+static void rme_trim(void)
+{
+	struct mpi_list *l = P.rmes.next;
+	while (P.rme_idle > MPI_RME_IDLE_MAX && l != &P.rmes) {
+		struct mpi_rme *e = mpi_container(l, struct mpi_rme, link);
+		l = l->next;
+		if (!e->r && PtlMEUnlink(e->me) == PTL_OK)
+			rme_drop(e);
+	}
+}
+
+/* A kept ME for receive r, of match bits (bits, ign), with its MD still
+ * disabled (threshold 0): an idle one after the last armed one, else a
+ * new one at the end of the posted receives. It counts as armed from now
+ * on, so a receive posted meanwhile (by a nonblocking collective's
+ * progress) goes after it. NULL: no memory or no more MEs. */
+static struct mpi_rme *rme_arm(struct mpi_req *r, ptl_match_bits_t bits, ptl_match_bits_t ign)
+{
+	if (P.rme_idle > MPI_RME_IDLE_MAX)
+		rme_trim();
+	struct mpi_rme *e = NULL;
+	for (struct mpi_list *l = P.rme_last ? P.rme_last->link.next : P.rmes.next; l != &P.rmes; l = l->next) {
+		struct mpi_rme *x = mpi_container(l, struct mpi_rme, link);
+		if (!x->r && x->bits == bits && x->ign == ign) {
+			e = x;
+			P.rme_idle--;
+			break;
+		}
+	}
+	if (!e) {
+		if (!mpi_list_empty(&P.rme_free)) {
+			e = mpi_container(P.rme_free.next, struct mpi_rme, link);
+			mpi_list_del(&e->link);
+		} else if (!(e = malloc(sizeof *e))) { /* more receives posted at once than ever before */
+			return NULL;
+		}
+		ptl_md_t md = { .start = P.zero, .length = 0, .threshold = 0, .options = PTL_MD_OP_PUT,
+				.eq_handle = mpi_g.eq };
+		if (PtlMEInsert(P.marker, any_id, bits, ign, PTL_RETAIN, PTL_INS_BEFORE, &e->me) != PTL_OK) {
+			mpi_list_add_tail(&e->link, &P.rme_free);
+			return NULL;
+		}
+		if (PtlMDAttach(e->me, md, PTL_RETAIN, &e->md) != PTL_OK) {
+			PtlMEUnlink(e->me);
+			mpi_list_add_tail(&e->link, &P.rme_free);
+			return NULL;
+		}
+		e->bits = bits;
+		e->ign = ign;
+		mpi_list_add_tail(&e->link, &P.rmes);
+	}
+	e->r = r;
+	r->rme = e;
+	r->kept = true;
+	r->me = e->me;
+	r->md = e->md;
+	P.rme_last = e;
+	return e;
+}
+
+static void rme_init(void)
+{
+	mpi_list_init(&P.rmes);
+	mpi_list_init(&P.rme_free);
+	P.rme_pool = calloc(MPI_RME_PREALLOC, sizeof *P.rme_pool);
+	if (!P.rme_pool)
+		mpi_fatal(MPI_ERR_NO_MEM, "out of memory for posted receives' entries");
+	for (int i = 0; i < MPI_RME_PREALLOC; i++)
+		mpi_list_add_tail(&P.rme_pool[i].link, &P.rme_free);
+}
+
+static void rme_fini(void)
+{
+	struct mpi_list *lists[] = { &P.rmes, &P.rme_free };
+	for (int k = 0; k < 2; k++)
+		while (!mpi_list_empty(lists[k])) {
+			struct mpi_rme *e = mpi_container(lists[k]->next, struct mpi_rme, link);
+			mpi_list_del(&e->link);
+			if (e < P.rme_pool || e >= P.rme_pool + MPI_RME_PREALLOC)
+				free(e);
+		}
+	free(P.rme_pool);
+	P.rme_pool = NULL;
+	P.rme_last = NULL;
+	P.rme_idle = 0;
+}
+
 int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mpi_comm *c, int ctx,
 	      struct mpi_req **out)
 {
@@ -1334,20 +1495,14 @@ int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mp
 	if (tag == MPI_ANY_TAG)
 		ign |= MPI_TAG_MASK;
 	ptl_match_bits_t bits = mpi_bits(ctx, src == MPI_ANY_SOURCE ? 0 : src, tag == MPI_ANY_TAG ? 0 : tag);
-	int rc = PtlMEInsert(P.marker, any_id, bits, ign, PTL_UNLINK, PTL_INS_BEFORE, &r->me);
-	if (rc != PTL_OK)
+	struct mpi_rme *e = rme_arm(r, bits, ign);
+	if (!e)
 		goto fail;
-	ptl_md_t md = { .start = r->pbuf, .length = r->len, .threshold = 0,
+	ptl_md_t md = { .start = r->pbuf, .length = r->len, .threshold = 1,
 			.options = PTL_MD_OP_PUT | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE,
 			.user_ptr = r, .eq_handle = mpi_g.eq };
-	rc = PtlMDAttach(r->me, md, PTL_UNLINK, &r->md);
-	if (rc != PTL_OK) {
-		PtlMEUnlink(r->me);
-		goto fail;
-	}
-	md.threshold = 1;
 	for (;;) {
-		rc = PtlMDUpdate(r->md, NULL, &md, mpi_g.eq);
+		int rc = PtlMDUpdate(e->md, NULL, &md, mpi_g.eq);
 		if (rc == PTL_OK)
 			return MPI_SUCCESS;
 		if (rc != PTL_MD_NO_UPDATE)
@@ -1355,8 +1510,11 @@ int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mp
 		mpi_progress(0);
 		u = mpi_ux_find(ctx, src, tag);
 		if (u) {
-			PtlMEUnlink(r->me);
+			/* still disabled: idle again, for a later receive */
+			rme_disarm(e);
 			r->me = PTL_INVALID_HANDLE;
+			r->md = PTL_INVALID_HANDLE;
+			r->kept = false;
 			mpi_ux_unlist(u);
 			ux_deliver(r, u);
 			return MPI_SUCCESS;
@@ -1488,6 +1646,8 @@ int mpi_cancel_recv(struct mpi_req *r)
 		return MPI_SUCCESS;
 	if (PtlMEUnlink(r->me) != PTL_OK)
 		return MPI_SUCCESS; /* being matched: it will complete */
+	if (r->rme)
+		rme_drop(r->rme);
 	/* Unlinked: anything that matched it before is in the queue now. */
 	mpi_progress(0);
 	if (r->matched || r->done)
@@ -1580,6 +1740,8 @@ void mpi_req_fail_dead(struct mpi_req *r, int w)
 		/* A posted receive, or a pull's landing. */
 		if (PtlMEUnlink(r->me) != PTL_OK)
 			return; /* being matched: the transfer's end completes it */
+		if (r->rme)
+			rme_drop(r->rme);
 		r->me = PTL_INVALID_HANDLE;
 		/* Anything that matched it before is in the queue now. */
 		mpi_progress(0);

@@ -3,7 +3,8 @@
  * Sendrecv(_replace), the Wait/Test families, Bsend, truncation, and a
  * flood of unexpected messages, blocking mid-size sends from the user's
  * buffer, ACK-free small and mid-size messages left unmatched, small blocking receives
- * (no match entry) beside posted ones; with "units", only how many 2 KiB
+ * (no match entry) beside posted ones, posted receives' kept entries
+ * re-armed in MPI's order; with "units", only how many 2 KiB
  * sends go ACK-free from fresh credits (1 KiB credit units).
  * Needs at least 2 ranks. */
 #include "mpi_test.h"
@@ -556,6 +557,46 @@ static void noack_mid(void)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* A posted receive's ME stays after its message, idle, and a later
+ * receive of the same envelope re-arms it; but one posted while an
+ * earlier receive that matches more is still pending must come after
+ * that one, as a new ME would: tag 4 is received once (its ME idle), then
+ * MPI_ANY_TAG and tag 4 are posted, and the first tag-4 message goes to
+ * MPI_ANY_TAG. Each round posts before the sender sends (the barrier), so
+ * the messages meet posted receives, not the unexpected list. */
+static void kept_order(void)
+{
+	for (int round = 0; round < 3; round++) {
+		if (t_rank == 0) {
+			int a = -1, b = -1, c = -1;
+			MPI_Request r[2];
+			OK(MPI_Irecv(&a, 1, MPI_INT, 1, 4, MPI_COMM_WORLD, &r[0]));
+			MPI_Barrier(MPI_COMM_WORLD);
+			OK(MPI_Wait(&r[0], MPI_STATUS_IGNORE));
+			CHECK(a == 10 * round, "kept round %d: first message %d", round, a);
+			OK(MPI_Irecv(&b, 1, MPI_INT, 1, MPI_ANY_TAG, MPI_COMM_WORLD, &r[0]));
+			OK(MPI_Irecv(&c, 1, MPI_INT, 1, 4, MPI_COMM_WORLD, &r[1]));
+			MPI_Barrier(MPI_COMM_WORLD);
+			OK(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
+			CHECK(b == 10 * round + 1 && c == 10 * round + 2,
+			      "kept round %d: MPI_ANY_TAG got %d, tag 4 got %d (want %d, %d)", round, b, c,
+			      10 * round + 1, 10 * round + 2);
+		} else if (t_rank == 1) {
+			MPI_Barrier(MPI_COMM_WORLD);
+			for (int k = 0; k < 3; k++) {
+				int v = 10 * round + k;
+				OK(MPI_Send(&v, 1, MPI_INT, 0, 4, MPI_COMM_WORLD));
+				if (k == 0)
+					MPI_Barrier(MPI_COMM_WORLD);
+			}
+		} else {
+			MPI_Barrier(MPI_COMM_WORLD);
+			MPI_Barrier(MPI_COMM_WORLD);
+		}
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* ACK-free credits are counted in 1 KiB units, a message taking its size
  * rounded up (mpi_pt2pt.c nack_units): a sender starts with what three of
  * the four 128 KiB reserves surely take (121 units each: they unlink with
@@ -661,6 +702,7 @@ int main(int argc, char **argv)
 	blocking_mid();
 	noack();
 	noack_mid();
+	kept_order();
 	get_status();
 	return t_finish("mpi_p2p");
 }
