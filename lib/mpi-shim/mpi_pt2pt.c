@@ -49,7 +49,8 @@
  * it has matched the header, gets the data from there (one copy on shm).
  * A synchronous send therefore completes only after the match.
  *
- * Kept MEs: a posted receive's ME and MD are not use-once but retained
+ * Kept MEs: a posted receive's ME and MD (on a communicator's own
+ * context; a collective's are use-once) are not use-once but retained
  * (MPI_RME_IDLE_MAX of them at most once idle), so the MD logs no UNLINK
  * event when its message has landed, and a later receive of the same
  * match bits re-arms an idle one with the PtlMDUpdate below instead of
@@ -150,9 +151,13 @@ struct mpi_obj_hdr {
 #define MPI_BLOCKING_EAGER 8
 
 /* A kept ME of a posted receive (see the top). Idle ones beyond
- * MPI_RME_IDLE_MAX go, oldest first: each one is an entry every arrival
- * walks past. */
-#define MPI_RME_IDLE_MAX 32
+ * MPI_RME_IDLE_MAX go, oldest first, as soon as there are more: each one
+ * is an entry that every arrival not matched before it walks past (~11
+ * instructions in ptl_match_list). A few serve a blocking receive's next
+ * receive and a short stream's; a 32-deep window of one envelope, which
+ * could re-arm 32, walked on average half of them per arrival: 2 pinned
+ * ranks, 4 KiB streaming, no faster than use-once MEs. */
+#define MPI_RME_IDLE_MAX 4
 #define MPI_RME_PREALLOC 64
 struct mpi_rme {
 	struct mpi_list link;    /* P.rmes, in match-list order; or the free list */
@@ -1112,10 +1117,13 @@ static void on_req_event(const ptl_event_t *ev, struct mpi_req *r)
 			recv_finish(r, ev->mlength);
 			return;
 		}
-		/* The kept ME is another receive's to arm now (a dead sender's
-		 * cleanup must not unlink it); its MD logs no UNLINK. */
+		/* A kept ME is another receive's to arm now, a use-once one is
+		 * gone and its MD logs its UNLINK right after: either way a dead
+		 * sender's cleanup must not unlink it. */
 		if (r->rme)
 			rme_disarm(r->rme);
+		else if (!r->kept)
+			P.unlink_due++;
 		r->me = PTL_INVALID_HANDLE;
 		r->md = PTL_INVALID_HANDLE;
 		credit_note(rank_of(ev->initiator));
@@ -1340,6 +1348,8 @@ static struct mpi_rme *rme_armed_before(struct mpi_rme *e)
 	return NULL;
 }
 
+static void rme_trim(void);
+
 /* e's receive has its message, or took another way: e goes idle. */
 static void rme_disarm(struct mpi_rme *e)
 {
@@ -1347,7 +1357,8 @@ static void rme_disarm(struct mpi_rme *e)
 		P.rme_last = rme_armed_before(e);
 	e->r->rme = NULL;
 	e->r = NULL;
-	P.rme_idle++;
+	if (++P.rme_idle > MPI_RME_IDLE_MAX)
+		rme_trim();
 }
 
 /* e has left the match list (its ME unlinked): back to the free entries. */
@@ -1384,8 +1395,6 @@ static void rme_trim(void)
  * progress) goes after it. NULL: no memory or no more MEs. */
 static struct mpi_rme *rme_arm(struct mpi_req *r, ptl_match_bits_t bits, ptl_match_bits_t ign)
 {
-	if (P.rme_idle > MPI_RME_IDLE_MAX)
-		rme_trim();
 	struct mpi_rme *e = NULL;
 	for (struct mpi_list *l = P.rme_last ? P.rme_last->link.next : P.rmes.next; l != &P.rmes; l = l->next) {
 		struct mpi_rme *x = mpi_container(l, struct mpi_rme, link);
@@ -1495,14 +1504,26 @@ int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mp
 	if (tag == MPI_ANY_TAG)
 		ign |= MPI_TAG_MASK;
 	ptl_match_bits_t bits = mpi_bits(ctx, src == MPI_ANY_SOURCE ? 0 : src, tag == MPI_ANY_TAG ? 0 : tag);
-	struct mpi_rme *e = rme_arm(r, bits, ign);
-	if (!e)
-		goto fail;
-	ptl_md_t md = { .start = r->pbuf, .length = r->len, .threshold = 1,
+	ptl_md_t md = { .start = r->pbuf, .length = r->len, .threshold = 0,
 			.options = PTL_MD_OP_PUT | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE,
 			.user_ptr = r, .eq_handle = mpi_g.eq };
+	/* Kept entries for the communicator's own context only: a schedule's
+	 * receives (c->ctx + 1) carry a tag per call that never comes back, so
+	 * theirs would only pile up idle in front of every arrival. Order
+	 * between contexts does not matter: no message matches both. */
+	struct mpi_rme *e = NULL;
+	if (ctx == c->ctx) {
+		if (!(e = rme_arm(r, bits, ign)))
+			goto fail;
+	} else if (PtlMEInsert(P.marker, any_id, bits, ign, PTL_UNLINK, PTL_INS_BEFORE, &r->me) != PTL_OK) {
+		goto fail;
+	} else if (PtlMDAttach(r->me, md, PTL_UNLINK, &r->md) != PTL_OK) {
+		PtlMEUnlink(r->me);
+		goto fail;
+	}
+	md.threshold = 1;
 	for (;;) {
-		int rc = PtlMDUpdate(e->md, NULL, &md, mpi_g.eq);
+		int rc = PtlMDUpdate(r->md, NULL, &md, mpi_g.eq);
 		if (rc == PTL_OK)
 			return MPI_SUCCESS;
 		if (rc != PTL_MD_NO_UPDATE)
@@ -1510,8 +1531,10 @@ int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mp
 		mpi_progress(0);
 		u = mpi_ux_find(ctx, src, tag);
 		if (u) {
-			/* still disabled: idle again, for a later receive */
-			rme_disarm(e);
+			if (e) /* still disabled: idle again, for a later receive */
+				rme_disarm(e);
+			else
+				PtlMEUnlink(r->me);
 			r->me = PTL_INVALID_HANDLE;
 			r->md = PTL_INVALID_HANDLE;
 			r->kept = false;
