@@ -334,8 +334,8 @@ bool mpi_send_bytes(const void *p, size_t len, int dest, int tag, struct mpi_com
  * unlink on small messages. */
 int mpi_irecv_lazy(void *buf, size_t len, int src, int tag, struct mpi_comm *c, int ctx, struct mpi_req **out);
 /* A receive its caller waits for before it posts another (MPI_Recv, the
- * receive of MPI_Sendrecv): small and contiguous, it is lazy (no ME), else
- * as mpi_irecv. t: dt's type, looked up already. */
+ * receive of MPI_Sendrecv): empty, it is lazy (no ME), else as mpi_irecv
+ * (mpi_pt2pt.c, MPI_LAZY_RECV_MAX). t: dt's type, looked up already. */
 int mpi_recv_now(void *buf, int count, MPI_Datatype dt, const struct mpi_dtype *t, int src, int tag,
 		 struct mpi_comm *c, int ctx, struct mpi_req **out);
 /* Matches a lazy receive against the unexpected messages; true once done. */
