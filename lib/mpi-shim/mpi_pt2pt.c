@@ -759,6 +759,13 @@ int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, st
 		mpi_req_complete(r);
 		return MPI_SUCCESS;
 	}
+	/* An MPI_Isend that goes out ACK-free at once is complete now: the
+	 * request only answers the user's Wait or Test. */
+	if (nb && (mode == MPI_MODE_STD || mode == MPI_MODE_READY) && t->contig &&
+	    mpi_send_bytes((const char *)buf + t->true_lb, t->size * (size_t)count, dest, tag, c, ctx)) {
+		mpi_req_complete(r);
+		return MPI_SUCCESS;
+	}
 	if (mpi_g.ndead && mpi_rank_dead(r->wpeer, false)) {
 		/* Known dead: nothing to send, the request fails at once. */
 		r->dead = r->wpeer;
