@@ -1137,14 +1137,15 @@ static void on_req_event(const ptl_event_t *ev, struct mpi_req *r)
 			P.unlink_due++;
 		r->me = PTL_INVALID_HANDLE;
 		r->md = PTL_INVALID_HANDLE;
-		credit_note(rank_of(ev->initiator));
+		int w = r->wpeer >= 0 ? r->wpeer : rank_of(ev->initiator);
+		credit_note(w);
 		if (ev->match_bits & MPI_NOACK_BIT)
-			nack_arrived(ev, NULL, rank_of(ev->initiator));
+			nack_arrived(ev, NULL, w);
 		r->st.MPI_SOURCE = MPI_BITS_SRC(ev->match_bits);
 		r->st.MPI_TAG = MPI_BITS_TAG(ev->match_bits);
 		r->msglen = MPI_HDR_LEN(ev->hdr_data);
 		if (MPI_HDR_PROTO(ev->hdr_data) == MPI_PROTO_RNDV) {
-			rndv_get(r, rank_of(ev->initiator), MPI_HDR_ID(ev->hdr_data));
+			rndv_get(r, w, MPI_HDR_ID(ev->hdr_data));
 			return;
 		}
 		if (ev->ni_fail_type != PTL_NI_OK)
