@@ -152,11 +152,12 @@ struct mpi_obj_hdr {
 
 /* A kept ME of a posted receive (see the top). Idle ones beyond
  * MPI_RME_IDLE_MAX go, oldest first, as soon as there are more: each one
- * is an entry that every arrival not matched before it walks past (~11
- * instructions in ptl_match_list). A few serve a blocking receive's next
- * receive and a short stream's; a 32-deep window of one envelope, which
- * could re-arm 32, walked on average half of them per arrival: 2 pinned
- * ranks, 4 KiB streaming, no faster than use-once MEs. */
+ * is an entry that every arrival not matched before it walks past (~30
+ * instructions in ptl_match_list when the match bits are the same). A few
+ * serve a blocking receive's next receive and alternating envelopes; a
+ * 32-deep window of one envelope, which could re-arm 32, walked on average
+ * half of them per arrival (4 KiB streaming no faster than use-once MEs),
+ * so one that completes before others still armed after it goes. */
 #define MPI_RME_IDLE_MAX 4
 #define MPI_RME_PREALLOC 64
 struct mpi_rme {
@@ -1360,19 +1361,6 @@ static struct mpi_rme *rme_armed_before(struct mpi_rme *e)
 	return NULL;
 }
 
-static void rme_trim(void);
-
-/* e's receive has its message, or took another way: e goes idle. */
-static void rme_disarm(struct mpi_rme *e)
-{
-	if (P.rme_last == e)
-		P.rme_last = rme_armed_before(e);
-	e->r->rme = NULL;
-	e->r = NULL;
-	if (++P.rme_idle > MPI_RME_IDLE_MAX)
-		rme_trim();
-}
-
 /* e has left the match list (its ME unlinked): back to the free entries. */
 static void rme_drop(struct mpi_rme *e)
 {
@@ -1386,6 +1374,26 @@ static void rme_drop(struct mpi_rme *e)
 	}
 	mpi_list_del(&e->link);
 	mpi_list_add_tail(&e->link, &P.rme_free);
+}
+
+static void rme_trim(void);
+
+/* e's receive has its message, or took another way: e goes idle, or, with
+ * armed ones after it (a window of receives), goes at once: the arrivals
+ * for those would walk past it, and a re-armed one after them is all a
+ * later receive could use anyway. */
+static void rme_disarm(struct mpi_rme *e)
+{
+	bool front = P.rme_last != e;
+	if (!front)
+		P.rme_last = rme_armed_before(e);
+	e->r->rme = NULL;
+	e->r = NULL;
+	P.rme_idle++;
+	if (front && PtlMEUnlink(e->me) == PTL_OK)
+		rme_drop(e);
+	else if (P.rme_idle > MPI_RME_IDLE_MAX)
+		rme_trim();
 }
 
 /* Unlinks the oldest idle entries beyond MPI_RME_IDLE_MAX. */
