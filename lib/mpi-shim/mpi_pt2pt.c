@@ -166,6 +166,7 @@ struct mpi_rme {
 	ptl_handle_md_t md;
 	ptl_match_bits_t bits, ign;
 	struct mpi_req *r;       /* the receive it is armed for, NULL: idle */
+	bool heap;               /* malloc'd, beyond the preallocated ones */
 };
 
 struct mpi_eslot {
@@ -1428,7 +1429,9 @@ static struct mpi_rme *rme_arm(struct mpi_req *r, ptl_match_bits_t bits, ptl_mat
 		if (!mpi_list_empty(&P.rme_free)) {
 			e = mpi_container(P.rme_free.next, struct mpi_rme, link);
 			mpi_list_del(&e->link);
-		} else if (!(e = malloc(sizeof *e))) { /* more receives posted at once than ever before */
+		} else if ((e = malloc(sizeof *e))) { /* more receives posted at once than ever before */
+			e->heap = true;
+		} else {
 			return NULL;
 		}
 		ptl_md_t md = { .start = P.zero, .length = 0, .threshold = 0, .options = PTL_MD_OP_PUT,
@@ -1473,7 +1476,7 @@ static void rme_fini(void)
 		while (!mpi_list_empty(lists[k])) {
 			struct mpi_rme *e = mpi_container(lists[k]->next, struct mpi_rme, link);
 			mpi_list_del(&e->link);
-			if (e < P.rme_pool || e >= P.rme_pool + MPI_RME_PREALLOC)
+			if (e->heap)
 				free(e);
 		}
 	free(P.rme_pool);

@@ -594,6 +594,25 @@ static void kept_order(void)
 			MPI_Barrier(MPI_COMM_WORLD);
 		}
 	}
+	/* More receives posted at once than the entries made ahead (64):
+	 * each gets its own message, in order. */
+	enum { W = 100 };
+	int v[W];
+	if (t_rank == 0) {
+		MPI_Request r[W];
+		for (int i = 0; i < W; i++)
+			OK(MPI_Irecv(&v[i], 1, MPI_INT, 1, 6, MPI_COMM_WORLD, &r[i]));
+		MPI_Barrier(MPI_COMM_WORLD);
+		OK(MPI_Waitall(W, r, MPI_STATUSES_IGNORE));
+		int bad = 0;
+		for (int i = 0; i < W; i++)
+			bad += v[i] != i;
+		CHECK(bad == 0, "%d of %d receives posted at once got the wrong message", bad, W);
+	} else {
+		MPI_Barrier(MPI_COMM_WORLD);
+		for (int i = 0; t_rank == 1 && i < W; i++)
+			OK(MPI_Send(&i, 1, MPI_INT, 0, 6, MPI_COMM_WORLD));
+	}
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
