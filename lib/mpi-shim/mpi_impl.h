@@ -228,6 +228,7 @@ enum mpi_send_stage {
 };
 struct mpi_ux;
 struct mpi_eslot;
+struct mpi_rme;
 struct mpi_req {
 	int obj;                 /* MPI_OBJ_REQ */
 	int kind;
@@ -266,6 +267,8 @@ struct mpi_req {
 	int proto;
 	bool sync, bsend;
 	/* receive */
+	struct mpi_rme *rme;     /* the kept ME armed for it (mpi_pt2pt.c), until its message lands */
+	bool kept;               /* its posted ME is a kept one: no UNLINK event follows the END */
 	struct mpi_ux *ux;       /* matched unexpected message still arriving */
 	size_t msglen;
 	/* nonblocking collective: its state, freed with the request */
@@ -352,13 +355,14 @@ int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, st
 int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mpi_comm *c, int ctx,
 	      struct mpi_req **out);
 enum { MPI_MODE_STD, MPI_MODE_SYNC, MPI_MODE_READY, MPI_MODE_BUFFERED };
-/* A blocking standard or ready send (arguments checked) that is done once
- * it is out, with no request: small, contiguous, with the credits it needs
- * at hand and nothing queued before it. Returns true if it sent it; false:
+/* A blocking standard or ready send (arguments checked) on context ctx
+ * (c->ctx, or a collective's c->ctx + 1) that is done once it is out,
+ * with no request: small, contiguous, with the credits it needs at hand
+ * and nothing queued before it. Returns true if it sent it; false:
  * nothing happened, start it as mpi_isend. */
-bool mpi_send_small(const void *buf, int count, MPI_Datatype dt, int dest, int tag, struct mpi_comm *c);
-/* The same on context ctx (a collective's: c->ctx + 1). */
 bool mpi_send_small_ctx(const void *buf, int count, MPI_Datatype dt, int dest, int tag, struct mpi_comm *c, int ctx);
+/* The same for len bytes at p, to a rank of c (not MPI_PROC_NULL). */
+bool mpi_send_bytes(const void *p, size_t len, int dest, int tag, struct mpi_comm *c, int ctx);
 /* Or-ed into a standard or ready mode by MPI_Isend and MPI_Irsend: the
  * caller looks for completion later, so an eager send may go from its
  * buffer and complete on the receiver's ACK instead of being copied to a
@@ -375,10 +379,10 @@ bool mpi_send_small_ctx(const void *buf, int count, MPI_Datatype dt, int dest, i
  * unlink on small messages. */
 int mpi_irecv_lazy(void *buf, size_t len, int src, int tag, struct mpi_comm *c, int ctx, struct mpi_req **out);
 /* A receive its caller waits for before it posts another (MPI_Recv, the
- * receive of MPI_Sendrecv): small and contiguous, it is lazy (no ME), else
- * as mpi_irecv. */
-int mpi_recv_now(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mpi_comm *c, int ctx,
-		 struct mpi_req **out);
+ * receive of MPI_Sendrecv): empty, it is lazy (no ME), else as mpi_irecv
+ * (mpi_pt2pt.c, MPI_LAZY_RECV_MAX). t: dt's type, looked up already. */
+int mpi_recv_now(void *buf, int count, MPI_Datatype dt, const struct mpi_dtype *t, int src, int tag,
+		 struct mpi_comm *c, int ctx, struct mpi_req **out);
 /* Matches a lazy receive against the unexpected messages; true once done. */
 bool mpi_recv_try(struct mpi_req *r);
 int mpi_iprobe(int src, int tag, struct mpi_comm *c, int *flag, MPI_Status *st);

@@ -8,8 +8,10 @@
 #include "mpi_impl.h"
 
 /* What sends and receives both check: the communicator, the count and the
- * datatype. */
-static int check_buffer(const char *fn, int count, MPI_Datatype dt, MPI_Comm comm, struct mpi_comm **out)
+ * datatype (mpi_dtype_check's test), which goes to *tp: the engine need not
+ * look it up again. */
+static int check_buffer(const char *fn, int count, MPI_Datatype dt, MPI_Comm comm, struct mpi_comm **out,
+			struct mpi_dtype **tp)
 {
 	MPI_CHECK_INIT(fn);
 	struct mpi_comm *c = mpi_comm_get(comm);
@@ -18,16 +20,17 @@ static int check_buffer(const char *fn, int count, MPI_Datatype dt, MPI_Comm com
 	*out = c;
 	if (count < 0)
 		return mpi_err(comm, MPI_ERR_COUNT, fn, "count %d < 0", count);
-	int rc = mpi_dtype_check(dt, count);
-	if (rc)
-		return mpi_err(comm, rc, fn, "invalid or uncommitted datatype %d", dt);
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	if (!t || !t->committed)
+		return mpi_err(comm, MPI_ERR_TYPE, fn, "invalid or uncommitted datatype %d", dt);
+	*tp = t;
 	return MPI_SUCCESS;
 }
 
 static int check_send(const char *fn, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-		      struct mpi_comm **out)
+		      struct mpi_comm **out, struct mpi_dtype **tp)
 {
-	int rc = check_buffer(fn, count, dt, comm, out);
+	int rc = check_buffer(fn, count, dt, comm, out, tp);
 	if (rc)
 		return rc;
 	struct mpi_comm *c = *out;
@@ -40,9 +43,9 @@ static int check_send(const char *fn, int count, MPI_Datatype dt, int dest, int 
 }
 
 static int check_recv(const char *fn, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
-		      struct mpi_comm **out)
+		      struct mpi_comm **out, struct mpi_dtype **tp)
 {
-	int rc = check_buffer(fn, count, dt, comm, out);
+	int rc = check_buffer(fn, count, dt, comm, out, tp);
 	if (rc)
 		return rc;
 	struct mpi_comm *c = *out;
@@ -52,6 +55,13 @@ static int check_recv(const char *fn, int count, MPI_Datatype dt, int src, int t
 	if (tag != MPI_ANY_TAG && (tag < 0 || tag > MPI_TAG_MAX))
 		return mpi_err(comm, MPI_ERR_TAG, fn, "tag %d outside 0..MPI_TAG_UB (%d)", tag, MPI_TAG_MAX);
 	return MPI_SUCCESS;
+}
+
+/* A probe checks a receive's envelope, with no buffer. */
+static int check_probe(const char *fn, int src, int tag, MPI_Comm comm, struct mpi_comm **out)
+{
+	struct mpi_dtype *t;
+	return check_recv(fn, 0, MPI_BYTE, src, tag, comm, out, &t);
 }
 
 /* The send started (arguments checked): what every send call does. */
@@ -69,7 +79,8 @@ static int start_send(const char *fn, const void *buf, int count, MPI_Datatype d
 		      MPI_Comm comm, int mode, struct mpi_req **r)
 {
 	struct mpi_comm *c;
-	int rc = check_send(fn, count, dt, dest, tag, comm, &c);
+	struct mpi_dtype *t;
+	int rc = check_send(fn, count, dt, dest, tag, comm, &c, &t);
 	return rc ? rc : start_checked_send(fn, buf, count, dt, dest, tag, comm, c, mode, r);
 }
 
@@ -78,10 +89,11 @@ static int start_recv(const char *fn, void *buf, int count, MPI_Datatype dt, int
 		      bool now, struct mpi_req **r)
 {
 	struct mpi_comm *c;
-	int rc = check_recv(fn, count, dt, src, tag, comm, &c);
+	struct mpi_dtype *t;
+	int rc = check_recv(fn, count, dt, src, tag, comm, &c, &t);
 	if (rc)
 		return rc;
-	rc = now ? mpi_recv_now(buf, count, dt, src, tag, c, c->ctx, r) : mpi_irecv(buf, count, dt, src, tag, c, c->ctx, r);
+	rc = now ? mpi_recv_now(buf, count, dt, t, src, tag, c, c->ctx, r) : mpi_irecv(buf, count, dt, src, tag, c, c->ctx, r);
 	return rc ? mpi_err(comm, rc, fn, "cannot post the receive") : MPI_SUCCESS;
 }
 
@@ -101,10 +113,12 @@ static int send_mode(const char *fn, const void *buf, int count, MPI_Datatype dt
 {
 	struct mpi_req *r;
 	struct mpi_comm *c;
-	int rc = check_send(fn, count, dt, dest, tag, comm, &c);
+	struct mpi_dtype *t;
+	int rc = check_send(fn, count, dt, dest, tag, comm, &c, &t);
 	if (rc)
 		return rc;
-	if ((mode == MPI_MODE_STD || mode == MPI_MODE_READY) && mpi_send_small(buf, count, dt, dest, tag, c))
+	if ((mode == MPI_MODE_STD || mode == MPI_MODE_READY) && t->contig && dest != MPI_PROC_NULL &&
+	    mpi_send_bytes((const char *)buf + t->true_lb, t->size * (size_t)count, dest, tag, c, c->ctx))
 		return MPI_SUCCESS;
 	rc = start_checked_send(fn, buf, count, dt, dest, tag, comm, c,
 				mode == MPI_MODE_STD || mode == MPI_MODE_READY ? mode | MPI_MODE_BLOCKING : mode, &r);
@@ -215,13 +229,14 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
 		  int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
 	struct mpi_comm *c;
-	int rc = check_recv("MPI_Sendrecv", recvcount, recvtype, source, recvtag, comm, &c);
+	struct mpi_dtype *rt, *st;
+	int rc = check_recv("MPI_Sendrecv", recvcount, recvtype, source, recvtag, comm, &c, &rt);
 	if (!rc)
-		rc = check_send("MPI_Sendrecv", sendcount, sendtype, dest, sendtag, comm, &c);
+		rc = check_send("MPI_Sendrecv", sendcount, sendtype, dest, sendtag, comm, &c, &st);
 	if (rc)
 		return rc;
 	struct mpi_req *rr, *sr;
-	rc = mpi_recv_now(recvbuf, recvcount, recvtype, source, recvtag, c, c->ctx, &rr);
+	rc = mpi_recv_now(recvbuf, recvcount, recvtype, rt, source, recvtag, c, c->ctx, &rr);
 	if (rc)
 		return mpi_err(comm, rc, "MPI_Sendrecv", "cannot post the receive");
 	rc = mpi_isend(sendbuf, sendcount, sendtype, dest, sendtag, c, c->ctx, MPI_MODE_STD, &sr);
@@ -244,12 +259,12 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int s
 			  MPI_Comm comm, MPI_Status *status)
 {
 	struct mpi_comm *c;
-	int rc = check_recv("MPI_Sendrecv_replace", count, dt, source, recvtag, comm, &c);
+	struct mpi_dtype *t;
+	int rc = check_recv("MPI_Sendrecv_replace", count, dt, source, recvtag, comm, &c, &t);
 	if (!rc)
-		rc = check_send("MPI_Sendrecv_replace", count, dt, dest, sendtag, comm, &c);
+		rc = check_send("MPI_Sendrecv_replace", count, dt, dest, sendtag, comm, &c, &t);
 	if (rc)
 		return rc;
-	struct mpi_dtype *t = mpi_dtype_get(dt);
 	size_t len = t->size * (size_t)count;
 	void *tmp = malloc(len ? len : 1);
 	if (!tmp)
@@ -321,21 +336,21 @@ static int probe_wait(const char *fn, int source, int tag, MPI_Comm comm, struct
 int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
 	struct mpi_comm *c;
-	int rc = check_recv("MPI_Iprobe", 0, MPI_BYTE, source, tag, comm, &c);
+	int rc = check_probe("MPI_Iprobe", source, tag, comm, &c);
 	return rc ? rc : probe_once("MPI_Iprobe", source, tag, comm, c, flag, status, NULL);
 }
 
 int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
 	struct mpi_comm *c;
-	int rc = check_recv("MPI_Probe", 0, MPI_BYTE, source, tag, comm, &c);
+	int rc = check_probe("MPI_Probe", source, tag, comm, &c);
 	return rc ? rc : probe_wait("MPI_Probe", source, tag, comm, c, status, NULL);
 }
 
 int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
 {
 	struct mpi_comm *c;
-	int rc = check_recv("MPI_Improbe", 0, MPI_BYTE, source, tag, comm, &c);
+	int rc = check_probe("MPI_Improbe", source, tag, comm, &c);
 	if (!rc && !message)
 		rc = mpi_err(comm, MPI_ERR_ARG, "MPI_Improbe", "NULL message pointer");
 	return rc ? rc : probe_once("MPI_Improbe", source, tag, comm, c, flag, status, message);
@@ -344,7 +359,7 @@ int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mes
 int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
 	struct mpi_comm *c;
-	int rc = check_recv("MPI_Mprobe", 0, MPI_BYTE, source, tag, comm, &c);
+	int rc = check_probe("MPI_Mprobe", source, tag, comm, &c);
 	if (!rc && !message)
 		rc = mpi_err(comm, MPI_ERR_ARG, "MPI_Mprobe", "NULL message pointer");
 	return rc ? rc : probe_wait("MPI_Mprobe", source, tag, comm, c, status, message);
@@ -362,7 +377,8 @@ static int start_mrecv(const char *fn, void *buf, int count, MPI_Datatype dt, MP
 	struct mpi_comm *c;
 	int rc;
 	if (*message == MPI_MESSAGE_NO_PROC) {
-		rc = check_buffer(fn, count, dt, MPI_COMM_WORLD, &c);
+		struct mpi_dtype *t;
+		rc = check_buffer(fn, count, dt, MPI_COMM_WORLD, &c, &t);
 		if (rc)
 			return rc;
 		rc = mpi_irecv(buf, count, dt, MPI_PROC_NULL, MPI_ANY_TAG, c, c->ctx, r);
@@ -377,7 +393,8 @@ static int start_mrecv(const char *fn, void *buf, int count, MPI_Datatype dt, MP
 			       "message %d is not a matched message (from MPI_Mprobe or MPI_Improbe, not yet received)",
 			       *message);
 	MPI_Comm comm = mpi_comm_handle(c);
-	rc = check_buffer(fn, count, dt, comm, &c);
+	struct mpi_dtype *t;
+	rc = check_buffer(fn, count, dt, comm, &c, &t);
 	if (rc)
 		return rc;
 	rc = mpi_mrecv_start(buf, count, dt, u, c, r);

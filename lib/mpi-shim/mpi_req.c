@@ -271,11 +271,8 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status sts[])
 			return mpi_err(MPI_COMM_NULL, MPI_ERR_REQUEST, "MPI_Waitall", "request %d (index %d) is not active",
 				       reqs[i], i);
 	}
-	for (int i = 0; i < count; i++) {
-		struct mpi_req *r = mpi_req_null(reqs[i]) ? NULL : mpi_req_get(reqs[i]);
-		if (r)
-			mpi_wait_req(r, 0);
-	}
+	/* Each finished as soon as it is done: the requests complete on
+	 * their own, and one lookup each serves the wait and the finish. */
 	int errs = 0;
 	struct mpi_req d; /* only .dead is read unless finish fills it */
 	d.dead = -1;
@@ -286,6 +283,7 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status sts[])
 			empty_status(st);
 			continue;
 		}
+		mpi_wait_req(r, 0);
 		int e = finish(&reqs[i], r, st, &d);
 		if (st)
 			st->MPI_ERROR = e;

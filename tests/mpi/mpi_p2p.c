@@ -3,11 +3,15 @@
  * Sendrecv(_replace), the Wait/Test families, Bsend, truncation, and a
  * flood of unexpected messages, blocking mid-size sends from the user's
  * buffer, ACK-free small and mid-size messages left unmatched, small blocking receives
- * (no match entry) beside posted ones.
+ * (no match entry) beside posted ones, posted receives' kept entries
+ * re-armed in MPI's order; with "units", only how many 2 KiB
+ * sends go ACK-free from fresh credits (1 KiB credit units).
  * Needs at least 2 ranks. */
 #include "mpi_test.h"
 
 #include <stdint.h>
+#include <string.h>
+#include <time.h>
 
 static unsigned char pat(size_t i, int seed) { return (unsigned char)(i * 131 + (size_t)seed * 7 + (i >> 12)); }
 
@@ -553,6 +557,119 @@ static void noack_mid(void)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* A posted receive's ME stays after its message, idle, and a later
+ * receive of the same envelope re-arms it; but one posted while an
+ * earlier receive that matches more is still pending must come after
+ * that one, as a new ME would: tag 4 is received once (its ME idle), then
+ * MPI_ANY_TAG and tag 4 are posted, and the first tag-4 message goes to
+ * MPI_ANY_TAG. Each round posts before the sender sends (the barrier), so
+ * the messages meet posted receives, not the unexpected list. */
+static void kept_order(void)
+{
+	for (int round = 0; round < 3; round++) {
+		if (t_rank == 0) {
+			int a = -1, b = -1, c = -1;
+			MPI_Request r[2];
+			OK(MPI_Irecv(&a, 1, MPI_INT, 1, 4, MPI_COMM_WORLD, &r[0]));
+			MPI_Barrier(MPI_COMM_WORLD);
+			OK(MPI_Wait(&r[0], MPI_STATUS_IGNORE));
+			CHECK(a == 10 * round, "kept round %d: first message %d", round, a);
+			OK(MPI_Irecv(&b, 1, MPI_INT, 1, MPI_ANY_TAG, MPI_COMM_WORLD, &r[0]));
+			OK(MPI_Irecv(&c, 1, MPI_INT, 1, 4, MPI_COMM_WORLD, &r[1]));
+			MPI_Barrier(MPI_COMM_WORLD);
+			OK(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
+			CHECK(b == 10 * round + 1 && c == 10 * round + 2,
+			      "kept round %d: MPI_ANY_TAG got %d, tag 4 got %d (want %d, %d)", round, b, c,
+			      10 * round + 1, 10 * round + 2);
+		} else if (t_rank == 1) {
+			MPI_Barrier(MPI_COMM_WORLD);
+			for (int k = 0; k < 3; k++) {
+				int v = 10 * round + k;
+				OK(MPI_Send(&v, 1, MPI_INT, 0, 4, MPI_COMM_WORLD));
+				if (k == 0)
+					MPI_Barrier(MPI_COMM_WORLD);
+			}
+		} else {
+			MPI_Barrier(MPI_COMM_WORLD);
+			MPI_Barrier(MPI_COMM_WORLD);
+		}
+	}
+	/* More receives posted at once than the entries made ahead (64):
+	 * each gets its own message, in order. */
+	enum { W = 100 };
+	int v[W];
+	if (t_rank == 0) {
+		MPI_Request r[W];
+		for (int i = 0; i < W; i++)
+			OK(MPI_Irecv(&v[i], 1, MPI_INT, 1, 6, MPI_COMM_WORLD, &r[i]));
+		MPI_Barrier(MPI_COMM_WORLD);
+		OK(MPI_Waitall(W, r, MPI_STATUSES_IGNORE));
+		int bad = 0;
+		for (int i = 0; i < W; i++)
+			bad += v[i] != i;
+		CHECK(bad == 0, "%d of %d receives posted at once got the wrong message", bad, W);
+	} else {
+		MPI_Barrier(MPI_COMM_WORLD);
+		for (int i = 0; t_rank == 1 && i < W; i++)
+			OK(MPI_Send(&i, 1, MPI_INT, 0, 6, MPI_COMM_WORLD));
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* ACK-free credits are counted in 1 KiB units, a message taking its size
+ * rounded up (mpi_pt2pt.c nack_units): a sender starts with what three of
+ * the four 128 KiB reserves surely take (121 units each: they unlink with
+ * less than 8 KiB free) shared among the ranks, at most 128 units
+ * (MPI_NOACK_CREDITS), so with 2 ranks it sends 64 messages of 1025-2048
+ * bytes without an ACK, with 4 ranks 45, before it must wait for the
+ * receiver's grants. Run
+ * first thing, with PTL_PROGRESS_THREAD=0 and the receiver out of the
+ * library, so no grant and no ACK can come meanwhile: a send that went
+ * ACK-free is complete when MPI_Isend returns, an ACKed one (a direct
+ * send above 1 KiB) only once the receiver has taken it in. 2048-byte
+ * messages first (2 units: one too many per message shows), then
+ * 2047-byte ones (2 units: rounding down shows). MPI_Init's own traffic
+ * may have taken a unit or two. */
+static void noack_units(void)
+{
+	enum { N2048 = 30, N = 100, LEN = 2048 };
+	static unsigned char m[N][LEN];
+	int units = 3 * 121 / t_size < 128 ? 3 * 121 / t_size : 128, want = units / 2;
+	if (t_rank == 1) {
+		MPI_Request r[N];
+		int at_once = 0;
+		for (int i = 0; i < N; i++) {
+			int len = i < N2048 ? LEN : LEN - 1, done = 0;
+			for (int k = 0; k < len; k++)
+				m[i][k] = pat((size_t)k, i);
+			OK(MPI_Isend(m[i], len, MPI_BYTE, 0, 9, MPI_COMM_WORLD, &r[i]));
+			OK(MPI_Test(&r[i], &done, MPI_STATUS_IGNORE));
+			at_once += done;
+		}
+		CHECK(at_once >= want - 2 && at_once <= want,
+		      "%d of %d sends of 2047-2048 B went ACK-free; %d credits of 1 KiB give %d", at_once, N, units, want);
+		OK(MPI_Waitall(N, r, MPI_STATUSES_IGNORE));
+	} else if (t_rank == 0) {
+		/* Out of the library while rank 1 sends (it needs no answer):
+		 * a second, so a rank 1 that a loaded machine deschedules for a
+		 * while still finishes first. */
+		struct timespec ts = { 1, 0 };
+		nanosleep(&ts, NULL);
+		int bad = 0;
+		for (int i = 0; i < N; i++) {
+			MPI_Status st;
+			int n, len = i < N2048 ? LEN : LEN - 1;
+			OK(MPI_Recv(m[i], LEN, MPI_BYTE, 1, 9, MPI_COMM_WORLD, &st));
+			MPI_Get_count(&st, MPI_BYTE, &n);
+			bad += n != len;
+			for (int k = 0; k < n; k++)
+				bad += m[i][k] != pat((size_t)k, i);
+		}
+		CHECK(bad == 0, "%d bytes or lengths wrong in the credit-unit messages", bad);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* Request_get_status says complete or not and leaves the request active:
  * Wait still completes it, with the sender in its status. */
 static void get_status(void)
@@ -590,6 +707,10 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		return 77;
 	}
+	if (argc > 1 && strcmp(argv[1], "units") == 0) {
+		noack_units();
+		return t_finish("mpi_p2p units");
+	}
 	sizes();
 	ordering();
 	wildcards();
@@ -602,6 +723,7 @@ int main(int argc, char **argv)
 	blocking_mid();
 	noack();
 	noack_mid();
+	kept_order();
 	get_status();
 	return t_finish("mpi_p2p");
 }

@@ -5,6 +5,8 @@
 # 64 KiB eager limit and little unexpected memory (eager sends larger than
 # the shm ring takes inline: read by the receiver, or overflowed and
 # pulled), and with every eager message acknowledged (PTL_MPI_NOACK_OFF).
+# "units" first thing in a run: how many 2 KiB sends go ACK-free (1 KiB
+# credit units), with no progress thread so no credit comes back meanwhile.
 . "$(dirname "$0")/mpi_common.sh"
 run 2 -- mpi_p2p
 run 4 -- mpi_p2p
@@ -12,4 +14,6 @@ run 3 PTL_MPI_EAGER_LIMIT=1024 -- mpi_p2p
 run 2 PTL_MPI_UNEXPECTED_MEM=1 PTL_MPI_CREDITS=8 -- mpi_p2p
 run 2 PTL_MPI_EAGER_LIMIT=64K PTL_MPI_UNEXPECTED_MEM=1 -- mpi_p2p
 run 2 PTL_MPI_NOACK_OFF=1 -- mpi_p2p
+run 2 PTL_PROGRESS_THREAD=0 -- mpi_p2p units
+run 4 PTL_PROGRESS_THREAD=0 -- mpi_p2p units
 finish
