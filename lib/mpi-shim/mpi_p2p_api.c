@@ -13,10 +13,7 @@
 static int check_buffer(const char *fn, int count, MPI_Datatype dt, MPI_Comm comm, struct mpi_comm **out,
 			struct mpi_dtype **tp)
 {
-	MPI_CHECK_INIT(fn);
-	struct mpi_comm *c = mpi_comm_get(comm);
-	if (!c)
-		return mpi_err(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
+	MPI_COMM_ARG(fn, comm, c);
 	*out = c;
 	if (count < 0)
 		return mpi_err(comm, MPI_ERR_COUNT, fn, "count %d < 0", count);

@@ -74,7 +74,7 @@ static int persist_new(const char *fn, struct mpi_persist *args, MPI_Request *re
 		return mpi_err(MPI_COMM_NULL, MPI_ERR_ARG, fn, "NULL request pointer");
 	struct mpi_comm *c = mpi_comm_get(args->comm);
 	if (!c)
-		return mpi_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", args->comm);
+		return mpi_err_comm(fn, args->comm);
 	if (args->count < 0)
 		return mpi_err(args->comm, MPI_ERR_COUNT, fn, "count %d < 0", args->count);
 	if (mpi_dtype_check(args->dt, args->count))
