@@ -41,14 +41,9 @@ void ptl_htab_fini(struct ptl_htab *t)
 
 void *ptl_htab_alloc(struct ptl_htab *t, uint64_t *handle)
 {
-	if (t->nfree == 0)
-		return NULL;
-	uint32_t i = t->free[--t->nfree];
-	t->state[i] |= PTL_HTAB_LIVE;
-	t->used++;
-	void *obj = t->objs + (size_t)i * t->obj_size;
-	memset(obj, 0, t->obj_size);
-	*handle = ptl_handle_make(t->kind, t->ni, t->state[i] & 0xffff, i);
+	void *obj = ptl_htab_take(t, handle);
+	if (obj)
+		memset(obj, 0, t->obj_size);
 	return obj;
 }
 
@@ -62,11 +57,7 @@ void ptl_htab_free(struct ptl_htab *t, void *obj)
 	uint32_t i = ptl_htab_index(t, obj);
 	if (i >= t->cap || !(t->state[i] & PTL_HTAB_LIVE))
 		return;
-	t->used--;
-	/* Generation 0 is never handed out, so a zeroed handle never matches. */
-	uint32_t gen = (t->state[i] + 1) & 0xffff;
-	t->state[i] = gen ? gen : 1;
-	t->free[t->nfree++] = i;
+	ptl_htab_release(t, ptl_handle_make(t->kind, t->ni, t->state[i] & 0xffff, i));
 }
 
 void *ptl_htab_at(const struct ptl_htab *t, uint32_t i)

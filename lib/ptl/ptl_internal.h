@@ -97,8 +97,6 @@ struct ptl_md {
 	ptl_unlink_t unlink_op;
 	int pending;               /* initiator ops still waiting for an answer */
 	bool doomed;               /* unlink as soon as pending drops to 0 */
-	bool mr_valid;             /* mr registers [start, start+length) */
-	struct nal_mr mr;
 };
 
 struct ptl_me {
@@ -289,7 +287,8 @@ static inline void ptl_unlock(void)
 
 /* ------------------------------------------------------------ functions */
 /* ptl_init.c */
-bool ptl_initialized(void);
+/* Every API call asks first: inline. */
+static inline bool ptl_initialized(void) { return ptl_lib.init_count > 0; }
 int ptl_peer_id_fetch(int rank, ptl_process_id_t *id);
 int ptl_id_rank_fetch(ptl_process_id_t id);
 /* The process id of a rank of this job. Every message asks (its

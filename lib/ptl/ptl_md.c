@@ -38,7 +38,7 @@ int ptl_md_set(struct ptl_ni *ni, struct ptl_md *md, const ptl_md_t *umd)
 			total += uiov[i].iov_len;
 		}
 		/* Our own copy: the caller may reuse its array at once. */
-		md->iov = ni->iov_pool + (size_t)ptl_htab_index(&ni->mds, md) * (size_t)ni->limits.max_md_iovecs;
+		md->iov = ni->iov_pool + (size_t)ptl_handle_idx(md->handle) * (size_t)ni->limits.max_md_iovecs;
 		memcpy(md->iov, uiov, (size_t)niov * sizeof *uiov);
 	} else {
 		if (umd->length && !umd->start)
@@ -158,13 +158,30 @@ bool ptl_md_autounlink(struct ptl_ni *ni, struct ptl_md *md)
 		md->doomed = true;
 		return false;
 	}
-	ptl_event_t ev = { .initiator = ni->id, .link = 1, .ni_fail_type = PTL_NI_OK };
-	if (md->me) {
-		ev.pt_index = md->me->pt_index;
-		ev.match_bits = md->me->match_bits;
-	}
-	ptl_md_event(md, PTL_EVENT_UNLINK, &ev);
 	struct ptl_me *me = md->me;
+	struct ptl_eq *eq = ptl_md_eq(md, PTL_EVENT_UNLINK);
+	if (eq) {
+		/* Written in its slot, every field (a posted MPI receive's
+		 * UNLINK, built zeroed aside and copied, cost as much as the
+		 * PUT_END before it). */
+		ptl_event_t *e = ptl_eq_slot(eq);
+		e->type = PTL_EVENT_UNLINK;
+		e->initiator = ni->id;
+		e->uid = 0;
+		e->jid = 0;
+		e->pt_index = me ? me->pt_index : 0;
+		e->match_bits = me ? me->match_bits : 0;
+		e->rlength = 0;
+		e->mlength = 0;
+		e->offset = 0;
+		e->md_handle = md->handle;
+		e->md = md->md;
+		e->hdr_data = 0;
+		e->link = 1;
+		e->ni_fail_type = PTL_NI_OK;
+		ptl_eq_commit(eq, e);
+		me = md->me; /* as the EQ's handler left it */
+	}
 	if (me && me->unlink_op == PTL_UNLINK) {
 		ptl_me_destroy(ni, me); /* takes the MD with it */
 	} else {
@@ -180,7 +197,7 @@ void ptl_md_destroy(struct ptl_ni *ni, struct ptl_md *md)
 		md->me->md = NULL;
 		md->me = NULL;
 	}
-	ptl_htab_free(&ni->mds, md);
+	ptl_htab_release(&ni->mds, md->handle);
 }
 
 static int ptl_md_new(struct ptl_ni *ni, const ptl_md_t *umd, ptl_unlink_t unlink_op,
@@ -189,16 +206,22 @@ static int ptl_md_new(struct ptl_ni *ni, const ptl_md_t *umd, ptl_unlink_t unlin
 	if (unlink_op != PTL_RETAIN && unlink_op != PTL_UNLINK)
 		return PTL_MD_ILLEGAL;
 	uint64_t h;
-	struct ptl_md *md = ptl_htab_alloc(&ni->mds, &h);
+	struct ptl_md *md = ptl_htab_take(&ni->mds, &h);
 	if (!md)
 		return PTL_NO_SPACE;
+	/* Every field, the slot is not zeroed: ptl_md_set sets the MD's
+	 * description; the rest may hold what the slot's last MD left (an MD
+	 * unlinked when its last answer came was doomed). */
+	md->handle = h;
 	int rc = ptl_md_set(ni, md, umd);
 	if (rc != PTL_OK) {
-		ptl_htab_free(&ni->mds, md);
+		ptl_htab_release(&ni->mds, h);
 		return rc;
 	}
-	md->handle = h;
+	md->me = NULL;
 	md->unlink_op = unlink_op;
+	md->pending = 0;
+	md->doomed = false;
 	*out = md;
 	return PTL_OK;
 }
@@ -296,17 +319,12 @@ int PtlMDUpdate(ptl_handle_md_t md_handle, ptl_md_t *old_md, ptl_md_t *new_md, p
 		rc = PTL_MD_IN_USE;
 		goto out;
 	}
-	struct ptl_md saved = *md;
+	/* ptl_md_set checks everything before it writes anything, so a
+	 * refused update leaves md as it was; it never touches the
+	 * attachment, the handle or the unlink choice, which an update keeps
+	 * (a copy of the whole MD to restore was a sixth of a posted MPI
+	 * receive's PtlMDUpdate). */
 	rc = ptl_md_set(ni, md, new_md);
-	if (rc != PTL_OK) {
-		*md = saved;
-		goto out;
-	}
-	/* Operations are what an update may not change under the ME: keep
-	 * the attachment and the unlink choice. */
-	md->me = saved.me;
-	md->handle = saved.handle;
-	md->unlink_op = saved.unlink_op;
 out:
 	ptl_unlock();
 	return rc;

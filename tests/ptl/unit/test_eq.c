@@ -29,13 +29,10 @@ struct ptl_lib ptl_lib = { .wait_yield_every = 64 };
 
 static struct ptl_ni the_ni;
 static struct ptl_view_proc the_view;
-static bool initialized = true;
 static int progress_calls;
 /* What "arrives" when the caller drives progress. */
 static struct ptl_eq *arrive_eq;
 static int arrive_left;
-
-bool ptl_initialized(void) { return initialized; }
 
 struct ptl_ni *ptl_ni_lookup(ptl_handle_ni_t h)
 {
@@ -98,7 +95,7 @@ static int setup(void **state)
 		return -1;
 	ptl_lib.ni = &the_ni;
 	ptl_lib.view = &the_view;
-	initialized = true;
+	ptl_lib.init_count = 1;
 	progress_calls = 0;
 	arrive_eq = NULL;
 	arrive_left = 0;
@@ -199,7 +196,7 @@ static void test_alloc_errors(void **state)
 	assert_int_equal(PtlEQGet(hs[2], &ev), PTL_EQ_INVALID);
 	assert_int_equal(PtlEQGet(h, &ev), PTL_EQ_EMPTY);
 
-	initialized = false;
+	ptl_lib.init_count = 0;
 	assert_int_equal(PtlEQAlloc(the_ni.handle, 4, NULL, &h), PTL_NO_INIT);
 	assert_int_equal(PtlEQFree(h), PTL_NO_INIT);
 	assert_int_equal(PtlEQGet(h, &ev), PTL_NO_INIT);
