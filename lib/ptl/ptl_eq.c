@@ -16,11 +16,6 @@
 
 #include "ptl/ptl_internal.h"
 
-struct ptl_eq *ptl_eq_lookup(struct ptl_ni *ni, ptl_handle_eq_t h)
-{
-	return ni ? ptl_htab_lookup(&ni->eqs, h) : NULL;
-}
-
 /* Application threads sleeping in PtlEQWait/PtlEQPoll sleep on one word,
  * bumped whenever an event lands in an EQ somebody waits on: one futex
  * serves a wait over any number of EQs. */
@@ -244,15 +239,20 @@ int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_eve
 		return PTL_EQ_INVALID;
 	/* The clock is read only every PTL_WAIT_CLOCK_EVERY polls, and first
 	 * after that many (a timeout runs from then: late by that many polls),
-	 * to keep even the vDSO's work out of most polls. */
+	 * to keep even the vDSO's work out of most polls; a countdown says
+	 * when, so that a poll between pays one decrement for the clock, the
+	 * deadline and the decision to sleep. A timeout of 0 decides after
+	 * the first pass. */
 	bool timed = timeout != PTL_TIME_FOREVER;
 	int64_t now = 0, deadline = -1;
 	struct ptl_eq *eqs[PTL_LIM_MAX_EQS];
 	bool looked_up = false;
 	uint64_t frees = 0;
 	unsigned yield_in = ptl_lib.wait_yield_every;
+	unsigned check_in = timeout == 0 ? 1 : PTL_WAIT_CLOCK_EVERY;
+	unsigned spin = 0; /* polls so far, counted at each check */
 	ptl_lock();
-	for (unsigned spin = 0;; spin++) {
+	for (;;) {
 		/* Lock held here. */
 		if (!looked_up || frees != ptl_eq_frees) {
 			if (!ptl_eq_lookup_all(eq_handles, size, eqs)) {
@@ -277,15 +277,18 @@ int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_eve
 			ptl_unlock();
 			return rc;
 		}
-		if (timed && timeout > 0 &&
-		    (spin % PTL_WAIT_CLOCK_EVERY == PTL_WAIT_CLOCK_EVERY - 1 || spin >= PTL_WAIT_SPINS)) {
-			now = ptl_now_ms();
-			if (deadline < 0)
-				deadline = ptl_deadline_ms(now, timeout);
-		}
-		if (timed && (timeout == 0 || (deadline >= 0 && now >= deadline))) {
-			ptl_unlock();
-			return PTL_EQ_EMPTY;
+		if (--check_in == 0) {
+			check_in = PTL_WAIT_CLOCK_EVERY;
+			if (timed) {
+				if (timeout == 0)
+					break;
+				now = ptl_now_ms();
+				if (deadline < 0)
+					deadline = ptl_deadline_ms(now, timeout);
+				else if (now >= deadline)
+					break;
+			}
+			spin += PTL_WAIT_CLOCK_EVERY;
 		}
 		if (spin < PTL_WAIT_SPINS) {
 			ptl_unlock();
@@ -334,6 +337,9 @@ int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_eve
 		looked_up = false;
 		ptl_lock();
 	}
+	/* Timed out (lock held). */
+	ptl_unlock();
+	return PTL_EQ_EMPTY;
 }
 
 int PtlEQWait(ptl_handle_eq_t eq_handle, ptl_event_t *event)

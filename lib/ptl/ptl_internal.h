@@ -317,7 +317,12 @@ void ptl_ni_destroy(struct ptl_ni *ni);
 void ptl_sr_inc(int reg);
 
 /* ptl_eq.c */
-struct ptl_eq *ptl_eq_lookup(struct ptl_ni *ni, ptl_handle_eq_t h);
+/* Handle lookups are inline: every message looks up an MD and an EQ, a
+ * posted receive an ME, an MD and an EQ twice. */
+static inline struct ptl_eq *ptl_eq_lookup(struct ptl_ni *ni, ptl_handle_eq_t h)
+{
+	return ni ? ptl_htab_lookup(&ni->eqs, h) : NULL;
+}
 /* Fills the common fields and sequence, logs ev, runs the handler. */
 void ptl_eq_post(struct ptl_eq *eq, ptl_event_t *ev);
 /* The slot the next event of eq goes to, for a caller that fills an event
@@ -333,7 +338,10 @@ void ptl_eq_commit(struct ptl_eq *eq, ptl_event_t *slot);
 void ptl_eq_destroy(struct ptl_ni *ni, struct ptl_eq *eq);
 
 /* ptl_md.c */
-struct ptl_md *ptl_md_lookup(struct ptl_ni *ni, ptl_handle_md_t h);
+static inline struct ptl_md *ptl_md_lookup(struct ptl_ni *ni, ptl_handle_md_t h)
+{
+	return ptl_htab_lookup(&ni->mds, h);
+}
 /* Checks and copies a user MD into md (shared by Attach, Bind, Update). */
 int ptl_md_set(struct ptl_ni *ni, struct ptl_md *md, const ptl_md_t *umd);
 void ptl_md_copy_in(const struct ptl_md *md, ptl_size_t off, const void *src, ptl_size_t len);
@@ -342,8 +350,6 @@ void ptl_md_copy_out(const struct ptl_md *md, ptl_size_t off, void *dst, ptl_siz
 int ptl_md_iovecs(const struct ptl_md *md, ptl_size_t off, ptl_size_t len, struct iovec *out, int max);
 /* Logs an event of md (if it has an EQ and the kind is not disabled). */
 void ptl_md_event(struct ptl_md *md, ptl_event_kind_t kind, ptl_event_t *ev);
-/* The EQ md logs events of kind to, or NULL when it logs none. */
-struct ptl_eq *ptl_md_eq(const struct ptl_md *md, ptl_event_kind_t kind);
 /* Whether ptl_md_event would post kind for md: callers skip building an
  * event nobody will see (an eager slot's SEND_START/END, every put), or
  * the call (a posted receive's PUT_START). */
@@ -357,6 +363,12 @@ static inline bool ptl_md_wants_event(const struct ptl_md *md, ptl_event_kind_t 
 				   ? PTL_MD_EVENT_END_DISABLE
 				   : 0;
 	return md->md.eq_handle != PTL_EQ_NONE && !(md->md.options & off);
+}
+/* The EQ md logs events of kind to, or NULL when it logs none (inline:
+ * every event asks). */
+static inline struct ptl_eq *ptl_md_eq(const struct ptl_md *md, ptl_event_kind_t kind)
+{
+	return ptl_md_wants_event(md, kind) ? ptl_eq_lookup(ptl_lib.ni, md->md.eq_handle) : NULL;
 }
 /* Threshold used up / max_size reached with PTL_UNLINK: unlink md (and its
  * ME if that was attached with PTL_UNLINK), logging UNLINK. Returns true if
@@ -372,7 +384,10 @@ static inline bool ptl_md_maybe_autounlink(struct ptl_ni *ni, struct ptl_md *md)
 void ptl_md_destroy(struct ptl_ni *ni, struct ptl_md *md);
 
 /* ptl_me.c */
-struct ptl_me *ptl_me_lookup(struct ptl_ni *ni, ptl_handle_me_t h);
+static inline struct ptl_me *ptl_me_lookup(struct ptl_ni *ni, ptl_handle_me_t h)
+{
+	return ptl_htab_lookup(&ni->mes, h);
+}
 void ptl_me_destroy(struct ptl_ni *ni, struct ptl_me *me);
 
 /* ptl_ac.c */
@@ -451,7 +466,25 @@ struct ptl_me *ptl_match(struct ptl_list *list, ptl_process_id_t src, ptl_match_
 /* ptl_progress.c */
 /* Picks and connects the NAL that reaches peer (rt_get of its address). */
 int ptl_route(int peer);
-int ptl_send(int peer, const void *hdr, size_t hdr_len, const void *payload, size_t len);
+/* Sends the NAL refused for now (ring full, no credit) wait in the peer's
+ * backlog, in order; ptl_send_slow takes a dead or new peer, a backlog,
+ * ourselves. Both out of line: rare. */
+int ptl_send_later(struct ptl_peer *p, int peer, const void *hdr, size_t hdr_len, const void *payload,
+		   size_t len);
+int ptl_send_slow(int peer, const void *hdr, size_t hdr_len, const void *payload, size_t len);
+/* Sends hdr and payload to peer. Inline: out of line, the arguments kept
+ * for a refusal made it save and restore six registers per message. */
+static inline int ptl_send(int peer, const void *hdr, size_t hdr_len, const void *payload, size_t len)
+{
+	/* Most sends go to a live, connected peer other than ourselves with
+	 * nothing queued: straight to its NAL. */
+	struct ptl_peer *p = &ptl_lib.peers[peer];
+	if (p->nal < 0 || p->failed || p->backlog_head || peer == ptl_lib.rt.rank)
+		return ptl_send_slow(peer, hdr, hdr_len, payload, len);
+	struct ptl_nalinst *n = &ptl_lib.nals[p->nal];
+	int rc = n->ops->send(n->n, peer, hdr, hdr_len, payload, len);
+	return rc == NAL_EAGAIN ? ptl_send_later(p, peer, hdr, hdr_len, payload, len) : rc;
+}
 /* Drives every NAL once; returns the work done. Lock held. */
 int ptl_progress(void);
 /* Called by app threads in API calls that want progress (EQ polling). */

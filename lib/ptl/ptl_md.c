@@ -10,11 +10,6 @@
 	 PTL_MD_ACK_DISABLE | PTL_MD_IOVEC | PTL_MD_MAX_SIZE | PTL_MD_EVENT_START_DISABLE | \
 	 PTL_MD_EVENT_END_DISABLE)
 
-struct ptl_md *ptl_md_lookup(struct ptl_ni *ni, ptl_handle_md_t h)
-{
-	return ptl_htab_lookup(&ni->mds, h);
-}
-
 int ptl_md_set(struct ptl_ni *ni, struct ptl_md *md, const ptl_md_t *umd)
 {
 	if (umd->options & ~PTL_MD_ALL_OPTIONS)
@@ -104,27 +99,6 @@ int ptl_md_iovecs(const struct ptl_md *md, ptl_size_t off, ptl_size_t len, struc
 		}
 	});
 	return overflow ? -1 : k;
-}
-
-static bool ptl_event_is_start(ptl_event_kind_t k)
-{
-	return k == PTL_EVENT_GET_START || k == PTL_EVENT_PUT_START ||
-	       k == PTL_EVENT_REPLY_START || k == PTL_EVENT_SEND_START;
-}
-
-static bool ptl_event_is_end(ptl_event_kind_t k)
-{
-	return k == PTL_EVENT_GET_END || k == PTL_EVENT_PUT_END ||
-	       k == PTL_EVENT_REPLY_END || k == PTL_EVENT_SEND_END;
-}
-
-struct ptl_eq *ptl_md_eq(const struct ptl_md *md, ptl_event_kind_t kind)
-{
-	unsigned int opts = md->md.options;
-	if ((ptl_event_is_start(kind) && (opts & PTL_MD_EVENT_START_DISABLE)) ||
-	    (ptl_event_is_end(kind) && (opts & PTL_MD_EVENT_END_DISABLE)) || md->md.eq_handle == PTL_EQ_NONE)
-		return NULL;
-	return ptl_eq_lookup(ptl_lib.ni, md->md.eq_handle);
 }
 
 void ptl_md_event(struct ptl_md *md, ptl_event_kind_t kind, ptl_event_t *ev)

@@ -3,11 +3,6 @@
 
 #include "ptl/ptl_internal.h"
 
-struct ptl_me *ptl_me_lookup(struct ptl_ni *ni, ptl_handle_me_t h)
-{
-	return ptl_htab_lookup(&ni->mes, h);
-}
-
 /* Unlinks me from its list and frees it, with its MD if it has one. */
 void ptl_me_destroy(struct ptl_ni *ni, struct ptl_me *me)
 {

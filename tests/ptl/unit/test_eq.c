@@ -33,6 +33,7 @@ static int progress_calls;
 /* What "arrives" when the caller drives progress. */
 static struct ptl_eq *arrive_eq;
 static int arrive_left;
+static int arrive_skip; /* progress calls that bring nothing first */
 
 struct ptl_ni *ptl_ni_lookup(ptl_handle_ni_t h)
 {
@@ -48,6 +49,10 @@ void ptl_progress_app(void)
 	if (free_in_progress != PTL_EQ_NONE) {
 		assert_int_equal(PtlEQFree(free_in_progress), PTL_OK);
 		free_in_progress = PTL_EQ_NONE;
+	}
+	if (arrive_skip > 0) {
+		arrive_skip--;
+		return;
 	}
 	if (arrive_eq && arrive_left > 0) {
 		arrive_left--;
@@ -99,6 +104,7 @@ static int setup(void **state)
 	progress_calls = 0;
 	arrive_eq = NULL;
 	arrive_left = 0;
+	arrive_skip = 0;
 	free_in_progress = PTL_EQ_NONE;
 	return 0;
 }
@@ -421,8 +427,8 @@ static void test_poll_timeout(void **state)
 	double t1 = now_s();
 	if (t1 - t0 > 0.5)
 		fail_msg("100 PtlEQPoll(timeout 0) on empty EQs took %.3f s", t1 - t0);
-	/* Progress was driven while polling. */
-	assert_true(progress_calls > 0);
+	/* Progress was driven while polling: once per poll of timeout 0. */
+	assert_int_equal(progress_calls, 100);
 
 	assert_int_equal(PtlEQPoll(h, 2, 60, &ev, &which), PTL_EQ_EMPTY);
 	double t2 = now_s();
@@ -457,6 +463,37 @@ static void test_progress_delivers(void **state)
 	arrive_left = 1;
 	assert_int_equal(PtlEQWait(h[0], &ev), PTL_OK);
 	assert_int_equal(ev.sequence, 1);
+}
+
+/* A timed poll keeps polling through its clock checks and past its spins
+ * (then it sleeps in slices and polls again) until the event comes, one
+ * progress pass per poll, and neither gives up early nor misses it. */
+static void test_poll_late_event(void **state)
+{
+	(void)state;
+	ptl_handle_eq_t h[2] = { alloc_eq(4, NULL), alloc_eq(4, NULL) };
+	ptl_event_t ev;
+	int which = -1;
+	for (int skip = 1; skip <= 3001; skip += 1500) {
+		progress_calls = 0;
+		arrive_eq = eq_of(h[1]);
+		arrive_left = 1;
+		arrive_skip = skip;
+		assert_int_equal(PtlEQPoll(h, 2, 20000, &ev, &which), PTL_OK);
+		assert_int_equal(which, 1);
+		assert_int_equal(ev.hdr_data, 0xa11);
+		assert_int_equal(progress_calls, skip + 1);
+	}
+	/* Forever, too. */
+	progress_calls = 0;
+	arrive_eq = eq_of(h[0]);
+	arrive_left = 1;
+	arrive_skip = 2500;
+	assert_int_equal(PtlEQPoll(h, 2, PTL_TIME_FOREVER, &ev, &which), PTL_OK);
+	assert_int_equal(which, 0);
+	assert_int_equal(progress_calls, 2501);
+	assert_int_equal(the_view.waiting, 0);
+	assert_int_equal(atomic_load(&eq_of(h[0])->waiters), 0);
 }
 
 /* A poll looks its EQs up once; an EQ freed while it polls (by an event
@@ -496,6 +533,7 @@ int main(void)
 		T(test_handler),
 		T(test_poll_several),
 		T(test_poll_timeout),
+		T(test_poll_late_event),
 		T(test_progress_delivers),
 		T(test_poll_eq_freed_meanwhile),
 	};

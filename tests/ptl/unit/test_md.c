@@ -38,11 +38,6 @@ struct ptl_ni *ptl_ni_lookup(ptl_handle_ni_t h)
 	return ptl_lib.ni && h == ptl_lib.ni->handle ? ptl_lib.ni : NULL;
 }
 
-struct ptl_eq *ptl_eq_lookup(struct ptl_ni *ni, ptl_handle_eq_t h)
-{
-	return ni ? ptl_htab_lookup(&ni->eqs, h) : NULL;
-}
-
 void ptl_eq_post(struct ptl_eq *eq, ptl_event_t *ev)
 {
 	assert_true(nposted < MAX_POSTED);
@@ -58,11 +53,6 @@ void ptl_eq_commit(struct ptl_eq *eq, ptl_event_t *slot)
 	slot->sequence = eq->ring->write_seq++;
 	posted_eq[nposted] = eq;
 	posted[nposted++] = *slot;
-}
-
-struct ptl_me *ptl_me_lookup(struct ptl_ni *ni, ptl_handle_me_t h)
-{
-	return ptl_htab_lookup(&ni->mes, h);
 }
 
 /* As ptl_me.c's: takes the MD with it (no portal table here). */
