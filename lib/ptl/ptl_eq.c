@@ -33,6 +33,7 @@ void ptl_eq_commit(struct ptl_eq *eq, ptl_event_t *slot)
 	uint64_t w = r->write_seq;
 	slot->sequence = (ptl_seq_t)w;
 	__atomic_store_n(&r->write_seq, w + 1, __ATOMIC_RELEASE);
+	eq->wr_slot = eq->wr_slot + 1 == eq->count ? 0 : eq->wr_slot + 1;
 	/* Waiters register under the library lock, which we hold too. */
 	if (atomic_load_explicit(&eq->waiters, memory_order_relaxed))
 		ptl_eq_ring_bell();
@@ -67,10 +68,12 @@ static int ptl_eq_take(struct ptl_eq *eq, ptl_event_t *event)
 		uint64_t lost = w - eq->count - eq->rd;
 		__atomic_add_fetch(&r->dropped, lost, __ATOMIC_RELAXED);
 		eq->rd = w - eq->count;
+		eq->rd_slot = eq->rd % eq->count;
 		rc = PTL_EQ_DROPPED;
 	}
-	*event = PTL_VIEW_EQ_EVENTS(r)[eq->rd % eq->count];
+	*event = PTL_VIEW_EQ_EVENTS(r)[eq->rd_slot];
 	eq->rd++;
+	eq->rd_slot = eq->rd_slot + 1 == eq->count ? 0 : eq->rd_slot + 1;
 	__atomic_store_n(&r->read_seq, eq->rd, __ATOMIC_RELEASE);
 	return rc;
 }
@@ -111,7 +114,7 @@ int PtlEQAlloc(ptl_handle_ni_t ni_handle, ptl_size_t count, ptl_eq_handler_t eq_
 		rc = PTL_NO_SPACE;
 	else {
 		eq->handle = h;
-		eq->count = count;
+		eq->count = count; /* a zeroed slot: rd, wr_slot, rd_slot 0 */
 		eq->handler = eq_handler;
 		if (ptl_view_eq_create(eq, count) != 0) {
 			ptl_htab_free(&ni->eqs, eq);

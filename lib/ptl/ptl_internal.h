@@ -80,6 +80,10 @@ struct ptl_eq {
 	uint32_t view_index;
 	uint64_t count;
 	uint64_t rd;               /* next sequence to read */
+	/* write_seq % count and rd % count, kept as they advance: a 64-bit
+	 * division per event written and per event read (tens of cycles
+	 * each, on both ends of every message) for a compare. */
+	uint64_t wr_slot, rd_slot;
 	ptl_eq_handler_t handler;
 	atomic_uint waiters;       /* app threads sleeping on ring->write_seq */
 };
@@ -331,7 +335,7 @@ void ptl_eq_post(struct ptl_eq *eq, ptl_event_t *ev);
  * more than the rest of its event. Lock held from here to the commit. */
 static inline ptl_event_t *ptl_eq_slot(const struct ptl_eq *eq)
 {
-	return &PTL_VIEW_EQ_EVENTS(eq->ring)[eq->ring->write_seq % eq->count];
+	return &PTL_VIEW_EQ_EVENTS(eq->ring)[eq->wr_slot];
 }
 /* Posts the event filled in at slot (from ptl_eq_slot): as ptl_eq_post. */
 void ptl_eq_commit(struct ptl_eq *eq, ptl_event_t *slot);
@@ -374,10 +378,22 @@ static inline struct ptl_eq *ptl_md_eq(const struct ptl_md *md, ptl_event_kind_t
  * ME if that was attached with PTL_UNLINK), logging UNLINK. Returns true if
  * it unlinked. */
 bool ptl_md_autounlink(struct ptl_ni *ni, struct ptl_md *md);
-/* Every message asks, on both sides; most MDs are PTL_RETAIN: inline. */
+/* Whether md has reached its unlink condition. */
+static inline bool ptl_md_due(const struct ptl_md *md)
+{
+	if (md->unlink_op != PTL_UNLINK)
+		return false;
+	if (md->md.threshold == 0)
+		return true;
+	return (md->md.options & PTL_MD_MAX_SIZE) && !(md->md.options & PTL_MD_MANAGE_REMOTE) &&
+	       md->total - (md->local_offset < md->total ? md->local_offset : md->total) < md->md.max_size;
+}
+/* Every message asks, on both sides: inline, and so is the test of the
+ * condition (MPI's eager buffers are PTL_UNLINK with a max_size: every
+ * message into one called out to find it had room left). */
 static inline bool ptl_md_maybe_autounlink(struct ptl_ni *ni, struct ptl_md *md)
 {
-	if (md->unlink_op != PTL_UNLINK && !md->doomed)
+	if (!md->doomed && !ptl_md_due(md))
 		return false;
 	return ptl_md_autounlink(ni, md);
 }

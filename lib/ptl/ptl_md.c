@@ -112,17 +112,6 @@ void ptl_md_event(struct ptl_md *md, ptl_event_kind_t kind, ptl_event_t *ev)
 	ptl_eq_post(eq, ev);
 }
 
-/* Whether md has reached its unlink condition. */
-static bool ptl_md_due(const struct ptl_md *md)
-{
-	if (md->unlink_op != PTL_UNLINK)
-		return false;
-	if (md->md.threshold == 0)
-		return true;
-	return (md->md.options & PTL_MD_MAX_SIZE) && !(md->md.options & PTL_MD_MANAGE_REMOTE) &&
-	       md->total - (md->local_offset < md->total ? md->local_offset : md->total) < md->md.max_size;
-}
-
 bool ptl_md_autounlink(struct ptl_ni *ni, struct ptl_md *md)
 {
 	if (!ptl_md_due(md) && !md->doomed)

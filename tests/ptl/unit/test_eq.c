@@ -263,6 +263,41 @@ static void test_order_and_sequence(void **state)
 	assert_int_equal(eq_of(h)->ring->dropped, 0);
 }
 
+/* An EQ whose size is no power of two: slots are counted round as the
+ * sequence advances (no division), and every event still lands in and
+ * comes out of the slot of its sequence, across laps, overruns (the read
+ * side jumps) and reads of several at once. */
+static void test_odd_size_laps(void **state)
+{
+	(void)state;
+	ptl_handle_eq_t h = alloc_eq(3, NULL);
+	struct ptl_eq *eq = eq_of(h);
+	uint64_t seq = 0;
+	for (int lap = 0; lap < 5; lap++) {
+		for (int k = 0; k < 2; k++)
+			post(h, seq + (uint64_t)k);
+		for (int k = 0; k < 2; k++, seq++)
+			expect(h, PTL_OK, seq, seq);
+		assert_int_equal(eq->wr_slot, seq % 3);
+		assert_int_equal(eq->rd_slot, seq % 3);
+		/* The event of sequence s sits in slot s % 3. */
+		assert_int_equal(PTL_VIEW_EQ_EVENTS(eq->ring)[(seq - 1) % 3].hdr_data, seq - 1);
+	}
+	/* Overrun by 4 after a lap: the oldest survivor comes out, from the
+	 * slot of its sequence. */
+	for (uint64_t k = 0; k < 7; k++)
+		post(h, seq + k);
+	expect(h, PTL_EQ_DROPPED, seq + 4, seq + 4);
+	expect(h, PTL_OK, seq + 5, seq + 5);
+	expect(h, PTL_OK, seq + 6, seq + 6);
+	expect_empty(h);
+	seq += 7;
+	assert_int_equal(eq->rd_slot, seq % 3);
+	assert_int_equal(eq->wr_slot, seq % 3);
+	post(h, seq);
+	expect(h, PTL_OK, seq, seq);
+}
+
 static void test_full_without_overrun(void **state)
 {
 	(void)state;
@@ -533,6 +568,7 @@ int main(void)
 		T(test_handler),
 		T(test_poll_several),
 		T(test_poll_timeout),
+		T(test_odd_size_laps),
 		T(test_poll_late_event),
 		T(test_progress_delivers),
 		T(test_poll_eq_freed_meanwhile),

@@ -51,6 +51,7 @@ void ptl_eq_commit(struct ptl_eq *eq, ptl_event_t *slot)
 {
 	assert_true(nposted < MAX_POSTED);
 	slot->sequence = eq->ring->write_seq++;
+	eq->wr_slot = (eq->wr_slot + 1) % eq->count;
 	posted_eq[nposted] = eq;
 	posted[nposted++] = *slot;
 }
@@ -568,6 +569,7 @@ static void test_autounlink_event_fields(void **state)
 	md->md.user_ptr = buf;
 	attach(&meh, md, PTL_UNLINK);
 	rings[0]->write_seq = 5; /* the slot of sequence 5 */
+	ptl_eq_lookup(&the_ni, eqh[0])->wr_slot = 5;
 	assert_true(ptl_md_maybe_autounlink(&the_ni, md));
 	assert_int_equal(nposted, 1);
 	const ptl_event_t *e = &posted[0];
