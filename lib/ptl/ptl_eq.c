@@ -27,14 +27,8 @@ static void ptl_eq_ring_bell(void)
 	syscall(SYS_futex, &ptl_eq_bell, FUTEX_WAKE_PRIVATE, 1 << 30, NULL, NULL, 0);
 }
 
-void ptl_eq_commit(struct ptl_eq *eq, ptl_event_t *slot)
+void ptl_eq_notify(struct ptl_eq *eq, ptl_event_t *slot)
 {
-	struct ptl_view_eq *r = eq->ring;
-	uint64_t w = r->write_seq;
-	slot->sequence = (ptl_seq_t)w;
-	__atomic_store_n(&r->write_seq, w + 1, __ATOMIC_RELEASE);
-	eq->wr_slot = eq->wr_slot + 1 == eq->count ? 0 : eq->wr_slot + 1;
-	/* Waiters register under the library lock, which we hold too. */
 	if (atomic_load_explicit(&eq->waiters, memory_order_relaxed))
 		ptl_eq_ring_bell();
 	if (eq->handler)
@@ -57,7 +51,7 @@ static inline bool ptl_eq_ready(const struct ptl_eq *eq)
 }
 
 /* Takes the next event if there is one. Lock held. */
-static int ptl_eq_take(struct ptl_eq *eq, ptl_event_t *event)
+static inline int ptl_eq_take(struct ptl_eq *eq, ptl_event_t *event)
 {
 	struct ptl_view_eq *r = eq->ring;
 	uint64_t w = __atomic_load_n(&r->write_seq, __ATOMIC_ACQUIRE);

@@ -337,8 +337,21 @@ static inline ptl_event_t *ptl_eq_slot(const struct ptl_eq *eq)
 {
 	return &PTL_VIEW_EQ_EVENTS(eq->ring)[eq->wr_slot];
 }
-/* Posts the event filled in at slot (from ptl_eq_slot): as ptl_eq_post. */
-void ptl_eq_commit(struct ptl_eq *eq, ptl_event_t *slot);
+/* Wakes eq's sleepers and runs its handler on the event just committed. */
+void ptl_eq_notify(struct ptl_eq *eq, ptl_event_t *slot);
+/* Posts the event filled in at slot (from ptl_eq_slot): as ptl_eq_post.
+ * Inline: a message commits one event or two, on its critical path. */
+static inline void ptl_eq_commit(struct ptl_eq *eq, ptl_event_t *slot)
+{
+	struct ptl_view_eq *r = eq->ring;
+	uint64_t w = r->write_seq;
+	slot->sequence = (ptl_seq_t)w;
+	__atomic_store_n(&r->write_seq, w + 1, __ATOMIC_RELEASE);
+	eq->wr_slot = eq->wr_slot + 1 == eq->count ? 0 : eq->wr_slot + 1;
+	/* Waiters register under the library lock, which we hold too. */
+	if (atomic_load_explicit(&eq->waiters, memory_order_relaxed) || eq->handler)
+		ptl_eq_notify(eq, slot);
+}
 void ptl_eq_destroy(struct ptl_ni *ni, struct ptl_eq *eq);
 
 /* ptl_md.c */
