@@ -410,7 +410,16 @@ static inline bool ptl_md_maybe_autounlink(struct ptl_ni *ni, struct ptl_md *md)
 		return false;
 	return ptl_md_autounlink(ni, md);
 }
-void ptl_md_destroy(struct ptl_ni *ni, struct ptl_md *md);
+/* Frees md; detaches it from its ME first (inline: a posted receive's
+ * unlink frees an ME and its MD). */
+static inline void ptl_md_destroy(struct ptl_ni *ni, struct ptl_md *md)
+{
+	if (md->me) {
+		md->me->md = NULL;
+		md->me = NULL;
+	}
+	ptl_htab_release(&ni->mds, md->handle);
+}
 
 /* ptl_me.c */
 static inline struct ptl_me *ptl_me_lookup(struct ptl_ni *ni, ptl_handle_me_t h)

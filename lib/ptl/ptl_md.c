@@ -153,15 +153,6 @@ bool ptl_md_autounlink(struct ptl_ni *ni, struct ptl_md *md)
 	return true;
 }
 
-/* Frees md; detaches it from its ME first. */
-void ptl_md_destroy(struct ptl_ni *ni, struct ptl_md *md)
-{
-	if (md->me) {
-		md->me->md = NULL;
-		md->me = NULL;
-	}
-	ptl_htab_release(&ni->mds, md->handle);
-}
 
 static int ptl_md_new(struct ptl_ni *ni, const ptl_md_t *umd, ptl_unlink_t unlink_op,
 		      struct ptl_md **out)
