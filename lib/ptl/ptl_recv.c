@@ -80,7 +80,7 @@ static inline void ptl_target_event_fill(ptl_event_t *e, ptl_event_kind_t kind, 
 }
 
 /* Logs an event of request h on md, written straight into its EQ's slot. */
-static inline void ptl_target_event(const struct ptl_md *md, ptl_event_kind_t kind, ptl_process_id_t src,
+__attribute__((always_inline)) static inline void ptl_target_event(const struct ptl_md *md, ptl_event_kind_t kind, ptl_process_id_t src,
 			     const struct ptl_hdr *h, ptl_size_t off, ptl_size_t mlen)
 {
 	struct ptl_eq *eq = ptl_md_eq(md, kind);
