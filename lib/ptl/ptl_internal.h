@@ -134,6 +134,7 @@ enum ptl_op_kind {
 };
 struct ptl_op {
 	struct ptl_list link;      /* on its peer's list of ops in flight */
+	uint64_t cookie;           /* its handle in ni->ops, echoed by answers */
 	enum ptl_op_kind kind;
 	int peer;
 	uint64_t md_handle;        /* put MD, or get MD for get/getput */

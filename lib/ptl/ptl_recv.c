@@ -198,6 +198,7 @@ static void ptl_target(struct ptl_ni *ni, int peer, const struct ptl_hdr *h, con
 		ptl_answer_fail(peer, h, PTL_NI_DROPPED);
 		return;
 	}
+	t->cookie = cookie;
 	ptl_list_init(&t->link);
 	ptl_list_add_before(&t->link, &ptl_lib.peers[peer].ops);
 	t->kind = PTL_OP_TARGET;
