@@ -360,8 +360,11 @@ static inline struct ptl_md *ptl_md_lookup(struct ptl_ni *ni, ptl_handle_md_t h)
 {
 	return ptl_htab_lookup(&ni->mds, h);
 }
-/* Checks and copies a user MD into md (shared by Attach, Bind, Update). */
-int ptl_md_set(struct ptl_ni *ni, struct ptl_md *md, const ptl_md_t *umd);
+/* Checks and copies a user MD into md (shared by Attach, Bind, Update);
+ * writes nothing unless every check passes. eq_known: an EQ handle the
+ * caller has just found live (PtlMDUpdate's), not looked up again; or
+ * PTL_EQ_NONE. */
+int ptl_md_set(struct ptl_ni *ni, struct ptl_md *md, const ptl_md_t *umd, ptl_handle_eq_t eq_known);
 void ptl_md_copy_in(const struct ptl_md *md, ptl_size_t off, const void *src, ptl_size_t len);
 void ptl_md_copy_out(const struct ptl_md *md, ptl_size_t off, void *dst, ptl_size_t len);
 /* Describes [off, off+len) of md as iovecs; returns how many (<= max), or -1. */

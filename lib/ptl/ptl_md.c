@@ -10,13 +10,13 @@
 	 PTL_MD_ACK_DISABLE | PTL_MD_IOVEC | PTL_MD_MAX_SIZE | PTL_MD_EVENT_START_DISABLE | \
 	 PTL_MD_EVENT_END_DISABLE)
 
-int ptl_md_set(struct ptl_ni *ni, struct ptl_md *md, const ptl_md_t *umd)
+int ptl_md_set(struct ptl_ni *ni, struct ptl_md *md, const ptl_md_t *umd, ptl_handle_eq_t eq_known)
 {
 	if (umd->options & ~PTL_MD_ALL_OPTIONS)
 		return PTL_MD_ILLEGAL;
 	if (umd->threshold < 0 && umd->threshold != PTL_MD_THRESH_INF)
 		return PTL_MD_ILLEGAL;
-	if (umd->eq_handle != PTL_EQ_NONE && !ptl_eq_lookup(ni, umd->eq_handle))
+	if (umd->eq_handle != PTL_EQ_NONE && umd->eq_handle != eq_known && !ptl_eq_lookup(ni, umd->eq_handle))
 		return PTL_EQ_INVALID;
 	ptl_size_t total = 0;
 	int niov = 0;
@@ -154,7 +154,7 @@ bool ptl_md_autounlink(struct ptl_ni *ni, struct ptl_md *md)
 }
 
 
-static int ptl_md_new(struct ptl_ni *ni, const ptl_md_t *umd, ptl_unlink_t unlink_op,
+static inline int ptl_md_new(struct ptl_ni *ni, const ptl_md_t *umd, ptl_unlink_t unlink_op,
 		      struct ptl_md **out)
 {
 	if (unlink_op != PTL_RETAIN && unlink_op != PTL_UNLINK)
@@ -167,7 +167,7 @@ static int ptl_md_new(struct ptl_ni *ni, const ptl_md_t *umd, ptl_unlink_t unlin
 	 * description; the rest may hold what the slot's last MD left (an MD
 	 * unlinked when its last answer came was doomed). */
 	md->handle = h;
-	int rc = ptl_md_set(ni, md, umd);
+	int rc = ptl_md_set(ni, md, umd, PTL_EQ_NONE);
 	if (rc != PTL_OK) {
 		ptl_htab_release(&ni->mds, h);
 		return rc;
@@ -278,7 +278,7 @@ int PtlMDUpdate(ptl_handle_md_t md_handle, ptl_md_t *old_md, ptl_md_t *new_md, p
 	 * attachment, the handle or the unlink choice, which an update keeps
 	 * (a copy of the whole MD to restore was a sixth of a posted MPI
 	 * receive's PtlMDUpdate). */
-	rc = ptl_md_set(ni, md, new_md);
+	rc = ptl_md_set(ni, md, new_md, eq_handle); /* eq_handle is live or NONE */
 out:
 	ptl_unlock();
 	return rc;

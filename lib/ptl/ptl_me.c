@@ -25,7 +25,7 @@ static int ptl_me_check_id(ptl_process_id_t id)
 }
 
 /* Creates an ME on pt next to pos (the list head for attach). */
-static int ptl_me_new(struct ptl_ni *ni, ptl_pt_index_t pt, struct ptl_list *pos,
+static inline int ptl_me_new(struct ptl_ni *ni, ptl_pt_index_t pt, struct ptl_list *pos,
 		      ptl_process_id_t match_id, ptl_match_bits_t match_bits,
 		      ptl_match_bits_t ignore_bits, ptl_unlink_t unlink_op,
 		      ptl_ins_pos_t position, ptl_handle_me_t *me_handle)
