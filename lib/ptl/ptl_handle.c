@@ -21,13 +21,10 @@ int ptl_htab_init(struct ptl_htab *t, unsigned kind, unsigned ni, uint32_t cap, 
 		ptl_htab_fini(t);
 		return -1;
 	}
-	/* Pop order = ascending index, which keeps tables compact and
-	 * ptltool's listings stable. */
-	for (uint32_t i = 0; i < cap; i++) {
-		t->free[i] = cap - 1 - i;
-		t->state[i] = 1;
-	}
-	t->nfree = cap;
+	/* Nothing freed yet, every slot fresh: taken in ascending index
+	 * order, which keeps tables compact and ptltool's listings stable. */
+	t->nfree = 0;
+	t->fresh = 0;
 	return 0;
 }
 

@@ -46,9 +46,14 @@ struct ptl_htab {
 	uint32_t used;     /* slots in use */
 	size_t obj_size;
 	unsigned char *objs;
-	uint32_t *state;   /* generation of each slot, | PTL_HTAB_LIVE in use */
-	uint32_t *free;    /* stack of free slot indexes */
+	uint32_t *state;   /* generation of each slot, | PTL_HTAB_LIVE in use;
+	                    * 0: never used yet */
+	uint32_t *free;    /* stack of freed slot indexes */
 	uint32_t nfree;
+	uint32_t fresh;    /* slots [fresh, cap) were never used: taken in
+	                    * ascending order when nothing freed waits, so a
+	                    * table sized for a million MPI receives costs
+	                    * nothing to set up or to walk past its high mark */
 };
 
 int ptl_htab_init(struct ptl_htab *t, unsigned kind, unsigned ni, uint32_t cap, size_t obj_size);
@@ -59,9 +64,15 @@ void ptl_htab_fini(struct ptl_htab *t);
  * fifth of PtlMEInsert and PtlMDAttach. Inline for the same reason. */
 static inline void *ptl_htab_take(struct ptl_htab *t, uint64_t *handle)
 {
-	if (t->nfree == 0)
+	uint32_t i;
+	if (t->nfree) {
+		i = t->free[--t->nfree];
+	} else if (t->fresh < t->cap) {
+		i = t->fresh++;
+		t->state[i] = 1; /* generation 1 */
+	} else {
 		return NULL;
-	uint32_t i = t->free[--t->nfree];
+	}
 	uint32_t s = t->state[i] | PTL_HTAB_LIVE;
 	t->state[i] = s;
 	t->used++;
@@ -97,7 +108,8 @@ static inline void ptl_htab_release(struct ptl_htab *t, uint64_t h)
 	t->free[t->nfree++] = i;
 }
 uint32_t ptl_htab_index(const struct ptl_htab *t, const void *obj);
-/* The object in slot i if it is in use, else NULL (for walking a table). */
+/* The object in slot i if it is in use, else NULL (for walking a table:
+ * no slot at or past t->fresh is). */
 void *ptl_htab_at(const struct ptl_htab *t, uint32_t i);
 
 #endif
