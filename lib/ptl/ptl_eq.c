@@ -250,7 +250,11 @@ int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_eve
 	unsigned spin = 0; /* polls so far, counted at each check */
 	ptl_lock();
 	for (;;) {
-		/* Lock held here. */
+		/* Lock held here. The EQs are tested before the progress pass
+		 * only on the first pass (and after a sleep or a free): later an
+		 * event another thread posted while we let the lock go waits for
+		 * the test after our pass, not the cost of a test on every pass. */
+		int ready = -1;
 		if (!looked_up || frees != ptl_eq_frees) {
 			if (!ptl_eq_lookup_all(eq_handles, size, eqs)) {
 				ptl_unlock();
@@ -258,8 +262,8 @@ int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_eve
 			}
 			frees = ptl_eq_frees;
 			looked_up = true;
+			ready = ptl_eq_first_ready(eqs, size);
 		}
-		int ready = ptl_eq_first_ready(eqs, size);
 		if (ready < 0) {
 			ptl_progress_app();
 			/* An EQ handler run by progress may have freed one of
