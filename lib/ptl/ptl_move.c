@@ -178,7 +178,7 @@ static void ptl_hdr_init(struct ptl_hdr *h, enum ptl_msg_type type, ptl_pt_index
 }
 
 /* Sends h with md's [off, off+len) inline (gathered if the MD is IOVEC). */
-static int ptl_send_inline(int peer, const struct ptl_hdr *h, const struct ptl_md *md,
+static inline int ptl_send_inline(int peer, const struct ptl_hdr *h, const struct ptl_md *md,
 			   ptl_size_t off, ptl_size_t len)
 {
 	const void *payload = NULL;
