@@ -16,11 +16,6 @@
 
 #include "ptl/ptl_internal.h"
 
-struct ptl_eq *ptl_eq_lookup(struct ptl_ni *ni, ptl_handle_eq_t h)
-{
-	return ni ? ptl_htab_lookup(&ni->eqs, h) : NULL;
-}
-
 /* Application threads sleeping in PtlEQWait/PtlEQPoll sleep on one word,
  * bumped whenever an event lands in an EQ somebody waits on: one futex
  * serves a wait over any number of EQs. */
@@ -32,13 +27,8 @@ static void ptl_eq_ring_bell(void)
 	syscall(SYS_futex, &ptl_eq_bell, FUTEX_WAKE_PRIVATE, 1 << 30, NULL, NULL, 0);
 }
 
-void ptl_eq_commit(struct ptl_eq *eq, ptl_event_t *slot)
+void ptl_eq_notify(struct ptl_eq *eq, ptl_event_t *slot)
 {
-	struct ptl_view_eq *r = eq->ring;
-	uint64_t w = r->write_seq;
-	slot->sequence = (ptl_seq_t)w;
-	__atomic_store_n(&r->write_seq, w + 1, __ATOMIC_RELEASE);
-	/* Waiters register under the library lock, which we hold too. */
 	if (atomic_load_explicit(&eq->waiters, memory_order_relaxed))
 		ptl_eq_ring_bell();
 	if (eq->handler)
@@ -61,7 +51,7 @@ static inline bool ptl_eq_ready(const struct ptl_eq *eq)
 }
 
 /* Takes the next event if there is one. Lock held. */
-static int ptl_eq_take(struct ptl_eq *eq, ptl_event_t *event)
+static inline int ptl_eq_take(struct ptl_eq *eq, ptl_event_t *event)
 {
 	struct ptl_view_eq *r = eq->ring;
 	uint64_t w = __atomic_load_n(&r->write_seq, __ATOMIC_ACQUIRE);
@@ -72,10 +62,12 @@ static int ptl_eq_take(struct ptl_eq *eq, ptl_event_t *event)
 		uint64_t lost = w - eq->count - eq->rd;
 		__atomic_add_fetch(&r->dropped, lost, __ATOMIC_RELAXED);
 		eq->rd = w - eq->count;
+		eq->rd_slot = eq->rd % eq->count;
 		rc = PTL_EQ_DROPPED;
 	}
-	*event = PTL_VIEW_EQ_EVENTS(r)[eq->rd % eq->count];
+	*event = PTL_VIEW_EQ_EVENTS(r)[eq->rd_slot];
 	eq->rd++;
+	eq->rd_slot = eq->rd_slot + 1 == eq->count ? 0 : eq->rd_slot + 1;
 	__atomic_store_n(&r->read_seq, eq->rd, __ATOMIC_RELEASE);
 	return rc;
 }
@@ -116,7 +108,7 @@ int PtlEQAlloc(ptl_handle_ni_t ni_handle, ptl_size_t count, ptl_eq_handler_t eq_
 		rc = PTL_NO_SPACE;
 	else {
 		eq->handle = h;
-		eq->count = count;
+		eq->count = count; /* a zeroed slot: rd, wr_slot, rd_slot 0 */
 		eq->handler = eq_handler;
 		if (ptl_view_eq_create(eq, count) != 0) {
 			ptl_htab_free(&ni->eqs, eq);
@@ -244,16 +236,25 @@ int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_eve
 		return PTL_EQ_INVALID;
 	/* The clock is read only every PTL_WAIT_CLOCK_EVERY polls, and first
 	 * after that many (a timeout runs from then: late by that many polls),
-	 * to keep even the vDSO's work out of most polls. */
+	 * to keep even the vDSO's work out of most polls; a countdown says
+	 * when, so that a poll between pays one decrement for the clock, the
+	 * deadline and the decision to sleep. A timeout of 0 decides after
+	 * the first pass. */
 	bool timed = timeout != PTL_TIME_FOREVER;
 	int64_t now = 0, deadline = -1;
 	struct ptl_eq *eqs[PTL_LIM_MAX_EQS];
 	bool looked_up = false;
 	uint64_t frees = 0;
 	unsigned yield_in = ptl_lib.wait_yield_every;
+	unsigned check_in = timeout == 0 ? 1 : PTL_WAIT_CLOCK_EVERY;
+	unsigned spin = 0; /* polls so far, counted at each check */
 	ptl_lock();
-	for (unsigned spin = 0;; spin++) {
-		/* Lock held here. */
+	for (;;) {
+		/* Lock held here. The EQs are tested before the progress pass
+		 * only on the first pass (and after a sleep or a free): later an
+		 * event another thread posted while we let the lock go waits for
+		 * the test after our pass, not the cost of a test on every pass. */
+		int ready = -1;
 		if (!looked_up || frees != ptl_eq_frees) {
 			if (!ptl_eq_lookup_all(eq_handles, size, eqs)) {
 				ptl_unlock();
@@ -261,8 +262,8 @@ int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_eve
 			}
 			frees = ptl_eq_frees;
 			looked_up = true;
+			ready = ptl_eq_first_ready(eqs, size);
 		}
-		int ready = ptl_eq_first_ready(eqs, size);
 		if (ready < 0) {
 			ptl_progress_app();
 			/* An EQ handler run by progress may have freed one of
@@ -277,15 +278,18 @@ int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_eve
 			ptl_unlock();
 			return rc;
 		}
-		if (timed && timeout > 0 &&
-		    (spin % PTL_WAIT_CLOCK_EVERY == PTL_WAIT_CLOCK_EVERY - 1 || spin >= PTL_WAIT_SPINS)) {
-			now = ptl_now_ms();
-			if (deadline < 0)
-				deadline = ptl_deadline_ms(now, timeout);
-		}
-		if (timed && (timeout == 0 || (deadline >= 0 && now >= deadline))) {
-			ptl_unlock();
-			return PTL_EQ_EMPTY;
+		if (--check_in == 0) {
+			check_in = PTL_WAIT_CLOCK_EVERY;
+			if (timed) {
+				if (timeout == 0)
+					break;
+				now = ptl_now_ms();
+				if (deadline < 0)
+					deadline = ptl_deadline_ms(now, timeout);
+				else if (now >= deadline)
+					break;
+			}
+			spin += PTL_WAIT_CLOCK_EVERY;
 		}
 		if (spin < PTL_WAIT_SPINS) {
 			ptl_unlock();
@@ -334,6 +338,9 @@ int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_eve
 		looked_up = false;
 		ptl_lock();
 	}
+	/* Timed out (lock held). */
+	ptl_unlock();
+	return PTL_EQ_EMPTY;
 }
 
 int PtlEQWait(ptl_handle_eq_t eq_handle, ptl_event_t *event)

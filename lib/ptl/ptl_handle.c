@@ -21,13 +21,10 @@ int ptl_htab_init(struct ptl_htab *t, unsigned kind, unsigned ni, uint32_t cap, 
 		ptl_htab_fini(t);
 		return -1;
 	}
-	/* Pop order = ascending index, which keeps tables compact and
-	 * ptltool's listings stable. */
-	for (uint32_t i = 0; i < cap; i++) {
-		t->free[i] = cap - 1 - i;
-		t->state[i] = 1;
-	}
-	t->nfree = cap;
+	/* Nothing freed yet, every slot fresh: taken in ascending index
+	 * order, which keeps tables compact and ptltool's listings stable. */
+	t->nfree = 0;
+	t->fresh = 0;
 	return 0;
 }
 
@@ -41,14 +38,9 @@ void ptl_htab_fini(struct ptl_htab *t)
 
 void *ptl_htab_alloc(struct ptl_htab *t, uint64_t *handle)
 {
-	if (t->nfree == 0)
-		return NULL;
-	uint32_t i = t->free[--t->nfree];
-	t->state[i] |= PTL_HTAB_LIVE;
-	t->used++;
-	void *obj = t->objs + (size_t)i * t->obj_size;
-	memset(obj, 0, t->obj_size);
-	*handle = ptl_handle_make(t->kind, t->ni, t->state[i] & 0xffff, i);
+	void *obj = ptl_htab_take(t, handle);
+	if (obj)
+		memset(obj, 0, t->obj_size);
 	return obj;
 }
 
@@ -62,11 +54,7 @@ void ptl_htab_free(struct ptl_htab *t, void *obj)
 	uint32_t i = ptl_htab_index(t, obj);
 	if (i >= t->cap || !(t->state[i] & PTL_HTAB_LIVE))
 		return;
-	t->used--;
-	/* Generation 0 is never handed out, so a zeroed handle never matches. */
-	uint32_t gen = (t->state[i] + 1) & 0xffff;
-	t->state[i] = gen ? gen : 1;
-	t->free[t->nfree++] = i;
+	ptl_htab_release(t, ptl_handle_make(t->kind, t->ni, t->state[i] & 0xffff, i));
 }
 
 void *ptl_htab_at(const struct ptl_htab *t, uint32_t i)

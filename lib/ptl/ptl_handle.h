@@ -46,13 +46,39 @@ struct ptl_htab {
 	uint32_t used;     /* slots in use */
 	size_t obj_size;
 	unsigned char *objs;
-	uint32_t *state;   /* generation of each slot, | PTL_HTAB_LIVE in use */
-	uint32_t *free;    /* stack of free slot indexes */
+	uint32_t *state;   /* generation of each slot, | PTL_HTAB_LIVE in use;
+	                    * 0: never used yet */
+	uint32_t *free;    /* stack of freed slot indexes */
 	uint32_t nfree;
+	uint32_t fresh;    /* slots [fresh, cap) were never used: taken in
+	                    * ascending order when nothing freed waits, so a
+	                    * table sized for a million MPI receives costs
+	                    * nothing to set up or to walk past its high mark */
 };
 
 int ptl_htab_init(struct ptl_htab *t, unsigned kind, unsigned ni, uint32_t cap, size_t obj_size);
 void ptl_htab_fini(struct ptl_htab *t);
+/* Takes a slot as its last user left it; returns its object and handle, or
+ * NULL when full. For constructors that set every field themselves: a
+ * posted receive takes an ME and an MD, and zeroing both first cost a
+ * fifth of PtlMEInsert and PtlMDAttach. Inline for the same reason. */
+static inline void *ptl_htab_take(struct ptl_htab *t, uint64_t *handle)
+{
+	uint32_t i;
+	if (t->nfree) {
+		i = t->free[--t->nfree];
+	} else if (t->fresh < t->cap) {
+		i = t->fresh++;
+		t->state[i] = 1; /* generation 1 */
+	} else {
+		return NULL;
+	}
+	uint32_t s = t->state[i] | PTL_HTAB_LIVE;
+	t->state[i] = s;
+	t->used++;
+	*handle = (uint64_t)t->tag << 48 | (uint64_t)(s & 0xffff) << 32 | i;
+	return t->objs + (size_t)i * t->obj_size;
+}
 /* Takes a zeroed slot; returns its object and handle, or NULL when full. */
 void *ptl_htab_alloc(struct ptl_htab *t, uint64_t *handle);
 /* Returns the object of a live handle of this table, or NULL. Inline:
@@ -67,8 +93,23 @@ static inline void *ptl_htab_lookup(const struct ptl_htab *t, uint64_t h)
 	return t->objs + (size_t)i * t->obj_size;
 }
 void ptl_htab_free(struct ptl_htab *t, void *obj);
+/* Frees the slot of a live handle of this table (its index from the handle,
+ * where ptl_htab_free divides by the object size); anything else is
+ * ignored, as ptl_htab_free ignores a free slot. */
+static inline void ptl_htab_release(struct ptl_htab *t, uint64_t h)
+{
+	uint32_t i = ptl_handle_idx(h);
+	if (i >= t->cap || t->state[i] != (ptl_handle_gen(h) | PTL_HTAB_LIVE))
+		return;
+	t->used--;
+	/* Generation 0 is never handed out, so a zeroed handle never matches. */
+	uint32_t gen = (t->state[i] + 1) & 0xffff;
+	t->state[i] = gen ? gen : 1;
+	t->free[t->nfree++] = i;
+}
 uint32_t ptl_htab_index(const struct ptl_htab *t, const void *obj);
-/* The object in slot i if it is in use, else NULL (for walking a table). */
+/* The object in slot i if it is in use, else NULL (for walking a table:
+ * no slot at or past t->fresh is). */
 void *ptl_htab_at(const struct ptl_htab *t, uint32_t i);
 
 #endif

@@ -23,11 +23,6 @@ struct ptl_rank_info {
 
 #define PTL_TX_POOL 256 /* sends that may wait for ring space at once */
 
-bool ptl_initialized(void)
-{
-	return ptl_lib.init_count > 0;
-}
-
 static int ptl_fetch_rank_info(int rank)
 {
 	struct ptl_peer *p = &ptl_lib.peers[rank];

@@ -80,6 +80,10 @@ struct ptl_eq {
 	uint32_t view_index;
 	uint64_t count;
 	uint64_t rd;               /* next sequence to read */
+	/* write_seq % count and rd % count, kept as they advance: a 64-bit
+	 * division per event written and per event read (tens of cycles
+	 * each, on both ends of every message) for a compare. */
+	uint64_t wr_slot, rd_slot;
 	ptl_eq_handler_t handler;
 	atomic_uint waiters;       /* app threads sleeping on ring->write_seq */
 };
@@ -97,8 +101,6 @@ struct ptl_md {
 	ptl_unlink_t unlink_op;
 	int pending;               /* initiator ops still waiting for an answer */
 	bool doomed;               /* unlink as soon as pending drops to 0 */
-	bool mr_valid;             /* mr registers [start, start+length) */
-	struct nal_mr mr;
 };
 
 struct ptl_me {
@@ -132,6 +134,7 @@ enum ptl_op_kind {
 };
 struct ptl_op {
 	struct ptl_list link;      /* on its peer's list of ops in flight */
+	uint64_t cookie;           /* its handle in ni->ops, echoed by answers */
 	enum ptl_op_kind kind;
 	int peer;
 	uint64_t md_handle;        /* put MD, or get MD for get/getput */
@@ -289,7 +292,8 @@ static inline void ptl_unlock(void)
 
 /* ------------------------------------------------------------ functions */
 /* ptl_init.c */
-bool ptl_initialized(void);
+/* Every API call asks first: inline. */
+static inline bool ptl_initialized(void) { return ptl_lib.init_count > 0; }
 int ptl_peer_id_fetch(int rank, ptl_process_id_t *id);
 int ptl_id_rank_fetch(ptl_process_id_t id);
 /* The process id of a rank of this job. Every message asks (its
@@ -318,7 +322,12 @@ void ptl_ni_destroy(struct ptl_ni *ni);
 void ptl_sr_inc(int reg);
 
 /* ptl_eq.c */
-struct ptl_eq *ptl_eq_lookup(struct ptl_ni *ni, ptl_handle_eq_t h);
+/* Handle lookups are inline: every message looks up an MD and an EQ, a
+ * posted receive an ME, an MD and an EQ twice. */
+static inline struct ptl_eq *ptl_eq_lookup(struct ptl_ni *ni, ptl_handle_eq_t h)
+{
+	return ni ? ptl_htab_lookup(&ni->eqs, h) : NULL;
+}
 /* Fills the common fields and sequence, logs ev, runs the handler. */
 void ptl_eq_post(struct ptl_eq *eq, ptl_event_t *ev);
 /* The slot the next event of eq goes to, for a caller that fills an event
@@ -327,24 +336,41 @@ void ptl_eq_post(struct ptl_eq *eq, ptl_event_t *ev);
  * more than the rest of its event. Lock held from here to the commit. */
 static inline ptl_event_t *ptl_eq_slot(const struct ptl_eq *eq)
 {
-	return &PTL_VIEW_EQ_EVENTS(eq->ring)[eq->ring->write_seq % eq->count];
+	return &PTL_VIEW_EQ_EVENTS(eq->ring)[eq->wr_slot];
 }
-/* Posts the event filled in at slot (from ptl_eq_slot): as ptl_eq_post. */
-void ptl_eq_commit(struct ptl_eq *eq, ptl_event_t *slot);
+/* Wakes eq's sleepers and runs its handler on the event just committed. */
+void ptl_eq_notify(struct ptl_eq *eq, ptl_event_t *slot);
+/* Posts the event filled in at slot (from ptl_eq_slot): as ptl_eq_post.
+ * Inline: a message commits one event or two, on its critical path. */
+static inline void ptl_eq_commit(struct ptl_eq *eq, ptl_event_t *slot)
+{
+	struct ptl_view_eq *r = eq->ring;
+	uint64_t w = r->write_seq;
+	slot->sequence = (ptl_seq_t)w;
+	__atomic_store_n(&r->write_seq, w + 1, __ATOMIC_RELEASE);
+	eq->wr_slot = eq->wr_slot + 1 == eq->count ? 0 : eq->wr_slot + 1;
+	/* Waiters register under the library lock, which we hold too. */
+	if (atomic_load_explicit(&eq->waiters, memory_order_relaxed) || eq->handler)
+		ptl_eq_notify(eq, slot);
+}
 void ptl_eq_destroy(struct ptl_ni *ni, struct ptl_eq *eq);
 
 /* ptl_md.c */
-struct ptl_md *ptl_md_lookup(struct ptl_ni *ni, ptl_handle_md_t h);
-/* Checks and copies a user MD into md (shared by Attach, Bind, Update). */
-int ptl_md_set(struct ptl_ni *ni, struct ptl_md *md, const ptl_md_t *umd);
+static inline struct ptl_md *ptl_md_lookup(struct ptl_ni *ni, ptl_handle_md_t h)
+{
+	return ptl_htab_lookup(&ni->mds, h);
+}
+/* Checks and copies a user MD into md (shared by Attach, Bind, Update);
+ * writes nothing unless every check passes. eq_known: an EQ handle the
+ * caller has just found live (PtlMDUpdate's), not looked up again; or
+ * PTL_EQ_NONE. */
+int ptl_md_set(struct ptl_ni *ni, struct ptl_md *md, const ptl_md_t *umd, ptl_handle_eq_t eq_known);
 void ptl_md_copy_in(const struct ptl_md *md, ptl_size_t off, const void *src, ptl_size_t len);
 void ptl_md_copy_out(const struct ptl_md *md, ptl_size_t off, void *dst, ptl_size_t len);
 /* Describes [off, off+len) of md as iovecs; returns how many (<= max), or -1. */
 int ptl_md_iovecs(const struct ptl_md *md, ptl_size_t off, ptl_size_t len, struct iovec *out, int max);
 /* Logs an event of md (if it has an EQ and the kind is not disabled). */
 void ptl_md_event(struct ptl_md *md, ptl_event_kind_t kind, ptl_event_t *ev);
-/* The EQ md logs events of kind to, or NULL when it logs none. */
-struct ptl_eq *ptl_md_eq(const struct ptl_md *md, ptl_event_kind_t kind);
 /* Whether ptl_md_event would post kind for md: callers skip building an
  * event nobody will see (an eager slot's SEND_START/END, every put), or
  * the call (a posted receive's PUT_START). */
@@ -359,21 +385,51 @@ static inline bool ptl_md_wants_event(const struct ptl_md *md, ptl_event_kind_t 
 				   : 0;
 	return md->md.eq_handle != PTL_EQ_NONE && !(md->md.options & off);
 }
+/* The EQ md logs events of kind to, or NULL when it logs none (inline:
+ * every event asks). */
+static inline struct ptl_eq *ptl_md_eq(const struct ptl_md *md, ptl_event_kind_t kind)
+{
+	return ptl_md_wants_event(md, kind) ? ptl_eq_lookup(ptl_lib.ni, md->md.eq_handle) : NULL;
+}
 /* Threshold used up / max_size reached with PTL_UNLINK: unlink md (and its
  * ME if that was attached with PTL_UNLINK), logging UNLINK. Returns true if
  * it unlinked. */
 bool ptl_md_autounlink(struct ptl_ni *ni, struct ptl_md *md);
-/* Every message asks, on both sides; most MDs are PTL_RETAIN: inline. */
+/* Whether md has reached its unlink condition. */
+static inline bool ptl_md_due(const struct ptl_md *md)
+{
+	if (md->unlink_op != PTL_UNLINK)
+		return false;
+	if (md->md.threshold == 0)
+		return true;
+	return (md->md.options & PTL_MD_MAX_SIZE) && !(md->md.options & PTL_MD_MANAGE_REMOTE) &&
+	       md->total - (md->local_offset < md->total ? md->local_offset : md->total) < md->md.max_size;
+}
+/* Every message asks, on both sides: inline, and so is the test of the
+ * condition (MPI's eager buffers are PTL_UNLINK with a max_size: every
+ * message into one called out to find it had room left). */
 static inline bool ptl_md_maybe_autounlink(struct ptl_ni *ni, struct ptl_md *md)
 {
-	if (md->unlink_op != PTL_UNLINK && !md->doomed)
+	if (!md->doomed && !ptl_md_due(md))
 		return false;
 	return ptl_md_autounlink(ni, md);
 }
-void ptl_md_destroy(struct ptl_ni *ni, struct ptl_md *md);
+/* Frees md; detaches it from its ME first (inline: a posted receive's
+ * unlink frees an ME and its MD). */
+static inline void ptl_md_destroy(struct ptl_ni *ni, struct ptl_md *md)
+{
+	if (md->me) {
+		md->me->md = NULL;
+		md->me = NULL;
+	}
+	ptl_htab_release(&ni->mds, md->handle);
+}
 
 /* ptl_me.c */
-struct ptl_me *ptl_me_lookup(struct ptl_ni *ni, ptl_handle_me_t h);
+static inline struct ptl_me *ptl_me_lookup(struct ptl_ni *ni, ptl_handle_me_t h)
+{
+	return ptl_htab_lookup(&ni->mes, h);
+}
 void ptl_me_destroy(struct ptl_ni *ni, struct ptl_me *me);
 
 /* ptl_ac.c */
@@ -452,7 +508,25 @@ struct ptl_me *ptl_match(struct ptl_list *list, ptl_process_id_t src, ptl_match_
 /* ptl_progress.c */
 /* Picks and connects the NAL that reaches peer (rt_get of its address). */
 int ptl_route(int peer);
-int ptl_send(int peer, const void *hdr, size_t hdr_len, const void *payload, size_t len);
+/* Sends the NAL refused for now (ring full, no credit) wait in the peer's
+ * backlog, in order; ptl_send_slow takes a dead or new peer, a backlog,
+ * ourselves. Both out of line: rare. */
+int ptl_send_later(struct ptl_peer *p, int peer, const void *hdr, size_t hdr_len, const void *payload,
+		   size_t len);
+int ptl_send_slow(int peer, const void *hdr, size_t hdr_len, const void *payload, size_t len);
+/* Sends hdr and payload to peer. Inline: out of line, the arguments kept
+ * for a refusal made it save and restore six registers per message. */
+static inline int ptl_send(int peer, const void *hdr, size_t hdr_len, const void *payload, size_t len)
+{
+	/* Most sends go to a live, connected peer other than ourselves with
+	 * nothing queued: straight to its NAL. */
+	struct ptl_peer *p = &ptl_lib.peers[peer];
+	if (p->nal < 0 || p->failed || p->backlog_head || peer == ptl_lib.rt.rank)
+		return ptl_send_slow(peer, hdr, hdr_len, payload, len);
+	struct ptl_nalinst *n = &ptl_lib.nals[p->nal];
+	int rc = n->ops->send(n->n, peer, hdr, hdr_len, payload, len);
+	return rc == NAL_EAGAIN ? ptl_send_later(p, peer, hdr, hdr_len, payload, len) : rc;
+}
 /* Drives every NAL once; returns the work done. Lock held. */
 int ptl_progress(void);
 /* Called by app threads in API calls that want progress (EQ polling). */

@@ -10,18 +10,13 @@
 	 PTL_MD_ACK_DISABLE | PTL_MD_IOVEC | PTL_MD_MAX_SIZE | PTL_MD_EVENT_START_DISABLE | \
 	 PTL_MD_EVENT_END_DISABLE)
 
-struct ptl_md *ptl_md_lookup(struct ptl_ni *ni, ptl_handle_md_t h)
-{
-	return ptl_htab_lookup(&ni->mds, h);
-}
-
-int ptl_md_set(struct ptl_ni *ni, struct ptl_md *md, const ptl_md_t *umd)
+int ptl_md_set(struct ptl_ni *ni, struct ptl_md *md, const ptl_md_t *umd, ptl_handle_eq_t eq_known)
 {
 	if (umd->options & ~PTL_MD_ALL_OPTIONS)
 		return PTL_MD_ILLEGAL;
 	if (umd->threshold < 0 && umd->threshold != PTL_MD_THRESH_INF)
 		return PTL_MD_ILLEGAL;
-	if (umd->eq_handle != PTL_EQ_NONE && !ptl_eq_lookup(ni, umd->eq_handle))
+	if (umd->eq_handle != PTL_EQ_NONE && umd->eq_handle != eq_known && !ptl_eq_lookup(ni, umd->eq_handle))
 		return PTL_EQ_INVALID;
 	ptl_size_t total = 0;
 	int niov = 0;
@@ -38,7 +33,7 @@ int ptl_md_set(struct ptl_ni *ni, struct ptl_md *md, const ptl_md_t *umd)
 			total += uiov[i].iov_len;
 		}
 		/* Our own copy: the caller may reuse its array at once. */
-		md->iov = ni->iov_pool + (size_t)ptl_htab_index(&ni->mds, md) * (size_t)ni->limits.max_md_iovecs;
+		md->iov = ni->iov_pool + (size_t)ptl_handle_idx(md->handle) * (size_t)ni->limits.max_md_iovecs;
 		memcpy(md->iov, uiov, (size_t)niov * sizeof *uiov);
 	} else {
 		if (umd->length && !umd->start)
@@ -106,27 +101,6 @@ int ptl_md_iovecs(const struct ptl_md *md, ptl_size_t off, ptl_size_t len, struc
 	return overflow ? -1 : k;
 }
 
-static bool ptl_event_is_start(ptl_event_kind_t k)
-{
-	return k == PTL_EVENT_GET_START || k == PTL_EVENT_PUT_START ||
-	       k == PTL_EVENT_REPLY_START || k == PTL_EVENT_SEND_START;
-}
-
-static bool ptl_event_is_end(ptl_event_kind_t k)
-{
-	return k == PTL_EVENT_GET_END || k == PTL_EVENT_PUT_END ||
-	       k == PTL_EVENT_REPLY_END || k == PTL_EVENT_SEND_END;
-}
-
-struct ptl_eq *ptl_md_eq(const struct ptl_md *md, ptl_event_kind_t kind)
-{
-	unsigned int opts = md->md.options;
-	if ((ptl_event_is_start(kind) && (opts & PTL_MD_EVENT_START_DISABLE)) ||
-	    (ptl_event_is_end(kind) && (opts & PTL_MD_EVENT_END_DISABLE)) || md->md.eq_handle == PTL_EQ_NONE)
-		return NULL;
-	return ptl_eq_lookup(ptl_lib.ni, md->md.eq_handle);
-}
-
 void ptl_md_event(struct ptl_md *md, ptl_event_kind_t kind, ptl_event_t *ev)
 {
 	struct ptl_eq *eq = ptl_md_eq(md, kind);
@@ -138,17 +112,6 @@ void ptl_md_event(struct ptl_md *md, ptl_event_kind_t kind, ptl_event_t *ev)
 	ptl_eq_post(eq, ev);
 }
 
-/* Whether md has reached its unlink condition. */
-static bool ptl_md_due(const struct ptl_md *md)
-{
-	if (md->unlink_op != PTL_UNLINK)
-		return false;
-	if (md->md.threshold == 0)
-		return true;
-	return (md->md.options & PTL_MD_MAX_SIZE) && !(md->md.options & PTL_MD_MANAGE_REMOTE) &&
-	       md->total - (md->local_offset < md->total ? md->local_offset : md->total) < md->md.max_size;
-}
-
 bool ptl_md_autounlink(struct ptl_ni *ni, struct ptl_md *md)
 {
 	if (!ptl_md_due(md) && !md->doomed)
@@ -158,13 +121,30 @@ bool ptl_md_autounlink(struct ptl_ni *ni, struct ptl_md *md)
 		md->doomed = true;
 		return false;
 	}
-	ptl_event_t ev = { .initiator = ni->id, .link = 1, .ni_fail_type = PTL_NI_OK };
-	if (md->me) {
-		ev.pt_index = md->me->pt_index;
-		ev.match_bits = md->me->match_bits;
-	}
-	ptl_md_event(md, PTL_EVENT_UNLINK, &ev);
 	struct ptl_me *me = md->me;
+	struct ptl_eq *eq = ptl_md_eq(md, PTL_EVENT_UNLINK);
+	if (eq) {
+		/* Written in its slot, every field (a posted MPI receive's
+		 * UNLINK, built zeroed aside and copied, cost as much as the
+		 * PUT_END before it). */
+		ptl_event_t *e = ptl_eq_slot(eq);
+		e->type = PTL_EVENT_UNLINK;
+		e->initiator = ni->id;
+		e->uid = 0;
+		e->jid = 0;
+		e->pt_index = me ? me->pt_index : 0;
+		e->match_bits = me ? me->match_bits : 0;
+		e->rlength = 0;
+		e->mlength = 0;
+		e->offset = 0;
+		e->md_handle = md->handle;
+		e->md = md->md;
+		e->hdr_data = 0;
+		e->link = 1;
+		e->ni_fail_type = PTL_NI_OK;
+		ptl_eq_commit(eq, e);
+		me = md->me; /* as the EQ's handler left it */
+	}
 	if (me && me->unlink_op == PTL_UNLINK) {
 		ptl_me_destroy(ni, me); /* takes the MD with it */
 	} else {
@@ -173,32 +153,29 @@ bool ptl_md_autounlink(struct ptl_ni *ni, struct ptl_md *md)
 	return true;
 }
 
-/* Frees md; detaches it from its ME first. */
-void ptl_md_destroy(struct ptl_ni *ni, struct ptl_md *md)
-{
-	if (md->me) {
-		md->me->md = NULL;
-		md->me = NULL;
-	}
-	ptl_htab_free(&ni->mds, md);
-}
 
-static int ptl_md_new(struct ptl_ni *ni, const ptl_md_t *umd, ptl_unlink_t unlink_op,
+static inline int ptl_md_new(struct ptl_ni *ni, const ptl_md_t *umd, ptl_unlink_t unlink_op,
 		      struct ptl_md **out)
 {
 	if (unlink_op != PTL_RETAIN && unlink_op != PTL_UNLINK)
 		return PTL_MD_ILLEGAL;
 	uint64_t h;
-	struct ptl_md *md = ptl_htab_alloc(&ni->mds, &h);
+	struct ptl_md *md = ptl_htab_take(&ni->mds, &h);
 	if (!md)
 		return PTL_NO_SPACE;
-	int rc = ptl_md_set(ni, md, umd);
+	/* Every field, the slot is not zeroed: ptl_md_set sets the MD's
+	 * description; the rest may hold what the slot's last MD left (an MD
+	 * unlinked when its last answer came was doomed). */
+	md->handle = h;
+	int rc = ptl_md_set(ni, md, umd, PTL_EQ_NONE);
 	if (rc != PTL_OK) {
-		ptl_htab_free(&ni->mds, md);
+		ptl_htab_release(&ni->mds, h);
 		return rc;
 	}
-	md->handle = h;
+	md->me = NULL;
 	md->unlink_op = unlink_op;
+	md->pending = 0;
+	md->doomed = false;
 	*out = md;
 	return PTL_OK;
 }
@@ -296,17 +273,12 @@ int PtlMDUpdate(ptl_handle_md_t md_handle, ptl_md_t *old_md, ptl_md_t *new_md, p
 		rc = PTL_MD_IN_USE;
 		goto out;
 	}
-	struct ptl_md saved = *md;
-	rc = ptl_md_set(ni, md, new_md);
-	if (rc != PTL_OK) {
-		*md = saved;
-		goto out;
-	}
-	/* Operations are what an update may not change under the ME: keep
-	 * the attachment and the unlink choice. */
-	md->me = saved.me;
-	md->handle = saved.handle;
-	md->unlink_op = saved.unlink_op;
+	/* ptl_md_set checks everything before it writes anything, so a
+	 * refused update leaves md as it was; it never touches the
+	 * attachment, the handle or the unlink choice, which an update keeps
+	 * (a copy of the whole MD to restore was a sixth of a posted MPI
+	 * receive's PtlMDUpdate). */
+	rc = ptl_md_set(ni, md, new_md, eq_handle); /* eq_handle is live or NONE */
 out:
 	ptl_unlock();
 	return rc;

@@ -3,11 +3,6 @@
 
 #include "ptl/ptl_internal.h"
 
-struct ptl_me *ptl_me_lookup(struct ptl_ni *ni, ptl_handle_me_t h)
-{
-	return ptl_htab_lookup(&ni->mes, h);
-}
-
 /* Unlinks me from its list and frees it, with its MD if it has one. */
 void ptl_me_destroy(struct ptl_ni *ni, struct ptl_me *me)
 {
@@ -19,7 +14,7 @@ void ptl_me_destroy(struct ptl_ni *ni, struct ptl_me *me)
 	}
 	ptl_list_del(&me->link);
 	ni->pts[me->pt_index].length--;
-	ptl_htab_free(&ni->mes, me);
+	ptl_htab_release(&ni->mes, me->handle);
 }
 
 static int ptl_me_check_id(ptl_process_id_t id)
@@ -30,7 +25,7 @@ static int ptl_me_check_id(ptl_process_id_t id)
 }
 
 /* Creates an ME on pt next to pos (the list head for attach). */
-static int ptl_me_new(struct ptl_ni *ni, ptl_pt_index_t pt, struct ptl_list *pos,
+static inline int ptl_me_new(struct ptl_ni *ni, ptl_pt_index_t pt, struct ptl_list *pos,
 		      ptl_process_id_t match_id, ptl_match_bits_t match_bits,
 		      ptl_match_bits_t ignore_bits, ptl_unlink_t unlink_op,
 		      ptl_ins_pos_t position, ptl_handle_me_t *me_handle)
@@ -47,15 +42,17 @@ static int ptl_me_new(struct ptl_ni *ni, ptl_pt_index_t pt, struct ptl_list *pos
 	if (ni->pts[pt].length >= ni->limits.max_me_list)
 		return PTL_ME_LIST_TOO_LONG;
 	uint64_t h;
-	struct ptl_me *me = ptl_htab_alloc(&ni->mes, &h);
+	struct ptl_me *me = ptl_htab_take(&ni->mes, &h);
 	if (!me)
 		return PTL_NO_SPACE;
+	/* Every field, the slot is not zeroed: the link is set by the insert. */
 	me->handle = h;
 	me->pt_index = pt;
 	me->match_id = match_id;
 	me->match_bits = match_bits;
 	me->ignore_bits = ignore_bits;
 	me->unlink_op = unlink_op;
+	me->md = NULL;
 	if (position == PTL_INS_BEFORE)
 		ptl_list_add_before(&me->link, pos);
 	else

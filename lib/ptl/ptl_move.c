@@ -14,13 +14,29 @@
 /* Segments a bulk request may carry: the MD's iovec limit. */
 #define PTL_MAX_SEGS PTL_LIM_MAX_IOV
 
-static struct ptl_op *ptl_op_new(struct ptl_ni *ni, enum ptl_op_kind kind, int peer, uint64_t *cookie)
+/* An initiator op for request h (its cookie set here) on md_handle at
+ * loff, in a slot not zeroed: every field an answer reads is set here,
+ * ack_req and bulk false (a target op's fields stay unused). A put's op
+ * cost a 300-byte clear and a whole-struct store before. */
+static struct ptl_op *ptl_op_new(struct ptl_ni *ni, enum ptl_op_kind kind, int peer, struct ptl_hdr *h,
+				 uint64_t md_handle, ptl_size_t loff)
 {
-	struct ptl_op *op = ptl_htab_alloc(&ni->ops, cookie);
+	struct ptl_op *op = ptl_htab_take(&ni->ops, &h->cookie);
 	if (!op)
 		return NULL;
+	op->cookie = h->cookie;
 	op->kind = kind;
 	op->peer = peer;
+	op->md_handle = md_handle;
+	op->put_md_handle = 0;
+	op->local_offset = loff;
+	op->length = h->rlength;
+	op->match_bits = h->match_bits;
+	op->pt_index = h->pt_index;
+	op->hdr_data = h->hdr_data;
+	op->remote_offset = h->offset;
+	op->ack_req = false;
+	op->bulk = false;
 	ptl_list_add_before(&op->link, &ptl_lib.peers[peer].ops);
 	return op;
 }
@@ -28,7 +44,7 @@ static struct ptl_op *ptl_op_new(struct ptl_ni *ni, enum ptl_op_kind kind, int p
 void ptl_op_finish(struct ptl_ni *ni, struct ptl_op *op)
 {
 	ptl_list_del(&op->link);
-	ptl_htab_free(&ni->ops, op);
+	ptl_htab_release(&ni->ops, op->cookie);
 }
 
 /* Takes one use of md's threshold for an operation it starts. */
@@ -107,8 +123,11 @@ static int ptl_send_rc(int nrc)
 	return nrc == NAL_ENOMEM ? PTL_NO_SPACE : PTL_FAIL;
 }
 
-/* Checks what every initiator call shares; fills *peer. Lock held. */
-static int ptl_check_target(ptl_process_id_t target, int *peer)
+/* Checks what every initiator call shares; fills *peer. Lock held.
+ * Inline, as are ptl_initiate and ptl_put_common: a put's checks cost
+ * more in calls and frames (eleven arguments passed down twice) than in
+ * tests. */
+static inline int ptl_check_target(ptl_process_id_t target, int *peer)
 {
 	int rank = ptl_id_rank(target);
 	if (rank < 0)
@@ -123,7 +142,7 @@ static int ptl_check_target(ptl_process_id_t target, int *peer)
  * the errors: a live MD, a region inside it (the whole MD unless region),
  * a target of this job that is not known dead, and a use of the MD's
  * threshold. Lock held. */
-static int ptl_initiate(ptl_handle_md_t md_handle, bool region, ptl_size_t *loff, ptl_size_t *len,
+static inline int ptl_initiate(ptl_handle_md_t md_handle, bool region, ptl_size_t *loff, ptl_size_t *len,
 			ptl_process_id_t target, struct ptl_md **mdp, int *peer)
 {
 	struct ptl_md *md = ptl_lib.ni ? ptl_md_lookup(ptl_lib.ni, md_handle) : NULL;
@@ -159,7 +178,7 @@ static void ptl_hdr_init(struct ptl_hdr *h, enum ptl_msg_type type, ptl_pt_index
 }
 
 /* Sends h with md's [off, off+len) inline (gathered if the MD is IOVEC). */
-static int ptl_send_inline(int peer, const struct ptl_hdr *h, const struct ptl_md *md,
+static inline int ptl_send_inline(int peer, const struct ptl_hdr *h, const struct ptl_md *md,
 			   ptl_size_t off, ptl_size_t len)
 {
 	const void *payload = NULL;
@@ -184,7 +203,7 @@ static int ptl_send_bulk(int peer, struct ptl_hdr *h, struct ptl_md *md, ptl_siz
 	return ptl_send(peer, h, sizeof *h, segs, (size_t)n * sizeof segs[0]);
 }
 
-static int ptl_put_common(ptl_handle_md_t md_handle, bool region, ptl_size_t loff, ptl_size_t len,
+__attribute__((always_inline)) static inline int ptl_put_common(ptl_handle_md_t md_handle, bool region, ptl_size_t loff, ptl_size_t len,
 			  ptl_ack_req_t ack_req, ptl_process_id_t target, ptl_pt_index_t pt,
 			  ptl_ac_index_t ac, ptl_match_bits_t bits, ptl_size_t roff, ptl_hdr_data_t hdr_data)
 {
@@ -206,16 +225,14 @@ static int ptl_put_common(ptl_handle_md_t md_handle, bool region, ptl_size_t lof
 	h.hdr_data = hdr_data;
 	struct ptl_op *op = NULL;
 	if (ack || bulk) {
-		op = ptl_op_new(ni, PTL_OP_PUT, peer, &h.cookie);
+		op = ptl_op_new(ni, PTL_OP_PUT, peer, &h, md->handle, loff);
 		if (!op) {
 			ptl_md_give_back(md);
 			rc = PTL_NO_SPACE;
 			goto out;
 		}
-		*op = (struct ptl_op){ .link = op->link, .kind = PTL_OP_PUT, .peer = peer,
-				       .md_handle = md->handle, .local_offset = loff, .length = len,
-				       .match_bits = bits, .pt_index = pt, .hdr_data = hdr_data,
-				       .remote_offset = roff, .ack_req = ack, .bulk = bulk };
+		op->ack_req = ack;
+		op->bulk = bulk;
 		h.flags |= PTL_HF_ANSWER | (ack ? PTL_HF_ACK_REQ : 0);
 	}
 	int nrc = bulk ? ptl_send_bulk(peer, &h, md, loff, len) : ptl_send_inline(peer, &h, md, loff, len);
@@ -271,15 +288,12 @@ static int ptl_get_common(ptl_handle_md_t md_handle, bool region, ptl_size_t lof
 	struct ptl_hdr h;
 	ptl_hdr_init(&h, PTL_MSG_GET, pt, ac, bits, roff, len);
 	h.flags = PTL_HF_ANSWER;
-	struct ptl_op *op = ptl_op_new(ni, PTL_OP_GET, peer, &h.cookie);
+	struct ptl_op *op = ptl_op_new(ni, PTL_OP_GET, peer, &h, md->handle, loff);
 	if (!op) {
 		ptl_md_give_back(md);
 		rc = PTL_NO_SPACE;
 		goto out;
 	}
-	*op = (struct ptl_op){ .link = op->link, .kind = PTL_OP_GET, .peer = peer,
-			       .md_handle = md->handle, .local_offset = loff, .length = len,
-			       .match_bits = bits, .pt_index = pt, .remote_offset = roff };
 	int nrc = ptl_fits_inline(len) ? ptl_send(peer, &h, sizeof h, NULL, 0)
 				       : ptl_send_bulk(peer, &h, md, loff, len);
 	if (nrc != 0) {
@@ -355,16 +369,13 @@ int PtlGetPut(ptl_handle_md_t get_md_handle, ptl_handle_md_t put_md_handle,
 	ptl_hdr_init(&h, PTL_MSG_GETPUT, pt_index, ac_index, match_bits, remote_offset, len);
 	h.hdr_data = hdr_data;
 	h.flags = PTL_HF_ANSWER;
-	struct ptl_op *op = ptl_op_new(ni, PTL_OP_GETPUT, peer, &h.cookie);
+	struct ptl_op *op = ptl_op_new(ni, PTL_OP_GETPUT, peer, &h, gmd->handle, 0);
 	if (!op) {
 		ptl_md_give_back(pmd);
 		rc = PTL_NO_SPACE;
 		goto out;
 	}
-	*op = (struct ptl_op){ .link = op->link, .kind = PTL_OP_GETPUT, .peer = peer,
-			       .md_handle = gmd->handle, .put_md_handle = pmd->handle, .length = len,
-			       .match_bits = match_bits, .pt_index = pt_index, .hdr_data = hdr_data,
-			       .remote_offset = remote_offset };
+	op->put_md_handle = pmd->handle;
 	int nrc = ptl_send_inline(peer, &h, pmd, 0, len);
 	if (nrc != 0) {
 		ptl_op_finish(ni, op);

@@ -80,19 +80,19 @@ static int ptl_ni_create(const ptl_ni_limits_t *desired, unsigned tag, struct pt
 void ptl_ni_destroy(struct ptl_ni *ni)
 {
 	if (ni->mes.objs)
-		for (uint32_t i = 0; i < ni->mes.cap; i++) {
+		for (uint32_t i = 0; i < ni->mes.fresh; i++) {
 			struct ptl_me *me = ptl_htab_at(&ni->mes, i);
 			if (me)
 				ptl_me_destroy(ni, me);
 		}
 	if (ni->mds.objs)
-		for (uint32_t i = 0; i < ni->mds.cap; i++) {
+		for (uint32_t i = 0; i < ni->mds.fresh; i++) {
 			struct ptl_md *md = ptl_htab_at(&ni->mds, i);
 			if (md)
 				ptl_md_destroy(ni, md);
 		}
 	if (ni->eqs.objs)
-		for (uint32_t i = 0; i < ni->eqs.cap; i++) {
+		for (uint32_t i = 0; i < ni->eqs.fresh; i++) {
 			struct ptl_eq *eq = ptl_htab_at(&ni->eqs, i);
 			if (eq)
 				ptl_eq_destroy(ni, eq);

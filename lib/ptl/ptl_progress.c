@@ -109,8 +109,8 @@ static void ptl_kick_sleeper(void)
 
 /* Queues a send the NAL refused for now; per-peer order is kept, since
  * once something waits everything queues. */
-__attribute__((noinline)) static int ptl_send_later(struct ptl_peer *p, int peer, const void *hdr,
-						    size_t hdr_len, const void *payload, size_t len)
+int ptl_send_later(struct ptl_peer *p, int peer, const void *hdr, size_t hdr_len, const void *payload,
+		   size_t len)
 {
 	struct ptl_tx *tx = ptl_lib.tx_free;
 	if (!tx || hdr_len + len > ptl_lib.max_inline)
@@ -133,8 +133,7 @@ __attribute__((noinline)) static int ptl_send_later(struct ptl_peer *p, int peer
 }
 
 /* ptl_send's less common cases: a dead or new peer, a backlog, ourselves. */
-__attribute__((noinline)) static int ptl_send_slow(int peer, const void *hdr, size_t hdr_len,
-						   const void *payload, size_t len)
+int ptl_send_slow(int peer, const void *hdr, size_t hdr_len, const void *payload, size_t len)
 {
 	struct ptl_peer *p = &ptl_lib.peers[peer];
 	if (p->failed)
@@ -163,18 +162,6 @@ __attribute__((noinline)) static int ptl_send_slow(int peer, const void *hdr, si
 			return rc;
 	}
 	return ptl_send_later(p, peer, hdr, hdr_len, payload, len);
-}
-
-int ptl_send(int peer, const void *hdr, size_t hdr_len, const void *payload, size_t len)
-{
-	/* Most sends go to a live, connected peer other than ourselves with
-	 * nothing queued: straight to its NAL. */
-	struct ptl_peer *p = &ptl_lib.peers[peer];
-	if (p->nal < 0 || p->failed || p->backlog_head || peer == ptl_lib.rt.rank)
-		return ptl_send_slow(peer, hdr, hdr_len, payload, len);
-	struct ptl_nalinst *n = &ptl_lib.nals[p->nal];
-	int rc = n->ops->send(n->n, peer, hdr, hdr_len, payload, len);
-	return rc == NAL_EAGAIN ? ptl_send_later(p, peer, hdr, hdr_len, payload, len) : rc;
 }
 
 /* A backlog is rare (a full ring, no credit): walk the peers only when
@@ -212,15 +199,21 @@ __attribute__((noinline)) static int ptl_progress_all(void)
 	return done;
 }
 
-int ptl_progress(void)
+/* The common case, one NAL besides self and nothing for self or the
+ * backlog, is a tail call: a poll that finds nothing costs the NAL's poll
+ * and not much more. Inline in both entry points (an application's poll
+ * paid a call and a frame for it). */
+static inline int ptl_progress_pass(void)
 {
-	/* The common case, one NAL besides self and nothing for self or the
-	 * backlog, is a tail call: a poll that finds nothing costs the NAL's
-	 * poll and not much more. */
 	struct ptl_nalinst *one = ptl_lib.poll_one;
 	if (one && !ptl_lib.self_queued && !ptl_lib.nbacklogged)
 		return one->ops->progress(one->n);
 	return ptl_progress_all();
+}
+
+int ptl_progress(void)
+{
+	return ptl_progress_pass();
 }
 
 static void ptl_set_polling(int on)
@@ -246,7 +239,7 @@ void ptl_progress_app(void)
 		 * lease, which it drops when app polls stop. */
 		ptl_kick_sleeper();
 	}
-	ptl_progress();
+	ptl_progress_pass();
 }
 
 /* The progress thread may be waiting out a lease (it leaves the work to

@@ -60,7 +60,7 @@ static void ptl_target_bulk(struct ptl_md *md, int peer, enum nal_bulk_op dir, p
 }
 
 /* Fills every field of e but sequence: an event of request h on md. */
-static void ptl_target_event_fill(ptl_event_t *e, ptl_event_kind_t kind, const struct ptl_md *md,
+static inline void ptl_target_event_fill(ptl_event_t *e, ptl_event_kind_t kind, const struct ptl_md *md,
 				  ptl_process_id_t src, const struct ptl_hdr *h, ptl_size_t off, ptl_size_t mlen)
 {
 	e->type = kind;
@@ -80,7 +80,7 @@ static void ptl_target_event_fill(ptl_event_t *e, ptl_event_kind_t kind, const s
 }
 
 /* Logs an event of request h on md, written straight into its EQ's slot. */
-static void ptl_target_event(const struct ptl_md *md, ptl_event_kind_t kind, ptl_process_id_t src,
+__attribute__((always_inline)) static inline void ptl_target_event(const struct ptl_md *md, ptl_event_kind_t kind, ptl_process_id_t src,
 			     const struct ptl_hdr *h, ptl_size_t off, ptl_size_t mlen)
 {
 	struct ptl_eq *eq = ptl_md_eq(md, kind);
@@ -198,6 +198,7 @@ static void ptl_target(struct ptl_ni *ni, int peer, const struct ptl_hdr *h, con
 		ptl_answer_fail(peer, h, PTL_NI_DROPPED);
 		return;
 	}
+	t->cookie = cookie;
 	ptl_list_init(&t->link);
 	ptl_list_add_before(&t->link, &ptl_lib.peers[peer].ops);
 	t->kind = PTL_OP_TARGET;

@@ -29,13 +29,11 @@ struct ptl_lib ptl_lib = { .wait_yield_every = 64 };
 
 static struct ptl_ni the_ni;
 static struct ptl_view_proc the_view;
-static bool initialized = true;
 static int progress_calls;
 /* What "arrives" when the caller drives progress. */
 static struct ptl_eq *arrive_eq;
 static int arrive_left;
-
-bool ptl_initialized(void) { return initialized; }
+static int arrive_skip; /* progress calls that bring nothing first */
 
 struct ptl_ni *ptl_ni_lookup(ptl_handle_ni_t h)
 {
@@ -51,6 +49,10 @@ void ptl_progress_app(void)
 	if (free_in_progress != PTL_EQ_NONE) {
 		assert_int_equal(PtlEQFree(free_in_progress), PTL_OK);
 		free_in_progress = PTL_EQ_NONE;
+	}
+	if (arrive_skip > 0) {
+		arrive_skip--;
+		return;
 	}
 	if (arrive_eq && arrive_left > 0) {
 		arrive_left--;
@@ -98,10 +100,11 @@ static int setup(void **state)
 		return -1;
 	ptl_lib.ni = &the_ni;
 	ptl_lib.view = &the_view;
-	initialized = true;
+	ptl_lib.init_count = 1;
 	progress_calls = 0;
 	arrive_eq = NULL;
 	arrive_left = 0;
+	arrive_skip = 0;
 	free_in_progress = PTL_EQ_NONE;
 	return 0;
 }
@@ -199,7 +202,7 @@ static void test_alloc_errors(void **state)
 	assert_int_equal(PtlEQGet(hs[2], &ev), PTL_EQ_INVALID);
 	assert_int_equal(PtlEQGet(h, &ev), PTL_EQ_EMPTY);
 
-	initialized = false;
+	ptl_lib.init_count = 0;
 	assert_int_equal(PtlEQAlloc(the_ni.handle, 4, NULL, &h), PTL_NO_INIT);
 	assert_int_equal(PtlEQFree(h), PTL_NO_INIT);
 	assert_int_equal(PtlEQGet(h, &ev), PTL_NO_INIT);
@@ -258,6 +261,41 @@ static void test_order_and_sequence(void **state)
 	expect_empty(h);
 	assert_int_equal(eq_of(h)->ring->write_seq, seq);
 	assert_int_equal(eq_of(h)->ring->dropped, 0);
+}
+
+/* An EQ whose size is no power of two: slots are counted round as the
+ * sequence advances (no division), and every event still lands in and
+ * comes out of the slot of its sequence, across laps, overruns (the read
+ * side jumps) and reads of several at once. */
+static void test_odd_size_laps(void **state)
+{
+	(void)state;
+	ptl_handle_eq_t h = alloc_eq(3, NULL);
+	struct ptl_eq *eq = eq_of(h);
+	uint64_t seq = 0;
+	for (int lap = 0; lap < 5; lap++) {
+		for (int k = 0; k < 2; k++)
+			post(h, seq + (uint64_t)k);
+		for (int k = 0; k < 2; k++, seq++)
+			expect(h, PTL_OK, seq, seq);
+		assert_int_equal(eq->wr_slot, seq % 3);
+		assert_int_equal(eq->rd_slot, seq % 3);
+		/* The event of sequence s sits in slot s % 3. */
+		assert_int_equal(PTL_VIEW_EQ_EVENTS(eq->ring)[(seq - 1) % 3].hdr_data, seq - 1);
+	}
+	/* Overrun by 4 after a lap: the oldest survivor comes out, from the
+	 * slot of its sequence. */
+	for (uint64_t k = 0; k < 7; k++)
+		post(h, seq + k);
+	expect(h, PTL_EQ_DROPPED, seq + 4, seq + 4);
+	expect(h, PTL_OK, seq + 5, seq + 5);
+	expect(h, PTL_OK, seq + 6, seq + 6);
+	expect_empty(h);
+	seq += 7;
+	assert_int_equal(eq->rd_slot, seq % 3);
+	assert_int_equal(eq->wr_slot, seq % 3);
+	post(h, seq);
+	expect(h, PTL_OK, seq, seq);
 }
 
 static void test_full_without_overrun(void **state)
@@ -424,8 +462,8 @@ static void test_poll_timeout(void **state)
 	double t1 = now_s();
 	if (t1 - t0 > 0.5)
 		fail_msg("100 PtlEQPoll(timeout 0) on empty EQs took %.3f s", t1 - t0);
-	/* Progress was driven while polling. */
-	assert_true(progress_calls > 0);
+	/* Progress was driven while polling: once per poll of timeout 0. */
+	assert_int_equal(progress_calls, 100);
 
 	assert_int_equal(PtlEQPoll(h, 2, 60, &ev, &which), PTL_EQ_EMPTY);
 	double t2 = now_s();
@@ -460,6 +498,37 @@ static void test_progress_delivers(void **state)
 	arrive_left = 1;
 	assert_int_equal(PtlEQWait(h[0], &ev), PTL_OK);
 	assert_int_equal(ev.sequence, 1);
+}
+
+/* A timed poll keeps polling through its clock checks and past its spins
+ * (then it sleeps in slices and polls again) until the event comes, one
+ * progress pass per poll, and neither gives up early nor misses it. */
+static void test_poll_late_event(void **state)
+{
+	(void)state;
+	ptl_handle_eq_t h[2] = { alloc_eq(4, NULL), alloc_eq(4, NULL) };
+	ptl_event_t ev;
+	int which = -1;
+	for (int skip = 1; skip <= 3001; skip += 1500) {
+		progress_calls = 0;
+		arrive_eq = eq_of(h[1]);
+		arrive_left = 1;
+		arrive_skip = skip;
+		assert_int_equal(PtlEQPoll(h, 2, 20000, &ev, &which), PTL_OK);
+		assert_int_equal(which, 1);
+		assert_int_equal(ev.hdr_data, 0xa11);
+		assert_int_equal(progress_calls, skip + 1);
+	}
+	/* Forever, too. */
+	progress_calls = 0;
+	arrive_eq = eq_of(h[0]);
+	arrive_left = 1;
+	arrive_skip = 2500;
+	assert_int_equal(PtlEQPoll(h, 2, PTL_TIME_FOREVER, &ev, &which), PTL_OK);
+	assert_int_equal(which, 0);
+	assert_int_equal(progress_calls, 2501);
+	assert_int_equal(the_view.waiting, 0);
+	assert_int_equal(atomic_load(&eq_of(h[0])->waiters), 0);
 }
 
 /* A poll looks its EQs up once; an EQ freed while it polls (by an event
@@ -499,6 +568,8 @@ int main(void)
 		T(test_handler),
 		T(test_poll_several),
 		T(test_poll_timeout),
+		T(test_odd_size_laps),
+		T(test_poll_late_event),
 		T(test_progress_delivers),
 		T(test_poll_eq_freed_meanwhile),
 	};

@@ -94,10 +94,11 @@ static void test_alloc_lookup_free(void **state)
 	/* A double free is ignored, not a corruption of the free list. */
 	ptl_htab_free(t, o1);
 	assert_int_equal(t->used, 1);
-	assert_int_equal(t->nfree, 7);
+	assert_int_equal(t->nfree, 1);
 	ptl_htab_free(t, o2);
 	assert_int_equal(t->used, 0);
-	assert_int_equal(t->nfree, 8);
+	assert_int_equal(t->nfree, 2);
+	assert_int_equal(t->fresh, 2); /* slots 2..7 never used yet */
 }
 
 static void test_stale_handle_after_reuse(void **state)
@@ -195,6 +196,36 @@ static void test_free_slot_next_generation(void **state)
 	ptl_htab_free(t, o);
 }
 
+/* Slots never used are taken only when nothing freed waits, in ascending
+ * order, each first with generation 1; a handle guessing one before it is
+ * taken fails, and a walk finds nothing there. */
+static void test_fresh_slots(void **state)
+{
+	struct ptl_htab *t = *state;
+	uint64_t h0, h1, h2, h3;
+	uint64_t guess = ptl_handle_make(PTL_HK_MD, 3, 1, 2);
+	assert_null(ptl_htab_lookup(t, guess));
+	for (uint32_t i = 0; i < t->cap; i++)
+		assert_null(ptl_htab_at(t, i));
+	struct obj *o0 = ptl_htab_alloc(t, &h0);
+	struct obj *o1 = ptl_htab_alloc(t, &h1);
+	assert_int_equal(ptl_handle_gen(h0), 1);
+	ptl_htab_free(t, o0);
+	/* The freed slot 0 before the fresh slot 2. */
+	assert_ptr_equal(ptl_htab_alloc(t, &h2), o0);
+	assert_int_equal(ptl_handle_idx(h2), 0);
+	assert_int_equal(ptl_handle_gen(h2), 2);
+	assert_null(ptl_htab_lookup(t, guess));
+	struct obj *o3 = ptl_htab_alloc(t, &h3);
+	assert_int_equal(h3, guess);
+	assert_ptr_equal(ptl_htab_lookup(t, guess), o3);
+	assert_null(ptl_htab_at(t, 3));
+	ptl_htab_free(t, o0);
+	ptl_htab_free(t, o1);
+	ptl_htab_free(t, o3);
+	assert_int_equal(t->used, 0);
+}
+
 static void test_full_table(void **state)
 {
 	struct ptl_htab *t = *state;
@@ -263,6 +294,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stale_handle_after_reuse, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_generation_wraps_skipping_zero, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forged_handles, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fresh_slots, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_free_slot_next_generation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_full_table, setup, teardown),
 		cmocka_unit_test(test_zero_capacity),

@@ -26,7 +26,6 @@
 struct ptl_lib ptl_lib = { 0 };
 
 static struct ptl_ni the_ni;
-static bool initialized = true;
 
 #define MAX_POSTED 32
 static ptl_event_t posted[MAX_POSTED];
@@ -34,16 +33,9 @@ static struct ptl_eq *posted_eq[MAX_POSTED];
 static int nposted;
 static struct ptl_me *destroyed_me;
 
-bool ptl_initialized(void) { return initialized; }
-
 struct ptl_ni *ptl_ni_lookup(ptl_handle_ni_t h)
 {
 	return ptl_lib.ni && h == ptl_lib.ni->handle ? ptl_lib.ni : NULL;
-}
-
-struct ptl_eq *ptl_eq_lookup(struct ptl_ni *ni, ptl_handle_eq_t h)
-{
-	return ni ? ptl_htab_lookup(&ni->eqs, h) : NULL;
 }
 
 void ptl_eq_post(struct ptl_eq *eq, ptl_event_t *ev)
@@ -54,9 +46,19 @@ void ptl_eq_post(struct ptl_eq *eq, ptl_event_t *ev)
 	posted[nposted++] = *ev;
 }
 
-struct ptl_me *ptl_me_lookup(struct ptl_ni *ni, ptl_handle_me_t h)
+/* An event filled in its slot (ptl_eq_slot) and committed: recorded as
+ * ptl_eq_post's. The EQs here have a handler, so every commit calls. */
+void ptl_eq_notify(struct ptl_eq *eq, ptl_event_t *slot)
 {
-	return ptl_htab_lookup(&ni->mes, h);
+	assert_true(nposted < MAX_POSTED);
+	posted_eq[nposted] = eq;
+	posted[nposted++] = *slot;
+}
+
+static void never_called(ptl_event_t *ev)
+{
+	(void)ev;
+	fail_msg("the EQ handler ran outside ptl_eq_notify");
 }
 
 /* As ptl_me.c's: takes the MD with it (no portal table here). */
@@ -94,17 +96,18 @@ static int setup(void **state)
 		return -1;
 	for (int i = 0; i < 2; i++) {
 		struct ptl_eq *eq = ptl_htab_alloc(&ni->eqs, &eqh[i]);
-		rings[i] = calloc(1, sizeof *rings[i]);
+		rings[i] = calloc(1, sizeof *rings[i] + 8 * sizeof(ptl_event_t));
 		if (!eq || !rings[i])
 			return -1;
 		eq->handle = eqh[i];
 		eq->ring = rings[i];
 		eq->count = 8;
+		eq->handler = never_called;
 	}
 	ptl_lib.ni = ni;
 	nposted = 0;
 	destroyed_me = NULL;
-	initialized = true;
+	ptl_lib.init_count = 1;
 	return 0;
 }
 
@@ -154,58 +157,58 @@ static void test_set_validation(void **state)
 	}
 
 	ptl_md_t u = umd_plain(buf, sizeof buf, PTL_MD_OP_PUT);
-	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_OK);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_OK);
 	assert_int_equal(md->total, 16);
 	assert_null(md->iov);
 
 	u.options = PTL_MD_OP_PUT | (1u << 20);
-	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_MD_ILLEGAL);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_MD_ILLEGAL);
 	u.options = 0x80000000u;
-	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_MD_ILLEGAL);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_MD_ILLEGAL);
 	u.options = PTL_MD_OP_PUT;
 	u.threshold = -2;
-	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_MD_ILLEGAL);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_MD_ILLEGAL);
 	u.threshold = 0; /* legal: an MD that accepts nothing yet */
-	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_OK);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_OK);
 	u.threshold = 1;
 
 	/* NULL start: fine for zero bytes, PTL_SEGV otherwise. */
 	u = umd_plain(NULL, 1, PTL_MD_OP_PUT);
-	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_SEGV);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_SEGV);
 	u = umd_plain(NULL, 0, PTL_MD_OP_PUT);
-	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_OK);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_OK);
 	assert_int_equal(md->total, 0);
 
 	/* IOVEC: too many iovecs, NULL array, NULL base with bytes. */
 	u = umd_plain(iov, MAX_IOV + 1, PTL_MD_OP_PUT | PTL_MD_IOVEC);
-	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_MD_ILLEGAL);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_MD_ILLEGAL);
 	u.length = MAX_IOV;
-	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_OK);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_OK);
 	assert_int_equal(md->total, 2 * MAX_IOV);
 	assert_int_equal(md->niov, MAX_IOV);
 	u = umd_plain(NULL, 2, PTL_MD_OP_PUT | PTL_MD_IOVEC);
-	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_SEGV);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_SEGV);
 	u = umd_plain(NULL, 0, PTL_MD_OP_PUT | PTL_MD_IOVEC);
-	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_OK);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_OK);
 	assert_int_equal(md->total, 0);
 	iov[1].iov_base = NULL;
 	u = umd_plain(iov, 3, PTL_MD_OP_PUT | PTL_MD_IOVEC);
-	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_SEGV);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_SEGV);
 	iov[1].iov_len = 0; /* NULL with no bytes is fine */
-	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_OK);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_OK);
 	assert_int_equal(md->total, 4);
 
 	/* EQ handles: none, live, forged, freed. */
 	u = umd_plain(buf, 4, PTL_MD_OP_PUT);
 	u.eq_handle = eqh[1];
-	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_OK);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_OK);
 	u.eq_handle = eqh[1] + 1;
-	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_EQ_INVALID);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_EQ_INVALID);
 	u.eq_handle = h; /* an MD handle is not an EQ handle */
-	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_EQ_INVALID);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_EQ_INVALID);
 	ptl_htab_free(&the_ni.eqs, ptl_eq_lookup(&the_ni, eqh[1]));
 	u.eq_handle = eqh[1];
-	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_EQ_INVALID);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_EQ_INVALID);
 }
 
 static void test_set_copies_iovecs_and_resets_offset(void **state)
@@ -217,7 +220,7 @@ static void test_set_copies_iovecs_and_resets_offset(void **state)
 	ptl_md_iovec_t iov[2] = { { a, sizeof a }, { b, sizeof b } };
 	ptl_md_t u = umd_plain(iov, 2, PTL_MD_OP_PUT | PTL_MD_IOVEC);
 	md->local_offset = 5;
-	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_OK);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_OK);
 	assert_int_equal(md->local_offset, 0);
 	assert_int_equal(md->total, 12);
 	/* The caller may reuse its array at once. */
@@ -231,7 +234,7 @@ static void test_set_copies_iovecs_and_resets_offset(void **state)
 	struct ptl_md *md2 = new_md(&h2);
 	ptl_md_iovec_t iov2[1] = { { b, 3 } };
 	u = umd_plain(iov2, 1, PTL_MD_OP_PUT | PTL_MD_IOVEC);
-	assert_int_equal(ptl_md_set(&the_ni, md2, &u), PTL_OK);
+	assert_int_equal(ptl_md_set(&the_ni, md2, &u, PTL_EQ_NONE), PTL_OK);
 	assert_ptr_equal(md->iov[0].iov_base, a);
 	assert_int_equal(md->iov[0].iov_len, 4);
 	assert_int_equal(md2->iov[0].iov_len, 3);
@@ -259,7 +262,7 @@ static void mk_iov_md(struct iov_md *m)
 	ptl_handle_md_t h;
 	m->md = new_md(&h);
 	ptl_md_t u = umd_plain(m->iov, 4, PTL_MD_OP_PUT | PTL_MD_IOVEC);
-	assert_int_equal(ptl_md_set(&the_ni, m->md, &u), PTL_OK);
+	assert_int_equal(ptl_md_set(&the_ni, m->md, &u, PTL_EQ_NONE), PTL_OK);
 	assert_int_equal(m->md->total, 16);
 }
 
@@ -308,7 +311,7 @@ static void test_copy_plain(void **state)
 	char buf[10];
 	memset(buf, '.', sizeof buf);
 	ptl_md_t u = umd_plain(buf, sizeof buf, PTL_MD_OP_PUT);
-	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_OK);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_OK);
 	ptl_md_copy_in(md, 7, "xyz", 3);
 	assert_memory_equal(buf, ".......xyz", 10);
 	char out[4] = { 0 };
@@ -382,7 +385,7 @@ static void test_event_filter(void **state)
 	ptl_md_t u = umd_plain(buf, 4, PTL_MD_OP_PUT | PTL_MD_EVENT_START_DISABLE);
 	u.user_ptr = buf;
 	u.eq_handle = eqh[0];
-	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_OK);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_OK);
 	static const ptl_event_kind_t kinds[] = {
 		PTL_EVENT_GET_START, PTL_EVENT_GET_END, PTL_EVENT_PUT_START, PTL_EVENT_PUT_END,
 		PTL_EVENT_REPLY_START, PTL_EVENT_REPLY_END, PTL_EVENT_SEND_START,
@@ -434,7 +437,7 @@ static struct ptl_md *bound_md(ptl_handle_md_t *h, char *buf, ptl_size_t len, in
 	ptl_md_t u = umd_plain(buf, len, opts);
 	u.threshold = thr;
 	u.eq_handle = eqh[0];
-	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_OK);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_OK);
 	md->unlink_op = unlink_op;
 	return md;
 }
@@ -558,6 +561,128 @@ static void test_autounlink_takes_me(void **state)
 	assert_null(ptl_md_lookup(&the_ni, h));
 }
 
+/* An UNLINK is written straight into its EQ slot: every field is its own,
+ * none is what the slot held from the last lap round the ring. */
+static void test_autounlink_event_fields(void **state)
+{
+	(void)state;
+	char buf[8];
+	ptl_handle_md_t h;
+	ptl_handle_me_t meh;
+	the_ni.id = (ptl_process_id_t){ 7, 3 };
+	memset(PTL_VIEW_EQ_EVENTS(rings[0]), 0xa5, 8 * sizeof(ptl_event_t));
+	struct ptl_md *md = bound_md(&h, buf, 8, 0, PTL_MD_OP_PUT, PTL_UNLINK);
+	md->md.user_ptr = buf;
+	attach(&meh, md, PTL_UNLINK);
+	rings[0]->write_seq = 5; /* the slot of sequence 5 */
+	ptl_eq_lookup(&the_ni, eqh[0])->wr_slot = 5;
+	assert_true(ptl_md_maybe_autounlink(&the_ni, md));
+	assert_int_equal(nposted, 1);
+	const ptl_event_t *e = &posted[0];
+	assert_int_equal(e->type, PTL_EVENT_UNLINK);
+	assert_int_equal(e->initiator.nid, 7);
+	assert_int_equal(e->initiator.pid, 3);
+	assert_int_equal(e->uid, 0);
+	assert_int_equal(e->jid, 0);
+	assert_int_equal(e->pt_index, 5);
+	assert_int_equal(e->match_bits, 0xfeed);
+	assert_int_equal(e->rlength, 0);
+	assert_int_equal(e->mlength, 0);
+	assert_int_equal(e->offset, 0);
+	assert_int_equal(e->md_handle, h);
+	assert_ptr_equal(e->md.start, buf);
+	assert_ptr_equal(e->md.user_ptr, buf);
+	assert_int_equal(e->md.length, 8);
+	assert_int_equal(e->hdr_data, 0);
+	assert_int_equal(e->link, 1);
+	assert_int_equal(e->ni_fail_type, PTL_NI_OK);
+	assert_int_equal(e->sequence, 5);
+	/* It is the ring's slot 5 % 8 that holds it. */
+	assert_memory_equal(&PTL_VIEW_EQ_EVENTS(rings[0])[5], e, sizeof *e);
+
+	/* A bound MD (no ME): portal and bits 0, not the slot's bytes. */
+	nposted = 0;
+	md = bound_md(&h, buf, 8, 0, PTL_MD_OP_PUT, PTL_UNLINK);
+	assert_true(ptl_md_maybe_autounlink(&the_ni, md));
+	assert_int_equal(nposted, 1);
+	assert_int_equal(posted[0].pt_index, 0);
+	assert_int_equal(posted[0].match_bits, 0);
+	assert_int_equal(posted[0].sequence, 6);
+}
+
+/* MDs are made in slots that are not zeroed: a new MD must not inherit
+ * what the slot's last MD left (doomed, answers pending, an ME, an
+ * offset), or its first put would fail or its unlink be refused. */
+static void test_new_md_on_used_slot(void **state)
+{
+	(void)state;
+	char a[8], b[16];
+	ptl_handle_md_t h, h2;
+	ptl_md_t u = umd_plain(a, 8, PTL_MD_OP_PUT);
+	assert_int_equal(PtlMDBind(the_ni.handle, u, PTL_RETAIN, &h), PTL_OK);
+	struct ptl_md *md = ptl_md_lookup(&the_ni, h);
+	md->doomed = true;
+	md->pending = 3;
+	md->me = (struct ptl_me *)md;
+	md->local_offset = 5;
+	md->unlink_op = PTL_UNLINK;
+	ptl_htab_release(&the_ni.mds, h); /* as if unlinked that way */
+	u = umd_plain(b, 16, PTL_MD_OP_PUT | PTL_MD_OP_GET);
+	assert_int_equal(PtlMDBind(the_ni.handle, u, PTL_RETAIN, &h2), PTL_OK);
+	assert_int_equal(ptl_handle_idx(h2), ptl_handle_idx(h)); /* the same slot */
+	assert_int_not_equal(h2, h);
+	assert_null(ptl_md_lookup(&the_ni, h));
+	assert_ptr_equal(ptl_md_lookup(&the_ni, h2), md);
+	assert_int_equal(md->handle, h2);
+	assert_false(md->doomed);
+	assert_int_equal(md->pending, 0);
+	assert_null(md->me);
+	assert_int_equal(md->local_offset, 0);
+	assert_int_equal(md->unlink_op, PTL_RETAIN);
+	assert_null(md->iov);
+	assert_int_equal(md->total, 16);
+	ptl_size_t off, mlen;
+	assert_true(ptl_md_accepts(md, PTL_MATCH_GET, 0, 16, &off, &mlen));
+	assert_int_equal(PtlMDUnlink(h2), PTL_OK);
+
+	/* A refused bind gives its slot back: the next one takes it. */
+	u.options |= 1u << 25;
+	assert_int_equal(PtlMDBind(the_ni.handle, u, PTL_RETAIN, &h), PTL_MD_ILLEGAL);
+	assert_int_equal(the_ni.mds.used, 0);
+}
+
+/* A refused update of an IOVEC MD leaves its own copy of the iovecs and
+ * everything else as they were (nothing is saved to restore: the checks
+ * come before any write). */
+static void test_update_refused_iovec(void **state)
+{
+	(void)state;
+	char a[16], b[16];
+	ptl_md_iovec_t iov[2] = { { a, 8 }, { a + 8, 8 } };
+	ptl_md_t u = umd_plain(iov, 2, PTL_MD_OP_PUT | PTL_MD_IOVEC);
+	ptl_handle_md_t h;
+	assert_int_equal(PtlMDBind(the_ni.handle, u, PTL_RETAIN, &h), PTL_OK);
+	struct ptl_md *md = ptl_md_lookup(&the_ni, h);
+	md->local_offset = 4;
+	ptl_md_iovec_t bad[2] = { { b, 8 }, { NULL, 8 } };
+	ptl_md_t nu = umd_plain(bad, 2, PTL_MD_OP_PUT | PTL_MD_IOVEC);
+	assert_int_equal(PtlMDUpdate(h, NULL, &nu, PTL_EQ_NONE), PTL_SEGV);
+	assert_int_equal(md->niov, 2);
+	assert_ptr_equal(md->iov[0].iov_base, a);
+	assert_ptr_equal(md->iov[1].iov_base, a + 8);
+	assert_ptr_equal(md->md.start, iov);
+	assert_int_equal(md->total, 16);
+	assert_int_equal(md->local_offset, 4);
+	assert_int_equal(md->handle, h);
+	/* A good one replaces them. */
+	bad[1].iov_base = b + 8;
+	assert_int_equal(PtlMDUpdate(h, NULL, &nu, PTL_EQ_NONE), PTL_OK);
+	assert_ptr_equal(md->iov[0].iov_base, b);
+	assert_ptr_equal(md->iov[1].iov_base, b + 8);
+	assert_int_equal(md->local_offset, 0);
+	assert_int_equal(PtlMDUnlink(h), PTL_OK);
+}
+
 /* ------------------------------------------------------------ public MD calls */
 
 static void test_update(void **state)
@@ -612,10 +737,15 @@ static void test_update(void **state)
 	assert_ptr_equal(old.start, b);
 	assert_int_equal(PtlMDUpdate(h + 1, &old, &nu, PTL_EQ_NONE), PTL_MD_INVALID);
 	assert_int_equal(PtlMDUpdate(h, &old, &nu, eqh[0] + (1ull << 32)), PTL_EQ_INVALID);
+	/* The new MD logs to the EQ tested against (MPI's posted receive):
+	 * that one is live, the update goes through. */
+	nu.eq_handle = eqh[0];
+	assert_int_equal(PtlMDUpdate(h, NULL, &nu, eqh[0]), PTL_OK);
+	assert_int_equal(md->md.eq_handle, eqh[0]);
 	md->pending = 1;
 	assert_int_equal(PtlMDUpdate(h, &old, &nu, PTL_EQ_NONE), PTL_MD_IN_USE);
 	md->pending = 0;
-	initialized = false;
+	ptl_lib.init_count = 0;
 	assert_int_equal(PtlMDUpdate(h, &old, &nu, PTL_EQ_NONE), PTL_NO_INIT);
 }
 
@@ -663,7 +793,7 @@ static void test_bind_attach_unlink(void **state)
 	assert_null(me->md);
 	assert_int_equal(PtlMDAttach(meh, u, PTL_UNLINK, &mdh), PTL_OK);
 
-	initialized = false;
+	ptl_lib.init_count = 0;
 	assert_int_equal(PtlMDBind(nih, u, PTL_UNLINK, &h[0]), PTL_NO_INIT);
 	assert_int_equal(PtlMDAttach(meh, u, PTL_UNLINK, &mdh), PTL_NO_INIT);
 	assert_int_equal(PtlMDUnlink(mdh), PTL_NO_INIT);
@@ -683,6 +813,9 @@ int main(void)
 		T(test_autounlink_max_size),
 		T(test_autounlink_pending_dooms),
 		T(test_autounlink_takes_me),
+		T(test_autounlink_event_fields),
+		T(test_new_md_on_used_slot),
+		T(test_update_refused_iovec),
 		T(test_update),
 		T(test_bind_attach_unlink),
 	};

@@ -1,0 +1,70 @@
+#!/bin/sh
+# Instructions lib/ptl spends per message and per poll (callgrind), on an
+# 8-byte ping-pong over shm between 2 pinned ranks: a count, not a time, so
+# it holds on a loaded host where wall-clock A/B runs do not. Rank 0's
+# figures (rank 1's are alike):
+#   put     PtlPutRegion per call, and of that the NAL's send
+#   recv    ptl_recv per message (target side: match, deposit, events)
+#   pass    one pass of a waiting PtlEQPoll, lib/ptl's part and the NAL's
+#           (what a pass costs besides the poll, over all passes of all
+#           waits: each wait's entry and exit included)
+# With --mpi SIZE, the same of bench/mpi_pingpong.c (SIZE bytes) built
+# against ptl's MPI, and a posted receive's PtlMEInsert + PtlMDAttach +
+# PtlMDUpdate, its auto-unlink and the PtlEQGet that takes the UNLINK.
+#
+#   bench/ptl_pingpong_cost.sh [--mpi SIZE]        (from the build tree)
+set -u
+B=$(cd "$(dirname "$0")/.." && pwd)
+S=${PTL_TOP_SRCDIR:-$B}
+command -v valgrind >/dev/null 2>&1 || { echo "ptl_pingpong_cost: needs valgrind" >&2; exit 77; }
+W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
+if [ "${1:-}" = --mpi ]; then
+	size=${2:-2048}
+	${CC:-cc} -O2 -o "$W/mpi_pp" "$S/bench/mpi_pingpong.c" -I"$S/include" \
+		"$B/lib/mpi-shim/.libs/libptlmpi.so" -Wl,-rpath,"$B/lib/mpi-shim/.libs:$B/lib/.libs" || exit 1
+	set -- "$W/mpi_pp" 5 sizes "$size"
+else
+	set -- "$B/bench/.libs/ptl_pingpong" --max-lat 8 --max-bw 0 --iters 5000 1
+fi
+LD_LIBRARY_PATH="$B/lib/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+	"$B/tools/ptlrun" -n 2 --bind-to core --timeout 900 \
+	valgrind --tool=callgrind --callgrind-out-file="$W/cg.%p" "$@" >/dev/null 2>&1 || exit 1
+f=$(ls "$W"/cg.* | head -1)
+# Inclusive cost and calls of every function, from callgrind_annotate's
+# caller tree: a block lists the callers ("<": the cost of their calls and
+# how many), then the function ("*"). Its own "*" cost is not used: where
+# the debug information names a function's file two ways, callgrind splits
+# it in two entries. Blocks of code inlined from a header (".h:") skip.
+callgrind_annotate --inclusive=yes --tree=caller --threshold=100 "$f" 2>/dev/null | awk '
+	/^ *[0-9,]+ .* < / {
+		c = $0; sub(/.*\(/, "", c); sub(/x\).*/, "", c); gsub(/,/, "", c)
+		v = $1; gsub(/,/, "", v)
+		calls += c; cost += v
+		if ($0 ~ /:ptl_progress(_app)? /) # the NAL polled by a pass
+			from_app += v
+		next
+	}
+	/^ *[0-9,]+ .* \* / {
+		n = $0; sub(/ \[.*/, "", n)
+		if (n !~ /\.h:/) {
+			sub(/.*:/, "", n)
+			incl[n] += cost; ncalls[n] += calls; app[n] += from_app
+		}
+		calls = 0; cost = 0; from_app = 0
+		next
+	}
+	/^$/ { calls = 0; cost = 0; from_app = 0 }
+	function per(n) { return ncalls[n] ? incl[n] / ncalls[n] : 0 }
+	END {
+		nal = app["shm_progress"]; send = per("shm_send")
+		passes = ncalls["ptl_progress_app"]
+		printf "put   PtlPutRegion %.0f (lib/ptl %.0f, shm_send %.0f)\n", per("PtlPutRegion"), per("PtlPutRegion") - send, send
+		printf "recv  ptl_recv %.0f\n", per("ptl_recv")
+		if (passes)
+			printf "pass  lib/ptl %.0f, shm %.0f (%d passes, %d waits)\n", (incl["PtlEQPoll"] - nal) / passes,
+			       (nal - incl["ptl_recv"]) / passes, passes, ncalls["PtlEQPoll"]
+		if (ncalls["PtlMDUpdate"] > 1000)
+			printf "post  PtlMEInsert %.0f + PtlMDAttach %.0f + PtlMDUpdate %.0f = %.0f; auto-unlink %.0f; PtlEQGet %.0f\n",
+			       per("PtlMEInsert"), per("PtlMDAttach"), per("PtlMDUpdate"),
+			       per("PtlMEInsert") + per("PtlMDAttach") + per("PtlMDUpdate"), per("ptl_md_autounlink"), per("PtlEQGet")
+	}'
