@@ -171,6 +171,10 @@ struct coll_req {
 	bool input;
 	int num_chunks;          /* ring algorithms: chunks per block (1..64) */
 	int ports;               /* concurrent transfers a rank can drive */
+	/* Every rank on one host (shm joins every pair alike): coll_choose
+	 * then takes halving-doubling over the one-port ring for a
+	 * power-of-two allreduce past the short ones. */
+	bool one_host;
 };
 
 /* The result of coll_choose. warning is "" when the choice is the plain

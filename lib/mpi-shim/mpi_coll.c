@@ -69,6 +69,7 @@ struct mpi_coll_cache {
 	void *scratch;
 	size_t scratch_cap;
 	struct tmpbuf tmp[TMP_SLOTS];
+	bool host_known, one_host; /* one_host(): every member on this host */
 };
 
 static enum coll_algo algo_for[COLL_OP_COUNT];
@@ -468,14 +469,40 @@ static int expand_rank(struct coll_req *req, int rank, struct coll_sched **s, ch
 	return rc;
 }
 
+/* Whether every member of c runs on this host (their Portals ids share
+ * one nid), asked once per communicator (no cache: not known, false). */
+static bool one_host(struct mpi_comm *c)
+{
+	struct mpi_coll_cache *cc = cache_of(c);
+	if (!cc)
+		return false;
+	if (!cc->host_known) {
+		ptl_nid_t nid = mpi_g.ids[c->world[0]].nid;
+		cc->one_host = true;
+		for (int i = 1; i < c->size; i++)
+			cc->one_host &= mpi_g.ids[c->world[i]].nid == nid;
+		cc->host_known = true;
+	}
+	return cc->one_host;
+}
+
+/* The algorithm req asks for (PTL_COLL_ALGO's, else COLL_ALGO_AUTO) and
+ * what coll_choose weighs besides: the ports, and whether c is on one
+ * host. Blocking or not, the same, so the same schedule and bits. */
+static void algo_of(struct mpi_comm *c, struct coll_req *req)
+{
+	req->algo = algo_set[req->op] || mpi_g.coll_algo[0] ? algo_for[req->op] : COLL_ALGO_AUTO;
+	req->ports = mpi_g.coll_ports > 0 ? mpi_g.coll_ports : 1;
+	req->one_host = one_host(c);
+}
+
 /* The cached schedule (and engine) for req, expanded on first use. */
 static struct cache_ent *sched_for(struct cx *x, struct coll_req *req)
 {
 	struct mpi_comm *c = x->c;
 	if (!cache_of(c))
 		return NULL;
-	req->algo = algo_set[req->op] || mpi_g.coll_algo[0] ? algo_for[req->op] : COLL_ALGO_AUTO;
-	req->ports = mpi_g.coll_ports > 0 ? mpi_g.coll_ports : 1;
+	algo_of(c, req);
 	for (int i = 0; i < CACHE_SLOTS; i++) {
 		struct cache_ent *e = &c->cache->e[i];
 		if (e->s && e->req.op == req->op && e->req.algo == req->algo && e->req.bytes == req->bytes &&
@@ -1203,8 +1230,9 @@ static bool gs_root_direct(const struct gs_call *g, int n, size_t esz)
 int mpi_coll_expand(struct cx *x, struct coll_req *req, bool v, struct coll_sched **s)
 {
 	char msg[256];
-	req->algo = v ? COLL_ALGO_LINEAR
-		: algo_set[req->op] || mpi_g.coll_algo[0] ? algo_for[req->op] : COLL_ALGO_AUTO;
+	algo_of(x->c, req);
+	if (v)
+		req->algo = COLL_ALGO_LINEAR;
 	int rc = expand_rank(req, x->c->rank, s, msg, sizeof msg);
 	if ((rc == -ENOTSUP || rc == -EINVAL) && req->algo != COLL_ALGO_AUTO) {
 		/* PTL_COLL_ALGO named an algorithm this operation does not have */
