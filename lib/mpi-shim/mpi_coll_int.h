@@ -125,6 +125,11 @@ int mpi_cx_end(struct cx *x, MPI_Comm comm, int rc);
 int mpi_cx_send(struct cx *x, const void *buf, int count, MPI_Datatype dt, int peer, int tag);
 int mpi_cx_recv(struct cx *x, void *buf, int count, MPI_Datatype dt, int peer, int tag);
 extern const struct coll_engine_ops mpi_coll_engine_ops;
+/* The largest eager send of a schedule (mpi_coll_engine_ops' sends): the
+ * engines' conf.send_first_min, so an eager send goes after the receives
+ * ready with it (its peer's ME is then likelier posted when it lands) and
+ * only a rendezvous' header ahead of them. */
+size_t mpi_coll_eager_max(void);
 
 /* Expands this rank's part of req (v: the linear form of a v-variant;
  * else coll_choose's or PTL_COLL_ALGO's algorithm for req->op). An
