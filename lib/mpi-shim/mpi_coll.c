@@ -269,13 +269,47 @@ static int cb_recv(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd, 
 	return add_pend(x, idx, r, cmd->peer_rank, true);
 }
 
+/* out = in OP io, in one pass, for MPI_SUM of MPI_DOUBLE (the common
+ * reduction) with mpi_op.c's expression, so the same bits; false for
+ * every other op and type. Four elements at a time, all read before any
+ * is written: out may be either operand, and the compiler makes the four
+ * adds two vector ones (-O2; mpi_op_apply's loop stays scalar, about 6
+ * instructions an element). The direct rounds' combination (mpi_op_apply's
+ * lookups and dispatch and the copy before it were about 150 instructions
+ * of a 2-rank 8-byte allreduce, the scalar loop 3000 of a 4 KiB one) and
+ * the schedules' (combine). */
+static bool combine_fast(const struct cx *x, const void *in, const void *io, void *out, int count)
+{
+	enum { W = 4 };
+	if (x->op != MPI_SUM || x->dt != MPI_DOUBLE)
+		return false;
+	size_t n = (size_t)count, i = 0;
+	for (; i + W <= n; i += W) {
+		double a[W], b[W];
+		memcpy(a, (const char *)in + i * sizeof(double), sizeof a);
+		memcpy(b, (const char *)io + i * sizeof(double), sizeof b);
+		for (int k = 0; k < W; k++)
+			b[k] = a[k] + b[k];
+		memcpy((char *)out + i * sizeof(double), b, sizeof b);
+	}
+	for (; i < n; i++) {
+		double a, b;
+		memcpy(&a, (const char *)in + i * sizeof a, sizeof a);
+		memcpy(&b, (const char *)io + i * sizeof b, sizeof b);
+		b = a + b;
+		memcpy((char *)out + i * sizeof b, &b, sizeof b);
+	}
+	return true;
+}
+
 /* dst = dst OP src, in the schedule's order (dst holds the lower ranks'
  * part where the order matters). */
 static void combine(struct cx *x, void *dst, const void *src, size_t len)
 {
 	int n = (int)(len / x->esize);
 	if (mpi_op_commutative(x->op)) {
-		mpi_op_apply(x->op, x->dt, src, dst, n);
+		if (!combine_fast(x, src, dst, dst, n))
+			mpi_op_apply(x->op, x->dt, src, dst, n);
 		return;
 	}
 	void *tmp = tmp_get(x->c, len);
@@ -848,38 +882,6 @@ static int wait_lazy(struct cx *x, struct mpi_req *r, int peer)
 	return MPI_SUCCESS;
 }
 
-/* out = in OP io, in one pass, for MPI_SUM of MPI_DOUBLE (the common
- * reduction) with mpi_op.c's expression, so the same bits; false for
- * every other op and type. Four elements at a time, all read before any
- * is written: out may be either operand, and the compiler makes the four
- * adds two vector ones (-O2; mpi_op_apply's loop stays scalar, about 6
- * instructions an element). For the small direct rounds: mpi_op_apply's
- * lookups and dispatch and the copy before it were about 150 instructions
- * of a 2-rank 8-byte allreduce, the scalar loop 3000 of a 4 KiB one. */
-static bool rd_combine_fast(const struct cx *x, const void *in, const void *io, void *out, int count)
-{
-	enum { W = 4 };
-	if (x->op != MPI_SUM || x->dt != MPI_DOUBLE)
-		return false;
-	size_t n = (size_t)count, i = 0;
-	for (; i + W <= n; i += W) {
-		double a[W], b[W];
-		memcpy(a, (const char *)in + i * sizeof(double), sizeof a);
-		memcpy(b, (const char *)io + i * sizeof(double), sizeof b);
-		for (int k = 0; k < W; k++)
-			b[k] = a[k] + b[k];
-		memcpy((char *)out + i * sizeof(double), b, sizeof b);
-	}
-	for (; i < n; i++) {
-		double a, b;
-		memcpy(&a, (const char *)in + i * sizeof a, sizeof a);
-		memcpy(&b, (const char *)io + i * sizeof b, sizeof b);
-		b = a + b;
-		memcpy((char *)out + i * sizeof b, &b, sizeof b);
-	}
-	return true;
-}
-
 /* in: this rank's input (sendbuf's image, or data itself for MPI_IN_PLACE);
  * data: where the result goes; len bytes, count elements of x->dt. */
 static int allreduce_rd_direct(struct cx *x, const void *in, void *data, size_t len, int count)
@@ -939,13 +941,13 @@ static int allreduce_rd_direct(struct cx *x, const void *in, void *data, size_t 
 				mpi_req_drop(sr);
 			return x->err ? x->err : mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: out of memory", x->name);
 		}
-		if (upper && rd_combine_fast(x, cur, land, data, count)) {
+		if (upper && combine_fast(x, cur, land, data, count)) {
 			/* data = ours OP the lower partner's, done */
 		} else if (upper) {
 			mpi_op_apply(x->op, x->dt, cur, land, count);
 			if (land != data)
 				memcpy(data, land, len);
-		} else if (rd_combine_fast(x, scratch, cur, data, count)) {
+		} else if (combine_fast(x, scratch, cur, data, count)) {
 			/* data = the upper partner's OP ours, done */
 		} else {
 			if (cur != data)
