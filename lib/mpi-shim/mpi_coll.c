@@ -855,11 +855,13 @@ static int reduce_img(struct cx *x, void *data, int count, MPI_Datatype dt, MPI_
  * MPI_Recv are: the send goes with no request (mpi_send_small_ctx: inline,
  * done when the call returns) and the wait is mpi_wait_req's, which hands
  * the arrival straight to the receive instead of listing it as unexpected
- * for the receive to find (wait_lazy). The request, the slot copy, the
+ * for the receive to find (wait_recv). The request, the slot copy, the
  * listing and drive()'s passes made a 2-rank 8-byte allreduce cost two
  * half round trips (0.39 us against 0.24 for the ping-pong; now 0.27-0.29,
- * best of interleaved runs). Larger rounds, and a send short of
- * credits, wait in drive(), with its deadline and dead-peer checks. */
+ * best of interleaved runs). A larger round whose send went inline waits
+ * for its receive (an ME) the same way; a send short of credits or too
+ * large to go inline waits in drive(). Both waits have the deadline and
+ * the dead-peer checks. */
 #define RD_DIRECT_MAX 4096
 /* Receives up to this size post no ME (mpi_irecv_lazy): up to the MPI
  * layer's ACK-free limit a message lands in its reserve buffers anyway and
@@ -868,14 +870,14 @@ static int reduce_img(struct cx *x, void *data, int count, MPI_Datatype dt, MPI_
  * ME. */
 #define RD_DIRECT_LAZY_MAX 1024
 
-/* Waits for lazy receive r, a round's one transfer (its send went inline,
+/* Waits for receive r, a round's one transfer (its send went inline,
  * done when it returned), through mpi_wait_req, which hands an arrival
- * straight to it (no listing as unexpected and finding it again), and
- * takes its outcome as mpi_cx_pass would, without x's transfer list:
+ * straight to a lazy one (no listing as unexpected and finding it again),
+ * and takes its outcome as mpi_cx_pass would, without x's transfer list:
  * listing it, drive()'s pass over the list and its report were about 300
  * instructions of a 2-rank 8-byte allreduce. Listed only to say whom we
  * waited for when the deadline passed. */
-static int wait_lazy(struct cx *x, struct mpi_req *r, int peer)
+static int wait_recv(struct cx *x, struct mpi_req *r, int peer)
 {
 	if (!r->done && mpi_wait_req(r, mpi_g.coll_timeout) == MPI_ERR_TIMEOUT) {
 		if (add_pend(x, 0, r, peer, true)) { /* cannot fail on an empty list, but */
@@ -925,8 +927,8 @@ static int allreduce_rd_direct(struct cx *x, const void *in, void *data, size_t 
 			return mpi_cx_fail(x, rc, "%s: cannot receive from rank %d", x->name, peer);
 		if (!lazy && !x->stall)
 			sent = mpi_send_small_ctx(cur, (int)len, MPI_BYTE, peer, mpi_coll_tag(x, round), c, c->ctx + 1);
-		if (sent && r->lazy) {
-			rc = wait_lazy(x, r, peer);
+		if (sent) {
+			rc = wait_recv(x, r, peer);
 		} else {
 			rc = add_pend(x, 0, r, peer, true);
 			if (rc)
