@@ -158,8 +158,8 @@ struct coll_req {
 	 * the other ranks' parts are unknown. Not owned. */
 	const size_t *recv_counts;
 	size_t elem_size;        /* blocks are cut at element boundaries */
-	/* allreduce by any algorithm but ring_bidir (-ENOTSUP;
-	 * coll_input_apart says which): the input is apart, in INPUT (read
+	/* allreduce by any algorithm (coll_input_apart says which operations
+	 * and algorithms take it): the input is apart, in INPUT (read
 	 * only, info.input_bytes = bytes), and DATA only receives the
 	 * result. Recursive doubling's first round sends INPUT and combines
 	 * it with what arrives; the others send their first part from INPUT
