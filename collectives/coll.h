@@ -450,12 +450,6 @@ struct coll_engine_ops {
 	/* combine; NULL: coll_reduce_local */
 	int (*reduce)(void *ctx, void *dst, const void *src, size_t len,
 	              enum coll_dtype dt, enum coll_redop op);
-	/* A from_input reduction in one pass: dst = src combined with in (the
-	 * rank's own part, from INPUT), the bits reduce gives for dst holding
-	 * in. -ENOTSUP (or NULL): the engine copies in into dst a piece at a
-	 * time and reduces each. */
-	int (*reduce_from)(void *ctx, void *dst, const void *in, const void *src, size_t len,
-	                   enum coll_dtype dt, enum coll_redop op);
 };
 struct coll_engine_conf {
 	enum coll_dtype dtype;

@@ -129,11 +129,6 @@ static int do_reduce(struct coll_engine *e, const struct coll_cmd *c)
 	 * combined while it is still in cache (one pass over dst instead of a
 	 * copy of the whole vector before the schedule and a second pass). */
 	const unsigned char *in = bufp(e, COLL_BUF_INPUT, c->off);
-	if (e->ops && e->ops->reduce_from) {
-		int rc = e->ops->reduce_from(e->ctx, dst, in, src, c->len, e->conf.dtype, e->conf.redop);
-		if (rc != -ENOTSUP)
-			return rc;
-	}
 	for (size_t k = 0; k < c->len; k += e->piece) {
 		size_t n = c->len - k < e->piece ? c->len - k : e->piece;
 		memcpy(dst + k, in + k, n);

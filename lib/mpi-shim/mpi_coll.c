@@ -329,18 +329,7 @@ static int cb_reduce(void *ctx, void *dst, const void *src, size_t len, enum col
 	return 0;
 }
 
-/* dst = src OP in in one pass where combine_fast applies (a double sum):
- * the bits of dst = in, then combine(dst, src), without the copy. */
-static int cb_reduce_from(void *ctx, void *dst, const void *in, const void *src, size_t len, enum coll_dtype dt,
-			  enum coll_redop op)
-{
-	(void)dt;
-	(void)op;
-	struct cx *x = ctx;
-	return combine_fast(x, src, in, dst, (int)(len / x->esize)) ? 0 : -ENOTSUP;
-}
-
-const struct coll_engine_ops mpi_coll_engine_ops = { cb_send, cb_recv, cb_reduce, cb_reduce_from };
+const struct coll_engine_ops mpi_coll_engine_ops = { cb_send, cb_recv, cb_reduce };
 
 /* The collective failed: the transfers still pending are no longer ours.
  * A receive is cancelled first, so nothing lands in our buffers later. */

@@ -605,7 +605,7 @@ static void test_engine_with_transport(void **state)
 	unsigned char scratch[64];
 	struct coll_bufs b = { data, NULL, scratch };
 	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 123456789, 0 };
-	struct coll_engine_ops ops = { rec_send, rec_recv, NULL, NULL };
+	struct coll_engine_ops ops = { rec_send, rec_recv, NULL };
 	struct rec rc;
 	memset(&rc, 0, sizeof rc);
 	struct coll_engine *e;
@@ -647,7 +647,7 @@ static void test_engine_sends_first(void **state)
 	unsigned char scratch[64];
 	struct coll_bufs b = { data, NULL, scratch };
 	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, 0 };
-	struct coll_engine_ops ops = { rec_send, rec_recv, NULL, NULL };
+	struct coll_engine_ops ops = { rec_send, rec_recv, NULL };
 	struct rec rc;
 	memset(&rc, 0, sizeof rc);
 	struct coll_engine *e;
@@ -683,79 +683,6 @@ static void test_engine_sends_first(void **state)
 	coll_free(s);
 }
 
-/* A from_input reduction goes to the transport's reduce_from in one call
- * (dst = what came combined with INPUT's part, without INPUT copied into
- * dst first); one that answers -ENOTSUP, or none, gets the copy and
- * reduce, with the same result. */
-static int from_calls;
-static int ten_recv(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd, void *buf, size_t len)
-{
-	for (size_t i = 0; i + 4 <= len; i += 4) {
-		int32_t v = 10;
-		memcpy((char *)buf + i, &v, 4);
-	}
-	return rec_recv(ctx, rank, idx, cmd, buf, 0);
-}
-static int sum_from(void *ctx, void *dst, const void *in, const void *src, size_t len, enum coll_dtype dt,
-                    enum coll_redop op)
-{
-	(void)ctx; (void)dt; (void)op;
-	from_calls++;
-	for (size_t i = 0; i + 4 <= len; i += 4) {
-		int32_t a, b;
-		memcpy(&a, (const char *)src + i, 4);
-		memcpy(&b, (const char *)in + i, 4);
-		b += a;
-		memcpy((char *)dst + i, &b, 4);
-	}
-	return 0;
-}
-static int no_from(void *ctx, void *dst, const void *in, const void *src, size_t len, enum coll_dtype dt,
-                   enum coll_redop op)
-{
-	(void)ctx; (void)dst; (void)in; (void)src; (void)len; (void)dt; (void)op;
-	from_calls++;
-	return -ENOTSUP;
-}
-
-static void test_engine_reduce_from(void **state)
-{
-	(void)state;
-	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_HALVING_DOUBLING, 2, 16, 1, 1);
-	r.elem_size = 4;
-	r.input = true;
-	struct coll_sched *s = expand_ok(&r);
-	int (*const from[3])(void *, void *, const void *, const void *, size_t, enum coll_dtype,
-	                     enum coll_redop) = { NULL, sum_from, no_from };
-	for (int v = 0; v < 3; v++) {
-		const int32_t input[4] = { 1, 2, 3, 4 };
-		int32_t data[4] = { 0, 0, 0, 0 };
-		unsigned char scratch[64];
-		struct coll_bufs b = { data, input, scratch };
-		struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, 0 };
-		struct coll_engine_ops ops = { rec_send, ten_recv, NULL, from[v] };
-		struct rec rc;
-		memset(&rc, 0, sizeof rc);
-		from_calls = 0;
-		struct coll_engine *e;
-		assert_int_equal(coll_engine_new(s, 0, &b, &conf, &ops, &rc, &e), 0);
-		assert_int_equal(coll_engine_start(e), 0);
-		for (int i = 0; i < rc.nposts; i++)
-			assert_int_equal(coll_engine_done(e, rc.idx[i]), 0);
-		assert_true(coll_engine_finished(e));
-		/* rank 0 keeps the lower half: its input plus the peer's tens;
-		 * the upper half comes back from the peer (tens) */
-		assert_int_equal(data[0], 11);
-		assert_int_equal(data[1], 12);
-		assert_int_equal(data[2], 10);
-		assert_int_equal(data[3], 10);
-		assert_int_equal(input[0], 1);
-		assert_int_equal(from_calls, v ? 1 : 0);
-		coll_engine_free(e);
-	}
-	coll_free(s);
-}
-
 /* An engine reset after a run runs the same schedule again over new
  * buffers, posting the same commands in the same order; a reset while a
  * command is posted is refused (it could still land in the old buffers). */
@@ -769,7 +696,7 @@ static void test_engine_reset_reruns(void **state)
 	unsigned char scratch[64];
 	struct coll_bufs b = { data, NULL, scratch }, b2 = { data2, NULL, scratch };
 	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, 0 };
-	struct coll_engine_ops ops = { rec_send, rec_recv, NULL, NULL };
+	struct coll_engine_ops ops = { rec_send, rec_recv, NULL };
 	struct rec rc, rc2;
 	memset(&rc, 0, sizeof rc);
 	memset(&rc2, 0, sizeof rc2);
@@ -859,11 +786,11 @@ static void test_error_paths(void **state)
 	unsigned char data[64], scratch[64];
 	struct coll_bufs bb = { data, NULL, scratch };
 	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, 0 };
-	struct coll_engine_ops none = { NULL, NULL, NULL, NULL };
+	struct coll_engine_ops none = { NULL, NULL, NULL };
 	struct coll_engine *e = (struct coll_engine *)1;
 	assert_int_equal(coll_engine_new(one, 2, &bb, &conf, &none, NULL, &e), -EINVAL);
 	assert_null(e);
-	struct coll_engine_ops ops = { rec_send, rec_recv, NULL, NULL };
+	struct coll_engine_ops ops = { rec_send, rec_recv, NULL };
 	assert_int_equal(coll_engine_new(one, 7, &bb, &conf, &ops, NULL, &e), -EINVAL);
 	assert_null(e);
 	coll_free(one);
@@ -897,7 +824,6 @@ int main(void)
 		cmocka_unit_test(test_engine_with_transport),
 		cmocka_unit_test(test_engine_reset_reruns),
 		cmocka_unit_test(test_engine_sends_first),
-		cmocka_unit_test(test_engine_reduce_from),
 		cmocka_unit_test(test_recursive_doubling_same_bits),
 		cmocka_unit_test(test_input_apart),
 		cmocka_unit_test(test_every_dtype_and_op),
