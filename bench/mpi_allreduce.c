@@ -21,8 +21,8 @@
  * size "self <bytes> <us>": MPI_Allreduce on MPI_COMM_SELF, the part of the
  * call before any schedule runs (the checks) and, one rank's result being
  * its input, a copy of the input into the output, which ptl's schedules on
- * more ranks no longer make (they read sendbuf where it is; all but
- * ring_bidir).
+ * more ranks no longer make (they read sendbuf where it is, every
+ * algorithm).
  *   ptlrun -n 2 bench/mpi_allreduce [trials]
  */
 #include <mpi.h>

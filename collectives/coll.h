@@ -158,8 +158,8 @@ struct coll_req {
 	 * the other ranks' parts are unknown. Not owned. */
 	const size_t *recv_counts;
 	size_t elem_size;        /* blocks are cut at element boundaries */
-	/* allreduce by any algorithm but ring_bidir (-ENOTSUP;
-	 * coll_input_apart says which): the input is apart, in INPUT (read
+	/* allreduce by any algorithm (coll_input_apart says which operations
+	 * and algorithms take it): the input is apart, in INPUT (read
 	 * only, info.input_bytes = bytes), and DATA only receives the
 	 * result. Recursive doubling's first round sends INPUT and combines
 	 * it with what arrives; the others send their first part from INPUT
@@ -171,6 +171,10 @@ struct coll_req {
 	bool input;
 	int num_chunks;          /* ring algorithms: chunks per block (1..64) */
 	int ports;               /* concurrent transfers a rank can drive */
+	/* Every rank on one host (shm joins every pair alike): coll_choose
+	 * then takes halving-doubling over the one-port ring for a
+	 * power-of-two allreduce past the short ones. */
+	bool one_host;
 };
 
 /* The result of coll_choose. warning is "" when the choice is the plain

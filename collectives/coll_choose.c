@@ -36,7 +36,13 @@ static void warn(struct coll_choice *c, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* "ring" family for allreduce/reduce_scatter/allgather */
+/* "ring" family for allreduce/reduce_scatter/allgather. A power-of-two
+ * allreduce past the short ones goes by halving-doubling where a rank
+ * drives two transfers at once, and on one host: both move 2 (N - 1) / N of
+ * the vector per rank, halving-doubling in 2 log2 N steps against the
+ * ring's 2 (N - 1), and shm joins every pair alike (the ring's
+ * neighbour-only traffic pays off across a network). On 2 ranks they are
+ * the same exchange. */
 static enum coll_algo ring_by_ports(const struct coll_req *r)
 {
 	return r->ports >= 2 ? COLL_ALGO_RING_BIDIR : COLL_ALGO_RING;
@@ -48,7 +54,8 @@ static int choose_ring_op(const struct coll_req *r, struct coll_choice *c)
 	case COLL_ALGO_AUTO:
 		if (r->op == COLL_OP_ALLREDUCE && coll_is_pow2(r->nranks) && r->bytes <= COLL_ALLREDUCE_SHORT_BYTES)
 			c->algo = COLL_ALGO_RECURSIVE_DOUBLING;
-		else if (r->op == COLL_OP_ALLREDUCE && r->ports >= 2 && coll_is_pow2(r->nranks))
+		else if (r->op == COLL_OP_ALLREDUCE && (r->ports >= 2 || (r->one_host && r->nranks > 2)) &&
+			 coll_is_pow2(r->nranks))
 			c->algo = COLL_ALGO_HALVING_DOUBLING;
 		else
 			c->algo = ring_by_ports(r);

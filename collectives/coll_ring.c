@@ -122,10 +122,12 @@ static int ring_emit(struct coll_gen *g)
 		return -ENOMEM;
 	}
 	uint32_t step = 0;
-	/* With the input apart (one-way rings only) a rank reduces each block
-	 * at most once in the reduce-scatter, so every reduction there is the
+	/* With the input apart a rank reduces each block at most once in the
+	 * reduce-scatter (ring_bidir: its own block twice, where the two
+	 * partial sums meet), so every reduction there but that meeting is the
 	 * block's first and takes the rank's part from INPUT, and step 0 sends
-	 * its block from INPUT; the other blocks of DATA are received whole. */
+	 * its block(s) from INPUT (ring_bidir's two are the blocks it never
+	 * reduces); the other blocks of DATA are received whole. */
 	bool apart = g->req->input;
 	if (apart && n == 1 && g->req->bytes) {
 		struct coll_cmd *c = coll_emit(g, COLL_COPY, 0, 0, 0, SUB_LOCAL, COLL_PEER_NONE);
@@ -167,7 +169,10 @@ static int ring_emit(struct coll_gen *g)
 						c->off = off;
 						c->len = len;
 						c->src_off = soff;
-						c->from_input = apart;
+						/* the second partial sum of our block adds
+						 * into the first add's result, which holds
+						 * our part already */
+						c->from_input = apart && !meeting;
 						coll_dep(c, rid);
 						if (meeting)
 							coll_dep(c, meet[k]);

@@ -49,7 +49,7 @@ static void usage(FILE *out)
 	        "  --chunks C     chunks per block for the ring algorithms (1 to %d), default 1\n"
 	        "  --elem SIZE    element size in bytes, default 4\n"
 	        "  --root R       root of bcast, reduce, gather and scatter, default 0\n"
-	        "  --input        allreduce, every algorithm but ring_bidir: the input apart, read\n"
+	        "  --input        allreduce, every algorithm: the input apart, read\n"
 	        "                 where it is by the first sends and reductions (as ptl's MPI_Allreduce)\n"
 	        "  --counts LIST  the v-variants, comma-separated sizes (--bytes may be left out):\n"
 	        "                 gather, scatter, allgather: each rank's block (--ranks of them);\n"

@@ -69,10 +69,14 @@ struct mpi_coll_cache {
 	void *scratch;
 	size_t scratch_cap;
 	struct tmpbuf tmp[TMP_SLOTS];
+	bool host_known, one_host; /* one_host(): every member on this host */
 };
 
 static enum coll_algo algo_for[COLL_OP_COUNT];
 static bool algo_set[COLL_OP_COUNT];
+/* PTL_COLL_ALGO leaves allreduce to coll_choose or names recursive
+ * doubling: small ones may take allreduce_rd_direct (set at init). */
+static bool rd_direct_algo = true;
 
 void mpi_coll_init(void)
 {
@@ -102,6 +106,8 @@ void mpi_coll_init(void)
 			fprintf(stderr, "ptl-mpi: PTL_COLL_ALGO: ignoring unknown algorithm '%s'\n", tok);
 		}
 	}
+	enum coll_algo a = algo_set[COLL_OP_ALLREDUCE] || mpi_g.coll_algo[0] ? algo_for[COLL_OP_ALLREDUCE] : COLL_ALGO_AUTO;
+	rd_direct_algo = a == COLL_ALGO_AUTO || a == COLL_ALGO_RECURSIVE_DOUBLING;
 }
 
 void mpi_coll_free_cache(struct mpi_comm *c)
@@ -213,6 +219,21 @@ static int add_pend(struct cx *x, size_t idx, struct mpi_req *r, int peer, bool 
 	return 0;
 }
 
+/* A schedule's sends above the eager limit stay eager up to this many
+ * times it, as a blocking MPI_Send's do (mpi_pt2pt.c's
+ * MPI_BLOCKING_EAGER, which MPI_MODE_BLOCKING gives): the receiver's CPU
+ * reads the data on arrival, with no get request first and no copy on the
+ * sender's. bench/mpi_bench.sh's model reads this line. Interleaved,
+ * us: 2 ranks 32 KiB 11.8-12.2 against 15.5 (median; Open MPI 15.5,
+ * best 11.8); 4 ranks on 2 cores 32 KiB 49.6 against 60.6 (Open MPI
+ * 61.5). */
+#define COLL_EAGER_TIMES 8
+
+size_t mpi_coll_eager_max(void)
+{
+	return mpi_g.eager_limit * COLL_EAGER_TIMES;
+}
+
 static int cb_send(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd, const void *buf, size_t len)
 {
 	(void)rank;
@@ -220,8 +241,12 @@ static int cb_send(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd, 
 	if (x->stall)
 		return add_pend(x, idx, NULL, cmd->peer_rank, false);
 	struct mpi_req *r;
+	/* Above the eager limit as a blocking MPI_Send goes (COLL_EAGER_TIMES),
+	 * from our buffer (NB: done on the ACK); up to the limit copied to a
+	 * slot and done at once, as before. */
+	int mode = len > mpi_g.eager_limit ? MPI_MODE_STD | MPI_MODE_NB | MPI_MODE_BLOCKING : MPI_MODE_STD;
 	int rc = mpi_isend(buf, (int)len, MPI_BYTE, cmd->peer_rank, mpi_coll_tag(x, cmd->match), x->c, x->c->ctx + 1,
-			   MPI_MODE_STD, &r);
+			   mode, &r);
 	if (rc)
 		return -ENOMEM;
 	return add_pend(x, idx, r, cmd->peer_rank, false);
@@ -244,13 +269,47 @@ static int cb_recv(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd, 
 	return add_pend(x, idx, r, cmd->peer_rank, true);
 }
 
+/* out = in OP io, in one pass, for MPI_SUM of MPI_DOUBLE (the common
+ * reduction) with mpi_op.c's expression, so the same bits; false for
+ * every other op and type. Four elements at a time, all read before any
+ * is written: out may be either operand, and the compiler makes the four
+ * adds two vector ones (-O2; mpi_op_apply's loop stays scalar, about 6
+ * instructions an element). The direct rounds' combination (mpi_op_apply's
+ * lookups and dispatch and the copy before it were about 150 instructions
+ * of a 2-rank 8-byte allreduce, the scalar loop 3000 of a 4 KiB one) and
+ * the schedules' (combine). */
+static bool combine_fast(const struct cx *x, const void *in, const void *io, void *out, int count)
+{
+	enum { W = 4 };
+	if (x->op != MPI_SUM || x->dt != MPI_DOUBLE)
+		return false;
+	size_t n = (size_t)count, i = 0;
+	for (; i + W <= n; i += W) {
+		double a[W], b[W];
+		memcpy(a, (const char *)in + i * sizeof(double), sizeof a);
+		memcpy(b, (const char *)io + i * sizeof(double), sizeof b);
+		for (int k = 0; k < W; k++)
+			b[k] = a[k] + b[k];
+		memcpy((char *)out + i * sizeof(double), b, sizeof b);
+	}
+	for (; i < n; i++) {
+		double a, b;
+		memcpy(&a, (const char *)in + i * sizeof a, sizeof a);
+		memcpy(&b, (const char *)io + i * sizeof b, sizeof b);
+		b = a + b;
+		memcpy((char *)out + i * sizeof b, &b, sizeof b);
+	}
+	return true;
+}
+
 /* dst = dst OP src, in the schedule's order (dst holds the lower ranks'
  * part where the order matters). */
 static void combine(struct cx *x, void *dst, const void *src, size_t len)
 {
 	int n = (int)(len / x->esize);
 	if (mpi_op_commutative(x->op)) {
-		mpi_op_apply(x->op, x->dt, src, dst, n);
+		if (!combine_fast(x, src, dst, dst, n))
+			mpi_op_apply(x->op, x->dt, src, dst, n);
 		return;
 	}
 	void *tmp = tmp_get(x->c, len);
@@ -463,14 +522,40 @@ static int expand_rank(struct coll_req *req, int rank, struct coll_sched **s, ch
 	return rc;
 }
 
+/* Whether every member of c runs on this host (their Portals ids share
+ * one nid), asked once per communicator (no cache: not known, false). */
+static bool one_host(struct mpi_comm *c)
+{
+	struct mpi_coll_cache *cc = cache_of(c);
+	if (!cc)
+		return false;
+	if (!cc->host_known) {
+		ptl_nid_t nid = mpi_g.ids[c->world[0]].nid;
+		cc->one_host = true;
+		for (int i = 1; i < c->size; i++)
+			cc->one_host &= mpi_g.ids[c->world[i]].nid == nid;
+		cc->host_known = true;
+	}
+	return cc->one_host;
+}
+
+/* The algorithm req asks for (PTL_COLL_ALGO's, else COLL_ALGO_AUTO) and
+ * what coll_choose weighs besides: the ports, and whether c is on one
+ * host. Blocking or not, the same, so the same schedule and bits. */
+static void algo_of(struct mpi_comm *c, struct coll_req *req)
+{
+	req->algo = algo_set[req->op] || mpi_g.coll_algo[0] ? algo_for[req->op] : COLL_ALGO_AUTO;
+	req->ports = mpi_g.coll_ports > 0 ? mpi_g.coll_ports : 1;
+	req->one_host = one_host(c);
+}
+
 /* The cached schedule (and engine) for req, expanded on first use. */
 static struct cache_ent *sched_for(struct cx *x, struct coll_req *req)
 {
 	struct mpi_comm *c = x->c;
 	if (!cache_of(c))
 		return NULL;
-	req->algo = algo_set[req->op] || mpi_g.coll_algo[0] ? algo_for[req->op] : COLL_ALGO_AUTO;
-	req->ports = mpi_g.coll_ports > 0 ? mpi_g.coll_ports : 1;
+	algo_of(c, req);
 	for (int i = 0; i < CACHE_SLOTS; i++) {
 		struct cache_ent *e = &c->cache->e[i];
 		if (e->s && e->req.op == req->op && e->req.algo == req->algo && e->req.bytes == req->bytes &&
@@ -527,7 +612,7 @@ static int run_sched(struct cx *x, struct coll_req *req, void *data, const void 
 		cc->scratch_cap = s->info.scratch_bytes;
 	}
 	struct coll_bufs bufs = { data, input, cc->scratch };
-	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, mpi_g.eager_limit };
+	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, mpi_coll_eager_max() };
 	/* The engine (its dependency graph) is built once per schedule and
 	 * reset for each call; one that failed may have transfers in flight
 	 * into the last call's buffers, so it is dropped instead. */
@@ -675,11 +760,24 @@ int PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 
 /* ---------------------------------------------------------------- reductions */
 
+/* The last pair of a predefined operation and a predefined datatype that
+ * mpi_op_check accepted. Neither can be freed, so the answer for the pair
+ * never changes; a program reduces the same kind over and over, and the
+ * check was a twentieth of a 2-rank 8-byte allreduce's instructions. */
+static MPI_Op ok_op = MPI_OP_NULL;
+static MPI_Datatype ok_dt = MPI_DATATYPE_NULL;
+
 int mpi_coll_check_op(MPI_Comm comm, const char *fn, MPI_Op op, MPI_Datatype dt)
 {
+	if (op == ok_op && dt == ok_dt)
+		return MPI_SUCCESS;
 	int rc = mpi_op_check(op, dt);
 	if (rc)
 		return mpi_err(comm, rc, fn, "operation %d does not apply to datatype %d", op, dt);
+	if (op <= MPI_NO_OP && dt < PTL_MPI_NUM_PREDEFINED) {
+		ok_op = op;
+		ok_dt = dt;
+	}
 	return MPI_SUCCESS;
 }
 
@@ -713,7 +811,7 @@ static int reduce_img(struct cx *x, void *data, int count, MPI_Datatype dt, MPI_
 		x->algo = "owner";
 		void *scratch = tmp_get(x->c, s->info.scratch_bytes);
 		struct coll_bufs bufs = { data, NULL, scratch };
-		struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, mpi_g.eager_limit };
+		struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, mpi_coll_eager_max() };
 		rc = scratch ? coll_engine_new(s, x->c->rank, &bufs, &conf, &mpi_coll_engine_ops, x, &x->e) : -ENOMEM;
 		if (!rc)
 			rc = coll_engine_start(x->e);
@@ -750,11 +848,13 @@ static int reduce_img(struct cx *x, void *data, int count, MPI_Datatype dt, MPI_
  * MPI_Recv are: the send goes with no request (mpi_send_small_ctx: inline,
  * done when the call returns) and the wait is mpi_wait_req's, which hands
  * the arrival straight to the receive instead of listing it as unexpected
- * for the receive to find (wait_lazy). The request, the slot copy, the
+ * for the receive to find (wait_recv). The request, the slot copy, the
  * listing and drive()'s passes made a 2-rank 8-byte allreduce cost two
  * half round trips (0.39 us against 0.24 for the ping-pong; now 0.27-0.29,
- * best of interleaved runs). Larger rounds, and a send short of
- * credits, wait in drive(), with its deadline and dead-peer checks. */
+ * best of interleaved runs). A larger round whose send went inline waits
+ * for its receive (an ME) the same way; a send short of credits or too
+ * large to go inline waits in drive(). Both waits have the deadline and
+ * the dead-peer checks. */
 #define RD_DIRECT_MAX 4096
 /* Receives up to this size post no ME (mpi_irecv_lazy): up to the MPI
  * layer's ACK-free limit a message lands in its reserve buffers anyway and
@@ -763,14 +863,29 @@ static int reduce_img(struct cx *x, void *data, int count, MPI_Datatype dt, MPI_
  * ME. */
 #define RD_DIRECT_LAZY_MAX 1024
 
-/* Waits for x's one pending transfer, lazy receive r, through
- * mpi_wait_req, which hands an arrival straight to it (no listing as
- * unexpected and finding it again), then lets drive() report it. */
-static int wait_lazy(struct cx *x, struct mpi_req *r)
+/* Waits for receive r, a round's one transfer (its send went inline,
+ * done when it returned), through mpi_wait_req, which hands an arrival
+ * straight to a lazy one (no listing as unexpected and finding it again),
+ * and takes its outcome as mpi_cx_pass would, without x's transfer list:
+ * listing it, drive()'s pass over the list and its report were about 300
+ * instructions of a 2-rank 8-byte allreduce. Listed only to say whom we
+ * waited for when the deadline passed. */
+static int wait_recv(struct cx *x, struct mpi_req *r, int peer)
 {
-	if (!r->done && mpi_wait_req(r, mpi_g.coll_timeout) == MPI_ERR_TIMEOUT)
+	if (!r->done && mpi_wait_req(r, mpi_g.coll_timeout) == MPI_ERR_TIMEOUT) {
+		if (add_pend(x, 0, r, peer, true)) { /* cannot fail on an empty list, but */
+			mpi_cancel_recv(r);
+			mpi_req_drop(r);
+		}
 		return mpi_cx_timed_out(x, mpi_g.coll_timeout);
-	return drive(x);
+	}
+	int err = r->err, dead = r->dead;
+	mpi_req_drop(r);
+	if (err && dead >= 0)
+		return mpi_cx_peer_died(x, dead);
+	if (err && err != MPI_ERR_TRUNCATE)
+		return mpi_cx_fail(x, err, "%s on %s: a transfer with rank %d failed", x->name, x->c->name, peer);
+	return MPI_SUCCESS;
 }
 
 /* in: this rank's input (sendbuf's image, or data itself for MPI_IN_PLACE);
@@ -790,40 +905,56 @@ static int allreduce_rd_direct(struct cx *x, const void *in, void *data, size_t 
 		void *land = upper && cur != data ? data : scratch;
 		struct mpi_req *sr = NULL, *r;
 		x->step = round;
-		/* The receive first: an ME posted after the peer's message came
-		 * would find it unexpected, to be copied again (4 KiB: 2.6 us
-		 * against 1.45). */
-		rc = len <= RD_DIRECT_LAZY_MAX ? mpi_irecv_lazy(land, len, peer, mpi_coll_tag(x, round), c, c->ctx + 1, &r)
-					       : mpi_irecv(land, (int)len, MPI_BYTE, peer, mpi_coll_tag(x, round), c, c->ctx + 1,
-						   &r);
-		rc = rc ? mpi_cx_fail(x, rc, "%s: cannot receive from rank %d", x->name, peer) : add_pend(x, 0, r, peer, true);
-		bool sent = false;
-		if (!rc && x->stall)
-			rc = add_pend(x, 0, NULL, peer, false);
-		else if (!rc && !(sent = mpi_send_small_ctx(cur, (int)len, MPI_BYTE, peer, mpi_coll_tag(x, round), c,
-							       c->ctx + 1)) &&
-			 (rc = mpi_isend(cur, (int)len, MPI_BYTE, peer, mpi_coll_tag(x, round), c, c->ctx + 1,
-					 MPI_MODE_STD, &sr)))
-			rc = mpi_cx_fail(x, rc, "%s: cannot send to rank %d", x->name, peer);
-		/* A send of data must be done before the combination overwrites
-		 * it; one of the input (never written) is waited for after it,
-		 * so a send that waits for its ACK (above 1024 B) overlaps the
-		 * combination. */
-		if (!rc && sr && cur == data) {
-			rc = add_pend(x, 0, sr, peer, false);
-			sr = NULL;
+		/* A lazy receive posts nothing, so an inline send goes first
+		 * and flies while the receive's request is made (about 160
+		 * instructions off a 2-rank 8-byte allreduce's critical path).
+		 * Larger ones post the receive first: an ME posted after the
+		 * peer's message came would find it unexpected, to be copied
+		 * again (4 KiB: 2.6 us against 1.45). */
+		bool lazy = len <= RD_DIRECT_LAZY_MAX;
+		bool sent = lazy && !x->stall &&
+			    mpi_send_small_ctx(cur, (int)len, MPI_BYTE, peer, mpi_coll_tag(x, round), c, c->ctx + 1);
+		rc = lazy ? mpi_irecv_lazy(land, len, peer, mpi_coll_tag(x, round), c, c->ctx + 1, &r)
+			  : mpi_irecv(land, (int)len, MPI_BYTE, peer, mpi_coll_tag(x, round), c, c->ctx + 1, &r);
+		if (rc)
+			return mpi_cx_fail(x, rc, "%s: cannot receive from rank %d", x->name, peer);
+		if (!lazy && !x->stall)
+			sent = mpi_send_small_ctx(cur, (int)len, MPI_BYTE, peer, mpi_coll_tag(x, round), c, c->ctx + 1);
+		if (sent) {
+			rc = wait_recv(x, r, peer);
+		} else {
+			rc = add_pend(x, 0, r, peer, true);
+			if (rc)
+				mpi_req_drop(r);
+			else if (x->stall)
+				rc = add_pend(x, 0, NULL, peer, false);
+			else if (!sent && (rc = mpi_isend(cur, (int)len, MPI_BYTE, peer, mpi_coll_tag(x, round), c,
+							  c->ctx + 1, MPI_MODE_STD, &sr)))
+				rc = mpi_cx_fail(x, rc, "%s: cannot send to rank %d", x->name, peer);
+			/* A send of data must be done before the combination
+			 * overwrites it; one of the input (never written) is
+			 * waited for after it, so a send that waits for its ACK
+			 * (above 1024 B) overlaps the combination. */
+			if (!rc && sr && cur == data) {
+				rc = add_pend(x, 0, sr, peer, false);
+				sr = NULL;
+			}
+			if (!rc)
+				rc = drive(x);
 		}
-		if (!rc)
-			rc = sent && x->np == 1 && r->lazy ? wait_lazy(x, r) : drive(x);
 		if (rc) {
 			if (sr)
 				mpi_req_drop(sr);
 			return x->err ? x->err : mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: out of memory", x->name);
 		}
-		if (upper) {
+		if (upper && combine_fast(x, cur, land, data, count)) {
+			/* data = ours OP the lower partner's, done */
+		} else if (upper) {
 			mpi_op_apply(x->op, x->dt, cur, land, count);
 			if (land != data)
 				memcpy(data, land, len);
+		} else if (combine_fast(x, scratch, cur, data, count)) {
+			/* data = the upper partner's OP ours, done */
 		} else {
 			if (cur != data)
 				memcpy(data, cur, len);
@@ -846,10 +977,8 @@ static int allreduce_rd_direct(struct cx *x, const void *in, void *data, size_t 
 /* Whether an allreduce of bytes with op takes allreduce_rd_direct. */
 static bool rd_direct_ok(const struct mpi_comm *c, size_t bytes, MPI_Op op)
 {
-	enum coll_algo a = algo_set[COLL_OP_ALLREDUCE] || mpi_g.coll_algo[0] ? algo_for[COLL_OP_ALLREDUCE]
-									    : COLL_ALGO_AUTO;
-	return bytes <= RD_DIRECT_MAX && c->size > 1 && (c->size & (c->size - 1)) == 0 &&
-	       (a == COLL_ALGO_AUTO || a == COLL_ALGO_RECURSIVE_DOUBLING) && mpi_op_commutative(op);
+	return bytes <= RD_DIRECT_MAX && c->size > 1 && (c->size & (c->size - 1)) == 0 && rd_direct_algo &&
+	       mpi_op_commutative(op);
 }
 
 static int allreduce_img(struct cx *x, void *data, int count, MPI_Datatype dt, MPI_Op op)
@@ -922,7 +1051,10 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, 
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
 	COLL_ENTER_ANY("MPI_Allreduce", comm, c);
-	int rc = mpi_coll_check_buf(comm, "MPI_Allreduce", count, dt);
+	/* mpi_coll_check_buf's test, asked here: its call and second
+	 * lookup of the type only when it fails, to report it */
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	int rc = count >= 0 && t && t->committed ? MPI_SUCCESS : mpi_coll_check_buf(comm, "MPI_Allreduce", count, dt);
 	if (!rc)
 		rc = mpi_coll_check_op(comm, "MPI_Allreduce", op, dt);
 	if (rc)
@@ -931,7 +1063,6 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 		return mpi_inter_allreduce(c, comm, sendbuf, recvbuf, count, dt, op);
 	struct cx x;
 	mpi_cx_init(&x, c, "MPI_Allreduce");
-	struct mpi_dtype *t = mpi_dtype_get(dt);
 	size_t bytes = t->size * (size_t)count;
 	if (t->contig && count > 0 && rd_direct_ok(c, bytes, op)) {
 		/* Short vectors: the rounds read sendbuf itself, no copy first. */
@@ -1147,8 +1278,9 @@ static bool gs_root_direct(const struct gs_call *g, int n, size_t esz)
 int mpi_coll_expand(struct cx *x, struct coll_req *req, bool v, struct coll_sched **s)
 {
 	char msg[256];
-	req->algo = v ? COLL_ALGO_LINEAR
-		: algo_set[req->op] || mpi_g.coll_algo[0] ? algo_for[req->op] : COLL_ALGO_AUTO;
+	algo_of(x->c, req);
+	if (v)
+		req->algo = COLL_ALGO_LINEAR;
 	int rc = expand_rank(req, x->c->rank, s, msg, sizeof msg);
 	if ((rc == -ENOTSUP || rc == -EINVAL) && req->algo != COLL_ALGO_AUTO) {
 		/* PTL_COLL_ALGO named an algorithm this operation does not have */
@@ -1168,7 +1300,7 @@ static int gs_run(struct cx *x, const struct coll_sched *s, void *data)
 	if (!n)
 		return MPI_SUCCESS;
 	struct coll_bufs bufs = { data, NULL, NULL }; /* gather and scatter use no scratch */
-	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, mpi_g.eager_limit };
+	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, mpi_coll_eager_max() };
 	int rc = coll_engine_new(s, x->c->rank, &bufs, &conf, &mpi_coll_engine_ops, x, &x->e);
 	if (rc)
 		return mpi_cx_fail(x, MPI_ERR_INTERN, "%s: cannot start the schedule (%d)", x->name, rc);
@@ -1428,7 +1560,7 @@ static int v_run(struct cx *x, struct coll_req *req, void *data, const void *inp
 		rc = mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes of scratch", x->name, sbytes);
 	if (ncmds && !rc) {
 		struct coll_bufs bufs = { data, input, scratch };
-		struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, mpi_g.eager_limit };
+		struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, mpi_coll_eager_max() };
 		rc = coll_engine_new(s, x->c->rank, &bufs, &conf, &mpi_coll_engine_ops, x, &x->e);
 		if (!rc)
 			rc = coll_engine_start(x->e);

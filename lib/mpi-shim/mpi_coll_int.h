@@ -125,6 +125,11 @@ int mpi_cx_end(struct cx *x, MPI_Comm comm, int rc);
 int mpi_cx_send(struct cx *x, const void *buf, int count, MPI_Datatype dt, int peer, int tag);
 int mpi_cx_recv(struct cx *x, void *buf, int count, MPI_Datatype dt, int peer, int tag);
 extern const struct coll_engine_ops mpi_coll_engine_ops;
+/* The largest eager send of a schedule (mpi_coll_engine_ops' sends): the
+ * engines' conf.send_first_min, so an eager send goes after the receives
+ * ready with it (its peer's ME is then likelier posted when it lands) and
+ * only a rendezvous' header ahead of them. */
+size_t mpi_coll_eager_max(void);
 
 /* Expands this rank's part of req (v: the linear form of a v-variant;
  * else coll_choose's or PTL_COLL_ALGO's algorithm for req->op). An
@@ -139,11 +144,7 @@ int mpi_coll_check_op(MPI_Comm comm, const char *fn, MPI_Op op, MPI_Datatype dt)
 int mpi_coll_v_bytes(MPI_Comm comm, const char *fn, const char *what, const int counts[], int n, size_t esz,
 		     size_t *out, size_t *total);
 
-#define COLL_ENTER_ANY(fn, comm, c)                                                                 \
-	MPI_CHECK_INIT(fn);                                                                          \
-	struct mpi_comm *c = mpi_comm_get(comm);                                                      \
-	if (!c)                                                                                     \
-		return mpi_err(MPI_COMM_NULL, MPI_ERR_COMM, fn, "invalid communicator %d", comm)
+#define COLL_ENTER_ANY(fn, comm, c) MPI_COMM_ARG(fn, comm, c)
 /* A collective intercommunicators do not have (mpi_intercoll.c has the
  * others: their entry points take COLL_ENTER_ANY and hand c->inter over). */
 #define COLL_ENTER(fn, comm, c)                                                                     \

@@ -196,7 +196,7 @@ static int phase_start(struct mpi_icoll *q)
 	if (sb && !(q->scratch = malloc(sb)))
 		return mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes of scratch", x->name, sb);
 	struct coll_bufs bufs = { ph->data, ph->input, q->scratch };
-	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, mpi_g.eager_limit };
+	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, mpi_coll_eager_max() };
 	rc = coll_engine_new(q->s, c->rank, &bufs, &conf, &mpi_coll_engine_ops, x, &x->e);
 	if (!rc)
 		rc = coll_engine_start(x->e);

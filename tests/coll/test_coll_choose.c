@@ -56,6 +56,42 @@ static void test_v3_1_table(void **state)
 	assert_int_equal(pick(COLL_OP_ALLREDUCE, "auto", 4, 12, NULL), COLL_ALGO_RING_BIDIR);
 }
 
+/* On one host a power-of-two allreduce of more than 2 ranks past the short
+ * ones takes halving-doubling with one port too; short ones stay recursive
+ * doubling, other sizes of group the ring, other operations as they were. */
+static void test_one_host(void **state)
+{
+	(void)state;
+	struct {
+		enum coll_op op;
+		int n;
+		size_t bytes;
+		enum coll_algo want;
+	} rows[] = {
+		{ COLL_OP_ALLREDUCE, 4, 1 << 20, COLL_ALGO_HALVING_DOUBLING },
+		{ COLL_OP_ALLREDUCE, 8, 16384, COLL_ALGO_HALVING_DOUBLING },
+		{ COLL_OP_ALLREDUCE, 4, 8192, COLL_ALGO_RECURSIVE_DOUBLING },
+		{ COLL_OP_ALLREDUCE, 2, 1 << 20, COLL_ALGO_RING },
+		{ COLL_OP_ALLREDUCE, 6, 1 << 20, COLL_ALGO_RING },
+		{ COLL_OP_REDUCE_SCATTER, 4, 1 << 20, COLL_ALGO_RING },
+		{ COLL_OP_ALLGATHER, 4, 1 << 20, COLL_ALGO_RING },
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		for (int shared = 0; shared < 2; shared++) {
+			struct coll_req r = mkreq(rows[i].op, COLL_ALGO_AUTO, rows[i].n, rows[i].bytes, 1, 1);
+			r.one_host = shared;
+			struct coll_choice c;
+			char msg[160] = "";
+			assert_int_equal(coll_choose(&r, &c, msg, sizeof msg), 0);
+			/* across hosts the one-port ring, as before */
+			enum coll_algo want = !shared && rows[i].want == COLL_ALGO_HALVING_DOUBLING ? COLL_ALGO_RING : rows[i].want;
+			if (c.algo != want)
+				fail_msg("row %zu (one host %d): chose %s, want %s", i, shared, coll_algo_name(c.algo),
+					 coll_algo_name(want));
+		}
+	}
+}
+
 /* R3.3: reduce_scatter and allgather pick by ports; alltoall is pairwise. */
 static void test_other_ops(void **state)
 {
@@ -131,6 +167,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_v3_1_table),
+		cmocka_unit_test(test_one_host),
 		cmocka_unit_test(test_other_ops),
 		cmocka_unit_test(test_errors),
 	};

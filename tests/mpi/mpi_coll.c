@@ -603,6 +603,50 @@ static void short_allreduce(void)
 	OK(MPI_Op_free(&op));
 }
 
+/* The short double sum (combined in one pass on the direct recursive
+ * doubling) adds in the schedule's order on every rank: values whose sum
+ * depends on the order give the same bits everywhere, every time, in
+ * place or not; and the check of an operation against a type, which
+ * remembers the last predefined pair it accepted, still refuses a wrong
+ * pair after a right one, on a communicator that returns errors. */
+static void short_sum_bits(void)
+{
+	static const int counts[] = { 1, 8, 64, 512 };
+	for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
+		int n = counts[k];
+		double in[512], out[512], first[512], r0[512];
+		for (int i = 0; i < n; i++)
+			in[i] = (t_rank % 2 ? 1e16 : 1.0 + i) * (t_rank % 4 < 2 ? 1.0 : -1.0) + t_rank * 0.1;
+		for (int rep = 0; rep < 3; rep++) {
+			bool inplace = rep == 2;
+			if (inplace)
+				memcpy(out, in, sizeof(double) * (size_t)n);
+			OK(MPI_Allreduce(inplace ? MPI_IN_PLACE : in, out, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+			if (rep == 0)
+				memcpy(first, out, sizeof(double) * (size_t)n);
+			CHECK(!memcmp(first, out, sizeof(double) * (size_t)n), "short sum n=%d: repetition %d%s differs", n,
+			      rep, inplace ? " (in place)" : "");
+		}
+		memcpy(r0, first, sizeof(double) * (size_t)n);
+		OK(MPI_Bcast(r0, n, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+		CHECK(!memcmp(r0, first, sizeof(double) * (size_t)n), "short sum n=%d: ranks disagree", n);
+	}
+	MPI_Comm c;
+	OK(MPI_Comm_dup(MPI_COMM_WORLD, &c));
+	OK(MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN));
+	double v = 1, w = 0;
+	int cls = -1;
+	OK(MPI_Allreduce(&v, &w, 1, MPI_DOUBLE, MPI_SUM, c));
+	MPI_Error_class(MPI_Allreduce(&v, &w, 1, MPI_DOUBLE, MPI_BAND, c), &cls);
+	CHECK(cls == MPI_ERR_OP, "MPI_BAND on MPI_DOUBLE after a sum: class %d, want MPI_ERR_OP", cls);
+	cls = -1;
+	MPI_Error_class(MPI_Allreduce(&v, &w, 1, MPI_DOUBLE_INT, MPI_SUM, c), &cls);
+	CHECK(cls == MPI_ERR_OP, "MPI_SUM on MPI_DOUBLE_INT after a double sum: class %d, want MPI_ERR_OP", cls);
+	OK(MPI_Allreduce(&v, &w, 1, MPI_DOUBLE, MPI_SUM, c));
+	CHECK(w == t_size, "double sum after refused ones: %g, want %d", w, t_size);
+	OK(MPI_Comm_free(&c));
+}
+
 /* Same inputs, same bits: on every rank, every time. */
 static void determinism(void)
 {
@@ -644,6 +688,7 @@ int main(int argc, char **argv)
 	scans();
 	rooted();
 	determinism();
+	short_sum_bits();
 	short_allreduce();
 	return t_finish("mpi_coll");
 }
