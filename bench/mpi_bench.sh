@@ -258,7 +258,10 @@ so=$(cal 2 sovh 8)
 spp8=$(cal 2 spp 8)
 small=
 if [ -n "$so" ] && [ -n "$spp8" ]; then
-	salpha=$(calc "$spp8 - 2 * $so > 0.001 ? $spp8 - 2 * $so : 0.001")
+	# both ends' CPU is at most the whole half round trip (a flood
+	# measured while another process had the core says more)
+	so=$(calc "2 * $so > $spp8 - 0.001 ? ($spp8 - 0.001) / 2 : $so")
+	salpha=$(calc "$spp8 - 2 * $so")
 	small="--small-max 1024 --small-overhead $so --small-alpha $salpha"
 fi
 eager=${PTL_MPI_EAGER_LIMIT:-8192}

@@ -146,7 +146,6 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	char *b = calloc(1, 1 << 20), *sb = calloc(1, 1 << 20);
-	double v[CAL_MAXT];
 	if (size < 2 || !b || !sb) {
 		if (rank == 0)
 			fprintf(stderr, "mpi_collcal: needs 2 ranks (and 1 MiB)\n");
@@ -157,29 +156,29 @@ int main(int argc, char **argv)
 	 * read as the one zero page, which no copy of real data does) */
 	memset(b, 1, 1 << 20);
 	memset(sb, 2, 1 << 20);
+	/* Trials go round all the figures, so a stretch of time another
+	 * process takes slows one trial of several figures, not every trial
+	 * of one (each figure's best trial is what the model takes). */
+	static const struct cal_fig {
+		const char *name;
+		int kind; /* -1: sovh, -2: xch, else enum cal_kind's ping-pong */
+		int bytes;
+	} figs[] = {
+		{ "sovh", -1, 8 }, { "spp", CAL_BLOCKING, 8 }, { "spp", CAL_BLOCKING, 64 },
+		{ "spp", CAL_BLOCKING, 512 }, { "spp", CAL_BLOCKING, 1024 }, { "epp", CAL_NONBLOCKING, 1024 },
+		{ "epp", CAL_NONBLOCKING, 2048 }, { "epp", CAL_NONBLOCKING, 4096 }, { "epp", CAL_NONBLOCKING, 8192 },
+		{ "ssend", CAL_SYNC, 8 }, { "xch", -2, 16384 }, { "xch", -2, 32768 }, { "xch", -2, 65536 },
+		{ "xch", -2, 131072 }, { "xch", -2, 262144 }, { "xch", -2, 524288 }, { "xch", -2, 1 << 20 },
+	};
+	enum { NFIGS = sizeof figs / sizeof figs[0] };
+	static double v[NFIGS][CAL_MAXT];
 	for (int t = 0; t < trials; t++)
-		v[t] = cal_sovh(rank);
-	cal_print(rank, "sovh", 8, v, trials);
-	static const int small[] = { 8, 64, 512, 1024 };
-	for (size_t i = 0; i < sizeof small / sizeof small[0]; i++) {
-		for (int t = 0; t < trials; t++)
-			v[t] = cal_pingpong(rank, CAL_BLOCKING, b, small[i]);
-		cal_print(rank, "spp", (size_t)small[i], v, trials);
-	}
-	for (int n = 1024; n <= 8192; n *= 2) {
-		for (int t = 0; t < trials; t++)
-			v[t] = cal_pingpong(rank, CAL_NONBLOCKING, b, n);
-		cal_print(rank, "epp", (size_t)n, v, trials);
-	}
-	for (int t = 0; t < trials; t++)
-		v[t] = cal_pingpong(rank, CAL_SYNC, b, 8);
-	cal_print(rank, "ssend", 8, v, trials);
-	for (int n = 16384; n <= (1 << 20); n *= 2) {
-		for (int t = 0; t < trials; t++)
-			v[t] = cal_exchange(rank, sb, b, n);
-		cal_print(rank, "xch", (size_t)n, v, trials);
-		fflush(stdout);
-	}
+		for (int f = 0; f < NFIGS; f++)
+			v[f][t] = figs[f].kind == -1   ? cal_sovh(rank)
+				  : figs[f].kind == -2 ? cal_exchange(rank, sb, b, figs[f].bytes)
+						       : cal_pingpong(rank, (enum cal_kind)figs[f].kind, b, figs[f].bytes);
+	for (int f = 0; f < NFIGS; f++)
+		cal_print(rank, figs[f].name, (size_t)figs[f].bytes, v[f], trials);
 	free(sb);
 	free(b);
 	MPI_Finalize();
