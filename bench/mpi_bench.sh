@@ -151,6 +151,8 @@ for r in $(seq "$ROUNDS"); do
 		# the model's own figures (bench/mpi_collcal.c), ptl's alone
 		[ "$i" = ptl ] && { run ptl 2 collcal | sed "s/^/ptl 2 /" >> "$W/all" ||
 			echo "mpi_bench.sh: ptl collcal failed" >&2; }
+		[ "$i" = ptl ] && { run ptl 4 collcal | sed "s/^/ptl 4 /" >> "$W/all" ||
+			echo "mpi_bench.sh: ptl 4-rank collcal failed" >&2; }
 	done
 	T=$TRIALS
 	for l in $(seq "$LAUNCHES"); do
@@ -321,6 +323,8 @@ splitc=$(calc "$splitc > 0 ? $splitc : 0")
 xfixed() { predict --op allreduce --ranks 2 --bytes "$1" --elem 8 --algo recursive_doubling --input --alpha "$alpha" \
 	--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split" \
 	--recv-post "${post:-0}" --lazy-max 128 --copy-rates 1:1e18; }
+# The same with the peer keeping what lands (xkp: an allgather's result,
+# a RECV into DATA) gives the rate into such buffers (after the slash).
 rates= ratesays=
 for l in 16384 32768 65536 131072 262144 524288 1048576; do
 	h=$(cal 2 xch "$l")
@@ -328,8 +332,11 @@ for l in 16384 32768 65536 131072 262144 524288 1048576; do
 	f=$(xfixed "$l")
 	r=$(calc "$h > $f ? $l / (($h - $f) * 1e-6) : 0")
 	[ "$r" = 0 ] && continue
+	k=$(cal 2 xkp "$l")
+	k=$(calc "${k:-0} > $f ? $l / ((${k:-0} - $f) * 1e-6) : 0")
 	rates="$rates${rates:+,}$l:$r"
-	ratesays="$ratesays $((l / 1024))K $(calc "$r / 1e9") ($h us)"
+	[ "$k" = 0 ] || rates="$rates/$k"
+	ratesays="$ratesays $((l / 1024))K $(calc "$r / 1e9")/$(calc "$k / 1e9")"
 done
 rt=
 if [ -n "$rates" ]; then
@@ -339,7 +346,7 @@ fi
 [ -n "$rcopy" ] && echo "#   a collective's sends stay eager up to $ceager B (COLL_EAGER_TIMES $ctimes), above $eager B read by the receiver: $rc us each beyond the bytes (blocking 16 KiB ping-pong ${lat16k:-?} us - 2 o - alpha - bytes/beta)"
 [ -n "$allapart" ] && echo "#   MPI_Allreduce leaves the input apart where the algorithm reads it (--input; the call: the checks alone, MPI_COMM_SELF's 8-byte call)"
 if [ -n "$rt" ]; then
-	echo "#   rendezvous copy rates, GB/s by message size (2-rank exchange):$ratesays"
+	echo "#   rendezvous copy rates, GB/s by message size, into a buffer the receiver reads/keeps (2-rank exchanges):$ratesays"
 else
 	echo "#   a split copy costs the receiver $splitc us beyond its half (128 KiB ping-pong $pp128k us - the model's $(one 128K 0 0 0) us without)"
 fi
@@ -349,7 +356,7 @@ bc1m=$(cal 2 bcast 1048576)
 echo "# checks (no parameter comes from them), one split copy of 1 MiB: ping-pong measured ${pp1m:-?} us, predicted $(one 1M 0 "$splitc" 0 $rt) us; 2-rank MPI_Bcast measured ${bc1m:-?} us, predicted $(one 1M "$callb" "$splitc" "$cmd" $rt) us"
 # barrier N SWITCH: the model's N-rank barrier on the cores there are
 barrier() { predict --op barrier --ranks "$1" --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o" --call "$callb" \
-	--cmd-cost "$cmd" --cores "$cores" --switch-cost "$2"; }
+	--cmd-cost "$cmd" --cores "$cores" --switch-cost "$2" $idle; }
 # switch N BARRIER: ranks share the cores, each waiting rank yielding its
 # core at every poll, so the model schedules the CPU work on the cores and
 # a rank that waited gets one back after a switch, solved here from an
@@ -372,6 +379,16 @@ algo() { awk -v a="$2" -v n="$1" -v f="$3" -v b="$4" '$1 == a && $2 == n && $3 =
 	sort -g | head -n 1; }
 for n in 2 4; do
 	[ "$n" -gt "$cores" ] || continue
+	# a rank woken on a core whose other ranks only wait: the N-rank
+	# token ring's hop (bench/mpi_collcal.c, blocking 8-byte sends)
+	# less the blocking 2-rank ping-pong's half round trip
+	hop=$(cal "$n" hop 8)
+	idle= idlesw=
+	if [ -n "$hop" ] && [ -n "$spp8" ]; then
+		idlesw=$(calc "$hop - $spp8 > 0.001 ? $hop - $spp8 : 0.001")
+		idle="--idle-switch-cost $idlesw"
+		echo "# $n ranks on $cores cores: a rank woken where the others only wait gets its core after $idlesw us ($n-rank token ring's hop $hop us - blocking 8 B ping-pong $spp8 us)"
+	fi
 	barn=$(cal "$n" barrier 0)
 	[ -n "$barn" ] || continue
 	sw=$(switch "$n" "$barn")
@@ -384,7 +401,7 @@ for n in 2 4; do
 		bp=$(predict --op bcast --ranks "$n" --bytes "$b" --alpha "$alpha" --beta "$ebeta" --overhead "$o" --call "$callb" \
 			--cmd-cost "$cmd" --acked-sends="$alpha" --noack-max "$noack" --rndv-min "$eager" --rndv-cost "$rndv" \
 			--split-min "$split" --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max 128 --cpu-copies \
-			--cores "$cores" --switch-cost "$sw" $rt)
+			--cores "$cores" --switch-cost "$sw" $idle $rt)
 		echo "#   check: $n-rank MPI_Bcast of $b B measured $bm us, predicted $bp us"
 	done
 	for a in $ALGOS; do
@@ -399,7 +416,7 @@ for a in $ALGOS; do
 		if [ "$n" -gt "$cores" ]; then
 			ba=$(algo "$n" "$a" barrier 0)
 			[ -n "$ba" ] || ba=$(cal "$n" barrier 0)
-			[ -n "$ba" ] && share="--cores $cores --switch-cost $(switch "$n" "$ba")"
+			[ -n "$ba" ] && share="--cores $cores --switch-cost $(switch "$n" "$ba") $idle"
 		fi
 		for bytes in $(awk -v k="$a $n allreduce" 'index($0, k " ") == 1 { print $4 }' "$W/algo" | sort -nu); do
 			m=$(best "$W/algo" "$a" "$n" allreduce "$bytes")

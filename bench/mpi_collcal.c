@@ -31,9 +31,20 @@
  *                 cache line, as its reduction will read them all: the
  *                 lines move to its core before the next copy writes
  *                 them again)
+ *   xkp B         the same, the peer keeping what lands without reading
+ *                 it (as an allgather's result): the lines stay where
+ *                 the copy left them
+ * On more than 2 ranks (unpinned, more than the cores) it prints instead
+ *   hop 8         one hop of an 8-byte token passed round the ranks by
+ *                 blocking MPI_Send / MPI_Recv: one rank works at a time,
+ *                 the others wait in MPI_Recv (yielding their cores at
+ *                 every poll), so beyond the blocking 2-rank ping-pong
+ *                 (spp 8) it is what a rank pays to get its core back
+ *                 from ranks that only wait
  *   ptl's and any MPI: ptlrun -n 2 bench/mpi_collcal [trials]
  */
 #include <mpi.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,9 +128,9 @@ static double cal_pingpong(int rank, enum cal_kind k, char *b, int n)
 
 static volatile unsigned cal_sink;
 
-/* One trial of xch: us per exchange of n bytes between ranks 0 and 1,
- * from sb into the peer's rb. */
-static double cal_exchange(int rank, const char *sb, char *rb, int n)
+/* One trial of xch (read) or xkp: us per exchange of n bytes between
+ * ranks 0 and 1, from sb into the peer's rb. */
+static double cal_exchange(int rank, const char *sb, char *rb, int n, bool read)
 {
 	int iters = n <= 131072 ? 400 : 100, peer = 1 - rank;
 	double t0 = 0;
@@ -131,10 +142,31 @@ static double cal_exchange(int rank, const char *sb, char *rb, int n)
 		MPI_Irecv(rb, n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &rq[0]);
 		MPI_Isend(sb, n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &rq[1]);
 		MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
-		for (int k = 0; k < n; k += 64)
+		for (int k = 0; read && k < n; k += 64)
 			cal_sink += (unsigned char)rb[k];
 	}
 	return (MPI_Wtime() - t0) / iters * 1e6;
+}
+
+/* One trial of hop: us per hop of the token round the ranks. */
+static double cal_token(int rank, int size)
+{
+	enum { TOKEN_ROUNDS = 2000 };
+	double tok = 0, t0 = 0;
+	int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (int i = -50; i < TOKEN_ROUNDS; i++) {
+		if (i == 0)
+			t0 = MPI_Wtime();
+		if (rank == 0) {
+			MPI_Send(&tok, 1, MPI_DOUBLE, next, 2, MPI_COMM_WORLD);
+			MPI_Recv(&tok, 1, MPI_DOUBLE, prev, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		} else {
+			MPI_Recv(&tok, 1, MPI_DOUBLE, prev, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			MPI_Send(&tok, 1, MPI_DOUBLE, next, 2, MPI_COMM_WORLD);
+		}
+	}
+	return (MPI_Wtime() - t0) / TOKEN_ROUNDS / size * 1e6;
 }
 
 int main(int argc, char **argv)
@@ -146,6 +178,16 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	char *b = calloc(1, 1 << 20), *sb = calloc(1, 1 << 20);
+	if (size > 2) {
+		static double hv[CAL_MAXT];
+		for (int t = 0; t < trials; t++)
+			hv[t] = cal_token(rank, size);
+		cal_print(rank, "hop", 8, hv, trials);
+		free(sb);
+		free(b);
+		MPI_Finalize();
+		return 0;
+	}
 	if (size < 2 || !b || !sb) {
 		if (rank == 0)
 			fprintf(stderr, "mpi_collcal: needs 2 ranks (and 1 MiB)\n");
@@ -161,7 +203,7 @@ int main(int argc, char **argv)
 	 * of one (each figure's best trial is what the model takes). */
 	static const struct cal_fig {
 		const char *name;
-		int kind; /* -1: sovh, -2: xch, else enum cal_kind's ping-pong */
+		int kind; /* -1: sovh, -2: xch, -3: xkp, else enum cal_kind's ping-pong */
 		int bytes;
 	} figs[] = {
 		{ "sovh", -1, 8 }, { "spp", CAL_BLOCKING, 8 }, { "spp", CAL_BLOCKING, 64 },
@@ -169,13 +211,15 @@ int main(int argc, char **argv)
 		{ "epp", CAL_NONBLOCKING, 2048 }, { "epp", CAL_NONBLOCKING, 4096 }, { "epp", CAL_NONBLOCKING, 8192 },
 		{ "ssend", CAL_SYNC, 8 }, { "xch", -2, 16384 }, { "xch", -2, 32768 }, { "xch", -2, 65536 },
 		{ "xch", -2, 131072 }, { "xch", -2, 262144 }, { "xch", -2, 524288 }, { "xch", -2, 1 << 20 },
+		{ "xkp", -3, 16384 }, { "xkp", -3, 32768 }, { "xkp", -3, 65536 }, { "xkp", -3, 131072 },
+		{ "xkp", -3, 262144 }, { "xkp", -3, 524288 }, { "xkp", -3, 1 << 20 },
 	};
 	enum { NFIGS = sizeof figs / sizeof figs[0] };
 	static double v[NFIGS][CAL_MAXT];
 	for (int t = 0; t < trials; t++)
 		for (int f = 0; f < NFIGS; f++)
 			v[f][t] = figs[f].kind == -1   ? cal_sovh(rank)
-				  : figs[f].kind == -2 ? cal_exchange(rank, sb, b, figs[f].bytes)
+				  : figs[f].kind <= -2 ? cal_exchange(rank, sb, b, figs[f].bytes, figs[f].kind == -2)
 						       : cal_pingpong(rank, (enum cal_kind)figs[f].kind, b, figs[f].bytes);
 	for (int f = 0; f < NFIGS; f++)
 		cal_print(rank, figs[f].name, (size_t)figs[f].bytes, v[f], trials);

@@ -29,7 +29,8 @@ static void usage(FILE *out)
 	        "                    [--ranks-per-core K] [--acked-sends[=TIME]] [--noack-max SIZE]\n"
 	        "                    [--rndv-min SIZE] [--rndv-cost TIME] [--split-min SIZE]\n"
 	        "                    [--split-cost TIME] [--recv-post TIME] [--lazy-max SIZE]\n"
-	        "                    [--cmd-cost TIME] [--cores C] [--switch-cost TIME] [--cpu-copies]\n"
+	        "                    [--cmd-cost TIME] [--cores C] [--switch-cost TIME]\n"
+	        "                    [--idle-switch-cost TIME] [--cpu-copies]\n"
 	        "                    [--inline-max SIZE] [--recv-copy-cost TIME] [--small-max SIZE]\n"
 	        "                    [--small-overhead TIME] [--small-alpha TIME] [--copy-rates LIST]\n"
 	        "                    [--counts LIST] [--show] [--json]\n"
@@ -85,6 +86,8 @@ static void usage(FILE *out)
 	        "                 of stretched (--ranks-per-core is then ignored)\n"
 	        "  --switch-cost TIME  with --cores: what a rank that waited pays to get a core\n"
 	        "                 back (the yield and the switch; bare: us), default 0\n"
+	        "  --idle-switch-cost TIME  with --cores: the same when the core had nothing\n"
+	        "                 else to run (bare: us), default: --switch-cost\n"
 	        "  --cpu-copies   the sender's CPU copies an eager message's bytes (shm), so\n"
 	        "                 the copy takes turns with its other work; the port holds alpha\n"
 	        "  --inline-max SIZE  with --cpu-copies: eager messages above SIZE are copied by\n"
@@ -97,9 +100,9 @@ static void usage(FILE *out)
 	        "                 --small-alpha between, instead of --overhead and --alpha\n"
 	        "  --small-overhead TIME, --small-alpha TIME  (bare: us), default 0\n"
 	        "  --copy-rates LIST  with --rndv-min: a rendezvous copy's rate by message size,\n"
-	        "                 SIZE:RATE,... sizes ascending (at most %d; between two, the\n"
-	        "                 rate is interpolated; beyond the ends, the end's), instead of\n"
-	        "                 --beta\n"
+	        "                 SIZE:RATE[/KEPT],... sizes ascending (at most %d; between two,\n"
+	        "                 interpolated; beyond the ends, the end's), instead of --beta;\n"
+	        "                 KEPT: into a buffer the receiver keeps (a RECV into DATA)\n"
 	        "  --show         draw the step-by-rank grid of sends (up to %d ranks)\n"
 	        "  --json         print one JSON object\n",
 	        COLL_MAX_RANKS, COLL_MAX_CHUNKS, COLL_COST_RATES, SHOW_MAX_RANKS);
@@ -211,7 +214,8 @@ static const struct unit rate_units[] = {
 	{ "KiB/s", 1024.0 }, { "MiB/s", 1048576.0 }, { "GiB/s", 1073741824.0 }, { NULL, 0 },
 };
 
-/* "16K:5.6GB/s,1M:9e9": sizes strictly ascending, rates > 0 */
+/* "16K:5.6GB/s,1M:9e9/12e9": sizes strictly ascending, rates > 0, after
+ * a slash the rate into a buffer the receiver keeps */
 static int parse_rates(const char *s, struct coll_cost_params *cp)
 {
 	char *dup = strdup(s), *save = NULL;
@@ -223,7 +227,17 @@ static int parse_rates(const char *s, struct coll_cost_params *cp)
 			break;
 		}
 		*colon = 0;
+		char *slash = strchr(colon + 1, '/');
+		/* a slash in a unit (GB/s) is not the kept rate's */
+		while (slash && slash[1] == 's' && (!slash[2] || slash[2] == '/'))
+			slash = strchr(slash + 1, '/');
 		struct coll_copy_rate *r = &cp->rates[n];
+		r->kept_rate = 0;
+		if (slash) {
+			*slash = 0;
+			if (parse_unit(slash + 1, rate_units, 1, &r->kept_rate) || r->kept_rate <= 0)
+				rc = -1;
+		}
 		if (parse_size(tok, &r->len) || parse_unit(colon + 1, rate_units, 1, &r->rate) || r->rate <= 0
 		    || (n > 0 && r->len <= cp->rates[n - 1].len))
 			rc = -1;
@@ -422,6 +436,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "cmd-cost", 0, OPT_TIME, &cp.cmd_cost, NULL, 0, 0, 1e-6, false },
 		{ "cores", 0, OPT_INT, &cp.cores, NULL, 0, 1 << 20, 0, false },
 		{ "switch-cost", 0, OPT_TIME, &cp.switch_cost, NULL, 0, 0, 1e-6, false },
+		{ "idle-switch-cost", 0, OPT_TIME, &cp.idle_switch_cost, NULL, 0, 0, 1e-6, false },
 		{ "cpu-copies", 0, OPT_FLAG, &cp.cpu_copies, NULL, 0, 0, 0, false },
 		{ "inline-max", 0, OPT_SIZE, &cp.inline_max, NULL, 0, 0, 0, false },
 		{ "recv-copy-cost", 0, OPT_TIME, &cp.recv_copy_cost, NULL, 0, 0, 1e-6, false },
@@ -574,15 +589,17 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		printf("\"recv_post_us\": %.6g, \"lazy_max\": %zu, \"cmd_us\": %.6g, ", cp.recv_post * 1e6, cp.lazy_max,
 		       cp.cmd_cost * 1e6);
 		if (cp.cores > 0 && cp.cores < req.nranks)
-			printf("\"cores\": %d, \"switch_us\": %.6g, ", cp.cores, cp.switch_cost * 1e6);
+			printf("\"cores\": %d, \"switch_us\": %.6g, \"idle_switch_us\": %.6g, ", cp.cores, cp.switch_cost * 1e6,
+			       (cp.idle_switch_cost > 0 ? cp.idle_switch_cost : cp.switch_cost) * 1e6);
 		else
-			printf("\"cores\": null, \"switch_us\": null, ");
+			printf("\"cores\": null, \"switch_us\": null, \"idle_switch_us\": null, ");
 		printf("\"cpu_copies\": %s, \"inline_max\": %zu, \"recv_copy_us\": %.6g, ", cp.cpu_copies ? "true" : "false",
 		       cp.inline_max, cp.recv_copy_cost * 1e6);
 		printf("\"small_max\": %zu, \"small_overhead_us\": %.6g, \"small_alpha_us\": %.6g, \"copy_rates\": [",
 		       cp.small_max, cp.small_o * 1e6, cp.small_alpha * 1e6);
 		for (int i = 0; i < cp.nrates; i++)
-			printf("%s[%zu, %.6g]", i ? ", " : "", cp.rates[i].len, cp.rates[i].rate);
+			printf("%s[%zu, %.6g, %.6g]", i ? ", " : "", cp.rates[i].len, cp.rates[i].rate,
+			       cp.rates[i].kept_rate > 0 ? cp.rates[i].kept_rate : cp.rates[i].rate);
 		printf("], ");
 		printf("\"warning\": ");
 		if (warning) {

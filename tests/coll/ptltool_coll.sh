@@ -74,7 +74,7 @@ has "$out" '"predicted_us": 6.096'
 expect 0 --op barrier --ranks 2 --alpha 1 --overhead 0.5 --cmd-cost 0.25 --json
 has "$out" '"cmd_us": 0.25,'
 has "$out" '"predicted_us": 2.5'
-has "$out" '"cores": null, "switch_us": null, "cpu_copies": false,'
+has "$out" '"cores": null, "switch_us": null, "idle_switch_us": null, "cpu_copies": false,'
 # shared cores: a 2-rank exchange on one core runs both sends (o and the
 # copy by the sender's CPU: 0.5 + 4.096 each) one after the other; the
 # second message's alpha (1), the switch (0.25) that wakes the first rank
@@ -82,11 +82,11 @@ has "$out" '"cores": null, "switch_us": null, "cpu_copies": false,'
 # With a core each: 0.5 + 4.096 + 1 + 0.5
 expect 0 --op allreduce --ranks 2 --bytes 4K --algo recursive_doubling --alpha 1 --beta 1GB/s --gamma 0 \
 	--overhead 0.5 --cpu-copies --cores 1 --switch-cost 0.25 --json
-has "$out" '"cores": 1, "switch_us": 0.25, "cpu_copies": true,'
+has "$out" '"cores": 1, "switch_us": 0.25, "idle_switch_us": 0.25, "cpu_copies": true,'
 has "$out" '"predicted_us": 10.942'
 expect 0 --op allreduce --ranks 2 --bytes 4K --algo recursive_doubling --alpha 1 --beta 1GB/s --gamma 0 \
 	--overhead 0.5 --cpu-copies --cores 2 --switch-cost 0.25 --json
-has "$out" '"cores": null, "switch_us": null, "cpu_copies": true,'
+has "$out" '"cores": null, "switch_us": null, "idle_switch_us": null, "cpu_copies": true,'
 has "$out" '"predicted_us": 6.096'
 # above --inline-max the receiver copies: o + alpha + o + 0.2 + 4.096
 expect 0 --op allreduce --ranks 2 --bytes 4K --algo recursive_doubling --alpha 1 --beta 1GB/s --gamma 0 \
@@ -240,7 +240,13 @@ has "$out" '"small_max": 1024, "small_overhead_us": 0.1, "small_alpha_us": 0.2,'
 expect 0 --op bcast --ranks 2 --bytes 1M --alpha 1 --beta 9GB/s --overhead 0.5 --rndv-min 4K --rndv-cost 2 \
 	--split-min 128K --copy-rates 16K:1GB/s,512K:1GB/s --json
 has "$out" '"predicted_us": 531.788'
-has "$out" '"copy_rates": \[\[16384, 1e+09\], \[524288, 1e+09\]\],'
+has "$out" '"copy_rates": \[\[16384, 1e+09, 1e+09\], \[524288, 1e+09, 1e+09\]\],'
+# after a slash the rate into a buffer the receiver keeps (a bcast's):
+# 2 GB/s there halves the copy as above
+expect 0 --op bcast --ranks 2 --bytes 1M --alpha 1 --beta 1GB/s --overhead 0.5 --rndv-min 4K --rndv-cost 2 \
+	--split-min 128K --copy-rates 16K:1GB/s/2GB/s,512K:1e9/2e9 --json
+has "$out" '"predicted_us": 269.644'
+has "$out" '"copy_rates": \[\[16384, 1e+09, 2e+09\], \[524288, 1e+09, 2e+09\]\],'
 expect 0 --op bcast --ranks 2 --bytes 1M --alpha 1 --beta 1GB/s --overhead 0.5 --rndv-min 4K --rndv-cost 2 \
 	--split-min 128K --copy-rates 16K:1GB/s,512K:2GB/s --json
 has "$out" '"predicted_us": 269.644'
@@ -251,6 +257,8 @@ has "$err" "bad --copy-rates '1M:1GB/s,16K:2GB/s'"
 expect 2 --op bcast --ranks 2 --bytes 1M --copy-rates 16K
 has "$err" "bad --copy-rates"
 expect 2 --op bcast --ranks 2 --bytes 1M --copy-rates 16K:0
+has "$err" "bad --copy-rates"
+expect 2 --op bcast --ranks 2 --bytes 1M --copy-rates 16K:1e9/0
 has "$err" "bad --copy-rates"
 
 # a schedule too large to count is refused at once, not expanded for hours
