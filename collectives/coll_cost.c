@@ -30,7 +30,12 @@
  * at every poll), so the ranks' work takes turns per core rather than
  * every rank running at a fraction of one. With cpu_copies an eager
  * message's bytes are the sender's CPU work, not its port's; above
- * inline_max the receiver's, on arrival. */
+ * inline_max the receiver's, on arrival.
+ *
+ * Each term is a mechanism of ptl's, measured on its own: a message up to
+ * small_max goes request-free (its own o and alpha); a rendezvous copy
+ * moves at the rate measured for its message's size and for whether the
+ * receiver reads what lands or keeps it (rates), else at beta. */
 #include <stdlib.h>
 #include <string.h>
 
