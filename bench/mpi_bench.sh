@@ -323,8 +323,6 @@ splitc=$(calc "$splitc > 0 ? $splitc : 0")
 xfixed() { predict --op allreduce --ranks 2 --bytes "$1" --elem 8 --algo recursive_doubling --input --alpha "$alpha" \
 	--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split" \
 	--recv-post "${post:-0}" --lazy-max 128 --copy-rates 1:1e18; }
-# The same with the peer keeping what lands (xkp: an allgather's result,
-# a RECV into DATA) gives the rate into such buffers (after the slash).
 rates= ratesays=
 for l in 16384 32768 65536 131072 262144 524288 1048576; do
 	h=$(cal 2 xch "$l")
@@ -332,11 +330,8 @@ for l in 16384 32768 65536 131072 262144 524288 1048576; do
 	f=$(xfixed "$l")
 	r=$(calc "$h > $f ? $l / (($h - $f) * 1e-6) : 0")
 	[ "$r" = 0 ] && continue
-	k=$(cal 2 xkp "$l")
-	k=$(calc "${k:-0} > $f ? $l / ((${k:-0} - $f) * 1e-6) : 0")
 	rates="$rates${rates:+,}$l:$r"
-	[ "$k" = 0 ] || rates="$rates/$k"
-	ratesays="$ratesays $((l / 1024))K $(calc "$r / 1e9")/$(calc "$k / 1e9")"
+	ratesays="$ratesays $((l / 1024))K $(calc "$r / 1e9") ($h us)"
 done
 rt=
 if [ -n "$rates" ]; then
@@ -346,7 +341,7 @@ fi
 [ -n "$rcopy" ] && echo "#   a collective's sends stay eager up to $ceager B (COLL_EAGER_TIMES $ctimes), above $eager B read by the receiver: $rc us each beyond the bytes (blocking 16 KiB ping-pong ${lat16k:-?} us - 2 o - alpha - bytes/beta)"
 [ -n "$allapart" ] && echo "#   MPI_Allreduce leaves the input apart where the algorithm reads it (--input; the call: the checks alone, MPI_COMM_SELF's 8-byte call)"
 if [ -n "$rt" ]; then
-	echo "#   rendezvous copy rates, GB/s by message size, into a buffer the receiver reads/keeps (2-rank exchanges):$ratesays"
+	echo "#   rendezvous copy rates, GB/s by message size (2-rank exchanges):$ratesays"
 else
 	echo "#   a split copy costs the receiver $splitc us beyond its half (128 KiB ping-pong $pp128k us - the model's $(one 128K 0 0 0) us without)"
 fi

@@ -31,9 +31,6 @@
  *                 cache line, as its reduction will read them all: the
  *                 lines move to its core before the next copy writes
  *                 them again)
- *   xkp B         the same, the peer keeping what lands without reading
- *                 it (as an allgather's result): the lines stay where
- *                 the copy left them
  * On more than 2 ranks (unpinned, more than the cores) it prints instead
  *   hop 8         one hop of an 8-byte token passed round the ranks by
  *                 blocking MPI_Send / MPI_Recv: one rank works at a time,
@@ -44,7 +41,6 @@
  *   ptl's and any MPI: ptlrun -n 2 bench/mpi_collcal [trials]
  */
 #include <mpi.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,9 +124,9 @@ static double cal_pingpong(int rank, enum cal_kind k, char *b, int n)
 
 static volatile unsigned cal_sink;
 
-/* One trial of xch (read) or xkp: us per exchange of n bytes between
- * ranks 0 and 1, from sb into the peer's rb. */
-static double cal_exchange(int rank, const char *sb, char *rb, int n, bool read)
+/* One trial of xch: us per exchange of n bytes between ranks 0 and 1,
+ * from sb into the peer's rb, which the peer then reads. */
+static double cal_exchange(int rank, const char *sb, char *rb, int n)
 {
 	int iters = n <= 131072 ? 400 : 100, peer = 1 - rank;
 	double t0 = 0;
@@ -142,7 +138,7 @@ static double cal_exchange(int rank, const char *sb, char *rb, int n, bool read)
 		MPI_Irecv(rb, n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &rq[0]);
 		MPI_Isend(sb, n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &rq[1]);
 		MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
-		for (int k = 0; read && k < n; k += 64)
+		for (int k = 0; k < n; k += 64)
 			cal_sink += (unsigned char)rb[k];
 	}
 	return (MPI_Wtime() - t0) / iters * 1e6;
@@ -203,7 +199,7 @@ int main(int argc, char **argv)
 	 * of one (each figure's best trial is what the model takes). */
 	static const struct cal_fig {
 		const char *name;
-		int kind; /* -1: sovh, -2: xch, -3: xkp, else enum cal_kind's ping-pong */
+		int kind; /* -1: sovh, -2: xch, else enum cal_kind's ping-pong */
 		int bytes;
 	} figs[] = {
 		{ "sovh", -1, 8 }, { "spp", CAL_BLOCKING, 8 }, { "spp", CAL_BLOCKING, 64 },
@@ -211,15 +207,13 @@ int main(int argc, char **argv)
 		{ "epp", CAL_NONBLOCKING, 2048 }, { "epp", CAL_NONBLOCKING, 4096 }, { "epp", CAL_NONBLOCKING, 8192 },
 		{ "ssend", CAL_SYNC, 8 }, { "xch", -2, 16384 }, { "xch", -2, 32768 }, { "xch", -2, 65536 },
 		{ "xch", -2, 131072 }, { "xch", -2, 262144 }, { "xch", -2, 524288 }, { "xch", -2, 1 << 20 },
-		{ "xkp", -3, 16384 }, { "xkp", -3, 32768 }, { "xkp", -3, 65536 }, { "xkp", -3, 131072 },
-		{ "xkp", -3, 262144 }, { "xkp", -3, 524288 }, { "xkp", -3, 1 << 20 },
 	};
 	enum { NFIGS = sizeof figs / sizeof figs[0] };
 	static double v[NFIGS][CAL_MAXT];
 	for (int t = 0; t < trials; t++)
 		for (int f = 0; f < NFIGS; f++)
 			v[f][t] = figs[f].kind == -1   ? cal_sovh(rank)
-				  : figs[f].kind <= -2 ? cal_exchange(rank, sb, b, figs[f].bytes, figs[f].kind == -2)
+				  : figs[f].kind == -2 ? cal_exchange(rank, sb, b, figs[f].bytes)
 						       : cal_pingpong(rank, (enum cal_kind)figs[f].kind, b, figs[f].bytes);
 	for (int f = 0; f < NFIGS; f++)
 		cal_print(rank, figs[f].name, (size_t)figs[f].bytes, v[f], trials);

@@ -416,17 +416,12 @@ struct coll_cost_params {
 	 * size (nrates points, lengths ascending; 0 points: beta), measured
 	 * at the sizes the schedules copy: a copy's rate depends on its size
 	 * (which cache the lines come from, the system call and the split's
-	 * fixed costs spread over the bytes) and on whether the receiver
-	 * reads what lands (a REDUCE's operand, or a RECV into SCRATCH: the
-	 * next copy there finds the lines at the receiver's core, rate) or
-	 * keeps it (a RECV into DATA: they stay where the copy left them,
-	 * kept_rate; 0: rate). Between two points the rates are interpolated
-	 * linearly; beyond the ends, the end's. */
+	 * fixed costs spread over the bytes). Between two points the rate is
+	 * interpolated linearly; beyond the ends, the end's. */
 	int nrates;
 	struct coll_copy_rate {
 		size_t len;
-		double rate;       /* bytes per second, > 0 */
-		double kept_rate;  /* bytes per second, >= 0 */
+		double rate;  /* bytes per second, > 0 */
 	} rates[COLL_COST_RATES];
 };
 struct coll_cost {

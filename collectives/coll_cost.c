@@ -34,8 +34,8 @@
  *
  * Each term is a mechanism of ptl's, measured on its own: a message up to
  * small_max goes request-free (its own o and alpha); a rendezvous copy
- * moves at the rate measured for its message's size and for whether the
- * receiver reads what lands or keeps it (rates), else at beta. */
+ * moves at the rate measured for its message's size (rates), else at
+ * beta. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -223,39 +223,26 @@ static double take_cost(const struct coll_cost_params *p, size_t len)
 	return p->o + p->recv_copy_cost + (p->beta > 0 ? (double)len / p->beta : 0.0);
 }
 
-/* the rate of point i: kept (the receiver keeps what lands) or not */
-static double rate_at(const struct coll_copy_rate *r, bool kept)
-{
-	return kept && r->kept_rate > 0 ? r->kept_rate : r->rate;
-}
-
 /* Seconds a rendezvous copy of `bytes` of a len-byte message takes: at
  * the measured rate for len (rates, interpolated between the two points
- * around it; kept: into a buffer its receiver keeps), else at beta. */
-static double rndv_copy(const struct coll_cost_params *p, size_t len, size_t bytes, bool kept)
+ * around it), else at beta. */
+static double rndv_copy(const struct coll_cost_params *p, size_t len, size_t bytes)
 {
 	const struct coll_copy_rate *r = p->rates;
 	int n = p->nrates < COLL_COST_RATES ? p->nrates : COLL_COST_RATES;
 	double rate = p->beta;
 	if (n > 0 && len <= r[0].len)
-		rate = rate_at(&r[0], kept);
+		rate = r[0].rate;
 	else if (n > 0 && len >= r[n - 1].len)
-		rate = rate_at(&r[n - 1], kept);
+		rate = r[n - 1].rate;
 	else
 		for (int i = 1; i < n; i++)
 			if (len < r[i].len) {
 				double f = (double)(len - r[i - 1].len) / (double)(r[i].len - r[i - 1].len);
-				rate = rate_at(&r[i - 1], kept) + f * (rate_at(&r[i], kept) - rate_at(&r[i - 1], kept));
+				rate = r[i - 1].rate + f * (r[i].rate - r[i - 1].rate);
 				break;
 			}
 	return rate > 0 ? (double)bytes / rate : 0.0;
-}
-
-/* whether receive command c keeps what lands (a RECV into DATA) rather
- * than combining it (a REDUCE, or a RECV into SCRATCH that a REDUCE reads) */
-static bool kept(const struct coll_cmd *c)
-{
-	return c->kind == COLL_RECV && c->buf == COLL_BUF_DATA;
 }
 
 /* whether a send of len bytes is done only on its ACK */
@@ -347,8 +334,7 @@ static int simulate(struct sim *m)
 			/* the sender serves the get and copies (its part of) the bytes */
 			size_t own = m->split[e.rank] == SIZE_MAX ? own_part(p, c->len) : c->len;
 			double asked = cpu_run(m, e.rank, e.key, p->rndv_cost);
-			bool keep = kept(&m->s->ranks[pr].cmds[pi]);
-			double mine = cpu_run(m, e.rank, asked, rndv_copy(p, c->len, own, keep));
+			double mine = cpu_run(m, e.rank, asked, rndv_copy(p, c->len, own));
 			if (own == c->len) {
 				rc = hpush(&m->h, (struct hent){ mine, c->id, e.rank, e.idx, EV_COPIED, 0 });
 				continue;
@@ -364,7 +350,7 @@ static int simulate(struct sim *m)
 			int sr = m->pairs.rank[e.rank][e.idx];
 			size_t si = m->pairs.idx[e.rank][e.idx];
 			size_t rest = c->len - own_part(p, c->len);
-			double theirs = cpu_run(m, e.rank, e.key, p->split_cost + rndv_copy(p, c->len, rest, kept(c)));
+			double theirs = cpu_run(m, e.rank, e.key, p->split_cost + rndv_copy(p, c->len, rest));
 			rc = hpush(&m->h, (struct hent){ theirs > e.aux ? theirs : e.aux, m->s->ranks[sr].cmds[si].id,
 							  sr, si, EV_COPIED, 0 });
 			continue;
@@ -440,8 +426,7 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	if (!s || !params || s->nheld != s->req.nranks || params->nrates < 0 || params->nrates > COLL_COST_RATES)
 		return -EINVAL;
 	for (int i = 0; i < params->nrates; i++)
-		if (!(params->rates[i].rate > 0) || !(params->rates[i].kept_rate >= 0)
-		    || (i > 0 && params->rates[i].len <= params->rates[i - 1].len))
+		if (!(params->rates[i].rate > 0) || (i > 0 && params->rates[i].len <= params->rates[i - 1].len))
 			return -EINVAL;  /* rndv_copy interpolates between ascending sizes */
 	struct coll_cost_params p = *params;
 	if (p.ports <= 0)

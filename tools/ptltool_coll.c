@@ -100,9 +100,9 @@ static void usage(FILE *out)
 	        "                 --small-alpha between, instead of --overhead and --alpha\n"
 	        "  --small-overhead TIME, --small-alpha TIME  (bare: us), default 0\n"
 	        "  --copy-rates LIST  with --rndv-min: a rendezvous copy's rate by message size,\n"
-	        "                 SIZE:RATE[/KEPT],... sizes ascending (at most %d; between two,\n"
-	        "                 interpolated; beyond the ends, the end's), instead of --beta;\n"
-	        "                 KEPT: into a buffer the receiver keeps (a RECV into DATA)\n"
+	        "                 SIZE:RATE,... sizes ascending (at most %d; between two, the\n"
+	        "                 rate is interpolated; beyond the ends, the end's), instead of\n"
+	        "                 --beta\n"
 	        "  --show         draw the step-by-rank grid of sends (up to %d ranks)\n"
 	        "  --json         print one JSON object\n",
 	        COLL_MAX_RANKS, COLL_MAX_CHUNKS, COLL_COST_RATES, SHOW_MAX_RANKS);
@@ -214,8 +214,7 @@ static const struct unit rate_units[] = {
 	{ "KiB/s", 1024.0 }, { "MiB/s", 1048576.0 }, { "GiB/s", 1073741824.0 }, { NULL, 0 },
 };
 
-/* "16K:5.6GB/s,1M:9e9/12e9": sizes strictly ascending, rates > 0, after
- * a slash the rate into a buffer the receiver keeps */
+/* "16K:5.6GB/s,1M:9e9": sizes strictly ascending, rates > 0 */
 static int parse_rates(const char *s, struct coll_cost_params *cp)
 {
 	char *dup = strdup(s), *save = NULL;
@@ -227,17 +226,7 @@ static int parse_rates(const char *s, struct coll_cost_params *cp)
 			break;
 		}
 		*colon = 0;
-		char *slash = strchr(colon + 1, '/');
-		/* a slash in a unit (GB/s) is not the kept rate's */
-		while (slash && slash[1] == 's' && (!slash[2] || slash[2] == '/'))
-			slash = strchr(slash + 1, '/');
 		struct coll_copy_rate *r = &cp->rates[n];
-		r->kept_rate = 0;
-		if (slash) {
-			*slash = 0;
-			if (parse_unit(slash + 1, rate_units, 1, &r->kept_rate) || r->kept_rate <= 0)
-				rc = -1;
-		}
 		if (parse_size(tok, &r->len) || parse_unit(colon + 1, rate_units, 1, &r->rate) || r->rate <= 0
 		    || (n > 0 && r->len <= cp->rates[n - 1].len))
 			rc = -1;
@@ -598,8 +587,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		printf("\"small_max\": %zu, \"small_overhead_us\": %.6g, \"small_alpha_us\": %.6g, \"copy_rates\": [",
 		       cp.small_max, cp.small_o * 1e6, cp.small_alpha * 1e6);
 		for (int i = 0; i < cp.nrates; i++)
-			printf("%s[%zu, %.6g, %.6g]", i ? ", " : "", cp.rates[i].len, cp.rates[i].rate,
-			       cp.rates[i].kept_rate > 0 ? cp.rates[i].kept_rate : cp.rates[i].rate);
+			printf("%s[%zu, %.6g]", i ? ", " : "", cp.rates[i].len, cp.rates[i].rate);
 		printf("], ");
 		printf("\"warning\": ");
 		if (warning) {

@@ -481,8 +481,7 @@ static void test_sw_small_messages(void **state)
 
 /* With copy rates a rendezvous copy moves at the rate measured for its
  * message's size (linear between two points, the end's beyond them), not
- * at beta; the split halves at the whole message's rate; into a buffer
- * the receiver keeps at the kept rate where there is one. A table that is
+ * at beta; the split halves at the whole message's rate. A table that is
  * not ascending, or has a rate of 0, is refused. */
 static void test_sw_copy_rates(void **state)
 {
@@ -501,16 +500,6 @@ static void test_sw_copy_rates(void **state)
 	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 1 << 20, 1, &p), fixed + 1e-6 + 524288 / 4e9);
 	/* eager messages keep beta */
 	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4096, 1, &p), 2e-6 + 3e-7 + 1e-6 + 4096 / 1e9 + 3e-7);
-	/* a bcast's receiver keeps what lands (a RECV into DATA): the kept
-	 * rate; recursive doubling's exchange lands in SCRATCH for its
-	 * reduction: the other (each CPU copies the peer's 64 KiB) */
-	double xfixed = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 65536, 1, &p) - 65536 / 2e9;
-	p.rates[0].kept_rate = 8e9;
-	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 65536, 1, &p), fixed + 65536 / 8e9);
-	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 65536, 1, &p), xfixed + 65536 / 2e9);
-	/* between a point with a kept rate (8) and one without (4): 6 GB/s */
-	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 163840, 1, &p), fixed + 1e-6 + 81920 / 6e9);
-	p.rates[0].kept_rate = 0;
 	struct coll_req r = mkreq(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 65536, 1, 1);
 	struct coll_sched *s = expand_ok(&r);
 	struct coll_cost c;
@@ -520,9 +509,6 @@ static void test_sw_copy_rates(void **state)
 	p.rates[0].rate = 0;
 	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
 	p.rates[0].rate = 2e9;
-	p.rates[0].kept_rate = -1;
-	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
-	p.rates[0].kept_rate = 0;
 	p.nrates = COLL_COST_RATES + 1;
 	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
 	coll_free(s);
