@@ -148,14 +148,20 @@ for r in $(seq "$ROUNDS"); do
 		run "$i" 2 pingpong ux | sed "s/^/$i 2 /" >> "$W/all" || echo "mpi_bench.sh: $i pingpong ux failed" >&2
 		run "$i" 2 allreduce | sed "s/^/$i 2 /" >> "$W/all" || echo "mpi_bench.sh: $i allreduce failed" >&2
 		run "$i" 4 allreduce | sed "s/^/$i 4 /" >> "$W/all" || echo "mpi_bench.sh: $i 4-rank allreduce failed" >&2
-		# the model's own figures (bench/mpi_collcal.c), ptl's alone
-		[ "$i" = ptl ] && { run ptl 2 collcal | sed "s/^/ptl 2 /" >> "$W/all" ||
-			echo "mpi_bench.sh: ptl collcal failed" >&2; }
-		[ "$i" = ptl ] && { run ptl 4 collcal | sed "s/^/ptl 4 /" >> "$W/all" ||
-			echo "mpi_bench.sh: ptl 4-rank collcal failed" >&2; }
 	done
 	T=$TRIALS
 	for l in $(seq "$LAUNCHES"); do
+		# the model's own figures (bench/mpi_collcal.c, ptl's), in every
+		# launch beside the rows and with five times the trials (about
+		# a second): a copy rate from a trial that another tenant's
+		# memory traffic slowed (2-rank exchange of 1 MiB 111 us at best,
+		# 343 us in one loaded launch) spoils every row that copies
+		T=$((TRIALS * 5))
+		for n in 2 4; do
+			run ptl $n collcal | sed "s/^/ptl $n /" >> "$W/all" ||
+				echo "mpi_bench.sh: ptl collcal on $n ranks failed" >&2
+		done
+		T=$TRIALS
 		for a in $ALGOS; do
 			for n in 2 4; do
 				PTL_COLL_ALGO=allreduce=$a PTL_COLL_PORTS=$(ports_of "$a") run ptl $n allreduce |
