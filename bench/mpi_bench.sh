@@ -157,10 +157,7 @@ for r in $(seq "$ROUNDS"); do
 		# memory traffic slowed (2-rank exchange of 1 MiB 111 us at best,
 		# 343 us in one loaded launch) spoils every row that copies
 		T=$((TRIALS * 5))
-		for n in 2 4; do
-			run ptl $n collcal | sed "s/^/ptl $n /" >> "$W/all" ||
-				echo "mpi_bench.sh: ptl collcal on $n ranks failed" >&2
-		done
+		run ptl 2 collcal | sed "s/^/ptl 2 /" >> "$W/all" || echo "mpi_bench.sh: ptl collcal failed" >&2
 		T=$TRIALS
 		for a in $ALGOS; do
 			for n in 2 4; do
@@ -357,7 +354,7 @@ bc1m=$(cal 2 bcast 1048576)
 echo "# checks (no parameter comes from them), one split copy of 1 MiB: ping-pong measured ${pp1m:-?} us, predicted $(one 1M 0 "$splitc" 0 $rt) us; 2-rank MPI_Bcast measured ${bc1m:-?} us, predicted $(one 1M "$callb" "$splitc" "$cmd" $rt) us"
 # barrier N SWITCH: the model's N-rank barrier on the cores there are
 barrier() { predict --op barrier --ranks "$1" --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o" --call "$callb" \
-	--cmd-cost "$cmd" --cores "$cores" --switch-cost "$2" $idle; }
+	--cmd-cost "$cmd" --cores "$cores" --switch-cost "$2"; }
 # switch N BARRIER: ranks share the cores, each waiting rank yielding its
 # core at every poll, so the model schedules the CPU work on the cores and
 # a rank that waited gets one back after a switch, solved here from an
@@ -380,16 +377,6 @@ algo() { awk -v a="$2" -v n="$1" -v f="$3" -v b="$4" '$1 == a && $2 == n && $3 =
 	sort -g | head -n 1; }
 for n in 2 4; do
 	[ "$n" -gt "$cores" ] || continue
-	# a rank woken on a core whose other ranks only wait: the N-rank
-	# token ring's hop (bench/mpi_collcal.c, blocking 8-byte sends)
-	# less the blocking 2-rank ping-pong's half round trip
-	hop=$(cal "$n" hop 8)
-	idle= idlesw=
-	if [ -n "$hop" ] && [ -n "$spp8" ]; then
-		idlesw=$(calc "$hop - $spp8 > 0.001 ? $hop - $spp8 : 0.001")
-		idle="--idle-switch-cost $idlesw"
-		echo "# $n ranks on $cores cores: a rank woken where the others only wait gets its core after $idlesw us ($n-rank token ring's hop $hop us - blocking 8 B ping-pong $spp8 us)"
-	fi
 	barn=$(cal "$n" barrier 0)
 	[ -n "$barn" ] || continue
 	sw=$(switch "$n" "$barn")
@@ -402,7 +389,7 @@ for n in 2 4; do
 		bp=$(predict --op bcast --ranks "$n" --bytes "$b" --alpha "$alpha" --beta "$ebeta" --overhead "$o" --call "$callb" \
 			--cmd-cost "$cmd" --acked-sends="$alpha" --noack-max "$noack" --rndv-min "$eager" --rndv-cost "$rndv" \
 			--split-min "$split" --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max 128 --cpu-copies \
-			--cores "$cores" --switch-cost "$sw" $idle $rt)
+			--cores "$cores" --switch-cost "$sw" $rt)
 		echo "#   check: $n-rank MPI_Bcast of $b B measured $bm us, predicted $bp us"
 	done
 	for a in $ALGOS; do
@@ -417,7 +404,7 @@ for a in $ALGOS; do
 		if [ "$n" -gt "$cores" ]; then
 			ba=$(algo "$n" "$a" barrier 0)
 			[ -n "$ba" ] || ba=$(cal "$n" barrier 0)
-			[ -n "$ba" ] && share="--cores $cores --switch-cost $(switch "$n" "$ba") $idle"
+			[ -n "$ba" ] && share="--cores $cores --switch-cost $(switch "$n" "$ba")"
 		fi
 		for bytes in $(awk -v k="$a $n allreduce" 'index($0, k " ") == 1 { print $4 }' "$W/algo" | sort -nu); do
 			m=$(best "$W/algo" "$a" "$n" allreduce "$bytes")

@@ -31,13 +31,6 @@
  *                 cache line, as its reduction will read them all: the
  *                 lines move to its core before the next copy writes
  *                 them again)
- * On more than 2 ranks (unpinned, more than the cores) it prints instead
- *   hop 8         one hop of an 8-byte token passed round the ranks by
- *                 blocking MPI_Send / MPI_Recv: one rank works at a time,
- *                 the others wait in MPI_Recv (yielding their cores at
- *                 every poll), so beyond the blocking 2-rank ping-pong
- *                 (spp 8) it is what a rank pays to get its core back
- *                 from ranks that only wait
  *   ptl's and any MPI: ptlrun -n 2 bench/mpi_collcal [trials]
  */
 #include <mpi.h>
@@ -144,27 +137,6 @@ static double cal_exchange(int rank, const char *sb, char *rb, int n)
 	return (MPI_Wtime() - t0) / iters * 1e6;
 }
 
-/* One trial of hop: us per hop of the token round the ranks. */
-static double cal_token(int rank, int size)
-{
-	enum { TOKEN_ROUNDS = 2000 };
-	double tok = 0, t0 = 0;
-	int next = (rank + 1) % size, prev = (rank + size - 1) % size;
-	MPI_Barrier(MPI_COMM_WORLD);
-	for (int i = -50; i < TOKEN_ROUNDS; i++) {
-		if (i == 0)
-			t0 = MPI_Wtime();
-		if (rank == 0) {
-			MPI_Send(&tok, 1, MPI_DOUBLE, next, 2, MPI_COMM_WORLD);
-			MPI_Recv(&tok, 1, MPI_DOUBLE, prev, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-		} else {
-			MPI_Recv(&tok, 1, MPI_DOUBLE, prev, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-			MPI_Send(&tok, 1, MPI_DOUBLE, next, 2, MPI_COMM_WORLD);
-		}
-	}
-	return (MPI_Wtime() - t0) / TOKEN_ROUNDS / size * 1e6;
-}
-
 int main(int argc, char **argv)
 {
 	MPI_Init(&argc, &argv);
@@ -174,16 +146,6 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	char *b = calloc(1, 1 << 20), *sb = calloc(1, 1 << 20);
-	if (size > 2) {
-		static double hv[CAL_MAXT];
-		for (int t = 0; t < trials; t++)
-			hv[t] = cal_token(rank, size);
-		cal_print(rank, "hop", 8, hv, trials);
-		free(sb);
-		free(b);
-		MPI_Finalize();
-		return 0;
-	}
 	if (size < 2 || !b || !sb) {
 		if (rank == 0)
 			fprintf(stderr, "mpi_collcal: needs 2 ranks (and 1 MiB)\n");

@@ -391,10 +391,6 @@ struct coll_cost_params {
 	 * one that goes on from its own last piece keeps its core. */
 	int cores;
 	double switch_cost;
-	/* What a rank that waited pays instead when the core it gets had
-	 * nothing else to run (its other ranks only wait, yielding at every
-	 * poll: the next yield hands it over); 0: switch_cost. */
-	double idle_switch_cost;
 	/* The sender's CPU copies an eager message's bytes (bytes/beta after
 	 * its o; shm puts them through the ring), so the port holds alpha
 	 * alone and the copy takes turns with the rank's other work. An eager

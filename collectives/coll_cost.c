@@ -264,9 +264,7 @@ static size_t own_part(const struct coll_cost_params *p, size_t len)
  * switch: ptl's waiting ranks yield at every poll, so a core with nothing
  * to run passes between its waiting ranks, and a rank whose message came
  * waits for the one that has the core to yield. A rank that goes on from
- * its own last piece keeps its core; one whose core had nothing to run
- * pays idle_switch_cost instead when there is one (the next yield of a
- * waiting rank hands it over). Returns when the work starts. */
+ * its own last piece keeps its core. Returns when the work starts. */
 static double core_take(struct sim *m, int r, double start, double w, bool wake)
 {
 	int best = 0;
@@ -279,7 +277,7 @@ static double core_take(struct sim *m, int r, double start, double w, bool wake)
 		}
 	}
 	if (wake)
-		best_at += best_at > start || m->p->idle_switch_cost <= 0 ? m->p->switch_cost : m->p->idle_switch_cost;
+		best_at += m->p->switch_cost;
 	m->core_free[best] = best_at + w;
 	m->core_last[best] = r;
 	return best_at;

@@ -29,8 +29,7 @@ static void usage(FILE *out)
 	        "                    [--ranks-per-core K] [--acked-sends[=TIME]] [--noack-max SIZE]\n"
 	        "                    [--rndv-min SIZE] [--rndv-cost TIME] [--split-min SIZE]\n"
 	        "                    [--split-cost TIME] [--recv-post TIME] [--lazy-max SIZE]\n"
-	        "                    [--cmd-cost TIME] [--cores C] [--switch-cost TIME]\n"
-	        "                    [--idle-switch-cost TIME] [--cpu-copies]\n"
+	        "                    [--cmd-cost TIME] [--cores C] [--switch-cost TIME] [--cpu-copies]\n"
 	        "                    [--inline-max SIZE] [--recv-copy-cost TIME] [--small-max SIZE]\n"
 	        "                    [--small-overhead TIME] [--small-alpha TIME] [--copy-rates LIST]\n"
 	        "                    [--counts LIST] [--show] [--json]\n"
@@ -86,8 +85,7 @@ static void usage(FILE *out)
 	        "                 of stretched (--ranks-per-core is then ignored)\n"
 	        "  --switch-cost TIME  with --cores: what a rank that waited pays to get a core\n"
 	        "                 back (the yield and the switch; bare: us), default 0\n"
-	        "  --idle-switch-cost TIME  with --cores: the same when the core had nothing\n"
-	        "                 else to run (bare: us), default: --switch-cost\n"
+
 	        "  --cpu-copies   the sender's CPU copies an eager message's bytes (shm), so\n"
 	        "                 the copy takes turns with its other work; the port holds alpha\n"
 	        "  --inline-max SIZE  with --cpu-copies: eager messages above SIZE are copied by\n"
@@ -425,7 +423,6 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "cmd-cost", 0, OPT_TIME, &cp.cmd_cost, NULL, 0, 0, 1e-6, false },
 		{ "cores", 0, OPT_INT, &cp.cores, NULL, 0, 1 << 20, 0, false },
 		{ "switch-cost", 0, OPT_TIME, &cp.switch_cost, NULL, 0, 0, 1e-6, false },
-		{ "idle-switch-cost", 0, OPT_TIME, &cp.idle_switch_cost, NULL, 0, 0, 1e-6, false },
 		{ "cpu-copies", 0, OPT_FLAG, &cp.cpu_copies, NULL, 0, 0, 0, false },
 		{ "inline-max", 0, OPT_SIZE, &cp.inline_max, NULL, 0, 0, 0, false },
 		{ "recv-copy-cost", 0, OPT_TIME, &cp.recv_copy_cost, NULL, 0, 0, 1e-6, false },
@@ -578,10 +575,9 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		printf("\"recv_post_us\": %.6g, \"lazy_max\": %zu, \"cmd_us\": %.6g, ", cp.recv_post * 1e6, cp.lazy_max,
 		       cp.cmd_cost * 1e6);
 		if (cp.cores > 0 && cp.cores < req.nranks)
-			printf("\"cores\": %d, \"switch_us\": %.6g, \"idle_switch_us\": %.6g, ", cp.cores, cp.switch_cost * 1e6,
-			       (cp.idle_switch_cost > 0 ? cp.idle_switch_cost : cp.switch_cost) * 1e6);
+			printf("\"cores\": %d, \"switch_us\": %.6g, ", cp.cores, cp.switch_cost * 1e6);
 		else
-			printf("\"cores\": null, \"switch_us\": null, \"idle_switch_us\": null, ");
+			printf("\"cores\": null, \"switch_us\": null, ");
 		printf("\"cpu_copies\": %s, \"inline_max\": %zu, \"recv_copy_us\": %.6g, ", cp.cpu_copies ? "true" : "false",
 		       cp.inline_max, cp.recv_copy_cost * 1e6);
 		printf("\"small_max\": %zu, \"small_overhead_us\": %.6g, \"small_alpha_us\": %.6g, \"copy_rates\": [",

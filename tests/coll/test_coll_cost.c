@@ -367,11 +367,6 @@ static void test_sw_shared_cores(void **state)
 	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 64, 1, &p), 2e-6);
 	p.switch_cost = 5e-7;
 	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 64, 1, &p), 2.5e-6);
-	/* the leaf wakes when the root's send is done: the core has nothing
-	 * else to run then, so the idle switch, where there is one */
-	p.idle_switch_cost = 2e-7;
-	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 64, 1, &p), 2.2e-6);
-	p.idle_switch_cost = 0;
 	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 4096, 1, &p), 4e-6 + 5e-7);
 	p.ranks_per_core = 2; /* ignored when the cores are scheduled */
 	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 4096, 1, &p), 4e-6 + 5e-7);
