@@ -267,7 +267,7 @@ if [ -n "$so" ] && [ -n "$spp8" ]; then
 	# measured while another process had the core says more)
 	so=$(calc "2 * $so > $spp8 - 0.001 ? ($spp8 - 0.001) / 2 : $so")
 	salpha=$(calc "$spp8 - 2 * $so")
-	small="--small-max 1024 --small-overhead $so --small-alpha $salpha"
+	small="--small-overhead $so --small-alpha $salpha"
 fi
 eager=${PTL_MPI_EAGER_LIMIT:-8192}
 # A collective's sends may stay eager beyond the eager limit (mpi_coll.c's
@@ -303,9 +303,18 @@ case $eager in
 *) noack=$((eager > 8192 ? 8192 : eager < 1024 ? 1024 : eager)) ;;
 esac
 [ -n "${PTL_MPI_NOACK_OFF:-}" ] && noack=0
+# mpi_coll.c's limits: schedule receives up to COLL_LAZY_MAX post no ME;
+# allreduces up to RD_DIRECT_MAX on 2^k ranks run recursive doubling
+# directly (no engine), their receives up to RD_DIRECT_LAZY_MAX posting no
+# ME and their sends request-free when ACK-free (mpi_send_small_ctx)
+cdef() { v=$(sed -n "s/^#define $1 \([0-9][0-9]*\).*/\1/p" "$S/lib/mpi-shim/mpi_coll.c" 2>/dev/null); echo "${v:-$2}"; }
+clazy=$(cdef COLL_LAZY_MAX 128)
+rdmax=$(cdef RD_DIRECT_MAX 4096)
+rdlazy=$(cdef RD_DIRECT_LAZY_MAX 1024)
+rdsmall=$((rdmax < noack ? rdmax : noack))
 echo
 echo "# predicted (collectives/coll_cost.c via ptltool coll) vs measured ptl allreduce (best of $ROUNDS rounds x $LAUNCHES launches x $TRIALS trials), us; ratio = predicted / measured"
-echo "# calibration from this run (2 ranks, a core each): o $o us/message; receive posted $post us (above 128 B; direct recursive doubling: 1024 B); $cmd us per command (barrier $bar2 us - 8 B bcast ${bc8:-?} us); alpha $alpha us ($hrt us 8 B half round trip - 2 o);"
+echo "# calibration from this run (2 ranks, a core each): o $o us/message; receive posted $post us (above $clazy B; direct recursive doubling: $rdlazy B); $cmd us per command (barrier $bar2 us - 8 B bcast ${bc8:-?} us); alpha $alpha us ($hrt us 8 B half round trip - 2 o);"
 echo "#   beta $beta B/s (one core's copy; ping-pongs 16 KiB $pp16k us, 120 KiB $pp120k us); rendezvous above $eager B, $rndv us each ($rndvfrom); copies from $split B split with the receiver; gamma $gamma ns/B; call $callb us (barrier $bar2 us - model's $b0 us) + MPI_COMM_SELF allreduce of the size; acked sends"
 # one BYTES CALL SPLIT-COST CMD [ARGS]: one copy of BYTES; a 2-rank bcast
 # is one transfer, without the collective's call and commands a half
@@ -325,7 +334,7 @@ splitc=$(calc "$splitc > 0 ? $splitc : 0")
 # its call, commands or reduction) with an instant copy
 xfixed() { predict --op allreduce --ranks 2 --bytes "$1" --elem 8 --algo recursive_doubling --input --alpha "$alpha" \
 	--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split" \
-	--recv-post "${post:-0}" --lazy-max 128 --copy-rates 1:1e18; }
+	--recv-post "${post:-0}" --lazy-max "$clazy" --copy-rates 1:1e18; }
 rates= ratesays=
 for l in 16384 32768 65536 131072 262144 524288 1048576; do
 	h=$(cal 2 xch "$l")
@@ -349,7 +358,7 @@ else
 	echo "#   a split copy costs the receiver $splitc us beyond its half (128 KiB ping-pong $pp128k us - the model's $(one 128K 0 0 0) us without)"
 fi
 [ "$ebeta" != "$beta" ] && echo "#   eager copies $ebeta B/s (MPI_Isend ping-pongs 1 KiB $e1k us, 8 KiB $e8k us)"
-[ -n "$small" ] && echo "#   request-free messages (up to 1 KiB, direct recursive doubling): $so us at each end (blocking send and receive), $salpha us between (blocking 8 B ping-pong $spp8 us - 2 x that)"
+[ -n "$small" ] && echo "#   request-free messages (direct recursive doubling up to $rdsmall B): $so us at each end (blocking send and receive), $salpha us between (blocking 8 B ping-pong $spp8 us - 2 x that)"
 bc1m=$(cal 2 bcast 1048576)
 echo "# checks (no parameter comes from them), one split copy of 1 MiB: ping-pong measured ${pp1m:-?} us, predicted $(one 1M 0 "$splitc" 0 $rt) us; 2-rank MPI_Bcast measured ${bc1m:-?} us, predicted $(one 1M "$callb" "$splitc" "$cmd" $rt) us"
 # barrier N SWITCH: the model's N-rank barrier on the cores there are
@@ -388,7 +397,7 @@ for n in 2 4; do
 		[ -n "$bm" ] || continue
 		bp=$(predict --op bcast --ranks "$n" --bytes "$b" --alpha "$alpha" --beta "$ebeta" --overhead "$o" --call "$callb" \
 			--cmd-cost "$cmd" --acked-sends="$alpha" --noack-max "$noack" --rndv-min "$eager" --rndv-cost "$rndv" \
-			--split-min "$split" --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max 128 --cpu-copies \
+			--split-min "$split" --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max "$clazy" --cpu-copies \
 			--cores "$cores" --switch-cost "$sw" $rt)
 		echo "#   check: $n-rank MPI_Bcast of $b B measured $bm us, predicted $bp us"
 	done
@@ -409,16 +418,16 @@ for a in $ALGOS; do
 		for bytes in $(awk -v k="$a $n allreduce" 'index($0, k " ") == 1 { print $4 }' "$W/algo" | sort -nu); do
 			m=$(best "$W/algo" "$a" "$n" allreduce "$bytes")
 			self=$(cal 2 self "$bytes")
-			# up to 4 KiB ptl's MPI runs recursive doubling directly on
-			# the input (no copy first; coll.h's req.input) and without
-			# a schedule or engine: the call is then the checks alone,
-			# MPI_COMM_SELF's 8-byte call, nothing per command, and its
-			# rounds up to 1 KiB go request-free
-			apart= lazy=128 engine=$callb percmd=$cmd direct=
-			if [ "$a" = recursive_doubling ] && [ "$bytes" -le 4096 ]; then
-				apart=--input lazy=1024
+			# up to RD_DIRECT_MAX ptl's MPI runs recursive doubling
+			# directly on the input (no copy first; coll.h's req.input)
+			# and without a schedule or engine: the call is then the
+			# checks alone, MPI_COMM_SELF's 8-byte call, nothing per
+			# command, and its ACK-free rounds go request-free
+			apart= lazy=$clazy engine=$callb percmd=$cmd direct=
+			if [ "$a" = recursive_doubling ] && [ "$bytes" -le "$rdmax" ]; then
+				apart=--input lazy=$rdlazy
 				self=$(cal 2 self 8)
-				[ -n "$small" ] && engine=0 percmd=0 direct=$small
+				[ -n "$small" ] && engine=0 percmd=0 direct="--small-max $rdsmall $small"
 			elif [ -n "$allapart" ] && "$B/tools/ptltool" coll --op allreduce --ranks "$n" --bytes "$bytes" \
 				--elem 8 --algo "$a" --ports "$(ports_of "$a")" --input >/dev/null 2>&1; then
 				apart=--input
