@@ -23,28 +23,33 @@
 #          of 64 messages that do not wait on the wire)
 #   post   CPU to post a receive before its message came (mpi_allreduce's
 #          "post": 64 MPI_Irecv); ptl's MPI posts an ME for a schedule's
-#          receive of more than 128 B (and up to 4 KiB recursive
-#          doubling's of more than 1024 B), smaller ones wait unexpected
+#          receive of more than COLL_LAZY_MAX (and direct recursive
+#          doubling's of more than RD_DIRECT_LAZY_MAX; both read from
+#          mpi_coll.c), smaller ones wait unexpected
 #   alpha  mpi_allreduce's 8-byte half round trip ("pingpong", in the
 #          same processes as the rows) less 2 o (a ping-pong pays o twice)
-#   beta   one core's copy rate: (120 KiB - 16 KiB) over the difference
-#          of their half round trips (mpi_allreduce's "pingpong"; both
-#          rendezvous above what shm carries inline, below its split, so
-#          each is one CMA copy on one core, the only part that grows;
-#          one buffer per rank whose lines move between the cores, as a
-#          collective's data does: from buffers only ever read, copies
-#          run about twice as fast)
-#   rndv   the 16 KiB half round trip less 16 KiB/beta and 3 alpha + 3 o
-#          (header, request, reply): the sender's CPU per rendezvous
-#          (buffer exposed, get served, the copy's system call)
-#   split  shm copies of 128 KiB and up (SHM_SPLIT_MIN) are split: the
-#          receiver's CPU copies the second half (--split-min); one way
-#          that halves the time, in an exchange each CPU copies its own
-#          half and the peer's. What a split costs the receiver beyond
-#          its half's bytes (--split-cost): the 128 KiB half round trip
-#          less what the model gives it without. Checked, not fitted:
-#          the 1 MiB ping-pong and 2-rank MPI_Bcast (one split copy
-#          each, one way) are predicted beside their measurements
+#   eager  what an eager message's bytes cost (inline through the ring,
+#          into the posted receive; --beta with --cpu-copies): the slope
+#          of bench/mpi_collcal.c's 1-8 KiB MPI_Isend ping-pongs ("epp");
+#          without them, one core's copy rate from mpi_allreduce's 16 KiB
+#          and 120 KiB ping-pongs
+#   rndv   the rendezvous' own cost: mpi_collcal's 8-byte MPI_Ssend
+#          ping-pong (header, the receiver's get, the reply; nothing to
+#          copy) less 3 alpha + 3 o
+#   rates  a rendezvous copy's rate at each size a schedule copies (16 KiB
+#          - 1 MiB, --copy-rates): mpi_collcal's 2-rank exchanges ("xch":
+#          MPI_Irecv, MPI_Isend, MPI_Waitall, both CPUs copying at once
+#          into buffers their peers then read, as a 2-rank schedule's
+#          step), bytes each CPU copies over what the exchange takes
+#          beyond the model's with an instant copy; shm's split copies
+#          (128 KiB and up, --split-min) are in them (--split-cost 0).
+#          Checked, not fitted: the 1 MiB ping-pong and 2-rank MPI_Bcast
+#          (one split copy each, one way) beside their predictions
+#   small  ptl's short allreduce rounds go request-free (inline,
+#          ACK-free, no request at either end; --small-max): their CPU at
+#          each end from mpi_collcal's "sovh" (blocking 8-byte MPI_Send
+#          and MPI_Recv of one already there), their alpha its blocking
+#          8-byte ping-pong less both
 #   gamma  adding two vectors of doubles ("gamma")
 #   cmd    CPU per send and receive a collective posts, beyond o (its
 #          bookkeeping): a 2-rank MPI_Barrier (each rank posts a receive
@@ -53,9 +58,10 @@
 #          posted long before), the one difference the model sees
 #   call   per call: an MPI_Barrier less what the model gives it without a
 #          call term, plus MPI_Allreduce on MPI_COMM_SELF at the same size
-#          (the checks and the copy of the input before any schedule; up
-#          to 4 KiB recursive doubling reads the input where it is, so its
-#          8-byte call: the checks alone)
+#          (the checks and the copy of the input before any schedule);
+#          direct recursive doubling (up to RD_DIRECT_MAX) runs no engine
+#          and reads the input where it is: MPI_COMM_SELF's 8-byte call,
+#          the checks alone, and no command cost
 #   acked sends  ptl's MPI finishes an eager send of more than the eager
 #          limit (at least 1024 B, at most 8192 B) on the receiver's ACK (o
 #          at each end and the 2-rank alpha, also on shared cores); smaller
