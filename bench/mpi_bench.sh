@@ -23,28 +23,33 @@
 #          of 64 messages that do not wait on the wire)
 #   post   CPU to post a receive before its message came (mpi_allreduce's
 #          "post": 64 MPI_Irecv); ptl's MPI posts an ME for a schedule's
-#          receive of more than 128 B (and up to 4 KiB recursive
-#          doubling's of more than 1024 B), smaller ones wait unexpected
+#          receive of more than COLL_LAZY_MAX (and direct recursive
+#          doubling's of more than RD_DIRECT_LAZY_MAX; both read from
+#          mpi_coll.c), smaller ones wait unexpected
 #   alpha  mpi_allreduce's 8-byte half round trip ("pingpong", in the
 #          same processes as the rows) less 2 o (a ping-pong pays o twice)
-#   beta   one core's copy rate: (120 KiB - 16 KiB) over the difference
-#          of their half round trips (mpi_allreduce's "pingpong"; both
-#          rendezvous above what shm carries inline, below its split, so
-#          each is one CMA copy on one core, the only part that grows;
-#          one buffer per rank whose lines move between the cores, as a
-#          collective's data does: from buffers only ever read, copies
-#          run about twice as fast)
-#   rndv   the 16 KiB half round trip less 16 KiB/beta and 3 alpha + 3 o
-#          (header, request, reply): the sender's CPU per rendezvous
-#          (buffer exposed, get served, the copy's system call)
-#   split  shm copies of 128 KiB and up (SHM_SPLIT_MIN) are split: the
-#          receiver's CPU copies the second half (--split-min); one way
-#          that halves the time, in an exchange each CPU copies its own
-#          half and the peer's. What a split costs the receiver beyond
-#          its half's bytes (--split-cost): the 128 KiB half round trip
-#          less what the model gives it without. Checked, not fitted:
-#          the 1 MiB ping-pong and 2-rank MPI_Bcast (one split copy
-#          each, one way) are predicted beside their measurements
+#   eager  what an eager message's bytes cost (inline through the ring,
+#          into the posted receive; --beta with --cpu-copies): the slope
+#          of bench/mpi_collcal.c's 1-8 KiB MPI_Isend ping-pongs ("epp");
+#          without them, one core's copy rate from mpi_allreduce's 16 KiB
+#          and 120 KiB ping-pongs
+#   rndv   the rendezvous' own cost: mpi_collcal's 8-byte MPI_Ssend
+#          ping-pong (header, the receiver's get, the reply; nothing to
+#          copy) less 3 alpha + 3 o
+#   rates  a rendezvous copy's rate at each size a schedule copies (16 KiB
+#          - 1 MiB, --copy-rates): mpi_collcal's 2-rank exchanges ("xch":
+#          MPI_Irecv, MPI_Isend, MPI_Waitall, both CPUs copying at once
+#          into buffers their peers then read, as a 2-rank schedule's
+#          step), bytes each CPU copies over what the exchange takes
+#          beyond the model's with an instant copy; shm's split copies
+#          (128 KiB and up, --split-min) are in them (--split-cost 0).
+#          Checked, not fitted: the 1 MiB ping-pong and 2-rank MPI_Bcast
+#          (one split copy each, one way) beside their predictions
+#   small  ptl's short allreduce rounds go request-free (inline,
+#          ACK-free, no request at either end; --small-max): their CPU at
+#          each end from mpi_collcal's "sovh" (blocking 8-byte MPI_Send
+#          and MPI_Recv of one already there), their alpha its blocking
+#          8-byte ping-pong less both
 #   gamma  adding two vectors of doubles ("gamma")
 #   cmd    CPU per send and receive a collective posts, beyond o (its
 #          bookkeeping): a 2-rank MPI_Barrier (each rank posts a receive
@@ -53,9 +58,10 @@
 #          posted long before), the one difference the model sees
 #   call   per call: an MPI_Barrier less what the model gives it without a
 #          call term, plus MPI_Allreduce on MPI_COMM_SELF at the same size
-#          (the checks and the copy of the input before any schedule; up
-#          to 4 KiB recursive doubling reads the input where it is, so its
-#          8-byte call: the checks alone)
+#          (the checks and the copy of the input before any schedule);
+#          direct recursive doubling (up to RD_DIRECT_MAX) runs no engine
+#          and reads the input where it is: MPI_COMM_SELF's 8-byte call,
+#          the checks alone, and no command cost
 #   acked sends  ptl's MPI finishes an eager send of more than the eager
 #          limit (at least 1024 B, at most 8192 B) on the receiver's ACK (o
 #          at each end and the 2-rank alpha, also on shared cores); smaller
@@ -104,7 +110,7 @@ if [ -n "${PTL_BENCH_FROM:-}" ]; then
 fi
 PTLFLAGS="-I$S/include $B/lib/mpi-shim/.libs/libptlmpi.so -Wl,-rpath,$B/lib/mpi-shim/.libs:$B/lib/.libs"
 
-for p in pingpong allreduce; do
+for p in pingpong allreduce collcal; do
 	${CC:-cc} -O2 -o "$W/ptl_$p" "$S/bench/mpi_$p.c" $PTLFLAGS || exit 1
 done
 impls="ptl"
@@ -151,6 +157,14 @@ for r in $(seq "$ROUNDS"); do
 	done
 	T=$TRIALS
 	for l in $(seq "$LAUNCHES"); do
+		# the model's own figures (bench/mpi_collcal.c, ptl's), in every
+		# launch beside the rows and with five times the trials (about
+		# a second): a copy rate from a trial that another tenant's
+		# memory traffic slowed (2-rank exchange of 1 MiB 111 us at best,
+		# 343 us in one loaded launch) spoils every row that copies
+		T=$((TRIALS * 5))
+		run ptl 2 collcal | sed "s/^/ptl 2 /" >> "$W/all" || echo "mpi_bench.sh: ptl collcal failed" >&2
+		T=$TRIALS
 		for a in $ALGOS; do
 			for n in 2 4; do
 				PTL_COLL_ALGO=allreduce=$a PTL_COLL_PORTS=$(ports_of "$a") run ptl $n allreduce |
@@ -227,7 +241,40 @@ split=131072
 beta=$(awk -v a="$pp16k" -v l="$pp120k" 'BEGIN { d = l - a; if (d <= 0) d = l;
 	printf "%.0f", (122880 - 16384) / (d * 1e-6) }')
 rndv=$(calc "$pp16k - 16384 / $beta * 1e6 - 3 * $alpha - 3 * $o")
+rndvfrom="16 KiB ping-pong - bytes/beta - 3 alpha - 3 o"
+# bench/mpi_collcal.c's figures, when the run has them (PTL_BENCH_FROM on
+# older measurements: the figures above stand in):
+#   the rendezvous' own cost: an 8-byte MPI_Ssend ping-pong (header, the
+#   receiver's get, the reply; nothing to copy) less 3 alpha + 3 o
+ss8=$(cal 2 ssend 8)
+if [ -n "$ss8" ]; then
+	rndv=$(calc "$ss8 - 3 * $alpha - 3 * $o")
+	rndvfrom="8 B MPI_Ssend ping-pong $ss8 us - 3 alpha - 3 o"
+fi
 rndv=$(calc "$rndv > 0 ? $rndv : 0")
+#   eager messages (up to the eager limit: inline through the ring, from
+#   the user's buffer into the posted receive): what their bytes cost,
+#   the slope of the 1 KiB - 8 KiB MPI_Isend ping-pongs (epp); without
+#   them, beta
+e1k=$(cal 2 epp 1024)
+e8k=$(cal 2 epp 8192)
+ebeta=$beta
+[ -n "$e1k" ] && [ -n "$e8k" ] &&
+	ebeta=$(awk -v a="$e1k" -v b="$e8k" -v d="$beta" 'BEGIN { printf "%.0f", (b > a ? (8192 - 1024) / ((b - a) * 1e-6) : d) }')
+#   request-free messages (ptl's short allreduce rounds: inline,
+#   ACK-free, no request at either end): their CPU at each end (sovh: a
+#   blocking MPI_Send's and an MPI_Recv's of one that is there) and the
+#   time between, the blocking 8-byte ping-pong less both
+so=$(cal 2 sovh 8)
+spp8=$(cal 2 spp 8)
+small=
+if [ -n "$so" ] && [ -n "$spp8" ]; then
+	# both ends' CPU is at most the whole half round trip (a flood
+	# measured while another process had the core says more)
+	so=$(calc "2 * $so > $spp8 - 0.001 ? ($spp8 - 0.001) / 2 : $so")
+	salpha=$(calc "$spp8 - 2 * $so")
+	small="--small-overhead $so --small-alpha $salpha"
+fi
 eager=${PTL_MPI_EAGER_LIMIT:-8192}
 # A collective's sends may stay eager beyond the eager limit (mpi_coll.c's
 # COLL_EAGER_TIMES, as a blocking MPI_Send does): above the limit, which
@@ -262,21 +309,64 @@ case $eager in
 *) noack=$((eager > 8192 ? 8192 : eager < 1024 ? 1024 : eager)) ;;
 esac
 [ -n "${PTL_MPI_NOACK_OFF:-}" ] && noack=0
+# mpi_coll.c's limits: schedule receives up to COLL_LAZY_MAX post no ME;
+# allreduces up to RD_DIRECT_MAX on 2^k ranks run recursive doubling
+# directly (no engine), their receives up to RD_DIRECT_LAZY_MAX posting no
+# ME and their sends request-free when ACK-free (mpi_send_small_ctx)
+cdef() { v=$(sed -n "s/^#define $1 \([0-9][0-9]*\).*/\1/p" "$S/lib/mpi-shim/mpi_coll.c" 2>/dev/null); echo "${v:-$2}"; }
+clazy=$(cdef COLL_LAZY_MAX 128)
+rdmax=$(cdef RD_DIRECT_MAX 4096)
+rdlazy=$(cdef RD_DIRECT_LAZY_MAX 1024)
+rdsmall=$((rdmax < noack ? rdmax : noack))
 echo
 echo "# predicted (collectives/coll_cost.c via ptltool coll) vs measured ptl allreduce (best of $ROUNDS rounds x $LAUNCHES launches x $TRIALS trials), us; ratio = predicted / measured"
-echo "# calibration from this run (2 ranks, a core each): o $o us/message; receive posted $post us (above 128 B; direct recursive doubling: 1024 B); $cmd us per command (barrier $bar2 us - 8 B bcast ${bc8:-?} us); alpha $alpha us ($hrt us 8 B half round trip - 2 o);"
-echo "#   beta $beta B/s (one core's copy; ping-pongs 16 KiB $pp16k us, 120 KiB $pp120k us); rendezvous above $eager B, $rndv us each (16 KiB ping-pong - bytes/beta - 3 alpha - 3 o); copies from $split B split with the receiver; gamma $gamma ns/B; call $callb us (barrier $bar2 us - model's $b0 us) + MPI_COMM_SELF allreduce of the size; acked sends"
-# one BYTES CALL SPLIT-COST CMD: one copy of BYTES; a 2-rank bcast is one
-# transfer, without the collective's call and commands a half round trip
-one() { predict --op bcast --ranks 2 --bytes "$1" --alpha "$alpha" --beta "$beta" --overhead "$o" --call "$2" --cmd-cost "$4" \
-	--rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split" --split-cost "$3"; }
+echo "# calibration from this run (2 ranks, a core each): o $o us/message; receive posted $post us (above $clazy B; direct recursive doubling: $rdlazy B); $cmd us per command (barrier $bar2 us - 8 B bcast ${bc8:-?} us); alpha $alpha us ($hrt us 8 B half round trip - 2 o);"
+echo "#   beta $beta B/s (one core's copy; ping-pongs 16 KiB $pp16k us, 120 KiB $pp120k us); rendezvous above $eager B, $rndv us each ($rndvfrom); copies from $split B split with the receiver; gamma $gamma ns/B; call $callb us (barrier $bar2 us - model's $b0 us) + MPI_COMM_SELF allreduce of the size; acked sends"
+# one BYTES CALL SPLIT-COST CMD [ARGS]: one copy of BYTES; a 2-rank bcast
+# is one transfer, without the collective's call and commands a half
+# round trip
+one() { b=$1 c=$2 sc=$3 cm=$4; shift 4
+	predict --op bcast --ranks 2 --bytes "$b" --alpha "$alpha" --beta "$beta" --overhead "$o" --call "$c" --cmd-cost "$cm" \
+	--rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split" --split-cost "$sc" "$@"; }
 splitc=$(calc "$pp128k - $(one 128K 0 0 0)")
 splitc=$(calc "$splitc > 0 ? $splitc : 0")
+# The rendezvous copy's rate at each size a schedule copies (16 KiB -
+# 1 MiB; bench/mpi_collcal.c's exchanges, both CPUs copying at once into
+# buffers their peers then read, as a 2-rank schedule's step): the bytes
+# each CPU copies (the peer's message, or when split its own half and the
+# peer's) over what the exchange takes beyond the model's with an instant
+# copy. A split's own cost is in its rate (--split-cost 0).
+# xfixed BYTES: the model's 2-rank exchange (recursive doubling without
+# its call, commands or reduction) with an instant copy
+xfixed() { predict --op allreduce --ranks 2 --bytes "$1" --elem 8 --algo recursive_doubling --input --alpha "$alpha" \
+	--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split" \
+	--recv-post "${post:-0}" --lazy-max "$clazy" --copy-rates 1:1e18; }
+rates= ratesays=
+for l in 16384 32768 65536 131072 262144 524288 1048576; do
+	h=$(cal 2 xch "$l")
+	[ -n "$h" ] || continue
+	f=$(xfixed "$l")
+	r=$(calc "$h > $f ? $l / (($h - $f) * 1e-6) : 0")
+	[ "$r" = 0 ] && continue
+	rates="$rates${rates:+,}$l:$r"
+	ratesays="$ratesays $((l / 1024))K $(calc "$r / 1e9") ($h us)"
+done
+rt=
+if [ -n "$rates" ]; then
+	rt="--copy-rates $rates"
+	splitc=0
+fi
 [ -n "$rcopy" ] && echo "#   a collective's sends stay eager up to $ceager B (COLL_EAGER_TIMES $ctimes), above $eager B read by the receiver: $rc us each beyond the bytes (blocking 16 KiB ping-pong ${lat16k:-?} us - 2 o - alpha - bytes/beta)"
 [ -n "$allapart" ] && echo "#   MPI_Allreduce leaves the input apart where the algorithm reads it (--input; the call: the checks alone, MPI_COMM_SELF's 8-byte call)"
-echo "#   a split copy costs the receiver $splitc us beyond its half (128 KiB ping-pong $pp128k us - the model's $(one 128K 0 0 0) us without)"
+if [ -n "$rt" ]; then
+	echo "#   rendezvous copy rates, GB/s by message size (2-rank exchanges):$ratesays"
+else
+	echo "#   a split copy costs the receiver $splitc us beyond its half (128 KiB ping-pong $pp128k us - the model's $(one 128K 0 0 0) us without)"
+fi
+[ "$ebeta" != "$beta" ] && echo "#   eager copies $ebeta B/s (MPI_Isend ping-pongs 1 KiB $e1k us, 8 KiB $e8k us)"
+[ -n "$small" ] && echo "#   request-free messages (direct recursive doubling up to $rdsmall B): $so us at each end (blocking send and receive), $salpha us between (blocking 8 B ping-pong $spp8 us - 2 x that)"
 bc1m=$(cal 2 bcast 1048576)
-echo "# checks (no parameter comes from them), one split copy of 1 MiB: ping-pong measured ${pp1m:-?} us, predicted $(one 1M 0 "$splitc" 0) us; 2-rank MPI_Bcast measured ${bc1m:-?} us, predicted $(one 1M "$callb" "$splitc" "$cmd") us"
+echo "# checks (no parameter comes from them), one split copy of 1 MiB: ping-pong measured ${pp1m:-?} us, predicted $(one 1M 0 "$splitc" 0 $rt) us; 2-rank MPI_Bcast measured ${bc1m:-?} us, predicted $(one 1M "$callb" "$splitc" "$cmd" $rt) us"
 # barrier N SWITCH: the model's N-rank barrier on the cores there are
 barrier() { predict --op barrier --ranks "$1" --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o" --call "$callb" \
 	--cmd-cost "$cmd" --cores "$cores" --switch-cost "$2"; }
@@ -311,10 +401,10 @@ for n in 2 4; do
 	for b in 8 1048576; do
 		bm=$(cal "$n" bcast "$b")
 		[ -n "$bm" ] || continue
-		bp=$(predict --op bcast --ranks "$n" --bytes "$b" --alpha "$alpha" --beta "$beta" --overhead "$o" --call "$callb" \
+		bp=$(predict --op bcast --ranks "$n" --bytes "$b" --alpha "$alpha" --beta "$ebeta" --overhead "$o" --call "$callb" \
 			--cmd-cost "$cmd" --acked-sends="$alpha" --noack-max "$noack" --rndv-min "$eager" --rndv-cost "$rndv" \
-			--split-min "$split" --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max 128 --cpu-copies \
-			--cores "$cores" --switch-cost "$sw")
+			--split-min "$split" --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max "$clazy" --cpu-copies \
+			--cores "$cores" --switch-cost "$sw" $rt)
 		echo "#   check: $n-rank MPI_Bcast of $b B measured $bm us, predicted $bp us"
 	done
 	for a in $ALGOS; do
@@ -334,23 +424,27 @@ for a in $ALGOS; do
 		for bytes in $(awk -v k="$a $n allreduce" 'index($0, k " ") == 1 { print $4 }' "$W/algo" | sort -nu); do
 			m=$(best "$W/algo" "$a" "$n" allreduce "$bytes")
 			self=$(cal 2 self "$bytes")
-			# up to 4 KiB ptl's MPI runs recursive doubling directly on
-			# the input (no copy first; coll.h's req.input): the call
-			# is then the checks alone, MPI_COMM_SELF's 8-byte call
-			apart= lazy=128
-			if [ "$a" = recursive_doubling ] && [ "$bytes" -le 4096 ]; then
-				apart=--input lazy=1024
+			# up to RD_DIRECT_MAX ptl's MPI runs recursive doubling
+			# directly on the input (no copy first; coll.h's req.input)
+			# and without a schedule or engine: the call is then the
+			# checks alone, MPI_COMM_SELF's 8-byte call, nothing per
+			# command, and its ACK-free rounds go request-free
+			apart= lazy=$clazy engine=$callb percmd=$cmd direct=
+			if [ "$a" = recursive_doubling ] && [ "$bytes" -le "$rdmax" ]; then
+				apart=--input lazy=$rdlazy
 				self=$(cal 2 self 8)
+				[ -n "$small" ] && engine=0 percmd=0 direct="--small-max $rdsmall $small"
 			elif [ -n "$allapart" ] && "$B/tools/ptltool" coll --op allreduce --ranks "$n" --bytes "$bytes" \
 				--elem 8 --algo "$a" --ports "$(ports_of "$a")" --input >/dev/null 2>&1; then
 				apart=--input
 				self=$(cal 2 self 8)
 			fi
-			call=$(calc "$callb + ${self:-0}")
+			call=$(calc "$engine + ${self:-0}")
 			p=$(predict --op allreduce --ranks "$n" --bytes "$bytes" --elem 8 --algo "$a" --ports "$(ports_of "$a")" $apart \
-				--alpha "$alpha" --beta "$beta" --gamma "$gamma" --overhead "$o" --call "$call" $share --cpu-copies \
+				--alpha "$alpha" --beta "$ebeta" --gamma "$gamma" --overhead "$o" --call "$call" $share --cpu-copies \
 				--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$ceager" $rcopy --rndv-cost "$rndv" \
-				--split-min "$split" --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max "$lazy" --cmd-cost "$cmd")
+				--split-min "$split" --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max "$lazy" --cmd-cost "$percmd" \
+				$direct $rt)
 			awk -v n="$n" -v a="$a" -v b="$bytes" -v m="$m" -v p="${p:-0}" 'BEGIN {
 				r = 0; if (m > 0) r = p / m
 				printf "%-2s %-18s %9s  %10.3f  %10.3f  %6.2fx  %s\n", n, a, b, p, m, r, (r > 1.1 || r < 0.9) ? "no" : "yes" }'

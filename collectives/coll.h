@@ -321,6 +321,7 @@ int coll_check(const struct coll_sched *s, char *msg, size_t msglen);
  * its reductions. A send costs the sender o before the transfer,
  * a receive costs the receiver o after it (LogP's o), then its reduction.
  * A ping-pong's half round trip is then alpha + 2 o. */
+#define COLL_COST_RATES 12
 struct coll_cost_params {
 	double alpha;    /* seconds per transfer (beyond the two o's) */
 	double beta;     /* bytes per second; <= 0 means infinite */
@@ -404,6 +405,24 @@ struct coll_cost_params {
 	bool cpu_copies;
 	size_t inline_max;
 	double recv_copy_cost;
+	/* Messages of 1 to small_max bytes (0: none) go request-free, as ptl's
+	 * MPI sends its short allreduce rounds (inline, ACK-free, no request
+	 * at either end): small_o at each end and small_alpha between instead
+	 * of o and alpha, each measured on that path. */
+	size_t small_max;
+	double small_o;
+	double small_alpha;
+	/* With rndv: what a rendezvous copy moves per second by the message's
+	 * size (nrates points, lengths ascending; 0 points: beta), measured
+	 * at the sizes the schedules copy: a copy's rate depends on its size
+	 * (which cache the lines come from, the system call and the split's
+	 * fixed costs spread over the bytes). Between two points the rate is
+	 * interpolated linearly; beyond the ends, the end's. */
+	int nrates;
+	struct coll_copy_rate {
+		size_t len;
+		double rate;  /* bytes per second, > 0 */
+	} rates[COLL_COST_RATES];
 };
 struct coll_cost {
 	double time;          /* seconds until the last command ends */

@@ -30,7 +30,12 @@
  * at every poll), so the ranks' work takes turns per core rather than
  * every rank running at a fraction of one. With cpu_copies an eager
  * message's bytes are the sender's CPU work, not its port's; above
- * inline_max the receiver's, on arrival. */
+ * inline_max the receiver's, on arrival.
+ *
+ * Each term is a mechanism of ptl's, measured on its own: a message up to
+ * small_max goes request-free (its own o and alpha); a rendezvous copy
+ * moves at the rate measured for its message's size (rates), else at
+ * beta. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -192,13 +197,52 @@ static bool recv_copies(const struct coll_cost_params *p, size_t len)
 	return p->cpu_copies && p->inline_max && len > p->inline_max && !rndv(p, len);
 }
 
+/* whether a message of len bytes goes request-free (small_max) */
+static bool small(const struct coll_cost_params *p, size_t len)
+{
+	return len > 0 && len <= p->small_max && !rndv(p, len);
+}
+
+/* the CPU a message of len bytes costs each end, and its time between */
+static double o_of(const struct coll_cost_params *p, size_t len)
+{
+	return small(p, len) ? p->small_o : p->o;
+}
+
+static double alpha_of(const struct coll_cost_params *p, size_t len)
+{
+	return small(p, len) ? p->small_alpha : p->alpha;
+}
+
 /* what taking a message of len bytes costs its receiver: o, and the copy
  * when it makes it */
 static double take_cost(const struct coll_cost_params *p, size_t len)
 {
 	if (!recv_copies(p, len))
-		return p->o;
+		return o_of(p, len);
 	return p->o + p->recv_copy_cost + (p->beta > 0 ? (double)len / p->beta : 0.0);
+}
+
+/* Seconds a rendezvous copy of `bytes` of a len-byte message takes: at
+ * the measured rate for len (rates, interpolated between the two points
+ * around it), else at beta. */
+static double rndv_copy(const struct coll_cost_params *p, size_t len, size_t bytes)
+{
+	const struct coll_copy_rate *r = p->rates;
+	int n = p->nrates < COLL_COST_RATES ? p->nrates : COLL_COST_RATES;
+	double rate = p->beta;
+	if (n > 0 && len <= r[0].len)
+		rate = r[0].rate;
+	else if (n > 0 && len >= r[n - 1].len)
+		rate = r[n - 1].rate;
+	else
+		for (int i = 1; i < n; i++)
+			if (len < r[i].len) {
+				double f = (double)(len - r[i - 1].len) / (double)(r[i].len - r[i - 1].len);
+				rate = r[i - 1].rate + f * (r[i].rate - r[i - 1].rate);
+				break;
+			}
+	return rate > 0 ? (double)bytes / rate : 0.0;
 }
 
 /* whether a send of len bytes is done only on its ACK */
@@ -288,7 +332,7 @@ static int simulate(struct sim *m)
 			/* the sender serves the get and copies (its part of) the bytes */
 			size_t own = m->split[e.rank] == SIZE_MAX ? own_part(p, c->len) : c->len;
 			double asked = cpu_run(m, e.rank, e.key, p->rndv_cost);
-			double mine = cpu_run(m, e.rank, asked, p->beta > 0 ? (double)own / p->beta : 0.0);
+			double mine = cpu_run(m, e.rank, asked, rndv_copy(p, c->len, own));
 			if (own == c->len) {
 				rc = hpush(&m->h, (struct hent){ mine, c->id, e.rank, e.idx, EV_COPIED, 0 });
 				continue;
@@ -304,8 +348,7 @@ static int simulate(struct sim *m)
 			int sr = m->pairs.rank[e.rank][e.idx];
 			size_t si = m->pairs.idx[e.rank][e.idx];
 			size_t rest = c->len - own_part(p, c->len);
-			double theirs = cpu_run(m, e.rank, e.key,
-						p->split_cost + (p->beta > 0 ? (double)rest / p->beta : 0.0));
+			double theirs = cpu_run(m, e.rank, e.key, p->split_cost + rndv_copy(p, c->len, rest));
 			rc = hpush(&m->h, (struct hent){ theirs > e.aux ? theirs : e.aux, m->s->ranks[sr].cmds[si].id,
 							  sr, si, EV_COPIED, 0 });
 			continue;
@@ -348,7 +391,7 @@ static int simulate(struct sim *m)
 		 * CPU makes it), then its earliest free port */
 		double copy = p->beta > 0 ? (double)c->len / p->beta : 0.0;
 		bool own_copy = p->cpu_copies && !rndv(p, c->len) && !recv_copies(p, c->len);
-		double ready = cpu_run(m, e.rank, e.key, p->o + (own_copy ? copy : 0.0));
+		double ready = cpu_run(m, e.rank, e.key, o_of(p, c->len) + (own_copy ? copy : 0.0));
 		if (rndv(p, c->len)) {
 			int rr = m->pairs.rank[e.rank][e.idx];
 			size_t ri = m->pairs.idx[e.rank][e.idx];
@@ -360,7 +403,7 @@ static int simulate(struct sim *m)
 			if (pt[k] < *best)
 				best = &pt[k];
 		double start = ready > *best ? ready : *best;
-		double dur = p->alpha + (p->cpu_copies ? 0.0 : m->k * copy);
+		double dur = alpha_of(p, c->len) + (p->cpu_copies ? 0.0 : m->k * copy);
 		double end = start + dur;
 		*best = end;
 		m->busy[e.rank] += dur;
@@ -378,8 +421,11 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
               struct coll_cost *out)
 {
 	memset(out, 0, sizeof *out);
-	if (!s || !params || s->nheld != s->req.nranks)
+	if (!s || !params || s->nheld != s->req.nranks || params->nrates < 0 || params->nrates > COLL_COST_RATES)
 		return -EINVAL;
+	for (int i = 0; i < params->nrates; i++)
+		if (!(params->rates[i].rate > 0) || (i > 0 && params->rates[i].len <= params->rates[i - 1].len))
+			return -EINVAL;  /* rndv_copy interpolates between ascending sizes */
 	struct coll_cost_params p = *params;
 	if (p.ports <= 0)
 		p.ports = s->req.ports;

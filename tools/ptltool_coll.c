@@ -30,7 +30,8 @@ static void usage(FILE *out)
 	        "                    [--rndv-min SIZE] [--rndv-cost TIME] [--split-min SIZE]\n"
 	        "                    [--split-cost TIME] [--recv-post TIME] [--lazy-max SIZE]\n"
 	        "                    [--cmd-cost TIME] [--cores C] [--switch-cost TIME] [--cpu-copies]\n"
-	        "                    [--inline-max SIZE] [--recv-copy-cost TIME]\n"
+	        "                    [--inline-max SIZE] [--recv-copy-cost TIME] [--small-max SIZE]\n"
+	        "                    [--small-overhead TIME] [--small-alpha TIME] [--copy-rates LIST]\n"
 	        "                    [--counts LIST] [--show] [--json]\n"
 	        "\n"
 	        "Expand a collective into its schedule, print the algorithm chosen, steps,\n"
@@ -84,6 +85,7 @@ static void usage(FILE *out)
 	        "                 of stretched (--ranks-per-core is then ignored)\n"
 	        "  --switch-cost TIME  with --cores: what a rank that waited pays to get a core\n"
 	        "                 back (the yield and the switch; bare: us), default 0\n"
+
 	        "  --cpu-copies   the sender's CPU copies an eager message's bytes (shm), so\n"
 	        "                 the copy takes turns with its other work; the port holds alpha\n"
 	        "  --inline-max SIZE  with --cpu-copies: eager messages above SIZE are copied by\n"
@@ -91,9 +93,17 @@ static void usage(FILE *out)
 	        "                 not fit its ring inline), default 0: none\n"
 	        "  --recv-copy-cost TIME  with --inline-max: the receiver's CPU per such copy\n"
 	        "                 beyond its bytes (bare: us), default 0\n"
+	        "  --small-max SIZE  messages of up to SIZE bytes go request-free (ptl's MPI:\n"
+	        "                 short allreduce rounds): --small-overhead at each end and\n"
+	        "                 --small-alpha between, instead of --overhead and --alpha\n"
+	        "  --small-overhead TIME, --small-alpha TIME  (bare: us), default 0\n"
+	        "  --copy-rates LIST  with --rndv-min: a rendezvous copy's rate by message size,\n"
+	        "                 SIZE:RATE,... sizes ascending (at most %d; between two, the\n"
+	        "                 rate is interpolated; beyond the ends, the end's), instead of\n"
+	        "                 --beta\n"
 	        "  --show         draw the step-by-rank grid of sends (up to %d ranks)\n"
 	        "  --json         print one JSON object\n",
-	        COLL_MAX_RANKS, COLL_MAX_CHUNKS, SHOW_MAX_RANKS);
+	        COLL_MAX_RANKS, COLL_MAX_CHUNKS, COLL_COST_RATES, SHOW_MAX_RANKS);
 }
 
 static int bad(const char *what, const char *arg)
@@ -202,6 +212,29 @@ static const struct unit rate_units[] = {
 	{ "KiB/s", 1024.0 }, { "MiB/s", 1048576.0 }, { "GiB/s", 1073741824.0 }, { NULL, 0 },
 };
 
+/* "16K:5.6GB/s,1M:9e9": sizes strictly ascending, rates > 0 */
+static int parse_rates(const char *s, struct coll_cost_params *cp)
+{
+	char *dup = strdup(s), *save = NULL;
+	int n = 0, rc = dup ? 0 : -1;
+	for (char *tok = dup ? strtok_r(dup, ",", &save) : NULL; tok && !rc; tok = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(tok, ':');
+		if (!colon || n >= COLL_COST_RATES) {
+			rc = -1;
+			break;
+		}
+		*colon = 0;
+		struct coll_copy_rate *r = &cp->rates[n];
+		if (parse_size(tok, &r->len) || parse_unit(colon + 1, rate_units, 1, &r->rate) || r->rate <= 0
+		    || (n > 0 && r->len <= cp->rates[n - 1].len))
+			rc = -1;
+		n++;
+	}
+	free(dup);
+	cp->nrates = rc || !n ? 0 : n;
+	return rc || !n ? -1 : 0;
+}
+
 static void show_grid(const struct coll_sched *s)
 {
 	int n = s->req.nranks;
@@ -287,6 +320,7 @@ enum opt_kind {
 	OPT_RATE,   /* bytes per second, > 0 */
 	OPT_NUM,    /* a bare number, at most hi */
 	OPT_COUNTS, /* comma-separated sizes (the v-variants) */
+	OPT_RATES,  /* comma-separated SIZE:RATE (struct coll_cost_params *) */
 	OPT_HELP,
 };
 
@@ -340,6 +374,8 @@ static int opt_apply(const struct opt_def *d, const char *arg, size_t **countsp,
 		return parse_unit(arg, rate_units, 1, d->dst) || *(double *)d->dst <= 0 ? bad(what, arg) : 0;
 	case OPT_NUM:
 		return parse_unit(arg, no_units, 1, d->dst) || *(double *)d->dst > (double)d->hi ? bad(what, arg) : 0;
+	case OPT_RATES:
+		return parse_rates(arg, d->dst) ? bad(what, arg) : 0;
 	case OPT_COUNTS:
 		free(*countsp);
 		*countsp = NULL;
@@ -390,6 +426,10 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "cpu-copies", 0, OPT_FLAG, &cp.cpu_copies, NULL, 0, 0, 0, false },
 		{ "inline-max", 0, OPT_SIZE, &cp.inline_max, NULL, 0, 0, 0, false },
 		{ "recv-copy-cost", 0, OPT_TIME, &cp.recv_copy_cost, NULL, 0, 0, 1e-6, false },
+		{ "small-max", 0, OPT_SIZE, &cp.small_max, NULL, 0, 0, 0, false },
+		{ "small-overhead", 0, OPT_TIME, &cp.small_o, NULL, 0, 0, 1e-6, false },
+		{ "small-alpha", 0, OPT_TIME, &cp.small_alpha, NULL, 0, 0, 1e-6, false },
+		{ "copy-rates", 0, OPT_RATES, &cp, NULL, 0, 0, 0, false },
 		{ "counts", 0, OPT_COUNTS, NULL, NULL, 0, 0, 0, false },
 		{ "show", 's', OPT_FLAG, &show, NULL, 0, 0, 0, false },
 		{ "json", 'j', OPT_FLAG, &json, NULL, 0, 0, 0, false },
@@ -540,6 +580,11 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 			printf("\"cores\": null, \"switch_us\": null, ");
 		printf("\"cpu_copies\": %s, \"inline_max\": %zu, \"recv_copy_us\": %.6g, ", cp.cpu_copies ? "true" : "false",
 		       cp.inline_max, cp.recv_copy_cost * 1e6);
+		printf("\"small_max\": %zu, \"small_overhead_us\": %.6g, \"small_alpha_us\": %.6g, \"copy_rates\": [",
+		       cp.small_max, cp.small_o * 1e6, cp.small_alpha * 1e6);
+		for (int i = 0; i < cp.nrates; i++)
+			printf("%s[%zu, %.6g]", i ? ", " : "", cp.rates[i].len, cp.rates[i].rate);
+		printf("], ");
 		printf("\"warning\": ");
 		if (warning) {
 			putchar('"');

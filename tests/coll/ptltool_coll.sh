@@ -227,6 +227,33 @@ expect 0 --op allreduce --ranks 4 --bytes 4K --algo ring_bidir --ports 2 --input
 expect 2 --op reduce_scatter --ranks 4 --bytes 4K --algo ring --input
 has "$err" "only allreduce takes its input apart"
 
+# request-free small messages: a 2-rank 8-byte exchange's chain is
+# small-overhead + small-alpha + small-overhead (0.1 + 0.2 + 0.1, call 0,
+# gamma 0, and 8 B at the default 10 GB/s), whatever --overhead and
+# --alpha are; named in the JSON
+expect 0 --op allreduce --ranks 2 --bytes 8 --algo recursive_doubling --alpha 1 --overhead 0.5 --gamma 0 \
+	--small-max 1K --small-overhead 0.1 --small-alpha 0.2 --json
+has "$out" '"predicted_us": 0.400800'
+has "$out" '"small_max": 1024, "small_overhead_us": 0.1, "small_alpha_us": 0.2,'
+# copy rates by size: the 1 MiB split bcast above at 1 GB/s throughout
+# costs what it did with --beta 1GB/s; at 2 GB/s for its size (the end's
+# rate beyond the last point) half the copy goes: 531.788 - 262.144
+expect 0 --op bcast --ranks 2 --bytes 1M --alpha 1 --beta 9GB/s --overhead 0.5 --rndv-min 4K --rndv-cost 2 \
+	--split-min 128K --copy-rates 16K:1GB/s,512K:1GB/s --json
+has "$out" '"predicted_us": 531.788'
+has "$out" '"copy_rates": \[\[16384, 1e+09\], \[524288, 1e+09\]\],'
+expect 0 --op bcast --ranks 2 --bytes 1M --alpha 1 --beta 1GB/s --overhead 0.5 --rndv-min 4K --rndv-cost 2 \
+	--split-min 128K --copy-rates 16K:1GB/s,512K:2GB/s --json
+has "$out" '"predicted_us": 269.644'
+expect 0 --op bcast --ranks 2 --bytes 1M --json
+has "$out" '"copy_rates": \[\],'
+expect 2 --op bcast --ranks 2 --bytes 1M --copy-rates 1M:1GB/s,16K:2GB/s
+has "$err" "bad --copy-rates '1M:1GB/s,16K:2GB/s'"
+expect 2 --op bcast --ranks 2 --bytes 1M --copy-rates 16K
+has "$err" "bad --copy-rates"
+expect 2 --op bcast --ranks 2 --bytes 1M --copy-rates 16K:0
+has "$err" "bad --copy-rates"
+
 # a schedule too large to count is refused at once, not expanded for hours
 expect 1 --op allreduce --ranks 65536 --bytes 1G
 has "$err" "too many to count"

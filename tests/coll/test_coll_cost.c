@@ -450,6 +450,65 @@ static void test_sw_recv_copies(void **state)
 	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p), r);
 }
 
+/* Messages of up to small_max bytes go request-free: small_o at each end
+ * and small_alpha between replace o and alpha (a 2-rank exchange's chain),
+ * whatever o and alpha are; a larger one, and a zero-byte one (a
+ * barrier's), keeps o and alpha. */
+static void test_sw_small_messages(void **state)
+{
+	(void)state;
+	double M = 512;
+	struct coll_cost_params p = { .alpha = 1e-6, .beta = 1e9, .gamma = 1e-10, .o = 3e-7, .call = 2e-6,
+				      .small_max = 1024, .small_o = 1e-7, .small_alpha = 5e-8 };
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 512, 1, &p),
+	     2e-6 + 1e-7 + M / 1e9 + 5e-8 + 1e-7 + M * 1e-10);
+	p.o = 9e-7;
+	p.alpha = 4e-6;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 512, 1, &p),
+	     2e-6 + 1e-7 + M / 1e9 + 5e-8 + 1e-7 + M * 1e-10);
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 2048, 1, &p),
+	     2e-6 + 9e-7 + 2048 / 1e9 + 4e-6 + 9e-7 + 2048 * 1e-10);
+	NEAR(sw_cost(COLL_OP_BARRIER, COLL_ALGO_AUTO, 2, 0, 1, &p), 2e-6 + 2 * 9e-7 + 4e-6);
+	p.small_max = 0;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 512, 1, &p),
+	     2e-6 + 9e-7 + M / 1e9 + 4e-6 + 9e-7 + M * 1e-10);
+}
+
+/* With copy rates a rendezvous copy moves at the rate measured for its
+ * message's size (linear between two points, the end's beyond them), not
+ * at beta; the split halves at the whole message's rate. A table that is
+ * not ascending, or has a rate of 0, is refused. */
+static void test_sw_copy_rates(void **state)
+{
+	(void)state;
+	struct coll_cost_params p = { .alpha = 1e-6, .beta = 1e9, .o = 3e-7, .call = 2e-6, .rndv = true,
+				      .rndv_min = 4096, .rndv_cost = 1.5e-6, .split_min = 131072, .nrates = 2,
+				      .rates = { { 65536, 2e9 }, { 262144, 4e9 } } };
+	/* call, o, header, o, request, rndv cost, the bytes, reply, o */
+	double fixed = 2e-6 + 3e-7 + 1e-6 + 3e-7 + 1e-6 + 1.5e-6 + 1e-6 + 3e-7;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 16384, 1, &p), fixed + 16384 / 2e9);
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 65536, 1, &p), fixed + 65536 / 2e9);
+	/* 112 KiB: a quarter of the way from 64 KiB to 256 KiB: 2.5 GB/s */
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 114688, 1, &p), fixed + 114688 / 2.5e9);
+	/* split from 128 KiB (the help request's alpha): 160 KiB's halves at 3 GB/s */
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 163840, 1, &p), fixed + 1e-6 + 81920 / 3e9);
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 1 << 20, 1, &p), fixed + 1e-6 + 524288 / 4e9);
+	/* eager messages keep beta */
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4096, 1, &p), 2e-6 + 3e-7 + 1e-6 + 4096 / 1e9 + 3e-7);
+	struct coll_req r = mkreq(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 65536, 1, 1);
+	struct coll_sched *s = expand_ok(&r);
+	struct coll_cost c;
+	p.rates[1].len = 65536;
+	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
+	p.rates[1].len = 262144;
+	p.rates[0].rate = 0;
+	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
+	p.rates[0].rate = 2e9;
+	p.nrates = COLL_COST_RATES + 1;
+	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
+	coll_free(s);
+}
+
 /* More of any term makes a schedule slower, for the allreduce algorithms
  * over sizes and group sizes, and the zero terms are the plain model. Not
  * the double binary tree on one port: which tree's transfer gets the port
@@ -524,6 +583,8 @@ int main(void)
 		cmocka_unit_test(test_sw_shared_cores),
 		cmocka_unit_test(test_sw_cpu_copies),
 		cmocka_unit_test(test_sw_recv_copies),
+		cmocka_unit_test(test_sw_small_messages),
+		cmocka_unit_test(test_sw_copy_rates),
 		cmocka_unit_test(test_sw_monotonic),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

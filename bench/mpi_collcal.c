@@ -1,0 +1,186 @@
+/*
+ * mpi_collcal: the cost model's per-mechanism figures that
+ * bench/mpi_allreduce.c does not measure, between ranks 0 and 1 (others
+ * wait in barriers). bench/mpi_bench.sh feeds them to ptltool coll; none
+ * comes from a collective. Prints "<figure> <bytes> <median us> <min> <max>"
+ * (over trials):
+ *   sovh 8        CPU per request-free message (the mean of a blocking
+ *                 MPI_Send's and an MPI_Recv's of an 8-byte message that
+ *                 is there already, neither waiting on the wire): ptl's
+ *                 MPI sends those without a request, inline and ACK-free,
+ *                 as its short allreduce rounds (mpi_send_small_ctx) do
+ *   spp B         half round trip of blocking MPI_Send / MPI_Recv of B
+ *                 bytes (8 B - 1 KiB): the request-free exchange
+ *   epp B         half round trip of MPI_Isend + MPI_Wait / MPI_Recv of B
+ *                 bytes, 1 - 8 KiB: an eager message with its request,
+ *                 inline and ACK-free, from the user's buffer into the
+ *                 posted receive (a schedule's sends and receives up to
+ *                 the eager limit); the slope is what its bytes cost
+ *   ssend 8       half round trip of MPI_Ssend / MPI_Recv of 8 bytes: a
+ *                 rendezvous that copies nothing to speak of (header, the
+ *                 receiver's get, the reply): the rendezvous' own cost
+ *   xch B         one exchange of B bytes, 16 KiB - 1 MiB (the sizes a 2-
+ *                 or 4-rank allreduce's schedules move by rendezvous, copies
+ *                 split between the two cores from 128 KiB on): each rank
+ *                 posts MPI_Irecv, then MPI_Isend, and MPI_Waitall, as a
+ *                 2-rank schedule's step does: both CPUs copy at once
+ *                 (each serves the other's get, or with the split its own
+ *                 half and the other's), from a buffer only this rank
+ *                 writes (as a schedule sends its input or what it just
+ *                 reduced) into one the peer then reads (a word of each
+ *                 cache line, as its reduction will read them all: the
+ *                 lines move to its core before the next copy writes
+ *                 them again)
+ *   ptl's and any MPI: ptlrun -n 2 bench/mpi_collcal [trials]
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { CAL_MSGS = 64, CAL_MAXT = 100 };
+
+static int cal_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static void cal_print(int rank, const char *fig, size_t bytes, double *v, int trials)
+{
+	qsort(v, (size_t)trials, sizeof *v, cal_cmp);
+	if (rank == 0)
+		printf("%s %zu %.4f %.4f %.4f\n", fig, bytes, v[trials / 2], v[0], v[trials - 1]);
+}
+
+/* One trial of sovh: rank 1 sends CAL_MSGS blocking 8-byte messages
+ * (timed: the send side), and once a barrier says they have landed rank
+ * 0 receives them (timed: the receive side). us per message, the mean
+ * of the two sides. */
+static double cal_sovh(int rank)
+{
+	double buf[CAL_MSGS] = { 0 }, ts = 0, tr = 0;
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 1) {
+		double t0 = MPI_Wtime();
+		for (int k = 0; k < CAL_MSGS; k++)
+			MPI_Send(&buf[k], 1, MPI_DOUBLE, 0, k, MPI_COMM_WORLD);
+		ts = MPI_Wtime() - t0;
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 0) {
+		double t0 = MPI_Wtime();
+		for (int k = 0; k < CAL_MSGS; k++)
+			MPI_Recv(&buf[k], 1, MPI_DOUBLE, 1, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		tr = MPI_Wtime() - t0;
+	}
+	MPI_Bcast(&ts, 1, MPI_DOUBLE, 1, MPI_COMM_WORLD);
+	return (ts + tr) / 2 / CAL_MSGS * 1e6;
+}
+
+enum cal_kind { CAL_BLOCKING, CAL_SYNC, CAL_NONBLOCKING };
+
+static void cal_send(enum cal_kind k, char *b, int n, int to)
+{
+	MPI_Request rq;
+	if (k == CAL_BLOCKING)
+		MPI_Send(b, n, MPI_BYTE, to, 0, MPI_COMM_WORLD);
+	else if (k == CAL_SYNC)
+		MPI_Ssend(b, n, MPI_BYTE, to, 0, MPI_COMM_WORLD);
+	else {
+		MPI_Isend(b, n, MPI_BYTE, to, 0, MPI_COMM_WORLD, &rq);
+		MPI_Wait(&rq, MPI_STATUS_IGNORE);
+	}
+}
+
+/* One trial: half a round trip of n bytes between ranks 0 and 1, us,
+ * after 50 untimed ones (right after a barrier a round trip is slower for
+ * a while). */
+static double cal_pingpong(int rank, enum cal_kind k, char *b, int n)
+{
+	enum { PP_ITERS = 2000 };
+	double t0 = 0;
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (int i = -50; i < PP_ITERS; i++) {
+		if (i == 0)
+			t0 = MPI_Wtime();
+		if (rank == 0) {
+			cal_send(k, b, n, 1);
+			MPI_Recv(b, n, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		} else if (rank == 1) {
+			MPI_Recv(b, n, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			cal_send(k, b, n, 0);
+		}
+	}
+	return (MPI_Wtime() - t0) / PP_ITERS / 2 * 1e6;
+}
+
+static volatile unsigned cal_sink;
+
+/* One trial of xch: us per exchange of n bytes between ranks 0 and 1,
+ * from sb into the peer's rb, which the peer then reads. */
+static double cal_exchange(int rank, const char *sb, char *rb, int n)
+{
+	int iters = n <= 131072 ? 400 : 100, peer = 1 - rank;
+	double t0 = 0;
+	MPI_Request rq[2];
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (int i = -50; i < iters && rank < 2; i++) {
+		if (i == 0)
+			t0 = MPI_Wtime();
+		MPI_Irecv(rb, n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &rq[0]);
+		MPI_Isend(sb, n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &rq[1]);
+		MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+		for (int k = 0; k < n; k += 64)
+			cal_sink += (unsigned char)rb[k];
+	}
+	return (MPI_Wtime() - t0) / iters * 1e6;
+}
+
+int main(int argc, char **argv)
+{
+	MPI_Init(&argc, &argv);
+	int rank, size, trials = argc > 1 ? atoi(argv[1]) : 5;
+	if (trials < 1 || trials > CAL_MAXT)
+		trials = 5;
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	char *b = calloc(1, 1 << 20), *sb = calloc(1, 1 << 20);
+	if (size < 2 || !b || !sb) {
+		if (rank == 0)
+			fprintf(stderr, "mpi_collcal: needs 2 ranks (and 1 MiB)\n");
+		MPI_Finalize();
+		return 1;
+	}
+	/* written once, as a program's data is (untouched calloc'd pages all
+	 * read as the one zero page, which no copy of real data does) */
+	memset(b, 1, 1 << 20);
+	memset(sb, 2, 1 << 20);
+	/* Trials go round all the figures, so a stretch of time another
+	 * process takes slows one trial of several figures, not every trial
+	 * of one (each figure's best trial is what the model takes). */
+	static const struct cal_fig {
+		const char *name;
+		int kind; /* -1: sovh, -2: xch, else enum cal_kind's ping-pong */
+		int bytes;
+	} figs[] = {
+		{ "sovh", -1, 8 }, { "spp", CAL_BLOCKING, 8 }, { "spp", CAL_BLOCKING, 64 },
+		{ "spp", CAL_BLOCKING, 512 }, { "spp", CAL_BLOCKING, 1024 }, { "epp", CAL_NONBLOCKING, 1024 },
+		{ "epp", CAL_NONBLOCKING, 2048 }, { "epp", CAL_NONBLOCKING, 4096 }, { "epp", CAL_NONBLOCKING, 8192 },
+		{ "ssend", CAL_SYNC, 8 }, { "xch", -2, 16384 }, { "xch", -2, 32768 }, { "xch", -2, 65536 },
+		{ "xch", -2, 131072 }, { "xch", -2, 262144 }, { "xch", -2, 524288 }, { "xch", -2, 1 << 20 },
+	};
+	enum { NFIGS = sizeof figs / sizeof figs[0] };
+	static double v[NFIGS][CAL_MAXT];
+	for (int t = 0; t < trials; t++)
+		for (int f = 0; f < NFIGS; f++)
+			v[f][t] = figs[f].kind == -1   ? cal_sovh(rank)
+				  : figs[f].kind == -2 ? cal_exchange(rank, sb, b, figs[f].bytes)
+						       : cal_pingpong(rank, (enum cal_kind)figs[f].kind, b, figs[f].bytes);
+	for (int f = 0; f < NFIGS; f++)
+		cal_print(rank, figs[f].name, (size_t)figs[f].bytes, v[f], trials);
+	free(sb);
+	free(b);
+	MPI_Finalize();
+	return 0;
+}
