@@ -25,6 +25,9 @@
 # PTL_BENCH_OLD=DIR: also run the ptl of another build tree (say a clone at
 # an older commit, built), its runs taking turns with this tree's in every
 # trial, and print its rows beside this tree's: A/B in one boot.
+# PTL_BENCH_LOAD=N: N busy loops on the host for the whole VM run (ended by
+# their ids afterwards), a reproducible share of a loaded shared machine;
+# the load average is printed before and after.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 B=${PTL_TOP_BUILDDIR:-$top}
@@ -68,8 +71,15 @@ for t in \$(seq $trials); do
 done
 INNER
 chmod +x "$inner"
+load_pids=
+for i in $(seq "${PTL_BENCH_LOAD:-0}"); do
+	timeout 3600 sh -c 'while :; do :; done' & load_pids="$load_pids $!"
+done
+echo "host load average before: $(cut -d' ' -f1-3 /proc/loadavg)${load_pids:+ (with ${PTL_BENCH_LOAD} busy loops)}"
 PTL_VM_RW=${PTL_VM_RW:+$PTL_VM_RW:}${OLD:+$OLD:}$out PTL_VM_TIMEOUT=${PTL_VM_TIMEOUT:-900} "$top/tests/vm/rxe-vm.sh" "$inner"
 rc=$?
+echo "host load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+for p in $load_pids; do kill "$p" 2>/dev/null; done
 [ $rc = 0 ] || { echo "the VM run failed (rc $rc); files in $out" >&2; exit $rc; }
 # Medians over the trials. perftest: the data line starts with the size;
 # t_typical is column 5, t_avg column 6, BW average (Gb/s) column 4.

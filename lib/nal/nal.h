@@ -152,6 +152,12 @@ struct nal_ops {
 	 * lib/ptl's lock held (PtlRtRankFailed); must not block. NULL: the NAL
 	 * reports deaths by itself. */
 	int (*peer_check)(struct nal *n, int peer);
+	/* Optional: 1 while an answer this rank may be waiting for is due (it
+	 * sent lately and has heard nothing since), so a waiting thread should
+	 * poll on rather than sleep: on a loaded (virtual) machine a CPU that
+	 * went idle is slow to get back, far slower than the answer. Bounded
+	 * in time by the NAL. Lock held; no system call. NULL: never. */
+	int (*due)(struct nal *n);
 };
 
 extern const struct nal_ops nal_shm_ops;

@@ -198,6 +198,16 @@ static int64_t ptl_deadline_ms(int64_t now, ptl_time_t timeout)
  * this long at a time (it cannot hear the other NALs or the EQ bell). */
 #define PTL_WAIT_NAL_SLICE_MS 10
 
+/* Whether a NAL expects an answer soon (nal_ops.due): the wait polls on
+ * past PTL_WAIT_SPINS then. Lock held. */
+static bool ptl_eq_answer_due(void)
+{
+	for (int i = 0; i < ptl_lib.nnals; i++)
+		if (ptl_lib.nals[i].ops->due && ptl_lib.nals[i].ops->due(ptl_lib.nals[i].n))
+			return true;
+	return false;
+}
+
 /* Looks up the EQs of handles[0, n) into eqs; false when one is no live
  * EQ. Lock held. */
 static bool ptl_eq_lookup_all(const ptl_handle_eq_t *handles, int n, struct ptl_eq **eqs)
@@ -291,6 +301,9 @@ int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_eve
 			}
 			spin += PTL_WAIT_CLOCK_EVERY;
 		}
+		/* Asked every PTL_WAIT_CLOCK_EVERY polls once the spins are out. */
+		if (spin >= PTL_WAIT_SPINS && ptl_eq_answer_due())
+			spin = PTL_WAIT_SPINS - PTL_WAIT_CLOCK_EVERY;
 		if (spin < PTL_WAIT_SPINS) {
 			ptl_unlock();
 			if (--yield_in == 0) {

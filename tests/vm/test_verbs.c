@@ -234,6 +234,57 @@ static void test_pingpong_credits(void)
 	sync_peer();
 }
 
+/* nal_ops.due, which keeps lib/ptl's waiting thread polling: due from a
+ * send until something comes back, never once due_ms has run out since a
+ * waiter first asked, never with due_ms 0 (PTL_VERBS_DUE_MS=0). */
+static void test_due(void)
+{
+	unsigned due_ms = n->due_ms;
+	uint64_t before = nrecv;
+	expect = 0;
+	bad_recv = 0;
+	CHECK(due_ms > 0);
+	for (uint64_t i = 0; i < 8; i++) {
+		if (me == 0) {
+			send_one(i);
+			CHECK(nal_verbs_ops.due(n) == 1);
+		}
+		uint64_t end = now_ms() + 20000;
+		while (nrecv - before < i + 1 && now_ms() < end)
+			vrb_progress(n);
+		CHECK(nrecv - before == i + 1);
+		CHECK(nal_verbs_ops.due(n) == 0); /* the answer came */
+		if (me == 1) {
+			send_one(i);
+			CHECK(nal_verbs_ops.due(n) == 1);
+		}
+	}
+	sync_peer();
+	/* Rank 1 sent last and hears nothing more: due for due_ms only. */
+	if (me == 1) {
+		n->due_ms = 30;
+		CHECK(nal_verbs_ops.due(n) == 1);
+		uint64_t end = now_ms() + 2000;
+		while (nal_verbs_ops.due(n) && now_ms() < end)
+			usleep(1000);
+		uint64_t took = now_ms() - (end - 2000);
+		CHECK(took >= 20 && took < 1000);
+		CHECK(nal_verbs_ops.due(n) == 0);
+		n->due_ms = 0;
+		send_one(8);
+		CHECK(nal_verbs_ops.due(n) == 0);
+		n->due_ms = due_ms;
+	} else {
+		uint64_t end = now_ms() + 20000;
+		while (nrecv - before < 9 && now_ms() < end)
+			vrb_progress(n);
+		CHECK(nrecv - before == 9);
+	}
+	CHECK(bad_recv == 0);
+	printf("rank %d: due: polled on while an answer was due, for %u ms at most\n", me, due_ms);
+	sync_peer();
+}
+
 /* The receiver stops polling: the sender gets NAL_EAGAIN before it could
  * overrun the buffers granted to it. The receiver tells consumed counts a
  * quarter of the grant at a time, so between 3/4 of the grant and all of
@@ -591,6 +642,7 @@ static const struct {
 	const char *name;
 	void (*run)(void);
 } tests[] = { { "eager", test_eager }, { "pingpong", test_pingpong_credits }, { "credits", test_credits },
+	      { "due", test_due },
 	      { "bulk", test_bulk },
 	      { "remap", test_remap }, { "sleep", test_sleep }, { "reopen", test_reopen },
 	      { "reopen_limit", test_reopen_limit } };
@@ -611,7 +663,7 @@ int main(int argc, char **argv)
 			t++;
 		if (t == NTESTS) {
 			fprintf(stderr, "usage: test_verbs [-n REPEAT] "
-					"[eager|pingpong|credits|bulk|remap|sleep|reopen|reopen_limit]...\n");
+					"[eager|pingpong|credits|due|bulk|remap|sleep|reopen|reopen_limit]...\n");
 			return 2;
 		}
 		want[t] = any = true;

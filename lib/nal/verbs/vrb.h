@@ -88,6 +88,12 @@
 #define VRB_RETRY_CNT 6
 #define VRB_ACK_TIMEOUT 16
 #define VRB_KA_MS 2000          /* default keepalive period (PTL_VERBS_KEEPALIVE_MS) */
+/* How long after a send, with nothing received since, a waiting thread
+ * polls on (nal_ops.due, PTL_VERBS_DUE_MS): under TCG emulation on a loaded
+ * host a vCPU that halts is rescheduled milliseconds later, so a ping-pong
+ * whose ranks slept took milliseconds a round trip where one that polls
+ * took 20 us. Long enough for a preempted peer vCPU to come back. */
+#define VRB_DUE_MS 50
 #define VRB_KA_POLLS 64         /* progress() calls between keepalive clock reads */
 #define VRB_REG_MAX 256u        /* cached registrations */
 #define VRB_STASH 64u           /* completions sleep() took off the CQ */
@@ -283,6 +289,12 @@ struct nal {
 	unsigned ka_ms;     /* keepalive period; 0: off */
 	_Atomic uint64_t next_ka_ms;
 	unsigned ka_polls;  /* progress() calls since the last keepalive clock read */
+	/* An answer is due (vrb_due): a message went out and none came in
+	 * since; since when a waiter first asked (0: not yet), and for how
+	 * long it may poll on (0: never). Lock held for all three. */
+	bool awaiting;
+	uint64_t await_since_ms;
+	unsigned due_ms;
 	bool deferred;      /* a peer may have work progress() must redo (a
 	                     * resend, a credit write, queued bulks): set where
 	                     * such work appears, so a poll walks the peers only
@@ -324,6 +336,7 @@ int vrb_progress(struct nal *n);
 int vrb_sleep(struct nal *n, int timeout_ms);
 void vrb_kick(struct nal *n);
 void vrb_set_polling(struct nal *n, int on);
+int vrb_due(struct nal *n);
 /* Inline, as every eager send asks both of these. */
 static inline bool vrb_sq_room(const struct nal *n, const struct vrb_peer *p, unsigned wrs)
 {

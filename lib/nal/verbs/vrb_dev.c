@@ -92,6 +92,8 @@ static int vrb_open(const struct nal_open_args *args, struct nal **out)
 	n->debug = getenv("PTL_VERBS_DEBUG") != NULL;
 	const char *ka = getenv("PTL_VERBS_KEEPALIVE_MS");
 	n->ka_ms = ka && *ka ? (unsigned)strtoul(ka, NULL, 10) : VRB_KA_MS;
+	const char *due = getenv("PTL_VERBS_DUE_MS");
+	n->due_ms = due && *due ? (unsigned)strtoul(due, NULL, 10) : VRB_DUE_MS;
 	atomic_store(&n->next_ka_ms, vrb_now_ms() + n->ka_ms);
 	int rc = NAL_EPERM;
 	if (!vrb_pick_device(n))
@@ -264,4 +266,5 @@ const struct nal_ops nal_verbs_ops = {
 	.sleep = vrb_sleep,
 	.kick = vrb_kick,
 	.set_polling = vrb_set_polling,
+	.due = vrb_due,
 };

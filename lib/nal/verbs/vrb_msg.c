@@ -194,6 +194,8 @@ int vrb_send(struct nal *n, int peer, const void *hdr, size_t hdr_len, const voi
 		return rc; /* not sent: the caller tries again (or the peer failed) */
 	p->sent++;
 	p->resend = p->sent;
+	n->awaiting = true;
+	n->await_since_ms = 0;
 	return 0;
 }
 
@@ -271,6 +273,7 @@ static void vrb_recv_wc(struct nal *n, const struct ibv_wc *wc)
 	}
 	struct vrb_peer *p = &n->peers[peer];
 	p->acts++;
+	n->awaiting = false;
 	unsigned char *msg = (unsigned char *)n->rbuf + (size_t)i * VRB_EAGER;
 	long len = wc->byte_len;
 	if (wc->wc_flags & IBV_WC_WITH_IMM) {
@@ -547,6 +550,23 @@ void vrb_kick(struct nal *n)
 	uint64_t one = 1;
 	ssize_t r = write(n->efd, &one, sizeof one);
 	(void)r;
+}
+
+/* nal_ops.due: polls on while a message went out and none came in since,
+ * up to due_ms. The time runs from the first time a waiter asks (after its
+ * own spin budget, so a few ms late), not from the send: a send reads no
+ * clock. The coarse clock is the vDSO's, no system call. */
+int vrb_due(struct nal *n)
+{
+	if (!n->awaiting || !n->due_ms)
+		return 0;
+	uint64_t now = vrb_now_ms();
+	if (!n->await_since_ms)
+		n->await_since_ms = now;
+	if (now - n->await_since_ms < n->due_ms)
+		return 1;
+	n->awaiting = false;
+	return 0;
 }
 
 /* Verbs peers never make a system call to wake us (the completion channel
