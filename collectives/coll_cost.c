@@ -214,18 +214,23 @@ static double alpha_of(const struct coll_cost_params *p, size_t len)
 	return small(p, len) ? p->small_alpha : p->alpha;
 }
 
+static double rndv_copy(const struct coll_cost_params *p, size_t len, size_t bytes);
+
 /* what taking a message of len bytes costs its receiver: o, and the copy
- * when it makes it */
+ * when it makes it - at the rate measured for messages of that size
+ * (the copy-rate table comes from exchanges whose messages take this path
+ * up to the eager limit's multiple), else at beta */
 static double take_cost(const struct coll_cost_params *p, size_t len)
 {
 	if (!recv_copies(p, len))
 		return o_of(p, len);
-	return p->o + p->recv_copy_cost + (p->beta > 0 ? (double)len / p->beta : 0.0);
+	return p->o + p->recv_copy_cost + rndv_copy(p, len, len);
 }
 
-/* Seconds a rendezvous copy of `bytes` of a len-byte message takes: at
- * the measured rate for len (rates, interpolated between the two points
- * around it), else at beta. */
+/* Seconds a receiver's copy (rendezvous, or an eager message too large
+ * to go inline) of `bytes` of a len-byte message takes: at the measured
+ * rate for len (rates, interpolated between the two points around it),
+ * else at beta. */
 static double rndv_copy(const struct coll_cost_params *p, size_t len, size_t bytes)
 {
 	const struct coll_copy_rate *r = p->rates;
