@@ -443,7 +443,15 @@ static void test_sw_recv_copies(void **state)
 	p.inline_max = 32768;
 	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p),
 	     2e-6 + 3e-7 + M / 1e9 + 1e-6 + 3e-7 + M * 1e-10);
+	/* with a copy-rate table the receiver's copy moves at its rate for
+	 * the size (16 KiB at 2 GB/s, 64 KiB at 4 GB/s: 32 KiB at 2.67 GB/s) */
 	p.inline_max = 8192;
+	p.nrates = 2;
+	p.rates[0] = (struct coll_copy_rate){ 16384, 2e9 };
+	p.rates[1] = (struct coll_copy_rate){ 65536, 4e9 };
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p),
+	     2e-6 + 3e-7 + 1e-6 + 3e-7 + 2e-7 + M / (2e9 + 2e9 / 3) + M * 1e-10);
+	p.nrates = 0;
 	p.rndv_min = 16384; /* the rendezvous: as without inline_max */
 	double r = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p);
 	p.inline_max = 0;
