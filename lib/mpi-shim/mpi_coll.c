@@ -1374,9 +1374,9 @@ static int gs_leaf(struct cx *x, const struct gs_call *g, const struct coll_sche
 /* On an intercommunicator: the root's side has a block per remote rank. */
 static int inter_gs(struct mpi_comm *c, MPI_Comm comm, const char *fn, const struct gs_call *g)
 {
-	struct mpi_ic_side s = { .buf = g->sbuf, .count = g->scount, .counts = g->scounts, .displs = g->sdispls,
+	struct mpi_xside s = { .buf = g->sbuf, .count = g->scount, .counts = g->scounts, .idispls = g->sdispls,
 				 .type = g->stype },
-			   r = { .buf = g->rbuf, .count = g->rcount, .counts = g->rcounts, .displs = g->rdispls,
+			   r = { .buf = g->rbuf, .count = g->rcount, .counts = g->rcounts, .idispls = g->rdispls,
 				 .type = g->rtype };
 	return mpi_inter_exchange(c, comm, fn, g->gather ? MPI_IC_GATHER : MPI_IC_SCATTER, g->root, &s, &r);
 }
@@ -1473,8 +1473,8 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 	COLL_ENTER_ANY("MPI_Allgather", comm, c);
 	if (c->inter)
 		return mpi_inter_exchange(c, comm, "MPI_Allgather", MPI_IC_ALL, 0,
-					  &(struct mpi_ic_side){ .buf = sendbuf, .count = sendcount, .type = sendtype, .one = true },
-					  &(struct mpi_ic_side){ .buf = recvbuf, .count = recvcount, .type = recvtype });
+					  &(struct mpi_xside){ .buf = sendbuf, .count = sendcount, .type = sendtype, .same = true },
+					  &(struct mpi_xside){ .buf = recvbuf, .count = recvcount, .type = recvtype });
 	int rc = mpi_coll_check_buf(comm, "MPI_Allgather", recvcount, recvtype);
 	if (rc)
 		return rc;
@@ -1580,8 +1580,8 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 	COLL_ENTER_ANY(fn, comm, c);
 	if (c->inter)
 		return mpi_inter_exchange(c, comm, fn, MPI_IC_ALL, 0,
-					  &(struct mpi_ic_side){ .buf = sendbuf, .count = sendcount, .type = sendtype, .one = true },
-					  &(struct mpi_ic_side){ .buf = recvbuf, .counts = recvcounts, .displs = displs,
+					  &(struct mpi_xside){ .buf = sendbuf, .count = sendcount, .type = sendtype, .same = true },
+					  &(struct mpi_xside){ .buf = recvbuf, .counts = recvcounts, .idispls = displs,
 								 .type = recvtype });
 	int n = c->size, me = c->rank;
 	bool in_place = sendbuf == MPI_IN_PLACE;
@@ -1639,8 +1639,8 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 	COLL_ENTER_ANY("MPI_Alltoall", comm, c);
 	if (c->inter)
 		return mpi_inter_exchange(c, comm, "MPI_Alltoall", MPI_IC_ALL, 0,
-					  &(struct mpi_ic_side){ .buf = sendbuf, .count = sendcount, .type = sendtype },
-					  &(struct mpi_ic_side){ .buf = recvbuf, .count = recvcount, .type = recvtype });
+					  &(struct mpi_xside){ .buf = sendbuf, .count = sendcount, .type = sendtype },
+					  &(struct mpi_xside){ .buf = recvbuf, .count = recvcount, .type = recvtype });
 	int rc = mpi_coll_check_buf(comm, "MPI_Alltoall", recvcount, recvtype);
 	if (rc)
 		return rc;
@@ -1687,9 +1687,9 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 	COLL_ENTER_ANY(fn, comm, c);
 	if (c->inter)
 		return mpi_inter_exchange(c, comm, fn, MPI_IC_ALL, 0,
-					  &(struct mpi_ic_side){ .buf = sendbuf, .counts = sendcounts, .displs = sdispls,
+					  &(struct mpi_xside){ .buf = sendbuf, .counts = sendcounts, .idispls = sdispls,
 								 .type = sendtype },
-					  &(struct mpi_ic_side){ .buf = recvbuf, .counts = recvcounts, .displs = rdispls,
+					  &(struct mpi_xside){ .buf = recvbuf, .counts = recvcounts, .idispls = rdispls,
 								 .type = recvtype });
 	int n = c->size;
 	bool in_place = sendbuf == MPI_IN_PLACE;

@@ -121,6 +121,12 @@ void mpi_cx_drop_rest(struct cx *x);
  * the dead-member checks; then ends x, reporting rc's message on comm. */
 int mpi_cx_wait(struct cx *x);
 int mpi_cx_end(struct cx *x, MPI_Comm comm, int rc);
+/* Direct exchanges (mpi_xchg.c): block k of side s (its address, count
+ * and type); the checks of blocks 0..n); block k to or from peer with tag
+ * on x, not made to MPI_PROC_NULL or when it holds no bytes. */
+void *mpi_xside_block(const struct mpi_xside *s, int k, int *count, MPI_Datatype *dt);
+int mpi_xside_check(MPI_Comm comm, const char *fn, const char *what, const struct mpi_xside *s, int n);
+int mpi_xside_xfer(struct cx *x, bool recv, const struct mpi_xside *s, int k, int peer, int tag);
 /* A transfer outside any schedule, with tag mpi_coll_tag(x, tag). */
 int mpi_cx_send(struct cx *x, const void *buf, int count, MPI_Datatype dt, int peer, int tag);
 int mpi_cx_recv(struct cx *x, void *buf, int count, MPI_Datatype dt, int peer, int tag);

@@ -186,21 +186,23 @@ int mpi_inter_dup(struct mpi_comm *c, MPI_Comm comm, MPI_Comm *newcomm);
 void mpi_inter_free(struct mpi_comm *c);
 /* MPI_Comm_split of intercommunicator c (MPI_Comm_create's too). */
 int mpi_inter_split(struct mpi_comm *c, MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *fn);
+/* One side of a direct exchange (mpi_xchg.c: Alltoallw, the neighbourhood
+ * collectives; mpi_intercoll.c): block k is (buf + displacement, count,
+ * type), given per block (v and w forms) or once for all. */
+struct mpi_xside {
+	const void *buf;
+	const int *counts;        /* or NULL: count for every block */
+	int count;
+	const int *idispls;       /* in units of the type's extent (v forms), or */
+	const int *wdispls;       /* in bytes (MPI_Alltoallw), or */
+	const MPI_Aint *adispls;  /* in bytes (neighbourhood w), or none: k * count * extent */
+	const MPI_Datatype *types;/* or NULL: type for every block */
+	MPI_Datatype type;
+	bool same;                /* the one block for every peer (an allgather's send side) */
+};
 /* Collectives on intercommunicators (mpi_intercoll.c), called by the
  * collectives' entry points (arguments of the buffer checked) once they
- * see c->inter. One side of an exchange: its blocks per peer are
- * (buf + displacement, count, type), given per block (v and w forms) or
- * once for all; one: the same block for every peer. */
-struct mpi_ic_side {
-	const void *buf;
-	const int *counts;
-	int count;
-	const int *displs;   /* in the type's extents (v forms), or */
-	const int *wdispls;  /* in bytes (w forms), or neither: k * count * extent */
-	const MPI_Datatype *types;
-	MPI_Datatype type;
-	bool one;
-};
+ * see c->inter. */
 enum mpi_ic_kind { MPI_IC_GATHER, MPI_IC_SCATTER, MPI_IC_ALL };
 int mpi_inter_barrier(struct mpi_comm *c, MPI_Comm comm);
 int mpi_inter_bcast(struct mpi_comm *c, MPI_Comm comm, void *buf, int count, MPI_Datatype dt, int root);
@@ -213,7 +215,7 @@ int mpi_inter_reduce_scatter(struct mpi_comm *c, MPI_Comm comm, const char *fn, 
 /* Gathers and scatters (root as the rooted calls take it; the root's side
  * has a block per remote rank), all-gathers and all-to-alls (kind ALL). */
 int mpi_inter_exchange(struct mpi_comm *c, MPI_Comm comm, const char *fn, enum mpi_ic_kind kind, int root,
-		       const struct mpi_ic_side *send, const struct mpi_ic_side *recv);
+		       const struct mpi_xside *send, const struct mpi_xside *recv);
 int mpi_topo_copy(struct mpi_comm *to, const struct mpi_comm *from);
 
 /* Requests. */

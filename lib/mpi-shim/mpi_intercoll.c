@@ -214,52 +214,8 @@ int mpi_inter_reduce_scatter(struct mpi_comm *c, MPI_Comm comm, const char *fn, 
 
 /* ------------------------------------------------------------ direct exchanges */
 
-/* Block k of one side of an exchange: (buffer + displacement, count, type),
- * per block for the v and w forms, else one for all. */
-static void *block(const struct mpi_ic_side *s, int k, int *count, MPI_Datatype *dt)
-{
-	*count = s->counts ? s->counts[k] : s->count;
-	*dt = s->types ? s->types[k] : s->type;
-	MPI_Aint ext = mpi_dtype_get(*dt)->extent;
-	MPI_Aint d = s->one ? 0 : s->wdispls ? s->wdispls[k] : s->displs ? (MPI_Aint)s->displs[k] * ext
-									 : (MPI_Aint)k * (MPI_Aint)*count * ext;
-	return (char *)s->buf + d;
-}
-
-static int check_side(MPI_Comm comm, const char *fn, const char *what, const struct mpi_ic_side *s, int n)
-{
-	for (int k = 0; k < n; k++) {
-		int count;
-		MPI_Datatype dt = s->types ? s->types[k] : s->type;
-		if (mpi_dtype_check(dt, 0))
-			return mpi_err(comm, MPI_ERR_TYPE, fn, "%s type: invalid or uncommitted datatype %d", what, dt);
-		block(s, k, &count, &dt);
-		if (count < 0)
-			return mpi_err(comm, MPI_ERR_COUNT, fn, "%s count %d < 0 (block %d)", what, count, k);
-		if (s->one)
-			break;
-	}
-	return MPI_SUCCESS;
-}
-
-/* Nothing to move: by bytes, so zero of one type meets zero of another. */
-static bool empty(int count, MPI_Datatype dt)
-{
-	return mpi_dtype_get(dt)->size * (size_t)count == 0;
-}
-
-static int xfer(struct cx *x, bool recv, const struct mpi_ic_side *s, int k, int peer)
-{
-	int count;
-	MPI_Datatype dt;
-	void *p = block(s, k, &count, &dt);
-	if (empty(count, dt))
-		return MPI_SUCCESS;
-	return recv ? mpi_cx_recv(x, p, count, dt, peer, 0) : mpi_cx_send(x, p, count, dt, peer, 0);
-}
-
 int mpi_inter_exchange(struct mpi_comm *c, MPI_Comm comm, const char *fn, enum mpi_ic_kind kind, int root,
-		       const struct mpi_ic_side *send, const struct mpi_ic_side *recv)
+		       const struct mpi_xside *send, const struct mpi_xside *recv)
 {
 	int rc = MPI_SUCCESS, r = 0;
 	if (kind == MPI_IC_GATHER || kind == MPI_IC_SCATTER) {
@@ -274,9 +230,9 @@ int mpi_inter_exchange(struct mpi_comm *c, MPI_Comm comm, const char *fn, enum m
 	bool recvs = kind == MPI_IC_ALL || (kind == MPI_IC_GATHER && r == ROOT) || (kind == MPI_IC_SCATTER && r >= 0);
 	int nsend = kind == MPI_IC_ALL || r == ROOT ? c->size : 1, nrecv = nsend;
 	if (sends)
-		rc = check_side(comm, fn, "send", send, nsend);
+		rc = mpi_xside_check(comm, fn, "send", send, nsend);
 	if (!rc && recvs)
-		rc = check_side(comm, fn, "receive", recv, nrecv);
+		rc = mpi_xside_check(comm, fn, "recv", recv, nrecv);
 	if (rc)
 		return rc;
 	struct cx x;
@@ -285,10 +241,10 @@ int mpi_inter_exchange(struct mpi_comm *c, MPI_Comm comm, const char *fn, enum m
 	 * do not all send to remote rank 0 first */
 	bool to_root = kind != MPI_IC_ALL && r >= 0; /* one peer: the remote root */
 	for (int k = 0; recvs && !rc && k < nrecv; k++)
-		rc = xfer(&x, true, recv, k, to_root ? r : k);
+		rc = mpi_xside_xfer(&x, true, recv, k, to_root ? r : k, 0);
 	for (int i = 0; sends && !rc && i < nsend; i++) {
 		int k = (c->rank + i) % nsend;
-		rc = xfer(&x, false, send, k, to_root ? r : k);
+		rc = mpi_xside_xfer(&x, false, send, k, to_root ? r : k, 0);
 	}
 	return wait_end(&x, comm, rc);
 }

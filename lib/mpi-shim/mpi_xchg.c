@@ -4,7 +4,9 @@
  * MPI_Alltoallw, whose per-peer datatypes no schedule carries, and the
  * neighbourhood collectives of Cartesian, graph and distributed graph
  * topologies (MPI-3.1 7.6), whose peers are the topology's neighbours
- * (mpi_topo_nbrs). Blocking forms only.
+ * (mpi_topo_nbrs). Blocking forms only. Their blocks (struct mpi_xside)
+ * and transfers serve the intercommunicators' exchanges too
+ * (mpi_intercoll.c).
  *
  * Each call takes the communicator's next collective number (its tags),
  * so it never takes another collective's messages. A transfer to or from
@@ -44,6 +46,40 @@ static int check_block(MPI_Comm comm, const char *fn, const char *what, int j, i
 	return MPI_SUCCESS;
 }
 
+void *mpi_xside_block(const struct mpi_xside *s, int k, int *count, MPI_Datatype *dt)
+{
+	*count = s->counts ? s->counts[k] : s->count;
+	*dt = s->types ? s->types[k] : s->type;
+	MPI_Aint ext = mpi_dtype_get(*dt) ? mpi_dtype_get(*dt)->extent : 0;
+	MPI_Aint d = s->same      ? 0
+		     : s->adispls ? s->adispls[k]
+		     : s->wdispls ? (MPI_Aint)s->wdispls[k]
+		     : s->idispls ? (MPI_Aint)s->idispls[k] * ext
+				  : (MPI_Aint)k * (MPI_Aint)*count * ext;
+	return (char *)(uintptr_t)s->buf + d;
+}
+
+int mpi_xside_check(MPI_Comm comm, const char *fn, const char *what, const struct mpi_xside *s, int n)
+{
+	for (int k = 0; k < n; k++) {
+		int count;
+		MPI_Datatype dt;
+		mpi_xside_block(s, k, &count, &dt);
+		int rc = check_block(comm, fn, what, k, count, dt);
+		if (rc)
+			return rc;
+	}
+	return MPI_SUCCESS;
+}
+
+int mpi_xside_xfer(struct cx *x, bool recv, const struct mpi_xside *s, int k, int peer, int tag)
+{
+	int count;
+	MPI_Datatype dt;
+	void *b = mpi_xside_block(s, k, &count, &dt);
+	return recv ? xrecv(x, b, count, dt, peer, tag) : xsend(x, b, count, dt, peer, tag);
+}
+
 /* ---------------------------------------------------------------- Alltoallw */
 
 /* MPI_IN_PLACE: the blocks go out from the receive buffer, so they are
@@ -73,9 +109,9 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
 	COLL_ENTER_ANY(fn, comm, c);
 	if (c->inter)
 		return mpi_inter_exchange(c, comm, fn, MPI_IC_ALL, 0,
-					  &(struct mpi_ic_side){ .buf = sendbuf, .counts = sendcounts, .wdispls = sdispls,
+					  &(struct mpi_xside){ .buf = sendbuf, .counts = sendcounts, .wdispls = sdispls,
 								 .types = sendtypes },
-					  &(struct mpi_ic_side){ .buf = recvbuf, .counts = recvcounts, .wdispls = rdispls,
+					  &(struct mpi_xside){ .buf = recvbuf, .counts = recvcounts, .wdispls = rdispls,
 								 .types = recvtypes });
 	bool inplace = sendbuf == MPI_IN_PLACE;
 	for (int j = 0; j < c->size; j++) {
@@ -117,45 +153,9 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
 
 /* ---------------------------------------------------------------- neighbourhood */
 
-/* One neighbourhood exchange: block k of the receive side from in[k], of
- * the send side to out[k]. A block is (buffer + displacement, count, type);
- * the v/w forms give them per block, the others one for all. */
-struct xside {
-	const char *buf;
-	const int *counts;        /* or NULL: count for every block */
-	int count;
-	const int *idispls;       /* in units of the type's extent (v), or */
-	const MPI_Aint *adispls;  /* in bytes (w), or neither: k * count * extent */
-	const MPI_Datatype *types;/* or NULL: type for every block */
-	MPI_Datatype type;
-	bool same;                /* allgather's send side: one block to all */
-};
-
-static void block_of(const struct xside *s, int k, const char **buf, int *count, MPI_Datatype *dt)
-{
-	*count = s->counts ? s->counts[k] : s->count;
-	*dt = s->types ? s->types[k] : s->type;
-	MPI_Aint ext = mpi_dtype_get(*dt) ? mpi_dtype_get(*dt)->extent : 0;
-	MPI_Aint d = s->same ? 0 : s->adispls ? s->adispls[k] : s->idispls ? (MPI_Aint)s->idispls[k] * ext
-											 : (MPI_Aint)k * (MPI_Aint)*count * ext;
-	*buf = s->buf + d;
-}
-
-static int check_side(MPI_Comm comm, const char *fn, const char *what, const struct xside *s, int n)
-{
-	for (int k = 0; k < n; k++) {
-		const char *b;
-		int count;
-		MPI_Datatype dt;
-		block_of(s, k, &b, &count, &dt);
-		int rc = check_block(comm, fn, what, k, count, dt);
-		if (rc)
-			return rc;
-	}
-	return MPI_SUCCESS;
-}
-
-static int neighbor(const char *fn, MPI_Comm comm, const struct xside *snd, const struct xside *rcv)
+/* A neighbourhood exchange: block k of the receive side from in[k], of
+ * the send side to out[k] (struct mpi_xside: mpi_impl.h). */
+static int neighbor(const char *fn, MPI_Comm comm, const struct mpi_xside *snd, const struct mpi_xside *rcv)
 {
 	COLL_ENTER(fn, comm, c);
 	if (snd->buf == MPI_IN_PLACE)
@@ -166,29 +166,19 @@ static int neighbor(const char *fn, MPI_Comm comm, const struct xside *snd, cons
 		return mpi_err(comm, rc, fn, "%s has no topology (Cartesian, graph or distributed graph)", c->name);
 	if (rc)
 		return mpi_err(comm, rc, fn, "out of memory");
-	rc = check_side(comm, fn, "recv", rcv, nb.nin);
+	rc = mpi_xside_check(comm, fn, "recv", rcv, nb.nin);
 	if (!rc)
-		rc = check_side(comm, fn, "send", snd, nb.nout);
+		rc = mpi_xside_check(comm, fn, "send", snd, nb.nout);
 	if (rc) {
 		free(nb.in);
 		return rc;
 	}
 	struct cx x;
 	mpi_cx_init(&x, c, fn);
-	for (int k = 0; k < nb.nin && !rc; k++) {
-		const char *b;
-		int count;
-		MPI_Datatype dt;
-		block_of(rcv, k, &b, &count, &dt);
-		rc = xrecv(&x, (char *)b, count, dt, nb.in[k], nb.intag[k]);
-	}
-	for (int k = 0; k < nb.nout && !rc; k++) {
-		const char *b;
-		int count;
-		MPI_Datatype dt;
-		block_of(snd, k, &b, &count, &dt);
-		rc = xsend(&x, b, count, dt, nb.out[k], nb.outtag[k]);
-	}
+	for (int k = 0; k < nb.nin && !rc; k++)
+		rc = mpi_xside_xfer(&x, true, rcv, k, nb.in[k], nb.intag[k]);
+	for (int k = 0; k < nb.nout && !rc; k++)
+		rc = mpi_xside_xfer(&x, false, snd, k, nb.out[k], nb.outtag[k]);
 	if (!rc)
 		rc = mpi_cx_wait(&x);
 	free(nb.in);
@@ -198,24 +188,24 @@ static int neighbor(const char *fn, MPI_Comm comm, const struct xside *snd, cons
 int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
 			    int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-	struct xside s = { .buf = sendbuf, .count = sendcount, .type = sendtype, .same = true };
-	struct xside r = { .buf = recvbuf, .count = recvcount, .type = recvtype };
+	struct mpi_xside s = { .buf = sendbuf, .count = sendcount, .type = sendtype, .same = true };
+	struct mpi_xside r = { .buf = recvbuf, .count = recvcount, .type = recvtype };
 	return neighbor("MPI_Neighbor_allgather", comm, &s, &r);
 }
 
 int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
 			     const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-	struct xside s = { .buf = sendbuf, .count = sendcount, .type = sendtype, .same = true };
-	struct xside r = { .buf = recvbuf, .counts = recvcounts, .idispls = displs, .type = recvtype };
+	struct mpi_xside s = { .buf = sendbuf, .count = sendcount, .type = sendtype, .same = true };
+	struct mpi_xside r = { .buf = recvbuf, .counts = recvcounts, .idispls = displs, .type = recvtype };
 	return neighbor("MPI_Neighbor_allgatherv", comm, &s, &r);
 }
 
 int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
 			   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-	struct xside s = { .buf = sendbuf, .count = sendcount, .type = sendtype };
-	struct xside r = { .buf = recvbuf, .count = recvcount, .type = recvtype };
+	struct mpi_xside s = { .buf = sendbuf, .count = sendcount, .type = sendtype };
+	struct mpi_xside r = { .buf = recvbuf, .count = recvcount, .type = recvtype };
 	return neighbor("MPI_Neighbor_alltoall", comm, &s, &r);
 }
 
@@ -223,8 +213,8 @@ int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
 			    void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
 			    MPI_Comm comm)
 {
-	struct xside s = { .buf = sendbuf, .counts = sendcounts, .idispls = sdispls, .type = sendtype };
-	struct xside r = { .buf = recvbuf, .counts = recvcounts, .idispls = rdispls, .type = recvtype };
+	struct mpi_xside s = { .buf = sendbuf, .counts = sendcounts, .idispls = sdispls, .type = sendtype };
+	struct mpi_xside r = { .buf = recvbuf, .counts = recvcounts, .idispls = rdispls, .type = recvtype };
 	return neighbor("MPI_Neighbor_alltoallv", comm, &s, &r);
 }
 
@@ -232,7 +222,7 @@ int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
 			    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
 			    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-	struct xside s = { .buf = sendbuf, .counts = sendcounts, .adispls = sdispls, .types = sendtypes };
-	struct xside r = { .buf = recvbuf, .counts = recvcounts, .adispls = rdispls, .types = recvtypes };
+	struct mpi_xside s = { .buf = sendbuf, .counts = sendcounts, .adispls = sdispls, .types = sendtypes };
+	struct mpi_xside r = { .buf = recvbuf, .counts = recvcounts, .adispls = rdispls, .types = recvtypes };
 	return neighbor("MPI_Neighbor_alltoallw", comm, &s, &r);
 }
