@@ -155,12 +155,18 @@ static int keyval_create(enum attr_kind k, MPI_Comm_copy_attr_function *copy, MP
 	return MPI_SUCCESS;
 }
 
+/* MPI_TAG_UB .. MPI_LASTUSEDCODE: answered by mpi_env.c, never set or freed */
+static bool predefined_key(int keyval)
+{
+	return keyval >= MPI_TAG_UB && keyval <= MPI_LASTUSEDCODE;
+}
+
 static int keyval_free(enum attr_kind k, int *keyval, const char *fn)
 {
 	MPI_CHECK_INIT(fn);
 	if (!keyval)
 		return mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn, "keyval is NULL");
-	if (k == ATTR_COMM && *keyval >= MPI_TAG_UB && *keyval <= MPI_LASTUSEDCODE)
+	if (k == ATTR_COMM && predefined_key(*keyval))
 		return mpi_err(MPI_COMM_WORLD, MPI_ERR_KEYVAL, fn, "keyval %d is predefined and cannot be freed",
 			       *keyval);
 	int rc;
@@ -280,11 +286,6 @@ void mpi_attr_fini(void)
 }
 
 /* ------------------------------------------------------------ communicators */
-
-static bool predefined_key(int keyval)
-{
-	return keyval >= MPI_TAG_UB && keyval <= MPI_LASTUSEDCODE;
-}
 
 int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy, MPI_Comm_delete_attr_function *del, int *keyval,
 			    void *extra)

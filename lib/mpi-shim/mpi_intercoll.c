@@ -109,10 +109,10 @@ int mpi_inter_bcast(struct mpi_comm *c, MPI_Comm comm, void *buf, int count, MPI
 static int reduce_local(struct mpi_comm *c, const void *sendbuf, int count, MPI_Datatype dt, MPI_Op op, void **red,
 			void **mem)
 {
+	*mem = NULL;
 	*red = leader(c) ? tmp_for(dt, count, mem) : NULL;
 	if (leader(c) && !*red)
 		return MPI_ERR_NO_MEM;
-	*mem = leader(c) ? *mem : NULL;
 	return PMPI_Reduce(sendbuf, *red, count, dt, op, 0, c->local);
 }
 
