@@ -291,6 +291,20 @@ int main(int argc, char **argv)
 	MPI_Request req;
 	t_fails_with(MPI_Ibarrier(inter, &req), MPI_ERR_COMM, "not provided on intercommunicators",
 		     "a nonblocking collective on an intercommunicator");
+	int negs[8] = { -1, -1, -1, -1, -1, -1, -1, -1 }, buf8[8];
+	t_fails_with(MPI_Reduce_scatter(&v, &w, negs, MPI_INT, MPI_SUM, inter), MPI_ERR_COUNT, "recvcounts[0] = -1 < 0",
+		     "reduce_scatter with a negative count");
+	t_fails_with(MPI_Alltoall(buf8, 1, 4711, buf8, 1, MPI_INT, inter), MPI_ERR_TYPE,
+		     "invalid or uncommitted datatype 4711", "alltoall with a bad send type");
+	t_fails_with(MPI_Allgatherv(buf8, 1, MPI_INT, buf8, negs, negs, MPI_INT, inter), MPI_ERR_COUNT,
+		     "recvcounts[0] = -1 < 0", "allgatherv with a negative count");
+	MPI_Group rg2;
+	MPI_Comm_remote_group(inter, &rg2); /* not of the local side */
+	t_fails_with(MPI_Comm_create(inter, rg2, &none), MPI_ERR_GROUP, "is not a subset",
+		     "create from the remote group");
+	MPI_Group_free(&rg2);
+	t_fails_with(MPI_Comm_split(inter, -5, 0, &none), MPI_ERR_ARG, "color -5 is negative",
+		     "split with a negative color");
 	t_fails_with(MPI_Scan(&v, &w, 1, MPI_INT, MPI_SUM, inter), MPI_ERR_COMM, "not provided on intercommunicators",
 		     "scan on an intercommunicator");
 	t_fails_with(MPI_Intercomm_merge(MPI_COMM_WORLD, 0, &none), MPI_ERR_COMM, "not an intercommunicator",
