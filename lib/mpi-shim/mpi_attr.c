@@ -310,8 +310,7 @@ int PMPI_Keyval_free(int *keyval)
 
 static int comm_set(MPI_Comm comm, int keyval, void *val, const char *fn)
 {
-	MPI_COMM_ARG(fn, comm, c);
-	(void)c;
+	MPI_COMM_VALID(fn, comm);
 	if (predefined_key(keyval))
 		return mpi_err(comm, MPI_ERR_KEYVAL, fn, "keyval %d is predefined: it cannot be set", keyval);
 	return set_attr(ATTR_COMM, comm, keyval, val, fn);
@@ -329,8 +328,7 @@ int PMPI_Attr_put(MPI_Comm comm, int keyval, void *val)
 
 static int comm_delete(MPI_Comm comm, int keyval, const char *fn)
 {
-	MPI_COMM_ARG(fn, comm, c);
-	(void)c;
+	MPI_COMM_VALID(fn, comm);
 	if (predefined_key(keyval))
 		return mpi_err(comm, MPI_ERR_KEYVAL, fn, "keyval %d is predefined: it cannot be deleted", keyval);
 	return delete_attr(ATTR_COMM, comm, keyval, fn);
@@ -349,8 +347,7 @@ int PMPI_Attr_delete(MPI_Comm comm, int keyval)
 /* The predefined keys answer with the job's values (mpi_env.c). */
 static int comm_get(MPI_Comm comm, int keyval, void *val, int *flag, const char *fn)
 {
-	MPI_COMM_ARG(fn, comm, c);
-	(void)c;
+	MPI_COMM_VALID(fn, comm);
 	if (predefined_key(keyval))
 		return mpi_env_attr(keyval, val, flag);
 	return get_attr(ATTR_COMM, comm, keyval, val, flag, fn);

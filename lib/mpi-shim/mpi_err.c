@@ -327,8 +327,7 @@ static int eh_raise(MPI_Comm c, int code, const char *what)
 
 int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 {
-	MPI_COMM_ARG("MPI_Comm_call_errhandler", comm, c);
-	(void)c;
+	MPI_COMM_VALID("MPI_Comm_call_errhandler", comm);
 	char what[MPI_MAX_ERROR_STRING + 64];
 	int len;
 	char s[MPI_MAX_ERROR_STRING];

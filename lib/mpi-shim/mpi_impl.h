@@ -453,6 +453,13 @@ void mpi_fatal(int code, const char *fmt, ...) __attribute__((format(printf, 2, 
 	if (!c)                                                                                     \
 	return mpi_err_comm(fn, comm)
 int mpi_err_comm(const char *fn, MPI_Comm comm);
+/* The same check where the call needs only a valid communicator, not it. */
+#define MPI_COMM_VALID(fn, comm)                                                                   \
+	do {                                                                                        \
+		MPI_CHECK_INIT(fn);                                                                  \
+		if (!mpi_comm_get(comm))                                                            \
+			return mpi_err_comm(fn, comm);                                              \
+	} while (0)
 /* A completed operation's status into the caller's: all but MPI_ERROR,
  * which only the calls completing several requests write (MPI-3.1 3.2.5). */
 static inline void mpi_status_copy(MPI_Status *to, const MPI_Status *from)

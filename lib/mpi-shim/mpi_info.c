@@ -263,8 +263,7 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 
 int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
-	MPI_COMM_ARG("MPI_Comm_get_info", comm, c);
-	(void)c;
+	MPI_COMM_VALID("MPI_Comm_get_info", comm);
 	return info_new("MPI_Comm_get_info", info_used);
 }
 

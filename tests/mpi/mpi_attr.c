@@ -162,6 +162,10 @@ static void refusals(void)
 	t_fails_with(MPI_Comm_get_attr(c, k, NULL, &flag), MPI_ERR_ARG, "attribute_val is NULL", "NULL value");
 	OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
 	t_fails_with(MPI_Comm_set_attr(12345, k, NULL), MPI_ERR_COMM, "invalid communicator 12345", "a bad comm");
+	t_fails_with(MPI_Comm_get_attr(12346, k, &tk, &flag), MPI_ERR_COMM, "MPI_Comm_get_attr: invalid communicator 12346",
+		     "reading from a bad comm");
+	t_fails_with(MPI_Attr_delete(12347, k), MPI_ERR_COMM, "MPI_Attr_delete: invalid communicator 12347",
+		     "deleting from a bad comm");
 	int k2 = k;
 	OK(MPI_Comm_free_keyval(&k));
 	t_fails_with(MPI_Comm_free_keyval(&k2), MPI_ERR_KEYVAL, "is not a communicator keyval",
