@@ -2,9 +2,20 @@
  *
  * A communicator is a group (world ranks in order) and a context id: point
  * to point uses ctx, collectives ctx + 1, so the two never match each
- * other's messages. A new context is the maximum of every member's next
- * free id (an allreduce over the parent), so no process ever holds two
- * communicators with one id, and members agree without a central server. */
+ * other's messages. Each process hands out ids from its own counter
+ * (mpi_g.next_ctx, up by 2); a new context is agreed by rounds of an
+ * allreduce (MPI_MAX) over the parent, so no process ever holds two
+ * communicators with one id, and members agree without a central server.
+ *
+ * In a round every member offers an id it holds for this agreement: the
+ * last round's maximum if it already holds it or its counter has not
+ * reached it, else a fresh one from its counter. The maximum of a round
+ * in which everyone offered the same id is agreed. A blocking call's first
+ * round is enough when no member has an MPI_Comm_idup under way: nothing
+ * moved a counter meanwhile, so the maximum is free everywhere. With one
+ * under way its rounds run in the progress of other calls, and may take
+ * ids while this agreement waits - hence the rounds (MPI_Comm_idup always
+ * takes two or more). */
 #include "config.h"
 
 #include <stdio.h>
@@ -157,27 +168,71 @@ int PMPI_Comm_size(MPI_Comm comm, int *size)
 	return MPI_SUCCESS;
 }
 
-int mpi_comm_ctx_max(struct mpi_comm *c, int *v)
+struct ctx_agree {
+	int held;  /* the id this process keeps for the agreement, or -1 */
+	int cand;  /* the last round's maximum, or -1 before the first */
+	int v[2];  /* the round's offer and whether an MPI_Comm_idup is under way here; then the maxima */
+};
+
+static unsigned ctx_idups; /* MPI_Comm_idup agreements under way here */
+
+/* This process's offer for the next round. */
+static void ctx_offer(struct ctx_agree *a)
 {
-	*v = mpi_g.next_ctx;
-	/* on failure its message names the step and the ranks that did not answer */
-	return mpi_allreduce_int_max(c, v, 1);
+	if (a->cand < 0 || a->cand != a->held) {
+		a->held = a->cand >= mpi_g.next_ctx ? a->cand : mpi_g.next_ctx;
+		mpi_g.next_ctx = a->held + 2;
+	}
+	a->v[0] = a->held;
+	a->v[1] = ctx_idups > 0;
 }
 
-int mpi_comm_ctx_take(int ctx, struct mpi_comm *c, const char *fn)
+/* The round's maxima are in a->v: whether another round is needed. */
+static bool ctx_again(struct ctx_agree *a)
 {
-	if (ctx >= COMM_GROUP_CTX)
-		return mpi_err(mpi_comm_handle(c), MPI_ERR_INTERN, fn, "out of context ids (%d communicators made)",
-			       ctx / 2);
-	mpi_g.next_ctx = ctx + 2;
+	bool quiet = a->cand < 0 && !a->v[1];
+	if (a->v[0] == a->cand)
+		return false;
+	a->cand = a->v[0];
+	if (!quiet)
+		return true;
+	if (a->cand >= mpi_g.next_ctx)
+		mpi_g.next_ctx = a->cand + 2;
+	a->held = a->cand;
+	return false;
+}
+
+/* The agreed id, refused past the last (every member refuses alike). */
+static int ctx_agreed(const struct ctx_agree *a, MPI_Comm comm, const char *fn, int *ctx)
+{
+	*ctx = a->cand;
+	if (a->cand >= COMM_GROUP_CTX)
+		return mpi_err(comm, MPI_ERR_INTERN, fn, "out of context ids (%d communicators made)", a->cand / 2);
 	return MPI_SUCCESS;
+}
+
+int mpi_comm_ctx_agree(int (*round)(void *arg, int *v), void *arg, MPI_Comm comm, const char *fn, int *ctx)
+{
+	struct ctx_agree a = { -1, -1, { 0, 0 } };
+	do {
+		ctx_offer(&a);
+		int rc = round(arg, a.v);
+		if (rc)
+			return rc;
+	} while (ctx_again(&a));
+	return ctx_agreed(&a, comm, fn, ctx);
+}
+
+/* on failure its message names the step and the ranks that did not answer */
+static int intra_round(void *c, int *v)
+{
+	return mpi_allreduce_int_max(c, v, 2);
 }
 
 /* A fresh context id agreed by every member of c. */
 static int new_ctx(struct mpi_comm *c, int *ctx, const char *fn)
 {
-	int rc = mpi_comm_ctx_max(c, ctx);
-	return rc ? rc : mpi_comm_ctx_take(*ctx, c, fn);
+	return mpi_comm_ctx_agree(intra_round, c, mpi_comm_handle(c), fn, ctx);
 }
 
 /* The calls that make an intracommunicator from one refuse an
@@ -187,36 +242,29 @@ static int new_ctx(struct mpi_comm *c, int *ctx, const char *fn)
 	if (c->inter)                                                                               \
 		return mpi_err(comm, MPI_ERR_COMM, fn, "%s is an intercommunicator: not provided here", c->name)
 
-static int intra_dup(struct mpi_comm *c, MPI_Comm comm, MPI_Comm *newcomm)
+/* The duplicate of c with context ctx. */
+static int dup_make(struct mpi_comm *c, MPI_Comm comm, int ctx, MPI_Comm *newcomm, const char *fn)
 {
-	int ctx;
-	int rc = new_ctx(c, &ctx, "MPI_Comm_dup");
-	if (rc)
-		return rc;
 	MPI_Group g = mpi_group_new(c->size, c->world);
 	char name[MPI_MAX_OBJECT_NAME];
 	snprintf(name, sizeof name, "dup of %.100s", c->name);
 	*newcomm = g ? mpi_comm_new(ctx, g, name) : MPI_COMM_NULL;
 	if (*newcomm == MPI_COMM_NULL)
-		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Comm_dup", "too many communicators");
+		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "too many communicators");
 	struct mpi_comm *d = mpi_comm_get(*newcomm);
 	d->errh = c->errh;
 	if (mpi_topo_copy(d, c)) { /* a duplicate keeps the topology (MPI-3.1 6.4.2) */
 		PMPI_Comm_free(newcomm);
-		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Comm_dup", "out of memory");
+		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
 	}
 	return MPI_SUCCESS;
 }
 
 /* The duplicate gets the attributes their copy functions give it; one
  * that fails undoes the duplicate (MPI_COMM_NULL back). */
-int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+static int dup_attrs(MPI_Comm comm, MPI_Comm *newcomm, const char *fn)
 {
-	MPI_COMM_ARG("MPI_Comm_dup", comm, c);
-	int rc = c->inter ? mpi_inter_dup(c, comm, newcomm) : intra_dup(c, comm, newcomm);
-	if (rc)
-		return rc;
-	rc = mpi_attr_copy(false, comm, *newcomm, "MPI_Comm_dup");
+	int rc = mpi_attr_copy(false, comm, *newcomm, fn);
 	if (rc) {
 		mpi_attr_forget(false, *newcomm);
 		PMPI_Comm_free(newcomm);
@@ -225,11 +273,77 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 	return rc;
 }
 
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+	const char *fn = "MPI_Comm_dup";
+	MPI_COMM_ARG(fn, comm, c);
+	int ctx, rc = c->inter ? mpi_inter_dup(c, comm, newcomm) : new_ctx(c, &ctx, fn);
+	if (!rc && !c->inter)
+		rc = dup_make(c, comm, ctx, newcomm, fn);
+	return rc ? rc : dup_attrs(comm, newcomm, fn);
+}
+
 /* No hint is taken (mpi_info.c): a duplicate. */
 int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
 	(void)info;
 	return PMPI_Comm_dup(comm, newcomm);
+}
+
+/* MPI_Comm_idup: the agreement's rounds run as a nonblocking collective
+ * over comm (mpi_icoll_rounds); the duplicate is made, its attributes
+ * copied and *newcomm written when they end, as the request completes. */
+struct idup {
+	struct ctx_agree a;
+	MPI_Comm comm;
+	MPI_Comm *newcomm;
+};
+
+static int idup_step(void *arg, int rc)
+{
+	struct idup *d = arg;
+	if (!rc && ctx_again(&d->a)) {
+		ctx_offer(&d->a);
+		return MPI_ICOLL_AGAIN;
+	}
+	ctx_idups--;
+	const char *fn = "MPI_Comm_idup";
+	struct mpi_comm *c = mpi_comm_get(d->comm);
+	int ctx;
+	if (!rc && !c)
+		rc = mpi_err(d->comm, MPI_ERR_COMM, fn, "communicator %d was freed before its duplicate was made",
+			     d->comm);
+	if (!rc)
+		rc = ctx_agreed(&d->a, d->comm, fn, &ctx);
+	if (!rc)
+		rc = dup_make(c, d->comm, ctx, d->newcomm, fn);
+	if (!rc)
+		rc = dup_attrs(d->comm, d->newcomm, fn);
+	free(d);
+	return rc;
+}
+
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+	const char *fn = "MPI_Comm_idup";
+	INTRA_ARG(fn, comm, c);
+	if (!newcomm || !request)
+		return mpi_err(comm, MPI_ERR_ARG, fn, "%s is NULL", newcomm ? "request" : "newcomm");
+	struct idup *d = malloc(sizeof *d);
+	if (!d)
+		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
+	*d = (struct idup){ .a = { -1, -1, { 0, 0 } }, .comm = comm, .newcomm = newcomm };
+	*newcomm = MPI_COMM_NULL;
+	ctx_idups++;
+	ctx_offer(&d->a);
+	return mpi_icoll_rounds(c, fn, d->a.v, 2, idup_step, d, request);
+}
+
+/* No hint is taken, as for MPI_Comm_dup_with_info. */
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
+{
+	(void)info;
+	return PMPI_Comm_idup(comm, newcomm, request);
 }
 
 /* MPI_COMM_TYPE_SHARED: one communicator per host (the ranks whose

@@ -58,6 +58,10 @@ struct mpi_icoll {
 	const void *img;
 	size_t len;
 	double t0;
+	/* rounds (mpi_icoll_rounds): after the last phase, step says
+	 * whether the phases run again */
+	int (*step)(void *arg, int rc);
+	void *step_arg;
 	struct mpi_idle idle;
 	char dummy[8];          /* a barrier's DATA */
 };
@@ -109,6 +113,8 @@ static void phase_free(struct mpi_icoll *q)
 /* The call is over (rc: its error): unpack, free, complete the request. */
 static void ic_end(struct mpi_icoll *q, int rc)
 {
+	if (q->step && rc)
+		q->step(q->step_arg, rc); /* its clean-up */
 	if (rc && q->x.np) {
 		/* Failed with transfers posted: a send of ours may still be
 		 * under way (a rendezvous buffer the peer may yet get), so its
@@ -205,6 +211,19 @@ static int phase_start(struct mpi_icoll *q)
 	return MPI_SUCCESS;
 }
 
+/* The phases are over: whether q runs them again (step's choice, v
+ * refilled); if not, *rc is the call's result. */
+static bool ic_again(struct mpi_icoll *q, int *rc)
+{
+	*rc = q->step ? q->step(q->step_arg, MPI_SUCCESS) : MPI_SUCCESS;
+	if (*rc == MPI_ICOLL_AGAIN) {
+		q->cur = 0;
+		return true;
+	}
+	q->step = NULL;
+	return false;
+}
+
 /* Takes q as far as it goes without waiting; ends it when it is over.
  * Returns whether anything of it moved. */
 static bool ic_advance(struct mpi_icoll *q, bool empty)
@@ -216,8 +235,9 @@ static bool ic_advance(struct mpi_icoll *q, bool empty)
 		int rc = mpi_cx_pass(x, &fin, &moved);
 		if (!rc && fin) {
 			phase_free(q);
-			if (++q->cur == q->nph) {
-				ic_end(q, MPI_SUCCESS);
+			int end;
+			if (++q->cur == q->nph && !ic_again(q, &end)) {
+				ic_end(q, end);
 				return true;
 			}
 			rc = phase_start(q);
@@ -277,7 +297,10 @@ static int ic_go(struct mpi_icoll *q, MPI_Request *request)
 		return MPI_SUCCESS;
 	}
 	if (q->x.c->size == 1 || q->nph == 0) {
-		ic_end(q, MPI_SUCCESS);
+		int end;
+		while (ic_again(q, &end))
+			; /* one member: each round's result is its own */
+		ic_end(q, end);
 		return MPI_SUCCESS;
 	}
 	mpi_list_add_tail(&q->link, &live);
@@ -303,6 +326,27 @@ void mpi_icoll_free(struct mpi_icoll *q)
 const char *mpi_icoll_msg(const struct mpi_icoll *q)
 {
 	return q->x.msg[0] ? q->x.msg : "failed";
+}
+
+int mpi_icoll_rounds(struct mpi_comm *c, const char *fn, int *v, int n, int (*step)(void *arg, int rc), void *arg,
+		     MPI_Request *request)
+{
+	struct mpi_icoll *q = ic_new(c, fn);
+	if (!q) {
+		int rc = mpi_err(mpi_comm_handle(c), MPI_ERR_NO_MEM, fn, "out of memory");
+		step(arg, rc);
+		return rc;
+	}
+	q->x.op = MPI_MAX;
+	q->x.dt = MPI_INT;
+	q->x.esize = sizeof(int);
+	q->ph[0] = (struct ic_phase){ .req = { .op = COLL_OP_ALLREDUCE, .bytes = sizeof(int) * (size_t)n,
+					       .elem_size = sizeof(int) },
+				      .data = v };
+	q->nph = 1;
+	q->step = step;
+	q->step_arg = arg;
+	return ic_go(q, request);
 }
 
 /* On return, the result in img (len bytes) goes to (buf, count, dt) when

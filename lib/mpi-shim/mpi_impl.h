@@ -176,12 +176,12 @@ void mpi_graph_free(struct mpi_comm *c);
 int mpi_graph_copy(struct mpi_comm *to, const struct mpi_comm *from);
 int mpi_graph_kind(const struct mpi_comm *c);	/* MPI_GRAPH, MPI_DIST_GRAPH or MPI_UNDEFINED */
 int mpi_graph_nbrs(struct mpi_comm *c, struct mpi_nbrs *n);
-/* For mpi_inter.c: a communicator of group g (taken) with context ctx; the
- * largest next free context id of c's members into *v (not taken); ctx
- * taken by this process (next ids above it), or the error on c. */
+/* For mpi_inter.c: a communicator of group g (taken) with context ctx; a
+ * context id agreed (mpi_comm.c) by rounds of round, which replaces the
+ * two ints at v by their maxima over every member of the new communicator
+ * (or returns the error), the refusal on comm. */
 MPI_Comm mpi_comm_new(int ctx, MPI_Group g, const char *name);
-int mpi_comm_ctx_max(struct mpi_comm *c, int *v);
-int mpi_comm_ctx_take(int ctx, struct mpi_comm *c, const char *fn);
+int mpi_comm_ctx_agree(int (*round)(void *arg, int *v), void *arg, MPI_Comm comm, const char *fn, int *ctx);
 int mpi_inter_dup(struct mpi_comm *c, MPI_Comm comm, MPI_Comm *newcomm);
 void mpi_inter_free(struct mpi_comm *c);
 /* MPI_Comm_split of intercommunicator c (MPI_Comm_create's too). */
@@ -493,6 +493,15 @@ void mpi_icoll_progress(bool empty);
 void mpi_icoll_free(struct mpi_icoll *q);
 /* The message of a failed nonblocking collective's request. */
 const char *mpi_icoll_msg(const struct mpi_icoll *q);
+/* A nonblocking agreement over intracommunicator c (mpi_comm.c's
+ * MPI_Comm_idup): rounds of an allreduce (MPI_MAX) of the n ints at v, in
+ * place. After each round step(arg, MPI_SUCCESS) returns MPI_ICOLL_AGAIN
+ * (v refilled: another round) or the call's result; a round that fails
+ * gives step its error instead, for it to clean up (its return ignored).
+ * step has been called with an error when this returns one. */
+#define MPI_ICOLL_AGAIN (-1)
+int mpi_icoll_rounds(struct mpi_comm *c, const char *fn, int *v, int n, int (*step)(void *arg, int rc), void *arg,
+		     MPI_Request *request);
 
 /* ---------------------------------------------------------------- matched probes
  * A matched message is an unexpected-message record taken out of the

@@ -82,6 +82,57 @@ static int inter_new(int ctx, MPI_Comm lc, int n, const int *rw, MPI_Errhandler 
 	return MPI_SUCCESS;
 }
 
+/* One round of a context id agreement over two groups (mpi_comm.c): the
+ * maxima of the local group's offers, swapped by the leaders for the other
+ * group's, the leader's result told to the rest. */
+struct both_round {
+	struct mpi_comm *l; /* the local group's communicator */
+	int leader;         /* its rank in l */
+	int (*swap)(struct both_round *b, int *mine, int *theirs); /* 3 ints, on the leader */
+	MPI_Comm comm;      /* the call's, for its errors */
+	const char *fn;
+	struct mpi_comm *ic;               /* inter_swap: over this intercommunicator */
+	MPI_Comm peer;                     /* peer_swap: over peer to remote_leader */
+	int remote_leader, tag;
+	int extra, their_extra;
+};
+
+static int inter_swap(struct both_round *b, int *mine, int *theirs)
+{
+	return leaders_swap(b->ic, mine, 3, theirs, 3, b->fn, b->comm);
+}
+
+static int peer_swap(struct both_round *b, int *mine, int *theirs)
+{
+	MPI_Status st;
+	return PMPI_Sendrecv(mine, 3, MPI_INT, b->remote_leader, b->tag, theirs, 3, MPI_INT, b->remote_leader, b->tag,
+			     b->peer, &st);
+}
+
+static int both_round(void *arg, int *v)
+{
+	struct both_round *b = arg;
+	int rc = mpi_allreduce_int_max(b->l, v, 2);
+	int mine[3] = { v[0], v[1], b->extra }, theirs[3] = { 0, 0, 0 };
+	bool leader = b->l->rank == b->leader;
+	if (!rc && leader)
+		rc = b->swap(b, mine, theirs);
+	/* the leader's view: both sides' maxima, the other side's extra, and
+	 * whether it failed */
+	int got[4] = { mine[0] > theirs[0] ? mine[0] : theirs[0], mine[1] > theirs[1] ? mine[1] : theirs[1], theirs[2],
+		       rc != MPI_SUCCESS };
+	if (!rc || leader) {
+		int brc = PMPI_Bcast(got, 4, MPI_INT, b->leader, mpi_comm_handle(b->l));
+		rc = rc ? rc : brc;
+	}
+	if (!rc && got[3])
+		rc = mpi_err(b->comm, MPI_ERR_OTHER, b->fn, "the local leader could not reach the remote group");
+	v[0] = got[0];
+	v[1] = got[1];
+	b->their_extra = got[2];
+	return rc;
+}
+
 int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
 			  MPI_Comm *newintercomm)
 {
@@ -112,80 +163,65 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
 	if (rc)
 		return rc;
 	struct mpi_comm *lp = mpi_comm_get(lc);
-	/* [remote size, context id], then the remote group's world ranks */
-	int info[2] = { l->size, mpi_g.next_ctx }, *rw = NULL;
-	rc = mpi_comm_ctx_max(lp, &info[1]);
-	if (!rc && l->rank == local_leader) {
-		int theirs[2];
+	/* the remote size, then the remote group's world ranks */
+	int info = l->size, *rw = NULL;
+	rc = MPI_SUCCESS;
+	if (l->rank == local_leader) {
+		int theirs;
 		MPI_Status st;
-		rc = PMPI_Sendrecv(info, 2, MPI_INT, remote_leader, tag, theirs, 2, MPI_INT, remote_leader, tag,
+		rc = PMPI_Sendrecv(&info, 1, MPI_INT, remote_leader, tag, &theirs, 1, MPI_INT, remote_leader, tag,
 				   peer_comm, &st);
 		if (!rc) {
-			rw = malloc(sizeof(int) * (size_t)(theirs[0] > 0 ? theirs[0] : 1));
-			rc = rw ? PMPI_Sendrecv(l->world, l->size, MPI_INT, remote_leader, tag, rw, theirs[0], MPI_INT,
+			rw = malloc(sizeof(int) * (size_t)(theirs > 0 ? theirs : 1));
+			rc = rw ? PMPI_Sendrecv(l->world, l->size, MPI_INT, remote_leader, tag, rw, theirs, MPI_INT,
 						remote_leader, tag, peer_comm, &st)
 				: mpi_err(local_comm, MPI_ERR_NO_MEM, fn, "out of memory");
-			info[0] = theirs[0];
-			info[1] = info[1] > theirs[1] ? info[1] : theirs[1];
+			info = theirs;
 		}
 		if (rc)
-			info[0] = -1;	/* tell the others it failed */
+			info = -1;	/* tell the others it failed */
 	}
 	if (!rc || l->rank == local_leader) {
-		int brc = PMPI_Bcast(info, 2, MPI_INT, local_leader, lc);
+		int brc = PMPI_Bcast(&info, 1, MPI_INT, local_leader, lc);
 		rc = rc ? rc : brc;
 	}
-	if (!rc && info[0] < 0)
+	if (!rc && info < 0)
 		rc = mpi_err(local_comm, MPI_ERR_OTHER, fn, "the leader (rank %d) could not reach the remote group",
 			     local_leader);
 	if (!rc && l->rank != local_leader) {
-		rw = malloc(sizeof(int) * (size_t)(info[0] > 0 ? info[0] : 1));
+		rw = malloc(sizeof(int) * (size_t)(info > 0 ? info : 1));
 		if (!rw)
 			rc = mpi_err(local_comm, MPI_ERR_NO_MEM, fn, "out of memory");
 	}
 	if (!rc)
-		rc = PMPI_Bcast(rw, info[0], MPI_INT, local_leader, lc);
-	for (int i = 0; !rc && i < info[0]; i++)
+		rc = PMPI_Bcast(rw, info, MPI_INT, local_leader, lc);
+	for (int i = 0; !rc && i < info; i++)
 		for (int j = 0; j < l->size; j++)
 			if (rw[i] == l->world[j]) {
 				rc = mpi_err(local_comm, MPI_ERR_COMM, fn, "world rank %d is in both groups", rw[i]);
 				break;
 			}
+	struct both_round b = { .l = lp, .leader = local_leader, .swap = peer_swap, .comm = local_comm, .fn = fn,
+				.peer = peer_comm, .remote_leader = remote_leader, .tag = tag };
+	int ctx;
 	if (!rc)
-		rc = mpi_comm_ctx_take(info[1], lp, fn);
+		rc = mpi_comm_ctx_agree(both_round, &b, local_comm, fn, &ctx);
 	if (!rc)
-		rc = inter_new(info[1], lc, info[0], rw, l->errh, fn, local_comm, newintercomm);
+		rc = inter_new(ctx, lc, info, rw, l->errh, fn, local_comm, newintercomm);
 	else
 		PMPI_Comm_free(&lc);
 	free(rw);
 	return rc;
 }
 
-/* A context id for a new communicator over both groups of c. */
+/* A context id for a new communicator over both groups of c; extra (an
+ * int of this side's) is swapped for the other side's on the way. */
 static int both_ctx(struct mpi_comm *c, MPI_Comm comm, const char *fn, int *extra, int *ctx, int *their_extra)
 {
-	struct mpi_comm *l = mpi_comm_get(c->local);
-	int mine[2] = { mpi_g.next_ctx, *extra }, theirs[2] = { 0, 0 };
-	int rc = mpi_comm_ctx_max(l, &mine[0]);
-	if (!rc && l->rank == 0) {
-		rc = leaders_swap(c, mine, 2, theirs, 2, fn, comm);
-		if (rc)
-			theirs[0] = -1;
-		else if (theirs[0] > mine[0])
-			mine[0] = theirs[0];
-	}
-	/* the leader's view: the id, and what the other side sent */
-	int got[3] = { mine[0], theirs[0] < 0 ? -1 : theirs[1], theirs[0] };
-	if (!rc || l->rank == 0) {
-		int brc = PMPI_Bcast(got, 3, MPI_INT, 0, c->local);
-		rc = rc ? rc : brc;
-	}
-	if (!rc && got[2] < 0)
-		rc = mpi_err(comm, MPI_ERR_OTHER, fn, "the local leader could not reach the remote group");
-	if (!rc)
-		rc = mpi_comm_ctx_take(got[0], l, fn);
-	*ctx = got[0];
-	*their_extra = got[1];
+	struct both_round b = { .l = mpi_comm_get(c->local), .leader = 0, .swap = inter_swap, .comm = comm, .fn = fn,
+				.ic = c, .extra = *extra };
+	int rc = mpi_comm_ctx_agree(both_round, &b, comm, fn, ctx);
+	*their_extra = b.their_extra;
 	return rc;
 }
 
