@@ -23,6 +23,10 @@ pt2pt/pscancel    cancels sends: ptl completes a send normally instead (MPI_Canc
 attr/keyval_double_free       frees one keyval twice through a copy of its handle: ptl refuses the second free (MPI_ERR_KEYVAL), MPICH lets it pass
 attr/keyval_double_free_comm  the same with MPI_Comm_free_keyval
 attr/keyval_double_free_type  the same with MPI_Type_free_keyval
+comm/comm_idup             MPI_Comm_idup of an intercommunicator: not provided (intracommunicators only)
+comm/comm_idup_iallreduce  the same
+comm/comm_idup_isend       the same
+comm/comm_idup_nb          the same, and nonblocking collectives on intercommunicators (not provided)
 topo/cartsuball   MPI_Cart_sub keeping no dimension: MPICH gives rank 0 a communicator and the others MPI_COMM_NULL; ptl gives every rank its own one-rank subgrid (MPI-3.1 7.5.7: the subgrid containing the calling process)
 '
 PER_TEST_TIMEOUT=${PTL_MPICH_TIMEOUT:-60}
