@@ -4,7 +4,8 @@
 # ptlrun --hosts over both, with tests/vm/vm-agent.sh as the agent that
 # places ranks in VM B. The tests are vm-tests.sh's x_* (ptltool info in
 # each VM, the ring with rxe0's counters checked on both sides, a failing
-# rank on either side, the Portals mp tests on 2 VMs x 2 ranks), or those
+# rank on either side, the Portals mp tests on 2 VMs x 2 ranks, ptl's MPI
+# point-to-point and collectives on 2 VMs x 2 ranks), or those
 # named:
 #
 #   PTL_TOP_BUILDDIR=$PWD tests/vm/verbs2.sh [x_ring x:mp_md ...]
@@ -26,7 +27,7 @@ PTL_VM_TIMEOUT=${PTL_VM_TIMEOUT:-900}
 PTL_VM_B_LOG=$out/vmB.log
 export PTL_VM_TIMEOUT PTL_VM_B_LOG
 
-tests="x_info x_ring x_ring4 x_fail x:mp_match x:mp_md x:mp_bulk x:mp_atomic x:mp_threads x:mp_api"
+tests="x_info x_ring x_ring4 x_fail x:mp_match x:mp_md x:mp_bulk x:mp_atomic x:mp_threads x:mp_api x_mpi"
 [ $# -gt 0 ] && tests="$*"
 
 "$V/rxe-vm2.sh" "$V/vm-tests.sh" "$out" $tests

@@ -11,17 +11,20 @@
 # (tests/vm/rxe-vm2.sh): this one, PTL_VM_ME, runs ptlrun --hosts and
 # tests/vm/vm-agent.sh starts the ranks in the other, PTL_VM_PEER.
 # x:NAME runs tests/ptl/mp/NAME on 2 VMs x 2 ranks.
+# mpi:NAME runs tests/mpi/NAME.sh over PTL_NAL=verbs.
 #
 # Each test's output goes to OUTDIR/<test>.log; one line per test on stdout:
 # "PASS|FAIL|SKIP <test> (<seconds>s)". Exit status: 1 if any test failed,
 # 77 if all skipped, else 0. Every test has a time limit (PTL_VM_TEST_TIMEOUT,
-# seconds, default 90).
+# seconds, default 90; mpi:* ones PTL_VM_MPI_TIMEOUT, default 240).
 set -u
 out=$1
 shift
 B=${PTL_TOP_BUILDDIR:?set PTL_TOP_BUILDDIR to the build tree}
 S=${PTL_TOP_SRCDIR:-$B}
 limit=${PTL_VM_TEST_TIMEOUT:-90}
+# a tests/mpi script runs its program several times (mpi_p2p: 64 s here)
+mpi_limit=${PTL_VM_MPI_TIMEOUT:-240}
 mkdir -p "$out"
 
 # Runs a server in the background and a client against it on rxe0.
@@ -108,6 +111,28 @@ t_mp() {
 	fi
 	PTL_NAL=verbs sh "$t"
 }
+# tests/mpi/NAME.sh over PTL_NAL=verbs: ptl's MPI between ranks that reach
+# each other only through rxe0 (eager sends, rendezvous RDMA reads).
+t_mpi() {
+	local t="$S/tests/mpi/$1.sh"
+	[ -f "$t" ] || { echo "no $t"; return 77; }
+	[ -x "$B/tests/mpi/$1" ] || { echo "tests/mpi/$1 is not built"; return 77; }
+	# A waiting rank probes a silent peer after the keepalive period, and
+	# the probe of a dead one fails after the transport's retries (~2 s):
+	# 500 ms, not the default 2 s, keeps a death within mpi_deadpeer's
+	# limits under emulation.
+	PTL_NAL=verbs PTL_VERBS_KEEPALIVE_MS=${PTL_VERBS_KEEPALIVE_MS:-500} PTL_TOP_BUILDDIR=$B sh "$t"
+}
+# Every collective at 2-4 ranks over verbs (tests/mpi/mpi_coll.sh runs up
+# to 8 ranks under each algorithm: minutes under emulation).
+t_mpi_coll() {
+	[ -x "$B/tests/mpi/mpi_coll" ] || { echo "tests/mpi/mpi_coll is not built"; return 77; }
+	local n rc=0
+	for n in 2 3 4; do
+		PTL_NAL=verbs "$B/tools/ptlrun" -n $n --timeout 120 "$B/tests/mpi/mpi_coll" || rc=1
+	done
+	return $rc
+}
 t_ring_over_verbs() {
 	[ -x "$B/examples/ring" ] || return 77
 	PTL_NAL=verbs "$B/tools/ptlrun" -n 3 --timeout 60 "$B/examples/ring"
@@ -186,13 +211,20 @@ t_x_fail() {
 	echo "FAILED: rank 1 still runs in $PTL_VM_PEER 20 s after ptlrun ended"
 	return 1
 }
+# ptl's MPI across the two VMs: point-to-point (eager and rendezvous
+# sizes) and every collective, 2 VMs x 2 ranks.
+t_x_mpi() {
+	[ -x "$B/tests/mpi/mpi_p2p" ] && [ -x "$B/tests/mpi/mpi_coll" ] || { echo "tests/mpi is not built"; return 77; }
+	x_run 4 "$B/tests/mpi/mpi_p2p" && x_run 4 "$B/tests/mpi/mpi_coll"
+}
 t_x() {
 	[ -x "$B/tests/ptl/mp/$1" ] || { echo "tests/ptl/mp/$1 is not built"; return 77; }
 	x_run 4 "$B/tests/ptl/mp/$1"
 }
 
 mps=$(for f in "$S"/tests/ptl/mp/*.sh; do n=$(basename "$f" .sh); [ "$n" = run ] || echo "mp:$n"; done)
-all="devinfo rc_pingpong verbs_unit verbs_credits verbs_reopen_limit ptltool_info $mps ring_over_verbs"
+all="devinfo rc_pingpong verbs_unit verbs_credits verbs_reopen_limit ptltool_info $mps ring_over_verbs
+	mpi:mpi_p2p mpi:mpi_deadpeer mpi:mpi_comm mpi:mpi_zero mpi_coll"
 [ $# -gt 0 ] && all="$*"
 failed=0 ran=0
 for t in $all; do
@@ -200,15 +232,18 @@ for t in $all; do
 	case $t in
 	mp:*) fn="t_mp ${t#mp:}" log=$out/mp_${t#mp:}.log ;;
 	x:*) fn="t_x ${t#x:}" log=$out/x_${t#x:}.log ;;
+	mpi:*) fn="t_mpi ${t#mpi:}" log=$out/mpi_${t#mpi:}.log ;;
 	*) fn=t_$t log=$out/$t.log ;;
 	esac
-	timeout -k 5 "$limit" bash -c "$(declare -f pair agent x_run rxe_pkts ${fn%% *}); B='$B' S='$S'; $fn" >"$log" 2>&1
+	tl=$limit
+	case $t in mpi:*) tl=$mpi_limit ;; esac
+	timeout -k 5 "$tl" bash -c "$(declare -f pair agent x_run rxe_pkts ${fn%% *}); B='$B' S='$S'; $fn" >"$log" 2>&1
 	rc=$?
 	d=$(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $a }")
 	case $rc in
 	0) echo "PASS $t (${d}s)"; ran=1 ;;
 	77) echo "SKIP $t (${d}s)" ;;
-	124) echo "FAIL $t (timed out after ${limit}s; log $log)"; failed=1; ran=1 ;;
+	124) echo "FAIL $t (timed out after ${tl}s; log $log)"; failed=1; ran=1 ;;
 	*) echo "FAIL $t (rc $rc, ${d}s; log $log)"; failed=1; ran=1 ;;
 	esac
 done
