@@ -134,6 +134,11 @@ typedef struct MPI_Status {
 #define MPI_CXX_FLOAT_COMPLEX ((MPI_Datatype)57)
 #define MPI_CXX_DOUBLE_COMPLEX ((MPI_Datatype)58)
 #define MPI_CXX_LONG_DOUBLE_COMPLEX ((MPI_Datatype)59)
+/* The optional 16-byte Fortran types have no C type here: MPI_DATATYPE_NULL,
+ * as the standard lets an implementation say of an optional type it lacks. */
+#define MPI_INTEGER16 MPI_DATATYPE_NULL
+#define MPI_REAL16 MPI_DATATYPE_NULL
+#define MPI_COMPLEX32 MPI_DATATYPE_NULL
 #define PTL_MPI_NUM_PREDEFINED 60
 
 /* Reduction operations */

@@ -68,6 +68,7 @@ cat > "$T/include/mpitestconf.h" <<'EOF'
 #define POINTERINT_t long
 #define STDC_HEADERS 1
 #define THREAD_PACKAGE_NAME THREAD_PACKAGE_NONE
+#define HAVE_MPI_INTEGER16 1
 EOF
 CC="${CC:-cc} -O1 -w -I$S/include -I$T/include"
 LIBS="-L$B/lib/mpi-shim/.libs -Wl,-rpath,$B/lib/mpi-shim/.libs:$B/lib/.libs -lptlmpi -lm"
