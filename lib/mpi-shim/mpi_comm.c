@@ -299,12 +299,16 @@ struct idup {
 	MPI_Comm *newcomm;
 };
 
-static int idup_step(void *arg, int rc)
+static int idup_step(void *arg, int *v, int rc)
 {
 	struct idup *d = arg;
-	if (!rc && ctx_again(&d->a)) {
-		ctx_offer(&d->a);
-		return MPI_ICOLL_AGAIN;
+	if (!rc) {
+		memcpy(d->a.v, v, sizeof d->a.v);
+		if (ctx_again(&d->a)) {
+			ctx_offer(&d->a);
+			memcpy(v, d->a.v, sizeof d->a.v);
+			return MPI_ICOLL_AGAIN;
+		}
 	}
 	ctx_idups--;
 	const char *fn = "MPI_Comm_idup";

@@ -60,7 +60,7 @@ struct mpi_icoll {
 	double t0;
 	/* rounds (mpi_icoll_rounds): after the last phase, step says
 	 * whether the phases run again */
-	int (*step)(void *arg, int rc);
+	int (*step)(void *arg, int *v, int rc);
 	void *step_arg;
 	struct mpi_idle idle;
 	char dummy[8];          /* a barrier's DATA */
@@ -114,7 +114,7 @@ static void phase_free(struct mpi_icoll *q)
 static void ic_end(struct mpi_icoll *q, int rc)
 {
 	if (q->step && rc)
-		q->step(q->step_arg, rc); /* its clean-up */
+		q->step(q->step_arg, NULL, rc); /* its clean-up */
 	if (rc && q->x.np) {
 		/* Failed with transfers posted: a send of ours may still be
 		 * under way (a rendezvous buffer the peer may yet get), so its
@@ -215,7 +215,7 @@ static int phase_start(struct mpi_icoll *q)
  * refilled); if not, *rc is the call's result. */
 static bool ic_again(struct mpi_icoll *q, int *rc)
 {
-	*rc = q->step ? q->step(q->step_arg, MPI_SUCCESS) : MPI_SUCCESS;
+	*rc = q->step ? q->step(q->step_arg, q->ph[0].data, MPI_SUCCESS) : MPI_SUCCESS;
 	if (*rc == MPI_ICOLL_AGAIN) {
 		q->cur = 0;
 		return true;
@@ -328,15 +328,20 @@ const char *mpi_icoll_msg(const struct mpi_icoll *q)
 	return q->x.msg[0] ? q->x.msg : "failed";
 }
 
-int mpi_icoll_rounds(struct mpi_comm *c, const char *fn, int *v, int n, int (*step)(void *arg, int rc), void *arg,
-		     MPI_Request *request)
+int mpi_icoll_rounds(struct mpi_comm *c, const char *fn, const int *v0, int n, int (*step)(void *arg, int *v, int rc),
+		     void *arg, MPI_Request *request)
 {
 	struct mpi_icoll *q = ic_new(c, fn);
-	if (!q) {
+	/* the icoll's own: a failed call leaves it to a send still under way */
+	int *v = q ? ic_alloc(q, sizeof(int) * (size_t)n) : NULL;
+	if (!v) {
 		int rc = mpi_err(mpi_comm_handle(c), MPI_ERR_NO_MEM, fn, "out of memory");
-		step(arg, rc);
+		step(arg, NULL, rc);
+		if (q)
+			ic_refuse(q, rc);
 		return rc;
 	}
+	memcpy(v, v0, sizeof(int) * (size_t)n);
 	q->x.op = MPI_MAX;
 	q->x.dt = MPI_INT;
 	q->x.esize = sizeof(int);

@@ -494,14 +494,15 @@ void mpi_icoll_free(struct mpi_icoll *q);
 /* The message of a failed nonblocking collective's request. */
 const char *mpi_icoll_msg(const struct mpi_icoll *q);
 /* A nonblocking agreement over intracommunicator c (mpi_comm.c's
- * MPI_Comm_idup): rounds of an allreduce (MPI_MAX) of the n ints at v, in
- * place. After each round step(arg, MPI_SUCCESS) returns MPI_ICOLL_AGAIN
- * (v refilled: another round) or the call's result; a round that fails
- * gives step its error instead, for it to clean up (its return ignored).
- * step has been called with an error when this returns one. */
+ * MPI_Comm_idup): rounds of an allreduce (MPI_MAX) of n ints, the first
+ * round's from v0. After each round step(arg, v, MPI_SUCCESS), v the
+ * maxima, returns MPI_ICOLL_AGAIN (v refilled: another round) or the
+ * call's result; a round that fails gives step (arg, NULL, its error)
+ * instead, for it to clean up (its return ignored). step has been called
+ * with an error when this returns one. */
 #define MPI_ICOLL_AGAIN (-1)
-int mpi_icoll_rounds(struct mpi_comm *c, const char *fn, int *v, int n, int (*step)(void *arg, int rc), void *arg,
-		     MPI_Request *request);
+int mpi_icoll_rounds(struct mpi_comm *c, const char *fn, const int *v0, int n, int (*step)(void *arg, int *v, int rc),
+		     void *arg, MPI_Request *request);
 
 /* ---------------------------------------------------------------- matched probes
  * A matched message is an unexpected-message record taken out of the

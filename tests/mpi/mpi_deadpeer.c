@@ -13,7 +13,8 @@
  *         MPI_ANY_SOURCE receive.
  *   tall, tany, tsome  rank 0 polls MPI_Testall, MPI_Testany or
  *         MPI_Testsome.
- *   coll  both survivors in MPI_Allreduce, then MPI_Barrier.
+ *   coll  both survivors in MPI_Comm_idup, MPI_Allreduce, then MPI_Barrier and an
+ *         MPI_Comm_idup once rank 1 is known dead.
  *   fatal MPI_ERRORS_ARE_FATAL: rank 0's MPI_Recv ends the job, which exits
  *         non-zero with a message naming the dead rank. */
 #include <time.h>
@@ -189,12 +190,23 @@ static void coll(void)
 {
 	if (t_rank == 1)
 		die_later();
-	double one = 1, sum = 0;
+	/* a duplicate whose rounds wait for the dying rank */
+	MPI_Comm dup = MPI_COMM_WORLD;
+	MPI_Request rq;
 	double t0 = now_s();
+	OK(MPI_Comm_idup(MPI_COMM_WORLD, &dup, &rq));
+	expect_dead("MPI_Comm_idup with a rank dying", MPI_Wait(&rq, MPI_STATUS_IGNORE),
+		    "MPI_Comm_idup on MPI_COMM_WORLD (3 ranks, call 2): rank 1 of MPI_COMM_WORLD died", t0, 5);
+	CHECK(dup == MPI_COMM_NULL && rq == MPI_REQUEST_NULL, "after a failed idup: comm %d, request %d", dup, rq);
+	double one = 1, sum = 0;
+	t0 = now_s();
 	expect_dead("MPI_Allreduce with a rank dying", MPI_Allreduce(&one, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD),
-		    "MPI_Allreduce: MPI_Allreduce on MPI_COMM_WORLD (3 ranks, call 2): rank 1 of MPI_COMM_WORLD died", t0, 5);
+		    "MPI_Allreduce: MPI_Allreduce on MPI_COMM_WORLD (3 ranks, call 3): rank 1 of MPI_COMM_WORLD died", t0, 5);
 	t0 = now_s();
 	expect_dead("MPI_Barrier", MPI_Barrier(MPI_COMM_WORLD), "rank 1 of MPI_COMM_WORLD died", t0, 1);
+	t0 = now_s(); /* known dead: fails at once */
+	OK(MPI_Comm_idup(MPI_COMM_WORLD, &dup, &rq));
+	expect_dead("MPI_Comm_idup", MPI_Wait(&rq, MPI_STATUS_IGNORE), "rank 1 of MPI_COMM_WORLD died", t0, 1);
 	survivors_talk();
 }
 
