@@ -373,6 +373,17 @@ static int rw_send(struct sj_ctx *c, int peer, int k, size_t len, uint64_t deadl
 	return rc;
 }
 
+/* Progresses until message k has arrived. */
+static int rw_wait(struct sj_ctx *c, int k, uint64_t deadline)
+{
+	while (rw_got <= k) {
+		nal_shm_ops.progress(c->n);
+		if (sj_now_ns() >= deadline)
+			return -1;
+	}
+	return 0;
+}
+
 static int body_rewind(struct sj_ctx *c, void *arg)
 {
 	uint64_t deadline = sj_now_ns() + 40000000000ULL;
@@ -385,10 +396,7 @@ static int body_rewind(struct sj_ctx *c, void *arg)
 	for (int k = 0; k < RW_ROUNDS + RW_SMALL; k++) {
 		if (c->rank == 0)
 			SJ_CHECK(rw_send(c, peer, k, rw_len(ord.mi, k), deadline) == 0);
-		while (rw_got <= k) {
-			nal_shm_ops.progress(c->n);
-			SJ_CHECK(sj_now_ns() < deadline);
-		}
+		SJ_CHECK(rw_wait(c, k, deadline) == 0);
 		if (c->rank == 1)
 			SJ_CHECK(rw_send(c, peer, k, rw_len(ord.mi, k), deadline) == 0);
 		/* 64-byte ping-pong: every record after a rewind lands in the
@@ -406,10 +414,7 @@ static int body_rewind(struct sj_ctx *c, void *arg)
 		if (c->rank == 0)
 			SJ_CHECK(rw_send(c, peer, k, (size_t)k * 613 % (ord.mi + 1), deadline) == 0);
 		else
-			while (rw_got <= k) {
-				nal_shm_ops.progress(c->n);
-				SJ_CHECK(sj_now_ns() < deadline);
-			}
+			SJ_CHECK(rw_wait(c, k, deadline) == 0);
 	}
 	SJ_CHECK(rw_bad == 0);
 	return sj_barrier(c);
