@@ -9,6 +9,9 @@
  *                      above 4 KiB)
  *     --bw-rounds N    windows of 32 puts per bandwidth trial (default
  *                      20, 4 above 64 KiB, 1 above 1 MiB)
+ *     --sizes A,B,..   latency rows of these sizes only (each at most
+ *                      --max-lat), e.g. 256..2048 in 128-byte steps to see
+ *                      where a copy or layout threshold sits
  *     --per-rtt        also time every round trip on its own (the cycle
  *                      counter, as perftest's ib_*_lat do) and print
  *                      "rtt <bytes> <median us> <min> <max>" over all of
@@ -123,6 +126,8 @@ static void report_mean(const char *kind, size_t len, const double *v, int n)
 	fflush(stdout);
 }
 
+#define MAX_SIZES 64
+
 static bool size_arg(const char *s, size_t *out)
 {
 	char *end;
@@ -133,9 +138,40 @@ static bool size_arg(const char *s, size_t *out)
 	return true;
 }
 
+/* "A,B,C" into sizes[] (at most MAX_SIZES); the count, or -1. */
+static int sizes_arg(const char *s, size_t *sizes)
+{
+	char buf[1024], *save = NULL;
+	int n = 0;
+	if (strlen(s) >= sizeof buf)
+		return -1;
+	strcpy(buf, s);
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (n == MAX_SIZES || !size_arg(t, &sizes[n]))
+			return -1;
+		n++;
+	}
+	return n ? n : -1;
+}
+
+/* The next latency size after len: the listed ones, else 0, 1, 2, 4, ... */
+static bool next_size(size_t *len, int *k, const size_t *sizes, int nsizes)
+{
+	if (nsizes) {
+		if (*k >= nsizes)
+			return false;
+		*len = sizes[(*k)++];
+		return true;
+	}
+	*len = *k == 0 ? 0 : *len ? *len * 2 : 1;
+	(*k)++;
+	return true;
+}
+
 int main(int argc, char **argv)
 {
-	int trials = 5, nif, iters_opt = 0, rounds_opt = 0;
+	int trials = 5, nif, iters_opt = 0, rounds_opt = 0, nsizes = 0;
+	size_t sizes[MAX_SIZES];
 	bool per_rtt = false;
 	size_t max_lat = MAX_LAT, max_bw = MAX_BW;
 	for (int i = 1; i < argc; i++) {
@@ -150,13 +186,15 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--bw-rounds") && v && atoi(v) > 0) {
 			rounds_opt = atoi(v);
 			i++;
+		} else if (!strcmp(a, "--sizes") && v && (nsizes = sizes_arg(v, sizes)) > 0) {
+			i++;
 		} else if (!strcmp(a, "--per-rtt")) {
 			per_rtt = true;
 		} else if (a[0] != '-') {
 			trials = atoi(a);
 		} else {
 			fprintf(stderr, "usage: ptl_pingpong [--max-lat BYTES] [--max-bw BYTES] [--iters N]\n"
-					"                    [--bw-rounds N] [--per-rtt] [trials]\n");
+					"                    [--bw-rounds N] [--sizes A,B,..] [--per-rtt] [trials]\n");
 			return 2;
 		}
 	}
@@ -201,7 +239,13 @@ int main(int argc, char **argv)
 	double *rtt = per_rtt ? malloc(sizeof *rtt * (size_t)most_iters * (size_t)trials) : NULL;
 	if (per_rtt && (!ts || !rtt))
 		return 1;
-	for (size_t len = 0; len <= max_lat; len = len ? len * 2 : 1) {
+	size_t len = 0;
+	for (int k = 0; next_size(&len, &k, sizes, nsizes);) {
+		if (len > max_lat) {
+			if (nsizes)
+				continue;
+			break;
+		}
 		int iters = iters_opt ? iters_opt : len <= 4096 ? 20000 : 2000;
 		int warmup = iters < 100 ? iters : 100, nrtt = 0;
 		for (int t = 0; t < trials; t++) {
@@ -233,7 +277,7 @@ int main(int argc, char **argv)
 	}
 	free(ts);
 	free(rtt);
-	for (size_t len = 4096; len <= max_bw; len *= 4) {
+	for (len = 4096; len <= max_bw; len *= 4) {
 		int rounds = rounds_opt ? rounds_opt : len <= 65536 ? 20 : len <= 1048576 ? 4 : 1;
 		for (int t = 0; t < trials; t++) {
 			double t0 = now_us();
