@@ -42,6 +42,7 @@ static const struct {
 	{ TRC_OP_ISCATTERV, TRC_OP_SCATTERV },
 	{ TRC_OP_IALLTOALL, TRC_OP_ALLTOALL },
 	{ TRC_OP_IALLTOALLV, TRC_OP_ALLTOALLV },
+	{ TRC_OP_IALLTOALLW, TRC_OP_ALLTOALLW },
 	{ TRC_OP_IREDUCE_SCATTER, TRC_OP_REDUCE_SCATTER },
 	{ TRC_OP_IREDUCE_SCATTER_BLOCK, TRC_OP_REDUCE_SCATTER_BLOCK },
 	{ TRC_OP_ISCAN, TRC_OP_SCAN },
@@ -182,24 +183,29 @@ static void rp_wside_fill(struct rp_wside *w, const int64_t *counts, const int64
 	w->bytes = at;
 }
 
-static struct rp_wside rp_wside_new(int n)
+/* The arrays of one side of n blocks, carved from *at (rp_wside_room
+ * bytes; MPI_Aint first, so each array keeps its alignment). */
+static size_t rp_wside_room(int n)
 {
-	struct rp_wside w = {
-		malloc(sizeof(int) * (size_t)(n + 1)), malloc(sizeof(int) * (size_t)(n + 1)),
-		malloc(sizeof(MPI_Aint) * (size_t)(n + 1)), malloc(sizeof(MPI_Datatype) * (size_t)(n + 1)), 0,
-	};
-	if (!w.counts || !w.idispls || !w.adispls || !w.types)
-		rp_die("out of memory", "");
+	return (size_t)(n + 1) * (sizeof(MPI_Aint) + sizeof(MPI_Datatype) + 2 * sizeof(int));
+}
+
+static struct rp_wside rp_wside_at(int n, char **at)
+{
+	size_t m = (size_t)(n + 1);
+	struct rp_wside w;
+	w.adispls = (MPI_Aint *)(void *)*at;
+	w.types = (MPI_Datatype *)(void *)(w.adispls + m);
+	w.counts = (int *)(void *)(w.types + m);
+	w.idispls = w.counts + m;
+	w.bytes = 0;
+	*at += rp_wside_room(n);
 	return w;
 }
 
-static void rp_wside_free(struct rp_wside *w)
-{
-	free(w->counts), free(w->idispls), free(w->adispls), free(w->types);
-}
-
-/* MPI_Alltoallw and MPI_Neighbor_alltoallw (blocking forms only). */
-static void rp_wform(int op, const struct rp_args *a, MPI_Comm c)
+/* MPI_Alltoallw, MPI_Ialltoallw (nb: its buffers and arrays live until the
+ * request completes) and MPI_Neighbor_alltoallw. */
+static void rp_wform(int op, const struct rp_args *a, MPI_Comm c, int nb)
 {
 	int n = 1, nin = 0, nout = 0;
 	MPI_Comm_size(c, &n);
@@ -207,19 +213,38 @@ static void rp_wform(int op, const struct rp_args *a, MPI_Comm c)
 		rp_nbrs(c, &nin, &nout);
 	else
 		nin = nout = n;
-	struct rp_wside s = rp_wside_new(nout), r = rp_wside_new(nin);
+	/* the arrays give the buffers' sizes: filled aside, then moved to
+	 * the front of one block with the buffers after them */
+	size_t room = rp_wside_room(nout) + rp_wside_room(nin);
+	char *aside = malloc(room), *at = aside;
+	if (!aside)
+		rp_die("out of memory", "");
+	struct rp_wside s = rp_wside_at(nout, &at), r = rp_wside_at(nin, &at);
 	rp_wside_fill(&s, a->scounts, a->sdts, a->nsdts, nout);
 	rp_wside_fill(&r, a->rcounts, a->rdts, a->nrdts, nin);
-	static char *sb, *rb;
-	static size_t scap, rcap;
-	char *sp = rp_scratch(&sb, &scap, s.bytes + 1), *rp = rp_scratch(&rb, &rcap, r.bytes + 1);
-	if (op == TRC_OP_ALLTOALLW)
+	size_t sb = s.bytes, rb = r.bytes, total = room + rp_round(sb + 1) + rp_round(rb + 1);
+	static char *arena; /* the blocking calls', reused */
+	static size_t arena_cap;
+	char *blk = nb ? malloc(total) : rp_scratch(&arena, &arena_cap, total);
+	if (!blk)
+		rp_die("out of memory", "");
+	memcpy(blk, aside, room);
+	free(aside);
+	at = blk;
+	s = rp_wside_at(nout, &at), r = rp_wside_at(nin, &at);
+	s.bytes = sb, r.bytes = rb;
+	char *sp = at, *rp = at + rp_round(sb + 1);
+	MPI_Request rq = MPI_REQUEST_NULL;
+	if (op == TRC_OP_ALLTOALLW && nb)
+		MPI_Ialltoallw(a->inplace ? MPI_IN_PLACE : sp, s.counts, s.idispls, s.types, rp, r.counts, r.idispls,
+			       r.types, c, &rq);
+	else if (op == TRC_OP_ALLTOALLW)
 		MPI_Alltoallw(a->inplace ? MPI_IN_PLACE : sp, s.counts, s.idispls, s.types, rp, r.counts, r.idispls,
 			      r.types, c);
 	else
 		MPI_Neighbor_alltoallw(sp, s.counts, s.adispls, s.types, rp, r.counts, r.adispls, r.types, c);
-	rp_wside_free(&s);
-	rp_wside_free(&r);
+	if (nb)
+		rp_req_new(rq, blk);
 }
 
 int rp_coll(const struct trc_flat *e)
@@ -233,7 +258,7 @@ int rp_coll(const struct trc_flat *e)
 	if (op == TRC_OP_ALLTOALLW || op == TRC_OP_NEIGHBOR_ALLTOALLW) {
 		struct rp_args w;
 		rp_read_args(e, &w);
-		rp_wform(op, &w, rp_comm(w.comm));
+		rp_wform(op, &w, rp_comm(w.comm), nb);
 		return 1;
 	}
 	if (!rp_is_coll(op))

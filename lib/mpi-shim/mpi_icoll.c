@@ -1,6 +1,6 @@
 /* mpi_icoll.c: nonblocking collectives (MPI_Ibarrier, Ibcast, Ireduce,
  * Iallreduce, Igather(v), Iscatter(v), Iallgather(v), Ialltoall(v),
- * Ireduce_scatter(_block), Iscan, Iexscan).
+ * Ireduce_scatter(_block), Iscan, Iexscan, Ialltoallw).
  *
  * Each call runs the schedules the blocking call would (the same
  * algorithm, so a reduction gives the same bits), on an engine and buffers
@@ -20,6 +20,7 @@
  * message the blocking call would give. */
 #include "config.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +33,7 @@ struct ic_phase {
 	struct coll_req req;
 	bool owner;        /* the owner-ordered reduce (forced, as the blocking call does) */
 	bool move;         /* no schedule: rank 0 sends data (req.bytes) to req.root */
+	bool xchg;         /* no schedule: the direct exchange of xs (Ialltoallw) */
 	void *data;
 	const void *input;
 };
@@ -62,6 +64,7 @@ struct mpi_icoll {
 	 * whether the phases run again */
 	int (*step)(void *arg, int *v, int rc);
 	void *step_arg;
+	struct mpi_xside xs[2]; /* xchg: the send side, the receive side */
 	struct mpi_idle idle;
 	char dummy[8];          /* a barrier's DATA */
 };
@@ -171,6 +174,17 @@ static int phase_start(struct mpi_icoll *q)
 	struct cx *x = &q->x;
 	struct ic_phase *ph = &q->ph[q->cur];
 	struct mpi_comm *c = x->c;
+	if (ph->xchg) {
+		/* as MPI_Alltoallw: every receive, then the sends from the
+		 * rank after this one on */
+		x->algo = NULL;
+		int n = c->size, rc = MPI_SUCCESS;
+		for (int j = 0; j < n && !rc; j++)
+			rc = mpi_xside_xfer(x, true, &q->xs[1], j, j, 0);
+		for (int k = 0; k < n && !rc; k++)
+			rc = mpi_xside_xfer(x, false, &q->xs[0], (c->rank + k) % n, (c->rank + k) % n, 0);
+		return rc;
+	}
 	if (ph->move) {
 		x->algo = NULL;
 		if (c->rank == 0)
@@ -296,7 +310,9 @@ static int ic_go(struct mpi_icoll *q, MPI_Request *request)
 		ic_end(q, mpi_cx_peer_died(&q->x, dead));
 		return MPI_SUCCESS;
 	}
-	if (q->x.c->size == 1 || q->nph == 0) {
+	/* one member's schedule moves nothing (its data is in place); an
+	 * exchange still copies its block to itself */
+	if ((q->x.c->size == 1 && !q->ph[0].xchg) || q->nph == 0) {
 		int end;
 		while (ic_again(q, &end))
 			; /* one member: each round's result is its own */
@@ -916,4 +932,52 @@ int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 {
 	return iblocks("MPI_Ialltoall", true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
 		       request);
+}
+
+/* ---------------------------------------------------------------- Ialltoallw
+ * As MPI_Alltoallw (mpi_xchg.c), one direct exchange: every block goes
+ * straight from and into the caller's buffers with its own datatype (MPI
+ * leaves buffers, counts, displacements and types to the call until it
+ * completes); with MPI_IN_PLACE the blocks go out from a packed copy. */
+int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
+		    void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
+		    MPI_Comm comm, MPI_Request *request)
+{
+	static const char fn[] = "MPI_Ialltoallw";
+	IC_START(fn, comm, c, request);
+	int n = c->size;
+	bool inplace = sendbuf == MPI_IN_PLACE;
+	struct mpi_xside snd = { .buf = sendbuf, .counts = sendcounts, .wdispls = sdispls, .types = sendtypes };
+	struct mpi_xside rcv = { .buf = recvbuf, .counts = recvcounts, .wdispls = rdispls, .types = recvtypes };
+	int rc = mpi_xside_check(comm, fn, "recv", &rcv, n);
+	if (!rc && !inplace)
+		rc = mpi_xside_check(comm, fn, "send", &snd, n);
+	if (rc)
+		return rc;
+	IC_NEW(q, c, fn, comm);
+	if (inplace) {
+		int *cnt = ic_alloc(q, sizeof(int) * 2 * (size_t)n), *at = cnt ? cnt + n : NULL;
+		size_t total = 0;
+		for (int j = 0; at && j < n; j++) {
+			size_t len = mpi_dtype_get(recvtypes[j])->size * (size_t)recvcounts[j];
+			if (len > INT_MAX || total > INT_MAX - len)
+				return ic_refuse(q, mpi_err(comm, MPI_ERR_COUNT, fn,
+							    "MPI_IN_PLACE: the blocks add up to more than %d bytes",
+							    INT_MAX));
+			cnt[j] = (int)len;
+			at[j] = (int)total;
+			total += len;
+		}
+		char *img = at ? ic_alloc(q, total) : NULL;
+		if (!img)
+			return ic_nomem(q, comm, fn);
+		for (int j = 0; j < n; j++)
+			mpi_pack(mpi_dtype_get(recvtypes[j]), (const char *)recvbuf + rdispls[j], recvcounts[j],
+				 img + at[j]);
+		snd = (struct mpi_xside){ .buf = img, .counts = cnt, .wdispls = at, .type = MPI_BYTE };
+	}
+	q->xs[0] = snd;
+	q->xs[1] = rcv;
+	q->ph[q->nph++] = (struct ic_phase){ .xchg = true };
+	return ic_go(q, request);
 }

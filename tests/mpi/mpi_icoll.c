@@ -243,6 +243,84 @@ static void vectors(void)
 	CHECK(!memcmp(dn, db, sizeof *dn * (size_t)counts[t_rank]), "Ireduce_scatter differs from Reduce_scatter");
 }
 
+/* Ialltoallw: block j to rank j as (j + 1) ints every other int (a vector
+ * freed while the call is under way), received as contiguous ints at byte
+ * displacements of their own, against MPI_Alltoallw; then MPI_IN_PLACE,
+ * two under way at once, and the refusals. */
+static void w_forms(void)
+{
+	int n = t_size, sc[6], sd[6], rc[6], rd[6], at = 0;
+	MPI_Datatype st[6], rt[6];
+	int in[12], out[6 * 8], bl[6 * 8];
+	for (int k = 0; k < 12; k++)
+		in[k] = t_rank * 100 + k;
+	for (int j = 0; j < n; j++) {
+		/* a one-block vector of every other int, j + 1 of them: its
+		 * own type per block, so made here */
+		OK(MPI_Type_vector(j + 1, 1, 2, MPI_INT, &st[j]));
+		OK(MPI_Type_commit(&st[j]));
+		sc[j] = 1;
+		sd[j] = (int)sizeof(int) * (j % 2); /* bytes */
+		rt[j] = MPI_INT;
+		rc[j] = t_rank + 1;
+		rd[j] = at;
+		at += (int)sizeof(int) * (rc[j] + 1);
+	}
+	for (int k = 0; k < 6 * 8; k++)
+		out[k] = bl[k] = -1;
+	MPI_Request rq[2];
+	OK(MPI_Ialltoallw(in, sc, sd, st, out, rc, rd, rt, MPI_COMM_WORLD, &rq[0]));
+	for (int j = 0; j < n; j++)
+		OK(MPI_Type_free(&st[j]));
+	OK(MPI_Wait(&rq[0], MPI_STATUS_IGNORE));
+	for (int j = 0; j < n; j++) {
+		OK(MPI_Type_vector(j + 1, 1, 2, MPI_INT, &st[j]));
+		OK(MPI_Type_commit(&st[j]));
+	}
+	OK(MPI_Alltoallw(in, sc, sd, st, bl, rc, rd, rt, MPI_COMM_WORLD));
+	CHECK(!memcmp(out, bl, sizeof out), "Ialltoallw differs from Alltoallw");
+	int from = n - 1; /* rank n-1's block: its ints 0/1, 2/3, ... */
+	CHECK(out[rd[from] / 4] == from * 100 + t_rank % 2 && out[rd[from] / 4 + t_rank] == from * 100 + t_rank % 2 + 2 * t_rank,
+	      "Ialltoallw: block of rank %d starts %d", from, out[rd[from] / 4]);
+	/* MPI_IN_PLACE: ints of rank r's block j go to rank j's block r */
+	int ip[6 * 2], cnt[6], dis[6];
+	for (int j = 0; j < n; j++) {
+		cnt[j] = 2;
+		dis[j] = (int)sizeof(int) * 2 * j;
+		ip[2 * j] = t_rank * 10 + j;
+		ip[2 * j + 1] = -t_rank;
+		rt[j] = MPI_INT;
+	}
+	int other[6 * 2];
+	OK(MPI_Ialltoallw(MPI_IN_PLACE, NULL, NULL, NULL, ip, cnt, dis, rt, MPI_COMM_WORLD, &rq[0]));
+	for (int k = 0; k < 2 * n; k++)
+		other[k] = k;
+	int back[6 * 2];
+	OK(MPI_Ialltoallw(other, cnt, dis, rt, back, cnt, dis, rt, MPI_COMM_WORLD, &rq[1]));
+	OK(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
+	int bad = 0;
+	for (int j = 0; j < n; j++)
+		bad += ip[2 * j] != j * 10 + t_rank || ip[2 * j + 1] != -j || back[2 * j] != 2 * t_rank ||
+		       back[2 * j + 1] != 2 * t_rank + 1;
+	CHECK(bad == 0, "Ialltoallw in place / beside another: %d blocks wrong", bad);
+	/* refusals */
+	OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+	rc[n - 1] = -2;
+	t_fails_with(MPI_Ialltoallw(in, sc, sd, st, out, rc, rd, rt, MPI_COMM_WORLD, &rq[0]), MPI_ERR_COUNT,
+		     "MPI_Ialltoallw: recvcounts[", "a negative receive count");
+	rc[n - 1] = 1;
+	MPI_Datatype keep = st[0];
+	st[0] = (MPI_Datatype)4242;
+	t_fails_with(MPI_Ialltoallw(in, sc, sd, st, out, rc, rd, rt, MPI_COMM_WORLD, &rq[0]), MPI_ERR_TYPE,
+		     "sendtypes[0]: invalid or uncommitted datatype 4242", "a bad send type");
+	st[0] = keep;
+	t_fails_with(MPI_Ialltoallw(in, sc, sd, st, out, rc, rd, rt, MPI_COMM_WORLD, NULL), MPI_ERR_ARG,
+		     "NULL request", "a NULL request");
+	OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+	for (int j = 0; j < n; j++)
+		OK(MPI_Type_free(&st[j]));
+}
+
 /* Many outstanding at once (fewer than the 256 the tags tell apart),
  * completed together; one freed while under way still completes. */
 static void many(void)
@@ -458,6 +536,7 @@ int main(int argc, char **argv)
 	gathers();
 	in_place();
 	vectors();
+	w_forms();
 	many();
 	for (int form = 0; form < 4; form++)
 		overlapped(form);

@@ -169,6 +169,18 @@ static void graphs(MPI_Comm cart, int it)
 	MPI_Alltoallw(rbuf, cnt1, dsp1, ty, in, cnt1, dsp1, ty, MPI_COMM_WORLD);
 	MPI_Alltoallw(MPI_IN_PLACE, NULL, NULL, NULL, rbuf, cnt1, dsp1, ty, MPI_COMM_WORLD);
 	trc_prog_check(rbuf[2 * (size - 1)] == size - 1, "alltoallw in place");
+	/* and nonblocking, two under way: one in place */
+	int *wout = malloc(sizeof(int) * 4 * (size_t)size), *ipb = wout + 2 * size;
+	for (int r = 0; r < 2 * size; r++)
+		ipb[r] = rank * 100 + r / 2;
+	MPI_Request wr[2];
+	MPI_Status wst[2];
+	MPI_Ialltoallw(rbuf, cnt1, dsp1, ty, wout, cnt1, dsp1, ty, MPI_COMM_WORLD, &wr[0]);
+	MPI_Ialltoallw(MPI_IN_PLACE, NULL, NULL, NULL, ipb, cnt1, dsp1, ty, MPI_COMM_WORLD, &wr[1]);
+	MPI_Waitall(2, wr, wst);
+	trc_prog_check(wout[2 * (size - 1)] == rank, "ialltoallw");
+	trc_prog_check(ipb[2 * (size - 1)] == (size - 1) * 100 + rank, "ialltoallw in place");
+	free(wout);
 	MPI_Type_free(&pair);
 	free(cnt1), free(ty), free(rbuf);
 	MPI_Comm_free(&ring);
