@@ -49,7 +49,10 @@
 #          ACK-free, no request at either end; --small-max): their CPU at
 #          each end from mpi_collcal's "sovh" (blocking 8-byte MPI_Send
 #          and MPI_Recv of one already there), their alpha its blocking
-#          8-byte ping-pong less both
+#          8-byte ping-pong less both; what the receiver's CPU pays beyond
+#          that by size (--small-recv-costs: the lines it pulls over) the
+#          blocking 64 B - 1 KiB ping-pongs ("spp") beyond both ends, that
+#          alpha and the sender's copy at the eager rate
 #   gamma  adding two vectors of doubles ("gamma")
 #   cmd    CPU per send and receive a collective posts, beyond o (its
 #          bookkeeping): a 2-rank MPI_Barrier (each rank posts a receive
@@ -274,6 +277,18 @@ if [ -n "$so" ] && [ -n "$spp8" ]; then
 	so=$(calc "2 * $so > $spp8 - 0.001 ? ($spp8 - 0.001) / 2 : $so")
 	salpha=$(calc "$spp8 - 2 * $so")
 	small="--small-overhead $so --small-alpha $salpha"
+	# and what the receiver's CPU pays by size (the lines it pulls over
+	# from the sender's core, one at a time at first): each blocking
+	# ping-pong (8 B - 1 KiB) beyond both ends, the 8-byte alpha and the
+	# sender's copy at the eager rate
+	srecv=
+	for l in 8 64 512 1024; do
+		h=$(cal 2 spp "$l")
+		[ -n "$h" ] || continue
+		a=$(calc "$h - 2 * $so - $salpha - $l / $ebeta * 1e6")
+		srecv="$srecv${srecv:+,}$l:$(calc "$a > 0 ? $a : 0")"
+	done
+	[ -n "$srecv" ] && small="$small --small-recv-costs $srecv"
 fi
 eager=${PTL_MPI_EAGER_LIMIT:-8192}
 # A collective's sends may stay eager beyond the eager limit (mpi_coll.c's
@@ -364,7 +379,7 @@ else
 	echo "#   a split copy costs the receiver $splitc us beyond its half (128 KiB ping-pong $pp128k us - the model's $(one 128K 0 0 0) us without)"
 fi
 [ "$ebeta" != "$beta" ] && echo "#   eager copies $ebeta B/s (MPI_Isend ping-pongs 1 KiB $e1k us, 8 KiB $e8k us)"
-[ -n "$small" ] && echo "#   request-free messages (direct recursive doubling up to $rdsmall B): $so us at each end (blocking send and receive), $salpha us between (blocking 8 B ping-pong $spp8 us - 2 x that)"
+[ -n "$small" ] && echo "#   request-free messages (direct recursive doubling up to $rdsmall B): $so us at each end (blocking send and receive), $salpha us between (blocking 8 B ping-pong $spp8 us - 2 x that); the receiver's CPU beyond that by size ${srecv:-?} (blocking ping-pongs of each size - 2 x that - alpha - bytes at the eager rate)"
 bc1m=$(cal 2 bcast 1048576)
 echo "# checks (no parameter comes from them), one split copy of 1 MiB: ping-pong measured ${pp1m:-?} us, predicted $(one 1M 0 "$splitc" 0 $rt) us; 2-rank MPI_Bcast measured ${bc1m:-?} us, predicted $(one 1M "$callb" "$splitc" "$cmd" $rt) us"
 # barrier N SWITCH: the model's N-rank barrier on the cores there are

@@ -423,6 +423,21 @@ struct coll_cost_params {
 		size_t len;
 		double rate;  /* bytes per second, > 0 */
 	} rates[COLL_COST_RATES];
+	/* What taking a request-free message costs its receiver's CPU beyond
+	 * small_o, by the message's size (points, lengths ascending,
+	 * interpolated, beyond the ends the end's; none: 0): the cache lines
+	 * it pulls over from the sender's core as it reads the message, one
+	 * at a time at first (measured by ping-pongs of each size on that
+	 * path beyond their ends' o, small_alpha and the sender's copy at
+	 * beta). Receiver's CPU, not latency: it takes turns with the rank's
+	 * other work and does not move the message's arrival. */
+	struct coll_cost_table {
+		int n;
+		struct coll_cost_point {
+			size_t len;
+			double time;  /* seconds, >= 0 */
+		} pt[COLL_COST_RATES];
+	} small_recv;
 };
 struct coll_cost {
 	double time;          /* seconds until the last command ends */

@@ -254,6 +254,18 @@ has "$err" "bad --copy-rates"
 expect 2 --op bcast --ranks 2 --bytes 1M --copy-rates 16K:0
 has "$err" "bad --copy-rates"
 
+# --small-recv-costs: what taking a request-free message costs its receiver
+# beyond --small-overhead, by size, interpolated (288 B half way from 64 B
+# to 512 B: 0.4 us), with units or bare us
+expect 0 --op bcast --ranks 2 --bytes 288 --alpha 4 --beta 1GB/s --overhead 0.9 --small-max 1K \
+	--small-overhead 0.1 --small-alpha 0.05 --small-recv-costs 64:0.2,512:600ns --json
+has "$out" '"predicted_us": 0.938000'
+has "$out" '"small_recv_us": \[\[64, 0.2\], \[512, 0.6\]\],'
+expect 2 --op bcast --ranks 2 --bytes 1K --small-recv-costs 512:0.1,64:0.2
+has "$err" "bad --small-recv-costs '512:0.1,64:0.2'"
+expect 2 --op bcast --ranks 2 --bytes 1K --small-recv-costs 64
+has "$err" "bad --small-recv-costs"
+
 # a schedule too large to count is refused at once, not expanded for hours
 expect 1 --op allreduce --ranks 65536 --bytes 1G
 has "$err" "too many to count"

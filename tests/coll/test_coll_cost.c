@@ -482,6 +482,46 @@ static void test_sw_small_messages(void **state)
 	     2e-6 + 9e-7 + M / 1e9 + 4e-6 + 9e-7 + M * 1e-10);
 }
 
+/* With small_recv taking a request-free message costs its receiver's CPU
+ * the table's time for its size beyond small_o (linear between two
+ * points, the end's beyond them, nothing without points): in turn with
+ * the receiver's other work, not moving the arrival. Messages past
+ * small_max keep o. A table that is not ascending, or has a negative
+ * time, is refused. */
+static void test_sw_small_recv(void **state)
+{
+	(void)state;
+	struct coll_cost_params p = { .alpha = 4e-6, .beta = 1e9, .o = 9e-7, .call = 2e-6, .small_max = 1024,
+				      .small_o = 1e-7, .small_alpha = 5e-8,
+				      .small_recv = { 2, { { 64, 2e-7 }, { 512, 6e-7 } } } };
+	/* call, o, the sender's copy at beta, alpha, o and the lines */
+	double fixed = 2e-6 + 1e-7 + 5e-8 + 1e-7;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 8, 1, &p), fixed + 8 / 1e9 + 2e-7);
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 64, 1, &p), fixed + 64 / 1e9 + 2e-7);
+	/* 288 B: half way from 64 B to 512 B */
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 288, 1, &p), fixed + 288 / 1e9 + 4e-7);
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 1024, 1, &p), fixed + 1024 / 1e9 + 6e-7);
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 2048, 1, &p), 2e-6 + 9e-7 + 2048 / 1e9 + 4e-6 + 9e-7);
+	/* an exchange: both receivers pay it at once, after the arrival */
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 288, 1, &p),
+	     fixed + 288 / 1e9 + 4e-7);
+	p.small_recv.n = 0;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 288, 1, &p), fixed + 288 / 1e9);
+	struct coll_req r = mkreq(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 64, 1, 1);
+	struct coll_sched *s = expand_ok(&r);
+	struct coll_cost c;
+	p.small_recv.n = 2;
+	p.small_recv.pt[1].len = 64;
+	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
+	p.small_recv.pt[1].len = 512;
+	p.small_recv.pt[0].time = -1e-9;
+	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
+	p.small_recv.pt[0].time = 0;
+	p.small_recv.n = COLL_COST_RATES + 1;
+	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
+	coll_free(s);
+}
+
 /* With copy rates a rendezvous copy moves at the rate measured for its
  * message's size (linear between two points, the end's beyond them), not
  * at beta; the split halves at the whole message's rate. A table that is
@@ -592,6 +632,7 @@ int main(void)
 		cmocka_unit_test(test_sw_cpu_copies),
 		cmocka_unit_test(test_sw_recv_copies),
 		cmocka_unit_test(test_sw_small_messages),
+		cmocka_unit_test(test_sw_small_recv),
 		cmocka_unit_test(test_sw_copy_rates),
 		cmocka_unit_test(test_sw_monotonic),
 	};
