@@ -89,7 +89,11 @@
 #   input  where MPI_Allreduce leaves the input apart for every algorithm
 #          that reads it so (ptltool accepts --input for the ring), the
 #          model's schedule takes it apart too and the call is the checks
-#          alone
+#          alone; what the schedule then copies itself (recursive
+#          doubling's lower rank the input into place) moves at one core's
+#          memcpy rate by size (--local-copy-rates): MPI_Allreduce on
+#          MPI_COMM_SELF (which copies the input into the output) beyond
+#          its 8-byte call
 #
 #   bench/mpi_bench.sh [rounds] [trials-per-round]       (from the build tree)
 #   PTL_BENCH_ALGOS="ring tree" bench/mpi_bench.sh        (fewer algorithms)
@@ -371,6 +375,21 @@ if [ -n "$rates" ]; then
 	rt="--copy-rates $rates"
 	splitc=0
 fi
+# A schedule's local copies (recursive doubling's lower rank copies the
+# input into place as it sends it): one core's memcpy by size, from
+# MPI_Allreduce on MPI_COMM_SELF (the checks, then the input copied into
+# the output) beyond its 8-byte call
+lrates= lsays=
+s8=$(cal 2 self 8)
+for l in 4096 32768 262144 1048576; do
+	h=$(cal 2 self "$l")
+	[ -n "$h" ] && [ -n "$s8" ] || continue
+	r=$(calc "$h > $s8 ? $l / (($h - $s8) * 1e-6) : 0")
+	[ "$r" = 0 ] && continue
+	lrates="$lrates${lrates:+,}$l:$r"
+	lsays="$lsays $((l / 1024))K $(calc "$r / 1e9")"
+done
+lc="${lrates:+--local-copy-rates $lrates}"
 [ -n "$rcopy" ] && echo "#   a collective's sends stay eager up to $ceager B (COLL_EAGER_TIMES $ctimes), above $eager B read by the receiver: $rc us each beyond the bytes (blocking 16 KiB ping-pong ${lat16k:-?} us - 2 o - alpha - bytes/beta)"
 [ -n "$allapart" ] && echo "#   MPI_Allreduce leaves the input apart where the algorithm reads it (--input; the call: the checks alone, MPI_COMM_SELF's 8-byte call)"
 if [ -n "$rt" ]; then
@@ -380,6 +399,7 @@ else
 fi
 [ "$ebeta" != "$beta" ] && echo "#   eager copies $ebeta B/s (MPI_Isend ping-pongs 1 KiB $e1k us, 8 KiB $e8k us)"
 [ -n "$small" ] && echo "#   request-free messages (direct recursive doubling up to $rdsmall B): $so us at each end (blocking send and receive), $salpha us between (blocking 8 B ping-pong $spp8 us - 2 x that); the receiver's CPU beyond that by size ${srecv:-?} (blocking ping-pongs of each size - 2 x that - alpha - bytes at the eager rate)"
+[ -n "$lrates" ] && echo "#   local copies, GB/s by size (MPI_COMM_SELF allreduce beyond its 8-byte call):$lsays"
 bc1m=$(cal 2 bcast 1048576)
 echo "# checks (no parameter comes from them), one split copy of 1 MiB: ping-pong measured ${pp1m:-?} us, predicted $(one 1M 0 "$splitc" 0 $rt) us; 2-rank MPI_Bcast measured ${bc1m:-?} us, predicted $(one 1M "$callb" "$splitc" "$cmd" $rt) us"
 # barrier N SWITCH: the model's N-rank barrier on the cores there are
@@ -444,9 +464,10 @@ for a in $ALGOS; do
 			# and without a schedule or engine: the call is then the
 			# checks alone, MPI_COMM_SELF's 8-byte call, nothing per
 			# command, and its ACK-free rounds go request-free
-			apart= lazy=$clazy engine=$callb percmd=$cmd direct=
+			# (and combines straight into the output: no local copy)
+			apart= lazy=$clazy engine=$callb percmd=$cmd direct= local=$lc
 			if [ "$a" = recursive_doubling ] && [ "$bytes" -le "$rdmax" ]; then
-				apart=--input lazy=$rdlazy
+				apart=--input lazy=$rdlazy local=
 				self=$(cal 2 self 8)
 				[ -n "$small" ] && engine=0 percmd=0 direct="--small-max $rdsmall $small"
 			elif [ -n "$allapart" ] && "$B/tools/ptltool" coll --op allreduce --ranks "$n" --bytes "$bytes" \
@@ -459,7 +480,7 @@ for a in $ALGOS; do
 				--alpha "$alpha" --beta "$ebeta" --gamma "$gamma" --overhead "$o" --call "$call" $share --cpu-copies \
 				--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$ceager" $rcopy --rndv-cost "$rndv" \
 				--split-min "$split" --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max "$lazy" --cmd-cost "$percmd" \
-				$direct $rt)
+				$local $direct $rt)
 			awk -v n="$n" -v a="$a" -v b="$bytes" -v m="$m" -v p="${p:-0}" 'BEGIN {
 				r = 0; if (m > 0) r = p / m
 				printf "%-2s %-18s %9s  %10.3f  %10.3f  %6.2fx  %s\n", n, a, b, p, m, r, (r > 1.1 || r < 0.9) ? "no" : "yes" }'

@@ -438,6 +438,12 @@ struct coll_cost_params {
 			double time;  /* seconds, >= 0 */
 		} pt[COLL_COST_RATES];
 	} small_recv;
+	/* What a rank's local copy (a schedule's COLL_COPY: the input into
+	 * DATA, a block into place) moves per second by its size (nlocal
+	 * points, lengths ascending, interpolated; none: such copies are
+	 * free): a memcpy on the rank's CPU, in turn with its other work. */
+	int nlocal;
+	struct coll_copy_rate local[COLL_COST_RATES];
 };
 struct coll_cost {
 	double time;          /* seconds until the last command ends */

@@ -36,7 +36,8 @@
  * small_max goes request-free (its own o and alpha); a rendezvous copy
  * moves at the rate measured for its message's size (rates), else at
  * beta; taking a request-free message costs its receiver more by its
- * size (small_recv). */
+ * size (small_recv); a local copy takes its rank's CPU at the rate
+ * measured for its size (local). */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -270,6 +271,15 @@ static double rndv_copy(const struct coll_cost_params *p, size_t len, size_t byt
 	return rate > 0 ? (double)bytes / rate : 0.0;
 }
 
+/* Seconds a local copy of len bytes takes its rank's CPU: at the rate
+ * measured for its size (local), or nothing without one. */
+static double local_copy(const struct coll_cost_params *p, size_t len)
+{
+	int n = p->nlocal < COLL_COST_RATES ? p->nlocal : COLL_COST_RATES;
+	double rate = interp(p->local, sizeof p->local[0], offsetof(struct coll_copy_rate, rate), n, len, 0.0);
+	return rate > 0 ? (double)len / rate : 0.0;
+}
+
 /* whether a send of len bytes is done only on its ACK */
 static bool acked(const struct coll_cost_params *p, size_t len)
 {
@@ -408,7 +418,8 @@ static int simulate(struct sim *m)
 		if (e.ev == EV_ARRIVAL || !is_xfer(c)) {
 			/* rank work: a receive's o (arrivals only), a reduction, a copy */
 			double w = (e.ev == EV_ARRIVAL ? take_cost(p, c->len) : 0.0)
-				   + (c->kind == COLL_REDUCE ? (double)c->len * p->gamma : 0.0);
+				   + (c->kind == COLL_REDUCE ? (double)c->len * p->gamma : 0.0)
+				   + (c->kind == COLL_COPY ? local_copy(p, c->len) : 0.0);
 			rc = finish(m, e.rank, e.idx, cpu_run(m, e.rank, e.key, w));
 			continue;
 		}
@@ -451,6 +462,11 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	for (int i = 0; i < params->nrates; i++)
 		if (!(params->rates[i].rate > 0) || (i > 0 && params->rates[i].len <= params->rates[i - 1].len))
 			return -EINVAL;  /* rndv_copy interpolates between ascending sizes */
+	if (params->nlocal < 0 || params->nlocal > COLL_COST_RATES)
+		return -EINVAL;
+	for (int i = 0; i < params->nlocal; i++)
+		if (!(params->local[i].rate > 0) || (i > 0 && params->local[i].len <= params->local[i - 1].len))
+			return -EINVAL;  /* local_copy interpolates between ascending sizes too */
 	const struct coll_cost_table *sa = &params->small_recv;
 	if (sa->n < 0 || sa->n > COLL_COST_RATES)
 		return -EINVAL;

@@ -32,7 +32,7 @@ static void usage(FILE *out)
 	        "                    [--cmd-cost TIME] [--cores C] [--switch-cost TIME] [--cpu-copies]\n"
 	        "                    [--inline-max SIZE] [--recv-copy-cost TIME] [--small-max SIZE]\n"
 	        "                    [--small-overhead TIME] [--small-alpha TIME] [--copy-rates LIST]\n"
-	        "                    [--small-recv-costs LIST]\n"
+	        "                    [--small-recv-costs LIST] [--local-copy-rates LIST]\n"
 	        "                    [--counts LIST] [--show] [--json]\n"
 	        "\n"
 	        "Expand a collective into its schedule, print the algorithm chosen, steps,\n"
@@ -105,6 +105,9 @@ static void usage(FILE *out)
 	        "  --small-recv-costs LIST  what taking a request-free message costs its\n"
 	        "                 receiver beyond --small-overhead, by size: SIZE:TIME,... sizes\n"
 	        "                 ascending (bare: us; interpolated as --copy-rates), default none\n"
+	        "  --local-copy-rates LIST  a rank's local copy (the input into place, a block)\n"
+	        "                 moves at this rate by its size on the rank's CPU: SIZE:RATE,...\n"
+	        "                 as --copy-rates; default none: local copies are free\n"
 	        "  --show         draw the step-by-rank grid of sends (up to %d ranks)\n"
 	        "  --json         print one JSON object\n",
 	        COLL_MAX_RANKS, COLL_MAX_CHUNKS, COLL_COST_RATES, SHOW_MAX_RANKS);
@@ -239,14 +242,15 @@ static int parse_points(const char *s, const struct unit *u, double scale, bool 
 	return rc || !n ? -1 : n;
 }
 
-static int parse_rates(const char *s, struct coll_cost_params *cp)
+/* into a rate table of COLL_COST_RATES points and its count */
+static int parse_rates(const char *s, struct coll_copy_rate *rates, int *nrates)
 {
 	size_t len[COLL_COST_RATES];
 	double val[COLL_COST_RATES];
 	int n = parse_points(s, rate_units, 1, true, len, val);
-	cp->nrates = n > 0 ? n : 0;
+	*nrates = n > 0 ? n : 0;
 	for (int i = 0; i < n; i++)
-		cp->rates[i] = (struct coll_copy_rate){ len[i], val[i] };
+		rates[i] = (struct coll_copy_rate){ len[i], val[i] };
 	return n > 0 ? 0 : -1;
 }
 
@@ -347,7 +351,8 @@ enum opt_kind {
 	OPT_RATE,   /* bytes per second, > 0 */
 	OPT_NUM,    /* a bare number, at most hi */
 	OPT_COUNTS, /* comma-separated sizes (the v-variants) */
-	OPT_RATES,  /* comma-separated SIZE:RATE (struct coll_cost_params *) */
+	OPT_RATES,  /* comma-separated SIZE:RATE (struct coll_cost_params *): copy rates */
+	OPT_LOCAL,  /* the same: local copy rates */
 	OPT_TIMES,  /* comma-separated SIZE:TIME (struct coll_cost_table *) */
 	OPT_HELP,
 };
@@ -403,7 +408,12 @@ static int opt_apply(const struct opt_def *d, const char *arg, size_t **countsp,
 	case OPT_NUM:
 		return parse_unit(arg, no_units, 1, d->dst) || *(double *)d->dst > (double)d->hi ? bad(what, arg) : 0;
 	case OPT_RATES:
-		return parse_rates(arg, d->dst) ? bad(what, arg) : 0;
+	case OPT_LOCAL: {
+		struct coll_cost_params *cp = d->dst;
+		bool local = d->kind == OPT_LOCAL;
+		return parse_rates(arg, local ? cp->local : cp->rates, local ? &cp->nlocal : &cp->nrates) ? bad(what, arg)
+													   : 0;
+	}
 	case OPT_TIMES:
 		return parse_times(arg, d->dst) ? bad(what, arg) : 0;
 	case OPT_COUNTS:
@@ -461,6 +471,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "small-alpha", 0, OPT_TIME, &cp.small_alpha, NULL, 0, 0, 1e-6, false },
 		{ "copy-rates", 0, OPT_RATES, &cp, NULL, 0, 0, 0, false },
 		{ "small-recv-costs", 0, OPT_TIMES, &cp.small_recv, NULL, 0, 0, 0, false },
+		{ "local-copy-rates", 0, OPT_LOCAL, &cp, NULL, 0, 0, 0, false },
 		{ "counts", 0, OPT_COUNTS, NULL, NULL, 0, 0, 0, false },
 		{ "show", 's', OPT_FLAG, &show, NULL, 0, 0, 0, false },
 		{ "json", 'j', OPT_FLAG, &json, NULL, 0, 0, 0, false },
@@ -615,6 +626,10 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		       cp.small_max, cp.small_o * 1e6, cp.small_alpha * 1e6);
 		for (int i = 0; i < cp.nrates; i++)
 			printf("%s[%zu, %.6g]", i ? ", " : "", cp.rates[i].len, cp.rates[i].rate);
+		printf("], ");
+		printf("\"local_copy_rates\": [");
+		for (int i = 0; i < cp.nlocal; i++)
+			printf("%s[%zu, %.6g]", i ? ", " : "", cp.local[i].len, cp.local[i].rate);
 		printf("], ");
 		printf("\"small_recv_us\": [");
 		for (int i = 0; i < cp.small_recv.n; i++)

@@ -266,6 +266,17 @@ has "$err" "bad --small-recv-costs '512:0.1,64:0.2'"
 expect 2 --op bcast --ranks 2 --bytes 1K --small-recv-costs 64
 has "$err" "bad --small-recv-costs"
 
+# --local-copy-rates: one rank's recursive doubling with the input apart
+# is the input's copy into place, 1 MiB at 2 GB/s beside a 1 us call
+expect 0 --op allreduce --ranks 1 --bytes 1M --algo recursive_doubling --input --call 1 \
+	--local-copy-rates 64K:1GB/s,1M:2GB/s --json
+has "$out" '"predicted_us": 525.288000'
+has "$out" '"local_copy_rates": \[\[65536, 1e+09\], \[1048576, 2e+09\]\],'
+expect 0 --op allreduce --ranks 1 --bytes 1M --algo recursive_doubling --input --call 1 --json
+has "$out" '"predicted_us": 1.000000'
+expect 2 --op allreduce --ranks 2 --bytes 1M --local-copy-rates 1M:1GB/s,64K:2GB/s
+has "$err" "bad --local-copy-rates '1M:1GB/s,64K:2GB/s'"
+
 # a schedule too large to count is refused at once, not expanded for hours
 expect 1 --op allreduce --ranks 65536 --bytes 1G
 has "$err" "too many to count"

@@ -522,6 +522,57 @@ static void test_sw_small_recv(void **state)
 	coll_free(s);
 }
 
+/* With local copy rates a schedule's local copy (one rank's recursive
+ * doubling with the input apart: the input copied into place) takes the
+ * rank's CPU at the rate for its size (linear between two points); without
+ * them it is free. Taken in turn with the rank's other work: on 2 ranks
+ * the lower rank copies its input beside serving the upper's get. A table
+ * that is not ascending, or has a rate of 0, is refused. */
+static void test_sw_local_copies(void **state)
+{
+	(void)state;
+	struct coll_cost_params p = { .alpha = 1e-6, .beta = 1e9, .call = 2e-6, .nlocal = 2,
+				      .local = { { 1024, 1e9 }, { 4096, 2e9 } } };
+	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 1, 4096, 1, 1);
+	r.input = true;
+	struct coll_sched *s = expand_ok(&r);
+	struct coll_cost c;
+	assert_int_equal(coll_cost(s, &p, &c), 0);
+	NEAR(c.time, 2e-6 + 4096 / 2e9);
+	coll_free(s);
+	/* 2048 B: a third of the way from 1 KiB to 4 KiB, 4/3 GB/s */
+	r.bytes = 2048;
+	s = expand_ok(&r);
+	assert_int_equal(coll_cost(s, &p, &c), 0);
+	NEAR(c.time, 2e-6 + 2048 / (4e9 / 3));
+	p.nlocal = 0;
+	assert_int_equal(coll_cost(s, &p, &c), 0);
+	NEAR(c.time, 2e-6);
+	coll_free(s);
+	/* 2 ranks, rendezvous: the lower rank's CPU serves the upper's get
+	 * (the copy) and copies its input: the copy comes on top, but for
+	 * what of it fits while the lower rank waits for the get (its
+	 * header's alpha, the upper's o, the request's alpha) */
+	struct coll_cost_params q = { .alpha = 1e-6, .beta = 1e9, .o = 5e-7, .rndv = true, .rndv_min = 4096 };
+	r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 1 << 20, 1, 1);
+	r.input = true;
+	s = expand_ok(&r);
+	assert_int_equal(coll_cost(s, &q, &c), 0);
+	double plain = c.time;
+	q.nlocal = 1;
+	q.local[0] = (struct coll_copy_rate){ 1 << 20, 2e9 };
+	assert_int_equal(coll_cost(s, &q, &c), 0);
+	assert_true(c.time <= plain + (1 << 20) / 2e9 + 1e-12);
+	assert_true(c.time >= plain + (1 << 20) / 2e9 - (1e-6 + 5e-7 + 1e-6));
+	q.local[0].rate = 0;
+	assert_int_equal(coll_cost(s, &q, &c), -EINVAL);
+	q.nlocal = 2;
+	q.local[0] = (struct coll_copy_rate){ 4096, 1e9 };
+	q.local[1] = (struct coll_copy_rate){ 4096, 2e9 };
+	assert_int_equal(coll_cost(s, &q, &c), -EINVAL);
+	coll_free(s);
+}
+
 /* With copy rates a rendezvous copy moves at the rate measured for its
  * message's size (linear between two points, the end's beyond them), not
  * at beta; the split halves at the whole message's rate. A table that is
@@ -633,6 +684,7 @@ int main(void)
 		cmocka_unit_test(test_sw_recv_copies),
 		cmocka_unit_test(test_sw_small_messages),
 		cmocka_unit_test(test_sw_small_recv),
+		cmocka_unit_test(test_sw_local_copies),
 		cmocka_unit_test(test_sw_copy_rates),
 		cmocka_unit_test(test_sw_monotonic),
 	};
