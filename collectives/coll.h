@@ -444,6 +444,12 @@ struct coll_cost_params {
 	 * free): a memcpy on the rank's CPU, in turn with its other work. */
 	int nlocal;
 	struct coll_copy_rate local[COLL_COST_RATES];
+	/* A rank that waited for a message (its CPU idle when the message
+	 * came) pays this much CPU when it takes it: the way back from its
+	 * wait (the poll that saw it, the collective's pass over what it
+	 * waits for), beyond o, which is measured with messages that were
+	 * there already. */
+	double wake_cost;
 };
 struct coll_cost {
 	double time;          /* seconds until the last command ends */

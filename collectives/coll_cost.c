@@ -37,7 +37,8 @@
  * moves at the rate measured for its message's size (rates), else at
  * beta; taking a request-free message costs its receiver more by its
  * size (small_recv); a local copy takes its rank's CPU at the rate
- * measured for its size (local). */
+ * measured for its size (local); a rank that waited for a message pays
+ * wake_cost when it comes. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -271,6 +272,15 @@ static double rndv_copy(const struct coll_cost_params *p, size_t len, size_t byt
 	return rate > 0 ? (double)bytes / rate : 0.0;
 }
 
+/* What taking the message of arrival e costs its receiver's CPU: a rank
+ * that had been waiting for it (its CPU idle when it came) first pays
+ * wake_cost, the way back from its wait into the collective. */
+static double arrival_cost(const struct sim *m, const struct hent *e, size_t len)
+{
+	double wake = e->key > m->cpu[e->rank] ? m->p->wake_cost : 0.0;
+	return wake + take_cost(m->p, len);
+}
+
 /* Seconds a local copy of len bytes takes its rank's CPU: at the rate
  * measured for its size (local), or nothing without one. */
 static double local_copy(const struct coll_cost_params *p, size_t len)
@@ -404,7 +414,7 @@ static int simulate(struct sim *m)
 		if (e.ev == EV_ARRIVAL && acked(p, c->len)) {
 			/* taking the message (o, the copy if ours) sends the
 			 * acknowledgement back */
-			double taken = cpu_run(m, e.rank, e.key, take_cost(p, c->len));
+			double taken = cpu_run(m, e.rank, e.key, arrival_cost(m, &e, c->len));
 			int sr = m->pairs.rank[e.rank][e.idx];
 			size_t si = m->pairs.idx[e.rank][e.idx];
 			double trip = p->ack_alpha > 0 ? p->ack_alpha : p->alpha;
@@ -417,7 +427,7 @@ static int simulate(struct sim *m)
 		}
 		if (e.ev == EV_ARRIVAL || !is_xfer(c)) {
 			/* rank work: a receive's o (arrivals only), a reduction, a copy */
-			double w = (e.ev == EV_ARRIVAL ? take_cost(p, c->len) : 0.0)
+			double w = (e.ev == EV_ARRIVAL ? arrival_cost(m, &e, c->len) : 0.0)
 				   + (c->kind == COLL_REDUCE ? (double)c->len * p->gamma : 0.0)
 				   + (c->kind == COLL_COPY ? local_copy(p, c->len) : 0.0);
 			rc = finish(m, e.rank, e.idx, cpu_run(m, e.rank, e.key, w));

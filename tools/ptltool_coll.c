@@ -33,6 +33,7 @@ static void usage(FILE *out)
 	        "                    [--inline-max SIZE] [--recv-copy-cost TIME] [--small-max SIZE]\n"
 	        "                    [--small-overhead TIME] [--small-alpha TIME] [--copy-rates LIST]\n"
 	        "                    [--small-recv-costs LIST] [--local-copy-rates LIST]\n"
+	        "                    [--wake-cost TIME]\n"
 	        "                    [--counts LIST] [--show] [--json]\n"
 	        "\n"
 	        "Expand a collective into its schedule, print the algorithm chosen, steps,\n"
@@ -108,6 +109,8 @@ static void usage(FILE *out)
 	        "  --local-copy-rates LIST  a rank's local copy (the input into place, a block)\n"
 	        "                 moves at this rate by its size on the rank's CPU: SIZE:RATE,...\n"
 	        "                 as --copy-rates; default none: local copies are free\n"
+	        "  --wake-cost TIME  CPU a rank that waited for a message pays when it comes\n"
+	        "                 (its way back from the wait; bare: us), default 0\n"
 	        "  --show         draw the step-by-rank grid of sends (up to %d ranks)\n"
 	        "  --json         print one JSON object\n",
 	        COLL_MAX_RANKS, COLL_MAX_CHUNKS, COLL_COST_RATES, SHOW_MAX_RANKS);
@@ -472,6 +475,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "copy-rates", 0, OPT_RATES, &cp, NULL, 0, 0, 0, false },
 		{ "small-recv-costs", 0, OPT_TIMES, &cp.small_recv, NULL, 0, 0, 0, false },
 		{ "local-copy-rates", 0, OPT_LOCAL, &cp, NULL, 0, 0, 0, false },
+		{ "wake-cost", 0, OPT_TIME, &cp.wake_cost, NULL, 0, 0, 1e-6, false },
 		{ "counts", 0, OPT_COUNTS, NULL, NULL, 0, 0, 0, false },
 		{ "show", 's', OPT_FLAG, &show, NULL, 0, 0, 0, false },
 		{ "json", 'j', OPT_FLAG, &json, NULL, 0, 0, 0, false },
@@ -627,6 +631,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		for (int i = 0; i < cp.nrates; i++)
 			printf("%s[%zu, %.6g]", i ? ", " : "", cp.rates[i].len, cp.rates[i].rate);
 		printf("], ");
+		printf("\"wake_us\": %.6g, ", cp.wake_cost * 1e6);
 		printf("\"local_copy_rates\": [");
 		for (int i = 0; i < cp.nlocal; i++)
 			printf("%s[%zu, %.6g]", i ? ", " : "", cp.local[i].len, cp.local[i].rate);

@@ -277,6 +277,14 @@ has "$out" '"predicted_us": 1.000000'
 expect 2 --op allreduce --ranks 2 --bytes 1M --local-copy-rates 1M:1GB/s,64K:2GB/s
 has "$err" "bad --local-copy-rates '1M:1GB/s,64K:2GB/s'"
 
+# --wake-cost: a 2-rank barrier's ranks each wait once (call, o, alpha,
+# the wake, o)
+expect 0 --op barrier --ranks 2 --bytes 0 --alpha 1 --overhead 0.5 --call 2 --wake-cost 0.25 --json
+has "$out" '"predicted_us": 4.250000'
+has "$out" '"wake_us": 0.25,'
+expect 2 --op barrier --ranks 2 --bytes 0 --wake-cost -1
+has "$err" "bad --wake-cost"
+
 # a schedule too large to count is refused at once, not expanded for hours
 expect 1 --op allreduce --ranks 65536 --bytes 1G
 has "$err" "too many to count"

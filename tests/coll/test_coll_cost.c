@@ -573,6 +573,33 @@ static void test_sw_local_copies(void **state)
 	coll_free(s);
 }
 
+/* wake_cost: a rank that waited for a message pays it when the message
+ * comes (not the sender of a bcast, which waits for nothing). A 2-rank
+ * barrier (an
+ * exchange: each rank waits once, at the same time) pays it once; a
+ * 2-rank chain (recursive doubling of one element on a ring: the second
+ * message waits for the first) twice, one after the other. */
+static void test_sw_wake_cost(void **state)
+{
+	(void)state;
+	struct coll_cost_params p = { .alpha = 1e-6, .o = 3e-7, .call = 2e-6 };
+	double bar = sw_cost(COLL_OP_BARRIER, COLL_ALGO_AUTO, 2, 0, 1, &p);
+	double bc = sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4, 1, &p);
+	p.wake_cost = 5e-7;
+	NEAR(sw_cost(COLL_OP_BARRIER, COLL_ALGO_AUTO, 2, 0, 1, &p), bar + 5e-7);
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4, 1, &p), bc + 5e-7);
+	struct coll_cost_params q = p;
+	q.wake_cost = 0;
+	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RING, 2, 4, 1, 1);
+	r.elem_size = 4;
+	struct coll_sched *s = expand_ok(&r);
+	struct coll_cost c0, c1;
+	assert_int_equal(coll_cost(s, &q, &c0), 0);
+	assert_int_equal(coll_cost(s, &p, &c1), 0);
+	NEAR(c1.time, c0.time + 2 * 5e-7);
+	coll_free(s);
+}
+
 /* With copy rates a rendezvous copy moves at the rate measured for its
  * message's size (linear between two points, the end's beyond them), not
  * at beta; the split halves at the whole message's rate. A table that is
@@ -685,6 +712,7 @@ int main(void)
 		cmocka_unit_test(test_sw_small_messages),
 		cmocka_unit_test(test_sw_small_recv),
 		cmocka_unit_test(test_sw_local_copies),
+		cmocka_unit_test(test_sw_wake_cost),
 		cmocka_unit_test(test_sw_copy_rates),
 		cmocka_unit_test(test_sw_monotonic),
 	};
