@@ -49,13 +49,23 @@
 #          ACK-free, no request at either end; --small-max): their CPU at
 #          each end from mpi_collcal's "sovh" (blocking 8-byte MPI_Send
 #          and MPI_Recv of one already there), their alpha its blocking
-#          8-byte ping-pong less both
+#          8-byte ping-pong less both; what the receiver's CPU pays beyond
+#          that by size (--small-recv-costs: the lines it pulls over) the
+#          blocking 64 B - 1 KiB ping-pongs ("spp") beyond both ends, that
+#          alpha and the sender's copy at the eager rate
 #   gamma  adding two vectors of doubles ("gamma")
 #   cmd    CPU per send and receive a collective posts, beyond o (its
 #          bookkeeping): a 2-rank MPI_Barrier (each rank posts a receive
 #          and a send before its message goes) less a 2-rank 8-byte
 #          MPI_Bcast (the root posts one send; the leaf's receive was
 #          posted long before), the one difference the model sees
+#   wake   what a collective's rank that waited for a message pays when
+#          it comes (--wake-cost: the poll that saw it, the pass over what
+#          the collective waits for; o is measured with messages that were
+#          there): the 8-byte MPI_Bcast from alternating roots (its leaf
+#          waits) less mpi_collcal's "bcroot" (its root's side alone: the
+#          call and the send), alpha and the leaf's o. Not for direct
+#          recursive doubling, whose waits are the ping-pong's
 #   call   per call: an MPI_Barrier less what the model gives it without a
 #          call term, plus MPI_Allreduce on MPI_COMM_SELF at the same size
 #          (the checks and the copy of the input before any schedule);
@@ -86,7 +96,11 @@
 #   input  where MPI_Allreduce leaves the input apart for every algorithm
 #          that reads it so (ptltool accepts --input for the ring), the
 #          model's schedule takes it apart too and the call is the checks
-#          alone
+#          alone; what the schedule then copies itself (recursive
+#          doubling's lower rank the input into place) moves at one core's
+#          memcpy rate by size (--local-copy-rates): MPI_Allreduce on
+#          MPI_COMM_SELF (which copies the input into the output) beyond
+#          its 8-byte call
 #
 #   bench/mpi_bench.sh [rounds] [trials-per-round]       (from the build tree)
 #   PTL_BENCH_ALGOS="ring tree" bench/mpi_bench.sh        (fewer algorithms)
@@ -274,6 +288,18 @@ if [ -n "$so" ] && [ -n "$spp8" ]; then
 	so=$(calc "2 * $so > $spp8 - 0.001 ? ($spp8 - 0.001) / 2 : $so")
 	salpha=$(calc "$spp8 - 2 * $so")
 	small="--small-overhead $so --small-alpha $salpha"
+	# and what the receiver's CPU pays by size (the lines it pulls over
+	# from the sender's core, one at a time at first): each blocking
+	# ping-pong (8 B - 1 KiB) beyond both ends, the 8-byte alpha and the
+	# sender's copy at the eager rate
+	srecv=
+	for l in 8 64 512 1024; do
+		h=$(cal 2 spp "$l")
+		[ -n "$h" ] || continue
+		a=$(calc "$h - 2 * $so - $salpha - $l / $ebeta * 1e6")
+		srecv="$srecv${srecv:+,}$l:$(calc "$a > 0 ? $a : 0")"
+	done
+	[ -n "$srecv" ] && small="$small --small-recv-costs $srecv"
 fi
 eager=${PTL_MPI_EAGER_LIMIT:-8192}
 # A collective's sends may stay eager beyond the eager limit (mpi_coll.c's
@@ -299,7 +325,19 @@ allapart=
 "$B/tools/ptltool" coll --op allreduce --ranks 4 --bytes 4K --algo ring --input >/dev/null 2>&1 && allapart=1
 bc8=$(cal 2 bcast 8)
 cmd=$(calc "${bc8:-$bar2} < $bar2 ? $bar2 - ${bc8:-$bar2} : 0")
-b0=$(predict --op barrier --ranks 2 --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o" --cmd-cost "$cmd")
+# What a collective's wait for a message costs its rank when the message
+# comes (the poll that saw it, the pass over what it waits for; o is
+# measured with messages that were there already): the 8-byte MPI_Bcast
+# from alternating roots (the leaf waits) beyond bench/mpi_collcal.c's
+# root side of it alone ("bcroot": the call and its send, no wait), alpha
+# and the leaf's o
+wake=0 wk=
+br=$(cal 2 bcroot 8)
+if [ -n "$br" ] && [ -n "$bc8" ]; then
+	wake=$(calc "$bc8 - $br - $alpha - $o > 0 ? $bc8 - $br - $alpha - $o : 0")
+	wk="--wake-cost $wake"
+fi
+b0=$(predict --op barrier --ranks 2 --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o" --cmd-cost "$cmd" $wk)
 callb=$(calc "$bar2 - $b0 > 0 ? $bar2 - $b0 : 0")
 cores=$(nproc)
 # ACK-free up to the eager limit, at least 1024 B, at most 8192 B (mpi_pt2pt.c;
@@ -321,6 +359,7 @@ rdsmall=$((rdmax < noack ? rdmax : noack))
 echo
 echo "# predicted (collectives/coll_cost.c via ptltool coll) vs measured ptl allreduce (best of $ROUNDS rounds x $LAUNCHES launches x $TRIALS trials), us; ratio = predicted / measured"
 echo "# calibration from this run (2 ranks, a core each): o $o us/message; receive posted $post us (above $clazy B; direct recursive doubling: $rdlazy B); $cmd us per command (barrier $bar2 us - 8 B bcast ${bc8:-?} us); alpha $alpha us ($hrt us 8 B half round trip - 2 o);"
+[ -n "$wk" ] && echo "#   a collective's rank that waited for a message pays $wake us when it comes (8 B MPI_Bcast $bc8 us - its root's side alone $br us - alpha - o)"
 echo "#   beta $beta B/s (one core's copy; ping-pongs 16 KiB $pp16k us, 120 KiB $pp120k us); rendezvous above $eager B, $rndv us each ($rndvfrom); copies from $split B split with the receiver; gamma $gamma ns/B; call $callb us (barrier $bar2 us - model's $b0 us) + MPI_COMM_SELF allreduce of the size; acked sends"
 # one BYTES CALL SPLIT-COST CMD [ARGS]: one copy of BYTES; a 2-rank bcast
 # is one transfer, without the collective's call and commands a half
@@ -356,6 +395,21 @@ if [ -n "$rates" ]; then
 	rt="--copy-rates $rates"
 	splitc=0
 fi
+# A schedule's local copies (recursive doubling's lower rank copies the
+# input into place as it sends it): one core's memcpy by size, from
+# MPI_Allreduce on MPI_COMM_SELF (the checks, then the input copied into
+# the output) beyond its 8-byte call
+lrates= lsays=
+s8=$(cal 2 self 8)
+for l in 4096 32768 262144 1048576; do
+	h=$(cal 2 self "$l")
+	[ -n "$h" ] && [ -n "$s8" ] || continue
+	r=$(calc "$h > $s8 ? $l / (($h - $s8) * 1e-6) : 0")
+	[ "$r" = 0 ] && continue
+	lrates="$lrates${lrates:+,}$l:$r"
+	lsays="$lsays $((l / 1024))K $(calc "$r / 1e9")"
+done
+lc="${lrates:+--local-copy-rates $lrates}"
 [ -n "$rcopy" ] && echo "#   a collective's sends stay eager up to $ceager B (COLL_EAGER_TIMES $ctimes), above $eager B read by the receiver: $rc us each beyond the bytes (blocking 16 KiB ping-pong ${lat16k:-?} us - 2 o - alpha - bytes/beta)"
 [ -n "$allapart" ] && echo "#   MPI_Allreduce leaves the input apart where the algorithm reads it (--input; the call: the checks alone, MPI_COMM_SELF's 8-byte call)"
 if [ -n "$rt" ]; then
@@ -364,11 +418,12 @@ else
 	echo "#   a split copy costs the receiver $splitc us beyond its half (128 KiB ping-pong $pp128k us - the model's $(one 128K 0 0 0) us without)"
 fi
 [ "$ebeta" != "$beta" ] && echo "#   eager copies $ebeta B/s (MPI_Isend ping-pongs 1 KiB $e1k us, 8 KiB $e8k us)"
-[ -n "$small" ] && echo "#   request-free messages (direct recursive doubling up to $rdsmall B): $so us at each end (blocking send and receive), $salpha us between (blocking 8 B ping-pong $spp8 us - 2 x that)"
+[ -n "$small" ] && echo "#   request-free messages (direct recursive doubling up to $rdsmall B): $so us at each end (blocking send and receive), $salpha us between (blocking 8 B ping-pong $spp8 us - 2 x that); the receiver's CPU beyond that by size ${srecv:-?} (blocking ping-pongs of each size - 2 x that - alpha - bytes at the eager rate)"
+[ -n "$lrates" ] && echo "#   local copies, GB/s by size (MPI_COMM_SELF allreduce beyond its 8-byte call):$lsays"
 bc1m=$(cal 2 bcast 1048576)
-echo "# checks (no parameter comes from them), one split copy of 1 MiB: ping-pong measured ${pp1m:-?} us, predicted $(one 1M 0 "$splitc" 0 $rt) us; 2-rank MPI_Bcast measured ${bc1m:-?} us, predicted $(one 1M "$callb" "$splitc" "$cmd" $rt) us"
+echo "# checks (no parameter comes from them), one split copy of 1 MiB: ping-pong measured ${pp1m:-?} us, predicted $(one 1M 0 "$splitc" 0 $rt) us; 2-rank MPI_Bcast measured ${bc1m:-?} us, predicted $(one 1M "$callb" "$splitc" "$cmd" $rt $wk) us"
 # barrier N SWITCH: the model's N-rank barrier on the cores there are
-barrier() { predict --op barrier --ranks "$1" --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o" --call "$callb" \
+barrier() { predict --op barrier --ranks "$1" --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o" --call "$callb" $wk \
 	--cmd-cost "$cmd" --cores "$cores" --switch-cost "$2"; }
 # switch N BARRIER: ranks share the cores, each waiting rank yielding its
 # core at every poll, so the model schedules the CPU work on the cores and
@@ -401,7 +456,7 @@ for n in 2 4; do
 	for b in 8 1048576; do
 		bm=$(cal "$n" bcast "$b")
 		[ -n "$bm" ] || continue
-		bp=$(predict --op bcast --ranks "$n" --bytes "$b" --alpha "$alpha" --beta "$ebeta" --overhead "$o" --call "$callb" \
+		bp=$(predict --op bcast --ranks "$n" --bytes "$b" --alpha "$alpha" --beta "$ebeta" --overhead "$o" --call "$callb" $wk \
 			--cmd-cost "$cmd" --acked-sends="$alpha" --noack-max "$noack" --rndv-min "$eager" --rndv-cost "$rndv" \
 			--split-min "$split" --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max "$clazy" --cpu-copies \
 			--cores "$cores" --switch-cost "$sw" $rt)
@@ -429,11 +484,12 @@ for a in $ALGOS; do
 			# and without a schedule or engine: the call is then the
 			# checks alone, MPI_COMM_SELF's 8-byte call, nothing per
 			# command, and its ACK-free rounds go request-free
-			apart= lazy=$clazy engine=$callb percmd=$cmd direct=
+			# (and combines straight into the output: no local copy)
+			apart= lazy=$clazy engine=$callb percmd=$cmd direct= local=$lc waking=$wk
 			if [ "$a" = recursive_doubling ] && [ "$bytes" -le "$rdmax" ]; then
-				apart=--input lazy=$rdlazy
+				apart=--input lazy=$rdlazy local=
 				self=$(cal 2 self 8)
-				[ -n "$small" ] && engine=0 percmd=0 direct="--small-max $rdsmall $small"
+				[ -n "$small" ] && engine=0 percmd=0 waking= direct="--small-max $rdsmall $small"
 			elif [ -n "$allapart" ] && "$B/tools/ptltool" coll --op allreduce --ranks "$n" --bytes "$bytes" \
 				--elem 8 --algo "$a" --ports "$(ports_of "$a")" --input >/dev/null 2>&1; then
 				apart=--input
@@ -444,7 +500,7 @@ for a in $ALGOS; do
 				--alpha "$alpha" --beta "$ebeta" --gamma "$gamma" --overhead "$o" --call "$call" $share --cpu-copies \
 				--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$ceager" $rcopy --rndv-cost "$rndv" \
 				--split-min "$split" --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max "$lazy" --cmd-cost "$percmd" \
-				$direct $rt)
+				$local $waking $direct $rt)
 			awk -v n="$n" -v a="$a" -v b="$bytes" -v m="$m" -v p="${p:-0}" 'BEGIN {
 				r = 0; if (m > 0) r = p / m
 				printf "%-2s %-18s %9s  %10.3f  %10.3f  %6.2fx  %s\n", n, a, b, p, m, r, (r > 1.1 || r < 0.9) ? "no" : "yes" }'

@@ -16,6 +16,16 @@
  *                 inline and ACK-free, from the user's buffer into the
  *                 posted receive (a schedule's sends and receives up to
  *                 the eager limit); the slope is what its bytes cost
+ *   bcroot 8      what a 2-rank MPI_Bcast of 8 bytes takes its root (rank
+ *                 0, whose send goes at once): the call and one message's
+ *                 CPU, no waiting; beside the 8-byte MPI_Bcast from
+ *                 alternating roots (mpi_allreduce's "bcast"), whose leaf
+ *                 waits, what a collective's wait for a message costs its
+ *                 rank when the message comes (the poll that sees it, the
+ *                 pass over what the collective waits for). Each call
+ *                 timed alone, the clock's own cost taken off, then the
+ *                 leaf receives it and answers by MPI_Send, so the next
+ *                 call starts with nothing in flight
  *   ssend 8       half round trip of MPI_Ssend / MPI_Recv of 8 bytes: a
  *                 rendezvous that copies nothing to speak of (header, the
  *                 receiver's get, the reply): the rendezvous' own cost
@@ -115,6 +125,31 @@ static double cal_pingpong(int rank, enum cal_kind k, char *b, int n)
 	return (MPI_Wtime() - t0) / PP_ITERS / 2 * 1e6;
 }
 
+/* One trial of bcroot: us per root's 2-rank MPI_Bcast of n bytes. */
+static double cal_bcast_root(int rank, char *b, int n)
+{
+	enum { BR_CALLS = 64 };
+	double sum = 0, clock = 0;
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (int i = -8; i < BR_CALLS; i++) {
+		double t0 = MPI_Wtime(), t1 = MPI_Wtime();
+		if (rank == 0) {
+			MPI_Bcast(b, n, MPI_BYTE, 0, MPI_COMM_WORLD);
+			double t2 = MPI_Wtime();
+			if (i >= 0) {
+				sum += t2 - t1;
+				clock += t1 - t0;
+			}
+			MPI_Recv(b, 1, MPI_BYTE, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		} else {
+			MPI_Bcast(b, n, MPI_BYTE, 0, MPI_COMM_WORLD);
+			if (rank == 1)
+				MPI_Send(b, 1, MPI_BYTE, 0, 3, MPI_COMM_WORLD);
+		}
+	}
+	return (sum - clock) / BR_CALLS * 1e6;
+}
+
 static volatile unsigned cal_sink;
 
 /* One trial of xch: us per exchange of n bytes between ranks 0 and 1,
@@ -161,13 +196,13 @@ int main(int argc, char **argv)
 	 * of one (each figure's best trial is what the model takes). */
 	static const struct cal_fig {
 		const char *name;
-		int kind; /* -1: sovh, -2: xch, else enum cal_kind's ping-pong */
+		int kind; /* -1: sovh, -2: xch, -3: bcroot, else enum cal_kind's ping-pong */
 		int bytes;
 	} figs[] = {
 		{ "sovh", -1, 8 }, { "spp", CAL_BLOCKING, 8 }, { "spp", CAL_BLOCKING, 64 },
 		{ "spp", CAL_BLOCKING, 512 }, { "spp", CAL_BLOCKING, 1024 }, { "epp", CAL_NONBLOCKING, 1024 },
 		{ "epp", CAL_NONBLOCKING, 2048 }, { "epp", CAL_NONBLOCKING, 4096 }, { "epp", CAL_NONBLOCKING, 8192 },
-		{ "ssend", CAL_SYNC, 8 }, { "xch", -2, 16384 }, { "xch", -2, 32768 }, { "xch", -2, 65536 },
+		{ "ssend", CAL_SYNC, 8 }, { "bcroot", -3, 8 }, { "xch", -2, 16384 }, { "xch", -2, 32768 }, { "xch", -2, 65536 },
 		{ "xch", -2, 131072 }, { "xch", -2, 262144 }, { "xch", -2, 524288 }, { "xch", -2, 1 << 20 },
 	};
 	enum { NFIGS = sizeof figs / sizeof figs[0] };
@@ -176,6 +211,7 @@ int main(int argc, char **argv)
 		for (int f = 0; f < NFIGS; f++)
 			v[f][t] = figs[f].kind == -1   ? cal_sovh(rank)
 				  : figs[f].kind == -2 ? cal_exchange(rank, sb, b, figs[f].bytes)
+				  : figs[f].kind == -3 ? cal_bcast_root(rank, b, figs[f].bytes)
 						       : cal_pingpong(rank, (enum cal_kind)figs[f].kind, b, figs[f].bytes);
 	for (int f = 0; f < NFIGS; f++)
 		cal_print(rank, figs[f].name, (size_t)figs[f].bytes, v[f], trials);

@@ -423,6 +423,33 @@ struct coll_cost_params {
 		size_t len;
 		double rate;  /* bytes per second, > 0 */
 	} rates[COLL_COST_RATES];
+	/* What taking a request-free message costs its receiver's CPU beyond
+	 * small_o, by the message's size (points, lengths ascending,
+	 * interpolated, beyond the ends the end's; none: 0): the cache lines
+	 * it pulls over from the sender's core as it reads the message, one
+	 * at a time at first (measured by ping-pongs of each size on that
+	 * path beyond their ends' o, small_alpha and the sender's copy at
+	 * beta). Receiver's CPU, not latency: it takes turns with the rank's
+	 * other work and does not move the message's arrival. */
+	struct coll_cost_table {
+		int n;
+		struct coll_cost_point {
+			size_t len;
+			double time;  /* seconds, >= 0 */
+		} pt[COLL_COST_RATES];
+	} small_recv;
+	/* What a rank's local copy (a schedule's COLL_COPY: the input into
+	 * DATA, a block into place) moves per second by its size (nlocal
+	 * points, lengths ascending, interpolated; none: such copies are
+	 * free): a memcpy on the rank's CPU, in turn with its other work. */
+	int nlocal;
+	struct coll_copy_rate local[COLL_COST_RATES];
+	/* A rank that waited for a message (its CPU idle when the message
+	 * came) pays this much CPU when it takes it: the way back from its
+	 * wait (the poll that saw it, the collective's pass over what it
+	 * waits for), beyond o, which is measured with messages that were
+	 * there already. */
+	double wake_cost;
 };
 struct coll_cost {
 	double time;          /* seconds until the last command ends */

@@ -35,7 +35,11 @@
  * Each term is a mechanism of ptl's, measured on its own: a message up to
  * small_max goes request-free (its own o and alpha); a rendezvous copy
  * moves at the rate measured for its message's size (rates), else at
- * beta. */
+ * beta; taking a request-free message costs its receiver more by its
+ * size (small_recv); a local copy takes its rank's CPU at the rate
+ * measured for its size (local); a rank that waited for a message pays
+ * wake_cost when it comes. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -209,6 +213,32 @@ static double o_of(const struct coll_cost_params *p, size_t len)
 	return small(p, len) ? p->small_o : p->o;
 }
 
+/* The value at len of n points, lengths ascending, stride bytes apart with
+ * the value val_off bytes past each length: interpolated linearly between
+ * the two points around len, beyond the ends the end's; none without
+ * points. */
+static double interp(const void *pts, size_t stride, size_t val_off, int n, size_t len, double none)
+{
+	const char *b = pts;
+#define PT_LEN(i) (*(const size_t *)(const void *)(b + (size_t)(i) * stride))
+#define PT_VAL(i) (*(const double *)(const void *)(b + (size_t)(i) * stride + val_off))
+	double v = none;
+	if (n > 0 && len <= PT_LEN(0))
+		v = PT_VAL(0);
+	else if (n > 0 && len >= PT_LEN(n - 1))
+		v = PT_VAL(n - 1);
+	else
+		for (int i = 1; i < n; i++)
+			if (len < PT_LEN(i)) {
+				double f = (double)(len - PT_LEN(i - 1)) / (double)(PT_LEN(i) - PT_LEN(i - 1));
+				v = PT_VAL(i - 1) + f * (PT_VAL(i) - PT_VAL(i - 1));
+				break;
+			}
+#undef PT_LEN
+#undef PT_VAL
+	return v;
+}
+
 static double alpha_of(const struct coll_cost_params *p, size_t len)
 {
 	return small(p, len) ? p->small_alpha : p->alpha;
@@ -219,9 +249,13 @@ static double rndv_copy(const struct coll_cost_params *p, size_t len, size_t byt
 /* what taking a message of len bytes costs its receiver: o, and the copy
  * when it makes it - at the rate measured for messages of that size
  * (the copy-rate table comes from exchanges whose messages take this path
- * up to the eager limit's multiple), else at beta */
+ * up to the eager limit's multiple), else at beta; a request-free one,
+ * small_o and the lines it pulls over (small_recv) */
 static double take_cost(const struct coll_cost_params *p, size_t len)
 {
+	const struct coll_cost_table *t = &p->small_recv;
+	if (small(p, len))
+		return p->small_o + interp(t->pt, sizeof t->pt[0], offsetof(struct coll_cost_point, time), t->n, len, 0.0);
 	if (!recv_copies(p, len))
 		return o_of(p, len);
 	return p->o + p->recv_copy_cost + rndv_copy(p, len, len);
@@ -233,21 +267,27 @@ static double take_cost(const struct coll_cost_params *p, size_t len)
  * else at beta. */
 static double rndv_copy(const struct coll_cost_params *p, size_t len, size_t bytes)
 {
-	const struct coll_copy_rate *r = p->rates;
 	int n = p->nrates < COLL_COST_RATES ? p->nrates : COLL_COST_RATES;
-	double rate = p->beta;
-	if (n > 0 && len <= r[0].len)
-		rate = r[0].rate;
-	else if (n > 0 && len >= r[n - 1].len)
-		rate = r[n - 1].rate;
-	else
-		for (int i = 1; i < n; i++)
-			if (len < r[i].len) {
-				double f = (double)(len - r[i - 1].len) / (double)(r[i].len - r[i - 1].len);
-				rate = r[i - 1].rate + f * (r[i].rate - r[i - 1].rate);
-				break;
-			}
+	double rate = interp(p->rates, sizeof p->rates[0], offsetof(struct coll_copy_rate, rate), n, len, p->beta);
 	return rate > 0 ? (double)bytes / rate : 0.0;
+}
+
+/* What taking the message of arrival e costs its receiver's CPU: a rank
+ * that had been waiting for it (its CPU idle when it came) first pays
+ * wake_cost, the way back from its wait into the collective. */
+static double arrival_cost(const struct sim *m, const struct hent *e, size_t len)
+{
+	double wake = e->key > m->cpu[e->rank] ? m->p->wake_cost : 0.0;
+	return wake + take_cost(m->p, len);
+}
+
+/* Seconds a local copy of len bytes takes its rank's CPU: at the rate
+ * measured for its size (local), or nothing without one. */
+static double local_copy(const struct coll_cost_params *p, size_t len)
+{
+	int n = p->nlocal < COLL_COST_RATES ? p->nlocal : COLL_COST_RATES;
+	double rate = interp(p->local, sizeof p->local[0], offsetof(struct coll_copy_rate, rate), n, len, 0.0);
+	return rate > 0 ? (double)len / rate : 0.0;
 }
 
 /* whether a send of len bytes is done only on its ACK */
@@ -374,7 +414,7 @@ static int simulate(struct sim *m)
 		if (e.ev == EV_ARRIVAL && acked(p, c->len)) {
 			/* taking the message (o, the copy if ours) sends the
 			 * acknowledgement back */
-			double taken = cpu_run(m, e.rank, e.key, take_cost(p, c->len));
+			double taken = cpu_run(m, e.rank, e.key, arrival_cost(m, &e, c->len));
 			int sr = m->pairs.rank[e.rank][e.idx];
 			size_t si = m->pairs.idx[e.rank][e.idx];
 			double trip = p->ack_alpha > 0 ? p->ack_alpha : p->alpha;
@@ -387,8 +427,9 @@ static int simulate(struct sim *m)
 		}
 		if (e.ev == EV_ARRIVAL || !is_xfer(c)) {
 			/* rank work: a receive's o (arrivals only), a reduction, a copy */
-			double w = (e.ev == EV_ARRIVAL ? take_cost(p, c->len) : 0.0)
-				   + (c->kind == COLL_REDUCE ? (double)c->len * p->gamma : 0.0);
+			double w = (e.ev == EV_ARRIVAL ? arrival_cost(m, &e, c->len) : 0.0)
+				   + (c->kind == COLL_REDUCE ? (double)c->len * p->gamma : 0.0)
+				   + (c->kind == COLL_COPY ? local_copy(p, c->len) : 0.0);
 			rc = finish(m, e.rank, e.idx, cpu_run(m, e.rank, e.key, w));
 			continue;
 		}
@@ -431,6 +472,17 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	for (int i = 0; i < params->nrates; i++)
 		if (!(params->rates[i].rate > 0) || (i > 0 && params->rates[i].len <= params->rates[i - 1].len))
 			return -EINVAL;  /* rndv_copy interpolates between ascending sizes */
+	if (params->nlocal < 0 || params->nlocal > COLL_COST_RATES)
+		return -EINVAL;
+	for (int i = 0; i < params->nlocal; i++)
+		if (!(params->local[i].rate > 0) || (i > 0 && params->local[i].len <= params->local[i - 1].len))
+			return -EINVAL;  /* local_copy interpolates between ascending sizes too */
+	const struct coll_cost_table *sa = &params->small_recv;
+	if (sa->n < 0 || sa->n > COLL_COST_RATES)
+		return -EINVAL;
+	for (int i = 0; i < sa->n; i++)
+		if (!(sa->pt[i].time >= 0) || (i > 0 && sa->pt[i].len <= sa->pt[i - 1].len))
+			return -EINVAL;  /* interpolated between ascending sizes too */
 	struct coll_cost_params p = *params;
 	if (p.ports <= 0)
 		p.ports = s->req.ports;

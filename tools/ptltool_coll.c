@@ -32,6 +32,8 @@ static void usage(FILE *out)
 	        "                    [--cmd-cost TIME] [--cores C] [--switch-cost TIME] [--cpu-copies]\n"
 	        "                    [--inline-max SIZE] [--recv-copy-cost TIME] [--small-max SIZE]\n"
 	        "                    [--small-overhead TIME] [--small-alpha TIME] [--copy-rates LIST]\n"
+	        "                    [--small-recv-costs LIST] [--local-copy-rates LIST]\n"
+	        "                    [--wake-cost TIME]\n"
 	        "                    [--counts LIST] [--show] [--json]\n"
 	        "\n"
 	        "Expand a collective into its schedule, print the algorithm chosen, steps,\n"
@@ -101,6 +103,14 @@ static void usage(FILE *out)
 	        "                 SIZE:RATE,... sizes ascending (at most %d; between two, the\n"
 	        "                 rate is interpolated; beyond the ends, the end's), instead of\n"
 	        "                 --beta\n"
+	        "  --small-recv-costs LIST  what taking a request-free message costs its\n"
+	        "                 receiver beyond --small-overhead, by size: SIZE:TIME,... sizes\n"
+	        "                 ascending (bare: us; interpolated as --copy-rates), default none\n"
+	        "  --local-copy-rates LIST  a rank's local copy (the input into place, a block)\n"
+	        "                 moves at this rate by its size on the rank's CPU: SIZE:RATE,...\n"
+	        "                 as --copy-rates; default none: local copies are free\n"
+	        "  --wake-cost TIME  CPU a rank that waited for a message pays when it comes\n"
+	        "                 (its way back from the wait; bare: us), default 0\n"
 	        "  --show         draw the step-by-rank grid of sends (up to %d ranks)\n"
 	        "  --json         print one JSON object\n",
 	        COLL_MAX_RANKS, COLL_MAX_CHUNKS, COLL_COST_RATES, SHOW_MAX_RANKS);
@@ -212,8 +222,10 @@ static const struct unit rate_units[] = {
 	{ "KiB/s", 1024.0 }, { "MiB/s", 1048576.0 }, { "GiB/s", 1073741824.0 }, { NULL, 0 },
 };
 
-/* "16K:5.6GB/s,1M:9e9": sizes strictly ascending, rates > 0 */
-static int parse_rates(const char *s, struct coll_cost_params *cp)
+/* "16K:5.6GB/s,1M:9e9" (rates: > 0) or "8:0.05,1K:80ns" (times): at most
+ * COLL_COST_RATES points, sizes strictly ascending, into len[] and val[]
+ * (bare values in units of scale). The number of points, or -1. */
+static int parse_points(const char *s, const struct unit *u, double scale, bool positive, size_t *len, double *val)
 {
 	char *dup = strdup(s), *save = NULL;
 	int n = 0, rc = dup ? 0 : -1;
@@ -224,15 +236,37 @@ static int parse_rates(const char *s, struct coll_cost_params *cp)
 			break;
 		}
 		*colon = 0;
-		struct coll_copy_rate *r = &cp->rates[n];
-		if (parse_size(tok, &r->len) || parse_unit(colon + 1, rate_units, 1, &r->rate) || r->rate <= 0
-		    || (n > 0 && r->len <= cp->rates[n - 1].len))
+		if (parse_size(tok, &len[n]) || parse_unit(colon + 1, u, scale, &val[n]) || (positive && val[n] <= 0)
+		    || (n > 0 && len[n] <= len[n - 1]))
 			rc = -1;
 		n++;
 	}
 	free(dup);
-	cp->nrates = rc || !n ? 0 : n;
-	return rc || !n ? -1 : 0;
+	return rc || !n ? -1 : n;
+}
+
+/* into a rate table of COLL_COST_RATES points and its count */
+static int parse_rates(const char *s, struct coll_copy_rate *rates, int *nrates)
+{
+	size_t len[COLL_COST_RATES];
+	double val[COLL_COST_RATES];
+	int n = parse_points(s, rate_units, 1, true, len, val);
+	*nrates = n > 0 ? n : 0;
+	for (int i = 0; i < n; i++)
+		rates[i] = (struct coll_copy_rate){ len[i], val[i] };
+	return n > 0 ? 0 : -1;
+}
+
+/* "8:0.05,64:40ns": a time by message size (bare: us) */
+static int parse_times(const char *s, struct coll_cost_table *t)
+{
+	size_t len[COLL_COST_RATES];
+	double val[COLL_COST_RATES];
+	int n = parse_points(s, time_units, 1e-6, false, len, val);
+	t->n = n > 0 ? n : 0;
+	for (int i = 0; i < n; i++)
+		t->pt[i] = (struct coll_cost_point){ len[i], val[i] };
+	return n > 0 ? 0 : -1;
 }
 
 static void show_grid(const struct coll_sched *s)
@@ -320,7 +354,9 @@ enum opt_kind {
 	OPT_RATE,   /* bytes per second, > 0 */
 	OPT_NUM,    /* a bare number, at most hi */
 	OPT_COUNTS, /* comma-separated sizes (the v-variants) */
-	OPT_RATES,  /* comma-separated SIZE:RATE (struct coll_cost_params *) */
+	OPT_RATES,  /* comma-separated SIZE:RATE (struct coll_cost_params *): copy rates */
+	OPT_LOCAL,  /* the same: local copy rates */
+	OPT_TIMES,  /* comma-separated SIZE:TIME (struct coll_cost_table *) */
 	OPT_HELP,
 };
 
@@ -375,7 +411,14 @@ static int opt_apply(const struct opt_def *d, const char *arg, size_t **countsp,
 	case OPT_NUM:
 		return parse_unit(arg, no_units, 1, d->dst) || *(double *)d->dst > (double)d->hi ? bad(what, arg) : 0;
 	case OPT_RATES:
-		return parse_rates(arg, d->dst) ? bad(what, arg) : 0;
+	case OPT_LOCAL: {
+		struct coll_cost_params *cp = d->dst;
+		bool local = d->kind == OPT_LOCAL;
+		return parse_rates(arg, local ? cp->local : cp->rates, local ? &cp->nlocal : &cp->nrates) ? bad(what, arg)
+													   : 0;
+	}
+	case OPT_TIMES:
+		return parse_times(arg, d->dst) ? bad(what, arg) : 0;
 	case OPT_COUNTS:
 		free(*countsp);
 		*countsp = NULL;
@@ -430,6 +473,9 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "small-overhead", 0, OPT_TIME, &cp.small_o, NULL, 0, 0, 1e-6, false },
 		{ "small-alpha", 0, OPT_TIME, &cp.small_alpha, NULL, 0, 0, 1e-6, false },
 		{ "copy-rates", 0, OPT_RATES, &cp, NULL, 0, 0, 0, false },
+		{ "small-recv-costs", 0, OPT_TIMES, &cp.small_recv, NULL, 0, 0, 0, false },
+		{ "local-copy-rates", 0, OPT_LOCAL, &cp, NULL, 0, 0, 0, false },
+		{ "wake-cost", 0, OPT_TIME, &cp.wake_cost, NULL, 0, 0, 1e-6, false },
 		{ "counts", 0, OPT_COUNTS, NULL, NULL, 0, 0, 0, false },
 		{ "show", 's', OPT_FLAG, &show, NULL, 0, 0, 0, false },
 		{ "json", 'j', OPT_FLAG, &json, NULL, 0, 0, 0, false },
@@ -584,6 +630,15 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		       cp.small_max, cp.small_o * 1e6, cp.small_alpha * 1e6);
 		for (int i = 0; i < cp.nrates; i++)
 			printf("%s[%zu, %.6g]", i ? ", " : "", cp.rates[i].len, cp.rates[i].rate);
+		printf("], ");
+		printf("\"wake_us\": %.6g, ", cp.wake_cost * 1e6);
+		printf("\"local_copy_rates\": [");
+		for (int i = 0; i < cp.nlocal; i++)
+			printf("%s[%zu, %.6g]", i ? ", " : "", cp.local[i].len, cp.local[i].rate);
+		printf("], ");
+		printf("\"small_recv_us\": [");
+		for (int i = 0; i < cp.small_recv.n; i++)
+			printf("%s[%zu, %.6g]", i ? ", " : "", cp.small_recv.pt[i].len, cp.small_recv.pt[i].time * 1e6);
 		printf("], ");
 		printf("\"warning\": ");
 		if (warning) {

@@ -254,6 +254,37 @@ has "$err" "bad --copy-rates"
 expect 2 --op bcast --ranks 2 --bytes 1M --copy-rates 16K:0
 has "$err" "bad --copy-rates"
 
+# --small-recv-costs: what taking a request-free message costs its receiver
+# beyond --small-overhead, by size, interpolated (288 B half way from 64 B
+# to 512 B: 0.4 us), with units or bare us
+expect 0 --op bcast --ranks 2 --bytes 288 --alpha 4 --beta 1GB/s --overhead 0.9 --small-max 1K \
+	--small-overhead 0.1 --small-alpha 0.05 --small-recv-costs 64:0.2,512:600ns --json
+has "$out" '"predicted_us": 0.938000'
+has "$out" '"small_recv_us": \[\[64, 0.2\], \[512, 0.6\]\],'
+expect 2 --op bcast --ranks 2 --bytes 1K --small-recv-costs 512:0.1,64:0.2
+has "$err" "bad --small-recv-costs '512:0.1,64:0.2'"
+expect 2 --op bcast --ranks 2 --bytes 1K --small-recv-costs 64
+has "$err" "bad --small-recv-costs"
+
+# --local-copy-rates: one rank's recursive doubling with the input apart
+# is the input's copy into place, 1 MiB at 2 GB/s beside a 1 us call
+expect 0 --op allreduce --ranks 1 --bytes 1M --algo recursive_doubling --input --call 1 \
+	--local-copy-rates 64K:1GB/s,1M:2GB/s --json
+has "$out" '"predicted_us": 525.288000'
+has "$out" '"local_copy_rates": \[\[65536, 1e+09\], \[1048576, 2e+09\]\],'
+expect 0 --op allreduce --ranks 1 --bytes 1M --algo recursive_doubling --input --call 1 --json
+has "$out" '"predicted_us": 1.000000'
+expect 2 --op allreduce --ranks 2 --bytes 1M --local-copy-rates 1M:1GB/s,64K:2GB/s
+has "$err" "bad --local-copy-rates '1M:1GB/s,64K:2GB/s'"
+
+# --wake-cost: a 2-rank barrier's ranks each wait once (call, o, alpha,
+# the wake, o)
+expect 0 --op barrier --ranks 2 --bytes 0 --alpha 1 --overhead 0.5 --call 2 --wake-cost 0.25 --json
+has "$out" '"predicted_us": 4.250000'
+has "$out" '"wake_us": 0.25,'
+expect 2 --op barrier --ranks 2 --bytes 0 --wake-cost -1
+has "$err" "bad --wake-cost"
+
 # a schedule too large to count is refused at once, not expanded for hours
 expect 1 --op allreduce --ranks 65536 --bytes 1G
 has "$err" "too many to count"

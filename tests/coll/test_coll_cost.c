@@ -482,6 +482,124 @@ static void test_sw_small_messages(void **state)
 	     2e-6 + 9e-7 + M / 1e9 + 4e-6 + 9e-7 + M * 1e-10);
 }
 
+/* With small_recv taking a request-free message costs its receiver's CPU
+ * the table's time for its size beyond small_o (linear between two
+ * points, the end's beyond them, nothing without points): in turn with
+ * the receiver's other work, not moving the arrival. Messages past
+ * small_max keep o. A table that is not ascending, or has a negative
+ * time, is refused. */
+static void test_sw_small_recv(void **state)
+{
+	(void)state;
+	struct coll_cost_params p = { .alpha = 4e-6, .beta = 1e9, .o = 9e-7, .call = 2e-6, .small_max = 1024,
+				      .small_o = 1e-7, .small_alpha = 5e-8,
+				      .small_recv = { 2, { { 64, 2e-7 }, { 512, 6e-7 } } } };
+	/* call, o, the sender's copy at beta, alpha, o and the lines */
+	double fixed = 2e-6 + 1e-7 + 5e-8 + 1e-7;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 8, 1, &p), fixed + 8 / 1e9 + 2e-7);
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 64, 1, &p), fixed + 64 / 1e9 + 2e-7);
+	/* 288 B: half way from 64 B to 512 B */
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 288, 1, &p), fixed + 288 / 1e9 + 4e-7);
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 1024, 1, &p), fixed + 1024 / 1e9 + 6e-7);
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 2048, 1, &p), 2e-6 + 9e-7 + 2048 / 1e9 + 4e-6 + 9e-7);
+	/* an exchange: both receivers pay it at once, after the arrival */
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 288, 1, &p),
+	     fixed + 288 / 1e9 + 4e-7);
+	p.small_recv.n = 0;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 288, 1, &p), fixed + 288 / 1e9);
+	struct coll_req r = mkreq(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 64, 1, 1);
+	struct coll_sched *s = expand_ok(&r);
+	struct coll_cost c;
+	p.small_recv.n = 2;
+	p.small_recv.pt[1].len = 64;
+	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
+	p.small_recv.pt[1].len = 512;
+	p.small_recv.pt[0].time = -1e-9;
+	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
+	p.small_recv.pt[0].time = 0;
+	p.small_recv.n = COLL_COST_RATES + 1;
+	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
+	coll_free(s);
+}
+
+/* With local copy rates a schedule's local copy (one rank's recursive
+ * doubling with the input apart: the input copied into place) takes the
+ * rank's CPU at the rate for its size (linear between two points); without
+ * them it is free. Taken in turn with the rank's other work: on 2 ranks
+ * the lower rank copies its input beside serving the upper's get. A table
+ * that is not ascending, or has a rate of 0, is refused. */
+static void test_sw_local_copies(void **state)
+{
+	(void)state;
+	struct coll_cost_params p = { .alpha = 1e-6, .beta = 1e9, .call = 2e-6, .nlocal = 2,
+				      .local = { { 1024, 1e9 }, { 4096, 2e9 } } };
+	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 1, 4096, 1, 1);
+	r.input = true;
+	struct coll_sched *s = expand_ok(&r);
+	struct coll_cost c;
+	assert_int_equal(coll_cost(s, &p, &c), 0);
+	NEAR(c.time, 2e-6 + 4096 / 2e9);
+	coll_free(s);
+	/* 2048 B: a third of the way from 1 KiB to 4 KiB, 4/3 GB/s */
+	r.bytes = 2048;
+	s = expand_ok(&r);
+	assert_int_equal(coll_cost(s, &p, &c), 0);
+	NEAR(c.time, 2e-6 + 2048 / (4e9 / 3));
+	p.nlocal = 0;
+	assert_int_equal(coll_cost(s, &p, &c), 0);
+	NEAR(c.time, 2e-6);
+	coll_free(s);
+	/* 2 ranks, rendezvous: the lower rank's CPU serves the upper's get
+	 * (the copy) and copies its input: the copy comes on top, but for
+	 * what of it fits while the lower rank waits for the get (its
+	 * header's alpha, the upper's o, the request's alpha) */
+	struct coll_cost_params q = { .alpha = 1e-6, .beta = 1e9, .o = 5e-7, .rndv = true, .rndv_min = 4096 };
+	r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 1 << 20, 1, 1);
+	r.input = true;
+	s = expand_ok(&r);
+	assert_int_equal(coll_cost(s, &q, &c), 0);
+	double plain = c.time;
+	q.nlocal = 1;
+	q.local[0] = (struct coll_copy_rate){ 1 << 20, 2e9 };
+	assert_int_equal(coll_cost(s, &q, &c), 0);
+	assert_true(c.time <= plain + (1 << 20) / 2e9 + 1e-12);
+	assert_true(c.time >= plain + (1 << 20) / 2e9 - (1e-6 + 5e-7 + 1e-6));
+	q.local[0].rate = 0;
+	assert_int_equal(coll_cost(s, &q, &c), -EINVAL);
+	q.nlocal = 2;
+	q.local[0] = (struct coll_copy_rate){ 4096, 1e9 };
+	q.local[1] = (struct coll_copy_rate){ 4096, 2e9 };
+	assert_int_equal(coll_cost(s, &q, &c), -EINVAL);
+	coll_free(s);
+}
+
+/* wake_cost: a rank that waited for a message pays it when the message
+ * comes (not the sender of a bcast, which waits for nothing). A 2-rank
+ * barrier (an
+ * exchange: each rank waits once, at the same time) pays it once; a
+ * 2-rank chain (recursive doubling of one element on a ring: the second
+ * message waits for the first) twice, one after the other. */
+static void test_sw_wake_cost(void **state)
+{
+	(void)state;
+	struct coll_cost_params p = { .alpha = 1e-6, .o = 3e-7, .call = 2e-6 };
+	double bar = sw_cost(COLL_OP_BARRIER, COLL_ALGO_AUTO, 2, 0, 1, &p);
+	double bc = sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4, 1, &p);
+	p.wake_cost = 5e-7;
+	NEAR(sw_cost(COLL_OP_BARRIER, COLL_ALGO_AUTO, 2, 0, 1, &p), bar + 5e-7);
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4, 1, &p), bc + 5e-7);
+	struct coll_cost_params q = p;
+	q.wake_cost = 0;
+	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RING, 2, 4, 1, 1);
+	r.elem_size = 4;
+	struct coll_sched *s = expand_ok(&r);
+	struct coll_cost c0, c1;
+	assert_int_equal(coll_cost(s, &q, &c0), 0);
+	assert_int_equal(coll_cost(s, &p, &c1), 0);
+	NEAR(c1.time, c0.time + 2 * 5e-7);
+	coll_free(s);
+}
+
 /* With copy rates a rendezvous copy moves at the rate measured for its
  * message's size (linear between two points, the end's beyond them), not
  * at beta; the split halves at the whole message's rate. A table that is
@@ -592,6 +710,9 @@ int main(void)
 		cmocka_unit_test(test_sw_cpu_copies),
 		cmocka_unit_test(test_sw_recv_copies),
 		cmocka_unit_test(test_sw_small_messages),
+		cmocka_unit_test(test_sw_small_recv),
+		cmocka_unit_test(test_sw_local_copies),
+		cmocka_unit_test(test_sw_wake_cost),
 		cmocka_unit_test(test_sw_copy_rates),
 		cmocka_unit_test(test_sw_monotonic),
 	};
