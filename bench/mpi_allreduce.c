@@ -169,6 +169,12 @@ int main(int argc, char **argv)
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	size_t max = 1 << 17; /* doubles: 1 MiB */
 	double *in = calloc(max, sizeof(double)), *out = calloc(max, sizeof(double)), v[100];
+	if (!in || !out)
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	/* written, as a program's data is: pages calloc never touched all map
+	 * the one zero page, whose lines every read finds in cache */
+	for (size_t i = 0; i < max; i++)
+		in[i] = rank + 1.0 / (double)(i % 7 + 1);
 	double g = gamma_ns(in, out, max);
 	if (rank == 0)
 		printf("gamma 0 %.4f %.4f %.4f\n", g, g, g);
