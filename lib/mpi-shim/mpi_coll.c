@@ -779,6 +779,10 @@ int PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
  * check was a twentieth of a 2-rank 8-byte allreduce's instructions. */
 static MPI_Op ok_op = MPI_OP_NULL;
 static MPI_Datatype ok_dt = MPI_DATATYPE_NULL;
+/* ok_dt's type (a predefined one is never freed) and whether ok_op
+ * commutes: MPI_Allreduce asks neither again for the pair. */
+static struct mpi_dtype *ok_t;
+static bool ok_commute;
 
 int mpi_coll_check_op(MPI_Comm comm, const char *fn, MPI_Op op, MPI_Datatype dt)
 {
@@ -787,9 +791,10 @@ int mpi_coll_check_op(MPI_Comm comm, const char *fn, MPI_Op op, MPI_Datatype dt)
 	int rc = mpi_op_check(op, dt);
 	if (rc)
 		return mpi_err(comm, rc, fn, "operation %d does not apply to datatype %d", op, dt);
-	if (op <= MPI_NO_OP && dt < PTL_MPI_NUM_PREDEFINED) {
+	if (op <= MPI_NO_OP && dt < PTL_MPI_NUM_PREDEFINED && (ok_t = mpi_dtype_get(dt))) {
 		ok_op = op;
 		ok_dt = dt;
+		ok_commute = mpi_op_commutative(op);
 	}
 	return MPI_SUCCESS;
 }
@@ -858,7 +863,7 @@ static int reduce_img(struct cx *x, void *data, int count, MPI_Datatype dt, MPI_
  * 2-rank runs: 512 B 0.49-0.52 vs 0.74-0.75 us, 4 KiB 1.45 vs 1.55.
  *
  * Up to the ACK-free limit (1 KiB) a round is what a blocking MPI_Send and
- * MPI_Recv are: the send goes with no request (mpi_send_small_ctx: inline,
+ * MPI_Recv are: the send goes with no request (mpi_send_bytes: inline,
  * done when the call returns) and the wait is mpi_wait_req's, which hands
  * the arrival straight to the receive instead of listing it as unexpected
  * for the receive to find (wait_recv). The request, the slot copy, the
@@ -926,13 +931,13 @@ static int allreduce_rd_direct(struct cx *x, const void *in, void *data, size_t 
 		 * again (4 KiB: 2.6 us against 1.45). */
 		bool lazy = len <= RD_DIRECT_LAZY_MAX;
 		bool sent = lazy && !x->stall &&
-			    mpi_send_small_ctx(cur, (int)len, MPI_BYTE, peer, mpi_coll_tag(x, round), c, c->ctx + 1);
+			    mpi_send_bytes(cur, len, peer, mpi_coll_tag(x, round), c, c->ctx + 1);
 		rc = lazy ? mpi_irecv_lazy(land, len, peer, mpi_coll_tag(x, round), c, c->ctx + 1, &r)
 			  : mpi_irecv(land, (int)len, MPI_BYTE, peer, mpi_coll_tag(x, round), c, c->ctx + 1, &r);
 		if (rc)
 			return mpi_cx_fail(x, rc, "%s: cannot receive from rank %d", x->name, peer);
 		if (!lazy && !x->stall)
-			sent = mpi_send_small_ctx(cur, (int)len, MPI_BYTE, peer, mpi_coll_tag(x, round), c, c->ctx + 1);
+			sent = mpi_send_bytes(cur, len, peer, mpi_coll_tag(x, round), c, c->ctx + 1);
 		if (sent) {
 			rc = wait_recv(x, r, peer);
 		} else {
@@ -1023,7 +1028,7 @@ static int allreduce_xall(struct cx *x, const void *in, void *data, size_t len, 
 		struct mpi_req *sr;
 		if (x->stall) {
 			rc = add_pend(x, 0, NULL, peer, false);
-		} else if (!mpi_send_small_ctx(in, (int)len, MPI_BYTE, peer, tag, c, c->ctx + 1)) {
+		} else if (!mpi_send_bytes(in, len, peer, tag, c, c->ctx + 1)) {
 			rc = mpi_isend(in, (int)len, MPI_BYTE, peer, tag, c, c->ctx + 1, MPI_MODE_STD, &sr);
 			if (rc)
 				return mpi_cx_fail(x, rc, "%s: cannot send to rank %d", x->name, peer);
@@ -1065,11 +1070,11 @@ static int allreduce_direct(struct cx *x, const void *in, void *data, size_t len
 	return allreduce_rd_direct(x, in, data, len, count);
 }
 
-/* Whether an allreduce of bytes with op takes allreduce_rd_direct. */
-static bool rd_direct_ok(const struct mpi_comm *c, size_t bytes, MPI_Op op)
+/* Whether an allreduce of bytes with an op that commutes or not takes
+ * allreduce_rd_direct. */
+static bool rd_direct_ok(const struct mpi_comm *c, size_t bytes, bool commute)
 {
-	return bytes <= RD_DIRECT_MAX && c->size > 1 && (c->size & (c->size - 1)) == 0 && rd_direct_algo &&
-	       mpi_op_commutative(op);
+	return bytes <= RD_DIRECT_MAX && c->size > 1 && (c->size & (c->size - 1)) == 0 && rd_direct_algo && commute;
 }
 
 static int allreduce_img(struct cx *x, void *data, int count, MPI_Datatype dt, MPI_Op op)
@@ -1084,7 +1089,7 @@ static int allreduce_img(struct cx *x, void *data, int count, MPI_Datatype dt, M
 	x->dt = dt;
 	x->esize = mpi_dtype_get(dt)->size;
 	size_t bytes = x->esize * (size_t)count;
-	if (rd_direct_ok(x->c, bytes, op))
+	if (rd_direct_ok(x->c, bytes, true))
 		return allreduce_direct(x, data, data, bytes, count);
 	struct coll_req req = { .op = COLL_OP_ALLREDUCE, .bytes = bytes, .elem_size = x->esize };
 	return run_sched(x, &req, data, NULL);
@@ -1142,20 +1147,31 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, 
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
 	COLL_ENTER_ANY("MPI_Allreduce", comm, c);
-	/* mpi_coll_check_buf's test, asked here: its call and second
-	 * lookup of the type only when it fails, to report it */
-	struct mpi_dtype *t = mpi_dtype_get(dt);
-	int rc = count >= 0 && t && t->committed ? MPI_SUCCESS : mpi_coll_check_buf(comm, "MPI_Allreduce", count, dt);
-	if (!rc)
-		rc = mpi_coll_check_op(comm, "MPI_Allreduce", op, dt);
-	if (rc)
-		return rc;
+	/* The pair checked last (a program reduces the same kind again and
+	 * again): its type and whether it commutes are known. Else
+	 * mpi_coll_check_buf's test, asked here: its call and second lookup
+	 * of the type only when it fails, to report it. */
+	struct mpi_dtype *t;
+	bool commute;
+	int rc = MPI_SUCCESS;
+	if (op == ok_op && dt == ok_dt && count >= 0) {
+		t = ok_t;
+		commute = ok_commute;
+	} else {
+		t = mpi_dtype_get(dt);
+		rc = count >= 0 && t && t->committed ? MPI_SUCCESS : mpi_coll_check_buf(comm, "MPI_Allreduce", count, dt);
+		if (!rc)
+			rc = mpi_coll_check_op(comm, "MPI_Allreduce", op, dt);
+		if (rc)
+			return rc;
+		commute = mpi_op_commutative(op);
+	}
 	if (c->inter)
 		return mpi_inter_allreduce(c, comm, sendbuf, recvbuf, count, dt, op);
 	struct cx x;
 	mpi_cx_init(&x, c, "MPI_Allreduce");
 	size_t bytes = t->size * (size_t)count;
-	if (t->contig && count > 0 && rd_direct_ok(c, bytes, op)) {
+	if (t->contig && count > 0 && rd_direct_ok(c, bytes, commute)) {
 		/* Short vectors: the rounds read sendbuf itself, no copy first. */
 		void *data = (char *)recvbuf + t->true_lb;
 		x.op = op;
@@ -1165,7 +1181,7 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 					 bytes, count);
 		return finish(&x, comm, rc);
 	}
-	if (t->contig && count > 0 && sendbuf != MPI_IN_PLACE && c->size > 1 && mpi_op_commutative(op)) {
+	if (t->contig && count > 0 && sendbuf != MPI_IN_PLACE && c->size > 1 && commute) {
 		/* The schedule reads sendbuf where it is (the rings' first
 		 * sends and reductions), no copy into recvbuf first. */
 		x.op = op;
