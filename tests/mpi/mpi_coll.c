@@ -643,6 +643,10 @@ static void short_sum_bits(void)
 	MPI_Error_class(MPI_Allreduce(&v, &w, 1, MPI_DOUBLE_INT, MPI_SUM, c), &cls);
 	CHECK(cls == MPI_ERR_OP, "MPI_SUM on MPI_DOUBLE_INT after a double sum: class %d, want MPI_ERR_OP", cls);
 	OK(MPI_Allreduce(&v, &w, 1, MPI_DOUBLE, MPI_SUM, c));
+	cls = -1;
+	MPI_Error_class(MPI_Allreduce(&v, &w, -1, MPI_DOUBLE, MPI_SUM, c), &cls);
+	CHECK(cls == MPI_ERR_COUNT, "count -1 of the pair accepted last: class %d, want MPI_ERR_COUNT", cls);
+	OK(MPI_Allreduce(&v, &w, 1, MPI_DOUBLE, MPI_SUM, c));
 	CHECK(w == t_size, "double sum after refused ones: %g, want %d", w, t_size);
 	OK(MPI_Comm_free(&c));
 }
