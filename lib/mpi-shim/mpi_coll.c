@@ -81,6 +81,7 @@ static bool rd_direct_algo = true;
 /* Whether the ranks of this host outnumber its cores (set at init): then
  * they take turns on the cores, and a wait hands the core to another. */
 static bool cores_shared;
+static bool xall_algo; /* PTL_COLL_ALGO leaves allreduce to the choice */
 
 void mpi_coll_init(void)
 {
@@ -120,7 +121,8 @@ void mpi_coll_init(void)
 		here += mpi_g.ids[w].nid == mpi_g.ids[mpi_g.wrank].nid;
 	const char *e = getenv("PTL_COLL_CORES");
 	long cores = e && *e ? atol(e) : sysconf(_SC_NPROCESSORS_ONLN);
-	cores_shared = a == COLL_ALGO_AUTO && cores > 0 && here > cores;
+	cores_shared = cores > 0 && here > cores;
+	xall_algo = a == COLL_ALGO_AUTO;
 }
 
 void mpi_coll_free_cache(struct mpi_comm *c)
@@ -560,6 +562,7 @@ static void algo_of(struct mpi_comm *c, struct coll_req *req)
 	req->algo = algo_set[req->op] || mpi_g.coll_algo[0] ? algo_for[req->op] : COLL_ALGO_AUTO;
 	req->ports = mpi_g.coll_ports > 0 ? mpi_g.coll_ports : 1;
 	req->one_host = one_host(c);
+	req->shared_cores = cores_shared;
 }
 
 /* The cached schedule (and engine) for req, expanded on first use. */
@@ -1065,7 +1068,7 @@ static int allreduce_xall(struct cx *x, const void *in, void *data, size_t len, 
 static int allreduce_direct(struct cx *x, const void *in, void *data, size_t len, int count)
 {
 	struct mpi_comm *c = x->c;
-	if (cores_shared && c->size > 2 && c->size <= XALL_MAX_RANKS && len <= XALL_MAX && one_host(c))
+	if (cores_shared && xall_algo && c->size > 2 && c->size <= XALL_MAX_RANKS && len <= XALL_MAX && one_host(c))
 		return allreduce_xall(x, in, data, len, count);
 	return allreduce_rd_direct(x, in, data, len, count);
 }
