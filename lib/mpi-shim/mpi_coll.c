@@ -1018,7 +1018,7 @@ static int allreduce_xall(struct cx *x, const void *in, void *data, size_t len, 
 	unsigned char scratch[XALL_MAX_RANKS * XALL_MAX];
 	struct mpi_comm *c = x->c;
 	int n = c->size, me = c->rank, tag = mpi_coll_tag(x, 0), rc = MPI_SUCCESS;
-	x->algo = "recursive_doubling";
+	x->algo = "exchange_all"; /* recursive doubling's combinations, one exchange */
 	x->step = 0;
 	/* Rank j's vector, then the partial of the block it heads: scratch,
 	 * but rank 0's in data (where the final partial belongs) unless data
