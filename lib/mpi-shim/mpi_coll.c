@@ -1012,7 +1012,12 @@ static int allreduce_rd_direct(struct cx *x, const void *in, void *data, size_t 
  * switches (4 ranks on 2 cores, 7 interleaved runs at load 5, median
  * [best], us: 8 B 6.46 [5.42] against 7.41 [5.40], 64 B 5.93 [4.61]
  * against 7.61 [4.72]; context switches per call 2.7-3.0 against 3.9-4.0
- * in the quietest runs). */
+ * in the quietest runs; 11 runs at load 5-12: 8 B 26.9 [17.3] against
+ * 34.3 [13.8], 64 B 24.2 [12.8] against 36.8 [13.3]). It costs CPU: three
+ * sends and receives instead of two, about 5400 instructions a rank and
+ * call outside the waits against 3460 (callgrind), so it is for shared
+ * cores only. Receives posted as MEs first instead of lazy ones: about
+ * the same instructions, nothing measurable at load 16-23. */
 static int allreduce_xall(struct cx *x, const void *in, void *data, size_t len, int count)
 {
 	unsigned char scratch[XALL_MAX_RANKS * XALL_MAX];
