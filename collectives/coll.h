@@ -175,6 +175,11 @@ struct coll_req {
 	 * then takes halving-doubling over the one-port ring for a
 	 * power-of-two allreduce past the short ones. */
 	bool one_host;
+	/* The ranks outnumber the host's cores (they take turns on them):
+	 * with one_host, such an allreduce of 4 ranks past the short ones
+	 * and up to 256 KiB takes the bidirectional ring instead
+	 * (coll_choose.c says why). */
+	bool shared_cores;
 };
 
 /* The result of coll_choose. warning is "" when the choice is the plain

@@ -48,12 +48,32 @@ static enum coll_algo ring_by_ports(const struct coll_req *r)
 	return r->ports >= 2 ? COLL_ALGO_RING_BIDIR : COLL_ALGO_RING;
 }
 
+/* Up to this many ranks (a power of two, where halving-doubling would
+ * go; others untried) on one host whose cores they outnumber, an
+ * allreduce past the short ones goes by the bidirectional ring whatever
+ * the ports: each rank drives both directions' transfers, so a rank that
+ * gets the core has twice the work ready and the job switches less often
+ * per byte. 4 ranks on 2 cores, interleaved (bench/mpi_allreduce.c's rows;
+ * load 4-5), median [best] us, against halving-doubling: 32 KiB 83.0
+ * [63.3] vs 139 [77.8], 256 KiB 357 [322] vs 413 [361], 1 MiB 1224 [567]
+ * vs 1968 [754]; an earlier run (load 2-5, 9 launches each): 32 KiB
+ * 27.2-35.1 vs 40.2-54.3, 256 KiB 178-213 vs 164-255, 1 MiB 508-546 vs
+ * 470-704; a later one 32 KiB 77.1 [67.6] vs 90.8 [86.8], 256 KiB 324
+ * [320] vs 381 [337], 1 MiB 3045 [1770] vs 1430 [1036]. Up to
+ * COLL_SHARED_BIDIR_MAX, then: at 1 MiB two runs of three favour
+ * halving-doubling. */
+#define COLL_SHARED_BIDIR_RANKS 4
+#define COLL_SHARED_BIDIR_MAX (256u * 1024u)
+
 static int choose_ring_op(const struct coll_req *r, struct coll_choice *c)
 {
 	switch (r->algo) {
 	case COLL_ALGO_AUTO:
 		if (r->op == COLL_OP_ALLREDUCE && coll_is_pow2(r->nranks) && r->bytes <= COLL_ALLREDUCE_SHORT_BYTES)
 			c->algo = COLL_ALGO_RECURSIVE_DOUBLING;
+		else if (r->op == COLL_OP_ALLREDUCE && r->one_host && r->shared_cores && coll_is_pow2(r->nranks) &&
+			 r->nranks > 2 && r->nranks <= COLL_SHARED_BIDIR_RANKS && r->bytes <= COLL_SHARED_BIDIR_MAX)
+			c->algo = COLL_ALGO_RING_BIDIR;
 		else if (r->op == COLL_OP_ALLREDUCE && (r->ports >= 2 || (r->one_host && r->nranks > 2)) &&
 			 coll_is_pow2(r->nranks))
 			c->algo = COLL_ALGO_HALVING_DOUBLING;

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "coll.h"
 #include "mpi_coll_int.h"
@@ -77,6 +78,10 @@ static bool algo_set[COLL_OP_COUNT];
 /* PTL_COLL_ALGO leaves allreduce to coll_choose or names recursive
  * doubling: small ones may take allreduce_rd_direct (set at init). */
 static bool rd_direct_algo = true;
+/* Whether the ranks of this host outnumber its cores (set at init): then
+ * they take turns on the cores, and a wait hands the core to another. */
+static bool cores_shared;
+static bool xall_algo; /* PTL_COLL_ALGO leaves allreduce to the choice */
 
 void mpi_coll_init(void)
 {
@@ -108,6 +113,16 @@ void mpi_coll_init(void)
 	}
 	enum coll_algo a = algo_set[COLL_OP_ALLREDUCE] || mpi_g.coll_algo[0] ? algo_for[COLL_OP_ALLREDUCE] : COLL_ALGO_AUTO;
 	rd_direct_algo = a == COLL_ALGO_AUTO || a == COLL_ALGO_RECURSIVE_DOUBLING;
+	/* Ranks on this host against its cores (PTL_COLL_CORES: as if it
+	 * had that many, for tests); only the automatic choice exchanges
+	 * all inputs (allreduce_xall), a named algorithm runs as named. */
+	int here = 0;
+	for (int w = 0; w < mpi_g.wsize; w++)
+		here += mpi_g.ids[w].nid == mpi_g.ids[mpi_g.wrank].nid;
+	const char *e = getenv("PTL_COLL_CORES");
+	long cores = e && *e ? atol(e) : sysconf(_SC_NPROCESSORS_ONLN);
+	cores_shared = cores > 0 && here > cores;
+	xall_algo = a == COLL_ALGO_AUTO;
 }
 
 void mpi_coll_free_cache(struct mpi_comm *c)
@@ -547,6 +562,7 @@ static void algo_of(struct mpi_comm *c, struct coll_req *req)
 	req->algo = algo_set[req->op] || mpi_g.coll_algo[0] ? algo_for[req->op] : COLL_ALGO_AUTO;
 	req->ports = mpi_g.coll_ports > 0 ? mpi_g.coll_ports : 1;
 	req->one_host = one_host(c);
+	req->shared_cores = cores_shared;
 }
 
 /* The cached schedule (and engine) for req, expanded on first use. */
@@ -766,6 +782,10 @@ int PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
  * check was a twentieth of a 2-rank 8-byte allreduce's instructions. */
 static MPI_Op ok_op = MPI_OP_NULL;
 static MPI_Datatype ok_dt = MPI_DATATYPE_NULL;
+/* ok_dt's type (a predefined one is never freed) and whether ok_op
+ * commutes: MPI_Allreduce asks neither again for the pair. */
+static struct mpi_dtype *ok_t;
+static bool ok_commute;
 
 int mpi_coll_check_op(MPI_Comm comm, const char *fn, MPI_Op op, MPI_Datatype dt)
 {
@@ -774,9 +794,10 @@ int mpi_coll_check_op(MPI_Comm comm, const char *fn, MPI_Op op, MPI_Datatype dt)
 	int rc = mpi_op_check(op, dt);
 	if (rc)
 		return mpi_err(comm, rc, fn, "operation %d does not apply to datatype %d", op, dt);
-	if (op <= MPI_NO_OP && dt < PTL_MPI_NUM_PREDEFINED) {
+	if (op <= MPI_NO_OP && dt < PTL_MPI_NUM_PREDEFINED && (ok_t = mpi_dtype_get(dt))) {
 		ok_op = op;
 		ok_dt = dt;
+		ok_commute = mpi_op_commutative(op);
 	}
 	return MPI_SUCCESS;
 }
@@ -845,7 +866,7 @@ static int reduce_img(struct cx *x, void *data, int count, MPI_Datatype dt, MPI_
  * 2-rank runs: 512 B 0.49-0.52 vs 0.74-0.75 us, 4 KiB 1.45 vs 1.55.
  *
  * Up to the ACK-free limit (1 KiB) a round is what a blocking MPI_Send and
- * MPI_Recv are: the send goes with no request (mpi_send_small_ctx: inline,
+ * MPI_Recv are: the send goes with no request (mpi_send_bytes: inline,
  * done when the call returns) and the wait is mpi_wait_req's, which hands
  * the arrival straight to the receive instead of listing it as unexpected
  * for the receive to find (wait_recv). The request, the slot copy, the
@@ -913,13 +934,13 @@ static int allreduce_rd_direct(struct cx *x, const void *in, void *data, size_t 
 		 * again (4 KiB: 2.6 us against 1.45). */
 		bool lazy = len <= RD_DIRECT_LAZY_MAX;
 		bool sent = lazy && !x->stall &&
-			    mpi_send_small_ctx(cur, (int)len, MPI_BYTE, peer, mpi_coll_tag(x, round), c, c->ctx + 1);
+			    mpi_send_bytes(cur, len, peer, mpi_coll_tag(x, round), c, c->ctx + 1);
 		rc = lazy ? mpi_irecv_lazy(land, len, peer, mpi_coll_tag(x, round), c, c->ctx + 1, &r)
 			  : mpi_irecv(land, (int)len, MPI_BYTE, peer, mpi_coll_tag(x, round), c, c->ctx + 1, &r);
 		if (rc)
 			return mpi_cx_fail(x, rc, "%s: cannot receive from rank %d", x->name, peer);
 		if (!lazy && !x->stall)
-			sent = mpi_send_small_ctx(cur, (int)len, MPI_BYTE, peer, mpi_coll_tag(x, round), c, c->ctx + 1);
+			sent = mpi_send_bytes(cur, len, peer, mpi_coll_tag(x, round), c, c->ctx + 1);
 		if (sent) {
 			rc = wait_recv(x, r, peer);
 		} else {
@@ -974,11 +995,97 @@ static int allreduce_rd_direct(struct cx *x, const void *in, void *data, size_t 
 	return MPI_SUCCESS;
 }
 
-/* Whether an allreduce of bytes with op takes allreduce_rd_direct. */
-static bool rd_direct_ok(const struct mpi_comm *c, size_t bytes, MPI_Op op)
+/* Up to this many ranks and this size, on a host with more ranks than
+ * cores, an allreduce that would take allreduce_rd_direct exchanges every
+ * input with every rank instead (allreduce_xall). Its extra CPU tells
+ * above a few cache lines: 4 ranks on 2 cores, 512 B, 9 interleaved runs
+ * at load 6, median [best] 22.7 [12.5] us against recursive doubling's
+ * 17.0 [11.8] (an earlier 7 at load 5: 9.85 [5.00] against 10.6 [5.01]). */
+#define XALL_MAX_RANKS 4
+#define XALL_MAX 128
+
+/* Every rank sends its input to every other (inline, request-free, as a
+ * direct round's send), receives theirs, and combines all of them itself in
+ * recursive doubling's order: at each mask m the block of ranks [b, b + 2m)
+ * takes f(in = [b + m, b + 2m)'s partial, inout = [b, b + m)'s), which is
+ * what allreduce_rd_direct and the schedule compute, so the same bits on
+ * every rank and in every run, blocking or not. With ranks taking turns on
+ * the cores, each round of recursive doubling is a wait that hands the core
+ * to a rank whose turn it may not be: one round instead of log2(n) is fewer
+ * switches (4 ranks on 2 cores, 7 interleaved runs at load 5, median
+ * [best], us: 8 B 6.46 [5.42] against 7.41 [5.40], 64 B 5.93 [4.61]
+ * against 7.61 [4.72]; context switches per call 2.7-3.0 against 3.9-4.0
+ * in the quietest runs; 11 runs at load 5-12: 8 B 26.9 [17.3] against
+ * 34.3 [13.8], 64 B 24.2 [12.8] against 36.8 [13.3]). It costs CPU: three
+ * sends and receives instead of two, about 5400 instructions a rank and
+ * call outside the waits against 3460 (callgrind), so it is for shared
+ * cores only. Receives posted as MEs first instead of lazy ones: about
+ * the same instructions, nothing measurable at load 16-23. */
+static int allreduce_xall(struct cx *x, const void *in, void *data, size_t len, int count)
 {
-	return bytes <= RD_DIRECT_MAX && c->size > 1 && (c->size & (c->size - 1)) == 0 && rd_direct_algo &&
-	       mpi_op_commutative(op);
+	unsigned char scratch[XALL_MAX_RANKS * XALL_MAX];
+	struct mpi_comm *c = x->c;
+	int n = c->size, me = c->rank, tag = mpi_coll_tag(x, 0), rc = MPI_SUCCESS;
+	x->algo = "exchange_all"; /* recursive doubling's combinations, one exchange */
+	x->step = 0;
+	/* Rank j's vector, then the partial of the block it heads: scratch,
+	 * but rank 0's in data (where the final partial belongs) unless data
+	 * is what we send (MPI_IN_PLACE): nothing lands in a buffer a send
+	 * that did not go inline may still read. */
+	bool direct0 = in != data;
+#define XALL_SLOT(j) ((j) == 0 && direct0 ? data : (void *)(scratch + (size_t)(j) * len))
+	for (int k = 1; k < n && !rc; k++) {
+		int peer = me ^ k;
+		struct mpi_req *sr;
+		if (x->stall) {
+			rc = add_pend(x, 0, NULL, peer, false);
+		} else if (!mpi_send_bytes(in, len, peer, tag, c, c->ctx + 1)) {
+			rc = mpi_isend(in, (int)len, MPI_BYTE, peer, tag, c, c->ctx + 1, MPI_MODE_STD, &sr);
+			if (rc)
+				return mpi_cx_fail(x, rc, "%s: cannot send to rank %d", x->name, peer);
+			if ((rc = add_pend(x, 0, sr, peer, false)))
+				mpi_req_drop(sr);
+		}
+	}
+	if (rc)
+		return mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: out of memory", x->name);
+	memcpy(XALL_SLOT(me), in, len);
+	for (int k = 1; k < n; k++) {
+		int peer = me ^ k;
+		struct mpi_req *r;
+		rc = mpi_irecv_lazy(XALL_SLOT(peer), len, peer, tag, c, c->ctx + 1, &r);
+		if (rc)
+			return mpi_cx_fail(x, rc, "%s: cannot receive from rank %d", x->name, peer);
+		if ((rc = wait_recv(x, r, peer)))
+			return rc;
+	}
+	if (x->np && (rc = drive(x))) /* sends that did not go inline */
+		return rc;
+	for (int m = 1; m < n; m <<= 1)
+		for (int b = 0; b < n; b += 2 * m)
+			if (!combine_fast(x, XALL_SLOT(b + m), XALL_SLOT(b), XALL_SLOT(b), count))
+				mpi_op_apply(x->op, x->dt, XALL_SLOT(b + m), XALL_SLOT(b), count);
+	if (!direct0)
+		memcpy(data, XALL_SLOT(0), len);
+#undef XALL_SLOT
+	return MPI_SUCCESS;
+}
+
+/* allreduce_rd_direct, or on shared cores allreduce_xall where it fits; c
+ * is on one host then (every member sees the same answer). */
+static int allreduce_direct(struct cx *x, const void *in, void *data, size_t len, int count)
+{
+	struct mpi_comm *c = x->c;
+	if (cores_shared && xall_algo && c->size > 2 && c->size <= XALL_MAX_RANKS && len <= XALL_MAX && one_host(c))
+		return allreduce_xall(x, in, data, len, count);
+	return allreduce_rd_direct(x, in, data, len, count);
+}
+
+/* Whether an allreduce of bytes with an op that commutes or not takes
+ * allreduce_rd_direct. */
+static bool rd_direct_ok(const struct mpi_comm *c, size_t bytes, bool commute)
+{
+	return bytes <= RD_DIRECT_MAX && c->size > 1 && (c->size & (c->size - 1)) == 0 && rd_direct_algo && commute;
 }
 
 static int allreduce_img(struct cx *x, void *data, int count, MPI_Datatype dt, MPI_Op op)
@@ -993,8 +1100,8 @@ static int allreduce_img(struct cx *x, void *data, int count, MPI_Datatype dt, M
 	x->dt = dt;
 	x->esize = mpi_dtype_get(dt)->size;
 	size_t bytes = x->esize * (size_t)count;
-	if (rd_direct_ok(x->c, bytes, op))
-		return allreduce_rd_direct(x, data, data, bytes, count);
+	if (rd_direct_ok(x->c, bytes, true))
+		return allreduce_direct(x, data, data, bytes, count);
 	struct coll_req req = { .op = COLL_OP_ALLREDUCE, .bytes = bytes, .elem_size = x->esize };
 	return run_sched(x, &req, data, NULL);
 }
@@ -1051,30 +1158,41 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, 
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
 	COLL_ENTER_ANY("MPI_Allreduce", comm, c);
-	/* mpi_coll_check_buf's test, asked here: its call and second
-	 * lookup of the type only when it fails, to report it */
-	struct mpi_dtype *t = mpi_dtype_get(dt);
-	int rc = count >= 0 && t && t->committed ? MPI_SUCCESS : mpi_coll_check_buf(comm, "MPI_Allreduce", count, dt);
-	if (!rc)
-		rc = mpi_coll_check_op(comm, "MPI_Allreduce", op, dt);
-	if (rc)
-		return rc;
+	/* The pair checked last (a program reduces the same kind again and
+	 * again): its type and whether it commutes are known. Else
+	 * mpi_coll_check_buf's test, asked here: its call and second lookup
+	 * of the type only when it fails, to report it. */
+	struct mpi_dtype *t;
+	bool commute;
+	int rc = MPI_SUCCESS;
+	if (op == ok_op && dt == ok_dt && count >= 0) {
+		t = ok_t;
+		commute = ok_commute;
+	} else {
+		t = mpi_dtype_get(dt);
+		rc = count >= 0 && t && t->committed ? MPI_SUCCESS : mpi_coll_check_buf(comm, "MPI_Allreduce", count, dt);
+		if (!rc)
+			rc = mpi_coll_check_op(comm, "MPI_Allreduce", op, dt);
+		if (rc)
+			return rc;
+		commute = mpi_op_commutative(op);
+	}
 	if (c->inter)
 		return mpi_inter_allreduce(c, comm, sendbuf, recvbuf, count, dt, op);
 	struct cx x;
 	mpi_cx_init(&x, c, "MPI_Allreduce");
 	size_t bytes = t->size * (size_t)count;
-	if (t->contig && count > 0 && rd_direct_ok(c, bytes, op)) {
+	if (t->contig && count > 0 && rd_direct_ok(c, bytes, commute)) {
 		/* Short vectors: the rounds read sendbuf itself, no copy first. */
 		void *data = (char *)recvbuf + t->true_lb;
 		x.op = op;
 		x.dt = dt;
 		x.esize = t->size;
-		rc = allreduce_rd_direct(&x, sendbuf == MPI_IN_PLACE ? data : (const char *)sendbuf + t->true_lb, data,
+		rc = allreduce_direct(&x, sendbuf == MPI_IN_PLACE ? data : (const char *)sendbuf + t->true_lb, data,
 					 bytes, count);
 		return finish(&x, comm, rc);
 	}
-	if (t->contig && count > 0 && sendbuf != MPI_IN_PLACE && c->size > 1 && mpi_op_commutative(op)) {
+	if (t->contig && count > 0 && sendbuf != MPI_IN_PLACE && c->size > 1 && commute) {
 		/* The schedule reads sendbuf where it is (the rings' first
 		 * sends and reductions), no copy into recvbuf first. */
 		x.op = op;

@@ -92,6 +92,44 @@ static void test_one_host(void **state)
 	}
 }
 
+/* On one host whose cores the ranks outnumber, a 4-rank allreduce past
+ * the short ones and up to 256 KiB takes the bidirectional ring with one
+ * port; short and longer ones, 2 or 8 ranks, several hosts, a named
+ * algorithm and other operations choose as without. */
+static void test_shared_cores(void **state)
+{
+	(void)state;
+	struct {
+		enum coll_op op;
+		enum coll_algo algo;
+		int n;
+		size_t bytes;
+		bool one_host;
+		enum coll_algo want;
+	} rows[] = {
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, 32768, true, COLL_ALGO_RING_BIDIR },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, 256 << 10, true, COLL_ALGO_RING_BIDIR },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, 1 << 20, true, COLL_ALGO_HALVING_DOUBLING },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, 8192, true, COLL_ALGO_RECURSIVE_DOUBLING },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 2, 1 << 20, true, COLL_ALGO_RING },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 8, 1 << 20, true, COLL_ALGO_HALVING_DOUBLING },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 3, 1 << 20, true, COLL_ALGO_RING },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, 1 << 20, false, COLL_ALGO_RING },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_HALVING_DOUBLING, 4, 1 << 20, true, COLL_ALGO_HALVING_DOUBLING },
+		{ COLL_OP_REDUCE_SCATTER, COLL_ALGO_AUTO, 4, 1 << 20, true, COLL_ALGO_RING },
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		struct coll_req r = mkreq(rows[i].op, rows[i].algo, rows[i].n, rows[i].bytes, 1, 1);
+		r.one_host = rows[i].one_host;
+		r.shared_cores = true;
+		struct coll_choice c;
+		char msg[160] = "";
+		assert_int_equal(coll_choose(&r, &c, msg, sizeof msg), 0);
+		if (c.algo != rows[i].want)
+			fail_msg("row %zu: chose %s, want %s", i, coll_algo_name(c.algo), coll_algo_name(rows[i].want));
+	}
+}
+
 /* R3.3: reduce_scatter and allgather pick by ports; alltoall is pairwise. */
 static void test_other_ops(void **state)
 {
@@ -168,6 +206,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_v3_1_table),
 		cmocka_unit_test(test_one_host),
+		cmocka_unit_test(test_shared_cores),
 		cmocka_unit_test(test_other_ops),
 		cmocka_unit_test(test_errors),
 	};

@@ -643,8 +643,58 @@ static void short_sum_bits(void)
 	MPI_Error_class(MPI_Allreduce(&v, &w, 1, MPI_DOUBLE_INT, MPI_SUM, c), &cls);
 	CHECK(cls == MPI_ERR_OP, "MPI_SUM on MPI_DOUBLE_INT after a double sum: class %d, want MPI_ERR_OP", cls);
 	OK(MPI_Allreduce(&v, &w, 1, MPI_DOUBLE, MPI_SUM, c));
+	cls = -1;
+	MPI_Error_class(MPI_Allreduce(&v, &w, -1, MPI_DOUBLE, MPI_SUM, c), &cls);
+	CHECK(cls == MPI_ERR_COUNT, "count -1 of the pair accepted last: class %d, want MPI_ERR_COUNT", cls);
+	OK(MPI_Allreduce(&v, &w, 1, MPI_DOUBLE, MPI_SUM, c));
 	CHECK(w == t_size, "double sum after refused ones: %g, want %d", w, t_size);
 	OK(MPI_Comm_free(&c));
+}
+
+/* Short vectors on 2^k ranks combine in recursive doubling's order,
+ * whichever way they travel (the rounds of recursive doubling, or on
+ * shared cores every input to every rank, combined by each: mpi_coll.sh
+ * runs both through PTL_COLL_CORES): with the lopsided op the result is
+ * the block tree computed here from every rank's input, at mask m
+ * f(in = ranks [b + m, b + 2m)'s partial, inout = [b, b + m)'s), bit for
+ * bit, in place or not, and MPI_Iallreduce's schedule gives the same
+ * (under the automatic choice). */
+static double rd_input(int rank, int i) { return 1.0 / (rank * 7 + i + 3) * (i % 3 ? 1e16 : 1.0); }
+
+static void rd_order_bits(void)
+{
+	const char *algo = getenv("PTL_COLL_ALGO"); /* a named algorithm has its own order */
+	if ((t_size & (t_size - 1)) || (algo && *algo))
+		return;
+	static const int counts[] = { 1, 3, 8, 64, 128 };
+	enum { MAXN = 128, MAXR = 16 };
+	if (t_size > MAXR)
+		return;
+	MPI_Op op;
+	OK(MPI_Op_create(lopsided, 1, &op));
+	for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
+		int n = counts[k], len = n;
+		double in[MAXN], out[MAXN], ip[MAXN], nb[MAXN], part[MAXR][MAXN];
+		for (int r = 0; r < t_size; r++)
+			for (int i = 0; i < n; i++)
+				part[r][i] = rd_input(r, i);
+		for (int m = 1; m < t_size; m <<= 1)
+			for (int b = 0; b < t_size; b += 2 * m)
+				lopsided(part[b + m], part[b], &len, NULL);
+		for (int i = 0; i < n; i++)
+			in[i] = ip[i] = rd_input(t_rank, i);
+		OK(MPI_Allreduce(in, out, n, MPI_DOUBLE, op, MPI_COMM_WORLD));
+		OK(MPI_Allreduce(MPI_IN_PLACE, ip, n, MPI_DOUBLE, op, MPI_COMM_WORLD));
+		MPI_Request rq;
+		OK(MPI_Iallreduce(in, nb, n, MPI_DOUBLE, op, MPI_COMM_WORLD, &rq));
+		OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+		CHECK(!memcmp(out, part[0], sizeof(double) * (size_t)n), "n=%d: not recursive doubling's order", n);
+		CHECK(!memcmp(ip, part[0], sizeof(double) * (size_t)n), "n=%d in place: not recursive doubling's order", n);
+		CHECK(!memcmp(nb, part[0], sizeof(double) * (size_t)n), "n=%d: MPI_Iallreduce differs", n);
+		for (int i = 0; i < n; i++)
+			CHECK(in[i] == rd_input(t_rank, i), "n=%d: sendbuf written", n);
+	}
+	OK(MPI_Op_free(&op));
 }
 
 /* Same inputs, same bits: on every rank, every time. */
@@ -690,5 +740,6 @@ int main(int argc, char **argv)
 	determinism();
 	short_sum_bits();
 	short_allreduce();
+	rd_order_bits();
 	return t_finish("mpi_coll");
 }

@@ -6,6 +6,10 @@ for n in 1 2 3 4 5; do run $n -- mpi_coll; done
 run 8 -- mpi_coll
 for a in ring ring_sendrecv tree halving_doubling; do run 3 PTL_COLL_ALGO=$a -- mpi_coll; run 4 PTL_COLL_ALGO=$a -- mpi_coll; done
 run 4 PTL_COLL_PORTS=2 -- mpi_coll
+# short allreduces on shared cores (every input to every rank) and not
+# (recursive doubling's rounds), whatever the host has
+run 4 PTL_COLL_CORES=1 -- mpi_coll
+run 4 PTL_COLL_CORES=64 -- mpi_coll
 # gather/scatter linear, scan/exscan along the chain
 run 5 PTL_COLL_ALGO=gather=linear,scatter=linear,scan=chain,exscan=chain -- mpi_coll
 run 8 PTL_COLL_ALGO=chain -- mpi_coll
