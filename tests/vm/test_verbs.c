@@ -264,11 +264,13 @@ static void test_due(void)
 	if (me == 1) {
 		n->due_ms = 30;
 		CHECK(nal_verbs_ops.due(n) == 1);
-		uint64_t end = now_ms() + 2000;
+		/* it must clear; when is up to the emulated vCPU, which a
+		 * loaded host can leave unscheduled for a second or more */
+		uint64_t end = now_ms() + 10000;
 		while (nal_verbs_ops.due(n) && now_ms() < end)
 			usleep(1000);
-		uint64_t took = now_ms() - (end - 2000);
-		CHECK(took >= 20 && took < 1000);
+		uint64_t took = now_ms() - (end - 10000);
+		CHECK(took >= 20 && took < 10000);
 		CHECK(nal_verbs_ops.due(n) == 0);
 		n->due_ms = 0;
 		send_one(8);
