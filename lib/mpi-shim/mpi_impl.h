@@ -269,7 +269,7 @@ struct mpi_req {
 	int proto;
 	bool sync, bsend;
 	/* receive */
-	struct mpi_rme *rme;     /* the kept ME armed for it (mpi_pt2pt.c), until its message lands */
+	struct mpi_rme *rme;     /* the kept ME armed for it (mpi_keep.c), until its message lands */
 	bool kept;               /* its posted ME is a kept one: no UNLINK event follows the END */
 	struct mpi_ux *ux;       /* matched unexpected message still arriving */
 	size_t msglen;
