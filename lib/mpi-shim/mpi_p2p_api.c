@@ -283,7 +283,15 @@ static int recv_wait(const char *fn, struct mpi_req *r, MPI_Comm comm, MPI_Statu
 int PMPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status *status)
 {
 	struct mpi_req *r;
-	int rc = start_recv("MPI_Recv", buf, count, dt, src, tag, comm, true, &r);
+	struct mpi_comm *c;
+	struct mpi_dtype *t;
+	/* The common case past start_recv's frame; an error there (no
+	 * memory) is found again and reported by start_recv. */
+	int rc = MPI_ERR_OTHER;
+	if (args_ok(count, dt, src, tag, comm, true, &c, &t))
+		rc = mpi_recv_now(buf, count, dt, t, src, tag, c, c->ctx, &r);
+	if (rc)
+		rc = start_recv("MPI_Recv", buf, count, dt, src, tag, comm, true, &r);
 	return rc ? rc : recv_wait("MPI_Recv", r, comm, status);
 }
 
