@@ -159,7 +159,7 @@ static char icoll_why[MPI_MAX_ERROR_STRING];
 /* r completed: fill the status, free the request, null the handle.
  * *dead (if not NULL) keeps what the error report needs of a request a
  * death failed: the request itself may be reused once dropped. */
-static int finish(MPI_Request *h, struct mpi_req *r, MPI_Status *st, struct mpi_req *dead)
+static inline int finish(MPI_Request *h, struct mpi_req *r, MPI_Status *st, struct mpi_req *dead)
 {
 	int err = r->err;
 	status_out(r, st);

@@ -765,6 +765,47 @@ static void arg_edges(void)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* MPI_Isend goes straight to an ACK-free put when the credits are there
+ * and nothing waits before it (mpi_isend_now), else the general path
+ * queues it: the order must hold across the two. Rank 0 starts sends of
+ * every protocol (0 B, ACK-free sizes on either side of a credit unit,
+ * acknowledged eager, rendezvous) while rank 1 takes nothing for a while,
+ * so the credits run out and later sends queue behind earlier ones; the
+ * tag numbers them. */
+static void isend_order(void)
+{
+	enum { N = 600 };
+	static const int len[] = { 0, 8, 1024, 1025, 6000, 12000, 100000 };
+	static char buf[100000], got[100000];
+	if (t_rank == 0) {
+		static MPI_Request r[N];
+		for (size_t i = 0; i < sizeof buf; i++)
+			buf[i] = (char)(i * 7 + 3);
+		for (int i = 0; i < N; i++)
+			OK(MPI_Isend(buf, len[i % 7], MPI_CHAR, 1, i, MPI_COMM_WORLD, &r[i]));
+		OK(MPI_Waitall(N, r, MPI_STATUSES_IGNORE));
+	} else if (t_rank == 1) {
+		double until = MPI_Wtime() + 0.2;
+		while (MPI_Wtime() < until)
+			;
+		int bad = 0;
+		for (int i = 0; i < N; i++) {
+			MPI_Status st;
+			int n = -1;
+			got[0] = got[len[i % 7] - (len[i % 7] > 0)] = 0;
+			OK(MPI_Recv(got, (int)sizeof got, MPI_CHAR, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
+			MPI_Get_count(&st, MPI_CHAR, &n);
+			int l = len[i % 7];
+			if (st.MPI_TAG != i || n != l || (l && (got[0] != (char)3 || got[l - 1] != (char)((l - 1) * 7 + 3)))) {
+				if (bad++ < 3)
+					CHECK(0, "message %d: tag %d, %d bytes (want %d)", i, st.MPI_TAG, n, l);
+			}
+		}
+		CHECK(bad == 0, "%d of %d nonblocking sends out of order or damaged", bad, N);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
 	t_init(&argc, &argv);
@@ -792,5 +833,6 @@ int main(int argc, char **argv)
 	kept_order();
 	get_status();
 	arg_edges();
+	isend_order();
 	return t_finish("mpi_p2p");
 }
