@@ -361,9 +361,9 @@ MPI_HIDDEN int mpi_progress(int wait_ms);
 /* Starts a send / receive on communicator c (ranks in c); tag < 0 allowed
  * for internal contexts. The request is not user-visible. */
 MPI_HIDDEN int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, struct mpi_comm *c,
-	      int ctx, int mode, struct mpi_req **out);
+			 int ctx, int mode, struct mpi_req **out);
 MPI_HIDDEN int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mpi_comm *c, int ctx,
-	      struct mpi_req **out);
+			 struct mpi_req **out);
 /* The same with dt's type t looked up already (mpi_dtype_get). */
 MPI_HIDDEN int mpi_isend_t(const void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t, int dest, int tag,
 			   struct mpi_comm *c, int ctx, int mode, struct mpi_req **out);
@@ -375,7 +375,8 @@ enum { MPI_MODE_STD, MPI_MODE_SYNC, MPI_MODE_READY, MPI_MODE_BUFFERED };
  * with no request: small, contiguous, with the credits it needs at hand
  * and nothing queued before it. Returns true if it sent it; false:
  * nothing happened, start it as mpi_isend. */
-MPI_HIDDEN bool mpi_send_small_ctx(const void *buf, int count, MPI_Datatype dt, int dest, int tag, struct mpi_comm *c, int ctx);
+MPI_HIDDEN bool mpi_send_small_ctx(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+				   struct mpi_comm *c, int ctx);
 /* The same for len bytes at p, to a rank of c (not MPI_PROC_NULL). */
 MPI_HIDDEN bool mpi_send_bytes(const void *p, size_t len, int dest, int tag, struct mpi_comm *c, int ctx);
 /* An MPI_Isend or MPI_Irsend (arguments checked, dest a rank of c) that
@@ -398,12 +399,13 @@ MPI_HIDDEN bool mpi_isend_now(const void *buf, int count, const struct mpi_dtype
  * overlap in what they match (a schedule's: exact source, a tag per step, one
  * collective at a time), where it saves the ME's insert, attach, enable and
  * unlink on small messages. */
-MPI_HIDDEN int mpi_irecv_lazy(void *buf, size_t len, int src, int tag, struct mpi_comm *c, int ctx, struct mpi_req **out);
+MPI_HIDDEN int mpi_irecv_lazy(void *buf, size_t len, int src, int tag, struct mpi_comm *c, int ctx,
+			      struct mpi_req **out);
 /* A receive its caller waits for before it posts another (MPI_Recv, the
  * receive of MPI_Sendrecv): empty, it is lazy (no ME), else as mpi_irecv
  * (mpi_pt2pt.c, MPI_LAZY_RECV_MAX). t: dt's type, looked up already. */
 MPI_HIDDEN int mpi_recv_now(void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t, int src, int tag,
-		 struct mpi_comm *c, int ctx, struct mpi_req **out);
+			    struct mpi_comm *c, int ctx, struct mpi_req **out);
 /* Matches a lazy receive against the unexpected messages; true once done. */
 MPI_HIDDEN bool mpi_recv_try(struct mpi_req *r);
 int mpi_iprobe(int src, int tag, struct mpi_comm *c, int *flag, MPI_Status *st);
