@@ -15,6 +15,14 @@
 #include <portals3.h>
 #include <ptl_runtime.h>
 
+/* On the point-to-point path's functions and state: the shim's own, so a
+ * call from another of its files is a direct call, not one through the
+ * PLT, and mpi_g is addressed directly, not through the GOT (a message
+ * makes a dozen such calls between mpi_p2p_api.c, mpi_pt2pt.c,
+ * mpi_keep.c and mpi_req.c). Not for the public MPI_ and PMPI_ entry
+ * points, which other libraries interpose. */
+#define MPI_HIDDEN __attribute__((visibility("hidden")))
+
 /* ---------------------------------------------------------------- Portals use
  * Portal indices of the shim. */
 #define MPI_PT_MSG 8   /* MPI messages: posted receives, then unexpected */
@@ -269,14 +277,14 @@ struct mpi_req {
 	int proto;
 	bool sync, bsend;
 	/* receive */
-	struct mpi_rme *rme;     /* the kept ME armed for it (mpi_pt2pt.c), until its message lands */
+	struct mpi_rme *rme;     /* the kept ME armed for it (mpi_keep.c), until its message lands */
 	bool kept;               /* its posted ME is a kept one: no UNLINK event follows the END */
 	struct mpi_ux *ux;       /* matched unexpected message still arriving */
 	size_t msglen;
 	/* nonblocking collective: its state, freed with the request */
 	struct mpi_icoll *icoll;
 };
-struct mpi_req *mpi_req_new(int kind);
+MPI_HIDDEN struct mpi_req *mpi_req_new(int kind);
 /* Persistent requests (mpi_persist.c): handles from MPI_PERSIST_BASE up,
  * above every ordinary request's. mpi_req_get gives the request a
  * persistent handle started, NULL while it is inactive. Inline: every
@@ -307,14 +315,14 @@ void mpi_attr_fini(void);
 int mpi_env_attr(int keyval, void *val, int *flag);
 int mpi_err_lastused(void);
 void mpi_err_fini(void);
-void mpi_req_release(struct mpi_req *r);
-struct mpi_req *mpi_req_get(MPI_Request h);
+MPI_HIDDEN void mpi_req_release(struct mpi_req *r);
+MPI_HIDDEN struct mpi_req *mpi_req_get(MPI_Request h);
 static inline MPI_Request mpi_req_handle(const struct mpi_req *r) { return (MPI_Request)(r->idx + 1); }
-struct mpi_req *mpi_req_by_id(uint32_t id);
+MPI_HIDDEN struct mpi_req *mpi_req_by_id(uint32_t id);
 static inline uint32_t mpi_req_id(const struct mpi_req *r) { return (r->idx & 0xfffff) | ((r->gen & 0xff) << 20); }
-void mpi_req_complete(struct mpi_req *r);
+MPI_HIDDEN void mpi_req_complete(struct mpi_req *r);
 /* The holder lets go: released once done and not busy. */
-void mpi_req_drop(struct mpi_req *r);
+MPI_HIDDEN void mpi_req_drop(struct mpi_req *r);
 
 /* ---------------------------------------------------------------- engine */
 struct mpi_state {
@@ -343,28 +351,40 @@ struct mpi_state {
 	int ndead;
 	unsigned icoll_live;      /* nonblocking collectives under way (mpi_icoll.c) */
 };
-extern struct mpi_state mpi_g;
+MPI_HIDDEN extern struct mpi_state mpi_g;
 
 int mpi_pt2pt_init(void);
 void mpi_pt2pt_fini(void);
 /* Drains the event queue; with wait_ms > 0 sleeps up to that long for the
  * first event. Returns how many events it handled (0: none came). */
-int mpi_progress(int wait_ms);
+MPI_HIDDEN int mpi_progress(int wait_ms);
 /* Starts a send / receive on communicator c (ranks in c); tag < 0 allowed
  * for internal contexts. The request is not user-visible. */
-int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, struct mpi_comm *c,
-	      int ctx, int mode, struct mpi_req **out);
-int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mpi_comm *c, int ctx,
-	      struct mpi_req **out);
+MPI_HIDDEN int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, struct mpi_comm *c,
+			 int ctx, int mode, struct mpi_req **out);
+MPI_HIDDEN int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mpi_comm *c, int ctx,
+			 struct mpi_req **out);
+/* The same with dt's type t looked up already (mpi_dtype_get). */
+MPI_HIDDEN int mpi_isend_t(const void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t, int dest, int tag,
+			   struct mpi_comm *c, int ctx, int mode, struct mpi_req **out);
+MPI_HIDDEN int mpi_irecv_t(void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t, int src, int tag,
+			   struct mpi_comm *c, int ctx, struct mpi_req **out);
 enum { MPI_MODE_STD, MPI_MODE_SYNC, MPI_MODE_READY, MPI_MODE_BUFFERED };
 /* A blocking standard or ready send (arguments checked) on context ctx
  * (c->ctx, or a collective's c->ctx + 1) that is done once it is out,
  * with no request: small, contiguous, with the credits it needs at hand
  * and nothing queued before it. Returns true if it sent it; false:
  * nothing happened, start it as mpi_isend. */
-bool mpi_send_small_ctx(const void *buf, int count, MPI_Datatype dt, int dest, int tag, struct mpi_comm *c, int ctx);
+MPI_HIDDEN bool mpi_send_small_ctx(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+				   struct mpi_comm *c, int ctx);
 /* The same for len bytes at p, to a rank of c (not MPI_PROC_NULL). */
-bool mpi_send_bytes(const void *p, size_t len, int dest, int tag, struct mpi_comm *c, int ctx);
+MPI_HIDDEN bool mpi_send_bytes(const void *p, size_t len, int dest, int tag, struct mpi_comm *c, int ctx);
+/* An MPI_Isend or MPI_Irsend (arguments checked, dest a rank of c) that
+ * goes out at once as mpi_send_bytes sends it, if t is contiguous: *out
+ * is a request complete already, which only answers the user's Wait or
+ * Test. False: nothing was sent, start it as mpi_isend_t. */
+MPI_HIDDEN bool mpi_isend_now(const void *buf, int count, const struct mpi_dtype *t, int dest, int tag,
+			      struct mpi_comm *c, int ctx, struct mpi_req **out);
 /* Or-ed into a standard or ready mode by MPI_Isend and MPI_Irsend: the
  * caller looks for completion later, so an eager send may go from its
  * buffer and complete on the receiver's ACK instead of being copied to a
@@ -379,20 +399,21 @@ bool mpi_send_bytes(const void *p, size_t len, int dest, int tag, struct mpi_com
  * overlap in what they match (a schedule's: exact source, a tag per step, one
  * collective at a time), where it saves the ME's insert, attach, enable and
  * unlink on small messages. */
-int mpi_irecv_lazy(void *buf, size_t len, int src, int tag, struct mpi_comm *c, int ctx, struct mpi_req **out);
+MPI_HIDDEN int mpi_irecv_lazy(void *buf, size_t len, int src, int tag, struct mpi_comm *c, int ctx,
+			      struct mpi_req **out);
 /* A receive its caller waits for before it posts another (MPI_Recv, the
  * receive of MPI_Sendrecv): empty, it is lazy (no ME), else as mpi_irecv
  * (mpi_pt2pt.c, MPI_LAZY_RECV_MAX). t: dt's type, looked up already. */
-int mpi_recv_now(void *buf, int count, MPI_Datatype dt, const struct mpi_dtype *t, int src, int tag,
-		 struct mpi_comm *c, int ctx, struct mpi_req **out);
+MPI_HIDDEN int mpi_recv_now(void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t, int src, int tag,
+			    struct mpi_comm *c, int ctx, struct mpi_req **out);
 /* Matches a lazy receive against the unexpected messages; true once done. */
-bool mpi_recv_try(struct mpi_req *r);
+MPI_HIDDEN bool mpi_recv_try(struct mpi_req *r);
 int mpi_iprobe(int src, int tag, struct mpi_comm *c, int *flag, MPI_Status *st);
 int mpi_cancel_recv(struct mpi_req *r);
 /* Waits for r (timeout > 0: gives up after about that many seconds,
  * returning MPI_ERR_TIMEOUT; the clock is read lazily, so up to 100 ms
  * late). */
-int mpi_wait_req(struct mpi_req *r, double timeout);
+MPI_HIDDEN int mpi_wait_req(struct mpi_req *r, double timeout);
 double mpi_now(void);
 void mpi_drain_internal(void);
 

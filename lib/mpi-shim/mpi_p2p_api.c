@@ -54,6 +54,47 @@ static int check_recv(const char *fn, int count, MPI_Datatype dt, int src, int t
 	return MPI_SUCCESS;
 }
 
+/* The arguments of a send or receive as nearly every call has them, in
+ * one test and two lookups: MPI running, a valid communicator and a
+ * committed type, count >= 0, the peer a rank of the communicator (a
+ * receive's also MPI_ANY_SOURCE), the tag in range (a receive's also
+ * MPI_ANY_TAG). MPI_PROC_NULL fails it. False: check_send or check_recv
+ * runs and finds what is wrong or unusual; true: *cp and *tp are set as
+ * they would have set them. Check_buffer's early returns for the error
+ * reports cost a send or receive some forty instructions each. */
+static inline bool args_ok(int count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm, bool recv,
+			   struct mpi_comm **cp, struct mpi_dtype **tp)
+{
+	if (!mpi_g.initialized || mpi_g.finalized || count < 0)
+		return false;
+	struct mpi_comm *c = mpi_comm_get(comm);
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	if (!c || !t || !t->committed)
+		return false;
+	if ((unsigned)peer >= (unsigned)c->size && !(recv && peer == MPI_ANY_SOURCE))
+		return false;
+	if ((unsigned)tag > (unsigned)MPI_TAG_MAX && !(recv && tag == MPI_ANY_TAG))
+		return false;
+	*cp = c;
+	*tp = t;
+	return true;
+}
+
+/* check_send and check_recv behind args_ok. */
+static int send_args(const char *fn, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+		     struct mpi_comm **cp, struct mpi_dtype **tp)
+{
+	return args_ok(count, dt, dest, tag, comm, false, cp, tp) ? MPI_SUCCESS
+								  : check_send(fn, count, dt, dest, tag, comm, cp, tp);
+}
+
+static int recv_args(const char *fn, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
+		     struct mpi_comm **cp, struct mpi_dtype **tp)
+{
+	return args_ok(count, dt, src, tag, comm, true, cp, tp) ? MPI_SUCCESS
+								: check_recv(fn, count, dt, src, tag, comm, cp, tp);
+}
+
 /* A probe checks a receive's envelope, with no buffer. */
 static int check_probe(const char *fn, int src, int tag, MPI_Comm comm, struct mpi_comm **out)
 {
@@ -62,10 +103,10 @@ static int check_probe(const char *fn, int src, int tag, MPI_Comm comm, struct m
 }
 
 /* The send started (arguments checked): what every send call does. */
-static int start_checked_send(const char *fn, const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-			      MPI_Comm comm, struct mpi_comm *c, int mode, struct mpi_req **r)
+static int start_checked_send(const char *fn, const void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t,
+			      int dest, int tag, MPI_Comm comm, struct mpi_comm *c, int mode, struct mpi_req **r)
 {
-	int rc = mpi_isend(buf, count, dt, dest, tag, c, c->ctx, mode, r);
+	int rc = mpi_isend_t(buf, count, dt, t, dest, tag, c, c->ctx, mode, r);
 	if (rc)
 		return mpi_err(comm, rc, fn, rc == MPI_ERR_BUFFER ? "the attached buffer is too small (MPI_Buffer_attach)"
 								  : "cannot start the send");
@@ -77,8 +118,8 @@ static int start_send(const char *fn, const void *buf, int count, MPI_Datatype d
 {
 	struct mpi_comm *c;
 	struct mpi_dtype *t;
-	int rc = check_send(fn, count, dt, dest, tag, comm, &c, &t);
-	return rc ? rc : start_checked_send(fn, buf, count, dt, dest, tag, comm, c, mode, r);
+	int rc = send_args(fn, count, dt, dest, tag, comm, &c, &t);
+	return rc ? rc : start_checked_send(fn, buf, count, dt, t, dest, tag, comm, c, mode, r);
 }
 
 /* ... and every receive call (now: the caller waits for it at once). */
@@ -87,10 +128,10 @@ static int start_recv(const char *fn, void *buf, int count, MPI_Datatype dt, int
 {
 	struct mpi_comm *c;
 	struct mpi_dtype *t;
-	int rc = check_recv(fn, count, dt, src, tag, comm, &c, &t);
+	int rc = recv_args(fn, count, dt, src, tag, comm, &c, &t);
 	if (rc)
 		return rc;
-	rc = now ? mpi_recv_now(buf, count, dt, t, src, tag, c, c->ctx, r) : mpi_irecv(buf, count, dt, src, tag, c, c->ctx, r);
+	rc = now ? mpi_recv_now(buf, count, dt, t, src, tag, c, c->ctx, r) : mpi_irecv_t(buf, count, dt, t, src, tag, c, c->ctx, r);
 	return rc ? mpi_err(comm, rc, fn, "cannot post the receive") : MPI_SUCCESS;
 }
 
@@ -98,9 +139,16 @@ static int isend_mode(const char *fn, const void *buf, int count, MPI_Datatype d
 		      MPI_Comm comm, int mode, MPI_Request *request)
 {
 	struct mpi_req *r;
-	int rc = start_send(fn, buf, count, dt, dest, tag, comm, mode, &r);
-	if (rc)
-		return rc;
+	struct mpi_comm *c;
+	struct mpi_dtype *t;
+	/* MPI_Isend and MPI_Irsend as most go (send_now's case, with a
+	 * request): straight to the put, past start_send's frames. */
+	if (!((mode & MPI_MODE_NB) && args_ok(count, dt, dest, tag, comm, false, &c, &t) &&
+	      mpi_isend_now(buf, count, t, dest, tag, c, c->ctx, &r))) {
+		int rc = start_send(fn, buf, count, dt, dest, tag, comm, mode, &r);
+		if (rc)
+			return rc;
+	}
 	*request = mpi_req_handle(r);
 	return MPI_SUCCESS;
 }
@@ -111,13 +159,13 @@ static int send_mode(const char *fn, const void *buf, int count, MPI_Datatype dt
 	struct mpi_req *r;
 	struct mpi_comm *c;
 	struct mpi_dtype *t;
-	int rc = check_send(fn, count, dt, dest, tag, comm, &c, &t);
+	int rc = send_args(fn, count, dt, dest, tag, comm, &c, &t);
 	if (rc)
 		return rc;
 	if ((mode == MPI_MODE_STD || mode == MPI_MODE_READY) && t->contig && dest != MPI_PROC_NULL &&
 	    mpi_send_bytes((const char *)buf + t->true_lb, t->size * (size_t)count, dest, tag, c, c->ctx))
 		return MPI_SUCCESS;
-	rc = start_checked_send(fn, buf, count, dt, dest, tag, comm, c,
+	rc = start_checked_send(fn, buf, count, dt, t, dest, tag, comm, c,
 				mode == MPI_MODE_STD || mode == MPI_MODE_READY ? mode | MPI_MODE_BLOCKING : mode, &r);
 	if (rc)
 		return rc;
@@ -129,8 +177,23 @@ static int send_mode(const char *fn, const void *buf, int count, MPI_Datatype dt
 	return rc ? mpi_err(comm, rc, fn, "sending to rank %d failed", dest) : MPI_SUCCESS;
 }
 
+/* A standard or ready blocking send as most go: arguments as args_ok
+ * likes them, contiguous, out at once with no request (mpi_send_bytes).
+ * Tried before send_mode's calls and its frame: this is a ping-pong's
+ * path from the receive that completed to the reply's put. False:
+ * nothing happened, send_mode checks again and does the rest. */
+static inline bool send_now(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+{
+	struct mpi_comm *c;
+	struct mpi_dtype *t;
+	return args_ok(count, dt, dest, tag, comm, false, &c, &t) && t->contig &&
+	       mpi_send_bytes((const char *)buf + t->true_lb, t->size * (size_t)count, dest, tag, c, c->ctx);
+}
+
 int PMPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
 {
+	if (send_now(buf, count, dt, dest, tag, comm))
+		return MPI_SUCCESS;
 	return send_mode("MPI_Send", buf, count, dt, dest, tag, comm, MPI_MODE_STD);
 }
 int PMPI_Ssend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
@@ -139,6 +202,8 @@ int PMPI_Ssend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, M
 }
 int PMPI_Rsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
 {
+	if (send_now(buf, count, dt, dest, tag, comm))
+		return MPI_SUCCESS;
 	return send_mode("MPI_Rsend", buf, count, dt, dest, tag, comm, MPI_MODE_READY);
 }
 int PMPI_Bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
@@ -218,7 +283,15 @@ static int recv_wait(const char *fn, struct mpi_req *r, MPI_Comm comm, MPI_Statu
 int PMPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status *status)
 {
 	struct mpi_req *r;
-	int rc = start_recv("MPI_Recv", buf, count, dt, src, tag, comm, true, &r);
+	struct mpi_comm *c;
+	struct mpi_dtype *t;
+	/* The common case past start_recv's frame; an error there (no
+	 * memory) is found again and reported by start_recv. */
+	int rc = MPI_ERR_OTHER;
+	if (args_ok(count, dt, src, tag, comm, true, &c, &t))
+		rc = mpi_recv_now(buf, count, dt, t, src, tag, c, c->ctx, &r);
+	if (rc)
+		rc = start_recv("MPI_Recv", buf, count, dt, src, tag, comm, true, &r);
 	return rc ? rc : recv_wait("MPI_Recv", r, comm, status);
 }
 
@@ -227,16 +300,16 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
 {
 	struct mpi_comm *c;
 	struct mpi_dtype *rt, *st;
-	int rc = check_recv("MPI_Sendrecv", recvcount, recvtype, source, recvtag, comm, &c, &rt);
+	int rc = recv_args("MPI_Sendrecv", recvcount, recvtype, source, recvtag, comm, &c, &rt);
 	if (!rc)
-		rc = check_send("MPI_Sendrecv", sendcount, sendtype, dest, sendtag, comm, &c, &st);
+		rc = send_args("MPI_Sendrecv", sendcount, sendtype, dest, sendtag, comm, &c, &st);
 	if (rc)
 		return rc;
 	struct mpi_req *rr, *sr;
 	rc = mpi_recv_now(recvbuf, recvcount, recvtype, rt, source, recvtag, c, c->ctx, &rr);
 	if (rc)
 		return mpi_err(comm, rc, "MPI_Sendrecv", "cannot post the receive");
-	rc = mpi_isend(sendbuf, sendcount, sendtype, dest, sendtag, c, c->ctx, MPI_MODE_STD, &sr);
+	rc = mpi_isend_t(sendbuf, sendcount, sendtype, st, dest, sendtag, c, c->ctx, MPI_MODE_STD, &sr);
 	if (rc)
 		return mpi_err(comm, rc, "MPI_Sendrecv", "cannot start the send");
 	mpi_wait_req(sr, 0);

@@ -49,16 +49,12 @@
  * it has matched the header, gets the data from there (one copy on shm).
  * A synchronous send therefore completes only after the match.
  *
- * Kept MEs: a posted receive's ME and MD (on a communicator's own
- * context; a collective's are use-once) are not use-once but retained
- * (MPI_RME_IDLE_MAX of them at most once idle), so the MD logs no UNLINK
- * event when its message has landed, and a later receive of the same
- * match bits re-arms an idle one with the PtlMDUpdate below instead of
- * inserting and attaching anew: a stream of receives of one envelope
- * costs one Portals call each. MPI's order holds because only an idle ME
- * after the last armed one in the match list (P.rme_last) is re-armed: it
- * then comes after every receive still posted, as a new insert would; an
- * idle ME (threshold 0) takes nothing.
+ * Kept MEs (mpi_keep.c): a posted receive's ME and MD (on a
+ * communicator's own context; a collective's are use-once) are retained,
+ * so the MD logs no UNLINK event when its message has landed, and a later
+ * receive of the same match bits re-arms an idle one with the PtlMDUpdate
+ * below instead of inserting and attaching anew: a stream of receives of
+ * one envelope costs one Portals call each.
  *
  * The race between posting a receive and an arrival: the receive's ME is
  * inserted with a disabled MD (threshold 0), the event queue is drained and
@@ -73,6 +69,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "mpi_keep.h"
 #include "mpi_ux.h"
 
 struct mpi_uxbuf {
@@ -150,25 +147,6 @@ struct mpi_obj_hdr {
  * (the copy dominates). */
 #define MPI_BLOCKING_EAGER 8
 
-/* A kept ME of a posted receive (see the top). Idle ones beyond
- * MPI_RME_IDLE_MAX go, oldest first, as soon as there are more: each one
- * is an entry that every arrival not matched before it walks past (~30
- * instructions in ptl_match_list when the match bits are the same). A few
- * serve a blocking receive's next receive and alternating envelopes; a
- * 32-deep window of one envelope, which could re-arm 32, walked on average
- * half of them per arrival (4 KiB streaming no faster than use-once MEs),
- * so one that completes before others still armed after it goes. */
-#define MPI_RME_IDLE_MAX 4
-#define MPI_RME_PREALLOC 64
-struct mpi_rme {
-	struct mpi_list link;    /* P.rmes, in match-list order; or the free list */
-	ptl_handle_me_t me;
-	ptl_handle_md_t md;
-	ptl_match_bits_t bits, ign;
-	struct mpi_req *r;       /* the receive it is armed for, NULL: idle */
-	bool heap;               /* malloc'd, beyond the preallocated ones */
-};
-
 struct mpi_eslot {
 	int obj;                 /* MPI_OBJ_ESLOT */
 	struct mpi_eslot *next;  /* free list */
@@ -205,16 +183,8 @@ static struct {
 	char *eslot_mem;
 	uint64_t ux_appends;         /* unexpected-list records ever added */
 	int unlink_due;              /* UNLINK events of use-once MDs sure to follow (progress_until) */
-	struct mpi_list rmes;        /* kept MEs, armed or idle, in match-list order */
-	struct mpi_list rme_free;    /* entries not in use */
-	struct mpi_rme *rme_last;    /* the last armed one in P.rmes, NULL: none */
-	struct mpi_rme *rme_pool;    /* the MPI_RME_PREALLOC first entries */
-	int rme_idle;                /* idle ones in P.rmes */
 } P;
 
-static void rme_init(void);
-static void rme_fini(void);
-static void rme_disarm(struct mpi_rme *e);
 
 static struct mpi_ux *lazy_first; /* see lazy_waiter */
 static void ux_free(struct mpi_ux *u)
@@ -458,7 +428,6 @@ int mpi_pt2pt_init(void)
 	if (!mpi_ux_index_init())
 		mpi_fatal(MPI_ERR_NO_MEM, "out of memory for the unexpected-message index");
 	mpi_list_init(&P.arriving);
-	rme_init();
 
 	/* The marker: matches anything, accepts nothing. */
 	ptl_handle_md_t mdh;
@@ -467,6 +436,7 @@ int mpi_pt2pt_init(void)
 	ptl_md_t mk = { .start = P.zero, .length = 0, .threshold = 0, .options = PTL_MD_OP_PUT,
 			.eq_handle = PTL_EQ_NONE };
 	ptl_check(PtlMDAttach(P.marker, mk, PTL_RETAIN, &mdh), "PtlMDAttach(marker)");
+	mpi_keep_init(P.marker);
 	if (P.nack_k) {
 		P.rsv = calloc(MPI_NOACK_NBUFS, sizeof *P.rsv);
 		if (!P.rsv)
@@ -542,7 +512,7 @@ int mpi_pt2pt_init(void)
 void mpi_pt2pt_fini(void)
 {
 	PtlNIFini(mpi_g.ni);
-	rme_fini();
+	mpi_keep_fini();
 	mpi_mprobe_fini();
 	for (int i = 0; i < mpi_g.ux_nbufs; i++)
 		free(P.ux[i].mem);
@@ -641,22 +611,26 @@ bool mpi_send_small_ctx(const void *buf, int count, MPI_Datatype dt, int dest, i
 	       mpi_send_bytes((const char *)buf + t->true_lb, t->size * (size_t)count, dest, tag, c, ctx);
 }
 
-bool mpi_send_bytes(const void *p, size_t len, int dest, int tag, struct mpi_comm *c, int ctx)
+/* Whether len bytes to world rank w may go out at once ACK-free
+ * (put_now): inline, with the credits they need at hand and nothing
+ * queued before them, to a rank not known dead. */
+static inline bool now_ok(size_t len, int w)
 {
-	if (len > P.noack_max)
-		return false;
-	int w = c->world[dest], k = nack_units(len);
-	if (P.nack[w] < k || P.credit[w] <= 0 || !mpi_list_empty(&P.sendq[w]) ||
-	    (mpi_g.ndead && mpi_rank_dead(w, false)))
-		return false;
-	/* What send_start does for an ACK-free message, without the request
-	 * and its bounce slot: the put is inline (noack_max), so its bytes
-	 * are in the NAL's hands when it returns and it goes straight from
-	 * the user's buffer through the address-space MD, which logs no
-	 * event (an empty one from the 0-byte MD: p may be anything). The id
-	 * in hdr_data names no request: a receiver asks a sender about a
-	 * message only to pull or get it, and an ACK-free one lands whole
-	 * (never in the overflow entry). */
+	return len <= P.noack_max && P.nack[w] >= nack_units(len) && P.credit[w] > 0 &&
+	       mpi_list_empty(&P.sendq[w]) && !(mpi_g.ndead && mpi_rank_dead(w, false));
+}
+
+/* What send_start does for an ACK-free message (now_ok), without the
+ * request and its bounce slot: the put is inline (noack_max), so its bytes
+ * are in the NAL's hands when it returns and it goes straight from the
+ * user's buffer through the address-space MD, which logs no event (an
+ * empty one from the 0-byte MD: p may be anything). The id in hdr_data
+ * names no request: a receiver asks a sender about a message only to pull
+ * or get it, and an ACK-free one lands whole (never in the overflow
+ * entry). False: nothing went out. */
+static inline bool put_now(const void *p, size_t len, int w, int tag, const struct mpi_comm *c, int ctx)
+{
+	int k = nack_units(len);
 	P.credit[w]--;
 	P.nack[w] -= k;
 	ptl_match_bits_t bits = mpi_bits(ctx, c->rank, tag) | MPI_NOACK_BIT;
@@ -671,6 +645,12 @@ bool mpi_send_bytes(const void *p, size_t len, int dest, int tag, struct mpi_com
 		return false;
 	}
 	return true;
+}
+
+bool mpi_send_bytes(const void *p, size_t len, int dest, int tag, struct mpi_comm *c, int ctx)
+{
+	int w = c->world[dest];
+	return now_ok(len, w) && put_now(p, len, w, tag, c, ctx);
 }
 
 static void sendq_flush(int w)
@@ -743,12 +723,42 @@ static int attach_once(struct mpi_req *r, ptl_pt_index_t pt, int w, size_t len, 
 	return PtlMDAttach(r->me, md, PTL_UNLINK, &r->md);
 }
 
+bool mpi_isend_now(const void *buf, int count, const struct mpi_dtype *t, int dest, int tag, struct mpi_comm *c,
+		   int ctx, struct mpi_req **out)
+{
+	size_t len = t->size * (size_t)count;
+	if (!t->contig || !now_ok(len, c->world[dest]))
+		return false;
+	/* The request before the put: once the message is out there is no
+	 * failing. */
+	struct mpi_req *r = user_req_new(MPI_REQ_SEND, dest, tag, c, ctx);
+	if (!r)
+		return false;
+	if (!put_now((const char *)buf + t->true_lb, len, r->wpeer, tag, c, ctx)) {
+		mpi_req_release(r);
+		return false;
+	}
+	r->st.MPI_SOURCE = dest;
+	r->st.MPI_TAG = tag;
+	mpi_req_complete(r);
+	*out = r;
+	return true;
+}
+
 int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, struct mpi_comm *c, int ctx,
 	      int mode, struct mpi_req **out)
 {
-	struct mpi_dtype *t = mpi_dtype_get(dt);
+	return mpi_isend_t(buf, count, dt, mpi_dtype_get(dt), dest, tag, c, ctx, mode, out);
+}
+
+int mpi_isend_t(const void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t, int dest, int tag,
+		struct mpi_comm *c, int ctx, int mode, struct mpi_req **out)
+{
 	bool nb = mode & MPI_MODE_NB, blocking = mode & MPI_MODE_BLOCKING;
 	mode &= ~(MPI_MODE_NB | MPI_MODE_BLOCKING);
+	if (nb && (mode == MPI_MODE_STD || mode == MPI_MODE_READY) && dest != MPI_PROC_NULL &&
+	    mpi_isend_now(buf, count, t, dest, tag, c, ctx, out))
+		return MPI_SUCCESS;
 	struct mpi_req *r = user_req_new(MPI_REQ_SEND, dest, tag, c, ctx);
 	if (!r)
 		return MPI_ERR_NO_MEM;
@@ -758,13 +768,6 @@ int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, st
 	if (dest == MPI_PROC_NULL) {
 		r->st.MPI_SOURCE = MPI_PROC_NULL;
 		r->st.MPI_TAG = MPI_ANY_TAG;
-		mpi_req_complete(r);
-		return MPI_SUCCESS;
-	}
-	/* An MPI_Isend that goes out ACK-free at once is complete now: the
-	 * request only answers the user's Wait or Test. */
-	if (nb && (mode == MPI_MODE_STD || mode == MPI_MODE_READY) && t->contig &&
-	    mpi_send_bytes((const char *)buf + t->true_lb, t->size * (size_t)count, dest, tag, c, ctx)) {
 		mpi_req_complete(r);
 		return MPI_SUCCESS;
 	}
@@ -795,8 +798,7 @@ int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, st
 	/* One that goes out now without an ACK (send_start) goes from the
 	 * user's buffer too, whatever its size: its bytes are in the ring when
 	 * PtlPut returns, so a copy to a slot would only add a copy. */
-	bool noack_now = len <= P.noack_max && P.nack[r->wpeer] >= nack_units(len) && P.credit[r->wpeer] > 0 &&
-			 mpi_list_empty(&P.sendq[r->wpeer]);
+	bool noack_now = now_ok(len, r->wpeer);
 	bool direct = r->proto == MPI_PROTO_EAGER && !r->bsend && t->contig &&
 		      ((len > MPI_DIRECT_MIN && (nb || len > MPI_ESLOT_BYTES)) || noack_now);
 	if (direct) {
@@ -1134,7 +1136,7 @@ static void on_req_event(const ptl_event_t *ev, struct mpi_req *r)
 		 * gone and its MD logs its UNLINK right after: either way a dead
 		 * sender's cleanup must not unlink it. */
 		if (r->rme)
-			rme_disarm(r->rme);
+			mpi_keep_disarm(r->rme);
 		else if (!r->kept)
 			P.unlink_due++;
 		r->me = PTL_INVALID_HANDLE;
@@ -1331,9 +1333,8 @@ static struct mpi_req *recv_req_new(void *buf, int count, MPI_Datatype dt, int s
 
 /* Where r's data lands: the user's buffer if the type is contiguous, else
  * a temporary image unpacked when it is done. False: no memory. */
-static bool recv_buf_init(struct mpi_req *r)
+static bool recv_buf_init(struct mpi_req *r, struct mpi_dtype *t)
 {
-	struct mpi_dtype *t = mpi_dtype_get(r->dt);
 	size_t len = t->size * (size_t)r->count;
 	r->len = len > MPI_MAX_MSG ? MPI_MAX_MSG : len;
 	if (t->contig) {
@@ -1349,144 +1350,8 @@ static bool recv_buf_init(struct mpi_req *r)
 	return true;
 }
 
-/* ---------------------------------------------------------------- kept MEs */
-
-/* The armed entry before e in P.rmes, or NULL. */
-static struct mpi_rme *rme_armed_before(struct mpi_rme *e)
-{
-	for (struct mpi_list *l = e->link.prev; l != &P.rmes; l = l->prev) {
-		struct mpi_rme *x = mpi_container(l, struct mpi_rme, link);
-		if (x->r)
-			return x;
-	}
-	return NULL;
-}
-
-/* e has left the match list (its ME unlinked): back to the free entries. */
-static void rme_drop(struct mpi_rme *e)
-{
-	if (e->r) {
-		if (P.rme_last == e)
-			P.rme_last = rme_armed_before(e);
-		e->r->rme = NULL;
-		e->r = NULL;
-	} else {
-		P.rme_idle--;
-	}
-	mpi_list_del(&e->link);
-	mpi_list_add_tail(&e->link, &P.rme_free);
-}
-
-static void rme_trim(void);
-
-/* e's receive has its message, or took another way: e goes idle, or, with
- * armed ones after it (a window of receives), goes at once: the arrivals
- * for those would walk past it, and a re-armed one after them is all a
- * later receive could use anyway. */
-static void rme_disarm(struct mpi_rme *e)
-{
-	bool front = P.rme_last != e;
-	if (!front)
-		P.rme_last = rme_armed_before(e);
-	e->r->rme = NULL;
-	e->r = NULL;
-	P.rme_idle++;
-	if (front && PtlMEUnlink(e->me) == PTL_OK)
-		rme_drop(e);
-	else if (P.rme_idle > MPI_RME_IDLE_MAX)
-		rme_trim();
-}
-
-/* Unlinks the oldest idle entries beyond MPI_RME_IDLE_MAX. */
-static void rme_trim(void)
-{
-	struct mpi_list *l = P.rmes.next;
-	while (P.rme_idle > MPI_RME_IDLE_MAX && l != &P.rmes) {
-		struct mpi_rme *e = mpi_container(l, struct mpi_rme, link);
-		l = l->next;
-		if (!e->r && PtlMEUnlink(e->me) == PTL_OK)
-			rme_drop(e);
-	}
-}
-
-/* A kept ME for receive r, of match bits (bits, ign), with its MD still
- * disabled (threshold 0): an idle one after the last armed one, else a
- * new one at the end of the posted receives. It counts as armed from now
- * on, so a receive posted meanwhile (by a nonblocking collective's
- * progress) goes after it. NULL: no memory or no more MEs. */
-static struct mpi_rme *rme_arm(struct mpi_req *r, ptl_match_bits_t bits, ptl_match_bits_t ign)
-{
-	struct mpi_rme *e = NULL;
-	for (struct mpi_list *l = P.rme_last ? P.rme_last->link.next : P.rmes.next; l != &P.rmes; l = l->next) {
-		struct mpi_rme *x = mpi_container(l, struct mpi_rme, link);
-		if (!x->r && x->bits == bits && x->ign == ign) {
-			e = x;
-			P.rme_idle--;
-			break;
-		}
-	}
-	if (!e) {
-		if (!mpi_list_empty(&P.rme_free)) {
-			e = mpi_container(P.rme_free.next, struct mpi_rme, link);
-			mpi_list_del(&e->link);
-		} else if ((e = malloc(sizeof *e))) { /* more receives posted at once than ever before */
-			e->heap = true;
-		} else {
-			return NULL;
-		}
-		ptl_md_t md = { .start = P.zero, .length = 0, .threshold = 0, .options = PTL_MD_OP_PUT,
-				.eq_handle = mpi_g.eq };
-		if (PtlMEInsert(P.marker, any_id, bits, ign, PTL_RETAIN, PTL_INS_BEFORE, &e->me) != PTL_OK) {
-			mpi_list_add_tail(&e->link, &P.rme_free);
-			return NULL;
-		}
-		if (PtlMDAttach(e->me, md, PTL_RETAIN, &e->md) != PTL_OK) {
-			PtlMEUnlink(e->me);
-			mpi_list_add_tail(&e->link, &P.rme_free);
-			return NULL;
-		}
-		e->bits = bits;
-		e->ign = ign;
-		mpi_list_add_tail(&e->link, &P.rmes);
-	}
-	e->r = r;
-	r->rme = e;
-	r->kept = true;
-	r->me = e->me;
-	r->md = e->md;
-	P.rme_last = e;
-	return e;
-}
-
-static void rme_init(void)
-{
-	mpi_list_init(&P.rmes);
-	mpi_list_init(&P.rme_free);
-	P.rme_pool = calloc(MPI_RME_PREALLOC, sizeof *P.rme_pool);
-	if (!P.rme_pool)
-		mpi_fatal(MPI_ERR_NO_MEM, "out of memory for posted receives' entries");
-	for (int i = 0; i < MPI_RME_PREALLOC; i++)
-		mpi_list_add_tail(&P.rme_pool[i].link, &P.rme_free);
-}
-
-static void rme_fini(void)
-{
-	struct mpi_list *lists[] = { &P.rmes, &P.rme_free };
-	for (int k = 0; k < 2; k++)
-		while (!mpi_list_empty(lists[k])) {
-			struct mpi_rme *e = mpi_container(lists[k]->next, struct mpi_rme, link);
-			mpi_list_del(&e->link);
-			if (e->heap)
-				free(e);
-		}
-	free(P.rme_pool);
-	P.rme_pool = NULL;
-	P.rme_last = NULL;
-	P.rme_idle = 0;
-}
-
-int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mpi_comm *c, int ctx,
-	      struct mpi_req **out)
+int mpi_irecv_t(void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t, int src, int tag, struct mpi_comm *c,
+		int ctx, struct mpi_req **out)
 {
 	struct mpi_req *r = recv_req_new(buf, count, dt, src, tag, c, ctx);
 	if (!r)
@@ -1498,7 +1363,7 @@ int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mp
 		mpi_req_complete(r);
 		return MPI_SUCCESS;
 	}
-	if (!recv_buf_init(r)) {
+	if (!recv_buf_init(r, t)) {
 		mpi_req_release(r);
 		return MPI_ERR_NO_MEM;
 	}
@@ -1536,7 +1401,7 @@ int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mp
 	 * between contexts does not matter: no message matches both. */
 	struct mpi_rme *e = NULL;
 	if (ctx == c->ctx) {
-		if (!(e = rme_arm(r, bits, ign)))
+		if (!(e = mpi_keep_arm(r, bits, ign)))
 			goto fail;
 	} else if (PtlMEInsert(P.marker, any_id, bits, ign, PTL_UNLINK, PTL_INS_BEFORE, &r->me) != PTL_OK) {
 		goto fail;
@@ -1555,7 +1420,7 @@ int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mp
 		u = mpi_ux_find(ctx, src, tag);
 		if (u) {
 			if (e) /* still disabled: idle again, for a later receive */
-				rme_disarm(e);
+				mpi_keep_disarm(e);
 			else
 				PtlMEUnlink(r->me);
 			r->me = PTL_INVALID_HANDLE;
@@ -1575,6 +1440,12 @@ fail:
 	mpi_req_release(r);
 	*out = NULL;
 	return MPI_ERR_NO_MEM;
+}
+
+int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mpi_comm *c, int ctx,
+	      struct mpi_req **out)
+{
+	return mpi_irecv_t(buf, count, dt, mpi_dtype_get(dt), src, tag, c, ctx, out);
 }
 
 int mpi_irecv_lazy(void *buf, size_t len, int src, int tag, struct mpi_comm *c, int ctx, struct mpi_req **out)
@@ -1605,12 +1476,12 @@ int mpi_irecv_lazy(void *buf, size_t len, int src, int tag, struct mpi_comm *c, 
  * vs 0.257, 1 KiB 0.377 vs 0.353; 0 B 0.233 vs 0.237). */
 #define MPI_LAZY_RECV_MAX 0
 
-int mpi_recv_now(void *buf, int count, MPI_Datatype dt, const struct mpi_dtype *t, int src, int tag,
+int mpi_recv_now(void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t, int src, int tag,
 		 struct mpi_comm *c, int ctx, struct mpi_req **out)
 {
 	size_t len = t->size * (size_t)count;
 	if (src == MPI_PROC_NULL || !t->contig || len > MPI_LAZY_RECV_MAX)
-		return mpi_irecv(buf, count, dt, src, tag, c, ctx, out);
+		return mpi_irecv_t(buf, count, dt, t, src, tag, c, ctx, out);
 	return mpi_irecv_lazy((char *)buf + t->true_lb, len, src, tag, c, ctx, out);
 }
 
@@ -1672,7 +1543,7 @@ int mpi_mrecv_start(void *buf, int count, MPI_Datatype dt, struct mpi_ux *u, str
 	struct mpi_req *r = recv_req_new(buf, count, dt, u->src, u->tag, c, u->ctx);
 	if (!r)
 		return MPI_ERR_NO_MEM;
-	if (!recv_buf_init(r)) {
+	if (!recv_buf_init(r, mpi_dtype_get(dt))) {
 		mpi_req_release(r);
 		return MPI_ERR_NO_MEM;
 	}
@@ -1695,7 +1566,7 @@ int mpi_cancel_recv(struct mpi_req *r)
 	if (PtlMEUnlink(r->me) != PTL_OK)
 		return MPI_SUCCESS; /* being matched: it will complete */
 	if (r->rme)
-		rme_drop(r->rme);
+		mpi_keep_drop(r->rme);
 	/* Unlinked: anything that matched it before is in the queue now. */
 	mpi_progress(0);
 	if (r->matched || r->done)
@@ -1789,7 +1660,7 @@ void mpi_req_fail_dead(struct mpi_req *r, int w)
 		if (PtlMEUnlink(r->me) != PTL_OK)
 			return; /* being matched: the transfer's end completes it */
 		if (r->rme)
-			rme_drop(r->rme);
+			mpi_keep_drop(r->rme);
 		r->me = PTL_INVALID_HANDLE;
 		/* Anything that matched it before is in the queue now. */
 		mpi_progress(0);

@@ -18,52 +18,60 @@ static uint32_t cap, used;
 static uint32_t *freelist;
 static uint32_t nfree;
 
+/* A slot never used before, the table grown as needed: UINT32_MAX when
+ * there is no memory or the table is full. Apart from mpi_req_new so that
+ * its fast path, a slot off the free list, needs no stack frame. */
+static __attribute__((noinline)) uint32_t req_grow(void)
+{
+	if (used == cap) {
+		uint32_t nc = cap ? cap * 2 : 256;
+		if (nc > REQ_MAX)
+			return UINT32_MAX;
+		struct mpi_req **t = realloc(table, sizeof *t * nc);
+		uint32_t *f = realloc(freelist, sizeof *f * nc);
+		if (!t || !f) {
+			free(t == table ? NULL : t);
+			return UINT32_MAX;
+		}
+		table = t;
+		freelist = f;
+		cap = nc;
+	}
+	table[used] = calloc(1, sizeof **table);
+	if (!table[used])
+		return UINT32_MAX;
+	table[used]->idx = used;
+	return used++;
+}
+
 struct mpi_req *mpi_req_new(int kind)
 {
-	uint32_t i;
-	if (nfree) {
-		i = freelist[--nfree];
-	} else {
-		if (used == cap) {
-			uint32_t nc = cap ? cap * 2 : 256;
-			if (nc > REQ_MAX)
-				return NULL;
-			struct mpi_req **t = realloc(table, sizeof *t * nc);
-			uint32_t *f = realloc(freelist, sizeof *f * nc);
-			if (!t || !f) {
-				free(t == table ? NULL : t);
-				return NULL;
-			}
-			table = t;
-			freelist = f;
-			cap = nc;
-		}
-		i = used++;
-		table[i] = calloc(1, sizeof **table);
-		if (!table[i]) {
-			used--;
-			return NULL;
-		}
-		table[i]->idx = i;
-	}
+	uint32_t i = nfree ? freelist[--nfree] : req_grow();
+	if (i == UINT32_MAX)
+		return NULL;
 	struct mpi_req *r = table[i];
-	uint32_t gen = r->gen + 1;
-	memset(r, 0, sizeof *r);
-	r->obj = MPI_OBJ_REQ;
-	r->idx = i;
-	r->gen = gen;
-	r->kind = kind;
-	r->in_use = true;
-	r->held = true;
-	r->me = PTL_INVALID_HANDLE;
-	r->md = PTL_INVALID_HANDLE;
-	r->dead = -1;
+	*r = (struct mpi_req){ .obj = MPI_OBJ_REQ, .idx = i, .gen = r->gen + 1, .kind = kind, .in_use = true,
+			       .held = true, .me = PTL_INVALID_HANDLE, .md = PTL_INVALID_HANDLE, .dead = -1,
+			       .st.MPI_ERROR = MPI_SUCCESS };
 	mpi_list_init(&r->link);
-	r->st.MPI_ERROR = MPI_SUCCESS;
 	return r;
 }
 
-void mpi_req_release(struct mpi_req *r)
+/* The table's lookup and the holder's drop, inline for the Wait and Test
+ * calls of this file: an exported function is a call (through the PLT)
+ * even from here, and a Waitall of a window makes two lookups and a drop
+ * per request. */
+static inline struct mpi_req *req_get(MPI_Request h)
+{
+	if (mpi_persist_handle(h))
+		return mpi_persist_req(h);
+	if (h <= 0 || (uint32_t)h > used)
+		return NULL;
+	struct mpi_req *r = table[h - 1];
+	return r->in_use && r->held ? r : NULL;
+}
+
+static inline void req_release(struct mpi_req *r)
 {
 	if (!r->in_use)
 		return;
@@ -75,14 +83,21 @@ void mpi_req_release(struct mpi_req *r)
 	freelist[nfree++] = r->idx;
 }
 
+static inline void req_drop(struct mpi_req *r)
+{
+	r->held = false;
+	if (r->done && !r->busy)
+		req_release(r);
+}
+
+void mpi_req_release(struct mpi_req *r)
+{
+	req_release(r);
+}
+
 struct mpi_req *mpi_req_get(MPI_Request h)
 {
-	if (mpi_persist_handle(h))
-		return mpi_persist_req(h);
-	if (h <= 0 || (uint32_t)h > used)
-		return NULL;
-	struct mpi_req *r = table[h - 1];
-	return r->in_use && r->held ? r : NULL;
+	return req_get(h);
 }
 
 struct mpi_req *mpi_req_by_id(uint32_t id)
@@ -105,14 +120,12 @@ void mpi_req_complete(struct mpi_req *r)
 {
 	r->done = true;
 	if (!r->held && !r->busy)
-		mpi_req_release(r);
+		req_release(r);
 }
 
 void mpi_req_drop(struct mpi_req *r)
 {
-	r->held = false;
-	if (r->done && !r->busy)
-		mpi_req_release(r);
+	req_drop(r);
 }
 
 /* ---------------------------------------------------------------- Wait/Test */
@@ -146,7 +159,7 @@ static char icoll_why[MPI_MAX_ERROR_STRING];
 /* r completed: fill the status, free the request, null the handle.
  * *dead (if not NULL) keeps what the error report needs of a request a
  * death failed: the request itself may be reused once dropped. */
-static int finish(MPI_Request *h, struct mpi_req *r, MPI_Status *st, struct mpi_req *dead)
+static inline int finish(MPI_Request *h, struct mpi_req *r, MPI_Status *st, struct mpi_req *dead)
 {
 	int err = r->err;
 	status_out(r, st);
@@ -154,7 +167,7 @@ static int finish(MPI_Request *h, struct mpi_req *r, MPI_Status *st, struct mpi_
 		*dead = *r;
 	if (err && r->icoll)
 		snprintf(icoll_why, sizeof icoll_why, "%s", mpi_icoll_msg(r->icoll));
-	mpi_req_drop(r);
+	req_drop(r);
 	if (!mpi_persist_handle(*h)) /* a persistent one stays, inactive */
 		*h = MPI_REQUEST_NULL;
 	return err;
@@ -188,7 +201,7 @@ static int many_err(const struct mpi_req *dead, int errs, const char *fn)
 static void check_active(int count, MPI_Request reqs[])
 {
 	for (int i = 0; i < count; i++) {
-		struct mpi_req *r = mpi_req_null(reqs[i]) ? NULL : mpi_req_get(reqs[i]);
+		struct mpi_req *r = mpi_req_null(reqs[i]) ? NULL : req_get(reqs[i]);
 		if (r && !r->done)
 			mpi_req_check(r);
 	}
@@ -213,7 +226,7 @@ static int lookup(MPI_Request *h, struct mpi_req **out, const char *fn)
 		return mpi_err(MPI_COMM_NULL, MPI_ERR_ARG, fn, "NULL request pointer");
 	if (mpi_req_null(*h))
 		return MPI_SUCCESS;
-	*out = mpi_req_get(*h);
+	*out = req_get(*h);
 	if (!*out)
 		return mpi_err(MPI_COMM_NULL, MPI_ERR_REQUEST, fn, "request %d is not an active request", *h);
 	return MPI_SUCCESS;
@@ -228,7 +241,8 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
 		empty_status(status);
 		return rc;
 	}
-	mpi_wait_req(r, 0);
+	if (!r->done)
+		mpi_wait_req(r, 0);
 	struct mpi_req d; /* only .dead is read unless finish fills it */
 	d.dead = -1;
 	rc = finish(request, r, status, &d);
@@ -267,7 +281,7 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status sts[])
 	if (count < 0)
 		return mpi_err(MPI_COMM_NULL, MPI_ERR_COUNT, "MPI_Waitall", "count %d < 0", count);
 	for (int i = 0; i < count; i++) {
-		if (!mpi_req_null(reqs[i]) && !mpi_req_get(reqs[i]))
+		if (!mpi_req_null(reqs[i]) && !req_get(reqs[i]))
 			return mpi_err(MPI_COMM_NULL, MPI_ERR_REQUEST, "MPI_Waitall", "request %d (index %d) is not active",
 				       reqs[i], i);
 	}
@@ -278,12 +292,13 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status sts[])
 	d.dead = -1;
 	for (int i = 0; i < count; i++) {
 		MPI_Status *st = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[i];
-		struct mpi_req *r = mpi_req_null(reqs[i]) ? NULL : mpi_req_get(reqs[i]);
+		struct mpi_req *r = mpi_req_null(reqs[i]) ? NULL : req_get(reqs[i]);
 		if (!r) {
 			empty_status(st);
 			continue;
 		}
-		mpi_wait_req(r, 0);
+		if (!r->done) /* the earlier ones' progress may have done it */
+			mpi_wait_req(r, 0);
 		int e = finish(&reqs[i], r, st, &d);
 		if (st)
 			st->MPI_ERROR = e;
@@ -301,7 +316,7 @@ int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status sts[])
 		for (int i = 0; i < count && all; i++) {
 			if (mpi_req_null(reqs[i]))
 				continue;
-			struct mpi_req *r = mpi_req_get(reqs[i]);
+			struct mpi_req *r = req_get(reqs[i]);
 			if (!r)
 				return mpi_err(MPI_COMM_NULL, MPI_ERR_REQUEST, "MPI_Testall", "request %d is not active",
 					       reqs[i]);
@@ -324,7 +339,7 @@ static int any_done(int count, MPI_Request reqs[], int *index, MPI_Status *st, b
 	for (int i = 0; i < count; i++) {
 		if (mpi_req_null(reqs[i]))
 			continue;
-		struct mpi_req *r = mpi_req_get(reqs[i]);
+		struct mpi_req *r = req_get(reqs[i]);
 		if (!r)
 			return mpi_err(MPI_COMM_NULL, MPI_ERR_REQUEST, fn, "request %d (index %d) is not active", reqs[i], i);
 		*active = true;
@@ -384,7 +399,7 @@ static int some_done(int count, MPI_Request reqs[], int *outcount, int idx[], MP
 	for (int i = 0; i < count; i++) {
 		if (mpi_req_null(reqs[i]))
 			continue;
-		struct mpi_req *r = mpi_req_get(reqs[i]);
+		struct mpi_req *r = req_get(reqs[i]);
 		if (!r)
 			return mpi_err(MPI_COMM_NULL, MPI_ERR_REQUEST, fn, "request %d (index %d) is not active", reqs[i], i);
 		*active = true;
@@ -454,7 +469,7 @@ int PMPI_Request_free(MPI_Request *request)
 	int rc = lookup(request, &r, "MPI_Request_free");
 	if (rc || !r)
 		return rc;
-	mpi_req_drop(r);
+	req_drop(r);
 	*request = MPI_REQUEST_NULL;
 	return MPI_SUCCESS;
 }

@@ -699,6 +699,113 @@ static void get_status(void)
 	CHECK(flag && st.MPI_SOURCE == MPI_ANY_SOURCE, "get_status of MPI_REQUEST_NULL");
 }
 
+/* The send and receive calls check their arguments on a short path that
+ * lets only the common case through (mpi_p2p_api.c's args_ok) and leaves
+ * the rest to the full checks: each edge of it on both sides - the last
+ * rank and the largest tag go, one past them fails, the wildcards and
+ * MPI_PROC_NULL go where MPI allows them and fail where it does not -
+ * for every blocking and nonblocking send and receive. */
+static void arg_edges(void)
+{
+	int *ub, flag = 0, v = 0, last = t_size - 1;
+	MPI_Request r;
+	MPI_Status st;
+	OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag));
+	CHECK(flag && *ub > 0, "no MPI_TAG_UB");
+	int top = flag ? *ub : 32767;
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	/* one past each edge, and a wildcard where a send has none */
+	t_fails_with(MPI_Send(&v, 1, MPI_INT, t_size, 0, MPI_COMM_WORLD), MPI_ERR_RANK, "rank", "Send rank");
+	t_fails_with(MPI_Rsend(&v, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD), MPI_ERR_RANK, "rank", "Rsend any");
+	t_fails_with(MPI_Isend(&v, 1, MPI_INT, -7, 0, MPI_COMM_WORLD, &r), MPI_ERR_RANK, "rank", "Isend rank");
+	t_fails_with(MPI_Send(&v, 1, MPI_INT, 0, top + 1, MPI_COMM_WORLD), MPI_ERR_TAG, "tag", "Send tag");
+	t_fails_with(MPI_Isend(&v, 1, MPI_INT, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &r), MPI_ERR_TAG, "tag", "Isend any");
+	t_fails_with(MPI_Recv(&v, 1, MPI_INT, t_size, 0, MPI_COMM_WORLD, &st), MPI_ERR_RANK, "rank", "Recv rank");
+	t_fails_with(MPI_Irecv(&v, 1, MPI_INT, -7, 0, MPI_COMM_WORLD, &r), MPI_ERR_RANK, "rank", "Irecv rank");
+	t_fails_with(MPI_Recv(&v, 1, MPI_INT, 0, top + 1, MPI_COMM_WORLD, &st), MPI_ERR_TAG, "tag", "Recv tag");
+	t_fails_with(MPI_Irecv(&v, 1, MPI_INT, 0, -5, MPI_COMM_WORLD, &r), MPI_ERR_TAG, "tag", "Irecv tag");
+	t_fails_with(MPI_Recv(&v, -1, MPI_INT, 0, 0, MPI_COMM_WORLD, &st), MPI_ERR_COUNT, "count", "Recv count");
+	t_fails_with(MPI_Irecv(&v, 1, 12345, 0, 0, MPI_COMM_WORLD, &r), MPI_ERR_TYPE, "datatype", "Irecv type");
+	t_fails_with(MPI_Send(&v, 1, MPI_INT, 0, 0, 777), MPI_ERR_COMM, "communicator", "Send comm");
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+	/* MPI_PROC_NULL: nothing moves, at once */
+	OK(MPI_Send(&v, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
+	OK(MPI_Rsend(&v, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
+	OK(MPI_Recv(&v, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &st));
+	CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG, "Recv from MPI_PROC_NULL: %d %d",
+	      st.MPI_SOURCE, st.MPI_TAG);
+	/* the edges themselves go: the largest tag, the last rank, the
+	 * wildcards on a receive; Send, Rsend (its receive posted before the
+	 * barrier) and Isend alike */
+	MPI_Comm sync; /* to say a receive is posted: a wildcard on MPI_COMM_WORLD would take it */
+	OK(MPI_Comm_dup(MPI_COMM_WORLD, &sync));
+	if (t_rank == 0 || t_rank == last) {
+		int other = t_rank == 0 ? last : 0, got[3] = { -1, -1, -1 }, want = t_rank * 10;
+		MPI_Request rr[3];
+		OK(MPI_Irecv(&got[0], 1, MPI_INT, other, top, MPI_COMM_WORLD, &rr[0]));
+		OK(MPI_Irecv(&got[1], 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &rr[1]));
+		OK(MPI_Irecv(&got[2], 1, MPI_INT, other, MPI_ANY_TAG, MPI_COMM_WORLD, &rr[2]));
+		MPI_Sendrecv(&v, 0, MPI_INT, other, 93, &v, 0, MPI_INT, other, 93, sync, MPI_STATUS_IGNORE);
+		want = t_rank * 10 + 1;
+		OK(MPI_Rsend(&want, 1, MPI_INT, other, top, MPI_COMM_WORLD));
+		want++;
+		OK(MPI_Send(&want, 1, MPI_INT, other, 0, MPI_COMM_WORLD));
+		want++;
+		OK(MPI_Isend(&want, 1, MPI_INT, other, top, MPI_COMM_WORLD, &r));
+		OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+		MPI_Status sts[3];
+		OK(MPI_Waitall(3, rr, sts));
+		int base = other * 10;
+		CHECK(got[0] == base + 1 && sts[0].MPI_TAG == top, "largest tag: got %d tag %d", got[0], sts[0].MPI_TAG);
+		CHECK(got[1] == base + 2 && sts[1].MPI_SOURCE == other && sts[1].MPI_TAG == 0,
+		      "any source, any tag: got %d from %d tag %d", got[1], sts[1].MPI_SOURCE, sts[1].MPI_TAG);
+		CHECK(got[2] == base + 3 && sts[2].MPI_TAG == top, "any tag: got %d tag %d", got[2], sts[2].MPI_TAG);
+	}
+	MPI_Comm_free(&sync);
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* MPI_Isend goes straight to an ACK-free put when the credits are there
+ * and nothing waits before it (mpi_isend_now), else the general path
+ * queues it: the order must hold across the two. Rank 0 starts sends of
+ * every protocol (0 B, ACK-free sizes on either side of a credit unit,
+ * acknowledged eager, rendezvous) while rank 1 takes nothing for a while,
+ * so the credits run out and later sends queue behind earlier ones; the
+ * tag numbers them. */
+static void isend_order(void)
+{
+	enum { N = 600 };
+	static const int len[] = { 0, 8, 1024, 1025, 6000, 12000, 100000 };
+	static char buf[100000], got[100000];
+	if (t_rank == 0) {
+		static MPI_Request r[N];
+		for (size_t i = 0; i < sizeof buf; i++)
+			buf[i] = (char)(i * 7 + 3);
+		for (int i = 0; i < N; i++)
+			OK(MPI_Isend(buf, len[i % 7], MPI_CHAR, 1, i, MPI_COMM_WORLD, &r[i]));
+		OK(MPI_Waitall(N, r, MPI_STATUSES_IGNORE));
+	} else if (t_rank == 1) {
+		double until = MPI_Wtime() + 0.2;
+		while (MPI_Wtime() < until)
+			;
+		int bad = 0;
+		for (int i = 0; i < N; i++) {
+			MPI_Status st;
+			int n = -1;
+			got[0] = got[len[i % 7] - (len[i % 7] > 0)] = 0;
+			OK(MPI_Recv(got, (int)sizeof got, MPI_CHAR, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
+			MPI_Get_count(&st, MPI_CHAR, &n);
+			int l = len[i % 7];
+			if (st.MPI_TAG != i || n != l || (l && (got[0] != (char)3 || got[l - 1] != (char)((l - 1) * 7 + 3)))) {
+				if (bad++ < 3)
+					CHECK(0, "message %d: tag %d, %d bytes (want %d)", i, st.MPI_TAG, n, l);
+			}
+		}
+		CHECK(bad == 0, "%d of %d nonblocking sends out of order or damaged", bad, N);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
 	t_init(&argc, &argv);
@@ -725,5 +832,7 @@ int main(int argc, char **argv)
 	noack_mid();
 	kept_order();
 	get_status();
+	arg_edges();
+	isend_order();
 	return t_finish("mpi_p2p");
 }

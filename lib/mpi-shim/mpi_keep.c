@@ -1,0 +1,173 @@
+/* mpi_keep.c: the kept MEs of posted receives (mpi_keep.h).
+ *
+ * Idle entries beyond MPI_RME_IDLE_MAX go, oldest first, as soon as there
+ * are more: each one is an entry that every arrival not matched before it
+ * walks past (~30 instructions in ptl_match_list when the match bits are
+ * the same). A few serve a blocking receive's next receive and
+ * alternating envelopes; a 32-deep window of one envelope, which could
+ * re-arm 32, walked on average half of them per arrival (4 KiB streaming
+ * no faster than use-once MEs), so one that completes before others still
+ * armed after it goes. */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "mpi_keep.h"
+
+#define MPI_RME_IDLE_MAX 4
+#define MPI_RME_PREALLOC 64
+struct mpi_rme {
+	struct mpi_list link;    /* K.list, in match-list order; or K.free */
+	ptl_handle_me_t me;
+	ptl_handle_md_t md;
+	ptl_match_bits_t bits, ign;
+	struct mpi_req *r;       /* the receive it is armed for, NULL: idle */
+	bool heap;               /* malloc'd, beyond the preallocated ones */
+};
+
+static struct {
+	ptl_handle_me_t marker;  /* new entries go just before it */
+	char zero[1];            /* the disabled MD's start (NULL is refused) */
+	struct mpi_list list;    /* kept MEs, armed or idle, in match-list order */
+	struct mpi_list free;    /* entries not in use */
+	struct mpi_rme *last;    /* the last armed one in K.list, NULL: none */
+	struct mpi_rme *pool;    /* the MPI_RME_PREALLOC first entries */
+	int idle;                /* idle ones in K.list */
+} K;
+
+static const ptl_process_id_t any_id = { PTL_NID_ANY, PTL_PID_ANY };
+
+static void rme_trim(void);
+
+/* The armed entry before e in K.list, or NULL. */
+static struct mpi_rme *rme_armed_before(struct mpi_rme *e)
+{
+	for (struct mpi_list *l = e->link.prev; l != &K.list; l = l->prev) {
+		struct mpi_rme *x = mpi_container(l, struct mpi_rme, link);
+		if (x->r)
+			return x;
+	}
+	return NULL;
+}
+
+/* e has left the match list (its ME unlinked): back to the free entries. */
+void mpi_keep_drop(struct mpi_rme *e)
+{
+	if (e->r) {
+		if (K.last == e)
+			K.last = rme_armed_before(e);
+		e->r->rme = NULL;
+		e->r = NULL;
+	} else {
+		K.idle--;
+	}
+	mpi_list_del(&e->link);
+	mpi_list_add_tail(&e->link, &K.free);
+}
+
+/* e's receive has its message, or took another way: e goes idle, or, with
+ * armed ones after it (a window of receives), goes at once: the arrivals
+ * for those would walk past it, and a re-armed one after them is all a
+ * later receive could use anyway. */
+void mpi_keep_disarm(struct mpi_rme *e)
+{
+	bool front = K.last != e;
+	if (!front)
+		K.last = rme_armed_before(e);
+	e->r->rme = NULL;
+	e->r = NULL;
+	K.idle++;
+	if (front && PtlMEUnlink(e->me) == PTL_OK)
+		mpi_keep_drop(e);
+	else if (K.idle > MPI_RME_IDLE_MAX)
+		rme_trim();
+}
+
+/* Unlinks the oldest idle entries beyond MPI_RME_IDLE_MAX. */
+static void rme_trim(void)
+{
+	struct mpi_list *l = K.list.next;
+	while (K.idle > MPI_RME_IDLE_MAX && l != &K.list) {
+		struct mpi_rme *e = mpi_container(l, struct mpi_rme, link);
+		l = l->next;
+		if (!e->r && PtlMEUnlink(e->me) == PTL_OK)
+			mpi_keep_drop(e);
+	}
+}
+
+/* A kept ME for receive r, of match bits (bits, ign), with its MD still
+ * disabled (threshold 0): an idle one after the last armed one, else a
+ * new one at the end of the posted receives. It counts as armed from now
+ * on, so a receive posted meanwhile (by a nonblocking collective's
+ * progress) goes after it. NULL: no memory or no more MEs. */
+struct mpi_rme *mpi_keep_arm(struct mpi_req *r, ptl_match_bits_t bits, ptl_match_bits_t ign)
+{
+	struct mpi_rme *e = NULL;
+	for (struct mpi_list *l = K.last ? K.last->link.next : K.list.next; l != &K.list; l = l->next) {
+		struct mpi_rme *x = mpi_container(l, struct mpi_rme, link);
+		if (!x->r && x->bits == bits && x->ign == ign) {
+			e = x;
+			K.idle--;
+			break;
+		}
+	}
+	if (!e) {
+		if (!mpi_list_empty(&K.free)) {
+			e = mpi_container(K.free.next, struct mpi_rme, link);
+			mpi_list_del(&e->link);
+		} else if ((e = malloc(sizeof *e))) { /* more receives posted at once than ever before */
+			e->heap = true;
+		} else {
+			return NULL;
+		}
+		ptl_md_t md = { .start = K.zero, .length = 0, .threshold = 0, .options = PTL_MD_OP_PUT,
+				.eq_handle = mpi_g.eq };
+		if (PtlMEInsert(K.marker, any_id, bits, ign, PTL_RETAIN, PTL_INS_BEFORE, &e->me) != PTL_OK) {
+			mpi_list_add_tail(&e->link, &K.free);
+			return NULL;
+		}
+		if (PtlMDAttach(e->me, md, PTL_RETAIN, &e->md) != PTL_OK) {
+			PtlMEUnlink(e->me);
+			mpi_list_add_tail(&e->link, &K.free);
+			return NULL;
+		}
+		e->bits = bits;
+		e->ign = ign;
+		mpi_list_add_tail(&e->link, &K.list);
+	}
+	e->r = r;
+	r->rme = e;
+	r->kept = true;
+	r->me = e->me;
+	r->md = e->md;
+	K.last = e;
+	return e;
+}
+
+void mpi_keep_init(ptl_handle_me_t marker)
+{
+	K.marker = marker;
+	mpi_list_init(&K.list);
+	mpi_list_init(&K.free);
+	K.pool = calloc(MPI_RME_PREALLOC, sizeof *K.pool);
+	if (!K.pool)
+		mpi_fatal(MPI_ERR_NO_MEM, "out of memory for posted receives' entries");
+	for (int i = 0; i < MPI_RME_PREALLOC; i++)
+		mpi_list_add_tail(&K.pool[i].link, &K.free);
+}
+
+void mpi_keep_fini(void)
+{
+	struct mpi_list *lists[] = { &K.list, &K.free };
+	for (int k = 0; k < 2; k++)
+		while (!mpi_list_empty(lists[k])) {
+			struct mpi_rme *e = mpi_container(lists[k]->next, struct mpi_rme, link);
+			mpi_list_del(&e->link);
+			if (e->heap)
+				free(e);
+		}
+	free(K.pool);
+	K.pool = NULL;
+	K.last = NULL;
+	K.idle = 0;
+}
