@@ -115,8 +115,16 @@ END {
 		print "#include <mpi.h>\n#include \"trc_hooks.h\"\n"
 		for (i = 1; i <= nfn; i++) {
 			u = upper(fnname[i])
-			printf("int MPI_%s(%s)\n{\n\tstruct trc_call c;\n%s\n", fnname[i], fnproto[i],
-			       (fnspecial[i] == "finalize" || fnspecial[i] == "abort") ? "" : "\tint rc;\n")
+			plain = fnspecial[i] != "init" && fnspecial[i] != "finalize" && fnspecial[i] != "abort"
+			if (plain) {
+				# the record in a function of its own: with tracing
+				# off, MPI_X is a flag test and a tail call
+				printf("static __attribute__((noinline)) int trc_%s(%s%svoid *caller)\n{\n\tstruct trc_call c;\n\tint rc;\n\n",
+				       fnname[i], fnproto[i] == "void" ? "" : fnproto[i], fnproto[i] == "void" ? "" : ", ")
+			} else {
+				printf("int MPI_%s(%s)\n{\n\tstruct trc_call c;\n%s\n", fnname[i], fnproto[i],
+				       (fnspecial[i] == "finalize" || fnspecial[i] == "abort") ? "" : "\tint rc;\n")
+			}
 			if (fnspecial[i] == "init") {
 				printf("\trc = PMPI_%s(%s);\n\ttrc_start();\n", fnname[i], fncall[i])
 				printf("\tif (!trc_begin(&c, TRC_OP_%s, TRC_CALLER))\n\t\treturn rc;\n%s", u, fnpre[i])
@@ -125,8 +133,10 @@ END {
 			}
 			if (fnspecial[i] == "finalize")
 				printf("\tif (!trc_begin(&c, TRC_OP_%s, TRC_CALLER)) {\n\t\ttrc_finish();\n\t\treturn PMPI_%s(%s);\n\t}\n", u, fnname[i], fncall[i])
-			else
+			else if (fnspecial[i] == "abort")
 				printf("\tif (!trc_begin(&c, TRC_OP_%s, TRC_CALLER))\n\t\treturn PMPI_%s(%s);\n", u, fnname[i], fncall[i])
+			else
+				printf("\tif (!trc_begin(&c, TRC_OP_%s, caller))\n\t\treturn PMPI_%s(%s);\n", u, fnname[i], fncall[i])
 			printf("%s", fnpre[i])
 			if (fnspecial[i] == "finalize") {
 				printf("\ttrc_end(&c);\n\ttrc_finish();\n\treturn PMPI_%s(%s);\n}\n\n", fnname[i], fncall[i])
@@ -137,6 +147,8 @@ END {
 				continue
 			}
 			printf("\trc = PMPI_%s(%s);\n%s\ttrc_end(&c);\n\treturn rc;\n}\n\n", fnname[i], fncall[i], fnpost[i])
+			printf("int MPI_%s(%s)\n{\n\tif (__builtin_expect(!trc_on, 1))\n\t\treturn PMPI_%s(%s);\n\treturn trc_%s(%s%sTRC_CALLER);\n}\n\n",
+			       fnname[i], fnproto[i], fnname[i], fncall[i], fnname[i], fncall[i], fncall[i] == "" ? "" : ", ")
 		}
 	} else {
 		print "trc_gen.awk: set out=ops_h|optab_c|wrappers_c" > "/dev/stderr"

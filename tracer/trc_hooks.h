@@ -28,6 +28,10 @@ struct trc_call {
 	int nosq;			/* request lookups that found nothing */
 };
 
+/* Whether the tracer records: a wrapper that finds it off calls PMPI at
+ * once, before it has set up a call's record (a frame of over 1 KiB). */
+extern int trc_on;
+
 void trc_start(void);		/* after PMPI_Init: read configuration */
 void trc_finish(void);		/* before PMPI_Finalize: merge and write */
 void trc_abort(void);		/* before PMPI_Abort: flush what streams */

@@ -20,7 +20,6 @@ struct trc_comm {
 };
 
 static struct {
-	int on;			/* recording */
 	int started, finished;
 	int rank, size;
 	struct trc_config cfg;
@@ -33,6 +32,9 @@ static struct {
 	int ncomms, capcomms, next_id;
 	MPI_Comm priv;
 } S;
+
+/* recording (trc_hooks.h: the wrappers look before anything else) */
+int trc_on;
 
 static uint64_t now_ns(void)
 {
@@ -218,7 +220,7 @@ void trc_start(void)
 			S.flat_on = 1;
 	}
 	S.last_end = now_ns();
-	S.on = 1;
+	trc_on = 1;
 }
 
 static void write_out(const struct trc_trace *t, const char *path)
@@ -279,7 +281,7 @@ void trc_finish(void)
 	if (!S.started || S.finished)
 		return;
 	S.finished = 1;
-	S.on = 0;
+	trc_on = 0;
 	if (S.flat_on && trc_flatw_close(&S.flat))
 		say("writing the flat trace failed (%s)%s", strerror(errno), "");
 	S.flat_on = 0;
@@ -307,14 +309,14 @@ void trc_abort(void)
 	if (S.flat_on)
 		trc_flatw_close(&S.flat);
 	S.flat_on = 0;
-	S.on = 0;
+	trc_on = 0;
 }
 
 /* ---- per call ---- */
 
 int trc_begin(struct trc_call *c, int op, void *caller)
 {
-	if (!S.on)
+	if (!trc_on)
 		return 0;
 	c->t0 = now_ns();
 	memset(&c->ev, 0, sizeof c->ev);
@@ -559,7 +561,7 @@ static void overflowed(void)
 	    "(or line 3 of record.in). Recording stops on this rank; the program runs on and its trace "
 	    "is marked %s", cap, "INCOMPLETE");
 	S.t.flags |= TRC_FL_INCOMPLETE;
-	S.on = 0;
+	trc_on = 0;
 }
 
 static int64_t req_lookup(struct trc_call *c, MPI_Request r)
@@ -606,7 +608,7 @@ void trc_f_reqs(struct trc_call *c, int n, const MPI_Request *r)
 void trc_a_newreq(struct trc_call *c, MPI_Request r)
 {
 	(void)c;
-	if (S.on && trc_reqtab_add(&S.rq, handle_of(r)))
+	if (trc_on && trc_reqtab_add(&S.rq, handle_of(r)))
 		overflowed();
 }
 
@@ -673,7 +675,7 @@ void trc_a_retire_some(struct trc_call *c, int n, const int *idx)
 
 void trc_end(struct trc_call *c)
 {
-	if (S.on || c->ev.op == TRC_OP_FINALIZE || c->ev.op == TRC_OP_ABORT) {
+	if (trc_on || c->ev.op == TRC_OP_FINALIZE || c->ev.op == TRC_OP_ABORT) {
 		trc_tstat_add(&c->ev.t, c->t0 - S.last_end);
 		trc_ev_setpeers(&c->ev, S.rank, S.size);
 		if (S.flat_on) {
@@ -691,7 +693,7 @@ void trc_end(struct trc_call *c)
 		if (S.started && !S.finished && trc_append(&S.t, &c->ev)) {
 			say("out of memory recording; recording stops on this rank%s%s", "", "");
 			S.t.flags |= TRC_FL_INCOMPLETE;
-			S.on = 0;
+			trc_on = 0;
 		}
 	}
 	if (c->ev.arr != c->abuf)
