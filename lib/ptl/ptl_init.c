@@ -21,7 +21,6 @@ struct ptl_rank_info {
 	int32_t numa;
 };
 
-#define PTL_TX_POOL 256 /* sends that may wait for ring space at once */
 
 static int ptl_fetch_rank_info(int rank)
 {
@@ -187,20 +186,37 @@ static int ptl_start_nals(void)
 	return rt_barrier();
 }
 
-static int ptl_alloc_pools(void)
+/* Another chunk of PTL_TX_POOL queued-send slots onto the free list (its
+ * first 64 bytes chain the chunks for teardown). The first at init; more
+ * only when a flood's answers outrun the rings (ptl_send_later), off the
+ * fast path. -1 at the limit or out of memory. */
+int ptl_tx_grow(void)
 {
-	size_t inl = ptl_lib.max_inline;
-	ptl_lib.tx_size = (sizeof(struct ptl_tx) + inl + 63) & ~(size_t)63;
-	ptl_lib.tx_pool = calloc(PTL_TX_POOL, ptl_lib.tx_size);
-	ptl_lib.scratch = malloc(inl);
-	if (!ptl_lib.tx_pool || !ptl_lib.scratch)
+	if ((ptl_lib.tx_chunks + 1) * ptl_lib.tx_chunk > PTL_TX_MAX)
 		return -1;
-	for (int i = PTL_TX_POOL - 1; i >= 0; i--) {
-		struct ptl_tx *tx = (struct ptl_tx *)(ptl_lib.tx_pool + (size_t)i * ptl_lib.tx_size);
+	unsigned char *c = calloc(1, 64 + (size_t)ptl_lib.tx_chunk * ptl_lib.tx_size);
+	if (!c)
+		return -1;
+	*(unsigned char **)(void *)c = ptl_lib.tx_pool;
+	ptl_lib.tx_pool = c;
+	ptl_lib.tx_chunks++;
+	for (int i = ptl_lib.tx_chunk - 1; i >= 0; i--) {
+		struct ptl_tx *tx = (struct ptl_tx *)(void *)(c + 64 + (size_t)i * ptl_lib.tx_size);
 		tx->next = ptl_lib.tx_free;
 		ptl_lib.tx_free = tx;
 	}
 	return 0;
+}
+
+static int ptl_alloc_pools(void)
+{
+	size_t inl = ptl_lib.max_inline;
+	ptl_lib.tx_size = (sizeof(struct ptl_tx) + inl + 63) & ~(size_t)63;
+	/* a test option: small chunks, so that a flood makes the pool grow */
+	const char *t = getenv("PTL_TEST_TX_CHUNK");
+	ptl_lib.tx_chunk = t && atoi(t) > 0 && atoi(t) <= PTL_TX_POOL ? atoi(t) : PTL_TX_POOL;
+	ptl_lib.scratch = malloc(inl);
+	return ptl_lib.scratch && ptl_tx_grow() == 0 ? 0 : -1;
 }
 
 static void ptl_teardown(void)
@@ -215,7 +231,12 @@ static void ptl_teardown(void)
 	ptl_view_close();
 	free(ptl_lib.peers);
 	free(ptl_lib.local_ranks);
-	free(ptl_lib.tx_pool);
+	while (ptl_lib.tx_pool) {
+		unsigned char *next = *(unsigned char **)(void *)ptl_lib.tx_pool;
+		free(ptl_lib.tx_pool);
+		ptl_lib.tx_pool = next;
+	}
+	ptl_lib.tx_chunks = 0;
 	free(ptl_lib.scratch);
 	ptl_lib.peers = NULL;
 	ptl_lib.local_ranks = NULL;

@@ -230,7 +230,8 @@ struct ptl_lib {
 	int nbacklogged;           /* peers with a backlog */
 	bool self_queued;          /* a message to ourselves may wait in the
 	                            * self NAL: progress() skips it otherwise */
-	unsigned char *tx_pool;
+	unsigned char *tx_pool;    /* the newest chunk of queued-send slots (ptl_tx_grow) */
+	int tx_chunks, tx_chunk; /* chunks made, slots in each (PTL_TX_POOL; PTL_TEST_TX_CHUNK) */
 	size_t tx_size;            /* bytes of one struct ptl_tx incl. buffer */
 	unsigned char *scratch;    /* gather buffer for inline sends from IOVEC MDs */
 	size_t max_inline;         /* smallest max_inline of the NALs in use */
@@ -511,6 +512,11 @@ int ptl_route(int peer);
 /* Sends the NAL refused for now (ring full, no credit) wait in the peer's
  * backlog, in order; ptl_send_slow takes a dead or new peer, a backlog,
  * ourselves. Both out of line: rare. */
+#define PTL_TX_POOL 256 /* sends that may wait for ring space: a chunk of them */
+/* At most this many slots in all: a peer that has not read 16384 sends'
+ * worth is not coming back for them soon, and the memory is bounded. */
+#define PTL_TX_MAX 16384
+int ptl_tx_grow(void);
 int ptl_send_later(struct ptl_peer *p, int peer, const void *hdr, size_t hdr_len, const void *payload,
 		   size_t len);
 int ptl_send_slow(int peer, const void *hdr, size_t hdr_len, const void *payload, size_t len);

@@ -108,13 +108,20 @@ static void ptl_kick_sleeper(void)
 }
 
 /* Queues a send the NAL refused for now; per-peer order is kept, since
- * once something waits everything queues. */
+ * once something waits everything queues. The slots grow when they run
+ * out: a target's ACK or REPLY (ptl_target) has no one to return a
+ * failure to, and one dropped leaves its initiator waiting for good. */
 int ptl_send_later(struct ptl_peer *p, int peer, const void *hdr, size_t hdr_len, const void *payload,
 		   size_t len)
 {
-	struct ptl_tx *tx = ptl_lib.tx_free;
-	if (!tx || hdr_len + len > ptl_lib.max_inline)
+	if (hdr_len + len > ptl_lib.max_inline)
 		return NAL_ENOMEM;
+	if (!ptl_lib.tx_free && ptl_tx_grow() != 0) {
+		fprintf(stderr, "ptl: rank %d: %d sends wait for ring space already; one to rank %d is dropped\n",
+			ptl_lib.rt.rank, ptl_lib.tx_chunk * ptl_lib.tx_chunks, peer);
+		return NAL_ENOMEM;
+	}
+	struct ptl_tx *tx = ptl_lib.tx_free;
 	ptl_lib.tx_free = tx->next;
 	tx->next = NULL;
 	tx->peer = peer;
