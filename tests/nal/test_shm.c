@@ -312,6 +312,120 @@ static void test_ring_full(void **state)
 	run(2, body_full, NULL, 20, -1);
 }
 
+/* ---- ping-pong rewinds: the ring's first few KiB reused, nothing lost */
+
+/* Sizes around every threshold of the ring's layout: the payload alignment
+ * (SHM_PAYLOAD_ALIGN), the hot window a rewind keeps to (SHM_HOT_BYTES),
+ * and the largest record. */
+static const size_t rw_sizes[] = { 1,    8,    64,   200,  255,  256,  257,  600,  1000,
+				   1024, 2047, 2048, 4000, 4088, 4095, 4096, 4097, 4104,
+				   8192, 0 /* max_inline */ };
+#define RW_NSIZES (sizeof(rw_sizes) / sizeof(rw_sizes[0]))
+#define RW_ROUNDS 600   /* mixed sizes, each way */
+#define RW_SMALL 300    /* then 64-byte messages only */
+#define RW_STREAM 2000  /* then rank 0 alone sends, no answer carries an ack */
+
+static int rw_got, rw_bad;
+
+static size_t rw_len(size_t mi, int k)
+{
+	size_t l = k < RW_ROUNDS ? rw_sizes[(size_t)k % RW_NSIZES] : 64;
+
+	return l == 0 || l > mi ? mi : l;
+}
+
+static uint8_t rw_byte(int src, int k, size_t i)
+{
+	return (uint8_t)(src * 101 + k * 29 + i * 7 + (i >> 9));
+}
+
+static void rw_recv(int peer, const void *msg, size_t len)
+{
+	const uint8_t *m = msg;
+	int k = rw_got++;
+	size_t want = k < RW_ROUNDS + RW_SMALL ? rw_len(ord.mi, k) : (size_t)k * 613 % (ord.mi + 1);
+
+	if (len != want) {
+		rw_bad++;
+		return;
+	}
+	for (size_t i = 0; i < len; i++)
+		if (m[i] != rw_byte(peer, k, i)) {
+			rw_bad++;
+			return;
+		}
+}
+
+/* Sends message k to peer (its header the first 8 bytes, or fewer). */
+static int rw_send(struct sj_ctx *c, int peer, int k, size_t len, uint64_t deadline)
+{
+	static uint8_t buf[SHM_MAX_INLINE];
+	size_t h = len < 8 ? len : 8;
+	int rc;
+
+	for (size_t i = 0; i < len; i++)
+		buf[i] = rw_byte(c->rank, k, i);
+	while ((rc = nal_shm_ops.send(c->n, peer, buf, h, buf + h, len - h)) == NAL_EAGAIN) {
+		nal_shm_ops.progress(c->n);
+		if (sj_now_ns() >= deadline)
+			return -1;
+	}
+	return rc;
+}
+
+/* Progresses until message k has arrived. */
+static int rw_wait(struct sj_ctx *c, int k, uint64_t deadline)
+{
+	while (rw_got <= k) {
+		nal_shm_ops.progress(c->n);
+		if (sj_now_ns() >= deadline)
+			return -1;
+	}
+	return 0;
+}
+
+static int body_rewind(struct sj_ctx *c, void *arg)
+{
+	uint64_t deadline = sj_now_ns() + 40000000000ULL;
+	int peer = 1 - c->rank;
+	struct shm_stats st;
+
+	(void)arg;
+	ord.mi = max_inline(c->n);
+	on_recv = rw_recv;
+	for (int k = 0; k < RW_ROUNDS + RW_SMALL; k++) {
+		if (c->rank == 0)
+			SJ_CHECK(rw_send(c, peer, k, rw_len(ord.mi, k), deadline) == 0);
+		SJ_CHECK(rw_wait(c, k, deadline) == 0);
+		if (c->rank == 1)
+			SJ_CHECK(rw_send(c, peer, k, rw_len(ord.mi, k), deadline) == 0);
+		/* 64-byte ping-pong: every record after a rewind lands in the
+		 * ring's first SHM_HOT_BYTES (and one record past them). */
+		if (k >= RW_ROUNDS + 10)
+			SJ_CHECK((c->n->tx[peer].tail & c->n->ring_mask) < SHM_HOT_BYTES + 256);
+		SJ_CHECK(rw_bad == 0);
+	}
+	shm_get_stats(c->n, &st);
+	SJ_CHECK(st.rewinds > 0);
+	SJ_CHECK(sj_barrier(c) == 0);
+	/* A one-way stream of random sizes: the producer knows the consumer's
+	 * head only from the ring_ctl line now; every message arrives, in order. */
+	for (int k = RW_ROUNDS + RW_SMALL; k < RW_ROUNDS + RW_SMALL + RW_STREAM; k++) {
+		if (c->rank == 0)
+			SJ_CHECK(rw_send(c, peer, k, (size_t)k * 613 % (ord.mi + 1), deadline) == 0);
+		else
+			SJ_CHECK(rw_wait(c, k, deadline) == 0);
+	}
+	SJ_CHECK(rw_bad == 0);
+	return sj_barrier(c);
+}
+
+static void test_rewind(void **state)
+{
+	(void)state;
+	run(2, body_rewind, NULL, 50, -1);
+}
+
 /* ---- bulk READ and WRITE, with CMA and through bounce buffers */
 
 #define BULK_MAX (16u << 20)
@@ -671,6 +785,7 @@ int main(void)
 		cmocka_unit_test(test_ordered_wrap),
 		cmocka_unit_test(test_reentrant),
 		cmocka_unit_test(test_ring_full),
+		cmocka_unit_test(test_rewind),
 		cmocka_unit_test(test_bulk_cma),
 		cmocka_unit_test(test_bulk_bounce),
 		cmocka_unit_test(test_sleep_wake),

@@ -275,6 +275,19 @@ static int ring_full(struct nal *n, int li, struct shm_tx *tx)
 	return shm_peer_check(n, li, 1) ? NAL_EPEER : NAL_EAGAIN;
 }
 
+/* What the ack in a record word w from local peer li says of our ring to
+ * li: a head newer than the one we knew raises head_cache. A head more
+ * than a ring behind our tail cannot be (an ack that old aliased): ignored. */
+static inline void ring_take_ack(struct nal *n, int li, uint64_t w)
+{
+	struct shm_tx *tx = &n->tx[li];
+	uint64_t ack = (w >> SHM_ACK_SHIFT) & SHM_ACK_MASK;
+	uint64_t head = tx->tail - ((((tx->tail >> 3) - ack) & SHM_ACK_MASK) << 3);
+
+	if ((int64_t)(head - tx->head_cache) > 0 && tx->tail - head <= n->ring_size)
+		tx->head_cache = head;
+}
+
 /* Appends one record (a then b, contiguous) to our ring to local peer li.
  *
  * Free space: [tail, head + size). We need the record, a possible PAD in
@@ -284,13 +297,24 @@ static int ring_full(struct nal *n, int li, struct shm_tx *tx)
  * b starts on a cache line: the sender's copy then stores whole lines
  * (glibc's rep movsb for a few KiB slows down a lot on a misaligned
  * destination) and the receiver's copy reads whole lines. A PAD is only
- * its word; what it covers may run past the end of the ring. */
+ * its word; what it covers may run past the end of the ring.
+ *
+ * The record rewinds (SHM_RF_REWIND: its terminator at the start of the
+ * next lap) when it ends SHM_HOT_BYTES or more into the ring and the
+ * consumer is known to have freed that terminator's place.
+ *
+ * Stores: b, then a, then the terminator, the record word and the PAD
+ * word. The consumer polls the line of the PAD or record word; a, which
+ * shares that line, stored just before the word rather than before b's
+ * copy, lets the line go to the consumer once per message, not twice (a
+ * poll between a's store and the word's took it back in between). */
 int shm_ring_put(struct nal *n, int li, uint32_t type, const void *a, size_t alen,
 		 const void *b, size_t blen)
 {
 	struct shm_tx *tx = &n->tx[li];
 	size_t len = alen + blen, rec = rec_size(len);
-	uint64_t S = n->ring_size, off = tx->tail & n->ring_mask, pad = 0, lead = 0, end;
+	uint64_t S = n->ring_size, off = tx->tail & n->ring_mask, pad = 0, lead = 0, end, next;
+	uint64_t word;
 	uint8_t *dst;
 
 	if (blen >= SHM_PAYLOAD_ALIGN && (alen & 7) == 0) {
@@ -301,27 +325,40 @@ int shm_ring_put(struct nal *n, int li, uint32_t type, const void *a, size_t ale
 		pad = S - off + lead;
 	end = tx->tail + pad + rec + 8;
 	if (end - tx->head_cache > S) {
-		tx->head_cache = atomic_load_explicit(&tx->ctl->head, memory_order_acquire);
+		uint64_t h = atomic_load_explicit(&tx->ctl->head, memory_order_acquire);
+
+		if ((int64_t)(h - tx->head_cache) > 0)
+			tx->head_cache = h;
 		if (end - tx->head_cache > S)
 			return ring_full(n, li, tx);
 	}
 	tx->full_count = 0;
 	tx->full_since = 0;
+	next = tx->tail + pad + rec;
+	word = ((uint64_t)len << SHM_LEN_SHIFT) |
+	       (((n->rx[li].head >> 3) & SHM_ACK_MASK) << SHM_ACK_SHIFT) | type;
+	if ((next & n->ring_mask) >= SHM_HOT_BYTES) {
+		uint64_t lap = (next + S - 1) & ~(S - 1);
+
+		if (lap + 8 - tx->head_cache <= S) {
+			next = lap;
+			word |= SHM_RF_REWIND;
+			n->st.rewinds++;
+		}
+	}
 	dst = tx->data + ((tx->tail + pad) & n->ring_mask);
-	if (alen)
-		memcpy(dst + 8, a, alen);
 	if (blen)
 		memcpy(dst + 8 + alen, b, blen);
+	if (alen)
+		memcpy(dst + 8, a, alen);
 	/* Terminator first, then the record word: a consumer that sees this
 	 * record also sees a zero (or a newer record) after it. */
-	atomic_store_explicit(rec_word(tx->data, (tx->tail + pad + rec) & n->ring_mask), 0,
-			      memory_order_relaxed);
-	atomic_store_explicit((_Atomic uint64_t *)(void *)dst, ((uint64_t)len << 32) | type,
-			      memory_order_release);
+	atomic_store_explicit(rec_word(tx->data, next & n->ring_mask), 0, memory_order_relaxed);
+	atomic_store_explicit((_Atomic uint64_t *)(void *)dst, word, memory_order_release);
 	if (pad)
-		atomic_store_explicit(rec_word(tx->data, off), (pad << 32) | SHM_REC_PAD,
+		atomic_store_explicit(rec_word(tx->data, off), (pad << SHM_LEN_SHIFT) | SHM_REC_PAD,
 				      memory_order_release);
-	tx->tail += pad + rec;
+	tx->tail = next;
 	shm_wake_peer(n, li);
 	return 0;
 }
@@ -348,8 +385,8 @@ static int ring_drain(struct nal *n, int li)
 	while (done < SHM_RX_BUDGET) {
 		uint64_t off = rx->head & n->ring_mask;
 		uint64_t w = atomic_load_explicit(rec_word(rx->data, off), memory_order_acquire);
-		uint32_t type = (uint32_t)w & 0xff;
-		size_t len = (size_t)(w >> 32);
+		uint32_t type = (uint32_t)w & SHM_REC_TYPE;
+		size_t len = (size_t)(w >> SHM_LEN_SHIFT);
 
 		if (!w)
 			break;
@@ -357,6 +394,7 @@ static int ring_drain(struct nal *n, int li)
 			rx->head += len;
 			continue;
 		}
+		ring_take_ack(n, li, w);
 		/* The record stays ours until we publish a head past it, which
 		 * happens only after the upcall returned. */
 		if (type == SHM_REC_MSG)
@@ -366,6 +404,8 @@ static int ring_drain(struct nal *n, int li)
 		else if (type == SHM_REC_HELP)
 			shm_bulk_help(n, li, rx->data + off + 8, len);
 		rx->head += rec_size(len);
+		if (w & SHM_RF_REWIND)
+			rx->head = (rx->head + n->ring_size - 1) & ~(n->ring_size - 1);
 		done++;
 		/* Publish rarely: the producer reads this line only when its
 		 * cached head says the ring is full. Lagging by a quarter ring
@@ -436,7 +476,7 @@ int shm_pending(struct nal *n)
 		if (n->tx[li].full_count) {
 			uint64_t h = atomic_load_explicit(&n->tx[li].ctl->head, memory_order_acquire);
 
-			if (h != n->tx[li].head_cache) {
+			if ((int64_t)(h - n->tx[li].head_cache) > 0) {
 				n->tx[li].head_cache = h;
 				return 1;
 			}
