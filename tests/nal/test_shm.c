@@ -324,6 +324,7 @@ static const size_t rw_sizes[] = { 1,    8,    64,   200,  255,  256,  257,  600
 #define RW_ROUNDS 600   /* mixed sizes, each way */
 #define RW_SMALL 300    /* then 64-byte messages only */
 #define RW_STREAM 2000  /* then rank 0 alone sends, no answer carries an ack */
+#define RW_PACED 200    /* the first of them once rank 1 has caught up */
 
 static int rw_got, rw_bad;
 
@@ -409,12 +410,27 @@ static int body_rewind(struct sj_ctx *c, void *arg)
 	SJ_CHECK(st.rewinds > 0);
 	SJ_CHECK(sj_barrier(c) == 0);
 	/* A one-way stream of random sizes: the producer knows the consumer's
-	 * head only from the ring_ctl line now; every message arrives, in order. */
+	 * head only from the ring_ctl line now; every message arrives, in order.
+	 * For the first RW_PACED of them rank 0 waits until rank 1 has stored
+	 * a head past all it sent: then a record ending past SHM_HOT_BYTES
+	 * rewinds on what ring_ctl says. */
 	for (int k = RW_ROUNDS + RW_SMALL; k < RW_ROUNDS + RW_SMALL + RW_STREAM; k++) {
-		if (c->rank == 0)
+		if (c->rank == 0) {
+			struct shm_tx *tx = &c->n->tx[peer];
+
+			while (k < RW_ROUNDS + RW_SMALL + RW_PACED &&
+			       atomic_load(&tx->ctl->head) != tx->tail)
+				SJ_CHECK(sj_now_ns() < deadline);
 			SJ_CHECK(rw_send(c, peer, k, (size_t)k * 613 % (ord.mi + 1), deadline) == 0);
-		else
+		} else {
 			SJ_CHECK(rw_wait(c, k, deadline) == 0);
+		}
+		if (k == RW_ROUNDS + RW_SMALL + RW_PACED - 1 && c->rank == 0) {
+			struct shm_stats st2;
+
+			shm_get_stats(c->n, &st2);
+			SJ_CHECK(st2.ctl_loads > st.ctl_loads && st2.rewinds > st.rewinds);
+		}
 	}
 	SJ_CHECK(rw_bad == 0);
 	return sj_barrier(c);

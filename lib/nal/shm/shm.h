@@ -35,7 +35,9 @@
  * write again, known without a load of the other side's ring_ctl line.
  * SHM_RF_REWIND on a record: the next one starts at the beginning of the
  * ring (the rest of this lap is skipped, as if padded). A producer that
- * knows its ring drained rewinds once it is SHM_HOT_BYTES in, so a
+ * knows its ring drained (from an ack, or from ring_ctl when it streams:
+ * the consumer stores its head there after every drain) rewinds once it
+ * is SHM_HOT_BYTES in, so a
  * ping-pong reuses the same few KiB of ring, lines both L1 caches still
  * hold, rather than walking the whole ring through L2 (8-byte ping-pong of
  * the raw ring on this EPYC: 120 ns half round trip with a 16 KiB or
@@ -113,7 +115,7 @@ struct shm_rank {
 };
 
 struct shm_ring_ctl {
-	_Alignas(SHM_ALIGN) _Atomic uint64_t head; /* consumer's position, published now and then */
+	_Alignas(SHM_ALIGN) _Atomic uint64_t head; /* consumer's position, stored after each drain */
 };
 
 struct shm_slot {
@@ -156,7 +158,8 @@ struct shm_rx {
 	uint8_t *data;
 	struct shm_ring_ctl *ctl;
 	uint64_t head;      /* next record we read (monotonic) */
-	uint64_t published; /* last head stored in ctl */
+	uint64_t stored;    /* last head stored in ctl */
+	uint64_t woken;     /* head when we last woke the producer (shm_wake_peer) */
 };
 
 /* A bulk move through the bounce area that we asked a peer to serve. */
@@ -212,6 +215,7 @@ struct shm_stats {
 	uint64_t bounce_chunks;
 	uint64_t split_moves; /* CMA moves whose second part the peer copied */
 	uint64_t rewinds;     /* records we sent with SHM_RF_REWIND */
+	uint64_t ctl_loads;   /* ring_ctl heads loaded to decide a rewind */
 };
 
 struct nal {

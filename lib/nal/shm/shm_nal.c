@@ -326,9 +326,10 @@ int shm_ring_put(struct nal *n, int li, uint32_t type, const void *a, size_t ale
 {
 	struct shm_tx *tx = &n->tx[li];
 	size_t len = alen + blen, rec = rec_size(len);
-	uint64_t S = n->ring_size, off = tx->tail & n->ring_mask, pad = 0, lead = 0, end, next;
-	uint64_t word;
+	uint64_t S = n->ring_size, off = tx->tail & n->ring_mask, pad = 0, lead = 0, end, next, lap;
+	uint64_t word, ctl_head = tx->head_cache;
 	uint8_t *dst;
+	int hot;
 
 	if (blen >= SHM_PAYLOAD_ALIGN && (alen & 7) == 0) {
 		lead = (0 - 8 - (uint64_t)alen) & 63; /* from a line's start to where the record goes */
@@ -348,22 +349,29 @@ int shm_ring_put(struct nal *n, int li, uint32_t type, const void *a, size_t ale
 	tx->full_count = 0;
 	tx->full_since = 0;
 	next = tx->tail + pad + rec;
+	lap = (next + S - 1) & ~(S - 1);
+	hot = (next & n->ring_mask) >= SHM_HOT_BYTES;
 	word = ((uint64_t)len << SHM_LEN_SHIFT) |
 	       (((n->rx[li].head >> 3) & SHM_ACK_MASK) << SHM_ACK_SHIFT) | type;
-	if ((next & n->ring_mask) >= SHM_HOT_BYTES) {
-		uint64_t lap = (next + S - 1) & ~(S - 1);
-
-		if (lap + 8 - tx->head_cache <= S) {
-			next = lap;
-			word |= SHM_RF_REWIND;
-			n->st.rewinds++;
-		}
+	/* No ack says the consumer is past the first record of this lap (a
+	 * one-way stream): ring_ctl may, loaded now so that the line crosses
+	 * while we copy. Not when this record is that first one. */
+	if (hot && lap + 8 - tx->head_cache > S && tx->tail >= lap - S + 8) {
+		ctl_head = atomic_load_explicit(&tx->ctl->head, memory_order_acquire);
+		n->st.ctl_loads++;
 	}
 	dst = tx->data + ((tx->tail + pad) & n->ring_mask);
 	if (blen)
 		memcpy(dst + 8 + alen, b, blen);
 	if (alen)
 		memcpy(dst + 8, a, alen);
+	if ((int64_t)(ctl_head - tx->head_cache) > 0)
+		tx->head_cache = ctl_head;
+	if (hot && lap + 8 - tx->head_cache <= S) {
+		next = lap;
+		word |= SHM_RF_REWIND;
+		n->st.rewinds++;
+	}
 	/* Terminator first, then the record word: a consumer that sees this
 	 * record also sees a zero (or a newer record) after it. */
 	atomic_store_explicit(rec_word(tx->data, next & n->ring_mask), 0, memory_order_relaxed);
@@ -421,13 +429,18 @@ static int ring_drain(struct nal *n, int li)
 		if (w & SHM_RF_REWIND)
 			rx->head = (rx->head + n->ring_size - 1) & ~(n->ring_size - 1);
 		done++;
-		/* Publish rarely: the producer reads this line only when its
-		 * cached head says the ring is full. Lagging by a quarter ring
-		 * still leaves room for the largest record plus padding. */
-		if (rx->head - rx->published >= n->ring_size / 4) {
-			rx->published = rx->head;
-			atomic_store_explicit(&rx->ctl->head, rx->head, memory_order_release);
-			/* A producer that found the ring full may sleep on it. */
+	}
+	/* A store to our own line: it moves only when the producer reads
+	 * it, which it does when it streams past SHM_HOT_BYTES or finds the
+	 * ring full. */
+	if (rx->head != rx->stored) {
+		rx->stored = rx->head;
+		atomic_store_explicit(&rx->ctl->head, rx->head, memory_order_release);
+		/* A producer that found the ring full may sleep on it: woken
+		 * each quarter ring, which leaves room for the largest record
+		 * plus padding. */
+		if (rx->head - rx->woken >= n->ring_size / 4) {
+			rx->woken = rx->head;
 			shm_wake_peer(n, li);
 		}
 	}
