@@ -442,6 +442,88 @@ static void test_rewind(void **state)
 	run(2, body_rewind, NULL, 50, -1);
 }
 
+/* ---- a consumer that lags keeps the whole ring: no rewind past it */
+
+static int lag_got, lag_bad, lag_end;
+
+static void lag_recv(int peer, const void *msg, size_t len)
+{
+	int k;
+
+	(void)peer;
+	if (len == 8) {
+		lag_end = 1;
+		return;
+	}
+	if (len != 64) {
+		lag_bad++;
+		return;
+	}
+	memcpy(&k, msg, sizeof(k));
+	if (k != lag_got++)
+		lag_bad++;
+}
+
+/* Rank 1 drains 10 records and then stops: its head sits past the first
+ * record of the lap but far behind rank 0's tail. Rank 0 streams on past
+ * SHM_HOT_BYTES; a rewind there would leave it only the room before rank
+ * 1's head, a ring of a few hundred bytes, until rank 1 came back. */
+static int body_lag(struct sj_ctx *c, void *arg)
+{
+	static uint8_t buf[64];
+	uint64_t deadline = sj_now_ns() + 20000000000ULL;
+	int k = 0, rc;
+
+	(void)arg;
+	on_recv = lag_recv;
+	if (c->rank == 0) {
+		for (; k < 10; k++) {
+			memcpy(buf, &k, sizeof(k));
+			SJ_CHECK(nal_shm_ops.send(c->n, 1, buf, 8, buf + 8, 56) == 0);
+		}
+		SJ_CHECK(sj_barrier(c) == 0); /* rank 1 drains them */
+		SJ_CHECK(sj_barrier(c) == 0);
+		for (;; k++) {
+			memcpy(buf, &k, sizeof(k));
+			rc = nal_shm_ops.send(c->n, 1, buf, 8, buf + 8, 56);
+			if (rc != 0)
+				break;
+		}
+		SJ_CHECK(rc == NAL_EAGAIN);
+		/* 72-byte records: all but the 10 read fill the ring. */
+		SJ_CHECK((uint64_t)(k - 10) * 72 + 8 + 144 >= c->n->ring_size);
+		SJ_CHECK(sj_barrier(c) == 0);
+	} else {
+		while (lag_got < 10) {
+			nal_shm_ops.progress(c->n);
+			SJ_CHECK(sj_now_ns() < deadline);
+		}
+		SJ_CHECK(sj_barrier(c) == 0);
+		SJ_CHECK(sj_barrier(c) == 0);
+		SJ_CHECK(sj_barrier(c) == 0); /* rank 0 filled the ring */
+	}
+	/* Every record arrives, in order, and then the end mark. */
+	if (c->rank == 0) {
+		while ((rc = nal_shm_ops.send(c->n, 1, buf, 8, NULL, 0)) == NAL_EAGAIN)
+			SJ_CHECK(sj_now_ns() < deadline);
+		SJ_CHECK(rc == 0);
+	} else {
+		while (!lag_end) {
+			nal_shm_ops.progress(c->n);
+			SJ_CHECK(sj_now_ns() < deadline);
+		}
+		SJ_CHECK((uint64_t)lag_got * 72 + 8 + 144 >= c->n->ring_size);
+	}
+	SJ_CHECK(lag_bad == 0);
+	return sj_barrier(c);
+}
+
+static void test_rewind_lag(void **state)
+{
+	(void)state;
+	run(2, body_lag, NULL, 30, -1);
+}
+
 /* ---- bulk READ and WRITE, with CMA and through bounce buffers */
 
 #define BULK_MAX (16u << 20)
@@ -802,6 +884,7 @@ int main(void)
 		cmocka_unit_test(test_reentrant),
 		cmocka_unit_test(test_ring_full),
 		cmocka_unit_test(test_rewind),
+		cmocka_unit_test(test_rewind_lag),
 		cmocka_unit_test(test_bulk_cma),
 		cmocka_unit_test(test_bulk_bounce),
 		cmocka_unit_test(test_sleep_wake),

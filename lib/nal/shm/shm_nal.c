@@ -353,10 +353,10 @@ int shm_ring_put(struct nal *n, int li, uint32_t type, const void *a, size_t ale
 	hot = (next & n->ring_mask) >= SHM_HOT_BYTES;
 	word = ((uint64_t)len << SHM_LEN_SHIFT) |
 	       (((n->rx[li].head >> 3) & SHM_ACK_MASK) << SHM_ACK_SHIFT) | type;
-	/* No ack says the consumer is past the first record of this lap (a
-	 * one-way stream): ring_ctl may, loaded now so that the line crosses
-	 * while we copy. Not when this record is that first one. */
-	if (hot && lap + 8 - tx->head_cache > S && tx->tail >= lap - S + 8) {
+	/* No ack says the consumer has read all we sent (a one-way stream):
+	 * ring_ctl may, loaded now so that the line crosses while we copy.
+	 * Not when this record is the first of its lap. */
+	if (hot && tx->head_cache != tx->tail && tx->tail >= lap - S + 8) {
 		ctl_head = atomic_load_explicit(&tx->ctl->head, memory_order_acquire);
 		n->st.ctl_loads++;
 	}
@@ -367,7 +367,10 @@ int shm_ring_put(struct nal *n, int li, uint32_t type, const void *a, size_t ale
 		memcpy(dst + 8, a, alen);
 	if ((int64_t)(ctl_head - tx->head_cache) > 0)
 		tx->head_cache = ctl_head;
-	if (hot && lap + 8 - tx->head_cache <= S) {
+	/* Only a drained ring rewinds: the lap's rest is skipped, so a
+	 * consumer still behind would leave us only the room before its head
+	 * (a few KiB of a 256 KiB ring) until it reaches this record. */
+	if (hot && tx->head_cache == tx->tail && lap + 8 - tx->head_cache <= S) {
 		next = lap;
 		word |= SHM_RF_REWIND;
 		n->st.rewinds++;
