@@ -21,7 +21,6 @@ struct ptl_rank_info {
 	int32_t numa;
 };
 
-
 static int ptl_fetch_rank_info(int rank)
 {
 	struct ptl_peer *p = &ptl_lib.peers[rank];
@@ -186,8 +185,8 @@ static int ptl_start_nals(void)
 	return rt_barrier();
 }
 
-/* Another chunk of PTL_TX_POOL queued-send slots onto the free list (its
- * first 64 bytes chain the chunks for teardown). The first at init; more
+/* Another chunk of queued-send slots (PTL_TX_POOL, or PTL_TEST_TX_CHUNK)
+ * onto the free list (its first 64 bytes chain the chunks for teardown). The first at init; more
  * only when a flood's answers outrun the rings (ptl_send_later), off the
  * fast path. -1 at the limit or out of memory. */
 int ptl_tx_grow(void)
