@@ -127,6 +127,14 @@ int mpi_cx_end(struct cx *x, MPI_Comm comm, int rc);
 void *mpi_xside_block(const struct mpi_xside *s, int k, int *count, MPI_Datatype *dt);
 int mpi_xside_check(MPI_Comm comm, const char *fn, const char *what, const struct mpi_xside *s, int n);
 int mpi_xside_xfer(struct cx *x, bool recv, const struct mpi_xside *s, int k, int peer, int tag);
+/* MPI_IN_PLACE of an all-to-all w-form: the n blocks of rcv packed one
+ * after another into an image alloc(arg, bytes) gives, cnt/at (n ints
+ * each, the caller's) their byte counts and offsets; *snd becomes the send
+ * side over them (its buf the image, the caller's to free). */
+/* Posts an all-to-all w-form's transfers on x (MPI_Alltoallw, Ialltoallw). */
+int mpi_xchg_post(struct cx *x, const struct mpi_xside *snd, const struct mpi_xside *rcv);
+int mpi_xside_inplace(MPI_Comm comm, const char *fn, const struct mpi_xside *rcv, int n, int *cnt, int *at,
+		      void *(*alloc)(void *arg, size_t bytes), void *arg, struct mpi_xside *snd);
 /* A transfer outside any schedule, with tag mpi_coll_tag(x, tag). */
 int mpi_cx_send(struct cx *x, const void *buf, int count, MPI_Datatype dt, int peer, int tag);
 int mpi_cx_recv(struct cx *x, void *buf, int count, MPI_Datatype dt, int peer, int tag);

@@ -20,7 +20,6 @@
  * message the blocking call would give. */
 #include "config.h"
 
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,6 +101,11 @@ static void *ic_alloc(struct mpi_icoll *q, size_t len)
 	return q->own[i];
 }
 
+static void *ic_alloc_cb(void *q, size_t len)
+{
+	return ic_alloc(q, len);
+}
+
 static void phase_free(struct mpi_icoll *q)
 {
 	coll_engine_free(q->x.e);
@@ -175,15 +179,8 @@ static int phase_start(struct mpi_icoll *q)
 	struct ic_phase *ph = &q->ph[q->cur];
 	struct mpi_comm *c = x->c;
 	if (ph->xchg) {
-		/* as MPI_Alltoallw: every receive, then the sends from the
-		 * rank after this one on */
 		x->algo = NULL;
-		int n = c->size, rc = MPI_SUCCESS;
-		for (int j = 0; j < n && !rc; j++)
-			rc = mpi_xside_xfer(x, true, &q->xs[1], j, j, 0);
-		for (int k = 0; k < n && !rc; k++)
-			rc = mpi_xside_xfer(x, false, &q->xs[0], (c->rank + k) % n, (c->rank + k) % n, 0);
-		return rc;
+		return mpi_xchg_post(x, &q->xs[0], &q->xs[1]);
 	}
 	if (ph->move) {
 		x->algo = NULL;
@@ -956,25 +953,12 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
 		return rc;
 	IC_NEW(q, c, fn, comm);
 	if (inplace) {
-		int *cnt = ic_alloc(q, sizeof(int) * 2 * (size_t)n), *at = cnt ? cnt + n : NULL;
-		size_t total = 0;
-		for (int j = 0; at && j < n; j++) {
-			size_t len = mpi_dtype_get(recvtypes[j])->size * (size_t)recvcounts[j];
-			if (len > INT_MAX || total > INT_MAX - len)
-				return ic_refuse(q, mpi_err(comm, MPI_ERR_COUNT, fn,
-							    "MPI_IN_PLACE: the blocks add up to more than %d bytes",
-							    INT_MAX));
-			cnt[j] = (int)len;
-			at[j] = (int)total;
-			total += len;
-		}
-		char *img = at ? ic_alloc(q, total) : NULL;
-		if (!img)
+		/* the image in the call's own memory, as its other buffers */
+		int *cnt = ic_alloc(q, sizeof(int) * 2 * (size_t)n);
+		if (!cnt)
 			return ic_nomem(q, comm, fn);
-		for (int j = 0; j < n; j++)
-			mpi_pack(mpi_dtype_get(recvtypes[j]), (const char *)recvbuf + rdispls[j], recvcounts[j],
-				 img + at[j]);
-		snd = (struct mpi_xside){ .buf = img, .counts = cnt, .wdispls = at, .type = MPI_BYTE };
+		if ((rc = mpi_xside_inplace(comm, fn, &rcv, n, cnt, cnt + n, ic_alloc_cb, q, &snd)))
+			return ic_refuse(q, rc);
 	}
 	q->xs[0] = snd;
 	q->xs[1] = rcv;

@@ -13,6 +13,8 @@
  * MPI_PROC_NULL, or of no bytes, is not made: both ends know its size. */
 #include "config.h"
 
+#include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,21 +86,52 @@ int mpi_xside_xfer(struct cx *x, bool recv, const struct mpi_xside *s, int k, in
 
 /* MPI_IN_PLACE: the blocks go out from the receive buffer, so they are
  * packed first (each as bytes) and come back into it. */
-static int inplace_copy(MPI_Comm comm, const char *fn, int n, const void *recvbuf, const int recvcounts[],
-			const int rdispls[], const MPI_Datatype recvtypes[], char **img, size_t *off)
+int mpi_xside_inplace(MPI_Comm comm, const char *fn, const struct mpi_xside *rcv, int n, int *cnt, int *at,
+		      void *(*alloc)(void *arg, size_t bytes), void *arg, struct mpi_xside *snd)
 {
 	size_t total = 0;
 	for (int j = 0; j < n; j++) {
-		off[j] = total;
-		total += mpi_dtype_get(recvtypes[j])->size * (size_t)recvcounts[j];
+		int count;
+		MPI_Datatype dt;
+		mpi_xside_block(rcv, j, &count, &dt);
+		size_t len = mpi_dtype_get(dt)->size * (size_t)count;
+		if (len > INT_MAX || total > INT_MAX - len)
+			return mpi_err(comm, MPI_ERR_COUNT, fn, "MPI_IN_PLACE: the blocks add up to more than %d bytes",
+				       INT_MAX);
+		cnt[j] = (int)len;
+		at[j] = (int)total;
+		total += len;
 	}
-	off[n] = total;
-	*img = malloc(total ? total : 1);
-	if (!*img)
+	char *img = alloc(arg, total ? total : 1);
+	if (!img)
 		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory for %zu bytes", total);
-	for (int j = 0; j < n; j++)
-		mpi_pack(mpi_dtype_get(recvtypes[j]), (const char *)recvbuf + rdispls[j], recvcounts[j], *img + off[j]);
+	for (int j = 0; j < n; j++) {
+		int count;
+		MPI_Datatype dt;
+		const void *b = mpi_xside_block(rcv, j, &count, &dt);
+		mpi_pack(mpi_dtype_get(dt), b, count, img + at[j]);
+	}
+	*snd = (struct mpi_xside){ .buf = img, .counts = cnt, .wdispls = at, .type = MPI_BYTE };
 	return MPI_SUCCESS;
+}
+
+/* An all-to-all exchange's transfers: receives from every rank, then
+ * sends starting after ourselves, so the ranks do not all send to rank 0
+ * first. */
+int mpi_xchg_post(struct cx *x, const struct mpi_xside *snd, const struct mpi_xside *rcv)
+{
+	int n = x->c->size, rc = MPI_SUCCESS;
+	for (int j = 0; j < n && !rc; j++)
+		rc = mpi_xside_xfer(x, true, rcv, j, j, 0);
+	for (int k = 0; k < n && !rc; k++)
+		rc = mpi_xside_xfer(x, false, snd, (x->c->rank + k) % n, (x->c->rank + k) % n, 0);
+	return rc;
+}
+
+static void *heap(void *arg, size_t bytes)
+{
+	(void)arg;
+	return malloc(bytes);
 }
 
 int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
@@ -121,33 +154,26 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
 		if (rc)
 			return rc;
 	}
-	char *img = NULL;
-	size_t *off = NULL;
+	struct mpi_xside snd = { .buf = sendbuf, .counts = sendcounts, .wdispls = sdispls, .types = sendtypes };
+	struct mpi_xside rcv = { .buf = recvbuf, .counts = recvcounts, .wdispls = rdispls, .types = recvtypes };
+	int *cnt = NULL;
 	if (inplace) {
-		off = malloc(sizeof *off * ((size_t)c->size + 1));
-		int rc = off ? inplace_copy(comm, fn, c->size, recvbuf, recvcounts, rdispls, recvtypes, &img, off)
+		cnt = malloc(sizeof(int) * 2 * (size_t)c->size);
+		int rc = cnt ? mpi_xside_inplace(comm, fn, &rcv, c->size, cnt, cnt + c->size, heap, NULL, &snd)
 			     : mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
 		if (rc) {
-			free(off);
+			free(cnt);
 			return rc;
 		}
 	}
 	struct cx x;
 	mpi_cx_init(&x, c, fn);
-	int rc = MPI_SUCCESS;
-	/* receives from every rank, then sends starting after ourselves, so
-	 * the ranks do not all send to rank 0 first */
-	for (int j = 0; j < c->size && !rc; j++)
-		rc = xrecv(&x, (char *)recvbuf + rdispls[j], recvcounts[j], recvtypes[j], j, 0);
-	for (int k = 0; k < c->size && !rc; k++) {
-		int j = (c->rank + k) % c->size;
-		rc = inplace ? xsend(&x, img + off[j], (int)(off[j + 1] - off[j]), MPI_BYTE, j, 0)
-			     : xsend(&x, (const char *)sendbuf + sdispls[j], sendcounts[j], sendtypes[j], j, 0);
-	}
+	int rc = mpi_xchg_post(&x, &snd, &rcv);
 	if (!rc)
 		rc = mpi_cx_wait(&x);
-	free(img);
-	free(off);
+	if (inplace)
+		free((void *)(uintptr_t)snd.buf);
+	free(cnt);
 	return mpi_cx_end(&x, comm, rc);
 }
 
