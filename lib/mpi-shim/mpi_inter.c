@@ -165,7 +165,6 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
 	struct mpi_comm *lp = mpi_comm_get(lc);
 	/* the remote size, then the remote group's world ranks */
 	int info = l->size, *rw = NULL;
-	rc = MPI_SUCCESS;
 	if (l->rank == local_leader) {
 		int theirs;
 		MPI_Status st;
