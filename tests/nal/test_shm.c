@@ -524,6 +524,65 @@ static void test_rewind_lag(void **state)
 	run(2, body_lag, NULL, 30, -1);
 }
 
+/* ---- a stream rewinds once the consumer has read the lap's hot window */
+
+#define SR_N 300 /* 72-byte records: 21600 bytes, more than one progress() drains */
+
+/* Rank 0 sends SR_N records while rank 1 reads none, then rank 1 drains
+ * once (SHM_RX_BUDGET records: past SHM_STREAM_HOT, short of the tail).
+ * Rank 0's next record then rewinds on the head ring_ctl shows, though
+ * the ring has not drained, and the one after it starts the next lap. */
+static int body_stream_rewind(struct sj_ctx *c, void *arg)
+{
+	static uint8_t buf[64];
+	uint64_t deadline = sj_now_ns() + 20000000000ULL;
+	struct shm_stats st, st2;
+	int k, rc;
+
+	(void)arg;
+	on_recv = lag_recv;
+	if (c->rank == 0) {
+		for (k = 0; k < SR_N; k++) {
+			memcpy(buf, &k, sizeof(k));
+			SJ_CHECK(nal_shm_ops.send(c->n, 1, buf, 8, buf + 8, 56) == 0);
+		}
+		shm_get_stats(c->n, &st);
+		SJ_CHECK(st.rewinds == 0);
+		SJ_CHECK(sj_barrier(c) == 0);
+		SJ_CHECK(sj_barrier(c) == 0); /* rank 1 drained part */
+		for (; k < SR_N + 2; k++) {
+			memcpy(buf, &k, sizeof(k));
+			SJ_CHECK(nal_shm_ops.send(c->n, 1, buf, 8, buf + 8, 56) == 0);
+			if (k == SR_N) {
+				shm_get_stats(c->n, &st2);
+				SJ_CHECK(st2.rewinds == 1 && (c->n->tx[1].tail & c->n->ring_mask) == 0);
+			}
+		}
+		SJ_CHECK((c->n->tx[1].tail & c->n->ring_mask) == 72);
+		while ((rc = nal_shm_ops.send(c->n, 1, buf, 8, NULL, 0)) == NAL_EAGAIN)
+			SJ_CHECK(sj_now_ns() < deadline);
+		SJ_CHECK(rc == 0);
+	} else {
+		SJ_CHECK(sj_barrier(c) == 0);
+		nal_shm_ops.progress(c->n);
+		SJ_CHECK((uint64_t)lag_got * 72 >= SHM_STREAM_HOT && lag_got < SR_N);
+		SJ_CHECK(sj_barrier(c) == 0);
+		while (!lag_end) {
+			nal_shm_ops.progress(c->n);
+			SJ_CHECK(sj_now_ns() < deadline);
+		}
+		SJ_CHECK(lag_got == SR_N + 2);
+	}
+	SJ_CHECK(lag_bad == 0);
+	return sj_barrier(c);
+}
+
+static void test_stream_rewind(void **state)
+{
+	(void)state;
+	run(2, body_stream_rewind, NULL, 30, -1);
+}
+
 /* ---- bulk READ and WRITE, with CMA and through bounce buffers */
 
 #define BULK_MAX (16u << 20)
@@ -885,6 +944,7 @@ int main(void)
 		cmocka_unit_test(test_ring_full),
 		cmocka_unit_test(test_rewind),
 		cmocka_unit_test(test_rewind_lag),
+		cmocka_unit_test(test_stream_rewind),
 		cmocka_unit_test(test_bulk_cma),
 		cmocka_unit_test(test_bulk_bounce),
 		cmocka_unit_test(test_sleep_wake),

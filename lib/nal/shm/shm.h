@@ -76,12 +76,14 @@
 #define SHM_REC_TYPE 0xffu
 #define SHM_RF_REWIND 0x100u /* the next record starts at the ring's beginning */
 #define SHM_ACK_SHIFT 9
-#define SHM_ACK_MASK ((1ull << 31) - 1) /* 8-byte units: wraps after 16 GiB sent */
+#define SHM_ACK_MASK ((1ull << 31) - 1) /* 8-byte units: wraps after 16 GiB sent (ring_take_ack) */
 #define SHM_LEN_SHIFT 40                 /* records and PADs up to 16 MiB */
 
 /* A producer that knows the consumer has caught up rewinds once its
  * records reach this far into the ring (see SHM_RF_REWIND). */
 #define SHM_HOT_BYTES 4096u
+/* A stream rewinds once the consumer has read this much of the lap. */
+#define SHM_STREAM_HOT 8192u
 
 /* A payload at least this long starts on a cache line in the ring (shm_ring_put). */
 #define SHM_PAYLOAD_ALIGN 256u
@@ -150,7 +152,17 @@ struct shm_tx {
 	uint64_t tail;       /* next byte we write (monotonic) */
 	uint64_t head_cache; /* latest consumer head we know (ctl or an ack): free space is at least this */
 	uint64_t full_since; /* ns of the first EAGAIN of the current run, 0: none */
-	uint32_t full_count;
+	/* EAGAINs of the current run. Atomic (relaxed: plain moves) because
+	 * shm_pending reads it from a sleeping thread without ptl's lock. */
+	_Atomic uint32_t full_count;
+	/* The ring_ctl head shm_pending last reported: written only there,
+	 * so the sleeper never stores into head_cache, which the sender (under
+	 * ptl's lock) owns. */
+	uint64_t sleep_seen;
+	/* Our tail when a drain of the ring from this peer last found it
+	 * empty: the acks of records there since are no older than this less
+	 * a ring (ring_take_ack). */
+	uint64_t ack_floor;
 };
 
 /* Consumer side of the ring from one local peer. */

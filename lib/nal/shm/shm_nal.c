@@ -272,10 +272,12 @@ static int shm_peer_check_rank(struct nal *n, int peer)
  * still there. Reading the clock every 256th time keeps this cheap. */
 static int ring_full(struct nal *n, int li, struct shm_tx *tx)
 {
+	uint32_t count = atomic_load_explicit(&tx->full_count, memory_order_relaxed);
 	uint64_t now;
 
 	n->st.eagain++;
-	if ((tx->full_count++ & 255) != 0)
+	atomic_store_explicit(&tx->full_count, count + 1, memory_order_relaxed);
+	if ((count & 255) != 0)
 		return NAL_EAGAIN;
 	now = shm_now_ns();
 	if (!tx->full_since) {
@@ -290,15 +292,47 @@ static int ring_full(struct nal *n, int li, struct shm_tx *tx)
 
 /* What the ack in a record word w from local peer li says of our ring to
  * li: a head newer than the one we knew raises head_cache. A head more
- * than a ring behind our tail cannot be (an ack that old aliased): ignored. */
+ * than a ring behind our tail cannot be (an ack that old aliased): ignored.
+ *
+ * The ack holds 16 GiB of positions. The record was written after our
+ * last drain found the ring empty (our tail then: ack_floor), by a peer
+ * whose head was then at least ack_floor less a ring (we never write more
+ * than a ring past the head it published). So while we have sent less
+ * than 16 GiB less a ring since ack_floor, the ack is that recent one;
+ * past that (we sent 16 GiB without a drain that found the ring empty),
+ * it could alias a newer head than the true one, and it is ignored:
+ * ring_ctl still tells us the head. */
 static inline void ring_take_ack(struct nal *n, int li, uint64_t w)
 {
 	struct shm_tx *tx = &n->tx[li];
 	uint64_t ack = (w >> SHM_ACK_SHIFT) & SHM_ACK_MASK;
 	uint64_t head = tx->tail - ((((tx->tail >> 3) - ack) & SHM_ACK_MASK) << 3);
 
-	if ((int64_t)(head - tx->head_cache) > 0 && tx->tail - head <= n->ring_size)
+	if ((int64_t)(head - tx->head_cache) > 0 && tx->tail - head <= n->ring_size &&
+	    tx->tail - tx->ack_floor < ((SHM_ACK_MASK + 1) << 3) - n->ring_size)
 		tx->head_cache = head;
+}
+
+/* Whether the record being written at tx->tail, ending SHM_HOT_BYTES or
+ * more into the lap that starts at base, may rewind. Two cases, from what we know of
+ * the consumer's head (head_cache):
+ *   drained: it has read all we sent before this record (a ping-pong,
+ *     or a stream that keeps up);
+ *   streaming: it has read the lap's first SHM_STREAM_HOT bytes, so the
+ *     next lap starts with that much room: two 4 KiB records, one for
+ *     us to write while it reads the other.
+ * A consumer behind both keeps the whole ring (test_shm's rewind_lag):
+ * rewinding past it would leave us only the room before its head. Either
+ * way the consumer is past base + 8, so the terminator's place at the
+ * next lap's start (base + S) is free; a record that a PAD moved to the
+ * start of a lap has none of the lap behind it, and never rewinds. */
+static inline int ring_rewind_ok(const struct shm_tx *tx, uint64_t base)
+{
+	int64_t in = (int64_t)(tx->head_cache - base); /* negative: not into the lap yet */
+
+	if (tx->head_cache == tx->tail)
+		return in >= 8;
+	return in >= (int64_t)SHM_STREAM_HOT;
 }
 
 /* Appends one record (a then b, contiguous) to our ring to local peer li.
@@ -346,7 +380,7 @@ int shm_ring_put(struct nal *n, int li, uint32_t type, const void *a, size_t ale
 		if (end - tx->head_cache > S)
 			return ring_full(n, li, tx);
 	}
-	tx->full_count = 0;
+	atomic_store_explicit(&tx->full_count, 0, memory_order_relaxed);
 	tx->full_since = 0;
 	next = tx->tail + pad + rec;
 	lap = (next + S - 1) & ~(S - 1);
@@ -356,7 +390,7 @@ int shm_ring_put(struct nal *n, int li, uint32_t type, const void *a, size_t ale
 	/* No ack says the consumer has read all we sent (a one-way stream):
 	 * ring_ctl may, loaded now so that the line crosses while we copy.
 	 * Not when this record is the first of its lap. */
-	if (hot && tx->head_cache != tx->tail && tx->tail >= lap - S + 8) {
+	if (hot && !ring_rewind_ok(tx, lap - S) && tx->tail >= lap - S + 8) {
 		ctl_head = atomic_load_explicit(&tx->ctl->head, memory_order_acquire);
 		n->st.ctl_loads++;
 	}
@@ -367,10 +401,8 @@ int shm_ring_put(struct nal *n, int li, uint32_t type, const void *a, size_t ale
 		memcpy(dst + 8, a, alen);
 	if ((int64_t)(ctl_head - tx->head_cache) > 0)
 		tx->head_cache = ctl_head;
-	/* Only a drained ring rewinds: the lap's rest is skipped, so a
-	 * consumer still behind would leave us only the room before its head
-	 * (a few KiB of a 256 KiB ring) until it reaches this record. */
-	if (hot && tx->head_cache == tx->tail && lap + 8 - tx->head_cache <= S) {
+	/* The lap's rest is skipped: see ring_rewind_ok for when. */
+	if (hot && ring_rewind_ok(tx, lap - S)) {
 		next = lap;
 		word |= SHM_RF_REWIND;
 		n->st.rewinds++;
@@ -412,8 +444,10 @@ static int ring_drain(struct nal *n, int li)
 		uint32_t type = (uint32_t)w & SHM_REC_TYPE;
 		size_t len = (size_t)(w >> SHM_LEN_SHIFT);
 
-		if (!w)
+		if (!w) {
+			n->tx[li].ack_floor = n->tx[li].tail;
 			break;
+		}
 		if (type == SHM_REC_PAD) {
 			rx->head += len;
 			continue;
@@ -503,11 +537,11 @@ int shm_pending(struct nal *n)
 			return 1;
 		/* A ring that refused a send has room again: the caller retries.
 		 * Said once per head move, so an abandoned retry cannot spin us. */
-		if (n->tx[li].full_count) {
+		if (atomic_load_explicit(&n->tx[li].full_count, memory_order_relaxed)) {
 			uint64_t h = atomic_load_explicit(&n->tx[li].ctl->head, memory_order_acquire);
 
-			if ((int64_t)(h - n->tx[li].head_cache) > 0) {
-				n->tx[li].head_cache = h;
+			if (h != n->tx[li].sleep_seen) {
+				n->tx[li].sleep_seen = h;
 				return 1;
 			}
 		}
