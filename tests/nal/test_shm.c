@@ -583,6 +583,69 @@ static void test_stream_rewind(void **state)
 	run(2, body_stream_rewind, NULL, 30, -1);
 }
 
+/* ---- an ack is ignored once 16 GiB went out since the ring was found empty */
+
+static int ack_got;
+
+static void ack_recv(int peer, const void *msg, size_t len)
+{
+	(void)peer;
+	(void)msg;
+	(void)len;
+	ack_got++;
+}
+
+/* Rank 0 sends 3 records, rank 1 reads them and answers twice: each answer's
+ * word acks all 3. Rank 0 reads the first as if it had sent 16 GiB since
+ * its ring from rank 1 was last found empty (ack_floor that far back):
+ * that ack could have aliased, and head_cache must not move. The second,
+ * with the floor back where it was, moves head_cache to rank 0's tail. */
+static int body_ack_floor(struct sj_ctx *c, void *arg)
+{
+	static uint8_t buf[64];
+	uint64_t deadline = sj_now_ns() + 20000000000ULL;
+
+	(void)arg;
+	on_recv = ack_recv;
+	if (c->rank == 0) {
+		struct shm_tx *tx = &c->n->tx[1];
+		uint64_t floor = tx->ack_floor;
+
+		for (int k = 0; k < 3; k++)
+			SJ_CHECK(nal_shm_ops.send(c->n, 1, buf, 8, buf + 8, 56) == 0);
+		SJ_CHECK(tx->head_cache == 0);
+		SJ_CHECK(sj_barrier(c) == 0);
+		SJ_CHECK(sj_barrier(c) == 0); /* both answers are in our ring */
+		tx->ack_floor = tx->tail - ((SHM_ACK_MASK + 1) << 3) + c->n->ring_size;
+		nal_shm_ops.progress(c->n); /* drains both */
+		SJ_CHECK(ack_got == 2 && tx->head_cache == 0);
+		tx->ack_floor = floor;
+		SJ_CHECK(sj_barrier(c) == 0);
+		SJ_CHECK(sj_barrier(c) == 0); /* a third answer */
+		nal_shm_ops.progress(c->n);
+		SJ_CHECK(ack_got == 3 && tx->head_cache == tx->tail);
+	} else {
+		SJ_CHECK(sj_barrier(c) == 0);
+		while (ack_got < 3) {
+			nal_shm_ops.progress(c->n);
+			SJ_CHECK(sj_now_ns() < deadline);
+		}
+		SJ_CHECK(nal_shm_ops.send(c->n, 0, buf, 8, buf + 8, 8) == 0);
+		SJ_CHECK(nal_shm_ops.send(c->n, 0, buf, 8, buf + 8, 8) == 0);
+		SJ_CHECK(sj_barrier(c) == 0);
+		SJ_CHECK(sj_barrier(c) == 0);
+		SJ_CHECK(nal_shm_ops.send(c->n, 0, buf, 8, buf + 8, 8) == 0);
+		SJ_CHECK(sj_barrier(c) == 0);
+	}
+	return sj_barrier(c);
+}
+
+static void test_ack_floor(void **state)
+{
+	(void)state;
+	run(2, body_ack_floor, NULL, 30, -1);
+}
+
 /* ---- bulk READ and WRITE, with CMA and through bounce buffers */
 
 #define BULK_MAX (16u << 20)
@@ -945,6 +1008,7 @@ int main(void)
 		cmocka_unit_test(test_rewind),
 		cmocka_unit_test(test_rewind_lag),
 		cmocka_unit_test(test_stream_rewind),
+		cmocka_unit_test(test_ack_floor),
 		cmocka_unit_test(test_bulk_cma),
 		cmocka_unit_test(test_bulk_bounce),
 		cmocka_unit_test(test_sleep_wake),

@@ -159,9 +159,9 @@ struct shm_tx {
 	 * so the sleeper never stores into head_cache, which the sender (under
 	 * ptl's lock) owns. */
 	uint64_t sleep_seen;
-	/* Our tail when a drain of the ring from this peer last found it
-	 * empty: the acks of records there since are no older than this less
-	 * a ring (ring_take_ack). */
+	/* Our tail when a drain of the ring from this peer found it empty
+	 * (ring_drain updates it once a quarter ring): the acks of records
+	 * there since are no older than this less a ring (ring_take_ack). */
 	uint64_t ack_floor;
 };
 

@@ -294,8 +294,8 @@ static int ring_full(struct nal *n, int li, struct shm_tx *tx)
  * li: a head newer than the one we knew raises head_cache. A head more
  * than a ring behind our tail cannot be (an ack that old aliased): ignored.
  *
- * The ack holds 16 GiB of positions. The record was written after our
- * last drain found the ring empty (our tail then: ack_floor), by a peer
+ * The ack holds 16 GiB of positions. The record was written after a
+ * drain found the ring empty (our tail then: ack_floor), by a peer
  * whose head was then at least ack_floor less a ring (we never write more
  * than a ring past the head it published). So while we have sent less
  * than 16 GiB less a ring since ack_floor, the ack is that recent one;
@@ -444,10 +444,8 @@ static int ring_drain(struct nal *n, int li)
 		uint32_t type = (uint32_t)w & SHM_REC_TYPE;
 		size_t len = (size_t)(w >> SHM_LEN_SHIFT);
 
-		if (!w) {
-			n->tx[li].ack_floor = n->tx[li].tail;
+		if (!w)
 			break;
-		}
 		if (type == SHM_REC_PAD) {
 			rx->head += len;
 			continue;
@@ -478,6 +476,12 @@ static int ring_drain(struct nal *n, int li)
 		 * plus padding. */
 		if (rx->head - rx->woken >= n->ring_size / 4) {
 			rx->woken = rx->head;
+			/* Found empty (not out of budget): acks from here on are
+			 * no older than our tail now less a ring. Here, once a
+			 * quarter ring, not on every pass: an older floor only
+			 * makes ring_take_ack ignore acks sooner. */
+			if (done < SHM_RX_BUDGET)
+				n->tx[li].ack_floor = n->tx[li].tail;
 			shm_wake_peer(n, li);
 		}
 	}
