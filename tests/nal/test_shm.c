@@ -316,10 +316,12 @@ static void test_ring_full(void **state)
 
 /* Sizes around every threshold of the ring's layout: the payload alignment
  * (SHM_PAYLOAD_ALIGN), the hot window a rewind keeps to (SHM_HOT_BYTES),
- * and the largest record. */
-static const size_t rw_sizes[] = { 1,    8,    64,   200,  255,  256,  257,  600,  1000,
-				   1024, 2047, 2048, 4000, 4088, 4095, 4096, 4097, 4104,
-				   8192, 0 /* max_inline */ };
+ * and the largest record; and of ring_copy's size classes (header and
+ * payload apart: 8 bytes of header, the rest payload). */
+static const size_t rw_sizes[] = { 1,    2,    3,    5,    7,    8,    11,   15,   16,   23,
+				   24,   39,   40,   41,   72,   73,   100,  136,  137,  64,
+				   200,  255,  256,  257,  600,  1000, 1024, 2047, 2048, 4000,
+				   4088, 4095, 4096, 4097, 4104, 8192, 0 /* max_inline */ };
 #define RW_NSIZES (sizeof(rw_sizes) / sizeof(rw_sizes[0]))
 #define RW_ROUNDS 600   /* mixed sizes, each way */
 #define RW_SMALL 300    /* then 64-byte messages only */
