@@ -37,7 +37,8 @@
  * ring (the rest of this lap is skipped, as if padded). A producer that
  * knows its ring drained (from an ack, or from ring_ctl when it streams:
  * the consumer stores its head there after every drain) rewinds once it
- * is SHM_HOT_BYTES in, so a
+ * is SHM_HOT_BYTES in, and one whose consumer has read the lap's first
+ * SHM_STREAM_HOT bytes does too (shm_nal.c, ring_rewind_ok), so a
  * ping-pong reuses the same few KiB of ring, lines both L1 caches still
  * hold, rather than walking the whole ring through L2 (8-byte ping-pong of
  * the raw ring on this EPYC: 120 ns half round trip with a 16 KiB or
