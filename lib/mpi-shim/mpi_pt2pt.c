@@ -245,7 +245,7 @@ static long rsv_slots(const struct mpi_uxbuf *b)
 
 /* The credit units an ACK-free message of len bytes takes (a 0-byte one
  * takes one: it is an arrival all the same). */
-static int nack_units(size_t len)
+static inline int nack_units(size_t len)
 {
 	return len <= MPI_NOACK_UNIT ? 1 : (int)((len + MPI_NOACK_UNIT - 1) / MPI_NOACK_UNIT);
 }
@@ -316,8 +316,10 @@ static void ux_release(struct mpi_uxbuf *b)
 }
 
 /* An ACK-free message from w has landed (ev: its PUT_END), in reserve b or
- * (b NULL) in a posted receive. */
-static void nack_arrived(const ptl_event_t *ev, struct mpi_uxbuf *b, int w)
+ * (b NULL) in a posted receive. Inline: a posted receive's arrival asks,
+ * on a ping-pong's path from the arrival to the reply; only a batch of
+ * credits to give back calls out (nack_grant). */
+static inline void nack_arrived(const ptl_event_t *ev, struct mpi_uxbuf *b, int w)
 {
 	if (b) {
 		long before = rsv_slots(b);
@@ -327,10 +329,8 @@ static void nack_arrived(const ptl_event_t *ev, struct mpi_uxbuf *b, int w)
 	}
 	int k = nack_units(ev->rlength);
 	P.nack_out -= k;
-	if (w >= 0) {
-		P.nack_seen[w] += k;
+	if (w >= 0 && (P.nack_seen[w] += k) >= P.nack_k / 2)
 		nack_grant(w);
-	}
 }
 
 static const char *envs(const char *n) { return getenv(n); }
@@ -876,8 +876,21 @@ static bool ux_matches(const struct mpi_ux *u, int ctx, int src, int tag)
 }
 
 
-/* The receive is over: unpack, status, complete. */
-static void recv_finish(struct mpi_req *r, size_t got)
+/* A noncontiguous receive's temporary image goes into the user's buffer. */
+static void recv_unpack(struct mpi_req *r, size_t got)
+{
+	mpi_unpack(r->dtp, r->ubuf, r->count, r->pbuf, got);
+	free(r->pbuf);
+	r->pbuf = NULL;
+	r->ptmp = false;
+	mpi_dtype_release(r->dtp);
+	r->dtp = NULL;
+}
+
+/* The receive is over: unpack, status, complete. Inline (the unpack out
+ * of line): every receive ends here, on the path from its arrival to the
+ * caller's return. */
+static inline void recv_finish(struct mpi_req *r, size_t got)
 {
 	if (got > r->len)
 		got = r->len;
@@ -886,14 +899,8 @@ static void recv_finish(struct mpi_req *r, size_t got)
 		r->err = MPI_ERR_TRUNCATE;
 		r->st.MPI_ERROR = MPI_ERR_TRUNCATE;
 	}
-	if (r->ptmp) {
-		mpi_unpack(r->dtp, r->ubuf, r->count, r->pbuf, got);
-		free(r->pbuf);
-		r->pbuf = NULL;
-		r->ptmp = false;
-		mpi_dtype_release(r->dtp);
-		r->dtp = NULL;
-	}
+	if (r->ptmp)
+		recv_unpack(r, got);
 	mpi_req_complete(r);
 }
 
@@ -927,7 +934,7 @@ static void pull(struct mpi_req *r, int wsrc, uint32_t id)
 	ctrl_put(wsrc, MPI_CTRL_PULL, mpi_req_id(r), id);
 }
 
-static void credit_note(int w);
+static inline void credit_note(int w);
 
 /* Receive r takes unexpected message u (already off the unexpected list). */
 static void ux_deliver(struct mpi_req *r, struct mpi_ux *u)
@@ -972,14 +979,17 @@ static void ux_deliver(struct mpi_req *r, struct mpi_ux *u)
 	recv_finish(r, n);
 }
 
-static void credit_note(int w)
+static void credit_give(int w)
 {
-	if (w < 0)
-		return;
-	if (++P.consumed[w] >= mpi_g.credits / 2) {
-		ctrl_put(w, MPI_CTRL_CREDIT, 0, (uint64_t)P.consumed[w]);
-		P.consumed[w] = 0;
-	}
+	ctrl_put(w, MPI_CTRL_CREDIT, 0, (uint64_t)P.consumed[w]);
+	P.consumed[w] = 0;
+}
+
+/* Inline: every arrival counts; only a batch to give back calls out. */
+static inline void credit_note(int w)
+{
+	if (w >= 0 && ++P.consumed[w] >= mpi_g.credits / 2)
+		credit_give(w);
 }
 
 /* The lazy blocking receive being waited for (mpi_wait_req), if any, and
@@ -1331,16 +1341,9 @@ static struct mpi_req *recv_req_new(void *buf, int count, MPI_Datatype dt, int s
 	return r;
 }
 
-/* Where r's data lands: the user's buffer if the type is contiguous, else
- * a temporary image unpacked when it is done. False: no memory. */
-static bool recv_buf_init(struct mpi_req *r, struct mpi_dtype *t)
+/* A noncontiguous receive's temporary image of len bytes (recv_buf_init). */
+static bool recv_buf_tmp(struct mpi_req *r, struct mpi_dtype *t, size_t len)
 {
-	size_t len = t->size * (size_t)r->count;
-	r->len = len > MPI_MAX_MSG ? MPI_MAX_MSG : len;
-	if (t->contig) {
-		r->pbuf = (char *)r->ubuf + t->true_lb;
-		return true;
-	}
 	r->pbuf = malloc(len ? len : 1);
 	if (!r->pbuf)
 		return false;
@@ -1350,8 +1353,24 @@ static bool recv_buf_init(struct mpi_req *r, struct mpi_dtype *t)
 	return true;
 }
 
-int mpi_irecv_t(void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t, int src, int tag, struct mpi_comm *c,
-		int ctx, struct mpi_req **out)
+/* Where r's data lands: the user's buffer if the type is contiguous, else
+ * a temporary image unpacked when it is done. False: no memory. */
+static inline bool recv_buf_init(struct mpi_req *r, struct mpi_dtype *t)
+{
+	size_t len = t->size * (size_t)r->count;
+	r->len = len > MPI_MAX_MSG ? MPI_MAX_MSG : len;
+	if (!t->contig)
+		return recv_buf_tmp(r, t, len);
+	r->pbuf = (char *)r->ubuf + t->true_lb;
+	return true;
+}
+
+/* mpi_irecv_t's body, inline in mpi_recv_now too: a blocking receive's
+ * call through both, each passing nine arguments on, cost twenty
+ * instructions of frames. */
+__attribute__((always_inline)) static inline int irecv_post(void *buf, int count, MPI_Datatype dt,
+							    struct mpi_dtype *t, int src, int tag,
+							    struct mpi_comm *c, int ctx, struct mpi_req **out)
 {
 	struct mpi_req *r = recv_req_new(buf, count, dt, src, tag, c, ctx);
 	if (!r)
@@ -1442,6 +1461,12 @@ fail:
 	return MPI_ERR_NO_MEM;
 }
 
+int mpi_irecv_t(void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t, int src, int tag, struct mpi_comm *c,
+		int ctx, struct mpi_req **out)
+{
+	return irecv_post(buf, count, dt, t, src, tag, c, ctx, out);
+}
+
 int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mpi_comm *c, int ctx,
 	      struct mpi_req **out)
 {
@@ -1481,7 +1506,7 @@ int mpi_recv_now(void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t, int
 {
 	size_t len = t->size * (size_t)count;
 	if (src == MPI_PROC_NULL || !t->contig || len > MPI_LAZY_RECV_MAX)
-		return mpi_irecv_t(buf, count, dt, t, src, tag, c, ctx, out);
+		return irecv_post(buf, count, dt, t, src, tag, c, ctx, out);
 	return mpi_irecv_lazy((char *)buf + t->true_lb, len, src, tag, c, ctx, out);
 }
 

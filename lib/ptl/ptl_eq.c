@@ -218,6 +218,13 @@ static bool ptl_eq_lookup_all(const ptl_handle_eq_t *handles, int n, struct ptl_
 	return true;
 }
 
+/* Whether another thread waits for the library lock, which we hold: its
+ * ptl_lock marks the word contended (2) before it sleeps. */
+static inline bool ptl_eq_lock_wanted(void)
+{
+	return atomic_load_explicit(&ptl_lib.lock.word, memory_order_relaxed) == 2;
+}
+
 /* The first of eqs[0, n) with an event, or -1. Lock held. */
 static inline int ptl_eq_first_ready(struct ptl_eq *const *eqs, int n)
 {
@@ -305,12 +312,21 @@ int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_eve
 		if (spin >= PTL_WAIT_SPINS && ptl_eq_answer_due())
 			spin = PTL_WAIT_SPINS - PTL_WAIT_CLOCK_EVERY;
 		if (spin < PTL_WAIT_SPINS) {
-			ptl_unlock();
+			/* The lock stays ours from pass to pass unless another
+			 * thread waits for it (ptl_lock marked it contended) or
+			 * we yield: letting it go and taking it again is two
+			 * locked instructions, most of an idle pass, and a
+			 * message that lands during a pass waits for the next
+			 * one's look at the rings. */
 			if (--yield_in == 0) {
 				yield_in = ptl_lib.wait_yield_every;
+				ptl_unlock();
 				sched_yield();
+				ptl_lock();
+			} else if (ptl_eq_lock_wanted()) {
+				ptl_unlock();
+				ptl_lock();
 			}
-			ptl_lock();
 			continue;
 		}
 		/* Sleep. Announce it first, so the progress thread is woken by

@@ -10,7 +10,11 @@
 	 PTL_MD_ACK_DISABLE | PTL_MD_IOVEC | PTL_MD_MAX_SIZE | PTL_MD_EVENT_START_DISABLE | \
 	 PTL_MD_EVENT_END_DISABLE)
 
-int ptl_md_set(struct ptl_ni *ni, struct ptl_md *md, const ptl_md_t *umd, ptl_handle_eq_t eq_known)
+/* ptl_md_set's body, inline in PtlMDUpdate: re-arming a posted MPI
+ * receive's kept MD is one update per receive, and the call into
+ * ptl_md_set with its frame was a fifth of it. */
+__attribute__((always_inline)) static inline int ptl_md_set_inline(struct ptl_ni *ni, struct ptl_md *md,
+								   const ptl_md_t *umd, ptl_handle_eq_t eq_known)
 {
 	if (umd->options & ~PTL_MD_ALL_OPTIONS)
 		return PTL_MD_ILLEGAL;
@@ -46,6 +50,11 @@ int ptl_md_set(struct ptl_ni *ni, struct ptl_md *md, const ptl_md_t *umd, ptl_ha
 	md->total = total;
 	md->local_offset = 0;
 	return PTL_OK;
+}
+
+int ptl_md_set(struct ptl_ni *ni, struct ptl_md *md, const ptl_md_t *umd, ptl_handle_eq_t eq_known)
+{
+	return ptl_md_set_inline(ni, md, umd, eq_known);
 }
 
 /* Walks [off, off+len) of md piece by piece. */
@@ -278,7 +287,7 @@ int PtlMDUpdate(ptl_handle_md_t md_handle, ptl_md_t *old_md, ptl_md_t *new_md, p
 	 * attachment, the handle or the unlink choice, which an update keeps
 	 * (a copy of the whole MD to restore was a sixth of a posted MPI
 	 * receive's PtlMDUpdate). */
-	rc = ptl_md_set(ni, md, new_md, eq_handle); /* eq_handle is live or NONE */
+	rc = ptl_md_set_inline(ni, md, new_md, eq_handle); /* eq_handle is live or NONE */
 out:
 	ptl_unlock();
 	return rc;

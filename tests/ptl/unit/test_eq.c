@@ -4,8 +4,9 @@
  * order with consecutive sequence numbers; an overrun overwrites the oldest
  * events and the next read returns PTL_EQ_DROPPED with the oldest event that
  * survived, counting the lost ones; handlers run on post; PtlEQPoll over
- * several EQs and its timeout; an EQ freed while a poll spins on it;
- * PtlEQAlloc/Free and their errors.
+ * several EQs and its timeout; an EQ freed while a poll spins on it; a
+ * spinning poll's hold of the library lock; PtlEQAlloc/Free and their
+ * errors.
  *
  * ptl_eq.c and ptl_handle.c are compiled in; the NI, the view objects and
  * progress are stand-ins below (the ring is plain memory).
@@ -43,9 +44,35 @@ struct ptl_ni *ptl_ni_lookup(ptl_handle_ni_t h)
 /* An EQ an "event handler" frees during the next progress pass. */
 static ptl_handle_eq_t free_in_progress;
 
+/* The library lock between a poll's passes (test_poll_keeps_lock): from
+ * pass lock_probe_from on, each pass records whether the poll let the lock
+ * go since the pass before (ptl_lock wrote its owner again over the mark
+ * left there) and leaves the mark again; on the passes in lock_contend a
+ * thread "waits" for the lock: the word says contended, as ptl_lock
+ * leaves it before it sleeps. */
+#define LOCK_MARK 0x5a5a5a5aul
+static int lock_probe_from; /* 0: off */
+static unsigned long lock_contend; /* bit p: contended after pass p */
+static unsigned long lock_let_go;  /* bit p: the lock was let go before pass p */
+
+static void lock_probe(void)
+{
+	struct ptl_rlock *l = &ptl_lib.lock;
+	int p = progress_calls;
+	if (!lock_probe_from || p < lock_probe_from || p >= 64)
+		return;
+	assert_int_not_equal(atomic_load(&l->word), 0); /* a pass runs locked */
+	if (p > lock_probe_from && atomic_load(&l->owner) != LOCK_MARK)
+		lock_let_go |= 1ul << p;
+	atomic_store(&l->owner, LOCK_MARK);
+	if (lock_contend & (1ul << p))
+		atomic_store(&l->word, 2);
+}
+
 void ptl_progress_app(void)
 {
 	progress_calls++;
+	lock_probe();
 	if (free_in_progress != PTL_EQ_NONE) {
 		assert_int_equal(PtlEQFree(free_in_progress), PTL_OK);
 		free_in_progress = PTL_EQ_NONE;
@@ -106,6 +133,9 @@ static int setup(void **state)
 	arrive_left = 0;
 	arrive_skip = 0;
 	free_in_progress = PTL_EQ_NONE;
+	lock_probe_from = 0;
+	lock_contend = 0;
+	lock_let_go = 0;
 	return 0;
 }
 
@@ -554,6 +584,32 @@ static void test_poll_eq_freed_meanwhile(void **state)
 	assert_int_equal(ev.hdr_data, 0xa11);
 }
 
+/* A spinning poll keeps the library lock from one pass to the next (a
+ * release and a re-take are two locked instructions per pass) unless
+ * another thread waits for it, or it yields: then it lets it go at once,
+ * before its next pass. */
+static void test_poll_keeps_lock(void **state)
+{
+	(void)state;
+	ptl_handle_eq_t h = alloc_eq(4, NULL);
+	ptl_event_t ev;
+	int which = -1;
+	arrive_eq = eq_of(h);
+	arrive_left = 1;
+	arrive_skip = 40;
+	lock_probe_from = 2;
+	lock_contend = 1ul << 5 | 1ul << 6 | 1ul << 20;
+	assert_int_equal(PtlEQPoll(&h, 1, 20000, &ev, &which), PTL_OK);
+	assert_int_equal(ev.hdr_data, 0xa11);
+	assert_int_equal(progress_calls, 41);
+	/* Let go after each contended pass, and kept otherwise (no yield is
+	 * due before pass 64: wait_yield_every). */
+	assert_int_equal(lock_let_go, 1ul << 6 | 1ul << 7 | 1ul << 21);
+	/* The mark was the poll's to clear: it let the lock go at the end. */
+	assert_int_equal(atomic_load(&ptl_lib.lock.word), 0);
+	assert_int_equal(atomic_load(&ptl_lib.lock.owner), 0);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -572,6 +628,7 @@ int main(void)
 		T(test_poll_late_event),
 		T(test_progress_delivers),
 		T(test_poll_eq_freed_meanwhile),
+		T(test_poll_keeps_lock),
 	};
 	return cmocka_run_group_tests_name("ptl_eq", tests, NULL, NULL);
 }
