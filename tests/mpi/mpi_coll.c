@@ -697,6 +697,58 @@ static void rd_order_bits(void)
 	OK(MPI_Op_free(&op));
 }
 
+/* The allreduce of in (n doubles, op) three ways: into out, in place in ip
+ * (which holds in), and by MPI_Iallreduce into nb. */
+static void allreduce_3ways(const double *in, double *out, double *ip, double *nb, int n, MPI_Op op)
+{
+	OK(MPI_Allreduce(in, out, n, MPI_DOUBLE, op, MPI_COMM_WORLD));
+	OK(MPI_Allreduce(MPI_IN_PLACE, ip, n, MPI_DOUBLE, op, MPI_COMM_WORLD));
+	MPI_Request rq;
+	OK(MPI_Iallreduce(in, nb, n, MPI_DOUBLE, op, MPI_COMM_WORLD, &rq));
+	OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+}
+
+/* A commutative user op that adds doubles as MPI_SUM does (in + inout):
+ * it takes mpi_op_apply's path, the input copied before each combination. */
+static void dsum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+	(void)dt;
+	for (int i = 0; i < *len; i++)
+		((double *)inout)[i] = ((double *)in)[i] + ((double *)inout)[i];
+}
+
+/* Long double sums go by a schedule with the input apart (its first
+ * combination of each byte starts from sendbuf), where MPI_SUM of
+ * MPI_DOUBLE takes mpi_coll.c's one-pass combine_fast: the same bits as
+ * the same sum by a user op through mpi_op_apply (values whose sum
+ * depends on the order, odd counts: a tail past the four-wide loop),
+ * blocking or not, in place or not, on every rank; sendbuf unwritten. */
+static void long_sum_bits(void)
+{
+	enum { MAXN = 70001 };
+	static const int counts[] = { 1000, 5003, MAXN };
+	static double in[MAXN], out[MAXN], ref[MAXN], ip[MAXN], nb[MAXN];
+	MPI_Op op;
+	OK(MPI_Op_create(dsum, 1, &op));
+	for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
+		int n = counts[k];
+		size_t sz = sizeof(double) * (size_t)n;
+		for (int i = 0; i < n; i++)
+			in[i] = ip[i] = rd_input(t_rank, i) * (t_rank % 2 ? -1.0 : 1.0);
+		OK(MPI_Allreduce(in, ref, n, MPI_DOUBLE, op, MPI_COMM_WORLD));
+		allreduce_3ways(in, out, ip, nb, n, MPI_SUM);
+		CHECK(!memcmp(out, ref, sz), "n=%d: MPI_SUM differs from the same sum by a user op", n);
+		CHECK(!memcmp(ip, ref, sz), "n=%d in place: MPI_SUM differs from the user op's", n);
+		CHECK(!memcmp(nb, ref, sz), "n=%d: MPI_Iallreduce's MPI_SUM differs from the user op's", n);
+		for (int i = 0; i < n; i++)
+			CHECK(in[i] == rd_input(t_rank, i) * (t_rank % 2 ? -1.0 : 1.0), "n=%d: sendbuf written", n);
+		memcpy(ip, out, sz);
+		OK(MPI_Bcast(ip, n, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+		CHECK(!memcmp(ip, out, sz), "n=%d: ranks disagree", n);
+	}
+	OK(MPI_Op_free(&op));
+}
+
 /* Same inputs, same bits: on every rank, every time. */
 static void determinism(void)
 {
@@ -741,5 +793,6 @@ int main(int argc, char **argv)
 	short_sum_bits();
 	short_allreduce();
 	rd_order_bits();
+	long_sum_bits();
 	return t_finish("mpi_coll");
 }
