@@ -708,6 +708,41 @@ static void allreduce_3ways(const double *in, double *out, double *ip, double *n
 	OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
 }
 
+/* 2 ranks, 32-64 KiB: recursive doubling's one exchange of the whole
+ * vector (coll_choose.c's COLL_ALLREDUCE_PAIR_*), so with the lopsided
+ * op every element is f(in = rank 1's, inout = rank 0's), on both ranks,
+ * in place or not, and MPI_Iallreduce the same; the ring would combine
+ * its second half the other way round (f(in = rank 0's, inout = rank
+ * 1's), at rank 1). Under the automatic choice only. */
+static void pair_rd_bits(void)
+{
+	const char *algo = getenv("PTL_COLL_ALGO");
+	if (t_size != 2 || (algo && *algo))
+		return;
+	enum { MAXN = 8192 };
+	static const int counts[] = { 4096, 6000, MAXN };
+	static double in[MAXN], out[MAXN], ip[MAXN], nb[MAXN], want[MAXN], up[MAXN];
+	MPI_Op op;
+	OK(MPI_Op_create(lopsided, 1, &op));
+	for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
+		int n = counts[k], len = n;
+		size_t sz = sizeof(double) * (size_t)n;
+		for (int i = 0; i < n; i++) {
+			in[i] = ip[i] = rd_input(t_rank, i);
+			want[i] = rd_input(0, i);
+			up[i] = rd_input(1, i);
+		}
+		lopsided(up, want, &len, NULL);
+		allreduce_3ways(in, out, ip, nb, n, op);
+		CHECK(!memcmp(out, want, sz), "n=%d: not recursive doubling's order", n);
+		CHECK(!memcmp(ip, want, sz), "n=%d in place: not recursive doubling's order", n);
+		CHECK(!memcmp(nb, want, sz), "n=%d: MPI_Iallreduce not in recursive doubling's order", n);
+		for (int i = 0; i < n; i++)
+			CHECK(in[i] == rd_input(t_rank, i), "n=%d: sendbuf written", n);
+	}
+	OK(MPI_Op_free(&op));
+}
+
 /* A commutative user op that adds doubles as MPI_SUM does (in + inout):
  * it takes mpi_op_apply's path, the input copied before each combination. */
 static void dsum(void *in, void *inout, int *len, MPI_Datatype *dt)
@@ -794,5 +829,6 @@ int main(int argc, char **argv)
 	short_allreduce();
 	rd_order_bits();
 	long_sum_bits();
+	pair_rd_bits();
 	return t_finish("mpi_coll");
 }
