@@ -754,10 +754,12 @@ static void dsum(void *in, void *inout, int *len, MPI_Datatype *dt)
 
 /* Long double sums go by a schedule with the input apart (its first
  * combination of each byte starts from sendbuf), where MPI_SUM of
- * MPI_DOUBLE takes mpi_coll.c's one-pass combine_fast: the same bits as
- * the same sum by a user op through mpi_op_apply (values whose sum
- * depends on the order, odd counts: a tail past the four-wide loop),
- * blocking or not, in place or not, on every rank; sendbuf unwritten. */
+ * MPI_DOUBLE takes mpi_coll.c's one-pass combine_fast: right, and the
+ * same bits as the same sum by a user op through mpi_op_apply (values
+ * whose sum depends on the order, odd counts: a tail past the four-wide
+ * loop), blocking or not, in place or not, on every rank; sendbuf
+ * unwritten. On 2 ranks the ring's halves of the longest (280 KiB) go
+ * eagerly, read by the receiver (MPI_MODE_PULL). */
 static void long_sum_bits(void)
 {
 	enum { MAXN = 70001 };
@@ -772,6 +774,17 @@ static void long_sum_bits(void)
 			in[i] = ip[i] = rd_input(t_rank, i) * (t_rank % 2 ? -1.0 : 1.0);
 		OK(MPI_Allreduce(in, ref, n, MPI_DOUBLE, op, MPI_COMM_WORLD));
 		allreduce_3ways(in, out, ip, nb, n, MPI_SUM);
+		int bad = 0;
+		for (int i = 0; i < n; i++) {
+			double want = 0, mag = 0;
+			for (int r = 0; r < t_size; r++) {
+				double v = rd_input(r, i) * (r % 2 ? -1.0 : 1.0);
+				want += v;
+				mag += fabs(v);
+			}
+			bad += fabs(out[i] - want) > 1e-12 * mag;
+		}
+		CHECK(bad == 0, "n=%d: %d sums wrong", n, bad);
 		CHECK(!memcmp(out, ref, sz), "n=%d: MPI_SUM differs from the same sum by a user op", n);
 		CHECK(!memcmp(ip, ref, sz), "n=%d in place: MPI_SUM differs from the user op's", n);
 		CHECK(!memcmp(nb, ref, sz), "n=%d: MPI_Iallreduce's MPI_SUM differs from the user op's", n);
