@@ -19,6 +19,23 @@
  * (5.9 vs 14.7 us). */
 #define COLL_ALLREDUCE_SHORT_BYTES (8u * 1024u)
 
+/* On 2 ranks of one host, from this many bytes and up to
+ * COLL_ALLREDUCE_PAIR_MAX, recursive doubling again (its one exchange of
+ * the whole vector) instead of the ring's two of half of it: the ring's
+ * halves (16 KiB and up) no longer go inline on shm (16 KiB with the
+ * header), so both pay a message the receiver reads on arrival, the ring
+ * two of them, while the whole vector stays eager (ptl's MPI sends a
+ * schedule's messages eagerly up to 64 KiB, mpi_coll.c's
+ * COLL_EAGER_TIMES; above, recursive doubling's one is a rendezvous the
+ * shm layer splits, and the ring wins again: 96 KiB 37.9 vs 77.1 us, 128
+ * KiB 26.1 vs 29.8). 2 ranks pinned, interleaved (load 2), median [best]
+ * us, ring against recursive doubling: 32 KiB 10.7 [10.3] vs 7.20 [7.14]
+ * and 19.0 [10.4] vs 7.80 [7.15], 48 KiB 13.7 [13.1] vs 9.47 [9.38],
+ * 64 KiB 17.2 [15.4] vs 11.7 [11.6] and 32.5 [15.4] vs 12.5 [11.6]; but
+ * 24 KiB 5.60 [5.41] vs 6.16 [6.07], 12 KiB 2.98 vs 3.07. */
+#define COLL_ALLREDUCE_PAIR_MIN (32u * 1024u)
+#define COLL_ALLREDUCE_PAIR_MAX (64u * 1024u)
+
 /* Up to this many bytes in all, allgather goes by recursive doubling or
  * bruck: ceil(log2 N) rounds move the same N-1 blocks per rank as the
  * ring's N-1 steps, so while latency dominates they win by N-1 against
@@ -70,6 +87,9 @@ static int choose_ring_op(const struct coll_req *r, struct coll_choice *c)
 	switch (r->algo) {
 	case COLL_ALGO_AUTO:
 		if (r->op == COLL_OP_ALLREDUCE && coll_is_pow2(r->nranks) && r->bytes <= COLL_ALLREDUCE_SHORT_BYTES)
+			c->algo = COLL_ALGO_RECURSIVE_DOUBLING;
+		else if (r->op == COLL_OP_ALLREDUCE && r->nranks == 2 && r->one_host &&
+			 r->bytes >= COLL_ALLREDUCE_PAIR_MIN && r->bytes <= COLL_ALLREDUCE_PAIR_MAX)
 			c->algo = COLL_ALGO_RECURSIVE_DOUBLING;
 		else if (r->op == COLL_OP_ALLREDUCE && r->one_host && r->shared_cores && coll_is_pow2(r->nranks) &&
 			 r->nranks > 2 && r->nranks <= COLL_SHARED_BIDIR_RANKS && r->bytes <= COLL_SHARED_BIDIR_MAX)

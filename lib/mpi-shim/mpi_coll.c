@@ -249,6 +249,19 @@ size_t mpi_coll_eager_max(void)
 	return mpi_g.eager_limit * COLL_EAGER_TIMES;
 }
 
+static bool one_host(struct mpi_comm *c);
+
+/* A 2-rank allreduce on one host exchanges: both ranks send and receive
+ * at once, so a long send goes eagerly further (MPI_MODE_PULL: mpi_pt2pt.c's
+ * MPI_PULL_EAGER), read by the receiver into its own buffer instead of a
+ * rendezvous get that the sender serves and splits with the receiver, whose
+ * core is busy with its own. One-way transfers (Bcast, Reduce, ...) keep
+ * the split rendezvous, which puts the idle core to work. */
+void mpi_coll_pull(struct cx *x, enum coll_op op)
+{
+	x->pull = op == COLL_OP_ALLREDUCE && x->c->size == 2 && one_host(x->c);
+}
+
 static int cb_send(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd, const void *buf, size_t len)
 {
 	(void)rank;
@@ -260,6 +273,8 @@ static int cb_send(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd, 
 	 * from our buffer (NB: done on the ACK); up to the limit copied to a
 	 * slot and done at once, as before. */
 	int mode = len > mpi_g.eager_limit ? MPI_MODE_STD | MPI_MODE_NB | MPI_MODE_BLOCKING : MPI_MODE_STD;
+	if (x->pull && len > mpi_coll_eager_max())
+		mode |= MPI_MODE_PULL;
 	int rc = mpi_isend(buf, (int)len, MPI_BYTE, cmd->peer_rank, mpi_coll_tag(x, cmd->match), x->c, x->c->ctx + 1,
 			   mode, &r);
 	if (rc)
@@ -641,6 +656,7 @@ static int run_sched(struct cx *x, struct coll_req *req, void *data, const void 
 			return mpi_cx_fail(x, MPI_ERR_INTERN, "%s: cannot start the schedule (%d)", x->name, rc);
 	}
 	x->e = ent->e;
+	mpi_coll_pull(x, req->op);
 	rc = coll_engine_start(x->e);
 	if (rc)
 		mpi_cx_fail(x, MPI_ERR_INTERN, "%s: posting the schedule failed (%d)", x->name, rc);

@@ -63,6 +63,8 @@ struct cx {
 	unsigned long seq;     /* c->ncoll of this call: the tags' upper bits */
 	bool nb;               /* nonblocking: receives post an ME (no lazy ones, which
 				* only a waiting caller would look at) */
+	bool pull;             /* a 2-rank allreduce on one host: both ranks copy at
+				* once, sends go MPI_MODE_PULL (mpi_coll_pull) */
 	char msg[MPI_MAX_ERROR_STRING];
 };
 
@@ -96,6 +98,7 @@ static inline void mpi_cx_init(struct cx *x, struct mpi_comm *c, const char *nam
 	x->cap = sizeof x->few / sizeof x->few[0];
 	x->seq = ++c->ncoll;
 	x->nb = false;
+	x->pull = false;
 }
 
 static inline void mpi_cx_done(struct cx *x)
@@ -151,6 +154,8 @@ size_t mpi_coll_eager_max(void);
  * take it gets the in-place schedule: (*s)->req.input is then false and
  * the caller copies the input into DATA first. */
 int mpi_coll_expand(struct cx *x, struct coll_req *req, bool v, struct coll_sched **s);
+/* Sets x->pull for a schedule of op (before its engine starts). */
+void mpi_coll_pull(struct cx *x, enum coll_op op);
 int mpi_coll_check_buf(MPI_Comm comm, const char *fn, int count, MPI_Datatype dt);
 int mpi_coll_check_op(MPI_Comm comm, const char *fn, MPI_Op op, MPI_Datatype dt);
 /* counts[0..n) * esz into out[0..n) and their sum into *total; the error

@@ -215,6 +215,7 @@ static int phase_start(struct mpi_icoll *q)
 	struct coll_bufs bufs = { ph->data, ph->input, q->scratch };
 	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, mpi_coll_eager_max() };
 	rc = coll_engine_new(q->s, c->rank, &bufs, &conf, &mpi_coll_engine_ops, x, &x->e);
+	mpi_coll_pull(x, req->op);
 	if (!rc)
 		rc = coll_engine_start(x->e);
 	if (rc)

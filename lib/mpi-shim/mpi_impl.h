@@ -394,6 +394,11 @@ MPI_HIDDEN bool mpi_isend_now(const void *buf, int count, const struct mpi_dtype
  * caller waits for the send at once, so a contiguous one goes eagerly up
  * to MPI_BLOCKING_EAGER times the eager limit (mpi_pt2pt.c). */
 #define MPI_MODE_BLOCKING 0x200
+/* Or-ed with MPI_MODE_BLOCKING by a schedule's sends on a 2-rank
+ * communicator of one host (mpi_coll.c): eager up to MPI_PULL_EAGER times
+ * the eager limit, so the receiver reads the data into its own buffer
+ * (mpi_pt2pt.c). */
+#define MPI_MODE_PULL 0x400
 /* A receive of len contiguous bytes that posts no ME: the message lands as
  * unexpected and mpi_recv_try matches it. For a context whose receives never
  * overlap in what they match (a schedule's: exact source, a tag per step, one

@@ -147,6 +147,16 @@ struct mpi_obj_hdr {
  * (the copy dominates). */
 #define MPI_BLOCKING_EAGER 8
 
+/* A 2-rank schedule's send (MPI_MODE_PULL) stays eager further: both ranks
+ * send and receive at once, so neither core is idle to take half of a
+ * rendezvous copy, and a get served by the sender writes the data into
+ * lines the receiver then reads back for its combination. Read by the
+ * receiver, it lands in its own cache. 2-rank MPI_Allreduce (its ring's
+ * 256 KiB and 512 KiB halves), interleaved at load 1, median [best] us,
+ * 128 times against 8: 512 KiB 107 [84.0] vs 125 [91.0], 1 MiB 188 [144]
+ * vs 218 [168] (Open MPI 150 [138]). */
+#define MPI_PULL_EAGER 128
+
 struct mpi_eslot {
 	int obj;                 /* MPI_OBJ_ESLOT */
 	struct mpi_eslot *next;  /* free list */
@@ -754,8 +764,8 @@ int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, st
 int mpi_isend_t(const void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t, int dest, int tag,
 		struct mpi_comm *c, int ctx, int mode, struct mpi_req **out)
 {
-	bool nb = mode & MPI_MODE_NB, blocking = mode & MPI_MODE_BLOCKING;
-	mode &= ~(MPI_MODE_NB | MPI_MODE_BLOCKING);
+	bool nb = mode & MPI_MODE_NB, blocking = mode & MPI_MODE_BLOCKING, pull = mode & MPI_MODE_PULL;
+	mode &= ~(MPI_MODE_NB | MPI_MODE_BLOCKING | MPI_MODE_PULL);
 	if (nb && (mode == MPI_MODE_STD || mode == MPI_MODE_READY) && dest != MPI_PROC_NULL &&
 	    mpi_isend_now(buf, count, t, dest, tag, c, ctx, out))
 		return MPI_SUCCESS;
@@ -787,7 +797,7 @@ int mpi_isend_t(const void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t
 	r->len = len;
 	r->sync = mode == MPI_MODE_SYNC;
 	r->bsend = mode == MPI_MODE_BUFFERED;
-	size_t eager_max = mpi_g.eager_limit * (blocking && t->contig ? MPI_BLOCKING_EAGER : 1);
+	size_t eager_max = mpi_g.eager_limit * (!blocking || !t->contig ? 1 : pull ? MPI_PULL_EAGER : MPI_BLOCKING_EAGER);
 	r->proto = (len <= eager_max && !r->sync) ? MPI_PROTO_EAGER : MPI_PROTO_RNDV;
 	bool copy = r->proto == MPI_PROTO_EAGER || r->bsend || !t->contig;
 	if (r->bsend && len + MPI_BSEND_OVERHEAD > mpi_g.bsend_size - mpi_g.bsend_used) {

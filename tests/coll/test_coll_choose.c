@@ -130,6 +130,49 @@ static void test_shared_cores(void **state)
 	}
 }
 
+/* On 2 ranks of one host an allreduce of 32-64 KiB goes by recursive
+ * doubling (one eager message of the whole vector instead of the ring's
+ * two halves too long to go inline); just below, just above, on several
+ * hosts, a named algorithm and reduce_scatter keep the ring. */
+static void test_pair_rd(void **state)
+{
+	(void)state;
+	struct {
+		enum coll_op op;
+		enum coll_algo algo;
+		size_t bytes;
+		bool one_host;
+		enum coll_algo want;
+	} rows[] = {
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 32 << 10, true, COLL_ALGO_RECURSIVE_DOUBLING },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 48 << 10, true, COLL_ALGO_RECURSIVE_DOUBLING },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 64 << 10, true, COLL_ALGO_RECURSIVE_DOUBLING },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 8 << 10, true, COLL_ALGO_RECURSIVE_DOUBLING },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, (32 << 10) - 8, true, COLL_ALGO_RING },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, (64 << 10) + 8, true, COLL_ALGO_RING },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 1 << 20, true, COLL_ALGO_RING },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 32 << 10, false, COLL_ALGO_RING },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_RING, 32 << 10, true, COLL_ALGO_RING },
+		{ COLL_OP_REDUCE_SCATTER, COLL_ALGO_AUTO, 32 << 10, true, COLL_ALGO_RING },
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		struct coll_req r = mkreq(rows[i].op, rows[i].algo, 2, rows[i].bytes, 1, 1);
+		r.one_host = rows[i].one_host;
+		struct coll_choice c;
+		char msg[160] = "";
+		assert_int_equal(coll_choose(&r, &c, msg, sizeof msg), 0);
+		if (c.algo != rows[i].want)
+			fail_msg("row %zu: chose %s, want %s", i, coll_algo_name(c.algo), coll_algo_name(rows[i].want));
+	}
+	/* 4 ranks of one host keep their rules at 32 KiB */
+	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, 32 << 10, 1, 1);
+	r.one_host = true;
+	struct coll_choice c;
+	char msg[160] = "";
+	assert_int_equal(coll_choose(&r, &c, msg, sizeof msg), 0);
+	assert_int_equal(c.algo, COLL_ALGO_HALVING_DOUBLING);
+}
+
 /* R3.3: reduce_scatter and allgather pick by ports; alltoall is pairwise. */
 static void test_other_ops(void **state)
 {
@@ -207,6 +250,7 @@ int main(void)
 		cmocka_unit_test(test_v3_1_table),
 		cmocka_unit_test(test_one_host),
 		cmocka_unit_test(test_shared_cores),
+		cmocka_unit_test(test_pair_rd),
 		cmocka_unit_test(test_other_ops),
 		cmocka_unit_test(test_errors),
 	};

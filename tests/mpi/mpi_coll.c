@@ -697,6 +697,106 @@ static void rd_order_bits(void)
 	OK(MPI_Op_free(&op));
 }
 
+/* The allreduce of in (n doubles, op) three ways: into out, in place in ip
+ * (which holds in), and by MPI_Iallreduce into nb. */
+static void allreduce_3ways(const double *in, double *out, double *ip, double *nb, int n, MPI_Op op)
+{
+	OK(MPI_Allreduce(in, out, n, MPI_DOUBLE, op, MPI_COMM_WORLD));
+	OK(MPI_Allreduce(MPI_IN_PLACE, ip, n, MPI_DOUBLE, op, MPI_COMM_WORLD));
+	MPI_Request rq;
+	OK(MPI_Iallreduce(in, nb, n, MPI_DOUBLE, op, MPI_COMM_WORLD, &rq));
+	OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+}
+
+/* 2 ranks, 32-64 KiB: recursive doubling's one exchange of the whole
+ * vector (coll_choose.c's COLL_ALLREDUCE_PAIR_*), so with the lopsided
+ * op every element is f(in = rank 1's, inout = rank 0's), on both ranks,
+ * in place or not, and MPI_Iallreduce the same; the ring would combine
+ * its second half the other way round (f(in = rank 0's, inout = rank
+ * 1's), at rank 1). Under the automatic choice only. */
+static void pair_rd_bits(void)
+{
+	const char *algo = getenv("PTL_COLL_ALGO");
+	if (t_size != 2 || (algo && *algo))
+		return;
+	enum { MAXN = 8192 };
+	static const int counts[] = { 4096, 6000, MAXN };
+	static double in[MAXN], out[MAXN], ip[MAXN], nb[MAXN], want[MAXN], up[MAXN];
+	MPI_Op op;
+	OK(MPI_Op_create(lopsided, 1, &op));
+	for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
+		int n = counts[k], len = n;
+		size_t sz = sizeof(double) * (size_t)n;
+		for (int i = 0; i < n; i++) {
+			in[i] = ip[i] = rd_input(t_rank, i);
+			want[i] = rd_input(0, i);
+			up[i] = rd_input(1, i);
+		}
+		lopsided(up, want, &len, NULL);
+		allreduce_3ways(in, out, ip, nb, n, op);
+		CHECK(!memcmp(out, want, sz), "n=%d: not recursive doubling's order", n);
+		CHECK(!memcmp(ip, want, sz), "n=%d in place: not recursive doubling's order", n);
+		CHECK(!memcmp(nb, want, sz), "n=%d: MPI_Iallreduce not in recursive doubling's order", n);
+		for (int i = 0; i < n; i++)
+			CHECK(in[i] == rd_input(t_rank, i), "n=%d: sendbuf written", n);
+	}
+	OK(MPI_Op_free(&op));
+}
+
+/* A commutative user op that adds doubles as MPI_SUM does (in + inout):
+ * it takes mpi_op_apply's path, the input copied before each combination. */
+static void dsum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+	(void)dt;
+	for (int i = 0; i < *len; i++)
+		((double *)inout)[i] = ((double *)in)[i] + ((double *)inout)[i];
+}
+
+/* Long double sums go by a schedule with the input apart (its first
+ * combination of each byte starts from sendbuf), where MPI_SUM of
+ * MPI_DOUBLE takes mpi_coll.c's one-pass combine_fast: right, and the
+ * same bits as the same sum by a user op through mpi_op_apply (values
+ * whose sum depends on the order, odd counts: a tail past the four-wide
+ * loop), blocking or not, in place or not, on every rank; sendbuf
+ * unwritten. On 2 ranks the ring's halves of the longest (280 KiB) go
+ * eagerly, read by the receiver (MPI_MODE_PULL). */
+static void long_sum_bits(void)
+{
+	enum { MAXN = 70001 };
+	static const int counts[] = { 1000, 5003, MAXN };
+	static double in[MAXN], out[MAXN], ref[MAXN], ip[MAXN], nb[MAXN];
+	MPI_Op op;
+	OK(MPI_Op_create(dsum, 1, &op));
+	for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
+		int n = counts[k];
+		size_t sz = sizeof(double) * (size_t)n;
+		for (int i = 0; i < n; i++)
+			in[i] = ip[i] = rd_input(t_rank, i) * (t_rank % 2 ? -1.0 : 1.0);
+		OK(MPI_Allreduce(in, ref, n, MPI_DOUBLE, op, MPI_COMM_WORLD));
+		allreduce_3ways(in, out, ip, nb, n, MPI_SUM);
+		int bad = 0;
+		for (int i = 0; i < n; i++) {
+			double want = 0, mag = 0;
+			for (int r = 0; r < t_size; r++) {
+				double v = rd_input(r, i) * (r % 2 ? -1.0 : 1.0);
+				want += v;
+				mag += fabs(v);
+			}
+			bad += fabs(out[i] - want) > 1e-12 * mag;
+		}
+		CHECK(bad == 0, "n=%d: %d sums wrong", n, bad);
+		CHECK(!memcmp(out, ref, sz), "n=%d: MPI_SUM differs from the same sum by a user op", n);
+		CHECK(!memcmp(ip, ref, sz), "n=%d in place: MPI_SUM differs from the user op's", n);
+		CHECK(!memcmp(nb, ref, sz), "n=%d: MPI_Iallreduce's MPI_SUM differs from the user op's", n);
+		for (int i = 0; i < n; i++)
+			CHECK(in[i] == rd_input(t_rank, i) * (t_rank % 2 ? -1.0 : 1.0), "n=%d: sendbuf written", n);
+		memcpy(ip, out, sz);
+		OK(MPI_Bcast(ip, n, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+		CHECK(!memcmp(ip, out, sz), "n=%d: ranks disagree", n);
+	}
+	OK(MPI_Op_free(&op));
+}
+
 /* Same inputs, same bits: on every rank, every time. */
 static void determinism(void)
 {
@@ -741,5 +841,7 @@ int main(int argc, char **argv)
 	short_sum_bits();
 	short_allreduce();
 	rd_order_bits();
+	long_sum_bits();
+	pair_rd_bits();
 	return t_finish("mpi_coll");
 }
