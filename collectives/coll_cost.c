@@ -442,7 +442,7 @@ static int simulate(struct sim *m)
 	while (!rc && m->h.n) {
 		struct hent e = hpop(&m->h);
 		const struct coll_cmd *c = cmd_at(m, e.rank, e.idx);
-		if ((e.ev == EV_ARRIVAL || e.ev == EV_RTS) && m->nwait[e.rank][e.idx]) {
+		if (p->unexpected && (e.ev == EV_ARRIVAL || e.ev == EV_RTS) && m->nwait[e.rank][e.idx]) {
 			m->held[e.rank][e.idx] = e;  /* unexpected: taken when the receive is ready */
 			continue;
 		}
@@ -566,11 +566,16 @@ static int sim_rank_init(struct sim *m, int r)
 	m->left[r] = n;
 	m->rdy[r] = calloc(all ? all : 1, sizeof **m->rdy);
 	m->nwait[r] = calloc(all ? all : 1, sizeof **m->nwait);
-	m->held[r] = malloc((all ? all : 1) * sizeof **m->held);
-	if (!m->rdy[r] || !m->nwait[r] || !m->held[r])
+	if (!m->rdy[r] || !m->nwait[r])
 		return -ENOMEM;
-	for (size_t i = 0; i < all; i++)
-		m->held[r][i].key = -1;
+	if (m->p->unexpected) {
+		/* only unexpected messages are held */
+		m->held[r] = malloc((all ? all : 1) * sizeof **m->held);
+		if (!m->held[r])
+			return -ENOMEM;
+		for (size_t i = 0; i < all; i++)
+			m->held[r][i].key = -1;
+	}
 	int rc = coll_dag_build(m->s->ranks[r].cmds, n, &m->dag[r]);
 	for (size_t i = 0; i < all && !rc; i++)
 		m->nwait[r][i] = m->dag[r].nwait[i % n] + (i >= n && m->dag[r].nwait[i % n] == 0);
