@@ -418,8 +418,9 @@ struct coll_cost_params {
 	int calls;
 	/* A send goes as soon as its sender is ready, not once its receive
 	 * is posted too (ptl's MPI: a message that comes first waits as an
-	 * unexpected one), and the receive takes it when it is ready; a
-	 * rendezvous' header waits the same way. */
+	 * unexpected one), and the receive takes it when it is ready, an
+	 * eager one copied out of the unexpected buffer then (at the local
+	 * copy rate); a rendezvous' header waits the same way. */
 	bool unexpected;
 	/* The sender's CPU copies an eager message's bytes (bytes/beta after
 	 * its o; shm puts them through the ring), so the port holds alpha

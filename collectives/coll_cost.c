@@ -345,10 +345,15 @@ static double rndv_copy(const struct coll_cost_params *p, size_t len, size_t byt
 /* What taking the message of arrival e costs its receiver's CPU: a rank
  * that had been waiting for it (its CPU idle when it came) first pays
  * wake_cost, the way back from its wait into the collective. */
+static double local_copy(const struct coll_cost_params *p, size_t len);
+
 static double arrival_cost(const struct sim *m, const struct hent *e, size_t len)
 {
 	double wake = e->key > m->cpu[e->rank] ? m->p->wake_cost : 0.0;
-	return wake + take_cost(m->p, len);
+	/* an eager message held as unexpected (aux) is copied out of the
+	 * unexpected buffer when its receive takes it */
+	double out = e->ev == EV_ARRIVAL && e->aux > 0 ? local_copy(m->p, len) : 0.0;
+	return wake + out + take_cost(m->p, len);
 }
 
 /* Seconds a local copy of len bytes takes its rank's CPU: at the rate
@@ -443,6 +448,7 @@ static int simulate(struct sim *m)
 		struct hent e = hpop(&m->h);
 		const struct coll_cmd *c = cmd_at(m, e.rank, e.idx);
 		if (p->unexpected && (e.ev == EV_ARRIVAL || e.ev == EV_RTS) && m->nwait[e.rank][e.idx]) {
+			e.aux = 1;
 			m->held[e.rank][e.idx] = e;  /* unexpected: taken when the receive is ready */
 			continue;
 		}

@@ -95,7 +95,8 @@ static void usage(FILE *out)
 	        "  --calls K      K calls back to back (1 to %d), each rank entering the next\n"
 	        "                 when its part of the last is done; predicts the period\n"
 	        "  --unexpected   a send goes when its sender is ready; a message that comes\n"
-	        "                 before its receive is ready waits for it\n"
+	        "                 before its receive is ready waits for it (an eager one is\n"
+	        "                 copied out then, at --local-copy-rates)\n"
 
 	        "  --cpu-copies   the sender's CPU copies an eager message's bytes (shm), so\n"
 	        "                 the copy takes turns with its other work; the port holds alpha\n"

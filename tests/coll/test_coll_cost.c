@@ -756,6 +756,20 @@ static void test_sw_calls_unexpected(void **state)
 	NEAR(sw_cost(COLL_OP_GATHER, COLL_ALGO_BINOMIAL, 3, 65536, 1, &g), 7.5e-6);
 	g.unexpected = true;
 	NEAR(sw_cost(COLL_OP_GATHER, COLL_ALGO_BINOMIAL, 3, 65536, 1, &g), 6.25e-6);
+	/* An eager message held so is copied out of the unexpected buffer
+	 * when its receive takes it, at the local copy rate: a 3-rank
+	 * recursive-doubling scan of 16 KiB copies 16 KiB twice on its
+	 * critical path itself, and with unexpected messages once more. */
+	struct coll_cost_params u = { .alpha = 1e-6, .o = 2.5e-7, .beta = 1e18, .gamma = 1e-10 };
+	double plain = sw_cost(COLL_OP_SCAN, COLL_ALGO_RECURSIVE_DOUBLING, 3, 16384, 1, &u);
+	u.nlocal = 1;
+	u.local[0] = (struct coll_copy_rate){ 1024, 1e9 };
+	NEAR(sw_cost(COLL_OP_SCAN, COLL_ALGO_RECURSIVE_DOUBLING, 3, 16384, 1, &u) - plain, 2 * 16384 / 1e9);
+	u.unexpected = true;
+	u.nlocal = 0;
+	plain = sw_cost(COLL_OP_SCAN, COLL_ALGO_RECURSIVE_DOUBLING, 3, 16384, 1, &u);
+	u.nlocal = 1;
+	NEAR(sw_cost(COLL_OP_SCAN, COLL_ALGO_RECURSIVE_DOUBLING, 3, 16384, 1, &u) - plain, 3 * 16384 / 1e9);
 	/* a longer chain keeps every call's commands apart: recursive
 	 * doubling on 4 ranks back to back never deadlocks and takes no
 	 * longer per call than alone */
