@@ -87,6 +87,19 @@
 #          2-rank one, and a rank that waited gets a core back after a
 #          switch (--switch-cost, most of the latency there), solved from
 #          the barrier on as many ranks in the same launches as the rows
+#   core wait  with more ranks than cores, a rank that waits while its
+#          core has no work (its ranks all waiting, yielding at every
+#          poll) looks for its message every so often from when it began
+#          to wait (--core-wait, latency, not core time): mpi_collcal's
+#          4-rank "pp4idle" (an 8-byte ping-pong between two ranks while
+#          the other two wait as a collective's idle ranks do) less the
+#          2-rank one (spp 8); the switch above then only follows a
+#          core's own work
+#   loop   the rows' program calls the collective back to back, so the
+#          model runs 8 calls and takes the period (--calls: a rank
+#          enters the next call when its own part is done) with sends
+#          that go before their receives are posted (--unexpected); so do
+#          the barriers the switch comes from and the 4-rank checks
 #   copies an eager message's bytes are copied by the sender's CPU into
 #          the shm ring (--cpu-copies), in turn with its other work; where
 #          a collective's sends stay eager above the eager limit
@@ -178,6 +191,8 @@ for r in $(seq "$ROUNDS"); do
 		# 343 us in one loaded launch) spoils every row that copies
 		T=$((TRIALS * 5))
 		run ptl 2 collcal | sed "s/^/ptl 2 /" >> "$W/all" || echo "mpi_bench.sh: ptl collcal failed" >&2
+		[ "$(nproc)" -lt 4 ] && { run ptl 4 collcal | sed "s/^/ptl 4 /" >> "$W/all" ||
+			echo "mpi_bench.sh: ptl 4-rank collcal failed" >&2; }
 		T=$TRIALS
 		for a in $ALGOS; do
 			for n in 2 4; do
@@ -337,7 +352,14 @@ if [ -n "$br" ] && [ -n "$bc8" ]; then
 	wake=$(calc "$bc8 - $br - $alpha - $o > 0 ? $bc8 - $br - $alpha - $o : 0")
 	wk="--wake-cost $wake"
 fi
-b0=$(predict --op barrier --ranks 2 --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o" --cmd-cost "$cmd" $wk)
+# The rows' program calls the collective back to back (no barrier
+# between), so a rank enters the next call as soon as its own part of
+# the last is done, and its sends go before their receives are posted
+# (they wait as unexpected messages): the model runs 8 calls so and takes
+# the period (--calls, --unexpected), for the rows, the barriers that
+# calibrate them and the checks that are loops of collectives too.
+loop=${PTL_BENCH_LOOP-"--calls 8 --unexpected"}
+b0=$(predict --op barrier --ranks 2 --bytes 0 $loop --alpha "$alpha" --beta "$beta" --overhead "$o" --cmd-cost "$cmd" $wk)
 callb=$(calc "$bar2 - $b0 > 0 ? $bar2 - $b0 : 0")
 cores=$(nproc)
 # ACK-free up to the eager limit, at least 1024 B, at most 8192 B (mpi_pt2pt.c;
@@ -424,7 +446,7 @@ bc1m=$(cal 2 bcast 1048576)
 echo "# checks (no parameter comes from them), one split copy of 1 MiB: ping-pong measured ${pp1m:-?} us, predicted $(one 1M 0 "$splitc" 0 $rt) us; 2-rank MPI_Bcast measured ${bc1m:-?} us, predicted $(one 1M "$callb" "$splitc" "$cmd" $rt $wk) us"
 # barrier N SWITCH: the model's N-rank barrier on the cores there are
 barrier() { predict --op barrier --ranks "$1" --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o" --call "$callb" $wk \
-	--cmd-cost "$cmd" --cores "$cores" --switch-cost "$2"; }
+	--cmd-cost "$cmd" --cores "$cores" --switch-cost "$2" $cwait $loop; }
 # switch N BARRIER: ranks share the cores, each waiting rank yielding its
 # core at every poll, so the model schedules the CPU work on the cores and
 # a rank that waited gets one back after a switch, solved here from an
@@ -445,11 +467,24 @@ switch() {
 # algo N ALGO FIG BYTES: the best trial of ALGO's own N-rank launches
 algo() { awk -v a="$2" -v n="$1" -v f="$3" -v b="$4" '$1 == a && $2 == n && $3 == f && $4 == b { print $6 }' "$W/algo" |
 	sort -g | head -n 1; }
+# A rank that waits while its core has no work (the core's ranks all
+# waiting, passing it round at every poll) looks for its message every
+# core_wait from when it began to wait, a latency that books no core
+# time: mpi_collcal's 4-rank
+# 8-byte ping-pong between two ranks while the other two wait as a
+# collective's idle ranks do (pp4idle) less the 2-rank one (spp 8)
+cwait= cw=
+p4i=$(cal 4 pp4idle 8)
+if [ -n "$p4i" ] && [ -n "${spp8:-}" ]; then
+	cw=$(calc "$p4i > $spp8 ? $p4i - $spp8 : 0")
+	cwait="--core-wait $cw"
+fi
 for n in 2 4; do
 	[ "$n" -gt "$cores" ] || continue
 	barn=$(cal "$n" barrier 0)
 	[ -n "$barn" ] || continue
 	sw=$(switch "$n" "$barn")
+	[ -n "$cw" ] && echo "# $n ranks on $cores cores: a rank that waits while its core has no work looks for its message every $cw us (4-rank 8 B ping-pong beside two idle ranks $p4i us - the 2-rank one $spp8 us)"
 	echo "# $n ranks on $cores cores: CPU work scheduled on the cores; a rank that waited gets one back after a switch: $sw us from the best $n-rank barrier of the run ($barn us); each algorithm's rows take it from the barrier of their own launches (the host's load changes from launch to launch):"
 	# checks: the N-rank MPI_Bcast (binomial, the root alternating
 	# between ranks 0 and 1) of 8 B and 1 MiB, best of the run
@@ -459,7 +494,7 @@ for n in 2 4; do
 		bp=$(predict --op bcast --ranks "$n" --bytes "$b" --alpha "$alpha" --beta "$ebeta" --overhead "$o" --call "$callb" $wk \
 			--cmd-cost "$cmd" --acked-sends="$alpha" --noack-max "$noack" --rndv-min "$eager" --rndv-cost "$rndv" \
 			--split-min "$split" --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max "$clazy" --cpu-copies \
-			--cores "$cores" --switch-cost "$sw" $rt)
+			--cores "$cores" --switch-cost "$sw" $cwait $loop $rt)
 		echo "#   check: $n-rank MPI_Bcast of $b B measured $bm us, predicted $bp us"
 	done
 	for a in $ALGOS; do
@@ -474,7 +509,7 @@ for a in $ALGOS; do
 		if [ "$n" -gt "$cores" ]; then
 			ba=$(algo "$n" "$a" barrier 0)
 			[ -n "$ba" ] || ba=$(cal "$n" barrier 0)
-			[ -n "$ba" ] && share="--cores $cores --switch-cost $(switch "$n" "$ba")"
+			[ -n "$ba" ] && share="--cores $cores --switch-cost $(switch "$n" "$ba") $cwait"
 		fi
 		for bytes in $(awk -v k="$a $n allreduce" 'index($0, k " ") == 1 { print $4 }' "$W/algo" | sort -nu); do
 			m=$(best "$W/algo" "$a" "$n" allreduce "$bytes")
@@ -500,7 +535,7 @@ for a in $ALGOS; do
 				--alpha "$alpha" --beta "$ebeta" --gamma "$gamma" --overhead "$o" --call "$call" $share --cpu-copies \
 				--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$ceager" $rcopy --rndv-cost "$rndv" \
 				--split-min "$split" --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max "$lazy" --cmd-cost "$percmd" \
-				$local $waking $direct $rt)
+				$local $waking $direct $rt $loop)
 			awk -v n="$n" -v a="$a" -v b="$bytes" -v m="$m" -v p="${p:-0}" 'BEGIN {
 				r = 0; if (m > 0) r = p / m
 				printf "%-2s %-18s %9s  %10.3f  %10.3f  %6.2fx  %s\n", n, a, b, p, m, r, (r > 1.1 || r < 0.9) ? "no" : "yes" }'

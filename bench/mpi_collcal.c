@@ -1,7 +1,7 @@
 /*
  * mpi_collcal: the cost model's per-mechanism figures that
  * bench/mpi_allreduce.c does not measure, between ranks 0 and 1 (others
- * wait in barriers). bench/mpi_bench.sh feeds them to ptltool coll; none
+ * wait in barriers; on 4 ranks or more the shared-core ones alone). bench/mpi_bench.sh feeds them to ptltool coll; none
  * comes from a collective. Prints "<figure> <bytes> <median us> <min> <max>"
  * (over trials):
  *   sovh 8        CPU per request-free message (the mean of a blocking
@@ -41,9 +41,17 @@
  *                 cache line, as its reduction will read them all: the
  *                 lines move to its core before the next copy writes
  *                 them again)
+ *   pp4 8, pp4idle 8  (4 ranks or more, alone: ptlrun -n 4) half a round
+ *                 trip of 8 bytes between ranks 0 and 1 while the ranks
+ *                 outnumber the cores, unpinned: while ranks 2 and 3
+ *                 ping-pong too (pp4), or wait as a collective's idle
+ *                 ranks do, polling and yielding (pp4idle): how soon a
+ *                 rank that waited gets its core back
  *   ptl's and any MPI: ptlrun -n 2 bench/mpi_collcal [trials]
  */
 #include <mpi.h>
+#include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,21 +133,24 @@ static double cal_pingpong(int rank, enum cal_kind k, char *b, int n)
 	return (MPI_Wtime() - t0) / PP_ITERS / 2 * 1e6;
 }
 
-/* One trial of bcroot: us per root's 2-rank MPI_Bcast of n bytes. */
+/* One trial of bcroot: us per root's 2-rank MPI_Bcast of n bytes. The
+ * clock's own cost taken off is its cheapest read of the trial, not each
+ * call's: a read that another process's time slice stretched would take
+ * more off than the call's clock paid (a trial of -0.20 us at load 8). */
 static double cal_bcast_root(int rank, char *b, int n)
 {
 	enum { BR_CALLS = 64 };
-	double sum = 0, clock = 0;
+	double sum = 0, clock = 1;
 	MPI_Barrier(MPI_COMM_WORLD);
 	for (int i = -8; i < BR_CALLS; i++) {
 		double t0 = MPI_Wtime(), t1 = MPI_Wtime();
 		if (rank == 0) {
 			MPI_Bcast(b, n, MPI_BYTE, 0, MPI_COMM_WORLD);
 			double t2 = MPI_Wtime();
-			if (i >= 0) {
+			if (t1 - t0 < clock)
+				clock = t1 - t0;
+			if (i >= 0)
 				sum += t2 - t1;
-				clock += t1 - t0;
-			}
 			MPI_Recv(b, 1, MPI_BYTE, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 		} else {
 			MPI_Bcast(b, n, MPI_BYTE, 0, MPI_COMM_WORLD);
@@ -147,7 +158,7 @@ static double cal_bcast_root(int rank, char *b, int n)
 				MPI_Send(b, 1, MPI_BYTE, 0, 3, MPI_COMM_WORLD);
 		}
 	}
-	return (sum - clock) / BR_CALLS * 1e6;
+	return (sum / BR_CALLS - clock) * 1e6;
 }
 
 static volatile unsigned cal_sink;
@@ -170,6 +181,45 @@ static double cal_exchange(int rank, const char *sb, char *rb, int n)
 			cal_sink += (unsigned char)rb[k];
 	}
 	return (MPI_Wtime() - t0) / iters * 1e6;
+}
+
+/* Ping-pongs of 8 bytes on 4 ranks (or more) where the ranks outnumber
+ * the cores, unpinned as mpi_bench.sh's 4-rank rows are: what a message
+ * costs when its receiver, having waited, must get a core back (ptl's
+ * waiting ranks poll and yield the core at every poll). One trial: half
+ * a round trip between ranks 0 and 1, us, while ranks 2 and 3 ping-pong
+ * too (busy: every core has work when a message comes), or wait as a
+ * collective's idle rank does (each poll a yield) for a message that
+ * comes at the end (idle). Ranks above 3 wait in the barrier. */
+static double cal_shared(int rank, bool busy, char *b)
+{
+	enum { SH_ITERS = 1000 };
+	int partner = rank ^ 1;
+	double t0 = 0;
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank >= 2 && rank < 4 && !busy) {
+		MPI_Request rq;
+		int flag = 0;
+		MPI_Irecv(b, 8, MPI_BYTE, rank - 2, 9, MPI_COMM_WORLD, &rq);
+		while (MPI_Test(&rq, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && !flag)
+			sched_yield();
+		return 0;
+	}
+	for (int i = -50; i < SH_ITERS && rank < 4; i++) {
+		if (i == 0)
+			t0 = MPI_Wtime();
+		if (rank < partner) {
+			MPI_Send(b, 8, MPI_BYTE, partner, 0, MPI_COMM_WORLD);
+			MPI_Recv(b, 8, MPI_BYTE, partner, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		} else {
+			MPI_Recv(b, 8, MPI_BYTE, partner, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			MPI_Send(b, 8, MPI_BYTE, partner, 0, MPI_COMM_WORLD);
+		}
+	}
+	double t = (MPI_Wtime() - t0) / SH_ITERS / 2 * 1e6;
+	if (!busy && rank < 2)
+		MPI_Send(b, 8, MPI_BYTE, rank + 2, 9, MPI_COMM_WORLD);
+	return t;
 }
 
 int main(int argc, char **argv)
@@ -206,6 +256,19 @@ int main(int argc, char **argv)
 		{ "xch", -2, 131072 }, { "xch", -2, 262144 }, { "xch", -2, 524288 }, { "xch", -2, 1 << 20 },
 	};
 	enum { NFIGS = sizeof figs / sizeof figs[0] };
+	if (size >= 4) {
+		/* 4 ranks or more: the shared-core figures alone */
+		static double sv[2][CAL_MAXT];
+		for (int t = 0; t < trials; t++)
+			for (int f = 0; f < 2; f++)
+				sv[f][t] = cal_shared(rank, f == 0, b);
+		cal_print(rank, "pp4", 8, sv[0], trials);
+		cal_print(rank, "pp4idle", 8, sv[1], trials);
+		free(sb);
+		free(b);
+		MPI_Finalize();
+		return 0;
+	}
 	static double v[NFIGS][CAL_MAXT];
 	for (int t = 0; t < trials; t++)
 		for (int f = 0; f < NFIGS; f++)

@@ -400,6 +400,28 @@ struct coll_cost_params {
 	 * one that goes on from its own last piece keeps its core. */
 	int cores;
 	double switch_cost;
+	/* With cores (core_wait_set): a rank that waits looks for its
+	 * message every core_wait from when it began to wait, its core
+	 * passing round its waiting ranks at every poll in between (ptl's
+	 * waits yield at every poll), so it takes a message at the first
+	 * look after it came - latency, not core time; after the core's own
+	 * work, a switch later at the earliest. Unset: every rank that waited
+	 * pays switch_cost (after the core's work, or its message). */
+	bool core_wait_set;
+	double core_wait;
+	/* Calls run back to back, as a benchmark's loop runs them: each
+	 * rank enters the next as soon as its own part of the last is done
+	 * (no barrier between), so one call's late ranks overlap the next
+	 * call's early ones. time is then the period, (end of the last call
+	 * - end of the first) / (calls - 1). 0 or 1: one call alone; at
+	 * most COLL_COST_MAX_CALLS. */
+	int calls;
+	/* A send goes as soon as its sender is ready, not once its receive
+	 * is posted too (ptl's MPI: a message that comes first waits as an
+	 * unexpected one), and the receive takes it when it is ready, an
+	 * eager one copied out of the unexpected buffer then (at the local
+	 * copy rate); a rendezvous' header waits the same way. */
+	bool unexpected;
 	/* The sender's CPU copies an eager message's bytes (bytes/beta after
 	 * its o; shm puts them through the ring), so the port holds alpha
 	 * alone and the copy takes turns with the rank's other work. An eager
@@ -456,6 +478,7 @@ struct coll_cost_params {
 	 * there already. */
 	double wake_cost;
 };
+#define COLL_COST_MAX_CALLS 64
 struct coll_cost {
 	double time;          /* seconds until the last command ends */
 	double busiest_port;  /* seconds the busiest rank's ports were busy */

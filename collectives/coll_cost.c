@@ -38,7 +38,14 @@
  * beta; taking a request-free message costs its receiver more by its
  * size (small_recv); a local copy takes its rank's CPU at the rate
  * measured for its size (local); a rank that waited for a message pays
- * wake_cost when it comes. */
+ * wake_cost when it comes. On shared cores a waiting rank looks for its
+ * message every core_wait (its core passing round the waiting ranks).
+ *
+ * With calls, the calls run back to back as a benchmark's loop runs
+ * them: command i of a rank is command i % ncmds of call i / ncmds, and
+ * a call's first commands wait for the rank's part of the call before.
+ * With unexpected, a send goes when its sender is ready and a message
+ * that comes before its receive is ready is held until it is. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +127,13 @@ struct sim {
 	double *busy;       /* port-seconds per rank */
 	double *cpu;        /* when each rank's CPU is next free */
 	double *cpu_busy;   /* CPU-seconds per rank */
+	int calls;          /* back to back; command i of rank r is call i / ncmds's */
+	uint32_t **nwait;   /* per rank and call: dependencies left (the DAG's, and for a
+	                     * call's first commands the rank's part of the call before) */
+	size_t *left;       /* per rank: its commands of its current call not finished */
+	double *call_end;   /* per call: when its last command finished */
+	struct hent **held; /* unexpected: per rank and command, a message (EV_ARRIVAL or
+	                     * EV_RTS) that came before its receive was ready; key < 0: none */
 	size_t *split;      /* per rank: the send whose copy is split now, or SIZE_MAX */
 	double k;           /* slowdown of CPU work: ranks per core, >= 1 */
 	int ncores;         /* > 0: ranks share these cores (core_free, core_last) */
@@ -137,6 +151,25 @@ static bool is_xfer(const struct coll_cmd *c)
 	       || (c->kind == COLL_REDUCE && c->peer >= 0);
 }
 
+/* Command i of rank r (of call i / ncmds), its heap tie (equal times go
+ * in schedule order, call by call) and its partner's index. */
+static const struct coll_cmd *cmd_at(const struct sim *m, int r, size_t i)
+{
+	return &m->s->ranks[r].cmds[i % m->s->ranks[r].ncmds];
+}
+
+static uint64_t tie_of(const struct sim *m, int r, size_t i)
+{
+	return cmd_at(m, r, i)->id + ((uint64_t)(i / m->s->ranks[r].ncmds) << 48);
+}
+
+static void partner(const struct sim *m, int r, size_t i, int *pr, size_t *pi)
+{
+	size_t n = m->s->ranks[r].ncmds;
+	*pr = m->pairs.rank[r][i % n];
+	*pi = m->pairs.idx[r][i % n] + i / n * m->s->ranks[*pr].ncmds;
+}
+
 static double cpu_run(struct sim *m, int r, double t, double w);
 
 /* transfer command (r, i) is posted as soon as it has no dependencies
@@ -144,7 +177,7 @@ static double cpu_run(struct sim *m, int r, double t, double w);
  * recv_post (then it can match). A send's o comes when it can go. */
 static void post(struct sim *m, int r, size_t i)
 {
-	const struct coll_cmd *c = &m->s->ranks[r].cmds[i];
+	const struct coll_cmd *c = cmd_at(m, r, i);
 	double w = m->p->cmd_cost;
 	if (c->kind != COLL_SEND && c->len > m->p->lazy_max)
 		w += m->p->recv_post;
@@ -155,36 +188,73 @@ static void post(struct sim *m, int r, size_t i)
 /* command (r, i) has no dependencies left */
 static int became_ready(struct sim *m, int r, size_t i)
 {
-	const struct coll_cmd *c = &m->s->ranks[r].cmds[i];
+	const struct coll_cmd *c = cmd_at(m, r, i);
 	if (!is_xfer(c))
-		return hpush(&m->h, (struct hent){ m->rdy[r][i], c->id, r, i, EV_READY, 0 });
+		return hpush(&m->h, (struct hent){ m->rdy[r][i], tie_of(m, r, i), r, i, EV_READY, 0 });
 	post(m, r, i);
-	int pr = m->pairs.rank[r][i];
-	size_t pi = m->pairs.idx[r][i];
-	if (m->dag[pr].nwait[pi])
+	if (m->p->unexpected) {
+		/* a send goes at once; a receive takes a message that came
+		 * before it was ready (held) now */
+		if (c->kind == COLL_SEND)
+			return hpush(&m->h, (struct hent){ m->rdy[r][i], tie_of(m, r, i), r, i, EV_READY, 0 });
+		struct hent *h = &m->held[r][i];
+		if (h->key < 0)
+			return 0;
+		if (h->key < m->rdy[r][i])
+			h->key = m->rdy[r][i];
+		return hpush(&m->h, *h);
+	}
+	int pr;
+	size_t pi;
+	partner(m, r, i, &pr, &pi);
+	if (m->nwait[pr][pi])
 		return 0;  /* the partner is not ready: it pushes the pair */
 	int sr = c->kind == COLL_SEND ? r : pr;
 	size_t si = c->kind == COLL_SEND ? i : pi;
 	double t = m->rdy[r][i] > m->rdy[pr][pi] ? m->rdy[r][i] : m->rdy[pr][pi];
-	return hpush(&m->h, (struct hent){ t, m->s->ranks[sr].cmds[si].id, sr, si, EV_READY, 0 });
+	return hpush(&m->h, (struct hent){ t, tie_of(m, sr, si), sr, si, EV_READY, 0 });
+}
+
+/* Rank r, its part of a call done at t, enters the next (its commands
+ * from base): the call's own CPU, then its first commands are ready. */
+static int next_call(struct sim *m, int r, size_t base, double t)
+{
+	size_t n = m->s->ranks[r].ncmds;
+	m->left[r] = n;
+	double in = cpu_run(m, r, t, m->p->call);
+	for (size_t j = 0; j < n; j++)
+		if (m->dag[r].nwait[j] == 0) {
+			m->rdy[r][base + j] = in;
+			if (--m->nwait[r][base + j] == 0) {
+				int rc = became_ready(m, r, base + j);
+				if (rc)
+					return rc;
+			}
+		}
+	return 0;
 }
 
 static int finish(struct sim *m, int r, size_t i, double t)
 {
+	size_t n = m->s->ranks[r].ncmds, base = i / n * n;
 	m->nfin++;
 	if (t > m->end)
 		m->end = t;
-	struct coll_dag *d = &m->dag[r];
-	for (size_t k = d->dep_off[i]; k < d->dep_off[i + 1]; k++) {
-		size_t j = d->dep_idx[k];
+	if (t > m->call_end[i / n])
+		m->call_end[i / n] = t;
+	const struct coll_dag *d = &m->dag[r];
+	for (size_t k = d->dep_off[i - base]; k < d->dep_off[i - base + 1]; k++) {
+		size_t j = base + d->dep_idx[k];
 		if (t > m->rdy[r][j])
 			m->rdy[r][j] = t;
-		if (--d->nwait[j] == 0) {
+		if (--m->nwait[r][j] == 0) {
 			int rc = became_ready(m, r, j);
 			if (rc)
 				return rc;
 		}
 	}
+	if (--m->left[r] == 0 && i / n + 1 < (size_t)m->calls)
+		return next_call(m, r, base + n, t);
 	return 0;
 }
 
@@ -275,10 +345,15 @@ static double rndv_copy(const struct coll_cost_params *p, size_t len, size_t byt
 /* What taking the message of arrival e costs its receiver's CPU: a rank
  * that had been waiting for it (its CPU idle when it came) first pays
  * wake_cost, the way back from its wait into the collective. */
+static double local_copy(const struct coll_cost_params *p, size_t len);
+
 static double arrival_cost(const struct sim *m, const struct hent *e, size_t len)
 {
 	double wake = e->key > m->cpu[e->rank] ? m->p->wake_cost : 0.0;
-	return wake + take_cost(m->p, len);
+	/* an eager message held as unexpected (aux) is copied out of the
+	 * unexpected buffer when its receive takes it */
+	double out = e->ev == EV_ARRIVAL && e->aux > 0 ? local_copy(m->p, len) : 0.0;
+	return wake + out + take_cost(m->p, len);
 }
 
 /* Seconds a local copy of len bytes takes its rank's CPU: at the rate
@@ -310,7 +385,7 @@ static size_t own_part(const struct coll_cost_params *p, size_t len)
  * to run passes between its waiting ranks, and a rank whose message came
  * waits for the one that has the core to yield. A rank that goes on from
  * its own last piece keeps its core. Returns when the work starts. */
-static double core_take(struct sim *m, int r, double start, double w, bool wake)
+static double core_take(struct sim *m, int r, double start, double w, bool wake, double idle)
 {
 	int best = 0;
 	double best_at = 0;
@@ -321,8 +396,22 @@ static double core_take(struct sim *m, int r, double start, double w, bool wake)
 			best_at = at;
 		}
 	}
-	if (wake)
+	if (wake && m->p->core_wait_set) {
+		/* The core passes to the rank a switch after its last work
+		 * (or when the rank began to wait, if later), and then comes
+		 * round every core_wait while its ranks all wait: the rank
+		 * sees its message at the first look after it came. */
+		double cw = m->p->core_wait, look = idle, after = m->core_free[best] + m->p->switch_cost;
+		if (start > look && cw > 0) {
+			double k = (double)(long long)((start - look) / cw);
+			look += look + k * cw < start ? (k + 1) * cw : k * cw;
+		}
+		if (look < start)
+			look = start;
+		best_at = look > after ? look : after;
+	} else if (wake) {
 		best_at += m->p->switch_cost;
+	}
 	m->core_free[best] = best_at + w;
 	m->core_last[best] = r;
 	return best_at;
@@ -334,7 +423,7 @@ static double cpu_run(struct sim *m, int r, double t, double w)
 {
 	double start = t > m->cpu[r] ? t : m->cpu[r];
 	if (m->ncores && w > 0)
-		start = core_take(m, r, start, w, t > m->cpu[r]);
+		start = core_take(m, r, start, w, t > m->cpu[r], m->cpu[r]);
 	m->cpu[r] = start + m->k * w;
 	m->cpu_busy[r] += m->k * w;
 	return m->cpu[r];
@@ -346,18 +435,23 @@ static int simulate(struct sim *m)
 	int rc = 0;
 	for (int r = 0; r < m->s->nheld && !rc; r++)
 		for (size_t i = 0; i < m->s->ranks[r].ncmds && !rc; i++)
-			if (m->dag[r].nwait[i] == 0) {
+			if (m->nwait[r][i] == 0) {
 				/* a pair whose both sides start ready is pushed once, by its receive */
-				const struct coll_cmd *c = &m->s->ranks[r].cmds[i];
-				if (c->kind == COLL_SEND
-				    && m->dag[m->pairs.rank[r][i]].nwait[m->pairs.idx[r][i]] == 0)
+				const struct coll_cmd *c = cmd_at(m, r, i);
+				if (c->kind == COLL_SEND && !p->unexpected
+				    && m->nwait[m->pairs.rank[r][i]][m->pairs.idx[r][i]] == 0)
 					post(m, r, i);
 				else
 					rc = became_ready(m, r, i);
 			}
 	while (!rc && m->h.n) {
 		struct hent e = hpop(&m->h);
-		const struct coll_cmd *c = &m->s->ranks[e.rank].cmds[e.idx];
+		const struct coll_cmd *c = cmd_at(m, e.rank, e.idx);
+		if (p->unexpected && (e.ev == EV_ARRIVAL || e.ev == EV_RTS) && m->nwait[e.rank][e.idx]) {
+			e.aux = 1;
+			m->held[e.rank][e.idx] = e;  /* unexpected: taken when the receive is ready */
+			continue;
+		}
 		if (e.ev == EV_ACK) {
 			/* the sender takes the acknowledgement: its send is done */
 			rc = finish(m, e.rank, e.idx, cpu_run(m, e.rank, e.key, p->o));
@@ -365,9 +459,10 @@ static int simulate(struct sim *m)
 		}
 		if (e.ev == EV_RTS || e.ev == EV_GET) {
 			/* the other end of the pair (receive for RTS, send for GET) */
-			int pr = m->pairs.rank[e.rank][e.idx];
-			size_t pi = m->pairs.idx[e.rank][e.idx];
-			uint64_t ptie = m->s->ranks[pr].cmds[pi].id;
+			int pr;
+			size_t pi;
+			partner(m, e.rank, e.idx, &pr, &pi);
+			uint64_t ptie = tie_of(m, pr, pi);
 			if (e.ev == EV_RTS) {
 				/* the receiver asks for the data */
 				double asked = cpu_run(m, e.rank, e.key, p->o);
@@ -379,7 +474,7 @@ static int simulate(struct sim *m)
 			double asked = cpu_run(m, e.rank, e.key, p->rndv_cost);
 			double mine = cpu_run(m, e.rank, asked, rndv_copy(p, c->len, own));
 			if (own == c->len) {
-				rc = hpush(&m->h, (struct hent){ mine, c->id, e.rank, e.idx, EV_COPIED, 0 });
+				rc = hpush(&m->h, (struct hent){ mine, tie_of(m, e.rank, e.idx), e.rank, e.idx, EV_COPIED, 0 });
 				continue;
 			}
 			/* split: the receiver is asked for the rest before our half */
@@ -390,24 +485,26 @@ static int simulate(struct sim *m)
 		if (e.ev == EV_HELP) {
 			/* the receiver copies the second half; the sender sees the
 			 * copy done when both halves are */
-			int sr = m->pairs.rank[e.rank][e.idx];
-			size_t si = m->pairs.idx[e.rank][e.idx];
+			int sr;
+			size_t si;
+			partner(m, e.rank, e.idx, &sr, &si);
 			size_t rest = c->len - own_part(p, c->len);
 			double theirs = cpu_run(m, e.rank, e.key, p->split_cost + rndv_copy(p, c->len, rest));
-			rc = hpush(&m->h, (struct hent){ theirs > e.aux ? theirs : e.aux, m->s->ranks[sr].cmds[si].id,
+			rc = hpush(&m->h, (struct hent){ theirs > e.aux ? theirs : e.aux, tie_of(m, sr, si),
 							  sr, si, EV_COPIED, 0 });
 			continue;
 		}
 		if (e.ev == EV_COPIED) {
 			/* the send is done when the sender has seen so; the reply
 			 * tells the receiver */
-			int pr = m->pairs.rank[e.rank][e.idx];
-			size_t pi = m->pairs.idx[e.rank][e.idx];
+			int pr;
+			size_t pi;
+			partner(m, e.rank, e.idx, &pr, &pi);
 			if (m->split[e.rank] == e.idx)
 				m->split[e.rank] = SIZE_MAX;
 			rc = finish(m, e.rank, e.idx, cpu_run(m, e.rank, e.key, p->o));
 			if (!rc)
-				rc = hpush(&m->h, (struct hent){ e.key + p->alpha, m->s->ranks[pr].cmds[pi].id, pr, pi,
+				rc = hpush(&m->h, (struct hent){ e.key + p->alpha, tie_of(m, pr, pi), pr, pi,
 								  EV_ARRIVAL, 0 });
 			continue;
 		}
@@ -415,10 +512,11 @@ static int simulate(struct sim *m)
 			/* taking the message (o, the copy if ours) sends the
 			 * acknowledgement back */
 			double taken = cpu_run(m, e.rank, e.key, arrival_cost(m, &e, c->len));
-			int sr = m->pairs.rank[e.rank][e.idx];
-			size_t si = m->pairs.idx[e.rank][e.idx];
+			int sr;
+			size_t si;
+			partner(m, e.rank, e.idx, &sr, &si);
 			double trip = p->ack_alpha > 0 ? p->ack_alpha : p->alpha;
-			rc = hpush(&m->h, (struct hent){ taken + trip, m->s->ranks[sr].cmds[si].id, sr, si, EV_ACK, 0 });
+			rc = hpush(&m->h, (struct hent){ taken + trip, tie_of(m, sr, si), sr, si, EV_ACK, 0 });
 			if (!rc)
 				rc = finish(m, e.rank, e.idx,
 					    cpu_run(m, e.rank, taken,
@@ -439,9 +537,10 @@ static int simulate(struct sim *m)
 		bool own_copy = p->cpu_copies && !rndv(p, c->len) && !recv_copies(p, c->len);
 		double ready = cpu_run(m, e.rank, e.key, o_of(p, c->len) + (own_copy ? copy : 0.0));
 		if (rndv(p, c->len)) {
-			int rr = m->pairs.rank[e.rank][e.idx];
-			size_t ri = m->pairs.idx[e.rank][e.idx];
-			rc = hpush(&m->h, (struct hent){ ready + p->alpha, m->s->ranks[rr].cmds[ri].id, rr, ri, EV_RTS, 0 });
+			int rr;
+			size_t ri;
+			partner(m, e.rank, e.idx, &rr, &ri);
+			rc = hpush(&m->h, (struct hent){ ready + p->alpha, tie_of(m, rr, ri), rr, ri, EV_RTS, 0 });
 			continue;
 		}
 		double *pt = &m->ports[(size_t)e.rank * (size_t)m->nports], *best = pt;
@@ -453,13 +552,39 @@ static int simulate(struct sim *m)
 		double end = start + dur;
 		*best = end;
 		m->busy[e.rank] += dur;
-		int rr = m->pairs.rank[e.rank][e.idx];
-		size_t ri = m->pairs.idx[e.rank][e.idx];
+		int rr;
+		size_t ri;
+		partner(m, e.rank, e.idx, &rr, &ri);
 		/* an acknowledged send is done when its ACK comes back */
 		rc = acked(p, c->len) ? 0 : finish(m, e.rank, e.idx, end);
 		if (!rc)
-			rc = hpush(&m->h, (struct hent){ end, m->s->ranks[rr].cmds[ri].id, rr, ri, EV_ARRIVAL, 0 });
+			rc = hpush(&m->h, (struct hent){ end, tie_of(m, rr, ri), rr, ri, EV_ARRIVAL, 0 });
 	}
+	return rc;
+}
+
+/* Rank r's DAG, and its ready times and dependency counts for every
+ * call: a later call's first commands wait for the rank's part of the
+ * call before too. */
+static int sim_rank_init(struct sim *m, int r)
+{
+	size_t n = m->s->ranks[r].ncmds, all = n * (size_t)m->calls;
+	m->left[r] = n;
+	m->rdy[r] = calloc(all ? all : 1, sizeof **m->rdy);
+	m->nwait[r] = calloc(all ? all : 1, sizeof **m->nwait);
+	if (!m->rdy[r] || !m->nwait[r])
+		return -ENOMEM;
+	if (m->p->unexpected) {
+		/* only unexpected messages are held */
+		m->held[r] = malloc((all ? all : 1) * sizeof **m->held);
+		if (!m->held[r])
+			return -ENOMEM;
+		for (size_t i = 0; i < all; i++)
+			m->held[r][i].key = -1;
+	}
+	int rc = coll_dag_build(m->s->ranks[r].cmds, n, &m->dag[r]);
+	for (size_t i = 0; i < all && !rc; i++)
+		m->nwait[r][i] = m->dag[r].nwait[i % n] + (i >= n && m->dag[r].nwait[i % n] == 0);
 	return rc;
 }
 
@@ -477,6 +602,8 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	for (int i = 0; i < params->nlocal; i++)
 		if (!(params->local[i].rate > 0) || (i > 0 && params->local[i].len <= params->local[i - 1].len))
 			return -EINVAL;  /* local_copy interpolates between ascending sizes too */
+	if (params->calls < 0 || params->calls > COLL_COST_MAX_CALLS)
+		return -EINVAL;
 	const struct coll_cost_table *sa = &params->small_recv;
 	if (sa->n < 0 || sa->n > COLL_COST_RATES)
 		return -EINVAL;
@@ -502,6 +629,11 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	m.busy = calloc((size_t)n, sizeof *m.busy);
 	m.cpu = calloc((size_t)n, sizeof *m.cpu);
 	m.cpu_busy = calloc((size_t)n, sizeof *m.cpu_busy);
+	m.calls = p.calls > 1 ? p.calls : 1;
+	m.nwait = calloc((size_t)n, sizeof *m.nwait);
+	m.left = calloc((size_t)n, sizeof *m.left);
+	m.call_end = calloc((size_t)m.calls, sizeof *m.call_end);
+	m.held = calloc((size_t)n, sizeof *m.held);
 	m.split = malloc((size_t)n * sizeof *m.split);
 	m.k = p.ranks_per_core > 1 ? p.ranks_per_core : 1;
 	if (p.cores > 0 && p.cores < n) {
@@ -514,19 +646,17 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 		for (int c = 0; c < p.cores && !rc; c++)
 			m.core_last[c] = -1;
 	}
-	if (!m.dag || !m.rdy || !m.ports || !m.busy || !m.cpu || !m.cpu_busy || !m.split)
+	if (!m.dag || !m.rdy || !m.ports || !m.busy || !m.cpu || !m.cpu_busy || !m.nwait || !m.left || !m.call_end
+	    || !m.held || !m.split)
 		rc = -ENOMEM;
 	for (int r = 0; r < n && !rc; r++)
 		m.split[r] = SIZE_MAX;
-	/* every rank enters the call (and sets its engine up) before it can
-	 * post anything */
+	/* every rank enters the first call (and sets its engine up) before
+	 * it can post anything */
 	for (int r = 0; r < n && !rc; r++)
 		cpu_run(&m, r, 0, p.call);
-	for (int r = 0; r < n && !rc; r++) {
-		size_t k = s->ranks[r].ncmds;
-		m.rdy[r] = calloc(k ? k : 1, sizeof **m.rdy);
-		rc = m.rdy[r] ? coll_dag_build(s->ranks[r].cmds, k, &m.dag[r]) : -ENOMEM;
-	}
+	for (int r = 0; r < n && !rc; r++)
+		rc = sim_rank_init(&m, r);
 	if (!rc)
 		rc = simulate(&m);
 	if (!rc) {
@@ -534,12 +664,14 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 		uint64_t total = 0;
 		for (int r = 0; r < n; r++)
 			total += s->ranks[r].ncmds;
-		if (m.nfin != total)
+		if (m.nfin != total * (uint64_t)m.calls)
 			rc = -EDEADLK;
-		out->time = m.end;
+		double end = m.end;
+		for (int r = 0; r < n; r++)
+			if (m.cpu[r] > end)
+				end = m.cpu[r];  /* a rank with nothing to send still pays the call */
+		out->time = m.calls > 1 ? (m.call_end[m.calls - 1] - m.call_end[0]) / (m.calls - 1) : end;
 		for (int r = 0; r < n; r++) {
-			if (m.cpu[r] > out->time)
-				out->time = m.cpu[r];  /* a rank with nothing to send still pays the call */
 			if (m.busy[r] / p.ports > out->busiest_port)
 				out->busiest_port = m.busy[r] / p.ports;
 			if (m.cpu_busy[r] > out->busiest_cpu)
@@ -551,6 +683,10 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 			coll_dag_free(&m.dag[r]);
 		if (m.rdy)
 			free(m.rdy[r]);
+		if (m.nwait)
+			free(m.nwait[r]);
+		if (m.held)
+			free(m.held[r]);
 	}
 	free(m.dag);
 	free(m.rdy);
@@ -558,6 +694,10 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	free(m.busy);
 	free(m.cpu);
 	free(m.cpu_busy);
+	free(m.nwait);
+	free(m.left);
+	free(m.call_end);
+	free(m.held);
 	free(m.split);
 	free(m.core_free);
 	free(m.core_last);

@@ -33,7 +33,7 @@ static void usage(FILE *out)
 	        "                    [--inline-max SIZE] [--recv-copy-cost TIME] [--small-max SIZE]\n"
 	        "                    [--small-overhead TIME] [--small-alpha TIME] [--copy-rates LIST]\n"
 	        "                    [--small-recv-costs LIST] [--local-copy-rates LIST]\n"
-	        "                    [--wake-cost TIME]\n"
+	        "                    [--wake-cost TIME] [--core-wait TIME] [--calls K] [--unexpected]\n"
 	        "                    [--counts LIST] [--show] [--json]\n"
 	        "\n"
 	        "Expand a collective into its schedule, print the algorithm chosen, steps,\n"
@@ -87,6 +87,16 @@ static void usage(FILE *out)
 	        "                 of stretched (--ranks-per-core is then ignored)\n"
 	        "  --switch-cost TIME  with --cores: what a rank that waited pays to get a core\n"
 	        "                 back (the yield and the switch; bare: us), default 0\n"
+	        "  --core-wait TIME  with --cores: a waiting rank looks for its message every\n"
+	        "                 TIME from when it began to wait (its core passing round the\n"
+	        "                 waiting ranks between), a switch after the core's work at the\n"
+	        "                 earliest (bare: us); default: each rank that waited pays\n"
+	        "                 --switch-cost\n"
+	        "  --calls K      K calls back to back (1 to %d), each rank entering the next\n"
+	        "                 when its part of the last is done; predicts the period\n"
+	        "  --unexpected   a send goes when its sender is ready; a message that comes\n"
+	        "                 before its receive is ready waits for it (an eager one is\n"
+	        "                 copied out then, at --local-copy-rates)\n"
 
 	        "  --cpu-copies   the sender's CPU copies an eager message's bytes (shm), so\n"
 	        "                 the copy takes turns with its other work; the port holds alpha\n"
@@ -113,7 +123,7 @@ static void usage(FILE *out)
 	        "                 (its way back from the wait; bare: us), default 0\n"
 	        "  --show         draw the step-by-rank grid of sends (up to %d ranks)\n"
 	        "  --json         print one JSON object\n",
-	        COLL_MAX_RANKS, COLL_MAX_CHUNKS, COLL_COST_RATES, SHOW_MAX_RANKS);
+	        COLL_MAX_RANKS, COLL_MAX_CHUNKS, COLL_COST_MAX_CALLS, COLL_COST_RATES, SHOW_MAX_RANKS);
 }
 
 static int bad(const char *what, const char *arg)
@@ -466,6 +476,9 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "cmd-cost", 0, OPT_TIME, &cp.cmd_cost, NULL, 0, 0, 1e-6, false },
 		{ "cores", 0, OPT_INT, &cp.cores, NULL, 0, 1 << 20, 0, false },
 		{ "switch-cost", 0, OPT_TIME, &cp.switch_cost, NULL, 0, 0, 1e-6, false },
+		{ "core-wait", 0, OPT_TIME, &cp.core_wait, &cp.core_wait_set, 0, 0, 1e-6, false },
+		{ "calls", 0, OPT_INT, &cp.calls, NULL, 1, COLL_COST_MAX_CALLS, 0, false },
+		{ "unexpected", 0, OPT_FLAG, &cp.unexpected, NULL, 0, 0, 0, false },
 		{ "cpu-copies", 0, OPT_FLAG, &cp.cpu_copies, NULL, 0, 0, 0, false },
 		{ "inline-max", 0, OPT_SIZE, &cp.inline_max, NULL, 0, 0, 0, false },
 		{ "recv-copy-cost", 0, OPT_TIME, &cp.recv_copy_cost, NULL, 0, 0, 1e-6, false },
@@ -632,6 +645,11 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 			printf("%s[%zu, %.6g]", i ? ", " : "", cp.rates[i].len, cp.rates[i].rate);
 		printf("], ");
 		printf("\"wake_us\": %.6g, ", cp.wake_cost * 1e6);
+		if (cp.cores > 0 && cp.cores < req.nranks && cp.core_wait_set)
+			printf("\"core_wait_us\": %.6g, ", cp.core_wait * 1e6);
+		else
+			printf("\"core_wait_us\": null, ");
+		printf("\"calls\": %d, \"unexpected\": %s, ", cp.calls > 1 ? cp.calls : 1, cp.unexpected ? "true" : "false");
 		printf("\"local_copy_rates\": [");
 		for (int i = 0; i < cp.nlocal; i++)
 			printf("%s[%zu, %.6g]", i ? ", " : "", cp.local[i].len, cp.local[i].rate);
@@ -680,6 +698,11 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 			if (cp.cores > 0 && cp.cores < req.nranks)
 				printf("cores         %d shared by %d ranks, %.4g us a switch\n", cp.cores, req.nranks,
 				       cp.switch_cost * 1e6);
+			if (cp.cores > 0 && cp.cores < req.nranks && cp.core_wait_set)
+				printf("core wait     a waiting rank looks every %.4g us\n", cp.core_wait * 1e6);
+			if (cp.calls > 1 || cp.unexpected)
+				printf("calls         %d back to back (the period)%s\n", cp.calls > 1 ? cp.calls : 1,
+				       cp.unexpected ? ", sends go before their receives" : "");
 			if (cp.o > 0 || cp.call > 0 || cp.ranks_per_core > 1 || cp.acked_sends || cp.rndv)
 				printf("software      overhead %.4g us/message, call %.4g us, %.3g ranks/core%s%s; "
 				       "busiest CPU %.3f us\n", cp.o * 1e6, cp.call * 1e6,

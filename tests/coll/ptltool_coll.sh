@@ -285,6 +285,39 @@ has "$out" '"wake_us": 0.25,'
 expect 2 --op barrier --ranks 2 --bytes 0 --wake-cost -1
 has "$err" "bad --wake-cost"
 
+# --core-wait: a 2-rank bcast on one core (o 0.25, alpha 1): the message
+# is there at 1.25 us and the leaf, waiting since 0, looks every 1 us:
+# takes it at 2 (o); without, at once
+expect 0 --op bcast --ranks 2 --bytes 4 --algo binomial --beta 1e18 --alpha 1 --overhead 0.25 --cores 1 \
+	--core-wait 1 --json
+has "$out" '"predicted_us": 2.250000'
+has "$out" '"core_wait_us": 1,'
+expect 0 --op bcast --ranks 2 --bytes 4 --algo binomial --beta 1e18 --alpha 1 --overhead 0.25 --cores 1
+has "$out" "predicted     1.500 us"
+printf '%s' "$out" | grep -q "core wait" && fail "a core wait line without --core-wait: $out"
+expect 0 --op bcast --ranks 2 --bytes 4 --algo binomial --beta 1e18 --alpha 1 --overhead 0.25 --cores 1 --core-wait 0.5
+has "$out" "predicted     1.750 us"
+has "$out" "core wait     a waiting rank looks every 0.5 us"
+expect 2 --op bcast --ranks 2 --bytes 4 --core-wait -1
+has "$err" "bad --core-wait '-1'"
+
+# --calls, --unexpected: back to back the root sends every o + alpha once
+# its sends need not wait for the leaf's receives (1.25 us a call), else
+# every call takes the leaf's part too (1.5)
+expect 0 --op bcast --ranks 2 --bytes 4 --algo binomial --beta 1e18 --alpha 1 --overhead 0.25 --calls 4 --unexpected --json
+has "$out" '"predicted_us": 1.250000'
+has "$out" '"calls": 4, "unexpected": true,'
+expect 0 --op bcast --ranks 2 --bytes 4 --algo binomial --beta 1e18 --alpha 1 --overhead 0.25 --calls 4 --json
+has "$out" '"predicted_us": 1.500000'
+expect 0 --op bcast --ranks 2 --bytes 4 --algo binomial --beta 1e18 --alpha 1 --overhead 0.25 --calls 4 --unexpected
+has "$out" "calls         4 back to back (the period), sends go before their receives"
+expect 0 --op bcast --ranks 2 --bytes 4 --json
+has "$out" '"calls": 1, "unexpected": false,'
+expect 2 --op bcast --ranks 2 --bytes 4 --calls 0
+has "$err" "bad --calls '0'"
+expect 2 --op bcast --ranks 2 --bytes 4 --calls 65
+has "$err" "bad --calls '65'"
+
 # a schedule too large to count is refused at once, not expanded for hours
 expect 1 --op allreduce --ranks 65536 --bytes 1G
 has "$err" "too many to count"

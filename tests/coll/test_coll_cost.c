@@ -690,6 +690,105 @@ static void test_cost_needs_whole_schedule(void **state)
 	coll_free(s);
 }
 
+/* core_wait: on a shared core a rank that waits looks for its message
+ * every core_wait from when it began to wait, and after the core's own
+ * work no sooner than a switch. A 2-rank bcast on one core: the root's o
+ * (0.25 us), alpha (1 us): the message is there at 1.25 us, and the
+ * leaf, waiting since 0, takes it (o) at its next look. */
+static void test_sw_core_wait(void **state)
+{
+	(void)state;
+	struct coll_cost_params p = { .alpha = 1e-6, .o = 2.5e-7, .cores = 1 };
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4, 1, &p), 1.5e-6);  /* at once */
+	p.core_wait_set = true;
+	p.core_wait = 1e-6;  /* looks at 0, 1, 2 us: 2 */
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4, 1, &p), 2.25e-6);
+	p.core_wait = 5e-7;  /* 1.5 */
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4, 1, &p), 1.75e-6);
+	p.switch_cost = 1e-6;  /* after the root's o a switch: 1.25, the look at 1.5 later */
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4, 1, &p), 1.75e-6);
+	p.switch_cost = 2e-6;  /* 2.25: after the look */
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4, 1, &p), 2.5e-6);
+	p.core_wait = 0;  /* a core with no work is there at once */
+	p.switch_cost = 0;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4, 1, &p), 1.5e-6);
+	p.cores = 0;  /* a core each: no waits */
+	p.core_wait = 1e-6;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4, 1, &p), 1.5e-6);
+}
+
+/* calls: back to back, each rank enters the next call when its part of
+ * the last is done; the time is the period. unexpected: a send goes when
+ * its sender is ready, its message held until the receive is. A 2-rank
+ * bcast (o 0.25 us, alpha 1 us): alone 1.5 us; back to back the root
+ * sends every o + alpha if its sends need not wait for the leaf's
+ * receives, else the leaf's whole part comes between. */
+static void test_sw_calls_unexpected(void **state)
+{
+	(void)state;
+	struct coll_cost_params p = { .alpha = 1e-6, .o = 2.5e-7 };
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4, 1, &p), 1.5e-6);
+	p.calls = 1;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4, 1, &p), 1.5e-6);
+	p.calls = 4;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4, 1, &p), 1.5e-6);
+	p.unexpected = true;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4, 1, &p), 1.25e-6);
+	/* the leaf's receive costs 5 us to post: the message (there at 1 us)
+	 * waits for it instead of the send; back to back the next one waits
+	 * in the unexpected queue while the leaf posts */
+	struct coll_cost_params q = { .alpha = 1e-6, .recv_post = 5e-6 };
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4, 1, &q), 6e-6);
+	q.unexpected = true;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4, 1, &q), 5e-6);
+	q.calls = 2;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4, 1, &q), 5e-6);
+	q.unexpected = false;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4, 1, &q), 6e-6);
+	/* A rendezvous header that comes before its receive is ready waits
+	 * for it: a 3-rank binomial gather (1 -> 0, then 2 -> 0), every copy
+	 * by rendezvous and instant. Rank 0 asks rank 1 for its data at 1.25
+	 * us (o, alpha, o), takes it at 3.5 (alpha, the copy, alpha) and is
+	 * done with it at 3.75; rank 2's header, there since 1.25, is taken
+	 * only then: asked 4.0, served 5.0, there 6.0, taken 6.25. Sends
+	 * that wait for their receives: rank 2 sends only at 3.75, 7.5. */
+	struct coll_cost_params g = { .alpha = 1e-6, .o = 2.5e-7, .rndv = true, .rndv_min = 8192 };
+	NEAR(sw_cost(COLL_OP_GATHER, COLL_ALGO_BINOMIAL, 3, 65536, 1, &g), 7.5e-6);
+	g.unexpected = true;
+	NEAR(sw_cost(COLL_OP_GATHER, COLL_ALGO_BINOMIAL, 3, 65536, 1, &g), 6.25e-6);
+	/* An eager message held so is copied out of the unexpected buffer
+	 * when its receive takes it, at the local copy rate: a 3-rank
+	 * recursive-doubling scan of 16 KiB copies 16 KiB twice on its
+	 * critical path itself, and with unexpected messages once more. */
+	struct coll_cost_params u = { .alpha = 1e-6, .o = 2.5e-7, .beta = 1e18, .gamma = 1e-10 };
+	double plain = sw_cost(COLL_OP_SCAN, COLL_ALGO_RECURSIVE_DOUBLING, 3, 16384, 1, &u);
+	u.nlocal = 1;
+	u.local[0] = (struct coll_copy_rate){ 1024, 1e9 };
+	NEAR(sw_cost(COLL_OP_SCAN, COLL_ALGO_RECURSIVE_DOUBLING, 3, 16384, 1, &u) - plain, 2 * 16384 / 1e9);
+	u.unexpected = true;
+	u.nlocal = 0;
+	plain = sw_cost(COLL_OP_SCAN, COLL_ALGO_RECURSIVE_DOUBLING, 3, 16384, 1, &u);
+	u.nlocal = 1;
+	NEAR(sw_cost(COLL_OP_SCAN, COLL_ALGO_RECURSIVE_DOUBLING, 3, 16384, 1, &u) - plain, 3 * 16384 / 1e9);
+	/* a longer chain keeps every call's commands apart: recursive
+	 * doubling on 4 ranks back to back never deadlocks and takes no
+	 * longer per call than alone */
+	struct coll_cost_params r = { .alpha = 1e-6, .o = 2.5e-7, .unexpected = true };
+	double one = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 4, 64, 1, &r);
+	r.calls = COLL_COST_MAX_CALLS;
+	double per = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 4, 64, 1, &r);
+	assert_true(per > 0 && per <= one + 1e-15);
+	/* out of range: refused */
+	struct coll_req rq = mkreq(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4, 1, 1);
+	struct coll_sched *s = expand_ok(&rq);
+	struct coll_cost c;
+	r.calls = COLL_COST_MAX_CALLS + 1;
+	assert_int_equal(coll_cost(s, &r, &c), -EINVAL);
+	r.calls = -1;
+	assert_int_equal(coll_cost(s, &r, &c), -EINVAL);
+	coll_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -714,6 +813,8 @@ int main(void)
 		cmocka_unit_test(test_sw_local_copies),
 		cmocka_unit_test(test_sw_wake_cost),
 		cmocka_unit_test(test_sw_copy_rates),
+		cmocka_unit_test(test_sw_core_wait),
+		cmocka_unit_test(test_sw_calls_unexpected),
 		cmocka_unit_test(test_sw_monotonic),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
