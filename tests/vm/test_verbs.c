@@ -10,7 +10,9 @@
  * stops polling makes send() say NAL_EAGAIN after at most VRB_CREDITS
  * messages, never an overrun; polling again frees them); bulk READ and
  * WRITE from 0 B to 16 MiB, with several local pieces; the registration
- * cache after free and re-map at the same address; sleep() with a
+ * cache after free and re-map at the same address, of part of a region
+ * (a registration still exposed for its other part stays; pages remapped
+ * in the middle are seen) and with another size (remap_part); sleep() with a
  * timeout and kick(); a broken connection (RDMA READ beyond the peer's
  * registration, RDMA WRITE with a wrong rkey) fails that bulk with
  * NAL_EIO but not the peer, loses or doubles none of the eager messages
@@ -21,7 +23,8 @@
  * to it).
  *
  *   test_verbs [-n REPEAT] [TEST...]
- *   tests: eager pingpong credits bulk remap sleep reopen [reopen_limit]
+ *   tests: eager pingpong credits due bulk remap remap_part sleep reopen
+ *          [reopen_limit]
  *   (the handshake first and the dead peer last always run, unless
  *   reopen_limit failed the peer already)
  */
@@ -482,6 +485,132 @@ static void test_remap(void)
 	}
 }
 
+/* What rank 0 exposes to rank 1 in test_remap_part: a registered range
+ * and the pattern rank 1 must read from it, piece by piece (byte pos of
+ * a piece holds fill()'s byte pos - base of seed). len 0: the end. */
+struct want {
+	uint64_t addr, key, len;
+	uint32_t npieces;
+	struct {
+		uint64_t from, to, base;
+		uint32_t seed;
+	} piece[3];
+};
+
+/* Whether the cache holds a registration with this rkey. */
+static bool reg_alive(uint64_t key)
+{
+	for (unsigned i = 0; i < n->nregs; i++)
+		if (n->regs[i].mr->rkey == key)
+			return true;
+	return false;
+}
+
+/* Registers [p, p+len), has the peer read and check it; its rkey. */
+static uint64_t expose(const void *p, size_t len, uint32_t npieces, const uint64_t (*pieces)[4])
+{
+	struct nal_mr mr;
+	CHECK(vrb_mem_reg(n, (void *)p, len, &mr) == 0);
+	struct want w = { mr.addr, mr.key, len, npieces, { { 0, 0, 0, 0 } } };
+	for (uint32_t k = 0; k < npieces; k++) {
+		w.piece[k].from = pieces[k][0];
+		w.piece[k].to = pieces[k][1];
+		w.piece[k].base = pieces[k][2];
+		w.piece[k].seed = (uint32_t)pieces[k][3];
+	}
+	xwrite(&w, sizeof w);
+	sync_peer(); /* the peer read and checked it */
+	return mr.key;
+}
+
+/* Pages of a region that its registration cache entry pinned are freed
+ * and mapped again, in part or with another size; every read by the peer
+ * must see the bytes the region holds now, and a registration the peer
+ * may still use must not be freed because another part of its range was
+ * remapped (the old cache freed it: the peer's READ failed with a remote
+ * access error; and it checked only a request's first and last page, so
+ * pages remapped in the middle were read from the freed ones). */
+static void test_remap_part(void)
+{
+	const size_t pg = (size_t)sysconf(_SC_PAGESIZE), len = 1u << 20, half = len / 2;
+	if (me == 1) {
+		unsigned char *buf = malloc(len);
+		CHECK(buf);
+		for (;;) {
+			struct want w;
+			xread(&w, sizeof w);
+			if (w.len == 0)
+				break;
+			memset(buf, 0, len);
+			struct iovec one = { buf, w.len };
+			do_bulk(NAL_BULK_READ, &one, 1, w.addr, w.key, w.len);
+			for (uint32_t k = 0; k < w.npieces; k++)
+				for (uint64_t i = w.piece[k].from; i < w.piece[k].to; i++)
+					CHECK(buf[i] == (unsigned char)((i - w.piece[k].base) * 7 + w.piece[k].seed +
+									((i - w.piece[k].base) >> 12)));
+			sync_peer();
+		}
+		free(buf);
+		printf("rank 1: reg cache: partly remapped regions read as they are now\n");
+		sync_peer();
+		return;
+	}
+	if (n->pagemap_fd < 0) {
+		printf("rank 0: reg cache: page frames hidden, nothing reused: remap_part skipped\n");
+		struct want end = { 0, 0, 0, 0, { { 0, 0, 0, 0 } } };
+		xwrite(&end, sizeof end);
+		sync_peer();
+		return;
+	}
+	const int prot = PROT_READ | PROT_WRITE, flags = MAP_PRIVATE | MAP_ANONYMOUS;
+	unsigned char *r = mmap(NULL, len, prot, flags, -1, 0);
+	CHECK(r != MAP_FAILED);
+	fill(r, len, 11);
+	uint64_t made = n->reg_made;
+	uint64_t rkey = expose(r, len, 1, (const uint64_t[][4]){ { 0, len, 0, 11 } });
+	/* Its first half, still exposed (a peer's READ may come any time),
+	 * is served by the same registration. */
+	struct nal_mr d;
+	CHECK(vrb_mem_reg(n, r, half, &d) == 0);
+	CHECK(n->reg_made == made + 1 && d.key == rkey);
+	/* The second half is freed and mapped again: registered anew, and
+	 * the first half's registration stays. */
+	CHECK(munmap(r + half, half) == 0);
+	CHECK(mmap(r + half, half, prot, flags | MAP_FIXED, -1, 0) == r + half);
+	fill(r + half, half, 12);
+	expose(r + half, half, 1, (const uint64_t[][4]){ { 0, half, 0, 12 } });
+	CHECK(n->reg_made == made + 2 && reg_alive(rkey));
+	struct want w = { d.addr, d.key, half, 1, { { 0, half, 0, 11 } } };
+	xwrite(&w, sizeof w);
+	sync_peer();
+	/* Four pages in the middle remapped: first and last page unchanged. */
+	unsigned char *m = mmap(NULL, len, prot, flags, -1, 0);
+	CHECK(m != MAP_FAILED);
+	fill(m, len, 13);
+	uint64_t mkey = expose(m, len, 1, (const uint64_t[][4]){ { 0, len, 0, 13 } });
+	size_t mid = 64 * pg, mlen = 4 * pg;
+	CHECK(munmap(m + mid, mlen) == 0);
+	CHECK(mmap(m + mid, mlen, prot, flags | MAP_FIXED, -1, 0) == m + mid);
+	fill(m + mid, mlen, 14);
+	expose(m, len, 3, (const uint64_t[][4]){ { 0, mid, 0, 13 }, { mid, mid + mlen, mid, 14 },
+						 { mid + mlen, len, 0, 13 } });
+	CHECK(!reg_alive(mkey)); /* nothing it served was live: freed */
+	/* Freed, and a smaller block mapped at the same address. */
+	CHECK(munmap(m, len) == 0);
+	size_t small = 600u << 10;
+	CHECK(mmap(m, small, prot, flags | MAP_FIXED, -1, 0) == m);
+	fill(m, small, 15);
+	expose(m, small, 1, (const uint64_t[][4]){ { 0, small, 0, 15 } });
+	struct want end = { 0, 0, 0, 0, { { 0, 0, 0, 0 } } };
+	xwrite(&end, sizeof end);
+	sync_peer();
+	printf("rank 0: reg cache: %llu registrations, %llu found remapped, %llu freed\n",
+	       (unsigned long long)n->reg_made, (unsigned long long)n->reg_stale,
+	       (unsigned long long)n->reg_freed);
+	munmap(m, small);
+	munmap(r, len);
+}
+
 /* Where (raddr, rkey) of a bad RDMA point: beyond the registration, or
  * its range with a key that is not its own. */
 static void bad_remote(const struct reg_msg *pm, bool bad_key, uint64_t *raddr, uint64_t *rkey)
@@ -646,7 +775,7 @@ static const struct {
 } tests[] = { { "eager", test_eager }, { "pingpong", test_pingpong_credits }, { "credits", test_credits },
 	      { "due", test_due },
 	      { "bulk", test_bulk },
-	      { "remap", test_remap }, { "sleep", test_sleep }, { "reopen", test_reopen },
+	      { "remap", test_remap }, { "remap_part", test_remap_part }, { "sleep", test_sleep }, { "reopen", test_reopen },
 	      { "reopen_limit", test_reopen_limit } };
 #define LIMIT_TEST (NTESTS - 1) /* only when named: it fails the peer */
 #define NTESTS (sizeof tests / sizeof tests[0])
@@ -665,7 +794,7 @@ int main(int argc, char **argv)
 			t++;
 		if (t == NTESTS) {
 			fprintf(stderr, "usage: test_verbs [-n REPEAT] "
-					"[eager|pingpong|credits|due|bulk|remap|sleep|reopen|reopen_limit]...\n");
+					"[eager|pingpong|credits|due|bulk|remap|remap_part|sleep|reopen|reopen_limit]...\n");
 			return 2;
 		}
 		want[t] = any = true;

@@ -139,6 +139,18 @@ t_mpi_coll() {
 	PTL_NAL=verbs "$B/tools/ptlrun" -n 2 --timeout 200 "$B/tests/mpi/mpi_coll" &&
 		PTL_NAL=verbs "$B/tools/ptlrun" -n 3 --timeout 200 "$B/tests/mpi/mpi_coll"
 }
+# Buffers malloc'ed and freed (and mapped by hand) around every transfer:
+# the registration cache must move the memory there now, and must not free
+# a registration a transfer in flight uses. Rendezvous sizes by default,
+# eager up to 1 MiB, and with the cache off.
+t_mpi_regfree() {
+	[ -x "$B/tests/vm/mpi_regfree" ] || { echo "tests/vm/mpi_regfree is not built"; return 77; }
+	local e
+	for e in PTL_VERBS_REG_CACHE=1 PTL_MPI_EAGER_LIMIT=1048576 PTL_VERBS_REG_CACHE=0; do
+		echo "== $e"
+		env PTL_NAL=verbs "$e" "$B/tools/ptlrun" -n 2 --timeout 200 "$B/tests/vm/mpi_regfree" 8 || return 1
+	done
+}
 t_ring_over_verbs() {
 	[ -x "$B/examples/ring" ] || return 77
 	PTL_NAL=verbs "$B/tools/ptlrun" -n 3 --timeout 60 "$B/examples/ring"
@@ -230,7 +242,7 @@ t_x() {
 
 mps=$(for f in "$S"/tests/ptl/mp/*.sh; do n=$(basename "$f" .sh); [ "$n" = run ] || echo "mp:$n"; done)
 all="devinfo rc_pingpong verbs_unit verbs_credits verbs_reopen_limit ptltool_info $mps ring_over_verbs
-	mpi_p2p mpi:mpi_deadpeer mpi_coll"
+	mpi_p2p mpi:mpi_deadpeer mpi_coll mpi_regfree"
 [ $# -gt 0 ] && all="$*"
 failed=0 ran=0
 for t in $all; do

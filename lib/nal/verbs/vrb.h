@@ -3,7 +3,8 @@
  * files: vrb_dev.c (device, port and GID choice; open/close), vrb_conn.c
  * (lazy RC connections through a UD handshake), vrb_msg.c (eager messages
  * with credits, progress, sleep), vrb_zip.c (small messages without their
- * zero words), vrb_bulk.c (registration cache, RDMA READ/WRITE).
+ * zero words), vrb_reg.c (the registration cache, which follows freed and
+ * remapped memory), vrb_bulk.c (RDMA READ/WRITE).
  *
  * Wire facts:
  *  - Every rank publishes a struct vrb_addr (port LID, GID, the UD QP that
@@ -235,6 +236,8 @@ struct vrb_bulk {
 
 struct vrb_reg {
 	uintptr_t start, end;
+	uintptr_t ulo, uhi; /* the pages every request it served covers
+	                     * (none when ulo >= uhi): vrb_reg.c */
 	struct ibv_mr *mr;
 	uint64_t *pfn;   /* page frame of every page when registered, or NULL */
 };
@@ -309,6 +312,8 @@ struct nal {
 	struct vrb_reg regs[VRB_REG_MAX];
 	unsigned nregs;
 	int pagemap_fd;     /* -1: page frames not visible, never reuse */
+	/* registrations made, found remapped by a request, freed (tests) */
+	uint64_t reg_made, reg_stale, reg_freed;
 	bool debug;
 };
 
@@ -359,16 +364,18 @@ static inline uint64_t vrb_peer_back(const struct nal *n, int peer)
 	return n->peers[peer].imm_back > back ? n->peers[peer].imm_back : back;
 }
 int vrb_resend(struct nal *n, int peer);
-/* vrb_bulk.c */
+/* vrb_reg.c */
 int vrb_mem_reg(struct nal *n, void *addr, size_t len, struct nal_mr *mr);
 void vrb_mem_dereg(struct nal *n, struct nal_mr *mr);
+struct ibv_mr *vrb_reg_get(struct nal *n, void *addr, size_t len);
+void vrb_reg_fini(struct nal *n);
+int vrb_reg_init(struct nal *n);
+/* vrb_bulk.c */
 int vrb_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *local, int niov,
 	     uint64_t raddr, uint64_t rkey, size_t len, void *cookie);
 void vrb_bulk_wc(struct nal *n, const struct ibv_wc *wc);
 int vrb_bulk_pending(struct nal *n, struct vrb_peer *p);
 void vrb_bulk_drop(struct nal *n, struct vrb_peer *p);
 void vrb_bulk_break(struct vrb_peer *p);
-void vrb_reg_fini(struct nal *n);
-int vrb_reg_init(struct nal *n);
 
 #endif /* PTL_VRB_H */

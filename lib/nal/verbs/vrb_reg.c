@@ -1,0 +1,212 @@
+/*
+ * The registration cache behind mem_reg() and bulk(): a registration
+ * (ibv_reg_mr) pins the pages its range had when it was made, and lib/ptl
+ * never deregisters, so registrations are kept and reused. Memory the
+ * application frees and gets back at the same addresses (malloc of a
+ * large block after free, a heap that shrank and grew) has NEW pages
+ * there: a registration keyed by address alone would move the old ones.
+ *
+ * So a registration records the page frame of each of its pages
+ * (/proc/self/pagemap) and a request reuses it only when EVERY page the
+ * request covers still has its frame: the old frames stay pinned by the
+ * registration, so a frame seen again is the same page, never a new one
+ * at the old place. A check is one pread of 8 bytes a page (two for a
+ * 64 KiB request, 512 for 16 MiB), on the verbs path only.
+ *
+ * When to deregister is the other half. A registration serves every
+ * request inside its range, and a peer may still hold its key for one of
+ * them (an RDMA READ not yet done): freeing it because some OTHER part of
+ * its range was remapped would break that transfer (a remote access error
+ * at the peer). A request is live only while its memory is allocated, and
+ * allocated memory keeps its pages; a live request's pages hold its bytes,
+ * every one of them. So each registration keeps [ulo, uhi), the pages
+ * every request it served has in common: once one of those changed, none
+ * of those requests is live, and it is freed (when a request finds it
+ * stale, when it is the oldest at a miss, or when the cache is full).
+ * Registrations whose requests share no page are freed only when the cache
+ * is full (the oldest of them), as are all of them where page frames are
+ * hidden (no CAP_SYS_ADMIN) or PTL_VERBS_REG_CACHE=0: then nothing is ever
+ * reused, every request registers anew.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "nal/verbs/vrb.h"
+
+#define VRB_PFN_MASK ((1ull << 55) - 1)
+#define VRB_PFN_CHUNK 256u /* pagemap entries read at once (on the stack) */
+#define VRB_REAP_SCAN 8u   /* oldest registrations looked at when full */
+
+static uintptr_t vrb_page;
+
+static uintptr_t vrb_page_down(uintptr_t a) { return a & ~(vrb_page - 1); }
+static uintptr_t vrb_page_up(uintptr_t a) { return (a + vrb_page - 1) & ~(vrb_page - 1); }
+
+/* Page frames of npages pages from start; 0 for a page not present. */
+static int vrb_pfns(struct nal *n, uintptr_t start, size_t npages, uint64_t *out)
+{
+	size_t bytes = npages * 8;
+	off_t off = (off_t)(start / vrb_page) * 8;
+	if (pread(n->pagemap_fd, out, bytes, off) != (ssize_t)bytes)
+		return -1;
+	for (size_t i = 0; i < npages; i++)
+		out[i] = (out[i] >> 63) ? (out[i] & VRB_PFN_MASK) : 0; /* present? */
+	return 0;
+}
+
+int vrb_reg_init(struct nal *n)
+{
+	vrb_page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	const char *e = getenv("PTL_VERBS_REG_CACHE");
+	if (e && !strcmp(e, "0"))
+		return 0;
+	n->pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	if (n->pagemap_fd < 0)
+		return 0;
+	/* Are frames visible? Look at a page we just touched. */
+	static volatile char probe[1];
+	probe[0] = 1;
+	uint64_t f = 0;
+	if (vrb_pfns(n, vrb_page_down((uintptr_t)probe), 1, &f) != 0 || f == 0) {
+		close(n->pagemap_fd);
+		n->pagemap_fd = -1;
+	}
+	return 0;
+}
+
+static void vrb_reg_free(struct vrb_reg *r)
+{
+	ibv_dereg_mr(r->mr);
+	free(r->pfn);
+}
+
+void vrb_reg_fini(struct nal *n)
+{
+	for (unsigned i = 0; i < n->nregs; i++)
+		vrb_reg_free(&n->regs[i]);
+	n->nregs = 0;
+	if (n->pagemap_fd >= 0)
+		close(n->pagemap_fd);
+	n->pagemap_fd = -1;
+}
+
+/* Whether the pages [lo, hi) of r (page aligned, inside it) still have the
+ * frames r pinned. False where frames were not recorded. */
+static bool vrb_reg_same(struct nal *n, const struct vrb_reg *r, uintptr_t lo, uintptr_t hi)
+{
+	if (!r->pfn)
+		return false;
+	uint64_t now[VRB_PFN_CHUNK];
+	size_t i = (lo - r->start) / vrb_page, end = (hi - r->start) / vrb_page;
+	while (i < end) {
+		size_t k = end - i < VRB_PFN_CHUNK ? end - i : VRB_PFN_CHUNK;
+		if (vrb_pfns(n, r->start + i * vrb_page, k, now) != 0)
+			return false;
+		for (size_t j = 0; j < k; j++)
+			if (now[j] != r->pfn[i + j] || now[j] == 0)
+				return false;
+		i += k;
+	}
+	return true;
+}
+
+/* Whether no request r served can still be live: a page they all cover
+ * was freed (see the top of the file). */
+static bool vrb_reg_dead(struct nal *n, const struct vrb_reg *r)
+{
+	return r->pfn && r->ulo < r->uhi && !vrb_reg_same(n, r, r->ulo, r->uhi);
+}
+
+static void vrb_reg_remove(struct nal *n, unsigned i)
+{
+	vrb_reg_free(&n->regs[i]);
+	memmove(&n->regs[i], &n->regs[i + 1], (n->nregs - i - 1) * sizeof n->regs[0]);
+	n->nregs--;
+	n->reg_freed++;
+}
+
+/* Frees the dead among the oldest few registrations; when the cache is
+ * full and none was, the oldest (the only case that can free one a peer
+ * still uses: more than VRB_REG_MAX registrations, none provably dead). */
+static void vrb_reg_reap(struct nal *n)
+{
+	unsigned seen = 0;
+	for (unsigned i = n->nregs; i-- > 0 && seen < VRB_REAP_SCAN; seen++)
+		if (vrb_reg_dead(n, &n->regs[i]))
+			vrb_reg_remove(n, i);
+	if (n->nregs == VRB_REG_MAX)
+		vrb_reg_remove(n, n->nregs - 1);
+}
+
+/* The registration covering [addr, addr+len), from the cache or new. */
+struct ibv_mr *vrb_reg_get(struct nal *n, void *addr, size_t len)
+{
+	uintptr_t a = (uintptr_t)addr;
+	uintptr_t lo = vrb_page_down(a), hi = vrb_page_up(a + (len ? len : 1));
+	for (unsigned i = 0; i < n->nregs; i++) {
+		struct vrb_reg *r = &n->regs[i];
+		if (lo < r->start || hi > r->end || !r->pfn)
+			continue;
+		if (vrb_reg_same(n, r, lo, hi)) {
+			struct vrb_reg hit = *r;
+			hit.ulo = lo > hit.ulo ? lo : hit.ulo;
+			hit.uhi = hi < hit.uhi ? hi : hit.uhi;
+			memmove(&n->regs[1], &n->regs[0], i * sizeof n->regs[0]); /* most recent first */
+			n->regs[0] = hit;
+			return hit.mr;
+		}
+		/* Remapped here; freed only if nothing it served is live. */
+		n->reg_stale++;
+		if (vrb_reg_dead(n, r))
+			vrb_reg_remove(n, i--);
+	}
+	struct vrb_reg r = { .start = lo, .end = hi, .ulo = lo, .uhi = hi };
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
+	r.mr = ibv_reg_mr(n->pd, (void *)lo, hi - lo, acc);
+	if (!r.mr) /* read-only memory can still be read */
+		r.mr = ibv_reg_mr(n->pd, (void *)lo, hi - lo, IBV_ACCESS_REMOTE_READ);
+	if (!r.mr) {
+		fprintf(stderr, "ptl: verbs: cannot register %zu bytes at %p: %s (memlock limit? ulimit -l)\n",
+			len, addr, strerror(errno));
+		return NULL;
+	}
+	/* The frames now, pinned: recorded after ibv_reg_mr faulted them in. */
+	if (n->pagemap_fd >= 0) {
+		size_t np = (hi - lo) / vrb_page;
+		r.pfn = malloc(np * sizeof *r.pfn);
+		if (r.pfn && vrb_pfns(n, lo, np, r.pfn) != 0) {
+			free(r.pfn);
+			r.pfn = NULL;
+		}
+	}
+	vrb_reg_reap(n);
+	memmove(&n->regs[1], &n->regs[0], n->nregs * sizeof n->regs[0]);
+	n->regs[0] = r;
+	n->nregs++;
+	n->reg_made++;
+	return r.mr;
+}
+
+int vrb_mem_reg(struct nal *n, void *addr, size_t len, struct nal_mr *mr)
+{
+	struct ibv_mr *m = vrb_reg_get(n, addr, len);
+	if (!m)
+		return NAL_ENOMEM;
+	mr->addr = (uintptr_t)addr;
+	mr->key = m->rkey;
+	mr->priv = m;
+	return 0;
+}
+
+void vrb_mem_dereg(struct nal *n, struct nal_mr *mr)
+{
+	/* Cached: stays until found dead, evicted, or close(). */
+	(void)n;
+	(void)mr;
+}
