@@ -39,7 +39,10 @@
 
 #include "nal/verbs/vrb.h"
 
-#define VRB_PFN_MASK ((1ull << 55) - 1)
+/* A pagemap entry: bit 63 present, bits 0-54 the page frame. */
+#define VRB_PM_PRESENT (1ull << 63)
+#define VRB_PM_KEEP (VRB_PM_PRESENT | ((1ull << 55) - 1))
+#define VRB_PM_ABSENT UINT64_MAX /* recorded for a page not present: matches nothing */
 #define VRB_PFN_CHUNK 256u /* pagemap entries read at once (on the stack) */
 #define VRB_REAP_SCAN 8u   /* oldest registrations looked at when full */
 
@@ -48,15 +51,22 @@ static uintptr_t vrb_page;
 static uintptr_t vrb_page_down(uintptr_t a) { return a & ~(vrb_page - 1); }
 static uintptr_t vrb_page_up(uintptr_t a) { return (a + vrb_page - 1) & ~(vrb_page - 1); }
 
-/* Page frames of npages pages from start; 0 for a page not present. */
-static int vrb_pfns(struct nal *n, uintptr_t start, size_t npages, uint64_t *out)
+/* The raw pagemap entries of npages pages from start. */
+static int vrb_pagemap(struct nal *n, uintptr_t start, size_t npages, uint64_t *out)
 {
 	size_t bytes = npages * 8;
 	off_t off = (off_t)(start / vrb_page) * 8;
-	if (pread(n->pagemap_fd, out, bytes, off) != (ssize_t)bytes)
+	return pread(n->pagemap_fd, out, bytes, off) == (ssize_t)bytes ? 0 : -1;
+}
+
+/* What a registration records of each page: its frame and the present
+ * bit as the check reads them, VRB_PM_ABSENT for a page not present. */
+static int vrb_pfns(struct nal *n, uintptr_t start, size_t npages, uint64_t *out)
+{
+	if (vrb_pagemap(n, start, npages, out) != 0)
 		return -1;
 	for (size_t i = 0; i < npages; i++)
-		out[i] = (out[i] >> 63) ? (out[i] & VRB_PFN_MASK) : 0; /* present? */
+		out[i] = (out[i] & VRB_PM_PRESENT) ? out[i] & VRB_PM_KEEP : VRB_PM_ABSENT;
 	return 0;
 }
 
@@ -73,7 +83,8 @@ int vrb_reg_init(struct nal *n)
 	static volatile char probe[1];
 	probe[0] = 1;
 	uint64_t f = 0;
-	if (vrb_pfns(n, vrb_page_down((uintptr_t)probe), 1, &f) != 0 || f == 0) {
+	if (vrb_pfns(n, vrb_page_down((uintptr_t)probe), 1, &f) != 0 || f == VRB_PM_ABSENT ||
+	    (f & ~VRB_PM_PRESENT) == 0) { /* frames read as 0 */
 		close(n->pagemap_fd);
 		n->pagemap_fd = -1;
 	}
@@ -106,10 +117,11 @@ static bool vrb_reg_same(struct nal *n, const struct vrb_reg *r, uintptr_t lo, u
 	size_t i = (lo - r->start) / vrb_page, end = (hi - r->start) / vrb_page;
 	while (i < end) {
 		size_t k = end - i < VRB_PFN_CHUNK ? end - i : VRB_PFN_CHUNK;
-		if (vrb_pfns(n, r->start + i * vrb_page, k, now) != 0)
+		if (vrb_pagemap(n, r->start + i * vrb_page, k, now) != 0)
 			return false;
+		const uint64_t *was = r->pfn + i;
 		for (size_t j = 0; j < k; j++)
-			if (now[j] != r->pfn[i + j] || now[j] == 0)
+			if ((now[j] & VRB_PM_KEEP) != was[j])
 				return false;
 		i += k;
 	}
