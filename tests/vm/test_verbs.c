@@ -606,6 +606,18 @@ static void test_remap_part(void)
 	CHECK(mmap(m, small, prot, flags | MAP_FIXED, -1, 0) == m);
 	fill(m, small, 15);
 	expose(m, small, 1, (const uint64_t[][4]){ { 0, small, 0, 15 } });
+	/* A registration that served two halves (no page in common) goes
+	 * once all its pages are new. */
+	unsigned char *t = mmap(NULL, len, prot, flags, -1, 0);
+	CHECK(t != MAP_FAILED);
+	fill(t, len, 16);
+	uint64_t tkey = expose(t, len, 1, (const uint64_t[][4]){ { 0, len, 0, 16 } });
+	CHECK(vrb_mem_reg(n, t, half, &d) == 0 && d.key == tkey);
+	CHECK(vrb_mem_reg(n, t + half, half, &d) == 0 && d.key == tkey);
+	CHECK(mmap(t, len, prot, flags | MAP_FIXED, -1, 0) == t);
+	fill(t, len, 17);
+	CHECK(expose(t, len, 1, (const uint64_t[][4]){ { 0, len, 0, 17 } }) != tkey && !reg_alive(tkey));
+	munmap(t, len);
 	struct want end = { 0, 0, 0, 0, { { 0, 0, 0, 0 } } };
 	xwrite(&end, sizeof end);
 	sync_peer();
