@@ -148,7 +148,7 @@ t_mpi_regfree() {
 	local e
 	for e in PTL_VERBS_REG_CACHE=1 PTL_MPI_EAGER_LIMIT=1048576 PTL_VERBS_REG_CACHE=0; do
 		echo "== $e"
-		env PTL_NAL=verbs "$e" "$B/tools/ptlrun" -n 2 --timeout 200 "$B/tests/vm/mpi_regfree" 6 || return 1
+		env PTL_NAL=verbs "$e" "$B/tools/ptlrun" -n 2 --timeout 200 "$B/tests/vm/mpi_regfree" 4 || return 1
 	done
 }
 t_ring_over_verbs() {
