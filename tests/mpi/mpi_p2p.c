@@ -5,13 +5,17 @@
  * buffer, ACK-free small and mid-size messages left unmatched, small blocking receives
  * (no match entry) beside posted ones, posted receives' kept entries
  * re-armed in MPI's order; with "units", only how many 2 KiB
- * sends go ACK-free from fresh credits (1 KiB credit units).
- * Needs at least 2 ranks. */
+ * sends go ACK-free from fresh credits (1 KiB credit units) and again
+ * from the credits the receiver gives back. Needs at least 2 ranks. */
 #include "mpi_test.h"
 
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static unsigned char pat(size_t i, int seed) { return (unsigned char)(i * 131 + (size_t)seed * 7 + (i >> 12)); }
 
@@ -622,39 +626,54 @@ static void kept_order(void)
  * less than 8 KiB free) shared among the ranks, at most 128 units
  * (MPI_NOACK_CREDITS), so with 2 ranks it sends 64 messages of 1025-2048
  * bytes without an ACK, with 4 ranks 45, before it must wait for the
- * receiver's grants. Run
- * first thing, with PTL_PROGRESS_THREAD=0 and the receiver out of the
- * library, so no grant and no ACK can come meanwhile: a send that went
- * ACK-free is complete when MPI_Isend returns, an ACKed one (a direct
- * send above 1 KiB) only once the receiver has taken it in. 2048-byte
- * messages first (2 units: one too many per message shows), then
- * 2047-byte ones (2 units: rounding down shows). MPI_Init's own traffic
- * may have taken a unit or two. */
-static void noack_units(void)
+ * receiver's grants. Run first thing, with PTL_PROGRESS_THREAD=0: a send
+ * that went ACK-free is complete when MPI_Isend returns, an ACKed one (a
+ * direct send above 1 KiB) only once the receiver has taken it in, so the
+ * receiver must stay out of the library until the sender has counted -
+ * one ACK or grant let in early and the count is too high (a sleep was not
+ * enough at load 10: "48 of 100 ... give 45"). The sender says it is done
+ * with SIGUSR1 (units_wait), outside the library. 2048-byte messages first
+ * (2 units: one too many per message shows), then 2047-byte ones (2 units:
+ * rounding down shows). MPI_Init's own traffic may have taken a unit or
+ * two, hence the lower bound.
+ *
+ * Then the receiver takes every message in, which gives the credits back
+ * (MPI_CTRL_NOACK) in batches of at least half of them, so at most half
+ * minus one unit stays with it; a second round of the same sends, the
+ * receiver out again, must go ACK-free from the returned credits: without
+ * the return none would (a sender keeps the units it had not spent: none
+ * or one). */
+static void units_wait(void)
+{
+	sigset_t s;
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR1);
+	struct timespec ts = { 60, 0 };
+	CHECK(sigtimedwait(&s, NULL, &ts) == SIGUSR1, "rank 1 (the sender) did not say it had counted within 60 s");
+}
+
+/* One round: rank 1 sends N messages of 2047-2048 B to rank 0 and counts
+ * those complete at once, rank 0 (pid: where rank 1's signal goes) takes
+ * them in once told. The count, on rank 1. */
+static int units_round(pid_t pid, int seed)
 {
 	enum { N2048 = 30, N = 100, LEN = 2048 };
 	static unsigned char m[N][LEN];
-	int units = 3 * 121 / t_size < 128 ? 3 * 121 / t_size : 128, want = units / 2;
+	int at_once = 0;
 	if (t_rank == 1) {
 		MPI_Request r[N];
-		int at_once = 0;
 		for (int i = 0; i < N; i++) {
 			int len = i < N2048 ? LEN : LEN - 1, done = 0;
 			for (int k = 0; k < len; k++)
-				m[i][k] = pat((size_t)k, i);
+				m[i][k] = pat((size_t)k, i + seed);
 			OK(MPI_Isend(m[i], len, MPI_BYTE, 0, 9, MPI_COMM_WORLD, &r[i]));
 			OK(MPI_Test(&r[i], &done, MPI_STATUS_IGNORE));
 			at_once += done;
 		}
-		CHECK(at_once >= want - 2 && at_once <= want,
-		      "%d of %d sends of 2047-2048 B went ACK-free; %d credits of 1 KiB give %d", at_once, N, units, want);
+		CHECK(kill(pid, SIGUSR1) == 0, "telling rank 0 (pid %ld) that the sends are counted", (long)pid);
 		OK(MPI_Waitall(N, r, MPI_STATUSES_IGNORE));
 	} else if (t_rank == 0) {
-		/* Out of the library while rank 1 sends (it needs no answer):
-		 * a second, so a rank 1 that a loaded machine deschedules for a
-		 * while still finishes first. */
-		struct timespec ts = { 1, 0 };
-		nanosleep(&ts, NULL);
+		units_wait();
 		int bad = 0;
 		for (int i = 0; i < N; i++) {
 			MPI_Status st;
@@ -663,10 +682,40 @@ static void noack_units(void)
 			MPI_Get_count(&st, MPI_BYTE, &n);
 			bad += n != len;
 			for (int k = 0; k < n; k++)
-				bad += m[i][k] != pat((size_t)k, i);
+				bad += m[i][k] != pat((size_t)k, i + seed);
 		}
 		CHECK(bad == 0, "%d bytes or lengths wrong in the credit-unit messages", bad);
 	}
+	return at_once;
+}
+
+static void noack_units(void)
+{
+	int units = 3 * 121 / t_size < 128 ? 3 * 121 / t_size : 128, want = units / 2;
+	/* Back with at least units - (units / 2 - 1) of them. */
+	int back = (units - units / 2 + 1) / 2;
+	int pid = (int)getpid();
+	/* 0 -> 1 traffic only: spends none of rank 1's credits towards 0. */
+	if (t_rank == 0)
+		OK(MPI_Send(&pid, 1, MPI_INT, 1, 8, MPI_COMM_WORLD));
+	else if (t_rank == 1)
+		OK(MPI_Recv(&pid, 1, MPI_INT, 0, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+	int at_once = units_round((pid_t)pid, 0);
+	if (t_rank == 1)
+		CHECK(at_once >= want - 2 && at_once <= want,
+		      "%d of 100 sends of 2047-2048 B went ACK-free; %d credits of 1 KiB give %d", at_once, units,
+		      want);
+	/* The grants were put before this message: here once it is. */
+	if (t_rank == 0)
+		OK(MPI_Send(&pid, 1, MPI_INT, 1, 8, MPI_COMM_WORLD));
+	else if (t_rank == 1)
+		OK(MPI_Recv(&pid, 1, MPI_INT, 0, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+	at_once = units_round((pid_t)pid, 1);
+	if (t_rank == 1)
+		CHECK(at_once >= back && at_once <= want,
+		      "%d of 100 sends went ACK-free once the receiver had taken every message in; its credits "
+		      "coming back give %d-%d",
+		      at_once, back, want);
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
@@ -808,13 +857,22 @@ static void isend_order(void)
 
 int main(int argc, char **argv)
 {
+	bool units = argc > 1 && strcmp(argv[1], "units") == 0;
+	if (units) {
+		/* Blocked before MPI_Init starts any thread: units_wait takes
+		 * it, and no other thread may. */
+		sigset_t s;
+		sigemptyset(&s);
+		sigaddset(&s, SIGUSR1);
+		pthread_sigmask(SIG_BLOCK, &s, NULL);
+	}
 	t_init(&argc, &argv);
 	if (t_size < 2) {
 		fprintf(stderr, "mpi_p2p: needs 2 ranks\n");
 		MPI_Finalize();
 		return 77;
 	}
-	if (argc > 1 && strcmp(argv[1], "units") == 0) {
+	if (units) {
 		noack_units();
 		return t_finish("mpi_p2p units");
 	}

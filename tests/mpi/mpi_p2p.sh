@@ -6,7 +6,9 @@
 # the shm ring takes inline: read by the receiver, or overflowed and
 # pulled), and with every eager message acknowledged (PTL_MPI_NOACK_OFF).
 # "units" first thing in a run: how many 2 KiB sends go ACK-free (1 KiB
-# credit units), with no progress thread so no credit comes back meanwhile.
+# credit units), with no progress thread and the receiver held out of the
+# library until the sender has counted, so no credit comes back meanwhile;
+# then again once the receiver has given the credits back.
 . "$(dirname "$0")/mpi_common.sh"
 run 2 -- mpi_p2p
 run 4 -- mpi_p2p
