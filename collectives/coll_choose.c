@@ -82,6 +82,23 @@ static enum coll_algo ring_by_ports(const struct coll_req *r)
 #define COLL_SHARED_BIDIR_RANKS 4
 #define COLL_SHARED_BIDIR_MAX (256u * 1024u)
 
+/* From this many bytes up to COLL_SHARED_BIDIR_MAX, those ranks go by the
+ * double binary tree instead: its work falls mostly on two inner ranks
+ * (each tree's leaves send their half once and wait for the result), so
+ * on two cores the two busy ranks keep them and the others mostly wait,
+ * where the rings and halving-doubling make all four ranks take turns at
+ * every step. 4 ranks on 2 cores, bench/mpi_allreduce.c's rows, the
+ * algorithms forced and interleaved (order rotated each round), median
+ * [best] us, tree vs ring_bidir vs halving_doubling: load 1.4, 8 rounds:
+ * 128 KiB 130 [101] vs 172 [121] vs 143 [106], 256 KiB 210 [196] vs 262
+ * [176] vs 176 [163]; load 2-7, 20 rounds: 128 KiB 145 [91] vs 168 [110]
+ * vs 194 [102], 256 KiB 243 [180] vs 275 [165] vs 286 [170]; load 7, 18
+ * rounds: 128 KiB 252 [157] vs 360 [176] vs 362 [177], 256 KiB 499 [291]
+ * vs 584 [311] vs 706 [328]. At 64 KiB the ring's best stays ahead (85
+ * vs 101 us); from 512 KiB halving-doubling's on a quieter host (1 MiB
+ * 495 vs 601). */
+#define COLL_SHARED_TREE_MIN (128u * 1024u)
+
 static int choose_ring_op(const struct coll_req *r, struct coll_choice *c)
 {
 	switch (r->algo) {
@@ -93,7 +110,7 @@ static int choose_ring_op(const struct coll_req *r, struct coll_choice *c)
 			c->algo = COLL_ALGO_RECURSIVE_DOUBLING;
 		else if (r->op == COLL_OP_ALLREDUCE && r->one_host && r->shared_cores && coll_is_pow2(r->nranks) &&
 			 r->nranks > 2 && r->nranks <= COLL_SHARED_BIDIR_RANKS && r->bytes <= COLL_SHARED_BIDIR_MAX)
-			c->algo = COLL_ALGO_RING_BIDIR;
+			c->algo = r->bytes < COLL_SHARED_TREE_MIN ? COLL_ALGO_RING_BIDIR : COLL_ALGO_TREE;
 		else if (r->op == COLL_OP_ALLREDUCE && (r->ports >= 2 || (r->one_host && r->nranks > 2)) &&
 			 coll_is_pow2(r->nranks))
 			c->algo = COLL_ALGO_HALVING_DOUBLING;
