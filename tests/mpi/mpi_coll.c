@@ -744,7 +744,7 @@ static void pair_rd_bits(void)
 	OK(MPI_Op_free(&op));
 }
 
-/* 4 ranks on shared cores (the ranks outnumber the cores, or
+/* 4 ranks of one host on shared cores (the ranks outnumber the cores, or
  * PTL_COLL_CORES says so), 128-256 KiB: the double binary tree
  * (coll_choose.c's COLL_SHARED_TREE_MIN), so with the lopsided op each
  * half of the vector is its tree's sums: the first half at rank 2, which
@@ -758,6 +758,14 @@ static void shared_tree_bits(void)
 	const char *algo = getenv("PTL_COLL_ALGO"), *cores = getenv("PTL_COLL_CORES");
 	long ncores = cores && *cores ? atol(cores) : sysconf(_SC_NPROCESSORS_ONLN);
 	if (t_size != 4 || (algo && *algo) || ncores <= 0 || ncores >= t_size)
+		return;
+	/* every rank on this host (tests/hosts runs this on two) */
+	MPI_Comm local;
+	int here;
+	OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local));
+	OK(MPI_Comm_size(local, &here));
+	OK(MPI_Comm_free(&local));
+	if (here != t_size)
 		return;
 	enum { MAXN = 32768 };
 	static const int counts[] = { 16384, 24576, MAXN };
