@@ -24,10 +24,14 @@
  * more ranks no longer make (they read sendbuf where it is, every
  * algorithm).
  *   ptlrun -n 2 bench/mpi_allreduce [trials]
+ *   ptlrun -n 4 bench/mpi_allreduce [trials] 131072,1048576
+ * The second form times only the allreduce rows of the sizes listed (bytes,
+ * multiples of 8): a short A/B run at the sizes a change is about.
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Best of a few passes of out[i] += in[i] over n doubles, in ns per byte. */
 static double gamma_ns(double *in, double *out, size_t n)
@@ -159,6 +163,48 @@ static void coll_us(double *buf, size_t n, int trials, int iters, double *v)
 	qsort(v, (size_t)trials, sizeof *v, cmp_double);
 }
 
+/* One allreduce row: n doubles, MPI_SUM; prints "self" (MPI_COMM_SELF, the
+ * call's part before any schedule) and "allreduce" (the slowest rank's mean
+ * per call, median [min max] over trials). */
+static void allreduce_row(int rank, int trials, double *in, double *out, size_t n)
+{
+	double v[100];
+	int iters = n <= 128 ? 2000 : n <= 8192 ? 200 : 20;
+	/* At most about 0.2 s a trial: an implementation that spins on
+	 * oversubscribed cores takes milliseconds a call. */
+	double tw = MPI_Wtime(), slow;
+	for (int w = 0; w < 10; w++)
+		MPI_Allreduce(in, out, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+	tw = (MPI_Wtime() - tw) / 10;
+	MPI_Allreduce(&tw, &slow, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+	if (slow * iters > 0.2)
+		iters = slow > 0.2 / 5 ? 5 : (int)(0.2 / slow);
+	for (int t = 0; t < trials; t++) {
+		double t0 = MPI_Wtime();
+		for (int i = 0; i < iters; i++)
+			MPI_Allreduce(in, out, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_SELF);
+		v[t] = (MPI_Wtime() - t0) / iters * 1e6;
+	}
+	qsort(v, (size_t)trials, sizeof *v, cmp_double);
+	if (rank == 0)
+		printf("self %zu %.3f %.3f %.3f\n", n * sizeof(double), v[trials / 2], v[0], v[trials - 1]);
+	for (int t = 0; t < trials; t++) {
+		for (int w = 0; w < 10 && t > 0; w++)
+			MPI_Allreduce(in, out, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+		MPI_Barrier(MPI_COMM_WORLD);
+		double t0 = MPI_Wtime();
+		for (int i = 0; i < iters; i++)
+			MPI_Allreduce(in, out, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+		double dt = (MPI_Wtime() - t0) / iters * 1e6, slowest;
+		MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+		v[t] = slowest;
+	}
+	qsort(v, (size_t)trials, sizeof *v, cmp_double);
+	if (rank == 0)
+		printf("allreduce %zu %.3f %.3f %.3f\n", n * sizeof(double), v[trials / 2], v[0], v[trials - 1]);
+	fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
 	MPI_Init(&argc, &argv);
@@ -175,6 +221,22 @@ int main(int argc, char **argv)
 	 * the one zero page, whose lines every read finds in cache */
 	for (size_t i = 0; i < max; i++)
 		in[i] = rank + 1.0 / (double)(i % 7 + 1);
+	const char *only = argc > 2 ? argv[2] : NULL;
+	if (only && only[0] >= '0' && only[0] <= '9') {
+		/* the rows listed alone */
+		for (const char *p = only; *p;) {
+			char *e;
+			size_t b = strtoul(p, &e, 10);
+			if (b >= sizeof(double) && b / sizeof(double) <= max)
+				allreduce_row(rank, trials, in, out, b / sizeof(double));
+			for (p = e; *p && !strchr("0123456789", *p); p++)
+				;
+		}
+		free(in);
+		free(out);
+		MPI_Finalize();
+		return 0;
+	}
 	double g = gamma_ns(in, out, max);
 	if (rank == 0)
 		printf("gamma 0 %.4f %.4f %.4f\n", g, g, g);
@@ -215,42 +277,8 @@ int main(int argc, char **argv)
 			printf("bcast %zu %.3f %.3f %.3f\n", n * sizeof(double), v[trials / 2], v[0], v[trials - 1]);
 	}
 	/* 8 B, x8 up to 256 KiB, then 1 MiB */
-	for (size_t n = 1; n <= max; n = n < max && n * 8 > max ? max : n * 8) {
-		int iters = n <= 128 ? 2000 : n <= 8192 ? 200 : 20;
-		/* At most about 0.2 s a trial: an implementation that spins on
-		 * oversubscribed cores takes milliseconds a call. */
-		double tw = MPI_Wtime(), slow;
-		for (int w = 0; w < 10; w++)
-			MPI_Allreduce(in, out, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-		tw = (MPI_Wtime() - tw) / 10;
-		MPI_Allreduce(&tw, &slow, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-		if (slow * iters > 0.2)
-			iters = slow > 0.2 / 5 ? 5 : (int)(0.2 / slow);
-		for (int t = 0; t < trials; t++) {
-			double t0 = MPI_Wtime();
-			for (int i = 0; i < iters; i++)
-				MPI_Allreduce(in, out, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_SELF);
-			v[t] = (MPI_Wtime() - t0) / iters * 1e6;
-		}
-		qsort(v, (size_t)trials, sizeof *v, cmp_double);
-		if (rank == 0)
-			printf("self %zu %.3f %.3f %.3f\n", n * sizeof(double), v[trials / 2], v[0], v[trials - 1]);
-		for (int t = 0; t < trials; t++) {
-			for (int w = 0; w < 10 && t > 0; w++)
-				MPI_Allreduce(in, out, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-			MPI_Barrier(MPI_COMM_WORLD);
-			double t0 = MPI_Wtime();
-			for (int i = 0; i < iters; i++)
-				MPI_Allreduce(in, out, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-			double dt = (MPI_Wtime() - t0) / iters * 1e6, slowest;
-			MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-			v[t] = slowest;
-		}
-		qsort(v, (size_t)trials, sizeof *v, cmp_double);
-		if (rank == 0)
-			printf("allreduce %zu %.3f %.3f %.3f\n", n * sizeof(double), v[trials / 2], v[0], v[trials - 1]);
-		fflush(stdout);
-	}
+	for (size_t n = 1; n <= max; n = n < max && n * 8 > max ? max : n * 8)
+		allreduce_row(rank, trials, in, out, n);
 	free(in);
 	free(out);
 	MPI_Finalize();

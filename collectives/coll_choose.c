@@ -26,15 +26,27 @@
  * header), so both pay a message the receiver reads on arrival, the ring
  * two of them, while the whole vector stays eager (ptl's MPI sends a
  * schedule's messages eagerly up to 64 KiB, mpi_coll.c's
- * COLL_EAGER_TIMES; above, recursive doubling's one is a rendezvous the
- * shm layer splits, and the ring wins again: 96 KiB 37.9 vs 77.1 us, 128
- * KiB 26.1 vs 29.8). 2 ranks pinned, interleaved (load 2), median [best]
+ * COLL_EAGER_TIMES; above, recursive doubling's one was a rendezvous the
+ * shm layer splits, and the ring won again: 96 KiB 37.9 vs 77.1 us, 128
+ * KiB 26.1 vs 29.8, until the sends went eager further: below). 2 ranks pinned, interleaved (load 2), median [best]
  * us, ring against recursive doubling: 32 KiB 10.7 [10.3] vs 7.20 [7.14]
  * and 19.0 [10.4] vs 7.80 [7.15], 48 KiB 13.7 [13.1] vs 9.47 [9.38],
  * 64 KiB 17.2 [15.4] vs 11.7 [11.6] and 32.5 [15.4] vs 12.5 [11.6]; but
  * 24 KiB 5.60 [5.41] vs 6.16 [6.07], 12 KiB 2.98 vs 3.07. */
 #define COLL_ALLREDUCE_PAIR_MIN (32u * 1024u)
-#define COLL_ALLREDUCE_PAIR_MAX (64u * 1024u)
+/* Since a 2-rank allreduce's sends on one host stay eager up to 1 MiB
+ * (mpi_coll.c's mpi_coll_pull: read by the receiver into its own buffer,
+ * no rendezvous), recursive doubling's one message wins further: its one
+ * exchange and one wait against the ring's two, for the reduction of the
+ * whole vector instead of half. 2 ranks pinned, interleaved, 20 rounds
+ * (load 4-5), median [best] us, recursive doubling vs ring (Open MPI):
+ * 72 KiB 12.8 [12.7] vs 17.0 [16.7], 112 KiB 18.6 [18.4] vs 23.2 [22.8],
+ * 128 KiB 26.7 [25.4] vs 26.0 [25.5] (even), 160 KiB 33.6 vs 35.7,
+ * 256 KiB 48.2 [44.6] vs 56.9 [51.9] (58.9), 384 KiB 74.4 [64.6] vs 85.6
+ * [67.9] (83.2), 448 KiB 79.3 [75.2] vs 93.9 [78.4] (92.9); from 512 KiB
+ * (90.4 [84.7] vs 93.0 [83.1]; 640 KiB 114.7 vs 112.3) the ring's again,
+ * 1 MiB 196 vs 154. */
+#define COLL_ALLREDUCE_PAIR_MAX (448u * 1024u)
 
 /* Up to this many bytes in all, allgather goes by recursive doubling or
  * bruck: ceil(log2 N) rounds move the same N-1 blocks per rank as the
@@ -82,6 +94,23 @@ static enum coll_algo ring_by_ports(const struct coll_req *r)
 #define COLL_SHARED_BIDIR_RANKS 4
 #define COLL_SHARED_BIDIR_MAX (256u * 1024u)
 
+/* From this many bytes up to COLL_SHARED_BIDIR_MAX, those ranks go by the
+ * double binary tree instead: its work falls mostly on two inner ranks
+ * (each tree's leaves send their half once and wait for the result), so
+ * on two cores the two busy ranks keep them and the others mostly wait,
+ * where the rings and halving-doubling make all four ranks take turns at
+ * every step. 4 ranks on 2 cores, bench/mpi_allreduce.c's rows, the
+ * algorithms forced and interleaved (order rotated each round), median
+ * [best] us, tree vs ring_bidir vs halving_doubling: load 1.4, 8 rounds:
+ * 128 KiB 130 [101] vs 172 [121] vs 143 [106], 256 KiB 210 [196] vs 262
+ * [176] vs 176 [163]; load 2-7, 20 rounds: 128 KiB 145 [91] vs 168 [110]
+ * vs 194 [102], 256 KiB 243 [180] vs 275 [165] vs 286 [170]; load 7, 18
+ * rounds: 128 KiB 252 [157] vs 360 [176] vs 362 [177], 256 KiB 499 [291]
+ * vs 584 [311] vs 706 [328]. At 64 KiB the ring's best stays ahead (85
+ * vs 101 us); from 512 KiB halving-doubling's on a quieter host (1 MiB
+ * 495 vs 601). */
+#define COLL_SHARED_TREE_MIN (128u * 1024u)
+
 static int choose_ring_op(const struct coll_req *r, struct coll_choice *c)
 {
 	switch (r->algo) {
@@ -93,7 +122,7 @@ static int choose_ring_op(const struct coll_req *r, struct coll_choice *c)
 			c->algo = COLL_ALGO_RECURSIVE_DOUBLING;
 		else if (r->op == COLL_OP_ALLREDUCE && r->one_host && r->shared_cores && coll_is_pow2(r->nranks) &&
 			 r->nranks > 2 && r->nranks <= COLL_SHARED_BIDIR_RANKS && r->bytes <= COLL_SHARED_BIDIR_MAX)
-			c->algo = COLL_ALGO_RING_BIDIR;
+			c->algo = r->bytes < COLL_SHARED_TREE_MIN ? COLL_ALGO_RING_BIDIR : COLL_ALGO_TREE;
 		else if (r->op == COLL_OP_ALLREDUCE && (r->ports >= 2 || (r->one_host && r->nranks > 2)) &&
 			 coll_is_pow2(r->nranks))
 			c->algo = COLL_ALGO_HALVING_DOUBLING;

@@ -93,9 +93,10 @@ static void test_one_host(void **state)
 }
 
 /* On one host whose cores the ranks outnumber, a 4-rank allreduce past
- * the short ones and up to 256 KiB takes the bidirectional ring with one
- * port; short and longer ones, 2 or 8 ranks, several hosts, a named
- * algorithm and other operations choose as without. */
+ * the short ones and below 128 KiB takes the bidirectional ring with one
+ * port, from 128 KiB to 256 KiB the double binary tree; short and longer
+ * ones, 2 or 8 ranks, several hosts, a named algorithm and other
+ * operations choose as without. */
 static void test_shared_cores(void **state)
 {
 	(void)state;
@@ -108,7 +109,13 @@ static void test_shared_cores(void **state)
 		enum coll_algo want;
 	} rows[] = {
 		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, 32768, true, COLL_ALGO_RING_BIDIR },
-		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, 256 << 10, true, COLL_ALGO_RING_BIDIR },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, (128 << 10) - 8, true, COLL_ALGO_RING_BIDIR },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, 128 << 10, true, COLL_ALGO_TREE },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, 256 << 10, true, COLL_ALGO_TREE },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, (256 << 10) + 8, true, COLL_ALGO_HALVING_DOUBLING },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, 256 << 10, false, COLL_ALGO_RING },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 8, 256 << 10, true, COLL_ALGO_HALVING_DOUBLING },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_RING_BIDIR, 4, 256 << 10, true, COLL_ALGO_RING },
 		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, 1 << 20, true, COLL_ALGO_HALVING_DOUBLING },
 		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, 8192, true, COLL_ALGO_RECURSIVE_DOUBLING },
 		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 2, 1 << 20, true, COLL_ALGO_RING },
@@ -130,7 +137,7 @@ static void test_shared_cores(void **state)
 	}
 }
 
-/* On 2 ranks of one host an allreduce of 32-64 KiB goes by recursive
+/* On 2 ranks of one host an allreduce of 32-448 KiB goes by recursive
  * doubling (one eager message of the whole vector instead of the ring's
  * two halves too long to go inline); just below, just above, on several
  * hosts, a named algorithm and reduce_scatter keep the ring. */
@@ -149,7 +156,11 @@ static void test_pair_rd(void **state)
 		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 64 << 10, true, COLL_ALGO_RECURSIVE_DOUBLING },
 		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 8 << 10, true, COLL_ALGO_RECURSIVE_DOUBLING },
 		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, (32 << 10) - 8, true, COLL_ALGO_RING },
-		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, (64 << 10) + 8, true, COLL_ALGO_RING },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, (64 << 10) + 8, true, COLL_ALGO_RECURSIVE_DOUBLING },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 256 << 10, true, COLL_ALGO_RECURSIVE_DOUBLING },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 448 << 10, true, COLL_ALGO_RECURSIVE_DOUBLING },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, (448 << 10) + 8, true, COLL_ALGO_RING },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 256 << 10, false, COLL_ALGO_RING },
 		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 1 << 20, true, COLL_ALGO_RING },
 		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 32 << 10, false, COLL_ALGO_RING },
 		{ COLL_OP_ALLREDUCE, COLL_ALGO_RING, 32 << 10, true, COLL_ALGO_RING },

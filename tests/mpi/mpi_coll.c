@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <unistd.h>
 
 static void barrier_bcast(void)
 {
@@ -708,7 +709,7 @@ static void allreduce_3ways(const double *in, double *out, double *ip, double *n
 	OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
 }
 
-/* 2 ranks, 32-64 KiB: recursive doubling's one exchange of the whole
+/* 2 ranks, 32-448 KiB: recursive doubling's one exchange of the whole
  * vector (coll_choose.c's COLL_ALLREDUCE_PAIR_*), so with the lopsided
  * op every element is f(in = rank 1's, inout = rank 0's), on both ranks,
  * in place or not, and MPI_Iallreduce the same; the ring would combine
@@ -719,8 +720,8 @@ static void pair_rd_bits(void)
 	const char *algo = getenv("PTL_COLL_ALGO");
 	if (t_size != 2 || (algo && *algo))
 		return;
-	enum { MAXN = 8192 };
-	static const int counts[] = { 4096, 6000, MAXN };
+	enum { MAXN = 57344 };
+	static const int counts[] = { 4096, 6000, 8192, 32768, 40001, MAXN };
 	static double in[MAXN], out[MAXN], ip[MAXN], nb[MAXN], want[MAXN], up[MAXN];
 	MPI_Op op;
 	OK(MPI_Op_create(lopsided, 1, &op));
@@ -737,6 +738,62 @@ static void pair_rd_bits(void)
 		CHECK(!memcmp(out, want, sz), "n=%d: not recursive doubling's order", n);
 		CHECK(!memcmp(ip, want, sz), "n=%d in place: not recursive doubling's order", n);
 		CHECK(!memcmp(nb, want, sz), "n=%d: MPI_Iallreduce not in recursive doubling's order", n);
+		for (int i = 0; i < n; i++)
+			CHECK(in[i] == rd_input(t_rank, i), "n=%d: sendbuf written", n);
+	}
+	OK(MPI_Op_free(&op));
+}
+
+/* 4 ranks of one host on shared cores (the ranks outnumber the cores, or
+ * PTL_COLL_CORES says so), 128-256 KiB: the double binary tree
+ * (coll_choose.c's COLL_SHARED_TREE_MIN), so with the lopsided op each
+ * half of the vector is its tree's sums: the first half at rank 2, which
+ * adds rank 3's input, then rank 1's (rank 1's input with rank 0's
+ * added); the second at rank 1, which adds rank 0's input, then rank 2's
+ * (with rank 3's) - on every rank, in place or not, and MPI_Iallreduce
+ * the same. The rings and halving-doubling pair the inputs otherwise.
+ * Under the automatic choice only. */
+static void shared_tree_bits(void)
+{
+	const char *algo = getenv("PTL_COLL_ALGO"), *cores = getenv("PTL_COLL_CORES");
+	long ncores = cores && *cores ? atol(cores) : sysconf(_SC_NPROCESSORS_ONLN);
+	if (t_size != 4 || (algo && *algo) || ncores <= 0 || ncores >= t_size)
+		return;
+	/* every rank on this host (tests/hosts runs this on two) */
+	MPI_Comm local;
+	int here;
+	OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local));
+	OK(MPI_Comm_size(local, &here));
+	OK(MPI_Comm_free(&local));
+	if (here != t_size)
+		return;
+	enum { MAXN = 32768 };
+	static const int counts[] = { 16384, 24576, MAXN };
+	static double in[MAXN], out[MAXN], ip[MAXN], nb[MAXN], part[4][MAXN], low[MAXN];
+	MPI_Op op;
+	OK(MPI_Op_create(lopsided, 1, &op));
+	for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
+		int n = counts[k], h = n / 2;
+		size_t sz = sizeof(double) * (size_t)n;
+		for (int r = 0; r < 4; r++)
+			for (int i = 0; i < n; i++)
+				part[r][i] = rd_input(r, i);
+		/* first half: rank 1 adds rank 0's; rank 2 adds rank 3's, then rank 1's */
+		memcpy(low, part[1], sizeof(double) * (size_t)h);
+		lopsided(part[0], low, &h, NULL);
+		lopsided(part[3], part[2], &h, NULL);
+		lopsided(low, part[2], &h, NULL);
+		/* second half: rank 2 adds rank 3's; rank 1 adds rank 0's, then rank 2's */
+		lopsided(part[3] + h, part[2] + h, &h, NULL);
+		lopsided(part[0] + h, part[1] + h, &h, NULL);
+		lopsided(part[2] + h, part[1] + h, &h, NULL);
+		memcpy(part[2] + h, part[1] + h, sizeof(double) * (size_t)h); /* part[2]: the whole result */
+		for (int i = 0; i < n; i++)
+			in[i] = ip[i] = rd_input(t_rank, i);
+		allreduce_3ways(in, out, ip, nb, n, op);
+		CHECK(!memcmp(out, part[2], sz), "n=%d: not the double binary tree's order", n);
+		CHECK(!memcmp(ip, part[2], sz), "n=%d in place: not the double binary tree's order", n);
+		CHECK(!memcmp(nb, part[2], sz), "n=%d: MPI_Iallreduce not in the double binary tree's order", n);
 		for (int i = 0; i < n; i++)
 			CHECK(in[i] == rd_input(t_rank, i), "n=%d: sendbuf written", n);
 	}
@@ -843,5 +900,6 @@ int main(int argc, char **argv)
 	rd_order_bits();
 	long_sum_bits();
 	pair_rd_bits();
+	shared_tree_bits();
 	return t_finish("mpi_coll");
 }
