@@ -458,6 +458,45 @@ static void test_sw_recv_copies(void **state)
 	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p), r);
 }
 
+/* A rate table (n, the first two points t[0..1], valid) is refused when
+ * its sizes are not ascending, a rate is 0, or it has too many points;
+ * the table is left as it was. */
+static void refuses_bad_rates(const struct coll_sched *s, struct coll_cost_params *p, struct coll_copy_rate *t,
+			      int *n)
+{
+	struct coll_cost c;
+	struct coll_copy_rate keep[2] = { t[0], t[1] };
+	int kept = *n;
+	t[1].len = t[0].len;
+	assert_int_equal(coll_cost(s, p, &c), -EINVAL);
+	t[1] = keep[1];
+	t[0].rate = 0;
+	assert_int_equal(coll_cost(s, p, &c), -EINVAL);
+	t[0] = keep[0];
+	*n = COLL_COST_RATES + 1;
+	assert_int_equal(coll_cost(s, p, &c), -EINVAL);
+	*n = kept;
+	assert_int_equal(coll_cost(s, p, &c), 0);
+}
+
+/* The same for a time table: sizes not ascending, a negative time, too
+ * many points. */
+static void refuses_bad_times(const struct coll_sched *s, struct coll_cost_params *p, struct coll_cost_table *t)
+{
+	struct coll_cost c;
+	struct coll_cost_table keep = *t;
+	t->pt[1].len = t->pt[0].len;
+	assert_int_equal(coll_cost(s, p, &c), -EINVAL);
+	*t = keep;
+	t->pt[0].time = -1e-9;
+	assert_int_equal(coll_cost(s, p, &c), -EINVAL);
+	*t = keep;
+	t->n = COLL_COST_RATES + 1;
+	assert_int_equal(coll_cost(s, p, &c), -EINVAL);
+	*t = keep;
+	assert_int_equal(coll_cost(s, p, &c), 0);
+}
+
 /* With read rates an eager message its receiver reads (above inline_max)
  * moves at the table's rate for its size (linear between two points)
  * instead of the copy rates, up to the table's last size; past it, and
@@ -483,16 +522,8 @@ static void test_sw_read_rates(void **state)
 	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p), chain + M / 1e9);
 	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, 1);
 	struct coll_sched *s = expand_ok(&r);
-	struct coll_cost c;
 	p.nread = 2;
-	p.read[1].len = 16384;
-	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
-	p.read[1].len = 65536;
-	p.read[0].rate = 0;
-	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
-	p.read[0].rate = 2e9;
-	p.nread = COLL_COST_RATES + 1;
-	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
+	refuses_bad_rates(s, &p, p.read, &p.nread);
 	coll_free(s);
 }
 
@@ -515,13 +546,8 @@ static void test_sw_cross_costs(void **state)
 	NEAR(bc, sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 8, 1, &p));
 	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 8, 1, 1);
 	struct coll_sched *s = expand_ok(&r);
-	struct coll_cost c;
 	p.cross.n = 2;
-	p.cross.pt[1].len = 8;
-	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
-	p.cross.pt[1].len = 512;
-	p.cross.pt[0].time = -1e-9;
-	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
+	refuses_bad_times(s, &p, &p.cross);
 	coll_free(s);
 }
 
@@ -576,16 +602,8 @@ static void test_sw_small_recv(void **state)
 	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 288, 1, &p), fixed + 288 / 1e9);
 	struct coll_req r = mkreq(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 64, 1, 1);
 	struct coll_sched *s = expand_ok(&r);
-	struct coll_cost c;
 	p.small_recv.n = 2;
-	p.small_recv.pt[1].len = 64;
-	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
-	p.small_recv.pt[1].len = 512;
-	p.small_recv.pt[0].time = -1e-9;
-	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
-	p.small_recv.pt[0].time = 0;
-	p.small_recv.n = COLL_COST_RATES + 1;
-	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
+	refuses_bad_times(s, &p, &p.small_recv);
 	coll_free(s);
 }
 
@@ -690,15 +708,7 @@ static void test_sw_copy_rates(void **state)
 	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4096, 1, &p), 2e-6 + 3e-7 + 1e-6 + 4096 / 1e9 + 3e-7);
 	struct coll_req r = mkreq(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 65536, 1, 1);
 	struct coll_sched *s = expand_ok(&r);
-	struct coll_cost c;
-	p.rates[1].len = 65536;
-	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
-	p.rates[1].len = 262144;
-	p.rates[0].rate = 0;
-	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
-	p.rates[0].rate = 2e9;
-	p.nrates = COLL_COST_RATES + 1;
-	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
+	refuses_bad_rates(s, &p, p.rates, &p.nrates);
 	coll_free(s);
 }
 
