@@ -477,13 +477,6 @@ struct coll_cost_params {
 	 * waits for), beyond o, which is measured with messages that were
 	 * there already. */
 	double wake_cost;
-	/* What an eager message too large for the ring, read by its receiver
-	 * (inline_max), moves per second by its size (nread points, as
-	 * rates; none: rates, else beta): shm's receiver reads it into its
-	 * own buffer, a different copy from a rendezvous' (served by the
-	 * sender, split), measured by exchanges that go this way. */
-	int nread;
-	struct coll_copy_rate read[COLL_COST_RATES];
 	/* What an eager message costs its receiver's CPU beyond take's when
 	 * it crossed one the receiver sent its sender (both in flight at
 	 * once, as an exchange's: the two rings' lines move both ways), by

@@ -38,9 +38,8 @@
  * beta; taking a request-free message costs its receiver more by its
  * size (small_recv); a local copy takes its rank's CPU at the rate
  * measured for its size (local); a rank that waited for a message pays
- * wake_cost when it comes; an eager message read by its receiver moves
- * at the rate measured for that path (read); one that crossed a message
- * its receiver sent back costs that receiver more (cross). On shared
+ * wake_cost when it comes; a message that crossed one its receiver sent
+ * back costs that receiver more (cross). On shared
  * cores a waiting rank looks for its message every core_wait (its core
  * passing round the waiting ranks).
  *
@@ -336,12 +335,7 @@ static double take_cost(const struct coll_cost_params *p, size_t len)
 		return p->small_o + interp(t->pt, sizeof t->pt[0], offsetof(struct coll_cost_point, time), t->n, len, 0.0);
 	if (!recv_copies(p, len))
 		return o_of(p, len);
-	/* measured up to the table's last size: past it, a rendezvous' rate */
-	int n = p->nread < COLL_COST_RATES ? p->nread : COLL_COST_RATES;
-	double rate = n > 0 && len <= p->read[n - 1].len
-			      ? interp(p->read, sizeof p->read[0], offsetof(struct coll_copy_rate, rate), n, len, 0.0)
-			      : 0.0;
-	return p->o + p->recv_copy_cost + (rate > 0 ? (double)len / rate : rndv_copy(p, len, len));
+	return p->o + p->recv_copy_cost + rndv_copy(p, len, len);
 }
 
 /* Seconds a receiver's copy (rendezvous, or an eager message too large
@@ -642,7 +636,7 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 {
 	memset(out, 0, sizeof *out);
 	if (!s || !params || s->nheld != s->req.nranks || !rates_ok(params->rates, params->nrates)
-	    || !rates_ok(params->local, params->nlocal) || !rates_ok(params->read, params->nread)
+	    || !rates_ok(params->local, params->nlocal)
 	    || !table_ok(&params->small_recv) || !table_ok(&params->cross))
 		return -EINVAL;
 	if (params->calls < 0 || params->calls > COLL_COST_MAX_CALLS)

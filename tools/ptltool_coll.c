@@ -34,7 +34,7 @@ static void usage(FILE *out)
 	        "                    [--small-overhead TIME] [--small-alpha TIME] [--copy-rates LIST]\n"
 	        "                    [--small-recv-costs LIST] [--local-copy-rates LIST]\n"
 	        "                    [--wake-cost TIME] [--core-wait TIME] [--calls K] [--unexpected]\n"
-	        "                    [--read-rates LIST] [--cross-costs LIST] [--one-host]\n"
+	        "                    [--cross-costs LIST] [--one-host]\n"
 	        "                    [--shared-cores] [--counts LIST] [--show] [--json]\n"
 	        "\n"
 	        "Expand a collective into its schedule, print the algorithm chosen, steps,\n"
@@ -127,9 +127,6 @@ static void usage(FILE *out)
 	        "                 as --copy-rates; default none: local copies are free\n"
 	        "  --wake-cost TIME  CPU a rank that waited for a message pays when it comes\n"
 	        "                 (its way back from the wait; bare: us), default 0\n"
-	        "  --read-rates LIST  with --inline-max: an eager message its receiver reads\n"
-	        "                 moves at this rate by its size: SIZE:RATE,... as --copy-rates;\n"
-	        "                 default: --copy-rates, else --beta\n"
 	        "  --cross-costs LIST  what an eager message costs its receiver beyond the rest\n"
 	        "                 when it crossed one the receiver sent back (an exchange), by\n"
 	        "                 size: SIZE:TIME,... as --small-recv-costs, default none\n"
@@ -378,7 +375,6 @@ enum opt_kind {
 	OPT_COUNTS, /* comma-separated sizes (the v-variants) */
 	OPT_RATES,  /* comma-separated SIZE:RATE (struct coll_cost_params *): copy rates */
 	OPT_LOCAL,  /* the same: local copy rates */
-	OPT_READ,   /* the same: the rates of eager messages their receivers read */
 	OPT_TIMES,  /* comma-separated SIZE:TIME (struct coll_cost_table *) */
 	OPT_HELP,
 };
@@ -434,12 +430,11 @@ static int opt_apply(const struct opt_def *d, const char *arg, size_t **countsp,
 	case OPT_NUM:
 		return parse_unit(arg, no_units, 1, d->dst) || *(double *)d->dst > (double)d->hi ? bad(what, arg) : 0;
 	case OPT_RATES:
-	case OPT_LOCAL:
-	case OPT_READ: {
+	case OPT_LOCAL: {
 		struct coll_cost_params *cp = d->dst;
-		struct coll_copy_rate *t = d->kind == OPT_LOCAL ? cp->local : d->kind == OPT_READ ? cp->read : cp->rates;
-		int *n = d->kind == OPT_LOCAL ? &cp->nlocal : d->kind == OPT_READ ? &cp->nread : &cp->nrates;
-		return parse_rates(arg, t, n) ? bad(what, arg) : 0;
+		bool local = d->kind == OPT_LOCAL;
+		return parse_rates(arg, local ? cp->local : cp->rates, local ? &cp->nlocal : &cp->nrates) ? bad(what, arg)
+													   : 0;
 	}
 	case OPT_TIMES:
 		return parse_times(arg, d->dst) ? bad(what, arg) : 0;
@@ -521,7 +516,6 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "small-recv-costs", 0, OPT_TIMES, &cp.small_recv, NULL, 0, 0, 0, false },
 		{ "local-copy-rates", 0, OPT_LOCAL, &cp, NULL, 0, 0, 0, false },
 		{ "wake-cost", 0, OPT_TIME, &cp.wake_cost, NULL, 0, 0, 1e-6, false },
-		{ "read-rates", 0, OPT_READ, &cp, NULL, 0, 0, 0, false },
 		{ "cross-costs", 0, OPT_TIMES, &cp.cross, NULL, 0, 0, 0, false },
 		{ "one-host", 0, OPT_FLAG, &req.one_host, NULL, 0, 0, 0, false },
 		{ "shared-cores", 0, OPT_FLAG, &req.shared_cores, NULL, 0, 0, 0, false },
@@ -687,7 +681,6 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		json_rates("local_copy_rates", cp.local, cp.nlocal);
 		json_times("small_recv_us", &cp.small_recv);
 		json_times("cross_us", &cp.cross);
-		json_rates("read_rates", cp.read, cp.nread);
 		printf("\"one_host\": %s, \"shared_cores\": %s, ", req.one_host ? "true" : "false",
 		       req.shared_cores ? "true" : "false");
 		printf("\"warning\": ");

@@ -332,16 +332,6 @@ has "$err" "bad --cross-costs '512:0.1,8:0.2'"
 expect 2 $X --bytes 8 --cross-costs 8:-1
 has "$err" "bad --cross-costs '8:-1'"
 
-# --read-rates: an eager 32 KiB read by its receiver at 32.768 GB/s takes
-# it 1 us beyond the exchange's 1.5
-expect 0 $X --bytes 32K --cpu-copies --inline-max 8K --rndv-min 1M --read-rates 32K:32.768GB/s --json
-has "$out" '"predicted_us": 2.500000'
-has "$out" '"read_rates": \[\[32768, 3.2768e+10\]\]'
-expect 2 $X --bytes 32K --read-rates 32K:0
-has "$err" "bad --read-rates '32K:0'"
-expect 2 $X --bytes 32K --read-rates 64K:1GB/s,32K:2GB/s
-has "$err" "bad --read-rates '64K:1GB/s,32K:2GB/s'"
-
 # --one-host, --shared-cores: the choices ptl's MPI makes on one host
 expect 0 --op allreduce --ranks 2 --bytes 32K --one-host --json
 has "$out" '"algorithm": "recursive_doubling"'

@@ -497,36 +497,6 @@ static void refuses_bad_times(const struct coll_sched *s, struct coll_cost_param
 	assert_int_equal(coll_cost(s, p, &c), 0);
 }
 
-/* With read rates an eager message its receiver reads (above inline_max)
- * moves at the table's rate for its size (linear between two points)
- * instead of the copy rates, up to the table's last size; past it, and
- * for a rendezvous, the copy rates still. A table that is not ascending,
- * or has a rate of 0, is refused. */
-static void test_sw_read_rates(void **state)
-{
-	(void)state;
-	double M = 32768, chain = 2e-6 + 3e-7 + 1e-6 + 3e-7 + 2e-7 + M * 1e-10;
-	struct coll_cost_params p = { .alpha = 1e-6, .beta = 1e9, .gamma = 1e-10, .o = 3e-7, .call = 2e-6,
-				      .cpu_copies = true, .inline_max = 8192, .recv_copy_cost = 2e-7,
-				      .rndv = true, .rndv_min = 1 << 20, .nrates = 1, .nread = 2 };
-	p.rates[0] = (struct coll_copy_rate){ 16384, 1e9 };
-	p.read[0] = (struct coll_copy_rate){ 16384, 2e9 };
-	p.read[1] = (struct coll_copy_rate){ 65536, 4e9 };
-	/* 32 KiB: a third of the way from 2 to 4 GB/s */
-	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p), chain + M / (2e9 + 2e9 / 3));
-	/* 128 KiB, past the table: the copy rates' 1 GB/s */
-	double L = 131072;
-	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 131072, 1, &p),
-	     chain - M * 1e-10 + L / 1e9 + L * 1e-10);
-	p.nread = 0;
-	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p), chain + M / 1e9);
-	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, 1);
-	struct coll_sched *s = expand_ok(&r);
-	p.nread = 2;
-	refuses_bad_rates(s, &p, p.read, &p.nread);
-	coll_free(s);
-}
-
 /* With cross costs an eager message that crossed one its receiver sent
  * back (an exchange's: both in flight at once) costs that receiver the
  * table's time for its size; a one-way message (a bcast's) none. A table
@@ -885,7 +855,6 @@ int main(void)
 		cmocka_unit_test(test_sw_shared_cores),
 		cmocka_unit_test(test_sw_cpu_copies),
 		cmocka_unit_test(test_sw_recv_copies),
-		cmocka_unit_test(test_sw_read_rates),
 		cmocka_unit_test(test_sw_cross_costs),
 		cmocka_unit_test(test_sw_small_messages),
 		cmocka_unit_test(test_sw_small_recv),
