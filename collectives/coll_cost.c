@@ -39,9 +39,9 @@
  * size (small_recv); a local copy takes its rank's CPU at the rate
  * measured for its size (local); a rank that waited for a message pays
  * wake_cost when it comes; a message that crossed one its receiver sent
- * back costs that receiver more (cross). On shared
- * cores a waiting rank looks for its message every core_wait (its core
- * passing round the waiting ranks).
+ * back costs that receiver more (cross). On shared cores a waiting rank
+ * looks for its message every core_wait (its core passing round the
+ * waiting ranks).
  *
  * With calls, the calls run back to back as a benchmark's loop runs
  * them: command i of a rank is command i % ncmds of call i / ncmds, and
@@ -362,10 +362,10 @@ static double arrival_cost(const struct sim *m, const struct hent *e, size_t len
 	double out = e->ev == EV_ARRIVAL && e->aux > 0 ? local_copy(m->p, len) : 0.0;
 	/* a message that crossed one its receiver sent back (an exchange) */
 	const struct coll_cost_table *x = &m->p->cross;
-	int pr;
-	size_t pi;
 	double cross = 0.0;
 	if (x->n > 0 && e->ev == EV_ARRIVAL) {
+		int pr;
+		size_t pi;
 		partner(m, e->rank, e->idx, &pr, &pi);
 		if (m->xpeer[e->rank] == pr && m->xstart[e->rank] < e->key && m->xend[e->rank] > e->sent)
 			cross = interp(x->pt, sizeof x->pt[0], offsetof(struct coll_cost_point, time), x->n, len, 0.0);
@@ -491,7 +491,8 @@ static int simulate(struct sim *m)
 			double asked = cpu_run(m, e.rank, e.key, p->rndv_cost);
 			double mine = cpu_run(m, e.rank, asked, rndv_copy(p, c->len, own));
 			if (own == c->len) {
-				rc = hpush(&m->h, (struct hent){ mine, tie_of(m, e.rank, e.idx), e.rank, e.idx, EV_COPIED, 0, 0 });
+				rc = hpush(&m->h,
+					   (struct hent){ mine, tie_of(m, e.rank, e.idx), e.rank, e.idx, EV_COPIED, 0, 0 });
 				continue;
 			}
 			/* split: the receiver is asked for the rest before our half */
@@ -572,10 +573,10 @@ static int simulate(struct sim *m)
 		int rr;
 		size_t ri;
 		partner(m, e.rank, e.idx, &rr, &ri);
-		/* an acknowledged send is done when its ACK comes back */
 		m->xpeer[e.rank] = rr;
 		m->xstart[e.rank] = start;
 		m->xend[e.rank] = end;
+		/* an acknowledged send is done when its ACK comes back */
 		rc = acked(p, c->len) ? 0 : finish(m, e.rank, e.idx, end);
 		if (!rc)
 			rc = hpush(&m->h, (struct hent){ end, tie_of(m, rr, ri), rr, ri, EV_ARRIVAL, 0, start });
