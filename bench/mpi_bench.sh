@@ -106,6 +106,15 @@
 #          (COLL_EAGER_TIMES in mpi_coll.c), the receiver's CPU reads
 #          those (--inline-max), at a cost beyond the bytes from the
 #          blocking 16 KiB ping-pong (eager up to 8 times the limit)
+#   pull   a 2-rank allreduce on one host sends eagerly up to
+#          MPI_PULL_EAGER times the eager limit (mpi_coll_pull,
+#          MPI_MODE_PULL), read by the receiver: the 2-rank rows' sends
+#          are eager up to 1 MiB (--rndv-min)
+#   cross  a request-free message that crossed one going back (direct
+#          recursive doubling's exchanges) costs its receiver more by size
+#          (--cross-costs): mpi_collcal's blocking exchanges ("sxch": MPI_Send
+#          then MPI_Recv at both ranks, 8-512 B) less the blocking
+#          ping-pongs' half round trips (spp) of the same sizes
 #   input  where MPI_Allreduce leaves the input apart for every algorithm
 #          that reads it so (ptltool accepts --input for the ring), the
 #          model's schedule takes it apart too and the call is the checks
@@ -315,6 +324,17 @@ if [ -n "$so" ] && [ -n "$spp8" ]; then
 		srecv="$srecv${srecv:+,}$l:$(calc "$a > 0 ? $a : 0")"
 	done
 	[ -n "$srecv" ] && small="$small --small-recv-costs $srecv"
+	# and what one costs its receiver when it crossed one going back
+	# (an exchange, as direct recursive doubling's rounds are): the
+	# blocking exchange (sxch: MPI_Send then MPI_Recv at both ranks)
+	# beyond the ping-pong's half round trip of the same size
+	cross=
+	for l in 8 64 512; do
+		h=$(cal 2 sxch "$l") hp=$(cal 2 spp "$l")
+		[ -n "$h" ] && [ -n "$hp" ] || continue
+		cross="$cross${cross:+,}$l:$(calc "$h > $hp ? $h - $hp : 0")"
+	done
+	[ -n "$cross" ] && small="$small --cross-costs $cross"
 fi
 eager=${PTL_MPI_EAGER_LIMIT:-8192}
 # A collective's sends may stay eager beyond the eager limit (mpi_coll.c's
@@ -332,6 +352,11 @@ if [ "$ceager" -gt "$eager" ]; then
 	rc=$(calc "$rc > 0 ? $rc : 0")
 	rcopy="--inline-max $eager --recv-copy-cost $rc"
 fi
+# A 2-rank allreduce on one host sends eagerly further still
+# (mpi_coll.c's mpi_coll_pull: MPI_MODE_PULL, mpi_pt2pt.c's
+# MPI_PULL_EAGER times the limit), read by the receiver the same way.
+ptimes=$(sed -n 's/^#define MPI_PULL_EAGER \([0-9][0-9]*\).*/\1/p' "$S/lib/mpi-shim/mpi_pt2pt.c" 2>/dev/null)
+peager=$((eager * ${ptimes:-${ctimes:-1}}))
 # Whether MPI_Allreduce leaves the input apart for every algorithm that
 # can read it (coll_input_apart; ptltool refuses --input for the others):
 # then none of them copies it first, and the call is the checks alone. If
@@ -402,16 +427,25 @@ splitc=$(calc "$splitc > 0 ? $splitc : 0")
 xfixed() { predict --op allreduce --ranks 2 --bytes "$1" --elem 8 --algo recursive_doubling --input --alpha "$alpha" \
 	--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split" \
 	--recv-post "${post:-0}" --lazy-max "$clazy" --copy-rates 1:1e18; }
-rates= ratesays=
-for l in 16384 32768 65536 131072 262144 524288 1048576; do
-	h=$(cal 2 xch "$l")
-	[ -n "$h" ] || continue
-	f=$(xfixed "$l")
-	r=$(calc "$h > $f ? $l / (($h - $f) * 1e-6) : 0")
-	[ "$r" = 0 ] && continue
-	rates="$rates${rates:+,}$l:$r"
-	ratesays="$ratesays $((l / 1024))K $(calc "$r / 1e9") ($h us)"
-done
+# xrates FIG FIXED SIZE...: the rates of FIG's exchanges of each SIZE,
+# bytes over what one takes beyond FIXED's (the model's with an instant
+# copy): "SIZE:RATE,...|what to print"
+xrates() {
+	fig=$1 fx=$2 lst= says=
+	shift 2
+	for l; do
+		h=$(cal 2 "$fig" "$l")
+		[ -n "$h" ] || continue
+		f=$($fx "$l")
+		r=$(calc "$h > $f ? $l / (($h - $f) * 1e-6) : 0")
+		[ "$r" = 0 ] && continue
+		lst="$lst${lst:+,}$l:$r"
+		says="$says $((l / 1024))K $(calc "$r / 1e9") ($h us)"
+	done
+	echo "$lst|$says"
+}
+x=$(xrates xch xfixed 16384 32768 65536 131072 262144 524288 1048576)
+rates=${x%%|*} ratesays=${x#*|}
 rt=
 if [ -n "$rates" ]; then
 	rt="--copy-rates $rates"
@@ -432,7 +466,7 @@ for l in 4096 32768 262144 1048576; do
 	lsays="$lsays $((l / 1024))K $(calc "$r / 1e9")"
 done
 lc="${lrates:+--local-copy-rates $lrates}"
-[ -n "$rcopy" ] && echo "#   a collective's sends stay eager up to $ceager B (COLL_EAGER_TIMES $ctimes), above $eager B read by the receiver: $rc us each beyond the bytes (blocking 16 KiB ping-pong ${lat16k:-?} us - 2 o - alpha - bytes/beta)"
+[ -n "$rcopy" ] && echo "#   a collective's sends stay eager up to $ceager B (COLL_EAGER_TIMES $ctimes; 2 ranks: $peager B, MPI_PULL_EAGER $ptimes), above $eager B read by the receiver: $rc us each beyond the bytes (blocking 16 KiB ping-pong ${lat16k:-?} us - 2 o - alpha - bytes/beta)"
 [ -n "$allapart" ] && echo "#   MPI_Allreduce leaves the input apart where the algorithm reads it (--input; the call: the checks alone, MPI_COMM_SELF's 8-byte call)"
 if [ -n "$rt" ]; then
 	echo "#   rendezvous copy rates, GB/s by message size (2-rank exchanges):$ratesays"
@@ -440,7 +474,7 @@ else
 	echo "#   a split copy costs the receiver $splitc us beyond its half (128 KiB ping-pong $pp128k us - the model's $(one 128K 0 0 0) us without)"
 fi
 [ "$ebeta" != "$beta" ] && echo "#   eager copies $ebeta B/s (MPI_Isend ping-pongs 1 KiB $e1k us, 8 KiB $e8k us)"
-[ -n "$small" ] && echo "#   request-free messages (direct recursive doubling up to $rdsmall B): $so us at each end (blocking send and receive), $salpha us between (blocking 8 B ping-pong $spp8 us - 2 x that); the receiver's CPU beyond that by size ${srecv:-?} (blocking ping-pongs of each size - 2 x that - alpha - bytes at the eager rate)"
+[ -n "$small" ] && echo "#   request-free messages (direct recursive doubling up to $rdsmall B): $so us at each end (blocking send and receive), $salpha us between (blocking 8 B ping-pong $spp8 us - 2 x that); the receiver's CPU beyond that by size ${srecv:-?} (blocking ping-pongs of each size - 2 x that - alpha - bytes at the eager rate); crossing one going back ${cross:-?} (blocking exchanges - ping-pongs)"
 [ -n "$lrates" ] && echo "#   local copies, GB/s by size (MPI_COMM_SELF allreduce beyond its 8-byte call):$lsays"
 bc1m=$(cal 2 bcast 1048576)
 echo "# checks (no parameter comes from them), one split copy of 1 MiB: ping-pong measured ${pp1m:-?} us, predicted $(one 1M 0 "$splitc" 0 $rt) us; 2-rank MPI_Bcast measured ${bc1m:-?} us, predicted $(one 1M "$callb" "$splitc" "$cmd" $rt $wk) us"
@@ -521,6 +555,9 @@ for a in $ALGOS; do
 			# command, and its ACK-free rounds go request-free
 			# (and combines straight into the output: no local copy)
 			apart= lazy=$clazy engine=$callb percmd=$cmd direct= local=$lc waking=$wk
+			# 2 ranks (one host): sends eager up to the pull limit
+			xeager=$ceager
+			[ "$n" -eq 2 ] && xeager=$peager
 			if [ "$a" = recursive_doubling ] && [ "$bytes" -le "$rdmax" ]; then
 				apart=--input lazy=$rdlazy local=
 				self=$(cal 2 self 8)
@@ -533,7 +570,7 @@ for a in $ALGOS; do
 			call=$(calc "$engine + ${self:-0}")
 			p=$(predict --op allreduce --ranks "$n" --bytes "$bytes" --elem 8 --algo "$a" --ports "$(ports_of "$a")" $apart \
 				--alpha "$alpha" --beta "$ebeta" --gamma "$gamma" --overhead "$o" --call "$call" $share --cpu-copies \
-				--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$ceager" $rcopy --rndv-cost "$rndv" \
+				--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$xeager" $rcopy --rndv-cost "$rndv" \
 				--split-min "$split" --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max "$lazy" --cmd-cost "$percmd" \
 				$local $waking $direct $rt $loop)
 			awk -v n="$n" -v a="$a" -v b="$bytes" -v m="$m" -v p="${p:-0}" 'BEGIN {

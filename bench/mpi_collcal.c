@@ -41,6 +41,10 @@
  *                 cache line, as its reduction will read them all: the
  *                 lines move to its core before the next copy writes
  *                 them again)
+ *   sxch B        one exchange of B bytes (8 B - 512 B) by blocking
+ *                 MPI_Send then MPI_Recv at both ranks: request-free
+ *                 messages both ways at once, as direct recursive
+ *                 doubling's rounds go (a ping-pong has one in flight)
  *   pp4 8, pp4idle 8  (4 ranks or more, alone: ptlrun -n 4) half a round
  *                 trip of 8 bytes between ranks 0 and 1 while the ranks
  *                 outnumber the cores, unpinned: while ranks 2 and 3
@@ -183,6 +187,23 @@ static double cal_exchange(int rank, const char *sb, char *rb, int n)
 	return (MPI_Wtime() - t0) / iters * 1e6;
 }
 
+/* One trial of sxch: us per exchange of n bytes by blocking send then
+ * receive, both ranks at once. */
+static double cal_exchange_blocking(int rank, const char *sb, char *rb, int n)
+{
+	enum { SX_ITERS = 400 };
+	int peer = 1 - rank;
+	double t0 = 0;
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (int i = -50; i < SX_ITERS && rank < 2; i++) {
+		if (i == 0)
+			t0 = MPI_Wtime();
+		MPI_Send(sb, n, MPI_BYTE, peer, 2, MPI_COMM_WORLD);
+		MPI_Recv(rb, n, MPI_BYTE, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	}
+	return (MPI_Wtime() - t0) / SX_ITERS * 1e6;
+}
+
 /* Ping-pongs of 8 bytes on 4 ranks (or more) where the ranks outnumber
  * the cores, unpinned as mpi_bench.sh's 4-rank rows are: what a message
  * costs when its receiver, having waited, must get a core back (ptl's
@@ -246,7 +267,7 @@ int main(int argc, char **argv)
 	 * of one (each figure's best trial is what the model takes). */
 	static const struct cal_fig {
 		const char *name;
-		int kind; /* -1: sovh, -2: xch, -3: bcroot, else enum cal_kind's ping-pong */
+		int kind; /* -1: sovh, -2: xch, -3: bcroot, -4: sxch, else enum cal_kind's ping-pong */
 		int bytes;
 	} figs[] = {
 		{ "sovh", -1, 8 }, { "spp", CAL_BLOCKING, 8 }, { "spp", CAL_BLOCKING, 64 },
@@ -254,6 +275,7 @@ int main(int argc, char **argv)
 		{ "epp", CAL_NONBLOCKING, 2048 }, { "epp", CAL_NONBLOCKING, 4096 }, { "epp", CAL_NONBLOCKING, 8192 },
 		{ "ssend", CAL_SYNC, 8 }, { "bcroot", -3, 8 }, { "xch", -2, 16384 }, { "xch", -2, 32768 }, { "xch", -2, 65536 },
 		{ "xch", -2, 131072 }, { "xch", -2, 262144 }, { "xch", -2, 524288 }, { "xch", -2, 1 << 20 },
+		{ "sxch", -4, 8 }, { "sxch", -4, 64 }, { "sxch", -4, 512 },
 	};
 	enum { NFIGS = sizeof figs / sizeof figs[0] };
 	if (size >= 4) {
@@ -275,6 +297,7 @@ int main(int argc, char **argv)
 			v[f][t] = figs[f].kind == -1   ? cal_sovh(rank)
 				  : figs[f].kind == -2 ? cal_exchange(rank, sb, b, figs[f].bytes)
 				  : figs[f].kind == -3 ? cal_bcast_root(rank, b, figs[f].bytes)
+				  : figs[f].kind == -4 ? cal_exchange_blocking(rank, sb, b, figs[f].bytes)
 						       : cal_pingpong(rank, (enum cal_kind)figs[f].kind, b, figs[f].bytes);
 	for (int f = 0; f < NFIGS; f++)
 		cal_print(rank, figs[f].name, (size_t)figs[f].bytes, v[f], trials);

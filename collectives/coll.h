@@ -477,6 +477,12 @@ struct coll_cost_params {
 	 * waits for), beyond o, which is measured with messages that were
 	 * there already. */
 	double wake_cost;
+	/* What an eager message costs its receiver's CPU beyond take's when
+	 * it crossed one the receiver sent its sender (both in flight at
+	 * once, as an exchange's: the two rings' lines move both ways), by
+	 * size (points as small_recv; none: 0): an exchange beyond a
+	 * ping-pong's half round trip. */
+	struct coll_cost_table cross;
 };
 #define COLL_COST_MAX_CALLS 64
 struct coll_cost {

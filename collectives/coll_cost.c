@@ -38,8 +38,10 @@
  * beta; taking a request-free message costs its receiver more by its
  * size (small_recv); a local copy takes its rank's CPU at the rate
  * measured for its size (local); a rank that waited for a message pays
- * wake_cost when it comes. On shared cores a waiting rank looks for its
- * message every core_wait (its core passing round the waiting ranks).
+ * wake_cost when it comes; a message that crossed one its receiver sent
+ * back costs that receiver more (cross). On shared cores a waiting rank
+ * looks for its message every core_wait (its core passing round the
+ * waiting ranks).
  *
  * With calls, the calls run back to back as a benchmark's loop runs
  * them: command i of a rank is command i % ncmds of call i / ncmds, and
@@ -59,6 +61,7 @@ struct hent {
 	size_t idx;
 	unsigned char ev;  /* EV_READY, or a transfer's EV_ARRIVAL or EV_ACK */
 	double aux;        /* EV_HELP: when the sender's half is done */
+	double sent;       /* EV_ARRIVAL: when its transfer began (crossing) */
 };
 
 /* EV_RTS: a rendezvous header reached the receiver (idx: its receive);
@@ -140,6 +143,10 @@ struct sim {
 	double *core_free;  /* when each core is next free */
 	int *core_last;     /* the rank each core ran last, -1: none yet */
 	int nports;
+	/* per rank: its latest eager transfer (to xpeer, from xstart to
+	 * xend), which a message from xpeer crosses if their times overlap */
+	int *xpeer;
+	double *xstart, *xend;
 	struct heap h;
 	double end;
 	uint64_t nfin;
@@ -190,13 +197,13 @@ static int became_ready(struct sim *m, int r, size_t i)
 {
 	const struct coll_cmd *c = cmd_at(m, r, i);
 	if (!is_xfer(c))
-		return hpush(&m->h, (struct hent){ m->rdy[r][i], tie_of(m, r, i), r, i, EV_READY, 0 });
+		return hpush(&m->h, (struct hent){ m->rdy[r][i], tie_of(m, r, i), r, i, EV_READY, 0, 0 });
 	post(m, r, i);
 	if (m->p->unexpected) {
 		/* a send goes at once; a receive takes a message that came
 		 * before it was ready (held) now */
 		if (c->kind == COLL_SEND)
-			return hpush(&m->h, (struct hent){ m->rdy[r][i], tie_of(m, r, i), r, i, EV_READY, 0 });
+			return hpush(&m->h, (struct hent){ m->rdy[r][i], tie_of(m, r, i), r, i, EV_READY, 0, 0 });
 		struct hent *h = &m->held[r][i];
 		if (h->key < 0)
 			return 0;
@@ -212,7 +219,7 @@ static int became_ready(struct sim *m, int r, size_t i)
 	int sr = c->kind == COLL_SEND ? r : pr;
 	size_t si = c->kind == COLL_SEND ? i : pi;
 	double t = m->rdy[r][i] > m->rdy[pr][pi] ? m->rdy[r][i] : m->rdy[pr][pi];
-	return hpush(&m->h, (struct hent){ t, tie_of(m, sr, si), sr, si, EV_READY, 0 });
+	return hpush(&m->h, (struct hent){ t, tie_of(m, sr, si), sr, si, EV_READY, 0, 0 });
 }
 
 /* Rank r, its part of a call done at t, enters the next (its commands
@@ -353,7 +360,17 @@ static double arrival_cost(const struct sim *m, const struct hent *e, size_t len
 	/* an eager message held as unexpected (aux) is copied out of the
 	 * unexpected buffer when its receive takes it */
 	double out = e->ev == EV_ARRIVAL && e->aux > 0 ? local_copy(m->p, len) : 0.0;
-	return wake + out + take_cost(m->p, len);
+	/* a message that crossed one its receiver sent back (an exchange) */
+	const struct coll_cost_table *x = &m->p->cross;
+	double cross = 0.0;
+	if (x->n > 0 && e->ev == EV_ARRIVAL) {
+		int pr;
+		size_t pi;
+		partner(m, e->rank, e->idx, &pr, &pi);
+		if (m->xpeer[e->rank] == pr && m->xstart[e->rank] < e->key && m->xend[e->rank] > e->sent)
+			cross = interp(x->pt, sizeof x->pt[0], offsetof(struct coll_cost_point, time), x->n, len, 0.0);
+	}
+	return wake + out + cross + take_cost(m->p, len);
 }
 
 /* Seconds a local copy of len bytes takes its rank's CPU: at the rate
@@ -466,7 +483,7 @@ static int simulate(struct sim *m)
 			if (e.ev == EV_RTS) {
 				/* the receiver asks for the data */
 				double asked = cpu_run(m, e.rank, e.key, p->o);
-				rc = hpush(&m->h, (struct hent){ asked + p->alpha, ptie, pr, pi, EV_GET, 0 });
+				rc = hpush(&m->h, (struct hent){ asked + p->alpha, ptie, pr, pi, EV_GET, 0, 0 });
 				continue;
 			}
 			/* the sender serves the get and copies (its part of) the bytes */
@@ -474,12 +491,13 @@ static int simulate(struct sim *m)
 			double asked = cpu_run(m, e.rank, e.key, p->rndv_cost);
 			double mine = cpu_run(m, e.rank, asked, rndv_copy(p, c->len, own));
 			if (own == c->len) {
-				rc = hpush(&m->h, (struct hent){ mine, tie_of(m, e.rank, e.idx), e.rank, e.idx, EV_COPIED, 0 });
+				rc = hpush(&m->h,
+					   (struct hent){ mine, tie_of(m, e.rank, e.idx), e.rank, e.idx, EV_COPIED, 0, 0 });
 				continue;
 			}
 			/* split: the receiver is asked for the rest before our half */
 			m->split[e.rank] = e.idx;
-			rc = hpush(&m->h, (struct hent){ asked + p->alpha, ptie, pr, pi, EV_HELP, mine });
+			rc = hpush(&m->h, (struct hent){ asked + p->alpha, ptie, pr, pi, EV_HELP, mine, 0 });
 			continue;
 		}
 		if (e.ev == EV_HELP) {
@@ -491,7 +509,7 @@ static int simulate(struct sim *m)
 			size_t rest = c->len - own_part(p, c->len);
 			double theirs = cpu_run(m, e.rank, e.key, p->split_cost + rndv_copy(p, c->len, rest));
 			rc = hpush(&m->h, (struct hent){ theirs > e.aux ? theirs : e.aux, tie_of(m, sr, si),
-							  sr, si, EV_COPIED, 0 });
+							  sr, si, EV_COPIED, 0, 0 });
 			continue;
 		}
 		if (e.ev == EV_COPIED) {
@@ -505,7 +523,7 @@ static int simulate(struct sim *m)
 			rc = finish(m, e.rank, e.idx, cpu_run(m, e.rank, e.key, p->o));
 			if (!rc)
 				rc = hpush(&m->h, (struct hent){ e.key + p->alpha, tie_of(m, pr, pi), pr, pi,
-								  EV_ARRIVAL, 0 });
+								  EV_ARRIVAL, 0, 0 });
 			continue;
 		}
 		if (e.ev == EV_ARRIVAL && acked(p, c->len)) {
@@ -516,7 +534,7 @@ static int simulate(struct sim *m)
 			size_t si;
 			partner(m, e.rank, e.idx, &sr, &si);
 			double trip = p->ack_alpha > 0 ? p->ack_alpha : p->alpha;
-			rc = hpush(&m->h, (struct hent){ taken + trip, tie_of(m, sr, si), sr, si, EV_ACK, 0 });
+			rc = hpush(&m->h, (struct hent){ taken + trip, tie_of(m, sr, si), sr, si, EV_ACK, 0, 0 });
 			if (!rc)
 				rc = finish(m, e.rank, e.idx,
 					    cpu_run(m, e.rank, taken,
@@ -540,7 +558,7 @@ static int simulate(struct sim *m)
 			int rr;
 			size_t ri;
 			partner(m, e.rank, e.idx, &rr, &ri);
-			rc = hpush(&m->h, (struct hent){ ready + p->alpha, tie_of(m, rr, ri), rr, ri, EV_RTS, 0 });
+			rc = hpush(&m->h, (struct hent){ ready + p->alpha, tie_of(m, rr, ri), rr, ri, EV_RTS, 0, 0 });
 			continue;
 		}
 		double *pt = &m->ports[(size_t)e.rank * (size_t)m->nports], *best = pt;
@@ -555,10 +573,13 @@ static int simulate(struct sim *m)
 		int rr;
 		size_t ri;
 		partner(m, e.rank, e.idx, &rr, &ri);
+		m->xpeer[e.rank] = rr;
+		m->xstart[e.rank] = start;
+		m->xend[e.rank] = end;
 		/* an acknowledged send is done when its ACK comes back */
 		rc = acked(p, c->len) ? 0 : finish(m, e.rank, e.idx, end);
 		if (!rc)
-			rc = hpush(&m->h, (struct hent){ end, tie_of(m, rr, ri), rr, ri, EV_ARRIVAL, 0 });
+			rc = hpush(&m->h, (struct hent){ end, tie_of(m, rr, ri), rr, ri, EV_ARRIVAL, 0, start });
 	}
 	return rc;
 }
@@ -588,28 +609,39 @@ static int sim_rank_init(struct sim *m, int r)
 	return rc;
 }
 
+/* A rate table interp can read: at most COLL_COST_RATES points, sizes
+ * ascending, rates > 0. */
+static bool rates_ok(const struct coll_copy_rate *r, int n)
+{
+	if (n < 0 || n > COLL_COST_RATES)
+		return false;
+	for (int i = 0; i < n; i++)
+		if (!(r[i].rate > 0) || (i > 0 && r[i].len <= r[i - 1].len))
+			return false;
+	return true;
+}
+
+/* the same for a table of times (>= 0) */
+static bool table_ok(const struct coll_cost_table *t)
+{
+	if (t->n < 0 || t->n > COLL_COST_RATES)
+		return false;
+	for (int i = 0; i < t->n; i++)
+		if (!(t->pt[i].time >= 0) || (i > 0 && t->pt[i].len <= t->pt[i - 1].len))
+			return false;
+	return true;
+}
+
 int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
               struct coll_cost *out)
 {
 	memset(out, 0, sizeof *out);
-	if (!s || !params || s->nheld != s->req.nranks || params->nrates < 0 || params->nrates > COLL_COST_RATES)
+	if (!s || !params || s->nheld != s->req.nranks || !rates_ok(params->rates, params->nrates)
+	    || !rates_ok(params->local, params->nlocal)
+	    || !table_ok(&params->small_recv) || !table_ok(&params->cross))
 		return -EINVAL;
-	for (int i = 0; i < params->nrates; i++)
-		if (!(params->rates[i].rate > 0) || (i > 0 && params->rates[i].len <= params->rates[i - 1].len))
-			return -EINVAL;  /* rndv_copy interpolates between ascending sizes */
-	if (params->nlocal < 0 || params->nlocal > COLL_COST_RATES)
-		return -EINVAL;
-	for (int i = 0; i < params->nlocal; i++)
-		if (!(params->local[i].rate > 0) || (i > 0 && params->local[i].len <= params->local[i - 1].len))
-			return -EINVAL;  /* local_copy interpolates between ascending sizes too */
 	if (params->calls < 0 || params->calls > COLL_COST_MAX_CALLS)
 		return -EINVAL;
-	const struct coll_cost_table *sa = &params->small_recv;
-	if (sa->n < 0 || sa->n > COLL_COST_RATES)
-		return -EINVAL;
-	for (int i = 0; i < sa->n; i++)
-		if (!(sa->pt[i].time >= 0) || (i > 0 && sa->pt[i].len <= sa->pt[i - 1].len))
-			return -EINVAL;  /* interpolated between ascending sizes too */
 	struct coll_cost_params p = *params;
 	if (p.ports <= 0)
 		p.ports = s->req.ports;
@@ -635,6 +667,9 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	m.call_end = calloc((size_t)m.calls, sizeof *m.call_end);
 	m.held = calloc((size_t)n, sizeof *m.held);
 	m.split = malloc((size_t)n * sizeof *m.split);
+	m.xpeer = malloc((size_t)n * sizeof *m.xpeer);
+	m.xstart = calloc((size_t)n, sizeof *m.xstart);
+	m.xend = calloc((size_t)n, sizeof *m.xend);
 	m.k = p.ranks_per_core > 1 ? p.ranks_per_core : 1;
 	if (p.cores > 0 && p.cores < n) {
 		m.ncores = p.cores;
@@ -647,10 +682,12 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 			m.core_last[c] = -1;
 	}
 	if (!m.dag || !m.rdy || !m.ports || !m.busy || !m.cpu || !m.cpu_busy || !m.nwait || !m.left || !m.call_end
-	    || !m.held || !m.split)
+	    || !m.held || !m.split || !m.xpeer || !m.xstart || !m.xend)
 		rc = -ENOMEM;
-	for (int r = 0; r < n && !rc; r++)
+	for (int r = 0; r < n && !rc; r++) {
 		m.split[r] = SIZE_MAX;
+		m.xpeer[r] = -1;
+	}
 	/* every rank enters the first call (and sets its engine up) before
 	 * it can post anything */
 	for (int r = 0; r < n && !rc; r++)
@@ -699,6 +736,9 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	free(m.call_end);
 	free(m.held);
 	free(m.split);
+	free(m.xpeer);
+	free(m.xstart);
+	free(m.xend);
 	free(m.core_free);
 	free(m.core_last);
 	free(m.h.v);

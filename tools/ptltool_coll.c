@@ -34,7 +34,8 @@ static void usage(FILE *out)
 	        "                    [--small-overhead TIME] [--small-alpha TIME] [--copy-rates LIST]\n"
 	        "                    [--small-recv-costs LIST] [--local-copy-rates LIST]\n"
 	        "                    [--wake-cost TIME] [--core-wait TIME] [--calls K] [--unexpected]\n"
-	        "                    [--counts LIST] [--show] [--json]\n"
+	        "                    [--cross-costs LIST] [--one-host]\n"
+	        "                    [--shared-cores] [--counts LIST] [--show] [--json]\n"
 	        "\n"
 	        "Expand a collective into its schedule, print the algorithm chosen, steps,\n"
 	        "commands, link slots, bytes and the time the alpha-beta-gamma model (with the\n"
@@ -54,6 +55,11 @@ static void usage(FILE *out)
 	        "  --root R       root of bcast, reduce, gather and scatter, default 0\n"
 	        "  --input        allreduce, every algorithm: the input apart, read\n"
 	        "                 where it is by the first sends and reductions (as ptl's MPI_Allreduce)\n"
+	        "  --one-host     every rank on one host (auto: ptl's MPI sets it so; it picks\n"
+	        "                 recursive doubling for 2 ranks up to 64K, halving-doubling\n"
+	        "                 past the short ones)\n"
+	        "  --shared-cores with --one-host: the ranks outnumber the cores (auto: 4 ranks\n"
+	        "                 up to 256K take ring_bidir)\n"
 	        "  --counts LIST  the v-variants, comma-separated sizes (--bytes may be left out):\n"
 	        "                 gather, scatter, allgather: each rank's block (--ranks of them);\n"
 	        "                 alltoall: what rank i sends to rank j, row by row (ranks^2)\n"
@@ -121,6 +127,9 @@ static void usage(FILE *out)
 	        "                 as --copy-rates; default none: local copies are free\n"
 	        "  --wake-cost TIME  CPU a rank that waited for a message pays when it comes\n"
 	        "                 (its way back from the wait; bare: us), default 0\n"
+	        "  --cross-costs LIST  what an eager message costs its receiver beyond the rest\n"
+	        "                 when it crossed one the receiver sent back (an exchange), by\n"
+	        "                 size: SIZE:TIME,... as --small-recv-costs, default none\n"
 	        "  --show         draw the step-by-rank grid of sends (up to %d ranks)\n"
 	        "  --json         print one JSON object\n",
 	        COLL_MAX_RANKS, COLL_MAX_CHUNKS, COLL_COST_MAX_CALLS, COLL_COST_RATES, SHOW_MAX_RANKS);
@@ -437,6 +446,24 @@ static int opt_apply(const struct opt_def *d, const char *arg, size_t **countsp,
 	return bad(what, arg);
 }
 
+/* "KEY": [[size, rate], ...], */
+static void json_rates(const char *key, const struct coll_copy_rate *r, int n)
+{
+	printf("\"%s\": [", key);
+	for (int i = 0; i < n; i++)
+		printf("%s[%zu, %.6g]", i ? ", " : "", r[i].len, r[i].rate);
+	printf("], ");
+}
+
+/* "KEY": [[size, us], ...], */
+static void json_times(const char *key, const struct coll_cost_table *t)
+{
+	printf("\"%s\": [", key);
+	for (int i = 0; i < t->n; i++)
+		printf("%s[%zu, %.6g]", i ? ", " : "", t->pt[i].len, t->pt[i].time * 1e6);
+	printf("], ");
+}
+
 /* *counts is the caller's to free, whatever this returns */
 static int coll_main(int argc, char **argv, size_t **countsp)
 {
@@ -489,6 +516,9 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "small-recv-costs", 0, OPT_TIMES, &cp.small_recv, NULL, 0, 0, 0, false },
 		{ "local-copy-rates", 0, OPT_LOCAL, &cp, NULL, 0, 0, 0, false },
 		{ "wake-cost", 0, OPT_TIME, &cp.wake_cost, NULL, 0, 0, 1e-6, false },
+		{ "cross-costs", 0, OPT_TIMES, &cp.cross, NULL, 0, 0, 0, false },
+		{ "one-host", 0, OPT_FLAG, &req.one_host, NULL, 0, 0, 0, false },
+		{ "shared-cores", 0, OPT_FLAG, &req.shared_cores, NULL, 0, 0, 0, false },
 		{ "counts", 0, OPT_COUNTS, NULL, NULL, 0, 0, 0, false },
 		{ "show", 's', OPT_FLAG, &show, NULL, 0, 0, 0, false },
 		{ "json", 'j', OPT_FLAG, &json, NULL, 0, 0, 0, false },
@@ -639,25 +669,20 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 			printf("\"cores\": null, \"switch_us\": null, ");
 		printf("\"cpu_copies\": %s, \"inline_max\": %zu, \"recv_copy_us\": %.6g, ", cp.cpu_copies ? "true" : "false",
 		       cp.inline_max, cp.recv_copy_cost * 1e6);
-		printf("\"small_max\": %zu, \"small_overhead_us\": %.6g, \"small_alpha_us\": %.6g, \"copy_rates\": [",
+		printf("\"small_max\": %zu, \"small_overhead_us\": %.6g, \"small_alpha_us\": %.6g, ",
 		       cp.small_max, cp.small_o * 1e6, cp.small_alpha * 1e6);
-		for (int i = 0; i < cp.nrates; i++)
-			printf("%s[%zu, %.6g]", i ? ", " : "", cp.rates[i].len, cp.rates[i].rate);
-		printf("], ");
+		json_rates("copy_rates", cp.rates, cp.nrates);
 		printf("\"wake_us\": %.6g, ", cp.wake_cost * 1e6);
 		if (cp.cores > 0 && cp.cores < req.nranks && cp.core_wait_set)
 			printf("\"core_wait_us\": %.6g, ", cp.core_wait * 1e6);
 		else
 			printf("\"core_wait_us\": null, ");
 		printf("\"calls\": %d, \"unexpected\": %s, ", cp.calls > 1 ? cp.calls : 1, cp.unexpected ? "true" : "false");
-		printf("\"local_copy_rates\": [");
-		for (int i = 0; i < cp.nlocal; i++)
-			printf("%s[%zu, %.6g]", i ? ", " : "", cp.local[i].len, cp.local[i].rate);
-		printf("], ");
-		printf("\"small_recv_us\": [");
-		for (int i = 0; i < cp.small_recv.n; i++)
-			printf("%s[%zu, %.6g]", i ? ", " : "", cp.small_recv.pt[i].len, cp.small_recv.pt[i].time * 1e6);
-		printf("], ");
+		json_rates("local_copy_rates", cp.local, cp.nlocal);
+		json_times("small_recv_us", &cp.small_recv);
+		json_times("cross_us", &cp.cross);
+		printf("\"one_host\": %s, \"shared_cores\": %s, ", req.one_host ? "true" : "false",
+		       req.shared_cores ? "true" : "false");
 		printf("\"warning\": ");
 		if (warning) {
 			putchar('"');

@@ -318,6 +318,32 @@ has "$err" "bad --calls '0'"
 expect 2 --op bcast --ranks 2 --bytes 4 --calls 65
 has "$err" "bad --calls '65'"
 
+# --cross-costs: a 2-rank exchange of 8 B (o + alpha + o, 1.5 us) costs
+# each receiver the crossing's 0.5 us more; named in the JSON
+X="--op allreduce --ranks 2 --elem 8 --algo recursive_doubling --beta 1e18 --gamma 0 --alpha 1 --overhead 0.25"
+expect 0 $X --bytes 8 --cross-costs 8:0.5 --json
+has "$out" '"predicted_us": 2.000000'
+has "$out" '"cross_us": \[\[8, 0.5\]\]'
+expect 0 $X --bytes 8 --json
+has "$out" '"predicted_us": 1.500000'
+has "$out" '"cross_us": \[\],'
+expect 2 $X --bytes 8 --cross-costs 512:0.1,8:0.2
+has "$err" "bad --cross-costs '512:0.1,8:0.2'"
+expect 2 $X --bytes 8 --cross-costs 8:-1
+has "$err" "bad --cross-costs '8:-1'"
+
+# --one-host, --shared-cores: the choices ptl's MPI makes on one host
+expect 0 --op allreduce --ranks 2 --bytes 32K --one-host --json
+has "$out" '"algorithm": "recursive_doubling"'
+has "$out" '"one_host": true, "shared_cores": false,'
+expect 0 --op allreduce --ranks 2 --bytes 32K --json
+has "$out" '"algorithm": "ring"'
+has "$out" '"one_host": false, "shared_cores": false,'
+expect 0 --op allreduce --ranks 4 --bytes 32K --one-host --shared-cores
+has "$out" "algorithm     ring_bidir (asked: auto)"
+expect 0 --op allreduce --ranks 4 --bytes 32K --one-host
+has "$out" "algorithm     halving_doubling (asked: auto)"
+
 # a schedule too large to count is refused at once, not expanded for hours
 expect 1 --op allreduce --ranks 65536 --bytes 1G
 has "$err" "too many to count"

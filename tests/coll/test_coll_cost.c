@@ -458,6 +458,69 @@ static void test_sw_recv_copies(void **state)
 	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p), r);
 }
 
+/* A rate table (n, the first two points t[0..1], valid) is refused when
+ * its sizes are not ascending, a rate is 0, or it has too many points;
+ * the table is left as it was. */
+static void refuses_bad_rates(const struct coll_sched *s, struct coll_cost_params *p, struct coll_copy_rate *t,
+			      int *n)
+{
+	struct coll_cost c;
+	struct coll_copy_rate keep[2] = { t[0], t[1] };
+	int kept = *n;
+	t[1].len = t[0].len;
+	assert_int_equal(coll_cost(s, p, &c), -EINVAL);
+	t[1] = keep[1];
+	t[0].rate = 0;
+	assert_int_equal(coll_cost(s, p, &c), -EINVAL);
+	t[0] = keep[0];
+	*n = COLL_COST_RATES + 1;
+	assert_int_equal(coll_cost(s, p, &c), -EINVAL);
+	*n = kept;
+	assert_int_equal(coll_cost(s, p, &c), 0);
+}
+
+/* The same for a time table: sizes not ascending, a negative time, too
+ * many points. */
+static void refuses_bad_times(const struct coll_sched *s, struct coll_cost_params *p, struct coll_cost_table *t)
+{
+	struct coll_cost c;
+	struct coll_cost_table keep = *t;
+	t->pt[1].len = t->pt[0].len;
+	assert_int_equal(coll_cost(s, p, &c), -EINVAL);
+	*t = keep;
+	t->pt[0].time = -1e-9;
+	assert_int_equal(coll_cost(s, p, &c), -EINVAL);
+	*t = keep;
+	t->n = COLL_COST_RATES + 1;
+	assert_int_equal(coll_cost(s, p, &c), -EINVAL);
+	*t = keep;
+	assert_int_equal(coll_cost(s, p, &c), 0);
+}
+
+/* With cross costs an eager message that crossed one its receiver sent
+ * back (an exchange's: both in flight at once) costs that receiver the
+ * table's time for its size; a one-way message (a bcast's) none. A table
+ * that is not ascending, or has a negative time, is refused. */
+static void test_sw_cross_costs(void **state)
+{
+	(void)state;
+	struct coll_cost_params p = { .alpha = 1e-6, .beta = 1e9, .o = 3e-7, .call = 2e-6,
+				      .cross = { 2, { { 8, 1e-7 }, { 512, 5e-7 } } } };
+	double ex = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 8, 1, &p);
+	double bc = sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 8, 1, &p);
+	/* 260 B: half way from 8 B to 512 B */
+	double ex260 = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 260, 1, &p);
+	p.cross.n = 0;
+	NEAR(ex, sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 8, 1, &p) + 1e-7);
+	NEAR(ex260, sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 260, 1, &p) + 3e-7);
+	NEAR(bc, sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 8, 1, &p));
+	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 8, 1, 1);
+	struct coll_sched *s = expand_ok(&r);
+	p.cross.n = 2;
+	refuses_bad_times(s, &p, &p.cross);
+	coll_free(s);
+}
+
 /* Messages of up to small_max bytes go request-free: small_o at each end
  * and small_alpha between replace o and alpha (a 2-rank exchange's chain),
  * whatever o and alpha are; a larger one, and a zero-byte one (a
@@ -509,16 +572,8 @@ static void test_sw_small_recv(void **state)
 	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 288, 1, &p), fixed + 288 / 1e9);
 	struct coll_req r = mkreq(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 64, 1, 1);
 	struct coll_sched *s = expand_ok(&r);
-	struct coll_cost c;
 	p.small_recv.n = 2;
-	p.small_recv.pt[1].len = 64;
-	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
-	p.small_recv.pt[1].len = 512;
-	p.small_recv.pt[0].time = -1e-9;
-	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
-	p.small_recv.pt[0].time = 0;
-	p.small_recv.n = COLL_COST_RATES + 1;
-	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
+	refuses_bad_times(s, &p, &p.small_recv);
 	coll_free(s);
 }
 
@@ -623,15 +678,7 @@ static void test_sw_copy_rates(void **state)
 	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4096, 1, &p), 2e-6 + 3e-7 + 1e-6 + 4096 / 1e9 + 3e-7);
 	struct coll_req r = mkreq(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 65536, 1, 1);
 	struct coll_sched *s = expand_ok(&r);
-	struct coll_cost c;
-	p.rates[1].len = 65536;
-	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
-	p.rates[1].len = 262144;
-	p.rates[0].rate = 0;
-	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
-	p.rates[0].rate = 2e9;
-	p.nrates = COLL_COST_RATES + 1;
-	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
+	refuses_bad_rates(s, &p, p.rates, &p.nrates);
 	coll_free(s);
 }
 
@@ -808,6 +855,7 @@ int main(void)
 		cmocka_unit_test(test_sw_shared_cores),
 		cmocka_unit_test(test_sw_cpu_copies),
 		cmocka_unit_test(test_sw_recv_copies),
+		cmocka_unit_test(test_sw_cross_costs),
 		cmocka_unit_test(test_sw_small_messages),
 		cmocka_unit_test(test_sw_small_recv),
 		cmocka_unit_test(test_sw_local_copies),
