@@ -103,16 +103,40 @@ struct ptl_md {
 	bool doomed;               /* unlink as soon as pending drops to 0 */
 };
 
+/* An ME. What a match-list walk reads of every entry comes first, in the
+ * form it compares (ptl_me_set_match): an arrival walks past every entry
+ * before the one it matches, and the match id's two wildcard tests and
+ * the ignore bits' inversion cost each entry ~20 instructions more. */
 struct ptl_me {
-	uint64_t handle;
 	struct ptl_list link;      /* in its portal's match list */
-	ptl_pt_index_t pt_index;
-	ptl_process_id_t match_id;
-	ptl_match_bits_t match_bits;
-	ptl_match_bits_t ignore_bits;
-	ptl_unlink_t unlink_op;
 	struct ptl_md *md;
+	ptl_match_bits_t match_bits;
+	ptl_match_bits_t care_bits; /* ~ignore_bits: the bits that must equal */
+	uint64_t id_key;           /* the match id, ptl_id_key's packing */
+	uint64_t id_mask;          /* its bits that must equal: none of a wildcard field */
+	uint64_t handle;
+	ptl_pt_index_t pt_index;
+	ptl_unlink_t unlink_op;
 };
+
+/* A process id as one word, nid above pid: one compare under a mask tests
+ * both fields, each against its wildcard. */
+static inline uint64_t ptl_id_key(ptl_process_id_t id)
+{
+	return (uint64_t)id.nid << 32 | id.pid;
+}
+
+/* Sets what me matches: initiators id admits (PTL_NID_ANY, PTL_PID_ANY:
+ * any), bits compared outside ignore_bits. */
+static inline void ptl_me_set_match(struct ptl_me *me, ptl_process_id_t id, ptl_match_bits_t bits,
+				    ptl_match_bits_t ignore_bits)
+{
+	me->match_bits = bits;
+	me->care_bits = ~ignore_bits;
+	me->id_mask = (id.nid == PTL_NID_ANY ? 0 : 0xffffffffull << 32) |
+		      (id.pid == PTL_PID_ANY ? 0 : 0xffffffffull);
+	me->id_key = ptl_id_key(id) & me->id_mask;
+}
 
 struct ptl_pt {
 	struct ptl_list list;
@@ -457,21 +481,26 @@ void ptl_ac_defaults(struct ptl_ni *ni);
  * wins. Inline here, since every message walks a list; ptl_match.c gives
  * them out of line to the unit tests. */
 enum ptl_match_op { PTL_MATCH_PUT, PTL_MATCH_GET, PTL_MATCH_GETPUT };
+/* src as ptl_id_key packs it: the walk packs it once. */
+static inline bool ptl_match_me_key(const struct ptl_me *me, uint64_t src_key, ptl_match_bits_t bits)
+{
+	return (((src_key ^ me->id_key) & me->id_mask) | ((bits ^ me->match_bits) & me->care_bits)) == 0;
+}
 static inline bool ptl_match_me(const struct ptl_me *me, ptl_process_id_t src, ptl_match_bits_t bits)
 {
-	if (me->match_id.nid != PTL_NID_ANY && me->match_id.nid != src.nid)
-		return false;
-	if (me->match_id.pid != PTL_PID_ANY && me->match_id.pid != src.pid)
-		return false;
-	return ((bits ^ me->match_bits) & ~me->ignore_bits) == 0;
+	return ptl_match_me_key(me, ptl_id_key(src), bits);
 }
-static inline bool ptl_match_md(const struct ptl_md *md, enum ptl_match_op op, ptl_size_t roffset,
-				ptl_size_t rlength, ptl_size_t *off, ptl_size_t *mlen)
+static inline unsigned int ptl_match_need(enum ptl_match_op op)
+{
+	return op == PTL_MATCH_PUT ? PTL_MD_OP_PUT
+	     : op == PTL_MATCH_GET ? PTL_MD_OP_GET
+	     : PTL_MD_OP_PUT | PTL_MD_OP_GET;
+}
+/* need: ptl_match_need(op), which the walk works out once. */
+static inline bool ptl_match_md_need(const struct ptl_md *md, unsigned int need, ptl_size_t roffset,
+				     ptl_size_t rlength, ptl_size_t *off, ptl_size_t *mlen)
 {
 	unsigned int opts = md->md.options;
-	unsigned int need = op == PTL_MATCH_PUT ? PTL_MD_OP_PUT
-			  : op == PTL_MATCH_GET ? PTL_MD_OP_GET
-			  : PTL_MD_OP_PUT | PTL_MD_OP_GET;
 	if ((opts & need) != need || md->md.threshold == 0 || md->doomed)
 		return false;
 	ptl_size_t o = (opts & PTL_MD_MANAGE_REMOTE) ? roffset : md->local_offset;
@@ -486,13 +515,21 @@ static inline bool ptl_match_md(const struct ptl_md *md, enum ptl_match_op op, p
 	*off = o;
 	return true;
 }
+static inline bool ptl_match_md(const struct ptl_md *md, enum ptl_match_op op, ptl_size_t roffset,
+				ptl_size_t rlength, ptl_size_t *off, ptl_size_t *mlen)
+{
+	return ptl_match_md_need(md, ptl_match_need(op), roffset, rlength, off, mlen);
+}
 static inline struct ptl_me *ptl_match_list(struct ptl_list *list, ptl_process_id_t src, ptl_match_bits_t bits,
 					    enum ptl_match_op op, ptl_size_t roffset, ptl_size_t rlength,
 					    ptl_size_t *off, ptl_size_t *mlen)
 {
+	uint64_t key = ptl_id_key(src);
+	unsigned int need = ptl_match_need(op);
 	for (struct ptl_list *l = list->next; l != list; l = l->next) {
 		struct ptl_me *me = ptl_container_of(l, struct ptl_me, link);
-		if (me->md && ptl_match_me(me, src, bits) && ptl_match_md(me->md, op, roffset, rlength, off, mlen))
+		if (me->md && ptl_match_me_key(me, key, bits) &&
+		    ptl_match_md_need(me->md, need, roffset, rlength, off, mlen))
 			return me;
 	}
 	return NULL;

@@ -17,15 +17,18 @@
 #include "ptl/ptl_internal.h"
 
 /* ptl_match.c only reads the objects; these are built by hand. */
+static ptl_process_id_t pid_of(ptl_nid_t nid, ptl_pid_t pid)
+{
+	ptl_process_id_t p = { .nid = nid, .pid = pid };
+	return p;
+}
+
 static struct ptl_me mk_me(ptl_nid_t nid, ptl_pid_t pid, ptl_match_bits_t bits, ptl_match_bits_t ign)
 {
 	struct ptl_me me;
 	memset(&me, 0, sizeof me);
 	ptl_list_init(&me.link);
-	me.match_id.nid = nid;
-	me.match_id.pid = pid;
-	me.match_bits = bits;
-	me.ignore_bits = ign;
+	ptl_me_set_match(&me, pid_of(nid, pid), bits, ign);
 	return me;
 }
 
@@ -38,12 +41,6 @@ static struct ptl_md mk_md(ptl_size_t total, int threshold, unsigned opts)
 	md.md.options = opts;
 	md.total = total;
 	return md;
-}
-
-static ptl_process_id_t pid_of(ptl_nid_t nid, ptl_pid_t pid)
-{
-	ptl_process_id_t p = { .nid = nid, .pid = pid };
-	return p;
 }
 
 /* ------------------------------------------------------------ ptl_me_matches */
@@ -75,6 +72,41 @@ static void test_me_match_id(void **state)
 	assert_false(ptl_me_matches(&me, src, 1));
 }
 
+/* The walk compares nid and pid as one word under a mask (ptl_id_key):
+ * each field against its own value only, at the ends of both fields, and
+ * a wildcard field's bits in the key, the id or the bits never count. */
+static void test_me_match_id_packed(void **state)
+{
+	(void)state;
+	struct ptl_me me = mk_me(0x80000001u, 0x80000000u, 5, 0);
+	assert_true(ptl_me_matches(&me, pid_of(0x80000001u, 0x80000000u), 5));
+	assert_false(ptl_me_matches(&me, pid_of(0x00000001u, 0x80000000u), 5)); /* nid's top bit */
+	assert_false(ptl_me_matches(&me, pid_of(0x80000000u, 0x80000000u), 5)); /* nid's low bit */
+	assert_false(ptl_me_matches(&me, pid_of(0x80000001u, 0x00000000u), 5)); /* pid's top bit */
+	assert_false(ptl_me_matches(&me, pid_of(0x80000001u, 0x80000001u), 5)); /* pid's low bit */
+	assert_false(ptl_me_matches(&me, pid_of(0x80000000u, 0x80000001u), 5)); /* fields swapped a bit */
+	assert_false(ptl_me_matches(&me, pid_of(0x80000001u, 0x80000000u), 4)); /* id right, bits not */
+
+	me = mk_me(PTL_NID_ANY, 0xfffffffeu, 0, 0);
+	assert_true(ptl_me_matches(&me, pid_of(0, 0xfffffffeu), 0));
+	assert_true(ptl_me_matches(&me, pid_of(0xfffffffeu, 0xfffffffeu), 0));
+	assert_false(ptl_me_matches(&me, pid_of(0xfffffffeu, 0x7ffffffeu), 0));
+	assert_false(ptl_me_matches(&me, pid_of(0xfffffffeu, 0xffffffffu), 0));
+
+	me = mk_me(0xfffffffeu, PTL_PID_ANY, 0, 0);
+	assert_true(ptl_me_matches(&me, pid_of(0xfffffffeu, 0), 0));
+	assert_true(ptl_me_matches(&me, pid_of(0xfffffffeu, 0xffffffffu), 0));
+	assert_false(ptl_me_matches(&me, pid_of(0x7ffffffeu, 0), 0));
+	assert_false(ptl_me_matches(&me, pid_of(0xffffffffu, 0xfffffffeu), 0));
+
+	/* Set again (as an ME slot is reused): nothing of the old id stays. */
+	ptl_me_set_match(&me, pid_of(3, PTL_PID_ANY), 0, 0);
+	assert_true(ptl_me_matches(&me, pid_of(3, 0xfffffffeu), 0));
+	assert_false(ptl_me_matches(&me, pid_of(0xfffffffeu, 0), 0));
+	ptl_me_set_match(&me, pid_of(PTL_NID_ANY, PTL_PID_ANY), 0, 0);
+	assert_true(ptl_me_matches(&me, pid_of(0x12345678u, 0x9abcdef0u), 0));
+}
+
 static void test_me_match_bits(void **state)
 {
 	(void)state;
@@ -86,7 +118,7 @@ static void test_me_match_bits(void **state)
 	assert_false(ptl_me_matches(&me, src, 0));
 
 	/* Ignored bits may differ either way; the others may not. */
-	me.ignore_bits = 0xffull;
+	ptl_me_set_match(&me, pid_of(PTL_NID_ANY, PTL_PID_ANY), 0xabcd000000001234ull, 0xffull);
 	assert_true(ptl_me_matches(&me, src, 0xabcd0000000012ffull));
 	assert_true(ptl_me_matches(&me, src, 0xabcd000000001200ull));
 	assert_false(ptl_me_matches(&me, src, 0xabcd0000000013ffull));
@@ -352,6 +384,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_me_match_id),
+		cmocka_unit_test(test_me_match_id_packed),
 		cmocka_unit_test(test_me_match_bits),
 		cmocka_unit_test(test_md_op_enable),
 		cmocka_unit_test(test_md_threshold),
