@@ -88,13 +88,13 @@ static enum coll_algo ring_by_ports(const struct coll_req *r)
  * vs 1968 [754]; an earlier run (load 2-5, 9 launches each): 32 KiB
  * 27.2-35.1 vs 40.2-54.3, 256 KiB 178-213 vs 164-255, 1 MiB 508-546 vs
  * 470-704; a later one 32 KiB 77.1 [67.6] vs 90.8 [86.8], 256 KiB 324
- * [320] vs 381 [337], 1 MiB 3045 [1770] vs 1430 [1036]. Up to
+ * [320] vs 381 [337], 1 MiB 3045 [1770] vs 1430 [1036]. Below
  * COLL_SHARED_BIDIR_MAX, then: at 1 MiB two runs of three favour
- * halving-doubling. */
+ * halving-doubling, and at 256 KiB bench/mpi_bench.sh's runs do (below). */
 #define COLL_SHARED_BIDIR_RANKS 4
 #define COLL_SHARED_BIDIR_MAX (256u * 1024u)
 
-/* From this many bytes up to COLL_SHARED_BIDIR_MAX, those ranks go by the
+/* From this many bytes to below COLL_SHARED_BIDIR_MAX, those ranks go by the
  * double binary tree instead: its work falls mostly on two inner ranks
  * (each tree's leaves send their half once and wait for the result), so
  * on two cores the two busy ranks keep them and the others mostly wait,
@@ -108,7 +108,11 @@ static enum coll_algo ring_by_ports(const struct coll_req *r)
  * rounds: 128 KiB 252 [157] vs 360 [176] vs 362 [177], 256 KiB 499 [291]
  * vs 584 [311] vs 706 [328]. At 64 KiB the ring's best stays ahead (85
  * vs 101 us); from 512 KiB halving-doubling's on a quieter host (1 MiB
- * 495 vs 601). */
+ * 495 vs 601). At 256 KiB itself halving-doubling is the better: three
+ * runs of bench/mpi_bench.sh 3 3 (calls back to back, best of 9 launches,
+ * load 1-4), halving-doubling 162, 167, 162 us against the tree's 210,
+ * 185, 193 and ring_bidir's 164, 168, 176; with the tree chosen there the
+ * 256 KiB row's median went 194 -> 280-290 us. */
 #define COLL_SHARED_TREE_MIN (128u * 1024u)
 
 static int choose_ring_op(const struct coll_req *r, struct coll_choice *c)
@@ -121,7 +125,7 @@ static int choose_ring_op(const struct coll_req *r, struct coll_choice *c)
 			 r->bytes >= COLL_ALLREDUCE_PAIR_MIN && r->bytes <= COLL_ALLREDUCE_PAIR_MAX)
 			c->algo = COLL_ALGO_RECURSIVE_DOUBLING;
 		else if (r->op == COLL_OP_ALLREDUCE && r->one_host && r->shared_cores && coll_is_pow2(r->nranks) &&
-			 r->nranks > 2 && r->nranks <= COLL_SHARED_BIDIR_RANKS && r->bytes <= COLL_SHARED_BIDIR_MAX)
+			 r->nranks > 2 && r->nranks <= COLL_SHARED_BIDIR_RANKS && r->bytes < COLL_SHARED_BIDIR_MAX)
 			c->algo = r->bytes < COLL_SHARED_TREE_MIN ? COLL_ALGO_RING_BIDIR : COLL_ALGO_TREE;
 		else if (r->op == COLL_OP_ALLREDUCE && (r->ports >= 2 || (r->one_host && r->nranks > 2)) &&
 			 coll_is_pow2(r->nranks))

@@ -94,7 +94,7 @@ static void test_one_host(void **state)
 
 /* On one host whose cores the ranks outnumber, a 4-rank allreduce past
  * the short ones and below 128 KiB takes the bidirectional ring with one
- * port, from 128 KiB to 256 KiB the double binary tree; short and longer
+ * port, from 128 KiB to below 256 KiB the double binary tree; short and longer
  * ones, 2 or 8 ranks, several hosts, a named algorithm and other
  * operations choose as without. */
 static void test_shared_cores(void **state)
@@ -111,8 +111,8 @@ static void test_shared_cores(void **state)
 		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, 32768, true, COLL_ALGO_RING_BIDIR },
 		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, (128 << 10) - 8, true, COLL_ALGO_RING_BIDIR },
 		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, 128 << 10, true, COLL_ALGO_TREE },
-		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, 256 << 10, true, COLL_ALGO_TREE },
-		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, (256 << 10) + 8, true, COLL_ALGO_HALVING_DOUBLING },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, (256 << 10) - 8, true, COLL_ALGO_TREE },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, 256 << 10, true, COLL_ALGO_HALVING_DOUBLING },
 		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, 256 << 10, false, COLL_ALGO_RING },
 		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 8, 256 << 10, true, COLL_ALGO_HALVING_DOUBLING },
 		{ COLL_OP_ALLREDUCE, COLL_ALGO_RING_BIDIR, 4, 256 << 10, true, COLL_ALGO_RING },

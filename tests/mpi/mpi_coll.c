@@ -745,7 +745,7 @@ static void pair_rd_bits(void)
 }
 
 /* 4 ranks of one host on shared cores (the ranks outnumber the cores, or
- * PTL_COLL_CORES says so), 128-256 KiB: the double binary tree
+ * PTL_COLL_CORES says so), 128 KiB to below 256 KiB: the double binary tree
  * (coll_choose.c's COLL_SHARED_TREE_MIN), so with the lopsided op each
  * half of the vector is its tree's sums: the first half at rank 2, which
  * adds rank 3's input, then rank 1's (rank 1's input with rank 0's
@@ -767,7 +767,7 @@ static void shared_tree_bits(void)
 	OK(MPI_Comm_free(&local));
 	if (here != t_size)
 		return;
-	enum { MAXN = 32768 };
+	enum { MAXN = 32766 }; /* just under 256 KiB of doubles */
 	static const int counts[] = { 16384, 24576, MAXN };
 	static double in[MAXN], out[MAXN], ip[MAXN], nb[MAXN], part[4][MAXN], low[MAXN];
 	MPI_Op op;
