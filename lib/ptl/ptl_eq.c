@@ -218,13 +218,6 @@ static bool ptl_eq_lookup_all(const ptl_handle_eq_t *handles, int n, struct ptl_
 	return true;
 }
 
-/* Whether another thread waits for the library lock, which we hold: its
- * ptl_lock marks the word contended (2) before it sleeps. */
-static inline bool ptl_eq_lock_wanted(void)
-{
-	return atomic_load_explicit(&ptl_lib.lock.word, memory_order_relaxed) == 2;
-}
-
 /* The first of eqs[0, n) with an event, or -1. Lock held. */
 static inline int ptl_eq_first_ready(struct ptl_eq *const *eqs, int n)
 {
@@ -323,7 +316,7 @@ int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_eve
 				ptl_unlock();
 				sched_yield();
 				ptl_lock();
-			} else if (ptl_eq_lock_wanted()) {
+			} else if (ptl_lock_wanted()) {
 				ptl_unlock();
 				ptl_lock();
 			}

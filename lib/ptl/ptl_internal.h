@@ -315,6 +315,13 @@ static inline void ptl_unlock(void)
 		syscall(SYS_futex, &l->word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
+/* Whether another thread waits for the lock, which the caller holds: its
+ * ptl_lock marked the word contended (2) before it slept. */
+static inline bool ptl_lock_wanted(void)
+{
+	return atomic_load_explicit(&ptl_lib.lock.word, memory_order_relaxed) == 2;
+}
+
 /* ------------------------------------------------------------ functions */
 /* ptl_init.c */
 /* Every API call asks first: inline. */
