@@ -349,10 +349,11 @@ static double rndv_copy(const struct coll_cost_params *p, size_t len, size_t byt
 	return rate > 0 ? (double)bytes / rate : 0.0;
 }
 
+static double local_copy(const struct coll_cost_params *p, size_t len);
+
 /* What taking the message of arrival e costs its receiver's CPU: a rank
  * that had been waiting for it (its CPU idle when it came) first pays
  * wake_cost, the way back from its wait into the collective. */
-static double local_copy(const struct coll_cost_params *p, size_t len);
 
 static double arrival_cost(const struct sim *m, const struct hent *e, size_t len)
 {
