@@ -159,6 +159,11 @@ if want_impl openmpi && command -v mpicc.openmpi >/dev/null 2>&1 && command -v m
 	mpicc.openmpi -O2 -o "$W/ompi_pingpong" "$S/bench/mpi_pingpong.c" &&
 	mpicc.openmpi -O2 -o "$W/ompi_allreduce" "$S/bench/mpi_allreduce.c" && impls="$impls openmpi"
 fi
+# a comparison that lost a column says so (scripts/deps.sh installs both)
+for i in mpich openmpi; do
+	want_impl $i || continue
+	case " $impls " in *" $i "*) ;; *) echo "# $i: not built or not installed, its columns are left out (run scripts/deps.sh)" ;; esac
+done
 
 # run IMPL NRANKS PROG: 2 ranks pinned to cores 0 and 1; more ranks unpinned
 run() {

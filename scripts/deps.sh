@@ -4,7 +4,7 @@
 set -e
 PKGS="build-essential autoconf automake libtool pkg-config groff-base
       libhwloc-dev hwloc libcmocka-dev valgrind
-      mpich libmpich-dev libpmix-dev openmpi-bin slurmctld slurmd slurm-client munge
+      mpich libmpich-dev libpmix-dev openmpi-bin libopenmpi-dev slurmctld slurmd slurm-client munge
       qemu-system-x86 busybox-static kmod iproute2 xz-utils
       ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
       rdma-core perftest"
