@@ -87,7 +87,10 @@ bool mpi_op_commutative(MPI_Op op)
 /* One element-wise pass of b = EXPR over n elements of T. The operation is
  * chosen outside the loop, so the loop body is branch-free and the compiler
  * vectorizes it (a switch per element made a 1 MiB double sum several times
- * slower than memory). */
+ * slower than memory) - under the dynamic cost model this file is built
+ * with (lib/mpi-shim/Makefile.inc), which checks at run time that in and
+ * io do not overlap: -O2's default cost model leaves every loop here
+ * scalar (MPI_Reduce_local of 1 MiB of doubles 50 -> 21 us). */
 #define ELEM_LOOP(T, EXPR)                                                                           \
 	for (size_t i = 0; i < n; i++) {                                                             \
 		T a, b;                                                                              \
