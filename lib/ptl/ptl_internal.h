@@ -141,7 +141,26 @@ static inline void ptl_me_set_match(struct ptl_me *me, ptl_process_id_t id, ptl_
 struct ptl_pt {
 	struct ptl_list list;
 	int length;
+	/* The last of the entries at the list's front that accept nothing
+	 * (no MD, threshold 0, doomed), the list head when there are none:
+	 * an arrival's walk starts after it (ptl_match_pt). A window of
+	 * posted MPI receives of one envelope leaves each used-up kept entry
+	 * in front of the rest until its event is taken, and a batch of
+	 * arrivals walked past all those before it (a 32-deep window of
+	 * 8-byte messages: half the instructions of a message's match).
+	 * Whatever could make an entry accept again (an MD attached or
+	 * updated, a threshold given back) sets it back to the head
+	 * (ptl_pt_revive); a new entry has no MD, so it may go anywhere;
+	 * unlinking the entry it names moves it back one. */
+	struct ptl_list *dead;
 };
+
+/* Something on pt's list may accept again: the next walk starts at the
+ * head. */
+static inline void ptl_pt_revive(struct ptl_pt *pt)
+{
+	pt->dead = &pt->list;
+}
 
 struct ptl_ac {
 	bool in_use;
@@ -537,6 +556,29 @@ static inline struct ptl_me *ptl_match_list(struct ptl_list *list, ptl_process_i
 		struct ptl_me *me = ptl_container_of(l, struct ptl_me, link);
 		if (me->md && ptl_match_me_key(me, key, bits) &&
 		    ptl_match_md_need(me->md, need, roffset, rlength, off, mlen))
+			return me;
+	}
+	return NULL;
+}
+/* ptl_match_list on a portal's list, from after its dead front
+ * (struct ptl_pt), which the walk extends past the entries it finds
+ * accepting nothing before any other. */
+static inline struct ptl_me *ptl_match_pt(struct ptl_pt *pt, ptl_process_id_t src, ptl_match_bits_t bits,
+					  enum ptl_match_op op, ptl_size_t roffset, ptl_size_t rlength,
+					  ptl_size_t *off, ptl_size_t *mlen)
+{
+	uint64_t key = ptl_id_key(src);
+	unsigned int need = ptl_match_need(op);
+	struct ptl_list *head = &pt->list, *l = pt->dead->next;
+	for (; l != head; l = l->next) {
+		struct ptl_me *me = ptl_container_of(l, struct ptl_me, link);
+		const struct ptl_md *md = me->md;
+		if (!md || md->md.threshold == 0 || md->doomed) {
+			if (pt->dead == l->prev)
+				pt->dead = l;
+			continue;
+		}
+		if (ptl_match_me_key(me, key, bits) && ptl_match_md_need(md, need, roffset, rlength, off, mlen))
 			return me;
 	}
 	return NULL;

@@ -12,8 +12,11 @@ void ptl_me_destroy(struct ptl_ni *ni, struct ptl_me *me)
 		md->me = NULL;
 		ptl_md_destroy(ni, md);
 	}
+	struct ptl_pt *pt = &ni->pts[me->pt_index];
+	if (pt->dead == &me->link)
+		pt->dead = me->link.prev; /* dead too, or the head */
 	ptl_list_del(&me->link);
-	ni->pts[me->pt_index].length--;
+	pt->length--;
 	ptl_htab_release(&ni->mes, me->handle);
 }
 
