@@ -117,6 +117,7 @@ struct ptl_me {
 	uint64_t handle;
 	ptl_pt_index_t pt_index;
 	ptl_unlink_t unlink_op;
+	bool front;                /* in its portal's dead front (struct ptl_pt) */
 };
 
 /* A process id as one word, nid above pid: one compare under a mask tests
@@ -148,18 +149,35 @@ struct ptl_pt {
 	 * in front of the rest until its event is taken, and a batch of
 	 * arrivals walked past all those before it (a 32-deep window of
 	 * 8-byte messages: half the instructions of a message's match).
-	 * Whatever could make an entry accept again (an MD attached or
-	 * updated, a threshold given back) sets it back to the head
-	 * (ptl_pt_revive); a new entry has no MD, so it may go anywhere;
-	 * unlinking the entry it names moves it back one. */
+	 * Its entries are marked (ptl_me.front), so whatever could make one
+	 * accept again (an MD attached or updated, a threshold given back:
+	 * ptl_me_revive) ends the front just before it, and one after it
+	 * costs nothing: a re-armed window of kept receives keeps the walk
+	 * short. Each mark is set by a walk once and cleared once. A new
+	 * entry (no MD) takes its place's mark; unlinking the entry dead
+	 * names moves it back one. */
 	struct ptl_list *dead;
 };
 
-/* Something on pt's list may accept again: the next walk starts at the
- * head. */
-static inline void ptl_pt_revive(struct ptl_pt *pt)
+static inline void ptl_pt_init(struct ptl_pt *pt)
 {
+	ptl_list_init(&pt->list);
 	pt->dead = &pt->list;
+}
+
+/* me (on pt) may accept again: if it is in pt's dead front, the front
+ * ends just before it. */
+static inline void ptl_me_revive(struct ptl_pt *pt, struct ptl_me *me)
+{
+	if (!me->front)
+		return;
+	struct ptl_list *end = pt->dead;
+	pt->dead = me->link.prev;
+	for (struct ptl_list *l = &me->link;; l = l->next) {
+		ptl_container_of(l, struct ptl_me, link)->front = false;
+		if (l == end)
+			break;
+	}
 }
 
 struct ptl_ac {
@@ -574,8 +592,10 @@ static inline struct ptl_me *ptl_match_pt(struct ptl_pt *pt, ptl_process_id_t sr
 		struct ptl_me *me = ptl_container_of(l, struct ptl_me, link);
 		const struct ptl_md *md = me->md;
 		if (!md || md->md.threshold == 0 || md->doomed) {
-			if (pt->dead == l->prev)
+			if (pt->dead == l->prev) {
 				pt->dead = l;
+				me->front = true;
+			}
 			continue;
 		}
 		if (ptl_match_me_key(me, key, bits) && ptl_match_md_need(md, need, roffset, rlength, off, mlen))

@@ -192,7 +192,7 @@ static void ptl_target(struct ptl_ni *ni, int peer, const struct ptl_hdr *h, con
 	if (!t) {
 		/* No room to track the move: refuse it cleanly. */
 		md->md.threshold += md->md.threshold != PTL_MD_THRESH_INF;
-		ptl_pt_revive(&ni->pts[me->pt_index]); /* it may accept again */
+		ptl_me_revive(&ni->pts[me->pt_index], me); /* it may accept again */
 		if (!(md->md.options & PTL_MD_MANAGE_REMOTE))
 			md->local_offset -= mlen;
 		ptl_sr_inc(PTL_SR_DROP_COUNT);

@@ -633,8 +633,9 @@ static ptl_handle_md_t put_lands(ptl_handle_md_t smd, ptl_handle_eq_t eq, ptl_ma
 /* An arrival's walk starts after the used-up entries at the list's front
  * (lib/ptl: struct ptl_pt's dead front), and an entry there that accepts
  * again takes the next arrival: re-armed by PtlMDUpdate, or given an MD
- * by PtlMDAttach (inserted in front of the used-up ones). Unlinking the
- * last used-up entry the walk skipped leaves the walk sound. */
+ * by PtlMDAttach (inserted in front of the used-up ones, or between two
+ * of them). Unlinking the last used-up entry the walk skipped leaves the
+ * walk sound. */
 static void test_dead_front(void **state)
 {
 	(void)state;
@@ -679,6 +680,32 @@ static void test_dead_front(void **state)
 	assert_rc(PtlMEUnlink(mec), PTL_OK);
 	assert_rc(PtlMEUnlink(mea), PTL_OK);
 	assert_rc(PtlMEUnlink(mef), PTL_OK);
+
+	/* A new entry between two used-up ones that a walk went past (a put
+	 * that found nothing), given its MD: it takes the next arrival. */
+	once.start = a;
+	assert_rc(PtlMEAttach(ni, 2, any_id, 0x10, 0, PTL_RETAIN, PTL_INS_AFTER, &mea), PTL_OK);
+	assert_rc(PtlMDAttach(mea, once, PTL_RETAIN, &mda), PTL_OK);
+	assert_rc(PtlMEInsert(mea, any_id, 0x10, 0, PTL_RETAIN, PTL_INS_AFTER, &meb), PTL_OK);
+	once.start = b;
+	assert_rc(PtlMDAttach(meb, once, PTL_RETAIN, &mdb), PTL_OK);
+	assert_int_equal(put_lands(smd, eq, 0x10), mda);
+	assert_int_equal(put_lands(smd, eq, 0x10), mdb);
+	ptl_md_t acked = plain_md(src, sizeof src);
+	acked.eq_handle = eq;
+	ptl_handle_md_t amd;
+	assert_rc(PtlMDBind(ni, acked, PTL_RETAIN, &amd), PTL_OK);
+	assert_rc(PtlPutRegion(amd, 0, 1, PTL_ACK_REQ, self_id, 2, 0, 0x10, 0, 0), PTL_OK);
+	assert_int_equal(wait_event(eq, PTL_EVENT_ACK).ni_fail_type, PTL_NI_DROPPED);
+	assert_rc(PtlMEInsert(mea, any_id, 0x10, 0, PTL_RETAIN, PTL_INS_AFTER, &mec), PTL_OK);
+	once.start = c;
+	assert_rc(PtlMDAttach(mec, once, PTL_RETAIN, &mdc), PTL_OK);
+	assert_int_equal(put_lands(smd, eq, 0x10), mdc);
+
+	assert_rc(PtlMEUnlink(mea), PTL_OK);
+	assert_rc(PtlMEUnlink(meb), PTL_OK);
+	assert_rc(PtlMEUnlink(mec), PTL_OK);
+	assert_rc(PtlMDUnlink(amd), PTL_OK);
 	assert_rc(PtlMDUnlink(smd), PTL_OK);
 	assert_rc(PtlEQFree(eq), PTL_OK);
 }

@@ -92,10 +92,8 @@ static int setup(void **state)
 	ni->limits.max_md_iovecs = MAX_IOV;
 	ni->limits.max_pt_index = 7;
 	ni->pts = the_pts;
-	for (int i = 0; i < 8; i++) {
-		ptl_list_init(&the_pts[i].list);
-		ptl_pt_revive(&the_pts[i]);
-	}
+	for (int i = 0; i < 8; i++)
+		ptl_pt_init(&the_pts[i]);
 	ni->iov_pool = calloc(MAX_MDS * MAX_IOV, sizeof *ni->iov_pool);
 	if (!ni->iov_pool || ptl_htab_init(&ni->mds, PTL_HK_MD, 0, MAX_MDS, sizeof(struct ptl_md)) ||
 	    ptl_htab_init(&ni->eqs, PTL_HK_EQ, 0, 2, sizeof(struct ptl_eq)) ||
