@@ -1,20 +1,24 @@
 /* mpi_keep.c: the kept MEs of posted receives (mpi_keep.h).
  *
- * Idle entries beyond MPI_RME_IDLE_MAX go, oldest first, as soon as there
- * are more: each one is an entry that every arrival not matched before it
- * walks past (~30 instructions in ptl_match_list when the match bits are
- * the same). A few serve a blocking receive's next receive and
- * alternating envelopes; a 32-deep window of one envelope, which could
- * re-arm 32, walked on average half of them per arrival (4 KiB streaming
- * no faster than use-once MEs), so one that completes before others still
- * armed after it goes. */
+ * An idle entry accepts nothing (threshold 0), and lib/ptl's walk skips
+ * the idle ones at the front of the list once (its dead front, which a
+ * re-armed entry ends just before itself): so one that completes before
+ * others still armed after it stays, and a window of receives of one
+ * envelope (32 deep: bench/mpi_pingpong.c's streaming rows) re-arms the
+ * entries of the window before with one PtlMDUpdate each, where it
+ * unlinked each as it completed and inserted and attached anew for the
+ * next (three Portals calls, ~470 instructions per receive). Idle entries
+ * beyond MPI_RME_IDLE_MAX go, oldest first; a receive looks at the first
+ * MPI_RME_SCAN after the last armed one for its envelope, so many idle
+ * ones of other envelopes cost a post nothing more. */
 #include "config.h"
 
 #include <stdlib.h>
 
 #include "mpi_keep.h"
 
-#define MPI_RME_IDLE_MAX 4
+#define MPI_RME_IDLE_MAX 64
+#define MPI_RME_SCAN 4
 #define MPI_RME_PREALLOC 64
 struct mpi_rme {
 	struct mpi_list link;    /* K.list, in match-list order; or K.free */
@@ -65,21 +69,17 @@ void mpi_keep_drop(struct mpi_rme *e)
 	mpi_list_add_tail(&e->link, &K.free);
 }
 
-/* e's receive has its message, or took another way: e goes idle, or, with
- * armed ones after it (a window of receives), goes at once: the arrivals
- * for those would walk past it, and a re-armed one after them is all a
- * later receive could use anyway. */
+/* e's receive has its message, or took another way: e goes idle, also
+ * with armed ones after it (a window of receives): once those are done
+ * too, the window's next receives re-arm it. */
 void mpi_keep_disarm(struct mpi_rme *e)
 {
-	bool front = K.last != e;
-	if (!front)
+	if (K.last == e)
 		K.last = rme_armed_before(e);
 	e->r->rme = NULL;
 	e->r = NULL;
 	K.idle++;
-	if (front && PtlMEUnlink(e->me) == PTL_OK)
-		mpi_keep_drop(e);
-	else if (K.idle > MPI_RME_IDLE_MAX)
+	if (K.idle > MPI_RME_IDLE_MAX)
 		rme_trim();
 }
 
@@ -103,7 +103,9 @@ static void rme_trim(void)
 struct mpi_rme *mpi_keep_arm(struct mpi_req *r, ptl_match_bits_t bits, ptl_match_bits_t ign)
 {
 	struct mpi_rme *e = NULL;
-	for (struct mpi_list *l = K.last ? K.last->link.next : K.list.next; l != &K.list; l = l->next) {
+	int n = 0;
+	for (struct mpi_list *l = K.last ? K.last->link.next : K.list.next; l != &K.list && n < MPI_RME_SCAN;
+	     l = l->next, n++) {
 		struct mpi_rme *x = mpi_container(l, struct mpi_rme, link);
 		if (!x->r && x->bits == bits && x->ign == ign) {
 			e = x;

@@ -117,6 +117,7 @@ struct ptl_me {
 	uint64_t handle;
 	ptl_pt_index_t pt_index;
 	ptl_unlink_t unlink_op;
+	bool front;                /* in its portal's dead front (struct ptl_pt) */
 };
 
 /* A process id as one word, nid above pid: one compare under a mask tests
@@ -141,7 +142,43 @@ static inline void ptl_me_set_match(struct ptl_me *me, ptl_process_id_t id, ptl_
 struct ptl_pt {
 	struct ptl_list list;
 	int length;
+	/* The last of the entries at the list's front that accept nothing
+	 * (no MD, threshold 0, doomed), the list head when there are none:
+	 * an arrival's walk starts after it (ptl_match_pt). A window of
+	 * posted MPI receives of one envelope leaves each used-up kept entry
+	 * in front of the rest until its event is taken, and a batch of
+	 * arrivals walked past all those before it (a 32-deep window of
+	 * 8-byte messages: half the instructions of a message's match).
+	 * Its entries are marked (ptl_me.front), so whatever could make one
+	 * accept again (an MD attached or updated, a threshold given back:
+	 * ptl_me_revive) ends the front just before it, and one after it
+	 * costs nothing: a re-armed window of kept receives keeps the walk
+	 * short. Each mark is set by a walk once and cleared once. A new
+	 * entry (no MD) takes its place's mark; unlinking the entry dead
+	 * names moves it back one. */
+	struct ptl_list *dead;
 };
+
+static inline void ptl_pt_init(struct ptl_pt *pt)
+{
+	ptl_list_init(&pt->list);
+	pt->dead = &pt->list;
+}
+
+/* me (on pt) may accept again: if it is in pt's dead front, the front
+ * ends just before it. */
+static inline void ptl_me_revive(struct ptl_pt *pt, struct ptl_me *me)
+{
+	if (!me->front)
+		return;
+	struct ptl_list *end = pt->dead;
+	pt->dead = me->link.prev;
+	for (struct ptl_list *l = &me->link;; l = l->next) {
+		ptl_container_of(l, struct ptl_me, link)->front = false;
+		if (l == end)
+			break;
+	}
+}
 
 struct ptl_ac {
 	bool in_use;
@@ -537,6 +574,31 @@ static inline struct ptl_me *ptl_match_list(struct ptl_list *list, ptl_process_i
 		struct ptl_me *me = ptl_container_of(l, struct ptl_me, link);
 		if (me->md && ptl_match_me_key(me, key, bits) &&
 		    ptl_match_md_need(me->md, need, roffset, rlength, off, mlen))
+			return me;
+	}
+	return NULL;
+}
+/* ptl_match_list on a portal's list, from after its dead front
+ * (struct ptl_pt), which the walk extends past the entries it finds
+ * accepting nothing before any other. */
+static inline struct ptl_me *ptl_match_pt(struct ptl_pt *pt, ptl_process_id_t src, ptl_match_bits_t bits,
+					  enum ptl_match_op op, ptl_size_t roffset, ptl_size_t rlength,
+					  ptl_size_t *off, ptl_size_t *mlen)
+{
+	uint64_t key = ptl_id_key(src);
+	unsigned int need = ptl_match_need(op);
+	struct ptl_list *head = &pt->list, *l = pt->dead->next;
+	for (; l != head; l = l->next) {
+		struct ptl_me *me = ptl_container_of(l, struct ptl_me, link);
+		const struct ptl_md *md = me->md;
+		if (!md || md->md.threshold == 0 || md->doomed) {
+			if (pt->dead == l->prev) {
+				pt->dead = l;
+				me->front = true;
+			}
+			continue;
+		}
+		if (ptl_match_me_key(me, key, bits) && ptl_match_md_need(md, need, roffset, rlength, off, mlen))
 			return me;
 	}
 	return NULL;

@@ -208,6 +208,7 @@ int PtlMDAttach(ptl_handle_me_t me_handle, ptl_md_t md, ptl_unlink_t unlink_op, 
 		m->me = me;
 		me->md = m;
 		*md_handle = m->handle;
+		ptl_me_revive(&ni->pts[me->pt_index], me);
 	}
 	ptl_unlock();
 	return rc;
@@ -288,6 +289,8 @@ int PtlMDUpdate(ptl_handle_md_t md_handle, ptl_md_t *old_md, ptl_md_t *new_md, p
 	 * (a copy of the whole MD to restore was a sixth of a posted MPI
 	 * receive's PtlMDUpdate). */
 	rc = ptl_md_set_inline(ni, md, new_md, eq_handle); /* eq_handle is live or NONE */
+	if (rc == PTL_OK && md->me)
+		ptl_me_revive(&ni->pts[md->me->pt_index], md->me);
 out:
 	ptl_unlock();
 	return rc;

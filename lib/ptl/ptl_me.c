@@ -12,8 +12,11 @@ void ptl_me_destroy(struct ptl_ni *ni, struct ptl_me *me)
 		md->me = NULL;
 		ptl_md_destroy(ni, md);
 	}
+	struct ptl_pt *pt = &ni->pts[me->pt_index];
+	if (pt->dead == &me->link)
+		pt->dead = me->link.prev; /* dead too, or the head */
 	ptl_list_del(&me->link);
-	ni->pts[me->pt_index].length--;
+	pt->length--;
 	ptl_htab_release(&ni->mes, me->handle);
 }
 
@@ -57,6 +60,11 @@ __attribute__((always_inline)) static inline int ptl_me_new(struct ptl_ni *ni, p
 		ptl_list_add_before(&me->link, pos);
 	else
 		ptl_list_add_after(&me->link, pos);
+	/* In the dead front if it went between two of its entries (it has
+	 * no MD: it accepts nothing yet). */
+	struct ptl_list *prev = me->link.prev, *dead = ni->pts[pt].dead;
+	me->front = prev == &ni->pts[pt].list ? dead != prev
+					      : ptl_container_of(prev, struct ptl_me, link)->front && prev != dead;
 	ni->pts[pt].length++;
 	*me_handle = h;
 	return PTL_OK;

@@ -71,7 +71,7 @@ static int ptl_ni_create(const ptl_ni_limits_t *desired, unsigned tag, struct pt
 		return PTL_NO_SPACE;
 	}
 	for (int i = 0; i <= l->max_pt_index; i++)
-		ptl_list_init(&ni->pts[i].list);
+		ptl_pt_init(&ni->pts[i]);
 	ptl_ac_defaults(ni);
 	*out = ni;
 	return PTL_OK;

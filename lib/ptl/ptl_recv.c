@@ -119,7 +119,7 @@ static void ptl_target(struct ptl_ni *ni, int peer, const struct ptl_hdr *h, con
 	enum ptl_match_op mop = h->type == PTL_MSG_PUT ? PTL_MATCH_PUT
 			      : h->type == PTL_MSG_GET ? PTL_MATCH_GET : PTL_MATCH_GETPUT;
 	ptl_size_t off = 0, mlen = 0;
-	struct ptl_me *me = ptl_match_list(&ni->pts[h->pt_index].list, src, h->match_bits, mop,
+	struct ptl_me *me = ptl_match_pt(&ni->pts[h->pt_index], src, h->match_bits, mop,
 					   h->offset, h->rlength, &off, &mlen);
 	if (!me) {
 		ptl_sr_inc(PTL_SR_DROP_COUNT);
@@ -192,6 +192,7 @@ static void ptl_target(struct ptl_ni *ni, int peer, const struct ptl_hdr *h, con
 	if (!t) {
 		/* No room to track the move: refuse it cleanly. */
 		md->md.threshold += md->md.threshold != PTL_MD_THRESH_INF;
+		ptl_me_revive(&ni->pts[me->pt_index], me); /* it may accept again */
 		if (!(md->md.options & PTL_MD_MANAGE_REMOTE))
 			md->local_offset -= mlen;
 		ptl_sr_inc(PTL_SR_DROP_COUNT);

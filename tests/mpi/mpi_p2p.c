@@ -618,6 +618,41 @@ static void kept_order(void)
 			OK(MPI_Send(&i, 1, MPI_INT, 0, 6, MPI_COMM_WORLD));
 	}
 	MPI_Barrier(MPI_COMM_WORLD);
+	/* A window's receives that completed stay idle in front of those
+	 * still armed: receives posted then go after the armed ones, not
+	 * into those idle entries; the next round's window re-arms them all
+	 * in order. 4 posted, 2 received, 2 more posted, 4 more received. */
+	for (int round = 0; round < 3; round++) {
+		int w[6] = { -1, -1, -1, -1, -1, -1 };
+		if (t_rank == 0) {
+			MPI_Request r[6];
+			for (int i = 0; i < 4; i++)
+				OK(MPI_Irecv(&w[i], 1, MPI_INT, 1, 7, MPI_COMM_WORLD, &r[i]));
+			MPI_Barrier(MPI_COMM_WORLD);
+			OK(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
+			for (int i = 4; i < 6; i++)
+				OK(MPI_Irecv(&w[i], 1, MPI_INT, 1, 7, MPI_COMM_WORLD, &r[i]));
+			MPI_Barrier(MPI_COMM_WORLD);
+			OK(MPI_Waitall(4, r + 2, MPI_STATUSES_IGNORE));
+			int bad = 0;
+			for (int i = 0; i < 6; i++)
+				bad += w[i] != 10 * round + i;
+			CHECK(bad == 0, "window round %d: %d of 6 receives got the wrong message (%d %d %d %d %d %d)",
+			      round, bad, w[0], w[1], w[2], w[3], w[4], w[5]);
+		} else {
+			MPI_Barrier(MPI_COMM_WORLD);
+			for (int i = 0; t_rank == 1 && i < 2; i++) {
+				int x = 10 * round + i;
+				OK(MPI_Send(&x, 1, MPI_INT, 0, 7, MPI_COMM_WORLD));
+			}
+			MPI_Barrier(MPI_COMM_WORLD);
+			for (int i = 2; t_rank == 1 && i < 6; i++) {
+				int x = 10 * round + i;
+				OK(MPI_Send(&x, 1, MPI_INT, 0, 7, MPI_COMM_WORLD));
+			}
+		}
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
 }
 
 /* ACK-free credits are counted in 1 KiB units, a message taking its size

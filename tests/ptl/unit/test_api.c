@@ -622,6 +622,94 @@ static void test_answers_on_reused_ops(void **state)
 	assert_rc(PtlEQFree(ie), PTL_OK);
 }
 
+/* A put to self of match bits `bits` (1 byte of `what`) and the md_handle
+ * of the PUT_END it logs on eq. */
+static ptl_handle_md_t put_lands(ptl_handle_md_t smd, ptl_handle_eq_t eq, ptl_match_bits_t bits)
+{
+	assert_rc(PtlPutRegion(smd, 0, 1, PTL_NO_ACK_REQ, self_id, 2, 0, bits, 0, 0), PTL_OK);
+	return wait_event(eq, PTL_EVENT_PUT_END).md_handle;
+}
+
+/* An arrival's walk starts after the used-up entries at the list's front
+ * (lib/ptl: struct ptl_pt's dead front), and an entry there that accepts
+ * again takes the next arrival: re-armed by PtlMDUpdate, or given an MD
+ * by PtlMDAttach (inserted in front of the used-up ones, or between two
+ * of them). Unlinking the last used-up entry the walk skipped leaves the
+ * walk sound. */
+static void test_dead_front(void **state)
+{
+	(void)state;
+	static char a[8], b[8], c[8], f[8], src[8];
+	ptl_handle_eq_t eq;
+	ptl_handle_me_t mea, meb, mec, mef;
+	ptl_handle_md_t mda, mdb, mdc, mdf, smd;
+	assert_rc(PtlEQAlloc(ni, 16, NULL, &eq), PTL_OK);
+	ptl_md_t once = plain_md(a, sizeof a);
+	once.threshold = 1;
+	once.eq_handle = eq;
+	assert_rc(PtlMEAttach(ni, 2, any_id, 0x10, 0, PTL_RETAIN, PTL_INS_AFTER, &mea), PTL_OK);
+	assert_rc(PtlMDAttach(mea, once, PTL_RETAIN, &mda), PTL_OK);
+	assert_rc(PtlMEInsert(mea, any_id, 0x10, 0, PTL_RETAIN, PTL_INS_AFTER, &meb), PTL_OK);
+	once.start = b;
+	assert_rc(PtlMDAttach(meb, once, PTL_RETAIN, &mdb), PTL_OK);
+	assert_rc(PtlMEInsert(meb, any_id, 0x20, 0, PTL_RETAIN, PTL_INS_AFTER, &mef), PTL_OK);
+	ptl_md_t inf = plain_md(f, sizeof f);
+	inf.eq_handle = eq;
+	assert_rc(PtlMDAttach(mef, inf, PTL_RETAIN, &mdf), PTL_OK);
+	assert_rc(PtlMDBind(ni, plain_md(src, sizeof src), PTL_RETAIN, &smd), PTL_OK);
+
+	/* A, then B (past used-up A), then F past both. */
+	assert_int_equal(put_lands(smd, eq, 0x10), mda);
+	assert_int_equal(put_lands(smd, eq, 0x10), mdb);
+	assert_int_equal(put_lands(smd, eq, 0x20), mdf);
+	/* A re-armed in front of the used-up B: it takes the next one. */
+	once.start = a;
+	assert_rc(PtlMDUpdate(mda, NULL, &once, PTL_EQ_NONE), PTL_OK);
+	assert_int_equal(put_lands(smd, eq, 0x10), mda);
+	assert_int_equal(put_lands(smd, eq, 0x20), mdf);
+	/* B, the last used-up one skipped, goes: F still takes its bits. */
+	assert_rc(PtlMEUnlink(meb), PTL_OK);
+	assert_int_equal(put_lands(smd, eq, 0x20), mdf);
+	/* A new entry in front of used-up A, with its MD attached after. */
+	assert_rc(PtlMEInsert(mea, any_id, 0x10, 0, PTL_RETAIN, PTL_INS_BEFORE, &mec), PTL_OK);
+	assert_int_equal(put_lands(smd, eq, 0x20), mdf);
+	once.start = c;
+	assert_rc(PtlMDAttach(mec, once, PTL_RETAIN, &mdc), PTL_OK);
+	assert_int_equal(put_lands(smd, eq, 0x10), mdc);
+
+	assert_rc(PtlMEUnlink(mec), PTL_OK);
+	assert_rc(PtlMEUnlink(mea), PTL_OK);
+	assert_rc(PtlMEUnlink(mef), PTL_OK);
+
+	/* A new entry between two used-up ones that a walk went past (a put
+	 * that found nothing), given its MD: it takes the next arrival. */
+	once.start = a;
+	assert_rc(PtlMEAttach(ni, 2, any_id, 0x10, 0, PTL_RETAIN, PTL_INS_AFTER, &mea), PTL_OK);
+	assert_rc(PtlMDAttach(mea, once, PTL_RETAIN, &mda), PTL_OK);
+	assert_rc(PtlMEInsert(mea, any_id, 0x10, 0, PTL_RETAIN, PTL_INS_AFTER, &meb), PTL_OK);
+	once.start = b;
+	assert_rc(PtlMDAttach(meb, once, PTL_RETAIN, &mdb), PTL_OK);
+	assert_int_equal(put_lands(smd, eq, 0x10), mda);
+	assert_int_equal(put_lands(smd, eq, 0x10), mdb);
+	ptl_md_t acked = plain_md(src, sizeof src);
+	acked.eq_handle = eq;
+	ptl_handle_md_t amd;
+	assert_rc(PtlMDBind(ni, acked, PTL_RETAIN, &amd), PTL_OK);
+	assert_rc(PtlPutRegion(amd, 0, 1, PTL_ACK_REQ, self_id, 2, 0, 0x10, 0, 0), PTL_OK);
+	assert_int_equal(wait_event(eq, PTL_EVENT_ACK).ni_fail_type, PTL_NI_DROPPED);
+	assert_rc(PtlMEInsert(mea, any_id, 0x10, 0, PTL_RETAIN, PTL_INS_AFTER, &mec), PTL_OK);
+	once.start = c;
+	assert_rc(PtlMDAttach(mec, once, PTL_RETAIN, &mdc), PTL_OK);
+	assert_int_equal(put_lands(smd, eq, 0x10), mdc);
+
+	assert_rc(PtlMEUnlink(mea), PTL_OK);
+	assert_rc(PtlMEUnlink(meb), PTL_OK);
+	assert_rc(PtlMEUnlink(mec), PTL_OK);
+	assert_rc(PtlMDUnlink(amd), PTL_OK);
+	assert_rc(PtlMDUnlink(smd), PTL_OK);
+	assert_rc(PtlEQFree(eq), PTL_OK);
+}
+
 /* ------------------------------------------------------------ after PtlFini */
 
 static void test_fini(void **state)
@@ -656,6 +744,7 @@ int main(void)
 		cmocka_unit_test(test_ac_calls),
 		cmocka_unit_test(test_move_calls),
 		cmocka_unit_test(test_answers_on_reused_ops),
+		cmocka_unit_test(test_dead_front),
 		cmocka_unit_test(test_fini),
 	};
 	int failed = cmocka_run_group_tests_name("ptl_api_before_init", before, NULL, NULL);

@@ -26,6 +26,7 @@
 struct ptl_lib ptl_lib = { 0 };
 
 static struct ptl_ni the_ni;
+static struct ptl_pt the_pts[8]; /* attach() puts its entries on 5 */
 
 #define MAX_POSTED 32
 static ptl_event_t posted[MAX_POSTED];
@@ -89,6 +90,10 @@ static int setup(void **state)
 	ni->handle = ptl_handle_make(PTL_HK_NI, 0, 1, 0);
 	ni->limits.max_mds = MAX_MDS;
 	ni->limits.max_md_iovecs = MAX_IOV;
+	ni->limits.max_pt_index = 7;
+	ni->pts = the_pts;
+	for (int i = 0; i < 8; i++)
+		ptl_pt_init(&the_pts[i]);
 	ni->iov_pool = calloc(MAX_MDS * MAX_IOV, sizeof *ni->iov_pool);
 	if (!ni->iov_pool || ptl_htab_init(&ni->mds, PTL_HK_MD, 0, MAX_MDS, sizeof(struct ptl_md)) ||
 	    ptl_htab_init(&ni->eqs, PTL_HK_EQ, 0, 2, sizeof(struct ptl_eq)) ||
