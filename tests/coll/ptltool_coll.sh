@@ -93,6 +93,18 @@ expect 0 --op allreduce --ranks 2 --bytes 4K --algo recursive_doubling --alpha 1
 	--overhead 0.5 --cpu-copies --inline-max 1K --recv-copy-cost 0.2 --json
 has "$out" '"inline_max": 1024, "recv_copy_us": 0.2,'
 has "$out" '"predicted_us": 6.296'
+# --read-rates: the read at its own rate for the size (4 KiB at 2 GB/s:
+# 2.048 us), its fixed cost in it: o + alpha + o + 2.048
+expect 0 --op allreduce --ranks 2 --bytes 4K --algo recursive_doubling --alpha 1 --beta 1GB/s --gamma 0 \
+	--overhead 0.5 --cpu-copies --inline-max 1K --recv-copy-cost 0.2 --read-rates 2K:1GB/s,8K:4GB/s --json
+has "$out" '"read_rates": \[\[2048, 1e+09\], \[8192, 4e+09\]\],'
+has "$out" '"predicted_us": 4.048'
+# past the table's last size: --recv-copy-cost and the bytes at --beta
+expect 0 --op allreduce --ranks 2 --bytes 4K --algo recursive_doubling --alpha 1 --beta 1GB/s --gamma 0 \
+	--overhead 0.5 --cpu-copies --inline-max 1K --recv-copy-cost 0.2 --read-rates 2K:1GB/s --json
+has "$out" '"predicted_us": 6.296'
+expect 2 --op allreduce --ranks 2 --bytes 4K --read-rates 8K:1GB/s,2K:2GB/s
+has "$err" "bad --read-rates '8K:1GB/s,2K:2GB/s'"
 
 # allgatherv: short goes by bruck (N not a power of two: 3 rounds), long by
 # the one-way ring; zero blocks carry nothing

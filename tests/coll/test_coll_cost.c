@@ -497,6 +497,42 @@ static void refuses_bad_times(const struct coll_sched *s, struct coll_cost_param
 	assert_int_equal(coll_cost(s, p, &c), 0);
 }
 
+/* With a read-rate table the receiver's read of an eager message above
+ * inline_max moves at the table's rate for its size, which holds the
+ * read's fixed cost (no recv_copy_cost), up to the table's last size;
+ * past it, recv_copy_cost and the copy-rate table's rate as before. */
+static void test_sw_read_rates(void **state)
+{
+	(void)state;
+	double M = 32768;
+	struct coll_cost_params p = { .alpha = 1e-6, .beta = 1e9, .gamma = 1e-10, .o = 3e-7, .call = 2e-6,
+				      .cpu_copies = true, .inline_max = 8192, .recv_copy_cost = 2e-7,
+				      .rndv = true, .rndv_min = 65536, .nrates = 2, .nread = 2 };
+	p.rates[0] = (struct coll_copy_rate){ 16384, 2e9 };
+	p.rates[1] = (struct coll_copy_rate){ 65536, 4e9 };
+	p.read[0] = (struct coll_copy_rate){ 16384, 3e9 };
+	p.read[1] = (struct coll_copy_rate){ 32768, 5e9 };
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p),
+	     2e-6 + 3e-7 + 1e-6 + 3e-7 + M / 5e9 + M * 1e-10);
+	/* 24 KiB: halfway between the two points, 4 GB/s */
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 24576, 1, &p),
+	     2e-6 + 3e-7 + 1e-6 + 3e-7 + 24576 / 4e9 + 24576 * 1e-10);
+	/* 32 KiB past a table that ends at 16 KiB: the copy rates' */
+	p.nread = 1;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p),
+	     2e-6 + 3e-7 + 1e-6 + 3e-7 + 2e-7 + M / (2e9 + 2e9 / 3) + M * 1e-10);
+	/* messages that go inline or by rendezvous do not read */
+	p.nread = 2;
+	double with = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 4096, 1, &p);
+	p.nread = 0;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 4096, 1, &p), with);
+	p.nread = 2;
+	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, 1);
+	struct coll_sched *s = expand_ok(&r);
+	refuses_bad_rates(s, &p, p.read, &p.nread);
+	coll_free(s);
+}
+
 /* With cross costs an eager message that crossed one its receiver sent
  * back (an exchange's: both in flight at once) costs that receiver the
  * table's time for its size; a one-way message (a bcast's) none. A table
@@ -861,6 +897,7 @@ int main(void)
 		cmocka_unit_test(test_sw_local_copies),
 		cmocka_unit_test(test_sw_wake_cost),
 		cmocka_unit_test(test_sw_copy_rates),
+		cmocka_unit_test(test_sw_read_rates),
 		cmocka_unit_test(test_sw_core_wait),
 		cmocka_unit_test(test_sw_calls_unexpected),
 		cmocka_unit_test(test_sw_monotonic),
