@@ -53,7 +53,9 @@
 #          that by size (--small-recv-costs: the lines it pulls over) the
 #          blocking 64 B - 1 KiB ping-pongs ("spp") beyond both ends, that
 #          alpha and the sender's copy at the eager rate
-#   gamma  adding two vectors of doubles ("gamma")
+#   gamma  adding two vectors of doubles ("gamma": MPI_Reduce_local of
+#          1 MiB, the library's own loop; the compiler vectorized the
+#          bench's own, which ptl's reductions are not: half the time)
 #   cmd    CPU per send and receive a collective posts, beyond o (its
 #          bookkeeping): a 2-rank MPI_Barrier (each rank posts a receive
 #          and a send before its message goes) less a 2-rank 8-byte
@@ -106,12 +108,20 @@
 #          (COLL_EAGER_TIMES in mpi_coll.c), the receiver's CPU reads
 #          those (--inline-max), at a cost beyond the bytes from the
 #          blocking 16 KiB ping-pong (eager up to 8 times the limit)
+#   reads  and the bytes of such a read at the rate mpi_collcal's "rxch"
+#          gives by size (--read-rates, 16-64 KiB: MPI_Irecv, blocking
+#          MPI_Send, MPI_Wait at both ranks, as a schedule's step reads
+#          its peer's message while the peer reads its), bytes over what
+#          one takes beyond the model's exchange with an instant read;
+#          past 64 KiB (only a 2-rank allreduce's pulls) the rendezvous
+#          exchanges' rates ("rates" above)
 #   pull   a 2-rank allreduce on one host sends eagerly up to
 #          MPI_PULL_EAGER times the eager limit (mpi_coll_pull,
 #          MPI_MODE_PULL), read by the receiver: the 2-rank rows' sends
 #          are eager up to 1 MiB (--rndv-min)
-#   cross  a request-free message that crossed one going back (direct
-#          recursive doubling's exchanges) costs its receiver more by size
+#   cross  an inline message that crossed one going back (an exchange:
+#          a 2-rank ring's, halving-doubling's, direct recursive
+#          doubling's rounds) costs its receiver more by size
 #          (--cross-costs): mpi_collcal's blocking exchanges ("sxch": MPI_Send
 #          then MPI_Recv at both ranks, 8-512 B) less the blocking
 #          ping-pongs' half round trips (spp) of the same sizes
@@ -310,7 +320,7 @@ ebeta=$beta
 #   time between, the blocking 8-byte ping-pong less both
 so=$(cal 2 sovh 8)
 spp8=$(cal 2 spp 8)
-small=
+small= xcross=
 if [ -n "$so" ] && [ -n "$spp8" ]; then
 	# both ends' CPU is at most the whole half round trip (a flood
 	# measured while another process had the core says more)
@@ -333,13 +343,13 @@ if [ -n "$so" ] && [ -n "$spp8" ]; then
 	# (an exchange, as direct recursive doubling's rounds are): the
 	# blocking exchange (sxch: MPI_Send then MPI_Recv at both ranks)
 	# beyond the ping-pong's half round trip of the same size
-	cross=
+	cross= xcross=
 	for l in 8 64 512; do
 		h=$(cal 2 sxch "$l") hp=$(cal 2 spp "$l")
 		[ -n "$h" ] && [ -n "$hp" ] || continue
 		cross="$cross${cross:+,}$l:$(calc "$h > $hp ? $h - $hp : 0")"
 	done
-	[ -n "$cross" ] && small="$small --cross-costs $cross"
+	[ -n "$cross" ] && xcross="--cross-costs $cross"
 fi
 eager=${PTL_MPI_EAGER_LIMIT:-8192}
 # A collective's sends may stay eager beyond the eager limit (mpi_coll.c's
@@ -451,6 +461,26 @@ xrates() {
 }
 x=$(xrates xch xfixed 16384 32768 65536 131072 262144 524288 1048576)
 rates=${x%%|*} ratesays=${x#*|}
+# The receiver's read of an eager message past the inline limit (a
+# schedule's sends up to COLL_EAGER_TIMES times the eager limit, a 2-rank
+# allreduce's up to MPI_PULL_EAGER times; read by CMA into the posted
+# receive, no get and no split) is a path of its own: its rate at each
+# size from mpi_collcal's rxch exchanges (MPI_Irecv, blocking MPI_Send,
+# MPI_Wait: eager up to 8 times the limit, both ranks reading at once as
+# a schedule's step does), over what one takes beyond the model's exchange
+# with an instant read; the read's fixed cost is in its rate. Past 64 KiB
+# (a 2-rank allreduce's pulls) the model takes --recv-copy-cost and the
+# rendezvous exchanges' rates: from 128 KiB their copies are split, each
+# CPU copying as many bytes from the other's memory as a read does.
+rfixed() { predict --op allreduce --ranks 2 --bytes "$1" --elem 8 --algo recursive_doubling --input --alpha "$alpha" \
+	--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
+	--rndv-min "$ceager" --inline-max "$eager" --read-rates 1048576:1e18 --recv-post "${post:-0}" --lazy-max "$clazy"; }
+reads=
+if [ -n "$rcopy" ]; then
+	x=$(xrates rxch rfixed 16384 32768 65536)
+	reads=${x%%|*} readsays=${x#*|}
+	[ -n "$reads" ] && rcopy="$rcopy --read-rates $reads"
+fi
 rt=
 if [ -n "$rates" ]; then
 	rt="--copy-rates $rates"
@@ -471,7 +501,11 @@ for l in 4096 32768 262144 1048576; do
 	lsays="$lsays $((l / 1024))K $(calc "$r / 1e9")"
 done
 lc="${lrates:+--local-copy-rates $lrates}"
-[ -n "$rcopy" ] && echo "#   a collective's sends stay eager up to $ceager B (COLL_EAGER_TIMES $ctimes; 2 ranks: $peager B, MPI_PULL_EAGER $ptimes), above $eager B read by the receiver: $rc us each beyond the bytes (blocking 16 KiB ping-pong ${lat16k:-?} us - 2 o - alpha - bytes/beta)"
+if [ -n "$reads" ]; then
+	echo "#   a collective's sends stay eager up to $ceager B (COLL_EAGER_TIMES $ctimes; 2 ranks: $peager B, MPI_PULL_EAGER $ptimes), above $eager B read by the receiver, GB/s by size (2-rank exchanges, blocking sends):$readsays; past them $rc us each (blocking 16 KiB ping-pong ${lat16k:-?} us - 2 o - alpha - bytes/beta) and the bytes at the rendezvous rates"
+elif [ -n "$rcopy" ]; then
+	echo "#   a collective's sends stay eager up to $ceager B (COLL_EAGER_TIMES $ctimes; 2 ranks: $peager B, MPI_PULL_EAGER $ptimes), above $eager B read by the receiver: $rc us each beyond the bytes (blocking 16 KiB ping-pong ${lat16k:-?} us - 2 o - alpha - bytes/beta)"
+fi
 [ -n "$allapart" ] && echo "#   MPI_Allreduce leaves the input apart where the algorithm reads it (--input; the call: the checks alone, MPI_COMM_SELF's 8-byte call)"
 if [ -n "$rt" ]; then
 	echo "#   rendezvous copy rates, GB/s by message size (2-rank exchanges):$ratesays"
@@ -577,7 +611,7 @@ for a in $ALGOS; do
 				--alpha "$alpha" --beta "$ebeta" --gamma "$gamma" --overhead "$o" --call "$call" $share --cpu-copies \
 				--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$xeager" $rcopy --rndv-cost "$rndv" \
 				--split-min "$split" --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max "$lazy" --cmd-cost "$percmd" \
-				$local $waking $direct $rt $loop)
+				$local $waking $direct $xcross $rt $loop)
 			awk -v n="$n" -v a="$a" -v b="$bytes" -v m="$m" -v p="${p:-0}" 'BEGIN {
 				r = 0; if (m > 0) r = p / m
 				printf "%-2s %-18s %9s  %10.3f  %10.3f  %6.2fx  %s\n", n, a, b, p, m, r, (r > 1.1 || r < 0.9) ? "no" : "yes" }'

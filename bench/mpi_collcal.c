@@ -41,6 +41,13 @@
  *                 cache line, as its reduction will read them all: the
  *                 lines move to its core before the next copy writes
  *                 them again)
+ *   rxch B        one exchange of B bytes, 16 - 64 KiB, as xch but the
+ *                 send a blocking MPI_Send: eager up to 8 times the eager
+ *                 limit (mpi_pt2pt.c's MPI_BLOCKING_EAGER), its bytes read
+ *                 by the receiver (CMA on shm) into its posted receive,
+ *                 both ranks at once - what a schedule's sends above the
+ *                 eager limit do (mpi_coll.c's COLL_EAGER_TIMES, and a
+ *                 2-rank allreduce's MPI_MODE_PULL): the rate of that read
  *   sxch B        one exchange of B bytes (8 B - 512 B) by blocking
  *                 MPI_Send then MPI_Recv at both ranks: request-free
  *                 messages both ways at once, as direct recursive
@@ -167,9 +174,9 @@ static double cal_bcast_root(int rank, char *b, int n)
 
 static volatile unsigned cal_sink;
 
-/* One trial of xch: us per exchange of n bytes between ranks 0 and 1,
- * from sb into the peer's rb, which the peer then reads. */
-static double cal_exchange(int rank, const char *sb, char *rb, int n)
+/* One trial of xch (rxch: blocking): us per exchange of n bytes between
+ * ranks 0 and 1, from sb into the peer's rb, which the peer then reads. */
+static double cal_exchange(int rank, const char *sb, char *rb, int n, bool blocking)
 {
 	int iters = n <= 131072 ? 400 : 100, peer = 1 - rank;
 	double t0 = 0;
@@ -179,8 +186,13 @@ static double cal_exchange(int rank, const char *sb, char *rb, int n)
 		if (i == 0)
 			t0 = MPI_Wtime();
 		MPI_Irecv(rb, n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &rq[0]);
-		MPI_Isend(sb, n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &rq[1]);
-		MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+		if (blocking) {
+			MPI_Send(sb, n, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+			MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
+		} else {
+			MPI_Isend(sb, n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &rq[1]);
+			MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+		}
 		for (int k = 0; k < n; k += 64)
 			cal_sink += (unsigned char)rb[k];
 	}
@@ -267,7 +279,7 @@ int main(int argc, char **argv)
 	 * of one (each figure's best trial is what the model takes). */
 	static const struct cal_fig {
 		const char *name;
-		int kind; /* -1: sovh, -2: xch, -3: bcroot, -4: sxch, else enum cal_kind's ping-pong */
+		int kind; /* -1: sovh, -2: xch, -3: bcroot, -4: sxch, -5: rxch, else enum cal_kind's ping-pong */
 		int bytes;
 	} figs[] = {
 		{ "sovh", -1, 8 }, { "spp", CAL_BLOCKING, 8 }, { "spp", CAL_BLOCKING, 64 },
@@ -276,6 +288,7 @@ int main(int argc, char **argv)
 		{ "ssend", CAL_SYNC, 8 }, { "bcroot", -3, 8 }, { "xch", -2, 16384 }, { "xch", -2, 32768 }, { "xch", -2, 65536 },
 		{ "xch", -2, 131072 }, { "xch", -2, 262144 }, { "xch", -2, 524288 }, { "xch", -2, 1 << 20 },
 		{ "sxch", -4, 8 }, { "sxch", -4, 64 }, { "sxch", -4, 512 },
+		{ "rxch", -5, 16384 }, { "rxch", -5, 32768 }, { "rxch", -5, 65536 },
 	};
 	enum { NFIGS = sizeof figs / sizeof figs[0] };
 	if (size >= 4) {
@@ -295,7 +308,8 @@ int main(int argc, char **argv)
 	for (int t = 0; t < trials; t++)
 		for (int f = 0; f < NFIGS; f++)
 			v[f][t] = figs[f].kind == -1   ? cal_sovh(rank)
-				  : figs[f].kind == -2 ? cal_exchange(rank, sb, b, figs[f].bytes)
+				  : figs[f].kind == -2 ? cal_exchange(rank, sb, b, figs[f].bytes, false)
+				  : figs[f].kind == -5 ? cal_exchange(rank, sb, b, figs[f].bytes, true)
 				  : figs[f].kind == -3 ? cal_bcast_root(rank, b, figs[f].bytes)
 				  : figs[f].kind == -4 ? cal_exchange_blocking(rank, sb, b, figs[f].bytes)
 						       : cal_pingpong(rank, (enum cal_kind)figs[f].kind, b, figs[f].bytes);
