@@ -112,9 +112,11 @@
 #          gives by size (--read-rates, 16-64 KiB: MPI_Irecv, blocking
 #          MPI_Send, MPI_Wait at both ranks, as a schedule's step reads
 #          its peer's message while the peer reads its), bytes over what
-#          one takes beyond the model's exchange with an instant read;
-#          past 64 KiB (only a 2-rank allreduce's pulls) the rendezvous
-#          exchanges' rates ("rates" above)
+#          one takes beyond the model's exchange with an instant read
+#          (the read's fixed cost in its rate, as a rendezvous rate holds
+#          its own); past 64 KiB (only a 2-rank allreduce's pulls) the
+#          rendezvous exchanges' rates ("rates" above), which there are
+#          the reads' (split copies: each CPU copies as many bytes)
 #   pull   a 2-rank allreduce on one host sends eagerly up to
 #          MPI_PULL_EAGER times the eager limit (mpi_coll_pull,
 #          MPI_MODE_PULL), read by the receiver: the 2-rank rows' sends
@@ -469,9 +471,12 @@ rates=${x%%|*} ratesays=${x#*|}
 # MPI_Wait: eager up to 8 times the limit, both ranks reading at once as
 # a schedule's step does), over what one takes beyond the model's exchange
 # with an instant read; the read's fixed cost is in its rate. Past 64 KiB
-# (a 2-rank allreduce's pulls) the model takes --recv-copy-cost and the
-# rendezvous exchanges' rates: from 128 KiB their copies are split, each
-# CPU copying as many bytes from the other's memory as a read does.
+# (a 2-rank allreduce's pulls) the model takes the rendezvous exchanges'
+# rates, whose fixed cost is in them too: from 128 KiB their copies are
+# split, each CPU copying as many bytes from the other's memory as a read
+# does (128 KiB 15.4 us either way, the read by a blocking send with
+# PTL_MPI_EAGER_LIMIT=131072). --recv-copy-cost is then for runs without
+# the tables.
 rfixed() { predict --op allreduce --ranks 2 --bytes "$1" --elem 8 --algo recursive_doubling --input --alpha "$alpha" \
 	--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
 	--rndv-min "$ceager" --inline-max "$eager" --read-rates 1048576:1e18 --recv-post "${post:-0}" --lazy-max "$clazy"; }
@@ -502,7 +507,7 @@ for l in 4096 32768 262144 1048576; do
 done
 lc="${lrates:+--local-copy-rates $lrates}"
 if [ -n "$reads" ]; then
-	echo "#   a collective's sends stay eager up to $ceager B (COLL_EAGER_TIMES $ctimes; 2 ranks: $peager B, MPI_PULL_EAGER $ptimes), above $eager B read by the receiver, GB/s by size (2-rank exchanges, blocking sends):$readsays; past them $rc us each (blocking 16 KiB ping-pong ${lat16k:-?} us - 2 o - alpha - bytes/beta) and the bytes at the rendezvous rates"
+	echo "#   a collective's sends stay eager up to $ceager B (COLL_EAGER_TIMES $ctimes; 2 ranks: $peager B, MPI_PULL_EAGER $ptimes), above $eager B read by the receiver, GB/s by size (2-rank exchanges, blocking sends):$readsays; past them at the rendezvous rates"
 elif [ -n "$rcopy" ]; then
 	echo "#   a collective's sends stay eager up to $ceager B (COLL_EAGER_TIMES $ctimes; 2 ranks: $peager B, MPI_PULL_EAGER $ptimes), above $eager B read by the receiver: $rc us each beyond the bytes (blocking 16 KiB ping-pong ${lat16k:-?} us - 2 o - alpha - bytes/beta)"
 fi

@@ -427,7 +427,8 @@ struct coll_cost_params {
 	 * alone and the copy takes turns with the rank's other work. An eager
 	 * message of more than inline_max bytes (0: none) is instead copied
 	 * by its receiver's CPU when it takes it, recv_copy_cost plus
-	 * bytes/beta after its o (or at read's rates, below), and
+	 * bytes/beta after its o (or at read's or rates' rates, which hold
+	 * the fixed cost, without it), and
 	 * acknowledged after that (shm: an eager put that does not fit the
 	 * ring inline is read by the receiver). */
 	bool cpu_copies;
@@ -488,8 +489,8 @@ struct coll_cost_params {
 	 * an eager message of more than inline_max bytes, by the message's
 	 * size (nread points as rates, up to the last one's size), after o;
 	 * the rate holds the read's fixed cost. Beyond the last point or with
-	 * none: recv_copy_cost and the rendezvous' rates (else beta). Its
-	 * own table because it is its
+	 * none: the rendezvous' rates (which hold theirs), else
+	 * recv_copy_cost and beta. Its own table because it is its
 	 * own path: ptl's shm reads such a put by CMA into the posted receive
 	 * while the peer reads the one going back (an exchange's), where a
 	 * rendezvous copy is the get's, made by the rank that serves it. */

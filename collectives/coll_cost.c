@@ -326,19 +326,25 @@ static double rndv_copy(const struct coll_cost_params *p, size_t len, size_t byt
 
 /* Seconds a receiver's read of an eager message of len bytes (too large
  * to go inline) takes its CPU: at the rate measured for reads of its size
- * (read, whose rates hold the read's fixed cost too) up to the largest
- * size measured; else recv_copy_cost and the bytes at a rendezvous copy's
- * rate. ptl's reads in an exchange (each rank reads the other's put into
+ * (read) up to the largest size measured, else at a rendezvous copy's
+ * rate for it (rates), else recv_copy_cost and the bytes at beta. A rate
+ * measured so holds the copy's fixed cost (its system call): each comes
+ * from exchanges, bytes over the time beyond the model's with an instant
+ * copy. ptl's reads in an exchange (each rank reads the other's put into
  * its own receive) are faster than its unsplit rendezvous copies (each
- * rank writes into the other's buffer): 2 pinned ranks, 16 KiB 6.0
- * against 5.0 GB/s, 64 KiB 11.1 against 8.6. From split_min a rendezvous
+ * rank writes into the other's buffer): 2 pinned ranks, 16 KiB 5.5
+ * against 5.0 GB/s, 64 KiB 10.3 against 8.5. From split_min a rendezvous
  * exchange has each CPU copy as many bytes from the other's memory as a
- * read does, so past the read table (only a 2-rank allreduce's
- * MPI_MODE_PULL reads past 8 times the eager limit, which no blocking
- * send can measure) that copy's rate stands in. */
+ * read does, and takes as long (128 KiB 15.4 us either way, 256 KiB
+ * 26.8 against 27.7, the reads by blocking sends with the eager limit
+ * raised), so past the read table (only a 2-rank allreduce's
+ * MPI_MODE_PULL reads past 8 times the eager limit) that copy's rate
+ * stands in. */
 static double read_copy(const struct coll_cost_params *p, size_t len)
 {
 	int n = p->nread < COLL_COST_RATES ? p->nread : COLL_COST_RATES;
+	if ((n <= 0 || len > p->read[n - 1].len) && p->nrates > 0)
+		return rndv_copy(p, len, len);
 	if (n <= 0 || len > p->read[n - 1].len)
 		return p->recv_copy_cost + rndv_copy(p, len, len);
 	double rate = interp(p->read, sizeof p->read[0], offsetof(struct coll_copy_rate, rate), n, len, p->beta);

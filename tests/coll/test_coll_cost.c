@@ -444,13 +444,14 @@ static void test_sw_recv_copies(void **state)
 	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p),
 	     2e-6 + 3e-7 + M / 1e9 + 1e-6 + 3e-7 + M * 1e-10);
 	/* with a copy-rate table the receiver's copy moves at its rate for
-	 * the size (16 KiB at 2 GB/s, 64 KiB at 4 GB/s: 32 KiB at 2.67 GB/s) */
+	 * the size (16 KiB at 2 GB/s, 64 KiB at 4 GB/s: 32 KiB at 2.67 GB/s),
+	 * which holds the copy's fixed cost: no recv_copy_cost */
 	p.inline_max = 8192;
 	p.nrates = 2;
 	p.rates[0] = (struct coll_copy_rate){ 16384, 2e9 };
 	p.rates[1] = (struct coll_copy_rate){ 65536, 4e9 };
 	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p),
-	     2e-6 + 3e-7 + 1e-6 + 3e-7 + 2e-7 + M / (2e9 + 2e9 / 3) + M * 1e-10);
+	     2e-6 + 3e-7 + 1e-6 + 3e-7 + M / (2e9 + 2e9 / 3) + M * 1e-10);
 	p.nrates = 0;
 	p.rndv_min = 16384; /* the rendezvous: as without inline_max */
 	double r = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p);
@@ -500,7 +501,7 @@ static void refuses_bad_times(const struct coll_sched *s, struct coll_cost_param
 /* With a read-rate table the receiver's read of an eager message above
  * inline_max moves at the table's rate for its size, which holds the
  * read's fixed cost (no recv_copy_cost), up to the table's last size;
- * past it, recv_copy_cost and the copy-rate table's rate as before. */
+ * past it at the copy-rate table's rate, else recv_copy_cost and beta. */
 static void test_sw_read_rates(void **state)
 {
 	(void)state;
@@ -517,10 +518,15 @@ static void test_sw_read_rates(void **state)
 	/* 24 KiB: halfway between the two points, 4 GB/s */
 	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 24576, 1, &p),
 	     2e-6 + 3e-7 + 1e-6 + 3e-7 + 24576 / 4e9 + 24576 * 1e-10);
-	/* 32 KiB past a table that ends at 16 KiB: the copy rates' */
+	/* 32 KiB past a table that ends at 16 KiB: the copy rates' (which
+	 * hold the fixed cost), without them recv_copy_cost and beta */
 	p.nread = 1;
 	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p),
-	     2e-6 + 3e-7 + 1e-6 + 3e-7 + 2e-7 + M / (2e9 + 2e9 / 3) + M * 1e-10);
+	     2e-6 + 3e-7 + 1e-6 + 3e-7 + M / (2e9 + 2e9 / 3) + M * 1e-10);
+	p.nrates = 0;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p),
+	     2e-6 + 3e-7 + 1e-6 + 3e-7 + 2e-7 + M / 1e9 + M * 1e-10);
+	p.nrates = 2;
 	/* messages that go inline or by rendezvous do not read */
 	p.nread = 2;
 	double with = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 4096, 1, &p);
