@@ -330,12 +330,15 @@ has "$err" "bad --calls '0'"
 expect 2 --op bcast --ranks 2 --bytes 4 --calls 65
 has "$err" "bad --calls '65'"
 
-# --cross-costs: a 2-rank exchange of 8 B (o + alpha + o, 1.5 us) costs
-# each receiver the crossing's 0.5 us more; named in the JSON
-X="--op allreduce --ranks 2 --elem 8 --algo recursive_doubling --beta 1e18 --gamma 0 --alpha 1 --overhead 0.25"
+# --cross-costs: a 2-rank exchange of 8 B (o + alpha + o, 1.5 us) into
+# receives that post nothing (--lazy-max) costs each receiver the
+# crossing's 0.5 us more; named in the JSON; 16 B into posted ones, not
+X="--op allreduce --ranks 2 --elem 8 --algo recursive_doubling --beta 1e18 --gamma 0 --alpha 1 --overhead 0.25 --lazy-max 8"
 expect 0 $X --bytes 8 --cross-costs 8:0.5 --json
 has "$out" '"predicted_us": 2.000000'
 has "$out" '"cross_us": \[\[8, 0.5\]\]'
+expect 0 $X --bytes 16 --cross-costs 8:0.5 --json
+has "$out" '"predicted_us": 1.500000'
 expect 0 $X --bytes 8 --json
 has "$out" '"predicted_us": 1.500000'
 has "$out" '"cross_us": \[\],'

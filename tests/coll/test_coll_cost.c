@@ -540,13 +540,15 @@ static void test_sw_read_rates(void **state)
 }
 
 /* With cross costs an eager message that crossed one its receiver sent
- * back (an exchange's: both in flight at once) costs that receiver the
- * table's time for its size; a one-way message (a bcast's) none. A table
- * that is not ascending, or has a negative time, is refused. */
+ * back (an exchange's: both in flight at once) and that a receive taking
+ * it lazily (up to lazy_max: no ME posted) costs that receiver the
+ * table's time for its size; a one-way message (a bcast's) none, nor one
+ * a posted receive takes. A table that is not ascending, or has a
+ * negative time, is refused. */
 static void test_sw_cross_costs(void **state)
 {
 	(void)state;
-	struct coll_cost_params p = { .alpha = 1e-6, .beta = 1e9, .o = 3e-7, .call = 2e-6,
+	struct coll_cost_params p = { .alpha = 1e-6, .beta = 1e9, .o = 3e-7, .call = 2e-6, .lazy_max = 512,
 				      .cross = { 2, { { 8, 1e-7 }, { 512, 5e-7 } } } };
 	double ex = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 8, 1, &p);
 	double bc = sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 8, 1, &p);
@@ -556,6 +558,11 @@ static void test_sw_cross_costs(void **state)
 	NEAR(ex, sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 8, 1, &p) + 1e-7);
 	NEAR(ex260, sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 260, 1, &p) + 3e-7);
 	NEAR(bc, sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 8, 1, &p));
+	/* 260 B into posted receives (lazy_max 128): no crossing cost */
+	p.lazy_max = 128;
+	double posted = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 260, 1, &p);
+	p.cross.n = 2;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 260, 1, &p), posted);
 	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 8, 1, 1);
 	struct coll_sched *s = expand_ok(&r);
 	p.cross.n = 2;
