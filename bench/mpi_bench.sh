@@ -51,7 +51,7 @@
 #          and MPI_Recv of one already there), their alpha its blocking
 #          8-byte ping-pong less both; what the receiver's CPU pays beyond
 #          that by size (--small-recv-costs: the lines it pulls over) the
-#          blocking 64 B - 1 KiB ping-pongs ("spp") beyond both ends, that
+#          blocking 64 B - 4 KiB ping-pongs ("spp") beyond both ends, that
 #          alpha and the sender's copy at the eager rate
 #   gamma  adding two vectors of doubles ("gamma": MPI_Reduce_local of
 #          1 MiB, the library's own loop; the compiler vectorized the
@@ -331,10 +331,10 @@ if [ -n "$so" ] && [ -n "$spp8" ]; then
 	small="--small-overhead $so --small-alpha $salpha"
 	# and what the receiver's CPU pays by size (the lines it pulls over
 	# from the sender's core, one at a time at first): each blocking
-	# ping-pong (8 B - 1 KiB) beyond both ends, the 8-byte alpha and the
+	# ping-pong (8 B - 4 KiB, as far as the direct rounds go request-free) beyond both ends, the 8-byte alpha and the
 	# sender's copy at the eager rate
 	srecv=
-	for l in 8 64 512 1024; do
+	for l in 8 64 512 1024 2048 4096; do
 		h=$(cal 2 spp "$l")
 		[ -n "$h" ] || continue
 		a=$(calc "$h - 2 * $so - $salpha - $l / $ebeta * 1e6")

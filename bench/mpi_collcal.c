@@ -10,7 +10,8 @@
  *                 MPI sends those without a request, inline and ACK-free,
  *                 as its short allreduce rounds (mpi_send_small_ctx) do
  *   spp B         half round trip of blocking MPI_Send / MPI_Recv of B
- *                 bytes (8 B - 1 KiB): the request-free exchange
+ *                 bytes (8 B - 4 KiB, as far as direct recursive doubling
+ *                 sends request-free): the request-free exchange
  *   epp B         half round trip of MPI_Isend + MPI_Wait / MPI_Recv of B
  *                 bytes, 1 - 8 KiB: an eager message with its request,
  *                 inline and ACK-free, from the user's buffer into the
@@ -283,7 +284,8 @@ int main(int argc, char **argv)
 		int bytes;
 	} figs[] = {
 		{ "sovh", -1, 8 }, { "spp", CAL_BLOCKING, 8 }, { "spp", CAL_BLOCKING, 64 },
-		{ "spp", CAL_BLOCKING, 512 }, { "spp", CAL_BLOCKING, 1024 }, { "epp", CAL_NONBLOCKING, 1024 },
+		{ "spp", CAL_BLOCKING, 512 }, { "spp", CAL_BLOCKING, 1024 }, { "spp", CAL_BLOCKING, 2048 },
+		{ "spp", CAL_BLOCKING, 4096 }, { "epp", CAL_NONBLOCKING, 1024 },
 		{ "epp", CAL_NONBLOCKING, 2048 }, { "epp", CAL_NONBLOCKING, 4096 }, { "epp", CAL_NONBLOCKING, 8192 },
 		{ "ssend", CAL_SYNC, 8 }, { "bcroot", -3, 8 }, { "xch", -2, 16384 }, { "xch", -2, 32768 }, { "xch", -2, 65536 },
 		{ "xch", -2, 131072 }, { "xch", -2, 262144 }, { "xch", -2, 524288 }, { "xch", -2, 1 << 20 },
