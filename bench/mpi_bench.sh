@@ -116,7 +116,11 @@
 #          (the read's fixed cost in its rate, as a rendezvous rate holds
 #          its own); past 64 KiB (only a 2-rank allreduce's pulls) the
 #          rendezvous exchanges' rates ("rates" above), which there are
-#          the reads' (split copies: each CPU copies as many bytes)
+#          the reads' (split copies: each CPU copies as many bytes); with
+#          more ranks than cores the reads' times from mpi_collcal's
+#          "rxch4" (ranks 0-1 and 2-3 exchanging at once, unpinned),
+#          each solved so that the model's pair exchange on the cores
+#          (half its 4-rank recursive doubling) takes what rxch4 took
 #   pull   a 2-rank allreduce on one host sends eagerly up to
 #          MPI_PULL_EAGER times the eager limit (mpi_coll_pull,
 #          MPI_MODE_PULL), read by the receiver: the 2-rank rows' sends
@@ -557,6 +561,14 @@ if [ -n "$p4i" ] && [ -n "${spp8:-}" ]; then
 	cw=$(calc "$p4i > $spp8 ? $p4i - $spp8 : 0")
 	cwait="--core-wait $cw"
 fi
+# rx4 SIZE READ: the model's pair exchange of SIZE on the cores there are
+# (half a 4-rank recursive doubling) with each read taking READ us
+rcopy4=
+rx4() { p=$(predict --op allreduce --ranks 4 --bytes "$1" --elem 8 --algo recursive_doubling --input --alpha "$alpha" \
+	--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
+	--rndv-min "$ceager" --inline-max "$eager" --read-rates "1048576:$(calc "$1 / ($2 * 1e-6)")" \
+	--recv-post "${post:-0}" --lazy-max "$clazy" --cores "$cores" --switch-cost "$sw" $cwait)
+	calc "${p:-0} / 2"; }
 for n in 2 4; do
 	[ "$n" -gt "$cores" ] || continue
 	barn=$(cal "$n" barrier 0)
@@ -579,6 +591,27 @@ for n in 2 4; do
 		ba=$(algo "$n" "$a" barrier 0)
 		[ -n "$ba" ] && printf '#   %s %s us (barrier %s us)\n' "$a" "$(switch "$n" "$ba")" "$ba"
 	done
+	# Reads where the ranks outnumber the cores: mpi_collcal's rxch4
+	# (ranks 0-1 and 2-3 exchanging at once, unpinned), each size's
+	# read time solved (secant, as the switch) so that the model's pair
+	# exchange on these cores - half its 4-rank recursive doubling, two
+	# rounds of pairs - with reads of that time takes what rxch4 took
+	[ "$n" -eq 4 ] && [ -n "$reads" ] || continue
+	reads4= r4says=
+	for l in 16384 32768 65536; do
+		h=$(cal 4 rxch4 "$l")
+		[ -n "$h" ] || continue
+		t0=0.001 p0=$(rx4 "$l" 0.001) t1=1 p1=$(rx4 "$l" 1)
+		for it in 1 2 3 4 5; do
+			t2=$(calc "$p1 != $p0 ? $t1 + ($h - $p1) * ($t1 - $t0) / ($p1 - $p0) : $t1")
+			t2=$(calc "$t2 > 0.001 ? $t2 : 0.001")
+			t0=$t1 p0=$p1 t1=$t2 p1=$(rx4 "$l" "$t2")
+		done
+		reads4="$reads4${reads4:+,}$l:$(calc "$l / ($t1 * 1e-6)")"
+		r4says="$r4says $((l / 1024))K $(calc "$l / ($t1 * 1e3)") ($h us)"
+	done
+	[ -n "$reads4" ] && rcopy4="--inline-max $eager --read-rates $reads4" &&
+		echo "#   reads on these cores, GB/s by size (4-rank exchanges, blocking sends, two pairs at once):$r4says"
 done
 printf '%-2s %-18s %9s  %10s  %10s  %7s  %s\n' n algorithm bytes predicted measured ratio "within 10%"
 for a in $ALGOS; do
@@ -589,6 +622,8 @@ for a in $ALGOS; do
 			[ -n "$ba" ] || ba=$(cal "$n" barrier 0)
 			[ -n "$ba" ] && share="--cores $cores --switch-cost $(switch "$n" "$ba") $cwait"
 		fi
+		rc_n=$rcopy
+		[ "$n" -gt "$cores" ] && [ -n "$rcopy4" ] && rc_n=$rcopy4
 		for bytes in $(awk -v k="$a $n allreduce" 'index($0, k " ") == 1 { print $4 }' "$W/algo" | sort -nu); do
 			m=$(best "$W/algo" "$a" "$n" allreduce "$bytes")
 			self=$(cal 2 self "$bytes")
@@ -614,7 +649,7 @@ for a in $ALGOS; do
 			call=$(calc "$engine + ${self:-0}")
 			p=$(predict --op allreduce --ranks "$n" --bytes "$bytes" --elem 8 --algo "$a" --ports "$(ports_of "$a")" $apart \
 				--alpha "$alpha" --beta "$ebeta" --gamma "$gamma" --overhead "$o" --call "$call" $share --cpu-copies \
-				--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$xeager" $rcopy --rndv-cost "$rndv" \
+				--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$xeager" $rc_n --rndv-cost "$rndv" \
 				--split-min "$split" --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max "$lazy" --cmd-cost "$percmd" \
 				$local $waking $direct $xcross $rt $loop)
 			awk -v n="$n" -v a="$a" -v b="$bytes" -v m="$m" -v p="${p:-0}" 'BEGIN {

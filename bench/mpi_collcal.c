@@ -53,6 +53,9 @@
  *                 MPI_Send then MPI_Recv at both ranks: request-free
  *                 messages both ways at once, as direct recursive
  *                 doubling's rounds go (a ping-pong has one in flight)
+ *   rxch4 B       (4 ranks or more) rxch between ranks 0 and 1 while 2
+ *                 and 3 exchange too, unpinned: the reads where the ranks
+ *                 outnumber the cores, as a 4-rank schedule's step reads
  *   pp4 8, pp4idle 8  (4 ranks or more, alone: ptlrun -n 4) half a round
  *                 trip of 8 bytes between ranks 0 and 1 while the ranks
  *                 outnumber the cores, unpinned: while ranks 2 and 3
@@ -176,14 +179,15 @@ static double cal_bcast_root(int rank, char *b, int n)
 static volatile unsigned cal_sink;
 
 /* One trial of xch (rxch: blocking): us per exchange of n bytes between
- * ranks 0 and 1, from sb into the peer's rb, which the peer then reads. */
-static double cal_exchange(int rank, const char *sb, char *rb, int n, bool blocking)
+ * ranks 0 and 1 (and at once 2 and 3, when active is 4), from sb into the
+ * peer's rb, which the peer then reads. */
+static double cal_exchange(int rank, const char *sb, char *rb, int n, bool blocking, int active)
 {
-	int iters = n <= 131072 ? 400 : 100, peer = 1 - rank;
+	int iters = n <= 131072 ? 400 : 100, peer = rank ^ 1;
 	double t0 = 0;
 	MPI_Request rq[2];
 	MPI_Barrier(MPI_COMM_WORLD);
-	for (int i = -50; i < iters && rank < 2; i++) {
+	for (int i = -50; i < iters && rank < active; i++) {
 		if (i == 0)
 			t0 = MPI_Wtime();
 		MPI_Irecv(rb, n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &rq[0]);
@@ -295,12 +299,16 @@ int main(int argc, char **argv)
 	enum { NFIGS = sizeof figs / sizeof figs[0] };
 	if (size >= 4) {
 		/* 4 ranks or more: the shared-core figures alone */
-		static double sv[2][CAL_MAXT];
+		static const int rx4[] = { 16384, 32768, 65536 };
+		enum { NRX4 = sizeof rx4 / sizeof rx4[0] };
+		static double sv[2 + NRX4][CAL_MAXT];
 		for (int t = 0; t < trials; t++)
-			for (int f = 0; f < 2; f++)
-				sv[f][t] = cal_shared(rank, f == 0, b);
+			for (int f = 0; f < 2 + NRX4; f++)
+				sv[f][t] = f < 2 ? cal_shared(rank, f == 0, b) : cal_exchange(rank, sb, b, rx4[f - 2], true, 4);
 		cal_print(rank, "pp4", 8, sv[0], trials);
 		cal_print(rank, "pp4idle", 8, sv[1], trials);
+		for (int f = 0; f < NRX4; f++)
+			cal_print(rank, "rxch4", (size_t)rx4[f], sv[2 + f], trials);
 		free(sb);
 		free(b);
 		MPI_Finalize();
@@ -310,8 +318,8 @@ int main(int argc, char **argv)
 	for (int t = 0; t < trials; t++)
 		for (int f = 0; f < NFIGS; f++)
 			v[f][t] = figs[f].kind == -1   ? cal_sovh(rank)
-				  : figs[f].kind == -2 ? cal_exchange(rank, sb, b, figs[f].bytes, false)
-				  : figs[f].kind == -5 ? cal_exchange(rank, sb, b, figs[f].bytes, true)
+				  : figs[f].kind == -2 ? cal_exchange(rank, sb, b, figs[f].bytes, false, 2)
+				  : figs[f].kind == -5 ? cal_exchange(rank, sb, b, figs[f].bytes, true, 2)
 				  : figs[f].kind == -3 ? cal_bcast_root(rank, b, figs[f].bytes)
 				  : figs[f].kind == -4 ? cal_exchange_blocking(rank, sb, b, figs[f].bytes)
 						       : cal_pingpong(rank, (enum cal_kind)figs[f].kind, b, figs[f].bytes);
