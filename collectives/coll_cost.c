@@ -40,7 +40,9 @@
  * size (small_recv); a local copy takes its rank's CPU at the rate
  * measured for its size (local); a rank that waited for a message pays
  * wake_cost when it comes; a message that crossed one its receiver sent
- * back costs that receiver more (cross). On shared cores a waiting rank
+ * back costs that receiver more when its receive posted nothing (cross);
+ * a receiver's read of an eager message too large to go inline moves at
+ * the rate measured for reads of its size (read). On shared cores a waiting rank
  * looks for its message every core_wait (its core passing round the
  * waiting ranks).
  *
@@ -343,19 +345,15 @@ static double rndv_copy(const struct coll_cost_params *p, size_t len, size_t byt
 static double read_copy(const struct coll_cost_params *p, size_t len)
 {
 	int n = p->nread < COLL_COST_RATES ? p->nread : COLL_COST_RATES;
-	if ((n <= 0 || len > p->read[n - 1].len) && p->nrates > 0)
-		return rndv_copy(p, len, len);
 	if (n <= 0 || len > p->read[n - 1].len)
-		return p->recv_copy_cost + rndv_copy(p, len, len);
+		return (p->nrates > 0 ? 0.0 : p->recv_copy_cost) + rndv_copy(p, len, len);
 	double rate = interp(p->read, sizeof p->read[0], offsetof(struct coll_copy_rate, rate), n, len, p->beta);
 	return rate > 0 ? (double)len / rate : 0.0;
 }
 
-/* what taking a message of len bytes costs its receiver: o, and the copy
- * when it makes it - at the rate measured for messages of that size
- * (the copy-rate table comes from exchanges whose messages take this path
- * up to the eager limit's multiple), else at beta; a request-free one,
- * small_o and the lines it pulls over (small_recv) */
+/* what taking a message of len bytes costs its receiver: o, and the read
+ * when it makes it (read_copy); a request-free one, small_o and the lines
+ * it pulls over (small_recv) */
 static double take_cost(const struct coll_cost_params *p, size_t len)
 {
 	const struct coll_cost_table *t = &p->small_recv;
