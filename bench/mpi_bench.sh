@@ -51,9 +51,11 @@
 #          and MPI_Recv of one already there), their alpha its blocking
 #          8-byte ping-pong less both; what the receiver's CPU pays beyond
 #          that by size (--small-recv-costs: the lines it pulls over) the
-#          blocking 64 B - 1 KiB ping-pongs ("spp") beyond both ends, that
+#          blocking 64 B - 4 KiB ping-pongs ("spp") beyond both ends, that
 #          alpha and the sender's copy at the eager rate
-#   gamma  adding two vectors of doubles ("gamma")
+#   gamma  adding two vectors of doubles ("gamma": MPI_Reduce_local of
+#          1 MiB, the library's own loop; the compiler vectorized the
+#          bench's own, which ptl's reductions are not: half the time)
 #   cmd    CPU per send and receive a collective posts, beyond o (its
 #          bookkeeping): a 2-rank MPI_Barrier (each rank posts a receive
 #          and a send before its message goes) less a 2-rank 8-byte
@@ -106,12 +108,26 @@
 #          (COLL_EAGER_TIMES in mpi_coll.c), the receiver's CPU reads
 #          those (--inline-max), at a cost beyond the bytes from the
 #          blocking 16 KiB ping-pong (eager up to 8 times the limit)
+#   reads  and the bytes of such a read at the rate mpi_collcal's "rxch"
+#          gives by size (--read-rates, 16-64 KiB: MPI_Irecv, blocking
+#          MPI_Send, MPI_Wait at both ranks, as a schedule's step reads
+#          its peer's message while the peer reads its), bytes over what
+#          one takes beyond the model's exchange with an instant read
+#          (the read's fixed cost in its rate, as a rendezvous rate holds
+#          its own); past 64 KiB (only a 2-rank allreduce's pulls) the
+#          rendezvous exchanges' rates ("rates" above), which there are
+#          the reads' (split copies: each CPU copies as many bytes); with
+#          more ranks than cores the reads' times from mpi_collcal's
+#          "rxch4" (ranks 0-1 and 2-3 exchanging at once, unpinned),
+#          each solved so that the model's pair exchange on the cores
+#          (half its 4-rank recursive doubling) takes what rxch4 took
 #   pull   a 2-rank allreduce on one host sends eagerly up to
 #          MPI_PULL_EAGER times the eager limit (mpi_coll_pull,
 #          MPI_MODE_PULL), read by the receiver: the 2-rank rows' sends
 #          are eager up to 1 MiB (--rndv-min)
-#   cross  a request-free message that crossed one going back (direct
-#          recursive doubling's exchanges) costs its receiver more by size
+#   cross  an inline message that crossed one going back (an exchange:
+#          a 2-rank ring's, halving-doubling's, direct recursive
+#          doubling's rounds) costs its receiver more by size
 #          (--cross-costs): mpi_collcal's blocking exchanges ("sxch": MPI_Send
 #          then MPI_Recv at both ranks, 8-512 B) less the blocking
 #          ping-pongs' half round trips (spp) of the same sizes
@@ -310,7 +326,7 @@ ebeta=$beta
 #   time between, the blocking 8-byte ping-pong less both
 so=$(cal 2 sovh 8)
 spp8=$(cal 2 spp 8)
-small=
+small= xcross=
 if [ -n "$so" ] && [ -n "$spp8" ]; then
 	# both ends' CPU is at most the whole half round trip (a flood
 	# measured while another process had the core says more)
@@ -319,10 +335,10 @@ if [ -n "$so" ] && [ -n "$spp8" ]; then
 	small="--small-overhead $so --small-alpha $salpha"
 	# and what the receiver's CPU pays by size (the lines it pulls over
 	# from the sender's core, one at a time at first): each blocking
-	# ping-pong (8 B - 1 KiB) beyond both ends, the 8-byte alpha and the
+	# ping-pong (8 B - 4 KiB, as far as the direct rounds go request-free) beyond both ends, the 8-byte alpha and the
 	# sender's copy at the eager rate
 	srecv=
-	for l in 8 64 512 1024; do
+	for l in 8 64 512 1024 2048 4096; do
 		h=$(cal 2 spp "$l")
 		[ -n "$h" ] || continue
 		a=$(calc "$h - 2 * $so - $salpha - $l / $ebeta * 1e6")
@@ -333,13 +349,13 @@ if [ -n "$so" ] && [ -n "$spp8" ]; then
 	# (an exchange, as direct recursive doubling's rounds are): the
 	# blocking exchange (sxch: MPI_Send then MPI_Recv at both ranks)
 	# beyond the ping-pong's half round trip of the same size
-	cross=
+	cross= xcross=
 	for l in 8 64 512; do
 		h=$(cal 2 sxch "$l") hp=$(cal 2 spp "$l")
 		[ -n "$h" ] && [ -n "$hp" ] || continue
 		cross="$cross${cross:+,}$l:$(calc "$h > $hp ? $h - $hp : 0")"
 	done
-	[ -n "$cross" ] && small="$small --cross-costs $cross"
+	[ -n "$cross" ] && xcross="--cross-costs $cross"
 fi
 eager=${PTL_MPI_EAGER_LIMIT:-8192}
 # A collective's sends may stay eager beyond the eager limit (mpi_coll.c's
@@ -451,6 +467,29 @@ xrates() {
 }
 x=$(xrates xch xfixed 16384 32768 65536 131072 262144 524288 1048576)
 rates=${x%%|*} ratesays=${x#*|}
+# The receiver's read of an eager message past the inline limit (a
+# schedule's sends up to COLL_EAGER_TIMES times the eager limit, a 2-rank
+# allreduce's up to MPI_PULL_EAGER times; read by CMA into the posted
+# receive, no get and no split) is a path of its own: its rate at each
+# size from mpi_collcal's rxch exchanges (MPI_Irecv, blocking MPI_Send,
+# MPI_Wait: eager up to 8 times the limit, both ranks reading at once as
+# a schedule's step does), over what one takes beyond the model's exchange
+# with an instant read; the read's fixed cost is in its rate. Past 64 KiB
+# (a 2-rank allreduce's pulls) the model takes the rendezvous exchanges'
+# rates, whose fixed cost is in them too: from 128 KiB their copies are
+# split, each CPU copying as many bytes from the other's memory as a read
+# does (128 KiB 15.4 us either way, the read by a blocking send with
+# PTL_MPI_EAGER_LIMIT=131072). --recv-copy-cost is then for runs without
+# the tables.
+rfixed() { predict --op allreduce --ranks 2 --bytes "$1" --elem 8 --algo recursive_doubling --input --alpha "$alpha" \
+	--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
+	--rndv-min "$ceager" --inline-max "$eager" --read-rates 1048576:1e18 --recv-post "${post:-0}" --lazy-max "$clazy"; }
+reads=
+if [ -n "$rcopy" ]; then
+	x=$(xrates rxch rfixed 16384 32768 65536)
+	reads=${x%%|*} readsays=${x#*|}
+	[ -n "$reads" ] && rcopy="$rcopy --read-rates $reads"
+fi
 rt=
 if [ -n "$rates" ]; then
 	rt="--copy-rates $rates"
@@ -471,7 +510,11 @@ for l in 4096 32768 262144 1048576; do
 	lsays="$lsays $((l / 1024))K $(calc "$r / 1e9")"
 done
 lc="${lrates:+--local-copy-rates $lrates}"
-[ -n "$rcopy" ] && echo "#   a collective's sends stay eager up to $ceager B (COLL_EAGER_TIMES $ctimes; 2 ranks: $peager B, MPI_PULL_EAGER $ptimes), above $eager B read by the receiver: $rc us each beyond the bytes (blocking 16 KiB ping-pong ${lat16k:-?} us - 2 o - alpha - bytes/beta)"
+if [ -n "$reads" ]; then
+	echo "#   a collective's sends stay eager up to $ceager B (COLL_EAGER_TIMES $ctimes; 2 ranks: $peager B, MPI_PULL_EAGER $ptimes), above $eager B read by the receiver, GB/s by size (2-rank exchanges, blocking sends):$readsays; past them at the rendezvous rates"
+elif [ -n "$rcopy" ]; then
+	echo "#   a collective's sends stay eager up to $ceager B (COLL_EAGER_TIMES $ctimes; 2 ranks: $peager B, MPI_PULL_EAGER $ptimes), above $eager B read by the receiver: $rc us each beyond the bytes (blocking 16 KiB ping-pong ${lat16k:-?} us - 2 o - alpha - bytes/beta)"
+fi
 [ -n "$allapart" ] && echo "#   MPI_Allreduce leaves the input apart where the algorithm reads it (--input; the call: the checks alone, MPI_COMM_SELF's 8-byte call)"
 if [ -n "$rt" ]; then
 	echo "#   rendezvous copy rates, GB/s by message size (2-rank exchanges):$ratesays"
@@ -518,6 +561,14 @@ if [ -n "$p4i" ] && [ -n "${spp8:-}" ]; then
 	cw=$(calc "$p4i > $spp8 ? $p4i - $spp8 : 0")
 	cwait="--core-wait $cw"
 fi
+# rx4 SIZE READ: the model's pair exchange of SIZE on the cores there are
+# (half a 4-rank recursive doubling) with each read taking READ us
+rcopy4=
+rx4() { p=$(predict --op allreduce --ranks 4 --bytes "$1" --elem 8 --algo recursive_doubling --input --alpha "$alpha" \
+	--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
+	--rndv-min "$ceager" --inline-max "$eager" --read-rates "1048576:$(calc "$1 / ($2 * 1e-6)")" \
+	--recv-post "${post:-0}" --lazy-max "$clazy" --cores "$cores" --switch-cost "$sw" $cwait)
+	calc "${p:-0} / 2"; }
 for n in 2 4; do
 	[ "$n" -gt "$cores" ] || continue
 	barn=$(cal "$n" barrier 0)
@@ -540,6 +591,27 @@ for n in 2 4; do
 		ba=$(algo "$n" "$a" barrier 0)
 		[ -n "$ba" ] && printf '#   %s %s us (barrier %s us)\n' "$a" "$(switch "$n" "$ba")" "$ba"
 	done
+	# Reads where the ranks outnumber the cores: mpi_collcal's rxch4
+	# (ranks 0-1 and 2-3 exchanging at once, unpinned), each size's
+	# read time solved (secant, as the switch) so that the model's pair
+	# exchange on these cores - half its 4-rank recursive doubling, two
+	# rounds of pairs - with reads of that time takes what rxch4 took
+	[ "$n" -eq 4 ] && [ -n "$reads" ] || continue
+	reads4= r4says=
+	for l in 16384 32768 65536; do
+		h=$(cal 4 rxch4 "$l")
+		[ -n "$h" ] || continue
+		t0=0.001 p0=$(rx4 "$l" 0.001) t1=1 p1=$(rx4 "$l" 1)
+		for it in 1 2 3 4 5; do
+			t2=$(calc "$p1 != $p0 ? $t1 + ($h - $p1) * ($t1 - $t0) / ($p1 - $p0) : $t1")
+			t2=$(calc "$t2 > 0.001 ? $t2 : 0.001")
+			t0=$t1 p0=$p1 t1=$t2 p1=$(rx4 "$l" "$t2")
+		done
+		reads4="$reads4${reads4:+,}$l:$(calc "$l / ($t1 * 1e-6)")"
+		r4says="$r4says $((l / 1024))K $(calc "$l / ($t1 * 1e3)") ($h us)"
+	done
+	[ -n "$reads4" ] && rcopy4="--inline-max $eager --read-rates $reads4" &&
+		echo "#   reads on these cores, GB/s by size (4-rank exchanges, blocking sends, two pairs at once):$r4says"
 done
 printf '%-2s %-18s %9s  %10s  %10s  %7s  %s\n' n algorithm bytes predicted measured ratio "within 10%"
 for a in $ALGOS; do
@@ -550,6 +622,8 @@ for a in $ALGOS; do
 			[ -n "$ba" ] || ba=$(cal "$n" barrier 0)
 			[ -n "$ba" ] && share="--cores $cores --switch-cost $(switch "$n" "$ba") $cwait"
 		fi
+		rc_n=$rcopy
+		[ "$n" -gt "$cores" ] && [ -n "$rcopy4" ] && rc_n=$rcopy4
 		for bytes in $(awk -v k="$a $n allreduce" 'index($0, k " ") == 1 { print $4 }' "$W/algo" | sort -nu); do
 			m=$(best "$W/algo" "$a" "$n" allreduce "$bytes")
 			self=$(cal 2 self "$bytes")
@@ -575,9 +649,9 @@ for a in $ALGOS; do
 			call=$(calc "$engine + ${self:-0}")
 			p=$(predict --op allreduce --ranks "$n" --bytes "$bytes" --elem 8 --algo "$a" --ports "$(ports_of "$a")" $apart \
 				--alpha "$alpha" --beta "$ebeta" --gamma "$gamma" --overhead "$o" --call "$call" $share --cpu-copies \
-				--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$xeager" $rcopy --rndv-cost "$rndv" \
+				--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$xeager" $rc_n --rndv-cost "$rndv" \
 				--split-min "$split" --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max "$lazy" --cmd-cost "$percmd" \
-				$local $waking $direct $rt $loop)
+				$local $waking $direct $xcross $rt $loop)
 			awk -v n="$n" -v a="$a" -v b="$bytes" -v m="$m" -v p="${p:-0}" 'BEGIN {
 				r = 0; if (m > 0) r = p / m
 				printf "%-2s %-18s %9s  %10.3f  %10.3f  %6.2fx  %s\n", n, a, b, p, m, r, (r > 1.1 || r < 0.9) ? "no" : "yes" }'

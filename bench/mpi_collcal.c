@@ -10,7 +10,8 @@
  *                 MPI sends those without a request, inline and ACK-free,
  *                 as its short allreduce rounds (mpi_send_small_ctx) do
  *   spp B         half round trip of blocking MPI_Send / MPI_Recv of B
- *                 bytes (8 B - 1 KiB): the request-free exchange
+ *                 bytes (8 B - 4 KiB, as far as direct recursive doubling
+ *                 sends request-free): the request-free exchange
  *   epp B         half round trip of MPI_Isend + MPI_Wait / MPI_Recv of B
  *                 bytes, 1 - 8 KiB: an eager message with its request,
  *                 inline and ACK-free, from the user's buffer into the
@@ -41,10 +42,20 @@
  *                 cache line, as its reduction will read them all: the
  *                 lines move to its core before the next copy writes
  *                 them again)
+ *   rxch B        one exchange of B bytes, 16 - 64 KiB, as xch but the
+ *                 send a blocking MPI_Send: eager up to 8 times the eager
+ *                 limit (mpi_pt2pt.c's MPI_BLOCKING_EAGER), its bytes read
+ *                 by the receiver (CMA on shm) into its posted receive,
+ *                 both ranks at once - what a schedule's sends above the
+ *                 eager limit do (mpi_coll.c's COLL_EAGER_TIMES, and a
+ *                 2-rank allreduce's MPI_MODE_PULL): the rate of that read
  *   sxch B        one exchange of B bytes (8 B - 512 B) by blocking
  *                 MPI_Send then MPI_Recv at both ranks: request-free
  *                 messages both ways at once, as direct recursive
  *                 doubling's rounds go (a ping-pong has one in flight)
+ *   rxch4 B       (4 ranks or more) rxch between ranks 0 and 1 while 2
+ *                 and 3 exchange too, unpinned: the reads where the ranks
+ *                 outnumber the cores, as a 4-rank schedule's step reads
  *   pp4 8, pp4idle 8  (4 ranks or more, alone: ptlrun -n 4) half a round
  *                 trip of 8 bytes between ranks 0 and 1 while the ranks
  *                 outnumber the cores, unpinned: while ranks 2 and 3
@@ -167,20 +178,26 @@ static double cal_bcast_root(int rank, char *b, int n)
 
 static volatile unsigned cal_sink;
 
-/* One trial of xch: us per exchange of n bytes between ranks 0 and 1,
- * from sb into the peer's rb, which the peer then reads. */
-static double cal_exchange(int rank, const char *sb, char *rb, int n)
+/* One trial of xch (rxch: blocking): us per exchange of n bytes between
+ * ranks 0 and 1 (and at once 2 and 3, when active is 4), from sb into the
+ * peer's rb, which the peer then reads. */
+static double cal_exchange(int rank, const char *sb, char *rb, int n, bool blocking, int active)
 {
-	int iters = n <= 131072 ? 400 : 100, peer = 1 - rank;
+	int iters = n <= 131072 ? 400 : 100, peer = rank ^ 1;
 	double t0 = 0;
 	MPI_Request rq[2];
 	MPI_Barrier(MPI_COMM_WORLD);
-	for (int i = -50; i < iters && rank < 2; i++) {
+	for (int i = -50; i < iters && rank < active; i++) {
 		if (i == 0)
 			t0 = MPI_Wtime();
 		MPI_Irecv(rb, n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &rq[0]);
-		MPI_Isend(sb, n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &rq[1]);
-		MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+		if (blocking) {
+			MPI_Send(sb, n, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+			MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
+		} else {
+			MPI_Isend(sb, n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &rq[1]);
+			MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+		}
 		for (int k = 0; k < n; k += 64)
 			cal_sink += (unsigned char)rb[k];
 	}
@@ -267,25 +284,31 @@ int main(int argc, char **argv)
 	 * of one (each figure's best trial is what the model takes). */
 	static const struct cal_fig {
 		const char *name;
-		int kind; /* -1: sovh, -2: xch, -3: bcroot, -4: sxch, else enum cal_kind's ping-pong */
+		int kind; /* -1: sovh, -2: xch, -3: bcroot, -4: sxch, -5: rxch, else enum cal_kind's ping-pong */
 		int bytes;
 	} figs[] = {
 		{ "sovh", -1, 8 }, { "spp", CAL_BLOCKING, 8 }, { "spp", CAL_BLOCKING, 64 },
-		{ "spp", CAL_BLOCKING, 512 }, { "spp", CAL_BLOCKING, 1024 }, { "epp", CAL_NONBLOCKING, 1024 },
+		{ "spp", CAL_BLOCKING, 512 }, { "spp", CAL_BLOCKING, 1024 }, { "spp", CAL_BLOCKING, 2048 },
+		{ "spp", CAL_BLOCKING, 4096 }, { "epp", CAL_NONBLOCKING, 1024 },
 		{ "epp", CAL_NONBLOCKING, 2048 }, { "epp", CAL_NONBLOCKING, 4096 }, { "epp", CAL_NONBLOCKING, 8192 },
 		{ "ssend", CAL_SYNC, 8 }, { "bcroot", -3, 8 }, { "xch", -2, 16384 }, { "xch", -2, 32768 }, { "xch", -2, 65536 },
 		{ "xch", -2, 131072 }, { "xch", -2, 262144 }, { "xch", -2, 524288 }, { "xch", -2, 1 << 20 },
 		{ "sxch", -4, 8 }, { "sxch", -4, 64 }, { "sxch", -4, 512 },
+		{ "rxch", -5, 16384 }, { "rxch", -5, 32768 }, { "rxch", -5, 65536 },
 	};
 	enum { NFIGS = sizeof figs / sizeof figs[0] };
 	if (size >= 4) {
 		/* 4 ranks or more: the shared-core figures alone */
-		static double sv[2][CAL_MAXT];
+		static const int rx4[] = { 16384, 32768, 65536 };
+		enum { NRX4 = sizeof rx4 / sizeof rx4[0] };
+		static double sv[2 + NRX4][CAL_MAXT];
 		for (int t = 0; t < trials; t++)
-			for (int f = 0; f < 2; f++)
-				sv[f][t] = cal_shared(rank, f == 0, b);
+			for (int f = 0; f < 2 + NRX4; f++)
+				sv[f][t] = f < 2 ? cal_shared(rank, f == 0, b) : cal_exchange(rank, sb, b, rx4[f - 2], true, 4);
 		cal_print(rank, "pp4", 8, sv[0], trials);
 		cal_print(rank, "pp4idle", 8, sv[1], trials);
+		for (int f = 0; f < NRX4; f++)
+			cal_print(rank, "rxch4", (size_t)rx4[f], sv[2 + f], trials);
 		free(sb);
 		free(b);
 		MPI_Finalize();
@@ -295,7 +318,8 @@ int main(int argc, char **argv)
 	for (int t = 0; t < trials; t++)
 		for (int f = 0; f < NFIGS; f++)
 			v[f][t] = figs[f].kind == -1   ? cal_sovh(rank)
-				  : figs[f].kind == -2 ? cal_exchange(rank, sb, b, figs[f].bytes)
+				  : figs[f].kind == -2 ? cal_exchange(rank, sb, b, figs[f].bytes, false, 2)
+				  : figs[f].kind == -5 ? cal_exchange(rank, sb, b, figs[f].bytes, true, 2)
 				  : figs[f].kind == -3 ? cal_bcast_root(rank, b, figs[f].bytes)
 				  : figs[f].kind == -4 ? cal_exchange_blocking(rank, sb, b, figs[f].bytes)
 						       : cal_pingpong(rank, (enum cal_kind)figs[f].kind, b, figs[f].bytes);

@@ -427,8 +427,10 @@ struct coll_cost_params {
 	 * alone and the copy takes turns with the rank's other work. An eager
 	 * message of more than inline_max bytes (0: none) is instead copied
 	 * by its receiver's CPU when it takes it, recv_copy_cost plus
-	 * bytes/beta after its o, and acknowledged after that (shm: an eager
-	 * put that does not fit the ring inline is read by the receiver). */
+	 * bytes/beta after its o (or at read's or rates' rates, which hold
+	 * the fixed cost, without it), and
+	 * acknowledged after that (shm: an eager put that does not fit the
+	 * ring inline is read by the receiver). */
 	bool cpu_copies;
 	size_t inline_max;
 	double recv_copy_cost;
@@ -483,6 +485,17 @@ struct coll_cost_params {
 	 * size (points as small_recv; none: 0): an exchange beyond a
 	 * ping-pong's half round trip. */
 	struct coll_cost_table cross;
+	/* With cpu_copies and inline_max: the rate at which a receiver reads
+	 * an eager message of more than inline_max bytes, by the message's
+	 * size (nread points as rates, up to the last one's size), after o;
+	 * the rate holds the read's fixed cost. Beyond the last point or with
+	 * none: the rendezvous' rates (which hold theirs), else
+	 * recv_copy_cost and beta. Its own table because it is its
+	 * own path: ptl's shm reads such a put by CMA into the posted receive
+	 * while the peer reads the one going back (an exchange's), where a
+	 * rendezvous copy is the get's, made by the rank that serves it. */
+	int nread;
+	struct coll_copy_rate read[COLL_COST_RATES];
 };
 #define COLL_COST_MAX_CALLS 64
 struct coll_cost {

@@ -34,7 +34,7 @@ static void usage(FILE *out)
 	        "                    [--small-overhead TIME] [--small-alpha TIME] [--copy-rates LIST]\n"
 	        "                    [--small-recv-costs LIST] [--local-copy-rates LIST]\n"
 	        "                    [--wake-cost TIME] [--core-wait TIME] [--calls K] [--unexpected]\n"
-	        "                    [--cross-costs LIST] [--one-host]\n"
+	        "                    [--cross-costs LIST] [--read-rates LIST] [--one-host]\n"
 	        "                    [--shared-cores] [--counts LIST] [--show] [--json]\n"
 	        "\n"
 	        "Expand a collective into its schedule, print the algorithm chosen, steps,\n"
@@ -110,7 +110,9 @@ static void usage(FILE *out)
 	        "                 the receiver's CPU on arrival instead (shm reads a put that does\n"
 	        "                 not fit its ring inline), default 0: none\n"
 	        "  --recv-copy-cost TIME  with --inline-max: the receiver's CPU per such copy\n"
-	        "                 beyond its bytes (bare: us), default 0\n"
+	        "                 beyond its bytes (bare: us), default 0\n"	        "  --read-rates LIST  with --inline-max: the rate of such a copy by message\n"
+	        "                 size, SIZE:RATE,... as --copy-rates (default: those, else\n"
+	        "                 --beta)\n"
 	        "  --small-max SIZE  messages of up to SIZE bytes go request-free (ptl's MPI:\n"
 	        "                 short allreduce rounds): --small-overhead at each end and\n"
 	        "                 --small-alpha between, instead of --overhead and --alpha\n"
@@ -128,8 +130,9 @@ static void usage(FILE *out)
 	        "  --wake-cost TIME  CPU a rank that waited for a message pays when it comes\n"
 	        "                 (its way back from the wait; bare: us), default 0\n"
 	        "  --cross-costs LIST  what an eager message costs its receiver beyond the rest\n"
-	        "                 when it crossed one the receiver sent back (an exchange), by\n"
-	        "                 size: SIZE:TIME,... as --small-recv-costs, default none\n"
+	        "                 when it crossed one the receiver sent back (an exchange) into\n"
+	        "                 a receive that posted nothing (--lazy-max), by size:\n"
+	        "                 SIZE:TIME,... as --small-recv-costs, default none\n"
 	        "  --show         draw the step-by-rank grid of sends (up to %d ranks)\n"
 	        "  --json         print one JSON object\n",
 	        COLL_MAX_RANKS, COLL_MAX_CHUNKS, COLL_COST_MAX_CALLS, COLL_COST_RATES, SHOW_MAX_RANKS);
@@ -375,6 +378,7 @@ enum opt_kind {
 	OPT_COUNTS, /* comma-separated sizes (the v-variants) */
 	OPT_RATES,  /* comma-separated SIZE:RATE (struct coll_cost_params *): copy rates */
 	OPT_LOCAL,  /* the same: local copy rates */
+	OPT_READ,   /* the same: eager read rates */
 	OPT_TIMES,  /* comma-separated SIZE:TIME (struct coll_cost_table *) */
 	OPT_HELP,
 };
@@ -430,11 +434,12 @@ static int opt_apply(const struct opt_def *d, const char *arg, size_t **countsp,
 	case OPT_NUM:
 		return parse_unit(arg, no_units, 1, d->dst) || *(double *)d->dst > (double)d->hi ? bad(what, arg) : 0;
 	case OPT_RATES:
-	case OPT_LOCAL: {
+	case OPT_LOCAL:
+	case OPT_READ: {
 		struct coll_cost_params *cp = d->dst;
-		bool local = d->kind == OPT_LOCAL;
-		return parse_rates(arg, local ? cp->local : cp->rates, local ? &cp->nlocal : &cp->nrates) ? bad(what, arg)
-													   : 0;
+		struct coll_copy_rate *r = d->kind == OPT_LOCAL ? cp->local : d->kind == OPT_READ ? cp->read : cp->rates;
+		int *n = d->kind == OPT_LOCAL ? &cp->nlocal : d->kind == OPT_READ ? &cp->nread : &cp->nrates;
+		return parse_rates(arg, r, n) ? bad(what, arg) : 0;
 	}
 	case OPT_TIMES:
 		return parse_times(arg, d->dst) ? bad(what, arg) : 0;
@@ -509,6 +514,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "cpu-copies", 0, OPT_FLAG, &cp.cpu_copies, NULL, 0, 0, 0, false },
 		{ "inline-max", 0, OPT_SIZE, &cp.inline_max, NULL, 0, 0, 0, false },
 		{ "recv-copy-cost", 0, OPT_TIME, &cp.recv_copy_cost, NULL, 0, 0, 1e-6, false },
+		{ "read-rates", 0, OPT_READ, &cp, NULL, 0, 0, 0, false },
 		{ "small-max", 0, OPT_SIZE, &cp.small_max, NULL, 0, 0, 0, false },
 		{ "small-overhead", 0, OPT_TIME, &cp.small_o, NULL, 0, 0, 1e-6, false },
 		{ "small-alpha", 0, OPT_TIME, &cp.small_alpha, NULL, 0, 0, 1e-6, false },
@@ -672,6 +678,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		printf("\"small_max\": %zu, \"small_overhead_us\": %.6g, \"small_alpha_us\": %.6g, ",
 		       cp.small_max, cp.small_o * 1e6, cp.small_alpha * 1e6);
 		json_rates("copy_rates", cp.rates, cp.nrates);
+		json_rates("read_rates", cp.read, cp.nread);
 		printf("\"wake_us\": %.6g, ", cp.wake_cost * 1e6);
 		if (cp.cores > 0 && cp.cores < req.nranks && cp.core_wait_set)
 			printf("\"core_wait_us\": %.6g, ", cp.core_wait * 1e6);

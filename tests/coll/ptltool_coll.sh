@@ -93,6 +93,18 @@ expect 0 --op allreduce --ranks 2 --bytes 4K --algo recursive_doubling --alpha 1
 	--overhead 0.5 --cpu-copies --inline-max 1K --recv-copy-cost 0.2 --json
 has "$out" '"inline_max": 1024, "recv_copy_us": 0.2,'
 has "$out" '"predicted_us": 6.296'
+# --read-rates: the read at its own rate for the size (4 KiB at 2 GB/s:
+# 2.048 us), its fixed cost in it: o + alpha + o + 2.048
+expect 0 --op allreduce --ranks 2 --bytes 4K --algo recursive_doubling --alpha 1 --beta 1GB/s --gamma 0 \
+	--overhead 0.5 --cpu-copies --inline-max 1K --recv-copy-cost 0.2 --read-rates 2K:1GB/s,8K:4GB/s --json
+has "$out" '"read_rates": \[\[2048, 1e+09\], \[8192, 4e+09\]\],'
+has "$out" '"predicted_us": 4.048'
+# past the table's last size: --recv-copy-cost and the bytes at --beta
+expect 0 --op allreduce --ranks 2 --bytes 4K --algo recursive_doubling --alpha 1 --beta 1GB/s --gamma 0 \
+	--overhead 0.5 --cpu-copies --inline-max 1K --recv-copy-cost 0.2 --read-rates 2K:1GB/s --json
+has "$out" '"predicted_us": 6.296'
+expect 2 --op allreduce --ranks 2 --bytes 4K --read-rates 8K:1GB/s,2K:2GB/s
+has "$err" "bad --read-rates '8K:1GB/s,2K:2GB/s'"
 
 # allgatherv: short goes by bruck (N not a power of two: 3 rounds), long by
 # the one-way ring; zero blocks carry nothing
@@ -318,12 +330,15 @@ has "$err" "bad --calls '0'"
 expect 2 --op bcast --ranks 2 --bytes 4 --calls 65
 has "$err" "bad --calls '65'"
 
-# --cross-costs: a 2-rank exchange of 8 B (o + alpha + o, 1.5 us) costs
-# each receiver the crossing's 0.5 us more; named in the JSON
-X="--op allreduce --ranks 2 --elem 8 --algo recursive_doubling --beta 1e18 --gamma 0 --alpha 1 --overhead 0.25"
+# --cross-costs: a 2-rank exchange of 8 B (o + alpha + o, 1.5 us) into
+# receives that post nothing (--lazy-max) costs each receiver the
+# crossing's 0.5 us more; named in the JSON; 16 B into posted ones, not
+X="--op allreduce --ranks 2 --elem 8 --algo recursive_doubling --beta 1e18 --gamma 0 --alpha 1 --overhead 0.25 --lazy-max 8"
 expect 0 $X --bytes 8 --cross-costs 8:0.5 --json
 has "$out" '"predicted_us": 2.000000'
 has "$out" '"cross_us": \[\[8, 0.5\]\]'
+expect 0 $X --bytes 16 --cross-costs 8:0.5 --json
+has "$out" '"predicted_us": 1.500000'
 expect 0 $X --bytes 8 --json
 has "$out" '"predicted_us": 1.500000'
 has "$out" '"cross_us": \[\],'

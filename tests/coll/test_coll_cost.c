@@ -444,13 +444,14 @@ static void test_sw_recv_copies(void **state)
 	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p),
 	     2e-6 + 3e-7 + M / 1e9 + 1e-6 + 3e-7 + M * 1e-10);
 	/* with a copy-rate table the receiver's copy moves at its rate for
-	 * the size (16 KiB at 2 GB/s, 64 KiB at 4 GB/s: 32 KiB at 2.67 GB/s) */
+	 * the size (16 KiB at 2 GB/s, 64 KiB at 4 GB/s: 32 KiB at 2.67 GB/s),
+	 * which holds the copy's fixed cost: no recv_copy_cost */
 	p.inline_max = 8192;
 	p.nrates = 2;
 	p.rates[0] = (struct coll_copy_rate){ 16384, 2e9 };
 	p.rates[1] = (struct coll_copy_rate){ 65536, 4e9 };
 	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p),
-	     2e-6 + 3e-7 + 1e-6 + 3e-7 + 2e-7 + M / (2e9 + 2e9 / 3) + M * 1e-10);
+	     2e-6 + 3e-7 + 1e-6 + 3e-7 + M / (2e9 + 2e9 / 3) + M * 1e-10);
 	p.nrates = 0;
 	p.rndv_min = 16384; /* the rendezvous: as without inline_max */
 	double r = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p);
@@ -497,14 +498,57 @@ static void refuses_bad_times(const struct coll_sched *s, struct coll_cost_param
 	assert_int_equal(coll_cost(s, p, &c), 0);
 }
 
+/* With a read-rate table the receiver's read of an eager message above
+ * inline_max moves at the table's rate for its size, which holds the
+ * read's fixed cost (no recv_copy_cost), up to the table's last size;
+ * past it at the copy-rate table's rate, else recv_copy_cost and beta. */
+static void test_sw_read_rates(void **state)
+{
+	(void)state;
+	double M = 32768;
+	struct coll_cost_params p = { .alpha = 1e-6, .beta = 1e9, .gamma = 1e-10, .o = 3e-7, .call = 2e-6,
+				      .cpu_copies = true, .inline_max = 8192, .recv_copy_cost = 2e-7,
+				      .rndv = true, .rndv_min = 65536, .nrates = 2, .nread = 2 };
+	p.rates[0] = (struct coll_copy_rate){ 16384, 2e9 };
+	p.rates[1] = (struct coll_copy_rate){ 65536, 4e9 };
+	p.read[0] = (struct coll_copy_rate){ 16384, 3e9 };
+	p.read[1] = (struct coll_copy_rate){ 32768, 5e9 };
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p),
+	     2e-6 + 3e-7 + 1e-6 + 3e-7 + M / 5e9 + M * 1e-10);
+	/* 24 KiB: halfway between the two points, 4 GB/s */
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 24576, 1, &p),
+	     2e-6 + 3e-7 + 1e-6 + 3e-7 + 24576 / 4e9 + 24576 * 1e-10);
+	/* 32 KiB past a table that ends at 16 KiB: the copy rates' (which
+	 * hold the fixed cost), without them recv_copy_cost and beta */
+	p.nread = 1;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p),
+	     2e-6 + 3e-7 + 1e-6 + 3e-7 + M / (2e9 + 2e9 / 3) + M * 1e-10);
+	p.nrates = 0;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p),
+	     2e-6 + 3e-7 + 1e-6 + 3e-7 + 2e-7 + M / 1e9 + M * 1e-10);
+	p.nrates = 2;
+	/* messages that go inline or by rendezvous do not read */
+	p.nread = 2;
+	double with = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 4096, 1, &p);
+	p.nread = 0;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 4096, 1, &p), with);
+	p.nread = 2;
+	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, 1);
+	struct coll_sched *s = expand_ok(&r);
+	refuses_bad_rates(s, &p, p.read, &p.nread);
+	coll_free(s);
+}
+
 /* With cross costs an eager message that crossed one its receiver sent
- * back (an exchange's: both in flight at once) costs that receiver the
- * table's time for its size; a one-way message (a bcast's) none. A table
- * that is not ascending, or has a negative time, is refused. */
+ * back (an exchange's: both in flight at once) and that a receive taking
+ * it lazily (up to lazy_max: no ME posted) costs that receiver the
+ * table's time for its size; a one-way message (a bcast's) none, nor one
+ * a posted receive takes. A table that is not ascending, or has a
+ * negative time, is refused. */
 static void test_sw_cross_costs(void **state)
 {
 	(void)state;
-	struct coll_cost_params p = { .alpha = 1e-6, .beta = 1e9, .o = 3e-7, .call = 2e-6,
+	struct coll_cost_params p = { .alpha = 1e-6, .beta = 1e9, .o = 3e-7, .call = 2e-6, .lazy_max = 512,
 				      .cross = { 2, { { 8, 1e-7 }, { 512, 5e-7 } } } };
 	double ex = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 8, 1, &p);
 	double bc = sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 8, 1, &p);
@@ -514,6 +558,11 @@ static void test_sw_cross_costs(void **state)
 	NEAR(ex, sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 8, 1, &p) + 1e-7);
 	NEAR(ex260, sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 260, 1, &p) + 3e-7);
 	NEAR(bc, sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 8, 1, &p));
+	/* 260 B into posted receives (lazy_max 128): no crossing cost */
+	p.lazy_max = 128;
+	double posted = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 260, 1, &p);
+	p.cross.n = 2;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 260, 1, &p), posted);
 	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 8, 1, 1);
 	struct coll_sched *s = expand_ok(&r);
 	p.cross.n = 2;
@@ -861,6 +910,7 @@ int main(void)
 		cmocka_unit_test(test_sw_local_copies),
 		cmocka_unit_test(test_sw_wake_cost),
 		cmocka_unit_test(test_sw_copy_rates),
+		cmocka_unit_test(test_sw_read_rates),
 		cmocka_unit_test(test_sw_core_wait),
 		cmocka_unit_test(test_sw_calls_unexpected),
 		cmocka_unit_test(test_sw_monotonic),
