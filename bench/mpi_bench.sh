@@ -54,8 +54,7 @@
 #          blocking 64 B - 4 KiB ping-pongs ("spp") beyond both ends, that
 #          alpha and the sender's copy at the eager rate
 #   gamma  adding two vectors of doubles ("gamma": MPI_Reduce_local of
-#          1 MiB, the library's own loop; the compiler vectorized the
-#          bench's own, which ptl's reductions are not: half the time)
+#          1 MiB, the library's own loop, the one the rows run)
 #   cmd    CPU per send and receive a collective posts, beyond o (its
 #          bookkeeping): a 2-rank MPI_Barrier (each rank posts a receive
 #          and a send before its message goes) less a 2-rank 8-byte
