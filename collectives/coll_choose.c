@@ -45,8 +45,15 @@
  * 256 KiB 48.2 [44.6] vs 56.9 [51.9] (58.9), 384 KiB 74.4 [64.6] vs 85.6
  * [67.9] (83.2), 448 KiB 79.3 [75.2] vs 93.9 [78.4] (92.9); from 512 KiB
  * (90.4 [84.7] vs 93.0 [83.1]; 640 KiB 114.7 vs 112.3) the ring's again,
- * 1 MiB 196 vs 154. */
-#define COLL_ALLREDUCE_PAIR_MAX (448u * 1024u)
+ * 1 MiB 196 vs 154. Since shm moves long messages through its bounce
+ * buffers (two memcpy, both CPUs, instead of one CMA copy at a fifth of the
+ * speed), the copies no longer dominate, and the ring's reduction of half
+ * the vector wins from 128 KiB: 2 ranks pinned, interleaved (load 3-9),
+ * median [best] us, ring vs recursive doubling (Open MPI): 128 KiB 15.1
+ * [13.4] vs 17.2 [16.8] (24.0), 256 KiB 16.8 [16.1] vs 35.7 [20.1] (40.9)
+ * and 25.4 [24.2] vs 45.4 [30.1] (44.9); at 64 KiB even (16.8 [9.3] vs
+ * 16.0 [10.9]), at 32 KiB recursive doubling's (11.3 [6.6] vs 6.4 [5.8]). */
+#define COLL_ALLREDUCE_PAIR_MAX (64u * 1024u)
 
 /* Up to this many bytes in all, allgather goes by recursive doubling or
  * bruck: ceil(log2 N) rounds move the same N-1 blocks per rank as the

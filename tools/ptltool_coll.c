@@ -56,7 +56,7 @@ static void usage(FILE *out)
 	        "  --input        allreduce, every algorithm: the input apart, read\n"
 	        "                 where it is by the first sends and reductions (as ptl's MPI_Allreduce)\n"
 	        "  --one-host     every rank on one host, as ptl's MPI tells its schedules (auto:\n"
-	        "                 recursive doubling for a 2-rank allreduce of 32K-448K,\n"
+	        "                 recursive doubling for a 2-rank allreduce of 32K-64K,\n"
 	        "                 halving-doubling past the short ones)\n"
 	        "  --shared-cores with --one-host: the ranks outnumber the cores (auto, 4 ranks\n"
 	        "                 past the short ones: ring_bidir below 128K, tree below 256K)\n"

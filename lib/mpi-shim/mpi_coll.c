@@ -253,10 +253,11 @@ static bool one_host(struct mpi_comm *c);
 
 /* A 2-rank allreduce on one host exchanges: both ranks send and receive
  * at once, so a long send goes eagerly further (MPI_MODE_PULL: mpi_pt2pt.c's
- * MPI_PULL_EAGER), read by the receiver into its own buffer instead of a
- * rendezvous get that the sender serves and splits with the receiver, whose
- * core is busy with its own. One-way transfers (Bcast, Reduce, ...) keep
- * the split rendezvous, which puts the idle core to work. */
+ * MPI_PULL_EAGER), its move asked for by the receiver as soon as the
+ * header lands, without the rendezvous's extra hop (its get). One-way
+ * transfers (Bcast, Reduce, ...) keep the rendezvous. (With PTL_SHM_CMA=1
+ * the receiver reads into its own buffer, instead of a get that the sender
+ * serves and splits with the receiver, whose core is busy with its own.) */
 void mpi_coll_pull(struct cx *x, enum coll_op op)
 {
 	x->pull = op == COLL_OP_ALLREDUCE && x->c->size == 2 && one_host(x->c);

@@ -699,29 +699,30 @@ static int send_msg(struct sj_ctx *c, int peer, struct bulk_msg *m)
 }
 
 /* Runs one bulk op, split over three iovecs of odd sizes (one iovec when
- * whole: a long CMA move is then shared with the peer), to completion. */
+ * whole == 1: a long CMA move is then shared with the peer; seven when
+ * whole == 2: more than a reused bounce move record has room for), to
+ * completion. */
 static int do_bulk_n(struct sj_ctx *c, enum nal_bulk_op op, uint8_t *local, uint64_t raddr,
 		     size_t len, int whole)
 {
-	struct iovec iov[3];
-	size_t a = len / 3 + (len > 1), b = len > a ? (len - a) / 2 : 0;
+	struct iovec iov[7];
+	int niov = whole == 1 ? 1 : whole == 2 ? 7 : 3;
+	size_t at = 0;
 	uint64_t deadline = sj_now_ns() + 10000000000ULL;
 	int rc, before = ndone;
 
-	if (a > len)
-		a = len;
-	iov[0].iov_base = local;
-	iov[0].iov_len = a;
-	iov[1].iov_base = local + a;
-	iov[1].iov_len = b;
-	iov[2].iov_base = local + a + b;
-	iov[2].iov_len = len - a - b;
-	if (whole) {
-		iov[0].iov_len = len;
-		rc = nal_shm_ops.bulk(c->n, 1, op, iov, 1, raddr, 0, len, &iov);
-	} else {
-		rc = nal_shm_ops.bulk(c->n, 1, op, iov, 3, raddr, 0, len, &iov);
+	/* Piece k of n takes about a third of what is left (the last, all):
+	 * odd sizes, some of them empty for short moves. */
+	for (int k = 0; k < niov; k++) {
+		size_t t = k == niov - 1 ? len - at : (len - at) / 3 + (len - at > 1);
+
+		if (t > len - at)
+			t = len - at;
+		iov[k].iov_base = local + at;
+		iov[k].iov_len = t;
+		at += t;
 	}
+	rc = nal_shm_ops.bulk(c->n, 1, op, iov, niov, raddr, 0, len, &iov);
 	if (rc < 0)
 		return rc;
 	if (rc == 1) {
@@ -792,7 +793,8 @@ static int body_bulk(struct sj_ctx *c, void *arg)
 
 			/* READ into an unaligned local spot, guard bytes around it. */
 			memset(mem, 0xee, len + 2 * BULK_SLACK > BULK_MAX + BULK_SLACK ? BULK_MAX + BULK_SLACK : len + 2 * BULK_SLACK);
-			SJ_CHECK(do_bulk_n(c, NAL_BULK_READ, mem + off, raddr + off, len, k >= BULK_WHOLE_FROM) == 0);
+			SJ_CHECK(do_bulk_n(c, NAL_BULK_READ, mem + off, raddr + off, len,
+					   k >= BULK_WHOLE_FROM ? 1 : k % 2 ? 2 : 0) == 0);
 			for (size_t i = 0; i < len; i++)
 				SJ_CHECK(mem[off + i] == pat(1, off + i));
 			if (off)
@@ -802,7 +804,8 @@ static int body_bulk(struct sj_ctx *c, void *arg)
 			/* WRITE a new pattern; rank 1 checks it in place. */
 			for (size_t i = 0; i < len; i++)
 				mem[off + i] = pat(seed, i);
-			SJ_CHECK(do_bulk_n(c, NAL_BULK_WRITE, mem + off, raddr + off, len, k >= BULK_WHOLE_FROM) == 0);
+			SJ_CHECK(do_bulk_n(c, NAL_BULK_WRITE, mem + off, raddr + off, len,
+					   k >= BULK_WHOLE_FROM ? 1 : k % 2 ? 2 : 0) == 0);
 			SJ_CHECK(send_msg(c, 1, &m) == 0);
 			SJ_CHECK(wait_msg(c, 3) == 0);
 			/* Put rank 1's pattern back for the next size's READ check. */
@@ -826,6 +829,17 @@ static int body_bulk(struct sj_ctx *c, void *arg)
 static void test_bulk_cma(void **state)
 {
 	int cma = 1;
+
+	(void)state;
+	setenv("PTL_SHM_CMA", "1", 1);
+	run(2, body_bulk, &cma, 30, -1);
+	unsetenv("PTL_SHM_CMA");
+}
+
+/* By default bulk moves bounce, CMA permitted or not. */
+static void test_bulk_default(void **state)
+{
+	int cma = 0;
 
 	(void)state;
 	unsetenv("PTL_SHM_CMA");
@@ -1012,6 +1026,7 @@ int main(void)
 		cmocka_unit_test(test_stream_rewind),
 		cmocka_unit_test(test_ack_floor),
 		cmocka_unit_test(test_bulk_cma),
+		cmocka_unit_test(test_bulk_default),
 		cmocka_unit_test(test_bulk_bounce),
 		cmocka_unit_test(test_sleep_wake),
 		cmocka_unit_test(test_dead_peer),

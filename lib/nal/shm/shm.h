@@ -89,6 +89,11 @@
 /* A payload at least this long starts on a cache line in the ring (shm_ring_put). */
 #define SHM_PAYLOAD_ALIGN 256u
 
+/* How bulk moves go (struct nal.bulk_mode, shm_bulk.c): through the
+ * bounce areas (the default), or by CMA (PTL_SHM_CMA=1). */
+#define SHM_BULK_BOUNCE 1
+#define SHM_BULK_CMA 2
+
 /* CMA moves at least this long are split with the peer (shm_bulk.c). */
 #define SHM_SPLIT_MIN (128u << 10)
 
@@ -183,8 +188,8 @@ struct shm_bop {
 	uint64_t raddr;
 	size_t len;
 	size_t nchunk, prod, cons; /* chunks: total, produced, consumed */
-	struct iovec *iov;  /* our copy of the caller's iovecs, cursor below */
-	int niov, iov_i;
+	struct iovec *iov;  /* our copy of the caller's iovecs (room for cap), cursor below */
+	int niov, iov_i, cap;
 	size_t iov_off;
 	void *cookie;
 	uint64_t stall_since;
@@ -256,6 +261,8 @@ struct nal {
 	struct shm_rx *rx;   /* [lsize] */
 	struct shm_bpeer *bp; /* [lsize] */
 	int nbulk;    /* moves queued or served through bounce areas */
+	int bulk_mode; /* SHM_BULK_*: how bulk moves go (0: PTL_SHM_CMA not read yet) */
+	struct shm_bop *bop_free; /* finished bounce moves, reused (no malloc per move) */
 	struct shm_stats st;
 };
 

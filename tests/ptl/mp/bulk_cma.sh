@@ -1,2 +1,3 @@
 #!/bin/sh
-exec "$(dirname "$0")/run.sh" 2 mp_bulk
+# Bulk moves by CMA (PTL_SHM_CMA=1), long ones split with the peer.
+exec "$(dirname "$0")/run.sh" 2 mp_bulk PTL_SHM_CMA=1

@@ -1,8 +1,9 @@
 /*
  * Large messages through the shm NAL's bulk path (above its inline limit):
  * puts and gets of 64 KiB, 1 MiB and 16 MiB with data verified, a
- * truncated bulk put, and IOVEC MDs at both ends. run.sh runs it with CMA
- * and with PTL_SHM_CMA=0 (the pipelined copy through shared buffers).
+ * truncated bulk put, and IOVEC MDs at both ends. bulk_cma.sh runs it with
+ * PTL_SHM_CMA=1 (CMA copies), bulk_nocma.sh with PTL_SHM_CMA=0 (the
+ * pipelined copy through shared buffers, the default way).
  */
 #include "mp_common.h"
 
