@@ -295,7 +295,14 @@ pp120k=$(cal 2 pingpong 122880)
 pp128k=$(cal 2 pingpong 131072)
 pp1m=$(cal 2 pingpong 1048576)
 [ -n "$pp16k" ] && [ -n "$pp120k" ] && [ -n "$pp128k" ] || exit 0
-split=131072
+# shm splits a long copy between the two cores only when it copies by
+# CMA (PTL_SHM_CMA=1); its default bounce moves are two memcpys pipelined
+# over both cores, whose rates the ping-pongs and exchanges measure
+if [ "${PTL_SHM_CMA:-}" = 1 ]; then
+	split=131072 splitsays="copies from $split B split with the receiver"
+else
+	split=1099511627776 splitsays="copies through the segment, none split"
+fi
 beta=$(awk -v a="$pp16k" -v l="$pp120k" 'BEGIN { d = l - a; if (d <= 0) d = l;
 	printf "%.0f", (122880 - 16384) / (d * 1e-6) }')
 rndv=$(calc "$pp16k - 16384 / $beta * 1e6 - 3 * $alpha - 3 * $o")
@@ -427,7 +434,7 @@ echo
 echo "# predicted (collectives/coll_cost.c via ptltool coll) vs measured ptl allreduce (best of $ROUNDS rounds x $LAUNCHES launches x $TRIALS trials), us; ratio = predicted / measured"
 echo "# calibration from this run (2 ranks, a core each): o $o us/message; receive posted $post us (above $clazy B; direct recursive doubling: $rdlazy B); $cmd us per command (barrier $bar2 us - 8 B bcast ${bc8:-?} us); alpha $alpha us ($hrt us 8 B half round trip - 2 o);"
 [ -n "$wk" ] && echo "#   a collective's rank that waited for a message pays $wake us when it comes (8 B MPI_Bcast $bc8 us - its root's side alone $br us - alpha - o)"
-echo "#   beta $beta B/s (one core's copy; ping-pongs 16 KiB $pp16k us, 120 KiB $pp120k us); rendezvous above $eager B, $rndv us each ($rndvfrom); copies from $split B split with the receiver; gamma $gamma ns/B; call $callb us (barrier $bar2 us - model's $b0 us) + MPI_COMM_SELF allreduce of the size; acked sends"
+echo "#   beta $beta B/s (one core's copy; ping-pongs 16 KiB $pp16k us, 120 KiB $pp120k us); rendezvous above $eager B, $rndv us each ($rndvfrom); $splitsays; gamma $gamma ns/B; call $callb us (barrier $bar2 us - model's $b0 us) + MPI_COMM_SELF allreduce of the size; acked sends"
 # one BYTES CALL SPLIT-COST CMD [ARGS]: one copy of BYTES; a 2-rank bcast
 # is one transfer, without the collective's call and commands a half
 # round trip
@@ -524,7 +531,7 @@ fi
 [ -n "$small" ] && echo "#   request-free messages (direct recursive doubling up to $rdsmall B): $so us at each end (blocking send and receive), $salpha us between (blocking 8 B ping-pong $spp8 us - 2 x that); the receiver's CPU beyond that by size ${srecv:-?} (blocking ping-pongs of each size - 2 x that - alpha - bytes at the eager rate); crossing one going back ${cross:-?} (blocking exchanges - ping-pongs)"
 [ -n "$lrates" ] && echo "#   local copies, GB/s by size (MPI_COMM_SELF allreduce beyond its 8-byte call):$lsays"
 bc1m=$(cal 2 bcast 1048576)
-echo "# checks (no parameter comes from them), one split copy of 1 MiB: ping-pong measured ${pp1m:-?} us, predicted $(one 1M 0 "$splitc" 0 $rt) us; 2-rank MPI_Bcast measured ${bc1m:-?} us, predicted $(one 1M "$callb" "$splitc" "$cmd" $rt $wk) us"
+echo "# checks (no parameter comes from them), one copy of 1 MiB: ping-pong measured ${pp1m:-?} us, predicted $(one 1M 0 "$splitc" 0 $rt) us; 2-rank MPI_Bcast measured ${bc1m:-?} us, predicted $(one 1M "$callb" "$splitc" "$cmd" $rt $wk) us"
 # barrier N SWITCH: the model's N-rank barrier on the cores there are
 barrier() { predict --op barrier --ranks "$1" --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o" --call "$callb" $wk \
 	--cmd-cost "$cmd" --cores "$cores" --switch-cost "$2" $cwait $loop; }
