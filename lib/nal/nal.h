@@ -17,9 +17,13 @@
  * caller's thread, and may call send() and bulk() re-entrantly.
  *
  * Memory registration: lib/ptl registers the pieces of an MD it exposes
- * for a bulk move when the move starts and does not deregister them; a NAL
- * whose registrations pin memory keeps a cache that notices freed and
- * remapped memory (mem_dereg is for the NAL's own use and shutdown).
+ * for a bulk move when the move starts, and calls mem_dereg once for every
+ * successful mem_reg when that exposure ends: the op's answer came, it
+ * failed, its peer died, or the NI went (before close()). mem_dereg means
+ * "this exposure ended", not "free it": the same range may be registered
+ * again meanwhile, and a NAL whose registrations pin memory (verbs) counts
+ * the users of each, frees or caches one when none is left, and must not
+ * free one in use. NALs that pin nothing (shm, tcp) ignore it.
  *
  * Lifetime of a job's NALs:
  *   open()   before the address exchange: create local resources (the shm
@@ -116,7 +120,8 @@ struct nal_ops {
 	int (*send)(struct nal *n, int peer, const void *hdr, size_t hdr_len,
 		    const void *payload, size_t len);
 
-	/* Registers [addr, addr+len) for bulk moves by peers (and by us). */
+	/* Registers [addr, addr+len) for bulk moves by peers (and by us);
+	 * mem_dereg(mr) ends that exposure (see "Memory registration"). */
 	int (*mem_reg)(struct nal *n, void *addr, size_t len, struct nal_mr *mr);
 	void (*mem_dereg)(struct nal *n, struct nal_mr *mr);
 

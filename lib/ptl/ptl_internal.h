@@ -208,6 +208,12 @@ struct ptl_op {
 	ptl_size_t remote_offset;
 	bool ack_req;
 	bool bulk;                 /* SEND_END waits for the answer */
+	/* A bulk request's registrations (its segments'): the exposure ends
+	 * with the op, so ptl_op_finish hands them back (mem_dereg). nmr 0:
+	 * none; 1: mr1; more: mrs, malloc'ed (IOVEC MDs only). */
+	uint16_t nmr;
+	struct nal_mr mr1;
+	struct nal_mr *mrs;
 	/* PTL_OP_TARGET: what to do when the last bulk move finishes. */
 	int bulk_left;
 	int bulk_status;
@@ -657,6 +663,8 @@ void ptl_peer_failed_upcall(void *arg, int peer, int status);
 
 /* ptl_move.c */
 void ptl_op_finish(struct ptl_ni *ni, struct ptl_op *op);
+void ptl_op_unreg(struct ptl_op *op);
+void ptl_ops_unreg_all(void);
 
 /* ptl_view.c */
 int ptl_view_open(void);

@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -37,12 +38,41 @@ static struct ptl_op *ptl_op_new(struct ptl_ni *ni, enum ptl_op_kind kind, int p
 	op->remote_offset = h->offset;
 	op->ack_req = false;
 	op->bulk = false;
+	op->nmr = 0;
 	ptl_list_add_before(&op->link, &ptl_lib.peers[peer].ops);
 	return op;
 }
 
+/* The op's exposure ended (answered, failed, its peer dead, the NI
+ * gone): its registrations go back to the NAL. */
+void ptl_op_unreg(struct ptl_op *op)
+{
+	struct ptl_nalinst *nal = &ptl_lib.nals[ptl_lib.peers[op->peer].nal];
+	struct nal_mr *mrs = op->nmr > 1 ? op->mrs : &op->mr1;
+	for (unsigned i = 0; i < op->nmr; i++)
+		nal->ops->mem_dereg(nal->n, &mrs[i]);
+	if (op->nmr > 1)
+		free(op->mrs);
+	op->nmr = 0;
+}
+
+/* The NI goes with ops in flight: what they registered goes too. */
+void ptl_ops_unreg_all(void)
+{
+	for (int r = 0; ptl_lib.peers && r < ptl_lib.rt.size; r++) {
+		struct ptl_list *head = &ptl_lib.peers[r].ops;
+		for (struct ptl_list *l = head->next; l != head; l = l->next) {
+			struct ptl_op *op = ptl_container_of(l, struct ptl_op, link);
+			if (op->nmr)
+				ptl_op_unreg(op);
+		}
+	}
+}
+
 void ptl_op_finish(struct ptl_ni *ni, struct ptl_op *op)
 {
+	if (op->nmr)
+		ptl_op_unreg(op);
 	ptl_list_del(&op->link);
 	ptl_htab_release(&ni->ops, op->cookie);
 }
@@ -65,8 +95,10 @@ static void ptl_md_give_back(struct ptl_md *md)
 		ptl_me_revive(&ptl_lib.ni->pts[md->me->pt_index], md->me);
 }
 
-/* Describes md's [off, off+len) as registered segments for the target. */
-static int ptl_md_segs(struct ptl_md *md, int peer, ptl_size_t off, ptl_size_t len, struct ptl_seg *segs)
+/* Describes md's [off, off+len) as registered segments for the target;
+ * op keeps the registrations until it ends (ptl_op_finish). */
+static int ptl_md_segs(struct ptl_md *md, int peer, ptl_size_t off, ptl_size_t len, struct ptl_seg *segs,
+		       struct ptl_op *op)
 {
 	struct iovec iov[PTL_MAX_SEGS];
 	int n = ptl_md_iovecs(md, off, len, iov, PTL_MAX_SEGS);
@@ -76,12 +108,20 @@ static int ptl_md_segs(struct ptl_md *md, int peer, ptl_size_t off, ptl_size_t l
 	if (ptl_lib.peers[peer].nal < 0 && (ptl_lib.peers[peer].failed || ptl_route(peer) != 0))
 		return -1;
 	struct ptl_nalinst *nal = &ptl_lib.nals[ptl_lib.peers[peer].nal];
+	struct nal_mr *mrs = &op->mr1;
+	if (n > 1 && !(mrs = op->mrs = malloc((size_t)n * sizeof *mrs)))
+		return -1;
 	for (int i = 0; i < n; i++) {
-		struct nal_mr mr;
-		if (nal->ops->mem_reg(nal->n, iov[i].iov_base, iov[i].iov_len, &mr) != 0)
+		if (nal->ops->mem_reg(nal->n, iov[i].iov_base, iov[i].iov_len, &mrs[i]) != 0) {
+			while (i-- > 0)
+				nal->ops->mem_dereg(nal->n, &mrs[i]);
+			if (n > 1)
+				free(mrs);
 			return -1;
-		segs[i] = (struct ptl_seg){ .addr = mr.addr, .key = mr.key, .len = iov[i].iov_len };
+		}
+		segs[i] = (struct ptl_seg){ .addr = mrs[i].addr, .key = mrs[i].key, .len = iov[i].iov_len };
 	}
+	op->nmr = (uint16_t)n;
 	return n;
 }
 
@@ -194,10 +234,11 @@ static inline int ptl_send_inline(int peer, const struct ptl_hdr *h, const struc
 }
 
 /* Sends h followed by the segments of md's [off, off+len). */
-static int ptl_send_bulk(int peer, struct ptl_hdr *h, struct ptl_md *md, ptl_size_t off, ptl_size_t len)
+static int ptl_send_bulk(int peer, struct ptl_hdr *h, struct ptl_md *md, ptl_size_t off, ptl_size_t len,
+			 struct ptl_op *op)
 {
 	struct ptl_seg segs[PTL_MAX_SEGS];
-	int n = ptl_md_segs(md, peer, off, len, segs);
+	int n = ptl_md_segs(md, peer, off, len, segs, op);
 	if (n < 0)
 		return NAL_EIO;
 	h->flags |= PTL_HF_BULK;
@@ -237,7 +278,7 @@ __attribute__((always_inline)) static inline int ptl_put_common(ptl_handle_md_t 
 		op->bulk = bulk;
 		h.flags |= PTL_HF_ANSWER | (ack ? PTL_HF_ACK_REQ : 0);
 	}
-	int nrc = bulk ? ptl_send_bulk(peer, &h, md, loff, len) : ptl_send_inline(peer, &h, md, loff, len);
+	int nrc = bulk ? ptl_send_bulk(peer, &h, md, loff, len, op) : ptl_send_inline(peer, &h, md, loff, len);
 	if (nrc != 0) {
 		if (op)
 			ptl_op_finish(ni, op);
@@ -297,7 +338,7 @@ static int ptl_get_common(ptl_handle_md_t md_handle, bool region, ptl_size_t lof
 		goto out;
 	}
 	int nrc = ptl_fits_inline(len) ? ptl_send(peer, &h, sizeof h, NULL, 0)
-				       : ptl_send_bulk(peer, &h, md, loff, len);
+				       : ptl_send_bulk(peer, &h, md, loff, len, op);
 	if (nrc != 0) {
 		ptl_op_finish(ni, op);
 		ptl_md_give_back(md);

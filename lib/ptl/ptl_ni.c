@@ -97,6 +97,8 @@ void ptl_ni_destroy(struct ptl_ni *ni)
 			if (eq)
 				ptl_eq_destroy(ni, eq);
 		}
+	if (ptl_lib.ni == ni) /* ops in flight hold registrations */
+		ptl_ops_unreg_all();
 	ptl_htab_fini(&ni->eqs);
 	ptl_htab_fini(&ni->mds);
 	ptl_htab_fini(&ni->mes);
