@@ -96,7 +96,7 @@
  * took 20 us. Long enough for a preempted peer vCPU to come back. */
 #define VRB_DUE_MS 50
 #define VRB_KA_POLLS 64         /* progress() calls between keepalive clock reads */
-#define VRB_REG_MAX 256u        /* cached registrations */
+#define VRB_REG_MAX 256u        /* registrations kept (more only while in use) */
 #define VRB_STASH 64u           /* completions sleep() took off the CQ */
 #define VRB_QKEY 0x50544c31u
 #define VRB_REOPEN_MAX 8u       /* re-opens of one peer's connection ... */
@@ -228,6 +228,8 @@ struct vrb_bulk {
 	int left;        /* WRs posted and not yet completed */
 	int status;
 	int nsge, posted_sge; /* local pieces; how many are posted */
+	int nreg;             /* pieces holding a registration (vrb_reg_put
+	                       * at release), which nsge may undercount */
 	uint64_t raddr;
 	uint32_t rkey;
 	struct ibv_sge *sge;  /* sge_inline or malloc'ed */
@@ -239,7 +241,10 @@ struct vrb_reg {
 	uintptr_t ulo, uhi; /* the pages every request it served covers
 	                     * (none when ulo >= uhi): vrb_reg.c */
 	struct ibv_mr *mr;
-	uint64_t *pfn;   /* page frame of every page when registered, or NULL */
+	uint64_t *pfn;   /* page frame of every page when registered, or NULL:
+	                  * never reused, freed when its last user is done */
+	uint32_t lkey;   /* mr's, here so that a release reads no mr */
+	unsigned refs;   /* users: lib/ptl exposures (mem_reg) and bulks */
 };
 
 struct nal {
@@ -309,11 +314,14 @@ struct nal {
 	unsigned nstash;
 	/* bulk */
 	struct vrb_bulk *bulk_free;
-	struct vrb_reg regs[VRB_REG_MAX];
-	unsigned nregs;
+	struct vrb_reg *regs; /* most recent first; regs_cap of them */
+	unsigned nregs, regs_cap;
+	unsigned reg_peak;  /* the most nregs ever was */
 	int pagemap_fd;     /* -1: page frames not visible, never reuse */
-	/* registrations made, found remapped by a request, freed (tests) */
-	uint64_t reg_made, reg_stale, reg_freed;
+	/* registrations made, found remapped by a request, freed, and freed
+	 * unused because ibv_reg_mr hit the memlock limit (tests; at close
+	 * with PTL_VERBS_DEBUG) */
+	uint64_t reg_made, reg_stale, reg_freed, reg_trimmed;
 	bool debug;
 };
 
@@ -368,6 +376,7 @@ int vrb_resend(struct nal *n, int peer);
 int vrb_mem_reg(struct nal *n, void *addr, size_t len, struct nal_mr *mr);
 void vrb_mem_dereg(struct nal *n, struct nal_mr *mr);
 struct ibv_mr *vrb_reg_get(struct nal *n, void *addr, size_t len);
+void vrb_reg_put(struct nal *n, uint32_t lkey);
 void vrb_reg_fini(struct nal *n);
 int vrb_reg_init(struct nal *n);
 /* vrb_bulk.c */

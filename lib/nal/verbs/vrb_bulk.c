@@ -18,8 +18,11 @@ static struct vrb_bulk *vrb_bulk_alloc(struct nal *n)
 	return b;
 }
 
+/* b is done: its local registrations and its record go back. */
 static void vrb_bulk_release(struct nal *n, struct vrb_bulk *b)
 {
+	for (int i = 0; i < b->nreg; i++)
+		vrb_reg_put(n, b->sge[i].lkey);
 	if (b->sge != b->sge_inline)
 		free(b->sge);
 	b->next = n->bulk_free;
@@ -96,6 +99,7 @@ int vrb_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 		}
 		b->sge[b->nsge++] = (struct ibv_sge){ .addr = (uintptr_t)local[i].iov_base,
 						      .length = (uint32_t)l, .lkey = m->lkey };
+		b->nreg = b->nsge;
 		left -= l;
 	}
 	if (left) {

@@ -1,33 +1,39 @@
 /*
- * The registration cache behind mem_reg() and bulk(): a registration
- * (ibv_reg_mr) pins the pages its range had when it was made, and lib/ptl
- * never deregisters, so registrations are kept and reused. Memory the
- * application frees and gets back at the same addresses (malloc of a
- * large block after free, a heap that shrank and grew) has NEW pages
- * there: a registration keyed by address alone would move the old ones.
+ * The registrations behind mem_reg() and bulk(). A registration
+ * (ibv_reg_mr) pins the pages its range had when it was made, against
+ * RLIMIT_MEMLOCK unless the process has CAP_IPC_LOCK. Each one counts its
+ * users: mem_reg() takes one for lib/ptl, which gives it back through
+ * mem_dereg() when the exposure ends (the op's answer came, it failed,
+ * its peer died, the NI went), and bulk() one per local piece until its
+ * RDMA op completes. A registration in use is never freed: a peer may
+ * hold its key, or our own WR its lkey.
  *
- * So a registration records the page frame of each of its pages
- * (/proc/self/pagemap) and a request reuses it only when EVERY page the
- * request covers still has its frame: the old frames stay pinned by the
- * registration, so a frame seen again is the same page, never a new one
- * at the old place. A check reads 8 bytes a page, 256 pages a pread, on
- * the verbs path only; the kernel's walk of the page table is most of its
- * cost (~60 ns a page on a 2020s x86 host: 15-25 us for 1 MiB).
+ * An unused registration is kept for reuse when it can be validated:
+ * memory the application frees and gets back at the same addresses
+ * (malloc of a large block after free, a heap that shrank and grew) has
+ * NEW pages there, and a registration keyed by address alone would move
+ * the old ones. So a registration records the page frame of each of its
+ * pages (/proc/self/pagemap) and a request reuses it only when EVERY page
+ * the request covers still has its frame: the old frames stay pinned by
+ * the registration, so a frame seen again is the same page, never a new
+ * one at the old place. A check reads 8 bytes a page, 256 pages a pread,
+ * on the verbs path only; the kernel's walk of the page table is most of
+ * its cost (~60 ns a page on a 2020s x86 host: 15-25 us for 1 MiB).
+ * Where frames cannot be read (no CAP_SYS_ADMIN: every normal user, they
+ * read as 0) or PTL_VERBS_REG_CACHE=0, nothing is reused, and a
+ * registration is freed as soon as its last user is done: only the ones
+ * in flight exist, and freed memory is not kept pinned.
  *
- * When to deregister is the other half. A registration serves every
- * request inside its range, and a peer may still hold its key for one of
- * them (an RDMA READ not yet done): freeing it because some OTHER part of
- * its range was remapped would break that transfer (a remote access error
- * at the peer). A request is live only while its memory is allocated, and
- * allocated memory keeps its pages; a live request's pages hold its bytes,
- * every one of them. So each registration keeps [ulo, uhi), the pages
- * every request it served has in common: once one of those changed, none
- * of those requests is live, and it is freed (when a request finds it
- * stale, or when it is the oldest at a miss). When they share no
- * page, it goes once every one of its pages changed. Otherwise only a
- * full cache frees one (the oldest), as it does all of them where page
- * frames are hidden (no CAP_SYS_ADMIN) or PTL_VERBS_REG_CACHE=0: then
- * nothing is ever reused, every request registers anew.
+ * A cached one holds pages the application may have freed, so it goes
+ * when it is unused and it cannot serve what it served any more: [ulo,
+ * uhi) are the pages every request it served has in common, and once one
+ * of those changed (or, when they share no page, all of its pages did)
+ * it is freed, when a request finds it stale or when it is the oldest at
+ * a miss. At VRB_REG_MAX registrations the oldest unused one goes (the
+ * stale among the oldest VRB_REAP_SCAN first); when all are in use the
+ * table grows, as in-flight ones cannot wait. When ibv_reg_mr says
+ * ENOMEM or EAGAIN (the memlock limit), every unused one is freed and it
+ * is tried once more.
  */
 #include "config.h"
 
@@ -100,9 +106,20 @@ static void vrb_reg_free(struct vrb_reg *r)
 
 void vrb_reg_fini(struct nal *n)
 {
+	unsigned used = 0;
+	for (unsigned i = 0; i < n->nregs; i++)
+		used += n->regs[i].refs > 0;
+	if (n->debug)
+		fprintf(stderr, "ptl: verbs: rank %d: registrations: %u live at close (%u in use), %u at most, "
+			"%llu made, %llu freed, %llu found remapped, %llu freed for the memlock limit\n",
+			n->args.rank, n->nregs, used, n->reg_peak, (unsigned long long)n->reg_made,
+			(unsigned long long)n->reg_freed, (unsigned long long)n->reg_stale,
+			(unsigned long long)n->reg_trimmed);
 	for (unsigned i = 0; i < n->nregs; i++)
 		vrb_reg_free(&n->regs[i]);
-	n->nregs = 0;
+	free(n->regs);
+	n->regs = NULL;
+	n->nregs = n->regs_cap = 0;
 	if (n->pagemap_fd >= 0)
 		close(n->pagemap_fd);
 	n->pagemap_fd = -1;
@@ -150,26 +167,62 @@ static void vrb_reg_remove(struct nal *n, unsigned i)
 	n->reg_freed++;
 }
 
-/* Before a new registration: frees the oldest if it is dead (one at a
- * time, so a miss costs at most one more check, as long as the
- * registration it makes); when the cache is full, the dead among the
- * oldest VRB_REAP_SCAN, or else the oldest (the only case that can free
- * one a peer still uses: VRB_REG_MAX registrations, none provably dead). */
+/* Before a new registration: frees the oldest if it is unused and dead
+ * (one at a time, so a miss costs at most one more check, as long as the
+ * registration it makes); when the cache is full, the unused dead among
+ * the oldest VRB_REAP_SCAN, or else the oldest unused ones, until below
+ * it. One in use stays: the table grows instead (vrb_reg_get). */
 static void vrb_reg_reap(struct nal *n)
 {
-	if (n->nregs && n->nregs < VRB_REG_MAX && vrb_reg_dead(n, &n->regs[n->nregs - 1]))
+	if (n->nregs && n->nregs < VRB_REG_MAX && !n->regs[n->nregs - 1].refs &&
+	    vrb_reg_dead(n, &n->regs[n->nregs - 1]))
 		vrb_reg_remove(n, n->nregs - 1);
 	if (n->nregs < VRB_REG_MAX)
 		return;
 	unsigned seen = 0;
 	for (unsigned i = n->nregs; i-- > 0 && seen < VRB_REAP_SCAN; seen++)
-		if (vrb_reg_dead(n, &n->regs[i]))
+		if (!n->regs[i].refs && vrb_reg_dead(n, &n->regs[i]))
 			vrb_reg_remove(n, i);
-	if (n->nregs == VRB_REG_MAX)
-		vrb_reg_remove(n, n->nregs - 1);
+	for (unsigned i = n->nregs; n->nregs >= VRB_REG_MAX && i-- > 0;)
+		if (!n->regs[i].refs) /* (after a growth: back to the limit) */
+			vrb_reg_remove(n, i);
 }
 
-/* The registration covering [addr, addr+len), from the cache or new. */
+/* Frees every unused registration (ibv_reg_mr hit the memlock limit);
+ * how many. */
+static unsigned vrb_reg_trim(struct nal *n)
+{
+	unsigned freed = 0;
+	for (unsigned i = n->nregs; i-- > 0;)
+		if (!n->regs[i].refs) {
+			vrb_reg_remove(n, i);
+			freed++;
+		}
+	n->reg_trimmed += freed;
+	return freed;
+}
+
+/* ibv_reg_mr of [lo, hi); sets *memlock when the refusal was for want of
+ * lockable memory (ENOMEM, EAGAIN), errno to the first refusal's. */
+static struct ibv_mr *vrb_reg_mr(struct nal *n, uintptr_t lo, uintptr_t hi, bool *memlock)
+{
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
+	struct ibv_mr *m = ibv_reg_mr(n->pd, (void *)lo, hi - lo, acc);
+	if (m)
+		return m;
+	int e = errno;
+	*memlock = e == ENOMEM || e == EAGAIN;
+	/* read-only memory can still be read */
+	m = ibv_reg_mr(n->pd, (void *)lo, hi - lo, IBV_ACCESS_REMOTE_READ);
+	if (!m) {
+		*memlock = *memlock || errno == ENOMEM || errno == EAGAIN;
+		errno = e;
+	}
+	return m;
+}
+
+/* The registration covering [addr, addr+len), from the cache or new,
+ * with one more user: vrb_reg_put() gives it back. */
 struct ibv_mr *vrb_reg_get(struct nal *n, void *addr, size_t len)
 {
 	uintptr_t a = (uintptr_t)addr;
@@ -182,25 +235,28 @@ struct ibv_mr *vrb_reg_get(struct nal *n, void *addr, size_t len)
 			struct vrb_reg hit = *r;
 			hit.ulo = lo > hit.ulo ? lo : hit.ulo;
 			hit.uhi = hi < hit.uhi ? hi : hit.uhi;
+			hit.refs++;
 			memmove(&n->regs[1], &n->regs[0], i * sizeof n->regs[0]); /* most recent first */
 			n->regs[0] = hit;
 			return hit.mr;
 		}
-		/* Remapped here; freed only if nothing it served is live. */
+		/* Remapped here; freed when unused and nothing it could
+		 * serve is left. */
 		n->reg_stale++;
-		if (vrb_reg_dead(n, r))
+		if (!r->refs && vrb_reg_dead(n, r))
 			vrb_reg_remove(n, i--);
 	}
-	struct vrb_reg r = { .start = lo, .end = hi, .ulo = lo, .uhi = hi };
-	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
-	r.mr = ibv_reg_mr(n->pd, (void *)lo, hi - lo, acc);
-	if (!r.mr) /* read-only memory can still be read */
-		r.mr = ibv_reg_mr(n->pd, (void *)lo, hi - lo, IBV_ACCESS_REMOTE_READ);
+	struct vrb_reg r = { .start = lo, .end = hi, .ulo = lo, .uhi = hi, .refs = 1 };
+	bool memlock = false;
+	r.mr = vrb_reg_mr(n, lo, hi, &memlock);
+	if (!r.mr && memlock && vrb_reg_trim(n) > 0) /* unused ones made room? */
+		r.mr = vrb_reg_mr(n, lo, hi, &memlock);
 	if (!r.mr) {
 		fprintf(stderr, "ptl: verbs: cannot register %zu bytes at %p: %s (memlock limit? ulimit -l)\n",
 			len, addr, strerror(errno));
 		return NULL;
 	}
+	r.lkey = r.mr->lkey;
 	/* The frames now, pinned: recorded after ibv_reg_mr faulted them in. */
 	if (n->pagemap_fd >= 0) {
 		size_t np = (hi - lo) / vrb_page;
@@ -211,11 +267,38 @@ struct ibv_mr *vrb_reg_get(struct nal *n, void *addr, size_t len)
 		}
 	}
 	vrb_reg_reap(n);
+	if (n->nregs == n->regs_cap) { /* all in use (or the first one) */
+		unsigned cap = n->regs_cap ? 2 * n->regs_cap : VRB_REG_MAX;
+		struct vrb_reg *g = realloc(n->regs, cap * sizeof *g);
+		if (!g) {
+			fprintf(stderr, "ptl: verbs: out of memory for %u registrations\n", cap);
+			vrb_reg_free(&r);
+			return NULL;
+		}
+		n->regs = g;
+		n->regs_cap = cap;
+	}
 	memmove(&n->regs[1], &n->regs[0], n->nregs * sizeof n->regs[0]);
 	n->regs[0] = r;
 	n->nregs++;
 	n->reg_made++;
+	if (n->nregs > n->reg_peak)
+		n->reg_peak = n->nregs;
 	return r.mr;
+}
+
+/* A user of the registration with this lkey is done. The one just
+ * used is usually first (most recent first). */
+void vrb_reg_put(struct nal *n, uint32_t lkey)
+{
+	for (unsigned i = 0; i < n->nregs; i++) {
+		struct vrb_reg *r = &n->regs[i];
+		if (r->lkey != lkey)
+			continue;
+		if (r->refs && --r->refs == 0 && !r->pfn)
+			vrb_reg_remove(n, i); /* never reused: unpinned now */
+		return;
+	}
 }
 
 int vrb_mem_reg(struct nal *n, void *addr, size_t len, struct nal_mr *mr)
@@ -229,9 +312,8 @@ int vrb_mem_reg(struct nal *n, void *addr, size_t len, struct nal_mr *mr)
 	return 0;
 }
 
+/* lib/ptl's exposure of mr ended. */
 void vrb_mem_dereg(struct nal *n, struct nal_mr *mr)
 {
-	/* Cached: stays until found dead, evicted, or close(). */
-	(void)n;
-	(void)mr;
+	vrb_reg_put(n, ((struct ibv_mr *)mr->priv)->lkey);
 }
