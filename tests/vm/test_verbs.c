@@ -12,7 +12,10 @@
  * WRITE from 0 B to 16 MiB, with several local pieces; the registration
  * cache after free and re-map at the same address, of part of a region
  * (a registration still exposed for its other part stays; pages remapped
- * in the middle are seen) and with another size (remap_part); sleep() with a
+ * in the middle are seen) and with another size (remap_part); without
+ * page frames, registrations freed when their exposure or bulk ends
+ * (regfree); with them, one in use never freed for room (reg_inuse);
+ * sleep() with a
  * timeout and kick(); a broken connection (RDMA READ beyond the peer's
  * registration, RDMA WRITE with a wrong rkey) fails that bulk with
  * NAL_EIO but not the peer, loses or doubles none of the eager messages
@@ -23,8 +26,8 @@
  * to it).
  *
  *   test_verbs [-n REPEAT] [TEST...]
- *   tests: eager pingpong credits due bulk remap remap_part sleep reopen
- *          [reopen_limit]
+ *   tests: eager pingpong credits due bulk remap remap_part regfree
+ *          reg_inuse sleep reopen [reopen_limit]
  *   (the handshake first and the dead peer last always run, unless
  *   reopen_limit failed the peer already)
  */
@@ -462,6 +465,7 @@ static void test_remap(void)
 		struct reg_msg m = { mr.addr, mr.key, len };
 		xwrite(&m, sizeof m);
 		sync_peer();
+		vrb_mem_dereg(n, &mr);
 		/* free, map again at the same place, new contents */
 		CHECK(munmap(p, len) == 0);
 		unsigned char *q = mmap(p, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
@@ -472,6 +476,7 @@ static void test_remap(void)
 		xwrite(&m, sizeof m);
 		sync_peer();
 		printf("rank 0: reg cache: page frames %s\n", n->pagemap_fd >= 0 ? "checked" : "hidden, no reuse");
+		vrb_mem_dereg(n, &mr);
 		munmap(q, len);
 	} else {
 		unsigned char *buf = malloc(len);
@@ -511,7 +516,8 @@ static bool reg_alive(uint64_t key)
 	return false;
 }
 
-/* Registers [p, p+len), has the peer read and check it; its rkey. */
+/* Registers [p, p+len), has the peer read and check it, and ends the
+ * exposure (mem_dereg, as lib/ptl does when the answer came); its rkey. */
 static uint64_t expose(const void *p, size_t len, uint32_t npieces, const uint64_t (*pieces)[4])
 {
 	struct nal_mr mr;
@@ -525,6 +531,7 @@ static uint64_t expose(const void *p, size_t len, uint32_t npieces, const uint64
 	}
 	xwrite(&w, sizeof w);
 	sync_peer(); /* the peer read and checked it */
+	vrb_mem_dereg(n, &mr);
 	return mr.key;
 }
 
@@ -588,6 +595,7 @@ static void test_remap_part(void)
 	struct want w = { d.addr, d.key, half, 1, { { 0, half, 0, 11 } } };
 	xwrite(&w, sizeof w);
 	sync_peer();
+	vrb_mem_dereg(n, &d);
 	/* Four pages in the middle remapped: first and last page unchanged. */
 	unsigned char *m = mmap(NULL, len, prot, flags, -1, 0);
 	CHECK(m != MAP_FAILED);
@@ -612,8 +620,11 @@ static void test_remap_part(void)
 	CHECK(t != MAP_FAILED);
 	fill(t, len, 16);
 	uint64_t tkey = expose(t, len, 1, (const uint64_t[][4]){ { 0, len, 0, 16 } });
+	struct nal_mr d2;
 	CHECK(vrb_mem_reg(n, t, half, &d) == 0 && d.key == tkey);
-	CHECK(vrb_mem_reg(n, t + half, half, &d) == 0 && d.key == tkey);
+	CHECK(vrb_mem_reg(n, t + half, half, &d2) == 0 && d2.key == tkey);
+	vrb_mem_dereg(n, &d); /* both exposures end: unused */
+	vrb_mem_dereg(n, &d2);
 	CHECK(mmap(t, len, prot, flags | MAP_FIXED, -1, 0) == t);
 	fill(t, len, 17);
 	CHECK(expose(t, len, 1, (const uint64_t[][4]){ { 0, len, 0, 17 } }) != tkey && !reg_alive(tkey));
@@ -626,6 +637,127 @@ static void test_remap_part(void)
 	       (unsigned long long)n->reg_freed);
 	munmap(m, small);
 	munmap(r, len);
+}
+
+/* Registrations that cannot be validated (no page frames: every user
+ * without CAP_SYS_ADMIN, or PTL_VERBS_REG_CACHE=0; here page frames are
+ * hidden by hand) are freed when their exposure ends, as lib/ptl says
+ * through mem_dereg and a bulk through its completion: bulk moves from
+ * distinct 1 MiB buffers, malloc'ed and freed each round, leave only the
+ * ones in flight (the old cache kept them all, VRB_REG_MAX of them, the
+ * freed memory pinned, until ibv_reg_mr ran into the memlock limit).
+ * Rank 0 keeps WINDOW exposures out at once, as lib/ptl does with ops
+ * in flight; rank 1 reads each into a new buffer of its own. */
+/* Registrations without page frames (never reused): the ones that live. */
+static int reg_unchecked(void)
+{
+	int k = 0;
+	for (unsigned i = 0; i < n->nregs; i++)
+		k += !n->regs[i].pfn;
+	return k;
+}
+
+static void test_regfree(void)
+{
+	enum { ROUNDS = 40, WINDOW = 4 };
+	const size_t len = 1u << 20;
+	int fd = n->pagemap_fd;
+	n->pagemap_fd = -1;
+	/* Cached ones the tests before left may go meanwhile: count these. */
+	int live0 = reg_unchecked(), most = 0;
+	uint64_t made0 = n->reg_made, freed0 = n->reg_freed;
+	if (me == 0) {
+		unsigned char *buf[WINDOW] = { NULL };
+		struct nal_mr mr[WINDOW];
+		for (int k = 0; k < ROUNDS + WINDOW; k++) {
+			int w = k % WINDOW;
+			if (buf[w]) { /* round k - WINDOW's answer came: the exposure ends */
+				vrb_mem_dereg(n, &mr[w]);
+				free(buf[w]);
+				buf[w] = NULL;
+			}
+			struct reg_msg m = { 0, 0, 0 };
+			if (k < ROUNDS) {
+				CHECK((buf[w] = malloc(len)) != NULL);
+				fill(buf[w], len, (unsigned)k);
+				CHECK(vrb_mem_reg(n, buf[w], len, &mr[w]) == 0);
+				m = (struct reg_msg){ mr[w].addr, mr[w].key, len };
+			}
+			if (reg_unchecked() - live0 > most)
+				most = reg_unchecked() - live0;
+			xwrite(&m, sizeof m);
+			sync_peer(); /* read (rounds behind: they overlap) */
+		}
+		CHECK(reg_unchecked() == live0);
+	} else {
+		for (int k = 0;; k++) {
+			struct reg_msg m;
+			xread(&m, sizeof m);
+			if (m.len) {
+				unsigned char *got = malloc(len);
+				CHECK(got);
+				struct iovec one = { got, len };
+				do_bulk(NAL_BULK_READ, &one, 1, m.addr, m.key, len);
+				CHECK(same(got, len, (unsigned)k));
+				free(got);
+				if (reg_unchecked() - live0 > most)
+					most = reg_unchecked() - live0;
+			}
+			sync_peer();
+			if (k == ROUNDS + WINDOW - 1)
+				break;
+		}
+	}
+	printf("rank %d: regfree: frames hidden: %llu registrations made, %llu freed, at most %d live (%s)\n", me,
+	       (unsigned long long)(n->reg_made - made0), (unsigned long long)(n->reg_freed - freed0), most,
+	       me == 0 ? "the exposures out" : "none after a bulk");
+	CHECK(n->reg_made - made0 == ROUNDS && n->reg_freed - freed0 >= ROUNDS);
+	CHECK(most <= (me == 0 ? WINDOW : 0));
+	n->pagemap_fd = fd;
+	sync_peer();
+}
+
+/* Where page frames are seen, registrations are kept for reuse, but one
+ * in use (lib/ptl's exposure not ended) is never freed for room, however
+ * many there are; once released, the table shrinks back to VRB_REG_MAX
+ * at the next miss. The old cache freed the oldest at VRB_REG_MAX, in
+ * use or not (a peer's READ of it then broke the connection). Rank 0
+ * only: registrations of one page each. */
+static void test_reg_inuse(void)
+{
+	enum { MANY = VRB_REG_MAX + 44 };
+	const size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	if (me == 1 || n->pagemap_fd < 0) {
+		if (me == 0)
+			printf("rank 0: reg in use: page frames hidden, nothing kept: skipped\n");
+		sync_peer();
+		return;
+	}
+	unsigned char *p = mmap(NULL, (MANY + 1) * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(p != MAP_FAILED);
+	memset(p, 1, (MANY + 1) * pg);
+	static struct nal_mr mr[MANY];
+	for (int i = 0; i < MANY; i++)
+		CHECK(vrb_mem_reg(n, p + (size_t)i * pg, pg, &mr[i]) == 0);
+	unsigned kept = 0;
+	for (int i = 0; i < MANY; i++)
+		kept += reg_alive(mr[i].key);
+	unsigned most = n->nregs;
+	CHECK(kept == MANY);
+	/* One taken twice is still in use after one release. */
+	struct nal_mr again;
+	CHECK(vrb_mem_reg(n, p, pg, &again) == 0 && again.key == mr[0].key);
+	for (int i = 0; i < MANY; i++)
+		vrb_mem_dereg(n, &mr[i]);
+	struct nal_mr one;
+	CHECK(vrb_mem_reg(n, p + (size_t)MANY * pg, pg, &one) == 0);
+	printf("rank 0: reg in use: %u of %u in use kept (%u live), %u live after their release\n", kept,
+	       (unsigned)MANY, most, n->nregs);
+	CHECK(n->nregs <= VRB_REG_MAX && reg_alive(mr[0].key));
+	vrb_mem_dereg(n, &again);
+	vrb_mem_dereg(n, &one);
+	munmap(p, (MANY + 1) * pg);
+	sync_peer();
 }
 
 /* Where (raddr, rkey) of a bad RDMA point: beyond the registration, or
@@ -792,7 +924,8 @@ static const struct {
 } tests[] = { { "eager", test_eager }, { "pingpong", test_pingpong_credits }, { "credits", test_credits },
 	      { "due", test_due },
 	      { "bulk", test_bulk },
-	      { "remap", test_remap }, { "remap_part", test_remap_part }, { "sleep", test_sleep }, { "reopen", test_reopen },
+	      { "remap", test_remap }, { "remap_part", test_remap_part }, { "regfree", test_regfree },
+	      { "reg_inuse", test_reg_inuse }, { "sleep", test_sleep }, { "reopen", test_reopen },
 	      { "reopen_limit", test_reopen_limit } };
 #define LIMIT_TEST (NTESTS - 1) /* only when named: it fails the peer */
 #define NTESTS (sizeof tests / sizeof tests[0])
@@ -811,7 +944,8 @@ int main(int argc, char **argv)
 			t++;
 		if (t == NTESTS) {
 			fprintf(stderr, "usage: test_verbs [-n REPEAT] "
-					"[eager|pingpong|credits|due|bulk|remap|remap_part|sleep|reopen|reopen_limit]...\n");
+					"[eager|pingpong|credits|due|bulk|remap|remap_part|regfree|reg_inuse|sleep|reopen|\n"
+					"reopen_limit]...\n");
 			return 2;
 		}
 		want[t] = any = true;
