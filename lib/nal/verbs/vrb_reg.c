@@ -287,18 +287,23 @@ struct ibv_mr *vrb_reg_get(struct nal *n, void *addr, size_t len)
 	return r.mr;
 }
 
-/* A user of the registration with this lkey is done. The one just
- * used is usually first (most recent first). */
+/* A user of registration i is done. */
+static void vrb_reg_unuse(struct nal *n, unsigned i)
+{
+	struct vrb_reg *r = &n->regs[i];
+	if (r->refs && --r->refs == 0 && !r->pfn)
+		vrb_reg_remove(n, i); /* never reused: unpinned now */
+}
+
+/* A user of the registration with this lkey (a bulk's piece) is done.
+ * The one just used is usually first (most recent first). */
 void vrb_reg_put(struct nal *n, uint32_t lkey)
 {
-	for (unsigned i = 0; i < n->nregs; i++) {
-		struct vrb_reg *r = &n->regs[i];
-		if (r->lkey != lkey)
-			continue;
-		if (r->refs && --r->refs == 0 && !r->pfn)
-			vrb_reg_remove(n, i); /* never reused: unpinned now */
-		return;
-	}
+	for (unsigned i = 0; i < n->nregs; i++)
+		if (n->regs[i].lkey == lkey) {
+			vrb_reg_unuse(n, i);
+			return;
+		}
 }
 
 int vrb_mem_reg(struct nal *n, void *addr, size_t len, struct nal_mr *mr)
@@ -312,8 +317,13 @@ int vrb_mem_reg(struct nal *n, void *addr, size_t len, struct nal_mr *mr)
 	return 0;
 }
 
-/* lib/ptl's exposure of mr ended. */
+/* lib/ptl's exposure of mr ended. mr->priv is compared, never read: a
+ * registration close() freed is simply not found. */
 void vrb_mem_dereg(struct nal *n, struct nal_mr *mr)
 {
-	vrb_reg_put(n, ((struct ibv_mr *)mr->priv)->lkey);
+	for (unsigned i = 0; i < n->nregs; i++)
+		if (n->regs[i].mr == mr->priv) {
+			vrb_reg_unuse(n, i);
+			return;
+		}
 }
