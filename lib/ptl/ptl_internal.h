@@ -207,10 +207,12 @@ struct ptl_op {
 	ptl_hdr_data_t hdr_data;
 	ptl_size_t remote_offset;
 	bool ack_req;
-	bool bulk;                 /* SEND_END waits for the answer */
+	bool bulk;                 /* a bulk request: a put's SEND_END waits for
+	                            * the answer; nmr is valid (ptl_send_bulk) */
 	/* A bulk request's registrations (its segments'): the exposure ends
 	 * with the op, so ptl_op_finish hands them back (mem_dereg). nmr 0:
-	 * none; 1: mr1; more: mrs, malloc'ed (IOVEC MDs only). */
+	 * none; 1: mr1; more: mrs, malloc'ed (IOVEC MDs only). Not set in
+	 * ptl_op_new: one more store there made a put's fast path spill. */
 	uint16_t nmr;
 	struct nal_mr mr1;
 	struct nal_mr *mrs;

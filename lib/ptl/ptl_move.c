@@ -38,7 +38,6 @@ static struct ptl_op *ptl_op_new(struct ptl_ni *ni, enum ptl_op_kind kind, int p
 	op->remote_offset = h->offset;
 	op->ack_req = false;
 	op->bulk = false;
-	op->nmr = 0;
 	ptl_list_add_before(&op->link, &ptl_lib.peers[peer].ops);
 	return op;
 }
@@ -47,6 +46,8 @@ static struct ptl_op *ptl_op_new(struct ptl_ni *ni, enum ptl_op_kind kind, int p
  * gone): its registrations go back to the NAL. */
 void ptl_op_unreg(struct ptl_op *op)
 {
+	if (!op->nmr) /* (its registration failed: maybe no NAL either) */
+		return;
 	struct ptl_nalinst *nal = &ptl_lib.nals[ptl_lib.peers[op->peer].nal];
 	struct nal_mr *mrs = op->nmr > 1 ? op->mrs : &op->mr1;
 	for (unsigned i = 0; i < op->nmr; i++)
@@ -63,7 +64,7 @@ void ptl_ops_unreg_all(void)
 		struct ptl_list *head = &ptl_lib.peers[r].ops;
 		for (struct ptl_list *l = head->next; l != head; l = l->next) {
 			struct ptl_op *op = ptl_container_of(l, struct ptl_op, link);
-			if (op->nmr)
+			if (op->bulk)
 				ptl_op_unreg(op);
 		}
 	}
@@ -71,7 +72,7 @@ void ptl_ops_unreg_all(void)
 
 void ptl_op_finish(struct ptl_ni *ni, struct ptl_op *op)
 {
-	if (op->nmr)
+	if (op->bulk)
 		ptl_op_unreg(op);
 	ptl_list_del(&op->link);
 	ptl_htab_release(&ni->ops, op->cookie);
@@ -233,11 +234,15 @@ static inline int ptl_send_inline(int peer, const struct ptl_hdr *h, const struc
 	return ptl_send(peer, h, sizeof *h, payload, len);
 }
 
-/* Sends h followed by the segments of md's [off, off+len). */
-static int ptl_send_bulk(int peer, struct ptl_hdr *h, struct ptl_md *md, ptl_size_t off, ptl_size_t len,
-			 struct ptl_op *op)
+/* Sends h followed by the segments of md's [off, off+len) to op's peer;
+ * op keeps the registrations. (Arguments kept at five: a put's inlined
+ * fast path, which does not come here, is sensitive to the call.) */
+static int ptl_send_bulk(struct ptl_hdr *h, struct ptl_md *md, ptl_size_t off, ptl_size_t len, struct ptl_op *op)
 {
 	struct ptl_seg segs[PTL_MAX_SEGS];
+	int peer = op->peer;
+	op->bulk = true; /* a get's too: ptl_op_finish reads nmr */
+	op->nmr = 0;
 	int n = ptl_md_segs(md, peer, off, len, segs, op);
 	if (n < 0)
 		return NAL_EIO;
@@ -278,7 +283,7 @@ __attribute__((always_inline)) static inline int ptl_put_common(ptl_handle_md_t 
 		op->bulk = bulk;
 		h.flags |= PTL_HF_ANSWER | (ack ? PTL_HF_ACK_REQ : 0);
 	}
-	int nrc = bulk ? ptl_send_bulk(peer, &h, md, loff, len, op) : ptl_send_inline(peer, &h, md, loff, len);
+	int nrc = bulk ? ptl_send_bulk(&h, md, loff, len, op) : ptl_send_inline(peer, &h, md, loff, len);
 	if (nrc != 0) {
 		if (op)
 			ptl_op_finish(ni, op);
@@ -338,7 +343,7 @@ static int ptl_get_common(ptl_handle_md_t md_handle, bool region, ptl_size_t lof
 		goto out;
 	}
 	int nrc = ptl_fits_inline(len) ? ptl_send(peer, &h, sizeof h, NULL, 0)
-				       : ptl_send_bulk(peer, &h, md, loff, len, op);
+				       : ptl_send_bulk(&h, md, loff, len, op);
 	if (nrc != 0) {
 		ptl_op_finish(ni, op);
 		ptl_md_give_back(md);
