@@ -526,14 +526,16 @@ static void test_rewind_lag(void **state)
 	run(2, body_lag, NULL, 30, -1);
 }
 
-/* ---- a stream rewinds once the consumer has read the lap's hot window */
+/* ---- a stream rewinds only once the consumer has drained the ring */
 
 #define SR_N 300 /* 72-byte records: 21600 bytes, more than one progress() drains */
 
 /* Rank 0 sends SR_N records while rank 1 reads none, then rank 1 drains
- * once (SHM_RX_BUDGET records: past SHM_STREAM_HOT, short of the tail).
- * Rank 0's next record then rewinds on the head ring_ctl shows, though
- * the ring has not drained, and the one after it starts the next lap. */
+ * once (SHM_RX_BUDGET records, short of the tail). Rank 0's next records
+ * go on in the same lap: rewound, they would have only the room rank 1
+ * has read of this one (a burst larger than that found the ring full).
+ * Once rank 1 has drained everything, rank 0's next record rewinds on
+ * the head ring_ctl shows, and the one after it starts the next lap. */
 static int body_stream_rewind(struct sj_ctx *c, void *arg)
 {
 	static uint8_t buf[64];
@@ -555,7 +557,15 @@ static int body_stream_rewind(struct sj_ctx *c, void *arg)
 		for (; k < SR_N + 2; k++) {
 			memcpy(buf, &k, sizeof(k));
 			SJ_CHECK(nal_shm_ops.send(c->n, 1, buf, 8, buf + 8, 56) == 0);
-			if (k == SR_N) {
+		}
+		shm_get_stats(c->n, &st2);
+		SJ_CHECK(st2.rewinds == 0 && (c->n->tx[1].tail & c->n->ring_mask) == (SR_N + 2) * 72);
+		SJ_CHECK(sj_barrier(c) == 0);
+		SJ_CHECK(sj_barrier(c) == 0); /* rank 1 drained all */
+		for (; k < SR_N + 4; k++) {
+			memcpy(buf, &k, sizeof(k));
+			SJ_CHECK(nal_shm_ops.send(c->n, 1, buf, 8, buf + 8, 56) == 0);
+			if (k == SR_N + 2) {
 				shm_get_stats(c->n, &st2);
 				SJ_CHECK(st2.rewinds == 1 && (c->n->tx[1].tail & c->n->ring_mask) == 0);
 			}
@@ -567,13 +577,19 @@ static int body_stream_rewind(struct sj_ctx *c, void *arg)
 	} else {
 		SJ_CHECK(sj_barrier(c) == 0);
 		nal_shm_ops.progress(c->n);
-		SJ_CHECK((uint64_t)lag_got * 72 >= SHM_STREAM_HOT && lag_got < SR_N);
+		SJ_CHECK(lag_got > 0 && lag_got < SR_N);
+		SJ_CHECK(sj_barrier(c) == 0);
+		SJ_CHECK(sj_barrier(c) == 0); /* rank 0 sent 2 more */
+		while (lag_got < SR_N + 2) {
+			nal_shm_ops.progress(c->n);
+			SJ_CHECK(sj_now_ns() < deadline);
+		}
 		SJ_CHECK(sj_barrier(c) == 0);
 		while (!lag_end) {
 			nal_shm_ops.progress(c->n);
 			SJ_CHECK(sj_now_ns() < deadline);
 		}
-		SJ_CHECK(lag_got == SR_N + 2);
+		SJ_CHECK(lag_got == SR_N + 4);
 	}
 	SJ_CHECK(lag_bad == 0);
 	return sj_barrier(c);

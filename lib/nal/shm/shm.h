@@ -37,8 +37,8 @@
  * ring (the rest of this lap is skipped, as if padded). A producer that
  * knows its ring drained (from an ack, or from ring_ctl when it streams:
  * the consumer stores its head there after every drain) rewinds once it
- * is SHM_HOT_BYTES in, and one whose consumer has read the lap's first
- * SHM_STREAM_HOT bytes does too (shm_nal.c, ring_rewind_ok), so a
+ * is SHM_HOT_BYTES in (shm_nal.c, ring_rewind_ok; not while the consumer
+ * is behind: a burst would find no room after the rewind), so a
  * ping-pong reuses the same few KiB of ring, lines both L1 caches still
  * hold, rather than walking the whole ring through L2 (8-byte ping-pong of
  * the raw ring on this EPYC: 120 ns half round trip with a 16 KiB or
@@ -83,8 +83,6 @@
 /* A producer that knows the consumer has caught up rewinds once its
  * records reach this far into the ring (see SHM_RF_REWIND). */
 #define SHM_HOT_BYTES 4096u
-/* A stream rewinds once the consumer has read this much of the lap. */
-#define SHM_STREAM_HOT 8192u
 
 /* A payload at least this long starts on a cache line in the ring (shm_ring_put). */
 #define SHM_PAYLOAD_ALIGN 256u

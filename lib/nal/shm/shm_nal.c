@@ -346,25 +346,24 @@ static inline void ring_take_ack(struct nal *n, int li, uint64_t w)
 }
 
 /* Whether the record being written at tx->tail, ending SHM_HOT_BYTES or
- * more into the lap that starts at base, may rewind. Two cases, from what we know of
- * the consumer's head (head_cache):
- *   drained: it has read all we sent before this record (a ping-pong,
- *     or a stream that keeps up);
- *   streaming: it has read the lap's first SHM_STREAM_HOT bytes, so the
- *     next lap starts with that much room: two 4 KiB records, one for
- *     us to write while it reads the other.
- * A consumer behind both keeps the whole ring (test_shm's rewind_lag):
- * rewinding past it would leave us only the room before its head. Either
- * way the consumer is past base + 8, so the terminator's place at the
- * next lap's start (base + S) is free; a record that a PAD moved to the
- * start of a lap has none of the lap behind it, and never rewinds. */
+ * more into the lap that starts at base, may rewind: only when the
+ * consumer has read all we sent before it (head_cache, from an ack or
+ * from ring_ctl), a ping-pong or a stream that keeps up; it is then past
+ * base + 8, so the terminator's place at the next lap's start (base + S)
+ * is free. A record that a PAD moved to the start of a lap has none of the
+ * lap behind it, and never rewinds.
+ *
+ * A stream whose consumer is behind does not rewind: after a rewind the
+ * producer has only the room the consumer has read of the lap before, so
+ * a burst larger than that found the ring full and went to ptl's backlog
+ * (a copy more, sent only on a later progress pass, while the consumer
+ * waited for it). Rewinding once the consumer had read the lap's first
+ * 8 KiB, a 32-deep window of 4 KiB puts queued three sends in four on
+ * this EPYC (ptl_pingpong bw 4096 ~20 -> ~29 GB/s without; MPI b4096
+ * ~18 -> ~25). test_shm's stream_rewind. */
 static inline int ring_rewind_ok(const struct shm_tx *tx, uint64_t base)
 {
-	int64_t in = (int64_t)(tx->head_cache - base); /* negative: not into the lap yet */
-
-	if (tx->head_cache == tx->tail)
-		return in >= 8;
-	return in >= (int64_t)SHM_STREAM_HOT;
+	return tx->head_cache == tx->tail && (int64_t)(tx->head_cache - base) >= 8;
 }
 
 /* Appends one record (a then b, contiguous) to our ring to local peer li.
