@@ -42,9 +42,16 @@
 #          into buffers their peers then read, as a 2-rank schedule's
 #          step), bytes each CPU copies over what the exchange takes
 #          beyond the model's with an instant copy; shm's split copies
-#          (128 KiB and up, --split-min) are in them (--split-cost 0).
-#          Checked, not fitted: the 1 MiB ping-pong and 2-rank MPI_Bcast
-#          (one split copy each, one way) beside their predictions
+#          (with PTL_SHM_CMA=1, 128 KiB and up, --split-min) are in them
+#          (--split-cost 0)
+#   moves  shm's default moves a rendezvous's bytes through the segment:
+#          one way (no copy back at once: not an exchange) the sender's
+#          core copies out while the receiver's copies in a piece behind
+#          (SHM_PIECE), each for the bytes at the move rate (--move-rates):
+#          mpi_allreduce's 16 KiB, 128 KiB and 1 MiB ping-pongs, the bytes
+#          and a piece over what each takes beyond the model's with an
+#          instant move. Checked, not fitted: the 2-rank 1 MiB MPI_Bcast
+#          (one move, one way) beside its prediction
 #   small  ptl's short allreduce rounds go request-free (inline,
 #          ACK-free, no request at either end; --small-max): their CPU at
 #          each end from mpi_collcal's "sovh" (blocking 8-byte MPI_Send
@@ -501,6 +508,30 @@ if [ -n "$rates" ]; then
 	rt="--copy-rates $rates"
 	splitc=0
 fi
+# shm's bounce moves (its default, not with PTL_SHM_CMA=1): a rendezvous
+# copy that goes one way is two copies pipelined over the two cores, the
+# sender's out into the segment and the receiver's in from the first
+# piece (SHM_PIECE) on, so it takes one copy and a piece's; an exchange's
+# copies (each core copies both directions' pieces) keep the exchange
+# rates above. The one-way rate at each size from mpi_allreduce's
+# ping-pongs (16 KiB, 128 KiB, 1 MiB; rendezvous, one move each way in
+# turn): the bytes and a piece over what the ping-pong takes beyond the
+# model's with an instant move.
+mv= mvsays=
+if [ "$split" -gt 1048576 ]; then
+	piece=$(sed -n 's/^#define SHM_PIECE (\([0-9][0-9]*\)u << 10).*/\1/p' "$S/lib/nal/shm/shm_bulk.c" 2>/dev/null)
+	piece=$(( ${piece:-64} * 1024 ))
+	for l in 16384 131072 1048576; do
+		h=$(cal 2 pingpong "$l")
+		[ -n "$h" ] || continue
+		f=$(one "$l" 0 0 0 --move-piece "$piece" --move-rates 1:1e18)
+		r=$(calc "$h > $f ? ($l + ($l < $piece ? $l : $piece)) / (($h - $f) * 1e-6) : 0")
+		[ "$r" = 0 ] && continue
+		mv="$mv${mv:+,}$l:$r"
+		mvsays="$mvsays $((l / 1024))K $(calc "$r / 1e9") ($h us)"
+	done
+	[ -n "$mv" ] && rt="$rt --move-piece $piece --move-rates $mv"
+fi
 # A schedule's local copies (recursive doubling's lower rank copies the
 # input into place as it sends it): one core's memcpy by size, from
 # MPI_Allreduce on MPI_COMM_SELF (the checks, then the input copied into
@@ -524,6 +555,7 @@ fi
 [ -n "$allapart" ] && echo "#   MPI_Allreduce leaves the input apart where the algorithm reads it (--input; the call: the checks alone, MPI_COMM_SELF's 8-byte call)"
 if [ -n "$rt" ]; then
 	echo "#   rendezvous copy rates, GB/s by message size (2-rank exchanges):$ratesays"
+	[ -n "$mv" ] && echo "#   one-way bounce moves ($piece B pieces, out on the sender's core, in on the receiver's), GB/s each core by size (2-rank ping-pongs):$mvsays"
 else
 	echo "#   a split copy costs the receiver $splitc us beyond its half (128 KiB ping-pong $pp128k us - the model's $(one 128K 0 0 0) us without)"
 fi
@@ -531,7 +563,11 @@ fi
 [ -n "$small" ] && echo "#   request-free messages (direct recursive doubling up to $rdsmall B): $so us at each end (blocking send and receive), $salpha us between (blocking 8 B ping-pong $spp8 us - 2 x that); the receiver's CPU beyond that by size ${srecv:-?} (blocking ping-pongs of each size - 2 x that - alpha - bytes at the eager rate); crossing one going back ${cross:-?} (blocking exchanges - ping-pongs)"
 [ -n "$lrates" ] && echo "#   local copies, GB/s by size (MPI_COMM_SELF allreduce beyond its 8-byte call):$lsays"
 bc1m=$(cal 2 bcast 1048576)
-echo "# checks (no parameter comes from them), one copy of 1 MiB: ping-pong measured ${pp1m:-?} us, predicted $(one 1M 0 "$splitc" 0 $rt) us; 2-rank MPI_Bcast measured ${bc1m:-?} us, predicted $(one 1M "$callb" "$splitc" "$cmd" $rt $wk) us"
+if [ -n "$mv" ]; then
+	echo "# check (no parameter comes from it), one move of 1 MiB: 2-rank MPI_Bcast measured ${bc1m:-?} us, predicted $(one 1M "$callb" "$splitc" "$cmd" $rt $wk) us (the 1 MiB ping-pong's ${pp1m:-?} us gave the move rate)"
+else
+	echo "# checks (no parameter comes from them), one copy of 1 MiB: ping-pong measured ${pp1m:-?} us, predicted $(one 1M 0 "$splitc" 0 $rt) us; 2-rank MPI_Bcast measured ${bc1m:-?} us, predicted $(one 1M "$callb" "$splitc" "$cmd" $rt $wk) us"
+fi
 # barrier N SWITCH: the model's N-rank barrier on the cores there are
 barrier() { predict --op barrier --ranks "$1" --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o" --call "$callb" $wk \
 	--cmd-cost "$cmd" --cores "$cores" --switch-cost "$2" $cwait $loop; }

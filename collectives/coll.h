@@ -496,6 +496,20 @@ struct coll_cost_params {
 	 * rendezvous copy is the get's, made by the rank that serves it. */
 	int nread;
 	struct coll_copy_rate read[COLL_COST_RATES];
+	/* With rndv: shm's bounce moves (its default; nmove points as rates,
+	 * 0: none). A rendezvous copy that goes one way (its receiver has no
+	 * rendezvous send of its own to the sender in flight) is two copies
+	 * pipelined over two CPUs: the sender's copies the bytes out into
+	 * the segment, move_piece bytes per hand-over (0: 64 KiB), while the
+	 * receiver's copies the pieces in, starting when the first is out;
+	 * each CPU busy len / move rate (by the message's size), in turn
+	 * with its other work (a busy or descheduled peer holds the move up),
+	 * and the copy done when the last piece is in. An exchange's copies
+	 * (both ways at once: each CPU copies both directions' pieces) are
+	 * the sender's CPU's alone at rates, which exchanges measure. */
+	int nmove;
+	struct coll_copy_rate move[COLL_COST_RATES];
+	size_t move_piece;
 };
 #define COLL_COST_MAX_CALLS 64
 struct coll_cost {

@@ -23,6 +23,10 @@
  * A copy of split_min bytes and up is split as ptl's shm NAL splits it:
  * the second half on the receiver's CPU once the sender's request reaches
  * it (EV_HELP), and the copy is done when both halves are (EV_COPIED).
+ * With move rates, a copy that goes one way is shm's bounce move instead:
+ * the sender's CPU copies the bytes out into the segment while the
+ * receiver's, from when the first piece is out (EV_BOUNCE), copies them
+ * in; an exchange's copies stay the sender's CPU's at the exchange rates.
  *
  * With fewer cores than ranks (cores), a rank's CPU work also needs a
  * core: each piece goes to the core where it can start first, and a rank
@@ -71,8 +75,10 @@ struct hent {
  * EV_GET: the receiver's request reached the sender (idx: its send);
  * EV_HELP: a split copy's request for the second half reached the
  * receiver (idx: its receive); EV_COPIED: the bytes are in place (idx:
- * the send). */
-enum { EV_READY, EV_ARRIVAL, EV_ACK, EV_RTS, EV_GET, EV_HELP, EV_COPIED };
+ * the send); EV_BOUNCE: a one-way bounce move's first piece is in the
+ * segment, the receiver copies the pieces in (idx: its receive; aux: when
+ * the sender's copy out ends). */
+enum { EV_READY, EV_ARRIVAL, EV_ACK, EV_RTS, EV_GET, EV_HELP, EV_COPIED, EV_BOUNCE };
 
 struct heap {
 	struct hent *v;
@@ -150,6 +156,10 @@ struct sim {
 	 * xend), which a message from xpeer crosses if their times overlap */
 	int *xpeer;
 	double *xstart, *xend;
+	/* per rank: rendezvous sends in flight (header out, copy not done)
+	 * and the peer of the latest; a copy to a rank with one of its own
+	 * in flight to the copy's sender is an exchange's */
+	int *rv_n, *rv_peer;
 	struct heap h;
 	double end;
 	uint64_t nfin;
@@ -375,6 +385,25 @@ static double rndv_copy(const struct coll_cost_params *p, size_t len, size_t byt
 	return rate > 0 ? (double)bytes / rate : 0.0;
 }
 
+/* Seconds each CPU copies for a one-way bounce move of len bytes (out on
+ * the sender's, in on the receiver's): at the move rate measured for its
+ * size (move, interpolated). */
+static double move_copy(const struct coll_cost_params *p, size_t len)
+{
+	int n = p->nmove < COLL_COST_RATES ? p->nmove : COLL_COST_RATES;
+	double rate = interp(p->move, sizeof p->move[0], offsetof(struct coll_copy_rate, rate), n, len, 0.0);
+	return rate > 0 ? (double)len / rate : 0.0;
+}
+
+/* The part of a bounce move one hand-over carries (move_piece, 64 KiB by
+ * default, as shm's SHM_PIECE): the receiver's copy starts that far into
+ * the sender's, and ends that far after it at the earliest. */
+static double piece_share(const struct coll_cost_params *p, size_t len)
+{
+	size_t piece = p->move_piece ? p->move_piece : (size_t)64 << 10;
+	return len > piece ? (double)piece / (double)len : 1.0;
+}
+
 static double local_copy(const struct coll_cost_params *p, size_t len);
 
 /* What taking the message of arrival e costs its receiver's CPU: a rank
@@ -412,6 +441,22 @@ static double local_copy(const struct coll_cost_params *p, size_t len)
 	int n = p->nlocal < COLL_COST_RATES ? p->nlocal : COLL_COST_RATES;
 	double rate = interp(p->local, sizeof p->local[0], offsetof(struct coll_copy_rate, rate), n, len, 0.0);
 	return rate > 0 ? (double)len / rate : 0.0;
+}
+
+/* coll_engine.c's COLL_ENGINE_PIECE: a reduction from INPUT copies the
+ * input's bytes into place this many at a time, each piece combined while
+ * it is in cache */
+#define COST_INPUT_PIECE 16384
+
+/* Seconds reduction c spends copying its input into place first (from
+ * INPUT: the engine's piece by piece memcpy, at the local copy rate of a
+ * piece; nothing without the local rates or from elsewhere). */
+static double input_copy(const struct coll_cost_params *p, const struct coll_cmd *c)
+{
+	if (!c->from_input || !c->len)
+		return 0.0;
+	size_t piece = c->len < COST_INPUT_PIECE ? c->len : COST_INPUT_PIECE;
+	return local_copy(p, piece) * ((double)c->len / (double)piece);
 }
 
 /* whether a send of len bytes is done only on its ACK */
@@ -521,6 +566,14 @@ static int simulate(struct sim *m)
 			/* the sender serves the get and copies (its part of) the bytes */
 			size_t own = m->split[e.rank] == SIZE_MAX ? own_part(p, c->len) : c->len;
 			double asked = cpu_run(m, e.rank, e.key, p->rndv_cost);
+			if (own == c->len && p->nmove > 0 && !(m->rv_n[pr] > 0 && m->rv_peer[pr] == e.rank)) {
+				/* one way: a bounce move, out by our CPU, in by the
+				 * receiver's from when the first piece is out */
+				double w = move_copy(p, c->len), out = cpu_run(m, e.rank, asked, w);
+				double first = asked + m->k * w * piece_share(p, c->len);
+				rc = hpush(&m->h, (struct hent){ first, ptie, pr, pi, EV_BOUNCE, out, 0 });
+				continue;
+			}
 			double mine = cpu_run(m, e.rank, asked, rndv_copy(p, c->len, own));
 			if (own == c->len) {
 				rc = hpush(&m->h,
@@ -544,6 +597,18 @@ static int simulate(struct sim *m)
 							  sr, si, EV_COPIED, 0, 0 });
 			continue;
 		}
+		if (e.ev == EV_BOUNCE) {
+			/* the receiver copies the pieces in, each after it is
+			 * out: the last one a piece's copy after the sender's
+			 * copy out ends at the earliest */
+			int sr;
+			size_t si;
+			partner(m, e.rank, e.idx, &sr, &si);
+			double w = move_copy(p, c->len), in = cpu_run(m, e.rank, e.key, w);
+			double last = e.aux + m->k * w * piece_share(p, c->len);
+			rc = hpush(&m->h, (struct hent){ in > last ? in : last, tie_of(m, sr, si), sr, si, EV_COPIED, 0, 0 });
+			continue;
+		}
 		if (e.ev == EV_COPIED) {
 			/* the send is done when the sender has seen so; the reply
 			 * tells the receiver */
@@ -552,6 +617,8 @@ static int simulate(struct sim *m)
 			partner(m, e.rank, e.idx, &pr, &pi);
 			if (m->split[e.rank] == e.idx)
 				m->split[e.rank] = SIZE_MAX;
+			if (m->rv_n[e.rank] > 0)
+				m->rv_n[e.rank]--;
 			rc = finish(m, e.rank, e.idx, cpu_run(m, e.rank, e.key, p->o));
 			if (!rc)
 				rc = hpush(&m->h, (struct hent){ e.key + p->alpha, tie_of(m, pr, pi), pr, pi,
@@ -570,13 +637,15 @@ static int simulate(struct sim *m)
 			if (!rc)
 				rc = finish(m, e.rank, e.idx,
 					    cpu_run(m, e.rank, taken,
-						    c->kind == COLL_REDUCE ? (double)c->len * p->gamma : 0.0));
+						    c->kind == COLL_REDUCE
+							    ? (double)c->len * p->gamma + input_copy(p, c)
+							    : 0.0));
 			continue;
 		}
 		if (e.ev == EV_ARRIVAL || !is_xfer(c)) {
 			/* rank work: a receive's o (arrivals only), a reduction, a copy */
 			double w = (e.ev == EV_ARRIVAL ? arrival_cost(m, &e, c->len) : 0.0)
-				   + (c->kind == COLL_REDUCE ? (double)c->len * p->gamma : 0.0)
+				   + (c->kind == COLL_REDUCE ? (double)c->len * p->gamma + input_copy(p, c) : 0.0)
 				   + (c->kind == COLL_COPY ? local_copy(p, c->len) : 0.0);
 			rc = finish(m, e.rank, e.idx, cpu_run(m, e.rank, e.key, w));
 			continue;
@@ -590,6 +659,8 @@ static int simulate(struct sim *m)
 			int rr;
 			size_t ri;
 			partner(m, e.rank, e.idx, &rr, &ri);
+			m->rv_n[e.rank]++;
+			m->rv_peer[e.rank] = rr;
 			rc = hpush(&m->h, (struct hent){ ready + p->alpha, tie_of(m, rr, ri), rr, ri, EV_RTS, 0, 0 });
 			continue;
 		}
@@ -670,6 +741,7 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	memset(out, 0, sizeof *out);
 	if (!s || !params || s->nheld != s->req.nranks || !rates_ok(params->rates, params->nrates)
 	    || !rates_ok(params->local, params->nlocal) || !rates_ok(params->read, params->nread)
+	    || !rates_ok(params->move, params->nmove)
 	    || !table_ok(&params->small_recv) || !table_ok(&params->cross))
 		return -EINVAL;
 	if (params->calls < 0 || params->calls > COLL_COST_MAX_CALLS)
@@ -702,6 +774,8 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	m.xpeer = malloc((size_t)n * sizeof *m.xpeer);
 	m.xstart = calloc((size_t)n, sizeof *m.xstart);
 	m.xend = calloc((size_t)n, sizeof *m.xend);
+	m.rv_n = calloc((size_t)n, sizeof *m.rv_n);
+	m.rv_peer = calloc((size_t)n, sizeof *m.rv_peer);
 	m.k = p.ranks_per_core > 1 ? p.ranks_per_core : 1;
 	if (p.cores > 0 && p.cores < n) {
 		m.ncores = p.cores;
@@ -714,7 +788,7 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 			m.core_last[c] = -1;
 	}
 	if (!m.dag || !m.rdy || !m.ports || !m.busy || !m.cpu || !m.cpu_busy || !m.nwait || !m.left || !m.call_end
-	    || !m.held || !m.split || !m.xpeer || !m.xstart || !m.xend)
+	    || !m.held || !m.split || !m.xpeer || !m.xstart || !m.xend || !m.rv_n || !m.rv_peer)
 		rc = -ENOMEM;
 	for (int r = 0; r < n && !rc; r++) {
 		m.split[r] = SIZE_MAX;
@@ -771,6 +845,8 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	free(m.xpeer);
 	free(m.xstart);
 	free(m.xend);
+	free(m.rv_n);
+	free(m.rv_peer);
 	free(m.core_free);
 	free(m.core_last);
 	free(m.h.v);

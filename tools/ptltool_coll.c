@@ -34,7 +34,8 @@ static void usage(FILE *out)
 	        "                    [--small-overhead TIME] [--small-alpha TIME] [--copy-rates LIST]\n"
 	        "                    [--small-recv-costs LIST] [--local-copy-rates LIST]\n"
 	        "                    [--wake-cost TIME] [--core-wait TIME] [--calls K] [--unexpected]\n"
-	        "                    [--cross-costs LIST] [--read-rates LIST] [--one-host]\n"
+	        "                    [--cross-costs LIST] [--read-rates LIST] [--move-rates LIST]\n"
+	        "                    [--move-piece SIZE] [--one-host]\n"
 	        "                    [--shared-cores] [--counts LIST] [--show] [--json]\n"
 	        "\n"
 	        "Expand a collective into its schedule, print the algorithm chosen, steps,\n"
@@ -113,6 +114,13 @@ static void usage(FILE *out)
 	        "                 beyond its bytes (bare: us), default 0\n"	        "  --read-rates LIST  with --inline-max: the rate of such a copy by message\n"
 	        "                 size, SIZE:RATE,... as --copy-rates (default: those, else\n"
 	        "                 --beta)\n"
+	        "  --move-rates LIST  with --rndv-min: a rendezvous copy that goes one way (its\n"
+	        "                 receiver sends none back at once) is shm's bounce move: the\n"
+	        "                 sender's CPU copies out, the receiver's copies in from the\n"
+	        "                 first piece on, each at this rate by message size,\n"
+	        "                 SIZE:RATE,... as --copy-rates; an exchange's copies keep\n"
+	        "                 --copy-rates (default: none, every copy the sender's)\n"
+	        "  --move-piece SIZE  with --move-rates: bytes per hand-over, default 64K\n"
 	        "  --small-max SIZE  messages of up to SIZE bytes go request-free (ptl's MPI:\n"
 	        "                 short allreduce rounds): --small-overhead at each end and\n"
 	        "                 --small-alpha between, instead of --overhead and --alpha\n"
@@ -379,6 +387,7 @@ enum opt_kind {
 	OPT_RATES,  /* comma-separated SIZE:RATE (struct coll_cost_params *): copy rates */
 	OPT_LOCAL,  /* the same: local copy rates */
 	OPT_READ,   /* the same: eager read rates */
+	OPT_MOVE,   /* the same: one-way bounce move rates */
 	OPT_TIMES,  /* comma-separated SIZE:TIME (struct coll_cost_table *) */
 	OPT_HELP,
 };
@@ -435,10 +444,17 @@ static int opt_apply(const struct opt_def *d, const char *arg, size_t **countsp,
 		return parse_unit(arg, no_units, 1, d->dst) || *(double *)d->dst > (double)d->hi ? bad(what, arg) : 0;
 	case OPT_RATES:
 	case OPT_LOCAL:
-	case OPT_READ: {
+	case OPT_READ:
+	case OPT_MOVE: {
 		struct coll_cost_params *cp = d->dst;
-		struct coll_copy_rate *r = d->kind == OPT_LOCAL ? cp->local : d->kind == OPT_READ ? cp->read : cp->rates;
-		int *n = d->kind == OPT_LOCAL ? &cp->nlocal : d->kind == OPT_READ ? &cp->nread : &cp->nrates;
+		struct coll_copy_rate *r = d->kind == OPT_LOCAL ? cp->local
+					   : d->kind == OPT_READ ? cp->read
+					   : d->kind == OPT_MOVE ? cp->move
+								 : cp->rates;
+		int *n = d->kind == OPT_LOCAL  ? &cp->nlocal
+			 : d->kind == OPT_READ ? &cp->nread
+			 : d->kind == OPT_MOVE ? &cp->nmove
+					       : &cp->nrates;
 		return parse_rates(arg, r, n) ? bad(what, arg) : 0;
 	}
 	case OPT_TIMES:
@@ -515,6 +531,8 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "inline-max", 0, OPT_SIZE, &cp.inline_max, NULL, 0, 0, 0, false },
 		{ "recv-copy-cost", 0, OPT_TIME, &cp.recv_copy_cost, NULL, 0, 0, 1e-6, false },
 		{ "read-rates", 0, OPT_READ, &cp, NULL, 0, 0, 0, false },
+		{ "move-rates", 0, OPT_MOVE, &cp, NULL, 0, 0, 0, false },
+		{ "move-piece", 0, OPT_SIZE, &cp.move_piece, NULL, 0, 1, 0, false },
 		{ "small-max", 0, OPT_SIZE, &cp.small_max, NULL, 0, 0, 0, false },
 		{ "small-overhead", 0, OPT_TIME, &cp.small_o, NULL, 0, 0, 1e-6, false },
 		{ "small-alpha", 0, OPT_TIME, &cp.small_alpha, NULL, 0, 0, 1e-6, false },
@@ -679,6 +697,8 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		       cp.small_max, cp.small_o * 1e6, cp.small_alpha * 1e6);
 		json_rates("copy_rates", cp.rates, cp.nrates);
 		json_rates("read_rates", cp.read, cp.nread);
+		json_rates("move_rates", cp.move, cp.nmove);
+		printf("\"move_piece\": %zu, ", cp.move_piece);
 		printf("\"wake_us\": %.6g, ", cp.wake_cost * 1e6);
 		if (cp.cores > 0 && cp.cores < req.nranks && cp.core_wait_set)
 			printf("\"core_wait_us\": %.6g, ", cp.core_wait * 1e6);

@@ -105,6 +105,17 @@ expect 0 --op allreduce --ranks 2 --bytes 4K --algo recursive_doubling --alpha 1
 has "$out" '"predicted_us": 6.296'
 expect 2 --op allreduce --ranks 2 --bytes 4K --read-rates 8K:1GB/s,2K:2GB/s
 has "$err" "bad --read-rates '8K:1GB/s,2K:2GB/s'"
+# --move-rates: a one-way rendezvous copy (2-rank bcast) is a bounce move,
+# out and in a piece apart: header, request, (256K + 64K) at 1 GB/s, reply
+expect 0 --op bcast --ranks 2 --bytes 256K --alpha 1 --beta 1GB/s --rndv-min 8K --move-rates 256K:1GB/s --json
+has "$out" '"move_rates": \[\[262144, 1e+09\]\], "move_piece": 0,'
+has "$out" '"predicted_us": 330.68'
+expect 0 --op bcast --ranks 2 --bytes 256K --alpha 1 --beta 1GB/s --rndv-min 8K --move-rates 256K:1GB/s --move-piece 32K --json
+has "$out" '"predicted_us": 297.912'
+expect 0 --op bcast --ranks 2 --bytes 256K --alpha 1 --beta 1GB/s --rndv-min 8K --json
+has "$out" '"predicted_us": 265.144'
+expect 2 --op bcast --ranks 2 --bytes 256K --move-rates 8K:1GB/s,2K:2GB/s
+has "$err" "bad --move-rates '8K:1GB/s,2K:2GB/s'"
 
 # allgatherv: short goes by bruck (N not a power of two: 3 rounds), long by
 # the one-way ring; zero blocks carry nothing

@@ -270,6 +270,50 @@ static void test_sw_split_copy(void **state)
 	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 262144, 1, &q), ex);
 }
 
+/* shm's bounce move (move rates): a rendezvous copy that goes one way (a
+ * 2-rank bcast) is the sender's copy out and the receiver's copy in,
+ * pipelined a piece apart, each at the move rate: the copy ends a piece
+ * after the sender's (M + piece at the rate), a message of one piece
+ * copied out then in. Each CPU's copy takes turns with its work (ranks
+ * sharing a core: twice as long). An exchange (2-rank recursive
+ * doubling: each rank sends the other one back at once) keeps the
+ * sender's copy at the exchange rate (beta here), as without them. */
+static void test_sw_bounce_move(void **state)
+{
+	(void)state;
+	double M = 262144, head = 2e-6 + 3e-7 + 1e-6 + 3e-7 + 1e-6 + 1.5e-6, tail = 1e-6 + 3e-7;
+	struct coll_cost_params p = { .alpha = 1e-6, .beta = 1e9, .gamma = 1e-10, .o = 3e-7, .call = 2e-6,
+				      .acked_sends = true, .rndv = true, .rndv_min = 4096, .rndv_cost = 1.5e-6,
+				      .nmove = 2, .move = { { 65536, 2e9 }, { 262144, 2e9 } } };
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 262144, 1, &p), head + (M + 65536) / 2e9 + tail);
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 65536, 1, &p), head + 2 * 65536 / 2e9 + tail);
+	p.move_piece = 32768;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 262144, 1, &p), head + (M + 32768) / 2e9 + tail);
+	p.move_piece = 0;
+	p.move[1].rate = 4e9; /* by size: 131072 B between the two points */
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 131072, 1, &p),
+	     head + (131072 + 65536) / (2e9 + 2e9 * (65536.0 / 196608)) + tail);
+	p.move[1].rate = 2e9;
+	p.move[1].len = 524288;
+	struct coll_cost_params k = p;
+	k.ranks_per_core = 2;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 262144, 1, &k),
+	     2e-6 * 2 + 3e-7 * 2 + 1e-6 + 3e-7 * 2 + 1e-6 + 1.5e-6 * 2 + 2 * (M + 65536) / 2e9 + 1e-6 + 3e-7 * 2);
+	double ex = head + M / 1e9 + tail + M * 1e-10;
+	p.move[0].rate = p.move[1].rate = 4e9; /* not the exchange's */
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 262144, 1, &p), ex);
+	/* the receiver's copy takes its CPU: two ranks on one core copy
+	 * out, then in (each byte twice on the one core) */
+	struct coll_cost_params one = p;
+	one.cores = 1;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 524288, 1, &one)
+		     - sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 262144, 1, &one),
+	     2 * M / 4e9);
+	p.nmove = 0;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 262144, 1, &p), ex);
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 262144, 1, &p), head + M / 1e9 + tail);
+}
+
 /* A receive above lazy_max posts an ME first: recv_post of its rank's CPU
  * before it can match, so a 2-rank exchange's chain grows by it once (both
  * ranks post at once); up to lazy_max, or with recv_post 0, nothing. */
@@ -675,6 +719,20 @@ static void test_sw_local_copies(void **state)
 	q.local[1] = (struct coll_copy_rate){ 4096, 2e9 };
 	assert_int_equal(coll_cost(s, &q, &c), -EINVAL);
 	coll_free(s);
+	/* a reduction from INPUT first copies the input's block into place,
+	 * 16 KiB at a time (coll_engine.c's pieces), at the local rate of a
+	 * piece: a 2-rank ring's one 32 KiB block, both ranks at once */
+	struct coll_cost_params g = { .alpha = 1e-6, .beta = 1e9, .nlocal = 2,
+				      .local = { { 16384, 1e9 }, { 65536, 1e12 } } };
+	r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RING, 2, 65536, 1, 1);
+	r.input = true;
+	s = expand_ok(&r);
+	assert_int_equal(coll_cost(s, &g, &c), 0);
+	double with = c.time;
+	g.nlocal = 0;
+	assert_int_equal(coll_cost(s, &g, &c), 0);
+	NEAR(with - c.time, 32768 / 1e9);
+	coll_free(s);
 }
 
 /* wake_cost: a rank that waited for a message pays it when the message
@@ -898,6 +956,7 @@ int main(void)
 		cmocka_unit_test(test_sw_acked_sends),
 		cmocka_unit_test(test_sw_rendezvous),
 		cmocka_unit_test(test_sw_split_copy),
+		cmocka_unit_test(test_sw_bounce_move),
 		cmocka_unit_test(test_sw_recv_post),
 		cmocka_unit_test(test_sw_cmd_cost),
 		cmocka_unit_test(test_sw_ranks_per_core),
