@@ -443,11 +443,6 @@ static double local_copy(const struct coll_cost_params *p, size_t len)
 	return rate > 0 ? (double)len / rate : 0.0;
 }
 
-/* coll_engine.c's COLL_ENGINE_PIECE: a reduction from INPUT copies the
- * input's bytes into place this many at a time, each piece combined while
- * it is in cache */
-#define COST_INPUT_PIECE 16384
-
 /* Seconds reduction c spends copying its input into place first (from
  * INPUT: the engine's piece by piece memcpy, at the local copy rate of a
  * piece; nothing without the local rates or from elsewhere). */
@@ -455,7 +450,7 @@ static double input_copy(const struct coll_cost_params *p, const struct coll_cmd
 {
 	if (!c->from_input || !c->len)
 		return 0.0;
-	size_t piece = c->len < COST_INPUT_PIECE ? c->len : COST_INPUT_PIECE;
+	size_t piece = c->len < COLL_ENGINE_PIECE ? c->len : COLL_ENGINE_PIECE;
 	return local_copy(p, piece) * ((double)c->len / (double)piece);
 }
 

@@ -99,9 +99,6 @@ struct coll_engine {
 	                * whole elements */
 };
 
-/* About half an L1 cache of whole elements. */
-#define COLL_ENGINE_PIECE 16384
-
 static unsigned char *bufp(const struct coll_engine *e, int which, size_t off)
 {
 	unsigned char *b = which == COLL_BUF_DATA ? e->bufs.data
