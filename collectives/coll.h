@@ -491,9 +491,10 @@ struct coll_cost_params {
 	 * the rate holds the read's fixed cost. Beyond the last point or with
 	 * none: the rendezvous' rates (which hold theirs), else
 	 * recv_copy_cost and beta. Its own table because it is its
-	 * own path: ptl's shm reads such a put by CMA into the posted receive
+	 * own path: ptl's shm reads such a put into the posted receive (a
+	 * bulk move: bounce pieces the sender's progress copies out, or CMA)
 	 * while the peer reads the one going back (an exchange's), where a
-	 * rendezvous copy is the get's, made by the rank that serves it. */
+	 * rendezvous copy is the get's, served by the rank that owns it. */
 	int nread;
 	struct coll_copy_rate read[COLL_COST_RATES];
 	/* With rndv: shm's bounce moves (its default; nmove points as rates,

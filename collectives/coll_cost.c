@@ -158,7 +158,9 @@ struct sim {
 	double *xstart, *xend;
 	/* per rank: rendezvous sends in flight (header out, copy not done)
 	 * and the peer of the latest; a copy to a rank with one of its own
-	 * in flight to the copy's sender is an exchange's */
+	 * in flight to the copy's sender is an exchange's (only the latest
+	 * peer is kept: a rank with sends in flight to several peers, as a
+	 * 4-rank ring_bidir's, may be taken for a one-way move) */
 	int *rv_n, *rv_peer;
 	struct heap h;
 	double end;

@@ -25,8 +25,9 @@ MPI_HIDDEN void mpi_keep_fini(void);
  * now on, so a receive posted meanwhile (by a nonblocking collective's
  * progress) goes after it. NULL: no memory or no more MEs. */
 MPI_HIDDEN struct mpi_rme *mpi_keep_arm(struct mpi_req *r, ptl_match_bits_t bits, ptl_match_bits_t ign);
-/* e's receive has its message, or took another way: e goes idle (or is
- * unlinked at once, see mpi_keep.c), and r->rme is cleared. */
+/* e's receive has its message, or took another way: e goes idle, to be
+ * re-armed or, past MPI_RME_IDLE_MAX idle ones, unlinked (mpi_keep.c),
+ * and r->rme is cleared. */
 MPI_HIDDEN void mpi_keep_disarm(struct mpi_rme *e);
 /* e has left the match list (its ME unlinked by the caller): back to the
  * free entries; an armed one's receive forgets it. */

@@ -208,7 +208,8 @@ int PtlMDAttach(ptl_handle_me_t me_handle, ptl_md_t md, ptl_unlink_t unlink_op, 
 		m->me = me;
 		me->md = m;
 		*md_handle = m->handle;
-		ptl_me_revive(&ni->pts[me->pt_index], me);
+		if (m->md.threshold != 0) /* (a disabled MD accepts nothing yet) */
+			ptl_me_revive(&ni->pts[me->pt_index], me);
 	}
 	ptl_unlock();
 	return rc;

@@ -18,9 +18,9 @@
  *                  (consumer's published head) then ring_size data bytes
  *   bounce_off     L*L bounce areas, bounce_stride each; area (req, tgt) at
  *                  index req*L+tgt: SHM_NSLOT struct shm_slot then
- *                  SHM_NSLOT*chunk data bytes. Used only when CMA is not
- *                  permitted; tmpfs allocates pages on first touch, so an
- *                  unused area costs no memory.
+ *                  SHM_NSLOT*chunk data bytes. Every bulk move's path
+ *                  unless PTL_SHM_CMA=1 (shm_bulk.c); tmpfs allocates
+ *                  pages on first touch, so an unused area costs no memory.
  *
  * Ring records (8-byte aligned, never split across the end of the ring):
  *   u64 word: (len << 40) | (ack << 9) | flags | type, stored last with
