@@ -329,6 +329,16 @@ static inline ptl_jid_t ptl_jid(void) { return ptl_lib.jid; }
 
 static inline ptl_uid_t ptl_uid(void) { return ptl_lib.uid; }
 
+/* Gives back one use of md's threshold, taken for an operation that did
+ * not happen: its entry may accept again. */
+static inline void ptl_md_give_back(struct ptl_md *md)
+{
+	if (md->md.threshold != PTL_MD_THRESH_INF)
+		md->md.threshold++;
+	if (md->me)
+		ptl_me_revive(&ptl_lib.ni->pts[md->me->pt_index], md->me);
+}
+
 static inline void ptl_lock(void)
 {
 	struct ptl_rlock *l = &ptl_lib.lock;
@@ -572,36 +582,23 @@ static inline bool ptl_match_md(const struct ptl_md *md, enum ptl_match_op op, p
 {
 	return ptl_match_md_need(md, ptl_match_need(op), roffset, rlength, off, mlen);
 }
-static inline struct ptl_me *ptl_match_list(struct ptl_list *list, ptl_process_id_t src, ptl_match_bits_t bits,
-					    enum ptl_match_op op, ptl_size_t roffset, ptl_size_t rlength,
-					    ptl_size_t *off, ptl_size_t *mlen)
+/* The walk of the match list at head: from after *dead, which it
+ * extends past the entries it finds accepting nothing before any other
+ * (a portal's dead front, struct ptl_pt); dead NULL: from the head,
+ * keeping no front (ptl_match, for the unit tests). Inlined with the
+ * argument constant, either way has no test of it left. */
+static inline struct ptl_me *ptl_match_walk(struct ptl_list *head, struct ptl_list **dead, ptl_process_id_t src,
+					    ptl_match_bits_t bits, enum ptl_match_op op, ptl_size_t roffset,
+					    ptl_size_t rlength, ptl_size_t *off, ptl_size_t *mlen)
 {
 	uint64_t key = ptl_id_key(src);
 	unsigned int need = ptl_match_need(op);
-	for (struct ptl_list *l = list->next; l != list; l = l->next) {
-		struct ptl_me *me = ptl_container_of(l, struct ptl_me, link);
-		if (me->md && ptl_match_me_key(me, key, bits) &&
-		    ptl_match_md_need(me->md, need, roffset, rlength, off, mlen))
-			return me;
-	}
-	return NULL;
-}
-/* ptl_match_list on a portal's list, from after its dead front
- * (struct ptl_pt), which the walk extends past the entries it finds
- * accepting nothing before any other. */
-static inline struct ptl_me *ptl_match_pt(struct ptl_pt *pt, ptl_process_id_t src, ptl_match_bits_t bits,
-					  enum ptl_match_op op, ptl_size_t roffset, ptl_size_t rlength,
-					  ptl_size_t *off, ptl_size_t *mlen)
-{
-	uint64_t key = ptl_id_key(src);
-	unsigned int need = ptl_match_need(op);
-	struct ptl_list *head = &pt->list, *l = pt->dead->next;
-	for (; l != head; l = l->next) {
+	for (struct ptl_list *l = dead ? (*dead)->next : head->next; l != head; l = l->next) {
 		struct ptl_me *me = ptl_container_of(l, struct ptl_me, link);
 		const struct ptl_md *md = me->md;
 		if (!md || md->md.threshold == 0 || md->doomed) {
-			if (pt->dead == l->prev) {
-				pt->dead = l;
+			if (dead && *dead == l->prev) {
+				*dead = l;
 				me->front = true;
 			}
 			continue;
@@ -610,6 +607,13 @@ static inline struct ptl_me *ptl_match_pt(struct ptl_pt *pt, ptl_process_id_t sr
 			return me;
 	}
 	return NULL;
+}
+/* An arrival's walk of its portal's list, after the dead front. */
+static inline struct ptl_me *ptl_match_pt(struct ptl_pt *pt, ptl_process_id_t src, ptl_match_bits_t bits,
+					  enum ptl_match_op op, ptl_size_t roffset, ptl_size_t rlength,
+					  ptl_size_t *off, ptl_size_t *mlen)
+{
+	return ptl_match_walk(&pt->list, &pt->dead, src, bits, op, roffset, rlength, off, mlen);
 }
 bool ptl_me_matches(const struct ptl_me *me, ptl_process_id_t src, ptl_match_bits_t bits);
 /* Whether md accepts the op; on yes *off and *mlen say where and how much. */

@@ -9,7 +9,7 @@
 
 #include "ptl/ptl_internal.h"
 
-/* The walk itself is inline in ptl_internal.h (ptl_match_list and its
+/* The walk itself is inline in ptl_internal.h (ptl_match_walk and its
  * tests), where ptl_recv.c's use of it is compiled in: every message walks
  * a list. These are its entry points for the unit tests and anyone else. */
 bool ptl_me_matches(const struct ptl_me *me, ptl_process_id_t src, ptl_match_bits_t bits)
@@ -27,5 +27,5 @@ struct ptl_me *ptl_match(struct ptl_list *list, ptl_process_id_t src, ptl_match_
 			 enum ptl_match_op op, ptl_size_t roffset, ptl_size_t rlength,
 			 ptl_size_t *off, ptl_size_t *mlen)
 {
-	return ptl_match_list(list, src, bits, op, roffset, rlength, off, mlen);
+	return ptl_match_walk(list, NULL, src, bits, op, roffset, rlength, off, mlen);
 }

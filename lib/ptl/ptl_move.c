@@ -88,13 +88,6 @@ static bool ptl_md_take(struct ptl_md *md)
 	return true;
 }
 
-static void ptl_md_give_back(struct ptl_md *md)
-{
-	if (md->md.threshold != PTL_MD_THRESH_INF)
-		md->md.threshold++;
-	if (md->me) /* it may accept again */
-		ptl_me_revive(&ptl_lib.ni->pts[md->me->pt_index], md->me);
-}
 
 /* Describes md's [off, off+len) as registered segments for the target;
  * op keeps the registrations until it ends (ptl_op_finish). */

@@ -191,8 +191,7 @@ static void ptl_target(struct ptl_ni *ni, int peer, const struct ptl_hdr *h, con
 	struct ptl_op *t = ptl_htab_alloc(&ni->ops, &cookie);
 	if (!t) {
 		/* No room to track the move: refuse it cleanly. */
-		md->md.threshold += md->md.threshold != PTL_MD_THRESH_INF;
-		ptl_me_revive(&ni->pts[me->pt_index], me); /* it may accept again */
+		ptl_md_give_back(md);
 		if (!(md->md.options & PTL_MD_MANAGE_REMOTE))
 			md->local_offset -= mlen;
 		ptl_sr_inc(PTL_SR_DROP_COUNT);
