@@ -120,9 +120,11 @@
 #          its peer's message while the peer reads its), bytes over what
 #          one takes beyond the model's exchange with an instant read
 #          (the read's fixed cost in its rate, as a rendezvous rate holds
-#          its own); past 64 KiB (only a 2-rank allreduce's pulls) the
-#          rendezvous exchanges' rates ("rates" above), which there are
-#          the reads' (split copies: each CPU copies as many bytes); with
+#          its own); 128 KiB - 1 MiB (only a 2-rank allreduce's pulls)
+#          the same exchanges in launches of their own whose eager limit
+#          is raised so that they stay reads ("collcal reads", "reads1m";
+#          through shm's bounce area a read exchange of 512 KiB takes
+#          ~100 us, a rendezvous exchange ~70: no stand-in); with
 #          more ranks than cores the reads' times from mpi_collcal's
 #          "rxch4" (ranks 0-1 and 2-3 exchanging at once, unpinned),
 #          each solved so that the model's pair exchange on the cores
@@ -227,6 +229,14 @@ for r in $(seq "$ROUNDS"); do
 		# 343 us in one loaded launch) spoils every row that copies
 		T=$((TRIALS * 5))
 		run ptl 2 collcal | sed "s/^/ptl 2 /" >> "$W/all" || echo "mpi_bench.sh: ptl collcal failed" >&2
+		# the long reads (rxch 128 KiB - 1 MiB) stay eager, as a 2-rank
+		# allreduce's pulls do, in launches of their own whose limit is
+		# 8 and 16 times ours (a blocking send's 8 times that: 512 KiB,
+		# 1 MiB; sizes up to the limit would go through its slots)
+		for rd in reads:8 reads1m:16; do
+			PTL_MPI_EAGER_LIMIT=$(( ${PTL_MPI_EAGER_LIMIT:-8192} * ${rd#*:} )) run ptl 2 collcal "${rd%:*}" |
+				sed "s/^/ptl 2 /" >> "$W/all" || echo "mpi_bench.sh: ptl collcal ${rd%:*} failed" >&2
+		done
 		[ "$(nproc)" -lt 4 ] && { run ptl 4 collcal | sed "s/^/ptl 4 /" >> "$W/all" ||
 			echo "mpi_bench.sh: ptl 4-rank collcal failed" >&2; }
 		T=$TRIALS
@@ -496,10 +506,10 @@ rates=${x%%|*} ratesays=${x#*|}
 # the tables.
 rfixed() { predict --op allreduce --ranks 2 --bytes "$1" --elem 8 --algo recursive_doubling --input --alpha "$alpha" \
 	--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
-	--rndv-min "$ceager" --inline-max "$eager" --read-rates 1048576:1e18 --recv-post "${post:-0}" --lazy-max "$clazy"; }
+	--rndv-min "$peager" --inline-max "$eager" --read-rates 1048576:1e18 --recv-post "${post:-0}" --lazy-max "$clazy"; }
 reads=
 if [ -n "$rcopy" ]; then
-	x=$(xrates rxch rfixed 16384 32768 65536)
+	x=$(xrates rxch rfixed 16384 32768 65536 131072 262144 524288 1048576)
 	reads=${x%%|*} readsays=${x#*|}
 	[ -n "$reads" ] && rcopy="$rcopy --read-rates $reads"
 fi

@@ -49,6 +49,14 @@
  *                 both ranks at once - what a schedule's sends above the
  *                 eager limit do (mpi_coll.c's COLL_EAGER_TIMES, and a
  *                 2-rank allreduce's MPI_MODE_PULL): the rate of that read
+ *   rxch B        (mpi_collcal [trials] reads) 128 - 512 KiB, the same
+ *                 exchange in a launch whose eager limit is raised to 64 KiB
+ *                 (PTL_MPI_EAGER_LIMIT=65536, from mpi_bench.sh; "reads1m":
+ *                 1 MiB, the limit 128 KiB): eager up to
+ *                 8 times that, so these stay reads as a 2-rank allreduce's
+ *                 sends do (MPI_MODE_PULL) and no rendezvous stands in for
+ *                 them (through shm's bounce area a read exchange of 512 KiB
+ *                 took 100 us against a rendezvous exchange's 65-70)
  *   sxch B        one exchange of B bytes (8 B - 512 B) by blocking
  *                 MPI_Send then MPI_Recv at both ranks: request-free
  *                 messages both ways at once, as direct recursive
@@ -62,7 +70,7 @@
  *                 ping-pong too (pp4), or wait as a collective's idle
  *                 ranks do, polling and yielding (pp4idle): how soon a
  *                 rank that waited gets its core back
- *   ptl's and any MPI: ptlrun -n 2 bench/mpi_collcal [trials]
+ *   ptl's and any MPI: ptlrun -n 2 bench/mpi_collcal [trials] [reads|reads1m]
  */
 #include <mpi.h>
 #include <sched.h>
@@ -315,6 +323,23 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	static double v[NFIGS][CAL_MAXT];
+	if (argc > 2 && strncmp(argv[2], "reads", 5) == 0) {
+		/* the long reads alone (the launch's eager limit raised):
+		 * "reads" 128 - 512 KiB, "reads1m" 1 MiB */
+		static const int rl[] = { 131072, 262144, 524288 }, r1m[] = { 1 << 20 };
+		bool one = strcmp(argv[2], "reads1m") == 0;
+		const int *sz = one ? r1m : rl;
+		int nrl = one ? 1 : (int)(sizeof rl / sizeof rl[0]);
+		for (int t = 0; t < trials; t++)
+			for (int f = 0; f < nrl; f++)
+				v[f][t] = cal_exchange(rank, sb, b, sz[f], true, 2);
+		for (int f = 0; f < nrl; f++)
+			cal_print(rank, "rxch", (size_t)sz[f], v[f], trials);
+		free(sb);
+		free(b);
+		MPI_Finalize();
+		return 0;
+	}
 	for (int t = 0; t < trials; t++)
 		for (int f = 0; f < NFIGS; f++)
 			v[f][t] = figs[f].kind == -1   ? cal_sovh(rank)

@@ -353,7 +353,10 @@ static double rndv_copy(const struct coll_cost_params *p, size_t len, size_t byt
  * 26.8 against 27.7, the reads by blocking sends with the eager limit
  * raised), so past the read table (only a 2-rank allreduce's
  * MPI_MODE_PULL reads past 8 times the eager limit) that copy's rate
- * stands in. */
+ * stands in. That held for CMA copies; through shm's bounce area (its
+ * default) a read exchange is the slower (512 KiB 100 us against 65-70),
+ * so bench/mpi_bench.sh measures the reads up to 1 MiB (launches with
+ * the eager limit raised) and this stand-in is for tables without them. */
 static double read_copy(const struct coll_cost_params *p, size_t len)
 {
 	int n = p->nread < COLL_COST_RATES ? p->nread : COLL_COST_RATES;
