@@ -421,15 +421,16 @@ static double arrival_cost(const struct sim *m, const struct hent *e, size_t len
 	/* an eager message held as unexpected (aux) is copied out of the
 	 * unexpected buffer when its receive takes it */
 	double out = e->ev == EV_ARRIVAL && e->aux > 0 ? local_copy(m->p, len) : 0.0;
-	/* a message that crossed one its receiver sent back (an exchange),
-	 * taken by a receive that posted nothing (lazy_max): cross is
-	 * measured by exchanges whose receives find their message there
-	 * (both ranks send first); a posted receive (an ME) takes it as it
-	 * lands, and the 2-rank ring's 512 B rows (256 B messages, MEs)
-	 * measured as the model gives them without it */
+	/* a message that crossed one its receiver sent back (an exchange)
+	 * and came inline: cross is measured by exchanges whose receives
+	 * find their message there (both ranks send first), and a posted
+	 * receive (an ME) pays it as well: the 2-rank ring's 512 B rows
+	 * (256 B messages, MEs) read 0.88-0.89x without it, 0.94-0.95x with
+	 * it (keep0, 2026-12-01). A read (recv_copies) or a rendezvous has
+	 * it in its rates, measured by exchanges. */
 	const struct coll_cost_table *x = &m->p->cross;
 	double cross = 0.0;
-	if (x->n > 0 && e->ev == EV_ARRIVAL && len <= m->p->lazy_max) {
+	if (x->n > 0 && e->ev == EV_ARRIVAL && !recv_copies(m->p, len) && !rndv(m->p, len)) {
 		int pr;
 		size_t pi;
 		partner(m, e->rank, e->idx, &pr, &pi);

@@ -140,9 +140,9 @@ static void usage(FILE *out)
 	        "  --wake-cost TIME  CPU a rank that waited for a message pays when it comes\n"
 	        "                 (its way back from the wait; bare: us), default 0\n"
 	        "  --cross-costs LIST  what an eager message costs its receiver beyond the rest\n"
-	        "                 when it crossed one the receiver sent back (an exchange) into\n"
-	        "                 a receive that posted nothing (--lazy-max), by size:\n"
-	        "                 SIZE:TIME,... as --small-recv-costs, default none\n"
+	        "                 when it crossed one the receiver sent back (an exchange) and\n"
+	        "                 came inline (not read: --inline-max; not by rendezvous), by\n"
+	        "                 size: SIZE:TIME,... as --small-recv-costs, default none\n"
 	        "  --show         draw the step-by-rank grid of sends (up to %d ranks)\n"
 	        "  --json         print one JSON object\n",
 	        COLL_MAX_RANKS, COLL_MAX_CHUNKS, COLL_COST_MAX_CALLS, COLL_COST_RATES, SHOW_MAX_RANKS);

@@ -584,11 +584,12 @@ static void test_sw_read_rates(void **state)
 }
 
 /* With cross costs an eager message that crossed one its receiver sent
- * back (an exchange's: both in flight at once) and that a receive taking
- * it lazily (up to lazy_max: no ME posted) costs that receiver the
- * table's time for its size; a one-way message (a bcast's) none, nor one
- * a posted receive takes. A table that is not ascending, or has a
- * negative time, is refused. */
+ * back (an exchange's: both in flight at once) costs that receiver the
+ * table's time for its size, whether a lazy receive (up to lazy_max: no
+ * ME posted) or a posted one takes it; a one-way message (a bcast's)
+ * none, nor one its receiver reads (past inline_max: the read rates,
+ * measured by exchanges, hold it). A table that is not ascending, or has
+ * a negative time, is refused. */
 static void test_sw_cross_costs(void **state)
 {
 	(void)state;
@@ -602,11 +603,19 @@ static void test_sw_cross_costs(void **state)
 	NEAR(ex, sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 8, 1, &p) + 1e-7);
 	NEAR(ex260, sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 260, 1, &p) + 3e-7);
 	NEAR(bc, sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 8, 1, &p));
-	/* 260 B into posted receives (lazy_max 128): no crossing cost */
+	/* 260 B into posted receives (lazy_max 128): the same crossing cost */
 	p.lazy_max = 128;
 	double posted = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 260, 1, &p);
 	p.cross.n = 2;
-	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 260, 1, &p), posted);
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 260, 1, &p), posted + 3e-7);
+	/* read by its receiver (past inline_max): none */
+	p.cpu_copies = true;
+	p.inline_max = 128;
+	double read = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 260, 1, &p);
+	p.cross.n = 0;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 260, 1, &p), read);
+	p.cpu_copies = false;
+	p.inline_max = 0;
 	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 8, 1, 1);
 	struct coll_sched *s = expand_ok(&r);
 	p.cross.n = 2;
