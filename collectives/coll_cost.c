@@ -27,6 +27,8 @@
  * the sender's CPU copies the bytes out into the segment while the
  * receiver's, from when the first piece is out (EV_BOUNCE), copies them
  * in; an exchange's copies stay the sender's CPU's at the exchange rates.
+ * A move's hand-overs take time beyond its copies (move_gap, latency that
+ * books no CPU), which the rank's other work, or other ranks', can fill.
  *
  * With fewer cores than ranks (cores), a rank's CPU work also needs a
  * core: each piece goes to the core where it can start first, and a rank
@@ -607,7 +609,10 @@ static int simulate(struct sim *m)
 			partner(m, e.rank, e.idx, &sr, &si);
 			double w = move_copy(p, c->len), in = cpu_run(m, e.rank, e.key, w);
 			double last = e.aux + m->k * w * piece_share(p, c->len);
-			rc = hpush(&m->h, (struct hent){ in > last ? in : last, tie_of(m, sr, si), sr, si, EV_COPIED, 0, 0 });
+			const struct coll_cost_table *g = &p->move_gap;
+			double gap = interp(g->pt, sizeof g->pt[0], offsetof(struct coll_cost_point, time), g->n, c->len, 0.0);
+			rc = hpush(&m->h, (struct hent){ (in > last ? in : last) + gap, tie_of(m, sr, si), sr, si,
+							  EV_COPIED, 0, 0 });
 			continue;
 		}
 		if (e.ev == EV_COPIED) {
@@ -743,7 +748,7 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	if (!s || !params || s->nheld != s->req.nranks || !rates_ok(params->rates, params->nrates)
 	    || !rates_ok(params->local, params->nlocal) || !rates_ok(params->read, params->nread)
 	    || !rates_ok(params->move, params->nmove)
-	    || !table_ok(&params->small_recv) || !table_ok(&params->cross))
+	    || !table_ok(&params->small_recv) || !table_ok(&params->cross) || !table_ok(&params->move_gap))
 		return -EINVAL;
 	if (params->calls < 0 || params->calls > COLL_COST_MAX_CALLS)
 		return -EINVAL;

@@ -542,6 +542,35 @@ static void refuses_bad_times(const struct coll_sched *s, struct coll_cost_param
 	assert_int_equal(coll_cost(s, p, &c), 0);
 }
 
+/* A move's gap (move_gap, by size): a one-way move ends that much later
+ * than its copies (a 2-rank bcast: by the table's time for its size,
+ * interpolated), and books no CPU: the busiest CPU's time is the same.
+ * An exchange's copies (2-rank recursive doubling) have none. A table
+ * that is not ascending, or has a negative time, is refused. */
+static void test_sw_move_gap(void **state)
+{
+	(void)state;
+	struct coll_cost_params p = { .alpha = 1e-6, .beta = 1e9, .gamma = 1e-10, .o = 3e-7, .call = 2e-6,
+				      .acked_sends = true, .rndv = true, .rndv_min = 4096, .rndv_cost = 1.5e-6,
+				      .nmove = 2, .move = { { 65536, 2e9 }, { 262144, 2e9 } } };
+	struct coll_req r = mkreq(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 262144, 1, 1);
+	r.elem_size = 4;
+	struct coll_sched *s = expand_ok(&r);
+	struct coll_cost without, with;
+	assert_int_equal(coll_cost(s, &p, &without), 0);
+	double bc128 = sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 131072, 1, &p);
+	double ex = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 262144, 1, &p);
+	p.move_gap = (struct coll_cost_table){ 2, { { 65536, 1e-6 }, { 262144, 4e-6 } } };
+	assert_int_equal(coll_cost(s, &p, &with), 0);
+	NEAR(with.time, without.time + 4e-6);
+	NEAR(with.busiest_cpu, without.busiest_cpu);
+	/* 131072 B: a third of the way from 64 KiB to 256 KiB */
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 131072, 1, &p), bc128 + 2e-6);
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 262144, 1, &p), ex);
+	refuses_bad_times(s, &p, &p.move_gap);
+	coll_free(s);
+}
+
 /* With a read-rate table the receiver's read of an eager message above
  * inline_max moves at the table's rate for its size, which holds the
  * read's fixed cost (no recv_copy_cost), up to the table's last size;
@@ -966,6 +995,7 @@ int main(void)
 		cmocka_unit_test(test_sw_rendezvous),
 		cmocka_unit_test(test_sw_split_copy),
 		cmocka_unit_test(test_sw_bounce_move),
+		cmocka_unit_test(test_sw_move_gap),
 		cmocka_unit_test(test_sw_recv_post),
 		cmocka_unit_test(test_sw_cmd_cost),
 		cmocka_unit_test(test_sw_ranks_per_core),
