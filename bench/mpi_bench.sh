@@ -150,7 +150,7 @@
 #          a 2-rank ring's, halving-doubling's, direct recursive
 #          doubling's rounds) costs its receiver more by size
 #          (--cross-costs): mpi_collcal's blocking exchanges ("sxch": MPI_Send
-#          then MPI_Recv at both ranks, 8 B - 4 KiB) less the blocking
+#          then MPI_Recv at both ranks, 8-512 B) less the blocking
 #          ping-pongs' half round trips (spp) of the same sizes
 #   input  where MPI_Allreduce leaves the input apart for every algorithm
 #          that reads it so (ptltool accepts --input for the ring), the
@@ -386,7 +386,7 @@ if [ -n "$so" ] && [ -n "$spp8" ]; then
 	# blocking exchange (sxch: MPI_Send then MPI_Recv at both ranks)
 	# beyond the ping-pong's half round trip of the same size
 	cross= xcross=
-	for l in 8 64 512 4096; do
+	for l in 8 64 512; do
 		h=$(cal 2 sxch "$l") hp=$(cal 2 spp "$l")
 		[ -n "$h" ] && [ -n "$hp" ] || continue
 		cross="$cross${cross:+,}$l:$(calc "$h > $hp ? $h - $hp : 0")"

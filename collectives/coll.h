@@ -484,7 +484,8 @@ struct coll_cost_params {
 	 * once, as an exchange's: the two rings' lines move both ways), by
 	 * size (points as small_recv; none: 0): an exchange beyond a
 	 * ping-pong's half round trip. Inline messages only, lazy or into
-	 * a posted receive; a read or a rendezvous has it in its rates. */
+	 * a posted receive, up to the largest size given; a read or a
+	 * rendezvous has it in its rates. */
 	struct coll_cost_table cross;
 	/* With cpu_copies and inline_max: the rate at which a receiver reads
 	 * an eager message of more than inline_max bytes, by the message's

@@ -145,7 +145,8 @@ static void usage(FILE *out)
 	        "  --cross-costs LIST  what an eager message costs its receiver beyond the rest\n"
 	        "                 when it crossed one the receiver sent back (an exchange) and\n"
 	        "                 came inline (not read: --inline-max; not by rendezvous), by\n"
-	        "                 size: SIZE:TIME,... as --small-recv-costs, default none\n"
+	        "                 size up to the largest given: SIZE:TIME,... as\n"
+	        "                 --small-recv-costs, default none\n"
 	        "  --show         draw the step-by-rank grid of sends (up to %d ranks)\n"
 	        "  --json         print one JSON object\n",
 	        COLL_MAX_RANKS, COLL_MAX_CHUNKS, COLL_COST_MAX_CALLS, COLL_COST_RATES, SHOW_MAX_RANKS);

@@ -617,8 +617,9 @@ static void test_sw_read_rates(void **state)
  * table's time for its size, whether a lazy receive (up to lazy_max: no
  * ME posted) or a posted one takes it; a one-way message (a bcast's)
  * none, nor one its receiver reads (past inline_max: the read rates,
- * measured by exchanges, hold it). A table that is not ascending, or has
- * a negative time, is refused. */
+ * measured by exchanges, hold it), nor one larger than the table's
+ * largest size. A table that is not ascending, or has a negative time,
+ * is refused. */
 static void test_sw_cross_costs(void **state)
 {
 	(void)state;
@@ -645,6 +646,10 @@ static void test_sw_cross_costs(void **state)
 	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 260, 1, &p), read);
 	p.cpu_copies = false;
 	p.inline_max = 0;
+	/* past the table's largest size (512 B): none */
+	double past = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 2048, 1, &p);
+	p.cross.n = 2;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 2048, 1, &p), past);
 	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 8, 1, 1);
 	struct coll_sched *s = expand_ok(&r);
 	p.cross.n = 2;
