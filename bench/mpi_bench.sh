@@ -329,7 +329,10 @@ pp1m=$(cal 2 pingpong 1048576)
 # CMA (PTL_SHM_CMA=1); its default bounce moves are two memcpys pipelined
 # over both cores, whose rates the ping-pongs and exchanges measure
 if [ "${PTL_SHM_CMA:-}" = 1 ]; then
-	split=131072 splitsays="copies from $split B split with the receiver"
+	# shm.h's SHM_SPLIT_MIN (KiB, shifted), 128 KiB when unreadable
+	split=$(sed -n 's/^#define SHM_SPLIT_MIN (\([0-9][0-9]*\)u << 10).*/\1/p' "$S/lib/nal/shm/shm.h" 2>/dev/null)
+	split=$(( ${split:-128} * 1024 ))
+	splitsays="copies from $split B split with the receiver"
 else
 	split=1099511627776 splitsays="copies through the segment, none split"
 fi
