@@ -167,6 +167,11 @@
 #   PTL_BENCH_KEEP=DIR / PTL_BENCH_FROM=DIR bench/mpi_bench.sh  (keep the
 #          measurements; run the model alone on kept ones)
 #   PTL_BENCH_LAUNCHES=N  launches per algorithm and round (default 3)
+#   PTL_BENCH_STAT=med    the model's side takes each launch's median trial
+#          (the best launch's), not the best trial: a trial can also read
+#          fast (2-rank 1 MiB ping-pong 48.9 us in one trial of a launch
+#          whose median was 123, the 2 vCPUs placed close for a while), and
+#          the best trial then calibrates every copy from that moment
 set -u
 B=$(cd "$(dirname "$0")/.." && pwd)
 S=${PTL_TOP_SRCDIR:-$B}
@@ -299,14 +304,15 @@ END {
 
 # The cost model's prediction beside each algorithm's measured time.
 # cal N FIG BYTES: the best trial (min column) of ptl's N-rank runs
+# (PTL_BENCH_STAT=med: the best launch's median, for cal, best and algo)
 cal() {
-	awk -v n="$1" -v f="$2" -v b="$3" '(FILENAME ~ /algo$/ || $1 == "ptl") && $2 == n && $3 == f && $4 == b { print $6 }' \
+	awk -v n="$1" -v f="$2" -v b="$3" '(FILENAME ~ /algo$/ || $1 == "ptl") && $2 == n && $3 == f && $4 == b { print (ENVIRON["PTL_BENCH_STAT"] == "med" ? $5 : $6) }' \
 		"$W/all" "$W/algo" 2>/dev/null | sort -g | head -n 1
 }
 # best FILE KEY...: the best trial of the rows that start with KEY
 best() {
 	f=$1; shift
-	awk -v k="$*" 'index($0, k " ") == 1 { print $(NF - 1) }' "$f" | sort -g | head -n 1
+	awk -v k="$*" 'index($0, k " ") == 1 { print (ENVIRON["PTL_BENCH_STAT"] == "med" ? $(NF - 2) : $(NF - 1)) }' "$f" | sort -g | head -n 1
 }
 # predict ARGS...: the model's time in us (ptltool coll --json)
 predict() {
@@ -615,7 +621,7 @@ switch() {
 	echo "$s1"
 }
 # algo N ALGO FIG BYTES: the best trial of ALGO's own N-rank launches
-algo() { awk -v a="$2" -v n="$1" -v f="$3" -v b="$4" '$1 == a && $2 == n && $3 == f && $4 == b { print $6 }' "$W/algo" |
+algo() { awk -v a="$2" -v n="$1" -v f="$3" -v b="$4" '$1 == a && $2 == n && $3 == f && $4 == b { print (ENVIRON["PTL_BENCH_STAT"] == "med" ? $5 : $6) }' "$W/algo" |
 	sort -g | head -n 1; }
 # A rank that waits while its core has no work (the core's ranks all
 # waiting, passing it round at every poll) looks for its message every
