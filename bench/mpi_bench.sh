@@ -120,13 +120,28 @@
 #          its peer's message while the peer reads its), bytes over what
 #          one takes beyond the model's exchange with an instant read
 #          (the read's fixed cost in its rate, as a rendezvous rate holds
-#          its own); past 64 KiB (only a 2-rank allreduce's pulls) the
-#          rendezvous exchanges' rates ("rates" above), which there are
-#          the reads' (split copies: each CPU copies as many bytes); with
+#          its own); 128 KiB - 1 MiB (only a 2-rank allreduce's pulls)
+#          the same exchanges in launches of their own whose eager limit
+#          is raised so that they stay reads ("collcal reads", "reads1m";
+#          through shm's bounce area a read exchange of 512 KiB takes
+#          ~100 us, a rendezvous exchange ~70: no stand-in); with
 #          more ranks than cores the reads' times from mpi_collcal's
 #          "rxch4" (ranks 0-1 and 2-3 exchanging at once, unpinned),
 #          each solved so that the model's pair exchange on the cores
 #          (half its 4-rank recursive doubling) takes what rxch4 took
+#   copies on shared cores  a 4-rank schedule's rendezvous copies (128
+#          KiB and up) where the ranks outnumber the cores: an exchange's
+#          from mpi_collcal's "xch4" (two pairs exchanging at once,
+#          unpinned), solved through the model's pair exchange on the
+#          cores; a one-way move's copies from "shift4" (four ranks each
+#          sending to the next at once, the cores kept busy) through a
+#          third of the model's 4-rank ring allgather, and what a move
+#          takes beyond its copies (--move-gaps: its hand-overs, no CPU)
+#          from "pp4one" (a lone move among those ranks) beyond the
+#          model's with that rate, the two solved in turn. The 2-rank
+#          rates (each rank on a core of its own) overstate these copies:
+#          two pairs' 1 MiB exchanges at once took 152 us at best, two
+#          copies per core, one pair's pinned 137 us
 #   pull   a 2-rank allreduce on one host sends eagerly up to
 #          MPI_PULL_EAGER times the eager limit (mpi_coll_pull,
 #          MPI_MODE_PULL), read by the receiver: the 2-rank rows' sends
@@ -152,6 +167,11 @@
 #   PTL_BENCH_KEEP=DIR / PTL_BENCH_FROM=DIR bench/mpi_bench.sh  (keep the
 #          measurements; run the model alone on kept ones)
 #   PTL_BENCH_LAUNCHES=N  launches per algorithm and round (default 3)
+#   PTL_BENCH_STAT=med    the model's side takes each launch's median trial
+#          (the best launch's), not the best trial: a trial can also read
+#          fast (2-rank 1 MiB ping-pong 48.9 us in one trial of a launch
+#          whose median was 123, the 2 vCPUs placed close for a while), and
+#          the best trial then calibrates every copy from that moment
 set -u
 B=$(cd "$(dirname "$0")/.." && pwd)
 S=${PTL_TOP_SRCDIR:-$B}
@@ -227,6 +247,14 @@ for r in $(seq "$ROUNDS"); do
 		# 343 us in one loaded launch) spoils every row that copies
 		T=$((TRIALS * 5))
 		run ptl 2 collcal | sed "s/^/ptl 2 /" >> "$W/all" || echo "mpi_bench.sh: ptl collcal failed" >&2
+		# the long reads (rxch 128 KiB - 1 MiB) stay eager, as a 2-rank
+		# allreduce's pulls do, in launches of their own whose limit is
+		# 8 and 16 times ours (a blocking send's 8 times that: 512 KiB,
+		# 1 MiB; sizes up to the limit would go through its slots)
+		for rd in reads:8 reads1m:16; do
+			PTL_MPI_EAGER_LIMIT=$(( ${PTL_MPI_EAGER_LIMIT:-8192} * ${rd#*:} )) run ptl 2 collcal "${rd%:*}" |
+				sed "s/^/ptl 2 /" >> "$W/all" || echo "mpi_bench.sh: ptl collcal ${rd%:*} failed" >&2
+		done
 		[ "$(nproc)" -lt 4 ] && { run ptl 4 collcal | sed "s/^/ptl 4 /" >> "$W/all" ||
 			echo "mpi_bench.sh: ptl 4-rank collcal failed" >&2; }
 		T=$TRIALS
@@ -276,14 +304,15 @@ END {
 
 # The cost model's prediction beside each algorithm's measured time.
 # cal N FIG BYTES: the best trial (min column) of ptl's N-rank runs
+# (PTL_BENCH_STAT=med: the best launch's median, for cal, best and algo)
 cal() {
-	awk -v n="$1" -v f="$2" -v b="$3" '(FILENAME ~ /algo$/ || $1 == "ptl") && $2 == n && $3 == f && $4 == b { print $6 }' \
+	awk -v n="$1" -v f="$2" -v b="$3" '(FILENAME ~ /algo$/ || $1 == "ptl") && $2 == n && $3 == f && $4 == b { print (ENVIRON["PTL_BENCH_STAT"] == "med" ? $5 : $6) }' \
 		"$W/all" "$W/algo" 2>/dev/null | sort -g | head -n 1
 }
 # best FILE KEY...: the best trial of the rows that start with KEY
 best() {
 	f=$1; shift
-	awk -v k="$*" 'index($0, k " ") == 1 { print $(NF - 1) }' "$f" | sort -g | head -n 1
+	awk -v k="$*" 'index($0, k " ") == 1 { print (ENVIRON["PTL_BENCH_STAT"] == "med" ? $(NF - 2) : $(NF - 1)) }' "$f" | sort -g | head -n 1
 }
 # predict ARGS...: the model's time in us (ptltool coll --json)
 predict() {
@@ -306,7 +335,10 @@ pp1m=$(cal 2 pingpong 1048576)
 # CMA (PTL_SHM_CMA=1); its default bounce moves are two memcpys pipelined
 # over both cores, whose rates the ping-pongs and exchanges measure
 if [ "${PTL_SHM_CMA:-}" = 1 ]; then
-	split=131072 splitsays="copies from $split B split with the receiver"
+	# shm.h's SHM_SPLIT_MIN (KiB, shifted), 128 KiB when unreadable
+	split=$(sed -n 's/^#define SHM_SPLIT_MIN (\([0-9][0-9]*\)u << 10).*/\1/p' "$S/lib/nal/shm/shm.h" 2>/dev/null)
+	split=$(( ${split:-128} * 1024 ))
+	splitsays="copies from $split B split with the receiver"
 else
 	split=1099511627776 splitsays="copies through the segment, none split"
 fi
@@ -496,10 +528,10 @@ rates=${x%%|*} ratesays=${x#*|}
 # the tables.
 rfixed() { predict --op allreduce --ranks 2 --bytes "$1" --elem 8 --algo recursive_doubling --input --alpha "$alpha" \
 	--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
-	--rndv-min "$ceager" --inline-max "$eager" --read-rates 1048576:1e18 --recv-post "${post:-0}" --lazy-max "$clazy"; }
+	--rndv-min "$peager" --inline-max "$eager" --read-rates 1048576:1e18 --recv-post "${post:-0}" --lazy-max "$clazy"; }
 reads=
 if [ -n "$rcopy" ]; then
-	x=$(xrates rxch rfixed 16384 32768 65536)
+	x=$(xrates rxch rfixed 16384 32768 65536 131072 262144 524288 1048576)
 	reads=${x%%|*} readsays=${x#*|}
 	[ -n "$reads" ] && rcopy="$rcopy --read-rates $reads"
 fi
@@ -589,7 +621,7 @@ switch() {
 	echo "$s1"
 }
 # algo N ALGO FIG BYTES: the best trial of ALGO's own N-rank launches
-algo() { awk -v a="$2" -v n="$1" -v f="$3" -v b="$4" '$1 == a && $2 == n && $3 == f && $4 == b { print $6 }' "$W/algo" |
+algo() { awk -v a="$2" -v n="$1" -v f="$3" -v b="$4" '$1 == a && $2 == n && $3 == f && $4 == b { print (ENVIRON["PTL_BENCH_STAT"] == "med" ? $5 : $6) }' "$W/algo" |
 	sort -g | head -n 1; }
 # A rank that waits while its core has no work (the core's ranks all
 # waiting, passing it round at every poll) looks for its message every
@@ -603,6 +635,35 @@ if [ -n "$p4i" ] && [ -n "${spp8:-}" ]; then
 	cw=$(calc "$p4i > $spp8 ? $p4i - $spp8 : 0")
 	cwait="--core-wait $cw"
 fi
+# secant FN SIZE GOAL: the time T (us, from 0.001) for which FN SIZE T,
+# which grows with T, gives GOAL
+secant() {
+	sf=$1 sl=$2 sh=$3
+	t0=0.001 p0=$($sf "$sl" 0.001) t1=1 p1=$($sf "$sl" 1)
+	for it in 1 2 3 4 5; do
+		t2=$(calc "$p1 != $p0 ? $t1 + ($sh - $p1) * ($t1 - $t0) / ($p1 - $p0) : $t1")
+		t2=$(calc "$t2 > 0.001 ? $t2 : 0.001")
+		t0=$t1 p0=$p1 t1=$t2 p1=$($sf "$sl" "$t2")
+	done
+	echo "$t1"
+}
+# x4 SIZE COPY: the model's pair exchange of SIZE by rendezvous on the
+# cores there are (half a 4-rank recursive doubling), each copy COPY us
+x4() { p=$(predict --op allreduce --ranks 4 --bytes "$1" --elem 8 --algo recursive_doubling --input --alpha "$alpha" \
+	--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
+	--rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split" --split-cost 0 \
+	--copy-rates "1048576:$(calc "$1 / ($2 * 1e-6)")" \
+	--recv-post "${post:-0}" --lazy-max "$clazy" --cores "$cores" --switch-cost "$sw" $cwait)
+	calc "${p:-0} / 2"; }
+# s4 SIZE COPY: the model's shift of SIZE round 4 ranks on these cores (a
+# third of a 4-rank ring allgather of 4 x SIZE), each move's copies COPY us
+s4() { p=$(predict --op allgather --ranks 4 --bytes "$(($1 * 4))" --algo ring --alpha "$alpha" \
+	--beta "$ebeta" --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
+	--rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split" --split-cost 0 --copy-rates "1048576:1e18" \
+	--move-piece "$piece" --move-rates "1048576:$(calc "$1 / ($2 * 1e-6)")" --move-gaps "1048576:$g4" \
+	--recv-post "${post:-0}" --lazy-max "$clazy" --cores "$cores" --switch-cost "$sw" $cwait)
+	calc "${p:-0} / 3"; }
+rt4=
 # rx4 SIZE READ: the model's pair exchange of SIZE on the cores there are
 # (half a 4-rank recursive doubling) with each read taking READ us
 rcopy4=
@@ -618,6 +679,43 @@ for n in 2 4; do
 	sw=$(switch "$n" "$barn")
 	[ -n "$cw" ] && echo "# $n ranks on $cores cores: a rank that waits while its core has no work looks for its message every $cw us (4-rank 8 B ping-pong beside two idle ranks $p4i us - the 2-rank one $spp8 us)"
 	echo "# $n ranks on $cores cores: CPU work scheduled on the cores; a rank that waited gets one back after a switch: $sw us from the best $n-rank barrier of the run ($barn us); each algorithm's rows take it from the barrier of their own launches (the host's load changes from launch to launch):"
+	# Rendezvous copies where the ranks outnumber the cores: from 128 KiB
+	# a 4-rank schedule's sends go by rendezvous, whose copies the 2-rank
+	# rates above (each rank on a core of its own, its peer's lines on
+	# the other) overstate here: two pairs' 1 MiB exchanges at once
+	# took 152 us at best, two copies of 1 MiB per core, against 137 us
+	# for one pair's pinned. So each size's copy time solved as the
+	# reads': an exchange's (mpi_collcal's xch4, two pairs exchanging)
+	# through the model's pair exchange on these cores, a one-way
+	# move's (shift4, four ranks each sending to the next at once, as a
+	# ring's step) through a third of the model's 4-rank ring allgather
+	rates4= x4says= moves4= gaps4= m4says= rt4=
+	for l in 131072 262144 1048576; do
+		[ "$n" -eq 4 ] || break
+		h=$(cal 4 xch4 "$l")
+		[ -n "$h" ] && [ -n "$rates" ] || continue
+		t1=$(secant x4 "$l" "$h")
+		rates4="$rates4${rates4:+,}$l:$(calc "$l / ($t1 * 1e-6)")"
+		x4says="$x4says $((l / 1024))K $(calc "$l / ($t1 * 1e3)") ($h us)"
+		h=$(cal 4 shift4 "$l") hl=$(cal 4 pp4one "$l")
+		[ -n "$h" ] && [ -n "$hl" ] && [ -n "$mv" ] || continue
+		# the copies' time (shift4, through s4) and the gap (the
+		# lone move beyond the model's with those copies and no gap),
+		# each from the other, three rounds from no gap
+		g4=0
+		for it in 1 2 3; do
+			t1=$(secant s4 "$l" "$h")
+			f=$(one "$l" 0 0 0 --move-piece "$piece" --move-rates "1048576:$(calc "$l / ($t1 * 1e-6)")")
+			g4=$(calc "$hl > $f ? $hl - $f : 0")
+		done
+		moves4="$moves4${moves4:+,}$l:$(calc "$l / ($t1 * 1e-6)")"
+		gaps4="$gaps4${gaps4:+,}$l:$g4"
+		m4says="$m4says $((l / 1024))K $(calc "$l / ($t1 * 1e3)") gap $g4 us ($h us, alone $hl us)"
+	done
+	[ -n "$rates4" ] && rt4="--copy-rates $rates4" &&
+		echo "#   rendezvous exchanges' copies on these cores, GB/s by size (4-rank exchanges, two pairs at once):$x4says"
+	[ -n "$moves4" ] && rt4="$rt4 --move-piece $piece --move-rates $moves4 --move-gaps $gaps4" &&
+		echo "#   one-way moves on these cores, their copies' GB/s each core and the rest by size (4-rank shifts, each rank to the next at once; a move alone, 4-rank ping-pong):$m4says"
 	# checks: the N-rank MPI_Bcast (binomial, the root alternating
 	# between ranks 0 and 1) of 8 B and 1 MiB, best of the run
 	for b in 8 1048576; do
@@ -626,7 +724,7 @@ for n in 2 4; do
 		bp=$(predict --op bcast --ranks "$n" --bytes "$b" --alpha "$alpha" --beta "$ebeta" --overhead "$o" --call "$callb" $wk \
 			--cmd-cost "$cmd" --acked-sends="$alpha" --noack-max "$noack" --rndv-min "$eager" --rndv-cost "$rndv" \
 			--split-min "$split" --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max "$clazy" --cpu-copies \
-			--cores "$cores" --switch-cost "$sw" $cwait $loop $rt)
+			--cores "$cores" --switch-cost "$sw" $cwait $loop $rt $rt4)
 		echo "#   check: $n-rank MPI_Bcast of $b B measured $bm us, predicted $bp us"
 	done
 	for a in $ALGOS; do
@@ -643,12 +741,7 @@ for n in 2 4; do
 	for l in 16384 32768 65536; do
 		h=$(cal 4 rxch4 "$l")
 		[ -n "$h" ] || continue
-		t0=0.001 p0=$(rx4 "$l" 0.001) t1=1 p1=$(rx4 "$l" 1)
-		for it in 1 2 3 4 5; do
-			t2=$(calc "$p1 != $p0 ? $t1 + ($h - $p1) * ($t1 - $t0) / ($p1 - $p0) : $t1")
-			t2=$(calc "$t2 > 0.001 ? $t2 : 0.001")
-			t0=$t1 p0=$p1 t1=$t2 p1=$(rx4 "$l" "$t2")
-		done
+		t1=$(secant rx4 "$l" "$h")
 		reads4="$reads4${reads4:+,}$l:$(calc "$l / ($t1 * 1e-6)")"
 		r4says="$r4says $((l / 1024))K $(calc "$l / ($t1 * 1e3)") ($h us)"
 	done
@@ -664,8 +757,9 @@ for a in $ALGOS; do
 			[ -n "$ba" ] || ba=$(cal "$n" barrier 0)
 			[ -n "$ba" ] && share="--cores $cores --switch-cost $(switch "$n" "$ba") $cwait"
 		fi
-		rc_n=$rcopy
+		rc_n=$rcopy rt_n=$rt
 		[ "$n" -gt "$cores" ] && [ -n "$rcopy4" ] && rc_n=$rcopy4
+		[ "$n" -gt "$cores" ] && [ -n "$rt4" ] && rt_n="$rt $rt4"
 		for bytes in $(awk -v k="$a $n allreduce" 'index($0, k " ") == 1 { print $4 }' "$W/algo" | sort -nu); do
 			m=$(best "$W/algo" "$a" "$n" allreduce "$bytes")
 			self=$(cal 2 self "$bytes")
@@ -693,7 +787,7 @@ for a in $ALGOS; do
 				--alpha "$alpha" --beta "$ebeta" --gamma "$gamma" --overhead "$o" --call "$call" $share --cpu-copies \
 				--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$xeager" $rc_n --rndv-cost "$rndv" \
 				--split-min "$split" --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max "$lazy" --cmd-cost "$percmd" \
-				$local $waking $direct $xcross $rt $loop)
+				$local $waking $direct $xcross $rt_n $loop)
 			awk -v n="$n" -v a="$a" -v b="$bytes" -v m="$m" -v p="${p:-0}" 'BEGIN {
 				r = 0; if (m > 0) r = p / m
 				printf "%-2s %-18s %9s  %10.3f  %10.3f  %6.2fx  %s\n", n, a, b, p, m, r, (r > 1.1 || r < 0.9) ? "no" : "yes" }'

@@ -49,6 +49,14 @@
  *                 both ranks at once - what a schedule's sends above the
  *                 eager limit do (mpi_coll.c's COLL_EAGER_TIMES, and a
  *                 2-rank allreduce's MPI_MODE_PULL): the rate of that read
+ *   rxch B        (mpi_collcal [trials] reads) 128 - 512 KiB, the same
+ *                 exchange in a launch whose eager limit is raised to 64 KiB
+ *                 (PTL_MPI_EAGER_LIMIT=65536, from mpi_bench.sh; "reads1m":
+ *                 1 MiB, the limit 128 KiB): eager up to
+ *                 8 times that, so these stay reads as a 2-rank allreduce's
+ *                 sends do (MPI_MODE_PULL) and no rendezvous stands in for
+ *                 them (through shm's bounce area a read exchange of 512 KiB
+ *                 took 100 us against a rendezvous exchange's 65-70)
  *   sxch B        one exchange of B bytes (8 B - 512 B) by blocking
  *                 MPI_Send then MPI_Recv at both ranks: request-free
  *                 messages both ways at once, as direct recursive
@@ -56,13 +64,30 @@
  *   rxch4 B       (4 ranks or more) rxch between ranks 0 and 1 while 2
  *                 and 3 exchange too, unpinned: the reads where the ranks
  *                 outnumber the cores, as a 4-rank schedule's step reads
+ *   xch4 B        (4 ranks or more) xch between ranks 0 and 1 while 2
+ *                 and 3 exchange too, unpinned, 128 KiB - 1 MiB: the
+ *                 rendezvous copies of a 4-rank schedule's pair exchanges
+ *                 (halving-doubling's, recursive doubling's) where the
+ *                 ranks outnumber the cores
+ *   shift4 B      (4 ranks or more) each of ranks 0-3 receives B bytes
+ *                 from its left and sends B to its right at once
+ *                 (MPI_Irecv, MPI_Isend, MPI_Waitall), unpinned, 128 KiB -
+ *                 1 MiB: one-way rendezvous moves, four at once, as a
+ *                 4-rank ring's step makes them (a lone move, the 2-rank
+ *                 ping-pong's, leaves its cores idle between pieces: 1 MiB
+ *                 112 us alone, two pairs' at once 153 us, not 2 x 112)
+ *   pp4one B      (4 ranks or more) half a round trip of B bytes (MPI_Isend
+ *                 + MPI_Wait, MPI_Recv) between ranks 0 and 1 while 2 and 3
+ *                 wait in a barrier, 128 KiB - 1 MiB, unpinned: a lone move
+ *                 where the ranks outnumber the cores, its cores idle
+ *                 between its pieces (beside shift4: the moves' gaps)
  *   pp4 8, pp4idle 8  (4 ranks or more, alone: ptlrun -n 4) half a round
  *                 trip of 8 bytes between ranks 0 and 1 while the ranks
  *                 outnumber the cores, unpinned: while ranks 2 and 3
  *                 ping-pong too (pp4), or wait as a collective's idle
  *                 ranks do, polling and yielding (pp4idle): how soon a
  *                 rank that waited gets its core back
- *   ptl's and any MPI: ptlrun -n 2 bench/mpi_collcal [trials]
+ *   ptl's and any MPI: ptlrun -n 2 bench/mpi_collcal [trials] [reads|reads1m]
  */
 #include <mpi.h>
 #include <sched.h>
@@ -204,6 +229,27 @@ static double cal_exchange(int rank, const char *sb, char *rb, int n, bool block
 	return (MPI_Wtime() - t0) / iters * 1e6;
 }
 
+/* One trial of shift4: us per shift of n bytes round ranks 0-3 (each
+ * receives from its left, sends to its right, at once), as a 4-rank
+ * ring's step moves its blocks; the others wait in the barrier. */
+static double cal_shift(int rank, const char *sb, char *rb, int n)
+{
+	int iters = n <= 131072 ? 400 : 100, left = (rank + 3) % 4, right = (rank + 1) % 4;
+	double t0 = 0;
+	MPI_Request rq[2];
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (int i = -50; i < iters && rank < 4; i++) {
+		if (i == 0)
+			t0 = MPI_Wtime();
+		MPI_Irecv(rb, n, MPI_BYTE, left, 4, MPI_COMM_WORLD, &rq[0]);
+		MPI_Isend(sb, n, MPI_BYTE, right, 4, MPI_COMM_WORLD, &rq[1]);
+		MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+		for (int k = 0; k < n; k += 64)
+			cal_sink += (unsigned char)rb[k];
+	}
+	return (MPI_Wtime() - t0) / iters * 1e6;
+}
+
 /* One trial of sxch: us per exchange of n bytes by blocking send then
  * receive, both ranks at once. */
 static double cal_exchange_blocking(int rank, const char *sb, char *rb, int n)
@@ -299,22 +345,51 @@ int main(int argc, char **argv)
 	enum { NFIGS = sizeof figs / sizeof figs[0] };
 	if (size >= 4) {
 		/* 4 ranks or more: the shared-core figures alone */
-		static const int rx4[] = { 16384, 32768, 65536 };
-		enum { NRX4 = sizeof rx4 / sizeof rx4[0] };
-		static double sv[2 + NRX4][CAL_MAXT];
-		for (int t = 0; t < trials; t++)
+		static const int rx4[] = { 16384, 32768, 65536 }, bk4[] = { 131072, 262144, 1 << 20 };
+		enum { NRX4 = sizeof rx4 / sizeof rx4[0], NBK4 = sizeof bk4 / sizeof bk4[0] };
+		static double sv[2 + NRX4 + 3 * NBK4][CAL_MAXT];
+		for (int t = 0; t < trials; t++) {
 			for (int f = 0; f < 2 + NRX4; f++)
 				sv[f][t] = f < 2 ? cal_shared(rank, f == 0, b) : cal_exchange(rank, sb, b, rx4[f - 2], true, 4);
+			for (int f = 0; f < NBK4; f++) {
+				sv[2 + NRX4 + f][t] = cal_exchange(rank, sb, b, bk4[f], false, 4);
+				sv[2 + NRX4 + NBK4 + f][t] = cal_shift(rank, sb, b, bk4[f]);
+				sv[2 + NRX4 + 2 * NBK4 + f][t] = cal_pingpong(rank, CAL_NONBLOCKING, b, bk4[f]);
+			}
+		}
 		cal_print(rank, "pp4", 8, sv[0], trials);
 		cal_print(rank, "pp4idle", 8, sv[1], trials);
 		for (int f = 0; f < NRX4; f++)
 			cal_print(rank, "rxch4", (size_t)rx4[f], sv[2 + f], trials);
+		for (int f = 0; f < NBK4; f++)
+			cal_print(rank, "xch4", (size_t)bk4[f], sv[2 + NRX4 + f], trials);
+		for (int f = 0; f < NBK4; f++)
+			cal_print(rank, "shift4", (size_t)bk4[f], sv[2 + NRX4 + NBK4 + f], trials);
+		for (int f = 0; f < NBK4; f++)
+			cal_print(rank, "pp4one", (size_t)bk4[f], sv[2 + NRX4 + 2 * NBK4 + f], trials);
 		free(sb);
 		free(b);
 		MPI_Finalize();
 		return 0;
 	}
 	static double v[NFIGS][CAL_MAXT];
+	if (argc > 2 && strncmp(argv[2], "reads", 5) == 0) {
+		/* the long reads alone (the launch's eager limit raised):
+		 * "reads" 128 - 512 KiB, "reads1m" 1 MiB */
+		static const int rl[] = { 131072, 262144, 524288 }, r1m[] = { 1 << 20 };
+		bool one = strcmp(argv[2], "reads1m") == 0;
+		const int *sz = one ? r1m : rl;
+		int nrl = one ? 1 : (int)(sizeof rl / sizeof rl[0]);
+		for (int t = 0; t < trials; t++)
+			for (int f = 0; f < nrl; f++)
+				v[f][t] = cal_exchange(rank, sb, b, sz[f], true, 2);
+		for (int f = 0; f < nrl; f++)
+			cal_print(rank, "rxch", (size_t)sz[f], v[f], trials);
+		free(sb);
+		free(b);
+		MPI_Finalize();
+		return 0;
+	}
 	for (int t = 0; t < trials; t++)
 		for (int f = 0; f < NFIGS; f++)
 			v[f][t] = figs[f].kind == -1   ? cal_sovh(rank)

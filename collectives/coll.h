@@ -483,7 +483,9 @@ struct coll_cost_params {
 	 * it crossed one the receiver sent its sender (both in flight at
 	 * once, as an exchange's: the two rings' lines move both ways), by
 	 * size (points as small_recv; none: 0): an exchange beyond a
-	 * ping-pong's half round trip. */
+	 * ping-pong's half round trip. Inline messages only, lazy or into
+	 * a posted receive, up to the largest size given; a read or a
+	 * rendezvous has it in its rates. */
 	struct coll_cost_table cross;
 	/* With cpu_copies and inline_max: the rate at which a receiver reads
 	 * an eager message of more than inline_max bytes, by the message's
@@ -511,6 +513,16 @@ struct coll_cost_params {
 	int nmove;
 	struct coll_copy_rate move[COLL_COST_RATES];
 	size_t move_piece;
+	/* With moves: time a one-way move takes beyond its CPU copies, by
+	 * its size (points as small_recv; none: 0), latency that books no
+	 * CPU: the hand-overs of its pieces, each side waiting for the
+	 * other's (a woken peer, a slot coming free). A lone move's cores
+	 * idle through it; where the ranks outnumber the cores, other ranks'
+	 * copies fill it (two pairs' 1 MiB moves at once took 153 us a
+	 * half round trip, one pair's alone 113, four ranks' each to the
+	 * next 201), so there the move rates are the copies' own and this
+	 * the rest. */
+	struct coll_cost_table move_gap;
 };
 #define COLL_COST_MAX_CALLS 64
 struct coll_cost {

@@ -35,7 +35,7 @@ static void usage(FILE *out)
 	        "                    [--small-recv-costs LIST] [--local-copy-rates LIST]\n"
 	        "                    [--wake-cost TIME] [--core-wait TIME] [--calls K] [--unexpected]\n"
 	        "                    [--cross-costs LIST] [--read-rates LIST] [--move-rates LIST]\n"
-	        "                    [--move-piece SIZE] [--one-host]\n"
+	        "                    [--move-piece SIZE] [--move-gaps LIST] [--one-host]\n"
 	        "                    [--shared-cores] [--counts LIST] [--show] [--json]\n"
 	        "\n"
 	        "Expand a collective into its schedule, print the algorithm chosen, steps,\n"
@@ -123,6 +123,9 @@ static void usage(FILE *out)
 	        "                 SIZE:RATE,... as --copy-rates; an exchange's copies keep\n"
 	        "                 --copy-rates (default: none, every copy the sender's)\n"
 	        "  --move-piece SIZE  with --move-rates: bytes per hand-over, default 64K\n"
+	        "  --move-gaps LIST  with --move-rates: what a move takes beyond its copies by\n"
+	        "                 size (its hand-overs; latency, no CPU), SIZE:TIME,... as\n"
+	        "                 --small-recv-costs, default none\n"
 	        "  --small-max SIZE  messages of up to SIZE bytes go request-free (ptl's MPI:\n"
 	        "                 short allreduce rounds): --small-overhead at each end and\n"
 	        "                 --small-alpha between, instead of --overhead and --alpha\n"
@@ -140,9 +143,10 @@ static void usage(FILE *out)
 	        "  --wake-cost TIME  CPU a rank that waited for a message pays when it comes\n"
 	        "                 (its way back from the wait; bare: us), default 0\n"
 	        "  --cross-costs LIST  what an eager message costs its receiver beyond the rest\n"
-	        "                 when it crossed one the receiver sent back (an exchange) into\n"
-	        "                 a receive that posted nothing (--lazy-max), by size:\n"
-	        "                 SIZE:TIME,... as --small-recv-costs, default none\n"
+	        "                 when it crossed one the receiver sent back (an exchange) and\n"
+	        "                 came inline (not read: --inline-max; not by rendezvous), by\n"
+	        "                 size up to the largest given: SIZE:TIME,... as\n"
+	        "                 --small-recv-costs, default none\n"
 	        "  --show         draw the step-by-rank grid of sends (up to %d ranks)\n"
 	        "  --json         print one JSON object\n",
 	        COLL_MAX_RANKS, COLL_MAX_CHUNKS, COLL_COST_MAX_CALLS, COLL_COST_RATES, SHOW_MAX_RANKS);
@@ -535,6 +539,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "read-rates", 0, OPT_READ, &cp, NULL, 0, 0, 0, false },
 		{ "move-rates", 0, OPT_MOVE, &cp, NULL, 0, 0, 0, false },
 		{ "move-piece", 0, OPT_SIZE, &cp.move_piece, NULL, 0, 1, 0, false },
+		{ "move-gaps", 0, OPT_TIMES, &cp.move_gap, NULL, 0, 0, 0, false },
 		{ "small-max", 0, OPT_SIZE, &cp.small_max, NULL, 0, 0, 0, false },
 		{ "small-overhead", 0, OPT_TIME, &cp.small_o, NULL, 0, 0, 1e-6, false },
 		{ "small-alpha", 0, OPT_TIME, &cp.small_alpha, NULL, 0, 0, 1e-6, false },
@@ -701,6 +706,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		json_rates("read_rates", cp.read, cp.nread);
 		json_rates("move_rates", cp.move, cp.nmove);
 		printf("\"move_piece\": %zu, ", cp.move_piece);
+		json_times("move_gap_us", &cp.move_gap);
 		printf("\"wake_us\": %.6g, ", cp.wake_cost * 1e6);
 		if (cp.cores > 0 && cp.cores < req.nranks && cp.core_wait_set)
 			printf("\"core_wait_us\": %.6g, ", cp.core_wait * 1e6);

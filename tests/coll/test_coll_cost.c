@@ -542,6 +542,35 @@ static void refuses_bad_times(const struct coll_sched *s, struct coll_cost_param
 	assert_int_equal(coll_cost(s, p, &c), 0);
 }
 
+/* A move's gap (move_gap, by size): a one-way move ends that much later
+ * than its copies (a 2-rank bcast: by the table's time for its size,
+ * interpolated), and books no CPU: the busiest CPU's time is the same.
+ * An exchange's copies (2-rank recursive doubling) have none. A table
+ * that is not ascending, or has a negative time, is refused. */
+static void test_sw_move_gap(void **state)
+{
+	(void)state;
+	struct coll_cost_params p = { .alpha = 1e-6, .beta = 1e9, .gamma = 1e-10, .o = 3e-7, .call = 2e-6,
+				      .acked_sends = true, .rndv = true, .rndv_min = 4096, .rndv_cost = 1.5e-6,
+				      .nmove = 2, .move = { { 65536, 2e9 }, { 262144, 2e9 } } };
+	struct coll_req r = mkreq(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 262144, 1, 1);
+	r.elem_size = 4;
+	struct coll_sched *s = expand_ok(&r);
+	struct coll_cost without, with;
+	assert_int_equal(coll_cost(s, &p, &without), 0);
+	double bc128 = sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 131072, 1, &p);
+	double ex = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 262144, 1, &p);
+	p.move_gap = (struct coll_cost_table){ 2, { { 65536, 1e-6 }, { 262144, 4e-6 } } };
+	assert_int_equal(coll_cost(s, &p, &with), 0);
+	NEAR(with.time, without.time + 4e-6);
+	NEAR(with.busiest_cpu, without.busiest_cpu);
+	/* 131072 B: a third of the way from 64 KiB to 256 KiB */
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 131072, 1, &p), bc128 + 2e-6);
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 262144, 1, &p), ex);
+	refuses_bad_times(s, &p, &p.move_gap);
+	coll_free(s);
+}
+
 /* With a read-rate table the receiver's read of an eager message above
  * inline_max moves at the table's rate for its size, which holds the
  * read's fixed cost (no recv_copy_cost), up to the table's last size;
@@ -584,11 +613,13 @@ static void test_sw_read_rates(void **state)
 }
 
 /* With cross costs an eager message that crossed one its receiver sent
- * back (an exchange's: both in flight at once) and that a receive taking
- * it lazily (up to lazy_max: no ME posted) costs that receiver the
- * table's time for its size; a one-way message (a bcast's) none, nor one
- * a posted receive takes. A table that is not ascending, or has a
- * negative time, is refused. */
+ * back (an exchange's: both in flight at once) costs that receiver the
+ * table's time for its size, whether a lazy receive (up to lazy_max: no
+ * ME posted) or a posted one takes it; a one-way message (a bcast's)
+ * none, nor one its receiver reads (past inline_max: the read rates,
+ * measured by exchanges, hold it), nor one larger than the table's
+ * largest size. A table that is not ascending, or has a negative time,
+ * is refused. */
 static void test_sw_cross_costs(void **state)
 {
 	(void)state;
@@ -602,11 +633,23 @@ static void test_sw_cross_costs(void **state)
 	NEAR(ex, sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 8, 1, &p) + 1e-7);
 	NEAR(ex260, sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 260, 1, &p) + 3e-7);
 	NEAR(bc, sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 8, 1, &p));
-	/* 260 B into posted receives (lazy_max 128): no crossing cost */
+	/* 260 B into posted receives (lazy_max 128): the same crossing cost */
 	p.lazy_max = 128;
 	double posted = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 260, 1, &p);
 	p.cross.n = 2;
-	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 260, 1, &p), posted);
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 260, 1, &p), posted + 3e-7);
+	/* read by its receiver (past inline_max): none */
+	p.cpu_copies = true;
+	p.inline_max = 128;
+	double read = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 260, 1, &p);
+	p.cross.n = 0;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 260, 1, &p), read);
+	p.cpu_copies = false;
+	p.inline_max = 0;
+	/* past the table's largest size (512 B): none */
+	double past = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 2048, 1, &p);
+	p.cross.n = 2;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 2048, 1, &p), past);
 	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 8, 1, 1);
 	struct coll_sched *s = expand_ok(&r);
 	p.cross.n = 2;
@@ -957,6 +1000,7 @@ int main(void)
 		cmocka_unit_test(test_sw_rendezvous),
 		cmocka_unit_test(test_sw_split_copy),
 		cmocka_unit_test(test_sw_bounce_move),
+		cmocka_unit_test(test_sw_move_gap),
 		cmocka_unit_test(test_sw_recv_post),
 		cmocka_unit_test(test_sw_cmd_cost),
 		cmocka_unit_test(test_sw_ranks_per_core),
