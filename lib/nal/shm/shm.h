@@ -18,9 +18,10 @@
  *                  (consumer's published head) then ring_size data bytes
  *   bounce_off     L*L bounce areas, bounce_stride each; area (req, tgt) at
  *                  index req*L+tgt: SHM_NSLOT struct shm_slot then
- *                  SHM_NSLOT*chunk data bytes. Every bulk move's path
- *                  unless PTL_SHM_CMA=1 (shm_bulk.c); tmpfs allocates
- *                  pages on first touch, so an unused area costs no memory.
+ *                  SHM_NSLOT*chunk data bytes. The path of the bulk
+ *                  moves that do not go by CMA (shm_bulk.c chooses per
+ *                  peer); tmpfs allocates pages on first touch, so an
+ *                  unused area costs no memory.
  *
  * Ring records (8-byte aligned, never split across the end of the ring):
  *   u64 word: (len << 40) | (ack << 9) | flags | type, stored last with
@@ -87,10 +88,51 @@
 /* A payload at least this long starts on a cache line in the ring (shm_ring_put). */
 #define SHM_PAYLOAD_ALIGN 256u
 
-/* How bulk moves go (struct nal.bulk_mode, shm_bulk.c): through the
- * bounce areas (the default), or by CMA (PTL_SHM_CMA=1). */
-#define SHM_BULK_BOUNCE 1
+/* How bulk moves go (struct nal.bulk_mode, shm_bulk.c): each by the
+ * method measured faster with its peer and at its size (the default),
+ * always by CMA (PTL_SHM_CMA=1), or never (PTL_SHM_CMA=0, or CMA refused:
+ * struct nal.cma is 0 then, and every move bounces). */
+#define SHM_BULK_AUTO 1
 #define SHM_BULK_CMA 2
+
+/* The two methods, as the chooser (struct shm_choice) indexes them:
+ * through the bounce area, or one CMA copy. */
+#define SHM_M_BOUNCE 0
+#define SHM_M_CMA 1
+
+/* The chooser (shm_bulk.c says why these figures): samples kept per
+ * method (their median is its estimate), samples of each taken first,
+ * moves between two probes of the method not in use, and the size
+ * classes, each chosen for on its own (class k: moves shorter than
+ * SHM_CH_CLASS0 << 2k, the last unbounded). */
+#define SHM_CH_WIN 4
+#define SHM_CH_WARM 3
+#define SHM_CH_REPROBE 256
+#define SHM_CH_CLASSES 4
+#define SHM_CH_CLASS0 (64u << 10)
+
+/* The bulk method for one local peer and size class, chosen by the moves'
+ * measured cost (shm_choice_next, shm_choice_record). */
+struct shm_choice {
+	uint32_t win[2][SHM_CH_WIN]; /* [method]: latest costs, ps per byte, a ring */
+	uint32_t nwin[2];            /* [method]: samples taken, saturating */
+	uint32_t since;              /* moves by the pick since the other was last tried */
+	uint8_t ready;               /* both warmed up: pick holds */
+	uint8_t pick;                /* SHM_M_*: the method in use */
+	uint8_t probe;               /* the next move tries the other method */
+	uint8_t streak;              /* probes in a row that beat the pick */
+	uint32_t switches;           /* times pick changed after warm-up */
+};
+
+/* Which method the next move of c's class takes (both permitted). */
+int shm_choice_next(const struct shm_choice *c);
+/* A move of len bytes by method m took ns: updates the estimates, the
+ * pick and whether a probe comes next. */
+void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns);
+/* Method m's current estimate, ps per byte (0: no sample yet). */
+uint32_t shm_choice_est(const struct shm_choice *c, int m);
+/* The size class of a move of len bytes. */
+int shm_choice_class(size_t len);
 
 /* CMA moves at least this long are split with the peer (shm_bulk.c). */
 #define SHM_SPLIT_MIN (128u << 10)
@@ -192,6 +234,8 @@ struct shm_bop {
 	void *cookie;
 	uint64_t stall_since;
 	uint32_t stall_count;
+	int timed;          /* its cost goes to the chooser */
+	uint64_t t0;        /* ns when it became the area's active move */
 };
 
 /* Our bounce traffic with one local peer. */
@@ -222,6 +266,10 @@ struct shm_bpeer {
 	void *hp_cookie;
 	uint64_t hp_stall_since;
 	uint32_t hp_stall_count;
+	uint64_t hp_t0;           /* ns when the split move began (0: not timed) */
+	size_t hp_len;            /* its whole length */
+	/* how our moves to this peer go, per size class */
+	struct shm_choice ch[SHM_CH_CLASSES];
 };
 
 struct shm_stats {
@@ -230,6 +278,8 @@ struct shm_stats {
 	uint64_t eagain;      /* sends refused for lack of room */
 	uint64_t bounce_chunks;
 	uint64_t split_moves; /* CMA moves whose second part the peer copied */
+	uint64_t cma_moves;   /* moves by CMA, split or not */
+	uint64_t bounce_moves; /* moves through a bounce area that we asked for */
 	uint64_t rewinds;     /* records we sent with SHM_RF_REWIND */
 	uint64_t ctl_loads;   /* ring_ctl heads loaded to decide a rewind */
 };
@@ -259,7 +309,7 @@ struct nal {
 	struct shm_rx *rx;   /* [lsize] */
 	struct shm_bpeer *bp; /* [lsize] */
 	int nbulk;    /* moves queued or served through bounce areas */
-	int bulk_mode; /* SHM_BULK_*: how bulk moves go (0: PTL_SHM_CMA not read yet) */
+	int bulk_mode; /* SHM_BULK_*: how bulk moves go while cma (0: PTL_SHM_CMA not read yet) */
 	struct shm_bop *bop_free; /* finished bounce moves, reused (no malloc per move) */
 	struct shm_stats st;
 };

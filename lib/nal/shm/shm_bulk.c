@@ -1,10 +1,9 @@
 /*
  * lib/nal/shm/shm_bulk.c - one-sided bulk moves between local ranks.
  *
- * By default a move goes through the bounce area (requester, target) of
- * the segment, two plain copies pipelined over SHM_NSLOT slots, both CPUs
- * at work (by_cma() says why: on the machines measured, far faster than
- * the kernel's copy):
+ * Two methods. Bounce: the move goes through the bounce area (requester,
+ * target) of the segment, two plain copies pipelined over SHM_NSLOT slots,
+ * both CPUs at work:
  *
  *   requester: SHM_REC_BULK {op, raddr, len} through the ring to the target;
  *   READ:  target's progress() copies chunks of raddr into free slots and
@@ -14,9 +13,34 @@
  *          progress() copies full slots to raddr and frees them; done when
  *          the target has freed every chunk (the bytes are in place).
  *
- * With PTL_SHM_CMA=1 a move is one CMA copy instead (process_vm_readv/
- * writev on the peer's pid), done before bulk() returns; if the OS
- * refuses CMA (EPERM: Yama ptrace_scope, a container), it bounces after all.
+ * CMA: one copy by the kernel (process_vm_readv/writev on the peer's pid),
+ * done before bulk() returns; if the OS refuses CMA (EPERM: Yama
+ * ptrace_scope, a container, a seccomp filter), every move bounces from
+ * then on.
+ *
+ * Which is faster depends on the machine (bulk_mode() has the figures: 1.7x
+ * for bounce on one guest, 2.7x for CMA on another) and on the load (a
+ * bounced move waits for its peer's CPU), so by default the requester
+ * measures: per local peer and size class (struct shm_choice, four classes
+ * split at 64 KiB, 256 KiB and 1 MiB), each move's time from its start (a
+ * bounced one's from when it becomes the area's active move) to its end,
+ * in ps per byte, one clock_gettime (vDSO) at each end of moves of 16 KiB
+ * and more. The first SHM_CH_WARM moves of each method alternate, then
+ * the one with the lower median of its last SHM_CH_WIN samples is used.
+ * The other is tried again (a probe) after SHM_CH_REPROBE moves, or at
+ * once when the pick's median rises above the other's last one; it takes
+ * over only when its median is an eighth lower than the pick's, and a
+ * probe that beat the pick is followed by up to SHM_CH_WIN - 1 more so a
+ * real change wins within a few moves. Why this cannot cost much:
+ *  - a probe of the slower method costs one move in SHM_CH_REPROBE, plus
+ *    at most two when the pick's rate drops (each bad probe lifts the
+ *    other's median until the trigger stops): under 1% at 2-3x;
+ *  - medians ignore the odd preempted or lucky move, and the eighth of
+ *    hysteresis stops a swing between methods whose medians are close, and
+ *    while they are that close a swing costs at most that eighth;
+ *  - the chooser is a few compares per move, no allocation (its state sits
+ *    in struct shm_bpeer), and PTL_SHM_CMA=1 or 0 skips it.
+ * PTL_SHM_CMA=1 forces CMA, PTL_SHM_CMA=0 forbids it.
  *
  * A long CMA move (SHM_SPLIT_MIN and up) is split: the mover asks the peer
  * (SHM_REC_HELP) to copy the second half with its own CPU and copies the
@@ -189,6 +213,7 @@ static int cma_split(struct nal *n, int li, enum nal_bulk_op op, const struct io
 	if (bp->hp_status == NAL_EPEER)
 		return NAL_EPEER;
 	bp->hp_active = 1;
+	bp->hp_len = len;
 	bp->hp_cookie = cookie;
 	bp->hp_stall_since = 0;
 	bp->hp_stall_count = 0;
@@ -239,6 +264,12 @@ static int hp_work(struct nal *n, int li)
 	rc = bp->hp_status;
 	if (d != 1 && rc == 0)
 		rc = cma_move(n, li, bp->hp_op, &bp->hp_iov, 1, bp->hp_raddr, bp->hp_iov.iov_len);
+	if (rc == 0) {
+		n->st.cma_moves++;
+		if (bp->hp_t0)
+			shm_choice_record(&bp->ch[shm_choice_class(bp->hp_len)], SHM_M_CMA,
+					  bp->hp_len, shm_now_ns() - bp->hp_t0);
+	}
 	bp->hp_active = 0;
 	n->nbulk--;
 	if (n->up.bulk_done)
@@ -269,26 +300,119 @@ static void iov_copy(struct shm_bop *op, uint8_t *buf, size_t len, int to_iov)
 	}
 }
 
-/* Whether bulk moves go by CMA (PTL_SHM_CMA=1, and permitted) rather
- * than through the bounce areas. The bounce copies are plain memcpy at
- * both ends, two CPUs in a pipeline; a CMA copy is the kernel's, page by
- * page with each remote page pinned, and one CPU (two when split): on the
- * Zen 5 guest a 256 KiB process_vm_readv of a buffer the other core wrote
- * ran at 15 GB/s, a memcpy of it at 78 GB/s (4 KiB or 2 MiB pages alike).
- * 2 pinned ranks, bench/mpi_pingpong.c, medians of 4 interleaved launches,
- * CMA vs bounce (MPICH): 1 MiB streaming 12.4 vs 45.1 GB/s (14.0), 1 MiB
- * half round trip 43.3 vs 26.1 us (98.9), 16 KiB 3.58 vs 0.88 us (3.68).
- * CMA's one advantage, needing nothing of the peer, matters little here:
- * a get's data owner serves it from progress either way, and the other
- * side waits for the move's answer, polling. */
-static int by_cma(struct nal *n)
+/* The bulk mode, PTL_SHM_CMA read once: 1 forces CMA, 0 forbids it (then
+ * n->cma is 0 already, shm_nal.c), anything else lets the chooser decide.
+ * Why not a fixed default: the two methods trade places between machines.
+ * The bounce copies are plain memcpy at both ends, two CPUs in a pipeline;
+ * a CMA copy is the kernel's, page by page with each remote page pinned,
+ * and one CPU (two when split). On the Zen 5 guest a 256 KiB
+ * process_vm_readv of a buffer the other core wrote ran at 15 GB/s, a
+ * memcpy of it at 78 GB/s; 2 pinned ranks, bench/mpi_pingpong.c, CMA vs
+ * bounce: 1 MiB streaming 12.4 vs 45.1 GB/s, 1 MiB half round trip 43.3
+ * vs 26.1 us. On the Zen 4 guest whose two vCPUs sit far apart (an 8-byte
+ * half round trip of 0.17 us), the reverse: 1 MiB half round trip 46 us
+ * by CMA, 128 us bounced (every bounced line crosses between the cores'
+ * caches twice: the producer's store invalidates the consumer's copy, the
+ * consumer's load fetches it back; CMA's one copy reads each line across
+ * once). And CMA needs nothing of the peer, which matters when ranks
+ * outnumber cores: a bounced move waits for its peer to be scheduled. */
+static int bulk_mode(struct nal *n)
 {
 	if (!n->bulk_mode) {
 		const char *e = getenv("PTL_SHM_CMA");
 
-		n->bulk_mode = e && e[0] == '1' ? SHM_BULK_CMA : SHM_BULK_BOUNCE;
+		n->bulk_mode = e && e[0] == '1' ? SHM_BULK_CMA : SHM_BULK_AUTO;
 	}
-	return n->cma && n->bulk_mode == SHM_BULK_CMA;
+	return n->bulk_mode;
+}
+
+/* ---- the chooser (see the file's header comment for why it is safe) */
+
+int shm_choice_class(size_t len)
+{
+	int k = 0;
+
+	while (k < SHM_CH_CLASSES - 1 && len >= ((size_t)SHM_CH_CLASS0 << (2 * k)))
+		k++;
+	return k;
+}
+
+/* The median of method m's samples: one late sample (a preempted move)
+ * cannot drag it far, nor one lucky one. */
+uint32_t shm_choice_est(const struct shm_choice *c, int m)
+{
+	uint32_t v[SHM_CH_WIN];
+	int k = c->nwin[m] < SHM_CH_WIN ? (int)c->nwin[m] : SHM_CH_WIN;
+
+	if (!k)
+		return 0;
+	for (int i = 0; i < k; i++) {
+		uint32_t x = c->win[m][i];
+		int j = i;
+
+		for (; j > 0 && v[j - 1] > x; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
+	}
+	return k % 2 ? v[k / 2] : (uint32_t)(((uint64_t)v[k / 2 - 1] + v[k / 2]) / 2);
+}
+
+/* a clearly cheaper than b (by an eighth): within that, no switch */
+static int ch_better(uint32_t a, uint32_t b)
+{
+	return (uint64_t)a * 8 < (uint64_t)b * 7;
+}
+
+int shm_choice_next(const struct shm_choice *c)
+{
+	if (!c->ready) /* warm-up: the method with fewer samples, bounce first */
+		return c->nwin[SHM_M_CMA] < c->nwin[SHM_M_BOUNCE] ? SHM_M_CMA : SHM_M_BOUNCE;
+	return c->probe ? !c->pick : c->pick;
+}
+
+void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns)
+{
+	uint64_t cost = len ? ns * 1000 / len : 0;
+	int o = !m;
+
+	if (cost < 1)
+		cost = 1;
+	if (cost > UINT32_MAX)
+		cost = UINT32_MAX;
+	c->win[m][c->nwin[m] % SHM_CH_WIN] = (uint32_t)cost;
+	if (++c->nwin[m] == 0) /* saturate on a multiple of the window: the ring goes on */
+		c->nwin[m] = UINT32_MAX - UINT32_MAX % SHM_CH_WIN;
+	if (!c->ready) {
+		if (c->nwin[SHM_M_BOUNCE] < SHM_CH_WARM || c->nwin[SHM_M_CMA] < SHM_CH_WARM)
+			return;
+		c->ready = 1;
+		c->pick = shm_choice_est(c, SHM_M_CMA) < shm_choice_est(c, SHM_M_BOUNCE) ? SHM_M_CMA
+											  : SHM_M_BOUNCE;
+		c->since = 0;
+		return;
+	}
+	if (m != c->pick) { /* a probe */
+		uint32_t pe = shm_choice_est(c, o);
+
+		c->since = 0;
+		if (ch_better(shm_choice_est(c, m), pe)) {
+			c->pick = (uint8_t)m;
+			c->probe = 0;
+			c->streak = 0;
+			c->switches++;
+			return;
+		}
+		/* Beat the pick, but one sample moves no median: try again, a
+		 * few times at most. */
+		c->probe = ch_better((uint32_t)cost, pe) && ++c->streak < SHM_CH_WIN;
+		if (!c->probe)
+			c->streak = 0;
+		return;
+	}
+	/* The pick now looks worse than the other did when last tried, or it
+	 * is time to look again: try the other. */
+	if (++c->since >= SHM_CH_REPROBE || ch_better(shm_choice_est(c, o), shm_choice_est(c, m)))
+		c->probe = 1;
 }
 
 /* A move record with room for niov iovecs: a finished one reused if it
@@ -329,6 +453,7 @@ int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 	     uint64_t raddr, uint64_t rkey, size_t len, void *cookie)
 {
 	struct shm_bpeer *bp;
+	struct shm_choice *ch;
 	struct shm_bop *b;
 	size_t have = 0;
 	int li, rc;
@@ -351,14 +476,26 @@ int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 		iov_copy(&tmp, (uint8_t *)(uintptr_t)raddr, len, op == NAL_BULK_READ);
 		return 0;
 	}
-	if (by_cma(n)) {
-		if ((rc = cma_split(n, li, op, local, niov, raddr, len, cookie)) != 0)
+	bp = &n->bp[li];
+	ch = n->cma && bulk_mode(n) == SHM_BULK_AUTO ? &bp->ch[shm_choice_class(len)] : NULL;
+	if (n->cma && (!ch || shm_choice_next(ch) == SHM_M_CMA)) {
+		uint64_t t0 = ch ? shm_now_ns() : 0;
+
+		if ((rc = cma_split(n, li, op, local, niov, raddr, len, cookie)) != 0) {
+			bp->hp_t0 = t0;
 			return rc;
+		}
 		rc = cma_move(n, li, op, local, niov, raddr, len);
 		n->cma_ok |= rc == 0; /* permitted here: long moves may be split */
+		if (rc == 0) {
+			n->st.cma_moves++;
+			if (ch)
+				shm_choice_record(ch, SHM_M_CMA, len, shm_now_ns() - t0);
+		}
 		if (rc != NAL_EPERM)
 			return rc;
 		n->cma = 0; /* not permitted here: bounce from now on */
+		ch = NULL;
 	}
 	b = bop_get(n, niov);
 	if (!b)
@@ -370,7 +507,10 @@ int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 	memcpy(b->iov, local, (size_t)niov * sizeof(struct iovec));
 	b->niov = niov;
 	b->cookie = cookie;
-	bp = &n->bp[li];
+	/* Timed from when it becomes the area's active move (bop_pop). */
+	b->t0 = ch && !bp->q ? shm_now_ns() : 0;
+	b->timed = ch != NULL;
+	n->st.bounce_moves++;
 	*bp->qtail = b;
 	bp->qtail = &b->next;
 	n->nbulk++;
@@ -384,6 +524,8 @@ static void bop_pop(struct nal *n, struct shm_bpeer *bp)
 	bp->q = b->next;
 	if (!bp->q)
 		bp->qtail = &bp->q;
+	else if (bp->q->timed)
+		bp->q->t0 = shm_now_ns();
 	n->nbulk--;
 }
 
@@ -476,6 +618,9 @@ static int rq_work(struct nal *n, int li)
 	if (b->cons == b->nchunk) {
 		void *cookie = b->cookie;
 
+		if (b->timed && n->cma)
+			shm_choice_record(&bp->ch[shm_choice_class(b->len)], SHM_M_BOUNCE, b->len,
+					  shm_now_ns() - b->t0);
 		bop_pop(n, bp);
 		bop_put(n, b);
 		if (n->up.bulk_done)
