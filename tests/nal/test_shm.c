@@ -868,9 +868,10 @@ static int body_bulk(struct sj_ctx *c, void *arg)
 			struct shm_choice *ch = &c->n->bp[1].ch[shm_choice_class(1u << 20)];
 
 			SJ_CHECK(st.cma_moves > 0 && st.bounce_moves > 0);
-			/* 1 MiB + 5 and 16 MiB, 3 moves each: the warm-up's */
-			SJ_CHECK(ch->ready && ch->nwin[SHM_M_BOUNCE] == SHM_CH_WARM &&
-				 ch->nwin[SHM_M_CMA] == SHM_CH_WARM);
+			/* 1 MiB + 5 and 16 MiB, 3 moves each, all timed: the
+			 * warm-up's bounced moves, then the first CMA ones */
+			SJ_CHECK(!ch->ready && ch->nwin[SHM_M_BOUNCE] == SHM_CH_WIN &&
+				 ch->nwin[SHM_M_CMA] == 6 - SHM_CH_WIN);
 		}
 		else
 			SJ_CHECK(st.bounce_chunks >= 2 * (BULK_MAX / c->n->chunk) &&
@@ -935,7 +936,7 @@ static int ch_feed(struct shm_choice *c, size_t len, const uint32_t cost[2], int
 	int ncma = 0;
 
 	for (int i = 0; i < n; i++) {
-		int m = shm_choice_next(c);
+		int m = shm_choice_take(c);
 		uint64_t ps = (uint64_t)cost[m] * len;
 
 		if (spike && i % spike == spike - 1)
@@ -970,46 +971,69 @@ static void test_choice_class(void **state)
 }
 
 /* Where bounce wins (the Zen 5 guest: 1 MiB half round trip 26 us bounced,
- * 43 by CMA) it is picked after the warm-up, and CMA is tried only once
- * in SHM_CH_REPROBE moves; and the reverse where CMA wins (the Zen 4
- * guest: 46 vs 128 us). */
+ * 43 by CMA) it is picked after the warm-up, and CMA is tried only in a
+ * probe of SHM_CH_WIN moves every SHM_CH_REPROBE; and the reverse where
+ * CMA wins (the Zen 4 guest: 46 vs 128 us). */
 static void test_choice_picks_faster(void **state)
 {
 	const uint32_t zen5[2] = { 25, 41 }, zen4[2] = { 122, 44 };
 	struct shm_choice c = { 0 };
-	int n = 10 * SHM_CH_REPROBE, ncma;
+	int n = 10 * SHM_CH_REPROBE, ncma, probes = n / SHM_CH_REPROBE;
 
 	(void)state;
 	ncma = ch_feed(&c, 1u << 20, zen5, n, 0);
 	assert_true(c.ready);
 	assert_int_equal(c.pick, SHM_M_BOUNCE);
-	assert_true(ncma <= SHM_CH_WARM + n / SHM_CH_REPROBE + 1);
-	assert_true(ncma >= SHM_CH_WARM + n / SHM_CH_REPROBE - 1); /* it does look again */
+	assert_true(ncma <= SHM_CH_WIN * (1 + probes));
+	assert_true(ncma >= SHM_CH_WIN * probes); /* it does look again */
 	assert_int_equal(c.switches, 0);
 
 	memset(&c, 0, sizeof(c));
 	ncma = ch_feed(&c, 1u << 20, zen4, n, 0);
 	assert_int_equal(c.pick, SHM_M_CMA);
-	assert_true(n - ncma <= SHM_CH_WARM + n / SHM_CH_REPROBE + 1);
+	assert_true(n - ncma <= SHM_CH_WIN * (1 + probes));
 	assert_int_equal(c.switches, 0);
 }
 
-/* The warm-up alternates, so neither method's first sample decides alone. */
+/* The warm-up takes a run of each method (a switch's first moves pay for
+ * the other's cache state: alternating would charge each with the
+ * other's), and neither method's first sample decides alone. */
 static void test_choice_warmup(void **state)
 {
 	const uint32_t cost[2] = { 100, 50 };
 	struct shm_choice c = { 0 };
 
 	(void)state;
-	for (int i = 0; i < 2 * SHM_CH_WARM; i++) {
+	for (int i = 0; i < 2 * SHM_CH_WIN; i++) {
 		assert_false(c.ready);
-		assert_int_equal(shm_choice_next(&c), i % 2 ? SHM_M_CMA : SHM_M_BOUNCE);
-		ch_feed(&c, 300000, cost, 1, 0);
+		assert_int_equal(shm_choice_take(&c), i < SHM_CH_WIN ? SHM_M_BOUNCE : SHM_M_CMA);
+		shm_choice_record(&c, i < SHM_CH_WIN ? SHM_M_BOUNCE : SHM_M_CMA, 300000,
+				  (uint64_t)(i == 0 || i == SHM_CH_WIN ? 20 : 1) * cost[i >= SHM_CH_WIN] * 300);
 	}
 	assert_true(c.ready);
 	assert_int_equal(c.pick, SHM_M_CMA);
 	assert_int_equal(shm_choice_est(&c, SHM_M_CMA), 50);
 	assert_int_equal(shm_choice_est(&c, SHM_M_BOUNCE), 100);
+}
+
+/* Bounce moves complete later than they start: a probe's moves all go
+ * by the other method however many start before the first one ends. */
+static void test_choice_async(void **state)
+{
+	const uint32_t cost[2] = { 50, 100 };
+	struct shm_choice c = { 0 };
+	int taken[2] = { 0, 0 };
+
+	(void)state;
+	ch_feed(&c, 1u << 20, cost, 2 * SHM_CH_WIN, 0);
+	assert_int_equal(c.pick, SHM_M_BOUNCE);
+	/* The pick gets 3x dearer: a probe is due. */
+	for (int i = 0; i < SHM_CH_WIN; i++)
+		shm_choice_record(&c, SHM_M_BOUNCE, 1u << 20, 150u << 20);
+	for (int i = 0; i < 4 * SHM_CH_WIN; i++) /* 16 moves start, none ends yet */
+		taken[shm_choice_take(&c)]++;
+	assert_int_equal(taken[SHM_M_CMA], SHM_CH_WIN);
+	assert_int_equal(taken[SHM_M_BOUNCE], 3 * SHM_CH_WIN);
 }
 
 /* The machine changes under a settled choice: the periodic probe finds
@@ -1025,19 +1049,25 @@ static void test_choice_reprobe(void **state)
 	assert_int_equal(c.pick, SHM_M_BOUNCE);
 	/* Bounce got 3x slower, above CMA's last cost: tried again at once. */
 	k = ch_until(&c, 1u << 20, after, SHM_M_CMA, 4 * SHM_CH_REPROBE);
-	assert_true(k >= 0 && k <= SHM_CH_WIN + 2);
+	assert_true(k >= 0 && k <= 2 * SHM_CH_WIN + 1);
 	assert_int_equal(c.switches, 1);
 
+	/* The switch's early probe keeps it. */
+	ch_feed(&c, 1u << 20, after, 4 * SHM_CH_CONFIRM, 0);
+	assert_int_equal(c.pick, SHM_M_CMA);
+	assert_int_equal(c.switches, 1);
 	/* Bounce gets faster again, CMA does not get slower: only the
 	 * periodic probe can find it. */
 	const uint32_t later[2] = { 30, 100 };
 	k = ch_until(&c, 1u << 20, later, SHM_M_BOUNCE, 4 * SHM_CH_REPROBE);
-	assert_true(k > SHM_CH_REPROBE / 2 && k <= SHM_CH_REPROBE + SHM_CH_WIN + 2);
+	assert_true(k > SHM_CH_REPROBE / 2 && k <= SHM_CH_REPROBE + 2 * SHM_CH_WIN);
 	assert_int_equal(c.switches, 2);
 }
 
-/* One move in seven of the pick takes 50 times as long (preempted): the
- * pick stays, and the other is tried no more often than a drop calls for. */
+/* One move in seven takes 50 times as long (preempted): the pick stays,
+ * and the slower method takes few moves. Two late moves can share a
+ * window of the pick (a probe's moves between them), and its median then
+ * loses to the other's: the switch's own early probe undoes it. */
 static void test_choice_spikes(void **state)
 {
 	const uint32_t cost[2] = { 100, 130 };
@@ -1045,12 +1075,33 @@ static void test_choice_spikes(void **state)
 	int n = 8 * SHM_CH_REPROBE, ncma;
 
 	(void)state;
-	ch_feed(&c, 200000, cost, 2 * SHM_CH_WARM, 0);
+	ch_feed(&c, 200000, cost, 2 * SHM_CH_WIN, 0);
 	assert_int_equal(c.pick, SHM_M_BOUNCE);
 	ncma = ch_feed(&c, 200000, cost, n, 7);
 	assert_int_equal(c.pick, SHM_M_BOUNCE);
-	assert_int_equal(c.switches, 0);
-	assert_true(ncma <= 2 * (n / SHM_CH_REPROBE) + 2);
+	assert_true(ncma <= n / 32);
+}
+
+/* A switch made on a spoiled median is undone by the early probe. */
+static void test_choice_confirm(void **state)
+{
+	const uint32_t cost[2] = { 100, 130 };
+	struct shm_choice c = { 0 };
+	int k;
+
+	(void)state;
+	ch_feed(&c, 1u << 20, cost, 2 * SHM_CH_WIN, 0);
+	assert_int_equal(c.pick, SHM_M_BOUNCE);
+	/* Two of bounce's four latest moves were preempted: a probe, and CMA
+	 * wins it. */
+	shm_choice_record(&c, SHM_M_BOUNCE, 1u << 20, 5000u << 20);
+	shm_choice_record(&c, SHM_M_BOUNCE, 1u << 20, 5000u << 20);
+	k = ch_until(&c, 1u << 20, cost, SHM_M_CMA, 2 * SHM_CH_WIN);
+	assert_true(k >= 0);
+	assert_int_equal(c.switches, 1);
+	/* Bounce is back within the confirmation's reach, not the period's. */
+	k = ch_until(&c, 1u << 20, cost, SHM_M_BOUNCE, SHM_CH_REPROBE);
+	assert_true(k >= 0 && k <= SHM_CH_CONFIRM + 2 * SHM_CH_WIN);
 }
 
 /* Two methods within a few percent of each other, costs jittering: no
@@ -1062,7 +1113,7 @@ static void test_choice_no_swing(void **state)
 
 	(void)state;
 	for (int i = 0; i < 20 * SHM_CH_REPROBE; i++) {
-		int m = shm_choice_next(&c);
+		int m = shm_choice_take(&c);
 		uint32_t cost = (m == SHM_M_CMA ? 100 : 104) + (uint32_t)(rng_next(&rng) % 9);
 
 		shm_choice_record(&c, m, 1u << 20, (uint64_t)cost * (1u << 20) / 1000);
@@ -1247,8 +1298,10 @@ int main(void)
 		cmocka_unit_test(test_choice_class),
 		cmocka_unit_test(test_choice_picks_faster),
 		cmocka_unit_test(test_choice_warmup),
+		cmocka_unit_test(test_choice_async),
 		cmocka_unit_test(test_choice_reprobe),
 		cmocka_unit_test(test_choice_spikes),
+		cmocka_unit_test(test_choice_confirm),
 		cmocka_unit_test(test_choice_no_swing),
 		cmocka_unit_test(test_sleep_wake),
 		cmocka_unit_test(test_dead_peer),

@@ -101,31 +101,33 @@
 #define SHM_M_CMA 1
 
 /* The chooser (shm_bulk.c says why these figures): samples kept per
- * method (their median is its estimate), samples of each taken first,
- * moves between two probes of the method not in use, and the size
- * classes, each chosen for on its own (class k: moves shorter than
- * SHM_CH_CLASS0 << 2k, the last unbounded). */
+ * method (their median is its estimate; a warm-up and every probe take
+ * this many moves in a row), moves by the pick between two probes of the
+ * other method (after a switch: the first one sooner), and the size classes, each chosen for on its own (class
+ * k: moves shorter than SHM_CH_CLASS0 << 2k, the last unbounded). */
 #define SHM_CH_WIN 4
-#define SHM_CH_WARM 3
-#define SHM_CH_REPROBE 256
+#define SHM_CH_REPROBE 512
+#define SHM_CH_CONFIRM 16 /* a switch is checked by a probe this many moves later */
 #define SHM_CH_CLASSES 4
 #define SHM_CH_CLASS0 (64u << 10)
 
 /* The bulk method for one local peer and size class, chosen by the moves'
- * measured cost (shm_choice_next, shm_choice_record). */
+ * measured cost (shm_choice_take, shm_choice_record). */
 struct shm_choice {
 	uint32_t win[2][SHM_CH_WIN]; /* [method]: latest costs, ps per byte, a ring */
 	uint32_t nwin[2];            /* [method]: samples taken, saturating */
-	uint32_t since;              /* moves by the pick since the other was last tried */
-	uint8_t ready;               /* both warmed up: pick holds */
+	uint32_t since;              /* moves by the pick since the last probe */
+	uint32_t switches;           /* times pick changed after the warm-up */
+	uint8_t ready;               /* warmed up: pick holds */
 	uint8_t pick;                /* SHM_M_*: the method in use */
-	uint8_t probe;               /* the next move tries the other method */
-	uint8_t streak;              /* probes in a row that beat the pick */
-	uint32_t switches;           /* times pick changed after warm-up */
+	uint8_t burst;               /* moves of the current probe still to take */
+	uint8_t fresh;               /* samples of the other method since the probe began */
+	uint8_t warm[2];             /* [method]: warm-up moves taken */
 };
 
-/* Which method the next move of c's class takes (both permitted). */
-int shm_choice_next(const struct shm_choice *c);
+/* Which method the next move of c's class takes (both permitted); counts
+ * it as taken. */
+int shm_choice_take(struct shm_choice *c);
 /* A move of len bytes by method m took ns: updates the estimates, the
  * pick and whether a probe comes next. */
 void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns);

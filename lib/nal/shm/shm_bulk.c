@@ -24,20 +24,26 @@
  * measures: per local peer and size class (struct shm_choice, four classes
  * split at 64 KiB, 256 KiB and 1 MiB), each move's time from its start (a
  * bounced one's from when it becomes the area's active move) to its end,
- * in ps per byte, one clock_gettime (vDSO) at each end of moves of 16 KiB
- * and more. The first SHM_CH_WARM moves of each method alternate, then
- * the one with the lower median of its last SHM_CH_WIN samples is used.
- * The other is tried again (a probe) after SHM_CH_REPROBE moves, or at
- * once when the pick's median rises above the other's last one; it takes
- * over only when its median is an eighth lower than the pick's, and a
- * probe that beat the pick is followed by up to SHM_CH_WIN - 1 more so a
- * real change wins within a few moves. Why this cannot cost much:
- *  - a probe of the slower method costs one move in SHM_CH_REPROBE, plus
- *    at most two when the pick's rate drops (each bad probe lifts the
- *    other's median until the trigger stops): under 1% at 2-3x;
- *  - medians ignore the odd preempted or lucky move, and the eighth of
- *    hysteresis stops a swing between methods whose medians are close, and
- *    while they are that close a swing costs at most that eighth;
+ * in ps per byte: one clock_gettime (vDSO) at each end of a move, against
+ * the microseconds a bulk move takes. The warm-up takes SHM_CH_WIN moves
+ * of bounce, then as many of CMA; then the method with the lower median of
+ * its last SHM_CH_WIN costs is the pick. A probe takes SHM_CH_WIN moves of
+ * the other method in a row, every SHM_CH_REPROBE moves, or at once when
+ * the pick's median rises above the other's; the other becomes the pick
+ * when the probe's median is an eighth lower than the pick's. Runs, not
+ * single moves, because a move pays for the cache state the previous one
+ * left: alternating 32 KiB ping-pongs here cost 4.4-5.2 us by CMA and
+ * 4.8-5.2 bounced, each method's own runs 4.1-4.3 and 5.4-5.6. Why this
+ * cannot cost much:
+ *  - a probe of the slower method costs SHM_CH_WIN moves in
+ *    SHM_CH_REPROBE (under 1% at 2-3x), and one when the pick's median
+ *    rises (after it the other's window is fresh: no probe again until the
+ *    pick rises further);
+ *  - medians ignore the odd preempted move; two in a window can make a
+ *    wrong switch, which a probe of the old pick SHM_CH_CONFIRM moves
+ *    later undoes;
+ *  - the eighth of hysteresis stops swings between methods whose medians
+ *    are close, and while they are that close a swing costs at most that;
  *  - the chooser is a few compares per move, no allocation (its state sits
  *    in struct shm_bpeer), and PTL_SHM_CMA=1 or 0 skips it.
  * PTL_SHM_CMA=1 forces CMA, PTL_SHM_CMA=0 forbids it.
@@ -363,11 +369,21 @@ static int ch_better(uint32_t a, uint32_t b)
 	return (uint64_t)a * 8 < (uint64_t)b * 7;
 }
 
-int shm_choice_next(const struct shm_choice *c)
+int shm_choice_take(struct shm_choice *c)
 {
-	if (!c->ready) /* warm-up: the method with fewer samples, bounce first */
-		return c->nwin[SHM_M_CMA] < c->nwin[SHM_M_BOUNCE] ? SHM_M_CMA : SHM_M_BOUNCE;
-	return c->probe ? !c->pick : c->pick;
+	if (!c->ready) { /* warm-up: SHM_CH_WIN of bounce, then of CMA */
+		int m = c->warm[SHM_M_BOUNCE] < SHM_CH_WIN ? SHM_M_BOUNCE : SHM_M_CMA;
+
+		if (c->warm[m] < SHM_CH_WIN)
+			c->warm[m]++;
+		return m;
+	}
+	if (c->burst) {
+		c->burst--;
+		return !c->pick;
+	}
+	c->since++;
+	return c->pick;
 }
 
 void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns)
@@ -383,7 +399,7 @@ void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns)
 	if (++c->nwin[m] == 0) /* saturate on a multiple of the window: the ring goes on */
 		c->nwin[m] = UINT32_MAX - UINT32_MAX % SHM_CH_WIN;
 	if (!c->ready) {
-		if (c->nwin[SHM_M_BOUNCE] < SHM_CH_WARM || c->nwin[SHM_M_CMA] < SHM_CH_WARM)
+		if (c->nwin[SHM_M_BOUNCE] < SHM_CH_WIN || c->nwin[SHM_M_CMA] < SHM_CH_WIN)
 			return;
 		c->ready = 1;
 		c->pick = shm_choice_est(c, SHM_M_CMA) < shm_choice_est(c, SHM_M_BOUNCE) ? SHM_M_CMA
@@ -391,28 +407,27 @@ void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns)
 		c->since = 0;
 		return;
 	}
-	if (m != c->pick) { /* a probe */
-		uint32_t pe = shm_choice_est(c, o);
-
-		c->since = 0;
-		if (ch_better(shm_choice_est(c, m), pe)) {
-			c->pick = (uint8_t)m;
-			c->probe = 0;
-			c->streak = 0;
-			c->switches++;
+	if (m != c->pick) { /* a probe's: decide once its window is all fresh */
+		if (++c->fresh < SHM_CH_WIN || c->burst)
 			return;
+		c->fresh = 0;
+		c->since = 0;
+		if (ch_better(shm_choice_est(c, m), shm_choice_est(c, o))) {
+			/* The old pick's median may have been two late moves
+			 * in four: it gets a probe of its own soon. */
+			c->pick = (uint8_t)m;
+			c->switches++;
+			c->since = SHM_CH_REPROBE - SHM_CH_CONFIRM;
 		}
-		/* Beat the pick, but one sample moves no median: try again, a
-		 * few times at most. */
-		c->probe = ch_better((uint32_t)cost, pe) && ++c->streak < SHM_CH_WIN;
-		if (!c->probe)
-			c->streak = 0;
 		return;
 	}
-	/* The pick now looks worse than the other did when last tried, or it
-	 * is time to look again: try the other. */
-	if (++c->since >= SHM_CH_REPROBE || ch_better(shm_choice_est(c, o), shm_choice_est(c, m)))
-		c->probe = 1;
+	/* Time to look again, or the pick now looks worse than the other did
+	 * when last tried: a probe, unless one is under way. */
+	if (!c->burst && !c->fresh &&
+	    (c->since >= SHM_CH_REPROBE || ch_better(shm_choice_est(c, o), shm_choice_est(c, m)))) {
+		c->burst = SHM_CH_WIN;
+		c->since = 0;
+	}
 }
 
 /* A move record with room for niov iovecs: a finished one reused if it
@@ -478,7 +493,7 @@ int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 	}
 	bp = &n->bp[li];
 	ch = n->cma && bulk_mode(n) == SHM_BULK_AUTO ? &bp->ch[shm_choice_class(len)] : NULL;
-	if (n->cma && (!ch || shm_choice_next(ch) == SHM_M_CMA)) {
+	if (n->cma && (!ch || shm_choice_take(ch) == SHM_M_CMA)) {
 		uint64_t t0 = ch ? shm_now_ns() : 0;
 
 		if ((rc = cma_split(n, li, op, local, niov, raddr, len, cookie)) != 0) {
