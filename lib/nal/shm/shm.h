@@ -136,8 +136,15 @@ uint32_t shm_choice_est(const struct shm_choice *c, int m);
 /* The size class of a move of len bytes. */
 int shm_choice_class(size_t len);
 
-/* CMA moves at least this long are split with the peer (shm_bulk.c). */
-#define SHM_SPLIT_MIN (128u << 10)
+/* CMA moves at least this long are split with the peer (shm_bulk.c).
+ * On the Zen 4 guest (vCPUs far apart), PTL_SHM_CMA=1, 2 pinned ranks,
+ * bench/mpi_pingpong.c, 4 interleaved launches, medians, split from 64 KiB
+ * vs from 128 KiB vs never: half round trip 64 KiB 6.3 vs 8.7 vs 8.3 us
+ * (MPICH 6.9), 256 KiB 14.9 (from 64 KiB or 128) vs 43, 1 MiB 48 vs 48
+ * vs 150; split from 32 KiB, 32 KiB took 5.1 against 4.8 unsplit, from
+ * 16 KiB, 16 KiB 4.4 against 3.4: the peer's answer costs more than half
+ * a short copy. Streaming rates the same within noise. */
+#define SHM_SPLIT_MIN (64u << 10)
 
 /* Bits of struct shm_rank.state, the futex word. */
 #define SHM_ST_POLLING 1u  /* a thread of this rank polls: senders never wake it */
