@@ -771,7 +771,7 @@ static const size_t bulk_offs[] = { 0, 3, 1, 5, 13, 0, 7, 9, 3 };
 #define BULK_WHOLE_FROM 6
 
 /* How body_bulk's moves must have gone. */
-enum { BULK_BOUNCED, BULK_CMA, BULK_AUTO, BULK_REFUSED };
+enum { BULK_BOUNCED, BULK_CMA, BULK_AUTO, BULK_REFUSED, BULK_CROWDED };
 
 /* Makes process_vm_readv/writev fail with EPERM in this process, as a
  * container's seccomp profile does. */
@@ -802,6 +802,10 @@ static int body_bulk(struct sj_ctx *c, void *arg)
 	SJ_CHECK(mem != NULL);
 	if (want == BULK_REFUSED)
 		SJ_CHECK(refuse_cma() == 0);
+	if (c->rank > 1) { /* there to outnumber the cores */
+		free(mem);
+		return sj_barrier(c);
+	}
 	on_recv = bulk_recv;
 	if (c->rank == 1) {
 		for (size_t i = 0; i < BULK_MAX + BULK_SLACK; i++)
@@ -863,7 +867,8 @@ static int body_bulk(struct sj_ctx *c, void *arg)
 		shm_get_stats(c->n, &st);
 		SJ_CHECK(st.cma_moves + st.bounce_moves == moves);
 		if (want == BULK_CMA)
-			SJ_CHECK(st.bounce_chunks == 0 && st.split_moves == 4 && st.cma_moves == moves);
+			SJ_CHECK(st.bounce_chunks == 0 && st.cma_moves == moves &&
+				 st.split_moves == (c->size > sysconf(_SC_NPROCESSORS_ONLN) ? 0u : 4u));
 		else if (want == BULK_AUTO) { /* each size class tries both, timed */
 			struct shm_choice *ch = &c->n->bp[1].ch[shm_choice_class(1u << 20)];
 
@@ -923,6 +928,24 @@ static void test_bulk_refused(void **state)
 	run(2, body_bulk, &want, 30, -1);
 	setenv("PTL_SHM_CMA", "1", 1);
 	run(2, body_bulk, &want, 30, -1);
+	unsetenv("PTL_SHM_CMA");
+}
+
+/* More ranks than cores: moves bounce, unchosen (shm_bulk.c's
+ * bulk_crowded says why); PTL_SHM_CMA=1 still forces CMA, unsplit. */
+static void test_bulk_crowded(void **state)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int want = BULK_CROWDED;
+
+	(void)state;
+	if (ncpu + 1 > SJ_MAX)
+		skip();
+	unsetenv("PTL_SHM_CMA");
+	run((int)ncpu + 1, body_bulk, &want, 60, -1);
+	want = BULK_CMA;
+	setenv("PTL_SHM_CMA", "1", 1);
+	run((int)ncpu + 1, body_bulk, &want, 60, -1);
 	unsetenv("PTL_SHM_CMA");
 }
 
@@ -1295,6 +1318,7 @@ int main(void)
 		cmocka_unit_test(test_bulk_default),
 		cmocka_unit_test(test_bulk_bounce),
 		cmocka_unit_test(test_bulk_refused),
+		cmocka_unit_test(test_bulk_crowded),
 		cmocka_unit_test(test_choice_class),
 		cmocka_unit_test(test_choice_picks_faster),
 		cmocka_unit_test(test_choice_warmup),

@@ -90,10 +90,12 @@
 
 /* How bulk moves go (struct nal.bulk_mode, shm_bulk.c): each by the
  * method measured faster with its peer and at its size (the default),
- * always by CMA (PTL_SHM_CMA=1), or never (PTL_SHM_CMA=0, or CMA refused:
- * struct nal.cma is 0 then, and every move bounces). */
+ * always by CMA (PTL_SHM_CMA=1), or bounced (the default where the local
+ * ranks outnumber the cores; and with PTL_SHM_CMA=0 or CMA refused:
+ * struct nal.cma is 0 then, whatever the mode). */
 #define SHM_BULK_AUTO 1
 #define SHM_BULK_CMA 2
+#define SHM_BULK_BOUNCE 3
 
 /* The two methods, as the chooser (struct shm_choice) indexes them:
  * through the bounce area, or one CMA copy. */
@@ -319,6 +321,7 @@ struct nal {
 	struct shm_bpeer *bp; /* [lsize] */
 	int nbulk;    /* moves queued or served through bounce areas */
 	int bulk_mode; /* SHM_BULK_*: how bulk moves go while cma (0: PTL_SHM_CMA not read yet) */
+	int crowded;   /* 1: the local ranks outnumber the cores, -1: they do not, 0: not known yet */
 	struct shm_bop *bop_free; /* finished bounce moves, reused (no malloc per move) */
 	struct shm_stats st;
 };
