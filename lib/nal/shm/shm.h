@@ -97,43 +97,54 @@
 #define SHM_BULK_CMA 2
 #define SHM_BULK_BOUNCE 3
 
-/* The two methods, as the chooser (struct shm_choice) indexes them:
- * through the bounce area, or one CMA copy. */
+/* The methods, as the chooser (struct shm_choice) indexes them: through
+ * the bounce area, one CMA copy, or through the bounce area with the
+ * producer's copy into the slots by non-temporal stores (shm_bulk.c's
+ * bulk_nt_copy says when that wins). */
 #define SHM_M_BOUNCE 0
 #define SHM_M_CMA 1
+#define SHM_M_NT 2
+#define SHM_M_COUNT 3
 
 /* The chooser (shm_bulk.c says why these figures): samples kept per
  * method (their median is its estimate; a warm-up and every probe take
- * this many moves in a row), moves by the pick between two probes of the
- * other method (after a switch: the first one sooner), and the size classes, each chosen for on its own (class
- * k: moves shorter than SHM_CH_CLASS0 << 2k, the last unbounded). */
+ * this many moves in a row), moves by the pick between two probes of
+ * another method (after a switch: the first one sooner), and the size
+ * classes, each chosen for on its own (class k: moves shorter than
+ * SHM_CH_CLASS0 << 2k, the last unbounded). */
 #define SHM_CH_WIN 4
+#define SHM_CH_HIST 8 /* samples kept per method: the pick's median is of these */
 #define SHM_CH_REPROBE 512
-#define SHM_CH_CONFIRM 16 /* a switch is checked by a probe this many moves later */
+#define SHM_CH_CONFIRM 16 /* a warm-up or a switch is checked by probes this many moves apart */
 #define SHM_CH_CLASSES 4
 #define SHM_CH_CLASS0 (64u << 10)
 
 /* The bulk method for one local peer and size class, chosen by the moves'
  * measured cost (shm_choice_take, shm_choice_record). */
 struct shm_choice {
-	uint32_t win[2][SHM_CH_WIN]; /* [method]: latest costs, ps per byte, a ring */
-	uint32_t nwin[2];            /* [method]: samples taken, saturating */
+	uint32_t win[SHM_M_COUNT][SHM_CH_HIST]; /* [method]: latest costs, ps per byte, a ring */
+	uint32_t nwin[SHM_M_COUNT];            /* [method]: samples taken, saturating */
 	uint32_t since;              /* moves by the pick since the last probe */
 	uint32_t switches;           /* times pick changed after the warm-up */
 	uint8_t ready;               /* warmed up: pick holds */
 	uint8_t pick;                /* SHM_M_*: the method in use */
+	uint8_t mask;                /* 1 << SHM_M_*: the methods permitted (the last take's) */
 	uint8_t burst;               /* moves of the current probe still to take */
-	uint8_t fresh;               /* samples of the other method since the probe began */
-	uint8_t warm[2];             /* [method]: warm-up moves taken */
+	uint8_t probe;               /* the method the current or last probe tries */
+	uint8_t next_probe;          /* the method the next periodic probe tries */
+	uint8_t fresh;               /* samples of probe since the probe began */
+	uint8_t early;               /* probes still to come SHM_CH_CONFIRM moves apart */
+	uint8_t warm[SHM_M_COUNT];   /* [method]: warm-up moves taken */
 };
 
-/* Which method the next move of c's class takes (both permitted); counts
- * it as taken. */
-int shm_choice_take(struct shm_choice *c);
+/* Which method of those in mask (1 << SHM_M_*) the next move of c's class
+ * takes; counts it as taken. */
+int shm_choice_take(struct shm_choice *c, unsigned mask);
 /* A move of len bytes by method m took ns: updates the estimates, the
  * pick and whether a probe comes next. */
 void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns);
-/* Method m's current estimate, ps per byte (0: no sample yet). */
+/* Method m's current estimate, ps per byte (0: no sample yet): the median
+ * of its last SHM_CH_HIST costs. */
 uint32_t shm_choice_est(const struct shm_choice *c, int m);
 /* The size class of a move of len bytes. */
 int shm_choice_class(size_t len);
@@ -183,9 +194,10 @@ struct shm_slot {
 };
 
 /* Body of a SHM_REC_BULK record: "serve this move through our bounce area". */
+#define SHM_BREQ_NT 1u
 struct shm_bulk_req {
 	uint32_t op; /* enum nal_bulk_op, from the requester's view */
-	uint32_t pad;
+	uint32_t flags; /* SHM_BREQ_NT: a READ's target fills the slots by non-temporal stores */
 	uint64_t raddr;
 	uint64_t len;
 };
@@ -246,6 +258,7 @@ struct shm_bop {
 	uint64_t stall_since;
 	uint32_t stall_count;
 	int timed;          /* its cost goes to the chooser */
+	int method;         /* SHM_M_BOUNCE or SHM_M_NT */
 	uint64_t t0;        /* ns when it became the area's active move */
 };
 
@@ -262,6 +275,7 @@ struct shm_bpeer {
 	uint64_t sv_cur;
 	int sv_active;
 	enum nal_bulk_op sv_op;
+	int sv_nt;          /* fill by non-temporal stores (SHM_BREQ_NT) */
 	uint64_t sv_raddr;
 	size_t sv_len, sv_off;
 	uint64_t sv_stall_since;
@@ -291,6 +305,7 @@ struct shm_stats {
 	uint64_t split_moves; /* CMA moves whose second part the peer copied */
 	uint64_t cma_moves;   /* moves by CMA, split or not */
 	uint64_t bounce_moves; /* moves through a bounce area that we asked for */
+	uint64_t nt_moves;    /* those of them by non-temporal stores */
 	uint64_t rewinds;     /* records we sent with SHM_RF_REWIND */
 	uint64_t ctl_loads;   /* ring_ctl heads loaded to decide a rewind */
 };

@@ -1,11 +1,11 @@
 /*
  * lib/nal/shm/shm_bulk.c - one-sided bulk moves between local ranks.
  *
- * Two methods. Bounce: the move goes through the bounce area (requester,
+ * Three methods. Bounce: the move goes through the bounce area (requester,
  * target) of the segment, two plain copies pipelined over SHM_NSLOT slots,
  * both CPUs at work:
  *
- *   requester: SHM_REC_BULK {op, raddr, len} through the ring to the target;
+ *   requester: SHM_REC_BULK {op, flags, raddr, len} through the ring to the target;
  *   READ:  target's progress() copies chunks of raddr into free slots and
  *          marks them full; the requester's progress() copies full slots
  *          into its iovecs and frees them; done when all chunks arrived;
@@ -13,41 +13,46 @@
  *          progress() copies full slots to raddr and frees them; done when
  *          the target has freed every chunk (the bytes are in place).
  *
+ * NT: the same, the producer's copy into the slots by non-temporal stores
+ * (SHM_BREQ_NT tells a READ's target; bulk_nt_copy says when it wins).
+ *
  * CMA: one copy by the kernel (process_vm_readv/writev on the peer's pid),
  * done before bulk() returns; if the OS refuses CMA (EPERM: Yama
- * ptrace_scope, a container, a seccomp filter), every move bounces from
- * then on.
+ * ptrace_scope, a container, a seccomp filter), it is never tried again.
  *
- * Which is faster depends on the machine (bulk_mode() has the figures: 1.7x
- * for bounce on one guest, 2.7x for CMA on another) and on the load (a
- * bounced move waits for its peer's CPU), so by default the requester
- * measures: per local peer and size class (struct shm_choice, four classes
- * split at 64 KiB, 256 KiB and 1 MiB), each move's time from its start (a
- * bounced one's from when it becomes the area's active move) to its end,
- * in ps per byte: one clock_gettime (vDSO) at each end of a move, against
- * the microseconds a bulk move takes. The warm-up takes SHM_CH_WIN moves
- * of bounce, then as many of CMA; then the method with the lower median of
- * its last SHM_CH_WIN costs is the pick. A probe takes SHM_CH_WIN moves of
- * the other method in a row, every SHM_CH_REPROBE moves, or at once when
- * the pick's median rises above the other's; the other becomes the pick
- * when the probe's median is an eighth lower than the pick's. Runs, not
- * single moves, because a move pays for the cache state the previous one
- * left: alternating 32 KiB ping-pongs here cost 4.4-5.2 us by CMA and
- * 4.8-5.2 bounced, each method's own runs 4.1-4.3 and 5.4-5.6. Why this
- * cannot cost much:
- *  - a probe of the slower method costs SHM_CH_WIN moves in
- *    SHM_CH_REPROBE (under 1% at 2-3x), and one when the pick's median
- *    rises (after it the other's window is fresh: no probe again until the
- *    pick rises further);
- *  - medians ignore the odd preempted move; two in a window can make a
- *    wrong switch, which a probe of the old pick SHM_CH_CONFIRM moves
- *    later undoes;
+ * Which is fastest depends on the machine (bulk_mode() has the figures:
+ * 1.7x for bounce over CMA on one guest, 2.7x for CMA over bounce on
+ * another, where NT streams 1.3x faster than CMA) and on the load, so by
+ * default the requester measures: per local peer and size class (struct
+ * shm_choice, four classes split at 64 KiB, 256 KiB and 1 MiB), each
+ * move's time from its start (a bounced one's from when it becomes the
+ * area's active move) to its end, in ps per byte: one clock_gettime (vDSO)
+ * at each end of a move, against the microseconds a bulk move takes. The
+ * warm-up takes SHM_CH_WIN moves of each permitted method in turn; then
+ * the one with the lowest median cost is the pick, and each other is
+ * tried again soon (SHM_CH_CONFIRM moves apart: warm-up moves pay for
+ * first touches). A probe takes SHM_CH_WIN moves of another method in a
+ * row, every SHM_CH_REPROBE moves (the others in turn), or at once when
+ * the pick's median of its last SHM_CH_HIST costs rises above another's;
+ * the probed method becomes the pick when the median of the probe's moves
+ * is an eighth lower than the pick's. Runs, not single moves, because a
+ * move pays for the cache state the previous one left: alternating 32 KiB
+ * ping-pongs here cost 4.4-5.2 us by CMA and 4.8-5.2 bounced, each
+ * method's own runs 4.1-4.3 and 5.4-5.6. Why this cannot cost much:
+ *  - a probe of a slower method costs SHM_CH_WIN moves in SHM_CH_REPROBE
+ *    (under 1% at 2-3x), and one when the pick's median rises (after it
+ *    the other's record is fresh: no probe again until the pick rises
+ *    further);
+ *  - medians ignore the odd preempted move; enough of them to spoil the
+ *    pick's median can make a wrong switch, which a probe of the old pick
+ *    SHM_CH_CONFIRM moves later undoes;
  *  - the eighth of hysteresis stops swings between methods whose medians
  *    are close, and while they are that close a swing costs at most that;
  *  - the chooser is a few compares per move, no allocation (its state sits
- *    in struct shm_bpeer), and PTL_SHM_CMA=1 or 0 skips it.
- * PTL_SHM_CMA=1 forces CMA, PTL_SHM_CMA=0 forbids it. Where the local ranks
- * outnumber the cores, moves bounce (bulk_crowded() says why).
+ *    in struct shm_bpeer), and PTL_SHM_CMA=1 skips it.
+ * PTL_SHM_CMA=1 forces CMA, PTL_SHM_CMA=0 forbids it (the chooser then
+ * picks between bounce and NT). Where the local ranks outnumber the cores,
+ * moves bounce unchosen (bulk_crowded() says why).
  *
  * A long CMA move (SHM_SPLIT_MIN and up) is split: the mover asks the peer
  * (SHM_REC_HELP) to copy the second half with its own CPU and copies the
@@ -74,6 +79,9 @@
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "shm.h"
 
@@ -164,6 +172,50 @@ static int cma_move(struct nal *n, int li, enum nal_bulk_op op, const struct iov
 }
 
 static int stalled(struct nal *n, int li, uint64_t *since, uint32_t *count);
+
+/* A producer's copy into a bounce slot by non-temporal stores: the lines
+ * go to memory, not into the producer's cache, so the consumer's loads
+ * need not fetch them from that cache (a probe and a transfer per line,
+ * slow where the two cores sit far apart), and the producer's stores need
+ * no read for ownership of lines the consumer read last. Where the two
+ * share a cache it loses (4 ranks on 2 cores, MPI_Allreduce 256 KiB: 200
+ * us against 130 with plain stores): a method of its own for the chooser
+ * (SHM_M_NT). On the Zen 4 guest, 2 pinned ranks, PTL_SHM_CMA=0, 3
+ * interleaved launches (loaded), plain vs non-temporal: 1 MiB streaming
+ * 1.3-5.5 vs 14.7-16.2 GB/s, 64 KiB 1.1-2.0 vs 9.6-9.8; 64 KiB half round
+ * trip 9.7-36 vs 7.0-19 us. */
+static void bulk_nt_copy(void *dst, const void *src, size_t len)
+{
+#if defined(__SSE2__)
+	uint8_t *d = dst;
+	const uint8_t *s = src;
+	size_t head = (16 - ((uintptr_t)d & 15)) & 15;
+
+	if (len < 1024) {
+		memcpy(d, s, len);
+		return;
+	}
+	memcpy(d, s, head);
+	d += head;
+	s += head;
+	len -= head;
+	for (; len >= 64; len -= 64, d += 64, s += 64) {
+		__m128i a = _mm_loadu_si128((const __m128i *)s);
+		__m128i b = _mm_loadu_si128((const __m128i *)(s + 16));
+		__m128i c = _mm_loadu_si128((const __m128i *)(s + 32));
+		__m128i e = _mm_loadu_si128((const __m128i *)(s + 48));
+
+		_mm_stream_si128((__m128i *)d, a);
+		_mm_stream_si128((__m128i *)(d + 16), b);
+		_mm_stream_si128((__m128i *)(d + 32), c);
+		_mm_stream_si128((__m128i *)(d + 48), e);
+	}
+	memcpy(d, s, len);
+	_mm_sfence(); /* before the slot's release store: streamed stores are weakly ordered */
+#else
+	memcpy(dst, src, len);
+#endif
+}
 static int bulk_crowded(struct nal *n);
 
 /* The bytes one slot hand-over carries: at most SHM_PIECE, less than a
@@ -286,6 +338,8 @@ static int hp_work(struct nal *n, int li)
 	return 1;
 }
 
+/* to_iov: from buf into op's iovecs; else from them into buf, by
+ * non-temporal stores if op->method says so. */
 static void iov_copy(struct shm_bop *op, uint8_t *buf, size_t len, int to_iov)
 {
 	while (len) {
@@ -301,6 +355,8 @@ static void iov_copy(struct shm_bop *op, uint8_t *buf, size_t len, int to_iov)
 			t = len;
 		if (to_iov)
 			memcpy((char *)v->iov_base + op->iov_off, buf, t);
+		else if (op->method == SHM_M_NT)
+			bulk_nt_copy(buf, (char *)v->iov_base + op->iov_off, t);
 		else
 			memcpy(buf, (char *)v->iov_base + op->iov_off, t);
 		op->iov_off += t;
@@ -367,18 +423,21 @@ int shm_choice_class(size_t len)
 	return k;
 }
 
-/* The median of method m's samples: one late sample (a preempted move)
+/* The median of method m's last k samples: one late move (preempted)
  * cannot drag it far, nor one lucky one. */
-uint32_t shm_choice_est(const struct shm_choice *c, int m)
+static uint32_t ch_median(const struct shm_choice *c, int m, uint32_t k)
 {
-	uint32_t v[SHM_CH_WIN];
-	int k = c->nwin[m] < SHM_CH_WIN ? (int)c->nwin[m] : SHM_CH_WIN;
+	uint32_t v[SHM_CH_HIST];
 
+	if (k > c->nwin[m])
+		k = c->nwin[m];
+	if (k > SHM_CH_HIST)
+		k = SHM_CH_HIST;
 	if (!k)
 		return 0;
-	for (int i = 0; i < k; i++) {
-		uint32_t x = c->win[m][i];
-		int j = i;
+	for (uint32_t i = 0; i < k; i++) {
+		uint32_t x = c->win[m][(c->nwin[m] - 1 - i) % SHM_CH_HIST];
+		uint32_t j = i;
 
 		for (; j > 0 && v[j - 1] > x; j--)
 			v[j] = v[j - 1];
@@ -387,24 +446,64 @@ uint32_t shm_choice_est(const struct shm_choice *c, int m)
 	return k % 2 ? v[k / 2] : (uint32_t)(((uint64_t)v[k / 2 - 1] + v[k / 2]) / 2);
 }
 
+uint32_t shm_choice_est(const struct shm_choice *c, int m)
+{
+	return ch_median(c, m, SHM_CH_HIST);
+}
+
 /* a clearly cheaper than b (by an eighth): within that, no switch */
 static int ch_better(uint32_t a, uint32_t b)
 {
 	return (uint64_t)a * 8 < (uint64_t)b * 7;
 }
 
-int shm_choice_take(struct shm_choice *c)
+/* The permitted method with the lowest estimate (unmeasured ones last). */
+static int ch_best(const struct shm_choice *c)
 {
-	if (!c->ready) { /* warm-up: SHM_CH_WIN of bounce, then of CMA */
-		int m = c->warm[SHM_M_BOUNCE] < SHM_CH_WIN ? SHM_M_BOUNCE : SHM_M_CMA;
+	int b = -1;
 
-		if (c->warm[m] < SHM_CH_WIN)
-			c->warm[m]++;
-		return m;
+	for (int m = 0; m < SHM_M_COUNT; m++) {
+		if (!(c->mask >> m & 1))
+			continue;
+		if (b < 0 || (c->nwin[m] && (!c->nwin[b] || shm_choice_est(c, m) < shm_choice_est(c, b))))
+			b = m;
 	}
-	if (c->burst) {
+	return b < 0 ? SHM_M_BOUNCE : b;
+}
+
+/* The permitted method after m (round the list), other than the pick. */
+static int ch_after(const struct shm_choice *c, int m)
+{
+	for (int k = 1; k <= SHM_M_COUNT; k++) {
+		int x = (m + k) % SHM_M_COUNT;
+
+		if ((c->mask >> x & 1) && x != c->pick)
+			return x;
+	}
+	return -1;
+}
+
+int shm_choice_take(struct shm_choice *c, unsigned mask)
+{
+	c->mask = (uint8_t)(mask ? mask : 1u << SHM_M_BOUNCE);
+	if (!c->ready) { /* warm-up: SHM_CH_WIN of each method in turn */
+		for (int m = 0; m < SHM_M_COUNT; m++) {
+			if ((c->mask >> m & 1) && c->warm[m] < SHM_CH_WIN) {
+				c->warm[m]++;
+				return m;
+			}
+		}
+		return ch_best(c); /* all taken, some not ended yet */
+	}
+	if (!(c->mask >> c->pick & 1)) /* no longer permitted (CMA refused) */
+		c->pick = (uint8_t)ch_best(c);
+	if (c->burst && (c->mask >> c->probe & 1) && c->probe != c->pick) {
 		c->burst--;
-		return !c->pick;
+		return c->probe;
+	}
+	if (c->burst) { /* its method no longer permitted: dropped */
+		c->burst = 0;
+		c->fresh = 0;
 	}
 	c->since++;
 	return c->pick;
@@ -413,42 +512,69 @@ int shm_choice_take(struct shm_choice *c)
 void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns)
 {
 	uint64_t cost = len ? ns * 1000 / len : 0;
-	int o = !m;
+	int o = -1;
 
+	if (m < 0 || m >= SHM_M_COUNT)
+		return;
 	if (cost < 1)
 		cost = 1;
 	if (cost > UINT32_MAX)
 		cost = UINT32_MAX;
-	c->win[m][c->nwin[m] % SHM_CH_WIN] = (uint32_t)cost;
-	if (++c->nwin[m] == 0) /* saturate on a multiple of the window: the ring goes on */
-		c->nwin[m] = UINT32_MAX - UINT32_MAX % SHM_CH_WIN;
+	c->win[m][c->nwin[m] % SHM_CH_HIST] = (uint32_t)cost;
+	if (++c->nwin[m] == 0) /* saturate on a multiple of the ring: it goes on */
+		c->nwin[m] = UINT32_MAX - UINT32_MAX % SHM_CH_HIST;
 	if (!c->ready) {
-		if (c->nwin[SHM_M_BOUNCE] < SHM_CH_WIN || c->nwin[SHM_M_CMA] < SHM_CH_WIN)
-			return;
+		for (int x = 0; x < SHM_M_COUNT; x++)
+			if ((c->mask >> x & 1) && c->nwin[x] < SHM_CH_WIN)
+				return;
 		c->ready = 1;
-		c->pick = shm_choice_est(c, SHM_M_CMA) < shm_choice_est(c, SHM_M_BOUNCE) ? SHM_M_CMA
-											  : SHM_M_BOUNCE;
-		c->since = 0;
+		c->pick = (uint8_t)ch_best(c);
+		c->next_probe = (uint8_t)(ch_after(c, c->pick) < 0 ? c->pick : ch_after(c, c->pick));
+		/* Warm-up moves pay for first touches and for the previous
+		 * method's cache state: each other method is tried again soon. */
+		c->early = 0;
+		for (int x = 0; x < SHM_M_COUNT; x++)
+			c->early += (c->mask >> x & 1) && x != c->pick;
+		c->since = c->early ? SHM_CH_REPROBE - SHM_CH_CONFIRM : 0;
 		return;
 	}
 	if (m != c->pick) { /* a probe's: decide once its window is all fresh */
-		if (++c->fresh < SHM_CH_WIN || c->burst)
-			return;
+		if (m != c->probe || ++c->fresh < SHM_CH_WIN || c->burst)
+			return; /* (or a move the old pick took before a switch) */
 		c->fresh = 0;
-		c->since = 0;
-		if (ch_better(shm_choice_est(c, m), shm_choice_est(c, o))) {
-			/* The old pick's median may have been two late moves
-			 * in four: it gets a probe of its own soon. */
+		if (c->early)
+			c->early--;
+		c->since = c->early ? SHM_CH_REPROBE - SHM_CH_CONFIRM : 0;
+		/* the probe's own moves against the pick's longer record */
+		if (ch_better(ch_median(c, m, SHM_CH_WIN), shm_choice_est(c, c->pick))) {
+			/* The old pick's median may have been spoiled by late
+			 * moves: it gets a probe of its own soon. */
+			c->next_probe = c->pick;
 			c->pick = (uint8_t)m;
 			c->switches++;
+			c->early = 1;
 			c->since = SHM_CH_REPROBE - SHM_CH_CONFIRM;
 		}
 		return;
 	}
-	/* Time to look again, or the pick now looks worse than the other did
-	 * when last tried: a probe, unless one is under way. */
-	if (!c->burst && !c->fresh &&
-	    (c->since >= SHM_CH_REPROBE || ch_better(shm_choice_est(c, o), shm_choice_est(c, m)))) {
+	if (c->burst || (c->fresh && c->since < SHM_CH_REPROBE / 2))
+		return; /* a probe under way (or lost: a move that failed) */
+	c->fresh = 0;
+	/* The pick now looks worse than another did when last tried: that
+	 * one. Or it is time to look again: the next in turn. */
+	for (int x = 0; x < SHM_M_COUNT; x++)
+		if ((c->mask >> x & 1) && x != m && c->nwin[x] &&
+		    ch_better(shm_choice_est(c, x), shm_choice_est(c, m)) &&
+		    (o < 0 || shm_choice_est(c, x) < shm_choice_est(c, o)))
+			o = x;
+	if (o < 0 && c->since >= SHM_CH_REPROBE) {
+		o = (c->mask >> c->next_probe & 1) && c->next_probe != m ? c->next_probe
+									 : ch_after(c, c->next_probe);
+		if (o >= 0)
+			c->next_probe = (uint8_t)(ch_after(c, o) < 0 ? o : ch_after(c, o));
+	}
+	if (o >= 0) {
+		c->probe = (uint8_t)o;
 		c->burst = SHM_CH_WIN;
 		c->since = 0;
 	}
@@ -495,7 +621,7 @@ int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 	struct shm_choice *ch;
 	struct shm_bop *b;
 	size_t have = 0;
-	int li, rc, mode;
+	int li, rc, mode, m;
 
 	(void)rkey;
 	if ((unsigned)peer >= (unsigned)n->size || (li = n->g2l[peer]) < 0 || niov < 0 ||
@@ -516,9 +642,14 @@ int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 		return 0;
 	}
 	bp = &n->bp[li];
-	mode = n->cma ? bulk_mode(n) : SHM_BULK_BOUNCE;
+	mode = bulk_mode(n);
+	if (mode == SHM_BULK_CMA && !n->cma) /* refused */
+		mode = SHM_BULK_BOUNCE;
 	ch = mode == SHM_BULK_AUTO ? &bp->ch[shm_choice_class(len)] : NULL;
-	if (mode == SHM_BULK_CMA || (ch && shm_choice_take(ch) == SHM_M_CMA)) {
+	m = ch ? shm_choice_take(ch, (1u << SHM_M_BOUNCE) | (1u << SHM_M_NT) |
+					 (n->cma ? 1u << SHM_M_CMA : 0))
+	       : mode == SHM_BULK_CMA ? SHM_M_CMA : SHM_M_BOUNCE;
+	if (m == SHM_M_CMA) {
 		uint64_t t0 = ch ? shm_now_ns() : 0;
 
 		if ((rc = cma_split(n, li, op, local, niov, raddr, len, cookie)) != 0) {
@@ -535,7 +666,8 @@ int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 		if (rc != NAL_EPERM)
 			return rc;
 		n->cma = 0; /* not permitted here: bounce from now on */
-		ch = NULL;
+		ch = NULL;  /* this one untimed */
+		m = SHM_M_BOUNCE;
 	}
 	b = bop_get(n, niov);
 	if (!b)
@@ -550,7 +682,9 @@ int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 	/* Timed from when it becomes the area's active move (bop_pop). */
 	b->t0 = ch && !bp->q ? shm_now_ns() : 0;
 	b->timed = ch != NULL;
+	b->method = m;
 	n->st.bounce_moves++;
+	n->st.nt_moves += m == SHM_M_NT;
 	*bp->qtail = b;
 	bp->qtail = &b->next;
 	n->nbulk++;
@@ -597,7 +731,8 @@ static int rq_work(struct nal *n, int li)
 	if (!b)
 		return 0;
 	if (!b->sent) {
-		struct shm_bulk_req r = { .op = (uint32_t)b->op, .raddr = b->raddr, .len = b->len };
+		struct shm_bulk_req r = { .op = (uint32_t)b->op, .raddr = b->raddr, .len = b->len,
+					  .flags = b->method == SHM_M_NT ? SHM_BREQ_NT : 0 };
 		int rc = shm_ring_put(n, li, SHM_REC_BULK, &r, sizeof(r), NULL, 0);
 
 		if (rc == NAL_EPEER || n->dead[li])
@@ -658,8 +793,8 @@ static int rq_work(struct nal *n, int li)
 	if (b->cons == b->nchunk) {
 		void *cookie = b->cookie;
 
-		if (b->timed && n->cma)
-			shm_choice_record(&bp->ch[shm_choice_class(b->len)], SHM_M_BOUNCE, b->len,
+		if (b->timed)
+			shm_choice_record(&bp->ch[shm_choice_class(b->len)], b->method, b->len,
 					  shm_now_ns() - b->t0);
 		bop_pop(n, bp);
 		bop_put(n, b);
@@ -688,6 +823,7 @@ void shm_bulk_serve_req(struct nal *n, int li, const void *body, size_t len)
 	}
 	bp->sv_active = 1;
 	bp->sv_op = (enum nal_bulk_op)r.op;
+	bp->sv_nt = (r.flags & SHM_BREQ_NT) != 0;
 	bp->sv_raddr = r.raddr;
 	bp->sv_len = (size_t)r.len;
 	bp->sv_off = 0;
@@ -715,7 +851,10 @@ static int sv_work(struct nal *n, int li)
 			t = bp->sv_len - bp->sv_off;
 			if (t > piece(n))
 				t = piece(n);
-			memcpy(bp->sv_data + k * n->chunk, mem + bp->sv_off, t);
+			if (bp->sv_nt)
+				bulk_nt_copy(bp->sv_data + k * n->chunk, mem + bp->sv_off, t);
+			else
+				memcpy(bp->sv_data + k * n->chunk, mem + bp->sv_off, t);
 			s->len = (uint32_t)t;
 			atomic_store_explicit(&s->full, 1, memory_order_release);
 		} else { /* they write our memory: drain */
