@@ -840,6 +840,12 @@ static int body_bulk(struct sj_ctx *c, void *arg)
 			m.kind = 3;
 			SJ_CHECK(send_msg(c, 0, &m) == 0);
 		}
+		shm_get_stats(c->n, &st);
+		/* it served rank 0's READs by streamed stores when asked */
+		if (want == BULK_NT)
+			SJ_CHECK(st.nt_chunks >= 3);
+		else if (want == BULK_CMA || want == BULK_CROWDED)
+			SJ_CHECK(st.nt_chunks == 0);
 	} else {
 		uint64_t raddr;
 
@@ -879,8 +885,9 @@ static int body_bulk(struct sj_ctx *c, void *arg)
 		if (want == BULK_CMA)
 			SJ_CHECK(st.bounce_chunks == 0 && st.cma_moves == moves &&
 				 st.split_moves == (c->size > sysconf(_SC_NPROCESSORS_ONLN) ? 0u : 4u));
-		else if (want == BULK_NT)
-			SJ_CHECK(st.nt_moves == moves && st.bounce_moves == moves && st.cma_moves == 0);
+		else if (want == BULK_NT) /* and filled its WRITEs' slots so */
+			SJ_CHECK(st.nt_moves == moves && st.bounce_moves == moves && st.cma_moves == 0 &&
+				 st.nt_chunks >= 3);
 		else if (want == BULK_AUTO) { /* each size class tries both, timed */
 			struct shm_choice *ch = &c->n->bp[1].ch[shm_choice_class(1u << 20)];
 

@@ -306,6 +306,7 @@ struct shm_stats {
 	uint64_t cma_moves;   /* moves by CMA, split or not */
 	uint64_t bounce_moves; /* moves through a bounce area that we asked for */
 	uint64_t nt_moves;    /* those of them by non-temporal stores */
+	uint64_t nt_chunks;   /* slots we filled by non-temporal stores (either side) */
 	uint64_t rewinds;     /* records we sent with SHM_RF_REWIND */
 	uint64_t ctl_loads;   /* ring_ctl heads loaded to decide a rewind */
 };

@@ -775,6 +775,7 @@ static int rq_work(struct nal *n, int li)
 			if (t > piece(n))
 				t = piece(n);
 			iov_copy(b, bp->rq_data + k * n->chunk, t, 0);
+			n->st.nt_chunks += b->method == SHM_M_NT;
 			s->len = (uint32_t)t;
 			atomic_store_explicit(&s->full, 1, memory_order_release);
 			bp->rq_cur++;
@@ -851,9 +852,10 @@ static int sv_work(struct nal *n, int li)
 			t = bp->sv_len - bp->sv_off;
 			if (t > piece(n))
 				t = piece(n);
-			if (bp->sv_nt)
+			if (bp->sv_nt) {
 				bulk_nt_copy(bp->sv_data + k * n->chunk, mem + bp->sv_off, t);
-			else
+				n->st.nt_chunks++;
+			} else
 				memcpy(bp->sv_data + k * n->chunk, mem + bp->sv_off, t);
 			s->len = (uint32_t)t;
 			atomic_store_explicit(&s->full, 1, memory_order_release);
