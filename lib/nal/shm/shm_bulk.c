@@ -35,7 +35,7 @@
  * row, every SHM_CH_REPROBE moves (the others in turn), or at once when
  * the pick's median of its last SHM_CH_HIST costs rises above another's;
  * the probed method becomes the pick when the median of the probe's moves
- * is an eighth lower than the pick's. Runs, not single moves, because a
+ * is a sixteenth lower than the pick's. Runs, not single moves, because a
  * move pays for the cache state the previous one left: alternating 32 KiB
  * ping-pongs here cost 4.4-5.2 us by CMA and 4.8-5.2 bounced, each
  * method's own runs 4.1-4.3 and 5.4-5.6. Why this cannot cost much:
@@ -46,7 +46,7 @@
  *  - medians ignore the odd preempted move; enough of them to spoil the
  *    pick's median can make a wrong switch, which a probe of the old pick
  *    SHM_CH_CONFIRM moves later undoes;
- *  - the eighth of hysteresis stops swings between methods whose medians
+ *  - the sixteenth of hysteresis stops swings between methods whose medians
  *    are close, and while they are that close a swing costs at most that;
  *  - the chooser is a few compares per move, no allocation (its state sits
  *    in struct shm_bpeer), and PTL_SHM_CMA=1 skips it.
@@ -451,10 +451,14 @@ uint32_t shm_choice_est(const struct shm_choice *c, int m)
 	return ch_median(c, m, SHM_CH_HIST);
 }
 
-/* a clearly cheaper than b (by an eighth): within that, no switch */
+/* a clearly cheaper than b (by a sixteenth): within that, no switch. An
+ * eighth kept whichever of CMA and NT came first at 64 KiB here (5.7-6.4
+ * and 6.3-6.6 us a move in runs of each): 4 interleaved launches, 64 KiB
+ * half round trip 7.31 us with an eighth, 6.56 with a sixteenth (MPICH
+ * 7.14, 7.00). */
 static int ch_better(uint32_t a, uint32_t b)
 {
-	return (uint64_t)a * 8 < (uint64_t)b * 7;
+	return (uint64_t)a * 16 < (uint64_t)b * 15;
 }
 
 /* The permitted method with the lowest estimate (unmeasured ones last). */
