@@ -271,7 +271,7 @@ int ptltool_info_main(int argc, char **argv)
 	printf("nal self:  built, usable\n");
 	int shm = ptltool_shm_works(), cma = shm && ptltool_cma_works();
 	printf("nal shm:   built, %s%s\n", shm ? "usable" : "NOT usable: cannot create objects in /dev/shm",
-	       !shm ? "" : cma ? " (large messages by pipelined copy; PTL_SHM_CMA=1: by CMA single copy)"
+	       !shm ? "" : cma ? " (large messages by pipelined copy or CMA single copy, whichever measures faster)"
 			       : " (large messages by pipelined copy; CMA not permitted here)");
 #ifdef PTL_HAVE_VERBS
 	ptltool_info_verbs();

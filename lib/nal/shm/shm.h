@@ -18,9 +18,10 @@
  *                  (consumer's published head) then ring_size data bytes
  *   bounce_off     L*L bounce areas, bounce_stride each; area (req, tgt) at
  *                  index req*L+tgt: SHM_NSLOT struct shm_slot then
- *                  SHM_NSLOT*chunk data bytes. Every bulk move's path
- *                  unless PTL_SHM_CMA=1 (shm_bulk.c); tmpfs allocates
- *                  pages on first touch, so an unused area costs no memory.
+ *                  SHM_NSLOT*chunk data bytes. The path of the bulk
+ *                  moves that do not go by CMA (shm_bulk.c chooses per
+ *                  peer); tmpfs allocates pages on first touch, so an
+ *                  unused area costs no memory.
  *
  * Ring records (8-byte aligned, never split across the end of the ring):
  *   u64 word: (len << 40) | (ack << 9) | flags | type, stored last with
@@ -87,13 +88,76 @@
 /* A payload at least this long starts on a cache line in the ring (shm_ring_put). */
 #define SHM_PAYLOAD_ALIGN 256u
 
-/* How bulk moves go (struct nal.bulk_mode, shm_bulk.c): through the
- * bounce areas (the default), or by CMA (PTL_SHM_CMA=1). */
-#define SHM_BULK_BOUNCE 1
+/* How bulk moves go (struct nal.bulk_mode, shm_bulk.c): each by the
+ * method measured faster with its peer and at its size (the default),
+ * always by CMA (PTL_SHM_CMA=1), or bounced (the default where the local
+ * ranks outnumber the cores; and with PTL_SHM_CMA=0 or CMA refused:
+ * struct nal.cma is 0 then, whatever the mode). */
+#define SHM_BULK_AUTO 1
 #define SHM_BULK_CMA 2
+#define SHM_BULK_BOUNCE 3
 
-/* CMA moves at least this long are split with the peer (shm_bulk.c). */
-#define SHM_SPLIT_MIN (128u << 10)
+/* The methods, as the chooser (struct shm_choice) indexes them: through
+ * the bounce area, one CMA copy, or through the bounce area with the
+ * producer's copy into the slots by non-temporal stores (shm_bulk.c's
+ * bulk_nt_copy says when that wins). */
+#define SHM_M_BOUNCE 0
+#define SHM_M_CMA 1
+#define SHM_M_NT 2
+#define SHM_M_COUNT 3
+
+/* The chooser (shm_bulk.c says why these figures): samples kept per
+ * method (their median is its estimate; a warm-up and every probe take
+ * this many moves in a row), moves by the pick between two probes of
+ * another method (after a switch: the first one sooner), and the size
+ * classes, each chosen for on its own (class k: moves shorter than
+ * SHM_CH_CLASS0 << 2k, the last unbounded). */
+#define SHM_CH_WIN 4
+#define SHM_CH_HIST 8 /* samples kept per method: the pick's median is of these */
+#define SHM_CH_REPROBE 512
+#define SHM_CH_CONFIRM 16 /* a warm-up or a switch is checked by probes this many moves apart */
+#define SHM_CH_CLASSES 4
+#define SHM_CH_CLASS0 (64u << 10)
+
+/* The bulk method for one local peer and size class, chosen by the moves'
+ * measured cost (shm_choice_take, shm_choice_record). */
+struct shm_choice {
+	uint32_t win[SHM_M_COUNT][SHM_CH_HIST]; /* [method]: latest costs, ps per byte, a ring */
+	uint32_t nwin[SHM_M_COUNT];            /* [method]: samples taken, saturating */
+	uint32_t since;              /* moves by the pick since the last probe */
+	uint32_t switches;           /* times pick changed after the warm-up */
+	uint8_t ready;               /* warmed up: pick holds */
+	uint8_t pick;                /* SHM_M_*: the method in use */
+	uint8_t mask;                /* 1 << SHM_M_*: the methods permitted (the last take's) */
+	uint8_t burst;               /* moves of the current probe still to take */
+	uint8_t probe;               /* the method the current or last probe tries */
+	uint8_t next_probe;          /* the method the next periodic probe tries */
+	uint8_t fresh;               /* samples of probe since the probe began */
+	uint8_t early;               /* probes still to come SHM_CH_CONFIRM moves apart */
+	uint8_t warm[SHM_M_COUNT];   /* [method]: warm-up moves taken */
+};
+
+/* Which method of those in mask (1 << SHM_M_*) the next move of c's class
+ * takes; counts it as taken. */
+int shm_choice_take(struct shm_choice *c, unsigned mask);
+/* A move of len bytes by method m took ns: updates the estimates, the
+ * pick and whether a probe comes next. */
+void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns);
+/* Method m's current estimate, ps per byte (0: no sample yet): the median
+ * of its last SHM_CH_HIST costs. */
+uint32_t shm_choice_est(const struct shm_choice *c, int m);
+/* The size class of a move of len bytes. */
+int shm_choice_class(size_t len);
+
+/* CMA moves at least this long are split with the peer (shm_bulk.c).
+ * On the Zen 4 guest (vCPUs far apart), PTL_SHM_CMA=1, 2 pinned ranks,
+ * bench/mpi_pingpong.c, 4 interleaved launches, medians, split from 64 KiB
+ * vs from 128 KiB vs never: half round trip 64 KiB 6.3 vs 8.7 vs 8.3 us
+ * (MPICH 6.9), 256 KiB 14.9 (from 64 KiB or 128) vs 43, 1 MiB 48 vs 48
+ * vs 150; split from 32 KiB, 32 KiB took 5.1 against 4.8 unsplit, from
+ * 16 KiB, 16 KiB 4.4 against 3.4: the peer's answer costs more than half
+ * a short copy. Streaming rates the same within noise. */
+#define SHM_SPLIT_MIN (64u << 10)
 
 /* Bits of struct shm_rank.state, the futex word. */
 #define SHM_ST_POLLING 1u  /* a thread of this rank polls: senders never wake it */
@@ -130,9 +194,10 @@ struct shm_slot {
 };
 
 /* Body of a SHM_REC_BULK record: "serve this move through our bounce area". */
+#define SHM_BREQ_NT 1u
 struct shm_bulk_req {
 	uint32_t op; /* enum nal_bulk_op, from the requester's view */
-	uint32_t pad;
+	uint32_t flags; /* SHM_BREQ_NT: a READ's target fills the slots by non-temporal stores */
 	uint64_t raddr;
 	uint64_t len;
 };
@@ -192,6 +257,9 @@ struct shm_bop {
 	void *cookie;
 	uint64_t stall_since;
 	uint32_t stall_count;
+	int timed;          /* its cost goes to the chooser */
+	int method;         /* SHM_M_BOUNCE or SHM_M_NT */
+	uint64_t t0;        /* ns when it became the area's active move */
 };
 
 /* Our bounce traffic with one local peer. */
@@ -207,6 +275,7 @@ struct shm_bpeer {
 	uint64_t sv_cur;
 	int sv_active;
 	enum nal_bulk_op sv_op;
+	int sv_nt;          /* fill by non-temporal stores (SHM_BREQ_NT) */
 	uint64_t sv_raddr;
 	size_t sv_len, sv_off;
 	uint64_t sv_stall_since;
@@ -222,6 +291,10 @@ struct shm_bpeer {
 	void *hp_cookie;
 	uint64_t hp_stall_since;
 	uint32_t hp_stall_count;
+	uint64_t hp_t0;           /* ns when the split move began (0: not timed) */
+	size_t hp_len;            /* its whole length */
+	/* how our moves to this peer go, per size class */
+	struct shm_choice ch[SHM_CH_CLASSES];
 };
 
 struct shm_stats {
@@ -230,6 +303,10 @@ struct shm_stats {
 	uint64_t eagain;      /* sends refused for lack of room */
 	uint64_t bounce_chunks;
 	uint64_t split_moves; /* CMA moves whose second part the peer copied */
+	uint64_t cma_moves;   /* moves by CMA, split or not */
+	uint64_t bounce_moves; /* moves through a bounce area that we asked for */
+	uint64_t nt_moves;    /* those of them by non-temporal stores */
+	uint64_t nt_chunks;   /* slots we filled by non-temporal stores (either side) */
 	uint64_t rewinds;     /* records we sent with SHM_RF_REWIND */
 	uint64_t ctl_loads;   /* ring_ctl heads loaded to decide a rewind */
 };
@@ -259,7 +336,8 @@ struct nal {
 	struct shm_rx *rx;   /* [lsize] */
 	struct shm_bpeer *bp; /* [lsize] */
 	int nbulk;    /* moves queued or served through bounce areas */
-	int bulk_mode; /* SHM_BULK_*: how bulk moves go (0: PTL_SHM_CMA not read yet) */
+	int bulk_mode; /* SHM_BULK_*: how bulk moves go while cma (0: PTL_SHM_CMA not read yet) */
+	int crowded;   /* 1: the local ranks outnumber the cores, -1: they do not, 0: not known yet */
 	struct shm_bop *bop_free; /* finished bounce moves, reused (no malloc per move) */
 	struct shm_stats st;
 };

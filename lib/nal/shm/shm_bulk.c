@@ -1,12 +1,11 @@
 /*
  * lib/nal/shm/shm_bulk.c - one-sided bulk moves between local ranks.
  *
- * By default a move goes through the bounce area (requester, target) of
- * the segment, two plain copies pipelined over SHM_NSLOT slots, both CPUs
- * at work (by_cma() says why: on the machines measured, far faster than
- * the kernel's copy):
+ * Three methods. Bounce: the move goes through the bounce area (requester,
+ * target) of the segment, two plain copies pipelined over SHM_NSLOT slots,
+ * both CPUs at work:
  *
- *   requester: SHM_REC_BULK {op, raddr, len} through the ring to the target;
+ *   requester: SHM_REC_BULK {op, flags, raddr, len} through the ring to the target;
  *   READ:  target's progress() copies chunks of raddr into free slots and
  *          marks them full; the requester's progress() copies full slots
  *          into its iovecs and frees them; done when all chunks arrived;
@@ -14,9 +13,46 @@
  *          progress() copies full slots to raddr and frees them; done when
  *          the target has freed every chunk (the bytes are in place).
  *
- * With PTL_SHM_CMA=1 a move is one CMA copy instead (process_vm_readv/
- * writev on the peer's pid), done before bulk() returns; if the OS
- * refuses CMA (EPERM: Yama ptrace_scope, a container), it bounces after all.
+ * NT: the same, the producer's copy into the slots by non-temporal stores
+ * (SHM_BREQ_NT tells a READ's target; bulk_nt_copy says when it wins).
+ *
+ * CMA: one copy by the kernel (process_vm_readv/writev on the peer's pid),
+ * done before bulk() returns; if the OS refuses CMA (EPERM: Yama
+ * ptrace_scope, a container, a seccomp filter), it is never tried again.
+ *
+ * Which is fastest depends on the machine (bulk_mode() has the figures:
+ * 1.7x for bounce over CMA on one guest, 2.7x for CMA over bounce on
+ * another, where NT streams 1.3x faster than CMA) and on the load, so by
+ * default the requester measures: per local peer and size class (struct
+ * shm_choice, four classes split at 64 KiB, 256 KiB and 1 MiB), each
+ * move's time from its start (a bounced one's from when it becomes the
+ * area's active move) to its end, in ps per byte: one clock_gettime (vDSO)
+ * at each end of a move, against the microseconds a bulk move takes. The
+ * warm-up takes SHM_CH_WIN moves of each permitted method in turn; then
+ * the one with the lowest median cost is the pick, and each other is
+ * tried again soon (SHM_CH_CONFIRM moves apart: warm-up moves pay for
+ * first touches). A probe takes SHM_CH_WIN moves of another method in a
+ * row, every SHM_CH_REPROBE moves (the others in turn), or at once when
+ * the pick's median of its last SHM_CH_HIST costs rises above another's;
+ * the probed method becomes the pick when the median of the probe's moves
+ * is a sixteenth lower than the pick's. Runs, not single moves, because a
+ * move pays for the cache state the previous one left: alternating 32 KiB
+ * ping-pongs here cost 4.4-5.2 us by CMA and 4.8-5.2 bounced, each
+ * method's own runs 4.1-4.3 and 5.4-5.6. Why this cannot cost much:
+ *  - a probe of a slower method costs SHM_CH_WIN moves in SHM_CH_REPROBE
+ *    (under 1% at 2-3x), and one when the pick's median rises (after it
+ *    the other's record is fresh: no probe again until the pick rises
+ *    further);
+ *  - medians ignore the odd preempted move; enough of them to spoil the
+ *    pick's median can make a wrong switch, which a probe of the old pick
+ *    SHM_CH_CONFIRM moves later undoes;
+ *  - the sixteenth of hysteresis stops swings between methods whose medians
+ *    are close, and while they are that close a swing costs at most that;
+ *  - the chooser is a few compares per move, no allocation (its state sits
+ *    in struct shm_bpeer), and PTL_SHM_CMA=1 skips it.
+ * PTL_SHM_CMA=1 forces CMA, PTL_SHM_CMA=0 forbids it (the chooser then
+ * picks between bounce and NT). Where the local ranks outnumber the cores,
+ * moves bounce unchosen (bulk_crowded() says why).
  *
  * A long CMA move (SHM_SPLIT_MIN and up) is split: the mover asks the peer
  * (SHM_REC_HELP) to copy the second half with its own CPU and copies the
@@ -42,6 +78,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <unistd.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "shm.h"
 
@@ -133,6 +173,51 @@ static int cma_move(struct nal *n, int li, enum nal_bulk_op op, const struct iov
 
 static int stalled(struct nal *n, int li, uint64_t *since, uint32_t *count);
 
+/* A producer's copy into a bounce slot by non-temporal stores: the lines
+ * go to memory, not into the producer's cache, so the consumer's loads
+ * need not fetch them from that cache (a probe and a transfer per line,
+ * slow where the two cores sit far apart), and the producer's stores need
+ * no read for ownership of lines the consumer read last. Where the two
+ * share a cache it loses (4 ranks on 2 cores, MPI_Allreduce 256 KiB: 200
+ * us against 130 with plain stores): a method of its own for the chooser
+ * (SHM_M_NT). On the Zen 4 guest, 2 pinned ranks, PTL_SHM_CMA=0, 3
+ * interleaved launches (loaded), plain vs non-temporal: 1 MiB streaming
+ * 1.3-5.5 vs 14.7-16.2 GB/s, 64 KiB 1.1-2.0 vs 9.6-9.8; 64 KiB half round
+ * trip 9.7-36 vs 7.0-19 us. */
+static void bulk_nt_copy(void *dst, const void *src, size_t len)
+{
+#if defined(__SSE2__)
+	uint8_t *d = dst;
+	const uint8_t *s = src;
+	size_t head = (16 - ((uintptr_t)d & 15)) & 15;
+
+	if (len < 1024) {
+		memcpy(d, s, len);
+		return;
+	}
+	memcpy(d, s, head);
+	d += head;
+	s += head;
+	len -= head;
+	for (; len >= 64; len -= 64, d += 64, s += 64) {
+		__m128i a = _mm_loadu_si128((const __m128i *)s);
+		__m128i b = _mm_loadu_si128((const __m128i *)(s + 16));
+		__m128i c = _mm_loadu_si128((const __m128i *)(s + 32));
+		__m128i e = _mm_loadu_si128((const __m128i *)(s + 48));
+
+		_mm_stream_si128((__m128i *)d, a);
+		_mm_stream_si128((__m128i *)(d + 16), b);
+		_mm_stream_si128((__m128i *)(d + 32), c);
+		_mm_stream_si128((__m128i *)(d + 48), e);
+	}
+	memcpy(d, s, len);
+	_mm_sfence(); /* before the slot's release store: streamed stores are weakly ordered */
+#else
+	memcpy(dst, src, len);
+#endif
+}
+static int bulk_crowded(struct nal *n);
+
 /* The bytes one slot hand-over carries: at most SHM_PIECE, less than a
  * slot holds when the slots are large, so that the two copies overlap
  * (the consumer empties one piece while the producer fills the next)
@@ -161,7 +246,7 @@ static int cma_split(struct nal *n, int li, enum nal_bulk_op op, const struct io
 	size_t h = (len / 2) & ~(size_t)4095, at = 0;
 	int i = 0;
 
-	if (len < SHM_SPLIT_MIN || bp->hp_active || !n->cma_ok)
+	if (len < SHM_SPLIT_MIN || bp->hp_active || !n->cma_ok || bulk_crowded(n))
 		return 0;
 	while (i < niov && at + local[i].iov_len <= h)
 		at += local[i++].iov_len;
@@ -189,6 +274,7 @@ static int cma_split(struct nal *n, int li, enum nal_bulk_op op, const struct io
 	if (bp->hp_status == NAL_EPEER)
 		return NAL_EPEER;
 	bp->hp_active = 1;
+	bp->hp_len = len;
 	bp->hp_cookie = cookie;
 	bp->hp_stall_since = 0;
 	bp->hp_stall_count = 0;
@@ -239,6 +325,12 @@ static int hp_work(struct nal *n, int li)
 	rc = bp->hp_status;
 	if (d != 1 && rc == 0)
 		rc = cma_move(n, li, bp->hp_op, &bp->hp_iov, 1, bp->hp_raddr, bp->hp_iov.iov_len);
+	if (rc == 0) {
+		n->st.cma_moves++;
+		if (bp->hp_t0)
+			shm_choice_record(&bp->ch[shm_choice_class(bp->hp_len)], SHM_M_CMA,
+					  bp->hp_len, shm_now_ns() - bp->hp_t0);
+	}
 	bp->hp_active = 0;
 	n->nbulk--;
 	if (n->up.bulk_done)
@@ -246,6 +338,8 @@ static int hp_work(struct nal *n, int li)
 	return 1;
 }
 
+/* to_iov: from buf into op's iovecs; else from them into buf, by
+ * non-temporal stores if op->method says so. */
 static void iov_copy(struct shm_bop *op, uint8_t *buf, size_t len, int to_iov)
 {
 	while (len) {
@@ -261,6 +355,8 @@ static void iov_copy(struct shm_bop *op, uint8_t *buf, size_t len, int to_iov)
 			t = len;
 		if (to_iov)
 			memcpy((char *)v->iov_base + op->iov_off, buf, t);
+		else if (op->method == SHM_M_NT)
+			bulk_nt_copy(buf, (char *)v->iov_base + op->iov_off, t);
 		else
 			memcpy(buf, (char *)v->iov_base + op->iov_off, t);
 		op->iov_off += t;
@@ -269,26 +365,223 @@ static void iov_copy(struct shm_bop *op, uint8_t *buf, size_t len, int to_iov)
 	}
 }
 
-/* Whether bulk moves go by CMA (PTL_SHM_CMA=1, and permitted) rather
- * than through the bounce areas. The bounce copies are plain memcpy at
- * both ends, two CPUs in a pipeline; a CMA copy is the kernel's, page by
- * page with each remote page pinned, and one CPU (two when split): on the
- * Zen 5 guest a 256 KiB process_vm_readv of a buffer the other core wrote
- * ran at 15 GB/s, a memcpy of it at 78 GB/s (4 KiB or 2 MiB pages alike).
- * 2 pinned ranks, bench/mpi_pingpong.c, medians of 4 interleaved launches,
- * CMA vs bounce (MPICH): 1 MiB streaming 12.4 vs 45.1 GB/s (14.0), 1 MiB
- * half round trip 43.3 vs 26.1 us (98.9), 16 KiB 3.58 vs 0.88 us (3.68).
- * CMA's one advantage, needing nothing of the peer, matters little here:
- * a get's data owner serves it from progress either way, and the other
- * side waits for the move's answer, polling. */
-static int by_cma(struct nal *n)
+/* Whether this host's ranks outnumber its cores (sysconf once). Then a
+ * peer asked for anything may wait for a core: a CMA move is not split
+ * (4 ranks on 2 cores, MPI_Allreduce 256 KiB by halving-doubling, 10
+ * interleaved launches at load 4: median 508 us unsplit, 667 split; 1 MiB
+ * even), and moves bounce without a choice: the chooser's clock would
+ * charge a bounced move with its peer's wait for a core, which the job
+ * pays whichever way the bytes go (the peer has to run to go on anyway),
+ * and pick CMA, which loses here: the same allreduce, 10 launches at load
+ * 5-6, bounced vs CMA (Open MPI): 256 KiB 256 vs 327 us (259), 1 MiB 827
+ * vs 1108 (1042); by the chooser 354 and 1095. */
+static int bulk_crowded(struct nal *n)
+{
+	if (!n->crowded) {
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+		n->crowded = ncpu > 0 && n->lsize > ncpu ? 1 : -1;
+	}
+	return n->crowded > 0;
+}
+
+/* The bulk mode, PTL_SHM_CMA read once: 1 forces CMA, 0 forbids it (then
+ * n->cma is 0 already, shm_nal.c), anything else lets the chooser decide.
+ * Why not a fixed default: the two methods trade places between machines.
+ * The bounce copies are plain memcpy at both ends, two CPUs in a pipeline;
+ * a CMA copy is the kernel's, page by page with each remote page pinned,
+ * and one CPU (two when split). On the Zen 5 guest a 256 KiB
+ * process_vm_readv of a buffer the other core wrote ran at 15 GB/s, a
+ * memcpy of it at 78 GB/s; 2 pinned ranks, bench/mpi_pingpong.c, CMA vs
+ * bounce: 1 MiB streaming 12.4 vs 45.1 GB/s, 1 MiB half round trip 43.3
+ * vs 26.1 us. On the Zen 4 guest whose two vCPUs sit far apart (an 8-byte
+ * half round trip of 0.17 us), the reverse: 1 MiB half round trip 46 us
+ * by CMA, 128 us bounced (every bounced line crosses between the cores'
+ * caches twice: the producer's store invalidates the consumer's copy, the
+ * consumer's load fetches it back; CMA's one copy reads each line across
+ * once). And CMA needs nothing of the peer, which matters when ranks
+ * outnumber cores: a bounced move waits for its peer to be scheduled. */
+static int bulk_mode(struct nal *n)
 {
 	if (!n->bulk_mode) {
 		const char *e = getenv("PTL_SHM_CMA");
 
-		n->bulk_mode = e && e[0] == '1' ? SHM_BULK_CMA : SHM_BULK_BOUNCE;
+		n->bulk_mode = e && e[0] == '1' ? SHM_BULK_CMA
+			       : bulk_crowded(n) ? SHM_BULK_BOUNCE : SHM_BULK_AUTO;
 	}
-	return n->cma && n->bulk_mode == SHM_BULK_CMA;
+	return n->bulk_mode;
+}
+
+/* ---- the chooser (see the file's header comment for why it is safe) */
+
+int shm_choice_class(size_t len)
+{
+	int k = 0;
+
+	while (k < SHM_CH_CLASSES - 1 && len >= ((size_t)SHM_CH_CLASS0 << (2 * k)))
+		k++;
+	return k;
+}
+
+/* The median of method m's last k samples: one late move (preempted)
+ * cannot drag it far, nor one lucky one. */
+static uint32_t ch_median(const struct shm_choice *c, int m, uint32_t k)
+{
+	uint32_t v[SHM_CH_HIST];
+
+	if (k > c->nwin[m])
+		k = c->nwin[m];
+	if (k > SHM_CH_HIST)
+		k = SHM_CH_HIST;
+	if (!k)
+		return 0;
+	for (uint32_t i = 0; i < k; i++) {
+		uint32_t x = c->win[m][(c->nwin[m] - 1 - i) % SHM_CH_HIST];
+		uint32_t j = i;
+
+		for (; j > 0 && v[j - 1] > x; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
+	}
+	return k % 2 ? v[k / 2] : (uint32_t)(((uint64_t)v[k / 2 - 1] + v[k / 2]) / 2);
+}
+
+uint32_t shm_choice_est(const struct shm_choice *c, int m)
+{
+	return ch_median(c, m, SHM_CH_HIST);
+}
+
+/* a clearly cheaper than b (by a sixteenth): within that, no switch. An
+ * eighth kept whichever of CMA and NT came first at 64 KiB here (5.7-6.4
+ * and 6.3-6.6 us a move in runs of each): 4 interleaved launches, 64 KiB
+ * half round trip 7.31 us with an eighth, 6.56 with a sixteenth (MPICH
+ * 7.14, 7.00). */
+static int ch_better(uint32_t a, uint32_t b)
+{
+	return (uint64_t)a * 16 < (uint64_t)b * 15;
+}
+
+/* The permitted method with the lowest estimate (unmeasured ones last). */
+static int ch_best(const struct shm_choice *c)
+{
+	int b = -1;
+
+	for (int m = 0; m < SHM_M_COUNT; m++) {
+		if (!(c->mask >> m & 1))
+			continue;
+		if (b < 0 || (c->nwin[m] && (!c->nwin[b] || shm_choice_est(c, m) < shm_choice_est(c, b))))
+			b = m;
+	}
+	return b < 0 ? SHM_M_BOUNCE : b;
+}
+
+/* The permitted method after m (round the list), other than the pick. */
+static int ch_after(const struct shm_choice *c, int m)
+{
+	for (int k = 1; k <= SHM_M_COUNT; k++) {
+		int x = (m + k) % SHM_M_COUNT;
+
+		if ((c->mask >> x & 1) && x != c->pick)
+			return x;
+	}
+	return -1;
+}
+
+int shm_choice_take(struct shm_choice *c, unsigned mask)
+{
+	c->mask = (uint8_t)(mask ? mask : 1u << SHM_M_BOUNCE);
+	if (!c->ready) { /* warm-up: SHM_CH_WIN of each method in turn */
+		for (int m = 0; m < SHM_M_COUNT; m++) {
+			if ((c->mask >> m & 1) && c->warm[m] < SHM_CH_WIN) {
+				c->warm[m]++;
+				return m;
+			}
+		}
+		return ch_best(c); /* all taken, some not ended yet */
+	}
+	if (!(c->mask >> c->pick & 1)) /* no longer permitted (CMA refused) */
+		c->pick = (uint8_t)ch_best(c);
+	if (c->burst && (c->mask >> c->probe & 1) && c->probe != c->pick) {
+		c->burst--;
+		return c->probe;
+	}
+	if (c->burst) { /* its method no longer permitted: dropped */
+		c->burst = 0;
+		c->fresh = 0;
+	}
+	c->since++;
+	return c->pick;
+}
+
+void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns)
+{
+	uint64_t cost = len ? ns * 1000 / len : 0;
+	int o = -1;
+
+	if (m < 0 || m >= SHM_M_COUNT)
+		return;
+	if (cost < 1)
+		cost = 1;
+	if (cost > UINT32_MAX)
+		cost = UINT32_MAX;
+	c->win[m][c->nwin[m] % SHM_CH_HIST] = (uint32_t)cost;
+	if (++c->nwin[m] == 0) /* saturate on a multiple of the ring: it goes on */
+		c->nwin[m] = UINT32_MAX - UINT32_MAX % SHM_CH_HIST;
+	if (!c->ready) {
+		for (int x = 0; x < SHM_M_COUNT; x++)
+			if ((c->mask >> x & 1) && c->nwin[x] < SHM_CH_WIN)
+				return;
+		c->ready = 1;
+		c->pick = (uint8_t)ch_best(c);
+		c->next_probe = (uint8_t)(ch_after(c, c->pick) < 0 ? c->pick : ch_after(c, c->pick));
+		/* Warm-up moves pay for first touches and for the previous
+		 * method's cache state: each other method is tried again soon. */
+		c->early = 0;
+		for (int x = 0; x < SHM_M_COUNT; x++)
+			c->early += (c->mask >> x & 1) && x != c->pick;
+		c->since = c->early ? SHM_CH_REPROBE - SHM_CH_CONFIRM : 0;
+		return;
+	}
+	if (m != c->pick) { /* a probe's: decide once its window is all fresh */
+		if (m != c->probe || ++c->fresh < SHM_CH_WIN || c->burst)
+			return; /* (or a move the old pick took before a switch) */
+		c->fresh = 0;
+		if (c->early)
+			c->early--;
+		c->since = c->early ? SHM_CH_REPROBE - SHM_CH_CONFIRM : 0;
+		/* the probe's own moves against the pick's longer record */
+		if (ch_better(ch_median(c, m, SHM_CH_WIN), shm_choice_est(c, c->pick))) {
+			/* The old pick's median may have been spoiled by late
+			 * moves: it gets a probe of its own soon. */
+			c->next_probe = c->pick;
+			c->pick = (uint8_t)m;
+			c->switches++;
+			c->early = 1;
+			c->since = SHM_CH_REPROBE - SHM_CH_CONFIRM;
+		}
+		return;
+	}
+	if (c->burst || (c->fresh && c->since < SHM_CH_REPROBE / 2))
+		return; /* a probe under way (or lost: a move that failed) */
+	c->fresh = 0;
+	/* The pick now looks worse than another did when last tried: that
+	 * one. Or it is time to look again: the next in turn. */
+	for (int x = 0; x < SHM_M_COUNT; x++)
+		if ((c->mask >> x & 1) && x != m && c->nwin[x] &&
+		    ch_better(shm_choice_est(c, x), shm_choice_est(c, m)) &&
+		    (o < 0 || shm_choice_est(c, x) < shm_choice_est(c, o)))
+			o = x;
+	if (o < 0 && c->since >= SHM_CH_REPROBE) {
+		o = (c->mask >> c->next_probe & 1) && c->next_probe != m ? c->next_probe
+									 : ch_after(c, c->next_probe);
+		if (o >= 0)
+			c->next_probe = (uint8_t)(ch_after(c, o) < 0 ? o : ch_after(c, o));
+	}
+	if (o >= 0) {
+		c->probe = (uint8_t)o;
+		c->burst = SHM_CH_WIN;
+		c->since = 0;
+	}
 }
 
 /* A move record with room for niov iovecs: a finished one reused if it
@@ -329,9 +622,10 @@ int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 	     uint64_t raddr, uint64_t rkey, size_t len, void *cookie)
 {
 	struct shm_bpeer *bp;
+	struct shm_choice *ch;
 	struct shm_bop *b;
 	size_t have = 0;
-	int li, rc;
+	int li, rc, mode, m;
 
 	(void)rkey;
 	if ((unsigned)peer >= (unsigned)n->size || (li = n->g2l[peer]) < 0 || niov < 0 ||
@@ -351,14 +645,33 @@ int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 		iov_copy(&tmp, (uint8_t *)(uintptr_t)raddr, len, op == NAL_BULK_READ);
 		return 0;
 	}
-	if (by_cma(n)) {
-		if ((rc = cma_split(n, li, op, local, niov, raddr, len, cookie)) != 0)
+	bp = &n->bp[li];
+	mode = bulk_mode(n);
+	if (mode == SHM_BULK_CMA && !n->cma) /* refused */
+		mode = SHM_BULK_BOUNCE;
+	ch = mode == SHM_BULK_AUTO ? &bp->ch[shm_choice_class(len)] : NULL;
+	m = ch ? shm_choice_take(ch, (1u << SHM_M_BOUNCE) | (1u << SHM_M_NT) |
+					 (n->cma ? 1u << SHM_M_CMA : 0))
+	       : mode == SHM_BULK_CMA ? SHM_M_CMA : SHM_M_BOUNCE;
+	if (m == SHM_M_CMA) {
+		uint64_t t0 = ch ? shm_now_ns() : 0;
+
+		if ((rc = cma_split(n, li, op, local, niov, raddr, len, cookie)) != 0) {
+			bp->hp_t0 = t0;
 			return rc;
+		}
 		rc = cma_move(n, li, op, local, niov, raddr, len);
 		n->cma_ok |= rc == 0; /* permitted here: long moves may be split */
+		if (rc == 0) {
+			n->st.cma_moves++;
+			if (ch)
+				shm_choice_record(ch, SHM_M_CMA, len, shm_now_ns() - t0);
+		}
 		if (rc != NAL_EPERM)
 			return rc;
 		n->cma = 0; /* not permitted here: bounce from now on */
+		ch = NULL;  /* this one untimed */
+		m = SHM_M_BOUNCE;
 	}
 	b = bop_get(n, niov);
 	if (!b)
@@ -370,7 +683,12 @@ int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 	memcpy(b->iov, local, (size_t)niov * sizeof(struct iovec));
 	b->niov = niov;
 	b->cookie = cookie;
-	bp = &n->bp[li];
+	/* Timed from when it becomes the area's active move (bop_pop). */
+	b->t0 = ch && !bp->q ? shm_now_ns() : 0;
+	b->timed = ch != NULL;
+	b->method = m;
+	n->st.bounce_moves++;
+	n->st.nt_moves += m == SHM_M_NT;
 	*bp->qtail = b;
 	bp->qtail = &b->next;
 	n->nbulk++;
@@ -384,6 +702,8 @@ static void bop_pop(struct nal *n, struct shm_bpeer *bp)
 	bp->q = b->next;
 	if (!bp->q)
 		bp->qtail = &bp->q;
+	else if (bp->q->timed)
+		bp->q->t0 = shm_now_ns();
 	n->nbulk--;
 }
 
@@ -415,7 +735,8 @@ static int rq_work(struct nal *n, int li)
 	if (!b)
 		return 0;
 	if (!b->sent) {
-		struct shm_bulk_req r = { .op = (uint32_t)b->op, .raddr = b->raddr, .len = b->len };
+		struct shm_bulk_req r = { .op = (uint32_t)b->op, .raddr = b->raddr, .len = b->len,
+					  .flags = b->method == SHM_M_NT ? SHM_BREQ_NT : 0 };
 		int rc = shm_ring_put(n, li, SHM_REC_BULK, &r, sizeof(r), NULL, 0);
 
 		if (rc == NAL_EPEER || n->dead[li])
@@ -458,6 +779,7 @@ static int rq_work(struct nal *n, int li)
 			if (t > piece(n))
 				t = piece(n);
 			iov_copy(b, bp->rq_data + k * n->chunk, t, 0);
+			n->st.nt_chunks += b->method == SHM_M_NT;
 			s->len = (uint32_t)t;
 			atomic_store_explicit(&s->full, 1, memory_order_release);
 			bp->rq_cur++;
@@ -476,6 +798,9 @@ static int rq_work(struct nal *n, int li)
 	if (b->cons == b->nchunk) {
 		void *cookie = b->cookie;
 
+		if (b->timed)
+			shm_choice_record(&bp->ch[shm_choice_class(b->len)], b->method, b->len,
+					  shm_now_ns() - b->t0);
 		bop_pop(n, bp);
 		bop_put(n, b);
 		if (n->up.bulk_done)
@@ -503,6 +828,7 @@ void shm_bulk_serve_req(struct nal *n, int li, const void *body, size_t len)
 	}
 	bp->sv_active = 1;
 	bp->sv_op = (enum nal_bulk_op)r.op;
+	bp->sv_nt = (r.flags & SHM_BREQ_NT) != 0;
 	bp->sv_raddr = r.raddr;
 	bp->sv_len = (size_t)r.len;
 	bp->sv_off = 0;
@@ -530,7 +856,11 @@ static int sv_work(struct nal *n, int li)
 			t = bp->sv_len - bp->sv_off;
 			if (t > piece(n))
 				t = piece(n);
-			memcpy(bp->sv_data + k * n->chunk, mem + bp->sv_off, t);
+			if (bp->sv_nt) {
+				bulk_nt_copy(bp->sv_data + k * n->chunk, mem + bp->sv_off, t);
+				n->st.nt_chunks++;
+			} else
+				memcpy(bp->sv_data + k * n->chunk, mem + bp->sv_off, t);
 			s->len = (uint32_t)t;
 			atomic_store_explicit(&s->full, 1, memory_order_release);
 		} else { /* they write our memory: drain */
