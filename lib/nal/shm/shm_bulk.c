@@ -966,8 +966,52 @@ void shm_bulk_fail_peer(struct nal *n, int li, int status)
 	}
 }
 
+/* PTL_SHM_BULK_REPORT=1: what the chooser made of each local peer and
+ * size class, printed once at teardown (shm_bulk_fini) so that a benchmark
+ * can model the moves the way they went (bench/mpi_bench.sh takes the
+ * copy structure per size from it) - nothing on the path of a move. One
+ * line per peer and class that had moves, each method's timed moves and
+ * median cost (ps per byte: 1000 / GB/s; 0 without a sample), or one
+ * line saying why nothing was chosen:
+ *   ptl shm bulk: rank 0 peer 1 class 1 64K-256K pick cma switches 0 bounce 8:310 cma 1042:95 nt 8:140
+ *   ptl shm bulk: rank 0 mode cma|bounce|none (PTL_SHM_CMA=1|crowded|CMA refused|no moves) */
+static void bulk_report(struct nal *n)
+{
+	static const char *const mname[SHM_M_COUNT] = { "bounce", "cma", "nt" };
+	static const char *const cname[SHM_CH_CLASSES] = { "0-64K", "64K-256K", "256K-1M", "1M-" };
+	const char *e = getenv("PTL_SHM_BULK_REPORT");
+	int mode = n->bulk_mode;
+
+	if (!e || e[0] != '1')
+		return;
+	if (mode != SHM_BULK_AUTO) {
+		fprintf(stderr, "ptl shm bulk: rank %d mode %s (%s)\n", n->rank,
+			mode == SHM_BULK_CMA && n->cma ? "cma" : mode ? "bounce" : "none",
+			mode == SHM_BULK_CMA ? (n->cma ? "PTL_SHM_CMA=1" : "CMA refused")
+			: mode ? "crowded" : "no moves");
+		return;
+	}
+	for (int li = 0; li < n->lsize; li++) {
+		for (int k = 0; k < SHM_CH_CLASSES; k++) {
+			const struct shm_choice *c = &n->bp[li].ch[k];
+			char buf[160];
+			int o = 0;
+
+			for (int m = 0; m < SHM_M_COUNT && o >= 0 && o < (int)sizeof buf; m++)
+				o += snprintf(buf + o, sizeof buf - (size_t)o, " %s %u:%u", mname[m],
+					      c->nwin[m], shm_choice_est(c, m));
+			if (!c->nwin[SHM_M_BOUNCE] && !c->nwin[SHM_M_CMA] && !c->nwin[SHM_M_NT])
+				continue;
+			fprintf(stderr, "ptl shm bulk: rank %d peer %d class %d %s pick %s switches %u%s\n",
+				n->rank, n->l2g[li], k, cname[k],
+				c->ready ? mname[c->pick] : "none", c->switches, buf);
+		}
+	}
+}
+
 void shm_bulk_fini(struct nal *n)
 {
+	bulk_report(n);
 	for (int li = 0; li < n->lsize; li++) {
 		struct shm_bpeer *bp = &n->bp[li];
 

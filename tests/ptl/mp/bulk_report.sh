@@ -1,0 +1,43 @@
+#!/bin/sh
+# PTL_SHM_BULK_REPORT=1: at teardown each rank says on stderr how shm's
+# bulk moves went, per peer and size class (the chooser's pick, each
+# method's timed moves and median cost), or why nothing was chosen;
+# without it, nothing. mp_bulk's moves: rank 1 reads 64 KiB (class 1),
+# 256 KiB (class 2), 1 and 16 MiB (class 3) from rank 0, which moves none.
+set -u
+: "${PTL_TOP_BUILDDIR:?run through make check (or set PTL_TOP_BUILDDIR)}"
+d=$(dirname "$0")
+err=$(mktemp)
+trap 'rm -f "$err"' EXIT
+fail() { echo "bulk_report: $*" >&2; sed 's/^/  /' "$err" >&2; exit 1; }
+# run ENV...: mp_bulk on 2 ranks, its stderr's report lines in $err
+run() {
+	env "$@" "$d/run.sh" 2 mp_bulk >/dev/null 2>"$err.all" || { mv "$err.all" "$err"; fail "mp_bulk failed ($*)"; }
+	grep '^ptl shm bulk: ' "$err.all" > "$err"
+	rm -f "$err.all"
+}
+m='[0-9][0-9]*:[0-9][0-9]*'
+line="pick [a-z]* switches [0-9][0-9]* bounce $m cma $m nt $m\$"
+
+run PTL_SHM_BULK_REPORT=1
+for k in "1 64K-256K" "2 256K-1M" "3 1M-"; do
+	grep -q "^ptl shm bulk: rank 1 peer 0 class $k $line" "$err" || fail "no line for class $k"
+done
+# every move timed: 1 + 1 + 2 at least (warm-up moves too)
+awk '$5 == 1 && $8 == "class" && $9 >= 1 { for (i = 16; i <= NF; i += 2) { split($i, v, ":"); t += v[1] } }
+	END { exit !(t >= 4) }' "$err" || fail "fewer than 4 timed moves of 64 KiB and up"
+grep -q '^ptl shm bulk: rank 0 mode none (no moves)$' "$err" || fail "rank 0 (no moves) did not say so"
+[ "$(grep -c . "$err")" -le 5 ] || fail "more lines than classes"
+
+run PTL_SHM_BULK_REPORT=1 PTL_SHM_CMA=0
+grep -q "^ptl shm bulk: rank 1 peer 0 class 3 1M- $line" "$err" || fail "PTL_SHM_CMA=0: no line for class 3"
+grep -v ' mode ' "$err" | grep -qv ' cma 0:0 ' && fail "PTL_SHM_CMA=0: a CMA move reported"
+grep -q ' pick cma ' "$err" && fail "PTL_SHM_CMA=0: CMA picked"
+
+run PTL_SHM_BULK_REPORT=1 PTL_SHM_CMA=1
+grep -q '^ptl shm bulk: rank 1 mode cma (PTL_SHM_CMA=1)$' "$err" || fail "PTL_SHM_CMA=1: not said"
+grep -q ' class ' "$err" && fail "PTL_SHM_CMA=1: classes reported (nothing was chosen)"
+
+run
+[ -s "$err" ] && fail "reported without PTL_SHM_BULK_REPORT"
+exit 0
