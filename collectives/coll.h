@@ -366,7 +366,7 @@ struct coll_cost_params {
 	size_t rndv_min;
 	double rndv_cost;
 	/* With rndv: a copy of at least split_min bytes is split, as ptl's
-	 * shm NAL splits a CMA move of 128 KiB and up (SHM_REC_HELP): the
+	 * shm NAL splits a CMA move of 64 KiB and up (SHM_REC_HELP): the
 	 * sender asks the receiver (alpha) to copy the second half with its
 	 * own CPU, and copies the first, half the bytes rounded down to
 	 * 4 KiB; the copy is done when both halves are. One rank has one
@@ -499,7 +499,8 @@ struct coll_cost_params {
 	 * rendezvous copy is the get's, served by the rank that owns it. */
 	int nread;
 	struct coll_copy_rate read[COLL_COST_RATES];
-	/* With rndv: shm's bounce moves (its default; nmove points as rates,
+	/* With rndv: shm's moves through the segment (bounce or non-temporal
+	 * stores, where it picks them: see bulk; nmove points as rates,
 	 * 0: none). A rendezvous copy that goes one way (its receiver has no
 	 * rendezvous send of its own to the sender in flight) is two copies
 	 * pipelined over two CPUs: the sender's copies the bytes out into
@@ -523,7 +524,29 @@ struct coll_cost_params {
 	 * next 201), so there the move rates are the copies' own and this
 	 * the rest. */
 	struct coll_cost_table move_gap;
+	/* With rndv: how a rendezvous copy goes by its size, as shm's chooser
+	 * picked per size class (PTL_SHM_BULK_REPORT=1 prints its picks):
+	 * nbulk steps, lengths ascending, each from its len up to the next
+	 * one's (below the first: as the first). COLL_BULK_COPY: all of it by
+	 * the sender's CPU at rates (CMA below shm's SHM_SPLIT_MIN);
+	 * COLL_BULK_SPLIT: split as described at split_min (CMA from
+	 * SHM_SPLIT_MIN); COLL_BULK_MOVE: a bounce move at the move rates when
+	 * it goes one way (bounce or non-temporal stores; without move rates
+	 * a copy), an exchange's the sender's at rates. 0 steps: split_min
+	 * decides the splits, and below it every one-way copy is a move when
+	 * there are move rates. The chooser picks per size class (64K-256K,
+	 * ...), so one threshold cannot say it: on the Zen 4 guest 2-rank
+	 * ping-pongs went by non-temporal moves below 256 KiB and by split
+	 * CMA from there. */
+	int nbulk;
+	struct coll_bulk_step {
+		size_t len;
+		int how; /* COLL_BULK_* */
+	} bulk[COLL_COST_RATES];
 };
+#define COLL_BULK_COPY 0
+#define COLL_BULK_SPLIT 1
+#define COLL_BULK_MOVE 2
 #define COLL_COST_MAX_CALLS 64
 struct coll_cost {
 	double time;          /* seconds until the last command ends */

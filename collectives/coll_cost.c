@@ -29,6 +29,9 @@
  * in; an exchange's copies stay the sender's CPU's at the exchange rates.
  * A move's hand-overs take time beyond its copies (move_gap, latency that
  * books no CPU), which the rank's other work, or other ranks', can fill.
+ * Which of the three a copy is (whole, split, moved) goes by its size:
+ * the bulk steps when given (shm chooses per peer and size class), else
+ * split_min and whether there are move rates.
  *
  * With fewer cores than ranks (cores), a rank's CPU work also needs a
  * core: each piece goes to the core where it can start first, and a rank
@@ -472,11 +475,28 @@ static bool acked(const struct coll_cost_params *p, size_t len)
 	return p->acked_sends && len > 0 && len > p->noack_max && !rndv(p, len);
 }
 
+/* How a rendezvous copy of len bytes goes (COLL_BULK_*): by the steps
+ * shm's chooser's picks gave, else split from split_min and below it a
+ * move where there are move rates */
+static int bulk_how(const struct coll_cost_params *p, size_t len)
+{
+	if (p->nbulk > 0) {
+		int k = 0;
+
+		while (k + 1 < p->nbulk && len >= p->bulk[k + 1].len)
+			k++;
+		return p->bulk[k].how;
+	}
+	if (p->split_min && len >= p->split_min)
+		return COLL_BULK_SPLIT;
+	return p->nmove > 0 ? COLL_BULK_MOVE : COLL_BULK_COPY;
+}
+
 /* the part of a rendezvous copy of len bytes the sender copies itself:
  * all of it, or when split (ptl's shm_bulk.c) half, rounded down to 4 KiB */
 static size_t own_part(const struct coll_cost_params *p, size_t len)
 {
-	return p->split_min && len >= p->split_min ? (len / 2) & ~(size_t)4095 : len;
+	return bulk_how(p, len) == COLL_BULK_SPLIT ? (len / 2) & ~(size_t)4095 : len;
 }
 
 /* Shared cores: rank r's work of w seconds, ready at start, goes to the
@@ -573,7 +593,8 @@ static int simulate(struct sim *m)
 			/* the sender serves the get and copies (its part of) the bytes */
 			size_t own = m->split[e.rank] == SIZE_MAX ? own_part(p, c->len) : c->len;
 			double asked = cpu_run(m, e.rank, e.key, p->rndv_cost);
-			if (own == c->len && p->nmove > 0 && !(m->rv_n[pr] > 0 && m->rv_peer[pr] == e.rank)) {
+			if (own == c->len && p->nmove > 0 && bulk_how(p, c->len) == COLL_BULK_MOVE
+			    && !(m->rv_n[pr] > 0 && m->rv_peer[pr] == e.rank)) {
 				/* one way: a bounce move, out by our CPU, in by the
 				 * receiver's from when the first piece is out */
 				double w = move_copy(p, c->len), out = cpu_run(m, e.rank, asked, w);
@@ -745,13 +766,24 @@ static bool table_ok(const struct coll_cost_table *t)
 	return true;
 }
 
+static bool bulk_ok(const struct coll_cost_params *p)
+{
+	if (p->nbulk < 0 || p->nbulk > COLL_COST_RATES)
+		return false;
+	for (int i = 0; i < p->nbulk; i++)
+		if (p->bulk[i].how < COLL_BULK_COPY || p->bulk[i].how > COLL_BULK_MOVE
+		    || (i > 0 && p->bulk[i].len <= p->bulk[i - 1].len))
+			return false;
+	return true;
+}
+
 int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
               struct coll_cost *out)
 {
 	memset(out, 0, sizeof *out);
 	if (!s || !params || s->nheld != s->req.nranks || !rates_ok(params->rates, params->nrates)
 	    || !rates_ok(params->local, params->nlocal) || !rates_ok(params->read, params->nread)
-	    || !rates_ok(params->move, params->nmove)
+	    || !rates_ok(params->move, params->nmove) || !bulk_ok(params)
 	    || !table_ok(&params->small_recv) || !table_ok(&params->cross) || !table_ok(&params->move_gap))
 		return -EINVAL;
 	if (params->calls < 0 || params->calls > COLL_COST_MAX_CALLS)

@@ -35,8 +35,8 @@ static void usage(FILE *out)
 	        "                    [--small-recv-costs LIST] [--local-copy-rates LIST]\n"
 	        "                    [--wake-cost TIME] [--core-wait TIME] [--calls K] [--unexpected]\n"
 	        "                    [--cross-costs LIST] [--read-rates LIST] [--move-rates LIST]\n"
-	        "                    [--move-piece SIZE] [--move-gaps LIST] [--one-host]\n"
-	        "                    [--shared-cores] [--counts LIST] [--show] [--json]\n"
+	        "                    [--move-piece SIZE] [--move-gaps LIST] [--bulk-methods LIST]\n"
+	        "                    [--one-host] [--shared-cores] [--counts LIST] [--show] [--json]\n"
 	        "\n"
 	        "Expand a collective into its schedule, print the algorithm chosen, steps,\n"
 	        "commands, link slots, bytes and the time the alpha-beta-gamma model (with the\n"
@@ -81,8 +81,8 @@ static void usage(FILE *out)
 	        "  --rndv-cost TIME  with --rndv-min: the sender's CPU per rendezvous beyond\n"
 	        "                 the bytes (bare: us), default 0\n"
 	        "  --split-min SIZE  with --rndv-min: copies of SIZE bytes and up are split, the\n"
-	        "                 second half on the receiver's CPU (ptl's shm NAL from 128K,\n"
-	        "                 with PTL_SHM_CMA=1)\n"
+	        "                 second half on the receiver's CPU (ptl's shm NAL's CMA moves\n"
+	        "                 from 64K, where it picks CMA: see --bulk-methods)\n"
 	        "  --split-cost TIME  with --split-min: the receiver's CPU per split copy beyond\n"
 	        "                 its half's bytes (bare: us), default 0\n"
 	        "  --recv-post TIME  CPU time to post a receive of more than --lazy-max bytes\n"
@@ -117,7 +117,8 @@ static void usage(FILE *out)
 	        "                 size, SIZE:RATE,... as --copy-rates (default: those, else\n"
 	        "                 --beta)\n"
 	        "  --move-rates LIST  with --rndv-min: a rendezvous copy that goes one way (its\n"
-	        "                 receiver sends none back at once) is shm's bounce move: the\n"
+	        "                 receiver sends none back at once) is shm's move through the\n"
+	        "                 segment (bounce or non-temporal, where it picks that): the\n"
 	        "                 sender's CPU copies out, the receiver's copies in from the\n"
 	        "                 first piece on, each at this rate by message size,\n"
 	        "                 SIZE:RATE,... as --copy-rates; an exchange's copies keep\n"
@@ -126,6 +127,12 @@ static void usage(FILE *out)
 	        "  --move-gaps LIST  with --move-rates: what a move takes beyond its copies by\n"
 	        "                 size (its hand-overs; latency, no CPU), SIZE:TIME,... as\n"
 	        "                 --small-recv-costs, default none\n"
+	        "  --bulk-methods LIST  with --rndv-min: how a rendezvous copy goes by size,\n"
+	        "                 SIZE:HOW,... sizes ascending, each from SIZE up to the next\n"
+	        "                 (below the first: as the first), HOW copy (the sender's CPU),\n"
+	        "                 split (as --split-min's) or move (one way: as --move-rates');\n"
+	        "                 the picks shm's chooser reports (PTL_SHM_BULK_REPORT=1).\n"
+	        "                 Instead of --split-min and --move-rates deciding (default)\n"
 	        "  --small-max SIZE  messages of up to SIZE bytes go request-free (ptl's MPI:\n"
 	        "                 short allreduce rounds): --small-overhead at each end and\n"
 	        "                 --small-alpha between, instead of --overhead and --alpha\n"
@@ -305,6 +312,39 @@ static int parse_times(const char *s, struct coll_cost_table *t)
 	return n > 0 ? 0 : -1;
 }
 
+/* "0:move,256K:split": how a rendezvous copy goes by its size, sizes
+ * ascending */
+static int parse_bulk(const char *s, struct coll_cost_params *cp)
+{
+	static const char *const how[] = { [COLL_BULK_COPY] = "copy", [COLL_BULK_SPLIT] = "split",
+					   [COLL_BULK_MOVE] = "move" };
+	char buf[512], *save = NULL;
+	int n = 0;
+
+	if (!s || strlen(s) >= sizeof buf)
+		return -1;
+	strcpy(buf, s);
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char *c = strchr(t, ':');
+		size_t len;
+		int h = -1;
+
+		if (!c || n >= COLL_COST_RATES)
+			return -1;
+		*c++ = '\0';
+		if (parse_size(t, &len) || (n > 0 && len <= cp->bulk[n - 1].len))
+			return -1;
+		for (int k = 0; k < (int)(sizeof how / sizeof how[0]); k++)
+			if (strcmp(c, how[k]) == 0)
+				h = k;
+		if (h < 0)
+			return -1;
+		cp->bulk[n++] = (struct coll_bulk_step){ len, h };
+	}
+	cp->nbulk = n;
+	return n > 0 ? 0 : -1;
+}
+
 static void show_grid(const struct coll_sched *s)
 {
 	int n = s->req.nranks;
@@ -393,8 +433,9 @@ enum opt_kind {
 	OPT_RATES,  /* comma-separated SIZE:RATE (struct coll_cost_params *): copy rates */
 	OPT_LOCAL,  /* the same: local copy rates */
 	OPT_READ,   /* the same: eager read rates */
-	OPT_MOVE,   /* the same: one-way bounce move rates */
+	OPT_MOVE,   /* the same: one-way move rates (through the segment) */
 	OPT_TIMES,  /* comma-separated SIZE:TIME (struct coll_cost_table *) */
+	OPT_BULK,   /* comma-separated SIZE:copy|split|move (struct coll_cost_params *) */
 	OPT_HELP,
 };
 
@@ -465,6 +506,8 @@ static int opt_apply(const struct opt_def *d, const char *arg, size_t **countsp,
 	}
 	case OPT_TIMES:
 		return parse_times(arg, d->dst) ? bad(what, arg) : 0;
+	case OPT_BULK:
+		return parse_bulk(arg, d->dst) ? bad(what, arg) : 0;
 	case OPT_COUNTS:
 		free(*countsp);
 		*countsp = NULL;
@@ -540,6 +583,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "move-rates", 0, OPT_MOVE, &cp, NULL, 0, 0, 0, false },
 		{ "move-piece", 0, OPT_SIZE, &cp.move_piece, NULL, 0, 1, 0, false },
 		{ "move-gaps", 0, OPT_TIMES, &cp.move_gap, NULL, 0, 0, 0, false },
+		{ "bulk-methods", 0, OPT_BULK, &cp, NULL, 0, 0, 0, false },
 		{ "small-max", 0, OPT_SIZE, &cp.small_max, NULL, 0, 0, 0, false },
 		{ "small-overhead", 0, OPT_TIME, &cp.small_o, NULL, 0, 0, 1e-6, false },
 		{ "small-alpha", 0, OPT_TIME, &cp.small_alpha, NULL, 0, 0, 1e-6, false },
@@ -707,6 +751,11 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		json_rates("move_rates", cp.move, cp.nmove);
 		printf("\"move_piece\": %zu, ", cp.move_piece);
 		json_times("move_gap_us", &cp.move_gap);
+		printf("\"bulk_methods\": [");
+		for (int i = 0; i < cp.nbulk; i++)
+			printf("%s[%zu, \"%s\"]", i ? ", " : "", cp.bulk[i].len,
+			       cp.bulk[i].how == COLL_BULK_SPLIT ? "split" : cp.bulk[i].how == COLL_BULK_MOVE ? "move" : "copy");
+		printf("], ");
 		printf("\"wake_us\": %.6g, ", cp.wake_cost * 1e6);
 		if (cp.cores > 0 && cp.cores < req.nranks && cp.core_wait_set)
 			printf("\"core_wait_us\": %.6g, ", cp.core_wait * 1e6);

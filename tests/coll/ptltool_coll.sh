@@ -116,6 +116,21 @@ expect 0 --op bcast --ranks 2 --bytes 256K --alpha 1 --beta 1GB/s --rndv-min 8K 
 has "$out" '"predicted_us": 265.144'
 expect 2 --op bcast --ranks 2 --bytes 256K --move-rates 8K:1GB/s,2K:2GB/s
 has "$err" "bad --move-rates '8K:1GB/s,2K:2GB/s'"
+# --bulk-methods: by size, the copy whole (265.144 as without moves),
+# split (half on each CPU: 128K at 1 GB/s after the help request) or moved
+# (330.68 as above), whatever --split-min says; below the first size as the first
+expect 0 --op bcast --ranks 2 --bytes 256K --alpha 1 --beta 1GB/s --rndv-min 8K --move-rates 256K:1GB/s --bulk-methods 0:copy --json
+has "$out" '"predicted_us": 265.144'
+has "$out" '"bulk_methods": \[\[0, "copy"\]\],'
+expect 0 --op bcast --ranks 2 --bytes 256K --alpha 1 --beta 1GB/s --rndv-min 8K --move-rates 256K:1GB/s --bulk-methods 8K:move,256K:split --json
+has "$out" '"predicted_us": 135.072'
+has "$out" '"bulk_methods": \[\[8192, "move"\], \[262144, "split"\]\],'
+expect 0 --op bcast --ranks 2 --bytes 256K --alpha 1 --beta 1GB/s --rndv-min 8K --move-rates 256K:1GB/s --split-min 8K --bulk-methods 512K:move --json
+has "$out" '"predicted_us": 330.68'
+expect 2 --op bcast --ranks 2 --bytes 256K --bulk-methods 64K:move,8K:split
+has "$err" "bad --bulk-methods '64K:move,8K:split'"
+expect 2 --op bcast --ranks 2 --bytes 256K --bulk-methods 0:bounce
+has "$err" "bad --bulk-methods '0:bounce'"
 
 # allgatherv: short goes by bruck (N not a power of two: 3 rounds), long by
 # the one-way ring; zero blocks carry nothing

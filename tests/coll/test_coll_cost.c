@@ -314,6 +314,72 @@ static void test_sw_bounce_move(void **state)
 	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 262144, 1, &p), head + M / 1e9 + tail);
 }
 
+/* The bulk steps (shm's chooser's picks by size class) decide how each
+ * rendezvous copy goes, over split_min and the move rates: with moves
+ * below 128 KiB and split copies from there (split_min 0), a 2-rank bcast
+ * of 64 KiB is the move and one of 256 KiB the split copy, as with
+ * split_min 128 KiB; the reverse steps reverse them; a copy step copies
+ * whole though there are move rates and split_min says split; a size
+ * below the first step goes as the first. A step's method outside the
+ * three, or steps not ascending, are refused. */
+static void test_sw_bulk_methods(void **state)
+{
+	(void)state;
+	double M = 262144, head = 2e-6 + 3e-7 + 1e-6 + 3e-7 + 1e-6 + 1.5e-6, tail = 1e-6 + 3e-7;
+	struct coll_cost_params p = { .alpha = 1e-6, .beta = 1e9, .gamma = 1e-10, .o = 3e-7, .call = 2e-6,
+				      .acked_sends = true, .rndv = true, .rndv_min = 4096, .rndv_cost = 1.5e-6,
+				      .nmove = 2, .move = { { 65536, 2e9 }, { 262144, 2e9 } },
+				      .nbulk = 2, .bulk = { { 8192, COLL_BULK_MOVE }, { 131072, COLL_BULK_SPLIT } } };
+	double mv64 = head + 2 * 65536 / 2e9 + tail, mv256 = head + (M + 65536) / 2e9 + tail;
+	double sp256 = head + 1e-6 + M / 2 / 1e9 + tail, whole64 = head + 65536 / 1e9 + tail;
+	double whole256 = head + M / 1e9 + tail;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 65536, 1, &p), mv64);
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 262144, 1, &p), sp256);
+	/* a step's own size goes its way */
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 131072, 1, &p), head + 1e-6 + 65536 / 1e9 + tail);
+	p.split_min = 1u << 30; /* the steps, not split_min */
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 262144, 1, &p), sp256);
+	struct coll_cost_params q = p;
+	q.split_min = 131072;
+	q.nbulk = 0; /* the same without steps */
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 65536, 1, &q), mv64);
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 262144, 1, &q), sp256);
+	/* reversed: split below 128 KiB, moves from there */
+	p.bulk[0].how = COLL_BULK_SPLIT;
+	p.bulk[1].how = COLL_BULK_MOVE;
+	p.split_min = 0;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 65536, 1, &p),
+	     head + 1e-6 + 32768 / 1e9 + tail);
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 262144, 1, &p), mv256);
+	/* below the first step: as the first */
+	p.bulk[0].len = 131071;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 65536, 1, &p),
+	     head + 1e-6 + 32768 / 1e9 + tail);
+	/* whole copies, moves and split_min notwithstanding */
+	p.bulk[0].how = p.bulk[1].how = COLL_BULK_COPY;
+	p.split_min = 65536;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 65536, 1, &p), whole64);
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 262144, 1, &p), whole256);
+	/* a move step without move rates: a whole copy */
+	p.bulk[1].how = COLL_BULK_MOVE;
+	p.nmove = 0;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 262144, 1, &p), whole256);
+	/* refused: an unknown method, steps out of order, too many */
+	struct coll_req rq = mkreq(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4, 1, 1);
+	struct coll_sched *s = expand_ok(&rq);
+	struct coll_cost c;
+	p.bulk[1].how = COLL_BULK_MOVE + 1;
+	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
+	p.bulk[1].how = COLL_BULK_COPY;
+	p.bulk[1].len = p.bulk[0].len;
+	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
+	p.bulk[1].len = p.bulk[0].len + 1;
+	assert_int_equal(coll_cost(s, &p, &c), 0);
+	p.nbulk = COLL_COST_RATES + 1;
+	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
+	coll_free(s);
+}
+
 /* A receive above lazy_max posts an ME first: recv_post of its rank's CPU
  * before it can match, so a 2-rank exchange's chain grows by it once (both
  * ranks post at once); up to lazy_max, or with recv_post 0, nothing. */
@@ -1001,6 +1067,7 @@ int main(void)
 		cmocka_unit_test(test_sw_split_copy),
 		cmocka_unit_test(test_sw_bounce_move),
 		cmocka_unit_test(test_sw_move_gap),
+		cmocka_unit_test(test_sw_bulk_methods),
 		cmocka_unit_test(test_sw_recv_post),
 		cmocka_unit_test(test_sw_cmd_cost),
 		cmocka_unit_test(test_sw_ranks_per_core),
