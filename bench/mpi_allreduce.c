@@ -10,10 +10,11 @@
  * came, "pingpong 8 <us>": half an 8-byte round trip between ranks 0
  * and 1 (alpha + 2 o, in the same process as the rows it calibrates),
  * "pingpong 16384" and "pingpong 122880": the same above the eager limit,
- * each copied whole by one CMA call from a buffer the other core wrote
- * last, as a collective's steps copy (the rendezvous: one core's copy
+ * each copied whole by one CMA call (or moved through the segment where
+ * shm picks that) from a buffer the other core wrote last, as a collective's steps copy (the rendezvous: one core's copy
  * rate and its fixed cost), "pingpong 131072" and "pingpong 1048576":
- * copies split between the two cores (shm, 128 KiB and up), and
+ * split CMA copies or moves through the segment, as shm picked them
+ * (PTL_SHM_BULK_REPORT=1 says which; CMA splits from 64 KiB), and
  * "barrier 0 <us>": an MPI_Barrier, which carries no data, so
  * beside the ping-pong it gives the per-call cost of a collective; "bcast
  * <bytes> <us>" at 8 B and 1 MiB: the rate at which a collective moves
@@ -250,8 +251,9 @@ int main(int argc, char **argv)
 		/* 8 B; 16 KiB and 120 KiB: rendezvous copied whole by CMA
 		 * (above what shm carries inline, below its split), whose
 		 * slope is one core's copy rate and whose intercept the
-		 * rendezvous' own cost; 128 KiB and 1 MiB: split copies
-		 * (what a split costs beyond its bytes). One buffer per
+		 * rendezvous' own cost; 128 KiB and 1 MiB: split CMA copies
+		 * or moves through the segment, as shm picked them (a
+		 * split's cost beyond its bytes, or the move rate). One buffer per
 		 * rank, sent from and received into: its lines move between
 		 * the cores each round trip, as a collective's do (a send
 		 * from a buffer only ever read copied twice as fast). */

@@ -42,16 +42,23 @@
 #          into buffers their peers then read, as a 2-rank schedule's
 #          step), bytes each CPU copies over what the exchange takes
 #          beyond the model's with an instant copy; shm's split copies
-#          (with PTL_SHM_CMA=1, 128 KiB and up, --split-min) are in them
-#          (--split-cost 0)
-#   moves  shm's default moves a rendezvous's bytes through the segment:
-#          one way (no copy back at once: not an exchange) the sender's
-#          core copies out while the receiver's copies in a piece behind
-#          (SHM_PIECE), each for the bytes at the move rate (--move-rates):
-#          mpi_allreduce's 16 KiB, 128 KiB and 1 MiB ping-pongs, the bytes
-#          and a piece over what each takes beyond the model's with an
-#          instant move. Checked, not fitted: the 2-rank 1 MiB MPI_Bcast
-#          (one move, one way) beside its prediction
+#          (CMA from SHM_SPLIT_MIN, 64 KiB) are in them (--split-cost 0)
+#   picks  shm picks per peer and size class (<64K, <256K, <1M, above)
+#          among bounce, bounce with non-temporal stores and CMA by timing
+#          them; its ranks here say what they picked (PTL_SHM_BULK_REPORT=1,
+#          kept in the run's "bulk" file), and the model copies each size
+#          the way the 2-rank ping-pongs' moves mostly went there
+#          (--bulk-methods: CMA split from SHM_SPLIT_MIN, CMA whole below,
+#          or a move through the segment); PTL_SHM_CMA=1: all CMA
+#   moves  a move through the segment (bounce or NT): one way (no copy
+#          back at once: not an exchange) the sender's core copies out
+#          while the receiver's copies in a piece behind (SHM_PIECE), each
+#          for the bytes at the move rate (--move-rates): mpi_allreduce's
+#          16 KiB, 128 KiB and 1 MiB ping-pongs of the sizes shm moves so,
+#          the bytes and a piece over what each takes beyond the model's
+#          with an instant move. Checked, not fitted: the 2-rank 1 MiB
+#          MPI_Bcast (one move or split copy, one way) beside its
+#          prediction. 4 ranks on 2 cores: shm bounces every move, unsplit
 #   small  ptl's short allreduce rounds go request-free (inline,
 #          ACK-free, no request at either end; --small-max): their CPU at
 #          each end from mpi_collcal's "sovh" (blocking 8-byte MPI_Send
@@ -184,6 +191,7 @@ W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
 # (to work on the model without rerunning the machine's part)
 if [ -n "${PTL_BENCH_FROM:-}" ]; then
 	cp "$PTL_BENCH_FROM/all" "$PTL_BENCH_FROM/algo" "$W/" || exit 1
+	[ -f "$PTL_BENCH_FROM/bulk" ] && cp "$PTL_BENCH_FROM/bulk" "$W/"
 	ROUNDS=0
 fi
 PTLFLAGS="-I$S/include $B/lib/mpi-shim/.libs/libptlmpi.so -Wl,-rpath,$B/lib/mpi-shim/.libs:$B/lib/.libs"
@@ -207,11 +215,19 @@ for i in mpich openmpi; do
 	case " $impls " in *" $i "*) ;; *) echo "# $i: not built or not installed, its columns are left out (run scripts/deps.sh)" ;; esac
 done
 
-# run IMPL NRANKS PROG: 2 ranks pinned to cores 0 and 1; more ranks unpinned
+# run IMPL NRANKS PROG: 2 ranks pinned to cores 0 and 1; more ranks unpinned.
+# ptl's ranks report how shm's chooser went (PTL_SHM_BULK_REPORT=1, at
+# teardown: per peer and size class the method picked and each one's
+# median cost), kept in $W/bulk as "NRANKS PROG ALGO ARG <report>" for the
+# model's copy structure (below)
 run() {
 	bind=none; [ "$2" -le 2 ] && bind=core
 	case $1 in
-	ptl) "$B/tools/ptlrun" -n "$2" --bind-to $bind --timeout 900 "$W/ptl_$3" "$T" ${4:-} ;;
+	ptl) PTL_SHM_BULK_REPORT=1 "$B/tools/ptlrun" -n "$2" --bind-to $bind --timeout 900 "$W/ptl_$3" "$T" ${4:-} 2>"$W/err"
+		rc=$?
+		sed -n "s/^ptl shm bulk: /$2 $3 ${PTL_COLL_ALGO:-any} ${4:--}${PTL_SHM_CMA:+,cma$PTL_SHM_CMA} /p" "$W/err" >> "$W/bulk"
+		grep -v '^ptl shm bulk: ' "$W/err" >&2
+		return $rc ;;
 	mpich) mpiexec.hydra -n "$2" -bind-to $bind "$W/mpich_$3" "$T" ${4:-} ;;
 	openmpi) mpirun.openmpi --allow-run-as-root --oversubscribe -n "$2" --bind-to $bind \
 		--mca btl self,vader "$W/ompi_$3" "$T" ${4:-} ;;
@@ -268,7 +284,8 @@ for r in $(seq "$ROUNDS"); do
 	done
 done
 
-[ -n "${PTL_BENCH_KEEP:-}" ] && mkdir -p "$PTL_BENCH_KEEP" && cp "$W/all" "$W/algo" "$PTL_BENCH_KEEP/"
+[ -n "${PTL_BENCH_KEEP:-}" ] && mkdir -p "$PTL_BENCH_KEEP" && cp "$W/all" "$W/algo" "$PTL_BENCH_KEEP/" &&
+	{ [ ! -f "$W/bulk" ] || cp "$W/bulk" "$PTL_BENCH_KEEP/"; }
 
 # med FILE KEY...: median of the per-round medians of the rows that start with KEY
 med() {
@@ -331,16 +348,49 @@ pp120k=$(cal 2 pingpong 122880)
 pp128k=$(cal 2 pingpong 131072)
 pp1m=$(cal 2 pingpong 1048576)
 [ -n "$pp16k" ] && [ -n "$pp120k" ] && [ -n "$pp128k" ] || exit 0
-# shm splits a long copy between the two cores only when it copies by
-# CMA (PTL_SHM_CMA=1); its default bounce moves are two memcpys pipelined
-# over both cores, whose rates the ping-pongs and exchanges measure
+# How shm moves a rendezvous's bytes, by size: by CMA, split between the
+# two cores from SHM_SPLIT_MIN (one copy on each, at the exchange rates
+# below: --split-min), or through the segment (bounce, or bounce with
+# non-temporal stores: two copies pipelined over both cores, at the move
+# rates: --move-rates). Unforced, shm picks per peer and size class the
+# one it measured fastest (shm_bulk.c), and says which with
+# PTL_SHM_BULK_REPORT=1 (run() keeps its lines in $W/bulk): each class's
+# method is the one that took the most timed moves in the 2-rank
+# ping-pongs (those the move rates and the checks come from; the pick
+# swings between two close methods in a run, the counts say which led),
+# passed as --bulk-methods. With PTL_SHM_CMA=1 every move is CMA; where
+# the ranks outnumber the cores (4 ranks here) every move bounces, and
+# CMA moves are not split (split4).
+# shm.h's SHM_SPLIT_MIN (KiB, shifted), 64 KiB when unreadable
+split=$(sed -n 's/^#define SHM_SPLIT_MIN (\([0-9][0-9]*\)u << 10).*/\1/p' "$S/lib/nal/shm/shm.h" 2>/dev/null)
+split=$(( ${split:-64} * 1024 ))
+split4=1099511627776
+class0=$(sed -n 's/^#define SHM_CH_CLASS0 (\([0-9][0-9]*\)u << 10).*/\1/p' "$S/lib/nal/shm/shm.h" 2>/dev/null)
+class0=$(( ${class0:-64} * 1024 ))
+bulkm= bulksays=
 if [ "${PTL_SHM_CMA:-}" = 1 ]; then
-	# shm.h's SHM_SPLIT_MIN (KiB, shifted), 128 KiB when unreadable
-	split=$(sed -n 's/^#define SHM_SPLIT_MIN (\([0-9][0-9]*\)u << 10).*/\1/p' "$S/lib/nal/shm/shm.h" 2>/dev/null)
-	split=$(( ${split:-128} * 1024 ))
-	splitsays="copies from $split B split with the receiver"
+	splitsays="copies from $split B split with the receiver (PTL_SHM_CMA=1)"
+elif [ -s "$W/bulk" ] && grep -q '^2 pingpong .* class ' "$W/bulk"; then
+	# "K:METHOD MOVES..." per class K: the timed moves by each method
+	picks=$(awk '$1 == 2 && $2 == "pingpong" && $9 == "class" {
+		k = $10; for (i = 16; i + 1 <= NF; i += 2) { split($(i + 1), v, ":"); n[k, $i] += v[1]; cl[k] = 1 } }
+		END { for (k in cl) { best = ""; says = ""
+			split("bounce nt cma", ms, " ")
+			for (j = 1; j <= 3; j++) { c = n[k, ms[j]] + 0; says = says " " ms[j] " " c
+				if (best == "" || c > n[k, best]) best = ms[j] }
+			print k, best, says } }' "$W/bulk" | sort -n)
+	# a class's bounds: class k from class0 << 2(k-1) (class 0 from 0)
+	bulkm=$(echo "$picks" | awk -v c0="$class0" -v sp="$split" '{
+		lo = $1 ? c0 * 4 ^ ($1 - 1) : 0; hi = c0 * 4 ^ $1
+		if ($2 != "cma") { printf "%s%d:move", sep, lo; sep = "," }
+		else if (lo >= sp) { printf "%s%d:split", sep, lo; sep = "," }
+		else { printf "%s%d:copy", sep, lo; sep = ","; if (sp < hi && $1 < 3) printf ",%d:split", sp } }')
+	bulksays=$(echo "$picks" | awk -v c0="$class0" '{ lo = $1 ? c0 * 4 ^ ($1 - 1) / 1024 "K" : "0"
+		printf "%s%s: %s (%s %s, %s %s, %s %s)", sep, lo, $2, $3, $4, $5, $6, $7, $8; sep = "; " }')
+	splitsays="shm's picks by size (PTL_SHM_BULK_REPORT, the 2-rank ping-pongs' timed moves by method; split CMA from $split B): $bulksays"
+	bulkm="--bulk-methods $bulkm"
 else
-	split=1099511627776 splitsays="copies through the segment, none split"
+	split=1099511627776 splitsays="copies through the segment, none split (no chooser report: older measurements)"
 fi
 beta=$(awk -v a="$pp16k" -v l="$pp120k" 'BEGIN { d = l - a; if (d <= 0) d = l;
 	printf "%.0f", (122880 - 16384) / (d * 1e-6) }')
@@ -477,9 +527,10 @@ echo "#   beta $beta B/s (one core's copy; ping-pongs 16 KiB $pp16k us, 120 KiB 
 # one BYTES CALL SPLIT-COST CMD [ARGS]: one copy of BYTES; a 2-rank bcast
 # is one transfer, without the collective's call and commands a half
 # round trip
+# (by shm's picks; osplit= obulk= for a move among 4 ranks: bounced, unsplit)
 one() { b=$1 c=$2 sc=$3 cm=$4; shift 4
 	predict --op bcast --ranks 2 --bytes "$b" --alpha "$alpha" --beta "$beta" --overhead "$o" --call "$c" --cmd-cost "$cm" \
-	--rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split" --split-cost "$sc" "$@"; }
+	--rndv-min "$eager" --rndv-cost "$rndv" --split-min "${osplit:-$split}" --split-cost "$sc" ${obulk-$bulkm} "$@"; }
 splitc=$(calc "$pp128k - $(one 128K 0 0 0)")
 splitc=$(calc "$splitc > 0 ? $splitc : 0")
 # The rendezvous copy's rate at each size a schedule copies (16 KiB -
@@ -491,7 +542,7 @@ splitc=$(calc "$splitc > 0 ? $splitc : 0")
 # xfixed BYTES: the model's 2-rank exchange (recursive doubling without
 # its call, commands or reduction) with an instant copy
 xfixed() { predict --op allreduce --ranks 2 --bytes "$1" --elem 8 --algo recursive_doubling --input --alpha "$alpha" \
-	--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split" \
+	--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split" $bulkm \
 	--recv-post "${post:-0}" --lazy-max "$clazy" --copy-rates 1:1e18; }
 # xrates FIG FIXED SIZE...: the rates of FIG's exchanges of each SIZE,
 # bytes over what one takes beyond FIXED's (the model's with an instant
@@ -540,8 +591,8 @@ if [ -n "$rates" ]; then
 	rt="--copy-rates $rates"
 	splitc=0
 fi
-# shm's bounce moves (its default, not with PTL_SHM_CMA=1): a rendezvous
-# copy that goes one way is two copies pipelined over the two cores, the
+# shm's moves through the segment (bounce or NT, where it picks them;
+# never with PTL_SHM_CMA=1): a rendezvous copy that goes one way is two copies pipelined over the two cores, the
 # sender's out into the segment and the receiver's in from the first
 # piece (SHM_PIECE) on, so it takes one copy and a piece's; an exchange's
 # copies (each core copies both directions' pieces) keep the exchange
@@ -550,20 +601,30 @@ fi
 # turn): the bytes and a piece over what the ping-pong takes beyond the
 # model's with an instant move.
 mv= mvsays=
-if [ "$split" -gt 1048576 ]; then
-	piece=$(sed -n 's/^#define SHM_PIECE (\([0-9][0-9]*\)u << 10).*/\1/p' "$S/lib/nal/shm/shm_bulk.c" 2>/dev/null)
-	piece=$(( ${piece:-64} * 1024 ))
-	for l in 16384 131072 1048576; do
-		h=$(cal 2 pingpong "$l")
-		[ -n "$h" ] || continue
-		f=$(one "$l" 0 0 0 --move-piece "$piece" --move-rates 1:1e18)
-		r=$(calc "$h > $f ? ($l + ($l < $piece ? $l : $piece)) / (($h - $f) * 1e-6) : 0")
-		[ "$r" = 0 ] && continue
-		mv="$mv${mv:+,}$l:$r"
-		mvsays="$mvsays $((l / 1024))K $(calc "$r / 1e9") ($h us)"
-	done
-	[ -n "$mv" ] && rt="$rt --move-piece $piece --move-rates $mv"
-fi
+# Only the sizes that shm moves through the segment (the picks above;
+# every size when it bounces unchosen): a split CMA ping-pong says
+# nothing of a move's rate.
+piece=$(sed -n 's/^#define SHM_PIECE (\([0-9][0-9]*\)u << 10).*/\1/p' "$S/lib/nal/shm/shm_bulk.c" 2>/dev/null)
+piece=$(( ${piece:-64} * 1024 ))
+# how SIZE: copy, split or move, as the model takes a rendezvous of SIZE
+how() {
+	if [ -n "$bulkm" ]; then
+		echo "${bulkm#--bulk-methods }" | tr ',' '\n' | awk -F: -v l="$1" 'NR == 1 || $1 <= l { h = $2 } END { print h }'
+	elif [ "$1" -ge "$split" ]; then echo split
+	elif [ "$split" -gt 1048576 ]; then echo move
+	else echo copy; fi
+}
+for l in 16384 131072 1048576; do
+	[ "$(how "$l")" = move ] || continue
+	h=$(cal 2 pingpong "$l")
+	[ -n "$h" ] || continue
+	f=$(one "$l" 0 0 0 --move-piece "$piece" --move-rates 1:1e18)
+	r=$(calc "$h > $f ? ($l + ($l < $piece ? $l : $piece)) / (($h - $f) * 1e-6) : 0")
+	[ "$r" = 0 ] && continue
+	mv="$mv${mv:+,}$l:$r"
+	mvsays="$mvsays $((l / 1024))K $(calc "$r / 1e9") ($h us)"
+done
+[ -n "$mv" ] && rt="$rt --move-piece $piece --move-rates $mv"
 # A schedule's local copies (recursive doubling's lower rank copies the
 # input into place as it sends it): one core's memcpy by size, from
 # MPI_Allreduce on MPI_COMM_SELF (the checks, then the input copied into
@@ -587,7 +648,7 @@ fi
 [ -n "$allapart" ] && echo "#   MPI_Allreduce leaves the input apart where the algorithm reads it (--input; the call: the checks alone, MPI_COMM_SELF's 8-byte call)"
 if [ -n "$rt" ]; then
 	echo "#   rendezvous copy rates, GB/s by message size (2-rank exchanges):$ratesays"
-	[ -n "$mv" ] && echo "#   one-way bounce moves ($piece B pieces, out on the sender's core, in on the receiver's), GB/s each core by size (2-rank ping-pongs):$mvsays"
+	[ -n "$mv" ] && echo "#   one-way moves through the segment ($piece B pieces, out on the sender's core, in on the receiver's), GB/s each core by size (2-rank ping-pongs):$mvsays"
 else
 	echo "#   a split copy costs the receiver $splitc us beyond its half (128 KiB ping-pong $pp128k us - the model's $(one 128K 0 0 0) us without)"
 fi
@@ -595,10 +656,10 @@ fi
 [ -n "$small" ] && echo "#   request-free messages (direct recursive doubling up to $rdsmall B): $so us at each end (blocking send and receive), $salpha us between (blocking 8 B ping-pong $spp8 us - 2 x that); the receiver's CPU beyond that by size ${srecv:-?} (blocking ping-pongs of each size - 2 x that - alpha - bytes at the eager rate); crossing one going back ${cross:-?} (blocking exchanges - ping-pongs)"
 [ -n "$lrates" ] && echo "#   local copies, GB/s by size (MPI_COMM_SELF allreduce beyond its 8-byte call):$lsays"
 bc1m=$(cal 2 bcast 1048576)
-if [ -n "$mv" ]; then
+if [ -n "$mv" ] && [ "$(how 1048576)" = move ]; then
 	echo "# check (no parameter comes from it), one move of 1 MiB: 2-rank MPI_Bcast measured ${bc1m:-?} us, predicted $(one 1M "$callb" "$splitc" "$cmd" $rt $wk) us (the 1 MiB ping-pong's ${pp1m:-?} us gave the move rate)"
 else
-	echo "# checks (no parameter comes from them), one copy of 1 MiB: ping-pong measured ${pp1m:-?} us, predicted $(one 1M 0 "$splitc" 0 $rt) us; 2-rank MPI_Bcast measured ${bc1m:-?} us, predicted $(one 1M "$callb" "$splitc" "$cmd" $rt $wk) us"
+	echo "# checks (no parameter comes from them), one $(how 1048576) copy of 1 MiB: ping-pong measured ${pp1m:-?} us, predicted $(one 1M 0 "$splitc" 0 $rt) us; 2-rank MPI_Bcast measured ${bc1m:-?} us, predicted $(one 1M "$callb" "$splitc" "$cmd" $rt $wk) us"
 fi
 # barrier N SWITCH: the model's N-rank barrier on the cores there are
 barrier() { predict --op barrier --ranks "$1" --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o" --call "$callb" $wk \
@@ -651,7 +712,7 @@ secant() {
 # cores there are (half a 4-rank recursive doubling), each copy COPY us
 x4() { p=$(predict --op allreduce --ranks 4 --bytes "$1" --elem 8 --algo recursive_doubling --input --alpha "$alpha" \
 	--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
-	--rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split" --split-cost 0 \
+	--rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split4" --split-cost 0 \
 	--copy-rates "1048576:$(calc "$1 / ($2 * 1e-6)")" \
 	--recv-post "${post:-0}" --lazy-max "$clazy" --cores "$cores" --switch-cost "$sw" $cwait)
 	calc "${p:-0} / 2"; }
@@ -659,7 +720,7 @@ x4() { p=$(predict --op allreduce --ranks 4 --bytes "$1" --elem 8 --algo recursi
 # third of a 4-rank ring allgather of 4 x SIZE), each move's copies COPY us
 s4() { p=$(predict --op allgather --ranks 4 --bytes "$(($1 * 4))" --algo ring --alpha "$alpha" \
 	--beta "$ebeta" --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
-	--rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split" --split-cost 0 --copy-rates "1048576:1e18" \
+	--rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split4" --split-cost 0 --copy-rates "1048576:1e18" \
 	--move-piece "$piece" --move-rates "1048576:$(calc "$1 / ($2 * 1e-6)")" --move-gaps "1048576:$g4" \
 	--recv-post "${post:-0}" --lazy-max "$clazy" --cores "$cores" --switch-cost "$sw" $cwait)
 	calc "${p:-0} / 3"; }
@@ -698,14 +759,14 @@ for n in 2 4; do
 		rates4="$rates4${rates4:+,}$l:$(calc "$l / ($t1 * 1e-6)")"
 		x4says="$x4says $((l / 1024))K $(calc "$l / ($t1 * 1e3)") ($h us)"
 		h=$(cal 4 shift4 "$l") hl=$(cal 4 pp4one "$l")
-		[ -n "$h" ] && [ -n "$hl" ] && [ -n "$mv" ] || continue
+		[ -n "$h" ] && [ -n "$hl" ] || continue
 		# the copies' time (shift4, through s4) and the gap (the
 		# lone move beyond the model's with those copies and no gap),
 		# each from the other, three rounds from no gap
 		g4=0
 		for it in 1 2 3; do
 			t1=$(secant s4 "$l" "$h")
-			f=$(one "$l" 0 0 0 --move-piece "$piece" --move-rates "1048576:$(calc "$l / ($t1 * 1e-6)")")
+			f=$(osplit=$split4 obulk= one "$l" 0 0 0 --move-piece "$piece" --move-rates "1048576:$(calc "$l / ($t1 * 1e-6)")")
 			g4=$(calc "$hl > $f ? $hl - $f : 0")
 		done
 		moves4="$moves4${moves4:+,}$l:$(calc "$l / ($t1 * 1e-6)")"
@@ -723,7 +784,7 @@ for n in 2 4; do
 		[ -n "$bm" ] || continue
 		bp=$(predict --op bcast --ranks "$n" --bytes "$b" --alpha "$alpha" --beta "$ebeta" --overhead "$o" --call "$callb" $wk \
 			--cmd-cost "$cmd" --acked-sends="$alpha" --noack-max "$noack" --rndv-min "$eager" --rndv-cost "$rndv" \
-			--split-min "$split" --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max "$clazy" --cpu-copies \
+			--split-min "$split4" --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max "$clazy" --cpu-copies \
 			--cores "$cores" --switch-cost "$sw" $cwait $loop $rt $rt4)
 		echo "#   check: $n-rank MPI_Bcast of $b B measured $bm us, predicted $bp us"
 	done
@@ -757,7 +818,8 @@ for a in $ALGOS; do
 			[ -n "$ba" ] || ba=$(cal "$n" barrier 0)
 			[ -n "$ba" ] && share="--cores $cores --switch-cost $(switch "$n" "$ba") $cwait"
 		fi
-		rc_n=$rcopy rt_n=$rt
+		rc_n=$rcopy rt_n=$rt split_n=$split bulk_n=$bulkm
+		[ "$n" -gt "$cores" ] && split_n=$split4 bulk_n=
 		[ "$n" -gt "$cores" ] && [ -n "$rcopy4" ] && rc_n=$rcopy4
 		[ "$n" -gt "$cores" ] && [ -n "$rt4" ] && rt_n="$rt $rt4"
 		for bytes in $(awk -v k="$a $n allreduce" 'index($0, k " ") == 1 { print $4 }' "$W/algo" | sort -nu); do
@@ -786,7 +848,7 @@ for a in $ALGOS; do
 			p=$(predict --op allreduce --ranks "$n" --bytes "$bytes" --elem 8 --algo "$a" --ports "$(ports_of "$a")" $apart \
 				--alpha "$alpha" --beta "$ebeta" --gamma "$gamma" --overhead "$o" --call "$call" $share --cpu-copies \
 				--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$xeager" $rc_n --rndv-cost "$rndv" \
-				--split-min "$split" --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max "$lazy" --cmd-cost "$percmd" \
+				--split-min "$split_n" $bulk_n --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max "$lazy" --cmd-cost "$percmd" \
 				$local $waking $direct $xcross $rt_n $loop)
 			awk -v n="$n" -v a="$a" -v b="$bytes" -v m="$m" -v p="${p:-0}" 'BEGIN {
 				r = 0; if (m > 0) r = p / m

@@ -31,8 +31,8 @@
  *                 rendezvous that copies nothing to speak of (header, the
  *                 receiver's get, the reply): the rendezvous' own cost
  *   xch B         one exchange of B bytes, 16 KiB - 1 MiB (the sizes a 2-
- *                 or 4-rank allreduce's schedules move by rendezvous, copies
- *                 split between the two cores from 128 KiB on): each rank
+ *                 or 4-rank allreduce's schedules move by rendezvous, CMA
+ *                 copies split between the two cores from 64 KiB on): each rank
  *                 posts MPI_Irecv, then MPI_Isend, and MPI_Waitall, as a
  *                 2-rank schedule's step does: both CPUs copy at once
  *                 (each serves the other's get, or with the split its own
