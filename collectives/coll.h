@@ -536,8 +536,9 @@ struct coll_cost_params {
 	 * decides the splits, and below it every one-way copy is a move when
 	 * there are move rates. The chooser picks per size class (64K-256K,
 	 * ...), so one threshold cannot say it: on the Zen 4 guest 2-rank
-	 * ping-pongs went by non-temporal moves below 256 KiB and by split
-	 * CMA from there. */
+	 * ping-pongs went mostly by non-temporal moves below 64 KiB and by
+	 * split CMA from there, while the allreduce rows' reads went NT up
+	 * to 256 KiB. */
 	int nbulk;
 	struct coll_bulk_step {
 		size_t len;
