@@ -645,6 +645,22 @@ if [ -n "$reads" ]; then
 elif [ -n "$rcopy" ]; then
 	echo "#   a collective's sends stay eager up to $ceager B (COLL_EAGER_TIMES $ctimes; 2 ranks: $peager B, MPI_PULL_EAGER $ptimes), above $eager B read by the receiver: $rc us each beyond the bytes (blocking 16 KiB ping-pong ${lat16k:-?} us - 2 o - alpha - bytes/beta)"
 fi
+# picksof AWKCOND: per size class of the 2-rank launches AWKCOND selects
+# in $W/bulk, the method with the most timed moves and the counts
+picksof() {
+	[ -s "$W/bulk" ] && awk "\$1 == 2 && \$9 == \"class\" && ($1)"' {
+		k = $10; for (i = 16; i + 1 <= NF; i += 2) { split($(i + 1), v, ":"); n[k, $i] += v[1]; cl[k] = 1 } }
+		END { for (k = 0; k < 4; k++) { if (!(k in cl)) continue; best = ""; split("bounce nt cma", ms, " ")
+			for (j = 1; j <= 3; j++) if (best == "" || n[k, ms[j]] > n[k, best]) best = ms[j]
+			printf " %d:%s (nt %d, cma %d)", k, best, n[k, "nt"], n[k, "cma"] } }' "$W/bulk"
+}
+# The 2-rank rows' sends are reads (eager up to the pull limit), at the
+# read exchanges' rates; shm picks the reads' method in each launch, and
+# where the rows' picks differ from the exchanges' the rates describe
+# another method (a read moved through the segment also costs its
+# sender's CPU the copy out, which the model does not book)
+rrows=$(picksof '$2 == "allreduce" && $3 ~ /^allreduce=/') rxch=$(picksof '$2 == "collcal"')
+[ -n "$rrows" ] && echo "#   shm's picks by size class (0: <64K, 1: <256K, 2: <1M, 3), timed moves: the 2-rank rows' reads$rrows; mpi_collcal's (the read and copy exchanges)$rxch"
 [ -n "$allapart" ] && echo "#   MPI_Allreduce leaves the input apart where the algorithm reads it (--input; the call: the checks alone, MPI_COMM_SELF's 8-byte call)"
 if [ -n "$rt" ]; then
 	echo "#   rendezvous copy rates, GB/s by message size (2-rank exchanges):$ratesays"
