@@ -982,6 +982,102 @@ static void test_bulk_crowded(void **state)
 	unsetenv("PTL_SHM_CMA");
 }
 
+/* CMA refused after it worked (a seccomp filter installed since, Yama's
+ * ptrace_scope raised, the peer no longer dumpable), by the mover (rank 0)
+ * or by the peer asked to copy half (rank 1): long moves, which are split,
+ * must complete by bounce, right, and CMA is not tried with that peer again. */
+struct midrun {
+	int refuser; /* the rank whose CMA is refused */
+	int chosen;  /* the chooser's CMA pick (else PTL_SHM_CMA=1) */
+};
+
+static void midrun_pick_cma(struct sj_ctx *c, const struct midrun *a)
+{
+	if (a->chosen)
+		for (int k = 0; k < SHM_CH_CLASSES; k++)
+			c->n->bp[1].ch[k] = (struct shm_choice){ .ready = 1, .pick = SHM_M_CMA };
+}
+
+static int body_refused_midrun(struct sj_ctx *c, void *arg)
+{
+	const struct midrun *a = arg;
+	const size_t len = (1u << 20) + 5;
+	uint8_t *mem = malloc(BULK_MAX + BULK_SLACK);
+	struct nal_mr mr;
+	struct shm_stats st;
+
+	SJ_CHECK(mem != NULL);
+	on_recv = bulk_recv;
+	if (c->rank == 1) {
+		for (size_t i = 0; i < len; i++)
+			mem[i] = pat(1, i);
+		SJ_CHECK(nal_shm_ops.mem_reg(c->n, mem, BULK_MAX + BULK_SLACK, &mr) == 0);
+		bmsg = (struct bulk_msg){ .kind = 1, .addr = mr.addr };
+		SJ_CHECK(send_msg(c, 0, &bmsg) == 0);
+		SJ_CHECK(wait_msg(c, 5) == 0); /* refuse now */
+		if (a->refuser == 1)
+			SJ_CHECK(refuse_cma() == 0);
+		SJ_CHECK(send_msg(c, 0, &bmsg) == 0);
+		SJ_CHECK(wait_msg(c, 2) == 0); /* rank 0 wrote its pattern */
+		for (size_t i = 0; i < len; i++)
+			SJ_CHECK(mem[i] == pat(9, i));
+		SJ_CHECK(send_msg(c, 0, &bmsg) == 0);
+		SJ_CHECK(wait_msg(c, 4) == 0);
+	} else {
+		uint64_t raddr;
+
+		SJ_CHECK(wait_msg(c, 1) == 0);
+		raddr = bmsg.addr;
+		midrun_pick_cma(c, a);
+		SJ_CHECK(do_bulk_n(c, NAL_BULK_READ, mem, raddr, 4097, 1) == 0);
+		SJ_CHECK(c->n->cma_ok); /* CMA worked: long moves are split from now on */
+		if (a->refuser == 0)
+			SJ_CHECK(refuse_cma() == 0);
+		bmsg = (struct bulk_msg){ .kind = 5 };
+		SJ_CHECK(send_msg(c, 1, &bmsg) == 0);
+		SJ_CHECK(wait_msg(c, 5) == 0);
+		for (int rep = 0; rep < 2; rep++) { /* the first meets the refusal, the second knows */
+			midrun_pick_cma(c, a);
+			memset(mem, 0xee, len);
+			SJ_CHECK(do_bulk_n(c, NAL_BULK_READ, mem, raddr, len, 1) == 0);
+			for (size_t i = 0; i < len; i++)
+				SJ_CHECK(mem[i] == pat(1, i));
+		}
+		for (size_t i = 0; i < len; i++)
+			mem[i] = pat(9, i);
+		midrun_pick_cma(c, a);
+		SJ_CHECK(do_bulk_n(c, NAL_BULK_WRITE, mem, raddr, len, 1) == 0);
+		bmsg = (struct bulk_msg){ .kind = 2 };
+		SJ_CHECK(send_msg(c, 1, &bmsg) == 0);
+		SJ_CHECK(wait_msg(c, 2) == 0);
+		shm_get_stats(c->n, &st);
+		/* the mover refused: CMA not tried again with rank 1 */
+		if (a->refuser == 0)
+			SJ_CHECK(c->n->bp[1].cma_refused && st.split_moves == 1 && st.bounce_moves >= 3);
+		bmsg = (struct bulk_msg){ .kind = 4 };
+		SJ_CHECK(send_msg(c, 1, &bmsg) == 0);
+	}
+	free(mem);
+	return sj_barrier(c);
+}
+
+static void test_refused_midrun(void **state)
+{
+	struct midrun a;
+
+	(void)state;
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		skip(); /* crowded: no split */
+	for (int refuser = 0; refuser < 2; refuser++) {
+		a = (struct midrun){ .refuser = refuser, .chosen = 0 };
+		setenv("PTL_SHM_CMA", "1", 1);
+		run(2, body_refused_midrun, &a, 30, -1);
+		unsetenv("PTL_SHM_CMA");
+		a.chosen = 1;
+		run(2, body_refused_midrun, &a, 30, -1);
+	}
+}
+
 /* ---- the bulk method chooser, fed made-up costs */
 
 /* The methods ch_feed offers: bounce and CMA unless a test says. */
@@ -1414,6 +1510,7 @@ int main(void)
 		cmocka_unit_test(test_rewind_lag),
 		cmocka_unit_test(test_stream_rewind),
 		cmocka_unit_test(test_ack_floor),
+		cmocka_unit_test(test_refused_midrun),
 		cmocka_unit_test(test_bulk_cma),
 		cmocka_unit_test(test_bulk_default),
 		cmocka_unit_test(test_bulk_bounce),

@@ -56,7 +56,7 @@
 #include "nal/nal.h"
 
 #define SHM_MAGIC 0x70746c73686d3031ULL /* "ptlshm01" */
-#define SHM_VERSION 3u /* 2: SHM_REC_HELP (a version-1 peer would drop it and leave the mover waiting); 3: ack, SHM_RF_REWIND */
+#define SHM_VERSION 4u /* 2: SHM_REC_HELP (a version-1 peer would drop it and leave the mover waiting); 3: ack, SHM_RF_REWIND; 4: SHM_HELP_FAILED */
 #define SHM_ALIGN 128u /* two cache lines: the adjacent-line prefetcher pairs them */
 
 #define SHM_MAX_INLINE 16384u      /* hdr + payload, when the ring is big enough */
@@ -204,7 +204,10 @@ struct shm_bulk_req {
 
 /* Body of a SHM_REC_HELP record: the sender (the target of a move) asks
  * the receiver to copy part of the move by CMA on its own CPU, then to
- * store 1 (done) or 2 (failed) at done_addr in the sender's memory. */
+ * store 1 (done) or 2 (failed) at done_addr in the sender's memory. A
+ * receiver whose CMA is refused cannot store it: it answers by a
+ * SHM_REC_HELP of op SHM_HELP_FAILED and the same done_addr instead. */
+#define SHM_HELP_FAILED 7u /* op of an answer: "I could not, not even store done_addr by CMA" */
 struct shm_help_req {
 	uint32_t op;    /* NAL_BULK_READ: read [their_addr) into our [own_addr); WRITE: the reverse */
 	uint32_t pad;
@@ -293,6 +296,14 @@ struct shm_bpeer {
 	uint32_t hp_stall_count;
 	uint64_t hp_t0;           /* ns when the split move began (0: not timed) */
 	size_t hp_len;            /* its whole length */
+	/* our part to bounce once the peer has answered (CMA refused us
+	 * mid-move: the bytes from raddr, len hp_redo->len; it holds all the
+	 * move's iovecs, so it can take the peer's part too), else NULL */
+	struct shm_bop *hp_redo;
+	int cma_refused;          /* CMA with this peer refused (EPERM): bounce from now on */
+	/* the done word of the peer's split move we could not store by CMA:
+	 * a SHM_HELP_FAILED answer goes by the ring when it has room (0: none) */
+	uint64_t help_owed;
 	/* how our moves to this peer go, per size class */
 	struct shm_choice ch[SHM_CH_CLASSES];
 };

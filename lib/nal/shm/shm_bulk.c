@@ -217,6 +217,25 @@ static void bulk_nt_copy(void *dst, const void *src, size_t len)
 #endif
 }
 static int bulk_crowded(struct nal *n);
+static struct shm_bop *bop_new(struct nal *n, enum nal_bulk_op op, const struct iovec *local, int niov,
+			       uint64_t raddr, size_t len, void *cookie);
+static void bop_queue(struct nal *n, struct shm_bpeer *bp, struct shm_bop *b);
+static void bop_put(struct nal *n, struct shm_bop *b);
+
+/* CMA with local peer li refused (EPERM, ENOSYS), though it may have
+ * worked until now: a seccomp filter installed since, Yama's ptrace_scope
+ * raised, the peer no longer dumpable (then other peers may still allow
+ * it: per peer). Its moves bounce from now on. */
+static void cma_refused(struct nal *n, int li)
+{
+	n->bp[li].cma_refused = 1;
+}
+
+/* Whether moves to local peer li may go by CMA. */
+static int cma_allowed(const struct nal *n, int li)
+{
+	return n->cma && !n->bp[li].cma_refused;
+}
 
 /* The bytes one slot hand-over carries: at most SHM_PIECE, less than a
  * slot holds when the slots are large, so that the two copies overlap
@@ -246,7 +265,7 @@ static int cma_split(struct nal *n, int li, enum nal_bulk_op op, const struct io
 	size_t h = (len / 2) & ~(size_t)4095, at = 0;
 	int i = 0;
 
-	if (len < SHM_SPLIT_MIN || bp->hp_active || !n->cma_ok || bulk_crowded(n))
+	if (len < SHM_SPLIT_MIN || bp->hp_active || !n->cma_ok || !cma_allowed(n, li) || bulk_crowded(n))
 		return 0;
 	while (i < niov && at + local[i].iov_len <= h)
 		at += local[i++].iov_len;
@@ -273,6 +292,14 @@ static int cma_split(struct nal *n, int li, enum nal_bulk_op op, const struct io
 	bp->hp_status = cma_move(n, li, op, local, niov, raddr, h);
 	if (bp->hp_status == NAL_EPEER)
 		return NAL_EPEER;
+	bp->hp_redo = NULL;
+	if (bp->hp_status == NAL_EPERM) {
+		/* Refused now: our half bounces, once the peer has answered
+		 * (it may be copying its half into our memory meanwhile). */
+		cma_refused(n, li);
+		bp->hp_redo = bop_new(n, op, local, niov, raddr, h, cookie);
+		bp->hp_status = bp->hp_redo ? 0 : NAL_ENOMEM;
+	}
 	bp->hp_active = 1;
 	bp->hp_len = len;
 	bp->hp_cookie = cookie;
@@ -281,6 +308,26 @@ static int cma_split(struct nal *n, int li, enum nal_bulk_op op, const struct io
 	n->nbulk++;
 	n->st.split_moves++;
 	return 1;
+}
+
+/* Tells local peer li by the ring that we did not copy its split move's
+ * part (our CMA is refused: we cannot store its done word either); later
+ * from shm_bulk_progress if the ring is full now. */
+static void help_answer(struct nal *n, int li, uint64_t done_addr)
+{
+	struct shm_bpeer *bp = &n->bp[li];
+	struct shm_help_req a = { .op = SHM_HELP_FAILED, .done_addr = done_addr };
+
+	if (shm_ring_put(n, li, SHM_REC_HELP, &a, sizeof(a), NULL, 0) == 0) {
+		if (bp->help_owed) {
+			bp->help_owed = 0;
+			n->nbulk--;
+		}
+		shm_wake_peer(n, li);
+	} else if (!bp->help_owed && !n->dead[li]) {
+		bp->help_owed = done_addr;
+		n->nbulk++;
+	}
 }
 
 /* A SHM_REC_HELP arrived from local peer li: copy our part of its move now
@@ -295,22 +342,45 @@ void shm_bulk_help(struct nal *n, int li, const void *body, size_t len)
 		return;
 	}
 	memcpy(&r, body, sizeof(r));
+	if (r.op == SHM_HELP_FAILED) { /* the answer to our split move: it could not */
+		struct shm_bpeer *bp = &n->bp[li];
+
+		if (bp->hp_active && r.done_addr == (uint64_t)(uintptr_t)&bp->hp_done)
+			atomic_store_explicit(&bp->hp_done, 2, memory_order_release);
+		return;
+	}
 	struct iovec own = { (void *)(uintptr_t)r.own_addr, (size_t)r.len };
-	if ((r.op != NAL_BULK_READ && r.op != NAL_BULK_WRITE) ||
-	    cma_move(n, li, (enum nal_bulk_op)r.op, &own, 1, r.their_addr, (size_t)r.len) != 0)
+	int rc = NAL_EPERM;
+
+	if (r.op != NAL_BULK_READ && r.op != NAL_BULK_WRITE)
+		rc = NAL_EINVAL;
+	else if (cma_allowed(n, li))
+		rc = cma_move(n, li, (enum nal_bulk_op)r.op, &own, 1, r.their_addr, (size_t)r.len);
+	if (rc != 0)
 		st = 2; /* it copies the part itself */
-	struct iovec lv = { &st, sizeof(st) }, rv = { (void *)(uintptr_t)r.done_addr, sizeof(st) };
-	/* The data went first, by the same CPU: a store seen after it. */
-	if (process_vm_writev((pid_t)atomic_load_explicit(&n->ranks[li].pid, memory_order_relaxed), &lv, 1,
-			      &rv, 1, 0) != (ssize_t)sizeof(st))
-		return; /* gone: its own death handling ends the move */
-	shm_wake_peer(n, li);
+	if (rc == NAL_EPERM && n->cma)
+		cma_refused(n, li);
+	if (cma_allowed(n, li)) {
+		struct iovec lv = { &st, sizeof(st) }, rv = { (void *)(uintptr_t)r.done_addr, sizeof(st) };
+
+		/* The data went first, by the same CPU: a store seen after it. */
+		if (process_vm_writev((pid_t)atomic_load_explicit(&n->ranks[li].pid, memory_order_relaxed),
+				      &lv, 1, &rv, 1, 0) == (ssize_t)sizeof(st)) {
+			shm_wake_peer(n, li);
+			return;
+		}
+		if (errno != EPERM && errno != ENOSYS)
+			return; /* gone: its own death handling ends the move */
+		cma_refused(n, li);
+	}
+	help_answer(n, li, r.done_addr);
 }
 
 /* Our split move to li: complete once the peer answered. */
 static int hp_work(struct nal *n, int li)
 {
 	struct shm_bpeer *bp = &n->bp[li];
+	struct shm_bop *redo;
 	uint64_t d;
 	int rc;
 
@@ -323,16 +393,39 @@ static int hp_work(struct nal *n, int li)
 		return 0;
 	}
 	rc = bp->hp_status;
-	if (d != 1 && rc == 0)
-		rc = cma_move(n, li, bp->hp_op, &bp->hp_iov, 1, bp->hp_raddr, bp->hp_iov.iov_len);
+	redo = bp->hp_redo; /* our half, refused by CMA */
+	bp->hp_redo = NULL;
+	if (d != 1 && rc == 0) { /* the peer could not: its half is ours too */
+		if (cma_allowed(n, li))
+			rc = cma_move(n, li, bp->hp_op, &bp->hp_iov, 1, bp->hp_raddr, bp->hp_iov.iov_len);
+		else
+			rc = NAL_EPERM;
+		if (rc == NAL_EPERM) {
+			cma_refused(n, li);
+			rc = 0;
+			if (redo) { /* the whole move then: it has all the iovecs */
+				redo->len = bp->hp_len;
+				redo->nchunk = (redo->len + piece(n) - 1) / piece(n);
+			} else if (!(redo = bop_new(n, bp->hp_op, &bp->hp_iov, 1, bp->hp_raddr,
+						    bp->hp_iov.iov_len, bp->hp_cookie))) {
+				rc = NAL_ENOMEM;
+			}
+		}
+	}
+	bp->hp_active = 0;
+	n->nbulk--;
+	if (rc == 0 && redo) { /* completes by bounce, untimed: bulk_done from rq_work */
+		bop_queue(n, bp, redo);
+		return 1;
+	}
+	if (redo)
+		bop_put(n, redo);
 	if (rc == 0) {
 		n->st.cma_moves++;
 		if (bp->hp_t0)
 			shm_choice_record(&bp->ch[shm_choice_class(bp->hp_len)], SHM_M_CMA,
 					  bp->hp_len, shm_now_ns() - bp->hp_t0);
 	}
-	bp->hp_active = 0;
-	n->nbulk--;
 	if (n->up.bulk_done)
 		n->up.bulk_done(n->up.arg, bp->hp_cookie, rc);
 	return 1;
@@ -606,6 +699,35 @@ static struct shm_bop *bop_get(struct nal *n, int niov)
 	return b;
 }
 
+/* A bounced move of len bytes between raddr and the iovecs, not queued. */
+static struct shm_bop *bop_new(struct nal *n, enum nal_bulk_op op, const struct iovec *local, int niov,
+			       uint64_t raddr, size_t len, void *cookie)
+{
+	struct shm_bop *b = bop_get(n, niov);
+
+	if (!b)
+		return NULL;
+	b->op = op;
+	b->raddr = raddr;
+	b->len = len;
+	b->nchunk = (len + piece(n) - 1) / piece(n);
+	memcpy(b->iov, local, (size_t)niov * sizeof(struct iovec));
+	b->niov = niov;
+	b->cookie = cookie;
+	b->method = SHM_M_BOUNCE;
+	return b;
+}
+
+/* Behind the moves queued on bp's area. */
+static void bop_queue(struct nal *n, struct shm_bpeer *bp, struct shm_bop *b)
+{
+	n->st.bounce_moves++;
+	n->st.nt_moves += b->method == SHM_M_NT;
+	*bp->qtail = b;
+	bp->qtail = &b->next;
+	n->nbulk++;
+}
+
 /* Back to the free list; a record with room for more than SHM_BOP_IOV
  * iovecs is freed instead (rare, and would pin the memory). */
 static void bop_put(struct nal *n, struct shm_bop *b)
@@ -647,11 +769,11 @@ int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 	}
 	bp = &n->bp[li];
 	mode = bulk_mode(n);
-	if (mode == SHM_BULK_CMA && !n->cma) /* refused */
+	if (mode == SHM_BULK_CMA && !cma_allowed(n, li)) /* refused */
 		mode = SHM_BULK_BOUNCE;
 	ch = mode == SHM_BULK_AUTO ? &bp->ch[shm_choice_class(len)] : NULL;
 	m = ch ? shm_choice_take(ch, (1u << SHM_M_BOUNCE) | (1u << SHM_M_NT) |
-					 (n->cma ? 1u << SHM_M_CMA : 0))
+					 (cma_allowed(n, li) ? 1u << SHM_M_CMA : 0))
 	       : mode == SHM_BULK_CMA ? SHM_M_CMA : SHM_M_BOUNCE;
 	if (m == SHM_M_CMA) {
 		uint64_t t0 = ch ? shm_now_ns() : 0;
@@ -669,29 +791,18 @@ int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 		}
 		if (rc != NAL_EPERM)
 			return rc;
-		n->cma = 0; /* not permitted here: bounce from now on */
-		ch = NULL;  /* this one untimed */
+		cma_refused(n, li); /* not permitted here: bounce from now on */
+		ch = NULL;          /* this one untimed */
 		m = SHM_M_BOUNCE;
 	}
-	b = bop_get(n, niov);
+	b = bop_new(n, op, local, niov, raddr, len, cookie);
 	if (!b)
 		return NAL_ENOMEM;
-	b->op = op;
-	b->raddr = raddr;
-	b->len = len;
-	b->nchunk = (len + piece(n) - 1) / piece(n);
-	memcpy(b->iov, local, (size_t)niov * sizeof(struct iovec));
-	b->niov = niov;
-	b->cookie = cookie;
 	/* Timed from when it becomes the area's active move (bop_pop). */
 	b->t0 = ch && !bp->q ? shm_now_ns() : 0;
 	b->timed = ch != NULL;
 	b->method = m;
-	n->st.bounce_moves++;
-	n->st.nt_moves += m == SHM_M_NT;
-	*bp->qtail = b;
-	bp->qtail = &b->next;
-	n->nbulk++;
+	bop_queue(n, bp, b);
 	return 1;
 }
 
@@ -899,6 +1010,8 @@ int shm_bulk_progress(struct nal *n)
 	for (int li = 0; li < n->lsize && n->nbulk; li++) {
 		if (li == n->lrank || n->dead[li])
 			continue;
+		if (n->bp[li].help_owed)
+			help_answer(n, li, n->bp[li].help_owed);
 		done += sv_work(n, li);
 		done += rq_work(n, li);
 		done += hp_work(n, li);
@@ -949,9 +1062,16 @@ void shm_bulk_fail_peer(struct nal *n, int li, int status)
 		bp->sv_active = 0;
 		n->nbulk--;
 	}
+	if (bp->help_owed) {
+		bp->help_owed = 0;
+		n->nbulk--;
+	}
 	if (bp->hp_active) {
 		bp->hp_active = 0;
 		n->nbulk--;
+		if (bp->hp_redo)
+			bop_put(n, bp->hp_redo);
+		bp->hp_redo = NULL;
 		if (n->up.bulk_done)
 			n->up.bulk_done(n->up.arg, bp->hp_cookie, status);
 	}
@@ -979,6 +1099,9 @@ void shm_bulk_fini(struct nal *n)
 		}
 		bp->qtail = &bp->q;
 		bp->hp_active = 0;
+		free(bp->hp_redo);
+		bp->hp_redo = NULL;
+		bp->help_owed = 0;
 	}
 	n->nbulk = 0;
 	while (n->bop_free) {
