@@ -10,6 +10,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -798,6 +799,15 @@ static int refuse_cma(void)
 	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
 }
 
+/* The CPUs this test's ranks may use (they inherit its affinity). */
+static int test_cpus(void)
+{
+	cpu_set_t set;
+	int k = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1, q = shm_cpu_quota();
+
+	return q > 0 && q < k ? q : k;
+}
+
 static int body_bulk(struct sj_ctx *c, void *arg)
 {
 	int want = *(int *)arg;
@@ -809,6 +819,10 @@ static int body_bulk(struct sj_ctx *c, void *arg)
 	SJ_CHECK(mem != NULL);
 	if (want == BULK_REFUSED)
 		SJ_CHECK(refuse_cma() == 0);
+	/* More ranks than CPUs (a 1-CPU runner, taskset): every move
+	 * bounces, unchosen, unless forced to CMA */
+	if (c->size > test_cpus() && want != BULK_CMA)
+		want = BULK_CROWDED;
 	if (c->rank > 1) { /* there to outnumber the cores */
 		free(mem);
 		return sj_barrier(c);
@@ -881,10 +895,11 @@ static int body_bulk(struct sj_ctx *c, void *arg)
 		}
 		nal_shm_ops.progress(c->n);
 		shm_get_stats(c->n, &st);
+		SJ_CHECK(shm_bulk_crowded(c->n) == (c->size > test_cpus()));
 		SJ_CHECK(st.cma_moves + st.bounce_moves == moves);
 		if (want == BULK_CMA)
 			SJ_CHECK(st.bounce_chunks == 0 && st.cma_moves == moves &&
-				 st.split_moves == (c->size > sysconf(_SC_NPROCESSORS_ONLN) ? 0u : 4u));
+				 st.split_moves == (shm_bulk_crowded(c->n) ? 0u : 4u));
 		else if (want == BULK_NT) /* and filled its WRITEs' slots so */
 			SJ_CHECK(st.nt_moves == moves && st.bounce_moves == moves && st.cma_moves == 0 &&
 				 st.nt_chunks >= 3);
@@ -964,22 +979,65 @@ static void test_bulk_refused(void **state)
 	unsetenv("PTL_SHM_CMA");
 }
 
-/* More ranks than cores: moves bounce, unchosen (shm_bulk.c's
- * bulk_crowded says why); PTL_SHM_CMA=1 still forces CMA, unsplit. */
+/* More ranks than CPUs: moves bounce, unchosen (shm_bulk.c's
+ * bulk_crowded says why); PTL_SHM_CMA=1 still forces CMA, unsplit. The
+ * CPUs are those the ranks may use: 2 ranks pinned to one CPU (taskset -c
+ * 0) are crowded on a host of many. */
 static void test_bulk_crowded(void **state)
 {
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	int want = BULK_CROWDED;
+	int ncpu = test_cpus(), want = BULK_CROWDED;
+	cpu_set_t all, one;
 
 	(void)state;
-	if (ncpu + 1 > SJ_MAX)
+	if (ncpu + 1 <= SJ_MAX) {
+		unsetenv("PTL_SHM_CMA");
+		run(ncpu + 1, body_bulk, &want, 60, -1);
+		want = BULK_CMA;
+		setenv("PTL_SHM_CMA", "1", 1);
+		run(ncpu + 1, body_bulk, &want, 60, -1);
+		unsetenv("PTL_SHM_CMA");
+	}
+	assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
+	CPU_ZERO(&one);
+	for (int k = 0; k < CPU_SETSIZE; k++)
+		if (CPU_ISSET(k, &all)) {
+			CPU_SET(k, &one);
+			break;
+		}
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+	want = BULK_CROWDED;
+	run(2, body_bulk, &want, 60, -1);
+	assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+}
+
+/* The union of the ranks' published masks counts, not one rank's:
+ * bound to a core each (ptlrun --bind-to core) they are not crowded. */
+static void test_crowded_union(void **state)
+{
+	struct shm_rank r[3];
+	struct nal n = { .lsize = 2, .ranks = r };
+
+	(void)state;
+	if (shm_cpu_quota() > 0 && shm_cpu_quota() < 3)
 		skip();
-	unsetenv("PTL_SHM_CMA");
-	run((int)ncpu + 1, body_bulk, &want, 60, -1);
-	want = BULK_CMA;
-	setenv("PTL_SHM_CMA", "1", 1);
-	run((int)ncpu + 1, body_bulk, &want, 60, -1);
-	unsetenv("PTL_SHM_CMA");
+	memset(r, 0, sizeof(r));
+	r[0].cpus[0] = 1u << 0;
+	r[1].cpus[0] = 1u << 1;
+	atomic_store(&r[0].ncpu, 1);
+	atomic_store(&r[1].ncpu, 1);
+	assert_false(shm_bulk_crowded(&n));
+	assert_int_equal(n.crowded, -1);
+	n = (struct nal){ .lsize = 2, .ranks = r };
+	r[1].cpus[0] = 1u << 0; /* both on CPU 0 */
+	assert_true(shm_bulk_crowded(&n));
+	/* one not attached yet: an answer, not kept */
+	n = (struct nal){ .lsize = 3, .ranks = r };
+	r[2].cpus[1] = 7; /* CPUs 64-66, unpublished */
+	assert_true(shm_bulk_crowded(&n));
+	assert_int_equal(n.crowded, 0);
+	atomic_store(&r[2].ncpu, 3);
+	assert_false(shm_bulk_crowded(&n));
+	assert_int_equal(n.crowded, -1);
 }
 
 /* CMA refused after it worked (a seccomp filter installed since, Yama's
@@ -1066,7 +1124,7 @@ static void test_refused_midrun(void **state)
 	struct midrun a;
 
 	(void)state;
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+	if (test_cpus() < 2)
 		skip(); /* crowded: no split */
 	for (int refuser = 0; refuser < 2; refuser++) {
 		a = (struct midrun){ .refuser = refuser, .chosen = 0 };
@@ -1517,6 +1575,7 @@ int main(void)
 		cmocka_unit_test(test_bulk_nt),
 		cmocka_unit_test(test_bulk_refused),
 		cmocka_unit_test(test_bulk_crowded),
+		cmocka_unit_test(test_crowded_union),
 		cmocka_unit_test(test_choice_class),
 		cmocka_unit_test(test_choice_picks_faster),
 		cmocka_unit_test(test_choice_warmup),

@@ -12,7 +12,7 @@
  * writers share a cache line or an adjacent-line prefetch pair):
  *
  *   [0]            struct shm_seg_hdr        magic, version, L, sizes, offsets
- *   rank_off       struct shm_rank[L]        per local rank: futex state word, pid
+ *   rank_off       struct shm_rank[L]        per local rank: futex state word, pid, CPU mask
  *   ring_off       L*L rings, ring_stride each; ring (src, dst) at index
  *                  src*L+dst (src == dst unused): struct shm_ring_ctl
  *                  (consumer's published head) then ring_size data bytes
@@ -179,9 +179,15 @@ struct shm_seg_hdr {
 	_Atomic uint32_t attached;                        /* local ranks that mapped the segment */
 };
 
+#define SHM_CPU_WORDS 16 /* u64 words of a published CPU mask: 1024 CPUs, a cpu_set_t */
 struct shm_rank {
 	_Alignas(SHM_ALIGN) _Atomic uint32_t state; /* SHM_ST_*, futex word (shared futex) */
 	_Atomic int32_t pid;
+	/* The CPUs the rank may run on (its affinity at attach), published
+	 * (release) by ncpu, their count (0: not yet): the host's ranks
+	 * together may use the union (shm_bulk.c's bulk_crowded). */
+	_Atomic uint32_t ncpu;
+	uint64_t cpus[SHM_CPU_WORDS];
 };
 
 struct shm_ring_ctl {
@@ -348,7 +354,7 @@ struct nal {
 	struct shm_bpeer *bp; /* [lsize] */
 	int nbulk;    /* moves queued or served through bounce areas */
 	int bulk_mode; /* SHM_BULK_*: how bulk moves go while cma (0: PTL_SHM_CMA not read yet) */
-	int crowded;   /* 1: the local ranks outnumber the cores, -1: they do not, 0: not known yet */
+	int crowded;   /* 1: the local ranks outnumber the CPUs they may use, -1: they do not, 0: not known yet */
 	struct shm_bop *bop_free; /* finished bounce moves, reused (no malloc per move) */
 	struct shm_stats st;
 };
@@ -374,6 +380,9 @@ int shm_pending(struct nal *n);
 int shm_peer_check(struct nal *n, int li, int force);
 
 /* shm_bulk.c */
+int shm_bulk_crowded(struct nal *n);
+/* The CPUs a cgroup v2 cpu.max quota of our cgroup leaves us (0: no quota). */
+int shm_cpu_quota(void);
 int shm_mem_reg(struct nal *n, void *addr, size_t len, struct nal_mr *mr);
 void shm_mem_dereg(struct nal *n, struct nal_mr *mr);
 int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *local,

@@ -458,8 +458,11 @@ static void iov_copy(struct shm_bop *op, uint8_t *buf, size_t len, int to_iov)
 	}
 }
 
-/* Whether this host's ranks outnumber its cores (sysconf once). Then a
- * peer asked for anything may wait for a core: a CMA move is not split
+/* Whether this host's ranks outnumber the CPUs they may use: the union
+ * of their affinity masks (published at attach, shm_seg.c), fewer if our
+ * cgroup's cpu.max quota allows fewer. Known once every local rank has
+ * published; an affinity changed later is not seen. Then a peer asked for
+ * anything may wait for a core: a CMA move is not split
  * (4 ranks on 2 cores, MPI_Allreduce 256 KiB by halving-doubling, 10
  * interleaved launches at load 4: median 508 us unsplit, 667 split; 1 MiB
  * even), and moves bounce without a choice: the chooser's clock would
@@ -468,14 +471,66 @@ static void iov_copy(struct shm_bop *op, uint8_t *buf, size_t len, int to_iov)
  * and pick CMA, which loses here: the same allreduce, 10 launches at load
  * 5-6, bounced vs CMA (Open MPI): 256 KiB 256 vs 327 us (259), 1 MiB 827
  * vs 1108 (1042); by the chooser 354 and 1095. */
-static int bulk_crowded(struct nal *n)
+int shm_bulk_crowded(struct nal *n)
 {
 	if (!n->crowded) {
-		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		uint64_t u[SHM_CPU_WORDS] = { 0 };
+		int ncpu = 0, all = 1, q;
 
-		n->crowded = ncpu > 0 && n->lsize > ncpu ? 1 : -1;
+		for (int li = 0; li < n->lsize; li++) {
+			const struct shm_rank *r = &n->ranks[li];
+
+			if (!atomic_load_explicit(&r->ncpu, memory_order_acquire)) {
+				all = 0; /* not attached yet: counted as none for now */
+				continue;
+			}
+			for (int w = 0; w < SHM_CPU_WORDS; w++)
+				u[w] |= r->cpus[w];
+		}
+		for (int w = 0; w < SHM_CPU_WORDS; w++)
+			ncpu += __builtin_popcountll(u[w]);
+		if ((q = shm_cpu_quota()) > 0 && q < ncpu)
+			ncpu = q;
+		if (!all) /* may still grow: not kept */
+			return n->lsize > ncpu;
+		n->crowded = n->lsize > ncpu ? 1 : -1;
 	}
 	return n->crowded > 0;
+}
+
+static int bulk_crowded(struct nal *n)
+{
+	return shm_bulk_crowded(n);
+}
+
+/* cgroup v2 only (/proc/self/cgroup's "0::" line); read once per process. */
+int shm_cpu_quota(void)
+{
+	static int q = -1;
+	char line[512], path[600];
+	FILE *f;
+
+	if (q >= 0)
+		return q;
+	q = 0;
+	if (!(f = fopen("/proc/self/cgroup", "r")))
+		return q;
+	path[0] = 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::", 3)) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(path, sizeof(path), "/sys/fs/cgroup%s/cpu.max", line + 3);
+			break;
+		}
+	fclose(f);
+	if (path[0] && (f = fopen(path, "r"))) {
+		long long quota, period;
+
+		if (fscanf(f, "%lld %lld", &quota, &period) == 2 && quota > 0 && period > 0)
+			q = (int)((quota + period - 1) / period);
+		fclose(f);
+	}
+	return q;
 }
 
 /* The bulk mode, PTL_SHM_CMA read once: 1 forces CMA, 0 forbids it (then
@@ -498,9 +553,12 @@ static int bulk_mode(struct nal *n)
 {
 	if (!n->bulk_mode) {
 		const char *e = getenv("PTL_SHM_CMA");
+		int mode = e && e[0] == '1' ? SHM_BULK_CMA
+			   : bulk_crowded(n) ? SHM_BULK_BOUNCE : SHM_BULK_AUTO;
 
-		n->bulk_mode = e && e[0] == '1' ? SHM_BULK_CMA
-			       : bulk_crowded(n) ? SHM_BULK_BOUNCE : SHM_BULK_AUTO;
+		if (n->crowded == 0) /* some rank not attached yet: ask again */
+			return mode;
+		n->bulk_mode = mode;
 	}
 	return n->bulk_mode;
 }
