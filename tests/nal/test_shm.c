@@ -1231,6 +1231,33 @@ static void test_choice_warmup(void **state)
 	assert_int_equal(shm_choice_est(&c, SHM_M_BOUNCE), 100);
 }
 
+/* The kept estimate (sorted window, updated per record) is the median of
+ * the method's last SHM_CH_HIST costs, as a sort of them says: costs with
+ * repeats, rising, falling and random, past the window's wrap. */
+static void test_choice_est_median(void **state)
+{
+	struct shm_choice c = { 0 };
+	uint32_t hist[4096], x = 12345;
+
+	(void)state;
+	for (uint32_t i = 0; i < 4096; i++) {
+		uint32_t v[SHM_CH_HIST], k = i + 1 < SHM_CH_HIST ? i + 1 : SHM_CH_HIST, want;
+
+		x = x * 1103515245u + 12345u;
+		hist[i] = i < 300 ? 1 + (x >> 16) % 5 : i < 600 ? i : i < 900 ? 2000 - i : 1 + (x >> 8) % 100000;
+		shm_choice_record(&c, SHM_M_NT, 1000, hist[i]); /* ps per byte = ns */
+		for (uint32_t j = 0; j < k; j++) {
+			uint32_t y = hist[i - j], q = j;
+
+			for (; q > 0 && v[q - 1] > y; q--)
+				v[q] = v[q - 1];
+			v[q] = y;
+		}
+		want = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+		assert_int_equal(shm_choice_est(&c, SHM_M_NT), want);
+	}
+}
+
 /* Bounce moves complete later than they start: a probe's moves all go
  * by the other method however many start before the first one ends. */
 static void test_choice_async(void **state)
@@ -1579,6 +1606,7 @@ int main(void)
 		cmocka_unit_test(test_choice_class),
 		cmocka_unit_test(test_choice_picks_faster),
 		cmocka_unit_test(test_choice_warmup),
+		cmocka_unit_test(test_choice_est_median),
 		cmocka_unit_test(test_choice_async),
 		cmocka_unit_test(test_choice_reprobe),
 		cmocka_unit_test(test_choice_spikes),

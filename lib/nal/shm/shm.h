@@ -123,6 +123,8 @@
  * measured cost (shm_choice_take, shm_choice_record). */
 struct shm_choice {
 	uint32_t win[SHM_M_COUNT][SHM_CH_HIST]; /* [method]: latest costs, ps per byte, a ring */
+	uint32_t sorted[SHM_M_COUNT][SHM_CH_HIST]; /* [method]: the same, ascending (its first min(nwin, HIST)) */
+	uint32_t est[SHM_M_COUNT];             /* [method]: their median, kept by shm_choice_record */
 	uint32_t nwin[SHM_M_COUNT];            /* [method]: samples taken, saturating */
 	uint32_t since;              /* moves by the pick since the last probe */
 	uint32_t switches;           /* times pick changed after the warm-up */
