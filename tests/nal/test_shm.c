@@ -778,6 +778,12 @@ static int forced_cma(void)
 	return e && e[0] == '1';
 }
 
+#if defined(__SSE2__)
+#define TEST_NT 1 /* non-temporal stores exist: the chooser offers them */
+#else
+#define TEST_NT 0
+#endif
+
 /* How body_bulk's moves must have gone. */
 enum { BULK_BOUNCED, BULK_CMA, BULK_AUTO, BULK_REFUSED, BULK_CROWDED, BULK_NT };
 
@@ -918,7 +924,9 @@ static int body_bulk(struct sj_ctx *c, void *arg)
 				 /* the chooser's, between plain and non-temporal
 				  * stores (4097 B: the first class's warm-up);
 				  * none where it does not choose */
-				 (want == BULK_CROWDED || forced_cma() ? st.nt_moves == 0 : st.nt_moves > 0));
+				 /* (nor without SSE2: no streamed stores) */
+				 (want == BULK_CROWDED || forced_cma() || !TEST_NT ? st.nt_moves == 0
+										    : st.nt_moves > 0));
 		bmsg = (struct bulk_msg){ .kind = 4 };
 		SJ_CHECK(send_msg(c, 1, &bmsg) == 0);
 	}
@@ -1134,6 +1142,39 @@ static void test_refused_midrun(void **state)
 		a.chosen = 1;
 		run(2, body_refused_midrun, &a, 30, -1);
 	}
+}
+
+/* PTL_SHM_CMA: 0 and 1 mean what they say; anything else is the default
+ * (chosen), said once on stderr, not silently. */
+static void test_cma_env(void **state)
+{
+	char path[] = "/tmp/ptl_cma_envXXXXXX", buf[512];
+	int fd = mkstemp(path), saved = dup(2);
+	ssize_t k;
+	int lines = 0;
+
+	(void)state;
+	assert_true(fd >= 0 && saved >= 0);
+	unlink(path);
+	fflush(stderr);
+	dup2(fd, 2);
+	assert_int_equal(shm_cma_env(NULL), -1);
+	assert_int_equal(shm_cma_env(""), -1);
+	assert_int_equal(shm_cma_env("0"), 0);
+	assert_int_equal(shm_cma_env("1"), 1);
+	assert_int_equal(shm_cma_env("yes"), -1);
+	assert_int_equal(shm_cma_env("10"), -1);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	k = pread(fd, buf, sizeof(buf) - 1, 0);
+	close(fd);
+	assert_true(k > 0);
+	buf[k] = 0;
+	for (ssize_t i = 0; i < k; i++)
+		lines += buf[i] == '\n';
+	assert_int_equal(lines, 1);
+	assert_non_null(strstr(buf, "PTL_SHM_CMA=yes"));
 }
 
 /* ---- the bulk method chooser, fed made-up costs */
@@ -1603,6 +1644,7 @@ int main(void)
 		cmocka_unit_test(test_bulk_refused),
 		cmocka_unit_test(test_bulk_crowded),
 		cmocka_unit_test(test_crowded_union),
+		cmocka_unit_test(test_cma_env),
 		cmocka_unit_test(test_choice_class),
 		cmocka_unit_test(test_choice_picks_faster),
 		cmocka_unit_test(test_choice_warmup),

@@ -89,10 +89,12 @@
 #define SHM_PAYLOAD_ALIGN 256u
 
 /* How bulk moves go (struct nal.bulk_mode, shm_bulk.c): each by the
- * method measured faster with its peer and at its size (the default),
- * always by CMA (PTL_SHM_CMA=1), or bounced (the default where the local
- * ranks outnumber the cores; and with PTL_SHM_CMA=0 or CMA refused:
- * struct nal.cma is 0 then, whatever the mode). */
+ * method measured faster with its peer and at its size (the default, and
+ * with PTL_SHM_CMA=0: struct nal.cma is 0, the chooser picks between plain
+ * and non-temporal stores), always by CMA (PTL_SHM_CMA=1), or bounced by
+ * plain stores, unchosen (where the local ranks outnumber the CPUs they
+ * may use, unless PTL_SHM_CMA=1). CMA refused by the OS (EPERM) ends CMA
+ * with that peer (struct shm_bpeer.cma_refused), whatever the mode. */
 #define SHM_BULK_AUTO 1
 #define SHM_BULK_CMA 2
 #define SHM_BULK_BOUNCE 3
@@ -106,14 +108,14 @@
 #define SHM_M_NT 2
 #define SHM_M_COUNT 3
 
-/* The chooser (shm_bulk.c says why these figures): samples kept per
- * method (their median is its estimate; a warm-up and every probe take
- * this many moves in a row), moves by the pick between two probes of
- * another method (after a switch: the first one sooner), and the size
- * classes, each chosen for on its own (class k: moves shorter than
- * SHM_CH_CLASS0 << 2k, the last unbounded). */
+/* The chooser (shm_bulk.c says why these figures): the moves a warm-up
+ * and every probe take in a row (a probe is judged by their median),
+ * the samples kept per method (their median is its estimate), moves by
+ * the pick between two probes of another method (after a switch: the
+ * first one sooner), and the size classes, each chosen for on its own
+ * (class k: moves shorter than SHM_CH_CLASS0 << 2k, the last unbounded). */
 #define SHM_CH_WIN 4
-#define SHM_CH_HIST 8 /* samples kept per method: the pick's median is of these */
+#define SHM_CH_HIST 8 /* samples kept per method: the estimate is their median */
 #define SHM_CH_REPROBE 512
 #define SHM_CH_CONFIRM 16 /* a warm-up or a switch is checked by probes this many moves apart */
 #define SHM_CH_CLASSES 4
@@ -382,6 +384,9 @@ int shm_pending(struct nal *n);
 int shm_peer_check(struct nal *n, int li, int force);
 
 /* shm_bulk.c */
+/* PTL_SHM_CMA's value e: 1 forced, 0 forbidden, -1 chosen (unset; any
+ * other value, with a warning on stderr, once per process). */
+int shm_cma_env(const char *e);
 int shm_bulk_crowded(struct nal *n);
 /* The CPUs a cgroup v2 cpu.max quota of our cgroup leaves us (0: no quota). */
 int shm_cpu_quota(void);

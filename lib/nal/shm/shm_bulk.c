@@ -18,7 +18,8 @@
  *
  * CMA: one copy by the kernel (process_vm_readv/writev on the peer's pid),
  * done before bulk() returns; if the OS refuses CMA (EPERM: Yama
- * ptrace_scope, a container, a seccomp filter), it is never tried again.
+ * ptrace_scope, a container, a seccomp filter, a peer not dumpable), it
+ * is never tried again with that peer.
  *
  * Which is fastest depends on the machine (bulk_mode() has the figures:
  * 1.7x for bounce over CMA on one guest, 2.7x for CMA over bounce on
@@ -53,10 +54,13 @@
  *    most of it moving the new cost into the sorted window whose middle
  *    is the estimate; 1,480 while each estimate was sorted afresh), no
  *    allocation (its state sits in struct shm_bpeer), and PTL_SHM_CMA=1
- *    skips it. A 32 KiB move's copies alone take ~8,000.
- * PTL_SHM_CMA=1 forces CMA, PTL_SHM_CMA=0 forbids it (the chooser then
- * picks between bounce and NT). Where the local ranks outnumber the cores,
- * moves bounce unchosen (bulk_crowded() says why).
+ *    skips it: well under 0.1 us against the 4-5 us of a 32 KiB move.
+ * PTL_SHM_CMA=1 forces CMA (long moves split unless crowded), PTL_SHM_CMA=0
+ * forbids it (the chooser then picks between bounce and NT). Where the
+ * local ranks outnumber the CPUs they may use (bulk_crowded() says why),
+ * moves bounce unchosen by plain stores, unsplit CMA if PTL_SHM_CMA=1.
+ * CMA refused after it worked ends CMA with that peer: a split move whose
+ * half was refused finishes it by bounce (cma_split, hp_work).
  *
  * A long CMA move (SHM_SPLIT_MIN and up) is split: the mover asks the peer
  * (SHM_REC_HELP) to copy the second half with its own CPU and copies the
@@ -92,6 +96,11 @@
 #define SHM_CMA_IOV 64 /* local iovecs per process_vm_* call */
 #define SHM_BOP_IOV 4  /* iovecs a reused move record has room for */
 #define SHM_STALL_POLLS 4096
+#if defined(__SSE2__)
+#define SHM_NT_OK 1 /* bulk_nt_copy streams; without SSE2 it would be memcpy: not offered */
+#else
+#define SHM_NT_OK 0
+#endif
 
 int shm_mem_reg(struct nal *n, void *addr, size_t len, struct nal_mr *mr)
 {
@@ -193,7 +202,7 @@ static void bulk_nt_copy(void *dst, const void *src, size_t len)
 #if defined(__SSE2__)
 	uint8_t *d = dst;
 	const uint8_t *s = src;
-	size_t head = (16 - ((uintptr_t)d & 15)) & 15;
+	size_t head = (64 - ((uintptr_t)d & 63)) & 63; /* whole lines: a write-combining buffer each */
 
 	if (len < 1024) {
 		memcpy(d, s, len);
@@ -217,7 +226,7 @@ static void bulk_nt_copy(void *dst, const void *src, size_t len)
 	memcpy(d, s, len);
 	_mm_sfence(); /* before the slot's release store: streamed stores are weakly ordered */
 #else
-	memcpy(dst, src, len);
+	memcpy(dst, src, len); /* not reached: SHM_NT_OK */
 #endif
 }
 static int bulk_crowded(struct nal *n);
@@ -537,8 +546,24 @@ int shm_cpu_quota(void)
 	return q;
 }
 
+int shm_cma_env(const char *e)
+{
+	static atomic_int warned;
+
+	if (!e || !e[0])
+		return -1;
+	if (!strcmp(e, "0") || !strcmp(e, "1"))
+		return e[0] - '0';
+	if (!atomic_exchange(&warned, 1))
+		fprintf(stderr, "ptl shm: PTL_SHM_CMA=%s is neither 0 nor 1: the bulk method is chosen by "
+			"measurement, as when unset\n", e);
+	return -1;
+}
+
 /* The bulk mode, PTL_SHM_CMA read once: 1 forces CMA, 0 forbids it (then
- * n->cma is 0 already, shm_nal.c), anything else lets the chooser decide.
+ * n->cma is 0 already, shm_nal.c: the chooser picks the stores), anything
+ * else lets the chooser decide; crowded (bulk_crowded), moves bounce by
+ * plain stores unless CMA is forced.
  * Why not a fixed default: the two methods trade places between machines.
  * The bounce copies are plain memcpy at both ends, two CPUs in a pipeline;
  * a CMA copy is the kernel's, page by page with each remote page pinned,
@@ -556,8 +581,7 @@ int shm_cpu_quota(void)
 static int bulk_mode(struct nal *n)
 {
 	if (!n->bulk_mode) {
-		const char *e = getenv("PTL_SHM_CMA");
-		int mode = e && e[0] == '1' ? SHM_BULK_CMA
+		int mode = shm_cma_env(getenv("PTL_SHM_CMA")) == 1 ? SHM_BULK_CMA
 			   : bulk_crowded(n) ? SHM_BULK_BOUNCE : SHM_BULK_AUTO;
 
 		if (n->crowded == 0) /* some rank not attached yet: ask again */
@@ -860,7 +884,7 @@ int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 	if (mode == SHM_BULK_CMA && !cma_allowed(n, li)) /* refused */
 		mode = SHM_BULK_BOUNCE;
 	ch = mode == SHM_BULK_AUTO ? &bp->ch[shm_choice_class(len)] : NULL;
-	m = ch ? shm_choice_take(ch, (1u << SHM_M_BOUNCE) | (1u << SHM_M_NT) |
+	m = ch ? shm_choice_take(ch, (1u << SHM_M_BOUNCE) | (SHM_NT_OK ? 1u << SHM_M_NT : 0) |
 					 (cma_allowed(n, li) ? 1u << SHM_M_CMA : 0))
 	       : mode == SHM_BULK_CMA ? SHM_M_CMA : SHM_M_BOUNCE;
 	if (m == SHM_M_CMA) {
