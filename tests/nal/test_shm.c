@@ -1299,6 +1299,29 @@ static void test_choice_est_median(void **state)
 	}
 }
 
+/* Costs finer than a ps per byte count: at 1 MiB, CMA at 12.05 ps per
+ * byte beats bounce at 12.95 by 7%, more than the sixteenth of hysteresis,
+ * though whole ps would make them equal (12 and 12). */
+static void test_choice_fine_cost(void **state)
+{
+	const uint64_t fs[SHM_M_COUNT] = { 12950, 12050, 0 }; /* bounce, CMA */
+	const size_t len = 1u << 20;
+	struct shm_choice c = { 0 };
+	int ncma = 0;
+
+	(void)state;
+	for (int i = 0; i < 2000; i++) {
+		int m = shm_choice_take(&c, CH_TWO);
+
+		ncma += i >= 1000 && m == SHM_M_CMA;
+		shm_choice_record(&c, m, len, fs[m] * len / 1000000);
+	}
+	assert_true(c.ready);
+	assert_int_equal(c.pick, SHM_M_CMA);
+	assert_true(ncma > 950);
+	assert_int_equal(shm_choice_est(&c, SHM_M_BOUNCE), 12); /* ps, as before */
+}
+
 /* Bounce moves complete later than they start: a probe's moves all go
  * by the other method however many start before the first one ends. */
 static void test_choice_async(void **state)
@@ -1649,6 +1672,7 @@ int main(void)
 		cmocka_unit_test(test_choice_picks_faster),
 		cmocka_unit_test(test_choice_warmup),
 		cmocka_unit_test(test_choice_est_median),
+		cmocka_unit_test(test_choice_fine_cost),
 		cmocka_unit_test(test_choice_async),
 		cmocka_unit_test(test_choice_reprobe),
 		cmocka_unit_test(test_choice_spikes),

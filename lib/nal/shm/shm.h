@@ -124,9 +124,9 @@
 /* The bulk method for one local peer and size class, chosen by the moves'
  * measured cost (shm_choice_take, shm_choice_record). */
 struct shm_choice {
-	uint32_t win[SHM_M_COUNT][SHM_CH_HIST]; /* [method]: latest costs, ps per byte, a ring */
+	uint32_t win[SHM_M_COUNT][SHM_CH_HIST]; /* [method]: latest costs, fs per byte, a ring */
 	uint32_t sorted[SHM_M_COUNT][SHM_CH_HIST]; /* [method]: the same, ascending (its first min(nwin, HIST)) */
-	uint32_t est[SHM_M_COUNT];             /* [method]: their median, kept by shm_choice_record */
+	uint32_t est[SHM_M_COUNT];             /* [method]: their median (fs per byte), kept by shm_choice_record */
 	uint32_t nwin[SHM_M_COUNT];            /* [method]: samples taken, saturating */
 	uint32_t since;              /* moves by the pick since the last probe */
 	uint32_t switches;           /* times pick changed after the warm-up */
@@ -147,7 +147,7 @@ int shm_choice_take(struct shm_choice *c, unsigned mask);
 /* A move of len bytes by method m took ns: updates the estimates, the
  * pick and whether a probe comes next. */
 void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns);
-/* Method m's current estimate, ps per byte (0: no sample yet): the median
+/* Method m's current estimate, ps per byte (0: none; kept in fs: est[m]): the median
  * of its last SHM_CH_HIST costs. */
 uint32_t shm_choice_est(const struct shm_choice *c, int m);
 /* The size class of a move of len bytes. */
