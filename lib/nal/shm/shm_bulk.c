@@ -1145,6 +1145,8 @@ int shm_bulk_pending(struct nal *n)
 			continue;
 		if (bp->hp_active && atomic_load_explicit(&bp->hp_done, memory_order_acquire))
 			return 1;
+		if (bp->help_owed) /* its ring was full: the peer, polling its move, drains it soon */
+			return 1;
 		if (bp->sv_active) {
 			uint32_t f = atomic_load_explicit(&bp->sv_slot[bp->sv_cur % SHM_NSLOT].full,
 							  memory_order_acquire);
