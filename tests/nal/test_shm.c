@@ -909,14 +909,16 @@ static int body_bulk(struct sj_ctx *c, void *arg)
 		else if (want == BULK_NT) /* and filled its WRITEs' slots so */
 			SJ_CHECK(st.nt_moves == moves && st.bounce_moves == moves && st.cma_moves == 0 &&
 				 st.nt_chunks >= 3);
-		else if (want == BULK_AUTO) { /* each size class tries both, timed */
-			struct shm_choice *ch = &c->n->bp[1].ch[shm_choice_class(1u << 20)];
+		else if (want == BULK_AUTO) { /* each size class tries each method, timed */
+			struct shm_choice *ch = &c->n->bp[1].ch[shm_choice_class(4097)];
 
 			SJ_CHECK(st.cma_moves > 0 && st.bounce_moves > 0);
-			/* 1 MiB + 5 and 16 MiB, 3 moves each, all timed: the
-			 * warm-up's bounced moves, then the first CMA ones */
+			/* 1, 7 and 4097 B, 3 moves each, all timed: the warm-up's
+			 * bounced moves, its CMA ones, then the first NT one */
 			SJ_CHECK(!ch->ready && ch->nwin[SHM_M_BOUNCE] == SHM_CH_WIN &&
-				 ch->nwin[SHM_M_CMA] == 6 - SHM_CH_WIN);
+				 ch->nwin[SHM_M_CMA] == SHM_CH_WIN && ch->nwin[SHM_M_NT] == 9 - 2 * SHM_CH_WIN);
+			ch = &c->n->bp[1].ch[shm_choice_class((1u << 20) + 5)]; /* its own class: 3 */
+			SJ_CHECK(ch->nwin[SHM_M_BOUNCE] == 3 && ch->nwin[SHM_M_CMA] == 0);
 		}
 		else
 			SJ_CHECK(st.bounce_chunks >= 2 * (BULK_MAX / c->n->chunk) &&
@@ -1218,12 +1220,20 @@ static void test_choice_class(void **state)
 {
 	(void)state;
 	assert_int_equal(shm_choice_class(1), 0);
-	assert_int_equal(shm_choice_class((64u << 10) - 1), 0);
-	assert_int_equal(shm_choice_class(64u << 10), 1);
-	assert_int_equal(shm_choice_class((256u << 10) - 1), 1);
-	assert_int_equal(shm_choice_class(256u << 10), 2);
-	assert_int_equal(shm_choice_class(1u << 20), 3);
-	assert_int_equal(shm_choice_class(1u << 30), 3);
+	assert_int_equal(shm_choice_class(16u << 10), 0);
+	assert_int_equal(shm_choice_class((32u << 10) - 1), 0);
+	assert_int_equal(shm_choice_class(32u << 10), 1);
+	assert_int_equal(shm_choice_class((64u << 10) - 1), 1);
+	assert_int_equal(shm_choice_class(64u << 10), 2);
+	assert_int_equal(shm_choice_class((1u << 20) - 1), 5);
+	assert_int_equal(shm_choice_class(1u << 20), 6);
+	assert_int_equal(shm_choice_class((2u << 20) - 1), 6);
+	assert_int_equal(shm_choice_class(2u << 20), 7);
+	assert_int_equal(shm_choice_class(1u << 30), 7);
+	assert_string_equal(shm_choice_class_name(0), "0-32K");
+	assert_string_equal(shm_choice_class_name(shm_choice_class(1u << 20)), "1M-2M");
+	assert_string_equal(shm_choice_class_name(SHM_CH_CLASSES - 1), "2M-");
+	assert_string_equal(shm_choice_class_name(SHM_CH_CLASSES), "?");
 }
 
 /* Where bounce wins (the Zen 5 guest: 1 MiB half round trip 26 us bounced,

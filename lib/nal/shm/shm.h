@@ -113,13 +113,18 @@
  * the samples kept per method (their median is its estimate), moves by
  * the pick between two probes of another method (after a switch: the
  * first one sooner), and the size classes, each chosen for on its own
- * (class k: moves shorter than SHM_CH_CLASS0 << 2k, the last unbounded). */
+ * (class k: moves shorter than SHM_CH_CLASS0 << k, the last unbounded:
+ * 2x wide from 16 KiB, the smallest bulk move, to 2 MiB). Narrow because
+ * a cost per byte hides a move's fixed cost: with four classes 4x wide
+ * (0-64 KiB the first), alternating 16 KiB and 64 KiB moves took the
+ * method wrong for each 95% of the time in hR's simulation (1.55x the
+ * best); eight cost ~2 KiB of struct shm_choice per peer. */
 #define SHM_CH_WIN 4
 #define SHM_CH_HIST 8 /* samples kept per method: the estimate is their median */
 #define SHM_CH_REPROBE 512
 #define SHM_CH_CONFIRM 16 /* a warm-up or a switch is checked by probes this many moves apart */
-#define SHM_CH_CLASSES 4
-#define SHM_CH_CLASS0 (64u << 10)
+#define SHM_CH_CLASSES 8
+#define SHM_CH_CLASS0 (32u << 10)
 
 /* The bulk method for one local peer and size class, chosen by the moves'
  * measured cost (shm_choice_take, shm_choice_record). */
@@ -152,6 +157,8 @@ void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns);
 uint32_t shm_choice_est(const struct shm_choice *c, int m);
 /* The size class of a move of len bytes. */
 int shm_choice_class(size_t len);
+/* Its sizes, for reports: "64K-128K" ("?" out of range). */
+const char *shm_choice_class_name(int k);
 
 /* CMA moves at least this long are split with the peer (shm_bulk.c).
  * On the Zen 4 guest (vCPUs far apart), PTL_SHM_CMA=1, 2 pinned ranks,

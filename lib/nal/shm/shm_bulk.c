@@ -25,7 +25,7 @@
  * 1.7x for bounce over CMA on one guest, 2.7x for CMA over bounce on
  * another, where NT streams 1.3x faster than CMA) and on the load, so by
  * default the requester measures: per local peer and size class (struct
- * shm_choice, four classes split at 64 KiB, 256 KiB and 1 MiB), each
+ * shm_choice, eight classes 2x wide from 16 KiB to 2 MiB), each
  * move's time from its start (a bounced one's from when it becomes the
  * area's active move) to its end, in fs per byte: one clock_gettime (vDSO)
  * at each end of a move, against the microseconds a bulk move takes. The
@@ -597,9 +597,19 @@ int shm_choice_class(size_t len)
 {
 	int k = 0;
 
-	while (k < SHM_CH_CLASSES - 1 && len >= ((size_t)SHM_CH_CLASS0 << (2 * k)))
+	while (k < SHM_CH_CLASSES - 1 && len >= ((size_t)SHM_CH_CLASS0 << k))
 		k++;
 	return k;
+}
+
+/* For reports: class k's sizes, as "64K-128K". */
+const char *shm_choice_class_name(int k)
+{
+	static const char *const name[] = { "0-32K", "32K-64K", "64K-128K", "128K-256K",
+					    "256K-512K", "512K-1M", "1M-2M", "2M-" };
+
+	_Static_assert(sizeof(name) / sizeof(name[0]) == SHM_CH_CLASSES, "a name per class");
+	return k >= 0 && k < SHM_CH_CLASSES ? name[k] : "?";
 }
 
 /* The median of method m's last k samples: one late move (preempted)
