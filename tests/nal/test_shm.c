@@ -10,6 +10,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -777,6 +778,12 @@ static int forced_cma(void)
 	return e && e[0] == '1';
 }
 
+#if defined(__SSE2__)
+#define TEST_NT 1 /* non-temporal stores exist: the chooser offers them */
+#else
+#define TEST_NT 0
+#endif
+
 /* How body_bulk's moves must have gone. */
 enum { BULK_BOUNCED, BULK_CMA, BULK_AUTO, BULK_REFUSED, BULK_CROWDED, BULK_NT };
 
@@ -798,6 +805,15 @@ static int refuse_cma(void)
 	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
 }
 
+/* The CPUs this test's ranks may use (they inherit its affinity). */
+static int test_cpus(void)
+{
+	cpu_set_t set;
+	int k = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1, q = shm_cpu_quota();
+
+	return q > 0 && q < k ? q : k;
+}
+
 static int body_bulk(struct sj_ctx *c, void *arg)
 {
 	int want = *(int *)arg;
@@ -809,6 +825,10 @@ static int body_bulk(struct sj_ctx *c, void *arg)
 	SJ_CHECK(mem != NULL);
 	if (want == BULK_REFUSED)
 		SJ_CHECK(refuse_cma() == 0);
+	/* More ranks than CPUs (a 1-CPU runner, taskset): every move
+	 * bounces, unchosen, unless forced to CMA */
+	if (c->size > test_cpus() && want != BULK_CMA)
+		want = BULK_CROWDED;
 	if (c->rank > 1) { /* there to outnumber the cores */
 		free(mem);
 		return sj_barrier(c);
@@ -881,21 +901,24 @@ static int body_bulk(struct sj_ctx *c, void *arg)
 		}
 		nal_shm_ops.progress(c->n);
 		shm_get_stats(c->n, &st);
+		SJ_CHECK(shm_bulk_crowded(c->n) == (c->size > test_cpus()));
 		SJ_CHECK(st.cma_moves + st.bounce_moves == moves);
 		if (want == BULK_CMA)
 			SJ_CHECK(st.bounce_chunks == 0 && st.cma_moves == moves &&
-				 st.split_moves == (c->size > sysconf(_SC_NPROCESSORS_ONLN) ? 0u : 4u));
+				 st.split_moves == (shm_bulk_crowded(c->n) ? 0u : 4u));
 		else if (want == BULK_NT) /* and filled its WRITEs' slots so */
 			SJ_CHECK(st.nt_moves == moves && st.bounce_moves == moves && st.cma_moves == 0 &&
 				 st.nt_chunks >= 3);
-		else if (want == BULK_AUTO) { /* each size class tries both, timed */
-			struct shm_choice *ch = &c->n->bp[1].ch[shm_choice_class(1u << 20)];
+		else if (want == BULK_AUTO) { /* each size class tries each method, timed */
+			struct shm_choice *ch = &c->n->bp[1].ch[shm_choice_class(4097)];
 
 			SJ_CHECK(st.cma_moves > 0 && st.bounce_moves > 0);
-			/* 1 MiB + 5 and 16 MiB, 3 moves each, all timed: the
-			 * warm-up's bounced moves, then the first CMA ones */
+			/* 1, 7 and 4097 B, 3 moves each, all timed: the warm-up's
+			 * bounced moves, its CMA ones, then the first NT one */
 			SJ_CHECK(!ch->ready && ch->nwin[SHM_M_BOUNCE] == SHM_CH_WIN &&
-				 ch->nwin[SHM_M_CMA] == 6 - SHM_CH_WIN);
+				 ch->nwin[SHM_M_CMA] == SHM_CH_WIN && ch->nwin[SHM_M_NT] == 9 - 2 * SHM_CH_WIN);
+			ch = &c->n->bp[1].ch[shm_choice_class((1u << 20) + 5)]; /* its own class: 3 */
+			SJ_CHECK(ch->nwin[SHM_M_BOUNCE] == 3 && ch->nwin[SHM_M_CMA] == 0);
 		}
 		else
 			SJ_CHECK(st.bounce_chunks >= 2 * (BULK_MAX / c->n->chunk) &&
@@ -903,7 +926,9 @@ static int body_bulk(struct sj_ctx *c, void *arg)
 				 /* the chooser's, between plain and non-temporal
 				  * stores (4097 B: the first class's warm-up);
 				  * none where it does not choose */
-				 (want == BULK_CROWDED || forced_cma() ? st.nt_moves == 0 : st.nt_moves > 0));
+				 /* (nor without SSE2: no streamed stores) */
+				 (want == BULK_CROWDED || forced_cma() || !TEST_NT ? st.nt_moves == 0
+										    : st.nt_moves > 0));
 		bmsg = (struct bulk_msg){ .kind = 4 };
 		SJ_CHECK(send_msg(c, 1, &bmsg) == 0);
 	}
@@ -964,22 +989,194 @@ static void test_bulk_refused(void **state)
 	unsetenv("PTL_SHM_CMA");
 }
 
-/* More ranks than cores: moves bounce, unchosen (shm_bulk.c's
- * bulk_crowded says why); PTL_SHM_CMA=1 still forces CMA, unsplit. */
+/* More ranks than CPUs: moves bounce, unchosen (shm_bulk.c's
+ * bulk_crowded says why); PTL_SHM_CMA=1 still forces CMA, unsplit. The
+ * CPUs are those the ranks may use: 2 ranks pinned to one CPU (taskset -c
+ * 0) are crowded on a host of many. */
 static void test_bulk_crowded(void **state)
 {
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	int want = BULK_CROWDED;
+	int ncpu = test_cpus(), want = BULK_CROWDED;
+	cpu_set_t all, one;
 
 	(void)state;
-	if (ncpu + 1 > SJ_MAX)
+	if (ncpu + 1 <= SJ_MAX) {
+		unsetenv("PTL_SHM_CMA");
+		run(ncpu + 1, body_bulk, &want, 60, -1);
+		want = BULK_CMA;
+		setenv("PTL_SHM_CMA", "1", 1);
+		run(ncpu + 1, body_bulk, &want, 60, -1);
+		unsetenv("PTL_SHM_CMA");
+	}
+	assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
+	CPU_ZERO(&one);
+	for (int k = 0; k < CPU_SETSIZE; k++)
+		if (CPU_ISSET(k, &all)) {
+			CPU_SET(k, &one);
+			break;
+		}
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+	want = BULK_CROWDED;
+	run(2, body_bulk, &want, 60, -1);
+	assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+}
+
+/* The union of the ranks' published masks counts, not one rank's:
+ * bound to a core each (ptlrun --bind-to core) they are not crowded. */
+static void test_crowded_union(void **state)
+{
+	struct shm_rank r[3];
+	struct nal n = { .lsize = 2, .ranks = r };
+
+	(void)state;
+	if (shm_cpu_quota() > 0 && shm_cpu_quota() < 3)
 		skip();
-	unsetenv("PTL_SHM_CMA");
-	run((int)ncpu + 1, body_bulk, &want, 60, -1);
-	want = BULK_CMA;
-	setenv("PTL_SHM_CMA", "1", 1);
-	run((int)ncpu + 1, body_bulk, &want, 60, -1);
-	unsetenv("PTL_SHM_CMA");
+	memset(r, 0, sizeof(r));
+	r[0].cpus[0] = 1u << 0;
+	r[1].cpus[0] = 1u << 1;
+	atomic_store(&r[0].ncpu, 1);
+	atomic_store(&r[1].ncpu, 1);
+	assert_false(shm_bulk_crowded(&n));
+	assert_int_equal(n.crowded, -1);
+	n = (struct nal){ .lsize = 2, .ranks = r };
+	r[1].cpus[0] = 1u << 0; /* both on CPU 0 */
+	assert_true(shm_bulk_crowded(&n));
+	/* one not attached yet: an answer, not kept */
+	n = (struct nal){ .lsize = 3, .ranks = r };
+	r[2].cpus[1] = 7; /* CPUs 64-66, unpublished */
+	assert_true(shm_bulk_crowded(&n));
+	assert_int_equal(n.crowded, 0);
+	atomic_store(&r[2].ncpu, 3);
+	assert_false(shm_bulk_crowded(&n));
+	assert_int_equal(n.crowded, -1);
+}
+
+/* CMA refused after it worked (a seccomp filter installed since, Yama's
+ * ptrace_scope raised, the peer no longer dumpable), by the mover (rank 0)
+ * or by the peer asked to copy half (rank 1): long moves, which are split,
+ * must complete by bounce, right, and CMA is not tried with that peer again. */
+struct midrun {
+	int refuser; /* the rank whose CMA is refused */
+	int chosen;  /* the chooser's CMA pick (else PTL_SHM_CMA=1) */
+};
+
+static void midrun_pick_cma(struct sj_ctx *c, const struct midrun *a)
+{
+	if (a->chosen)
+		for (int k = 0; k < SHM_CH_CLASSES; k++)
+			c->n->bp[1].ch[k] = (struct shm_choice){ .ready = 1, .pick = SHM_M_CMA };
+}
+
+static int body_refused_midrun(struct sj_ctx *c, void *arg)
+{
+	const struct midrun *a = arg;
+	const size_t len = (1u << 20) + 5;
+	uint8_t *mem = malloc(BULK_MAX + BULK_SLACK);
+	struct nal_mr mr;
+	struct shm_stats st;
+
+	SJ_CHECK(mem != NULL);
+	on_recv = bulk_recv;
+	if (c->rank == 1) {
+		for (size_t i = 0; i < len; i++)
+			mem[i] = pat(1, i);
+		SJ_CHECK(nal_shm_ops.mem_reg(c->n, mem, BULK_MAX + BULK_SLACK, &mr) == 0);
+		bmsg = (struct bulk_msg){ .kind = 1, .addr = mr.addr };
+		SJ_CHECK(send_msg(c, 0, &bmsg) == 0);
+		SJ_CHECK(wait_msg(c, 5) == 0); /* refuse now */
+		if (a->refuser == 1)
+			SJ_CHECK(refuse_cma() == 0);
+		SJ_CHECK(send_msg(c, 0, &bmsg) == 0);
+		SJ_CHECK(wait_msg(c, 2) == 0); /* rank 0 wrote its pattern */
+		for (size_t i = 0; i < len; i++)
+			SJ_CHECK(mem[i] == pat(9, i));
+		SJ_CHECK(send_msg(c, 0, &bmsg) == 0);
+		SJ_CHECK(wait_msg(c, 4) == 0);
+	} else {
+		uint64_t raddr;
+
+		SJ_CHECK(wait_msg(c, 1) == 0);
+		raddr = bmsg.addr;
+		midrun_pick_cma(c, a);
+		SJ_CHECK(do_bulk_n(c, NAL_BULK_READ, mem, raddr, 4097, 1) == 0);
+		SJ_CHECK(c->n->cma_ok); /* CMA worked: long moves are split from now on */
+		if (a->refuser == 0)
+			SJ_CHECK(refuse_cma() == 0);
+		bmsg = (struct bulk_msg){ .kind = 5 };
+		SJ_CHECK(send_msg(c, 1, &bmsg) == 0);
+		SJ_CHECK(wait_msg(c, 5) == 0);
+		for (int rep = 0; rep < 2; rep++) { /* the first meets the refusal, the second knows */
+			midrun_pick_cma(c, a);
+			memset(mem, 0xee, len);
+			SJ_CHECK(do_bulk_n(c, NAL_BULK_READ, mem, raddr, len, 1) == 0);
+			for (size_t i = 0; i < len; i++)
+				SJ_CHECK(mem[i] == pat(1, i));
+		}
+		for (size_t i = 0; i < len; i++)
+			mem[i] = pat(9, i);
+		midrun_pick_cma(c, a);
+		SJ_CHECK(do_bulk_n(c, NAL_BULK_WRITE, mem, raddr, len, 1) == 0);
+		bmsg = (struct bulk_msg){ .kind = 2 };
+		SJ_CHECK(send_msg(c, 1, &bmsg) == 0);
+		SJ_CHECK(wait_msg(c, 2) == 0);
+		shm_get_stats(c->n, &st);
+		/* the mover refused: CMA not tried again with rank 1 */
+		if (a->refuser == 0)
+			SJ_CHECK(c->n->bp[1].cma_refused && st.split_moves == 1 && st.bounce_moves >= 3);
+		bmsg = (struct bulk_msg){ .kind = 4 };
+		SJ_CHECK(send_msg(c, 1, &bmsg) == 0);
+	}
+	free(mem);
+	return sj_barrier(c);
+}
+
+static void test_refused_midrun(void **state)
+{
+	struct midrun a;
+
+	(void)state;
+	if (test_cpus() < 2)
+		skip(); /* crowded: no split */
+	for (int refuser = 0; refuser < 2; refuser++) {
+		a = (struct midrun){ .refuser = refuser, .chosen = 0 };
+		setenv("PTL_SHM_CMA", "1", 1);
+		run(2, body_refused_midrun, &a, 30, -1);
+		unsetenv("PTL_SHM_CMA");
+		a.chosen = 1;
+		run(2, body_refused_midrun, &a, 30, -1);
+	}
+}
+
+/* PTL_SHM_CMA: 0 and 1 mean what they say; anything else is the default
+ * (chosen), said once on stderr, not silently. */
+static void test_cma_env(void **state)
+{
+	char path[] = "/tmp/ptl_cma_envXXXXXX", buf[512];
+	int fd = mkstemp(path), saved = dup(2);
+	ssize_t k;
+	int lines = 0;
+
+	(void)state;
+	assert_true(fd >= 0 && saved >= 0);
+	unlink(path);
+	fflush(stderr);
+	dup2(fd, 2);
+	assert_int_equal(shm_cma_env(NULL), -1);
+	assert_int_equal(shm_cma_env(""), -1);
+	assert_int_equal(shm_cma_env("0"), 0);
+	assert_int_equal(shm_cma_env("1"), 1);
+	assert_int_equal(shm_cma_env("yes"), -1);
+	assert_int_equal(shm_cma_env("10"), -1);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	k = pread(fd, buf, sizeof(buf) - 1, 0);
+	close(fd);
+	assert_true(k > 0);
+	buf[k] = 0;
+	for (ssize_t i = 0; i < k; i++)
+		lines += buf[i] == '\n';
+	assert_int_equal(lines, 1);
+	assert_non_null(strstr(buf, "PTL_SHM_CMA=yes"));
 }
 
 /* ---- the bulk method chooser, fed made-up costs */
@@ -1023,12 +1220,20 @@ static void test_choice_class(void **state)
 {
 	(void)state;
 	assert_int_equal(shm_choice_class(1), 0);
-	assert_int_equal(shm_choice_class((64u << 10) - 1), 0);
-	assert_int_equal(shm_choice_class(64u << 10), 1);
-	assert_int_equal(shm_choice_class((256u << 10) - 1), 1);
-	assert_int_equal(shm_choice_class(256u << 10), 2);
-	assert_int_equal(shm_choice_class(1u << 20), 3);
-	assert_int_equal(shm_choice_class(1u << 30), 3);
+	assert_int_equal(shm_choice_class(16u << 10), 0);
+	assert_int_equal(shm_choice_class((32u << 10) - 1), 0);
+	assert_int_equal(shm_choice_class(32u << 10), 1);
+	assert_int_equal(shm_choice_class((64u << 10) - 1), 1);
+	assert_int_equal(shm_choice_class(64u << 10), 2);
+	assert_int_equal(shm_choice_class((1u << 20) - 1), 5);
+	assert_int_equal(shm_choice_class(1u << 20), 6);
+	assert_int_equal(shm_choice_class((2u << 20) - 1), 6);
+	assert_int_equal(shm_choice_class(2u << 20), 7);
+	assert_int_equal(shm_choice_class(1u << 30), 7);
+	assert_string_equal(shm_choice_class_name(0), "0-32K");
+	assert_string_equal(shm_choice_class_name(shm_choice_class(1u << 20)), "1M-2M");
+	assert_string_equal(shm_choice_class_name(SHM_CH_CLASSES - 1), "2M-");
+	assert_string_equal(shm_choice_class_name(SHM_CH_CLASSES), "?");
 }
 
 /* Where bounce wins (the Zen 5 guest: 1 MiB half round trip 26 us bounced,
@@ -1075,6 +1280,56 @@ static void test_choice_warmup(void **state)
 	assert_int_equal(c.pick, SHM_M_CMA);
 	assert_int_equal(shm_choice_est(&c, SHM_M_CMA), 50);
 	assert_int_equal(shm_choice_est(&c, SHM_M_BOUNCE), 100);
+}
+
+/* The kept estimate (sorted window, updated per record) is the median of
+ * the method's last SHM_CH_HIST costs, as a sort of them says: costs with
+ * repeats, rising, falling and random, past the window's wrap. */
+static void test_choice_est_median(void **state)
+{
+	struct shm_choice c = { 0 };
+	uint32_t hist[4096], x = 12345;
+
+	(void)state;
+	for (uint32_t i = 0; i < 4096; i++) {
+		uint32_t v[SHM_CH_HIST], k = i + 1 < SHM_CH_HIST ? i + 1 : SHM_CH_HIST, want;
+
+		x = x * 1103515245u + 12345u;
+		hist[i] = i < 300 ? 1 + (x >> 16) % 5 : i < 600 ? i : i < 900 ? 2000 - i : 1 + (x >> 8) % 100000;
+		shm_choice_record(&c, SHM_M_NT, 1000, hist[i]); /* ps per byte = ns */
+		for (uint32_t j = 0; j < k; j++) {
+			uint32_t y = hist[i - j], q = j;
+
+			for (; q > 0 && v[q - 1] > y; q--)
+				v[q] = v[q - 1];
+			v[q] = y;
+		}
+		want = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+		assert_int_equal(shm_choice_est(&c, SHM_M_NT), want);
+	}
+}
+
+/* Costs finer than a ps per byte count: at 1 MiB, CMA at 12.05 ps per
+ * byte beats bounce at 12.95 by 7%, more than the sixteenth of hysteresis,
+ * though whole ps would make them equal (12 and 12). */
+static void test_choice_fine_cost(void **state)
+{
+	const uint64_t fs[SHM_M_COUNT] = { 12950, 12050, 0 }; /* bounce, CMA */
+	const size_t len = 1u << 20;
+	struct shm_choice c = { 0 };
+	int ncma = 0;
+
+	(void)state;
+	for (int i = 0; i < 2000; i++) {
+		int m = shm_choice_take(&c, CH_TWO);
+
+		ncma += i >= 1000 && m == SHM_M_CMA;
+		shm_choice_record(&c, m, len, fs[m] * len / 1000000);
+	}
+	assert_true(c.ready);
+	assert_int_equal(c.pick, SHM_M_CMA);
+	assert_true(ncma > 950);
+	assert_int_equal(shm_choice_est(&c, SHM_M_BOUNCE), 12); /* ps, as before */
 }
 
 /* Bounce moves complete later than they start: a probe's moves all go
@@ -1414,15 +1669,20 @@ int main(void)
 		cmocka_unit_test(test_rewind_lag),
 		cmocka_unit_test(test_stream_rewind),
 		cmocka_unit_test(test_ack_floor),
+		cmocka_unit_test(test_refused_midrun),
 		cmocka_unit_test(test_bulk_cma),
 		cmocka_unit_test(test_bulk_default),
 		cmocka_unit_test(test_bulk_bounce),
 		cmocka_unit_test(test_bulk_nt),
 		cmocka_unit_test(test_bulk_refused),
 		cmocka_unit_test(test_bulk_crowded),
+		cmocka_unit_test(test_crowded_union),
+		cmocka_unit_test(test_cma_env),
 		cmocka_unit_test(test_choice_class),
 		cmocka_unit_test(test_choice_picks_faster),
 		cmocka_unit_test(test_choice_warmup),
+		cmocka_unit_test(test_choice_est_median),
+		cmocka_unit_test(test_choice_fine_cost),
 		cmocka_unit_test(test_choice_async),
 		cmocka_unit_test(test_choice_reprobe),
 		cmocka_unit_test(test_choice_spikes),

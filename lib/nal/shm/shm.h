@@ -12,7 +12,7 @@
  * writers share a cache line or an adjacent-line prefetch pair):
  *
  *   [0]            struct shm_seg_hdr        magic, version, L, sizes, offsets
- *   rank_off       struct shm_rank[L]        per local rank: futex state word, pid
+ *   rank_off       struct shm_rank[L]        per local rank: futex state word, pid, CPU mask
  *   ring_off       L*L rings, ring_stride each; ring (src, dst) at index
  *                  src*L+dst (src == dst unused): struct shm_ring_ctl
  *                  (consumer's published head) then ring_size data bytes
@@ -56,7 +56,7 @@
 #include "nal/nal.h"
 
 #define SHM_MAGIC 0x70746c73686d3031ULL /* "ptlshm01" */
-#define SHM_VERSION 3u /* 2: SHM_REC_HELP (a version-1 peer would drop it and leave the mover waiting); 3: ack, SHM_RF_REWIND */
+#define SHM_VERSION 4u /* 2: SHM_REC_HELP (a version-1 peer would drop it and leave the mover waiting); 3: ack, SHM_RF_REWIND; 4: SHM_HELP_FAILED */
 #define SHM_ALIGN 128u /* two cache lines: the adjacent-line prefetcher pairs them */
 
 #define SHM_MAX_INLINE 16384u      /* hdr + payload, when the ring is big enough */
@@ -89,10 +89,12 @@
 #define SHM_PAYLOAD_ALIGN 256u
 
 /* How bulk moves go (struct nal.bulk_mode, shm_bulk.c): each by the
- * method measured faster with its peer and at its size (the default),
- * always by CMA (PTL_SHM_CMA=1), or bounced (the default where the local
- * ranks outnumber the cores; and with PTL_SHM_CMA=0 or CMA refused:
- * struct nal.cma is 0 then, whatever the mode). */
+ * method measured faster with its peer and at its size (the default, and
+ * with PTL_SHM_CMA=0: struct nal.cma is 0, the chooser picks between plain
+ * and non-temporal stores), always by CMA (PTL_SHM_CMA=1), or bounced by
+ * plain stores, unchosen (where the local ranks outnumber the CPUs they
+ * may use, unless PTL_SHM_CMA=1). CMA refused by the OS (EPERM) ends CMA
+ * with that peer (struct shm_bpeer.cma_refused), whatever the mode. */
 #define SHM_BULK_AUTO 1
 #define SHM_BULK_CMA 2
 #define SHM_BULK_BOUNCE 3
@@ -106,23 +108,30 @@
 #define SHM_M_NT 2
 #define SHM_M_COUNT 3
 
-/* The chooser (shm_bulk.c says why these figures): samples kept per
- * method (their median is its estimate; a warm-up and every probe take
- * this many moves in a row), moves by the pick between two probes of
- * another method (after a switch: the first one sooner), and the size
- * classes, each chosen for on its own (class k: moves shorter than
- * SHM_CH_CLASS0 << 2k, the last unbounded). */
+/* The chooser (shm_bulk.c says why these figures): the moves a warm-up
+ * and every probe take in a row (a probe is judged by their median),
+ * the samples kept per method (their median is its estimate), moves by
+ * the pick between two probes of another method (after a switch: the
+ * first one sooner), and the size classes, each chosen for on its own
+ * (class k: moves shorter than SHM_CH_CLASS0 << k, the last unbounded:
+ * 2x wide from 16 KiB, the smallest bulk move, to 2 MiB). Narrow because
+ * a cost per byte hides a move's fixed cost: with four classes 4x wide
+ * (0-64 KiB the first), alternating 16 KiB and 64 KiB moves took the
+ * method wrong for each 95% of the time in hR's simulation (1.55x the
+ * best); eight cost ~2 KiB of struct shm_choice per peer. */
 #define SHM_CH_WIN 4
-#define SHM_CH_HIST 8 /* samples kept per method: the pick's median is of these */
+#define SHM_CH_HIST 8 /* samples kept per method: the estimate is their median */
 #define SHM_CH_REPROBE 512
 #define SHM_CH_CONFIRM 16 /* a warm-up or a switch is checked by probes this many moves apart */
-#define SHM_CH_CLASSES 4
-#define SHM_CH_CLASS0 (64u << 10)
+#define SHM_CH_CLASSES 8
+#define SHM_CH_CLASS0 (32u << 10)
 
 /* The bulk method for one local peer and size class, chosen by the moves'
  * measured cost (shm_choice_take, shm_choice_record). */
 struct shm_choice {
-	uint32_t win[SHM_M_COUNT][SHM_CH_HIST]; /* [method]: latest costs, ps per byte, a ring */
+	uint32_t win[SHM_M_COUNT][SHM_CH_HIST]; /* [method]: latest costs, fs per byte, a ring */
+	uint32_t sorted[SHM_M_COUNT][SHM_CH_HIST]; /* [method]: the same, ascending (its first min(nwin, HIST)) */
+	uint32_t est[SHM_M_COUNT];             /* [method]: their median (fs per byte), kept by shm_choice_record */
 	uint32_t nwin[SHM_M_COUNT];            /* [method]: samples taken, saturating */
 	uint32_t since;              /* moves by the pick since the last probe */
 	uint32_t switches;           /* times pick changed after the warm-up */
@@ -143,11 +152,13 @@ int shm_choice_take(struct shm_choice *c, unsigned mask);
 /* A move of len bytes by method m took ns: updates the estimates, the
  * pick and whether a probe comes next. */
 void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns);
-/* Method m's current estimate, ps per byte (0: no sample yet): the median
+/* Method m's current estimate, ps per byte (0: none; kept in fs: est[m]): the median
  * of its last SHM_CH_HIST costs. */
 uint32_t shm_choice_est(const struct shm_choice *c, int m);
 /* The size class of a move of len bytes. */
 int shm_choice_class(size_t len);
+/* Its sizes, for reports: "64K-128K" ("?" out of range). */
+const char *shm_choice_class_name(int k);
 
 /* CMA moves at least this long are split with the peer (shm_bulk.c).
  * On the Zen 4 guest (vCPUs far apart), PTL_SHM_CMA=1, 2 pinned ranks,
@@ -179,9 +190,15 @@ struct shm_seg_hdr {
 	_Atomic uint32_t attached;                        /* local ranks that mapped the segment */
 };
 
+#define SHM_CPU_WORDS 16 /* u64 words of a published CPU mask: 1024 CPUs, a cpu_set_t */
 struct shm_rank {
 	_Alignas(SHM_ALIGN) _Atomic uint32_t state; /* SHM_ST_*, futex word (shared futex) */
 	_Atomic int32_t pid;
+	/* The CPUs the rank may run on (its affinity at attach), published
+	 * (release) by ncpu, their count (0: not yet): the host's ranks
+	 * together may use the union (shm_bulk.c's bulk_crowded). */
+	_Atomic uint32_t ncpu;
+	uint64_t cpus[SHM_CPU_WORDS];
 };
 
 struct shm_ring_ctl {
@@ -204,7 +221,10 @@ struct shm_bulk_req {
 
 /* Body of a SHM_REC_HELP record: the sender (the target of a move) asks
  * the receiver to copy part of the move by CMA on its own CPU, then to
- * store 1 (done) or 2 (failed) at done_addr in the sender's memory. */
+ * store 1 (done) or 2 (failed) at done_addr in the sender's memory. A
+ * receiver whose CMA is refused cannot store it: it answers by a
+ * SHM_REC_HELP of op SHM_HELP_FAILED and the same done_addr instead. */
+#define SHM_HELP_FAILED 7u /* op of an answer: "I could not, not even store done_addr by CMA" */
 struct shm_help_req {
 	uint32_t op;    /* NAL_BULK_READ: read [their_addr) into our [own_addr); WRITE: the reverse */
 	uint32_t pad;
@@ -293,6 +313,14 @@ struct shm_bpeer {
 	uint32_t hp_stall_count;
 	uint64_t hp_t0;           /* ns when the split move began (0: not timed) */
 	size_t hp_len;            /* its whole length */
+	/* our part to bounce once the peer has answered (CMA refused us
+	 * mid-move: the bytes from raddr, len hp_redo->len; it holds all the
+	 * move's iovecs, so it can take the peer's part too), else NULL */
+	struct shm_bop *hp_redo;
+	int cma_refused;          /* CMA with this peer refused (EPERM): bounce from now on */
+	/* the done word of the peer's split move we could not store by CMA:
+	 * a SHM_HELP_FAILED answer goes by the ring when it has room (0: none) */
+	uint64_t help_owed;
 	/* how our moves to this peer go, per size class */
 	struct shm_choice ch[SHM_CH_CLASSES];
 };
@@ -337,7 +365,7 @@ struct nal {
 	struct shm_bpeer *bp; /* [lsize] */
 	int nbulk;    /* moves queued or served through bounce areas */
 	int bulk_mode; /* SHM_BULK_*: how bulk moves go while cma (0: PTL_SHM_CMA not read yet) */
-	int crowded;   /* 1: the local ranks outnumber the cores, -1: they do not, 0: not known yet */
+	int crowded;   /* 1: the local ranks outnumber the CPUs they may use, -1: they do not, 0: not known yet */
 	struct shm_bop *bop_free; /* finished bounce moves, reused (no malloc per move) */
 	struct shm_stats st;
 };
@@ -363,6 +391,12 @@ int shm_pending(struct nal *n);
 int shm_peer_check(struct nal *n, int li, int force);
 
 /* shm_bulk.c */
+/* PTL_SHM_CMA's value e: 1 forced, 0 forbidden, -1 chosen (unset; any
+ * other value, with a warning on stderr, once per process). */
+int shm_cma_env(const char *e);
+int shm_bulk_crowded(struct nal *n);
+/* The CPUs a cgroup v2 cpu.max quota of our cgroup leaves us (0: no quota). */
+int shm_cpu_quota(void);
 int shm_mem_reg(struct nal *n, void *addr, size_t len, struct nal_mr *mr);
 void shm_mem_dereg(struct nal *n, struct nal_mr *mr);
 int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *local,

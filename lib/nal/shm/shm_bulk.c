@@ -18,15 +18,16 @@
  *
  * CMA: one copy by the kernel (process_vm_readv/writev on the peer's pid),
  * done before bulk() returns; if the OS refuses CMA (EPERM: Yama
- * ptrace_scope, a container, a seccomp filter), it is never tried again.
+ * ptrace_scope, a container, a seccomp filter, a peer not dumpable), it
+ * is never tried again with that peer.
  *
  * Which is fastest depends on the machine (bulk_mode() has the figures:
  * 1.7x for bounce over CMA on one guest, 2.7x for CMA over bounce on
  * another, where NT streams 1.3x faster than CMA) and on the load, so by
  * default the requester measures: per local peer and size class (struct
- * shm_choice, four classes split at 64 KiB, 256 KiB and 1 MiB), each
+ * shm_choice, eight classes 2x wide from 16 KiB to 2 MiB), each
  * move's time from its start (a bounced one's from when it becomes the
- * area's active move) to its end, in ps per byte: one clock_gettime (vDSO)
+ * area's active move) to its end, in fs per byte: one clock_gettime (vDSO)
  * at each end of a move, against the microseconds a bulk move takes. The
  * warm-up takes SHM_CH_WIN moves of each permitted method in turn; then
  * the one with the lowest median cost is the pick, and each other is
@@ -48,11 +49,18 @@
  *    SHM_CH_CONFIRM moves later undoes;
  *  - the sixteenth of hysteresis stops swings between methods whose medians
  *    are close, and while they are that close a swing costs at most that;
- *  - the chooser is a few compares per move, no allocation (its state sits
- *    in struct shm_bpeer), and PTL_SHM_CMA=1 skips it.
- * PTL_SHM_CMA=1 forces CMA, PTL_SHM_CMA=0 forbids it (the chooser then
- * picks between bounce and NT). Where the local ranks outnumber the cores,
- * moves bounce unchosen (bulk_crowded() says why).
+ *  - the chooser costs about 210 instructions a move (callgrind, 200,000
+ *    take+record pairs of three methods: 17 to take, the rest to record,
+ *    most of it moving the new cost into the sorted window whose middle
+ *    is the estimate; 1,480 while each estimate was sorted afresh), no
+ *    allocation (its state sits in struct shm_bpeer), and PTL_SHM_CMA=1
+ *    skips it: well under 0.1 us against the 4-5 us of a 32 KiB move.
+ * PTL_SHM_CMA=1 forces CMA (long moves split unless crowded), PTL_SHM_CMA=0
+ * forbids it (the chooser then picks between bounce and NT). Where the
+ * local ranks outnumber the CPUs they may use (bulk_crowded() says why),
+ * moves bounce unchosen by plain stores, unsplit CMA if PTL_SHM_CMA=1.
+ * CMA refused after it worked ends CMA with that peer: a split move whose
+ * half was refused finishes it by bounce (cma_split, hp_work).
  *
  * A long CMA move (SHM_SPLIT_MIN and up) is split: the mover asks the peer
  * (SHM_REC_HELP) to copy the second half with its own CPU and copies the
@@ -88,6 +96,11 @@
 #define SHM_CMA_IOV 64 /* local iovecs per process_vm_* call */
 #define SHM_BOP_IOV 4  /* iovecs a reused move record has room for */
 #define SHM_STALL_POLLS 4096
+#if defined(__SSE2__)
+#define SHM_NT_OK 1 /* bulk_nt_copy streams; without SSE2 it would be memcpy: not offered */
+#else
+#define SHM_NT_OK 0
+#endif
 
 int shm_mem_reg(struct nal *n, void *addr, size_t len, struct nal_mr *mr)
 {
@@ -189,7 +202,7 @@ static void bulk_nt_copy(void *dst, const void *src, size_t len)
 #if defined(__SSE2__)
 	uint8_t *d = dst;
 	const uint8_t *s = src;
-	size_t head = (16 - ((uintptr_t)d & 15)) & 15;
+	size_t head = (64 - ((uintptr_t)d & 63)) & 63; /* whole lines: a write-combining buffer each */
 
 	if (len < 1024) {
 		memcpy(d, s, len);
@@ -213,10 +226,29 @@ static void bulk_nt_copy(void *dst, const void *src, size_t len)
 	memcpy(d, s, len);
 	_mm_sfence(); /* before the slot's release store: streamed stores are weakly ordered */
 #else
-	memcpy(dst, src, len);
+	memcpy(dst, src, len); /* not reached: SHM_NT_OK */
 #endif
 }
 static int bulk_crowded(struct nal *n);
+static struct shm_bop *bop_new(struct nal *n, enum nal_bulk_op op, const struct iovec *local, int niov,
+			       uint64_t raddr, size_t len, void *cookie);
+static void bop_queue(struct nal *n, struct shm_bpeer *bp, struct shm_bop *b);
+static void bop_put(struct nal *n, struct shm_bop *b);
+
+/* CMA with local peer li refused (EPERM, ENOSYS), though it may have
+ * worked until now: a seccomp filter installed since, Yama's ptrace_scope
+ * raised, the peer no longer dumpable (then other peers may still allow
+ * it: per peer). Its moves bounce from now on. */
+static void cma_refused(struct nal *n, int li)
+{
+	n->bp[li].cma_refused = 1;
+}
+
+/* Whether moves to local peer li may go by CMA. */
+static int cma_allowed(const struct nal *n, int li)
+{
+	return n->cma && !n->bp[li].cma_refused;
+}
 
 /* The bytes one slot hand-over carries: at most SHM_PIECE, less than a
  * slot holds when the slots are large, so that the two copies overlap
@@ -246,7 +278,7 @@ static int cma_split(struct nal *n, int li, enum nal_bulk_op op, const struct io
 	size_t h = (len / 2) & ~(size_t)4095, at = 0;
 	int i = 0;
 
-	if (len < SHM_SPLIT_MIN || bp->hp_active || !n->cma_ok || bulk_crowded(n))
+	if (len < SHM_SPLIT_MIN || bp->hp_active || !n->cma_ok || !cma_allowed(n, li) || bulk_crowded(n))
 		return 0;
 	while (i < niov && at + local[i].iov_len <= h)
 		at += local[i++].iov_len;
@@ -273,6 +305,14 @@ static int cma_split(struct nal *n, int li, enum nal_bulk_op op, const struct io
 	bp->hp_status = cma_move(n, li, op, local, niov, raddr, h);
 	if (bp->hp_status == NAL_EPEER)
 		return NAL_EPEER;
+	bp->hp_redo = NULL;
+	if (bp->hp_status == NAL_EPERM) {
+		/* Refused now: our half bounces, once the peer has answered
+		 * (it may be copying its half into our memory meanwhile). */
+		cma_refused(n, li);
+		bp->hp_redo = bop_new(n, op, local, niov, raddr, h, cookie);
+		bp->hp_status = bp->hp_redo ? 0 : NAL_ENOMEM;
+	}
 	bp->hp_active = 1;
 	bp->hp_len = len;
 	bp->hp_cookie = cookie;
@@ -281,6 +321,26 @@ static int cma_split(struct nal *n, int li, enum nal_bulk_op op, const struct io
 	n->nbulk++;
 	n->st.split_moves++;
 	return 1;
+}
+
+/* Tells local peer li by the ring that we did not copy its split move's
+ * part (our CMA is refused: we cannot store its done word either); later
+ * from shm_bulk_progress if the ring is full now. */
+static void help_answer(struct nal *n, int li, uint64_t done_addr)
+{
+	struct shm_bpeer *bp = &n->bp[li];
+	struct shm_help_req a = { .op = SHM_HELP_FAILED, .done_addr = done_addr };
+
+	if (shm_ring_put(n, li, SHM_REC_HELP, &a, sizeof(a), NULL, 0) == 0) {
+		if (bp->help_owed) {
+			bp->help_owed = 0;
+			n->nbulk--;
+		}
+		shm_wake_peer(n, li);
+	} else if (!bp->help_owed && !n->dead[li]) {
+		bp->help_owed = done_addr;
+		n->nbulk++;
+	}
 }
 
 /* A SHM_REC_HELP arrived from local peer li: copy our part of its move now
@@ -295,22 +355,45 @@ void shm_bulk_help(struct nal *n, int li, const void *body, size_t len)
 		return;
 	}
 	memcpy(&r, body, sizeof(r));
+	if (r.op == SHM_HELP_FAILED) { /* the answer to our split move: it could not */
+		struct shm_bpeer *bp = &n->bp[li];
+
+		if (bp->hp_active && r.done_addr == (uint64_t)(uintptr_t)&bp->hp_done)
+			atomic_store_explicit(&bp->hp_done, 2, memory_order_release);
+		return;
+	}
 	struct iovec own = { (void *)(uintptr_t)r.own_addr, (size_t)r.len };
-	if ((r.op != NAL_BULK_READ && r.op != NAL_BULK_WRITE) ||
-	    cma_move(n, li, (enum nal_bulk_op)r.op, &own, 1, r.their_addr, (size_t)r.len) != 0)
+	int rc = NAL_EPERM;
+
+	if (r.op != NAL_BULK_READ && r.op != NAL_BULK_WRITE)
+		rc = NAL_EINVAL;
+	else if (cma_allowed(n, li))
+		rc = cma_move(n, li, (enum nal_bulk_op)r.op, &own, 1, r.their_addr, (size_t)r.len);
+	if (rc != 0)
 		st = 2; /* it copies the part itself */
-	struct iovec lv = { &st, sizeof(st) }, rv = { (void *)(uintptr_t)r.done_addr, sizeof(st) };
-	/* The data went first, by the same CPU: a store seen after it. */
-	if (process_vm_writev((pid_t)atomic_load_explicit(&n->ranks[li].pid, memory_order_relaxed), &lv, 1,
-			      &rv, 1, 0) != (ssize_t)sizeof(st))
-		return; /* gone: its own death handling ends the move */
-	shm_wake_peer(n, li);
+	if (rc == NAL_EPERM && n->cma)
+		cma_refused(n, li);
+	if (cma_allowed(n, li)) {
+		struct iovec lv = { &st, sizeof(st) }, rv = { (void *)(uintptr_t)r.done_addr, sizeof(st) };
+
+		/* The data went first, by the same CPU: a store seen after it. */
+		if (process_vm_writev((pid_t)atomic_load_explicit(&n->ranks[li].pid, memory_order_relaxed),
+				      &lv, 1, &rv, 1, 0) == (ssize_t)sizeof(st)) {
+			shm_wake_peer(n, li);
+			return;
+		}
+		if (errno != EPERM && errno != ENOSYS)
+			return; /* gone: its own death handling ends the move */
+		cma_refused(n, li);
+	}
+	help_answer(n, li, r.done_addr);
 }
 
 /* Our split move to li: complete once the peer answered. */
 static int hp_work(struct nal *n, int li)
 {
 	struct shm_bpeer *bp = &n->bp[li];
+	struct shm_bop *redo;
 	uint64_t d;
 	int rc;
 
@@ -323,16 +406,39 @@ static int hp_work(struct nal *n, int li)
 		return 0;
 	}
 	rc = bp->hp_status;
-	if (d != 1 && rc == 0)
-		rc = cma_move(n, li, bp->hp_op, &bp->hp_iov, 1, bp->hp_raddr, bp->hp_iov.iov_len);
+	redo = bp->hp_redo; /* our half, refused by CMA */
+	bp->hp_redo = NULL;
+	if (d != 1 && rc == 0) { /* the peer could not: its half is ours too */
+		if (cma_allowed(n, li))
+			rc = cma_move(n, li, bp->hp_op, &bp->hp_iov, 1, bp->hp_raddr, bp->hp_iov.iov_len);
+		else
+			rc = NAL_EPERM;
+		if (rc == NAL_EPERM) {
+			cma_refused(n, li);
+			rc = 0;
+			if (redo) { /* the whole move then: it has all the iovecs */
+				redo->len = bp->hp_len;
+				redo->nchunk = (redo->len + piece(n) - 1) / piece(n);
+			} else if (!(redo = bop_new(n, bp->hp_op, &bp->hp_iov, 1, bp->hp_raddr,
+						    bp->hp_iov.iov_len, bp->hp_cookie))) {
+				rc = NAL_ENOMEM;
+			}
+		}
+	}
+	bp->hp_active = 0;
+	n->nbulk--;
+	if (rc == 0 && redo) { /* completes by bounce, untimed: bulk_done from rq_work */
+		bop_queue(n, bp, redo);
+		return 1;
+	}
+	if (redo)
+		bop_put(n, redo);
 	if (rc == 0) {
 		n->st.cma_moves++;
 		if (bp->hp_t0)
 			shm_choice_record(&bp->ch[shm_choice_class(bp->hp_len)], SHM_M_CMA,
 					  bp->hp_len, shm_now_ns() - bp->hp_t0);
 	}
-	bp->hp_active = 0;
-	n->nbulk--;
 	if (n->up.bulk_done)
 		n->up.bulk_done(n->up.arg, bp->hp_cookie, rc);
 	return 1;
@@ -365,8 +471,11 @@ static void iov_copy(struct shm_bop *op, uint8_t *buf, size_t len, int to_iov)
 	}
 }
 
-/* Whether this host's ranks outnumber its cores (sysconf once). Then a
- * peer asked for anything may wait for a core: a CMA move is not split
+/* Whether this host's ranks outnumber the CPUs they may use: the union
+ * of their affinity masks (published at attach, shm_seg.c), fewer if our
+ * cgroup's cpu.max quota allows fewer. Known once every local rank has
+ * published; an affinity changed later is not seen. Then a peer asked for
+ * anything may wait for a core: a CMA move is not split
  * (4 ranks on 2 cores, MPI_Allreduce 256 KiB by halving-doubling, 10
  * interleaved launches at load 4: median 508 us unsplit, 667 split; 1 MiB
  * even), and moves bounce without a choice: the chooser's clock would
@@ -375,18 +484,86 @@ static void iov_copy(struct shm_bop *op, uint8_t *buf, size_t len, int to_iov)
  * and pick CMA, which loses here: the same allreduce, 10 launches at load
  * 5-6, bounced vs CMA (Open MPI): 256 KiB 256 vs 327 us (259), 1 MiB 827
  * vs 1108 (1042); by the chooser 354 and 1095. */
-static int bulk_crowded(struct nal *n)
+int shm_bulk_crowded(struct nal *n)
 {
 	if (!n->crowded) {
-		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		uint64_t u[SHM_CPU_WORDS] = { 0 };
+		int ncpu = 0, all = 1, q;
 
-		n->crowded = ncpu > 0 && n->lsize > ncpu ? 1 : -1;
+		for (int li = 0; li < n->lsize; li++) {
+			const struct shm_rank *r = &n->ranks[li];
+
+			if (!atomic_load_explicit(&r->ncpu, memory_order_acquire)) {
+				all = 0; /* not attached yet: counted as none for now */
+				continue;
+			}
+			for (int w = 0; w < SHM_CPU_WORDS; w++)
+				u[w] |= r->cpus[w];
+		}
+		for (int w = 0; w < SHM_CPU_WORDS; w++)
+			ncpu += __builtin_popcountll(u[w]);
+		if ((q = shm_cpu_quota()) > 0 && q < ncpu)
+			ncpu = q;
+		if (!all) /* may still grow: not kept */
+			return n->lsize > ncpu;
+		n->crowded = n->lsize > ncpu ? 1 : -1;
 	}
 	return n->crowded > 0;
 }
 
+static int bulk_crowded(struct nal *n)
+{
+	return shm_bulk_crowded(n);
+}
+
+/* cgroup v2 only (/proc/self/cgroup's "0::" line); read once per process. */
+int shm_cpu_quota(void)
+{
+	static int q = -1;
+	char line[512], path[600];
+	FILE *f;
+
+	if (q >= 0)
+		return q;
+	q = 0;
+	if (!(f = fopen("/proc/self/cgroup", "r")))
+		return q;
+	path[0] = 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::", 3)) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(path, sizeof(path), "/sys/fs/cgroup%s/cpu.max", line + 3);
+			break;
+		}
+	fclose(f);
+	if (path[0] && (f = fopen(path, "r"))) {
+		long long quota, period;
+
+		if (fscanf(f, "%lld %lld", &quota, &period) == 2 && quota > 0 && period > 0)
+			q = (int)((quota + period - 1) / period);
+		fclose(f);
+	}
+	return q;
+}
+
+int shm_cma_env(const char *e)
+{
+	static atomic_int warned;
+
+	if (!e || !e[0])
+		return -1;
+	if (!strcmp(e, "0") || !strcmp(e, "1"))
+		return e[0] - '0';
+	if (!atomic_exchange(&warned, 1))
+		fprintf(stderr, "ptl shm: PTL_SHM_CMA=%s is neither 0 nor 1: the bulk method is chosen by "
+			"measurement, as when unset\n", e);
+	return -1;
+}
+
 /* The bulk mode, PTL_SHM_CMA read once: 1 forces CMA, 0 forbids it (then
- * n->cma is 0 already, shm_nal.c), anything else lets the chooser decide.
+ * n->cma is 0 already, shm_nal.c: the chooser picks the stores), anything
+ * else lets the chooser decide; crowded (bulk_crowded), moves bounce by
+ * plain stores unless CMA is forced.
  * Why not a fixed default: the two methods trade places between machines.
  * The bounce copies are plain memcpy at both ends, two CPUs in a pipeline;
  * a CMA copy is the kernel's, page by page with each remote page pinned,
@@ -404,10 +581,12 @@ static int bulk_crowded(struct nal *n)
 static int bulk_mode(struct nal *n)
 {
 	if (!n->bulk_mode) {
-		const char *e = getenv("PTL_SHM_CMA");
+		int mode = shm_cma_env(getenv("PTL_SHM_CMA")) == 1 ? SHM_BULK_CMA
+			   : bulk_crowded(n) ? SHM_BULK_BOUNCE : SHM_BULK_AUTO;
 
-		n->bulk_mode = e && e[0] == '1' ? SHM_BULK_CMA
-			       : bulk_crowded(n) ? SHM_BULK_BOUNCE : SHM_BULK_AUTO;
+		if (n->crowded == 0) /* some rank not attached yet: ask again */
+			return mode;
+		n->bulk_mode = mode;
 	}
 	return n->bulk_mode;
 }
@@ -418,9 +597,19 @@ int shm_choice_class(size_t len)
 {
 	int k = 0;
 
-	while (k < SHM_CH_CLASSES - 1 && len >= ((size_t)SHM_CH_CLASS0 << (2 * k)))
+	while (k < SHM_CH_CLASSES - 1 && len >= ((size_t)SHM_CH_CLASS0 << k))
 		k++;
 	return k;
+}
+
+/* For reports: class k's sizes, as "64K-128K". */
+const char *shm_choice_class_name(int k)
+{
+	static const char *const name[] = { "0-32K", "32K-64K", "64K-128K", "128K-256K",
+					    "256K-512K", "512K-1M", "1M-2M", "2M-" };
+
+	_Static_assert(sizeof(name) / sizeof(name[0]) == SHM_CH_CLASSES, "a name per class");
+	return k >= 0 && k < SHM_CH_CLASSES ? name[k] : "?";
 }
 
 /* The median of method m's last k samples: one late move (preempted)
@@ -448,7 +637,28 @@ static uint32_t ch_median(const struct shm_choice *c, int m, uint32_t k)
 
 uint32_t shm_choice_est(const struct shm_choice *c, int m)
 {
-	return ch_median(c, m, SHM_CH_HIST);
+	return c->est[m] / 1000;
+}
+
+/* Method m's new cost x in its window: x replaces the oldest sample (out,
+ * if the window was full) in the sorted copy, moved into place by a few
+ * compares, and the median is read off it. Not ch_median's sort: a pick
+ * records every move, and est() was asked for up to six times a record
+ * (~1,070 instructions a move, 85% of them sorting). */
+static void ch_keep(struct shm_choice *c, int m, uint32_t x, uint32_t out, int full)
+{
+	uint32_t *v = c->sorted[m];
+	uint32_t k = full ? SHM_CH_HIST : c->nwin[m] + 1, j = k - 1;
+
+	if (full) /* out's place becomes the hole */
+		for (j = 0; v[j] != out; j++)
+			;
+	for (; j > 0 && v[j - 1] > x; j--) /* the hole moves left past greater ones */
+		v[j] = v[j - 1];
+	for (; j + 1 < k && v[j + 1] < x; j++) /* or right past smaller ones */
+		v[j] = v[j + 1];
+	v[j] = x;
+	c->est[m] = k % 2 ? v[k / 2] : (uint32_t)(((uint64_t)v[k / 2 - 1] + v[k / 2]) / 2);
 }
 
 /* a clearly cheaper than b (by a sixteenth): within that, no switch. An
@@ -469,7 +679,7 @@ static int ch_best(const struct shm_choice *c)
 	for (int m = 0; m < SHM_M_COUNT; m++) {
 		if (!(c->mask >> m & 1))
 			continue;
-		if (b < 0 || (c->nwin[m] && (!c->nwin[b] || shm_choice_est(c, m) < shm_choice_est(c, b))))
+		if (b < 0 || (c->nwin[m] && (!c->nwin[b] || c->est[m] < c->est[b])))
 			b = m;
 	}
 	return b < 0 ? SHM_M_BOUNCE : b;
@@ -515,7 +725,11 @@ int shm_choice_take(struct shm_choice *c, unsigned mask)
 
 void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns)
 {
-	uint64_t cost = len ? ns * 1000 / len : 0;
+	/* fs per byte: at 1 MiB and up a move costs 12-25 ps per byte here,
+	 * where whole ps would be steps of 4-8%, as coarse as the sixteenth
+	 * of hysteresis. u32 holds up to 4.29 us per byte (a 16 KiB move of
+	 * 70 ms: the clamp only meets preempted moves, which medians skip). */
+	uint64_t cost = len ? ns * 1000000 / len : 0;
 	int o = -1;
 
 	if (m < 0 || m >= SHM_M_COUNT)
@@ -524,7 +738,12 @@ void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns)
 		cost = 1;
 	if (cost > UINT32_MAX)
 		cost = UINT32_MAX;
-	c->win[m][c->nwin[m] % SHM_CH_HIST] = (uint32_t)cost;
+	{
+		uint32_t *slot = &c->win[m][c->nwin[m] % SHM_CH_HIST];
+
+		ch_keep(c, m, (uint32_t)cost, *slot, c->nwin[m] >= SHM_CH_HIST);
+		*slot = (uint32_t)cost;
+	}
 	if (++c->nwin[m] == 0) /* saturate on a multiple of the ring: it goes on */
 		c->nwin[m] = UINT32_MAX - UINT32_MAX % SHM_CH_HIST;
 	if (!c->ready) {
@@ -550,7 +769,7 @@ void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns)
 			c->early--;
 		c->since = c->early ? SHM_CH_REPROBE - SHM_CH_CONFIRM : 0;
 		/* the probe's own moves against the pick's longer record */
-		if (ch_better(ch_median(c, m, SHM_CH_WIN), shm_choice_est(c, c->pick))) {
+		if (ch_better(ch_median(c, m, SHM_CH_WIN), c->est[c->pick])) {
 			/* The old pick's median may have been spoiled by late
 			 * moves: it gets a probe of its own soon. */
 			c->next_probe = c->pick;
@@ -568,8 +787,7 @@ void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns)
 	 * one. Or it is time to look again: the next in turn. */
 	for (int x = 0; x < SHM_M_COUNT; x++)
 		if ((c->mask >> x & 1) && x != m && c->nwin[x] &&
-		    ch_better(shm_choice_est(c, x), shm_choice_est(c, m)) &&
-		    (o < 0 || shm_choice_est(c, x) < shm_choice_est(c, o)))
+		    ch_better(c->est[x], c->est[m]) && (o < 0 || c->est[x] < c->est[o]))
 			o = x;
 	if (o < 0 && c->since >= SHM_CH_REPROBE) {
 		o = (c->mask >> c->next_probe & 1) && c->next_probe != m ? c->next_probe
@@ -604,6 +822,35 @@ static struct shm_bop *bop_get(struct nal *n, int niov)
 	b->cap = keep;
 	b->iov = (struct iovec *)(b + 1);
 	return b;
+}
+
+/* A bounced move of len bytes between raddr and the iovecs, not queued. */
+static struct shm_bop *bop_new(struct nal *n, enum nal_bulk_op op, const struct iovec *local, int niov,
+			       uint64_t raddr, size_t len, void *cookie)
+{
+	struct shm_bop *b = bop_get(n, niov);
+
+	if (!b)
+		return NULL;
+	b->op = op;
+	b->raddr = raddr;
+	b->len = len;
+	b->nchunk = (len + piece(n) - 1) / piece(n);
+	memcpy(b->iov, local, (size_t)niov * sizeof(struct iovec));
+	b->niov = niov;
+	b->cookie = cookie;
+	b->method = SHM_M_BOUNCE;
+	return b;
+}
+
+/* Behind the moves queued on bp's area. */
+static void bop_queue(struct nal *n, struct shm_bpeer *bp, struct shm_bop *b)
+{
+	n->st.bounce_moves++;
+	n->st.nt_moves += b->method == SHM_M_NT;
+	*bp->qtail = b;
+	bp->qtail = &b->next;
+	n->nbulk++;
 }
 
 /* Back to the free list; a record with room for more than SHM_BOP_IOV
@@ -647,11 +894,11 @@ int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 	}
 	bp = &n->bp[li];
 	mode = bulk_mode(n);
-	if (mode == SHM_BULK_CMA && !n->cma) /* refused */
+	if (mode == SHM_BULK_CMA && !cma_allowed(n, li)) /* refused */
 		mode = SHM_BULK_BOUNCE;
 	ch = mode == SHM_BULK_AUTO ? &bp->ch[shm_choice_class(len)] : NULL;
-	m = ch ? shm_choice_take(ch, (1u << SHM_M_BOUNCE) | (1u << SHM_M_NT) |
-					 (n->cma ? 1u << SHM_M_CMA : 0))
+	m = ch ? shm_choice_take(ch, (1u << SHM_M_BOUNCE) | (SHM_NT_OK ? 1u << SHM_M_NT : 0) |
+					 (cma_allowed(n, li) ? 1u << SHM_M_CMA : 0))
 	       : mode == SHM_BULK_CMA ? SHM_M_CMA : SHM_M_BOUNCE;
 	if (m == SHM_M_CMA) {
 		uint64_t t0 = ch ? shm_now_ns() : 0;
@@ -669,29 +916,18 @@ int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 		}
 		if (rc != NAL_EPERM)
 			return rc;
-		n->cma = 0; /* not permitted here: bounce from now on */
-		ch = NULL;  /* this one untimed */
+		cma_refused(n, li); /* not permitted here: bounce from now on */
+		ch = NULL;          /* this one untimed */
 		m = SHM_M_BOUNCE;
 	}
-	b = bop_get(n, niov);
+	b = bop_new(n, op, local, niov, raddr, len, cookie);
 	if (!b)
 		return NAL_ENOMEM;
-	b->op = op;
-	b->raddr = raddr;
-	b->len = len;
-	b->nchunk = (len + piece(n) - 1) / piece(n);
-	memcpy(b->iov, local, (size_t)niov * sizeof(struct iovec));
-	b->niov = niov;
-	b->cookie = cookie;
 	/* Timed from when it becomes the area's active move (bop_pop). */
 	b->t0 = ch && !bp->q ? shm_now_ns() : 0;
 	b->timed = ch != NULL;
 	b->method = m;
-	n->st.bounce_moves++;
-	n->st.nt_moves += m == SHM_M_NT;
-	*bp->qtail = b;
-	bp->qtail = &b->next;
-	n->nbulk++;
+	bop_queue(n, bp, b);
 	return 1;
 }
 
@@ -899,6 +1135,8 @@ int shm_bulk_progress(struct nal *n)
 	for (int li = 0; li < n->lsize && n->nbulk; li++) {
 		if (li == n->lrank || n->dead[li])
 			continue;
+		if (n->bp[li].help_owed)
+			help_answer(n, li, n->bp[li].help_owed);
 		done += sv_work(n, li);
 		done += rq_work(n, li);
 		done += hp_work(n, li);
@@ -916,6 +1154,8 @@ int shm_bulk_pending(struct nal *n)
 		if (li == n->lrank || n->dead[li])
 			continue;
 		if (bp->hp_active && atomic_load_explicit(&bp->hp_done, memory_order_acquire))
+			return 1;
+		if (bp->help_owed) /* its ring was full: the peer, polling its move, drains it soon */
 			return 1;
 		if (bp->sv_active) {
 			uint32_t f = atomic_load_explicit(&bp->sv_slot[bp->sv_cur % SHM_NSLOT].full,
@@ -949,9 +1189,16 @@ void shm_bulk_fail_peer(struct nal *n, int li, int status)
 		bp->sv_active = 0;
 		n->nbulk--;
 	}
+	if (bp->help_owed) {
+		bp->help_owed = 0;
+		n->nbulk--;
+	}
 	if (bp->hp_active) {
 		bp->hp_active = 0;
 		n->nbulk--;
+		if (bp->hp_redo)
+			bop_put(n, bp->hp_redo);
+		bp->hp_redo = NULL;
 		if (n->up.bulk_done)
 			n->up.bulk_done(n->up.arg, bp->hp_cookie, status);
 	}
@@ -1023,6 +1270,9 @@ void shm_bulk_fini(struct nal *n)
 		}
 		bp->qtail = &bp->q;
 		bp->hp_active = 0;
+		free(bp->hp_redo);
+		bp->hp_redo = NULL;
+		bp->help_owed = 0;
 	}
 	n->nbulk = 0;
 	while (n->bop_free) {

@@ -114,7 +114,7 @@ static int shm_open_nal(const struct nal_open_args *a, struct nal **out)
 	n->jobid = a->jobid;
 	n->up = a->up;
 	e = getenv("PTL_SHM_CMA");
-	n->cma = !(e && e[0] == '0');
+	n->cma = shm_cma_env(e) != 0;
 	n->tx = calloc((size_t)n->lsize, sizeof(*n->tx));
 	n->rx = calloc((size_t)n->lsize, sizeof(*n->rx));
 	n->bp = calloc((size_t)n->lsize, sizeof(*n->bp));

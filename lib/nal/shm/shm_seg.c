@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +15,34 @@
 #include <unistd.h>
 
 #include "shm.h"
+
+/* Our affinity mask into our shm_rank, for bulk_crowded: the CPUs the
+ * host's ranks may use are the union of theirs (not the host's count,
+ * which taskset, cpusets and a launcher's binding do not change; not one
+ * rank's own either: bound to a core each, each sees one). More than 1024
+ * CPUs (sched_getaffinity refuses a cpu_set_t): all online ones. */
+static void publish_cpus(struct nal *n)
+{
+	cpu_set_t set;
+	uint32_t cnt = 0;
+
+	memset(n->me->cpus, 0, sizeof(n->me->cpus));
+	if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+		for (int c = 0; c < SHM_CPU_WORDS * 64 && c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &set)) {
+				n->me->cpus[c / 64] |= 1ull << (c % 64);
+				cnt++;
+			}
+	} else {
+		long on = sysconf(_SC_NPROCESSORS_ONLN);
+
+		for (long c = 0; c < on && c < SHM_CPU_WORDS * 64; c++) {
+			n->me->cpus[c / 64] |= 1ull << (c % 64);
+			cnt++;
+		}
+	}
+	atomic_store_explicit(&n->me->ncpu, cnt ? cnt : 1, memory_order_release);
+}
 
 static uint64_t align_up(uint64_t v, uint64_t a)
 {
@@ -143,6 +172,7 @@ int shm_seg_create(struct nal *n)
 	atomic_store_explicit(&n->hdr->attached, 1, memory_order_relaxed);
 	shm_seg_layout(n);
 	atomic_store_explicit(&n->me->pid, (int32_t)getpid(), memory_order_relaxed);
+	publish_cpus(n);
 	/* Publishes the header: an attacher that sees 1 sees everything above. */
 	atomic_store_explicit(&n->hdr->initialized, 1, memory_order_release);
 	return 0;
@@ -189,6 +219,7 @@ int shm_seg_attach(struct nal *n)
 	n->hdr = h;
 	shm_seg_layout(n);
 	atomic_store_explicit(&n->me->pid, (int32_t)getpid(), memory_order_relaxed);
+	publish_cpus(n);
 	atomic_fetch_add_explicit(&h->attached, 1, memory_order_acq_rel);
 	return 0;
 }
