@@ -2,8 +2,9 @@
 # PTL_SHM_BULK_REPORT=1: at teardown each rank says on stderr how shm's
 # bulk moves went, per peer and size class (the chooser's pick, each
 # method's timed moves and median cost), or why nothing was chosen;
-# without it, nothing. mp_bulk's moves: rank 1 reads 64 KiB (class 1),
-# 256 KiB (class 2), 1 and 16 MiB (class 3) from rank 0, which moves none.
+# without it, nothing. mp_bulk's moves: rank 1 reads 64 KiB (class 2:
+# 64K-128K), 1 MiB, 16 MiB (class 7: 2M-) and pieces of other sizes from
+# rank 0, which moves none. Classes: below 32 KiB, then twice as wide.
 set -u
 : "${PTL_TOP_BUILDDIR:?run through make check (or set PTL_TOP_BUILDDIR)}"
 d=$(dirname "$0")
@@ -20,17 +21,20 @@ m='[0-9][0-9]*:[0-9][0-9]*'
 line="pick [a-z]* switches [0-9][0-9]* bounce $m cma $m nt $m\$"
 
 run PTL_SHM_BULK_REPORT=1
-for k in "1 64K-256K" "2 256K-1M" "3 1M-"; do
+for k in "2 64K-128K" "7 2M-"; do
 	grep -q "^ptl shm bulk: rank 1 peer 0 class $k $line" "$err" || fail "no line for class $k"
 done
+# each class line names its own class's sizes
+awk '$8 == "class" { split("0-32K 32K-64K 64K-128K 128K-256K 256K-512K 512K-1M 1M-2M 2M-", nm, " ");
+	if ($10 != nm[$9 + 1]) bad = 1 } END { exit bad }' "$err" || fail "a class named wrongly"
 # every move timed: 1 + 1 + 2 at least (warm-up moves too)
 awk '$5 == 1 && $8 == "class" && $9 >= 1 { for (i = 16; i <= NF; i += 2) { split($i, v, ":"); t += v[1] } }
 	END { exit !(t >= 4) }' "$err" || fail "fewer than 4 timed moves of 64 KiB and up"
 grep -q '^ptl shm bulk: rank 0 mode none (no moves)$' "$err" || fail "rank 0 (no moves) did not say so"
-[ "$(grep -c . "$err")" -le 5 ] || fail "more lines than classes"
+[ "$(grep -c . "$err")" -le 9 ] || fail "more lines than classes"
 
 run PTL_SHM_BULK_REPORT=1 PTL_SHM_CMA=0
-grep -q "^ptl shm bulk: rank 1 peer 0 class 3 1M- $line" "$err" || fail "PTL_SHM_CMA=0: no line for class 3"
+grep -q "^ptl shm bulk: rank 1 peer 0 class 7 2M- $line" "$err" || fail "PTL_SHM_CMA=0: no line for class 7"
 grep -v ' mode ' "$err" | grep -qv ' cma 0:0 ' && fail "PTL_SHM_CMA=0: a CMA move reported"
 grep -q ' pick cma ' "$err" && fail "PTL_SHM_CMA=0: CMA picked"
 
