@@ -1219,18 +1219,22 @@ void shm_bulk_fail_peer(struct nal *n, int li, int status)
  * copy structure per size from it) - nothing on the path of a move. One
  * line per peer and class that had moves, each method's timed moves and
  * median cost (ps per byte: 1000 / GB/s; 0 without a sample), or one
- * line saying why nothing was chosen:
- *   ptl shm bulk: rank 0 peer 1 class 1 64K-256K pick cma switches 0 bounce 8:310 cma 1042:95 nt 8:140
- *   ptl shm bulk: rank 0 mode cma|bounce|none (PTL_SHM_CMA=1|crowded|CMA refused|no moves) */
+ * line saying why nothing was chosen, and a line per peer that refused
+ * CMA after it had been allowed (its moves bounce since):
+ *   ptl shm bulk: rank 0 peer 1 class 2 64K-128K pick cma switches 0 bounce 8:310 cma 1042:95 nt 8:140
+ *   ptl shm bulk: rank 0 mode cma|bounce|none (PTL_SHM_CMA=1|crowded|CMA refused|no moves)
+ *   ptl shm bulk: rank 0 peer 1 cma refused */
 static void bulk_report(struct nal *n)
 {
 	static const char *const mname[SHM_M_COUNT] = { "bounce", "cma", "nt" };
-	static const char *const cname[SHM_CH_CLASSES] = { "0-64K", "64K-256K", "256K-1M", "1M-" };
 	const char *e = getenv("PTL_SHM_BULK_REPORT");
 	int mode = n->bulk_mode;
 
 	if (!e || e[0] != '1')
 		return;
+	for (int li = 0; li < n->lsize; li++)
+		if (n->cma && n->bp[li].cma_refused)
+			fprintf(stderr, "ptl shm bulk: rank %d peer %d cma refused\n", n->rank, n->l2g[li]);
 	if (mode != SHM_BULK_AUTO) {
 		fprintf(stderr, "ptl shm bulk: rank %d mode %s (%s)\n", n->rank,
 			mode == SHM_BULK_CMA && n->cma ? "cma" : mode ? "bounce" : "none",
@@ -1250,7 +1254,7 @@ static void bulk_report(struct nal *n)
 			if (!c->nwin[SHM_M_BOUNCE] && !c->nwin[SHM_M_CMA] && !c->nwin[SHM_M_NT])
 				continue;
 			fprintf(stderr, "ptl shm bulk: rank %d peer %d class %d %s pick %s switches %u%s\n",
-				n->rank, n->l2g[li], k, cname[k],
+				n->rank, n->l2g[li], k, shm_choice_class_name(k),
 				c->ready ? mname[c->pick] : "none", c->switches, buf);
 		}
 	}
