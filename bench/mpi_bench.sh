@@ -131,8 +131,16 @@
 #          the same exchanges in launches of their own whose eager limit
 #          is raised so that they stay reads ("collcal reads", "reads1m";
 #          through shm's bounce area a read exchange of 512 KiB takes
-#          ~100 us, a rendezvous exchange ~70: no stand-in); with
-#          more ranks than cores the reads' times from mpi_collcal's
+#          ~100 us, a rendezvous exchange ~70: no stand-in); each by
+#          the method shm picked for the 2-rank rows' reads
+#          (--read-methods, from their PTL_SHM_BULK_REPORT lines: a
+#          move through the segment is the sender's copy out and the
+#          receiver's copy in, a CMA read the receiver's copy, split
+#          from SHM_SPLIT_MIN), from the same exchanges with that method
+#          forced ("rxchm": PTL_SHM_CMA=0, "rxchc": 1; shm picks CMA
+#          for these exchanges where the rows' reads go NT), each
+#          size's rate solved through the model's exchange by that
+#          method; with more ranks than cores the reads' times from mpi_collcal's
 #          "rxch4" (ranks 0-1 and 2-3 exchanging at once, unpinned),
 #          each solved so that the model's pair exchange on the cores
 #          (half its 4-rank recursive doubling) takes what rxch4 took
@@ -174,6 +182,9 @@
 #   PTL_BENCH_KEEP=DIR / PTL_BENCH_FROM=DIR bench/mpi_bench.sh  (keep the
 #          measurements; run the model alone on kept ones)
 #   PTL_BENCH_LAUNCHES=N  launches per algorithm and round (default 3)
+#   PTL_BENCH_READS=copy  the model takes every read as one copy by the
+#          receiver at the rxch exchanges' rates (the model before
+#          --read-methods), for an A/B on the same data (PTL_BENCH_FROM)
 #   PTL_BENCH_STAT=med    the model's side takes each launch's median trial
 #          (the best launch's), not the best trial: a trial can also read
 #          fast (2-rank 1 MiB ping-pong 48.9 us in one trial of a launch
@@ -271,6 +282,19 @@ for r in $(seq "$ROUNDS"); do
 			PTL_MPI_EAGER_LIMIT=$(( ${PTL_MPI_EAGER_LIMIT:-8192} * ${rd#*:} )) run ptl 2 collcal "${rd%:*}" |
 				sed "s/^/ptl 2 /" >> "$W/all" || echo "mpi_bench.sh: ptl collcal ${rd%:*} failed" >&2
 		done
+		# the same reads with shm's method forced, through the segment
+		# (PTL_SHM_CMA=0: "rxchm") and by CMA (1: "rxchc"): the rows'
+		# reads go by the method shm picks for them, which need not be
+		# the one it picks for these exchanges, and the model takes
+		# each size's rates from the rows' method's
+		for cma in 0 1; do
+			[ "$cma" = 0 ] && fig=rxchm || fig=rxchc
+			for rd in reads16:1 reads:8 reads1m:16; do
+				PTL_SHM_CMA=$cma PTL_MPI_EAGER_LIMIT=$(( ${PTL_MPI_EAGER_LIMIT:-8192} * ${rd#*:} )) \
+					run ptl 2 collcal "${rd%:*}" | sed "s/^rxch /$fig /; s/^/ptl 2 /" >> "$W/all" ||
+					echo "mpi_bench.sh: ptl collcal ${rd%:*} PTL_SHM_CMA=$cma failed" >&2
+			done
+		done
 		[ "$(nproc)" -lt 4 ] && { run ptl 4 collcal | sed "s/^/ptl 4 /" >> "$W/all" ||
 			echo "mpi_bench.sh: ptl 4-rank collcal failed" >&2; }
 		T=$TRIALS
@@ -336,6 +360,18 @@ predict() {
 	"$B/tools/ptltool" coll "$@" --json 2>/dev/null | sed -n 's/.*"predicted_us": \([0-9.e+-]*\).*/\1/p'
 }
 calc() { awk "BEGIN { v = $1; printf \"%.6g\", v }"; }
+# secant FN SIZE GOAL: the time T (us, from 0.001) for which FN SIZE T,
+# which grows with T, gives GOAL
+secant() {
+	sf=$1 sl=$2 sh=$3
+	t0=0.001 p0=$($sf "$sl" 0.001) t1=1 p1=$($sf "$sl" 1)
+	for it in 1 2 3 4 5; do
+		t2=$(calc "$p1 != $p0 ? $t1 + ($sh - $p1) * ($t1 - $t0) / ($p1 - $p0) : $t1")
+		t2=$(calc "$t2 > 0.001 ? $t2 : 0.001")
+		t0=$t1 p0=$p1 t1=$t2 p1=$($sf "$sl" "$t2")
+	done
+	echo "$t1"
+}
 hrt=$(cal 2 pingpong 8)
 gamma=$(cal 2 gamma 0)
 o=$(cal 2 overhead 8)
@@ -580,8 +616,54 @@ rates=${x%%|*} ratesays=${x#*|}
 rfixed() { predict --op allreduce --ranks 2 --bytes "$1" --elem 8 --algo recursive_doubling --input --alpha "$alpha" \
 	--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
 	--rndv-min "$peager" --inline-max "$eager" --read-rates 1048576:1e18 --recv-post "${post:-0}" --lazy-max "$clazy"; }
-reads=
-if [ -n "$rcopy" ]; then
+# How the 2-rank rows' reads go, by size (--read-methods): shm's picks
+# for them (PTL_SHM_BULK_REPORT), class by class the method with the most
+# timed moves, as --bulk-methods says the ping-pongs'. A read moved
+# through the segment (bounce, NT) is two copies, out on the sender's CPU
+# and in on the receiver's a piece behind (an exchange's CPUs each copy
+# both); a CMA read one, the receiver's (split from SHM_SPLIT_MIN: half
+# each). Each size's rate then from the read exchanges by the rows'
+# method (rxchm: PTL_SHM_CMA=0, rxchc: 1; kept runs without them: rxch,
+# whatever shm picked there), solved through the model's exchange with
+# that method (rxm, secant), as the 4-rank reads are (rx4).
+# shm's SHM_PIECE: the bytes a move through the segment hands over at a time
+piece=$(sed -n 's/^#define SHM_PIECE (\([0-9][0-9]*\)u << 10).*/\1/p' "$S/lib/nal/shm/shm_bulk.c" 2>/dev/null)
+piece=$(( ${piece:-64} * 1024 ))
+readm= readmsays= reads= readsays=
+# steps PICKS: "K METHOD ..." per class K as --bulk-methods steps
+steps() { echo "$1" | awk -v c0="$class0" -v sp="$split" '{
+	lo = $1 ? c0 * 4 ^ ($1 - 1) : 0; hi = c0 * 4 ^ $1
+	if ($2 != "cma") { printf "%s%d:move", sep, lo; sep = "," }
+	else if (lo >= sp) { printf "%s%d:split", sep, lo; sep = "," }
+	else { printf "%s%d:copy", sep, lo; sep = ","; if (sp < hi && $1 < 3) printf ",%d:split", sp } }'; }
+if [ -n "$rcopy" ] && [ "${PTL_SHM_CMA:-}" != 1 ] && [ "${PTL_BENCH_READS:-}" != copy ] && [ -s "$W/bulk" ]; then
+	rpicks=$(awk '$1 == 2 && $2 == "allreduce" && $3 ~ /^allreduce=/ && $9 == "class" {
+		k = $10; for (i = 16; i + 1 <= NF; i += 2) { split($(i + 1), v, ":"); n[k, $i] += v[1]; cl[k] = 1 } }
+		END { for (k in cl) { best = ""; split("bounce nt cma", ms, " ")
+			for (j = 1; j <= 3; j++) if (best == "" || n[k, ms[j]] + 0 > n[k, best] + 0) best = ms[j]
+			print k, best } }' "$W/bulk" | sort -n)
+	[ -n "$rpicks" ] && readm="--read-methods $(steps "$rpicks")"
+fi
+# rhow SIZE: copy, split or move, as the model takes a read of SIZE
+rhow() { echo "${readm#--read-methods }" | tr ',' '\n' | awk -F: -v l="$1" 'NR == 1 || $1 <= l { h = $2 } END { print h ? h : "copy" }'; }
+# rxm SIZE T: the model's 2-rank read exchange of SIZE, each copy T us
+rxm() { predict --op allreduce --ranks 2 --bytes "$1" --elem 8 --algo recursive_doubling --input --alpha "$alpha" \
+	--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
+	--rndv-min "$peager" --inline-max "$eager" --read-rates "1048576:$(calc "$1 / ($2 * 1e-6)")" $readm \
+	--move-piece "$piece" --recv-post "${post:-0}" --lazy-max "$clazy"; }
+if [ -n "$rcopy" ] && [ -n "$readm" ]; then
+	for l in 16384 32768 65536 131072 262144 524288 1048576; do
+		fig=rxch
+		case $(rhow "$l") in move) f=rxchm ;; *) f=rxchc ;; esac
+		h=$(cal 2 "$f" "$l")
+		[ -n "$h" ] && fig=$f || h=$(cal 2 rxch "$l")
+		[ -n "$h" ] || continue
+		t1=$(secant rxm "$l" "$h")
+		reads="$reads${reads:+,}$l:$(calc "$l / ($t1 * 1e-6)")"
+		readsays="$readsays $((l / 1024))K $(rhow "$l") $(calc "$l / ($t1 * 1e3)") ($fig $h us)"
+	done
+	[ -n "$reads" ] && rcopy="$rcopy --read-rates $reads" && readmsays=" (each copy; the rows' reads by method: ${readm#--read-methods })"
+elif [ -n "$rcopy" ]; then
 	x=$(xrates rxch rfixed 16384 32768 65536 131072 262144 524288 1048576)
 	reads=${x%%|*} readsays=${x#*|}
 	[ -n "$reads" ] && rcopy="$rcopy --read-rates $reads"
@@ -604,8 +686,6 @@ mv= mvsays=
 # Only the sizes that shm moves through the segment (the picks above;
 # every size when it bounces unchosen): a split CMA ping-pong says
 # nothing of a move's rate.
-piece=$(sed -n 's/^#define SHM_PIECE (\([0-9][0-9]*\)u << 10).*/\1/p' "$S/lib/nal/shm/shm_bulk.c" 2>/dev/null)
-piece=$(( ${piece:-64} * 1024 ))
 # how SIZE: copy, split or move, as the model takes a rendezvous of SIZE
 how() {
 	if [ -n "$bulkm" ]; then
@@ -641,7 +721,7 @@ for l in 4096 32768 262144 1048576; do
 done
 lc="${lrates:+--local-copy-rates $lrates}"
 if [ -n "$reads" ]; then
-	echo "#   a collective's sends stay eager up to $ceager B (COLL_EAGER_TIMES $ctimes; 2 ranks: $peager B, MPI_PULL_EAGER $ptimes), above $eager B read by the receiver, GB/s by size (2-rank exchanges, blocking sends):$readsays; past them at the rendezvous rates"
+	echo "#   a collective's sends stay eager up to $ceager B (COLL_EAGER_TIMES $ctimes; 2 ranks: $peager B, MPI_PULL_EAGER $ptimes), above $eager B read by the receiver, GB/s by size (2-rank exchanges, blocking sends)$readmsays:$readsays; past them at the rendezvous rates"
 elif [ -n "$rcopy" ]; then
 	echo "#   a collective's sends stay eager up to $ceager B (COLL_EAGER_TIMES $ctimes; 2 ranks: $peager B, MPI_PULL_EAGER $ptimes), above $eager B read by the receiver: $rc us each beyond the bytes (blocking 16 KiB ping-pong ${lat16k:-?} us - 2 o - alpha - bytes/beta)"
 fi
@@ -654,12 +734,11 @@ picksof() {
 			for (j = 1; j <= 3; j++) if (best == "" || n[k, ms[j]] > n[k, best]) best = ms[j]
 			printf " %d:%s (nt %d, cma %d)", k, best, n[k, "nt"], n[k, "cma"] } }' "$W/bulk"
 }
-# The 2-rank rows' sends are reads (eager up to the pull limit), at the
-# read exchanges' rates; shm picks the reads' method in each launch, and
-# where the rows' picks differ from the exchanges' the rates describe
-# another method (a read moved through the segment also costs its
-# sender's CPU the copy out, which the model does not book)
-rrows=$(picksof '$2 == "allreduce" && $3 ~ /^allreduce=/') rxch=$(picksof '$2 == "collcal"')
+# The 2-rank rows' sends are reads (eager up to the pull limit); shm
+# picks the reads' method in each launch, the rows' and the exchanges'
+# apart (the model takes the rows' picks, --read-methods above, and the
+# rates of exchanges with that method forced)
+rrows=$(picksof '$2 == "allreduce" && $3 ~ /^allreduce=/') rxch=$(picksof '$2 == "collcal" && $4 !~ /,cma/')
 [ -n "$rrows" ] && echo "#   shm's picks by size class (0: <64K, 1: <256K, 2: <1M, 3), timed moves: the 2-rank rows' reads$rrows; mpi_collcal's (the read and copy exchanges)$rxch"
 [ -n "$allapart" ] && echo "#   MPI_Allreduce leaves the input apart where the algorithm reads it (--input; the call: the checks alone, MPI_COMM_SELF's 8-byte call)"
 if [ -n "$rt" ]; then
@@ -712,18 +791,6 @@ if [ -n "$p4i" ] && [ -n "${spp8:-}" ]; then
 	cw=$(calc "$p4i > $spp8 ? $p4i - $spp8 : 0")
 	cwait="--core-wait $cw"
 fi
-# secant FN SIZE GOAL: the time T (us, from 0.001) for which FN SIZE T,
-# which grows with T, gives GOAL
-secant() {
-	sf=$1 sl=$2 sh=$3
-	t0=0.001 p0=$($sf "$sl" 0.001) t1=1 p1=$($sf "$sl" 1)
-	for it in 1 2 3 4 5; do
-		t2=$(calc "$p1 != $p0 ? $t1 + ($sh - $p1) * ($t1 - $t0) / ($p1 - $p0) : $t1")
-		t2=$(calc "$t2 > 0.001 ? $t2 : 0.001")
-		t0=$t1 p0=$p1 t1=$t2 p1=$($sf "$sl" "$t2")
-	done
-	echo "$t1"
-}
 # x4 SIZE COPY: the model's pair exchange of SIZE by rendezvous on the
 # cores there are (half a 4-rank recursive doubling), each copy COPY us
 x4() { p=$(predict --op allreduce --ranks 4 --bytes "$1" --elem 8 --algo recursive_doubling --input --alpha "$alpha" \
@@ -834,8 +901,8 @@ for a in $ALGOS; do
 			[ -n "$ba" ] || ba=$(cal "$n" barrier 0)
 			[ -n "$ba" ] && share="--cores $cores --switch-cost $(switch "$n" "$ba") $cwait"
 		fi
-		rc_n=$rcopy rt_n=$rt split_n=$split bulk_n=$bulkm
-		[ "$n" -gt "$cores" ] && split_n=$split4 bulk_n=
+		rc_n="$rcopy $readm" rt_n=$rt split_n=$split bulk_n=$bulkm
+		[ "$n" -gt "$cores" ] && split_n=$split4 bulk_n= rc_n=$rcopy
 		[ "$n" -gt "$cores" ] && [ -n "$rcopy4" ] && rc_n=$rcopy4
 		[ "$n" -gt "$cores" ] && [ -n "$rt4" ] && rt_n="$rt $rt4"
 		for bytes in $(awk -v k="$a $n allreduce" 'index($0, k " ") == 1 { print $4 }' "$W/algo" | sort -nu); do

@@ -49,6 +49,9 @@
  *                 both ranks at once - what a schedule's sends above the
  *                 eager limit do (mpi_coll.c's COLL_EAGER_TIMES, and a
  *                 2-rank allreduce's MPI_MODE_PULL): the rate of that read
+ *   rxch B        (mpi_collcal [trials] reads16) 16 - 64 KiB alone, for
+ *                 mpi_bench.sh's launches that force shm's method
+ *                 (PTL_SHM_CMA=0: through the segment; 1: CMA)
  *   rxch B        (mpi_collcal [trials] reads) 128 - 512 KiB, the same
  *                 exchange in a launch whose eager limit is raised to 64 KiB
  *                 (PTL_MPI_EAGER_LIMIT=65536, from mpi_bench.sh; "reads1m":
@@ -375,11 +378,13 @@ int main(int argc, char **argv)
 	static double v[NFIGS][CAL_MAXT];
 	if (argc > 2 && strncmp(argv[2], "reads", 5) == 0) {
 		/* the long reads alone (the launch's eager limit raised):
-		 * "reads" 128 - 512 KiB, "reads1m" 1 MiB */
-		static const int rl[] = { 131072, 262144, 524288 }, r1m[] = { 1 << 20 };
-		bool one = strcmp(argv[2], "reads1m") == 0;
-		const int *sz = one ? r1m : rl;
-		int nrl = one ? 1 : (int)(sizeof rl / sizeof rl[0]);
+		 * "reads" 128 - 512 KiB, "reads1m" 1 MiB; "reads16" the
+		 * short ones alone (16 - 64 KiB, the limit as it is), for
+		 * launches that force shm's method (PTL_SHM_CMA=0 or 1) */
+		static const int rl[] = { 131072, 262144, 524288 }, r1m[] = { 1 << 20 }, r16[] = { 16384, 32768, 65536 };
+		bool one = strcmp(argv[2], "reads1m") == 0, shortr = strcmp(argv[2], "reads16") == 0;
+		const int *sz = one ? r1m : shortr ? r16 : rl;
+		int nrl = one ? 1 : (int)(sizeof rl / sizeof rl[0]); /* r16 as many */
 		for (int t = 0; t < trials; t++)
 			for (int f = 0; f < nrl; f++)
 				v[f][t] = cal_exchange(rank, sb, b, sz[f], true, 2);

@@ -544,6 +544,23 @@ struct coll_cost_params {
 		size_t len;
 		int how; /* COLL_BULK_* */
 	} bulk[COLL_COST_RATES];
+	/* With cpu_copies and inline_max: how a receiver's read of an eager
+	 * message goes by its size, as shm's chooser picked for the reads
+	 * (steps as bulk; 0 steps: every read COLL_BULK_COPY). The bytes go
+	 * at the read rates (read) whatever the method, each copy's share of
+	 * them: COLL_BULK_COPY, one copy on the receiver's CPU (CMA);
+	 * COLL_BULK_SPLIT, the receiver asks its sender (alpha) for the
+	 * second half, copies the first meanwhile, and split_cost plus the
+	 * second half take the sender's CPU (split CMA); COLL_BULK_MOVE,
+	 * through the segment (bounce or NT): the receiver asks (alpha), the
+	 * sender's CPU copies the bytes out and the receiver's copies them
+	 * in from when the first piece (move_piece) is out, a piece after
+	 * the copy out at the earliest. Where the rows' reads go NT and the
+	 * model booked only the receiver's copy, the sender's copy out (which
+	 * takes turns with its reduction) went missing: the 2-rank rows at
+	 * 32 KiB read 0.6-0.8x. */
+	int nread_bulk;
+	struct coll_bulk_step read_bulk[COLL_COST_RATES];
 };
 #define COLL_BULK_COPY 0
 #define COLL_BULK_SPLIT 1

@@ -51,7 +51,10 @@
  * wake_cost when it comes; a message that crossed one its receiver sent
  * back costs that receiver more when its receive posted nothing (cross);
  * a receiver's read of an eager message too large to go inline moves at
- * the rate measured for reads of its size (read). On shared cores a waiting rank
+ * the rate measured for reads of its size (read), by the method shm
+ * picked for it (read_bulk: one copy on the receiver's CPU; split, half
+ * on each; moved through the segment, the sender's CPU copies out and
+ * the receiver's in, a piece behind, as a one-way bounce move). On shared cores a waiting rank
  * looks for its message every core_wait (its core passing round the
  * waiting ranks).
  *
@@ -82,8 +85,13 @@ struct hent {
  * receiver (idx: its receive); EV_COPIED: the bytes are in place (idx:
  * the send); EV_BOUNCE: a one-way bounce move's first piece is in the
  * segment, the receiver copies the pieces in (idx: its receive; aux: when
- * the sender's copy out ends). */
-enum { EV_READY, EV_ARRIVAL, EV_ACK, EV_RTS, EV_GET, EV_HELP, EV_COPIED, EV_BOUNCE };
+ * the sender's copy out ends). An eager read that is not one copy
+ * (read_bulk): EV_RDREQ, the receiver's request reached the sender (idx:
+ * the send; aux: when the receiver's own half is done, split), which
+ * copies out or its half; EV_RDIN, the receiver's part after that (idx:
+ * its receive; sent: its copy in, seconds; aux: when the read can be done
+ * at the earliest). */
+enum { EV_READY, EV_ARRIVAL, EV_ACK, EV_RTS, EV_GET, EV_HELP, EV_COPIED, EV_BOUNCE, EV_RDREQ, EV_RDIN };
 
 struct heap {
 	struct hent *v;
@@ -343,6 +351,19 @@ static double alpha_of(const struct coll_cost_params *p, size_t len)
 
 static double rndv_copy(const struct coll_cost_params *p, size_t len, size_t bytes);
 
+/* How an eager read of len bytes goes (COLL_BULK_*): by the read steps,
+ * else one copy by the receiver */
+static int read_how(const struct coll_cost_params *p, size_t len)
+{
+	int k = 0;
+
+	if (p->nread_bulk <= 0)
+		return COLL_BULK_COPY;
+	while (k + 1 < p->nread_bulk && len >= p->read_bulk[k + 1].len)
+		k++;
+	return p->read_bulk[k].how;
+}
+
 /* Seconds a receiver's read of an eager message of len bytes (too large
  * to go inline) takes its CPU: at the rate measured for reads of its size
  * (read) up to the largest size measured, else at a rendezvous copy's
@@ -371,6 +392,21 @@ static double read_copy(const struct coll_cost_params *p, size_t len)
 	return rate > 0 ? (double)len / rate : 0.0;
 }
 
+/* Seconds one copy of `bytes` of an eager read of len bytes takes: its
+ * share of read_copy's (a split read's halves, a moved read's copy out
+ * and copy in each at the read's rate) */
+static double read_part(const struct coll_cost_params *p, size_t len, size_t bytes)
+{
+	return len ? read_copy(p, len) * ((double)bytes / (double)len) : 0.0;
+}
+
+/* the part of a split read the receiver copies itself: the first half,
+ * rounded down to 4 KiB as shm_bulk.c splits */
+static size_t read_own(size_t len)
+{
+	return (len / 2) & ~(size_t)4095;
+}
+
 /* what taking a message of len bytes costs its receiver: o, and the read
  * when it makes it (read_copy); a request-free one, small_o and the lines
  * it pulls over (small_recv) */
@@ -381,7 +417,7 @@ static double take_cost(const struct coll_cost_params *p, size_t len)
 		return p->small_o + interp(t->pt, sizeof t->pt[0], offsetof(struct coll_cost_point, time), t->n, len, 0.0);
 	if (!recv_copies(p, len))
 		return o_of(p, len);
-	return p->o + read_copy(p, len);
+	return p->o + (read_how(p, len) == COLL_BULK_COPY ? read_copy(p, len) : 0.0);
 }
 
 /* Seconds a receiver's copy (rendezvous, or an eager message too large
@@ -656,6 +692,58 @@ static int simulate(struct sim *m)
 								  EV_ARRIVAL, 0, 0 });
 			continue;
 		}
+		if (e.ev == EV_ARRIVAL && recv_copies(p, c->len) && read_how(p, c->len) != COLL_BULK_COPY) {
+			/* a read that is not one copy: the receiver takes the
+			 * message (its read left out) and asks the sender; split,
+			 * it copies its own half meanwhile */
+			double taken = cpu_run(m, e.rank, e.key, arrival_cost(m, &e, c->len));
+			double own = taken;
+			int sr;
+			size_t si;
+			partner(m, e.rank, e.idx, &sr, &si);
+			if (read_how(p, c->len) == COLL_BULK_SPLIT)
+				own = cpu_run(m, e.rank, taken, read_part(p, c->len, read_own(c->len)));
+			rc = hpush(&m->h, (struct hent){ taken + p->alpha, tie_of(m, sr, si), sr, si, EV_RDREQ, own, 0 });
+			continue;
+		}
+		if (e.ev == EV_RDREQ) {
+			/* the sender's part of a read: split, the second half (done
+			 * when both are); moved, the copy out, the receiver's copy
+			 * in from when the first piece is out */
+			int pr;
+			size_t pi;
+			partner(m, e.rank, e.idx, &pr, &pi);
+			uint64_t ptie = tie_of(m, pr, pi);
+			if (read_how(p, c->len) == COLL_BULK_SPLIT) {
+				size_t rest = c->len - read_own(c->len);
+				double theirs = cpu_run(m, e.rank, e.key, p->split_cost + read_part(p, c->len, rest));
+				rc = hpush(&m->h, (struct hent){ theirs > e.aux ? theirs : e.aux, ptie, pr, pi, EV_RDIN, 0, 0 });
+				continue;
+			}
+			double w = read_part(p, c->len, c->len), out = cpu_run(m, e.rank, e.key, w);
+			double piece = m->k * w * piece_share(p, c->len);
+			rc = hpush(&m->h, (struct hent){ out - m->k * w + piece, ptie, pr, pi, EV_RDIN, out + piece, w });
+			continue;
+		}
+		if (e.ev == EV_RDIN) {
+			/* the receiver's copy in (moved), then the read is done:
+			 * the acknowledgement, the reduction */
+			double in = cpu_run(m, e.rank, e.key, e.sent), done = in > e.aux ? in : e.aux;
+			int sr;
+			size_t si;
+			partner(m, e.rank, e.idx, &sr, &si);
+			if (acked(p, c->len)) {
+				double trip = p->ack_alpha > 0 ? p->ack_alpha : p->alpha;
+				rc = hpush(&m->h, (struct hent){ done + trip, tie_of(m, sr, si), sr, si, EV_ACK, 0, 0 });
+			}
+			if (!rc)
+				rc = finish(m, e.rank, e.idx,
+					    cpu_run(m, e.rank, done,
+						    c->kind == COLL_REDUCE
+							    ? (double)c->len * p->gamma + input_copy(p, c)
+							    : 0.0));
+			continue;
+		}
 		if (e.ev == EV_ARRIVAL && acked(p, c->len)) {
 			/* taking the message (o, the copy if ours) sends the
 			 * acknowledgement back */
@@ -766,13 +854,13 @@ static bool table_ok(const struct coll_cost_table *t)
 	return true;
 }
 
-static bool bulk_ok(const struct coll_cost_params *p)
+/* steps of how copies go (bulk, read_bulk): methods known, sizes ascending */
+static bool steps_ok(const struct coll_bulk_step *b, int n)
 {
-	if (p->nbulk < 0 || p->nbulk > COLL_COST_RATES)
+	if (n < 0 || n > COLL_COST_RATES)
 		return false;
-	for (int i = 0; i < p->nbulk; i++)
-		if (p->bulk[i].how < COLL_BULK_COPY || p->bulk[i].how > COLL_BULK_MOVE
-		    || (i > 0 && p->bulk[i].len <= p->bulk[i - 1].len))
+	for (int i = 0; i < n; i++)
+		if (b[i].how < COLL_BULK_COPY || b[i].how > COLL_BULK_MOVE || (i > 0 && b[i].len <= b[i - 1].len))
 			return false;
 	return true;
 }
@@ -783,7 +871,8 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	memset(out, 0, sizeof *out);
 	if (!s || !params || s->nheld != s->req.nranks || !rates_ok(params->rates, params->nrates)
 	    || !rates_ok(params->local, params->nlocal) || !rates_ok(params->read, params->nread)
-	    || !rates_ok(params->move, params->nmove) || !bulk_ok(params)
+	    || !rates_ok(params->move, params->nmove) || !steps_ok(params->bulk, params->nbulk)
+	    || !steps_ok(params->read_bulk, params->nread_bulk)
 	    || !table_ok(&params->small_recv) || !table_ok(&params->cross) || !table_ok(&params->move_gap))
 		return -EINVAL;
 	if (params->calls < 0 || params->calls > COLL_COST_MAX_CALLS)

@@ -36,6 +36,7 @@ static void usage(FILE *out)
 	        "                    [--wake-cost TIME] [--core-wait TIME] [--calls K] [--unexpected]\n"
 	        "                    [--cross-costs LIST] [--read-rates LIST] [--move-rates LIST]\n"
 	        "                    [--move-piece SIZE] [--move-gaps LIST] [--bulk-methods LIST]\n"
+	        "                    [--read-methods LIST]\n"
 	        "                    [--one-host] [--shared-cores] [--counts LIST] [--show] [--json]\n"
 	        "\n"
 	        "Expand a collective into its schedule, print the algorithm chosen, steps,\n"
@@ -116,6 +117,12 @@ static void usage(FILE *out)
 	        "  --read-rates LIST  with --inline-max: the rate of such a copy by message\n"
 	        "                 size, SIZE:RATE,... as --copy-rates (default: those, else\n"
 	        "                 --beta)\n"
+	        "  --read-methods LIST  with --inline-max: how such a read goes by size,\n"
+	        "                 SIZE:HOW,... as --bulk-methods, HOW copy (the receiver's\n"
+	        "                 CPU, default), split (half on the receiver's, half plus\n"
+	        "                 --split-cost on the sender's once asked) or move (through the\n"
+	        "                 segment: the sender's CPU copies out, the receiver's in from\n"
+	        "                 the first --move-piece on); each copy at --read-rates\n"
 	        "  --move-rates LIST  with --rndv-min: a rendezvous copy that goes one way (its\n"
 	        "                 receiver sends none back at once) is shm's move through the\n"
 	        "                 segment (bounce or non-temporal, where it picks that): the\n"
@@ -312,9 +319,9 @@ static int parse_times(const char *s, struct coll_cost_table *t)
 	return n > 0 ? 0 : -1;
 }
 
-/* "0:move,256K:split": how a rendezvous copy goes by its size, sizes
- * ascending */
-static int parse_bulk(const char *s, struct coll_cost_params *cp)
+/* "0:move,256K:split": how a rendezvous copy (or an eager read) goes by
+ * its size, sizes ascending, into the n steps at b */
+static int parse_bulk(const char *s, struct coll_bulk_step *b, int *nb)
 {
 	static const char *const how[] = { [COLL_BULK_COPY] = "copy", [COLL_BULK_SPLIT] = "split",
 					   [COLL_BULK_MOVE] = "move" };
@@ -332,16 +339,16 @@ static int parse_bulk(const char *s, struct coll_cost_params *cp)
 		if (!c || n >= COLL_COST_RATES)
 			return -1;
 		*c++ = '\0';
-		if (parse_size(t, &len) || (n > 0 && len <= cp->bulk[n - 1].len))
+		if (parse_size(t, &len) || (n > 0 && len <= b[n - 1].len))
 			return -1;
 		for (int k = 0; k < (int)(sizeof how / sizeof how[0]); k++)
 			if (strcmp(c, how[k]) == 0)
 				h = k;
 		if (h < 0)
 			return -1;
-		cp->bulk[n++] = (struct coll_bulk_step){ len, h };
+		b[n++] = (struct coll_bulk_step){ len, h };
 	}
-	cp->nbulk = n;
+	*nb = n;
 	return n > 0 ? 0 : -1;
 }
 
@@ -436,6 +443,7 @@ enum opt_kind {
 	OPT_MOVE,   /* the same: one-way move rates (through the segment) */
 	OPT_TIMES,  /* comma-separated SIZE:TIME (struct coll_cost_table *) */
 	OPT_BULK,   /* comma-separated SIZE:copy|split|move (struct coll_cost_params *) */
+	OPT_RBULK,  /* the same for eager reads */
 	OPT_HELP,
 };
 
@@ -507,7 +515,12 @@ static int opt_apply(const struct opt_def *d, const char *arg, size_t **countsp,
 	case OPT_TIMES:
 		return parse_times(arg, d->dst) ? bad(what, arg) : 0;
 	case OPT_BULK:
-		return parse_bulk(arg, d->dst) ? bad(what, arg) : 0;
+	case OPT_RBULK: {
+		struct coll_cost_params *cp = d->dst;
+		bool rd = d->kind == OPT_RBULK;
+		return parse_bulk(arg, rd ? cp->read_bulk : cp->bulk, rd ? &cp->nread_bulk : &cp->nbulk) ? bad(what, arg)
+													     : 0;
+	}
 	case OPT_COUNTS:
 		free(*countsp);
 		*countsp = NULL;
@@ -531,6 +544,16 @@ static void json_times(const char *key, const struct coll_cost_table *t)
 	printf("\"%s\": [", key);
 	for (int i = 0; i < t->n; i++)
 		printf("%s[%zu, %.6g]", i ? ", " : "", t->pt[i].len, t->pt[i].time * 1e6);
+	printf("], ");
+}
+
+/* "KEY": [[size, "copy|split|move"], ...], */
+static void json_steps(const char *key, const struct coll_bulk_step *b, int n)
+{
+	printf("\"%s\": [", key);
+	for (int i = 0; i < n; i++)
+		printf("%s[%zu, \"%s\"]", i ? ", " : "", b[i].len,
+		       b[i].how == COLL_BULK_SPLIT ? "split" : b[i].how == COLL_BULK_MOVE ? "move" : "copy");
 	printf("], ");
 }
 
@@ -584,6 +607,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "move-piece", 0, OPT_SIZE, &cp.move_piece, NULL, 0, 1, 0, false },
 		{ "move-gaps", 0, OPT_TIMES, &cp.move_gap, NULL, 0, 0, 0, false },
 		{ "bulk-methods", 0, OPT_BULK, &cp, NULL, 0, 0, 0, false },
+		{ "read-methods", 0, OPT_RBULK, &cp, NULL, 0, 0, 0, false },
 		{ "small-max", 0, OPT_SIZE, &cp.small_max, NULL, 0, 0, 0, false },
 		{ "small-overhead", 0, OPT_TIME, &cp.small_o, NULL, 0, 0, 1e-6, false },
 		{ "small-alpha", 0, OPT_TIME, &cp.small_alpha, NULL, 0, 0, 1e-6, false },
@@ -751,11 +775,8 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		json_rates("move_rates", cp.move, cp.nmove);
 		printf("\"move_piece\": %zu, ", cp.move_piece);
 		json_times("move_gap_us", &cp.move_gap);
-		printf("\"bulk_methods\": [");
-		for (int i = 0; i < cp.nbulk; i++)
-			printf("%s[%zu, \"%s\"]", i ? ", " : "", cp.bulk[i].len,
-			       cp.bulk[i].how == COLL_BULK_SPLIT ? "split" : cp.bulk[i].how == COLL_BULK_MOVE ? "move" : "copy");
-		printf("], ");
+		json_steps("bulk_methods", cp.bulk, cp.nbulk);
+		json_steps("read_methods", cp.read_bulk, cp.nread_bulk);
 		printf("\"wake_us\": %.6g, ", cp.wake_cost * 1e6);
 		if (cp.cores > 0 && cp.cores < req.nranks && cp.core_wait_set)
 			printf("\"core_wait_us\": %.6g, ", cp.core_wait * 1e6);

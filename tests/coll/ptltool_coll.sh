@@ -131,6 +131,30 @@ expect 2 --op bcast --ranks 2 --bytes 256K --bulk-methods 64K:move,8K:split
 has "$err" "bad --bulk-methods '64K:move,8K:split'"
 expect 2 --op bcast --ranks 2 --bytes 256K --bulk-methods 0:bounce
 has "$err" "bad --bulk-methods '0:bounce'"
+# --read-methods: a 2-rank bcast's read of 8K at 1 GB/s (8.192 us) after
+# alpha: one copy by the receiver (default, copy), moved (the request's
+# alpha, the sender's copy out, the receiver's in: 2 + 2 x 8.192; in
+# pieces of 2K the copy in a quarter behind) or split (half each, after
+# the request); by size, below the first as the first
+R="--op bcast --ranks 2 --bytes 8K --alpha 1 --beta 1GB/s --cpu-copies --inline-max 1K --read-rates 8K:1GB/s"
+expect 0 $R --json
+has "$out" '"read_methods": \[\],'
+has "$out" '"predicted_us": 9.192'
+expect 0 $R --read-methods 0:move --json
+has "$out" '"read_methods": \[\[0, "move"\]\],'
+has "$out" '"predicted_us": 18.384'
+expect 0 $R --read-methods 0:move --move-piece 2K --json
+has "$out" '"predicted_us": 12.24'
+expect 0 $R --read-methods 0:split --json
+has "$out" '"predicted_us": 6.096'
+expect 0 $R --read-methods 16K:split,32K:move --json
+has "$out" '"predicted_us": 6.096'
+expect 0 $R --read-methods 0:move,8K:copy --json
+has "$out" '"predicted_us": 9.192'
+expect 2 $R --read-methods 8K:move,0:copy
+has "$err" "bad --read-methods '8K:move,0:copy'"
+expect 2 $R --read-methods 0:nt
+has "$err" "bad --read-methods '0:nt'"
 
 # allgatherv: short goes by bruck (N not a power of two: 3 rounds), long by
 # the one-way ring; zero blocks carry nothing

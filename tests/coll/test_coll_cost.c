@@ -678,6 +678,71 @@ static void test_sw_read_rates(void **state)
 	coll_free(s);
 }
 
+/* How a read goes (read_bulk, by size). A 2-rank bcast of 32 KiB (one
+ * way, read by the leaf; each copy W at the read rate): as one copy (the
+ * default, or a copy step) the leaf's; moved through the segment, the
+ * root's copy out from when the leaf's request reaches it (alpha after
+ * the leaf took the message) and the leaf's copy in a piece behind (the
+ * whole message when it is within a piece: 2 W; pieces of 8 KiB: W and
+ * a quarter), the copy out booked on the root's CPU; split, half on
+ * each (the root's from the request on, with split_cost). An exchange
+ * (2-rank recursive doubling) moved: each CPU copies its own message out
+ * and the peer's in, one after the other even in pieces. Steps that are not ascending, or an unknown method,
+ * are refused. */
+static void test_sw_read_methods(void **state)
+{
+	(void)state;
+	double M = 32768, W = M / 4e9;
+	struct coll_cost_params p = { .alpha = 1e-6, .beta = 1e9, .gamma = 1e-10, .o = 3e-7, .call = 2e-6,
+				      .cpu_copies = true, .inline_max = 8192, .rndv = true, .rndv_min = 65536,
+				      .nread = 1, .read = { { 1 << 20, 4e9 } } };
+	struct coll_req r = mkreq(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 32768, 1, 1);
+	r.elem_size = 4;
+	struct coll_sched *s = expand_ok(&r);
+	struct coll_cost c;
+	double asked = 2e-6 + 3e-7 + 1e-6 + 3e-7 + 1e-6; /* the request reaches the root */
+	assert_int_equal(coll_cost(s, &p, &c), 0);
+	NEAR(c.time, asked - 1e-6 + W);
+	NEAR(c.busiest_cpu, 2e-6 + 3e-7 + W);
+	p.nread_bulk = 1;
+	p.read_bulk[0] = (struct coll_bulk_step){ 0, COLL_BULK_COPY };
+	assert_int_equal(coll_cost(s, &p, &c), 0);
+	NEAR(c.time, asked - 1e-6 + W);
+	p.read_bulk[0].how = COLL_BULK_MOVE;
+	assert_int_equal(coll_cost(s, &p, &c), 0);
+	NEAR(c.time, asked + 2 * W);
+	NEAR(c.busiest_cpu, 2e-6 + 3e-7 + W); /* each CPU one copy */
+	p.move_piece = 8192;
+	assert_int_equal(coll_cost(s, &p, &c), 0);
+	NEAR(c.time, asked + 1.25 * W);
+	p.read_bulk[0].how = COLL_BULK_SPLIT;
+	p.split_cost = 5e-7;
+	assert_int_equal(coll_cost(s, &p, &c), 0);
+	NEAR(c.time, asked + 5e-7 + W / 2);
+	NEAR(c.busiest_cpu, 2e-6 + 3e-7 + 5e-7 + W / 2);
+	/* by size: 12 KiB below the move step is one copy, 32 KiB moved */
+	p.move_piece = 0;
+	p.nread_bulk = 2;
+	p.read_bulk[0].how = COLL_BULK_COPY;
+	p.read_bulk[1] = (struct coll_bulk_step){ 16384, COLL_BULK_MOVE };
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 12288, 1, &p), asked - 1e-6 + 12288 / 4e9);
+	assert_int_equal(coll_cost(s, &p, &c), 0);
+	NEAR(c.time, asked + 2 * W);
+	/* an exchange moved: out and in on each CPU, then the reduction */
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p), asked + 2 * W + M * 1e-10);
+	/* in pieces too: the peer's first piece is out early, but this CPU
+	 * is copying its own message out until then */
+	p.move_piece = 8192;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p), asked + 2 * W + M * 1e-10);
+	p.read_bulk[1].len = 0;
+	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
+	p.read_bulk[1] = (struct coll_bulk_step){ 16384, COLL_BULK_MOVE + 1 };
+	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
+	p.nread_bulk = COLL_COST_RATES + 1;
+	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
+	coll_free(s);
+}
+
 /* With cross costs an eager message that crossed one its receiver sent
  * back (an exchange's: both in flight at once) costs that receiver the
  * table's time for its size, whether a lazy receive (up to lazy_max: no
@@ -1081,6 +1146,7 @@ int main(void)
 		cmocka_unit_test(test_sw_wake_cost),
 		cmocka_unit_test(test_sw_copy_rates),
 		cmocka_unit_test(test_sw_read_rates),
+		cmocka_unit_test(test_sw_read_methods),
 		cmocka_unit_test(test_sw_core_wait),
 		cmocka_unit_test(test_sw_calls_unexpected),
 		cmocka_unit_test(test_sw_monotonic),
