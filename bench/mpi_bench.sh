@@ -43,7 +43,7 @@
 #          step), bytes each CPU copies over what the exchange takes
 #          beyond the model's with an instant copy; shm's split copies
 #          (CMA from SHM_SPLIT_MIN, 64 KiB) are in them (--split-cost 0)
-#   picks  shm picks per peer and size class (<64K, <256K, <1M, above)
+#   picks  shm picks per peer and size class (below SHM_CH_CLASS0, then twice as wide)
 #          among bounce, bounce with non-temporal stores and CMA by timing
 #          them; its ranks here say what they picked (PTL_SHM_BULK_REPORT=1,
 #          kept in the run's "bulk" file), and the model copies each size
@@ -402,7 +402,9 @@ split=$(sed -n 's/^#define SHM_SPLIT_MIN (\([0-9][0-9]*\)u << 10).*/\1/p' "$S/li
 split=$(( ${split:-64} * 1024 ))
 split4=1099511627776
 class0=$(sed -n 's/^#define SHM_CH_CLASS0 (\([0-9][0-9]*\)u << 10).*/\1/p' "$S/lib/nal/shm/shm.h" 2>/dev/null)
-class0=$(( ${class0:-64} * 1024 ))
+class0=$(( ${class0:-32} * 1024 ))
+last=$(sed -n 's/^#define SHM_CH_CLASSES \([0-9][0-9]*\).*/\1/p' "$S/lib/nal/shm/shm.h" 2>/dev/null)
+last=$(( ${last:-8} - 1 )) # the last class has no upper bound
 bulkm= bulksays=
 if [ "${PTL_SHM_CMA:-}" = 1 ]; then
 	splitsays="copies from $split B split with the receiver (PTL_SHM_CMA=1)"
@@ -415,13 +417,13 @@ elif [ -s "$W/bulk" ] && grep -q '^2 pingpong .* class ' "$W/bulk"; then
 			for (j = 1; j <= 3; j++) { c = n[k, ms[j]] + 0; says = says " " ms[j] " " c
 				if (best == "" || c > n[k, best]) best = ms[j] }
 			print k, best, says } }' "$W/bulk" | sort -n)
-	# a class's bounds: class k from class0 << 2(k-1) (class 0 from 0)
-	bulkm=$(echo "$picks" | awk -v c0="$class0" -v sp="$split" '{
-		lo = $1 ? c0 * 4 ^ ($1 - 1) : 0; hi = c0 * 4 ^ $1
+	# a class's bounds: class k from class0 << (k-1) to class0 << k (class 0 from 0)
+	bulkm=$(echo "$picks" | awk -v c0="$class0" -v sp="$split" -v last="$last" '{
+		lo = $1 ? c0 * 2 ^ ($1 - 1) : 0; hi = c0 * 2 ^ $1
 		if ($2 != "cma") { printf "%s%d:move", sep, lo; sep = "," }
 		else if (lo >= sp) { printf "%s%d:split", sep, lo; sep = "," }
-		else { printf "%s%d:copy", sep, lo; sep = ","; if (sp < hi && $1 < 3) printf ",%d:split", sp } }')
-	bulksays=$(echo "$picks" | awk -v c0="$class0" '{ lo = $1 ? c0 * 4 ^ ($1 - 1) / 1024 "K" : "0"
+		else { printf "%s%d:copy", sep, lo; sep = ","; if (sp < hi && $1 < last) printf ",%d:split", sp } }')
+	bulksays=$(echo "$picks" | awk -v c0="$class0" '{ lo = $1 ? c0 * 2 ^ ($1 - 1) / 1024 "K" : "0"
 		printf "%s%s: %s (%s %s, %s %s, %s %s)", sep, lo, $2, $3, $4, $5, $6, $7, $8; sep = "; " }')
 	splitsays="shm's picks by size (PTL_SHM_BULK_REPORT, the 2-rank ping-pongs' timed moves by method; split CMA from $split B): $bulksays"
 	bulkm="--bulk-methods $bulkm"
@@ -631,11 +633,11 @@ piece=$(sed -n 's/^#define SHM_PIECE (\([0-9][0-9]*\)u << 10).*/\1/p' "$S/lib/na
 piece=$(( ${piece:-64} * 1024 ))
 readm= readmsays= reads= readsays=
 # steps PICKS: "K METHOD ..." per class K as --bulk-methods steps
-steps() { echo "$1" | awk -v c0="$class0" -v sp="$split" '{
-	lo = $1 ? c0 * 4 ^ ($1 - 1) : 0; hi = c0 * 4 ^ $1
+steps() { echo "$1" | awk -v c0="$class0" -v sp="$split" -v last="$last" '{
+	lo = $1 ? c0 * 2 ^ ($1 - 1) : 0; hi = c0 * 2 ^ $1
 	if ($2 != "cma") { printf "%s%d:move", sep, lo; sep = "," }
 	else if (lo >= sp) { printf "%s%d:split", sep, lo; sep = "," }
-	else { printf "%s%d:copy", sep, lo; sep = ","; if (sp < hi && $1 < 3) printf ",%d:split", sp } }'; }
+	else { printf "%s%d:copy", sep, lo; sep = ","; if (sp < hi && $1 < last) printf ",%d:split", sp } }'; }
 if [ -n "$rcopy" ] && [ "${PTL_SHM_CMA:-}" != 1 ] && [ "${PTL_BENCH_READS:-}" != copy ] && [ -s "$W/bulk" ]; then
 	rpicks=$(awk '$1 == 2 && $2 == "allreduce" && $3 ~ /^allreduce=/ && $9 == "class" {
 		k = $10; for (i = 16; i + 1 <= NF; i += 2) { split($(i + 1), v, ":"); n[k, $i] += v[1]; cl[k] = 1 } }
@@ -739,7 +741,7 @@ picksof() {
 # apart (the model takes the rows' picks, --read-methods above, and the
 # rates of exchanges with that method forced)
 rrows=$(picksof '$2 == "allreduce" && $3 ~ /^allreduce=/') rxch=$(picksof '$2 == "collcal" && $4 !~ /,cma/')
-[ -n "$rrows" ] && echo "#   shm's picks by size class (0: <64K, 1: <256K, 2: <1M, 3), timed moves: the 2-rank rows' reads$rrows; mpi_collcal's (the read and copy exchanges)$rxch"
+[ -n "$rrows" ] && echo "#   shm's picks by size class (0: <32K, k: up to 32K << k, 7: 2M and above), timed moves: the 2-rank rows' reads$rrows; mpi_collcal's (the read and copy exchanges)$rxch"
 [ -n "$allapart" ] && echo "#   MPI_Allreduce leaves the input apart where the algorithm reads it (--input; the call: the checks alone, MPI_COMM_SELF's 8-byte call)"
 if [ -n "$rt" ]; then
 	echo "#   rendezvous copy rates, GB/s by message size (2-rank exchanges):$ratesays"
