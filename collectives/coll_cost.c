@@ -586,6 +586,26 @@ static double cpu_run(struct sim *m, int r, double t, double w)
 	return m->cpu[r];
 }
 
+/* A receive whose bytes are in place at t: the acknowledgement back to
+ * its sender (ack), then the rank's reduction of them, if any. */
+static int received(struct sim *m, const struct hent *e, const struct coll_cmd *c, double t, bool ack)
+{
+	const struct coll_cost_params *p = m->p;
+	int rc = 0;
+
+	if (ack) {
+		int sr;
+		size_t si;
+		partner(m, e->rank, e->idx, &sr, &si);
+		double trip = p->ack_alpha > 0 ? p->ack_alpha : p->alpha;
+		rc = hpush(&m->h, (struct hent){ t + trip, tie_of(m, sr, si), sr, si, EV_ACK, 0, 0 });
+	}
+	if (rc)
+		return rc;
+	double w = c->kind == COLL_REDUCE ? (double)c->len * p->gamma + input_copy(p, c) : 0.0;
+	return finish(m, e->rank, e->idx, cpu_run(m, e->rank, t, w));
+}
+
 static int simulate(struct sim *m)
 {
 	const struct coll_cost_params *p = m->p;
@@ -729,36 +749,14 @@ static int simulate(struct sim *m)
 			/* the receiver's copy in (moved), then the read is done:
 			 * the acknowledgement, the reduction */
 			double in = cpu_run(m, e.rank, e.key, e.sent), done = in > e.aux ? in : e.aux;
-			int sr;
-			size_t si;
-			partner(m, e.rank, e.idx, &sr, &si);
-			if (acked(p, c->len)) {
-				double trip = p->ack_alpha > 0 ? p->ack_alpha : p->alpha;
-				rc = hpush(&m->h, (struct hent){ done + trip, tie_of(m, sr, si), sr, si, EV_ACK, 0, 0 });
-			}
-			if (!rc)
-				rc = finish(m, e.rank, e.idx,
-					    cpu_run(m, e.rank, done,
-						    c->kind == COLL_REDUCE
-							    ? (double)c->len * p->gamma + input_copy(p, c)
-							    : 0.0));
+			rc = received(m, &e, c, done, acked(p, c->len));
 			continue;
 		}
 		if (e.ev == EV_ARRIVAL && acked(p, c->len)) {
 			/* taking the message (o, the copy if ours) sends the
 			 * acknowledgement back */
 			double taken = cpu_run(m, e.rank, e.key, arrival_cost(m, &e, c->len));
-			int sr;
-			size_t si;
-			partner(m, e.rank, e.idx, &sr, &si);
-			double trip = p->ack_alpha > 0 ? p->ack_alpha : p->alpha;
-			rc = hpush(&m->h, (struct hent){ taken + trip, tie_of(m, sr, si), sr, si, EV_ACK, 0, 0 });
-			if (!rc)
-				rc = finish(m, e.rank, e.idx,
-					    cpu_run(m, e.rank, taken,
-						    c->kind == COLL_REDUCE
-							    ? (double)c->len * p->gamma + input_copy(p, c)
-							    : 0.0));
+			rc = received(m, &e, c, taken, true);
 			continue;
 		}
 		if (e.ev == EV_ARRIVAL || !is_xfer(c)) {
