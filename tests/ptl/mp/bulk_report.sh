@@ -7,6 +7,11 @@
 # rank 0, which moves none. Classes: below 32 KiB, then twice as wide.
 set -u
 : "${PTL_TOP_BUILDDIR:?run through make check (or set PTL_TOP_BUILDDIR)}"
+case ${PTL_NAL:-shm} in
+shm) ;;
+*)	echo "bulk_report: shm's report, not run with PTL_NAL=$PTL_NAL"
+	exit 77 ;;
+esac
 d=$(dirname "$0")
 err=$(mktemp)
 trap 'rm -f "$err"' EXIT
