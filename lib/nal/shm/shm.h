@@ -87,6 +87,13 @@
 /* A payload at least this long starts on a cache line in the ring (shm_ring_put). */
 #define SHM_PAYLOAD_ALIGN 256u
 
+/* A payload at least SHM_STREAM_MIN bytes long, sent while the consumer
+ * is SHM_STREAM_BEHIND bytes or more behind (as far as the producer
+ * knows: head_cache), is copied into the ring with non-temporal stores
+ * (shm_nal.c, ring_copy_stream). */
+#define SHM_STREAM_MIN 2048u
+#define SHM_STREAM_BEHIND (16u << 10)
+
 /* How bulk moves go (struct nal.bulk_mode, shm_bulk.c): through the
  * bounce areas (the default), or by CMA (PTL_SHM_CMA=1). */
 #define SHM_BULK_BOUNCE 1
@@ -232,6 +239,7 @@ struct shm_stats {
 	uint64_t split_moves; /* CMA moves whose second part the peer copied */
 	uint64_t rewinds;     /* records we sent with SHM_RF_REWIND */
 	uint64_t ctl_loads;   /* ring_ctl heads loaded to decide a rewind */
+	uint64_t stream_copies; /* payloads copied by non-temporal stores (SHM_STREAM_MIN) */
 };
 
 struct nal {
