@@ -607,6 +607,112 @@ static void test_stream_rewind(void **state)
 	run(2, body_stream_rewind, NULL, 30, -1);
 }
 
+/* ---- a consumer behind gets large payloads by non-temporal stores */
+
+#define SC_N 40
+static int sc_got, sc_bad;
+
+/* Record k's payload: sc_len(k) bytes, each (k * 7 + i) & 0xff. */
+static size_t sc_len(int k)
+{
+	/* 2048 and up (SHM_STREAM_MIN), some not a multiple of the copy's
+	 * 64-byte steps, and one below it */
+	static const size_t lens[] = { 4096, 2048, 3000, 8192, 2100, 1000 };
+	return lens[k % 6];
+}
+
+static void sc_fill(uint8_t *p, int k)
+{
+	for (size_t i = 0; i < sc_len(k); i++)
+		p[i] = (uint8_t)(k * 7 + i);
+}
+
+static void sc_recv(int peer, const void *msg, size_t len)
+{
+	const uint8_t *m = msg;
+	int k;
+
+	(void)peer;
+	memcpy(&k, m, sizeof(k));
+	if (k != sc_got++ || len != 8 + sc_len(k)) {
+		sc_bad++;
+		return;
+	}
+	for (size_t i = 0; i < sc_len(k); i++)
+		if (m[8 + i] != (uint8_t)(k * 7 + i)) {
+			sc_bad++;
+			return;
+		}
+}
+
+/* Rank 0 sends SC_N records while rank 1 reads none: past the first
+ * SHM_STREAM_BEHIND bytes (as far as rank 0 knows, nothing was read),
+ * those of SHM_STREAM_MIN bytes or more go by non-temporal stores. Rank 1
+ * then checks every byte. Once rank 1 has read them all and answered (its
+ * record acks them), a large payload goes by the ordinary copy again:
+ * a consumer that waits for it finds it in our cache. */
+static int body_stream_copy(struct sj_ctx *c, void *arg)
+{
+	static uint8_t buf[8 + 8192];
+	uint64_t deadline = sj_now_ns() + 20000000000ULL;
+	struct shm_stats st;
+	int k, streamed = 0;
+	uint64_t sent = 0;
+
+	(void)arg;
+	on_recv = sc_recv;
+	if (c->rank == 0) {
+		SJ_CHECK(c->n->ring_size >= 256u << 10); /* all SC_N fit */
+		for (k = 0; k < SC_N; k++) {
+			memcpy(buf, &k, sizeof(k));
+			sc_fill(buf + 8, k);
+			if (sc_len(k) >= SHM_STREAM_MIN && sent >= SHM_STREAM_BEHIND)
+				streamed++;
+			SJ_CHECK(nal_shm_ops.send(c->n, 1, buf, 8, buf + 8, sc_len(k)) == 0);
+			sent = c->n->tx[1].tail;
+		}
+		shm_get_stats(c->n, &st);
+		SJ_CHECK(streamed > SC_N / 2 && st.stream_copies == (uint64_t)streamed);
+		SJ_CHECK(sj_barrier(c) == 0);
+		SJ_CHECK(sj_barrier(c) == 0); /* rank 1 read all and answered */
+		while (sc_got < 1) {
+			nal_shm_ops.progress(c->n);
+			SJ_CHECK(sj_now_ns() < deadline);
+		}
+		SJ_CHECK(c->n->tx[1].head_cache == c->n->tx[1].tail);
+		k = SC_N;
+		memcpy(buf, &k, sizeof(k));
+		sc_fill(buf + 8, k);
+		SJ_CHECK(nal_shm_ops.send(c->n, 1, buf, 8, buf + 8, sc_len(k)) == 0);
+		shm_get_stats(c->n, &st);
+		SJ_CHECK(st.stream_copies == (uint64_t)streamed);
+	} else {
+		SJ_CHECK(sj_barrier(c) == 0);
+		while (sc_got < SC_N) {
+			nal_shm_ops.progress(c->n);
+			SJ_CHECK(sj_now_ns() < deadline);
+		}
+		SJ_CHECK(sc_bad == 0);
+		k = 0;
+		memcpy(buf, &k, sizeof(k));
+		sc_fill(buf + 8, k);
+		SJ_CHECK(nal_shm_ops.send(c->n, 0, buf, 8, buf + 8, sc_len(k)) == 0);
+		SJ_CHECK(sj_barrier(c) == 0);
+		while (sc_got < SC_N + 1) {
+			nal_shm_ops.progress(c->n);
+			SJ_CHECK(sj_now_ns() < deadline);
+		}
+	}
+	SJ_CHECK(sc_bad == 0);
+	return sj_barrier(c);
+}
+
+static void test_stream_copy(void **state)
+{
+	(void)state;
+	run(2, body_stream_copy, NULL, 30, -1);
+}
+
 /* ---- an ack is ignored once 16 GiB went out since the ring was found empty */
 
 static int ack_got;
@@ -1668,6 +1774,7 @@ int main(void)
 		cmocka_unit_test(test_rewind),
 		cmocka_unit_test(test_rewind_lag),
 		cmocka_unit_test(test_stream_rewind),
+		cmocka_unit_test(test_stream_copy),
 		cmocka_unit_test(test_ack_floor),
 		cmocka_unit_test(test_refused_midrun),
 		cmocka_unit_test(test_bulk_cma),

@@ -88,6 +88,13 @@
 /* A payload at least this long starts on a cache line in the ring (shm_ring_put). */
 #define SHM_PAYLOAD_ALIGN 256u
 
+/* A payload at least SHM_STREAM_MIN bytes long, sent while the consumer
+ * is SHM_STREAM_BEHIND bytes or more behind (as far as the producer
+ * knows: head_cache), is copied into the ring with non-temporal stores
+ * (shm_nal.c, ring_copy_stream). */
+#define SHM_STREAM_MIN 2048u
+#define SHM_STREAM_BEHIND (16u << 10)
+
 /* How bulk moves go (struct nal.bulk_mode, shm_bulk.c): each by the
  * method measured faster with its peer and at its size (the default, and
  * with PTL_SHM_CMA=0: struct nal.cma is 0, the chooser picks between plain
@@ -337,6 +344,7 @@ struct shm_stats {
 	uint64_t nt_chunks;   /* slots we filled by non-temporal stores (either side) */
 	uint64_t rewinds;     /* records we sent with SHM_RF_REWIND */
 	uint64_t ctl_loads;   /* ring_ctl heads loaded to decide a rewind */
+	uint64_t stream_copies; /* payloads copied by non-temporal stores (SHM_STREAM_MIN) */
 };
 
 struct nal {
