@@ -607,6 +607,115 @@ static void test_stream_rewind(void **state)
 	run(2, body_stream_rewind, NULL, 30, -1);
 }
 
+/* ---- a consumer behind gets large payloads by non-temporal stores */
+
+#define SC_N 40
+static int sc_got, sc_bad;
+
+/* Record k's payload: sc_len(k) bytes, each (k * 7 + i) & 0xff. */
+static size_t sc_len(int k)
+{
+	/* 2048 and up (SHM_STREAM_MIN), some not a multiple of the copy's
+	 * 64-byte steps, and one below it */
+	static const size_t lens[] = { 4096, 2048, 3000, 8192, 2100, 1000 };
+	return lens[k % 6];
+}
+
+static void sc_fill(uint8_t *p, int k)
+{
+	for (size_t i = 0; i < sc_len(k); i++)
+		p[i] = (uint8_t)(k * 7 + i);
+}
+
+static void sc_recv(int peer, const void *msg, size_t len)
+{
+	const uint8_t *m = msg;
+	int k;
+
+	(void)peer;
+	memcpy(&k, m, sizeof(k));
+	if (k != sc_got++ || len != 8 + sc_len(k)) {
+		sc_bad++;
+		return;
+	}
+	for (size_t i = 0; i < sc_len(k); i++)
+		if (m[8 + i] != (uint8_t)(k * 7 + i)) {
+			sc_bad++;
+			return;
+		}
+}
+
+/* Rank 0 sends SC_N records while rank 1 reads none: past the first
+ * SHM_STREAM_BEHIND bytes (as far as rank 0 knows, nothing was read),
+ * those of SHM_STREAM_MIN bytes or more go by non-temporal stores. Rank 1
+ * then checks every byte. Once rank 1 has read them all and answered (its
+ * record acks them), a large payload goes by the ordinary copy again:
+ * a consumer that waits for it finds it in our cache. */
+static int body_stream_copy(struct sj_ctx *c, void *arg)
+{
+	static uint8_t buf[8 + 8192];
+	uint64_t deadline = sj_now_ns() + 20000000000ULL;
+	struct shm_stats st;
+	int k, streamed = 0;
+	uint64_t sent = 0;
+
+	(void)arg;
+	on_recv = sc_recv;
+	if (c->rank == 0) {
+		SJ_CHECK(c->n->ring_size >= 256u << 10); /* all SC_N fit */
+		/* as if measured faster (struct shm_sc): the stores under test */
+		shm_sc_init(&c->n->tx[1].sc, SHM_SC_NT, 1);
+		for (k = 0; k < SC_N; k++) {
+			memcpy(buf, &k, sizeof(k));
+			sc_fill(buf + 8, k);
+			if (sc_len(k) >= SHM_STREAM_MIN && sent >= SHM_STREAM_BEHIND)
+				streamed++;
+			SJ_CHECK(nal_shm_ops.send(c->n, 1, buf, 8, buf + 8, sc_len(k)) == 0);
+			sent = c->n->tx[1].tail;
+		}
+		shm_get_stats(c->n, &st);
+		SJ_CHECK(streamed > SC_N / 2 && st.stream_copies == (uint64_t)streamed);
+		SJ_CHECK(st.stream_sends == (uint64_t)streamed);
+		SJ_CHECK(sj_barrier(c) == 0);
+		SJ_CHECK(sj_barrier(c) == 0); /* rank 1 read all and answered */
+		while (sc_got < 1) {
+			nal_shm_ops.progress(c->n);
+			SJ_CHECK(sj_now_ns() < deadline);
+		}
+		SJ_CHECK(c->n->tx[1].head_cache == c->n->tx[1].tail);
+		k = SC_N;
+		memcpy(buf, &k, sizeof(k));
+		sc_fill(buf + 8, k);
+		SJ_CHECK(nal_shm_ops.send(c->n, 1, buf, 8, buf + 8, sc_len(k)) == 0);
+		shm_get_stats(c->n, &st);
+		SJ_CHECK(st.stream_copies == (uint64_t)streamed);
+	} else {
+		SJ_CHECK(sj_barrier(c) == 0);
+		while (sc_got < SC_N) {
+			nal_shm_ops.progress(c->n);
+			SJ_CHECK(sj_now_ns() < deadline);
+		}
+		SJ_CHECK(sc_bad == 0);
+		k = 0;
+		memcpy(buf, &k, sizeof(k));
+		sc_fill(buf + 8, k);
+		SJ_CHECK(nal_shm_ops.send(c->n, 0, buf, 8, buf + 8, sc_len(k)) == 0);
+		SJ_CHECK(sj_barrier(c) == 0);
+		while (sc_got < SC_N + 1) {
+			nal_shm_ops.progress(c->n);
+			SJ_CHECK(sj_now_ns() < deadline);
+		}
+	}
+	SJ_CHECK(sc_bad == 0);
+	return sj_barrier(c);
+}
+
+static void test_stream_copy(void **state)
+{
+	(void)state;
+	run(2, body_stream_copy, NULL, 30, -1);
+}
+
 /* ---- an ack is ignored once 16 GiB went out since the ring was found empty */
 
 static int ack_got;
@@ -1652,6 +1761,191 @@ static int body_alone(struct sj_ctx *c, void *arg)
 	return 0;
 }
 
+/* ---- the streamed copy's chooser (struct shm_sc) fed made-up costs */
+
+static uint64_t sc_t = 1, sc_pos;
+
+/* Feeds sends streamed sends of 4 KiB, each followed (until the next) by
+ * cost[method] cycles per KiB, plus gap cycles after every gap_every-th
+ * send by method gap_m (0: none); counts in took[] the method of each. */
+static void sc_feed_gap(struct shm_sc *c, const uint32_t cost[2], int sends, int took[2], int gap_m,
+			int gap_every)
+{
+	for (int i = 0; i < sends; i++) {
+		shm_sc_note(c, sc_t, sc_pos);
+		if (took)
+			took[c->cur]++;
+		sc_t += (uint64_t)cost[c->cur] * 4;
+		if (gap_every && c->cur == gap_m && i % gap_every == 0)
+			sc_t += SHM_SC_GAP;
+		sc_pos += 4096;
+	}
+}
+
+static void sc_feed(struct shm_sc *c, const uint32_t cost[2], int sends, int took[2])
+{
+	sc_feed_gap(c, cost, sends, took, 0, 0);
+}
+
+#define SC_RUNS(r) ((r) * (SHM_SC_RUN + 1))
+
+/* Either way round: the warm-up takes SHM_SC_HIST runs of each, then the
+ * cheaper is the pick, and the other is only probed now and then: where
+ * it is 1.75x dearer, under 1% of the cost lost to probes. */
+static void test_sc_picks_faster(void **state)
+{
+	const uint32_t close[2] = { 200, 350 }, apart[2] = { 500, 420 };
+	struct shm_sc c;
+	int took[2] = { 0, 0 }, n = SC_RUNS(20 * SHM_SC_REPROBE);
+
+	(void)state;
+	shm_sc_init(&c, SHM_SC_PLAIN, 0);
+	sc_feed(&c, close, SC_RUNS(2 * SHM_SC_HIST - 1), NULL);
+	assert_false(c.ready);
+	sc_feed(&c, close, SC_RUNS(2), NULL);
+	assert_true(c.ready);
+	assert_int_equal(c.pick, SHM_SC_PLAIN);
+	sc_feed(&c, close, SC_RUNS(2 * SHM_SC_REPROBE), NULL); /* probes SHM_SC_REPROBE apart by now */
+	sc_feed(&c, close, n, took);
+	assert_int_equal(c.pick, SHM_SC_PLAIN);
+	assert_int_equal(c.switches, 0);
+	assert_true(took[SHM_SC_NT] > 0); /* it does look again */
+	assert_true((double)took[SHM_SC_NT] * 0.75 < 0.01 * n);
+
+	shm_sc_init(&c, SHM_SC_PLAIN, 0);
+	sc_feed(&c, apart, SC_RUNS(2 * SHM_SC_HIST + 1), NULL);
+	assert_true(c.ready);
+	assert_int_equal(c.pick, SHM_SC_NT);
+	took[0] = took[1] = 0;
+	sc_feed(&c, apart, SC_RUNS(2 * SHM_SC_REPROBE), NULL);
+	sc_feed(&c, apart, n, took);
+	assert_int_equal(c.pick, SHM_SC_NT);
+	assert_int_equal(c.switches, 0);
+	assert_true(took[SHM_SC_PLAIN] < 0.02 * n);
+}
+
+/* The pick getting a sixteenth dearer than the other's estimate has it
+ * probed at once (the vCPUs moved), not SHM_SC_REPROBE runs later; the
+ * other getting cheaper is seen at the next periodic probe. */
+static void test_sc_rise_and_reprobe(void **state)
+{
+	const uint32_t a[2] = { 300, 200 }, b[2] = { 300, 400 };
+	struct shm_sc c;
+
+	(void)state;
+	shm_sc_init(&c, SHM_SC_PLAIN, 0);
+	sc_feed(&c, a, SC_RUNS(4 * SHM_SC_HIST + 20), NULL); /* past the confirming probe */
+	assert_int_equal(c.pick, SHM_SC_NT);
+	sc_feed(&c, b, SC_RUNS(3 * SHM_SC_HIST), NULL);
+	assert_int_equal(c.pick, SHM_SC_PLAIN);
+	assert_int_equal(c.switches, 1);
+	/* past the probes of NT (still dearer), now SHM_SC_REPROBE apart */
+	sc_feed(&c, b, SC_RUNS(3 * SHM_SC_REPROBE), NULL);
+	assert_int_equal(c.pick, SHM_SC_PLAIN);
+	assert_int_equal(c.switches, 1);
+	assert_int_equal(c.every, SHM_SC_REPROBE);
+	/* NT cheaper now, plain unchanged: found at the next periodic probe */
+	sc_feed(&c, a, SC_RUNS(SHM_SC_REPROBE + 2 * SHM_SC_HIST), NULL);
+	assert_int_equal(c.pick, SHM_SC_NT);
+	assert_int_equal(c.switches, 2);
+}
+
+/* Within an eighth the pick holds: no swinging between near equals. */
+static void test_sc_hysteresis(void **state)
+{
+	const uint32_t a[2] = { 300, 290 }, b[2] = { 290, 300 };
+	struct shm_sc c;
+
+	(void)state;
+	shm_sc_init(&c, SHM_SC_PLAIN, 0);
+	sc_feed(&c, a, SC_RUNS(4 * SHM_SC_HIST), NULL);
+	assert_int_equal(c.pick, SHM_SC_NT);
+	sc_feed(&c, b, SC_RUNS(5 * SHM_SC_REPROBE), NULL);
+	assert_int_equal(c.pick, SHM_SC_NT);
+	assert_int_equal(c.switches, 0);
+}
+
+/* A switch made on a spoiled estimate (two runs of NT 10x dear in a row,
+ * a row change, a preemption) is undone soon: the old pick is probed
+ * SHM_SC_CONFIRM runs after a switch, not SHM_SC_REPROBE. */
+static void test_sc_confirm(void **state)
+{
+	const uint32_t a[2] = { 300, 200 }, bad[2] = { 300, 2000 };
+	struct shm_sc c;
+
+	(void)state;
+	shm_sc_init(&c, SHM_SC_PLAIN, 0);
+	sc_feed(&c, a, SC_RUNS(3 * SHM_SC_REPROBE), NULL); /* probes far apart */
+	assert_int_equal(c.pick, SHM_SC_NT);
+	assert_int_equal(c.every, SHM_SC_REPROBE);
+	sc_feed(&c, bad, SC_RUNS(2), NULL);
+	sc_feed(&c, a, SC_RUNS(SHM_SC_HIST + 1), NULL);
+	assert_int_equal(c.pick, SHM_SC_PLAIN); /* fooled */
+	assert_int_equal(c.switches, 1);
+	sc_feed(&c, a, SC_RUNS(SHM_SC_CONFIRM + SHM_SC_HIST + 2), NULL);
+	assert_int_equal(c.pick, SHM_SC_NT);
+	assert_int_equal(c.switches, 2);
+}
+
+/* A sender idle for SHM_SC_GAP (computing, or nothing to send) does not
+ * charge that time to the method it used last: NT, the cheaper, stays
+ * the pick though idle gaps follow its sends. */
+static void test_sc_gap(void **state)
+{
+	const uint32_t a[2] = { 300, 200 };
+	struct shm_sc c;
+
+	(void)state;
+	shm_sc_init(&c, SHM_SC_PLAIN, 0);
+	sc_feed_gap(&c, a, SC_RUNS(3 * SHM_SC_REPROBE), NULL, SHM_SC_NT, 5);
+	assert_true(c.ready);
+	assert_int_equal(c.pick, SHM_SC_NT);
+	assert_int_equal(c.switches, 0);
+}
+
+/* A run in three spoiled (preempted: 10x its cost) does not move the
+ * estimate: the median of SHM_SC_HIST runs. */
+static void test_sc_spoiled_runs(void **state)
+{
+	const uint32_t a[2] = { 300, 200 }, bad[2] = { 300, 2000 };
+	struct shm_sc c;
+
+	(void)state;
+	shm_sc_init(&c, SHM_SC_PLAIN, 0);
+	sc_feed(&c, a, SC_RUNS(4 * SHM_SC_HIST), NULL);
+	assert_int_equal(c.pick, SHM_SC_NT);
+	for (int i = 0; i < 60 * SHM_SC_RUN; i++) { /* every third run of NT spoiled */
+		shm_sc_note(&c, sc_t, sc_pos);
+		sc_t += (uint64_t)(c.nhist[SHM_SC_NT] % 3 ? a : bad)[c.cur] * 4;
+		sc_pos += 4096;
+	}
+	assert_int_equal(c.pick, SHM_SC_NT);
+	assert_int_equal(c.switches, 0);
+	assert_true(c.est[SHM_SC_NT] <= 210);
+}
+
+/* The cost is per ring byte sent between streamed sends, not per streamed
+ * payload: with plain stores the consumer keeps up every other send (not
+ * streamed: 8 KiB of ring per interval at 250 cycles per KiB), with NT
+ * it stays behind (4 KiB per interval, 300 per KiB): plain is cheaper. */
+static void test_sc_ring_bytes(void **state)
+{
+	struct shm_sc c;
+
+	(void)state;
+	shm_sc_init(&c, SHM_SC_PLAIN, 0);
+	for (int i = 0; i < SC_RUNS(10 * SHM_SC_HIST); i++) {
+		int plain = c.cur == SHM_SC_PLAIN;
+
+		shm_sc_note(&c, sc_t, sc_pos);
+		plain = c.cur == SHM_SC_PLAIN;
+		sc_t += plain ? 2000 : 1200;
+		sc_pos += plain ? 8192 : 4096;
+	}
+	assert_true(c.ready);
+	assert_int_equal(c.pick, SHM_SC_PLAIN);
+}
+
 static void test_alone(void **state)
 {
 	(void)state;
@@ -1668,6 +1962,14 @@ int main(void)
 		cmocka_unit_test(test_rewind),
 		cmocka_unit_test(test_rewind_lag),
 		cmocka_unit_test(test_stream_rewind),
+		cmocka_unit_test(test_stream_copy),
+		cmocka_unit_test(test_sc_picks_faster),
+		cmocka_unit_test(test_sc_rise_and_reprobe),
+		cmocka_unit_test(test_sc_hysteresis),
+		cmocka_unit_test(test_sc_confirm),
+		cmocka_unit_test(test_sc_gap),
+		cmocka_unit_test(test_sc_spoiled_runs),
+		cmocka_unit_test(test_sc_ring_bytes),
 		cmocka_unit_test(test_ack_floor),
 		cmocka_unit_test(test_refused_midrun),
 		cmocka_unit_test(test_bulk_cma),

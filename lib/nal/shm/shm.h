@@ -88,6 +88,51 @@
 /* A payload at least this long starts on a cache line in the ring (shm_ring_put). */
 #define SHM_PAYLOAD_ALIGN 256u
 
+/* A payload at least SHM_STREAM_MIN bytes long, sent while the consumer
+ * is SHM_STREAM_BEHIND bytes or more behind (as far as the producer
+ * knows: head_cache), is a streamed send: it goes into the ring by plain
+ * stores or by non-temporal ones (ring_copy_stream), whichever the
+ * ring's struct shm_sc measured faster (shm_nal.c says why). */
+#define SHM_STREAM_MIN 2048u
+#define SHM_STREAM_BEHIND (16u << 10)
+
+/* The streamed copy's chooser (shm_sc_take, shm_sc_note): the methods,
+ * the streamed sends a run takes (its cost: their cycles over the ring
+ * bytes sent, waits included), the runs a method's estimate is the median of
+ * (and a warm-up or a probe takes in a row), the most runs by the pick
+ * between two probes of the other, the fewest (after a switch), and the gap (TSC cycles, ~0.3 ms) after which
+ * the sender was idle, not streaming: that interval is not counted. */
+#define SHM_SC_PLAIN 0
+#define SHM_SC_NT 1
+#define SHM_SC_RUN 32
+#define SHM_SC_HIST 3
+#define SHM_SC_REPROBE 256
+#define SHM_SC_CONFIRM 8
+#define SHM_SC_SETTLE 32 /* the first after the warm-up (its runs are the noisiest) */
+#define SHM_SC_GAP (1u << 20)
+
+struct shm_sc {
+	uint64_t t_last;     /* TSC at the last streamed send's copy, 0: none since a gap */
+	uint64_t run_cyc;    /* the current run's cycles so far */
+	uint64_t run_bytes;  /* and the bytes they streamed */
+	uint64_t last_pos;   /* the ring tail before the last streamed send */
+	uint32_t hist[2][SHM_SC_HIST]; /* [method]: latest run costs, cycles per KiB, a ring */
+	uint32_t est[2];     /* [method]: their median, once SHM_SC_HIST are in */
+	uint32_t since;      /* runs by the pick since the last probe */
+	uint32_t every;      /* runs by the pick between probes: SHM_SC_CONFIRM doubling to SHM_SC_REPROBE */
+	uint32_t switches;   /* times the pick changed after the warm-up */
+	uint16_t n;          /* intervals in the current run */
+	uint8_t nhist[2];    /* [method]: runs in hist, saturating */
+	uint8_t cur;         /* SHM_SC_*: the method of this run */
+	uint8_t pick;        /* the method in use once ready */
+	uint8_t ready;       /* warmed up */
+	uint8_t left;        /* runs of cur still to take (a warm-up's, a probe's) */
+	uint8_t skip;        /* the next interval follows a change of method: not counted */
+};
+
+void shm_sc_init(struct shm_sc *c, int pick, int ready);
+void shm_sc_note(struct shm_sc *c, uint64_t now, uint64_t pos);
+
 /* How bulk moves go (struct nal.bulk_mode, shm_bulk.c): each by the
  * method measured faster with its peer and at its size (the default, and
  * with PTL_SHM_CMA=0: struct nal.cma is 0, the chooser picks between plain
@@ -252,6 +297,7 @@ struct shm_tx {
 	 * (ring_drain updates it once a quarter ring): the acks of records
 	 * there since are no older than this less a ring (ring_take_ack). */
 	uint64_t ack_floor;
+	struct shm_sc sc; /* streamed sends: plain or non-temporal stores */
 };
 
 /* Consumer side of the ring from one local peer. */
@@ -337,6 +383,8 @@ struct shm_stats {
 	uint64_t nt_chunks;   /* slots we filled by non-temporal stores (either side) */
 	uint64_t rewinds;     /* records we sent with SHM_RF_REWIND */
 	uint64_t ctl_loads;   /* ring_ctl heads loaded to decide a rewind */
+	uint64_t stream_sends;  /* streamed sends (SHM_STREAM_MIN, SHM_STREAM_BEHIND) */
+	uint64_t stream_copies; /* those copied by non-temporal stores (struct shm_sc's pick) */
 };
 
 struct nal {

@@ -3,9 +3,12 @@
  * (send and progress), dead-peer detection, and nal_shm_ops.
  *
  * The send and receive paths of a small message make no system call and no
- * allocation: a send is a bounds check, one or two memcpy into the ring, a
- * zero terminator, a release store of the record word, a full fence and one
- * load of the receiver's state word (shm_wake_peer).
+ * allocation: a send is a bounds check, one or two memcpy into the ring
+ * (non-temporal stores for a large payload to a consumer that is behind,
+ * if measured faster with that peer: ring_copy_stream, struct shm_sc),
+ * a zero terminator, a release store of the record
+ * word, a full fence and one load of the receiver's state word
+ * (shm_wake_peer).
  */
 #include "config.h"
 
@@ -20,6 +23,13 @@
 #include <unistd.h>
 
 #include "shm.h"
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 #define SHM_ADDR_MAGIC 0x73686d61u /* "shma" */
 #define SHM_RX_BUDGET 256          /* records per ring per progress() */
@@ -79,6 +89,197 @@ __attribute__((always_inline)) static inline void ring_copy(uint8_t *d, const vo
 		d[0] = s[0];
 		d[n / 2] = s[n / 2];
 		d[n - 1] = s[n - 1];
+	}
+}
+
+/* Copies n bytes into the ring at d (16-byte aligned) with non-temporal
+ * stores, for a consumer that is behind: the lines go out through
+ * write-combining buffers instead of each being taken over, in turn, from
+ * the consumer's cache, where the consumer read them a lap before. That
+ * takeover is what a streaming producer waits for: in 4 KiB MPI_Isend
+ * windows (bench/mpi_pingpong.c b4096, Zen 4 guest, 2 vCPUs) a send
+ * spent ~660 of its ~1380 cycles (TSC) in the copy and ~270 more for its
+ * stores to drain (the record word's, the wake-up's fence); with these
+ * stores ~130 and ~30 (the MPI and Portals layers: ~200 either way).
+ * 6 interleaved launches, median GB/s, before -> after (MPICH): b4096
+ * 6.95 -> 8.07 (7.61), b8192 7.12 -> 8.78 (8.36); latency rows unchanged.
+ * The consumer then reads the lines from memory, not from our cache:
+ * slower for one that waits for this record, so only while it is behind
+ * (shm_ring_put); and where the two cores share a cache closely (one
+ * launch in five or so on that guest, base b4096 13.9 GB/s) the
+ * takeover was cheap and these stores lose (8.1): hence struct shm_sc. The sfence orders them
+ * before the record word's store, which a release store alone does not;
+ * the few bytes past the last 64 go by memcpy. */
+static void ring_copy_stream(uint8_t *d, const void *src, size_t n)
+{
+#ifdef __SSE2__
+	const uint8_t *s = src;
+	size_t i = 0;
+
+	for (; i + 64 <= n; i += 64) {
+		__m128i a0 = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+		__m128i a1 = _mm_loadu_si128((const __m128i *)(const void *)(s + i + 16));
+		__m128i a2 = _mm_loadu_si128((const __m128i *)(const void *)(s + i + 32));
+		__m128i a3 = _mm_loadu_si128((const __m128i *)(const void *)(s + i + 48));
+
+		_mm_stream_si128((__m128i *)(void *)(d + i), a0);
+		_mm_stream_si128((__m128i *)(void *)(d + i + 16), a1);
+		_mm_stream_si128((__m128i *)(void *)(d + i + 32), a2);
+		_mm_stream_si128((__m128i *)(void *)(d + i + 48), a3);
+	}
+	_mm_sfence();
+	if (i < n)
+		memcpy(d + i, s + i, n - i);
+#else
+	memcpy(d, src, n);
+#endif
+}
+
+/*
+ * Which copy a streamed send takes (struct shm_sc, one per ring) is
+ * measured, not fixed: on the Zen 4 guest above the non-temporal one won
+ * in most launches (b4096 8.07 vs 6.95 GB/s) and lost badly in the rest,
+ * where the two vCPUs share a cache closely (8.1 vs 13.9), and on a Zen 5
+ * machine plain copies streamed 4 KiB at 20.8 GB/s. The cost of a method
+ * is what the sender pays per streamed byte, drain and waits included:
+ * the TSC cycles from one streamed send's copy to the next one's, summed
+ * over a run of SHM_SC_RUN streamed sends, over the ring bytes sent
+ * meanwhile (a send between them that did not stream, the consumer having
+ * caught up, counts too: else the method that lets the consumer keep up
+ * would look the dearer, its bytes uncounted). Per send
+ * alone (copy start to after the wake-up's fence) would miss the other
+ * half: the non-temporal lines reach the consumer from memory, not from
+ * our cache, and a consumer slowed by that holds the sender back later,
+ * when the ring is full or a window waits for it; the run sees those
+ * waits. An interval of SHM_SC_GAP or more was idle, not streaming, and
+ * is left out, as is the first after a change of method (it pays for
+ * the cache state the other left). The rest follows shm_bulk.c's chooser,
+ * cheaper: warm-up runs of each method in turn until each has
+ * SHM_SC_HIST; the estimate of each is the median of its latest
+ * SHM_SC_HIST run costs (an odd preempted run does not count); the pick
+ * is the lower; the other is probed for SHM_SC_HIST runs, or at once
+ * when the pick's estimate rises an eighth above the other's, and
+ * becomes the pick when its estimate is an eighth lower (a sixteenth
+ * swung here: run costs of one method spread ~10% in a launch; the two
+ * differ by ~1.25x apart, ~2x close). Probes come SHM_SC_SETTLE runs
+ * after the warm-up, SHM_SC_CONFIRM after a switch, then twice as far
+ * apart after each that confirmed the pick, up to SHM_SC_REPROBE runs:
+ * a wrong pick (a probe spoiled by a row change, a preemption) is undone
+ * soon, and in steady state a probe of a method 1.75x slower costs 3
+ * runs in 259: under 0.9%. (b4096, one launch: plain runs cost 64-80
+ * cycles per KiB while the vCPUs sat close, NT 134-178; later 250 vs
+ * 196, and the pick followed.) Per streamed send: one rdtsc and a few
+ * adds; per run, a median of three. No clock without a TSC: the warm-up
+ * never ends and plain stores stay (without SSE2 both copies are memcpy).
+ */
+
+static inline uint64_t sc_now(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __rdtsc();
+#else
+	return 0;
+#endif
+}
+
+static uint32_t sc_median3(const uint32_t *h)
+{
+	uint32_t a = h[0], b = h[1], c = h[2];
+
+	if (a > b) {
+		uint32_t t = a;
+		a = b;
+		b = t;
+	}
+	return c <= a ? a : c >= b ? b : c;
+}
+
+/* a is an eighth lower than b */
+static int sc_better(uint32_t a, uint32_t b)
+{
+	return (uint64_t)a + a / 8 < b;
+}
+
+static void sc_use(struct shm_sc *c, int m)
+{
+	if (c->cur != m) {
+		c->cur = (uint8_t)m;
+		c->skip = 1;
+	}
+}
+
+void shm_sc_init(struct shm_sc *c, int pick, int ready)
+{
+	memset(c, 0, sizeof(*c));
+	c->cur = c->pick = (uint8_t)pick;
+	c->ready = (uint8_t)ready;
+	c->every = SHM_SC_CONFIRM;
+}
+
+/* A run of c->cur ended, costing x cycles per KiB: what the next run takes. */
+static void sc_run_end(struct shm_sc *c, uint32_t x)
+{
+	int m = c->cur, o = !m;
+
+	c->hist[m][2] = c->hist[m][1];
+	c->hist[m][1] = c->hist[m][0];
+	c->hist[m][0] = x;
+	if (c->nhist[m] < 255)
+		c->nhist[m]++;
+	if (c->nhist[m] >= SHM_SC_HIST)
+		c->est[m] = sc_median3(c->hist[m]);
+	if (!c->ready) {
+		if (c->nhist[o] < SHM_SC_HIST) {
+			sc_use(c, o);
+		} else if (c->nhist[m] >= SHM_SC_HIST) {
+			c->ready = 1;
+			c->pick = c->est[SHM_SC_NT] < c->est[SHM_SC_PLAIN] ? SHM_SC_NT : SHM_SC_PLAIN;
+			c->since = 0;
+			c->every = SHM_SC_SETTLE;
+			sc_use(c, c->pick);
+		}
+		return;
+	}
+	if (m != c->pick) { /* a probe's run */
+		if (--c->left)
+			return;
+		c->since = 0;
+		if (sc_better(c->est[m], c->est[c->pick])) {
+			c->pick = (uint8_t)m;
+			c->switches++;
+			c->every = SHM_SC_CONFIRM;
+		} else if (c->every < SHM_SC_REPROBE) {
+			c->every *= 2;
+		}
+		sc_use(c, c->pick);
+		return;
+	}
+	if (++c->since >= c->every || (c->nhist[o] >= SHM_SC_HIST && sc_better(c->est[o], c->est[m]))) {
+		c->since = 0;
+		c->left = SHM_SC_HIST;
+		sc_use(c, o);
+	}
+}
+
+/* A streamed send starts its copy at TSC now, at ring position pos (the
+ * tail before it): counts the interval since the last one, ends a run
+ * after SHM_SC_RUN of them; c->cur is then the method for this send. */
+void shm_sc_note(struct shm_sc *c, uint64_t now, uint64_t pos)
+{
+	if (c->t_last && !c->skip && now - c->t_last < SHM_SC_GAP && pos > c->last_pos) {
+		c->run_cyc += now - c->t_last;
+		c->run_bytes += pos - c->last_pos;
+		c->n++;
+	}
+	c->skip = 0;
+	c->t_last = now;
+	c->last_pos = pos;
+	if (c->n >= SHM_SC_RUN) {
+		uint64_t x = (c->run_cyc << 10) / c->run_bytes;
+
+		c->run_cyc = c->run_bytes = 0;
+		c->n = 0;
+		sc_run_end(c, x > UINT32_MAX ? UINT32_MAX : (uint32_t)x);
 	}
 }
 
@@ -394,7 +595,7 @@ int shm_ring_put(struct nal *n, int li, uint32_t type, const void *a, size_t ale
 	uint64_t S = n->ring_size, off = tx->tail & n->ring_mask, pad = 0, lead = 0, end, next, lap;
 	uint64_t word, ctl_head = tx->head_cache;
 	uint8_t *dst;
-	int hot;
+	int hot, nt = 0;
 
 	if (blen >= SHM_PAYLOAD_ALIGN && (alen & 7) == 0) {
 		lead = (0 - 8 - (uint64_t)alen) & 63; /* from a line's start to where the record goes */
@@ -426,7 +627,20 @@ int shm_ring_put(struct nal *n, int li, uint32_t type, const void *a, size_t ale
 		n->st.ctl_loads++;
 	}
 	dst = tx->data + ((tx->tail + pad) & n->ring_mask);
-	ring_copy(dst + 8 + alen, b, blen);
+	/* A consumer behind: the copy that does not wait for its lines, if
+	 * it streams faster with this peer (struct shm_sc). */
+	if (blen >= SHM_STREAM_MIN && tx->tail - tx->head_cache >= SHM_STREAM_BEHIND &&
+	    !((uintptr_t)(dst + 8 + alen) & 15)) {
+		shm_sc_note(&tx->sc, sc_now(), tx->tail);
+		n->st.stream_sends++;
+		nt = tx->sc.cur == SHM_SC_NT;
+	}
+	if (nt) {
+		ring_copy_stream(dst + 8 + alen, b, blen);
+		n->st.stream_copies++;
+	} else {
+		ring_copy(dst + 8 + alen, b, blen);
+	}
 	ring_copy(dst + 8, a, alen);
 	if ((int64_t)(ctl_head - tx->head_cache) > 0)
 		tx->head_cache = ctl_head;
