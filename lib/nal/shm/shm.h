@@ -96,7 +96,7 @@
 #define SHM_STREAM_MIN 2048u
 #define SHM_STREAM_BEHIND (16u << 10)
 
-/* The streamed copy's chooser (shm_sc_take, shm_sc_note): the methods,
+/* The streamed copy's chooser (shm_sc_note): the methods,
  * the streamed sends a run takes (its cost: their cycles over the ring
  * bytes sent, waits included), the runs a method's estimate is the median of
  * (and a warm-up or a probe takes in a row), the most runs by the pick
