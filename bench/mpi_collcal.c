@@ -206,24 +206,25 @@ static double cal_bcast_root(int rank, char *b, int n)
 
 static volatile unsigned cal_sink;
 
-/* One trial of xch (rxch: blocking): us per exchange of n bytes between
- * ranks 0 and 1 (and at once 2 and 3, when active is 4), from sb into the
- * peer's rb, which the peer then reads. */
-static double cal_exchange(int rank, const char *sb, char *rb, int n, bool blocking, int active)
+/* us per round of n bytes from sb to rank `to` and into rb from rank
+ * `from` (blocking: MPI_Send, else MPI_Isend; the receive posted first),
+ * ranks below `active` taking part, each then reading what came. */
+static double cal_trade(int rank, const char *sb, char *rb, int n, int from, int to, int tag, bool blocking,
+			int active)
 {
-	int iters = n <= 131072 ? 400 : 100, peer = rank ^ 1;
+	int iters = n <= 131072 ? 400 : 100;
 	double t0 = 0;
 	MPI_Request rq[2];
 	MPI_Barrier(MPI_COMM_WORLD);
 	for (int i = -50; i < iters && rank < active; i++) {
 		if (i == 0)
 			t0 = MPI_Wtime();
-		MPI_Irecv(rb, n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &rq[0]);
+		MPI_Irecv(rb, n, MPI_BYTE, from, tag, MPI_COMM_WORLD, &rq[0]);
 		if (blocking) {
-			MPI_Send(sb, n, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+			MPI_Send(sb, n, MPI_BYTE, to, tag, MPI_COMM_WORLD);
 			MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
 		} else {
-			MPI_Isend(sb, n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &rq[1]);
+			MPI_Isend(sb, n, MPI_BYTE, to, tag, MPI_COMM_WORLD, &rq[1]);
 			MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
 		}
 		for (int k = 0; k < n; k += 64)
@@ -232,25 +233,20 @@ static double cal_exchange(int rank, const char *sb, char *rb, int n, bool block
 	return (MPI_Wtime() - t0) / iters * 1e6;
 }
 
+/* One trial of xch (rxch: blocking): us per exchange of n bytes between
+ * ranks 0 and 1 (and at once 2 and 3, when active is 4), from sb into the
+ * peer's rb, which the peer then reads. */
+static double cal_exchange(int rank, const char *sb, char *rb, int n, bool blocking, int active)
+{
+	return cal_trade(rank, sb, rb, n, rank ^ 1, rank ^ 1, 1, blocking, active);
+}
+
 /* One trial of shift4: us per shift of n bytes round ranks 0-3 (each
  * receives from its left, sends to its right, at once), as a 4-rank
  * ring's step moves its blocks; the others wait in the barrier. */
 static double cal_shift(int rank, const char *sb, char *rb, int n)
 {
-	int iters = n <= 131072 ? 400 : 100, left = (rank + 3) % 4, right = (rank + 1) % 4;
-	double t0 = 0;
-	MPI_Request rq[2];
-	MPI_Barrier(MPI_COMM_WORLD);
-	for (int i = -50; i < iters && rank < 4; i++) {
-		if (i == 0)
-			t0 = MPI_Wtime();
-		MPI_Irecv(rb, n, MPI_BYTE, left, 4, MPI_COMM_WORLD, &rq[0]);
-		MPI_Isend(sb, n, MPI_BYTE, right, 4, MPI_COMM_WORLD, &rq[1]);
-		MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
-		for (int k = 0; k < n; k += 64)
-			cal_sink += (unsigned char)rb[k];
-	}
-	return (MPI_Wtime() - t0) / iters * 1e6;
+	return cal_trade(rank, sb, rb, n, (rank + 3) % 4, (rank + 1) % 4, 4, false, 4);
 }
 
 /* One trial of sxch: us per exchange of n bytes by blocking send then
