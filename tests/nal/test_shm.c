@@ -1099,7 +1099,7 @@ static void test_bulk_refused(void **state)
 }
 
 /* More ranks than CPUs: moves bounce, unchosen (shm_bulk.c's
- * bulk_crowded says why); PTL_SHM_CMA=1 still forces CMA, unsplit. The
+ * shm_bulk_crowded says why); PTL_SHM_CMA=1 still forces CMA, unsplit. The
  * CPUs are those the ranks may use: 2 ranks pinned to one CPU (taskset -c
  * 0) are crowded on a host of many. */
 static void test_bulk_crowded(void **state)

@@ -241,7 +241,7 @@ struct shm_rank {
 	_Atomic int32_t pid;
 	/* The CPUs the rank may run on (its affinity at attach), published
 	 * (release) by ncpu, their count (0: not yet): the host's ranks
-	 * together may use the union (shm_bulk.c's bulk_crowded). */
+	 * together may use the union (shm_bulk_crowded). */
 	_Atomic uint32_t ncpu;
 	uint64_t cpus[SHM_CPU_WORDS];
 };

@@ -57,7 +57,7 @@
  *    skips it: well under 0.1 us against the 4-5 us of a 32 KiB move.
  * PTL_SHM_CMA=1 forces CMA (long moves split unless crowded), PTL_SHM_CMA=0
  * forbids it (the chooser then picks between bounce and NT). Where the
- * local ranks outnumber the CPUs they may use (bulk_crowded() says why),
+ * local ranks outnumber the CPUs they may use (shm_bulk_crowded() says why),
  * moves bounce unchosen by plain stores, unsplit CMA if PTL_SHM_CMA=1.
  * CMA refused after it worked ends CMA with that peer: a split move whose
  * half was refused finishes it by bounce (cma_split, hp_work).
@@ -229,7 +229,6 @@ static void bulk_nt_copy(void *dst, const void *src, size_t len)
 	memcpy(dst, src, len); /* not reached: SHM_NT_OK */
 #endif
 }
-static int bulk_crowded(struct nal *n);
 static struct shm_bop *bop_new(struct nal *n, enum nal_bulk_op op, const struct iovec *local, int niov,
 			       uint64_t raddr, size_t len, void *cookie);
 static void bop_queue(struct nal *n, struct shm_bpeer *bp, struct shm_bop *b);
@@ -278,7 +277,7 @@ static int cma_split(struct nal *n, int li, enum nal_bulk_op op, const struct io
 	size_t h = (len / 2) & ~(size_t)4095, at = 0;
 	int i = 0;
 
-	if (len < SHM_SPLIT_MIN || bp->hp_active || !n->cma_ok || !cma_allowed(n, li) || bulk_crowded(n))
+	if (len < SHM_SPLIT_MIN || bp->hp_active || !n->cma_ok || !cma_allowed(n, li) || shm_bulk_crowded(n))
 		return 0;
 	while (i < niov && at + local[i].iov_len <= h)
 		at += local[i++].iov_len;
@@ -511,11 +510,6 @@ int shm_bulk_crowded(struct nal *n)
 	return n->crowded > 0;
 }
 
-static int bulk_crowded(struct nal *n)
-{
-	return shm_bulk_crowded(n);
-}
-
 /* cgroup v2 only (/proc/self/cgroup's "0::" line); read once per process. */
 int shm_cpu_quota(void)
 {
@@ -562,7 +556,7 @@ int shm_cma_env(const char *e)
 
 /* The bulk mode, PTL_SHM_CMA read once: 1 forces CMA, 0 forbids it (then
  * n->cma is 0 already, shm_nal.c: the chooser picks the stores), anything
- * else lets the chooser decide; crowded (bulk_crowded), moves bounce by
+ * else lets the chooser decide; crowded (shm_bulk_crowded), moves bounce by
  * plain stores unless CMA is forced.
  * Why not a fixed default: the two methods trade places between machines.
  * The bounce copies are plain memcpy at both ends, two CPUs in a pipeline;
@@ -582,7 +576,7 @@ static int bulk_mode(struct nal *n)
 {
 	if (!n->bulk_mode) {
 		int mode = shm_cma_env(getenv("PTL_SHM_CMA")) == 1 ? SHM_BULK_CMA
-			   : bulk_crowded(n) ? SHM_BULK_BOUNCE : SHM_BULK_AUTO;
+			   : shm_bulk_crowded(n) ? SHM_BULK_BOUNCE : SHM_BULK_AUTO;
 
 		if (n->crowded == 0) /* some rank not attached yet: ask again */
 			return mode;

@@ -16,7 +16,7 @@
 
 #include "shm.h"
 
-/* Our affinity mask into our shm_rank, for bulk_crowded: the CPUs the
+/* Our affinity mask into our shm_rank, for shm_bulk_crowded: the CPUs the
  * host's ranks may use are the union of theirs (not the host's count,
  * which taskset, cpusets and a launcher's binding do not change; not one
  * rank's own either: bound to a core each, each sees one). More than 1024
