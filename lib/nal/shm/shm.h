@@ -91,7 +91,7 @@
 /* A payload at least SHM_STREAM_MIN bytes long, sent while the consumer
  * is SHM_STREAM_BEHIND bytes or more behind (as far as the producer
  * knows: head_cache), is a streamed send: it goes into the ring by plain
- * stores or by non-temporal ones (ring_copy_stream), whichever the
+ * stores or by non-temporal ones (shm_nt_copy), whichever the
  * ring's struct shm_sc measured faster (shm_nal.c says why). */
 #define SHM_STREAM_MIN 2048u
 #define SHM_STREAM_BEHIND (16u << 10)
@@ -130,6 +130,11 @@ struct shm_sc {
 	uint8_t skip;        /* the next interval follows a change of method: not counted */
 };
 
+/* len bytes from src to dst by non-temporal stores (whole lines; an
+ * unaligned head, a tail and copies under 1 KiB by memcpy), then an
+ * sfence: shm_bulk.c. */
+void shm_nt_copy(void *dst, const void *src, size_t len);
+
 void shm_sc_init(struct shm_sc *c, int pick, int ready);
 void shm_sc_note(struct shm_sc *c, uint64_t now, uint64_t pos);
 
@@ -147,7 +152,7 @@ void shm_sc_note(struct shm_sc *c, uint64_t now, uint64_t pos);
 /* The methods, as the chooser (struct shm_choice) indexes them: through
  * the bounce area, one CMA copy, or through the bounce area with the
  * producer's copy into the slots by non-temporal stores (shm_bulk.c's
- * bulk_nt_copy says when that wins). */
+ * shm_nt_copy says when that wins). */
 #define SHM_M_BOUNCE 0
 #define SHM_M_CMA 1
 #define SHM_M_NT 2

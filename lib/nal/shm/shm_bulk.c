@@ -14,7 +14,7 @@
  *          the target has freed every chunk (the bytes are in place).
  *
  * NT: the same, the producer's copy into the slots by non-temporal stores
- * (SHM_BREQ_NT tells a READ's target; bulk_nt_copy says when it wins).
+ * (SHM_BREQ_NT tells a READ's target; shm_nt_copy says when it wins).
  *
  * CMA: one copy by the kernel (process_vm_readv/writev on the peer's pid),
  * done before bulk() returns; if the OS refuses CMA (EPERM: Yama
@@ -97,7 +97,7 @@
 #define SHM_BOP_IOV 4  /* iovecs a reused move record has room for */
 #define SHM_STALL_POLLS 4096
 #if defined(__SSE2__)
-#define SHM_NT_OK 1 /* bulk_nt_copy streams; without SSE2 it would be memcpy: not offered */
+#define SHM_NT_OK 1 /* shm_nt_copy streams; without SSE2 it would be memcpy: not offered */
 #else
 #define SHM_NT_OK 0
 #endif
@@ -186,7 +186,8 @@ static int cma_move(struct nal *n, int li, enum nal_bulk_op op, const struct iov
 
 static int stalled(struct nal *n, int li, uint64_t *since, uint32_t *count);
 
-/* A producer's copy into a bounce slot by non-temporal stores: the lines
+/* A producer's copy into a bounce slot (or, streaming, into a ring:
+ * shm_nal.c) by non-temporal stores: the lines
  * go to memory, not into the producer's cache, so the consumer's loads
  * need not fetch them from that cache (a probe and a transfer per line,
  * slow where the two cores sit far apart), and the producer's stores need
@@ -197,7 +198,7 @@ static int stalled(struct nal *n, int li, uint64_t *since, uint32_t *count);
  * interleaved launches (loaded), plain vs non-temporal: 1 MiB streaming
  * 1.3-5.5 vs 14.7-16.2 GB/s, 64 KiB 1.1-2.0 vs 9.6-9.8; 64 KiB half round
  * trip 9.7-36 vs 7.0-19 us. */
-static void bulk_nt_copy(void *dst, const void *src, size_t len)
+void shm_nt_copy(void *dst, const void *src, size_t len)
 {
 #if defined(__SSE2__)
 	uint8_t *d = dst;
@@ -226,7 +227,7 @@ static void bulk_nt_copy(void *dst, const void *src, size_t len)
 	memcpy(d, s, len);
 	_mm_sfence(); /* before the slot's release store: streamed stores are weakly ordered */
 #else
-	memcpy(dst, src, len); /* not reached: SHM_NT_OK */
+	memcpy(dst, src, len); /* the chooser does not offer it (SHM_NT_OK); the ring's never picks it without a TSC */
 #endif
 }
 static struct shm_bop *bop_new(struct nal *n, enum nal_bulk_op op, const struct iovec *local, int niov,
@@ -461,7 +462,7 @@ static void iov_copy(struct shm_bop *op, uint8_t *buf, size_t len, int to_iov)
 		if (to_iov)
 			memcpy((char *)v->iov_base + op->iov_off, buf, t);
 		else if (op->method == SHM_M_NT)
-			bulk_nt_copy(buf, (char *)v->iov_base + op->iov_off, t);
+			shm_nt_copy(buf, (char *)v->iov_base + op->iov_off, t);
 		else
 			memcpy(buf, (char *)v->iov_base + op->iov_off, t);
 		op->iov_off += t;
@@ -1087,7 +1088,7 @@ static int sv_work(struct nal *n, int li)
 			if (t > piece(n))
 				t = piece(n);
 			if (bp->sv_nt) {
-				bulk_nt_copy(bp->sv_data + k * n->chunk, mem + bp->sv_off, t);
+				shm_nt_copy(bp->sv_data + k * n->chunk, mem + bp->sv_off, t);
 				n->st.nt_chunks++;
 			} else
 				memcpy(bp->sv_data + k * n->chunk, mem + bp->sv_off, t);

@@ -5,7 +5,7 @@
  * The send and receive paths of a small message make no system call and no
  * allocation: a send is a bounds check, one or two memcpy into the ring
  * (non-temporal stores for a large payload to a consumer that is behind,
- * if measured faster with that peer: ring_copy_stream, struct shm_sc),
+ * if measured faster with that peer: shm_nt_copy, struct shm_sc),
  * a zero terminator, a release store of the record
  * word, a full fence and one load of the receiver's state word
  * (shm_wake_peer).
@@ -24,9 +24,6 @@
 
 #include "shm.h"
 
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #endif
@@ -92,8 +89,8 @@ __attribute__((always_inline)) static inline void ring_copy(uint8_t *d, const vo
 	}
 }
 
-/* Copies n bytes into the ring at d (16-byte aligned) with non-temporal
- * stores, for a consumer that is behind: the lines go out through
+/* A streamed send's payload goes into the ring by non-temporal stores
+ * (shm_nt_copy, shm_bulk.c's) when struct shm_sc picks them, for a consumer that is behind: the lines go out through
  * write-combining buffers instead of each being taken over, in turn, from
  * the consumer's cache, where the consumer read them a lap before. That
  * takeover is what a streaming producer waits for: in 4 KiB MPI_Isend
@@ -107,33 +104,9 @@ __attribute__((always_inline)) static inline void ring_copy(uint8_t *d, const vo
  * slower for one that waits for this record, so only while it is behind
  * (shm_ring_put); and where the two cores share a cache closely (one
  * launch in five or so on that guest, base b4096 13.9 GB/s) the
- * takeover was cheap and these stores lose (8.1): hence struct shm_sc. The sfence orders them
- * before the record word's store, which a release store alone does not;
- * the few bytes past the last 64 go by memcpy. */
-static void ring_copy_stream(uint8_t *d, const void *src, size_t n)
-{
-#ifdef __SSE2__
-	const uint8_t *s = src;
-	size_t i = 0;
-
-	for (; i + 64 <= n; i += 64) {
-		__m128i a0 = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
-		__m128i a1 = _mm_loadu_si128((const __m128i *)(const void *)(s + i + 16));
-		__m128i a2 = _mm_loadu_si128((const __m128i *)(const void *)(s + i + 32));
-		__m128i a3 = _mm_loadu_si128((const __m128i *)(const void *)(s + i + 48));
-
-		_mm_stream_si128((__m128i *)(void *)(d + i), a0);
-		_mm_stream_si128((__m128i *)(void *)(d + i + 16), a1);
-		_mm_stream_si128((__m128i *)(void *)(d + i + 32), a2);
-		_mm_stream_si128((__m128i *)(void *)(d + i + 48), a3);
-	}
-	_mm_sfence();
-	if (i < n)
-		memcpy(d + i, s + i, n - i);
-#else
-	memcpy(d, src, n);
-#endif
-}
+ * takeover was cheap and these stores lose (8.1): hence struct shm_sc. shm_nt_copy's
+ * sfence orders them before the record word's store, which a release
+ * store alone does not. */
 
 /*
  * Which copy a streamed send takes (struct shm_sc, one per ring) is
@@ -636,7 +609,7 @@ int shm_ring_put(struct nal *n, int li, uint32_t type, const void *a, size_t ale
 		nt = tx->sc.cur == SHM_SC_NT;
 	}
 	if (nt) {
-		ring_copy_stream(dst + 8 + alen, b, blen);
+		shm_nt_copy(dst + 8 + alen, b, blen);
 		n->st.stream_copies++;
 	} else {
 		ring_copy(dst + 8 + alen, b, blen);
