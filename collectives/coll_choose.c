@@ -87,7 +87,8 @@ static enum coll_algo ring_by_ports(const struct coll_req *r)
 /* Up to this many ranks (a power of two, where halving-doubling would
  * go; others untried) on one host whose cores they outnumber, an
  * allreduce past the short ones goes by the bidirectional ring whatever
- * the ports: each rank drives both directions' transfers, so a rank that
+ * the ports, except from COLL_SHARED_TREE_MIN to below COLL_SHARED_BIDIR_MIN
+ * (below): each rank drives both directions' transfers, so a rank that
  * gets the core has twice the work ready and the job switches less often
  * per byte. 4 ranks on 2 cores, interleaved (bench/mpi_allreduce.c's rows;
  * load 4-5), median [best] us, against halving-doubling: 32 KiB 83.0
@@ -95,13 +96,20 @@ static enum coll_algo ring_by_ports(const struct coll_req *r)
  * vs 1968 [754]; an earlier run (load 2-5, 9 launches each): 32 KiB
  * 27.2-35.1 vs 40.2-54.3, 256 KiB 178-213 vs 164-255, 1 MiB 508-546 vs
  * 470-704; a later one 32 KiB 77.1 [67.6] vs 90.8 [86.8], 256 KiB 324
- * [320] vs 381 [337], 1 MiB 3045 [1770] vs 1430 [1036]. Below
- * COLL_SHARED_BIDIR_MAX, then: at 1 MiB two runs of three favour
- * halving-doubling, and at 256 KiB bench/mpi_bench.sh's runs do (below). */
+ * [320] vs 381 [337], 1 MiB 3045 [1770] vs 1430 [1036] (these three had
+ * kept halving-doubling from 256 KiB up). Three runs of bench/mpi_bench.sh
+ * 3 3 on an AMD Zen 4 guest (2026-12-01, load 1.7-3; each algorithm's 9
+ * launches interleaved with the others'), median [best] us at 1 MiB,
+ * ring_bidir vs halving-doubling vs the one-way ring: 371 [339] vs 444
+ * [338] vs 399 [391], 367 [331] vs 483 [442] vs 429 [373], 385 [331] vs
+ * 522 [447] vs 505 [443] (Open MPI's on the same cores: 423-482); at
+ * 256 KiB ring_bidir level with halving-doubling (130, 187, 158 vs 166,
+ * 145, 155). Hence ring_bidir again from 512 KiB, the first size past the
+ * tie. */
 #define COLL_SHARED_BIDIR_RANKS 4
-#define COLL_SHARED_BIDIR_MAX (256u * 1024u)
+#define COLL_SHARED_BIDIR_MIN (512u * 1024u)
 
-/* From this many bytes to below COLL_SHARED_BIDIR_MAX, those ranks go by the
+/* From this many bytes to below 256 KiB, those ranks go by the
  * double binary tree instead: its work falls mostly on two inner ranks
  * (each tree's leaves send their half once and wait for the result), so
  * on two cores the two busy ranks keep them and the others mostly wait,
@@ -119,8 +127,24 @@ static enum coll_algo ring_by_ports(const struct coll_req *r)
  * runs of bench/mpi_bench.sh 3 3 (calls back to back, best of 9 launches,
  * load 1-4), halving-doubling 162, 167, 162 us against the tree's 210,
  * 185, 193 and ring_bidir's 164, 168, 176; with the tree chosen there the
- * 256 KiB row's median went 194 -> 280-290 us. */
+ * 256 KiB row's median went 194 -> 280-290 us. So from 256 KiB to below
+ * COLL_SHARED_BIDIR_MIN halving-doubling, as where the cores are not
+ * shared. */
 #define COLL_SHARED_TREE_MIN (128u * 1024u)
+#define COLL_SHARED_TREE_MAX (256u * 1024u)
+
+/* Which of the above a 4-rank allreduce past the short ones takes where its
+ * ranks outnumber the host's cores; COLL_ALGO_AUTO where the rule says
+ * nothing (other sizes of group, several hosts). */
+static enum coll_algo shared_cores_allreduce(const struct coll_req *r)
+{
+	if (r->op != COLL_OP_ALLREDUCE || !r->one_host || !r->shared_cores || !coll_is_pow2(r->nranks) ||
+	    r->nranks <= 2 || r->nranks > COLL_SHARED_BIDIR_RANKS)
+		return COLL_ALGO_AUTO;
+	if (r->bytes < COLL_SHARED_TREE_MIN || r->bytes >= COLL_SHARED_BIDIR_MIN)
+		return COLL_ALGO_RING_BIDIR;
+	return r->bytes < COLL_SHARED_TREE_MAX ? COLL_ALGO_TREE : COLL_ALGO_HALVING_DOUBLING;
+}
 
 static int choose_ring_op(const struct coll_req *r, struct coll_choice *c)
 {
@@ -131,9 +155,8 @@ static int choose_ring_op(const struct coll_req *r, struct coll_choice *c)
 		else if (r->op == COLL_OP_ALLREDUCE && r->nranks == 2 && r->one_host &&
 			 r->bytes >= COLL_ALLREDUCE_PAIR_MIN && r->bytes <= COLL_ALLREDUCE_PAIR_MAX)
 			c->algo = COLL_ALGO_RECURSIVE_DOUBLING;
-		else if (r->op == COLL_OP_ALLREDUCE && r->one_host && r->shared_cores && coll_is_pow2(r->nranks) &&
-			 r->nranks > 2 && r->nranks <= COLL_SHARED_BIDIR_RANKS && r->bytes < COLL_SHARED_BIDIR_MAX)
-			c->algo = r->bytes < COLL_SHARED_TREE_MIN ? COLL_ALGO_RING_BIDIR : COLL_ALGO_TREE;
+		else if (shared_cores_allreduce(r) != COLL_ALGO_AUTO)
+			c->algo = shared_cores_allreduce(r);
 		else if (r->op == COLL_OP_ALLREDUCE && (r->ports >= 2 || (r->one_host && r->nranks > 2)) &&
 			 coll_is_pow2(r->nranks))
 			c->algo = COLL_ALGO_HALVING_DOUBLING;
