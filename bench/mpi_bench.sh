@@ -104,8 +104,9 @@
 #          the barrier on as many ranks in the same launches as the rows
 #   core wait  with more ranks than cores, a rank that waits while its
 #          core has no work (its ranks all waiting, yielding at every
-#          poll) looks for its message every so often from when it began
-#          to wait (--core-wait, latency, not core time): mpi_collcal's
+#          poll) sees its message a while after it came (--core-wait,
+#          latency, not core time; whenever in the wait it comes, as
+#          the mean per message measured here is): mpi_collcal's
 #          4-rank "pp4idle" (an 8-byte ping-pong between two ranks while
 #          the other two wait as a collective's idle ranks do) less the
 #          2-rank one (spp 8); the switch above then only follows a
@@ -782,9 +783,8 @@ switch() {
 algo() { awk -v a="$2" -v n="$1" -v f="$3" -v b="$4" '$1 == a && $2 == n && $3 == f && $4 == b { print (ENVIRON["PTL_BENCH_STAT"] == "med" ? $5 : $6) }' "$W/algo" |
 	sort -g | head -n 1; }
 # A rank that waits while its core has no work (the core's ranks all
-# waiting, passing it round at every poll) looks for its message every
-# core_wait from when it began to wait, a latency that books no core
-# time: mpi_collcal's 4-rank
+# waiting, passing it round at every poll) sees its message core_wait
+# after it came, a latency that books no core time: mpi_collcal's 4-rank
 # 8-byte ping-pong between two ranks while the other two wait as a
 # collective's idle ranks do (pp4idle) less the 2-rank one (spp 8)
 cwait= cw=
@@ -823,7 +823,7 @@ for n in 2 4; do
 	barn=$(cal "$n" barrier 0)
 	[ -n "$barn" ] || continue
 	sw=$(switch "$n" "$barn")
-	[ -n "$cw" ] && echo "# $n ranks on $cores cores: a rank that waits while its core has no work looks for its message every $cw us (4-rank 8 B ping-pong beside two idle ranks $p4i us - the 2-rank one $spp8 us)"
+	[ -n "$cw" ] && echo "# $n ranks on $cores cores: a rank that waits while its core has no work sees its message $cw us after it came (4-rank 8 B ping-pong beside two idle ranks $p4i us - the 2-rank one $spp8 us)"
 	echo "# $n ranks on $cores cores: CPU work scheduled on the cores; a rank that waited gets one back after a switch: $sw us from the best $n-rank barrier of the run ($barn us); each algorithm's rows take it from the barrier of their own launches (the host's load changes from launch to launch):"
 	# Rendezvous copies where the ranks outnumber the cores: from 128 KiB
 	# a 4-rank schedule's sends go by rendezvous, whose copies the 2-rank

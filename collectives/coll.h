@@ -400,13 +400,14 @@ struct coll_cost_params {
 	 * one that goes on from its own last piece keeps its core. */
 	int cores;
 	double switch_cost;
-	/* With cores (core_wait_set): a rank that waits looks for its
-	 * message every core_wait from when it began to wait, its core
-	 * passing round its waiting ranks at every poll in between (ptl's
-	 * waits yield at every poll), so it takes a message at the first
-	 * look after it came - latency, not core time; after the core's own
-	 * work, a switch later at the earliest. Unset: every rank that waited
-	 * pays switch_cost (after the core's work, or its message). */
+	/* With cores (core_wait_set): a rank that waits sees its message
+	 * core_wait after it came, its core passing round its waiting ranks
+	 * at every poll (ptl's waits yield at every poll) - latency, not
+	 * core time, the same whenever in the wait the message comes (the
+	 * mean a message pays: bench/mpi_bench.sh's pp4idle less the 2-rank
+	 * ping-pong); after the core's own work, a switch later at the
+	 * earliest. Unset: every rank that waited pays switch_cost (after the
+	 * core's work, or its message). */
 	bool core_wait_set;
 	double core_wait;
 	/* Calls run back to back, as a benchmark's loop runs them: each

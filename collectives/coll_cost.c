@@ -55,7 +55,7 @@
  * picked for it (read_bulk: one copy on the receiver's CPU; split, half
  * on each; moved through the segment, the sender's CPU copies out and
  * the receiver's in, a piece behind, as a one-way bounce move). On shared cores a waiting rank
- * looks for its message every core_wait (its core passing round the
+ * sees its message core_wait after it came (its core passing round the
  * waiting ranks).
  *
  * With calls, the calls run back to back as a benchmark's loop runs
@@ -542,7 +542,7 @@ static size_t own_part(const struct coll_cost_params *p, size_t len)
  * to run passes between its waiting ranks, and a rank whose message came
  * waits for the one that has the core to yield. A rank that goes on from
  * its own last piece keeps its core. Returns when the work starts. */
-static double core_take(struct sim *m, int r, double start, double w, bool wake, double idle)
+static double core_take(struct sim *m, int r, double start, double w, bool wake)
 {
 	int best = 0;
 	double best_at = 0;
@@ -554,17 +554,17 @@ static double core_take(struct sim *m, int r, double start, double w, bool wake,
 		}
 	}
 	if (wake && m->p->core_wait_set) {
-		/* The core passes to the rank a switch after its last work
-		 * (or when the rank began to wait, if later), and then comes
-		 * round every core_wait while its ranks all wait: the rank
-		 * sees its message at the first look after it came. */
-		double cw = m->p->core_wait, look = idle, after = m->core_free[best] + m->p->switch_cost;
-		if (start > look && cw > 0) {
-			double k = (double)(long long)((start - look) / cw);
-			look += look + k * cw < start ? (k + 1) * cw : k * cw;
-		}
-		if (look < start)
-			look = start;
+		/* While the core's ranks all wait it passes round them at
+		 * every poll, so the rank sees its message core_wait after it
+		 * came: what bench/mpi_bench.sh measures it as (pp4idle less
+		 * the 2-rank ping-pong: what each message of a ping-pong pays
+		 * on average, whatever the phase of its receiver's polls).
+		 * Looks on a grid from when the rank began to wait instead
+		 * cost a message anything from 0 to core_wait by when it came
+		 * (and the model's own pp4idle two grid steps a message, not
+		 * one), which the calibration does not say. After the core's
+		 * own work, a switch later at the earliest. */
+		double look = start + m->p->core_wait, after = m->core_free[best] + m->p->switch_cost;
 		best_at = look > after ? look : after;
 	} else if (wake) {
 		best_at += m->p->switch_cost;
@@ -580,7 +580,7 @@ static double cpu_run(struct sim *m, int r, double t, double w)
 {
 	double start = t > m->cpu[r] ? t : m->cpu[r];
 	if (m->ncores && w > 0)
-		start = core_take(m, r, start, w, t > m->cpu[r], m->cpu[r]);
+		start = core_take(m, r, start, w, t > m->cpu[r]);
 	m->cpu[r] = start + m->k * w;
 	m->cpu_busy[r] += m->k * w;
 	return m->cpu[r];

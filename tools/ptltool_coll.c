@@ -96,11 +96,10 @@ static void usage(FILE *out)
 	        "                 of stretched (--ranks-per-core is then ignored)\n"
 	        "  --switch-cost TIME  with --cores: what a rank that waited pays to get a core\n"
 	        "                 back (the yield and the switch; bare: us), default 0\n"
-	        "  --core-wait TIME  with --cores: a waiting rank looks for its message every\n"
-	        "                 TIME from when it began to wait (its core passing round the\n"
-	        "                 waiting ranks between), a switch after the core's work at the\n"
-	        "                 earliest (bare: us); default: each rank that waited pays\n"
-	        "                 --switch-cost\n"
+	        "  --core-wait TIME  with --cores: a waiting rank sees its message TIME after it\n"
+	        "                 came (its core passing round the waiting ranks at every\n"
+	        "                 poll), a switch after the core's work at the earliest (bare:\n"
+	        "                 us); default: each rank that waited pays --switch-cost\n"
 	        "  --calls K      K calls back to back (1 to %d), each rank entering the next\n"
 	        "                 when its part of the last is done; predicts the period\n"
 	        "  --unexpected   a send goes when its sender is ready; a message that comes\n"
@@ -829,7 +828,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 				printf("cores         %d shared by %d ranks, %.4g us a switch\n", cp.cores, req.nranks,
 				       cp.switch_cost * 1e6);
 			if (cp.cores > 0 && cp.cores < req.nranks && cp.core_wait_set)
-				printf("core wait     a waiting rank looks every %.4g us\n", cp.core_wait * 1e6);
+				printf("core wait     a waiting rank sees its message %.4g us after it came\n", cp.core_wait * 1e6);
 			if (cp.calls > 1 || cp.unexpected)
 				printf("calls         %d back to back (the period)%s\n", cp.calls > 1 ? cp.calls : 1,
 				       cp.unexpected ? ", sends go before their receives" : "");

@@ -348,18 +348,18 @@ expect 2 --op barrier --ranks 2 --bytes 0 --wake-cost -1
 has "$err" "bad --wake-cost"
 
 # --core-wait: a 2-rank bcast on one core (o 0.25, alpha 1): the message
-# is there at 1.25 us and the leaf, waiting since 0, looks every 1 us:
-# takes it at 2 (o); without, at once
+# is there at 1.25 us and the leaf, waiting, sees it 1 us later: takes it
+# at 2.25 (o); without, at once
 expect 0 --op bcast --ranks 2 --bytes 4 --algo binomial --beta 1e18 --alpha 1 --overhead 0.25 --cores 1 \
 	--core-wait 1 --json
-has "$out" '"predicted_us": 2.250000'
+has "$out" '"predicted_us": 2.500000'
 has "$out" '"core_wait_us": 1,'
 expect 0 --op bcast --ranks 2 --bytes 4 --algo binomial --beta 1e18 --alpha 1 --overhead 0.25 --cores 1
 has "$out" "predicted     1.500 us"
 printf '%s' "$out" | grep -q "core wait" && fail "a core wait line without --core-wait: $out"
 expect 0 --op bcast --ranks 2 --bytes 4 --algo binomial --beta 1e18 --alpha 1 --overhead 0.25 --cores 1 --core-wait 0.5
-has "$out" "predicted     1.750 us"
-has "$out" "core wait     a waiting rank looks every 0.5 us"
+has "$out" "predicted     2.000 us"
+has "$out" "core wait     a waiting rank sees its message 0.5 us after it came"
 expect 2 --op bcast --ranks 2 --bytes 4 --core-wait -1
 has "$err" "bad --core-wait '-1'"
 
