@@ -157,7 +157,9 @@
 #          model's with that rate, the two solved in turn. The 2-rank
 #          rates (each rank on a core of its own) overstate these copies:
 #          two pairs' 1 MiB exchanges at once took 152 us at best, two
-#          copies per core, one pair's pinned 137 us
+#          copies per core, one pair's pinned 137 us. Eager messages'
+#          copies there (--eager-rates, 1-8 KiB) from "eshift4" (the
+#          shift of eager messages) through the same model's shift
 #   pull   a 2-rank allreduce on one host sends eagerly up to
 #          MPI_PULL_EAGER times the eager limit (mpi_coll_pull,
 #          MPI_MODE_PULL), read by the receiver: the 2-rank rows' sends
@@ -810,6 +812,14 @@ s4() { p=$(predict --op allgather --ranks 4 --bytes "$(($1 * 4))" --algo ring --
 	--recv-post "${post:-0}" --lazy-max "$clazy" --cores "$cores" --switch-cost "$sw" $cwait)
 	calc "${p:-0} / 3"; }
 rt4=
+# es4 SIZE COPY: the model's shift of SIZE eager bytes round 4 ranks on
+# these cores (a third of a 4-rank ring allgather of 4 x SIZE), each
+# eager copy COPY us
+es4() { p=$(predict --op allgather --ranks 4 --bytes "$(($1 * 4))" --algo ring --alpha "$alpha" --beta "$ebeta" \
+	--eager-rates "1048576:$(calc "$1 / ($2 * 1e-6)")" --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
+	--rndv-min "$eager" --rndv-cost "$rndv" --recv-post "${post:-0}" --lazy-max "$clazy" \
+	--cores "$cores" --switch-cost "$sw" $cwait)
+	calc "${p:-0} / 3"; }
 # rx4 SIZE READ: the model's pair exchange of SIZE on the cores there are
 # (half a 4-rank recursive doubling) with each read taking READ us
 rcopy4=
@@ -893,6 +903,23 @@ for n in 2 4; do
 	done
 	[ -n "$reads4" ] && rcopy4="--inline-max $eager --read-rates $reads4" &&
 		echo "#   reads on these cores, GB/s by size (4-rank exchanges, blocking sends, two pairs at once):$r4says"
+	# Eager messages where the ranks outnumber the cores: their copies
+	# at the 2-rank rate (epp: each rank on a core of its own, the
+	# lines it writes read on the other) were cheap here (a 4-rank
+	# ring's 8 KiB steps, its 32 KiB rows, predicted 0.42-0.59x). Each
+	# size's rate solved (as the shifts' above) so that the model's
+	# 4-rank shift of it on these cores takes what mpi_collcal's eshift4
+	# took (four ranks each sending it eagerly to the next at once)
+	eager4= e4says=
+	for l in 1024 4096 8192; do
+		[ "$n" -eq 4 ] || break
+		h=$(cal 4 eshift4 "$l")
+		[ -n "$h" ] || continue
+		t1=$(secant es4 "$l" "$h")
+		eager4="$eager4${eager4:+,}$l:$(calc "$l / ($t1 * 1e-6)")"
+		e4says="$e4says $((l / 1024))K $(calc "$l / ($t1 * 1e3)") ($h us)"
+	done
+	[ -n "$eager4" ] && echo "#   eager copies on these cores, GB/s by size (4-rank shifts, each rank to the next at once):$e4says"
 done
 printf '%-2s %-18s %9s  %10s  %10s  %7s  %s\n' n algorithm bytes predicted measured ratio "within 10%"
 for a in $ALGOS; do
@@ -907,6 +934,8 @@ for a in $ALGOS; do
 		[ "$n" -gt "$cores" ] && split_n=$split4 bulk_n= rc_n=$rcopy
 		[ "$n" -gt "$cores" ] && [ -n "$rcopy4" ] && rc_n=$rcopy4
 		[ "$n" -gt "$cores" ] && [ -n "$rt4" ] && rt_n="$rt $rt4"
+		eager_n=
+		[ "$n" -gt "$cores" ] && [ -n "$eager4" ] && eager_n="--eager-rates $eager4"
 		for bytes in $(awk -v k="$a $n allreduce" 'index($0, k " ") == 1 { print $4 }' "$W/algo" | sort -nu); do
 			m=$(best "$W/algo" "$a" "$n" allreduce "$bytes")
 			self=$(cal 2 self "$bytes")
@@ -931,7 +960,7 @@ for a in $ALGOS; do
 			fi
 			call=$(calc "$engine + ${self:-0}")
 			p=$(predict --op allreduce --ranks "$n" --bytes "$bytes" --elem 8 --algo "$a" --ports "$(ports_of "$a")" $apart \
-				--alpha "$alpha" --beta "$ebeta" --gamma "$gamma" --overhead "$o" --call "$call" $share --cpu-copies \
+				--alpha "$alpha" --beta "$ebeta" $eager_n --gamma "$gamma" --overhead "$o" --call "$call" $share --cpu-copies \
 				--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$xeager" $rc_n --rndv-cost "$rndv" \
 				--split-min "$split_n" $bulk_n --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max "$lazy" --cmd-cost "$percmd" \
 				$local $waking $direct $xcross $rt_n $loop)

@@ -474,6 +474,16 @@ struct coll_cost_params {
 	 * free): a memcpy on the rank's CPU, in turn with its other work. */
 	int nlocal;
 	struct coll_copy_rate local[COLL_COST_RATES];
+	/* With cpu_copies: what the sender's CPU copies of an eager message
+	 * (into shm's ring) moves per second by the message's size (neager
+	 * points as rates, interpolated; none: beta); the rate holds the
+	 * message's cost beyond o. Where the ranks outnumber the cores
+	 * the 2-rank rate (each rank on a core of its own, its peer's on
+	 * the other) overstates these copies: bench/mpi_bench.sh takes them
+	 * from 4-rank shifts there (mpi_collcal's eshift4). Request-free
+	 * messages (small_max) keep beta. */
+	int neager;
+	struct coll_copy_rate eager[COLL_COST_RATES];
 	/* A rank that waited for a message (its CPU idle when the message
 	 * came) pays this much CPU when it takes it: the way back from its
 	 * wait (the poll that saw it, the collective's pass over what it

@@ -452,6 +452,18 @@ static double piece_share(const struct coll_cost_params *p, size_t len)
 
 static double local_copy(const struct coll_cost_params *p, size_t len);
 
+/* Seconds the sender's CPU copies an eager message of len bytes (with
+ * cpu_copies): at the rate measured for its size (eager, interpolated),
+ * else at beta. A request-free one (small) keeps beta: its costs by size
+ * are small_recv's, measured on its own path (blocking ping-pongs), not
+ * by the requests' shifts the eager rates come from. */
+static double eager_copy(const struct coll_cost_params *p, size_t len)
+{
+	int n = p->neager < COLL_COST_RATES && !small(p, len) ? p->neager : 0;
+	double rate = interp(p->eager, sizeof p->eager[0], offsetof(struct coll_copy_rate, rate), n, len, p->beta);
+	return rate > 0 ? (double)len / rate : 0.0;
+}
+
 /* What taking the message of arrival e costs its receiver's CPU: a rank
  * that had been waiting for it (its CPU idle when it came) first pays
  * wake_cost, the way back from its wait into the collective. */
@@ -771,7 +783,7 @@ static int simulate(struct sim *m)
 		 * CPU makes it), then its earliest free port */
 		double copy = p->beta > 0 ? (double)c->len / p->beta : 0.0;
 		bool own_copy = p->cpu_copies && !rndv(p, c->len) && !recv_copies(p, c->len);
-		double ready = cpu_run(m, e.rank, e.key, o_of(p, c->len) + (own_copy ? copy : 0.0));
+		double ready = cpu_run(m, e.rank, e.key, o_of(p, c->len) + (own_copy ? eager_copy(p, c->len) : 0.0));
 		if (rndv(p, c->len)) {
 			int rr;
 			size_t ri;
@@ -869,7 +881,8 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	memset(out, 0, sizeof *out);
 	if (!s || !params || s->nheld != s->req.nranks || !rates_ok(params->rates, params->nrates)
 	    || !rates_ok(params->local, params->nlocal) || !rates_ok(params->read, params->nread)
-	    || !rates_ok(params->move, params->nmove) || !steps_ok(params->bulk, params->nbulk)
+	    || !rates_ok(params->move, params->nmove) || !rates_ok(params->eager, params->neager)
+	    || !steps_ok(params->bulk, params->nbulk)
 	    || !steps_ok(params->read_bulk, params->nread_bulk)
 	    || !table_ok(&params->small_recv) || !table_ok(&params->cross) || !table_ok(&params->move_gap))
 		return -EINVAL;

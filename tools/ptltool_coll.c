@@ -36,7 +36,7 @@ static void usage(FILE *out)
 	        "                    [--wake-cost TIME] [--core-wait TIME] [--calls K] [--unexpected]\n"
 	        "                    [--cross-costs LIST] [--read-rates LIST] [--move-rates LIST]\n"
 	        "                    [--move-piece SIZE] [--move-gaps LIST] [--bulk-methods LIST]\n"
-	        "                    [--read-methods LIST]\n"
+	        "                    [--read-methods LIST] [--eager-rates LIST]\n"
 	        "                    [--one-host] [--shared-cores] [--counts LIST] [--show] [--json]\n"
 	        "\n"
 	        "Expand a collective into its schedule, print the algorithm chosen, steps,\n"
@@ -150,6 +150,8 @@ static void usage(FILE *out)
 	        "  --small-recv-costs LIST  what taking a request-free message costs its\n"
 	        "                 receiver beyond --small-overhead, by size: SIZE:TIME,... sizes\n"
 	        "                 ascending (bare: us; interpolated as --copy-rates), default none\n"
+	        "  --eager-rates LIST  with --cpu-copies: the sender's copy of an eager message\n"
+	        "                 by its size, SIZE:RATE,... as --copy-rates (default: --beta)\n"
 	        "  --local-copy-rates LIST  a rank's local copy (the input into place, a block)\n"
 	        "                 moves at this rate by its size on the rank's CPU: SIZE:RATE,...\n"
 	        "                 as --copy-rates; default none: local copies are free\n"
@@ -440,6 +442,7 @@ enum opt_kind {
 	OPT_LOCAL,  /* the same: local copy rates */
 	OPT_READ,   /* the same: eager read rates */
 	OPT_MOVE,   /* the same: one-way move rates (through the segment) */
+	OPT_EAGER,  /* the same: eager copy rates (the sender's, with --cpu-copies) */
 	OPT_TIMES,  /* comma-separated SIZE:TIME (struct coll_cost_table *) */
 	OPT_BULK,   /* comma-separated SIZE:copy|split|move (struct coll_cost_params *) */
 	OPT_RBULK,  /* the same for eager reads */
@@ -499,16 +502,19 @@ static int opt_apply(const struct opt_def *d, const char *arg, size_t **countsp,
 	case OPT_RATES:
 	case OPT_LOCAL:
 	case OPT_READ:
-	case OPT_MOVE: {
+	case OPT_MOVE:
+	case OPT_EAGER: {
 		struct coll_cost_params *cp = d->dst;
-		struct coll_copy_rate *r = d->kind == OPT_LOCAL ? cp->local
-					   : d->kind == OPT_READ ? cp->read
-					   : d->kind == OPT_MOVE ? cp->move
-								 : cp->rates;
-		int *n = d->kind == OPT_LOCAL  ? &cp->nlocal
-			 : d->kind == OPT_READ ? &cp->nread
-			 : d->kind == OPT_MOVE ? &cp->nmove
-					       : &cp->nrates;
+		struct coll_copy_rate *r = d->kind == OPT_LOCAL  ? cp->local
+					   : d->kind == OPT_READ  ? cp->read
+					   : d->kind == OPT_MOVE  ? cp->move
+					   : d->kind == OPT_EAGER ? cp->eager
+								  : cp->rates;
+		int *n = d->kind == OPT_LOCAL   ? &cp->nlocal
+			 : d->kind == OPT_READ  ? &cp->nread
+			 : d->kind == OPT_MOVE  ? &cp->nmove
+			 : d->kind == OPT_EAGER ? &cp->neager
+						: &cp->nrates;
 		return parse_rates(arg, r, n) ? bad(what, arg) : 0;
 	}
 	case OPT_TIMES:
@@ -613,6 +619,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "copy-rates", 0, OPT_RATES, &cp, NULL, 0, 0, 0, false },
 		{ "small-recv-costs", 0, OPT_TIMES, &cp.small_recv, NULL, 0, 0, 0, false },
 		{ "local-copy-rates", 0, OPT_LOCAL, &cp, NULL, 0, 0, 0, false },
+		{ "eager-rates", 0, OPT_EAGER, &cp, NULL, 0, 0, 0, false },
 		{ "wake-cost", 0, OPT_TIME, &cp.wake_cost, NULL, 0, 0, 1e-6, false },
 		{ "cross-costs", 0, OPT_TIMES, &cp.cross, NULL, 0, 0, 0, false },
 		{ "one-host", 0, OPT_FLAG, &req.one_host, NULL, 0, 0, 0, false },
@@ -783,6 +790,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 			printf("\"core_wait_us\": null, ");
 		printf("\"calls\": %d, \"unexpected\": %s, ", cp.calls > 1 ? cp.calls : 1, cp.unexpected ? "true" : "false");
 		json_rates("local_copy_rates", cp.local, cp.nlocal);
+		json_rates("eager_rates", cp.eager, cp.neager);
 		json_times("small_recv_us", &cp.small_recv);
 		json_times("cross_us", &cp.cross);
 		printf("\"one_host\": %s, \"shared_cores\": %s, ", req.one_host ? "true" : "false",

@@ -347,6 +347,15 @@ has "$out" '"wake_us": 0.25,'
 expect 2 --op barrier --ranks 2 --bytes 0 --wake-cost -1
 has "$err" "bad --wake-cost"
 
+# --eager-rates: a 2-rank bcast of 4 KiB with --cpu-copies: the sender's
+# copy at the rate for its size (1 KiB/us: 4 us), then alpha (1)
+expect 0 --op bcast --ranks 2 --bytes 4K --algo binomial --alpha 1 --beta 1e18 --cpu-copies \
+	--eager-rates 4K:1024000000 --json
+has "$out" '"predicted_us": 5.000000'
+has "$out" '"eager_rates": \[\[4096, 1.024e+09\]\]'
+expect 2 --op bcast --ranks 2 --bytes 4K --eager-rates 8K:1GB/s,1K:2GB/s
+has "$err" "bad --eager-rates '8K:1GB/s,1K:2GB/s'"
+
 # --core-wait: a 2-rank bcast on one core (o 0.25, alpha 1): the message
 # is there at 1.25 us and the leaf, waiting, sees it 1 us later: takes it
 # at 2.25 (o); without, at once

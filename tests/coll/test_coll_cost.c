@@ -1063,6 +1063,40 @@ static void test_sw_core_wait_from_message(void **state)
 	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4, 1, &p), 3.55e-6);
 }
 
+/* eager: with cpu_copies the sender's copy of an eager message at the
+ * rate given for its size (interpolated), beta without a table. A 2-rank
+ * bcast of 4 KiB (alpha 1 us, beta 1 GB/s): the copy, then alpha. */
+static void test_sw_eager_rates(void **state)
+{
+	(void)state;
+	struct coll_cost_params p = { .alpha = 1e-6, .beta = 1e9, .cpu_copies = true };
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4096, 1, &p), 1e-6 + 4096 / 1e9);
+	p.neager = 1;
+	p.eager[0] = (struct coll_copy_rate){ 8192, 2e9 };  /* past the end: the end's */
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4096, 1, &p), 1e-6 + 4096 / 2e9);
+	/* 1 KiB 1 GB/s, 7 KiB 4 GB/s: 4 KiB half way, 2.5 GB/s */
+	p.neager = 2;
+	p.eager[0] = (struct coll_copy_rate){ 1024, 1e9 };
+	p.eager[1] = (struct coll_copy_rate){ 7168, 4e9 };
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4096, 1, &p), 1e-6 + 4096 / 2.5e9);
+	/* a request-free message keeps beta (small_recv is its path's) */
+	p.small_max = 4096;
+	p.small_alpha = 1e-6;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4096, 1, &p), 1e-6 + 4096 / 1e9);
+	p.small_max = 0;
+	/* the port's copy without cpu_copies stays beta's */
+	p.cpu_copies = false;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4096, 1, &p), 1e-6 + 4096 / 1e9);
+	/* a table interp cannot read is refused */
+	p.eager[1].len = 1024;
+	struct coll_req r = mkreq(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4096, 1, 1);
+	r.elem_size = 4;
+	struct coll_sched *s = expand_ok(&r);
+	struct coll_cost c;
+	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
+	coll_free(s);
+}
+
 /* calls: back to back, each rank enters the next call when its part of
  * the last is done; the time is the period. unexpected: a send goes when
  * its sender is ready, its message held until the receive is. A 2-rank
@@ -1167,6 +1201,7 @@ int main(void)
 		cmocka_unit_test(test_sw_read_methods),
 		cmocka_unit_test(test_sw_core_wait),
 		cmocka_unit_test(test_sw_core_wait_from_message),
+		cmocka_unit_test(test_sw_eager_rates),
 		cmocka_unit_test(test_sw_calls_unexpected),
 		cmocka_unit_test(test_sw_monotonic),
 	};
