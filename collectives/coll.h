@@ -417,6 +417,11 @@ struct coll_cost_params {
 	 * - end of the first) / (calls - 1). 0 or 1: one call alone; at
 	 * most COLL_COST_MAX_CALLS. */
 	int calls;
+	/* When set, called as each command finishes (call: which of the
+	 * calls, from 0; t: seconds from the start of the first), in the
+	 * simulation's time order: what ptltool coll --steps prints. */
+	void (*on_finish)(void *ctx, int call, int rank, const struct coll_cmd *c, double t);
+	void *on_finish_ctx;
 	/* A send goes as soon as its sender is ready, not once its receive
 	 * is posted too (ptl's MPI: a message that comes first waits as an
 	 * unexpected one), and the receive takes it when it is ready, an

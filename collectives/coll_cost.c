@@ -273,6 +273,8 @@ static int finish(struct sim *m, int r, size_t i, double t)
 {
 	size_t n = m->s->ranks[r].ncmds, base = i / n * n;
 	m->nfin++;
+	if (m->p->on_finish)
+		m->p->on_finish(m->p->on_finish_ctx, (int)(i / n), r, cmd_at(m, r, i), t);
 	if (t > m->end)
 		m->end = t;
 	if (t > m->call_end[i / n])

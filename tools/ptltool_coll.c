@@ -37,7 +37,8 @@ static void usage(FILE *out)
 	        "                    [--cross-costs LIST] [--read-rates LIST] [--move-rates LIST]\n"
 	        "                    [--move-piece SIZE] [--move-gaps LIST] [--bulk-methods LIST]\n"
 	        "                    [--read-methods LIST] [--eager-rates LIST]\n"
-	        "                    [--one-host] [--shared-cores] [--counts LIST] [--show] [--json]\n"
+	        "                    [--one-host] [--shared-cores] [--counts LIST] [--show] [--steps]\n"
+	        "                    [--json]\n"
 	        "\n"
 	        "Expand a collective into its schedule, print the algorithm chosen, steps,\n"
 	        "commands, link slots, bytes and the time the alpha-beta-gamma model (with the\n"
@@ -163,6 +164,9 @@ static void usage(FILE *out)
 	        "                 size up to the largest given: SIZE:TIME,... as\n"
 	        "                 --small-recv-costs, default none\n"
 	        "  --show         draw the step-by-rank grid of sends (up to %d ranks)\n"
+	        "  --steps        the model's per-step breakdown: when each rank's last\n"
+	        "                 command of each step finished (of the last call, from the\n"
+	        "                 call before's end), and when the step was done\n"
 	        "  --json         print one JSON object\n",
 	        COLL_MAX_RANKS, COLL_MAX_CHUNKS, COLL_COST_MAX_CALLS, COLL_COST_RATES, SHOW_MAX_RANKS);
 }
@@ -351,6 +355,50 @@ static int parse_bulk(const char *s, struct coll_bulk_step *b, int *nb)
 	}
 	*nb = n;
 	return n > 0 ? 0 : -1;
+}
+
+/* --steps: per step and rank, when the rank's last command of the step
+ * finished in the last call (ends), and when the call before ended */
+struct step_times {
+	int nranks, last;
+	uint32_t steps;
+	double *ends;  /* steps x nranks, < 0: none */
+	double before;
+};
+
+static void step_finished(void *ctx, int call, int rank, const struct coll_cmd *c, double t)
+{
+	struct step_times *st = ctx;
+	if (call == st->last - 1 && t > st->before)
+		st->before = t;
+	if (call != st->last || c->step >= st->steps)
+		return;
+	double *e = &st->ends[(size_t)c->step * (size_t)st->nranks + (size_t)rank];
+	if (t > *e)
+		*e = t;
+}
+
+static void show_steps(const struct step_times *st)
+{
+	printf("\nwhen each rank's last command of each step finished, us (the last of %d calls, from the "
+	       "call before's end)\n%-5s", st->last + 1, "step");
+	for (int r = 0; r < st->nranks; r++)
+		printf(" %8d", r);
+	printf(" %8s\n", "done");
+	for (uint32_t s = 0; s < st->steps; s++) {
+		double done = -1;
+		printf("%-5u", s);
+		for (int r = 0; r < st->nranks; r++) {
+			double e = st->ends[(size_t)s * (size_t)st->nranks + (size_t)r];
+			if (e < 0)
+				printf(" %8s", ".");
+			else
+				printf(" %8.3f", (e - st->before) * 1e6);
+			if (e > done)
+				done = e;
+		}
+		printf(" %8.3f\n", (done - st->before) * 1e6);
+	}
 }
 
 static void show_grid(const struct coll_sched *s)
@@ -571,7 +619,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 	req.elem_size = 4;
 	req.num_chunks = 1;
 	req.ports = 1;
-	bool have_op = false, have_ranks = false, have_bytes = false, show = false, json = false;
+	bool have_op = false, have_ranks = false, have_bytes = false, show = false, json = false, steps = false;
 	struct coll_cost_params cp = { .alpha = 1.5e-6, .beta = 10e9, .gamma = 0.1e-9 };
 	int ncounts = 0;
 	const struct opt_def defs[] = {
@@ -626,6 +674,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "shared-cores", 0, OPT_FLAG, &req.shared_cores, NULL, 0, 0, 0, false },
 		{ "counts", 0, OPT_COUNTS, NULL, NULL, 0, 0, 0, false },
 		{ "show", 's', OPT_FLAG, &show, NULL, 0, 0, 0, false },
+		{ "steps", 0, OPT_FLAG, &steps, NULL, 0, 0, 0, false },
 		{ "json", 'j', OPT_FLAG, &json, NULL, 0, 0, 0, false },
 		{ "help", 'h', OPT_HELP, NULL, NULL, 0, 0, 0, false },
 	};
@@ -728,9 +777,22 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 
 	struct coll_sched *s = NULL;
 	struct coll_cost cost = { 0 };
+	struct step_times st = { 0 };
 	bool have_cost = false;
 	if (info.entries <= COLL_TOOL_MAX_ENTRIES) {
 		rc = coll_expand(&req, &s, msg, sizeof msg);
+		if (!rc && steps && !json && req.nranks <= SHOW_MAX_RANKS && s->info.steps <= SHOW_MAX_STEPS) {
+			st.nranks = req.nranks;
+			st.steps = s->info.steps;
+			st.last = cp.calls > 1 ? cp.calls - 1 : 0;
+			st.ends = malloc((size_t)st.steps * (size_t)st.nranks * sizeof *st.ends + 1);
+			for (size_t i = 0; st.ends && i < (size_t)st.steps * (size_t)st.nranks; i++)
+				st.ends[i] = -1;
+			if (st.ends) {
+				cp.on_finish = step_finished;
+				cp.on_finish_ctx = &st;
+			}
+		}
 		if (!rc && coll_cost(s, &cp, &cost) == 0)
 			have_cost = true;
 	}
@@ -856,7 +918,12 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 			else
 				printf("\n(--show: schedule too large to hold)\n");
 		}
+		if (steps && have_cost && st.ends)
+			show_steps(&st);
+		else if (steps)
+			printf("\n(--steps: up to %d ranks and %d steps, with a prediction)\n", SHOW_MAX_RANKS, SHOW_MAX_STEPS);
 	}
+	free(st.ends);
 	coll_free(s);
 	return 0;
 }

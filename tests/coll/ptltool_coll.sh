@@ -356,6 +356,20 @@ has "$out" '"eager_rates": \[\[4096, 1.024e+09\]\]'
 expect 2 --op bcast --ranks 2 --bytes 4K --eager-rates 8K:1GB/s,1K:2GB/s
 has "$err" "bad --eager-rates '8K:1GB/s,1K:2GB/s'"
 
+# --steps: a 4-rank ring of 4 KiB, alpha-beta-gamma alone: each of its 6
+# steps alpha (1.5 us) + 1 KiB at 10 GB/s (0.1024) + its reduction
+# (0.1024, reduce-scatter steps); the last step done when the call is
+expect 0 --op allreduce --ranks 4 --bytes 4K --algo ring --steps
+has "$out" "predicted     9.922 us"
+has "$out" "^0        1.705    1.705    1.705    1.705    1.705\$"
+has "$out" "^5        9.922    9.922    9.922    9.922    9.922\$"
+# back to back (nothing overlaps here): the last call's, from the one before's end
+expect 0 --op allreduce --ranks 4 --bytes 4K --algo ring --calls 3 --steps
+has "$out" "the last of 3 calls"
+has "$out" "^5        9.922    9.922    9.922    9.922    9.922\$"
+expect 0 --op allreduce --ranks 4 --bytes 4K --algo ring
+printf '%s' "$out" | grep -q "each step finished" && fail "a step table without --steps: $out"
+
 # --core-wait: a 2-rank bcast on one core (o 0.25, alpha 1): the message
 # is there at 1.25 us and the leaf, waiting, sees it 1 us later: takes it
 # at 2.25 (o); without, at once
