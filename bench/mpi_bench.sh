@@ -104,8 +104,9 @@
 #          the barrier on as many ranks in the same launches as the rows
 #   core wait  with more ranks than cores, a rank that waits while its
 #          core has no work (its ranks all waiting, yielding at every
-#          poll) looks for its message every so often from when it began
-#          to wait (--core-wait, latency, not core time): mpi_collcal's
+#          poll) sees its message a while after it came (--core-wait,
+#          latency, not core time; whenever in the wait it comes, as
+#          the mean per message measured here is): mpi_collcal's
 #          4-rank "pp4idle" (an 8-byte ping-pong between two ranks while
 #          the other two wait as a collective's idle ranks do) less the
 #          2-rank one (spp 8); the switch above then only follows a
@@ -156,7 +157,9 @@
 #          model's with that rate, the two solved in turn. The 2-rank
 #          rates (each rank on a core of its own) overstate these copies:
 #          two pairs' 1 MiB exchanges at once took 152 us at best, two
-#          copies per core, one pair's pinned 137 us
+#          copies per core, one pair's pinned 137 us. Eager messages'
+#          copies there (--eager-rates, 1-8 KiB) from "eshift4" (the
+#          shift of eager messages) through the same model's shift
 #   pull   a 2-rank allreduce on one host sends eagerly up to
 #          MPI_PULL_EAGER times the eager limit (mpi_coll_pull,
 #          MPI_MODE_PULL), read by the receiver: the 2-rank rows' sends
@@ -782,9 +785,8 @@ switch() {
 algo() { awk -v a="$2" -v n="$1" -v f="$3" -v b="$4" '$1 == a && $2 == n && $3 == f && $4 == b { print (ENVIRON["PTL_BENCH_STAT"] == "med" ? $5 : $6) }' "$W/algo" |
 	sort -g | head -n 1; }
 # A rank that waits while its core has no work (the core's ranks all
-# waiting, passing it round at every poll) looks for its message every
-# core_wait from when it began to wait, a latency that books no core
-# time: mpi_collcal's 4-rank
+# waiting, passing it round at every poll) sees its message core_wait
+# after it came, a latency that books no core time: mpi_collcal's 4-rank
 # 8-byte ping-pong between two ranks while the other two wait as a
 # collective's idle ranks do (pp4idle) less the 2-rank one (spp 8)
 cwait= cw=
@@ -810,6 +812,14 @@ s4() { p=$(predict --op allgather --ranks 4 --bytes "$(($1 * 4))" --algo ring --
 	--recv-post "${post:-0}" --lazy-max "$clazy" --cores "$cores" --switch-cost "$sw" $cwait)
 	calc "${p:-0} / 3"; }
 rt4=
+# es4 SIZE COPY: the model's shift of SIZE eager bytes round 4 ranks on
+# these cores (a third of a 4-rank ring allgather of 4 x SIZE), each
+# eager copy COPY us
+es4() { p=$(predict --op allgather --ranks 4 --bytes "$(($1 * 4))" --algo ring --alpha "$alpha" --beta "$ebeta" \
+	--eager-rates "1048576:$(calc "$1 / ($2 * 1e-6)")" --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
+	--rndv-min "$eager" --rndv-cost "$rndv" --recv-post "${post:-0}" --lazy-max "$clazy" \
+	--cores "$cores" --switch-cost "$sw" $cwait)
+	calc "${p:-0} / 3"; }
 # rx4 SIZE READ: the model's pair exchange of SIZE on the cores there are
 # (half a 4-rank recursive doubling) with each read taking READ us
 rcopy4=
@@ -823,7 +833,7 @@ for n in 2 4; do
 	barn=$(cal "$n" barrier 0)
 	[ -n "$barn" ] || continue
 	sw=$(switch "$n" "$barn")
-	[ -n "$cw" ] && echo "# $n ranks on $cores cores: a rank that waits while its core has no work looks for its message every $cw us (4-rank 8 B ping-pong beside two idle ranks $p4i us - the 2-rank one $spp8 us)"
+	[ -n "$cw" ] && echo "# $n ranks on $cores cores: a rank that waits while its core has no work sees its message $cw us after it came (4-rank 8 B ping-pong beside two idle ranks $p4i us - the 2-rank one $spp8 us)"
 	echo "# $n ranks on $cores cores: CPU work scheduled on the cores; a rank that waited gets one back after a switch: $sw us from the best $n-rank barrier of the run ($barn us); each algorithm's rows take it from the barrier of their own launches (the host's load changes from launch to launch):"
 	# Rendezvous copies where the ranks outnumber the cores: from 128 KiB
 	# a 4-rank schedule's sends go by rendezvous, whose copies the 2-rank
@@ -893,6 +903,23 @@ for n in 2 4; do
 	done
 	[ -n "$reads4" ] && rcopy4="--inline-max $eager --read-rates $reads4" &&
 		echo "#   reads on these cores, GB/s by size (4-rank exchanges, blocking sends, two pairs at once):$r4says"
+	# Eager messages where the ranks outnumber the cores: their copies
+	# at the 2-rank rate (epp: each rank on a core of its own, the
+	# lines it writes read on the other) were cheap here (a 4-rank
+	# ring's 8 KiB steps, its 32 KiB rows, predicted 0.42-0.59x). Each
+	# size's rate solved (as the shifts' above) so that the model's
+	# 4-rank shift of it on these cores takes what mpi_collcal's eshift4
+	# took (four ranks each sending it eagerly to the next at once)
+	eager4= e4says=
+	for l in 1024 4096 8192; do
+		[ "$n" -eq 4 ] || break
+		h=$(cal 4 eshift4 "$l")
+		[ -n "$h" ] || continue
+		t1=$(secant es4 "$l" "$h")
+		eager4="$eager4${eager4:+,}$l:$(calc "$l / ($t1 * 1e-6)")"
+		e4says="$e4says $((l / 1024))K $(calc "$l / ($t1 * 1e3)") ($h us)"
+	done
+	[ -n "$eager4" ] && echo "#   eager copies on these cores, GB/s by size (4-rank shifts, each rank to the next at once):$e4says"
 done
 printf '%-2s %-18s %9s  %10s  %10s  %7s  %s\n' n algorithm bytes predicted measured ratio "within 10%"
 for a in $ALGOS; do
@@ -907,6 +934,8 @@ for a in $ALGOS; do
 		[ "$n" -gt "$cores" ] && split_n=$split4 bulk_n= rc_n=$rcopy
 		[ "$n" -gt "$cores" ] && [ -n "$rcopy4" ] && rc_n=$rcopy4
 		[ "$n" -gt "$cores" ] && [ -n "$rt4" ] && rt_n="$rt $rt4"
+		eager_n=
+		[ "$n" -gt "$cores" ] && [ -n "$eager4" ] && eager_n="--eager-rates $eager4"
 		for bytes in $(awk -v k="$a $n allreduce" 'index($0, k " ") == 1 { print $4 }' "$W/algo" | sort -nu); do
 			m=$(best "$W/algo" "$a" "$n" allreduce "$bytes")
 			self=$(cal 2 self "$bytes")
@@ -931,7 +960,7 @@ for a in $ALGOS; do
 			fi
 			call=$(calc "$engine + ${self:-0}")
 			p=$(predict --op allreduce --ranks "$n" --bytes "$bytes" --elem 8 --algo "$a" --ports "$(ports_of "$a")" $apart \
-				--alpha "$alpha" --beta "$ebeta" --gamma "$gamma" --overhead "$o" --call "$call" $share --cpu-copies \
+				--alpha "$alpha" --beta "$ebeta" $eager_n --gamma "$gamma" --overhead "$o" --call "$call" $share --cpu-copies \
 				--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$xeager" $rc_n --rndv-cost "$rndv" \
 				--split-min "$split_n" $bulk_n --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max "$lazy" --cmd-cost "$percmd" \
 				$local $waking $direct $xcross $rt_n $loop)

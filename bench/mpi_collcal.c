@@ -79,6 +79,13 @@
  *                 4-rank ring's step makes them (a lone move, the 2-rank
  *                 ping-pong's, leaves its cores idle between pieces: 1 MiB
  *                 112 us alone, two pairs' at once 153 us, not 2 x 112)
+ *   eshift4 B     (4 ranks or more) shift4 of 1, 4 and 8 KiB: eager
+ *                 messages (inline through the shm ring, ACK-free, up to
+ *                 the eager limit), four at once, as a 4-rank schedule's
+ *                 steps send their blocks up to the eager limit (a ring's
+ *                 8 KiB at 32 KiB): what their copies cost where the ranks
+ *                 outnumber the cores (the 2-rank eager rate, epp's, is
+ *                 each rank on a core of its own)
  *   pp4one B      (4 ranks or more) half a round trip of B bytes (MPI_Isend
  *                 + MPI_Wait, MPI_Recv) between ranks 0 and 1 while 2 and 3
  *                 wait in a barrier, 128 KiB - 1 MiB, unpinned: a lone move
@@ -344,9 +351,10 @@ int main(int argc, char **argv)
 	enum { NFIGS = sizeof figs / sizeof figs[0] };
 	if (size >= 4) {
 		/* 4 ranks or more: the shared-core figures alone */
-		static const int rx4[] = { 16384, 32768, 65536 }, bk4[] = { 131072, 262144, 1 << 20 };
-		enum { NRX4 = sizeof rx4 / sizeof rx4[0], NBK4 = sizeof bk4 / sizeof bk4[0] };
-		static double sv[2 + NRX4 + 3 * NBK4][CAL_MAXT];
+		static const int rx4[] = { 16384, 32768, 65536 }, bk4[] = { 131072, 262144, 1 << 20 }, es4[] = { 1024, 4096, 8192 };
+		enum { NRX4 = sizeof rx4 / sizeof rx4[0], NBK4 = sizeof bk4 / sizeof bk4[0], NES4 = sizeof es4 / sizeof es4[0] };
+		enum { ES0 = 2 + NRX4 + 3 * NBK4 };
+		static double sv[ES0 + NES4][CAL_MAXT];
 		for (int t = 0; t < trials; t++) {
 			for (int f = 0; f < 2 + NRX4; f++)
 				sv[f][t] = f < 2 ? cal_shared(rank, f == 0, b) : cal_exchange(rank, sb, b, rx4[f - 2], true, 4);
@@ -355,6 +363,8 @@ int main(int argc, char **argv)
 				sv[2 + NRX4 + NBK4 + f][t] = cal_shift(rank, sb, b, bk4[f]);
 				sv[2 + NRX4 + 2 * NBK4 + f][t] = cal_pingpong(rank, CAL_NONBLOCKING, b, bk4[f]);
 			}
+			for (int f = 0; f < NES4; f++)
+				sv[ES0 + f][t] = cal_shift(rank, sb, b, es4[f]);
 		}
 		cal_print(rank, "pp4", 8, sv[0], trials);
 		cal_print(rank, "pp4idle", 8, sv[1], trials);
@@ -366,6 +376,8 @@ int main(int argc, char **argv)
 			cal_print(rank, "shift4", (size_t)bk4[f], sv[2 + NRX4 + NBK4 + f], trials);
 		for (int f = 0; f < NBK4; f++)
 			cal_print(rank, "pp4one", (size_t)bk4[f], sv[2 + NRX4 + 2 * NBK4 + f], trials);
+		for (int f = 0; f < NES4; f++)
+			cal_print(rank, "eshift4", (size_t)es4[f], sv[ES0 + f], trials);
 		free(sb);
 		free(b);
 		MPI_Finalize();

@@ -400,13 +400,14 @@ struct coll_cost_params {
 	 * one that goes on from its own last piece keeps its core. */
 	int cores;
 	double switch_cost;
-	/* With cores (core_wait_set): a rank that waits looks for its
-	 * message every core_wait from when it began to wait, its core
-	 * passing round its waiting ranks at every poll in between (ptl's
-	 * waits yield at every poll), so it takes a message at the first
-	 * look after it came - latency, not core time; after the core's own
-	 * work, a switch later at the earliest. Unset: every rank that waited
-	 * pays switch_cost (after the core's work, or its message). */
+	/* With cores (core_wait_set): a rank that waits sees its message
+	 * core_wait after it came, its core passing round its waiting ranks
+	 * at every poll (ptl's waits yield at every poll) - latency, not
+	 * core time, the same whenever in the wait the message comes (the
+	 * mean a message pays: bench/mpi_bench.sh's pp4idle less the 2-rank
+	 * ping-pong); after the core's own work, a switch later at the
+	 * earliest. Unset: every rank that waited pays switch_cost (after the
+	 * core's work, or its message). */
 	bool core_wait_set;
 	double core_wait;
 	/* Calls run back to back, as a benchmark's loop runs them: each
@@ -416,6 +417,11 @@ struct coll_cost_params {
 	 * - end of the first) / (calls - 1). 0 or 1: one call alone; at
 	 * most COLL_COST_MAX_CALLS. */
 	int calls;
+	/* When set, called as each command finishes (call: which of the
+	 * calls, from 0; t: seconds from the start of the first), in the
+	 * simulation's time order: what ptltool coll --steps prints. */
+	void (*on_finish)(void *ctx, int call, int rank, const struct coll_cmd *c, double t);
+	void *on_finish_ctx;
 	/* A send goes as soon as its sender is ready, not once its receive
 	 * is posted too (ptl's MPI: a message that comes first waits as an
 	 * unexpected one), and the receive takes it when it is ready, an
@@ -473,6 +479,16 @@ struct coll_cost_params {
 	 * free): a memcpy on the rank's CPU, in turn with its other work. */
 	int nlocal;
 	struct coll_copy_rate local[COLL_COST_RATES];
+	/* With cpu_copies: what the sender's CPU copies of an eager message
+	 * (into shm's ring) moves per second by the message's size (neager
+	 * points as rates, interpolated; none: beta); the rate holds the
+	 * message's cost beyond o. Where the ranks outnumber the cores
+	 * the 2-rank rate (each rank on a core of its own, its peer's on
+	 * the other) overstates these copies: bench/mpi_bench.sh takes them
+	 * from 4-rank shifts there (mpi_collcal's eshift4). Request-free
+	 * messages (small_max) keep beta. */
+	int neager;
+	struct coll_copy_rate eager[COLL_COST_RATES];
 	/* A rank that waited for a message (its CPU idle when the message
 	 * came) pays this much CPU when it takes it: the way back from its
 	 * wait (the poll that saw it, the collective's pass over what it

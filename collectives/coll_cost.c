@@ -55,7 +55,7 @@
  * picked for it (read_bulk: one copy on the receiver's CPU; split, half
  * on each; moved through the segment, the sender's CPU copies out and
  * the receiver's in, a piece behind, as a one-way bounce move). On shared cores a waiting rank
- * looks for its message every core_wait (its core passing round the
+ * sees its message core_wait after it came (its core passing round the
  * waiting ranks).
  *
  * With calls, the calls run back to back as a benchmark's loop runs
@@ -273,6 +273,8 @@ static int finish(struct sim *m, int r, size_t i, double t)
 {
 	size_t n = m->s->ranks[r].ncmds, base = i / n * n;
 	m->nfin++;
+	if (m->p->on_finish)
+		m->p->on_finish(m->p->on_finish_ctx, (int)(i / n), r, cmd_at(m, r, i), t);
 	if (t > m->end)
 		m->end = t;
 	if (t > m->call_end[i / n])
@@ -452,6 +454,18 @@ static double piece_share(const struct coll_cost_params *p, size_t len)
 
 static double local_copy(const struct coll_cost_params *p, size_t len);
 
+/* Seconds the sender's CPU copies an eager message of len bytes (with
+ * cpu_copies): at the rate measured for its size (eager, interpolated),
+ * else at beta. A request-free one (small) keeps beta: its costs by size
+ * are small_recv's, measured on its own path (blocking ping-pongs), not
+ * by the requests' shifts the eager rates come from. */
+static double eager_copy(const struct coll_cost_params *p, size_t len)
+{
+	int n = p->neager < COLL_COST_RATES && !small(p, len) ? p->neager : 0;
+	double rate = interp(p->eager, sizeof p->eager[0], offsetof(struct coll_copy_rate, rate), n, len, p->beta);
+	return rate > 0 ? (double)len / rate : 0.0;
+}
+
 /* What taking the message of arrival e costs its receiver's CPU: a rank
  * that had been waiting for it (its CPU idle when it came) first pays
  * wake_cost, the way back from its wait into the collective. */
@@ -542,7 +556,7 @@ static size_t own_part(const struct coll_cost_params *p, size_t len)
  * to run passes between its waiting ranks, and a rank whose message came
  * waits for the one that has the core to yield. A rank that goes on from
  * its own last piece keeps its core. Returns when the work starts. */
-static double core_take(struct sim *m, int r, double start, double w, bool wake, double idle)
+static double core_take(struct sim *m, int r, double start, double w, bool wake)
 {
 	int best = 0;
 	double best_at = 0;
@@ -554,17 +568,17 @@ static double core_take(struct sim *m, int r, double start, double w, bool wake,
 		}
 	}
 	if (wake && m->p->core_wait_set) {
-		/* The core passes to the rank a switch after its last work
-		 * (or when the rank began to wait, if later), and then comes
-		 * round every core_wait while its ranks all wait: the rank
-		 * sees its message at the first look after it came. */
-		double cw = m->p->core_wait, look = idle, after = m->core_free[best] + m->p->switch_cost;
-		if (start > look && cw > 0) {
-			double k = (double)(long long)((start - look) / cw);
-			look += look + k * cw < start ? (k + 1) * cw : k * cw;
-		}
-		if (look < start)
-			look = start;
+		/* While the core's ranks all wait it passes round them at
+		 * every poll, so the rank sees its message core_wait after it
+		 * came: what bench/mpi_bench.sh measures it as (pp4idle less
+		 * the 2-rank ping-pong: what each message of a ping-pong pays
+		 * on average, whatever the phase of its receiver's polls).
+		 * Looks on a grid from when the rank began to wait instead
+		 * cost a message anything from 0 to core_wait by when it came
+		 * (and the model's own pp4idle two grid steps a message, not
+		 * one), which the calibration does not say. After the core's
+		 * own work, a switch later at the earliest. */
+		double look = start + m->p->core_wait, after = m->core_free[best] + m->p->switch_cost;
 		best_at = look > after ? look : after;
 	} else if (wake) {
 		best_at += m->p->switch_cost;
@@ -580,7 +594,7 @@ static double cpu_run(struct sim *m, int r, double t, double w)
 {
 	double start = t > m->cpu[r] ? t : m->cpu[r];
 	if (m->ncores && w > 0)
-		start = core_take(m, r, start, w, t > m->cpu[r], m->cpu[r]);
+		start = core_take(m, r, start, w, t > m->cpu[r]);
 	m->cpu[r] = start + m->k * w;
 	m->cpu_busy[r] += m->k * w;
 	return m->cpu[r];
@@ -771,7 +785,7 @@ static int simulate(struct sim *m)
 		 * CPU makes it), then its earliest free port */
 		double copy = p->beta > 0 ? (double)c->len / p->beta : 0.0;
 		bool own_copy = p->cpu_copies && !rndv(p, c->len) && !recv_copies(p, c->len);
-		double ready = cpu_run(m, e.rank, e.key, o_of(p, c->len) + (own_copy ? copy : 0.0));
+		double ready = cpu_run(m, e.rank, e.key, o_of(p, c->len) + (own_copy ? eager_copy(p, c->len) : 0.0));
 		if (rndv(p, c->len)) {
 			int rr;
 			size_t ri;
@@ -869,7 +883,8 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	memset(out, 0, sizeof *out);
 	if (!s || !params || s->nheld != s->req.nranks || !rates_ok(params->rates, params->nrates)
 	    || !rates_ok(params->local, params->nlocal) || !rates_ok(params->read, params->nread)
-	    || !rates_ok(params->move, params->nmove) || !steps_ok(params->bulk, params->nbulk)
+	    || !rates_ok(params->move, params->nmove) || !rates_ok(params->eager, params->neager)
+	    || !steps_ok(params->bulk, params->nbulk)
 	    || !steps_ok(params->read_bulk, params->nread_bulk)
 	    || !table_ok(&params->small_recv) || !table_ok(&params->cross) || !table_ok(&params->move_gap))
 		return -EINVAL;

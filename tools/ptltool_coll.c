@@ -36,8 +36,9 @@ static void usage(FILE *out)
 	        "                    [--wake-cost TIME] [--core-wait TIME] [--calls K] [--unexpected]\n"
 	        "                    [--cross-costs LIST] [--read-rates LIST] [--move-rates LIST]\n"
 	        "                    [--move-piece SIZE] [--move-gaps LIST] [--bulk-methods LIST]\n"
-	        "                    [--read-methods LIST]\n"
-	        "                    [--one-host] [--shared-cores] [--counts LIST] [--show] [--json]\n"
+	        "                    [--read-methods LIST] [--eager-rates LIST]\n"
+	        "                    [--one-host] [--shared-cores] [--counts LIST] [--show] [--steps]\n"
+	        "                    [--json]\n"
 	        "\n"
 	        "Expand a collective into its schedule, print the algorithm chosen, steps,\n"
 	        "commands, link slots, bytes and the time the alpha-beta-gamma model (with the\n"
@@ -96,11 +97,10 @@ static void usage(FILE *out)
 	        "                 of stretched (--ranks-per-core is then ignored)\n"
 	        "  --switch-cost TIME  with --cores: what a rank that waited pays to get a core\n"
 	        "                 back (the yield and the switch; bare: us), default 0\n"
-	        "  --core-wait TIME  with --cores: a waiting rank looks for its message every\n"
-	        "                 TIME from when it began to wait (its core passing round the\n"
-	        "                 waiting ranks between), a switch after the core's work at the\n"
-	        "                 earliest (bare: us); default: each rank that waited pays\n"
-	        "                 --switch-cost\n"
+	        "  --core-wait TIME  with --cores: a waiting rank sees its message TIME after it\n"
+	        "                 came (its core passing round the waiting ranks at every\n"
+	        "                 poll), a switch after the core's work at the earliest (bare:\n"
+	        "                 us); default: each rank that waited pays --switch-cost\n"
 	        "  --calls K      K calls back to back (1 to %d), each rank entering the next\n"
 	        "                 when its part of the last is done; predicts the period\n"
 	        "  --unexpected   a send goes when its sender is ready; a message that comes\n"
@@ -151,6 +151,8 @@ static void usage(FILE *out)
 	        "  --small-recv-costs LIST  what taking a request-free message costs its\n"
 	        "                 receiver beyond --small-overhead, by size: SIZE:TIME,... sizes\n"
 	        "                 ascending (bare: us; interpolated as --copy-rates), default none\n"
+	        "  --eager-rates LIST  with --cpu-copies: the sender's copy of an eager message\n"
+	        "                 by its size, SIZE:RATE,... as --copy-rates (default: --beta)\n"
 	        "  --local-copy-rates LIST  a rank's local copy (the input into place, a block)\n"
 	        "                 moves at this rate by its size on the rank's CPU: SIZE:RATE,...\n"
 	        "                 as --copy-rates; default none: local copies are free\n"
@@ -162,6 +164,9 @@ static void usage(FILE *out)
 	        "                 size up to the largest given: SIZE:TIME,... as\n"
 	        "                 --small-recv-costs, default none\n"
 	        "  --show         draw the step-by-rank grid of sends (up to %d ranks)\n"
+	        "  --steps        the model's per-step breakdown: when each rank's last\n"
+	        "                 command of each step finished (of the last call, from the\n"
+	        "                 call before's end), and when the step was done\n"
 	        "  --json         print one JSON object\n",
 	        COLL_MAX_RANKS, COLL_MAX_CHUNKS, COLL_COST_MAX_CALLS, COLL_COST_RATES, SHOW_MAX_RANKS);
 }
@@ -352,6 +357,50 @@ static int parse_bulk(const char *s, struct coll_bulk_step *b, int *nb)
 	return n > 0 ? 0 : -1;
 }
 
+/* --steps: per step and rank, when the rank's last command of the step
+ * finished in the last call (ends), and when the call before ended */
+struct step_times {
+	int nranks, last;
+	uint32_t steps;
+	double *ends;  /* steps x nranks, < 0: none */
+	double before;
+};
+
+static void step_finished(void *ctx, int call, int rank, const struct coll_cmd *c, double t)
+{
+	struct step_times *st = ctx;
+	if (call == st->last - 1 && t > st->before)
+		st->before = t;
+	if (call != st->last || c->step >= st->steps)
+		return;
+	double *e = &st->ends[(size_t)c->step * (size_t)st->nranks + (size_t)rank];
+	if (t > *e)
+		*e = t;
+}
+
+static void show_steps(const struct step_times *st)
+{
+	printf("\nwhen each rank's last command of each step finished, us (the last of %d calls, from the "
+	       "call before's end)\n%-5s", st->last + 1, "step");
+	for (int r = 0; r < st->nranks; r++)
+		printf(" %8d", r);
+	printf(" %8s\n", "done");
+	for (uint32_t s = 0; s < st->steps; s++) {
+		double done = -1;
+		printf("%-5u", s);
+		for (int r = 0; r < st->nranks; r++) {
+			double e = st->ends[(size_t)s * (size_t)st->nranks + (size_t)r];
+			if (e < 0)
+				printf(" %8s", ".");
+			else
+				printf(" %8.3f", (e - st->before) * 1e6);
+			if (e > done)
+				done = e;
+		}
+		printf(" %8.3f\n", (done - st->before) * 1e6);
+	}
+}
+
 static void show_grid(const struct coll_sched *s)
 {
 	int n = s->req.nranks;
@@ -441,6 +490,7 @@ enum opt_kind {
 	OPT_LOCAL,  /* the same: local copy rates */
 	OPT_READ,   /* the same: eager read rates */
 	OPT_MOVE,   /* the same: one-way move rates (through the segment) */
+	OPT_EAGER,  /* the same: eager copy rates (the sender's, with --cpu-copies) */
 	OPT_TIMES,  /* comma-separated SIZE:TIME (struct coll_cost_table *) */
 	OPT_BULK,   /* comma-separated SIZE:copy|split|move (struct coll_cost_params *) */
 	OPT_RBULK,  /* the same for eager reads */
@@ -500,16 +550,19 @@ static int opt_apply(const struct opt_def *d, const char *arg, size_t **countsp,
 	case OPT_RATES:
 	case OPT_LOCAL:
 	case OPT_READ:
-	case OPT_MOVE: {
+	case OPT_MOVE:
+	case OPT_EAGER: {
 		struct coll_cost_params *cp = d->dst;
-		struct coll_copy_rate *r = d->kind == OPT_LOCAL ? cp->local
-					   : d->kind == OPT_READ ? cp->read
-					   : d->kind == OPT_MOVE ? cp->move
-								 : cp->rates;
-		int *n = d->kind == OPT_LOCAL  ? &cp->nlocal
-			 : d->kind == OPT_READ ? &cp->nread
-			 : d->kind == OPT_MOVE ? &cp->nmove
-					       : &cp->nrates;
+		struct coll_copy_rate *r = d->kind == OPT_LOCAL  ? cp->local
+					   : d->kind == OPT_READ  ? cp->read
+					   : d->kind == OPT_MOVE  ? cp->move
+					   : d->kind == OPT_EAGER ? cp->eager
+								  : cp->rates;
+		int *n = d->kind == OPT_LOCAL   ? &cp->nlocal
+			 : d->kind == OPT_READ  ? &cp->nread
+			 : d->kind == OPT_MOVE  ? &cp->nmove
+			 : d->kind == OPT_EAGER ? &cp->neager
+						: &cp->nrates;
 		return parse_rates(arg, r, n) ? bad(what, arg) : 0;
 	}
 	case OPT_TIMES:
@@ -566,7 +619,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 	req.elem_size = 4;
 	req.num_chunks = 1;
 	req.ports = 1;
-	bool have_op = false, have_ranks = false, have_bytes = false, show = false, json = false;
+	bool have_op = false, have_ranks = false, have_bytes = false, show = false, json = false, steps = false;
 	struct coll_cost_params cp = { .alpha = 1.5e-6, .beta = 10e9, .gamma = 0.1e-9 };
 	int ncounts = 0;
 	const struct opt_def defs[] = {
@@ -614,12 +667,14 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "copy-rates", 0, OPT_RATES, &cp, NULL, 0, 0, 0, false },
 		{ "small-recv-costs", 0, OPT_TIMES, &cp.small_recv, NULL, 0, 0, 0, false },
 		{ "local-copy-rates", 0, OPT_LOCAL, &cp, NULL, 0, 0, 0, false },
+		{ "eager-rates", 0, OPT_EAGER, &cp, NULL, 0, 0, 0, false },
 		{ "wake-cost", 0, OPT_TIME, &cp.wake_cost, NULL, 0, 0, 1e-6, false },
 		{ "cross-costs", 0, OPT_TIMES, &cp.cross, NULL, 0, 0, 0, false },
 		{ "one-host", 0, OPT_FLAG, &req.one_host, NULL, 0, 0, 0, false },
 		{ "shared-cores", 0, OPT_FLAG, &req.shared_cores, NULL, 0, 0, 0, false },
 		{ "counts", 0, OPT_COUNTS, NULL, NULL, 0, 0, 0, false },
 		{ "show", 's', OPT_FLAG, &show, NULL, 0, 0, 0, false },
+		{ "steps", 0, OPT_FLAG, &steps, NULL, 0, 0, 0, false },
 		{ "json", 'j', OPT_FLAG, &json, NULL, 0, 0, 0, false },
 		{ "help", 'h', OPT_HELP, NULL, NULL, 0, 0, 0, false },
 	};
@@ -722,9 +777,22 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 
 	struct coll_sched *s = NULL;
 	struct coll_cost cost = { 0 };
+	struct step_times st = { 0 };
 	bool have_cost = false;
 	if (info.entries <= COLL_TOOL_MAX_ENTRIES) {
 		rc = coll_expand(&req, &s, msg, sizeof msg);
+		if (!rc && steps && !json && req.nranks <= SHOW_MAX_RANKS && s->info.steps <= SHOW_MAX_STEPS) {
+			st.nranks = req.nranks;
+			st.steps = s->info.steps;
+			st.last = cp.calls > 1 ? cp.calls - 1 : 0;
+			st.ends = malloc((size_t)st.steps * (size_t)st.nranks * sizeof *st.ends + 1);
+			for (size_t i = 0; st.ends && i < (size_t)st.steps * (size_t)st.nranks; i++)
+				st.ends[i] = -1;
+			if (st.ends) {
+				cp.on_finish = step_finished;
+				cp.on_finish_ctx = &st;
+			}
+		}
 		if (!rc && coll_cost(s, &cp, &cost) == 0)
 			have_cost = true;
 	}
@@ -784,6 +852,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 			printf("\"core_wait_us\": null, ");
 		printf("\"calls\": %d, \"unexpected\": %s, ", cp.calls > 1 ? cp.calls : 1, cp.unexpected ? "true" : "false");
 		json_rates("local_copy_rates", cp.local, cp.nlocal);
+		json_rates("eager_rates", cp.eager, cp.neager);
 		json_times("small_recv_us", &cp.small_recv);
 		json_times("cross_us", &cp.cross);
 		printf("\"one_host\": %s, \"shared_cores\": %s, ", req.one_host ? "true" : "false",
@@ -829,7 +898,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 				printf("cores         %d shared by %d ranks, %.4g us a switch\n", cp.cores, req.nranks,
 				       cp.switch_cost * 1e6);
 			if (cp.cores > 0 && cp.cores < req.nranks && cp.core_wait_set)
-				printf("core wait     a waiting rank looks every %.4g us\n", cp.core_wait * 1e6);
+				printf("core wait     a waiting rank sees its message %.4g us after it came\n", cp.core_wait * 1e6);
 			if (cp.calls > 1 || cp.unexpected)
 				printf("calls         %d back to back (the period)%s\n", cp.calls > 1 ? cp.calls : 1,
 				       cp.unexpected ? ", sends go before their receives" : "");
@@ -849,7 +918,12 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 			else
 				printf("\n(--show: schedule too large to hold)\n");
 		}
+		if (steps && have_cost && st.ends)
+			show_steps(&st);
+		else if (steps)
+			printf("\n(--steps: up to %d ranks and %d steps, with a prediction)\n", SHOW_MAX_RANKS, SHOW_MAX_STEPS);
 	}
+	free(st.ends);
 	coll_free(s);
 	return 0;
 }

@@ -347,19 +347,42 @@ has "$out" '"wake_us": 0.25,'
 expect 2 --op barrier --ranks 2 --bytes 0 --wake-cost -1
 has "$err" "bad --wake-cost"
 
+# --eager-rates: a 2-rank bcast of 4 KiB with --cpu-copies: the sender's
+# copy at the rate for its size (1 KiB/us: 4 us), then alpha (1)
+expect 0 --op bcast --ranks 2 --bytes 4K --algo binomial --alpha 1 --beta 1e18 --cpu-copies \
+	--eager-rates 4K:1024000000 --json
+has "$out" '"predicted_us": 5.000000'
+has "$out" '"eager_rates": \[\[4096, 1.024e+09\]\]'
+expect 2 --op bcast --ranks 2 --bytes 4K --eager-rates 8K:1GB/s,1K:2GB/s
+has "$err" "bad --eager-rates '8K:1GB/s,1K:2GB/s'"
+
+# --steps: a 4-rank ring of 4 KiB, alpha-beta-gamma alone: each of its 6
+# steps alpha (1.5 us) + 1 KiB at 10 GB/s (0.1024) + its reduction
+# (0.1024, reduce-scatter steps); the last step done when the call is
+expect 0 --op allreduce --ranks 4 --bytes 4K --algo ring --steps
+has "$out" "predicted     9.922 us"
+has "$out" "^0        1.705    1.705    1.705    1.705    1.705\$"
+has "$out" "^5        9.922    9.922    9.922    9.922    9.922\$"
+# back to back (nothing overlaps here): the last call's, from the one before's end
+expect 0 --op allreduce --ranks 4 --bytes 4K --algo ring --calls 3 --steps
+has "$out" "the last of 3 calls"
+has "$out" "^5        9.922    9.922    9.922    9.922    9.922\$"
+expect 0 --op allreduce --ranks 4 --bytes 4K --algo ring
+printf '%s' "$out" | grep -q "each step finished" && fail "a step table without --steps: $out"
+
 # --core-wait: a 2-rank bcast on one core (o 0.25, alpha 1): the message
-# is there at 1.25 us and the leaf, waiting since 0, looks every 1 us:
-# takes it at 2 (o); without, at once
+# is there at 1.25 us and the leaf, waiting, sees it 1 us later: takes it
+# at 2.25 (o); without, at once
 expect 0 --op bcast --ranks 2 --bytes 4 --algo binomial --beta 1e18 --alpha 1 --overhead 0.25 --cores 1 \
 	--core-wait 1 --json
-has "$out" '"predicted_us": 2.250000'
+has "$out" '"predicted_us": 2.500000'
 has "$out" '"core_wait_us": 1,'
 expect 0 --op bcast --ranks 2 --bytes 4 --algo binomial --beta 1e18 --alpha 1 --overhead 0.25 --cores 1
 has "$out" "predicted     1.500 us"
 printf '%s' "$out" | grep -q "core wait" && fail "a core wait line without --core-wait: $out"
 expect 0 --op bcast --ranks 2 --bytes 4 --algo binomial --beta 1e18 --alpha 1 --overhead 0.25 --cores 1 --core-wait 0.5
-has "$out" "predicted     1.750 us"
-has "$out" "core wait     a waiting rank looks every 0.5 us"
+has "$out" "predicted     2.000 us"
+has "$out" "core wait     a waiting rank sees its message 0.5 us after it came"
 expect 2 --op bcast --ranks 2 --bytes 4 --core-wait -1
 has "$err" "bad --core-wait '-1'"
 

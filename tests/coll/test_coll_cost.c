@@ -1018,23 +1018,26 @@ static void test_cost_needs_whole_schedule(void **state)
 	coll_free(s);
 }
 
-/* core_wait: on a shared core a rank that waits looks for its message
- * every core_wait from when it began to wait, and after the core's own
- * work no sooner than a switch. A 2-rank bcast on one core: the root's o
- * (0.25 us), alpha (1 us): the message is there at 1.25 us, and the
- * leaf, waiting since 0, takes it (o) at its next look. */
+/* core_wait: on a shared core a rank that waits sees its message
+ * core_wait after it came (its core passing round its waiting ranks at
+ * every poll: what a message of mpi_collcal's pp4idle pays beyond the
+ * 2-rank ping-pong), and after the core's own work no sooner than a
+ * switch. A 2-rank bcast on one core: the root's o (0.25 us), alpha
+ * (1 us): the message is there at 1.25 us, and the leaf, waiting since
+ * 0, takes it (o) core_wait later. (Looks on a grid from when the leaf
+ * began to wait gave 2.25 and 1.75 below: the next look at 2 or 1.5.) */
 static void test_sw_core_wait(void **state)
 {
 	(void)state;
 	struct coll_cost_params p = { .alpha = 1e-6, .o = 2.5e-7, .cores = 1 };
 	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4, 1, &p), 1.5e-6);  /* at once */
 	p.core_wait_set = true;
-	p.core_wait = 1e-6;  /* looks at 0, 1, 2 us: 2 */
-	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4, 1, &p), 2.25e-6);
-	p.core_wait = 5e-7;  /* 1.5 */
-	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4, 1, &p), 1.75e-6);
-	p.switch_cost = 1e-6;  /* after the root's o a switch: 1.25, the look at 1.5 later */
-	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4, 1, &p), 1.75e-6);
+	p.core_wait = 1e-6;  /* seen at 2.25 */
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4, 1, &p), 2.5e-6);
+	p.core_wait = 5e-7;  /* 1.75 */
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4, 1, &p), 2e-6);
+	p.switch_cost = 1e-6;  /* after the root's o a switch: 1.25, the look at 1.75 later */
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4, 1, &p), 2e-6);
 	p.switch_cost = 2e-6;  /* 2.25: after the look */
 	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4, 1, &p), 2.5e-6);
 	p.core_wait = 0;  /* a core with no work is there at once */
@@ -1043,6 +1046,55 @@ static void test_sw_core_wait(void **state)
 	p.cores = 0;  /* a core each: no waits */
 	p.core_wait = 1e-6;
 	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4, 1, &p), 1.5e-6);
+}
+
+/* core_wait is a delay from the message, not a grid from the wait: a
+ * message that comes just after its receiver began to wait costs it the
+ * whole core_wait, as one that comes long after does. The 2-rank bcast
+ * above with alpha 0.05 us (there at 0.3) and 2.05 us (at 2.3): seen
+ * 1 us later each, taken (o) 0.25 after that. */
+static void test_sw_core_wait_from_message(void **state)
+{
+	(void)state;
+	struct coll_cost_params p = { .alpha = 5e-8, .o = 2.5e-7, .cores = 1, .core_wait_set = true,
+				      .core_wait = 1e-6 };
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4, 1, &p), 1.55e-6);
+	p.alpha = 2.05e-6;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4, 1, &p), 3.55e-6);
+}
+
+/* eager: with cpu_copies the sender's copy of an eager message at the
+ * rate given for its size (interpolated), beta without a table. A 2-rank
+ * bcast of 4 KiB (alpha 1 us, beta 1 GB/s): the copy, then alpha. */
+static void test_sw_eager_rates(void **state)
+{
+	(void)state;
+	struct coll_cost_params p = { .alpha = 1e-6, .beta = 1e9, .cpu_copies = true };
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4096, 1, &p), 1e-6 + 4096 / 1e9);
+	p.neager = 1;
+	p.eager[0] = (struct coll_copy_rate){ 8192, 2e9 };  /* past the end: the end's */
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4096, 1, &p), 1e-6 + 4096 / 2e9);
+	/* 1 KiB 1 GB/s, 7 KiB 4 GB/s: 4 KiB half way, 2.5 GB/s */
+	p.neager = 2;
+	p.eager[0] = (struct coll_copy_rate){ 1024, 1e9 };
+	p.eager[1] = (struct coll_copy_rate){ 7168, 4e9 };
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4096, 1, &p), 1e-6 + 4096 / 2.5e9);
+	/* a request-free message keeps beta (small_recv is its path's) */
+	p.small_max = 4096;
+	p.small_alpha = 1e-6;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4096, 1, &p), 1e-6 + 4096 / 1e9);
+	p.small_max = 0;
+	/* the port's copy without cpu_copies stays beta's */
+	p.cpu_copies = false;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4096, 1, &p), 1e-6 + 4096 / 1e9);
+	/* a table interp cannot read is refused */
+	p.eager[1].len = 1024;
+	struct coll_req r = mkreq(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 4096, 1, 1);
+	r.elem_size = 4;
+	struct coll_sched *s = expand_ok(&r);
+	struct coll_cost c;
+	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
+	coll_free(s);
 }
 
 /* calls: back to back, each rank enters the next call when its part of
@@ -1148,6 +1200,8 @@ int main(void)
 		cmocka_unit_test(test_sw_read_rates),
 		cmocka_unit_test(test_sw_read_methods),
 		cmocka_unit_test(test_sw_core_wait),
+		cmocka_unit_test(test_sw_core_wait_from_message),
+		cmocka_unit_test(test_sw_eager_rates),
 		cmocka_unit_test(test_sw_calls_unexpected),
 		cmocka_unit_test(test_sw_monotonic),
 	};
