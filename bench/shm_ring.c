@@ -5,7 +5,13 @@
  * 16 MiB, and the floors: a shared cache line bouncing between the two
  * cores, and memcpy bandwidth. Prints medians and ranges over trials.
  *
- *   bench/shm_ring [trials]            (PTL_SHM_CMA=0: bulk through bounce buffers)
+ *   bench/shm_ring [trials] [--lat]    (PTL_SHM_CMA=0: bulk through bounce buffers)
+ *
+ * --lat: the line floor and the ping-pong rows up to 4 KiB only, for A/B
+ * runs of the small-message path, each with the median of every round
+ * trip timed on its own ("rtt", the cycle counter scaled by the clock):
+ * on a loaded machine a trial's mean takes in every preemption, the
+ * median round trip few of them.
  */
 #include "config.h"
 
@@ -15,9 +21,19 @@
 
 #include "shm_job.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+static uint64_t stamp(void) { return __rdtsc(); }
+#else
+static uint64_t stamp(void) { return sj_now_ns(); }
+#endif
+
 #define MAXSZ (16u << 20)
 
 static int trials = 11;
+static int lat_only;
+static uint64_t *g_ts;  /* --lat: a trial's stamps */
+static double *g_rtt;   /* and every half round trip of a row */
 static struct nal *g_n;
 static volatile int g_got;
 static int g_echo;
@@ -146,15 +162,21 @@ static int body(struct sj_ctx *c, void *arg)
 	printf("-- ping-pong half round trip (above max_inline: bulk WRITE + 8 B notice)\n");
 	for (size_t s = 0; s < sizeof(lat_sz) / sizeof(lat_sz[0]); s++) {
 		size_t len = lat_sz[s];
-		int iters = len <= 4096 ? 20000 : 2000;
+
+		if (lat_only && len > 4096)
+			break;
+		int iters = len <= 4096 ? 20000 : 2000, nrtt = 0;
 		char what[64];
 
 		for (int t = 0; t < trials; t++) {
-			uint64_t t0;
+			uint64_t t0, c0;
 
 			g_got = 0;
 			t0 = sj_now_ns();
+			c0 = stamp();
 			for (int i = 0; i < iters; i++) {
+				if (g_ts)
+					g_ts[i] = stamp();
 				if (len <= g_mi) {
 					sendm(len);
 				} else {
@@ -164,12 +186,32 @@ static int body(struct sj_ctx *c, void *arg)
 				wait_got(i + 1);
 			}
 			v[t] = (double)(sj_now_ns() - t0) / iters / 2 / 1000.0;
+			if (g_ts) {
+				double per_us;
+
+				g_ts[iters] = stamp();
+				per_us = (double)(g_ts[iters] - c0) / (v[t] * iters * 2);
+				for (int i = 0; i < iters; i++)
+					g_rtt[nrtt++] = (double)(g_ts[i + 1] - g_ts[i]) / per_us / 2;
+			}
 		}
 		snprintf(what, sizeof(what), "latency %zu B", len);
 		report(what, v, trials, "us");
+		if (g_ts) {
+			double sum = 0;
+
+			snprintf(what, sizeof(what), "rtt %zu B", len);
+			report(what, g_rtt, nrtt, "us");
+			/* sorted now: the mean of the middle half, finer than
+			 * the median where the counter ticks coarsely */
+			for (int i = nrtt / 4; i < nrtt - nrtt / 4; i++)
+				sum += g_rtt[i];
+			printf("%-28s mean      %9.4f us\n", "rtt middle half", sum / (nrtt - 2 * (nrtt / 4)));
+		}
 	}
-	printf("-- bulk WRITE bandwidth (back-to-back moves, then an 8 B round trip)\n");
-	for (size_t s = 0; s < sizeof(bw_sz) / sizeof(bw_sz[0]); s++) {
+	if (!lat_only)
+		printf("-- bulk WRITE bandwidth (back-to-back moves, then an 8 B round trip)\n");
+	for (size_t s = 0; !lat_only && s < sizeof(bw_sz) / sizeof(bw_sz[0]); s++) {
 		size_t len = bw_sz[s];
 		int reps = (int)((256u << 20) / len);
 		char what[64];
@@ -272,9 +314,17 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && atoi(argv[1]) > 0 && atoi(argv[1]) <= 63)
 		trials = atoi(argv[1]);
+	lat_only = argc > 2 && !strcmp(argv[2], "--lat");
+	if (lat_only) {
+		g_ts = malloc(sizeof(*g_ts) * 20001);
+		g_rtt = malloc(sizeof(*g_rtt) * 20000 * (size_t)trials);
+		if (!g_ts || !g_rtt)
+			return 1;
+	}
 	printf("-- floors (cores 0 and 1)\n");
 	cacheline_floor();
-	memcpy_floor();
+	if (!lat_only)
+		memcpy_floor();
 	fflush(stdout);
 	return sj_run(2, ups, body, NULL, 600, -1, NULL) ? 1 : 0;
 }

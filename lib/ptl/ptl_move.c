@@ -125,19 +125,20 @@ static bool ptl_fits_inline(size_t len)
 	return sizeof(struct ptl_hdr) + len <= ptl_lib.max_inline;
 }
 
-static void ptl_send_event_post(struct ptl_md *md, ptl_event_kind_t kind, const struct ptl_hdr *h,
-				ptl_size_t loff, ptl_ni_fail_t fail)
+static void ptl_send_event_post(struct ptl_md *md, ptl_event_kind_t kind, ptl_pt_index_t pt,
+				ptl_match_bits_t bits, ptl_size_t len, ptl_hdr_data_t hdr_data, ptl_size_t loff,
+				ptl_ni_fail_t fail)
 {
 	ptl_event_t ev = {
 		.initiator = ptl_lib.ni->id,
 		.uid = ptl_uid(),
 		.jid = ptl_jid(),
-		.pt_index = h->pt_index,
-		.match_bits = h->match_bits,
-		.rlength = h->rlength,
-		.mlength = h->rlength,
+		.pt_index = pt,
+		.match_bits = bits,
+		.rlength = len,
+		.mlength = len,
 		.offset = loff,
-		.hdr_data = h->hdr_data,
+		.hdr_data = hdr_data,
 		.ni_fail_type = fail,
 	};
 	ptl_md_event(md, kind, &ev);
@@ -148,7 +149,7 @@ static inline void ptl_send_event(struct ptl_md *md, ptl_event_kind_t kind, cons
 				  ptl_size_t loff, ptl_ni_fail_t fail)
 {
 	if (ptl_md_wants_event(md, kind))
-		ptl_send_event_post(md, kind, h, loff, fail);
+		ptl_send_event_post(md, kind, h->pt_index, h->match_bits, h->rlength, h->hdr_data, loff, fail);
 }
 
 /* Maps a NAL refusal to the caller's return code. */
@@ -213,9 +214,10 @@ static void ptl_hdr_init(struct ptl_hdr *h, enum ptl_msg_type type, ptl_pt_index
 	h->rlength = len;
 }
 
-/* Sends h with md's [off, off+len) inline (gathered if the MD is IOVEC). */
-static inline int ptl_send_inline(int peer, const struct ptl_hdr *h, const struct ptl_md *md,
-			   ptl_size_t off, ptl_size_t len)
+/* Sends h (hlen bytes) with md's [off, off+len) inline (gathered if the
+ * MD is IOVEC). */
+static inline int ptl_send_inline(int peer, const void *h, size_t hlen, const struct ptl_md *md,
+				  ptl_size_t off, ptl_size_t len)
 {
 	const void *payload = NULL;
 	if (len && !md->iov) {
@@ -224,7 +226,7 @@ static inline int ptl_send_inline(int peer, const struct ptl_hdr *h, const struc
 		ptl_md_copy_out(md, off, ptl_lib.scratch, len);
 		payload = ptl_lib.scratch;
 	}
-	return ptl_send(peer, h, sizeof *h, payload, len);
+	return ptl_send(peer, h, hlen, payload, len);
 }
 
 /* Sends h followed by the segments of md's [off, off+len) to op's peer;
@@ -261,6 +263,31 @@ __attribute__((always_inline)) static inline int ptl_put_common(ptl_handle_md_t 
 		goto out;
 	bool bulk = !ptl_fits_inline(len);
 	bool ack = ack_req == PTL_ACK_REQ;
+	if (!ack && !bulk && ac <= UINT16_MAX) {
+		/* The commonest put: no answer, data inline (ptl_proto.h). */
+		struct ptl_hdr_short hs = {
+			.type = PTL_MSG_PUT_SHORT,
+			.ac_index = (uint16_t)ac,
+			.pt_index = pt,
+			.uid = ptl_uid(),
+			.jid = ptl_jid(),
+			.match_bits = bits,
+			.offset = roff,
+			.hdr_data = hdr_data,
+		};
+		int nrc = ptl_send_inline(peer, &hs, sizeof hs, md, loff, len);
+		if (nrc != 0) {
+			ptl_md_give_back(md);
+			rc = ptl_send_rc(nrc);
+			goto out;
+		}
+		if (ptl_md_wants_event(md, PTL_EVENT_SEND_START))
+			ptl_send_event_post(md, PTL_EVENT_SEND_START, pt, bits, len, hdr_data, loff, PTL_NI_OK);
+		if (ptl_md_wants_event(md, PTL_EVENT_SEND_END))
+			ptl_send_event_post(md, PTL_EVENT_SEND_END, pt, bits, len, hdr_data, loff, PTL_NI_OK);
+		ptl_md_maybe_autounlink(ni, md);
+		goto out;
+	}
 	struct ptl_hdr h;
 	ptl_hdr_init(&h, PTL_MSG_PUT, pt, ac, bits, roff, len);
 	h.hdr_data = hdr_data;
@@ -276,7 +303,7 @@ __attribute__((always_inline)) static inline int ptl_put_common(ptl_handle_md_t 
 		op->bulk = bulk;
 		h.flags |= PTL_HF_ANSWER | (ack ? PTL_HF_ACK_REQ : 0);
 	}
-	int nrc = bulk ? ptl_send_bulk(&h, md, loff, len, op) : ptl_send_inline(peer, &h, md, loff, len);
+	int nrc = bulk ? ptl_send_bulk(&h, md, loff, len, op) : ptl_send_inline(peer, &h, sizeof h, md, loff, len);
 	if (nrc != 0) {
 		if (op)
 			ptl_op_finish(ni, op);
@@ -417,7 +444,7 @@ int PtlGetPut(ptl_handle_md_t get_md_handle, ptl_handle_md_t put_md_handle,
 		goto out;
 	}
 	op->put_md_handle = pmd->handle;
-	int nrc = ptl_send_inline(peer, &h, pmd, 0, len);
+	int nrc = ptl_send_inline(peer, &h, sizeof h, pmd, 0, len);
 	if (nrc != 0) {
 		ptl_op_finish(ni, op);
 		ptl_md_give_back(pmd);

@@ -20,6 +20,7 @@ enum ptl_msg_type {
 	PTL_MSG_GETPUT,
 	PTL_MSG_ACK,    /* answer to a put: ACK event if asked, SEND_END if bulk */
 	PTL_MSG_REPLY,  /* answer to a get/getput: data inline, or already written */
+	PTL_MSG_PUT_SHORT, /* a put that waits for no answer, data inline: struct ptl_hdr_short */
 };
 
 #define PTL_HF_ACK_REQ 0x01   /* initiator wants an ACK event */
@@ -42,6 +43,27 @@ struct ptl_hdr {
 	uint64_t mlength;     /* answers: length manipulated */
 	uint64_t cookie;      /* initiator's op (index+generation) */
 };
+
+/* The header of PTL_MSG_PUT_SHORT: what a put that expects no answer
+ * and carries its data inline (the commonest message: MPI's eager sends)
+ * needs of struct ptl_hdr. rlength is the payload's length; flags, nseg,
+ * ni_fail, mlength and cookie are 0. 40 bytes where struct ptl_hdr has 72:
+ * an 8-byte put with its shm ring record word is 56 bytes, one cache line
+ * (lib/nal/shm: records start on a line), where it took two, and the
+ * receiver waited for the second line's transfer too. An ac_index above
+ * 0xffff (no AC entry has one: PTL_LIM_MAX_AC) goes in a struct ptl_hdr. */
+struct ptl_hdr_short {
+	uint8_t type;         /* PTL_MSG_PUT_SHORT, where struct ptl_hdr has its type */
+	uint8_t pad;
+	uint16_t ac_index;
+	uint32_t pt_index;
+	uint32_t uid;
+	uint32_t jid;
+	uint64_t match_bits;
+	uint64_t offset;
+	uint64_t hdr_data;
+};
+_Static_assert(sizeof(struct ptl_hdr_short) == 40, "struct ptl_hdr_short is 40 bytes on the wire");
 
 /* One piece of the initiator's memory for a bulk move. */
 struct ptl_seg {

@@ -452,6 +452,10 @@ static void test_rewind(void **state)
 
 /* ---- a consumer that lags keeps the whole ring: no rewind past it */
 
+/* Ring bytes of a record of a 64-byte message: a small one (shm.h,
+ * SHM_SMALL_REC), ending at a line boundary. */
+#define REC64 128
+
 static int lag_got, lag_bad, lag_end;
 
 static void lag_recv(int peer, const void *msg, size_t len)
@@ -498,8 +502,8 @@ static int body_lag(struct sj_ctx *c, void *arg)
 				break;
 		}
 		SJ_CHECK(rc == NAL_EAGAIN);
-		/* 72-byte records: all but the 10 read fill the ring. */
-		SJ_CHECK((uint64_t)(k - 10) * 72 + 8 + 144 >= c->n->ring_size);
+		/* All but the 10 read fill the ring. */
+		SJ_CHECK((uint64_t)(k - 10) * REC64 + 8 + 2 * REC64 >= c->n->ring_size);
 		SJ_CHECK(sj_barrier(c) == 0);
 	} else {
 		while (lag_got < 10) {
@@ -520,7 +524,7 @@ static int body_lag(struct sj_ctx *c, void *arg)
 			nal_shm_ops.progress(c->n);
 			SJ_CHECK(sj_now_ns() < deadline);
 		}
-		SJ_CHECK((uint64_t)lag_got * 72 + 8 + 144 >= c->n->ring_size);
+		SJ_CHECK((uint64_t)lag_got * REC64 + 8 + 2 * REC64 >= c->n->ring_size);
 	}
 	SJ_CHECK(lag_bad == 0);
 	return sj_barrier(c);
@@ -534,7 +538,7 @@ static void test_rewind_lag(void **state)
 
 /* ---- a stream rewinds only once the consumer has drained the ring */
 
-#define SR_N 300 /* 72-byte records: 21600 bytes, more than one progress() drains */
+#define SR_N 300 /* records of REC64 bytes: 38400, more than one progress() drains */
 
 /* Rank 0 sends SR_N records while rank 1 reads none, then rank 1 drains
  * once (SHM_RX_BUDGET records, short of the tail). Rank 0's next records
@@ -565,7 +569,7 @@ static int body_stream_rewind(struct sj_ctx *c, void *arg)
 			SJ_CHECK(nal_shm_ops.send(c->n, 1, buf, 8, buf + 8, 56) == 0);
 		}
 		shm_get_stats(c->n, &st2);
-		SJ_CHECK(st2.rewinds == 0 && (c->n->tx[1].tail & c->n->ring_mask) == (SR_N + 2) * 72);
+		SJ_CHECK(st2.rewinds == 0 && (c->n->tx[1].tail & c->n->ring_mask) == (SR_N + 2) * REC64);
 		SJ_CHECK(sj_barrier(c) == 0);
 		SJ_CHECK(sj_barrier(c) == 0); /* rank 1 drained all */
 		for (; k < SR_N + 4; k++) {
@@ -576,7 +580,7 @@ static int body_stream_rewind(struct sj_ctx *c, void *arg)
 				SJ_CHECK(st2.rewinds == 1 && (c->n->tx[1].tail & c->n->ring_mask) == 0);
 			}
 		}
-		SJ_CHECK((c->n->tx[1].tail & c->n->ring_mask) == 72);
+		SJ_CHECK((c->n->tx[1].tail & c->n->ring_mask) == REC64);
 		while ((rc = nal_shm_ops.send(c->n, 1, buf, 8, NULL, 0)) == NAL_EAGAIN)
 			SJ_CHECK(sj_now_ns() < deadline);
 		SJ_CHECK(rc == 0);
@@ -605,6 +609,82 @@ static void test_stream_rewind(void **state)
 {
 	(void)state;
 	run(2, body_stream_rewind, NULL, 30, -1);
+}
+
+/* ---- small records end on a line, their terminators zeroed ahead */
+
+static int ln_got, ln_bad;
+
+static void ln_recv(int peer, const void *msg, size_t len)
+{
+	const uint8_t *m = msg;
+
+	(void)peer;
+	for (size_t i = 0; i < len; i++)
+		if (m[i] != (uint8_t)(ln_got + i))
+			ln_bad++;
+	ln_got++;
+}
+
+/* Rank 0 sends records of 8 + len bytes for len in ln_lens, over stale
+ * bytes, while rank 1 reads none; after each, its tail sits where the
+ * layout says (a small record's end rounded up to a line, a larger one's
+ * to 8 bytes), and after a small one the next two line starts hold zero:
+ * the terminator of a next small record is in place, never stored with
+ * it. Rank 1 then reads them all, the first alone. */
+static int body_lines(struct sj_ctx *c, void *arg)
+{
+	static const size_t ln_lens[] = { 8, 48, 56, 57, 100, 120, 121, 200, 8, 1000, 64, 0 };
+	static uint8_t buf[1024];
+	uint64_t deadline = sj_now_ns() + 20000000000ULL;
+	int nl = (int)(sizeof(ln_lens) / sizeof(ln_lens[0]));
+
+	(void)arg;
+	on_recv = ln_recv;
+	if (c->rank == 0) {
+		struct shm_tx *tx = &c->n->tx[1];
+
+		/* Stale bytes where the records go, as a ring that went round
+		 * has: only what the producer stores is zero there. */
+		memset(tx->data + (tx->tail & c->n->ring_mask) + 8, 0xa5, 4096);
+		for (int k = 0; k < nl; k++) {
+			size_t len = ln_lens[k];
+			uint64_t t0 = tx->tail, t1, lf;
+
+			for (size_t i = 0; i < len; i++)
+				buf[i] = (uint8_t)(k + i);
+			SJ_CHECK(nal_shm_ops.send(c->n, 1, buf, len, NULL, 0) == 0);
+			t1 = tx->tail;
+			if (8 + len > SHM_SMALL_REC) {
+				SJ_CHECK(t1 == ((t0 + 8 + len + 7) & ~(uint64_t)7));
+				continue; /* and nothing zeroed ahead */
+			}
+			SJ_CHECK(t1 == ((t0 + 8 + len + SHM_LINE - 1) & ~(uint64_t)(SHM_LINE - 1)));
+			lf = t1 & ~(uint64_t)(SHM_LINE - 1);
+			SJ_CHECK(tx->zend == lf + SHM_SMALL_REC);
+			for (uint64_t p = t1; p <= tx->zend; p += 8)
+				if (p == t1 || (p & (SHM_LINE - 1)) == 0)
+					SJ_CHECK(*(const uint64_t *)(const void *)(tx->data + (p & c->n->ring_mask)) == 0);
+		}
+		SJ_CHECK(sj_barrier(c) == 0);
+	} else {
+		SJ_CHECK(sj_barrier(c) == 0);
+		/* A small record a drain: the next word, in a line of its
+		 * own, is read by the next poll (ring_drain). */
+		SJ_CHECK(nal_shm_ops.progress(c->n) == 1 && ln_got == 1);
+		while (ln_got < nl) {
+			nal_shm_ops.progress(c->n);
+			SJ_CHECK(sj_now_ns() < deadline);
+		}
+		SJ_CHECK(ln_bad == 0);
+	}
+	return sj_barrier(c);
+}
+
+static void test_small_lines(void **state)
+{
+	(void)state;
+	run(2, body_lines, NULL, 30, -1);
 }
 
 /* ---- a consumer behind gets large payloads by non-temporal stores */
@@ -750,12 +830,18 @@ static int body_ack_floor(struct sj_ctx *c, void *arg)
 		SJ_CHECK(sj_barrier(c) == 0);
 		SJ_CHECK(sj_barrier(c) == 0); /* both answers are in our ring */
 		tx->ack_floor = tx->tail - ((SHM_ACK_MASK + 1) << 3) + c->n->ring_size;
-		nal_shm_ops.progress(c->n); /* drains both */
+		while (ack_got < 2) { /* a small record a progress() (ring_drain) */
+			nal_shm_ops.progress(c->n);
+			SJ_CHECK(sj_now_ns() < deadline);
+		}
 		SJ_CHECK(ack_got == 2 && tx->head_cache == 0);
 		tx->ack_floor = floor;
 		SJ_CHECK(sj_barrier(c) == 0);
 		SJ_CHECK(sj_barrier(c) == 0); /* a third answer */
-		nal_shm_ops.progress(c->n);
+		while (ack_got < 3) {
+			nal_shm_ops.progress(c->n);
+			SJ_CHECK(sj_now_ns() < deadline);
+		}
 		SJ_CHECK(ack_got == 3 && tx->head_cache == tx->tail);
 	} else {
 		SJ_CHECK(sj_barrier(c) == 0);
@@ -1962,6 +2048,7 @@ int main(void)
 		cmocka_unit_test(test_rewind),
 		cmocka_unit_test(test_rewind_lag),
 		cmocka_unit_test(test_stream_rewind),
+		cmocka_unit_test(test_small_lines),
 		cmocka_unit_test(test_stream_copy),
 		cmocka_unit_test(test_sc_picks_faster),
 		cmocka_unit_test(test_sc_rise_and_reprobe),

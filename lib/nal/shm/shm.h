@@ -26,10 +26,16 @@
  * Ring records (8-byte aligned, never split across the end of the ring):
  *   u64 word: (len << 40) | (ack << 9) | flags | type, stored last with
  *   release ordering; len bytes of message (hdr then payload) right after it.
- * The producer writes a zero word right after every record it publishes
+ * A small record (SHM_SMALL_REC bytes or fewer, its word included) ends
+ * at a cache line boundary, so the next record starts on a line: an
+ * 8-byte put's record (a 40-byte header, lib/ptl/ptl_proto.h) is one
+ * line, which the consumer fetches in one transfer. A larger one ends
+ * 8-byte aligned. A zero word follows every record the producer publishes
  * (the terminator), so the consumer polls only the word at its own head,
- * never a shared tail index. A record that does not fit before the end of
- * the ring is preceded by a PAD record covering the rest of the ring.
+ * never a shared tail index: stored just before the record word, or,
+ * after a small record, ahead at the next two line starts (shm_nal.c,
+ * ring_prezero). A record that does not fit before the end of the ring
+ * is preceded by a PAD record covering the rest of the ring.
  *
  * ack is the writer's consumer head of the ring the other way (in 8-byte
  * units, modulo 2^31): what it has consumed of ours, free for the reader to
@@ -56,7 +62,7 @@
 #include "nal/nal.h"
 
 #define SHM_MAGIC 0x70746c73686d3031ULL /* "ptlshm01" */
-#define SHM_VERSION 4u /* 2: SHM_REC_HELP (a version-1 peer would drop it and leave the mover waiting); 3: ack, SHM_RF_REWIND; 4: SHM_HELP_FAILED */
+#define SHM_VERSION 5u /* 2: SHM_REC_HELP (a version-1 peer would drop it and leave the mover waiting); 3: ack, SHM_RF_REWIND; 4: SHM_HELP_FAILED; 5: small records end on a line */
 #define SHM_ALIGN 128u /* two cache lines: the adjacent-line prefetcher pairs them */
 
 #define SHM_MAX_INLINE 16384u      /* hdr + payload, when the ring is big enough */
@@ -84,6 +90,15 @@
 /* A producer that knows the consumer has caught up rewinds once its
  * records reach this far into the ring (see SHM_RF_REWIND). */
 #define SHM_HOT_BYTES 4096u
+
+/* A record of at most SHM_SMALL_REC bytes, its word included, ends at a
+ * cache line boundary (SHM_LINE): the next record starts on a line. The
+ * producer zeroes the next two line starts ahead (shm_nal.c,
+ * ring_prezero), so such a record stores to its own lines only. Larger
+ * records end 8-byte aligned, their terminator in their last line. */
+#define SHM_LINE 64u
+#define SHM_SMALL_REC 128u
+_Static_assert(SHM_SMALL_REC == 2 * SHM_LINE, "ring_prezero zeroes two line starts ahead");
 
 /* A payload at least this long starts on a cache line in the ring (shm_ring_put). */
 #define SHM_PAYLOAD_ALIGN 256u
@@ -302,6 +317,10 @@ struct shm_tx {
 	 * (ring_drain updates it once a quarter ring): the acks of records
 	 * there since are no older than this less a ring (ring_take_ack). */
 	uint64_t ack_floor;
+	/* Every line start in (tail, zend] holds a zero stored after an
+	 * earlier record's word (ring_prezero): a record that ends there
+	 * has its terminator in place already. */
+	uint64_t zend;
 	struct shm_sc sc; /* streamed sends: plain or non-temporal stores */
 };
 
@@ -431,7 +450,19 @@ void shm_seg_layout(struct nal *n);
 void shm_seg_try_unlink(struct nal *n);
 
 /* shm_wake.c */
-void shm_wake_peer(struct nal *n, int li);
+void shm_wake_slow(struct nal *n, int li, uint32_t v);
+/* After publishing a record to local peer li: wakes it if it sleeps
+ * (shm_wake.c says why the fence). Inline: every send ends here, and a
+ * peer that polls costs the fence and one load, not a call too. */
+static inline void shm_wake_peer(struct nal *n, int li)
+{
+	uint32_t v;
+
+	atomic_thread_fence(memory_order_seq_cst);
+	v = atomic_load_explicit(&n->ranks[li].state, memory_order_relaxed);
+	if (v == SHM_ST_SLEEPING)
+		shm_wake_slow(n, li, v);
+}
 int shm_sleep(struct nal *n, int timeout_ms);
 void shm_kick(struct nal *n);
 void shm_set_polling(struct nal *n, int on);

@@ -40,15 +40,11 @@ static long shm_futex(_Atomic uint32_t *w, int op, uint32_t val, const struct ti
 	return syscall(SYS_futex, (uint32_t *)(void *)w, op, val, ts, NULL, 0);
 }
 
-void shm_wake_peer(struct nal *n, int li)
+/* shm_wake_peer found the peer's state word at exactly SLEEPING (v). */
+void shm_wake_slow(struct nal *n, int li, uint32_t v)
 {
 	_Atomic uint32_t *w = &n->ranks[li].state;
-	uint32_t v;
 
-	atomic_thread_fence(memory_order_seq_cst);
-	v = atomic_load_explicit(w, memory_order_relaxed);
-	if (v != SHM_ST_SLEEPING)
-		return;
 	if (!atomic_compare_exchange_strong_explicit(w, &v, 0, memory_order_seq_cst,
 						     memory_order_relaxed))
 		return; /* another sender (or a kick) got there first and wakes it */

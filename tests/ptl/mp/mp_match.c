@@ -109,6 +109,77 @@ static void test_acl(void **state)
 	mp_end();
 }
 
+/* A put that waits for no answer (no ACK, data inline: the short header
+ * of lib/ptl/ptl_proto.h) carries everything a put does: the target's ACL
+ * sees its uid, jid, portal and AC index, and its events its match bits,
+ * remote offset, header data and lengths. An AC index the short header
+ * cannot hold goes the long way, and is denied like any other past
+ * max_ac_index. Refused puts come first: once the last admitted one has
+ * arrived, the target has seen them all (one peer's messages arrive in
+ * order). */
+static void test_noack_fields(void **state)
+{
+	(void)state;
+	const ptl_pt_index_t pt = 9;
+	const ptl_match_bits_t bits = 0x5a5a00000099ull;
+	const ptl_hdr_data_t hd = 0x1234567890abcdefull;
+	ptl_uid_t uid = (ptl_uid_t)getuid();
+	ptl_jid_t jid = 0;
+	MP_RC(PtlGetJid(mp_ni, &jid), PTL_OK);
+	char buf[64], src[16];
+	mp_fill(src, sizeof src, 11);
+	memset(buf, 0, sizeof buf);
+	long perm0 = mp_sr(PTL_SR_PERMISSIONS_VIOLATIONS), drop0 = mp_sr(PTL_SR_DROP_COUNT);
+	ptl_handle_eq_t eq = mp_eq(64);
+	ptl_handle_me_t me = 0;
+	ptl_handle_md_t mdh = 0;
+	if (mp_rank == T) {
+		MP_RC(PtlACEntry(mp_ni, 1, mp_id(I), uid, jid, pt), PTL_OK);
+		MP_RC(PtlACEntry(mp_ni, 3, mp_any, uid + 1, jid, pt), PTL_OK);
+		MP_RC(PtlACEntry(mp_ni, 4, mp_any, uid, jid + 1, pt), PTL_OK);
+		me = mp_me_md(pt, bits, 0, PTL_RETAIN,
+			      mp_md(buf, sizeof buf, PTL_MD_THRESH_INF, PTL_MD_OP_PUT | PTL_MD_MANAGE_REMOTE, eq),
+			      PTL_RETAIN, &mdh);
+	}
+	mp_barrier();
+	if (mp_rank == I) {
+		ptl_handle_md_t md = mp_bind(src, sizeof src, PTL_MD_THRESH_INF, 0, PTL_EQ_NONE);
+		ptl_process_id_t t = mp_id(T);
+		MP_RC(PtlPutRegion(md, 0, 8, PTL_NO_ACK_REQ, t, pt, 3, bits, 0, hd), PTL_OK);       /* uid */
+		MP_RC(PtlPutRegion(md, 0, 8, PTL_NO_ACK_REQ, t, pt, 4, bits, 0, hd), PTL_OK);       /* jid */
+		MP_RC(PtlPutRegion(md, 0, 8, PTL_NO_ACK_REQ, t, pt, 0x10000, bits, 0, hd), PTL_OK); /* long */
+		MP_RC(PtlPutRegion(md, 0, 8, PTL_NO_ACK_REQ, t, pt, 0, bits ^ 1, 0, hd), PTL_OK);   /* no ME */
+		MP_RC(PtlPutRegion(md, 0, sizeof src, PTL_NO_ACK_REQ, t, pt, 0, bits, 8, hd), PTL_OK);
+		MP_RC(PtlPutRegion(md, 4, 8, PTL_NO_ACK_REQ, t, pt, 1, bits, 40, hd + 1), PTL_OK);
+		MP_RC(PtlMDUnlink(md), PTL_OK);
+	} else if (mp_rank == T) {
+		const struct { ptl_size_t len, off; ptl_hdr_data_t hd; } ok[] = { { sizeof src, 8, hd }, { 8, 40, hd + 1 } };
+		for (int k = 0; k < 2; k++) {
+			for (int e = 0; e < 2; e++) {
+				ptl_event_t ev = MP_EXPECT(eq, "an admitted put without ACK",
+							   .type = e ? PTL_EVENT_PUT_END : PTL_EVENT_PUT_START,
+							   .initiator = I, .match_bits = bits, .rlength = ok[k].len,
+							   .mlength = ok[k].len, .offset = ok[k].off, .hdr_data = ok[k].hd,
+							   .threshold = PTL_MD_THRESH_INF, .md = mdh);
+				assert_int_equal(ev.uid, uid);
+				assert_int_equal(ev.jid, jid);
+				assert_int_equal(ev.pt_index, pt);
+			}
+		}
+		MP_EMPTY(eq, 0, "no event for a refused put");
+		assert_memory_equal(buf + 8, src, sizeof src);
+		assert_memory_equal(buf + 40, src + 4, 8);
+		assert_int_equal(mp_sr(PTL_SR_PERMISSIONS_VIOLATIONS) - perm0, 3);
+		assert_int_equal(mp_sr(PTL_SR_DROP_COUNT) - drop0, 1);
+		MP_RC(PtlMEUnlink(me), PTL_OK);
+		for (ptl_ac_index_t a = 1; a <= 4; a++)
+			MP_RC(PtlACEntry(mp_ni, a, mp_any, uid, jid, PTL_PT_INDEX_ANY), PTL_OK);
+	}
+	mp_barrier();
+	mp_eq_free(eq);
+	mp_end();
+}
+
 /* The first ME (in list order) whose match id and bits admit the request
  * and whose MD accepts it takes it. */
 static void test_match_walk(void **state)
@@ -309,6 +380,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		MP_TEST(test_acl),
+		MP_TEST(test_noack_fields),
 		MP_TEST(test_match_walk),
 		MP_TEST(test_insert),
 		MP_TEST(test_attach_any),
