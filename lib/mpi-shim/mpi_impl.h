@@ -119,7 +119,15 @@ int mpi_dtype_envelope(MPI_Datatype h, int combiner, int ni, const int *ints, in
 void mpi_dtype_env_free(struct mpi_dtype *t);
 /* A new handle to t (held), or t's own for a predefined type; MPI_DATATYPE_NULL when none is free. */
 MPI_Datatype mpi_dtype_new_handle(struct mpi_dtype *t);
-struct mpi_dtype *mpi_dtype_get(MPI_Datatype dt);
+#define MPI_DT_MAX 65536
+MPI_HIDDEN extern struct mpi_dtype *mpi_types[MPI_DT_MAX];
+MPI_HIDDEN extern int mpi_ntypes; /* handles below it have been given out */
+static inline struct mpi_dtype *mpi_dtype_get(MPI_Datatype dt)
+{
+	if (dt <= 0 || dt >= mpi_ntypes || !mpi_types[dt] || !mpi_types[dt]->in_use)
+		return NULL;
+	return mpi_types[dt];
+}
 /* A pending operation that still needs the type after its call returns
  * holds it: MPI_Type_free then takes only the handle away, and the type
  * goes when the last holder lets go (MPI-3.1 4.1.9). */
@@ -160,7 +168,19 @@ struct mpi_comm {
 	int local_size;
 	MPI_Comm local;
 };
-struct mpi_comm *mpi_comm_get(MPI_Comm c);
+/* The tables behind communicator and datatype handles (mpi_comm.c,
+ * mpi_dtype.c), and their lookups inline: every send and receive makes
+ * both, and a call to each from another of the shim's files was a dozen
+ * instructions and two jumps through the PLT (a send's critical path in
+ * a ping-pong: 24 of its 163). */
+#define MPI_COMM_MAX 4096
+MPI_HIDDEN extern struct mpi_comm mpi_comms[MPI_COMM_MAX];
+static inline struct mpi_comm *mpi_comm_get(MPI_Comm c)
+{
+	if (c <= 0 || c >= MPI_COMM_MAX || !mpi_comms[c].in_use)
+		return NULL;
+	return &mpi_comms[c];
+}
 struct mpi_group *mpi_group_get(MPI_Group g);
 MPI_Group mpi_group_new(int size, const int *world);
 void mpi_comm_init(void);
@@ -239,6 +259,9 @@ enum mpi_send_stage {
 struct mpi_ux;
 struct mpi_eslot;
 struct mpi_rme;
+struct mpi_icoll;
+/* The request of a nonblocking collective is released: its state goes. */
+void mpi_icoll_free(struct mpi_icoll *q);
 struct mpi_req {
 	int obj;                 /* MPI_OBJ_REQ */
 	int kind;
@@ -315,14 +338,39 @@ void mpi_attr_fini(void);
 int mpi_env_attr(int keyval, void *val, int *flag);
 int mpi_err_lastused(void);
 void mpi_err_fini(void);
-MPI_HIDDEN void mpi_req_release(struct mpi_req *r);
+/* The request table's free slots (mpi_req.c): the release, completion and
+ * drop below are inline, as a receive's completion and its caller's drop
+ * are on a ping-pong's path from the arrival to the reply. */
+MPI_HIDDEN extern uint32_t *mpi_req_freelist;
+MPI_HIDDEN extern uint32_t mpi_req_nfree;
+static inline void mpi_req_release(struct mpi_req *r)
+{
+	if (!r->in_use)
+		return;
+	if (r->icoll) {
+		mpi_icoll_free(r->icoll);
+		r->icoll = NULL;
+	}
+	r->in_use = false;
+	mpi_req_freelist[mpi_req_nfree++] = r->idx;
+}
 MPI_HIDDEN struct mpi_req *mpi_req_get(MPI_Request h);
 static inline MPI_Request mpi_req_handle(const struct mpi_req *r) { return (MPI_Request)(r->idx + 1); }
 MPI_HIDDEN struct mpi_req *mpi_req_by_id(uint32_t id);
 static inline uint32_t mpi_req_id(const struct mpi_req *r) { return (r->idx & 0xfffff) | ((r->gen & 0xff) << 20); }
-MPI_HIDDEN void mpi_req_complete(struct mpi_req *r);
+static inline void mpi_req_complete(struct mpi_req *r)
+{
+	r->done = true;
+	if (!r->held && !r->busy)
+		mpi_req_release(r);
+}
 /* The holder lets go: released once done and not busy. */
-MPI_HIDDEN void mpi_req_drop(struct mpi_req *r);
+static inline void mpi_req_drop(struct mpi_req *r)
+{
+	r->held = false;
+	if (r->done && !r->busy)
+		mpi_req_release(r);
+}
 
 /* ---------------------------------------------------------------- engine */
 struct mpi_state {
@@ -515,8 +563,6 @@ int mpi_allgather_ints(struct mpi_comm *c, const int *mine, int n, int *all);
  * every pass while mpi_g.icoll_live; it ignores calls made from within
  * itself. */
 void mpi_icoll_progress(bool empty);
-/* The request of a nonblocking collective is released: its state goes. */
-void mpi_icoll_free(struct mpi_icoll *q);
 /* The message of a failed nonblocking collective's request. */
 const char *mpi_icoll_msg(const struct mpi_icoll *q);
 /* A nonblocking agreement over intracommunicator c (mpi_comm.c's
