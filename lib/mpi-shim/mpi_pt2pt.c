@@ -1345,7 +1345,7 @@ static void take_event(int rc, const ptl_event_t *ev)
  * too (P.unlink_due): a ping-pong's reply goes out first, and the next
  * posted receive takes it (take_unlinks) before the PtlMDUpdate it would
  * make fail. What else stays queued is taken by the next call. */
-static int progress_until(int wait_ms, struct mpi_req *until)
+int mpi_progress_until(int wait_ms, struct mpi_req *until)
 {
 	ptl_event_t ev;
 	int rc, n = 0;
@@ -1399,7 +1399,7 @@ static void take_unlinks(void)
 
 int mpi_progress(int wait_ms)
 {
-	return progress_until(wait_ms, NULL);
+	return mpi_progress_until(wait_ms, NULL);
 }
 
 /* A receive request as the user posted it (mpi_irecv, mpi_irecv_lazy). */
@@ -1718,7 +1718,7 @@ int mpi_wait_req(struct mpi_req *r, double timeout)
 				ms = (int)(left * 1000) + 1;
 		}
 		/* Only a wait that brought nothing asks after the peer. */
-		empty = progress_until(ms, r) == 0;
+		empty = mpi_progress_until(ms, r) == 0;
 		if (!r->done && mpi_idle_due(&idle, empty))
 			mpi_req_check(r);
 	}
