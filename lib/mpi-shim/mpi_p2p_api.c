@@ -169,7 +169,7 @@ static int send_mode(const char *fn, const void *buf, int count, MPI_Datatype dt
 				mode == MPI_MODE_STD || mode == MPI_MODE_READY ? mode | MPI_MODE_BLOCKING : mode, &r);
 	if (rc)
 		return rc;
-	mpi_wait_req(r, 0);
+	mpi_wait_plain(r);
 	rc = r->err;
 	mpi_req_drop(r);
 	if (rc && r->dead >= 0)
@@ -315,8 +315,8 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
 	rc = mpi_isend_t(sendbuf, sendcount, sendtype, st, dest, sendtag, c, c->ctx, MPI_MODE_STD, &sr);
 	if (rc)
 		return mpi_err(comm, rc, "MPI_Sendrecv", "cannot start the send");
-	mpi_wait_req(sr, 0);
-	mpi_wait_req(rr, 0);
+	mpi_wait_plain(sr);
+	mpi_wait_plain(rr);
 	if (status != MPI_STATUS_IGNORE)
 		mpi_status_copy(status, &rr->st);
 	rc = rr->err ? rr->err : sr->err;
