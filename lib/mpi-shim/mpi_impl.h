@@ -472,6 +472,42 @@ MPI_HIDDEN int mpi_progress_until(int wait_ms, struct mpi_req *until);
 double mpi_now(void);
 void mpi_drain_internal(void);
 
+/* The arguments of a send or receive as nearly every call has them, in
+ * one test and two lookups: MPI running, a valid communicator and a
+ * committed type, count >= 0, the peer a rank of the communicator (a
+ * receive's also MPI_ANY_SOURCE), the tag in range (a receive's also
+ * MPI_ANY_TAG). MPI_PROC_NULL fails it. False: check_send or check_recv
+ * runs and finds what is wrong or unusual; true: *cp and *tp are set as
+ * they would have set them. Check_buffer's early returns for the error
+ * reports cost a send or receive some forty instructions each. In this
+ * header for mpi_send_std (mpi_pt2pt.c) and mpi_p2p_api.c. */
+static inline bool mpi_args_ok(int count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm, bool recv,
+			   struct mpi_comm **cp, struct mpi_dtype **tp)
+{
+	if (!mpi_g.initialized || mpi_g.finalized || count < 0)
+		return false;
+	struct mpi_comm *c = mpi_comm_get(comm);
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	if (!c || !t || !t->committed)
+		return false;
+	if ((unsigned)peer >= (unsigned)c->size && !(recv && peer == MPI_ANY_SOURCE))
+		return false;
+	if ((unsigned)tag > (unsigned)MPI_TAG_MAX && !(recv && tag == MPI_ANY_TAG))
+		return false;
+	*cp = c;
+	*tp = t;
+	return true;
+}
+
+/* MPI_Send (mpi_pt2pt.c): as it goes most of the time - arguments as
+ * mpi_args_ok likes them, contiguous, out at once ACK-free with no request
+ * (mpi_send_bytes) - in one frame, the put's; anything else goes on to
+ * mpi_send_slow (mpi_p2p_api.c: send_mode, standard mode), which checks again
+ * and reports. PMPI_Send tail-calls it: its frame and mpi_send_bytes' were
+ * two on a ping-pong's path from the arrival to the reply. */
+MPI_HIDDEN int mpi_send_std(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm);
+MPI_HIDDEN int mpi_send_slow(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm);
+
 /* ---------------------------------------------------------------- dead peers
  * (mpi_fail.c). A wait that has brought nothing for MPI_DEAD_CHECK_S asks
  * libptl whether the peers it depends on are still there (on shm a system

@@ -292,7 +292,8 @@ static void nack_grant(int w)
 static struct {
 	bool due;
 	bool noack;             /* ACK-free: units to count */
-	int w;                  /* the sender's world rank */
+	int w;                  /* the sender's world rank, or -2: rank_of(from) */
+	ptl_process_id_t from;  /* the sender's id, w -2 */
 	struct mpi_uxbuf *b;    /* the reserve it landed in, or NULL */
 	size_t end, rlength;
 } acct;
@@ -375,6 +376,8 @@ static inline void credit_note(int w);
 static __attribute__((noinline)) void acct_settle_now(void)
 {
 	acct.due = false;
+	if (acct.w == -2)
+		acct.w = rank_of(acct.from);
 	credit_note(acct.w);
 	if (acct.noack)
 		nack_landed(acct.b, acct.end, acct.rlength, acct.w);
@@ -395,7 +398,9 @@ static inline void nack_arrived(const ptl_event_t *ev, struct mpi_uxbuf *b, int 
 }
 
 
-/* ev completed a receive: its accounting, later (one at a time). */
+/* ev completed a receive from world rank w (-2: not looked up yet, the
+ * hash lookup waits too: acct_defer_from): its accounting, later (one at
+ * a time). */
 static inline void acct_defer(const ptl_event_t *ev, struct mpi_uxbuf *b, int w)
 {
 	acct_settle();
@@ -405,6 +410,13 @@ static inline void acct_defer(const ptl_event_t *ev, struct mpi_uxbuf *b, int w)
 	acct.b = b;
 	acct.end = ev->offset + ev->mlength;
 	acct.rlength = ev->rlength;
+}
+
+/* The same from ev's initiator, whose rank the settling looks up. */
+static inline void acct_defer_from(const ptl_event_t *ev, struct mpi_uxbuf *b)
+{
+	acct_defer(ev, b, -2);
+	acct.from = ev->initiator;
 }
 
 static const char *envs(const char *n) { return getenv(n); }
@@ -725,6 +737,19 @@ bool mpi_send_bytes(const void *p, size_t len, int dest, int tag, struct mpi_com
 {
 	int w = c->world[dest];
 	return now_ok(len, w) && put_now(p, len, w, tag, c, ctx);
+}
+
+int mpi_send_std(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+{
+	struct mpi_comm *c;
+	struct mpi_dtype *t;
+	if (mpi_args_ok(count, dt, dest, tag, comm, false, &c, &t) && t->contig) {
+		size_t len = t->size * (size_t)count;
+		int w = c->world[dest];
+		if (now_ok(len, w) && put_now((const char *)buf + t->true_lb, len, w, tag, c, c->ctx))
+			return MPI_SUCCESS;
+	}
+	return mpi_send_slow(buf, count, dt, dest, tag, comm);
 }
 
 static void sendq_flush(int w)
@@ -1267,10 +1292,10 @@ static void on_event(const ptl_event_t *ev)
 		} else if (ev->type == PTL_EVENT_PUT_END && b->reserve) {
 			/* Whole (no START event, ux_post): straight to a blocking
 			 * receive that waits for it, else into the list. */
-			int w = rank_of(ev->initiator);
 			if (lazy_take(ev, b)) {
-				acct_defer(ev, b, w);
+				acct_defer_from(ev, b);
 			} else {
+				int w = rank_of(ev->initiator);
 				if (ev->match_bits & MPI_NOACK_BIT)
 					nack_arrived(ev, b, w);
 				ux_arrive(ev, b);
