@@ -629,10 +629,17 @@ void mpi_pt2pt_fini(void)
 
 /* ---------------------------------------------------------------- sending */
 
+/* PTL_FAIL: wdest is dead or its transport refused (libptl knows it
+ * failed). Credits and grants for it no longer matter, and a pull's
+ * receive fails through the dead-peer checks of its wait: not a fatal
+ * error. (An arrival's credits go back after its receive has completed,
+ * acct_settle: by then its sender may have died.) */
 static void ctrl_put(int wdest, int kind, ptl_match_bits_t bits, uint64_t arg)
 {
-	ptl_check(PtlPut(P.zero_md, PTL_NO_ACK_REQ, mpi_g.ids[wdest], MPI_PT_CTRL, 0, bits, 0,
-			 ((uint64_t)kind << 60) | (arg & ((1ull << 60) - 1))), "PtlPut(control)");
+	int rc = PtlPut(P.zero_md, PTL_NO_ACK_REQ, mpi_g.ids[wdest], MPI_PT_CTRL, 0, bits, 0,
+			((uint64_t)kind << 60) | (arg & ((1ull << 60) - 1)));
+	if (rc != PTL_FAIL)
+		ptl_check(rc, "PtlPut(control)");
 }
 
 static void send_finish(struct mpi_req *r);
