@@ -26,21 +26,14 @@
 
 #include "mpi_impl.h"
 
-#define COMM_MAX 4096
+#define COMM_MAX MPI_COMM_MAX
 #define GROUP_MAX 8192
 /* The last context id is kept for MPI_Comm_create_group's agreement among
  * the group's members (never a communicator's own id). */
 #define COMM_GROUP_CTX MPI_MAX_CTX
 
-static struct mpi_comm comms[COMM_MAX];
+struct mpi_comm mpi_comms[COMM_MAX];
 static struct mpi_group groups[GROUP_MAX];
-
-struct mpi_comm *mpi_comm_get(MPI_Comm c)
-{
-	if (c <= 0 || c >= COMM_MAX || !comms[c].in_use)
-		return NULL;
-	return &comms[c];
-}
 
 struct mpi_group *mpi_group_get(MPI_Group g)
 {
@@ -51,7 +44,7 @@ struct mpi_group *mpi_group_get(MPI_Group g)
 
 MPI_Comm mpi_comm_handle(const struct mpi_comm *c)
 {
-	return c ? (MPI_Comm)(c - comms) : MPI_COMM_NULL;
+	return c ? (MPI_Comm)(c - mpi_comms) : MPI_COMM_NULL;
 }
 
 const char *mpi_comm_name(MPI_Comm c)
@@ -97,9 +90,9 @@ static void group_unref(MPI_Group g)
 MPI_Comm mpi_comm_new(int ctx, MPI_Group g, const char *name)
 {
 	for (int c = 3; c < COMM_MAX; c++) {
-		if (comms[c].in_use)
+		if (mpi_comms[c].in_use)
 			continue;
-		struct mpi_comm *p = &comms[c];
+		struct mpi_comm *p = &mpi_comms[c];
 		struct mpi_group *gp = mpi_group_get(g);
 		memset(p, 0, sizeof *p);
 		p->in_use = true;
@@ -127,11 +120,11 @@ void mpi_comm_init(void)
 	MPI_Group gw = mpi_group_new(mpi_g.wsize, w);
 	MPI_Group gs = mpi_group_new(1, &mpi_g.wrank);
 	free(w);
-	struct mpi_comm *c = &comms[MPI_COMM_WORLD];
+	struct mpi_comm *c = &mpi_comms[MPI_COMM_WORLD];
 	*c = (struct mpi_comm){ .in_use = true, .ctx = 0, .group = gw, .world = groups[gw].world,
 				.size = mpi_g.wsize, .rank = mpi_g.wrank, .errh = MPI_ERRORS_ARE_FATAL };
 	snprintf(c->name, sizeof c->name, "MPI_COMM_WORLD");
-	c = &comms[MPI_COMM_SELF];
+	c = &mpi_comms[MPI_COMM_SELF];
 	*c = (struct mpi_comm){ .in_use = true, .ctx = 2, .group = gs, .world = groups[gs].world, .size = 1,
 				.rank = 0, .errh = MPI_ERRORS_ARE_FATAL };
 	snprintf(c->name, sizeof c->name, "MPI_COMM_SELF");
@@ -141,11 +134,11 @@ void mpi_comm_init(void)
 void mpi_comm_fini(void)
 {
 	for (int c = 1; c < COMM_MAX; c++) {
-		if (comms[c].in_use) {
-			mpi_coll_free_cache(&comms[c]);
-			mpi_topo_free(&comms[c]);
+		if (mpi_comms[c].in_use) {
+			mpi_coll_free_cache(&mpi_comms[c]);
+			mpi_topo_free(&mpi_comms[c]);
 		}
-		comms[c].in_use = false;
+		mpi_comms[c].in_use = false;
 	}
 	for (int g = 1; g < GROUP_MAX; g++) {
 		if (groups[g].in_use)
@@ -510,8 +503,11 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
 	if (t == MPI_COMM_NULL)
 		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "too many communicators");
 	struct mpi_comm *tc = mpi_comm_get(t);
-	/* errors (a member that never calls: the collective's deadline) name it */
-	snprintf(tc->name, sizeof tc->name, "the group of MPI_Comm_create_group on %.60s, tag %d", c->name, tag);
+	/* errors (a member that never calls: the collective's deadline) name it;
+	 * c's name copied first: gcc cannot tell tc from c, both in mpi_comms */
+	char cname[61];
+	snprintf(cname, sizeof cname, "%s", c->name);
+	snprintf(tc->name, sizeof tc->name, "the group of MPI_Comm_create_group on %s, tag %d", cname, tag);
 	tc->errh = c->errh;
 	tc->ncoll = (unsigned long)tag;
 	int ctx;

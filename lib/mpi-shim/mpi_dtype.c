@@ -17,10 +17,10 @@
 
 #include "mpi_impl.h"
 
-#define DT_MAX 65536
+#define DT_MAX MPI_DT_MAX
 
-static struct mpi_dtype *types[DT_MAX];
-static int ntypes = PTL_MPI_NUM_PREDEFINED;
+struct mpi_dtype *mpi_types[DT_MAX];
+int mpi_ntypes = PTL_MPI_NUM_PREDEFINED;
 static struct mpi_dtype predef[PTL_MPI_NUM_PREDEFINED];
 static struct mpi_seg predef_segs[PTL_MPI_NUM_PREDEFINED][2];
 
@@ -48,7 +48,7 @@ static void def(MPI_Datatype h, const char *name, size_t size, size_t align)
 	t->nsegs = 1;
 	t->segs = predef_segs[h];
 	t->segs[0] = (struct mpi_seg){ 0, size, (uint32_t)size, h };
-	types[h] = t;
+	mpi_types[h] = t;
 }
 
 /* Pair types: two segments; basic stays the pair (reductions take it whole). */
@@ -135,25 +135,18 @@ void mpi_dtype_init(void)
 		t->name = alias[i].name;
 		t->segs = predef_segs[alias[i].h];
 		memcpy(t->segs, predef_segs[alias[i].as], sizeof predef_segs[0]);
-		types[alias[i].h] = t;
+		mpi_types[alias[i].h] = t;
 	}
 }
 
 void mpi_dtype_fini(void)
 {
 	/* by releasing each handle: several may name one type (MPI_Type_get_contents) */
-	for (int i = PTL_MPI_NUM_PREDEFINED; i < ntypes; i++) {
-		struct mpi_dtype *t = types[i];
-		types[i] = NULL;
+	for (int i = PTL_MPI_NUM_PREDEFINED; i < mpi_ntypes; i++) {
+		struct mpi_dtype *t = mpi_types[i];
+		mpi_types[i] = NULL;
 		mpi_dtype_release(t);
 	}
-}
-
-struct mpi_dtype *mpi_dtype_get(MPI_Datatype dt)
-{
-	if (dt <= 0 || dt >= ntypes || !types[dt] || !types[dt]->in_use)
-		return NULL;
-	return types[dt];
 }
 
 int mpi_dtype_check(MPI_Datatype dt, int count)
@@ -248,10 +241,10 @@ static void add_seg(struct builder *b, MPI_Aint off, size_t len, uint32_t esize,
 /* A free handle number for a derived type, or -1. */
 static int new_slot(void)
 {
-	for (int i = PTL_MPI_NUM_PREDEFINED; i < ntypes; i++)
-		if (!types[i])
+	for (int i = PTL_MPI_NUM_PREDEFINED; i < mpi_ntypes; i++)
+		if (!mpi_types[i])
 			return i;
-	return ntypes < DT_MAX ? ntypes++ : -1;
+	return mpi_ntypes < DT_MAX ? mpi_ntypes++ : -1;
 }
 
 MPI_Datatype mpi_dtype_new_handle(struct mpi_dtype *t)
@@ -261,7 +254,7 @@ MPI_Datatype mpi_dtype_new_handle(struct mpi_dtype *t)
 	int h = new_slot();
 	if (h < 0)
 		return MPI_DATATYPE_NULL;
-	types[h] = mpi_dtype_hold(t);
+	mpi_types[h] = mpi_dtype_hold(t);
 	return h;
 }
 
@@ -349,7 +342,7 @@ static int build(int count, const int *blocklens, const MPI_Aint *displs, const 
 		free(t);
 		return mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "more than %d datatypes", DT_MAX);
 	}
-	types[h] = t;
+	mpi_types[h] = t;
 	*newtype = h;
 	return MPI_SUCCESS;
 }
@@ -454,7 +447,8 @@ int PMPI_Type_indexed(int count, const int bl[], const int displs[], MPI_Datatyp
 		return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_indexed", "invalid datatype %d", old);
 	if (count < 0)
 		return mpi_err(MPI_COMM_WORLD, MPI_ERR_COUNT, "MPI_Type_indexed", "count %d < 0", count);
-	MPI_Aint *d = malloc(sizeof(MPI_Aint) * (size_t)(count + 1));
+	/* calloc: with mpi_dtype_get inline gcc sees count 0 pass d unwritten */
+	MPI_Aint *d = calloc((size_t)count + 1, sizeof(MPI_Aint));
 	if (!d)
 		return mpi_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Type_indexed", "out of memory");
 	for (int i = 0; i < count; i++)
@@ -591,7 +585,7 @@ int mpi_dtype_grid(const char *fn, int ndims, const int sizes[], int order, int 
 	if (!rc)
 		rc = build((int)nblocks, bl, displs, olds, newtype, fn, false);
 	if (!rc) {
-		struct mpi_dtype *t = types[*newtype];
+		struct mpi_dtype *t = mpi_types[*newtype];
 		t->lb = 0;
 		t->extent = (MPI_Aint)total * o->extent;
 		t->resized = true;
@@ -665,7 +659,7 @@ int PMPI_Type_create_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent, MPI
 	int rc = build(1, &one, &d, &old, newtype, "MPI_Type_create_resized", false);
 	if (rc)
 		return rc;
-	struct mpi_dtype *t = types[*newtype];
+	struct mpi_dtype *t = mpi_types[*newtype];
 	t->lb = lb;
 	t->extent = extent;
 	t->resized = true;
@@ -682,8 +676,8 @@ int PMPI_Type_dup(MPI_Datatype old, MPI_Datatype *newtype)
 		return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_dup", "invalid datatype %d", old);
 	int rc = PMPI_Type_create_resized(old, o->lb, o->extent, newtype);
 	if (!rc) {
-		types[*newtype]->committed = o->committed;
-		types[*newtype]->resized = o->resized;
+		mpi_types[*newtype]->committed = o->committed;
+		mpi_types[*newtype]->resized = o->resized;
 	}
 	rc = made(rc, newtype, "MPI_Type_dup", MPI_COMBINER_DUP, 0, NULL, 0, NULL, 1, &old);
 	if (!rc && (rc = mpi_attr_copy(true, old, *newtype, "MPI_Type_dup"))) {
@@ -733,7 +727,7 @@ int PMPI_Type_free(MPI_Datatype *dt)
 	int rc = mpi_attr_drop(true, *dt, "MPI_Type_free");
 	if (rc)
 		return rc;
-	types[*dt] = NULL;
+	mpi_types[*dt] = NULL;
 	*dt = MPI_DATATYPE_NULL;
 	mpi_dtype_release(t);
 	return MPI_SUCCESS;

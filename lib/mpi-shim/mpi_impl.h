@@ -119,7 +119,15 @@ int mpi_dtype_envelope(MPI_Datatype h, int combiner, int ni, const int *ints, in
 void mpi_dtype_env_free(struct mpi_dtype *t);
 /* A new handle to t (held), or t's own for a predefined type; MPI_DATATYPE_NULL when none is free. */
 MPI_Datatype mpi_dtype_new_handle(struct mpi_dtype *t);
-struct mpi_dtype *mpi_dtype_get(MPI_Datatype dt);
+#define MPI_DT_MAX 65536
+MPI_HIDDEN extern struct mpi_dtype *mpi_types[MPI_DT_MAX];
+MPI_HIDDEN extern int mpi_ntypes; /* handles below it have been given out */
+static inline struct mpi_dtype *mpi_dtype_get(MPI_Datatype dt)
+{
+	if (dt <= 0 || dt >= mpi_ntypes || !mpi_types[dt] || !mpi_types[dt]->in_use)
+		return NULL;
+	return mpi_types[dt];
+}
 /* A pending operation that still needs the type after its call returns
  * holds it: MPI_Type_free then takes only the handle away, and the type
  * goes when the last holder lets go (MPI-3.1 4.1.9). */
@@ -160,7 +168,19 @@ struct mpi_comm {
 	int local_size;
 	MPI_Comm local;
 };
-struct mpi_comm *mpi_comm_get(MPI_Comm c);
+/* The tables behind communicator and datatype handles (mpi_comm.c,
+ * mpi_dtype.c), and their lookups inline: every send and receive makes
+ * both, and a call to each from another of the shim's files was a dozen
+ * instructions and two jumps through the PLT (a send's critical path in
+ * a ping-pong: 24 of its 163). */
+#define MPI_COMM_MAX 4096
+MPI_HIDDEN extern struct mpi_comm mpi_comms[MPI_COMM_MAX];
+static inline struct mpi_comm *mpi_comm_get(MPI_Comm c)
+{
+	if (c <= 0 || c >= MPI_COMM_MAX || !mpi_comms[c].in_use)
+		return NULL;
+	return &mpi_comms[c];
+}
 struct mpi_group *mpi_group_get(MPI_Group g);
 MPI_Group mpi_group_new(int size, const int *world);
 void mpi_comm_init(void);
@@ -239,6 +259,9 @@ enum mpi_send_stage {
 struct mpi_ux;
 struct mpi_eslot;
 struct mpi_rme;
+struct mpi_icoll;
+/* The request of a nonblocking collective is released: its state goes. */
+void mpi_icoll_free(struct mpi_icoll *q);
 struct mpi_req {
 	int obj;                 /* MPI_OBJ_REQ */
 	int kind;
@@ -315,14 +338,39 @@ void mpi_attr_fini(void);
 int mpi_env_attr(int keyval, void *val, int *flag);
 int mpi_err_lastused(void);
 void mpi_err_fini(void);
-MPI_HIDDEN void mpi_req_release(struct mpi_req *r);
+/* The request table's free slots (mpi_req.c): the release, completion and
+ * drop below are inline, as a receive's completion and its caller's drop
+ * are on a ping-pong's path from the arrival to the reply. */
+MPI_HIDDEN extern uint32_t *mpi_req_freelist;
+MPI_HIDDEN extern uint32_t mpi_req_nfree;
+static inline void mpi_req_release(struct mpi_req *r)
+{
+	if (!r->in_use)
+		return;
+	if (r->icoll) {
+		mpi_icoll_free(r->icoll);
+		r->icoll = NULL;
+	}
+	r->in_use = false;
+	mpi_req_freelist[mpi_req_nfree++] = r->idx;
+}
 MPI_HIDDEN struct mpi_req *mpi_req_get(MPI_Request h);
 static inline MPI_Request mpi_req_handle(const struct mpi_req *r) { return (MPI_Request)(r->idx + 1); }
 MPI_HIDDEN struct mpi_req *mpi_req_by_id(uint32_t id);
 static inline uint32_t mpi_req_id(const struct mpi_req *r) { return (r->idx & 0xfffff) | ((r->gen & 0xff) << 20); }
-MPI_HIDDEN void mpi_req_complete(struct mpi_req *r);
+static inline void mpi_req_complete(struct mpi_req *r)
+{
+	r->done = true;
+	if (!r->held && !r->busy)
+		mpi_req_release(r);
+}
 /* The holder lets go: released once done and not busy. */
-MPI_HIDDEN void mpi_req_drop(struct mpi_req *r);
+static inline void mpi_req_drop(struct mpi_req *r)
+{
+	r->held = false;
+	if (r->done && !r->busy)
+		mpi_req_release(r);
+}
 
 /* ---------------------------------------------------------------- engine */
 struct mpi_state {
@@ -419,8 +467,46 @@ int mpi_cancel_recv(struct mpi_req *r);
  * returning MPI_ERR_TIMEOUT; the clock is read lazily, so up to 100 ms
  * late). */
 MPI_HIDDEN int mpi_wait_req(struct mpi_req *r, double timeout);
+/* mpi_progress's pass, returning as soon as until is done (mpi_pt2pt.c). */
+MPI_HIDDEN int mpi_progress_until(int wait_ms, struct mpi_req *until);
 double mpi_now(void);
 void mpi_drain_internal(void);
+
+/* The arguments of a send or receive as nearly every call has them, in
+ * one test and two lookups: MPI running, a valid communicator and a
+ * committed type, count >= 0, the peer a rank of the communicator (a
+ * receive's also MPI_ANY_SOURCE), the tag in range (a receive's also
+ * MPI_ANY_TAG). MPI_PROC_NULL fails it. False: check_send or check_recv
+ * runs and finds what is wrong or unusual; true: *cp and *tp are set as
+ * they would have set them. Check_buffer's early returns for the error
+ * reports cost a send or receive some forty instructions each. In this
+ * header for mpi_send_std (mpi_pt2pt.c) and mpi_p2p_api.c. */
+static inline bool mpi_args_ok(int count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm, bool recv,
+			   struct mpi_comm **cp, struct mpi_dtype **tp)
+{
+	if (!mpi_g.initialized || mpi_g.finalized || count < 0)
+		return false;
+	struct mpi_comm *c = mpi_comm_get(comm);
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	if (!c || !t || !t->committed)
+		return false;
+	if ((unsigned)peer >= (unsigned)c->size && !(recv && peer == MPI_ANY_SOURCE))
+		return false;
+	if ((unsigned)tag > (unsigned)MPI_TAG_MAX && !(recv && tag == MPI_ANY_TAG))
+		return false;
+	*cp = c;
+	*tp = t;
+	return true;
+}
+
+/* MPI_Send (mpi_pt2pt.c): as it goes most of the time - arguments as
+ * mpi_args_ok likes them, contiguous, out at once ACK-free with no request
+ * (mpi_send_bytes) - in one frame, the put's; anything else goes on to
+ * mpi_send_slow (mpi_p2p_api.c: send_mode, standard mode), which checks again
+ * and reports. PMPI_Send tail-calls it: its frame and mpi_send_bytes' were
+ * two on a ping-pong's path from the arrival to the reply. */
+MPI_HIDDEN int mpi_send_std(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm);
+MPI_HIDDEN int mpi_send_slow(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm);
 
 /* ---------------------------------------------------------------- dead peers
  * (mpi_fail.c). A wait that has brought nothing for MPI_DEAD_CHECK_S asks
@@ -447,6 +533,24 @@ int mpi_comm_dead(const struct mpi_comm *c, bool ask);
 /* Looks at the peers r waits on (its source or destination; every member
  * of the communicator for MPI_ANY_SOURCE) and fails r if one is dead. */
 void mpi_req_check(struct mpi_req *r);
+/* mpi_wait_req(r, 0) inline, for a blocking call's own receive or send
+ * (MPI_Recv, MPI_Send and MPI_Sendrecv): with no deadline and no lazy receive
+ * to hand arrivals to, a wait is only its passes, and without
+ * mpi_wait_req's frame the receive's caller returns - and a ping-pong
+ * replies - about 30 instructions sooner. */
+static inline void mpi_wait_plain(struct mpi_req *r)
+{
+	if (r->lazy) {
+		mpi_wait_req(r, 0);
+		return;
+	}
+	struct mpi_idle idle = { 0, 0 };
+	while (!r->done) {
+		bool empty = mpi_progress_until(100, r) == 0;
+		if (!r->done && mpi_idle_due(&idle, empty))
+			mpi_req_check(r);
+	}
+}
 /* Fails r, which depends on dead world rank w, unless a transfer of it is
  * under way (then libptl's failed event ends it). In mpi_pt2pt.c. */
 void mpi_req_fail_dead(struct mpi_req *r, int w);
@@ -515,8 +619,6 @@ int mpi_allgather_ints(struct mpi_comm *c, const int *mine, int n, int *all);
  * every pass while mpi_g.icoll_live; it ignores calls made from within
  * itself. */
 void mpi_icoll_progress(bool empty);
-/* The request of a nonblocking collective is released: its state goes. */
-void mpi_icoll_free(struct mpi_icoll *q);
 /* The message of a failed nonblocking collective's request. */
 const char *mpi_icoll_msg(const struct mpi_icoll *q);
 /* A nonblocking agreement over intracommunicator c (mpi_comm.c's

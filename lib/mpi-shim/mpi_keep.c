@@ -42,6 +42,30 @@ static struct {
 static const ptl_process_id_t any_id = { PTL_NID_ANY, PTL_PID_ANY };
 
 static void rme_trim(void);
+static struct mpi_rme *rme_armed_before(struct mpi_rme *e);
+
+struct mpi_rme *mpi_keep_landed_e;
+
+/* The landed entry goes idle: what mpi_keep_disarm does, r->rme cleared
+ * already (mpi_keep_landed). */
+void mpi_keep_settle(void)
+{
+	struct mpi_rme *e = mpi_keep_landed_e;
+	mpi_keep_landed_e = NULL;
+	if (K.last == e)
+		K.last = rme_armed_before(e);
+	e->r = NULL;
+	K.idle++;
+	if (K.idle > MPI_RME_IDLE_MAX)
+		rme_trim();
+}
+
+/* Every entry point below looks at the list: the landed entry first. */
+#define SETTLE()                          \
+	do {                              \
+		if (mpi_keep_landed_e)    \
+			mpi_keep_settle(); \
+	} while (0)
 
 /* The armed entry before e in K.list, or NULL. */
 static struct mpi_rme *rme_armed_before(struct mpi_rme *e)
@@ -57,6 +81,7 @@ static struct mpi_rme *rme_armed_before(struct mpi_rme *e)
 /* e has left the match list (its ME unlinked): back to the free entries. */
 void mpi_keep_drop(struct mpi_rme *e)
 {
+	SETTLE();
 	if (e->r) {
 		if (K.last == e)
 			K.last = rme_armed_before(e);
@@ -74,6 +99,7 @@ void mpi_keep_drop(struct mpi_rme *e)
  * too, the window's next receives re-arm it. */
 void mpi_keep_disarm(struct mpi_rme *e)
 {
+	SETTLE();
 	if (K.last == e)
 		K.last = rme_armed_before(e);
 	e->r->rme = NULL;
@@ -102,6 +128,7 @@ static void rme_trim(void)
  * progress) goes after it. NULL: no memory or no more MEs. */
 struct mpi_rme *mpi_keep_arm(struct mpi_req *r, ptl_match_bits_t bits, ptl_match_bits_t ign)
 {
+	SETTLE();
 	struct mpi_rme *e = NULL;
 	int n = 0;
 	for (struct mpi_list *l = K.last ? K.last->link.next : K.list.next; l != &K.list && n < MPI_RME_SCAN;
@@ -160,6 +187,7 @@ void mpi_keep_init(ptl_handle_me_t marker)
 
 void mpi_keep_fini(void)
 {
+	mpi_keep_landed_e = NULL; /* its entry goes with the others */
 	struct mpi_list *lists[] = { &K.list, &K.free };
 	for (int k = 0; k < 2; k++)
 		while (!mpi_list_empty(lists[k])) {

@@ -32,5 +32,22 @@ MPI_HIDDEN void mpi_keep_disarm(struct mpi_rme *e);
 /* e has left the match list (its ME unlinked by the caller): back to the
  * free entries; an armed one's receive forgets it. */
 MPI_HIDDEN void mpi_keep_drop(struct mpi_rme *e);
+/* r's message has landed in its kept entry (the PUT_END): r forgets the
+ * entry at once, and the entry goes idle (as mpi_keep_disarm) at the next
+ * call of this module - the next receive's arm, after the reply a
+ * ping-pong sends - not here, on the path from the arrival to that reply
+ * (a disarm was a call and 25 instructions). One entry waits so; a second
+ * landing settles the first. Until it is settled the entry looks armed:
+ * nothing re-arms or trims it, and every call of mpi_keep.c settles it
+ * before it looks at the list. */
+MPI_HIDDEN extern struct mpi_rme *mpi_keep_landed_e;
+MPI_HIDDEN void mpi_keep_settle(void);
+static inline void mpi_keep_landed(struct mpi_req *r)
+{
+	if (mpi_keep_landed_e)
+		mpi_keep_settle();
+	mpi_keep_landed_e = r->rme;
+	r->rme = NULL;
+}
 
 #endif

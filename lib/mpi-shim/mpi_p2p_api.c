@@ -54,44 +54,18 @@ static int check_recv(const char *fn, int count, MPI_Datatype dt, int src, int t
 	return MPI_SUCCESS;
 }
 
-/* The arguments of a send or receive as nearly every call has them, in
- * one test and two lookups: MPI running, a valid communicator and a
- * committed type, count >= 0, the peer a rank of the communicator (a
- * receive's also MPI_ANY_SOURCE), the tag in range (a receive's also
- * MPI_ANY_TAG). MPI_PROC_NULL fails it. False: check_send or check_recv
- * runs and finds what is wrong or unusual; true: *cp and *tp are set as
- * they would have set them. Check_buffer's early returns for the error
- * reports cost a send or receive some forty instructions each. */
-static inline bool args_ok(int count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm, bool recv,
-			   struct mpi_comm **cp, struct mpi_dtype **tp)
-{
-	if (!mpi_g.initialized || mpi_g.finalized || count < 0)
-		return false;
-	struct mpi_comm *c = mpi_comm_get(comm);
-	struct mpi_dtype *t = mpi_dtype_get(dt);
-	if (!c || !t || !t->committed)
-		return false;
-	if ((unsigned)peer >= (unsigned)c->size && !(recv && peer == MPI_ANY_SOURCE))
-		return false;
-	if ((unsigned)tag > (unsigned)MPI_TAG_MAX && !(recv && tag == MPI_ANY_TAG))
-		return false;
-	*cp = c;
-	*tp = t;
-	return true;
-}
-
 /* check_send and check_recv behind args_ok. */
 static int send_args(const char *fn, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
 		     struct mpi_comm **cp, struct mpi_dtype **tp)
 {
-	return args_ok(count, dt, dest, tag, comm, false, cp, tp) ? MPI_SUCCESS
+	return mpi_args_ok(count, dt, dest, tag, comm, false, cp, tp) ? MPI_SUCCESS
 								  : check_send(fn, count, dt, dest, tag, comm, cp, tp);
 }
 
 static int recv_args(const char *fn, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
 		     struct mpi_comm **cp, struct mpi_dtype **tp)
 {
-	return args_ok(count, dt, src, tag, comm, true, cp, tp) ? MPI_SUCCESS
+	return mpi_args_ok(count, dt, src, tag, comm, true, cp, tp) ? MPI_SUCCESS
 								: check_recv(fn, count, dt, src, tag, comm, cp, tp);
 }
 
@@ -143,7 +117,7 @@ static int isend_mode(const char *fn, const void *buf, int count, MPI_Datatype d
 	struct mpi_dtype *t;
 	/* MPI_Isend and MPI_Irsend as most go (send_now's case, with a
 	 * request): straight to the put, past start_send's frames. */
-	if (!((mode & MPI_MODE_NB) && args_ok(count, dt, dest, tag, comm, false, &c, &t) &&
+	if (!((mode & MPI_MODE_NB) && mpi_args_ok(count, dt, dest, tag, comm, false, &c, &t) &&
 	      mpi_isend_now(buf, count, t, dest, tag, c, c->ctx, &r))) {
 		int rc = start_send(fn, buf, count, dt, dest, tag, comm, mode, &r);
 		if (rc)
@@ -169,7 +143,7 @@ static int send_mode(const char *fn, const void *buf, int count, MPI_Datatype dt
 				mode == MPI_MODE_STD || mode == MPI_MODE_READY ? mode | MPI_MODE_BLOCKING : mode, &r);
 	if (rc)
 		return rc;
-	mpi_wait_req(r, 0);
+	mpi_wait_plain(r);
 	rc = r->err;
 	mpi_req_drop(r);
 	if (rc && r->dead >= 0)
@@ -177,7 +151,7 @@ static int send_mode(const char *fn, const void *buf, int count, MPI_Datatype dt
 	return rc ? mpi_err(comm, rc, fn, "sending to rank %d failed", dest) : MPI_SUCCESS;
 }
 
-/* A standard or ready blocking send as most go: arguments as args_ok
+/* A standard or ready blocking send as most go: arguments as mpi_args_ok
  * likes them, contiguous, out at once with no request (mpi_send_bytes).
  * Tried before send_mode's calls and its frame: this is a ping-pong's
  * path from the receive that completed to the reply's put. False:
@@ -186,15 +160,19 @@ static inline bool send_now(const void *buf, int count, MPI_Datatype dt, int des
 {
 	struct mpi_comm *c;
 	struct mpi_dtype *t;
-	return args_ok(count, dt, dest, tag, comm, false, &c, &t) && t->contig &&
+	return mpi_args_ok(count, dt, dest, tag, comm, false, &c, &t) && t->contig &&
 	       mpi_send_bytes((const char *)buf + t->true_lb, t->size * (size_t)count, dest, tag, c, c->ctx);
 }
 
+int mpi_send_slow(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+{
+	return send_mode("MPI_Send", buf, count, dt, dest, tag, comm, MPI_MODE_STD);
+}
+
+/* mpi_send_std's tail call, no frame of its own (mpi_pt2pt.c). */
 int PMPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
 {
-	if (send_now(buf, count, dt, dest, tag, comm))
-		return MPI_SUCCESS;
-	return send_mode("MPI_Send", buf, count, dt, dest, tag, comm, MPI_MODE_STD);
+	return mpi_send_std(buf, count, dt, dest, tag, comm);
 }
 int PMPI_Ssend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
 {
@@ -264,10 +242,13 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm
 	return MPI_SUCCESS;
 }
 
-/* A blocking receive started: waits for it and reports its outcome. */
-static int recv_wait(const char *fn, struct mpi_req *r, MPI_Comm comm, MPI_Status *status)
+/* A blocking receive started: waits for it and reports its outcome.
+ * Inline, as the wait: a ping-pong's path from the arrival to the reply
+ * returns through here. */
+__attribute__((always_inline)) static inline int recv_wait(const char *fn, struct mpi_req *r, MPI_Comm comm,
+							   MPI_Status *status)
 {
-	mpi_wait_req(r, 0);
+	mpi_wait_plain(r);
 	if (status != MPI_STATUS_IGNORE)
 		mpi_status_copy(status, &r->st);
 	int rc = r->err;
@@ -288,7 +269,7 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm 
 	/* The common case past start_recv's frame; an error there (no
 	 * memory) is found again and reported by start_recv. */
 	int rc = MPI_ERR_OTHER;
-	if (args_ok(count, dt, src, tag, comm, true, &c, &t))
+	if (mpi_args_ok(count, dt, src, tag, comm, true, &c, &t))
 		rc = mpi_recv_now(buf, count, dt, t, src, tag, c, c->ctx, &r);
 	if (rc)
 		rc = start_recv("MPI_Recv", buf, count, dt, src, tag, comm, true, &r);
@@ -312,8 +293,8 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
 	rc = mpi_isend_t(sendbuf, sendcount, sendtype, st, dest, sendtag, c, c->ctx, MPI_MODE_STD, &sr);
 	if (rc)
 		return mpi_err(comm, rc, "MPI_Sendrecv", "cannot start the send");
-	mpi_wait_req(sr, 0);
-	mpi_wait_req(rr, 0);
+	mpi_wait_plain(sr);
+	mpi_wait_plain(rr);
 	if (status != MPI_STATUS_IGNORE)
 		mpi_status_copy(status, &rr->st);
 	rc = rr->err ? rr->err : sr->err;

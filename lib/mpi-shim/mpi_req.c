@@ -15,8 +15,8 @@
 
 static struct mpi_req **table;
 static uint32_t cap, used;
-static uint32_t *freelist;
-static uint32_t nfree;
+uint32_t *mpi_req_freelist;
+uint32_t mpi_req_nfree;
 
 /* A slot never used before, the table grown as needed: UINT32_MAX when
  * there is no memory or the table is full. Apart from mpi_req_new so that
@@ -28,13 +28,13 @@ static __attribute__((noinline)) uint32_t req_grow(void)
 		if (nc > REQ_MAX)
 			return UINT32_MAX;
 		struct mpi_req **t = realloc(table, sizeof *t * nc);
-		uint32_t *f = realloc(freelist, sizeof *f * nc);
+		uint32_t *f = realloc(mpi_req_freelist, sizeof *f * nc);
 		if (!t || !f) {
 			free(t == table ? NULL : t);
 			return UINT32_MAX;
 		}
 		table = t;
-		freelist = f;
+		mpi_req_freelist = f;
 		cap = nc;
 	}
 	table[used] = calloc(1, sizeof **table);
@@ -46,7 +46,7 @@ static __attribute__((noinline)) uint32_t req_grow(void)
 
 struct mpi_req *mpi_req_new(int kind)
 {
-	uint32_t i = nfree ? freelist[--nfree] : req_grow();
+	uint32_t i = mpi_req_nfree ? mpi_req_freelist[--mpi_req_nfree] : req_grow();
 	if (i == UINT32_MAX)
 		return NULL;
 	struct mpi_req *r = table[i];
@@ -57,10 +57,10 @@ struct mpi_req *mpi_req_new(int kind)
 	return r;
 }
 
-/* The table's lookup and the holder's drop, inline for the Wait and Test
- * calls of this file: an exported function is a call (through the PLT)
- * even from here, and a Waitall of a window makes two lookups and a drop
- * per request. */
+/* The table's lookup, inline for the Wait and Test calls of this file: an
+ * exported function is a call (through the PLT) even from here, and a
+ * Waitall of a window makes two lookups per request (and a drop, inline
+ * in mpi_impl.h). */
 static inline struct mpi_req *req_get(MPI_Request h)
 {
 	if (mpi_persist_handle(h))
@@ -69,30 +69,6 @@ static inline struct mpi_req *req_get(MPI_Request h)
 		return NULL;
 	struct mpi_req *r = table[h - 1];
 	return r->in_use && r->held ? r : NULL;
-}
-
-static inline void req_release(struct mpi_req *r)
-{
-	if (!r->in_use)
-		return;
-	if (r->icoll) {
-		mpi_icoll_free(r->icoll);
-		r->icoll = NULL;
-	}
-	r->in_use = false;
-	freelist[nfree++] = r->idx;
-}
-
-static inline void req_drop(struct mpi_req *r)
-{
-	r->held = false;
-	if (r->done && !r->busy)
-		req_release(r);
-}
-
-void mpi_req_release(struct mpi_req *r)
-{
-	req_release(r);
 }
 
 struct mpi_req *mpi_req_get(MPI_Request h)
@@ -114,18 +90,6 @@ void mpi_req_each(void (*fn)(struct mpi_req *r, void *arg), void *arg)
 	for (uint32_t i = 0; i < used; i++)
 		if (table[i]->in_use)
 			fn(table[i], arg);
-}
-
-void mpi_req_complete(struct mpi_req *r)
-{
-	r->done = true;
-	if (!r->held && !r->busy)
-		req_release(r);
-}
-
-void mpi_req_drop(struct mpi_req *r)
-{
-	req_drop(r);
 }
 
 /* ---------------------------------------------------------------- Wait/Test */
@@ -167,7 +131,7 @@ static inline int finish(MPI_Request *h, struct mpi_req *r, MPI_Status *st, stru
 		*dead = *r;
 	if (err && r->icoll)
 		snprintf(icoll_why, sizeof icoll_why, "%s", mpi_icoll_msg(r->icoll));
-	req_drop(r);
+	mpi_req_drop(r);
 	if (!mpi_persist_handle(*h)) /* a persistent one stays, inactive */
 		*h = MPI_REQUEST_NULL;
 	return err;
@@ -469,7 +433,7 @@ int PMPI_Request_free(MPI_Request *request)
 	int rc = lookup(request, &r, "MPI_Request_free");
 	if (rc || !r)
 		return rc;
-	req_drop(r);
+	mpi_req_drop(r);
 	*request = MPI_REQUEST_NULL;
 	return MPI_SUCCESS;
 }

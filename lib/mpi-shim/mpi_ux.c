@@ -29,12 +29,13 @@ struct ux_slab {
 
 static struct {
 	struct mpi_ux *ux_free;      /* records to reuse */
-	long ux_count;               /* records listed now */
 	struct ux_bucket **ux_hash;  /* ux_hmask + 1 chains */
 	size_t ux_hmask, ux_nbk;     /* ux_nbk: buckets in use */
 	struct ux_bucket *bk_free;
 	struct ux_slab *slabs;
 } X;
+
+long mpi_ux_count;
 
 /* UX_SLAB objects of size sz from a new slab, chained through their
  * first word onto *free_head (a record's way[0].prev, a bucket's hnext). */
@@ -140,7 +141,7 @@ bool mpi_ux_list(struct mpi_ux *u)
 		u->bk[w] = b;
 	}
 	u->in_ux = true;
-	X.ux_count++;
+	mpi_ux_count++;
 	return true;
 }
 
@@ -161,15 +162,13 @@ void mpi_ux_unlist(struct mpi_ux *u)
 		}
 	}
 	u->in_ux = false;
-	X.ux_count--;
+	mpi_ux_count--;
 }
 
 /* The earliest unexpected message a receive of (ctx, src, tag) matches:
  * the head of the list of its own key. */
-struct mpi_ux *mpi_ux_find(int ctx, int src, int tag)
+struct mpi_ux *mpi_ux_find_listed(int ctx, int src, int tag)
 {
-	if (!X.ux_count)
-		return NULL;
 	int w = src == MPI_ANY_SOURCE ? (tag == MPI_ANY_TAG ? UX_ANYANY : UX_ANYSRC)
 				      : (tag == MPI_ANY_TAG ? UX_ANYTAG : UX_EXACT);
 	struct ux_bucket *b = ux_bucket_find(ux_key(w, ctx, src, tag), w);
@@ -195,6 +194,6 @@ void mpi_ux_index_fini(void)
 	X.bk_free = NULL;
 	free(X.ux_hash);
 	X.ux_hash = NULL;
-	X.ux_count = 0;
+	mpi_ux_count = 0;
 	X.ux_nbk = 0;
 }

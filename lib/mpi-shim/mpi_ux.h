@@ -33,18 +33,30 @@ struct mpi_ux {
 	struct mpi_req *waiter;
 };
 
-/* The slabs and the hash, at MPI_Init; false: no memory. */
-bool mpi_ux_index_init(void);
-void mpi_ux_index_fini(void);
+/* The slabs and the hash, at MPI_Init; false: no memory. Hidden, as all
+ * of this module: its callers are in the shim, and a receive's search
+ * (mpi_ux_find) and a match's unlisting were calls through the PLT. */
+MPI_HIDDEN bool mpi_ux_index_init(void);
+MPI_HIDDEN void mpi_ux_index_fini(void);
 /* A zeroed record (NULL: no memory), and back to the pool. */
-struct mpi_ux *mpi_ux_new(void);
-void mpi_ux_recycle(struct mpi_ux *u);
+MPI_HIDDEN struct mpi_ux *mpi_ux_new(void);
+MPI_HIDDEN void mpi_ux_recycle(struct mpi_ux *u);
 /* Lists u (ctx, src, tag set) behind every message it came after (false:
  * no memory for a list), or takes it off (a receive or probe has it). */
-bool mpi_ux_list(struct mpi_ux *u);
-void mpi_ux_unlist(struct mpi_ux *u);
+MPI_HIDDEN bool mpi_ux_list(struct mpi_ux *u);
+MPI_HIDDEN void mpi_ux_unlist(struct mpi_ux *u);
+/* Records listed now (mpi_ux.c). */
+MPI_HIDDEN extern long mpi_ux_count;
+/* mpi_ux_find with some listed. */
+MPI_HIDDEN struct mpi_ux *mpi_ux_find_listed(int ctx, int src, int tag);
 /* The earliest listed message a receive of (ctx, src, tag) matches, src
- * and tag possibly wildcards; NULL if none. */
-struct mpi_ux *mpi_ux_find(int ctx, int src, int tag);
+ * and tag possibly wildcards; NULL if none. Inline, the empty list's
+ * answer without a call: every posted receive asks, and a reserve arrival
+ * taken by a waiting lazy receive asks on the path to the receive's
+ * completion. */
+static inline struct mpi_ux *mpi_ux_find(int ctx, int src, int tag)
+{
+	return mpi_ux_count ? mpi_ux_find_listed(ctx, src, tag) : NULL;
+}
 
 #endif

@@ -15,6 +15,11 @@
  *         MPI_Testsome.
  *   coll  both survivors in MPI_Comm_idup, MPI_Allreduce, then MPI_Barrier and an
  *         MPI_Comm_idup once rank 1 is known dead.
+ *   credit rank 1 sends rank 0 CREDIT_MSGS small messages and dies; rank 0
+ *         receives them, waits until libptl has seen the death, and its next
+ *         receive from rank 1 fails naming it. The credits rank 0 owes for
+ *         the last of them go back once that receive's wait starts
+ *         (mpi_pt2pt.c's acct), to a dead rank by then: no fatal error.
  *   fatal MPI_ERRORS_ARE_FATAL: rank 0's MPI_Recv ends the job, which exits
  *         non-zero with a message naming the dead rank. */
 #include <time.h>
@@ -210,6 +215,33 @@ static void coll(void)
 	survivors_talk();
 }
 
+/* Enough ACK-free messages that the last one's arrival owes its sender
+ * a batch of credits back (mpi_pt2pt.c: half of a peer's 256 at 3 ranks). */
+#define CREDIT_MSGS 128
+
+static void credit(void)
+{
+	int v[CREDIT_MSGS];
+	if (t_rank == 1) {
+		for (int i = 0; i < CREDIT_MSGS; i++)
+			OK(MPI_Send(&i, 1, MPI_INT, 0, 6, MPI_COMM_WORLD));
+		die_later();
+	}
+	if (t_rank != 0)
+		return;
+	for (int i = 0; i < CREDIT_MSGS; i++) {
+		OK(MPI_Recv(&v[i], 1, MPI_INT, 1, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		CHECK(v[i] == i, "message %d carried %d", i, v[i]);
+	}
+	/* libptl's progress thread polls while we do not, and finds rank 1
+	 * gone (shm: within SHM_DEAD_NS of its last sign of life) */
+	usleep(2500 * 1000);
+	double t0 = now_s();
+	int x;
+	expect_dead("MPI_Recv after credits owed", MPI_Recv(&x, 1, MPI_INT, 1, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+		    "rank 1 of MPI_COMM_WORLD died", t0, 5);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "p2p";
@@ -225,6 +257,8 @@ int main(int argc, char **argv)
 		test_family(mode);
 	} else if (!strcmp(mode, "coll")) {
 		coll();
+	} else if (!strcmp(mode, "credit")) {
+		credit();
 	} else if (!strcmp(mode, "fatal")) {
 		if (t_rank == 1)
 			die_later();
@@ -233,7 +267,7 @@ int main(int argc, char **argv)
 		printf("rank %d: MPI_Recv from the dead rank returned under MPI_ERRORS_ARE_FATAL\n", t_rank);
 		return 1;
 	} else {
-		fprintf(stderr, "usage: mpi_deadpeer p2p|test|tall|tany|tsome|coll|fatal\n");
+		fprintf(stderr, "usage: mpi_deadpeer p2p|test|tall|tany|tsome|coll|credit|fatal\n");
 		return 2;
 	}
 	printf("mpi_deadpeer %s: rank %d: %s (%d failed checks)\n", mode, t_rank, t_fails ? "FAIL" : "ok", t_fails);
