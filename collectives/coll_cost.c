@@ -461,7 +461,7 @@ static double local_copy(const struct coll_cost_params *p, size_t len);
  * by the requests' shifts the eager rates come from. */
 static double eager_copy(const struct coll_cost_params *p, size_t len)
 {
-	int n = p->neager < COLL_COST_RATES && !small(p, len) ? p->neager : 0;
+	int n = small(p, len) ? 0 : p->neager < COLL_COST_RATES ? p->neager : COLL_COST_RATES;
 	double rate = interp(p->eager, sizeof p->eager[0], offsetof(struct coll_copy_rate, rate), n, len, p->beta);
 	return rate > 0 ? (double)len / rate : 0.0;
 }

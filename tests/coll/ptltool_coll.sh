@@ -353,6 +353,12 @@ expect 0 --op bcast --ranks 2 --bytes 4K --algo binomial --alpha 1 --beta 1e18 -
 	--eager-rates 4K:1024000000 --json
 has "$out" '"predicted_us": 5.000000'
 has "$out" '"eager_rates": \[\[4096, 1.024e+09\]\]'
+# a full table (COLL_COST_RATES, 12 points) counts as a shorter one does
+full=1K:1024000000
+for k in 2 3 4 5 6 7 8 9 10 11 12; do full="$full,${k}K:1024000000"; done
+expect 0 --op bcast --ranks 2 --bytes 4K --algo binomial --alpha 1 --beta 1e18 --cpu-copies \
+	--eager-rates "$full" --json
+has "$out" '"predicted_us": 5.000000'
 expect 2 --op bcast --ranks 2 --bytes 4K --eager-rates 8K:1GB/s,1K:2GB/s
 has "$err" "bad --eager-rates '8K:1GB/s,1K:2GB/s'"
 
