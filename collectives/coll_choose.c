@@ -104,10 +104,14 @@ static enum coll_algo ring_by_ports(const struct coll_req *r)
  * [338] vs 399 [391], 367 [331] vs 483 [442] vs 429 [373], 385 [331] vs
  * 522 [447] vs 505 [443] (Open MPI's on the same cores: 423-482); at
  * 256 KiB ring_bidir level with halving-doubling (130, 187, 158 vs 166,
- * 145, 155). Hence ring_bidir again from 512 KiB, the first size past the
- * tie. */
+ * 145, 155). Forced and interleaved (mpi_allreduce_ptl, 5 launches each,
+ * load 1.2, the same day), median [range] us, halving-doubling vs
+ * ring_bidir: 256 KiB 130 [121-195] vs 134 [131-166], 512 KiB 206
+ * [189-306] vs 211 [208-252], 1 MiB 448 [430-590] vs 375 [357-429]. Hence
+ * ring_bidir again from 1 MiB, where it pulls ahead (nothing larger
+ * measured: bench/mpi_allreduce.c stops at 1 MiB). */
 #define COLL_SHARED_BIDIR_RANKS 4
-#define COLL_SHARED_BIDIR_MIN (512u * 1024u)
+#define COLL_SHARED_BIDIR_MIN (1024u * 1024u)
 
 /* From this many bytes to below 256 KiB, those ranks go by the
  * double binary tree instead: its work falls mostly on two inner ranks
