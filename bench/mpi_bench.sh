@@ -816,7 +816,7 @@ rt4=
 # these cores (a third of a 4-rank ring allgather of 4 x SIZE), each
 # eager copy COPY us
 es4() { p=$(predict --op allgather --ranks 4 --bytes "$(($1 * 4))" --algo ring --alpha "$alpha" --beta "$ebeta" \
-	--eager-rates "1048576:$(calc "$1 / ($2 * 1e-6)")" --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
+	--eager-rates "$1:$(calc "$1 / ($2 * 1e-6)")" --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
 	--rndv-min "$eager" --rndv-cost "$rndv" --recv-post "${post:-0}" --lazy-max "$clazy" \
 	--cores "$cores" --switch-cost "$sw" $cwait)
 	calc "${p:-0} / 3"; }
