@@ -246,6 +246,26 @@ static int ptl_send_bulk(struct ptl_hdr *h, struct ptl_md *md, ptl_size_t off, p
 	return ptl_send(peer, h, sizeof *h, segs, (size_t)n * sizeof segs[0]);
 }
 
+/* A put's request went out: SEND_START; SEND_END unless a bulk move still
+ * reads the buffer (the answer logs it then); the MD's autounlink, which
+ * an op that waits for an answer holds off (pending) until it comes. Both
+ * put paths end here; inline with constant flags, a short put keeps none
+ * of the long path's branches. */
+__attribute__((always_inline)) static inline void ptl_put_sent(struct ptl_ni *ni, struct ptl_md *md, ptl_pt_index_t pt,
+							     ptl_match_bits_t bits, ptl_size_t len,
+							     ptl_hdr_data_t hdr_data, ptl_size_t loff, bool waits,
+							     bool bulk)
+{
+	if (ptl_md_wants_event(md, PTL_EVENT_SEND_START))
+		ptl_send_event_post(md, PTL_EVENT_SEND_START, pt, bits, len, hdr_data, loff, PTL_NI_OK);
+	if (waits)
+		md->pending++;
+	/* Inline, the bytes are in the NAL's hands: the buffer is free. */
+	if (!bulk && ptl_md_wants_event(md, PTL_EVENT_SEND_END))
+		ptl_send_event_post(md, PTL_EVENT_SEND_END, pt, bits, len, hdr_data, loff, PTL_NI_OK);
+	ptl_md_maybe_autounlink(ni, md);
+}
+
 __attribute__((always_inline)) static inline int ptl_put_common(ptl_handle_md_t md_handle, bool region, ptl_size_t loff, ptl_size_t len,
 			  ptl_ack_req_t ack_req, ptl_process_id_t target, ptl_pt_index_t pt,
 			  ptl_ac_index_t ac, ptl_match_bits_t bits, ptl_size_t roff, ptl_hdr_data_t hdr_data)
@@ -281,11 +301,7 @@ __attribute__((always_inline)) static inline int ptl_put_common(ptl_handle_md_t 
 			rc = ptl_send_rc(nrc);
 			goto out;
 		}
-		if (ptl_md_wants_event(md, PTL_EVENT_SEND_START))
-			ptl_send_event_post(md, PTL_EVENT_SEND_START, pt, bits, len, hdr_data, loff, PTL_NI_OK);
-		if (ptl_md_wants_event(md, PTL_EVENT_SEND_END))
-			ptl_send_event_post(md, PTL_EVENT_SEND_END, pt, bits, len, hdr_data, loff, PTL_NI_OK);
-		ptl_md_maybe_autounlink(ni, md);
+		ptl_put_sent(ni, md, pt, bits, len, hdr_data, loff, false, false);
 		goto out;
 	}
 	struct ptl_hdr h;
@@ -311,12 +327,7 @@ __attribute__((always_inline)) static inline int ptl_put_common(ptl_handle_md_t 
 		rc = ptl_send_rc(nrc);
 		goto out;
 	}
-	ptl_send_event(md, PTL_EVENT_SEND_START, &h, loff, PTL_NI_OK);
-	if (op)
-		md->pending++;
-	if (!bulk) /* the bytes are in the NAL's hands: the buffer is free */
-		ptl_send_event(md, PTL_EVENT_SEND_END, &h, loff, PTL_NI_OK);
-	ptl_md_maybe_autounlink(ni, md);
+	ptl_put_sent(ni, md, pt, bits, len, hdr_data, loff, op != NULL, bulk);
 	rc = PTL_OK;
 out:
 	ptl_unlock();

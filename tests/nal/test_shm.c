@@ -865,6 +865,93 @@ static void test_ack_floor(void **state)
 	run(2, body_ack_floor, NULL, 30, -1);
 }
 
+/* ---- ack_floor moves when a drain finds the ring empty, once a quarter ring */
+
+#define QF_BUDGET 256 /* shm_nal.c's SHM_RX_BUDGET: records per ring per progress() */
+static int qf_got, qf_bad;
+
+static void qf_recv(int peer, const void *msg, size_t len)
+{
+	(void)peer;
+	(void)msg;
+	if (len != 56)
+		qf_bad++;
+	qf_got++;
+}
+
+/* Rank 1 sends a quarter ring of 64-byte records (small: one line each),
+ * then *arg more, while rank 0 reads none; rank 0 has sent one record
+ * (its tail is not 0, ack_floor's start). Rank 0 then drains: a small
+ * record a drain until the quarter ring is read; that drain goes on, to
+ * the end of the ring if within its budget (QF_BUDGET), which sets ack_floor to
+ * rank 0's tail; if it ends out of budget, not having found the ring
+ * empty, ack_floor stays, and the records left come one a drain again.
+ * A drain that broke after every small record would never find the ring
+ * empty: with small messages only, ack_floor would never move, and after
+ * 16 GiB less a ring ring_take_ack would ignore every ack. */
+static int body_ack_quarter(struct sj_ctx *c, void *arg)
+{
+	static uint8_t buf[56];
+	int extra = *(const int *)arg, q, nrec;
+	uint64_t deadline = sj_now_ns() + 20000000000ULL;
+
+	on_recv = qf_recv;
+	q = (int)(c->n->ring_size / 4 / SHM_LINE);
+	nrec = q + extra;
+	SJ_CHECK((uint64_t)(nrec + 1) * SHM_LINE < c->n->ring_size); /* all fit unread */
+	if (c->rank == 1) {
+		SJ_CHECK(sj_barrier(c) == 0);
+		for (int k = 0; k < nrec; k++)
+			SJ_CHECK(nal_shm_ops.send(c->n, 0, buf, 8, buf + 8, 48) == 0);
+		SJ_CHECK(sj_barrier(c) == 0);
+	} else {
+		struct shm_tx *tx = &c->n->tx[1];
+		uint64_t floor = tx->ack_floor;
+		int r;
+
+		SJ_CHECK(nal_shm_ops.send(c->n, 1, buf, 8, buf + 8, 48) == 0);
+		SJ_CHECK(tx->tail != floor);
+		SJ_CHECK(sj_barrier(c) == 0);
+		SJ_CHECK(sj_barrier(c) == 0); /* all nrec are in our ring */
+		for (int k = 0; k < q - 1; k++) {
+			SJ_CHECK(nal_shm_ops.progress(c->n) == 1);
+			SJ_CHECK(tx->ack_floor == floor);
+		}
+		/* The drain that reads the quarter ring's last record */
+		r = nal_shm_ops.progress(c->n);
+		if (extra + 1 <= QF_BUDGET) {
+			SJ_CHECK(tx->ack_floor == tx->tail);
+			SJ_CHECK(r == extra + 1 && qf_got == nrec);
+		} else {
+			SJ_CHECK(tx->ack_floor == floor);
+			SJ_CHECK(r == QF_BUDGET && qf_got == q - 1 + QF_BUDGET);
+			while (qf_got < nrec) {
+				SJ_CHECK(nal_shm_ops.progress(c->n) == 1);
+				SJ_CHECK(sj_now_ns() < deadline);
+			}
+			SJ_CHECK(tx->ack_floor == floor);
+		}
+		SJ_CHECK(qf_bad == 0 && nal_shm_ops.progress(c->n) == 0);
+	}
+	return sj_barrier(c);
+}
+
+static void test_ack_floor_quarter(void **state)
+{
+	static const int extra = 10;
+
+	(void)state;
+	run(2, body_ack_quarter, (void *)&extra, 30, -1);
+}
+
+static void test_ack_floor_budget(void **state)
+{
+	static const int extra = QF_BUDGET + 10;
+
+	(void)state;
+	run(2, body_ack_quarter, (void *)&extra, 30, -1);
+}
+
 /* ---- bulk READ and WRITE, with CMA and through bounce buffers */
 
 #define BULK_MAX (16u << 20)
@@ -2058,6 +2145,8 @@ int main(void)
 		cmocka_unit_test(test_sc_spoiled_runs),
 		cmocka_unit_test(test_sc_ring_bytes),
 		cmocka_unit_test(test_ack_floor),
+		cmocka_unit_test(test_ack_floor_quarter),
+		cmocka_unit_test(test_ack_floor_budget),
 		cmocka_unit_test(test_refused_midrun),
 		cmocka_unit_test(test_bulk_cma),
 		cmocka_unit_test(test_bulk_default),

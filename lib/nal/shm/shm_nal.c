@@ -549,9 +549,9 @@ static inline int ring_rewind_ok(const struct shm_tx *tx, uint64_t base)
  * unless done already or not known free. Their stores follow the record
  * word's and the wake-up's fence, so they delay nothing the consumer
  * waits for, nor this rank; the next record then stores to its own lines
- * only before its word. A terminator in a
- * line of its own, stored before the word, made the word wait for that
- * line too: with records starting on lines, an 8-byte raw ping-pong took
+ * only before its word. A terminator in a line of its own, stored before
+ * the word, made the word wait for that line too: with records starting
+ * on lines, an 8-byte raw ping-pong took
  * 0.095-0.11 us against 0.075-0.08 with it zeroed ahead like this
  * (bench/shm_ring --lat, Zen 4 guest, 8 interleaved launches). Not after
  * a large record: the next one is likely large too (a stream), and
@@ -748,7 +748,11 @@ static int ring_drain(struct nal *n, int li)
 			/* Found empty: acks from here on are no older than our
 			 * tail now less a ring. Here, once a quarter ring, not
 			 * on every pass: an older floor only makes
-			 * ring_take_ack ignore acks sooner. */
+			 * ring_take_ack ignore acks sooner. A drain that ends
+			 * within its budget without finding the ring empty broke
+			 * after a small record below the quarter, so never gets
+			 * here: "done < SHM_RX_BUDGET" would read the same, but
+			 * empty is the rule (test_shm's ack_floor_budget). */
 			if (empty)
 				n->tx[li].ack_floor = n->tx[li].tail;
 			shm_wake_peer(n, li);

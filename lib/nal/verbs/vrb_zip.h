@@ -6,9 +6,14 @@
  * CRC'd twice (the ICRC, sender and receiver), and a payload of more than
  * 76 bytes makes the kernel's crc32 take its PCLMUL path, which saves and
  * restores the process's FPU state around it: under emulation that alone
- * costs more than the rest of the send. A Portals header is 72 bytes, most
- * of them zero for a plain put (no offset, header data, AC index...), so
- * an 8-byte put went out as 80 bytes; zipped it is about half that.
+ * costs more than the rest of the send. A put that waits for an answer
+ * (an ACK, a bulk move) and every get carry the 72-byte struct ptl_hdr,
+ * most of it zero for a plain put (no offset, header data, AC index...):
+ * an 8-byte put with an ACK goes out as 80 bytes, zipped about half that.
+ * A put that waits for none carries the 40-byte struct ptl_hdr_short
+ * (lib/ptl/ptl_proto.h): 48 bytes with 8 of data, under that threshold
+ * already; zipping drops what zero words it still has (offset, header
+ * data).
  *
  * Format of a zipped message of L bytes (L = 8 * nw + tail, tail < 8):
  * the nonzero words among its first nw, in order; then the tail bytes;

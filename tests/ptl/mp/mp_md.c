@@ -563,12 +563,77 @@ static void test_iovec(void **state)
 	mp_end();
 }
 
+/* Puts that wait for no answer (8 bytes: a PTL_MSG_PUT_SHORT) meet the
+ * same acceptance: too long for an MD without TRUNCATE, dropped (and no
+ * answer to wait for); into a TRUNCATE MD, the part that fits. The
+ * initiator logs SEND_START and SEND_END for each unless disabled. */
+static void test_short_truncate(void **state)
+{
+	(void)state;
+	const ptl_pt_index_t pt = 19;
+	char tbuf[8], nbuf[8], src[8];
+	mp_fill(src, sizeof src, 61);
+	memset(tbuf, '.', sizeof tbuf);
+	memset(nbuf, '.', sizeof nbuf);
+	ptl_handle_eq_t eq = mp_eq(64);
+	ptl_handle_me_t me[2] = { 0 };
+	ptl_handle_md_t md[2] = { 0 };
+	long drop0 = mp_sr(PTL_SR_DROP_COUNT);
+	if (mp_rank == T) {
+		me[0] = mp_me_md(pt, 5, 0, PTL_RETAIN, mp_md(nbuf, 4, INF, PTL_MD_OP_PUT, eq), PTL_RETAIN, &md[0]);
+		me[1] = mp_me_md(pt, 4, 0, PTL_RETAIN,
+				 mp_md(tbuf, 4, INF, PTL_MD_OP_PUT | PTL_MD_TRUNCATE | PTL_MD_MANAGE_REMOTE, eq),
+				 PTL_RETAIN, &md[1]);
+	}
+	mp_barrier();
+	if (mp_rank == I) {
+		static const unsigned opts[3] = { 0, PTL_MD_EVENT_START_DISABLE, PTL_MD_EVENT_END_DISABLE };
+		ptl_handle_md_t h = mp_bind(src, 8, INF, 0, eq);
+		MP_RC(PtlPut(h, PTL_NO_ACK_REQ, mp_id(T), pt, 0, 5, 0, 0), PTL_OK);
+		MP_EXPECT(eq, "short put", .type = PTL_EVENT_SEND_START, .initiator = I, .match_bits = 5,
+			  .rlength = 8, .mlength = 8, .threshold = INF);
+		MP_EXPECT(eq, "short put", .type = PTL_EVENT_SEND_END, .initiator = I, .match_bits = 5,
+			  .rlength = 8, .mlength = 8, .threshold = INF);
+		MP_RC(PtlMDUnlink(h), PTL_OK);
+		for (int k = 0; k < 3; k++) {
+			h = mp_bind(src, 8, INF, opts[k], eq);
+			MP_RC(PtlPut(h, PTL_NO_ACK_REQ, mp_id(T), pt, 0, 4, 0, (ptl_hdr_data_t)k), PTL_OK);
+			if (k != 1)
+				MP_EXPECT(eq, "short put", .type = PTL_EVENT_SEND_START, .initiator = I,
+					  .match_bits = 4, .rlength = 8, .mlength = 8, .hdr_data = (ptl_hdr_data_t)k,
+					  .threshold = INF);
+			if (k != 2)
+				MP_EXPECT(eq, "short put", .type = PTL_EVENT_SEND_END, .initiator = I,
+					  .match_bits = 4, .rlength = 8, .mlength = 8, .hdr_data = (ptl_hdr_data_t)k,
+					  .threshold = INF);
+			MP_RC(PtlMDUnlink(h), PTL_OK);
+		}
+		MP_EMPTY(eq, 0, "nothing else");
+	}
+	mp_barrier();
+	if (mp_rank == T) {
+		for (int k = 0; k < 3; k++)
+			EXP_PUT(eq, "short put into a TRUNCATE MD", 4, 8, 4, 0, (ptl_hdr_data_t)k, INF, md[1]);
+		MP_CHECK(tbuf, 4, 61, "data that fit");
+		assert_memory_equal(tbuf + 4, "....", 4);
+		assert_memory_equal(nbuf, "........", 8);
+		MP_EMPTY(eq, 0, "nothing else");
+		/* the drop came first, from the same peer */
+		assert_int_equal(mp_sr(PTL_SR_DROP_COUNT) - drop0, 1);
+		for (int k = 0; k < 2; k++)
+			MP_RC(PtlMEUnlink(me[k]), PTL_OK);
+	}
+	mp_eq_free(eq);
+	mp_end();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		MP_TEST(test_accept),	     MP_TEST(test_offsets),	  MP_TEST(test_max_size),
 		MP_TEST(test_threshold_chain), MP_TEST(test_event_disable), MP_TEST(test_ack),
 		MP_TEST(test_get_reply),      MP_TEST(test_md_update),	  MP_TEST(test_iovec),
+		MP_TEST(test_short_truncate),
 	};
 	return mp_main("mp_md", tests, sizeof tests / sizeof tests[0]);
 }

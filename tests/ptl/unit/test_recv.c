@@ -1,0 +1,344 @@
+/*
+ * tests/ptl/unit/test_recv.c - what arrives (lib/ptl/ptl_recv.c) as a NAL
+ * hands it over: a PTL_MSG_PUT_SHORT shorter than its 40-byte header is
+ * dropped and counted, delivers nothing, answers nothing and reads no
+ * byte past its end; a well-formed one lands, and one longer than the
+ * ME's MD is truncated with PTL_MD_TRUNCATE and dropped without.
+ *
+ * ptl_recv.c, ptl_md.c and ptl_handle.c are compiled in; the functions of
+ * other modules they call are stand-ins below (an NI built by hand, events
+ * recorded as ptl_eq_notify sees them, status registers counted, sends
+ * recorded: a PUT_SHORT never answers). Messages end at a page boundary
+ * with a PROT_NONE page after it: a read past the end faults.
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ptl/ptl_internal.h"
+#include "ptl/ptl_proto.h"
+
+/* ------------------------------------------------------------ stand-ins */
+struct ptl_lib ptl_lib = { 0 };
+
+#define PT 5
+#define BITS 0xfeedull
+#define SENDER 1
+
+static struct ptl_ni the_ni;
+static struct ptl_pt the_pts[8];
+static struct ptl_ac the_acs[4];
+static struct ptl_peer the_peers[2];
+
+#define MAX_POSTED 16
+static ptl_event_t posted[MAX_POSTED];
+static int nposted, nsent;
+static long sr[PTL_SR_COUNT];
+
+struct ptl_ni *ptl_ni_lookup(ptl_handle_ni_t h)
+{
+	return ptl_lib.ni && h == ptl_lib.ni->handle ? ptl_lib.ni : NULL;
+}
+
+void ptl_eq_post(struct ptl_eq *eq, ptl_event_t *ev)
+{
+	(void)eq;
+	assert_true(nposted < MAX_POSTED);
+	posted[nposted++] = *ev;
+}
+
+void ptl_eq_notify(struct ptl_eq *eq, ptl_event_t *slot)
+{
+	(void)eq;
+	assert_true(nposted < MAX_POSTED);
+	posted[nposted++] = *slot;
+}
+
+static void never_called(ptl_event_t *ev)
+{
+	(void)ev;
+	fail_msg("the EQ handler ran outside ptl_eq_notify");
+}
+
+void ptl_me_destroy(struct ptl_ni *ni, struct ptl_me *me)
+{
+	if (me->md) {
+		struct ptl_md *md = me->md;
+		me->md = NULL;
+		md->me = NULL;
+		ptl_md_destroy(ni, md);
+	}
+	ptl_list_del(&me->link);
+	ptl_htab_free(&ni->mes, me);
+}
+
+void ptl_sr_inc(int reg)
+{
+	assert_true(reg >= 0 && (size_t)reg < sizeof sr / sizeof sr[0]);
+	sr[reg]++;
+}
+
+int ptl_peer_id_fetch(int rank, ptl_process_id_t *id)
+{
+	(void)rank;
+	(void)id;
+	fail_msg("every peer's id is known here");
+	return PTL_FAIL;
+}
+
+int ptl_route(int peer)
+{
+	(void)peer;
+	return -1;
+}
+
+int ptl_send_slow(int peer, const void *hdr, size_t hdr_len, const void *payload, size_t len)
+{
+	(void)peer;
+	(void)hdr;
+	(void)hdr_len;
+	(void)payload;
+	(void)len;
+	nsent++;
+	return 0;
+}
+
+int ptl_send_later(struct ptl_peer *p, int peer, const void *hdr, size_t hdr_len, const void *payload,
+		   size_t len)
+{
+	(void)p;
+	return ptl_send_slow(peer, hdr, hdr_len, payload, len);
+}
+
+void ptl_op_finish(struct ptl_ni *ni, struct ptl_op *op)
+{
+	ptl_htab_free(&ni->ops, op);
+}
+
+/* ------------------------------------------------------------ fixture */
+static struct ptl_view_eq *ring;
+static ptl_handle_eq_t eqh;
+static unsigned char *pages; /* two: the second PROT_NONE */
+static size_t page;
+
+static int setup(void **state)
+{
+	(void)state;
+	struct ptl_ni *ni = &the_ni;
+	memset(ni, 0, sizeof *ni);
+	ni->handle = ptl_handle_make(PTL_HK_NI, 0, 1, 0);
+	ni->limits.max_mds = 4;
+	ni->limits.max_md_iovecs = 2;
+	ni->limits.max_pt_index = 7;
+	ni->limits.max_ac_index = 3;
+	ni->pts = the_pts;
+	for (int i = 0; i < 8; i++)
+		ptl_pt_init(&the_pts[i]);
+	memset(the_acs, 0, sizeof the_acs);
+	the_acs[0] = (struct ptl_ac){ .in_use = true, .match_id = { PTL_NID_ANY, PTL_PID_ANY },
+				      .uid = PTL_UID_ANY, .jid = PTL_JID_ANY, .pt_index = PTL_PT_INDEX_ANY };
+	ni->acs = the_acs;
+	ni->iov_pool = calloc(4 * 2, sizeof *ni->iov_pool);
+	if (!ni->iov_pool || ptl_htab_init(&ni->mds, PTL_HK_MD, 0, 4, sizeof(struct ptl_md)) ||
+	    ptl_htab_init(&ni->eqs, PTL_HK_EQ, 0, 1, sizeof(struct ptl_eq)) ||
+	    ptl_htab_init(&ni->mes, PTL_HK_ME, 0, 4, sizeof(struct ptl_me)) ||
+	    ptl_htab_init(&ni->ops, 0xfe, 0, 4, sizeof(struct ptl_op)))
+		return -1;
+	struct ptl_eq *eq = ptl_htab_alloc(&ni->eqs, &eqh);
+	ring = calloc(1, sizeof *ring + 8 * sizeof(ptl_event_t));
+	if (!eq || !ring)
+		return -1;
+	eq->handle = eqh;
+	eq->ring = ring;
+	eq->count = 8;
+	eq->handler = never_called;
+	memset(the_peers, 0, sizeof the_peers);
+	for (int i = 0; i < 2; i++) {
+		the_peers[i].nal = -1;
+		the_peers[i].id_known = true;
+		the_peers[i].nid = 77;
+		ptl_list_init(&the_peers[i].ops);
+	}
+	ptl_lib.peers = the_peers;
+	ptl_lib.rt.size = 2;
+	ptl_lib.rt.rank = 0;
+	ptl_lib.ni = ni;
+	ptl_lib.init_count = 1;
+	nposted = nsent = 0;
+	memset(sr, 0, sizeof sr);
+	page = (size_t)sysconf(_SC_PAGESIZE);
+	pages = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (pages == MAP_FAILED || mprotect(pages + page, page, PROT_NONE))
+		return -1;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	struct ptl_ni *ni = &the_ni;
+	ptl_htab_fini(&ni->mds);
+	ptl_htab_fini(&ni->eqs);
+	ptl_htab_fini(&ni->mes);
+	ptl_htab_fini(&ni->ops);
+	free(ni->iov_pool);
+	free(ring);
+	ring = NULL;
+	munmap(pages, 2 * page);
+	ptl_lib.ni = NULL;
+	ptl_lib.peers = NULL;
+	return 0;
+}
+
+/* An ME on PT matching BITS from anyone, with an MD of len bytes of buf
+ * that takes puts (and opts), logging to the EQ. */
+static void post(char *buf, ptl_size_t len, unsigned opts)
+{
+	ptl_handle_md_t mdh;
+	ptl_handle_me_t meh;
+	struct ptl_md *md = ptl_htab_alloc(&the_ni.mds, &mdh);
+	struct ptl_me *me = ptl_htab_alloc(&the_ni.mes, &meh);
+	assert_non_null(md);
+	assert_non_null(me);
+	md->handle = mdh;
+	ptl_md_t u = { .start = buf, .length = len, .threshold = PTL_MD_THRESH_INF,
+		       .options = PTL_MD_OP_PUT | opts, .eq_handle = eqh };
+	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_OK);
+	md->unlink_op = PTL_RETAIN;
+	me->handle = meh;
+	me->pt_index = PT;
+	me->unlink_op = PTL_RETAIN;
+	ptl_me_set_match(me, (ptl_process_id_t){ PTL_NID_ANY, PTL_PID_ANY }, BITS, 0);
+	ptl_list_init(&me->link);
+	ptl_list_add_before(&me->link, &the_pts[PT].list);
+	the_pts[PT].length++;
+	me->md = md;
+	md->me = me;
+}
+
+/* A PUT_SHORT to PT, BITS with plen bytes of data (each 0xa0 + i), its
+ * first len bytes handed to ptl_recv from SENDER, ending where the
+ * readable page ends. */
+static void arrive(size_t plen, size_t len)
+{
+	unsigned char m[64];
+	struct ptl_hdr_short s = { .type = PTL_MSG_PUT_SHORT, .pt_index = PT, .uid = 3, .jid = 4,
+				   .match_bits = BITS, .hdr_data = 9 };
+	assert_true(sizeof s + plen <= sizeof m && len <= sizeof s + plen);
+	memcpy(m, &s, sizeof s);
+	for (size_t i = 0; i < plen; i++)
+		m[sizeof s + i] = (unsigned char)(0xa0 + i);
+	unsigned char *at = pages + page - len;
+	memcpy(at, m, len);
+	ptl_recv(NULL, SENDER, at, len);
+}
+
+/* ------------------------------------------------------------ tests */
+
+/* Every length from 1 to 39 of a PUT_SHORT, a message that cannot hold
+ * its header: dropped, counted, nothing deposited, no event, no answer,
+ * no read past the message (the guard page). A whole one then lands: the
+ * ME would have taken every one of them. */
+static void test_short_put_truncated_header(void **state)
+{
+	(void)state;
+	char buf[16];
+	memset(buf, '.', sizeof buf);
+	post(buf, sizeof buf, 0);
+	for (size_t len = 1; len < sizeof(struct ptl_hdr_short); len++) {
+		arrive(8, len);
+		assert_int_equal(sr[PTL_SR_DROP_COUNT], (long)len);
+		assert_int_equal(nposted, 0);
+		assert_int_equal(nsent, 0);
+	}
+	for (size_t i = 0; i < sizeof buf; i++)
+		assert_int_equal(buf[i], '.');
+
+	arrive(8, sizeof(struct ptl_hdr_short) + 8);
+	assert_int_equal(sr[PTL_SR_DROP_COUNT], 39);
+	assert_int_equal(nposted, 2);
+	assert_int_equal(posted[0].type, PTL_EVENT_PUT_START);
+	assert_int_equal(posted[1].type, PTL_EVENT_PUT_END);
+	assert_int_equal(posted[1].initiator.pid, SENDER);
+	assert_int_equal(posted[1].rlength, 8);
+	assert_int_equal(posted[1].mlength, 8);
+	assert_int_equal(posted[1].match_bits, BITS);
+	assert_int_equal(posted[1].hdr_data, 9);
+	for (size_t i = 0; i < 8; i++)
+		assert_int_equal((unsigned char)buf[i], 0xa0 + i);
+	assert_int_equal(buf[8], '.');
+	assert_int_equal(nsent, 0);
+}
+
+/* A header alone is a put of 0 bytes: it lands, with its events. */
+static void test_short_put_empty(void **state)
+{
+	(void)state;
+	char buf[4] = "....";
+	post(buf, sizeof buf, 0);
+	arrive(0, sizeof(struct ptl_hdr_short));
+	assert_int_equal(sr[PTL_SR_DROP_COUNT], 0);
+	assert_int_equal(nposted, 2);
+	assert_int_equal(posted[1].type, PTL_EVENT_PUT_END);
+	assert_int_equal(posted[1].rlength, 0);
+	assert_int_equal(posted[1].mlength, 0);
+	assert_memory_equal(buf, "....", 4);
+}
+
+/* 12 bytes for an MD of 4 (of an 8-byte buffer): with PTL_MD_TRUNCATE
+ * the first 4 land (mlength 4, rlength 12) and nothing past them. */
+static void test_short_put_truncate(void **state)
+{
+	(void)state;
+	char buf[8];
+	memset(buf, '.', sizeof buf);
+	post(buf, 4, PTL_MD_TRUNCATE);
+	arrive(12, sizeof(struct ptl_hdr_short) + 12);
+	assert_int_equal(sr[PTL_SR_DROP_COUNT], 0);
+	assert_int_equal(nposted, 2);
+	assert_int_equal(posted[1].type, PTL_EVENT_PUT_END);
+	assert_int_equal(posted[1].rlength, 12);
+	assert_int_equal(posted[1].mlength, 4);
+	for (size_t i = 0; i < 4; i++)
+		assert_int_equal((unsigned char)buf[i], 0xa0 + i);
+	for (size_t i = 4; i < sizeof buf; i++)
+		assert_int_equal(buf[i], '.');
+	assert_int_equal(nsent, 0);
+}
+
+/* The same without PTL_MD_TRUNCATE: the MD does not accept it, nothing
+ * else matches: dropped and counted, no event, no answer (a PUT_SHORT's
+ * initiator waits for none), the buffer untouched. */
+static void test_short_put_too_long(void **state)
+{
+	(void)state;
+	char buf[8];
+	memset(buf, '.', sizeof buf);
+	post(buf, 4, 0);
+	arrive(12, sizeof(struct ptl_hdr_short) + 12);
+	assert_int_equal(sr[PTL_SR_DROP_COUNT], 1);
+	assert_int_equal(nposted, 0);
+	assert_int_equal(nsent, 0);
+	for (size_t i = 0; i < sizeof buf; i++)
+		assert_int_equal(buf[i], '.');
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_short_put_truncated_header, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_short_put_empty, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_short_put_truncate, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_short_put_too_long, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
