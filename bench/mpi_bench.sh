@@ -820,6 +820,20 @@ es4() { p=$(predict --op allgather --ranks 4 --bytes "$(($1 * 4))" --algo ring -
 	--rndv-min "$eager" --rndv-cost "$rndv" --recv-post "${post:-0}" --lazy-max "$clazy" \
 	--cores "$cores" --switch-cost "$sw" $cwait)
 	calc "${p:-0} / 3"; }
+# solve4 CAL MODEL SIZE...: for each SIZE the 4-rank calibration CAL took,
+# the rate at which MODEL (es4, rx4) takes as long: solved as
+# "SIZE:B/s,...", says as " 16K GB/s (us)..." for the run's comments
+solve4() {
+	c=$1 m=$2 solved= says=
+	shift 2
+	for l; do
+		h=$(cal 4 "$c" "$l")
+		[ -n "$h" ] || continue
+		t1=$(secant "$m" "$l" "$h")
+		solved="$solved${solved:+,}$l:$(calc "$l / ($t1 * 1e-6)")"
+		says="$says $((l / 1024))K $(calc "$l / ($t1 * 1e3)") ($h us)"
+	done
+}
 # rx4 SIZE READ: the model's pair exchange of SIZE on the cores there are
 # (half a 4-rank recursive doubling) with each read taking READ us
 rcopy4=
@@ -893,16 +907,9 @@ for n in 2 4; do
 	# exchange on these cores - half its 4-rank recursive doubling, two
 	# rounds of pairs - with reads of that time takes what rxch4 took
 	[ "$n" -eq 4 ] && [ -n "$reads" ] || continue
-	reads4= r4says=
-	for l in 16384 32768 65536; do
-		h=$(cal 4 rxch4 "$l")
-		[ -n "$h" ] || continue
-		t1=$(secant rx4 "$l" "$h")
-		reads4="$reads4${reads4:+,}$l:$(calc "$l / ($t1 * 1e-6)")"
-		r4says="$r4says $((l / 1024))K $(calc "$l / ($t1 * 1e3)") ($h us)"
-	done
-	[ -n "$reads4" ] && rcopy4="--inline-max $eager --read-rates $reads4" &&
-		echo "#   reads on these cores, GB/s by size (4-rank exchanges, blocking sends, two pairs at once):$r4says"
+	solve4 rxch4 rx4 16384 32768 65536
+	[ -n "$solved" ] && rcopy4="--inline-max $eager --read-rates $solved" &&
+		echo "#   reads on these cores, GB/s by size (4-rank exchanges, blocking sends, two pairs at once):$says"
 	# Eager messages where the ranks outnumber the cores: their copies
 	# at the 2-rank rate (epp: each rank on a core of its own, the
 	# lines it writes read on the other) were cheap here (a 4-rank
@@ -910,16 +917,9 @@ for n in 2 4; do
 	# size's rate solved (as the shifts' above) so that the model's
 	# 4-rank shift of it on these cores takes what mpi_collcal's eshift4
 	# took (four ranks each sending it eagerly to the next at once)
-	eager4= e4says=
-	for l in 1024 4096 8192; do
-		[ "$n" -eq 4 ] || break
-		h=$(cal 4 eshift4 "$l")
-		[ -n "$h" ] || continue
-		t1=$(secant es4 "$l" "$h")
-		eager4="$eager4${eager4:+,}$l:$(calc "$l / ($t1 * 1e-6)")"
-		e4says="$e4says $((l / 1024))K $(calc "$l / ($t1 * 1e3)") ($h us)"
-	done
-	[ -n "$eager4" ] && echo "#   eager copies on these cores, GB/s by size (4-rank shifts, each rank to the next at once):$e4says"
+	solve4 eshift4 es4 1024 4096 8192
+	eager4=$solved
+	[ -n "$eager4" ] && echo "#   eager copies on these cores, GB/s by size (4-rank shifts, each rank to the next at once):$says"
 done
 printf '%-2s %-18s %9s  %10s  %10s  %7s  %s\n' n algorithm bytes predicted measured ratio "within 10%"
 for a in $ALGOS; do
