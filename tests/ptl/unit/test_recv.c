@@ -5,10 +5,10 @@
  * byte past its end; a well-formed one lands, and one longer than the
  * ME's MD is truncated with PTL_MD_TRUNCATE and dropped without.
  *
- * ptl_recv.c, ptl_md.c and ptl_handle.c are compiled in; the functions of
- * other modules they call are stand-ins below (an NI built by hand, events
- * recorded as ptl_eq_notify sees them, status registers counted, sends
- * recorded: a PUT_SHORT never answers). Messages end at a page boundary
+ * ptl_recv.c, ptl_md.c, ptl_me.c and ptl_handle.c are compiled in; the
+ * functions of other modules they call are stand-ins below (an NI built
+ * by hand, events recorded as ptl_eq_notify sees them, status registers
+ * counted, sends recorded: a PUT_SHORT never answers). Messages end at a page boundary
  * with a PROT_NONE page after it: a read past the end faults.
  */
 #include "config.h"
@@ -67,18 +67,6 @@ static void never_called(ptl_event_t *ev)
 {
 	(void)ev;
 	fail_msg("the EQ handler ran outside ptl_eq_notify");
-}
-
-void ptl_me_destroy(struct ptl_ni *ni, struct ptl_me *me)
-{
-	if (me->md) {
-		struct ptl_md *md = me->md;
-		me->md = NULL;
-		md->me = NULL;
-		ptl_md_destroy(ni, md);
-	}
-	ptl_list_del(&me->link);
-	ptl_htab_free(&ni->mes, me);
 }
 
 void ptl_sr_inc(int reg)
