@@ -18,6 +18,109 @@ B=$(cd "$(dirname "$0")/.." && pwd)
 S=${PTL_TOP_SRCDIR:-$B}
 command -v valgrind >/dev/null 2>&1 || { echo "ptl_pingpong_cost: needs valgrind" >&2; exit 77; }
 W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
+if [ "${1:-}" = --mpi-bw ]; then
+	size=${2:-4096} windows=${PTL_COST_WINDOWS:-200}
+	cat >"$W/stream.c" <<'EOF'
+#include <mpi.h>
+#include <stdlib.h>
+#define WINDOW 32
+static char sbuf[1 << 20], rbuf[1 << 20];
+/* Counted (--toggle-collect): the windows and nothing else. */
+__attribute__((noinline)) void stream_windows(int rank, int len, int n)
+{
+	MPI_Request req[WINDOW];
+	for (int k = 0; k < n; k++) {
+		for (int w = 0; w < WINDOW; w++) {
+			if (rank == 0)
+				MPI_Isend(sbuf, len, MPI_CHAR, 1, 2, MPI_COMM_WORLD, &req[w]);
+			else
+				MPI_Irecv(rbuf, len, MPI_CHAR, 0, 2, MPI_COMM_WORLD, &req[w]);
+		}
+		MPI_Waitall(WINDOW, req, MPI_STATUSES_IGNORE);
+		if (rank == 0)
+			MPI_Recv(rbuf, 0, MPI_CHAR, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		else
+			MPI_Send(sbuf, 0, MPI_CHAR, 0, 3, MPI_COMM_WORLD);
+	}
+}
+int main(int argc, char **argv)
+{
+	int rank, len = atoi(argv[1]), n = atoi(argv[2]);
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	if (len > (int)sizeof sbuf)
+		len = (int)sizeof sbuf;
+	stream_windows(rank, len, n);
+	MPI_Finalize();
+	return 0;
+}
+EOF
+	${CC:-cc} -O2 -o "$W/stream" "$W/stream.c" -I"$S/include" \
+		"$B/lib/mpi-shim/.libs/libptlmpi.so" -Wl,-rpath,"$B/lib/mpi-shim/.libs:$B/lib/.libs" || exit 1
+	LD_LIBRARY_PATH="$B/lib/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+		"$B/tools/ptlrun" -n 2 --bind-to core --timeout 900 \
+		valgrind --tool=callgrind --collect-atstart=no --toggle-collect=stream_windows \
+		--callgrind-out-file="$W/cg.%p" "$W/stream" "$size" "$windows" >/dev/null 2>&1 || exit 1
+	msgs=$((windows * 32))
+	echo "$size B, $windows windows of 32, instructions per message:"
+	for f in "$W"/cg.*; do
+		callgrind_annotate --inclusive=yes --tree=caller --threshold=100 "$f" 2>/dev/null >"$f.tree"
+		# Rank 0 is the one that calls MPI_Isend.
+		if grep -q ':PMPI_Isend ' "$f.tree"; then r=0; else r=1; fi
+		awk -v rank=$r -v msgs=$msgs '
+		/^ *[0-9,]+ .* < / {
+			c = $0; sub(/.*\(/, "", c); sub(/x\).*/, "", c); gsub(/,/, "", c)
+			v = $1; gsub(/,/, "", v); calls += c; cost += v
+			next
+		}
+		/^ *[0-9,]+ .* \* / {
+			n = $0; sub(/ \[.*/, "", n)
+			if (n !~ /\.h:/) { sub(/.*:/, "", n); incl[n] += cost; ncalls[n] += calls }
+			calls = 0; cost = 0
+			next
+		}
+		/^$/ { calls = 0; cost = 0 }
+		function m(n) { return incl[n] / msgs }
+		END {
+			copy = 0
+			for (n in incl)
+				if (n ~ /^(__memcpy|__memmove|memcpy|memmove|shm_nt_copy)/)
+					copy += incl[n]
+			# Waiting: PtlEQPoll and its passes, less what they did
+			# besides polling - the arrivals (ptl_recv) and the puts
+			# queued for room (backlogs) - which vary with how far one
+			# rank runs ahead of the other, not with the code.
+			poll = incl["PtlEQPoll"] - incl["ptl_recv"] - incl["ptl_flush_backlogs"]
+			printf "rank %d  all %.0f = copies %.0f + polls %.0f (%.2f passes) + the rest %.0f\n", rank,
+			       m("stream_windows"), copy / msgs, poll / msgs, ncalls["ptl_progress_app"] / msgs,
+			       (incl["stream_windows"] - copy - poll) / msgs
+			if (rank == 0)
+				printf "rank 0  MPI_Isend %.0f, MPI_Waitall %.0f, MPI_Recv %.0f; PtlPutRegion %.0f (shm_send %.0f)\n",
+				       m("PMPI_Isend"), m("PMPI_Waitall"), m("PMPI_Recv"), m("PtlPutRegion"), m("shm_send")
+			else
+				printf "rank 1  MPI_Irecv %.0f, MPI_Waitall %.0f, MPI_Send %.0f; ptl_recv %.0f, PtlMDUpdate %.0f\n",
+				       m("PMPI_Irecv"), m("PMPI_Waitall"), m("PMPI_Send"), m("ptl_recv"), m("PtlMDUpdate")
+		}' "$f.tree"
+		printf "rank %d  top:" $r
+		callgrind_annotate --auto=no "$f" 2>/dev/null | awk -v msgs=$msgs '
+			/^ *[0-9,]+ .*:/ && !/PROGRAM TOTALS/ {
+				v = $1; gsub(/,/, "", v); n = $0; sub(/ \[.*/, "", n); sub(/.*:/, "", n)
+				if (n ~ /(memcpy|memmove|shm_nt_copy|stream_windows)/) next
+				self[n] += v
+			}
+			END {
+				for (k = 0; k < 12; k++) {
+					best = ""
+					for (n in self) if (best == "" || self[n] > self[best]) best = n
+					if (best == "") break
+					printf " %s %.0f", best, self[best] / msgs
+					delete self[best]
+				}
+			}'
+		echo
+	done
+	exit 0
+fi
 if [ "${1:-}" = --mpi ]; then
 	size=${2:-2048}
 	${CC:-cc} -O2 -o "$W/mpi_pp" "$S/bench/mpi_pingpong.c" -I"$S/include" \

@@ -295,38 +295,47 @@ static void nack_grant(int w)
 	ctrl_put(w, MPI_CTRL_NOACK, 0, (uint64_t)n);
 }
 
-/* The accounting of the last arrival that completed a receive straight
- * away (a posted receive's, or a reserve's taken by the waiting lazy
- * receive): its credit (credit_note) and its ACK-free units
- * (nack_landed), with the credits they may send back. Put off until the
- * next progress pass starts (mpi_progress_until: every wait, test and
- * probe), the next such arrival defers its own, another is accounted at
- * once (nack_arrived) or a buffer is unlinked or re-posted (acct_settle),
- * so that the caller returns - and a ping-pong replies - without it
+/* The accounting of the arrivals that completed receives straight away
+ * (a posted receive's, or a reserve's taken by the waiting lazy receive):
+ * their credits (credit_note) and their ACK-free units (nack_landed),
+ * with the credits they may send back. Put off until a batch of credits
+ * is due (grant, below), another arrival is accounted at once
+ * (nack_arrived) or a buffer is unlinked or re-posted (acct_settle), so
+ * that the caller returns - and a ping-pong replies - without it
  * (callgrind, with the kept ME's settling, mpi_keep_landed: a posted
  * receive's arrival 163 instructions -> 117, a reserve arrival taken by a
- * 2-rank allreduce's lazy receive 209 -> 152). The work moves rather than
- * goes: the record costs a receive some 20 instructions more in all. Nothing reads what it changes (the receiver's
- * side of the credits: P.consumed, P.nack_out, P.nack_cap, P.nack_seen, a
- * reserve's used bytes) before it is settled: those places settle first.
+ * 2-rank allreduce's lazy receive 209 -> 152). Nothing reads what it
+ * changes (the receiver's side of the credits: P.consumed, P.nack_out,
+ * P.nack_cap, P.nack_seen, a reserve's used bytes) before it is settled:
+ * those places settle first.
+ *
+ * Arrivals from the same sender into the same place (posted receives, or
+ * one reserve) add up in one record (n, units), settled in one go: a
+ * window of 32 streamed receives settles once or twice, not 32 times
+ * (4 KiB MPI_Irecv window, callgrind, the receiver: ~85 instructions a
+ * message -> ~15). Settling n at once is settling them one by one: the
+ * record stops growing at the first arrival after which settling would
+ * give something back (grant), so no threshold lies within it, and a
+ * reserve's used bytes are the furthest end.
  *
  * Except the credits themselves: when settling sends some back (grant:
- * a batch of credits or ACK-free units is due), our next put settles first
- * (put_now, send_start), so that they reach the sender ahead of that
- * message. A sender that used up its ACK-free units in a burst (the
- * streaming rows' window of 32 4 KiB Isends takes all 128) gets them back
- * before our reply releases its next burst, as when they went back from
- * the arrival's event; put off to our next wait they came after the reply,
- * and half of the next window went the ACKed way (b4096 -4% to -6%). Once
- * every 64 or 128 messages: the ping-pong's reply carries that cost then,
- * not on the others. */
+ * a batch of credits or ACK-free units is due), the next progress pass
+ * and our next put settle first (put_now, send_start), so that they reach
+ * the sender ahead of that message. A sender that used up its ACK-free
+ * units in a burst (the streaming rows' window of 32 4 KiB Isends takes
+ * all 128) gets them back before our reply releases its next burst, as
+ * when they went back from the arrival's event; put off to our next wait
+ * they came after the reply, and half of the next window went the ACKed
+ * way (b4096 -4% to -6%). Once every 64 or 128 messages: the ping-pong's
+ * reply carries that cost then, not on the others. */
 static struct {
 	bool due;
-	bool noack;             /* ACK-free: units to count */
 	bool grant;             /* settling sends credits back: before our next put */
-	int w;                  /* the sender's world rank */
-	struct mpi_uxbuf *b;    /* the reserve it landed in, or NULL */
-	size_t end, rlength;
+	int w;                  /* the senders' world rank */
+	int n;                  /* arrivals */
+	int units;              /* their ACK-free units (0: none was ACK-free) */
+	struct mpi_uxbuf *b;    /* the reserve they landed in, or NULL */
+	size_t end;             /* the furthest end of theirs in b */
 } acct;
 static void acct_settle_now(void);
 
@@ -385,10 +394,10 @@ static void ux_release(struct mpi_uxbuf *b)
 		ptl_check(ux_post(b, false), "re-posting an unexpected-message buffer");
 }
 
-/* An ACK-free message of rlength bytes from w has landed, ending at byte
- * end of reserve b or (b NULL) in a posted receive. Inline: only a batch
- * of credits to give back calls out (nack_grant). */
-static inline void nack_landed(struct mpi_uxbuf *b, size_t end, size_t rlength, int w)
+/* ACK-free messages of k units in all from w have landed, the furthest
+ * ending at byte end of reserve b or (b NULL) in posted receives. Inline:
+ * only a batch of credits to give back calls out (nack_grant). */
+static inline void nack_landed(struct mpi_uxbuf *b, size_t end, int k, int w)
 {
 	if (b) {
 		long before = rsv_slots(b);
@@ -396,7 +405,6 @@ static inline void nack_landed(struct mpi_uxbuf *b, size_t end, size_t rlength, 
 			b->used = end;
 		P.nack_cap += rsv_slots(b) - before;
 	}
-	int k = nack_units(rlength);
 	P.nack_out -= k;
 	if (w >= 0) {
 		if ((P.nack_seen[w] += k) >= P.nack_half)
@@ -405,15 +413,15 @@ static inline void nack_landed(struct mpi_uxbuf *b, size_t end, size_t rlength, 
 	}
 }
 
-static inline void credit_note(int w);
+static inline void credit_note(int w, int n);
 
 static __attribute__((noinline)) void acct_settle_now(void)
 {
 	acct.due = false;
 	acct.grant = false;
-	credit_note(acct.w);
-	if (acct.noack)
-		nack_landed(acct.b, acct.end, acct.rlength, acct.w);
+	credit_note(acct.w, acct.n);
+	if (acct.units)
+		nack_landed(acct.b, acct.end, acct.units, acct.w);
 }
 
 static inline void acct_settle(void)
@@ -427,24 +435,34 @@ static inline void acct_settle(void)
 static inline void nack_arrived(const ptl_event_t *ev, struct mpi_uxbuf *b, int w)
 {
 	acct_settle();
-	nack_landed(b, ev->offset + ev->mlength, ev->rlength, w);
+	nack_landed(b, ev->offset + ev->mlength, nack_units(ev->rlength), w);
 }
 
 
-/* ev completed a receive from world rank w: its accounting, later (one
- * at a time), and whether settling it gives credits back (what
- * credit_note and nack_landed test; a grant short of room is only
- * settled early for nothing). */
+/* ev completed a receive from world rank w: its accounting, later (with
+ * the others from w into the same place, until one makes a grant due),
+ * and whether settling gives credits back (what credit_note and
+ * nack_landed test; a grant short of room is only settled early for
+ * nothing). */
 static inline void acct_defer(const ptl_event_t *ev, struct mpi_uxbuf *b, int w)
 {
-	acct_settle();
-	acct.due = true;
-	acct.noack = (ev->match_bits & MPI_NOACK_BIT) != 0;
-	acct.grant = w >= 0 && (P.grant_left[w] -= nack_units(ev->rlength)) <= 0;
-	acct.w = w;
-	acct.b = b;
-	acct.end = ev->offset + ev->mlength;
-	acct.rlength = ev->rlength;
+	int k = nack_units(ev->rlength);
+	size_t end = ev->offset + ev->mlength;
+	if (!acct.due || acct.grant || acct.w != w || acct.b != b) {
+		acct_settle();
+		acct.due = true;
+		acct.w = w;
+		acct.b = b;
+		acct.n = 0;
+		acct.units = 0;
+		acct.end = 0;
+	}
+	acct.n++;
+	if (ev->match_bits & MPI_NOACK_BIT)
+		acct.units += k;
+	if (end > acct.end)
+		acct.end = end;
+	acct.grant = w >= 0 && (P.grant_left[w] -= k) <= 0;
 }
 
 /* Before a put: credits the last arrival gives back go first. */
@@ -1112,7 +1130,8 @@ static void ux_deliver(struct mpi_req *r, struct mpi_ux *u)
 		 * to come, nobody waits for it but the credit. */
 		if (!u->ready) {
 			mpi_list_del(&u->alink);
-			credit_note(u->wsrc);
+			acct_settle(); /* grant_left_set must see the deferred ones too */
+			credit_note(u->wsrc, 1);
 		}
 		if (u->buf)
 			ux_release(u->buf);
@@ -1147,12 +1166,13 @@ static void credit_give(int w)
 	P.consumed[w] = 0;
 }
 
-/* Inline: every arrival counts; only a batch to give back calls out. */
-static inline void credit_note(int w)
+/* Inline: every arrival counts (n of them from w); only a batch to give
+ * back calls out. */
+static inline void credit_note(int w, int n)
 {
 	if (w < 0)
 		return;
-	if (++P.consumed[w] >= P.credit_half)
+	if ((P.consumed[w] += n) >= P.credit_half)
 		credit_give(w);
 	grant_left_set(w);
 }
@@ -1199,7 +1219,8 @@ static void ux_arrived(const ptl_event_t *ev, struct mpi_uxbuf *b)
 			continue;
 		mpi_list_del(&u->alink);
 		u->ready = true;
-		credit_note(w);
+		acct_settle(); /* grant_left_set must see the deferred ones too */
+		credit_note(w, 1);
 		if (ev->ni_fail_type != PTL_NI_OK) {
 			/* The sender died while its data moved: whoever takes
 			 * the message (now or, matched by MPI_Mprobe or not yet
@@ -1441,7 +1462,7 @@ int mpi_progress_until(int wait_ms, struct mpi_req *until)
 {
 	ptl_event_t ev;
 	int rc, n = 0;
-	acct_settle(); /* the last arrival's, now that its caller has moved on */
+	acct_before_put(); /* credits due go back now that the caller has moved on; the rest waits */
 	if (wait_ms > 0) {
 		int which;
 		rc = PtlEQPoll(&mpi_g.eq, 1, wait_ms, &ev, &which);

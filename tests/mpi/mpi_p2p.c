@@ -6,7 +6,9 @@
  * (no match entry) beside posted ones, posted receives' kept entries
  * re-armed in MPI's order; with "units", only how many 2 KiB
  * sends go ACK-free from fresh credits (1 KiB credit units) and again
- * from the credits the receiver gives back. Needs at least 2 ranks. */
+ * from the credits the receiver gives back; with "stream", windows of
+ * 4 KiB MPI_Isend from one or two senders, which must keep finding their
+ * ACK-free credits back. Needs at least 2 ranks. */
 #include "mpi_test.h"
 
 #include <pthread.h>
@@ -890,6 +892,64 @@ static void isend_order(void)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Streaming windows, as bench/mpi_pingpong.c's "bw" rows: ranks 1 and 2
+ * (those there are) each send rank 0 windows of W MPI_Isend of 4 KiB (4
+ * ACK-free credit units each), rank 0 posts a window of MPI_Irecv for
+ * each sender in turn (their arrivals interleave), MPI_Waitall, and a
+ * 0-byte reply to each. The receiver settles the credit accounting of
+ * posted arrivals in batches (mpi_pt2pt.c, acct_defer): what a batch
+ * counts must reach the right sender, and the grants it makes due go
+ * back before the reply, so every sender's next window finds its units
+ * back - all but what the receiver keeps below its batch size of half of
+ * them - and goes out ACK-free (complete as MPI_Isend returns) at least
+ * that far. A count lost or given to the other sender and that sender's
+ * windows soon go the ACKed way. Run with the default limits and
+ * PTL_PROGRESS_THREAD=0 (credits come back only at the calls). */
+static void stream(void)
+{
+	enum { LEN = 4096, ROUNDS = 40, UNIT = 1024 };
+	int units = 3 * 121 / t_size < 128 ? 3 * 121 / t_size : 128;
+	int w = units / (LEN / UNIT), low = (units - (units / 2 - 1)) / (LEN / UNIT) - 1;
+	int senders = t_size - 1 < 2 ? t_size - 1 : 2;
+	static unsigned char sbuf[64][LEN], rbuf[2][64][LEN];
+	MPI_Request r[128];
+	if (w > 64)
+		w = 64;
+	for (int k = 0; k < ROUNDS; k++) {
+		if (t_rank >= 1 && t_rank <= senders) {
+			int at_once = 0;
+			for (int i = 0; i < w; i++) {
+				int done = 0;
+				for (int b = 0; b < LEN; b += 512)
+					sbuf[i][b] = pat((size_t)b, k * 64 + i + t_rank);
+				OK(MPI_Isend(sbuf[i], LEN, MPI_BYTE, 0, 5, MPI_COMM_WORLD, &r[i]));
+				OK(MPI_Request_get_status(r[i], &done, MPI_STATUS_IGNORE));
+				at_once += done;
+			}
+			OK(MPI_Waitall(w, r, MPI_STATUSES_IGNORE));
+			OK(MPI_Recv(NULL, 0, MPI_BYTE, 0, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+			/* The first window may find a unit or two spent by MPI_Init. */
+			CHECK(k == 0 || at_once >= low, "round %d: %d of %d 4 KiB sends of rank %d went ACK-free; "
+			      "the receiver's grants give at least %d", k, at_once, w, t_rank, low);
+		} else if (t_rank == 0 && senders > 0) {
+			for (int i = 0; i < w; i++)
+				for (int s = 1; s <= senders; s++)
+					OK(MPI_Irecv(rbuf[s - 1][i], LEN, MPI_BYTE, s, 5, MPI_COMM_WORLD,
+						     &r[i * senders + s - 1]));
+			OK(MPI_Waitall(w * senders, r, MPI_STATUSES_IGNORE));
+			int bad = 0;
+			for (int s = 1; s <= senders; s++)
+				for (int i = 0; i < w; i++)
+					for (int b = 0; b < LEN; b += 512)
+						bad += rbuf[s - 1][i][b] != pat((size_t)b, k * 64 + i + s);
+			CHECK(bad == 0, "round %d: %d bytes wrong in the streamed windows", k, bad);
+			for (int s = 1; s <= senders; s++)
+				OK(MPI_Send(NULL, 0, MPI_BYTE, s, 6, MPI_COMM_WORLD));
+		}
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
 	bool units = argc > 1 && strcmp(argv[1], "units") == 0;
@@ -910,6 +970,10 @@ int main(int argc, char **argv)
 	if (units) {
 		noack_units();
 		return t_finish("mpi_p2p units");
+	}
+	if (argc > 1 && strcmp(argv[1], "stream") == 0) {
+		stream();
+		return t_finish("mpi_p2p stream");
 	}
 	sizes();
 	ordering();

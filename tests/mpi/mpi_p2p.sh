@@ -8,7 +8,9 @@
 # "units" first thing in a run: how many 2 KiB sends go ACK-free (1 KiB
 # credit units), with no progress thread and the receiver held out of the
 # library until the sender has counted, so no credit comes back meanwhile;
-# then again once the receiver has given the credits back.
+# then again once the receiver has given the credits back. "stream":
+# windows of 4 KiB MPI_Isend from one sender, then two, which keep going
+# ACK-free on the credits the receiver gives back.
 . "$(dirname "$0")/mpi_common.sh"
 run 2 -- mpi_p2p
 run 4 -- mpi_p2p
@@ -18,4 +20,6 @@ run 2 PTL_MPI_EAGER_LIMIT=64K PTL_MPI_UNEXPECTED_MEM=1 -- mpi_p2p
 run 2 PTL_MPI_NOACK_OFF=1 -- mpi_p2p
 run 2 PTL_PROGRESS_THREAD=0 -- mpi_p2p units
 run 4 PTL_PROGRESS_THREAD=0 -- mpi_p2p units
+run 2 PTL_PROGRESS_THREAD=0 -- mpi_p2p stream
+run 3 PTL_PROGRESS_THREAD=0 -- mpi_p2p stream
 finish
