@@ -44,15 +44,45 @@ static __attribute__((noinline)) uint32_t req_grow(void)
 	return used++;
 }
 
+/* A request zeroed in pieces of 64 bytes, four in a row. Zeroed whole
+ * (256 bytes), as a compound literal assigned to it was, gcc makes it a
+ * rep stosq: 32 instructions to callgrind and a string instruction's
+ * start-up on the core, on every send and receive; a piece is four
+ * vector stores, and a loop of single pieces was a loop again (a
+ * streamed 4 KiB message's mpi_req_new: 64-68 instructions -> 42-46). */
+static inline void req_zero(struct mpi_req *r)
+{
+	char *p = (char *)r;
+	size_t o = 0;
+	for (; o + 256 <= sizeof *r; o += 256) {
+		memset(p + o, 0, 64);
+		memset(p + o + 64, 0, 64);
+		memset(p + o + 128, 0, 64);
+		memset(p + o + 192, 0, 64);
+	}
+	for (; o + 64 <= sizeof *r; o += 64)
+		memset(p + o, 0, 64);
+	memset(p + o, 0, sizeof *r - o);
+}
+
 struct mpi_req *mpi_req_new(int kind)
 {
 	uint32_t i = mpi_req_nfree ? mpi_req_freelist[--mpi_req_nfree] : req_grow();
 	if (i == UINT32_MAX)
 		return NULL;
 	struct mpi_req *r = table[i];
-	*r = (struct mpi_req){ .obj = MPI_OBJ_REQ, .idx = i, .gen = r->gen + 1, .kind = kind, .in_use = true,
-			       .held = true, .me = PTL_INVALID_HANDLE, .md = PTL_INVALID_HANDLE, .dead = -1,
-			       .st.MPI_ERROR = MPI_SUCCESS };
+	uint32_t gen = r->gen + 1;
+	req_zero(r);
+	r->obj = MPI_OBJ_REQ;
+	r->idx = i;
+	r->gen = gen;
+	r->kind = kind;
+	r->in_use = true;
+	r->held = true;
+	r->me = PTL_INVALID_HANDLE;
+	r->md = PTL_INVALID_HANDLE;
+	r->dead = -1;
+	r->st.MPI_ERROR = MPI_SUCCESS;
 	mpi_list_init(&r->link);
 	return r;
 }
