@@ -448,7 +448,9 @@ static inline void acct_defer(const ptl_event_t *ev, struct mpi_uxbuf *b, int w)
 {
 	int k = nack_units(ev->rlength);
 	size_t end = ev->offset + ev->mlength;
-	if (!acct.due || acct.grant || acct.w != w || acct.b != b) {
+	/* (An arrival of no known sender, w < 0, never makes a grant due:
+	 * one at a time, so that nothing counts up without end.) */
+	if (!acct.due || acct.grant || acct.w != w || w < 0 || acct.b != b) {
 		acct_settle();
 		acct.due = true;
 		acct.w = w;
