@@ -69,6 +69,7 @@
 #define SHM_RING_MIN (16u << 10)
 #define SHM_RING_MAX (256u << 10)
 #define SHM_RING_BUDGET (48u << 20) /* all rings of a host together */
+#define SHM_RX_BUDGET 256 /* records ring_drain takes from one ring per progress() */
 #define SHM_NSLOT 4u                /* bounce slots per (requester, target) */
 #define SHM_CHUNK_MIN (16u << 10)
 #define SHM_CHUNK_MAX (256u << 10)
@@ -113,7 +114,7 @@ _Static_assert(SHM_SMALL_REC == 2 * SHM_LINE, "ring_prezero zeroes two line star
 
 /* The streamed copy's chooser (shm_sc_note): the methods,
  * the streamed sends a run takes (its cost: their cycles over the ring
- * bytes sent, waits included), the runs a method's estimate is the median of
+ * bytes sent, waits included), the runs a method's estimate is the lowest of
  * (and a warm-up or a probe takes in a row), the most runs by the pick
  * between two probes of the other, the fewest (after a switch), and the gap (TSC cycles, ~0.3 ms) after which
  * the sender was idle, not streaming: that interval is not counted. */
@@ -132,7 +133,7 @@ struct shm_sc {
 	uint64_t run_bytes;  /* and the bytes they streamed */
 	uint64_t last_pos;   /* the ring tail before the last streamed send */
 	uint32_t hist[2][SHM_SC_HIST]; /* [method]: latest run costs, cycles per KiB, a ring */
-	uint32_t est[2];     /* [method]: their median, once SHM_SC_HIST are in */
+	uint32_t est[2];     /* [method]: the lowest of them, once SHM_SC_HIST are in */
 	uint32_t since;      /* runs by the pick since the last probe */
 	uint32_t every;      /* runs by the pick between probes: SHM_SC_CONFIRM doubling to SHM_SC_REPROBE */
 	uint32_t switches;   /* times the pick changed after the warm-up */

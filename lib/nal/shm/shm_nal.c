@@ -29,7 +29,6 @@
 #endif
 
 #define SHM_ADDR_MAGIC 0x73686d61u /* "shma" */
-#define SHM_RX_BUDGET 256          /* records per ring per progress() */
 #define SHM_RX_PREFETCH 2048u      /* bytes of a record asked for before its upcall */
 
 struct shm_addr {
@@ -132,8 +131,10 @@ __attribute__((always_inline)) static inline void ring_copy(uint8_t *d, const vo
  * is left out, as is the first after a change of method (it pays for
  * the cache state the other left). The rest follows shm_bulk.c's chooser,
  * cheaper: warm-up runs of each method in turn until each has
- * SHM_SC_HIST; the estimate of each is the median of its latest
- * SHM_SC_HIST run costs (an odd preempted run does not count); the pick
+ * SHM_SC_HIST; the estimate of each is the lowest of its latest
+ * SHM_SC_HIST run costs (what else happens on the host only adds to a
+ * run: a preempted run, or one whose peer was, is dearer, never
+ * cheaper; see sc_low3); the pick
  * is the lower; the other is probed for SHM_SC_HIST runs, or at once
  * when the pick's estimate rises an eighth above the other's, and
  * becomes the pick when its estimate is an eighth lower (a sixteenth
@@ -146,7 +147,7 @@ __attribute__((always_inline)) static inline void ring_copy(uint8_t *d, const vo
  * runs in 259: under 0.9%. (b4096, one launch: plain runs cost 64-80
  * cycles per KiB while the vCPUs sat close, NT 134-178; later 250 vs
  * 196, and the pick followed.) Per streamed send: one rdtsc and a few
- * adds; per run, a median of three. No clock without a TSC: the warm-up
+ * adds; per run, the lowest of three. No clock without a TSC: the warm-up
  * never ends and plain stores stay (without SSE2 both copies are memcpy).
  */
 
@@ -159,16 +160,20 @@ static inline uint64_t sc_now(void)
 #endif
 }
 
-static uint32_t sc_median3(const uint32_t *h)
+/* The lowest of a method's last three run costs. Not their median: on
+ * a shared host whole stretches of runs come out 1.5-5x dear (b4096, one
+ * launch: NT runs 125-181 cycles per KiB, then 351 and 251 in a row; the
+ * median of three rose to 251, the plain copy's older 195 looked an
+ * eighth cheaper, a probe switched to it, and two dear plain runs (550,
+ * 1014) switched back), so the median of three swung the pick with the
+ * noise, while the lowest moves only when all three runs rise: the
+ * method itself got dearer (the vCPUs moved apart), or the host stayed
+ * busy long enough that both methods' probes see it alike. */
+static uint32_t sc_low3(const uint32_t *h)
 {
-	uint32_t a = h[0], b = h[1], c = h[2];
+	uint32_t a = h[0] < h[1] ? h[0] : h[1];
 
-	if (a > b) {
-		uint32_t t = a;
-		a = b;
-		b = t;
-	}
-	return c <= a ? a : c >= b ? b : c;
+	return a < h[2] ? a : h[2];
 }
 
 /* a is an eighth lower than b */
@@ -204,7 +209,7 @@ static void sc_run_end(struct shm_sc *c, uint32_t x)
 	if (c->nhist[m] < 255)
 		c->nhist[m]++;
 	if (c->nhist[m] >= SHM_SC_HIST)
-		c->est[m] = sc_median3(c->hist[m]);
+		c->est[m] = sc_low3(c->hist[m]);
 	if (!c->ready) {
 		if (c->nhist[o] < SHM_SC_HIST) {
 			sc_use(c, o);
