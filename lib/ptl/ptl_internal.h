@@ -274,7 +274,7 @@ struct ptl_nalinst {
 struct ptl_rlock {
 	_Atomic uint32_t word;
 	unsigned depth;            /* re-entries beyond the first */
-	_Atomic unsigned long owner; /* pthread_self() of the holder, 0: none */
+	_Atomic unsigned long owner; /* ptl_thread_id() of the holder, 0: none */
 };
 
 struct ptl_lib {
@@ -339,22 +339,52 @@ static inline void ptl_md_give_back(struct ptl_md *md)
 		ptl_me_revive(&ptl_lib.ni->pts[md->me->pt_index], md->me);
 }
 
+/* The calling thread's id for the lock's owner: nonzero, and no other live
+ * thread's. The thread pointer (%fs:0 on x86-64, the TCB's address, which
+ * is what glibc's pthread_self() returns) read in one instruction: the
+ * call to pthread_self() through the PLT was ~5 instructions of every
+ * lock, and being a call it made every API function save and restore its
+ * callee-saved registers (PtlMDUpdate: 6 pushes and pops and 4 moves). */
+#if defined(__has_builtin) && (defined(__x86_64__) || defined(__aarch64__))
+#if __has_builtin(__builtin_thread_pointer)
+#define PTL_HAVE_THREAD_POINTER 1
+#endif
+#endif
+static inline unsigned long ptl_thread_id(void)
+{
+#ifdef PTL_HAVE_THREAD_POINTER
+	return (unsigned long)__builtin_thread_pointer();
+#else
+	return (unsigned long)pthread_self();
+#endif
+}
+
+/* The lock's slow paths, out of line (cold): with the futex calls inline
+ * every API function kept their arguments in callee-saved registers. */
+static __attribute__((noinline, cold, unused)) void ptl_lock_sleep(struct ptl_rlock *l)
+{
+	/* Held: mark it contended and sleep until it is free. A thread holds
+	 * it for a progress pass at most, never across a wait. */
+	while (atomic_exchange_explicit(&l->word, 2, memory_order_acquire) != 0)
+		syscall(SYS_futex, &l->word, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+}
+static __attribute__((noinline, cold, unused)) void ptl_lock_wake(struct ptl_rlock *l)
+{
+	syscall(SYS_futex, &l->word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 static inline void ptl_lock(void)
 {
 	struct ptl_rlock *l = &ptl_lib.lock;
-	unsigned long me = (unsigned long)pthread_self();
+	unsigned long me = ptl_thread_id();
 	if (atomic_load_explicit(&l->owner, memory_order_relaxed) == me) {
 		l->depth++;
 		return;
 	}
 	uint32_t c = 0;
 	if (!atomic_compare_exchange_strong_explicit(&l->word, &c, 1, memory_order_acquire,
-						     memory_order_relaxed)) {
-		/* Held: mark it contended and sleep until it is free. A thread
-		 * holds it for a progress pass at most, never across a wait. */
-		while (atomic_exchange_explicit(&l->word, 2, memory_order_acquire) != 0)
-			syscall(SYS_futex, &l->word, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
-	}
+						     memory_order_relaxed))
+		ptl_lock_sleep(l);
 	atomic_store_explicit(&l->owner, me, memory_order_relaxed);
 }
 
@@ -367,7 +397,7 @@ static inline void ptl_unlock(void)
 	}
 	atomic_store_explicit(&l->owner, 0, memory_order_relaxed);
 	if (atomic_exchange_explicit(&l->word, 0, memory_order_release) == 2)
-		syscall(SYS_futex, &l->word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+		ptl_lock_wake(l);
 }
 
 /* Whether another thread waits for the lock, which the caller holds: its

@@ -10,6 +10,32 @@
 	 PTL_MD_ACK_DISABLE | PTL_MD_IOVEC | PTL_MD_MAX_SIZE | PTL_MD_EVENT_START_DISABLE | \
 	 PTL_MD_EVENT_END_DISABLE)
 
+/* An IOVEC MD's list, checked and copied into md's slot of the NI's
+ * pool; writes md only when the list passes. Out of line: with its loop
+ * and memcpy inline, PtlMDUpdate (contiguous MDs, every posted MPI
+ * receive) saved and restored six registers for them. */
+static __attribute__((noinline)) int ptl_md_set_iov(struct ptl_ni *ni, struct ptl_md *md, const ptl_md_t *umd,
+						    ptl_size_t *total)
+{
+	if (umd->length > (ptl_size_t)ni->limits.max_md_iovecs)
+		return PTL_MD_ILLEGAL;
+	if (umd->length && !umd->start)
+		return PTL_SEGV;
+	const ptl_md_iovec_t *uiov = umd->start;
+	int niov = (int)umd->length;
+	ptl_size_t t = 0;
+	for (int i = 0; i < niov; i++) {
+		if (uiov[i].iov_len && !uiov[i].iov_base)
+			return PTL_SEGV;
+		t += uiov[i].iov_len;
+	}
+	/* Our own copy: the caller may reuse its array at once. */
+	md->iov = ni->iov_pool + (size_t)ptl_handle_idx(md->handle) * (size_t)ni->limits.max_md_iovecs;
+	memcpy(md->iov, uiov, (size_t)niov * sizeof *uiov);
+	*total = t;
+	return PTL_OK;
+}
+
 /* ptl_md_set's body, inline in PtlMDUpdate: re-arming a posted MPI
  * receive's kept MD is one update per receive, and the call into
  * ptl_md_set with its frame was a fifth of it. */
@@ -22,23 +48,11 @@ __attribute__((always_inline)) static inline int ptl_md_set_inline(struct ptl_ni
 		return PTL_MD_ILLEGAL;
 	if (umd->eq_handle != PTL_EQ_NONE && umd->eq_handle != eq_known && !ptl_eq_lookup(ni, umd->eq_handle))
 		return PTL_EQ_INVALID;
-	ptl_size_t total = 0;
-	int niov = 0;
+	ptl_size_t total;
 	if (umd->options & PTL_MD_IOVEC) {
-		if (umd->length > (ptl_size_t)ni->limits.max_md_iovecs)
-			return PTL_MD_ILLEGAL;
-		if (umd->length && !umd->start)
-			return PTL_SEGV;
-		const ptl_md_iovec_t *uiov = umd->start;
-		niov = (int)umd->length;
-		for (int i = 0; i < niov; i++) {
-			if (uiov[i].iov_len && !uiov[i].iov_base)
-				return PTL_SEGV;
-			total += uiov[i].iov_len;
-		}
-		/* Our own copy: the caller may reuse its array at once. */
-		md->iov = ni->iov_pool + (size_t)ptl_handle_idx(md->handle) * (size_t)ni->limits.max_md_iovecs;
-		memcpy(md->iov, uiov, (size_t)niov * sizeof *uiov);
+		int rc = ptl_md_set_iov(ni, md, umd, &total);
+		if (rc != PTL_OK)
+			return rc;
 	} else {
 		if (umd->length && !umd->start)
 			return PTL_SEGV;
@@ -46,7 +60,7 @@ __attribute__((always_inline)) static inline int ptl_md_set_inline(struct ptl_ni
 		total = umd->length;
 	}
 	md->md = *umd;
-	md->niov = niov;
+	md->niov = md->iov ? (int)umd->length : 0;
 	md->total = total;
 	md->local_offset = 0;
 	return PTL_OK;
