@@ -180,13 +180,43 @@ static inline void ptl_me_revive(struct ptl_pt *pt, struct ptl_me *me)
 	}
 }
 
+/* An access control entry, in the form every arrival compares
+ * (ptl_ac_set): each field as a key and the mask of its bits that must
+ * equal (none of a wildcard), as an ME's match id. Five fields each tested
+ * against its wildcard and then its value, a branch each, were ~24
+ * instructions of every arrival; three masked compares OR'ed together
+ * with no branch save 4-6 of them (the initiator's key is the match
+ * walk's too). */
 struct ptl_ac {
-	bool in_use;
-	ptl_process_id_t match_id;
-	ptl_uid_t uid;
-	ptl_jid_t jid;
-	ptl_pt_index_t pt_index;
+	uint64_t id_key, id_mask;     /* initiator, ptl_id_key's packing */
+	uint64_t cred_key, cred_mask; /* uid and jid, ptl_cred_key's packing */
+	uint32_t pt_key, pt_mask;     /* portal */
+	bool in_use;                  /* false: admits nobody */
 };
+
+/* A request's uid and jid as one word: jid above uid, as a struct
+ * ptl_hdr_short holds them (uid, then jid), so one load reads both. */
+static inline uint64_t ptl_cred_key(ptl_uid_t uid, ptl_jid_t jid)
+{
+	return (uint64_t)jid << 32 | uid;
+}
+
+/* Sets e to admit initiator id (PTL_NID_ANY, PTL_PID_ANY: any), user uid
+ * and job jid (PTL_UID_ANY, PTL_JID_ANY: any) on portal pt
+ * (PTL_PT_INDEX_ANY: any). */
+static inline void ptl_ac_set(struct ptl_ac *e, ptl_process_id_t id, ptl_uid_t uid, ptl_jid_t jid,
+			      ptl_pt_index_t pt)
+{
+	e->id_mask = (id.nid == PTL_NID_ANY ? 0 : 0xffffffffull << 32) |
+		     (id.pid == PTL_PID_ANY ? 0 : 0xffffffffull);
+	e->id_key = ptl_id_key(id) & e->id_mask;
+	e->cred_mask = (jid == PTL_JID_ANY ? 0 : 0xffffffffull << 32) |
+		       (uid == PTL_UID_ANY ? 0 : 0xffffffffull);
+	e->cred_key = ptl_cred_key(uid, jid) & e->cred_mask;
+	e->pt_mask = pt == PTL_PT_INDEX_ANY ? 0 : 0xffffffffu;
+	e->pt_key = pt & e->pt_mask;
+	e->in_use = true;
+}
 
 /* An initiator operation waiting for its answer (ACK/REPLY). */
 enum ptl_op_kind {
@@ -558,11 +588,9 @@ static inline bool ptl_ac_admits(const struct ptl_ni *ni, ptl_ac_index_t ac, ptl
 		return false;
 	const struct ptl_ac *e = &ni->acs[ac];
 	return e->in_use &&
-	       (e->match_id.nid == PTL_NID_ANY || e->match_id.nid == src.nid) &&
-	       (e->match_id.pid == PTL_PID_ANY || e->match_id.pid == src.pid) &&
-	       (e->uid == PTL_UID_ANY || e->uid == uid) &&
-	       (e->jid == PTL_JID_ANY || e->jid == jid) &&
-	       (e->pt_index == PTL_PT_INDEX_ANY || e->pt_index == pt);
+	       (((ptl_id_key(src) ^ e->id_key) & e->id_mask) |
+		((ptl_cred_key(uid, jid) ^ e->cred_key) & e->cred_mask) |
+		((pt ^ e->pt_key) & e->pt_mask)) == 0;
 }
 void ptl_ac_defaults(struct ptl_ni *ni);
 

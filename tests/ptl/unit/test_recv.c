@@ -5,7 +5,8 @@
  * byte past its end; a well-formed one lands, and one longer than the
  * ME's MD is truncated with PTL_MD_TRUNCATE and dropped without; its
  * PUT_END reports every field from the short header; a dropped request
- * with a full header is answered only when its initiator waits.
+ * with a full header is answered only when its initiator waits; access
+ * control admits it only when every field of the entry does.
  *
  * ptl_recv.c, ptl_md.c, ptl_me.c and ptl_handle.c are compiled in; the
  * functions of other modules they call are stand-ins below (an NI built
@@ -134,8 +135,8 @@ static int setup(void **state)
 	for (int i = 0; i < 8; i++)
 		ptl_pt_init(&the_pts[i]);
 	memset(the_acs, 0, sizeof the_acs);
-	the_acs[0] = (struct ptl_ac){ .in_use = true, .match_id = { PTL_NID_ANY, PTL_PID_ANY },
-				      .uid = PTL_UID_ANY, .jid = PTL_JID_ANY, .pt_index = PTL_PT_INDEX_ANY };
+	ptl_ac_set(&the_acs[0], (ptl_process_id_t){ PTL_NID_ANY, PTL_PID_ANY }, PTL_UID_ANY, PTL_JID_ANY,
+		   PTL_PT_INDEX_ANY);
 	ni->acs = the_acs;
 	ni->iov_pool = calloc(4 * 2, sizeof *ni->iov_pool);
 	if (!ni->iov_pool || ptl_htab_init(&ni->mds, PTL_HK_MD, 0, 4, sizeof(struct ptl_md)) ||
@@ -218,11 +219,11 @@ static void post(char *buf, ptl_size_t len, unsigned opts)
 /* A PUT_SHORT to PT, BITS with plen bytes of data (each 0xa0 + i), its
  * first len bytes handed to ptl_recv from SENDER, ending where the
  * readable page ends. */
-static void arrive(size_t plen, size_t len)
+static void arrive_ac(uint16_t ac, size_t plen, size_t len)
 {
 	unsigned char m[64];
-	struct ptl_hdr_short s = { .type = PTL_MSG_PUT_SHORT, .pt_index = PT, .uid = 3, .jid = 4,
-				   .match_bits = BITS, .hdr_data = 9 };
+	struct ptl_hdr_short s = { .type = PTL_MSG_PUT_SHORT, .ac_index = ac, .pt_index = PT, .uid = 3,
+				   .jid = 4, .match_bits = BITS, .hdr_data = 9 };
 	assert_true(sizeof s + plen <= sizeof m && len <= sizeof s + plen);
 	memcpy(m, &s, sizeof s);
 	for (size_t i = 0; i < plen; i++)
@@ -230,6 +231,13 @@ static void arrive(size_t plen, size_t len)
 	unsigned char *at = pages + page - len;
 	memcpy(at, m, len);
 	ptl_recv(NULL, SENDER, at, len);
+}
+
+/* The same through access control entry 0 (any initiator, user, job and
+ * portal). */
+static void arrive(size_t plen, size_t len)
+{
+	arrive_ac(0, plen, len);
 }
 
 /* ------------------------------------------------------------ tests */
@@ -413,6 +421,57 @@ static void test_drop_answers_only_when_asked(void **state)
 	assert_int_equal(posted[1].mlength, 4);
 }
 
+/* Access control (ptl_ac_set, ptl_ac_admits): a PUT_SHORT from SENDER
+ * (nid 77), uid 3, jid 4, to PT through entry 1 lands when the entry
+ * admits each of those, by value or wildcard, and is refused and counted
+ * when any one field differs, when the entry is not in use, and when
+ * there is no such entry. */
+static void test_short_put_access_control(void **state)
+{
+	(void)state;
+	char buf[16];
+	post(buf, sizeof buf, PTL_MD_MANAGE_REMOTE);
+	const ptl_process_id_t me = { 77, SENDER }, any = { PTL_NID_ANY, PTL_PID_ANY };
+	struct {
+		ptl_process_id_t id;
+		ptl_uid_t uid;
+		ptl_jid_t jid;
+		ptl_pt_index_t pt;
+		bool admits;
+	} cases[] = {
+		{ me, 3, 4, PT, true },
+		{ any, PTL_UID_ANY, PTL_JID_ANY, PTL_PT_INDEX_ANY, true },
+		{ { 77, PTL_PID_ANY }, PTL_UID_ANY, 4, PTL_PT_INDEX_ANY, true },
+		{ { PTL_NID_ANY, SENDER }, 3, PTL_JID_ANY, PT, true },
+		{ { 78, SENDER }, 3, 4, PT, false },
+		{ { 77, 0 }, 3, 4, PT, false },
+		{ { PTL_NID_ANY, 0 }, PTL_UID_ANY, PTL_JID_ANY, PTL_PT_INDEX_ANY, false },
+		{ me, 5, 4, PT, false },
+		{ any, PTL_UID_ANY, 5, PTL_PT_INDEX_ANY, false },
+		{ any, 4, 3, PTL_PT_INDEX_ANY, false }, /* uid and jid swapped */
+		{ any, PTL_UID_ANY, PTL_JID_ANY, PT + 1, false },
+	};
+	long denied = 0;
+	int landed = 0;
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		ptl_ac_set(&the_acs[1], cases[k].id, cases[k].uid, cases[k].jid, cases[k].pt);
+		arrive_ac(1, 8, sizeof(struct ptl_hdr_short) + 8);
+		if (cases[k].admits)
+			landed++;
+		else
+			denied++;
+		assert_int_equal(sr[PTL_SR_PERMISSIONS_VIOLATIONS], denied);
+		assert_int_equal(nposted, 2 * landed);
+	}
+	the_acs[1].in_use = false; /* as ptl_ni's calloc leaves the others */
+	arrive_ac(1, 8, sizeof(struct ptl_hdr_short) + 8);
+	arrive_ac(2, 8, sizeof(struct ptl_hdr_short) + 8);
+	arrive_ac(4, 8, sizeof(struct ptl_hdr_short) + 8); /* past max_ac_index */
+	assert_int_equal(sr[PTL_SR_PERMISSIONS_VIOLATIONS], denied + 3);
+	assert_int_equal(nposted, 2 * landed);
+	assert_int_equal(sr[PTL_SR_DROP_COUNT], 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -422,6 +481,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_short_put_too_long, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_short_put_event_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_drop_answers_only_when_asked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_short_put_access_control, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
