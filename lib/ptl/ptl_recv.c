@@ -302,6 +302,27 @@ static void ptl_answer(struct ptl_ni *ni, struct ptl_op *op, const struct ptl_hd
 	ptl_md_maybe_autounlink(ni, md);
 }
 
+/* Field f of the struct ptl_hdr_short at p, which may be unaligned. */
+#define PTL_HDR_SHORT_LOAD(p, f)                                                                   \
+	ptl_load_field((const char *)(p) + offsetof(struct ptl_hdr_short, f),                     \
+		       sizeof(((struct ptl_hdr_short *)0)->f))
+static inline uint64_t ptl_load_field(const void *p, size_t n)
+{
+	if (n == 8) {
+		uint64_t v;
+		memcpy(&v, p, 8);
+		return v;
+	}
+	if (n == 4) {
+		uint32_t v;
+		memcpy(&v, p, 4);
+		return v;
+	}
+	uint16_t v;
+	memcpy(&v, p, 2);
+	return v;
+}
+
 /* A PTL_MSG_PUT_SHORT: a put as ptl_target takes it, out of the 40-byte
  * header (ptl_proto.h); it waits for no answer, so a drop answers none.
  * h is never built in memory: ptl_target is inline and no call left in
@@ -310,24 +331,25 @@ static void ptl_answer(struct ptl_ni *ni, struct ptl_op *op, const struct ptl_hd
  * of an arrival. */
 static void ptl_recv_put_short(struct ptl_ni *ni, int peer, const void *msg, size_t len)
 {
-	struct ptl_hdr_short s;
-	if (len < sizeof s || !ni) {
+	if (len < sizeof(struct ptl_hdr_short) || !ni) {
 		ptl_sr_inc(PTL_SR_DROP_COUNT);
 		return;
 	}
-	memcpy(&s, msg, sizeof s);
+	/* Each field loaded once from the message, straight into h's
+	 * scalars: a copy of the header to the stack first was stored and
+	 * loaded again field by field. */
 	const struct ptl_hdr h = {
 		.type = PTL_MSG_PUT,
-		.pt_index = s.pt_index,
-		.ac_index = s.ac_index,
-		.uid = s.uid,
-		.jid = s.jid,
-		.match_bits = s.match_bits,
-		.offset = s.offset,
-		.hdr_data = s.hdr_data,
-		.rlength = len - sizeof s,
+		.pt_index = PTL_HDR_SHORT_LOAD(msg, pt_index),
+		.ac_index = PTL_HDR_SHORT_LOAD(msg, ac_index),
+		.uid = PTL_HDR_SHORT_LOAD(msg, uid),
+		.jid = PTL_HDR_SHORT_LOAD(msg, jid),
+		.match_bits = PTL_HDR_SHORT_LOAD(msg, match_bits),
+		.offset = PTL_HDR_SHORT_LOAD(msg, offset),
+		.hdr_data = PTL_HDR_SHORT_LOAD(msg, hdr_data),
+		.rlength = len - sizeof(struct ptl_hdr_short),
 	};
-	ptl_target(ni, peer, &h, (const char *)msg + sizeof s, len - sizeof s);
+	ptl_target(ni, peer, &h, (const char *)msg + sizeof(struct ptl_hdr_short), len - sizeof(struct ptl_hdr_short));
 }
 
 void ptl_recv(void *arg, int peer, const void *msg, size_t len)
