@@ -93,6 +93,13 @@ struct ptl_me;
 struct ptl_md {
 	uint64_t handle;
 	ptl_md_t md;               /* as the user gave it (events report it so); iov is our copy */
+	/* md.eq_handle's EQ, set with it (NULL for PTL_EQ_NONE); it is still
+	 * that EQ while its handle equals md.eq_handle: ptl_eq_destroy clears
+	 * a freed EQ's handle and a reused slot's has a new generation, and
+	 * the slot's memory lives as long as the NI's MDs (ptl_md_live_eq:
+	 * two loads and a compare for the handle lookup, ~12 instructions,
+	 * that every event of an MD made). */
+	struct ptl_eq *eq;
 	ptl_md_iovec_t *iov;       /* NULL unless PTL_MD_IOVEC: this MD's copy */
 	int niov;
 	ptl_size_t total;          /* bytes described */
@@ -507,10 +514,9 @@ static inline struct ptl_md *ptl_md_lookup(struct ptl_ni *ni, ptl_handle_md_t h)
 {
 	return ptl_htab_lookup(&ni->mds, h);
 }
-/* Checks and copies a user MD into md (shared by Attach, Bind, Update);
- * writes nothing unless every check passes. eq_known: an EQ handle the
- * caller has just found live (PtlMDUpdate's), not looked up again; or
- * PTL_EQ_NONE. */
+/* Checks and copies a user MD into md (shared by Attach, Bind, Update),
+ * with md->eq its EQ; writes nothing unless every check passes. eq_known:
+ * an EQ handle the caller has just found live, or PTL_EQ_NONE. */
 int ptl_md_set(struct ptl_ni *ni, struct ptl_md *md, const ptl_md_t *umd, ptl_handle_eq_t eq_known);
 void ptl_md_copy_in(const struct ptl_md *md, ptl_size_t off, const void *src, ptl_size_t len);
 void ptl_md_copy_out(const struct ptl_md *md, ptl_size_t off, void *dst, ptl_size_t len);
@@ -532,11 +538,17 @@ static inline bool ptl_md_wants_event(const struct ptl_md *md, ptl_event_kind_t 
 				   : 0;
 	return md->md.eq_handle != PTL_EQ_NONE && !(md->md.options & off);
 }
+/* md's EQ if it has one and it is still live, else NULL. */
+static inline struct ptl_eq *ptl_md_live_eq(const struct ptl_md *md)
+{
+	struct ptl_eq *eq = md->eq;
+	return eq && eq->handle == md->md.eq_handle ? eq : NULL;
+}
 /* The EQ md logs events of kind to, or NULL when it logs none (inline:
  * every event asks). */
 static inline struct ptl_eq *ptl_md_eq(const struct ptl_md *md, ptl_event_kind_t kind)
 {
-	return ptl_md_wants_event(md, kind) ? ptl_eq_lookup(ptl_lib.ni, md->md.eq_handle) : NULL;
+	return ptl_md_wants_event(md, kind) ? ptl_md_live_eq(md) : NULL;
 }
 /* Threshold used up / max_size reached with PTL_UNLINK: unlink md (and its
  * ME if that was attached with PTL_UNLINK), logging UNLINK. Returns true if
