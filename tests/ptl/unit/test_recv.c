@@ -472,6 +472,28 @@ static void test_short_put_access_control(void **state)
 	assert_int_equal(sr[PTL_SR_DROP_COUNT], 0);
 }
 
+/* Every payload length from 0 to 24 lands whole and alone (ptl_deposit:
+ * byte loop, two 4-byte and two 8-byte moves that may overlap, memcpy
+ * past 16): each byte in place, nothing after it touched. */
+static void test_short_put_lengths(void **state)
+{
+	(void)state;
+	char buf[32];
+	post(buf, sizeof buf, PTL_MD_MANAGE_REMOTE); /* every put at offset 0 */
+	for (size_t n = 0; n <= 24; n++) {
+		memset(buf, '.', sizeof buf);
+		nposted = 0;
+		arrive(n, sizeof(struct ptl_hdr_short) + n);
+		assert_int_equal(nposted, 2);
+		assert_int_equal(posted[1].mlength, n);
+		for (size_t i = 0; i < n; i++)
+			assert_int_equal((unsigned char)buf[i], 0xa0 + i);
+		for (size_t i = n; i < sizeof buf; i++)
+			assert_int_equal(buf[i], '.');
+	}
+	assert_int_equal(sr[PTL_SR_DROP_COUNT], 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -482,6 +504,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_short_put_event_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_drop_answers_only_when_asked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_short_put_access_control, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_short_put_lengths, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
