@@ -9,13 +9,8 @@
  * any portal; every other entry admits nobody until PtlACEntry sets it. */
 void ptl_ac_defaults(struct ptl_ni *ni)
 {
-	ni->acs[0] = (struct ptl_ac){
-		.in_use = true,
-		.match_id = { PTL_NID_ANY, PTL_PID_ANY },
-		.uid = ptl_uid(),
-		.jid = ptl_jid(),
-		.pt_index = PTL_PT_INDEX_ANY,
-	};
+	ptl_ac_set(&ni->acs[0], (ptl_process_id_t){ PTL_NID_ANY, PTL_PID_ANY }, ptl_uid(), ptl_jid(),
+		   PTL_PT_INDEX_ANY);
 }
 
 int PtlACEntry(ptl_handle_ni_t ni_handle, ptl_ac_index_t ac_index, ptl_process_id_t match_id,
@@ -35,8 +30,7 @@ int PtlACEntry(ptl_handle_ni_t ni_handle, ptl_ac_index_t ac_index, ptl_process_i
 	else if (match_id.pid != PTL_PID_ANY && match_id.pid >= (ptl_pid_t)ptl_lib.rt.size)
 		rc = PTL_PROCESS_INVALID;
 	else
-		ni->acs[ac_index] = (struct ptl_ac){ .in_use = true, .match_id = match_id,
-						     .uid = uid, .jid = jid, .pt_index = pt_index };
+		ptl_ac_set(&ni->acs[ac_index], match_id, uid, jid, pt_index);
 	ptl_unlock();
 	return rc;
 }

@@ -85,6 +85,7 @@ void ptl_eq_destroy(struct ptl_ni *ni, struct ptl_eq *eq)
 		ptl_eq_ring_bell();
 	ptl_eq_frees++;
 	ptl_view_eq_destroy(eq);
+	eq->handle = 0; /* an MD's cached pointer to it no longer matches (ptl_md_live_eq) */
 	ptl_htab_free(&ni->eqs, eq);
 }
 

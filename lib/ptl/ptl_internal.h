@@ -93,6 +93,13 @@ struct ptl_me;
 struct ptl_md {
 	uint64_t handle;
 	ptl_md_t md;               /* as the user gave it (events report it so); iov is our copy */
+	/* md.eq_handle's EQ, set with it (NULL for PTL_EQ_NONE); it is still
+	 * that EQ while its handle equals md.eq_handle: ptl_eq_destroy clears
+	 * a freed EQ's handle and a reused slot's has a new generation, and
+	 * the slot's memory lives as long as the NI's MDs (ptl_md_live_eq:
+	 * two loads and a compare for the handle lookup, ~12 instructions,
+	 * that every event of an MD made). */
+	struct ptl_eq *eq;
 	ptl_md_iovec_t *iov;       /* NULL unless PTL_MD_IOVEC: this MD's copy */
 	int niov;
 	ptl_size_t total;          /* bytes described */
@@ -180,13 +187,43 @@ static inline void ptl_me_revive(struct ptl_pt *pt, struct ptl_me *me)
 	}
 }
 
+/* An access control entry, in the form every arrival compares
+ * (ptl_ac_set): each field as a key and the mask of its bits that must
+ * equal (none of a wildcard), as an ME's match id. Five fields each tested
+ * against its wildcard and then its value, a branch each, were ~24
+ * instructions of every arrival; three masked compares OR'ed together
+ * with no branch save 4-6 of them (the initiator's key is the match
+ * walk's too). */
 struct ptl_ac {
-	bool in_use;
-	ptl_process_id_t match_id;
-	ptl_uid_t uid;
-	ptl_jid_t jid;
-	ptl_pt_index_t pt_index;
+	uint64_t id_key, id_mask;     /* initiator, ptl_id_key's packing */
+	uint64_t cred_key, cred_mask; /* uid and jid, ptl_cred_key's packing */
+	uint32_t pt_key, pt_mask;     /* portal */
+	bool in_use;                  /* false: admits nobody */
 };
+
+/* A request's uid and jid as one word: jid above uid, as a struct
+ * ptl_hdr_short holds them (uid, then jid), so one load reads both. */
+static inline uint64_t ptl_cred_key(ptl_uid_t uid, ptl_jid_t jid)
+{
+	return (uint64_t)jid << 32 | uid;
+}
+
+/* Sets e to admit initiator id (PTL_NID_ANY, PTL_PID_ANY: any), user uid
+ * and job jid (PTL_UID_ANY, PTL_JID_ANY: any) on portal pt
+ * (PTL_PT_INDEX_ANY: any). */
+static inline void ptl_ac_set(struct ptl_ac *e, ptl_process_id_t id, ptl_uid_t uid, ptl_jid_t jid,
+			      ptl_pt_index_t pt)
+{
+	e->id_mask = (id.nid == PTL_NID_ANY ? 0 : 0xffffffffull << 32) |
+		     (id.pid == PTL_PID_ANY ? 0 : 0xffffffffull);
+	e->id_key = ptl_id_key(id) & e->id_mask;
+	e->cred_mask = (jid == PTL_JID_ANY ? 0 : 0xffffffffull << 32) |
+		       (uid == PTL_UID_ANY ? 0 : 0xffffffffull);
+	e->cred_key = ptl_cred_key(uid, jid) & e->cred_mask;
+	e->pt_mask = pt == PTL_PT_INDEX_ANY ? 0 : 0xffffffffu;
+	e->pt_key = pt & e->pt_mask;
+	e->in_use = true;
+}
 
 /* An initiator operation waiting for its answer (ACK/REPLY). */
 enum ptl_op_kind {
@@ -274,7 +311,7 @@ struct ptl_nalinst {
 struct ptl_rlock {
 	_Atomic uint32_t word;
 	unsigned depth;            /* re-entries beyond the first */
-	_Atomic unsigned long owner; /* pthread_self() of the holder, 0: none */
+	_Atomic unsigned long owner; /* ptl_thread_id() of the holder, 0: none */
 };
 
 struct ptl_lib {
@@ -339,22 +376,52 @@ static inline void ptl_md_give_back(struct ptl_md *md)
 		ptl_me_revive(&ptl_lib.ni->pts[md->me->pt_index], md->me);
 }
 
+/* The calling thread's id for the lock's owner: nonzero, and no other live
+ * thread's. The thread pointer (%fs:0 on x86-64, the TCB's address, which
+ * is what glibc's pthread_self() returns) read in one instruction: the
+ * call to pthread_self() through the PLT was ~5 instructions of every
+ * lock, and being a call it made every API function save and restore its
+ * callee-saved registers (PtlMDUpdate: 6 pushes and pops and 4 moves). */
+#if defined(__has_builtin) && (defined(__x86_64__) || defined(__aarch64__))
+#if __has_builtin(__builtin_thread_pointer)
+#define PTL_HAVE_THREAD_POINTER 1
+#endif
+#endif
+static inline unsigned long ptl_thread_id(void)
+{
+#ifdef PTL_HAVE_THREAD_POINTER
+	return (unsigned long)__builtin_thread_pointer();
+#else
+	return (unsigned long)pthread_self();
+#endif
+}
+
+/* The lock's slow paths, out of line (cold): with the futex calls inline
+ * every API function kept their arguments in callee-saved registers. */
+static __attribute__((noinline, cold, unused)) void ptl_lock_sleep(struct ptl_rlock *l)
+{
+	/* Held: mark it contended and sleep until it is free. A thread holds
+	 * it for a progress pass at most, never across a wait. */
+	while (atomic_exchange_explicit(&l->word, 2, memory_order_acquire) != 0)
+		syscall(SYS_futex, &l->word, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+}
+static __attribute__((noinline, cold, unused)) void ptl_lock_wake(struct ptl_rlock *l)
+{
+	syscall(SYS_futex, &l->word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 static inline void ptl_lock(void)
 {
 	struct ptl_rlock *l = &ptl_lib.lock;
-	unsigned long me = (unsigned long)pthread_self();
+	unsigned long me = ptl_thread_id();
 	if (atomic_load_explicit(&l->owner, memory_order_relaxed) == me) {
 		l->depth++;
 		return;
 	}
 	uint32_t c = 0;
 	if (!atomic_compare_exchange_strong_explicit(&l->word, &c, 1, memory_order_acquire,
-						     memory_order_relaxed)) {
-		/* Held: mark it contended and sleep until it is free. A thread
-		 * holds it for a progress pass at most, never across a wait. */
-		while (atomic_exchange_explicit(&l->word, 2, memory_order_acquire) != 0)
-			syscall(SYS_futex, &l->word, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
-	}
+						     memory_order_relaxed))
+		ptl_lock_sleep(l);
 	atomic_store_explicit(&l->owner, me, memory_order_relaxed);
 }
 
@@ -367,7 +434,7 @@ static inline void ptl_unlock(void)
 	}
 	atomic_store_explicit(&l->owner, 0, memory_order_relaxed);
 	if (atomic_exchange_explicit(&l->word, 0, memory_order_release) == 2)
-		syscall(SYS_futex, &l->word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+		ptl_lock_wake(l);
 }
 
 /* Whether another thread waits for the lock, which the caller holds: its
@@ -447,10 +514,9 @@ static inline struct ptl_md *ptl_md_lookup(struct ptl_ni *ni, ptl_handle_md_t h)
 {
 	return ptl_htab_lookup(&ni->mds, h);
 }
-/* Checks and copies a user MD into md (shared by Attach, Bind, Update);
- * writes nothing unless every check passes. eq_known: an EQ handle the
- * caller has just found live (PtlMDUpdate's), not looked up again; or
- * PTL_EQ_NONE. */
+/* Checks and copies a user MD into md (shared by Attach, Bind, Update),
+ * with md->eq its EQ; writes nothing unless every check passes. eq_known:
+ * an EQ handle the caller has just found live, or PTL_EQ_NONE. */
 int ptl_md_set(struct ptl_ni *ni, struct ptl_md *md, const ptl_md_t *umd, ptl_handle_eq_t eq_known);
 void ptl_md_copy_in(const struct ptl_md *md, ptl_size_t off, const void *src, ptl_size_t len);
 void ptl_md_copy_out(const struct ptl_md *md, ptl_size_t off, void *dst, ptl_size_t len);
@@ -472,11 +538,17 @@ static inline bool ptl_md_wants_event(const struct ptl_md *md, ptl_event_kind_t 
 				   : 0;
 	return md->md.eq_handle != PTL_EQ_NONE && !(md->md.options & off);
 }
+/* md's EQ if it has one and it is still live, else NULL. */
+static inline struct ptl_eq *ptl_md_live_eq(const struct ptl_md *md)
+{
+	struct ptl_eq *eq = md->eq;
+	return eq && eq->handle == md->md.eq_handle ? eq : NULL;
+}
 /* The EQ md logs events of kind to, or NULL when it logs none (inline:
  * every event asks). */
 static inline struct ptl_eq *ptl_md_eq(const struct ptl_md *md, ptl_event_kind_t kind)
 {
-	return ptl_md_wants_event(md, kind) ? ptl_eq_lookup(ptl_lib.ni, md->md.eq_handle) : NULL;
+	return ptl_md_wants_event(md, kind) ? ptl_md_live_eq(md) : NULL;
 }
 /* Threshold used up / max_size reached with PTL_UNLINK: unlink md (and its
  * ME if that was attached with PTL_UNLINK), logging UNLINK. Returns true if
@@ -528,11 +600,9 @@ static inline bool ptl_ac_admits(const struct ptl_ni *ni, ptl_ac_index_t ac, ptl
 		return false;
 	const struct ptl_ac *e = &ni->acs[ac];
 	return e->in_use &&
-	       (e->match_id.nid == PTL_NID_ANY || e->match_id.nid == src.nid) &&
-	       (e->match_id.pid == PTL_PID_ANY || e->match_id.pid == src.pid) &&
-	       (e->uid == PTL_UID_ANY || e->uid == uid) &&
-	       (e->jid == PTL_JID_ANY || e->jid == jid) &&
-	       (e->pt_index == PTL_PT_INDEX_ANY || e->pt_index == pt);
+	       (((ptl_id_key(src) ^ e->id_key) & e->id_mask) |
+		((ptl_cred_key(uid, jid) ^ e->cred_key) & e->cred_mask) |
+		((pt ^ e->pt_key) & e->pt_mask)) == 0;
 }
 void ptl_ac_defaults(struct ptl_ni *ni);
 

@@ -10,35 +10,53 @@
 	 PTL_MD_ACK_DISABLE | PTL_MD_IOVEC | PTL_MD_MAX_SIZE | PTL_MD_EVENT_START_DISABLE | \
 	 PTL_MD_EVENT_END_DISABLE)
 
+/* An IOVEC MD's list, checked and copied into md's slot of the NI's
+ * pool; writes md only when the list passes. Out of line: with its loop
+ * and memcpy inline, PtlMDUpdate (contiguous MDs, every posted MPI
+ * receive) saved and restored six registers for them. */
+static __attribute__((noinline)) int ptl_md_set_iov(struct ptl_ni *ni, struct ptl_md *md, const ptl_md_t *umd,
+						    ptl_size_t *total)
+{
+	if (umd->length > (ptl_size_t)ni->limits.max_md_iovecs)
+		return PTL_MD_ILLEGAL;
+	if (umd->length && !umd->start)
+		return PTL_SEGV;
+	const ptl_md_iovec_t *uiov = umd->start;
+	int niov = (int)umd->length;
+	ptl_size_t t = 0;
+	for (int i = 0; i < niov; i++) {
+		if (uiov[i].iov_len && !uiov[i].iov_base)
+			return PTL_SEGV;
+		t += uiov[i].iov_len;
+	}
+	/* Our own copy: the caller may reuse its array at once. */
+	md->iov = ni->iov_pool + (size_t)ptl_handle_idx(md->handle) * (size_t)ni->limits.max_md_iovecs;
+	memcpy(md->iov, uiov, (size_t)niov * sizeof *uiov);
+	*total = t;
+	return PTL_OK;
+}
+
 /* ptl_md_set's body, inline in PtlMDUpdate: re-arming a posted MPI
  * receive's kept MD is one update per receive, and the call into
  * ptl_md_set with its frame was a fifth of it. */
 __attribute__((always_inline)) static inline int ptl_md_set_inline(struct ptl_ni *ni, struct ptl_md *md,
-								   const ptl_md_t *umd, ptl_handle_eq_t eq_known)
+								   const ptl_md_t *umd, struct ptl_eq *known)
 {
 	if (umd->options & ~PTL_MD_ALL_OPTIONS)
 		return PTL_MD_ILLEGAL;
 	if (umd->threshold < 0 && umd->threshold != PTL_MD_THRESH_INF)
 		return PTL_MD_ILLEGAL;
-	if (umd->eq_handle != PTL_EQ_NONE && umd->eq_handle != eq_known && !ptl_eq_lookup(ni, umd->eq_handle))
-		return PTL_EQ_INVALID;
-	ptl_size_t total = 0;
-	int niov = 0;
+	struct ptl_eq *eq = NULL;
+	if (umd->eq_handle != PTL_EQ_NONE) {
+		eq = known && known->handle == umd->eq_handle ? known : ptl_eq_lookup(ni, umd->eq_handle);
+		if (!eq)
+			return PTL_EQ_INVALID;
+	}
+	ptl_size_t total;
 	if (umd->options & PTL_MD_IOVEC) {
-		if (umd->length > (ptl_size_t)ni->limits.max_md_iovecs)
-			return PTL_MD_ILLEGAL;
-		if (umd->length && !umd->start)
-			return PTL_SEGV;
-		const ptl_md_iovec_t *uiov = umd->start;
-		niov = (int)umd->length;
-		for (int i = 0; i < niov; i++) {
-			if (uiov[i].iov_len && !uiov[i].iov_base)
-				return PTL_SEGV;
-			total += uiov[i].iov_len;
-		}
-		/* Our own copy: the caller may reuse its array at once. */
-		md->iov = ni->iov_pool + (size_t)ptl_handle_idx(md->handle) * (size_t)ni->limits.max_md_iovecs;
-		memcpy(md->iov, uiov, (size_t)niov * sizeof *uiov);
+		int rc = ptl_md_set_iov(ni, md, umd, &total);
+		if (rc != PTL_OK)
+			return rc;
 	} else {
 		if (umd->length && !umd->start)
 			return PTL_SEGV;
@@ -46,7 +64,8 @@ __attribute__((always_inline)) static inline int ptl_md_set_inline(struct ptl_ni
 		total = umd->length;
 	}
 	md->md = *umd;
-	md->niov = niov;
+	md->eq = eq;
+	md->niov = md->iov ? (int)umd->length : 0;
 	md->total = total;
 	md->local_offset = 0;
 	return PTL_OK;
@@ -54,7 +73,7 @@ __attribute__((always_inline)) static inline int ptl_md_set_inline(struct ptl_ni
 
 int ptl_md_set(struct ptl_ni *ni, struct ptl_md *md, const ptl_md_t *umd, ptl_handle_eq_t eq_known)
 {
-	return ptl_md_set_inline(ni, md, umd, eq_known);
+	return ptl_md_set_inline(ni, md, umd, eq_known != PTL_EQ_NONE ? ptl_eq_lookup(ni, eq_known) : NULL);
 }
 
 /* Walks [off, off+len) of md piece by piece. */
@@ -267,8 +286,10 @@ int PtlMDUpdate(ptl_handle_md_t md_handle, ptl_md_t *old_md, ptl_md_t *new_md, p
 		*old_md = md->md;
 	if (!new_md)
 		goto out;
+	struct ptl_eq *eq = NULL;
 	if (eq_handle != PTL_EQ_NONE) {
-		struct ptl_eq *eq = ptl_eq_lookup(ni, eq_handle);
+		/* Mostly the MD's own EQ (a posted MPI receive's): no lookup. */
+		eq = eq_handle == md->md.eq_handle ? ptl_md_live_eq(md) : ptl_eq_lookup(ni, eq_handle);
 		if (!eq) {
 			rc = PTL_EQ_INVALID;
 			goto out;
@@ -289,7 +310,7 @@ int PtlMDUpdate(ptl_handle_md_t md_handle, ptl_md_t *old_md, ptl_md_t *new_md, p
 	 * attachment, the handle or the unlink choice, which an update keeps
 	 * (a copy of the whole MD to restore was a sixth of a posted MPI
 	 * receive's PtlMDUpdate). */
-	rc = ptl_md_set_inline(ni, md, new_md, eq_handle); /* eq_handle is live or NONE */
+	rc = ptl_md_set_inline(ni, md, new_md, eq); /* eq_handle's EQ, or NULL */
 	if (rc == PTL_OK && md->me)
 		ptl_me_revive(&ni->pts[md->me->pt_index], md->me);
 out:

@@ -622,6 +622,64 @@ static void test_answers_on_reused_ops(void **state)
 	assert_rc(PtlEQFree(ie), PTL_OK);
 }
 
+/* An MD keeps a pointer to its EQ (lib/ptl: ptl_md.eq) and trusts it only
+ * while the EQ's handle is the MD's: after PtlEQFree the MD's puts land
+ * and log nothing, also once a new EQ has the freed one's slot (a new
+ * generation); an update naming the freed EQ is refused, one naming the
+ * new EQ makes the MD log there. */
+static void test_freed_eq_gets_no_events(void **state)
+{
+	(void)state;
+	static char tbuf[8], sbuf[8] = "abcdefg";
+	ptl_handle_eq_t te, te2, ie;
+	ptl_handle_me_t me;
+	ptl_handle_md_t tmd, smd;
+	assert_rc(PtlEQAlloc(ni, 16, NULL, &te), PTL_OK);
+	assert_rc(PtlEQAlloc(ni, 16, NULL, &ie), PTL_OK);
+	assert_rc(PtlMEAttach(ni, 3, any_id, 0x99, 0, PTL_RETAIN, PTL_INS_AFTER, &me), PTL_OK);
+	ptl_md_t tu = plain_md(tbuf, sizeof tbuf);
+	tu.eq_handle = te;
+	assert_rc(PtlMDAttach(me, tu, PTL_RETAIN, &tmd), PTL_OK);
+	ptl_md_t su = plain_md(sbuf, sizeof sbuf);
+	su.eq_handle = ie;
+	assert_rc(PtlMDBind(ni, su, PTL_RETAIN, &smd), PTL_OK);
+
+	assert_rc(PtlPutRegion(smd, 0, 1, PTL_ACK_REQ, self_id, 3, 0, 0x99, 0, 0), PTL_OK);
+	assert_int_equal(wait_event(te, PTL_EVENT_PUT_END).md_handle, tmd);
+	wait_event(ie, PTL_EVENT_ACK);
+	assert_int_equal(tbuf[0], 'a');
+
+	assert_rc(PtlEQFree(te), PTL_OK);
+	assert_rc(PtlPutRegion(smd, 1, 1, PTL_ACK_REQ, self_id, 3, 0, 0x99, 0, 0), PTL_OK);
+	wait_event(ie, PTL_EVENT_ACK); /* answered after it landed */
+	assert_int_equal(tbuf[1], 'b');
+
+	assert_rc(PtlEQAlloc(ni, 16, NULL, &te2), PTL_OK);
+	assert_true(te2 != te);
+	assert_rc(PtlPutRegion(smd, 2, 1, PTL_ACK_REQ, self_id, 3, 0, 0x99, 0, 0), PTL_OK);
+	wait_event(ie, PTL_EVENT_ACK);
+	assert_int_equal(tbuf[2], 'c');
+	ptl_event_t ev;
+	assert_rc(PtlEQGet(te2, &ev), PTL_EQ_EMPTY);
+
+	/* The MD's own (freed) EQ, tested against: refused, no change. */
+	assert_rc(PtlMDUpdate(tmd, NULL, &tu, te), PTL_EQ_INVALID);
+	assert_rc(PtlMDUpdate(tmd, NULL, &tu, PTL_EQ_NONE), PTL_EQ_INVALID);
+	tu.eq_handle = te2;
+	assert_rc(PtlMDUpdate(tmd, NULL, &tu, te2), PTL_OK);
+	assert_rc(PtlPutRegion(smd, 3, 1, PTL_ACK_REQ, self_id, 3, 0, 0x99, 0, 0), PTL_OK);
+	ev = wait_event(te2, PTL_EVENT_PUT_END);
+	assert_int_equal(ev.md_handle, tmd);
+	assert_int_equal(ev.mlength, 1);
+	assert_int_equal(tbuf[0], 'd'); /* the update reset the local offset */
+	wait_event(ie, PTL_EVENT_ACK);
+
+	assert_rc(PtlMDUnlink(smd), PTL_OK);
+	assert_rc(PtlMEUnlink(me), PTL_OK);
+	assert_rc(PtlEQFree(te2), PTL_OK);
+	assert_rc(PtlEQFree(ie), PTL_OK);
+}
+
 /* A put to self of match bits `bits` (1 byte of `what`) and the md_handle
  * of the PUT_END it logs on eq. */
 static ptl_handle_md_t put_lands(ptl_handle_md_t smd, ptl_handle_eq_t eq, ptl_match_bits_t bits)
@@ -744,6 +802,7 @@ int main(void)
 		cmocka_unit_test(test_ac_calls),
 		cmocka_unit_test(test_move_calls),
 		cmocka_unit_test(test_answers_on_reused_ops),
+		cmocka_unit_test(test_freed_eq_gets_no_events),
 		cmocka_unit_test(test_dead_front),
 		cmocka_unit_test(test_fini),
 	};

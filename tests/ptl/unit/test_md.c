@@ -132,6 +132,16 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* Frees the EQ of handle h as ptl_eq_destroy does: its handle cleared
+ * (what an MD's pointer to it is checked against), its slot freed. */
+static void free_eq(ptl_handle_eq_t h)
+{
+	struct ptl_eq *eq = ptl_eq_lookup(&the_ni, h);
+	assert_non_null(eq);
+	eq->handle = 0;
+	ptl_htab_free(&the_ni.eqs, eq);
+}
+
 static struct ptl_md *new_md(ptl_handle_md_t *h)
 {
 	struct ptl_md *md = ptl_htab_alloc(&the_ni.mds, h);
@@ -428,9 +438,64 @@ static void test_event_filter(void **state)
 	md->md.eq_handle = PTL_EQ_NONE;
 	ptl_md_event(md, PTL_EVENT_PUT_END, &ev);
 	md->md.eq_handle = eqh[0];
-	ptl_htab_free(&the_ni.eqs, ptl_eq_lookup(&the_ni, eqh[0]));
+	free_eq(eqh[0]);
 	ptl_md_event(md, PTL_EVENT_PUT_END, &ev);
 	assert_int_equal(nposted, 0);
+}
+
+/* The EQ an MD logs to is found through the MD's pointer (md->eq), which
+ * counts only while the EQ there has the MD's handle: set by every
+ * ptl_md_set and update, dead once the EQ is freed and when a new EQ has
+ * its slot. */
+static void test_event_eq_pointer(void **state)
+{
+	(void)state;
+	char buf[8];
+	ptl_handle_md_t h;
+	struct ptl_md *md = new_md(&h);
+	ptl_md_t u = umd_plain(buf, sizeof buf, PTL_MD_OP_PUT);
+	u.eq_handle = eqh[1];
+	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_OK);
+	ptl_event_t ev = { .mlength = 1 };
+	ptl_md_event(md, PTL_EVENT_PUT_END, &ev);
+	assert_int_equal(nposted, 1);
+	assert_ptr_equal(posted_eq[0], ptl_eq_lookup(&the_ni, eqh[1]));
+	/* Updated to the other EQ (looked up) and back (the one tested). */
+	u.eq_handle = eqh[0];
+	assert_int_equal(PtlMDUpdate(h, NULL, &u, PTL_EQ_NONE), PTL_OK);
+	ptl_md_event(md, PTL_EVENT_PUT_END, &ev);
+	assert_ptr_equal(posted_eq[1], ptl_eq_lookup(&the_ni, eqh[0]));
+	u.eq_handle = eqh[1];
+	ptl_eq_lookup(&the_ni, eqh[1])->rd = rings[1]->write_seq; /* read: no event waits */
+	assert_int_equal(PtlMDUpdate(h, NULL, &u, eqh[1]), PTL_OK);
+	ptl_md_event(md, PTL_EVENT_PUT_END, &ev);
+	assert_ptr_equal(posted_eq[2], ptl_eq_lookup(&the_ni, eqh[1]));
+	assert_int_equal(nposted, 3);
+
+	/* Freed, then its slot taken by a new EQ: nothing logged to it. */
+	struct ptl_eq *old = ptl_eq_lookup(&the_ni, eqh[1]);
+	free_eq(eqh[1]);
+	ptl_md_event(md, PTL_EVENT_PUT_END, &ev);
+	assert_int_equal(nposted, 3);
+	assert_int_equal(PtlMDUpdate(h, NULL, &u, eqh[1]), PTL_EQ_INVALID);
+	ptl_handle_eq_t nh;
+	struct ptl_eq *eq = ptl_htab_alloc(&the_ni.eqs, &nh);
+	assert_ptr_equal(eq, old);
+	assert_true(nh != eqh[1]);
+	eq->handle = nh;
+	eq->ring = rings[1];
+	eq->count = 8;
+	eq->handler = never_called;
+	eq->rd = rings[1]->write_seq;
+	ptl_md_event(md, PTL_EVENT_PUT_END, &ev);
+	assert_int_equal(nposted, 3);
+	assert_int_equal(PtlMDUpdate(h, NULL, &u, eqh[1]), PTL_EQ_INVALID);
+	assert_int_equal(PtlMDUpdate(h, NULL, &u, PTL_EQ_NONE), PTL_EQ_INVALID);
+	u.eq_handle = nh;
+	assert_int_equal(PtlMDUpdate(h, NULL, &u, nh), PTL_OK);
+	ptl_md_event(md, PTL_EVENT_PUT_END, &ev);
+	assert_int_equal(nposted, 4);
+	assert_ptr_equal(posted_eq[3], eq);
 }
 
 /* ------------------------------------------------------------ threshold and unlink */
@@ -814,6 +879,7 @@ int main(void)
 		T(test_copy_plain),
 		T(test_iovecs),
 		T(test_event_filter),
+		T(test_event_eq_pointer),
 		T(test_autounlink_threshold),
 		T(test_autounlink_max_size),
 		T(test_autounlink_pending_dooms),
