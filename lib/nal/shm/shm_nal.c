@@ -169,6 +169,7 @@ static inline uint64_t sc_now(void)
  * noise, while the lowest moves only when all three runs rise: the
  * method itself got dearer (the vCPUs moved apart), or the host stayed
  * busy long enough that both methods' probes see it alike. */
+_Static_assert(SHM_SC_HIST == 3, "sc_low3 reads a history of three");
 static uint32_t sc_low3(const uint32_t *h)
 {
 	uint32_t a = h[0] < h[1] ? h[0] : h[1];
