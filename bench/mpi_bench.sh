@@ -578,7 +578,7 @@ rdlazy=$(cdef RD_DIRECT_LAZY_MAX 1024)
 rdsmall=$((rdmax < noack ? rdmax : noack))
 echo
 echo "# predicted (collectives/coll_cost.c via ptltool coll) vs measured ptl allreduce (best of $ROUNDS rounds x $LAUNCHES launches x $TRIALS trials), us; ratio = predicted / measured"
-echo "# calibration from this run (2 ranks, a core each): o $o us/message; receive posted $postm us (above $clazy B; direct recursive doubling: $rdlazy B; $([ "$post" = 0 ] && echo "not charged: o holds it" || echo charged)); $cmd us per command (barrier $bar2 us - 8 B bcast ${bc8:-?} us); alpha $alpha us ($hrt us 8 B half round trip - 2 o);"
+echo "# calibration from this run (2 ranks, a core each): o $o us/message; receive posted $postm us (above $clazy B; direct recursive doubling: $rdlazy B; $([ "${PTL_BENCH_POST:-}" = charge ] && echo charged || echo "not charged: o holds it")); $cmd us per command (barrier $bar2 us - 8 B bcast ${bc8:-?} us); alpha $alpha us ($hrt us 8 B half round trip - 2 o);"
 [ -n "$wk" ] && echo "#   a collective's rank that waited for a message pays $wake us when it comes (8 B MPI_Bcast $bc8 us - its root's side alone $br us - alpha - o)"
 echo "#   beta $beta B/s (one core's copy; ping-pongs 16 KiB $pp16k us, 120 KiB $pp120k us); rendezvous above $eager B, $rndv us each ($rndvfrom); $splitsays; gamma $gamma ns/B; call $callb us (barrier $bar2 us - model's $b0 us) + MPI_COMM_SELF allreduce of the size; acked sends"
 # one BYTES CALL SPLIT-COST CMD [ARGS]: one copy of BYTES; a 2-rank bcast

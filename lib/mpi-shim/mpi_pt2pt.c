@@ -1507,6 +1507,12 @@ int mpi_progress_until(int wait_ms, struct mpi_req *until)
 	}
 	if (rc == PTL_EQ_EMPTY)
 		P.unlink_due = 0; /* whatever we counted on is not coming */
+	/* A pass that found nothing settles the batch too (acct_defer): the
+	 * rank waits anyway, so the work costs no one, a burst of arrivals
+	 * still settles once, and a place that changes a sender's counts and
+	 * forgot to settle first delays its grant by a pass, not for good. */
+	if (n == 0)
+		acct_settle();
 	if (mpi_g.icoll_live) /* nonblocking collectives move on whatever made progress */
 		mpi_icoll_progress(n == 0);
 	return n;

@@ -134,6 +134,13 @@ static inline uint64_t ptl_id_key(ptl_process_id_t id)
 	return (uint64_t)id.nid << 32 | id.pid;
 }
 
+/* The bits of ptl_id_key that must equal to admit id's initiators: none
+ * of a wildcard (PTL_NID_ANY, PTL_PID_ANY). */
+static inline uint64_t ptl_id_mask(ptl_process_id_t id)
+{
+	return (id.nid == PTL_NID_ANY ? 0 : 0xffffffffull << 32) | (id.pid == PTL_PID_ANY ? 0 : 0xffffffffull);
+}
+
 /* Sets what me matches: initiators id admits (PTL_NID_ANY, PTL_PID_ANY:
  * any), bits compared outside ignore_bits. */
 static inline void ptl_me_set_match(struct ptl_me *me, ptl_process_id_t id, ptl_match_bits_t bits,
@@ -141,8 +148,7 @@ static inline void ptl_me_set_match(struct ptl_me *me, ptl_process_id_t id, ptl_
 {
 	me->match_bits = bits;
 	me->care_bits = ~ignore_bits;
-	me->id_mask = (id.nid == PTL_NID_ANY ? 0 : 0xffffffffull << 32) |
-		      (id.pid == PTL_PID_ANY ? 0 : 0xffffffffull);
+	me->id_mask = ptl_id_mask(id);
 	me->id_key = ptl_id_key(id) & me->id_mask;
 }
 
@@ -214,8 +220,7 @@ static inline uint64_t ptl_cred_key(ptl_uid_t uid, ptl_jid_t jid)
 static inline void ptl_ac_set(struct ptl_ac *e, ptl_process_id_t id, ptl_uid_t uid, ptl_jid_t jid,
 			      ptl_pt_index_t pt)
 {
-	e->id_mask = (id.nid == PTL_NID_ANY ? 0 : 0xffffffffull << 32) |
-		     (id.pid == PTL_PID_ANY ? 0 : 0xffffffffull);
+	e->id_mask = ptl_id_mask(id);
 	e->id_key = ptl_id_key(id) & e->id_mask;
 	e->cred_mask = (jid == PTL_JID_ANY ? 0 : 0xffffffffull << 32) |
 		       (uid == PTL_UID_ANY ? 0 : 0xffffffffull);
@@ -378,10 +383,11 @@ static inline void ptl_md_give_back(struct ptl_md *md)
 
 /* The calling thread's id for the lock's owner: nonzero, and no other live
  * thread's. The thread pointer (%fs:0 on x86-64, the TCB's address, which
- * is what glibc's pthread_self() returns) read in one instruction: the
+ * is also what glibc's pthread_self() returns there; on aarch64 another
+ * address of the thread's own, as unique) read in one instruction: the
  * call to pthread_self() through the PLT was ~5 instructions of every
- * lock, and being a call it made every API function save and restore its
- * callee-saved registers (PtlMDUpdate: 6 pushes and pops and 4 moves). */
+ * lock. (PtlMDUpdate, PtlPutRegion and ptl_recv still save six
+ * registers: their own register pressure, not the lock's.) */
 #if defined(__has_builtin) && (defined(__x86_64__) || defined(__aarch64__))
 #if __has_builtin(__builtin_thread_pointer)
 #define PTL_HAVE_THREAD_POINTER 1
@@ -539,6 +545,10 @@ static inline bool ptl_md_wants_event(const struct ptl_md *md, ptl_event_kind_t 
 	return md->md.eq_handle != PTL_EQ_NONE && !(md->md.options & off);
 }
 /* md's EQ if it has one and it is still live, else NULL. */
+/* md's EQ while it lives, or NULL. md->eq is NULL whenever md.eq_handle
+ * is PTL_EQ_NONE (ptl_md_set sets the two together), so the 0 that
+ * ptl_eq_destroy leaves in a freed EQ's handle, PTL_EQ_NONE's value too,
+ * never matches. */
 static inline struct ptl_eq *ptl_md_live_eq(const struct ptl_md *md)
 {
 	struct ptl_eq *eq = md->eq;

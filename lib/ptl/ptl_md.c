@@ -11,9 +11,9 @@
 	 PTL_MD_EVENT_END_DISABLE)
 
 /* An IOVEC MD's list, checked and copied into md's slot of the NI's
- * pool; writes md only when the list passes. Out of line: with its loop
- * and memcpy inline, PtlMDUpdate (contiguous MDs, every posted MPI
- * receive) saved and restored six registers for them. */
+ * pool; writes md only when the list passes. Out of line: PtlMDUpdate
+ * of a contiguous MD (every posted MPI receive) does not carry its loop
+ * and memcpy. */
 static __attribute__((noinline)) int ptl_md_set_iov(struct ptl_ni *ni, struct ptl_md *md, const ptl_md_t *umd,
 						    ptl_size_t *total)
 {

@@ -332,6 +332,15 @@ static void ptl_answer(struct ptl_ni *ni, struct ptl_op *op, const struct ptl_hd
 #define PTL_HDR_SHORT_LOAD(p, f)                                                                   \
 	ptl_load_field((const char *)(p) + offsetof(struct ptl_hdr_short, f),                     \
 		       sizeof(((struct ptl_hdr_short *)0)->f))
+/* ptl_load_field reads 8, 4 or else 2 bytes: each field loaded so is one of those. */
+#define PTL_HDR_SHORT_SIZE_OK(f)                                                                   \
+	(sizeof(((struct ptl_hdr_short *)0)->f) == 8 || sizeof(((struct ptl_hdr_short *)0)->f) == 4 || \
+	 sizeof(((struct ptl_hdr_short *)0)->f) == 2)
+_Static_assert(PTL_HDR_SHORT_SIZE_OK(pt_index) && PTL_HDR_SHORT_SIZE_OK(ac_index) &&
+		       PTL_HDR_SHORT_SIZE_OK(uid) && PTL_HDR_SHORT_SIZE_OK(jid) &&
+		       PTL_HDR_SHORT_SIZE_OK(match_bits) && PTL_HDR_SHORT_SIZE_OK(offset) &&
+		       PTL_HDR_SHORT_SIZE_OK(hdr_data),
+	       "a short header field ptl_load_field cannot read");
 static inline uint64_t ptl_load_field(const void *p, size_t n)
 {
 	if (n == 8) {
