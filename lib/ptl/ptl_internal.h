@@ -520,10 +520,10 @@ static inline struct ptl_md *ptl_md_lookup(struct ptl_ni *ni, ptl_handle_md_t h)
 {
 	return ptl_htab_lookup(&ni->mds, h);
 }
-/* Checks and copies a user MD into md (shared by Attach, Bind, Update),
- * with md->eq its EQ; writes nothing unless every check passes. eq_known:
- * an EQ handle the caller has just found live, or PTL_EQ_NONE. */
-int ptl_md_set(struct ptl_ni *ni, struct ptl_md *md, const ptl_md_t *umd, ptl_handle_eq_t eq_known);
+/* Checks and copies a user MD into md (Attach and Bind; PtlMDUpdate
+ * inlines the same with the EQ it looked up already), with md->eq its
+ * EQ; writes nothing unless every check passes. */
+int ptl_md_set(struct ptl_ni *ni, struct ptl_md *md, const ptl_md_t *umd);
 void ptl_md_copy_in(const struct ptl_md *md, ptl_size_t off, const void *src, ptl_size_t len);
 void ptl_md_copy_out(const struct ptl_md *md, ptl_size_t off, void *dst, ptl_size_t len);
 /* Describes [off, off+len) of md as iovecs; returns how many (<= max), or -1. */

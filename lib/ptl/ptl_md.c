@@ -71,9 +71,9 @@ __attribute__((always_inline)) static inline int ptl_md_set_inline(struct ptl_ni
 	return PTL_OK;
 }
 
-int ptl_md_set(struct ptl_ni *ni, struct ptl_md *md, const ptl_md_t *umd, ptl_handle_eq_t eq_known)
+int ptl_md_set(struct ptl_ni *ni, struct ptl_md *md, const ptl_md_t *umd)
 {
-	return ptl_md_set_inline(ni, md, umd, eq_known != PTL_EQ_NONE ? ptl_eq_lookup(ni, eq_known) : NULL);
+	return ptl_md_set_inline(ni, md, umd, NULL);
 }
 
 /* Walks [off, off+len) of md piece by piece. */
@@ -195,7 +195,7 @@ static inline int ptl_md_new(struct ptl_ni *ni, const ptl_md_t *umd, ptl_unlink_
 	 * description; the rest may hold what the slot's last MD left (an MD
 	 * unlinked when its last answer came was doomed). */
 	md->handle = h;
-	int rc = ptl_md_set(ni, md, umd, PTL_EQ_NONE);
+	int rc = ptl_md_set(ni, md, umd);
 	if (rc != PTL_OK) {
 		ptl_htab_release(&ni->mds, h);
 		return rc;

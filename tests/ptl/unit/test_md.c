@@ -172,58 +172,58 @@ static void test_set_validation(void **state)
 	}
 
 	ptl_md_t u = umd_plain(buf, sizeof buf, PTL_MD_OP_PUT);
-	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_OK);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_OK);
 	assert_int_equal(md->total, 16);
 	assert_null(md->iov);
 
 	u.options = PTL_MD_OP_PUT | (1u << 20);
-	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_MD_ILLEGAL);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_MD_ILLEGAL);
 	u.options = 0x80000000u;
-	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_MD_ILLEGAL);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_MD_ILLEGAL);
 	u.options = PTL_MD_OP_PUT;
 	u.threshold = -2;
-	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_MD_ILLEGAL);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_MD_ILLEGAL);
 	u.threshold = 0; /* legal: an MD that accepts nothing yet */
-	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_OK);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_OK);
 	u.threshold = 1;
 
 	/* NULL start: fine for zero bytes, PTL_SEGV otherwise. */
 	u = umd_plain(NULL, 1, PTL_MD_OP_PUT);
-	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_SEGV);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_SEGV);
 	u = umd_plain(NULL, 0, PTL_MD_OP_PUT);
-	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_OK);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_OK);
 	assert_int_equal(md->total, 0);
 
 	/* IOVEC: too many iovecs, NULL array, NULL base with bytes. */
 	u = umd_plain(iov, MAX_IOV + 1, PTL_MD_OP_PUT | PTL_MD_IOVEC);
-	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_MD_ILLEGAL);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_MD_ILLEGAL);
 	u.length = MAX_IOV;
-	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_OK);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_OK);
 	assert_int_equal(md->total, 2 * MAX_IOV);
 	assert_int_equal(md->niov, MAX_IOV);
 	u = umd_plain(NULL, 2, PTL_MD_OP_PUT | PTL_MD_IOVEC);
-	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_SEGV);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_SEGV);
 	u = umd_plain(NULL, 0, PTL_MD_OP_PUT | PTL_MD_IOVEC);
-	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_OK);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_OK);
 	assert_int_equal(md->total, 0);
 	iov[1].iov_base = NULL;
 	u = umd_plain(iov, 3, PTL_MD_OP_PUT | PTL_MD_IOVEC);
-	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_SEGV);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_SEGV);
 	iov[1].iov_len = 0; /* NULL with no bytes is fine */
-	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_OK);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_OK);
 	assert_int_equal(md->total, 4);
 
 	/* EQ handles: none, live, forged, freed. */
 	u = umd_plain(buf, 4, PTL_MD_OP_PUT);
 	u.eq_handle = eqh[1];
-	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_OK);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_OK);
 	u.eq_handle = eqh[1] + 1;
-	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_EQ_INVALID);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_EQ_INVALID);
 	u.eq_handle = h; /* an MD handle is not an EQ handle */
-	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_EQ_INVALID);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_EQ_INVALID);
 	ptl_htab_free(&the_ni.eqs, ptl_eq_lookup(&the_ni, eqh[1]));
 	u.eq_handle = eqh[1];
-	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_EQ_INVALID);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_EQ_INVALID);
 }
 
 static void test_set_copies_iovecs_and_resets_offset(void **state)
@@ -235,7 +235,7 @@ static void test_set_copies_iovecs_and_resets_offset(void **state)
 	ptl_md_iovec_t iov[2] = { { a, sizeof a }, { b, sizeof b } };
 	ptl_md_t u = umd_plain(iov, 2, PTL_MD_OP_PUT | PTL_MD_IOVEC);
 	md->local_offset = 5;
-	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_OK);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_OK);
 	assert_int_equal(md->local_offset, 0);
 	assert_int_equal(md->total, 12);
 	/* The caller may reuse its array at once. */
@@ -249,7 +249,7 @@ static void test_set_copies_iovecs_and_resets_offset(void **state)
 	struct ptl_md *md2 = new_md(&h2);
 	ptl_md_iovec_t iov2[1] = { { b, 3 } };
 	u = umd_plain(iov2, 1, PTL_MD_OP_PUT | PTL_MD_IOVEC);
-	assert_int_equal(ptl_md_set(&the_ni, md2, &u, PTL_EQ_NONE), PTL_OK);
+	assert_int_equal(ptl_md_set(&the_ni, md2, &u), PTL_OK);
 	assert_ptr_equal(md->iov[0].iov_base, a);
 	assert_int_equal(md->iov[0].iov_len, 4);
 	assert_int_equal(md2->iov[0].iov_len, 3);
@@ -277,7 +277,7 @@ static void mk_iov_md(struct iov_md *m)
 	ptl_handle_md_t h;
 	m->md = new_md(&h);
 	ptl_md_t u = umd_plain(m->iov, 4, PTL_MD_OP_PUT | PTL_MD_IOVEC);
-	assert_int_equal(ptl_md_set(&the_ni, m->md, &u, PTL_EQ_NONE), PTL_OK);
+	assert_int_equal(ptl_md_set(&the_ni, m->md, &u), PTL_OK);
 	assert_int_equal(m->md->total, 16);
 }
 
@@ -326,7 +326,7 @@ static void test_copy_plain(void **state)
 	char buf[10];
 	memset(buf, '.', sizeof buf);
 	ptl_md_t u = umd_plain(buf, sizeof buf, PTL_MD_OP_PUT);
-	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_OK);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_OK);
 	ptl_md_copy_in(md, 7, "xyz", 3);
 	assert_memory_equal(buf, ".......xyz", 10);
 	char out[4] = { 0 };
@@ -400,7 +400,7 @@ static void test_event_filter(void **state)
 	ptl_md_t u = umd_plain(buf, 4, PTL_MD_OP_PUT | PTL_MD_EVENT_START_DISABLE);
 	u.user_ptr = buf;
 	u.eq_handle = eqh[0];
-	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_OK);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_OK);
 	static const ptl_event_kind_t kinds[] = {
 		PTL_EVENT_GET_START, PTL_EVENT_GET_END, PTL_EVENT_PUT_START, PTL_EVENT_PUT_END,
 		PTL_EVENT_REPLY_START, PTL_EVENT_REPLY_END, PTL_EVENT_SEND_START,
@@ -455,7 +455,7 @@ static void test_event_eq_pointer(void **state)
 	struct ptl_md *md = new_md(&h);
 	ptl_md_t u = umd_plain(buf, sizeof buf, PTL_MD_OP_PUT);
 	u.eq_handle = eqh[1];
-	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_OK);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_OK);
 	ptl_event_t ev = { .mlength = 1 };
 	ptl_md_event(md, PTL_EVENT_PUT_END, &ev);
 	assert_int_equal(nposted, 1);
@@ -507,7 +507,7 @@ static struct ptl_md *bound_md(ptl_handle_md_t *h, char *buf, ptl_size_t len, in
 	ptl_md_t u = umd_plain(buf, len, opts);
 	u.threshold = thr;
 	u.eq_handle = eqh[0];
-	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_OK);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_OK);
 	md->unlink_op = unlink_op;
 	return md;
 }

@@ -203,7 +203,7 @@ static void post(char *buf, ptl_size_t len, unsigned opts)
 	md->handle = mdh;
 	ptl_md_t u = { .start = buf, .length = len, .threshold = PTL_MD_THRESH_INF,
 		       .options = PTL_MD_OP_PUT | opts, .eq_handle = eqh };
-	assert_int_equal(ptl_md_set(&the_ni, md, &u, PTL_EQ_NONE), PTL_OK);
+	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_OK);
 	md->unlink_op = PTL_RETAIN;
 	me->handle = meh;
 	me->pt_index = PT;
