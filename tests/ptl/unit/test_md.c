@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "ptl/ptl_internal.h"
+#include "ut_ni.h"
 
 /* ------------------------------------------------------------ stand-ins */
 struct ptl_lib ptl_lib = { 0 };
@@ -85,50 +86,24 @@ static ptl_handle_eq_t eqh[2];
 static int setup(void **state)
 {
 	(void)state;
-	struct ptl_ni *ni = &the_ni;
-	memset(ni, 0, sizeof *ni);
-	ni->handle = ptl_handle_make(PTL_HK_NI, 0, 1, 0);
-	ni->limits.max_mds = MAX_MDS;
-	ni->limits.max_md_iovecs = MAX_IOV;
-	ni->limits.max_pt_index = 7;
-	ni->pts = the_pts;
-	for (int i = 0; i < 8; i++)
-		ptl_pt_init(&the_pts[i]);
-	ni->iov_pool = calloc(MAX_MDS * MAX_IOV, sizeof *ni->iov_pool);
-	if (!ni->iov_pool || ptl_htab_init(&ni->mds, PTL_HK_MD, 0, MAX_MDS, sizeof(struct ptl_md)) ||
-	    ptl_htab_init(&ni->eqs, PTL_HK_EQ, 0, 2, sizeof(struct ptl_eq)) ||
-	    ptl_htab_init(&ni->mes, PTL_HK_ME, 0, 2, sizeof(struct ptl_me)))
+	if (ut_ni_init(&the_ni, the_pts, 8, MAX_MDS, MAX_IOV, 2, 2))
 		return -1;
-	for (int i = 0; i < 2; i++) {
-		struct ptl_eq *eq = ptl_htab_alloc(&ni->eqs, &eqh[i]);
-		rings[i] = calloc(1, sizeof *rings[i] + 8 * sizeof(ptl_event_t));
-		if (!eq || !rings[i])
+	for (int i = 0; i < 2; i++)
+		if (!ut_eq_new(&the_ni, &eqh[i], &rings[i], never_called))
 			return -1;
-		eq->handle = eqh[i];
-		eq->ring = rings[i];
-		eq->count = 8;
-		eq->handler = never_called;
-	}
-	ptl_lib.ni = ni;
 	nposted = 0;
 	destroyed_me = NULL;
-	ptl_lib.init_count = 1;
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	struct ptl_ni *ni = &the_ni;
-	ptl_htab_fini(&ni->mds);
-	ptl_htab_fini(&ni->eqs);
-	ptl_htab_fini(&ni->mes);
-	free(ni->iov_pool);
+	ut_ni_fini(&the_ni);
 	for (int i = 0; i < 2; i++) {
 		free(rings[i]);
 		rings[i] = NULL;
 	}
-	ptl_lib.ni = NULL;
 	return 0;
 }
 

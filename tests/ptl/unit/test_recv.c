@@ -29,6 +29,7 @@
 
 #include "ptl/ptl_internal.h"
 #include "ptl/ptl_proto.h"
+#include "ut_ni.h"
 
 /* ------------------------------------------------------------ stand-ins */
 struct ptl_lib ptl_lib = { 0 };
@@ -125,33 +126,14 @@ static int setup(void **state)
 {
 	(void)state;
 	struct ptl_ni *ni = &the_ni;
-	memset(ni, 0, sizeof *ni);
-	ni->handle = ptl_handle_make(PTL_HK_NI, 0, 1, 0);
-	ni->limits.max_mds = 4;
-	ni->limits.max_md_iovecs = 2;
-	ni->limits.max_pt_index = 7;
+	if (ut_ni_init(ni, the_pts, 8, 4, 2, 1, 4) || ptl_htab_init(&ni->ops, 0xfe, 0, 4, sizeof(struct ptl_op)) ||
+	    !ut_eq_new(ni, &eqh, &ring, never_called))
+		return -1;
 	ni->limits.max_ac_index = 3;
-	ni->pts = the_pts;
-	for (int i = 0; i < 8; i++)
-		ptl_pt_init(&the_pts[i]);
 	memset(the_acs, 0, sizeof the_acs);
 	ptl_ac_set(&the_acs[0], (ptl_process_id_t){ PTL_NID_ANY, PTL_PID_ANY }, PTL_UID_ANY, PTL_JID_ANY,
 		   PTL_PT_INDEX_ANY);
 	ni->acs = the_acs;
-	ni->iov_pool = calloc(4 * 2, sizeof *ni->iov_pool);
-	if (!ni->iov_pool || ptl_htab_init(&ni->mds, PTL_HK_MD, 0, 4, sizeof(struct ptl_md)) ||
-	    ptl_htab_init(&ni->eqs, PTL_HK_EQ, 0, 1, sizeof(struct ptl_eq)) ||
-	    ptl_htab_init(&ni->mes, PTL_HK_ME, 0, 4, sizeof(struct ptl_me)) ||
-	    ptl_htab_init(&ni->ops, 0xfe, 0, 4, sizeof(struct ptl_op)))
-		return -1;
-	struct ptl_eq *eq = ptl_htab_alloc(&ni->eqs, &eqh);
-	ring = calloc(1, sizeof *ring + 8 * sizeof(ptl_event_t));
-	if (!eq || !ring)
-		return -1;
-	eq->handle = eqh;
-	eq->ring = ring;
-	eq->count = 8;
-	eq->handler = never_called;
 	memset(the_peers, 0, sizeof the_peers);
 	for (int i = 0; i < 2; i++) {
 		the_peers[i].nal = -1;
@@ -162,8 +144,6 @@ static int setup(void **state)
 	ptl_lib.peers = the_peers;
 	ptl_lib.rt.size = 2;
 	ptl_lib.rt.rank = 0;
-	ptl_lib.ni = ni;
-	ptl_lib.init_count = 1;
 	nposted = nsent = 0;
 	memset(sr, 0, sizeof sr);
 	page = (size_t)sysconf(_SC_PAGESIZE);
@@ -176,16 +156,11 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	struct ptl_ni *ni = &the_ni;
-	ptl_htab_fini(&ni->mds);
-	ptl_htab_fini(&ni->eqs);
-	ptl_htab_fini(&ni->mes);
-	ptl_htab_fini(&ni->ops);
-	free(ni->iov_pool);
+	ptl_htab_fini(&the_ni.ops);
+	ut_ni_fini(&the_ni);
 	free(ring);
 	ring = NULL;
 	munmap(pages, 2 * page);
-	ptl_lib.ni = NULL;
 	ptl_lib.peers = NULL;
 	return 0;
 }
