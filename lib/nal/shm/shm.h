@@ -50,6 +50,19 @@
  * hold, rather than walking the whole ring through L2 (8-byte ping-pong of
  * the raw ring on this EPYC: 120 ns half round trip with a 16 KiB or
  * larger ring, 75-100 ns with 4-8 KiB).
+ *
+ * A record that starts a lap (its word in the lap's first line, a PAD
+ * word at the lap's start before it or none) rewinds too, so a ping-pong
+ * of a few KiB reuses one place rather than alternating between two:
+ * the lines, read by the peer since, are still in the writer's cache,
+ * which two places of 8 KiB each way no longer fit (raw two-copy 8 KiB
+ * ping-pong on this EPYC, modes interleaved every 256 round trips:
+ * 765 ns one way in one place, 1095 in two; the writer's copy 370 vs
+ * 660 ns). The terminator of such a record would be its own word or its
+ * PAD's: the consumer stores those zeros instead, the PAD's as it reads
+ * it, the record's after delivering it, before it publishes a head past
+ * them (shm_nal.c, ring_drain), so the producer, which writes there again
+ * only after that head, never has a store of its overtaken.
  */
 #ifndef PTL_SHM_H
 #define PTL_SHM_H
@@ -62,7 +75,7 @@
 #include "nal/nal.h"
 
 #define SHM_MAGIC 0x70746c73686d3031ULL /* "ptlshm01" */
-#define SHM_VERSION 5u /* 2: SHM_REC_HELP (a version-1 peer would drop it and leave the mover waiting); 3: ack, SHM_RF_REWIND; 4: SHM_HELP_FAILED; 5: small records end on a line */
+#define SHM_VERSION 6u /* 2: SHM_REC_HELP (a version-1 peer would drop it and leave the mover waiting); 3: ack, SHM_RF_REWIND; 4: SHM_HELP_FAILED; 5: small records end on a line; 6: a lap's first record rewinds, its consumer zeroes its words */
 #define SHM_ALIGN 128u /* two cache lines: the adjacent-line prefetcher pairs them */
 
 #define SHM_MAX_INLINE 16384u      /* hdr + payload, when the ring is big enough */
@@ -322,6 +335,11 @@ struct shm_tx {
 	 * earlier record's word (ring_prezero): a record that ends there
 	 * has its terminator in place already. */
 	uint64_t zend;
+	/* The latest head an ack told us (ring_ctl's do not count), and
+	 * whether it was our tail when we sent the last record: a lap's
+	 * first record rewinds only when both were (ring_rewind_ok). */
+	uint64_t ack_head;
+	int acked_prev;
 	struct shm_sc sc; /* streamed sends: plain or non-temporal stores */
 };
 

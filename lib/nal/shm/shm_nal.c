@@ -526,16 +526,25 @@ static inline void ring_take_ack(struct nal *n, int li, uint64_t w)
 
 	if ((int64_t)(head - tx->head_cache) > 0 && tx->tail - head <= n->ring_size &&
 	    tx->tail - tx->ack_floor < ((SHM_ACK_MASK + 1) << 3) - n->ring_size)
-		tx->head_cache = head;
+		tx->head_cache = tx->ack_head = head;
 }
 
-/* Whether the record being written at tx->tail, ending SHM_HOT_BYTES or
- * more into the lap that starts at base, may rewind: only when the
- * consumer has read all we sent before it (head_cache, from an ack or
- * from ring_ctl), a ping-pong or a stream that keeps up; it is then past
- * base + 8, so the terminator's place at the next lap's start (base + S)
- * is free. A record that a PAD moved to the start of a lap has none of the
- * lap behind it, and never rewinds.
+/* Whether the record being written at tx->tail, its word at position at,
+ * ending SHM_HOT_BYTES or more into the lap that starts at base, may
+ * rewind: only when the consumer has read all we sent before it
+ * (head_cache, from an ack or from ring_ctl), a ping-pong or a stream
+ * that keeps up. It is then past base + 8, so the terminator's place at
+ * the next lap's start (base + S) is free.
+ *
+ * Or this record starts the lap (its word in the first line), and the
+ * consumer zeroes that place as it reads it (shm.h); but only in a
+ * ping-pong (pp: acks said all was read when this record and the one
+ * before it were sent), as the next record cannot be written until this
+ * one is read. In a stream that keeps up (ring_ctl says all was read)
+ * every record waited so (8 KiB MPI_Isend windows, b8192: 25,438
+ * ring-full returns in a run against 3,157); with the first ack alone,
+ * each window's first record did when the last one of the window before
+ * had rewound.
  *
  * A stream whose consumer is behind does not rewind: after a rewind the
  * producer has only the room the consumer has read of the lap before, so
@@ -545,9 +554,9 @@ static inline void ring_take_ack(struct nal *n, int li, uint64_t w)
  * 8 KiB, a 32-deep window of 4 KiB puts queued three sends in four on
  * this EPYC (ptl_pingpong bw 4096 ~20 -> ~29 GB/s without; MPI b4096
  * ~18 -> ~25). test_shm's stream_rewind. */
-static inline int ring_rewind_ok(const struct shm_tx *tx, uint64_t base)
+static inline int ring_rewind_ok(const struct shm_tx *tx, uint64_t base, uint64_t at, int pp)
 {
-	return tx->head_cache == tx->tail && (int64_t)(tx->head_cache - base) >= 8;
+	return tx->head_cache == tx->tail && ((int64_t)(tx->head_cache - base) >= 8 || (at - base < SHM_LINE && pp));
 }
 
 /* After a small record that ends at next: zeroes the starts of the two
@@ -605,7 +614,7 @@ __attribute__((always_inline)) static inline int ring_put(struct nal *n, int li,
 	uint64_t S = n->ring_size, off = tx->tail & n->ring_mask, pad = 0, lead = 0, end, next, lap;
 	uint64_t word, ctl_head = tx->head_cache;
 	uint8_t *dst;
-	int hot, nt = 0;
+	int hot, nt = 0, acked, pp;
 
 	if (blen >= SHM_PAYLOAD_ALIGN && (alen & 7) == 0) {
 		lead = (0 - 8 - (uint64_t)alen) & 63; /* from a line's start to where the record goes */
@@ -625,6 +634,9 @@ __attribute__((always_inline)) static inline int ring_put(struct nal *n, int li,
 	}
 	atomic_store_explicit(&tx->full_count, 0, memory_order_relaxed);
 	tx->full_since = 0;
+	acked = tx->ack_head == tx->tail;
+	pp = acked && tx->acked_prev;
+	tx->acked_prev = acked;
 	lap = (next + S - 1) & ~(S - 1);
 	hot = (next & n->ring_mask) >= SHM_HOT_BYTES;
 	word = ((uint64_t)len << SHM_LEN_SHIFT) |
@@ -632,7 +644,7 @@ __attribute__((always_inline)) static inline int ring_put(struct nal *n, int li,
 	/* No ack says the consumer has read all we sent (a one-way stream):
 	 * ring_ctl may, loaded now so that the line crosses while we copy.
 	 * Not when this record is the first of its lap. */
-	if (hot && !ring_rewind_ok(tx, lap - S) && tx->tail >= lap - S + 8) {
+	if (hot && !ring_rewind_ok(tx, lap - S, tx->tail + pad, pp) && tx->tail >= lap - S + 8) {
 		ctl_head = atomic_load_explicit(&tx->ctl->head, memory_order_acquire);
 		n->st.ctl_loads++;
 	}
@@ -655,7 +667,7 @@ __attribute__((always_inline)) static inline int ring_put(struct nal *n, int li,
 	if ((int64_t)(ctl_head - tx->head_cache) > 0)
 		tx->head_cache = ctl_head;
 	/* The lap's rest is skipped: see ring_rewind_ok for when. */
-	if (hot && ring_rewind_ok(tx, lap - S)) {
+	if (hot && ring_rewind_ok(tx, lap - S, tx->tail + pad, pp)) {
 		next = lap;
 		word |= SHM_RF_REWIND;
 		n->st.rewinds++;
@@ -712,7 +724,11 @@ static int ring_drain(struct nal *n, int li)
 			empty = 1;
 			break;
 		}
+		/* A lap's first record may rewind onto itself: its PAD's word
+		 * and its own are zeroed here, for its terminator (shm.h). */
 		if (type == SHM_REC_PAD) {
+			if (!off)
+				atomic_store_explicit(rec_word(rx->data, 0), 0, memory_order_relaxed);
 			rx->head += len;
 			continue;
 		}
@@ -726,6 +742,8 @@ static int ring_drain(struct nal *n, int li)
 			shm_bulk_serve_req(n, li, rx->data + off + 8, len);
 		else if (type == SHM_REC_HELP)
 			shm_bulk_help(n, li, rx->data + off + 8, len);
+		if ((w & SHM_RF_REWIND) && off < SHM_LINE)
+			atomic_store_explicit(rec_word(rx->data, off), 0, memory_order_relaxed);
 		rx->head = rec_next(rx->head, len);
 		if (w & SHM_RF_REWIND)
 			rx->head = (rx->head + n->ring_size - 1) & ~(n->ring_size - 1);
@@ -748,7 +766,10 @@ static int ring_drain(struct nal *n, int li)
 		atomic_store_explicit(&rx->ctl->head, rx->head, memory_order_release);
 		/* A producer that found the ring full may sleep on it: woken
 		 * each quarter ring, which leaves room for the largest record
-		 * plus padding. */
+		 * plus padding. A rewind moves our head on to the next lap's
+		 * start, so reading a lap's first record that rewound wakes it
+		 * too, though that record alone may have filled the ring for
+		 * its next send (test_shm's self_rewind). */
 		if (rx->head - rx->woken >= n->ring_size / 4) {
 			rx->woken = rx->head;
 			/* Found empty: acks from here on are no older than our
