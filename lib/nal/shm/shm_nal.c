@@ -542,9 +542,9 @@ static inline void ring_take_ack(struct nal *n, int li, uint64_t w)
  * before it were sent), as the next record cannot be written until this
  * one is read. In a stream that keeps up (ring_ctl says all was read)
  * every record waited so (8 KiB MPI_Isend windows, b8192: 25,438
- * ring-full returns in a run against 3,157); with the first ack alone,
- * each window's first record did when the last one of the window before
- * had rewound.
+ * ring-full returns in a run against 3,157 without); one ack is not
+ * enough either: a window's first record follows the answer to the
+ * window before.
  *
  * A stream whose consumer is behind does not rewind: after a rewind the
  * producer has only the room the consumer has read of the lap before, so
