@@ -147,7 +147,9 @@
 #          through shm's bounce area a read exchange of 512 KiB takes
 #          ~100 us, a rendezvous exchange ~70: no stand-in); each by
 #          the method shm picked for the 2-rank rows' reads
-#          (--read-methods, from their PTL_SHM_BULK_REPORT lines: a
+#          (--read-methods, from their PTL_SHM_BULK_REPORT lines, the
+#          method with the most moves, or where CMA and the moves each
+#          took a third (PTL_BENCH_MIXED) the faster forced exchange: a
 #          move through the segment is the sender's copy out and the
 #          receiver's copy in, a CMA read the receiver's copy, split
 #          from SHM_SPLIT_MIN), from the same exchanges with that method
@@ -204,6 +206,9 @@
 #   PTL_BENCH_SINK=read  the model takes each 2-rank exchange timed with
 #          the read of what came after it (xch, rxch), not alone (xchs,
 #          rxchs), as before 2026-12-01 19:00, for an A/B on the same data
+#   PTL_BENCH_MIXED=F  a size class of the 2-rank rows' reads counts as
+#          gone both ways when CMA and the moves each took at least F of
+#          its moves (default 0.33; 1 never: the method with the most)
 #   PTL_BENCH_ARGS=1  prints each row's ptltool coll arguments on stderr
 #          ("ARGS ALGO N BYTES: ..."), to rerun one with --steps
 #   PTL_BENCH_READS=copy  the model takes every read as one copy by the
@@ -681,7 +686,26 @@ if [ -n "$rcopy" ] && [ "${PTL_SHM_CMA:-}" != 1 ] && [ "${PTL_BENCH_READS:-}" !=
 		k = $10; for (i = 16; i + 1 <= NF; i += 2) { split($(i + 1), v, ":"); n[k, $i] += v[1]; cl[k] = 1 } }
 		END { for (k in cl) { best = ""; split("bounce nt cma", ms, " ")
 			for (j = 1; j <= 3; j++) if (best == "" || n[k, ms[j]] + 0 > n[k, best] + 0) best = ms[j]
-			print k, best } }' "$W/bulk" | sort -n)
+			print k, best, n[k, "cma"] / (n[k, "bounce"] + n[k, "nt"] + n[k, "cma"]) } }' "$W/bulk" | sort -n)
+	# A class whose reads went both ways in earnest (CMA and a move each
+	# at least PTL_BENCH_MIXED of them, a third: the ranks' choosers settled
+	# differently from launch to launch, and the two ranks of a pair pick
+	# apart) gives the model's best trial by the faster of the two: the
+	# one the forced read exchanges of its size (rxchm, rxchc) took less
+	# time by. Without both figures, the method with the most moves.
+	mixed=${PTL_BENCH_MIXED:-0.33} mixsays=
+	rpicks=$(echo "$rpicks" | while read -r k m cs; do
+		[ -n "$k" ] || continue
+		l=$((k ? class0 << (k - 1) : 16384))
+		hm=$(cal 2 "$(xf rxchm "$l")" "$l") hc=$(cal 2 "$(xf rxchc "$l")" "$l")
+		if [ -n "$hm" ] && [ -n "$hc" ] && [ "$(calc "$cs >= $mixed && $cs <= 1 - $mixed")" = 1 ]; then
+			m=$(calc "$hm < $hc") && { [ "$m" = 1 ] && m=nt || m=cma; }
+			echo "$k $m mixed $cs"
+		else
+			echo "$k $m"
+		fi
+	done)
+	mixsays=$(echo "$rpicks" | awk '$3 == "mixed" { printf " %dK %s (CMA %.0f%%)", $1 ? 32 * 2 ^ ($1 - 1) : 0, $2 == "cma" ? "cma" : "move", 100 * $4 }')
 	[ -n "$rpicks" ] && readm="--read-methods $(steps "$rpicks")"
 fi
 # rhow SIZE: copy, split or move, as the model takes a read of SIZE
@@ -780,6 +804,7 @@ picksof() {
 # apart (the model takes the rows' picks, --read-methods above, and the
 # rates of exchanges with that method forced)
 rrows=$(picksof '$2 == "allreduce" && $3 ~ /^allreduce=/') rxch=$(picksof '$2 == "collcal" && $4 !~ /,cma/')
+[ -n "${mixsays:-}" ] && echo "#   the rows' reads went both ways (CMA and a move each at least ${mixed} of them) at:$mixsays: each by the faster (forced read exchanges of its size)"
 [ -n "$rrows" ] && echo "#   shm's picks by size class (0: <32K, k: up to 32K << k, 7: 2M and above), timed moves: the 2-rank rows' reads$rrows; mpi_collcal's (the read and copy exchanges)$rxch"
 [ -n "$allapart" ] && echo "#   MPI_Allreduce leaves the input apart where the algorithm reads it (--input; the call: the checks alone, MPI_COMM_SELF's 8-byte call)"
 if [ -n "$rt" ]; then
