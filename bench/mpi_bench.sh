@@ -49,7 +49,10 @@
 #          - 1 MiB, --copy-rates): mpi_collcal's 2-rank exchanges ("xch":
 #          MPI_Irecv, MPI_Isend, MPI_Waitall, both CPUs copying at once
 #          into buffers their peers then read, as a 2-rank schedule's
-#          step), bytes each CPU copies over what the exchange takes
+#          step; "xchs": each exchange timed alone, not the read of
+#          what came that follows it, which in a schedule is the
+#          reduction's, gamma; runs without xchs take xch, timed with
+#          it), bytes each CPU copies over what the exchange takes
 #          beyond the model's with an instant copy; shm's split copies
 #          (CMA from SHM_SPLIT_MIN, 64 KiB) are in them (--split-cost 0)
 #   picks  shm picks per peer and size class (below SHM_CH_CLASS0, then twice as wide)
@@ -132,8 +135,9 @@
 #          those (--inline-max), at a cost beyond the bytes from the
 #          blocking 16 KiB ping-pong (eager up to 8 times the limit)
 #   reads  and the bytes of such a read at the rate mpi_collcal's "rxch"
-#          gives by size (--read-rates, 16-64 KiB: MPI_Irecv, blocking
-#          MPI_Send, MPI_Wait at both ranks, as a schedule's step reads
+#          ("rxchs": each exchange alone, as "xchs" above) gives by
+#          size (--read-rates, 16-64 KiB: MPI_Irecv, blocking MPI_Send,
+#          MPI_Wait at both ranks, as a schedule's step reads
 #          its peer's message while the peer reads its), bytes over what
 #          one takes beyond the model's exchange with an instant read
 #          (the read's fixed cost in its rate, as a rendezvous rate holds
@@ -143,7 +147,9 @@
 #          through shm's bounce area a read exchange of 512 KiB takes
 #          ~100 us, a rendezvous exchange ~70: no stand-in); each by
 #          the method shm picked for the 2-rank rows' reads
-#          (--read-methods, from their PTL_SHM_BULK_REPORT lines: a
+#          (--read-methods, from their PTL_SHM_BULK_REPORT lines, the
+#          method with the most moves, or where CMA and the moves each
+#          took a third (PTL_BENCH_MIXED) the faster forced exchange: a
 #          move through the segment is the sender's copy out and the
 #          receiver's copy in, a CMA read the receiver's copy, split
 #          from SHM_SPLIT_MIN), from the same exchanges with that method
@@ -197,6 +203,14 @@
 #   PTL_BENCH_POST=charge  the model charges a posted receive's ME (mpi_allreduce's
 #          "post") on top of o, as before 2026-12-01 16:40, for an A/B on the
 #          same data (PTL_BENCH_FROM)
+#   PTL_BENCH_SINK=read  the model takes each 2-rank exchange timed with
+#          the read of what came after it (xch, rxch), not alone (xchs,
+#          rxchs), as before 2026-12-01 19:00, for an A/B on the same data
+#   PTL_BENCH_MIXED=F  a size class of the 2-rank rows' reads counts as
+#          gone both ways when CMA and the moves each took at least F of
+#          its moves (default 0.33; 1 never: the method with the most)
+#   PTL_BENCH_ARGS=1  prints each row's ptltool coll arguments on stderr
+#          ("ARGS ALGO N BYTES: ..."), to rerun one with --steps
 #   PTL_BENCH_READS=copy  the model takes every read as one copy by the
 #          receiver at the rxch exchanges' rates (the model before
 #          --read-methods), for an A/B on the same data (PTL_BENCH_FROM)
@@ -306,7 +320,7 @@ for r in $(seq "$ROUNDS"); do
 			[ "$cma" = 0 ] && fig=rxchm || fig=rxchc
 			for rd in reads16:1 reads:8 reads1m:16; do
 				PTL_SHM_CMA=$cma PTL_MPI_EAGER_LIMIT=$(( ${PTL_MPI_EAGER_LIMIT:-8192} * ${rd#*:} )) \
-					run ptl 2 collcal "${rd%:*}" | sed "s/^rxch /$fig /; s/^/ptl 2 /" >> "$W/all" ||
+					run ptl 2 collcal "${rd%:*}" | sed "s/^rxch\(s\{0,1\}\) /$fig\1 /; s/^/ptl 2 /" >> "$W/all" ||
 					echo "mpi_bench.sh: ptl collcal ${rd%:*} PTL_SHM_CMA=$cma failed" >&2
 			done
 		done
@@ -601,6 +615,16 @@ splitc=$(calc "$splitc > 0 ? $splitc : 0")
 xfixed() { predict --op allreduce --ranks 2 --bytes "$1" --elem 8 --algo recursive_doubling --input --alpha "$alpha" \
 	--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split" $bulkm \
 	--recv-post "${post:-0}" --lazy-max "$clazy" --copy-rates 1:1e18; }
+# xf FIG SIZE: FIG's exchange of SIZE alone where the run has it
+# (mpi_collcal's "xchs", "rxchs", "rxchms", "rxchcs": each round's
+# exchange timed without the read of what came that follows it, which is
+# the reduction's, gamma, in a schedule, and comes after none of a 2-rank
+# allreduce's second step), else FIG (timed with that read: kept runs
+# from before 2026-12-01 19:00); PTL_BENCH_SINK=read takes FIG always
+# (the model before, for an A/B on the same data)
+xf() {
+	if [ "${PTL_BENCH_SINK:-}" != read ] && [ -n "$(cal 2 "${1}s" "$2")" ]; then echo "${1}s"; else echo "$1"; fi
+}
 # xrates FIG FIXED SIZE...: the rates of FIG's exchanges of each SIZE,
 # bytes over what one takes beyond FIXED's (the model's with an instant
 # copy): "SIZE:RATE,...|what to print"
@@ -608,7 +632,7 @@ xrates() {
 	fig=$1 fx=$2 lst= says=
 	shift 2
 	for l; do
-		h=$(cal 2 "$fig" "$l")
+		h=$(cal 2 "$(xf "$fig" "$l")" "$l")
 		[ -n "$h" ] || continue
 		f=$($fx "$l")
 		r=$(calc "$h > $f ? $l / (($h - $f) * 1e-6) : 0")
@@ -662,7 +686,26 @@ if [ -n "$rcopy" ] && [ "${PTL_SHM_CMA:-}" != 1 ] && [ "${PTL_BENCH_READS:-}" !=
 		k = $10; for (i = 16; i + 1 <= NF; i += 2) { split($(i + 1), v, ":"); n[k, $i] += v[1]; cl[k] = 1 } }
 		END { for (k in cl) { best = ""; split("bounce nt cma", ms, " ")
 			for (j = 1; j <= 3; j++) if (best == "" || n[k, ms[j]] + 0 > n[k, best] + 0) best = ms[j]
-			print k, best } }' "$W/bulk" | sort -n)
+			print k, best, n[k, "cma"] / (n[k, "bounce"] + n[k, "nt"] + n[k, "cma"]) } }' "$W/bulk" | sort -n)
+	# A class whose reads went both ways in earnest (CMA and a move each
+	# at least PTL_BENCH_MIXED of them, a third: the ranks' choosers settled
+	# differently from launch to launch, and the two ranks of a pair pick
+	# apart) gives the model's best trial by the faster of the two: the
+	# one the forced read exchanges of its size (rxchm, rxchc) took less
+	# time by. Without both figures, the method with the most moves.
+	mixed=${PTL_BENCH_MIXED:-0.33} mixsays=
+	rpicks=$(echo "$rpicks" | while read -r k m cs; do
+		[ -n "$k" ] || continue
+		l=$((k ? class0 << (k - 1) : 16384))
+		hm=$(cal 2 "$(xf rxchm "$l")" "$l") hc=$(cal 2 "$(xf rxchc "$l")" "$l")
+		if [ -n "$hm" ] && [ -n "$hc" ] && [ "$(calc "$cs >= $mixed && $cs <= 1 - $mixed")" = 1 ]; then
+			m=$(calc "$hm < $hc") && { [ "$m" = 1 ] && m=nt || m=cma; }
+			echo "$k $m mixed $cs"
+		else
+			echo "$k $m"
+		fi
+	done)
+	mixsays=$(echo "$rpicks" | awk '$3 == "mixed" { printf " %dK %s (CMA %.0f%%)", $1 ? 32 * 2 ^ ($1 - 1) : 0, $2 == "cma" ? "cma" : "move", 100 * $4 }')
 	[ -n "$rpicks" ] && readm="--read-methods $(steps "$rpicks")"
 fi
 # rhow SIZE: copy, split or move, as the model takes a read of SIZE
@@ -674,10 +717,11 @@ rxm() { predict --op allreduce --ranks 2 --bytes "$1" --elem 8 --algo recursive_
 	--move-piece "$piece" --recv-post "${post:-0}" --lazy-max "$clazy"; }
 if [ -n "$rcopy" ] && [ -n "$readm" ]; then
 	for l in 16384 32768 65536 131072 262144 524288 1048576; do
-		fig=rxch
+		fig=$(xf rxch "$l")
 		case $(rhow "$l") in move) f=rxchm ;; *) f=rxchc ;; esac
+		f=$(xf "$f" "$l")
 		h=$(cal 2 "$f" "$l")
-		[ -n "$h" ] && fig=$f || h=$(cal 2 rxch "$l")
+		[ -n "$h" ] && fig=$f || h=$(cal 2 "$fig" "$l")
 		[ -n "$h" ] || continue
 		t1=$(secant rxm "$l" "$h")
 		reads="$reads${reads:+,}$l:$(calc "$l / ($t1 * 1e-6)")"
@@ -760,6 +804,7 @@ picksof() {
 # apart (the model takes the rows' picks, --read-methods above, and the
 # rates of exchanges with that method forced)
 rrows=$(picksof '$2 == "allreduce" && $3 ~ /^allreduce=/') rxch=$(picksof '$2 == "collcal" && $4 !~ /,cma/')
+[ -n "${mixsays:-}" ] && echo "#   the rows' reads went both ways (CMA and a move each at least ${mixed} of them) at:$mixsays: each by the faster (forced read exchanges of its size)"
 [ -n "$rrows" ] && echo "#   shm's picks by size class (0: <32K, k: up to 32K << k, 7: 2M and above), timed moves: the 2-rank rows' reads$rrows; mpi_collcal's (the read and copy exchanges)$rxch"
 [ -n "$allapart" ] && echo "#   MPI_Allreduce leaves the input apart where the algorithm reads it (--input; the call: the checks alone, MPI_COMM_SELF's 8-byte call)"
 if [ -n "$rt" ]; then
@@ -975,6 +1020,7 @@ for a in $ALGOS; do
 				self=$(cal 2 self 8)
 			fi
 			call=$(calc "$engine + ${self:-0}")
+			[ -n "${PTL_BENCH_ARGS:-}" ] && echo "ARGS $a $n $bytes: --op allreduce --ranks $n --bytes $bytes --elem 8 --algo $a --ports $(ports_of "$a") $apart --alpha $alpha --beta $ebeta $eager_n --gamma $gamma --overhead $o --call $call $share --cpu-copies --acked-sends=$alpha --noack-max $noack --rndv-min $xeager $rc_n --rndv-cost $rndv --split-min $split_n $bulk_n --split-cost $splitc --recv-post ${post:-0} --lazy-max $lazy --cmd-cost $percmd $local $waking $direct $xcross $rt_n $loop" >&2
 			p=$(predict --op allreduce --ranks "$n" --bytes "$bytes" --elem 8 --algo "$a" --ports "$(ports_of "$a")" $apart \
 				--alpha "$alpha" --beta "$ebeta" $eager_n --gamma "$gamma" --overhead "$o" --call "$call" $share --cpu-copies \
 				--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$xeager" $rc_n --rndv-cost "$rndv" \

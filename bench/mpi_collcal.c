@@ -215,17 +215,28 @@ static volatile unsigned cal_sink;
 
 /* us per round of n bytes from sb to rank `to` and into rb from rank
  * `from` (blocking: MPI_Send, else MPI_Isend; the receive posted first),
- * ranks below `active` taking part, each then reading what came. */
+ * ranks below `active` taking part, each then reading what came (a word
+ * of each line: the lines move to its core, as a schedule's reduction
+ * reads them, before the next round writes them again). With `alone`,
+ * also the round itself without that read (*alone, rank 0's: each
+ * round's MPI calls timed apart, less the clock's cheapest read, ~20 ns
+ * of the ~28 a read takes here; the whole round less three): a
+ * schedule's step is the exchange, and the reduction that reads what
+ * came is a term of its own (gamma), after the first step of a 2-rank
+ * allreduce and after none of its second. The read is a loop-carried
+ * add per line, ~0.55-0.85 ns a line whatever the size, a tenth of the
+ * exchange at every size (512 KiB by CMA 59-62 us alone, 67-70 with it). */
 static double cal_trade(int rank, const char *sb, char *rb, int n, int from, int to, int tag, bool blocking,
-			int active)
+			int active, double *alone)
 {
 	int iters = n <= 131072 ? 400 : 100;
-	double t0 = 0;
+	double t0 = 0, sum = 0, clock = 1;
 	MPI_Request rq[2];
 	MPI_Barrier(MPI_COMM_WORLD);
 	for (int i = -50; i < iters && rank < active; i++) {
 		if (i == 0)
-			t0 = MPI_Wtime();
+			t0 = MPI_Wtime(), sum = 0;
+		double ta = alone ? MPI_Wtime() : 0, tc = alone ? MPI_Wtime() : 0;
 		MPI_Irecv(rb, n, MPI_BYTE, from, tag, MPI_COMM_WORLD, &rq[0]);
 		if (blocking) {
 			MPI_Send(sb, n, MPI_BYTE, to, tag, MPI_COMM_WORLD);
@@ -234,18 +245,28 @@ static double cal_trade(int rank, const char *sb, char *rb, int n, int from, int
 			MPI_Isend(sb, n, MPI_BYTE, to, tag, MPI_COMM_WORLD, &rq[1]);
 			MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
 		}
+		if (alone) {
+			sum += MPI_Wtime() - tc;
+			if (tc - ta < clock)
+				clock = tc - ta;
+		}
 		for (int k = 0; k < n; k += 64)
 			cal_sink += (unsigned char)rb[k];
 	}
-	return (MPI_Wtime() - t0) / iters * 1e6;
+	if (!alone)
+		return (MPI_Wtime() - t0) / iters * 1e6;
+	/* the round with the read as before: less the three clock reads */
+	*alone = (sum / iters - clock) * 1e6;
+	return ((MPI_Wtime() - t0) / iters - 3 * clock) * 1e6;
 }
 
 /* One trial of xch (rxch: blocking): us per exchange of n bytes between
  * ranks 0 and 1 (and at once 2 and 3, when active is 4), from sb into the
- * peer's rb, which the peer then reads. */
-static double cal_exchange(int rank, const char *sb, char *rb, int n, bool blocking, int active)
+ * peer's rb, which the peer then reads; *alone (when not NULL) the
+ * exchange without that read (xchs, rxchs). */
+static double cal_exchange(int rank, const char *sb, char *rb, int n, bool blocking, int active, double *alone)
 {
-	return cal_trade(rank, sb, rb, n, rank ^ 1, rank ^ 1, 1, blocking, active);
+	return cal_trade(rank, sb, rb, n, rank ^ 1, rank ^ 1, 1, blocking, active, alone);
 }
 
 /* One trial of shift4: us per shift of n bytes round ranks 0-3 (each
@@ -253,7 +274,7 @@ static double cal_exchange(int rank, const char *sb, char *rb, int n, bool block
  * ring's step moves its blocks; the others wait in the barrier. */
 static double cal_shift(int rank, const char *sb, char *rb, int n)
 {
-	return cal_trade(rank, sb, rb, n, (rank + 3) % 4, (rank + 1) % 4, 4, false, 4);
+	return cal_trade(rank, sb, rb, n, (rank + 3) % 4, (rank + 1) % 4, 4, false, 4, NULL);
 }
 
 /* One trial of sxch: us per exchange of n bytes by blocking send then
@@ -357,9 +378,9 @@ int main(int argc, char **argv)
 		static double sv[ES0 + NES4][CAL_MAXT];
 		for (int t = 0; t < trials; t++) {
 			for (int f = 0; f < 2 + NRX4; f++)
-				sv[f][t] = f < 2 ? cal_shared(rank, f == 0, b) : cal_exchange(rank, sb, b, rx4[f - 2], true, 4);
+				sv[f][t] = f < 2 ? cal_shared(rank, f == 0, b) : cal_exchange(rank, sb, b, rx4[f - 2], true, 4, NULL);
 			for (int f = 0; f < NBK4; f++) {
-				sv[2 + NRX4 + f][t] = cal_exchange(rank, sb, b, bk4[f], false, 4);
+				sv[2 + NRX4 + f][t] = cal_exchange(rank, sb, b, bk4[f], false, 4, NULL);
 				sv[2 + NRX4 + NBK4 + f][t] = cal_shift(rank, sb, b, bk4[f]);
 				sv[2 + NRX4 + 2 * NBK4 + f][t] = cal_pingpong(rank, CAL_NONBLOCKING, b, bk4[f]);
 			}
@@ -383,7 +404,7 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		return 0;
 	}
-	static double v[NFIGS][CAL_MAXT];
+	static double v[NFIGS][CAL_MAXT], va[NFIGS][CAL_MAXT];
 	if (argc > 2 && strncmp(argv[2], "reads", 5) == 0) {
 		/* the long reads alone (the launch's eager limit raised):
 		 * "reads" 128 - 512 KiB, "reads1m" 1 MiB; "reads16" the
@@ -395,9 +416,11 @@ int main(int argc, char **argv)
 		int nrl = one ? 1 : (int)(sizeof rl / sizeof rl[0]); /* r16 as many */
 		for (int t = 0; t < trials; t++)
 			for (int f = 0; f < nrl; f++)
-				v[f][t] = cal_exchange(rank, sb, b, sz[f], true, 2);
+				v[f][t] = cal_exchange(rank, sb, b, sz[f], true, 2, &va[f][t]);
 		for (int f = 0; f < nrl; f++)
 			cal_print(rank, "rxch", (size_t)sz[f], v[f], trials);
+		for (int f = 0; f < nrl; f++)
+			cal_print(rank, "rxchs", (size_t)sz[f], va[f], trials);
 		free(sb);
 		free(b);
 		MPI_Finalize();
@@ -406,13 +429,19 @@ int main(int argc, char **argv)
 	for (int t = 0; t < trials; t++)
 		for (int f = 0; f < NFIGS; f++)
 			v[f][t] = figs[f].kind == -1   ? cal_sovh(rank)
-				  : figs[f].kind == -2 ? cal_exchange(rank, sb, b, figs[f].bytes, false, 2)
-				  : figs[f].kind == -5 ? cal_exchange(rank, sb, b, figs[f].bytes, true, 2)
+				  : figs[f].kind == -2 ? cal_exchange(rank, sb, b, figs[f].bytes, false, 2, &va[f][t])
+				  : figs[f].kind == -5 ? cal_exchange(rank, sb, b, figs[f].bytes, true, 2, &va[f][t])
 				  : figs[f].kind == -3 ? cal_bcast_root(rank, b, figs[f].bytes)
 				  : figs[f].kind == -4 ? cal_exchange_blocking(rank, sb, b, figs[f].bytes)
 						       : cal_pingpong(rank, (enum cal_kind)figs[f].kind, b, figs[f].bytes);
 	for (int f = 0; f < NFIGS; f++)
 		cal_print(rank, figs[f].name, (size_t)figs[f].bytes, v[f], trials);
+	for (int f = 0; f < NFIGS; f++) /* the exchanges alone: xchs, rxchs */
+		if (figs[f].kind == -2 || figs[f].kind == -5) {
+			char name[16];
+			snprintf(name, sizeof name, "%ss", figs[f].name);
+			cal_print(rank, name, (size_t)figs[f].bytes, va[f], trials);
+		}
 	free(sb);
 	free(b);
 	MPI_Finalize();

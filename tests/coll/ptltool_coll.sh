@@ -454,14 +454,41 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 	kept=$(mktemp -d)
 	printf 'ptl 2 %s\n' "pingpong 8 0.16 0.16 0.16" "gamma 0 0.034 0.034 0.034" "overhead 8 0.06 0.06 0.06" \
 		"post 8 0.04 0.04 0.04" "barrier 0 0.36 0.36 0.36" "pingpong 16384 2.8 2.8 2.8" \
-		"pingpong 122880 10.8 10.8 10.8" "pingpong 131072 11.5 11.5 11.5" > "$kept/all"
+		"pingpong 122880 10.8 10.8 10.8" "pingpong 131072 11.5 11.5 11.5" \
+		"xch 16384 3.6 3.6 3.6" "xchs 16384 3.3 3.3 3.3" "rxch 16384 4.1 4.1 4.1" "rxchs 16384 3.8 3.8 3.8" \
+		"xch 32768 6.2 6.2 6.2" > "$kept/all"
 	printf 'ring 2 allreduce %s 0.8 0.8 0.8\n' 256 384 > "$kept/algo"
 	out=$(PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" sh "$BENCH" 2>&1)
 	has "$out" "receive posted 0.04 us (above 128 B; direct recursive doubling: 1024 B; not charged"
+	# a schedule's step is the exchange alone (mpi_collcal's xchs, rxchs:
+	# without the read of what came after it, which is the reduction's,
+	# gamma); a run without them (32 KiB here, kept runs from before)
+	# takes the exchange timed with that read; PTL_BENCH_SINK=read always
+	has "$out" "(3.3 us) 32K"
+	has "$out" "(3.8 us)"
+	has "$out" "(6.2 us)"
+	outr=$(PTL_BENCH_SINK=read PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" sh "$BENCH" 2>&1)
+	has "$outr" "(3.6 us) 32K"
+	has "$outr" "(4.1 us)"
 	grow=$(printf '%s\n' "$out" | awk '$1 == 2 && $2 == "ring" && $3 == 256 { a = $4 } $1 == 2 && $2 == "ring" && $3 == 384 { b = $4 }
 		END { if (a == "" || b == "") print "none"; else printf "%.3f", b - a }')
 	awk -v g="$grow" 'BEGIN { exit !(g != "none" && g + 0 >= 0 && g + 0 < 0.03) }' ||
 		fail "mpi_bench.sh model: 2-rank ring 256 -> 384 B grows by $grow us (want its bytes only, under 0.03): $out"
+	# the 2-rank rows' reads of a size class that went both ways in
+	# earnest (CMA and a move each at least a third of the timed moves
+	# shm's chooser reports) are taken by the faster of the two forced
+	# read exchanges (rxchm: through the segment, rxchc: CMA); a class
+	# that went mostly one way keeps its method with the most moves
+	printf '2 allreduce allreduce=ring - rank %s peer %s class %s %s pick %s switches 0 bounce 10:500 cma %s nt %s\n' \
+		0 1 5 512K-1M cma 1200:300 1000:250  1 0 5 512K-1M nt 900:300 1100:250 \
+		0 1 4 256K-512K cma 1900:300 100:250  1 0 4 256K-512K cma 1900:300 100:250 > "$kept/bulk"
+	printf 'ptl 2 %s\n' "rxchm 524288 50 50 50" "rxchc 524288 60 60 60" "rxchm 262144 20 20 20" \
+		"rxchc 262144 30 30 30" >> "$kept/all"
+	out=$(PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" sh "$BENCH" 2>&1)
+	has "$out" "went both ways (CMA and a move each at least 0.33 of them) at: 512K move (CMA 50%)"
+	has "$out" "256K copy "
+	has "$out" "(rxchc 30 us)"
+	has "$out" "(rxchm 50 us)"
 	rm -rf "$kept"
 else
 	echo "ptltool coll: bench/mpi_bench.sh's model check skipped (no build tree bench, libptlmpi or cc)"
