@@ -655,6 +655,60 @@ static void kept_order(void)
 		}
 	}
 	MPI_Barrier(MPI_COMM_WORLD);
+	/* The search for an idle entry starts after the last one armed, also
+	 * when that one is new. A tag-10 receive stays armed throughout (so
+	 * the search never starts at the list's head); tags 8 and 9 received
+	 * once leave two idle entries after it; tag 8 re-arms the first,
+	 * MPI_ANY_TAG gets a new entry after both, and tag 9 then must not
+	 * re-arm the idle tag-9 entry in front of MPI_ANY_TAG's: the first
+	 * tag-9 message is MPI_ANY_TAG's. */
+	int z = -1;
+	MPI_Request zr = MPI_REQUEST_NULL;
+	if (t_rank == 0)
+		OK(MPI_Irecv(&z, 1, MPI_INT, 1, 10, MPI_COMM_WORLD, &zr));
+	for (int round = 0; round < 3; round++) {
+		int a = -1, b = -1, c = -1;
+		if (t_rank == 0) {
+			MPI_Request r[3];
+			if (round == 0) {
+				OK(MPI_Irecv(&a, 1, MPI_INT, 1, 8, MPI_COMM_WORLD, &r[0]));
+				OK(MPI_Irecv(&b, 1, MPI_INT, 1, 9, MPI_COMM_WORLD, &r[1]));
+				MPI_Barrier(MPI_COMM_WORLD);
+				OK(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
+				CHECK(a == 100 && b == 101, "idle entries: got %d %d", a, b);
+			}
+			OK(MPI_Irecv(&a, 1, MPI_INT, 1, 8, MPI_COMM_WORLD, &r[0]));
+			OK(MPI_Irecv(&b, 1, MPI_INT, 1, MPI_ANY_TAG, MPI_COMM_WORLD, &r[1]));
+			OK(MPI_Irecv(&c, 1, MPI_INT, 1, 9, MPI_COMM_WORLD, &r[2]));
+			MPI_Barrier(MPI_COMM_WORLD);
+			OK(MPI_Waitall(3, r, MPI_STATUSES_IGNORE));
+			CHECK(a == 10 * round && b == 10 * round + 1 && c == 10 * round + 2,
+			      "last armed round %d: tag 8 got %d, MPI_ANY_TAG %d, tag 9 %d (want %d, %d, %d)", round, a, b,
+			      c, 10 * round, 10 * round + 1, 10 * round + 2);
+		} else {
+			if (round == 0) {
+				MPI_Barrier(MPI_COMM_WORLD);
+				for (int i = 0; t_rank == 1 && i < 2; i++) {
+					int x = 100 + i;
+					OK(MPI_Send(&x, 1, MPI_INT, 0, 8 + i, MPI_COMM_WORLD));
+				}
+			}
+			MPI_Barrier(MPI_COMM_WORLD);
+			static const int tags[3] = { 8, 9, 9 };
+			for (int i = 0; t_rank == 1 && i < 3; i++) {
+				int x = 10 * round + i;
+				OK(MPI_Send(&x, 1, MPI_INT, 0, tags[i], MPI_COMM_WORLD));
+			}
+		}
+	}
+	if (t_rank == 1) {
+		int x = 77;
+		OK(MPI_Send(&x, 1, MPI_INT, 0, 10, MPI_COMM_WORLD));
+	} else if (t_rank == 0) {
+		OK(MPI_Wait(&zr, MPI_STATUS_IGNORE));
+		CHECK(z == 77, "tag 10 got %d", z);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
 }
 
 /* ACK-free credits are counted in 1 KiB units, a message taking its size
