@@ -555,6 +555,10 @@ static inline void mpi_wait_plain(struct mpi_req *r)
 			mpi_req_check(r);
 	}
 }
+/* mpi_wait_plain of each of rs[0, n), taking the events of one after
+ * another in the same call as long as they come (mpi_pt2pt.c): for
+ * MPI_Waitall. */
+MPI_HIDDEN void mpi_wait_all_plain(struct mpi_req *const *rs, int n);
 /* Fails r, which depends on dead world rank w, unless a transfer of it is
  * under way (then libptl's failed event ends it). In mpi_pt2pt.c. */
 void mpi_req_fail_dead(struct mpi_req *r, int w);

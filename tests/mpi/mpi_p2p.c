@@ -235,6 +235,46 @@ static void families(void)
 	}
 	OK(MPI_Testany(K, rq, &idx, &flag, MPI_STATUS_IGNORE));
 	CHECK(flag && idx == MPI_UNDEFINED, "testany on nulls");
+	/* MPI_Waitall over more requests than it waits for at once (64):
+	 * null handles among them, receives of a tag each whose messages come
+	 * in the reverse order, then the sends; each status is its own
+	 * request's. */
+	enum { WA = 150 };
+	static int wa_in[WA], wa_out[WA], wa_tag[2 * WA + 2];
+	MPI_Request wr[2 * WA + 2];
+	static MPI_Status ws[2 * WA + 2];
+	int nr = 0;
+	wa_tag[nr] = -1;
+	wr[nr++] = MPI_REQUEST_NULL;
+	for (int i = 0; i < WA; i++) {
+		wa_in[i] = -1;
+		wa_tag[nr] = 200 + i;
+		OK(MPI_Irecv(&wa_in[i], 1, MPI_INT, left, 200 + i, MPI_COMM_WORLD, &wr[nr++]));
+		if (i == 70) {
+			wa_tag[nr] = -1;
+			wr[nr++] = MPI_REQUEST_NULL;
+		}
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (int i = WA - 1; i >= 0; i--) {
+		wa_out[i] = t_rank * 1000 + i;
+		wa_tag[nr] = -2;
+		OK(MPI_Isend(&wa_out[i], 1, MPI_INT, right, 200 + i, MPI_COMM_WORLD, &wr[nr++]));
+	}
+	OK(MPI_Waitall(nr, wr, ws));
+	int wbad = 0;
+	for (int k = 0; k < nr; k++) {
+		int n = -1;
+		wbad += wr[k] != MPI_REQUEST_NULL;
+		if (wa_tag[k] == -1) {
+			wbad += ws[k].MPI_SOURCE != MPI_ANY_SOURCE || ws[k].MPI_TAG != MPI_ANY_TAG;
+		} else if (wa_tag[k] >= 200) {
+			MPI_Get_count(&ws[k], MPI_INT, &n);
+			wbad += ws[k].MPI_SOURCE != left || ws[k].MPI_TAG != wa_tag[k] || n != 1 ||
+				wa_in[wa_tag[k] - 200] != left * 1000 + wa_tag[k] - 200;
+		}
+	}
+	CHECK(wbad == 0, "MPI_Waitall of %d requests: %d statuses, handles or messages wrong", nr, wbad);
 	/* Request_free on a send */
 	MPI_Request fr;
 	OK(MPI_Isend(&out[0], 1, MPI_INT, right, 77, MPI_COMM_WORLD, &fr));
