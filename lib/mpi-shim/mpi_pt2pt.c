@@ -1520,6 +1520,7 @@ __attribute__((always_inline)) static inline int progress_events(int wait_ms, st
 			if (*at == nmore || more[*at]->lazy)
 				break;
 			until = more[*at];
+			acct_before_put(); /* as a call for it would at its start */
 		}
 		rc = PtlEQGet(mpi_g.eq, &ev);
 	}
