@@ -1467,6 +1467,22 @@ static void take_event(int rc, const ptl_event_t *ev)
 	on_event(ev);
 }
 
+/* take_event with a posted receive's landing (on_event's first case)
+ * inline in the waits' loop: a stream's commonest event, and on_event's
+ * frame (six saved registers) and dispatch were ~25 instructions of it. */
+__attribute__((always_inline)) static inline void take_event_fast(int rc, const ptl_event_t *ev)
+{
+	const struct mpi_obj_hdr *o = ev->md.user_ptr;
+	if (rc == PTL_OK && o && o->obj == MPI_OBJ_REQ && ev->type == PTL_EVENT_PUT_END) {
+		struct mpi_req *r = ev->md.user_ptr;
+		if (r->kind == MPI_REQ_RECV && ev->pt_index != MPI_PT_PULL) {
+			recv_landed(ev, r);
+			return;
+		}
+	}
+	take_event(rc, ev);
+}
+
 /* Takes events until the queue is empty or, with until, as soon as until
  * is done: a wait returns on its own completion without the last, empty
  * PtlEQGet, whose progress pass (a poll of every NAL) would delay the
@@ -1498,7 +1514,7 @@ __attribute__((always_inline)) static inline int progress_events(int wait_ms, st
 		rc = PtlEQGet(mpi_g.eq, &ev);
 	}
 	while (rc != PTL_EQ_EMPTY) {
-		take_event(rc, &ev);
+		take_event_fast(rc, &ev);
 		n++;
 		if (until && until == lazy_waiter && lazy_first) {
 			/* Still listed (nobody else takes from the list while a
