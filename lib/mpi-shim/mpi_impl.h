@@ -417,6 +417,10 @@ MPI_HIDDEN int mpi_isend_t(const void *buf, int count, MPI_Datatype dt, struct m
 			   struct mpi_comm *c, int ctx, int mode, struct mpi_req **out);
 MPI_HIDDEN int mpi_irecv_t(void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t, int src, int tag,
 			   struct mpi_comm *c, int ctx, struct mpi_req **out);
+/* MPI_Isend the long way (mpi_p2p_api.c), for what PMPI_Isend's own put
+ * (mpi_pt2pt.c) does not take: checks, starts and reports. */
+MPI_HIDDEN int mpi_isend_slow(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+			      MPI_Request *request);
 /* MPI_Irecv the long way (mpi_p2p_api.c), for what PMPI_Irecv's own post
  * (mpi_pt2pt.c) does not take: checks, posts and reports. */
 MPI_HIDDEN int mpi_irecv_slow(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,

@@ -192,9 +192,16 @@ int PMPI_Bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, M
 {
 	return send_mode("MPI_Bsend", buf, count, dt, dest, tag, comm, MPI_MODE_BUFFERED);
 }
-int PMPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+/* PMPI_Isend is in mpi_pt2pt.c (its put in one frame); what it does not
+ * take comes here. */
+int mpi_isend_slow(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	return isend_mode("MPI_Isend", buf, count, dt, dest, tag, comm, MPI_MODE_STD | MPI_MODE_NB, req);
+	struct mpi_req *r;
+	int rc = start_send("MPI_Isend", buf, count, dt, dest, tag, comm, MPI_MODE_STD | MPI_MODE_NB, &r);
+	if (rc)
+		return rc;
+	*request = mpi_req_handle(r);
+	return MPI_SUCCESS;
 }
 int PMPI_Issend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {

@@ -71,6 +71,17 @@ int main(int argc, char **argv)
 	expect(MPI_Irecv(&v, 1, 12345, 0, 0, MPI_COMM_WORLD, &ir), MPI_ERR_TYPE, "irecv bad type", "datatype");
 	expect(MPI_Irecv(&v, 1, MPI_INT, 0, 0, 777, &ir), MPI_ERR_COMM, "irecv bad comm", "communicator");
 	CHECK(ir == MPI_REQUEST_NULL, "a refused MPI_Irecv set its request");
+	/* The same of MPI_Isend's own put. */
+	expect(MPI_Isend(&v, 1, MPI_INT, t_size, 0, MPI_COMM_WORLD, &ir), MPI_ERR_RANK, "isend bad rank", "MPI_Isend");
+	expect(MPI_Isend(&v, 1, MPI_INT, 0, -5, MPI_COMM_WORLD, &ir), MPI_ERR_TAG, "isend bad tag", "tag");
+	expect(MPI_Isend(&v, -1, MPI_INT, 0, 0, MPI_COMM_WORLD, &ir), MPI_ERR_COUNT, "isend bad count", "count");
+	expect(MPI_Isend(&v, 1, 12345, 0, 0, MPI_COMM_WORLD, &ir), MPI_ERR_TYPE, "isend bad type", "datatype");
+	expect(MPI_Isend(&v, 1, MPI_INT, 0, 0, 777, &ir), MPI_ERR_COMM, "isend bad comm", "communicator");
+	CHECK(ir == MPI_REQUEST_NULL, "a refused MPI_Isend set its request");
+	OK(MPI_Isend(&v, 1, MPI_INT, MPI_PROC_NULL, 3, MPI_COMM_WORLD, &ir));
+	CHECK(ir != MPI_REQUEST_NULL, "MPI_Isend to MPI_PROC_NULL: no request");
+	OK(MPI_Wait(&ir, MPI_STATUS_IGNORE));
+	CHECK(ir == MPI_REQUEST_NULL, "MPI_Isend to MPI_PROC_NULL: the handle stays after its wait");
 	/* ... and posts what is valid but not its case: MPI_PROC_NULL. */
 	MPI_Status st;
 	v = 5;
