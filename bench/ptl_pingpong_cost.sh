@@ -10,9 +10,17 @@
 #           waits: each wait's entry and exit included)
 # With --mpi SIZE, the same of bench/mpi_pingpong.c (SIZE bytes) built
 # against ptl's MPI, and a posted receive's PtlMEInsert + PtlMDAttach +
-# PtlMDUpdate, its auto-unlink and the PtlEQGet that takes the UNLINK.
+# PtlMDUpdate, its auto-unlink and PtlEQGet per call (a few hundred calls
+# in a run, from MPI_Init, the barriers and MPI_Finalize: most find the
+# queue empty and make a progress pass, which the figure includes; the
+# ping-pong's events are PtlEQPoll's).
+# With --mpi-bw SIZE, the instructions per message of windows of 32
+# MPI_Isend/MPI_Irecv + MPI_Waitall (bench/mpi_pingpong.c's streaming
+# rows) on each rank: copies, polls (PtlEQPoll and PtlEQGet - the takes
+# of events and the passes - less the arrivals they processed) and the
+# rest, with the calls they go to.
 #
-#   bench/ptl_pingpong_cost.sh [--mpi SIZE]        (from the build tree)
+#   bench/ptl_pingpong_cost.sh [--mpi SIZE | --mpi-bw SIZE]   (from the build tree)
 set -u
 B=$(cd "$(dirname "$0")/.." && pwd)
 S=${PTL_TOP_SRCDIR:-$B}
@@ -86,14 +94,16 @@ EOF
 			for (n in incl)
 				if (n ~ /^(__memcpy|__memmove|memcpy|memmove|shm_nt_copy)/)
 					copy += incl[n]
-			# Waiting: PtlEQPoll and its passes, less what they did
+			# Waiting: PtlEQPoll and PtlEQGet (the take of an event, or a
+			# pass that finds none; MPI_Waitall takes the queued events
+			# of a window with PtlEQGet) and their passes, less what they did
 			# besides polling - the arrivals (ptl_recv) and the puts
 			# queued for room (backlogs) - which vary with how far one
 			# rank runs ahead of the other, not with the code.
-			poll = incl["PtlEQPoll"] - incl["ptl_recv"] - incl["ptl_flush_backlogs"]
-			printf "rank %d  all %.0f = copies %.0f + polls %.0f (%.2f passes) + the rest %.0f\n", rank,
+			poll = incl["PtlEQPoll"] + incl["PtlEQGet"] - incl["ptl_recv"] - incl["ptl_flush_backlogs"]
+			printf "rank %d  all %.0f = copies %.0f + polls %.0f (%.2f passes; takes: %.2f PtlEQPoll, %.2f PtlEQGet) + the rest %.0f\n", rank,
 			       m("stream_windows"), copy / msgs, poll / msgs, ncalls["ptl_progress_app"] / msgs,
-			       (incl["stream_windows"] - copy - poll) / msgs
+			       ncalls["PtlEQPoll"] / msgs, ncalls["PtlEQGet"] / msgs, (incl["stream_windows"] - copy - poll) / msgs
 			if (rank == 0)
 				printf "rank 0  MPI_Isend %.0f (%.0f besides PtlPutRegion), MPI_Waitall %.0f, MPI_Recv %.0f; PtlPutRegion %.0f (shm_send %.0f)\n",
 				       m("PMPI_Isend"), m("PMPI_Isend") - m("PtlPutRegion"), m("PMPI_Waitall"), m("PMPI_Recv"),

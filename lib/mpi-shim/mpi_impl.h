@@ -417,6 +417,14 @@ MPI_HIDDEN int mpi_isend_t(const void *buf, int count, MPI_Datatype dt, struct m
 			   struct mpi_comm *c, int ctx, int mode, struct mpi_req **out);
 MPI_HIDDEN int mpi_irecv_t(void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t, int src, int tag,
 			   struct mpi_comm *c, int ctx, struct mpi_req **out);
+/* MPI_Isend the long way (mpi_p2p_api.c), for what PMPI_Isend's own put
+ * (mpi_pt2pt.c) does not take: checks, starts and reports. */
+MPI_HIDDEN int mpi_isend_slow(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+			      MPI_Request *request);
+/* MPI_Irecv the long way (mpi_p2p_api.c), for what PMPI_Irecv's own post
+ * (mpi_pt2pt.c) does not take: checks, posts and reports. */
+MPI_HIDDEN int mpi_irecv_slow(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
+			      MPI_Request *request);
 enum { MPI_MODE_STD, MPI_MODE_SYNC, MPI_MODE_READY, MPI_MODE_BUFFERED };
 /* A blocking standard or ready send (arguments checked) on context ctx
  * (c->ctx, or a collective's c->ctx + 1) that is done once it is out,
@@ -551,6 +559,10 @@ static inline void mpi_wait_plain(struct mpi_req *r)
 			mpi_req_check(r);
 	}
 }
+/* mpi_wait_plain of each of rs[0, n), taking the events of one after
+ * another in the same call as long as they come (mpi_pt2pt.c): for
+ * MPI_Waitall. */
+MPI_HIDDEN void mpi_wait_all_plain(struct mpi_req *const *rs, int n);
 /* Fails r, which depends on dead world rank w, unless a transfer of it is
  * under way (then libptl's failed event ends it). In mpi_pt2pt.c. */
 void mpi_req_fail_dead(struct mpi_req *r, int w);

@@ -192,9 +192,16 @@ int PMPI_Bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, M
 {
 	return send_mode("MPI_Bsend", buf, count, dt, dest, tag, comm, MPI_MODE_BUFFERED);
 }
-int PMPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+/* PMPI_Isend is in mpi_pt2pt.c (its put in one frame); what it does not
+ * take comes here. */
+int mpi_isend_slow(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	return isend_mode("MPI_Isend", buf, count, dt, dest, tag, comm, MPI_MODE_STD | MPI_MODE_NB, req);
+	struct mpi_req *r;
+	int rc = start_send("MPI_Isend", buf, count, dt, dest, tag, comm, MPI_MODE_STD | MPI_MODE_NB, &r);
+	if (rc)
+		return rc;
+	*request = mpi_req_handle(r);
+	return MPI_SUCCESS;
 }
 int PMPI_Issend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
@@ -236,19 +243,12 @@ int PMPI_Buffer_detach(void *buffer_addr, int *size)
 	return MPI_SUCCESS;
 }
 
-int PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request *request)
+/* PMPI_Irecv is in mpi_pt2pt.c (its post in one frame); what it does not
+ * take comes here. */
+int mpi_irecv_slow(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	struct mpi_req *r;
-	struct mpi_comm *c;
-	struct mpi_dtype *t;
-	/* The common case past start_recv's frame, as PMPI_Recv: a window of
-	 * receives passed nine arguments on twice per receive. An error there
-	 * (no memory) is found again and reported by start_recv. */
-	int rc = MPI_ERR_OTHER;
-	if (mpi_args_ok(count, dt, src, tag, comm, true, &c, &t))
-		rc = mpi_irecv_t(buf, count, dt, t, src, tag, c, c->ctx, &r);
-	if (rc)
-		rc = start_recv("MPI_Irecv", buf, count, dt, src, tag, comm, false, &r);
+	int rc = start_recv("MPI_Irecv", buf, count, dt, src, tag, comm, false, &r);
 	if (rc)
 		return rc;
 	*request = mpi_req_handle(r);

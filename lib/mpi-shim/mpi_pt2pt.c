@@ -906,8 +906,10 @@ static int attach_once(struct mpi_req *r, ptl_pt_index_t pt, int w, size_t len, 
 	return PtlMDAttach(r->me, md, PTL_UNLINK, &r->md);
 }
 
-bool mpi_isend_now(const void *buf, int count, const struct mpi_dtype *t, int dest, int tag, struct mpi_comm *c,
-		   int ctx, struct mpi_req **out)
+/* mpi_isend_now's body, inline in PMPI_Isend too. */
+__attribute__((always_inline)) static inline bool isend_now(const void *buf, int count, const struct mpi_dtype *t,
+							    int dest, int tag, struct mpi_comm *c, int ctx,
+							    struct mpi_req **out)
 {
 	size_t len = t->size * (size_t)count;
 	if (!t->contig || !now_ok(len, c->world[dest]))
@@ -926,6 +928,29 @@ bool mpi_isend_now(const void *buf, int count, const struct mpi_dtype *t, int de
 	mpi_req_complete(r);
 	*out = r;
 	return true;
+}
+
+bool mpi_isend_now(const void *buf, int count, const struct mpi_dtype *t, int dest, int tag, struct mpi_comm *c,
+		   int ctx, struct mpi_req **out)
+{
+	return isend_now(buf, count, t, dest, tag, c, ctx, out);
+}
+
+/* MPI_Isend as most go (mpi_isend_now's case): out in this one frame, as
+ * PMPI_Irecv posts. From mpi_p2p_api.c it passed eight arguments on to
+ * mpi_isend_now, whose frame and the call were ~25 instructions of a
+ * streamed send. Anything else goes the long way (mpi_isend_slow), which
+ * checks again, starts it and reports. */
+int PMPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	struct mpi_comm *c;
+	struct mpi_dtype *t;
+	struct mpi_req *r;
+	if (mpi_args_ok(count, dt, dest, tag, comm, false, &c, &t) && isend_now(buf, count, t, dest, tag, c, c->ctx, &r)) {
+		*request = mpi_req_handle(r);
+		return MPI_SUCCESS;
+	}
+	return mpi_isend_slow(buf, count, dt, dest, tag, comm, request);
 }
 
 int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, struct mpi_comm *c, int ctx,
@@ -1467,6 +1492,22 @@ static void take_event(int rc, const ptl_event_t *ev)
 	on_event(ev);
 }
 
+/* take_event with a posted receive's landing (on_event's first case)
+ * inline in the waits' loop: a stream's commonest event, and on_event's
+ * frame (six saved registers) and dispatch were ~25 instructions of it. */
+__attribute__((always_inline)) static inline void take_event_fast(int rc, const ptl_event_t *ev)
+{
+	const struct mpi_obj_hdr *o = ev->md.user_ptr;
+	if (rc == PTL_OK && o && o->obj == MPI_OBJ_REQ && ev->type == PTL_EVENT_PUT_END) {
+		struct mpi_req *r = ev->md.user_ptr;
+		if (r->kind == MPI_REQ_RECV && ev->pt_index != MPI_PT_PULL) {
+			recv_landed(ev, r);
+			return;
+		}
+	}
+	take_event(rc, ev);
+}
+
 /* Takes events until the queue is empty or, with until, as soon as until
  * is done: a wait returns on its own completion without the last, empty
  * PtlEQGet, whose progress pass (a poll of every NAL) would delay the
@@ -1474,8 +1515,19 @@ static void take_event(int rc, const ptl_event_t *ev)
  * use-once MD logs right after the END that completed until stays queued
  * too (P.unlink_due): a ping-pong's reply goes out first, and the next
  * posted receive takes it (take_unlinks) before the PtlMDUpdate it would
- * make fail. What else stays queued is taken by the next call. */
-int mpi_progress_until(int wait_ms, struct mpi_req *until)
+ * make fail. What else stays queued is taken by the next call.
+ *
+ * With more (MPI_Waitall's requests, until being more[*at]), a done until
+ * hands on to the next of more[*at + 1, nmore) not done yet, and the call
+ * returns only once they are all done (or the queue is empty): a receiver
+ * behind its sender finds a window's events queued, and a wait per
+ * request (its PtlEQPoll, this call's and the wait's entry and exit) was
+ * ~75 instructions of each event more than the PtlEQGet that takes it
+ * here. A lazy receive among them is left to its own wait (mpi_wait_req,
+ * which sets lazy_waiter). Inline in both callers: the ping-pong's has
+ * none of it. */
+__attribute__((always_inline)) static inline int progress_events(int wait_ms, struct mpi_req *until,
+								 struct mpi_req *const *more, int nmore, int *at)
 {
 	ptl_event_t ev;
 	int rc, n = 0;
@@ -1487,7 +1539,7 @@ int mpi_progress_until(int wait_ms, struct mpi_req *until)
 		rc = PtlEQGet(mpi_g.eq, &ev);
 	}
 	while (rc != PTL_EQ_EMPTY) {
-		take_event(rc, &ev);
+		take_event_fast(rc, &ev);
 		n++;
 		if (until && until == lazy_waiter && lazy_first) {
 			/* Still listed (nobody else takes from the list while a
@@ -1501,8 +1553,16 @@ int mpi_progress_until(int wait_ms, struct mpi_req *until)
 				mpi_recv_try(until);
 			}
 		}
-		if (until && until->done)
-			break;
+		if (until && until->done) {
+			if (!more)
+				break;
+			while (*at < nmore && more[*at]->done)
+				++*at;
+			if (*at == nmore || more[*at]->lazy)
+				break;
+			until = more[*at];
+			acct_before_put(); /* as a call for it would at its start */
+		}
 		rc = PtlEQGet(mpi_g.eq, &ev);
 	}
 	if (rc == PTL_EQ_EMPTY)
@@ -1516,6 +1576,30 @@ int mpi_progress_until(int wait_ms, struct mpi_req *until)
 	if (mpi_g.icoll_live) /* nonblocking collectives move on whatever made progress */
 		mpi_icoll_progress(n == 0);
 	return n;
+}
+
+int mpi_progress_until(int wait_ms, struct mpi_req *until)
+{
+	return progress_events(wait_ms, until, NULL, 0, NULL);
+}
+
+void mpi_wait_all_plain(struct mpi_req *const *rs, int n)
+{
+	struct mpi_idle idle = { 0, 0 };
+	int i = 0;
+	for (;;) {
+		while (i < n && rs[i]->done)
+			i++;
+		if (i == n)
+			return;
+		if (rs[i]->lazy) {
+			mpi_wait_req(rs[i], 0);
+			continue;
+		}
+		bool empty = progress_events(100, rs[i], rs, n, &i) == 0;
+		if (i < n && !rs[i]->done && mpi_idle_due(&idle, empty))
+			mpi_req_check(rs[i]);
+	}
 }
 
 /* Takes the UNLINK events progress_until left queued (and whatever came
@@ -1675,6 +1759,24 @@ int mpi_irecv_t(void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t, int 
 		int ctx, struct mpi_req **out)
 {
 	return irecv_post(buf, count, dt, t, src, tag, c, ctx, out);
+}
+
+/* MPI_Irecv as nearly every call goes (mpi_args_ok's case): posted in
+ * this one frame. In mpi_p2p_api.c beside the other calls it passed nine
+ * arguments on to mpi_irecv_t, whose frame and the call were ~35
+ * instructions of a streamed receive. Anything else, and a post that
+ * found no memory, goes the long way, which checks again and reports. */
+int PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	struct mpi_comm *c;
+	struct mpi_dtype *t;
+	struct mpi_req *r;
+	if (mpi_args_ok(count, dt, src, tag, comm, true, &c, &t) &&
+	    irecv_post(buf, count, dt, t, src, tag, c, c->ctx, &r) == MPI_SUCCESS) {
+		*request = mpi_req_handle(r);
+		return MPI_SUCCESS;
+	}
+	return mpi_irecv_slow(buf, count, dt, src, tag, comm, request);
 }
 
 int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, struct mpi_comm *c, int ctx,

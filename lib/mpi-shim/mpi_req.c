@@ -269,37 +269,55 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 	return rc ? req_err(d.dead >= 0 ? &d : r, rc, "MPI_Test") : MPI_SUCCESS;
 }
 
+/* MPI_Waitall's requests waited for at once (mpi_wait_all_plain): up to so
+ * many, in turn. */
+#define WAITALL_CHUNK 64
+
 int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status sts[])
 {
 	MPI_CHECK_INIT("MPI_Waitall");
 	if (count < 0)
 		return mpi_err(MPI_COMM_NULL, MPI_ERR_COUNT, "MPI_Waitall", "count %d < 0", count);
+	/* The first chunk's requests not done yet, as the check finds them. */
+	struct mpi_req *rs[WAITALL_CHUNK];
+	int nrs = 0;
 	for (int i = 0; i < count; i++) {
-		if (!mpi_req_null(reqs[i]) && !req_get(reqs[i]))
+		struct mpi_req *r = mpi_req_null(reqs[i]) ? NULL : req_get(reqs[i]);
+		if (!r && !mpi_req_null(reqs[i]))
 			return mpi_err(MPI_COMM_NULL, MPI_ERR_REQUEST, "MPI_Waitall", "request %d (index %d) is not active",
 				       reqs[i], i);
+		if (i < WAITALL_CHUNK && r && !r->done)
+			rs[nrs++] = r;
 	}
-	/* Each finished as soon as it is done: the requests complete on
-	 * their own, and one lookup each serves the wait and the finish. */
 	int errs = 0;
 	struct mpi_req d; /* only .dead is read unless finish fills it */
 	d.dead = -1;
-	for (int i = 0; i < count; i++) {
-		MPI_Status *st = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[i];
-		struct mpi_req *r = mpi_req_null(reqs[i]) ? NULL : req_get(reqs[i]);
-		if (!r) {
-			empty_status(st);
-			continue;
+	for (int base = 0; base < count; base += WAITALL_CHUNK) {
+		int end = count - base > WAITALL_CHUNK ? base + WAITALL_CHUNK : count;
+		if (base > 0) {
+			nrs = 0;
+			for (int i = base; i < end; i++) {
+				struct mpi_req *r = mpi_req_null(reqs[i]) ? NULL : req_get(reqs[i]);
+				if (r && !r->done)
+					rs[nrs++] = r;
+			}
 		}
-		/* The earlier ones' progress may have done it. Inline (no
-		 * deadline): a streamed window waits once per request, and
-		 * mpi_wait_req's frame was 42 instructions of each. */
-		if (!r->done)
-			mpi_wait_plain(r);
-		int e = finish(&reqs[i], r, st, &d);
-		if (st)
-			st->MPI_ERROR = e;
-		errs += e != 0;
+		/* All of the chunk at once (a window's events are taken as they
+		 * come, not one wait each), then each finished: the lookup again
+		 * sees a handle given twice as finished. */
+		mpi_wait_all_plain(rs, nrs);
+		for (int i = base; i < end; i++) {
+			MPI_Status *st = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[i];
+			struct mpi_req *r = mpi_req_null(reqs[i]) ? NULL : req_get(reqs[i]);
+			if (!r) {
+				empty_status(st);
+				continue;
+			}
+			int e = finish(&reqs[i], r, st, &d);
+			if (st)
+				st->MPI_ERROR = e;
+			errs += e != 0;
+		}
 	}
 	return errs ? many_err(&d, errs, "MPI_Waitall") : MPI_SUCCESS;
 }

@@ -236,15 +236,13 @@ static inline int ptl_eq_first_ready(struct ptl_eq *const *eqs, int n)
  * can: its EQs looked up once (again only if an EQ was destroyed while the
  * lock was dropped), an inline test per EQ before and after one progress
  * pass, a countdown rather than a division to decide when to yield.
+ * Called with the lock held and the arguments checked (PtlEQPoll), and
+ * with first the one EQ it has looked at already and found empty, or
+ * NULL: with it the wait starts at the progress pass.
  */
-int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_event_t *event, int *which)
+static __attribute__((noinline)) int ptl_eq_poll_wait(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout,
+							ptl_event_t *event, int *which, struct ptl_eq *first)
 {
-	if (!ptl_initialized())
-		return PTL_NO_INIT;
-	if (!eq_handles || !event || !which)
-		return PTL_SEGV;
-	if (size <= 0 || size > PTL_LIM_MAX_EQS || timeout < PTL_TIME_FOREVER)
-		return PTL_EQ_INVALID;
 	/* The clock is read only every PTL_WAIT_CLOCK_EVERY polls, and first
 	 * after that many (a timeout runs from then: late by that many polls),
 	 * to keep even the vDSO's work out of most polls; a countdown says
@@ -254,12 +252,12 @@ int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_eve
 	bool timed = timeout != PTL_TIME_FOREVER;
 	int64_t now = 0, deadline = -1;
 	struct ptl_eq *eqs[PTL_LIM_MAX_EQS];
-	bool looked_up = false;
-	uint64_t frees = 0;
+	bool looked_up = first != NULL;
+	uint64_t frees = ptl_eq_frees;
+	eqs[0] = first;
 	unsigned yield_in = ptl_lib.wait_yield_every;
 	unsigned check_in = timeout == 0 ? 1 : PTL_WAIT_CLOCK_EVERY;
 	unsigned spin = 0; /* polls so far, counted at each check */
-	ptl_lock();
 	for (;;) {
 		/* Lock held here. The EQs are tested before the progress pass
 		 * only on the first pass (and after a sleep or a free): later an
@@ -364,6 +362,33 @@ int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_eve
 	/* Timed out (lock held). */
 	ptl_unlock();
 	return PTL_EQ_EMPTY;
+}
+
+/* The look before the wait, in a frame of its own: a waiting MPI
+ * receiver that is behind its sender finds its next event already queued
+ * (a progress pass delivers every record in the ring), and the wait's
+ * frame - six saved registers, its EQ array, the clock and yield
+ * countdowns - was most of a ~160-instruction take of one event (a
+ * streamed 4 KiB message's PtlEQPoll). The same as the wait's first look
+ * for one EQ; several go straight to the wait, which looks them all up
+ * (an invalid one fails the call whatever the others hold). */
+int PtlEQPoll(ptl_handle_eq_t *eq_handles, int size, ptl_time_t timeout, ptl_event_t *event, int *which)
+{
+	if (!ptl_initialized())
+		return PTL_NO_INIT;
+	if (!eq_handles || !event || !which)
+		return PTL_SEGV;
+	if (size <= 0 || size > PTL_LIM_MAX_EQS || timeout < PTL_TIME_FOREVER)
+		return PTL_EQ_INVALID;
+	ptl_lock();
+	struct ptl_eq *eq = NULL;
+	if (size == 1 && (eq = ptl_eq_lookup(ptl_lib.ni, eq_handles[0])) && ptl_eq_ready(eq)) {
+		int rc = ptl_eq_take(eq, event);
+		*which = 0;
+		ptl_unlock();
+		return rc;
+	}
+	return ptl_eq_poll_wait(eq_handles, size, timeout, event, which, eq);
 }
 
 int PtlEQWait(ptl_handle_eq_t eq_handle, ptl_event_t *event)

@@ -63,6 +63,35 @@ int main(int argc, char **argv)
 	expect(MPI_Send(&v, -1, MPI_INT, 0, 0, MPI_COMM_WORLD), MPI_ERR_COUNT, "bad count", "count");
 	expect(MPI_Send(&v, 1, 12345, 0, 0, MPI_COMM_WORLD), MPI_ERR_TYPE, "bad type", "datatype");
 	expect(MPI_Recv(&v, 1, MPI_INT, 0, 0, 777, MPI_STATUS_IGNORE), MPI_ERR_COMM, "bad comm", "communicator");
+	/* MPI_Irecv's own post takes none of these: the long way reports them. */
+	MPI_Request ir = MPI_REQUEST_NULL;
+	expect(MPI_Irecv(&v, 1, MPI_INT, t_size, 0, MPI_COMM_WORLD, &ir), MPI_ERR_RANK, "irecv bad rank", "MPI_Irecv");
+	expect(MPI_Irecv(&v, 1, MPI_INT, 0, -5, MPI_COMM_WORLD, &ir), MPI_ERR_TAG, "irecv bad tag", "tag");
+	expect(MPI_Irecv(&v, -1, MPI_INT, 0, 0, MPI_COMM_WORLD, &ir), MPI_ERR_COUNT, "irecv bad count", "count");
+	expect(MPI_Irecv(&v, 1, 12345, 0, 0, MPI_COMM_WORLD, &ir), MPI_ERR_TYPE, "irecv bad type", "datatype");
+	expect(MPI_Irecv(&v, 1, MPI_INT, 0, 0, 777, &ir), MPI_ERR_COMM, "irecv bad comm", "communicator");
+	CHECK(ir == MPI_REQUEST_NULL, "a refused MPI_Irecv set its request");
+	/* The same of MPI_Isend's own put. */
+	expect(MPI_Isend(&v, 1, MPI_INT, t_size, 0, MPI_COMM_WORLD, &ir), MPI_ERR_RANK, "isend bad rank", "MPI_Isend");
+	expect(MPI_Isend(&v, 1, MPI_INT, 0, -5, MPI_COMM_WORLD, &ir), MPI_ERR_TAG, "isend bad tag", "tag");
+	expect(MPI_Isend(&v, -1, MPI_INT, 0, 0, MPI_COMM_WORLD, &ir), MPI_ERR_COUNT, "isend bad count", "count");
+	expect(MPI_Isend(&v, 1, 12345, 0, 0, MPI_COMM_WORLD, &ir), MPI_ERR_TYPE, "isend bad type", "datatype");
+	expect(MPI_Isend(&v, 1, MPI_INT, 0, 0, 777, &ir), MPI_ERR_COMM, "isend bad comm", "communicator");
+	CHECK(ir == MPI_REQUEST_NULL, "a refused MPI_Isend set its request");
+	OK(MPI_Isend(&v, 1, MPI_INT, MPI_PROC_NULL, 3, MPI_COMM_WORLD, &ir));
+	CHECK(ir != MPI_REQUEST_NULL, "MPI_Isend to MPI_PROC_NULL: no request");
+	OK(MPI_Wait(&ir, MPI_STATUS_IGNORE));
+	CHECK(ir == MPI_REQUEST_NULL, "MPI_Isend to MPI_PROC_NULL: the handle stays after its wait");
+	/* ... and posts what is valid but not its case: MPI_PROC_NULL. */
+	MPI_Status st;
+	v = 5;
+	OK(MPI_Irecv(&v, 1, MPI_INT, MPI_PROC_NULL, 3, MPI_COMM_WORLD, &ir));
+	CHECK(ir != MPI_REQUEST_NULL, "MPI_Irecv from MPI_PROC_NULL: no request");
+	OK(MPI_Wait(&ir, &st));
+	int got = -1;
+	OK(MPI_Get_count(&st, MPI_INT, &got));
+	CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG && got == 0 && v == 5,
+	      "MPI_Irecv from MPI_PROC_NULL: source %d tag %d count %d", st.MPI_SOURCE, st.MPI_TAG, got);
 	expect(MPI_Bcast(&v, 1, MPI_INT, t_size, MPI_COMM_WORLD), MPI_ERR_ROOT, "bad root", "root");
 	expect(MPI_Allreduce(&v, &v, 1, MPI_DOUBLE_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_OP, "bad op", "operation");
 	MPI_Request r = 4242;

@@ -235,6 +235,46 @@ static void families(void)
 	}
 	OK(MPI_Testany(K, rq, &idx, &flag, MPI_STATUS_IGNORE));
 	CHECK(flag && idx == MPI_UNDEFINED, "testany on nulls");
+	/* MPI_Waitall over more requests than it waits for at once (64):
+	 * null handles among them, receives of a tag each whose messages come
+	 * in the reverse order, then the sends; each status is its own
+	 * request's. */
+	enum { WA = 150 };
+	static int wa_in[WA], wa_out[WA], wa_tag[2 * WA + 2];
+	MPI_Request wr[2 * WA + 2];
+	static MPI_Status ws[2 * WA + 2];
+	int nr = 0;
+	wa_tag[nr] = -1;
+	wr[nr++] = MPI_REQUEST_NULL;
+	for (int i = 0; i < WA; i++) {
+		wa_in[i] = -1;
+		wa_tag[nr] = 200 + i;
+		OK(MPI_Irecv(&wa_in[i], 1, MPI_INT, left, 200 + i, MPI_COMM_WORLD, &wr[nr++]));
+		if (i == 70) {
+			wa_tag[nr] = -1;
+			wr[nr++] = MPI_REQUEST_NULL;
+		}
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (int i = WA - 1; i >= 0; i--) {
+		wa_out[i] = t_rank * 1000 + i;
+		wa_tag[nr] = -2;
+		OK(MPI_Isend(&wa_out[i], 1, MPI_INT, right, 200 + i, MPI_COMM_WORLD, &wr[nr++]));
+	}
+	OK(MPI_Waitall(nr, wr, ws));
+	int wbad = 0;
+	for (int k = 0; k < nr; k++) {
+		int n = -1;
+		wbad += wr[k] != MPI_REQUEST_NULL;
+		if (wa_tag[k] == -1) {
+			wbad += ws[k].MPI_SOURCE != MPI_ANY_SOURCE || ws[k].MPI_TAG != MPI_ANY_TAG;
+		} else if (wa_tag[k] >= 200) {
+			MPI_Get_count(&ws[k], MPI_INT, &n);
+			wbad += ws[k].MPI_SOURCE != left || ws[k].MPI_TAG != wa_tag[k] || n != 1 ||
+				wa_in[wa_tag[k] - 200] != left * 1000 + wa_tag[k] - 200;
+		}
+	}
+	CHECK(wbad == 0, "MPI_Waitall of %d requests: %d statuses, handles or messages wrong", nr, wbad);
 	/* Request_free on a send */
 	MPI_Request fr;
 	OK(MPI_Isend(&out[0], 1, MPI_INT, right, 77, MPI_COMM_WORLD, &fr));
@@ -653,6 +693,60 @@ static void kept_order(void)
 				OK(MPI_Send(&x, 1, MPI_INT, 0, 7, MPI_COMM_WORLD));
 			}
 		}
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	/* The search for an idle entry starts after the last one armed, also
+	 * when that one is new. A tag-10 receive stays armed throughout (so
+	 * the search never starts at the list's head); tags 8 and 9 received
+	 * once leave two idle entries after it; tag 8 re-arms the first,
+	 * MPI_ANY_TAG gets a new entry after both, and tag 9 then must not
+	 * re-arm the idle tag-9 entry in front of MPI_ANY_TAG's: the first
+	 * tag-9 message is MPI_ANY_TAG's. */
+	int z = -1;
+	MPI_Request zr = MPI_REQUEST_NULL;
+	if (t_rank == 0)
+		OK(MPI_Irecv(&z, 1, MPI_INT, 1, 10, MPI_COMM_WORLD, &zr));
+	for (int round = 0; round < 3; round++) {
+		int a = -1, b = -1, c = -1;
+		if (t_rank == 0) {
+			MPI_Request r[3];
+			if (round == 0) {
+				OK(MPI_Irecv(&a, 1, MPI_INT, 1, 8, MPI_COMM_WORLD, &r[0]));
+				OK(MPI_Irecv(&b, 1, MPI_INT, 1, 9, MPI_COMM_WORLD, &r[1]));
+				MPI_Barrier(MPI_COMM_WORLD);
+				OK(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
+				CHECK(a == 100 && b == 101, "idle entries: got %d %d", a, b);
+			}
+			OK(MPI_Irecv(&a, 1, MPI_INT, 1, 8, MPI_COMM_WORLD, &r[0]));
+			OK(MPI_Irecv(&b, 1, MPI_INT, 1, MPI_ANY_TAG, MPI_COMM_WORLD, &r[1]));
+			OK(MPI_Irecv(&c, 1, MPI_INT, 1, 9, MPI_COMM_WORLD, &r[2]));
+			MPI_Barrier(MPI_COMM_WORLD);
+			OK(MPI_Waitall(3, r, MPI_STATUSES_IGNORE));
+			CHECK(a == 10 * round && b == 10 * round + 1 && c == 10 * round + 2,
+			      "last armed round %d: tag 8 got %d, MPI_ANY_TAG %d, tag 9 %d (want %d, %d, %d)", round, a, b,
+			      c, 10 * round, 10 * round + 1, 10 * round + 2);
+		} else {
+			if (round == 0) {
+				MPI_Barrier(MPI_COMM_WORLD);
+				for (int i = 0; t_rank == 1 && i < 2; i++) {
+					int x = 100 + i;
+					OK(MPI_Send(&x, 1, MPI_INT, 0, 8 + i, MPI_COMM_WORLD));
+				}
+			}
+			MPI_Barrier(MPI_COMM_WORLD);
+			static const int tags[3] = { 8, 9, 9 };
+			for (int i = 0; t_rank == 1 && i < 3; i++) {
+				int x = 10 * round + i;
+				OK(MPI_Send(&x, 1, MPI_INT, 0, tags[i], MPI_COMM_WORLD));
+			}
+		}
+	}
+	if (t_rank == 1) {
+		int x = 77;
+		OK(MPI_Send(&x, 1, MPI_INT, 0, 10, MPI_COMM_WORLD));
+	} else if (t_rank == 0) {
+		OK(MPI_Wait(&zr, MPI_STATUS_IGNORE));
+		CHECK(z == 77, "tag 10 got %d", z);
 	}
 	MPI_Barrier(MPI_COMM_WORLD);
 }

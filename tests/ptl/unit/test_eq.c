@@ -4,7 +4,8 @@
  * order with consecutive sequence numbers; an overrun overwrites the oldest
  * events and the next read returns PTL_EQ_DROPPED with the oldest event that
  * survived, counting the lost ones; handlers run on post; PtlEQPoll over
- * several EQs and its timeout; an EQ freed while a poll spins on it; a
+ * several EQs and its timeout; a poll of one EQ that holds events already
+ * (no progress pass); an EQ freed while a poll spins on it; a
  * spinning poll's hold of the library lock; PtlEQAlloc/Free and their
  * errors.
  *
@@ -610,6 +611,57 @@ static void test_poll_keeps_lock(void **state)
 	assert_int_equal(atomic_load(&ptl_lib.lock.owner), 0);
 }
 
+/* A poll of one EQ that holds events already (a waiting MPI receiver
+ * behind its sender) takes them in order, sequence and overrun included,
+ * with no progress pass and the lock let go; one that finds it empty makes
+ * one pass and returns what the pass brought; a freed EQ's handle is
+ * invalid either way. */
+static void test_poll_one_queued(void **state)
+{
+	(void)state;
+	ptl_handle_eq_t h = alloc_eq(4, NULL);
+	ptl_event_t ev;
+	int which;
+	for (uint64_t i = 0; i < 3; i++)
+		post(h, i);
+	for (uint64_t i = 0; i < 3; i++) {
+		which = -1;
+		memset(&ev, 0xee, sizeof ev);
+		assert_int_equal(PtlEQPoll(&h, 1, 20000, &ev, &which), PTL_OK);
+		assert_int_equal(which, 0);
+		assert_int_equal(ev.hdr_data, i);
+		assert_int_equal(ev.mlength, i * 3);
+		assert_int_equal(ev.sequence, i);
+		assert_int_equal(atomic_load(&ptl_lib.lock.word), 0);
+		assert_int_equal(atomic_load(&ptl_lib.lock.owner), 0);
+	}
+	assert_int_equal(progress_calls, 0);
+	for (uint64_t i = 3; i < 9; i++)
+		post(h, i);
+	assert_int_equal(PtlEQPoll(&h, 1, 0, &ev, &which), PTL_EQ_DROPPED);
+	assert_int_equal(ev.hdr_data, 5);
+	assert_int_equal(ev.sequence, 5);
+	assert_int_equal(eq_of(h)->ring->dropped, 2);
+	for (uint64_t i = 6; i < 9; i++) {
+		assert_int_equal(PtlEQPoll(&h, 1, 0, &ev, &which), PTL_OK);
+		assert_int_equal(ev.hdr_data, i);
+	}
+	assert_int_equal(progress_calls, 0);
+	/* Empty: one pass, and its arrival. */
+	arrive_eq = eq_of(h);
+	arrive_left = 1;
+	assert_int_equal(PtlEQPoll(&h, 1, 0, &ev, &which), PTL_OK);
+	assert_int_equal(ev.hdr_data, 0xa11);
+	assert_int_equal(ev.sequence, 9);
+	assert_int_equal(progress_calls, 1);
+	assert_int_equal(PtlEQPoll(&h, 1, 0, &ev, &which), PTL_EQ_EMPTY);
+	assert_int_equal(progress_calls, 2);
+	post(h, 10);
+	assert_int_equal(PtlEQFree(h), PTL_OK);
+	assert_int_equal(PtlEQPoll(&h, 1, 0, &ev, &which), PTL_EQ_INVALID);
+	assert_int_equal(atomic_load(&ptl_lib.lock.word), 0);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -629,6 +681,7 @@ int main(void)
 		T(test_progress_delivers),
 		T(test_poll_eq_freed_meanwhile),
 		T(test_poll_keeps_lock),
+		T(test_poll_one_queued),
 	};
 	return cmocka_run_group_tests_name("ptl_eq", tests, NULL, NULL);
 }
