@@ -542,7 +542,7 @@ int mpi_comm_dead(const struct mpi_comm *c, bool ask);
  * of the communicator for MPI_ANY_SOURCE) and fails r if one is dead. */
 void mpi_req_check(struct mpi_req *r);
 /* mpi_wait_req(r, 0) inline, for a blocking call's own receive or send
- * (MPI_Recv, MPI_Send and MPI_Sendrecv) and MPI_Waitall's waits: with no deadline and no lazy receive
+ * (MPI_Recv, MPI_Send and MPI_Sendrecv): with no deadline and no lazy receive
  * to hand arrivals to, a wait is only its passes, and without
  * mpi_wait_req's frame the receive's caller returns - and a ping-pong
  * replies - about 30 instructions sooner. */

@@ -109,9 +109,9 @@ static int start_recv(const char *fn, void *buf, int count, MPI_Datatype dt, int
 	return rc ? mpi_err(comm, rc, fn, "cannot post the receive") : MPI_SUCCESS;
 }
 
-/* Inline in each nonblocking send call: a window of MPI_Isend passed nine
- * arguments on to it per send (its frame and PMPI_Isend's were some 20
- * instructions of a streamed message). */
+/* Inline in MPI_Issend, MPI_Irsend and MPI_Ibsend (PMPI_Isend, in
+ * mpi_pt2pt.c, has its own copy of the fast path, in its frame): the
+ * nine arguments are not passed on once more. */
 __attribute__((always_inline)) static inline int isend_mode(const char *fn, const void *buf, int count,
 							    MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
 							    int mode, MPI_Request *request)
@@ -119,8 +119,8 @@ __attribute__((always_inline)) static inline int isend_mode(const char *fn, cons
 	struct mpi_req *r;
 	struct mpi_comm *c;
 	struct mpi_dtype *t;
-	/* MPI_Isend and MPI_Irsend as most go (send_now's case, with a
-	 * request): straight to the put, past start_send's frames. */
+	/* MPI_Irsend as most go (send_now's case, with a request): straight
+	 * to the put, past start_send's frames. */
 	if (!((mode & MPI_MODE_NB) && mpi_args_ok(count, dt, dest, tag, comm, false, &c, &t) &&
 	      mpi_isend_now(buf, count, t, dest, tag, c, c->ctx, &r))) {
 		int rc = start_send(fn, buf, count, dt, dest, tag, comm, mode, &r);
