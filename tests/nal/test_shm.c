@@ -365,11 +365,13 @@ static void rw_recv(int peer, const void *msg, size_t len)
 		}
 }
 
-/* Sends message k to peer (its header the first 8 bytes, or fewer). */
+static size_t rw_hdr = 8;
+
+/* Sends message k to peer (its header the first rw_hdr bytes, or fewer). */
 static int rw_send(struct sj_ctx *c, int peer, int k, size_t len, uint64_t deadline)
 {
 	static uint8_t buf[SHM_MAX_INLINE];
-	size_t h = len < 8 ? len : 8;
+	size_t h = len < rw_hdr ? len : rw_hdr;
 	int rc;
 
 	for (size_t i = 0; i < len; i++)
@@ -654,12 +656,13 @@ static int sf_wait(struct sj_ctx *c, int k, uint64_t deadline)
 }
 
 /* In the ping-pong every big record after the first few starts at the
- * lap's start (a PAD there first: its 8-byte header puts the payload on a
- * line) and rewinds, so the next one lands on the same lines: the tail is
- * back at the lap's start after each. The consumer zeroes the PAD's word
- * and the record's (their terminator): without, it would read them again
- * a lap later (a duplicate), or skip past a small record's word at the
- * lap's start (a hang). In the paced stream ring_ctl, not an ack, says
+ * lap's start and rewinds, so the next one lands on the same lines: the
+ * tail is back at the lap's start after each. With an 8-byte header a PAD
+ * comes first (it puts the payload on a line), with a 56-byte one
+ * (*arg) the record's word is at the lap's start itself. The consumer
+ * zeroes the PAD's word and the record's (their terminator): without, it
+ * would read them again a lap later (a duplicate), or skip past a small
+ * record's word at the lap's start (a hang). In the paced stream ring_ctl, not an ack, says
  * all was read: a lap's first record does not rewind there (the next one
  * would wait for it to be read), so the places alternate. */
 static int body_self_rewind(struct sj_ctx *c, void *arg)
@@ -668,7 +671,7 @@ static int body_self_rewind(struct sj_ctx *c, void *arg)
 	int peer = 1 - c->rank, k, zeros = 0, last_zero = 0;
 	struct shm_tx *tx = &c->n->tx[peer];
 
-	(void)arg;
+	rw_hdr = *(const size_t *)arg;
 	on_recv = sf_recv;
 	for (k = 0; k < SF_PP; k++) {
 		if (c->rank == 0)
@@ -735,8 +738,11 @@ static int body_self_rewind(struct sj_ctx *c, void *arg)
 
 static void test_self_rewind(void **state)
 {
+	static const size_t hdr8 = 8, hdr56 = 56;
+
 	(void)state;
-	run(2, body_self_rewind, NULL, 50, -1);
+	run(2, body_self_rewind, (void *)&hdr8, 50, -1);
+	run(2, body_self_rewind, (void *)&hdr56, 50, -1);
 }
 
 /* ---- small records end on a line, their terminators zeroed ahead */
