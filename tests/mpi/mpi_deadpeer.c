@@ -13,6 +13,9 @@
  *         MPI_ANY_SOURCE receive.
  *   tall, tany, tsome  rank 0 polls MPI_Testall, MPI_Testany or
  *         MPI_Testsome.
+ *   wall  rank 0 sits in MPI_Waitall on receives from rank 2, rank 1
+ *         (between them) and rank 2 again: MPI_ERR_IN_STATUS, the dead
+ *         one's status names the failure, the others' data came.
  *   coll  both survivors in MPI_Comm_idup, MPI_Allreduce, then MPI_Barrier and an
  *         MPI_Comm_idup once rank 1 is known dead.
  *   credit rank 1 sends rank 0 CREDIT_MSGS small messages and dies; rank 0
@@ -191,6 +194,39 @@ static void test_family(const char *mode)
 	survivors_talk();
 }
 
+/* Mode "wall": MPI_Waitall over live and dead peers must end once the
+ * death is known, with every request done and each status its own. */
+static void wait_all(void)
+{
+	if (t_rank == 1)
+		die_later();
+	if (t_rank == 2) {
+		int a = 21, b = 22;
+		OK(MPI_Send(&a, 1, MPI_INT, 0, 11, MPI_COMM_WORLD));
+		OK(MPI_Send(&b, 1, MPI_INT, 0, 12, MPI_COMM_WORLD));
+	} else if (t_rank == 0) {
+		int v[3] = { 0, 0, 0 }, cls = -1;
+		MPI_Request rq[3];
+		MPI_Status st[3];
+		double t0 = now_s();
+		OK(MPI_Irecv(&v[0], 1, MPI_INT, 2, 11, MPI_COMM_WORLD, &rq[0]));
+		OK(MPI_Irecv(&v[1], 1, MPI_INT, 1, 11, MPI_COMM_WORLD, &rq[1]));
+		OK(MPI_Irecv(&v[2], 1, MPI_INT, 2, 12, MPI_COMM_WORLD, &rq[2]));
+		int rc = MPI_Waitall(3, rq, st);
+		MPI_Error_class(rc, &cls);
+		CHECK(cls == MPI_ERR_IN_STATUS, "MPI_Waitall: error class %d, want MPI_ERR_IN_STATUS", cls);
+		CHECK(now_s() - t0 < 5, "MPI_Waitall took %.1f s to see the death", now_s() - t0);
+		MPI_Error_class(st[1].MPI_ERROR, &cls);
+		CHECK(cls == MPI_ERR_PROC_FAILED, "the dead peer's status: error class %d", cls);
+		CHECK(st[0].MPI_ERROR == MPI_SUCCESS && st[2].MPI_ERROR == MPI_SUCCESS, "live statuses: %d, %d",
+		      st[0].MPI_ERROR, st[2].MPI_ERROR);
+		CHECK(v[0] == 21 && v[2] == 22, "from rank 2: %d, %d", v[0], v[2]);
+		for (int i = 0; i < 3; i++)
+			CHECK(rq[i] == MPI_REQUEST_NULL, "request %d not freed", i);
+	}
+	survivors_talk();
+}
+
 static void coll(void)
 {
 	if (t_rank == 1)
@@ -255,6 +291,8 @@ int main(int argc, char **argv)
 		test_any();
 	} else if (!strcmp(mode, "tall") || !strcmp(mode, "tany") || !strcmp(mode, "tsome")) {
 		test_family(mode);
+	} else if (!strcmp(mode, "wall")) {
+		wait_all();
 	} else if (!strcmp(mode, "coll")) {
 		coll();
 	} else if (!strcmp(mode, "credit")) {
@@ -267,7 +305,7 @@ int main(int argc, char **argv)
 		printf("rank %d: MPI_Recv from the dead rank returned under MPI_ERRORS_ARE_FATAL\n", t_rank);
 		return 1;
 	} else {
-		fprintf(stderr, "usage: mpi_deadpeer p2p|test|tall|tany|tsome|coll|credit|fatal\n");
+		fprintf(stderr, "usage: mpi_deadpeer p2p|test|tall|tany|tsome|wall|coll|credit|fatal\n");
 		return 2;
 	}
 	printf("mpi_deadpeer %s: rank %d: %s (%d failed checks)\n", mode, t_rank, t_fails ? "FAIL" : "ok", t_fails);

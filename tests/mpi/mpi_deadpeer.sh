@@ -2,12 +2,12 @@
 # A dead rank (one that leaves with _exit(0), which ptlrun lets the others
 # survive) becomes an error naming it within seconds: point to point (a
 # blocking receive, a rendezvous send, MPI_ANY_SOURCE, MPI_Probe, MPI_Test,
-# MPI_Waitany, MPI_Testall/any/some), collectives, and operations started once it is known dead
+# MPI_Waitany, MPI_Testall/any/some, MPI_Waitall), collectives, and operations started once it is known dead
 # (also after the credits owed it for its last messages went back: credit);
 # the survivors still talk afterwards. Under MPI_ERRORS_ARE_FATAL the job
 # ends non-zero and the output names the dead rank.
 . "$(dirname "$0")/mpi_common.sh"
-for mode in p2p test tall tany tsome coll credit; do
+for mode in p2p test tall tany tsome wall coll credit; do
 	run 3 -- mpi_deadpeer $mode
 done
 out=$("$PTLRUN" -n 2 --timeout 60 "$B/tests/mpi/mpi_deadpeer" fatal 2>&1); rc=$?
