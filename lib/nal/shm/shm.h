@@ -62,7 +62,7 @@
 #include "nal/nal.h"
 
 #define SHM_MAGIC 0x70746c73686d3031ULL /* "ptlshm01" */
-#define SHM_VERSION 5u /* 2: SHM_REC_HELP (a version-1 peer would drop it and leave the mover waiting); 3: ack, SHM_RF_REWIND; 4: SHM_HELP_FAILED; 5: small records end on a line */
+#define SHM_VERSION 6u /* 2: SHM_REC_HELP (a version-1 peer would drop it and leave the mover waiting); 3: ack, SHM_RF_REWIND; 4: SHM_HELP_FAILED; 5: small records end on a line; 6: SHM_HELP_PICK */
 #define SHM_ALIGN 128u /* two cache lines: the adjacent-line prefetcher pairs them */
 
 #define SHM_MAX_INLINE 16384u      /* hdr + payload, when the ring is big enough */
@@ -210,6 +210,8 @@ struct shm_choice {
 	uint8_t fresh;               /* samples of probe since the probe began */
 	uint8_t early;               /* probes still to come SHM_CH_CONFIRM moves apart */
 	uint8_t warm[SHM_M_COUNT];   /* [method]: warm-up moves taken */
+	uint8_t told;                /* the pair's leader: the method last announced (SHM_M_COUNT: none);
+				      * its follower: the method announced to it (shm_bulk.c) */
 };
 
 /* Which method of those in mask (1 << SHM_M_*) the next move of c's class
@@ -291,6 +293,7 @@ struct shm_bulk_req {
  * receiver whose CMA is refused cannot store it: it answers by a
  * SHM_REC_HELP of op SHM_HELP_FAILED and the same done_addr instead. */
 #define SHM_HELP_FAILED 7u /* op of an answer: "I could not, not even store done_addr by CMA" */
+#define SHM_HELP_PICK 8u /* op of a pair leader's word: "my moves of size class len now go by method own_addr" (shm_bulk.c) */
 struct shm_help_req {
 	uint32_t op;    /* NAL_BULK_READ: read [their_addr) into our [own_addr); WRITE: the reverse */
 	uint32_t pad;
