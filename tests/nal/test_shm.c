@@ -1500,8 +1500,40 @@ static int body_follow(struct sj_ctx *c, void *arg)
 			SJ_CHECK(send_msg(c, peer, &bmsg) == 0);
 		}
 	}
-	if (c->rank == 1) /* timed, kept for its report */
+	if (c->rank == 1) { /* timed, kept for its report */
 		SJ_CHECK(ch->nwin[SHM_M_NT] == 2 && ch->nwin[SHM_M_CMA] == 1 && ch->nwin[SHM_M_BOUNCE] == 1);
+		/* Alone (a one-way stream): led by the last word (bounce)
+		 * for SHM_CH_QUIET moves in all, then by its own choice,
+		 * here made CMA (no samples: no probe). */
+		SJ_CHECK(ch->word == SHM_CH_QUIET - 1);
+		*ch = (struct shm_choice){ .ready = 1, .pick = SHM_M_CMA, .told = ch->told, .word = 2 };
+		for (int i = 0; i < 3; i++) {
+			SJ_CHECK(follow_move(c, mem, raddr, 20, &m) == 0);
+			SJ_CHECK(m == (i < 2 ? SHM_M_BOUNCE : SHM_M_CMA));
+		}
+		bmsg = (struct bulk_msg){ .kind = 6 };
+		SJ_CHECK(send_msg(c, peer, &bmsg) == 0);
+		SJ_CHECK(ch->word == 0 && ch->told == SHM_M_BOUNCE);
+		SJ_CHECK(wait_msg(c, 6) == 0); /* rank 0 moved SHM_CH_TELL_EVERY times by NT */
+		SJ_CHECK(ch->word == SHM_CH_QUIET && ch->told == SHM_M_NT);
+		SJ_CHECK(follow_move(c, mem, raddr, 20, &m) == 0);
+		SJ_CHECK(m == SHM_M_NT); /* led again */
+		bmsg = (struct bulk_msg){ .kind = 3 };
+		SJ_CHECK(send_msg(c, peer, &bmsg) == 0);
+	} else {
+		SJ_CHECK(wait_msg(c, 6) == 0);
+		/* Its word again, unchanged, after SHM_CH_TELL_EVERY moves
+		 * (made to think it told NT already: the only word rank 1
+		 * hears is that one), and rank 1 follows it again. */
+		*ch = (struct shm_choice){ .ready = 1, .pick = SHM_M_NT, .told = SHM_M_NT };
+		for (int i = 1; i <= SHM_CH_TELL_EVERY; i++) {
+			SJ_CHECK(follow_move(c, mem, raddr, 21, &m) == 0);
+			SJ_CHECK(m == SHM_M_NT && ch->word == i % SHM_CH_TELL_EVERY);
+		}
+		bmsg = (struct bulk_msg){ .kind = 6 };
+		SJ_CHECK(send_msg(c, peer, &bmsg) == 0);
+		SJ_CHECK(wait_msg(c, 3) == 0); /* serving rank 1's last move */
+	}
 	free(mem);
 	return sj_barrier(c);
 }

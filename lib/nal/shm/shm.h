@@ -191,6 +191,11 @@ void shm_sc_note(struct shm_sc *c, uint64_t now, uint64_t pos);
 #define SHM_CH_CONFIRM 16 /* a warm-up or a switch is checked by probes this many moves apart */
 #define SHM_CH_CLASSES 8
 #define SHM_CH_CLASS0 (32u << 10)
+/* The pair's one choice (shm_bulk.c): the leader's word again every this
+ * many of its moves in a class, unchanged or not; the other follows it
+ * for this many of its own. */
+#define SHM_CH_TELL_EVERY 16
+#define SHM_CH_QUIET 64
 
 /* The bulk method for one local peer and size class, chosen by the moves'
  * measured cost (shm_choice_take, shm_choice_record). */
@@ -210,8 +215,10 @@ struct shm_choice {
 	uint8_t fresh;               /* samples of probe since the probe began */
 	uint8_t early;               /* probes still to come SHM_CH_CONFIRM moves apart */
 	uint8_t warm[SHM_M_COUNT];   /* [method]: warm-up moves taken */
-	uint8_t told;                /* the pair's leader: the method last announced (SHM_M_COUNT: none);
-				      * its follower: the method announced to it (shm_bulk.c) */
+	uint8_t told;                /* the pair's leader: the method it last told the other; the
+				      * other: the method it was told (shm_bulk.c, ch_take) */
+	uint8_t word;                /* the leader: its moves since its last word; the other: its
+				      * moves the last word it heard still leads */
 };
 
 /* Which method of those in mask (1 << SHM_M_*) the next move of c's class

@@ -58,8 +58,12 @@
  * The two ranks of a pair make one choice: the lower local rank (the
  * leader) chooses as above for its moves to the other, and tells it
  * (SHM_HELP_PICK) the method each time its next move in a class takes
- * another one (warm-up, probes, switches); the other's moves in that
- * class follow (ch_follow), and its own timings only feed its report.
+ * another one (warm-up, probes, switches), and every SHM_CH_TELL_EVERY
+ * moves anyway; the other's moves in that class follow (ch_take), and its
+ * own timings only feed its report - while the leader moves too: before
+ * the first word and after SHM_CH_QUIET moves of its own without one (a
+ * one-way stream from the leader, whose receiver makes every move) it
+ * chooses for itself.
  * Why: in an exchange (a 2-rank allreduce's halves: each rank reads the
  * other's at the same time) each move's time depends on what the peer's
  * move does meanwhile, so two choosers each measure the other's pick as
@@ -826,35 +830,56 @@ void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns)
 
 /* ---- the pair's one choice (the file's header comment says why) */
 
+/* The leader tells an unchanged method again every SHM_CH_TELL_EVERY of
+ * its moves in a class (one ring record: well under 1% of 16 moves of 16
+ * KiB and up), and a follower that made SHM_CH_QUIET moves in the class
+ * without a word chooses for itself: the leader is not moving there, or
+ * moves under a quarter as often, and the follower's moves are then the
+ * ones that count (shm.h has the two). */
+_Static_assert(SHM_CH_QUIET <= 255 && SHM_CH_TELL_EVERY < SHM_CH_QUIET, "struct shm_choice.word counts either");
+
 /* Whether local peer li leads our pair's choice: the lower local rank does. */
 static int ch_follows(const struct nal *n, int li)
 {
 	return li < n->lrank;
 }
 
+/* Whether our moves to li in c's class follow the leader's word: for
+ * SHM_CH_QUIET moves after each (before the first, we choose: the leader
+ * may never move in the class). */
+static int ch_led(const struct nal *n, int li, const struct shm_choice *c)
+{
+	return ch_follows(n, li) && c->word;
+}
+
 /* The method our next move to li in c's class takes. Led: the leader's
- * word for the class (SHM_M_BOUNCE, the warm-up's first, until one came:
- * told starts zeroed on both sides), or the cheapest permitted one when
- * that method is not permitted to us (CMA refused on our side only).
- * Leading: the chooser's, and the follower hears of a change before the
- * move's own records reach it (the same ring, in order); a full ring
- * leaves it untold until our next move in the class. */
+ * word for the class, or the cheapest permitted method when that one is
+ * not permitted to us (CMA refused on our side only).
+ * Leading (or a follower the leader left alone): the chooser's, and the
+ * follower hears of a change before the move's own records reach it (the
+ * same ring, in order); a full ring leaves it untold until our next move
+ * in the class. */
 static int ch_take(struct nal *n, int li, struct shm_choice *c, unsigned mask)
 {
 	int m;
 
 	if (ch_follows(n, li)) {
+		if (!ch_led(n, li, c))
+			return shm_choice_take(c, mask);
+		c->word--;
 		c->mask = (uint8_t)mask;
 		return mask >> c->told & 1 ? c->told : ch_best(c);
 	}
 	m = shm_choice_take(c, mask);
-	if (m != c->told) {
+	if (m != c->told || ++c->word >= SHM_CH_TELL_EVERY) {
 		struct shm_help_req r = { .op = SHM_HELP_PICK,
 					  .len = (uint64_t)(c - n->bp[li].ch), /* the class */
 					  .own_addr = (uint64_t)m };
 
-		if (shm_ring_put(n, li, SHM_REC_HELP, &r, sizeof(r), NULL, 0) == 0)
+		if (shm_ring_put(n, li, SHM_REC_HELP, &r, sizeof(r), NULL, 0) == 0) {
 			c->told = (uint8_t)m;
+			c->word = 0;
+		}
 	}
 	return m;
 }
@@ -873,17 +898,18 @@ static void ch_told(struct nal *n, int li, uint64_t k, uint64_t m)
 	c = &n->bp[li].ch[k];
 	c->switches += c->ready && c->told != m;
 	c->told = (uint8_t)m;
-	c->pick = (uint8_t)m;
+	c->pick = (uint8_t)m; /* where our own choice resumes if the leader falls quiet */
 	c->ready = 1;
+	c->word = SHM_CH_QUIET;
 }
 
-/* A timed move to li: the leader's chooser decides on it; a follower's
- * only keeps it for the report. */
+/* A timed move to li: the chooser decides on it; a led one is only kept
+ * for the report. */
 static void ch_note(struct nal *n, int li, int m, size_t len, uint64_t ns)
 {
 	struct shm_choice *c = &n->bp[li].ch[shm_choice_class(len)];
 
-	if (ch_follows(n, li)) {
+	if (ch_led(n, li, c)) {
 		if (m >= 0 && m < SHM_M_COUNT)
 			ch_sample(c, m, len, ns);
 		return;
