@@ -74,8 +74,8 @@
  * 1 MiB read 175-235 us by launch, the mixed and NT-NT ones the slow ones
  * (Open MPI 161-170, both ranks forced to CMA 139-208). Followed, the
  * leader's samples time the pair's joint method (but for the one move per
- * change that the follower had started before it heard), and a ping-pong,
- * where only one side moves at a time, loses nothing by it.
+ * change that the follower had started before it heard); in a ping-pong
+ * the two sides' moves are alike, and the leader's time them as well.
  * PTL_SHM_CMA=1 forces CMA (long moves split unless crowded), PTL_SHM_CMA=0
  * forbids it (the chooser then picks between bounce and NT). Where the
  * local ranks outnumber the CPUs they may use (shm_bulk_crowded() says why),
