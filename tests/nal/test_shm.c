@@ -1140,8 +1140,8 @@ static int send_msg(struct sj_ctx *c, int peer, struct bulk_msg *m)
  * whole == 1: a long CMA move is then shared with the peer; seven when
  * whole == 2: more than a reused bounce move record has room for), to
  * completion. */
-static int do_bulk_n(struct sj_ctx *c, enum nal_bulk_op op, uint8_t *local, uint64_t raddr,
-		     size_t len, int whole)
+static int do_bulk_peer(struct sj_ctx *c, int peer, enum nal_bulk_op op, uint8_t *local, uint64_t raddr,
+			size_t len, int whole)
 {
 	struct iovec iov[7];
 	int niov = whole == 1 ? 1 : whole == 2 ? 7 : 3;
@@ -1160,7 +1160,7 @@ static int do_bulk_n(struct sj_ctx *c, enum nal_bulk_op op, uint8_t *local, uint
 		iov[k].iov_len = t;
 		at += t;
 	}
-	rc = nal_shm_ops.bulk(c->n, 1, op, iov, niov, raddr, 0, len, &iov);
+	rc = nal_shm_ops.bulk(c->n, peer, op, iov, niov, raddr, 0, len, &iov);
 	if (rc < 0)
 		return rc;
 	if (rc == 1) {
@@ -1173,6 +1173,12 @@ static int do_bulk_n(struct sj_ctx *c, enum nal_bulk_op op, uint8_t *local, uint
 			return -101;
 	}
 	return 0;
+}
+
+/* The same with rank 1, as most of these tests move. */
+static int do_bulk_n(struct sj_ctx *c, enum nal_bulk_op op, uint8_t *local, uint64_t raddr, size_t len, int whole)
+{
+	return do_bulk_peer(c, 1, op, local, raddr, len, whole);
 }
 
 static int do_bulk(struct sj_ctx *c, enum nal_bulk_op op, uint8_t *local, uint64_t raddr, size_t len)
@@ -1560,6 +1566,119 @@ static void test_refused_midrun(void **state)
 		a.chosen = 1;
 		run(2, body_refused_midrun, &a, 30, -1);
 	}
+}
+
+/* The pair makes one choice: the lower rank (0) chooses, rank 1's moves
+ * take the method rank 0's last move in that class took (told by
+ * SHM_HELP_PICK), whatever rank 1's own timings say. Each round rank 0
+ * moves by the method it was made to pick, then rank 1 moves the other way
+ * and must have taken that method too; its own samples, of all three,
+ * never make it choose. A 2-rank allreduce's exchange is this: each rank
+ * reads the other's half at once. */
+#define FOLLOW_LEN 200001 /* a class of its own, long enough to split a CMA move */
+
+static int follow_move(struct sj_ctx *c, uint8_t *mem, uint64_t raddr, uint32_t seed, int *method)
+{
+	struct shm_stats a, b;
+
+	memset(mem, 0xee, FOLLOW_LEN);
+	shm_get_stats(c->n, &a);
+	if (do_bulk_peer(c, 1 - c->rank, NAL_BULK_READ, mem, raddr, FOLLOW_LEN, 1) != 0)
+		return -1;
+	shm_get_stats(c->n, &b);
+	for (size_t i = 0; i < FOLLOW_LEN; i++)
+		if (mem[i] != pat(seed, i))
+			return -1;
+	*method = b.cma_moves > a.cma_moves  ? SHM_M_CMA
+		  : b.nt_moves > a.nt_moves  ? SHM_M_NT
+		  : b.bounce_moves > a.bounce_moves ? SHM_M_BOUNCE
+						    : -1;
+	return 0;
+}
+
+static int body_follow(struct sj_ctx *c, void *arg)
+{
+	static const int order[] = { SHM_M_NT, SHM_M_CMA, SHM_M_NT, SHM_M_BOUNCE };
+	uint8_t *mem = malloc(2 * FOLLOW_LEN), *own = mem + FOLLOW_LEN;
+	int k = shm_choice_class(FOLLOW_LEN), peer = 1 - c->rank, m;
+	struct shm_choice *ch = &c->n->bp[peer].ch[k];
+	struct nal_mr mr;
+	uint64_t raddr;
+
+	(void)arg;
+	SJ_CHECK(mem != NULL);
+	on_recv = bulk_recv;
+	for (size_t i = 0; i < FOLLOW_LEN; i++)
+		own[i] = pat((uint32_t)c->rank + 20, i);
+	SJ_CHECK(nal_shm_ops.mem_reg(c->n, own, FOLLOW_LEN, &mr) == 0);
+	bmsg = (struct bulk_msg){ .kind = 1, .addr = mr.addr };
+	SJ_CHECK(send_msg(c, peer, &bmsg) == 0);
+	SJ_CHECK(wait_msg(c, 1) == 0);
+	raddr = bmsg.addr;
+	for (size_t r = 0; r < sizeof(order) / sizeof(order[0]); r++) {
+		if (c->rank == 0) {
+			/* made to pick it: no samples of the others, so no
+			 * probe; what it told rank 1 last is kept */
+			*ch = (struct shm_choice){ .ready = 1, .pick = (uint8_t)order[r], .told = ch->told };
+			SJ_CHECK(follow_move(c, mem, raddr, 21, &m) == 0);
+			SJ_CHECK(m == order[r]);
+			bmsg = (struct bulk_msg){ .kind = 6 };
+			SJ_CHECK(send_msg(c, peer, &bmsg) == 0);
+			SJ_CHECK(wait_msg(c, 3) == 0); /* serving rank 1's move meanwhile */
+		} else {
+			SJ_CHECK(wait_msg(c, 6) == 0); /* behind rank 0's word in the ring */
+			SJ_CHECK(follow_move(c, mem, raddr, 20, &m) == 0);
+			SJ_CHECK(m == order[r]);
+			SJ_CHECK(ch->ready && ch->pick == order[r]);
+			bmsg = (struct bulk_msg){ .kind = 3 };
+			SJ_CHECK(send_msg(c, peer, &bmsg) == 0);
+		}
+	}
+	if (c->rank == 1) { /* timed, kept for its report */
+		SJ_CHECK(ch->nwin[SHM_M_NT] == 2 && ch->nwin[SHM_M_CMA] == 1 && ch->nwin[SHM_M_BOUNCE] == 1);
+		/* Alone (a one-way stream): led by the last word (bounce)
+		 * for SHM_CH_QUIET moves in all, then by its own choice,
+		 * here made CMA (no samples: no probe). */
+		SJ_CHECK(ch->word == SHM_CH_QUIET - 1);
+		*ch = (struct shm_choice){ .ready = 1, .pick = SHM_M_CMA, .told = ch->told, .word = 2 };
+		for (int i = 0; i < 3; i++) {
+			SJ_CHECK(follow_move(c, mem, raddr, 20, &m) == 0);
+			SJ_CHECK(m == (i < 2 ? SHM_M_BOUNCE : SHM_M_CMA));
+		}
+		bmsg = (struct bulk_msg){ .kind = 6 };
+		SJ_CHECK(send_msg(c, peer, &bmsg) == 0);
+		SJ_CHECK(ch->word == 0 && ch->told == SHM_M_BOUNCE);
+		SJ_CHECK(wait_msg(c, 6) == 0); /* rank 0 moved SHM_CH_TELL_EVERY times by NT */
+		SJ_CHECK(ch->word == SHM_CH_QUIET && ch->told == SHM_M_NT);
+		SJ_CHECK(follow_move(c, mem, raddr, 20, &m) == 0);
+		SJ_CHECK(m == SHM_M_NT); /* led again */
+		bmsg = (struct bulk_msg){ .kind = 3 };
+		SJ_CHECK(send_msg(c, peer, &bmsg) == 0);
+	} else {
+		SJ_CHECK(wait_msg(c, 6) == 0);
+		/* Its word again, unchanged, after SHM_CH_TELL_EVERY moves
+		 * (made to think it told NT already: the only word rank 1
+		 * hears is that one), and rank 1 follows it again. */
+		*ch = (struct shm_choice){ .ready = 1, .pick = SHM_M_NT, .told = SHM_M_NT };
+		for (int i = 1; i <= SHM_CH_TELL_EVERY; i++) {
+			SJ_CHECK(follow_move(c, mem, raddr, 21, &m) == 0);
+			SJ_CHECK(m == SHM_M_NT && ch->word == i % SHM_CH_TELL_EVERY);
+		}
+		bmsg = (struct bulk_msg){ .kind = 6 };
+		SJ_CHECK(send_msg(c, peer, &bmsg) == 0);
+		SJ_CHECK(wait_msg(c, 3) == 0); /* serving rank 1's last move */
+	}
+	free(mem);
+	return sj_barrier(c);
+}
+
+static void test_bulk_follow(void **state)
+{
+	(void)state;
+	if (test_cpus() < 2)
+		skip(); /* crowded: nothing is chosen */
+	unsetenv("PTL_SHM_CMA");
+	run(2, body_follow, NULL, 30, -1);
 }
 
 /* PTL_SHM_CMA: 0 and 1 mean what they say; anything else is the default
@@ -2323,6 +2442,7 @@ int main(void)
 		cmocka_unit_test(test_ack_floor_quarter),
 		cmocka_unit_test(test_ack_floor_budget),
 		cmocka_unit_test(test_refused_midrun),
+		cmocka_unit_test(test_bulk_follow),
 		cmocka_unit_test(test_bulk_cma),
 		cmocka_unit_test(test_bulk_default),
 		cmocka_unit_test(test_bulk_bounce),

@@ -75,7 +75,7 @@
 #include "nal/nal.h"
 
 #define SHM_MAGIC 0x70746c73686d3031ULL /* "ptlshm01" */
-#define SHM_VERSION 6u /* 2: SHM_REC_HELP (a version-1 peer would drop it and leave the mover waiting); 3: ack, SHM_RF_REWIND; 4: SHM_HELP_FAILED; 5: small records end on a line; 6: a lap's first record rewinds, its consumer zeroes its words */
+#define SHM_VERSION 6u /* 2: SHM_REC_HELP (a version-1 peer would drop it and leave the mover waiting); 3: ack, SHM_RF_REWIND; 4: SHM_HELP_FAILED; 5: small records end on a line; 6: a lap's first record rewinds, its consumer zeroes its words; SHM_HELP_PICK */
 #define SHM_ALIGN 128u /* two cache lines: the adjacent-line prefetcher pairs them */
 
 #define SHM_MAX_INLINE 16384u      /* hdr + payload, when the ring is big enough */
@@ -204,6 +204,11 @@ void shm_sc_note(struct shm_sc *c, uint64_t now, uint64_t pos);
 #define SHM_CH_CONFIRM 16 /* a warm-up or a switch is checked by probes this many moves apart */
 #define SHM_CH_CLASSES 8
 #define SHM_CH_CLASS0 (32u << 10)
+/* The pair's one choice (shm_bulk.c): the leader's word again every this
+ * many of its moves in a class, unchanged or not; the other follows it
+ * for this many of its own. */
+#define SHM_CH_TELL_EVERY 16
+#define SHM_CH_QUIET 64
 
 /* The bulk method for one local peer and size class, chosen by the moves'
  * measured cost (shm_choice_take, shm_choice_record). */
@@ -223,6 +228,10 @@ struct shm_choice {
 	uint8_t fresh;               /* samples of probe since the probe began */
 	uint8_t early;               /* probes still to come SHM_CH_CONFIRM moves apart */
 	uint8_t warm[SHM_M_COUNT];   /* [method]: warm-up moves taken */
+	uint8_t told;                /* the pair's leader: the method it last told the other; the
+				      * other: the method it was told (shm_bulk.c, ch_take) */
+	uint8_t word;                /* the leader: its moves since its last word; the other: its
+				      * moves the last word it heard still leads */
 };
 
 /* Which method of those in mask (1 << SHM_M_*) the next move of c's class
@@ -304,6 +313,7 @@ struct shm_bulk_req {
  * receiver whose CMA is refused cannot store it: it answers by a
  * SHM_REC_HELP of op SHM_HELP_FAILED and the same done_addr instead. */
 #define SHM_HELP_FAILED 7u /* op of an answer: "I could not, not even store done_addr by CMA" */
+#define SHM_HELP_PICK 8u /* op of a pair leader's word: "my moves of size class len now go by method own_addr" (shm_bulk.c) */
 struct shm_help_req {
 	uint32_t op;    /* NAL_BULK_READ: read [their_addr) into our [own_addr); WRITE: the reverse */
 	uint32_t pad;

@@ -55,6 +55,27 @@
  *    is the estimate; 1,480 while each estimate was sorted afresh), no
  *    allocation (its state sits in struct shm_bpeer), and PTL_SHM_CMA=1
  *    skips it: well under 0.1 us against the 4-5 us of a 32 KiB move.
+ * The two ranks of a pair make one choice: the lower local rank (the
+ * leader) chooses as above for its moves to the other, and tells it
+ * (SHM_HELP_PICK) the method each time its next move in a class takes
+ * another one (warm-up, probes, switches), and every SHM_CH_TELL_EVERY
+ * moves anyway; the other's moves in that class follow (ch_take), and its
+ * own timings only feed its report - while the leader moves too: before
+ * the first word and after SHM_CH_QUIET moves of its own without one (a
+ * one-way stream from the leader, whose receiver makes every move) it
+ * chooses for itself.
+ * Why: in an exchange (a 2-rank allreduce's halves: each rank reads the
+ * other's at the same time) each move's time depends on what the peer's
+ * move does meanwhile, so two choosers each measure the other's pick as
+ * much as their own. Chosen apart, the pair ended launches mixed (CMA one
+ * way, bounce or NT the other: the CMA side copies inside the kernel
+ * while its peer waits for it to serve its slots) or apart on noisy
+ * warm-up samples, and the launch kept what it got: 2-rank MPI_Allreduce
+ * 1 MiB read 175-235 us by launch, the mixed and NT-NT ones the slow ones
+ * (Open MPI 161-170, both ranks forced to CMA 139-208). Followed, the
+ * leader's samples time the pair's joint method (but for the one move per
+ * change that the follower had started before it heard); in a ping-pong
+ * the two sides' moves are alike, and the leader's time them as well.
  * PTL_SHM_CMA=1 forces CMA (long moves split unless crowded), PTL_SHM_CMA=0
  * forbids it (the chooser then picks between bounce and NT). Where the
  * local ranks outnumber the CPUs they may use (shm_bulk_crowded() says why),
@@ -185,6 +206,8 @@ static int cma_move(struct nal *n, int li, enum nal_bulk_op op, const struct iov
 }
 
 static int stalled(struct nal *n, int li, uint64_t *since, uint32_t *count);
+static void ch_told(struct nal *n, int li, uint64_t k, uint64_t m);
+static void ch_note(struct nal *n, int li, int m, size_t len, uint64_t ns);
 
 /* A producer's copy into a bounce slot (or, streaming, into a ring:
  * shm_nal.c) by non-temporal stores: the lines
@@ -355,6 +378,10 @@ void shm_bulk_help(struct nal *n, int li, const void *body, size_t len)
 		return;
 	}
 	memcpy(&r, body, sizeof(r));
+	if (r.op == SHM_HELP_PICK) {
+		ch_told(n, li, r.len, r.own_addr);
+		return;
+	}
 	if (r.op == SHM_HELP_FAILED) { /* the answer to our split move: it could not */
 		struct shm_bpeer *bp = &n->bp[li];
 
@@ -436,8 +463,7 @@ static int hp_work(struct nal *n, int li)
 	if (rc == 0) {
 		n->st.cma_moves++;
 		if (bp->hp_t0)
-			shm_choice_record(&bp->ch[shm_choice_class(bp->hp_len)], SHM_M_CMA,
-					  bp->hp_len, shm_now_ns() - bp->hp_t0);
+			ch_note(n, li, SHM_M_CMA, bp->hp_len, shm_now_ns() - bp->hp_t0);
 	}
 	if (n->up.bulk_done)
 		n->up.bulk_done(n->up.arg, bp->hp_cookie, rc);
@@ -718,29 +744,34 @@ int shm_choice_take(struct shm_choice *c, unsigned mask)
 	return c->pick;
 }
 
-void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns)
+/* A move of len bytes by method m took ns: into m's samples and estimate,
+ * nothing decided. */
+static void ch_sample(struct shm_choice *c, int m, size_t len, uint64_t ns)
 {
 	/* fs per byte: at 1 MiB and up a move costs 12-25 ps per byte here,
 	 * where whole ps would be steps of 4-8%, as coarse as the sixteenth
 	 * of hysteresis. u32 holds up to 4.29 us per byte (a 16 KiB move of
 	 * 70 ms: the clamp only meets preempted moves, which medians skip). */
 	uint64_t cost = len ? ns * 1000000 / len : 0;
-	int o = -1;
+	uint32_t *slot = &c->win[m][c->nwin[m] % SHM_CH_HIST];
 
-	if (m < 0 || m >= SHM_M_COUNT)
-		return;
 	if (cost < 1)
 		cost = 1;
 	if (cost > UINT32_MAX)
 		cost = UINT32_MAX;
-	{
-		uint32_t *slot = &c->win[m][c->nwin[m] % SHM_CH_HIST];
-
-		ch_keep(c, m, (uint32_t)cost, *slot, c->nwin[m] >= SHM_CH_HIST);
-		*slot = (uint32_t)cost;
-	}
+	ch_keep(c, m, (uint32_t)cost, *slot, c->nwin[m] >= SHM_CH_HIST);
+	*slot = (uint32_t)cost;
 	if (++c->nwin[m] == 0) /* saturate on a multiple of the ring: it goes on */
 		c->nwin[m] = UINT32_MAX - UINT32_MAX % SHM_CH_HIST;
+}
+
+void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns)
+{
+	int o = -1;
+
+	if (m < 0 || m >= SHM_M_COUNT)
+		return;
+	ch_sample(c, m, len, ns);
 	if (!c->ready) {
 		for (int x = 0; x < SHM_M_COUNT; x++)
 			if ((c->mask >> x & 1) && c->nwin[x] < SHM_CH_WIN)
@@ -795,6 +826,95 @@ void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns)
 		c->burst = SHM_CH_WIN;
 		c->since = 0;
 	}
+}
+
+/* ---- the pair's one choice (the file's header comment says why) */
+
+/* The leader tells an unchanged method again every SHM_CH_TELL_EVERY of
+ * its moves in a class (one ring record: well under 1% of 16 moves of 16
+ * KiB and up), and a follower that made SHM_CH_QUIET moves in the class
+ * without a word chooses for itself: the leader is not moving there, or
+ * moves under a quarter as often, and the follower's moves are then the
+ * ones that count (shm.h has the two). */
+_Static_assert(SHM_CH_QUIET <= 255 && SHM_CH_TELL_EVERY < SHM_CH_QUIET, "struct shm_choice.word counts either");
+
+/* Whether local peer li leads our pair's choice: the lower local rank does. */
+static int ch_follows(const struct nal *n, int li)
+{
+	return li < n->lrank;
+}
+
+/* Whether our moves to li in c's class follow the leader's word: for
+ * SHM_CH_QUIET moves after each (before the first, we choose: the leader
+ * may never move in the class). */
+static int ch_led(const struct nal *n, int li, const struct shm_choice *c)
+{
+	return ch_follows(n, li) && c->word;
+}
+
+/* The method our next move to li in c's class takes. Led: the leader's
+ * word for the class, or the cheapest permitted method when that one is
+ * not permitted to us (CMA refused on our side only).
+ * Leading (or a follower the leader left alone): the chooser's, and the
+ * follower hears of a change before the move's own records reach it (the
+ * same ring, in order); a full ring leaves it untold until our next move
+ * in the class. */
+static int ch_take(struct nal *n, int li, struct shm_choice *c, unsigned mask)
+{
+	int m;
+
+	if (ch_follows(n, li)) {
+		if (!ch_led(n, li, c))
+			return shm_choice_take(c, mask);
+		c->word--;
+		c->mask = (uint8_t)mask;
+		return mask >> c->told & 1 ? c->told : ch_best(c);
+	}
+	m = shm_choice_take(c, mask);
+	if (m != c->told || ++c->word >= SHM_CH_TELL_EVERY) {
+		struct shm_help_req r = { .op = SHM_HELP_PICK,
+					  .len = (uint64_t)(c - n->bp[li].ch), /* the class */
+					  .own_addr = (uint64_t)m };
+
+		if (shm_ring_put(n, li, SHM_REC_HELP, &r, sizeof(r), NULL, 0) == 0) {
+			c->told = (uint8_t)m;
+			c->word = 0;
+		}
+	}
+	return m;
+}
+
+/* Local peer li, our pair's leader, says its moves of class k go by
+ * method m from now on: ours follow. Its pick in our report. */
+static void ch_told(struct nal *n, int li, uint64_t k, uint64_t m)
+{
+	struct shm_choice *c;
+
+	if (k >= SHM_CH_CLASSES || m >= SHM_M_COUNT || !ch_follows(n, li)) {
+		fprintf(stderr, "ptl shm: rank %d sent a bulk pick (class %llu, method %llu) it may not; ignored\n",
+			n->l2g[li], (unsigned long long)k, (unsigned long long)m);
+		return;
+	}
+	c = &n->bp[li].ch[k];
+	c->switches += c->ready && c->told != m;
+	c->told = (uint8_t)m;
+	c->pick = (uint8_t)m; /* where our own choice resumes if the leader falls quiet */
+	c->ready = 1;
+	c->word = SHM_CH_QUIET;
+}
+
+/* A timed move to li: the chooser decides on it; a led one is only kept
+ * for the report. */
+static void ch_note(struct nal *n, int li, int m, size_t len, uint64_t ns)
+{
+	struct shm_choice *c = &n->bp[li].ch[shm_choice_class(len)];
+
+	if (ch_led(n, li, c)) {
+		if (m >= 0 && m < SHM_M_COUNT)
+			ch_sample(c, m, len, ns);
+		return;
+	}
+	shm_choice_record(c, m, len, ns);
 }
 
 /* A move record with room for niov iovecs: a finished one reused if it
@@ -892,8 +1012,8 @@ int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 	if (mode == SHM_BULK_CMA && !cma_allowed(n, li)) /* refused */
 		mode = SHM_BULK_BOUNCE;
 	ch = mode == SHM_BULK_AUTO ? &bp->ch[shm_choice_class(len)] : NULL;
-	m = ch ? shm_choice_take(ch, (1u << SHM_M_BOUNCE) | (SHM_NT_OK ? 1u << SHM_M_NT : 0) |
-					 (cma_allowed(n, li) ? 1u << SHM_M_CMA : 0))
+	m = ch ? ch_take(n, li, ch, (1u << SHM_M_BOUNCE) | (SHM_NT_OK ? 1u << SHM_M_NT : 0) |
+					    (cma_allowed(n, li) ? 1u << SHM_M_CMA : 0))
 	       : mode == SHM_BULK_CMA ? SHM_M_CMA : SHM_M_BOUNCE;
 	if (m == SHM_M_CMA) {
 		uint64_t t0 = ch ? shm_now_ns() : 0;
@@ -907,7 +1027,7 @@ int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 		if (rc == 0) {
 			n->st.cma_moves++;
 			if (ch)
-				shm_choice_record(ch, SHM_M_CMA, len, shm_now_ns() - t0);
+				ch_note(n, li, SHM_M_CMA, len, shm_now_ns() - t0);
 		}
 		if (rc != NAL_EPERM)
 			return rc;
@@ -1030,8 +1150,7 @@ static int rq_work(struct nal *n, int li)
 		void *cookie = b->cookie;
 
 		if (b->timed)
-			shm_choice_record(&bp->ch[shm_choice_class(b->len)], b->method, b->len,
-					  shm_now_ns() - b->t0);
+			ch_note(n, li, b->method, b->len, shm_now_ns() - b->t0);
 		bop_pop(n, bp);
 		bop_put(n, b);
 		if (n->up.bulk_done)
@@ -1214,7 +1333,9 @@ void shm_bulk_fail_peer(struct nal *n, int li, int status)
  * copy structure per size from it) - nothing on the path of a move. One
  * line per peer and class that had moves, each method's timed moves and
  * median cost (ps per byte: 1000 / GB/s; 0 without a sample), or one
- * line saying why nothing was chosen, and a line per peer that refused
+ * line saying why nothing was chosen (a follower's pick is its leader's
+ * last word, its switches the changes it was told of; its costs are its
+ * own moves'), and a line per peer that refused
  * CMA after it had been allowed (its moves bounce since):
  *   ptl shm bulk: rank 0 peer 1 class 2 64K-128K pick cma switches 0 bounce 8:310 cma 1042:95 nt 8:140
  *   ptl shm bulk: rank 0 mode cma|bounce|none (PTL_SHM_CMA=1|crowded|CMA refused|no moves)
