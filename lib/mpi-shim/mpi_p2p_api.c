@@ -109,9 +109,9 @@ static int start_recv(const char *fn, void *buf, int count, MPI_Datatype dt, int
 	return rc ? mpi_err(comm, rc, fn, "cannot post the receive") : MPI_SUCCESS;
 }
 
-/* Inline in MPI_Issend, MPI_Irsend and MPI_Ibsend (PMPI_Isend, in
- * mpi_pt2pt.c, has its own copy of the fast path, in its frame): the
- * nine arguments are not passed on once more. */
+/* Inline in MPI_Issend, MPI_Irsend, MPI_Ibsend and MPI_Isend's long way
+ * (PMPI_Isend, in mpi_pt2pt.c, tries the fast path in its own frame
+ * first): the nine arguments are not passed on once more. */
 __attribute__((always_inline)) static inline int isend_mode(const char *fn, const void *buf, int count,
 							    MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
 							    int mode, MPI_Request *request)
@@ -193,15 +193,11 @@ int PMPI_Bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, M
 	return send_mode("MPI_Bsend", buf, count, dt, dest, tag, comm, MPI_MODE_BUFFERED);
 }
 /* PMPI_Isend is in mpi_pt2pt.c (its put in one frame); what it does not
- * take comes here. */
+ * take comes here, the same way as MPI_Irsend's (its fast path, looked at
+ * again, declines again). */
 int mpi_isend_slow(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	struct mpi_req *r;
-	int rc = start_send("MPI_Isend", buf, count, dt, dest, tag, comm, MPI_MODE_STD | MPI_MODE_NB, &r);
-	if (rc)
-		return rc;
-	*request = mpi_req_handle(r);
-	return MPI_SUCCESS;
+	return isend_mode("MPI_Isend", buf, count, dt, dest, tag, comm, MPI_MODE_STD | MPI_MODE_NB, request);
 }
 int PMPI_Issend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
