@@ -1398,6 +1398,13 @@ static void on_req_event(const ptl_event_t *ev, struct mpi_req *r)
 	}
 }
 
+/* Whether ev is a posted receive's data landing (recv_landed's case, not a
+ * pulled one's): on_event and take_event_fast handle it inline. */
+static inline bool ev_recv_landed(const ptl_event_t *ev, const struct mpi_req *r)
+{
+	return ev->type == PTL_EVENT_PUT_END && r->kind == MPI_REQ_RECV && ev->pt_index != MPI_PT_PULL;
+}
+
 static void on_event(const ptl_event_t *ev)
 {
 	const struct mpi_obj_hdr *o = ev->md.user_ptr;
@@ -1406,7 +1413,7 @@ static void on_event(const ptl_event_t *ev)
 	switch (o->obj) {
 	case MPI_OBJ_REQ: {
 		struct mpi_req *r = ev->md.user_ptr;
-		if (ev->type == PTL_EVENT_PUT_END && r->kind == MPI_REQ_RECV && ev->pt_index != MPI_PT_PULL) {
+		if (ev_recv_landed(ev, r)) {
 			recv_landed(ev, r);
 			return;
 		}
@@ -1498,12 +1505,9 @@ static void take_event(int rc, const ptl_event_t *ev)
 __attribute__((always_inline)) static inline void take_event_fast(int rc, const ptl_event_t *ev)
 {
 	const struct mpi_obj_hdr *o = ev->md.user_ptr;
-	if (rc == PTL_OK && o && o->obj == MPI_OBJ_REQ && ev->type == PTL_EVENT_PUT_END) {
-		struct mpi_req *r = ev->md.user_ptr;
-		if (r->kind == MPI_REQ_RECV && ev->pt_index != MPI_PT_PULL) {
-			recv_landed(ev, r);
-			return;
-		}
+	if (rc == PTL_OK && o && o->obj == MPI_OBJ_REQ && ev_recv_landed(ev, ev->md.user_ptr)) {
+		recv_landed(ev, ev->md.user_ptr);
+		return;
 	}
 	take_event(rc, ev);
 }
