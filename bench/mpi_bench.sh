@@ -206,6 +206,9 @@
 #   PTL_BENCH_SINK=read  the model takes each 2-rank exchange timed with
 #          the read of what came after it (xch, rxch), not alone (xchs,
 #          rxchs), as before 2026-12-01 19:00, for an A/B on the same data
+#   PTL_BENCH_CWAIT=barrier  the 4-rank core wait solved from the barrier
+#          (the run's best; each algorithm's rows from their own launches'),
+#          no switch, instead of pp4idle less the 2-rank ping-pong
 #   PTL_BENCH_MIXED=F  a size class of the 2-rank rows' reads counts as
 #          gone both ways when CMA and the moves each took at least F of
 #          its moves (default 0.33; 1 never: the method with the most)
@@ -903,12 +906,32 @@ rx4() { p=$(predict --op allreduce --ranks 4 --bytes "$1" --elem 8 --algo recurs
 	--rndv-min "$ceager" --inline-max "$eager" --read-rates "1048576:$(calc "$1 / ($2 * 1e-6)")" \
 	--recv-post "${post:-0}" --lazy-max "$clazy" --cores "$cores" --switch-cost "$sw" $cwait)
 	calc "${p:-0} / 2"; }
+# bcw N CW: the model's N-rank barrier on the cores there are, no switch,
+# a waiting rank seeing its message CW us after it came
+bcw() { predict --op barrier --ranks "$1" --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o" --call "$callb" $wk \
+	--cmd-cost "$cmd" --cores "$cores" --switch-cost 0 --core-wait "$2" $loop; }
+# cwsolve N BARRIER: the core wait for which the model's N-rank barrier
+# takes BARRIER (PTL_BENCH_CWAIT=barrier)
+cwsolve() { secant bcw "$1" "$2"; }
 for n in 2 4; do
 	[ "$n" -gt "$cores" ] || continue
 	barn=$(cal "$n" barrier 0)
 	[ -n "$barn" ] || continue
-	sw=$(switch "$n" "$barn")
-	[ -n "$cw" ] && echo "# $n ranks on $cores cores: a rank that waits while its core has no work sees its message $cw us after it came (4-rank 8 B ping-pong beside two idle ranks $p4i us - the 2-rank one $spp8 us)"
+	if [ "${PTL_BENCH_CWAIT:-}" = barrier ]; then
+		# the waits a collective's ranks make, all of them at once,
+		# from the barrier itself (no switch: it solved to 0 in every
+		# kept run); pp4idle's idle ranks loop on MPI_Test and a yield
+		cw=$(cwsolve "$n" "$barn") cwait="--core-wait $cw" sw=0
+		echo "# $n ranks on $cores cores: a rank that waits while its core has no work sees its message $cw us after it came, no switch (PTL_BENCH_CWAIT=barrier: the model's barrier takes the best $n-rank barrier of the run, $barn us; pp4idle says $(calc "${p4i:-0} - ${spp8:-0}") us)"
+	else
+		sw=$(switch "$n" "$barn")
+		[ -n "$cw" ] && echo "# $n ranks on $cores cores: a rank that waits while its core has no work sees its message $cw us after it came (4-rank 8 B ping-pong beside two idle ranks $p4i us - the 2-rank one $spp8 us)"
+	fi
+	# the waits in the library's own loop, every rank taking part
+	# (mpi_collcal's tok4: a token's hop round 4 ranks; xch4 8: two
+	# pairs' 8 B exchanges; eshift4 8: the 8 B shift): printed, not used
+	tk=$(cal "$n" tok4 8) px=$(cal "$n" xch4 8) sx=$(cal "$n" eshift4 8)
+	[ -n "$tk$px$sx" ] && echo "#   waits in the library's own loop (printed, not used): token hop ${tk:-?} us, 8 B pair exchanges ${px:-?} us, 8 B shift ${sx:-?} us a round"
 	echo "# $n ranks on $cores cores: CPU work scheduled on the cores; a rank that waited gets one back after a switch: $sw us from the best $n-rank barrier of the run ($barn us); each algorithm's rows take it from the barrier of their own launches (the host's load changes from launch to launch):"
 	# Rendezvous copies where the ranks outnumber the cores: from 128 KiB
 	# a 4-rank schedule's sends go by rendezvous, whose copies the 2-rank
@@ -960,7 +983,11 @@ for n in 2 4; do
 	done
 	for a in $ALGOS; do
 		ba=$(algo "$n" "$a" barrier 0)
-		[ -n "$ba" ] && printf '#   %s %s us (barrier %s us)\n' "$a" "$(switch "$n" "$ba")" "$ba"
+		if [ "${PTL_BENCH_CWAIT:-}" = barrier ]; then
+			[ -n "$ba" ] && printf '#   %s: core wait %s us (barrier %s us)\n' "$a" "$(cwsolve "$n" "$ba")" "$ba"
+		else
+			[ -n "$ba" ] && printf '#   %s %s us (barrier %s us)\n' "$a" "$(switch "$n" "$ba")" "$ba"
+		fi
 	done
 	# Reads where the ranks outnumber the cores: mpi_collcal's rxch4
 	# (ranks 0-1 and 2-3 exchanging at once, unpinned), each size's
@@ -990,6 +1017,8 @@ for a in $ALGOS; do
 			ba=$(algo "$n" "$a" barrier 0)
 			[ -n "$ba" ] || ba=$(cal "$n" barrier 0)
 			[ -n "$ba" ] && share="--cores $cores --switch-cost $(switch "$n" "$ba") $cwait"
+			[ -n "$ba" ] && [ "${PTL_BENCH_CWAIT:-}" = barrier ] &&
+				share="--cores $cores --switch-cost 0 --core-wait $(cwsolve "$n" "$ba")"
 		fi
 		rc_n="$rcopy $readm" rt_n=$rt split_n=$split bulk_n=$bulkm
 		[ "$n" -gt "$cores" ] && split_n=$split4 bulk_n= rc_n=$rcopy
