@@ -206,6 +206,11 @@
 #   PTL_BENCH_SINK=read  the model takes each 2-rank exchange timed with
 #          the read of what came after it (xch, rxch), not alone (xchs,
 #          rxchs), as before 2026-12-01 19:00, for an A/B on the same data
+#   PTL_BENCH_ROWS=all  each algorithm's launches run the whole mpi_allreduce
+#          (its bulk ping-pongs too), not "rows", as before 2026-12-01 19:30
+#   PTL_BENCH_PICKS=table  the 2-rank rows' read methods from the table's
+#          launches' shm reports (the whole program, bulk ping-pongs and
+#          all), not the algorithms' own: for an A/B on the same data
 #   PTL_BENCH_CWAIT=barrier  the 4-rank core wait solved from the barrier
 #          (the run's best; each algorithm's rows from their own launches'),
 #          no switch, instead of pp4idle less the 2-rank ping-pong
@@ -330,9 +335,18 @@ for r in $(seq "$ROUNDS"); do
 		[ "$(nproc)" -lt 4 ] && { run ptl 4 collcal | sed "s/^/ptl 4 /" >> "$W/all" ||
 			echo "mpi_bench.sh: ptl 4-rank collcal failed" >&2; }
 		T=$TRIALS
+		# each algorithm's launches leave out the ping-pongs above 8 B
+		# and the 1 MiB bcast (mpi_allreduce's "rows"), so that shm's
+		# report of them (the model's read methods, --read-methods)
+		# counts the rows' moves, not the 128 KiB ping-pong's of the
+		# same size class; the small figures stay, best of every launch
+		# (PTL_BENCH_ROWS=all: the whole program, as before 2026-12-01
+		# 19:30)
+		rowsarg=rows
+		[ "${PTL_BENCH_ROWS:-}" = all ] && rowsarg=
 		for a in $ALGOS; do
 			for n in 2 4; do
-				PTL_COLL_ALGO=allreduce=$a PTL_COLL_PORTS=$(ports_of "$a") run ptl $n allreduce |
+				PTL_COLL_ALGO=allreduce=$a PTL_COLL_PORTS=$(ports_of "$a") run ptl $n allreduce $rowsarg |
 					sed "s/^/$a $n /" >> "$W/algo" ||
 					echo "mpi_bench.sh: ptl allreduce $a on $n ranks failed" >&2
 			done
@@ -685,7 +699,12 @@ steps() { echo "$1" | awk -v c0="$class0" -v sp="$split" -v last="$last" '{
 	else if (lo >= sp) { printf "%s%d:split", sep, lo; sep = "," }
 	else { printf "%s%d:copy", sep, lo; sep = ","; if (sp < hi && $1 < last) printf ",%d:split", sp } }'; }
 if [ -n "$rcopy" ] && [ "${PTL_SHM_CMA:-}" != 1 ] && [ "${PTL_BENCH_READS:-}" != copy ] && [ -s "$W/bulk" ]; then
-	rpicks=$(awk '$1 == 2 && $2 == "allreduce" && $3 ~ /^allreduce=/ && $9 == "class" {
+	# (PTL_BENCH_PICKS=table: from the table's launches instead, the whole
+	# mpi_allreduce with its bulk ping-pongs, ptl's own choice of algorithm:
+	# for an A/B on the same data with the rows' launches' "rows")
+	rsel='$3 ~ /^allreduce=/'
+	[ "${PTL_BENCH_PICKS:-}" = table ] && rsel='$3 == "any"'
+	rpicks=$(awk "\$1 == 2 && \$2 == \"allreduce\" && $rsel && \$9 == \"class\" {"'
 		k = $10; for (i = 16; i + 1 <= NF; i += 2) { split($(i + 1), v, ":"); n[k, $i] += v[1]; cl[k] = 1 } }
 		END { for (k in cl) { best = ""; split("bounce nt cma", ms, " ")
 			for (j = 1; j <= 3; j++) if (best == "" || n[k, ms[j]] + 0 > n[k, best] + 0) best = ms[j]
@@ -806,7 +825,7 @@ picksof() {
 # picks the reads' method in each launch, the rows' and the exchanges'
 # apart (the model takes the rows' picks, --read-methods above, and the
 # rates of exchanges with that method forced)
-rrows=$(picksof '$2 == "allreduce" && $3 ~ /^allreduce=/') rxch=$(picksof '$2 == "collcal" && $4 !~ /,cma/')
+rrows=$(picksof "\$2 == \"allreduce\" && ${rsel:-\$3 ~ /^allreduce=/}") rxch=$(picksof '$2 == "collcal" && $4 !~ /,cma/')
 [ -n "${mixsays:-}" ] && echo "#   the rows' reads went both ways (CMA and a move each at least ${mixed} of them) at:$mixsays: each by the faster (forced read exchanges of its size)"
 [ -n "$rrows" ] && echo "#   shm's picks by size class (0: <32K, k: up to 32K << k, 7: 2M and above), timed moves: the 2-rank rows' reads$rrows; mpi_collcal's (the read and copy exchanges)$rxch"
 [ -n "$allapart" ] && echo "#   MPI_Allreduce leaves the input apart where the algorithm reads it (--input; the call: the checks alone, MPI_COMM_SELF's 8-byte call)"

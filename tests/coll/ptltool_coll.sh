@@ -489,6 +489,15 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 	has "$out" "256K copy "
 	has "$out" "(rxchc 30 us)"
 	has "$out" "(rxchm 50 us)"
+	# the rows' read methods come from each algorithm's launches (which run
+	# mpi_allreduce's "rows"), PTL_BENCH_PICKS=table from the table's (the
+	# whole program, ptl's choice of algorithm: "any")
+	printf '2 allreduce any - rank %s peer %s class 4 256K-512K pick nt switches 0 bounce 10:500 cma 100:300 nt 1900:250\n' \
+		0 1 1 0 >> "$kept/bulk"
+	out=$(PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" sh "$BENCH" 2>&1)
+	has "$out" "256K copy "
+	out=$(PTL_BENCH_PICKS=table PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" sh "$BENCH" 2>&1)
+	has "$out" "256K move "
 	# where the ranks outnumber the cores (4 ranks here on fewer than 4):
 	# mpi_collcal's waits in the library's own loop are printed (tok4,
 	# xch4 8, eshift4 8); PTL_BENCH_CWAIT=barrier solves the core wait
@@ -514,6 +523,19 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 			fail "mpi_bench.sh PTL_BENCH_CWAIT=barrier: core wait $c1 us (pp4idle 1.7), $c2 us (pp4idle 3), ring's $r1 us (a slower barrier): want equal, ring's more"
 	fi
 	rm -rf "$kept"
+	# mpi_allreduce's "rows" (mpi_bench.sh's launches of one algorithm):
+	# the rows and the small figures, none of the moves through shm's bulk
+	# path that would share the rows' size classes in its chooser's report
+	ar=${PTL_TOP_BUILDDIR:-.}/bench/mpi_allreduce_ptl run=${PTL_TOP_BUILDDIR:-.}/tools/ptlrun
+	if [ -x "$ar" ] && [ -x "$run" ]; then
+		out=$("$run" -n 2 --timeout 120 "$ar" 1 rows 2>&1)
+		has "$out" "pingpong 8 "
+		has "$out" "bcast 8 "
+		has "$out" "allreduce 262144 "
+		has "$out" "allreduce 1048576 "
+		case $out in *"pingpong 131072 "* | *"pingpong 16384 "* | *"bcast 1048576 "*)
+			fail "mpi_allreduce rows: a bulk ping-pong or bcast ran: $out" ;; esac
+	fi
 else
 	echo "ptltool coll: bench/mpi_bench.sh's model check skipped (no build tree bench, libptlmpi or cc)"
 fi
