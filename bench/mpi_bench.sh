@@ -206,6 +206,14 @@
 #   PTL_BENCH_SINK=read  the model takes each 2-rank exchange timed with
 #          the read of what came after it (xch, rxch), not alone (xchs,
 #          rxchs), as before 2026-12-01 19:00, for an A/B on the same data
+#   PTL_BENCH_ROWS=all  each algorithm's launches run the whole mpi_allreduce
+#          (its bulk ping-pongs too), not "rows", as before 2026-12-01 19:30
+#   PTL_BENCH_PICKS=table  the 2-rank rows' read methods from the table's
+#          launches' shm reports (the whole program, bulk ping-pongs and
+#          all), not the algorithms' own: for an A/B on the same data
+#   PTL_BENCH_CWAIT=barrier  the 4-rank core wait solved from the barrier
+#          (the run's best; each algorithm's rows from their own launches'),
+#          no switch, instead of pp4idle less the 2-rank ping-pong
 #   PTL_BENCH_MIXED=F  a size class of the 2-rank rows' reads counts as
 #          gone both ways when CMA and the moves each took at least F of
 #          its moves (default 0.33; 1 never: the method with the most)
@@ -327,9 +335,18 @@ for r in $(seq "$ROUNDS"); do
 		[ "$(nproc)" -lt 4 ] && { run ptl 4 collcal | sed "s/^/ptl 4 /" >> "$W/all" ||
 			echo "mpi_bench.sh: ptl 4-rank collcal failed" >&2; }
 		T=$TRIALS
+		# each algorithm's launches leave out the ping-pongs above 8 B
+		# and the 1 MiB bcast (mpi_allreduce's "rows"), so that shm's
+		# report of them (the model's read methods, --read-methods)
+		# counts the rows' moves, not the 128 KiB ping-pong's of the
+		# same size class; the small figures stay, best of every launch
+		# (PTL_BENCH_ROWS=all: the whole program, as before 2026-12-01
+		# 19:30)
+		rowsarg=rows
+		[ "${PTL_BENCH_ROWS:-}" = all ] && rowsarg=
 		for a in $ALGOS; do
 			for n in 2 4; do
-				PTL_COLL_ALGO=allreduce=$a PTL_COLL_PORTS=$(ports_of "$a") run ptl $n allreduce |
+				PTL_COLL_ALGO=allreduce=$a PTL_COLL_PORTS=$(ports_of "$a") run ptl $n allreduce $rowsarg |
 					sed "s/^/$a $n /" >> "$W/algo" ||
 					echo "mpi_bench.sh: ptl allreduce $a on $n ranks failed" >&2
 			done
@@ -682,7 +699,12 @@ steps() { echo "$1" | awk -v c0="$class0" -v sp="$split" -v last="$last" '{
 	else if (lo >= sp) { printf "%s%d:split", sep, lo; sep = "," }
 	else { printf "%s%d:copy", sep, lo; sep = ","; if (sp < hi && $1 < last) printf ",%d:split", sp } }'; }
 if [ -n "$rcopy" ] && [ "${PTL_SHM_CMA:-}" != 1 ] && [ "${PTL_BENCH_READS:-}" != copy ] && [ -s "$W/bulk" ]; then
-	rpicks=$(awk '$1 == 2 && $2 == "allreduce" && $3 ~ /^allreduce=/ && $9 == "class" {
+	# (PTL_BENCH_PICKS=table: from the table's launches instead, the whole
+	# mpi_allreduce with its bulk ping-pongs, ptl's own choice of algorithm:
+	# for an A/B on the same data with the rows' launches' "rows")
+	rsel='$3 ~ /^allreduce=/'
+	[ "${PTL_BENCH_PICKS:-}" = table ] && rsel='$3 == "any"'
+	rpicks=$(awk "\$1 == 2 && \$2 == \"allreduce\" && $rsel && \$9 == \"class\" {"'
 		k = $10; for (i = 16; i + 1 <= NF; i += 2) { split($(i + 1), v, ":"); n[k, $i] += v[1]; cl[k] = 1 } }
 		END { for (k in cl) { best = ""; split("bounce nt cma", ms, " ")
 			for (j = 1; j <= 3; j++) if (best == "" || n[k, ms[j]] + 0 > n[k, best] + 0) best = ms[j]
@@ -803,7 +825,7 @@ picksof() {
 # picks the reads' method in each launch, the rows' and the exchanges'
 # apart (the model takes the rows' picks, --read-methods above, and the
 # rates of exchanges with that method forced)
-rrows=$(picksof '$2 == "allreduce" && $3 ~ /^allreduce=/') rxch=$(picksof '$2 == "collcal" && $4 !~ /,cma/')
+rrows=$(picksof "\$2 == \"allreduce\" && ${rsel:-\$3 ~ /^allreduce=/}") rxch=$(picksof '$2 == "collcal" && $4 !~ /,cma/')
 [ -n "${mixsays:-}" ] && echo "#   the rows' reads went both ways (CMA and a move each at least ${mixed} of them) at:$mixsays: each by the faster (forced read exchanges of its size)"
 [ -n "$rrows" ] && echo "#   shm's picks by size class (0: <32K, k: up to 32K << k, 7: 2M and above), timed moves: the 2-rank rows' reads$rrows; mpi_collcal's (the read and copy exchanges)$rxch"
 [ -n "$allapart" ] && echo "#   MPI_Allreduce leaves the input apart where the algorithm reads it (--input; the call: the checks alone, MPI_COMM_SELF's 8-byte call)"
@@ -903,12 +925,32 @@ rx4() { p=$(predict --op allreduce --ranks 4 --bytes "$1" --elem 8 --algo recurs
 	--rndv-min "$ceager" --inline-max "$eager" --read-rates "1048576:$(calc "$1 / ($2 * 1e-6)")" \
 	--recv-post "${post:-0}" --lazy-max "$clazy" --cores "$cores" --switch-cost "$sw" $cwait)
 	calc "${p:-0} / 2"; }
+# bcw N CW: the model's N-rank barrier on the cores there are, no switch,
+# a waiting rank seeing its message CW us after it came
+bcw() { predict --op barrier --ranks "$1" --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o" --call "$callb" $wk \
+	--cmd-cost "$cmd" --cores "$cores" --switch-cost 0 --core-wait "$2" $loop; }
+# cwsolve N BARRIER: the core wait for which the model's N-rank barrier
+# takes BARRIER (PTL_BENCH_CWAIT=barrier)
+cwsolve() { secant bcw "$1" "$2"; }
 for n in 2 4; do
 	[ "$n" -gt "$cores" ] || continue
 	barn=$(cal "$n" barrier 0)
 	[ -n "$barn" ] || continue
-	sw=$(switch "$n" "$barn")
-	[ -n "$cw" ] && echo "# $n ranks on $cores cores: a rank that waits while its core has no work sees its message $cw us after it came (4-rank 8 B ping-pong beside two idle ranks $p4i us - the 2-rank one $spp8 us)"
+	if [ "${PTL_BENCH_CWAIT:-}" = barrier ]; then
+		# the waits a collective's ranks make, all of them at once,
+		# from the barrier itself (no switch: it solved to 0 in every
+		# kept run); pp4idle's idle ranks loop on MPI_Test and a yield
+		cw=$(cwsolve "$n" "$barn") cwait="--core-wait $cw" sw=0
+		echo "# $n ranks on $cores cores: a rank that waits while its core has no work sees its message $cw us after it came, no switch (PTL_BENCH_CWAIT=barrier: the model's barrier takes the best $n-rank barrier of the run, $barn us; pp4idle says $(calc "${p4i:-0} - ${spp8:-0}") us)"
+	else
+		sw=$(switch "$n" "$barn")
+		[ -n "$cw" ] && echo "# $n ranks on $cores cores: a rank that waits while its core has no work sees its message $cw us after it came (4-rank 8 B ping-pong beside two idle ranks $p4i us - the 2-rank one $spp8 us)"
+	fi
+	# the waits in the library's own loop, every rank taking part
+	# (mpi_collcal's tok4: a token's hop round 4 ranks; xch4 8: two
+	# pairs' 8 B exchanges; eshift4 8: the 8 B shift): printed, not used
+	tk=$(cal "$n" tok4 8) px=$(cal "$n" xch4 8) sx=$(cal "$n" eshift4 8)
+	[ -n "$tk$px$sx" ] && echo "#   waits in the library's own loop (printed, not used): token hop ${tk:-?} us, 8 B pair exchanges ${px:-?} us, 8 B shift ${sx:-?} us a round"
 	echo "# $n ranks on $cores cores: CPU work scheduled on the cores; a rank that waited gets one back after a switch: $sw us from the best $n-rank barrier of the run ($barn us); each algorithm's rows take it from the barrier of their own launches (the host's load changes from launch to launch):"
 	# Rendezvous copies where the ranks outnumber the cores: from 128 KiB
 	# a 4-rank schedule's sends go by rendezvous, whose copies the 2-rank
@@ -960,7 +1002,11 @@ for n in 2 4; do
 	done
 	for a in $ALGOS; do
 		ba=$(algo "$n" "$a" barrier 0)
-		[ -n "$ba" ] && printf '#   %s %s us (barrier %s us)\n' "$a" "$(switch "$n" "$ba")" "$ba"
+		if [ "${PTL_BENCH_CWAIT:-}" = barrier ]; then
+			[ -n "$ba" ] && printf '#   %s: core wait %s us (barrier %s us)\n' "$a" "$(cwsolve "$n" "$ba")" "$ba"
+		else
+			[ -n "$ba" ] && printf '#   %s %s us (barrier %s us)\n' "$a" "$(switch "$n" "$ba")" "$ba"
+		fi
 	done
 	# Reads where the ranks outnumber the cores: mpi_collcal's rxch4
 	# (ranks 0-1 and 2-3 exchanging at once, unpinned), each size's
@@ -990,6 +1036,8 @@ for a in $ALGOS; do
 			ba=$(algo "$n" "$a" barrier 0)
 			[ -n "$ba" ] || ba=$(cal "$n" barrier 0)
 			[ -n "$ba" ] && share="--cores $cores --switch-cost $(switch "$n" "$ba") $cwait"
+			[ -n "$ba" ] && [ "${PTL_BENCH_CWAIT:-}" = barrier ] &&
+				share="--cores $cores --switch-cost 0 --core-wait $(cwsolve "$n" "$ba")"
 		fi
 		rc_n="$rcopy $readm" rt_n=$rt split_n=$split bulk_n=$bulkm
 		[ "$n" -gt "$cores" ] && split_n=$split4 bulk_n= rc_n=$rcopy

@@ -97,6 +97,15 @@
  *                 ping-pong too (pp4), or wait as a collective's idle
  *                 ranks do, polling and yielding (pp4idle): how soon a
  *                 rank that waited gets its core back
+ *   tok4 8        (4 ranks or more) an 8-byte token passed round ranks
+ *                 0-3 (MPI_Recv from the left, MPI_Send to the right),
+ *                 us per hop, unpinned: every rank waits in the
+ *                 library's own wait, a few hops at a time, as a
+ *                 collective's ranks wait on shared cores
+ *   xch4 8, eshift4 8  (4 ranks or more) the same waits with every
+ *                 rank sending at once: two pairs' 8-byte exchanges (a
+ *                 recursive doubling round), the 8-byte shift (a ring's
+ *                 step), us per round
  *   ptl's and any MPI: ptlrun -n 2 bench/mpi_collcal [trials] [reads|reads1m]
  */
 #include <mpi.h>
@@ -333,6 +342,33 @@ static double cal_shared(int rank, bool busy, char *b)
 	return t;
 }
 
+/* One trial of tok4: an 8-byte token passed round ranks 0-3 (each
+ * MPI_Recv from its left, then MPI_Send to its right; rank 0 starts it),
+ * us per hop. Every rank waits in the library's own wait (polling, a
+ * yield at every poll) for three hops at a time, well short of the polls
+ * after which it would sleep: the waits a collective's ranks make on
+ * shared cores, where pp4idle's idle ranks loop on MPI_Test and
+ * sched_yield instead. Ranks above 3 wait in the barrier. */
+static double cal_token(int rank, char *b)
+{
+	enum { TK_ITERS = 1000 };
+	int left = (rank + 3) % 4, right = (rank + 1) % 4;
+	double t0 = 0;
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (int i = -50; i < TK_ITERS && rank < 4; i++) {
+		if (i == 0)
+			t0 = MPI_Wtime();
+		if (rank == 0) {
+			MPI_Send(b, 8, MPI_BYTE, right, 5, MPI_COMM_WORLD);
+			MPI_Recv(b, 8, MPI_BYTE, left, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		} else {
+			MPI_Recv(b, 8, MPI_BYTE, left, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			MPI_Send(b, 8, MPI_BYTE, right, 5, MPI_COMM_WORLD);
+		}
+	}
+	return (MPI_Wtime() - t0) / TK_ITERS / 4 * 1e6;
+}
+
 int main(int argc, char **argv)
 {
 	MPI_Init(&argc, &argv);
@@ -374,9 +410,12 @@ int main(int argc, char **argv)
 		/* 4 ranks or more: the shared-core figures alone */
 		static const int rx4[] = { 16384, 32768, 65536 }, bk4[] = { 131072, 262144, 1 << 20 }, es4[] = { 1024, 4096, 8192 };
 		enum { NRX4 = sizeof rx4 / sizeof rx4[0], NBK4 = sizeof bk4 / sizeof bk4[0], NES4 = sizeof es4 / sizeof es4[0] };
-		enum { ES0 = 2 + NRX4 + 3 * NBK4 };
-		static double sv[ES0 + NES4][CAL_MAXT];
+		enum { ES0 = 2 + NRX4 + 3 * NBK4, TK = ES0 + NES4, PX = TK + 1, SX = TK + 2 };
+		static double sv[SX + 1][CAL_MAXT];
 		for (int t = 0; t < trials; t++) {
+			sv[TK][t] = cal_token(rank, b);
+			sv[PX][t] = cal_exchange(rank, sb, b, 8, false, 4, NULL);
+			sv[SX][t] = cal_shift(rank, sb, b, 8);
 			for (int f = 0; f < 2 + NRX4; f++)
 				sv[f][t] = f < 2 ? cal_shared(rank, f == 0, b) : cal_exchange(rank, sb, b, rx4[f - 2], true, 4, NULL);
 			for (int f = 0; f < NBK4; f++) {
@@ -389,6 +428,9 @@ int main(int argc, char **argv)
 		}
 		cal_print(rank, "pp4", 8, sv[0], trials);
 		cal_print(rank, "pp4idle", 8, sv[1], trials);
+		cal_print(rank, "tok4", 8, sv[TK], trials);
+		cal_print(rank, "xch4", 8, sv[PX], trials);
+		cal_print(rank, "eshift4", 8, sv[SX], trials);
 		for (int f = 0; f < NRX4; f++)
 			cal_print(rank, "rxch4", (size_t)rx4[f], sv[2 + f], trials);
 		for (int f = 0; f < NBK4; f++)

@@ -489,7 +489,53 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 	has "$out" "256K copy "
 	has "$out" "(rxchc 30 us)"
 	has "$out" "(rxchm 50 us)"
+	# the rows' read methods come from each algorithm's launches (which run
+	# mpi_allreduce's "rows"), PTL_BENCH_PICKS=table from the table's (the
+	# whole program, ptl's choice of algorithm: "any")
+	printf '2 allreduce any - rank %s peer %s class 4 256K-512K pick nt switches 0 bounce 10:500 cma 100:300 nt 1900:250\n' \
+		0 1 1 0 >> "$kept/bulk"
+	out=$(PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" sh "$BENCH" 2>&1)
+	has "$out" "256K copy "
+	out=$(PTL_BENCH_PICKS=table PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" sh "$BENCH" 2>&1)
+	has "$out" "256K move "
+	# where the ranks outnumber the cores (4 ranks here on fewer than 4):
+	# mpi_collcal's waits in the library's own loop are printed (tok4,
+	# xch4 8, eshift4 8); PTL_BENCH_CWAIT=barrier solves the core wait
+	# from the 4-rank barrier (the run's best, each algorithm's own
+	# launches' for its rows), with no switch, whatever pp4idle says
+	if [ "$(nproc)" -lt 4 ]; then
+		printf 'ptl 2 %s\n' "sovh 8 0.04 0.04 0.04" "spp 8 0.13 0.13 0.13" >> "$kept/all"
+		printf 'ptl 4 %s\n' "barrier 0 4.5 4.5 4.5" "pp4idle 8 1.7 1.7 1.7" "tok4 8 1.6 1.6 1.6" \
+			"xch4 8 2.1 2.1 2.1" "eshift4 8 1.2 1.2 1.2" >> "$kept/all"
+		printf 'ring 4 %s\n' "barrier 0 5.5 5.5 5.5" "allreduce 256 9 9 9" >> "$kept/algo"
+		out=$(PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" sh "$BENCH" 2>&1)
+		has "$out" "sees its message 1.57 us after it came (4-rank 8 B ping-pong beside two idle ranks 1.7 us"
+		has "$out" "token hop 1.6 us, 8 B pair exchanges 2.1 us, 8 B shift 1.2 us a round"
+		cwb() { printf '%s\n' "$1" | sed -n "s/$2/p"; }
+		out=$(PTL_BENCH_CWAIT=barrier PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" sh "$BENCH" 2>&1)
+		has "$out" "no switch (PTL_BENCH_CWAIT=barrier: the model's barrier takes the best 4-rank barrier of the run, 4.5 us"
+		c1=$(cwb "$out" '^# 4 ranks on .*sees its message \([0-9.]*\) us after it came, no switch.*/\1')
+		r1=$(cwb "$out" '^#   ring: core wait \([0-9.]*\) us (barrier 5.5 us)$/\1')
+		sed -i 's/^ptl 4 pp4idle 8 .*/ptl 4 pp4idle 8 3 3 3/' "$kept/all"
+		out=$(PTL_BENCH_CWAIT=barrier PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" sh "$BENCH" 2>&1)
+		c2=$(cwb "$out" '^# 4 ranks on .*sees its message \([0-9.]*\) us after it came, no switch.*/\1')
+		awk -v a="$c1" -v b="$c2" -v r="$r1" 'BEGIN { exit !(a != "" && a == b && r != "" && r + 0 > a + 0 && a + 0 > 0) }' ||
+			fail "mpi_bench.sh PTL_BENCH_CWAIT=barrier: core wait $c1 us (pp4idle 1.7), $c2 us (pp4idle 3), ring's $r1 us (a slower barrier): want equal, ring's more"
+	fi
 	rm -rf "$kept"
+	# mpi_allreduce's "rows" (mpi_bench.sh's launches of one algorithm):
+	# the rows and the small figures, none of the moves through shm's bulk
+	# path that would share the rows' size classes in its chooser's report
+	ar=${PTL_TOP_BUILDDIR:-.}/bench/mpi_allreduce_ptl run=${PTL_TOP_BUILDDIR:-.}/tools/ptlrun
+	if [ -x "$ar" ] && [ -x "$run" ]; then
+		out=$("$run" -n 2 --timeout 120 "$ar" 1 rows 2>&1)
+		has "$out" "pingpong 8 "
+		has "$out" "bcast 8 "
+		has "$out" "allreduce 262144 "
+		has "$out" "allreduce 1048576 "
+		case $out in *"pingpong 131072 "* | *"pingpong 16384 "* | *"bcast 1048576 "*)
+			fail "mpi_allreduce rows: a bulk ping-pong or bcast ran: $out" ;; esac
+	fi
 else
 	echo "ptltool coll: bench/mpi_bench.sh's model check skipped (no build tree bench, libptlmpi or cc)"
 fi
