@@ -708,7 +708,7 @@ if [ -n "$rcopy" ] && [ "${PTL_SHM_CMA:-}" != 1 ] && [ "${PTL_BENCH_READS:-}" !=
 		k = $10; for (i = 16; i + 1 <= NF; i += 2) { split($(i + 1), v, ":"); n[k, $i] += v[1]; cl[k] = 1 } }
 		END { for (k in cl) { best = ""; split("bounce nt cma", ms, " ")
 			for (j = 1; j <= 3; j++) if (best == "" || n[k, ms[j]] + 0 > n[k, best] + 0) best = ms[j]
-			print k, best, n[k, "cma"] / (n[k, "bounce"] + n[k, "nt"] + n[k, "cma"]) } }' "$W/bulk" | sort -n)
+			t = n[k, "bounce"] + n[k, "nt"] + n[k, "cma"]; print k, best, t ? n[k, "cma"] / t : 0 } }' "$W/bulk" | sort -n)
 	# A class whose reads went both ways in earnest (CMA and a move each
 	# at least PTL_BENCH_MIXED of them, a third: the ranks' choosers settled
 	# differently from launch to launch, and the two ranks of a pair pick
