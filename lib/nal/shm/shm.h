@@ -188,8 +188,9 @@ void shm_sc_note(struct shm_sc *c, uint64_t now, uint64_t pos);
 #define SHM_M_COUNT 3
 
 /* The chooser (shm_bulk.c says why these figures): the moves a warm-up
- * and every probe take in a row (a probe is judged by their median),
- * the samples kept per method (their median is its estimate), moves by
+ * and every probe take in a row, the samples kept per method (as many:
+ * a method's estimate is the lowest of its latest SHM_CH_HIST costs, a
+ * probe's the lowest of its own moves, so the two are alike), moves by
  * the pick between two probes of another method (after a switch: the
  * first one sooner), and the size classes, each chosen for on its own
  * (class k: moves shorter than SHM_CH_CLASS0 << k, the last unbounded:
@@ -197,9 +198,9 @@ void shm_sc_note(struct shm_sc *c, uint64_t now, uint64_t pos);
  * a cost per byte hides a move's fixed cost: with four classes 4x wide
  * (0-64 KiB the first), alternating 16 KiB and 64 KiB moves took the
  * method wrong for each 95% of the time in hR's simulation (1.55x the
- * best); eight cost ~2 KiB of struct shm_choice per peer. */
+ * best); eight cost ~1 KiB of struct shm_choice per peer. */
 #define SHM_CH_WIN 4
-#define SHM_CH_HIST 8 /* samples kept per method: the estimate is their median */
+#define SHM_CH_HIST SHM_CH_WIN /* samples kept per method: the estimate is their lowest */
 #define SHM_CH_REPROBE 512
 #define SHM_CH_CONFIRM 16 /* a warm-up or a switch is checked by probes this many moves apart */
 #define SHM_CH_CLASSES 8
@@ -214,8 +215,7 @@ void shm_sc_note(struct shm_sc *c, uint64_t now, uint64_t pos);
  * measured cost (shm_choice_take, shm_choice_record). */
 struct shm_choice {
 	uint32_t win[SHM_M_COUNT][SHM_CH_HIST]; /* [method]: latest costs, fs per byte, a ring */
-	uint32_t sorted[SHM_M_COUNT][SHM_CH_HIST]; /* [method]: the same, ascending (its first min(nwin, HIST)) */
-	uint32_t est[SHM_M_COUNT];             /* [method]: their median (fs per byte), kept by shm_choice_record */
+	uint32_t est[SHM_M_COUNT];             /* [method]: their lowest (fs per byte), kept by shm_choice_record */
 	uint32_t nwin[SHM_M_COUNT];            /* [method]: samples taken, saturating */
 	uint32_t since;              /* moves by the pick since the last probe */
 	uint32_t switches;           /* times pick changed after the warm-up */
@@ -240,7 +240,7 @@ int shm_choice_take(struct shm_choice *c, unsigned mask);
 /* A move of len bytes by method m took ns: updates the estimates, the
  * pick and whether a probe comes next. */
 void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns);
-/* Method m's current estimate, ps per byte (0: none; kept in fs: est[m]): the median
+/* Method m's current estimate, ps per byte (0: none; kept in fs: est[m]): the lowest
  * of its last SHM_CH_HIST costs. */
 uint32_t shm_choice_est(const struct shm_choice *c, int m);
 /* The size class of a move of len bytes. */
