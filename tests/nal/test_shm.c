@@ -1883,6 +1883,35 @@ static void test_choice_noise_burst(void **state)
 	assert_int_equal(shm_choice_est(&c, SHM_M_CMA), 100);
 }
 
+/* A switch in the early probes after the warm-up still leaves each other
+ * method a probe soon: the third one's warm-up moves came out dear (CMA
+ * 2x: its first split move, the buffers' first touches), and with only
+ * the old pick probed after the switch, it waited for the periodic probe
+ * (SHM_CH_REPROBE moves: past a 1 MiB allreduce's ~300 moves of 512 KiB,
+ * the launch stayed on bounce). */
+static void test_choice_switch_probes_all(void **state)
+{
+	const uint32_t cost[SHM_M_COUNT] = { 90, 80, 100 }, warm[SHM_M_COUNT] = { 3, 2, 1 };
+	const size_t len = 500000;
+	struct shm_choice c = { 0 };
+	int k;
+
+	(void)state;
+	while (!c.ready) {
+		int m = shm_choice_take(&c, CH_ALL);
+
+		shm_choice_record(&c, m, len, (uint64_t)cost[m] * warm[m] * len / 1000);
+	}
+	assert_int_equal(c.pick, SHM_M_NT);
+	ch_mask = CH_ALL;
+	k = ch_until(&c, len, cost, SHM_M_BOUNCE, 2 * SHM_CH_CONFIRM);
+	assert_true(k >= 0);
+	k = ch_until(&c, len, cost, SHM_M_CMA, 4 * SHM_CH_CONFIRM + 4 * SHM_CH_WIN);
+	ch_mask = CH_TWO;
+	assert_true(k >= 0);
+	assert_int_equal(c.switches, 2);
+}
+
 /* Costs finer than a ps per byte count: at 1 MiB, CMA at 12.05 ps per
  * byte beats bounce at 12.95 by 7%, more than the sixteenth of hysteresis,
  * though whole ps would make them equal (12 and 12). */
@@ -2495,6 +2524,7 @@ int main(void)
 		cmocka_unit_test(test_choice_warmup),
 		cmocka_unit_test(test_choice_est_lowest),
 		cmocka_unit_test(test_choice_noise_burst),
+		cmocka_unit_test(test_choice_switch_probes_all),
 		cmocka_unit_test(test_choice_fine_cost),
 		cmocka_unit_test(test_choice_async),
 		cmocka_unit_test(test_choice_reprobe),

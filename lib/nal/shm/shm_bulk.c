@@ -33,7 +33,7 @@
  * the one with the lowest estimate, the lowest of its latest SHM_CH_HIST
  * costs (ch_low says why the lowest), is the pick, and each other is
  * tried again soon (SHM_CH_CONFIRM moves apart: warm-up moves pay for
- * first touches). A probe takes SHM_CH_WIN moves of another method in a
+ * first touches), as after every switch (the old pick first). A probe takes SHM_CH_WIN moves of another method in a
  * row, every SHM_CH_REPROBE moves (the others in turn), or at once when
  * the pick's estimate rises above another's; the probed method becomes
  * the pick when the lowest of the probe's moves is a sixteenth lower than
@@ -50,9 +50,10 @@
  *    the old pick SHM_CH_CONFIRM moves later undoes;
  *  - the sixteenth of hysteresis stops swings between methods whose costs
  *    are close, and while they are that close a swing costs at most that;
- *  - the chooser costs about NNN instructions a move (callgrind, 200,000
- *    take+record pairs of three methods; 210 with the median of eight in
- *    a sorted window, 1,480 while each estimate was sorted afresh), no
+ *  - the chooser costs about 155 instructions a move (callgrind, 200,000
+ *    take+record pairs of three methods, costs jittering up to 15%: 17
+ *    to take, the rest to record; 230 with the median of eight kept in a
+ *    sorted window, 1,480 while each estimate was sorted afresh), no
  *    allocation (its state sits in struct shm_bpeer), and PTL_SHM_CMA=1
  *    skips it: well under 0.1 us against the 4-5 us of a 32 KiB move.
  * The two ranks of a pair make one choice: the lower local rank (the
@@ -682,6 +683,16 @@ static int ch_best(const struct shm_choice *c)
 	return b < 0 ? SHM_M_BOUNCE : b;
 }
 
+/* How many permitted methods there are besides the pick. */
+static uint8_t ch_others(const struct shm_choice *c)
+{
+	uint8_t k = 0;
+
+	for (int x = 0; x < SHM_M_COUNT; x++)
+		k += (c->mask >> x & 1) && x != c->pick;
+	return k;
+}
+
 /* The permitted method after m (round the list), other than the pick. */
 static int ch_after(const struct shm_choice *c, int m)
 {
@@ -756,9 +767,7 @@ void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns)
 		c->next_probe = (uint8_t)(ch_after(c, c->pick) < 0 ? c->pick : ch_after(c, c->pick));
 		/* Warm-up moves pay for first touches and for the previous
 		 * method's cache state: each other method is tried again soon. */
-		c->early = 0;
-		for (int x = 0; x < SHM_M_COUNT; x++)
-			c->early += (c->mask >> x & 1) && x != c->pick;
+		c->early = ch_others(c);
 		c->since = c->early ? SHM_CH_REPROBE - SHM_CH_CONFIRM : 0;
 		return;
 	}
@@ -774,11 +783,17 @@ void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns)
 		if (ch_better(c->est[m], c->est[c->pick])) {
 			/* The old pick's record may have been spoiled by a
 			 * long stretch of dear moves: it gets a probe of its
-			 * own soon. */
+			 * own soon, and then each other method one (the
+			 * turn goes on from the old pick). Not the old pick
+			 * alone: a switch in the warm-up's early probes left
+			 * the third method on its warm-up moves until the
+			 * periodic probe, past a 1 MiB allreduce's ~300 moves
+			 * (CMA's four at 139-186 ps per byte, its later moves
+			 * ~86: the launch stayed on bounce, 92-107). */
 			c->next_probe = c->pick;
 			c->pick = (uint8_t)m;
 			c->switches++;
-			c->early = 1;
+			c->early = ch_others(c);
 			c->since = SHM_CH_REPROBE - SHM_CH_CONFIRM;
 		}
 		return;
