@@ -1883,8 +1883,8 @@ static void test_choice_noise_burst(void **state)
 	assert_int_equal(shm_choice_est(&c, SHM_M_CMA), 100);
 }
 
-/* A switch in the early probes after the warm-up still leaves each other
- * method a probe soon: the third one's warm-up moves came out dear (CMA
+/* A switch in the early probes after the warm-up still leaves the third
+ * method its early probe (after the old pick's): the third one's warm-up moves came out dear (CMA
  * 2x: its first split move, the buffers' first touches), and with only
  * the old pick probed after the switch, it waited for the periodic probe
  * (SHM_CH_REPROBE moves: past a 1 MiB allreduce's ~300 moves of 512 KiB,

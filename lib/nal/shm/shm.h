@@ -191,8 +191,8 @@ void shm_sc_note(struct shm_sc *c, uint64_t now, uint64_t pos);
  * and every probe take in a row, the samples kept per method (as many:
  * a method's estimate is the lowest of its latest SHM_CH_HIST costs, a
  * probe's the lowest of its own moves, so the two are alike), moves by
- * the pick between two probes of another method (after the warm-up and
- * after a switch: each other one sooner, SHM_CH_CONFIRM apart), and the size classes, each chosen for on its own
+ * the pick between two probes of another method (after the warm-up each
+ * other one sooner, and after a switch the old pick: SHM_CH_CONFIRM apart), and the size classes, each chosen for on its own
  * (class k: moves shorter than SHM_CH_CLASS0 << k, the last unbounded:
  * 2x wide from 16 KiB, the smallest bulk move, to 2 MiB). Narrow because
  * a cost per byte hides a move's fixed cost: with four classes 4x wide

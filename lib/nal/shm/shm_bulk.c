@@ -33,12 +33,13 @@
  * the one with the lowest estimate, the lowest of its latest SHM_CH_HIST
  * costs (ch_low says why the lowest), is the pick, and each other is
  * tried again soon (SHM_CH_CONFIRM moves apart: warm-up moves pay for
- * first touches), as after every switch (the old pick first). A probe takes SHM_CH_WIN moves of another method in a
- * row, every SHM_CH_REPROBE moves (the others in turn), or at once when
- * the pick's estimate rises above another's; the probed method becomes
- * the pick when the lowest of the probe's moves is a sixteenth lower than
- * the pick's estimate. Runs, not single moves, because a
- * move pays for the cache state the previous one left: alternating 32 KiB
+ * first touches), and after a switch the old pick is too (besides the
+ * warm-up's early probes still due). A probe takes SHM_CH_WIN moves of
+ * another method in a row, every SHM_CH_REPROBE moves (the others in
+ * turn), or at once when the pick's estimate rises above another's; the
+ * probed method becomes the pick when the lowest of the probe's moves is
+ * a sixteenth lower than the pick's estimate. Runs, not single moves,
+ * because a move pays for the cache state the previous one left: alternating 32 KiB
  * ping-pongs here cost 4.4-5.2 us by CMA and 4.8-5.2 bounced, each
  * method's own runs 4.1-4.3 and 5.4-5.6. Why this cannot cost much:
  *  - a probe of a slower method costs SHM_CH_WIN moves in SHM_CH_REPROBE
@@ -783,17 +784,21 @@ void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns)
 		if (ch_better(c->est[m], c->est[c->pick])) {
 			/* The old pick's record may have been spoiled by a
 			 * long stretch of dear moves: it gets a probe of its
-			 * own soon, and then each other method one (the
-			 * turn goes on from the old pick). Not the old pick
-			 * alone: a switch in the warm-up's early probes left
-			 * the third method on its warm-up moves until the
-			 * periodic probe, past a 1 MiB allreduce's ~300 moves
-			 * (CMA's four at 139-186 ps per byte, its later moves
-			 * ~86: the launch stayed on bounce, 92-107). */
+			 * own soon, on top of the warm-up's early probes
+			 * still due (the turn goes on from the old pick).
+			 * Not instead of them: a switch in the warm-up's
+			 * first early probe left the third method on its
+			 * warm-up moves until the periodic probe, past a 1
+			 * MiB allreduce's ~300 moves (CMA's four at 139-186
+			 * ps per byte, its later moves ~86: the launch stayed
+			 * on bounce, 92-107). Not every method after every
+			 * switch either: under host noise a settled pair
+			 * switches every few hundred moves, and each probe
+			 * more costs its moves by a method likely 2x dear. */
 			c->next_probe = c->pick;
 			c->pick = (uint8_t)m;
 			c->switches++;
-			c->early = ch_others(c);
+			c->early++;
 			c->since = SHM_CH_REPROBE - SHM_CH_CONFIRM;
 		}
 		return;
