@@ -1865,7 +1865,7 @@ static void test_choice_noise_burst(void **state)
 	ch_mask = CH_ALL;
 	ch_feed(&c, len, cost, 3 * SHM_CH_CONFIRM + 2 * SHM_CH_WIN, 0); /* the early probes */
 	assert_int_equal(c.pick, SHM_M_CMA);
-	assert_int_equal(c.early, 0);
+	assert_int_equal(c.early & ~(1u << c.pick), 0);
 	assert_true(c.since + 4 * SHM_CH_CONFIRM < SHM_CH_REPROBE); /* no periodic probe in what follows */
 	for (int i = 0; i < 4 * SHM_CH_CONFIRM; i++) {
 		int m = shm_choice_take(&c, CH_ALL);
@@ -1910,6 +1910,54 @@ static void test_choice_switch_probes_all(void **state)
 	ch_mask = CH_TWO;
 	assert_true(k >= 0);
 	assert_int_equal(c.switches, 2);
+
+	/* The third method's probe loses: the old pick is still owed its
+	 * own (bounce wins the first early probe, CMA loses the second). */
+	const uint32_t cost2[SHM_M_COUNT] = { 90, 120, 100 };
+	int nt = 0;
+
+	memset(&c, 0, sizeof(c));
+	while (!c.ready) {
+		int m = shm_choice_take(&c, CH_ALL);
+
+		shm_choice_record(&c, m, len, (uint64_t)cost2[m] * warm[m] * len / 1000);
+	}
+	assert_int_equal(c.pick, SHM_M_NT);
+	ch_mask = CH_ALL;
+	assert_true(ch_until(&c, len, cost2, SHM_M_BOUNCE, 2 * SHM_CH_CONFIRM) >= 0);
+	for (int i = 0; i < 4 * SHM_CH_CONFIRM + 4 * SHM_CH_WIN; i++) {
+		int m = shm_choice_take(&c, CH_ALL);
+
+		nt += m == SHM_M_NT;
+		shm_choice_record(&c, m, len, (uint64_t)cost2[m] * len / 1000);
+	}
+	ch_mask = CH_TWO;
+	assert_int_equal(nt, SHM_CH_WIN);
+	assert_int_equal(c.pick, SHM_M_BOUNCE);
+}
+
+/* Noise that makes each probe win (the probed method's moves cheap, the
+ * pick's dear: a host busy in turns) swaps the pick at every probe; the
+ * third method's early probe still comes (were the old pick probed first
+ * after each switch, NT and bounce would take turns and CMA wait for the
+ * periodic probe). */
+static void test_choice_swaps_owe(void **state)
+{
+	const size_t len = 500000;
+	struct shm_choice c = { 0 };
+	int took = 0;
+
+	(void)state;
+	for (int i = 0; i < 8 * SHM_CH_CONFIRM; i++) {
+		int m = shm_choice_take(&c, CH_ALL);
+		uint32_t cost = !c.ready ? (m == SHM_M_NT ? 100 : m == SHM_M_BOUNCE ? 150 : 300)
+					 : m == c.pick ? 200 : 100;
+
+		took += c.ready && m == SHM_M_CMA;
+		shm_choice_record(&c, m, len, (uint64_t)cost * len / 1000);
+	}
+	assert_true(c.switches >= 2);
+	assert_true(took >= SHM_CH_WIN);
 }
 
 /* Costs finer than a ps per byte count: at 1 MiB, CMA at 12.05 ps per
@@ -2525,6 +2573,7 @@ int main(void)
 		cmocka_unit_test(test_choice_est_lowest),
 		cmocka_unit_test(test_choice_noise_burst),
 		cmocka_unit_test(test_choice_switch_probes_all),
+		cmocka_unit_test(test_choice_swaps_owe),
 		cmocka_unit_test(test_choice_fine_cost),
 		cmocka_unit_test(test_choice_async),
 		cmocka_unit_test(test_choice_reprobe),

@@ -226,7 +226,8 @@ struct shm_choice {
 	uint8_t probe;               /* the method the current or last probe tries */
 	uint8_t next_probe;          /* the method the next periodic probe tries */
 	uint8_t fresh;               /* samples of probe since the probe began */
-	uint8_t early;               /* probes still to come SHM_CH_CONFIRM moves apart */
+	uint8_t early;               /* 1 << SHM_M_*: the methods owed a probe SHM_CH_CONFIRM moves
+				      * apart (after the warm-up, after a switch; shm_bulk.c, ch_owed) */
 	uint8_t warm[SHM_M_COUNT];   /* [method]: warm-up moves taken */
 	uint8_t told;                /* the pair's leader: the method it last told the other; the
 				      * other: the method it was told (shm_bulk.c, ch_take) */

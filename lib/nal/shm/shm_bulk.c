@@ -33,8 +33,8 @@
  * the one with the lowest estimate, the lowest of its latest SHM_CH_HIST
  * costs (ch_low says why the lowest), is the pick, and each other is
  * tried again soon (SHM_CH_CONFIRM moves apart: warm-up moves pay for
- * first touches), and after a switch the old pick is too (besides the
- * warm-up's early probes still due). A probe takes SHM_CH_WIN moves of
+ * first touches), and after a switch the old pick is too (in turn with
+ * the warm-up's early probes still owed). A probe takes SHM_CH_WIN moves of
  * another method in a row, every SHM_CH_REPROBE moves (the others in
  * turn), or at once when the pick's estimate rises above another's; the
  * probed method becomes the pick when the lowest of the probe's moves is
@@ -684,14 +684,10 @@ static int ch_best(const struct shm_choice *c)
 	return b < 0 ? SHM_M_BOUNCE : b;
 }
 
-/* How many permitted methods there are besides the pick. */
-static uint8_t ch_others(const struct shm_choice *c)
+/* The early probes still owed (1 << SHM_M_*): permitted ones, not the pick. */
+static unsigned ch_owed(const struct shm_choice *c)
 {
-	uint8_t k = 0;
-
-	for (int x = 0; x < SHM_M_COUNT; x++)
-		k += (c->mask >> x & 1) && x != c->pick;
-	return k;
+	return c->early & c->mask & ~(1u << c->pick);
 }
 
 /* The permitted method after m (round the list), other than the pick. */
@@ -768,37 +764,37 @@ void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns)
 		c->next_probe = (uint8_t)(ch_after(c, c->pick) < 0 ? c->pick : ch_after(c, c->pick));
 		/* Warm-up moves pay for first touches and for the previous
 		 * method's cache state: each other method is tried again soon. */
-		c->early = ch_others(c);
-		c->since = c->early ? SHM_CH_REPROBE - SHM_CH_CONFIRM : 0;
+		c->early = (uint8_t)(c->mask & ~(1u << c->pick));
+		c->since = ch_owed(c) ? SHM_CH_REPROBE - SHM_CH_CONFIRM : 0;
 		return;
 	}
 	if (m != c->pick) { /* a probe's: decide once its window is all fresh */
 		if (m != c->probe || ++c->fresh < SHM_CH_WIN || c->burst)
 			return; /* (or a move the old pick took before a switch) */
 		c->fresh = 0;
-		if (c->early)
-			c->early--;
-		c->since = c->early ? SHM_CH_REPROBE - SHM_CH_CONFIRM : 0;
+		c->early &= (uint8_t)~(1u << m);
+		c->since = ch_owed(c) ? SHM_CH_REPROBE - SHM_CH_CONFIRM : 0;
 		/* the probe's own moves (its window holds just those:
 		 * SHM_CH_HIST is SHM_CH_WIN) against the pick's latest */
 		if (ch_better(c->est[m], c->est[c->pick])) {
 			/* The old pick's record may have been spoiled by a
 			 * long stretch of dear moves: it gets a probe of its
-			 * own soon, on top of the warm-up's early probes
-			 * still due (the turn goes on from the old pick).
-			 * Not instead of them: a switch in the warm-up's
-			 * first early probe left the third method on its
-			 * warm-up moves until the periodic probe, past a 1
-			 * MiB allreduce's ~300 moves (CMA's four at 139-186
-			 * ps per byte, its later moves ~86: the launch stayed
-			 * on bounce, 92-107). Not every method after every
-			 * switch either: under host noise a settled pair
-			 * switches every few hundred moves, and each probe
-			 * more costs its moves by a method likely 2x dear. */
-			c->next_probe = c->pick;
+			 * own soon, in turn with the warm-up's early probes
+			 * still owed. Not instead of them: a switch in the
+			 * warm-up's first early probe left the third method
+			 * on its warm-up moves until the periodic probe, past
+			 * a 1 MiB allreduce's ~300 moves (CMA's four at
+			 * 139-186 ps per byte, its later moves ~86: the
+			 * launch stayed on bounce, 92-107); nor the old pick
+			 * first: NT and bounce each won the other's probe in
+			 * turn, and CMA was never tried. Not every method
+			 * after every switch either: under host noise a
+			 * settled pair switches every few hundred moves, and
+			 * each probe more costs its moves by a method likely
+			 * 2x dear. */
+			c->early |= (uint8_t)(1u << c->pick);
 			c->pick = (uint8_t)m;
 			c->switches++;
-			c->early++;
 			c->since = SHM_CH_REPROBE - SHM_CH_CONFIRM;
 		}
 		return;
@@ -813,6 +809,11 @@ void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns)
 		    ch_better(c->est[x], c->est[m]) && (o < 0 || c->est[x] < c->est[o]))
 			o = x;
 	if (o < 0 && c->since >= SHM_CH_REPROBE) {
+		for (int k = 0; ch_owed(c) && k < SHM_M_COUNT; k++) /* early probes owed: the next of those */
+			if (ch_owed(c) >> (c->next_probe + k) % SHM_M_COUNT & 1) {
+				c->next_probe = (uint8_t)((c->next_probe + k) % SHM_M_COUNT);
+				break;
+			}
 		o = (c->mask >> c->next_probe & 1) && c->next_probe != m ? c->next_probe
 									 : ch_after(c, c->next_probe);
 		if (o >= 0)
