@@ -645,12 +645,17 @@ uint32_t shm_choice_est(const struct shm_choice *c, int m)
  * one whose peer was, or whose vCPU stalled, costs more, never less), so
  * the lowest is the method's own cost, and it rises only when all of the
  * latest rise: the method got dearer, or the host stayed busy so long
- * that every method's moves see it alike. The median of eight, before:
- * a 1 MiB allreduce (~300 moves of 512 KiB a launch, so the warm-up and
- * the two early probes decide it) ended launches on NT or bounce where
- * two of a method's four warm-up or probe moves came out dear (of 32
- * launches CMA 15, NT 10, bounce 7: CMA ones 138-200 us, most others
- * 235-840). As the streamed copy's chooser (shm_nal.c, sc_low3). */
+ * that every method's moves see it alike. With the median of four (a
+ * warm-up's, a probe's) two dear moves of four lost a method its place
+ * for the launch: a 2-rank allreduce makes ~300 moves of a class, so the
+ * warm-up and the early probes decide it. 2-rank MPI_Allreduce, 36
+ * interleaved launches each, load 1-2, the median of eight then the
+ * lowest of four (with the early probes owed, ch_owed): 128K-256K class
+ * bounce in 11 then 35 launches (CMA 14 then 1, NT 11 then 0), 256 KiB
+ * 56.4 -> 46.8 us (Open MPI 62.6); 512K-1M class CMA 26 then 28 (bounce
+ * 8 then 5, NT 2 then 3), 1 MiB 162 -> 169 (Open MPI 148: launches that
+ * kept CMA throughout still read 139-228). As the streamed copy's
+ * chooser (shm_nal.c, sc_low3). */
 static uint32_t ch_low(const uint32_t *w, uint32_t n)
 {
 	uint32_t lo = w[0];
@@ -1330,7 +1335,8 @@ void shm_bulk_fail_peer(struct nal *n, int li, int status)
  * can model the moves the way they went (bench/mpi_bench.sh takes the
  * copy structure per size from it) - nothing on the path of a move. One
  * line per peer and class that had moves, each method's timed moves and
- * estimate (the lowest of its latest SHM_CH_HIST costs, ps per byte: 1000 / GB/s; 0 without a sample), or one
+ * estimate (the lowest of its latest SHM_CH_HIST costs, ps per byte:
+ * 1000 / GB/s; 0 without a sample), or one
  * line saying why nothing was chosen (a follower's pick is its leader's
  * last word, its switches the changes it was told of; its costs are its
  * own moves'), and a line per peer that refused
