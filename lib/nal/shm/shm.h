@@ -188,18 +188,19 @@ void shm_sc_note(struct shm_sc *c, uint64_t now, uint64_t pos);
 #define SHM_M_COUNT 3
 
 /* The chooser (shm_bulk.c says why these figures): the moves a warm-up
- * and every probe take in a row (a probe is judged by their median),
- * the samples kept per method (their median is its estimate), moves by
- * the pick between two probes of another method (after a switch: the
- * first one sooner), and the size classes, each chosen for on its own
+ * and every probe take in a row, the samples kept per method (as many:
+ * a method's estimate is the lowest of its latest SHM_CH_HIST costs, a
+ * probe's the lowest of its own moves, so the two are alike), moves by
+ * the pick between two probes of another method (after the warm-up each
+ * other one sooner, and after a switch the old pick: SHM_CH_CONFIRM apart), and the size classes, each chosen for on its own
  * (class k: moves shorter than SHM_CH_CLASS0 << k, the last unbounded:
  * 2x wide from 16 KiB, the smallest bulk move, to 2 MiB). Narrow because
  * a cost per byte hides a move's fixed cost: with four classes 4x wide
  * (0-64 KiB the first), alternating 16 KiB and 64 KiB moves took the
  * method wrong for each 95% of the time in hR's simulation (1.55x the
- * best); eight cost ~2 KiB of struct shm_choice per peer. */
+ * best); eight cost ~1 KiB of struct shm_choice per peer. */
 #define SHM_CH_WIN 4
-#define SHM_CH_HIST 8 /* samples kept per method: the estimate is their median */
+#define SHM_CH_HIST SHM_CH_WIN /* samples kept per method: the estimate is their lowest */
 #define SHM_CH_REPROBE 512
 #define SHM_CH_CONFIRM 16 /* a warm-up or a switch is checked by probes this many moves apart */
 #define SHM_CH_CLASSES 8
@@ -214,8 +215,7 @@ void shm_sc_note(struct shm_sc *c, uint64_t now, uint64_t pos);
  * measured cost (shm_choice_take, shm_choice_record). */
 struct shm_choice {
 	uint32_t win[SHM_M_COUNT][SHM_CH_HIST]; /* [method]: latest costs, fs per byte, a ring */
-	uint32_t sorted[SHM_M_COUNT][SHM_CH_HIST]; /* [method]: the same, ascending (its first min(nwin, HIST)) */
-	uint32_t est[SHM_M_COUNT];             /* [method]: their median (fs per byte), kept by shm_choice_record */
+	uint32_t est[SHM_M_COUNT];             /* [method]: their lowest (fs per byte), kept by shm_choice_record */
 	uint32_t nwin[SHM_M_COUNT];            /* [method]: samples taken, saturating */
 	uint32_t since;              /* moves by the pick since the last probe */
 	uint32_t switches;           /* times pick changed after the warm-up */
@@ -226,7 +226,8 @@ struct shm_choice {
 	uint8_t probe;               /* the method the current or last probe tries */
 	uint8_t next_probe;          /* the method the next periodic probe tries */
 	uint8_t fresh;               /* samples of probe since the probe began */
-	uint8_t early;               /* probes still to come SHM_CH_CONFIRM moves apart */
+	uint8_t early;               /* 1 << SHM_M_*: the methods owed a probe SHM_CH_CONFIRM moves
+				      * apart (after the warm-up, after a switch; shm_bulk.c, ch_owed) */
 	uint8_t warm[SHM_M_COUNT];   /* [method]: warm-up moves taken */
 	uint8_t told;                /* the pair's leader: the method it last told the other; the
 				      * other: the method it was told (shm_bulk.c, ch_take) */
@@ -240,7 +241,7 @@ int shm_choice_take(struct shm_choice *c, unsigned mask);
 /* A move of len bytes by method m took ns: updates the estimates, the
  * pick and whether a probe comes next. */
 void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns);
-/* Method m's current estimate, ps per byte (0: none; kept in fs: est[m]): the median
+/* Method m's current estimate, ps per byte (0: none; kept in fs: est[m]): the lowest
  * of its last SHM_CH_HIST costs. */
 uint32_t shm_choice_est(const struct shm_choice *c, int m);
 /* The size class of a move of len bytes. */

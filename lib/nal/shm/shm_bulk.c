@@ -30,29 +30,31 @@
  * area's active move) to its end, in fs per byte: one clock_gettime (vDSO)
  * at each end of a move, against the microseconds a bulk move takes. The
  * warm-up takes SHM_CH_WIN moves of each permitted method in turn; then
- * the one with the lowest median cost is the pick, and each other is
+ * the one with the lowest estimate, the lowest of its latest SHM_CH_HIST
+ * costs (ch_low says why the lowest), is the pick, and each other is
  * tried again soon (SHM_CH_CONFIRM moves apart: warm-up moves pay for
- * first touches). A probe takes SHM_CH_WIN moves of another method in a
- * row, every SHM_CH_REPROBE moves (the others in turn), or at once when
- * the pick's median of its last SHM_CH_HIST costs rises above another's;
- * the probed method becomes the pick when the median of the probe's moves
- * is a sixteenth lower than the pick's. Runs, not single moves, because a
- * move pays for the cache state the previous one left: alternating 32 KiB
+ * first touches), and after a switch the old pick is too (in turn with
+ * the warm-up's early probes still owed). A probe takes SHM_CH_WIN moves of
+ * another method in a row, every SHM_CH_REPROBE moves (the others in
+ * turn), or at once when the pick's estimate rises above another's; the
+ * probed method becomes the pick when the lowest of the probe's moves is
+ * a sixteenth lower than the pick's estimate. Runs, not single moves,
+ * because a move pays for the cache state the previous one left: alternating 32 KiB
  * ping-pongs here cost 4.4-5.2 us by CMA and 4.8-5.2 bounced, each
  * method's own runs 4.1-4.3 and 5.4-5.6. Why this cannot cost much:
  *  - a probe of a slower method costs SHM_CH_WIN moves in SHM_CH_REPROBE
- *    (under 1% at 2-3x), and one when the pick's median rises (after it
+ *    (under 1% at 2-3x), and one when the pick's estimate rises (after it
  *    the other's record is fresh: no probe again until the pick rises
  *    further);
- *  - medians ignore the odd preempted move; enough of them to spoil the
- *    pick's median can make a wrong switch, which a probe of the old pick
- *    SHM_CH_CONFIRM moves later undoes;
- *  - the sixteenth of hysteresis stops swings between methods whose medians
+ *  - the lowest ignores preempted moves, up to all but one of a run;
+ *    a longer stretch of them can make a wrong switch, which a probe of
+ *    the old pick SHM_CH_CONFIRM moves later undoes;
+ *  - the sixteenth of hysteresis stops swings between methods whose costs
  *    are close, and while they are that close a swing costs at most that;
- *  - the chooser costs about 210 instructions a move (callgrind, 200,000
- *    take+record pairs of three methods: 17 to take, the rest to record,
- *    most of it moving the new cost into the sorted window whose middle
- *    is the estimate; 1,480 while each estimate was sorted afresh), no
+ *  - the chooser costs about 155 instructions a move (callgrind, 200,000
+ *    take+record pairs of three methods, costs jittering up to 15%: 17
+ *    to take, the rest to record; 230 with the median of eight kept in a
+ *    sorted window, 1,480 while each estimate was sorted afresh), no
  *    allocation (its state sits in struct shm_bpeer), and PTL_SHM_CMA=1
  *    skips it: well under 0.1 us against the 4-5 us of a 32 KiB move.
  * The two ranks of a pair make one choice: the lower local rank (the
@@ -633,53 +635,34 @@ const char *shm_choice_class_name(int k)
 	return k >= 0 && k < SHM_CH_CLASSES ? name[k] : "?";
 }
 
-/* The median of method m's last k samples: one late move (preempted)
- * cannot drag it far, nor one lucky one. */
-static uint32_t ch_median(const struct shm_choice *c, int m, uint32_t k)
-{
-	uint32_t v[SHM_CH_HIST];
-
-	if (k > c->nwin[m])
-		k = c->nwin[m];
-	if (k > SHM_CH_HIST)
-		k = SHM_CH_HIST;
-	if (!k)
-		return 0;
-	for (uint32_t i = 0; i < k; i++) {
-		uint32_t x = c->win[m][(c->nwin[m] - 1 - i) % SHM_CH_HIST];
-		uint32_t j = i;
-
-		for (; j > 0 && v[j - 1] > x; j--)
-			v[j] = v[j - 1];
-		v[j] = x;
-	}
-	return k % 2 ? v[k / 2] : (uint32_t)(((uint64_t)v[k / 2 - 1] + v[k / 2]) / 2);
-}
-
 uint32_t shm_choice_est(const struct shm_choice *c, int m)
 {
 	return c->est[m] / 1000;
 }
 
-/* Method m's new cost x in its window: x replaces the oldest sample (out,
- * if the window was full) in the sorted copy, moved into place by a few
- * compares, and the median is read off it. Not ch_median's sort: a pick
- * records every move, and est() was asked for up to six times a record
- * (~1,070 instructions a move, 85% of them sorting). */
-static void ch_keep(struct shm_choice *c, int m, uint32_t x, uint32_t out, int full)
+/* The lowest of method m's latest samples (up to SHM_CH_HIST): what else
+ * runs on the host only ever adds to a move's time (a preempted move, or
+ * one whose peer was, or whose vCPU stalled, costs more, never less), so
+ * the lowest is the method's own cost, and it rises only when all of the
+ * latest rise: the method got dearer, or the host stayed busy so long
+ * that every method's moves see it alike. With the median of four (a
+ * warm-up's, a probe's) two dear moves of four lost a method its place
+ * for the launch: a 2-rank allreduce makes ~300 moves of a class, so the
+ * warm-up and the early probes decide it. 2-rank MPI_Allreduce, 36
+ * interleaved launches each, load 1-2, the median of eight then the
+ * lowest of four (with the early probes owed, ch_owed): 128K-256K class
+ * bounce in 11 then 35 launches (CMA 14 then 1, NT 11 then 0), 256 KiB
+ * 56.4 -> 46.8 us (Open MPI 62.6); 512K-1M class CMA 26 then 28 (bounce
+ * 8 then 5, NT 2 then 3), 1 MiB 162 -> 169 (Open MPI 148: launches that
+ * kept CMA throughout still read 139-228). As the streamed copy's
+ * chooser (shm_nal.c, sc_low3). */
+static uint32_t ch_low(const uint32_t *w, uint32_t n)
 {
-	uint32_t *v = c->sorted[m];
-	uint32_t k = full ? SHM_CH_HIST : c->nwin[m] + 1, j = k - 1;
+	uint32_t lo = w[0];
 
-	if (full) /* out's place becomes the hole */
-		for (j = 0; v[j] != out; j++)
-			;
-	for (; j > 0 && v[j - 1] > x; j--) /* the hole moves left past greater ones */
-		v[j] = v[j - 1];
-	for (; j + 1 < k && v[j + 1] < x; j++) /* or right past smaller ones */
-		v[j] = v[j + 1];
-	v[j] = x;
-	c->est[m] = k % 2 ? v[k / 2] : (uint32_t)(((uint64_t)v[k / 2 - 1] + v[k / 2]) / 2);
+	for (uint32_t i = 1; i < n && i < SHM_CH_HIST; i++)
+		lo = w[i] < lo ? w[i] : lo;
+	return lo;
 }
 
 /* a clearly cheaper than b (by a sixteenth): within that, no switch. An
@@ -704,6 +687,12 @@ static int ch_best(const struct shm_choice *c)
 			b = m;
 	}
 	return b < 0 ? SHM_M_BOUNCE : b;
+}
+
+/* The early probes still owed (1 << SHM_M_*): permitted ones, not the pick. */
+static unsigned ch_owed(const struct shm_choice *c)
+{
+	return c->early & c->mask & ~(1u << c->pick);
 }
 
 /* The permitted method after m (round the list), other than the pick. */
@@ -751,18 +740,17 @@ static void ch_sample(struct shm_choice *c, int m, size_t len, uint64_t ns)
 	/* fs per byte: at 1 MiB and up a move costs 12-25 ps per byte here,
 	 * where whole ps would be steps of 4-8%, as coarse as the sixteenth
 	 * of hysteresis. u32 holds up to 4.29 us per byte (a 16 KiB move of
-	 * 70 ms: the clamp only meets preempted moves, which medians skip). */
+	 * 70 ms: the clamp only meets preempted moves, which the lowest skips). */
 	uint64_t cost = len ? ns * 1000000 / len : 0;
-	uint32_t *slot = &c->win[m][c->nwin[m] % SHM_CH_HIST];
 
 	if (cost < 1)
 		cost = 1;
 	if (cost > UINT32_MAX)
 		cost = UINT32_MAX;
-	ch_keep(c, m, (uint32_t)cost, *slot, c->nwin[m] >= SHM_CH_HIST);
-	*slot = (uint32_t)cost;
+	c->win[m][c->nwin[m] % SHM_CH_HIST] = (uint32_t)cost;
 	if (++c->nwin[m] == 0) /* saturate on a multiple of the ring: it goes on */
 		c->nwin[m] = UINT32_MAX - UINT32_MAX % SHM_CH_HIST;
+	c->est[m] = ch_low(c->win[m], c->nwin[m]);
 }
 
 void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns)
@@ -781,27 +769,37 @@ void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns)
 		c->next_probe = (uint8_t)(ch_after(c, c->pick) < 0 ? c->pick : ch_after(c, c->pick));
 		/* Warm-up moves pay for first touches and for the previous
 		 * method's cache state: each other method is tried again soon. */
-		c->early = 0;
-		for (int x = 0; x < SHM_M_COUNT; x++)
-			c->early += (c->mask >> x & 1) && x != c->pick;
-		c->since = c->early ? SHM_CH_REPROBE - SHM_CH_CONFIRM : 0;
+		c->early = (uint8_t)(c->mask & ~(1u << c->pick));
+		c->since = ch_owed(c) ? SHM_CH_REPROBE - SHM_CH_CONFIRM : 0;
 		return;
 	}
 	if (m != c->pick) { /* a probe's: decide once its window is all fresh */
 		if (m != c->probe || ++c->fresh < SHM_CH_WIN || c->burst)
 			return; /* (or a move the old pick took before a switch) */
 		c->fresh = 0;
-		if (c->early)
-			c->early--;
-		c->since = c->early ? SHM_CH_REPROBE - SHM_CH_CONFIRM : 0;
-		/* the probe's own moves against the pick's longer record */
-		if (ch_better(ch_median(c, m, SHM_CH_WIN), c->est[c->pick])) {
-			/* The old pick's median may have been spoiled by late
-			 * moves: it gets a probe of its own soon. */
-			c->next_probe = c->pick;
+		c->early &= (uint8_t)~(1u << m);
+		c->since = ch_owed(c) ? SHM_CH_REPROBE - SHM_CH_CONFIRM : 0;
+		/* the probe's own moves (its window holds just those:
+		 * SHM_CH_HIST is SHM_CH_WIN) against the pick's latest */
+		if (ch_better(c->est[m], c->est[c->pick])) {
+			/* The old pick's record may have been spoiled by a
+			 * long stretch of dear moves: it gets a probe of its
+			 * own soon, in turn with the warm-up's early probes
+			 * still owed. Not instead of them: a switch in the
+			 * warm-up's first early probe left the third method
+			 * on its warm-up moves until the periodic probe, past
+			 * a 1 MiB allreduce's ~300 moves (CMA's four at
+			 * 139-186 ps per byte, its later moves ~86: the
+			 * launch stayed on bounce, 92-107); nor the old pick
+			 * first: NT and bounce each won the other's probe in
+			 * turn, and CMA was never tried. Not every method
+			 * after every switch either: under host noise a
+			 * settled pair switches every few hundred moves, and
+			 * each probe more costs its moves by a method likely
+			 * 2x dear. */
+			c->early |= (uint8_t)(1u << c->pick);
 			c->pick = (uint8_t)m;
 			c->switches++;
-			c->early = 1;
 			c->since = SHM_CH_REPROBE - SHM_CH_CONFIRM;
 		}
 		return;
@@ -816,6 +814,11 @@ void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns)
 		    ch_better(c->est[x], c->est[m]) && (o < 0 || c->est[x] < c->est[o]))
 			o = x;
 	if (o < 0 && c->since >= SHM_CH_REPROBE) {
+		for (int k = 0; ch_owed(c) && k < SHM_M_COUNT; k++) /* early probes owed: the next of those */
+			if (ch_owed(c) >> (c->next_probe + k) % SHM_M_COUNT & 1) {
+				c->next_probe = (uint8_t)((c->next_probe + k) % SHM_M_COUNT);
+				break;
+			}
 		o = (c->mask >> c->next_probe & 1) && c->next_probe != m ? c->next_probe
 									 : ch_after(c, c->next_probe);
 		if (o >= 0)
@@ -1332,7 +1335,8 @@ void shm_bulk_fail_peer(struct nal *n, int li, int status)
  * can model the moves the way they went (bench/mpi_bench.sh takes the
  * copy structure per size from it) - nothing on the path of a move. One
  * line per peer and class that had moves, each method's timed moves and
- * median cost (ps per byte: 1000 / GB/s; 0 without a sample), or one
+ * estimate (the lowest of its latest SHM_CH_HIST costs, ps per byte:
+ * 1000 / GB/s; 0 without a sample), or one
  * line saying why nothing was chosen (a follower's pick is its leader's
  * last word, its switches the changes it was told of; its costs are its
  * own moves'), and a line per peer that refused
