@@ -10,6 +10,7 @@
 
 #include <string.h>
 
+#include "nal/nal_copy.h"
 #include "ptl/ptl_internal.h"
 
 #define PTL_HF_NOACK 0x08 /* answer flag: the target's MD disabled ACKs */
@@ -97,32 +98,6 @@ __attribute__((always_inline)) static inline void ptl_target_event(const struct 
 	ptl_eq_commit(eq, e);
 }
 
-/* Copies a put's n bytes into its MD: up to 16 inline, as two loads and
- * two stores that may overlap, where the call to memcpy (its PLT jump and
- * size dispatch) was ~20 instructions of an 8-byte arrival. */
-static inline void ptl_deposit(char *dst, const void *src, size_t n)
-{
-	const char *s = src;
-	if (n > 16) {
-		memcpy(dst, s, n);
-	} else if (n >= 8) {
-		uint64_t a, b;
-		memcpy(&a, s, 8);
-		memcpy(&b, s + n - 8, 8);
-		memcpy(dst, &a, 8);
-		memcpy(dst + n - 8, &b, 8);
-	} else if (n >= 4) {
-		uint32_t a, b;
-		memcpy(&a, s, 4);
-		memcpy(&b, s + n - 4, 4);
-		memcpy(dst, &a, 4);
-		memcpy(dst + n - 4, &b, 4);
-	} else {
-		for (size_t i = 0; i < n; i++)
-			dst[i] = s[i];
-	}
-}
-
 /* Inline in both callers: a PTL_MSG_PUT_SHORT's, whose h is built in
  * place with most fields constant, keeps none of the branches for gets,
  * answers and bulk moves. */
@@ -204,7 +179,7 @@ __attribute__((always_inline)) static inline void ptl_target(struct ptl_ni *ni, 
 			if (md->iov)
 				ptl_md_copy_in(md, off, payload, mlen);
 			else
-				ptl_deposit((char *)md->md.start + off, payload, mlen);
+				nal_copy_small((char *)md->md.start + off, payload, mlen);
 			ptl_target_event(md, end, src, h, off, mlen);
 			if (h->flags & PTL_HF_ANSWER)
 				ptl_send(peer, &a, sizeof a, NULL, 0);

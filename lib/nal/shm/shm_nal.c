@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "nal/nal_copy.h"
 #include "shm.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -58,38 +59,6 @@ static inline void rec_prefetch(const uint8_t *r, size_t len)
 
 	for (const uint8_t *q = (const uint8_t *)((uintptr_t)r & ~(uintptr_t)63) + 64; q < e; q += 64)
 		__builtin_prefetch(q, 0, 3);
-}
-
-/* Copies n bytes into the ring. Up to 128 (a message's header, a short
- * payload) with fixed-size moves, some overlapping, inline: a small put
- * made two calls into libc's memcpy, which chooses a size class at run
- * time too. */
-__attribute__((always_inline)) static inline void ring_copy(uint8_t *d, const void *src, size_t n)
-{
-	const uint8_t *s = src;
-
-	if (n > 128) {
-		memcpy(d, s, n);
-	} else if (n > 64) {
-		memcpy(d, s, 64);
-		memcpy(d + n - 64, s + n - 64, 64);
-	} else if (n > 32) {
-		memcpy(d, s, 32);
-		memcpy(d + n - 32, s + n - 32, 32);
-	} else if (n >= 16) {
-		memcpy(d, s, 16);
-		memcpy(d + n - 16, s + n - 16, 16);
-	} else if (n >= 8) {
-		memcpy(d, s, 8);
-		memcpy(d + n - 8, s + n - 8, 8);
-	} else if (n >= 4) {
-		memcpy(d, s, 4);
-		memcpy(d + n - 4, s + n - 4, 4);
-	} else if (n) {
-		d[0] = s[0];
-		d[n / 2] = s[n / 2];
-		d[n - 1] = s[n - 1];
-	}
 }
 
 /* A streamed send's payload goes into the ring by non-temporal stores
@@ -661,9 +630,9 @@ __attribute__((always_inline)) static inline int ring_put(struct nal *n, int li,
 		shm_nt_copy(dst + 8 + alen, b, blen);
 		n->st.stream_copies++;
 	} else {
-		ring_copy(dst + 8 + alen, b, blen);
+		nal_copy_small(dst + 8 + alen, b, blen);
 	}
-	ring_copy(dst + 8, a, alen);
+	nal_copy_small(dst + 8, a, alen);
 	if ((int64_t)(ctl_head - tx->head_cache) > 0)
 		tx->head_cache = ctl_head;
 	/* The lap's rest is skipped: see ring_rewind_ok for when. */

@@ -196,7 +196,7 @@ static void post(char *buf, ptl_size_t len, unsigned opts)
  * readable page ends. */
 static void arrive_ac(uint16_t ac, size_t plen, size_t len)
 {
-	unsigned char m[64];
+	unsigned char m[256];
 	struct ptl_hdr_short s = { .type = PTL_MSG_PUT_SHORT, .ac_index = ac, .pt_index = PT, .uid = 3,
 				   .jid = 4, .match_bits = BITS, .hdr_data = 9 };
 	assert_true(sizeof s + plen <= sizeof m && len <= sizeof s + plen);
@@ -447,22 +447,23 @@ static void test_short_put_access_control(void **state)
 	assert_int_equal(sr[PTL_SR_DROP_COUNT], 0);
 }
 
-/* Every payload length from 0 to 24 lands whole and alone (ptl_deposit:
- * byte loop, two 4-byte and two 8-byte moves that may overlap, memcpy
- * past 16): each byte in place, nothing after it touched. */
+/* Every payload length from 0 to 160 lands whole and alone
+ * (nal_copy_small: three single bytes, then pairs of 4-, 8-, 16-, 32- and
+ * 64-byte moves that may overlap, memcpy past 128): each byte in place,
+ * nothing after it touched. */
 static void test_short_put_lengths(void **state)
 {
 	(void)state;
-	char buf[32];
+	char buf[176];
 	post(buf, sizeof buf, PTL_MD_MANAGE_REMOTE); /* every put at offset 0 */
-	for (size_t n = 0; n <= 24; n++) {
+	for (size_t n = 0; n <= 160; n++) {
 		memset(buf, '.', sizeof buf);
 		nposted = 0;
 		arrive(n, sizeof(struct ptl_hdr_short) + n);
 		assert_int_equal(nposted, 2);
 		assert_int_equal(posted[1].mlength, n);
 		for (size_t i = 0; i < n; i++)
-			assert_int_equal((unsigned char)buf[i], 0xa0 + i);
+			assert_int_equal((unsigned char)buf[i], (unsigned char)(0xa0 + i));
 		for (size_t i = n; i < sizeof buf; i++)
 			assert_int_equal(buf[i], '.');
 	}
