@@ -544,7 +544,6 @@ static inline bool ptl_md_wants_event(const struct ptl_md *md, ptl_event_kind_t 
 				   : 0;
 	return md->md.eq_handle != PTL_EQ_NONE && !(md->md.options & off);
 }
-/* md's EQ if it has one and it is still live, else NULL. */
 /* md's EQ while it lives, or NULL. md->eq is NULL whenever md.eq_handle
  * is PTL_EQ_NONE (ptl_md_set sets the two together), so the 0 that
  * ptl_eq_destroy leaves in a freed EQ's handle, PTL_EQ_NONE's value too,
