@@ -4,7 +4,8 @@
  * another local size, never initialized) is not attached; a leftover under
  * our name is removed with a message; a malformed or unservable copy
  * request (SHM_REC_HELP) is answered "do it yourself" or dropped with a
- * message, and the messages behind it still arrive.
+ * message, as is a pair leader's bulk pick of no class or method, and the
+ * messages behind them still arrive.
  */
 #include "config.h"
 
@@ -229,8 +230,8 @@ static const struct nal_upcalls ups = {
 #define HELP_LEN 4096
 
 /* Rank 0 asks rank 1 to copy into rank 0's buffer: requests whose answer
- * is "done" (1) or "copy it yourself" (2), then a short one rank 1 drops
- * with a message. Rank 1 answers through rank 0's done word; a plain
+ * is "done" (1) or "copy it yourself" (2), then a short one and two bulk
+ * picks of no class or method, which rank 1 drops with a message. Rank 1 answers through rank 0's done word; a plain
  * message after each request shows the ring still delivers. Rank 1's
  * stderr goes to the file named by arg, read by the parent. */
 static int body_help(struct sj_ctx *c, void *arg)
@@ -248,7 +249,7 @@ static int body_help(struct sj_ctx *c, void *arg)
 		for (int i = 0; i < HELP_LEN; i++)
 			src[i] = (uint8_t)(i * 7 + 1);
 		SJ_CHECK(sj_barrier(c) == 0); /* src filled */
-		while (nmsgs < 4) {
+		while (nmsgs < 6) {
 			nal_shm_ops.progress(c->n);
 			SJ_CHECK(sj_now_ns() < deadline);
 		}
@@ -293,6 +294,17 @@ static int body_help(struct sj_ctx *c, void *arg)
 	/* Too short to be a request: dropped, the next message still comes. */
 	SJ_CHECK(shm_ring_put(c->n, 1, SHM_REC_HELP, "bad", 3, NULL, 0) == 0);
 	SJ_CHECK(nal_shm_ops.send(c->n, 1, "m", 1, NULL, 0) == 0);
+	/* A bulk pick (we lead the pair) of a class or method that is not
+	 * one: ignored with a message, the next message still comes. */
+	{
+		struct shm_help_req bad_class = { .op = SHM_HELP_PICK, .len = 99, .own_addr = 0 };
+		struct shm_help_req bad_method = { .op = SHM_HELP_PICK, .len = 0, .own_addr = 9 };
+
+		SJ_CHECK(shm_ring_put(c->n, 1, SHM_REC_HELP, &bad_class, sizeof(bad_class), NULL, 0) == 0);
+		SJ_CHECK(nal_shm_ops.send(c->n, 1, "m", 1, NULL, 0) == 0);
+		SJ_CHECK(shm_ring_put(c->n, 1, SHM_REC_HELP, &bad_method, sizeof(bad_method), NULL, 0) == 0);
+		SJ_CHECK(nal_shm_ops.send(c->n, 1, "m", 1, NULL, 0) == 0);
+	}
 	return sj_barrier(c);
 }
 
@@ -314,6 +326,8 @@ static void test_help_requests(void **state)
 	close(fd);
 	unlink(path);
 	assert_non_null(strstr(text, "malformed copy request from rank 0 ignored"));
+	assert_non_null(strstr(text, "rank 0 sent a bulk pick (class 99, method 0) it may not; ignored"));
+	assert_non_null(strstr(text, "rank 0 sent a bulk pick (class 0, method 9) it may not; ignored"));
 	assert_false(sj_seg_exists(jobid));
 }
 
