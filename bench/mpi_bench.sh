@@ -86,10 +86,10 @@
 #          and a send before its message goes) less a 2-rank 8-byte
 #          MPI_Bcast (the root posts one send; the leaf's receive was
 #          posted long before), the one difference the model sees
-#   wake   what a collective's rank that waited for a message pays when
-#          it comes (--wake-cost: the poll that saw it, the pass over what
-#          the collective waits for; o is measured with messages that were
-#          there): the 8-byte MPI_Bcast from alternating roots (its leaf
+#   wake   what a collective's rank pays for each message it takes
+#          (--wake-cost: the poll that saw it, the pass over what the
+#          collective waits for; o is measured with point-to-point
+#          messages that were there): the 8-byte MPI_Bcast from alternating roots (its leaf
 #          waits) less mpi_collcal's "bcroot" (its root's side alone: the
 #          call and the send), alpha and the leaf's o. Not for direct
 #          recursive doubling, whose waits are the ping-pong's

@@ -489,11 +489,11 @@ struct coll_cost_params {
 	 * messages (small_max) keep beta. */
 	int neager;
 	struct coll_copy_rate eager[COLL_COST_RATES];
-	/* A rank that waited for a message (its CPU idle when the message
-	 * came) pays this much CPU when it takes it: the way back from its
-	 * wait (the poll that saw it, the collective's pass over what it
-	 * waits for), beyond o, which is measured with messages that were
-	 * there already. */
+	/* A rank pays this much CPU for each message it takes, whether it
+	 * idled or was busy when the message came: the way back from the
+	 * collective's wait (the poll that saw it, the pass over what it
+	 * waits for), beyond o, which is measured on point-to-point
+	 * messages that were there already. */
 	double wake_cost;
 	/* What an eager message costs its receiver's CPU beyond take's when
 	 * it crossed one the receiver sent its sender (both in flight at

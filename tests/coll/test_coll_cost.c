@@ -909,12 +909,14 @@ static void test_sw_local_copies(void **state)
 	coll_free(s);
 }
 
-/* wake_cost: a rank that waited for a message pays it when the message
- * comes (not the sender of a bcast, which waits for nothing). A 2-rank
- * barrier (an
- * exchange: each rank waits once, at the same time) pays it once; a
- * 2-rank chain (recursive doubling of one element on a ring: the second
- * message waits for the first) twice, one after the other. */
+/* wake_cost: a rank pays it for each message it takes (not the sender of
+ * a bcast, which takes none). A 2-rank barrier (an exchange: each rank
+ * takes one, at the same time) pays it once; a 2-rank chain (recursive
+ * doubling of one element on a ring: the second message waits for the
+ * first) twice, one after the other. So does a message that came while
+ * its rank was still busy: the 2-rank tree allreduce of two elements
+ * (a tree per half) posts three commands before its first message comes
+ * (cmd_cost each, alpha short), and pays two wakes as the ring does. */
 static void test_sw_wake_cost(void **state)
 {
 	(void)state;
@@ -934,6 +936,10 @@ static void test_sw_wake_cost(void **state)
 	assert_int_equal(coll_cost(s, &p, &c1), 0);
 	NEAR(c1.time, c0.time + 2 * 5e-7);
 	coll_free(s);
+	struct coll_cost_params busy = { .alpha = 1e-7, .o = 5e-7, .call = 2e-6, .cmd_cost = 3e-7 };
+	double tree = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_TREE, 2, 8, 1, &busy);
+	busy.wake_cost = 5e-7;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_TREE, 2, 8, 1, &busy), tree + 2 * 5e-7);
 }
 
 /* With copy rates a rendezvous copy moves at the rate measured for its
