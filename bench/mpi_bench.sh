@@ -184,7 +184,9 @@
 #          doubling's rounds) costs its receiver more by size
 #          (--cross-costs): mpi_collcal's blocking exchanges ("sxch": MPI_Send
 #          then MPI_Recv at both ranks, 8-512 B) less the blocking
-#          ping-pongs' half round trips (spp) of the same sizes
+#          ping-pongs' half round trips (spp) of the same sizes; a
+#          request-free message (direct recursive doubling's) the same
+#          from 8 B to 4 KiB (--small-cross-costs)
 #   input  where MPI_Allreduce leaves the input apart for every algorithm
 #          that reads it so (ptltool accepts --input for the ring), the
 #          model's schedule takes it apart too and the call is the checks
@@ -532,13 +534,20 @@ if [ -n "$so" ] && [ -n "$spp8" ]; then
 	# (an exchange, as direct recursive doubling's rounds are): the
 	# blocking exchange (sxch: MPI_Send then MPI_Recv at both ranks)
 	# beyond the ping-pong's half round trip of the same size
-	cross= xcross=
-	for l in 8 64 512; do
+	cross= xcross= scross=
+	for l in 8 64 512 1024 2048 4096; do
 		h=$(cal 2 sxch "$l") hp=$(cal 2 spp "$l")
 		[ -n "$h" ] && [ -n "$hp" ] || continue
-		cross="$cross${cross:+,}$l:$(calc "$h > $hp ? $h - $hp : 0")"
+		c=$(calc "$h > $hp ? $h - $hp : 0")
+		scross="$scross${scross:+,}$l:$c"
+		[ "$l" -le 512 ] && cross="$cross${cross:+,}$l:$c"
 	done
 	[ -n "$cross" ] && xcross="--cross-costs $cross"
+	# request-free messages (direct recursive doubling) take the whole
+	# table, measured on their path; the messages with requests keep
+	# 8-512 B (coll_cost.c: past that the request-free 4 KiB point
+	# overstated the 2 KiB messages of the ring family's 4 KiB rows)
+	[ -n "$scross" ] && small="$small --small-cross-costs $scross"
 fi
 eager=${PTL_MPI_EAGER_LIMIT:-8192}
 # A collective's sends may stay eager beyond the eager limit (mpi_coll.c's
@@ -836,7 +845,7 @@ else
 	echo "#   a split copy costs the receiver $splitc us beyond its half (128 KiB ping-pong $pp128k us - the model's $(one 128K 0 0 0) us without)"
 fi
 [ "$ebeta" != "$beta" ] && echo "#   eager copies $ebeta B/s (MPI_Isend ping-pongs 1 KiB $e1k us, 8 KiB $e8k us)"
-[ -n "$small" ] && echo "#   request-free messages (direct recursive doubling up to $rdsmall B): $so us at each end (blocking send and receive), $salpha us between (blocking 8 B ping-pong $spp8 us - 2 x that); the receiver's CPU beyond that by size ${srecv:-?} (blocking ping-pongs of each size - 2 x that - alpha - bytes at the eager rate); crossing one going back ${cross:-?} (blocking exchanges - ping-pongs)"
+[ -n "$small" ] && echo "#   request-free messages (direct recursive doubling up to $rdsmall B): $so us at each end (blocking send and receive), $salpha us between (blocking 8 B ping-pong $spp8 us - 2 x that); the receiver's CPU beyond that by size ${srecv:-?} (blocking ping-pongs of each size - 2 x that - alpha - bytes at the eager rate); crossing one going back ${scross:-?} (blocking exchanges - ping-pongs; with requests up to 512 B)"
 [ -n "$lrates" ] && echo "#   local copies, GB/s by size (MPI_COMM_SELF allreduce beyond its 8-byte call):$lsays"
 bc1m=$(cal 2 bcast 1048576)
 if [ -n "$mv" ] && [ "$(how 1048576)" = move ]; then

@@ -60,7 +60,7 @@
  *                 sends do (MPI_MODE_PULL) and no rendezvous stands in for
  *                 them (through shm's bounce area a read exchange of 512 KiB
  *                 took 100 us against a rendezvous exchange's 65-70)
- *   sxch B        one exchange of B bytes (8 B - 512 B) by blocking
+ *   sxch B        one exchange of B bytes (8 B - 4 KiB) by blocking
  *                 MPI_Send then MPI_Recv at both ranks: request-free
  *                 messages both ways at once, as direct recursive
  *                 doubling's rounds go (a ping-pong has one in flight)
@@ -402,7 +402,8 @@ int main(int argc, char **argv)
 		{ "epp", CAL_NONBLOCKING, 2048 }, { "epp", CAL_NONBLOCKING, 4096 }, { "epp", CAL_NONBLOCKING, 8192 },
 		{ "ssend", CAL_SYNC, 8 }, { "bcroot", -3, 8 }, { "xch", -2, 16384 }, { "xch", -2, 32768 }, { "xch", -2, 65536 },
 		{ "xch", -2, 131072 }, { "xch", -2, 262144 }, { "xch", -2, 524288 }, { "xch", -2, 1 << 20 },
-		{ "sxch", -4, 8 }, { "sxch", -4, 64 }, { "sxch", -4, 512 },
+		{ "sxch", -4, 8 }, { "sxch", -4, 64 }, { "sxch", -4, 512 }, { "sxch", -4, 1024 },
+		{ "sxch", -4, 2048 }, { "sxch", -4, 4096 },
 		{ "rxch", -5, 16384 }, { "rxch", -5, 32768 }, { "rxch", -5, 65536 },
 	};
 	enum { NFIGS = sizeof figs / sizeof figs[0] };

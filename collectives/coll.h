@@ -503,6 +503,12 @@ struct coll_cost_params {
 	 * a posted receive, up to the largest size given; a read or a
 	 * rendezvous has it in its rates. */
 	struct coll_cost_table cross;
+	/* The same for a request-free message (up to small_max), when given:
+	 * its own path, measured on it (blocking exchanges of 8 B - 4 KiB),
+	 * up to its largest size; cross stays for the messages with
+	 * requests (whose 2 KiB exchanges read dearer than the
+	 * request-free 4 KiB point makes them). */
+	struct coll_cost_table small_cross;
 	/* With cpu_copies and inline_max: the rate at which a receiver reads
 	 * an eager message of more than inline_max bytes, by the message's
 	 * size (nread points as rates, up to the last one's size), after o;

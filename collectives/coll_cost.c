@@ -492,8 +492,12 @@ static double arrival_cost(const struct sim *m, const struct hent *e, size_t len
 	 * it in its rates, measured by exchanges. Past the table's largest
 	 * size none: not measured there, and the request-free exchanges'
 	 * 4 KiB point (0.12 us) overstated the 2 KiB messages of the 2-rank
-	 * 4 KiB rows (1.12-1.16x against 1.03-1.05x without). */
-	const struct coll_cost_table *x = &m->p->cross;
+	 * 4 KiB rows (1.12-1.16x against 1.03-1.05x without). A request-free
+	 * message takes small_cross when given, measured on its own path up
+	 * to 4 KiB: direct recursive doubling's 4 KiB rows (4 KiB exchanges)
+	 * read 0.79-0.81x without a point there. */
+	const struct coll_cost_table *x = small(m->p, len) && m->p->small_cross.n > 0 ? &m->p->small_cross
+										      : &m->p->cross;
 	double cross = 0.0;
 	if (x->n > 0 && e->ev == EV_ARRIVAL && len <= x->pt[x->n - 1].len && !recv_copies(m->p, len)
 	    && !rndv(m->p, len)) {
@@ -893,7 +897,8 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	    || !rates_ok(params->move, params->nmove) || !rates_ok(params->eager, params->neager)
 	    || !steps_ok(params->bulk, params->nbulk)
 	    || !steps_ok(params->read_bulk, params->nread_bulk)
-	    || !table_ok(&params->small_recv) || !table_ok(&params->cross) || !table_ok(&params->move_gap))
+	    || !table_ok(&params->small_recv) || !table_ok(&params->cross)
+	    || !table_ok(&params->small_cross) || !table_ok(&params->move_gap))
 		return -EINVAL;
 	if (params->calls < 0 || params->calls > COLL_COST_MAX_CALLS)
 		return -EINVAL;

@@ -34,7 +34,8 @@ static void usage(FILE *out)
 	        "                    [--small-overhead TIME] [--small-alpha TIME] [--copy-rates LIST]\n"
 	        "                    [--small-recv-costs LIST] [--local-copy-rates LIST]\n"
 	        "                    [--wake-cost TIME] [--core-wait TIME] [--calls K] [--unexpected]\n"
-	        "                    [--cross-costs LIST] [--read-rates LIST] [--move-rates LIST]\n"
+	        "                    [--cross-costs LIST] [--small-cross-costs LIST]\n"
+	        "                    [--read-rates LIST] [--move-rates LIST]\n"
 	        "                    [--move-piece SIZE] [--move-gaps LIST] [--bulk-methods LIST]\n"
 	        "                    [--read-methods LIST] [--eager-rates LIST]\n"
 	        "                    [--one-host] [--shared-cores] [--counts LIST] [--show] [--steps]\n"
@@ -163,6 +164,8 @@ static void usage(FILE *out)
 	        "                 came inline (not read: --inline-max; not by rendezvous), by\n"
 	        "                 size up to the largest given: SIZE:TIME,... as\n"
 	        "                 --small-recv-costs, default none\n"
+	        "  --small-cross-costs LIST  the same for a request-free message (up to\n"
+	        "                 --small-max), when given; default: --cross-costs\n"
 	        "  --show         draw the step-by-rank grid of sends (up to %d ranks)\n"
 	        "  --steps        the model's per-step breakdown: when each rank's last\n"
 	        "                 command of each step finished (of the last call, from the\n"
@@ -670,6 +673,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "eager-rates", 0, OPT_EAGER, &cp, NULL, 0, 0, 0, false },
 		{ "wake-cost", 0, OPT_TIME, &cp.wake_cost, NULL, 0, 0, 1e-6, false },
 		{ "cross-costs", 0, OPT_TIMES, &cp.cross, NULL, 0, 0, 0, false },
+		{ "small-cross-costs", 0, OPT_TIMES, &cp.small_cross, NULL, 0, 0, 0, false },
 		{ "one-host", 0, OPT_FLAG, &req.one_host, NULL, 0, 0, 0, false },
 		{ "shared-cores", 0, OPT_FLAG, &req.shared_cores, NULL, 0, 0, 0, false },
 		{ "counts", 0, OPT_COUNTS, NULL, NULL, 0, 0, 0, false },
@@ -855,6 +859,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		json_rates("eager_rates", cp.eager, cp.neager);
 		json_times("small_recv_us", &cp.small_recv);
 		json_times("cross_us", &cp.cross);
+		json_times("small_cross_us", &cp.small_cross);
 		printf("\"one_host\": %s, \"shared_cores\": %s, ", req.one_host ? "true" : "false",
 		       req.shared_cores ? "true" : "false");
 		printf("\"warning\": ");

@@ -425,6 +425,19 @@ expect 2 $X --bytes 8 --cross-costs 512:0.1,8:0.2
 has "$err" "bad --cross-costs '512:0.1,8:0.2'"
 expect 2 $X --bytes 8 --cross-costs 8:-1
 has "$err" "bad --cross-costs '8:-1'"
+# --small-cross-costs: a request-free 16 B exchange (--small-max) pays its
+# own table's 0.75 us, past --cross-costs' largest size; without
+# --small-max (a message with a request) nothing
+S="--small-max 16 --small-overhead 0.25 --small-alpha 1"
+expect 0 $X --bytes 16 $S --cross-costs 8:0.5 --small-cross-costs 16:0.75 --json
+has "$out" '"predicted_us": 2.250000'
+has "$out" '"small_cross_us": \[\[16, 0.75\]\]'
+expect 0 $X --bytes 16 $S --cross-costs 8:0.5 --json
+has "$out" '"predicted_us": 1.500000'
+expect 0 $X --bytes 16 --small-cross-costs 16:0.75 --json
+has "$out" '"predicted_us": 1.500000'
+expect 2 $X --bytes 16 --small-cross-costs 16:-1
+has "$err" "bad --small-cross-costs '16:-1'"
 
 # --one-host, --shared-cores: the choices ptl's MPI makes on one host
 expect 0 --op allreduce --ranks 2 --bytes 32K --one-host --json

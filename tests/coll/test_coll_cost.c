@@ -785,6 +785,23 @@ static void test_sw_cross_costs(void **state)
 	struct coll_sched *s = expand_ok(&r);
 	p.cross.n = 2;
 	refuses_bad_times(s, &p, &p.cross);
+	/* a request-free message (small_max) takes small_cross in place of
+	 * cross when given, up to its own largest size: 2 KiB pays its
+	 * point there, 8 B its 2e-7 rather than cross's 1e-7; one with a
+	 * request (no small_max) keeps cross (none at 2 KiB) */
+	struct coll_cost_params q = { .alpha = 1e-6, .beta = 1e9, .o = 3e-7, .call = 2e-6, .small_max = 4096,
+				      .cross = p.cross };
+	double rf2k = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 2048, 1, &q);
+	double rf8 = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 8, 1, &q);
+	q.small_cross = (struct coll_cost_table){ 3, { { 8, 2e-7 }, { 2048, 6e-7 }, { 4096, 9e-7 } } };
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 2048, 1, &q), rf2k + 6e-7);
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 8, 1, &q), rf8 - 1e-7 + 2e-7);
+	q.small_max = 0;
+	double req2k = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 2048, 1, &q);
+	q.small_cross.n = 0;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 2048, 1, &q), req2k);
+	q.small_cross.n = 3;
+	refuses_bad_times(s, &q, &q.small_cross);
 	coll_free(s);
 }
 
