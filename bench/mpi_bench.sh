@@ -109,20 +109,31 @@
 #          CPU (on shm the rank that serves a get copies), so the copy
 #          takes turns with that rank's reductions: --rndv-min
 #   cores  with more ranks than cores (nproc) a waiting rank yields its
-#          core at every poll, so the model schedules the ranks' CPU work
-#          on the cores (--cores) instead of stretching it; alpha stays the
-#          2-rank one, and a rank that waited gets a core back after a
-#          switch (--switch-cost, most of the latency there), solved from
-#          the barrier on as many ranks in the same launches as the rows
-#   core wait  with more ranks than cores, a rank that waits while its
-#          core has no work (its ranks all waiting, yielding at every
-#          poll) sees its message a while after it came (--core-wait,
-#          latency, not core time; whenever in the wait it comes, as
-#          the mean per message measured here is): mpi_collcal's
-#          4-rank "pp4idle" (an 8-byte ping-pong between two ranks while
-#          the other two wait as a collective's idle ranks do) less the
-#          2-rank one (spp 8); the switch above then only follows a
-#          core's own work
+#          core, so the model schedules the ranks' CPU work on the cores
+#          (--cores) instead of stretching it; alpha stays the 2-rank
+#          one, and a rank that waited gets a core back after a switch
+#          (--switch-cost, most of the latency there): mpi_collcal's
+#          "tok4" (a token's hop round 4 ranks in the library's own wait
+#          loop, one rank sending while the rest wait, as a collective's
+#          chain) less the 2-rank hop (spp 8). Session 14's three kept
+#          runs: 12/12/13 of the 4-rank rows within 10% with the core
+#          wait below, 14/15/15 so (the 1-element rows' chains from
+#          1.14-1.48x to 0.85-1.22x; the ring's 64-512 B rows, every rank
+#          shifting at once, 1.07-1.44x to 1.08-1.35x). Not settled: the
+#          model's shared cores flip a whole switch on how an arrival
+#          falls against its receiver's own work (a 4-rank 8 B recursive
+#          doubling predicts 3.46 us with --small-alpha 0.044, 4.46 with
+#          0.045): a real arrival's jitter would smooth that step
+#   core wait  (PTL_BENCH_CWAIT=idle: the default before 2026-12-01 21:00)
+#          a rank that waits while its core has no work (its ranks all
+#          waiting, yielding at every poll) sees its message a while
+#          after it came (--core-wait, latency, not core time; whenever
+#          in the wait it comes, as the mean per message measured here
+#          is): mpi_collcal's 4-rank "pp4idle" (an 8-byte ping-pong
+#          between two ranks while the other two wait as a collective's
+#          idle ranks do) less the 2-rank one (spp 8); the switch then
+#          only follows a core's own work, solved from the barrier on as
+#          many ranks in the same launches as the rows
 #   loop   the rows' program calls the collective back to back, so the
 #          model runs 8 calls and takes the period (--calls: a rank
 #          enters the next call when its own part is done) with sends
@@ -213,9 +224,12 @@
 #   PTL_BENCH_PICKS=table  the 2-rank rows' read methods from the table's
 #          launches' shm reports (the whole program, bulk ping-pongs and
 #          all), not the algorithms' own: for an A/B on the same data
+#   PTL_BENCH_CWAIT=idle  the 4-rank core wait from pp4idle less the
+#          2-rank ping-pong and a switch from the barriers, instead of a
+#          switch from the token's hop (token, the default)
 #   PTL_BENCH_CWAIT=barrier  the 4-rank core wait solved from the barrier
 #          (the run's best; each algorithm's rows from their own launches'),
-#          no switch, instead of pp4idle less the 2-rank ping-pong
+#          no switch
 #   PTL_BENCH_MIXED=F  a size class of the 2-rank rows' reads counts as
 #          gone both ways when CMA and the moves each took at least F of
 #          its moves (default 0.33; 1 never: the method with the most)
@@ -941,26 +955,40 @@ bcw() { predict --op barrier --ranks "$1" --bytes 0 --alpha "$alpha" --beta "$be
 # cwsolve N BARRIER: the core wait for which the model's N-rank barrier
 # takes BARRIER (PTL_BENCH_CWAIT=barrier)
 cwsolve() { secant bcw "$1" "$2"; }
+# how a waiting rank gets its core back (PTL_BENCH_CWAIT): token (a
+# switch from tok4), idle (a core wait from pp4idle, a switch from the
+# barriers; where there is no tok4 too), barrier (a core wait from the
+# barriers)
+cwmode=${PTL_BENCH_CWAIT:-token}
 for n in 2 4; do
 	[ "$n" -gt "$cores" ] || continue
 	barn=$(cal "$n" barrier 0)
 	[ -n "$barn" ] || continue
-	if [ "${PTL_BENCH_CWAIT:-}" = barrier ]; then
+	tk=$(cal "$n" tok4 8) px=$(cal "$n" xch4 8) sx=$(cal "$n" eshift4 8)
+	if [ "$cwmode" = token ] && [ -n "$tk" ] && [ -n "${spp8:-}" ]; then
+		# a token's hop round the ranks in the library's own wait
+		# loop (mpi_collcal's tok4: one rank sends, the rest wait, as
+		# in a collective's chain) is one switch beyond the 2-rank
+		# hop: the receiver gets a core back from a waiting rank. No
+		# core wait: the switch is the whole of it, on every algorithm
+		sw=$(calc "$tk > $spp8 ? $tk - $spp8 : 0") cw= cwait=
+		echo "# $n ranks on $cores cores: CPU work scheduled on the cores; a rank that waited gets one back after a switch of $sw us (4-rank token hop $tk us - the 2-rank hop $spp8 us; pp4idle would say a core wait of $(calc "${p4i:-0} - ${spp8:-0}") us)"
+	elif [ "$cwmode" = barrier ]; then
 		# the waits a collective's ranks make, all of them at once,
 		# from the barrier itself (no switch: it solved to 0 in every
 		# kept run); pp4idle's idle ranks loop on MPI_Test and a yield
 		cw=$(cwsolve "$n" "$barn") cwait="--core-wait $cw" sw=0
 		echo "# $n ranks on $cores cores: a rank that waits while its core has no work sees its message $cw us after it came, no switch (PTL_BENCH_CWAIT=barrier: the model's barrier takes the best $n-rank barrier of the run, $barn us; pp4idle says $(calc "${p4i:-0} - ${spp8:-0}") us)"
 	else
+		cwmode=idle
 		sw=$(switch "$n" "$barn")
 		[ -n "$cw" ] && echo "# $n ranks on $cores cores: a rank that waits while its core has no work sees its message $cw us after it came (4-rank 8 B ping-pong beside two idle ranks $p4i us - the 2-rank one $spp8 us)"
 	fi
-	# the waits in the library's own loop, every rank taking part
-	# (mpi_collcal's tok4: a token's hop round 4 ranks; xch4 8: two
-	# pairs' 8 B exchanges; eshift4 8: the 8 B shift): printed, not used
-	tk=$(cal "$n" tok4 8) px=$(cal "$n" xch4 8) sx=$(cal "$n" eshift4 8)
-	[ -n "$tk$px$sx" ] && echo "#   waits in the library's own loop (printed, not used): token hop ${tk:-?} us, 8 B pair exchanges ${px:-?} us, 8 B shift ${sx:-?} us a round"
-	echo "# $n ranks on $cores cores: CPU work scheduled on the cores; a rank that waited gets one back after a switch: $sw us from the best $n-rank barrier of the run ($barn us); each algorithm's rows take it from the barrier of their own launches (the host's load changes from launch to launch):"
+	# the other waits in the library's own loop, every rank taking part
+	# (xch4 8: two pairs' 8 B exchanges; eshift4 8: the 8 B shift)
+	[ -n "$tk$px$sx" ] && echo "#   waits in the library's own loop: token hop ${tk:-?} us$([ "$cwmode" = token ] && echo ' (used)'), 8 B pair exchanges ${px:-?} us, 8 B shift ${sx:-?} us a round (printed, not used)"
+	[ "$cwmode" = token ] ||
+		echo "# $n ranks on $cores cores: CPU work scheduled on the cores; a rank that waited gets one back after a switch: $sw us from the best $n-rank barrier of the run ($barn us); each algorithm's rows take it from the barrier of their own launches (the host's load changes from launch to launch):"
 	# Rendezvous copies where the ranks outnumber the cores: from 128 KiB
 	# a 4-rank schedule's sends go by rendezvous, whose copies the 2-rank
 	# rates above (each rank on a core of its own, its peer's lines on
@@ -1011,7 +1039,9 @@ for n in 2 4; do
 	done
 	for a in $ALGOS; do
 		ba=$(algo "$n" "$a" barrier 0)
-		if [ "${PTL_BENCH_CWAIT:-}" = barrier ]; then
+		if [ "$cwmode" = token ]; then
+			break
+		elif [ "$cwmode" = barrier ]; then
 			[ -n "$ba" ] && printf '#   %s: core wait %s us (barrier %s us)\n' "$a" "$(cwsolve "$n" "$ba")" "$ba"
 		else
 			[ -n "$ba" ] && printf '#   %s %s us (barrier %s us)\n' "$a" "$(switch "$n" "$ba")" "$ba"
@@ -1045,7 +1075,8 @@ for a in $ALGOS; do
 			ba=$(algo "$n" "$a" barrier 0)
 			[ -n "$ba" ] || ba=$(cal "$n" barrier 0)
 			[ -n "$ba" ] && share="--cores $cores --switch-cost $(switch "$n" "$ba") $cwait"
-			[ -n "$ba" ] && [ "${PTL_BENCH_CWAIT:-}" = barrier ] &&
+			[ "$cwmode" = token ] && [ -n "${sw:-}" ] && share="--cores $cores --switch-cost $sw"
+			[ -n "$ba" ] && [ "$cwmode" = barrier ] &&
 				share="--cores $cores --switch-cost 0 --core-wait $(cwsolve "$n" "$ba")"
 		fi
 		rc_n="$rcopy $readm" rt_n=$rt split_n=$split bulk_n=$bulkm

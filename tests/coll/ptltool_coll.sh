@@ -512,8 +512,11 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 	out=$(PTL_BENCH_PICKS=table PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" sh "$BENCH" 2>&1)
 	has "$out" "256K move "
 	# where the ranks outnumber the cores (4 ranks here on fewer than 4):
-	# mpi_collcal's waits in the library's own loop are printed (tok4,
-	# xch4 8, eshift4 8); PTL_BENCH_CWAIT=barrier solves the core wait
+	# a rank that waited gets a core back after a switch, the token's hop
+	# round 4 ranks (tok4) less the 2-rank one, on every row, with no core
+	# wait; mpi_collcal's other waits in the library's own loop are
+	# printed (xch4 8, eshift4 8); PTL_BENCH_CWAIT=idle takes a core wait
+	# from pp4idle instead; PTL_BENCH_CWAIT=barrier solves the core wait
 	# from the 4-rank barrier (the run's best, each algorithm's own
 	# launches' for its rows), with no switch, whatever pp4idle says
 	if [ "$(nproc)" -lt 4 ]; then
@@ -521,9 +524,14 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 		printf 'ptl 4 %s\n' "barrier 0 4.5 4.5 4.5" "pp4idle 8 1.7 1.7 1.7" "tok4 8 1.6 1.6 1.6" \
 			"xch4 8 2.1 2.1 2.1" "eshift4 8 1.2 1.2 1.2" >> "$kept/all"
 		printf 'ring 4 %s\n' "barrier 0 5.5 5.5 5.5" "allreduce 256 9 9 9" >> "$kept/algo"
-		out=$(PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" sh "$BENCH" 2>&1)
+		out=$(PTL_BENCH_ARGS=1 PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" sh "$BENCH" 2>&1)
+		has "$out" "gets one back after a switch of 1.47 us (4-rank token hop 1.6 us - the 2-rank hop 0.13 us"
+		has "$out" "token hop 1.6 us (used), 8 B pair exchanges 2.1 us, 8 B shift 1.2 us a round"
+		row=$(printf '%s\n' "$out" | grep '^ARGS ring 4 256:')
+		has "$row" "--cores $(nproc) --switch-cost 1.47 "
+		case $row in *--core-wait*) fail "mpi_bench.sh: the token's switch with a core wait too: $row" ;; esac
+		out=$(PTL_BENCH_CWAIT=idle PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" sh "$BENCH" 2>&1)
 		has "$out" "sees its message 1.57 us after it came (4-rank 8 B ping-pong beside two idle ranks 1.7 us"
-		has "$out" "token hop 1.6 us, 8 B pair exchanges 2.1 us, 8 B shift 1.2 us a round"
 		cwb() { printf '%s\n' "$1" | sed -n "s/$2/p"; }
 		out=$(PTL_BENCH_CWAIT=barrier PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" sh "$BENCH" 2>&1)
 		has "$out" "no switch (PTL_BENCH_CWAIT=barrier: the model's barrier takes the best 4-rank barrier of the run, 4.5 us"
