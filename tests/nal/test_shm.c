@@ -2527,6 +2527,32 @@ static void test_sc_ring_bytes(void **state)
 	assert_int_equal(c.pick, SHM_SC_PLAIN);
 }
 
+/* PTL_SHM_BULK_REPORT's stream line counts each method's runs (struct
+ * shm_sc runs[]): the warm-up's SHM_SC_HIST of each, then the pick's,
+ * the probes' SHM_SC_HIST at a time; every run ended is counted once,
+ * under the method that took it (SHM_SC_RUN sends, a first one after a
+ * switch more). */
+static void test_sc_runs_counted(void **state)
+{
+	const uint32_t cost[2] = { 300, 200 };
+	struct shm_sc c;
+	int took[2] = { 0, 0 };
+
+	(void)state;
+	shm_sc_init(&c, SHM_SC_PLAIN, 0);
+	sc_feed(&c, cost, 2 * SHM_SC_HIST * SHM_SC_RUN + 2 * SHM_SC_HIST, took);
+	assert_true(c.ready);
+	assert_int_equal(c.runs[SHM_SC_PLAIN], SHM_SC_HIST);
+	assert_int_equal(c.runs[SHM_SC_NT], SHM_SC_HIST);
+	sc_feed(&c, cost, SC_RUNS(4 * SHM_SC_REPROBE), took);
+	for (int m = 0; m < 2; m++) {
+		assert_true((int64_t)c.runs[m] * SHM_SC_RUN <= took[m]);
+		assert_true(took[m] <= (int64_t)(c.runs[m] + 1) * (SHM_SC_RUN + 1));
+	}
+	assert_true(c.runs[SHM_SC_PLAIN] > SHM_SC_HIST); /* probed again */
+	assert_true(c.runs[SHM_SC_NT] > 8 * c.runs[SHM_SC_PLAIN]);
+}
+
 static void test_alone(void **state)
 {
 	(void)state;
@@ -2554,6 +2580,7 @@ int main(void)
 		cmocka_unit_test(test_sc_spoiled_runs),
 		cmocka_unit_test(test_sc_noise_burst),
 		cmocka_unit_test(test_sc_ring_bytes),
+		cmocka_unit_test(test_sc_runs_counted),
 		cmocka_unit_test(test_ack_floor),
 		cmocka_unit_test(test_ack_floor_quarter),
 		cmocka_unit_test(test_ack_floor_budget),

@@ -150,6 +150,7 @@ struct shm_sc {
 	uint32_t since;      /* runs by the pick since the last probe */
 	uint32_t every;      /* runs by the pick between probes: SHM_SC_CONFIRM doubling to SHM_SC_REPROBE */
 	uint32_t switches;   /* times the pick changed after the warm-up */
+	uint32_t runs[2];    /* [method]: runs it took, warm-up and probes included (PTL_SHM_BULK_REPORT) */
 	uint16_t n;          /* intervals in the current run */
 	uint8_t nhist[2];    /* [method]: runs in hist, saturating */
 	uint8_t cur;         /* SHM_SC_*: the method of this run */

@@ -173,6 +173,7 @@ static void sc_run_end(struct shm_sc *c, uint32_t x)
 {
 	int m = c->cur, o = !m;
 
+	c->runs[m]++;
 	c->hist[m][2] = c->hist[m][1];
 	c->hist[m][1] = c->hist[m][0];
 	c->hist[m][0] = x;
@@ -365,11 +366,39 @@ static int shm_reaches(struct nal *n, int peer)
 	return n->started && peer >= 0 && peer < n->size && n->g2l[peer] >= 0;
 }
 
+/* PTL_SHM_BULK_REPORT=1: after shm_bulk_fini's lines, one per peer we
+ * streamed to (struct shm_sc took a run), in the same shape: the pick,
+ * its switches, each method's runs (SHM_SC_RUN streamed sends each) and
+ * estimate (cycles per KiB, 0 before SHM_SC_HIST runs), e.g.
+ *   ptl shm bulk: rank 0 peer 1 stream pick nt switches 0 plain 3:195 nt 310:140
+ * so that a launch's streaming figures can be told apart by the copy they
+ * ran (the pick) or the host (the same pick, other costs). */
+static void sc_report(struct nal *n)
+{
+	static const char *const mname[2] = { "plain", "nt" };
+	const char *e = getenv("PTL_SHM_BULK_REPORT");
+
+	if (!e || e[0] != '1' || !n->tx)
+		return;
+	for (int li = 0; li < n->lsize; li++) {
+		const struct shm_sc *c = &n->tx[li].sc;
+
+		if (li == n->lrank || !(c->runs[SHM_SC_PLAIN] + c->runs[SHM_SC_NT]))
+			continue;
+		fprintf(stderr,
+			"ptl shm bulk: rank %d peer %d stream pick %s switches %u plain %u:%u nt %u:%u\n",
+			n->rank, n->l2g[li], c->ready ? mname[c->pick] : "none", c->switches,
+			c->runs[SHM_SC_PLAIN], c->est[SHM_SC_PLAIN], c->runs[SHM_SC_NT],
+			c->est[SHM_SC_NT]);
+	}
+}
+
 static void shm_close(struct nal *n)
 {
 	if (!n)
 		return;
 	shm_bulk_fini(n);
+	sc_report(n);
 	if (n->lrank == 0 && !n->unlinked && n->hdr)
 		shm_unlink(n->name);
 	if (n->base)
