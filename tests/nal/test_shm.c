@@ -930,6 +930,78 @@ static void test_stream_copy(void **state)
 	run(2, body_stream_copy, NULL, 30, -1);
 }
 
+/* ---- a rewind's skip is not sent, as far as the streamed copy's chooser knows */
+
+#define SB_N 6
+
+static int sb_got;
+
+static void sb_recv(int peer, const void *msg, size_t len)
+{
+	(void)peer;
+	(void)msg;
+	if (len == 8 + 4096)
+		sb_got++;
+}
+
+/* Rank 0 sends 4 KiB messages while rank 1 reads none (those that find it
+ * SHM_STREAM_BEHIND bytes behind stream). Rank 1 drains; the fifth, 4 KiB
+ * into the lap with all read, rewinds: the sixth starts the next lap.
+ * The chooser (struct shm_sc) counts the bytes written, not the rest of
+ * the lap the tail jumped over: its position at the sixth is five
+ * records, not a ring. */
+static int body_stream_behind(struct sj_ctx *c, void *arg)
+{
+	static uint8_t buf[8 + 4096];
+	uint64_t deadline = sj_now_ns() + 20000000000ULL;
+	struct shm_tx *tx = &c->n->tx[1];
+	struct shm_stats st;
+	uint64_t S = c->n->ring_size, fp = 0;
+	int k;
+
+	(void)arg;
+	on_recv = sb_recv;
+	if (c->rank == 0) {
+		for (k = 0; k < 4; k++) {
+			SJ_CHECK(nal_shm_ops.send(c->n, 1, buf, 8, buf + 8, 4096) == 0);
+			if (!k)
+				fp = tx->tail; /* one record's ring bytes (its PAD to a line included) */
+		}
+		shm_get_stats(c->n, &st);
+		SJ_CHECK(fp > 4096 && fp < 4096 + 128 && tx->tail == 4 * fp);
+		SJ_CHECK(st.stream_sends == (uint64_t)(3 * fp >= SHM_STREAM_BEHIND) + (2 * fp >= SHM_STREAM_BEHIND));
+		SJ_CHECK(st.rewinds == 0);
+		SJ_CHECK(sj_barrier(c) == 0);
+		SJ_CHECK(sj_barrier(c) == 0); /* rank 1 read all 4 */
+		SJ_CHECK(nal_shm_ops.send(c->n, 1, buf, 8, buf + 8, 4096) == 0);
+		shm_get_stats(c->n, &st);
+		SJ_CHECK(st.rewinds == 1 && tx->tail == S);
+		SJ_CHECK(tx->sc.skipped == S - 5 * fp);
+		SJ_CHECK(nal_shm_ops.send(c->n, 1, buf, 8, buf + 8, 4096) == 0);
+		shm_get_stats(c->n, &st);
+		SJ_CHECK(st.stream_sends >= 2); /* the fifth and sixth: 4 and S - 4 records behind */
+		SJ_CHECK(tx->sc.last_pos == 5 * fp);
+	} else {
+		SJ_CHECK(sj_barrier(c) == 0);
+		while (sb_got < 4) {
+			nal_shm_ops.progress(c->n);
+			SJ_CHECK(sj_now_ns() < deadline);
+		}
+		SJ_CHECK(sj_barrier(c) == 0);
+		while (sb_got < SB_N) {
+			nal_shm_ops.progress(c->n);
+			SJ_CHECK(sj_now_ns() < deadline);
+		}
+	}
+	return sj_barrier(c);
+}
+
+static void test_stream_behind(void **state)
+{
+	(void)state;
+	run(2, body_stream_behind, NULL, 30, -1);
+}
+
 /* ---- an ack is ignored once 16 GiB went out since the ring was found empty */
 
 static int ack_got;
@@ -2572,6 +2644,7 @@ int main(void)
 		cmocka_unit_test(test_self_rewind),
 		cmocka_unit_test(test_small_lines),
 		cmocka_unit_test(test_stream_copy),
+		cmocka_unit_test(test_stream_behind),
 		cmocka_unit_test(test_sc_picks_faster),
 		cmocka_unit_test(test_sc_rise_and_reprobe),
 		cmocka_unit_test(test_sc_hysteresis),

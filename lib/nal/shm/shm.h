@@ -144,7 +144,8 @@ struct shm_sc {
 	uint64_t t_last;     /* TSC at the last streamed send's copy, 0: none since a gap */
 	uint64_t run_cyc;    /* the current run's cycles so far */
 	uint64_t run_bytes;  /* and the bytes they streamed */
-	uint64_t last_pos;   /* the ring tail before the last streamed send */
+	uint64_t last_pos;   /* the ring tail before the last streamed send, less skipped */
+	uint64_t skipped;    /* ring bytes the tail jumped over (SHM_RF_REWIND): none sent */
 	uint32_t hist[2][SHM_SC_HIST]; /* [method]: latest run costs, cycles per KiB, a ring */
 	uint32_t est[2];     /* [method]: the lowest of them, once SHM_SC_HIST are in */
 	uint32_t since;      /* runs by the pick since the last probe */
