@@ -930,6 +930,79 @@ static void test_stream_copy(void **state)
 	run(2, body_stream_copy, NULL, 30, -1);
 }
 
+/* ---- 4 KiB sends stream from two records behind; a rewind's skip is not sent */
+
+#define SB_N 6
+
+static int sb_got;
+
+static void sb_recv(int peer, const void *msg, size_t len)
+{
+	(void)peer;
+	(void)msg;
+	if (len == 8 + 4096)
+		sb_got++;
+}
+
+/* Rank 0 sends 4 KiB messages while rank 1 reads none: the third and
+ * fourth find it two and three records (8 KiB or more) behind and stream
+ * (SHM_STREAM_BEHIND: at 16 KiB a consumer that kept within three records
+ * held the sender to plain copies, MPI b4096 ~7.2 GB/s against ~9.7).
+ * Rank 1 drains; the fifth, 4 KiB into the lap with all read, rewinds:
+ * the sixth starts the next lap. The chooser (struct shm_sc) counts the
+ * bytes written, not the rest of the lap the tail jumped over: its
+ * position at the sixth is five records, not a ring. */
+static int body_stream_behind(struct sj_ctx *c, void *arg)
+{
+	static uint8_t buf[8 + 4096];
+	uint64_t deadline = sj_now_ns() + 20000000000ULL;
+	struct shm_tx *tx = &c->n->tx[1];
+	struct shm_stats st;
+	uint64_t S = c->n->ring_size, fp = 0;
+	int k;
+
+	(void)arg;
+	on_recv = sb_recv;
+	if (c->rank == 0) {
+		for (k = 0; k < 4; k++) {
+			SJ_CHECK(nal_shm_ops.send(c->n, 1, buf, 8, buf + 8, 4096) == 0);
+			if (!k)
+				fp = tx->tail; /* one record's ring bytes (its PAD to a line included) */
+		}
+		shm_get_stats(c->n, &st);
+		SJ_CHECK(fp > 4096 && fp < 4096 + 128 && tx->tail == 4 * fp);
+		SJ_CHECK(st.stream_sends == 2 && st.rewinds == 0);
+		SJ_CHECK(sj_barrier(c) == 0);
+		SJ_CHECK(sj_barrier(c) == 0); /* rank 1 read all 4 */
+		SJ_CHECK(nal_shm_ops.send(c->n, 1, buf, 8, buf + 8, 4096) == 0);
+		shm_get_stats(c->n, &st);
+		SJ_CHECK(st.rewinds == 1 && tx->tail == S);
+		SJ_CHECK(tx->sc.skipped == S - 5 * fp);
+		SJ_CHECK(nal_shm_ops.send(c->n, 1, buf, 8, buf + 8, 4096) == 0);
+		shm_get_stats(c->n, &st);
+		SJ_CHECK(st.stream_sends == 4);
+		SJ_CHECK(tx->sc.last_pos == 5 * fp);
+	} else {
+		SJ_CHECK(sj_barrier(c) == 0);
+		while (sb_got < 4) {
+			nal_shm_ops.progress(c->n);
+			SJ_CHECK(sj_now_ns() < deadline);
+		}
+		SJ_CHECK(sj_barrier(c) == 0);
+		while (sb_got < SB_N) {
+			nal_shm_ops.progress(c->n);
+			SJ_CHECK(sj_now_ns() < deadline);
+		}
+	}
+	return sj_barrier(c);
+}
+
+static void test_stream_behind(void **state)
+{
+	(void)state;
+	run(2, body_stream_behind, NULL, 30, -1);
+}
+
 /* ---- an ack is ignored once 16 GiB went out since the ring was found empty */
 
 static int ack_got;
@@ -2527,6 +2600,32 @@ static void test_sc_ring_bytes(void **state)
 	assert_int_equal(c.pick, SHM_SC_PLAIN);
 }
 
+/* PTL_SHM_BULK_REPORT's stream line counts each method's runs (struct
+ * shm_sc runs[]): the warm-up's SHM_SC_HIST of each, then the pick's,
+ * the probes' SHM_SC_HIST at a time; every run ended is counted once,
+ * under the method that took it (SHM_SC_RUN sends, a first one after a
+ * switch more). */
+static void test_sc_runs_counted(void **state)
+{
+	const uint32_t cost[2] = { 300, 200 };
+	struct shm_sc c;
+	int took[2] = { 0, 0 };
+
+	(void)state;
+	shm_sc_init(&c, SHM_SC_PLAIN, 0);
+	sc_feed(&c, cost, 2 * SHM_SC_HIST * SHM_SC_RUN + 2 * SHM_SC_HIST, took);
+	assert_true(c.ready);
+	assert_int_equal(c.runs[SHM_SC_PLAIN], SHM_SC_HIST);
+	assert_int_equal(c.runs[SHM_SC_NT], SHM_SC_HIST);
+	sc_feed(&c, cost, SC_RUNS(4 * SHM_SC_REPROBE), took);
+	for (int m = 0; m < 2; m++) {
+		assert_true((int64_t)c.runs[m] * SHM_SC_RUN <= took[m]);
+		assert_true(took[m] <= (int64_t)(c.runs[m] + 1) * (SHM_SC_RUN + 1));
+	}
+	assert_true(c.runs[SHM_SC_PLAIN] > SHM_SC_HIST); /* probed again */
+	assert_true(c.runs[SHM_SC_NT] > 8 * c.runs[SHM_SC_PLAIN]);
+}
+
 static void test_alone(void **state)
 {
 	(void)state;
@@ -2546,6 +2645,7 @@ int main(void)
 		cmocka_unit_test(test_self_rewind),
 		cmocka_unit_test(test_small_lines),
 		cmocka_unit_test(test_stream_copy),
+		cmocka_unit_test(test_stream_behind),
 		cmocka_unit_test(test_sc_picks_faster),
 		cmocka_unit_test(test_sc_rise_and_reprobe),
 		cmocka_unit_test(test_sc_hysteresis),
@@ -2554,6 +2654,7 @@ int main(void)
 		cmocka_unit_test(test_sc_spoiled_runs),
 		cmocka_unit_test(test_sc_noise_burst),
 		cmocka_unit_test(test_sc_ring_bytes),
+		cmocka_unit_test(test_sc_runs_counted),
 		cmocka_unit_test(test_ack_floor),
 		cmocka_unit_test(test_ack_floor_quarter),
 		cmocka_unit_test(test_ack_floor_budget),

@@ -121,9 +121,20 @@ _Static_assert(SHM_SMALL_REC == 2 * SHM_LINE, "ring_prezero zeroes two line star
  * is SHM_STREAM_BEHIND bytes or more behind (as far as the producer
  * knows: head_cache), is a streamed send: it goes into the ring by plain
  * stores or by non-temporal ones (shm_nt_copy), whichever the
- * ring's struct shm_sc measured faster (shm_nal.c says why). */
+ * ring's struct shm_sc measured faster (shm_nal.c says why).
+ *
+ * Two 4 KiB records behind, not four (16 KiB): with four, a sender whose
+ * consumer kept within three records copied by plain stores whatever
+ * the pick, and those copies (taking each line back from the consumer's
+ * cache) slowed it enough that the consumer kept up: a launch that fell
+ * into that stayed there. MPI b4096 (32-deep windows of MPI_Isend, Zen 4
+ * guest, 40 interleaved launches of `mpi_pingpong 40 sizes b4096 b8192`):
+ * a launch streamed 1,600-4,500 of its ~12,800 sends at 16 KiB, 11,900-
+ * 12,200 at 8 KiB; median 7.21 -> 9.66 GB/s (per-launch ratio 1.31,
+ * MPICH 8.33); b8192 11.2 -> 11.9; half round trips (the consumer never
+ * behind) unchanged. 4 KiB behind read the same as 8 (9.84 vs 10.02). */
 #define SHM_STREAM_MIN 2048u
-#define SHM_STREAM_BEHIND (16u << 10)
+#define SHM_STREAM_BEHIND (8u << 10)
 
 /* The streamed copy's chooser (shm_sc_note): the methods,
  * the streamed sends a run takes (its cost: their cycles over the ring
@@ -144,12 +155,14 @@ struct shm_sc {
 	uint64_t t_last;     /* TSC at the last streamed send's copy, 0: none since a gap */
 	uint64_t run_cyc;    /* the current run's cycles so far */
 	uint64_t run_bytes;  /* and the bytes they streamed */
-	uint64_t last_pos;   /* the ring tail before the last streamed send */
+	uint64_t last_pos;   /* the ring tail before the last streamed send, less skipped */
+	uint64_t skipped;    /* ring bytes the tail jumped over (SHM_RF_REWIND): none sent */
 	uint32_t hist[2][SHM_SC_HIST]; /* [method]: latest run costs, cycles per KiB, a ring */
 	uint32_t est[2];     /* [method]: the lowest of them, once SHM_SC_HIST are in */
 	uint32_t since;      /* runs by the pick since the last probe */
 	uint32_t every;      /* runs by the pick between probes: SHM_SC_CONFIRM doubling to SHM_SC_REPROBE */
 	uint32_t switches;   /* times the pick changed after the warm-up */
+	uint32_t runs[2];    /* [method]: runs it took, warm-up and probes included (PTL_SHM_BULK_REPORT) */
 	uint16_t n;          /* intervals in the current run */
 	uint8_t nhist[2];    /* [method]: runs in hist, saturating */
 	uint8_t cur;         /* SHM_SC_*: the method of this run */

@@ -91,7 +91,11 @@ static inline void rec_prefetch(const uint8_t *r, size_t len)
  * over a run of SHM_SC_RUN streamed sends, over the ring bytes sent
  * meanwhile (a send between them that did not stream, the consumer having
  * caught up, counts too: else the method that lets the consumer keep up
- * would look the dearer, its bytes uncounted). Per send
+ * would look the dearer, its bytes uncounted; the rest of a lap that a
+ * rewind jumped over does not, struct shm_sc skipped: each window of a
+ * b4096 stream rewinds once, and with that counted as sent the estimates
+ * read half the cost at a 256 KiB ring and 1-22 cycles per KiB at 4 MiB,
+ * the launch's switches then following which runs held a rewind). Per send
  * alone (copy start to after the wake-up's fence) would miss the other
  * half: the non-temporal lines reach the consumer from memory, not from
  * our cache, and a consumer slowed by that holds the sender back later,
@@ -173,6 +177,7 @@ static void sc_run_end(struct shm_sc *c, uint32_t x)
 {
 	int m = c->cur, o = !m;
 
+	c->runs[m]++;
 	c->hist[m][2] = c->hist[m][1];
 	c->hist[m][1] = c->hist[m][0];
 	c->hist[m][0] = x;
@@ -365,11 +370,39 @@ static int shm_reaches(struct nal *n, int peer)
 	return n->started && peer >= 0 && peer < n->size && n->g2l[peer] >= 0;
 }
 
+/* PTL_SHM_BULK_REPORT=1: after shm_bulk_fini's lines, one per peer we
+ * streamed to (struct shm_sc took a run), in the same shape: the pick,
+ * its switches, each method's runs (SHM_SC_RUN streamed sends each) and
+ * estimate (cycles per KiB, 0 before SHM_SC_HIST runs), e.g.
+ *   ptl shm bulk: rank 0 peer 1 stream pick nt switches 0 plain 3:195 nt 310:140
+ * so that a launch's streaming figures can be told apart by the copy they
+ * ran (the pick) or the host (the same pick, other costs). */
+static void sc_report(struct nal *n)
+{
+	static const char *const mname[2] = { "plain", "nt" };
+	const char *e = getenv("PTL_SHM_BULK_REPORT");
+
+	if (!e || e[0] != '1' || !n->tx)
+		return;
+	for (int li = 0; li < n->lsize; li++) {
+		const struct shm_sc *c = &n->tx[li].sc;
+
+		if (li == n->lrank || !(c->runs[SHM_SC_PLAIN] + c->runs[SHM_SC_NT]))
+			continue;
+		fprintf(stderr,
+			"ptl shm bulk: rank %d peer %d stream pick %s switches %u plain %u:%u nt %u:%u\n",
+			n->rank, n->l2g[li], c->ready ? mname[c->pick] : "none", c->switches,
+			c->runs[SHM_SC_PLAIN], c->est[SHM_SC_PLAIN], c->runs[SHM_SC_NT],
+			c->est[SHM_SC_NT]);
+	}
+}
+
 static void shm_close(struct nal *n)
 {
 	if (!n)
 		return;
 	shm_bulk_fini(n);
+	sc_report(n);
 	if (n->lrank == 0 && !n->unlinked && n->hdr)
 		shm_unlink(n->name);
 	if (n->base)
@@ -622,7 +655,7 @@ __attribute__((always_inline)) static inline int ring_put(struct nal *n, int li,
 	 * it streams faster with this peer (struct shm_sc). */
 	if (blen >= SHM_STREAM_MIN && tx->tail - tx->head_cache >= SHM_STREAM_BEHIND &&
 	    !((uintptr_t)(dst + 8 + alen) & 15)) {
-		shm_sc_note(&tx->sc, sc_now(), tx->tail);
+		shm_sc_note(&tx->sc, sc_now(), tx->tail - tx->sc.skipped);
 		n->st.stream_sends++;
 		nt = tx->sc.cur == SHM_SC_NT;
 	}
@@ -637,6 +670,7 @@ __attribute__((always_inline)) static inline int ring_put(struct nal *n, int li,
 		tx->head_cache = ctl_head;
 	/* The lap's rest is skipped: see ring_rewind_ok for when. */
 	if (hot && ring_rewind_ok(tx, lap - S, tx->tail + pad, pp)) {
+		tx->sc.skipped += lap - next;
 		next = lap;
 		word |= SHM_RF_REWIND;
 		n->st.rewinds++;
