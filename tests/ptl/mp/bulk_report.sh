@@ -56,4 +56,21 @@ grep -q ' class ' "$err" && fail "PTL_SHM_CMA=1: classes reported (nothing was c
 
 run
 [ -s "$err" ] && fail "reported without PTL_SHM_BULK_REPORT"
+
+# A stream of 4 KiB puts (bench/ptl_pingpong's bandwidth row, when the
+# tree built it): the sender says which copy its streamed sends took to
+# the peer, the receiver, which streamed nothing, says nothing of it
+pp=$PTL_TOP_BUILDDIR/bench/ptl_pingpong
+if [ -x "$pp" ]; then
+	env PTL_SHM_BULK_REPORT=1 "$PTL_TOP_BUILDDIR/tools/ptlrun" -n 2 --timeout 60 "$pp" --max-lat 8 --max-bw 4096 2 \
+		>/dev/null 2>"$err.all" || { mv "$err.all" "$err"; fail "ptl_pingpong failed"; }
+	grep '^ptl shm bulk: ' "$err.all" > "$err"
+	rm -f "$err.all"
+	grep -q "^ptl shm bulk: rank 0 peer 1 stream pick [a-z]* switches [0-9][0-9]* plain $m nt $m\$" "$err" ||
+		fail "no stream line for the 4 KiB puts"
+	grep -q '^ptl shm bulk: rank 1 peer 0 stream ' "$err" && fail "a stream line from the receiver"
+	# its runs counted (32 streamed sends each; the row sends ~1,200)
+	awk '$8 == "stream" { split($14, a, ":"); split($16, b, ":"); n += a[1] + b[1] } END { exit !(n >= 1) }' "$err" ||
+		fail "no run of streamed sends counted"
+fi
 exit 0
