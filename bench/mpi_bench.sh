@@ -1074,10 +1074,14 @@ for a in $ALGOS; do
 		if [ "$n" -gt "$cores" ]; then
 			ba=$(algo "$n" "$a" barrier 0)
 			[ -n "$ba" ] || ba=$(cal "$n" barrier 0)
-			[ -n "$ba" ] && share="--cores $cores --switch-cost $(switch "$n" "$ba") $cwait"
-			[ "$cwmode" = token ] && [ -n "${sw:-}" ] && share="--cores $cores --switch-cost $sw"
-			[ -n "$ba" ] && [ "$cwmode" = barrier ] &&
+			# each mode's own, solved only where it is used
+			if [ "$cwmode" = token ] && [ -n "${sw:-}" ]; then
+				share="--cores $cores --switch-cost $sw"
+			elif [ -n "$ba" ] && [ "$cwmode" = barrier ]; then
 				share="--cores $cores --switch-cost 0 --core-wait $(cwsolve "$n" "$ba")"
+			elif [ -n "$ba" ]; then
+				share="--cores $cores --switch-cost $(switch "$n" "$ba") $cwait"
+			fi
 		fi
 		rc_n="$rcopy $readm" rt_n=$rt split_n=$split bulk_n=$bulkm
 		[ "$n" -gt "$cores" ] && split_n=$split4 bulk_n= rc_n=$rcopy
