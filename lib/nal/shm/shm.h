@@ -68,6 +68,7 @@
 #define PTL_SHM_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -534,6 +535,9 @@ int shm_bulk_progress(struct nal *n);
 int shm_bulk_pending(struct nal *n);
 void shm_bulk_fail_peer(struct nal *n, int li, int status);
 void shm_bulk_fini(struct nal *n);
+/* Whether PTL_SHM_BULK_REPORT=1 asks for the teardown report (the bulk
+ * chooser's lines, then the streamed copy's). */
+bool shm_report_wanted(void);
 
 /* Test hook: counters of this instance. */
 void shm_get_stats(struct nal *n, struct shm_stats *out);

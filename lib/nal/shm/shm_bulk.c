@@ -1344,13 +1344,19 @@ void shm_bulk_fail_peer(struct nal *n, int li, int status)
  *   ptl shm bulk: rank 0 peer 1 class 2 64K-128K pick cma switches 0 bounce 8:310 cma 1042:95 nt 8:140
  *   ptl shm bulk: rank 0 mode cma|bounce|none (PTL_SHM_CMA=1|crowded|CMA refused|no moves)
  *   ptl shm bulk: rank 0 peer 1 cma refused */
+bool shm_report_wanted(void)
+{
+	const char *e = getenv("PTL_SHM_BULK_REPORT");
+
+	return e && e[0] == '1';
+}
+
 static void bulk_report(struct nal *n)
 {
 	static const char *const mname[SHM_M_COUNT] = { "bounce", "cma", "nt" };
-	const char *e = getenv("PTL_SHM_BULK_REPORT");
 	int mode = n->bulk_mode;
 
-	if (!e || e[0] != '1')
+	if (!shm_report_wanted())
 		return;
 	for (int li = 0; li < n->lsize; li++)
 		if (n->cma && n->bp[li].cma_refused)

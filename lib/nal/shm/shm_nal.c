@@ -380,9 +380,8 @@ static int shm_reaches(struct nal *n, int peer)
 static void sc_report(struct nal *n)
 {
 	static const char *const mname[2] = { "plain", "nt" };
-	const char *e = getenv("PTL_SHM_BULK_REPORT");
 
-	if (!e || e[0] != '1' || !n->tx)
+	if (!n->tx || !shm_report_wanted())
 		return;
 	for (int li = 0; li < n->lsize; li++) {
 		const struct shm_sc *c = &n->tx[li].sc;
