@@ -48,8 +48,9 @@
  * beta; taking a request-free message costs its receiver more by its
  * size (small_recv); a local copy takes its rank's CPU at the rate
  * measured for its size (local); a rank pays wake_cost for each message
- * it takes (its wait's way back into the collective); a message that crossed one its receiver sent
- * back costs that receiver more when its receive posted nothing (cross);
+ * it takes (its wait's way back into the collective); a message that
+ * crossed one its receiver sent back costs that receiver more when its
+ * receive posted nothing (cross);
  * a receiver's read of an eager message too large to go inline moves at
  * the rate measured for reads of its size (read), by the method shm
  * picked for it (read_bulk: one copy on the receiver's CPU; split, half
