@@ -111,8 +111,8 @@ struct coll_cmd {
 	uint8_t src_buf;    /* enum coll_buf */
 	/* COLL_REDUCE with the input apart: (buf, off) starts as INPUT's bytes
 	 * at off, not as its own, so buf = INPUT OP src with the operands in
-	 * the in-place order; an executor copies and combines a piece at a
-	 * time, the copy still in cache when it is combined. */
+	 * the in-place order; an executor reads INPUT there and writes buf in
+	 * one pass (no copy of INPUT into buf first). */
 	uint8_t from_input;
 };
 
@@ -603,8 +603,9 @@ size_t coll_dtype_size(enum coll_dtype dt);
 const char *coll_dtype_name(enum coll_dtype dt);
 const char *coll_redop_name(enum coll_redop op);
 
-/* dst[i] = dst[i] OP src[i] for len/size elements (integers wrap). */
-int coll_reduce_local(void *dst, const void *src, size_t len,
+/* dst[i] = a[i] OP b[i] for len/size elements (integers wrap); a may be
+ * dst (in place), otherwise dst overlaps neither. */
+int coll_reduce_local(void *dst, const void *a, const void *b, size_t len,
                       enum coll_dtype dt, enum coll_redop op);
 
 struct coll_bufs {
@@ -630,8 +631,11 @@ struct coll_engine_ops {
 	            const void *buf, size_t len);
 	int (*recv)(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd,
 	            void *buf, size_t len);
-	/* combine; NULL: coll_reduce_local */
-	int (*reduce)(void *ctx, void *dst, const void *src, size_t len,
+	/* combine: dst = a OP b in the schedule's order (a holds the lower
+	 * ranks' part where the order matters), in one pass; a is dst (in
+	 * place) or the input (from_input), and b overlaps neither. NULL:
+	 * coll_reduce_local */
+	int (*reduce)(void *ctx, void *dst, const void *a, const void *b, size_t len,
 	              enum coll_dtype dt, enum coll_redop op);
 };
 struct coll_engine_conf {

@@ -520,17 +520,6 @@ static double local_copy(const struct coll_cost_params *p, size_t len)
 	return rate > 0 ? (double)len / rate : 0.0;
 }
 
-/* Seconds reduction c spends copying its input into place first (from
- * INPUT: the engine's piece by piece memcpy, at the local copy rate of a
- * piece; nothing without the local rates or from elsewhere). */
-static double input_copy(const struct coll_cost_params *p, const struct coll_cmd *c)
-{
-	if (!c->from_input || !c->len)
-		return 0.0;
-	size_t piece = c->len < COLL_ENGINE_PIECE ? c->len : COLL_ENGINE_PIECE;
-	return local_copy(p, piece) * ((double)c->len / (double)piece);
-}
-
 /* whether a send of len bytes is done only on its ACK */
 static bool acked(const struct coll_cost_params *p, size_t len)
 {
@@ -628,7 +617,8 @@ static int received(struct sim *m, const struct hent *e, const struct coll_cmd *
 	}
 	if (rc)
 		return rc;
-	double w = c->kind == COLL_REDUCE ? (double)c->len * p->gamma + input_copy(p, c) : 0.0;
+	/* a reduction from INPUT reads it in its one pass: gamma as in place */
+	double w = c->kind == COLL_REDUCE ? (double)c->len * p->gamma : 0.0;
 	return finish(m, e->rank, e->idx, cpu_run(m, e->rank, t, w));
 }
 
@@ -788,7 +778,7 @@ static int simulate(struct sim *m)
 		if (e.ev == EV_ARRIVAL || !is_xfer(c)) {
 			/* rank work: a receive's o (arrivals only), a reduction, a copy */
 			double w = (e.ev == EV_ARRIVAL ? arrival_cost(m, &e, c->len) : 0.0)
-				   + (c->kind == COLL_REDUCE ? (double)c->len * p->gamma + input_copy(p, c) : 0.0)
+				   + (c->kind == COLL_REDUCE ? (double)c->len * p->gamma : 0.0)
 				   + (c->kind == COLL_COPY ? local_copy(p, c->len) : 0.0);
 			rc = finish(m, e.rank, e.idx, cpu_run(m, e.rank, e.key, w));
 			continue;

@@ -6,12 +6,6 @@
 #include <stdarg.h>
 #include "coll.h"
 
-/* A reduction from the input (coll_engine.c) copies the input's bytes
- * into place and combines them this many at a time, while they are in
- * cache: about half an L1 cache of whole elements. The cost model
- * (coll_cost.c) charges its copies by the same pieces. */
-#define COLL_ENGINE_PIECE 16384
-
 /* One rank's expansion in progress. An algorithm first fills the shape
  * (steps, ndirs, chunks, id stride, scratch) for the whole schedule, then
  * emits one rank's commands. */

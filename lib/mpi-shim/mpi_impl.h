@@ -617,6 +617,9 @@ int mpi_op_check(MPI_Op op, MPI_Datatype dt);
 bool mpi_op_commutative(MPI_Op op);
 /* inout[i] = in[i] OP inout[i] for count elements of dt (contiguous). */
 void mpi_op_apply(MPI_Op op, MPI_Datatype dt, const void *in, void *inout, int count);
+/* out[i] = in[i] OP io[i], in one pass where the op is predefined; out is
+ * io, or overlaps neither in nor io. */
+void mpi_op_apply3(MPI_Op op, MPI_Datatype dt, const void *in, const void *io, void *out, int count);
 void mpi_op_init(void);
 
 /* ---------------------------------------------------------------- collectives */

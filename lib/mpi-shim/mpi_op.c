@@ -1,7 +1,8 @@
 /* mpi_op.c: reduction operations: every predefined op on the types the
  * standard allows it on, MAXLOC/MINLOC on the pair types, and user ops.
- * inout[i] = in[i] OP inout[i], element by element; loads and stores go
- * through memcpy because collective scratch offsets need not be aligned. */
+ * inout[i] = in[i] OP inout[i], element by element, or out[i] = in[i] OP
+ * io[i] into a third vector (mpi_op_apply3); loads and stores go through
+ * memcpy because collective scratch offsets need not be aligned. */
 #include "config.h"
 
 #include <complex.h>
@@ -84,20 +85,21 @@ bool mpi_op_commutative(MPI_Op op)
 	return op > 0 && op < OP_MAX && ops[op].in_use ? ops[op].commute : true;
 }
 
-/* One element-wise pass of b = EXPR over n elements of T. The operation is
- * chosen outside the loop, so the loop body is branch-free and the compiler
- * vectorizes it (a switch per element made a 1 MiB double sum several times
- * slower than memory) - under the dynamic cost model this file is built
- * with (lib/mpi-shim/Makefile.inc), which checks at run time that in and
- * io do not overlap: -O2's default cost model leaves every loop here
- * scalar (MPI_Reduce_local of 1 MiB of doubles 50 -> 21 us). */
+/* One element-wise pass of out = EXPR (a from in, b from io) over n
+ * elements of T. The operation is chosen outside the loop, so the loop
+ * body is branch-free and the compiler vectorizes it (a switch per element
+ * made a 1 MiB double sum several times slower than memory) - under the
+ * dynamic cost model this file is built with (lib/mpi-shim/Makefile.inc),
+ * which checks at run time that the vectors do not overlap: -O2's default
+ * cost model leaves every loop here scalar (MPI_Reduce_local of 1 MiB of
+ * doubles 50 -> 21 us). */
 #define ELEM_LOOP(T, EXPR)                                                                           \
 	for (size_t i = 0; i < n; i++) {                                                             \
 		T a, b;                                                                              \
 		memcpy(&a, (const char *)in + i * sizeof(T), sizeof(T));                           \
-		memcpy(&b, (char *)io + i * sizeof(T), sizeof(T));                                 \
+		memcpy(&b, (const char *)io + i * sizeof(T), sizeof(T));                           \
 		b = (EXPR);                                                                          \
-		memcpy((char *)io + i * sizeof(T), &b, sizeof(T));                                 \
+		memcpy((char *)out + i * sizeof(T), &b, sizeof(T));                                \
 	}
 
 /* Integers: arithmetic on the unsigned twin, so overflow wraps. */
@@ -129,9 +131,9 @@ bool mpi_op_commutative(MPI_Op op)
 	for (size_t i = 0; i < n; i++) {                                                             \
 		T a, b;                                                                              \
 		memcpy(&a, (const char *)in + i * sizeof(T), sizeof(T));                           \
-		memcpy(&b, (char *)io + i * sizeof(T), sizeof(T));                                 \
+		memcpy(&b, (const char *)io + i * sizeof(T), sizeof(T));                           \
 		b = op == MPI_SUM ? a + b : a * b;                                                   \
-		memcpy((char *)io + i * sizeof(T), &b, sizeof(T));                                 \
+		memcpy((char *)out + i * sizeof(T), &b, sizeof(T));                                \
 	}
 
 /* MAXLOC/MINLOC: the better value; on a tie the smaller index. Packed
@@ -140,20 +142,25 @@ bool mpi_op_commutative(MPI_Op op)
 	for (size_t i = 0; i < n; i++) {                                                             \
 		V av, bv;                                                                            \
 		int ak, bk;                                                                          \
-		const char *pa = (const char *)in + i * ext;                                        \
-		char *pb = (char *)io + i * ext;                                                     \
+		const char *pa = (const char *)in + i * ext, *pb = (const char *)io + i * ext;      \
 		memcpy(&av, pa, sizeof(V));                                                          \
 		memcpy(&ak, pa + sizeof(V), sizeof(int));                                            \
 		memcpy(&bv, pb, sizeof(V));                                                          \
 		memcpy(&bk, pb + sizeof(V), sizeof(int));                                            \
 		bool better = op == MPI_MAXLOC ? av > bv : av < bv;                                  \
 		if (better || (av == bv && ak < bk)) {                                               \
-			memcpy(pb, &av, sizeof(V));                                                  \
-			memcpy(pb + sizeof(V), &ak, sizeof(int));                                    \
+			bv = av;                                                                     \
+			bk = ak;                                                                     \
 		}                                                                                    \
+		memcpy((char *)out + i * ext, &bv, sizeof(V));                                       \
+		memcpy((char *)out + i * ext + sizeof(V), &bk, sizeof(int));                         \
 	}
 
-static void apply_basic(MPI_Op op, int basic, const void *in, void *io, size_t n, size_t ext)
+/* out = in OP io. Inlined into its two callers, so that in the in-place
+ * one the compiler sees out and io as one vector (no overlap check between
+ * them, which would always fail and run the scalar loop). */
+static inline __attribute__((always_inline)) void apply_basic(MPI_Op op, int basic, const void *in, const void *io,
+							     void *out, size_t n, size_t ext)
 {
 	switch (basic) {
 	case MPI_CHAR: INT_LOOP(char, unsigned char) break;
@@ -184,6 +191,16 @@ static void apply_basic(MPI_Op op, int basic, const void *in, void *io, size_t n
 	case MPI_LONG_DOUBLE_INT: PAIR_LOOP(long double) break;
 	default: break;
 	}
+}
+
+static void apply_inplace(MPI_Op op, int basic, const void *in, void *io, size_t n, size_t ext)
+{
+	apply_basic(op, basic, in, io, io, n, ext);
+}
+
+static void apply_apart(MPI_Op op, int basic, const void *in, const void *io, void *out, size_t n, size_t ext)
+{
+	apply_basic(op, basic, in, io, out, n, ext);
 }
 
 /* in/inout are packed (contiguous) images of count elements of dt. */
@@ -226,7 +243,23 @@ void mpi_op_apply(MPI_Op op, MPI_Datatype dt, const void *in, void *inout, int c
 	size_t per = bt->size;
 	size_t n = t->size * (size_t)count / per;
 	/* pairs: the packed image has no padding */
-	apply_basic(op, t->basic, in, inout, n, per);
+	apply_inplace(op, t->basic, in, inout, n, per);
+}
+
+void mpi_op_apply3(MPI_Op op, MPI_Datatype dt, const void *in, const void *io, void *out, int count)
+{
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	if (out == io || !t || count <= 0 || op == MPI_REPLACE || op == MPI_NO_OP || ops[op].fn) {
+		/* The result's starting value where the two-operand form wants it. */
+		if (out != io && t && count > 0)
+			memcpy(out, io, t->size * (size_t)count);
+		mpi_op_apply(op, dt, in, out, count);
+		return;
+	}
+	struct mpi_dtype *bt = mpi_dtype_get(t->basic);
+	if (!bt)
+		return;
+	apply_apart(op, t->basic, in, io, out, t->size * (size_t)count / bt->size, bt->size);
 }
 
 int PMPI_Op_create(MPI_User_function *fn, int commute, MPI_Op *op)

@@ -375,8 +375,7 @@ static void test_recursive_doubling_same_bits(void **state)
  * part of each reduction from it, from_input; halving-doubling's first
  * step and the tree's first add and leaves do the same) every rank gets the same
  * bits as with the input in DATA, in every delivery order, at 1-64 ranks,
- * with one chunk or several and vectors the ring cuts unevenly (piece
- * boundaries of the engine's copy-and-combine inside a block), and INPUT
+ * with one chunk or several and vectors the ring cuts unevenly, and INPUT
  * is left as it was (ring_bidir too: its own block's second partial sum
  * adds into the first add's result); other operations refuse. */
 static void input_apart_same_bits(enum coll_algo algo, int n, size_t cnt, int chunks)
@@ -762,15 +761,22 @@ static void test_error_paths(void **state)
 	(void)state;
 	char msg[256] = "";
 	int32_t a[2] = { 1, 2 }, b[2] = { 3, 4 };
-	assert_int_equal(coll_reduce_local(a, b, 6, COLL_INT32, COLL_SUM), -EINVAL);
-	assert_int_equal(coll_reduce_local(a, b, 8, COLL_DTYPE_COUNT, COLL_SUM), -EINVAL);
-	assert_int_equal(coll_reduce_local(a, b, 8, COLL_INT32, COLL_REDOP_COUNT), -EINVAL);
-	assert_int_equal(coll_reduce_local(a, b, 8, COLL_INT32, COLL_MAX), 0);
+	assert_int_equal(coll_reduce_local(a, a, b, 6, COLL_INT32, COLL_SUM), -EINVAL);
+	assert_int_equal(coll_reduce_local(a, a, b, 8, COLL_DTYPE_COUNT, COLL_SUM), -EINVAL);
+	assert_int_equal(coll_reduce_local(a, a, b, 8, COLL_INT32, COLL_REDOP_COUNT), -EINVAL);
+	assert_int_equal(coll_reduce_local(a, a, b, 8, COLL_INT32, COLL_MAX), 0);
 	assert_int_equal(a[0], 3);
 	assert_int_equal(a[1], 4);
 	int32_t big = INT32_MAX, inc = 1;
-	assert_int_equal(coll_reduce_local(&big, &inc, 4, COLL_INT32, COLL_SUM), 0);
+	assert_int_equal(coll_reduce_local(&big, &big, &inc, 4, COLL_INT32, COLL_SUM), 0);
 	assert_int_equal(big, INT32_MIN);  /* wraps, not undefined */
+	/* into a third vector: both operands read, neither written */
+	int32_t x[2] = { 5, -7 }, y[2] = { 2, 9 }, z[2] = { 0, 0 };
+	assert_int_equal(coll_reduce_local(z, x, y, 8, COLL_INT32, COLL_MIN), 0);
+	assert_int_equal(z[0], 2);
+	assert_int_equal(z[1], -7);
+	assert_int_equal(x[0], 5);
+	assert_int_equal(y[1], 9);
 
 	/* the reference executor needs every rank */
 	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RING, 4, 64, 1, 1);

@@ -7,6 +7,7 @@
  * types. Runs at any size; "mpi_coll v" runs the v-variants only. */
 #include "mpi_test.h"
 
+#include <complex.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -854,6 +855,93 @@ static void long_sum_bits(void)
 	OK(MPI_Op_free(&op));
 }
 
+/* Long vectors of contiguous types go by schedules that read the input
+ * apart: each rank's first combination of a block writes in[] OP what
+ * came into out[] in one pass (mpi_op_apply3), for every predefined op
+ * and type as for MPI_SUM of doubles: a pair op writes whichever pair it
+ * keeps (MAXLOC of MPI_2INT), complex and byte types; sendbuf unwritten.
+ * A non-commutative user op over long vectors (rank order kept: reduced
+ * to rank 0 in place, its function writing a copy of its second operand),
+ * in place and not. */
+static int pick(int r, int i) { return (r * 5 + i * 3) % 7; }
+static void long_ops(void)
+{
+	enum { N = 9001 };
+	static int iin[N], iout[N];
+	static struct { int v, k; } pin[N], pout[N];
+	static double complex cin[N], cout[N];
+	static unsigned char bin[N], bout[N];
+	static int min[N][4], mout[N][4];
+	int bad = 0;
+	for (int i = 0; i < N; i++) {
+		iin[i] = pick(t_rank, i) - 3;
+		pin[i].v = pick(t_rank, i);
+		pin[i].k = t_rank;
+		cin[i] = (double)(t_rank + 1) + (double)i * I;
+		bin[i] = (unsigned char)(1u << ((t_rank + i) % 8));
+	}
+	OK(MPI_Allreduce(iin, iout, N, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+	for (int i = 0; i < N; i++) {
+		int want = iin[i];
+		for (int r = 0; r < t_size; r++)
+			want = pick(r, i) - 3 < want ? pick(r, i) - 3 : want;
+		bad += iout[i] != want || iin[i] != pick(t_rank, i) - 3;
+	}
+	CHECK(bad == 0, "long int min: %d wrong (or sendbuf written)", bad);
+	OK(MPI_Allreduce(pin, pout, N, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD));
+	bad = 0;
+	for (int i = 0; i < N; i++) {
+		int wk = 0;
+		for (int r = 1; r < t_size; r++)
+			wk = pick(r, i) > pick(wk, i) ? r : wk;
+		bad += pout[i].v != pick(wk, i) || pout[i].k != wk;
+	}
+	CHECK(bad == 0, "long maxloc: %d wrong", bad);
+	OK(MPI_Allreduce(cin, cout, N, MPI_C_DOUBLE_COMPLEX, MPI_SUM, MPI_COMM_WORLD));
+	bad = 0;
+	for (int i = 0; i < N; i++)
+		bad += cout[i] != (double)t_size * (t_size + 1) / 2 + (double)t_size * i * I;
+	CHECK(bad == 0, "long complex sum: %d wrong", bad);
+	OK(MPI_Allreduce(bin, bout, N, MPI_UNSIGNED_CHAR, MPI_BXOR, MPI_COMM_WORLD));
+	bad = 0;
+	for (int i = 0; i < N; i++) {
+		unsigned want = 0;
+		for (int r = 0; r < t_size; r++)
+			want ^= 1u << ((r + i) % 8);
+		bad += bout[i] != (unsigned char)want;
+	}
+	CHECK(bad == 0, "long byte bxor: %d wrong", bad);
+	MPI_Datatype mat;
+	OK(MPI_Type_contiguous(4, MPI_INT, &mat));
+	OK(MPI_Type_commit(&mat));
+	MPI_Op op;
+	OK(MPI_Op_create(matmul, 0, &op));
+	for (int inplace = 0; inplace < 2; inplace++) {
+		for (int i = 0; i < N; i++) {
+			int odd = (t_rank + i) % 2;
+			int m[4] = { 1, !odd, odd, 1 };
+			memcpy(min[i], m, sizeof m);
+			memcpy(mout[i], m, sizeof m);
+		}
+		OK(MPI_Allreduce(inplace ? MPI_IN_PLACE : (void *)min, mout, N, mat, op, MPI_COMM_WORLD));
+		bad = 0;
+		for (int i = 0; i < N; i++) {
+			int want[4] = { 1, 0, 0, 1 };
+			for (int r = 0; r < t_size; r++) {
+				int odd = (r + i) % 2, x[4] = { 1, !odd, odd, 1 };
+				int c[4] = { want[0] * x[0] + want[1] * x[2], want[0] * x[1] + want[1] * x[3],
+					     want[2] * x[0] + want[3] * x[2], want[2] * x[1] + want[3] * x[3] };
+				memcpy(want, c, sizeof c);
+			}
+			bad += memcmp(mout[i], want, sizeof want) != 0;
+		}
+		CHECK(bad == 0, "long non-commutative allreduce%s: %d of %d matrices wrong", inplace ? " in place" : "",
+		      bad, N);
+	}
+	OK(MPI_Op_free(&op));
+	OK(MPI_Type_free(&mat));
+}
+
 /* Same inputs, same bits: on every rank, every time. */
 static void determinism(void)
 {
@@ -899,6 +987,7 @@ int main(int argc, char **argv)
 	short_allreduce();
 	rd_order_bits();
 	long_sum_bits();
+	long_ops();
 	pair_rd_bits();
 	shared_tree_bits();
 	return t_finish("mpi_coll");
