@@ -195,9 +195,42 @@ static int64_t ptl_deadline_ms(int64_t now, ptl_time_t timeout)
  * microsecond, and a system call there costs several). */
 #define PTL_WAIT_SPINS 2000
 #define PTL_WAIT_CLOCK_EVERY 64 /* polls between clock reads */
+/* Where the ranks do not outnumber the CPUs, a wait whose PTL_WAIT_SPINS
+ * polls are out polls on for this long before it sleeps: a peer that
+ * copies or combines a long vector keeps us waiting longer than those
+ * polls (tens of us), and a wait that slept then costs a wake-up (a
+ * futex, a switch) on the path of what follows it - often the peer's next
+ * request, which our own CPU has to serve (a rendezvous get on shm).
+ * 2-rank MPI_Reduce of 1 MiB, whose leaf waits while the root combines:
+ * 6 interleaved launches each, median 190 us [121-443] with the sleep
+ * after the polls, 121 [107-129] polling on (a build that polled 100 times
+ * as long); 2-rank MPI_Allreduce 32 KiB - 1 MiB, whose ranks wait little,
+ * the same. The clock is read only once the polls are out, every
+ * PTL_WAIT_CLOCK_EVERY polls: short waits pay nothing for it. */
+#define PTL_WAIT_SPIN_NS 200000
 /* Without a progress thread a waiting thread sleeps in a NAL for at most
  * this long at a time (it cannot hear the other NALs or the EQ bell). */
 #define PTL_WAIT_NAL_SLICE_MS 10
+
+static int64_t ptl_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Whether a wait whose polls are out polls on (PTL_WAIT_SPIN_NS from the
+ * first time it asks, *end; never where the ranks outnumber the CPUs,
+ * whose waits yield at every poll and sleep after their polls). */
+static bool ptl_eq_spin_more(int64_t *end)
+{
+	if (ptl_lib.wait_yield_every == 1)
+		return false;
+	int64_t now = ptl_now_ns();
+	if (!*end)
+		*end = now + PTL_WAIT_SPIN_NS;
+	return now < *end;
+}
 
 /* Whether a NAL expects an answer soon (nal_ops.due): the wait polls on
  * past PTL_WAIT_SPINS then. Lock held. */
@@ -258,6 +291,7 @@ static __attribute__((noinline)) int ptl_eq_poll_wait(ptl_handle_eq_t *eq_handle
 	unsigned yield_in = ptl_lib.wait_yield_every;
 	unsigned check_in = timeout == 0 ? 1 : PTL_WAIT_CLOCK_EVERY;
 	unsigned spin = 0; /* polls so far, counted at each check */
+	int64_t spin_end = 0; /* ns: PTL_WAIT_SPIN_NS past the polls, once they are out */
 	for (;;) {
 		/* Lock held here. The EQs are tested before the progress pass
 		 * only on the first pass (and after a sleep or a free): later an
@@ -299,6 +333,8 @@ static __attribute__((noinline)) int ptl_eq_poll_wait(ptl_handle_eq_t *eq_handle
 					break;
 			}
 			spin += PTL_WAIT_CLOCK_EVERY;
+			if (spin >= PTL_WAIT_SPINS && ptl_eq_spin_more(&spin_end))
+				spin = PTL_WAIT_SPINS - PTL_WAIT_CLOCK_EVERY;
 		}
 		/* Asked every PTL_WAIT_CLOCK_EVERY polls once the spins are out. */
 		if (spin >= PTL_WAIT_SPINS && ptl_eq_answer_due())

@@ -6,8 +6,8 @@
  * survived, counting the lost ones; handlers run on post; PtlEQPoll over
  * several EQs and its timeout; a poll of one EQ that holds events already
  * (no progress pass); an EQ freed while a poll spins on it; a
- * spinning poll's hold of the library lock; PtlEQAlloc/Free and their
- * errors.
+ * spinning poll's hold of the library lock; how long a wait polls before
+ * it sleeps; PtlEQAlloc/Free and their errors.
  *
  * ptl_eq.c and ptl_handle.c are compiled in; the NI, the view objects and
  * progress are stand-ins below (the ring is plain memory).
@@ -89,7 +89,19 @@ void ptl_progress_app(void)
 	}
 }
 
-void ptl_progress_app_sleeping(void) {}
+/* When a wait first went to sleep: the passes it had made by then (-1:
+ * not yet), and the time (now_s). */
+static int sleep_after_calls;
+static double sleep_at;
+static double now_s(void);
+
+void ptl_progress_app_sleeping(void)
+{
+	if (sleep_after_calls < 0) {
+		sleep_after_calls = progress_calls;
+		sleep_at = now_s();
+	}
+}
 
 /* No progress thread here: PtlEQPoll sleeps "in the NAL" through this. */
 void ptl_progress_nal_wait(int timeout_ms)
@@ -137,6 +149,8 @@ static int setup(void **state)
 	lock_probe_from = 0;
 	lock_contend = 0;
 	lock_let_go = 0;
+	sleep_after_calls = -1;
+	ptl_lib.wait_yield_every = 64;
 	return 0;
 }
 
@@ -611,6 +625,32 @@ static void test_poll_keeps_lock(void **state)
 	assert_int_equal(atomic_load(&ptl_lib.lock.owner), 0);
 }
 
+/* A wait polls its PTL_WAIT_SPINS (2000) passes and then, where the ranks
+ * do not outnumber the CPUs, on for PTL_WAIT_SPIN_NS (200 us) before it
+ * sleeps (a peer busy with a long vector keeps it waiting longer than
+ * those passes, and a sleep costs a wake-up on the way back); where they
+ * do (a yield at every pass) it sleeps once its passes are out (checked
+ * every 64: at 2048). Passes here cost well under 100 ns, 2000 of them
+ * far less than 200 us. */
+static void test_poll_spins_then_sleeps(void **state)
+{
+	(void)state;
+	ptl_handle_eq_t h = alloc_eq(4, NULL);
+	ptl_event_t ev;
+	int which;
+	double t0 = now_s();
+	assert_int_equal(PtlEQPoll(&h, 1, 20, &ev, &which), PTL_EQ_EMPTY);
+	assert_true(sleep_after_calls >= 2000);
+	if (sleep_at - t0 < 200e-6)
+		fail_msg("the wait slept %.0f us in, after %d passes: not 200 us of polling", (sleep_at - t0) * 1e6,
+			 sleep_after_calls);
+	ptl_lib.wait_yield_every = 1;
+	progress_calls = 0;
+	sleep_after_calls = -1;
+	assert_int_equal(PtlEQPoll(&h, 1, 20, &ev, &which), PTL_EQ_EMPTY);
+	assert_int_equal(sleep_after_calls, 2048);
+}
+
 /* A poll of one EQ that holds events already (a waiting MPI receiver
  * behind its sender) takes them in order, sequence and overrun included,
  * with no progress pass and the lock let go; one that finds it empty makes
@@ -682,6 +722,7 @@ int main(void)
 		T(test_poll_eq_freed_meanwhile),
 		T(test_poll_keeps_lock),
 		T(test_poll_one_queued),
+		T(test_poll_spins_then_sleeps),
 	};
 	return cmocka_run_group_tests_name("ptl_eq", tests, NULL, NULL);
 }
