@@ -158,16 +158,17 @@ struct coll_req {
 	 * the other ranks' parts are unknown. Not owned. */
 	const size_t *recv_counts;
 	size_t elem_size;        /* blocks are cut at element boundaries */
-	/* allreduce by any algorithm (coll_input_apart says which operations
-	 * and algorithms take it): the input is apart, in INPUT (read
-	 * only, info.input_bytes = bytes), and DATA only receives the
-	 * result. Recursive doubling's first round sends INPUT and combines
-	 * it with what arrives; the others send their first part from INPUT
-	 * (the rings' first block, halving-doubling's first half, a tree
-	 * leaf's part) and a rank's first reduction of each byte reads its
-	 * own part from INPUT (from_input), so nothing copies the whole
-	 * input first (ptl's MPI_Allreduce). The combinations and their bits
-	 * are the same. */
+	/* allreduce and reduce by any algorithm (coll_input_apart says which
+	 * operations and algorithms take it): the input is apart, in INPUT
+	 * (read only, info.input_bytes = bytes), and DATA only receives the
+	 * result (a reduce's partial sums off the root). Recursive doubling's
+	 * first round sends INPUT and combines it with what arrives; the
+	 * others send their first part from INPUT (the rings' first block,
+	 * halving-doubling's first half, a tree leaf's part, a reduce's
+	 * non-owner's whole) and a rank's first reduction of each byte reads
+	 * its own part from INPUT (from_input), so nothing copies the whole
+	 * input first (ptl's MPI_Allreduce and MPI_Reduce). The combinations
+	 * and their bits are the same. */
 	bool input;
 	int num_chunks;          /* ring algorithms: chunks per block (1..64) */
 	int ports;               /* concurrent transfers a rank can drive */

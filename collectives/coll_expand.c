@@ -64,8 +64,8 @@ struct coll_cmd *coll_emit_send(struct coll_gen *g, uint32_t step, int dir, int 
 
 bool coll_input_apart(enum coll_op op, enum coll_algo algo)
 {
-	(void)algo; /* every allreduce algorithm does */
-	return op == COLL_OP_ALLREDUCE;
+	(void)algo; /* every allreduce and reduce algorithm does */
+	return op == COLL_OP_ALLREDUCE || op == COLL_OP_REDUCE;
 }
 
 static int cmd_cmp(const void *a, const void *b)
@@ -86,8 +86,8 @@ static int prepare(const struct coll_req *req, struct coll_sched *s, struct coll
 	if (rc)
 		return rc;
 	if (s->req.input && !coll_input_apart(s->req.op, s->choice.algo)) {
-		coll_msg(msg, msglen, "allreduce %s cannot read its input apart (input); the other "
-		         "allreduce algorithms can", coll_algo_name(s->choice.algo));
+		coll_msg(msg, msglen, "%s %s cannot read its input apart (input)",
+		         coll_op_name(s->req.op), coll_algo_name(s->choice.algo));
 		return -ENOTSUP;
 	}
 	*impl = coll_impl(&s->req, s->choice.algo);

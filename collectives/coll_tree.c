@@ -89,6 +89,19 @@ static int dbtree_shape(struct coll_gen *g)
 	return 0;
 }
 
+/* One rank with the input apart (req.input): its result is its input,
+ * copied into DATA. */
+static int input_copy(struct coll_gen *g)
+{
+	struct coll_cmd *c = g->req->input && g->req->bytes
+	                     ? coll_emit(g, COLL_COPY, 0, 0, 0, 0, COLL_PEER_NONE) : NULL;
+	if (c) {
+		c->len = g->req->bytes;
+		c->src_buf = COLL_BUF_INPUT;
+	}
+	return g->err;
+}
+
 static int dbtree_emit(struct coll_gen *g)
 {
 	int n = g->n;
@@ -98,15 +111,8 @@ static int dbtree_emit(struct coll_gen *g)
 	 * INPUT (from_input), a leaf sends INPUT up, and every rank's DATA
 	 * gets its result from the root's sends down or its own adds. */
 	bool apart = g->req->input;
-	if (n == 1) {
-		struct coll_cmd *c = apart && g->req->bytes
-		                     ? coll_emit(g, COLL_COPY, 0, 0, 0, 0, COLL_PEER_NONE) : NULL;
-		if (c) {
-			c->len = g->req->bytes;
-			c->src_buf = COLL_BUF_INPUT;
-		}
-		return g->err;
-	}
+	if (n == 1)
+		return input_copy(g);
 	for (int t = 0; t < 2; t++) {
 		size_t off, len;
 		coll_block(g->req->bytes, coll_unit(g->req), 2, (size_t)t, &off, &len);
@@ -321,23 +327,29 @@ const struct coll_algo_impl coll_scag_impl = { scag_shape, scag_emit };
  * k = 1..N-1, each add waiting for the previous one. */
 static int owner_shape(struct coll_gen *g)
 {
-	g->steps = g->n > 1 ? 1 : 0;
+	g->steps = g->n > 1 || g->req->input ? 1 : 0; /* one rank apart: the copy's step */
 	g->stride = 2 * (uint64_t)g->n;
 	g->scratch = (size_t)(g->n - 1) * g->req->bytes;
 	return 0;
 }
 
+/* With the input apart (req.input) the root's first add takes its own
+ * part from INPUT (from_input) and the others send INPUT. */
 static int owner_emit(struct coll_gen *g)
 {
 	int n = g->n, v = vrank(g, g->rank);
 	size_t len = g->req->bytes;
 	struct coll_cmd *c;
-	if (n == 1 || !len)
+	if (n == 1)
+		return input_copy(g);
+	if (!len)
 		return 0;
 	if (v) {
 		if (!(c = coll_emit(g, COLL_SEND, 0, 0, 0, 0, g->req->root)))
 			return g->err;
 		c->len = len;
+		if (g->req->input)
+			c->buf = COLL_BUF_INPUT;
 		return 0;
 	}
 	for (int k = 1; k < n; k++) {
@@ -353,6 +365,7 @@ static int owner_emit(struct coll_gen *g)
 			return g->err;
 		c->len = len;
 		c->src_off = (size_t)(k - 1) * len;
+		c->from_input = g->req->input && k == 1;
 		coll_dep(c, coll_id(g, 0, 0, 0, g->rank, k - 1));
 		if (k > 1)
 			coll_dep(c, coll_id(g, 0, 0, 0, g->rank, n - 1 + k - 2));
@@ -366,10 +379,14 @@ const struct coll_algo_impl coll_owner_impl = { owner_shape, owner_emit };
  * Seed 003, form "tree": in round r a relative rank that is a multiple of
  * 2^(r+1) adds the part of its partner v + 2^r (if there is one); the other
  * ranks still in play send their part to v - 2^r and stop. 8 ranks:
- * round 0: 1->0 3->2 5->4 7->6; round 1: 2->0 6->4; round 2: 4->0. */
+ * round 0: 1->0 3->2 5->4 7->6; round 1: 2->0 6->4; round 2: 4->0.
+ * With the input apart a rank's first command reads INPUT: its first add
+ * (from_input) or, a leaf, its send. */
 static int rtree_shape(struct coll_gen *g)
 {
 	g->steps = (uint32_t)coll_ceil_log2((uint64_t)g->n);
+	if (g->req->input && !g->steps)
+		g->steps = 1; /* one rank: a step to copy INPUT into DATA */
 	g->stride = 2;
 	g->scratch = g->req->bytes;
 	return 0;
@@ -380,8 +397,10 @@ static int rtree_emit(struct coll_gen *g)
 	int n = g->n, v = vrank(g, g->rank), L = (int)g->steps;
 	size_t len = g->req->bytes;
 	uint64_t prev = 0;
-	bool have = false;
+	bool have = false, apart = g->req->input;
 	struct coll_cmd *c;
+	if (n == 1)
+		return input_copy(g);
 	if (!len)
 		return 0;
 	for (int r = 0; r < L; r++) {
@@ -394,10 +413,13 @@ static int rtree_emit(struct coll_gen *g)
 				return g->err;
 			c->len = len;
 			c->match = coll_id(g, (uint32_t)r, 0, 0, from, 1);
+			c->from_input = apart && !have;
 		} else {
 			if (!(c = coll_emit(g, COLL_SEND, (uint32_t)r, 0, 0, 1, arank(g, v - span))))
 				return g->err;
 			c->len = len;
+			if (apart && !have)
+				c->buf = COLL_BUF_INPUT;
 		}
 		if (have)
 			coll_dep(c, prev);

@@ -830,8 +830,10 @@ int mpi_coll_check_op(MPI_Comm comm, const char *fn, MPI_Op op, MPI_Datatype dt)
 }
 
 /* Reduce the contiguous image data (count elements) to root; data is
- * overwritten on every rank (the schedule reduces in place). */
-static int reduce_img(struct cx *x, void *data, int count, MPI_Datatype dt, MPI_Op op, int root)
+ * overwritten on every rank (the schedule reduces in place). With input
+ * (not NULL) data's starting bytes are there instead, read where they
+ * are (coll_req.input). */
+static int reduce_img(struct cx *x, void *data, const void *input, int count, MPI_Datatype dt, MPI_Op op, int root)
 {
 	if (x->c->size == 1 || count == 0)
 		return MPI_SUCCESS;
@@ -841,7 +843,8 @@ static int reduce_img(struct cx *x, void *data, int count, MPI_Datatype dt, MPI_
 	size_t bytes = x->esize * (size_t)count;
 	bool commute = mpi_op_commutative(op);
 	int sroot = commute ? root : 0;
-	struct coll_req req = { .op = COLL_OP_REDUCE, .root = sroot, .bytes = bytes, .elem_size = x->esize };
+	struct coll_req req = { .op = COLL_OP_REDUCE, .root = sroot, .bytes = bytes, .elem_size = x->esize,
+				.input = input != NULL };
 	if (!commute) {
 		/* The owner form adds parts in rank order at rank 0. */
 		req.algo = COLL_ALGO_OWNER;
@@ -858,7 +861,7 @@ static int reduce_img(struct cx *x, void *data, int count, MPI_Datatype dt, MPI_
 			return mpi_cx_fail(x, MPI_ERR_INTERN, "%s: no schedule: %s", x->name, msg);
 		x->algo = "owner";
 		void *scratch = tmp_get(x->c, s->info.scratch_bytes);
-		struct coll_bufs bufs = { data, NULL, scratch };
+		struct coll_bufs bufs = { data, input, scratch };
 		struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, mpi_coll_eager_max() };
 		rc = scratch ? coll_engine_new(s, x->c->rank, &bufs, &conf, &mpi_coll_engine_ops, x, &x->e) : -ENOMEM;
 		if (!rc)
@@ -878,7 +881,7 @@ static int reduce_img(struct cx *x, void *data, int count, MPI_Datatype dt, MPI_
 		}
 		return rc;
 	}
-	return run_sched(x, &req, data, NULL);
+	return run_sched(x, &req, data, input);
 }
 
 /* Vectors up to this size on 2^k ranks: recursive doubling posted here
@@ -1124,7 +1127,7 @@ static int allreduce_img(struct cx *x, void *data, int count, MPI_Datatype dt, M
 	if (x->c->size == 1 || count == 0)
 		return MPI_SUCCESS;
 	if (!mpi_op_commutative(op)) {
-		int rc = reduce_img(x, data, count, dt, op, 0);
+		int rc = reduce_img(x, data, NULL, count, dt, op, 0);
 		return rc ? rc : bcast(x, data, mpi_dtype_get(dt)->size * (size_t)count, 0);
 	}
 	x->op = op;
@@ -1174,10 +1177,24 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, 
 	mpi_cx_init(&x, c, "MPI_Reduce");
 	bool tmp;
 	bool at_root = c->rank == root;
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	if (t->contig && count > 0 && sendbuf != MPI_IN_PLACE && c->size > 1) {
+		/* The schedule reads sendbuf where it is (a leaf sends it, a
+		 * rank's first add combines from it): the root's result goes
+		 * straight into recvbuf, a partial sum elsewhere into a
+		 * temporary, and nothing copies the input first. */
+		void *data = at_root ? (char *)recvbuf + t->true_lb : tmp_get(c, t->size * (size_t)count);
+		if (!data)
+			return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Reduce", "out of memory");
+		rc = reduce_img(&x, data, (const char *)sendbuf + t->true_lb, count, dt, op, root);
+		if (!at_root)
+			tmp_put(c, data);
+		return finish(&x, comm, rc);
+	}
 	void *img = reduce_input(c, sendbuf, recvbuf, count, dt, at_root, &tmp);
 	if (tmp && !img)
 		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Reduce", "out of memory");
-	rc = reduce_img(&x, img, count, dt, op, root);
+	rc = reduce_img(&x, img, NULL, count, dt, op, root);
 	if (tmp) {
 		if (at_root && !rc)
 			mpi_unpack(mpi_dtype_get(dt), recvbuf, count, img, mpi_dtype_get(dt)->size * (size_t)count);

@@ -423,6 +423,53 @@ static void input_apart_same_bits(enum coll_algo algo, int n, size_t cnt, int ch
 	coll_free(sa);
 }
 
+/* Reduce with the input apart (owner and tree): the root gets the same
+ * bits as with the input in DATA, in every delivery order, for any root;
+ * INPUT is left as it was on every rank (a leaf sends it, the root's and
+ * the inner ranks' first add reads it). */
+static void reduce_apart_same_bits(enum coll_algo algo, int n, size_t cnt, int root)
+{
+	struct coll_req r = mkreq(COLL_OP_REDUCE, algo, n, cnt * sizeof(double), 1, 1);
+	r.elem_size = sizeof(double);
+	r.root = root;
+	struct coll_sched *s = expand_ok(&r);
+	r.input = true;
+	struct coll_sched *sa = expand_ok(&r);
+	assert_int_equal(sa->info.input_bytes, r.bytes);
+	struct bufset bs, ba;
+	bufs_alloc(&bs, s);
+	bufs_alloc(&ba, sa);
+	for (int k = 0; k < n; k++)
+		for (size_t e = 0; e < cnt; e++) {
+			double v = 1.0 / (double)(k + 3) + (double)e * 1e-3 + (double)(k % 5) * 1e7;
+			put_val(bs.data[k], e, COLL_DOUBLE, v);
+			put_val(ba.in[k], e, COLL_DOUBLE, v);
+		}
+	char msg[256] = "";
+	struct coll_exec_opts o = { COLL_DOUBLE, COLL_SUM, 0 };
+	if (coll_exec_run(s, bs.b, &o, msg, sizeof msg))
+		fail_msg("exec %s: %s", coll_algo_name(algo), msg);
+	for (unsigned seed = 0; seed < 4; seed++) {
+		o.seed = seed * 7919u;
+		for (int k = 0; k < n; k++)
+			memset(ba.data[k], 0xEE, r.bytes);
+		if (coll_exec_run(sa, ba.b, &o, msg, sizeof msg))
+			fail_msg("exec reduce %s (input apart) N=%d: %s", coll_algo_name(algo), n, msg);
+		assert_memory_equal(bs.data[root], ba.data[root], r.bytes);
+		for (int k = 0; k < n; k++)
+			for (size_t e = 0; e < cnt; e += cnt - 1) {
+				unsigned char want[sizeof(double)];
+				put_val(want, 0, COLL_DOUBLE,
+				        1.0 / (double)(k + 3) + (double)e * 1e-3 + (double)(k % 5) * 1e7);
+				assert_memory_equal(ba.in[k] + e * sizeof(double), want, sizeof want);
+			}
+	}
+	bufs_free(&bs);
+	bufs_free(&ba);
+	coll_free(s);
+	coll_free(sa);
+}
+
 static void test_input_apart(void **state)
 {
 	(void)state;
@@ -443,15 +490,21 @@ static void test_input_apart(void **state)
 			input_apart_same_bits(COLL_ALGO_HALVING_DOUBLING, ns[i], 21, 1);
 			input_apart_same_bits(COLL_ALGO_HALVING_DOUBLING, ns[i], 9001, 1);
 		}
+		for (int root = 0; root < ns[i]; root += ns[i] > 4 ? ns[i] / 3 : 1) {
+			reduce_apart_same_bits(COLL_ALGO_TREE, ns[i], 21, root);
+			reduce_apart_same_bits(COLL_ALGO_OWNER, ns[i], 21, root);
+		}
+		reduce_apart_same_bits(COLL_ALGO_TREE, ns[i], 9001, ns[i] - 1);
 	}
 	char msg[256] = "";
 	struct coll_sched *s = NULL;
 	assert_true(coll_input_apart(COLL_OP_ALLREDUCE, COLL_ALGO_RING_BIDIR));
+	assert_true(coll_input_apart(COLL_OP_REDUCE, COLL_ALGO_OWNER));
 	struct coll_req r = mkreq(COLL_OP_REDUCE_SCATTER, COLL_ALGO_RING, 4, 64, 1, 1);
 	r.input = true;
 	assert_false(coll_input_apart(COLL_OP_REDUCE_SCATTER, COLL_ALGO_RING));
 	assert_int_equal(coll_expand(&r, &s, msg, sizeof msg), -EINVAL);
-	assert_non_null(strstr(msg, "only allreduce"));
+	assert_non_null(strstr(msg, "only allreduce and reduce"));
 	assert_null(s);
 }
 

@@ -861,8 +861,9 @@ static void long_sum_bits(void)
  * and type as for MPI_SUM of doubles: a pair op writes whichever pair it
  * keeps (MAXLOC of MPI_2INT), complex and byte types; sendbuf unwritten.
  * A non-commutative user op over long vectors (rank order kept: reduced
- * to rank 0 in place, its function writing a copy of its second operand),
- * in place and not. */
+ * to rank 0, its function writing a copy of its second operand), in place
+ * and not. MPI_Reduce reads the input where it is too, its root not in
+ * place (tree; owner for the non-commutative op, then sent to the root). */
 static int pick(int r, int i) { return (r * 5 + i * 3) % 7; }
 static void long_ops(void)
 {
@@ -937,6 +938,38 @@ static void long_ops(void)
 		}
 		CHECK(bad == 0, "long non-commutative allreduce%s: %d of %d matrices wrong", inplace ? " in place" : "",
 		      bad, N);
+	}
+	for (int root = 0; root < t_size; root += t_size > 2 ? t_size - 1 : 1) {
+		memset(iout, 0x5a, sizeof iout);
+		OK(MPI_Reduce(iin, t_rank == root ? iout : NULL, N, MPI_INT, MPI_MIN, root, MPI_COMM_WORLD));
+		bad = 0;
+		for (int i = 0; i < N; i++) {
+			int want = pick(0, i) - 3;
+			for (int r = 1; r < t_size; r++)
+				want = pick(r, i) - 3 < want ? pick(r, i) - 3 : want;
+			bad += (t_rank == root && iout[i] != want) || iin[i] != pick(t_rank, i) - 3;
+		}
+		CHECK(bad == 0, "long reduce min to %d: %d wrong (or sendbuf written)", root, bad);
+		for (int i = 0; i < N; i++) {
+			int odd = (t_rank + i) % 2, m[4] = { 1, !odd, odd, 1 };
+			memcpy(min[i], m, sizeof m);
+		}
+		memset(mout, 0, sizeof mout);
+		OK(MPI_Reduce(min, mout, N, mat, op, root, MPI_COMM_WORLD));
+		bad = 0;
+		for (int i = 0; i < N && t_rank == root; i++) {
+			int want[4] = { 1, 0, 0, 1 };
+			for (int r = 0; r < t_size; r++) {
+				int odd = (r + i) % 2, x[4] = { 1, !odd, odd, 1 };
+				int c[4] = { want[0] * x[0] + want[1] * x[2], want[0] * x[1] + want[1] * x[3],
+					     want[2] * x[0] + want[3] * x[2], want[2] * x[1] + want[3] * x[3] };
+				memcpy(want, c, sizeof c);
+			}
+			bad += memcmp(mout[i], want, sizeof want) != 0;
+		}
+		for (int i = 0; i < N; i++)
+			bad += min[i][1] != !((t_rank + i) % 2);
+		CHECK(bad == 0, "long non-commutative reduce to %d: %d wrong (or sendbuf written)", root, bad);
 	}
 	OK(MPI_Op_free(&op));
 	OK(MPI_Type_free(&mat));
