@@ -370,18 +370,13 @@ static void test_recursive_doubling_same_bits(void **state)
 	}
 }
 
-/* With the input apart (req.input: recursive doubling's step 0 reads
- * INPUT; the rings send their first block from INPUT and take the rank's
- * part of each reduction from it, from_input; halving-doubling's first
- * step and the tree's first add and leaves do the same) every rank gets the same
- * bits as with the input in DATA, in every delivery order, at 1-64 ranks,
- * with one chunk or several and vectors the ring cuts unevenly, and INPUT
- * is left as it was (ring_bidir too: its own block's second partial sum
- * adds into the first add's result); other operations refuse. */
-static void input_apart_same_bits(enum coll_algo algo, int n, size_t cnt, int chunks)
+/* Runs r (doubles) with the input in DATA and apart (r.input), the same
+ * values, in every delivery order: rank only's DATA, or with only < 0
+ * every rank's, has the in-place run's bits (rank 0's for every rank);
+ * every rank's INPUT is left as it was. */
+static void same_bits_apart(struct coll_req r, int n, int only)
 {
-	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, algo, n, cnt * sizeof(double), chunks,
-	                          algo == COLL_ALGO_RING_BIDIR ? 2 : 1);
+	size_t cnt = r.bytes / sizeof(double);
 	r.elem_size = sizeof(double);
 	struct coll_sched *s = expand_ok(&r);
 	r.input = true;
@@ -400,15 +395,17 @@ static void input_apart_same_bits(enum coll_algo algo, int n, size_t cnt, int ch
 	char msg[256] = "";
 	struct coll_exec_opts o = { COLL_DOUBLE, COLL_SUM, 0 };
 	if (coll_exec_run(s, bs.b, &o, msg, sizeof msg))
-		fail_msg("exec %s: %s", coll_algo_name(algo), msg);
+		fail_msg("exec %s %s: %s", coll_op_name(r.op), coll_algo_name(r.algo), msg);
 	for (unsigned seed = 0; seed < 4; seed++) {
 		o.seed = seed * 7919u;
 		for (int k = 0; k < n; k++)
 			memset(ba.data[k], 0xEE, r.bytes);
 		if (coll_exec_run(sa, ba.b, &o, msg, sizeof msg))
-			fail_msg("exec %s (input apart) N=%d: %s", coll_algo_name(algo), n, msg);
+			fail_msg("exec %s %s (input apart) N=%d: %s", coll_op_name(r.op), coll_algo_name(r.algo), n,
+			         msg);
 		for (int k = 0; k < n; k++) {
-			assert_memory_equal(bs.data[0], ba.data[k], r.bytes);
+			if (only < 0 || k == only)
+				assert_memory_equal(bs.data[only < 0 ? 0 : only], ba.data[k], r.bytes);
 			for (size_t e = 0; e < cnt; e += cnt - 1) {
 				unsigned char want[sizeof(double)];
 				put_val(want, 0, COLL_DOUBLE,
@@ -423,6 +420,20 @@ static void input_apart_same_bits(enum coll_algo algo, int n, size_t cnt, int ch
 	coll_free(sa);
 }
 
+/* With the input apart (req.input: recursive doubling's step 0 reads
+ * INPUT; the rings send their first block from INPUT and take the rank's
+ * part of each reduction from it, from_input; halving-doubling's first
+ * step and the tree's first add and leaves do the same) every rank gets the same
+ * bits as with the input in DATA, in every delivery order, at 1-64 ranks,
+ * with one chunk or several and vectors the ring cuts unevenly, and INPUT
+ * is left as it was (ring_bidir too: its own block's second partial sum
+ * adds into the first add's result); reduce_scatter refuses. */
+static void input_apart_same_bits(enum coll_algo algo, int n, size_t cnt, int chunks)
+{
+	same_bits_apart(mkreq(COLL_OP_ALLREDUCE, algo, n, cnt * sizeof(double), chunks,
+	                      algo == COLL_ALGO_RING_BIDIR ? 2 : 1), n, -1);
+}
+
 /* Reduce with the input apart (owner and tree): the root gets the same
  * bits as with the input in DATA, in every delivery order, for any root;
  * INPUT is left as it was on every rank (a leaf sends it, the root's and
@@ -430,44 +441,8 @@ static void input_apart_same_bits(enum coll_algo algo, int n, size_t cnt, int ch
 static void reduce_apart_same_bits(enum coll_algo algo, int n, size_t cnt, int root)
 {
 	struct coll_req r = mkreq(COLL_OP_REDUCE, algo, n, cnt * sizeof(double), 1, 1);
-	r.elem_size = sizeof(double);
 	r.root = root;
-	struct coll_sched *s = expand_ok(&r);
-	r.input = true;
-	struct coll_sched *sa = expand_ok(&r);
-	assert_int_equal(sa->info.input_bytes, r.bytes);
-	struct bufset bs, ba;
-	bufs_alloc(&bs, s);
-	bufs_alloc(&ba, sa);
-	for (int k = 0; k < n; k++)
-		for (size_t e = 0; e < cnt; e++) {
-			double v = 1.0 / (double)(k + 3) + (double)e * 1e-3 + (double)(k % 5) * 1e7;
-			put_val(bs.data[k], e, COLL_DOUBLE, v);
-			put_val(ba.in[k], e, COLL_DOUBLE, v);
-		}
-	char msg[256] = "";
-	struct coll_exec_opts o = { COLL_DOUBLE, COLL_SUM, 0 };
-	if (coll_exec_run(s, bs.b, &o, msg, sizeof msg))
-		fail_msg("exec %s: %s", coll_algo_name(algo), msg);
-	for (unsigned seed = 0; seed < 4; seed++) {
-		o.seed = seed * 7919u;
-		for (int k = 0; k < n; k++)
-			memset(ba.data[k], 0xEE, r.bytes);
-		if (coll_exec_run(sa, ba.b, &o, msg, sizeof msg))
-			fail_msg("exec reduce %s (input apart) N=%d: %s", coll_algo_name(algo), n, msg);
-		assert_memory_equal(bs.data[root], ba.data[root], r.bytes);
-		for (int k = 0; k < n; k++)
-			for (size_t e = 0; e < cnt; e += cnt - 1) {
-				unsigned char want[sizeof(double)];
-				put_val(want, 0, COLL_DOUBLE,
-				        1.0 / (double)(k + 3) + (double)e * 1e-3 + (double)(k % 5) * 1e7);
-				assert_memory_equal(ba.in[k] + e * sizeof(double), want, sizeof want);
-			}
-	}
-	bufs_free(&bs);
-	bufs_free(&ba);
-	coll_free(s);
-	coll_free(sa);
+	same_bits_apart(r, n, root);
 }
 
 static void test_input_apart(void **state)

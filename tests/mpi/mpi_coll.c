@@ -865,6 +865,36 @@ static void long_sum_bits(void)
  * and not. MPI_Reduce reads the input where it is too, its root not in
  * place (tree; owner for the non-commutative op, then sent to the root). */
 static int pick(int r, int i) { return (r * 5 + i * 3) % 7; }
+
+/* The least of every rank's pick(r, i) - 3: long_ops' MPI_MIN. */
+static int min_at(int i)
+{
+	int m = pick(0, i) - 3;
+	for (int r = 1; r < t_size; r++)
+		m = pick(r, i) - 3 < m ? pick(r, i) - 3 : m;
+	return m;
+}
+
+/* Rank r's matrix i of long_ops' non-commutative vectors; got, the
+ * product of every rank's in rank order? */
+static void mat_of(int r, int i, int m[4])
+{
+	int odd = (r + i) % 2;
+	m[0] = 1, m[1] = !odd, m[2] = odd, m[3] = 1;
+}
+
+static bool mat_ok(const int got[4], int i)
+{
+	int want[4] = { 1, 0, 0, 1 };
+	for (int r = 0; r < t_size; r++) {
+		int x[4];
+		mat_of(r, i, x);
+		int c[4] = { want[0] * x[0] + want[1] * x[2], want[0] * x[1] + want[1] * x[3],
+			     want[2] * x[0] + want[3] * x[2], want[2] * x[1] + want[3] * x[3] };
+		memcpy(want, c, sizeof c);
+	}
+	return !memcmp(got, want, sizeof want);
+}
 static void long_ops(void)
 {
 	enum { N = 9001 };
@@ -882,12 +912,8 @@ static void long_ops(void)
 		bin[i] = (unsigned char)(1u << ((t_rank + i) % 8));
 	}
 	OK(MPI_Allreduce(iin, iout, N, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
-	for (int i = 0; i < N; i++) {
-		int want = iin[i];
-		for (int r = 0; r < t_size; r++)
-			want = pick(r, i) - 3 < want ? pick(r, i) - 3 : want;
-		bad += iout[i] != want || iin[i] != pick(t_rank, i) - 3;
-	}
+	for (int i = 0; i < N; i++)
+		bad += iout[i] != min_at(i) || iin[i] != pick(t_rank, i) - 3;
 	CHECK(bad == 0, "long int min: %d wrong (or sendbuf written)", bad);
 	OK(MPI_Allreduce(pin, pout, N, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD));
 	bad = 0;
@@ -919,22 +945,13 @@ static void long_ops(void)
 	OK(MPI_Op_create(matmul, 0, &op));
 	for (int inplace = 0; inplace < 2; inplace++) {
 		for (int i = 0; i < N; i++) {
-			int odd = (t_rank + i) % 2;
-			int m[4] = { 1, !odd, odd, 1 };
-			memcpy(min[i], m, sizeof m);
-			memcpy(mout[i], m, sizeof m);
+			mat_of(t_rank, i, min[i]);
+			mat_of(t_rank, i, mout[i]);
 		}
 		OK(MPI_Allreduce(inplace ? MPI_IN_PLACE : (void *)min, mout, N, mat, op, MPI_COMM_WORLD));
 		bad = 0;
 		for (int i = 0; i < N; i++) {
-			int want[4] = { 1, 0, 0, 1 };
-			for (int r = 0; r < t_size; r++) {
-				int odd = (r + i) % 2, x[4] = { 1, !odd, odd, 1 };
-				int c[4] = { want[0] * x[0] + want[1] * x[2], want[0] * x[1] + want[1] * x[3],
-					     want[2] * x[0] + want[3] * x[2], want[2] * x[1] + want[3] * x[3] };
-				memcpy(want, c, sizeof c);
-			}
-			bad += memcmp(mout[i], want, sizeof want) != 0;
+			bad += !mat_ok(mout[i], i);
 		}
 		CHECK(bad == 0, "long non-commutative allreduce%s: %d of %d matrices wrong", inplace ? " in place" : "",
 		      bad, N);
@@ -943,29 +960,16 @@ static void long_ops(void)
 		memset(iout, 0x5a, sizeof iout);
 		OK(MPI_Reduce(iin, t_rank == root ? iout : NULL, N, MPI_INT, MPI_MIN, root, MPI_COMM_WORLD));
 		bad = 0;
-		for (int i = 0; i < N; i++) {
-			int want = pick(0, i) - 3;
-			for (int r = 1; r < t_size; r++)
-				want = pick(r, i) - 3 < want ? pick(r, i) - 3 : want;
-			bad += (t_rank == root && iout[i] != want) || iin[i] != pick(t_rank, i) - 3;
-		}
+		for (int i = 0; i < N; i++)
+			bad += (t_rank == root && iout[i] != min_at(i)) || iin[i] != pick(t_rank, i) - 3;
 		CHECK(bad == 0, "long reduce min to %d: %d wrong (or sendbuf written)", root, bad);
-		for (int i = 0; i < N; i++) {
-			int odd = (t_rank + i) % 2, m[4] = { 1, !odd, odd, 1 };
-			memcpy(min[i], m, sizeof m);
-		}
+		for (int i = 0; i < N; i++)
+			mat_of(t_rank, i, min[i]);
 		memset(mout, 0, sizeof mout);
 		OK(MPI_Reduce(min, mout, N, mat, op, root, MPI_COMM_WORLD));
 		bad = 0;
 		for (int i = 0; i < N && t_rank == root; i++) {
-			int want[4] = { 1, 0, 0, 1 };
-			for (int r = 0; r < t_size; r++) {
-				int odd = (r + i) % 2, x[4] = { 1, !odd, odd, 1 };
-				int c[4] = { want[0] * x[0] + want[1] * x[2], want[0] * x[1] + want[1] * x[3],
-					     want[2] * x[0] + want[3] * x[2], want[2] * x[1] + want[3] * x[3] };
-				memcpy(want, c, sizeof c);
-			}
-			bad += memcmp(mout[i], want, sizeof want) != 0;
+			bad += !mat_ok(mout[i], i);
 		}
 		for (int i = 0; i < N; i++)
 			bad += min[i][1] != !((t_rank + i) % 2);
