@@ -895,6 +895,7 @@ static bool mat_ok(const int got[4], int i)
 	}
 	return !memcmp(got, want, sizeof want);
 }
+
 static void long_ops(void)
 {
 	enum { N = 9001 };
@@ -950,9 +951,8 @@ static void long_ops(void)
 		}
 		OK(MPI_Allreduce(inplace ? MPI_IN_PLACE : (void *)min, mout, N, mat, op, MPI_COMM_WORLD));
 		bad = 0;
-		for (int i = 0; i < N; i++) {
+		for (int i = 0; i < N; i++)
 			bad += !mat_ok(mout[i], i);
-		}
 		CHECK(bad == 0, "long non-commutative allreduce%s: %d of %d matrices wrong", inplace ? " in place" : "",
 		      bad, N);
 	}
@@ -968,9 +968,8 @@ static void long_ops(void)
 		memset(mout, 0, sizeof mout);
 		OK(MPI_Reduce(min, mout, N, mat, op, root, MPI_COMM_WORLD));
 		bad = 0;
-		for (int i = 0; i < N && t_rank == root; i++) {
+		for (int i = 0; i < N && t_rank == root; i++)
 			bad += !mat_ok(mout[i], i);
-		}
 		for (int i = 0; i < N; i++)
 			bad += min[i][1] != !((t_rank + i) % 2);
 		CHECK(bad == 0, "long non-commutative reduce to %d: %d wrong (or sendbuf written)", root, bad);
