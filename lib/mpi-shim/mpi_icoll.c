@@ -492,16 +492,22 @@ static int ireduce(const char *fn, const void *sendbuf, void *recvbuf, int count
 	IC_NEW(q, c, fn, comm);
 	struct mpi_dtype *t = mpi_dtype_get(dt);
 	size_t len = t->size * (size_t)count;
-	if (root < 0 && t->contig && len && sendbuf != MPI_IN_PLACE && c->size > 1 && mpi_op_commutative(op)) {
-		/* As MPI_Allreduce: the schedule reads sendbuf where it is and
-		 * leaves its result in recvbuf, no copy either way (phase_start
-		 * copies sendbuf in for an algorithm that cannot). */
+	if (t->contig && len && sendbuf != MPI_IN_PLACE && c->size > 1 && mpi_op_commutative(op)) {
+		/* As MPI_Allreduce and MPI_Reduce: the schedule reads sendbuf
+		 * where it is and leaves its result in recvbuf (a reduce's
+		 * partial sums off the root in room of the request's), no copy
+		 * either way (phase_start copies sendbuf in for an algorithm
+		 * that cannot). */
+		void *data = root < 0 || c->rank == root ? (char *)recvbuf + t->true_lb : ic_alloc(q, len);
+		if (!data)
+			return ic_nomem(q, comm, fn);
 		q->x.op = op;
 		q->x.dt = dt;
 		q->x.esize = t->size;
 		q->ph[q->nph++] = (struct ic_phase){
-			.req = { .op = COLL_OP_ALLREDUCE, .bytes = len, .elem_size = t->size, .input = true },
-			.data = (char *)recvbuf + t->true_lb, .input = (const char *)sendbuf + t->true_lb };
+			.req = { .op = root < 0 ? COLL_OP_ALLREDUCE : COLL_OP_REDUCE, .root = root < 0 ? 0 : root,
+				 .bytes = len, .elem_size = t->size, .input = true },
+			.data = data, .input = (const char *)sendbuf + t->true_lb };
 		return ic_go(q, request);
 	}
 	bool result = root < 0 || c->rank == root;

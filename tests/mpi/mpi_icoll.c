@@ -50,6 +50,10 @@ static void reductions(void)
 		OK(MPI_Reduce(in, bl, n, MPI_DOUBLE, MPI_SUM, root, MPI_COMM_WORLD));
 		if (t_rank == root)
 			CHECK(memcmp(nb, bl, sizeof *nb * (size_t)n) == 0, "Ireduce of %d doubles differs from Reduce", n);
+		int kept = 0;
+		for (int k = 0; k < n; k++)
+			kept += in[k] == val(t_rank, k);
+		CHECK(kept == n, "Ireduce and Reduce of %d doubles wrote sendbuf (%d kept)", n, kept);
 	}
 	/* in place */
 	for (int k = 0; k < 5; k++)
