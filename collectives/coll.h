@@ -158,10 +158,11 @@ struct coll_req {
 	 * the other ranks' parts are unknown. Not owned. */
 	const size_t *recv_counts;
 	size_t elem_size;        /* blocks are cut at element boundaries */
-	/* allreduce and reduce by any algorithm (coll_input_apart says which
-	 * operations and algorithms take it): the input is apart, in INPUT
-	 * (read only, info.input_bytes = bytes), and DATA only receives the
-	 * result (a reduce's partial sums off the root). Recursive doubling's
+	/* allreduce, reduce and reduce_scatter by any algorithm
+	 * (coll_input_apart says which operations and algorithms take it):
+	 * the input is apart, in INPUT (read only, info.input_bytes = bytes),
+	 * and DATA only receives the result (a reduce's partial sums off the
+	 * root, a reduce_scatter's partial sums beside its own block). Recursive doubling's
 	 * first round sends INPUT and combines it with what arrives; the
 	 * others send their first part from INPUT (the rings' first block,
 	 * halving-doubling's first half, a tree leaf's part, a reduce's

@@ -64,8 +64,8 @@ struct coll_cmd *coll_emit_send(struct coll_gen *g, uint32_t step, int dir, int 
 
 bool coll_input_apart(enum coll_op op, enum coll_algo algo)
 {
-	(void)algo; /* every allreduce and reduce algorithm does */
-	return op == COLL_OP_ALLREDUCE || op == COLL_OP_REDUCE;
+	(void)algo; /* every allreduce, reduce and reduce_scatter algorithm does */
+	return op == COLL_OP_ALLREDUCE || op == COLL_OP_REDUCE || op == COLL_OP_REDUCE_SCATTER;
 }
 
 static int cmd_cmp(const void *a, const void *b)

@@ -122,9 +122,10 @@ int coll_req_normalize(const struct coll_req *in, struct coll_req *out, char *ms
 		         coll_op_name(in->op), out->bytes, out->elem_size);
 		return -EINVAL;
 	}
-	if (in->input && in->op != COLL_OP_ALLREDUCE && in->op != COLL_OP_REDUCE) {
-		coll_msg(msg, msglen, "%s: only allreduce and reduce take their input apart (input)",
-		         coll_op_name(in->op));
+	if (in->input && in->op != COLL_OP_ALLREDUCE && in->op != COLL_OP_REDUCE
+	    && in->op != COLL_OP_REDUCE_SCATTER) {
+		coll_msg(msg, msglen, "%s: only allreduce, reduce and reduce_scatter take their input apart "
+		         "(input)", coll_op_name(in->op));
 		return -EINVAL;
 	}
 	if (in->op == COLL_OP_BARRIER)

@@ -1277,7 +1277,12 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 	char *data = tmp_get(c, blk * (size_t)n);
 	if (!data)
 		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Reduce_scatter_block", "out of memory");
-	mpi_pack(t, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, recvcount * n, data);
+	/* A contiguous sendbuf is read where it is by the ring's first sends
+	 * and reductions (coll_req.input): DATA only holds the partial sums,
+	 * nothing packs the whole input into it first. */
+	bool apart = t->contig && sendbuf != MPI_IN_PLACE && n > 1 && recvcount > 0 && mpi_op_commutative(op);
+	if (!apart)
+		mpi_pack(t, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, recvcount * n, data);
 	struct cx x;
 	mpi_cx_init(&x, c, "MPI_Reduce_scatter_block");
 	if (n > 1 && recvcount > 0) {
@@ -1285,8 +1290,9 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 			x.op = op;
 			x.dt = dt;
 			x.esize = t->size;
-			struct coll_req req = { .op = COLL_OP_REDUCE_SCATTER, .bytes = blk * (size_t)n, .elem_size = t->size };
-			rc = run_sched(&x, &req, data, NULL);
+			struct coll_req req = { .op = COLL_OP_REDUCE_SCATTER, .bytes = blk * (size_t)n, .elem_size = t->size,
+						.input = apart };
+			rc = run_sched(&x, &req, data, apart ? (const char *)sendbuf + t->true_lb : NULL);
 		} else {
 			rc = allreduce_img(&x, data, recvcount * n, dt, op);
 		}

@@ -372,8 +372,9 @@ static void test_recursive_doubling_same_bits(void **state)
 
 /* Runs r (doubles) with the input in DATA and apart (r.input), the same
  * values, in every delivery order: rank only's DATA, or with only < 0
- * every rank's, has the in-place run's bits (rank 0's for every rank);
- * every rank's INPUT is left as it was. */
+ * every rank's, has the in-place run's bits (rank 0's for every rank; a
+ * reduce_scatter's, each rank's own block); every rank's INPUT is left as
+ * it was. */
 static void same_bits_apart(struct coll_req r, int n, int only)
 {
 	size_t cnt = r.bytes / sizeof(double);
@@ -404,8 +405,13 @@ static void same_bits_apart(struct coll_req r, int n, int only)
 			fail_msg("exec %s %s (input apart) N=%d: %s", coll_op_name(r.op), coll_algo_name(r.algo), n,
 			         msg);
 		for (int k = 0; k < n; k++) {
-			if (only < 0 || k == only)
+			if (r.op == COLL_OP_REDUCE_SCATTER) {
+				size_t off, len;
+				coll_block(r.bytes, sizeof(double), (size_t)n, (size_t)k, &off, &len);
+				assert_memory_equal(bs.data[k] + off, ba.data[k] + off, len);
+			} else if (only < 0 || k == only) {
 				assert_memory_equal(bs.data[only < 0 ? 0 : only], ba.data[k], r.bytes);
+			}
 			for (size_t e = 0; e < cnt; e += cnt - 1) {
 				unsigned char want[sizeof(double)];
 				put_val(want, 0, COLL_DOUBLE,
@@ -427,7 +433,7 @@ static void same_bits_apart(struct coll_req r, int n, int only)
  * bits as with the input in DATA, in every delivery order, at 1-64 ranks,
  * with one chunk or several and vectors the ring cuts unevenly, and INPUT
  * is left as it was (ring_bidir too: its own block's second partial sum
- * adds into the first add's result); reduce_scatter refuses. */
+ * adds into the first add's result); scan refuses. */
 static void input_apart_same_bits(enum coll_algo algo, int n, size_t cnt, int chunks)
 {
 	same_bits_apart(mkreq(COLL_OP_ALLREDUCE, algo, n, cnt * sizeof(double), chunks,
@@ -465,6 +471,10 @@ static void test_input_apart(void **state)
 			input_apart_same_bits(COLL_ALGO_HALVING_DOUBLING, ns[i], 21, 1);
 			input_apart_same_bits(COLL_ALGO_HALVING_DOUBLING, ns[i], 9001, 1);
 		}
+		same_bits_apart(mkreq(COLL_OP_REDUCE_SCATTER, COLL_ALGO_RING, ns[i], 9001 * sizeof(double), 1, 1),
+		                ns[i], -1);
+		same_bits_apart(mkreq(COLL_OP_REDUCE_SCATTER, COLL_ALGO_RING_BIDIR, ns[i], 5000 * sizeof(double), 3,
+		                      2), ns[i], -1);
 		for (int root = 0; root < ns[i]; root += ns[i] > 4 ? ns[i] / 3 : 1) {
 			reduce_apart_same_bits(COLL_ALGO_TREE, ns[i], 21, root);
 			reduce_apart_same_bits(COLL_ALGO_OWNER, ns[i], 21, root);
@@ -475,11 +485,12 @@ static void test_input_apart(void **state)
 	struct coll_sched *s = NULL;
 	assert_true(coll_input_apart(COLL_OP_ALLREDUCE, COLL_ALGO_RING_BIDIR));
 	assert_true(coll_input_apart(COLL_OP_REDUCE, COLL_ALGO_OWNER));
-	struct coll_req r = mkreq(COLL_OP_REDUCE_SCATTER, COLL_ALGO_RING, 4, 64, 1, 1);
+	assert_true(coll_input_apart(COLL_OP_REDUCE_SCATTER, COLL_ALGO_RING_SENDRECV));
+	struct coll_req r = mkreq(COLL_OP_SCAN, COLL_ALGO_AUTO, 4, 64, 1, 1);
 	r.input = true;
-	assert_false(coll_input_apart(COLL_OP_REDUCE_SCATTER, COLL_ALGO_RING));
+	assert_false(coll_input_apart(COLL_OP_SCAN, COLL_ALGO_CHAIN));
 	assert_int_equal(coll_expand(&r, &s, msg, sizeof msg), -EINVAL);
-	assert_non_null(strstr(msg, "only allreduce and reduce"));
+	assert_non_null(strstr(msg, "only allreduce, reduce and reduce_scatter"));
 	assert_null(s);
 }
 

@@ -863,7 +863,8 @@ static void long_sum_bits(void)
  * A non-commutative user op over long vectors (rank order kept: reduced
  * to rank 0, its function writing a copy of its second operand), in place
  * and not. MPI_Reduce reads the input where it is too, its root not in
- * place (tree; owner for the non-commutative op, then sent to the root). */
+ * place (tree; owner for the non-commutative op, then sent to the root),
+ * and so does MPI_Reduce_scatter_block (the ring's reduce-scatter). */
 static int pick(int r, int i) { return (r * 5 + i * 3) % 7; }
 
 /* The least of every rank's pick(r, i) - 3: long_ops' MPI_MIN. */
@@ -976,6 +977,18 @@ static void long_ops(void)
 	}
 	OK(MPI_Op_free(&op));
 	OK(MPI_Type_free(&mat));
+	enum { B = 3001 };
+	int *rin = malloc(sizeof(int) * B * (size_t)t_size), rout[B];
+	for (int i = 0; i < B * t_size; i++)
+		rin[i] = pick(t_rank, i) - 3;
+	OK(MPI_Reduce_scatter_block(rin, rout, B, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+	bad = 0;
+	for (int i = 0; i < B; i++)
+		bad += rout[i] != min_at(t_rank * B + i);
+	for (int i = 0; i < B * t_size; i++)
+		bad += rin[i] != pick(t_rank, i) - 3;
+	CHECK(bad == 0, "long reduce_scatter_block min: %d wrong (or sendbuf written)", bad);
+	free(rin);
 }
 
 /* Same inputs, same bits: on every rank, every time. */
