@@ -45,14 +45,8 @@ static int ard_emit(struct coll_gen *g)
 	bool have_prev = false;
 	if (!b)
 		return 0;
-	if (!L && g->req->input) {
-		struct coll_cmd *cp = coll_emit(g, COLL_COPY, 0, 0, 0, SUB_COPY, COLL_PEER_NONE);
-		if (!cp)
-			return g->err;
-		cp->len = b;
-		cp->src_buf = COLL_BUF_INPUT;
-		return 0;
-	}
+	if (!L)
+		return coll_emit_input_copy(g, SUB_COPY);
 	for (int k = 0; k < L; k++) {
 		uint32_t st = (uint32_t)k;
 		int p = i ^ (1 << k);

@@ -62,6 +62,18 @@ struct coll_cmd *coll_emit_send(struct coll_gen *g, uint32_t step, int dir, int 
 	return c;
 }
 
+int coll_emit_input_copy(struct coll_gen *g, int sub)
+{
+	if (!g->req->input || !g->req->bytes)
+		return 0;
+	struct coll_cmd *c = coll_emit(g, COLL_COPY, 0, 0, 0, sub, COLL_PEER_NONE);
+	if (!c)
+		return g->err;
+	c->len = g->req->bytes;
+	c->src_buf = COLL_BUF_INPUT;
+	return 0;
+}
+
 bool coll_input_apart(enum coll_op op, enum coll_algo algo)
 {
 	(void)algo; /* every allreduce, reduce and reduce_scatter algorithm does */

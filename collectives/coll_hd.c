@@ -57,13 +57,8 @@ static int hd_emit(struct coll_gen *g)
 	 * later steps work in DATA, whose every byte that add or a doubling
 	 * receive writes. */
 	bool apart = g->req->input;
-	if (apart && !L && g->req->bytes) {
-		struct coll_cmd *c = coll_emit(g, COLL_COPY, 0, 0, 0, SUB_RECV, COLL_PEER_NONE);
-		if (!c)
-			return g->err;
-		c->len = g->req->bytes;
-		c->src_buf = COLL_BUF_INPUT;
-	}
+	if (!L && coll_emit_input_copy(g, SUB_RECV))
+		return g->err;
 
 	for (uint32_t step = 0; step < (uint32_t)(2 * L); step++) {
 		bool halving = step < (uint32_t)L;

@@ -108,6 +108,11 @@ struct coll_cmd *coll_emit_recv(struct coll_gen *g, enum coll_kind kind, uint32_
                                 size_t off, size_t len);
 struct coll_cmd *coll_emit_send(struct coll_gen *g, uint32_t step, int dir, int chunk,
                                 int sub, int peer, size_t off, size_t len);
+/* One rank with the input apart (req.input): its result is its input,
+ * copied into DATA by a step-0 command numbered sub (the schedule's shape
+ * gives it that step). Nothing without req.input or bytes. 0, or g->err
+ * when out of memory. */
+int coll_emit_input_copy(struct coll_gen *g, int sub);
 
 /* One dependency chain (a rank's commands of one direction and chunk): what
  * it ran in the last step it took part in, which its next step waits for.

@@ -129,13 +129,8 @@ static int ring_emit(struct coll_gen *g)
 	 * its block(s) from INPUT (ring_bidir's two are the blocks it never
 	 * reduces); the other blocks of DATA are received whole. */
 	bool apart = g->req->input;
-	if (apart && n == 1 && g->req->bytes) {
-		struct coll_cmd *c = coll_emit(g, COLL_COPY, 0, 0, 0, SUB_LOCAL, COLL_PEER_NONE);
-		if (c) {
-			c->len = g->req->bytes;
-			c->src_buf = COLL_BUF_INPUT;
-		}
-	}
+	if (n == 1)
+		coll_emit_input_copy(g, SUB_LOCAL); /* g->err says if it failed */
 
 	for (int s = 0; s < (int)r.rs_steps; s++, step++) {
 		for (int d = 0; d < nd; d++) {

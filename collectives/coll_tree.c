@@ -89,19 +89,6 @@ static int dbtree_shape(struct coll_gen *g)
 	return 0;
 }
 
-/* One rank with the input apart (req.input): its result is its input,
- * copied into DATA. */
-static int input_copy(struct coll_gen *g)
-{
-	struct coll_cmd *c = g->req->input && g->req->bytes
-	                     ? coll_emit(g, COLL_COPY, 0, 0, 0, 0, COLL_PEER_NONE) : NULL;
-	if (c) {
-		c->len = g->req->bytes;
-		c->src_buf = COLL_BUF_INPUT;
-	}
-	return g->err;
-}
-
 static int dbtree_emit(struct coll_gen *g)
 {
 	int n = g->n;
@@ -112,7 +99,7 @@ static int dbtree_emit(struct coll_gen *g)
 	 * gets its result from the root's sends down or its own adds. */
 	bool apart = g->req->input;
 	if (n == 1)
-		return input_copy(g);
+		return coll_emit_input_copy(g, 0);
 	for (int t = 0; t < 2; t++) {
 		size_t off, len;
 		coll_block(g->req->bytes, coll_unit(g->req), 2, (size_t)t, &off, &len);
@@ -341,7 +328,7 @@ static int owner_emit(struct coll_gen *g)
 	size_t len = g->req->bytes;
 	struct coll_cmd *c;
 	if (n == 1)
-		return input_copy(g);
+		return coll_emit_input_copy(g, 0);
 	if (!len)
 		return 0;
 	if (v) {
@@ -400,7 +387,7 @@ static int rtree_emit(struct coll_gen *g)
 	bool have = false, apart = g->req->input;
 	struct coll_cmd *c;
 	if (n == 1)
-		return input_copy(g);
+		return coll_emit_input_copy(g, 0);
 	if (!len)
 		return 0;
 	for (int r = 0; r < L; r++) {
