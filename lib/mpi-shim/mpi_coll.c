@@ -1178,7 +1178,7 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, 
 	bool tmp;
 	bool at_root = c->rank == root;
 	struct mpi_dtype *t = mpi_dtype_get(dt);
-	if (t->contig && count > 0 && sendbuf != MPI_IN_PLACE && c->size > 1) {
+	if (mpi_coll_input_apart(t, sendbuf, count, c)) {
 		/* The schedule reads sendbuf where it is (a leaf sends it, a
 		 * rank's first add combines from it): the root's result goes
 		 * straight into recvbuf, a partial sum elsewhere into a
@@ -1240,7 +1240,7 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 					 bytes, count);
 		return finish(&x, comm, rc);
 	}
-	if (t->contig && count > 0 && sendbuf != MPI_IN_PLACE && c->size > 1 && commute) {
+	if (commute && mpi_coll_input_apart(t, sendbuf, count, c)) {
 		/* The schedule reads sendbuf where it is (the rings' first
 		 * sends and reductions), no copy into recvbuf first. */
 		x.op = op;
@@ -1280,7 +1280,7 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 	/* A contiguous sendbuf is read where it is by the ring's first sends
 	 * and reductions (coll_req.input): DATA only holds the partial sums,
 	 * nothing packs the whole input into it first. */
-	bool apart = t->contig && sendbuf != MPI_IN_PLACE && n > 1 && recvcount > 0 && mpi_op_commutative(op);
+	bool apart = mpi_op_commutative(op) && mpi_coll_input_apart(t, sendbuf, recvcount, c);
 	if (!apart)
 		mpi_pack(t, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, recvcount * n, data);
 	struct cx x;

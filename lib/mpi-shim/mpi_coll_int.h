@@ -156,6 +156,15 @@ size_t mpi_coll_eager_max(void);
 int mpi_coll_expand(struct cx *x, struct coll_req *req, bool v, struct coll_sched **s);
 /* Sets x->pull for a schedule of op (before its engine starts). */
 void mpi_coll_pull(struct cx *x, enum coll_op op);
+/* Whether a reduction of count elements of t over c can read sendbuf
+ * where it is (coll_req.input): contiguous, not MPI_IN_PLACE, something
+ * to reduce between ranks. The callers add what their schedules need
+ * besides (a commutative op for all but MPI_Reduce's owner form). */
+static inline bool mpi_coll_input_apart(const struct mpi_dtype *t, const void *sendbuf, int count,
+					const struct mpi_comm *c)
+{
+	return t->contig && sendbuf != MPI_IN_PLACE && count > 0 && c->size > 1;
+}
 int mpi_coll_check_buf(MPI_Comm comm, const char *fn, int count, MPI_Datatype dt);
 int mpi_coll_check_op(MPI_Comm comm, const char *fn, MPI_Op op, MPI_Datatype dt);
 /* counts[0..n) * esz into out[0..n) and their sum into *total; the error

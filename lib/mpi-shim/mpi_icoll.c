@@ -492,7 +492,7 @@ static int ireduce(const char *fn, const void *sendbuf, void *recvbuf, int count
 	IC_NEW(q, c, fn, comm);
 	struct mpi_dtype *t = mpi_dtype_get(dt);
 	size_t len = t->size * (size_t)count;
-	if (t->contig && len && sendbuf != MPI_IN_PLACE && c->size > 1 && mpi_op_commutative(op)) {
+	if (len && mpi_op_commutative(op) && mpi_coll_input_apart(t, sendbuf, count, c)) {
 		/* As MPI_Allreduce and MPI_Reduce: the schedule reads sendbuf
 		 * where it is and leaves its result in recvbuf (a reduce's
 		 * partial sums off the root in room of the request's), no copy
