@@ -203,6 +203,15 @@ static void test_eager(void)
 		bad_recv = 0;
 		while (nrecv - before < count && now_ms() < end)
 			vrb_progress(n);
+		if (nrecv - before != count) {
+			struct vrb_peer *p = &n->peers[0];
+			fprintf(stderr,
+				"rank 1: eager: %llu of %llu messages in 60 s; peer state %d epoch %u "
+				"reopens %u consumed %llu told %llu granted %u rbuf_posted %u\n",
+				(unsigned long long)(nrecv - before), (unsigned long long)count,
+				(int)p->state, p->epoch, p->reopens, (unsigned long long)p->consumed,
+				(unsigned long long)p->told, p->granted, n->rbuf_posted);
+		}
 		CHECK(nrecv - before == count);
 		CHECK(bad_recv == 0);
 	}
