@@ -125,7 +125,8 @@ struct coll_req {
 	const int *participants; /* N physical ranks, or NULL for 0..N-1 */
 	int root;                /* bcast and reduce: logical root */
 	/* bytes: allreduce, reduce, bcast: the vector; reduce_scatter: the whole
-	 * input vector, rank i keeps block i (coll_block); allgather: the whole
+	 * input vector, rank i keeps block i (coll_block; with counts, the sum
+	 * of the blocks: coll_req_normalize sets it); allgather: the whole
 	 * output, rank i contributes block i; alltoall: bytes sent to EACH peer
 	 * (buffers hold N such blocks); barrier: ignored; gather, scatter: the
 	 * block of EACH rank unless counts is given; scan, exscan: the vector.
@@ -149,7 +150,11 @@ struct coll_req {
 	 * alltoall: a matrix, N*N sizes row-major: counts[i*N + j] bytes go from
 	 * rank i to rank j. Rank r's INPUT holds its row's blocks (to rank 0
 	 * first) back to back, its DATA its column's (from rank 0 first). Rank
-	 * r's part reads row r and column r only; see recv_counts. */
+	 * r's part reads row r and column r only; see recv_counts.
+	 * reduce_scatter: N sizes, whole elements each: block i (rank i's
+	 * result) is counts[i] bytes at the sum of counts[0..i) of the vector,
+	 * as MPI_Reduce_scatter's recvcounts; the ring family only (every rank
+	 * reads every size). */
 	const size_t *counts;
 	/* alltoall only, the form an MPI_Alltoallv rank knows: counts is then
 	 * this rank's row (N sizes: what it sends to each rank) and recv_counts
@@ -252,7 +257,7 @@ void coll_block(size_t bytes, size_t unit, size_t parts, size_t i,
  * otherwise, with one port the ring; "ring_bidir" with ports < 2: ring and a
  * warning. reduce_scatter/allgather: ring, ring_sendrecv, ring_bidir the same
  * way; with counts (allgatherv) ring_bidir and ring_sendrecv are the
- * one-way ring, with a warning. allgather "auto": up to 64 KiB in all,
+ * one-way ring, with a warning (a reduce_scatter with counts keeps them). allgather "auto": up to 64 KiB in all,
  * recursive_doubling for N a power of two and bruck otherwise (log2 N
  * latencies, the ring's bytes), else the ring rule; "recursive_doubling" on
  * N != 2^k is bruck with a warning. alltoall: pairwise. bcast: binomial below 64 KiB or 8 ranks, else

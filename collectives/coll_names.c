@@ -138,10 +138,30 @@ int coll_req_normalize(const struct coll_req *in, struct coll_req *out, char *ms
 				return -EINVAL;
 			}
 	if (in->counts && in->op != COLL_OP_GATHER && in->op != COLL_OP_SCATTER
-	    && in->op != COLL_OP_ALLGATHER && in->op != COLL_OP_ALLTOALL) {
-		coll_msg(msg, msglen, "%s takes no per-rank counts (gather, scatter, allgather and "
-		         "alltoall do)", coll_op_name(in->op));
+	    && in->op != COLL_OP_ALLGATHER && in->op != COLL_OP_ALLTOALL && in->op != COLL_OP_REDUCE_SCATTER) {
+		coll_msg(msg, msglen, "%s takes no per-rank counts (gather, scatter, allgather, "
+		         "alltoall and reduce_scatter do)", coll_op_name(in->op));
 		return -EINVAL;
+	}
+	if (in->op == COLL_OP_REDUCE_SCATTER && in->counts) {
+		/* the blocks of their own sizes make the vector; each is whole
+		 * elements, as the reductions go element by element */
+		size_t total = 0;
+		for (int i = 0; i < in->nranks; i++) {
+			size_t c = in->counts[i];
+			if (c % out->elem_size) {
+				coll_msg(msg, msglen, "reduce_scatter: block %d of %zu bytes is not a whole "
+				         "number of %zu-byte elements", i, c, out->elem_size);
+				return -EINVAL;
+			}
+			if (c > SIZE_MAX / 2 - total) {
+				coll_msg(msg, msglen, "reduce_scatter: the blocks of %d ranks overflow a "
+				         "buffer size", in->nranks);
+				return -EINVAL;
+			}
+			total += c;
+		}
+		out->bytes = total;
 	}
 	if (in->recv_counts && (in->op != COLL_OP_ALLTOALL || !in->counts)) {
 		coll_msg(msg, msglen, "recv_counts is a rank's column of alltoall counts, and %s",

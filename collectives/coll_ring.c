@@ -1,8 +1,10 @@
 /* coll_ring.c: ring, ring_sendrecv and ring_bidir for allreduce,
  * reduce_scatter and allgather (seed 002, R1).
  *
- * The vector is cut into N blocks (coll_block) and each block into C chunks;
- * a transfer moves one chunk of one block, M/(N*C) bytes. Rank i owns block
+ * The vector is cut into N blocks (coll_block; a reduce_scatter with counts,
+ * block i counts[i] bytes, as MPI_Reduce_scatter's recvcounts) and each
+ * block into C chunks; a transfer moves one chunk of one block, M/(N*C)
+ * bytes. Rank i owns block
  * i: after the reduce-scatter phase it holds block i fully reduced, and the
  * all-gather phase spreads every owner's block to the others.
  *
@@ -61,8 +63,17 @@ static void geom(const struct coll_gen *g, struct ring_geom *r)
 	r->ag_steps = r->ag ? (uint32_t)r->a : 0;
 
 	/* the largest chunk: the first chunk of block 0, or the last chunk of the
-	 * last block, which also carries a trailing partial element */
+	 * last block, which also carries a trailing partial element; with
+	 * counts (reduce_scatter), the first chunk of the largest block */
 	size_t bytes = g->req->bytes, unit = coll_unit(g->req), off, len, coff, clen;
+	if (g->req->counts) {
+		size_t most = 0;
+		for (int b = 0; b < n; b++)
+			if (g->req->counts[b] > most)
+				most = g->req->counts[b];
+		coll_block(most, unit, (size_t)g->chunks, 0, &coff, &r->maxchunk);
+		return;
+	}
 	coll_block(bytes, unit, (size_t)n, 0, &off, &len);
 	coll_block(len, unit, (size_t)g->chunks, 0, &coff, &clen);
 	r->maxchunk = clen;
@@ -70,6 +81,23 @@ static void geom(const struct coll_gen *g, struct ring_geom *r)
 	coll_block(len, unit, (size_t)g->chunks, (size_t)g->chunks - 1, &coff, &clen);
 	if (clen > r->maxchunk)
 		r->maxchunk = clen;
+}
+
+/* With counts (a reduce_scatter's blocks of their own sizes), where each
+ * block starts: pre[b], N + 1 offsets; NULL without (coll_block's even
+ * cut). 0, or -ENOMEM. */
+static int block_starts(const struct coll_gen *g, size_t **pre)
+{
+	*pre = NULL;
+	if (!g->req->counts)
+		return 0;
+	*pre = malloc(((size_t)g->n + 1) * sizeof **pre);
+	if (!*pre)
+		return -ENOMEM;
+	(*pre)[0] = 0;
+	for (int b = 0; b < g->n; b++)
+		(*pre)[b + 1] = (*pre)[b] + g->req->counts[b];
+	return 0;
 }
 
 static int ring_shape(struct coll_gen *g)
@@ -99,10 +127,16 @@ static void chain_next_step(struct chain *chains, int n)
 		coll_chain_step(&chains[i].c);
 }
 
-static void chunk_range(const struct coll_gen *g, int block, int k, size_t *off, size_t *len)
+static void chunk_range(const struct coll_gen *g, const size_t *pre, int block, int k, size_t *off, size_t *len)
 {
 	size_t unit = coll_unit(g->req), boff, blen, coff;
-	coll_block(g->req->bytes, unit, (size_t)g->n, (size_t)coll_mod(block, g->n), &boff, &blen);
+	int b = coll_mod(block, g->n);
+	if (pre) {
+		boff = pre[b];
+		blen = pre[b + 1] - pre[b];
+	} else {
+		coll_block(g->req->bytes, unit, (size_t)g->n, (size_t)b, &boff, &blen);
+	}
 	coll_block(blen, unit, (size_t)g->chunks, (size_t)k, &coff, len);
 	*off = boff + coff;
 }
@@ -115,7 +149,8 @@ static int ring_emit(struct coll_gen *g)
 	struct chain *chains = calloc((size_t)(nd * C), sizeof *chains);
 	uint64_t *meet = calloc((size_t)C, sizeof *meet);
 	bool *met = calloc((size_t)C, sizeof *met);
-	if (!chains || !meet || !met) {
+	size_t *pre = NULL;
+	if (!chains || !meet || !met || block_starts(g, &pre)) {
 		free(chains);
 		free(meet);
 		free(met);
@@ -145,7 +180,7 @@ static int ring_emit(struct coll_gen *g)
 				struct chain *ch = &chains[d * C + k];
 				size_t off, len, soff = (size_t)(d * C + k) * r.maxchunk;
 				struct coll_cmd *c;
-				chunk_range(g, rblk, k, &off, &len);
+				chunk_range(g, pre, rblk, k, &off, &len);
 				if (len) {
 					uint64_t last;
 					bool meeting = r.bidir && coll_mod(rblk, n) == i && met[k];
@@ -190,7 +225,7 @@ static int ring_emit(struct coll_gen *g)
 					}
 					coll_chain_add(&ch->c, last);
 				}
-				chunk_range(g, sblk, k, &off, &len);
+				chunk_range(g, pre, sblk, k, &off, &len);
 				if (len) {
 					c = coll_emit_send(g, step, d, k, SUB_SEND, to, off, len);
 					if (!c)
@@ -219,7 +254,7 @@ static int ring_emit(struct coll_gen *g)
 				bool first = !ch->ag_started;
 				size_t off, len, soff = (size_t)(d * C + k) * r.maxchunk;
 				struct coll_cmd *c;
-				chunk_range(g, rblk, k, &off, &len);
+				chunk_range(g, pre, rblk, k, &off, &len);
 				if (len) {
 					c = coll_emit_recv(g, COLL_RECV, step, d, k, SUB_RECV, from, SUB_SEND,
 					                   r.sendrecv ? soff : off, len);
@@ -243,7 +278,7 @@ static int ring_emit(struct coll_gen *g)
 					}
 					ch->ag_started = true;
 				}
-				chunk_range(g, sblk, k, &off, &len);
+				chunk_range(g, pre, sblk, k, &off, &len);
 				if (len) {
 					c = coll_emit_send(g, step, d, k, SUB_SEND, to, off, len);
 					if (!c)
@@ -261,6 +296,7 @@ static int ring_emit(struct coll_gen *g)
 	free(chains);
 	free(meet);
 	free(met);
+	free(pre);
 	return g->err;
 }
 

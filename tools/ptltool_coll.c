@@ -66,7 +66,8 @@ static void usage(FILE *out)
 	        "  --shared-cores with --one-host: the ranks outnumber the cores (auto, 4 ranks\n"
 	        "                 past the short ones: ring_bidir below 128K, tree below 256K)\n"
 	        "  --counts LIST  the v-variants, comma-separated sizes (--bytes may be left out):\n"
-	        "                 gather, scatter, allgather: each rank's block (--ranks of them);\n"
+	        "                 gather, scatter, allgather, reduce_scatter: each rank's block\n"
+	        "                 (--ranks of them; reduce_scatter: whole elements, ring family);\n"
 	        "                 alltoall: what rank i sends to rank j, row by row (ranks^2)\n"
 	        "  --alpha TIME   per-transfer latency (s, ms, us, ns; bare: us), default 1.5us\n"
 	        "  --beta RATE    bandwidth (B/s, KB/s, MB/s, GB/s, KiB/s..; bare: B/s), default 10GB/s\n"
@@ -729,10 +730,10 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 	}
 	if (*countsp) {
 		bool matrix = req.op == COLL_OP_ALLTOALL;
-		if (req.op != COLL_OP_GATHER && req.op != COLL_OP_SCATTER
-		    && req.op != COLL_OP_ALLGATHER && !matrix) {
-			fprintf(stderr, "ptltool coll: --counts is for gather, scatter, allgather "
-			        "and alltoall\n\n");
+		if (req.op != COLL_OP_GATHER && req.op != COLL_OP_SCATTER && req.op != COLL_OP_ALLGATHER
+		    && req.op != COLL_OP_REDUCE_SCATTER && !matrix) {
+			fprintf(stderr, "ptltool coll: --counts is for gather, scatter, allgather, "
+			        "alltoall and reduce_scatter\n\n");
 			usage(stderr);
 			return 2;
 		}
@@ -878,7 +879,14 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 	} else {
 		printf("op            %s\n", coll_op_name(req.op));
 		printf("ranks         %d\n", req.nranks);
-		printf("bytes         %zu (element %zu)\n", req.bytes, req.elem_size);
+		if (req.counts) {
+			size_t sum = 0;
+			for (int i = 0; i < ncounts; i++)
+				sum += req.counts[i];
+			printf("bytes         by --counts, %zu in all (element %zu)\n", sum, req.elem_size);
+		} else {
+			printf("bytes         %zu (element %zu)\n", req.bytes, req.elem_size);
+		}
 		printf("ports         %d\n", req.ports);
 		printf("algorithm     %s%s%s%s\n", coll_algo_name(info.algo),
 		       req.algo != info.algo ? " (asked: " : "",

@@ -1307,35 +1307,59 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 	return finish(&x, comm, rc);
 }
 
+static int v_run(struct cx *x, struct coll_req *req, void *data, const void *input);
+
+/* A commutative op: the reduce-scatter schedule with each rank's block of
+ * its own size (coll_req.counts), reading a contiguous sendbuf where it is
+ * as MPI_Reduce_scatter_block does; each rank moves about the vector once,
+ * not the allreduce's twice. Otherwise the vector allreduced, this rank's
+ * part kept. */
 int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype dt, MPI_Op op,
 			MPI_Comm comm)
 {
-	COLL_ENTER_ANY("MPI_Reduce_scatter", comm, c);
-	int rc = mpi_coll_check_op(comm, "MPI_Reduce_scatter", op, dt);
+	static const char fn[] = "MPI_Reduce_scatter";
+	COLL_ENTER_ANY(fn, comm, c);
+	int rc = mpi_coll_check_op(comm, fn, op, dt);
 	if (rc)
 		return rc;
 	if (c->inter)
-		return mpi_inter_reduce_scatter(c, comm, "MPI_Reduce_scatter", sendbuf, recvbuf, recvcounts, 0, dt, op);
+		return mpi_inter_reduce_scatter(c, comm, fn, sendbuf, recvbuf, recvcounts, 0, dt, op);
 	struct mpi_dtype *t = mpi_dtype_get(dt);
-	long total = 0, mine = 0;
-	for (int i = 0; i < c->size; i++) {
-		if (recvcounts[i] < 0)
-			return mpi_err(comm, MPI_ERR_COUNT, "MPI_Reduce_scatter", "recvcounts[%d] = %d < 0", i, recvcounts[i]);
-		if (i < c->rank)
-			mine += recvcounts[i];
-		total += recvcounts[i];
+	int n = c->size, me = c->rank;
+	size_t *counts = malloc(sizeof *counts * (size_t)n), total, mine = 0;
+	if (!counts)
+		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
+	rc = mpi_coll_v_bytes(comm, fn, "recvcounts", recvcounts, n, t->size, counts, &total);
+	for (int j = 0; j < me; j++)
+		mine += counts[j];
+	long elems = t->size ? (long)(total / t->size) : 0;
+	bool commute = mpi_op_commutative(op);
+	bool apart = commute && mpi_coll_input_apart(t, sendbuf, elems > 0, c);
+	char *data = rc ? NULL : tmp_get(c, total);
+	if (!rc && !data)
+		rc = mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
+	if (rc) {
+		free(counts);
+		return rc;
 	}
-	char *data = tmp_get(c, t->size * (size_t)total);
-	if (!data)
-		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Reduce_scatter", "out of memory");
-	mpi_pack(t, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, (int)total, data);
+	if (!apart)
+		mpi_pack(t, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, (int)elems, data);
 	struct cx x;
-	mpi_cx_init(&x, c, "MPI_Reduce_scatter");
-	rc = allreduce_img(&x, data, (int)total, dt, op);
+	mpi_cx_init(&x, c, fn);
+	if (n > 1 && total && commute) {
+		x.op = op;
+		x.dt = dt;
+		x.esize = t->size;
+		struct coll_req req = { .op = COLL_OP_REDUCE_SCATTER, .nranks = n, .bytes = total, .counts = counts,
+					.elem_size = t->size, .input = apart };
+		rc = v_run(&x, &req, data, apart ? (const char *)sendbuf + t->true_lb : NULL);
+	} else if (n > 1 && total) {
+		rc = allreduce_img(&x, data, (int)elems, dt, op);
+	}
 	if (!rc)
-		mpi_unpack(t, recvbuf, recvcounts[c->rank], data + t->size * (size_t)mine,
-			   t->size * (size_t)recvcounts[c->rank]);
+		mpi_unpack(t, recvbuf, recvcounts[me], data + mine, counts[me]);
 	tmp_put(c, data);
+	free(counts);
 	return finish(&x, comm, rc);
 }
 

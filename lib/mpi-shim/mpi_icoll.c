@@ -563,8 +563,9 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount
 	return ic_go(q, request);
 }
 
-/* Reduce_scatter: the whole vector allreduced, this rank's part kept (as
- * the blocking form). */
+/* Reduce_scatter, as the blocking form: a commutative op by the
+ * reduce-scatter schedule with each rank's block of its own size (counts),
+ * else the whole vector reduced, this rank's part kept. */
 int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype dt, MPI_Op op,
 			 MPI_Comm comm, MPI_Request *request)
 {
@@ -573,22 +574,27 @@ int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcount
 	int rc = check_red(comm, fn, 0, dt, op);
 	if (rc)
 		return rc;
-	long total = 0, mine = 0;
-	for (int i = 0; i < c->size; i++) {
-		if (recvcounts[i] < 0)
-			return mpi_err(comm, MPI_ERR_COUNT, fn, "recvcounts[%d] = %d < 0", i, recvcounts[i]);
-		mine += i < c->rank ? recvcounts[i] : 0;
-		total += recvcounts[i];
-	}
-	size_t esz = mpi_dtype_get(dt)->size;
+	int n = c->size;
+	size_t esz = mpi_dtype_get(dt)->size, total, mine = 0;
 	IC_NEW(q, c, fn, comm);
-	char *data = red_input(q, sendbuf, recvbuf, (int)total, dt, op, (int)total);
+	size_t *counts = ic_alloc(q, sizeof *counts * (size_t)n);
+	if (!counts)
+		return ic_nomem(q, comm, fn);
+	if ((rc = mpi_coll_v_bytes(comm, fn, "recvcounts", recvcounts, n, esz, counts, &total)))
+		return ic_refuse(q, rc);
+	int elems = esz ? (int)(total / esz) : 0;
+	char *data = red_input(q, sendbuf, recvbuf, elems, dt, op, elems);
 	if (!data)
 		return ic_nomem(q, comm, fn);
-	unpack_at_end(q, recvbuf, recvcounts[c->rank], dt, data + esz * (size_t)mine,
-		      esz * (size_t)recvcounts[c->rank]);
-	if (total)
-		add_reduce(q, data, esz * (size_t)total, -1);
+	for (int j = 0; j < c->rank; j++)
+		mine += counts[j];
+	unpack_at_end(q, recvbuf, recvcounts[c->rank], dt, data + mine, counts[c->rank]);
+	if (n > 1 && total && mpi_op_commutative(op))
+		q->ph[q->nph++] = (struct ic_phase){ .req = { .op = COLL_OP_REDUCE_SCATTER, .bytes = total,
+							      .counts = counts, .elem_size = esz },
+						     .data = data };
+	else if (total)
+		add_reduce(q, data, total, -1);
 	return ic_go(q, request);
 }
 

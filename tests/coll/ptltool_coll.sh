@@ -169,6 +169,17 @@ expect 0 --op allgather --ranks 8 --bytes 1K --algo bruck
 has "$out" "steps         3"
 expect 0 --op allgather --ranks 6 --bytes 1K --algo recursive_doubling
 has "$err" "power-of-two"
+# reduce_scatter with blocks of their own sizes: each block's bytes go N-1
+# hops (an empty one none), by the ring family only
+expect 0 --op reduce_scatter --ranks 3 --elem 8 --counts 64,0,4K --json
+has "$out" '"algorithm": "ring"'
+has "$out" '"total_bytes": 8320,'
+has "$out" '"commands": 4,'
+expect 0 --op reduce_scatter --ranks 4 --elem 8 --counts 64,0,4K,8 --ports 2 --algo ring_bidir
+has "$out" "algorithm     ring_bidir"
+has "$out" "bytes         by --counts, 4168 in all (element 8)"
+expect 2 --op reduce_scatter --ranks 4 --elem 8 --counts 64,0,4K,8 --algo halving_doubling
+has "$err" "does not implement"
 # alltoallv: the matrix row by row, the diagonal stays home
 expect 0 --op alltoall --ranks 3 --counts 1,2,3,4,5,6,7,8,9 --json
 has "$out" '"algorithm": "pairwise"'
@@ -247,7 +258,9 @@ has "$err" "does not implement"
 expect 2 --op gather --ranks 3 --counts 1,2
 has "$err" "3 ranks"
 expect 2 --op bcast --ranks 2 --counts 1,2
-has "$err" "allgather and alltoall"
+has "$err" "alltoall and reduce_scatter"
+expect 2 --op reduce_scatter --ranks 3 --elem 8 --counts 64,4,4K
+has "$err" "block 1 of 4 bytes is not a whole number of 8-byte elements"
 expect 2 --op alltoall --ranks 3 --counts 1,2,3
 has "$err" "ranks x ranks: 9"
 expect 2 --op gather --ranks 2 --counts 1,x

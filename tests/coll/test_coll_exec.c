@@ -494,6 +494,118 @@ static void test_input_apart(void **state)
 	assert_null(s);
 }
 
+/* A reduce_scatter with counts (MPI_Reduce_scatter's recvcounts, in
+ * bytes): rank k's DATA holds at the sum of counts[0..k) its block, the
+ * exact sum of every rank's integer-valued input there, with the input in
+ * DATA or apart (INPUT then untouched), in every delivery order, and
+ * nothing past DATA or scratch written; non-integer values give the same
+ * bits either way and in every order. Blocks of 0 elements, blocks longer
+ * than the rest, several chunks; the ring family, and nothing else. */
+static void rs_counts_case(enum coll_algo algo, int n, const size_t *elems, int chunks)
+{
+	size_t counts[64], pre[65] = { 0 };
+	for (int k = 0; k < n; k++) {
+		counts[k] = elems[k] * sizeof(double);
+		pre[k + 1] = pre[k] + counts[k];
+	}
+	size_t cnt = pre[n] / sizeof(double);
+	for (int exact = 0; exact < 2; exact++) {
+		unsigned char *first[64] = { 0 };
+		for (int apart = 0; apart < 2; apart++) {
+			struct coll_req r = mkreq(COLL_OP_REDUCE_SCATTER, algo, n, 0, chunks,
+			                          algo == COLL_ALGO_RING_BIDIR ? 2 : 1);
+			r.elem_size = sizeof(double);
+			r.counts = counts;
+			r.input = apart;
+			struct coll_sched *s = expand_ok(&r);
+			assert_int_equal(s->info.algo, algo);
+			assert_int_equal(s->info.data_bytes, pre[n]);
+			for (unsigned seed = 0; seed < 4; seed++) {
+				struct bufset bs;
+				bufs_alloc(&bs, s);
+				for (int k = 0; k < n; k++)
+					for (size_t e = 0; e < cnt; e++) {
+						double v = exact ? (double)ival(k, e)
+						                 : 1.0 / (double)(k + 3) + (double)e * 1e-3 + (double)(k % 5) * 1e7;
+						put_val(apart ? bs.in[k] : bs.data[k], e, COLL_DOUBLE, v);
+					}
+				char msg[256] = "";
+				struct coll_exec_opts o = { COLL_DOUBLE, COLL_SUM, seed * 7919u };
+				if (coll_exec_run(s, bs.b, &o, msg, sizeof msg))
+					fail_msg("exec reduce_scatter %s N=%d counts: %s", coll_algo_name(algo), n, msg);
+				for (int k = 0; k < n; k++) {
+					unsigned char *own = bs.data[k] + pre[k];
+					if (exact) {
+						for (size_t e = pre[k] / sizeof(double); e < pre[k + 1] / sizeof(double); e++) {
+							double sum = 0;
+							unsigned char want[sizeof(double)];
+							for (int j = 0; j < n; j++)
+								sum += (double)ival(j, e);
+							put_val(want, 0, COLL_DOUBLE, sum);
+							assert_memory_equal(bs.data[k] + e * sizeof(double), want, sizeof want);
+						}
+					} else if (!first[k]) {
+						first[k] = malloc(counts[k] + 1);
+						assert_non_null(first[k]);
+						memcpy(first[k], own, counts[k]);
+					} else {
+						assert_memory_equal(first[k], own, counts[k]);
+					}
+					for (size_t e = 0; apart && e < cnt; e++) {
+						unsigned char want[sizeof(double)];
+						put_val(want, 0, COLL_DOUBLE,
+						        exact ? (double)ival(k, e)
+						              : 1.0 / (double)(k + 3) + (double)e * 1e-3 + (double)(k % 5) * 1e7);
+						assert_memory_equal(bs.in[k] + e * sizeof(double), want, sizeof want);
+					}
+					assert_int_equal(bs.data[k][s->info.data_bytes], 0xEE);
+					assert_int_equal(bs.scr[k][s->info.scratch_bytes], 0xDD);
+				}
+				bufs_free(&bs);
+			}
+			coll_free(s);
+		}
+		for (int k = 0; k < n; k++)
+			free(first[k]);
+	}
+}
+
+static void test_reduce_scatter_counts(void **state)
+{
+	(void)state;
+	static const size_t uneven[] = { 3, 0, 9001, 1, 17, 0, 250, 5, 2, 40, 7, 0, 1, 64, 3, 11 };
+	static const size_t one[] = { 0, 0, 0, 5, 0, 0, 0, 0 };
+	int ns[] = { 1, 2, 3, 4, 7, 8, 16 };
+	for (size_t i = 0; i < sizeof ns / sizeof *ns; i++) {
+		rs_counts_case(COLL_ALGO_RING, ns[i], uneven, 1);
+		rs_counts_case(COLL_ALGO_RING, ns[i], uneven, 3);
+		rs_counts_case(COLL_ALGO_RING_SENDRECV, ns[i], uneven, 2);
+		rs_counts_case(COLL_ALGO_RING_BIDIR, ns[i], uneven, 1);
+		rs_counts_case(COLL_ALGO_RING_BIDIR, ns[i], uneven, 3);
+		if (ns[i] <= 8)
+			rs_counts_case(COLL_ALGO_RING_BIDIR, ns[i], one, 2);
+	}
+	/* what the ring family alone takes, and blocks of whole elements */
+	size_t counts[4] = { 8, 16, 8, 24 };
+	char msg[256] = "";
+	struct coll_sched *s = NULL;
+	struct coll_req r = mkreq(COLL_OP_REDUCE_SCATTER, COLL_ALGO_HALVING_DOUBLING, 4, 0, 1, 1);
+	r.elem_size = 8;
+	r.counts = counts;
+	assert_int_equal(coll_expand(&r, &s, msg, sizeof msg), -ENOTSUP);
+	assert_null(s);
+	r.algo = COLL_ALGO_AUTO;
+	counts[2] = 12;
+	assert_int_equal(coll_expand(&r, &s, msg, sizeof msg), -EINVAL);
+	assert_non_null(strstr(msg, "block 2 of 12 bytes is not a whole number of 8-byte elements"));
+	assert_null(s);
+	r.op = COLL_OP_SCAN;
+	counts[2] = 8;
+	assert_int_equal(coll_expand(&r, &s, msg, sizeof msg), -EINVAL);
+	assert_non_null(strstr(msg, "scan takes no per-rank counts"));
+	assert_null(s);
+}
+
 /* Seed 003: by owner and by tree give the same bits on exact-valued
  * (integer-valued) floats, for any group size and root. */
 static void test_owner_tree_bit_equal(void **state)
@@ -871,6 +983,7 @@ int main(void)
 		cmocka_unit_test(test_engine_sends_first),
 		cmocka_unit_test(test_recursive_doubling_same_bits),
 		cmocka_unit_test(test_input_apart),
+		cmocka_unit_test(test_reduce_scatter_counts),
 		cmocka_unit_test(test_every_dtype_and_op),
 		cmocka_unit_test(test_error_paths),
 	};

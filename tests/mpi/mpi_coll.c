@@ -991,6 +991,57 @@ static void long_ops(void)
 	free(rin);
 }
 
+/* MPI_Reduce_scatter with blocks of their own sizes (one empty, one
+ * several times the others): every rank's whole block, by MPI_MIN (the
+ * reduce-scatter schedule with counts, sendbuf read where it is and left
+ * as it was), in place (recvbuf holds the vector, its block ends up at its
+ * start), and by a non-commutative op (rank order kept). */
+static int rs_count(int r) { return r == 1 ? 0 : r == 2 ? 4001 : 300 + (r * 1237) % 700; }
+
+static void uneven_reduce_scatter(void)
+{
+	int *rc = malloc(sizeof(int) * (size_t)t_size), total = 0, at = 0, bad = 0;
+	for (int r = 0; r < t_size; r++) {
+		rc[r] = rs_count(r);
+		at += r < t_rank ? rc[r] : 0;
+		total += rc[r];
+	}
+	int mine = rc[t_rank];
+	int *in = malloc(sizeof(int) * (size_t)total), *out = malloc(sizeof(int) * (size_t)(mine + 1));
+	int *ip = malloc(sizeof(int) * (size_t)total);
+	for (int i = 0; i < total; i++)
+		ip[i] = in[i] = pick(t_rank, i) - 3;
+	out[mine] = 0x5a5a;
+	OK(MPI_Reduce_scatter(in, out, rc, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+	for (int i = 0; i < mine; i++)
+		bad += out[i] != min_at(at + i);
+	for (int i = 0; i < total; i++)
+		bad += in[i] != pick(t_rank, i) - 3;
+	CHECK(bad == 0 && out[mine] == 0x5a5a, "uneven reduce_scatter min: %d wrong (or sendbuf written, or past "
+	      "the block)", bad);
+	OK(MPI_Reduce_scatter(MPI_IN_PLACE, ip, rc, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+	bad = 0;
+	for (int i = 0; i < mine; i++)
+		bad += ip[i] != min_at(at + i);
+	CHECK(bad == 0, "uneven reduce_scatter min in place: %d wrong", bad);
+	MPI_Datatype mat;
+	OK(MPI_Type_contiguous(4, MPI_INT, &mat));
+	OK(MPI_Type_commit(&mat));
+	MPI_Op op;
+	OK(MPI_Op_create(matmul, 0, &op));
+	int (*min)[4] = malloc(sizeof *min * (size_t)total), (*mout)[4] = malloc(sizeof *mout * (size_t)(mine + 1));
+	for (int i = 0; i < total; i++)
+		mat_of(t_rank, i, min[i]);
+	OK(MPI_Reduce_scatter(min, mout, rc, mat, op, MPI_COMM_WORLD));
+	bad = 0;
+	for (int i = 0; i < mine; i++)
+		bad += !mat_ok(mout[i], at + i);
+	CHECK(bad == 0, "uneven non-commutative reduce_scatter: %d of %d matrices wrong", bad, mine);
+	OK(MPI_Op_free(&op));
+	OK(MPI_Type_free(&mat));
+	free(rc); free(in); free(out); free(ip); free(min); free(mout);
+}
+
 /* Same inputs, same bits: on every rank, every time. */
 static void determinism(void)
 {
@@ -1037,6 +1088,7 @@ int main(int argc, char **argv)
 	rd_order_bits();
 	long_sum_bits();
 	long_ops();
+	uneven_reduce_scatter();
 	pair_rd_bits();
 	shared_tree_bits();
 	return t_finish("mpi_coll");
