@@ -1330,11 +1330,6 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 	if (!counts)
 		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
 	rc = mpi_coll_v_bytes(comm, fn, "recvcounts", recvcounts, n, t->size, counts, &total);
-	for (int j = 0; j < me; j++)
-		mine += counts[j];
-	long elems = t->size ? (long)(total / t->size) : 0;
-	bool commute = mpi_op_commutative(op);
-	bool apart = commute && mpi_coll_input_apart(t, sendbuf, elems > 0, c);
 	char *data = rc ? NULL : tmp_get(c, total);
 	if (!rc && !data)
 		rc = mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
@@ -1342,6 +1337,11 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 		free(counts);
 		return rc;
 	}
+	for (int j = 0; j < me; j++)
+		mine += counts[j];
+	long elems = t->size ? (long)(total / t->size) : 0;
+	bool commute = mpi_op_commutative(op);
+	bool apart = commute && mpi_coll_input_apart(t, sendbuf, elems > 0, c);
 	if (!apart)
 		mpi_pack(t, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, (int)elems, data);
 	struct cx x;
