@@ -124,13 +124,25 @@ static void matmul(void *in, void *inout, int *len, MPI_Datatype *dt)
 	}
 }
 
+/* The 2x2 int matrix type and the non-commutative matmul op over it. */
+static void mat_op_new(MPI_Datatype *mat, MPI_Op *op)
+{
+	OK(MPI_Type_contiguous(4, MPI_INT, mat));
+	OK(MPI_Type_commit(mat));
+	OK(MPI_Op_create(matmul, 0, op));
+}
+
+static void mat_op_free(MPI_Datatype *mat, MPI_Op *op)
+{
+	OK(MPI_Op_free(op));
+	OK(MPI_Type_free(mat));
+}
+
 static void user_ops(void)
 {
 	MPI_Datatype mat;
-	OK(MPI_Type_contiguous(4, MPI_INT, &mat));
-	OK(MPI_Type_commit(&mat));
 	MPI_Op op;
-	OK(MPI_Op_create(matmul, 0, &op));
+	mat_op_new(&mat, &op);
 	/* rank r's matrix [[1, r], [0, 1]]: the product in rank order is [[1, sum r], [0, 1]]
 	 * whatever the order - so use [[1,1],[0,1]] on even and [[1,0],[1,1]] on odd ranks */
 	int m[4] = { 1, t_rank % 2 == 0, t_rank % 2 == 1, 1 }, res[4];
@@ -279,10 +291,8 @@ static void mat_prefix(int lo, int hi, int out[4])
 static void scans(void)
 {
 	MPI_Datatype mat;
-	OK(MPI_Type_contiguous(4, MPI_INT, &mat));
-	OK(MPI_Type_commit(&mat));
 	MPI_Op op;
-	OK(MPI_Op_create(matmul, 0, &op));
+	mat_op_new(&mat, &op);
 	int m[8], res[8], want[4];
 	for (int k = 0; k < 2; k++) {
 		int x[4] = { 1, t_rank % 2 == 0, t_rank % 2 == 1, 1 };
@@ -308,8 +318,7 @@ static void scans(void)
 	OK(MPI_Exscan(MPI_IN_PLACE, res, 2, mat, op, MPI_COMM_WORLD));
 	if (t_rank > 0)
 		CHECK(!memcmp(res, want, sizeof want), "exscan in place");
-	OK(MPI_Op_free(&op));
-	OK(MPI_Type_free(&mat));
+	mat_op_free(&mat, &op);
 
 	/* every other int of a vector: a packed image goes through the schedule */
 	MPI_Datatype every2;
@@ -941,10 +950,8 @@ static void long_ops(void)
 	}
 	CHECK(bad == 0, "long byte bxor: %d wrong", bad);
 	MPI_Datatype mat;
-	OK(MPI_Type_contiguous(4, MPI_INT, &mat));
-	OK(MPI_Type_commit(&mat));
 	MPI_Op op;
-	OK(MPI_Op_create(matmul, 0, &op));
+	mat_op_new(&mat, &op);
 	for (int inplace = 0; inplace < 2; inplace++) {
 		for (int i = 0; i < N; i++) {
 			mat_of(t_rank, i, min[i]);
@@ -975,8 +982,7 @@ static void long_ops(void)
 			bad += min[i][1] != !((t_rank + i) % 2);
 		CHECK(bad == 0, "long non-commutative reduce to %d: %d wrong (or sendbuf written)", root, bad);
 	}
-	OK(MPI_Op_free(&op));
-	OK(MPI_Type_free(&mat));
+	mat_op_free(&mat, &op);
 	enum { B = 3001 };
 	int *rin = malloc(sizeof(int) * B * (size_t)t_size), rout[B];
 	for (int i = 0; i < B * t_size; i++)
@@ -1025,10 +1031,8 @@ static void uneven_reduce_scatter(void)
 		bad += ip[i] != min_at(at + i);
 	CHECK(bad == 0, "uneven reduce_scatter min in place: %d wrong", bad);
 	MPI_Datatype mat;
-	OK(MPI_Type_contiguous(4, MPI_INT, &mat));
-	OK(MPI_Type_commit(&mat));
 	MPI_Op op;
-	OK(MPI_Op_create(matmul, 0, &op));
+	mat_op_new(&mat, &op);
 	int (*min)[4] = malloc(sizeof *min * (size_t)total), (*mout)[4] = malloc(sizeof *mout * (size_t)(mine + 1));
 	for (int i = 0; i < total; i++)
 		mat_of(t_rank, i, min[i]);
@@ -1037,8 +1041,7 @@ static void uneven_reduce_scatter(void)
 	for (int i = 0; i < mine; i++)
 		bad += !mat_ok(mout[i], at + i);
 	CHECK(bad == 0, "uneven non-commutative reduce_scatter: %d of %d matrices wrong", bad, mine);
-	OK(MPI_Op_free(&op));
-	OK(MPI_Type_free(&mat));
+	mat_op_free(&mat, &op);
 	free(rc); free(in); free(out); free(ip); free(min); free(mout);
 }
 
