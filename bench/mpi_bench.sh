@@ -1085,9 +1085,10 @@ for n in 2 4; do
 done
 # next: the row's second fastest launch (its best trial) over the fastest,
 # how far the measured time stands from what one more launch would say.
-# The rows move between runs by more than the 10% asked: in eight kept
-# runs (2026-12-02) 35 of the 70 rows' measured times spanned more than
-# 1.22x, past which no one prediction is within 10% of each run
+# The rows also move between runs by more than the 10% asked (in eight
+# kept runs, 2026-12-02, 35 of the 70 rows' measured times spanned more
+# than 1.22x): the model follows a run as far as its calibration, timed
+# in launches of its own, shares the rows' state
 printf '%-2s %-18s %9s  %10s  %10s  %7s  %7s  %s\n' n algorithm bytes predicted measured ratio next "within 10%"
 for a in $ALGOS; do
 	for n in 2 4; do
