@@ -257,9 +257,10 @@ void coll_block(size_t bytes, size_t unit, size_t parts, size_t i,
  * otherwise, with one port the ring; "ring_bidir" with ports < 2: ring and a
  * warning. reduce_scatter/allgather: ring, ring_sendrecv, ring_bidir the same
  * way; with counts (allgatherv) ring_bidir and ring_sendrecv are the
- * one-way ring, with a warning (a reduce_scatter with counts keeps them). allgather "auto": up to 64 KiB in all,
- * recursive_doubling for N a power of two and bruck otherwise (log2 N
- * latencies, the ring's bytes), else the ring rule; "recursive_doubling" on
+ * one-way ring, with a warning (a reduce_scatter with counts keeps them).
+ * allgather "auto": up to 64 KiB in all, recursive_doubling for N a power
+ * of two and bruck otherwise (log2 N latencies, the ring's bytes), else the
+ * ring rule; "recursive_doubling" on
  * N != 2^k is bruck with a warning. alltoall: pairwise. bcast: binomial below 64 KiB or 8 ranks, else
  * scatter_allgather. reduce: tree (auto) or owner. barrier: dissemination.
  * gather, scatter: binomial (auto) or linear. scan, exscan:
