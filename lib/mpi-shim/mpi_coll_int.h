@@ -165,6 +165,10 @@ static inline bool mpi_coll_input_apart(const struct mpi_dtype *t, const void *s
 {
 	return t->contig && sendbuf != MPI_IN_PLACE && count > 0 && c->size > 1;
 }
+/* Whether MPI_Reduce_scatter (and MPI_Ireduce_scatter, which must give the
+ * same bits) reduces a commutative op's total bytes as an allreduce of the
+ * whole vector instead of by the reduce-scatter schedule with counts. */
+bool mpi_rs_as_allreduce(const struct mpi_comm *c, size_t total);
 int mpi_coll_check_buf(MPI_Comm comm, const char *fn, int count, MPI_Datatype dt);
 int mpi_coll_check_op(MPI_Comm comm, const char *fn, MPI_Op op, MPI_Datatype dt);
 /* counts[0..n) * esz into out[0..n) and their sum into *total; the error

@@ -589,7 +589,7 @@ int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcount
 	for (int j = 0; j < c->rank; j++)
 		mine += counts[j];
 	unpack_at_end(q, recvbuf, recvcounts[c->rank], dt, data + mine, counts[c->rank]);
-	if (n > 1 && total && mpi_op_commutative(op))
+	if (n > 1 && total && mpi_op_commutative(op) && !mpi_rs_as_allreduce(c, total))
 		q->ph[q->nph++] = (struct ic_phase){ .req = { .op = COLL_OP_REDUCE_SCATTER, .bytes = total,
 							      .counts = counts, .elem_size = esz },
 						     .data = data };
