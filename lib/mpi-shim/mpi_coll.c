@@ -1336,13 +1336,11 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 		return mpi_inter_reduce_scatter(c, comm, fn, sendbuf, recvbuf, recvcounts, 0, dt, op);
 	struct mpi_dtype *t = mpi_dtype_get(dt);
 	int n = c->size, me = c->rank;
-	size_t total = 0, mine = 0, *counts = NULL;
-	for (int j = 0; j < n; j++) {
-		if (recvcounts[j] < 0)
-			return mpi_err(comm, MPI_ERR_COUNT, fn, "recvcounts[%d] = %d < 0", j, recvcounts[j]);
-		mine += j < me ? t->size * (size_t)recvcounts[j] : 0;
-		total += t->size * (size_t)recvcounts[j];
-	}
+	size_t total, mine = 0, *counts = NULL;
+	if ((rc = mpi_coll_v_bytes(comm, fn, "recvcounts", recvcounts, n, t->size, NULL, &total)))
+		return rc;
+	for (int j = 0; j < me; j++)
+		mine += t->size * (size_t)recvcounts[j];
 	long elems = t->size ? (long)(total / t->size) : 0;
 	bool sched = n > 1 && total && mpi_op_commutative(op) && !mpi_rs_as_allreduce(c, total);
 	bool apart = sched && mpi_coll_input_apart(t, sendbuf, elems > 0, c);
@@ -1739,7 +1737,8 @@ static bool v_packed(MPI_Datatype dt, const int counts[], const int displs[], in
 	return true;
 }
 
-/* Counts in bytes (esz each) into out[0..n), refusing a negative one. */
+/* Counts in bytes (esz each) into out[0..n) (none with out NULL: the sum
+ * alone), refusing a negative one. */
 int mpi_coll_v_bytes(MPI_Comm comm, const char *fn, const char *what, const int counts[], int n, size_t esz,
 		   size_t *out, size_t *total)
 {
@@ -1747,8 +1746,9 @@ int mpi_coll_v_bytes(MPI_Comm comm, const char *fn, const char *what, const int 
 	for (int j = 0; j < n; j++) {
 		if (counts[j] < 0)
 			return mpi_err(comm, MPI_ERR_COUNT, fn, "%s[%d] = %d < 0", what, j, counts[j]);
-		out[j] = esz * (size_t)counts[j];
-		*total += out[j];
+		if (out)
+			out[j] = esz * (size_t)counts[j];
+		*total += esz * (size_t)counts[j];
 	}
 	return MPI_SUCCESS;
 }

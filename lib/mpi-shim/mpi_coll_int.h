@@ -171,8 +171,8 @@ static inline bool mpi_coll_input_apart(const struct mpi_dtype *t, const void *s
 bool mpi_rs_as_allreduce(const struct mpi_comm *c, size_t total);
 int mpi_coll_check_buf(MPI_Comm comm, const char *fn, int count, MPI_Datatype dt);
 int mpi_coll_check_op(MPI_Comm comm, const char *fn, MPI_Op op, MPI_Datatype dt);
-/* counts[0..n) * esz into out[0..n) and their sum into *total; the error
- * (reported on comm) of a negative one, named what[j]. */
+/* counts[0..n) * esz into out[0..n) (out NULL: none) and their sum into
+ * *total; the error (reported on comm) of a negative one, named what[j]. */
 int mpi_coll_v_bytes(MPI_Comm comm, const char *fn, const char *what, const int counts[], int n, size_t esz,
 		     size_t *out, size_t *total);
 

@@ -370,6 +370,13 @@ static void test_recursive_doubling_same_bits(void **state)
 	}
 }
 
+/* A value of rank k's element e whose sums round: the order of the adds
+ * shows in the bits. */
+static double frac_val(int k, size_t e)
+{
+	return 1.0 / (double)(k + 3) + (double)e * 1e-3 + (double)(k % 5) * 1e7;
+}
+
 /* Runs r (doubles) with the input in DATA and apart (r.input), the same
  * values, in every delivery order: rank only's DATA, or with only < 0
  * every rank's, has the in-place run's bits (rank 0's for every rank; a
@@ -389,7 +396,7 @@ static void same_bits_apart(struct coll_req r, int n, int only)
 	bufs_alloc(&ba, sa);
 	for (int k = 0; k < n; k++)
 		for (size_t e = 0; e < cnt; e++) {
-			double v = 1.0 / (double)(k + 3) + (double)e * 1e-3 + (double)(k % 5) * 1e7;
+			double v = frac_val(k, e);
 			put_val(bs.data[k], e, COLL_DOUBLE, v);
 			put_val(ba.in[k], e, COLL_DOUBLE, v);
 		}
@@ -415,7 +422,7 @@ static void same_bits_apart(struct coll_req r, int n, int only)
 			for (size_t e = 0; e < cnt; e += cnt - 1) {
 				unsigned char want[sizeof(double)];
 				put_val(want, 0, COLL_DOUBLE,
-				        1.0 / (double)(k + 3) + (double)e * 1e-3 + (double)(k % 5) * 1e7);
+				        frac_val(k, e));
 				assert_memory_equal(ba.in[k] + e * sizeof(double), want, sizeof want);
 			}
 		}
@@ -501,6 +508,8 @@ static void test_input_apart(void **state)
  * nothing past DATA or scratch written; non-integer values give the same
  * bits either way and in every order. Blocks of 0 elements, blocks longer
  * than the rest, several chunks; the ring family, and nothing else. */
+static double ival_d(int k, size_t e) { return (double)ival(k, e); }
+
 static void rs_counts_case(enum coll_algo algo, int n, const size_t *elems, int chunks)
 {
 	size_t counts[64], pre[65] = { 0 };
@@ -510,6 +519,7 @@ static void rs_counts_case(enum coll_algo algo, int n, const size_t *elems, int 
 	}
 	size_t cnt = pre[n] / sizeof(double);
 	for (int exact = 0; exact < 2; exact++) {
+		double (*in_val)(int, size_t) = exact ? ival_d : frac_val;
 		unsigned char *first[64] = { 0 };
 		for (int apart = 0; apart < 2; apart++) {
 			struct coll_req r = mkreq(COLL_OP_REDUCE_SCATTER, algo, n, 0, chunks,
@@ -525,9 +535,7 @@ static void rs_counts_case(enum coll_algo algo, int n, const size_t *elems, int 
 				bufs_alloc(&bs, s);
 				for (int k = 0; k < n; k++)
 					for (size_t e = 0; e < cnt; e++) {
-						double v = exact ? (double)ival(k, e)
-						                 : 1.0 / (double)(k + 3) + (double)e * 1e-3 + (double)(k % 5) * 1e7;
-						put_val(apart ? bs.in[k] : bs.data[k], e, COLL_DOUBLE, v);
+						put_val(apart ? bs.in[k] : bs.data[k], e, COLL_DOUBLE, in_val(k, e));
 					}
 				char msg[256] = "";
 				struct coll_exec_opts o = { COLL_DOUBLE, COLL_SUM, seed * 7919u };
@@ -553,9 +561,7 @@ static void rs_counts_case(enum coll_algo algo, int n, const size_t *elems, int 
 					}
 					for (size_t e = 0; apart && e < cnt; e++) {
 						unsigned char want[sizeof(double)];
-						put_val(want, 0, COLL_DOUBLE,
-						        exact ? (double)ival(k, e)
-						              : 1.0 / (double)(k + 3) + (double)e * 1e-3 + (double)(k % 5) * 1e7);
+						put_val(want, 0, COLL_DOUBLE, in_val(k, e));
 						assert_memory_equal(bs.in[k] + e * sizeof(double), want, sizeof want);
 					}
 					assert_int_equal(bs.data[k][s->info.data_bytes], 0xEE);
