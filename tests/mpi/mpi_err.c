@@ -94,6 +94,18 @@ int main(int argc, char **argv)
 	      "MPI_Irecv from MPI_PROC_NULL: source %d tag %d count %d", st.MPI_SOURCE, st.MPI_TAG, got);
 	expect(MPI_Bcast(&v, 1, MPI_INT, t_size, MPI_COMM_WORLD), MPI_ERR_ROOT, "bad root", "root");
 	expect(MPI_Allreduce(&v, &v, 1, MPI_DOUBLE_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_OP, "bad op", "operation");
+	/* a negative block, the last rank's, refused on every rank before anything moves */
+	int *negs = calloc((size_t)t_size, sizeof *negs), w[1];
+	char neg_msg[64];
+	negs[t_size - 1] = -1;
+	snprintf(neg_msg, sizeof neg_msg, "recvcounts[%d] = -1 < 0", t_size - 1);
+	expect(MPI_Reduce_scatter(&v, w, negs, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_COUNT,
+	       "reduce_scatter negative count", neg_msg);
+	MPI_Request nr = MPI_REQUEST_NULL;
+	expect(MPI_Ireduce_scatter(&v, w, negs, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &nr), MPI_ERR_COUNT,
+	       "ireduce_scatter negative count", neg_msg);
+	CHECK(nr == MPI_REQUEST_NULL, "a refused MPI_Ireduce_scatter left a request");
+	free(negs);
 	MPI_Request r = 4242;
 	expect(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_ERR_REQUEST, "bad request", "request");
 	MPI_Datatype t;
