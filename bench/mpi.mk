@@ -1,9 +1,14 @@
 # bench/mpi_*: ptl's MPI against MPICH and Open MPI (printed figures, not
 # tests): sh bench/mpi_bench.sh [rounds] [trials] from the build tree.
-EXTRA_DIST += bench/mpi_bench.sh bench/mpi_allreduce.c bench/mpi_collcal.c
+EXTRA_DIST += bench/mpi_bench.sh bench/mpi_allreduce.c bench/mpi_collcal.c bench/mpi_reduce_scatter.c
 noinst_PROGRAMS += bench/mpi_allreduce_ptl
 bench_mpi_allreduce_ptl_SOURCES = bench/mpi_allreduce.c
 bench_mpi_allreduce_ptl_LDADD = lib/mpi-shim/libptlmpi.la
 noinst_PROGRAMS += bench/mpi_collcal_ptl
 bench_mpi_collcal_ptl_SOURCES = bench/mpi_collcal.c
 bench_mpi_collcal_ptl_LDADD = lib/mpi-shim/libptlmpi.la
+# bench/mpi_reduce_scatter_ptl: MPI_Reduce_scatter with uneven blocks beside
+# MPI_Allreduce of the same vector (ptlrun -n 2 --bind-to core, or -n 4)
+noinst_PROGRAMS += bench/mpi_reduce_scatter_ptl
+bench_mpi_reduce_scatter_ptl_SOURCES = bench/mpi_reduce_scatter.c
+bench_mpi_reduce_scatter_ptl_LDADD = lib/mpi-shim/libptlmpi.la
