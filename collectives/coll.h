@@ -116,6 +116,9 @@ struct coll_cmd {
 	uint8_t from_input;
 };
 
+/* The most ports a request may say a rank has. */
+#define COLL_MAX_PORTS 64
+
 /* What to expand. Zero means the default for elem_size (1), num_chunks (1)
  * and ports (1). */
 struct coll_req {
@@ -177,7 +180,7 @@ struct coll_req {
 	 * and their bits are the same. */
 	bool input;
 	int num_chunks;          /* ring algorithms: chunks per block (1..64) */
-	int ports;               /* concurrent transfers a rank can drive */
+	int ports;               /* concurrent transfers a rank can drive, 1-COLL_MAX_PORTS */
 	/* Every rank on one host (shm joins every pair alike): coll_choose
 	 * then takes halving-doubling over the one-port ring for a
 	 * power-of-two allreduce past the short ones. */

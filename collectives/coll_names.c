@@ -108,8 +108,8 @@ int coll_req_normalize(const struct coll_req *in, struct coll_req *out, char *ms
 		coll_msg(msg, msglen, "chunks must be 1 to %d, not %d", COLL_MAX_CHUNKS, in->num_chunks);
 		return -EINVAL;
 	}
-	if (out->ports < 1 || out->ports > 64) {
-		coll_msg(msg, msglen, "ports must be 1 to 64, not %d", in->ports);
+	if (out->ports < 1 || out->ports > COLL_MAX_PORTS) {
+		coll_msg(msg, msglen, "ports must be 1 to %d, not %d", COLL_MAX_PORTS, in->ports);
 		return -EINVAL;
 	}
 	if (coll_op_rooted(in->op)

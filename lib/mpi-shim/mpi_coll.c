@@ -7,7 +7,8 @@
  * match id as the tag. The algorithm is coll_choose's, from the group size
  * and the port count (1 on shm; PTL_COLL_PORTS overrides), unless
  * PTL_COLL_ALGO names one ("ring", or per operation "allreduce=tree,
- * bcast=binomial"). Reductions combine in the schedule's fixed order, so
+ * bcast=binomial"); a communicator's hints ptl_coll_algo and
+ * ptl_coll_ports (MPI_Comm_set_info) say the same for it alone. Reductions combine in the schedule's fixed order, so
  * every run gives the same bits; a non-commutative user op goes through the
  * owner-ordered reduce to rank 0. Gather(v), Scatter(v), Scan and Exscan
  * run collectives/ schedules too (binomial or linear trees, recursive
@@ -73,60 +74,159 @@ struct mpi_coll_cache {
 	bool host_known, one_host; /* one_host(): every member on this host */
 };
 
-static enum coll_algo algo_for[COLL_OP_COUNT];
-static bool algo_set[COLL_OP_COUNT];
-/* PTL_COLL_ALGO leaves allreduce to coll_choose or names recursive
- * doubling: small ones may take allreduce_rd_direct (set at init). */
-static bool rd_direct_algo = true;
+/* Which algorithm each operation takes: PTL_COLL_ALGO's and PTL_COLL_PORTS'
+ * (env_choice), or on a communicator with hints of its own (ptl_coll_algo,
+ * ptl_coll_ports: MPI_Comm_set_info, MPI_Comm_dup_with_info, kept by
+ * MPI_Comm_dup) its own, made from the environment's with the hints'
+ * names over it. */
+struct mpi_coll_choice {
+	enum coll_algo algo[COLL_OP_COUNT]; /* COLL_ALGO_AUTO: coll_choose's */
+	int ports;
+	char spec[MPI_MAX_INFO_VAL + 1]; /* ptl_coll_algo as given ("": not given) */
+	bool ports_hint;                 /* ptl_coll_ports given */
+};
+static struct mpi_coll_choice env_choice;
+
+static inline const struct mpi_coll_choice *choice_of(const struct mpi_comm *c)
+{
+	return c->choice ? c->choice : &env_choice;
+}
+
+/* Small allreduces may take allreduce_rd_direct where allreduce is left to
+ * coll_choose or named recursive doubling, and allreduce_xall only where it
+ * is left to the choice (a named algorithm runs as named). */
+static inline bool rd_direct_algo(const struct mpi_comm *c)
+{
+	enum coll_algo a = choice_of(c)->algo[COLL_OP_ALLREDUCE];
+	return a == COLL_ALGO_AUTO || a == COLL_ALGO_RECURSIVE_DOUBLING;
+}
+
+static inline bool xall_algo(const struct mpi_comm *c)
+{
+	return choice_of(c)->algo[COLL_OP_ALLREDUCE] == COLL_ALGO_AUTO;
+}
+
 /* Whether the ranks of this host outnumber its cores (set at init): then
  * they take turns on the cores, and a wait hands the core to another. */
 static bool cores_shared;
-static bool xall_algo; /* PTL_COLL_ALGO leaves allreduce to the choice */
 
-void mpi_coll_init(void)
+/* spec ("NAME" for every operation, or "OP=NAME,...", both at once: NAME
+ * for those no OP= names) over algo[]. A token it cannot take: with warn,
+ * a warning (world rank 0) and the rest taken; without, its text in bad and
+ * -1 (algo[] then half written: the caller's copy). */
+static int choice_parse(const char *spec, enum coll_algo *algo, bool warn, char *bad, size_t badlen)
 {
-	/* PTL_COLL_ALGO: "NAME" for every collective, or "OP=NAME,..." */
-	char buf[256];
-	snprintf(buf, sizeof buf, "%s", mpi_g.coll_algo);
+	char buf[MPI_MAX_INFO_VAL + 1];
+	bool named[COLL_OP_COUNT] = { false };
+	snprintf(buf, sizeof buf, "%s", spec);
 	char *save = NULL;
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(tok, '=');
 		enum coll_algo a;
-		enum coll_op op;
+		enum coll_op op = COLL_OP_COUNT;
+		bool ok;
 		if (eq) {
 			*eq = 0;
-			if (coll_op_parse(tok, &op) || coll_algo_parse(eq + 1, &a)) {
-				if (mpi_g.wrank == 0)
-					fprintf(stderr, "ptl-mpi: PTL_COLL_ALGO: ignoring '%s=%s' (unknown operation or algorithm)\n",
-						tok, eq + 1);
-				continue;
+			ok = !coll_op_parse(tok, &op) && !coll_algo_parse(eq + 1, &a);
+			*eq = '=';
+		} else {
+			ok = !coll_algo_parse(tok, &a);
+		}
+		if (!ok) {
+			if (!warn) {
+				snprintf(bad, badlen, "%s", tok);
+				return -1;
 			}
-			algo_for[op] = a;
-			algo_set[op] = true;
-		} else if (coll_algo_parse(tok, &a) == 0) {
+			if (mpi_g.wrank == 0)
+				fprintf(stderr, "ptl-mpi: PTL_COLL_ALGO: ignoring '%s' (unknown operation or algorithm)\n", tok);
+			continue;
+		}
+		if (eq) {
+			algo[op] = a;
+			named[op] = true;
+		} else {
 			for (int o = 0; o < COLL_OP_COUNT; o++)
-				if (!algo_set[o])
-					algo_for[o] = a;
-		} else if (mpi_g.wrank == 0) {
-			fprintf(stderr, "ptl-mpi: PTL_COLL_ALGO: ignoring unknown algorithm '%s'\n", tok);
+				if (!named[o])
+					algo[o] = a;
 		}
 	}
-	enum coll_algo a = algo_set[COLL_OP_ALLREDUCE] || mpi_g.coll_algo[0] ? algo_for[COLL_OP_ALLREDUCE] : COLL_ALGO_AUTO;
-	rd_direct_algo = a == COLL_ALGO_AUTO || a == COLL_ALGO_RECURSIVE_DOUBLING;
+	return 0;
+}
+
+void mpi_coll_init(void)
+{
+	char bad[1];
+	choice_parse(mpi_g.coll_algo, env_choice.algo, true, bad, sizeof bad);
+	env_choice.ports = mpi_g.coll_ports > 0 ? mpi_g.coll_ports : 1;
 	/* Ranks on this host against its cores (PTL_COLL_CORES: as if it
-	 * had that many, for tests); only the automatic choice exchanges
-	 * all inputs (allreduce_xall), a named algorithm runs as named. */
+	 * had that many, for tests). */
 	int here = 0;
 	for (int w = 0; w < mpi_g.wsize; w++)
 		here += mpi_g.ids[w].nid == mpi_g.ids[mpi_g.wrank].nid;
 	const char *e = getenv("PTL_COLL_CORES");
 	long cores = e && *e ? atol(e) : sysconf(_SC_NPROCESSORS_ONLN);
 	cores_shared = cores > 0 && here > cores;
-	xall_algo = a == COLL_ALGO_AUTO;
 }
 
-void mpi_coll_free_cache(struct mpi_comm *c)
+int mpi_coll_hints_set(struct mpi_comm *c, MPI_Comm comm, const char *algo, const char *ports, bool fresh,
+		       const char *fn)
 {
+	struct mpi_coll_choice ch = fresh || !c || !c->choice ? env_choice : *c->choice;
+	if (fresh) {
+		ch.spec[0] = 0;
+		ch.ports_hint = false;
+	}
+	if (algo) {
+		char bad[64];
+		if (strlen(algo) >= sizeof ch.spec || choice_parse(algo, ch.algo, false, bad, sizeof bad))
+			return mpi_err(comm, MPI_ERR_INFO_VALUE, fn,
+				       "ptl_coll_algo '%s': '%s' is no operation=algorithm or algorithm (ptl-mpi(7))",
+				       algo, bad);
+		snprintf(ch.spec, sizeof ch.spec, "%s", algo);
+	}
+	if (ports) {
+		char *end;
+		long p = strtol(ports, &end, 10);
+		if (end == ports || *end || p < 1 || p > COLL_MAX_PORTS)
+			return mpi_err(comm, MPI_ERR_INFO_VALUE, fn, "ptl_coll_ports '%s': not a port count 1-%d", ports,
+				       COLL_MAX_PORTS);
+		ch.ports = (int)p;
+		ch.ports_hint = true;
+	}
+	if (!c)
+		return MPI_SUCCESS;
+	if (!ch.spec[0] && !ch.ports_hint) {
+		free(c->choice);
+		c->choice = NULL;
+		return MPI_SUCCESS;
+	}
+	if (!c->choice && !(c->choice = malloc(sizeof *c->choice)))
+		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
+	*c->choice = ch;
+	return MPI_SUCCESS;
+}
+
+void mpi_coll_hints_get(const struct mpi_comm *c, const char **algo, int *ports)
+{
+	const struct mpi_coll_choice *ch = choice_of(c);
+	*algo = ch->spec[0] ? ch->spec : NULL;
+	*ports = ch->ports_hint ? ch->ports : 0;
+}
+
+bool mpi_coll_hints_copy(struct mpi_comm *d, const struct mpi_comm *c)
+{
+	if (!c->choice)
+		return true;
+	if (!(d->choice = malloc(sizeof *d->choice)))
+		return false;
+	*d->choice = *c->choice;
+	return true;
+}
+
+void mpi_coll_comm_free(struct mpi_comm *c)
+{
+	free(c->choice);
+	c->choice = NULL;
 	if (!c->cache)
 		return;
 	for (int i = 0; i < CACHE_SLOTS; i++) {
@@ -580,13 +680,14 @@ static bool one_host(struct mpi_comm *c)
 	return cc->one_host;
 }
 
-/* The algorithm req asks for (PTL_COLL_ALGO's, else COLL_ALGO_AUTO) and
- * what coll_choose weighs besides: the ports, and whether c is on one
- * host. Blocking or not, the same, so the same schedule and bits. */
+/* The algorithm req asks for (c's hints', else PTL_COLL_ALGO's, else
+ * COLL_ALGO_AUTO) and what coll_choose weighs besides: the ports, and
+ * whether c is on one host. Blocking or not, the same, so the same schedule and bits. */
 static void algo_of(struct mpi_comm *c, struct coll_req *req)
 {
-	req->algo = algo_set[req->op] || mpi_g.coll_algo[0] ? algo_for[req->op] : COLL_ALGO_AUTO;
-	req->ports = mpi_g.coll_ports > 0 ? mpi_g.coll_ports : 1;
+	const struct mpi_coll_choice *ch = choice_of(c);
+	req->algo = ch->algo[req->op];
+	req->ports = ch->ports;
 	req->one_host = one_host(c);
 	req->shared_cores = cores_shared;
 }
@@ -600,7 +701,8 @@ static struct cache_ent *sched_for(struct cx *x, struct coll_req *req)
 	algo_of(c, req);
 	for (int i = 0; i < CACHE_SLOTS; i++) {
 		struct cache_ent *e = &c->cache->e[i];
-		if (e->s && e->req.op == req->op && e->req.algo == req->algo && e->req.bytes == req->bytes &&
+		if (e->s && e->req.op == req->op && e->req.algo == req->algo && e->req.ports == req->ports &&
+		    e->req.bytes == req->bytes &&
 		    e->req.root == req->root && e->req.elem_size == req->elem_size && e->req.nranks == req->nranks &&
 		    e->req.input == req->input)
 			return e;
@@ -1110,7 +1212,7 @@ __attribute__((always_inline)) static inline int allreduce_direct(struct cx *x, 
 								  size_t len, int count)
 {
 	struct mpi_comm *c = x->c;
-	if (cores_shared && xall_algo && c->size > 2 && c->size <= XALL_MAX_RANKS && len <= XALL_MAX && one_host(c))
+	if (cores_shared && xall_algo(c) && c->size > 2 && c->size <= XALL_MAX_RANKS && len <= XALL_MAX && one_host(c))
 		return allreduce_xall(x, in, data, len, count);
 	return allreduce_rd_direct(x, in, data, len, count);
 }
@@ -1119,7 +1221,7 @@ __attribute__((always_inline)) static inline int allreduce_direct(struct cx *x, 
  * allreduce_rd_direct. */
 static bool rd_direct_ok(const struct mpi_comm *c, size_t bytes, bool commute)
 {
-	return bytes <= RD_DIRECT_MAX && c->size > 1 && (c->size & (c->size - 1)) == 0 && rd_direct_algo && commute;
+	return bytes <= RD_DIRECT_MAX && c->size > 1 && (c->size & (c->size - 1)) == 0 && rd_direct_algo(c) && commute;
 }
 
 static int allreduce_img(struct cx *x, void *data, int count, MPI_Datatype dt, MPI_Op op)

@@ -135,7 +135,7 @@ void mpi_comm_fini(void)
 {
 	for (int c = 1; c < COMM_MAX; c++) {
 		if (mpi_comms[c].in_use) {
-			mpi_coll_free_cache(&mpi_comms[c]);
+			mpi_coll_comm_free(&mpi_comms[c]);
 			mpi_topo_free(&mpi_comms[c]);
 		}
 		mpi_comms[c].in_use = false;
@@ -246,7 +246,9 @@ static int dup_make(struct mpi_comm *c, MPI_Comm comm, int ctx, MPI_Comm *newcom
 		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "too many communicators");
 	struct mpi_comm *d = mpi_comm_get(*newcomm);
 	d->errh = c->errh;
-	if (mpi_topo_copy(d, c)) { /* a duplicate keeps the topology (MPI-3.1 6.4.2) */
+	/* a duplicate keeps the topology (MPI-3.1 6.4.2) and the hints
+	 * (MPI-4.0 7.4.2) */
+	if (mpi_topo_copy(d, c) || !mpi_coll_hints_copy(d, c)) {
 		PMPI_Comm_free(newcomm);
 		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
 	}
@@ -276,11 +278,21 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 	return rc ? rc : dup_attrs(comm, newcomm, fn);
 }
 
-/* No hint is taken (mpi_info.c): a duplicate. */
+/* A duplicate with info's hints (mpi_info.c) instead of comm's. */
 int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
-	(void)info;
-	return PMPI_Comm_dup(comm, newcomm);
+	const char *fn = "MPI_Comm_dup_with_info";
+	MPI_COMM_VALID(fn, comm);
+	int rc = mpi_info_check(fn, info);
+	if (rc)
+		return rc;
+	if ((rc = PMPI_Comm_dup(comm, newcomm)))
+		return rc;
+	if ((rc = mpi_info_comm_hints(*newcomm, info, true, fn))) {
+		PMPI_Comm_free(newcomm);
+		*newcomm = MPI_COMM_NULL;
+	}
+	return rc;
 }
 
 /* MPI_Comm_idup: the agreement's rounds run as a nonblocking collective
@@ -290,6 +302,8 @@ struct idup {
 	struct ctx_agree a;
 	MPI_Comm comm;
 	MPI_Comm *newcomm;
+	bool with_info;     /* MPI_Comm_idup_with_info: the hints below, not comm's */
+	char *algo, *ports; /* its info's ptl_coll_algo, ptl_coll_ports (NULL: none) */
 };
 
 static int idup_step(void *arg, int *v, int rc)
@@ -304,7 +318,7 @@ static int idup_step(void *arg, int *v, int rc)
 		}
 	}
 	ctx_idups--;
-	const char *fn = "MPI_Comm_idup";
+	const char *fn = d->with_info ? "MPI_Comm_idup_with_info" : "MPI_Comm_idup";
 	struct mpi_comm *c = mpi_comm_get(d->comm);
 	int ctx;
 	if (!rc && !c)
@@ -316,31 +330,59 @@ static int idup_step(void *arg, int *v, int rc)
 		rc = dup_make(c, d->comm, ctx, d->newcomm, fn);
 	if (!rc)
 		rc = dup_attrs(d->comm, d->newcomm, fn);
+	/* checked when the call was made: only memory can fail here */
+	if (!rc && d->with_info &&
+	    (rc = mpi_coll_hints_set(mpi_comm_get(*d->newcomm), *d->newcomm, d->algo, d->ports, true, fn))) {
+		PMPI_Comm_free(d->newcomm);
+		*d->newcomm = MPI_COMM_NULL;
+	}
+	free(d->algo);
+	free(d->ports);
 	free(d);
 	return rc;
 }
 
-int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+static int idup_start(MPI_Comm comm, MPI_Info info, bool with_info, MPI_Comm *newcomm, MPI_Request *request,
+		      const char *fn)
 {
-	const char *fn = "MPI_Comm_idup";
 	INTRA_ARG(fn, comm, c);
 	if (!newcomm || !request)
 		return mpi_err(comm, MPI_ERR_ARG, fn, "%s is NULL", newcomm ? "request" : "newcomm");
+	const char *algo = NULL, *ports = NULL;
+	int rc = with_info ? mpi_info_check(fn, info) : MPI_SUCCESS;
+	if (!rc && with_info) {
+		mpi_info_hints(info, &algo, &ports);
+		rc = mpi_coll_hints_set(NULL, comm, algo, ports, true, fn);
+	}
+	if (rc)
+		return rc;
 	struct idup *d = malloc(sizeof *d);
-	if (!d)
+	if (d)
+		*d = (struct idup){ .a = { -1, -1, { 0, 0 } }, .comm = comm, .newcomm = newcomm, .with_info = with_info,
+				    .algo = algo ? strdup(algo) : NULL, .ports = ports ? strdup(ports) : NULL };
+	if (!d || (algo && !d->algo) || (ports && !d->ports)) {
+		if (d) {
+			free(d->algo);
+			free(d->ports);
+		}
+		free(d);
 		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
-	*d = (struct idup){ .a = { -1, -1, { 0, 0 } }, .comm = comm, .newcomm = newcomm };
+	}
 	*newcomm = MPI_COMM_NULL;
 	ctx_idups++;
 	ctx_offer(&d->a);
 	return mpi_icoll_rounds(c, fn, d->a.v, 2, idup_step, d, request);
 }
 
-/* No hint is taken, as for MPI_Comm_dup_with_info. */
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+	return idup_start(comm, MPI_INFO_NULL, false, newcomm, request, "MPI_Comm_idup");
+}
+
+/* As MPI_Comm_dup_with_info: info's hints instead of comm's. */
 int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
 {
-	(void)info;
-	return PMPI_Comm_idup(comm, newcomm, request);
+	return idup_start(comm, info, true, newcomm, request, "MPI_Comm_idup_with_info");
 }
 
 /* MPI_COMM_TYPE_SHARED: one communicator per host (the ranks whose
@@ -528,7 +570,7 @@ int PMPI_Comm_free(MPI_Comm *comm)
 	int rc = mpi_attr_drop(false, *comm, "MPI_Comm_free");
 	if (rc)
 		return rc;
-	mpi_coll_free_cache(c);
+	mpi_coll_comm_free(c);
 	mpi_topo_free(c);
 	mpi_inter_free(c);
 	group_unref(c->group);

@@ -192,7 +192,6 @@ static int phase_start(struct mpi_icoll *q)
 	}
 	struct coll_req *req = &ph->req;
 	req->nranks = c->size;
-	req->ports = mpi_g.coll_ports > 0 ? mpi_g.coll_ports : 1;
 	if (!req->elem_size)
 		req->elem_size = 1;
 	int rc;

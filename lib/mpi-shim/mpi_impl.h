@@ -158,6 +158,7 @@ struct mpi_comm {
 	MPI_Errhandler errh;
 	char name[MPI_MAX_OBJECT_NAME];
 	struct mpi_coll_cache *cache;
+	struct mpi_coll_choice *choice; /* its hints' algorithms (mpi_coll.c), or NULL: the environment's */
 	unsigned long ncoll;   /* collective calls so far (for messages and tests) */
 	struct mpi_cart *cart; /* Cartesian topology (mpi_topo.c), or NULL */
 	struct mpi_graph *graph; /* graph or distributed graph topology (mpi_graph.c), or NULL */
@@ -327,6 +328,14 @@ struct mpi_req *mpi_persist_req(MPI_Request h);
 int mpi_persist_free(MPI_Request *request);
 void mpi_persist_fini(void);
 void mpi_info_fini(void);
+/* MPI_ERR_INFO unless info is an info object or MPI_INFO_NULL (none). */
+int mpi_info_check(const char *fn, MPI_Info info);
+/* The values of info's (checked: mpi_info_check) keys ptl_coll_algo and
+ * ptl_coll_ports, NULL where absent (MPI_INFO_NULL: both); they last
+ * while info is not changed. */
+void mpi_info_hints(MPI_Info info, const char **algo, const char **ports);
+/* comm's hints from info's by mpi_coll_hints_set. */
+int mpi_info_comm_hints(MPI_Comm comm, MPI_Info info, bool fresh, const char *fn);
 /* Attribute caching (mpi_attr.c), on communicators (type false) and
  * datatypes (type true): a duplicate's copies (an error means no
  * duplicate: forget what it took), the delete functions when an object
@@ -624,7 +633,19 @@ void mpi_op_init(void);
 
 /* ---------------------------------------------------------------- collectives */
 void mpi_coll_init(void);
-void mpi_coll_free_cache(struct mpi_comm *c);
+/* c's collective state: cached schedules, temporaries, hints. */
+void mpi_coll_comm_free(struct mpi_comm *c);
+/* c's hints ptl_coll_algo (PTL_COLL_ALGO's syntax) and ptl_coll_ports
+ * (PTL_COLL_PORTS'), NULL where the info had no such key: that hint keeps
+ * its value, or with fresh (MPI_Comm_dup_with_info) is the environment's.
+ * Both checked before either is taken; MPI_ERR_INFO_VALUE reported on
+ * comm for a value that is not one. c NULL: the check alone. */
+int mpi_coll_hints_set(struct mpi_comm *c, MPI_Comm comm, const char *algo, const char *ports, bool fresh,
+		       const char *fn);
+/* The hints set on c (NULL, 0: not set). */
+void mpi_coll_hints_get(const struct mpi_comm *c, const char **algo, int *ports);
+/* A duplicate d gets c's hints; false: out of memory. */
+bool mpi_coll_hints_copy(struct mpi_comm *d, const struct mpi_comm *c);
 /* Internal collectives used by communicator creation. */
 int mpi_allreduce_int_max(struct mpi_comm *c, int *v, int n);
 int mpi_allgather_ints(struct mpi_comm *c, const int *mine, int n, int *all);

@@ -1,10 +1,13 @@
 /* mpi_info.c: info objects (MPI-3.1 9): ordered (key, value) string pairs
- * a program hands to calls as hints. ptl's MPI takes no hint, so an info
- * is only stored, copied and read back; the calls that accept one
- * (MPI_Comm_split_type, MPI_Alloc_mem, MPI_Comm_dup_with_info,
- * MPI_Comm_set_info) ignore it, which the standard allows. */
+ * a program hands to calls as hints. ptl's MPI takes two, on
+ * communicators: ptl_coll_algo and ptl_coll_ports, each communicator's own
+ * PTL_COLL_ALGO and PTL_COLL_PORTS (MPI_Comm_set_info,
+ * MPI_Comm_dup_with_info; mpi_coll.c keeps them). Other keys are stored,
+ * copied and read back, and the calls ignore them, which the standard
+ * allows. */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -250,21 +253,56 @@ int PMPI_Info_free(MPI_Info *info)
 	return MPI_SUCCESS;
 }
 
-/* Hints on a communicator (MPI-3.1 6.4.4): none is taken, so none is
- * kept - MPI_Comm_get_info gives the hints in use, an empty object. */
-int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
+int mpi_info_check(const char *fn, MPI_Info info)
 {
 	struct mpi_info *i;
-	int rc = info_arg("MPI_Comm_set_info", info, &i);
-	if (!rc && !mpi_comm_get(comm))
-		rc = mpi_err_comm("MPI_Comm_set_info", comm);
-	return rc;
+	return info == MPI_INFO_NULL ? MPI_SUCCESS : info_arg(fn, info, &i);
 }
 
+void mpi_info_hints(MPI_Info info, const char **algo, const char **ports)
+{
+	struct mpi_info *i = info == MPI_INFO_NULL ? NULL : info_get(info);
+	int ka = i ? find(i, "ptl_coll_algo") : -1, kp = i ? find(i, "ptl_coll_ports") : -1;
+	*algo = ka < 0 ? NULL : i->val[ka];
+	*ports = kp < 0 ? NULL : i->val[kp];
+}
+
+int mpi_info_comm_hints(MPI_Comm comm, MPI_Info info, bool fresh, const char *fn)
+{
+	const char *algo, *ports;
+	mpi_info_hints(info, &algo, &ports);
+	return mpi_coll_hints_set(mpi_comm_get(comm), comm, algo, ports, fresh, fn);
+}
+
+/* Hints on a communicator (MPI-4.0 7.4.4): collective, the same values on
+ * every rank (a rank whose algorithm differed would wait for messages of
+ * a schedule the others do not run); the keys info leaves out keep their
+ * values. */
+int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
+{
+	const char *fn = "MPI_Comm_set_info";
+	struct mpi_info *i;
+	int rc = info_arg(fn, info, &i);
+	if (!rc && !mpi_comm_get(comm))
+		rc = mpi_err_comm(fn, comm);
+	return rc ? rc : mpi_info_comm_hints(comm, info, false, fn);
+}
+
+/* The hints in use: those set on comm. */
 int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
-	MPI_COMM_VALID("MPI_Comm_get_info", comm);
-	return info_new("MPI_Comm_get_info", info_used);
+	const char *fn = "MPI_Comm_get_info";
+	MPI_COMM_ARG(fn, comm, c);
+	int rc = info_new(fn, info_used), ports;
+	const char *algo;
+	mpi_coll_hints_get(c, &algo, &ports);
+	char buf[16];
+	snprintf(buf, sizeof buf, "%d", ports);
+	if (!rc && algo)
+		rc = PMPI_Info_set(*info_used, "ptl_coll_algo", algo);
+	if (!rc && ports)
+		rc = PMPI_Info_set(*info_used, "ptl_coll_ports", buf);
+	return rc;
 }
 
 void mpi_info_fini(void)

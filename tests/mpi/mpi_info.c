@@ -2,12 +2,151 @@
  * a value set again, give back as much of a value as fits, duplicate and
  * delete; MPI_INFO_ENV is there without being created; the calls that take
  * an info accept one; bad keys, missing keys and freed objects are errors
- * of the info classes. */
+ * of the info classes.
+ *
+ * ptl's communicator hints (ptl_coll_algo, ptl_coll_ports; hints()): what
+ * MPI_Comm_get_info says after MPI_Comm_dup_with_info, MPI_Comm_dup,
+ * MPI_Comm_idup_with_info, MPI_Comm_set_info and MPI_Comm_split; the sums
+ * of allreduces under them; a bad value refused with MPI_ERR_INFO_VALUE
+ * and nothing changed. "mpi_info stall ALGO [PORTS]": one allreduce on
+ * MPI_COMM_WORLD, its ptl_coll_algo naming ALGO (ptl_coll_ports PORTS), which PTL_TEST_STALL_RANK makes time
+ * out; each rank prints the message, which mpi_info.sh looks for ALGO in
+ * (the hint, not PTL_COLL_ALGO, chose the algorithm). */
 #include "mpi_test.h"
+
+/* An info with key=value for each pair of kv, NULL-ended. */
+static MPI_Info info_of(const char *const *kv)
+{
+	MPI_Info i;
+	OK(MPI_Info_create(&i));
+	for (; kv[0]; kv += 2)
+		OK(MPI_Info_set(i, kv[0], kv[1]));
+	return i;
+}
+
+/* Whether c's hints in use are exactly algo and ports (NULL: not set),
+ * and nothing else. */
+static void hints_are(MPI_Comm c, const char *algo, const char *ports, const char *what)
+{
+	MPI_Info used;
+	char val[MPI_MAX_INFO_VAL + 1];
+	int n = -1, flag = 0;
+	OK(MPI_Comm_get_info(c, &used));
+	OK(MPI_Info_get_nkeys(used, &n));
+	CHECK(n == !!algo + !!ports, "%s: %d hints in use, want %d", what, n, !!algo + !!ports);
+	const char *key[2] = { "ptl_coll_algo", "ptl_coll_ports" }, *want[2] = { algo, ports };
+	for (int k = 0; k < 2; k++) {
+		OK(MPI_Info_get(used, key[k], MPI_MAX_INFO_VAL, val, &flag));
+		CHECK(!flag == !want[k] && (!flag || !strcmp(val, want[k])), "%s: %s '%s' (set %d), want '%s'", what,
+		      key[k], flag ? val : "", flag, want[k] ? want[k] : "(not set)");
+	}
+	OK(MPI_Info_free(&used));
+}
+
+/* Allreduce sums on c at sizes across the algorithms' paths. */
+static void sums_on(MPI_Comm c, const char *what)
+{
+	static int in[16384], out[16384];
+	for (int n = 1; n <= 16384; n *= 8) {
+		for (int i = 0; i < n; i++)
+			in[i] = (t_rank + 1) * (i % 97 + 1);
+		OK(MPI_Allreduce(in, out, n, MPI_INT, MPI_SUM, c));
+		int bad = 0;
+		for (int i = 0; i < n; i++)
+			bad += out[i] != t_size * (t_size + 1) / 2 * (i % 97 + 1);
+		CHECK(!bad, "%s: %d of %d sums wrong", what, bad, n);
+	}
+}
+
+static void hints(void)
+{
+	static const char *const ring2[] = { "ptl_coll_algo", "allreduce=ring_bidir,bcast=binomial",
+					     "ptl_coll_ports", "2", "cb_nodes", "4", NULL };
+	static const char *const tree[] = { "ptl_coll_algo", "tree", NULL };
+	static const char *const ports1[] = { "ptl_coll_ports", "1", NULL };
+	MPI_Info i = info_of(ring2), t = info_of(tree), p1 = info_of(ports1);
+	MPI_Comm d = MPI_COMM_NULL, d2 = MPI_COMM_NULL, d3 = MPI_COMM_NULL, s = MPI_COMM_NULL;
+	hints_are(MPI_COMM_WORLD, NULL, NULL, "MPI_COMM_WORLD");
+	OK(MPI_Comm_dup_with_info(MPI_COMM_WORLD, i, &d));
+	hints_are(d, "allreduce=ring_bidir,bcast=binomial", "2", "dup_with_info");
+	sums_on(d, "ring_bidir, 2 ports");
+	/* a duplicate keeps them (MPI-4.0 7.4.2), a split does not */
+	OK(MPI_Comm_dup(d, &d2));
+	hints_are(d2, "allreduce=ring_bidir,bcast=binomial", "2", "dup of a hinted communicator");
+	OK(MPI_Comm_split(d, 0, t_rank, &s));
+	hints_are(s, NULL, NULL, "split of a hinted communicator");
+	/* with_info: the info's hints instead of the original's */
+	MPI_Request r;
+	OK(MPI_Comm_idup_with_info(d, p1, &d3, &r));
+	OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+	hints_are(d3, NULL, "1", "idup_with_info");
+	/* set_info: the keys it has change, the others stay */
+	OK(MPI_Comm_set_info(d2, t));
+	hints_are(d2, "tree", "2", "set_info of the algorithm");
+	sums_on(d2, "tree");
+	/* bad values: refused, nothing made or changed */
+	static const char *const bad[][3] = { { "ptl_coll_algo", "allreduce=bogus", "allreduce=bogus" },
+					      { "ptl_coll_algo", "ring,nosuchop=tree", "nosuchop=tree" },
+					      { "ptl_coll_ports", "0", "not a port count 1-64" },
+					      { "ptl_coll_ports", "65", "not a port count 1-64" },
+					      { "ptl_coll_ports", "2x", "not a port count 1-64" } };
+	OK(MPI_Comm_set_errhandler(d2, MPI_ERRORS_RETURN));
+	for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+		const char *kv[] = { bad[k][0], bad[k][1], NULL };
+		MPI_Info b = info_of(kv);
+		MPI_Comm nc = 77;
+		t_fails_with(MPI_Comm_dup_with_info(MPI_COMM_WORLD, b, &nc), MPI_ERR_INFO_VALUE, bad[k][2],
+			     "dup_with_info of a bad value");
+		CHECK(nc == MPI_COMM_NULL, "a refused dup_with_info left communicator %d", nc);
+		t_fails_with(MPI_Comm_set_info(d2, b), MPI_ERR_INFO_VALUE, bad[k][2], "set_info of a bad value");
+		hints_are(d2, "tree", "2", "after a refused set_info");
+		r = MPI_REQUEST_NULL;
+		t_fails_with(MPI_Comm_idup_with_info(MPI_COMM_WORLD, b, &nc, &r), MPI_ERR_INFO_VALUE, bad[k][2],
+			     "idup_with_info of a bad value");
+		CHECK(r == MPI_REQUEST_NULL, "a refused idup_with_info made a request");
+		OK(MPI_Info_free(&b));
+	}
+	sums_on(d2, "tree after the refusals");
+	OK(MPI_Comm_free(&s));
+	OK(MPI_Comm_free(&d3));
+	OK(MPI_Comm_free(&d2));
+	OK(MPI_Comm_free(&d));
+	OK(MPI_Info_free(&i));
+	OK(MPI_Info_free(&t));
+	OK(MPI_Info_free(&p1));
+}
+
+/* One allreduce of 64 KiB (past the small ones' own path) on
+ * MPI_COMM_WORLD with ptl_coll_algo allreduce=algo (and ptl_coll_ports
+ * ports unless NULL), under
+ * PTL_TEST_STALL_RANK (which leaves no collective to make a duplicate by). */
+static int stall(const char *algo, const char *ports)
+{
+	char v[64];
+	snprintf(v, sizeof v, "allreduce=%s", algo);
+	const char *kv[] = { "ptl_coll_algo", v, ports ? "ptl_coll_ports" : NULL, ports, NULL };
+	MPI_Info i = info_of(kv);
+	MPI_Comm d = MPI_COMM_WORLD;
+	OK(MPI_Comm_set_info(d, i));
+	OK(MPI_Info_free(&i));
+	OK(MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN));
+	static int in[16384], out[16384];
+	int rc = MPI_Allreduce(in, out, 16384, MPI_INT, MPI_SUM, d), len = 0;
+	char s[MPI_MAX_ERROR_STRING] = "no error";
+	if (rc)
+		MPI_Error_string(rc, s, &len);
+	printf("rank %d: %s\n", t_rank, s);
+	fflush(stdout);
+	/* no collectives after a timeout */
+	MPI_Finalize();
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
 	t_init(&argc, &argv);
+	if (argc > 2 && !strcmp(argv[1], "stall"))
+		return stall(argv[2], argc > 3 ? argv[3] : NULL);
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 	MPI_Info info, copy, gone;
 	char key[MPI_MAX_INFO_KEY + 1], val[64], longkey[MPI_MAX_INFO_KEY + 2];
@@ -43,13 +182,14 @@ int main(int argc, char **argv)
 	int same;
 	OK(MPI_Comm_compare(MPI_COMM_WORLD, dup, &same));
 	CHECK(same == MPI_CONGRUENT, "Comm_dup_with_info: compare gives %d", same);
-	/* No hint is taken: the hints in use are none, whatever was set. */
+	/* No hint of theirs is taken: the hints in use are none. */
 	MPI_Info used;
 	OK(MPI_Comm_set_info(dup, copy));
 	OK(MPI_Comm_get_info(dup, &used));
 	OK(MPI_Info_get_nkeys(used, &n));
 	CHECK(n == 0, "MPI_Comm_get_info gave %d hints in use", n);
 	OK(MPI_Info_free(&used));
+	hints();
 	t_fails_with(MPI_Comm_set_info(dup, 4242), MPI_ERR_INFO, "invalid info object", "set_info of a bad info");
 	t_fails_with(MPI_Comm_get_info(4242, &used), MPI_ERR_COMM, "invalid communicator", "get_info of a bad comm");
 	OK(MPI_Comm_free(&dup));
