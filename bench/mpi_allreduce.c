@@ -27,6 +27,7 @@
  *   ptlrun -n 2 bench/mpi_allreduce [trials]
  *   ptlrun -n 4 bench/mpi_allreduce [trials] 131072,1048576
  *   ptlrun -n 2 bench/mpi_allreduce [trials] rows
+ *   ptlrun -n 2 bench/mpi_allreduce [trials] rows ring,ring_bidir:2,tree
  * The second form times only the allreduce rows of the sizes listed (bytes,
  * multiples of 8): a short A/B run at the sizes a change is about. The
  * third all but the ping-pongs above 8 B and the 1 MiB bcast, whose moves
@@ -37,7 +38,11 @@
  * size class with the 128 KiB ping-pong, whose moves were most of the
  * class's count). The small figures stay: the model takes each one's
  * best trial of all launches, and one launch that another tenant slowed
- * (8-byte half round trip 1.04 us against 0.14) would be all it has.
+ * (8-byte half round trip 1.04 us against 0.14) would be all it has. The
+ * fourth: the third with each allreduce row timed per algorithm named
+ * (ALGO[:PORTS]: ptl's communicator hints ptl_coll_algo "allreduce=ALGO"
+ * and ptl_coll_ports), their trials in turns, each row printed as "ALGO
+ * allreduce <bytes> ...": every algorithm in the same launches.
  */
 #include <mpi.h>
 #include <stdbool.h>
@@ -178,45 +183,91 @@ static void coll_us(double *buf, size_t n, int trials, int iters, double *v)
 	qsort(v, (size_t)trials, sizeof *v, cmp_double);
 }
 
+/* The communicators the rows run on: MPI_COMM_WORLD, or one duplicate per
+ * algorithm named ("rows ALGO[:PORTS],..."), whose hints (ptl's
+ * ptl_coll_algo, ptl_coll_ports; other implementations ignore them) make
+ * each one's allreduce that algorithm. */
+#define MAX_ALGOS 8
+static MPI_Comm row_comm[MAX_ALGOS] = { MPI_COMM_WORLD };
+static char row_name[MAX_ALGOS][32];
+static int row_comms = 1;
+
+static void row_comms_make(const char *list)
+{
+	row_comms = 0;
+	for (const char *p = list; *p && row_comms < MAX_ALGOS;) {
+		size_t l = strcspn(p, ",");
+		char *name = row_name[row_comms], *ports, v[64];
+		snprintf(name, sizeof row_name[0], "%.*s", (int)l, p);
+		p += l + (p[l] == ',');
+		if ((ports = strchr(name, ':')))
+			*ports++ = 0;
+		MPI_Info info;
+		MPI_Info_create(&info);
+		snprintf(v, sizeof v, "allreduce=%s", name);
+		MPI_Info_set(info, "ptl_coll_algo", v);
+		if (ports)
+			MPI_Info_set(info, "ptl_coll_ports", ports);
+		MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &row_comm[row_comms++]);
+		MPI_Info_free(&info);
+	}
+}
+
 /* One allreduce row: n doubles, MPI_SUM; prints "self" (MPI_COMM_SELF, the
- * call's part before any schedule) and "allreduce" (the slowest rank's mean
- * per call, median [min max] over trials). */
+ * call's part before any schedule) and per communicator "allreduce" (the
+ * slowest rank's mean per call, median [min max] over trials), after the
+ * algorithm's name where there are several. Their trials take turns, in
+ * an order that turns too, so that each algorithm's are timed in the
+ * same stretch of the launch as the others' (a launch's speed differs
+ * from the next one's by 2x on some hosts: one algorithm's launches alone
+ * and another's could differ by that for the same schedule). */
 static void allreduce_row(int rank, int trials, double *in, double *out, size_t n)
 {
-	double v[100];
-	int iters = n <= 128 ? 2000 : n <= 8192 ? 200 : 20;
-	/* At most about 0.2 s a trial: an implementation that spins on
-	 * oversubscribed cores takes milliseconds a call. */
-	double tw = MPI_Wtime(), slow;
-	for (int w = 0; w < 10; w++)
-		MPI_Allreduce(in, out, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-	tw = (MPI_Wtime() - tw) / 10;
-	MPI_Allreduce(&tw, &slow, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-	if (slow * iters > 0.2)
-		iters = slow > 0.2 / 5 ? 5 : (int)(0.2 / slow);
+	double v[MAX_ALGOS][100];
+	int iters[MAX_ALGOS];
+	for (int k = 0; k < row_comms; k++) {
+		MPI_Comm c = row_comm[k];
+		iters[k] = n <= 128 ? 2000 : n <= 8192 ? 200 : 20;
+		/* At most about 0.2 s a trial: an implementation that spins
+		 * on oversubscribed cores takes milliseconds a call. */
+		double tw = MPI_Wtime(), slow;
+		for (int w = 0; w < 10; w++)
+			MPI_Allreduce(in, out, (int)n, MPI_DOUBLE, MPI_SUM, c);
+		tw = (MPI_Wtime() - tw) / 10;
+		MPI_Allreduce(&tw, &slow, 1, MPI_DOUBLE, MPI_MAX, c);
+		if (slow * iters[k] > 0.2)
+			iters[k] = slow > 0.2 / 5 ? 5 : (int)(0.2 / slow);
+	}
 	for (int t = 0; t < trials; t++) {
 		double t0 = MPI_Wtime();
-		for (int i = 0; i < iters; i++)
+		for (int i = 0; i < iters[0]; i++)
 			MPI_Allreduce(in, out, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_SELF);
-		v[t] = (MPI_Wtime() - t0) / iters * 1e6;
+		v[0][t] = (MPI_Wtime() - t0) / iters[0] * 1e6;
 	}
-	qsort(v, (size_t)trials, sizeof *v, cmp_double);
+	qsort(v[0], (size_t)trials, sizeof v[0][0], cmp_double);
 	if (rank == 0)
-		printf("self %zu %.3f %.3f %.3f\n", n * sizeof(double), v[trials / 2], v[0], v[trials - 1]);
+		printf("self %zu %.3f %.3f %.3f\n", n * sizeof(double), v[0][trials / 2], v[0][0], v[0][trials - 1]);
 	for (int t = 0; t < trials; t++) {
-		for (int w = 0; w < 10 && t > 0; w++)
-			MPI_Allreduce(in, out, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-		MPI_Barrier(MPI_COMM_WORLD);
-		double t0 = MPI_Wtime();
-		for (int i = 0; i < iters; i++)
-			MPI_Allreduce(in, out, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-		double dt = (MPI_Wtime() - t0) / iters * 1e6, slowest;
-		MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-		v[t] = slowest;
+		for (int j = 0; j < row_comms; j++) {
+			int k = (t + j) % row_comms;
+			MPI_Comm c = row_comm[k];
+			for (int w = 0; w < 10 && (t > 0 || row_comms > 1); w++)
+				MPI_Allreduce(in, out, (int)n, MPI_DOUBLE, MPI_SUM, c);
+			MPI_Barrier(c);
+			double t0 = MPI_Wtime();
+			for (int i = 0; i < iters[k]; i++)
+				MPI_Allreduce(in, out, (int)n, MPI_DOUBLE, MPI_SUM, c);
+			double dt = (MPI_Wtime() - t0) / iters[k] * 1e6, slowest;
+			MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, c);
+			v[k][t] = slowest;
+		}
 	}
-	qsort(v, (size_t)trials, sizeof *v, cmp_double);
-	if (rank == 0)
-		printf("allreduce %zu %.3f %.3f %.3f\n", n * sizeof(double), v[trials / 2], v[0], v[trials - 1]);
+	for (int k = 0; k < row_comms; k++) {
+		qsort(v[k], (size_t)trials, sizeof v[k][0], cmp_double);
+		if (rank == 0)
+			printf("%s%sallreduce %zu %.3f %.3f %.3f\n", row_name[k], row_name[k][0] ? " " : "",
+			       n * sizeof(double), v[k][trials / 2], v[k][0], v[k][trials - 1]);
+	}
 	fflush(stdout);
 }
 
@@ -253,6 +304,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	bool rows = only && strcmp(only, "rows") == 0;
+	if (rows && argc > 3)
+		row_comms_make(argv[3]);
 	double g = gamma_ns(in, out, max);
 	if (rank == 0)
 		printf("gamma 0 %.4f %.4f %.4f\n", g, g, g);
@@ -296,6 +349,9 @@ int main(int argc, char **argv)
 	/* 8 B, x8 up to 256 KiB, then 1 MiB */
 	for (size_t n = 1; n <= max; n = n < max && n * 8 > max ? max : n * 8)
 		allreduce_row(rank, trials, in, out, n);
+	for (int k = 0; k < row_comms; k++)
+		if (row_comm[k] != MPI_COMM_WORLD)
+			MPI_Comm_free(&row_comm[k]);
 	free(in);
 	free(out);
 	MPI_Finalize();

@@ -7,10 +7,12 @@
 # (bench/mpi_allreduce.c) with 2 ranks pinned and with 4 ranks on the cores
 # there are. Medians of the rounds' medians, [min-max], ratio = ptl / other.
 #
-# Then ptl's allreduce once per algorithm (PTL_COLL_ALGO=ring, ring_bidir,
-# halving_doubling, tree, recursive_doubling; in the same rounds, the same
-# program and launch as the table's) beside what the cost model
-# (collectives/coll_cost.c, through ptltool coll) predicts for it. The
+# Then ptl's allreduce per algorithm (ring, ring_bidir, halving_doubling,
+# tree, recursive_doubling; in the same rounds, the same program as the
+# table's; every algorithm in each launch, on a communicator of its own
+# whose hint ptl_coll_algo names it, their trials in turns) beside what
+# the cost model (collectives/coll_cost.c, through ptltool coll) predicts
+# for it. The
 # model predicts an undisturbed machine, and the host is shared: a trial
 # that another process's time slice lands in runs 2-10x slower (the same
 # forced ring measured 216 us and 6.2 ms at 1 MiB in back-to-back runs,
@@ -212,7 +214,9 @@
 #   PTL_BENCH_IMPLS=ptl bench/mpi_bench.sh                (ptl alone: the model)
 #   PTL_BENCH_KEEP=DIR / PTL_BENCH_FROM=DIR bench/mpi_bench.sh  (keep the
 #          measurements; run the model alone on kept ones)
-#   PTL_BENCH_LAUNCHES=N  launches per algorithm and round (default 3)
+#   PTL_BENCH_LAUNCHES=N  launches of the algorithms' rows per round (default 3)
+#   PTL_BENCH_APART=1  each algorithm in launches of its own (PTL_COLL_ALGO),
+#          as before 2026-12-02 05:00
 #   PTL_BENCH_POST=charge  the model charges a posted receive's ME (mpi_allreduce's
 #          "post") on top of o, as before 2026-12-01 16:40, for an A/B on the
 #          same data (PTL_BENCH_FROM)
@@ -291,9 +295,9 @@ done
 run() {
 	bind=none; [ "$2" -le 2 ] && bind=core
 	case $1 in
-	ptl) PTL_SHM_BULK_REPORT=1 "$B/tools/ptlrun" -n "$2" --bind-to $bind --timeout 900 "$W/ptl_$3" "$T" ${4:-} 2>"$W/err"
+	ptl) PTL_SHM_BULK_REPORT=1 "$B/tools/ptlrun" -n "$2" --bind-to $bind --timeout 900 "$W/ptl_$3" "$T" ${4:-} ${5:-} 2>"$W/err"
 		rc=$?
-		sed -n "s/^ptl shm bulk: /$2 $3 ${PTL_COLL_ALGO:-any} ${4:--}${PTL_SHM_CMA:+,cma$PTL_SHM_CMA} /p" "$W/err" >> "$W/bulk"
+		sed -n "s/^ptl shm bulk: /$2 $3 ${PTL_COLL_ALGO:-${ALGOTAG:-any}} ${4:--}${PTL_SHM_CMA:+,cma$PTL_SHM_CMA} /p" "$W/err" >> "$W/bulk"
 		grep -v '^ptl shm bulk: ' "$W/err" >&2
 		return $rc ;;
 	mpich) mpiexec.hydra -n "$2" -bind-to $bind "$W/mpich_$3" "$T" ${4:-} ;;
@@ -304,6 +308,12 @@ run() {
 
 # ring_bidir needs two ports per rank to be itself (else it is the ring)
 ports_of() { [ "$1" = ring_bidir ] && echo 2 || echo 1; }
+# mpi_allreduce's list of algorithms for launches that run them all
+each=
+for a in $ALGOS; do
+	p=$(ports_of "$a")
+	each="$each${each:+,}$a$([ "$p" -gt 1 ] && echo ":$p")"
+done
 
 # the model's rows take best trials: three times as many per round, in
 # three launches (PTL_BENCH_LAUNCHES) of TRIALS each. A launch that shares
@@ -364,12 +374,29 @@ for r in $(seq "$ROUNDS"); do
 		# 19:30)
 		rowsarg=rows
 		[ "${PTL_BENCH_ROWS:-}" = all ] && rowsarg=
-		for a in $ALGOS; do
-			for n in 2 4; do
-				PTL_COLL_ALGO=allreduce=$a PTL_COLL_PORTS=$(ports_of "$a") run ptl $n allreduce $rowsarg |
-					sed "s/^/$a $n /" >> "$W/algo" ||
-					echo "mpi_bench.sh: ptl allreduce $a on $n ranks failed" >&2
+		if [ "${PTL_BENCH_APART:-}" = 1 ] || [ -z "$rowsarg" ]; then
+			for a in $ALGOS; do
+				for n in 2 4; do
+					PTL_COLL_ALGO=allreduce=$a PTL_COLL_PORTS=$(ports_of "$a") run ptl $n allreduce $rowsarg |
+						sed "s/^/$a $n /" >> "$W/algo" ||
+						echo "mpi_bench.sh: ptl allreduce $a on $n ranks failed" >&2
+				done
 			done
+			continue
+		fi
+		# every algorithm in each launch, on a communicator of its own
+		# (its hints), their trials in turns: the rows of one schedule
+		# under two names (at 2 ranks the ring, halving-doubling and
+		# the tree exchange the same halves) measured 5.8 against 9.5
+		# us (32 KiB) in launches of their own, a launch's speed being
+		# drawn anew each time. The figures besides the rows, timed
+		# once a launch, count for each algorithm
+		for n in 2 4; do
+			ALGOTAG=allreduce=each run ptl $n allreduce rows "$each" |
+				awk -v n="$n" -v algos="$ALGOS" 'BEGIN { k = split(algos, a, " "); for (i = 1; i <= k; i++) is[a[i]] = 1 }
+					$2 == "allreduce" && ($1 in is) { $1 = $1 " " n; print; next }
+					{ for (i = 1; i <= k; i++) print a[i], n, $0 }' >> "$W/algo" ||
+				echo "mpi_bench.sh: ptl allreduce (each algorithm) on $n ranks failed" >&2
 		done
 	done
 done

@@ -682,7 +682,8 @@ static bool one_host(struct mpi_comm *c)
 
 /* The algorithm req asks for (c's hints', else PTL_COLL_ALGO's, else
  * COLL_ALGO_AUTO) and what coll_choose weighs besides: the ports, and
- * whether c is on one host. Blocking or not, the same, so the same schedule and bits. */
+ * whether c is on one host. Blocking or not, the same, so the same
+ * schedule and bits. */
 static void algo_of(struct mpi_comm *c, struct coll_req *req)
 {
 	const struct mpi_coll_choice *ch = choice_of(c);
