@@ -42,7 +42,9 @@
  * fourth: the third with each allreduce row timed per algorithm named
  * (ALGO[:PORTS]: ptl's communicator hints ptl_coll_algo "allreduce=ALGO"
  * and ptl_coll_ports), their trials in turns, each row printed as "ALGO
- * allreduce <bytes> ...": every algorithm in the same launches.
+ * allreduce <bytes> ...": every algorithm in the same launches; on 2
+ * ranks "allgather <bytes>" too, an exchange of 16 KiB - 1 MiB each way
+ * by the collectives' path (exchange_us).
  */
 #include <mpi.h>
 #include <stdbool.h>
@@ -183,6 +185,27 @@ static void coll_us(double *buf, size_t n, int trials, int iters, double *v)
 	qsort(v, (size_t)trials, sizeof *v, cmp_double);
 }
 
+/* MPI_Allgather in place of blocks of b bytes on c, us per call, as
+ * coll_us times (the slowest rank's mean, per trial, sorted): on 2 ranks
+ * one exchange of b each way through the collectives' path (a 2-rank
+ * allreduce's ring or tree steps less the reduction), timed in the launch
+ * of the rows whose reads it calibrates. */
+static void exchange_us(MPI_Comm c, char *buf, size_t b, int trials, double *v)
+{
+	int iters = b <= 65536 ? 200 : 20;
+	for (int t = 0; t < trials; t++) {
+		for (int w = 0; w < 10; w++)
+			MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, (int)b, MPI_BYTE, c);
+		double t0 = MPI_Wtime(), slowest;
+		for (int i = 0; i < iters; i++)
+			MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, (int)b, MPI_BYTE, c);
+		double dt = (MPI_Wtime() - t0) / iters * 1e6;
+		MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, c);
+		v[t] = slowest;
+	}
+	qsort(v, (size_t)trials, sizeof *v, cmp_double);
+}
+
 /* The communicators the rows run on: MPI_COMM_WORLD, or one duplicate per
  * algorithm named ("rows ALGO[:PORTS],..."), whose hints (ptl's
  * ptl_coll_algo, ptl_coll_ports; other implementations ignore them) make
@@ -280,7 +303,8 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	size_t max = 1 << 17; /* doubles: 1 MiB */
-	double *in = calloc(max, sizeof(double)), *out = calloc(max, sizeof(double)), v[100];
+	/* out twice the rows' largest: a 2-rank allgather of 1 MiB each */
+	double *in = calloc(max, sizeof(double)), *out = calloc(2 * max, sizeof(double)), v[100];
 	if (!in || !out)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	/* written, as a program's data is: pages calloc never touched all map
@@ -345,6 +369,23 @@ int main(int argc, char **argv)
 		coll_us(out, n, trials, n == 1 ? biters : biters > 20 ? 20 : biters, v);
 		if (rank == 0)
 			printf("bcast %zu %.3f %.3f %.3f\n", n * sizeof(double), v[trials / 2], v[0], v[trials - 1]);
+	}
+	/* rows with algorithms named, 2 ranks: the exchanges of their reads'
+	 * sizes (16 KiB - 1 MiB each way), by the ring ("allgather <bytes
+	 * each way>") */
+	if (rows && row_comms > 1 && size == 2) {
+		MPI_Comm c;
+		MPI_Info info;
+		MPI_Info_create(&info);
+		MPI_Info_set(info, "ptl_coll_algo", "allgather=ring");
+		MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &c);
+		MPI_Info_free(&info);
+		for (size_t b = 16384; b <= max * sizeof(double); b *= 2) {
+			exchange_us(c, (char *)out, b, trials, v);
+			if (rank == 0)
+				printf("allgather %zu %.3f %.3f %.3f\n", b, v[trials / 2], v[0], v[trials - 1]);
+		}
+		MPI_Comm_free(&c);
 	}
 	/* 8 B, x8 up to 256 KiB, then 1 MiB */
 	for (size_t n = 1; n <= max; n = n < max && n * 8 > max ? max : n * 8)

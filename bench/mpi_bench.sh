@@ -169,7 +169,11 @@
 #          forced ("rxchm": PTL_SHM_CMA=0, "rxchc": 1; shm picks CMA
 #          for these exchanges where the rows' reads go NT), each
 #          size's rate solved through the model's exchange by that
-#          method; with more ranks than cores the reads' times from mpi_collcal's
+#          method. Since 2026-12-02 the rows' own launches time the 2-rank
+#          exchanges too (mpi_allreduce's "allgather": MPI_Allgather in
+#          place by the ring, one exchange, the collectives' path and the
+#          rows' state) and those take the place of the forced ones,
+#          solved through the model's allgather; with more ranks than cores the reads' times from mpi_collcal's
 #          "rxch4" (ranks 0-1 and 2-3 exchanging at once, unpinned),
 #          each solved so that the model's pair exchange on the cores
 #          (half its 4-rank recursive doubling) takes what rxch4 took
@@ -216,7 +220,11 @@
 #          measurements; run the model alone on kept ones)
 #   PTL_BENCH_LAUNCHES=N  launches of the algorithms' rows per round (default 3)
 #   PTL_BENCH_APART=1  each algorithm in launches of its own (PTL_COLL_ALGO),
-#          as before 2026-12-02 05:00
+#          as before 2026-12-02 04:00
+#   PTL_BENCH_XCH=collcal  the 2-rank reads' rates from mpi_collcal's forced
+#          read exchanges (rxchm, rxchc) even where the rows' launches timed
+#          their own exchanges (mpi_allreduce's "allgather"), as before
+#          2026-12-02 04:20, for an A/B on the same data
 #   PTL_BENCH_POST=charge  the model charges a posted receive's ME (mpi_allreduce's
 #          "post") on top of o, as before 2026-12-01 16:40, for an A/B on the
 #          same data (PTL_BENCH_FROM)
@@ -464,6 +472,9 @@ predict() {
 	"$B/tools/ptltool" coll "$@" --json 2>/dev/null | sed -n 's/.*"predicted_us": \([0-9.e+-]*\).*/\1/p'
 }
 calc() { awk "BEGIN { v = $1; printf \"%.6g\", v }"; }
+# algo N ALGO FIG BYTES: the best trial of ALGO's own N-rank launches
+algo() { awk -v a="$2" -v n="$1" -v f="$3" -v b="$4" '$1 == a && $2 == n && $3 == f && $4 == b { print (ENVIRON["PTL_BENCH_STAT"] == "med" ? $5 : $6) }' "$W/algo" |
+	sort -g | head -n 1; }
 # secant FN SIZE GOAL: the time T (us, from 0.001) for which FN SIZE T,
 # which grows with T, gives GOAL
 secant() {
@@ -803,6 +814,21 @@ rxm() { predict --op allreduce --ranks 2 --bytes "$1" --elem 8 --algo recursive_
 	--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
 	--rndv-min "$peager" --inline-max "$eager" --read-rates "1048576:$(calc "$1 / ($2 * 1e-6)")" $readm \
 	--move-piece "$piece" --recv-post "${post:-0}" --lazy-max "$clazy"; }
+# agm SIZE T: the model's 2-rank MPI_Allgather in place of SIZE each way
+# (one exchange by the ring), each read T us
+agm() { predict --op allgather --ranks 2 --bytes "$(($1 * 2))" --algo ring --alpha "$alpha" --beta "$ebeta" \
+	--overhead "$o" --call "$(calc "$callb + $(cal 2 self 8)")" $wk --cmd-cost "$cmd" --cpu-copies \
+	--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$peager" --inline-max "$eager" \
+	--read-rates "1048576:$(calc "$1 / ($2 * 1e-6)")" $readm --move-piece "$piece" --recv-post "${post:-0}" \
+	--lazy-max "$clazy" $loop; }
+# The rows' launches time these exchanges too (mpi_allreduce's
+# "allgather", the ring's one step on 2 ranks, in place): where they have
+# them, each size's read rate comes from there, through agm, the launch's
+# state being the rows' (128 KiB: 16-17 us there, while the forced read
+# exchanges of the collcal launches, a quartile of their best, gave 18.4,
+# and the 2-rank 256 KiB rows came out 1.15-1.27x over the measured);
+# PTL_BENCH_XCH=collcal takes the collcal launches' always
+a1=${ALGOS%% *}
 if [ -n "$rcopy" ] && [ -n "$readm" ]; then
 	for l in 16384 32768 65536 131072 262144 524288 1048576; do
 		fig=$(xf rxch "$l")
@@ -810,8 +836,15 @@ if [ -n "$rcopy" ] && [ -n "$readm" ]; then
 		f=$(xf "$f" "$l")
 		h=$(cal 2 "$f" "$l")
 		[ -n "$h" ] && fig=$f || h=$(cal 2 "$fig" "$l")
-		[ -n "$h" ] || continue
-		t1=$(secant rxm "$l" "$h")
+		ag=
+		[ "${PTL_BENCH_XCH:-}" != collcal ] && ag=$(algo 2 "$a1" allgather "$l")
+		if [ -n "$ag" ]; then
+			fig=allgather h=$ag
+			t1=$(secant agm "$l" "$h")
+		else
+			[ -n "$h" ] || continue
+			t1=$(secant rxm "$l" "$h")
+		fi
 		reads="$reads${reads:+,}$l:$(calc "$l / ($t1 * 1e-6)")"
 		readsays="$readsays $((l / 1024))K $(rhow "$l") $(calc "$l / ($t1 * 1e3)") ($fig $h us)"
 	done
@@ -930,9 +963,6 @@ switch() {
 	done
 	echo "$s1"
 }
-# algo N ALGO FIG BYTES: the best trial of ALGO's own N-rank launches
-algo() { awk -v a="$2" -v n="$1" -v f="$3" -v b="$4" '$1 == a && $2 == n && $3 == f && $4 == b { print (ENVIRON["PTL_BENCH_STAT"] == "med" ? $5 : $6) }' "$W/algo" |
-	sort -g | head -n 1; }
 # A rank that waits while its core has no work (the core's ranks all
 # waiting, passing it round at every poll) sees its message core_wait
 # after it came, a latency that books no core time: mpi_collcal's 4-rank
