@@ -215,11 +215,20 @@ static MPI_Comm row_comm[MAX_ALGOS] = { MPI_COMM_WORLD };
 static char row_name[MAX_ALGOS][32];
 static int row_comms = 1;
 
-static void row_comms_make(const char *list)
+static void row_comms_make(const char *list, int rank)
 {
 	row_comms = 0;
-	for (const char *p = list; *p && row_comms < MAX_ALGOS;) {
+	for (const char *p = list; *p;) {
 		size_t l = strcspn(p, ",");
+		if (!l) {
+			p++;
+			continue;
+		}
+		if (row_comms == MAX_ALGOS) {
+			if (rank == 0)
+				fprintf(stderr, "mpi_allreduce: more than %d algorithms: '%s' left out\n", MAX_ALGOS, p);
+			break;
+		}
 		char *name = row_name[row_comms], *ports, v[64];
 		snprintf(name, sizeof row_name[0], "%.*s", (int)l, p);
 		p += l + (p[l] == ',');
@@ -233,6 +242,10 @@ static void row_comms_make(const char *list)
 			MPI_Info_set(info, "ptl_coll_ports", ports);
 		MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &row_comm[row_comms++]);
 		MPI_Info_free(&info);
+	}
+	if (!row_comms) { /* no name in the list: MPI_COMM_WORLD's rows */
+		row_comm[0] = MPI_COMM_WORLD;
+		row_comms = 1;
 	}
 }
 
@@ -329,7 +342,7 @@ int main(int argc, char **argv)
 	}
 	bool rows = only && strcmp(only, "rows") == 0;
 	if (rows && argc > 3)
-		row_comms_make(argv[3]);
+		row_comms_make(argv[3], rank);
 	double g = gamma_ns(in, out, max);
 	if (rank == 0)
 		printf("gamma 0 %.4f %.4f %.4f\n", g, g, g);
@@ -373,7 +386,7 @@ int main(int argc, char **argv)
 	/* rows with algorithms named, 2 ranks: the exchanges of their reads'
 	 * sizes (16 KiB - 1 MiB each way), by the ring ("allgather <bytes
 	 * each way>") */
-	if (rows && row_comms > 1 && size == 2) {
+	if (rows && row_comm[0] != MPI_COMM_WORLD && size == 2) {
 		MPI_Comm c;
 		MPI_Info info;
 		MPI_Info_create(&info);

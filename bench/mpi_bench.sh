@@ -472,7 +472,10 @@ predict() {
 	"$B/tools/ptltool" coll "$@" --json 2>/dev/null | sed -n 's/.*"predicted_us": \([0-9.e+-]*\).*/\1/p'
 }
 calc() { awk "BEGIN { v = $1; printf \"%.6g\", v }"; }
-# algo N ALGO FIG BYTES: the best trial of ALGO's own N-rank launches
+# algo N ALGO FIG BYTES: the best trial of ALGO's N-rank rows' launches
+# (every algorithm's since 2026-12-02: the figures besides the rows appear
+# once per algorithm there, and count so in cal's quantiles, which they
+# shift little: each launch's figure the same number of times)
 algo() { awk -v a="$2" -v n="$1" -v f="$3" -v b="$4" '$1 == a && $2 == n && $3 == f && $4 == b { print (ENVIRON["PTL_BENCH_STAT"] == "med" ? $5 : $6) }' "$W/algo" |
 	sort -g | head -n 1; }
 # secant FN SIZE GOAL: the time T (us, from 0.001) for which FN SIZE T,

@@ -8,9 +8,10 @@
  * and the port count (1 on shm; PTL_COLL_PORTS overrides), unless
  * PTL_COLL_ALGO names one ("ring", or per operation "allreduce=tree,
  * bcast=binomial"); a communicator's hints ptl_coll_algo and
- * ptl_coll_ports (MPI_Comm_set_info) say the same for it alone. Reductions combine in the schedule's fixed order, so
- * every run gives the same bits; a non-commutative user op goes through the
- * owner-ordered reduce to rank 0. Gather(v), Scatter(v), Scan and Exscan
+ * ptl_coll_ports (MPI_Comm_set_info) say the same for it alone.
+ * Reductions combine in the schedule's fixed order, so every run gives the
+ * same bits; a non-commutative user op goes through the owner-ordered
+ * reduce to rank 0. Gather(v), Scatter(v), Scan and Exscan
  * run collectives/ schedules too (binomial or linear trees, recursive
  * doubling or chain prefixes); so do Allgatherv (recursive doubling,
  * bruck or the ring) and Alltoallv (pairwise over the pair sizes).
@@ -77,11 +78,10 @@ struct mpi_coll_cache {
 /* Which algorithm each operation takes: PTL_COLL_ALGO's and PTL_COLL_PORTS'
  * (env_choice), or on a communicator with hints of its own (ptl_coll_algo,
  * ptl_coll_ports: MPI_Comm_set_info, MPI_Comm_dup_with_info, kept by
- * MPI_Comm_dup) its own, made from the environment's with the hints'
- * names over it. */
+ * MPI_Comm_dup) its own: the environment's with the hint's names over
+ * them. */
 struct mpi_coll_choice {
-	enum coll_algo algo[COLL_OP_COUNT]; /* COLL_ALGO_AUTO: coll_choose's */
-	int ports;
+	struct mpi_coll_pick pick;
 	char spec[MPI_MAX_INFO_VAL + 1]; /* ptl_coll_algo as given ("": not given) */
 	bool ports_hint;                 /* ptl_coll_ports given */
 };
@@ -94,16 +94,17 @@ static inline const struct mpi_coll_choice *choice_of(const struct mpi_comm *c)
 
 /* Small allreduces may take allreduce_rd_direct where allreduce is left to
  * coll_choose or named recursive doubling, and allreduce_xall only where it
- * is left to the choice (a named algorithm runs as named). */
+ * is left to the choice (a named algorithm runs as named). Blocking calls
+ * alone take them: c's hints now are the call's. */
 static inline bool rd_direct_algo(const struct mpi_comm *c)
 {
-	enum coll_algo a = choice_of(c)->algo[COLL_OP_ALLREDUCE];
+	enum coll_algo a = choice_of(c)->pick.algo[COLL_OP_ALLREDUCE];
 	return a == COLL_ALGO_AUTO || a == COLL_ALGO_RECURSIVE_DOUBLING;
 }
 
 static inline bool xall_algo(const struct mpi_comm *c)
 {
-	return choice_of(c)->algo[COLL_OP_ALLREDUCE] == COLL_ALGO_AUTO;
+	return choice_of(c)->pick.algo[COLL_OP_ALLREDUCE] == COLL_ALGO_AUTO;
 }
 
 /* Whether the ranks of this host outnumber its cores (set at init): then
@@ -156,8 +157,8 @@ static int choice_parse(const char *spec, enum coll_algo *algo, bool warn, char 
 void mpi_coll_init(void)
 {
 	char bad[1];
-	choice_parse(mpi_g.coll_algo, env_choice.algo, true, bad, sizeof bad);
-	env_choice.ports = mpi_g.coll_ports > 0 ? mpi_g.coll_ports : 1;
+	choice_parse(mpi_g.coll_algo, env_choice.pick.algo, true, bad, sizeof bad);
+	env_choice.pick.ports = mpi_g.coll_ports > 0 ? mpi_g.coll_ports : 1;
 	/* Ranks on this host against its cores (PTL_COLL_CORES: as if it
 	 * had that many, for tests). */
 	int here = 0;
@@ -168,59 +169,57 @@ void mpi_coll_init(void)
 	cores_shared = cores > 0 && here > cores;
 }
 
-int mpi_coll_hints_set(struct mpi_comm *c, MPI_Comm comm, const char *algo, const char *ports, bool fresh,
-		       const char *fn)
+int mpi_coll_hints_make(const struct mpi_comm *base, MPI_Comm comm, const char *algo, const char *ports,
+			const char *fn, struct mpi_coll_choice **out)
 {
-	struct mpi_coll_choice ch = fresh || !c || !c->choice ? env_choice : *c->choice;
-	if (fresh) {
-		ch.spec[0] = 0;
-		ch.ports_hint = false;
-	}
+	struct mpi_coll_choice ch = base ? *choice_of(base) : env_choice;
+	*out = NULL;
 	if (algo) {
+		/* over the environment's, not over an earlier hint's */
+		memcpy(ch.pick.algo, env_choice.pick.algo, sizeof ch.pick.algo);
 		char bad[64];
-		if (strlen(algo) >= sizeof ch.spec || choice_parse(algo, ch.algo, false, bad, sizeof bad))
+		if (strlen(algo) >= sizeof ch.spec || choice_parse(algo, ch.pick.algo, false, bad, sizeof bad))
 			return mpi_err(comm, MPI_ERR_INFO_VALUE, fn,
 				       "ptl_coll_algo '%s': '%s' is no operation=algorithm or algorithm (ptl-mpi(7))",
 				       algo, bad);
 		snprintf(ch.spec, sizeof ch.spec, "%s", algo);
 	}
-	if (ports) {
+	if (ports && !*ports) {
+		ch.pick.ports = env_choice.pick.ports;
+		ch.ports_hint = false;
+	} else if (ports) {
 		char *end;
 		long p = strtol(ports, &end, 10);
-		if (end == ports || *end || p < 1 || p > COLL_MAX_PORTS)
+		if (*end || p < 1 || p > COLL_MAX_PORTS)
 			return mpi_err(comm, MPI_ERR_INFO_VALUE, fn, "ptl_coll_ports '%s': not a port count 1-%d", ports,
 				       COLL_MAX_PORTS);
-		ch.ports = (int)p;
+		ch.pick.ports = (int)p;
 		ch.ports_hint = true;
 	}
-	if (!c)
+	if (!ch.spec[0] && !ch.ports_hint)
 		return MPI_SUCCESS;
-	if (!ch.spec[0] && !ch.ports_hint) {
-		free(c->choice);
-		c->choice = NULL;
-		return MPI_SUCCESS;
-	}
-	if (!c->choice && !(c->choice = malloc(sizeof *c->choice)))
+	if (!(*out = malloc(sizeof **out)))
 		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
-	*c->choice = ch;
+	**out = ch;
 	return MPI_SUCCESS;
+}
+
+void mpi_coll_hints_put(struct mpi_comm *c, struct mpi_coll_choice *ch)
+{
+	free(c->choice);
+	c->choice = ch;
 }
 
 void mpi_coll_hints_get(const struct mpi_comm *c, const char **algo, int *ports)
 {
 	const struct mpi_coll_choice *ch = choice_of(c);
 	*algo = ch->spec[0] ? ch->spec : NULL;
-	*ports = ch->ports_hint ? ch->ports : 0;
+	*ports = ch->ports_hint ? ch->pick.ports : 0;
 }
 
-bool mpi_coll_hints_copy(struct mpi_comm *d, const struct mpi_comm *c)
+struct mpi_coll_pick mpi_coll_pick_now(const struct mpi_comm *c)
 {
-	if (!c->choice)
-		return true;
-	if (!(d->choice = malloc(sizeof *d->choice)))
-		return false;
-	*d->choice = *c->choice;
-	return true;
+	return choice_of(c)->pick;
 }
 
 void mpi_coll_comm_free(struct mpi_comm *c)
@@ -680,15 +679,17 @@ static bool one_host(struct mpi_comm *c)
 	return cc->one_host;
 }
 
-/* The algorithm req asks for (c's hints', else PTL_COLL_ALGO's, else
- * COLL_ALGO_AUTO) and what coll_choose weighs besides: the ports, and
- * whether c is on one host. Blocking or not, the same, so the same
+/* The algorithm req asks for (the call's pick: a nonblocking call's from
+ * when it was made, else its communicator's hints', else PTL_COLL_ALGO's,
+ * else COLL_ALGO_AUTO) and what coll_choose weighs besides: the ports,
+ * and whether c is on one host. Blocking or not, the same, so the same
  * schedule and bits. */
-static void algo_of(struct mpi_comm *c, struct coll_req *req)
+static void algo_of(const struct cx *x, struct coll_req *req)
 {
-	const struct mpi_coll_choice *ch = choice_of(c);
-	req->algo = ch->algo[req->op];
-	req->ports = ch->ports;
+	struct mpi_comm *c = x->c;
+	const struct mpi_coll_pick *p = x->pick ? x->pick : &choice_of(c)->pick;
+	req->algo = p->algo[req->op];
+	req->ports = p->ports;
 	req->one_host = one_host(c);
 	req->shared_cores = cores_shared;
 }
@@ -699,7 +700,7 @@ static struct cache_ent *sched_for(struct cx *x, struct coll_req *req)
 	struct mpi_comm *c = x->c;
 	if (!cache_of(c))
 		return NULL;
-	algo_of(c, req);
+	algo_of(x, req);
 	for (int i = 0; i < CACHE_SLOTS; i++) {
 		struct cache_ent *e = &c->cache->e[i];
 		if (e->s && e->req.op == req->op && e->req.algo == req->algo && e->req.ports == req->ports &&
@@ -1588,7 +1589,7 @@ static bool gs_root_direct(const struct gs_call *g, int n, size_t esz)
 int mpi_coll_expand(struct cx *x, struct coll_req *req, bool v, struct coll_sched **s)
 {
 	char msg[256];
-	algo_of(x->c, req);
+	algo_of(x, req);
 	if (v)
 		req->algo = COLL_ALGO_LINEAR;
 	int rc = expand_rank(req, x->c->rank, s, msg, sizeof msg);

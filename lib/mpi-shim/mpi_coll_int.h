@@ -45,8 +45,19 @@ struct pend {
 	bool reported;
 };
 
+/* The algorithm per operation and the ports a call's schedules take
+ * (mpi_coll.c: its communicator's hints, else the environment's). */
+struct mpi_coll_pick {
+	enum coll_algo algo[COLL_OP_COUNT]; /* COLL_ALGO_AUTO: coll_choose's */
+	int ports;
+};
+/* c's pick now: a nonblocking call keeps it for its later phases, which
+ * MPI_Comm_set_info in the meantime must not change. */
+struct mpi_coll_pick mpi_coll_pick_now(const struct mpi_comm *c);
+
 struct cx {
 	struct mpi_comm *c;
+	const struct mpi_coll_pick *pick; /* NULL: c's now */
 	const char *name;
 	MPI_Op op;
 	MPI_Datatype dt;     /* element type of reductions (contiguous image) */
@@ -82,6 +93,7 @@ static inline void mpi_cx_init(struct cx *x, struct mpi_comm *c, const char *nam
 	/* Field by field: clearing the whole message buffer would cost more
 	 * than a small collective's bookkeeping. */
 	x->c = c;
+	x->pick = NULL;
 	x->name = name;
 	x->op = MPI_OP_NULL;
 	x->dt = MPI_BYTE;

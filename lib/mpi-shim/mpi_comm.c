@@ -246,9 +246,7 @@ static int dup_make(struct mpi_comm *c, MPI_Comm comm, int ctx, MPI_Comm *newcom
 		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "too many communicators");
 	struct mpi_comm *d = mpi_comm_get(*newcomm);
 	d->errh = c->errh;
-	/* a duplicate keeps the topology (MPI-3.1 6.4.2) and the hints
-	 * (MPI-4.0 7.4.2) */
-	if (mpi_topo_copy(d, c) || !mpi_coll_hints_copy(d, c)) {
+	if (mpi_topo_copy(d, c)) { /* a duplicate keeps the topology (MPI-3.1 6.4.2) */
 		PMPI_Comm_free(newcomm);
 		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
 	}
@@ -268,31 +266,47 @@ static int dup_attrs(MPI_Comm comm, MPI_Comm *newcomm, const char *fn)
 	return rc;
 }
 
+/* The duplicate of c with the hints ch (mpi_coll_hints_make's, NULL:
+ * none; freed if no duplicate comes of it), then its attributes. */
+static int dup_with(struct mpi_comm *c, MPI_Comm comm, MPI_Comm *newcomm, struct mpi_coll_choice *ch,
+		    const char *fn)
+{
+	int ctx, rc = c->inter ? mpi_inter_dup(c, comm, newcomm) : new_ctx(c, &ctx, fn);
+	if (!rc && !c->inter)
+		rc = dup_make(c, comm, ctx, newcomm, fn);
+	if (rc) {
+		free(ch);
+		return rc;
+	}
+	mpi_coll_hints_put(mpi_comm_get(*newcomm), ch);
+	return dup_attrs(comm, newcomm, fn);
+}
+
+/* A duplicate keeps the hints (MPI-4.0 7.4.2). */
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
 	const char *fn = "MPI_Comm_dup";
 	MPI_COMM_ARG(fn, comm, c);
-	int ctx, rc = c->inter ? mpi_inter_dup(c, comm, newcomm) : new_ctx(c, &ctx, fn);
-	if (!rc && !c->inter)
-		rc = dup_make(c, comm, ctx, newcomm, fn);
-	return rc ? rc : dup_attrs(comm, newcomm, fn);
+	struct mpi_coll_choice *ch;
+	int rc = mpi_coll_hints_make(c, comm, NULL, NULL, fn, &ch);
+	return rc ? rc : dup_with(c, comm, newcomm, ch, fn);
 }
 
-/* A duplicate with info's hints (mpi_info.c) instead of comm's. */
+/* A duplicate with info's hints (mpi_info.c) instead of comm's, checked
+ * before the duplicate is made. */
 int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
 	const char *fn = "MPI_Comm_dup_with_info";
-	MPI_COMM_VALID(fn, comm);
+	MPI_COMM_ARG(fn, comm, c);
+	struct mpi_coll_choice *ch;
+	const char *algo, *ports;
+	*newcomm = MPI_COMM_NULL;
 	int rc = mpi_info_check(fn, info);
 	if (rc)
 		return rc;
-	if ((rc = PMPI_Comm_dup(comm, newcomm)))
-		return rc;
-	if ((rc = mpi_info_comm_hints(*newcomm, info, true, fn))) {
-		PMPI_Comm_free(newcomm);
-		*newcomm = MPI_COMM_NULL;
-	}
-	return rc;
+	mpi_info_hints(info, &algo, &ports);
+	rc = mpi_coll_hints_make(NULL, comm, algo, ports, fn, &ch);
+	return rc ? rc : dup_with(c, comm, newcomm, ch, fn);
 }
 
 /* MPI_Comm_idup: the agreement's rounds run as a nonblocking collective
@@ -302,8 +316,8 @@ struct idup {
 	struct ctx_agree a;
 	MPI_Comm comm;
 	MPI_Comm *newcomm;
-	bool with_info;     /* MPI_Comm_idup_with_info: the hints below, not comm's */
-	char *algo, *ports; /* its info's ptl_coll_algo, ptl_coll_ports (NULL: none) */
+	bool with_info;                 /* MPI_Comm_idup_with_info (its name in errors) */
+	struct mpi_coll_choice *choice; /* the duplicate's hints, made at the call */
 };
 
 static int idup_step(void *arg, int *v, int rc)
@@ -328,16 +342,12 @@ static int idup_step(void *arg, int *v, int rc)
 		rc = ctx_agreed(&d->a, d->comm, fn, &ctx);
 	if (!rc)
 		rc = dup_make(c, d->comm, ctx, d->newcomm, fn);
-	if (!rc)
+	if (!rc) {
+		mpi_coll_hints_put(mpi_comm_get(*d->newcomm), d->choice);
+		d->choice = NULL;
 		rc = dup_attrs(d->comm, d->newcomm, fn);
-	/* checked when the call was made: only memory can fail here */
-	if (!rc && d->with_info &&
-	    (rc = mpi_coll_hints_set(mpi_comm_get(*d->newcomm), *d->newcomm, d->algo, d->ports, true, fn))) {
-		PMPI_Comm_free(d->newcomm);
-		*d->newcomm = MPI_COMM_NULL;
 	}
-	free(d->algo);
-	free(d->ports);
+	free(d->choice);
 	free(d);
 	return rc;
 }
@@ -348,27 +358,24 @@ static int idup_start(MPI_Comm comm, MPI_Info info, bool with_info, MPI_Comm *ne
 	INTRA_ARG(fn, comm, c);
 	if (!newcomm || !request)
 		return mpi_err(comm, MPI_ERR_ARG, fn, "%s is NULL", newcomm ? "request" : "newcomm");
+	*newcomm = MPI_COMM_NULL;
+	/* the hints now: comm's, or info's instead (checked here) */
 	const char *algo = NULL, *ports = NULL;
+	struct mpi_coll_choice *ch = NULL;
 	int rc = with_info ? mpi_info_check(fn, info) : MPI_SUCCESS;
-	if (!rc && with_info) {
+	if (!rc && with_info)
 		mpi_info_hints(info, &algo, &ports);
-		rc = mpi_coll_hints_set(NULL, comm, algo, ports, true, fn);
-	}
+	if (!rc)
+		rc = mpi_coll_hints_make(with_info ? NULL : c, comm, algo, ports, fn, &ch);
 	if (rc)
 		return rc;
 	struct idup *d = malloc(sizeof *d);
-	if (d)
-		*d = (struct idup){ .a = { -1, -1, { 0, 0 } }, .comm = comm, .newcomm = newcomm, .with_info = with_info,
-				    .algo = algo ? strdup(algo) : NULL, .ports = ports ? strdup(ports) : NULL };
-	if (!d || (algo && !d->algo) || (ports && !d->ports)) {
-		if (d) {
-			free(d->algo);
-			free(d->ports);
-		}
-		free(d);
+	if (!d) {
+		free(ch);
 		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
 	}
-	*newcomm = MPI_COMM_NULL;
+	*d = (struct idup){ .a = { -1, -1, { 0, 0 } }, .comm = comm, .newcomm = newcomm, .with_info = with_info,
+			    .choice = ch };
 	ctx_idups++;
 	ctx_offer(&d->a);
 	return mpi_icoll_rounds(c, fn, d->a.v, 2, idup_step, d, request);

@@ -41,6 +41,7 @@ struct mpi_icoll {
 	struct mpi_req *r;
 	struct mpi_list link;   /* on the live list while under way */
 	struct cx x;
+	struct mpi_coll_pick pick; /* x.pick: the communicator's at the call */
 	struct ic_phase ph[IC_PHASES];
 	int nph, cur;
 	struct coll_sched *s;   /* the phase's schedule, its scratch */
@@ -89,6 +90,8 @@ static struct mpi_icoll *ic_new(struct mpi_comm *c, const char *fn)
 	mpi_list_init(&q->link);
 	mpi_cx_init(&q->x, c, fn);
 	q->x.nb = true;
+	q->pick = mpi_coll_pick_now(c);
+	q->x.pick = &q->pick;
 	return q;
 }
 

@@ -334,8 +334,6 @@ int mpi_info_check(const char *fn, MPI_Info info);
  * ptl_coll_ports, NULL where absent (MPI_INFO_NULL: both); they last
  * while info is not changed. */
 void mpi_info_hints(MPI_Info info, const char **algo, const char **ports);
-/* comm's hints from info's by mpi_coll_hints_set. */
-int mpi_info_comm_hints(MPI_Comm comm, MPI_Info info, bool fresh, const char *fn);
 /* Attribute caching (mpi_attr.c), on communicators (type false) and
  * datatypes (type true): a duplicate's copies (an error means no
  * duplicate: forget what it took), the delete functions when an object
@@ -635,17 +633,18 @@ void mpi_op_init(void);
 void mpi_coll_init(void);
 /* c's collective state: cached schedules, temporaries, hints. */
 void mpi_coll_comm_free(struct mpi_comm *c);
-/* c's hints ptl_coll_algo (PTL_COLL_ALGO's syntax) and ptl_coll_ports
- * (PTL_COLL_PORTS'), NULL where the info had no such key: that hint keeps
- * its value, or with fresh (MPI_Comm_dup_with_info) is the environment's.
- * Both checked before either is taken; MPI_ERR_INFO_VALUE reported on
- * comm for a value that is not one. c NULL: the check alone. */
-int mpi_coll_hints_set(struct mpi_comm *c, MPI_Comm comm, const char *algo, const char *ports, bool fresh,
-		       const char *fn);
+/* Communicator hints (mpi_coll.c). *out: base's (NULL: none, the
+ * environment's) with ptl_coll_algo (PTL_COLL_ALGO's syntax) and
+ * ptl_coll_ports (PTL_COLL_PORTS') over them where not NULL ("": the
+ * hint removed); NULL where none are left, else malloc'd. Both checked
+ * before anything is made: MPI_ERR_INFO_VALUE (reported on comm) for a
+ * value that is not one. */
+int mpi_coll_hints_make(const struct mpi_comm *base, MPI_Comm comm, const char *algo, const char *ports,
+			const char *fn, struct mpi_coll_choice **out);
+/* c takes ch (from mpi_coll_hints_make, NULL: none) in place of its own. */
+void mpi_coll_hints_put(struct mpi_comm *c, struct mpi_coll_choice *ch);
 /* The hints set on c (NULL, 0: not set). */
 void mpi_coll_hints_get(const struct mpi_comm *c, const char **algo, int *ports);
-/* A duplicate d gets c's hints; false: out of memory. */
-bool mpi_coll_hints_copy(struct mpi_comm *d, const struct mpi_comm *c);
 /* Internal collectives used by communicator creation. */
 int mpi_allreduce_int_max(struct mpi_comm *c, int *v, int n);
 int mpi_allgather_ints(struct mpi_comm *c, const int *mine, int n, int *all);

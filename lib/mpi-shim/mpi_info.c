@@ -267,13 +267,6 @@ void mpi_info_hints(MPI_Info info, const char **algo, const char **ports)
 	*ports = kp < 0 ? NULL : i->val[kp];
 }
 
-int mpi_info_comm_hints(MPI_Comm comm, MPI_Info info, bool fresh, const char *fn)
-{
-	const char *algo, *ports;
-	mpi_info_hints(info, &algo, &ports);
-	return mpi_coll_hints_set(mpi_comm_get(comm), comm, algo, ports, fresh, fn);
-}
-
 /* Hints on a communicator (MPI-4.0 7.4.4): collective, the same values on
  * every rank (a rank whose algorithm differed would wait for messages of
  * a schedule the others do not run); the keys info leaves out keep their
@@ -282,10 +275,18 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 {
 	const char *fn = "MPI_Comm_set_info";
 	struct mpi_info *i;
+	struct mpi_coll_choice *ch;
+	const char *algo, *ports;
 	int rc = info_arg(fn, info, &i);
-	if (!rc && !mpi_comm_get(comm))
+	struct mpi_comm *c = rc ? NULL : mpi_comm_get(comm);
+	if (!rc && !c)
 		rc = mpi_err_comm(fn, comm);
-	return rc ? rc : mpi_info_comm_hints(comm, info, false, fn);
+	if (rc)
+		return rc;
+	mpi_info_hints(info, &algo, &ports);
+	if (!(rc = mpi_coll_hints_make(c, comm, algo, ports, fn, &ch)))
+		mpi_coll_hints_put(c, ch);
+	return rc;
 }
 
 /* The hints in use: those set on comm. */
@@ -294,14 +295,18 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 	const char *fn = "MPI_Comm_get_info";
 	MPI_COMM_ARG(fn, comm, c);
 	int rc = info_new(fn, info_used), ports;
+	if (rc)
+		return rc;
 	const char *algo;
 	mpi_coll_hints_get(c, &algo, &ports);
 	char buf[16];
 	snprintf(buf, sizeof buf, "%d", ports);
-	if (!rc && algo)
+	if (algo)
 		rc = PMPI_Info_set(*info_used, "ptl_coll_algo", algo);
 	if (!rc && ports)
 		rc = PMPI_Info_set(*info_used, "ptl_coll_ports", buf);
+	if (rc)
+		PMPI_Info_free(info_used);
 	return rc;
 }
 

@@ -6,12 +6,17 @@
  *
  * ptl's communicator hints (ptl_coll_algo, ptl_coll_ports; hints()): what
  * MPI_Comm_get_info says after MPI_Comm_dup_with_info, MPI_Comm_dup,
- * MPI_Comm_idup_with_info, MPI_Comm_set_info and MPI_Comm_split; the sums
- * of allreduces under them; a bad value refused with MPI_ERR_INFO_VALUE
- * and nothing changed. "mpi_info stall ALGO [PORTS]": one allreduce on
- * MPI_COMM_WORLD, its ptl_coll_algo naming ALGO (ptl_coll_ports PORTS), which PTL_TEST_STALL_RANK makes time
- * out; each rank prints the message, which mpi_info.sh looks for ALGO in
- * (the hint, not PTL_COLL_ALGO, chose the algorithm). */
+ * MPI_Comm_idup (the hints at the call), MPI_Comm_idup_with_info,
+ * MPI_Comm_set_info and MPI_Comm_split; the sums of allreduces under
+ * them; a bad value refused with MPI_ERR_INFO_VALUE on the communicator
+ * given and nothing made or changed; a nonblocking collective's later
+ * phases keep the algorithms of its call while its communicator's hints
+ * change on some ranks before they get there (changing_hints()).
+ * "mpi_info stall KEY:VALUE...": MPI_Comm_set_info on MPI_COMM_WORLD of
+ * each (algo: ptl_coll_algo, ports: ptl_coll_ports) in turn, then one
+ * allreduce, which PTL_TEST_STALL_RANK makes time out; each rank prints
+ * the message, in which mpi_info.sh looks for the algorithm the hints
+ * (and PTL_COLL_ALGO under them) leave. */
 #include "mpi_test.h"
 
 /* An info with key=value for each pair of kv, NULL-ended. */
@@ -58,6 +63,49 @@ static void sums_on(MPI_Comm c, const char *what)
 	}
 }
 
+/* An integer sum the library must take for non-commutative: a nonblocking
+ * allreduce with it runs in phases (the owner-ordered reduce to rank 0,
+ * then a broadcast), the broadcast's expanded when the reduce is done. */
+static void nc_sum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+	(void)dt;
+	for (int i = 0; i < *len; i++)
+		((int *)inout)[i] += ((int *)in)[i];
+}
+
+/* Rank 0 changes the broadcast's algorithm between its MPI_Iallreduce
+ * and its wait, the others after their wait: every rank's broadcast
+ * phase must still run the algorithm of the call (else rank 0's
+ * scatter_allgather and the others' binomial tree wait for each other
+ * until PTL_COLL_TIMEOUT). */
+static void changing_hints(void)
+{
+	enum { N = 16384 }; /* 64 KiB: the scatter_allgather broadcast is another schedule */
+	static int in[N], out[N];
+	static const char *const sa[] = { "ptl_coll_algo", "bcast=scatter_allgather", NULL };
+	MPI_Info i = info_of(sa);
+	MPI_Comm c;
+	MPI_Op op;
+	MPI_Request r;
+	OK(MPI_Comm_dup(MPI_COMM_WORLD, &c));
+	OK(MPI_Op_create(nc_sum, 0, &op));
+	for (int k = 0; k < N; k++)
+		in[k] = (t_rank + 1) * (k % 89 + 1);
+	OK(MPI_Iallreduce(in, out, N, MPI_INT, op, c, &r));
+	if (t_rank == 0)
+		OK(MPI_Comm_set_info(c, i));
+	OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+	if (t_rank != 0)
+		OK(MPI_Comm_set_info(c, i));
+	int bad = 0;
+	for (int k = 0; k < N; k++)
+		bad += out[k] != t_size * (t_size + 1) / 2 * (k % 89 + 1);
+	CHECK(!bad, "Iallreduce with hints changed before its wait: %d of %d sums wrong", bad, N);
+	OK(MPI_Op_free(&op));
+	OK(MPI_Comm_free(&c));
+	OK(MPI_Info_free(&i));
+}
+
 static void hints(void)
 {
 	static const char *const ring2[] = { "ptl_coll_algo", "allreduce=ring_bidir,bcast=binomial",
@@ -84,29 +132,51 @@ static void hints(void)
 	OK(MPI_Comm_set_info(d2, t));
 	hints_are(d2, "tree", "2", "set_info of the algorithm");
 	sums_on(d2, "tree");
+	/* idup: the hints of the call, whatever comes before its wait */
+	MPI_Comm d4 = MPI_COMM_NULL;
+	OK(MPI_Comm_idup(d2, &d4, &r));
+	OK(MPI_Comm_set_info(d2, p1));
+	OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+	hints_are(d4, "tree", "2", "idup, set_info before its wait");
+	hints_are(d2, "tree", "1", "set_info of the ports");
+	OK(MPI_Comm_free(&d4));
+	/* an empty value removes a hint */
+	static const char *const none[] = { "ptl_coll_algo", "", NULL };
+	MPI_Info e = info_of(none);
+	OK(MPI_Comm_set_info(d2, e));
+	hints_are(d2, NULL, "1", "set_info of an empty ptl_coll_algo");
+	OK(MPI_Info_free(&e));
+	OK(MPI_Comm_set_info(d2, t));
 	/* bad values: refused, nothing made or changed */
 	static const char *const bad[][3] = { { "ptl_coll_algo", "allreduce=bogus", "allreduce=bogus" },
 					      { "ptl_coll_algo", "ring,nosuchop=tree", "nosuchop=tree" },
 					      { "ptl_coll_ports", "0", "not a port count 1-64" },
 					      { "ptl_coll_ports", "65", "not a port count 1-64" },
 					      { "ptl_coll_ports", "2x", "not a port count 1-64" } };
+	/* the refusals go to d2's handler (MPI_ERRORS_RETURN), not to a
+	 * duplicate's or MPI_COMM_WORLD's (fatal, as set here) */
+	OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
 	OK(MPI_Comm_set_errhandler(d2, MPI_ERRORS_RETURN));
 	for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
 		const char *kv[] = { bad[k][0], bad[k][1], NULL };
 		MPI_Info b = info_of(kv);
 		MPI_Comm nc = 77;
-		t_fails_with(MPI_Comm_dup_with_info(MPI_COMM_WORLD, b, &nc), MPI_ERR_INFO_VALUE, bad[k][2],
+		t_fails_with(MPI_Comm_dup_with_info(d2, b, &nc), MPI_ERR_INFO_VALUE, bad[k][2],
 			     "dup_with_info of a bad value");
 		CHECK(nc == MPI_COMM_NULL, "a refused dup_with_info left communicator %d", nc);
 		t_fails_with(MPI_Comm_set_info(d2, b), MPI_ERR_INFO_VALUE, bad[k][2], "set_info of a bad value");
-		hints_are(d2, "tree", "2", "after a refused set_info");
+		hints_are(d2, "tree", "1", "after a refused set_info");
+		nc = 77;
 		r = MPI_REQUEST_NULL;
-		t_fails_with(MPI_Comm_idup_with_info(MPI_COMM_WORLD, b, &nc, &r), MPI_ERR_INFO_VALUE, bad[k][2],
+		t_fails_with(MPI_Comm_idup_with_info(d2, b, &nc, &r), MPI_ERR_INFO_VALUE, bad[k][2],
 			     "idup_with_info of a bad value");
 		CHECK(r == MPI_REQUEST_NULL, "a refused idup_with_info made a request");
+		CHECK(nc == MPI_COMM_NULL, "a refused idup_with_info left communicator %d", nc);
 		OK(MPI_Info_free(&b));
 	}
+	OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
 	sums_on(d2, "tree after the refusals");
+	changing_hints();
 	OK(MPI_Comm_free(&s));
 	OK(MPI_Comm_free(&d3));
 	OK(MPI_Comm_free(&d2));
@@ -116,19 +186,21 @@ static void hints(void)
 	OK(MPI_Info_free(&p1));
 }
 
-/* One allreduce of 64 KiB (past the small ones' own path) on
- * MPI_COMM_WORLD with ptl_coll_algo allreduce=algo (and ptl_coll_ports
- * ports unless NULL), under
+/* MPI_Comm_set_info on MPI_COMM_WORLD of each "algo:VALUE" (ptl_coll_algo)
+ * or "ports:VALUE" (ptl_coll_ports) of set[0..n) in turn, then one
+ * allreduce of 64 KiB (past the small ones' own path), under
  * PTL_TEST_STALL_RANK (which leaves no collective to make a duplicate by). */
-static int stall(const char *algo, const char *ports)
+static int stall(char **set, int n)
 {
-	char v[64];
-	snprintf(v, sizeof v, "allreduce=%s", algo);
-	const char *kv[] = { "ptl_coll_algo", v, ports ? "ptl_coll_ports" : NULL, ports, NULL };
-	MPI_Info i = info_of(kv);
 	MPI_Comm d = MPI_COMM_WORLD;
-	OK(MPI_Comm_set_info(d, i));
-	OK(MPI_Info_free(&i));
+	for (int k = 0; k < n; k++) {
+		const char *v = strchr(set[k], ':');
+		const char *kv[] = { !strncmp(set[k], "ports:", 6) ? "ptl_coll_ports" : "ptl_coll_algo", v ? v + 1 : "",
+				     NULL };
+		MPI_Info i = info_of(kv);
+		OK(MPI_Comm_set_info(d, i));
+		OK(MPI_Info_free(&i));
+	}
 	OK(MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN));
 	static int in[16384], out[16384];
 	int rc = MPI_Allreduce(in, out, 16384, MPI_INT, MPI_SUM, d), len = 0;
@@ -145,8 +217,8 @@ static int stall(const char *algo, const char *ports)
 int main(int argc, char **argv)
 {
 	t_init(&argc, &argv);
-	if (argc > 2 && !strcmp(argv[1], "stall"))
-		return stall(argv[2], argc > 3 ? argv[3] : NULL);
+	if (argc > 1 && !strcmp(argv[1], "stall"))
+		return stall(argv + 2, argc - 2);
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 	MPI_Info info, copy, gone;
 	char key[MPI_MAX_INFO_KEY + 1], val[64], longkey[MPI_MAX_INFO_KEY + 2];
