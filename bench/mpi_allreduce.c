@@ -43,8 +43,9 @@
  * (ALGO[:PORTS]: ptl's communicator hints ptl_coll_algo "allreduce=ALGO"
  * and ptl_coll_ports), their trials in turns, each row printed as "ALGO
  * allreduce <bytes> ...": every algorithm in the same launches; on 2
- * ranks "allgather <bytes>" too, an exchange of 16 KiB - 1 MiB each way
- * by the collectives' path (exchange_us).
+ * ranks "pingpong 1024" and "pingpong 8192" too, and from 32 KiB beside
+ * each row, in its turns, "allgather <bytes>": exchanges of half the
+ * vector and of all of it each way by the collectives' path (row_call).
  */
 #include <mpi.h>
 #include <stdbool.h>
@@ -185,27 +186,6 @@ static void coll_us(double *buf, size_t n, int trials, int iters, double *v)
 	qsort(v, (size_t)trials, sizeof *v, cmp_double);
 }
 
-/* MPI_Allgather in place of blocks of b bytes on c, us per call, as
- * coll_us times (the slowest rank's mean, per trial, sorted): on 2 ranks
- * one exchange of b each way through the collectives' path (a 2-rank
- * allreduce's ring or tree steps less the reduction), timed in the launch
- * of the rows whose reads it calibrates. */
-static void exchange_us(MPI_Comm c, char *buf, size_t b, int trials, double *v)
-{
-	int iters = b <= 65536 ? 200 : 20;
-	for (int t = 0; t < trials; t++) {
-		for (int w = 0; w < 10; w++)
-			MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, (int)b, MPI_BYTE, c);
-		double t0 = MPI_Wtime(), slowest;
-		for (int i = 0; i < iters; i++)
-			MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, (int)b, MPI_BYTE, c);
-		double dt = (MPI_Wtime() - t0) / iters * 1e6;
-		MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, c);
-		v[t] = slowest;
-	}
-	qsort(v, (size_t)trials, sizeof *v, cmp_double);
-}
-
 /* The communicators the rows run on: MPI_COMM_WORLD, or one duplicate per
  * algorithm named ("rows ALGO[:PORTS],..."), whose hints (ptl's
  * ptl_coll_algo, ptl_coll_ports; other implementations ignore them) make
@@ -249,6 +229,24 @@ static void row_comms_make(const char *list, int rank)
 	}
 }
 
+/* With algorithms named, on 2 ranks: a duplicate whose hint makes
+ * MPI_Allgather the ring (ptl's ptl_coll_algo), for the exchanges timed
+ * beside the rows (MPI_COMM_NULL: none). */
+static MPI_Comm x_comm = MPI_COMM_NULL;
+
+/* Entry k of a row: the allreduce of n doubles on row_comm[k], or past
+ * them MPI_Allgather in place of xb[k - row_comms] bytes each on x_comm:
+ * on 2 ranks one exchange of that each way through the collectives' path
+ * (a 2-rank allreduce's ring, halving-doubling or tree step less the
+ * reduction; recursive doubling's of the whole vector). */
+static void row_call(int k, double *in, double *out, size_t n, const size_t *xb)
+{
+	if (k < row_comms)
+		MPI_Allreduce(in, out, (int)n, MPI_DOUBLE, MPI_SUM, row_comm[k]);
+	else
+		MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out, (int)xb[k - row_comms], MPI_BYTE, x_comm);
+}
+
 /* One allreduce row: n doubles, MPI_SUM; prints "self" (MPI_COMM_SELF, the
  * call's part before any schedule) and per communicator "allreduce" (the
  * slowest rank's mean per call, median [min max] over trials), after the
@@ -256,19 +254,29 @@ static void row_comms_make(const char *list, int rank)
  * an order that turns too, so that each algorithm's are timed in the
  * same stretch of the launch as the others' (a launch's speed differs
  * from the next one's by 2x on some hosts: one algorithm's launches alone
- * and another's could differ by that for the same schedule). */
+ * and another's could differ by that for the same schedule). With
+ * x_comm, from 32 KiB, the exchanges of half the vector and of all of it
+ * take their turns too ("allgather <bytes each way>"): the rows' reads
+ * timed in the same stretch as the rows. */
 static void allreduce_row(int rank, int trials, double *in, double *out, size_t n)
 {
-	double v[MAX_ALGOS][100];
-	int iters[MAX_ALGOS];
-	for (int k = 0; k < row_comms; k++) {
-		MPI_Comm c = row_comm[k];
+	size_t xb[2];
+	int nx = 0;
+	if (x_comm != MPI_COMM_NULL && n * sizeof(double) >= 32768) {
+		xb[nx++] = n * sizeof(double) / 2;
+		xb[nx++] = n * sizeof(double);
+	}
+	int ne = row_comms + nx;
+	double v[MAX_ALGOS + 2][100];
+	int iters[MAX_ALGOS + 2];
+	for (int k = 0; k < ne; k++) {
+		MPI_Comm c = k < row_comms ? row_comm[k] : x_comm;
 		iters[k] = n <= 128 ? 2000 : n <= 8192 ? 200 : 20;
 		/* At most about 0.2 s a trial: an implementation that spins
 		 * on oversubscribed cores takes milliseconds a call. */
 		double tw = MPI_Wtime(), slow;
 		for (int w = 0; w < 10; w++)
-			MPI_Allreduce(in, out, (int)n, MPI_DOUBLE, MPI_SUM, c);
+			row_call(k, in, out, n, xb);
 		tw = (MPI_Wtime() - tw) / 10;
 		MPI_Allreduce(&tw, &slow, 1, MPI_DOUBLE, MPI_MAX, c);
 		if (slow * iters[k] > 0.2)
@@ -284,25 +292,30 @@ static void allreduce_row(int rank, int trials, double *in, double *out, size_t 
 	if (rank == 0)
 		printf("self %zu %.3f %.3f %.3f\n", n * sizeof(double), v[0][trials / 2], v[0][0], v[0][trials - 1]);
 	for (int t = 0; t < trials; t++) {
-		for (int j = 0; j < row_comms; j++) {
-			int k = (t + j) % row_comms;
-			MPI_Comm c = row_comm[k];
-			for (int w = 0; w < 10 && (t > 0 || row_comms > 1); w++)
-				MPI_Allreduce(in, out, (int)n, MPI_DOUBLE, MPI_SUM, c);
+		for (int j = 0; j < ne; j++) {
+			int k = (t + j) % ne;
+			MPI_Comm c = k < row_comms ? row_comm[k] : x_comm;
+			for (int w = 0; w < 10 && (t > 0 || ne > 1); w++)
+				row_call(k, in, out, n, xb);
 			MPI_Barrier(c);
 			double t0 = MPI_Wtime();
 			for (int i = 0; i < iters[k]; i++)
-				MPI_Allreduce(in, out, (int)n, MPI_DOUBLE, MPI_SUM, c);
+				row_call(k, in, out, n, xb);
 			double dt = (MPI_Wtime() - t0) / iters[k] * 1e6, slowest;
 			MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, c);
 			v[k][t] = slowest;
 		}
 	}
-	for (int k = 0; k < row_comms; k++) {
+	for (int k = 0; k < ne; k++) {
 		qsort(v[k], (size_t)trials, sizeof v[k][0], cmp_double);
-		if (rank == 0)
+		if (rank != 0)
+			continue;
+		if (k < row_comms)
 			printf("%s%sallreduce %zu %.3f %.3f %.3f\n", row_name[k], row_name[k][0] ? " " : "",
 			       n * sizeof(double), v[k][trials / 2], v[k][0], v[k][trials - 1]);
+		else
+			printf("allgather %zu %.3f %.3f %.3f\n", xb[k - row_comms], v[k][trials / 2], v[k][0],
+			       v[k][trials - 1]);
 	}
 	fflush(stdout);
 }
@@ -383,22 +396,21 @@ int main(int argc, char **argv)
 		if (rank == 0)
 			printf("bcast %zu %.3f %.3f %.3f\n", n * sizeof(double), v[trials / 2], v[0], v[trials - 1]);
 	}
-	/* rows with algorithms named, 2 ranks: the exchanges of their reads'
-	 * sizes (16 KiB - 1 MiB each way), by the ring ("allgather <bytes
-	 * each way>") */
+	/* rows with algorithms named, 2 ranks: the ping-pongs of 1 KiB and
+	 * 8 KiB (eager: the rate of their copies); the exchanges of the
+	 * rows' reads come with the rows (x_comm) */
 	if (rows && row_comm[0] != MPI_COMM_WORLD && size == 2) {
-		MPI_Comm c;
+		for (size_t n = 128; n <= 1024; n *= 8) {
+			pingpong_us(rank, trials, out, n, v);
+			if (rank == 0)
+				printf("pingpong %zu %.3f %.3f %.3f\n", n * sizeof(double), v[trials / 2], v[0],
+				       v[trials - 1]);
+		}
 		MPI_Info info;
 		MPI_Info_create(&info);
 		MPI_Info_set(info, "ptl_coll_algo", "allgather=ring");
-		MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &c);
+		MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &x_comm);
 		MPI_Info_free(&info);
-		for (size_t b = 16384; b <= max * sizeof(double); b *= 2) {
-			exchange_us(c, (char *)out, b, trials, v);
-			if (rank == 0)
-				printf("allgather %zu %.3f %.3f %.3f\n", b, v[trials / 2], v[0], v[trials - 1]);
-		}
-		MPI_Comm_free(&c);
 	}
 	/* 8 B, x8 up to 256 KiB, then 1 MiB */
 	for (size_t n = 1; n <= max; n = n < max && n * 8 > max ? max : n * 8)
@@ -406,6 +418,8 @@ int main(int argc, char **argv)
 	for (int k = 0; k < row_comms; k++)
 		if (row_comm[k] != MPI_COMM_WORLD)
 			MPI_Comm_free(&row_comm[k]);
+	if (x_comm != MPI_COMM_NULL)
+		MPI_Comm_free(&x_comm);
 	free(in);
 	free(out);
 	MPI_Finalize();

@@ -41,7 +41,8 @@
 #          same processes as the rows) less 2 o (a ping-pong pays o twice)
 #   eager  what an eager message's bytes cost (inline through the ring,
 #          into the posted receive; --beta with --cpu-copies): the slope
-#          of bench/mpi_collcal.c's 1-8 KiB MPI_Isend ping-pongs ("epp");
+#          of the rows' launches' 1 KiB and 8 KiB MPI_Isend ping-pongs
+#          (mpi_allreduce's), else of bench/mpi_collcal.c's ("epp");
 #          without them, one core's copy rate from mpi_allreduce's 16 KiB
 #          and 120 KiB ping-pongs
 #   rndv   the rendezvous' own cost: mpi_collcal's 8-byte MPI_Ssend
@@ -222,8 +223,9 @@
 #   PTL_BENCH_APART=1  each algorithm in launches of its own (PTL_COLL_ALGO),
 #          as before 2026-12-02 04:00
 #   PTL_BENCH_XCH=collcal  the 2-rank reads' rates from mpi_collcal's forced
-#          read exchanges (rxchm, rxchc) even where the rows' launches timed
-#          their own exchanges (mpi_allreduce's "allgather"), as before
+#          read exchanges (rxchm, rxchc) and the eager rate from its epp
+#          ping-pongs even where the rows' launches timed their own
+#          (mpi_allreduce's "allgather", "pingpong 1024/8192"), as before
 #          2026-12-02 04:20, for an A/B on the same data
 #   PTL_BENCH_POST=charge  the model charges a posted receive's ME (mpi_allreduce's
 #          "post") on top of o, as before 2026-12-01 16:40, for an A/B on the
@@ -570,8 +572,15 @@ rndv=$(calc "$rndv > 0 ? $rndv : 0")
 #   the user's buffer into the posted receive): what their bytes cost,
 #   the slope of the 1 KiB - 8 KiB MPI_Isend ping-pongs (epp); without
 #   them, beta
-e1k=$(cal 2 epp 1024)
-e8k=$(cal 2 epp 8192)
+# The rows' launches time those two too (mpi_allreduce's "pingpong 1024"
+# and "pingpong 8192"), in the rows' state: the figures from there where
+# they are (a quartile of the collcal launches' 8 KiB, 0.61 us where the
+# rows' launches' best was 0.95, had the 2-rank 4 KiB rows at 0.72x);
+# PTL_BENCH_XCH=collcal the collcal launches' always
+a1=${ALGOS%% *}
+e1k= e8k=
+[ "${PTL_BENCH_XCH:-}" != collcal ] && e1k=$(algo 2 "$a1" pingpong 1024) e8k=$(algo 2 "$a1" pingpong 8192)
+[ -n "$e1k" ] && [ -n "$e8k" ] || e1k=$(cal 2 epp 1024) e8k=$(cal 2 epp 8192)
 ebeta=$beta
 [ -n "$e1k" ] && [ -n "$e8k" ] &&
 	ebeta=$(awk -v a="$e1k" -v b="$e8k" -v d="$beta" 'BEGIN { printf "%.0f", (b > a ? (8192 - 1024) / ((b - a) * 1e-6) : d) }')
@@ -831,7 +840,6 @@ agm() { predict --op allgather --ranks 2 --bytes "$(($1 * 2))" --algo ring --alp
 # exchanges of the collcal launches, a quartile of their best, gave 18.4,
 # and the 2-rank 256 KiB rows came out 1.15-1.27x over the measured);
 # PTL_BENCH_XCH=collcal takes the collcal launches' always
-a1=${ALGOS%% *}
 if [ -n "$rcopy" ] && [ -n "$readm" ]; then
 	for l in 16384 32768 65536 131072 262144 524288 1048576; do
 		fig=$(xf rxch "$l")
