@@ -195,6 +195,21 @@ static MPI_Comm row_comm[MAX_ALGOS] = { MPI_COMM_WORLD };
 static char row_name[MAX_ALGOS][32];
 static int row_comms = 1;
 
+/* A duplicate of MPI_COMM_WORLD with ptl's hints ptl_coll_algo algo and,
+ * unless NULL, ptl_coll_ports ports. */
+static MPI_Comm hinted(const char *algo, const char *ports)
+{
+	MPI_Info info;
+	MPI_Comm c;
+	MPI_Info_create(&info);
+	MPI_Info_set(info, "ptl_coll_algo", algo);
+	if (ports)
+		MPI_Info_set(info, "ptl_coll_ports", ports);
+	MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &c);
+	MPI_Info_free(&info);
+	return c;
+}
+
 static void row_comms_make(const char *list, int rank)
 {
 	row_comms = 0;
@@ -214,14 +229,8 @@ static void row_comms_make(const char *list, int rank)
 		p += l + (p[l] == ',');
 		if ((ports = strchr(name, ':')))
 			*ports++ = 0;
-		MPI_Info info;
-		MPI_Info_create(&info);
 		snprintf(v, sizeof v, "allreduce=%s", name);
-		MPI_Info_set(info, "ptl_coll_algo", v);
-		if (ports)
-			MPI_Info_set(info, "ptl_coll_ports", ports);
-		MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &row_comm[row_comms++]);
-		MPI_Info_free(&info);
+		row_comm[row_comms++] = hinted(v, ports);
 	}
 	if (!row_comms) { /* no name in the list: MPI_COMM_WORLD's rows */
 		row_comm[0] = MPI_COMM_WORLD;
@@ -239,6 +248,12 @@ static MPI_Comm x_comm = MPI_COMM_NULL;
  * on 2 ranks one exchange of that each way through the collectives' path
  * (a 2-rank allreduce's ring, halving-doubling or tree step less the
  * reduction; recursive doubling's of the whole vector). */
+/* The communicator entry k of a row runs on (row_call's). */
+static MPI_Comm row_entry_comm(int k)
+{
+	return k < row_comms ? row_comm[k] : x_comm;
+}
+
 static void row_call(int k, double *in, double *out, size_t n, const size_t *xb)
 {
 	if (k < row_comms)
@@ -270,7 +285,7 @@ static void allreduce_row(int rank, int trials, double *in, double *out, size_t 
 	double v[MAX_ALGOS + 2][100];
 	int iters[MAX_ALGOS + 2];
 	for (int k = 0; k < ne; k++) {
-		MPI_Comm c = k < row_comms ? row_comm[k] : x_comm;
+		MPI_Comm c = row_entry_comm(k);
 		iters[k] = n <= 128 ? 2000 : n <= 8192 ? 200 : 20;
 		/* At most about 0.2 s a trial: an implementation that spins
 		 * on oversubscribed cores takes milliseconds a call. */
@@ -294,7 +309,7 @@ static void allreduce_row(int rank, int trials, double *in, double *out, size_t 
 	for (int t = 0; t < trials; t++) {
 		for (int j = 0; j < ne; j++) {
 			int k = (t + j) % ne;
-			MPI_Comm c = k < row_comms ? row_comm[k] : x_comm;
+			MPI_Comm c = row_entry_comm(k);
 			for (int w = 0; w < 10 && (t > 0 || ne > 1); w++)
 				row_call(k, in, out, n, xb);
 			MPI_Barrier(c);
@@ -372,11 +387,15 @@ int main(int argc, char **argv)
 		 * rank, sent from and received into: its lines move between
 		 * the cores each round trip, as a collective's do (a send
 		 * from a buffer only ever read copied twice as fast). */
-		static const size_t pp[] = { 1, 2048, 15360, 16384, 1 << 17 };
-		for (size_t i = 0; i < (rows ? 1 : sizeof pp / sizeof pp[0]); i++) {
-			pingpong_us(rank, trials, out, pp[i], v);
+		/* "rows": 8 B alone, and with algorithms named on 2 ranks
+		 * 1 KiB and 8 KiB too (eager: the rate of their copies) */
+		static const size_t pp[] = { 1, 2048, 15360, 16384, 1 << 17 }, pp_rows[] = { 1, 128, 1024 };
+		const size_t *ps = rows ? pp_rows : pp;
+		size_t nps = !rows ? sizeof pp / sizeof pp[0] : row_comm[0] != MPI_COMM_WORLD && size == 2 ? 3 : 1;
+		for (size_t i = 0; i < nps; i++) {
+			pingpong_us(rank, trials, out, ps[i], v);
 			if (rank == 0)
-				printf("pingpong %zu %.3f %.3f %.3f\n", pp[i] * sizeof(double), v[trials / 2], v[0],
+				printf("pingpong %zu %.3f %.3f %.3f\n", ps[i] * sizeof(double), v[trials / 2], v[0],
 				       v[trials - 1]);
 		}
 	}
@@ -396,22 +415,10 @@ int main(int argc, char **argv)
 		if (rank == 0)
 			printf("bcast %zu %.3f %.3f %.3f\n", n * sizeof(double), v[trials / 2], v[0], v[trials - 1]);
 	}
-	/* rows with algorithms named, 2 ranks: the ping-pongs of 1 KiB and
-	 * 8 KiB (eager: the rate of their copies); the exchanges of the
-	 * rows' reads come with the rows (x_comm) */
-	if (rows && row_comm[0] != MPI_COMM_WORLD && size == 2) {
-		for (size_t n = 128; n <= 1024; n *= 8) {
-			pingpong_us(rank, trials, out, n, v);
-			if (rank == 0)
-				printf("pingpong %zu %.3f %.3f %.3f\n", n * sizeof(double), v[trials / 2], v[0],
-				       v[trials - 1]);
-		}
-		MPI_Info info;
-		MPI_Info_create(&info);
-		MPI_Info_set(info, "ptl_coll_algo", "allgather=ring");
-		MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &x_comm);
-		MPI_Info_free(&info);
-	}
+	/* rows with algorithms named, 2 ranks: the exchanges of the rows'
+	 * reads come with the rows (x_comm) */
+	if (rows && row_comm[0] != MPI_COMM_WORLD && size == 2)
+		x_comm = hinted("allgather=ring", NULL);
 	/* 8 B, x8 up to 256 KiB, then 1 MiB */
 	for (size_t n = 1; n <= max; n = n < max && n * 8 > max ? max : n * 8)
 		allreduce_row(rank, trials, in, out, n);
