@@ -43,9 +43,10 @@
  * (ALGO[:PORTS]: ptl's communicator hints ptl_coll_algo "allreduce=ALGO"
  * and ptl_coll_ports), their trials in turns, each row printed as "ALGO
  * allreduce <bytes> ...": every algorithm in the same launches; on 2
- * ranks "pingpong 1024" and "pingpong 8192" too, and from 32 KiB beside
- * each row, in its turns, "allgather <bytes>": exchanges of half the
- * vector and of all of it each way by the collectives' path (row_call).
+ * ranks "pingpong 1024" and "pingpong 8192" too, and beside each row, in
+ * its turns, exchanges each way by the collectives' path (row_call): from
+ * 4 KiB "ringsteps <bytes>", of half the vector, as the 2-rank ring's
+ * steps read it, from 32 KiB "allgather <bytes>", of all of it.
  */
 #include <mpi.h>
 #include <stdbool.h>
@@ -195,9 +196,9 @@ static MPI_Comm row_comm[MAX_ALGOS] = { MPI_COMM_WORLD };
 static char row_name[MAX_ALGOS][32];
 static int row_comms = 1;
 
-/* A duplicate of MPI_COMM_WORLD with ptl's hints ptl_coll_algo algo and,
- * unless NULL, ptl_coll_ports ports. */
-static MPI_Comm hinted(const char *algo, const char *ports)
+/* A duplicate of base with ptl's hints ptl_coll_algo algo and, unless
+ * NULL, ptl_coll_ports ports. */
+static MPI_Comm hinted(MPI_Comm base, const char *algo, const char *ports)
 {
 	MPI_Info info;
 	MPI_Comm c;
@@ -205,7 +206,7 @@ static MPI_Comm hinted(const char *algo, const char *ports)
 	MPI_Info_set(info, "ptl_coll_algo", algo);
 	if (ports)
 		MPI_Info_set(info, "ptl_coll_ports", ports);
-	MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &c);
+	MPI_Comm_dup_with_info(base, info, &c);
 	MPI_Info_free(&info);
 	return c;
 }
@@ -230,7 +231,7 @@ static void row_comms_make(const char *list, int rank)
 		if ((ports = strchr(name, ':')))
 			*ports++ = 0;
 		snprintf(v, sizeof v, "allreduce=%s", name);
-		row_comm[row_comms++] = hinted(v, ports);
+		row_comm[row_comms++] = hinted(MPI_COMM_WORLD, v, ports);
 	}
 	if (!row_comms) { /* no name in the list: MPI_COMM_WORLD's rows */
 		row_comm[0] = MPI_COMM_WORLD;
@@ -240,26 +241,50 @@ static void row_comms_make(const char *list, int rank)
 
 /* With algorithms named, on 2 ranks: a duplicate whose hint makes
  * MPI_Allgather the ring (ptl's ptl_coll_algo), for the exchanges timed
- * beside the rows (MPI_COMM_NULL: none). */
-static MPI_Comm x_comm = MPI_COMM_NULL;
+ * beside the rows (MPI_COMM_NULL: none), and x_swap, the same with the
+ * two ranks' places swapped. */
+static MPI_Comm x_comm = MPI_COMM_NULL, x_swap = MPI_COMM_NULL;
 
-/* Entry k of a row: the allreduce of n doubles on row_comm[k], or past
- * them MPI_Allgather in place of xb[k - row_comms] bytes each on x_comm:
- * on 2 ranks one exchange of that each way through the collectives' path
- * (a 2-rank allreduce's ring, halving-doubling or tree step less the
- * reduction; recursive doubling's of the whole vector). */
+/* The entries past a row's communicators: exchanges, MPI_Allgather in
+ * place of X bytes each way, on 2 ranks one exchange each way through the
+ * collectives' path (a 2-rank allreduce's step less the reduction). Why
+ * two kinds: an exchange reads what the peer's core last wrote, or lines
+ * the reader's own cache kept from the last time it read them, and
+ * these differ (a 512 KiB exchange 66-72 us against 49-51 back to back
+ * on the same data, 2026-12-02). The 2-rank ring (halving-doubling and
+ * the tree expand to the same schedule) makes one of each: its first
+ * step reads the peer's input, unchanged since the call before, its
+ * second the half the peer has just reduced. X_STEPS, "ringsteps X" at
+ * half the row's size: two calls on x_comm then two on x_swap, so that
+ * they take turns, a peer's block read again unchanged (x_comm's
+ * second), then one the peer wrote (x_swap's first: its block is now
+ * the other one, which it received in the call before). X_WHOLE,
+ * "allgather X" at the row's size: always x_comm, recursive doubling's
+ * one exchange of the peer's input. */
+enum { X_STEPS, X_WHOLE };
+struct xchg {
+	int kind;
+	size_t bytes;
+};
+
 /* The communicator entry k of a row runs on (row_call's). */
 static MPI_Comm row_entry_comm(int k)
 {
 	return k < row_comms ? row_comm[k] : x_comm;
 }
 
-static void row_call(int k, double *in, double *out, size_t n, const size_t *xb)
+/* Entry k of a row: the allreduce of n doubles on row_comm[k], or past
+ * them the exchange xs[k - row_comms]. */
+static void row_call(int k, double *in, double *out, size_t n, const struct xchg *xs)
 {
-	if (k < row_comms)
+	static unsigned turn;
+	if (k < row_comms) {
 		MPI_Allreduce(in, out, (int)n, MPI_DOUBLE, MPI_SUM, row_comm[k]);
-	else
-		MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out, (int)xb[k - row_comms], MPI_BYTE, x_comm);
+		return;
+	}
+	const struct xchg *x = &xs[k - row_comms];
+	MPI_Comm c = x->kind == X_STEPS && (turn++ & 2) ? x_swap : x_comm;
+	MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out, (int)x->bytes, MPI_BYTE, c);
 }
 
 /* One allreduce row: n doubles, MPI_SUM; prints "self" (MPI_COMM_SELF, the
@@ -270,20 +295,23 @@ static void row_call(int k, double *in, double *out, size_t n, const size_t *xb)
  * same stretch of the launch as the others' (a launch's speed differs
  * from the next one's by 2x on some hosts: one algorithm's launches alone
  * and another's could differ by that for the same schedule). With
- * x_comm, from 32 KiB, the exchanges of half the vector and of all of it
- * take their turns too ("allgather <bytes each way>"): the rows' reads
- * timed in the same stretch as the rows. */
+ * x_comm, from 4 KiB the exchanges of half the vector ("ringsteps"), from
+ * 32 KiB (reads: above the eager limit) of all of it too ("allgather"),
+ * take their turns too: the rows' messages timed in the same stretch as
+ * the rows. */
 static void allreduce_row(int rank, int trials, double *in, double *out, size_t n)
 {
-	size_t xb[2];
+	struct xchg xb[3];
 	int nx = 0;
-	if (x_comm != MPI_COMM_NULL && n * sizeof(double) >= 32768) {
-		xb[nx++] = n * sizeof(double) / 2;
-		xb[nx++] = n * sizeof(double);
+	if (x_comm != MPI_COMM_NULL && n * sizeof(double) >= 4096) {
+		xb[nx++] = (struct xchg){ X_STEPS, n * sizeof(double) / 2 };
+		xb[nx++] = (struct xchg){ X_WHOLE, n * sizeof(double) / 2 };
 	}
+	if (x_comm != MPI_COMM_NULL && n * sizeof(double) >= 32768)
+		xb[nx++] = (struct xchg){ X_WHOLE, n * sizeof(double) };
 	int ne = row_comms + nx;
-	double v[MAX_ALGOS + 2][100];
-	int iters[MAX_ALGOS + 2];
+	double v[MAX_ALGOS + 3][100];
+	int iters[MAX_ALGOS + 3];
 	for (int k = 0; k < ne; k++) {
 		MPI_Comm c = row_entry_comm(k);
 		iters[k] = n <= 128 ? 2000 : n <= 8192 ? 200 : 20;
@@ -329,8 +357,8 @@ static void allreduce_row(int rank, int trials, double *in, double *out, size_t 
 			printf("%s%sallreduce %zu %.3f %.3f %.3f\n", row_name[k], row_name[k][0] ? " " : "",
 			       n * sizeof(double), v[k][trials / 2], v[k][0], v[k][trials - 1]);
 		else
-			printf("allgather %zu %.3f %.3f %.3f\n", xb[k - row_comms], v[k][trials / 2], v[k][0],
-			       v[k][trials - 1]);
+			printf("%s %zu %.3f %.3f %.3f\n", xb[k - row_comms].kind == X_STEPS ? "ringsteps" : "allgather",
+			       xb[k - row_comms].bytes, v[k][trials / 2], v[k][0], v[k][trials - 1]);
 	}
 	fflush(stdout);
 }
@@ -417,16 +445,23 @@ int main(int argc, char **argv)
 	}
 	/* rows with algorithms named, 2 ranks: the exchanges of the rows'
 	 * reads come with the rows (x_comm) */
-	if (rows && row_comm[0] != MPI_COMM_WORLD && size == 2)
-		x_comm = hinted("allgather=ring", NULL);
+	if (rows && row_comm[0] != MPI_COMM_WORLD && size == 2) {
+		MPI_Comm swapped;
+		MPI_Comm_split(MPI_COMM_WORLD, 0, size - 1 - rank, &swapped);
+		x_comm = hinted(MPI_COMM_WORLD, "allgather=ring", NULL);
+		x_swap = hinted(swapped, "allgather=ring", NULL);
+		MPI_Comm_free(&swapped);
+	}
 	/* 8 B, x8 up to 256 KiB, then 1 MiB */
 	for (size_t n = 1; n <= max; n = n < max && n * 8 > max ? max : n * 8)
 		allreduce_row(rank, trials, in, out, n);
 	for (int k = 0; k < row_comms; k++)
 		if (row_comm[k] != MPI_COMM_WORLD)
 			MPI_Comm_free(&row_comm[k]);
-	if (x_comm != MPI_COMM_NULL)
+	if (x_comm != MPI_COMM_NULL) {
 		MPI_Comm_free(&x_comm);
+		MPI_Comm_free(&x_swap);
+	}
 	free(in);
 	free(out);
 	MPI_Finalize();

@@ -826,31 +826,79 @@ rxm() { predict --op allreduce --ranks 2 --bytes "$1" --elem 8 --algo recursive_
 	--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
 	--rndv-min "$peager" --inline-max "$eager" --read-rates "1048576:$(calc "$1 / ($2 * 1e-6)")" $readm \
 	--move-piece "$piece" --recv-post "${post:-0}" --lazy-max "$clazy"; }
-# agm SIZE T: the model's 2-rank MPI_Allgather in place of SIZE each way
-# (one exchange by the ring), each read T us
-agm() { predict --op allgather --ranks 2 --bytes "$(($1 * 2))" --algo ring --alpha "$alpha" --beta "$ebeta" \
+# agm SIZE T [ARGS]: the model's 2-rank MPI_Allgather in place of SIZE
+# each way (one exchange by the ring), each read T us
+agm() { ag_l=$1 ag_t=$2; shift 2
+	predict --op allgather --ranks 2 --bytes "$((ag_l * 2))" --algo ring --alpha "$alpha" --beta "$ebeta" \
 	--overhead "$o" --call "$(calc "$callb + $(cal 2 self 8)")" $wk --cmd-cost "$cmd" --cpu-copies \
 	--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$peager" --inline-max "$eager" \
-	--read-rates "1048576:$(calc "$1 / ($2 * 1e-6)")" $readm --move-piece "$piece" --recv-post "${post:-0}" \
-	--lazy-max "$clazy" $loop; }
+	--read-rates "1048576:$(calc "$ag_l / ($ag_t * 1e-6)")" $readm --move-piece "$piece" --recv-post "${post:-0}" \
+	--lazy-max "$clazy" $loop "$@"; }
+# age SIZE T: the same of an eager SIZE, its sender's copy T us (from
+# 1 KiB down the eager rate's)
+age() { agm "$1" 1 --eager-rates "1024:$ebeta,$1:$(calc "$1 / ($2 * 1e-6)")"; }
 # The rows' launches time these exchanges too (mpi_allreduce's
 # "allgather", the ring's one step on 2 ranks, in place): where they have
 # them, each size's read rate comes from there, through agm, the launch's
 # state being the rows' (128 KiB: 16-17 us there, while the forced read
 # exchanges of the collcal launches, a quartile of their best, gave 18.4,
 # and the 2-rank 256 KiB rows came out 1.15-1.27x over the measured);
-# PTL_BENCH_XCH=collcal takes the collcal launches' always
-if [ -n "$rcopy" ] && [ -n "$readm" ]; then
+# PTL_BENCH_XCH=collcal takes the collcal launches' always. At half a
+# row's size they time two kinds (mpi_allreduce.c's struct xchg):
+# "allgather", the same data read back to back, the reader's cache
+# keeping the peer's lines from one call to the next, as the ring's
+# first step reads the peer's input; "ringsteps", one read of such lines
+# and one of lines the peer has just written, in turns. A row at least
+# the size of a core's L2 cache (sysfs; 1 MiB here) does not keep its
+# input there from one call to the next beside the rest of its lines:
+# those rows' reads by "ringsteps", the others' by "allgather" (in one
+# run, 2026-12-02, "allgather" put the 1 MiB rows at 0.82-0.88x, the
+# 32 KiB and 256 KiB ones at 0.85-0.98x; "ringsteps" 0.96-1.11x and
+# 1.07-1.30x). PTL_BENCH_XCH=allgather or ringsteps: that one at every
+# size.
+l2=$(getconf LEVEL2_CACHE_SIZE 2>/dev/null)
+case $l2 in '' | 0 | *[!0-9]*) l2=1048576 ;; esac
+# The 2-rank launches in $W/algo, numbered from 1 in the order they ran:
+# each begins with its "gamma" line (repeated once per algorithm in a row
+# of lines where the launch timed several).
+# lfig L FIG BYTES: FIG BYTES of launch L's (the first algorithm's lines)
+lfig() { awk -v a="$a1" -v want="$1" -v f="$2" -v b="$3" '$2 != 2 { next }
+	$3 == "gamma" && !g { l++ } { g = $3 == "gamma" }
+	l == want && $1 == a && $3 == f && $4 == b { print (ENVIRON["PTL_BENCH_STAT"] == "med" ? $5 : $6); exit }' "$W/algo"; }
+# bestlaunch ALGO BYTES: the launch of ALGO's 2-rank row of BYTES whose
+# trial best() took
+bestlaunch() { awk -v a="$1" -v b="$2" '$2 != 2 { next }
+	$3 == "gamma" && !g { l++ } { g = $3 == "gamma" }
+	$1 == a && $3 == "allreduce" && $4 == b { v = ENVIRON["PTL_BENCH_STAT"] == "med" ? $(NF - 2) : $(NF - 1)
+		if (bl == "" || v + 0 < best + 0) { best = v; bl = l } }
+	END { print bl }' "$W/algo"; }
+# xchfig SIZE: the rows' launches' exchange figure of SIZE, "FIG US": of
+# launch XL when set, else the best of all launches
+XL=
+xchfig() {
+	[ "${PTL_BENCH_XCH:-}" != collcal ] || return 0
+	# the other kind where the run has not the one due
+	xfs="allgather ringsteps"
+	[ $(($1 * 2)) -ge "$l2" ] && xfs="ringsteps allgather"
+	case ${PTL_BENCH_XCH:-} in allgather | ringsteps) xfs=$PTL_BENCH_XCH ;; esac
+	for f in $xfs; do
+		if [ -n "$XL" ]; then v=$(lfig "$XL" "$f" "$1"); else v=$(algo 2 "$a1" "$f" "$1"); fi
+		[ -n "$v" ] && echo "$f $v" && return 0
+	done
+}
+# readrates: the 2-rank reads' rates by size into reads and readsays
+# (XL: from that launch's exchanges where they are)
+readrates() {
+	reads= readsays=
 	for l in 16384 32768 65536 131072 262144 524288 1048576; do
 		fig=$(xf rxch "$l")
 		case $(rhow "$l") in move) f=rxchm ;; *) f=rxchc ;; esac
 		f=$(xf "$f" "$l")
 		h=$(cal 2 "$f" "$l")
 		[ -n "$h" ] && fig=$f || h=$(cal 2 "$fig" "$l")
-		ag=
-		[ "${PTL_BENCH_XCH:-}" != collcal ] && ag=$(algo 2 "$a1" allgather "$l")
+		ag=$(xchfig "$l")
 		if [ -n "$ag" ]; then
-			fig=allgather h=$ag
+			fig=${ag% *} h=${ag#* }
 			t1=$(secant agm "$l" "$h")
 		else
 			[ -n "$h" ] || continue
@@ -859,6 +907,10 @@ if [ -n "$rcopy" ] && [ -n "$readm" ]; then
 		reads="$reads${reads:+,}$l:$(calc "$l / ($t1 * 1e-6)")"
 		readsays="$readsays $((l / 1024))K $(rhow "$l") $(calc "$l / ($t1 * 1e3)") ($fig $h us)"
 	done
+}
+rcopy0=$rcopy
+if [ -n "$rcopy" ] && [ -n "$readm" ]; then
+	readrates
 	[ -n "$reads" ] && rcopy="$rcopy --read-rates $reads" && readmsays=" (each copy; the rows' reads by method: ${readm#--read-methods })"
 elif [ -n "$rcopy" ]; then
 	x=$(xrates rxch rfixed 16384 32768 65536 131072 262144 524288 1048576)
@@ -917,6 +969,25 @@ for l in 4096 32768 262144 1048576; do
 	lsays="$lsays $((l / 1024))K $(calc "$r / 1e9")"
 done
 lc="${lrates:+--local-copy-rates $lrates}"
+# The 2-rank 4 KiB rows' messages, 2 KiB each way a step, eager (inline:
+# the sender's CPU copies them): their copy's rate from the rows'
+# launches' ring steps of 2 KiB through the model's allgather (age), as
+# the reads' above, for the rows whose schedules send them (not direct
+# recursive doubling's request-free rounds). Why not the eager rate:
+# the 1 KiB / 8 KiB ping-pongs' slope is two small figures' difference,
+# and the 8 KiB one came out 0.59-0.61 us in some runs, 1.0-1.26 in
+# others, while the 4 KiB rows took 1.2-1.3 us in both (0.72-0.75x in
+# the first kind, 2026-12-02)
+# eagerrate: eager2 and eager2says (XL: that launch's)
+eagerrate() {
+	eager2= eager2says=
+	ag=$(xchfig 2048)
+	[ -n "$ag" ] || return 0
+	t1=$(secant age 2048 "${ag#* }")
+	eager2="--eager-rates 1024:$ebeta,2048:$(calc "2048 / ($t1 * 1e-6)")"
+	eager2says="2 KiB $(calc "2048 / ($t1 * 1e3)") GB/s (exchanges of 2 KiB, ${ag% *} ${ag#* } us)"
+}
+eagerrate
 if [ -n "$reads" ]; then
 	echo "#   a collective's sends stay eager up to $ceager B (COLL_EAGER_TIMES $ctimes; 2 ranks: $peager B, MPI_PULL_EAGER $ptimes), above $eager B read by the receiver, GB/s by size (2-rank exchanges, blocking sends)$readmsays:$readsays; past them at the rendezvous rates"
 elif [ -n "$rcopy" ]; then
@@ -945,7 +1016,7 @@ if [ -n "$rt" ]; then
 else
 	echo "#   a split copy costs the receiver $splitc us beyond its half (128 KiB ping-pong $pp128k us - the model's $(one 128K 0 0 0) us without)"
 fi
-[ "$ebeta" != "$beta" ] && echo "#   eager copies $ebeta B/s (MPI_Isend ping-pongs 1 KiB $e1k us, 8 KiB $e8k us)"
+[ "$ebeta" != "$beta" ] && echo "#   eager copies $ebeta B/s (MPI_Isend ping-pongs 1 KiB $e1k us, 8 KiB $e8k us)${eager2says:+; the 2-rank rows' schedules $eager2says}"
 [ -n "$small" ] && echo "#   request-free messages (direct recursive doubling up to $rdsmall B): $so us at each end (blocking send and receive), $salpha us between (blocking 8 B ping-pong $spp8 us - 2 x that); the receiver's CPU beyond that by size ${srecv:-?} (blocking ping-pongs of each size - 2 x that - alpha - bytes at the eager rate); crossing one going back ${scross:-?} (blocking exchanges - ping-pongs; with requests up to 512 B)"
 [ -n "$lrates" ] && echo "#   local copies, GB/s by size (MPI_COMM_SELF allreduce beyond its 8-byte call):$lsays"
 bc1m=$(cal 2 bcast 1048576)
@@ -1151,6 +1222,33 @@ for n in 2 4; do
 	eager4=$solved
 	[ -n "$eager4" ] && echo "#   eager copies on these cores, GB/s by size (4-rank shifts, each rank to the next at once):$says"
 done
+# The 2-rank rows' exchanges ("ringsteps", "allgather": the read rates,
+# the 2 KiB eager copy) are timed in the rows' turns, and a launch's
+# state holds for all it times (the 128 KiB ring steps 13.0 us in the
+# one launch whose 256 KiB rows were fastest, 19-24 in the others, the
+# rows' best 36.5 us against 37-52: the best of each figure, from
+# different launches, put the prediction at 0.79x): each 2-rank row is
+# predicted from the exchanges of the launch that timed its best trial,
+# the rest of the calibration as above. PTL_BENCH_PAIR=0: every
+# figure's best of all launches.
+paired=
+[ "${PTL_BENCH_PAIR:-1}" != 0 ] && [ "${PTL_BENCH_XCH:-}" != collcal ] && [ -n "$(xchfig 2048)$(xchfig 131072)" ] && paired=1
+[ -n "$paired" ] && echo "#   each 2-rank row predicted with the exchanges (read rates, the 2 KiB eager copy) of the launch that timed its best trial (PTL_BENCH_PAIR=0: the best of all launches)"
+# pair L: pair_rcopy, pair_eager from launch L's exchanges (worked out
+# once a launch: pr_L, pe_L)
+pair() {
+	case $1 in '' | *[!0-9]*) return 1 ;; esac
+	if eval "[ -z \"\${pd_$1:-}\" ]"; then
+		e2=$eager2 e2s=$eager2says XL=$1 reads=
+		[ -n "$rcopy0" ] && [ -n "$readm" ] && readrates
+		pr=$rcopy0
+		[ -n "$reads" ] && pr="$rcopy0 --read-rates $reads"
+		eagerrate
+		eval "pd_$1=1 pr_$1=\$pr pe_$1=\$eager2"
+		XL= eager2=$e2 eager2says=$e2s
+	fi
+	eval "pair_rcopy=\$pr_$1 pair_eager=\$pe_$1"
+}
 # next: the row's second fastest launch (its best trial) over the fastest,
 # how far the measured time stands from what one more launch would say.
 # The rows also move between runs by more than the 10% asked (in eight
@@ -1177,10 +1275,15 @@ for a in $ALGOS; do
 		[ "$n" -gt "$cores" ] && split_n=$split4 bulk_n= rc_n=$rcopy
 		[ "$n" -gt "$cores" ] && [ -n "$rcopy4" ] && rc_n=$rcopy4
 		[ "$n" -gt "$cores" ] && [ -n "$rt4" ] && rt_n="$rt $rt4"
-		eager_n=
-		[ "$n" -gt "$cores" ] && [ -n "$eager4" ] && eager_n="--eager-rates $eager4"
 		for bytes in $(awk -v k="$a $n allreduce" 'index($0, k " ") == 1 { print $4 }' "$W/algo" | sort -nu); do
 			m=$(best "$W/algo" "$a" "$n" allreduce "$bytes")
+			eager_n=
+			[ "$n" -gt "$cores" ] && [ -n "$eager4" ] && eager_n="--eager-rates $eager4"
+			[ "$n" -eq 2 ] && eager_n=$eager2
+			# 2 ranks: the exchanges' figures of the launch whose
+			# trial is the measured time (pair, above)
+			[ "$n" -eq 2 ] && [ -n "$paired" ] && pair "$(bestlaunch "$a" "$bytes")" &&
+				rc_n="$pair_rcopy $readm" eager_n=$pair_eager
 			self=$(cal 2 self "$bytes")
 			# up to RD_DIRECT_MAX ptl's MPI runs recursive doubling
 			# directly on the input (no copy first; coll.h's req.input)
@@ -1196,6 +1299,8 @@ for a in $ALGOS; do
 				apart=--input lazy=$rdlazy local=
 				self=$(cal 2 self 8)
 				[ -n "$small" ] && engine=0 percmd=0 waking= direct="--small-max $rdsmall $small"
+				# its rounds' messages are request-free: not the steps eager2 timed
+				[ "$n" -eq 2 ] && eager_n=
 			elif [ -n "$allapart" ] && "$B/tools/ptltool" coll --op allreduce --ranks "$n" --bytes "$bytes" \
 				--elem 8 --algo "$a" --ports "$(ports_of "$a")" --input >/dev/null 2>&1; then
 				apart=--input
