@@ -44,9 +44,11 @@
  * and ptl_coll_ports), their trials in turns, each row printed as "ALGO
  * allreduce <bytes> ...": every algorithm in the same launches; on 2
  * ranks "pingpong 1024" and "pingpong 8192" too, and beside each row, in
- * its turns, exchanges each way by the collectives' path (row_call): from
- * 4 KiB "ringsteps <bytes>", of half the vector, as the 2-rank ring's
- * steps read it, from 32 KiB "allgather <bytes>", of all of it.
+ * its turns, exchanges by the collectives' path (row_call): on 2 ranks
+ * from 4 KiB "ringsteps <bytes>" and "allgather <bytes>" of half the
+ * vector each way (struct xchg says how they differ), from 32 KiB
+ * "allgather <bytes>" of all of it; on 4 ranks from 32 KiB "allgather
+ * <bytes>", the ring's MPI_Allgather of a quarter of the vector each.
  */
 #include <mpi.h>
 #include <stdbool.h>
@@ -239,10 +241,10 @@ static void row_comms_make(const char *list, int rank)
 	}
 }
 
-/* With algorithms named, on 2 ranks: a duplicate whose hint makes
+/* With algorithms named, on 2 or 4 ranks: a duplicate whose hint makes
  * MPI_Allgather the ring (ptl's ptl_coll_algo), for the exchanges timed
- * beside the rows (MPI_COMM_NULL: none), and x_swap, the same with the
- * two ranks' places swapped. */
+ * beside the rows (MPI_COMM_NULL: none), and on 2 ranks x_swap, the same
+ * with the two ranks' places swapped. */
 static MPI_Comm x_comm = MPI_COMM_NULL, x_swap = MPI_COMM_NULL;
 
 /* The entries past a row's communicators: exchanges, MPI_Allgather in
@@ -295,19 +297,24 @@ static void row_call(int k, double *in, double *out, size_t n, const struct xchg
  * same stretch of the launch as the others' (a launch's speed differs
  * from the next one's by 2x on some hosts: one algorithm's launches alone
  * and another's could differ by that for the same schedule). With
- * x_comm, from 4 KiB the exchanges of half the vector ("ringsteps"), from
- * 32 KiB (reads: above the eager limit) of all of it too ("allgather"),
- * take their turns too: the rows' messages timed in the same stretch as
- * the rows. */
+ * x_comm, the exchanges (the file's header comment) take their turns
+ * too: the rows' messages timed in the same stretch as the rows. */
 static void allreduce_row(int rank, int trials, double *in, double *out, size_t n)
 {
 	struct xchg xb[3];
-	int nx = 0;
-	if (x_comm != MPI_COMM_NULL && n * sizeof(double) >= 4096) {
+	int nx = 0, xsize = 0;
+	if (x_comm != MPI_COMM_NULL)
+		MPI_Comm_size(x_comm, &xsize);
+	/* 4 ranks: the ring's allgather of the row's blocks (a quarter of
+	 * the vector each), the 4-rank ring's second half: its steps'
+	 * messages timed in the rows' turns */
+	if (xsize == 4 && n * sizeof(double) >= 32768)
+		xb[nx++] = (struct xchg){ X_WHOLE, n * sizeof(double) / 4 };
+	if (xsize == 2 && n * sizeof(double) >= 4096) {
 		xb[nx++] = (struct xchg){ X_STEPS, n * sizeof(double) / 2 };
 		xb[nx++] = (struct xchg){ X_WHOLE, n * sizeof(double) / 2 };
 	}
-	if (x_comm != MPI_COMM_NULL && n * sizeof(double) >= 32768)
+	if (xsize == 2 && n * sizeof(double) >= 32768)
 		xb[nx++] = (struct xchg){ X_WHOLE, n * sizeof(double) };
 	int ne = row_comms + nx;
 	double v[MAX_ALGOS + 3][100];
@@ -443,12 +450,13 @@ int main(int argc, char **argv)
 		if (rank == 0)
 			printf("bcast %zu %.3f %.3f %.3f\n", n * sizeof(double), v[trials / 2], v[0], v[trials - 1]);
 	}
-	/* rows with algorithms named, 2 ranks: the exchanges of the rows'
-	 * reads come with the rows (x_comm) */
-	if (rows && row_comm[0] != MPI_COMM_WORLD && size == 2) {
+	/* rows with algorithms named, 2 or 4 ranks: the exchanges of the
+	 * rows' messages come with the rows (x_comm) */
+	if (rows && row_comm[0] != MPI_COMM_WORLD && (size == 2 || size == 4))
+		x_comm = hinted(MPI_COMM_WORLD, "allgather=ring", NULL);
+	if (x_comm != MPI_COMM_NULL && size == 2) {
 		MPI_Comm swapped;
 		MPI_Comm_split(MPI_COMM_WORLD, 0, size - 1 - rank, &swapped);
-		x_comm = hinted(MPI_COMM_WORLD, "allgather=ring", NULL);
 		x_swap = hinted(swapped, "allgather=ring", NULL);
 		MPI_Comm_free(&swapped);
 	}
@@ -458,10 +466,10 @@ int main(int argc, char **argv)
 	for (int k = 0; k < row_comms; k++)
 		if (row_comm[k] != MPI_COMM_WORLD)
 			MPI_Comm_free(&row_comm[k]);
-	if (x_comm != MPI_COMM_NULL) {
+	if (x_comm != MPI_COMM_NULL)
 		MPI_Comm_free(&x_comm);
+	if (x_swap != MPI_COMM_NULL)
 		MPI_Comm_free(&x_swap);
-	}
 	free(in);
 	free(out);
 	MPI_Finalize();

@@ -1081,6 +1081,13 @@ es4() { p=$(predict --op allgather --ranks 4 --bytes "$(($1 * 4))" --algo ring -
 	--rndv-min "$eager" --rndv-cost "$rndv" --recv-post "${post:-0}" --lazy-max "$clazy" \
 	--cores "$cores" --switch-cost "$sw" $cwait)
 	calc "${p:-0} / 3"; }
+# ra4 SIZE READ: the model's 4-rank ring MPI_Allgather of SIZE blocks on
+# these cores as the rows' launches call it, each read READ us
+ra4() { predict --op allgather --ranks 4 --bytes "$(($1 * 4))" --algo ring --alpha "$alpha" --beta "$ebeta" \
+	--overhead "$o" --call "$(calc "$callb + $(cal 2 self 8)")" $wk --cmd-cost "$cmd" --cpu-copies \
+	--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$ceager" --inline-max "$eager" \
+	--read-rates "1048576:$(calc "$1 / ($2 * 1e-6)")" --recv-post "${post:-0}" --lazy-max "$clazy" \
+	--cores "$cores" --switch-cost "$sw" $cwait $loop; }
 # solve4 CAL MODEL SIZE...: for each SIZE the 4-rank calibration CAL took,
 # the rate at which MODEL (es4, rx4) takes as long: solved as
 # "SIZE:B/s,...", says as " 16K GB/s (us)..." for the run's comments
@@ -1209,6 +1216,21 @@ for n in 2 4; do
 	# rounds of pairs - with reads of that time takes what rxch4 took
 	[ "$n" -eq 4 ] && [ -n "$reads" ] || continue
 	solve4 rxch4 rx4 16384 32768 65536
+	# The rows' launches time the 4-rank ring's 64 KiB steps too, in the
+	# rows' turns ("allgather 65536": its MPI_Allgather of the 256 KiB
+	# rows' blocks): the 64 KiB read from there, through the model's
+	# 4-rank allgather (ra4), where the run has it. Why: the pair
+	# exchanges (rxch4) are not the ring's shift, and timed in launches
+	# of their own; the 256 KiB rows of ring, ring_bidir,
+	# halving-doubling came out 1.02-1.31x in every kept run
+	h=
+	[ "${PTL_BENCH_XCH:-}" != collcal ] && h=$(algo 4 "$a1" allgather 65536)
+	if [ -n "$solved" ] && [ -n "$h" ]; then
+		t1=$(secant ra4 65536 "$h")
+		solved=$(echo "$solved" | tr ',' '\n' | awk -F: '$1 != 65536' |
+			tr '\n' ',')65536:$(calc "65536 / ($t1 * 1e-6)")
+		says="$says; 64K $(calc "65536 / ($t1 * 1e3)") from the rows' launches (4-rank ring allgather of 64 KiB blocks $h us)"
+	fi
 	[ -n "$solved" ] && rcopy4="--inline-max $eager --read-rates $solved" &&
 		echo "#   reads on these cores, GB/s by size (4-rank exchanges, blocking sends, two pairs at once):$says"
 	# Eager messages where the ranks outnumber the cores: their copies
