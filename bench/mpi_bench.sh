@@ -174,10 +174,18 @@
 #          exchanges too (mpi_allreduce's "allgather": MPI_Allgather in
 #          place by the ring, one exchange, the collectives' path and the
 #          rows' state) and those take the place of the forced ones,
-#          solved through the model's allgather; with more ranks than cores the reads' times from mpi_collcal's
+#          solved through the model's allgather: at half a row's size
+#          by the kind of read the row's steps make (the same data read
+#          back to back, "allgather", or in turns with lines the peer
+#          has just written, "ringsteps", from the L2 cache's size up),
+#          each 2-rank row with those of the launch that timed its best
+#          trial; the 2 KiB copy of the 4 KiB rows' steps (--eager-rates)
+#          the same way; with more ranks than cores the reads' times from mpi_collcal's
 #          "rxch4" (ranks 0-1 and 2-3 exchanging at once, unpinned),
 #          each solved so that the model's pair exchange on the cores
-#          (half its 4-rank recursive doubling) takes what rxch4 took
+#          (half its 4-rank recursive doubling) takes what rxch4 took,
+#          but 64 KiB (and the eager 8 KiB below) from the 4-rank
+#          ring's MPI_Allgather of the rows' blocks in the rows' turns
 #   copies on shared cores  a 4-rank schedule's rendezvous copies (128
 #          KiB and up) where the ranks outnumber the cores: an exchange's
 #          from mpi_collcal's "xch4" (two pairs exchanging at once,
@@ -226,7 +234,11 @@
 #          read exchanges (rxchm, rxchc) and the eager rate from its epp
 #          ping-pongs even where the rows' launches timed their own
 #          (mpi_allreduce's "allgather", "pingpong 1024/8192"), as before
-#          2026-12-02 04:20, for an A/B on the same data
+#          2026-12-02 04:20, for an A/B on the same data;
+#          PTL_BENCH_XCH=allgather or ringsteps: that kind of the rows'
+#          2-rank exchanges at every size (the default picks by the L2)
+#   PTL_BENCH_PAIR=0  each 2-rank row's exchanges the best of all
+#          launches, not those of the launch that timed the row's best
 #   PTL_BENCH_POST=charge  the model charges a posted receive's ME (mpi_allreduce's
 #          "post") on top of o, as before 2026-12-01 16:40, for an A/B on the
 #          same data (PTL_BENCH_FROM)
@@ -1088,6 +1100,23 @@ ra4() { predict --op allgather --ranks 4 --bytes "$(($1 * 4))" --algo ring --alp
 	--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$ceager" --inline-max "$eager" \
 	--read-rates "1048576:$(calc "$1 / ($2 * 1e-6)")" --recv-post "${post:-0}" --lazy-max "$clazy" \
 	--cores "$cores" --switch-cost "$sw" $cwait $loop; }
+# ea4 SIZE COPY: the same of eager blocks, each one's copy COPY us
+ea4() { predict --op allgather --ranks 4 --bytes "$(($1 * 4))" --algo ring --alpha "$alpha" --beta "$ebeta" \
+	--eager-rates "$1:$(calc "$1 / ($2 * 1e-6)")" --overhead "$o" --call "$(calc "$callb + $(cal 2 self 8)")" $wk \
+	--cmd-cost "$cmd" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" --rndv-min "$ceager" \
+	--inline-max "$eager" --recv-post "${post:-0}" --lazy-max "$clazy" --cores "$cores" --switch-cost "$sw" $cwait $loop; }
+# over4 SIZE FN: solved's (and says') entry of SIZE from the rows'
+# launches' 4-rank ring MPI_Allgather of SIZE blocks, timed in the rows'
+# turns, through FN, where the run has it (not PTL_BENCH_XCH=collcal)
+over4() {
+	[ -n "$solved" ] && [ "${PTL_BENCH_XCH:-}" != collcal ] || return 0
+	h=$(algo 4 "$a1" allgather "$1")
+	[ -n "$h" ] || return 0
+	t1=$(secant "$2" "$1" "$h")
+	solved=$({ echo "$solved" | tr ',' '\n' | awk -F: -v l="$1" '$1 != l'; echo "$1:$(calc "$1 / ($t1 * 1e-6)")"; } |
+		sort -t: -k1,1n | paste -sd, -)
+	says="$says; $(($1 / 1024))K $(calc "$1 / ($t1 * 1e3)") from the rows' launches (4-rank ring allgather of $(($1 / 1024)) KiB blocks $h us)"
+}
 # solve4 CAL MODEL SIZE...: for each SIZE the 4-rank calibration CAL took,
 # the rate at which MODEL (es4, rx4) takes as long: solved as
 # "SIZE:B/s,...", says as " 16K GB/s (us)..." for the run's comments
@@ -1223,14 +1252,7 @@ for n in 2 4; do
 	# exchanges (rxch4) are not the ring's shift, and timed in launches
 	# of their own; the 256 KiB rows of ring, ring_bidir,
 	# halving-doubling came out 1.02-1.31x in every kept run
-	h=
-	[ "${PTL_BENCH_XCH:-}" != collcal ] && h=$(algo 4 "$a1" allgather 65536)
-	if [ -n "$solved" ] && [ -n "$h" ]; then
-		t1=$(secant ra4 65536 "$h")
-		solved=$(echo "$solved" | tr ',' '\n' | awk -F: '$1 != 65536' |
-			tr '\n' ',')65536:$(calc "65536 / ($t1 * 1e-6)")
-		says="$says; 64K $(calc "65536 / ($t1 * 1e3)") from the rows' launches (4-rank ring allgather of 64 KiB blocks $h us)"
-	fi
+	over4 65536 ra4
 	[ -n "$solved" ] && rcopy4="--inline-max $eager --read-rates $solved" &&
 		echo "#   reads on these cores, GB/s by size (4-rank exchanges, blocking sends, two pairs at once):$says"
 	# Eager messages where the ranks outnumber the cores: their copies
@@ -1241,6 +1263,9 @@ for n in 2 4; do
 	# 4-rank shift of it on these cores takes what mpi_collcal's eshift4
 	# took (four ranks each sending it eagerly to the next at once)
 	solve4 eshift4 es4 1024 4096 8192
+	# and the 8 KiB copy from the ring's 8 KiB steps (the 32 KiB rows'
+	# blocks) in the rows' launches, as the 64 KiB read above
+	over4 8192 ea4
 	eager4=$solved
 	[ -n "$eager4" ] && echo "#   eager copies on these cores, GB/s by size (4-rank shifts, each rank to the next at once):$says"
 done
