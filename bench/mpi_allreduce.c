@@ -256,36 +256,37 @@ static MPI_Comm x_comm = MPI_COMM_NULL, x_swap = MPI_COMM_NULL;
  * on the same data, 2026-12-02). The 2-rank ring (halving-doubling and
  * the tree expand to the same schedule) makes one of each: its first
  * step reads the peer's input, unchanged since the call before, its
- * second the half the peer has just reduced. X_STEPS, "ringsteps X" at
- * half the row's size: two calls on x_comm then two on x_swap, so that
- * they take turns, a peer's block read again unchanged (x_comm's
+ * second the half the peer has just reduced. X_TURNS, "ringsteps X":
+ * calls i with i & 2 on x_swap, the others on x_comm, so that the two
+ * kinds take turns, a peer's block read again unchanged (x_comm's
  * second), then one the peer wrote (x_swap's first: its block is now
- * the other one, which it received in the call before). X_WHOLE,
- * "allgather X" at the row's size: always x_comm, recursive doubling's
- * one exchange of the peer's input. */
-enum { X_STEPS, X_WHOLE };
+ * the other one, which it received in the call before); timed in runs
+ * of 4 calls. X_SAME, "allgather X": always x_comm, every read of data
+ * the reader read the call before (recursive doubling's one exchange of
+ * the peer's input; on 4 ranks the ring's blocks). */
+enum { X_TURNS, X_SAME };
 struct xchg {
 	int kind;
 	size_t bytes;
 };
 
-/* The communicator entry k of a row runs on (row_call's). */
+/* The communicator a row's entry k reports its time on (an X_TURNS
+ * exchange runs on x_swap too: the same ranks). */
 static MPI_Comm row_entry_comm(int k)
 {
 	return k < row_comms ? row_comm[k] : x_comm;
 }
 
-/* Entry k of a row: the allreduce of n doubles on row_comm[k], or past
- * them the exchange xs[k - row_comms]. */
-static void row_call(int k, double *in, double *out, size_t n, const struct xchg *xs)
+/* Call i of entry k of a row: the allreduce of n doubles on row_comm[k],
+ * or past them the exchange xs[k - row_comms]. */
+static void row_call(int k, int i, double *in, double *out, size_t n, const struct xchg *xs)
 {
-	static unsigned turn;
 	if (k < row_comms) {
 		MPI_Allreduce(in, out, (int)n, MPI_DOUBLE, MPI_SUM, row_comm[k]);
 		return;
 	}
 	const struct xchg *x = &xs[k - row_comms];
-	MPI_Comm c = x->kind == X_STEPS && (turn++ & 2) ? x_swap : x_comm;
+	MPI_Comm c = x->kind == X_TURNS && (i & 2) ? x_swap : x_comm;
 	MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out, (int)x->bytes, MPI_BYTE, c);
 }
 
@@ -301,7 +302,9 @@ static void row_call(int k, double *in, double *out, size_t n, const struct xchg
  * too: the rows' messages timed in the same stretch as the rows. */
 static void allreduce_row(int rank, int trials, double *in, double *out, size_t n)
 {
-	struct xchg xb[3];
+	/* calls before each timed run: whole turns of an X_TURNS exchange */
+	enum { WARM = 12 };
+	struct xchg xs[3];
 	int nx = 0, xsize = 0;
 	if (x_comm != MPI_COMM_NULL)
 		MPI_Comm_size(x_comm, &xsize);
@@ -309,13 +312,13 @@ static void allreduce_row(int rank, int trials, double *in, double *out, size_t 
 	 * the vector each), the 4-rank ring's second half: its steps'
 	 * messages timed in the rows' turns */
 	if (xsize == 4 && n * sizeof(double) >= 32768)
-		xb[nx++] = (struct xchg){ X_WHOLE, n * sizeof(double) / 4 };
+		xs[nx++] = (struct xchg){ X_SAME, n * sizeof(double) / 4 };
 	if (xsize == 2 && n * sizeof(double) >= 4096) {
-		xb[nx++] = (struct xchg){ X_STEPS, n * sizeof(double) / 2 };
-		xb[nx++] = (struct xchg){ X_WHOLE, n * sizeof(double) / 2 };
+		xs[nx++] = (struct xchg){ X_TURNS, n * sizeof(double) / 2 };
+		xs[nx++] = (struct xchg){ X_SAME, n * sizeof(double) / 2 };
 	}
 	if (xsize == 2 && n * sizeof(double) >= 32768)
-		xb[nx++] = (struct xchg){ X_WHOLE, n * sizeof(double) };
+		xs[nx++] = (struct xchg){ X_SAME, n * sizeof(double) };
 	int ne = row_comms + nx;
 	double v[MAX_ALGOS + 3][100];
 	int iters[MAX_ALGOS + 3];
@@ -325,12 +328,15 @@ static void allreduce_row(int rank, int trials, double *in, double *out, size_t 
 		/* At most about 0.2 s a trial: an implementation that spins
 		 * on oversubscribed cores takes milliseconds a call. */
 		double tw = MPI_Wtime(), slow;
-		for (int w = 0; w < 10; w++)
-			row_call(k, in, out, n, xb);
-		tw = (MPI_Wtime() - tw) / 10;
+		for (int w = 0; w < WARM; w++)
+			row_call(k, w, in, out, n, xs);
+		tw = (MPI_Wtime() - tw) / WARM;
 		MPI_Allreduce(&tw, &slow, 1, MPI_DOUBLE, MPI_MAX, c);
 		if (slow * iters[k] > 0.2)
 			iters[k] = slow > 0.2 / 5 ? 5 : (int)(0.2 / slow);
+		/* whole turns of an X_TURNS exchange's two kinds */
+		if (k >= row_comms && xs[k - row_comms].kind == X_TURNS)
+			iters[k] = (iters[k] + 3) / 4 * 4;
 	}
 	for (int t = 0; t < trials; t++) {
 		double t0 = MPI_Wtime();
@@ -345,12 +351,12 @@ static void allreduce_row(int rank, int trials, double *in, double *out, size_t 
 		for (int j = 0; j < ne; j++) {
 			int k = (t + j) % ne;
 			MPI_Comm c = row_entry_comm(k);
-			for (int w = 0; w < 10 && (t > 0 || ne > 1); w++)
-				row_call(k, in, out, n, xb);
+			for (int w = 0; w < WARM && (t > 0 || ne > 1); w++)
+				row_call(k, w, in, out, n, xs);
 			MPI_Barrier(c);
 			double t0 = MPI_Wtime();
 			for (int i = 0; i < iters[k]; i++)
-				row_call(k, in, out, n, xb);
+				row_call(k, i, in, out, n, xs);
 			double dt = (MPI_Wtime() - t0) / iters[k] * 1e6, slowest;
 			MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, c);
 			v[k][t] = slowest;
@@ -364,8 +370,8 @@ static void allreduce_row(int rank, int trials, double *in, double *out, size_t 
 			printf("%s%sallreduce %zu %.3f %.3f %.3f\n", row_name[k], row_name[k][0] ? " " : "",
 			       n * sizeof(double), v[k][trials / 2], v[k][0], v[k][trials - 1]);
 		else
-			printf("%s %zu %.3f %.3f %.3f\n", xb[k - row_comms].kind == X_STEPS ? "ringsteps" : "allgather",
-			       xb[k - row_comms].bytes, v[k][trials / 2], v[k][0], v[k][trials - 1]);
+			printf("%s %zu %.3f %.3f %.3f\n", xs[k - row_comms].kind == X_TURNS ? "ringsteps" : "allgather",
+			       xs[k - row_comms].bytes, v[k][trials / 2], v[k][0], v[k][trials - 1]);
 	}
 	fflush(stdout);
 }

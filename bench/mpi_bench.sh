@@ -327,6 +327,14 @@ run() {
 		--mca btl self,vader "$W/ompi_$3" "$T" ${4:-} ;;
 	esac
 }
+# rrun ARGS: run ARGS at the head of a pipeline, which reports its last
+# command's status, not the launch's: the launch's kept for rcheck
+rrun() { run "$@"; echo $? > "$W/rc"; }
+# rcheck WHAT: says that WHAT failed if the last rrun's launch did
+rcheck() {
+	rc=$(cat "$W/rc" 2>/dev/null)
+	[ "${rc:-1}" = 0 ] || echo "mpi_bench.sh: $1 failed (exit ${rc:-unknown})" >&2
+}
 
 # ring_bidir needs two ports per rank to be itself (else it is the ring)
 ports_of() { [ "$1" = ring_bidir ] && echo 2 || echo 1; }
@@ -349,10 +357,10 @@ load0=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null)
 for r in $(seq "$ROUNDS"); do
 	T=$TRIALS
 	for i in $impls; do
-		run "$i" 2 pingpong | sed "s/^/$i 2 /" >> "$W/all" || echo "mpi_bench.sh: $i pingpong failed" >&2
-		run "$i" 2 pingpong ux | sed "s/^/$i 2 /" >> "$W/all" || echo "mpi_bench.sh: $i pingpong ux failed" >&2
-		run "$i" 2 allreduce | sed "s/^/$i 2 /" >> "$W/all" || echo "mpi_bench.sh: $i allreduce failed" >&2
-		run "$i" 4 allreduce | sed "s/^/$i 4 /" >> "$W/all" || echo "mpi_bench.sh: $i 4-rank allreduce failed" >&2
+		rrun "$i" 2 pingpong | sed "s/^/$i 2 /" >> "$W/all"; rcheck "$i pingpong"
+		rrun "$i" 2 pingpong ux | sed "s/^/$i 2 /" >> "$W/all"; rcheck "$i pingpong ux"
+		rrun "$i" 2 allreduce | sed "s/^/$i 2 /" >> "$W/all"; rcheck "$i allreduce"
+		rrun "$i" 4 allreduce | sed "s/^/$i 4 /" >> "$W/all"; rcheck "$i 4-rank allreduce"
 	done
 	T=$TRIALS
 	for l in $(seq "$LAUNCHES"); do
@@ -362,14 +370,14 @@ for r in $(seq "$ROUNDS"); do
 		# memory traffic slowed (2-rank exchange of 1 MiB 111 us at best,
 		# 343 us in one loaded launch) spoils every row that copies
 		T=$((TRIALS * 5))
-		run ptl 2 collcal | sed "s/^/ptl 2 /" >> "$W/all" || echo "mpi_bench.sh: ptl collcal failed" >&2
+		rrun ptl 2 collcal | sed "s/^/ptl 2 /" >> "$W/all"; rcheck "ptl collcal"
 		# the long reads (rxch 128 KiB - 1 MiB) stay eager, as a 2-rank
 		# allreduce's pulls do, in launches of their own whose limit is
 		# 8 and 16 times ours (a blocking send's 8 times that: 512 KiB,
 		# 1 MiB; sizes up to the limit would go through its slots)
 		for rd in reads:8 reads1m:16; do
-			PTL_MPI_EAGER_LIMIT=$(( ${PTL_MPI_EAGER_LIMIT:-8192} * ${rd#*:} )) run ptl 2 collcal "${rd%:*}" |
-				sed "s/^/ptl 2 /" >> "$W/all" || echo "mpi_bench.sh: ptl collcal ${rd%:*} failed" >&2
+			PTL_MPI_EAGER_LIMIT=$(( ${PTL_MPI_EAGER_LIMIT:-8192} * ${rd#*:} )) rrun ptl 2 collcal "${rd%:*}" |
+				sed "s/^/ptl 2 /" >> "$W/all"; rcheck "ptl collcal ${rd%:*}"
 		done
 		# the same reads with shm's method forced, through the segment
 		# (PTL_SHM_CMA=0: "rxchm") and by CMA (1: "rxchc"): the rows'
@@ -380,12 +388,11 @@ for r in $(seq "$ROUNDS"); do
 			[ "$cma" = 0 ] && fig=rxchm || fig=rxchc
 			for rd in reads16:1 reads:8 reads1m:16; do
 				PTL_SHM_CMA=$cma PTL_MPI_EAGER_LIMIT=$(( ${PTL_MPI_EAGER_LIMIT:-8192} * ${rd#*:} )) \
-					run ptl 2 collcal "${rd%:*}" | sed "s/^rxch\(s\{0,1\}\) /$fig\1 /; s/^/ptl 2 /" >> "$W/all" ||
-					echo "mpi_bench.sh: ptl collcal ${rd%:*} PTL_SHM_CMA=$cma failed" >&2
+					rrun ptl 2 collcal "${rd%:*}" | sed "s/^rxch\(s\{0,1\}\) /$fig\1 /; s/^/ptl 2 /" >> "$W/all"
+				rcheck "ptl collcal ${rd%:*} PTL_SHM_CMA=$cma"
 			done
 		done
-		[ "$(nproc)" -lt 4 ] && { run ptl 4 collcal | sed "s/^/ptl 4 /" >> "$W/all" ||
-			echo "mpi_bench.sh: ptl 4-rank collcal failed" >&2; }
+		[ "$(nproc)" -lt 4 ] && { rrun ptl 4 collcal | sed "s/^/ptl 4 /" >> "$W/all"; rcheck "ptl 4-rank collcal"; }
 		T=$TRIALS
 		# each algorithm's launches leave out the ping-pongs above 8 B
 		# and the 1 MiB bcast (mpi_allreduce's "rows"), so that shm's
@@ -399,9 +406,8 @@ for r in $(seq "$ROUNDS"); do
 		if [ "${PTL_BENCH_APART:-}" = 1 ] || [ -z "$rowsarg" ]; then
 			for a in $ALGOS; do
 				for n in 2 4; do
-					PTL_COLL_ALGO=allreduce=$a PTL_COLL_PORTS=$(ports_of "$a") run ptl $n allreduce $rowsarg |
-						sed "s/^/$a $n /" >> "$W/algo" ||
-						echo "mpi_bench.sh: ptl allreduce $a on $n ranks failed" >&2
+					PTL_COLL_ALGO=allreduce=$a PTL_COLL_PORTS=$(ports_of "$a") rrun ptl $n allreduce $rowsarg |
+						sed "s/^/$a $n /" >> "$W/algo"; rcheck "ptl allreduce $a on $n ranks"
 				done
 			done
 			continue
@@ -414,11 +420,11 @@ for r in $(seq "$ROUNDS"); do
 		# drawn anew each time. The figures besides the rows, timed
 		# once a launch, count for each algorithm
 		for n in 2 4; do
-			ALGOTAG=allreduce=each run ptl $n allreduce rows "$each" |
+			ALGOTAG=allreduce=each rrun ptl $n allreduce rows "$each" |
 				awk -v n="$n" -v algos="$ALGOS" 'BEGIN { k = split(algos, a, " "); for (i = 1; i <= k; i++) is[a[i]] = 1 }
 					$2 == "allreduce" && ($1 in is) { $1 = $1 " " n; print; next }
-					{ for (i = 1; i <= k; i++) print a[i], n, $0 }' >> "$W/algo" ||
-				echo "mpi_bench.sh: ptl allreduce (each algorithm) on $n ranks failed" >&2
+					{ for (i = 1; i <= k; i++) print a[i], n, $0 }' >> "$W/algo"
+			rcheck "ptl allreduce (each algorithm) on $n ranks"
 		done
 	done
 done
@@ -838,11 +844,14 @@ rxm() { predict --op allreduce --ranks 2 --bytes "$1" --elem 8 --algo recursive_
 	--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
 	--rndv-min "$peager" --inline-max "$eager" --read-rates "1048576:$(calc "$1 / ($2 * 1e-6)")" $readm \
 	--move-piece "$piece" --recv-post "${post:-0}" --lazy-max "$clazy"; }
+# agcall: what an MPI_Allgather call costs beyond its steps (as the
+# rows' calls: the engine's, and the checks, MPI_COMM_SELF's 8-byte call)
+agcall=$(calc "$callb + $(cal 2 self 8)")
 # agm SIZE T [ARGS]: the model's 2-rank MPI_Allgather in place of SIZE
 # each way (one exchange by the ring), each read T us
 agm() { ag_l=$1 ag_t=$2; shift 2
 	predict --op allgather --ranks 2 --bytes "$((ag_l * 2))" --algo ring --alpha "$alpha" --beta "$ebeta" \
-	--overhead "$o" --call "$(calc "$callb + $(cal 2 self 8)")" $wk --cmd-cost "$cmd" --cpu-copies \
+	--overhead "$o" --call "$agcall" $wk --cmd-cost "$cmd" --cpu-copies \
 	--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$peager" --inline-max "$eager" \
 	--read-rates "1048576:$(calc "$ag_l / ($ag_t * 1e-6)")" $readm --move-piece "$piece" --recv-post "${post:-0}" \
 	--lazy-max "$clazy" $loop "$@"; }
@@ -861,26 +870,27 @@ age() { agm "$1" 1 --eager-rates "1024:$ebeta,$1:$(calc "$1 / ($2 * 1e-6)")"; }
 # keeping the peer's lines from one call to the next, as the ring's
 # first step reads the peer's input; "ringsteps", one read of such lines
 # and one of lines the peer has just written, in turns. A row at least
-# the size of a core's L2 cache (sysfs; 1 MiB here) does not keep its
-# input there from one call to the next beside the rest of its lines:
-# those rows' reads by "ringsteps", the others' by "allgather" (in one
-# run, 2026-12-02, "allgather" put the 1 MiB rows at 0.82-0.88x, the
-# 32 KiB and 256 KiB ones at 0.85-0.98x; "ringsteps" 0.96-1.11x and
-# 1.07-1.30x). PTL_BENCH_XCH=allgather or ringsteps: that one at every
-# size.
-l2=$(getconf LEVEL2_CACHE_SIZE 2>/dev/null)
+# the size of a core's L2 cache (getconf, PTL_BENCH_L2 for a kept run
+# from another machine; 1 MiB here) does not keep its input there from
+# one call to the next beside the rest of its lines: those rows' reads
+# by "ringsteps", the others' by "allgather" (in one run, 2026-12-02,
+# "allgather" put the 1 MiB rows at 0.82-0.88x, the 32 KiB and 256 KiB
+# ones at 0.85-0.98x; "ringsteps" 0.96-1.11x and 1.07-1.30x).
+# PTL_BENCH_XCH=allgather or ringsteps: that kind at every half size.
+l2=${PTL_BENCH_L2:-$(getconf LEVEL2_CACHE_SIZE 2>/dev/null)}
 case $l2 in '' | 0 | *[!0-9]*) l2=1048576 ;; esac
 # The 2-rank launches in $W/algo, numbered from 1 in the order they ran:
 # each begins with its "gamma" line (repeated once per algorithm in a row
 # of lines where the launch timed several).
+# launchawk: awk that numbers them (l) on the 2-rank lines, skipping the
+# others
+launchawk='$2 != 2 { next } $3 == "gamma" && !g { l++ } { g = $3 == "gamma" }'
 # lfig L FIG BYTES: FIG BYTES of launch L's (the first algorithm's lines)
-lfig() { awk -v a="$a1" -v want="$1" -v f="$2" -v b="$3" '$2 != 2 { next }
-	$3 == "gamma" && !g { l++ } { g = $3 == "gamma" }
+lfig() { awk -v a="$a1" -v want="$1" -v f="$2" -v b="$3" "$launchawk"'
 	l == want && $1 == a && $3 == f && $4 == b { print (ENVIRON["PTL_BENCH_STAT"] == "med" ? $5 : $6); exit }' "$W/algo"; }
 # bestlaunch ALGO BYTES: the launch of ALGO's 2-rank row of BYTES whose
 # trial best() took
-bestlaunch() { awk -v a="$1" -v b="$2" '$2 != 2 { next }
-	$3 == "gamma" && !g { l++ } { g = $3 == "gamma" }
+bestlaunch() { awk -v a="$1" -v b="$2" "$launchawk"'
 	$1 == a && $3 == "allreduce" && $4 == b { v = ENVIRON["PTL_BENCH_STAT"] == "med" ? $(NF - 2) : $(NF - 1)
 		if (bl == "" || v + 0 < best + 0) { best = v; bl = l } }
 	END { print bl }' "$W/algo"; }
@@ -892,16 +902,17 @@ xchfig() {
 	# the other kind where the run has not the one due
 	xfs="allgather ringsteps"
 	[ $(($1 * 2)) -ge "$l2" ] && xfs="ringsteps allgather"
-	case ${PTL_BENCH_XCH:-} in allgather | ringsteps) xfs=$PTL_BENCH_XCH ;; esac
+	# (ringsteps: allgather where there is none, the whole rows' sizes)
+	case ${PTL_BENCH_XCH:-} in allgather) xfs=allgather ;; ringsteps) xfs="ringsteps allgather" ;; esac
 	for f in $xfs; do
 		if [ -n "$XL" ]; then v=$(lfig "$XL" "$f" "$1"); else v=$(algo 2 "$a1" "$f" "$1"); fi
 		[ -n "$v" ] && echo "$f $v" && return 0
 	done
 }
-# readrates: the 2-rank reads' rates by size into reads and readsays
-# (XL: from that launch's exchanges where they are)
+# readrates: the 2-rank reads' rates by size, "LIST|SAYS" (XL: from
+# that launch's exchanges where they are)
 readrates() {
-	reads= readsays=
+	rr= rs=
 	for l in 16384 32768 65536 131072 262144 524288 1048576; do
 		fig=$(xf rxch "$l")
 		case $(rhow "$l") in move) f=rxchm ;; *) f=rxchc ;; esac
@@ -916,13 +927,15 @@ readrates() {
 			[ -n "$h" ] || continue
 			t1=$(secant rxm "$l" "$h")
 		fi
-		reads="$reads${reads:+,}$l:$(calc "$l / ($t1 * 1e-6)")"
-		readsays="$readsays $((l / 1024))K $(rhow "$l") $(calc "$l / ($t1 * 1e3)") ($fig $h us)"
+		rr="$rr${rr:+,}$l:$(calc "$l / ($t1 * 1e-6)")"
+		rs="$rs $((l / 1024))K $(rhow "$l") $(calc "$l / ($t1 * 1e3)") ($fig $h us)"
 	done
+	echo "$rr|$rs"
 }
 rcopy0=$rcopy
 if [ -n "$rcopy" ] && [ -n "$readm" ]; then
-	readrates
+	x=$(readrates)
+	reads=${x%%|*} readsays=${x#*|}
 	[ -n "$reads" ] && rcopy="$rcopy --read-rates $reads" && readmsays=" (each copy; the rows' reads by method: ${readm#--read-methods })"
 elif [ -n "$rcopy" ]; then
 	x=$(xrates rxch rfixed 16384 32768 65536 131072 262144 524288 1048576)
@@ -990,16 +1003,16 @@ lc="${lrates:+--local-copy-rates $lrates}"
 # and the 8 KiB one came out 0.59-0.61 us in some runs, 1.0-1.26 in
 # others, while the 4 KiB rows took 1.2-1.3 us in both (0.72-0.75x in
 # the first kind, 2026-12-02)
-# eagerrate: eager2 and eager2says (XL: that launch's)
+# eagerrate: "ARGS|SAYS", the rows' --eager-rates and what they came from
+# (XL: that launch's)
 eagerrate() {
-	eager2= eager2says=
 	ag=$(xchfig 2048)
-	[ -n "$ag" ] || return 0
+	[ -n "$ag" ] || { echo "|"; return 0; }
 	t1=$(secant age 2048 "${ag#* }")
-	eager2="--eager-rates 1024:$ebeta,2048:$(calc "2048 / ($t1 * 1e-6)")"
-	eager2says="2 KiB $(calc "2048 / ($t1 * 1e3)") GB/s (exchanges of 2 KiB, ${ag% *} ${ag#* } us)"
+	echo "--eager-rates 1024:$ebeta,2048:$(calc "2048 / ($t1 * 1e-6)")|2 KiB $(calc "2048 / ($t1 * 1e3)") GB/s (exchanges of 2 KiB, ${ag% *} ${ag#* } us)"
 }
-eagerrate
+x=$(eagerrate)
+eager2=${x%%|*} eager2says=${x#*|}
 if [ -n "$reads" ]; then
 	echo "#   a collective's sends stay eager up to $ceager B (COLL_EAGER_TIMES $ctimes; 2 ranks: $peager B, MPI_PULL_EAGER $ptimes), above $eager B read by the receiver, GB/s by size (2-rank exchanges, blocking sends)$readmsays:$readsays; past them at the rendezvous rates"
 elif [ -n "$rcopy" ]; then
@@ -1028,7 +1041,8 @@ if [ -n "$rt" ]; then
 else
 	echo "#   a split copy costs the receiver $splitc us beyond its half (128 KiB ping-pong $pp128k us - the model's $(one 128K 0 0 0) us without)"
 fi
-[ "$ebeta" != "$beta" ] && echo "#   eager copies $ebeta B/s (MPI_Isend ping-pongs 1 KiB $e1k us, 8 KiB $e8k us)${eager2says:+; the 2-rank rows' schedules $eager2says}"
+[ "$ebeta" != "$beta" ] && echo "#   eager copies $ebeta B/s (MPI_Isend ping-pongs 1 KiB $e1k us, 8 KiB $e8k us)"
+[ -n "$eager2says" ] && echo "#   the 2-rank rows' schedules' eager copies: $eager2says"
 [ -n "$small" ] && echo "#   request-free messages (direct recursive doubling up to $rdsmall B): $so us at each end (blocking send and receive), $salpha us between (blocking 8 B ping-pong $spp8 us - 2 x that); the receiver's CPU beyond that by size ${srecv:-?} (blocking ping-pongs of each size - 2 x that - alpha - bytes at the eager rate); crossing one going back ${scross:-?} (blocking exchanges - ping-pongs; with requests up to 512 B)"
 [ -n "$lrates" ] && echo "#   local copies, GB/s by size (MPI_COMM_SELF allreduce beyond its 8-byte call):$lsays"
 bc1m=$(cal 2 bcast 1048576)
@@ -1093,18 +1107,17 @@ es4() { p=$(predict --op allgather --ranks 4 --bytes "$(($1 * 4))" --algo ring -
 	--rndv-min "$eager" --rndv-cost "$rndv" --recv-post "${post:-0}" --lazy-max "$clazy" \
 	--cores "$cores" --switch-cost "$sw" $cwait)
 	calc "${p:-0} / 3"; }
-# ra4 SIZE READ: the model's 4-rank ring MPI_Allgather of SIZE blocks on
-# these cores as the rows' launches call it, each read READ us
-ra4() { predict --op allgather --ranks 4 --bytes "$(($1 * 4))" --algo ring --alpha "$alpha" --beta "$ebeta" \
-	--overhead "$o" --call "$(calc "$callb + $(cal 2 self 8)")" $wk --cmd-cost "$cmd" --cpu-copies \
-	--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$ceager" --inline-max "$eager" \
-	--read-rates "1048576:$(calc "$1 / ($2 * 1e-6)")" --recv-post "${post:-0}" --lazy-max "$clazy" \
-	--cores "$cores" --switch-cost "$sw" $cwait $loop; }
-# ea4 SIZE COPY: the same of eager blocks, each one's copy COPY us
-ea4() { predict --op allgather --ranks 4 --bytes "$(($1 * 4))" --algo ring --alpha "$alpha" --beta "$ebeta" \
-	--eager-rates "$1:$(calc "$1 / ($2 * 1e-6)")" --overhead "$o" --call "$(calc "$callb + $(cal 2 self 8)")" $wk \
-	--cmd-cost "$cmd" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" --rndv-min "$ceager" \
-	--inline-max "$eager" --recv-post "${post:-0}" --lazy-max "$clazy" --cores "$cores" --switch-cost "$sw" $cwait $loop; }
+# ag4 SIZE ARGS: the model's 4-rank ring MPI_Allgather of SIZE blocks on
+# these cores as the rows' launches call it
+ag4() { ag_l=$1; shift
+	predict --op allgather --ranks 4 --bytes "$((ag_l * 4))" --algo ring --alpha "$alpha" --beta "$ebeta" \
+	--overhead "$o" --call "$agcall" $wk --cmd-cost "$cmd" --cpu-copies --acked-sends="$alpha" \
+	--noack-max "$noack" --rndv-min "$ceager" --inline-max "$eager" --recv-post "${post:-0}" \
+	--lazy-max "$clazy" --cores "$cores" --switch-cost "$sw" $cwait $loop "$@"; }
+# ra4 SIZE READ: its blocks read by their receivers, each read READ us
+ra4() { ag4 "$1" --read-rates "1048576:$(calc "$1 / ($2 * 1e-6)")"; }
+# ea4 SIZE COPY: its blocks eager, each one's copy COPY us
+ea4() { ag4 "$1" --eager-rates "$1:$(calc "$1 / ($2 * 1e-6)")"; }
 # over4 SIZE FN: solved's (and says') entry of SIZE from the rows'
 # launches' 4-rank ring MPI_Allgather of SIZE blocks, timed in the rows'
 # turns, through FN, where the run has it (not PTL_BENCH_XCH=collcal)
@@ -1115,7 +1128,7 @@ over4() {
 	t1=$(secant "$2" "$1" "$h")
 	solved=$({ echo "$solved" | tr ',' '\n' | awk -F: -v l="$1" '$1 != l'; echo "$1:$(calc "$1 / ($t1 * 1e-6)")"; } |
 		sort -t: -k1,1n | paste -sd, -)
-	says="$says; $(($1 / 1024))K $(calc "$1 / ($t1 * 1e3)") from the rows' launches (4-rank ring allgather of $(($1 / 1024)) KiB blocks $h us)"
+	says="$says; used at $(($1 / 1024))K instead: $(calc "$1 / ($t1 * 1e3)") from the rows' launches (4-rank ring allgather of $(($1 / 1024)) KiB blocks $h us)"
 }
 # solve4 CAL MODEL SIZE...: for each SIZE the 4-rank calibration CAL took,
 # the rate at which MODEL (es4, rx4) takes as long: solved as
@@ -1282,17 +1295,19 @@ paired=
 [ "${PTL_BENCH_PAIR:-1}" != 0 ] && [ "${PTL_BENCH_XCH:-}" != collcal ] && [ -n "$(xchfig 2048)$(xchfig 131072)" ] && paired=1
 [ -n "$paired" ] && echo "#   each 2-rank row predicted with the exchanges (read rates, the 2 KiB eager copy) of the launch that timed its best trial (PTL_BENCH_PAIR=0: the best of all launches)"
 # pair L: pair_rcopy, pair_eager from launch L's exchanges (worked out
-# once a launch: pr_L, pe_L)
+# once a launch: pr_L, pe_L). Without read methods (readm) the reads are
+# the whole run's (xrates).
 pair() {
 	case $1 in '' | *[!0-9]*) return 1 ;; esac
 	if eval "[ -z \"\${pd_$1:-}\" ]"; then
-		e2=$eager2 e2s=$eager2says XL=$1 reads=
-		[ -n "$rcopy0" ] && [ -n "$readm" ] && readrates
-		pr=$rcopy0
-		[ -n "$reads" ] && pr="$rcopy0 --read-rates $reads"
-		eagerrate
-		eval "pd_$1=1 pr_$1=\$pr pe_$1=\$eager2"
-		XL= eager2=$e2 eager2says=$e2s
+		pr=$rcopy
+		if [ -n "$rcopy0" ] && [ -n "$readm" ]; then
+			x=$(XL=$1 readrates)
+			pr=$rcopy0
+			[ -n "${x%%|*}" ] && pr="$rcopy0 --read-rates ${x%%|*}"
+		fi
+		x=$(XL=$1 eagerrate)
+		eval "pd_$1=1 pr_$1=\$pr pe_$1=\${x%%|*}"
 	fi
 	eval "pair_rcopy=\$pr_$1 pair_eager=\$pe_$1"
 }
@@ -1329,6 +1344,7 @@ for a in $ALGOS; do
 			[ "$n" -eq 2 ] && eager_n=$eager2
 			# 2 ranks: the exchanges' figures of the launch whose
 			# trial is the measured time (pair, above)
+			[ "$n" -eq 2 ] && rc_n="$rcopy $readm"
 			[ "$n" -eq 2 ] && [ -n "$paired" ] && pair "$(bestlaunch "$a" "$bytes")" &&
 				rc_n="$pair_rcopy $readm" eager_n=$pair_eager
 			self=$(cal 2 self "$bytes")
@@ -1346,7 +1362,7 @@ for a in $ALGOS; do
 				apart=--input lazy=$rdlazy local=
 				self=$(cal 2 self 8)
 				[ -n "$small" ] && engine=0 percmd=0 waking= direct="--small-max $rdsmall $small"
-				# its rounds' messages are request-free: not the steps eager2 timed
+				# its rounds exchange the whole vector, not the 2 KiB steps eager2 timed
 				[ "$n" -eq 2 ] && eager_n=
 			elif [ -n "$allapart" ] && "$B/tools/ptltool" coll --op allreduce --ranks "$n" --bytes "$bytes" \
 				--elem 8 --algo "$a" --ports "$(ports_of "$a")" --input >/dev/null 2>&1; then
