@@ -282,30 +282,38 @@ static int dup_with(struct mpi_comm *c, MPI_Comm comm, MPI_Comm *newcomm, struct
 	return dup_attrs(comm, newcomm, fn);
 }
 
-/* A duplicate keeps the hints (MPI-4.0 7.4.2). */
+/* A duplicate's hints into *ch: c's (MPI-4.0 7.4.2), or with_info
+ * info's instead (mpi_info.c; the info checked here), before the
+ * duplicate is made. */
+static int dup_hints(struct mpi_comm *c, MPI_Comm comm, bool with_info, MPI_Info info, const char *fn,
+		     struct mpi_coll_choice **ch)
+{
+	const char *algo = NULL, *ports = NULL;
+	if (with_info) {
+		int rc = mpi_info_check(fn, info);
+		if (rc)
+			return rc;
+		mpi_info_hints(info, &algo, &ports);
+	}
+	return mpi_coll_hints_make(with_info ? NULL : c, comm, algo, ports, fn, ch);
+}
+
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
 	const char *fn = "MPI_Comm_dup";
 	MPI_COMM_ARG(fn, comm, c);
 	struct mpi_coll_choice *ch;
-	int rc = mpi_coll_hints_make(c, comm, NULL, NULL, fn, &ch);
+	int rc = dup_hints(c, comm, false, MPI_INFO_NULL, fn, &ch);
 	return rc ? rc : dup_with(c, comm, newcomm, ch, fn);
 }
 
-/* A duplicate with info's hints (mpi_info.c) instead of comm's, checked
- * before the duplicate is made. */
 int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
 	const char *fn = "MPI_Comm_dup_with_info";
 	MPI_COMM_ARG(fn, comm, c);
 	struct mpi_coll_choice *ch;
-	const char *algo, *ports;
 	*newcomm = MPI_COMM_NULL;
-	int rc = mpi_info_check(fn, info);
-	if (rc)
-		return rc;
-	mpi_info_hints(info, &algo, &ports);
-	rc = mpi_coll_hints_make(NULL, comm, algo, ports, fn, &ch);
+	int rc = dup_hints(c, comm, true, info, fn, &ch);
 	return rc ? rc : dup_with(c, comm, newcomm, ch, fn);
 }
 
@@ -316,7 +324,7 @@ struct idup {
 	struct ctx_agree a;
 	MPI_Comm comm;
 	MPI_Comm *newcomm;
-	bool with_info;                 /* MPI_Comm_idup_with_info (its name in errors) */
+	const char *fn;                 /* MPI_Comm_idup or MPI_Comm_idup_with_info, for errors */
 	struct mpi_coll_choice *choice; /* the duplicate's hints, made at the call */
 };
 
@@ -332,7 +340,7 @@ static int idup_step(void *arg, int *v, int rc)
 		}
 	}
 	ctx_idups--;
-	const char *fn = d->with_info ? "MPI_Comm_idup_with_info" : "MPI_Comm_idup";
+	const char *fn = d->fn;
 	struct mpi_comm *c = mpi_comm_get(d->comm);
 	int ctx;
 	if (!rc && !c)
@@ -359,14 +367,9 @@ static int idup_start(MPI_Comm comm, MPI_Info info, bool with_info, MPI_Comm *ne
 	if (!newcomm || !request)
 		return mpi_err(comm, MPI_ERR_ARG, fn, "%s is NULL", newcomm ? "request" : "newcomm");
 	*newcomm = MPI_COMM_NULL;
-	/* the hints now: comm's, or info's instead (checked here) */
-	const char *algo = NULL, *ports = NULL;
-	struct mpi_coll_choice *ch = NULL;
-	int rc = with_info ? mpi_info_check(fn, info) : MPI_SUCCESS;
-	if (!rc && with_info)
-		mpi_info_hints(info, &algo, &ports);
-	if (!rc)
-		rc = mpi_coll_hints_make(with_info ? NULL : c, comm, algo, ports, fn, &ch);
+	/* the hints now, whatever set_info does before the rounds end */
+	struct mpi_coll_choice *ch;
+	int rc = dup_hints(c, comm, with_info, info, fn, &ch);
 	if (rc)
 		return rc;
 	struct idup *d = malloc(sizeof *d);
@@ -374,8 +377,7 @@ static int idup_start(MPI_Comm comm, MPI_Info info, bool with_info, MPI_Comm *ne
 		free(ch);
 		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
 	}
-	*d = (struct idup){ .a = { -1, -1, { 0, 0 } }, .comm = comm, .newcomm = newcomm, .with_info = with_info,
-			    .choice = ch };
+	*d = (struct idup){ .a = { -1, -1, { 0, 0 } }, .comm = comm, .newcomm = newcomm, .fn = fn, .choice = ch };
 	ctx_idups++;
 	ctx_offer(&d->a);
 	return mpi_icoll_rounds(c, fn, d->a.v, 2, idup_step, d, request);
