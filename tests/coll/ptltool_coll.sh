@@ -560,6 +560,16 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 		awk -v a="$c1" -v b="$c2" -v r="$r1" 'BEGIN { exit !(a != "" && a == b && r != "" && r + 0 > a + 0 && a + 0 > 0) }' ||
 			fail "mpi_bench.sh PTL_BENCH_CWAIT=barrier: core wait $c1 us (pp4idle 1.7), $c2 us (pp4idle 3), ring's $r1 us (a slower barrier): want equal, ring's more"
 	fi
+	# the host state the launches ran in (bench/core_rtt before and after
+	# each, kept as "states"): each probe's range by its state (far: over
+	# twice the run's lowest), per implementation the launches kept, those
+	# kept far and those run again, and which were kept far
+	printf '%s\n' "ptl 2 pingpong - 50 60 1" "ptl 4 allreduce - 55 52 2" "openmpi 2 pingpong - 57 330 4" \
+		"openmpi 4 allreduce - 340 51 1" > "$kept/states"
+	out=$(PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" sh "$BENCH" 2>&1)
+	has "$out" "near 50-60 ns, far 330-340 ns; launches kept (far / run again for the state): ptl 2 (0 / 1) openmpi 2 (2 / 3)$"
+	has "$out" "^#   kept far, openmpi: 2-rank pingpong 4-rank allreduce$"
+	case $out in *"kept far, ptl"*) fail "mpi_bench.sh: ptl's near launches reported far: $out" ;; esac
 	rm -rf "$kept"
 	# mpi_allreduce's "rows" (mpi_bench.sh's launches of one algorithm):
 	# the rows and the small figures, none of the moves through shm's bulk
@@ -576,6 +586,24 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 	fi
 else
 	echo "ptltool coll: bench/mpi_bench.sh's model check skipped (no build tree bench, libptlmpi or cc)"
+fi
+
+# bench/core_rtt, the probe: a round trip in ns between two CPUs; a CPU
+# it cannot run on is exit 2 and named, bad arguments exit 1 with usage
+rtt=${PTL_TOP_BUILDDIR:-.}/bench/core_rtt
+if [ -x "$rtt" ]; then
+	"$rtt" 0 0 >/dev/null 2>/tmp/ptltool_coll_err.$$; st=$?
+	[ "$st" = 1 ] || fail "core_rtt 0 0: exit $st, want 1"
+	has "$(cat /tmp/ptltool_coll_err.$$)" "usage: core_rtt \[CPU_A CPU_B\]"
+	"$rtt" 1 >/dev/null 2>&1; st=$?
+	[ "$st" = 1 ] || fail "core_rtt 1: exit $st, want 1"
+	"$rtt" 0 "$(nproc --all)" >/dev/null 2>/tmp/ptltool_coll_err.$$; st=$?
+	[ "$st" = 2 ] || fail "core_rtt on a CPU past the last: exit $st, want 2"
+	has "$(cat /tmp/ptltool_coll_err.$$)" "core_rtt: cannot run on CPU $(nproc --all)"
+	if [ "$(nproc)" -ge 2 ] && taskset -c 0,1 true 2>/dev/null; then
+		out=$("$rtt") || fail "core_rtt: exit $?"
+		printf '%s\n' "$out" | grep -Eq '^core_rtt 0 1 [1-9][0-9]* \[[0-9]+-[0-9]+\]$' || fail "core_rtt: printed '$out'"
+	fi
 fi
 
 rm -f /tmp/ptltool_coll_err.$$
