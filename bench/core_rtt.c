@@ -6,8 +6,9 @@
  *
  * Prints "core_rtt A B <median ns> [min-max]": one thread pinned to each
  * CPU, the two taking turns to bump a counter on one line, timed over
- * ROUNDS rounds of TURNS round trips. Exit 2 where the two CPUs cannot
- * both be had (fewer CPUs, an affinity mask without them).
+ * ROUNDS rounds of TURNS round trips. Exit 1 on bad arguments (not two
+ * different CPU numbers), 2 where the two CPUs cannot both be had (fewer
+ * CPUs, an affinity mask without them).
  *
  * Why: on a virtual machine the host decides where the guest's vCPUs run,
  * and moves them. On the 2-vCPU Zen 4 guest the round trip is 50-90 ns
@@ -20,6 +21,7 @@
  * compares, so that implementations are compared in the same state.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -73,11 +75,19 @@ static void *core_rtt_far(void *p)
 	return NULL;
 }
 
+/* A CPU number from s, or -1 if s is not one. */
+static int core_rtt_cpu(const char *s)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	return errno || end == s || *end || v < 0 || v >= CPU_SETSIZE ? -1 : (int)v;
+}
+
 int main(int argc, char **argv)
 {
-	int cpu_a = argc > 2 ? atoi(argv[1]) : 0, cpu_b = argc > 2 ? atoi(argv[2]) : 1;
-	if (argc == 2 || argc > 3 || cpu_a < 0 || cpu_b < 0 || cpu_a == cpu_b || cpu_a >= CPU_SETSIZE ||
-	    cpu_b >= CPU_SETSIZE) {
+	int cpu_a = argc > 2 ? core_rtt_cpu(argv[1]) : 0, cpu_b = argc > 2 ? core_rtt_cpu(argv[2]) : 1;
+	if (argc == 2 || argc > 3 || cpu_a < 0 || cpu_b < 0 || cpu_a == cpu_b) {
 		fprintf(stderr, "usage: core_rtt [CPU_A CPU_B]   (two different CPUs; default 0 1)\n");
 		return 1;
 	}

@@ -288,7 +288,8 @@ TRIALS=${2:-3}
 ALGOS=${PTL_BENCH_ALGOS:-ring ring_bidir halving_doubling tree recursive_doubling}
 CALQ=${PTL_BENCH_CALQ:-0.25}
 W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
-# PTL_BENCH_KEEP=DIR keeps this run's measurements (DIR/all, DIR/algo);
+# PTL_BENCH_KEEP=DIR keeps this run's measurements (DIR/all, DIR/algo,
+# DIR/bulk, DIR/states);
 # PTL_BENCH_FROM=DIR measures nothing and runs the model on DIR's instead
 # (to work on the model without rerunning the machine's part)
 if [ -n "${PTL_BENCH_FROM:-}" ]; then
@@ -339,50 +340,60 @@ run() {
 }
 # The host state. The host decides where the guest's two vCPUs run and
 # moves them every few seconds to minutes: a cache line's round trip
-# between them 50-90 ns (near) or 320-460 ns (far) on the Zen 4 guest
-# (bench/core_rtt.c), and every figure that moves lines between cores
-# follows it (4 ranks, 1 MiB MPI_Allreduce: ptl 330-550 us near, 1.1-2.1
-# ms far; Open MPI 450-790 near, 1.7-2.0 ms far; the 8-byte half round
-# trip of every implementation about twice as long far). Three launches
-# of each figure drawn at random states compare the states more than the
+# between them near or far (bench/core_rtt.c has the figures), and every
+# figure that moves lines between cores follows it. Three launches of
+# each figure drawn at random states compare the states more than the
 # implementations (session 19's "4-rank 1 MiB 2.05x of Open MPI" was
 # ptl's launches far and Open MPI's near). So each launch is probed
-# before and after (core_rtt, 1-40 ms a probe); one with a probe far
-# (over twice the lowest of the run so far) is run again, up to
-# PTL_BENCH_STATE_TRIES launches, after waiting for a near probe (a
-# second apart, PTL_BENCH_STATE_WAIT seconds for the whole run); the
-# launch kept and its probes go to $W/states ("IMPL N PROG ARG BEFORE
-# AFTER LAUNCHES"), its output and shm's report lines (run's bulk1)
-# only then to the figures. A run that starts far counts far as the
-# lowest until a near probe comes.
+# before and after (core_rtt, 5-50 ms a probe); each launch waits first
+# for a near probe (a second apart, PTL_BENCH_STATE_WAIT seconds for the
+# whole run), and one with a probe far (over twice the lowest of the run
+# so far) is run again, up to PTL_BENCH_STATE_TRIES launches, while the
+# budget lasts (once it is spent, a far stretch would only repeat
+# launches back to back). The launch kept goes to $W/states ("IMPL N
+# PROG ARG BEFORE AFTER LAUNCHES LOWEST", LOWEST the lowest probe it was
+# judged by), its output and shm's report lines (run's bulk1) only then
+# to the figures. A run that starts far counts far as the lowest until a
+# near probe comes.
+digits() { case $1 in '' | *[!0-9]*) return 1 ;; esac; }
 STATE_TRIES=${PTL_BENCH_STATE_TRIES:-4}
 STATE_WAIT=${PTL_BENCH_STATE_WAIT:-240}
+digits "$STATE_TRIES" && [ "$STATE_TRIES" -ge 1 ] && digits "$STATE_WAIT" || {
+	echo "mpi_bench.sh: PTL_BENCH_STATE_TRIES ($STATE_TRIES) and PTL_BENCH_STATE_WAIT ($STATE_WAIT) take whole numbers, TRIES at least 1" >&2
+	exit 1
+}
 echo 0 > "$W/waited"
-# probe: the round trip in ns now, or nothing (no core_rtt, one CPU)
+# probe: the round trip in ns now, or nothing (PTL_BENCH_STATE=0, no
+# core_rtt, CPUs 0 and 1 not both ours)
 probe() {
 	[ "${PTL_BENCH_STATE:-}" = 0 ] || [ ! -x "$B/bench/core_rtt" ] && return
 	ns=$("$B/bench/core_rtt" 2>/dev/null | awk '{ print $4 }')
-	[ -n "$ns" ] || return
+	digits "$ns" || return
 	low=$(cat "$W/rtt_low" 2>/dev/null)
-	[ -z "$low" ] || [ "$ns" -lt "$low" ] && echo "$ns" > "$W/rtt_low"
+	digits "$low" && [ "$ns" -ge "$low" ] || echo "$ns" > "$W/rtt_low"
 	echo "$ns"
 }
 # far NS: whether NS (a probe, maybe empty) is over twice the lowest
-far() { [ -n "$1" ] && [ "$1" -gt $(( 2 * $(cat "$W/rtt_low") )) ]; }
+far() {
+	low=$(cat "$W/rtt_low" 2>/dev/null)
+	digits "$1" && digits "$low" && [ "$1" -gt $((2 * low)) ]
+}
+budget_left() { [ "$(cat "$W/waited")" -lt "$STATE_WAIT" ]; }
 # near_wait: a probe, after waiting (within the run's budget) for it to be near
 near_wait() {
 	ns=$(probe)
-	while far "$ns" && [ "$(cat "$W/waited")" -lt "$STATE_WAIT" ]; do
+	while far "$ns" && budget_left; do
 		sleep 1
-		echo $(( $(cat "$W/waited") + 1 )) > "$W/waited"
+		echo $(($(cat "$W/waited") + 1)) > "$W/waited"
 		ns=$(probe)
 	done
 	echo "$ns"
 }
 # rrun ARGS: run ARGS (in the near state where it can be had, above) at
 # the head of a pipeline, which reports its last command's status, not
-# the launch's: the launch's kept for rcheck
+# the launch's: the launch's kept for rcheck (none if rrun itself died)
 rrun() {
+	rm -f "$W/rc"
 	tries=1
 	while :; do
 		p0=$(near_wait)
@@ -390,13 +401,13 @@ rrun() {
 		run "$@" > "$W/launch"
 		rc=$?
 		p1=$(probe)
-		if [ "$rc" != 0 ] || [ "$tries" -ge "$STATE_TRIES" ] || ! { far "$p0" || far "$p1"; }; then
+		if [ "$rc" != 0 ] || [ "$tries" -ge "$STATE_TRIES" ] || ! budget_left || ! { far "$p0" || far "$p1"; }; then
 			break
 		fi
 		tries=$((tries + 1))
 	done
 	echo "$rc" > "$W/rc"
-	echo "$1 $2 $3 ${4:--} ${p0:--} ${p1:--} $tries" >> "$W/states"
+	echo "$1 $2 $3 ${4:--}${PTL_SHM_CMA:+,cma$PTL_SHM_CMA} ${p0:--} ${p1:--} $tries $(cat "$W/rtt_low" 2>/dev/null || echo -)" >> "$W/states"
 	[ ! -f "$W/bulk1" ] || cat "$W/bulk1" >> "$W/bulk"
 	cat "$W/launch"
 }
@@ -535,22 +546,27 @@ END {
     for (i = 2; i <= k; i++) { a = "ptl " order[o]; b = im[i] " " order[o]
       if ((a in n) && (b in n) && med(b) > 0) line = line sprintf("  %8.2fx  ", med(a) / med(b)); else line = line sprintf("  %-11s", "-") }
     print line } }'
-# the host state the launches ran in (rrun): far by the run's lowest probe
+# the host state the launches ran in (rrun), by the lowest probe of the
+# whole run (each launch's last field: the lowest when it ran, relaunches'
+# and waits' probes counted): a launch of a run that started far, kept
+# while far was the lowest known, is reported far
 [ -s "$W/states" ] && awk '
-function num(v) { return v != "-" }
-{ l[NR] = $0; for (i = 5; i <= 6; i++) if (num($i) && (low == "" || $i + 0 < low)) low = $i + 0 }
+function num(v) { return v ~ /^[0-9]+$/ }
+{ l[NR] = $0; for (i = 5; i <= 8; i++) if (i != 7 && num($i) && (low == "" || $i + 0 < low)) low = $i + 0 }
 END {
+  if (low == "") { print "# host state: not probed (PTL_BENCH_STATE=0, no bench/core_rtt, or CPUs 0 and 1 not both ours): every launch kept as it ran"; exit }
   for (r = 1; r <= NR; r++) { split(l[r], f, " ")
-    isfar = (num(f[5]) && f[5] > 2 * low) || (num(f[6]) && f[6] > 2 * low)
-    for (i = 5; i <= 6; i++) if (num(f[i])) { s = f[i] > 2 * low ? "far" : "near"
-      if (!((s, "lo") in v) || f[i] < v[s, "lo"]) v[s, "lo"] = f[i]; if (f[i] > v[s, "hi"] + 0) v[s, "hi"] = f[i] }
+    lim = 2 * low; isfar = 0
+    for (i = 5; i <= 6; i++) if (num(f[i])) { s = f[i] + 0 > lim ? "far" : "near"; if (s == "far") isfar = 1
+      if (!((s, "lo") in v) || f[i] + 0 < v[s, "lo"]) v[s, "lo"] = f[i] + 0; if (f[i] + 0 > v[s, "hi"]) v[s, "hi"] = f[i] + 0 }
     if (!(f[1] in seen)) { seen[f[1]] = 1; im[++k] = f[1] }
-    n[f[1]]++; again[f[1]] += f[7] - 1; if (isfar) { nf[f[1]]++; which[f[1]] = which[f[1]] " " f[2] "-rank " f[3] } }
-  if (low == "") exit
-  line = sprintf("# host state: the round trip of a cache line between cores 0 and 1 (bench/core_rtt) near %d-%d ns", v["near", "lo"], v["near", "hi"])
+    n[f[1]]++; again[f[1]] += f[7] - 1
+    if (isfar) { nf[f[1]]++; which[f[1]] = which[f[1]] " " f[2] "-rank " f[3] (f[4] != "-" ? " " f[4] : "") } }
+  line = "# host state: the round trip of a cache line between cores 0 and 1 (bench/core_rtt)"
+  if (("near", "lo") in v) line = line sprintf(" near %d-%d ns", v["near", "lo"], v["near", "hi"])
   if (("far", "lo") in v) line = line sprintf(", far %d-%d ns", v["far", "lo"], v["far", "hi"])
-  line = line "; launches kept (far / run again for the state):"
-  for (i = 1; i <= k; i++) line = line sprintf(" %s %d (%d / %d)", im[i], n[im[i]], nf[im[i]], again[im[i]])
+  line = line "; launches kept (of them far, relaunches for the state):"
+  for (i = 1; i <= k; i++) line = line sprintf(" %s %d (%d, %d)", im[i], n[im[i]], nf[im[i]], again[im[i]])
   print line
   for (i = 1; i <= k; i++) if (nf[im[i]]) print "#   kept far, " im[i] ":" which[im[i]] }' "$W/states"
 
