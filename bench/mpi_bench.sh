@@ -984,7 +984,7 @@ age() { agm "$1" 1 --eager-rates "1024:$ebeta,$1:$(calc "$1 / ($2 * 1e-6)")"; }
 # ones at 0.85-0.98x; "ringsteps" 0.96-1.11x and 1.07-1.30x).
 # PTL_BENCH_XCH=allgather or ringsteps: that kind at every half size.
 l2=${PTL_BENCH_L2:-$(getconf LEVEL2_CACHE_SIZE 2>/dev/null)}
-case $l2 in '' | 0 | *[!0-9]*) l2=1048576 ;; esac
+digits "$l2" && [ "$l2" -gt 0 ] || l2=1048576
 # The 2-rank launches in $W/algo, numbered from 1 in the order they ran:
 # each begins with its "gamma" line (repeated once per algorithm in a row
 # of lines where the launch timed several).
@@ -1409,7 +1409,7 @@ paired=
 # once a launch: pr_L, pe_L). Without read methods (readm) the reads are
 # the whole run's (xrates).
 pair() {
-	case $1 in '' | *[!0-9]*) return 1 ;; esac
+	digits "$1" || return 1
 	if eval "[ -z \"\${pd_$1:-}\" ]"; then
 		pr=$rcopy
 		if [ -n "$rcopy0" ] && [ -n "$readm" ]; then
