@@ -11,14 +11,31 @@
 
 #include "ptl/ptl_internal.h"
 
-/* EQs up to this size are faulted in when allocated (MAP_POPULATE). An
- * EQ is written once around its ring, a new page every 25 events, and in
- * a shared mapping each first touch is a page fault that allocates and
- * zeroes a page (microseconds in a VM): MPI's 10 MB queue made the first
- * 60000 ping-pong messages (its 0-2 byte sizes) 1.5-2 times slower than
- * the rest. Above the cap (MPI's queue past 3000 ranks) the first lap pays,
- * rather than every rank committing all of its queue's memory at once. */
+/* EQs up to this size are faulted in when allocated (MAP_POPULATE) and
+ * then written, a store per page. An EQ is written once around its ring,
+ * a new page every 25 events, and in a shared mapping each first touch is
+ * a page fault that allocates and zeroes a page (microseconds in a VM):
+ * MPI's 10 MB queue made the first 60000 ping-pong messages (its 0-2 byte
+ * sizes) 1.5-2 times slower than the rest. MAP_POPULATE alone stopped
+ * being enough on guests whose kernel leaves a page the host reported as
+ * zero unwritten (pvm_no_zero_page): the host backs it at the first store,
+ * a VM exit of 5-12 us per page, so the first lap of MPI's queue (65,000
+ * 0-byte round trips) still read 0.63 us a half round trip against 0.39
+ * after it; the stores pay that at PtlEQAlloc instead (10 MB: ~20 ms
+ * there, ~1 ms where populating backs the pages). Above the cap (MPI's
+ * queue past 3000 ranks) the first lap pays, rather than every rank
+ * committing all of its queue's memory at once. */
 #define PTL_VIEW_POPULATE_MAX (32u << 20)
+
+/* One store per page of p[0, len), so that a page the kernel mapped but
+ * never wrote is backed now, not on the fast path's first event there. */
+static void ptl_view_touch(void *p, size_t len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t step = page > 0 ? (size_t)page : 4096;
+	for (size_t off = 0; off < len; off += step)
+		((volatile char *)p)[off] = 0;
+}
 
 static void *ptl_view_map(const char *name, size_t len, bool populate)
 {
@@ -33,6 +50,8 @@ static void *ptl_view_map(const char *name, size_t len, bool populate)
 		shm_unlink(name);
 		return NULL;
 	}
+	if (populate)
+		ptl_view_touch(p, len);
 	return p;
 }
 
