@@ -5,16 +5,19 @@
  * the matching *_INVALID; NI limits clamped and reported in `actual` and
  * then enforced; index limits -> PTL_PT_INDEX_INVALID, PTL_AC_INDEX_INVALID,
  * PTL_SR_INDEX_INVALID; PtlEQPoll with timeout 0 on an empty EQ returns
- * PTL_EQ_EMPTY at once.
+ * PTL_EQ_EMPTY at once; an EQ's ring is resident and written when
+ * PtlEQAlloc returns (up to 32 MiB), not before its events (above).
  */
 #include "config.h"
 
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -483,6 +486,70 @@ static void test_eq_calls(void **state)
 	assert_rc(PtlEQPoll(&eq, 1, 0, &ev, &which), PTL_EQ_INVALID);
 }
 
+/* The mapping of one of this process's EQ view objects at least min bytes
+ * long (/dev/shm/ptl.view.PID.eqN in /proc/self/smaps): its size, resident
+ * and written (dirty) kB. False when there is none. */
+struct eq_map {
+	size_t size, rss_kb, dirty_kb;
+};
+
+static bool eq_mapping(size_t min, struct eq_map *m)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	if (!f)
+		fail_msg("cannot read /proc/self/smaps");
+	char line[512], name[64];
+	snprintf(name, sizeof name, "/ptl.view.%d.eq", (int)getpid());
+	bool in = false, found = false;
+	while (fgets(line, sizeof line, f)) {
+		unsigned long lo, hi, kb;
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {
+			if (found)
+				break; /* the fields of the one we want are read */
+			in = strstr(line, name) && hi - lo >= min;
+			if (in) {
+				*m = (struct eq_map){ .size = hi - lo };
+				found = true;
+			}
+		} else if (in && sscanf(line, "Rss: %lu kB", &kb) == 1) {
+			m->rss_kb = kb;
+		} else if (in && (sscanf(line, "Shared_Dirty: %lu kB", &kb) == 1 ||
+				  sscanf(line, "Private_Dirty: %lu kB", &kb) == 1)) {
+			m->dirty_kb += kb;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* An EQ's ring is written through at PtlEQAlloc (up to 32 MiB), a store a
+ * page: faulted in (MAP_POPULATE) but never written, a page can still cost
+ * a VM exit at its first store (a host-zeroed page the guest left alone),
+ * and that store would be the first event there, on the fast path.
+ * Above the cap nothing is touched ahead: the pages come as events do. */
+static void test_eq_ring_written_at_alloc(void **state)
+{
+	(void)state;
+	ptl_handle_eq_t eq;
+	struct eq_map m;
+	ptl_size_t count = (4u << 20) / sizeof(ptl_event_t);
+	assert_rc(PtlEQAlloc(ni, count, NULL, &eq), PTL_OK);
+	if (!eq_mapping(count * sizeof(ptl_event_t), &m))
+		fail_msg("no view mapping of a %zu-event EQ in /proc/self/smaps", (size_t)count);
+	if (m.rss_kb * 1024 != m.size || m.dirty_kb * 1024 != m.size)
+		fail_msg("EQ of %zu bytes: %zu kB resident, %zu kB written after PtlEQAlloc", m.size,
+			 m.rss_kb, m.dirty_kb);
+	assert_rc(PtlEQFree(eq), PTL_OK);
+
+	count = (40u << 20) / sizeof(ptl_event_t);
+	assert_rc(PtlEQAlloc(ni, count, NULL, &eq), PTL_OK);
+	if (!eq_mapping(count * sizeof(ptl_event_t), &m))
+		fail_msg("no view mapping of a %zu-event EQ in /proc/self/smaps", (size_t)count);
+	if (m.rss_kb * 1024 > m.size / 4)
+		fail_msg("EQ of %zu bytes (over the cap): %zu kB resident after PtlEQAlloc", m.size, m.rss_kb);
+	assert_rc(PtlEQFree(eq), PTL_OK);
+}
+
 /* ------------------------------------------------------------ AC */
 
 static void test_ac_calls(void **state)
@@ -799,6 +866,7 @@ int main(void)
 		cmocka_unit_test(test_me_calls),
 		cmocka_unit_test(test_md_calls),
 		cmocka_unit_test(test_eq_calls),
+		cmocka_unit_test(test_eq_ring_written_at_alloc),
 		cmocka_unit_test(test_ac_calls),
 		cmocka_unit_test(test_move_calls),
 		cmocka_unit_test(test_answers_on_reused_ops),
