@@ -42,8 +42,11 @@ static void *ptl_view_map(const char *name, size_t len, bool populate)
 	int fd = shm_open(name, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	if (fd < 0)
 		return NULL;
+	/* A populated EQ is given its pages first: MAP_POPULATE cannot say
+	 * that /dev/shm ran out, and the stores that follow would then die
+	 * of SIGBUS where PtlEQAlloc can answer PTL_NO_SPACE. */
 	void *p = MAP_FAILED;
-	if (ftruncate(fd, (off_t)len) == 0)
+	if (ftruncate(fd, (off_t)len) == 0 && (!populate || posix_fallocate(fd, 0, (off_t)len) == 0))
 		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | (populate ? MAP_POPULATE : 0), fd, 0);
 	close(fd);
 	if (p == MAP_FAILED) {
