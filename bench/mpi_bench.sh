@@ -1230,15 +1230,17 @@ ea4() { ag4 "$1" --eager-rates "$1:$(calc "$1 / ($2 * 1e-6)")"; }
 # Where the model's allgather takes that long with an instant copy (the
 # solve at secant's floor: its switches alone hold the time, and a
 # switch more or less is a step of several us) the figure says nothing
-# of the copy, and the calibration's stays: one run's 8 KiB steps, 41.5
-# us, solved to 8192 GB/s and predicted the 32 KiB rows 0.41-0.53x, the
-# run before's, 40.2 us, to 2.2 GB/s
+# of the copy, and the calibration's stays: two runs' 8 KiB steps, 41.5
+# and 41.7 us, solved to 8192 GB/s and predicted the 32 KiB rows 0.41-0.54x,
+# the run before's, 40.2 us, to 2.2 GB/s. The model at the floor is asked
+# too: a step-like model can hold the secant at its start, 1 us (and one
+# can drive it to the floor while an instant copy reads faster)
 over4() {
 	[ -n "$solved" ] && [ "${PTL_BENCH_XCH:-}" != collcal ] || return 0
 	h=$(algo 4 "$a1" allgather "$1")
 	[ -n "$h" ] || return 0
 	t1=$(secant "$2" "$1" "$h")
-	if [ "$(calc "$t1 <= 0.001")" = 1 ]; then
+	if [ "$(calc "$t1 <= 0.001 || $($2 "$1" 0.001) >= $h")" = 1 ]; then
 		says="$says; not at $(($1 / 1024))K from the rows' launches (4-rank ring allgather of $(($1 / 1024)) KiB blocks $h us: no longer than the model's with an instant copy)"
 		return 0
 	fi
