@@ -1240,13 +1240,14 @@ over4() {
 	h=$(algo 4 "$a1" allgather "$1")
 	[ -n "$h" ] || return 0
 	t1=$(secant "$2" "$1" "$h")
+	ag="from the rows' launches (4-rank ring allgather of $(($1 / 1024)) KiB blocks $h us"
 	if [ "$(calc "$t1 <= 0.001 || $($2 "$1" 0.001) >= $h")" = 1 ]; then
-		says="$says; not at $(($1 / 1024))K from the rows' launches (4-rank ring allgather of $(($1 / 1024)) KiB blocks $h us: no longer than the model's with an instant copy)"
+		says="$says; not at $(($1 / 1024))K $ag: no longer than the model's with an instant copy)"
 		return 0
 	fi
 	solved=$({ echo "$solved" | tr ',' '\n' | awk -F: -v l="$1" '$1 != l'; echo "$1:$(calc "$1 / ($t1 * 1e-6)")"; } |
 		sort -t: -k1,1n | paste -sd, -)
-	says="$says; used at $(($1 / 1024))K instead: $(calc "$1 / ($t1 * 1e3)") from the rows' launches (4-rank ring allgather of $(($1 / 1024)) KiB blocks $h us)"
+	says="$says; used at $(($1 / 1024))K instead: $(calc "$1 / ($t1 * 1e3)") $ag)"
 }
 # solve4 CAL MODEL SIZE...: for each SIZE the 4-rank calibration CAL took,
 # the rate at which MODEL (es4, rx4) takes as long: solved as
