@@ -1,12 +1,15 @@
 /* The shared read-only view for ptltool (layout in ptl_view.h). */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ptl/ptl_internal.h"
@@ -65,8 +68,81 @@ static void ptl_view_atexit(void)
 		ptl_view_close();
 }
 
+/* This process's pid namespace, 0 where /proc cannot say. */
+static uint64_t ptl_view_pidns(void)
+{
+	struct stat st;
+	return stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+/* The pid a process view's name carries ("ptl.view.<pid>"), 0 for any
+ * other name (an EQ object's, another library's). */
+static pid_t ptl_view_name_pid(const char *name)
+{
+	if (strncmp(name, "ptl.view.", 9) != 0 || name[9] < '1' || name[9] > '9')
+		return 0;
+	char *end;
+	long pid = strtol(name + 9, &end, 10);
+	return *end == 0 && pid > 0 && pid <= INT32_MAX ? (pid_t)pid : 0;
+}
+
+/* Whether /dev/shm/<name> is the view of a process of namespace pidns
+ * that is gone. Only a view written by this layout, naming that pid and
+ * that namespace, counts: kill() cannot see another namespace's processes,
+ * and a live one there must keep its view. */
+static bool ptl_view_is_left_over(int dir, const char *name, pid_t pid, uint64_t pidns)
+{
+	if (pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH)
+		return false;
+	int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	struct ptl_view_proc head;
+	ssize_t n = pread(fd, &head, offsetof(struct ptl_view_proc, prog), 0);
+	close(fd);
+	return n == (ssize_t)offsetof(struct ptl_view_proc, prog) && head.magic == PTL_VIEW_MAGIC &&
+	       head.version == PTL_VIEW_VERSION && head.pid == (int32_t)pid && head.pidns == pidns;
+}
+
+/* Removes the views of processes that died without PtlFini or exit (a
+ * signal): ptlrun does it for its ranks, but a process started alone or
+ * under another launcher leaves them, and MPI's EQ alone is 10 MB of
+ * /dev/shm. A process's EQ objects go before its process view, so one
+ * stopped halfway is found again by the next. Another process sweeping at
+ * the same time only makes some unlinks find nothing. */
+static void ptl_view_sweep(void)
+{
+	uint64_t pidns = ptl_view_pidns();
+	DIR *d = opendir("/dev/shm");
+	if (!pidns || !d) {
+		if (d)
+			closedir(d);
+		return;
+	}
+	pid_t dead[64];
+	size_t ndead = 0;
+	struct dirent *e;
+	while (ndead < sizeof dead / sizeof dead[0] && (e = readdir(d)) != NULL) {
+		pid_t pid = ptl_view_name_pid(e->d_name);
+		if (pid && ptl_view_is_left_over(dirfd(d), e->d_name, pid, pidns))
+			dead[ndead++] = pid;
+	}
+	for (size_t i = 0; i < ndead; i++) {
+		char pfx[32];
+		size_t pl = (size_t)snprintf(pfx, sizeof pfx, "ptl.view.%d.", (int)dead[i]);
+		rewinddir(d);
+		while ((e = readdir(d)) != NULL)
+			if (strncmp(e->d_name, pfx, pl) == 0)
+				unlinkat(dirfd(d), e->d_name, 0);
+		pfx[pl - 1] = 0;
+		unlinkat(dirfd(d), pfx, 0);
+	}
+	closedir(d);
+}
+
 int ptl_view_open(void)
 {
+	ptl_view_sweep();
 	snprintf(ptl_lib.view_name, sizeof ptl_lib.view_name, "/ptl.view.%d", (int)getpid());
 	struct ptl_view_proc *v = ptl_view_map(ptl_lib.view_name, sizeof *v, false);
 	if (!v) {
@@ -79,6 +155,7 @@ int ptl_view_open(void)
 	v->rank = ptl_lib.rt.rank;
 	v->size = ptl_lib.rt.size;
 	v->jobid = ptl_lib.rt.jobid;
+	v->pidns = ptl_view_pidns();
 	FILE *f = fopen("/proc/self/comm", "r");
 	if (f) {
 		if (fgets(v->prog, sizeof v->prog, f))

@@ -1,10 +1,13 @@
 /*
  * For the ptltool tests: logs events into two EQs and never reads them,
  * then blocks in PtlEQWait on a third EQ that stays empty, so ptltool can
- * look at a process that is blocked. argv[1]: puts to do (default 3).
+ * look at a process that is blocked. argv[1]: puts to do (default 3), or
+ * "fini": start, print the pid and end cleanly (PtlFini), which sweeps the
+ * views that dead processes left in /dev/shm.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <portals3.h>
@@ -24,6 +27,12 @@ int main(int argc, char **argv)
 	check(PtlInit(&nif), "PtlInit");
 	ptl_handle_ni_t ni;
 	check(PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, NULL, NULL, &ni), "PtlNIInit");
+	if (argc > 1 && strcmp(argv[1], "fini") == 0) {
+		printf("fini %d\n", (int)getpid());
+		check(PtlNIFini(ni), "PtlNIFini");
+		PtlFini();
+		return 0;
+	}
 	ptl_handle_eq_t target_eq, send_eq, idle_eq;
 	check(PtlEQAlloc(ni, 8, PTL_EQ_HANDLER_NONE, &target_eq), "PtlEQAlloc");
 	check(PtlEQAlloc(ni, 64, PTL_EQ_HANDLER_NONE, &send_eq), "PtlEQAlloc");

@@ -35,8 +35,14 @@ job=$(echo "$eq_out" | sed -n 's/.*job \([0-9a-f]\{16\}\).*/\1/p' | head -1)
 
 # The process is still blocked and unaffected.
 kill -0 "$pid" || fail "process died while ptltool looked"
+# Another process's sweep of dead processes' views leaves a live one's.
+"$B/tests/tools/eq_holder" fini | grep -q "^fini " || fail "eq_holder fini (live view)"
+[ -e "/dev/shm/ptl.view.$pid" ] && [ -e "/dev/shm/ptl.view.$pid.eq2" ] ||
+	fail "a live process's view was removed"
+# Killed by a signal, it cannot remove its views itself.
 kill "$pid"; wait "$pid" 2>/dev/null
 sleep 0.1
+[ -e "/dev/shm/ptl.view.$pid" ] || fail "SIGTERM left no view: the sweep below tests nothing"
 
 # Errors.
 "$T" eq 999999999 2>&1 | grep -q "no ptl process 999999999 on this host" || fail "missing process message"
@@ -44,6 +50,12 @@ sleep 0.1
 "$T" eq abc >/dev/null 2>&1; [ $? = 2 ] || fail "bad pid exit status"
 "$T" eq --job zz --rank 0 2>&1 | grep -q "not a job id" || fail "bad job message"
 "$T" eq --job "$job" --rank 0 2>&1 | grep -q "no live rank 0 of job" || fail "dead job message"
+# The next ptl process to start removes the dead one's views, and its own
+# at the end.
+fini=$("$B/tests/tools/eq_holder" fini | sed -n 's/^fini //p')
+[ -n "$fini" ] || fail "eq_holder fini did not run"
+left=$(ls /dev/shm | grep -E "^ptl\.view\.($pid|$fini)(\.|$)")
+[ -z "$left" ] || fail "views left in /dev/shm: $left"
 "$T" ps extra >/dev/null 2>&1; [ $? = 2 ] || fail "ps with an argument"
 "$T" nosuch 2>&1 | grep -q "unknown command 'nosuch'" || fail "unknown command"
 "$T" info | grep -q "^nal shm: *built" || fail "info lists shm"
