@@ -1224,6 +1224,10 @@ ag4() { ag_l=$1; shift
 ra4() { ag4 "$1" --read-rates "1048576:$(calc "$1 / ($2 * 1e-6)")"; }
 # ea4 SIZE COPY: its blocks eager, each one's copy COPY us
 ea4() { ag4 "$1" --eager-rates "$1:$(calc "$1 / ($2 * 1e-6)")"; }
+# instant FN SIZE GOAL T: whether secant's T for FN SIZE GOAL says nothing
+# of the copy: T at secant's floor, or FN with an instant copy already
+# GOAL or longer (over4 says why)
+instant() { [ "$(calc "$4 <= 0.001 || $($1 "$2" 0.001) >= $3")" = 1 ]; }
 # over4 SIZE FN: solved's (and says') entry of SIZE from the rows'
 # launches' 4-rank ring MPI_Allgather of SIZE blocks, timed in the rows'
 # turns, through FN, where the run has it (not PTL_BENCH_XCH=collcal).
@@ -1241,7 +1245,7 @@ over4() {
 	[ -n "$h" ] || return 0
 	t1=$(secant "$2" "$1" "$h")
 	ag="from the rows' launches (4-rank ring allgather of $(($1 / 1024)) KiB blocks $h us"
-	if [ "$(calc "$t1 <= 0.001 || $($2 "$1" 0.001) >= $h")" = 1 ]; then
+	if instant "$2" "$1" "$h" "$t1"; then
 		says="$says; not at $(($1 / 1024))K $ag: no longer than the model's with an instant copy)"
 		return 0
 	fi
@@ -1251,7 +1255,10 @@ over4() {
 }
 # solve4 CAL MODEL SIZE...: for each SIZE the 4-rank calibration CAL took,
 # the rate at which MODEL (es4, rx4) takes as long: solved as
-# "SIZE:B/s,...", says as " 16K GB/s (us)..." for the run's comments
+# "SIZE:B/s,...", says as " 16K GB/s (us)..." for the run's comments. A
+# size whose solve says nothing (instant) is left out, the next size's
+# rate standing for it: the 1 KiB eager shift solved to the floor (1024
+# GB/s) in every kept run of 2026-12-02
 solve4() {
 	c=$1 m=$2 solved= says=
 	shift 2
@@ -1259,6 +1266,10 @@ solve4() {
 		h=$(cal 4 "$c" "$l")
 		[ -n "$h" ] || continue
 		t1=$(secant "$m" "$l" "$h")
+		if instant "$m" "$l" "$h" "$t1"; then
+			says="$says $((l / 1024))K none ($h us: no longer than the model's with an instant copy)"
+			continue
+		fi
 		solved="$solved${solved:+,}$l:$(calc "$l / ($t1 * 1e-6)")"
 		says="$says $((l / 1024))K $(calc "$l / ($t1 * 1e3)") ($h us)"
 	done
