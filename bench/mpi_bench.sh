@@ -1256,9 +1256,10 @@ over4() {
 # solve4 CAL MODEL SIZE...: for each SIZE the 4-rank calibration CAL took,
 # the rate at which MODEL (es4, rx4) takes as long: solved as
 # "SIZE:B/s,...", says as " 16K GB/s (us)..." for the run's comments. A
-# size whose solve says nothing (instant) is left out, the next size's
-# rate standing for it: the 1 KiB eager shift solved to the floor (1024
-# GB/s) in every kept run of 2026-12-02
+# size whose solve says nothing (instant) is left out, the model taking
+# its rate from the sizes around it (the nearest one's, below the first):
+# the 1 KiB eager shift solved to the floor (1024 GB/s) in every kept run
+# of 2026-12-02
 solve4() {
 	c=$1 m=$2 solved= says=
 	shift 2
@@ -1396,8 +1397,8 @@ for n in 2 4; do
 	# of their own; the 256 KiB rows of ring, ring_bidir,
 	# halving-doubling came out 1.02-1.31x in every kept run
 	over4 65536 ra4
-	[ -n "$solved" ] && rcopy4="--inline-max $eager --read-rates $solved" &&
-		echo "#   reads on these cores, GB/s by size (4-rank exchanges, blocking sends, two pairs at once):$says"
+	[ -n "$solved" ] && rcopy4="--inline-max $eager --read-rates $solved"
+	[ -n "$says" ] && echo "#   reads on these cores, GB/s by size (4-rank exchanges, blocking sends, two pairs at once):$says"
 	# Eager messages where the ranks outnumber the cores: their copies
 	# at the 2-rank rate (epp: each rank on a core of its own, the
 	# lines it writes read on the other) were cheap here (a 4-rank
@@ -1410,7 +1411,7 @@ for n in 2 4; do
 	# blocks) in the rows' launches, as the 64 KiB read above
 	over4 8192 ea4
 	eager4=$solved
-	[ -n "$eager4" ] && echo "#   eager copies on these cores, GB/s by size (4-rank shifts, each rank to the next at once):$says"
+	[ -n "$says" ] && echo "#   eager copies on these cores, GB/s by size (4-rank shifts, each rank to the next at once):$says"
 done
 # The 2-rank rows' exchanges ("ringsteps", "allgather": the read rates,
 # the 2 KiB eager copy) are timed in the rows' turns, and a launch's

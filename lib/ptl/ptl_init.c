@@ -13,6 +13,7 @@
 
 struct ptl_lib ptl_lib = {
 	.wait_yield_every = 1024,
+	.view_fd = -1,
 };
 
 /* What each rank publishes about itself besides its NAL addresses. */

@@ -361,6 +361,7 @@ struct ptl_lib {
 	unsigned wait_yield_every; /* polls between sched_yield()s in PtlEQWait/Poll */
 
 	struct ptl_view_proc *view;
+	int view_fd;               /* the view's object, flock'd while we live (ptl_view.c) */
 	char view_name[64];
 };
 

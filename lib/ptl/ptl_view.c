@@ -4,10 +4,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -40,24 +40,31 @@ static void ptl_view_touch(void *p, size_t len)
 		((volatile char *)p)[off] = 0;
 }
 
-static void *ptl_view_map(const char *name, size_t len, bool populate)
+/* Maps the object fd names (opened read-write, emptied), sized len. */
+static void *ptl_view_map_fd(int fd, const char *name, size_t len, bool populate)
 {
-	int fd = shm_open(name, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	if (fd < 0)
-		return NULL;
 	/* A populated EQ is given its pages first: MAP_POPULATE cannot say
 	 * that /dev/shm ran out, and the stores that follow would then die
 	 * of SIGBUS where PtlEQAlloc can answer PTL_NO_SPACE. */
 	void *p = MAP_FAILED;
 	if (ftruncate(fd, (off_t)len) == 0 && (!populate || posix_fallocate(fd, 0, (off_t)len) == 0))
 		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | (populate ? MAP_POPULATE : 0), fd, 0);
-	close(fd);
 	if (p == MAP_FAILED) {
 		shm_unlink(name);
 		return NULL;
 	}
 	if (populate)
 		ptl_view_touch(p, len);
+	return p;
+}
+
+static void *ptl_view_map(const char *name, size_t len, bool populate)
+{
+	int fd = shm_open(name, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		return NULL;
+	void *p = ptl_view_map_fd(fd, name, len, populate);
+	close(fd);
 	return p;
 }
 
@@ -68,94 +75,142 @@ static void ptl_view_atexit(void)
 		ptl_view_close();
 }
 
-/* This process's pid namespace, 0 where /proc cannot say. */
-static uint64_t ptl_view_pidns(void)
-{
-	struct stat st;
-	return stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0;
-}
-
-/* The pid a process view's name carries ("ptl.view.<pid>"), 0 for any
- * other name (an EQ object's, another library's). */
-static pid_t ptl_view_name_pid(const char *name)
+/* The pid a view object's name carries: "ptl.view.<pid>" (a process view,
+ * *rest "") or "ptl.view.<pid>.<...>" (one of its EQs, *rest "<...>"); 0
+ * for any other name. */
+static pid_t ptl_view_name_pid(const char *name, const char **rest)
 {
 	if (strncmp(name, "ptl.view.", 9) != 0 || name[9] < '1' || name[9] > '9')
 		return 0;
 	char *end;
 	long pid = strtol(name + 9, &end, 10);
-	return *end == 0 && pid > 0 && pid <= INT32_MAX ? (pid_t)pid : 0;
+	if ((*end != 0 && *end != '.') || pid > INT32_MAX)
+		return 0;
+	*rest = *end ? end + 1 : end;
+	return (pid_t)pid;
 }
 
-/* Whether /dev/shm/<name> is the view of a process of namespace pidns
- * that is gone. Only a view written by this layout, naming that pid and
- * that namespace, counts: kill() cannot see another namespace's processes,
- * and a live one there must keep its view. */
-static bool ptl_view_is_left_over(int dir, const char *name, pid_t pid, uint64_t pidns)
-{
-	if (pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH)
-		return false;
-	int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	struct ptl_view_proc head;
-	ssize_t n = pread(fd, &head, offsetof(struct ptl_view_proc, prog), 0);
-	close(fd);
-	return n == (ssize_t)offsetof(struct ptl_view_proc, prog) && head.magic == PTL_VIEW_MAGIC &&
-	       head.version == PTL_VIEW_VERSION && head.pid == (int32_t)pid && head.pidns == pidns;
-}
+/* A process holds an exclusive flock on its view (ptl_lib.view_fd) from
+ * ptl_view_open until it closes the view or dies, when the kernel lets it
+ * go: a view whose lock can be taken is a dead process's. Unlike its pid
+ * (kill), the lock says so whatever pid namespace each side is in and
+ * however soon the pid is reused: the sweeper unlinks holding the lock,
+ * and a process opening its view takes the lock before it uses the name
+ * (ptl_view_lock). */
 
 /* Removes the views of processes that died without PtlFini or exit (a
  * signal): ptlrun does it for its ranks, but a process started alone or
  * under another launcher leaves them, and MPI's EQ alone is 10 MB of
- * /dev/shm. A process's EQ objects go before its process view, so one
- * stopped halfway is found again by the next. Another process sweeping at
- * the same time only makes some unlinks find nothing. */
+ * /dev/shm. Only our own user's (root's would otherwise take anyone's),
+ * regular files opened without blocking (a FIFO under a view's name must
+ * not stop PtlInit), up to 64 dead processes per sweep. Any object named
+ * for our own pid is a dead predecessor's: we have made none yet. A
+ * process's EQ objects go before its process view, so a sweep stopped
+ * halfway leaves the view to find them by. */
 static void ptl_view_sweep(void)
 {
-	uint64_t pidns = ptl_view_pidns();
 	DIR *d = opendir("/dev/shm");
-	if (!pidns || !d) {
-		if (d)
-			closedir(d);
+	if (!d)
 		return;
-	}
-	pid_t dead[64];
+	int dir = dirfd(d);
+	pid_t self = getpid();
+	struct ptl_view_dead {
+		pid_t pid;
+		int fd; /* its process view, locked by us */
+	} dead[64];
 	size_t ndead = 0;
 	struct dirent *e;
+	const char *rest;
 	while (ndead < sizeof dead / sizeof dead[0] && (e = readdir(d)) != NULL) {
-		pid_t pid = ptl_view_name_pid(e->d_name);
-		if (pid && ptl_view_is_left_over(dirfd(d), e->d_name, pid, pidns))
-			dead[ndead++] = pid;
+		pid_t pid = ptl_view_name_pid(e->d_name, &rest);
+		if (!pid || *rest)
+			continue;
+		int fd = openat(dir, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		struct stat st;
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+		    flock(fd, LOCK_EX | LOCK_NB) == 0)
+			dead[ndead++] = (struct ptl_view_dead){ pid, fd };
+		else
+			close(fd);
+	}
+	rewinddir(d);
+	while ((e = readdir(d)) != NULL) {
+		pid_t pid = ptl_view_name_pid(e->d_name, &rest);
+		if (!pid || !*rest)
+			continue;
+		bool gone = pid == self;
+		for (size_t i = 0; i < ndead && !gone; i++)
+			gone = dead[i].pid == pid;
+		if (gone)
+			unlinkat(dir, e->d_name, 0);
 	}
 	for (size_t i = 0; i < ndead; i++) {
-		char pfx[32];
-		size_t pl = (size_t)snprintf(pfx, sizeof pfx, "ptl.view.%d.", (int)dead[i]);
-		rewinddir(d);
-		while ((e = readdir(d)) != NULL)
-			if (strncmp(e->d_name, pfx, pl) == 0)
-				unlinkat(dirfd(d), e->d_name, 0);
-		pfx[pl - 1] = 0;
-		unlinkat(dirfd(d), pfx, 0);
+		char name[32];
+		snprintf(name, sizeof name, "ptl.view.%d", (int)dead[i].pid);
+		unlinkat(dir, name, 0);
+		close(dead[i].fd);
 	}
 	closedir(d);
+}
+
+/* Opens our process view's object locked (see above): fd, or -1 with
+ * errno set (EBUSY: a live process holds the name, one of another pid
+ * namespace that shares this /dev/shm and has our pid). A sweeper may
+ * hold it for a moment (a pass over /dev/shm; longer if it is preempted:
+ * we wait up to PTL_VIEW_LOCK_TRIES ms) and unlink the name under us:
+ * then we open anew. */
+#define PTL_VIEW_LOCK_TRIES 2000
+static int ptl_view_lock(const char *name)
+{
+	char path[96];
+	snprintf(path, sizeof path, "/dev/shm%s", name);
+	for (int tries = 0; tries < PTL_VIEW_LOCK_TRIES; tries++) {
+		int fd = shm_open(name, O_RDWR | O_CREAT, 0600);
+		if (fd < 0)
+			return -1;
+		struct stat mine, named;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			if (fstat(fd, &mine) == 0 && stat(path, &named) == 0 && mine.st_ino == named.st_ino &&
+			    mine.st_dev == named.st_dev && ftruncate(fd, 0) == 0)
+				return fd;
+		} else if (errno != EWOULDBLOCK) {
+			int err = errno;
+			close(fd);
+			errno = err;
+			return -1;
+		}
+		close(fd);
+		usleep(1000);
+	}
+	errno = EBUSY;
+	return -1;
 }
 
 int ptl_view_open(void)
 {
 	ptl_view_sweep();
 	snprintf(ptl_lib.view_name, sizeof ptl_lib.view_name, "/ptl.view.%d", (int)getpid());
-	struct ptl_view_proc *v = ptl_view_map(ptl_lib.view_name, sizeof *v, false);
+	int fd = ptl_view_lock(ptl_lib.view_name);
+	struct ptl_view_proc *v = fd < 0 ? NULL : ptl_view_map_fd(fd, ptl_lib.view_name, sizeof *v, false);
 	if (!v) {
-		fprintf(stderr, "ptl: cannot create %s in /dev/shm: %s\n", ptl_lib.view_name, strerror(errno));
+		if (errno == EBUSY)
+			fprintf(stderr, "ptl: /dev/shm%s is held by a live process (one of another pid namespace "
+				"sharing /dev/shm, with our pid): no view, no EQs\n", ptl_lib.view_name);
+		else
+			fprintf(stderr, "ptl: cannot create %s in /dev/shm: %s\n", ptl_lib.view_name, strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		ptl_lib.view_name[0] = 0;
 		return -1;
 	}
+	ptl_lib.view_fd = fd;
 	v->version = PTL_VIEW_VERSION;
 	v->pid = (int32_t)getpid();
 	v->rank = ptl_lib.rt.rank;
 	v->size = ptl_lib.rt.size;
 	v->jobid = ptl_lib.rt.jobid;
-	v->pidns = ptl_view_pidns();
 	FILE *f = fopen("/proc/self/comm", "r");
 	if (f) {
 		if (fgets(v->prog, sizeof v->prog, f))
@@ -189,6 +244,8 @@ void ptl_view_close(void)
 	}
 	munmap(ptl_lib.view, sizeof *ptl_lib.view);
 	shm_unlink(ptl_lib.view_name);
+	close(ptl_lib.view_fd); /* the lock goes with it, after the names */
+	ptl_lib.view_fd = -1;
 	ptl_lib.view = NULL;
 	ptl_lib.view_name[0] = 0;
 }

@@ -8,9 +8,8 @@
  *
  * The process removes them in PtlFini and at exit; ptlrun removes them for
  * its ranks when the job ends; a process that opens its view removes those
- * of processes of its pid namespace that died without either (pidns tells
- * them from another namespace's sharing this /dev/shm). Layout changes
- * bump PTL_VIEW_VERSION.
+ * of processes that died without either (a live one holds a flock on its
+ * process view: ptl_view.c). Layout changes bump PTL_VIEW_VERSION.
  */
 #ifndef PTL_VIEW_H
 #define PTL_VIEW_H
@@ -20,7 +19,7 @@
 #include <portals3.h>
 
 #define PTL_VIEW_MAGIC 0x70746c7669657731ull /* "ptlview1" */
-#define PTL_VIEW_VERSION 2
+#define PTL_VIEW_VERSION 1
 #define PTL_VIEW_MAX_EQS 256 /* EQs listed in the view (more are not shown) */
 
 struct ptl_view_eqref {
@@ -36,7 +35,6 @@ struct ptl_view_proc {
 	int32_t pid;
 	int32_t rank, size;
 	uint64_t jobid;
-	uint64_t pidns;        /* inode of /proc/self/ns/pid, 0 if unknown */
 	char prog[64];
 	char nals[64];         /* NALs in use, e.g. "self,shm" */
 	uint32_t ni_up;        /* an NI is initialized */

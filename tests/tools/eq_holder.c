@@ -2,8 +2,8 @@
  * For the ptltool tests: logs events into two EQs and never reads them,
  * then blocks in PtlEQWait on a third EQ that stays empty, so ptltool can
  * look at a process that is blocked. argv[1]: puts to do (default 3), or
- * "fini": start, print the pid and end cleanly (PtlFini), which sweeps the
- * views that dead processes left in /dev/shm.
+ * "fini": start (PtlInit sweeps the views that dead processes left in
+ * /dev/shm), print the pid and end cleanly (PtlFini).
  */
 #include <stdio.h>
 #include <stdlib.h>
