@@ -16,12 +16,14 @@
 
 static const void *ptltool_map_ro(const char *name, size_t *len)
 {
-	int fd = shm_open(name, O_RDONLY, 0);
+	/* Without blocking: anyone may make a FIFO under a view's name. */
+	int fd = shm_open(name, O_RDONLY | O_NONBLOCK, 0);
 	if (fd < 0)
 		return NULL;
 	struct stat st;
 	void *p = MAP_FAILED;
-	if (fstat(fd, &st) == 0 && st.st_size > 0) {
+	errno = EPROTO;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
 		*len = (size_t)st.st_size;
 		p = mmap(NULL, *len, PROT_READ, MAP_SHARED, fd, 0);
 	}

@@ -59,6 +59,13 @@ fini=$(timeout 60 "$B/tests/tools/eq_holder" fini | sed -n 's/^fini //p')
 [ -p "$fifo" ] || fail "the sweep removed a FIFO"
 rm -f "$fifo"
 [ -n "$fini" ] || fail "eq_holder fini did not finish (blocked on a FIFO named as a view?)"
+# nor ptltool, looking at a live process (this shell) with such a name
+fifo=/dev/shm/ptl.view.$$
+rm -f "$fifo"; mkfifo "$fifo" || fail "mkfifo $fifo"
+out2=$(timeout 60 "$T" eq $$ 2>&1); rc=$?
+rm -f "$fifo"
+[ $rc = 124 ] && fail "ptltool eq blocked on a FIFO named as a view"
+echo "$out2" | grep -q "no ptl process $$" || fail "ptltool eq on a FIFO: $out2"
 left=$(ls /dev/shm | grep -E "^ptl\.view\.($pid|$fini)(\.|$)")
 [ -z "$left" ] || fail "views left in /dev/shm: $left"
 "$T" ps extra >/dev/null 2>&1; [ $? = 2 ] || fail "ps with an argument"
