@@ -690,15 +690,26 @@ static int has_prefix(const char *s, const char *p)
 	return strncmp(s, p, strlen(p)) == 0;
 }
 
-/* Unlinks /dev/shm/ptl.<jobid>{,.*} and ptl.view.<pid>{,.*} of each rank. */
+/* Unlinks /dev/shm/ptl.<jobid>{,.*} and ptl.view.<pid>{,.*} of each rank
+ * whose view's lock we can take (rt_shm_view_lock_dead): a rank reaped long
+ * before the job ends may have its pid reused by a live process by then,
+ * whose view is not ours to remove. */
 static void cleanup_shm(void)
 {
-	char job_pfx[64];
+	char job_pfx[64], view[64];
 	DIR *d = opendir("/dev/shm");
 	struct dirent *e;
+	int *vfd;
 
 	if (d == NULL)
 		return;
+	vfd = calloc((size_t)job.n + 1, sizeof(*vfd));
+	for (int i = 0; vfd != NULL && i < job.n; i++) {
+		vfd[i] = -1;
+		if (job.ranks[i].pid > 0 &&
+		    rt_shm_view_name(view, sizeof(view), (long)job.ranks[i].pid, NULL) > 0)
+			vfd[i] = rt_shm_view_lock_dead(dirfd(d), view + 1);
+	}
 	while ((e = readdir(d)) != NULL) {
 		const char *name = e->d_name;
 		int match = 0;
@@ -714,10 +725,11 @@ static void cleanup_shm(void)
 			    (name[pl] == '\0' || name[pl] == '.'))
 				match = 1;
 		}
-		for (int i = 0; !match && i < job.n && has_prefix(name, "ptl.view."); i++) {
-			char view[64];
+		for (int i = 0; !match && vfd != NULL && i < job.n && has_prefix(name, "ptl.view."); i++) {
 			size_t vl;
 
+			if (vfd[i] < 0)
+				continue;
 			rt_shm_view_name(view, sizeof(view),
 					 (long)job.ranks[i].pid, NULL);
 			vl = strlen(view + 1);
@@ -735,6 +747,10 @@ static void cleanup_shm(void)
 			    strerror(errno));
 		}
 	}
+	for (int i = 0; vfd != NULL && i < job.n; i++)
+		if (vfd[i] >= 0)
+			close(vfd[i]);
+	free(vfd);
 	closedir(d);
 }
 

@@ -4,12 +4,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ptl/ptl_internal.h"
@@ -68,6 +70,12 @@ static void *ptl_view_map(const char *name, size_t len, bool populate)
 	return p;
 }
 
+/* The process whose view ptl_lib.view is: a child forked after PtlInit
+ * inherits the mapping, the locked fd and the atexit handler, and must not
+ * remove its parent's view when it exits, nor keep a dead parent's view
+ * looking alive. */
+static pid_t ptl_view_owner;
+
 static void ptl_view_atexit(void)
 {
 	/* A process that exits without PtlFini leaves nothing behind. */
@@ -75,38 +83,50 @@ static void ptl_view_atexit(void)
 		ptl_view_close();
 }
 
+/* In a forked child: let the parent's lock go with the parent (closing our
+ * copy of the fd does not release it; flock(LOCK_UN) would). */
+static void ptl_view_atfork_child(void)
+{
+	if (ptl_lib.view_fd >= 0)
+		close(ptl_lib.view_fd);
+	ptl_lib.view_fd = -1;
+}
+
 /* The pid a view object's name carries: "ptl.view.<pid>" (a process view,
- * *rest "") or "ptl.view.<pid>.<...>" (one of its EQs, *rest "<...>"); 0
- * for any other name. */
+ * *rest "") or "ptl.view.<pid>.<...>" (one of its EQs, *rest "<...>",
+ * never empty); 0 for any other name. */
 static pid_t ptl_view_name_pid(const char *name, const char **rest)
 {
 	if (strncmp(name, "ptl.view.", 9) != 0 || name[9] < '1' || name[9] > '9')
 		return 0;
 	char *end;
 	long pid = strtol(name + 9, &end, 10);
-	if ((*end != 0 && *end != '.') || pid > INT32_MAX)
+	if ((*end != 0 && (*end != '.' || end[1] == 0)) || pid > INT32_MAX)
 		return 0;
 	*rest = *end ? end + 1 : end;
 	return (pid_t)pid;
 }
 
-/* A process holds an exclusive flock on its view (ptl_lib.view_fd) from
- * ptl_view_open until it closes the view or dies, when the kernel lets it
- * go: a view whose lock can be taken is a dead process's. Unlike its pid
- * (kill), the lock says so whatever pid namespace each side is in and
- * however soon the pid is reused: the sweeper unlinks holding the lock,
- * and a process opening its view takes the lock before it uses the name
- * (ptl_view_lock). */
+/* Whether the process view whose lock fd holds was written by this
+ * protocol: a view of a library before it (version 1, 2) has no lock to
+ * tell whether its process lives. One too short to say (being created, or
+ * cut short) is swept: its creator checks the name after locking. */
+static bool ptl_view_ours(int fd)
+{
+	struct ptl_view_proc head;
+	ssize_t n = pread(fd, &head, offsetof(struct ptl_view_proc, pid), 0);
+	return n < (ssize_t)offsetof(struct ptl_view_proc, pid) ||
+	       (head.magic == PTL_VIEW_MAGIC && head.version == PTL_VIEW_VERSION);
+}
 
 /* Removes the views of processes that died without PtlFini or exit (a
  * signal): ptlrun does it for its ranks, but a process started alone or
  * under another launcher leaves them, and MPI's EQ alone is 10 MB of
- * /dev/shm. Only our own user's (root's would otherwise take anyone's),
- * regular files opened without blocking (a FIFO under a view's name must
- * not stop PtlInit), up to 64 dead processes per sweep. Any object named
- * for our own pid is a dead predecessor's: we have made none yet. A
- * process's EQ objects go before its process view, so a sweep stopped
- * halfway leaves the view to find them by. */
+ * /dev/shm. A view is a dead process's when its lock can be taken
+ * (rt_shm_view_lock_dead: our own user's regular files only), up to 64 per
+ * sweep; its EQ objects and then it are unlinked under the lock. We hold
+ * our own view's lock already, so any other object named for our pid is a
+ * dead predecessor's (we have made no EQ yet). */
 static void ptl_view_sweep(void)
 {
 	DIR *d = opendir("/dev/shm");
@@ -123,16 +143,12 @@ static void ptl_view_sweep(void)
 	const char *rest;
 	while (ndead < sizeof dead / sizeof dead[0] && (e = readdir(d)) != NULL) {
 		pid_t pid = ptl_view_name_pid(e->d_name, &rest);
-		if (!pid || *rest)
+		if (!pid || *rest || pid == self)
 			continue;
-		int fd = openat(dir, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		struct stat st;
-		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
-		    flock(fd, LOCK_EX | LOCK_NB) == 0)
+		int fd = rt_shm_view_lock_dead(dir, e->d_name);
+		if (fd >= 0 && ptl_view_ours(fd))
 			dead[ndead++] = (struct ptl_view_dead){ pid, fd };
-		else
+		else if (fd >= 0)
 			close(fd);
 	}
 	rewinddir(d);
@@ -155,34 +171,47 @@ static void ptl_view_sweep(void)
 	closedir(d);
 }
 
-/* Opens our process view's object locked (see above): fd, or -1 with
- * errno set (EBUSY: a live process holds the name, one of another pid
- * namespace that shares this /dev/shm and has our pid). A sweeper may
- * hold it for a moment (a pass over /dev/shm; longer if it is preempted:
- * we wait up to PTL_VIEW_LOCK_TRIES ms) and unlink the name under us:
- * then we open anew. */
+/* Opens our process view's object, locked and empty: fd, or -1 with errno
+ * set. The lock is taken before the name is used: a sweeper holding it
+ * (a pass over /dev/shm; longer if it is preempted: we wait up to
+ * PTL_VIEW_LOCK_TRIES ms) may unlink the name under us, and then we open
+ * anew. A predecessor's file (a dead process with our pid) is unlinked and
+ * replaced, not emptied: a ptltool may still have it mapped. EBUSY: a live
+ * process holds the name (one of another pid namespace sharing /dev/shm,
+ * or a forked child of a dead process, with our pid). */
 #define PTL_VIEW_LOCK_TRIES 2000
 static int ptl_view_lock(const char *name)
 {
 	char path[96];
 	snprintf(path, sizeof path, "/dev/shm%s", name);
-	for (int tries = 0; tries < PTL_VIEW_LOCK_TRIES; tries++) {
-		int fd = shm_open(name, O_RDWR | O_CREAT, 0600);
+	for (int tries = 0; tries < PTL_VIEW_LOCK_TRIES;) {
+		int fd = shm_open(name, O_RDWR | O_CREAT | O_NONBLOCK, 0600);
 		if (fd < 0)
 			return -1;
 		struct stat mine, named;
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-			if (fstat(fd, &mine) == 0 && stat(path, &named) == 0 && mine.st_ino == named.st_ino &&
-			    mine.st_dev == named.st_dev && ftruncate(fd, 0) == 0)
-				return fd;
-		} else if (errno != EWOULDBLOCK) {
-			int err = errno;
+		if (fstat(fd, &mine) != 0 || !S_ISREG(mine.st_mode) || mine.st_uid != geteuid()) {
 			close(fd);
-			errno = err;
+			errno = EPERM;
 			return -1;
 		}
+		if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+			int err = errno;
+			close(fd);
+			if (err != EWOULDBLOCK) {
+				errno = err;
+				return -1;
+			}
+			struct timespec ms = { 0, 1000000 };
+			nanosleep(&ms, NULL);
+			tries++;
+			continue;
+		}
+		bool still = stat(path, &named) == 0 && mine.st_ino == named.st_ino && mine.st_dev == named.st_dev;
+		if (still && mine.st_size == 0)
+			return fd;
+		if (still)
+			shm_unlink(name); /* a predecessor's: a fresh one instead */
 		close(fd);
-		usleep(1000);
 	}
 	errno = EBUSY;
 	return -1;
@@ -190,14 +219,25 @@ static int ptl_view_lock(const char *name)
 
 int ptl_view_open(void)
 {
-	ptl_view_sweep();
 	snprintf(ptl_lib.view_name, sizeof ptl_lib.view_name, "/ptl.view.%d", (int)getpid());
 	int fd = ptl_view_lock(ptl_lib.view_name);
-	struct ptl_view_proc *v = fd < 0 ? NULL : ptl_view_map_fd(fd, ptl_lib.view_name, sizeof *v, false);
+	if (fd >= 0)
+		ptl_view_sweep();
+	/* Mapped through an open file of its own: a mapping holds its file,
+	 * and through the locked one it would keep the lock for a forked
+	 * child that outlives us (the name is ours while we hold the lock). */
+	int mfd = fd < 0 ? -1 : shm_open(ptl_lib.view_name, O_RDWR, 0);
+	struct ptl_view_proc *v = mfd < 0 ? NULL : ptl_view_map_fd(mfd, ptl_lib.view_name, sizeof *v, false);
+	if (mfd >= 0)
+		close(mfd);
 	if (!v) {
 		if (errno == EBUSY)
-			fprintf(stderr, "ptl: /dev/shm%s is held by a live process (one of another pid namespace "
-				"sharing /dev/shm, with our pid): no view, no EQs\n", ptl_lib.view_name);
+			fprintf(stderr, "ptl: /dev/shm%s is held by another live process (of another pid namespace "
+				"sharing /dev/shm, or a forked child of a dead process with our pid): no view, no EQs\n",
+				ptl_lib.view_name);
+		else if (errno == EPERM)
+			fprintf(stderr, "ptl: /dev/shm%s is not a regular file of ours: no view, no EQs\n",
+				ptl_lib.view_name);
 		else
 			fprintf(stderr, "ptl: cannot create %s in /dev/shm: %s\n", ptl_lib.view_name, strerror(errno));
 		if (fd >= 0)
@@ -206,6 +246,7 @@ int ptl_view_open(void)
 		return -1;
 	}
 	ptl_lib.view_fd = fd;
+	ptl_view_owner = getpid();
 	v->version = PTL_VIEW_VERSION;
 	v->pid = (int32_t)getpid();
 	v->rank = ptl_lib.rt.rank;
@@ -226,6 +267,7 @@ int ptl_view_open(void)
 	static bool registered;
 	if (!registered) {
 		atexit(ptl_view_atexit);
+		pthread_atfork(NULL, NULL, ptl_view_atfork_child);
 		registered = true;
 	}
 	return 0;
@@ -235,7 +277,9 @@ void ptl_view_close(void)
 {
 	if (!ptl_lib.view)
 		return;
-	for (uint32_t i = 0; i < ptl_lib.view->neqs; i++) {
+	/* Only the process that opened the view removes it (see ptl_view_owner). */
+	bool mine = getpid() == ptl_view_owner;
+	for (uint32_t i = 0; mine && i < ptl_lib.view->neqs; i++) {
 		if (!ptl_lib.view->eqs[i].in_use)
 			continue;
 		char name[96];
@@ -243,8 +287,10 @@ void ptl_view_close(void)
 		shm_unlink(name);
 	}
 	munmap(ptl_lib.view, sizeof *ptl_lib.view);
-	shm_unlink(ptl_lib.view_name);
-	close(ptl_lib.view_fd); /* the lock goes with it, after the names */
+	if (mine)
+		shm_unlink(ptl_lib.view_name);
+	if (ptl_lib.view_fd >= 0)
+		close(ptl_lib.view_fd); /* the lock goes with it, after the names */
 	ptl_lib.view_fd = -1;
 	ptl_lib.view = NULL;
 	ptl_lib.view_name[0] = 0;

@@ -8,12 +8,15 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "rt.h"
@@ -230,6 +233,23 @@ int rt_shm_view_name(char *buf, size_t len, long pid, const char *suffix)
 	else
 		n = snprintf(buf, len, "/ptl.view.%ld", pid);
 	return n < 0 || (size_t)n >= len ? -1 : n;
+}
+
+int rt_shm_view_lock_dead(int dir, const char *name)
+{
+	/* Without blocking: anyone may make a FIFO under a view's name. */
+	int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat locked, named;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &locked) == 0 && S_ISREG(locked.st_mode) && locked.st_uid == geteuid() &&
+	    flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+	    fstatat(dir, name, &named, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    named.st_ino == locked.st_ino && named.st_dev == locked.st_dev)
+		return fd;
+	close(fd);
+	return -1;
 }
 
 uint32_t rt_name_nid(const char *name)

@@ -113,6 +113,17 @@ int rt_shm_name(char *buf, size_t len, uint64_t jobid, const char *suffix);
  * Returns the length, or -1 if buf is too small. */
 int rt_shm_view_name(char *buf, size_t len, long pid, const char *suffix);
 
+/* A live process holds an exclusive flock on its process view
+ * "/ptl.view.<pid>" (lib/ptl/ptl_view.c); the kernel lets it go when the
+ * process dies. rt_shm_view_lock_dead takes that lock on dir/name (dir:
+ * /dev/shm, name: a process view's, without the slash) if nobody holds it:
+ * the fd holding it, or -1 (held, another user's, not a regular file, or
+ * the name no longer the file locked). The caller unlinks name and its
+ * "name.*" objects while it holds the fd, then closes it: then no process
+ * can have taken the name meanwhile (one opening its view locks it first
+ * and checks that the name is still its file). */
+int rt_shm_view_lock_dead(int dir, const char *name);
+
 /* This host's node id: the 32-bit FNV-1a hash of gethostname(), never 0.
  * Same value in every process on the host (ptlrun passes it as PTL_RT_NID;
  * the singleton computes it). */

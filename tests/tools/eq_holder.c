@@ -3,11 +3,14 @@
  * then blocks in PtlEQWait on a third EQ that stays empty, so ptltool can
  * look at a process that is blocked. argv[1]: puts to do (default 3), or
  * "fini": start (PtlInit sweeps the views that dead processes left in
- * /dev/shm), print the pid and end cleanly (PtlFini).
+ * /dev/shm), print the pid and end cleanly (PtlFini). "fork": start, fork
+ * a child that exits through exit() (the atexit handlers it inherited),
+ * then say whether our view is still there ("view kept") and end cleanly.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <portals3.h>
@@ -27,6 +30,19 @@ int main(int argc, char **argv)
 	check(PtlInit(&nif), "PtlInit");
 	ptl_handle_ni_t ni;
 	check(PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, NULL, NULL, &ni), "PtlNIInit");
+	if (argc > 1 && strcmp(argv[1], "fork") == 0) {
+		pid_t c = fork();
+		if (c == 0)
+			exit(0);
+		if (c < 0 || waitpid(c, NULL, 0) != c)
+			return 1;
+		char view[64];
+		snprintf(view, sizeof view, "/dev/shm/ptl.view.%d", (int)getpid());
+		printf("view %s\n", access(view, F_OK) == 0 ? "kept" : "lost");
+		check(PtlNIFini(ni), "PtlNIFini");
+		PtlFini();
+		return 0;
+	}
 	if (argc > 1 && strcmp(argv[1], "fini") == 0) {
 		printf("fini %d\n", (int)getpid());
 		check(PtlNIFini(ni), "PtlNIFini");

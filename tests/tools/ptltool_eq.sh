@@ -39,6 +39,8 @@ kill -0 "$pid" || fail "process died while ptltool looked"
 "$B/tests/tools/eq_holder" fini | grep -q "^fini " || fail "eq_holder fini (live view)"
 [ -e "/dev/shm/ptl.view.$pid" ] && [ -e "/dev/shm/ptl.view.$pid.eq2" ] ||
 	fail "a live process's view was removed"
+# A child forked without exec that exits leaves its parent's view alone.
+"$B/tests/tools/eq_holder" fork | grep -q "^view kept" || fail "a forked child's exit removed its parent's view"
 # Killed by a signal, it cannot remove its views itself (another test's
 # ptl process, started meanwhile under make -j, may sweep them first).
 kill "$pid"; wait "$pid" 2>/dev/null
