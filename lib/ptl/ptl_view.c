@@ -184,7 +184,7 @@ static int ptl_view_lock(const char *name)
 {
 	char path[96];
 	snprintf(path, sizeof path, "/dev/shm%s", name);
-	for (int tries = 0; tries < PTL_VIEW_LOCK_TRIES;) {
+	for (int tries = 0; tries < PTL_VIEW_LOCK_TRIES; tries++) {
 		int fd = shm_open(name, O_RDWR | O_CREAT | O_NONBLOCK, 0600);
 		if (fd < 0)
 			return -1;
@@ -203,7 +203,6 @@ static int ptl_view_lock(const char *name)
 			}
 			struct timespec ms = { 0, 1000000 };
 			nanosleep(&ms, NULL);
-			tries++;
 			continue;
 		}
 		bool still = stat(path, &named) == 0 && mine.st_ino == named.st_ino && mine.st_dev == named.st_dev;
