@@ -257,18 +257,28 @@ static void coll(void)
 
 static void credit(void)
 {
-	int v[CREDIT_MSGS];
+	int v[CREDIT_MSGS], go = 1;
+	/* Rank 1 dies only once rank 0 has all its messages, told so through
+	 * rank 2 (a message from rank 0 itself could carry the credits back
+	 * before the death): a fixed delay was not always enough for the last
+	 * ones to arrive under emulation (verbs in the VM, where rank 1's exit
+	 * dropped them and rank 0's receives rightly failed). */
 	if (t_rank == 1) {
 		for (int i = 0; i < CREDIT_MSGS; i++)
 			OK(MPI_Send(&i, 1, MPI_INT, 0, 6, MPI_COMM_WORLD));
+		OK(MPI_Recv(&go, 1, MPI_INT, 2, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 		die_later();
 	}
-	if (t_rank != 0)
+	if (t_rank == 2) {
+		OK(MPI_Recv(&go, 1, MPI_INT, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		OK(MPI_Send(&go, 1, MPI_INT, 1, 7, MPI_COMM_WORLD));
 		return;
+	}
 	for (int i = 0; i < CREDIT_MSGS; i++) {
 		OK(MPI_Recv(&v[i], 1, MPI_INT, 1, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 		CHECK(v[i] == i, "message %d carried %d", i, v[i]);
 	}
+	OK(MPI_Send(&go, 1, MPI_INT, 2, 7, MPI_COMM_WORLD));
 	/* libptl's progress thread polls while we do not, and finds rank 1
 	 * gone (shm: within SHM_DEAD_NS of its last sign of life) */
 	usleep(2500 * 1000);
