@@ -163,9 +163,9 @@ static void ptl_view_sweep(void)
 			unlinkat(dir, e->d_name, 0);
 	}
 	for (size_t i = 0; i < ndead; i++) {
-		char name[32];
-		snprintf(name, sizeof name, "ptl.view.%d", (int)dead[i].pid);
-		unlinkat(dir, name, 0);
+		char name[32]; /* "/ptl.view.<pid>": unlinked without the slash */
+		if (rt_shm_view_name(name, sizeof name, (long)dead[i].pid, NULL) > 0)
+			unlinkat(dir, name + 1, 0);
 		close(dead[i].fd);
 	}
 	closedir(d);
