@@ -6,10 +6,12 @@
  * /dev/shm), print the pid and end cleanly (PtlFini). "fork": start, fork
  * a child that exits through exit() (the atexit handlers it inherited),
  * then say whether our view is still there ("view kept") and end cleanly.
+ * "fifo": see fifo_child.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,8 +26,35 @@ static void check(int rc, const char *what)
 	}
 }
 
+/* "fifo": a child's PtlInit with a FIFO under its own view's name must
+ * fail at once, saying why (on stderr); prints "fifo rc <PtlErrorStr>". */
+static int fifo_child(void)
+{
+	int pp[2], nif;
+	if (pipe(pp) != 0)
+		return 1;
+	pid_t c = fork();
+	if (c == 0) {
+		char b;
+		if (read(pp[0], &b, 1) != 1)
+			_exit(1);
+		printf("fifo rc %s\n", PtlErrorStr((unsigned)PtlInit(&nif)));
+		fflush(stdout);
+		_exit(0);
+	}
+	char view[64];
+	snprintf(view, sizeof view, "/dev/shm/ptl.view.%d", (int)c);
+	int made = mkfifo(view, 0600);
+	if (write(pp[1], "x", 1) != 1 || waitpid(c, NULL, 0) != c)
+		made = -1;
+	unlink(view);
+	return made == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], "fifo") == 0)
+		return fifo_child();
 	int puts = argc > 1 ? atoi(argv[1]) : 3, nif;
 	check(PtlInit(&nif), "PtlInit");
 	ptl_handle_ni_t ni;

@@ -61,6 +61,12 @@ fini=$(timeout 60 "$B/tests/tools/eq_holder" fini | sed -n 's/^fini //p')
 [ -p "$fifo" ] || fail "the sweep removed a FIFO"
 rm -f "$fifo"
 [ -n "$fini" ] || fail "eq_holder fini did not finish (blocked on a FIFO named as a view?)"
+# A FIFO under a starting process's own view name fails its PtlInit at
+# once (PTL_FAIL), saying so.
+out3=$(timeout 60 "$B/tests/tools/eq_holder" fifo 2>&1)
+echo "$out3" | grep -q "^fifo rc PTL_FAIL" ||
+	fail "PtlInit with a FIFO as its view: $out3"
+echo "$out3" | grep -q "is not a regular file of ours: no view, no EQs" || fail "PtlInit's FIFO message: $out3"
 # nor ptltool, looking at a live process (this shell) with such a name
 fifo=/dev/shm/ptl.view.$$
 rm -f "$fifo"; mkfifo "$fifo" || fail "mkfifo $fifo"
