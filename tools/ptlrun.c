@@ -685,11 +685,6 @@ static void job_timeout(void)
 
 /* -------------------------------------------------------------- cleanup */
 
-static int has_prefix(const char *s, const char *p)
-{
-	return strncmp(s, p, strlen(p)) == 0;
-}
-
 /* Unlinks /dev/shm/ptl.<jobid>{,.*} and ptl.view.<pid>{,.*} of each rank
  * whose view's lock we can take (rt_shm_view_lock_dead): a rank reaped long
  * before the job ends may have its pid reused by a live process by then,
@@ -713,6 +708,7 @@ static void cleanup_shm(void)
 	while ((e = readdir(d)) != NULL) {
 		const char *name = e->d_name;
 		int match = 0;
+		long pid;
 
 		/* Each host names its objects with its own id (hosts that
 		 * are network namespaces share this /dev/shm). */
@@ -725,18 +721,9 @@ static void cleanup_shm(void)
 			    (name[pl] == '\0' || name[pl] == '.'))
 				match = 1;
 		}
-		for (int i = 0; !match && vfd != NULL && i < job.n && has_prefix(name, "ptl.view."); i++) {
-			size_t vl;
-
-			if (vfd[i] < 0)
-				continue;
-			rt_shm_view_name(view, sizeof(view),
-					 (long)job.ranks[i].pid, NULL);
-			vl = strlen(view + 1);
-			if (strncmp(name, view + 1, vl) == 0 &&
-			    (name[vl] == '\0' || name[vl] == '.'))
-				match = 1;
-		}
+		pid = rt_shm_view_parse(name, NULL);
+		for (int i = 0; !match && pid != 0 && vfd != NULL && i < job.n; i++)
+			match = vfd[i] >= 0 && (long)job.ranks[i].pid == pid;
 		if (!match)
 			continue;
 		if (unlinkat(dirfd(d), name, 0) == 0) {

@@ -13,6 +13,7 @@
 
 #include "ptltool.h"
 #include "ptltool_view.h"
+#include "rt/rt.h"
 
 static const char *const ptltool_sr_names[PTL_SR_COUNT] = {
 	"drops", "permission violations", "answers for vanished MDs", "peer failures",
@@ -67,8 +68,15 @@ static int ptltool_eq_show(pid_t pid)
 {
 	const struct ptl_view_proc *v = ptltool_view_map(pid);
 	if (!v) {
-		fprintf(stderr, "ptltool eq: no ptl process %d on this host (%s)\n", (int)pid,
-			errno == ENOENT ? "no /dev/shm/ptl.view entry" : strerror(errno));
+		int err = errno;
+		char view[64];
+		rt_shm_view_name(view, sizeof view, (long)pid, NULL);
+		if (err == ENOENT)
+			fprintf(stderr, "ptltool eq: no ptl process %d on this host (no /dev/shm%s)\n",
+				(int)pid, view);
+		else
+			fprintf(stderr, "ptltool eq: no ptl process %d on this host (%s)\n", (int)pid,
+				strerror(err));
 		return 1;
 	}
 	printf("process %d (%s): rank %d of %d, job %016" PRIx64 ", NALs %s%s\n", (int)pid, v->prog,

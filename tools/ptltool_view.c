@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "ptltool_view.h"
+#include "rt/rt.h"
 
 static const void *ptltool_map_ro(const char *name, size_t *len)
 {
@@ -42,7 +43,7 @@ const struct ptl_view_proc *ptltool_view_map(pid_t pid)
 {
 	char name[64];
 	size_t len = 0;
-	snprintf(name, sizeof name, "/ptl.view.%d", (int)pid);
+	rt_shm_view_name(name, sizeof name, (long)pid, NULL);
 	const struct ptl_view_proc *v = ptltool_map_ro(name, &len);
 	if (!v)
 		return NULL;
@@ -58,7 +59,7 @@ const struct ptl_view_proc *ptltool_view_map(pid_t pid)
 const struct ptl_view_eq *ptltool_view_map_eq(pid_t pid, unsigned i, size_t *len)
 {
 	char name[96];
-	snprintf(name, sizeof name, "/ptl.view.%d.eq%u", (int)pid, i);
+	rt_shm_view_eq_name(name, sizeof name, (long)pid, i);
 	const struct ptl_view_eq *e = ptltool_map_ro(name, len);
 	if (!e)
 		return NULL;
@@ -86,12 +87,10 @@ int ptltool_view_each(void (*fn)(pid_t pid, const struct ptl_view_proc *v, void 
 	size_t n = 0, cap = 0;
 	struct dirent *de;
 	while ((de = readdir(d))) {
-		char *end;
-		if (strncmp(de->d_name, "ptl.view.", 9))
-			continue;
-		long pid = strtol(de->d_name + 9, &end, 10);
-		if (*end || pid <= 0)
-			continue; /* an EQ object, not a process view */
+		const char *rest;
+		long pid = rt_shm_view_parse(de->d_name, &rest);
+		if (!pid || *rest)
+			continue; /* not a process view: another object, or an EQ */
 		if (n == cap) {
 			cap = cap ? 2 * cap : 16;
 			pid_t *np = realloc(pids, cap * sizeof *pids);

@@ -70,7 +70,8 @@ static void *ptl_view_map(const char *name, size_t len, bool populate)
 	return p;
 }
 
-/* The process whose view ptl_lib.view is: a child forked after PtlInit
+/* The process whose view ptl_lib.view is (its pid names the view's EQ
+ * objects, in a forked child too): a child forked after PtlInit
  * inherits the mapping, the locked fd and the atexit handler, and must not
  * remove its parent's view when it exits, nor keep a dead parent's view
  * looking alive. */
@@ -90,21 +91,6 @@ static void ptl_view_atfork_child(void)
 	if (ptl_lib.view_fd >= 0)
 		close(ptl_lib.view_fd);
 	ptl_lib.view_fd = -1;
-}
-
-/* The pid a view object's name carries: "ptl.view.<pid>" (a process view,
- * *rest "") or "ptl.view.<pid>.<...>" (one of its EQs, *rest "<...>",
- * never empty); 0 for any other name. */
-static pid_t ptl_view_name_pid(const char *name, const char **rest)
-{
-	if (strncmp(name, "ptl.view.", 9) != 0 || name[9] < '1' || name[9] > '9')
-		return 0;
-	char *end;
-	long pid = strtol(name + 9, &end, 10);
-	if ((*end != 0 && (*end != '.' || end[1] == 0)) || pid > INT32_MAX)
-		return 0;
-	*rest = *end ? end + 1 : end;
-	return (pid_t)pid;
 }
 
 /* Whether the process view whose lock fd holds was written by this
@@ -142,7 +128,7 @@ static void ptl_view_sweep(void)
 	struct dirent *e;
 	const char *rest;
 	while (ndead < sizeof dead / sizeof dead[0] && (e = readdir(d)) != NULL) {
-		pid_t pid = ptl_view_name_pid(e->d_name, &rest);
+		pid_t pid = (pid_t)rt_shm_view_parse(e->d_name, &rest);
 		if (!pid || *rest || pid == self)
 			continue;
 		int fd = rt_shm_view_lock_dead(dir, e->d_name);
@@ -153,7 +139,7 @@ static void ptl_view_sweep(void)
 	}
 	rewinddir(d);
 	while ((e = readdir(d)) != NULL) {
-		pid_t pid = ptl_view_name_pid(e->d_name, &rest);
+		pid_t pid = (pid_t)rt_shm_view_parse(e->d_name, &rest);
 		if (!pid || !*rest)
 			continue;
 		bool gone = pid == self;
@@ -218,7 +204,7 @@ static int ptl_view_lock(const char *name)
 
 int ptl_view_open(void)
 {
-	snprintf(ptl_lib.view_name, sizeof ptl_lib.view_name, "/ptl.view.%d", (int)getpid());
+	rt_shm_view_name(ptl_lib.view_name, sizeof ptl_lib.view_name, (long)getpid(), NULL);
 	int fd = ptl_view_lock(ptl_lib.view_name);
 	if (fd >= 0)
 		ptl_view_sweep();
@@ -282,8 +268,8 @@ void ptl_view_close(void)
 		if (!ptl_lib.view->eqs[i].in_use)
 			continue;
 		char name[96];
-		snprintf(name, sizeof name, "%s.eq%u", ptl_lib.view_name, i);
-		shm_unlink(name);
+		if (rt_shm_view_eq_name(name, sizeof name, (long)ptl_view_owner, i) > 0)
+			shm_unlink(name);
 	}
 	munmap(ptl_lib.view, sizeof *ptl_lib.view);
 	if (mine)
@@ -311,7 +297,8 @@ int ptl_view_eq_create(struct ptl_eq *eq, uint64_t count)
 	if (idx == PTL_VIEW_MAX_EQS)
 		return -1;
 	char name[96];
-	snprintf(name, sizeof name, "%s.eq%u", ptl_lib.view_name, idx);
+	if (rt_shm_view_eq_name(name, sizeof name, (long)ptl_view_owner, idx) < 0)
+		return -1;
 	size_t len = sizeof(struct ptl_view_eq) + count * sizeof(ptl_event_t);
 	struct ptl_view_eq *r = ptl_view_map(name, len, len <= PTL_VIEW_POPULATE_MAX);
 	if (!r)
@@ -334,9 +321,10 @@ void ptl_view_eq_destroy(struct ptl_eq *eq)
 	if (!eq->ring)
 		return;
 	char name[96];
-	snprintf(name, sizeof name, "%s.eq%u", ptl_lib.view_name, eq->view_index);
+	int named = rt_shm_view_eq_name(name, sizeof name, (long)ptl_view_owner, eq->view_index);
 	__atomic_store_n(&ptl_lib.view->eqs[eq->view_index].in_use, 0, __ATOMIC_RELEASE);
 	munmap(eq->ring, eq->map_len);
-	shm_unlink(name);
+	if (named > 0)
+		shm_unlink(name);
 	eq->ring = NULL;
 }

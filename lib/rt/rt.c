@@ -224,15 +224,52 @@ int rt_shm_name(char *buf, size_t len, uint64_t jobid, const char *suffix)
 	return n < 0 || (size_t)n >= len ? -1 : n;
 }
 
+/* The one spelling of view names: rt_shm_view_name writes it,
+ * rt_shm_view_parse reads it. */
+#define RT_SHM_VIEW_PREFIX "ptl.view."
+
 int rt_shm_view_name(char *buf, size_t len, long pid, const char *suffix)
 {
 	int n;
 
 	if (suffix != NULL)
-		n = snprintf(buf, len, "/ptl.view.%ld.%s", pid, suffix);
+		n = snprintf(buf, len, "/" RT_SHM_VIEW_PREFIX "%ld.%s", pid, suffix);
 	else
-		n = snprintf(buf, len, "/ptl.view.%ld", pid);
+		n = snprintf(buf, len, "/" RT_SHM_VIEW_PREFIX "%ld", pid);
 	return n < 0 || (size_t)n >= len ? -1 : n;
+}
+
+int rt_shm_view_eq_name(char *buf, size_t len, long pid, unsigned eq)
+{
+	char suffix[16]; /* "eq" and up to 10 digits */
+
+	snprintf(suffix, sizeof(suffix), "eq%u", eq);
+	return rt_shm_view_name(buf, len, pid, suffix);
+}
+
+long rt_shm_view_parse(const char *name, const char **rest)
+{
+	const char *p = name + strlen(RT_SHM_VIEW_PREFIX);
+	long pid = 0;
+
+	/* Digits by hand, not strtol: no sign, space or leading zero gets in
+	 * (each would give a second name for one pid), and a pid too large
+	 * is refused before it overflows, whatever the width of long. */
+	if (strncmp(name, RT_SHM_VIEW_PREFIX, strlen(RT_SHM_VIEW_PREFIX)) != 0 ||
+	    *p < '1' || *p > '9')
+		return 0;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (pid > (INT32_MAX - (*p - '0')) / 10)
+			return 0;
+		pid = pid * 10 + (*p - '0');
+	}
+	/* "<pid>." with nothing after it is neither a process view nor an EQ:
+	 * taken for either, a sweep would unlink a name no process made. */
+	if (*p != '\0' && (*p != '.' || p[1] == '\0'))
+		return 0;
+	if (rest != NULL)
+		*rest = *p != '\0' ? p + 1 : p;
+	return pid;
 }
 
 int rt_shm_view_lock_dead(int dir, const char *name)

@@ -112,6 +112,19 @@ int rt_shm_name(char *buf, size_t len, uint64_t jobid, const char *suffix);
  * "/ptl.view.<pid>.<suffix>"; ptlrun removes those of its ranks too.
  * Returns the length, or -1 if buf is too small. */
 int rt_shm_view_name(char *buf, size_t len, long pid, const char *suffix);
+/* Event queue eq's object of that view: "/ptl.view.<pid>.eq<eq>". */
+int rt_shm_view_eq_name(char *buf, size_t len, long pid, unsigned eq);
+
+/* Reads a /dev/shm entry's name (readdir's, without the slash) as a view
+ * object's: its pid, and *rest (if rest is not NULL) after
+ * "ptl.view.<pid>.": "" for the process view "ptl.view.<pid>", never ""
+ * for one of its objects "ptl.view.<pid>.<suffix>". 0, *rest untouched,
+ * for any other name. The pid is decimal, 1 to INT32_MAX, without a
+ * leading zero, so that each pid has one name. libptl's sweep, ptlrun's
+ * cleanup and ptltool find the views in /dev/shm through this; the process
+ * view's lock (below) then says whether its process lives, and a dead
+ * one's objects are those with its pid. */
+long rt_shm_view_parse(const char *name, const char **rest);
 
 /* A live process holds an exclusive flock on its process view
  * "/ptl.view.<pid>" (lib/ptl/ptl_view.c); the kernel lets it go when the

@@ -89,6 +89,54 @@ static void test_shm_name(void **state)
 	assert_string_equal(buf, "/ptl.view.4242.eq");
 }
 
+/* A name that is not a view object's: 0, and *rest left alone. A macro,
+ * so that a failure names the line of the case. */
+#define assert_not_view(name)                                           \
+	do {                                                            \
+		const char *rest_ = "untouched";                        \
+		assert_int_equal(rt_shm_view_parse((name), &rest_), 0); \
+		assert_string_equal(rest_, "untouched");                \
+	} while (0)
+
+/* The names of views in /dev/shm, as libptl's sweep, ptltool and ptlrun
+ * read them: a wrong pid there would unlink or show another process's. */
+static void test_shm_view_parse(void **state)
+{
+	char buf[64];
+	const char *rest = NULL;
+
+	(void)state;
+	assert_int_equal(rt_shm_view_eq_name(buf, sizeof(buf), 4242, 7), 18);
+	assert_string_equal(buf, "/ptl.view.4242.eq7");
+	/* What the writer spells (without the slash: readdir's names), the
+	 * reader takes back. */
+	assert_int_equal(rt_shm_view_parse(buf + 1, &rest), 4242);
+	assert_string_equal(rest, "eq7");
+	assert_int_equal(rt_shm_view_eq_name(buf, 18, 4242, 7), -1);
+	assert_int_equal(rt_shm_view_parse("ptl.view.4242", &rest), 4242);
+	assert_string_equal(rest, "");
+	assert_int_equal(rt_shm_view_parse("ptl.view.4242", NULL), 4242);
+	assert_int_equal(rt_shm_view_parse("ptl.view.2147483647", &rest), 2147483647);
+	assert_int_equal(rt_shm_view_parse("ptl.view.10.eq0", &rest), 10);
+	assert_string_equal(rest, "eq0");
+	/* No pid, pid 0, a leading zero (a second name for pid 7), junk after
+	 * the pid, a dot with nothing after it, a sign or a space (strtol
+	 * takes both), a pid past INT32_MAX and one past 2^64, the slash,
+	 * other objects of /dev/shm. */
+	assert_not_view("ptl.view.");
+	assert_not_view("ptl.view.0");
+	assert_not_view("ptl.view.07");
+	assert_not_view("ptl.view.12a");
+	assert_not_view("ptl.view.123.");
+	assert_not_view("ptl.view.+7");
+	assert_not_view("ptl.view. 7");
+	assert_not_view("ptl.view.2147483648");
+	assert_not_view("ptl.view.99999999999999999999999.eq0");
+	assert_not_view("/ptl.view.4242");
+	assert_not_view("ptl.1234.seg");
+	assert_not_view("ptl.wiev.123");
+}
+
 static void test_parse_and_keys(void **state)
 {
 	long v;
@@ -393,6 +441,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hex),
 		cmocka_unit_test(test_shm_name),
+		cmocka_unit_test(test_shm_view_parse),
 		cmocka_unit_test(test_parse_and_keys),
 		cmocka_unit_test(test_kv_table),
 		cmocka_unit_test(test_singleton),
