@@ -6,11 +6,13 @@
  * /dev/shm), print the pid and end cleanly (PtlFini). "fork": start, fork
  * a child that exits through exit() (the atexit handlers it inherited),
  * then say whether our view is still there ("view kept") and end cleanly.
- * "fifo": see fifo_child.
+ * "fifo", "busy": see taken_child.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,35 +28,54 @@ static void check(int rc, const char *what)
 	}
 }
 
-/* "fifo": a child's PtlInit with a FIFO under its own view's name must
- * fail at once, saying why (on stderr); prints "fifo rc <PtlErrorStr>". */
-static int fifo_child(void)
+/* "fifo", "busy": a child's PtlInit finds its own view's name taken, by a
+ * FIFO (fifo) or by a file whose lock a live process holds (busy: we do,
+ * as a process of another pid namespace with the child's pid would), and
+ * must fail, saying why (on stderr; busy after the ~2 s it waits for a
+ * sweeper to let go); prints "<mode> rc <PtlErrorStr>". */
+static int taken_child(const char *mode)
 {
 	int pp[2], nif;
 	if (pipe(pp) != 0)
 		return 1;
 	pid_t c = fork();
+	if (c < 0)
+		return 1;
 	if (c == 0) {
 		char b;
 		if (read(pp[0], &b, 1) != 1)
 			_exit(1);
-		printf("fifo rc %s\n", PtlErrorStr((unsigned)PtlInit(&nif)));
+		printf("%s rc %s\n", mode, PtlErrorStr((unsigned)PtlInit(&nif)));
 		fflush(stdout);
 		_exit(0);
 	}
-	char view[64];
+	char view[64], tmp[64];
 	snprintf(view, sizeof view, "/dev/shm/ptl.view.%d", (int)c);
-	int made = mkfifo(view, 0600);
+	snprintf(tmp, sizeof tmp, "/dev/shm/eq_holder.busy.%d", (int)c);
+	int made = -1, fd = -1;
+	if (strcmp(mode, "fifo") == 0) {
+		made = mkfifo(view, 0600);
+	} else {
+		/* Locked before it has the view's name: a sweep by another
+		 * test's process would take an unlocked one for a dead
+		 * process's view and remove it. */
+		fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+			made = rename(tmp, view);
+		unlink(tmp);
+	}
 	if (write(pp[1], "x", 1) != 1 || waitpid(c, NULL, 0) != c)
 		made = -1;
 	unlink(view);
+	if (fd >= 0)
+		close(fd); /* the lock goes after the name, as a view's does */
 	return made == 0 ? 0 : 1;
 }
 
 int main(int argc, char **argv)
 {
-	if (argc > 1 && strcmp(argv[1], "fifo") == 0)
-		return fifo_child();
+	if (argc > 1 && (strcmp(argv[1], "fifo") == 0 || strcmp(argv[1], "busy") == 0))
+		return taken_child(argv[1]);
 	int puts = argc > 1 ? atoi(argv[1]) : 3, nif;
 	check(PtlInit(&nif), "PtlInit");
 	ptl_handle_ni_t ni;

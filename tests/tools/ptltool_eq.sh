@@ -74,6 +74,17 @@ out2=$(timeout 60 "$T" eq $$ 2>&1); rc=$?
 rm -f "$fifo"
 [ $rc = 124 ] && fail "ptltool eq blocked on a FIFO named as a view"
 echo "$out2" | grep -q "no ptl process $$" || fail "ptltool eq on a FIFO: $out2"
+# A live process holding a starting process's view name locked (one of
+# another pid namespace sharing /dev/shm, with the same pid) fails its
+# PtlInit too (PTL_FAIL), once it has waited ~2 s for a sweeper to let go.
+t0=$(date +%s)
+out4=$(timeout 60 "$B/tests/tools/eq_holder" busy 2>&1); rc=$?
+t1=$(date +%s)
+[ $rc = 0 ] || fail "eq_holder busy exited $rc: $out4"
+echo "$out4" | grep -q "^busy rc PTL_FAIL" || fail "PtlInit with its view held by a live process: $out4"
+echo "$out4" | grep -q "^ptl: /dev/shm/ptl\.view\.[0-9]* is held by another live process .*: no view, no EQs" ||
+	fail "PtlInit's message for a held view: $out4"
+echo "PtlInit with its view held answered after $((t1 - t0)) s"
 left=$(ls /dev/shm | grep -E "^ptl\.view\.($pid|$fini)(\.|$)")
 [ -z "$left" ] || fail "views left in /dev/shm: $left"
 "$T" ps extra >/dev/null 2>&1; [ $? = 2 ] || fail "ps with an argument"
