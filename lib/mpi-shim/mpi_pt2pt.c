@@ -510,31 +510,41 @@ static size_t env_size(const char *n, size_t def)
 }
 
 /* Memory that peers' messages land in (the unexpected-message buffers,
- * the ACK-free reserves) or that eager sends go out of, with every page
- * mapped now: from malloc (an mmap at these sizes) each page was mapped
- * by a fault the first time a message reached it, inside whichever calls
- * first carried enough to get that far. Where a fault costs as much as
- * on the KVM/PVM guests here that showed: 4 ranks on 2 cores, 256 KiB
- * MPI_Allreduce after the 32 KiB row, streaks of calls taking 750-1100
- * us instead of ~260, each with 32 minor faults (two 64 KiB eager
- * messages reaching untouched pages of a 1 MiB buffer) until all 8 MiB
- * had been touched. MAP_POPULATE maps them in one system call at
- * MPI_Init, and a store a page then backs them where the guest's kernel
- * leaves a page the host reported as zero unwritten (pvm_no_zero_page:
- * the host backs it at the first store, as libptl's EQ rings found,
- * lib/ptl/ptl_view.c): 8.5 MiB a rank, a few ms of MPI_Init. NULL when
- * out of memory; give it back with mem_unmap. */
+ * the ACK-free reserves) or that eager sends go out of, its first
+ * MPI_PREFILL_MAX bytes in all backed now: from malloc (an mmap at these
+ * sizes) each page was mapped by a fault the first time a message reached
+ * it, inside whichever calls first carried enough to get that far. Where
+ * a fault costs as much as on the KVM/PVM guests here that showed: 4
+ * ranks on 2 cores, 256 KiB MPI_Allreduce after the 32 KiB row, streaks
+ * of calls taking 750-1100 us instead of ~260, each with 32 minor faults
+ * (two 64 KiB eager messages reaching untouched pages of a 1 MiB buffer)
+ * until all 8 MiB had been touched. MAP_POPULATE maps a buffer within the
+ * budget in one system call, and a store a page then backs it where the
+ * guest's kernel leaves a page the host reported as zero unwritten
+ * (pvm_no_zero_page: the host backs it at the first store, as libptl's
+ * EQ rings found, lib/ptl/ptl_view.c). The defaults' 8.75 MiB a rank fit
+ * (a few ms of MPI_Init); past the budget (PTL_MPI_UNEXPECTED_MEM or
+ * PTL_MPI_EAGER_LIMIT raised: up to 2 x 128 MiB) pages are mapped when
+ * first used, as before, rather than every rank committing it all at
+ * MPI_Init. */
+#define MPI_PREFILL_MAX (16u << 20)
+static size_t prefill_left = MPI_PREFILL_MAX;
+
+/* len bytes, backed now as far as prefill_left goes. NULL when out of
+ * address space; give it back with mem_unmap. */
 static void *mem_mapped(size_t len)
 {
-#ifdef MAP_POPULATE
-	int pop = MAP_POPULATE;
-#else
+	size_t pre = len < prefill_left ? len : prefill_left;
 	int pop = 0;
+#ifdef MAP_POPULATE
+	if (pre == len)
+		pop = MAP_POPULATE;
 #endif
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | pop, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
-	for (size_t off = 0; off < len; off += 4096) /* the smallest page there is */
+	prefill_left -= pre;
+	for (size_t off = 0; off < pre; off += 4096) /* every page, whatever its size: none is smaller */
 		((volatile char *)p)[off] = 0;
 	return p;
 }
@@ -730,6 +740,7 @@ void mpi_pt2pt_fini(void)
 	mpi_ux_index_fini();
 	free(P.eslots);
 	mem_unmap(P.eslot_mem, (size_t)MPI_ESLOTS * MPI_ESLOT_BYTES);
+	prefill_left = MPI_PREFILL_MAX;
 	P.eslots = P.eslot_free = NULL;
 	P.eslot_mem = NULL;
 }

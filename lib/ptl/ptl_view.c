@@ -320,11 +320,14 @@ void ptl_view_eq_destroy(struct ptl_eq *eq)
 {
 	if (!eq->ring)
 		return;
-	char name[96];
-	int named = rt_shm_view_eq_name(name, sizeof name, (long)ptl_view_owner, eq->view_index);
-	__atomic_store_n(&ptl_lib.view->eqs[eq->view_index].in_use, 0, __ATOMIC_RELEASE);
+	/* A forked child's copy of an EQ maps its parent's object, listed in
+	 * its parent's view: it lets go of its mapping and leaves both alone. */
+	if (getpid() == ptl_view_owner) {
+		char name[96];
+		__atomic_store_n(&ptl_lib.view->eqs[eq->view_index].in_use, 0, __ATOMIC_RELEASE);
+		if (rt_shm_view_eq_name(name, sizeof name, (long)ptl_view_owner, eq->view_index) > 0)
+			shm_unlink(name);
+	}
 	munmap(eq->ring, eq->map_len);
-	if (named > 0)
-		shm_unlink(name);
 	eq->ring = NULL;
 }

@@ -249,14 +249,16 @@ int rt_shm_view_eq_name(char *buf, size_t len, long pid, unsigned eq)
 
 long rt_shm_view_parse(const char *name, const char **rest)
 {
-	const char *p = name + strlen(RT_SHM_VIEW_PREFIX);
+	const char *p;
 	long pid = 0;
 
 	/* Digits by hand, not strtol: no sign, space or leading zero gets in
 	 * (each would give a second name for one pid), and a pid too large
 	 * is refused before it overflows, whatever the width of long. */
-	if (strncmp(name, RT_SHM_VIEW_PREFIX, strlen(RT_SHM_VIEW_PREFIX)) != 0 ||
-	    *p < '1' || *p > '9')
+	if (strncmp(name, RT_SHM_VIEW_PREFIX, strlen(RT_SHM_VIEW_PREFIX)) != 0)
+		return 0;
+	p = name + strlen(RT_SHM_VIEW_PREFIX);
+	if (*p < '1' || *p > '9')
 		return 0;
 	for (; *p >= '0' && *p <= '9'; p++) {
 		if (pid > (INT32_MAX - (*p - '0')) / 10)

@@ -3,9 +3,12 @@
  * then blocks in PtlEQWait on a third EQ that stays empty, so ptltool can
  * look at a process that is blocked. argv[1]: puts to do (default 3), or
  * "fini": start (PtlInit sweeps the views that dead processes left in
- * /dev/shm), print the pid and end cleanly (PtlFini). "fork": start, fork
- * a child that exits through exit() (the atexit handlers it inherited),
- * then say whether our view is still there ("view kept") and end cleanly.
+ * /dev/shm), print the pid and end cleanly (PtlFini). "fork": start,
+ * allocate an EQ, fork a child that frees it, ends Portals (PtlNIFini,
+ * PtlFini) and exits through exit() (the atexit handlers it inherited),
+ * then say whether our view and our EQ's object are still there ("view
+ * kept", "eq kept"), free the EQ ("eq freed gone": its object removed) and
+ * end cleanly.
  * "fifo", "busy": see taken_child.
  */
 #include <fcntl.h>
@@ -81,14 +84,24 @@ int main(int argc, char **argv)
 	ptl_handle_ni_t ni;
 	check(PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, NULL, NULL, &ni), "PtlNIInit");
 	if (argc > 1 && strcmp(argv[1], "fork") == 0) {
+		ptl_handle_eq_t eq;
+		check(PtlEQAlloc(ni, 4, PTL_EQ_HANDLER_NONE, &eq), "PtlEQAlloc");
 		pid_t c = fork();
-		if (c == 0)
+		if (c == 0) { /* frees its copy of the EQ and ends Portals, then exits */
+			PtlEQFree(eq);
+			PtlNIFini(ni);
+			PtlFini();
 			exit(0);
+		}
 		if (c < 0 || waitpid(c, NULL, 0) != c)
 			return 1;
-		char view[64];
+		char view[64], eqname[72];
 		snprintf(view, sizeof view, "/dev/shm/ptl.view.%d", (int)getpid());
+		snprintf(eqname, sizeof eqname, "%s.eq0", view);
 		printf("view %s\n", access(view, F_OK) == 0 ? "kept" : "lost");
+		printf("eq %s\n", access(eqname, F_OK) == 0 ? "kept" : "lost");
+		check(PtlEQFree(eq), "PtlEQFree");
+		printf("eq freed %s\n", access(eqname, F_OK) == 0 ? "kept" : "gone");
 		check(PtlNIFini(ni), "PtlNIFini");
 		PtlFini();
 		return 0;

@@ -5,7 +5,7 @@ B=${PTL_TOP_BUILDDIR:-.}
 T=$B/tools/ptltool
 fail() { echo "FAIL: $*"; [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null; exit 1; }
 
-out=$(mktemp); trap 'rm -f "$out"' EXIT
+out=$(mktemp); fork_out=$(mktemp); trap 'rm -f "$out" "$fork_out"' EXIT
 # 10 self-puts into an EQ of 8: 2 overwritten (each put logs one PUT_END).
 "$B/tests/tools/eq_holder" 10 > "$out" &
 pid=$!
@@ -39,8 +39,12 @@ kill -0 "$pid" || fail "process died while ptltool looked"
 "$B/tests/tools/eq_holder" fini | grep -q "^fini " || fail "eq_holder fini (live view)"
 [ -e "/dev/shm/ptl.view.$pid" ] && [ -e "/dev/shm/ptl.view.$pid.eq2" ] ||
 	fail "a live process's view was removed"
-# A child forked without exec that exits leaves its parent's view alone.
-"$B/tests/tools/eq_holder" fork | grep -q "^view kept" || fail "a forked child's exit removed its parent's view"
+# A child forked without exec that frees its copy of an EQ, ends Portals
+# and exits leaves its parent's view and EQ alone.
+"$B/tests/tools/eq_holder" fork >"$fork_out" 2>&1
+grep -q "^view kept" "$fork_out" || fail "a forked child's exit removed its parent's view"
+grep -q "^eq kept" "$fork_out" || fail "a forked child's PtlEQFree removed its parent's EQ object"
+grep -q "^eq freed gone" "$fork_out" || fail "the parent's PtlEQFree left its EQ object"
 # Killed by a signal, it cannot remove its views itself (another test's
 # ptl process, started meanwhile under make -j, may sweep them first).
 kill "$pid"; wait "$pid" 2>/dev/null
