@@ -16,20 +16,50 @@
 
 #include "shm.h"
 
-/* Each rank maps every page of the segment at once (its creator has
- * allocated them all, posix_fallocate): mapped on demand, a rank took a
- * fault the first time it touched each page of a ring or bounce slot, in
- * whichever call first reached it, and faults are dear on the VM guests
- * here. 5 interleaved launches each, bench/mpi_allreduce.c, medians:
- * 4 ranks on 2 cores 256 KiB 254 -> 250 us (range 251-417 -> 227-293),
- * 1 MiB 543 -> 482; 2 ranks pinned 256 KiB 29.8 -> 26.8, 1 MiB 124 ->
- * 122. The segment is at most the ring and bounce budgets (SHM_RING_BUDGET,
- * SHM_BOUNCE_BUDGET: 64 MiB) and shared by the host's ranks. */
+/* A segment of up to SHM_SEG_RESERVE_MAX bytes (up to 18 ranks on a host;
+ * 4 ranks: 20 MiB) has all its pages allocated by its creator
+ * (posix_fallocate) and mapped at once by every rank (MAP_POPULATE):
+ * mapped on demand, a rank took a fault the first time it touched each
+ * page of a ring or bounce slot, in whichever call first reached it, and
+ * faults are dear on the VM guests here. 5 interleaved launches each,
+ * bench/mpi_allreduce.c, medians: 4 ranks on 2 cores 256 KiB 254 -> 250
+ * us (range 251-417 -> 227-293: the slow tail), 1 MiB 543 -> 482; 2 ranks
+ * pinned 256 KiB 29.8 -> 26.8, 1 MiB 124 -> 122. And a /dev/shm too small
+ * for it fails the job at start, with a message, not with a SIGBUS at
+ * whichever store first reaches a page it cannot have. Larger segments
+ * (the rings' and slots' floors outgrow the budgets: 32 ranks 97 MiB, 64
+ * ranks 323 MiB, mostly pairs that never talk) stay sparse and are
+ * mapped on demand, as is a segment on a /dev/shm that cannot fallocate:
+ * reserving all of that would cost the host its memory and each rank
+ * its page tables. */
+#define SHM_SEG_RESERVE_MAX (64u << 20)
+
+/* The flags a rank maps a segment of len bytes with. */
+static int seg_map_flags(uint64_t len)
+{
 #ifdef MAP_POPULATE
-#define SHM_SEG_MAP (MAP_SHARED | MAP_POPULATE)
-#else
-#define SHM_SEG_MAP MAP_SHARED
+	if (len <= SHM_SEG_RESERVE_MAX)
+		return MAP_SHARED | MAP_POPULATE;
 #endif
+	(void)len;
+	return MAP_SHARED;
+}
+
+/* Allocates the pages of a new segment of len bytes (fd) where it is
+ * within SHM_SEG_RESERVE_MAX: 0, or the error (ENOSPC: /dev/shm cannot
+ * hold it). A /dev/shm whose filesystem cannot fallocate keeps the
+ * segment sparse (0). */
+static int seg_reserve(int fd, uint64_t len)
+{
+	int err;
+
+	if (len > SHM_SEG_RESERVE_MAX)
+		return 0;
+	err = posix_fallocate(fd, 0, (off_t)len);
+	if (err == EINTR) /* older kernels' tmpfs stops at a signal: once more */
+		err = posix_fallocate(fd, 0, (off_t)len);
+	return err == EOPNOTSUPP || err == ENOSYS ? 0 : err;
+}
 
 /* Our affinity mask into our shm_rank, for shm_bulk_crowded: the CPUs the
  * host's ranks may use are the union of theirs (not the host's count,
@@ -170,10 +200,7 @@ int shm_seg_create(struct nal *n)
 		shm_unlink(n->name);
 		return NAL_EIO;
 	}
-	/* Every page of the segment now (SHM_SEG_MAP says why); and a
-	 * /dev/shm too small for it fails here, with a message, not with a
-	 * SIGBUS at whichever store first reaches a page it cannot have. */
-	int err = posix_fallocate(fd, 0, (off_t)plan_h.seg_len);
+	int err = seg_reserve(fd, plan_h.seg_len); /* SHM_SEG_RESERVE_MAX says why */
 	if (err != 0) {
 		fprintf(stderr, "ptl shm: reserving %" PRIu64 " bytes of /dev/shm for %s failed: %s "
 			"(is /dev/shm full or too small?)\n", plan_h.seg_len, n->name, strerror(err));
@@ -181,7 +208,7 @@ int shm_seg_create(struct nal *n)
 		shm_unlink(n->name);
 		return NAL_EIO;
 	}
-	p = mmap(NULL, plan_h.seg_len, PROT_READ | PROT_WRITE, SHM_SEG_MAP, fd, 0);
+	p = mmap(NULL, plan_h.seg_len, PROT_READ | PROT_WRITE, seg_map_flags(plan_h.seg_len), fd, 0);
 	close(fd);
 	if (p == MAP_FAILED) {
 		fprintf(stderr, "ptl shm: mmap of %s (%" PRIu64 " bytes) failed: %s\n", n->name,
@@ -223,7 +250,7 @@ int shm_seg_attach(struct nal *n)
 		close(fd);
 		return NAL_EIO;
 	}
-	p = mmap(NULL, (size_t)sb.st_size, PROT_READ | PROT_WRITE, SHM_SEG_MAP, fd, 0);
+	p = mmap(NULL, (size_t)sb.st_size, PROT_READ | PROT_WRITE, seg_map_flags((uint64_t)sb.st_size), fd, 0);
 	close(fd);
 	if (p == MAP_FAILED) {
 		fprintf(stderr, "ptl shm: mmap of %s failed: %s\n", n->name, strerror(errno));
