@@ -77,6 +77,13 @@ static void *ptl_view_map(const char *name, size_t len, bool populate)
  * looking alive. */
 static pid_t ptl_view_owner;
 
+/* Whether we are that process (not a child forked after PtlInit): only it
+ * removes the view's objects or marks its EQs free. */
+static bool ptl_view_mine(void)
+{
+	return getpid() == ptl_view_owner;
+}
+
 static void ptl_view_atexit(void)
 {
 	/* A process that exits without PtlFini leaves nothing behind. */
@@ -262,8 +269,7 @@ void ptl_view_close(void)
 {
 	if (!ptl_lib.view)
 		return;
-	/* Only the process that opened the view removes it (see ptl_view_owner). */
-	bool mine = getpid() == ptl_view_owner;
+	bool mine = ptl_view_mine();
 	for (uint32_t i = 0; mine && i < ptl_lib.view->neqs; i++) {
 		if (!ptl_lib.view->eqs[i].in_use)
 			continue;
@@ -322,7 +328,7 @@ void ptl_view_eq_destroy(struct ptl_eq *eq)
 		return;
 	/* A forked child's copy of an EQ maps its parent's object, listed in
 	 * its parent's view: it lets go of its mapping and leaves both alone. */
-	if (getpid() == ptl_view_owner) {
+	if (ptl_view_mine()) {
 		char name[96];
 		__atomic_store_n(&ptl_lib.view->eqs[eq->view_index].in_use, 0, __ATOMIC_RELEASE);
 		if (rt_shm_view_eq_name(name, sizeof name, (long)ptl_view_owner, eq->view_index) > 0)
