@@ -1,6 +1,7 @@
 #!/bin/sh
 # ptlrun: a rank that fails stops the job; exit status and message name the
 # rank; the job's shared-memory objects are removed.
+. "${PTL_TOP_SRCDIR:-$(dirname "$0")/../..}/tests/own_shm.sh"
 . "${PTL_TOP_SRCDIR:-$(dirname "$0")/../..}/tests/rt/rt_common.sh"
 
 # Exit status 3 at rank 1: ptlrun exits 3, the others are stopped.

@@ -1,6 +1,7 @@
 #!/bin/sh
 # ptltool ps / eq on a live process blocked in PtlEQWait, and its errors.
 set -u
+. "${PTL_TOP_SRCDIR:-$(dirname "$0")/../..}/tests/own_shm.sh"
 B=${PTL_TOP_BUILDDIR:-.}
 T=$B/tools/ptltool
 fail() { echo "FAIL: $*"; [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null; exit 1; }
@@ -45,10 +46,16 @@ kill -0 "$pid" || fail "process died while ptltool looked"
 grep -q "^view kept" "$fork_out" || fail "a forked child's exit removed its parent's view"
 grep -q "^eq kept" "$fork_out" || fail "a forked child's PtlEQFree removed its parent's EQ object"
 grep -q "^eq freed gone" "$fork_out" || fail "the parent's PtlEQFree left its EQ object"
-# Killed by a signal, it cannot remove its views itself (another test's
-# ptl process, started meanwhile under make -j, may sweep them first).
+# Killed by a signal, it cannot remove its views itself (in a shared
+# /dev/shm another test's ptl process, started meanwhile under make -j,
+# may sweep them first).
 kill "$pid"; wait "$pid" 2>/dev/null
-[ -e "/dev/shm/ptl.view.$pid" ] || echo "note: the killed process's view was swept by a concurrent process"
+if [ "$own_shm" = 1 ]; then
+	[ -e "/dev/shm/ptl.view.$pid" ] && [ -e "/dev/shm/ptl.view.$pid.eq2" ] ||
+		fail "the killed process's view or EQ object is gone before any sweep"
+else
+	[ -e "/dev/shm/ptl.view.$pid" ] || echo "note: the killed process's view was swept by a concurrent process"
+fi
 
 # Errors.
 "$T" eq 999999999 2>&1 | grep -q "no ptl process 999999999 on this host" || fail "missing process message"
@@ -62,6 +69,8 @@ kill "$pid"; wait "$pid" 2>/dev/null
 fifo=/dev/shm/ptl.view.2147483647
 rm -f "$fifo"; mkfifo "$fifo" || fail "mkfifo $fifo"
 fini=$(timeout 60 "$B/tests/tools/eq_holder" fini | sed -n 's/^fini //p')
+[ -e "/dev/shm/ptl.view.$pid" ] || [ -e "/dev/shm/ptl.view.$pid.eq2" ] &&
+	fail "the next ptl process's PtlInit left the killed process's view"
 [ -p "$fifo" ] || fail "the sweep removed a FIFO"
 rm -f "$fifo"
 [ -n "$fini" ] || fail "eq_holder fini did not finish (blocked on a FIFO named as a view?)"

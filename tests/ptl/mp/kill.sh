@@ -7,6 +7,7 @@ if [ "${PTL_TEST_VALGRIND:-0}" = 1 ]; then
 	echo "kill.sh: not run under valgrind (the kill is the test)"
 	exit 77
 fi
+. "${PTL_TOP_SRCDIR:-$(dirname "$0")/../../..}/tests/own_shm.sh"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ptl-mp-kill.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 "$PTL_TOP_BUILDDIR/tools/ptlrun" -n 3 --timeout 60 "$PTL_TOP_BUILDDIR/tests/ptl/mp/mp_kill" \
