@@ -108,6 +108,21 @@ struct mpi_obj_hdr {
 #define MPI_ESLOTS 64
 #define MPI_ESLOT_BYTES 4096
 
+/* By default at most this much memory (PTL_MPI_SEND_COPY_MEM) a rank
+ * keeps in eager sends it has copied and not yet finished, their requests
+ * counted (MPI_SEND_COPY_OVERHEAD): the copies made when every slot is in
+ * use, or of data not contiguous. Past it a contiguous send goes from
+ * the user's buffer and completes once the receiver has it, which holds
+ * back a sender that outruns its receiver. Unbounded, the copies and
+ * their requests grew with the queue behind the peer's credits: a loop
+ * of 64 256-byte MPI_Isends and MPI_Waitall, 256,000 sends, left 255,809
+ * copies and as many requests, 130 MB. Not none: a program that sends
+ * many small messages each way before it receives them (unsafe by the
+ * standard, but MPICH and Open MPI buffer it) runs on the copies while
+ * they last. */
+#define MPI_SEND_COPY_DEFAULT (64u << 20)
+#define MPI_SEND_COPY_OVERHEAD sizeof(struct mpi_req) /* what each copy holds besides */
+
 /* A nonblocking eager send above MPI_DIRECT_MIN bytes (acknowledged: it
  * may overflow and be pulled, so its data must stay until the ACK) goes
  * from the user's buffer instead of a copy into a bounce slot, and its
@@ -200,6 +215,7 @@ static struct {
 	struct mpi_obj_hdr direct;   /* user_ptr of direct_md */
 	ptl_handle_md_t direct_md;   /* the address-space MD (MPI_DIRECT_MIN) */
 	char *eslot_mem;
+	size_t copy_bytes, copy_max;  /* eager sends' copies not yet finished, and their bound (MPI_SEND_COPY_DEFAULT) */
 	uint64_t ux_appends;         /* unexpected-list records ever added */
 	int unlink_due;              /* UNLINK events of use-once MDs sure to follow (progress_until) */
 } P;
@@ -563,6 +579,7 @@ int mpi_pt2pt_init(void)
 	if (mpi_g.eager_limit > (1u << 24))
 		mpi_g.eager_limit = 1u << 24;
 	size_t uxmem = env_size("PTL_MPI_UNEXPECTED_MEM", 8u << 20);
+	P.copy_max = env_size("PTL_MPI_SEND_COPY_MEM", MPI_SEND_COPY_DEFAULT);
 	mpi_g.ux_bufsize = mpi_g.eager_limit * 8 > (1u << 20) ? mpi_g.eager_limit * 8 : (1u << 20);
 	mpi_g.ux_nbufs = (int)(uxmem / mpi_g.ux_bufsize);
 	if (mpi_g.ux_nbufs < 2)
@@ -637,6 +654,11 @@ int mpi_pt2pt_init(void)
 		mpi_fatal(MPI_ERR_NO_MEM, "out of memory for the unexpected-message index");
 	mpi_list_init(&P.arriving);
 
+	/* The eager send slots first: every small send goes out of them, so
+	 * they have the prefill's budget before the buffers that may outgrow
+	 * it (with PTL_MPI_UNEXPECTED_MEM=64M, mapped last, they were left
+	 * unbacked: ~64 more faults in a rank's first small MPI_Isends). */
+	P.eslot_mem = mem_mapped((size_t)MPI_ESLOTS * MPI_ESLOT_BYTES);
 	/* The marker: matches anything, accepts nothing. */
 	ptl_handle_md_t mdh;
 	ptl_check(PtlMEAttach(mpi_g.ni, MPI_PT_MSG, any_id, 0, ~(ptl_match_bits_t)0, PTL_RETAIN, PTL_INS_AFTER,
@@ -694,7 +716,6 @@ int mpi_pt2pt_init(void)
 	ptl_check(PtlMDBind(mpi_g.ni, z, PTL_RETAIN, &P.zero_md), "PtlMDBind");
 
 	P.eslots = calloc(MPI_ESLOTS, sizeof *P.eslots);
-	P.eslot_mem = mem_mapped((size_t)MPI_ESLOTS * MPI_ESLOT_BYTES);
 	if (!P.eslots || !P.eslot_mem)
 		mpi_fatal(MPI_ERR_NO_MEM, "out of memory for eager send slots");
 	for (int i = MPI_ESLOTS - 1; i >= 0; i--) {
@@ -915,6 +936,8 @@ static void send_finish(struct mpi_req *r)
 	if (r->ptmp) {
 		if (r->bsend)
 			mpi_g.bsend_used -= r->len + MPI_BSEND_OVERHEAD;
+		else
+			P.copy_bytes -= r->len + MPI_SEND_COPY_OVERHEAD;
 		free(r->pbuf);
 		r->pbuf = NULL;
 		r->ptmp = false;
@@ -1057,7 +1080,8 @@ int mpi_isend_t(const void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t
 	 * PtlPut returns, so a copy to a slot would only add a copy. */
 	bool noack_now = now_ok(len, r->wpeer);
 	bool direct = r->proto == MPI_PROTO_EAGER && !r->bsend && t->contig &&
-		      ((len > MPI_DIRECT_MIN && (nb || len > MPI_ESLOT_BYTES)) || noack_now);
+		      ((len > MPI_DIRECT_MIN && (nb || len > MPI_ESLOT_BYTES)) || noack_now ||
+		       (!P.eslot_free && P.copy_bytes + len + MPI_SEND_COPY_OVERHEAD > P.copy_max));
 	if (direct) {
 		r->direct = true;
 		r->pbuf = (char *)(uintptr_t)buf + t->true_lb;
@@ -1083,6 +1107,8 @@ int mpi_isend_t(const void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t
 		r->ptmp = true;
 		if (r->bsend)
 			mpi_g.bsend_used += len + MPI_BSEND_OVERHEAD;
+		else
+			P.copy_bytes += len + MPI_SEND_COPY_OVERHEAD;
 		if (t->contig)
 			memcpy(r->pbuf, (const char *)buf + t->true_lb, len);
 		else
@@ -1102,8 +1128,13 @@ int mpi_isend_t(const void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t
 		rc = attach_once(r, MPI_PT_RNDV, r->wpeer, len, PTL_MD_OP_GET);
 	}
 	if (rc != PTL_OK) {
-		if (r->ptmp)
+		if (r->ptmp) {
+			if (r->bsend)
+				mpi_g.bsend_used -= len + MPI_BSEND_OVERHEAD;
+			else
+				P.copy_bytes -= len + MPI_SEND_COPY_OVERHEAD;
 			free(r->pbuf);
+		}
 		mpi_req_release(r);
 		*out = NULL;
 		return MPI_ERR_NO_MEM;

@@ -8,7 +8,10 @@
  * sends go ACK-free from fresh credits (1 KiB credit units) and again
  * from the credits the receiver gives back; with "stream", windows of
  * 4 KiB MPI_Isend from one or two senders, which must keep finding their
- * ACK-free credits back. Needs at least 2 ranks. */
+ * ACK-free credits back; with "sendmem", small MPI_Isends that outrun
+ * their receiver, which must not grow the sender past
+ * PTL_MPI_SEND_COPY_MEM; with "exchange", many small blocking sends each
+ * way before either rank receives. Needs at least 2 ranks. */
 #include "mpi_test.h"
 
 #include <pthread.h>
@@ -16,6 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1044,6 +1048,82 @@ static void stream(void)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
+static long maxrss_kib(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
+
+/* Windows of small MPI_Isends from rank 0 while rank 1 stays out of the
+ * library (run with PTL_PROGRESS_THREAD=0, so nothing drains for it, and
+ * PTL_MPI_SEND_COPY_MEM=1M): past its credits and slots the sender keeps
+ * copies of what it sends only up to that bound, then is held back until
+ * the receiver takes them, instead of copying every send and keeping a
+ * request for each (about 38 MB here before the bound). Every message
+ * arrives, in order. */
+static void send_memory(void)
+{
+	enum { N = 102400, W = 64, LEN = 64 };
+	static char m[W][LEN];
+	if (t_rank == 0) {
+		MPI_Request rq[W];
+		long before = maxrss_kib();
+		for (int i = 0; i < N; i += W) {
+			for (int k = 0; k < W; k++) {
+				int v = i + k;
+				memcpy(m[k], &v, sizeof v);
+				OK(MPI_Isend(m[k], LEN, MPI_CHAR, 1, 5, MPI_COMM_WORLD, &rq[k]));
+			}
+			OK(MPI_Waitall(W, rq, MPI_STATUSES_IGNORE));
+		}
+		long grew = maxrss_kib() - before;
+		printf("sendmem: the sender grew by %ld KiB for %d sends taken late\n", grew, N);
+		CHECK(grew < 8192, "the sender grew by %ld KiB for %d sends its receiver took late", grew, N);
+	} else if (t_rank == 1) {
+		double t0 = MPI_Wtime();
+		while (MPI_Wtime() - t0 < 0.5)
+			;
+		int bad = 0;
+		for (int i = 0; i < N; i++) {
+			int v;
+			OK(MPI_Recv(m[0], LEN, MPI_CHAR, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+			memcpy(&v, m[0], sizeof v);
+			bad += v != i;
+		}
+		CHECK(bad == 0, "%d of the late messages wrong or out of order", bad);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* Ranks 0 and 1 each send the other 20,000 1 KiB messages by MPI_Send
+ * before receiving any: unsafe by the standard (it relies on buffering),
+ * common in practice, and buffered by MPICH and Open MPI; here by the
+ * sender's copies (PTL_MPI_SEND_COPY_MEM, 64 MiB by default) and the
+ * receiver's unexpected-message memory. */
+static void exchange(void)
+{
+	enum { N = 20000, LEN = 1024 };
+	static char m[LEN];
+	if (t_rank > 1) {
+		MPI_Barrier(MPI_COMM_WORLD);
+		return;
+	}
+	int peer = 1 - t_rank, bad = 0;
+	for (int i = 0; i < N; i++) {
+		memcpy(m, &i, sizeof i);
+		OK(MPI_Send(m, LEN, MPI_CHAR, peer, 6, MPI_COMM_WORLD));
+	}
+	for (int i = 0; i < N; i++) {
+		int v;
+		OK(MPI_Recv(m, LEN, MPI_CHAR, peer, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		memcpy(&v, m, sizeof v);
+		bad += v != i;
+	}
+	CHECK(bad == 0, "%d exchanged messages wrong or out of order", bad);
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
 	bool units = argc > 1 && strcmp(argv[1], "units") == 0;
@@ -1068,6 +1148,14 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "stream") == 0) {
 		stream();
 		return t_finish("mpi_p2p stream");
+	}
+	if (argc > 1 && strcmp(argv[1], "sendmem") == 0) {
+		send_memory();
+		return t_finish("mpi_p2p sendmem");
+	}
+	if (argc > 1 && strcmp(argv[1], "exchange") == 0) {
+		exchange();
+		return t_finish("mpi_p2p exchange");
 	}
 	sizes();
 	ordering();
