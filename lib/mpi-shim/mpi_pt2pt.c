@@ -112,8 +112,9 @@ struct mpi_obj_hdr {
  * keeps in eager sends it has copied and not yet finished, their requests
  * counted (MPI_SEND_COPY_OVERHEAD): the copies made when every slot is in
  * use, or of data not contiguous. Past it a contiguous send goes from
- * the user's buffer and completes once the receiver has it, which holds
- * back a sender that outruns its receiver. Unbounded, the copies and
+ * the user's buffer and completes once the receiver has it (a copied one
+ * too, once delivered), which holds back a sender that outruns its
+ * receiver. Unbounded, the copies and
  * their requests grew with the queue behind the peer's credits: a loop
  * of 64 256-byte MPI_Isends and MPI_Waitall, 256,000 sends, left 255,809
  * copies and as many requests, 130 MB. Not none: a program that sends
@@ -1143,8 +1144,11 @@ int mpi_isend_t(const void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t
 	r->busy = true;
 	/* A buffered or eager send is complete for the user now (the data is
 	 * copied); the library finishes it without the user. A direct one
-	 * completes when the library has finished it. */
-	if ((r->proto == MPI_PROTO_EAGER && !direct) || r->bsend)
+	 * completes when the library has finished it, and so does a copy
+	 * past the copies' bound (data not contiguous, which cannot go
+	 * direct): the caller holds it, and is held back. */
+	bool late = r->ptmp && !r->bsend && P.copy_bytes > P.copy_max;
+	if (((r->proto == MPI_PROTO_EAGER && !direct) || r->bsend) && !late)
 		mpi_req_complete(r);
 	if (P.credit[r->wpeer] > 0 && mpi_list_empty(&P.sendq[r->wpeer])) {
 		P.credit[r->wpeer]--;

@@ -12,7 +12,7 @@
 # windows of 4 KiB MPI_Isend from one sender, then two, which keep going
 # ACK-free on the credits the receiver gives back. "sendmem": small
 # MPI_Isends that outrun a receiver out of the library keep the sender
-# within PTL_MPI_SEND_COPY_MEM; "exchange": 20,000 1 KiB MPI_Sends each
+# within PTL_MPI_SEND_COPY_MEM (contiguous, and "vec" not); "exchange": 20,000 1 KiB MPI_Sends each
 # way before any receive, buffered.
 . "$(dirname "$0")/mpi_common.sh"
 run 2 -- mpi_p2p
@@ -26,6 +26,7 @@ run 4 PTL_PROGRESS_THREAD=0 -- mpi_p2p units
 run 2 PTL_PROGRESS_THREAD=0 -- mpi_p2p stream
 run 3 PTL_PROGRESS_THREAD=0 -- mpi_p2p stream
 run 2 PTL_PROGRESS_THREAD=0 PTL_MPI_SEND_COPY_MEM=1M -- mpi_p2p sendmem
+run 2 PTL_PROGRESS_THREAD=0 PTL_MPI_SEND_COPY_MEM=1M -- mpi_p2p sendmem vec
 run 2 -- mpi_p2p exchange
 run 3 PTL_PROGRESS_THREAD=0 -- mpi_p2p exchange
 finish
