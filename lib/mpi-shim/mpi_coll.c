@@ -370,8 +370,8 @@ static int cb_send(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd, 
 		return add_pend(x, idx, NULL, cmd->peer_rank, false);
 	struct mpi_req *r;
 	/* Above the eager limit as a blocking MPI_Send goes (COLL_EAGER_TIMES),
-	 * from our buffer (NB: done on the ACK); up to the limit copied to a
-	 * slot and done at once, as before. */
+	 * from our buffer (NB: done on the ACK); up to the limit copied (to a
+	 * slot, or within PTL_MPI_SEND_COPY_MEM) and done at once, as before. */
 	int mode = len > mpi_g.eager_limit ? MPI_MODE_STD | MPI_MODE_NB | MPI_MODE_BLOCKING : MPI_MODE_STD;
 	if (x->pull && len > mpi_coll_eager_max())
 		mode |= MPI_MODE_PULL;

@@ -292,6 +292,7 @@ struct mpi_req {
 	void *pbuf;              /* contiguous image (ubuf, or a temporary) */
 	size_t len;              /* bytes of the image */
 	bool ptmp;               /* pbuf is ours to free */
+	bool counted;            /* an eager send's copy, in mpi_pt2pt.c's copies' budget */
 	struct mpi_eslot *slot;  /* eager send: pbuf is this preallocated slot */
 	bool direct;             /* eager send from the user's buffer (mpi_pt2pt.c) */
 	ptl_handle_me_t me;
