@@ -2077,9 +2077,21 @@ void mpi_req_fail_dead(struct mpi_req *r, int w)
 			r->me = PTL_INVALID_HANDLE;
 			r->md = PTL_INVALID_HANDLE; /* went with its ME */
 			break;
+		case MPI_SS_EAGER: {
+			/* Its put waits for an ACK, which libptl has failed already
+			 * (ptl_peer_fail answers every op in flight to a peer before
+			 * its death shows here): taken, it finishes the send. Or it
+			 * overflowed, which was answered with no ACK: it waits for a
+			 * pull that will not come, and nothing else would end it. */
+			uint32_t id = mpi_req_id(r);
+			mpi_progress(0);
+			if (mpi_req_by_id(id) != r || !r->busy || r->stage != MPI_SS_EAGER)
+				return;
+			break;
+		}
 		default:
-			/* A put in flight (eager, pulled): libptl fails it, the
-			 * failed ACK finishes the send. */
+			/* A pulled put in flight: libptl fails it, the failed ACK
+			 * finishes the send. */
 			return;
 		}
 		send_fail(r, MPI_ERR_PROC_FAILED); /* names r->wpeer, which is w */

@@ -23,6 +23,10 @@
  *         receive from rank 1 fails naming it. The credits rank 0 owes for
  *         the last of them go back once that receive's wait starts
  *         (mpi_pt2pt.c's acct), to a dead rank by then: no fatal error.
+ *   overflow rank 0 sends rank 1 2 KiB MPI_Isends while rank 1 stays
+ *         out of the library (run with little unexpected memory and many
+ *         credits: most overflow, to wait for a pull) and then dies; rank
+ *         0's MPI_Waitall ends, each send landed or failed naming it.
  *   fatal MPI_ERRORS_ARE_FATAL: rank 0's MPI_Recv ends the job, which exits
  *         non-zero with a message naming the dead rank. */
 #include <time.h>
@@ -288,6 +292,40 @@ static void credit(void)
 		    "rank 1 of MPI_COMM_WORLD died", t0, 5);
 }
 
+/* An overflowed eager message is answered with no ACK; its sender waits
+ * for the receiver's pull, which a dead receiver never makes. */
+static void overflow(void)
+{
+	enum { N = 4000, LEN = 2048 };
+	if (t_rank == 1) {
+		usleep(1000 * 1000);
+		die_later();
+	}
+	if (t_rank == 2)
+		return;
+	static char b[N][LEN];
+	static MPI_Request rq[N];
+	static MPI_Status st[N];
+	for (int i = 0; i < N; i++)
+		OK(MPI_Isend(b[i], LEN, MPI_CHAR, 1, 8, MPI_COMM_WORLD, &rq[i]));
+	double t0 = now_s();
+	int rc = MPI_Waitall(N, rq, st), failed = 0, other = 0;
+	double took = now_s() - t0;
+	for (int i = 0; i < N; i++) {
+		int cls = -1;
+		MPI_Error_class(st[i].MPI_ERROR, &cls);
+		failed += cls == MPI_ERR_PROC_FAILED;
+		other += st[i].MPI_ERROR != MPI_SUCCESS && cls != MPI_ERR_PROC_FAILED;
+	}
+	printf("rank 0: MPI_Waitall of %d sends to a rank that died after %.2f s: %d failed, %d other errors\n", N,
+	       took, failed, other);
+	int cls = -1;
+	MPI_Error_class(rc, &cls);
+	CHECK(cls == MPI_ERR_IN_STATUS, "MPI_Waitall: error class %d, want MPI_ERR_IN_STATUS", cls);
+	CHECK(failed > 0 && other == 0, "%d sends failed naming the death, %d otherwise", failed, other);
+	CHECK(took < 10, "MPI_Waitall took %.2f s", took);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "p2p";
@@ -307,6 +345,8 @@ int main(int argc, char **argv)
 		coll();
 	} else if (!strcmp(mode, "credit")) {
 		credit();
+	} else if (!strcmp(mode, "overflow")) {
+		overflow();
 	} else if (!strcmp(mode, "fatal")) {
 		if (t_rank == 1)
 			die_later();
@@ -315,7 +355,7 @@ int main(int argc, char **argv)
 		printf("rank %d: MPI_Recv from the dead rank returned under MPI_ERRORS_ARE_FATAL\n", t_rank);
 		return 1;
 	} else {
-		fprintf(stderr, "usage: mpi_deadpeer p2p|test|tall|tany|tsome|wall|coll|credit|fatal\n");
+		fprintf(stderr, "usage: mpi_deadpeer p2p|test|tall|tany|tsome|wall|coll|credit|overflow|fatal\n");
 		return 2;
 	}
 	printf("mpi_deadpeer %s: rank %d: %s (%d failed checks)\n", mode, t_rank, t_fails ? "FAIL" : "ok", t_fails);
