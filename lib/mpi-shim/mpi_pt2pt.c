@@ -111,17 +111,17 @@ struct mpi_obj_hdr {
 /* By default at most this much memory (PTL_MPI_SEND_COPY_MEM) a rank
  * keeps in eager sends it has copied and not yet finished, their requests
  * counted (MPI_SEND_COPY_OVERHEAD), per process whatever the peer: the
- * copies made when every slot is in use, or of data not contiguous. Past it a contiguous send goes from
- * the user's buffer and completes once the receiver has it (a copied one
- * too, once delivered), which holds back a sender that outruns its
- * receiver. Unbounded, the copies and
- * their requests grew with the queue behind the peer's credits: a loop
- * of 64 256-byte MPI_Isends and MPI_Waitall, 256,000 sends, left 255,809
- * copies and as many requests, 130 MB. Not none: a program that sends
- * many small messages each way before it receives them (unsafe by the
- * standard, but MPICH and Open MPI buffer it) runs on the copies while
- * they last: 100,000 256-byte MPI_Sends each way before the receives do
- * at the default, 200,000 block (at 64 MiB 100,000 blocked). */
+ * copies made when every slot is in use, or of data not contiguous. Past
+ * it a contiguous send goes from the user's buffer and completes once the
+ * receiver has it (a copied one too, once delivered), which holds back a
+ * sender that outruns its receiver. Unbounded, the copies and their
+ * requests grew with the queue behind the peer's credits: a loop of 64
+ * 256-byte MPI_Isends and MPI_Waitall, 256,000 sends, left 255,809 copies
+ * and as many requests, 130 MB. Not none: a program that sends many small
+ * messages each way before it receives them (unsafe by the standard, but
+ * MPICH and Open MPI buffer it) runs on the copies while they last:
+ * 100,000 256-byte MPI_Sends each way before the receives do at the
+ * default, 200,000 block (at 64 MiB 100,000 blocked). */
 #define MPI_SEND_COPY_DEFAULT (128u << 20)
 /* What each copy holds besides its bytes: its request, its bound MD and
  * the allocator's headers (measured: 1M of budget, 1.8 MB of RSS with
@@ -136,10 +136,11 @@ struct mpi_obj_hdr {
  * binds nothing; its events name the request by the id in hdr_data (the
  * pull's put carries it too). Blocking sends that fit a slot keep the
  * copy (or, every slot in use, a malloc'd one within
- * PTL_MPI_SEND_COPY_MEM): they return without waiting for the ACK. A larger blocking send
- * goes from the user's buffer as well and waits for its ACK, which comes
- * while the receiver answers (a ping-pong's reply follows it): cheaper than
- * a malloc'd copy and its bind, and than the rendezvous's extra hop. */
+ * PTL_MPI_SEND_COPY_MEM): they return without waiting for the ACK. A
+ * larger blocking send goes from the user's buffer as well and waits for
+ * its ACK, which comes while the receiver answers (a ping-pong's reply
+ * follows it): cheaper than a malloc'd copy and its bind, and than the
+ * rendezvous's extra hop. */
 #define MPI_DIRECT_MIN MPI_NOACK_MIN
 #define MPI_DIRECT_BASE ((void *)(uintptr_t)1) /* the MD's start (NULL is refused) */
 
@@ -221,7 +222,7 @@ static struct {
 	struct mpi_obj_hdr direct;   /* user_ptr of direct_md */
 	ptl_handle_md_t direct_md;   /* the address-space MD (MPI_DIRECT_MIN) */
 	char *eslot_mem;
-	size_t copy_bytes, copy_max;  /* eager sends' copies not yet finished, and their bound (MPI_SEND_COPY_DEFAULT) */
+	size_t copy_bytes, copy_max; /* eager sends' copies not yet finished, and their bound (MPI_SEND_COPY_DEFAULT) */
 	uint64_t ux_appends;         /* unexpected-list records ever added */
 	int unlink_due;              /* UNLINK events of use-once MDs sure to follow (progress_until) */
 } P;
