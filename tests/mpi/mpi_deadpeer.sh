@@ -5,8 +5,9 @@
 # MPI_Waitany, MPI_Testall/any/some, MPI_Waitall), collectives, and operations started once it is known dead
 # (also after the credits owed it for its last messages went back: credit);
 # the survivors still talk afterwards; sends whose messages overflowed the
-# dead rank's unexpected memory (waiting for a pull) fail too (overflow). Under MPI_ERRORS_ARE_FATAL the job
-# ends non-zero and the output names the dead rank.
+# dead rank's unexpected memory (waiting for a pull) fail too (overflow).
+# Under MPI_ERRORS_ARE_FATAL the job ends non-zero and the output names the
+# dead rank.
 . "$(dirname "$0")/mpi_common.sh"
 for mode in p2p test tall tany tsome wall coll credit; do
 	run 3 -- mpi_deadpeer $mode

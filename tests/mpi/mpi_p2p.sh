@@ -12,8 +12,8 @@
 # windows of 4 KiB MPI_Isend from one sender, then two, which keep going
 # ACK-free on the credits the receiver gives back. "sendmem": small
 # MPI_Isends that outrun a receiver out of the library keep the sender
-# within PTL_MPI_SEND_COPY_MEM (contiguous, and "vec" not); "exchange": 20,000 1 KiB MPI_Sends each
-# way before any receive, buffered.
+# within PTL_MPI_SEND_COPY_MEM (contiguous data, and with "vec" not);
+# "exchange": 20,000 1 KiB MPI_Sends each way before any receive, buffered.
 . "$(dirname "$0")/mpi_common.sh"
 run 2 -- mpi_p2p
 run 4 -- mpi_p2p

@@ -72,7 +72,8 @@ fini=$(timeout 60 "$B/tests/tools/eq_holder" fini | sed -n 's/^fini //p')
 [ -p "$fifo" ] || fail "the sweep removed a FIFO"
 rm -f "$fifo"
 [ -n "$fini" ] || fail "eq_holder fini did not finish (blocked on a FIFO named as a view?)"
-# (in a shared /dev/shm another sweeper may hold the dead view's lock then)
+# The sweep removed the killed process's view: asserted in our own
+# /dev/shm only (in a shared one another sweeper may hold its lock then).
 if [ "$own_shm" = 1 ] && { [ -e "/dev/shm/ptl.view.$pid" ] || [ -e "/dev/shm/ptl.view.$pid.eq2" ]; }; then
 	fail "the next ptl process's PtlInit left the killed process's view"
 fi
