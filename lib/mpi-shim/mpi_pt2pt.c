@@ -928,6 +928,22 @@ static void sendq_flush(int w)
 }
 
 /* The send is over for the library: free what it held. */
+/* A send's copy of its data, if it has one, given back with what it was
+ * counted against (the Bsend buffer, or the copies' budget). */
+static void send_copy_free(struct mpi_req *r)
+{
+	if (!r->ptmp)
+		return;
+	if (r->bsend)
+		mpi_g.bsend_used -= r->len + MPI_BSEND_OVERHEAD;
+	else if (r->counted)
+		P.copy_bytes -= r->len + MPI_SEND_COPY_OVERHEAD;
+	r->counted = false;
+	free(r->pbuf);
+	r->pbuf = NULL;
+	r->ptmp = false;
+}
+
 static void send_finish(struct mpi_req *r)
 {
 	if (r->direct) {
@@ -944,16 +960,7 @@ static void send_finish(struct mpi_req *r)
 	}
 	r->md = PTL_INVALID_HANDLE;
 	r->stage = MPI_SS_DONE;
-	if (r->ptmp) {
-		if (r->bsend)
-			mpi_g.bsend_used -= r->len + MPI_BSEND_OVERHEAD;
-		else if (r->counted)
-			P.copy_bytes -= r->len + MPI_SEND_COPY_OVERHEAD;
-		r->counted = false;
-		free(r->pbuf);
-		r->pbuf = NULL;
-		r->ptmp = false;
-	}
+	send_copy_free(r);
 	r->busy = false;
 	if (!r->done)
 		mpi_req_complete(r);
@@ -1142,14 +1149,7 @@ int mpi_isend_t(const void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t
 		rc = attach_once(r, MPI_PT_RNDV, r->wpeer, len, PTL_MD_OP_GET);
 	}
 	if (rc != PTL_OK) {
-		if (r->ptmp) {
-			if (r->bsend)
-				mpi_g.bsend_used -= len + MPI_BSEND_OVERHEAD;
-			else if (r->counted)
-				P.copy_bytes -= len + MPI_SEND_COPY_OVERHEAD;
-			r->counted = false;
-			free(r->pbuf);
-		}
+		send_copy_free(r);
 		mpi_req_release(r);
 		*out = NULL;
 		return MPI_ERR_NO_MEM;
