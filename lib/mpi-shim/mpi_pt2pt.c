@@ -225,7 +225,28 @@ static struct {
 	size_t copy_bytes, copy_max; /* eager sends' copies not yet finished, and their bound (MPI_SEND_COPY_DEFAULT) */
 	uint64_t ux_appends;         /* unexpected-list records ever added */
 	int unlink_due;              /* UNLINK events of use-once MDs sure to follow (progress_until) */
+	/* What libptl refused for now (PTL_NO_SPACE), tried again by progress
+	 * (retry_refused): peers whose queued sends wait behind a refused
+	 * one, and the other calls in order. */
+	bool refused;                /* either list is not empty */
+	int *blocked, nblocked;      /* those peers, each once (is_blocked) */
+	bool *is_blocked;
+	struct mpi_defer *dq;        /* the calls, dq_head up to dq_len */
+	size_t dq_head, dq_len, dq_cap;
 } P;
+
+/* A Portals call libptl refused with PTL_NO_SPACE, to make again: a
+ * control put, a rendezvous receive's get, the put that answers a pull. */
+enum { MPI_DEFER_CTRL, MPI_DEFER_GET, MPI_DEFER_PULL };
+struct mpi_defer {
+	int kind;
+	int w;                       /* the peer's world rank */
+	uint32_t id;                 /* GET, PULL: the request (mpi_req_id) */
+	int ctrl;                    /* CTRL: MPI_CTRL_* */
+	ptl_match_bits_t bits;
+	uint64_t arg;                /* CTRL: its argument; GET: the length */
+	ptl_handle_md_t md;          /* GET: the bound landing */
+};
 
 
 static struct mpi_ux *lazy_first; /* see lazy_waiter */
@@ -637,8 +658,13 @@ int mpi_pt2pt_init(void)
 	P.nack = calloc((size_t)n, sizeof(int));
 	P.nack_seen = calloc((size_t)n, sizeof(int));
 	P.grant_left = calloc((size_t)n, sizeof(int));
+	P.blocked = malloc(sizeof(int) * (size_t)n);
+	P.is_blocked = calloc((size_t)n, sizeof(bool));
+	P.nblocked = 0;
+	P.dq_head = P.dq_len = 0;
+	P.refused = false;
 	if (!P.credit || !P.consumed || !P.sendq || !mpi_g.ids || !P.idkeys || !P.idranks || !P.nack ||
-	    !P.nack_seen || !P.grant_left)
+	    !P.nack_seen || !P.grant_left || !P.blocked || !P.is_blocked)
 		mpi_fatal(MPI_ERR_NO_MEM, "out of memory for %d peers", n);
 	P.nack_out = (long)P.nack_k * n;
 	P.nack_half = P.nack_k / 2;
@@ -764,6 +790,15 @@ void mpi_pt2pt_fini(void)
 	free(P.nack);
 	free(P.nack_seen);
 	free(P.grant_left);
+	free(P.blocked);
+	free(P.is_blocked);
+	free(P.dq);
+	P.dq = NULL;
+	P.dq_cap = P.dq_head = P.dq_len = 0;
+	P.blocked = NULL;
+	P.is_blocked = NULL;
+	P.nblocked = 0;
+	P.refused = false;
 	free(P.credit);
 	free(P.consumed);
 	free(P.sendq);
@@ -785,12 +820,21 @@ void mpi_pt2pt_fini(void)
  * receive fails through the dead-peer checks of its wait: not a fatal
  * error. (An arrival's credits go back after its receive has completed,
  * acct_settle: by then its sender may have died.) */
-static void ctrl_put(int wdest, int kind, ptl_match_bits_t bits, uint64_t arg)
+static int ctrl_put_now(int wdest, int kind, ptl_match_bits_t bits, uint64_t arg)
 {
 	int rc = PtlPut(P.zero_md, PTL_NO_ACK_REQ, mpi_g.ids[wdest], MPI_PT_CTRL, 0, bits, 0,
 			((uint64_t)kind << 60) | (arg & ((1ull << 60) - 1)));
-	if (rc != PTL_FAIL)
+	if (rc != PTL_FAIL && rc != PTL_NO_SPACE)
 		ptl_check(rc, "PtlPut(control)");
+	return rc;
+}
+
+static void defer(struct mpi_defer d);
+static void ctrl_put(int wdest, int kind, ptl_match_bits_t bits, uint64_t arg)
+{
+	/* behind calls refused before it: a pull's request after its credits */
+	if (P.dq_head < P.dq_len || ctrl_put_now(wdest, kind, bits, arg) == PTL_NO_SPACE)
+		defer((struct mpi_defer){ .kind = MPI_DEFER_CTRL, .w = wdest, .ctrl = kind, .bits = bits, .arg = arg });
 }
 
 static void send_finish(struct mpi_req *r);
@@ -812,8 +856,28 @@ static ptl_size_t send_off(const struct mpi_req *r)
 	return r->direct ? (ptl_size_t)((uintptr_t)r->pbuf - (uintptr_t)MPI_DIRECT_BASE) : 0;
 }
 
-/* Puts the header (and, eager, the data) of r; r holds a credit. */
-static void send_start(struct mpi_req *r)
+/* libptl refused r's put for now (PTL_NO_SPACE: the sends it keeps
+ * waiting for ring space are at their bound, its peers not reading):
+ * nothing went out. r goes back to the head of its peer's queue with its
+ * credit, ahead of every later send there (non-overtaking: put_now's
+ * now_ok sees the queue), and progress starts it again (retry_refused). */
+static bool send_refused(struct mpi_req *r)
+{
+	int w = r->wpeer;
+	r->stage = MPI_SS_QUEUED;
+	P.credit[w]++;
+	mpi_list_add_tail(&r->link, P.sendq[w].next);
+	if (!P.is_blocked[w]) {
+		P.is_blocked[w] = true;
+		P.blocked[P.nblocked++] = w;
+	}
+	P.refused = true;
+	return false;
+}
+
+/* Puts the header (and, eager, the data) of r; r holds a credit. False:
+ * refused for now, r queued again (send_refused). */
+static bool send_start(struct mpi_req *r)
 {
 	acct_before_put();
 	ptl_match_bits_t bits = mpi_bits(r->ctx, r->myrank, r->tag);
@@ -833,13 +897,18 @@ static void send_start(struct mpi_req *r)
 		ptl_hdr_data_t hdr = MPI_HDR(MPI_PROTO_EAGER, r->len, mpi_req_id(r));
 		rc = r->len ? PtlPutRegion(r->md, send_off(r), r->len, PTL_NO_ACK_REQ, to, MPI_PT_MSG, 0, bits, 0, hdr)
 			    : PtlPut(P.zero_md, PTL_NO_ACK_REQ, to, MPI_PT_MSG, 0, bits, 0, hdr);
+		if (rc == PTL_NO_SPACE) {
+			if (noack)
+				P.nack[r->wpeer] += nack_units(r->len);
+			return send_refused(r);
+		}
 		if (rc != PTL_OK) {
 			send_fail(r, MPI_ERR_PROC_FAILED);
-			return;
+			return true;
 		}
 		mpi_g.pending_ops--;
 		send_finish(r);
-		return;
+		return true;
 	}
 	if (r->proto == MPI_PROTO_EAGER) {
 		r->stage = MPI_SS_EAGER;
@@ -850,8 +919,11 @@ static void send_start(struct mpi_req *r)
 		rc = PtlPut(P.zero_md, PTL_NO_ACK_REQ, to, MPI_PT_MSG, 0, bits, 0,
 			    MPI_HDR(MPI_PROTO_RNDV, r->len, mpi_req_id(r)));
 	}
+	if (rc == PTL_NO_SPACE)
+		return send_refused(r);
 	if (rc != PTL_OK)
 		send_fail(r, MPI_ERR_PROC_FAILED);
+	return true;
 }
 
 bool mpi_send_small_ctx(const void *buf, int count, MPI_Datatype dt, int dest, int tag, struct mpi_comm *c, int ctx)
@@ -923,7 +995,8 @@ static void sendq_flush(int w)
 		struct mpi_req *r = mpi_container(P.sendq[w].next, struct mpi_req, link);
 		mpi_list_del(&r->link);
 		P.credit[w]--;
-		send_start(r);
+		if (!send_start(r))
+			break;
 	}
 }
 
@@ -1217,8 +1290,12 @@ static void rndv_get(struct mpi_req *r, int wsrc, uint32_t id)
 			.options = PTL_MD_EVENT_START_DISABLE, .user_ptr = r, .eq_handle = mpi_g.eq };
 	ptl_handle_md_t mdh;
 	int rc = PtlMDBind(mpi_g.ni, md, PTL_UNLINK, &mdh);
-	if (rc == PTL_OK)
-		rc = PtlGetRegion(mdh, 0, n, mpi_g.ids[wsrc], MPI_PT_RNDV, 0, id, 0);
+	if (rc == PTL_OK && (P.dq_head < P.dq_len ||
+			     (rc = PtlGetRegion(mdh, 0, n, mpi_g.ids[wsrc], MPI_PT_RNDV, 0, id, 0)) == PTL_NO_SPACE)) {
+		defer((struct mpi_defer){
+			.kind = MPI_DEFER_GET, .w = wsrc, .id = mpi_req_id(r), .bits = id, .arg = n, .md = mdh });
+		return;
+	}
 	if (rc != PTL_OK) {
 		r->err = r->st.MPI_ERROR = MPI_ERR_PROC_FAILED;
 		r->dead = wsrc;
@@ -1384,6 +1461,23 @@ static bool lazy_take(const ptl_event_t *ev, struct mpi_uxbuf *b)
 	return true;
 }
 
+/* Answers a pull from world rank w (bits: its landing) for send id:
+ * puts the data there. PTL_NO_SPACE: refused for now, nothing changed
+ * (the send still waits in MPI_SS_EAGER, as a dead rank's walk expects). */
+static int pull_put(uint32_t id, int w, ptl_match_bits_t bits)
+{
+	struct mpi_req *r = mpi_req_by_id(id);
+	if (!r || r->kind != MPI_REQ_SEND || r->md == PTL_INVALID_HANDLE || r->stage != MPI_SS_EAGER)
+		return PTL_OK;
+	int rc = PtlPutRegion(r->md, send_off(r), r->len, PTL_ACK_REQ, mpi_g.ids[w], MPI_PT_PULL, 0, bits, 0,
+			      MPI_HDR(MPI_PROTO_EAGER, r->len, id));
+	if (rc == PTL_OK)
+		r->stage = MPI_SS_PULLED;
+	else if (rc != PTL_NO_SPACE)
+		send_fail(r, MPI_ERR_PROC_FAILED);
+	return rc;
+}
+
 static void on_ctrl(const ptl_event_t *ev)
 {
 	int w = rank_of(ev->initiator);
@@ -1397,14 +1491,9 @@ static void on_ctrl(const ptl_event_t *ev)
 	} else if (kind == MPI_CTRL_NOACK) {
 		P.nack[w] += (int)arg;
 	} else if (kind == MPI_CTRL_PULL) {
-		struct mpi_req *r = mpi_req_by_id((uint32_t)arg);
-		if (!r || r->kind != MPI_REQ_SEND || r->md == PTL_INVALID_HANDLE)
-			return;
-		r->stage = MPI_SS_PULLED;
-		if (PtlPutRegion(r->md, send_off(r), r->len, PTL_ACK_REQ, mpi_g.ids[w], MPI_PT_PULL, 0, ev->match_bits, 0,
-				 MPI_HDR(MPI_PROTO_EAGER, r->len, mpi_req_id(r))) !=
-		    PTL_OK)
-			send_fail(r, MPI_ERR_PROC_FAILED);
+		if (P.dq_head < P.dq_len || pull_put((uint32_t)arg, w, ev->match_bits) == PTL_NO_SPACE)
+			defer((struct mpi_defer){
+				.kind = MPI_DEFER_PULL, .w = w, .id = (uint32_t)arg, .bits = ev->match_bits });
 	}
 }
 
@@ -1628,12 +1717,91 @@ __attribute__((always_inline)) static inline void take_event_fast(int rc, const 
  * here. A lazy receive among them is left to its own wait (mpi_wait_req,
  * which sets lazy_waiter). Inline in both callers: the ping-pong's has
  * none of it. */
+/* Keeps a call libptl refused (PTL_NO_SPACE) for retry_refused. The queue
+ * grows only while the peers do not read: off the fast path. */
+static void defer(struct mpi_defer d)
+{
+	if (P.dq_len == P.dq_cap) {
+		if (P.dq_head) { /* the done ones' room first */
+			memmove(P.dq, P.dq + P.dq_head, (P.dq_len - P.dq_head) * sizeof *P.dq);
+			P.dq_len -= P.dq_head;
+			P.dq_head = 0;
+		} else {
+			size_t cap = P.dq_cap ? 2 * P.dq_cap : 64;
+			struct mpi_defer *q = realloc(P.dq, cap * sizeof *q);
+			if (!q)
+				mpi_fatal(MPI_ERR_NO_MEM, "out of memory for %zu Portals calls waiting for room",
+					  P.dq_len + 1);
+			P.dq = q;
+			P.dq_cap = cap;
+		}
+	}
+	P.dq[P.dq_len++] = d;
+	P.refused = true;
+}
+
+/* A deferred call made again: PTL_NO_SPACE if refused again. */
+static int defer_run(const struct mpi_defer *d)
+{
+	switch (d->kind) {
+	case MPI_DEFER_CTRL:
+		return ctrl_put_now(d->w, d->ctrl, d->bits, d->arg);
+	case MPI_DEFER_PULL:
+		return pull_put(d->id, d->w, d->bits);
+	default: { /* MPI_DEFER_GET */
+		struct mpi_req *r = mpi_req_by_id(d->id);
+		int rc = PTL_FAIL;
+		if (r && !r->done)
+			rc = PtlGetRegion(d->md, 0, d->arg, mpi_g.ids[d->w], MPI_PT_RNDV, 0, d->bits, 0);
+		if (rc == PTL_OK || rc == PTL_NO_SPACE)
+			return rc;
+		PtlMDUnlink(d->md);
+		if (r && !r->done) { /* as rndv_get fails it */
+			r->err = r->st.MPI_ERROR = MPI_ERR_PROC_FAILED;
+			r->dead = d->w;
+			mpi_req_complete(r);
+		}
+		return rc;
+	}
+	}
+}
+
+/* Makes again what libptl refused (send_refused, defer), in order, until
+ * it refuses again. Whether something still waits. */
+static __attribute__((noinline)) bool retry_refused(void)
+{
+	static bool busy; /* a send failed here may complete what calls progress */
+	if (busy)
+		return true;
+	busy = true;
+	while (P.dq_head < P.dq_len && defer_run(&P.dq[P.dq_head]) != PTL_NO_SPACE)
+		P.dq_head++;
+	if (P.dq_head == P.dq_len)
+		P.dq_head = P.dq_len = 0;
+	/* A peer refused again is listed again, at most once each (is_blocked):
+	 * below the one being flushed, never past it. */
+	int nb = P.nblocked;
+	P.nblocked = 0;
+	for (int i = 0; i < nb; i++) {
+		int w = P.blocked[i];
+		P.is_blocked[w] = false;
+		sendq_flush(w);
+	}
+	P.refused = P.nblocked || P.dq_len;
+	busy = false;
+	return P.refused;
+}
+
 __attribute__((always_inline)) static inline int progress_events(int wait_ms, struct mpi_req *until,
 								 struct mpi_req *const *more, int nmore, int *at)
 {
 	ptl_event_t ev;
 	int rc, n = 0;
 	acct_before_put(); /* credits due go back now that the caller has moved on; the rest waits */
+	/* Refused calls again; while some wait, a wait comes back within a
+	 * millisecond to try them (the room comes with no event of ours). */
+	if (__builtin_expect(P.refused, 0) && retry_refused() && wait_ms > 1)
+		wait_ms = 1;
 	if (wait_ms > 0) {
 		int which;
 		rc = PtlEQPoll(&mpi_g.eq, 1, wait_ms, &ev, &which);
@@ -2075,6 +2243,12 @@ void mpi_req_fail_dead(struct mpi_req *r, int w)
 		switch (r->stage) {
 		case MPI_SS_QUEUED: /* waiting for credits the dead rank will not send */
 			mpi_list_del(&r->link);
+			/* never announced: its exposed buffer goes (send_finish
+			 * unlinks only an eager send's MD) */
+			if (r->proto == MPI_PROTO_RNDV && r->me != PTL_INVALID_HANDLE && PtlMEUnlink(r->me) == PTL_OK) {
+				r->me = PTL_INVALID_HANDLE;
+				r->md = PTL_INVALID_HANDLE;
+			}
 			break;
 		case MPI_SS_RNDV: /* exposed for a get that will not come */
 			if (PtlMEUnlink(r->me) != PTL_OK)

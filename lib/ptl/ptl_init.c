@@ -190,20 +190,24 @@ static int ptl_start_nals(void)
  * onto the free list (its first 64 bytes chain the chunks for teardown). The first at init; more
  * only when a flood's answers outrun the rings (ptl_send_later), off the
  * fast path. -1 at the limit or out of memory. */
-int ptl_tx_grow(void)
+int ptl_tx_grow(bool small)
 {
-	if ((ptl_lib.tx_chunks + 1) * ptl_lib.tx_chunk > PTL_TX_MAX)
+	int *chunks = small ? &ptl_lib.tx_small_chunks : &ptl_lib.tx_chunks;
+	size_t size = small ? sizeof(struct ptl_tx) + PTL_TX_SMALL : ptl_lib.tx_size;
+	struct ptl_tx **free_list = small ? &ptl_lib.tx_free_small : &ptl_lib.tx_free;
+	if ((*chunks + 1) * ptl_lib.tx_chunk > (small ? PTL_TX_SMALL_MAX : PTL_TX_MAX))
 		return -1;
-	unsigned char *c = calloc(1, 64 + (size_t)ptl_lib.tx_chunk * ptl_lib.tx_size);
+	unsigned char *c = calloc(1, 64 + (size_t)ptl_lib.tx_chunk * size);
 	if (!c)
 		return -1;
 	*(unsigned char **)(void *)c = ptl_lib.tx_pool;
 	ptl_lib.tx_pool = c;
-	ptl_lib.tx_chunks++;
+	++*chunks;
 	for (int i = ptl_lib.tx_chunk - 1; i >= 0; i--) {
-		struct ptl_tx *tx = (struct ptl_tx *)(void *)(c + 64 + (size_t)i * ptl_lib.tx_size);
-		tx->next = ptl_lib.tx_free;
-		ptl_lib.tx_free = tx;
+		struct ptl_tx *tx = (struct ptl_tx *)(void *)(c + 64 + (size_t)i * size);
+		tx->small = small;
+		tx->next = *free_list;
+		*free_list = tx;
 	}
 	return 0;
 }
@@ -215,8 +219,12 @@ static int ptl_alloc_pools(void)
 	/* a test option: small chunks, so that a flood makes the pool grow */
 	const char *t = getenv("PTL_TEST_TX_CHUNK");
 	ptl_lib.tx_chunk = t && atoi(t) > 0 && atoi(t) <= PTL_TX_POOL ? atoi(t) : PTL_TX_POOL;
+	t = getenv("PTL_TEST_TX_REQ_MAX");
+	ptl_lib.tx_req_max = t && atoi(t) > 0 && atoi(t) <= PTL_TX_REQ_MAX ? atoi(t) : PTL_TX_REQ_MAX;
+	ptl_lib.tx_req_queued = 0;
+	ptl_lib.tx_drop_told = false;
 	ptl_lib.scratch = malloc(inl);
-	return ptl_lib.scratch && ptl_tx_grow() == 0 ? 0 : -1;
+	return ptl_lib.scratch && ptl_tx_grow(false) == 0 ? 0 : -1;
 }
 
 static void ptl_teardown(void)
@@ -237,6 +245,8 @@ static void ptl_teardown(void)
 		ptl_lib.tx_pool = next;
 	}
 	ptl_lib.tx_chunks = 0;
+	ptl_lib.tx_small_chunks = 0;
+	ptl_lib.tx_free_small = NULL;
 	free(ptl_lib.scratch);
 	ptl_lib.peers = NULL;
 	ptl_lib.local_ranks = NULL;

@@ -294,9 +294,14 @@ struct ptl_peer {
 struct ptl_tx {
 	struct ptl_tx *next;
 	int peer;
+	bool small;                /* from the small slots (PTL_TX_SMALL bytes of buf) */
+	bool req;                  /* a request (counted in tx_req_queued), not an answer */
 	size_t len;
 	unsigned char buf[];       /* hdr + payload, up to the NAL's max_inline */
 };
+/* A small slot's bytes of buf: a header and a little (every ACK, a
+ * control put): 128 bytes a slot with struct ptl_tx. */
+#define PTL_TX_SMALL (128 - sizeof(struct ptl_tx))
 
 #define PTL_MAX_NALS 4
 struct ptl_nalinst {
@@ -337,12 +342,16 @@ struct ptl_lib {
 	uint64_t ni_handle_gen;    /* generation of NI handles */
 
 	/* Sends the NAL refused, kept in preallocated buffers. */
-	struct ptl_tx *tx_free;
+	struct ptl_tx *tx_free, *tx_free_small;
 	int nbacklogged;           /* peers with a backlog */
 	bool self_queued;          /* a message to ourselves may wait in the
 	                            * self NAL: progress() skips it otherwise */
 	unsigned char *tx_pool;    /* the newest chunk of queued-send slots (ptl_tx_grow) */
 	int tx_chunks, tx_chunk; /* chunks made, slots in each (PTL_TX_POOL; PTL_TEST_TX_CHUNK) */
+	int tx_small_chunks;       /* chunks of small slots made */
+	int tx_req_queued;         /* requests in the backlogs now */
+	int tx_req_max;            /* PTL_TX_REQ_MAX, or PTL_TEST_TX_REQ_MAX */
+	bool tx_drop_told;         /* a dropped answer was reported */
 	size_t tx_size;            /* bytes of one struct ptl_tx incl. buffer */
 	unsigned char *scratch;    /* gather buffer for inline sends from IOVEC MDs */
 	size_t max_inline;         /* smallest max_inline of the NALs in use */
@@ -714,7 +723,20 @@ int ptl_route(int peer);
 /* At most this many slots in all: a peer that has not read 16384 sends'
  * worth is not coming back for them soon, and the memory is bounded. */
 #define PTL_TX_MAX 16384
-int ptl_tx_grow(void);
+/* Requests (puts, gets) queue only while fewer than this many requests
+ * wait; past it the initiator's call returns PTL_NO_SPACE and nothing went
+ * out (its caller tries again once the peers have read some). Answers (ACK,
+ * REPLY) have no caller to refuse, and one dropped leaves its initiator
+ * waiting for good: they are not counted against it, and those that fit
+ * a small slot (every ACK, a REPLY whose data went by bulk) take small
+ * slots without a bound but memory's (their number is bounded by the
+ * requests the peers have in flight to us: an MPI's credits). Slots of
+ * max_inline (PTL_TX_MAX at most) for the rest. PTL_TEST_TX_REQ_MAX
+ * lowers this (a test option: refusals without thousands of queued
+ * sends). */
+#define PTL_TX_REQ_MAX (PTL_TX_MAX / 2)
+#define PTL_TX_SMALL_MAX (1 << 20) /* small slots: 128 MiB, a sanity bound */
+int ptl_tx_grow(bool small);
 int ptl_send_later(struct ptl_peer *p, int peer, const void *hdr, size_t hdr_len, const void *payload,
 		   size_t len);
 int ptl_send_slow(int peer, const void *hdr, size_t hdr_len, const void *payload, size_t len);

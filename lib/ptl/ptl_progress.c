@@ -79,8 +79,10 @@ static int ptl_flush_backlog(struct ptl_peer *p, int peer)
 			p->backlog_tail = NULL;
 			ptl_lib.nbacklogged--;
 		}
-		tx->next = ptl_lib.tx_free;
-		ptl_lib.tx_free = tx;
+		ptl_lib.tx_req_queued -= tx->req;
+		struct ptl_tx **free_list = tx->small ? &ptl_lib.tx_free_small : &ptl_lib.tx_free;
+		tx->next = *free_list;
+		*free_list = tx;
 		done++;
 	}
 	return done;
@@ -109,20 +111,39 @@ static void ptl_kick_sleeper(void)
 
 /* Queues a send the NAL refused for now; per-peer order is kept, since
  * once something waits everything queues. The slots grow when they run
- * out: a target's ACK or REPLY (ptl_target) has no one to return a
- * failure to, and one dropped leaves its initiator waiting for good. */
+ * out. A request past tx_req_max queued requests is refused (NAL_ENOMEM:
+ * PTL_NO_SPACE to its initiator's caller, who tries again once the peers
+ * have read some). An answer (a target's ACK or REPLY, ptl_target) has no
+ * one to return a failure to, and one dropped leaves its initiator
+ * waiting for good: answers are not counted, and only one that finds no
+ * slot at all (PTL_TX_SMALL_MAX, PTL_TX_MAX, memory) is dropped, said once
+ * and counted in PTL_SR_DROP_COUNT. */
 int ptl_send_later(struct ptl_peer *p, int peer, const void *hdr, size_t hdr_len, const void *payload,
 		   size_t len)
 {
+	uint8_t type = *(const uint8_t *)hdr; /* where every header has it */
+	bool answer = type == PTL_MSG_ACK || type == PTL_MSG_REPLY, small = hdr_len + len <= PTL_TX_SMALL;
+	struct ptl_tx **free_list = small ? &ptl_lib.tx_free_small : &ptl_lib.tx_free;
 	if (hdr_len + len > ptl_lib.max_inline)
 		return NAL_ENOMEM;
-	if (!ptl_lib.tx_free && ptl_tx_grow() != 0) {
-		fprintf(stderr, "ptl: rank %d: %d sends wait for ring space already; one to rank %d is dropped\n",
-			ptl_lib.rt.rank, ptl_lib.tx_chunk * ptl_lib.tx_chunks, peer);
+	if (!answer && ptl_lib.tx_req_queued >= ptl_lib.tx_req_max)
+		return NAL_ENOMEM;
+	if (!*free_list && ptl_tx_grow(small) != 0) {
+		if (answer) {
+			ptl_sr_inc(PTL_SR_DROP_COUNT);
+			if (!ptl_lib.tx_drop_told)
+				fprintf(stderr,
+					"ptl: rank %d: no room left for sends that wait for ring space; an answer to "
+					"rank %d is dropped (its initiator waits in vain; PTL_SR_DROP_COUNT counts them)\n",
+					ptl_lib.rt.rank, peer);
+			ptl_lib.tx_drop_told = true;
+		}
 		return NAL_ENOMEM;
 	}
-	struct ptl_tx *tx = ptl_lib.tx_free;
-	ptl_lib.tx_free = tx->next;
+	struct ptl_tx *tx = *free_list;
+	*free_list = tx->next;
+	tx->req = !answer;
+	ptl_lib.tx_req_queued += !answer;
 	tx->next = NULL;
 	tx->peer = peer;
 	tx->len = hdr_len + len;

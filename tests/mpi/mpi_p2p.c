@@ -11,7 +11,11 @@
  * ACK-free credits back; with "sendmem" (and "sendmem vec": not
  * contiguous), small MPI_Isends that outrun their receiver, which must not
  * grow the sender past PTL_MPI_SEND_COPY_MEM; with "exchange", many small blocking sends each
- * way before either rank receives. Needs at least 2 ranks. */
+ * way before either rank receives; with "refused" (and "refused late"),
+ * pairs of ranks flooding each other with nonblocking sends of three
+ * protocols (overflowed and pulled, with "late"), which, run with lib/ptl's
+ * queue of requests cut short, makes it refuse puts and gets
+ * (PTL_NO_SPACE) that the MPI layer must make again. Needs at least 2 ranks. */
 #include "mpi_test.h"
 
 #include <pthread.h>
@@ -1136,6 +1140,57 @@ static void exchange(void)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Ranks 2k and 2k+1 each MPI_Isend the other N messages before posting
+ * their receives: 64 B (ACK-free eager), 3000 B (eager from the user's
+ * buffer, acknowledged) and 12,000 B (rendezvous: a header, then the
+ * receiver's get) in turns; with late, all 3000 B and the odd rank out of
+ * the library for 300 ms first, so that they overflow its unexpected
+ * memory and are pulled. Every message must land, in order, whole: run
+ * where lib/ptl refuses requests early (PTL_TEST_TX_MAX), each refused
+ * put, get, credit or pull is made again later by the MPI layer. */
+static void refused(bool late)
+{
+	enum { N = 1500, SLOT = 12000 };
+	int peer = t_rank ^ 1;
+	if (peer >= t_size) {
+		MPI_Barrier(MPI_COMM_WORLD);
+		return;
+	}
+	static const int mixed[3] = { 64, 3000, SLOT };
+	char *sb = malloc((size_t)N * SLOT), *rb = calloc((size_t)N, SLOT);
+	MPI_Request *q = malloc(sizeof *q * 2 * N);
+	CHECK(sb && rb && q, "out of memory");
+	for (int i = 0; i < N; i++) {
+		int len = late ? 3000 : mixed[i % 3];
+		for (int k = 0; k < len; k++)
+			sb[(size_t)i * SLOT + k] = (char)pat((size_t)k, i + t_rank);
+		OK(MPI_Isend(sb + (size_t)i * SLOT, len, MPI_CHAR, peer, i, MPI_COMM_WORLD, &q[i]));
+	}
+	if (late && (t_rank & 1))
+		usleep(300 * 1000);
+	for (int i = 0; i < N; i++)
+		OK(MPI_Irecv(rb + (size_t)i * SLOT, SLOT, MPI_CHAR, peer, i, MPI_COMM_WORLD, &q[N + i]));
+	MPI_Status *st = malloc(sizeof *st * 2 * N);
+	OK(MPI_Waitall(2 * N, q, st));
+	int bad = 0;
+	for (int i = 0; i < N; i++) {
+		int len = late ? 3000 : mixed[i % 3], got;
+		MPI_Get_count(&st[N + i], MPI_CHAR, &got);
+		bad += got != len;
+		for (int k = 0; k < len && got == len; k++)
+			if (rb[(size_t)i * SLOT + k] != (char)pat((size_t)k, i + peer)) {
+				bad++;
+				break;
+			}
+	}
+	CHECK(bad == 0, "%d of %d messages from rank %d wrong", bad, N, peer);
+	free(st);
+	free(q);
+	free(sb);
+	free(rb);
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
 	bool units = argc > 1 && strcmp(argv[1], "units") == 0;
@@ -1168,6 +1223,10 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "exchange") == 0) {
 		exchange();
 		return t_finish("mpi_p2p exchange");
+	}
+	if (argc > 1 && strcmp(argv[1], "refused") == 0) {
+		refused(argc > 2 && strcmp(argv[2], "late") == 0);
+		return t_finish("mpi_p2p refused");
 	}
 	sizes();
 	ordering();

@@ -13,7 +13,14 @@
 # ACK-free on the credits the receiver gives back. "sendmem": small
 # MPI_Isends that outrun a receiver out of the library keep the sender
 # within PTL_MPI_SEND_COPY_MEM (contiguous data, and with "vec" not);
-# "exchange": 20,000 1 KiB MPI_Sends each way before any receive, buffered.
+# "exchange": 20,000 1 KiB MPI_Sends each way before any receive, buffered;
+# again with lib/ptl's queue of sends waiting for ring space cut to 16
+# requests (PTL_TEST_TX_REQ_MAX=16): past it PtlPut says PTL_NO_SPACE and the
+# MPI layer must put the send (or credit, or pull) again later, in order,
+# neither failing the send nor dropping it; and with 30,000 credits, more
+# than lib/ptl queues at its own bound. "refused": the same for floods of
+# eager, acknowledged and rendezvous sends (refused puts, gets, credits)
+# and, "late", of overflowed messages (refused pulls' puts).
 . "$(dirname "$0")/mpi_common.sh"
 run 2 -- mpi_p2p
 run 4 -- mpi_p2p
@@ -29,4 +36,11 @@ run 2 PTL_PROGRESS_THREAD=0 PTL_MPI_SEND_COPY_MEM=1M -- mpi_p2p sendmem
 run 2 PTL_PROGRESS_THREAD=0 PTL_MPI_SEND_COPY_MEM=1M -- mpi_p2p sendmem vec
 run 2 -- mpi_p2p exchange
 run 3 PTL_PROGRESS_THREAD=0 -- mpi_p2p exchange
+run 2 PTL_TEST_TX_CHUNK=16 PTL_TEST_TX_REQ_MAX=16 -- mpi_p2p exchange
+run 3 PTL_PROGRESS_THREAD=0 PTL_TEST_TX_CHUNK=16 PTL_TEST_TX_REQ_MAX=16 -- mpi_p2p exchange
+run 2 PTL_PROGRESS_THREAD=0 PTL_MPI_CREDITS=30000 -- mpi_p2p exchange
+run 4 PTL_TEST_TX_CHUNK=16 PTL_TEST_TX_REQ_MAX=16 -- mpi_p2p
+run 2 PTL_TEST_TX_CHUNK=2 PTL_TEST_TX_REQ_MAX=4 PTL_MPI_UNEXPECTED_MEM=1 PTL_MPI_CREDITS=1000 -- mpi_p2p refused
+run 4 PTL_PROGRESS_THREAD=0 PTL_TEST_TX_CHUNK=2 PTL_TEST_TX_REQ_MAX=4 PTL_MPI_UNEXPECTED_MEM=1 -- mpi_p2p refused
+run 2 PTL_TEST_TX_CHUNK=2 PTL_TEST_TX_REQ_MAX=2 PTL_MPI_UNEXPECTED_MEM=1 PTL_MPI_CREDITS=3000 -- mpi_p2p refused late
 finish
