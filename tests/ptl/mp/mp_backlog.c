@@ -1,0 +1,180 @@
+/*
+ * Sends that wait for ring space (backlog.sh: no progress thread, so a
+ * rank out of the library reads nothing, and at most 8 requests queued,
+ * PTL_TEST_TX_REQ_MAX):
+ *  - requests past the bound are refused with PTL_NO_SPACE and nothing of
+ *    them arrives; everything accepted arrives once, in order; once the
+ *    target reads again, puts are taken again;
+ *  - answers are not refused: a target whose ring back to the initiator
+ *    is full (its own puts fill it) queues an ACK for every put it takes,
+ *    far more than the requests' bound, and the initiator gets them all.
+ */
+#include <unistd.h>
+
+#include "mp_common.h"
+
+#define I 0
+#define T 1
+#define LEN 1024        /* a quarter of a KiB-record ring per put: it fills fast */
+#define MAX_PUTS 5000   /* a refusal must come well before this (a ring and 8) */
+#define MARK (1ull << 62)
+
+/* Puts from src to rank `to` until libptl refuses one; returns how many
+ * it took. hdr_data numbers them from 0. */
+static int put_until_refused(ptl_handle_md_t src, int to, ptl_pt_index_t pt, ptl_ack_req_t ack)
+{
+	for (int k = 0; k < MAX_PUTS; k++) {
+		int rc = PtlPutRegion(src, 0, LEN, ack, mp_id(to), pt, 0, 1, 0, (ptl_hdr_data_t)k);
+		if (rc == PTL_NO_SPACE)
+			return k;
+		MP_RC(rc, PTL_OK);
+	}
+	MP_FAIL("rank %d: %d puts to rank %d taken while it reads nothing: never PTL_NO_SPACE", mp_rank, MAX_PUTS,
+		to);
+	return -1;
+}
+
+/* The marker put (hdr_data MARK | n), made again until it is taken: each
+ * refusal followed by a pass of progress (PtlEQGet on an empty queue). */
+static void put_marker(ptl_handle_md_t src, ptl_handle_eq_t idle, int to, ptl_pt_index_t pt, int n)
+{
+	int64_t t0 = mp_now_ms();
+	for (;;) {
+		int rc = PtlPutRegion(src, 0, LEN, PTL_NO_ACK_REQ, mp_id(to), pt, 0, 1, 0, MARK | (ptl_hdr_data_t)n);
+		if (rc == PTL_OK)
+			return;
+		MP_RC(rc, PTL_NO_SPACE);
+		ptl_event_t ev;
+		MP_RC(PtlEQGet(idle, &ev), PTL_EQ_EMPTY);
+		if (mp_now_ms() - t0 > mp_timeout_ms)
+			MP_FAIL("rank %d: a put to rank %d still refused after %d ms", mp_rank, to, mp_timeout_ms);
+		usleep(1000);
+	}
+}
+
+/* The PUT_ENDs of n puts numbered 0..n-1, then the marker saying n. */
+static void expect_puts(ptl_handle_eq_t eq, int from, const char *what)
+{
+	for (ptl_hdr_data_t k = 0;; k++) {
+		ptl_event_t ev;
+		MP_WAIT(eq, &ev, what);
+		if (ev.type != PTL_EVENT_PUT_END || ev.ni_fail_type != PTL_NI_OK || ev.mlength != LEN)
+			MP_FAIL("rank %d: %s: %s (fail %d, %llu bytes) after %llu puts", mp_rank, what,
+				PtlEventKindStr(ev.type), ev.ni_fail_type, (unsigned long long)ev.mlength,
+				(unsigned long long)k);
+		if (ev.hdr_data & MARK) {
+			if ((ev.hdr_data & ~MARK) != k)
+				MP_FAIL("rank %d: %s: %llu puts arrived, rank %d had %llu taken", mp_rank, what,
+					(unsigned long long)k, from, (unsigned long long)(ev.hdr_data & ~MARK));
+			return;
+		}
+		if (ev.hdr_data != k)
+			MP_FAIL("rank %d: %s: put %llu arrived where %llu was due (a refused one, or out of order)",
+				mp_rank, what, (unsigned long long)ev.hdr_data, (unsigned long long)k);
+	}
+}
+
+struct side {
+	char *buf;
+	ptl_handle_eq_t eq, src_eq, idle;
+	ptl_handle_me_t me;
+	ptl_handle_md_t md, src;
+};
+
+static void side_open(struct side *s, ptl_pt_index_t pt)
+{
+	s->buf = calloc(1, LEN);
+	s->eq = mp_eq(4 * MAX_PUTS);
+	s->src_eq = mp_eq(4 * MAX_PUTS);
+	s->idle = mp_eq(4);
+	/* every put lands at offset 0; only PUT_END is logged */
+	s->me = mp_me_md(pt, 1, 0, PTL_RETAIN,
+			 mp_md(s->buf, LEN, PTL_MD_THRESH_INF,
+			       PTL_MD_OP_PUT | PTL_MD_MANAGE_REMOTE | PTL_MD_EVENT_START_DISABLE, s->eq),
+			 PTL_RETAIN, &s->md);
+	s->src = mp_bind(s->buf, LEN, PTL_MD_THRESH_INF, PTL_MD_EVENT_START_DISABLE, s->src_eq);
+}
+
+static void side_close(struct side *s)
+{
+	MP_RC(PtlMDUnlink(s->src), PTL_OK);
+	MP_RC(PtlMEUnlink(s->me), PTL_OK);
+	mp_eq_free(s->eq);
+	mp_eq_free(s->src_eq);
+	mp_eq_free(s->idle);
+	free(s->buf);
+}
+
+static void test_requests_refused(void **state)
+{
+	(void)state;
+	struct side s;
+	side_open(&s, 33);
+	mp_barrier();
+	if (mp_rank == I) {
+		int n = put_until_refused(s.src, T, 33, PTL_NO_ACK_REQ);
+		/* nobody has read since: still refused, and nothing went */
+		MP_RC(PtlPutRegion(s.src, 0, LEN, PTL_NO_ACK_REQ, mp_id(T), 33, 0, 1, 0, MARK), PTL_NO_SPACE);
+		printf("rank %d: %d puts taken before PTL_NO_SPACE\n", mp_rank, n);
+		put_marker(s.src, s.idle, T, 33, n);
+	} else if (mp_rank == T) {
+		usleep(300 * 1000); /* out of the library: the ring fills */
+		expect_puts(s.eq, I, "the puts taken before the refusal, then the marker");
+	}
+	mp_barrier();
+	side_close(&s);
+	mp_end();
+}
+
+/* Drains eq's SEND_END and ACK events of n acknowledged puts. */
+static void expect_acks(ptl_handle_eq_t eq, int n)
+{
+	int acks = 0, ends = 0;
+	while (acks < n || ends < n) {
+		ptl_event_t ev;
+		MP_WAIT(eq, &ev, "the ACKs of the puts the target took");
+		if (ev.ni_fail_type != PTL_NI_OK || (ev.type != PTL_EVENT_ACK && ev.type != PTL_EVENT_SEND_END))
+			MP_FAIL("rank %d: %s (fail %d) after %d ACKs of %d", mp_rank, PtlEventKindStr(ev.type),
+				ev.ni_fail_type, acks, n);
+		if (ev.type == PTL_EVENT_ACK && ev.hdr_data != (ptl_hdr_data_t)acks)
+			MP_FAIL("rank %d: ACK %d names put %llu", mp_rank, acks, (unsigned long long)ev.hdr_data);
+		acks += ev.type == PTL_EVENT_ACK;
+		ends += ev.type == PTL_EVENT_SEND_END;
+	}
+}
+
+static void test_answers_not_refused(void **state)
+{
+	(void)state;
+	struct side s;
+	side_open(&s, 34);
+	mp_barrier();
+	if (mp_rank == I) {
+		usleep(100 * 1000); /* T fills our ring meanwhile: we read nothing */
+		int n = put_until_refused(s.src, T, 34, PTL_ACK_REQ);
+		usleep(400 * 1000); /* T takes them; their ACKs wait at T, behind its puts */
+		expect_puts(s.eq, T, "the target's own puts, which filled the ring back");
+		expect_acks(s.src_eq, n);
+		printf("rank %d: %d ACKs queued behind a full ring, all came\n", mp_rank, n);
+		put_marker(s.src, s.idle, T, 34, n);
+	} else if (mp_rank == T) {
+		int n = put_until_refused(s.src, I, 34, PTL_NO_ACK_REQ);
+		usleep(200 * 1000); /* I fills its ring to us */
+		put_marker(s.src, s.idle, I, 34, n);
+		expect_puts(s.eq, I, "the acknowledged puts, then the marker");
+		if (mp_sr(PTL_SR_DROP_COUNT) != 0)
+			MP_FAIL("rank %d: %ld answers dropped", mp_rank, mp_sr(PTL_SR_DROP_COUNT));
+	}
+	mp_barrier();
+	side_close(&s);
+	mp_end();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		MP_TEST(test_requests_refused),
+		MP_TEST(test_answers_not_refused),
+	};
+	return mp_main("mp_backlog", tests, sizeof tests / sizeof tests[0]);
+}
