@@ -185,7 +185,8 @@ typedef struct {
 #define PTL_SR_PERMISSIONS_VIOLATIONS 1
 #define PTL_SR_ACK_DROP_COUNT 2   /* ptl: ACKs/REPLYs whose MD was gone */
 #define PTL_SR_PEER_FAILURES 3    /* ptl: operations failed by a dead peer */
-#define PTL_SR_COUNT 4
+#define PTL_SR_REFUSED_COUNT 4    /* ptl: puts and gets refused for now (PTL_NO_SPACE: too many queued) */
+#define PTL_SR_COUNT 5
 
 /* ------------------------------------------------------------ functions */
 

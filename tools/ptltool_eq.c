@@ -16,7 +16,7 @@
 #include "rt/rt.h"
 
 static const char *const ptltool_sr_names[PTL_SR_COUNT] = {
-	"drops", "permission violations", "answers for vanished MDs", "peer failures",
+	"drops", "permission violations", "answers for vanished MDs", "peer failures", "requests refused for now",
 };
 
 static void ptltool_eq_usage(FILE *out)

@@ -233,6 +233,7 @@ static struct {
 	bool *is_blocked;
 	struct mpi_defer *dq;        /* the calls, dq_head up to dq_len */
 	size_t dq_head, dq_len, dq_cap;
+	int *ndeferred;              /* per peer: its calls in dq (later ones to it queue behind) */
 } P;
 
 /* A Portals call libptl refused with PTL_NO_SPACE, to make again: a
@@ -660,11 +661,12 @@ int mpi_pt2pt_init(void)
 	P.grant_left = calloc((size_t)n, sizeof(int));
 	P.blocked = malloc(sizeof(int) * (size_t)n);
 	P.is_blocked = calloc((size_t)n, sizeof(bool));
+	P.ndeferred = calloc((size_t)n, sizeof(int));
 	P.nblocked = 0;
 	P.dq_head = P.dq_len = 0;
 	P.refused = false;
 	if (!P.credit || !P.consumed || !P.sendq || !mpi_g.ids || !P.idkeys || !P.idranks || !P.nack ||
-	    !P.nack_seen || !P.grant_left || !P.blocked || !P.is_blocked)
+	    !P.nack_seen || !P.grant_left || !P.blocked || !P.is_blocked || !P.ndeferred)
 		mpi_fatal(MPI_ERR_NO_MEM, "out of memory for %d peers", n);
 	P.nack_out = (long)P.nack_k * n;
 	P.nack_half = P.nack_k / 2;
@@ -792,6 +794,8 @@ void mpi_pt2pt_fini(void)
 	free(P.grant_left);
 	free(P.blocked);
 	free(P.is_blocked);
+	free(P.ndeferred);
+	P.ndeferred = NULL;
 	free(P.dq);
 	P.dq = NULL;
 	P.dq_cap = P.dq_head = P.dq_len = 0;
@@ -832,9 +836,19 @@ static int ctrl_put_now(int wdest, int kind, ptl_match_bits_t bits, uint64_t arg
 static void defer(struct mpi_defer d);
 static void ctrl_put(int wdest, int kind, ptl_match_bits_t bits, uint64_t arg)
 {
-	/* behind calls refused before it: a pull's request after its credits */
-	if (P.dq_head < P.dq_len || ctrl_put_now(wdest, kind, bits, arg) == PTL_NO_SPACE)
+	/* behind calls to wdest refused before it: a pull's request after its credits */
+	if (P.ndeferred[wdest] || ctrl_put_now(wdest, kind, bits, arg) == PTL_NO_SPACE)
 		defer((struct mpi_defer){ .kind = MPI_DEFER_CTRL, .w = wdest, .ctrl = kind, .bits = bits, .arg = arg });
+}
+
+/* A rendezvous send whose header never went out: its exposed buffer goes
+ * (send_finish unlinks only an eager send's MD); no get can be under way. */
+static void rndv_unexpose(struct mpi_req *r)
+{
+	if (r->proto == MPI_PROTO_RNDV && r->me != PTL_INVALID_HANDLE && PtlMEUnlink(r->me) == PTL_OK) {
+		r->me = PTL_INVALID_HANDLE;
+		r->md = PTL_INVALID_HANDLE;
+	}
 }
 
 static void send_finish(struct mpi_req *r);
@@ -856,9 +870,9 @@ static ptl_size_t send_off(const struct mpi_req *r)
 	return r->direct ? (ptl_size_t)((uintptr_t)r->pbuf - (uintptr_t)MPI_DIRECT_BASE) : 0;
 }
 
-/* libptl refused r's put for now (PTL_NO_SPACE: the sends it keeps
- * waiting for ring space are at their bound, its peers not reading):
- * nothing went out. r goes back to the head of its peer's queue with its
+/* libptl refused r's put for now (PTL_NO_SPACE: the requests it keeps
+ * waiting for ring space are at their bound, its peers not reading; or its
+ * table of operations in flight is full): nothing went out. r goes back to the head of its peer's queue with its
  * credit, ahead of every later send there (non-overtaking: put_now's
  * now_ok sees the queue), and progress starts it again (retry_refused). */
 static bool send_refused(struct mpi_req *r)
@@ -921,8 +935,10 @@ static bool send_start(struct mpi_req *r)
 	}
 	if (rc == PTL_NO_SPACE)
 		return send_refused(r);
-	if (rc != PTL_OK)
+	if (rc != PTL_OK) {
+		rndv_unexpose(r);
 		send_fail(r, MPI_ERR_PROC_FAILED);
+	}
 	return true;
 }
 
@@ -1290,7 +1306,7 @@ static void rndv_get(struct mpi_req *r, int wsrc, uint32_t id)
 			.options = PTL_MD_EVENT_START_DISABLE, .user_ptr = r, .eq_handle = mpi_g.eq };
 	ptl_handle_md_t mdh;
 	int rc = PtlMDBind(mpi_g.ni, md, PTL_UNLINK, &mdh);
-	if (rc == PTL_OK && (P.dq_head < P.dq_len ||
+	if (rc == PTL_OK && (P.ndeferred[wsrc] ||
 			     (rc = PtlGetRegion(mdh, 0, n, mpi_g.ids[wsrc], MPI_PT_RNDV, 0, id, 0)) == PTL_NO_SPACE)) {
 		defer((struct mpi_defer){
 			.kind = MPI_DEFER_GET, .w = wsrc, .id = mpi_req_id(r), .bits = id, .arg = n, .md = mdh });
@@ -1467,7 +1483,9 @@ static bool lazy_take(const ptl_event_t *ev, struct mpi_uxbuf *b)
 static int pull_put(uint32_t id, int w, ptl_match_bits_t bits)
 {
 	struct mpi_req *r = mpi_req_by_id(id);
-	if (!r || r->kind != MPI_REQ_SEND || r->md == PTL_INVALID_HANDLE || r->stage != MPI_SS_EAGER)
+	/* (w's own send: a stale id, its request reused, names another's) */
+	if (!r || r->kind != MPI_REQ_SEND || r->wpeer != w || r->md == PTL_INVALID_HANDLE ||
+	    r->stage != MPI_SS_EAGER)
 		return PTL_OK;
 	int rc = PtlPutRegion(r->md, send_off(r), r->len, PTL_ACK_REQ, mpi_g.ids[w], MPI_PT_PULL, 0, bits, 0,
 			      MPI_HDR(MPI_PROTO_EAGER, r->len, id));
@@ -1491,7 +1509,7 @@ static void on_ctrl(const ptl_event_t *ev)
 	} else if (kind == MPI_CTRL_NOACK) {
 		P.nack[w] += (int)arg;
 	} else if (kind == MPI_CTRL_PULL) {
-		if (P.dq_head < P.dq_len || pull_put((uint32_t)arg, w, ev->match_bits) == PTL_NO_SPACE)
+		if (P.ndeferred[w] || pull_put((uint32_t)arg, w, ev->match_bits) == PTL_NO_SPACE)
 			defer((struct mpi_defer){
 				.kind = MPI_DEFER_PULL, .w = w, .id = (uint32_t)arg, .bits = ev->match_bits });
 	}
@@ -1699,24 +1717,6 @@ __attribute__((always_inline)) static inline void take_event_fast(int rc, const 
 	take_event(rc, ev);
 }
 
-/* Takes events until the queue is empty or, with until, as soon as until
- * is done: a wait returns on its own completion without the last, empty
- * PtlEQGet, whose progress pass (a poll of every NAL) would delay the
- * caller's next send by a few hundred instructions. The UNLINK that a
- * use-once MD logs right after the END that completed until stays queued
- * too (P.unlink_due): a ping-pong's reply goes out first, and the next
- * posted receive takes it (take_unlinks) before the PtlMDUpdate it would
- * make fail. What else stays queued is taken by the next call.
- *
- * With more (MPI_Waitall's requests, until being more[*at]), a done until
- * hands on to the next of more[*at + 1, nmore) not done yet, and the call
- * returns only once they are all done (or the queue is empty): a receiver
- * behind its sender finds a window's events queued, and a wait per
- * request (its PtlEQPoll, this call's and the wait's entry and exit) was
- * ~75 instructions of each event more than the PtlEQGet that takes it
- * here. A lazy receive among them is left to its own wait (mpi_wait_req,
- * which sets lazy_waiter). Inline in both callers: the ping-pong's has
- * none of it. */
 /* Keeps a call libptl refused (PTL_NO_SPACE) for retry_refused. The queue
  * grows only while the peers do not read: off the fast path. */
 static void defer(struct mpi_defer d)
@@ -1737,6 +1737,7 @@ static void defer(struct mpi_defer d)
 		}
 	}
 	P.dq[P.dq_len++] = d;
+	P.ndeferred[d.w]++;
 	P.refused = true;
 }
 
@@ -1751,6 +1752,8 @@ static int defer_run(const struct mpi_defer *d)
 	default: { /* MPI_DEFER_GET */
 		struct mpi_req *r = mpi_req_by_id(d->id);
 		int rc = PTL_FAIL;
+		if (r && (r->kind != MPI_REQ_RECV || !r->matched))
+			r = NULL; /* a stale id: its request reused */
 		if (r && !r->done)
 			rc = PtlGetRegion(d->md, 0, d->arg, mpi_g.ids[d->w], MPI_PT_RNDV, 0, d->bits, 0);
 		if (rc == PTL_OK || rc == PTL_NO_SPACE)
@@ -1766,16 +1769,32 @@ static int defer_run(const struct mpi_defer *d)
 	}
 }
 
-/* Makes again what libptl refused (send_refused, defer), in order, until
- * it refuses again. Whether something still waits. */
+/* Makes again what libptl refused (send_refused, defer): each peer's in
+ * order, until one to that peer is refused again (the later ones to it
+ * wait behind it; those to other peers go on). Whether something still
+ * waits. */
 static __attribute__((noinline)) bool retry_refused(void)
 {
 	static bool busy; /* a send failed here may complete what calls progress */
 	if (busy)
 		return true;
 	busy = true;
-	while (P.dq_head < P.dq_len && defer_run(&P.dq[P.dq_head]) != PTL_NO_SPACE)
-		P.dq_head++;
+	size_t keep = P.dq_head;
+	for (size_t i = P.dq_head; i < P.dq_len; i++) {
+		struct mpi_defer d = P.dq[i];
+		/* a peer refused in this pass (ndeferred < 0 marks it) keeps the rest */
+		if (P.ndeferred[d.w] >= 0 && defer_run(&d) != PTL_NO_SPACE) {
+			P.ndeferred[d.w]--;
+			continue;
+		}
+		if (P.ndeferred[d.w] > 0)
+			P.ndeferred[d.w] = -P.ndeferred[d.w];
+		P.dq[keep++] = d;
+	}
+	for (size_t i = P.dq_head; i < keep; i++)
+		if (P.ndeferred[P.dq[i].w] < 0)
+			P.ndeferred[P.dq[i].w] = -P.ndeferred[P.dq[i].w];
+	P.dq_len = keep;
 	if (P.dq_head == P.dq_len)
 		P.dq_head = P.dq_len = 0;
 	/* A peer refused again is listed again, at most once each (is_blocked):
@@ -1792,6 +1811,24 @@ static __attribute__((noinline)) bool retry_refused(void)
 	return P.refused;
 }
 
+/* Takes events until the queue is empty or, with until, as soon as until
+ * is done: a wait returns on its own completion without the last, empty
+ * PtlEQGet, whose progress pass (a poll of every NAL) would delay the
+ * caller's next send by a few hundred instructions. The UNLINK that a
+ * use-once MD logs right after the END that completed until stays queued
+ * too (P.unlink_due): a ping-pong's reply goes out first, and the next
+ * posted receive takes it (take_unlinks) before the PtlMDUpdate it would
+ * make fail. What else stays queued is taken by the next call.
+ *
+ * With more (MPI_Waitall's requests, until being more[*at]), a done until
+ * hands on to the next of more[*at + 1, nmore) not done yet, and the call
+ * returns only once they are all done (or the queue is empty): a receiver
+ * behind its sender finds a window's events queued, and a wait per
+ * request (its PtlEQPoll, this call's and the wait's entry and exit) was
+ * ~75 instructions of each event more than the PtlEQGet that takes it
+ * here. A lazy receive among them is left to its own wait (mpi_wait_req,
+ * which sets lazy_waiter). Inline in both callers: the ping-pong's has
+ * none of it. */
 __attribute__((always_inline)) static inline int progress_events(int wait_ms, struct mpi_req *until,
 								 struct mpi_req *const *more, int nmore, int *at)
 {
@@ -1801,7 +1838,7 @@ __attribute__((always_inline)) static inline int progress_events(int wait_ms, st
 	/* Refused calls again; while some wait, a wait comes back within a
 	 * millisecond to try them (the room comes with no event of ours). */
 	if (__builtin_expect(P.refused, 0) && retry_refused() && wait_ms > 1)
-		wait_ms = 1;
+		wait_ms = until && until->done ? 0 : 1;
 	if (wait_ms > 0) {
 		int which;
 		rc = PtlEQPoll(&mpi_g.eq, 1, wait_ms, &ev, &which);
@@ -2243,12 +2280,7 @@ void mpi_req_fail_dead(struct mpi_req *r, int w)
 		switch (r->stage) {
 		case MPI_SS_QUEUED: /* waiting for credits the dead rank will not send */
 			mpi_list_del(&r->link);
-			/* never announced: its exposed buffer goes (send_finish
-			 * unlinks only an eager send's MD) */
-			if (r->proto == MPI_PROTO_RNDV && r->me != PTL_INVALID_HANDLE && PtlMEUnlink(r->me) == PTL_OK) {
-				r->me = PTL_INVALID_HANDLE;
-				r->md = PTL_INVALID_HANDLE;
-			}
+			rndv_unexpose(r);
 			break;
 		case MPI_SS_RNDV: /* exposed for a get that will not come */
 			if (PtlMEUnlink(r->me) != PTL_OK)
@@ -2292,7 +2324,8 @@ void mpi_req_fail_dead(struct mpi_req *r, int w)
 		if (r->done || r->ux || (r->matched && r->stage != MPI_SS_PULLWAIT))
 			return;
 	} else if (r->matched) {
-		return; /* the rendezvous get is under way: its failed REPLY ends it */
+		return; /* the rendezvous get is under way: its failed REPLY ends it
+			 * (or, refused and deferred, its next try fails: defer_run) */
 	}
 	if (r->ptmp) {
 		free(r->pbuf);

@@ -729,9 +729,9 @@ int ptl_route(int peer);
  * REPLY) have no caller to refuse, and one dropped leaves its initiator
  * waiting for good: they are not counted against it, and those that fit
  * a small slot (every ACK, a REPLY whose data went by bulk) take small
- * slots without a bound but memory's (their number is bounded by the
- * requests the peers have in flight to us: an MPI's credits). Slots of
- * max_inline (PTL_TX_MAX at most) for the rest. PTL_TEST_TX_REQ_MAX
+ * slots, up to PTL_TX_SMALL_MAX (their number is bounded in practice by
+ * the requests the peers have in flight to us: an MPI's credits). Slots
+ * of max_inline (PTL_TX_MAX at most) for the rest. PTL_TEST_TX_REQ_MAX
  * lowers this (a test option: refusals without thousands of queued
  * sends). */
 #define PTL_TX_REQ_MAX (PTL_TX_MAX / 2)

@@ -126,8 +126,10 @@ int ptl_send_later(struct ptl_peer *p, int peer, const void *hdr, size_t hdr_len
 	struct ptl_tx **free_list = small ? &ptl_lib.tx_free_small : &ptl_lib.tx_free;
 	if (hdr_len + len > ptl_lib.max_inline)
 		return NAL_ENOMEM;
-	if (!answer && ptl_lib.tx_req_queued >= ptl_lib.tx_req_max)
+	if (!answer && ptl_lib.tx_req_queued >= ptl_lib.tx_req_max) {
+		ptl_sr_inc(PTL_SR_REFUSED_COUNT);
 		return NAL_ENOMEM;
+	}
 	if (!*free_list && ptl_tx_grow(small) != 0) {
 		if (answer) {
 			ptl_sr_inc(PTL_SR_DROP_COUNT);

@@ -19,7 +19,7 @@
 #include <portals3.h>
 
 #define PTL_VIEW_MAGIC 0x70746c7669657731ull /* "ptlview1" */
-#define PTL_VIEW_VERSION 3 /* 2: pidns (withdrawn); 3: its process holds a flock on the view */
+#define PTL_VIEW_VERSION 4 /* 2: pidns (withdrawn); 3: its process holds a flock on the view; 4: PTL_SR_REFUSED_COUNT */
 #define PTL_VIEW_MAX_EQS 256 /* EQs listed in the view (more are not shown) */
 
 struct ptl_view_eqref {

@@ -18,6 +18,7 @@
  * (PTL_NO_SPACE) that the MPI layer must make again. Needs at least 2 ranks. */
 #include "mpi_test.h"
 
+#include <portals3.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -1140,14 +1141,38 @@ static void exchange(void)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Where lib/ptl was told to refuse requests early (PTL_TEST_TX_REQ_MAX),
+ * that it did, somewhere in the job (PTL_SR_REFUSED_COUNT, through the NI
+ * the MPI layer opened: PtlNIInit answers PTL_IFACE_DUP with its handle):
+ * a run that was never refused tested nothing of the retries. */
+static void refusals_seen(void)
+{
+	if (!getenv("PTL_TEST_TX_REQ_MAX"))
+		return;
+	ptl_handle_ni_t ni;
+	ptl_sr_value_t v = -1;
+	CHECK(PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, NULL, NULL, &ni) == PTL_IFACE_DUP &&
+		      PtlNIStatus(ni, PTL_SR_REFUSED_COUNT, &v) == PTL_OK,
+	      "cannot read libptl's status registers");
+	long mine = (long)v, all = 0;
+	OK(MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
+	CHECK(all > 0, "PTL_TEST_TX_REQ_MAX=%s, yet libptl refused no request: the retries went untested",
+	      getenv("PTL_TEST_TX_REQ_MAX"));
+	if (t_rank == 0)
+		printf("libptl refused %ld requests in all (PTL_NO_SPACE), each made again\n", all);
+}
+
 /* Ranks 2k and 2k+1 each MPI_Isend the other N messages before posting
  * their receives: 64 B (ACK-free eager), 3000 B (eager from the user's
  * buffer, acknowledged) and 12,000 B (rendezvous: a header, then the
  * receiver's get) in turns; with late, all 3000 B and the odd rank out of
  * the library for 300 ms first, so that they overflow its unexpected
- * memory and are pulled. Every message must land, in order, whole: run
- * where lib/ptl refuses requests early (PTL_TEST_TX_MAX), each refused
- * put, get, credit or pull is made again later by the MPI layer. */
+ * memory and are pulled. One tag: every message must land whole, in the
+ * order sent (the i-th receive takes the i-th send). Run where lib/ptl
+ * refuses requests early (PTL_TEST_TX_REQ_MAX), each refused put, get,
+ * credit or pull is made again later by the MPI layer; and the run must
+ * have been refused at least once (libptl's PTL_SR_REFUSED_COUNT, read
+ * through the NI the MPI layer opened), or it tested nothing. */
 static void refused(bool late)
 {
 	enum { N = 1500, SLOT = 12000 };
@@ -1164,12 +1189,12 @@ static void refused(bool late)
 		int len = late ? 3000 : mixed[i % 3];
 		for (int k = 0; k < len; k++)
 			sb[(size_t)i * SLOT + k] = (char)pat((size_t)k, i + t_rank);
-		OK(MPI_Isend(sb + (size_t)i * SLOT, len, MPI_CHAR, peer, i, MPI_COMM_WORLD, &q[i]));
+		OK(MPI_Isend(sb + (size_t)i * SLOT, len, MPI_CHAR, peer, 8, MPI_COMM_WORLD, &q[i]));
 	}
 	if (late && (t_rank & 1))
 		usleep(300 * 1000);
 	for (int i = 0; i < N; i++)
-		OK(MPI_Irecv(rb + (size_t)i * SLOT, SLOT, MPI_CHAR, peer, i, MPI_COMM_WORLD, &q[N + i]));
+		OK(MPI_Irecv(rb + (size_t)i * SLOT, SLOT, MPI_CHAR, peer, 8, MPI_COMM_WORLD, &q[N + i]));
 	MPI_Status *st = malloc(sizeof *st * 2 * N);
 	OK(MPI_Waitall(2 * N, q, st));
 	int bad = 0;
@@ -1222,10 +1247,12 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && strcmp(argv[1], "exchange") == 0) {
 		exchange();
+		refusals_seen();
 		return t_finish("mpi_p2p exchange");
 	}
 	if (argc > 1 && strcmp(argv[1], "refused") == 0) {
 		refused(argc > 2 && strcmp(argv[2], "late") == 0);
+		refusals_seen();
 		return t_finish("mpi_p2p refused");
 	}
 	sizes();
@@ -1244,5 +1271,6 @@ int main(int argc, char **argv)
 	get_status();
 	arg_edges();
 	isend_order();
+	refusals_seen();
 	return t_finish("mpi_p2p");
 }

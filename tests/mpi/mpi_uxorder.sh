@@ -17,5 +17,4 @@ run 4 PTL_TEST_TX_CHUNK=2 -- mpi_uxorder
 # ... and at most 4 requests queued (PTL_TEST_TX_REQ_MAX=4): the senders' puts,
 # gets, credits and pulls refused (PTL_NO_SPACE) and made again, in order
 run 4 PTL_TEST_TX_CHUNK=2 PTL_TEST_TX_REQ_MAX=4 -- mpi_uxorder
-run 3 PTL_TEST_TX_CHUNK=2 PTL_TEST_TX_REQ_MAX=4 PTL_MPI_EAGER_LIMIT=1024 PTL_MPI_UNEXPECTED_MEM=1 PTL_MPI_CREDITS=8 -- mpi_uxorder
 finish

@@ -115,6 +115,8 @@ static void test_requests_refused(void **state)
 		int n = put_until_refused(s.src, T, 33, PTL_NO_ACK_REQ);
 		/* nobody has read since: still refused, and nothing went */
 		MP_RC(PtlPutRegion(s.src, 0, LEN, PTL_NO_ACK_REQ, mp_id(T), 33, 0, 1, 0, MARK), PTL_NO_SPACE);
+		if (mp_sr(PTL_SR_REFUSED_COUNT) != 2)
+			MP_FAIL("rank %d: PTL_SR_REFUSED_COUNT %ld after 2 refusals", mp_rank, mp_sr(PTL_SR_REFUSED_COUNT));
 		printf("rank %d: %d puts taken before PTL_NO_SPACE\n", mp_rank, n);
 		put_marker(s.src, s.idle, T, 33, n);
 	} else if (mp_rank == T) {
