@@ -227,13 +227,15 @@ static struct {
 	int unlink_due;              /* UNLINK events of use-once MDs sure to follow (progress_until) */
 	/* What libptl refused for now (PTL_NO_SPACE), tried again by progress
 	 * (retry_refused): peers whose queued sends wait behind a refused
-	 * one, and the other calls in order. */
+	 * one, and the other calls, in order per peer. */
 	bool refused;                /* either list is not empty */
 	int *blocked, nblocked;      /* those peers, each once (is_blocked) */
 	bool *is_blocked;
-	struct mpi_defer *dq;        /* the calls, dq_head up to dq_len */
-	size_t dq_head, dq_len, dq_cap;
+	struct mpi_defer *dq;        /* the calls, dq_len of them */
+	size_t dq_len, dq_cap;
 	int *ndeferred;              /* per peer: its calls in dq (later ones to it queue behind) */
+	unsigned *refused_pass;      /* per peer: the retry pass that was refused a call to it */
+	unsigned pass;               /* retry passes made */
 } P;
 
 /* A Portals call libptl refused with PTL_NO_SPACE, to make again: a
@@ -662,11 +664,13 @@ int mpi_pt2pt_init(void)
 	P.blocked = malloc(sizeof(int) * (size_t)n);
 	P.is_blocked = calloc((size_t)n, sizeof(bool));
 	P.ndeferred = calloc((size_t)n, sizeof(int));
+	P.refused_pass = calloc((size_t)n, sizeof(unsigned));
 	P.nblocked = 0;
-	P.dq_head = P.dq_len = 0;
+	P.dq_len = 0;
 	P.refused = false;
 	if (!P.credit || !P.consumed || !P.sendq || !mpi_g.ids || !P.idkeys || !P.idranks || !P.nack ||
-	    !P.nack_seen || !P.grant_left || !P.blocked || !P.is_blocked || !P.ndeferred)
+	    !P.nack_seen || !P.grant_left || !P.blocked || !P.is_blocked || !P.ndeferred ||
+	    !P.refused_pass)
 		mpi_fatal(MPI_ERR_NO_MEM, "out of memory for %d peers", n);
 	P.nack_out = (long)P.nack_k * n;
 	P.nack_half = P.nack_k / 2;
@@ -796,9 +800,11 @@ void mpi_pt2pt_fini(void)
 	free(P.is_blocked);
 	free(P.ndeferred);
 	P.ndeferred = NULL;
+	free(P.refused_pass);
+	P.refused_pass = NULL;
 	free(P.dq);
 	P.dq = NULL;
-	P.dq_cap = P.dq_head = P.dq_len = 0;
+	P.dq_cap = P.dq_len = 0;
 	P.blocked = NULL;
 	P.is_blocked = NULL;
 	P.nblocked = 0;
@@ -1722,19 +1728,12 @@ __attribute__((always_inline)) static inline void take_event_fast(int rc, const 
 static void defer(struct mpi_defer d)
 {
 	if (P.dq_len == P.dq_cap) {
-		if (P.dq_head) { /* the done ones' room first */
-			memmove(P.dq, P.dq + P.dq_head, (P.dq_len - P.dq_head) * sizeof *P.dq);
-			P.dq_len -= P.dq_head;
-			P.dq_head = 0;
-		} else {
-			size_t cap = P.dq_cap ? 2 * P.dq_cap : 64;
-			struct mpi_defer *q = realloc(P.dq, cap * sizeof *q);
-			if (!q)
-				mpi_fatal(MPI_ERR_NO_MEM, "out of memory for %zu Portals calls waiting for room",
-					  P.dq_len + 1);
-			P.dq = q;
-			P.dq_cap = cap;
-		}
+		size_t cap = P.dq_cap ? 2 * P.dq_cap : 64;
+		struct mpi_defer *q = realloc(P.dq, cap * sizeof *q);
+		if (!q)
+			mpi_fatal(MPI_ERR_NO_MEM, "out of memory for %zu Portals calls waiting for room", P.dq_len + 1);
+		P.dq = q;
+		P.dq_cap = cap;
 	}
 	P.dq[P.dq_len++] = d;
 	P.ndeferred[d.w]++;
@@ -1779,24 +1778,20 @@ static __attribute__((noinline)) bool retry_refused(void)
 	if (busy)
 		return true;
 	busy = true;
-	size_t keep = P.dq_head;
-	for (size_t i = P.dq_head; i < P.dq_len; i++) {
+	/* the queue compacted as it goes: what is kept moves down */
+	size_t keep = 0;
+	unsigned pass = ++P.pass ? P.pass : ++P.pass; /* 0: never refused */
+	for (size_t i = 0; i < P.dq_len; i++) {
 		struct mpi_defer d = P.dq[i];
-		/* a peer refused in this pass (ndeferred < 0 marks it) keeps the rest */
-		if (P.ndeferred[d.w] >= 0 && defer_run(&d) != PTL_NO_SPACE) {
+		/* a peer refused in this pass keeps the rest of its calls */
+		if (P.refused_pass[d.w] != pass && defer_run(&d) != PTL_NO_SPACE) {
 			P.ndeferred[d.w]--;
 			continue;
 		}
-		if (P.ndeferred[d.w] > 0)
-			P.ndeferred[d.w] = -P.ndeferred[d.w];
+		P.refused_pass[d.w] = pass;
 		P.dq[keep++] = d;
 	}
-	for (size_t i = P.dq_head; i < keep; i++)
-		if (P.ndeferred[P.dq[i].w] < 0)
-			P.ndeferred[P.dq[i].w] = -P.ndeferred[P.dq[i].w];
 	P.dq_len = keep;
-	if (P.dq_head == P.dq_len)
-		P.dq_head = P.dq_len = 0;
 	/* A peer refused again is listed again, at most once each (is_blocked):
 	 * below the one being flushed, never past it. */
 	int nb = P.nblocked;

@@ -1159,7 +1159,7 @@ static void refusals_seen(void)
 	CHECK(all > 0, "PTL_TEST_TX_REQ_MAX=%s, yet libptl refused no request: the retries went untested",
 	      getenv("PTL_TEST_TX_REQ_MAX"));
 	if (t_rank == 0)
-		printf("libptl refused %ld requests in all (PTL_NO_SPACE), each made again\n", all);
+		printf("libptl refused requests %ld times in all (PTL_NO_SPACE), each made again\n", all);
 }
 
 /* Ranks 2k and 2k+1 each MPI_Isend the other N messages before posting
@@ -1172,7 +1172,10 @@ static void refusals_seen(void)
  * refuses requests early (PTL_TEST_TX_REQ_MAX), each refused put, get,
  * credit or pull is made again later by the MPI layer; and the run must
  * have been refused at least once (libptl's PTL_SR_REFUSED_COUNT, read
- * through the NI the MPI layer opened), or it tested nothing. */
+ * through the NI the MPI layer opened), or it tested nothing. (Which
+ * calls wait depends on the run: sends and credits in every one, gets in
+ * "refused", pulls in "refused late"; each kind's retry mutated out, one
+ * of these runs failed.) */
 static void refused(bool late)
 {
 	enum { N = 1500, SLOT = 12000 };
@@ -1216,6 +1219,87 @@ static void refused(bool late)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Rank 0 exchanges mixed messages (refused()'s three protocols) with
+ * ranks 1 and 2 at once, posting its receives from rank 2 first; rank 2
+ * then stays out of the library for 3 s (no progress thread: it reads
+ * nothing), so that rank 0's gets and credits to it are refused and wait.
+ * Those must not hold back rank 0's calls to rank 1: its exchange with
+ * rank 1 must be done before rank 2 comes back (one queue for all peers
+ * held rank 1's gets behind rank 2's: 1.5 s of 1.5). On one host, where
+ * MPI_Wtime is one clock for all ranks. */
+static void refused_hub(void)
+{
+	enum { N = 600, SLOT = 12000, AWAY_S = 3 };
+	static const int mixed[3] = { 64, 3000, SLOT };
+	if (t_rank > 2) {
+		MPI_Barrier(MPI_COMM_WORLD);
+		return;
+	}
+	int npeer = t_rank == 0 ? 2 : 1;
+	char *sb = malloc((size_t)N * SLOT * 2), *rb = calloc((size_t)N * 2, SLOT);
+	MPI_Request *q = malloc(sizeof *q * 4 * N);
+	MPI_Status *st = malloc(sizeof *st * 4 * N);
+	CHECK(sb && rb && q && st, "out of memory");
+	int nq = 0;
+	for (int p = 0; p < npeer; p++) {
+		int peer = t_rank == 0 ? 2 - p : 0;
+		for (int i = 0; i < N; i++) {
+			char *b = sb + ((size_t)p * N + i) * SLOT;
+			for (int k = 0; k < mixed[i % 3]; k++)
+				b[k] = (char)pat((size_t)k, i + t_rank);
+			OK(MPI_Isend(b, mixed[i % 3], MPI_CHAR, peer, 9, MPI_COMM_WORLD, &q[nq++]));
+		}
+	}
+	double back = 0, done1 = 0;
+	if (t_rank == 2) {
+		sleep(AWAY_S);
+		back = MPI_Wtime();
+	}
+	int first = nq;
+	for (int p = 0; p < npeer; p++) /* rank 0: from rank 2 first */
+		for (int i = 0; i < N; i++)
+			OK(MPI_Irecv(rb + ((size_t)p * N + i) * SLOT, SLOT, MPI_CHAR, t_rank == 0 ? 2 - p : 0, 9,
+				     MPI_COMM_WORLD, &q[nq++]));
+	if (t_rank == 0) {
+		OK(MPI_Waitall(N, q + first + N, st + first + N)); /* rank 1's */
+		done1 = MPI_Wtime();
+		for (int i = first + N; i < nq; i++) /* done: MPI_REQUEST_NULL, whose status would be empty */
+			q[i] = MPI_REQUEST_NULL;
+		OK(MPI_Waitall(first + N, q, st));
+	} else {
+		OK(MPI_Waitall(nq, q, st));
+	}
+	int bad = 0;
+	for (int p = 0; p < npeer; p++) {
+		int peer = t_rank == 0 ? 2 - p : 0;
+		for (int i = 0; i < N; i++) {
+			int got, len = mixed[i % 3];
+			const char *b = rb + ((size_t)p * N + i) * SLOT;
+			MPI_Get_count(&st[first + p * N + i], MPI_CHAR, &got);
+			bad += got != len;
+			for (int k = 0; k < len && got == len; k++)
+				if (b[k] != (char)pat((size_t)k, i + peer)) {
+					bad++;
+					break;
+				}
+		}
+	}
+	CHECK(bad == 0, "%d messages wrong", bad);
+	if (t_rank == 2)
+		OK(MPI_Send(&back, 1, MPI_DOUBLE, 0, 10, MPI_COMM_WORLD));
+	if (t_rank == 0) {
+		OK(MPI_Recv(&back, 1, MPI_DOUBLE, 2, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		CHECK(done1 < back, "rank 1's messages were received %.3f s after rank 2 came back: calls to rank 2 "
+				    "that waited held back those to rank 1", done1 - back);
+		printf("rank 0: done with rank 1 %.3f s before rank 2 came back\n", back - done1);
+	}
+	free(st);
+	free(q);
+	free(sb);
+	free(rb);
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
 	bool units = argc > 1 && strcmp(argv[1], "units") == 0;
@@ -1251,7 +1335,10 @@ int main(int argc, char **argv)
 		return t_finish("mpi_p2p exchange");
 	}
 	if (argc > 1 && strcmp(argv[1], "refused") == 0) {
-		refused(argc > 2 && strcmp(argv[2], "late") == 0);
+		if (argc > 2 && strcmp(argv[2], "hub") == 0)
+			refused_hub();
+		else
+			refused(argc > 2 && strcmp(argv[2], "late") == 0);
 		refusals_seen();
 		return t_finish("mpi_p2p refused");
 	}

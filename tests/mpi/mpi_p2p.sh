@@ -20,7 +20,9 @@
 # neither failing the send nor dropping it; and with 30,000 credits, more
 # than lib/ptl queues at its own bound. "refused": the same for floods of
 # eager, acknowledged and rendezvous sends (refused puts, gets, credits)
-# and, "late", of overflowed messages (refused pulls' puts).
+# and, "late", of overflowed messages (refused pulls' puts); "hub": rank 0
+# exchanges with ranks 1 and 2 while rank 2 is out of the library, and the
+# calls to rank 2 that wait must not hold back those to rank 1.
 . "$(dirname "$0")/mpi_common.sh"
 run 2 -- mpi_p2p
 run 4 -- mpi_p2p
@@ -43,4 +45,5 @@ run 4 PTL_TEST_TX_CHUNK=16 PTL_TEST_TX_REQ_MAX=16 -- mpi_p2p
 run 2 PTL_TEST_TX_CHUNK=2 PTL_TEST_TX_REQ_MAX=4 PTL_MPI_UNEXPECTED_MEM=1 PTL_MPI_CREDITS=1000 -- mpi_p2p refused
 run 4 PTL_PROGRESS_THREAD=0 PTL_TEST_TX_CHUNK=2 PTL_TEST_TX_REQ_MAX=4 PTL_MPI_UNEXPECTED_MEM=1 -- mpi_p2p refused
 run 2 PTL_TEST_TX_CHUNK=2 PTL_TEST_TX_REQ_MAX=2 PTL_MPI_UNEXPECTED_MEM=1 PTL_MPI_CREDITS=3000 -- mpi_p2p refused late
+run 3 PTL_PROGRESS_THREAD=0 PTL_TEST_TX_CHUNK=2 PTL_TEST_TX_REQ_MAX=4 PTL_MPI_UNEXPECTED_MEM=1 -- mpi_p2p refused hub
 finish

@@ -14,7 +14,8 @@ run 2 PTL_MPI_NOACK_OFF=1 -- mpi_uxorder
 # queued-send slots in chunks of 2: the flood's ACKs and credits outrun the
 # rings to the senders, and the slots must grow (a dropped ACK hangs it)
 run 4 PTL_TEST_TX_CHUNK=2 -- mpi_uxorder
-# ... and at most 4 requests queued (PTL_TEST_TX_REQ_MAX=4): the senders' puts,
-# gets, credits and pulls refused (PTL_NO_SPACE) and made again, in order
+# ... and at most 4 requests queued (PTL_TEST_TX_REQ_MAX=4): the senders'
+# puts refused (PTL_NO_SPACE) and made again, in order (gets, credits and
+# pulls refused: mpi_p2p.sh's "refused" runs)
 run 4 PTL_TEST_TX_CHUNK=2 PTL_TEST_TX_REQ_MAX=4 -- mpi_uxorder
 finish
