@@ -878,9 +878,10 @@ static ptl_size_t send_off(const struct mpi_req *r)
 
 /* libptl refused r's put for now (PTL_NO_SPACE: the requests it keeps
  * waiting for ring space are at their bound, its peers not reading; or its
- * table of operations in flight is full): nothing went out. r goes back to the head of its peer's queue with its
- * credit, ahead of every later send there (non-overtaking: put_now's
- * now_ok sees the queue), and progress starts it again (retry_refused). */
+ * table of operations in flight is full): nothing went out. r goes back to
+ * the head of its peer's queue with its credit, ahead of every later send
+ * there (non-overtaking: put_now's now_ok sees the queue), and progress
+ * starts it again (retry_refused). */
 static bool send_refused(struct mpi_req *r)
 {
 	int w = r->wpeer;

@@ -720,8 +720,9 @@ int ptl_route(int peer);
  * backlog, in order; ptl_send_slow takes a dead or new peer, a backlog,
  * ourselves. Both out of line: rare. */
 #define PTL_TX_POOL 256 /* sends that may wait for ring space: a chunk of them */
-/* At most this many slots in all: a peer that has not read 16384 sends'
- * worth is not coming back for them soon, and the memory is bounded. */
+/* At most this many slots of max_inline bytes: a peer that has not read
+ * 16384 sends' worth is not coming back for them soon, and the memory is
+ * bounded. */
 #define PTL_TX_MAX 16384
 /* Requests (puts, gets) queue only while fewer than this many requests
  * wait; past it the initiator's call returns PTL_NO_SPACE and nothing went
