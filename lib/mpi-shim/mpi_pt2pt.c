@@ -799,16 +799,10 @@ void mpi_pt2pt_fini(void)
 	free(P.blocked);
 	free(P.is_blocked);
 	free(P.ndeferred);
-	P.ndeferred = NULL;
 	free(P.refused_pass);
-	P.refused_pass = NULL;
-	free(P.dq);
+	free(P.dq); /* the rest is reset by init; defer() grows dq from these */
 	P.dq = NULL;
-	P.dq_cap = P.dq_len = 0;
-	P.blocked = NULL;
-	P.is_blocked = NULL;
-	P.nblocked = 0;
-	P.refused = false;
+	P.dq_cap = 0;
 	free(P.credit);
 	free(P.consumed);
 	free(P.sendq);
@@ -1023,7 +1017,6 @@ static void sendq_flush(int w)
 	}
 }
 
-/* The send is over for the library: free what it held. */
 /* A send's copy of its data, if it has one, given back with what it was
  * counted against (the Bsend buffer, or the copies' budget). */
 static void send_copy_free(struct mpi_req *r)
@@ -1040,6 +1033,7 @@ static void send_copy_free(struct mpi_req *r)
 	r->ptmp = false;
 }
 
+/* The send is over for the library: free what it held. */
 static void send_finish(struct mpi_req *r)
 {
 	if (r->direct) {
@@ -1306,6 +1300,18 @@ static inline void recv_finish(struct mpi_req *r, size_t got)
 	mpi_req_complete(r);
 }
 
+/* A rendezvous receive whose get cannot be made (its sender dead or
+ * unreachable, or no MD to land in): its landing MD, if bound, goes, and
+ * it fails naming w. */
+static void rndv_get_fail(struct mpi_req *r, int w, ptl_handle_md_t md)
+{
+	if (md != PTL_INVALID_HANDLE)
+		PtlMDUnlink(md);
+	r->err = r->st.MPI_ERROR = MPI_ERR_PROC_FAILED;
+	r->dead = w;
+	mpi_req_complete(r);
+}
+
 static void rndv_get(struct mpi_req *r, int wsrc, uint32_t id)
 {
 	size_t n = r->msglen < r->len ? r->msglen : r->len;
@@ -1313,17 +1319,16 @@ static void rndv_get(struct mpi_req *r, int wsrc, uint32_t id)
 			.options = PTL_MD_EVENT_START_DISABLE, .user_ptr = r, .eq_handle = mpi_g.eq };
 	ptl_handle_md_t mdh;
 	int rc = PtlMDBind(mpi_g.ni, md, PTL_UNLINK, &mdh);
-	if (rc == PTL_OK && (P.ndeferred[wsrc] ||
-			     (rc = PtlGetRegion(mdh, 0, n, mpi_g.ids[wsrc], MPI_PT_RNDV, 0, id, 0)) == PTL_NO_SPACE)) {
-		defer((struct mpi_defer){
-			.kind = MPI_DEFER_GET, .w = wsrc, .id = mpi_req_id(r), .bits = id, .arg = n, .md = mdh });
+	if (rc != PTL_OK) {
+		rndv_get_fail(r, wsrc, PTL_INVALID_HANDLE);
 		return;
 	}
-	if (rc != PTL_OK) {
-		r->err = r->st.MPI_ERROR = MPI_ERR_PROC_FAILED;
-		r->dead = wsrc;
-		mpi_req_complete(r);
-	}
+	if (P.ndeferred[wsrc] ||
+	    (rc = PtlGetRegion(mdh, 0, n, mpi_g.ids[wsrc], MPI_PT_RNDV, 0, id, 0)) == PTL_NO_SPACE)
+		defer((struct mpi_defer){
+			.kind = MPI_DEFER_GET, .w = wsrc, .id = mpi_req_id(r), .bits = id, .arg = n, .md = mdh });
+	else if (rc != PTL_OK)
+		rndv_get_fail(r, wsrc, mdh);
 }
 
 /* The data of an overflowed eager message is still at its sender: ask for
@@ -1758,12 +1763,10 @@ static int defer_run(const struct mpi_defer *d)
 			rc = PtlGetRegion(d->md, 0, d->arg, mpi_g.ids[d->w], MPI_PT_RNDV, 0, d->bits, 0);
 		if (rc == PTL_OK || rc == PTL_NO_SPACE)
 			return rc;
-		PtlMDUnlink(d->md);
-		if (r && !r->done) { /* as rndv_get fails it */
-			r->err = r->st.MPI_ERROR = MPI_ERR_PROC_FAILED;
-			r->dead = d->w;
-			mpi_req_complete(r);
-		}
+		if (r && !r->done)
+			rndv_get_fail(r, d->w, d->md);
+		else
+			PtlMDUnlink(d->md);
 		return rc;
 	}
 	}
