@@ -195,7 +195,7 @@ int ptl_tx_grow(bool small)
 	int *chunks = small ? &ptl_lib.tx_small_chunks : &ptl_lib.tx_chunks;
 	size_t size = small ? sizeof(struct ptl_tx) + PTL_TX_SMALL : ptl_lib.tx_size;
 	struct ptl_tx **free_list = small ? &ptl_lib.tx_free_small : &ptl_lib.tx_free;
-	if ((*chunks + 1) * ptl_lib.tx_chunk > (small ? PTL_TX_SMALL_MAX : PTL_TX_MAX))
+	if ((*chunks + 1) * ptl_lib.tx_chunk > (small ? PTL_TX_SMALL_MAX : ptl_lib.tx_max))
 		return -1;
 	unsigned char *c = calloc(1, 64 + (size_t)ptl_lib.tx_chunk * size);
 	if (!c)
@@ -221,6 +221,8 @@ static int ptl_alloc_pools(void)
 	ptl_lib.tx_chunk = t && atoi(t) > 0 && atoi(t) <= PTL_TX_POOL ? atoi(t) : PTL_TX_POOL;
 	t = getenv("PTL_TEST_TX_REQ_MAX");
 	ptl_lib.tx_req_max = t && atoi(t) > 0 && atoi(t) <= PTL_TX_REQ_MAX ? atoi(t) : PTL_TX_REQ_MAX;
+	t = getenv("PTL_TEST_TX_MAX");
+	ptl_lib.tx_max = t && atoi(t) >= ptl_lib.tx_chunk && atoi(t) <= PTL_TX_MAX ? atoi(t) : PTL_TX_MAX;
 	ptl_lib.tx_req_queued = 0;
 	ptl_lib.tx_drop_told = false;
 	ptl_lib.scratch = malloc(inl);

@@ -351,6 +351,7 @@ struct ptl_lib {
 	int tx_small_chunks;       /* chunks of small slots made */
 	int tx_req_queued;         /* requests in the backlogs now */
 	int tx_req_max;            /* PTL_TX_REQ_MAX, or PTL_TEST_TX_REQ_MAX */
+	int tx_max;                /* PTL_TX_MAX, or PTL_TEST_TX_MAX */
 	bool tx_drop_told;         /* a dropped answer was reported */
 	size_t tx_size;            /* bytes of one struct ptl_tx incl. buffer */
 	unsigned char *scratch;    /* gather buffer for inline sends from IOVEC MDs */
@@ -733,8 +734,8 @@ int ptl_route(int peer);
  * slots, up to PTL_TX_SMALL_MAX (their number is bounded in practice by
  * the requests the peers have in flight to us: an MPI's credits). Slots
  * of max_inline (PTL_TX_MAX at most) for the rest. PTL_TEST_TX_REQ_MAX
- * lowers this (a test option: refusals without thousands of queued
- * sends). */
+ * lowers this, PTL_TEST_TX_MAX that (test options: refusals and a dropped
+ * answer without thousands of queued sends). */
 #define PTL_TX_REQ_MAX (PTL_TX_MAX / 2)
 #define PTL_TX_SMALL_MAX (1 << 20) /* small slots: 128 MiB, a sanity bound */
 int ptl_tx_grow(bool small);

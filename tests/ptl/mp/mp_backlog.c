@@ -7,7 +7,11 @@
  *    target reads again, puts are taken again;
  *  - answers are not refused: a target whose ring back to the initiator
  *    is full (its own puts fill it) queues an ACK for every put it takes,
- *    far more than the requests' bound, and the initiator gets them all.
+ *    far more than the requests' bound, and the initiator gets them all;
+ *  - with PTL_TEST_TX_MAX (backlog_drop.sh: 4 slots of max_inline bytes)
+ *    only the last case runs: a REPLY carrying data that finds no slot is
+ *    dropped and counted (backlog_drop.sh checks its message), and its
+ *    initiator's get is never answered.
  */
 #include <unistd.h>
 
@@ -174,11 +178,80 @@ static void test_answers_not_refused(void **state)
 	mp_end();
 }
 
+#define GETS 16
+
+static void test_reply_dropped(void **state)
+{
+	(void)state;
+	struct side s;
+	side_open(&s, 35);
+	char *data = calloc(1, LEN);
+	ptl_handle_eq_t geq = mp_eq(4 * GETS);
+	ptl_handle_md_t gmd = PTL_INVALID_HANDLE;
+	ptl_handle_me_t gme = PTL_INVALID_HANDLE;
+	mp_barrier();
+	if (mp_rank == I) {
+		usleep(100 * 1000); /* T fills our ring and its slots meanwhile: we read nothing */
+		gmd = mp_bind(data, LEN, PTL_MD_THRESH_INF, PTL_MD_EVENT_START_DISABLE, geq);
+		for (int g = 0; g < GETS; g++)
+			MP_RC(PtlGetRegion(gmd, 0, LEN, mp_id(T), 35, 0, 2, 0), PTL_OK);
+		usleep(500 * 1000); /* T answers them, into no room */
+	} else if (mp_rank == T) {
+		/* gets of LEN bytes: their REPLYs carry the data inline, in
+		 * slots of max_inline bytes */
+		gme = mp_me_md(35, 2, 0, PTL_RETAIN,
+			       mp_md(data, LEN, PTL_MD_THRESH_INF,
+				     PTL_MD_OP_GET | PTL_MD_MANAGE_REMOTE | PTL_MD_EVENT_START_DISABLE, geq),
+			       PTL_RETAIN, &gmd);
+		put_until_refused(s.src, I, 35, PTL_NO_ACK_REQ); /* the ring and the 4 slots full */
+		usleep(200 * 1000);
+		for (int g = 0; g < GETS; g++) {
+			ptl_event_t ev;
+			MP_WAIT(geq, &ev, "the initiator's gets");
+			if (ev.type != PTL_EVENT_GET_END)
+				MP_FAIL("rank %d: %s where a GET_END was due", mp_rank, PtlEventKindStr(ev.type));
+		}
+		/* (one may find a slot freed meanwhile) */
+		if (mp_sr(PTL_SR_DROP_COUNT) < 1)
+			MP_FAIL("rank %d: no answer dropped of %d with no room for them", mp_rank, GETS);
+	}
+	mp_barrier(); /* the ring drains: T's puts come, the REPLYs never */
+	if (mp_rank == I) {
+		/* the gets' own SEND_ENDs, logged when they went, and the REPLYs
+		 * that were not dropped: fewer than the gets */
+		int ends = 0, replies = 0, which;
+		ptl_event_t ev;
+		while (PtlEQPoll(&geq, 1, 300, &ev, &which) == PTL_OK) {
+			if (ev.ni_fail_type != PTL_NI_OK ||
+			    (ev.type != PTL_EVENT_SEND_END && ev.type != PTL_EVENT_REPLY_END))
+				MP_FAIL("rank %d: %s (fail %d) from the gets", mp_rank, PtlEventKindStr(ev.type),
+					ev.ni_fail_type);
+			ends += ev.type == PTL_EVENT_SEND_END;
+			replies += ev.type == PTL_EVENT_REPLY_END;
+		}
+		if (ends != GETS || replies >= GETS)
+			MP_FAIL("rank %d: %d SEND_ENDs and %d REPLYs of %d gets, some of whose REPLYs were dropped",
+				mp_rank, ends, replies, GETS);
+		/* gmd stays: its gets wait for answers that will not come */
+	} else if (mp_rank == T) {
+		MP_RC(PtlMEUnlink(gme), PTL_OK);
+	}
+	mp_barrier();
+	side_close(&s);
+	free(data);
+	mp_end();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		MP_TEST(test_requests_refused),
 		MP_TEST(test_answers_not_refused),
 	};
+	const struct CMUnitTest drop[] = {
+		MP_TEST(test_reply_dropped),
+	};
+	if (getenv("PTL_TEST_TX_MAX"))
+		return mp_main("mp_backlog", drop, 1);
 	return mp_main("mp_backlog", tests, sizeof tests / sizeof tests[0]);
 }
