@@ -16,10 +16,14 @@ struct ptl_lib ptl_lib = {
 	.view_fd = -1,
 };
 
-/* What each rank publishes about itself besides its NAL addresses. */
+/* What each rank publishes about itself besides its NAL addresses: uid
+ * and jid too, so that a put to a rank of the same ones can leave them
+ * out (ptl_proto.h's struct ptl_hdr_tiny). */
 struct ptl_rank_info {
 	uint32_t nid;
 	int32_t numa;
+	uint32_t uid;
+	uint32_t jid;
 };
 
 static int ptl_fetch_rank_info(int rank)
@@ -33,6 +37,7 @@ static int ptl_fetch_rank_info(int rank)
 		return -1;
 	p->nid = ri.nid;
 	p->numa = ri.numa;
+	p->cred_same = ri.uid == ptl_lib.uid && ri.jid == ptl_lib.jid;
 	p->id_known = true;
 	return 0;
 }
@@ -129,7 +134,9 @@ static int ptl_open_nals(void)
 
 static int ptl_publish(void)
 {
-	struct ptl_rank_info ri = { .nid = ptl_lib.rt.nid, .numa = ptl_lib.my_numa };
+	struct ptl_rank_info ri = {
+		.nid = ptl_lib.rt.nid, .numa = ptl_lib.my_numa, .uid = ptl_lib.uid, .jid = ptl_lib.jid
+	};
 	if (rt_put("ptl.info", &ri, sizeof ri) != 0)
 		return -1;
 	for (int i = 0; i < ptl_lib.nnals; i++) {
@@ -276,6 +283,11 @@ int PtlInit(int *max_interfaces)
 	if (rt_init(&ptl_lib.rt) != 0)
 		goto out;
 	ptl_lib.uid = (ptl_uid_t)getuid();
+	/* a test option: claim another uid, as a process of another user
+	 * would (tests/ptl/mp/uid.sh: a job of two users) */
+	const char *tu = getenv("PTL_TEST_UID");
+	if (tu && *tu)
+		ptl_lib.uid = (ptl_uid_t)strtoul(tu, NULL, 10);
 	/* The job's Portals jid: the low bits of the job id, never a wildcard. */
 	ptl_lib.jid = (ptl_jid_t)(ptl_lib.rt.jobid % 0xfffffff0u);
 	ptl_lib.peers = calloc((size_t)ptl_lib.rt.size, sizeof *ptl_lib.peers);

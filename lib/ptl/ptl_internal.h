@@ -284,6 +284,8 @@ struct ptl_peer {
 	bool connected;
 	bool failed;
 	bool id_known;
+	bool cred_same;            /* its uid and jid are ours (id_known): puts
+	                            * to it may take a struct ptl_hdr_tiny */
 	ptl_nid_t nid;
 	int numa;
 	struct ptl_list ops;       /* struct ptl_op in flight to this peer */

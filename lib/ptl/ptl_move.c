@@ -285,17 +285,31 @@ __attribute__((always_inline)) static inline int ptl_put_common(ptl_handle_md_t 
 	bool ack = ack_req == PTL_ACK_REQ;
 	if (!ack && !bulk && ac <= UINT16_MAX) {
 		/* The commonest put: no answer, data inline (ptl_proto.h). */
-		struct ptl_hdr_short hs = {
-			.type = PTL_MSG_PUT_SHORT,
-			.ac_index = (uint16_t)ac,
-			.pt_index = pt,
-			.uid = ptl_uid(),
-			.jid = ptl_jid(),
-			.match_bits = bits,
-			.offset = roff,
-			.hdr_data = hdr_data,
-		};
-		int nrc = ptl_send_inline(peer, &hs, sizeof hs, md, loff, len);
+		int nrc;
+		if (len <= PTL_TINY_MAX && ac <= UINT8_MAX && pt <= UINT16_MAX && roff <= UINT32_MAX &&
+		    ptl_lib.peers[peer].cred_same) {
+			struct ptl_hdr_tiny ht = {
+				.type = PTL_MSG_PUT_TINY,
+				.ac_index = (uint8_t)ac,
+				.pt_index = (uint16_t)pt,
+				.offset = (uint32_t)roff,
+				.match_bits = bits,
+				.hdr_data = hdr_data,
+			};
+			nrc = ptl_send_inline(peer, &ht, sizeof ht, md, loff, len);
+		} else {
+			struct ptl_hdr_short hs = {
+				.type = PTL_MSG_PUT_SHORT,
+				.ac_index = (uint16_t)ac,
+				.pt_index = pt,
+				.uid = ptl_uid(),
+				.jid = ptl_jid(),
+				.match_bits = bits,
+				.offset = roff,
+				.hdr_data = hdr_data,
+			};
+			nrc = ptl_send_inline(peer, &hs, sizeof hs, md, loff, len);
+		}
 		if (nrc != 0) {
 			ptl_md_give_back(md);
 			rc = ptl_send_rc(nrc);

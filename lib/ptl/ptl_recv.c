@@ -303,19 +303,19 @@ static void ptl_answer(struct ptl_ni *ni, struct ptl_op *op, const struct ptl_hd
 	ptl_md_maybe_autounlink(ni, md);
 }
 
-/* Field f of the struct ptl_hdr_short at p, which may be unaligned. */
-#define PTL_HDR_SHORT_LOAD(p, f)                                                                   \
-	ptl_load_field((const char *)(p) + offsetof(struct ptl_hdr_short, f),                     \
-		       sizeof(((struct ptl_hdr_short *)0)->f))
-/* ptl_load_field reads 8, 4 or else 2 bytes: each field loaded so is one of those. */
-#define PTL_HDR_SHORT_SIZE_OK(f)                                                                   \
-	(sizeof(((struct ptl_hdr_short *)0)->f) == 8 || sizeof(((struct ptl_hdr_short *)0)->f) == 4 || \
-	 sizeof(((struct ptl_hdr_short *)0)->f) == 2)
-_Static_assert(PTL_HDR_SHORT_SIZE_OK(pt_index) && PTL_HDR_SHORT_SIZE_OK(ac_index) &&
-		       PTL_HDR_SHORT_SIZE_OK(uid) && PTL_HDR_SHORT_SIZE_OK(jid) &&
-		       PTL_HDR_SHORT_SIZE_OK(match_bits) && PTL_HDR_SHORT_SIZE_OK(offset) &&
-		       PTL_HDR_SHORT_SIZE_OK(hdr_data),
-	       "a short header field ptl_load_field cannot read");
+/* Field f of the header struct T at p, which may be unaligned. */
+#define PTL_HDR_LOAD(T, p, f) ptl_load_field((const char *)(p) + offsetof(T, f), sizeof(((T *)0)->f))
+/* ptl_load_field reads 8, 4, 2 or else 1 byte: each field loaded so is one of those. */
+#define PTL_HDR_SIZE_OK(T, f)                                                                      \
+	(sizeof(((T *)0)->f) == 8 || sizeof(((T *)0)->f) == 4 || sizeof(((T *)0)->f) == 2 ||      \
+	 sizeof(((T *)0)->f) == 1)
+#define PTL_HDR_SHORT_OK(f) PTL_HDR_SIZE_OK(struct ptl_hdr_short, f)
+#define PTL_HDR_TINY_OK(f) PTL_HDR_SIZE_OK(struct ptl_hdr_tiny, f)
+_Static_assert(PTL_HDR_SHORT_OK(pt_index) && PTL_HDR_SHORT_OK(ac_index) && PTL_HDR_SHORT_OK(uid) &&
+		       PTL_HDR_SHORT_OK(jid) && PTL_HDR_SHORT_OK(match_bits) && PTL_HDR_SHORT_OK(offset) &&
+		       PTL_HDR_SHORT_OK(hdr_data) && PTL_HDR_TINY_OK(pt_index) && PTL_HDR_TINY_OK(ac_index) &&
+		       PTL_HDR_TINY_OK(match_bits) && PTL_HDR_TINY_OK(offset) && PTL_HDR_TINY_OK(hdr_data),
+	       "a header field ptl_load_field cannot read");
 static inline uint64_t ptl_load_field(const void *p, size_t n)
 {
 	if (n == 8) {
@@ -328,20 +328,28 @@ static inline uint64_t ptl_load_field(const void *p, size_t n)
 		memcpy(&v, p, 4);
 		return v;
 	}
-	uint16_t v;
-	memcpy(&v, p, 2);
-	return v;
+	if (n == 2) {
+		uint16_t v;
+		memcpy(&v, p, 2);
+		return v;
+	}
+	return *(const uint8_t *)p;
 }
 
-/* A PTL_MSG_PUT_SHORT: a put as ptl_target takes it, out of the 40-byte
- * header (ptl_proto.h); it waits for no answer, so a drop answers none.
- * h is never built in memory: ptl_target is inline and no call left in
- * it takes h's address (flags 0 ends ptl_answer_fail's), so its fields
- * stay the header's loads and constants; built, h was ~30 instructions
- * of an arrival. */
-static void ptl_recv_put_short(struct ptl_ni *ni, int peer, const void *msg, size_t len)
+/* A PTL_MSG_PUT_SHORT (40-byte header) or, tiny, a PTL_MSG_PUT_TINY
+ * (24 bytes, our uid and jid: ptl_proto.h): a put as ptl_target takes
+ * it; it waits for no answer, so a drop answers none. h is never built
+ * in memory: ptl_target is inline and no call left in it takes h's
+ * address (flags 0 ends ptl_answer_fail's), so its fields stay the
+ * header's loads and constants; built, h was ~30 instructions of an
+ * arrival. Inline in its two callers, each with its own constant tiny. */
+#define PTL_RECV_LOAD(f)                                                                           \
+	(tiny ? PTL_HDR_LOAD(struct ptl_hdr_tiny, msg, f) : PTL_HDR_LOAD(struct ptl_hdr_short, msg, f))
+__attribute__((always_inline)) static inline void ptl_recv_put_inline(struct ptl_ni *ni, int peer, const void *msg,
+								      size_t len, bool tiny)
 {
-	if (len < sizeof(struct ptl_hdr_short) || !ni) {
+	size_t hlen = tiny ? sizeof(struct ptl_hdr_tiny) : sizeof(struct ptl_hdr_short);
+	if (len < hlen || !ni) {
 		ptl_sr_inc(PTL_SR_DROP_COUNT);
 		return;
 	}
@@ -350,16 +358,24 @@ static void ptl_recv_put_short(struct ptl_ni *ni, int peer, const void *msg, siz
 	 * loaded again field by field. */
 	const struct ptl_hdr h = {
 		.type = PTL_MSG_PUT,
-		.pt_index = PTL_HDR_SHORT_LOAD(msg, pt_index),
-		.ac_index = PTL_HDR_SHORT_LOAD(msg, ac_index),
-		.uid = PTL_HDR_SHORT_LOAD(msg, uid),
-		.jid = PTL_HDR_SHORT_LOAD(msg, jid),
-		.match_bits = PTL_HDR_SHORT_LOAD(msg, match_bits),
-		.offset = PTL_HDR_SHORT_LOAD(msg, offset),
-		.hdr_data = PTL_HDR_SHORT_LOAD(msg, hdr_data),
-		.rlength = len - sizeof(struct ptl_hdr_short),
+		.pt_index = (uint32_t)PTL_RECV_LOAD(pt_index),
+		.ac_index = (uint32_t)PTL_RECV_LOAD(ac_index),
+		.uid = tiny ? ptl_uid() : (uint32_t)PTL_HDR_LOAD(struct ptl_hdr_short, msg, uid),
+		.jid = tiny ? ptl_jid() : (uint32_t)PTL_HDR_LOAD(struct ptl_hdr_short, msg, jid),
+		.match_bits = PTL_RECV_LOAD(match_bits),
+		.offset = PTL_RECV_LOAD(offset),
+		.hdr_data = PTL_RECV_LOAD(hdr_data),
+		.rlength = len - hlen,
 	};
-	ptl_target(ni, peer, &h, (const char *)msg + sizeof(struct ptl_hdr_short), len - sizeof(struct ptl_hdr_short));
+	ptl_target(ni, peer, &h, (const char *)msg + hlen, len - hlen);
+}
+static void ptl_recv_put_tiny(struct ptl_ni *ni, int peer, const void *msg, size_t len)
+{
+	ptl_recv_put_inline(ni, peer, msg, len, true);
+}
+static void ptl_recv_put_short(struct ptl_ni *ni, int peer, const void *msg, size_t len)
+{
+	ptl_recv_put_inline(ni, peer, msg, len, false);
 }
 
 void ptl_recv(void *arg, int peer, const void *msg, size_t len)
@@ -371,8 +387,13 @@ void ptl_recv(void *arg, int peer, const void *msg, size_t len)
 		ptl_sr_inc(PTL_SR_DROP_COUNT);
 		return;
 	}
-	/* The type is the first byte of either header. */
-	if (*(const uint8_t *)msg == PTL_MSG_PUT_SHORT) {
+	/* The type is the first byte of every header. */
+	uint8_t type = *(const uint8_t *)msg;
+	if (type == PTL_MSG_PUT_TINY) {
+		ptl_recv_put_tiny(ni, peer, msg, len);
+		return;
+	}
+	if (type == PTL_MSG_PUT_SHORT) {
 		ptl_recv_put_short(ni, peer, msg, len);
 		return;
 	}

@@ -10,10 +10,11 @@
  * (an ACK, a bulk move) and every get carry the 72-byte struct ptl_hdr,
  * most of it zero for a plain put (no offset, header data, AC index...):
  * an 8-byte put with an ACK goes out as 80 bytes, zipped about half that.
- * A put that waits for none carries the 40-byte struct ptl_hdr_short
- * (lib/ptl/ptl_proto.h): 48 bytes with 8 of data, under that threshold
- * already; zipping drops what zero words it still has (offset, header
- * data).
+ * A put that waits for none carries the 24-byte struct ptl_hdr_tiny up
+ * to 32 bytes, the 40-byte struct ptl_hdr_short above
+ * (lib/ptl/ptl_proto.h): 32 or 48 bytes with 8 of data, under that
+ * threshold already; zipping drops what zero words they still have
+ * (offset, header data).
  *
  * Format of a zipped message of L bytes (L = 8 * nw + tail, tail < 8):
  * the nonzero words among its first nw, in order; then the tail bytes;

@@ -109,12 +109,12 @@ static void test_acl(void **state)
 	mp_end();
 }
 
-/* A put that waits for no answer (no ACK, data inline: the short header
- * of lib/ptl/ptl_proto.h) carries everything a put does: the target's ACL
- * sees its uid, jid, portal and AC index, and its events its match bits,
- * remote offset, header data and lengths. An AC index the short header
- * cannot hold goes the long way, and is denied like any other past
- * max_ac_index. Refused puts come first: once the last admitted one has
+/* A put that waits for no answer (no ACK, data inline: the tiny header
+ * of lib/ptl/ptl_proto.h up to 32 bytes, the short one above) carries
+ * everything a put does: the target's ACL sees its uid, jid, portal and
+ * AC index, and its events its match bits, remote offset, header data
+ * and lengths. An AC index the short header cannot hold goes the long
+ * way, and is denied like any other past max_ac_index. Refused puts come first: once the last admitted one has
  * arrived, the target has seen them all (one peer's messages arrive in
  * order). */
 static void test_noack_fields(void **state)
@@ -126,7 +126,7 @@ static void test_noack_fields(void **state)
 	ptl_uid_t uid = (ptl_uid_t)getuid();
 	ptl_jid_t jid = 0;
 	MP_RC(PtlGetJid(mp_ni, &jid), PTL_OK);
-	char buf[64], src[16];
+	char buf[128], src[48];
 	mp_fill(src, sizeof src, 11);
 	memset(buf, 0, sizeof buf);
 	long perm0 = mp_sr(PTL_SR_PERMISSIONS_VIOLATIONS), drop0 = mp_sr(PTL_SR_DROP_COUNT);
@@ -149,12 +149,15 @@ static void test_noack_fields(void **state)
 		MP_RC(PtlPutRegion(md, 0, 8, PTL_NO_ACK_REQ, t, pt, 4, bits, 0, hd), PTL_OK);       /* jid */
 		MP_RC(PtlPutRegion(md, 0, 8, PTL_NO_ACK_REQ, t, pt, 0x10000, bits, 0, hd), PTL_OK); /* long */
 		MP_RC(PtlPutRegion(md, 0, 8, PTL_NO_ACK_REQ, t, pt, 0, bits ^ 1, 0, hd), PTL_OK);   /* no ME */
-		MP_RC(PtlPutRegion(md, 0, sizeof src, PTL_NO_ACK_REQ, t, pt, 0, bits, 8, hd), PTL_OK);
+		MP_RC(PtlPutRegion(md, 0, 16, PTL_NO_ACK_REQ, t, pt, 0, bits, 8, hd), PTL_OK);
 		MP_RC(PtlPutRegion(md, 4, 8, PTL_NO_ACK_REQ, t, pt, 1, bits, 40, hd + 1), PTL_OK);
+		MP_RC(PtlPutRegion(md, 0, 40, PTL_NO_ACK_REQ, t, pt, 1, bits, 64, hd + 2), PTL_OK); /* short */
 		MP_RC(PtlMDUnlink(md), PTL_OK);
 	} else if (mp_rank == T) {
-		const struct { ptl_size_t len, off; ptl_hdr_data_t hd; } ok[] = { { sizeof src, 8, hd }, { 8, 40, hd + 1 } };
-		for (int k = 0; k < 2; k++) {
+		const struct { ptl_size_t len, off; ptl_hdr_data_t hd; } ok[] = {
+			{ 16, 8, hd }, { 8, 40, hd + 1 }, { 40, 64, hd + 2 }
+		};
+		for (int k = 0; k < 3; k++) {
 			for (int e = 0; e < 2; e++) {
 				ptl_event_t ev = MP_EXPECT(eq, "an admitted put without ACK",
 							   .type = e ? PTL_EVENT_PUT_END : PTL_EVENT_PUT_START,
@@ -167,8 +170,9 @@ static void test_noack_fields(void **state)
 			}
 		}
 		MP_EMPTY(eq, 0, "no event for a refused put");
-		assert_memory_equal(buf + 8, src, sizeof src);
+		assert_memory_equal(buf + 8, src, 16);
 		assert_memory_equal(buf + 40, src + 4, 8);
+		assert_memory_equal(buf + 64, src, 40);
 		assert_int_equal(mp_sr(PTL_SR_PERMISSIONS_VIOLATIONS) - perm0, 3);
 		assert_int_equal(mp_sr(PTL_SR_DROP_COUNT) - drop0, 1);
 		MP_RC(PtlMEUnlink(me), PTL_OK);
@@ -177,6 +181,96 @@ static void test_noack_fields(void **state)
 	}
 	mp_barrier();
 	mp_eq_free(eq);
+	mp_end();
+}
+
+/* A job of two users (uid.sh: rank I claims uid + 1 by the test option
+ * PTL_TEST_UID): a put that waits for no answer cannot leave its uid out
+ * (ptl_proto.h's struct ptl_hdr_tiny) when the target's is another, so
+ * the target's ACL sees the initiator's: an entry for the target's own
+ * uid refuses it, one for the initiator's admits it (header of 40 bytes
+ * as of 72: an ACK wanted), and its events carry it. The other way, the
+ * initiator's default entry 0, which admits its own uid only, refuses
+ * the target's put; an entry for the target's admits one. Refused puts
+ * come first (one peer's messages arrive in order). */
+static void test_foreign_uid(void **state)
+{
+	(void)state;
+	const ptl_pt_index_t pt = 9;
+	const ptl_match_bits_t bits = 0x77;
+	const ptl_uid_t real = (ptl_uid_t)getuid();
+	ptl_uid_t mine = 0;
+	ptl_jid_t jid = 0;
+	MP_RC(PtlGetUid(mp_ni, &mine), PTL_OK);
+	MP_RC(PtlGetJid(mp_ni, &jid), PTL_OK);
+	assert_int_equal(mine, mp_rank == I ? real + 1 : real); /* the option took */
+	char buf[64], src[8];
+	mp_fill(src, sizeof src, 5);
+	memset(buf, 0, sizeof buf);
+	long perm0 = mp_sr(PTL_SR_PERMISSIONS_VIOLATIONS);
+	ptl_handle_eq_t eq = mp_eq(64), seq = mp_eq(64); /* what we take, what we send */
+	ptl_handle_md_t mdh = 0;
+	ptl_handle_me_t me = mp_me_md(pt, bits, 0, PTL_RETAIN,
+				      mp_md(buf, sizeof buf, PTL_MD_THRESH_INF, PTL_MD_OP_PUT | PTL_MD_MANAGE_REMOTE, eq),
+				      PTL_RETAIN, &mdh);
+	if (mp_rank == T) {
+		MP_RC(PtlACEntry(mp_ni, 1, mp_any, real, jid, pt), PTL_OK);
+		MP_RC(PtlACEntry(mp_ni, 2, mp_any, real + 1, jid, pt), PTL_OK);
+	} else {
+		MP_RC(PtlACEntry(mp_ni, 2, mp_any, real, jid, pt), PTL_OK);
+	}
+	mp_barrier();
+	const int peer = mp_rank == I ? T : I;
+	ptl_handle_md_t md = mp_bind(src, sizeof src, PTL_MD_THRESH_INF, 0, seq);
+	if (mp_rank == I) {
+		ptl_process_id_t t = mp_id(T);
+		MP_RC(PtlPutRegion(md, 0, 8, PTL_NO_ACK_REQ, t, pt, 1, bits, 0, 1), PTL_OK);
+		MP_RC(PtlPutRegion(md, 0, 8, PTL_NO_ACK_REQ, t, pt, 2, bits, 8, 2), PTL_OK);
+		MP_RC(PtlPutRegion(md, 0, 8, PTL_ACK_REQ, t, pt, 2, bits, 16, 3), PTL_OK);
+		for (int k = 0; k < 3; k++) {
+			MP_EXPECT(seq, "our put", .type = PTL_EVENT_SEND_START, .initiator = I, .match_bits = bits,
+				  .rlength = 8, .mlength = 8, .offset = 0, .hdr_data = (ptl_hdr_data_t)k + 1,
+				  .threshold = PTL_MD_THRESH_INF);
+			MP_EXPECT(seq, "our put", .type = PTL_EVENT_SEND_END, .initiator = I, .match_bits = bits,
+				  .rlength = 8, .mlength = 8, .offset = 0, .hdr_data = (ptl_hdr_data_t)k + 1,
+				  .threshold = PTL_MD_THRESH_INF);
+		}
+		MP_EXPECT(seq, "the ACK", .type = PTL_EVENT_ACK, .initiator = T, .match_bits = bits, .rlength = 8,
+			  .mlength = 8, .offset = 16, .hdr_data = 3, .threshold = PTL_MD_THRESH_INF);
+	} else {
+		ptl_process_id_t i = mp_id(I);
+		MP_RC(PtlPutRegion(md, 0, 8, PTL_NO_ACK_REQ, i, pt, 0, bits, 0, 4), PTL_OK);
+		MP_RC(PtlPutRegion(md, 0, 8, PTL_NO_ACK_REQ, i, pt, 2, bits, 24, 5), PTL_OK);
+		for (int k = 0; k < 2; k++)
+			for (int e = 0; e < 2; e++)
+				MP_EXPECT(seq, "our put", .type = e ? PTL_EVENT_SEND_END : PTL_EVENT_SEND_START,
+					  .initiator = T, .match_bits = bits, .rlength = 8, .mlength = 8,
+					  .hdr_data = (ptl_hdr_data_t)k + 4, .threshold = PTL_MD_THRESH_INF);
+	}
+	/* What we took: the peer's admitted puts, with its uid. */
+	const struct { ptl_size_t off; ptl_hdr_data_t hd; } in[2] = { { 8, 2 }, { 16, 3 } }, in_t = { 24, 5 };
+	int n = mp_rank == T ? 2 : 1;
+	for (int k = 0; k < n; k++) {
+		ptl_size_t off = mp_rank == T ? in[k].off : in_t.off;
+		ptl_hdr_data_t hd = mp_rank == T ? in[k].hd : in_t.hd;
+		for (int e = 0; e < 2; e++) {
+			ptl_event_t ev = MP_EXPECT(eq, "an admitted put", .type = e ? PTL_EVENT_PUT_END : PTL_EVENT_PUT_START,
+						   .initiator = peer, .match_bits = bits, .rlength = 8, .mlength = 8,
+						   .offset = off, .hdr_data = hd, .threshold = PTL_MD_THRESH_INF, .md = mdh);
+			assert_int_equal(ev.uid, mp_rank == T ? real + 1 : real);
+			assert_int_equal(ev.jid, jid);
+		}
+		assert_memory_equal(buf + off, src, 8);
+	}
+	MP_EMPTY(eq, 0, "no event for a refused put");
+	assert_int_equal(mp_sr(PTL_SR_PERMISSIONS_VIOLATIONS) - perm0, 1);
+	mp_barrier();
+	MP_RC(PtlMDUnlink(md), PTL_OK);
+	MP_RC(PtlMEUnlink(me), PTL_OK);
+	for (ptl_ac_index_t a = 1; a <= 2; a++)
+		MP_RC(PtlACEntry(mp_ni, a, mp_any, mine, jid, PTL_PT_INDEX_ANY), PTL_OK);
+	mp_eq_free(eq);
+	mp_eq_free(seq);
 	mp_end();
 }
 
@@ -376,8 +470,13 @@ static void test_attach_any(void **state)
 	mp_end();
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	/* uid.sh: a job of two users */
+	if (argc > 1 && !strcmp(argv[1], "uid")) {
+		const struct CMUnitTest uid_tests[] = { MP_TEST(test_foreign_uid) };
+		return mp_main("mp_match uid", uid_tests, 1);
+	}
 	const struct CMUnitTest tests[] = {
 		MP_TEST(test_acl),
 		MP_TEST(test_noack_fields),

@@ -4,7 +4,9 @@
  * dropped and counted, delivers nothing, answers nothing and reads no
  * byte past its end; a well-formed one lands, and one longer than the
  * ME's MD is truncated with PTL_MD_TRUNCATE and dropped without; its
- * PUT_END reports every field from the short header; a dropped request
+ * PUT_END reports every field from the short header; the same of a
+ * PTL_MSG_PUT_TINY (24-byte header), whose uid and jid are the target's
+ * own (the _tiny runs of those tests); a dropped request
  * with a full header is answered only when its initiator waits; access
  * control admits it only when every field of the entry does.
  *
@@ -122,6 +124,14 @@ static ptl_handle_eq_t eqh;
 static unsigned char *pages; /* two: the second PROT_NONE */
 static size_t page;
 
+/* The _tiny runs send PUT_TINY where the others send PUT_SHORT. */
+static bool tiny;
+#define HLEN (tiny ? sizeof(struct ptl_hdr_tiny) : sizeof(struct ptl_hdr_short))
+/* The initiator's uid and jid, as the target sees them: a PUT_SHORT's
+ * from its header (3, 4), a PUT_TINY's the target's own (setup). */
+#define SENDER_UID ((ptl_uid_t)(tiny ? 13 : 3))
+#define SENDER_JID ((ptl_jid_t)(tiny ? 14 : 4))
+
 static int setup(void **state)
 {
 	(void)state;
@@ -144,6 +154,9 @@ static int setup(void **state)
 	ptl_lib.peers = the_peers;
 	ptl_lib.rt.size = 2;
 	ptl_lib.rt.rank = 0;
+	ptl_lib.uid = 13;
+	ptl_lib.jid = 14;
+	tiny = false;
 	nposted = nsent = 0;
 	memset(sr, 0, sizeof sr);
 	page = (size_t)sysconf(_SC_PAGESIZE);
@@ -151,6 +164,13 @@ static int setup(void **state)
 	if (pages == MAP_FAILED || mprotect(pages + page, page, PROT_NONE))
 		return -1;
 	return 0;
+}
+
+static int setup_tiny(void **state)
+{
+	int rc = setup(state);
+	tiny = true;
+	return rc;
 }
 
 static int teardown(void **state)
@@ -191,18 +211,23 @@ static void post(char *buf, ptl_size_t len, unsigned opts)
 	md->me = me;
 }
 
-/* A PUT_SHORT to PT, BITS with plen bytes of data (each 0xa0 + i), its
- * first len bytes handed to ptl_recv from SENDER, ending where the
- * readable page ends. */
-static void arrive_ac(uint16_t ac, size_t plen, size_t len)
+/* A PUT_SHORT (PUT_TINY if tiny) to PT, BITS with plen bytes of data
+ * (each 0xa0 + i), its first len bytes handed to ptl_recv from SENDER,
+ * ending where the readable page ends. */
+static void arrive_ac(uint8_t ac, size_t plen, size_t len)
 {
 	unsigned char m[256];
 	struct ptl_hdr_short s = { .type = PTL_MSG_PUT_SHORT, .ac_index = ac, .pt_index = PT, .uid = 3,
 				   .jid = 4, .match_bits = BITS, .hdr_data = 9 };
-	assert_true(sizeof s + plen <= sizeof m && len <= sizeof s + plen);
-	memcpy(m, &s, sizeof s);
+	struct ptl_hdr_tiny t = { .type = PTL_MSG_PUT_TINY, .ac_index = ac, .pt_index = PT,
+				  .match_bits = BITS, .hdr_data = 9 };
+	assert_true(HLEN + plen <= sizeof m && len <= HLEN + plen);
+	if (tiny)
+		memcpy(m, &t, sizeof t);
+	else
+		memcpy(m, &s, sizeof s);
 	for (size_t i = 0; i < plen; i++)
-		m[sizeof s + i] = (unsigned char)(0xa0 + i);
+		m[HLEN + i] = (unsigned char)(0xa0 + i);
 	unsigned char *at = pages + page - len;
 	memcpy(at, m, len);
 	ptl_recv(NULL, SENDER, at, len);
@@ -217,8 +242,8 @@ static void arrive(size_t plen, size_t len)
 
 /* ------------------------------------------------------------ tests */
 
-/* Every length from 1 to 39 of a PUT_SHORT, a message that cannot hold
- * its header: dropped, counted, nothing deposited, no event, no answer,
+/* Every length from 1 to 39 of a PUT_SHORT (23 of a PUT_TINY), a
+ * message that cannot hold its header: dropped, counted, nothing deposited, no event, no answer,
  * no read past the message (the guard page). A whole one then lands: the
  * ME would have taken every one of them. */
 static void test_short_put_truncated_header(void **state)
@@ -227,7 +252,7 @@ static void test_short_put_truncated_header(void **state)
 	char buf[16];
 	memset(buf, '.', sizeof buf);
 	post(buf, sizeof buf, 0);
-	for (size_t len = 1; len < sizeof(struct ptl_hdr_short); len++) {
+	for (size_t len = 1; len < HLEN; len++) {
 		arrive(8, len);
 		assert_int_equal(sr[PTL_SR_DROP_COUNT], (long)len);
 		assert_int_equal(nposted, 0);
@@ -236,8 +261,8 @@ static void test_short_put_truncated_header(void **state)
 	for (size_t i = 0; i < sizeof buf; i++)
 		assert_int_equal(buf[i], '.');
 
-	arrive(8, sizeof(struct ptl_hdr_short) + 8);
-	assert_int_equal(sr[PTL_SR_DROP_COUNT], 39);
+	arrive(8, HLEN + 8);
+	assert_int_equal(sr[PTL_SR_DROP_COUNT], (long)HLEN - 1);
 	assert_int_equal(nposted, 2);
 	assert_int_equal(posted[0].type, PTL_EVENT_PUT_START);
 	assert_int_equal(posted[1].type, PTL_EVENT_PUT_END);
@@ -258,7 +283,7 @@ static void test_short_put_empty(void **state)
 	(void)state;
 	char buf[4] = "....";
 	post(buf, sizeof buf, 0);
-	arrive(0, sizeof(struct ptl_hdr_short));
+	arrive(0, HLEN);
 	assert_int_equal(sr[PTL_SR_DROP_COUNT], 0);
 	assert_int_equal(nposted, 2);
 	assert_int_equal(posted[1].type, PTL_EVENT_PUT_END);
@@ -275,7 +300,7 @@ static void test_short_put_truncate(void **state)
 	char buf[8];
 	memset(buf, '.', sizeof buf);
 	post(buf, 4, PTL_MD_TRUNCATE);
-	arrive(12, sizeof(struct ptl_hdr_short) + 12);
+	arrive(12, HLEN + 12);
 	assert_int_equal(sr[PTL_SR_DROP_COUNT], 0);
 	assert_int_equal(nposted, 2);
 	assert_int_equal(posted[1].type, PTL_EVENT_PUT_END);
@@ -297,7 +322,7 @@ static void test_short_put_too_long(void **state)
 	char buf[8];
 	memset(buf, '.', sizeof buf);
 	post(buf, 4, 0);
-	arrive(12, sizeof(struct ptl_hdr_short) + 12);
+	arrive(12, HLEN + 12);
 	assert_int_equal(sr[PTL_SR_DROP_COUNT], 1);
 	assert_int_equal(nposted, 0);
 	assert_int_equal(nsent, 0);
@@ -306,9 +331,9 @@ static void test_short_put_too_long(void **state)
 }
 
 /* What PUT_END reports of a PUT_SHORT, every field, out of the 40-byte
- * header (ptl_recv_put_short hands ptl_target its fields, no rebuilt
+ * header (ptl_recv_put_inline hands ptl_target its fields, no rebuilt
  * struct ptl_hdr): the initiator from the NAL's rank, uid, jid, portal,
- * bits and header data from the header, lengths and offset from the MD,
+ * bits and header data from the header (a PUT_TINY's uid and jid: ours), lengths and offset from the MD,
  * the MD as the put left it. A second put lands after the first. */
 static void test_short_put_event_fields(void **state)
 {
@@ -320,16 +345,16 @@ static void test_short_put_event_fields(void **state)
 	assert_non_null(md);
 	md->md.user_ptr = &the_ni;
 	md->md.threshold = 5;
-	arrive(8, sizeof(struct ptl_hdr_short) + 8);
-	arrive(8, sizeof(struct ptl_hdr_short) + 8);
+	arrive(8, HLEN + 8);
+	arrive(8, HLEN + 8);
 	assert_int_equal(nposted, 4);
 	for (int k = 0; k < 2; k++) {
 		const ptl_event_t *e = &posted[2 * k + 1];
 		assert_int_equal(e->type, PTL_EVENT_PUT_END);
 		assert_int_equal(e->initiator.nid, 77);
 		assert_int_equal(e->initiator.pid, SENDER);
-		assert_int_equal(e->uid, 3);
-		assert_int_equal(e->jid, 4);
+		assert_int_equal(e->uid, SENDER_UID);
+		assert_int_equal(e->jid, SENDER_JID);
 		assert_int_equal(e->pt_index, PT);
 		assert_int_equal(e->match_bits, BITS);
 		assert_int_equal(e->rlength, 8);
@@ -397,7 +422,7 @@ static void test_drop_answers_only_when_asked(void **state)
 }
 
 /* Access control (ptl_ac_set, ptl_ac_admits): a PUT_SHORT from SENDER
- * (nid 77), uid 3, jid 4, to PT through entry 1 lands when the entry
+ * (nid 77), uid 3, jid 4 (a PUT_TINY: 13, 14, ours), to PT through entry 1 lands when the entry
  * admits each of those, by value or wildcard, and is refused and counted
  * when any one field differs, when the entry is not in use, and when
  * there is no such entry. */
@@ -407,6 +432,8 @@ static void test_short_put_access_control(void **state)
 	char buf[16];
 	post(buf, sizeof buf, PTL_MD_MANAGE_REMOTE);
 	const ptl_process_id_t me = { 77, SENDER }, any = { PTL_NID_ANY, PTL_PID_ANY };
+	const ptl_uid_t U = SENDER_UID;
+	const ptl_jid_t J = SENDER_JID;
 	struct {
 		ptl_process_id_t id;
 		ptl_uid_t uid;
@@ -414,23 +441,23 @@ static void test_short_put_access_control(void **state)
 		ptl_pt_index_t pt;
 		bool admits;
 	} cases[] = {
-		{ me, 3, 4, PT, true },
+		{ me, U, J, PT, true },
 		{ any, PTL_UID_ANY, PTL_JID_ANY, PTL_PT_INDEX_ANY, true },
-		{ { 77, PTL_PID_ANY }, PTL_UID_ANY, 4, PTL_PT_INDEX_ANY, true },
-		{ { PTL_NID_ANY, SENDER }, 3, PTL_JID_ANY, PT, true },
-		{ { 78, SENDER }, 3, 4, PT, false },
-		{ { 77, 0 }, 3, 4, PT, false },
+		{ { 77, PTL_PID_ANY }, PTL_UID_ANY, J, PTL_PT_INDEX_ANY, true },
+		{ { PTL_NID_ANY, SENDER }, U, PTL_JID_ANY, PT, true },
+		{ { 78, SENDER }, U, J, PT, false },
+		{ { 77, 0 }, U, J, PT, false },
 		{ { PTL_NID_ANY, 0 }, PTL_UID_ANY, PTL_JID_ANY, PTL_PT_INDEX_ANY, false },
-		{ me, 5, 4, PT, false },
-		{ any, PTL_UID_ANY, 5, PTL_PT_INDEX_ANY, false },
-		{ any, 4, 3, PTL_PT_INDEX_ANY, false }, /* uid and jid swapped */
+		{ me, U + 2, J, PT, false },
+		{ any, PTL_UID_ANY, J + 1, PTL_PT_INDEX_ANY, false },
+		{ any, J, U, PTL_PT_INDEX_ANY, false }, /* uid and jid swapped */
 		{ any, PTL_UID_ANY, PTL_JID_ANY, PT + 1, false },
 	};
 	long denied = 0;
 	int landed = 0;
 	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
 		ptl_ac_set(&the_acs[1], cases[k].id, cases[k].uid, cases[k].jid, cases[k].pt);
-		arrive_ac(1, 8, sizeof(struct ptl_hdr_short) + 8);
+		arrive_ac(1, 8, HLEN + 8);
 		if (cases[k].admits)
 			landed++;
 		else
@@ -439,9 +466,9 @@ static void test_short_put_access_control(void **state)
 		assert_int_equal(nposted, 2 * landed);
 	}
 	the_acs[1].in_use = false; /* as ptl_ni's calloc leaves the others */
-	arrive_ac(1, 8, sizeof(struct ptl_hdr_short) + 8);
-	arrive_ac(2, 8, sizeof(struct ptl_hdr_short) + 8);
-	arrive_ac(4, 8, sizeof(struct ptl_hdr_short) + 8); /* past max_ac_index */
+	arrive_ac(1, 8, HLEN + 8);
+	arrive_ac(2, 8, HLEN + 8);
+	arrive_ac(4, 8, HLEN + 8); /* past max_ac_index */
 	assert_int_equal(sr[PTL_SR_PERMISSIONS_VIOLATIONS], denied + 3);
 	assert_int_equal(nposted, 2 * landed);
 	assert_int_equal(sr[PTL_SR_DROP_COUNT], 0);
@@ -459,7 +486,7 @@ static void test_short_put_lengths(void **state)
 	for (size_t n = 0; n <= 160; n++) {
 		memset(buf, '.', sizeof buf);
 		nposted = 0;
-		arrive(n, sizeof(struct ptl_hdr_short) + n);
+		arrive(n, HLEN + n);
 		assert_int_equal(nposted, 2);
 		assert_int_equal(posted[1].mlength, n);
 		for (size_t i = 0; i < n; i++)
@@ -481,6 +508,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_drop_answers_only_when_asked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_short_put_access_control, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_short_put_lengths, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_short_put_truncated_header, setup_tiny, teardown),
+		cmocka_unit_test_setup_teardown(test_short_put_empty, setup_tiny, teardown),
+		cmocka_unit_test_setup_teardown(test_short_put_truncate, setup_tiny, teardown),
+		cmocka_unit_test_setup_teardown(test_short_put_too_long, setup_tiny, teardown),
+		cmocka_unit_test_setup_teardown(test_short_put_event_fields, setup_tiny, teardown),
+		cmocka_unit_test_setup_teardown(test_short_put_access_control, setup_tiny, teardown),
+		cmocka_unit_test_setup_teardown(test_short_put_lengths, setup_tiny, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
