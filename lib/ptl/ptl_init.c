@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +131,26 @@ static int ptl_open_nals(void)
 		if (ptl_lib.nals[i].ops != &nal_self_ops)
 			ptl_lib.poll_one = ++others == 1 ? &ptl_lib.nals[i] : NULL;
 	return 0;
+}
+
+/* A test option: claim another uid, as a process of another user would
+ * (tests/ptl/mp/uid.sh: a job of two users). A decimal uid below
+ * PTL_UID_ANY, else said and ignored: a typo must not claim root, nor the
+ * wildcard, which would make the default ACL entry admit every user. */
+static void ptl_test_uid(void)
+{
+	const char *t = getenv("PTL_TEST_UID");
+	if (!t || !*t)
+		return;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(t, &end, 10);
+	if (*t < '0' || *t > '9' || *end || errno || v >= (unsigned long long)PTL_UID_ANY) {
+		fprintf(stderr, "ptl: rank %d: PTL_TEST_UID=%s is not a uid below %u: ignored\n", ptl_lib.rt.rank,
+			t, (unsigned)PTL_UID_ANY);
+		return;
+	}
+	ptl_lib.uid = (ptl_uid_t)v;
 }
 
 static int ptl_publish(void)
@@ -283,11 +304,7 @@ int PtlInit(int *max_interfaces)
 	if (rt_init(&ptl_lib.rt) != 0)
 		goto out;
 	ptl_lib.uid = (ptl_uid_t)getuid();
-	/* a test option: claim another uid, as a process of another user
-	 * would (tests/ptl/mp/uid.sh: a job of two users) */
-	const char *tu = getenv("PTL_TEST_UID");
-	if (tu && *tu)
-		ptl_lib.uid = (ptl_uid_t)strtoul(tu, NULL, 10);
+	ptl_test_uid();
 	/* The job's Portals jid: the low bits of the job id, never a wildcard. */
 	ptl_lib.jid = (ptl_jid_t)(ptl_lib.rt.jobid % 0xfffffff0u);
 	ptl_lib.peers = calloc((size_t)ptl_lib.rt.size, sizeof *ptl_lib.peers);

@@ -207,8 +207,8 @@ struct ptl_ac {
 	bool in_use;                  /* false: admits nobody */
 };
 
-/* A request's uid and jid as one word: jid above uid, as a struct
- * ptl_hdr_short holds them (uid, then jid), so one load reads both. */
+/* A request's uid and jid as one word, jid above uid: the AC check
+ * compares both in one masked compare. */
 static inline uint64_t ptl_cred_key(ptl_uid_t uid, ptl_jid_t jid)
 {
 	return (uint64_t)jid << 32 | uid;

@@ -26,9 +26,10 @@ static __attribute__((noinline)) void ptl_answer_fail_send(int peer, const struc
 	a.mlength = 0;
 	ptl_send(peer, &a, sizeof a, NULL, 0);
 }
-/* The test inline, the answer not: ptl_target of a PTL_MSG_PUT_SHORT,
- * whose flags are 0, has no call left that takes its header's address,
- * so the header it is given need not be built (ptl_recv_put_short). */
+/* The test inline, the answer not: ptl_target of a PTL_MSG_PUT_SHORT or
+ * PTL_MSG_PUT_TINY, whose flags are 0, has no call left that takes its
+ * header's address, so the header it is given need not be built
+ * (ptl_recv_put_inline). */
 static inline void ptl_answer_fail(int peer, const struct ptl_hdr *req, ptl_ni_fail_t why)
 {
 	if (req->flags & PTL_HF_ANSWER)
@@ -98,9 +99,9 @@ __attribute__((always_inline)) static inline void ptl_target_event(const struct 
 	ptl_eq_commit(eq, e);
 }
 
-/* Inline in both callers: a PTL_MSG_PUT_SHORT's, whose h is built in
- * place with most fields constant, keeps none of the branches for gets,
- * answers and bulk moves. */
+/* Inline in each caller: a PTL_MSG_PUT_SHORT's or PTL_MSG_PUT_TINY's,
+ * whose h is built in place with most fields constant, keeps none of the
+ * branches for gets, answers and bulk moves. */
 __attribute__((always_inline)) static inline void ptl_target(struct ptl_ni *ni, int peer, const struct ptl_hdr *h,
 							    const void *payload, size_t plen)
 {
@@ -349,7 +350,12 @@ __attribute__((always_inline)) static inline void ptl_recv_put_inline(struct ptl
 								      size_t len, bool tiny)
 {
 	size_t hlen = tiny ? sizeof(struct ptl_hdr_tiny) : sizeof(struct ptl_hdr_short);
-	if (len < hlen || !ni) {
+	ptl_process_id_t src;
+	/* A tiny header from a peer that published another uid or jid than
+	 * ours claims ours: its sender broke the rule, so nothing it says
+	 * is taken (ptl_target's own ptl_peer_id then finds the id known). */
+	if (len < hlen || !ni ||
+	    (tiny && (ptl_peer_id(peer, &src) != PTL_OK || !ptl_lib.peers[peer].cred_same))) {
 		ptl_sr_inc(PTL_SR_DROP_COUNT);
 		return;
 	}
@@ -369,6 +375,7 @@ __attribute__((always_inline)) static inline void ptl_recv_put_inline(struct ptl
 	};
 	ptl_target(ni, peer, &h, (const char *)msg + hlen, len - hlen);
 }
+#undef PTL_RECV_LOAD
 static void ptl_recv_put_tiny(struct ptl_ni *ni, int peer, const void *msg, size_t len)
 {
 	ptl_recv_put_inline(ni, peer, msg, len, true);

@@ -28,9 +28,9 @@
  *   release ordering; len bytes of message (hdr then payload) right after it.
  * A small record (SHM_SMALL_REC bytes or fewer, its word included) ends
  * at a cache line boundary, so the next record starts on a line: the
- * record of a put of up to 32 bytes (a 24-byte header,
- * lib/ptl/ptl_proto.h) is one line, which the consumer fetches in one
- * transfer. A larger one ends
+ * record of a put of up to 32 bytes to a process of our user and job (a
+ * 24-byte header, lib/ptl/ptl_proto.h) is one line, which the consumer
+ * fetches in one transfer. A larger one ends
  * 8-byte aligned. A zero word follows every record the producer publishes
  * (the terminator), so the consumer polls only the word at its own head,
  * never a shared tail index: stored just before the record word, or,

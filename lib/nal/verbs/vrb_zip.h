@@ -14,7 +14,7 @@
  * to 32 bytes, the 40-byte struct ptl_hdr_short above
  * (lib/ptl/ptl_proto.h): 32 or 48 bytes with 8 of data, under that
  * threshold already; zipping drops what zero words they still have
- * (offset, header data).
+ * (header data; a short header's offset).
  *
  * Format of a zipped message of L bytes (L = 8 * nw + tail, tail < 8):
  * the nonzero words among its first nw, in order; then the tail bytes;

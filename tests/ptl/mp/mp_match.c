@@ -114,7 +114,11 @@ static void test_acl(void **state)
  * everything a put does: the target's ACL sees its uid, jid, portal and
  * AC index, and its events its match bits, remote offset, header data
  * and lengths. An AC index the short header cannot hold goes the long
- * way, and is denied like any other past max_ac_index. Refused puts come first: once the last admitted one has
+ * way, and is denied like any other past max_ac_index; one the tiny
+ * header cannot hold (300, whose low byte names entry 44, set to admit),
+ * a portal (0x10009: portal 9's low bits) or an offset (4 GiB + 8) it
+ * cannot, take a wider header: denied or dropped, not cut down to what
+ * would land. Refused puts come first: once the last admitted one has
  * arrived, the target has seen them all (one peer's messages arrive in
  * order). */
 static void test_noack_fields(void **state)
@@ -137,6 +141,7 @@ static void test_noack_fields(void **state)
 		MP_RC(PtlACEntry(mp_ni, 1, mp_id(I), uid, jid, pt), PTL_OK);
 		MP_RC(PtlACEntry(mp_ni, 3, mp_any, uid + 1, jid, pt), PTL_OK);
 		MP_RC(PtlACEntry(mp_ni, 4, mp_any, uid, jid + 1, pt), PTL_OK);
+		MP_RC(PtlACEntry(mp_ni, 44, mp_any, uid, jid, pt), PTL_OK);
 		me = mp_me_md(pt, bits, 0, PTL_RETAIN,
 			      mp_md(buf, sizeof buf, PTL_MD_THRESH_INF, PTL_MD_OP_PUT | PTL_MD_MANAGE_REMOTE, eq),
 			      PTL_RETAIN, &mdh);
@@ -149,6 +154,9 @@ static void test_noack_fields(void **state)
 		MP_RC(PtlPutRegion(md, 0, 8, PTL_NO_ACK_REQ, t, pt, 4, bits, 0, hd), PTL_OK);       /* jid */
 		MP_RC(PtlPutRegion(md, 0, 8, PTL_NO_ACK_REQ, t, pt, 0x10000, bits, 0, hd), PTL_OK); /* long */
 		MP_RC(PtlPutRegion(md, 0, 8, PTL_NO_ACK_REQ, t, pt, 0, bits ^ 1, 0, hd), PTL_OK);   /* no ME */
+		MP_RC(PtlPutRegion(md, 0, 8, PTL_NO_ACK_REQ, t, pt, 300, bits, 0, hd), PTL_OK);     /* ac */
+		MP_RC(PtlPutRegion(md, 0, 8, PTL_NO_ACK_REQ, t, 0x10000 | pt, 0, bits, 0, hd), PTL_OK);
+		MP_RC(PtlPutRegion(md, 0, 8, PTL_NO_ACK_REQ, t, pt, 0, bits, (1ull << 32) + 8, hd), PTL_OK);
 		MP_RC(PtlPutRegion(md, 0, 16, PTL_NO_ACK_REQ, t, pt, 0, bits, 8, hd), PTL_OK);
 		MP_RC(PtlPutRegion(md, 4, 8, PTL_NO_ACK_REQ, t, pt, 1, bits, 40, hd + 1), PTL_OK);
 		MP_RC(PtlPutRegion(md, 0, 40, PTL_NO_ACK_REQ, t, pt, 1, bits, 64, hd + 2), PTL_OK); /* short */
@@ -173,11 +181,12 @@ static void test_noack_fields(void **state)
 		assert_memory_equal(buf + 8, src, 16);
 		assert_memory_equal(buf + 40, src + 4, 8);
 		assert_memory_equal(buf + 64, src, 40);
-		assert_int_equal(mp_sr(PTL_SR_PERMISSIONS_VIOLATIONS) - perm0, 3);
-		assert_int_equal(mp_sr(PTL_SR_DROP_COUNT) - drop0, 1);
+		assert_int_equal(mp_sr(PTL_SR_PERMISSIONS_VIOLATIONS) - perm0, 4);
+		assert_int_equal(mp_sr(PTL_SR_DROP_COUNT) - drop0, 3);
 		MP_RC(PtlMEUnlink(me), PTL_OK);
 		for (ptl_ac_index_t a = 1; a <= 4; a++)
 			MP_RC(PtlACEntry(mp_ni, a, mp_any, uid, jid, PTL_PT_INDEX_ANY), PTL_OK);
+		MP_RC(PtlACEntry(mp_ni, 44, mp_any, uid, jid, PTL_PT_INDEX_ANY), PTL_OK);
 	}
 	mp_barrier();
 	mp_eq_free(eq);
@@ -185,7 +194,7 @@ static void test_noack_fields(void **state)
 }
 
 /* A job of two users (uid.sh: rank I claims uid + 1 by the test option
- * PTL_TEST_UID): a put that waits for no answer cannot leave its uid out
+ * PTL_TEST_UID, main sets it): a put that waits for no answer cannot leave its uid out
  * (ptl_proto.h's struct ptl_hdr_tiny) when the target's is another, so
  * the target's ACL sees the initiator's: an entry for the target's own
  * uid refuses it, one for the initiator's admits it (header of 40 bytes
@@ -470,10 +479,19 @@ static void test_attach_any(void **state)
 	mp_end();
 }
 
-int main(int argc, char **argv)
+int main(void)
 {
-	/* uid.sh: a job of two users */
-	if (argc > 1 && !strcmp(argv[1], "uid")) {
+	/* uid.sh: a job of two users, rank 0 the other (set before PtlInit
+	 * reads it; the launcher's rank variable, as libptl's runtime reads it) */
+	const char *group = getenv("MP_MATCH_GROUP");
+	if (group && !strcmp(group, "uid")) {
+		const char *rank = getenv("PTL_RT_RANK");
+		char uid[16];
+		snprintf(uid, sizeof uid, "%u", (unsigned)getuid() + 1);
+		if (rank && !strcmp(rank, "0"))
+			setenv("PTL_TEST_UID", uid, 1);
+		else
+			unsetenv("PTL_TEST_UID");
 		const struct CMUnitTest uid_tests[] = { MP_TEST(test_foreign_uid) };
 		return mp_main("mp_match uid", uid_tests, 1);
 	}

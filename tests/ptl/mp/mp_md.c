@@ -563,7 +563,7 @@ static void test_iovec(void **state)
 	mp_end();
 }
 
-/* Puts that wait for no answer (8 bytes: a PTL_MSG_PUT_SHORT) meet the
+/* Puts that wait for no answer (8 bytes: a PTL_MSG_PUT_TINY) meet the
  * same acceptance: too long for an MD without TRUNCATE, dropped (and no
  * answer to wait for); into a TRUNCATE MD, the part that fits. The
  * initiator logs SEND_START and SEND_END for each unless disabled. */

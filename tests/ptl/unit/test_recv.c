@@ -148,6 +148,7 @@ static int setup(void **state)
 	for (int i = 0; i < 2; i++) {
 		the_peers[i].nal = -1;
 		the_peers[i].id_known = true;
+		the_peers[i].cred_same = true; /* published our uid and jid */
 		the_peers[i].nid = 77;
 		ptl_list_init(&the_peers[i].ops);
 	}
@@ -474,6 +475,28 @@ static void test_short_put_access_control(void **state)
 	assert_int_equal(sr[PTL_SR_DROP_COUNT], 0);
 }
 
+/* A PUT_TINY from a peer that published another uid or jid claims ours
+ * against what it said: dropped and counted, nothing lands, no event; a
+ * PUT_SHORT from it (its own uid and jid in the header) lands. */
+static void test_tiny_from_other_user(void **state)
+{
+	(void)state;
+	char buf[16];
+	memset(buf, '.', sizeof buf);
+	post(buf, sizeof buf, PTL_MD_MANAGE_REMOTE);
+	the_peers[SENDER].cred_same = false;
+	arrive(8, HLEN + 8);
+	assert_int_equal(sr[PTL_SR_DROP_COUNT], 1);
+	assert_int_equal(nposted, 0);
+	for (size_t i = 0; i < sizeof buf; i++)
+		assert_int_equal(buf[i], '.');
+	tiny = false;
+	arrive(8, HLEN + 8);
+	assert_int_equal(sr[PTL_SR_DROP_COUNT], 1);
+	assert_int_equal(nposted, 2);
+	assert_int_equal(posted[1].uid, 3);
+}
+
 /* Every payload length from 0 to 160 lands whole and alone
  * (nal_copy_small: three single bytes, then pairs of 4-, 8-, 16-, 32- and
  * 64-byte moves that may overlap, memcpy past 128): each byte in place,
@@ -497,6 +520,9 @@ static void test_short_put_lengths(void **state)
 	assert_int_equal(sr[PTL_SR_DROP_COUNT], 0);
 }
 
+/* A test's run with PUT_TINY, named apart from its PUT_SHORT run. */
+#define TINY(f) { #f "_tiny", f, setup_tiny, teardown, NULL }
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -508,13 +534,14 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_drop_answers_only_when_asked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_short_put_access_control, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_short_put_lengths, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_short_put_truncated_header, setup_tiny, teardown),
-		cmocka_unit_test_setup_teardown(test_short_put_empty, setup_tiny, teardown),
-		cmocka_unit_test_setup_teardown(test_short_put_truncate, setup_tiny, teardown),
-		cmocka_unit_test_setup_teardown(test_short_put_too_long, setup_tiny, teardown),
-		cmocka_unit_test_setup_teardown(test_short_put_event_fields, setup_tiny, teardown),
-		cmocka_unit_test_setup_teardown(test_short_put_access_control, setup_tiny, teardown),
-		cmocka_unit_test_setup_teardown(test_short_put_lengths, setup_tiny, teardown),
+		TINY(test_short_put_truncated_header),
+		TINY(test_short_put_empty),
+		TINY(test_short_put_truncate),
+		TINY(test_short_put_too_long),
+		TINY(test_short_put_event_fields),
+		TINY(test_short_put_access_control),
+		TINY(test_short_put_lengths),
+		TINY(test_tiny_from_other_user),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
