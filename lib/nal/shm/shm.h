@@ -30,10 +30,10 @@
  * at a cache line boundary, so the next record starts on a line: the
  * record of a put of up to 32 bytes to a process of our user and job (a
  * 24-byte header, lib/ptl/ptl_proto.h) is one line, which the consumer
- * fetches in one transfer. A larger one ends
- * 8-byte aligned. A zero word follows every record the producer publishes
- * (the terminator), so the consumer polls only the word at its own head,
- * never a shared tail index: stored just before the record word, or,
+ * fetches in one transfer. A larger one ends 8-byte aligned. A zero
+ * word follows every record the producer publishes (the terminator), so
+ * the consumer polls only the word at its own head, never a shared tail
+ * index: stored just before the record word, or,
  * after a small record, ahead at the next two line starts (shm_nal.c,
  * ring_prezero). A record that does not fit before the end of the ring
  * is preceded by a PAD record covering the rest of the ring.
