@@ -194,14 +194,15 @@ static void test_noack_fields(void **state)
 }
 
 /* A job of two users (uid.sh: rank I claims uid + 1 by the test option
- * PTL_TEST_UID, main sets it): a put that waits for no answer cannot leave its uid out
- * (ptl_proto.h's struct ptl_hdr_tiny) when the target's is another, so
- * the target's ACL sees the initiator's: an entry for the target's own
- * uid refuses it, one for the initiator's admits it (header of 40 bytes
- * as of 72: an ACK wanted), and its events carry it. The other way, the
- * initiator's default entry 0, which admits its own uid only, refuses
- * the target's put; an entry for the target's admits one. Refused puts
- * come first (one peer's messages arrive in order). */
+ * PTL_TEST_UID, which main sets): a put that waits for no answer cannot
+ * leave its uid out (ptl_proto.h's struct ptl_hdr_tiny) when the
+ * target's is another, so the target's ACL sees the initiator's: an
+ * entry for the target's own uid refuses it, one for the initiator's
+ * admits it (a 40-byte header, or the 72-byte one when it wants an ACK),
+ * and its events carry it. The other way, the initiator's default entry
+ * 0, which admits its own uid only, refuses the target's put; an entry
+ * for the target's admits one. Refused puts come first (one peer's
+ * messages arrive in order). */
 static void test_foreign_uid(void **state)
 {
 	(void)state;
