@@ -102,16 +102,17 @@ static void ptl_view_atfork_child(void)
 
 /* Whether the process view whose lock fd holds was written by this
  * protocol: a view of a library before it (version 1, 2) has no lock to
- * tell whether its process lives; version 3 on do (the sweep goes by
- * names, not by the layout that later versions changed). One too short to
- * say (being created, or cut short) is swept: its creator checks the name
- * after locking. */
+ * tell whether its process lives; PTL_VIEW_VERSION_LOCKED on do (the
+ * sweep goes by names, not by the layout that later versions changed).
+ * One too short to say (being created, or cut short) is swept: its
+ * creator checks the name after locking. */
 static bool ptl_view_ours(int fd)
 {
 	struct ptl_view_proc head;
 	ssize_t n = pread(fd, &head, offsetof(struct ptl_view_proc, pid), 0);
 	return n < (ssize_t)offsetof(struct ptl_view_proc, pid) ||
-	       (head.magic == PTL_VIEW_MAGIC && head.version >= 3 && head.version <= PTL_VIEW_VERSION);
+	       (head.magic == PTL_VIEW_MAGIC && head.version >= PTL_VIEW_VERSION_LOCKED &&
+		head.version <= PTL_VIEW_VERSION);
 }
 
 /* Removes the views of processes that died without PtlFini or exit (a
