@@ -1176,22 +1176,46 @@ static void refusals_seen(void)
  * calls wait depends on the run: sends and credits in every one, gets in
  * "refused", pulls in "refused late"; each kind's retry mutated out, one
  * of these runs failed.) */
+/* refused()'s and refused_hub()'s messages: the i-th of each sender's is
+ * mixed[i % 3] bytes (ACK-free eager, acknowledged eager, rendezvous),
+ * each in a slot of SLOT bytes, byte k pat(k, i + the sender's rank). */
+enum { SLOT = 12000 };
+static const int mixed[3] = { 64, 3000, SLOT };
+
+static void msg_fill(char *b, int len, int i, int from)
+{
+	for (int k = 0; k < len; k++)
+		b[k] = (char)pat((size_t)k, i + from);
+}
+
+/* Whether the i-th message from rank from, len bytes, came wrong into b
+ * (its status st). */
+static bool msg_bad(const char *b, const MPI_Status *st, int len, int i, int from)
+{
+	int got;
+	MPI_Get_count(st, MPI_CHAR, &got);
+	if (got != len)
+		return true;
+	for (int k = 0; k < len; k++)
+		if (b[k] != (char)pat((size_t)k, i + from))
+			return true;
+	return false;
+}
+
 static void refused(bool late)
 {
-	enum { N = 1500, SLOT = 12000 };
+	enum { N = 1500 };
 	int peer = t_rank ^ 1;
 	if (peer >= t_size) {
 		MPI_Barrier(MPI_COMM_WORLD);
 		return;
 	}
-	static const int mixed[3] = { 64, 3000, SLOT };
 	char *sb = malloc((size_t)N * SLOT), *rb = calloc((size_t)N, SLOT);
 	MPI_Request *q = malloc(sizeof *q * 2 * N);
 	CHECK(sb && rb && q, "out of memory");
 	for (int i = 0; i < N; i++) {
 		int len = late ? 3000 : mixed[i % 3];
-		for (int k = 0; k < len; k++)
-			sb[(size_t)i * SLOT + k] = (char)pat((size_t)k, i + t_rank);
+		msg_fill(sb + (size_t)i * SLOT, len, i, t_rank);
 		OK(MPI_Isend(sb + (size_t)i * SLOT, len, MPI_CHAR, peer, 8, MPI_COMM_WORLD, &q[i]));
 	}
 	if (late && (t_rank & 1))
@@ -1201,16 +1225,8 @@ static void refused(bool late)
 	MPI_Status *st = malloc(sizeof *st * 2 * N);
 	OK(MPI_Waitall(2 * N, q, st));
 	int bad = 0;
-	for (int i = 0; i < N; i++) {
-		int len = late ? 3000 : mixed[i % 3], got;
-		MPI_Get_count(&st[N + i], MPI_CHAR, &got);
-		bad += got != len;
-		for (int k = 0; k < len && got == len; k++)
-			if (rb[(size_t)i * SLOT + k] != (char)pat((size_t)k, i + peer)) {
-				bad++;
-				break;
-			}
-	}
+	for (int i = 0; i < N; i++)
+		bad += msg_bad(rb + (size_t)i * SLOT, &st[N + i], late ? 3000 : mixed[i % 3], i, peer);
 	CHECK(bad == 0, "%d of %d messages from rank %d wrong", bad, N, peer);
 	free(st);
 	free(q);
@@ -1229,8 +1245,7 @@ static void refused(bool late)
  * MPI_Wtime is one clock for all ranks. */
 static void refused_hub(void)
 {
-	enum { N = 600, SLOT = 12000, AWAY_S = 3 };
-	static const int mixed[3] = { 64, 3000, SLOT };
+	enum { N = 600, AWAY_S = 3 };
 	if (t_rank > 2) {
 		MPI_Barrier(MPI_COMM_WORLD);
 		return;
@@ -1245,8 +1260,7 @@ static void refused_hub(void)
 		int peer = t_rank == 0 ? 2 - p : 0;
 		for (int i = 0; i < N; i++) {
 			char *b = sb + ((size_t)p * N + i) * SLOT;
-			for (int k = 0; k < mixed[i % 3]; k++)
-				b[k] = (char)pat((size_t)k, i + t_rank);
+			msg_fill(b, mixed[i % 3], i, t_rank);
 			OK(MPI_Isend(b, mixed[i % 3], MPI_CHAR, peer, 9, MPI_COMM_WORLD, &q[nq++]));
 		}
 	}
@@ -1272,17 +1286,8 @@ static void refused_hub(void)
 	int bad = 0;
 	for (int p = 0; p < npeer; p++) {
 		int peer = t_rank == 0 ? 2 - p : 0;
-		for (int i = 0; i < N; i++) {
-			int got, len = mixed[i % 3];
-			const char *b = rb + ((size_t)p * N + i) * SLOT;
-			MPI_Get_count(&st[first + p * N + i], MPI_CHAR, &got);
-			bad += got != len;
-			for (int k = 0; k < len && got == len; k++)
-				if (b[k] != (char)pat((size_t)k, i + peer)) {
-					bad++;
-					break;
-				}
-		}
+		for (int i = 0; i < N; i++)
+			bad += msg_bad(rb + ((size_t)p * N + i) * SLOT, &st[first + p * N + i], mixed[i % 3], i, peer);
 	}
 	CHECK(bad == 0, "%d messages wrong", bad);
 	if (t_rank == 2)
