@@ -1754,6 +1754,145 @@ static void test_bulk_follow(void **state)
 	run(2, body_follow, NULL, 30, -1);
 }
 
+/* A move that would go by CMA while a move to the same peer is still
+ * queued through the segment goes by the queued one's method instead,
+ * neither counted by the chooser nor told to the follower; once the queue
+ * is empty, CMA again. Rank 0 leads (a probe of NT, or of bounce without
+ * SSE2, under a CMA pick; then a CMA probe behind a bounce move, which
+ * waits and keeps its moves), rank 1 follows (told CMA behind a bounce
+ * move it follows). Each pair of moves starts before either is done. */
+#define JOIN_LEN 40001 /* one size class, under SHM_SPLIT_MIN: CMA is done in bulk() */
+
+static int join_start(struct sj_ctx *c, uint8_t *mem, uint64_t raddr, void *cookie)
+{
+	struct iovec iov = { .iov_base = mem, .iov_len = JOIN_LEN };
+
+	memset(mem, 0xee, JOIN_LEN);
+	return nal_shm_ops.bulk(c->n, 1 - c->rank, NAL_BULK_READ, &iov, 1, raddr, 0, JOIN_LEN, cookie);
+}
+
+/* Both of a pair queued, then waited for and checked. */
+static int join_pair(struct sj_ctx *c, uint8_t *mem, uint64_t raddr, uint32_t seed, struct shm_choice *ch,
+		     int probe, int burst)
+{
+	uint64_t deadline = sj_now_ns() + 10000000000ULL;
+	int before = ndone;
+
+	if (join_start(c, mem, raddr, mem) != 1)
+		return -1;
+	if (probe >= 0) { /* a probe of probe from now on */
+		ch->probe = (uint8_t)probe;
+		ch->burst = (uint8_t)burst;
+	}
+	if (join_start(c, mem + JOIN_LEN, raddr, mem + JOIN_LEN) != 1)
+		return -2;
+	while (ndone < before + 2) {
+		nal_shm_ops.progress(c->n);
+		if (sj_now_ns() > deadline || last_status != 0)
+			return -3;
+	}
+	for (size_t i = 0; i < 2 * (size_t)JOIN_LEN; i++)
+		if (mem[i] != pat(seed, i % JOIN_LEN))
+			return -4;
+	return 0;
+}
+
+/* One move with nothing queued: CMA (unless the OS refused it, which
+ * bounces from then on). */
+static int join_alone(struct sj_ctx *c, uint8_t *mem, uint64_t raddr, uint32_t seed)
+{
+	struct shm_stats a, b;
+
+	shm_get_stats(c->n, &a);
+	if (join_start(c, mem, raddr, mem) != 0 && !c->n->bp[1 - c->rank].cma_refused)
+		return -1;
+	while (c->n->bp[1 - c->rank].q)
+		nal_shm_ops.progress(c->n);
+	shm_get_stats(c->n, &b);
+	if (b.cma_moves != a.cma_moves + 1 && !c->n->bp[1 - c->rank].cma_refused)
+		return -2;
+	for (size_t i = 0; i < JOIN_LEN; i++)
+		if (mem[i] != pat(seed, i))
+			return -3;
+	return 0;
+}
+
+static int body_join(struct sj_ctx *c, void *arg)
+{
+	uint8_t *mem = malloc(3 * (size_t)JOIN_LEN), *own = mem + 2 * JOIN_LEN;
+	int peer = 1 - c->rank, async = TEST_NT ? SHM_M_NT : SHM_M_BOUNCE;
+	struct shm_choice *ch = &c->n->bp[peer].ch[shm_choice_class(JOIN_LEN)];
+	struct shm_stats a, b;
+	struct nal_mr mr;
+	uint64_t raddr;
+
+	(void)arg;
+	SJ_CHECK(mem != NULL);
+	on_recv = bulk_recv;
+	for (size_t i = 0; i < JOIN_LEN; i++)
+		own[i] = pat((uint32_t)c->rank + 30, i);
+	SJ_CHECK(nal_shm_ops.mem_reg(c->n, own, JOIN_LEN, &mr) == 0);
+	bmsg = (struct bulk_msg){ .kind = 1, .addr = mr.addr };
+	SJ_CHECK(send_msg(c, peer, &bmsg) == 0);
+	SJ_CHECK(wait_msg(c, 1) == 0);
+	raddr = bmsg.addr;
+	if (c->rank == 0) {
+		/* Pick CMA, a probe with one move left: the second joins it. */
+		*ch = (struct shm_choice){ .ready = 1, .pick = SHM_M_CMA, .probe = (uint8_t)async, .burst = 1 };
+		shm_get_stats(c->n, &a);
+		SJ_CHECK(join_pair(c, mem, raddr, 31, ch, -1, 0) == 0);
+		shm_get_stats(c->n, &b);
+		SJ_CHECK(b.cma_moves == a.cma_moves && b.bounce_moves == a.bounce_moves + 2);
+		SJ_CHECK(b.nt_moves == a.nt_moves + (async == SHM_M_NT ? 2 : 0));
+		SJ_CHECK(ch->burst == 0 && ch->since == 0 && ch->pick == SHM_M_CMA);
+		SJ_CHECK(ch->nwin[async] == 2); /* both timed, in their own method's samples */
+		SJ_CHECK(join_alone(c, mem, raddr, 31) == 0);
+		SJ_CHECK(ch->since == 1);
+		/* Pick bounce; a CMA probe due behind it waits, its moves kept. */
+		*ch = (struct shm_choice){ .ready = 1, .pick = SHM_M_BOUNCE, .told = ch->told };
+		shm_get_stats(c->n, &a);
+		SJ_CHECK(join_pair(c, mem, raddr, 31, ch, SHM_M_CMA, 2) == 0);
+		shm_get_stats(c->n, &b);
+		SJ_CHECK(b.cma_moves == a.cma_moves && b.bounce_moves == a.bounce_moves + 2);
+		SJ_CHECK(ch->burst == 2 && ch->since == 1);
+		SJ_CHECK(join_alone(c, mem, raddr, 31) == 0);
+		SJ_CHECK(ch->burst == 1);
+		bmsg = (struct bulk_msg){ .kind = 6 };
+		SJ_CHECK(send_msg(c, peer, &bmsg) == 0);
+		SJ_CHECK(wait_msg(c, 3) == 0); /* serving rank 1's moves meanwhile */
+	} else {
+		SJ_CHECK(wait_msg(c, 6) == 0);
+		/* Led: told bounce, then CMA behind the bounce move. */
+		*ch = (struct shm_choice){ .ready = 1, .pick = SHM_M_BOUNCE, .told = SHM_M_BOUNCE, .word = 5 };
+		shm_get_stats(c->n, &a);
+		SJ_CHECK(join_start(c, mem, raddr, mem) == 1);
+		ch->told = SHM_M_CMA;
+		SJ_CHECK(join_start(c, mem + JOIN_LEN, raddr, mem + JOIN_LEN) == 1);
+		SJ_CHECK(ch->word == 4); /* the joined move not counted */
+		while (c->n->bp[peer].q)
+			nal_shm_ops.progress(c->n);
+		shm_get_stats(c->n, &b);
+		SJ_CHECK(b.cma_moves == a.cma_moves && b.bounce_moves == a.bounce_moves + 2);
+		for (size_t i = 0; i < 2 * (size_t)JOIN_LEN; i++)
+			SJ_CHECK(mem[i] == pat(30, i % JOIN_LEN));
+		SJ_CHECK(join_alone(c, mem, raddr, 30) == 0);
+		SJ_CHECK(ch->word == 3);
+		bmsg = (struct bulk_msg){ .kind = 3 };
+		SJ_CHECK(send_msg(c, peer, &bmsg) == 0);
+	}
+	free(mem);
+	return sj_barrier(c);
+}
+
+static void test_bulk_join(void **state)
+{
+	(void)state;
+	if (test_cpus() < 2)
+		skip(); /* crowded: nothing is chosen */
+	unsetenv("PTL_SHM_CMA");
+	run(2, body_join, NULL, 30, -1);
+}
+
 /* PTL_SHM_CMA: 0 and 1 mean what they say; anything else is the default
  * (chosen), said once on stderr, not silently. */
 static void test_cma_env(void **state)
@@ -2074,6 +2213,31 @@ static void test_choice_async(void **state)
 		taken[shm_choice_take(&c, ch_mask)]++;
 	assert_int_equal(taken[SHM_M_CMA], SHM_CH_WIN);
 	assert_int_equal(taken[SHM_M_BOUNCE], 3 * SHM_CH_WIN);
+}
+
+/* shm_choice_next says what the next take returns, without counting it:
+ * nothing in the warm-up or while the pick is not permitted, then the
+ * pick, or a probe's method while its moves last. */
+static void test_choice_next(void **state)
+{
+	const uint32_t cost[SHM_M_COUNT] = { 50, 100 };
+	struct shm_choice c = { 0 };
+	int probes = 0;
+
+	(void)state;
+	assert_int_equal(shm_choice_next(&c, ch_mask), -1);
+	ch_feed(&c, 1u << 20, cost, 2 * SHM_CH_WIN, 0);
+	assert_true(c.ready);
+	for (int i = 0; i < 2 * SHM_CH_REPROBE; i++) {
+		int m = shm_choice_next(&c, ch_mask);
+
+		assert_int_equal(shm_choice_next(&c, ch_mask), m);
+		assert_int_equal(shm_choice_take(&c, ch_mask), m);
+		probes += m == SHM_M_CMA;
+		shm_choice_record(&c, m, 1u << 20, (uint64_t)cost[m] << 20);
+	}
+	assert_true(probes >= 2 * SHM_CH_WIN); /* the early probe and a periodic one */
+	assert_int_equal(shm_choice_next(&c, 1u << SHM_M_CMA), -1); /* bounce not permitted */
 }
 
 /* The machine changes under a settled choice: the periodic probe finds
@@ -2660,6 +2824,7 @@ int main(void)
 		cmocka_unit_test(test_ack_floor_budget),
 		cmocka_unit_test(test_refused_midrun),
 		cmocka_unit_test(test_bulk_follow),
+		cmocka_unit_test(test_bulk_join),
 		cmocka_unit_test(test_bulk_cma),
 		cmocka_unit_test(test_bulk_default),
 		cmocka_unit_test(test_bulk_bounce),
@@ -2677,6 +2842,7 @@ int main(void)
 		cmocka_unit_test(test_choice_swaps_owe),
 		cmocka_unit_test(test_choice_fine_cost),
 		cmocka_unit_test(test_choice_async),
+		cmocka_unit_test(test_choice_next),
 		cmocka_unit_test(test_choice_reprobe),
 		cmocka_unit_test(test_choice_spikes),
 		cmocka_unit_test(test_choice_confirm),

@@ -253,6 +253,9 @@ struct shm_choice {
 /* Which method of those in mask (1 << SHM_M_*) the next move of c's class
  * takes; counts it as taken. */
 int shm_choice_take(struct shm_choice *c, unsigned mask);
+/* The method the next take would return, not counted; -1 where take
+ * decides as it goes (the warm-up, a pick no longer in mask). */
+int shm_choice_next(const struct shm_choice *c, unsigned mask);
 /* A move of len bytes by method m took ns: updates the estimates, the
  * pick and whether a probe comes next. */
 void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns);
@@ -404,6 +407,7 @@ struct shm_bpeer {
 	uint8_t *rq_data;
 	uint64_t rq_cur;    /* chunk counter of the area, as the requester sees it */
 	struct shm_bop *q, **qtail; /* q is the active move, the rest wait */
+	int qmethod;        /* SHM_M_*: the last queued move's (while q) */
 	/* as target (the peer's area (peer, me)) */
 	struct shm_slot *sv_slot;
 	uint8_t *sv_data;

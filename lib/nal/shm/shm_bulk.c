@@ -78,6 +78,9 @@
  * leader's samples time the pair's joint method (but for the one move per
  * change that the follower had started before it heard); in a ping-pong
  * the two sides' moves are alike, and the leader's time them as well.
+ * A move that would go by CMA while a move to the same peer still waits
+ * in the bounce area's queue goes the queued one's way instead, uncounted
+ * (ch_take says why: in a stream of gets the two timed each other).
  * PTL_SHM_CMA=1 forces CMA (long moves split unless crowded), PTL_SHM_CMA=0
  * forbids it (the chooser then picks between bounce and NT). Where the
  * local ranks outnumber the CPUs they may use (shm_bulk_crowded() says why),
@@ -707,6 +710,15 @@ static int ch_after(const struct shm_choice *c, int m)
 	return -1;
 }
 
+int shm_choice_next(const struct shm_choice *c, unsigned mask)
+{
+	if (!c->ready || !(mask >> c->pick & 1))
+		return -1; /* take decides as it goes (warm-up; a pick no longer permitted) */
+	if (c->burst && (mask >> c->probe & 1) && c->probe != c->pick)
+		return c->probe;
+	return c->pick;
+}
+
 int shm_choice_take(struct shm_choice *c, unsigned mask)
 {
 	c->mask = (uint8_t)(mask ? mask : 1u << SHM_M_BOUNCE);
@@ -855,17 +867,39 @@ static int ch_led(const struct nal *n, int li, const struct shm_choice *c)
 	return ch_follows(n, li) && c->word;
 }
 
+/* What ch_take would return, not counted; -1 where it decides as it goes. */
+static int ch_next(const struct nal *n, int li, const struct shm_choice *c, unsigned mask)
+{
+	if (ch_led(n, li, c))
+		return mask >> c->told & 1 ? c->told : -1;
+	return shm_choice_next(c, mask);
+}
+
 /* The method our next move to li in c's class takes. Led: the leader's
  * word for the class, or the cheapest permitted method when that one is
  * not permitted to us (CMA refused on our side only).
  * Leading (or a follower the leader left alone): the chooser's, and the
  * follower hears of a change before the move's own records reach it (the
  * same ring, in order); a full ring leaves it untold until our next move
- * in the class. */
-static int ch_take(struct nal *n, int li, struct shm_choice *c, unsigned mask)
+ * in the class.
+ * Behind a move to li still queued through the segment (queued: the last
+ * one's method, else -1), a move that would go by CMA goes by queued
+ * instead, neither counted nor told (after the warm-up, whose samples are
+ * checked by early probes): CMA copies inside bulk(), and the queued
+ * moves' slots wait meanwhile, so each would be timed with the other's
+ * work in it. A stream of 64 KiB gets here (mpi_pingpong b65536: 32 in
+ * a window, each served from the sender's progress) stayed on CMA at
+ * 96 - 102 fs per byte a move while the probes of bounce and NT, each
+ * interleaved with two CMA moves, read 192 - 243; behind each other their
+ * moves take 64 - 75, and the stream went 9.1 - 9.7 -> 12.7 - 12.9 GB/s
+ * (NT forced 12.2 - 12.6; MPICH 11.5 - 12.3), 256 KiB 18.2 - 21.6 ->
+ * 21.5 - 22.4; 2-rank allreduces, whose moves rarely queue, level. */
+static int ch_take(struct nal *n, int li, struct shm_choice *c, unsigned mask, int queued)
 {
 	int m;
 
+	if (queued >= 0 && ch_next(n, li, c, mask) == SHM_M_CMA)
+		return queued;
 	if (ch_follows(n, li)) {
 		if (!ch_led(n, li, c))
 			return shm_choice_take(c, mask);
@@ -968,6 +1002,7 @@ static void bop_queue(struct nal *n, struct shm_bpeer *bp, struct shm_bop *b)
 	n->st.nt_moves += b->method == SHM_M_NT;
 	*bp->qtail = b;
 	bp->qtail = &b->next;
+	bp->qmethod = b->method;
 	n->nbulk++;
 }
 
@@ -1015,8 +1050,10 @@ int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 	if (mode == SHM_BULK_CMA && !cma_allowed(n, li)) /* refused */
 		mode = SHM_BULK_BOUNCE;
 	ch = mode == SHM_BULK_AUTO ? &bp->ch[shm_choice_class(len)] : NULL;
-	m = ch ? ch_take(n, li, ch, (1u << SHM_M_BOUNCE) | (SHM_NT_OK ? 1u << SHM_M_NT : 0) |
-					    (cma_allowed(n, li) ? 1u << SHM_M_CMA : 0))
+	m = ch ? ch_take(n, li, ch,
+			 (1u << SHM_M_BOUNCE) | (SHM_NT_OK ? 1u << SHM_M_NT : 0) |
+				 (cma_allowed(n, li) ? 1u << SHM_M_CMA : 0),
+			 bp->q ? bp->qmethod : -1)
 	       : mode == SHM_BULK_CMA ? SHM_M_CMA : SHM_M_BOUNCE;
 	if (m == SHM_M_CMA) {
 		uint64_t t0 = ch ? shm_now_ns() : 0;
