@@ -248,6 +248,8 @@ struct shm_choice {
 				      * other: the method it was told (shm_bulk.c, ch_take) */
 	uint8_t word;                /* the leader: its moves since its last word; the other: its
 				      * moves the last word it heard still leads */
+	uint8_t waited;              /* moves that went a queued move's way in a row while a
+				      * CMA probe was due (shm_choice_defer) */
 };
 
 /* Which method of those in mask (1 << SHM_M_*) the next move of c's class
@@ -256,6 +258,10 @@ int shm_choice_take(struct shm_choice *c, unsigned mask);
 /* The method the next take would return, not counted; -1 where take
  * decides as it goes (the warm-up, a pick no longer in mask). */
 int shm_choice_next(const struct shm_choice *c, unsigned mask);
+/* The next move went another way than the CMA that take would have
+ * returned (behind a queued move, shm_bulk.c's ch_take): a CMA probe due
+ * waits for a take, and is dropped after SHM_CH_CONFIRM such moves. */
+void shm_choice_defer(struct shm_choice *c);
 /* A move of len bytes by method m took ns: updates the estimates, the
  * pick and whether a probe comes next. */
 void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns);
@@ -396,6 +402,7 @@ struct shm_bop {
 	uint64_t stall_since;
 	uint32_t stall_count;
 	int timed;          /* its cost goes to the chooser */
+	int joined;         /* it went the queued move's way (ch_take): its cost is only sampled */
 	int method;         /* SHM_M_BOUNCE or SHM_M_NT */
 	uint64_t t0;        /* ns when it became the area's active move */
 };

@@ -79,8 +79,9 @@
  * change that the follower had started before it heard); in a ping-pong
  * the two sides' moves are alike, and the leader's time them as well.
  * A move that would go by CMA while a move to the same peer still waits
- * in the bounce area's queue goes the queued one's way instead, uncounted
- * (ch_take says why: in a stream of gets the two timed each other).
+ * in the bounce area's queue goes the queued one's way instead, neither
+ * taken nor told, its time only sampled (ch_take says why: in a stream of
+ * gets the two timed each other).
  * PTL_SHM_CMA=1 forces CMA (long moves split unless crowded), PTL_SHM_CMA=0
  * forbids it (the chooser then picks between bounce and NT). Where the
  * local ranks outnumber the CPUs they may use (shm_bulk_crowded() says why),
@@ -719,8 +720,20 @@ int shm_choice_next(const struct shm_choice *c, unsigned mask)
 	return c->pick;
 }
 
+void shm_choice_defer(struct shm_choice *c)
+{
+	/* A queue that never empties (windows that overlap) would hold the
+	 * probe, and with it every other decision, for good. */
+	if (c->burst && c->probe == SHM_M_CMA && ++c->waited >= SHM_CH_CONFIRM) {
+		c->burst = 0;
+		c->fresh = 0;
+		c->waited = 0;
+	}
+}
+
 int shm_choice_take(struct shm_choice *c, unsigned mask)
 {
+	c->waited = 0;
 	c->mask = (uint8_t)(mask ? mask : 1u << SHM_M_BOUNCE);
 	if (!c->ready) { /* warm-up: SHM_CH_WIN of each method in turn */
 		for (int m = 0; m < SHM_M_COUNT; m++) {
@@ -884,22 +897,31 @@ static int ch_next(const struct nal *n, int li, const struct shm_choice *c, unsi
  * in the class.
  * Behind a move to li still queued through the segment (queued: the last
  * one's method, else -1), a move that would go by CMA goes by queued
- * instead, neither counted nor told (after the warm-up, whose samples are
- * checked by early probes): CMA copies inside bulk(), and the queued
+ * instead (after the warm-up, whose samples are checked by early
+ * probes): neither taken nor told, its time only sampled into its own
+ * method's estimate (*joined), and a CMA probe due waits for the queue to
+ * empty (shm_choice_defer). Why: CMA copies inside bulk(), and the queued
  * moves' slots wait meanwhile, so each would be timed with the other's
- * work in it. A stream of 64 KiB gets here (mpi_pingpong b65536: 32 in
- * a window, each served from the sender's progress) stayed on CMA at
- * 96 - 102 fs per byte a move while the probes of bounce and NT, each
+ * work in it. A stream of 64 KiB gets here (mpi_pingpong b65536: 32 in a
+ * window, each served from the sender's progress) stayed on CMA at 96 -
+ * 102 ps per byte a move while the probes of bounce and NT, each
  * interleaved with two CMA moves, read 192 - 243; behind each other their
  * moves take 64 - 75, and the stream went 9.1 - 9.7 -> 12.7 - 12.9 GB/s
  * (NT forced 12.2 - 12.6; MPICH 11.5 - 12.3), 256 KiB 18.2 - 21.6 ->
- * 21.5 - 22.4; 2-rank allreduces, whose moves rarely queue, level. */
-static int ch_take(struct nal *n, int li, struct shm_choice *c, unsigned mask, int queued)
+ * 21.5 - 22.4; 2-rank allreduces, whose moves rarely queue, level. A
+ * split CMA move's peer half may still be in flight when a probe's first
+ * move starts: the probe's estimate, the lowest of its moves, leaves that
+ * one out. */
+static int ch_take(struct nal *n, int li, struct shm_choice *c, unsigned mask, int queued, int *joined)
 {
 	int m;
 
-	if (queued >= 0 && ch_next(n, li, c, mask) == SHM_M_CMA)
+	*joined = queued >= 0 && ch_next(n, li, c, mask) == SHM_M_CMA;
+	if (*joined) {
+		if (!ch_led(n, li, c))
+			shm_choice_defer(c);
 		return queued;
+	}
 	if (ch_follows(n, li)) {
 		if (!ch_led(n, li, c))
 			return shm_choice_take(c, mask);
@@ -1025,7 +1047,7 @@ int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 	struct shm_choice *ch;
 	struct shm_bop *b;
 	size_t have = 0;
-	int li, rc, mode, m;
+	int li, rc, mode, m, joined = 0;
 
 	(void)rkey;
 	if ((unsigned)peer >= (unsigned)n->size || (li = n->g2l[peer]) < 0 || niov < 0 ||
@@ -1053,7 +1075,7 @@ int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 	m = ch ? ch_take(n, li, ch,
 			 (1u << SHM_M_BOUNCE) | (SHM_NT_OK ? 1u << SHM_M_NT : 0) |
 				 (cma_allowed(n, li) ? 1u << SHM_M_CMA : 0),
-			 bp->q ? bp->qmethod : -1)
+			 bp->q ? bp->qmethod : -1, &joined)
 	       : mode == SHM_BULK_CMA ? SHM_M_CMA : SHM_M_BOUNCE;
 	if (m == SHM_M_CMA) {
 		uint64_t t0 = ch ? shm_now_ns() : 0;
@@ -1081,6 +1103,7 @@ int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 	/* Timed from when it becomes the area's active move (bop_pop). */
 	b->t0 = ch && !bp->q ? shm_now_ns() : 0;
 	b->timed = ch != NULL;
+	b->joined = joined;
 	b->method = m;
 	bop_queue(n, bp, b);
 	return 1;
@@ -1189,7 +1212,9 @@ static int rq_work(struct nal *n, int li)
 	if (b->cons == b->nchunk) {
 		void *cookie = b->cookie;
 
-		if (b->timed)
+		if (b->timed && b->joined)
+			ch_sample(&bp->ch[shm_choice_class(b->len)], b->method, b->len, shm_now_ns() - b->t0);
+		else if (b->timed)
 			ch_note(n, li, b->method, b->len, shm_now_ns() - b->t0);
 		bop_pop(n, bp);
 		bop_put(n, b);
