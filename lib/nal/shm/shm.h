@@ -82,7 +82,15 @@
 
 #define SHM_MAX_INLINE 16384u      /* hdr + payload, when the ring is big enough */
 #define SHM_RING_MIN (16u << 10)
-#define SHM_RING_MAX (256u << 10)
+/* A ring holds an MPI stream's window: 32 MPI_Isend of 8 KiB (8 KiB and
+ * headers, 263,424 bytes) overran a 256 KiB one, the sender waiting for
+ * its receiver to free room before each window ended (bench/mpi_pingpong
+ * b8192, far state, 3 interleaved launches: 10.0 - 10.2 GB/s with 256
+ * KiB, 11.2 - 11.4 with 1 MiB; MPICH 10.2 - 11.4; latency, streaming at
+ * other sizes and 2-rank allreduces level). Up to 7 local ranks get the
+ * most (a 2-rank job's rings 2 MiB, 4 ranks' 12 MiB), then the budget
+ * shares out (8: 512 KiB, 16: 128 KiB). */
+#define SHM_RING_MAX (1u << 20)
 #define SHM_RING_BUDGET (48u << 20) /* all rings of a host together */
 #define SHM_RX_BUDGET 256 /* records ring_drain takes from one ring per progress() */
 #define SHM_NSLOT 4u                /* bounce slots per (requester, target) */
