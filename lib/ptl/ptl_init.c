@@ -27,14 +27,19 @@ struct ptl_rank_info {
 	uint32_t jid;
 };
 
-static int ptl_fetch_rank_info(int rank)
+/* A rank's info into ptl_lib.peers: 0; -1: it published none; -2: one of
+ * *len bytes, another size than ours (a libptl of another version). */
+static int ptl_fetch_rank_info(int rank, size_t *len)
 {
 	struct ptl_peer *p = &ptl_lib.peers[rank];
 	if (p->id_known)
 		return 0;
 	struct ptl_rank_info ri;
-	size_t len = sizeof ri;
-	if (rt_get(rank, "ptl.info", &ri, &len) != 0 || len != sizeof ri)
+	*len = sizeof ri;
+	int rc = rt_get(rank, "ptl.info", &ri, len);
+	if ((rc == 0 || *len > sizeof ri) && *len != sizeof ri)
+		return -2; /* every backend says the size of a value too large */
+	if (rc != 0)
 		return -1;
 	p->nid = ri.nid;
 	p->numa = ri.numa;
@@ -48,7 +53,8 @@ int ptl_peer_id_fetch(int rank, ptl_process_id_t *id)
 {
 	if (rank < 0 || rank >= ptl_lib.rt.size)
 		return PTL_PROCESS_INVALID;
-	if (ptl_fetch_rank_info(rank) != 0)
+	size_t len;
+	if (ptl_fetch_rank_info(rank, &len) != 0)
 		return PTL_FAIL;
 	id->nid = ptl_lib.peers[rank].nid;
 	id->pid = (ptl_pid_t)rank;
@@ -60,7 +66,8 @@ int ptl_id_rank_fetch(ptl_process_id_t id)
 	if (id.pid >= (ptl_pid_t)ptl_lib.rt.size)
 		return -1;
 	int rank = (int)id.pid;
-	if (ptl_fetch_rank_info(rank) != 0 || ptl_lib.peers[rank].nid != id.nid)
+	size_t len;
+	if (ptl_fetch_rank_info(rank, &len) != 0 || ptl_lib.peers[rank].nid != id.nid)
 		return -1;
 	return rank;
 }
@@ -153,12 +160,30 @@ static void ptl_test_uid(void)
 	ptl_lib.uid = (ptl_uid_t)v;
 }
 
+/* Test option PTL_TEST_INFO_LEN=n: publish only the first n bytes of our
+ * rank info (8: nid and numa, as the libptl before uid and jid did), so
+ * that a test sees what a job of two versions says. */
+static size_t ptl_test_info_len(void)
+{
+	const char *t = getenv("PTL_TEST_INFO_LEN");
+	if (!t || !*t)
+		return sizeof(struct ptl_rank_info);
+	char *end;
+	unsigned long v = strtoul(t, &end, 10);
+	if (*t < '0' || *t > '9' || *end || v < 1 || v > sizeof(struct ptl_rank_info)) {
+		fprintf(stderr, "ptl: rank %d: PTL_TEST_INFO_LEN=%s is not 1 to %zu: ignored\n", ptl_lib.rt.rank, t,
+			sizeof(struct ptl_rank_info));
+		return sizeof(struct ptl_rank_info);
+	}
+	return v;
+}
+
 static int ptl_publish(void)
 {
 	struct ptl_rank_info ri = {
 		.nid = ptl_lib.rt.nid, .numa = ptl_lib.my_numa, .uid = ptl_lib.uid, .jid = ptl_lib.jid
 	};
-	if (rt_put("ptl.info", &ri, sizeof ri) != 0)
+	if (rt_put("ptl.info", &ri, ptl_test_info_len()) != 0)
 		return -1;
 	for (int i = 0; i < ptl_lib.nnals; i++) {
 		struct ptl_nalinst *n = &ptl_lib.nals[i];
@@ -181,7 +206,16 @@ static int ptl_start_nals(void)
 	if (!ptl_lib.local_ranks)
 		return -1;
 	for (int r = 0; r < rt->size; r++) {
-		if (ptl_fetch_rank_info(r) != 0) {
+		size_t len;
+		int rc = ptl_fetch_rank_info(r, &len);
+		if (rc == -2) {
+			fprintf(stderr,
+				"ptl: rank %d: rank %d published %zu bytes of rank info where this libptl publishes %zu: "
+				"another version of libptl (every rank of a job must run the same)\n",
+				rt->rank, r, len, sizeof(struct ptl_rank_info));
+			return -1;
+		}
+		if (rc != 0) {
 			fprintf(stderr, "ptl: rank %d: rank %d published no address\n", rt->rank, r);
 			return -1;
 		}
