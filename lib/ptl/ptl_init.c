@@ -28,17 +28,20 @@ struct ptl_rank_info {
 };
 
 /* A rank's info into ptl_lib.peers: 0; -1: it published none; -2: one of
- * *len bytes, another size than ours (a libptl of another version). */
-static int ptl_fetch_rank_info(int rank, size_t *len)
+ * another size than ours (a libptl of another version), its size in *got
+ * unless got is NULL. */
+static int ptl_fetch_rank_info(int rank, size_t *got)
 {
 	struct ptl_peer *p = &ptl_lib.peers[rank];
 	if (p->id_known)
 		return 0;
 	struct ptl_rank_info ri;
-	*len = sizeof ri;
-	int rc = rt_get(rank, "ptl.info", &ri, len);
-	if ((rc == 0 || *len > sizeof ri) && *len != sizeof ri)
-		return -2; /* every backend says the size of a value too large */
+	size_t len = sizeof ri;
+	int rc = rt_get(rank, "ptl.info", &ri, &len);
+	if (got)
+		*got = len;
+	if ((rc == 0 || len > sizeof ri) && len != sizeof ri)
+		return -2; /* rt_get says the size of a value too large (rt.h) */
 	if (rc != 0)
 		return -1;
 	p->nid = ri.nid;
@@ -53,8 +56,7 @@ int ptl_peer_id_fetch(int rank, ptl_process_id_t *id)
 {
 	if (rank < 0 || rank >= ptl_lib.rt.size)
 		return PTL_PROCESS_INVALID;
-	size_t len;
-	if (ptl_fetch_rank_info(rank, &len) != 0)
+	if (ptl_fetch_rank_info(rank, NULL) != 0)
 		return PTL_FAIL;
 	id->nid = ptl_lib.peers[rank].nid;
 	id->pid = (ptl_pid_t)rank;
@@ -66,8 +68,7 @@ int ptl_id_rank_fetch(ptl_process_id_t id)
 	if (id.pid >= (ptl_pid_t)ptl_lib.rt.size)
 		return -1;
 	int rank = (int)id.pid;
-	size_t len;
-	if (ptl_fetch_rank_info(rank, &len) != 0 || ptl_lib.peers[rank].nid != id.nid)
+	if (ptl_fetch_rank_info(rank, NULL) != 0 || ptl_lib.peers[rank].nid != id.nid)
 		return -1;
 	return rank;
 }

@@ -38,7 +38,8 @@ struct rt_ops {
 	/* Collective: every rank's puts so far become visible to all. */
 	int (*fence)(void);
 	/* Reads rank's value of key; *len is the buffer size in, value size out.
-	 * Returns 0, or -1 (missing key or launcher gone). */
+	 * Returns 0, or -1 (missing key or launcher gone: *len untouched; a
+	 * value larger than the buffer: *len its size). */
 	int (*get)(int rank, const char *key, void *val, size_t *len);
 	/* Collective: waits for every rank. */
 	int (*barrier)(void);
@@ -74,7 +75,9 @@ extern const struct rt_ops rt_pmix_ops; /* PMIx (when built with it): PMIX_NAMES
  * - rt_put: key is 1..RT_KEY_MAX-1 printable characters without spaces,
  *   len at most RT_VAL_MAX; -1 otherwise (printed).
  * - rt_get: when *len is too small it returns -1 and sets *len to the
- *   value's size. It never talks to the launcher.
+ *   value's size; for a missing key it returns -1 and leaves *len alone
+ *   (PtlInit tells a rank of another libptl by its rank info's size). It
+ *   never talks to the launcher.
  * - rt_barrier does not publish puts; only rt_fence does. Fences and
  *   barriers are one sequence every rank must call in the same order.
  * - Under ptlrun, fence and barrier return -1 with a message if a rank

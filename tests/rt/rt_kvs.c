@@ -80,15 +80,15 @@ int main(void)
 			      gl == RT_VAL_MAX && got[RT_VAL_MAX - 1] ==
 			      'a' + r % 26, "rank %d's big value", r);
 			gl = 1;
-			CHECK(rt_get(r, "big", got, &gl) == -1,
-			      "get into a 1-byte buffer succeeded");
+			CHECK(rt_get(r, "big", got, &gl) == -1 && gl == RT_VAL_MAX,
+			      "get into a 1-byte buffer succeeded or did not say the size (%zu)", gl);
 			gl = sizeof(got);
 			CHECK(rt_get(r, "empty", got, &gl) == 0 && gl == 0,
 			      "rank %d's empty value", r);
 		}
 		gl = sizeof(got);
-		CHECK(rt_get(0, "nosuchkey", got, &gl) == -1,
-		      "get of a missing key succeeded");
+		CHECK(rt_get(0, "nosuchkey", got, &gl) == -1 && gl == sizeof(got),
+		      "get of a missing key succeeded or changed the size (%zu)", gl);
 		CHECK(rt_get(me.size, "addr", got, &gl) == -1,
 		      "get of rank %d (out of range) succeeded", me.size);
 		CHECK(rt_barrier() == 0, "barrier %d", k);

@@ -82,15 +82,24 @@
 
 #define SHM_MAX_INLINE 16384u      /* hdr + payload, when the ring is big enough */
 #define SHM_RING_MIN (16u << 10)
-/* A ring holds an MPI stream's window: 32 MPI_Isend of 8 KiB (8 KiB and
- * headers, 263,424 bytes) overran a 256 KiB one, the sender waiting for
- * its receiver to free room before each window ended (bench/mpi_pingpong
+/* Ring sizes (shm_ring_size): SHM_RING_BUDGET shared by the pairs, from
+ * SHM_RING_MIN to SHM_RING_MAX, and to SHM_RING_MAX_SMALL in a job of up
+ * to SHM_RING_SMALL_JOB local ranks. Why the larger: a ring holds an MPI
+ * stream's window, and 32 MPI_Isends of 8 KiB take 264,192 bytes of it
+ * (each 8,192, a 40-byte header, the record's word and the 16 bytes that
+ * put the payload on a line), past 256 KiB: the sender waited for its
+ * receiver to free room before each window ended (bench/mpi_pingpong
  * b8192, far state, 3 interleaved launches: 10.0 - 10.2 GB/s with 256
- * KiB, 11.2 - 11.4 with 1 MiB; MPICH 10.2 - 11.4; latency, streaming at
- * other sizes and 2-rank allreduces level). Up to 7 local ranks get the
- * most (a 2-rank job's rings 2 MiB, 4 ranks' 12 MiB), then the budget
- * shares out (8: 512 KiB, 16: 128 KiB). */
-#define SHM_RING_MAX (1u << 20)
+ * KiB, 11.6 - 11.7 with 512 KiB, 11.2 - 11.7 with 1 MiB; MPICH 10.4 -
+ * 11.3; latency, streaming at other sizes and 2-rank allreduces level).
+ * Why only there: the segment holds L x L rings (each rank's own too) and
+ * its pages are allocated up front (shm_seg.c), so 512 KiB rings made 2
+ * ranks' 5 MiB 6 and 4 ranks' 20 MiB 24 (two 4-rank jobs still fit a
+ * container's 64 MiB /dev/shm), where at every size they would have
+ * grown 8 ranks' 32 MiB to 48. */
+#define SHM_RING_MAX (256u << 10)
+#define SHM_RING_MAX_SMALL (512u << 10)
+#define SHM_RING_SMALL_JOB 4
 #define SHM_RING_BUDGET (48u << 20) /* all rings of a host together */
 #define SHM_RX_BUDGET 256 /* records ring_drain takes from one ring per progress() */
 #define SHM_NSLOT 4u                /* bounce slots per (requester, target) */
@@ -508,6 +517,9 @@ struct nal {
 
 /* shm_seg.c */
 void shm_seg_name(uint64_t jobid, char *buf, size_t len);
+/* The bytes of each ring in a segment for L local ranks (shm.h's
+ * SHM_RING_* say how). */
+uint64_t shm_ring_size(uint32_t L);
 int shm_seg_create(struct nal *n);
 int shm_seg_attach(struct nal *n);
 void shm_seg_layout(struct nal *n);

@@ -423,11 +423,8 @@ static void shm_props(struct nal *n, struct nal_props *p)
 		mi = n->max_inline;
 	} else {
 		/* Not attached yet: the same answer the segment will give. */
-		uint64_t pairs = (uint64_t)n->lsize * (n->lsize > 1 ? n->lsize - 1 : 1);
-		uint64_t rs = SHM_RING_MIN;
+		uint64_t rs = shm_ring_size((uint32_t)n->lsize);
 
-		while (rs * 2 <= SHM_RING_BUDGET / pairs && rs < SHM_RING_MAX)
-			rs *= 2;
 		if (mi > rs / 4 - 8)
 			mi = rs / 4 - 8;
 	}

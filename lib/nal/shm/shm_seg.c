@@ -17,7 +17,7 @@
 #include "shm.h"
 
 /* A segment of up to SHM_SEG_RESERVE_MAX bytes (up to 18 ranks on a host;
- * 4 ranks: 20 MiB) has all its pages allocated by its creator
+ * 4 ranks: 24 MiB) has all its pages allocated by its creator
  * (posix_fallocate) and mapped at once by every rank (MAP_POPULATE):
  * mapped on demand, a rank took a fault the first time it touched each
  * page of a ring or bounce slot, in whichever call first reached it, and
@@ -113,6 +113,14 @@ void shm_seg_name(uint64_t jobid, char *buf, size_t len)
 	snprintf(buf, len, "/ptl.%016" PRIx64 ".seg", jobid);
 }
 
+uint64_t shm_ring_size(uint32_t L)
+{
+	uint64_t pairs = (uint64_t)L * (L > 1 ? L - 1 : 1);
+
+	return clamp_u64(pow2_floor(SHM_RING_BUDGET / pairs), SHM_RING_MIN,
+			 L <= SHM_RING_SMALL_JOB ? SHM_RING_MAX_SMALL : SHM_RING_MAX);
+}
+
 /* Sizes every part for L local ranks: rings shrink as L grows so the whole
  * stays near SHM_RING_BUDGET + SHM_BOUNCE_BUDGET. */
 static void plan(struct shm_seg_hdr *h, uint32_t L)
@@ -123,7 +131,7 @@ static void plan(struct shm_seg_hdr *h, uint32_t L)
 	h->magic = SHM_MAGIC;
 	h->version = SHM_VERSION;
 	h->local_size = L;
-	h->ring_size = clamp_u64(pow2_floor(SHM_RING_BUDGET / pairs), SHM_RING_MIN, SHM_RING_MAX);
+	h->ring_size = shm_ring_size(L);
 	h->ring_stride = sizeof(struct shm_ring_ctl) + h->ring_size;
 	h->chunk = clamp_u64(pow2_floor(SHM_BOUNCE_BUDGET / (pairs * SHM_NSLOT)), SHM_CHUNK_MIN,
 			     SHM_CHUNK_MAX);
