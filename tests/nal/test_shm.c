@@ -1641,6 +1641,24 @@ static void test_refused_midrun(void **state)
 	}
 }
 
+/* Fills own (len bytes) with pat(seed), registers it and swaps its
+ * address with the other rank's (kind 1): theirs in *raddr. */
+static int swap_bufs(struct sj_ctx *c, uint8_t *own, size_t len, uint32_t seed, uint64_t *raddr)
+{
+	struct nal_mr mr;
+
+	on_recv = bulk_recv;
+	for (size_t i = 0; i < len; i++)
+		own[i] = pat(seed, i);
+	if (nal_shm_ops.mem_reg(c->n, own, len, &mr) != 0)
+		return -1;
+	bmsg = (struct bulk_msg){ .kind = 1, .addr = mr.addr };
+	if (send_msg(c, 1 - c->rank, &bmsg) != 0 || wait_msg(c, 1) != 0)
+		return -1;
+	*raddr = bmsg.addr;
+	return 0;
+}
+
 /* The pair makes one choice: the lower rank (0) chooses, rank 1's moves
  * take the method rank 0's last move in that class took (told by
  * SHM_HELP_PICK), whatever rank 1's own timings say. Each round rank 0
@@ -1675,19 +1693,11 @@ static int body_follow(struct sj_ctx *c, void *arg)
 	uint8_t *mem = malloc(2 * FOLLOW_LEN), *own = mem + FOLLOW_LEN;
 	int k = shm_choice_class(FOLLOW_LEN), peer = 1 - c->rank, m;
 	struct shm_choice *ch = &c->n->bp[peer].ch[k];
-	struct nal_mr mr;
 	uint64_t raddr;
 
 	(void)arg;
 	SJ_CHECK(mem != NULL);
-	on_recv = bulk_recv;
-	for (size_t i = 0; i < FOLLOW_LEN; i++)
-		own[i] = pat((uint32_t)c->rank + 20, i);
-	SJ_CHECK(nal_shm_ops.mem_reg(c->n, own, FOLLOW_LEN, &mr) == 0);
-	bmsg = (struct bulk_msg){ .kind = 1, .addr = mr.addr };
-	SJ_CHECK(send_msg(c, peer, &bmsg) == 0);
-	SJ_CHECK(wait_msg(c, 1) == 0);
-	raddr = bmsg.addr;
+	SJ_CHECK(swap_bufs(c, own, FOLLOW_LEN, (uint32_t)c->rank + 20, &raddr) == 0);
 	for (size_t r = 0; r < sizeof(order) / sizeof(order[0]); r++) {
 		if (c->rank == 0) {
 			/* made to pick it: no samples of the others, so no
@@ -1820,19 +1830,11 @@ static int body_join(struct sj_ctx *c, void *arg)
 	int peer = 1 - c->rank, async = TEST_NT ? SHM_M_NT : SHM_M_BOUNCE;
 	struct shm_choice *ch = &c->n->bp[peer].ch[shm_choice_class(JOIN_LEN)];
 	struct shm_stats a, b;
-	struct nal_mr mr;
 	uint64_t raddr;
 
 	(void)arg;
 	SJ_CHECK(mem != NULL);
-	on_recv = bulk_recv;
-	for (size_t i = 0; i < JOIN_LEN; i++)
-		own[i] = pat((uint32_t)c->rank + 30, i);
-	SJ_CHECK(nal_shm_ops.mem_reg(c->n, own, JOIN_LEN, &mr) == 0);
-	bmsg = (struct bulk_msg){ .kind = 1, .addr = mr.addr };
-	SJ_CHECK(send_msg(c, peer, &bmsg) == 0);
-	SJ_CHECK(wait_msg(c, 1) == 0);
-	raddr = bmsg.addr;
+	SJ_CHECK(swap_bufs(c, own, JOIN_LEN, (uint32_t)c->rank + 30, &raddr) == 0);
 	if (c->rank == 0) {
 		/* Pick CMA, a probe with one move left: the second joins it.
 		 * (Rank 1 last told CMA: the probe's move tells it.) */

@@ -13,12 +13,6 @@ trap 'rm -f "$out"' EXIT
 rc=$?
 cat "$out"
 [ "$rc" = 0 ] || exit "$rc"
-for r in 0 1; do
-	want="ptl: rank $r: PTL_TEST_UID=4294967295 is not a uid below 4294967295: ignored"
-	n=$(grep -cF "$want" "$out")
-	if [ "$n" != 1 ]; then
-		echo "uid.sh: said $n times, want once: $want"
-		exit 1
-	fi
-done
+. "$d/said.sh"
+said_once "$out" uid.sh "PTL_TEST_UID=4294967295 is not a uid below 4294967295: ignored" || exit 1
 echo "uid.sh: a PTL_TEST_UID that is no uid was said and ignored by each rank"
