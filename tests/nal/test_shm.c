@@ -1797,7 +1797,7 @@ static int join_pair(struct sj_ctx *c, uint8_t *mem, uint64_t raddr, uint32_t se
 
 	if (join_start(c, mem, raddr, mem) != 1)
 		return -1;
-	if (probe >= 0) { /* a probe of probe from now on */
+	if (probe >= 0) { /* from here a probe of that method is due */
 		ch->probe = (uint8_t)probe;
 		ch->burst = (uint8_t)burst;
 	}
