@@ -141,24 +141,37 @@ static int ptl_open_nals(void)
 	return 0;
 }
 
+/* A decimal test option from lo to hi: true and its value in *v; unset
+ * or empty: false; anything else said on stderr ("is not <what>") and
+ * ignored: false. */
+static bool ptl_test_option(const char *name, unsigned long long lo, unsigned long long hi, const char *what,
+			    unsigned long long *v)
+{
+	const char *t = getenv(name);
+	if (!t || !*t)
+		return false;
+	char *end;
+	errno = 0;
+	unsigned long long x = strtoull(t, &end, 10);
+	if (*t < '0' || *t > '9' || *end || errno || x < lo || x > hi) {
+		fprintf(stderr, "ptl: rank %d: %s=%s is not %s: ignored\n", ptl_lib.rt.rank, name, t, what);
+		return false;
+	}
+	*v = x;
+	return true;
+}
+
 /* A test option: claim another uid, as a process of another user would
  * (tests/ptl/mp/uid.sh: a job of two users). A decimal uid below
  * PTL_UID_ANY, else said and ignored: a typo must not claim root, nor the
  * wildcard, which would make the default ACL entry admit every user. */
 static void ptl_test_uid(void)
 {
-	const char *t = getenv("PTL_TEST_UID");
-	if (!t || !*t)
-		return;
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(t, &end, 10);
-	if (*t < '0' || *t > '9' || *end || errno || v >= (unsigned long long)PTL_UID_ANY) {
-		fprintf(stderr, "ptl: rank %d: PTL_TEST_UID=%s is not a uid below %u: ignored\n", ptl_lib.rt.rank,
-			t, (unsigned)PTL_UID_ANY);
-		return;
-	}
-	ptl_lib.uid = (ptl_uid_t)v;
+	char what[32];
+	unsigned long long v;
+	snprintf(what, sizeof what, "a uid below %u", (unsigned)PTL_UID_ANY);
+	if (ptl_test_option("PTL_TEST_UID", 0, (unsigned long long)PTL_UID_ANY - 1, what, &v))
+		ptl_lib.uid = (ptl_uid_t)v;
 }
 
 /* Test option PTL_TEST_INFO_LEN=n: publish only the first n bytes of our
@@ -166,17 +179,12 @@ static void ptl_test_uid(void)
  * that a test sees what a job of two versions says. */
 static size_t ptl_test_info_len(void)
 {
-	const char *t = getenv("PTL_TEST_INFO_LEN");
-	if (!t || !*t)
-		return sizeof(struct ptl_rank_info);
-	char *end;
-	unsigned long v = strtoul(t, &end, 10);
-	if (*t < '0' || *t > '9' || *end || v < 1 || v > sizeof(struct ptl_rank_info)) {
-		fprintf(stderr, "ptl: rank %d: PTL_TEST_INFO_LEN=%s is not 1 to %zu: ignored\n", ptl_lib.rt.rank, t,
-			sizeof(struct ptl_rank_info));
-		return sizeof(struct ptl_rank_info);
-	}
-	return v;
+	char what[32];
+	unsigned long long v;
+	snprintf(what, sizeof what, "1 to %zu", sizeof(struct ptl_rank_info));
+	return ptl_test_option("PTL_TEST_INFO_LEN", 1, sizeof(struct ptl_rank_info), what, &v)
+		       ? (size_t)v
+		       : sizeof(struct ptl_rank_info);
 }
 
 static int ptl_publish(void)
