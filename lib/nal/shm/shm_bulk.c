@@ -711,11 +711,17 @@ static int ch_after(const struct shm_choice *c, int m)
 	return -1;
 }
 
+/* Whether c's next move is a probe's: moves of one owed, its method in mask. */
+static bool ch_probing(const struct shm_choice *c, unsigned mask)
+{
+	return c->burst && (mask >> c->probe & 1) && c->probe != c->pick;
+}
+
 int shm_choice_next(const struct shm_choice *c, unsigned mask)
 {
 	if (!c->ready || !(mask >> c->pick & 1))
 		return -1; /* take decides as it goes (warm-up; a pick no longer permitted) */
-	if (c->burst && (mask >> c->probe & 1) && c->probe != c->pick)
+	if (ch_probing(c, mask))
 		return c->probe;
 	return c->pick;
 }
@@ -746,7 +752,7 @@ int shm_choice_take(struct shm_choice *c, unsigned mask)
 	}
 	if (!(c->mask >> c->pick & 1)) /* no longer permitted (CMA refused) */
 		c->pick = (uint8_t)ch_best(c);
-	if (c->burst && (c->mask >> c->probe & 1) && c->probe != c->pick) {
+	if (ch_probing(c, c->mask)) {
 		c->burst--;
 		return c->probe;
 	}
