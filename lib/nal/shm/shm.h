@@ -88,10 +88,13 @@
  * stream's window, and 32 MPI_Isends of 8 KiB take 264,192 bytes of it
  * (each 8,192, a 40-byte header, the record's word and the 16 bytes that
  * put the payload on a line), past 256 KiB: the sender waited for its
- * receiver to free room before each window ended (bench/mpi_pingpong
- * b8192, far state, 3 interleaved launches: 10.0 - 10.2 GB/s with 256
- * KiB, 11.6 - 11.7 with 512 KiB, 11.2 - 11.7 with 1 MiB; MPICH 10.4 -
- * 11.3; latency, streaming at other sizes and 2-rank allreduces level).
+ * receiver to free room before each window ended. bench/mpi_pingpong
+ * b8192, 3 interleaved launches in the near state (core_rtt 108 - 121
+ * ns): 17.4 - 18.4 GB/s with 256 KiB, 24.4 - 26.9 with 512 KiB (MPICH
+ * 32.9 - 35.3); far state, 4 launches: level (9.0 - 10.8 and 9.2 -
+ * 10.9; MPICH 12.2 - 12.9), where windows of 32 8 KiB MPI_Isends alone
+ * read 10.0 - 10.2 and 11.6 - 11.7 (1 MiB: 11.2 - 11.7); latency,
+ * streaming at other sizes and 2-rank allreduces level.
  * Why only there: the segment holds L x L rings (each rank's own too) and
  * its pages are allocated up front (shm_seg.c), so 512 KiB rings made 2
  * ranks' 5 MiB 6 and 4 ranks' 20 MiB 24 (two 4-rank jobs still fit a
