@@ -90,14 +90,22 @@ struct mpi_uxbuf {
  * MPI_NOACK_NBUFS reserve buffers of MPI_NOACK_BUFSZ bytes. Up to 8 KiB
  * the ACK is most of what a message costs beyond its copies: a record
  * back through the ring, an event and a lookup at the sender, and a
- * bounce-slot copy for a blocking send that cannot wait for it. */
+ * bounce-slot copy for a blocking send that cannot wait for it.
+ *
+ * The credits cover a window of 32 MPI_Isends of the largest (8 KiB:
+ * 256 units) to one peer of a 2-rank job, and the reserves that promise
+ * (3 x 249 units over the peers: nack_k). With 128 credits and 128 KiB
+ * reserves half of such a window went the ACKed way (bench/mpi_pingpong
+ * b8192, interleaved: near state (core_rtt ~110 ns) 22.4 - 28.1 ->
+ * 29.3 - 30.7 GB/s, MPICH 32.0 - 32.4; far state (~460 ns) 9.2 - 10.4 ->
+ * 11.9 - 12.3, MPICH 9.9 - 10.5); 4 KiB windows, which took all 128,
+ * level. The price: 512 KiB more per rank, prefilled (mem_mapped). */
 #define MPI_NOACK_MIN 1024
 #define MPI_NOACK_MAX 8192
 #define MPI_NOACK_UNIT 1024
 #define MPI_NOACK_NBUFS 4
-#define MPI_NOACK_BUFSZ (128u << 10)
-#define MPI_NOACK_CREDITS 128
-
+#define MPI_NOACK_BUFSZ (256u << 10)
+#define MPI_NOACK_CREDITS 256
 
 struct mpi_obj_hdr {
 	int obj;
@@ -370,12 +378,13 @@ static void nack_grant(int w)
  * a batch of credits or ACK-free units is due), the next progress pass
  * and our next put settle first (put_now, send_start), so that they reach
  * the sender ahead of that message. A sender that used up its ACK-free
- * units in a burst (the streaming rows' window of 32 4 KiB Isends takes
- * all 128) gets them back before our reply releases its next burst, as
- * when they went back from the arrival's event; put off to our next wait
- * they came after the reply, and half of the next window went the ACKed
- * way (b4096 -4% to -6%). Once every 64 or 128 messages: the ping-pong's
- * reply carries that cost then, not on the others. */
+ * units in a burst (the streaming rows' window of 32 8 KiB Isends takes
+ * all 256, as 4 KiB ones took all 128 when that was the bound) gets them
+ * back before our reply releases its next burst, as when they went back
+ * from the arrival's event; put off to our next wait they came after
+ * the reply, and half of the next window went the ACKed way (b4096 -4%
+ * to -6%). Once every 128 messages or 128 ACK-free units (a 2-rank
+ * job): the ping-pong's reply carries that cost then, not the others. */
 static struct {
 	bool due;
 	bool grant;             /* settling sends credits back: before our next put */
@@ -569,7 +578,7 @@ static size_t env_size(const char *n, size_t def)
  * budget in one system call, and a store a page then backs it where the
  * guest's kernel leaves a page the host reported as zero unwritten
  * (pvm_no_zero_page: the host backs it at the first store, as libptl's
- * EQ rings found, lib/ptl/ptl_view.c). The defaults' 8.75 MiB a rank fit
+ * EQ rings found, lib/ptl/ptl_view.c). The defaults' 9.25 MiB a rank fit
  * (~20 ms of MPI_Init a rank on those guests, where the host backs each
  * page at its store; ~1 ms where populating backs them); past the budget (PTL_MPI_UNEXPECTED_MEM or
  * PTL_MPI_EAGER_LIMIT raised: up to 2 x 128 MiB) pages are mapped when

@@ -760,18 +760,29 @@ static void kept_order(void)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* mpi_pt2pt.c's ACK-free credits: the units one reserve surely takes and
+ * the most a sender holds per receiver. */
+#define RSV_UNITS 249
+#define NOACK_CREDITS 256
+/* units_round's sends: more than the credits of a 2-rank job cover. */
+#define UNITS_SENDS 160
+static int noack_credits(void)
+{
+	return 3 * RSV_UNITS / t_size < NOACK_CREDITS ? 3 * RSV_UNITS / t_size : NOACK_CREDITS;
+}
+
 /* ACK-free credits are counted in 1 KiB units, a message taking its size
  * rounded up (mpi_pt2pt.c nack_units): a sender starts with what three of
- * the four 128 KiB reserves surely take (121 units each: they unlink with
- * less than 8 KiB free) shared among the ranks, at most 128 units
- * (MPI_NOACK_CREDITS), so with 2 ranks it sends 64 messages of 1025-2048
- * bytes without an ACK, with 4 ranks 45, before it must wait for the
+ * the four 256 KiB reserves surely take (249 units each: they unlink with
+ * less than 8 KiB free) shared among the ranks, at most 256 units
+ * (MPI_NOACK_CREDITS), so with 2 ranks it sends 128 messages of 1025-2048
+ * bytes without an ACK, with 4 ranks 93, before it must wait for the
  * receiver's grants. Run first thing, with PTL_PROGRESS_THREAD=0: a send
  * that went ACK-free is complete when MPI_Isend returns, an ACKed one (a
  * direct send above 1 KiB) only once the receiver has taken it in, so the
  * receiver must stay out of the library until the sender has counted -
  * one ACK or grant let in early and the count is too high (a sleep was not
- * enough at load 10: "48 of 100 ... give 45"). The sender says it is done
+ * enough at load 10, with 100 sends and 128 KiB reserves: "48 of 100 ... give 45"). The sender says it is done
  * with SIGUSR1 (units_wait), outside the library. 2048-byte messages first
  * (2 units: one too many per message shows), then 2047-byte ones (2 units:
  * rounding down shows). MPI_Init's own traffic may have taken a unit or
@@ -797,7 +808,7 @@ static void units_wait(void)
  * them in once told. The count, on rank 1. */
 static int units_round(pid_t pid, int seed)
 {
-	enum { N2048 = 30, N = 100, LEN = 2048 };
+	enum { N2048 = 48, N = UNITS_SENDS, LEN = 2048 };
 	static unsigned char m[N][LEN];
 	int at_once = 0;
 	if (t_rank == 1) {
@@ -831,7 +842,7 @@ static int units_round(pid_t pid, int seed)
 
 static void noack_units(void)
 {
-	int units = 3 * 121 / t_size < 128 ? 3 * 121 / t_size : 128, want = units / 2;
+	int units = noack_credits(), want = units / 2;
 	/* Back with at least units - (units / 2 - 1) of them. */
 	int back = (units - units / 2 + 1) / 2;
 	int pid = (int)getpid();
@@ -843,7 +854,7 @@ static void noack_units(void)
 	int at_once = units_round((pid_t)pid, 0);
 	if (t_rank == 1)
 		CHECK(at_once >= want - 2 && at_once <= want,
-		      "%d of 100 sends of 2047-2048 B went ACK-free; %d credits of 1 KiB give %d", at_once, units,
+		      "%d of %d sends of 2047-2048 B went ACK-free; %d credits of 1 KiB give %d", at_once, UNITS_SENDS, units,
 		      want);
 	/* The grants were put before this message: here once it is. */
 	if (t_rank == 0)
@@ -853,9 +864,9 @@ static void noack_units(void)
 	at_once = units_round((pid_t)pid, 1);
 	if (t_rank == 1)
 		CHECK(at_once >= back && at_once <= want,
-		      "%d of 100 sends went ACK-free once the receiver had taken every message in; its credits "
+		      "%d of %d sends went ACK-free once the receiver had taken every message in; its credits "
 		      "coming back give %d-%d",
-		      at_once, back, want);
+		      at_once, UNITS_SENDS, back, want);
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
@@ -1011,7 +1022,7 @@ static void isend_order(void)
 static void stream(void)
 {
 	enum { LEN = 4096, ROUNDS = 40, UNIT = 1024 };
-	int units = 3 * 121 / t_size < 128 ? 3 * 121 / t_size : 128;
+	int units = noack_credits();
 	int w = units / (LEN / UNIT), low = (units - (units / 2 - 1)) / (LEN / UNIT) - 1;
 	int senders = t_size - 1 < 2 ? t_size - 1 : 2;
 	static unsigned char sbuf[64][LEN], rbuf[2][64][LEN];
