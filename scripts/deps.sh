@@ -2,7 +2,7 @@
 # Installs what building and testing ptl needs on Debian 12 (run as root).
 # Quiet and quick when everything is already there.
 set -e
-PKGS="build-essential autoconf automake libtool pkg-config groff-base
+PKGS="build-essential autoconf automake libtool pkg-config groff-base man-db
       libhwloc-dev hwloc libcmocka-dev valgrind
       mpich libmpich-dev libpmix-dev openmpi-bin libopenmpi-dev slurmctld slurmd slurm-client munge
       qemu-system-x86 busybox-static kmod iproute2 xz-utils
