@@ -87,7 +87,7 @@ static enum coll_algo ring_by_ports(const struct coll_req *r)
 /* Up to this many ranks (a power of two, where halving-doubling would
  * go; others untried) on one host whose cores they outnumber, an
  * allreduce past the short ones goes by the bidirectional ring whatever
- * the ports, except from COLL_SHARED_TREE_MIN to below COLL_SHARED_BIDIR_MIN
+ * the ports, except from COLL_SHARED_RD_MIN to below COLL_SHARED_BIDIR_MIN
  * (below): each rank drives both directions' transfers, so a rank that
  * gets the core has twice the work ready and the job switches less often
  * per byte. 4 ranks on 2 cores, interleaved (bench/mpi_allreduce.c's rows;
@@ -113,29 +113,36 @@ static enum coll_algo ring_by_ports(const struct coll_req *r)
 #define COLL_SHARED_BIDIR_RANKS 4
 #define COLL_SHARED_BIDIR_MIN (1024u * 1024u)
 
-/* From this many bytes to below 256 KiB, those ranks go by the
- * double binary tree instead: its work falls mostly on two inner ranks
- * (each tree's leaves send their half once and wait for the result), so
- * on two cores the two busy ranks keep them and the others mostly wait,
- * where the rings and halving-doubling make all four ranks take turns at
- * every step. 4 ranks on 2 cores, bench/mpi_allreduce.c's rows, the
- * algorithms forced and interleaved (order rotated each round), median
- * [best] us, tree vs ring_bidir vs halving_doubling: load 1.4, 8 rounds:
- * 128 KiB 130 [101] vs 172 [121] vs 143 [106], 256 KiB 210 [196] vs 262
- * [176] vs 176 [163]; load 2-7, 20 rounds: 128 KiB 145 [91] vs 168 [110]
- * vs 194 [102], 256 KiB 243 [180] vs 275 [165] vs 286 [170]; load 7, 18
- * rounds: 128 KiB 252 [157] vs 360 [176] vs 362 [177], 256 KiB 499 [291]
- * vs 584 [311] vs 706 [328]. At 64 KiB the ring's best stays ahead (85
- * vs 101 us); from 512 KiB halving-doubling's on a quieter host (1 MiB
- * 495 vs 601). At 256 KiB itself halving-doubling is the better: three
- * runs of bench/mpi_bench.sh 3 3 (calls back to back, best of 9 launches,
- * load 1-4), halving-doubling 162, 167, 162 us against the tree's 210,
- * 185, 193 and ring_bidir's 164, 168, 176; with the tree chosen there the
- * 256 KiB row's median went 194 -> 280-290 us. So from 256 KiB to below
- * COLL_SHARED_BIDIR_MIN halving-doubling, as where the cores are not
- * shared. */
-#define COLL_SHARED_TREE_MIN (128u * 1024u)
-#define COLL_SHARED_TREE_MAX (256u * 1024u)
+/* From this many bytes up to COLL_SHARED_RD_MAX, those ranks go by
+ * recursive doubling instead: two exchanges of the whole vector, so a rank
+ * that gets the core waits for one partner twice, where the rings and
+ * halving-doubling make all four ranks take turns at four steps, and the
+ * extra reduction (the whole vector twice, not 3/4 of it) costs less than
+ * those switches. Below 64 KiB the bidirectional ring wins; at 64 KiB
+ * (its messages 16 KiB) its time nearly doubles, 56 KiB 74 us, 64 KiB
+ * 128 (near state; not shm's inline limit: raised to carry 16 KiB, the
+ * same; unexplained). 4 ranks on 2 cores,
+ * bench/mpi_allreduce.c's rows, interleaved with Open MPI 4.1 (vader),
+ * median of the rounds' medians [rounds], us, recursive doubling vs the
+ * earlier rule (ring_bidir below 128 KiB, the double binary tree to below
+ * 256 KiB, halving-doubling there) vs Open MPI, 2026-12-03, far state
+ * and near: 32 KiB 74.9 vs 63.3 vs 87.2 [5] (the ring's); 64 KiB 88.3 vs
+ * 144.7 vs 113.9 [6], 89.2 vs 147.3 vs 103.0 [5], 98.9 vs 128.3 [4]; 96
+ * KiB 121 vs 201 vs 111 [5]; 128 KiB 141.5 vs 140.5 vs 147.7 [6]; 192
+ * KiB 181 vs 209 vs 185 [6], 163 vs 256 vs 206 [6]; 256 KiB 211 vs 216
+ * vs 221 [6], 194 vs 222 vs 205 [6]; 384 KiB 303 vs 260 (halving-
+ * doubling's) vs 282 [6]. With the rule in (the old one a build before
+ * it, 6 rounds): 64 KiB 85.4 vs 144.9 vs 110.0, 128 KiB 129.0 vs 138.7
+ * vs 139.3, 192 KiB 159.6 vs 213.1 vs 165.3, 256 KiB 187.8 vs 222.1 vs
+ * 200.5; 320 KiB (halving-doubling both) 239.5 vs 246.2 vs 233.8. The
+ * tree's range and halving-doubling's 256 KiB came from runs that did
+ * not try recursive doubling (tree vs
+ * ring_bidir vs halving-doubling, median [best]: 128 KiB 130 [101] vs 172
+ * [121] vs 143 [106], 256 KiB 210 [196] vs 262 [176] vs 176 [163]).
+ * Above COLL_SHARED_RD_MAX halving-doubling, as where the cores are not
+ * shared, to below COLL_SHARED_BIDIR_MIN. */
+#define COLL_SHARED_RD_MIN (64u * 1024u)
+#define COLL_SHARED_RD_MAX (256u * 1024u)
 
 /* Which of the above a 4-rank allreduce past the short ones takes where its
  * ranks outnumber the host's cores; COLL_ALGO_AUTO where the rule says
@@ -145,9 +152,9 @@ static enum coll_algo shared_cores_allreduce(const struct coll_req *r)
 	if (r->op != COLL_OP_ALLREDUCE || !r->one_host || !r->shared_cores || !coll_is_pow2(r->nranks) ||
 	    r->nranks <= 2 || r->nranks > COLL_SHARED_BIDIR_RANKS)
 		return COLL_ALGO_AUTO;
-	if (r->bytes < COLL_SHARED_TREE_MIN || r->bytes >= COLL_SHARED_BIDIR_MIN)
+	if (r->bytes < COLL_SHARED_RD_MIN || r->bytes >= COLL_SHARED_BIDIR_MIN)
 		return COLL_ALGO_RING_BIDIR;
-	return r->bytes < COLL_SHARED_TREE_MAX ? COLL_ALGO_TREE : COLL_ALGO_HALVING_DOUBLING;
+	return r->bytes <= COLL_SHARED_RD_MAX ? COLL_ALGO_RECURSIVE_DOUBLING : COLL_ALGO_HALVING_DOUBLING;
 }
 
 static int choose_ring_op(const struct coll_req *r, struct coll_choice *c)

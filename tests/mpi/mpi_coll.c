@@ -755,15 +755,13 @@ static void pair_rd_bits(void)
 }
 
 /* 4 ranks of one host on shared cores (the ranks outnumber the cores, or
- * PTL_COLL_CORES says so), 128 KiB to below 256 KiB: the double binary tree
- * (coll_choose.c's COLL_SHARED_TREE_MIN), so with the lopsided op each
- * half of the vector is its tree's sums: the first half at rank 2, which
- * adds rank 3's input, then rank 1's (rank 1's input with rank 0's
- * added); the second at rank 1, which adds rank 0's input, then rank 2's
- * (with rank 3's) - on every rank, in place or not, and MPI_Iallreduce
- * the same. The rings and halving-doubling pair the inputs otherwise.
+ * PTL_COLL_CORES says so), 64 KiB to 256 KiB: recursive doubling
+ * (coll_choose.c's COLL_SHARED_RD_*), so with the lopsided op the result
+ * is rd_order_bits' block tree, f(rank 2's and 3's, rank 0's and 1's),
+ * on every rank, in place or not, and MPI_Iallreduce the same; the rings,
+ * the tree and halving-doubling combine halves or quarters otherwise.
  * Under the automatic choice only. */
-static void shared_tree_bits(void)
+static void shared_rd_bits(void)
 {
 	const char *algo = getenv("PTL_COLL_ALGO"), *cores = getenv("PTL_COLL_CORES");
 	long ncores = cores && *cores ? atol(cores) : sysconf(_SC_NPROCESSORS_ONLN);
@@ -777,33 +775,26 @@ static void shared_tree_bits(void)
 	OK(MPI_Comm_free(&local));
 	if (here != t_size)
 		return;
-	enum { MAXN = 32766 }; /* just under 256 KiB of doubles */
-	static const int counts[] = { 16384, 24576, MAXN };
-	static double in[MAXN], out[MAXN], ip[MAXN], nb[MAXN], part[4][MAXN], low[MAXN];
+	enum { MAXN = 32768 }; /* 256 KiB of doubles */
+	static const int counts[] = { 8192, 24575, MAXN };
+	static double in[MAXN], out[MAXN], ip[MAXN], nb[MAXN], part[4][MAXN];
 	MPI_Op op;
 	OK(MPI_Op_create(lopsided, 1, &op));
 	for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
-		int n = counts[k], h = n / 2;
+		int n = counts[k];
 		size_t sz = sizeof(double) * (size_t)n;
 		for (int r = 0; r < 4; r++)
 			for (int i = 0; i < n; i++)
 				part[r][i] = rd_input(r, i);
-		/* first half: rank 1 adds rank 0's; rank 2 adds rank 3's, then rank 1's */
-		memcpy(low, part[1], sizeof(double) * (size_t)h);
-		lopsided(part[0], low, &h, NULL);
-		lopsided(part[3], part[2], &h, NULL);
-		lopsided(low, part[2], &h, NULL);
-		/* second half: rank 2 adds rank 3's; rank 1 adds rank 0's, then rank 2's */
-		lopsided(part[3] + h, part[2] + h, &h, NULL);
-		lopsided(part[0] + h, part[1] + h, &h, NULL);
-		lopsided(part[2] + h, part[1] + h, &h, NULL);
-		memcpy(part[2] + h, part[1] + h, sizeof(double) * (size_t)h); /* part[2]: the whole result */
+		lopsided(part[1], part[0], &n, NULL);
+		lopsided(part[3], part[2], &n, NULL);
+		lopsided(part[2], part[0], &n, NULL);
 		for (int i = 0; i < n; i++)
 			in[i] = ip[i] = rd_input(t_rank, i);
 		allreduce_3ways(in, out, ip, nb, n, op);
-		CHECK(!memcmp(out, part[2], sz), "n=%d: not the double binary tree's order", n);
-		CHECK(!memcmp(ip, part[2], sz), "n=%d in place: not the double binary tree's order", n);
-		CHECK(!memcmp(nb, part[2], sz), "n=%d: MPI_Iallreduce not in the double binary tree's order", n);
+		CHECK(!memcmp(out, part[0], sz), "n=%d: not recursive doubling's order", n);
+		CHECK(!memcmp(ip, part[0], sz), "n=%d in place: not recursive doubling's order", n);
+		CHECK(!memcmp(nb, part[0], sz), "n=%d: MPI_Iallreduce not in recursive doubling's order", n);
 		for (int i = 0; i < n; i++)
 			CHECK(in[i] == rd_input(t_rank, i), "n=%d: sendbuf written", n);
 	}
@@ -1093,6 +1084,6 @@ int main(int argc, char **argv)
 	long_ops();
 	uneven_reduce_scatter();
 	pair_rd_bits();
-	shared_tree_bits();
+	shared_rd_bits();
 	return t_finish("mpi_coll");
 }
