@@ -9,10 +9,12 @@
  * 0 and 1), "post 8 <us>": what posting a receive costs before its message
  * came, "pingpong 8 <us>": half an 8-byte round trip between ranks 0
  * and 1 (alpha + 2 o, in the same process as the rows it calibrates),
- * "pingpong 16384" and "pingpong 122880": the same above the eager limit,
- * each copied whole by one CMA call (or moved through the segment where
- * shm picks that) from a buffer the other core wrote last, as a collective's steps copy (the rendezvous: one core's copy
- * rate and its fixed cost), "pingpong 131072" and "pingpong 1048576":
+ * "pingpong 20480" and "pingpong 122880": the same above the eager limit
+ * and above what shm carries inline (16 KiB and a header: nal.h's
+ * NAL_HDR_ROOM), each copied whole by one CMA call (or moved through the
+ * segment where shm picks that) from a buffer the other core wrote last,
+ * as a collective's steps copy (the rendezvous: one core's copy rate and
+ * its fixed cost), "pingpong 131072" and "pingpong 1048576":
  * split CMA copies or moves through the segment, as shm picked them
  * (PTL_SHM_BULK_REPORT=1 says which; CMA splits from 64 KiB), and
  * "barrier 0 <us>": an MPI_Barrier, which carries no data, so
@@ -419,7 +421,7 @@ int main(int argc, char **argv)
 		double post, o = overhead_us(rank, &post);
 		if (rank == 0)
 			printf("overhead 8 %.4f %.4f %.4f\npost 8 %.4f %.4f %.4f\n", o, o, o, post, post, post);
-		/* 8 B; 16 KiB and 120 KiB: rendezvous copied whole by CMA
+		/* 8 B; 20 KiB and 120 KiB: rendezvous copied whole by CMA
 		 * (above what shm carries inline, below its split), whose
 		 * slope is one core's copy rate and whose intercept the
 		 * rendezvous' own cost; 128 KiB and 1 MiB: split CMA copies
@@ -430,7 +432,7 @@ int main(int argc, char **argv)
 		 * from a buffer only ever read copied twice as fast). */
 		/* "rows": 8 B alone, and with algorithms named on 2 ranks
 		 * 1 KiB and 8 KiB too (eager: the rate of their copies) */
-		static const size_t pp[] = { 1, 2048, 15360, 16384, 1 << 17 }, pp_rows[] = { 1, 128, 1024 };
+		static const size_t pp[] = { 1, 2560, 15360, 16384, 1 << 17 }, pp_rows[] = { 1, 128, 1024 };
 		const size_t *ps = rows ? pp_rows : pp;
 		size_t nps = !rows ? sizeof pp / sizeof pp[0] : row_comm[0] != MPI_COMM_WORLD && size == 2 ? 3 : 1;
 		for (size_t i = 0; i < nps; i++) {

@@ -47,8 +47,9 @@
 #          into the posted receive; --beta with --cpu-copies): the slope
 #          of the rows' launches' 1 KiB and 8 KiB MPI_Isend ping-pongs
 #          (mpi_allreduce's), else of bench/mpi_collcal.c's ("epp");
-#          without them, one core's copy rate from mpi_allreduce's 16 KiB
-#          and 120 KiB ping-pongs
+#          without them, one core's copy rate from mpi_allreduce's 20 KiB
+#          and 120 KiB ping-pongs (16 KiB in runs kept before 20 KiB
+#          was above what shm carries inline)
 #   rndv   the rendezvous' own cost: mpi_collcal's 8-byte MPI_Ssend
 #          ping-pong (header, the receiver's get, the reply; nothing to
 #          copy) less 3 alpha + 3 o
@@ -73,7 +74,7 @@
 #          back at once: not an exchange) the sender's core copies out
 #          while the receiver's copies in a piece behind (SHM_PIECE), each
 #          for the bytes at the move rate (--move-rates): mpi_allreduce's
-#          16 KiB, 128 KiB and 1 MiB ping-pongs of the sizes shm moves so,
+#          20 KiB, 128 KiB and 1 MiB ping-pongs of the sizes shm moves so,
 #          the bytes and a piece over what each takes beyond the model's
 #          with an instant move. Checked, not fitted: the 2-rank 1 MiB
 #          MPI_Bcast (one move or split copy, one way) beside its
@@ -151,7 +152,8 @@
 #          a collective's sends stay eager above the eager limit
 #          (COLL_EAGER_TIMES in mpi_coll.c), the receiver's CPU reads
 #          those (--inline-max), at a cost beyond the bytes from the
-#          blocking 16 KiB ping-pong (eager up to 8 times the limit)
+#          blocking 32 KiB ping-pong (eager up to 8 times the limit; shm
+#          carries 16 KiB inline)
 #   reads  and the bytes of such a read at the rate mpi_collcal's "rxch"
 #          ("rxchs": each exchange alone, as "xchs" above) gives by
 #          size (--read-rates, 16-64 KiB: MPI_Irecv, blocking MPI_Send,
@@ -627,11 +629,16 @@ postm=$post
 bar2=$(cal 2 barrier 0)
 [ -s "$W/algo" ] && [ -n "$hrt" ] && [ -n "$gamma" ] && [ -n "$o" ] && [ -n "$bar2" ] || exit 0
 alpha=$(calc "$hrt - 2 * $o > 0.001 ? $hrt - 2 * $o : 0.001")
-pp16k=$(cal 2 pingpong 16384)
+# The rendezvous' calibration: the smallest ping-pong above what shm
+# carries inline (16 KiB and a header since nal.h's NAL_HDR_ROOM, whose
+# 16 KiB get is answered inline); runs kept before that have 16 KiB.
+rl=20480
+pprl=$(cal 2 pingpong $rl)
+[ -n "$pprl" ] || { rl=16384; pprl=$(cal 2 pingpong $rl); }
 pp120k=$(cal 2 pingpong 122880)
 pp128k=$(cal 2 pingpong 131072)
 pp1m=$(cal 2 pingpong 1048576)
-[ -n "$pp16k" ] && [ -n "$pp120k" ] && [ -n "$pp128k" ] || exit 0
+[ -n "$pprl" ] && [ -n "$pp120k" ] && [ -n "$pp128k" ] || exit 0
 # How shm moves a rendezvous's bytes, by size: by CMA, split between the
 # two cores from SHM_SPLIT_MIN (one copy on each, at the exchange rates
 # below: --split-min), or through the segment (bounce, or bounce with
@@ -678,10 +685,10 @@ elif [ -s "$W/bulk" ] && grep -q '^2 pingpong .* class ' "$W/bulk"; then
 else
 	split=1099511627776 splitsays="copies through the segment, none split (no chooser report: older measurements)"
 fi
-beta=$(awk -v a="$pp16k" -v l="$pp120k" 'BEGIN { d = l - a; if (d <= 0) d = l;
-	printf "%.0f", (122880 - 16384) / (d * 1e-6) }')
-rndv=$(calc "$pp16k - 16384 / $beta * 1e6 - 3 * $alpha - 3 * $o")
-rndvfrom="16 KiB ping-pong - bytes/beta - 3 alpha - 3 o"
+beta=$(awk -v a="$pprl" -v l="$pp120k" -v rl="$rl" 'BEGIN { d = l - a; if (d <= 0) d = l;
+	printf "%.0f", (122880 - rl) / (d * 1e-6) }')
+rndv=$(calc "$pprl - $rl / $beta * 1e6 - 3 * $alpha - 3 * $o")
+rndvfrom="$((rl / 1024)) KiB ping-pong - bytes/beta - 3 alpha - 3 o"
 # bench/mpi_collcal.c's figures, when the run has them (PTL_BENCH_FROM on
 # older measurements: the figures above stand in):
 #   the rendezvous' own cost: an 8-byte MPI_Ssend ping-pong (header, the
@@ -754,17 +761,19 @@ if [ -n "$so" ] && [ -n "$spp8" ]; then
 fi
 eager=${PTL_MPI_EAGER_LIMIT:-8192}
 # A collective's sends may stay eager beyond the eager limit (mpi_coll.c's
-# COLL_EAGER_TIMES, as a blocking MPI_Send does): above the limit, which
-# is what shm carries inline, the receiver reads such a message (its CPU
-# copies, no get hop) and acknowledges it. What that read costs beyond its
-# bytes: the blocking 16 KiB ping-pong (bench/mpi_pingpong.c, eager up to
-# 8 times the limit) less o + alpha + o + bytes/beta.
+# COLL_EAGER_TIMES, as a blocking MPI_Send does): above the limit the
+# model has the receiver read such a message (its CPU copies, no get hop)
+# and acknowledge it; shm carries up to 16 KiB and a header inline
+# (nal.h's NAL_HDR_ROOM), and reads from there. What that read costs
+# beyond its bytes: the blocking 32 KiB ping-pong (bench/mpi_pingpong.c,
+# eager up to 8 times the limit; the first power of two shm reads) less
+# o + alpha + o + bytes/beta.
 ctimes=$(sed -n 's/^#define COLL_EAGER_TIMES \([0-9][0-9]*\).*/\1/p' "$S/lib/mpi-shim/mpi_coll.c" 2>/dev/null)
 ceager=$((eager * ${ctimes:-1}))
 rcopy=
 if [ "$ceager" -gt "$eager" ]; then
-	lat16k=$(cal 2 lat 16384)
-	rc=$(calc "${lat16k:-0} - 2 * $o - $alpha - 16384 / $beta * 1e6")
+	latrd=$(cal 2 lat 32768)
+	rc=$(calc "${latrd:-0} - 2 * $o - $alpha - 32768 / $beta * 1e6")
 	rc=$(calc "$rc > 0 ? $rc : 0")
 	rcopy="--inline-max $eager --recv-copy-cost $rc"
 fi
@@ -824,7 +833,7 @@ echo "# predicted (collectives/coll_cost.c via ptltool coll) vs measured ptl all
 echo "# calibration from this run (its figures below 1 KiB: the best trial of every launch; from 1 KiB: the $CALQ quantile of the launches' best trials, PTL_BENCH_CALQ)"
 echo "# calibration from this run (2 ranks, a core each): o $o us/message; receive posted $postm us (above $clazy B; direct recursive doubling: $rdlazy B; $([ "${PTL_BENCH_POST:-}" = charge ] && echo charged || echo "not charged: o holds it")); $cmd us per command (barrier $bar2 us - 8 B bcast ${bc8:-?} us); alpha $alpha us ($hrt us 8 B half round trip - 2 o);"
 [ -n "$wk" ] && echo "#   a collective's rank that waited for a message pays $wake us when it comes (8 B MPI_Bcast $bc8 us - its root's side alone $br us - alpha - o)"
-echo "#   beta $beta B/s (one core's copy; ping-pongs 16 KiB $pp16k us, 120 KiB $pp120k us); rendezvous above $eager B, $rndv us each ($rndvfrom); $splitsays; gamma $gamma ns/B; call $callb us (barrier $bar2 us - model's $b0 us) + MPI_COMM_SELF allreduce of the size; acked sends"
+echo "#   beta $beta B/s (one core's copy; ping-pongs $((rl / 1024)) KiB $pprl us, 120 KiB $pp120k us); rendezvous above $eager B, $rndv us each ($rndvfrom); $splitsays; gamma $gamma ns/B; call $callb us (barrier $bar2 us - model's $b0 us) + MPI_COMM_SELF allreduce of the size; acked sends"
 # one BYTES CALL SPLIT-COST CMD [ARGS]: one copy of BYTES; a 2-rank bcast
 # is one transfer, without the collective's call and commands a half
 # round trip
@@ -1059,7 +1068,7 @@ fi
 # piece (SHM_PIECE) on, so it takes one copy and a piece's; an exchange's
 # copies (each core copies both directions' pieces) keep the exchange
 # rates above. The one-way rate at each size from mpi_allreduce's
-# ping-pongs (16 KiB, 128 KiB, 1 MiB; rendezvous, one move each way in
+# ping-pongs (20 KiB, 128 KiB, 1 MiB; rendezvous, one move each way in
 # turn): the bytes and a piece over what the ping-pong takes beyond the
 # model's with an instant move.
 mv= mvsays=
@@ -1074,7 +1083,7 @@ how() {
 	elif [ "$split" -gt 1048576 ]; then echo move
 	else echo copy; fi
 }
-for l in 16384 131072 1048576; do
+for l in $rl 131072 1048576; do
 	[ "$(how "$l")" = move ] || continue
 	h=$(cal 2 pingpong "$l")
 	[ -n "$h" ] || continue
@@ -1122,7 +1131,7 @@ eager2=${x%%|*} eager2says=${x#*|}
 if [ -n "$reads" ]; then
 	echo "#   a collective's sends stay eager up to $ceager B (COLL_EAGER_TIMES $ctimes; 2 ranks: $peager B, MPI_PULL_EAGER $ptimes), above $eager B read by the receiver, GB/s by size (2-rank exchanges, blocking sends)$readmsays:$readsays; past them at the rendezvous rates"
 elif [ -n "$rcopy" ]; then
-	echo "#   a collective's sends stay eager up to $ceager B (COLL_EAGER_TIMES $ctimes; 2 ranks: $peager B, MPI_PULL_EAGER $ptimes), above $eager B read by the receiver: $rc us each beyond the bytes (blocking 16 KiB ping-pong ${lat16k:-?} us - 2 o - alpha - bytes/beta)"
+	echo "#   a collective's sends stay eager up to $ceager B (COLL_EAGER_TIMES $ctimes; 2 ranks: $peager B, MPI_PULL_EAGER $ptimes), above $eager B read by the receiver: $rc us each beyond the bytes (blocking 32 KiB ping-pong ${latrd:-?} us - 2 o - alpha - bytes/beta)"
 fi
 # picksof AWKCOND: per size class of the 2-rank launches AWKCOND selects
 # in $W/bulk, the method with the most timed moves and the counts

@@ -119,7 +119,9 @@ static int ptl_md_segs(struct ptl_md *md, int peer, ptl_size_t off, ptl_size_t l
 	return n;
 }
 
-/* Whether hdr plus len bytes go inline to peer. */
+/* Whether hdr plus len bytes go inline to peer. A NAL's max_inline
+ * leaves NAL_HDR_ROOM for this header over a power-of-two payload. */
+_Static_assert(sizeof(struct ptl_hdr) <= NAL_HDR_ROOM, "struct ptl_hdr fits the NALs' header room");
 static bool ptl_fits_inline(size_t len)
 {
 	return sizeof(struct ptl_hdr) + len <= ptl_lib.max_inline;

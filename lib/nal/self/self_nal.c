@@ -16,7 +16,7 @@
 #include "nal/nal.h"
 
 #define SELF_RING (256u * 1024u) /* bytes of queued messages */
-#define SELF_MAX_INLINE (16u * 1024u)
+#define SELF_MAX_INLINE (16u * 1024u + NAL_HDR_ROOM)
 #define SELF_ALIGN 8u
 
 struct nal {

@@ -80,7 +80,7 @@
 #define SHM_VERSION 6u /* 2: SHM_REC_HELP (a version-1 peer would drop it and leave the mover waiting); 3: ack, SHM_RF_REWIND; 4: SHM_HELP_FAILED; 5: small records end on a line; 6: a lap's first record rewinds, its consumer zeroes its words; SHM_HELP_PICK */
 #define SHM_ALIGN 128u /* two cache lines: the adjacent-line prefetcher pairs them */
 
-#define SHM_MAX_INLINE 16384u      /* hdr + payload, when the ring is big enough */
+#define SHM_MAX_INLINE (16384u + NAL_HDR_ROOM) /* hdr + payload, when the ring is big enough */
 #define SHM_RING_MIN (16u << 10)
 /* Ring sizes (shm_ring_size): SHM_RING_BUDGET shared by the pairs, from
  * SHM_RING_MIN to SHM_RING_MAX, and to SHM_RING_MAX_SMALL in a job of up

@@ -1,7 +1,10 @@
 /*
  * Large messages through the shm NAL's bulk path (above its inline limit):
  * puts and gets of 64 KiB, 1 MiB and 16 MiB with data verified, a
- * truncated bulk put, and IOVEC MDs at both ends. bulk_cma.sh runs it with
+ * truncated bulk put, and IOVEC MDs at both ends. Before them, the
+ * largest that go inline: a 16 KiB put, and the 16 KiB replies of a
+ * 32 KiB put's two gets (nal.h's NAL_HDR_ROOM; bulk_report.sh asserts
+ * that shm moved nothing below 32 KiB). bulk_cma.sh runs it with
  * PTL_SHM_CMA=1 (CMA copies), bulk_nocma.sh with PTL_SHM_CMA=0 (the
  * pipelined copy through shared buffers, the default way).
  */
@@ -65,8 +68,8 @@ static void test_bulk_sizes(void **state)
 {
 	(void)state;
 	const ptl_pt_index_t pt = 30;
-	size_t sizes[3] = { 64 << 10, 1 << 20, 16 << 20 };
-	int nsizes = mp_small ? 2 : 3;
+	size_t sizes[5] = { 16 << 10, 32 << 10, 64 << 10, 1 << 20, 16 << 20 };
+	int nsizes = mp_small ? 4 : 5;
 	size_t max = sizes[nsizes - 1];
 	char *buf = malloc(max);
 	ptl_handle_eq_t eq = mp_eq(64);
