@@ -96,10 +96,11 @@ struct mpi_uxbuf {
  * 256 units) to one peer of a 2-rank job, and the reserves that promise
  * (3 x 249 units over the peers: nack_k). With 128 credits and 128 KiB
  * reserves half of such a window went the ACKed way (bench/mpi_pingpong
- * b8192, interleaved: near state (core_rtt ~110 ns) 22.4 - 28.1 ->
- * 29.3 - 30.7 GB/s, MPICH 32.0 - 32.4; far state (~460 ns) 9.2 - 10.4 ->
- * 11.9 - 12.3, MPICH 9.9 - 10.5); 4 KiB windows, which took all 128,
- * level. The price: 512 KiB more per rank, prefilled (mem_mapped). */
+ * b8192, 3 interleaved rounds: near state (core_rtt 110 - 115 ns) 20.0 -
+ * 21.9 -> 23.9 - 28.7 GB/s, MPICH 23.1 - 28.6; far state (~460 ns) 11.1
+ * - 11.4 -> 13.2 - 13.4, MPICH 12.8 - 13.2); 4 KiB windows, which took
+ * all 128, level. The price: 512 KiB more per rank, prefilled
+ * (mem_mapped). */
 #define MPI_NOACK_MIN 1024
 #define MPI_NOACK_MAX 8192
 #define MPI_NOACK_UNIT 1024
