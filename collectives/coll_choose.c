@@ -118,29 +118,31 @@ static enum coll_algo ring_by_ports(const struct coll_req *r)
  * that gets the core waits for one partner twice, where the rings and
  * halving-doubling make all four ranks take turns at four steps, and the
  * extra reduction (the whole vector twice, not 3/4 of it) costs less than
- * those switches. Below 64 KiB the bidirectional ring wins; at 64 KiB
- * (its messages 16 KiB) its time nearly doubles, 56 KiB 74 us, 64 KiB
- * 128 (near state; not shm's inline limit: raised to carry 16 KiB, the
- * same; unexplained). 4 ranks on 2 cores,
- * bench/mpi_allreduce.c's rows, interleaved with Open MPI 4.1 (vader),
- * median of the rounds' medians [rounds], us, recursive doubling vs the
- * earlier rule (ring_bidir below 128 KiB, the double binary tree to below
- * 256 KiB, halving-doubling there) vs Open MPI, 2026-12-03, far state
- * and near: 32 KiB 74.9 vs 63.3 vs 87.2 [5] (the ring's); 64 KiB 88.3 vs
- * 144.7 vs 113.9 [6], 89.2 vs 147.3 vs 103.0 [5], 98.9 vs 128.3 [4]; 96
- * KiB 121 vs 201 vs 111 [5]; 128 KiB 141.5 vs 140.5 vs 147.7 [6]; 192
- * KiB 181 vs 209 vs 185 [6], 163 vs 256 vs 206 [6]; 256 KiB 211 vs 216
- * vs 221 [6], 194 vs 222 vs 205 [6]; 384 KiB 303 vs 260 (halving-
- * doubling's) vs 282 [6]. With the rule in (the old one a build before
- * it, 6 rounds): 64 KiB 85.4 vs 144.9 vs 110.0, 128 KiB 129.0 vs 138.7
- * vs 139.3, 192 KiB 159.6 vs 213.1 vs 165.3, 256 KiB 187.8 vs 222.1 vs
- * 200.5; 320 KiB (halving-doubling both) 239.5 vs 246.2 vs 233.8. The
- * tree's range and halving-doubling's 256 KiB came from runs that did
- * not try recursive doubling (tree vs
- * ring_bidir vs halving-doubling, median [best]: 128 KiB 130 [101] vs 172
- * [121] vs 143 [106], 256 KiB 210 [196] vs 262 [176] vs 176 [163]).
- * Above COLL_SHARED_RD_MAX halving-doubling, as where the cores are not
- * shared, to below COLL_SHARED_BIDIR_MIN. */
+ * those switches. Below 64 KiB the bidirectional ring wins (ring_bidir
+ * vs recursive doubling, 4 rounds, near state: 40 KiB 69.5 vs 93.0 us,
+ * 48 KiB 70.7 vs 92.1, 56 KiB 74.1 vs 109.5). At 64 KiB its messages
+ * reach 16 KiB, which went by shm's bulk path until nal.h's NAL_HDR_ROOM
+ * (64 KiB 128 us); inline since, recursive doubling still leads there
+ * (5 rounds, near: 64 KiB 77.6 vs 87.3, 96 KiB 106 vs 187, 128 KiB 121
+ * vs 236). 4 ranks on 2 cores, bench/mpi_allreduce.c's rows, interleaved
+ * with Open MPI 4.1 (vader), median of the rounds' medians [rounds], us,
+ * before NAL_HDR_ROOM, recursive doubling vs the earlier rule (ring_bidir
+ * below 128 KiB, the double binary tree to below 256 KiB,
+ * halving-doubling there) vs Open MPI, 2026-12-03, far state and near:
+ * 32 KiB 74.9 vs 63.3 vs 87.2 [5] (the ring's); 64 KiB 88.3 vs 144.7 vs
+ * 113.9 [6], 89.2 vs 147.3 vs 103.0 [5], 98.9 vs 128.3 [4]; 96 KiB 121
+ * vs 201 vs 111 [5]; 128 KiB 141.5 vs 140.5 vs 147.7 [6]; 192 KiB 181 vs
+ * 209 vs 185 [6], 163 vs 256 vs 206 [6]; 256 KiB 211 vs 216 vs 221 [6],
+ * 194 vs 222 vs 205 [6]; 384 KiB 303 vs 260 (halving-doubling's) vs 282
+ * [6]. With the rule in (the old one a build before it, 6 rounds): 64
+ * KiB 85.4 vs 144.9 vs 110.0, 128 KiB 129.0 vs 138.7 vs 139.3, 192 KiB
+ * 159.6 vs 213.1 vs 165.3, 256 KiB 187.8 vs 222.1 vs 200.5; 320 KiB
+ * (halving-doubling both) 239.5 vs 246.2 vs 233.8. The tree's range and
+ * halving-doubling's 256 KiB came from runs that did not try recursive
+ * doubling (tree vs ring_bidir vs halving-doubling, median [best]: 128
+ * KiB 130 [101] vs 172 [121] vs 143 [106], 256 KiB 210 [196] vs 262 [176]
+ * vs 176 [163]). Above COLL_SHARED_RD_MAX halving-doubling, as where the
+ * cores are not shared, to below COLL_SHARED_BIDIR_MIN. */
 #define COLL_SHARED_RD_MIN (64u * 1024u)
 #define COLL_SHARED_RD_MAX (256u * 1024u)
 

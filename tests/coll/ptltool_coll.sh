@@ -465,6 +465,14 @@ has "$out" '"algorithm": "ring"'
 has "$out" '"one_host": false, "shared_cores": false,'
 expect 0 --op allreduce --ranks 4 --bytes 32K --one-host --shared-cores
 has "$out" "algorithm     ring_bidir (asked: auto)"
+expect 0 --op allreduce --ranks 4 --bytes 64K --one-host --shared-cores
+has "$out" "algorithm     recursive_doubling (asked: auto)"
+expect 0 --op allreduce --ranks 4 --bytes 256K --one-host --shared-cores
+has "$out" "algorithm     recursive_doubling (asked: auto)"
+expect 0 --op allreduce --ranks 4 --bytes 262152 --one-host --shared-cores
+has "$out" "algorithm     halving_doubling (asked: auto)"
+expect 0 --op allreduce --ranks 4 --bytes 1M --one-host --shared-cores
+has "$out" "algorithm     ring_bidir (asked: auto)"
 expect 0 --op allreduce --ranks 4 --bytes 32K --one-host
 has "$out" "algorithm     halving_doubling (asked: auto)"
 

@@ -672,6 +672,19 @@ static void short_sum_bits(void)
  * (under the automatic choice). */
 static double rd_input(int rank, int i) { return 1.0 / (rank * 7 + i + 3) * (i % 3 ? 1e16 : 1.0); }
 
+/* Recursive doubling's result with the lopsided op, in part's row 0: row
+ * r (stride doubles apart) gets rank r's n inputs, then at mask m row b
+ * takes f(in = row b + m, inout = row b). */
+static void rd_expect(double *part, size_t stride, int nranks, int n)
+{
+	for (int r = 0; r < nranks; r++)
+		for (int i = 0; i < n; i++)
+			part[(size_t)r * stride + (size_t)i] = rd_input(r, i);
+	for (int m = 1; m < nranks; m <<= 1)
+		for (int b = 0; b < nranks; b += 2 * m)
+			lopsided(part + (size_t)(b + m) * stride, part + (size_t)b * stride, &n, NULL);
+}
+
 static void rd_order_bits(void)
 {
 	const char *algo = getenv("PTL_COLL_ALGO"); /* a named algorithm has its own order */
@@ -684,14 +697,9 @@ static void rd_order_bits(void)
 	MPI_Op op;
 	OK(MPI_Op_create(lopsided, 1, &op));
 	for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
-		int n = counts[k], len = n;
+		int n = counts[k];
 		double in[MAXN], out[MAXN], ip[MAXN], nb[MAXN], part[MAXR][MAXN];
-		for (int r = 0; r < t_size; r++)
-			for (int i = 0; i < n; i++)
-				part[r][i] = rd_input(r, i);
-		for (int m = 1; m < t_size; m <<= 1)
-			for (int b = 0; b < t_size; b += 2 * m)
-				lopsided(part[b + m], part[b], &len, NULL);
+		rd_expect(&part[0][0], MAXN, t_size, n);
 		for (int i = 0; i < n; i++)
 			in[i] = ip[i] = rd_input(t_rank, i);
 		OK(MPI_Allreduce(in, out, n, MPI_DOUBLE, op, MPI_COMM_WORLD));
@@ -783,12 +791,7 @@ static void shared_rd_bits(void)
 	for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
 		int n = counts[k];
 		size_t sz = sizeof(double) * (size_t)n;
-		for (int r = 0; r < 4; r++)
-			for (int i = 0; i < n; i++)
-				part[r][i] = rd_input(r, i);
-		lopsided(part[1], part[0], &n, NULL);
-		lopsided(part[3], part[2], &n, NULL);
-		lopsided(part[2], part[0], &n, NULL);
+		rd_expect(&part[0][0], MAXN, 4, n);
 		for (int i = 0; i < n; i++)
 			in[i] = ip[i] = rd_input(t_rank, i);
 		allreduce_3ways(in, out, ip, nb, n, op);

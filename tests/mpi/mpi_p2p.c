@@ -760,9 +760,11 @@ static void kept_order(void)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
-/* mpi_pt2pt.c's ACK-free credits: the units one reserve surely takes and
- * the most a sender holds per receiver. */
-#define RSV_UNITS 249
+/* mpi_pt2pt.c's ACK-free credits at the default eager limit (8 KiB, the
+ * reserves' max_size): the 1 KiB units one 256 KiB reserve surely takes
+ * (rsv_room: it unlinks with less than 8 KiB free), and the most a sender
+ * holds per receiver (MPI_NOACK_CREDITS). */
+#define RSV_UNITS (((256 << 10) - 8192) / 1024 + 1)
 #define NOACK_CREDITS 256
 /* units_round's sends: more than the credits of a 2-rank job cover. */
 #define UNITS_SENDS 160
@@ -782,8 +784,9 @@ static int noack_credits(void)
  * direct send above 1 KiB) only once the receiver has taken it in, so the
  * receiver must stay out of the library until the sender has counted -
  * one ACK or grant let in early and the count is too high (a sleep was not
- * enough at load 10, with 100 sends and 128 KiB reserves: "48 of 100 ... give 45"). The sender says it is done
- * with SIGUSR1 (units_wait), outside the library. 2048-byte messages first
+ * enough at load 10, with 100 sends and 128 KiB reserves: "48 of 100 ...
+ * give 45"). The sender says it is done with SIGUSR1 (units_wait),
+ * outside the library. 2048-byte messages first
  * (2 units: one too many per message shows), then 2047-byte ones (2 units:
  * rounding down shows). MPI_Init's own traffic may have taken a unit or
  * two, hence the lower bound.
