@@ -48,8 +48,8 @@
 #          of the rows' launches' 1 KiB and 8 KiB MPI_Isend ping-pongs
 #          (mpi_allreduce's), else of bench/mpi_collcal.c's ("epp");
 #          without them, one core's copy rate from mpi_allreduce's 20 KiB
-#          and 120 KiB ping-pongs (16 KiB in runs kept before 20 KiB
-#          was above what shm carries inline)
+#          and 120 KiB ping-pongs (16 KiB in runs kept before shm
+#          carried 16 KiB inline)
 #   rndv   the rendezvous' own cost: mpi_collcal's 8-byte MPI_Ssend
 #          ping-pong (header, the receiver's get, the reply; nothing to
 #          copy) less 3 alpha + 3 o

@@ -55,15 +55,12 @@
 
 struct nal; /* private to each NAL */
 
-/* What a NAL's max_inline holds beyond a payload of a power of two (shm
- * and self: 16 KiB): room for libptl's header (ptl_proto.h's struct
- * ptl_hdr, 72 bytes, asserted in ptl_move.c) and a NAL's framing. With
- * max_inline 16 KiB flat a 16 KiB payload went by the bulk path, a
- * collective's quarters of a 64 KiB vector and the reply to a 16 KiB
- * rendezvous get among them: 2 ranks (far state, bench/mpi_pingpong)
- * streaming 16 KiB 5.7 - 5.9 -> 12.1 - 13.5 GB/s, half round trip 3.0 -
- * 3.2 -> 2.6 - 2.7 us; 4 ranks on 2 cores, ring_bidir allreduce of 64
- * KiB 169 -> 101 - 110 us (56 KiB, inline before: 97 - 130). */
+/* The headroom a NAL's max_inline leaves above a power-of-two payload for
+ * its caller's protocol header: NALs size max_inline as 2^k plus this
+ * (shm, self and tcp: 16 KiB plus it), and callers assert that their
+ * largest header fits (lib/ptl/ptl_move.c), so that payloads of a power
+ * of two, which collectives' pieces and users' buffers often are, go
+ * inline whole up to 2^k (shm.h says what a 16 KiB one gained). */
 #define NAL_HDR_ROOM 128u
 
 /* What lib/ptl needs to know to choose and drive a NAL. */

@@ -8,7 +8,9 @@
 # taken for a page's warning.
 srcdir=${srcdir:-.}
 LC_ALL=C.UTF-8
+locale -a 2>/dev/null | grep -qiE '^c\.utf-?8$' || LC_ALL=C
 export LC_ALL
+unset MANOPT MANROFFOPT
 # man-db's man takes --warnings (mandoc's and stubs do not)
 if ! man --help 2>/dev/null | grep -q -- --warnings; then
 	echo "SKIP: man-db's man is not installed (scripts/deps.sh installs it)"

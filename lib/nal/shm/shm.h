@@ -80,7 +80,15 @@
 #define SHM_VERSION 6u /* 2: SHM_REC_HELP (a version-1 peer would drop it and leave the mover waiting); 3: ack, SHM_RF_REWIND; 4: SHM_HELP_FAILED; 5: small records end on a line; 6: a lap's first record rewinds, its consumer zeroes its words; SHM_HELP_PICK */
 #define SHM_ALIGN 128u /* two cache lines: the adjacent-line prefetcher pairs them */
 
-#define SHM_MAX_INLINE (16384u + NAL_HDR_ROOM) /* hdr + payload, when the ring is big enough */
+/* hdr + payload, when the ring is big enough (a quarter ring: rings of
+ * 128 KiB and up, jobs of up to 20 local ranks). A 16 KiB payload with
+ * libptl's 72-byte header (NAL_HDR_ROOM), where 16 KiB flat sent it by
+ * the bulk path, a collective's quarters of a 64 KiB vector and the reply
+ * to a 16 KiB rendezvous get among them: 2 ranks (far state,
+ * bench/mpi_pingpong) streaming 16 KiB 5.7 - 5.9 -> 12.1 - 13.5 GB/s,
+ * half round trip 3.0 - 3.2 -> 2.6 - 2.7 us; 4 ranks on 2 cores,
+ * ring_bidir allreduce of 64 KiB 169 -> 101 - 110 us. */
+#define SHM_MAX_INLINE (16384u + NAL_HDR_ROOM)
 #define SHM_RING_MIN (16u << 10)
 /* Ring sizes (shm_ring_size): SHM_RING_BUDGET shared by the pairs, from
  * SHM_RING_MIN to SHM_RING_MAX, and to SHM_RING_MAX_SMALL in a job of up
@@ -229,7 +237,7 @@ void shm_sc_note(struct shm_sc *c, uint64_t now, uint64_t pos);
  * the pick between two probes of another method (after the warm-up each
  * other one sooner, and after a switch the old pick: SHM_CH_CONFIRM apart), and the size classes, each chosen for on its own
  * (class k: moves shorter than SHM_CH_CLASS0 << k, the last unbounded:
- * 2x wide from 16 KiB, the smallest bulk move, to 2 MiB). Narrow because
+ * 2x wide to 2 MiB; the smallest bulk move is just over 16 KiB). Narrow because
  * a cost per byte hides a move's fixed cost: with four classes 4x wide
  * (0-64 KiB the first), alternating 16 KiB and 64 KiB moves took the
  * method wrong for each 95% of the time in hR's simulation (1.55x the

@@ -32,7 +32,7 @@
 #include "nal/nal.h"
 
 #define TCP_MAGIC 0x70746c7463703031ULL /* "ptltcp01" */
-#define TCP_MAX_INLINE 16384u           /* hdr + payload of a MSG */
+#define TCP_MAX_INLINE (16384u + NAL_HDR_ROOM) /* hdr + payload of a MSG */
 #define TCP_CHUNK (64u << 10)           /* bytes of one RDATA/WDATA frame */
 #define TCP_FRAME_MAX (TCP_CHUNK + 64u) /* longer frames are a protocol error */
 #define TCP_OUT_LIMIT (1u << 20)        /* queued bytes before send() says EAGAIN */

@@ -4,8 +4,8 @@
 # method's timed moves and median cost), or why nothing was chosen;
 # without it, nothing. mp_bulk's moves: rank 1 reads 64 KiB (class 2:
 # 64K-128K), 1 MiB, 16 MiB (class 7: 2M-) and pieces of other sizes from
-# rank 0, which moves none; its 16 KiB messages go inline (class 0 none).
-# Classes: below 32 KiB, then twice as wide.
+# rank 0, which moves none; 32 KiB (class 1), and its 16 KiB messages go
+# inline (class 0 none). Classes: below 32 KiB, then twice as wide.
 set -u
 : "${PTL_TOP_BUILDDIR:?run through make check (or set PTL_TOP_BUILDDIR)}"
 case ${PTL_NAL:-shm} in
@@ -42,7 +42,7 @@ awk '$8 == "class" { split("0-32K 32K-64K 64K-128K 128K-256K 256K-512K 512K-1M 1
 	if ($10 != nm[$9 + 1]) bad = 1 } END { exit bad }' "$err" || fail "a class named wrongly"
 # every move timed: 1 + 1 + 2 at least (warm-up moves too)
 awk '$5 == 1 && $8 == "class" && $9 >= 1 { for (i = 16; i <= NF; i += 2) { split($i, v, ":"); t += v[1] } }
-	END { exit !(t >= 4) }' "$err" || fail "fewer than 4 timed moves of 64 KiB and up"
+	END { exit !(t >= 4) }' "$err" || fail "fewer than 4 timed moves of 32 KiB and up"
 grep -q '^ptl shm bulk: rank 0 mode none (no moves)$' "$err" || fail "rank 0 (no moves) did not say so"
 grep -q ' class 0 ' "$err" && fail "a move below 32 KiB: 16 KiB payloads go inline (nal.h's NAL_HDR_ROOM)"
 [ "$(grep -c . "$err")" -le 9 ] || fail "more lines than classes"
@@ -51,6 +51,7 @@ run PTL_SHM_BULK_REPORT=1 PTL_SHM_CMA=0
 grep -q "^ptl shm bulk: rank 1 peer 0 class 7 2M- $line" "$err" || fail "PTL_SHM_CMA=0: no line for class 7"
 grep -v ' mode ' "$err" | grep -qv ' cma 0:0 ' && fail "PTL_SHM_CMA=0: a CMA move reported"
 grep -q ' pick cma ' "$err" && fail "PTL_SHM_CMA=0: CMA picked"
+grep -q ' class 0 ' "$err" && fail "PTL_SHM_CMA=0: a move below 32 KiB (16 KiB payloads go inline)"
 
 run PTL_SHM_BULK_REPORT=1 PTL_SHM_CMA=1
 grep -q '^ptl shm bulk: rank 1 mode cma (PTL_SHM_CMA=1)$' "$err" || fail "PTL_SHM_CMA=1: not said"
