@@ -15,9 +15,18 @@
  * latencies of the bandwidth-optimal algorithms while a message costs more in
  * latency than in bytes (alpha * beta is about 15 KB on shm). Measured on 2
  * ranks: 4 KiB 2.3 vs 2.7 us (ring), 8 KiB 3.5 vs 3.7; at 16 KiB a whole
- * vector plus its header no longer goes inline on shm and the ring wins
+ * vector plus its header no longer went inline on shm and the ring won
  * (5.9 vs 14.7 us). */
 #define COLL_ALLREDUCE_SHORT_BYTES (8u * 1024u)
+/* On one host, since shm carries 16 KiB inline (nal.h's NAL_HDR_ROOM),
+ * up to this many. Far state (core_rtt ~440 ns), 4 interleaved rounds,
+ * median of the rounds' medians, us, recursive doubling vs the algorithm
+ * chosen before: 2 ranks pinned, 12 KiB 3.9 vs 4.2 (ring), 16 KiB 4.2
+ * vs 4.9; 4 ranks on 2 cores, 12 KiB 32.2 vs 48.3 (ring_bidir), 16 KiB
+ * 32.6 vs 47.8, but 24 KiB 84.0 vs 53.5 (its messages past the inline
+ * limit); 8 ranks on 2 cores, 3 rounds, 16 KiB 145 - 186 vs 160 - 185
+ * (halving-doubling). */
+#define COLL_ALLREDUCE_SHORT_HOST_BYTES (16u * 1024u)
 
 /* On 2 ranks of one host, from this many bytes and up to
  * COLL_ALLREDUCE_PAIR_MAX, recursive doubling again (its one exchange of
@@ -163,7 +172,8 @@ static int choose_ring_op(const struct coll_req *r, struct coll_choice *c)
 {
 	switch (r->algo) {
 	case COLL_ALGO_AUTO:
-		if (r->op == COLL_OP_ALLREDUCE && coll_is_pow2(r->nranks) && r->bytes <= COLL_ALLREDUCE_SHORT_BYTES)
+		if (r->op == COLL_OP_ALLREDUCE && coll_is_pow2(r->nranks) &&
+		    r->bytes <= (r->one_host ? COLL_ALLREDUCE_SHORT_HOST_BYTES : COLL_ALLREDUCE_SHORT_BYTES))
 			c->algo = COLL_ALGO_RECURSIVE_DOUBLING;
 		else if (r->op == COLL_OP_ALLREDUCE && r->nranks == 2 && r->one_host &&
 			 r->bytes >= COLL_ALLREDUCE_PAIR_MIN && r->bytes <= COLL_ALLREDUCE_PAIR_MAX)

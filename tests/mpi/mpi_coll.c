@@ -685,20 +685,34 @@ static void rd_expect(double *part, size_t stride, int nranks, int n)
 			lopsided(part + (size_t)(b + m) * stride, part + (size_t)b * stride, &n, NULL);
 }
 
+/* Every rank of the job on this host (tests/hosts runs these on two). */
+static bool all_on_one_host(void)
+{
+	MPI_Comm local;
+	int here;
+	OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local));
+	OK(MPI_Comm_size(local, &here));
+	OK(MPI_Comm_free(&local));
+	return here == t_size;
+}
+
 static void rd_order_bits(void)
 {
 	const char *algo = getenv("PTL_COLL_ALGO"); /* a named algorithm has its own order */
 	if ((t_size & (t_size - 1)) || (algo && *algo))
 		return;
-	static const int counts[] = { 1, 3, 8, 64, 128 };
-	enum { MAXN = 128, MAXR = 16 };
+	/* 8 KiB everywhere; 16 KiB on one host (coll_choose.c's
+	 * COLL_ALLREDUCE_SHORT_HOST_BYTES), elsewhere not short */
+	static const int counts[] = { 1, 3, 8, 64, 128, 1024, 2048 };
+	enum { MAXN = 2048, MAXR = 16 };
 	if (t_size > MAXR)
 		return;
+	size_t ncounts = sizeof counts / sizeof *counts - !all_on_one_host();
 	MPI_Op op;
 	OK(MPI_Op_create(lopsided, 1, &op));
-	for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
+	for (size_t k = 0; k < ncounts; k++) {
 		int n = counts[k];
-		double in[MAXN], out[MAXN], ip[MAXN], nb[MAXN], part[MAXR][MAXN];
+		static double in[MAXN], out[MAXN], ip[MAXN], nb[MAXN], part[MAXR][MAXN];
 		rd_expect(&part[0][0], MAXN, t_size, n);
 		for (int i = 0; i < n; i++)
 			in[i] = ip[i] = rd_input(t_rank, i);
@@ -773,15 +787,7 @@ static void shared_rd_bits(void)
 {
 	const char *algo = getenv("PTL_COLL_ALGO"), *cores = getenv("PTL_COLL_CORES");
 	long ncores = cores && *cores ? atol(cores) : sysconf(_SC_NPROCESSORS_ONLN);
-	if (t_size != 4 || (algo && *algo) || ncores <= 0 || ncores >= t_size)
-		return;
-	/* every rank on this host (tests/hosts runs this on two) */
-	MPI_Comm local;
-	int here;
-	OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local));
-	OK(MPI_Comm_size(local, &here));
-	OK(MPI_Comm_free(&local));
-	if (here != t_size)
+	if (t_size != 4 || (algo && *algo) || ncores <= 0 || ncores >= t_size || !all_on_one_host())
 		return;
 	enum { MAXN = 32768 }; /* 256 KiB of doubles */
 	static const int counts[] = { 8192, 24575, MAXN };
