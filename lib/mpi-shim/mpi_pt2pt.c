@@ -580,8 +580,9 @@ static size_t env_size(const char *n, size_t def)
  * guest's kernel leaves a page the host reported as zero unwritten
  * (pvm_no_zero_page: the host backs it at the first store, as libptl's
  * EQ rings found, lib/ptl/ptl_view.c). The defaults' 9.25 MiB a rank fit
- * (8.75 MiB measured: ~20 ms of MPI_Init a rank on those guests, where the host backs each
- * page at its store; ~1 ms where populating backs them); past the budget (PTL_MPI_UNEXPECTED_MEM or
+ * (measured at 8.75 MiB: ~20 ms of MPI_Init a rank on those guests,
+ * where the host backs each page at its store; ~1 ms where populating
+ * backs them); past the budget (PTL_MPI_UNEXPECTED_MEM or
  * PTL_MPI_EAGER_LIMIT raised: up to 2 x 128 MiB) pages are mapped when
  * first used, as before, rather than every rank committing it all at
  * MPI_Init. */

@@ -237,8 +237,8 @@ void shm_sc_note(struct shm_sc *c, uint64_t now, uint64_t pos);
  * the pick between two probes of another method (after the warm-up each
  * other one sooner, and after a switch the old pick: SHM_CH_CONFIRM apart), and the size classes, each chosen for on its own
  * (class k: moves shorter than SHM_CH_CLASS0 << k, the last unbounded:
- * 2x wide to 2 MiB; the smallest bulk move is just over 16 KiB). Narrow because
- * a cost per byte hides a move's fixed cost: with four classes 4x wide
+ * 2x wide to 2 MiB; the smallest bulk move is just over 16 KiB).
+ * Narrow because a cost per byte hides a move's fixed cost: with four classes 4x wide
  * (0-64 KiB the first), alternating 16 KiB and 64 KiB moves took the
  * method wrong for each 95% of the time in hR's simulation (1.55x the
  * best); eight cost ~1 KiB of struct shm_choice per peer. */
