@@ -786,10 +786,10 @@ static int noack_credits(void)
  * one ACK or grant let in early and the count is too high (a sleep was not
  * enough at load 10, with 100 sends and 128 KiB reserves: "48 of 100 ...
  * give 45"). The sender says it is done with SIGUSR1 (units_wait),
- * outside the library. 2048-byte messages first
- * (2 units: one too many per message shows), then 2047-byte ones (2 units:
- * rounding down shows). MPI_Init's own traffic may have taken a unit or
- * two, hence the lower bound.
+ * outside the library. 2048-byte messages first (2 units: one too many
+ * per message shows), then 2047-byte ones (2 units: rounding down shows).
+ * MPI_Init's own traffic may have taken a unit or two, hence the lower
+ * bound.
  *
  * Then the receiver takes every message in, which gives the credits back
  * (MPI_CTRL_NOACK) in batches of at least half of them, so at most half
@@ -857,8 +857,8 @@ static void noack_units(void)
 	int at_once = units_round((pid_t)pid, 0);
 	if (t_rank == 1)
 		CHECK(at_once >= want - 2 && at_once <= want,
-		      "%d of %d sends of 2047-2048 B went ACK-free; %d credits of 1 KiB give %d", at_once, UNITS_SENDS, units,
-		      want);
+		      "%d of %d sends of 2047-2048 B went ACK-free; %d credits of 1 KiB give %d", at_once,
+		      UNITS_SENDS, units, want);
 	/* The grants were put before this message: here once it is. */
 	if (t_rank == 0)
 		OK(MPI_Send(&pid, 1, MPI_INT, 1, 8, MPI_COMM_WORLD));
