@@ -1001,6 +1001,9 @@ int main(int argc, char **argv)
 	CHECK(n->peers[1 - me].state == VRB_UP);
 	struct nal_props pr;
 	nal_verbs_ops.props(n, &pr);
+	/* an 8 KiB payload (MPI's default eager limit) and libptl's header
+	 * go in one eager buffer (vrb.h's VRB_EAGER) */
+	CHECK(pr.max_inline >= 8192 + NAL_HDR_ROOM);
 	if (me == 0)
 		printf("verbs NAL on %s port %u, gid index %d, max_inline %zu, inline data %u\n", n->devname,
 		       n->port, n->gid_index, pr.max_inline, n->max_inline_data);

@@ -62,7 +62,14 @@
 #include "nal/nal.h"
 
 #define VRB_MAGIC 0x56524231u   /* "VRB1" */
-#define VRB_EAGER 8192u         /* bytes of one eager buffer = max_inline */
+/* bytes of one eager buffer = max_inline: 8 KiB of data and libptl's
+ * header (nal.h's NAL_HDR_ROOM). At 8192 flat, an MPI message of the
+ * default eager limit (8 KiB) went by the bulk path (an RDMA read and its
+ * answer) and acknowledged, not ACK-free (its MPI layer's noack_max is
+ * what goes inline). */
+#define VRB_EAGER (8192u + NAL_HDR_ROOM)
+/* n bytes of eager buffers, rounded up to the page (aligned_alloc) */
+#define VRB_PAGES(n) (((size_t)(n) + 4095) & ~(size_t)4095)
 #define VRB_CREDITS 32u         /* eager buffers granted to each peer */
 /* Receive buffers posted beyond the grants: a consumed buffer goes back
  * to the SRQ at the next poll (vrb_msg.c, off a ping-pong's critical

@@ -93,7 +93,7 @@ int vrb_keep_init(struct nal *n, struct vrb_peer *p)
 {
 	if (p->keep)
 		return 0;
-	size_t bytes = (size_t)VRB_CREDITS * VRB_EAGER;
+	size_t bytes = VRB_PAGES((size_t)VRB_CREDITS * VRB_EAGER);
 	p->keep = aligned_alloc(4096, bytes);
 	p->keep_len = calloc(VRB_CREDITS, sizeof *p->keep_len);
 	if (p->keep && p->keep_len)
