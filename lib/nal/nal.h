@@ -57,10 +57,11 @@ struct nal; /* private to each NAL */
 
 /* The headroom a NAL's max_inline leaves above a power-of-two payload for
  * its caller's protocol header: NALs size max_inline as 2^k plus this
- * (shm, self and tcp: 16 KiB plus it; verbs 8 KiB), and callers assert that their
- * largest header fits (lib/ptl/ptl_move.c), so that payloads of a power
- * of two, which collectives' pieces and users' buffers often are, go
- * inline whole up to 2^k (shm.h says what a 16 KiB one gained). */
+ * (shm, self and tcp: 16 KiB plus it; verbs: 8 KiB plus it), and callers
+ * assert that their largest header fits (lib/ptl/ptl_move.c), so that
+ * payloads of a power of two, which collectives' pieces and users'
+ * buffers often are, go inline whole up to 2^k (shm.h says what a 16 KiB
+ * one gained). */
 #define NAL_HDR_ROOM 128u
 
 /* What lib/ptl needs to know to choose and drive a NAL. */

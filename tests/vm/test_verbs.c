@@ -71,6 +71,8 @@ static uint64_t now_ms(void)
 /* Every other message is small enough to be zipped (vrb_zip.h). */
 static size_t msg_len(uint64_t i)
 {
+	if (i % 64 == 2) /* a whole eager buffer: 8 KiB of data and the header room */
+		return VRB_EAGER;
 	if (i % 2)
 		return (size_t)((i * 37) % (VRB_ZIP_MAX + 1)) + 8;
 	return (size_t)((i * 131) % (VRB_EAGER - 7)) + 8;
@@ -181,6 +183,9 @@ static void test_eager(void)
 		struct vrb_peer *p = &n->peers[1];
 		uint64_t sig0 = n->sends_signaled, zip0 = n->sends_zipped, zips = 0;
 		CHECK(count > 8 * VRB_SQ_DEPTH);
+		/* one byte past an eager buffer is refused, nothing sent */
+		static unsigned char big[VRB_EAGER + 1];
+		CHECK(vrb_send(n, 1, big, 8, big + 8, VRB_EAGER - 7) == NAL_EINVAL);
 		for (uint64_t i = 0; i < count; i++) {
 			send_one(i);
 			zips += msg_zips(i);

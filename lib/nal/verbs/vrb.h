@@ -61,14 +61,18 @@
 
 #include "nal/nal.h"
 
-#define VRB_MAGIC 0x56524231u   /* "VRB1" */
+/* "VRB2": eager buffers of VRB_EAGER (8 KiB + NAL_HDR_ROOM); a "VRB1"
+ * peer posts 8 KiB ones, which a message past 8 KiB would overrun (its
+ * connection breaking again at each resend): refused at the handshake. */
+#define VRB_MAGIC 0x56524232u
 /* bytes of one eager buffer = max_inline: 8 KiB of data and libptl's
  * header (nal.h's NAL_HDR_ROOM). At 8192 flat, an MPI message of the
  * default eager limit (8 KiB) went by the bulk path (an RDMA read and its
  * answer) and acknowledged, not ACK-free (its MPI layer's noack_max is
  * what goes inline). */
 #define VRB_EAGER (8192u + NAL_HDR_ROOM)
-/* n bytes of eager buffers, rounded up to the page (aligned_alloc) */
+/* n bytes of eager buffers, rounded up to 4 KiB: aligned_alloc's size
+ * must be a multiple of its alignment */
 #define VRB_PAGES(n) (((size_t)(n) + 4095) & ~(size_t)4095)
 #define VRB_CREDITS 32u         /* eager buffers granted to each peer */
 /* Receive buffers posted beyond the grants: a consumed buffer goes back
