@@ -413,6 +413,7 @@ struct shm_rx {
 	uint64_t head;      /* next record we read (monotonic) */
 	uint64_t stored;    /* last head stored in ctl */
 	uint64_t woken;     /* head when we last woke the producer (shm_wake_peer) */
+	bool last_large;    /* the last record read was past SHM_SMALL_REC (shm_nal.c, rings_ready) */
 };
 
 /* A bulk move through the bounce area that we asked a peer to serve. */
