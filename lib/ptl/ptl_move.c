@@ -288,7 +288,7 @@ __attribute__((always_inline)) static inline int ptl_put_common(ptl_handle_md_t 
 	if (!ack && !bulk && ac <= UINT16_MAX) {
 		/* The commonest put: no answer, data inline (ptl_proto.h). */
 		int nrc;
-		if (len <= PTL_TINY_MAX && ac <= UINT8_MAX && pt <= UINT16_MAX && roff <= UINT32_MAX &&
+		if (ptl_tiny_len(len) && ac <= UINT8_MAX && pt <= UINT16_MAX && roff <= UINT32_MAX &&
 		    ptl_lib.peers[peer].cred_same) {
 			struct ptl_hdr_tiny ht = {
 				.type = PTL_MSG_PUT_TINY,

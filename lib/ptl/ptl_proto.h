@@ -12,6 +12,8 @@
 #ifndef PTL_PROTO_H
 #define PTL_PROTO_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum ptl_msg_type {
@@ -21,7 +23,7 @@ enum ptl_msg_type {
 	PTL_MSG_ACK,    /* answer to a put: ACK event if asked, SEND_END if bulk */
 	PTL_MSG_REPLY,  /* answer to a get/getput: data inline, or already written */
 	PTL_MSG_PUT_SHORT, /* a put that waits for no answer, data inline: struct ptl_hdr_short */
-	PTL_MSG_PUT_TINY,  /* the same, up to PTL_TINY_MAX bytes, uid and jid the target's: struct ptl_hdr_tiny */
+	PTL_MSG_PUT_TINY,  /* the same, of ptl_tiny_len's sizes, uid and jid the target's: struct ptl_hdr_tiny */
 };
 
 #define PTL_HF_ACK_REQ 0x01   /* initiator wants an ACK event */
@@ -66,12 +68,13 @@ struct ptl_hdr_short {
 };
 _Static_assert(sizeof(struct ptl_hdr_short) == 40, "struct ptl_hdr_short is 40 bytes on the wire");
 
-/* The header of PTL_MSG_PUT_TINY: a PTL_MSG_PUT_SHORT of at most
- * PTL_TINY_MAX bytes whose uid and jid are the target's own, left out.
- * 24 bytes: such a put with its shm ring record word is one cache line,
- * where with a struct ptl_hdr_short 17 to 32 bytes took two (MPI
- * ping-pong 24 and 32 bytes 0.49-0.51 -> 0.35-0.37 us, on a host whose
- * cores are far apart; MPICH 0.62-0.65). Only up to there: this header
+/* The header of PTL_MSG_PUT_TINY: a PTL_MSG_PUT_SHORT of a size
+ * ptl_tiny_len admits whose uid and jid are the target's own, left out.
+ * 24 bytes: such a put of up to 32 bytes with its shm ring record word is
+ * one cache line, where with a struct ptl_hdr_short 17 to 32 bytes took
+ * two (MPI ping-pong 24 and 32 bytes 0.49-0.51 -> 0.35-0.37 us, on a host
+ * whose cores are far apart; MPICH 0.62-0.65); one of 81 to 96 bytes two
+ * lines, not three. Not between: this header
  * on every short put made 33 to 64 bytes read 0.48 us against 0.43
  * behind a struct ptl_hdr_short (ptl_pingpong, 5 interleaved rounds),
  * records of as many lines; not understood (the payload 48 bytes into
@@ -91,6 +94,23 @@ struct ptl_hdr_tiny {
 };
 _Static_assert(sizeof(struct ptl_hdr_tiny) == 24, "struct ptl_hdr_tiny is 24 bytes on the wire");
 #define PTL_TINY_MAX 32 /* payload bytes: 64 - 24 - shm's 8-byte record word */
+/* Payloads this header takes where it saves a second line's record a
+ * third: past 80 bytes (128 - 40 - 8, two lines behind a struct
+ * ptl_hdr_short) up to 96 (128 - 24 - 8). 2-rank MPI ping-pong (far
+ * state, 3 interleaved rounds): 88 and 96 B half round trip 0.47 - 0.49
+ * -> 0.39 - 0.41 us, streaming 0.24 - 0.29 -> 0.36 - 0.41 GB/s; 2-rank
+ * allreduce of 96 B 0.58 -> 0.45 us. Not between 33 and 80 bytes, whose
+ * record is two lines behind either header: there the tiny one read
+ * 48 and 64 B half round trips 0.01 - 0.015 us slower and 64 B
+ * streaming 0.26 against 0.30 GB/s (4 rounds), as before. */
+#define PTL_TINY2_MIN 81
+#define PTL_TINY2_MAX 96
+/* Whether an inline put of len bytes that may take a struct ptl_hdr_tiny
+ * does (see above). */
+static inline bool ptl_tiny_len(size_t len)
+{
+	return len <= PTL_TINY_MAX || (len >= PTL_TINY2_MIN && len <= PTL_TINY2_MAX);
+}
 
 /* One piece of the initiator's memory for a bulk move. */
 struct ptl_seg {

@@ -110,7 +110,8 @@ static void test_acl(void **state)
 }
 
 /* A put that waits for no answer (no ACK, data inline: the tiny header
- * of lib/ptl/ptl_proto.h up to 32 bytes, the short one above) carries
+ * of lib/ptl/ptl_proto.h up to 32 bytes and from 81 to 96, the short
+ * one between and above) carries
  * everything a put does: the target's ACL sees its uid, jid, portal and
  * AC index, and its events its match bits, remote offset, header data
  * and lengths. An AC index the short header cannot hold goes the long
@@ -130,7 +131,7 @@ static void test_noack_fields(void **state)
 	ptl_uid_t uid = (ptl_uid_t)getuid();
 	ptl_jid_t jid = 0;
 	MP_RC(PtlGetJid(mp_ni, &jid), PTL_OK);
-	char buf[128], src[48];
+	char buf[320], src[96];
 	mp_fill(src, sizeof src, 11);
 	memset(buf, 0, sizeof buf);
 	long perm0 = mp_sr(PTL_SR_PERMISSIONS_VIOLATIONS), drop0 = mp_sr(PTL_SR_DROP_COUNT);
@@ -160,12 +161,14 @@ static void test_noack_fields(void **state)
 		MP_RC(PtlPutRegion(md, 0, 16, PTL_NO_ACK_REQ, t, pt, 0, bits, 8, hd), PTL_OK);
 		MP_RC(PtlPutRegion(md, 4, 8, PTL_NO_ACK_REQ, t, pt, 1, bits, 40, hd + 1), PTL_OK);
 		MP_RC(PtlPutRegion(md, 0, 40, PTL_NO_ACK_REQ, t, pt, 1, bits, 64, hd + 2), PTL_OK); /* short */
+		MP_RC(PtlPutRegion(md, 0, 80, PTL_NO_ACK_REQ, t, pt, 1, bits, 104, hd + 3), PTL_OK); /* short */
+		MP_RC(PtlPutRegion(md, 0, 96, PTL_NO_ACK_REQ, t, pt, 1, bits, 192, hd + 4), PTL_OK); /* tiny */
 		MP_RC(PtlMDUnlink(md), PTL_OK);
 	} else if (mp_rank == T) {
 		const struct { ptl_size_t len, off; ptl_hdr_data_t hd; } ok[] = {
-			{ 16, 8, hd }, { 8, 40, hd + 1 }, { 40, 64, hd + 2 }
+			{ 16, 8, hd }, { 8, 40, hd + 1 }, { 40, 64, hd + 2 }, { 80, 104, hd + 3 }, { 96, 192, hd + 4 }
 		};
-		for (int k = 0; k < 3; k++) {
+		for (int k = 0; k < 5; k++) {
 			for (int e = 0; e < 2; e++) {
 				ptl_event_t ev = MP_EXPECT(eq, "an admitted put without ACK",
 							   .type = e ? PTL_EVENT_PUT_END : PTL_EVENT_PUT_START,
@@ -181,6 +184,8 @@ static void test_noack_fields(void **state)
 		assert_memory_equal(buf + 8, src, 16);
 		assert_memory_equal(buf + 40, src + 4, 8);
 		assert_memory_equal(buf + 64, src, 40);
+		assert_memory_equal(buf + 104, src, 80);
+		assert_memory_equal(buf + 192, src, 96);
 		assert_int_equal(mp_sr(PTL_SR_PERMISSIONS_VIOLATIONS) - perm0, 4);
 		assert_int_equal(mp_sr(PTL_SR_DROP_COUNT) - drop0, 3);
 		MP_RC(PtlMEUnlink(me), PTL_OK);
