@@ -413,7 +413,11 @@ struct shm_rx {
 	uint64_t head;      /* next record we read (monotonic) */
 	uint64_t stored;    /* last head stored in ctl */
 	uint64_t woken;     /* head when we last woke the producer (shm_wake_peer) */
-	bool last_large;    /* the last record read was past SHM_SMALL_REC (shm_nal.c, rings_ready) */
+	/* Polling ahead (shm_nal.c, rings_ready): the lines past the head's
+	 * a poll asks for (the last record's), once our tail to this peer
+	 * has moved from sent_mark (where it was when we read that record). */
+	uint32_t pf_lines;
+	uint64_t sent_mark;
 };
 
 /* A bulk move through the bounce area that we asked a peer to serve. */

@@ -31,6 +31,7 @@
 
 #define SHM_ADDR_MAGIC 0x73686d61u /* "shma" */
 #define SHM_RX_PREFETCH 2048u      /* bytes of a record asked for before its upcall */
+#define SHM_RX_POLL_AHEAD 256u     /* records up to this long (word included) are polled ahead (rings_ready) */
 
 struct shm_addr {
 	uint32_t magic;
@@ -744,7 +745,8 @@ static int ring_drain(struct nal *n, int li)
 		if ((w & SHM_RF_REWIND) && off < SHM_LINE)
 			atomic_store_explicit(rec_word(rx->data, off), 0, memory_order_relaxed);
 		rx->head = rec_next(rx->head, len);
-		rx->last_large = 8 + len > SHM_SMALL_REC;
+		rx->pf_lines = 8 + len <= SHM_RX_POLL_AHEAD ? (uint32_t)((8 + len - 1) / SHM_LINE) : 0;
+		rx->sent_mark = n->tx[li].tail;
 		if (w & SHM_RF_REWIND)
 			rx->head = (rx->head + n->ring_size - 1) & ~(n->ring_size - 1);
 		done++;
@@ -790,23 +792,31 @@ static int ring_drain(struct nal *n, int li)
 
 /* Whether a ring from a peer has a record: all an empty poll looks at.
  *
- * Each poll also asks for the line after the head's, before loading the
- * word: a record of two lines (a small one, shm.h's SHM_SMALL_REC: puts
- * of 33 - 96 bytes) then has both lines on their way at once, where its
- * second, asked for once the word was seen (rec_prefetch), came one
- * transfer later; a record already there when the poll comes (an
- * exchange: both ranks sent at once) too. The producer's store to that
- * line has a copy to invalidate, alongside the word's line's. 2 ranks,
- * far state, interleaved launches: MPI ping-pong 64 B half round trip
- * 0.42 - 0.46 -> 0.354 - 0.366 us (8 B 0.33 - 0.35 both, 4 rounds), 96 B
- * 0.48 - 0.51 -> 0.45 - 0.46; 64 B allreduce 0.456 - 0.464 -> 0.433 -
- * 0.438 (2 rounds); streaming level (64 B: -4%, -8% and +7% in three
- * A/Bs, MPICH 0.23 GB/s; 1 - 8 KiB). Asking for two lines more (128 B half
- * round trip 0.49 -> 0.43) cost 1 and 4 KiB ones 2 - 3%: the producer's
- * copy met them. Even one line, asked for after any record, cost the
- * 4 KiB half round trip 2 - 4% (1.015 - 1.021 -> 1.031 - 1.061 us): so
- * only after a small one, the next being likely the same size (3 rounds
- * after that: 4 KiB 1.027 - 1.055 base, 1.002 - 1.039 this). */
+ * Once we have sent a peer something since its last record, if that was
+ * of two to four lines (SHM_RX_POLL_AHEAD), each poll of its ring also
+ * asks for as many lines past the head's, before loading the word: the
+ * next record, likely the same size, then has all its lines on their way
+ * at once, where those past the word's, asked for once the word was seen
+ * (rec_prefetch), came one transfer later; a record already there when
+ * the poll comes (an exchange: both ranks sent at once) too. The
+ * producer's stores to those lines have copies to invalidate, alongside
+ * the word's line's. 2 ranks, far state, interleaved launches: MPI
+ * ping-pong half round trips 64 B 0.42 - 0.46 -> 0.354 - 0.366 us, 96 B
+ * 0.48 - 0.51 -> 0.45 - 0.46, 128 B 0.51 -> 0.46 - 0.47, 176 B 0.50 ->
+ * 0.42 - 0.45 (8 B, one line: 0.33 - 0.35 both); 2-rank allreduce 64 B
+ * 0.456 - 0.464 -> 0.433 - 0.438, 128 B 0.575 - 0.581 -> 0.528 - 0.544
+ * (Open MPI 0.556 - 0.583), 192 B 0.54 - 0.56 -> 0.51 (a little less
+ * since the condition on sending: 64 B 0.448 - 0.450, 128 B 0.546 -
+ * 0.555). Only
+ * after sending: a poll is then likely to wait for an answer; a one-way
+ * stream's consumer keeps up with its producer and took lines from it
+ * mid-copy (64 B streaming 0.272 - 0.279 -> 0.257 - 0.260 GB/s, 128 B
+ * 0.420 - 0.425 -> 0.381 - 0.386: MPICH's 0.43; with the condition 0.273
+ * - 0.275 and 0.418 - 0.423; 1 - 8 KiB level either way).
+ * Not further: after any record, even one line cost the 4 KiB half round
+ * trip 2 - 4% (1.015 - 1.021 -> 1.031 - 1.061 us), the producer's copy
+ * meeting it; after records of up to 8 lines (512 B), 448 B ones read
+ * 0.54 - 0.58 us against 0.54. */
 static inline int rings_ready(const struct nal *n)
 {
 	for (int li = 0; li < n->lsize; li++) {
@@ -814,8 +824,9 @@ static inline int rings_ready(const struct nal *n)
 
 		if (li == n->lrank)
 			continue;
-		if (!rx->last_large)
-			__builtin_prefetch(rx->data + ((rx->head + SHM_LINE) & n->ring_mask), 0, 3);
+		if (n->tx[li].tail != rx->sent_mark)
+			for (uint32_t k = 1; k <= rx->pf_lines; k++)
+				__builtin_prefetch(rx->data + ((rx->head + k * SHM_LINE) & n->ring_mask), 0, 3);
 		if (atomic_load_explicit(rec_word(rx->data, rx->head & n->ring_mask), memory_order_relaxed))
 			return 1;
 	}
