@@ -807,10 +807,9 @@ static int ring_drain(struct nal *n, int li)
  * 0.456 - 0.464 -> 0.433 - 0.438, 128 B 0.575 - 0.581 -> 0.528 - 0.544
  * (Open MPI 0.556 - 0.583), 192 B 0.54 - 0.56 -> 0.51 (a little less
  * since the condition on sending: 64 B 0.448 - 0.450, 128 B 0.546 -
- * 0.555). Only
- * after sending: a poll is then likely to wait for an answer; a one-way
- * stream's consumer keeps up with its producer and took lines from it
- * mid-copy (64 B streaming 0.272 - 0.279 -> 0.257 - 0.260 GB/s, 128 B
+ * 0.555). Only after sending: a poll is then likely to wait for an
+ * answer; a one-way stream's consumer keeps up with its producer and
+ * took lines from it mid-copy (64 B streaming 0.272 - 0.279 -> 0.257 - 0.260 GB/s, 128 B
  * 0.420 - 0.425 -> 0.381 - 0.386: MPICH's 0.43; with the condition 0.273
  * - 0.275 and 0.418 - 0.423; 1 - 8 KiB level either way).
  * Not further: after any record, even one line cost the 4 KiB half round
