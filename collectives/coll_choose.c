@@ -28,8 +28,8 @@
  * (halving-doubling). */
 #define COLL_ALLREDUCE_SHORT_HOST_BYTES (16u * 1024u)
 
-/* On 2 ranks of one host, from this many bytes and up to
- * COLL_ALLREDUCE_PAIR_MAX, recursive doubling again (its one exchange of
+/* On 2 ranks of one host, past COLL_ALLREDUCE_SHORT_HOST_BYTES and up to
+ * COLL_ALLREDUCE_PAIR_MAX, recursive doubling still (its one exchange of
  * the whole vector) instead of the ring's two of half of it: the ring's
  * halves (16 KiB and up) no longer go inline on shm (16 KiB with the
  * header), so both pay a message the receiver reads on arrival, the ring
@@ -41,8 +41,13 @@
  * us, ring against recursive doubling: 32 KiB 10.7 [10.3] vs 7.20 [7.14]
  * and 19.0 [10.4] vs 7.80 [7.15], 48 KiB 13.7 [13.1] vs 9.47 [9.38],
  * 64 KiB 17.2 [15.4] vs 11.7 [11.6] and 32.5 [15.4] vs 12.5 [11.6]; but
- * 24 KiB 5.60 [5.41] vs 6.16 [6.07], 12 KiB 2.98 vs 3.07. */
-#define COLL_ALLREDUCE_PAIR_MIN (32u * 1024u)
+ * 24 KiB 5.60 [5.41] vs 6.16 [6.07], 12 KiB 2.98 vs 3.07, which kept
+ * the ring from 16 KiB to 32 KiB until shm carried 16 KiB inline
+ * (nal.h's NAL_HDR_ROOM) and its polls looked ahead: then (far state,
+ * 3 interleaved rounds, medians, us, ring against recursive doubling)
+ * 20 KiB 5.48 - 5.73 vs 4.21 - 4.37, 24 KiB 5.76 - 6.02 vs 4.46 - 4.54,
+ * 28 KiB 5.97 - 6.30 vs 4.82 - 4.94, 32 KiB 6.29 - 6.52 vs 5.17 - 5.29.
+ */
 /* Since a 2-rank allreduce's sends on one host stay eager up to 1 MiB
  * (mpi_coll.c's mpi_coll_pull: read by the receiver into its own buffer,
  * no rendezvous), recursive doubling's one message wins further: its one
@@ -176,7 +181,7 @@ static int choose_ring_op(const struct coll_req *r, struct coll_choice *c)
 		    r->bytes <= (r->one_host ? COLL_ALLREDUCE_SHORT_HOST_BYTES : COLL_ALLREDUCE_SHORT_BYTES))
 			c->algo = COLL_ALGO_RECURSIVE_DOUBLING;
 		else if (r->op == COLL_OP_ALLREDUCE && r->nranks == 2 && r->one_host &&
-			 r->bytes >= COLL_ALLREDUCE_PAIR_MIN && r->bytes <= COLL_ALLREDUCE_PAIR_MAX)
+			 r->bytes <= COLL_ALLREDUCE_PAIR_MAX)
 			c->algo = COLL_ALGO_RECURSIVE_DOUBLING;
 		else if (shared_cores_allreduce(r) != COLL_ALGO_AUTO)
 			c->algo = shared_cores_allreduce(r);

@@ -463,6 +463,10 @@ has "$out" '"one_host": true, "shared_cores": false,'
 expect 0 --op allreduce --ranks 2 --bytes 32K --json
 has "$out" '"algorithm": "ring"'
 has "$out" '"one_host": false, "shared_cores": false,'
+expect 0 --op allreduce --ranks 2 --bytes 24K --one-host --json
+has "$out" '"algorithm": "recursive_doubling"'
+expect 0 --op allreduce --ranks 2 --bytes 24K --json
+has "$out" '"algorithm": "ring"'
 expect 0 --op allreduce --ranks 4 --bytes 32K --one-host --shared-cores
 has "$out" "algorithm     ring_bidir (asked: auto)"
 expect 0 --op allreduce --ranks 4 --bytes 65528 --one-host --shared-cores

@@ -146,10 +146,11 @@ static void test_shared_cores(void **state)
 	}
 }
 
-/* On 2 ranks of one host an allreduce of 32-64 KiB goes by recursive
+/* On 2 ranks of one host an allreduce of up to 64 KiB goes by recursive
  * doubling (one eager message of the whole vector instead of the ring's
- * two halves too long to go inline); just below, just above, on several
- * hosts, a named algorithm and reduce_scatter keep the ring. */
+ * two halves), also past the 16 KiB that shm carries inline; just
+ * above, on several hosts, a named algorithm and reduce_scatter keep the
+ * ring. */
 static void test_pair_rd(void **state)
 {
 	(void)state;
@@ -164,7 +165,9 @@ static void test_pair_rd(void **state)
 		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 48 << 10, true, COLL_ALGO_RECURSIVE_DOUBLING },
 		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 64 << 10, true, COLL_ALGO_RECURSIVE_DOUBLING },
 		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 8 << 10, true, COLL_ALGO_RECURSIVE_DOUBLING },
-		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, (32 << 10) - 8, true, COLL_ALGO_RING },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, (16 << 10) + 8, true, COLL_ALGO_RECURSIVE_DOUBLING },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 24 << 10, true, COLL_ALGO_RECURSIVE_DOUBLING },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, (16 << 10) + 8, false, COLL_ALGO_RING },
 		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, (64 << 10) + 8, true, COLL_ALGO_RING },
 		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 128 << 10, true, COLL_ALGO_RING },
 		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 256 << 10, true, COLL_ALGO_RING },

@@ -741,7 +741,7 @@ static void allreduce_3ways(const double *in, double *out, double *ip, double *n
 	OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
 }
 
-/* 2 ranks, 32-64 KiB: recursive doubling's one exchange of the whole
+/* 2 ranks, 16 - 64 KiB: recursive doubling's one exchange of the whole
  * vector (coll_choose.c's COLL_ALLREDUCE_PAIR_*), so with the lopsided
  * op every element is f(in = rank 1's, inout = rank 0's), on both ranks,
  * in place or not, and MPI_Iallreduce the same; the ring would combine
@@ -753,7 +753,7 @@ static void pair_rd_bits(void)
 	if (t_size != 2 || (algo && *algo))
 		return;
 	enum { MAXN = 8192 };
-	static const int counts[] = { 4096, 6000, MAXN };
+	static const int counts[] = { 2049, 3072, 4096, 6000, MAXN };
 	static double in[MAXN], out[MAXN], ip[MAXN], nb[MAXN], want[MAXN], up[MAXN];
 	MPI_Op op;
 	OK(MPI_Op_create(lopsided, 1, &op));
