@@ -30,24 +30,24 @@
 
 /* On 2 ranks of one host, past COLL_ALLREDUCE_SHORT_HOST_BYTES and up to
  * COLL_ALLREDUCE_PAIR_MAX, recursive doubling still (its one exchange of
- * the whole vector) instead of the ring's two of half of it: the ring's
- * halves (16 KiB and up) no longer go inline on shm (16 KiB with the
- * header), so both pay a message the receiver reads on arrival, the ring
- * two of them, while the whole vector stays eager (ptl's MPI sends a
- * schedule's messages eagerly up to 64 KiB, mpi_coll.c's
- * COLL_EAGER_TIMES; above, recursive doubling's one was a rendezvous the
- * shm layer splits, and the ring won again: 96 KiB 37.9 vs 77.1 us, 128
- * KiB 26.1 vs 29.8, until the sends went eager further: below). 2 ranks pinned, interleaved (load 2), median [best]
- * us, ring against recursive doubling: 32 KiB 10.7 [10.3] vs 7.20 [7.14]
- * and 19.0 [10.4] vs 7.80 [7.15], 48 KiB 13.7 [13.1] vs 9.47 [9.38],
- * 64 KiB 17.2 [15.4] vs 11.7 [11.6] and 32.5 [15.4] vs 12.5 [11.6]; but
- * 24 KiB 5.60 [5.41] vs 6.16 [6.07], 12 KiB 2.98 vs 3.07, which kept
- * the ring from 16 KiB to 32 KiB until shm carried 16 KiB inline
- * (nal.h's NAL_HDR_ROOM) and its polls looked ahead: then (far state,
- * 3 interleaved rounds, medians, us, ring against recursive doubling)
- * 20 KiB 5.48 - 5.73 vs 4.21 - 4.37, 24 KiB 5.76 - 6.02 vs 4.46 - 4.54,
- * 28 KiB 5.97 - 6.30 vs 4.82 - 4.94, 32 KiB 6.29 - 6.52 vs 5.17 - 5.29.
- */
+ * the whole vector) instead of the ring's two of half of it. From 32 KiB
+ * the ring's halves no longer go inline on shm (16 KiB with the header),
+ * so both pay a message the receiver reads on arrival, the ring two of
+ * them, while the whole vector stays eager (ptl's MPI sends a schedule's
+ * messages eagerly up to 64 KiB, mpi_coll.c's COLL_EAGER_TIMES; above,
+ * recursive doubling's one was a rendezvous the shm layer splits, and the
+ * ring won again: 96 KiB 37.9 vs 77.1 us, 128 KiB 26.1 vs 29.8, until the
+ * sends went eager further: below). 2 ranks pinned, interleaved (load 2),
+ * median [best] us, ring against recursive doubling: 32 KiB 10.7 [10.3]
+ * vs 7.20 [7.14] and 19.0 [10.4] vs 7.80 [7.15], 48 KiB 13.7 [13.1] vs
+ * 9.47 [9.38], 64 KiB 17.2 [15.4] vs 11.7 [11.6] and 32.5 [15.4] vs 12.5
+ * [11.6]. Below 32 KiB, where the ring's halves go inline and recursive
+ * doubling's one message is read, it was the ring's (24 KiB 5.60 [5.41]
+ * vs 6.16 [6.07], 12 KiB 2.98 vs 3.07) until shm carried 16 KiB inline
+ * (nal.h's NAL_HDR_ROOM) and its polls looked ahead: then (far state, 3
+ * interleaved rounds, medians, us, ring against recursive doubling) 20
+ * KiB 5.48 - 5.73 vs 4.21 - 4.37, 24 KiB 5.76 - 6.02 vs 4.46 - 4.54, 28
+ * KiB 5.97 - 6.30 vs 4.82 - 4.94, 32 KiB 6.29 - 6.52 vs 5.17 - 5.29. */
 /* Since a 2-rank allreduce's sends on one host stay eager up to 1 MiB
  * (mpi_coll.c's mpi_coll_pull: read by the receiver into its own buffer,
  * no rendezvous), recursive doubling's one message wins further: its one

@@ -62,7 +62,7 @@ static void usage(FILE *out)
 	        "                 ptl's MPI_Allreduce, MPI_Reduce and MPI_Reduce_scatter_block)\n"
 	        "  --one-host     every rank on one host, as ptl's MPI tells its schedules (auto:\n"
 	        "                 short allreduces recursive doubling up to 16K, not 8K; so a\n"
-	        "                 2-rank one of 32K-64K; halving-doubling past the short ones)\n"
+	        "                 2-rank one of up to 64K; halving-doubling past the short ones)\n"
 	        "  --shared-cores with --one-host: the ranks outnumber the cores (auto, 4 ranks\n"
 	        "                 past the short ones: ring_bidir below 64K, recursive doubling\n"
 	        "                 to 256K, halving-doubling below 1M, ring_bidir from 1M)\n"

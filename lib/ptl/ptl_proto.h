@@ -23,7 +23,8 @@ enum ptl_msg_type {
 	PTL_MSG_ACK,    /* answer to a put: ACK event if asked, SEND_END if bulk */
 	PTL_MSG_REPLY,  /* answer to a get/getput: data inline, or already written */
 	PTL_MSG_PUT_SHORT, /* a put that waits for no answer, data inline: struct ptl_hdr_short */
-	PTL_MSG_PUT_TINY,  /* the same, of ptl_tiny_len's sizes, uid and jid the target's: struct ptl_hdr_tiny */
+	/* the same, of ptl_tiny_len's sizes, uid and jid the target's: struct ptl_hdr_tiny */
+	PTL_MSG_PUT_TINY,
 };
 
 #define PTL_HF_ACK_REQ 0x01   /* initiator wants an ACK event */
@@ -94,15 +95,16 @@ struct ptl_hdr_tiny {
 };
 _Static_assert(sizeof(struct ptl_hdr_tiny) == 24, "struct ptl_hdr_tiny is 24 bytes on the wire");
 #define PTL_TINY_MAX 32 /* payload bytes: 64 - 24 - shm's 8-byte record word */
-/* Payloads this header takes where it saves a second line's record a
- * third: past 80 bytes (128 - 40 - 8, two lines behind a struct
- * ptl_hdr_short) up to 96 (128 - 24 - 8). 2-rank MPI ping-pong (far
- * state, 3 interleaved rounds): 88 and 96 B half round trip 0.47 - 0.49
- * -> 0.39 - 0.41 us, streaming 0.24 - 0.29 -> 0.36 - 0.41 GB/s; 2-rank
- * allreduce of 96 B 0.58 -> 0.45 us. Not between 33 and 80 bytes, whose
- * record is two lines behind either header: there the tiny one read
- * 48 and 64 B half round trips 0.01 - 0.015 us slower and 64 B
- * streaming 0.26 against 0.30 GB/s (4 rounds), as before. */
+/* Payloads this header also takes, where it makes shm's three-line
+ * record two: past 80 bytes (128 - 40 - 8, two lines behind a struct
+ * ptl_hdr_short) up to 96 (128 - 24 - 8). The sizes are shm's reason;
+ * the header goes so over every NAL (verbs zips both kinds). 2-rank MPI
+ * ping-pong (far state, 3 interleaved rounds): 88 and 96 B half round
+ * trip 0.47 - 0.49 -> 0.39 - 0.41 us, streaming 0.24 - 0.29 -> 0.36 -
+ * 0.41 GB/s; 2-rank allreduce of 96 B 0.58 -> 0.45 us. Not between 33
+ * and 80 bytes, whose record is two lines behind either header: there
+ * the tiny one read 48 and 64 B half round trips 0.01 - 0.015 us slower
+ * and 64 B streaming 0.26 against 0.30 GB/s (4 rounds), as before. */
 #define PTL_TINY2_MIN 81
 #define PTL_TINY2_MAX 96
 /* Whether an inline put of len bytes that may take a struct ptl_hdr_tiny

@@ -30,12 +30,12 @@
  * at a cache line boundary, so the next record starts on a line: the
  * record of a put of up to 32 bytes to a process of our user and job (a
  * 24-byte header, lib/ptl/ptl_proto.h) is one line, which the consumer
- * fetches in one transfer. A larger one ends 8-byte aligned. A zero
- * word follows every record the producer publishes (the terminator), so
- * the consumer polls only the word at its own head, never a shared tail
- * index: stored just before the record word, or,
- * after a small record, ahead at the next two line starts (shm_nal.c,
- * ring_prezero). A record that does not fit before the end of the ring
+ * fetches in one transfer, and one of 81 to 96 bytes two. A larger one
+ * ends 8-byte aligned. A zero word follows every record the producer
+ * publishes (the terminator), so the consumer polls only the word at its
+ * own head, never a shared tail index: stored just before the record
+ * word, or, after a small record, ahead at the next two line starts
+ * (shm_nal.c, ring_prezero). A record that does not fit before the end of the ring
  * is preceded by a PAD record covering the rest of the ring.
  *
  * ack is the writer's consumer head of the ring the other way (in 8-byte
@@ -414,10 +414,12 @@ struct shm_rx {
 	uint64_t stored;    /* last head stored in ctl */
 	uint64_t woken;     /* head when we last woke the producer (shm_wake_peer) */
 	/* Polling ahead (shm_nal.c, rings_ready): the lines past the head's
-	 * a poll asks for (the last record's), once our tail to this peer
-	 * has moved from sent_mark (where it was when we read that record). */
+	 * that a record as long as the last one read would take (0 past
+	 * SHM_RX_POLL_AHEAD), and what a poll asks for: pf_lines once we
+	 * have sent the peer something since that record's upcall returned
+	 * (ring_put), else 0. */
 	uint32_t pf_lines;
-	uint64_t sent_mark;
+	uint32_t pf_now;
 };
 
 /* A bulk move through the bounce area that we asked a peer to serve. */

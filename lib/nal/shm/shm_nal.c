@@ -31,7 +31,8 @@
 
 #define SHM_ADDR_MAGIC 0x73686d61u /* "shma" */
 #define SHM_RX_PREFETCH 2048u      /* bytes of a record asked for before its upcall */
-#define SHM_RX_POLL_AHEAD 320u     /* records up to this long (word included) are polled ahead (rings_ready) */
+/* Records up to this long, word included, are polled ahead (rings_ready). */
+#define SHM_RX_POLL_AHEAD 320u
 
 struct shm_addr {
 	uint32_t magic;
@@ -640,6 +641,8 @@ __attribute__((always_inline)) static inline int ring_put(struct nal *n, int li,
 	hot = (next & n->ring_mask) >= SHM_HOT_BYTES;
 	word = ((uint64_t)len << SHM_LEN_SHIFT) |
 	       (((n->rx[li].head >> 3) & SHM_ACK_MASK) << SHM_ACK_SHIFT) | type;
+	/* Its answer may come next: our polls of its ring look ahead. */
+	n->rx[li].pf_now = n->rx[li].pf_lines;
 	/* No ack says the consumer has read all we sent (a one-way stream):
 	 * ring_ctl may, loaded now so that the line crosses while we copy.
 	 * Not when this record is the first of its lap. */
@@ -725,7 +728,10 @@ static int ring_drain(struct nal *n, int li)
 			break;
 		}
 		/* A lap's first record may rewind onto itself: its PAD's word
-		 * and its own are zeroed here, for its terminator (shm.h). */
+		 * and its own are zeroed here, for its terminator (shm.h). A
+		 * PAD leaves pf_lines as they were: the record before it is
+		 * still the last one read (the PAD only moves the head to
+		 * where the next one starts). */
 		if (type == SHM_REC_PAD) {
 			if (!off)
 				atomic_store_explicit(rec_word(rx->data, 0), 0, memory_order_relaxed);
@@ -745,10 +751,14 @@ static int ring_drain(struct nal *n, int li)
 		if ((w & SHM_RF_REWIND) && off < SHM_LINE)
 			atomic_store_explicit(rec_word(rx->data, off), 0, memory_order_relaxed);
 		rx->head = rec_next(rx->head, len);
-		rx->pf_lines = 8 + len <= SHM_RX_POLL_AHEAD ? (uint32_t)((8 + len - 1) / SHM_LINE) : 0;
-		rx->sent_mark = n->tx[li].tail;
 		if (w & SHM_RF_REWIND)
 			rx->head = (rx->head + n->ring_size - 1) & ~(n->ring_size - 1);
+		/* From where the next one starts: a record past a small one's
+		 * size ends mid-line. */
+		rx->pf_lines = 8 + len <= SHM_RX_POLL_AHEAD
+				       ? (uint32_t)(((rx->head & (SHM_LINE - 1)) + 8 + len - 1) / SHM_LINE)
+				       : 0;
+		rx->pf_now = 0;
 		done++;
 		/* After a small record the next word sits in a line of its
 		 * own (shm.h, SHM_SMALL_REC), which the producer stored its
@@ -790,11 +800,13 @@ static int ring_drain(struct nal *n, int li)
 	return done;
 }
 
-/* Whether a ring from a peer has a record: all an empty poll looks at.
+/* Whether a ring from a peer has a record: all an empty poll looks at
+ * (and asks for ahead).
  *
  * Once we have sent a peer something since its last record, if that was
  * of two to five lines (SHM_RX_POLL_AHEAD), each poll of its ring also
- * asks for as many lines past the head's, before loading the word: the
+ * asks for as many lines past the head's (from where the next record
+ * starts, struct shm_rx's pf_now), before loading the word: the
  * next record, likely the same size, then has all its lines on their way
  * at once, where those past the word's, asked for once the word was seen
  * (rec_prefetch), came one transfer later; a record already there when
@@ -806,8 +818,9 @@ static int ring_drain(struct nal *n, int li)
  * 0.42 - 0.45 (8 B, one line: 0.33 - 0.35 both); 2-rank allreduce 64 B
  * 0.456 - 0.464 -> 0.433 - 0.438, 128 B 0.575 - 0.581 -> 0.528 - 0.544
  * (Open MPI 0.556 - 0.583), 192 B 0.54 - 0.56 -> 0.51 (a little less
- * since the condition on sending: 64 B 0.448 - 0.450, 128 B 0.546 -
- * 0.555). Only after sending: a poll is then likely to wait for an
+ * with the condition on sending: 64 B 0.448 - 0.450, 128 B 0.546 -
+ * 0.555; more once the lines were counted from where the next record
+ * starts, 3 rounds: 128 B 0.468 - 0.504, 192 B 0.487 - 0.518). Only after sending: a poll is then likely to wait for an
  * answer; a one-way stream's consumer keeps up with its producer and
  * took lines from it mid-copy (64 B streaming 0.272 - 0.279 -> 0.257 - 0.260 GB/s, 128 B
  * 0.420 - 0.425 -> 0.381 - 0.386: MPICH's 0.43; with the condition 0.273
@@ -828,9 +841,8 @@ static inline int rings_ready(const struct nal *n)
 
 		if (li == n->lrank)
 			continue;
-		if (n->tx[li].tail != rx->sent_mark)
-			for (uint32_t k = 1; k <= rx->pf_lines; k++)
-				__builtin_prefetch(rx->data + ((rx->head + k * SHM_LINE) & n->ring_mask), 0, 3);
+		for (uint32_t k = 1; k <= rx->pf_now; k++)
+			__builtin_prefetch(rx->data + ((rx->head + k * SHM_LINE) & n->ring_mask), 0, 3);
 		if (atomic_load_explicit(rec_word(rx->data, rx->head & n->ring_mask), memory_order_relaxed))
 			return 1;
 	}
@@ -843,8 +855,9 @@ static int shm_progress(struct nal *n)
 	unsigned li;
 
 	/* An empty poll is what a waiting rank repeats, and how soon it sees
-	 * an arrival: a load of the next record word per peer, returning
-	 * before anything else is set up. */
+	 * an arrival: a load of the next record word per peer (and the
+	 * prefetches of rings_ready), returning before anything else is set
+	 * up. */
 	if (!n->started || n->in_progress ||
 	    (!n->nbulk && (n->unlinked || n->lrank != 0) && !rings_ready(n)))
 		return 0;

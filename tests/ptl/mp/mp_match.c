@@ -110,13 +110,13 @@ static void test_acl(void **state)
 }
 
 /* A put that waits for no answer (no ACK, data inline: the tiny header
- * of lib/ptl/ptl_proto.h up to 32 bytes and from 81 to 96, the short
- * one between and above) carries
- * everything a put does: the target's ACL sees its uid, jid, portal and
- * AC index, and its events its match bits, remote offset, header data
- * and lengths. An AC index the short header cannot hold goes the long
- * way, and is denied like any other past max_ac_index; one the tiny
- * header cannot hold (300, whose low byte names entry 44, set to admit),
+ * of lib/ptl/ptl_proto.h up to 32 bytes and from 81 to 96, the short one
+ * between and above) carries everything a put does: the target's ACL
+ * sees its uid, jid, portal and AC index, and its events its match bits,
+ * remote offset, header data and lengths. An AC index the short header
+ * cannot hold goes the long way, and is denied like any other past
+ * max_ac_index; one the tiny header cannot hold (300, whose low byte
+ * names entry 44, set to admit; with 8 and with 96 bytes),
  * a portal (0x10009: portal 9's low bits) or an offset (4 GiB + 8) it
  * cannot, take a wider header: denied or dropped, not cut down to what
  * would land. Refused puts come first: once the last admitted one has
@@ -131,7 +131,7 @@ static void test_noack_fields(void **state)
 	ptl_uid_t uid = (ptl_uid_t)getuid();
 	ptl_jid_t jid = 0;
 	MP_RC(PtlGetJid(mp_ni, &jid), PTL_OK);
-	char buf[320], src[96];
+	char buf[288], src[96];
 	mp_fill(src, sizeof src, 11);
 	memset(buf, 0, sizeof buf);
 	long perm0 = mp_sr(PTL_SR_PERMISSIONS_VIOLATIONS), drop0 = mp_sr(PTL_SR_DROP_COUNT);
@@ -156,6 +156,7 @@ static void test_noack_fields(void **state)
 		MP_RC(PtlPutRegion(md, 0, 8, PTL_NO_ACK_REQ, t, pt, 0x10000, bits, 0, hd), PTL_OK); /* long */
 		MP_RC(PtlPutRegion(md, 0, 8, PTL_NO_ACK_REQ, t, pt, 0, bits ^ 1, 0, hd), PTL_OK);   /* no ME */
 		MP_RC(PtlPutRegion(md, 0, 8, PTL_NO_ACK_REQ, t, pt, 300, bits, 0, hd), PTL_OK);     /* ac */
+		MP_RC(PtlPutRegion(md, 0, 96, PTL_NO_ACK_REQ, t, pt, 300, bits, 0, hd), PTL_OK);    /* ac */
 		MP_RC(PtlPutRegion(md, 0, 8, PTL_NO_ACK_REQ, t, 0x10000 | pt, 0, bits, 0, hd), PTL_OK);
 		MP_RC(PtlPutRegion(md, 0, 8, PTL_NO_ACK_REQ, t, pt, 0, bits, (1ull << 32) + 8, hd), PTL_OK);
 		MP_RC(PtlPutRegion(md, 0, 16, PTL_NO_ACK_REQ, t, pt, 0, bits, 8, hd), PTL_OK);
@@ -186,7 +187,7 @@ static void test_noack_fields(void **state)
 		assert_memory_equal(buf + 64, src, 40);
 		assert_memory_equal(buf + 104, src, 80);
 		assert_memory_equal(buf + 192, src, 96);
-		assert_int_equal(mp_sr(PTL_SR_PERMISSIONS_VIOLATIONS) - perm0, 4);
+		assert_int_equal(mp_sr(PTL_SR_PERMISSIONS_VIOLATIONS) - perm0, 5);
 		assert_int_equal(mp_sr(PTL_SR_DROP_COUNT) - drop0, 3);
 		MP_RC(PtlMEUnlink(me), PTL_OK);
 		for (ptl_ac_index_t a = 1; a <= 4; a++)

@@ -520,6 +520,22 @@ static void test_short_put_lengths(void **state)
 	assert_int_equal(sr[PTL_SR_DROP_COUNT], 0);
 }
 
+/* Which inline puts an initiator sends with the tiny header (when uid,
+ * jid and the fields fit): the sizes whose shm record it keeps a line
+ * shorter, up to 32 bytes (one line) and from 81 to 96 (two), not the 33
+ * to 80 that take two lines behind either header, nor more. */
+static void test_tiny_lengths(void **state)
+{
+	(void)state;
+	static const size_t yes[] = { 0, 1, 32, 81, 88, 96 }, no[] = { 33, 64, 80, 97, 128, 1024 };
+	for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
+		if (!ptl_tiny_len(yes[i]))
+			fail_msg("%zu bytes: not the tiny header", yes[i]);
+	for (size_t i = 0; i < sizeof no / sizeof *no; i++)
+		if (ptl_tiny_len(no[i]))
+			fail_msg("%zu bytes: the tiny header", no[i]);
+}
+
 /* A test's run with PUT_TINY, named apart from its PUT_SHORT run. */
 #define TINY(f) { #f "_tiny", f, setup_tiny, teardown, NULL }
 
@@ -534,6 +550,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_drop_answers_only_when_asked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_short_put_access_control, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_short_put_lengths, setup, teardown),
+		cmocka_unit_test(test_tiny_lengths),
 		TINY(test_short_put_truncated_header),
 		TINY(test_short_put_empty),
 		TINY(test_short_put_truncate),
