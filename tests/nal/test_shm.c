@@ -2530,6 +2530,47 @@ static void test_sleep_wake(void **state)
 	run(2, body_sleep, NULL, 20, -1);
 }
 
+/* A ping-pong whose every wait is a sleep (5 s) until the answer came:
+ * a lost wake-up (a send that missed a sleeper's SLEEPING and a sleeper
+ * that missed the record: shm_wake.c's Dekker pair without one of its
+ * fences) shows as a round trip of seconds. Without the sender's fence
+ * (a compiler barrier in its place) every run of this failed. */
+#define WR_TRIPS 20000
+
+static int body_wake_race(struct sj_ctx *c, void *arg)
+{
+	uint64_t worst = 0;
+	int x = 1;
+
+	(void)arg;
+	on_recv = sw_recv;
+	sw_got = 0;
+	SJ_CHECK(sj_barrier(c) == 0);
+	for (int i = 0; i < WR_TRIPS; i++) {
+		uint64_t t0 = sj_now_ns(), dt;
+
+		if (c->rank == (i & 1))
+			SJ_CHECK(nal_shm_ops.send(c->n, 1 - c->rank, &x, sizeof(x), NULL, 0) == 0);
+		else
+			while (sw_got <= i / 2) {
+				if (!nal_shm_ops.progress(c->n))
+					nal_shm_ops.sleep(c->n, 5000);
+			}
+		dt = sj_now_ns() - t0;
+		if (dt > worst)
+			worst = dt;
+	}
+	SJ_CHECK(worst < 1000000000ull);
+	SJ_CHECK(sj_barrier(c) == 0);
+	return 0;
+}
+
+static void test_wake_race(void **state)
+{
+	(void)state;
+	run(2, body_wake_race, NULL, 60, -1);
+}
+
 /* ---- a peer killed: sends end in NAL_EPEER, peer_failed fires */
 
 static int body_dead(struct sj_ctx *c, void *arg)
@@ -2895,6 +2936,7 @@ int main(void)
 		cmocka_unit_test(test_choice_refused),
 		cmocka_unit_test(test_choice_no_swing),
 		cmocka_unit_test(test_sleep_wake),
+		cmocka_unit_test(test_wake_race),
 		cmocka_unit_test(test_dead_peer),
 	};
 
