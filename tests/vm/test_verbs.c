@@ -4,7 +4,10 @@
  * exists (inside the Soft-RoCE VM: tests/vm/vm-tests.sh). Exits 77 when
  * there is no device.
  *
- * Checks: the crossed handshake (both ranks connect at once); eager
+ * Checks: addresses refused at connect, saying why (another build's
+ * verbs NAL, "VRB1"; not a verbs address; a port of the other kind),
+ * the connection then made as usual; the crossed handshake (both ranks
+ * connect at once); eager
  * messages of every size in order and intact, the small ones with zero
  * words zipped (vrb_zip.h), also when sent again after a re-open; credits (a receiver that
  * stops polling makes send() say NAL_EAGAIN after at most VRB_CREDITS
@@ -58,6 +61,30 @@
 
 static int me, sock;
 static struct nal *n;
+
+/* connect() with addr, which it must refuse (NAL_EINVAL) saying want on
+ * stderr. */
+static void connect_refused(const void *addr, size_t len, const char *want)
+{
+	char said[1024] = "";
+	int fds[2], saved = dup(2);
+	CHECK(saved >= 0 && pipe(fds) == 0);
+	fflush(stderr);
+	CHECK(dup2(fds[1], 2) == 2);
+	int rc = nal_verbs_ops.connect(n, 1 - me, addr, len);
+	fflush(stderr);
+	CHECK(dup2(saved, 2) == 2);
+	close(saved);
+	close(fds[1]);
+	ssize_t got = read(fds[0], said, sizeof said - 1);
+	close(fds[0]);
+	said[got > 0 ? got : 0] = 0;
+	if (rc != NAL_EINVAL || !strstr(said, want)) {
+		fprintf(stderr, "rank %d: connect with a bad address: %d, said \"%s\" (want \"%s\")\n", me, rc,
+			said, want);
+		exit(1);
+	}
+}
 static uint64_t nrecv, bad_recv, expect;
 static int bulk_pending, bulk_status, failed_peer = -1;
 
@@ -998,6 +1025,19 @@ int main(int argc, char **argv)
 	xread(&plen, sizeof plen);
 	xread(paddr, plen);
 	CHECK(nal_verbs_ops.start(n, NULL, 0) == 0);
+	/* Addresses it cannot connect to: refused, saying why, before any
+	 * state changes (the real one connects below). */
+	CHECK(plen == sizeof(struct vrb_addr));
+	struct vrb_addr bad;
+	memcpy(&bad, paddr, sizeof bad);
+	bad.magic = 0x56524231u; /* "VRB1": 8 KiB eager buffers */
+	connect_refused(&bad, sizeof bad, "runs another version of libptl's verbs NAL (VRB1, this one VRB2");
+	bad.magic = 0x73686d61u;
+	connect_refused(&bad, sizeof bad, "is not a verbs address");
+	memcpy(&bad, paddr, sizeof bad);
+	bad.is_global = !bad.is_global;
+	connect_refused(&bad, sizeof bad, "they cannot connect");
+	CHECK(n->peers[1 - me].state == VRB_IDLE);
 	/* Both ask at once: the crossed handshake. */
 	CHECK(nal_verbs_ops.connect(n, 1 - me, paddr, plen) == 0);
 	uint64_t end = now_ms() + 20000;

@@ -260,6 +260,34 @@ static int vrb_cm_send(struct nal *n, int peer, enum vrb_cm_type type)
 	return 0;
 }
 
+/* Why a peer's address (its blob) cannot be ours to connect to, said on
+ * stderr; 0 if it can. A magic of "VRB" and another digit is another
+ * build's verbs NAL (vrb.h's VRB_MAGIC: eager buffers of another size). */
+static int vrb_addr_refused(const struct nal *n, int peer, const struct vrb_addr *a)
+{
+	if ((a->magic & 0xffffff00u) == (VRB_MAGIC & 0xffffff00u) && a->magic != VRB_MAGIC) {
+		fprintf(stderr,
+			"ptl: verbs: rank %d: rank %d runs another version of libptl's verbs NAL (VRB%c, this "
+			"one VRB%c: eager buffers of another size); every rank of a job must run the same libptl\n",
+			n->args.rank, peer, (char)(a->magic & 0xff), (char)(VRB_MAGIC & 0xff));
+		return NAL_EINVAL;
+	}
+	if (a->magic != VRB_MAGIC) {
+		fprintf(stderr, "ptl: verbs: rank %d: rank %d's address is not a verbs address (magic %#x)\n",
+			n->args.rank, peer, a->magic);
+		return NAL_EINVAL;
+	}
+	if (a->is_global != n->me.is_global) {
+		fprintf(stderr,
+			"ptl: verbs: rank %d: rank %d's port is addressed by %s, ours by %s: they cannot "
+			"connect (PTL_VERBS_DEVICE picks another device)\n",
+			n->args.rank, peer, a->is_global ? "GID (RoCE)" : "LID (InfiniBand)",
+			n->me.is_global ? "GID (RoCE)" : "LID (InfiniBand)");
+		return NAL_EINVAL;
+	}
+	return 0;
+}
+
 int vrb_connect(struct nal *n, int peer, const void *addr, size_t len)
 {
 	if (peer < 0 || peer >= n->args.size || peer == n->args.rank || len != sizeof(struct vrb_addr))
@@ -271,7 +299,10 @@ int vrb_connect(struct nal *n, int peer, const void *addr, size_t len)
 		return 0; /* it asked us first, or we asked already */
 	struct vrb_addr a;
 	memcpy(&a, addr, sizeof a);
-	int rc = vrb_set_addr(n, peer, &a);
+	int rc = vrb_addr_refused(n, peer, &a);
+	if (rc)
+		return rc;
+	rc = vrb_set_addr(n, peer, &a);
 	if (rc == 0)
 		rc = vrb_qp_create(n, peer);
 	if (rc != 0) {
