@@ -75,11 +75,11 @@ _Static_assert(sizeof(struct ptl_hdr_short) == 40, "struct ptl_hdr_short is 40 b
  * one cache line, where with a struct ptl_hdr_short 17 to 32 bytes took
  * two (MPI ping-pong 24 and 32 bytes 0.49-0.51 -> 0.35-0.37 us, on a host
  * whose cores are far apart; MPICH 0.62-0.65); one of 81 to 96 bytes two
- * lines, not three. Not between: this header
- * on every short put made 33 to 64 bytes read 0.48 us against 0.43
- * behind a struct ptl_hdr_short (ptl_pingpong, 5 interleaved rounds),
- * records of as many lines; not understood (the payload 48 bytes into
- * the record, where a struct ptl_hdr_short puts it: 0.45).
+ * lines, not three. Not between: this header on every short put made 33
+ * to 64 bytes read 0.48 us against 0.43 behind a struct ptl_hdr_short
+ * (ptl_pingpong, 5 interleaved rounds), records of as many lines; not
+ * understood (the payload 48 bytes into the record, where a struct
+ * ptl_hdr_short puts it: 0.45).
  * The initiator sends one only when its uid and jid equal the target's
  * (each rank publishes them with its node id: ptl_init.c's struct
  * ptl_rank_info) and the AC index fits 8 bits, the portal 16 and the

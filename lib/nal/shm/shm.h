@@ -35,8 +35,8 @@
  * publishes (the terminator), so the consumer polls only the word at its
  * own head, never a shared tail index: stored just before the record
  * word, or, after a small record, ahead at the next two line starts
- * (shm_nal.c, ring_prezero). A record that does not fit before the end of the ring
- * is preceded by a PAD record covering the rest of the ring.
+ * (shm_nal.c, ring_prezero). A record that does not fit before the end
+ * of the ring is preceded by a PAD record covering the rest of the ring.
  *
  * ack is the writer's consumer head of the ring the other way (in 8-byte
  * units, modulo 2^31): what it has consumed of ours, free for the reader to

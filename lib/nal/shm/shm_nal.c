@@ -805,35 +805,33 @@ static int ring_drain(struct nal *n, int li)
  *
  * Once we have sent a peer something since its last record, if that was
  * of two to five lines (SHM_RX_POLL_AHEAD), each poll of its ring also
- * asks for as many lines past the head's (from where the next record
- * starts, struct shm_rx's pf_now), before loading the word: the
+ * asks for as many lines past the head's (counted from where the next
+ * record starts: struct shm_rx's pf_now), before loading the word. The
  * next record, likely the same size, then has all its lines on their way
  * at once, where those past the word's, asked for once the word was seen
- * (rec_prefetch), came one transfer later; a record already there when
- * the poll comes (an exchange: both ranks sent at once) too. The
+ * (rec_prefetch), came one transfer later; so does a record already
+ * there when the poll comes (an exchange: both ranks sent at once). The
  * producer's stores to those lines have copies to invalidate, alongside
- * the word's line's. 2 ranks, far state, interleaved launches: MPI
- * ping-pong half round trips 64 B 0.42 - 0.46 -> 0.354 - 0.366 us, 96 B
- * 0.48 - 0.51 -> 0.45 - 0.46, 128 B 0.51 -> 0.46 - 0.47, 176 B 0.50 ->
- * 0.42 - 0.45 (8 B, one line: 0.33 - 0.35 both); 2-rank allreduce 64 B
- * 0.456 - 0.464 -> 0.433 - 0.438, 128 B 0.575 - 0.581 -> 0.528 - 0.544
- * (Open MPI 0.556 - 0.583), 192 B 0.54 - 0.56 -> 0.51 (a little less
- * with the condition on sending: 64 B 0.448 - 0.450, 128 B 0.546 -
- * 0.555; more once the lines were counted from where the next record
- * starts, 3 rounds: 128 B 0.468 - 0.504, 192 B 0.487 - 0.518). Only after sending: a poll is then likely to wait for an
- * answer; a one-way stream's consumer keeps up with its producer and
- * took lines from it mid-copy (64 B streaming 0.272 - 0.279 -> 0.257 - 0.260 GB/s, 128 B
- * 0.420 - 0.425 -> 0.381 - 0.386: MPICH's 0.43; with the condition 0.273
- * - 0.275 and 0.418 - 0.423; 1 - 8 KiB level either way).
- * Not further: after any record, even one line cost the 4 KiB half round
- * trip 2 - 4% (1.015 - 1.021 -> 1.031 - 1.061 us), the producer's copy
- * meeting it; after records of up to 6 lines, 320 B half round trips
- * read 0.54 - 0.57 us against 0.53 - 0.55, after up to 8 lines (512 B)
- * 448 B ones 0.54 - 0.58 against 0.54. Five (256 B of MPI data and
- * their header, 3 rounds) against four: 2-rank allreduce of 256 B 0.585 -
- * 0.616 -> 0.563 - 0.588 us (Open MPI 0.570 - 0.581), 1 KiB 0.794 - 0.805
- * -> 0.778 - 0.788; 256 B streaming 3% less (0.342 - 0.347 against 0.330
- * - 0.337 us a message; MPICH's 0.32). */
+ * the word's line's. 2 ranks, far state, 3 interleaved rounds against
+ * no poll ahead: MPI ping-pong half round trips 64 B 0.458 - 0.482 ->
+ * 0.374 - 0.378 us, 128 B 0.514 - 0.533 -> 0.431 - 0.438, 176 B 0.488 -
+ * 0.504 -> 0.440 - 0.448 (8 B, one line, and 1 - 4 KiB level); 2-rank
+ * allreduce 64 B 0.478 - 0.514 -> 0.450 - 0.456, 128 B 0.584 - 0.594 ->
+ * 0.489 - 0.497 (Open MPI 0.55 - 0.56).
+ *
+ * Only after sending: a poll is then likely to wait for an answer, while
+ * a one-way stream's consumer keeps up with its producer and took lines
+ * from it mid-copy (64 B streaming 0.272 - 0.279 -> 0.257 - 0.260 GB/s,
+ * 128 B 0.420 - 0.425 -> 0.381 - 0.386, MPICH's 0.43; with the
+ * condition level). Not further: after any record, even one line cost
+ * the 4 KiB half round trip 2 - 4% (1.015 - 1.021 -> 1.031 - 1.061 us),
+ * the producer's copy meeting it; after records of up to six lines, 320
+ * B half round trips read 0.54 - 0.57 us against 0.53 - 0.55, after up
+ * to eight, 448 B ones 0.54 - 0.58 against 0.54. Five against four (256
+ * B of MPI data and their header): 2-rank allreduce of 256 B 0.585 -
+ * 0.616 -> 0.563 - 0.588 us in 3 rounds (Open MPI 0.570 - 0.581), level
+ * in 3 more (0.58 - 0.60 each way); 256 B streaming 3% less (0.342 -
+ * 0.347 against 0.330 - 0.337 us a message; MPICH's 0.32). */
 static inline int rings_ready(const struct nal *n)
 {
 	for (int li = 0; li < n->lsize; li++) {

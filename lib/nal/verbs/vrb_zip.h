@@ -12,8 +12,8 @@
  * an 8-byte put with an ACK goes out as 80 bytes, zipped about half that.
  * A put that waits for none carries the 24-byte struct ptl_hdr_tiny up
  * to 32 bytes and from 81 to 96, the 40-byte struct ptl_hdr_short
- * otherwise (lib/ptl/ptl_proto.h): 32 or 48 bytes with 8 of data, under that
- * threshold already; zipping drops what zero words they still have
+ * otherwise (lib/ptl/ptl_proto.h): 32 or 48 bytes with 8 of data, under
+ * that threshold already; zipping drops what zero words they still have
  * (header data; a short header's offset).
  *
  * Format of a zipped message of L bytes (L = 8 * nw + tail, tail < 8):
