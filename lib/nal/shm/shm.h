@@ -131,24 +131,30 @@
 #define SHM_ACK_MASK ((1ull << 31) - 1) /* 8-byte units: wraps after 16 GiB sent (ring_take_ack) */
 #define SHM_LEN_SHIFT 40                 /* records and PADs up to 16 MiB */
 
-/* A stream to a peer (SHM_TX_STREAM_SENDS sends or more since its last
- * record came) of records of up to SHM_TX_PREFETCHW_MAX bytes: after
- * each, the producer asks for the lines the next one of that size will
- * take past its first, to write (prefetchw), so that they come over from
- * the consumer's cache, which read them a lap before, while the MPI
- * layer readies that send, rather than during its copy: a send waits for
- * its stores to drain (shm_wake_peer's fence), 80% of shm_send's time in
- * a 256 B stream. The first line is left alone: the consumer polls it.
- * 2 ranks, far state, bench/mpi_pingpong, 3 interleaved rounds: streaming
- * 256 B 0.707 - 0.713 -> 0.970 - 1.104 GB/s (MPICH 0.78 - 0.80), 512 B
- * 1.58 - 1.60 -> 1.94 - 2.06, 1 KiB 2.19 - 2.41 -> 3.12 - 3.26 (MPICH
- * 2.44 - 2.56), 2 KiB level; half round trips (256 B 0.500 - 0.508 ->
- * 0.513 - 0.515 us, 1 KiB level) and 2-rank allreduces level. Not after
- * every send: after sends with the peer's answers between (a ping-pong,
- * an exchange) 256 B and 1 KiB half round trips were 5 - 13% longer and
- * allreduces of 256 B - 1 KiB 8 - 10% (the consumer was reading our last
- * record meanwhile); nor for records past 2 KiB: 4 and 8 KiB streams
- * read half as fast (the prefetches met the copy). */
+/* A stream (SHM_TX_STREAM_SENDS sends or more since this rank last
+ * delivered a record from any peer) of records past SHM_SMALL_REC (those
+ * zero lines ahead: ring_prezero) and up to SHM_TX_PREFETCHW_MAX bytes:
+ * after each, the producer asks for the lines the next one of that size
+ * will take past the line it starts in (where the consumer polls), to
+ * write (prefetchw), so that they come over from the consumer's cache,
+ * which read them a lap before, while the MPI layer readies that send,
+ * rather than during its copy: a send waits for its stores to drain
+ * (shm_wake_peer's fence), 80% of shm_send's time in a 256 B stream. Not
+ * after a rewind (the next record goes to the lap's start, where the
+ * consumer may still read this one) nor past the free room (lines of
+ * records the consumer has yet to read). 2 ranks, far state,
+ * bench/mpi_pingpong, 3 interleaved rounds: streaming 256 B 0.707 -
+ * 0.713 -> 0.970 - 1.104 GB/s (MPICH 0.78 - 0.80), 512 B 1.58 - 1.60 ->
+ * 1.94 - 2.06, 1 KiB 2.19 - 2.41 -> 3.12 - 3.26 (MPICH 2.44 - 2.56), 2
+ * KiB level; half round trips (which never prefetch: 256 B 0.500 - 0.508
+ * against 0.513 - 0.515 us, code layout or noise) and 2-rank allreduces
+ * level. Not after every send: with the peer's answers between (a
+ * ping-pong, an exchange) 256 B and 1 KiB half round trips were 5 - 13%
+ * longer and allreduces of 256 B - 1 KiB 8 - 10% (the consumer was
+ * reading our last record meanwhile); counted over all peers, so a
+ * one-way ring (sending to one, hearing from another) is no stream; not
+ * for records past 2 KiB: 4 and 8 KiB streams read half as fast (the
+ * prefetches met the copy). */
 #define SHM_TX_STREAM_SENDS 4u
 #define SHM_TX_PREFETCHW_MAX 2048u
 
@@ -402,7 +408,6 @@ struct shm_tx {
 	uint8_t *data;
 	struct shm_ring_ctl *ctl;
 	uint64_t tail;       /* next byte we write (monotonic) */
-	uint32_t unheard;    /* our sends since the peer's last record, up to SHM_TX_STREAM_SENDS */
 	uint64_t head_cache; /* latest consumer head we know (ctl or an ack): free space is at least this */
 	uint64_t full_since; /* ns of the first EAGAIN of the current run, 0: none */
 	/* EAGAINs of the current run. Atomic (relaxed: plain moves) because
@@ -535,6 +540,7 @@ struct nal {
 	struct shm_seg_hdr *hdr;
 	struct shm_rank *ranks; /* [lsize] */
 	struct shm_rank *me;
+	uint32_t unheard;   /* our sends since we last delivered a record, up to SHM_TX_STREAM_SENDS */
 	uint64_t ring_size, ring_mask;
 	size_t max_inline;
 	size_t chunk;

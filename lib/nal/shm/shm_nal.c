@@ -584,10 +584,13 @@ static inline void ring_prezero(struct shm_tx *tx, uint64_t next, uint64_t S, ui
 	tx->zend = want;
 }
 
-/* Asks for a line of our ring to write (tx_prefetch_next). */
+/* Asks for a line of our ring to write (ring_put, shm.h's
+ * SHM_TX_STREAM_SENDS). GCC's builtin says prefetchw only with -mprfchw;
+ * x86-64 CPUs without the feature take it as a no-op, old 32-bit ones
+ * may not, hence the builtin (a read prefetch) there. */
 static inline void line_prefetchw(const uint8_t *p)
 {
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__) && !defined(__PRFCHW__)
 	__asm__ volatile("prefetchw %0" ::"m"(*(const char *)p));
 #else
 	__builtin_prefetch(p, 1, 3);
@@ -695,16 +698,19 @@ __attribute__((always_inline)) static inline int ring_put(struct nal *n, int li,
 				      memory_order_release);
 	tx->tail = next;
 	shm_wake_peer(n, li);
-	if (tx->unheard < SHM_TX_STREAM_SENDS)
-		tx->unheard++;
+	if (n->unheard < SHM_TX_STREAM_SENDS)
+		n->unheard++;
 	if (rec <= SHM_SMALL_REC) {
 		ring_prezero(tx, next, S, n->ring_mask);
-	} else if (rec <= SHM_TX_PREFETCHW_MAX && tx->unheard >= SHM_TX_STREAM_SENDS &&
+	} else if (rec <= SHM_TX_PREFETCHW_MAX && n->unheard >= SHM_TX_STREAM_SENDS &&
 		   !(word & SHM_RF_REWIND)) {
-		/* A stream: the next record's lines past its first, ours to
-		 * write before its copy needs them (shm.h). */
-		uint64_t q = (next | (SHM_LINE - 1)) + 1, q_end = q + rec + SHM_LINE;
+		/* A stream: the next record's lines past the one it starts
+		 * in, ours to write before its copy needs them (shm.h), and
+		 * not past the room the consumer freed. */
+		uint64_t q = (next | (SHM_LINE - 1)) + 1, q_end = next + rec + 8 + SHM_LINE - 1;
 
+		if (q_end - tx->head_cache > S)
+			q_end = tx->head_cache + S;
 		for (; q < q_end; q += SHM_LINE)
 			line_prefetchw(tx->data + (q & n->ring_mask));
 	}
@@ -780,7 +786,7 @@ static int ring_drain(struct nal *n, int li)
 				       ? (uint32_t)(((rx->head & (SHM_LINE - 1)) + 8 + len - 1) / SHM_LINE)
 				       : 0;
 		rx->pf_now = 0;
-		n->tx[li].unheard = 0;
+		n->unheard = 0;
 		done++;
 		/* After a small record the next word sits in a line of its
 		 * own (shm.h, SHM_SMALL_REC), which the producer stored its
