@@ -131,14 +131,15 @@ static int vrb_open(const struct nal_open_args *args, struct nal **out)
 		fprintf(stderr, "ptl: verbs: cannot create the CQ or SRQ on %s: %s\n", n->devname, strerror(errno));
 		goto fail;
 	}
-	n->rbuf = aligned_alloc(4096, VRB_PAGES((size_t)n->nrbuf * VRB_EAGER));
+	size_t rbuf_bytes = VRB_PAGES((size_t)n->nrbuf * VRB_EAGER);
+	n->rbuf = aligned_alloc(4096, rbuf_bytes);
 	n->slots = aligned_alloc(64, ((size_t)args->size * 8 + 63) & ~(size_t)63);
 	n->peers = calloc((size_t)args->size, sizeof *n->peers);
 	if (!n->rbuf || !n->slots || !n->peers)
 		goto fail;
 	memset(n->slots, 0, (size_t)args->size * 8);
 	int acc = IBV_ACCESS_LOCAL_WRITE;
-	n->rbuf_mr = ibv_reg_mr(n->pd, n->rbuf, VRB_PAGES((size_t)n->nrbuf * VRB_EAGER), acc);
+	n->rbuf_mr = ibv_reg_mr(n->pd, n->rbuf, rbuf_bytes, acc);
 	n->slots_mr = ibv_reg_mr(n->pd, n->slots, (size_t)args->size * 8, acc | IBV_ACCESS_REMOTE_WRITE);
 	if (!n->rbuf_mr || !n->slots_mr) {
 		fprintf(stderr, "ptl: verbs: cannot register buffers: %s (memlock limit? ulimit -l)\n",
