@@ -234,6 +234,14 @@
 #   PTL_BENCH_KEEP=DIR / PTL_BENCH_FROM=DIR bench/mpi_bench.sh  (keep the
 #          measurements; run the model alone on kept ones)
 #   PTL_BENCH_LAUNCHES=N  launches of the algorithms' rows per round (default 3)
+#   PTL_BENCH_BIND4=core  the launches of more ranks than cores pinned too,
+#          every implementation's (rank r on core r mod cores; Open MPI's
+#          core:overload-allowed), default none: one placement in every
+#          launch where the scheduler draws it anew (far state, 5 launches
+#          each, 2026-12-03: ptl's 4-rank 8 B 10.5 - 21.3 us unpinned,
+#          10.6 - 12.0 pinned; Open MPI's 12.4 - 23.4 and 12.1 - 13.0; 256
+#          KiB ptl 183 - 211 and 183 - 191, Open MPI 183 - 196 and 185 -
+#          225). The model fared no better for it (4 ranks: 13 of 35 rows)
 #   PTL_BENCH_STATE=0  no host-state probes: every launch kept as it ran
 #          (as before 2026-12-02 09:00); PTL_BENCH_STATE_TRIES=N launches at
 #          most per figure (default 4), PTL_BENCH_STATE_WAIT=S seconds the
@@ -289,6 +297,8 @@ ROUNDS=${1:-3}
 TRIALS=${2:-3}
 ALGOS=${PTL_BENCH_ALGOS:-ring ring_bidir halving_doubling tree recursive_doubling}
 CALQ=${PTL_BENCH_CALQ:-0.25}
+BIND4=${PTL_BENCH_BIND4:-none}
+case $BIND4 in core | none) ;; *) echo "mpi_bench.sh: PTL_BENCH_BIND4 takes core or none, not $BIND4" >&2; exit 1 ;; esac
 W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
 # PTL_BENCH_KEEP=DIR keeps this run's measurements (DIR/all, DIR/algo,
 # DIR/bulk, DIR/states);
@@ -322,13 +332,15 @@ for i in mpich openmpi; do
 	case " $impls " in *" $i "*) ;; *) echo "# $i: not built or not installed, its columns are left out (run scripts/deps.sh)" ;; esac
 done
 
-# run IMPL NRANKS PROG: 2 ranks pinned to cores 0 and 1; more ranks unpinned.
+# run IMPL NRANKS PROG: 2 ranks pinned to cores 0 and 1; more ranks unpinned
+# (PTL_BENCH_BIND4=core: pinned round the cores).
 # ptl's ranks report how shm's chooser went (PTL_SHM_BULK_REPORT=1, at
 # teardown: per peer and size class the method picked and each one's
 # median cost), kept in $W/bulk as "NRANKS PROG ALGO ARG <report>" for the
 # model's copy structure (below)
 run() {
-	bind=none; [ "$2" -le 2 ] && bind=core
+	bind=$BIND4; [ "$2" -le 2 ] && bind=core
+	obind=$bind; [ "$bind" = core ] && [ "$2" -gt "$(nproc)" ] && obind=core:overload-allowed
 	case $1 in
 	ptl) PTL_SHM_BULK_REPORT=1 "$B/tools/ptlrun" -n "$2" --bind-to $bind --timeout 900 "$W/ptl_$3" "$T" ${4:-} ${5:-} 2>"$W/err"
 		rc=$?
@@ -336,7 +348,7 @@ run() {
 		grep -v '^ptl shm bulk: ' "$W/err" >&2
 		return $rc ;;
 	mpich) mpiexec.hydra -n "$2" -bind-to $bind "$W/mpich_$3" "$T" ${4:-} ;;
-	openmpi) mpirun.openmpi --allow-run-as-root --oversubscribe -n "$2" --bind-to $bind \
+	openmpi) mpirun.openmpi --allow-run-as-root --oversubscribe -n "$2" --bind-to $obind \
 		--mca btl self,vader "$W/ompi_$3" "$T" ${4:-} ;;
 	esac
 }

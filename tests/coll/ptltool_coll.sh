@@ -604,6 +604,9 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 	has "$out" "PTL_BENCH_STATE_TRIES (x) and PTL_BENCH_STATE_WAIT (240) take whole numbers, TRIES at least 1"
 	out=$(PTL_BENCH_STATE_TRIES=0 PTL_BENCH_FROM="$kept" sh "$BENCH" 2>&1); st=$?
 	[ "$st" = 1 ] || fail "mpi_bench.sh PTL_BENCH_STATE_TRIES=0: exit $st, want 1"
+	out=$(PTL_BENCH_BIND4=socket PTL_BENCH_FROM="$kept" sh "$BENCH" 2>&1); st=$?
+	[ "$st" = 1 ] || fail "mpi_bench.sh PTL_BENCH_BIND4=socket: exit $st, want 1"
+	has "$out" "PTL_BENCH_BIND4 takes core or none, not socket"
 	rm -rf "$kept"
 	# mpi_allreduce's "rows" (mpi_bench.sh's launches of one algorithm):
 	# the rows and the small figures, none of the moves through shm's bulk
