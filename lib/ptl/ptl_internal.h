@@ -348,6 +348,10 @@ struct ptl_lib {
 	int nbacklogged;           /* peers with a backlog */
 	bool self_queued;          /* a message to ourselves may wait in the
 	                            * self NAL: progress() skips it otherwise */
+	bool self_delivering;      /* the self NAL's progress is delivering: an EQ
+				    * handler's call into progress from there
+				    * leaves it (and self_queued) to the pass
+				    * after (it delivers into one buffer) */
 	unsigned char *tx_pool;    /* the newest chunk of queued-send slots (ptl_tx_grow) */
 	int tx_chunks, tx_chunk; /* chunks made, slots in each (PTL_TX_POOL; PTL_TEST_TX_CHUNK) */
 	int tx_small_chunks;       /* chunks of small slots made */

@@ -170,7 +170,12 @@ bool ptl_md_autounlink(struct ptl_ni *ni, struct ptl_md *md)
 		e->hdr_data = 0;
 		e->link = 1;
 		e->ni_fail_type = PTL_NI_OK;
+		uint64_t h = md->handle;
 		ptl_eq_commit(eq, e);
+		/* The EQ's handler may have unlinked it (and bound another
+		 * MD into its slot): nothing left to do. */
+		if (ptl_md_lookup(ni, h) != md)
+			return true;
 		me = md->me; /* as the EQ's handler left it */
 	}
 	if (me && me->unlink_op == PTL_UNLINK) {

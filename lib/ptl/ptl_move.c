@@ -252,19 +252,30 @@ static int ptl_send_bulk(struct ptl_hdr *h, struct ptl_md *md, ptl_size_t off, p
  * reads the buffer (the answer logs it then); the MD's autounlink, which
  * an op that waits for an answer holds off (pending) until it comes. Both
  * put paths end here; inline with constant flags, a short put keeps none
- * of the long path's branches. */
+ * of the long path's branches. The events' EQ handlers may call the API:
+ * the MD is held (pending) through SEND_START, and looked up again after
+ * the events (ptl_recv.c's ptl_target says why). */
 __attribute__((always_inline)) static inline void ptl_put_sent(struct ptl_ni *ni, struct ptl_md *md, ptl_pt_index_t pt,
 							     ptl_match_bits_t bits, ptl_size_t len,
 							     ptl_hdr_data_t hdr_data, ptl_size_t loff, bool waits,
 							     bool bulk)
 {
-	if (ptl_md_wants_event(md, PTL_EVENT_SEND_START))
-		ptl_send_event_post(md, PTL_EVENT_SEND_START, pt, bits, len, hdr_data, loff, PTL_NI_OK);
+	bool start = ptl_md_wants_event(md, PTL_EVENT_SEND_START);
+	/* Inline, the bytes are in the NAL's hands: the buffer is free. */
+	bool end = !bulk && ptl_md_wants_event(md, PTL_EVENT_SEND_END);
 	if (waits)
 		md->pending++;
-	/* Inline, the bytes are in the NAL's hands: the buffer is free. */
-	if (!bulk && ptl_md_wants_event(md, PTL_EVENT_SEND_END))
-		ptl_send_event_post(md, PTL_EVENT_SEND_END, pt, bits, len, hdr_data, loff, PTL_NI_OK);
+	if (start | end) {
+		uint64_t mh = md->handle;
+		md->pending += !waits;
+		if (start)
+			ptl_send_event_post(md, PTL_EVENT_SEND_START, pt, bits, len, hdr_data, loff, PTL_NI_OK);
+		md->pending -= !waits;
+		if (end)
+			ptl_send_event_post(md, PTL_EVENT_SEND_END, pt, bits, len, hdr_data, loff, PTL_NI_OK);
+		if (!(md = ptl_md_lookup(ni, mh)))
+			return;
+	}
 	ptl_md_maybe_autounlink(ni, md);
 }
 
@@ -479,9 +490,14 @@ int PtlGetPut(ptl_handle_md_t get_md_handle, ptl_handle_md_t put_md_handle,
 		goto out;
 	}
 	gmd->pending++;
+	/* (held through SEND_START, as ptl_put_sent holds a put's) */
+	uint64_t ph = pmd->handle;
+	pmd->pending++;
 	ptl_send_event(pmd, PTL_EVENT_SEND_START, &h, 0, PTL_NI_OK);
+	pmd->pending--;
 	ptl_send_event(pmd, PTL_EVENT_SEND_END, &h, 0, PTL_NI_OK);
-	ptl_md_maybe_autounlink(ni, pmd);
+	if ((pmd = ptl_md_lookup(ni, ph)))
+		ptl_md_maybe_autounlink(ni, pmd);
 	rc = PTL_OK;
 out:
 	ptl_unlock();

@@ -218,9 +218,13 @@ __attribute__((noinline)) static int ptl_progress_all(void)
 		 * a poll skips it unless something was queued since its last
 		 * pass. Deliveries that send to ourselves set the flag again. */
 		if (n->ops == &nal_self_ops) {
-			if (!ptl_lib.self_queued)
+			if (!ptl_lib.self_queued || ptl_lib.self_delivering)
 				continue;
 			ptl_lib.self_queued = false;
+			ptl_lib.self_delivering = true;
+			done += n->ops->progress(n->n);
+			ptl_lib.self_delivering = false;
+			continue;
 		}
 		done += n->ops->progress(n->n);
 	}

@@ -159,20 +159,30 @@ __attribute__((always_inline)) static inline void ptl_target(struct ptl_ni *ni, 
 			a.flags |= PTL_HF_NOACK;
 	}
 
+	/* An EQ handler runs inside an event, and may call PtlMDUnlink or
+	 * PtlMDUpdate: from START until the data has moved the MD is held
+	 * (pending), and they say PTL_MD_IN_USE; after END, what the handler
+	 * left is looked up again by handle (it may have unlinked the MD, and
+	 * bound another into its slot). */
+	uint64_t mh = md->handle;
 	if (h->type == PTL_MSG_GETPUT) {
 		/* The swap happens under the library lock, so no other operation
 		 * on this MD sees half of it. */
 		unsigned char old[PTL_LIM_MAX_GETPUT];
+		md->pending++;
 		ptl_target_event(md, PTL_EVENT_PUT_START, src, h, off, mlen);
 		ptl_md_copy_out(md, off, old, mlen);
 		ptl_md_copy_in(md, off, payload, mlen);
+		md->pending--;
 		ptl_target_event(md, PTL_EVENT_PUT_END, src, h, off, mlen);
 		ptl_send(peer, &a, sizeof a, old, mlen);
-		ptl_md_maybe_autounlink(ni, md);
+		if ((md = ptl_md_lookup(ni, mh)))
+			ptl_md_maybe_autounlink(ni, md);
 		return;
 	}
 	ptl_event_kind_t start = h->type == PTL_MSG_PUT ? PTL_EVENT_PUT_START : PTL_EVENT_GET_START;
 	ptl_event_kind_t end = h->type == PTL_MSG_PUT ? PTL_EVENT_PUT_END : PTL_EVENT_GET_END;
+	md->pending++;
 	if (ptl_md_wants_event(md, start))
 		ptl_target_event(md, start, src, h, off, mlen);
 	if (!bulk) {
@@ -181,6 +191,7 @@ __attribute__((always_inline)) static inline void ptl_target(struct ptl_ni *ni, 
 				ptl_md_copy_in(md, off, payload, mlen);
 			else
 				nal_copy_small((char *)md->md.start + off, payload, mlen);
+			md->pending--;
 			ptl_target_event(md, end, src, h, off, mlen);
 			if (h->flags & PTL_HF_ANSWER)
 				ptl_send(peer, &a, sizeof a, NULL, 0);
@@ -192,9 +203,11 @@ __attribute__((always_inline)) static inline void ptl_target(struct ptl_ni *ni, 
 				data = ptl_lib.scratch;
 			}
 			ptl_send(peer, &a, sizeof a, mlen ? data : NULL, mlen);
+			md->pending--;
 			ptl_target_event(md, end, src, h, off, mlen);
 		}
-		ptl_md_maybe_autounlink(ni, md);
+		if ((md = ptl_md_lookup(ni, mh)))
+			ptl_md_maybe_autounlink(ni, md);
 		return;
 	}
 	/* Bulk: the data moves between the MD and the initiator's segments;
@@ -203,6 +216,7 @@ __attribute__((always_inline)) static inline void ptl_target(struct ptl_ni *ni, 
 	struct ptl_op *t = ptl_htab_alloc(&ni->ops, &cookie);
 	if (!t) {
 		/* No room to track the move: refuse it cleanly. */
+		md->pending--;
 		ptl_md_give_back(md);
 		if (!(md->md.options & PTL_MD_MANAGE_REMOTE))
 			md->local_offset -= mlen;
@@ -221,19 +235,23 @@ __attribute__((always_inline)) static inline void ptl_target(struct ptl_ni *ni, 
 	t->answer_due = h->flags & PTL_HF_ANSWER;
 	if (t->answer_due)
 		t->answer = a;
-	md->pending++;
+	/* (pending, held since START, now the move's until ptl_target_done) */
 	ptl_target_bulk(md, peer, h->type == PTL_MSG_PUT ? NAL_BULK_READ : NAL_BULK_WRITE, off, mlen,
 			segs, h->nseg, t);
 	if (--t->bulk_left == 0)
 		ptl_target_done(ni, t);
 }
 
-/* The last bulk move of a target op finished: END event, answer, unlink. */
+/* The last bulk move of a target op finished: END event, answer, unlink.
+ * The MD is released before END, whose handler may unlink it (ptl_target
+ * says why it is looked up again). */
 static void ptl_target_done(struct ptl_ni *ni, struct ptl_op *t)
 {
-	struct ptl_md *md = ptl_md_lookup(ni, t->md_handle);
+	uint64_t mh = t->md_handle;
+	struct ptl_md *md = ptl_md_lookup(ni, mh);
 	ptl_ni_fail_t fail = t->bulk_status == 0 ? PTL_NI_OK : PTL_NI_FAIL;
 	if (md) {
+		md->pending--;
 		t->ev.ni_fail_type = fail;
 		ptl_md_event(md, t->end_kind, &t->ev);
 	}
@@ -242,10 +260,8 @@ static void ptl_target_done(struct ptl_ni *ni, struct ptl_op *t)
 		ptl_send(t->peer, &t->answer, sizeof t->answer, NULL, 0);
 	}
 	ptl_op_finish(ni, t);
-	if (md) {
-		md->pending--;
+	if (md && (md = ptl_md_lookup(ni, mh)))
 		ptl_md_maybe_autounlink(ni, md);
-	}
 }
 
 /* Completes an initiator op with its answer (or with a failure). */
@@ -273,18 +289,27 @@ static void ptl_answer(struct ptl_ni *ni, struct ptl_op *op, const struct ptl_hd
 		ptl_sr_inc(PTL_SR_ACK_DROP_COUNT);
 		return;
 	}
+	/* The op holds the MD (pending) through every event but its last,
+	 * whose handler may unlink it (ptl_target says why it is looked up
+	 * again). */
+	uint64_t mh = md->handle;
 	if (op->kind == PTL_OP_PUT) {
+		bool ack = op->ack_req && !(a->flags & PTL_HF_NOACK);
 		if (op->bulk) {
 			ptl_event_t se = ev;
 			se.initiator = ni->id;
 			se.mlength = op->length;
 			se.offset = op->local_offset;
+			md->pending -= !ack;
 			ptl_md_event(md, PTL_EVENT_SEND_END, &se);
 		}
-		if (op->ack_req && !(a->flags & PTL_HF_NOACK)) {
+		if (ack) {
 			if (md->md.threshold > 0)
 				md->md.threshold--;
+			md->pending--;
 			ptl_md_event(md, PTL_EVENT_ACK, &ev);
+		} else if (!op->bulk) {
+			md->pending--;
 		}
 	} else {
 		/* REPLY: data inline, or already written by the target's bulk. */
@@ -297,11 +322,12 @@ static void ptl_answer(struct ptl_ni *ni, struct ptl_op *op, const struct ptl_hd
 		ptl_md_event(md, PTL_EVENT_REPLY_START, &ev);
 		if (fail == PTL_NI_OK && data && dlen >= mlen)
 			ptl_md_copy_in(md, op->local_offset, data, mlen);
+		md->pending--;
 		ptl_md_event(md, PTL_EVENT_REPLY_END, &ev);
 	}
 	ptl_op_finish(ni, op);
-	md->pending--;
-	ptl_md_maybe_autounlink(ni, md);
+	if ((md = ptl_md_lookup(ni, mh)))
+		ptl_md_maybe_autounlink(ni, md);
 }
 
 /* Field f of the header struct T at p, which may be unaligned. */

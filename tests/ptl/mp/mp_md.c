@@ -2,8 +2,8 @@
  * Memory descriptors across processes: acceptance (operation, threshold,
  * fit, truncate), local vs remote offsets, max_size, threshold and unlink
  * chains (MD then ME), RETAIN, START/END disabling, ACK and ACK_DISABLE,
- * GET/REPLY and the region calls, PtlMDUpdate's conditional update, IOVEC.
- * Rank 0 initiates, rank 1 is the target.
+ * GET/REPLY and the region calls, PtlMDUpdate's conditional update, IOVEC,
+ * EQ handlers that unlink and bind MDs inside events. Rank 0 initiates, rank 1 is the target.
  */
 #include "mp_common.h"
 
@@ -627,13 +627,185 @@ static void test_short_truncate(void **state)
 	mp_end();
 }
 
+/* An EQ handler runs while the library logs its event, and may call the
+ * API (PtlEQAlloc(3)). From START until the data has moved the MD is in
+ * use: PtlMDUnlink and PtlMDUpdate say PTL_MD_IN_USE there. At END (and
+ * at UNLINK) it may be unlinked, and an MD bound then may take its slot:
+ * the library must not go on with the old one through it (the payload
+ * into the new MD's buffer, its events, its unlink). */
+static struct {
+	char decoy[32];           /* every MD the handler binds describes it */
+	ptl_handle_eq_t decoy_eq; /* theirs: no event may land there */
+	ptl_handle_md_t bound[8];
+	int nbound;
+	int start_unlink, start_update, end_unlink, unlink_unlink;
+	int late_unlink;          /* match bits whose MD is left to unlink on UNLINK */
+} hr;
+
+static void reentry_handler(ptl_event_t *ev)
+{
+	ptl_md_t d = mp_md(hr.decoy, sizeof hr.decoy, INF, PTL_MD_OP_PUT | PTL_MD_OP_GET, hr.decoy_eq);
+	ptl_md_t tiny = d;
+	tiny.length = 1;
+	switch (ev->type) {
+	case PTL_EVENT_PUT_START:
+	case PTL_EVENT_SEND_START:
+		hr.start_unlink = PtlMDUnlink(ev->md_handle);
+		hr.start_update = PtlMDUpdate(ev->md_handle, NULL, &tiny, PTL_EQ_NONE);
+		break;
+	case PTL_EVENT_PUT_END:
+	case PTL_EVENT_SEND_END:
+		if ((int)ev->match_bits == hr.late_unlink)
+			return;
+		hr.end_unlink = PtlMDUnlink(ev->md_handle);
+		break;
+	case PTL_EVENT_UNLINK:
+		hr.unlink_unlink = PtlMDUnlink(ev->md_handle);
+		break;
+	default:
+		return;
+	}
+	if (hr.nbound < 8 && PtlMDBind(mp_ni, d, PTL_RETAIN, &hr.bound[hr.nbound]) == PTL_OK)
+		hr.nbound++;
+}
+
+static void test_handler_reentry(void **state)
+{
+	(void)state;
+	const ptl_pt_index_t pt = 21;
+	char t1[16], t2[16], src[8];
+	memset(&hr, 0, sizeof hr);
+	hr.late_unlink = 2;
+	hr.start_unlink = hr.start_update = hr.end_unlink = hr.unlink_unlink = -1;
+	hr.decoy_eq = mp_eq(16);
+	ptl_handle_eq_t eq;
+	MP_RC(PtlEQAlloc(mp_ni, 64, reentry_handler, &eq), PTL_OK);
+	ptl_handle_me_t me1 = 0, me2 = 0;
+	ptl_handle_md_t md1 = 0, md2 = 0;
+	ptl_event_t ev;
+	if (mp_rank == T) {
+		memset(t1, 0, sizeof t1);
+		memset(t2, 0, sizeof t2);
+		me1 = mp_me_md(pt, 1, 0, PTL_RETAIN, mp_md(t1, 16, INF, PTL_MD_OP_PUT, eq), PTL_RETAIN, &md1);
+		/* used up by one put: unlinked after it, its handler unlinks it at UNLINK */
+		me2 = mp_me_md(pt, 2, 0, PTL_RETAIN, mp_md(t2, 16, 1, PTL_MD_OP_PUT, eq), PTL_UNLINK, &md2);
+	}
+	mp_barrier();
+	if (mp_rank == I) {
+		mp_fill(src, 8, 120);
+		ptl_handle_md_t h = mp_bind(src, 8, INF, 0, eq);
+		MP_RC(PtlPut(h, PTL_NO_ACK_REQ, mp_id(T), pt, 0, 1, 0, 0), PTL_OK);
+		MP_WAIT(eq, &ev, "SEND_START of a put");
+		MP_WAIT(eq, &ev, "SEND_END of a put");
+		assert_int_equal(hr.start_unlink, PTL_MD_IN_USE);
+		assert_int_equal(hr.start_update, PTL_MD_IN_USE);
+		assert_int_equal(hr.end_unlink, PTL_OK); /* the put was done with it */
+		MP_RC(PtlMDUnlink(h), PTL_MD_INVALID);
+		/* a second put from another MD, into the MD that unlinks itself */
+		hr.end_unlink = -1;
+		h = mp_bind(src, 8, INF, PTL_MD_EVENT_START_DISABLE | PTL_MD_EVENT_END_DISABLE, PTL_EQ_NONE);
+		MP_RC(PtlPut(h, PTL_NO_ACK_REQ, mp_id(T), pt, 0, 2, 0, 0), PTL_OK);
+		MP_RC(PtlMDUnlink(h), PTL_OK);
+	}
+	if (mp_rank == T) {
+		MP_WAIT(eq, &ev, "PUT_START");
+		MP_WAIT(eq, &ev, "PUT_END");
+		assert_int_equal(ev.match_bits, 1);
+		assert_int_equal(hr.start_unlink, PTL_MD_IN_USE);
+		assert_int_equal(hr.start_update, PTL_MD_IN_USE);
+		assert_int_equal(hr.end_unlink, PTL_OK);
+		MP_CHECK(t1, 8, 120, "the put's data in its own MD's buffer");
+		MP_WAIT(eq, &ev, "PUT_START (the MD used up by one put)");
+		MP_WAIT(eq, &ev, "PUT_END (the MD used up by one put)");
+		MP_WAIT(eq, &ev, "UNLINK (the MD used up by one put)");
+		assert_int_equal(ev.type, PTL_EVENT_UNLINK);
+		assert_int_equal(hr.unlink_unlink, PTL_OK);
+		MP_CHECK(t2, 8, 120, "the second put's data in its MD's buffer");
+		MP_RC(PtlMDUnlink(md1), PTL_MD_INVALID);
+		MP_RC(PtlMDUnlink(md2), PTL_MD_INVALID);
+		MP_RC(PtlMEUnlink(me1), PTL_OK);
+		MP_RC(PtlMEUnlink(me2), PTL_OK);
+	}
+	/* What the handler bound, some of it in freed MDs' slots, is whole:
+	 * no payload, no event, not held, not unlinked */
+	for (size_t i = 0; i < sizeof hr.decoy; i++)
+		if (hr.decoy[i])
+			fail_msg("rank %d: byte %zu of the handler's MDs' buffer written", mp_rank, i);
+	MP_EMPTY(hr.decoy_eq, 0, "the handler's MDs' EQ");
+	assert_true(hr.nbound >= 2);
+	for (int i = 0; i < hr.nbound; i++)
+		MP_RC(PtlMDUnlink(hr.bound[i]), PTL_OK);
+	mp_barrier();
+	mp_eq_free(eq);
+	mp_eq_free(hr.decoy_eq);
+	mp_end();
+}
+
+/* A handler that calls into progress (PtlEQGet) while a message to this
+ * process is being delivered: the delivery under way keeps its payload
+ * (the self NAL once delivered the next message into the buffer the
+ * current one was still being read from). Each rank puts to itself. */
+static struct {
+	ptl_handle_md_t src;
+	ptl_handle_eq_t other;
+	ptl_pt_index_t pt;
+	int fired;
+} sr;
+
+static void self_handler(ptl_event_t *ev)
+{
+	ptl_event_t e;
+	if (ev->type != PTL_EVENT_PUT_START || sr.fired++)
+		return;
+	MP_RC(PtlPutRegion(sr.src, 16, 8, PTL_NO_ACK_REQ, mp_id(mp_rank), sr.pt, 0, 1, 32, 0), PTL_OK);
+	MP_RC(PtlEQGet(sr.other, &e), PTL_EQ_EMPTY);
+}
+
+static void test_handler_progress(void **state)
+{
+	(void)state;
+	char tb[48], src[24];
+	memset(tb, 0, sizeof tb);
+	mp_fill(src, sizeof src, 130);
+	memset(&sr, 0, sizeof sr);
+	sr.pt = 22;
+	sr.other = mp_eq(4);
+	ptl_handle_eq_t eq;
+	MP_RC(PtlEQAlloc(mp_ni, 64, self_handler, &eq), PTL_OK);
+	ptl_handle_md_t md;
+	ptl_handle_me_t me = mp_me_md(sr.pt, 1, 0, PTL_RETAIN,
+				      mp_md(tb, sizeof tb, INF, PTL_MD_OP_PUT | PTL_MD_MANAGE_REMOTE, eq), PTL_RETAIN,
+				      &md);
+	sr.src = mp_bind(src, sizeof src, INF, 0, PTL_EQ_NONE);
+	/* two queued before anything is delivered, the handler adds a third */
+	MP_RC(PtlPutRegion(sr.src, 0, 8, PTL_NO_ACK_REQ, mp_id(mp_rank), sr.pt, 0, 1, 0, 0), PTL_OK);
+	MP_RC(PtlPutRegion(sr.src, 8, 8, PTL_NO_ACK_REQ, mp_id(mp_rank), sr.pt, 0, 1, 16, 0), PTL_OK);
+	ptl_event_t ev;
+	int ends = 0;
+	for (int k = 0; k < 6; k++) {
+		MP_WAIT(eq, &ev, "a put to this process");
+		ends += ev.type == PTL_EVENT_PUT_END;
+	}
+	assert_int_equal(ends, 3);
+	/* each put's 8 bytes where it was sent: src[0..8) at 0, [8..16) at 16, [16..24) at 32 */
+	if (memcmp(tb, src, 8) || memcmp(tb + 16, src + 8, 8) || memcmp(tb + 32, src + 16, 8))
+		fail_msg("rank %d: a put's data is not where it was sent", mp_rank);
+	MP_RC(PtlMDUnlink(sr.src), PTL_OK);
+	MP_RC(PtlMEUnlink(me), PTL_OK);
+	mp_barrier();
+	mp_eq_free(eq);
+	mp_eq_free(sr.other);
+	mp_end();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		MP_TEST(test_accept),	     MP_TEST(test_offsets),	  MP_TEST(test_max_size),
 		MP_TEST(test_threshold_chain), MP_TEST(test_event_disable), MP_TEST(test_ack),
 		MP_TEST(test_get_reply),      MP_TEST(test_md_update),	  MP_TEST(test_iovec),
-		MP_TEST(test_short_truncate),
+		MP_TEST(test_short_truncate), MP_TEST(test_handler_reentry),
+		MP_TEST(test_handler_progress),
 	};
 	return mp_main("mp_md", tests, sizeof tests / sizeof tests[0]);
 }
