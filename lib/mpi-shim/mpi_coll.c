@@ -911,8 +911,8 @@ int PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
  * mpi_op_check accepted. Neither can be freed, so the answer for the pair
  * never changes; a program reduces the same kind over and over, and the
  * check was a twentieth of a 2-rank 8-byte allreduce's instructions. */
-static MPI_Op ok_op = MPI_OP_NULL;
-static MPI_Datatype ok_dt = MPI_DATATYPE_NULL;
+static MPI_Op ok_op = -1;          /* (no pair yet: no handle is -1) */
+static MPI_Datatype ok_dt = -1;
 /* ok_dt's type (a predefined one is never freed) and whether ok_op
  * commutes: MPI_Allreduce asks neither again for the pair. */
 static struct mpi_dtype *ok_t;
@@ -922,15 +922,29 @@ int mpi_coll_check_op(MPI_Comm comm, const char *fn, MPI_Op op, MPI_Datatype dt)
 {
 	if (op == ok_op && dt == ok_dt)
 		return MPI_SUCCESS;
+	/* MPI-3.1 11.3.4: these two are the one-sided accumulates' only */
+	if (op == MPI_REPLACE || op == MPI_NO_OP)
+		return mpi_err(comm, MPI_ERR_OP, fn, "%s is for one-sided accumulates, not collective reductions",
+			       op == MPI_REPLACE ? "MPI_REPLACE" : "MPI_NO_OP");
 	int rc = mpi_op_check(op, dt);
 	if (rc)
 		return mpi_err(comm, rc, fn, "operation %d does not apply to datatype %d", op, dt);
-	if (op <= MPI_NO_OP && dt < PTL_MPI_NUM_PREDEFINED && (ok_t = mpi_dtype_get(dt))) {
+	if (op < MPI_REPLACE && dt < PTL_MPI_NUM_PREDEFINED && (ok_t = mpi_dtype_get(dt))) {
 		ok_op = op;
 		ok_dt = dt;
 		ok_commute = mpi_op_commutative(op);
 	}
 	return MPI_SUCCESS;
+}
+
+/* sendbuf the very buffer recvbuf is (not MPI_IN_PLACE, which says so),
+ * where either holds data: erroneous (MPI-3.1 2.6.5), the one buffer read
+ * and written at once. */
+static int aliased(MPI_Comm comm, const char *fn, const void *sendbuf, const void *recvbuf, bool data)
+{
+	if (sendbuf != recvbuf || !data)
+		return MPI_SUCCESS;
+	return mpi_err(comm, MPI_ERR_BUFFER, fn, "sendbuf is recvbuf (MPI_IN_PLACE is how to give one buffer)");
 }
 
 /* Reduce the contiguous image data (count elements) to root; data is
@@ -1277,10 +1291,15 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, 
 		return mpi_inter_reduce(c, comm, sendbuf, recvbuf, count, dt, op, root);
 	if (root < 0 || root >= c->size)
 		return mpi_err(comm, MPI_ERR_ROOT, "MPI_Reduce", "root %d not in %s (size %d)", root, c->name, c->size);
-	struct cx x;
-	mpi_cx_init(&x, c, "MPI_Reduce");
 	bool tmp;
 	bool at_root = c->rank == root;
+	if (!at_root && sendbuf == MPI_IN_PLACE)
+		return mpi_err(comm, MPI_ERR_BUFFER, "MPI_Reduce", "MPI_IN_PLACE at rank %d: only the root (%d) may give it",
+			       c->rank, root);
+	if (at_root && (rc = aliased(comm, "MPI_Reduce", sendbuf, recvbuf, count > 0)))
+		return rc;
+	struct cx x;
+	mpi_cx_init(&x, c, "MPI_Reduce");
 	struct mpi_dtype *t = mpi_dtype_get(dt);
 	if (mpi_coll_input_apart(t, sendbuf, count, c)) {
 		/* The schedule reads sendbuf where it is (a leaf sends it, a
@@ -1329,6 +1348,8 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 			return rc;
 		commute = mpi_op_commutative(op);
 	}
+	if ((rc = aliased(comm, "MPI_Allreduce", sendbuf, recvbuf, count > 0)))
+		return rc;
 	if (c->inter)
 		return mpi_inter_allreduce(c, comm, sendbuf, recvbuf, count, dt, op);
 	struct cx x;
@@ -1370,6 +1391,8 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 	int rc = mpi_coll_check_buf(comm, "MPI_Reduce_scatter_block", recvcount, dt);
 	if (!rc)
 		rc = mpi_coll_check_op(comm, "MPI_Reduce_scatter_block", op, dt);
+	if (!rc)
+		rc = aliased(comm, "MPI_Reduce_scatter_block", sendbuf, recvbuf, recvcount > 0);
 	if (rc)
 		return rc;
 	if (c->inter)
@@ -1433,7 +1456,11 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 {
 	static const char fn[] = "MPI_Reduce_scatter";
 	COLL_ENTER_ANY(fn, comm, c);
-	int rc = mpi_coll_check_op(comm, fn, op, dt);
+	int rc = mpi_coll_check_buf(comm, fn, 0, dt);
+	if (!rc)
+		rc = mpi_coll_check_op(comm, fn, op, dt);
+	if (!rc)
+		rc = aliased(comm, fn, sendbuf, recvbuf, true);
 	if (rc)
 		return rc;
 	if (c->inter)
@@ -1489,6 +1516,8 @@ static int scan(const char *fn, const void *sendbuf, void *recvbuf, int count, M
 	int rc = mpi_coll_check_buf(comm, fn, count, dt);
 	if (!rc)
 		rc = mpi_coll_check_op(comm, fn, op, dt);
+	if (!rc)
+		rc = aliased(comm, fn, sendbuf, recvbuf, count > 0);
 	if (rc)
 		return rc;
 	struct mpi_dtype *t = mpi_dtype_get(dt);
@@ -1701,6 +1730,14 @@ static int gather_scatter(const char *fn, MPI_Comm comm, const struct gs_call *g
 	bool at_root = c->rank == g->root, v = g->v;
 	if (g->root < 0 || g->root >= n)
 		return mpi_err(comm, MPI_ERR_ROOT, fn, "root %d not in %s (size %d)", g->root, c->name, n);
+	if (!at_root && (g->gather ? g->sbuf : g->rbuf) == MPI_IN_PLACE)
+		return mpi_err(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE at rank %d: only the root (%d) may give it", c->rank,
+			       g->root);
+	if (at_root) {
+		int rc = aliased(comm, fn, g->sbuf, g->rbuf, (g->gather ? g->scount : g->rcount) > 0);
+		if (rc)
+			return rc;
+	}
 	/* what this rank sends or receives: its own datatype; the root's, the
 	 * datatype of the whole buffer */
 	MPI_Datatype own_t = g->gather ? g->stype : g->rtype, root_t = g->gather ? g->rtype : g->stype;
@@ -1778,6 +1815,18 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 	return gather_scatter("MPI_Scatter", comm, &g);
 }
 
+/* The send side of a collective whose blocks are all blk bytes (Allgather,
+ * Alltoall: sendcount of sendtype a block): a valid count and committed
+ * type, and as many bytes a block as are received. */
+static int check_send_blk(MPI_Comm comm, const char *fn, int count, MPI_Datatype type, size_t blk)
+{
+	int rc = mpi_coll_check_buf(comm, fn, count, type);
+	if (!rc && mpi_dtype_get(type)->size * (size_t)count != blk)
+		rc = mpi_err(comm, MPI_ERR_TRUNCATE, fn, "%zu bytes sent a block (sendcount %d) but %zu received",
+			     mpi_dtype_get(type)->size * (size_t)count, count, blk);
+	return rc;
+}
+
 int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
 		   MPI_Datatype recvtype, MPI_Comm comm)
 {
@@ -1791,6 +1840,10 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 		return rc;
 	struct mpi_dtype *rt = mpi_dtype_get(recvtype);
 	size_t blk = rt->size * (size_t)recvcount;
+	if (sendbuf != MPI_IN_PLACE && (rc = check_send_blk(comm, "MPI_Allgather", sendcount, sendtype, blk)))
+		return rc;
+	if ((rc = aliased(comm, "MPI_Allgather", sendbuf, recvbuf, blk > 0)))
+		return rc;
 	int n = c->size;
 	bool tmp = !rt->contig;
 	char *data = tmp ? tmp_get(c, blk * (size_t)n) : (char *)recvbuf + rt->true_lb;
@@ -1960,6 +2013,10 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 	struct mpi_dtype *rt = mpi_dtype_get(recvtype);
 	int n = c->size;
 	size_t blk = rt->size * (size_t)recvcount;
+	if (sendbuf != MPI_IN_PLACE && (rc = check_send_blk(comm, "MPI_Alltoall", sendcount, sendtype, blk)))
+		return rc;
+	if ((rc = aliased(comm, "MPI_Alltoall", sendbuf, recvbuf, blk > 0)))
+		return rc;
 	char *in = tmp_get(c, blk * (size_t)n);
 	bool tmp = !rt->contig;
 	char *data = tmp ? tmp_get(c, blk * (size_t)n) : (char *)recvbuf + rt->true_lb;

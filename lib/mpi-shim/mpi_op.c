@@ -223,9 +223,17 @@ void mpi_op_apply(MPI_Op op, MPI_Datatype dt, const void *in, void *inout, int c
 			ops[op].fn((void *)in, inout, &c, &d);
 			return;
 		}
-		size_t span = (size_t)t->extent * (size_t)count + (size_t)(t->true_ub > t->extent ? t->true_ub : 0);
-		char *a = calloc(1, span + 1), *b = calloc(1, span + 1);
-		if (a && b) {
+		/* Element i's bytes lie at i * extent + [true_lb, true_ub): the
+		 * temporaries span from the lowest (below the buffer's address
+		 * when true_lb < 0) to the highest. */
+		MPI_Aint step = t->extent * (MPI_Aint)(count - 1);
+		MPI_Aint lo = t->true_lb + (step < 0 ? step : 0), hi = t->true_ub + (step > 0 ? step : 0);
+		if (lo > 0)
+			lo = 0;
+		size_t span = (size_t)(hi - lo);
+		char *ma = calloc(1, span + 1), *mb = calloc(1, span + 1);
+		if (ma && mb) {
+			char *a = ma - lo, *b = mb - lo;
 			mpi_unpack(t, a, count, in, t->size * (size_t)count);
 			mpi_unpack(t, b, count, inout, t->size * (size_t)count);
 			int c = count;
@@ -233,8 +241,8 @@ void mpi_op_apply(MPI_Op op, MPI_Datatype dt, const void *in, void *inout, int c
 			ops[op].fn(a, b, &c, &d);
 			mpi_pack(t, b, count, inout);
 		}
-		free(a);
-		free(b);
+		free(ma);
+		free(mb);
 		return;
 	}
 	struct mpi_dtype *bt = mpi_dtype_get(t->basic);

@@ -138,6 +138,47 @@ static void mat_op_free(MPI_Datatype *mat, MPI_Op *op)
 	OK(MPI_Type_free(mat));
 }
 
+/* a user sum of longs, whatever the type's layout (it is given elements) */
+static void lsum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+	(void)dt;
+	const long *a = in;
+	long *b = inout;
+	for (int i = 0; i < *len; i++)
+		b[-1 + 2 * i] += a[-1 + 2 * i]; /* each element: the long 8 bytes before its address */
+}
+
+/* A user op on a type whose data lies below its address (true lower bound
+ * -8): the library's element temporaries must reach that far down (they
+ * once started at the address, and the op wrote before the block). */
+static void neg_lb_op(void)
+{
+	int bl = 1;
+	MPI_Aint d = -8;
+	MPI_Datatype lt, t;
+	OK(MPI_Type_create_hindexed(1, &bl, &d, MPI_LONG, &lt));
+	OK(MPI_Type_create_resized(lt, 0, 16, &t)); /* elements 16 bytes apart */
+	OK(MPI_Type_commit(&t));
+	MPI_Op op;
+	OK(MPI_Op_create(lsum, 1, &op));
+	enum { N = 3 };
+	long s[2 * N + 1], r[2 * N + 1];
+	for (int i = 0; i < 2 * N + 1; i++) {
+		s[i] = 1000 * t_rank + i;
+		r[i] = -7;
+	}
+	OK(MPI_Allreduce(s + 1, r + 1, N, t, op, MPI_COMM_WORLD));
+	long base = 1000L * t_size * (t_size - 1) / 2;
+	for (int i = 0; i < N; i++)
+		CHECK(r[2 * i] == base + (long)t_size * 2 * i, "negative-lb user op element %d: %ld want %ld", i, r[2 * i],
+		      base + (long)t_size * 2 * i);
+	for (int i = 0; i < N; i++)
+		CHECK(r[2 * i + 1] == -7, "negative-lb user op: gap %d written (%ld)", i, r[2 * i + 1]);
+	OK(MPI_Op_free(&op));
+	OK(MPI_Type_free(&t));
+	OK(MPI_Type_free(&lt));
+}
+
 static void user_ops(void)
 {
 	MPI_Datatype mat;
@@ -163,6 +204,7 @@ static void user_ops(void)
 	OK(MPI_Op_free(&op));
 	CHECK(op == MPI_OP_NULL, "op_free");
 	OK(MPI_Type_free(&mat));
+	neg_lb_op();
 }
 
 static void gathers(void)

@@ -58,6 +58,74 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		return t_fails ? 1 : (t_rank == (sr + 1) % t_size && !names) ? 1 : 0;
 	}
+	/* Before any reduction passed its checks (they keep the last good op
+	 * and type): the null ones, each refused, no crash. */
+	int w2[2] = { 0, 0 }, *cnts = calloc((size_t)t_size, sizeof *cnts);
+	expect(MPI_Allreduce(&v, w2, 1, MPI_DATATYPE_NULL, MPI_OP_NULL, MPI_COMM_WORLD), MPI_ERR_TYPE,
+	       "first allreduce, null type and op", "datatype");
+	expect(MPI_Reduce_scatter(&v, w2, cnts, MPI_DATATYPE_NULL, MPI_OP_NULL, MPI_COMM_WORLD), MPI_ERR_TYPE,
+	       "first reduce_scatter, null type and op", "datatype");
+	expect(MPI_Allreduce(&v, w2, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_WORLD), MPI_ERR_OP, "null op", "operation");
+	/* MPI_REPLACE and MPI_NO_OP: the one-sided accumulates' only */
+	expect(MPI_Allreduce(&v, w2, 1, MPI_INT, MPI_REPLACE, MPI_COMM_WORLD), MPI_ERR_OP, "allreduce MPI_REPLACE",
+	       "one-sided");
+	expect(MPI_Reduce(&v, w2, 1, MPI_INT, MPI_NO_OP, 0, MPI_COMM_WORLD), MPI_ERR_OP, "reduce MPI_NO_OP", "one-sided");
+	expect(MPI_Scan(&v, w2, 1, MPI_INT, MPI_REPLACE, MPI_COMM_WORLD), MPI_ERR_OP, "scan MPI_REPLACE", "one-sided");
+	expect(MPI_Exscan(&v, w2, 1, MPI_INT, MPI_NO_OP, MPI_COMM_WORLD), MPI_ERR_OP, "exscan MPI_NO_OP", "one-sided");
+	expect(MPI_Reduce_scatter_block(&v, w2, 1, MPI_INT, MPI_REPLACE, MPI_COMM_WORLD), MPI_ERR_OP,
+	       "reduce_scatter_block MPI_REPLACE", "one-sided");
+	/* (and once a good pair is cached, the next call still checks its own) */
+	OK(MPI_Allreduce(&v, w2, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+	expect(MPI_Allreduce(&v, w2, 1, MPI_INT, MPI_NO_OP, MPI_COMM_WORLD), MPI_ERR_OP, "allreduce MPI_NO_OP after SUM",
+	       "one-sided");
+	MPI_Datatype unc;
+	OK(MPI_Type_contiguous(2, MPI_INT, &unc));
+	for (int j = 0; j < t_size; j++)
+		cnts[j] = 1;
+	expect(MPI_Reduce_scatter(w2, w2 + 1, cnts, unc, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_TYPE,
+	       "reduce_scatter uncommitted type", "uncommitted");
+	/* Allgather's and Alltoall's send side: type, count, and as long as a received block */
+	int *ag = calloc((size_t)t_size * 2, sizeof *ag);
+	expect(MPI_Allgather(&v, 1, 12345, ag, 1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_TYPE, "allgather bad sendtype",
+	       "datatype");
+	expect(MPI_Allgather(&v, 1, unc, ag, 1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_TYPE, "allgather uncommitted sendtype",
+	       "uncommitted");
+	expect(MPI_Allgather(&v, -1, MPI_INT, ag, 1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_COUNT, "allgather sendcount -1",
+	       "count");
+	expect(MPI_Alltoall(ag, 1, 12345, ag + t_size, 1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_TYPE, "alltoall bad sendtype",
+	       "datatype");
+	expect(MPI_Alltoall(ag, -1, MPI_INT, ag + t_size, 1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_COUNT,
+	       "alltoall sendcount -1", "count");
+	expect(MPI_Alltoall(ag, 2, MPI_INT, ag + t_size, 1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_TRUNCATE,
+	       "alltoall 8 bytes sent a block, 4 received", "a block");
+	OK(MPI_Type_free(&unc));
+	/* one buffer as both sendbuf and recvbuf: MPI_IN_PLACE is how */
+	expect(MPI_Allreduce(w2, w2, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_BUFFER, "allreduce aliased",
+	       "MPI_IN_PLACE");
+	expect(MPI_Allgather(ag, 1, MPI_INT, ag, 1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_BUFFER, "allgather aliased",
+	       "MPI_IN_PLACE");
+	expect(MPI_Scan(w2, w2, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_BUFFER, "scan aliased", "MPI_IN_PLACE");
+	if (t_rank == 0)
+		expect(MPI_Gather(ag, 1, MPI_INT, ag, 1, MPI_INT, 0, MPI_COMM_WORLD), MPI_ERR_BUFFER, "gather aliased at root",
+		       "MPI_IN_PLACE");
+	/* MPI_IN_PLACE only at the root of Reduce, Gather (sendbuf) and
+	 * Scatter (recvbuf): refused elsewhere, before anything moves (the
+	 * root, not called, waits for nothing) */
+	if (t_rank != 0) {
+		expect(MPI_Reduce(MPI_IN_PLACE, NULL, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD), MPI_ERR_BUFFER,
+		       "reduce MPI_IN_PLACE at a non-root", "only the root");
+		expect(MPI_Gather(MPI_IN_PLACE, 1, MPI_INT, NULL, 1, MPI_INT, 0, MPI_COMM_WORLD), MPI_ERR_BUFFER,
+		       "gather MPI_IN_PLACE at a non-root", "only the root");
+		expect(MPI_Scatter(NULL, 1, MPI_INT, MPI_IN_PLACE, 1, MPI_INT, 0, MPI_COMM_WORLD), MPI_ERR_BUFFER,
+		       "scatter MPI_IN_PLACE at a non-root", "only the root");
+	}
+	free(ag);
+	free(cnts);
+	/* the communicator still works after all of that */
+	v = 1;
+	OK(MPI_Allreduce(&v, w2, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+	CHECK(w2[0] == t_size, "allreduce after the refused calls: %d want %d", w2[0], t_size);
+	v = 0;
 	expect(MPI_Send(&v, 1, MPI_INT, t_size, 0, MPI_COMM_WORLD), MPI_ERR_RANK, "bad rank", "MPI_Send");
 	expect(MPI_Send(&v, 1, MPI_INT, 0, -5, MPI_COMM_WORLD), MPI_ERR_TAG, "bad tag", "tag");
 	expect(MPI_Send(&v, -1, MPI_INT, 0, 0, MPI_COMM_WORLD), MPI_ERR_COUNT, "bad count", "count");
