@@ -1459,8 +1459,6 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 	int rc = mpi_coll_check_buf(comm, fn, 0, dt);
 	if (!rc)
 		rc = mpi_coll_check_op(comm, fn, op, dt);
-	if (!rc)
-		rc = aliased(comm, fn, sendbuf, recvbuf, true);
 	if (rc)
 		return rc;
 	if (c->inter)
@@ -1468,7 +1466,8 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 	struct mpi_dtype *t = mpi_dtype_get(dt);
 	int n = c->size, me = c->rank;
 	size_t total, mine = 0, *counts = NULL;
-	if ((rc = mpi_coll_v_bytes(comm, fn, "recvcounts", recvcounts, n, t->size, NULL, &total)))
+	if ((rc = mpi_coll_v_bytes(comm, fn, "recvcounts", recvcounts, n, t->size, NULL, &total)) ||
+	    (rc = aliased(comm, fn, sendbuf, recvbuf, total > 0)))
 		return rc;
 	for (int j = 0; j < me; j++)
 		mine += t->size * (size_t)recvcounts[j];

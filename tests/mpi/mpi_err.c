@@ -105,6 +105,8 @@ int main(int argc, char **argv)
 	expect(MPI_Allgather(ag, 1, MPI_INT, ag, 1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_BUFFER, "allgather aliased",
 	       "MPI_IN_PLACE");
 	expect(MPI_Scan(w2, w2, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_BUFFER, "scan aliased", "MPI_IN_PLACE");
+	expect(MPI_Reduce_scatter(ag, ag, cnts, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_BUFFER,
+	       "reduce_scatter aliased", "MPI_IN_PLACE");
 	if (t_rank == 0)
 		expect(MPI_Gather(ag, 1, MPI_INT, ag, 1, MPI_INT, 0, MPI_COMM_WORLD), MPI_ERR_BUFFER, "gather aliased at root",
 		       "MPI_IN_PLACE");

@@ -732,7 +732,8 @@ static void test_handler_reentry(void **state)
 		if (hr.decoy[i])
 			fail_msg("rank %d: byte %zu of the handler's MDs' buffer written", mp_rank, i);
 	MP_EMPTY(hr.decoy_eq, 0, "the handler's MDs' EQ");
-	assert_true(hr.nbound >= 2);
+	/* (ranks past T, in a larger job, take no part) */
+	assert_true(mp_rank > T || hr.nbound >= 2);
 	for (int i = 0; i < hr.nbound; i++)
 		MP_RC(PtlMDUnlink(hr.bound[i]), PTL_OK);
 	mp_barrier();
