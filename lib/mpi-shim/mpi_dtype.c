@@ -736,14 +736,16 @@ int PMPI_Type_free(MPI_Datatype *dt)
 int PMPI_Get_count(const MPI_Status *st, MPI_Datatype dt, int *count)
 {
 	struct mpi_dtype *t = mpi_dtype_get(dt);
-	if (!t || !st)
-		return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Get_count", "invalid datatype %d or status", dt);
-	if (t->size == 0)
-		*count = 0;
-	else if ((size_t)st->ptl_count % t->size)
+	if (!st || !count)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Get_count", "status or count is NULL");
+	if (!t)
+		return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Get_count", "invalid datatype %d", dt);
+	size_t n = t->size ? (size_t)st->ptl_count / t->size : 0;
+	/* not a whole number of elements, or more than an int holds */
+	if (t->size && ((size_t)st->ptl_count % t->size || n > INT_MAX))
 		*count = MPI_UNDEFINED;
 	else
-		*count = (int)((size_t)st->ptl_count / t->size);
+		*count = (int)n;
 	return MPI_SUCCESS;
 }
 

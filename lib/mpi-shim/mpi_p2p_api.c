@@ -2,6 +2,7 @@
  * engine of mpi_pt2pt.c. */
 #include "config.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -300,9 +301,28 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
 	if (rc)
 		return mpi_err(comm, rc, "MPI_Sendrecv", "cannot post the receive");
 	rc = mpi_isend_t(sendbuf, sendcount, sendtype, st, dest, sendtag, c, c->ctx, MPI_MODE_STD, &sr);
-	if (rc)
+	if (rc) {
+		/* nothing of the call may stay behind to take a later message */
+		mpi_cancel_recv(rr);
+		mpi_wait_plain(rr);
+		mpi_req_drop(rr);
 		return mpi_err(comm, rc, "MPI_Sendrecv", "cannot start the send");
-	mpi_wait_plain(sr);
+	}
+	if (rr->lazy) {
+		/* The two run as if at once: an empty receive posts no ME and
+		 * matches only when looked for, and the send may wait on a peer
+		 * that waits for that match (its MPI_Ssend of nothing before
+		 * its receive of our rendezvous send) */
+		struct mpi_idle idle = { 0, 0 };
+		while (!sr->done) {
+			mpi_recv_try(rr);
+			bool empty = mpi_progress_until(100, sr) == 0;
+			if (!sr->done && mpi_idle_due(&idle, empty))
+				mpi_req_check(sr);
+		}
+	} else {
+		mpi_wait_plain(sr);
+	}
 	mpi_wait_plain(rr);
 	if (status != MPI_STATUS_IGNORE)
 		mpi_status_copy(status, &rr->st);
@@ -325,12 +345,27 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int s
 		rc = check_send("MPI_Sendrecv_replace", count, dt, dest, sendtag, comm, &c, &t);
 	if (rc)
 		return rc;
+	if (dest == MPI_PROC_NULL) /* nothing goes out: no copy of it */
+		return PMPI_Sendrecv(NULL, 0, MPI_BYTE, dest, sendtag, buf, count, dt, source, recvtag, comm, status);
 	size_t len = t->size * (size_t)count;
 	void *tmp = malloc(len ? len : 1);
 	if (!tmp)
 		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Sendrecv_replace", "no memory for %zu bytes", len);
 	mpi_pack(t, buf, count, tmp);
-	rc = PMPI_Sendrecv(tmp, (int)len, MPI_BYTE, dest, sendtag, buf, count, dt, source, recvtag, comm, status);
+	/* The packed copy goes out as count elements of t's size in bytes:
+	 * its length in bytes may be past an int */
+	MPI_Datatype bytes = MPI_BYTE;
+	int n = (int)len;
+	if (len > INT_MAX) {
+		rc = PMPI_Type_contiguous((int)t->size, MPI_BYTE, &bytes);
+		if (!rc)
+			rc = PMPI_Type_commit(&bytes);
+		n = count;
+	}
+	if (!rc)
+		rc = PMPI_Sendrecv(tmp, n, bytes, dest, sendtag, buf, count, dt, source, recvtag, comm, status);
+	if (bytes != MPI_BYTE)
+		PMPI_Type_free(&bytes);
 	free(tmp);
 	return rc;
 }

@@ -83,8 +83,8 @@ static int persist_new(const char *fn, struct mpi_persist *args, MPI_Request *re
 	if (args->peer != MPI_PROC_NULL && !any && (args->peer < 0 || args->peer >= c->size))
 		return mpi_err(args->comm, MPI_ERR_RANK, fn, "rank %d not in %s (size %d)", args->peer, c->name,
 			       c->size);
-	if (args->tag < 0 && !(args->recv && args->tag == MPI_ANY_TAG))
-		return mpi_err(args->comm, MPI_ERR_TAG, fn, "tag %d < 0", args->tag);
+	if ((unsigned)args->tag > (unsigned)MPI_TAG_MAX && !(args->recv && args->tag == MPI_ANY_TAG))
+		return mpi_err(args->comm, MPI_ERR_TAG, fn, "tag %d not in 0..%d (MPI_TAG_UB)", args->tag, MPI_TAG_MAX);
 	if (!mpi_dtype_get(args->dt)->predefined) {
 		MPI_Datatype own;
 		int rc = PMPI_Type_dup(args->dt, &own);

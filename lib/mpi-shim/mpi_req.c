@@ -159,6 +159,8 @@ static inline int finish(MPI_Request *h, struct mpi_req *r, MPI_Status *st, stru
 	status_out(r, st);
 	if (dead && r->dead >= 0 && dead->dead < 0)
 		*dead = *r;
+	else if (dead && err && dead->dead < 0 && !dead->comm)
+		dead->comm = r->comm; /* whose handler hears of it (many_err) */
 	if (err && r->icoll)
 		snprintf(icoll_why, sizeof icoll_why, "%s", mpi_icoll_msg(r->icoll));
 	mpi_req_drop(r);
@@ -179,11 +181,14 @@ static int req_err(const struct mpi_req *r, int err, const char *fn)
 	return mpi_err(h, err, fn, "the request failed");
 }
 
-/* Several requests failed: name the death among them, if one was. */
+/* Several requests failed: name the death among them, if one was; on the
+ * communicator of the first that failed (MPI-3.1 8.3: the request's
+ * communicator's handler). */
 static int many_err(const struct mpi_req *dead, int errs, const char *fn)
 {
 	if (dead->dead < 0)
-		return mpi_err(MPI_COMM_WORLD, MPI_ERR_IN_STATUS, fn, "%d of the requests failed", errs);
+		return mpi_err(dead->comm && dead->comm->in_use ? mpi_comm_handle(dead->comm) : MPI_COMM_WORLD,
+			       MPI_ERR_IN_STATUS, fn, "%d of the requests failed", errs);
 	char m[200];
 	mpi_dead_msg(m, sizeof m, dead->comm, dead->dead);
 	MPI_Comm h = dead->comm && dead->comm->in_use ? mpi_comm_handle(dead->comm) : MPI_COMM_WORLD;
@@ -237,8 +242,9 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
 	}
 	if (!r->done)
 		mpi_wait_req(r, 0);
-	struct mpi_req d; /* only .dead is read unless finish fills it */
+	struct mpi_req d; /* only .dead and .comm are read unless finish fills it */
 	d.dead = -1;
+	d.comm = NULL;
 	rc = finish(request, r, status, &d);
 	return rc ? req_err(d.dead >= 0 ? &d : r, rc, "MPI_Wait") : MPI_SUCCESS;
 }
@@ -263,8 +269,9 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 	*flag = r->done;
 	if (!r->done)
 		return MPI_SUCCESS;
-	struct mpi_req d; /* only .dead is read unless finish fills it */
+	struct mpi_req d; /* only .dead and .comm are read unless finish fills it */
 	d.dead = -1;
+	d.comm = NULL;
 	rc = finish(request, r, status, &d);
 	return rc ? req_err(d.dead >= 0 ? &d : r, rc, "MPI_Test") : MPI_SUCCESS;
 }
@@ -290,8 +297,9 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status sts[])
 			rs[nrs++] = r;
 	}
 	int errs = 0;
-	struct mpi_req d; /* only .dead is read unless finish fills it */
+	struct mpi_req d; /* only .dead and .comm are read unless finish fills it */
 	d.dead = -1;
+	d.comm = NULL;
 	for (int base = 0; base < count; base += WAITALL_CHUNK) {
 		int end = count - base > WAITALL_CHUNK ? base + WAITALL_CHUNK : count;
 		if (base > 0) {
@@ -360,8 +368,9 @@ static int any_done(int count, MPI_Request reqs[], int *index, MPI_Status *st, b
 		*active = true;
 		if (r->done) {
 			*index = i;
-			struct mpi_req d; /* only .dead is read unless finish fills it */
+			struct mpi_req d; /* only .dead and .comm are read unless finish fills it */
 			d.dead = -1;
+			d.comm = NULL;
 			int e = finish(&reqs[i], r, st, &d);
 			return e ? req_err(d.dead >= 0 ? &d : r, e, fn) : MPI_SUCCESS;
 		}
@@ -372,6 +381,8 @@ static int any_done(int count, MPI_Request reqs[], int *index, MPI_Status *st, b
 int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
 {
 	MPI_CHECK_INIT("MPI_Waitany");
+	if (count < 0)
+		return mpi_err(MPI_COMM_NULL, MPI_ERR_COUNT, "MPI_Waitany", "count %d < 0", count);
 	*index = MPI_UNDEFINED;
 	struct mpi_idle idle = { 0, 0 };
 	for (;;) {
@@ -391,6 +402,8 @@ int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
 int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
 {
 	MPI_CHECK_INIT("MPI_Testany");
+	if (count < 0)
+		return mpi_err(MPI_COMM_NULL, MPI_ERR_COUNT, "MPI_Testany", "count %d < 0", count);
 	mpi_progress(0);
 	*index = MPI_UNDEFINED;
 	bool active;
@@ -409,8 +422,9 @@ static int some_done(int count, MPI_Request reqs[], int *outcount, int idx[], MP
 	*active = false;
 	*outcount = 0;
 	int errs = 0;
-	struct mpi_req d; /* only .dead is read unless finish fills it */
+	struct mpi_req d; /* only .dead and .comm are read unless finish fills it */
 	d.dead = -1;
+	d.comm = NULL;
 	for (int i = 0; i < count; i++) {
 		if (mpi_req_null(reqs[i]))
 			continue;
@@ -435,6 +449,8 @@ static int some_done(int count, MPI_Request reqs[], int *outcount, int idx[], MP
 int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[])
 {
 	MPI_CHECK_INIT("MPI_Waitsome");
+	if (incount < 0)
+		return mpi_err(MPI_COMM_NULL, MPI_ERR_COUNT, "MPI_Waitsome", "incount %d < 0", incount);
 	struct mpi_idle idle = { 0, 0 };
 	for (;;) {
 		bool active;
@@ -449,6 +465,8 @@ int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int idx[], MPI
 int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[])
 {
 	MPI_CHECK_INIT("MPI_Testsome");
+	if (incount < 0)
+		return mpi_err(MPI_COMM_NULL, MPI_ERR_COUNT, "MPI_Testsome", "incount %d < 0", incount);
 	mpi_progress(0);
 	bool active;
 	int rc = some_done(incount, reqs, outcount, idx, sts, &active, "MPI_Testsome");

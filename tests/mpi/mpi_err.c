@@ -128,6 +128,80 @@ int main(int argc, char **argv)
 	OK(MPI_Allreduce(&v, w2, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
 	CHECK(w2[0] == t_size, "allreduce after the refused calls: %d want %d", w2[0], t_size);
 	v = 0;
+	/* a refused MPI_Sendrecv leaves no receive behind to take a later
+	 * message: rank 1's goes to the MPI_Recv after it */
+	if (t_rank <= 1) {
+		double big;
+		int x = -1, y = -1;
+		if (t_rank == 0) {
+			expect(MPI_Sendrecv(&big, 1 << 29, MPI_DOUBLE, 1, 0, &x, 1, MPI_INT, 1, 5, MPI_COMM_WORLD,
+					    MPI_STATUS_IGNORE),
+			       MPI_ERR_COUNT, "sendrecv of 4 GiB", "MPI_Sendrecv");
+			OK(MPI_Recv(&y, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+			CHECK(y == 42 && x == -1, "after a refused sendrecv: the next receive got %d, its receive %d", y, x);
+		} else {
+			y = 42;
+			OK(MPI_Send(&y, 1, MPI_INT, 0, 5, MPI_COMM_WORLD));
+		}
+	}
+	/* Waitall's MPI_ERR_IN_STATUS goes to the request's communicator's
+	 * handler: MPI_ERRORS_RETURN on a dup, while MPI_COMM_WORLD's is
+	 * fatal (the old code aborted the job here) */
+	MPI_Comm d;
+	OK(MPI_Comm_dup(MPI_COMM_WORLD, &d));
+	OK(MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN));
+	OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+	if (t_rank <= 1) {
+		int two[2] = { 1, 2 }, one = 0;
+		MPI_Request rq[2] = { MPI_REQUEST_NULL, MPI_REQUEST_NULL };
+		MPI_Status sts[2];
+		if (t_rank == 0)
+			OK(MPI_Irecv(&one, 1, MPI_INT, 1, 9, d, &rq[0]));
+		else
+			OK(MPI_Isend(two, 2, MPI_INT, 0, 9, d, &rq[1]));
+		int rc = MPI_Waitall(2, rq, sts);
+		if (t_rank == 0) {
+			expect(rc, MPI_ERR_IN_STATUS, "waitall of a truncated receive on a dup", "failed");
+			int c2 = -1;
+			MPI_Error_class(sts[0].MPI_ERROR, &c2);
+			CHECK(c2 == MPI_ERR_TRUNCATE, "waitall's status: class %d", c2);
+		} else {
+			CHECK(rc == MPI_SUCCESS, "waitall of the send: %d", rc);
+		}
+	}
+	OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+	OK(MPI_Comm_free(&d));
+	/* counts past an int, and the other request calls' arguments */
+	MPI_Status big_st;
+	OK(MPI_Status_set_elements_x(&big_st, MPI_BYTE, 3000000000LL));
+	int cnt = 0;
+	OK(MPI_Get_count(&big_st, MPI_BYTE, &cnt));
+	CHECK(cnt == MPI_UNDEFINED, "MPI_Get_count of 3e9 bytes: %d, want MPI_UNDEFINED", cnt);
+	expect(MPI_Get_count(NULL, MPI_BYTE, &cnt), MPI_ERR_ARG, "get_count NULL status", "NULL");
+	int idx = 0, fl = 0, oc = 0, ids[1];
+	MPI_Request none[1] = { MPI_REQUEST_NULL };
+	expect(MPI_Waitany(-1, none, &idx, MPI_STATUS_IGNORE), MPI_ERR_COUNT, "waitany count -1", "count");
+	expect(MPI_Testany(-1, none, &idx, &fl, MPI_STATUS_IGNORE), MPI_ERR_COUNT, "testany count -1", "count");
+	expect(MPI_Waitsome(-1, none, &oc, ids, MPI_STATUSES_IGNORE), MPI_ERR_COUNT, "waitsome count -1", "count");
+	expect(MPI_Testsome(-1, none, &oc, ids, MPI_STATUSES_IGNORE), MPI_ERR_COUNT, "testsome count -1", "count");
+	int *ub = NULL, has = 0;
+	OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &has));
+	CHECK(has && ub, "MPI_TAG_UB");
+	MPI_Request pr = MPI_REQUEST_NULL;
+	if (has && ub) {
+		expect(MPI_Send_init(&v, 1, MPI_INT, 0, *ub + 1, MPI_COMM_WORLD, &pr), MPI_ERR_TAG, "send_init tag past UB",
+		       "MPI_TAG_UB");
+		expect(MPI_Recv_init(&v, 1, MPI_INT, 0, *ub + 1, MPI_COMM_WORLD, &pr), MPI_ERR_TAG, "recv_init tag past UB",
+		       "MPI_TAG_UB");
+	}
+	/* a replace of more than an int's bytes (2 GiB + 4) to and from no one:
+	 * valid, nothing moves, nothing is copied */
+	int *huge = calloc((1u << 29) + 1, sizeof *huge);
+	if (huge) {
+		OK(MPI_Sendrecv_replace(huge, (1 << 29) + 1, MPI_INT, MPI_PROC_NULL, 0, MPI_PROC_NULL, 0, MPI_COMM_WORLD,
+					MPI_STATUS_IGNORE));
+		free(huge);
+	}
 	expect(MPI_Send(&v, 1, MPI_INT, t_size, 0, MPI_COMM_WORLD), MPI_ERR_RANK, "bad rank", "MPI_Send");
 	expect(MPI_Send(&v, 1, MPI_INT, 0, -5, MPI_COMM_WORLD), MPI_ERR_TAG, "bad tag", "tag");
 	expect(MPI_Send(&v, -1, MPI_INT, 0, 0, MPI_COMM_WORLD), MPI_ERR_COUNT, "bad count", "count");

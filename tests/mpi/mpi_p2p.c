@@ -1155,6 +1155,41 @@ static void exchange(void)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* MPI_Sendrecv's send and receive run as if at once: an empty receive
+ * (which posts nothing until looked for) matched while its own
+ * rendezvous send waits on a peer that waits for that match (its
+ * MPI_Ssend of nothing comes before its receive of ours). It hung. */
+static void sendrecv_concurrent(void)
+{
+	enum { N = 25000 }; /* 100 KB: a rendezvous at any eager limit tested */
+	static int b[N];
+	if (t_rank > 1) {
+		MPI_Barrier(MPI_COMM_WORLD);
+		return;
+	}
+	MPI_Status st;
+	if (t_rank == 0) {
+		for (int i = 0; i < N; i++)
+			b[i] = i;
+		OK(MPI_Sendrecv(b, N, MPI_INT, 1, 1, NULL, 0, MPI_INT, 1, 2, MPI_COMM_WORLD, &st));
+		int n = -1;
+		OK(MPI_Get_count(&st, MPI_INT, &n));
+		CHECK(st.MPI_SOURCE == 1 && st.MPI_TAG == 2 && n == 0, "sendrecv's empty receive: source %d tag %d count %d",
+		      st.MPI_SOURCE, st.MPI_TAG, n);
+		OK(MPI_Sendrecv_replace(b, 0, MPI_INT, 1, 3, 1, 4, MPI_COMM_WORLD, &st));
+	} else {
+		OK(MPI_Ssend(NULL, 0, MPI_INT, 0, 2, MPI_COMM_WORLD));
+		OK(MPI_Recv(b, N, MPI_INT, 0, 1, MPI_COMM_WORLD, &st));
+		int bad = 0;
+		for (int i = 0; i < N; i++)
+			bad += b[i] != i;
+		CHECK(bad == 0, "sendrecv's send: %d of %d ints wrong", bad, N);
+		OK(MPI_Ssend(NULL, 0, MPI_INT, 0, 4, MPI_COMM_WORLD));
+		OK(MPI_Recv(NULL, 0, MPI_INT, 0, 3, MPI_COMM_WORLD, &st));
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* Where lib/ptl was told to refuse requests early (PTL_TEST_TX_REQ_MAX),
  * that it did, somewhere in the job (PTL_SR_REFUSED_COUNT, through the NI
  * the MPI layer opened: PtlNIInit answers PTL_IFACE_DUP with its handle):
@@ -1377,6 +1412,7 @@ int main(int argc, char **argv)
 	get_status();
 	arg_edges();
 	isend_order();
+	sendrecv_concurrent();
 	refusals_seen();
 	return t_finish("mpi_p2p");
 }
