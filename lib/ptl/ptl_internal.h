@@ -599,6 +599,14 @@ static inline bool ptl_md_maybe_autounlink(struct ptl_ni *ni, struct ptl_md *md)
 		return false;
 	return ptl_md_autounlink(ni, md);
 }
+/* The same after events whose EQ handlers may have unlinked the MD (and
+ * bound another into its slot): found again by its handle h, if it lives. */
+static inline void ptl_md_maybe_autounlink_h(struct ptl_ni *ni, ptl_handle_md_t h)
+{
+	struct ptl_md *md = ptl_md_lookup(ni, h);
+	if (md)
+		ptl_md_maybe_autounlink(ni, md);
+}
 /* Frees md; detaches it from its ME first (inline: a posted receive's
  * unlink frees an ME and its MD). */
 static inline void ptl_md_destroy(struct ptl_ni *ni, struct ptl_md *md)

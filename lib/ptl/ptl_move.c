@@ -273,8 +273,8 @@ __attribute__((always_inline)) static inline void ptl_put_sent(struct ptl_ni *ni
 		md->pending -= !waits;
 		if (end)
 			ptl_send_event_post(md, PTL_EVENT_SEND_END, pt, bits, len, hdr_data, loff, PTL_NI_OK);
-		if (!(md = ptl_md_lookup(ni, mh)))
-			return;
+		ptl_md_maybe_autounlink_h(ni, mh);
+		return;
 	}
 	ptl_md_maybe_autounlink(ni, md);
 }
@@ -496,8 +496,7 @@ int PtlGetPut(ptl_handle_md_t get_md_handle, ptl_handle_md_t put_md_handle,
 	ptl_send_event(pmd, PTL_EVENT_SEND_START, &h, 0, PTL_NI_OK);
 	pmd->pending--;
 	ptl_send_event(pmd, PTL_EVENT_SEND_END, &h, 0, PTL_NI_OK);
-	if ((pmd = ptl_md_lookup(ni, ph)))
-		ptl_md_maybe_autounlink(ni, pmd);
+	ptl_md_maybe_autounlink_h(ni, ph);
 	rc = PTL_OK;
 out:
 	ptl_unlock();

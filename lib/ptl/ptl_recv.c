@@ -176,8 +176,7 @@ __attribute__((always_inline)) static inline void ptl_target(struct ptl_ni *ni, 
 		md->pending--;
 		ptl_target_event(md, PTL_EVENT_PUT_END, src, h, off, mlen);
 		ptl_send(peer, &a, sizeof a, old, mlen);
-		if ((md = ptl_md_lookup(ni, mh)))
-			ptl_md_maybe_autounlink(ni, md);
+		ptl_md_maybe_autounlink_h(ni, mh);
 		return;
 	}
 	ptl_event_kind_t start = h->type == PTL_MSG_PUT ? PTL_EVENT_PUT_START : PTL_EVENT_GET_START;
@@ -206,8 +205,7 @@ __attribute__((always_inline)) static inline void ptl_target(struct ptl_ni *ni, 
 			md->pending--;
 			ptl_target_event(md, end, src, h, off, mlen);
 		}
-		if ((md = ptl_md_lookup(ni, mh)))
-			ptl_md_maybe_autounlink(ni, md);
+		ptl_md_maybe_autounlink_h(ni, mh);
 		return;
 	}
 	/* Bulk: the data moves between the MD and the initiator's segments;
@@ -260,8 +258,8 @@ static void ptl_target_done(struct ptl_ni *ni, struct ptl_op *t)
 		ptl_send(t->peer, &t->answer, sizeof t->answer, NULL, 0);
 	}
 	ptl_op_finish(ni, t);
-	if (md && (md = ptl_md_lookup(ni, mh)))
-		ptl_md_maybe_autounlink(ni, md);
+	if (md)
+		ptl_md_maybe_autounlink_h(ni, mh);
 }
 
 /* Completes an initiator op with its answer (or with a failure). */
@@ -326,8 +324,7 @@ static void ptl_answer(struct ptl_ni *ni, struct ptl_op *op, const struct ptl_hd
 		ptl_md_event(md, PTL_EVENT_REPLY_END, &ev);
 	}
 	ptl_op_finish(ni, op);
-	if ((md = ptl_md_lookup(ni, mh)))
-		ptl_md_maybe_autounlink(ni, md);
+	ptl_md_maybe_autounlink_h(ni, mh);
 }
 
 /* Field f of the header struct T at p, which may be unaligned. */
