@@ -145,11 +145,18 @@ static void vrb_ah_attr(struct nal *n, const struct vrb_addr *a, struct ibv_ah_a
 	}
 }
 
+/* Whether a peer's address is one this NAL can connect to: this build's
+ * verbs address, on a port of our kind (vrb_addr_refused says why not). */
+static bool vrb_addr_fits(const struct nal *n, const struct vrb_addr *a)
+{
+	return a->magic == VRB_MAGIC && a->is_global == n->me.is_global;
+}
+
 /* Takes peer's address (from its blob or its REQ). */
 static int vrb_set_addr(struct nal *n, int peer, const struct vrb_addr *a)
 {
 	struct vrb_peer *p = &n->peers[peer];
-	if (a->magic != VRB_MAGIC || a->is_global != n->me.is_global)
+	if (!vrb_addr_fits(n, a))
 		return NAL_EINVAL;
 	if (p->have_addr)
 		return 0;
@@ -265,6 +272,8 @@ static int vrb_cm_send(struct nal *n, int peer, enum vrb_cm_type type)
  * build's verbs NAL (vrb.h's VRB_MAGIC: eager buffers of another size). */
 static int vrb_addr_refused(const struct nal *n, int peer, const struct vrb_addr *a)
 {
+	if (vrb_addr_fits(n, a))
+		return 0;
 	if ((a->magic & 0xffffff00u) == (VRB_MAGIC & 0xffffff00u) && a->magic != VRB_MAGIC) {
 		fprintf(stderr,
 			"ptl: verbs: rank %d: rank %d runs another version of libptl's verbs NAL (VRB%c, this "
@@ -277,15 +286,12 @@ static int vrb_addr_refused(const struct nal *n, int peer, const struct vrb_addr
 			n->args.rank, peer, a->magic);
 		return NAL_EINVAL;
 	}
-	if (a->is_global != n->me.is_global) {
-		fprintf(stderr,
-			"ptl: verbs: rank %d: rank %d's port is addressed by %s, ours by %s: they cannot "
-			"connect (PTL_VERBS_DEVICE picks another device)\n",
-			n->args.rank, peer, a->is_global ? "GID (RoCE)" : "LID (InfiniBand)",
-			n->me.is_global ? "GID (RoCE)" : "LID (InfiniBand)");
-		return NAL_EINVAL;
-	}
-	return 0;
+	fprintf(stderr,
+		"ptl: verbs: rank %d: rank %d's port is addressed by %s, ours by %s: they cannot "
+		"connect (PTL_VERBS_DEVICE picks another device)\n",
+		n->args.rank, peer, a->is_global ? "GID (RoCE)" : "LID (InfiniBand)",
+		n->me.is_global ? "GID (RoCE)" : "LID (InfiniBand)");
+	return NAL_EINVAL;
 }
 
 int vrb_connect(struct nal *n, int peer, const void *addr, size_t len)
