@@ -129,17 +129,21 @@ int main(int argc, char **argv)
 	CHECK(w2[0] == t_size, "allreduce after the refused calls: %d want %d", w2[0], t_size);
 	v = 0;
 	/* a refused MPI_Sendrecv leaves no receive behind to take a later
-	 * message: rank 1's goes to the MPI_Recv after it */
-	if (t_rank <= 1) {
+	 * message: rank 1's, sent once the call has returned (the barrier: one
+	 * that came before would rightly match the receive at once), goes to
+	 * the MPI_Recv after it */
+	{
 		double big;
 		int x = -1, y = -1;
-		if (t_rank == 0) {
+		if (t_rank == 0)
 			expect(MPI_Sendrecv(&big, 1 << 29, MPI_DOUBLE, 1, 0, &x, 1, MPI_INT, 1, 5, MPI_COMM_WORLD,
 					    MPI_STATUS_IGNORE),
 			       MPI_ERR_COUNT, "sendrecv of 4 GiB", "MPI_Sendrecv");
+		OK(MPI_Barrier(MPI_COMM_WORLD));
+		if (t_rank == 0) {
 			OK(MPI_Recv(&y, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 			CHECK(y == 42 && x == -1, "after a refused sendrecv: the next receive got %d, its receive %d", y, x);
-		} else {
+		} else if (t_rank == 1) {
 			y = 42;
 			OK(MPI_Send(&y, 1, MPI_INT, 0, 5, MPI_COMM_WORLD));
 		}
