@@ -37,9 +37,15 @@ static void up_recv(void *arg, int peer, const void *msg, size_t len)
 		on_recv(peer, msg, len);
 }
 
+/* The cookies of the first DONE_LOG completions, in order. */
+#define DONE_LOG 64
+static void *done_log[DONE_LOG];
+
 static void up_bulk_done(void *arg, void *cookie, int status)
 {
 	(void)arg;
+	if (ndone < DONE_LOG)
+		done_log[ndone] = cookie;
 	ndone++;
 	last_cookie = cookie;
 	last_status = status;
@@ -1469,6 +1475,179 @@ static void test_bulk_nt(void **state)
 	(void)state;
 	unsetenv("PTL_SHM_CMA");
 	run(2, body_bulk, &want, 30, -1);
+}
+
+/* ---- many bounced moves queued at once: served in order, overlapped */
+
+/* A stream of moves to one peer, all asked for before any is waited for:
+ * more in a row than the target keeps requests (SHM_SV_QUEUE), then the
+ * other op (which waits until the area is empty), READs of what queued
+ * WRITEs wrote just before (they must see it) and a WRITE over what a
+ * queued READ reads just before (it must not see it). Offsets into the
+ * peer's QMEM bytes; seed 0: a READ. */
+#define QMEM (4u << 20)
+static const struct qmove {
+	size_t off, len;
+	uint32_t seed;
+} qmoves[] = {
+	{ 0, 1, 11 },         { 64, 4097, 12 },          { 8192, 65536, 13 },   { 81920, 65537, 14 },
+	{ 200000, 262144, 15 }, { 500001, 300001, 16 }, { 1u << 20, (1u << 20) + 5, 17 },
+	{ 64, 4097, 0 },      { 81920, 65537, 0 },       { 1u << 20, (1u << 20) + 5, 0 },
+	{ 3u << 20, 131072, 0 }, { 0, 3u << 20, 0 },      { 500001, 300001, 18 },
+	{ 500001, 300001, 0 }, { 3u << 20, 131072, 19 },  { 2u << 20, 262144, 0 }, { 2u << 20, 262144, 20 },
+};
+#define NQ (sizeof(qmoves) / sizeof(qmoves[0]))
+
+/* What the peer's memory holds after the first k moves. */
+static void qimage(uint8_t *img, size_t k)
+{
+	for (size_t i = 0; i < QMEM; i++)
+		img[i] = pat(1, i);
+	for (size_t m = 0; m < k; m++)
+		if (qmoves[m].seed)
+			for (size_t i = 0; i < qmoves[m].len; i++)
+				img[qmoves[m].off + i] = pat(qmoves[m].seed, i);
+}
+
+static int body_queued(struct sj_ctx *c, void *arg)
+{
+	int nt = *(int *)arg;
+	uint8_t *mem = malloc(QMEM), *img = malloc(QMEM);
+	struct shm_stats st;
+
+	SJ_CHECK(mem && img);
+	on_recv = bulk_recv;
+	if (nt) /* every class chose non-temporal stores (rank 0 leads) */
+		for (int k = 0; k < SHM_CH_CLASSES; k++)
+			c->n->bp[1 - c->rank].ch[k] = (struct shm_choice){ .ready = 1, .pick = SHM_M_NT };
+	if (c->rank == 1) {
+		struct nal_mr mr;
+
+		qimage(mem, 0);
+		SJ_CHECK(nal_shm_ops.mem_reg(c->n, mem, QMEM, &mr) == 0);
+		bmsg = (struct bulk_msg){ .kind = 1, .addr = mr.addr };
+		SJ_CHECK(send_msg(c, 0, &bmsg) == 0);
+		SJ_CHECK(wait_msg(c, 4) == 0); /* served meanwhile by progress() */
+		qimage(img, NQ);
+		SJ_CHECK(memcmp(mem, img, QMEM) == 0);
+	} else {
+		size_t at = 0, total = 0;
+		uint8_t *local, *want;
+		struct iovec iov[NQ][3];
+		uint64_t deadline, raddr;
+
+		for (size_t m = 0; m < NQ; m++)
+			total += qmoves[m].len;
+		local = malloc(total);
+		want = malloc(total);
+		SJ_CHECK(local && want);
+		SJ_CHECK(wait_msg(c, 1) == 0);
+		raddr = bmsg.addr;
+		shm_get_stats(c->n, &st);
+		SJ_CHECK(st.bounce_moves == 0);
+		for (size_t m = 0; m < NQ; m++) {
+			const struct qmove *q = &qmoves[m];
+			uint8_t *l = local + at;
+			size_t third = q->len / 3;
+
+			if (q->seed) {
+				for (size_t i = 0; i < q->len; i++)
+					l[i] = pat(q->seed, i);
+			} else { /* what it must read: the image after the moves before it */
+				qimage(img, m);
+				memcpy(want + at, img + q->off, q->len);
+				memset(l, 0xee, q->len);
+			}
+			iov[m][0] = (struct iovec){ l, third };
+			iov[m][1] = (struct iovec){ l + third, third };
+			iov[m][2] = (struct iovec){ l + 2 * third, q->len - 2 * third };
+			SJ_CHECK(nal_shm_ops.bulk(c->n, 1, q->seed ? NAL_BULK_WRITE : NAL_BULK_READ, iov[m], 3,
+						  raddr + q->off, 0, q->len, iov[m]) == 1);
+			at += q->len;
+		}
+		deadline = sj_now_ns() + 10000000000ULL;
+		while (ndone < (int)NQ) {
+			nal_shm_ops.progress(c->n);
+			SJ_CHECK(sj_now_ns() < deadline);
+		}
+		SJ_CHECK(last_status == 0 && c->n->nbulk == 0);
+		for (size_t m = 0; m < NQ; m++) /* completed in the order asked */
+			SJ_CHECK(done_log[m] == iov[m]);
+		at = 0;
+		for (size_t m = 0; m < NQ; m++) {
+			if (!qmoves[m].seed)
+				SJ_CHECK(memcmp(local + at, want + at, qmoves[m].len) == 0);
+			at += qmoves[m].len;
+		}
+		shm_get_stats(c->n, &st);
+		SJ_CHECK(st.bounce_moves == NQ && st.cma_moves == 0);
+		SJ_CHECK(!nt || st.nt_moves == NQ);
+		free(local);
+		free(want);
+		bmsg = (struct bulk_msg){ .kind = 4 };
+		SJ_CHECK(send_msg(c, 1, &bmsg) == 0);
+	}
+	free(mem);
+	free(img);
+	return sj_barrier(c);
+}
+
+static void test_bulk_queued(void **state)
+{
+	int nt = 0;
+
+	(void)state;
+	setenv("PTL_SHM_CMA", "0", 1);
+	run(2, body_queued, &nt, 60, -1);
+	if (TEST_NT) {
+		nt = 1;
+		run(2, body_queued, &nt, 60, -1);
+	}
+	unsetenv("PTL_SHM_CMA");
+}
+
+/* A peer killed with moves queued to it, some asked for and some not:
+ * each completes, in order, with NAL_EPEER, and nothing is left. */
+static int body_queued_dead(struct sj_ctx *c, void *arg)
+{
+	static uint8_t buf[8][65536 * 2 + 1];
+	struct iovec iov[8];
+	uint64_t deadline = sj_now_ns() + 8000000000ULL;
+
+	(void)arg;
+	on_recv = NULL;
+	if (c->rank == 1) { /* never serves */
+		SJ_CHECK(sj_barrier(c) == 0);
+		SJ_CHECK(sj_barrier(c) == 0);
+		raise(SIGKILL);
+		return 1;
+	}
+	SJ_CHECK(sj_barrier(c) == 0);
+	for (int m = 0; m < 8; m++) {
+		iov[m] = (struct iovec){ buf[m], sizeof(buf[m]) };
+		SJ_CHECK(nal_shm_ops.bulk(c->n, 1, m < 6 ? NAL_BULK_WRITE : NAL_BULK_READ, &iov[m], 1,
+					  4096, 0, sizeof(buf[m]), &iov[m]) == 1);
+	}
+	nal_shm_ops.progress(c->n);
+	SJ_CHECK(ndone == 0 && c->n->bp[1].nsent == SHM_SV_QUEUE);
+	SJ_CHECK(sj_barrier(c) == 0);
+	while (ndone < 8) {
+		nal_shm_ops.progress(c->n);
+		SJ_CHECK(sj_now_ns() < deadline);
+	}
+	for (int m = 0; m < 8; m++)
+		SJ_CHECK(done_log[m] == &iov[m]);
+	SJ_CHECK(last_status == NAL_EPEER && c->n->nbulk == 0 && !c->n->bp[1].q && c->n->bp[1].nsent == 0);
+	SJ_CHECK(nal_shm_ops.bulk(c->n, 1, NAL_BULK_WRITE, &iov[0], 1, 4096, 0, 16, NULL) == NAL_EPEER);
+	return 0;
+}
+
+static void test_bulk_queued_dead(void **state)
+{
+	(void)state;
+	setenv("PTL_SHM_CMA", "0", 1);
+	run(2, body_queued_dead, NULL, 20, 1);
+	unsetenv("PTL_SHM_CMA");
 }
 
 /* CMA refused by the OS: every move bounces, chosen or forced. */
@@ -2914,6 +3093,8 @@ int main(void)
 		cmocka_unit_test(test_bulk_default),
 		cmocka_unit_test(test_bulk_bounce),
 		cmocka_unit_test(test_bulk_nt),
+		cmocka_unit_test(test_bulk_queued),
+		cmocka_unit_test(test_bulk_queued_dead),
 		cmocka_unit_test(test_bulk_refused),
 		cmocka_unit_test(test_bulk_crowded),
 		cmocka_unit_test(test_crowded_union),

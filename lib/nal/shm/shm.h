@@ -114,6 +114,10 @@
 #define SHM_RING_BUDGET (48u << 20) /* all rings of a host together */
 #define SHM_RX_BUDGET 256 /* records ring_drain takes from one ring per progress() */
 #define SHM_NSLOT 4u                /* bounce slots per (requester, target) */
+/* Bounced moves of one op a requester may have asked a peer to serve at
+ * once (shm_bulk.c's rq_send says why more than one): the target's FIFO
+ * of them (struct shm_bpeer's sv_q) holds this many. */
+#define SHM_SV_QUEUE 4u
 #define SHM_CHUNK_MIN (16u << 10)
 #define SHM_CHUNK_MAX (256u << 10)
 #define SHM_BOUNCE_BUDGET (16u << 20)
@@ -453,7 +457,6 @@ struct shm_rx {
 struct shm_bop {
 	struct shm_bop *next;
 	enum nal_bulk_op op;
-	int sent;           /* the SHM_REC_BULK went out */
 	uint64_t raddr;
 	size_t len;
 	size_t nchunk, prod, cons; /* chunks: total, produced, consumed */
@@ -475,17 +478,29 @@ struct shm_bpeer {
 	struct shm_slot *rq_slot;
 	uint8_t *rq_data;
 	uint64_t rq_cur;    /* chunk counter of the area, as the requester sees it */
-	struct shm_bop *q, **qtail; /* q is the active move, the rest wait */
+	/* WRITE moves: the oldest slot we filled and have not seen the
+	 * target free (rq_free <= rq_cur; equal while READ moves run) */
+	uint64_t rq_free;
+	/* q: the moves in order, the oldest first; the first nsent of them
+	 * went to the target (their SHM_REC_BULK is out), unsent is the
+	 * next to go (NULL: none) */
+	struct shm_bop *q, **qtail, *unsent;
+	unsigned nsent;
 	int qmethod;        /* SHM_M_*: the last queued move's (while q) */
 	/* as target (the peer's area (peer, me)) */
 	struct shm_slot *sv_slot;
 	uint8_t *sv_data;
 	uint64_t sv_cur;
-	int sv_active;
-	enum nal_bulk_op sv_op;
-	int sv_nt;          /* fill by non-temporal stores (SHM_BREQ_NT) */
-	uint64_t sv_raddr;
-	size_t sv_len, sv_off;
+	/* the requests asked of us, in order: sv_n from sv_q[sv_head];
+	 * sv_off is the first's progress */
+	struct shm_sreq {
+		enum nal_bulk_op op;
+		int nt;     /* fill by non-temporal stores (SHM_BREQ_NT) */
+		uint64_t raddr;
+		size_t len;
+	} sv_q[SHM_SV_QUEUE];
+	unsigned sv_head, sv_n;
+	size_t sv_off;
 	uint64_t sv_stall_since;
 	uint32_t sv_stall_count;
 	/* a CMA move we split with the peer (one at a time): the part it
