@@ -175,6 +175,35 @@ int main(int argc, char **argv)
 	}
 	OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
 	OK(MPI_Comm_free(&d));
+	/* A refused send leaves nothing behind: more refused rendezvous sends
+	 * (a NULL buffer, whose MD libptl refuses) than the NI has match
+	 * entries (2^18: mpi_pt2pt.c's PtlNIInit), and the next one still
+	 * goes. Rank 0 says whether it went (an eager send: no match entry),
+	 * so that rank 1 does not wait in vain when it did not. */
+	if (t_rank <= 1) {
+		int went = 0, x = 0;
+		if (t_rank == 0) {
+			int refused = 0, n = (1 << 18) + 1000;
+			for (int i = 0; i < n; i++) {
+				MPI_Request rq = MPI_REQUEST_NULL;
+				refused += MPI_Issend(NULL, 1, MPI_BYTE, 1, 11, MPI_COMM_WORLD, &rq) != MPI_SUCCESS;
+			}
+			CHECK(refused == n, "%d of %d MPI_Issend of a NULL buffer refused", refused, n);
+			v = 6;
+			went = MPI_Ssend(&v, 1, MPI_INT, 1, 11, MPI_COMM_WORLD) == MPI_SUCCESS;
+			CHECK(went, "a rendezvous send after %d refused ones failed", n);
+			OK(MPI_Send(&went, 1, MPI_INT, 1, 12, MPI_COMM_WORLD));
+			v = 0;
+		} else {
+			MPI_Request rq;
+			OK(MPI_Irecv(&x, 1, MPI_INT, 0, 11, MPI_COMM_WORLD, &rq));
+			OK(MPI_Recv(&went, 1, MPI_INT, 0, 12, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+			if (!went)
+				OK(MPI_Cancel(&rq));
+			OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+			CHECK(!went || x == 6, "the rendezvous send after the refused ones: got %d", x);
+		}
+	}
 	/* counts past an int, and the other request calls' arguments */
 	MPI_Status big_st;
 	OK(MPI_Status_set_elements_x(&big_st, MPI_BYTE, 3000000000LL));
