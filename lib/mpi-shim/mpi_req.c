@@ -151,16 +151,16 @@ static void empty_status(MPI_Status *st)
 static char icoll_why[MPI_MAX_ERROR_STRING];
 
 /* r completed: fill the status, free the request, null the handle.
- * *dead (if not NULL) keeps what the error report needs of a request a
- * death failed: the request itself may be reused once dropped. */
-static inline int finish(MPI_Request *h, struct mpi_req *r, MPI_Status *st, struct mpi_req *dead)
+ * *failed (its .err 0 before the first request) becomes a copy of the
+ * first request that failed, or of the first a death failed: what the
+ * error report reads (its handler, the dead rank), kept apart because r
+ * may be reused once dropped. */
+static inline int finish(MPI_Request *h, struct mpi_req *r, MPI_Status *st, struct mpi_req *failed)
 {
 	int err = r->err;
 	status_out(r, st);
-	if (dead && r->dead >= 0 && dead->dead < 0)
-		*dead = *r;
-	else if (dead && err && dead->dead < 0 && !dead->comm)
-		dead->comm = r->comm; /* whose handler hears of it (many_err) */
+	if (err && (!failed->err || (r->dead >= 0 && failed->dead < 0)))
+		*failed = *r;
 	if (err && r->icoll)
 		snprintf(icoll_why, sizeof icoll_why, "%s", mpi_icoll_msg(r->icoll));
 	mpi_req_drop(r);
@@ -181,17 +181,26 @@ static int req_err(const struct mpi_req *r, int err, const char *fn)
 	return mpi_err(h, err, fn, "the request failed");
 }
 
+/* A single request's completion (Wait, Test, Waitany, Testany): finish,
+ * then report its error from the copy finish kept. */
+static inline int finish_one(MPI_Request *h, struct mpi_req *r, MPI_Status *st, const char *fn)
+{
+	struct mpi_req failed; /* only .err is read unless finish fills it */
+	failed.err = 0;
+	int err = finish(h, r, st, &failed);
+	return err ? req_err(&failed, err, fn) : MPI_SUCCESS;
+}
+
 /* Several requests failed: name the death among them, if one was; on the
  * communicator of the first that failed (MPI-3.1 8.3: the request's
- * communicator's handler). */
-static int many_err(const struct mpi_req *dead, int errs, const char *fn)
+ * communicator's handler). failed: finish's copy. */
+static int many_err(const struct mpi_req *failed, int errs, const char *fn)
 {
-	if (dead->dead < 0)
-		return mpi_err(dead->comm && dead->comm->in_use ? mpi_comm_handle(dead->comm) : MPI_COMM_WORLD,
-			       MPI_ERR_IN_STATUS, fn, "%d of the requests failed", errs);
+	MPI_Comm h = failed->comm && failed->comm->in_use ? mpi_comm_handle(failed->comm) : MPI_COMM_WORLD;
+	if (failed->dead < 0)
+		return mpi_err(h, MPI_ERR_IN_STATUS, fn, "%d of the requests failed", errs);
 	char m[200];
-	mpi_dead_msg(m, sizeof m, dead->comm, dead->dead);
-	MPI_Comm h = dead->comm && dead->comm->in_use ? mpi_comm_handle(dead->comm) : MPI_COMM_WORLD;
+	mpi_dead_msg(m, sizeof m, failed->comm, failed->dead);
 	return mpi_err(h, MPI_ERR_IN_STATUS, fn, "%d of the requests failed: %s", errs, m);
 }
 
@@ -242,11 +251,7 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
 	}
 	if (!r->done)
 		mpi_wait_req(r, 0);
-	struct mpi_req d; /* only .dead and .comm are read unless finish fills it */
-	d.dead = -1;
-	d.comm = NULL;
-	rc = finish(request, r, status, &d);
-	return rc ? req_err(d.dead >= 0 ? &d : r, rc, "MPI_Wait") : MPI_SUCCESS;
+	return finish_one(request, r, status, "MPI_Wait");
 }
 
 int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
@@ -269,11 +274,7 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 	*flag = r->done;
 	if (!r->done)
 		return MPI_SUCCESS;
-	struct mpi_req d; /* only .dead and .comm are read unless finish fills it */
-	d.dead = -1;
-	d.comm = NULL;
-	rc = finish(request, r, status, &d);
-	return rc ? req_err(d.dead >= 0 ? &d : r, rc, "MPI_Test") : MPI_SUCCESS;
+	return finish_one(request, r, status, "MPI_Test");
 }
 
 /* MPI_Waitall's requests waited for at once (mpi_wait_all_plain): up to so
@@ -297,9 +298,8 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status sts[])
 			rs[nrs++] = r;
 	}
 	int errs = 0;
-	struct mpi_req d; /* only .dead and .comm are read unless finish fills it */
-	d.dead = -1;
-	d.comm = NULL;
+	struct mpi_req failed; /* only .err is read unless finish fills it */
+	failed.err = 0;
 	for (int base = 0; base < count; base += WAITALL_CHUNK) {
 		int end = count - base > WAITALL_CHUNK ? base + WAITALL_CHUNK : count;
 		if (base > 0) {
@@ -321,13 +321,13 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status sts[])
 				empty_status(st);
 				continue;
 			}
-			int e = finish(&reqs[i], r, st, &d);
+			int e = finish(&reqs[i], r, st, &failed);
 			if (st)
 				st->MPI_ERROR = e;
 			errs += e != 0;
 		}
 	}
-	return errs ? many_err(&d, errs, "MPI_Waitall") : MPI_SUCCESS;
+	return errs ? many_err(&failed, errs, "MPI_Waitall") : MPI_SUCCESS;
 }
 
 int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status sts[])
@@ -368,11 +368,7 @@ static int any_done(int count, MPI_Request reqs[], int *index, MPI_Status *st, b
 		*active = true;
 		if (r->done) {
 			*index = i;
-			struct mpi_req d; /* only .dead and .comm are read unless finish fills it */
-			d.dead = -1;
-			d.comm = NULL;
-			int e = finish(&reqs[i], r, st, &d);
-			return e ? req_err(d.dead >= 0 ? &d : r, e, fn) : MPI_SUCCESS;
+			return finish_one(&reqs[i], r, st, fn);
 		}
 	}
 	return MPI_SUCCESS;
@@ -422,9 +418,8 @@ static int some_done(int count, MPI_Request reqs[], int *outcount, int idx[], MP
 	*active = false;
 	*outcount = 0;
 	int errs = 0;
-	struct mpi_req d; /* only .dead and .comm are read unless finish fills it */
-	d.dead = -1;
-	d.comm = NULL;
+	struct mpi_req failed; /* only .err is read unless finish fills it */
+	failed.err = 0;
 	for (int i = 0; i < count; i++) {
 		if (mpi_req_null(reqs[i]))
 			continue;
@@ -434,7 +429,7 @@ static int some_done(int count, MPI_Request reqs[], int *outcount, int idx[], MP
 		*active = true;
 		if (r->done) {
 			MPI_Status *st = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[*outcount];
-			int e = finish(&reqs[i], r, st, &d);
+			int e = finish(&reqs[i], r, st, &failed);
 			if (st)
 				st->MPI_ERROR = e;
 			errs += e != 0;
@@ -443,7 +438,7 @@ static int some_done(int count, MPI_Request reqs[], int *outcount, int idx[], MP
 	}
 	if (!*active)
 		*outcount = MPI_UNDEFINED;
-	return errs ? many_err(&d, errs, fn) : MPI_SUCCESS;
+	return errs ? many_err(&failed, errs, fn) : MPI_SUCCESS;
 }
 
 int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[])
