@@ -412,6 +412,19 @@ int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Statu
 	return rc;
 }
 
+/* The first handle of reqs that is neither null nor active, refused: a
+ * call that completes several requests looks at all of them before it
+ * completes one, or it would free requests it never reports. */
+static int refuse_inactive(int count, MPI_Request reqs[], const char *fn)
+{
+	for (int i = 0; i < count; i++)
+		if (!mpi_req_null(reqs[i]) && !req_get(reqs[i]))
+			return mpi_err(MPI_COMM_NULL, MPI_ERR_REQUEST, fn, "request %d (index %d) is not active", reqs[i], i);
+	return MPI_SUCCESS;
+}
+
+/* Waitsome's and Testsome's pass, their handles checked (refuse_inactive):
+ * one that is not found is a handle given twice, finished already. */
 static int some_done(int count, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[], bool *active,
 		     const char *fn)
 {
@@ -421,11 +434,9 @@ static int some_done(int count, MPI_Request reqs[], int *outcount, int idx[], MP
 	struct mpi_req failed; /* only .err is read unless finish fills it */
 	failed.err = 0;
 	for (int i = 0; i < count; i++) {
-		if (mpi_req_null(reqs[i]))
-			continue;
-		struct mpi_req *r = req_get(reqs[i]);
+		struct mpi_req *r = mpi_req_null(reqs[i]) ? NULL : req_get(reqs[i]);
 		if (!r)
-			return mpi_err(MPI_COMM_NULL, MPI_ERR_REQUEST, fn, "request %d (index %d) is not active", reqs[i], i);
+			continue;
 		*active = true;
 		if (r->done) {
 			MPI_Status *st = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[*outcount];
@@ -446,10 +457,13 @@ int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int idx[], MPI
 	MPI_CHECK_INIT("MPI_Waitsome");
 	if (incount < 0)
 		return mpi_err(MPI_COMM_NULL, MPI_ERR_COUNT, "MPI_Waitsome", "incount %d < 0", incount);
+	int rc = refuse_inactive(incount, reqs, "MPI_Waitsome");
+	if (rc)
+		return rc;
 	struct mpi_idle idle = { 0, 0 };
 	for (;;) {
 		bool active;
-		int rc = some_done(incount, reqs, outcount, idx, sts, &active, "MPI_Waitsome");
+		rc = some_done(incount, reqs, outcount, idx, sts, &active, "MPI_Waitsome");
 		if (rc || !active || *outcount > 0)
 			return rc;
 		if (mpi_idle_due(&idle, mpi_progress(100) == 0))
@@ -462,9 +476,12 @@ int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int idx[], MPI
 	MPI_CHECK_INIT("MPI_Testsome");
 	if (incount < 0)
 		return mpi_err(MPI_COMM_NULL, MPI_ERR_COUNT, "MPI_Testsome", "incount %d < 0", incount);
+	int rc = refuse_inactive(incount, reqs, "MPI_Testsome");
+	if (rc)
+		return rc;
 	mpi_progress(0);
 	bool active;
-	int rc = some_done(incount, reqs, outcount, idx, sts, &active, "MPI_Testsome");
+	rc = some_done(incount, reqs, outcount, idx, sts, &active, "MPI_Testsome");
 	if (!rc && active && *outcount == 0 && test_check_active(incount, reqs))
 		rc = some_done(incount, reqs, outcount, idx, sts, &active, "MPI_Testsome");
 	return rc;

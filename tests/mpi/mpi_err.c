@@ -175,6 +175,23 @@ int main(int argc, char **argv)
 	}
 	OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
 	OK(MPI_Comm_free(&d));
+	/* An invalid handle in Testsome or Waitsome is refused before a request
+	 * is completed: the one done before it (a send to MPI_PROC_NULL) stays
+	 * active for a later wait, not completed and freed unreported */
+	{
+		int (*some[2])(int, MPI_Request[], int *, int[], MPI_Status[]) = { MPI_Testsome, MPI_Waitsome };
+		for (int k = 0; k < 2; k++) {
+			MPI_Request rq[2] = { MPI_REQUEST_NULL, 4242 };
+			int oc = 0, ix[2];
+			OK(MPI_Isend(&v, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &rq[0]));
+			expect(some[k](2, rq, &oc, ix, MPI_STATUSES_IGNORE), MPI_ERR_REQUEST, k ? "waitsome" : "testsome",
+			       "index 1");
+			CHECK(rq[0] != MPI_REQUEST_NULL, "%s completed a request of the call it refused",
+			      k ? "waitsome" : "testsome");
+			if (rq[0] != MPI_REQUEST_NULL)
+				OK(MPI_Wait(&rq[0], MPI_STATUS_IGNORE));
+		}
+	}
 	/* A refused send leaves nothing behind: more refused rendezvous sends
 	 * (a NULL buffer, whose MD libptl refuses) than the NI has match
 	 * entries (2^18: mpi_pt2pt.c's PtlNIInit), and the next one still
