@@ -150,6 +150,12 @@ static void empty_status(MPI_Status *st)
  * its request (finish drops it before the error is reported). */
 static char icoll_why[MPI_MAX_ERROR_STRING];
 
+static inline void keep_icoll_why(const struct mpi_req *r)
+{
+	if (r->err && r->icoll)
+		snprintf(icoll_why, sizeof icoll_why, "%s", mpi_icoll_msg(r->icoll));
+}
+
 /* r completed: fill the status, free the request, null the handle.
  * *failed (its .err 0 before the first request) becomes a copy of the
  * first request that failed, or of the first a death failed: what the
@@ -161,8 +167,7 @@ static inline int finish(MPI_Request *h, struct mpi_req *r, MPI_Status *st, stru
 	status_out(r, st);
 	if (err && (!failed->err || (r->dead >= 0 && failed->dead < 0)))
 		*failed = *r;
-	if (err && r->icoll)
-		snprintf(icoll_why, sizeof icoll_why, "%s", mpi_icoll_msg(r->icoll));
+	keep_icoll_why(r);
 	mpi_req_drop(r);
 	if (!mpi_persist_handle(*h)) /* a persistent one stays, inactive */
 		*h = MPI_REQUEST_NULL;
@@ -485,6 +490,35 @@ int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int idx[], MPI
 	if (!rc && active && *outcount == 0 && test_check_active(incount, reqs))
 		rc = some_done(incount, reqs, outcount, idx, sts, &active, "MPI_Testsome");
 	return rc;
+}
+
+/* MPI_Request_get_status: MPI_Test that leaves the request active, so the
+ * caller still waits on or tests it later (ptlreplay waits this way for a
+ * request the recorded program found complete, without a trace event).
+ * As MPI_Test it returns a failed request's error, on the request's
+ * communicator; the Wait or Test that completes it returns it again. */
+int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+	MPI_CHECK_INIT("MPI_Request_get_status");
+	if (!flag)
+		return mpi_err(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Request_get_status", "NULL flag");
+	struct mpi_req *r;
+	int rc = lookup(&request, &r, "MPI_Request_get_status");
+	if (rc)
+		return rc;
+	if (!r) {
+		*flag = 1;
+		empty_status(status);
+		return MPI_SUCCESS;
+	}
+	if (!r->done)
+		mpi_progress(0);
+	*flag = r->done;
+	if (!r->done)
+		return MPI_SUCCESS;
+	status_out(r, status);
+	keep_icoll_why(r);
+	return r->err ? req_err(r, r->err, "MPI_Request_get_status") : MPI_SUCCESS;
 }
 
 int PMPI_Cancel(MPI_Request *request)

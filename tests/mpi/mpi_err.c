@@ -173,6 +173,25 @@ int main(int argc, char **argv)
 			CHECK(rc == MPI_SUCCESS, "waitall of the send: %d", rc);
 		}
 	}
+	/* MPI_Request_get_status returns a failed request's error as MPI_Test
+	 * would, on the same handler, and leaves the request for the call that
+	 * completes it (the old code said MPI_SUCCESS) */
+	if (t_rank <= 1) {
+		int two[2] = { 1, 2 }, one = 0, flag = 0, rc;
+		MPI_Request rq;
+		if (t_rank == 0) {
+			OK(MPI_Irecv(&one, 1, MPI_INT, 1, 10, d, &rq));
+			do
+				rc = MPI_Request_get_status(rq, &flag, MPI_STATUS_IGNORE);
+			while (rc == MPI_SUCCESS && !flag);
+			expect(rc, MPI_ERR_TRUNCATE, "request_get_status of a truncated receive", "MPI_Request_get_status");
+			CHECK(flag && rq != MPI_REQUEST_NULL, "request_get_status: flag %d, request %s", flag,
+			      rq == MPI_REQUEST_NULL ? "freed" : "kept");
+			expect(MPI_Wait(&rq, MPI_STATUS_IGNORE), MPI_ERR_TRUNCATE, "wait after request_get_status", "MPI_Wait");
+		} else {
+			OK(MPI_Send(two, 2, MPI_INT, 0, 10, d));
+		}
+	}
 	OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
 	OK(MPI_Comm_free(&d));
 	/* An invalid handle in Testsome or Waitsome is refused before a request
