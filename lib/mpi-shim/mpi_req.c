@@ -521,11 +521,24 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 	return r->err ? req_err(r, r->err, "MPI_Request_get_status") : MPI_SUCCESS;
 }
 
+/* MPI_Cancel's and MPI_Request_free's lookup: only the Wait and Test calls
+ * take MPI_REQUEST_NULL (MPI-3.1 2.5.1: a null handle is an erroneous
+ * argument anywhere else). */
+static int lookup_nonnull(MPI_Request *h, struct mpi_req **out, const char *fn)
+{
+	if (h && *h == MPI_REQUEST_NULL) {
+		*out = NULL;
+		return mpi_err(MPI_COMM_NULL, MPI_ERR_REQUEST, fn,
+			       "MPI_REQUEST_NULL (only the Wait and Test calls take a null request)");
+	}
+	return lookup(h, out, fn);
+}
+
 int PMPI_Cancel(MPI_Request *request)
 {
 	MPI_CHECK_INIT("MPI_Cancel");
 	struct mpi_req *r;
-	int rc = lookup(request, &r, "MPI_Cancel");
+	int rc = lookup_nonnull(request, &r, "MPI_Cancel");
 	if (rc || !r)
 		return rc;
 	if (r->kind != MPI_REQ_RECV)
@@ -545,7 +558,7 @@ int PMPI_Request_free(MPI_Request *request)
 	if (request && mpi_persist_handle(*request))
 		return mpi_persist_free(request);
 	struct mpi_req *r;
-	int rc = lookup(request, &r, "MPI_Request_free");
+	int rc = lookup_nonnull(request, &r, "MPI_Request_free");
 	if (rc || !r)
 		return rc;
 	mpi_req_drop(r);

@@ -194,6 +194,10 @@ int main(int argc, char **argv)
 	}
 	OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
 	OK(MPI_Comm_free(&d));
+	/* Only the Wait and Test calls take MPI_REQUEST_NULL (MPI-3.1 2.5.1) */
+	MPI_Request nul = MPI_REQUEST_NULL;
+	expect(MPI_Cancel(&nul), MPI_ERR_REQUEST, "cancel MPI_REQUEST_NULL", "MPI_REQUEST_NULL");
+	expect(MPI_Request_free(&nul), MPI_ERR_REQUEST, "request_free MPI_REQUEST_NULL", "MPI_REQUEST_NULL");
 	/* An invalid handle in Testsome or Waitsome is refused before a request
 	 * is completed: the one done before it (a send to MPI_PROC_NULL) stays
 	 * active for a later wait, not completed and freed unreported */
