@@ -219,6 +219,20 @@ static void until_complete(MPI_Request r)
 	}
 }
 
+/* The request of a replayed MPI_Cancel or MPI_Request_free that the trace
+ * names as none: the recorded call's was a persistent request not active
+ * then (the tracer records each start as the Isend or Irecv it starts, so
+ * the replay has no persistent handle of its own), or MPI_REQUEST_NULL,
+ * which both calls refuse (MPI-3.1 2.5.1). An inactive persistent request
+ * made outside the trace (PMPI_), whose call records as the recorded one. */
+static MPI_Request inactive_request(void)
+{
+	MPI_Request p;
+	if (PMPI_Recv_init(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, &p) != MPI_SUCCESS)
+		rp_die("cannot make a persistent request", "");
+	return p;
+}
+
 static void req_done(uint64_t slot)
 {
 	if (R.req[slot] == MPI_REQUEST_NULL) {
@@ -391,6 +405,8 @@ static int replay(const struct trc_flat *e, void *ctx)
 		if (v[0] != TRC_REQ_NULL) {
 			slot = req_slot(v[0]);
 			r = &R.req[slot];
+		} else if (e->op == TRC_OP_CANCEL || e->op == TRC_OP_REQUEST_FREE) {
+			nul = inactive_request();
 		}
 		if (e->op == TRC_OP_WAIT) {
 			MPI_Wait(r, &st);
@@ -399,9 +415,11 @@ static int replay(const struct trc_flat *e, void *ctx)
 				until_complete(*r);
 			MPI_Test(r, &flag, &st);
 		}
-		else if (e->op == TRC_OP_CANCEL)
+		else if (e->op == TRC_OP_CANCEL) {
 			MPI_Cancel(r);
-		else {
+			if (r == &nul)
+				PMPI_Request_free(r); /* inactive_request's, outside the trace as it came */
+		} else {
 			MPI_Request_free(r);
 			slot = UINT64_MAX;	/* the buffer may still be in use */
 		}

@@ -4,7 +4,6 @@
 
 #include <limits.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "mpi_impl.h"
 
@@ -513,34 +512,5 @@ int PMPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message, MPI
 	if (rc)
 		return rc;
 	*request = mpi_req_handle(r);
-	return MPI_SUCCESS;
-}
-
-/* MPI_Request_get_status: MPI_Test that leaves the request active, so the
- * caller still waits on or tests it later (ptlreplay waits this way for a
- * request the recorded program found complete, without a trace event). */
-int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
-{
-	MPI_CHECK_INIT("MPI_Request_get_status");
-	if (!flag)
-		return mpi_err(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Request_get_status", "NULL flag");
-	struct mpi_req *r = NULL;
-	if (!mpi_req_null(request) && !(r = mpi_req_get(request)))
-		return mpi_err(MPI_COMM_NULL, MPI_ERR_REQUEST, "MPI_Request_get_status",
-			       "request %d is not an active request", request);
-	if (r && !r->done)
-		mpi_progress(0);
-	*flag = !r || r->done;
-	if (*flag && status != MPI_STATUS_IGNORE) {
-		if (r) {
-			mpi_status_copy(status, &r->st);
-			if (r->kind == MPI_REQ_SEND)
-				status->ptl_count = 0; /* a send's status counts nothing */
-		} else {
-			memset(status, 0, sizeof *status);
-			status->MPI_SOURCE = MPI_ANY_SOURCE;
-			status->MPI_TAG = MPI_ANY_TAG;
-		}
-	}
 	return MPI_SUCCESS;
 }

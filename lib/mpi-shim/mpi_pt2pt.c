@@ -1086,7 +1086,11 @@ static struct mpi_req *user_req_new(int kind, int peer, int tag, struct mpi_comm
 }
 
 /* A use-once entry for r's buffer on pt, matching only peer w and r's id:
- * a rendezvous send's exposed buffer (op GET) or a pull's landing (PUT). */
+ * a rendezvous send's exposed buffer (op GET) or a pull's landing (PUT).
+ * When its MD cannot be attached the entry goes too: nothing else would
+ * unlink it (the request fails and is dropped), and each one left took a
+ * match entry of the NI's for good - a program whose sends kept being
+ * refused ran out of them, and later sends failed with MPI_ERR_NO_MEM. */
 static int attach_once(struct mpi_req *r, ptl_pt_index_t pt, int w, size_t len, unsigned op)
 {
 	int rc = PtlMEAttach(mpi_g.ni, pt, mpi_g.ids[w], mpi_req_id(r), 0, PTL_UNLINK, PTL_INS_AFTER, &r->me);
@@ -1095,7 +1099,12 @@ static int attach_once(struct mpi_req *r, ptl_pt_index_t pt, int w, size_t len, 
 	ptl_md_t md = { .start = r->pbuf, .length = len, .threshold = 1,
 			.options = op | PTL_MD_TRUNCATE | PTL_MD_EVENT_START_DISABLE,
 			.user_ptr = r, .eq_handle = mpi_g.eq };
-	return PtlMDAttach(r->me, md, PTL_UNLINK, &r->md);
+	rc = PtlMDAttach(r->me, md, PTL_UNLINK, &r->md);
+	if (rc != PTL_OK) {
+		PtlMEUnlink(r->me);
+		r->me = PTL_INVALID_HANDLE;
+	}
+	return rc;
 }
 
 /* mpi_isend_now's body, inline in PMPI_Isend too. */

@@ -150,19 +150,24 @@ static void empty_status(MPI_Status *st)
  * its request (finish drops it before the error is reported). */
 static char icoll_why[MPI_MAX_ERROR_STRING];
 
+static inline void keep_icoll_why(const struct mpi_req *r)
+{
+	if (r->err && r->icoll)
+		snprintf(icoll_why, sizeof icoll_why, "%s", mpi_icoll_msg(r->icoll));
+}
+
 /* r completed: fill the status, free the request, null the handle.
- * *dead (if not NULL) keeps what the error report needs of a request a
- * death failed: the request itself may be reused once dropped. */
-static inline int finish(MPI_Request *h, struct mpi_req *r, MPI_Status *st, struct mpi_req *dead)
+ * *failed (its .err 0 before the first request) becomes a copy of the
+ * first request that failed, or of the first a death failed: what the
+ * error report reads (its handler, the dead rank), kept apart because r
+ * may be reused once dropped. */
+static inline int finish(MPI_Request *h, struct mpi_req *r, MPI_Status *st, struct mpi_req *failed)
 {
 	int err = r->err;
 	status_out(r, st);
-	if (dead && r->dead >= 0 && dead->dead < 0)
-		*dead = *r;
-	else if (dead && err && dead->dead < 0 && !dead->comm)
-		dead->comm = r->comm; /* whose handler hears of it (many_err) */
-	if (err && r->icoll)
-		snprintf(icoll_why, sizeof icoll_why, "%s", mpi_icoll_msg(r->icoll));
+	if (err && (!failed->err || (r->dead >= 0 && failed->dead < 0)))
+		*failed = *r;
+	keep_icoll_why(r);
 	mpi_req_drop(r);
 	if (!mpi_persist_handle(*h)) /* a persistent one stays, inactive */
 		*h = MPI_REQUEST_NULL;
@@ -181,17 +186,26 @@ static int req_err(const struct mpi_req *r, int err, const char *fn)
 	return mpi_err(h, err, fn, "the request failed");
 }
 
+/* A single request's completion (Wait, Test, Waitany, Testany): finish,
+ * then report its error from the copy finish kept. */
+static inline int finish_one(MPI_Request *h, struct mpi_req *r, MPI_Status *st, const char *fn)
+{
+	struct mpi_req failed; /* only .err is read unless finish fills it */
+	failed.err = 0;
+	int err = finish(h, r, st, &failed);
+	return err ? req_err(&failed, err, fn) : MPI_SUCCESS;
+}
+
 /* Several requests failed: name the death among them, if one was; on the
  * communicator of the first that failed (MPI-3.1 8.3: the request's
- * communicator's handler). */
-static int many_err(const struct mpi_req *dead, int errs, const char *fn)
+ * communicator's handler). failed: finish's copy. */
+static int many_err(const struct mpi_req *failed, int errs, const char *fn)
 {
-	if (dead->dead < 0)
-		return mpi_err(dead->comm && dead->comm->in_use ? mpi_comm_handle(dead->comm) : MPI_COMM_WORLD,
-			       MPI_ERR_IN_STATUS, fn, "%d of the requests failed", errs);
+	MPI_Comm h = failed->comm && failed->comm->in_use ? mpi_comm_handle(failed->comm) : MPI_COMM_WORLD;
+	if (failed->dead < 0)
+		return mpi_err(h, MPI_ERR_IN_STATUS, fn, "%d of the requests failed", errs);
 	char m[200];
-	mpi_dead_msg(m, sizeof m, dead->comm, dead->dead);
-	MPI_Comm h = dead->comm && dead->comm->in_use ? mpi_comm_handle(dead->comm) : MPI_COMM_WORLD;
+	mpi_dead_msg(m, sizeof m, failed->comm, failed->dead);
 	return mpi_err(h, MPI_ERR_IN_STATUS, fn, "%d of the requests failed: %s", errs, m);
 }
 
@@ -242,11 +256,7 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
 	}
 	if (!r->done)
 		mpi_wait_req(r, 0);
-	struct mpi_req d; /* only .dead and .comm are read unless finish fills it */
-	d.dead = -1;
-	d.comm = NULL;
-	rc = finish(request, r, status, &d);
-	return rc ? req_err(d.dead >= 0 ? &d : r, rc, "MPI_Wait") : MPI_SUCCESS;
+	return finish_one(request, r, status, "MPI_Wait");
 }
 
 int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
@@ -269,11 +279,7 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 	*flag = r->done;
 	if (!r->done)
 		return MPI_SUCCESS;
-	struct mpi_req d; /* only .dead and .comm are read unless finish fills it */
-	d.dead = -1;
-	d.comm = NULL;
-	rc = finish(request, r, status, &d);
-	return rc ? req_err(d.dead >= 0 ? &d : r, rc, "MPI_Test") : MPI_SUCCESS;
+	return finish_one(request, r, status, "MPI_Test");
 }
 
 /* MPI_Waitall's requests waited for at once (mpi_wait_all_plain): up to so
@@ -297,9 +303,8 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status sts[])
 			rs[nrs++] = r;
 	}
 	int errs = 0;
-	struct mpi_req d; /* only .dead and .comm are read unless finish fills it */
-	d.dead = -1;
-	d.comm = NULL;
+	struct mpi_req failed; /* only .err is read unless finish fills it */
+	failed.err = 0;
 	for (int base = 0; base < count; base += WAITALL_CHUNK) {
 		int end = count - base > WAITALL_CHUNK ? base + WAITALL_CHUNK : count;
 		if (base > 0) {
@@ -321,13 +326,13 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status sts[])
 				empty_status(st);
 				continue;
 			}
-			int e = finish(&reqs[i], r, st, &d);
+			int e = finish(&reqs[i], r, st, &failed);
 			if (st)
 				st->MPI_ERROR = e;
 			errs += e != 0;
 		}
 	}
-	return errs ? many_err(&d, errs, "MPI_Waitall") : MPI_SUCCESS;
+	return errs ? many_err(&failed, errs, "MPI_Waitall") : MPI_SUCCESS;
 }
 
 int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status sts[])
@@ -368,11 +373,7 @@ static int any_done(int count, MPI_Request reqs[], int *index, MPI_Status *st, b
 		*active = true;
 		if (r->done) {
 			*index = i;
-			struct mpi_req d; /* only .dead and .comm are read unless finish fills it */
-			d.dead = -1;
-			d.comm = NULL;
-			int e = finish(&reqs[i], r, st, &d);
-			return e ? req_err(d.dead >= 0 ? &d : r, e, fn) : MPI_SUCCESS;
+			return finish_one(&reqs[i], r, st, fn);
 		}
 	}
 	return MPI_SUCCESS;
@@ -416,25 +417,35 @@ int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Statu
 	return rc;
 }
 
+/* The first handle of reqs that is neither null nor active, refused: a
+ * call that completes several requests looks at all of them before it
+ * completes one, or it would free requests it never reports. */
+static int refuse_inactive(int count, MPI_Request reqs[], const char *fn)
+{
+	for (int i = 0; i < count; i++)
+		if (!mpi_req_null(reqs[i]) && !req_get(reqs[i]))
+			return mpi_err(MPI_COMM_NULL, MPI_ERR_REQUEST, fn, "request %d (index %d) is not active", reqs[i], i);
+	return MPI_SUCCESS;
+}
+
+/* Waitsome's and Testsome's pass, their handles checked (refuse_inactive):
+ * one that is not found is a handle given twice, finished already. */
 static int some_done(int count, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[], bool *active,
 		     const char *fn)
 {
 	*active = false;
 	*outcount = 0;
 	int errs = 0;
-	struct mpi_req d; /* only .dead and .comm are read unless finish fills it */
-	d.dead = -1;
-	d.comm = NULL;
+	struct mpi_req failed; /* only .err is read unless finish fills it */
+	failed.err = 0;
 	for (int i = 0; i < count; i++) {
-		if (mpi_req_null(reqs[i]))
-			continue;
-		struct mpi_req *r = req_get(reqs[i]);
+		struct mpi_req *r = mpi_req_null(reqs[i]) ? NULL : req_get(reqs[i]);
 		if (!r)
-			return mpi_err(MPI_COMM_NULL, MPI_ERR_REQUEST, fn, "request %d (index %d) is not active", reqs[i], i);
+			continue;
 		*active = true;
 		if (r->done) {
 			MPI_Status *st = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[*outcount];
-			int e = finish(&reqs[i], r, st, &d);
+			int e = finish(&reqs[i], r, st, &failed);
 			if (st)
 				st->MPI_ERROR = e;
 			errs += e != 0;
@@ -443,7 +454,7 @@ static int some_done(int count, MPI_Request reqs[], int *outcount, int idx[], MP
 	}
 	if (!*active)
 		*outcount = MPI_UNDEFINED;
-	return errs ? many_err(&d, errs, fn) : MPI_SUCCESS;
+	return errs ? many_err(&failed, errs, fn) : MPI_SUCCESS;
 }
 
 int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[])
@@ -451,10 +462,13 @@ int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int idx[], MPI
 	MPI_CHECK_INIT("MPI_Waitsome");
 	if (incount < 0)
 		return mpi_err(MPI_COMM_NULL, MPI_ERR_COUNT, "MPI_Waitsome", "incount %d < 0", incount);
+	int rc = refuse_inactive(incount, reqs, "MPI_Waitsome");
+	if (rc)
+		return rc;
 	struct mpi_idle idle = { 0, 0 };
 	for (;;) {
 		bool active;
-		int rc = some_done(incount, reqs, outcount, idx, sts, &active, "MPI_Waitsome");
+		rc = some_done(incount, reqs, outcount, idx, sts, &active, "MPI_Waitsome");
 		if (rc || !active || *outcount > 0)
 			return rc;
 		if (mpi_idle_due(&idle, mpi_progress(100) == 0))
@@ -467,19 +481,64 @@ int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int idx[], MPI
 	MPI_CHECK_INIT("MPI_Testsome");
 	if (incount < 0)
 		return mpi_err(MPI_COMM_NULL, MPI_ERR_COUNT, "MPI_Testsome", "incount %d < 0", incount);
+	int rc = refuse_inactive(incount, reqs, "MPI_Testsome");
+	if (rc)
+		return rc;
 	mpi_progress(0);
 	bool active;
-	int rc = some_done(incount, reqs, outcount, idx, sts, &active, "MPI_Testsome");
+	rc = some_done(incount, reqs, outcount, idx, sts, &active, "MPI_Testsome");
 	if (!rc && active && *outcount == 0 && test_check_active(incount, reqs))
 		rc = some_done(incount, reqs, outcount, idx, sts, &active, "MPI_Testsome");
 	return rc;
+}
+
+/* MPI_Request_get_status: MPI_Test that leaves the request active, so the
+ * caller still waits on or tests it later (ptlreplay waits this way for a
+ * request the recorded program found complete, without a trace event).
+ * As MPI_Test it returns a failed request's error, on the request's
+ * communicator; the Wait or Test that completes it returns it again. */
+int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+	MPI_CHECK_INIT("MPI_Request_get_status");
+	if (!flag)
+		return mpi_err(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Request_get_status", "NULL flag");
+	struct mpi_req *r;
+	int rc = lookup(&request, &r, "MPI_Request_get_status");
+	if (rc)
+		return rc;
+	if (!r) {
+		*flag = 1;
+		empty_status(status);
+		return MPI_SUCCESS;
+	}
+	if (!r->done)
+		mpi_progress(0);
+	*flag = r->done;
+	if (!r->done)
+		return MPI_SUCCESS;
+	status_out(r, status);
+	keep_icoll_why(r);
+	return r->err ? req_err(r, r->err, "MPI_Request_get_status") : MPI_SUCCESS;
+}
+
+/* MPI_Cancel's and MPI_Request_free's lookup: only the Wait and Test calls
+ * take MPI_REQUEST_NULL (MPI-3.1 2.5.1: a null handle is an erroneous
+ * argument anywhere else). */
+static int lookup_nonnull(MPI_Request *h, struct mpi_req **out, const char *fn)
+{
+	if (h && *h == MPI_REQUEST_NULL) {
+		*out = NULL;
+		return mpi_err(MPI_COMM_NULL, MPI_ERR_REQUEST, fn,
+			       "MPI_REQUEST_NULL (only the Wait and Test calls take a null request)");
+	}
+	return lookup(h, out, fn);
 }
 
 int PMPI_Cancel(MPI_Request *request)
 {
 	MPI_CHECK_INIT("MPI_Cancel");
 	struct mpi_req *r;
-	int rc = lookup(request, &r, "MPI_Cancel");
+	int rc = lookup_nonnull(request, &r, "MPI_Cancel");
 	if (rc || !r)
 		return rc;
 	if (r->kind != MPI_REQ_RECV)
@@ -499,7 +558,7 @@ int PMPI_Request_free(MPI_Request *request)
 	if (request && mpi_persist_handle(*request))
 		return mpi_persist_free(request);
 	struct mpi_req *r;
-	int rc = lookup(request, &r, "MPI_Request_free");
+	int rc = lookup_nonnull(request, &r, "MPI_Request_free");
 	if (rc || !r)
 		return rc;
 	mpi_req_drop(r);

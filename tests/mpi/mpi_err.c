@@ -173,8 +173,77 @@ int main(int argc, char **argv)
 			CHECK(rc == MPI_SUCCESS, "waitall of the send: %d", rc);
 		}
 	}
+	/* MPI_Request_get_status returns a failed request's error as MPI_Test
+	 * would, on the same handler, and leaves the request for the call that
+	 * completes it (the old code said MPI_SUCCESS) */
+	if (t_rank <= 1) {
+		int two[2] = { 1, 2 }, one = 0, flag = 0, rc;
+		MPI_Request rq;
+		if (t_rank == 0) {
+			OK(MPI_Irecv(&one, 1, MPI_INT, 1, 10, d, &rq));
+			do
+				rc = MPI_Request_get_status(rq, &flag, MPI_STATUS_IGNORE);
+			while (rc == MPI_SUCCESS && !flag);
+			expect(rc, MPI_ERR_TRUNCATE, "request_get_status of a truncated receive", "MPI_Request_get_status");
+			CHECK(flag && rq != MPI_REQUEST_NULL, "request_get_status: flag %d, request %s", flag,
+			      rq == MPI_REQUEST_NULL ? "freed" : "kept");
+			expect(MPI_Wait(&rq, MPI_STATUS_IGNORE), MPI_ERR_TRUNCATE, "wait after request_get_status", "MPI_Wait");
+		} else {
+			OK(MPI_Send(two, 2, MPI_INT, 0, 10, d));
+		}
+	}
 	OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
 	OK(MPI_Comm_free(&d));
+	/* Only the Wait and Test calls take MPI_REQUEST_NULL (MPI-3.1 2.5.1) */
+	MPI_Request nul = MPI_REQUEST_NULL;
+	expect(MPI_Cancel(&nul), MPI_ERR_REQUEST, "cancel MPI_REQUEST_NULL", "MPI_REQUEST_NULL");
+	expect(MPI_Request_free(&nul), MPI_ERR_REQUEST, "request_free MPI_REQUEST_NULL", "MPI_REQUEST_NULL");
+	/* An invalid handle in Testsome or Waitsome is refused before a request
+	 * is completed: the one done before it (a send to MPI_PROC_NULL) stays
+	 * active for a later wait, not completed and freed unreported */
+	{
+		int (*some[2])(int, MPI_Request[], int *, int[], MPI_Status[]) = { MPI_Testsome, MPI_Waitsome };
+		for (int k = 0; k < 2; k++) {
+			MPI_Request rq[2] = { MPI_REQUEST_NULL, 4242 };
+			int oc = 0, ix[2];
+			OK(MPI_Isend(&v, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &rq[0]));
+			expect(some[k](2, rq, &oc, ix, MPI_STATUSES_IGNORE), MPI_ERR_REQUEST, k ? "waitsome" : "testsome",
+			       "index 1");
+			CHECK(rq[0] != MPI_REQUEST_NULL, "%s completed a request of the call it refused",
+			      k ? "waitsome" : "testsome");
+			if (rq[0] != MPI_REQUEST_NULL)
+				OK(MPI_Wait(&rq[0], MPI_STATUS_IGNORE));
+		}
+	}
+	/* A refused send leaves nothing behind: more refused rendezvous sends
+	 * (a NULL buffer, whose MD libptl refuses) than the NI has match
+	 * entries (2^18: mpi_pt2pt.c's PtlNIInit), and the next one still
+	 * goes. Rank 0 says whether it went (an eager send: no match entry),
+	 * so that rank 1 does not wait in vain when it did not. */
+	if (t_rank <= 1) {
+		int went = 0, x = 0;
+		if (t_rank == 0) {
+			int refused = 0, n = (1 << 18) + 1000;
+			for (int i = 0; i < n; i++) {
+				MPI_Request rq = MPI_REQUEST_NULL;
+				refused += MPI_Issend(NULL, 1, MPI_BYTE, 1, 11, MPI_COMM_WORLD, &rq) != MPI_SUCCESS;
+			}
+			CHECK(refused == n, "%d of %d MPI_Issend of a NULL buffer refused", refused, n);
+			v = 6;
+			went = MPI_Ssend(&v, 1, MPI_INT, 1, 11, MPI_COMM_WORLD) == MPI_SUCCESS;
+			CHECK(went, "a rendezvous send after %d refused ones failed", n);
+			OK(MPI_Send(&went, 1, MPI_INT, 1, 12, MPI_COMM_WORLD));
+			v = 0;
+		} else {
+			MPI_Request rq;
+			OK(MPI_Irecv(&x, 1, MPI_INT, 0, 11, MPI_COMM_WORLD, &rq));
+			OK(MPI_Recv(&went, 1, MPI_INT, 0, 12, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+			if (!went)
+				OK(MPI_Cancel(&rq));
+			OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+			CHECK(!went || x == 6, "the rendezvous send after the refused ones: got %d", x);
+		}
+	}
 	/* counts past an int, and the other request calls' arguments */
 	MPI_Status big_st;
 	OK(MPI_Status_set_elements_x(&big_st, MPI_BYTE, 3000000000LL));
