@@ -469,7 +469,9 @@ struct shm_bop {
 	int timed;          /* its cost goes to the chooser */
 	int joined;         /* it went the queued move's way (ch_take): its cost is only sampled */
 	int method;         /* SHM_M_BOUNCE or SHM_M_NT */
-	uint64_t t0;        /* ns when it became the area's active move */
+	/* timed moves: ns when its first piece went (WRITE) or its request
+	 * (READ), and when we saw it finish (rq_time_done says why both) */
+	uint64_t t0, t_done;
 };
 
 /* Our bounce traffic with one local peer. */
@@ -486,6 +488,7 @@ struct shm_bpeer {
 	 * next to go (NULL: none) */
 	struct shm_bop *q, **qtail, *unsent;
 	unsigned nsent;
+	uint64_t t_done;    /* when we saw the last timed moves finish */
 	int qmethod;        /* SHM_M_*: the last queued move's (while q) */
 	/* as target (the peer's area (peer, me)) */
 	struct shm_slot *sv_slot;
