@@ -492,15 +492,16 @@ void mpi_drain_internal(void);
  * one test and two lookups: MPI running, a valid communicator and a
  * committed type, count >= 0, the peer a rank of the communicator (a
  * receive's also MPI_ANY_SOURCE), the tag in range (a receive's also
- * MPI_ANY_TAG). MPI_PROC_NULL fails it. False: check_send or check_recv
+ * MPI_ANY_TAG), a buffer that is not NULL (MPI_BOTTOM) unless count is
+ * 0 (check_buffer says when NULL is right). MPI_PROC_NULL fails it. False: check_send or check_recv
  * runs and finds what is wrong or unusual; true: *cp and *tp are set as
  * they would have set them. Check_buffer's early returns for the error
  * reports cost a send or receive some forty instructions each. In this
  * header for mpi_send_std (mpi_pt2pt.c) and mpi_p2p_api.c. */
-static inline bool mpi_args_ok(int count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm, bool recv,
-			   struct mpi_comm **cp, struct mpi_dtype **tp)
+static inline bool mpi_args_ok(const void *buf, int count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm,
+			       bool recv, struct mpi_comm **cp, struct mpi_dtype **tp)
 {
-	if (!mpi_g.initialized || mpi_g.finalized || count < 0)
+	if (!mpi_g.initialized || mpi_g.finalized || count < 0 || (!buf && count))
 		return false;
 	struct mpi_comm *c = mpi_comm_get(comm);
 	struct mpi_dtype *t = mpi_dtype_get(dt);

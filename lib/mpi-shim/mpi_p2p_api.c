@@ -10,8 +10,8 @@
 /* What sends and receives both check: the communicator, the count and the
  * datatype (mpi_dtype_check's test), which goes to *tp: the engine need not
  * look it up again. */
-static int check_buffer(const char *fn, int count, MPI_Datatype dt, MPI_Comm comm, struct mpi_comm **out,
-			struct mpi_dtype **tp)
+static int check_buffer(const char *fn, const void *buf, int count, MPI_Datatype dt, MPI_Comm comm,
+			struct mpi_comm **out, struct mpi_dtype **tp)
 {
 	MPI_COMM_ARG(fn, comm, c);
 	*out = c;
@@ -20,14 +20,22 @@ static int check_buffer(const char *fn, int count, MPI_Datatype dt, MPI_Comm com
 	struct mpi_dtype *t = mpi_dtype_get(dt);
 	if (!t || !t->committed)
 		return mpi_err(comm, MPI_ERR_TYPE, fn, "invalid or uncommitted datatype %d", dt);
+	/* NULL is MPI_BOTTOM: right for a type of absolute addresses, but
+	 * data from the null page is a missing buffer. Found here, not
+	 * by Portals: a receive's PtlMDUpdate then aborted the job
+	 * (MPI_ERR_INTERN past the handler), an eager send said
+	 * MPI_ERR_PROC_FAILED, a rendezvous one MPI_ERR_NO_MEM. */
+	if (!buf && count && t->size && t->true_lb < 4096)
+		return mpi_err(comm, MPI_ERR_BUFFER, fn, "buffer is NULL with %d element(s) of datatype %d at offset %ld",
+			       count, dt, (long)t->true_lb);
 	*tp = t;
 	return MPI_SUCCESS;
 }
 
-static int check_send(const char *fn, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+static int check_send(const char *fn, const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
 		      struct mpi_comm **out, struct mpi_dtype **tp)
 {
-	int rc = check_buffer(fn, count, dt, comm, out, tp);
+	int rc = check_buffer(fn, buf, count, dt, comm, out, tp);
 	if (rc)
 		return rc;
 	struct mpi_comm *c = *out;
@@ -39,10 +47,10 @@ static int check_send(const char *fn, int count, MPI_Datatype dt, int dest, int 
 	return MPI_SUCCESS;
 }
 
-static int check_recv(const char *fn, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
+static int check_recv(const char *fn, const void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
 		      struct mpi_comm **out, struct mpi_dtype **tp)
 {
-	int rc = check_buffer(fn, count, dt, comm, out, tp);
+	int rc = check_buffer(fn, buf, count, dt, comm, out, tp);
 	if (rc)
 		return rc;
 	struct mpi_comm *c = *out;
@@ -55,25 +63,27 @@ static int check_recv(const char *fn, int count, MPI_Datatype dt, int src, int t
 }
 
 /* check_send and check_recv behind args_ok. */
-static int send_args(const char *fn, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+static int send_args(const char *fn, const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
 		     struct mpi_comm **cp, struct mpi_dtype **tp)
 {
-	return mpi_args_ok(count, dt, dest, tag, comm, false, cp, tp) ? MPI_SUCCESS
-								  : check_send(fn, count, dt, dest, tag, comm, cp, tp);
+	return mpi_args_ok(buf, count, dt, dest, tag, comm, false, cp, tp)
+		       ? MPI_SUCCESS
+		       : check_send(fn, buf, count, dt, dest, tag, comm, cp, tp);
 }
 
-static int recv_args(const char *fn, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
+static int recv_args(const char *fn, const void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
 		     struct mpi_comm **cp, struct mpi_dtype **tp)
 {
-	return mpi_args_ok(count, dt, src, tag, comm, true, cp, tp) ? MPI_SUCCESS
-								: check_recv(fn, count, dt, src, tag, comm, cp, tp);
+	return mpi_args_ok(buf, count, dt, src, tag, comm, true, cp, tp)
+		       ? MPI_SUCCESS
+		       : check_recv(fn, buf, count, dt, src, tag, comm, cp, tp);
 }
 
 /* A probe checks a receive's envelope, with no buffer. */
 static int check_probe(const char *fn, int src, int tag, MPI_Comm comm, struct mpi_comm **out)
 {
 	struct mpi_dtype *t;
-	return check_recv(fn, 0, MPI_BYTE, src, tag, comm, out, &t);
+	return check_recv(fn, NULL, 0, MPI_BYTE, src, tag, comm, out, &t);
 }
 
 /* The send started (arguments checked): what every send call does. */
@@ -92,7 +102,7 @@ static int start_send(const char *fn, const void *buf, int count, MPI_Datatype d
 {
 	struct mpi_comm *c;
 	struct mpi_dtype *t;
-	int rc = send_args(fn, count, dt, dest, tag, comm, &c, &t);
+	int rc = send_args(fn, buf, count, dt, dest, tag, comm, &c, &t);
 	return rc ? rc : start_checked_send(fn, buf, count, dt, t, dest, tag, comm, c, mode, r);
 }
 
@@ -102,7 +112,7 @@ static int start_recv(const char *fn, void *buf, int count, MPI_Datatype dt, int
 {
 	struct mpi_comm *c;
 	struct mpi_dtype *t;
-	int rc = recv_args(fn, count, dt, src, tag, comm, &c, &t);
+	int rc = recv_args(fn, buf, count, dt, src, tag, comm, &c, &t);
 	if (rc)
 		return rc;
 	rc = now ? mpi_recv_now(buf, count, dt, t, src, tag, c, c->ctx, r) : mpi_irecv_t(buf, count, dt, t, src, tag, c, c->ctx, r);
@@ -121,7 +131,7 @@ __attribute__((always_inline)) static inline int isend_mode(const char *fn, cons
 	struct mpi_dtype *t;
 	/* MPI_Irsend as most go (send_now's case, with a request): straight
 	 * to the put, past start_send's frames. */
-	if (!((mode & MPI_MODE_NB) && mpi_args_ok(count, dt, dest, tag, comm, false, &c, &t) &&
+	if (!((mode & MPI_MODE_NB) && mpi_args_ok(buf, count, dt, dest, tag, comm, false, &c, &t) &&
 	      mpi_isend_now(buf, count, t, dest, tag, c, c->ctx, &r))) {
 		int rc = start_send(fn, buf, count, dt, dest, tag, comm, mode, &r);
 		if (rc)
@@ -137,7 +147,7 @@ static int send_mode(const char *fn, const void *buf, int count, MPI_Datatype dt
 	struct mpi_req *r;
 	struct mpi_comm *c;
 	struct mpi_dtype *t;
-	int rc = send_args(fn, count, dt, dest, tag, comm, &c, &t);
+	int rc = send_args(fn, buf, count, dt, dest, tag, comm, &c, &t);
 	if (rc)
 		return rc;
 	if ((mode == MPI_MODE_STD || mode == MPI_MODE_READY) && t->contig && dest != MPI_PROC_NULL &&
@@ -164,7 +174,7 @@ static inline bool send_now(const void *buf, int count, MPI_Datatype dt, int des
 {
 	struct mpi_comm *c;
 	struct mpi_dtype *t;
-	return mpi_args_ok(count, dt, dest, tag, comm, false, &c, &t) && t->contig &&
+	return mpi_args_ok(buf, count, dt, dest, tag, comm, false, &c, &t) && t->contig &&
 	       mpi_send_bytes((const char *)buf + t->true_lb, t->size * (size_t)count, dest, tag, c, c->ctx);
 }
 
@@ -278,7 +288,7 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm 
 	/* The common case past start_recv's frame; an error there (no
 	 * memory) is found again and reported by start_recv. */
 	int rc = MPI_ERR_OTHER;
-	if (mpi_args_ok(count, dt, src, tag, comm, true, &c, &t))
+	if (mpi_args_ok(buf, count, dt, src, tag, comm, true, &c, &t))
 		rc = mpi_recv_now(buf, count, dt, t, src, tag, c, c->ctx, &r);
 	if (rc)
 		rc = start_recv("MPI_Recv", buf, count, dt, src, tag, comm, true, &r);
@@ -290,9 +300,9 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
 {
 	struct mpi_comm *c;
 	struct mpi_dtype *rt, *st;
-	int rc = recv_args("MPI_Sendrecv", recvcount, recvtype, source, recvtag, comm, &c, &rt);
+	int rc = recv_args("MPI_Sendrecv", recvbuf, recvcount, recvtype, source, recvtag, comm, &c, &rt);
 	if (!rc)
-		rc = send_args("MPI_Sendrecv", sendcount, sendtype, dest, sendtag, comm, &c, &st);
+		rc = send_args("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, comm, &c, &st);
 	if (rc)
 		return rc;
 	struct mpi_req *rr, *sr;
@@ -339,9 +349,9 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int s
 {
 	struct mpi_comm *c;
 	struct mpi_dtype *t;
-	int rc = check_recv("MPI_Sendrecv_replace", count, dt, source, recvtag, comm, &c, &t);
+	int rc = check_recv("MPI_Sendrecv_replace", buf, count, dt, source, recvtag, comm, &c, &t);
 	if (!rc)
-		rc = check_send("MPI_Sendrecv_replace", count, dt, dest, sendtag, comm, &c, &t);
+		rc = check_send("MPI_Sendrecv_replace", buf, count, dt, dest, sendtag, comm, &c, &t);
 	if (rc)
 		return rc;
 	if (dest == MPI_PROC_NULL) /* nothing goes out: no copy of it */
@@ -472,7 +482,7 @@ static int start_mrecv(const char *fn, void *buf, int count, MPI_Datatype dt, MP
 	int rc;
 	if (*message == MPI_MESSAGE_NO_PROC) {
 		struct mpi_dtype *t;
-		rc = check_buffer(fn, count, dt, MPI_COMM_WORLD, &c, &t);
+		rc = check_buffer(fn, buf, count, dt, MPI_COMM_WORLD, &c, &t);
 		if (rc)
 			return rc;
 		rc = mpi_irecv(buf, count, dt, MPI_PROC_NULL, MPI_ANY_TAG, c, c->ctx, r);
@@ -488,7 +498,7 @@ static int start_mrecv(const char *fn, void *buf, int count, MPI_Datatype dt, MP
 			       *message);
 	MPI_Comm comm = mpi_comm_handle(c);
 	struct mpi_dtype *t;
-	rc = check_buffer(fn, count, dt, comm, &c, &t);
+	rc = check_buffer(fn, buf, count, dt, comm, &c, &t);
 	if (rc)
 		return rc;
 	rc = mpi_mrecv_start(buf, count, dt, u, c, r);

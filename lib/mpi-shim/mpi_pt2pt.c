@@ -1008,7 +1008,7 @@ int mpi_send_std(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
 {
 	struct mpi_comm *c;
 	struct mpi_dtype *t;
-	if (mpi_args_ok(count, dt, dest, tag, comm, false, &c, &t) && t->contig) {
+	if (mpi_args_ok(buf, count, dt, dest, tag, comm, false, &c, &t) && t->contig) {
 		size_t len = t->size * (size_t)count;
 		int w = c->world[dest];
 		if (now_ok(len, w) && put_now((const char *)buf + t->true_lb, len, w, tag, c, c->ctx))
@@ -1147,7 +1147,7 @@ int PMPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, M
 	struct mpi_comm *c;
 	struct mpi_dtype *t;
 	struct mpi_req *r;
-	if (mpi_args_ok(count, dt, dest, tag, comm, false, &c, &t) && isend_now(buf, count, t, dest, tag, c, c->ctx, &r)) {
+	if (mpi_args_ok(buf, count, dt, dest, tag, comm, false, &c, &t) && isend_now(buf, count, t, dest, tag, c, c->ctx, &r)) {
 		*request = mpi_req_handle(r);
 		return MPI_SUCCESS;
 	}
@@ -2097,7 +2097,7 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm
 	struct mpi_comm *c;
 	struct mpi_dtype *t;
 	struct mpi_req *r;
-	if (mpi_args_ok(count, dt, src, tag, comm, true, &c, &t) &&
+	if (mpi_args_ok(buf, count, dt, src, tag, comm, true, &c, &t) &&
 	    irecv_post(buf, count, dt, t, src, tag, c, c->ctx, &r) == MPI_SUCCESS) {
 		*request = mpi_req_handle(r);
 		return MPI_SUCCESS;

@@ -84,6 +84,44 @@ int main(int argc, char **argv)
 		cnts[j] = 1;
 	expect(MPI_Reduce_scatter(w2, w2 + 1, cnts, unc, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_TYPE,
 	       "reduce_scatter uncommitted type", "uncommitted");
+	/* A NULL buffer (MPI_BOTTOM) whose data would start in the null
+	 * page: MPI_ERR_BUFFER before anything goes (a receive aborted the
+	 * job, sends said MPI_ERR_PROC_FAILED or MPI_ERR_NO_MEM); none leaves
+	 * a message behind. Zero counts and MPI_BOTTOM with a type of
+	 * absolute addresses are fine. */
+	{
+		int to = (t_rank + 1) % t_size, from = (t_rank + t_size - 1) % t_size, flag = 1;
+		MPI_Request nr = MPI_REQUEST_NULL;
+		expect(MPI_Send(NULL, 1, MPI_INT, to, 77, MPI_COMM_WORLD), MPI_ERR_BUFFER, "send NULL, eager", "NULL");
+		expect(MPI_Send(NULL, 100000, MPI_BYTE, to, 77, MPI_COMM_WORLD), MPI_ERR_BUFFER, "send NULL, rendezvous",
+		       "NULL");
+		expect(MPI_Isend(NULL, 1, MPI_INT, to, 77, MPI_COMM_WORLD, &nr), MPI_ERR_BUFFER, "isend NULL", "NULL");
+		expect(MPI_Ssend(NULL, 2, MPI_INT, to, 77, MPI_COMM_WORLD), MPI_ERR_BUFFER, "ssend NULL", "NULL");
+		expect(MPI_Recv(NULL, 1, MPI_INT, from, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE), MPI_ERR_BUFFER,
+		       "recv NULL", "NULL");
+		expect(MPI_Irecv(NULL, 1, MPI_INT, from, 77, MPI_COMM_WORLD, &nr), MPI_ERR_BUFFER, "irecv NULL", "NULL");
+		expect(MPI_Sendrecv(&v, 1, MPI_INT, to, 77, NULL, 1, MPI_INT, from, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+		       MPI_ERR_BUFFER, "sendrecv NULL recvbuf", "NULL");
+		CHECK(nr == MPI_REQUEST_NULL, "a refused call set a request");
+		OK(MPI_Sendrecv(NULL, 0, MPI_INT, to, 78, NULL, 0, MPI_INT, from, 78, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		int src = 4200 + t_rank, dst = -1, one = 1;
+		MPI_Aint at;
+		MPI_Datatype abs_src, abs_dst, in = MPI_INT;
+		OK(MPI_Get_address(&src, &at));
+		OK(MPI_Type_create_struct(1, &one, &at, &in, &abs_src));
+		OK(MPI_Get_address(&dst, &at));
+		OK(MPI_Type_create_struct(1, &one, &at, &in, &abs_dst));
+		OK(MPI_Type_commit(&abs_src));
+		OK(MPI_Type_commit(&abs_dst));
+		OK(MPI_Sendrecv(MPI_BOTTOM, 1, abs_src, to, 79, MPI_BOTTOM, 1, abs_dst, from, 79, MPI_COMM_WORLD,
+				MPI_STATUS_IGNORE));
+		CHECK(dst == 4200 + from, "MPI_BOTTOM with absolute addresses: got %d want %d", dst, 4200 + from);
+		MPI_Type_free(&abs_src);
+		MPI_Type_free(&abs_dst);
+		OK(MPI_Barrier(MPI_COMM_WORLD));
+		OK(MPI_Iprobe(MPI_ANY_SOURCE, 77, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE));
+		CHECK(!flag, "a refused send with a NULL buffer went out");
+	}
 	/* Allgather's and Alltoall's send side: type, count, and as long as a received block */
 	int *ag = calloc((size_t)t_size * 2, sizeof *ag);
 	expect(MPI_Allgather(&v, 1, 12345, ag, 1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_TYPE, "allgather bad sendtype",
