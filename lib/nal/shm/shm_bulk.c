@@ -1470,9 +1470,15 @@ int shm_bulk_pending(struct nal *n)
 		}
 		if (!b)
 			continue;
-		if (rq_may_send(bp))
+		/* b and u loaded once: the sleeping progress thread calls us
+		 * without ptl's lock, while an application thread may finish
+		 * the queue (rq_may_send would load q again) */
+		struct shm_bop *u = bp->unsent;
+		unsigned ns = bp->nsent;
+
+		if (u && ns < SHM_SV_QUEUE && (!ns || u->op == b->op))
 			return 1;
-		if (!bp->nsent)
+		if (!ns)
 			continue;
 		if (b->op == NAL_BULK_READ) {
 			if (atomic_load_explicit(&bp->rq_slot[bp->rq_cur % SHM_NSLOT].full,
