@@ -386,8 +386,10 @@ static int coll_bytes(size_t len, int *count, MPI_Datatype *dt)
 	types[0] = run;
 	rc = PMPI_Type_create_struct(2, lens, disps, types, dt);
 	PMPI_Type_free(&run);
-	if (!rc)
-		rc = PMPI_Type_commit(dt);
+	if (!rc && (rc = PMPI_Type_commit(dt)))
+		PMPI_Type_free(dt);
+	if (rc)
+		*dt = MPI_BYTE; /* nothing for coll_bytes_free */
 	*count = 1;
 	return rc;
 }
