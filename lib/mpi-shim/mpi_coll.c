@@ -26,8 +26,6 @@
  * post no collective sends at all, to test exactly that. */
 #include "config.h"
 
-#include <limits.h>
-
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -364,42 +362,6 @@ void mpi_coll_pull(struct cx *x, enum coll_op op)
 	x->pull = op == COLL_OP_ALLREDUCE && x->c->size == 2 && one_host(x->c);
 }
 
-/* A schedule's message of len bytes as (count, type): MPI_BYTE up to
- * INT_MAX; past it one element of a contiguous type of len bytes made for
- * the call (nothing beside a copy of 2 GiB), which the caller frees once
- * its request holds it (coll_bytes_free). As MPI_BYTE a 2.4 GiB
- * MPI_Bcast's one step on 2 ranks went out as a negative count: the send
- * was refused and the receiver waited out PTL_COLL_TIMEOUT. */
-static int coll_bytes(size_t len, int *count, MPI_Datatype *dt)
-{
-	*count = (int)len;
-	*dt = MPI_BYTE;
-	if (len <= INT_MAX)
-		return MPI_SUCCESS;
-	const size_t mib = (size_t)1 << 20;
-	MPI_Datatype run, types[2] = { MPI_BYTE, MPI_BYTE };
-	int lens[2] = { (int)(len / mib), (int)(len % mib) };
-	MPI_Aint disps[2] = { 0, (MPI_Aint)(len - len % mib) };
-	int rc = PMPI_Type_contiguous((int)mib, MPI_BYTE, &run);
-	if (rc)
-		return rc;
-	types[0] = run;
-	rc = PMPI_Type_create_struct(2, lens, disps, types, dt);
-	PMPI_Type_free(&run);
-	if (!rc && (rc = PMPI_Type_commit(dt)))
-		PMPI_Type_free(dt);
-	if (rc)
-		*dt = MPI_BYTE; /* nothing for coll_bytes_free */
-	*count = 1;
-	return rc;
-}
-
-static void coll_bytes_free(MPI_Datatype *dt)
-{
-	if (*dt != MPI_BYTE)
-		PMPI_Type_free(dt);
-}
-
 static int cb_send(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd, const void *buf, size_t len)
 {
 	(void)rank;
@@ -415,10 +377,10 @@ static int cb_send(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd, 
 		mode |= MPI_MODE_PULL;
 	int n;
 	MPI_Datatype bt;
-	int rc = coll_bytes(len, &n, &bt);
+	int rc = mpi_bytes(len, &n, &bt);
 	if (!rc)
 		rc = mpi_isend(buf, n, bt, cmd->peer_rank, mpi_coll_tag(x, cmd->match), x->c, x->c->ctx + 1, mode, &r);
-	coll_bytes_free(&bt);
+	mpi_bytes_free(&bt);
 	if (rc)
 		return -ENOMEM;
 	return add_pend(x, idx, r, cmd->peer_rank, false);
@@ -436,9 +398,9 @@ static int cb_recv(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd, 
 	MPI_Datatype bt = MPI_BYTE;
 	if (len <= COLL_LAZY_MAX && !x->nb)
 		rc = mpi_irecv_lazy(buf, len, cmd->peer_rank, mpi_coll_tag(x, cmd->match), x->c, x->c->ctx + 1, &r);
-	else if (!(rc = coll_bytes(len, &n, &bt)))
+	else if (!(rc = mpi_bytes(len, &n, &bt)))
 		rc = mpi_irecv(buf, n, bt, cmd->peer_rank, mpi_coll_tag(x, cmd->match), x->c, x->c->ctx + 1, &r);
-	coll_bytes_free(&bt);
+	mpi_bytes_free(&bt);
 	if (rc)
 		return -ENOMEM;
 	return add_pend(x, idx, r, cmd->peer_rank, true);
@@ -1037,12 +999,12 @@ static int reduce_img(struct cx *x, void *data, const void *input, int count, MP
 		if (!rc && root != 0) {
 			int n;
 			MPI_Datatype bt;
-			rc = coll_bytes(bytes, &n, &bt);
+			rc = mpi_bytes(bytes, &n, &bt);
 			if (!rc && x->c->rank == 0)
 				rc = mpi_cx_send(x, data, n, bt, root, 1);
 			else if (!rc && x->c->rank == root)
 				rc = mpi_cx_recv(x, data, n, bt, 0, 1);
-			coll_bytes_free(&bt);
+			mpi_bytes_free(&bt);
 			if (!rc)
 				rc = drive(x);
 		}

@@ -878,3 +878,40 @@ int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 	return mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Type_match_size", "no type of class %d has %d bytes",
 		       typeclass, size);
 }
+
+/* len bytes of a message as (count, type): MPI_BYTE up to INT_MAX; past
+ * it one element of a contiguous type of len bytes made for the call
+ * (nothing beside a copy of 2 GiB), which the caller frees once its
+ * request holds it (mpi_bytes_free). For the collectives' schedules (as
+ * MPI_BYTE a 2.4 GiB MPI_Bcast's one step on 2 ranks went out as a
+ * negative count: the send was refused and the receiver waited out
+ * PTL_COLL_TIMEOUT) and MPI_Sendrecv_replace's packed copy. */
+int mpi_bytes(size_t len, int *count, MPI_Datatype *dt)
+{
+	*count = (int)len;
+	*dt = MPI_BYTE;
+	if (len <= INT_MAX)
+		return MPI_SUCCESS;
+	const size_t mib = (size_t)1 << 20;
+	MPI_Datatype run, types[2] = { MPI_BYTE, MPI_BYTE };
+	int lens[2] = { (int)(len / mib), (int)(len % mib) };
+	MPI_Aint disps[2] = { 0, (MPI_Aint)(len - len % mib) };
+	int rc = PMPI_Type_contiguous((int)mib, MPI_BYTE, &run);
+	if (rc)
+		return rc;
+	types[0] = run;
+	rc = PMPI_Type_create_struct(2, lens, disps, types, dt);
+	PMPI_Type_free(&run);
+	if (!rc && (rc = PMPI_Type_commit(dt)))
+		PMPI_Type_free(dt);
+	if (rc)
+		*dt = MPI_BYTE; /* nothing for mpi_bytes_free */
+	*count = 1;
+	return rc;
+}
+
+void mpi_bytes_free(MPI_Datatype *dt)
+{
+	if (*dt != MPI_BYTE)
+		PMPI_Type_free(dt);
+}

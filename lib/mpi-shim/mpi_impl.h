@@ -133,6 +133,9 @@ static inline struct mpi_dtype *mpi_dtype_get(MPI_Datatype dt)
  * goes when the last holder lets go (MPI-3.1 4.1.9). */
 struct mpi_dtype *mpi_dtype_hold(struct mpi_dtype *t);
 void mpi_dtype_release(struct mpi_dtype *t);
+/* A message of len bytes as (count, type), past INT_MAX a type made for it (mpi_dtype.c). */
+MPI_HIDDEN int mpi_bytes(size_t len, int *count, MPI_Datatype *dt);
+MPI_HIDDEN void mpi_bytes_free(MPI_Datatype *dt);
 int mpi_dtype_check(MPI_Datatype dt, int count);
 void mpi_dtype_init(void);
 void mpi_dtype_fini(void);

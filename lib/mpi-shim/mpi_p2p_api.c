@@ -2,7 +2,6 @@
  * engine of mpi_pt2pt.c. */
 #include "config.h"
 
-#include <limits.h>
 #include <stdlib.h>
 
 #include "mpi_impl.h"
@@ -361,20 +360,13 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int s
 	if (!tmp)
 		return mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Sendrecv_replace", "no memory for %zu bytes", len);
 	mpi_pack(t, buf, count, tmp);
-	/* The packed copy goes out as count elements of t's size in bytes:
-	 * its length in bytes may be past an int */
-	MPI_Datatype bytes = MPI_BYTE;
-	int n = (int)len;
-	if (len > INT_MAX) {
-		rc = PMPI_Type_contiguous((int)t->size, MPI_BYTE, &bytes);
-		if (!rc)
-			rc = PMPI_Type_commit(&bytes);
-		n = count;
-	}
+	/* the packed copy's length in bytes may be past an int */
+	MPI_Datatype bytes;
+	int n;
+	rc = mpi_bytes(len, &n, &bytes);
 	if (!rc)
 		rc = PMPI_Sendrecv(tmp, n, bytes, dest, sendtag, buf, count, dt, source, recvtag, comm, status);
-	if (bytes != MPI_BYTE)
-		PMPI_Type_free(&bytes);
+	mpi_bytes_free(&bytes);
 	free(tmp);
 	return rc;
 }
