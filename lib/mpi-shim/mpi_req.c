@@ -361,9 +361,16 @@ int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status sts[])
 	return MPI_SUCCESS;
 }
 
+/* Waitany's and Testany's pass: the first request done, finished. The
+ * whole array is looked at before it is: a handle that is neither null
+ * nor active anywhere in it is refused with nothing completed, as
+ * refuse_inactive does for Waitsome (one walk, the done request found on
+ * the way). */
 static int any_done(int count, MPI_Request reqs[], int *index, MPI_Status *st, bool *active, const char *fn)
 {
 	*active = false;
+	struct mpi_req *first = NULL;
+	int at = 0;
 	for (int i = 0; i < count; i++) {
 		if (mpi_req_null(reqs[i]))
 			continue;
@@ -371,12 +378,15 @@ static int any_done(int count, MPI_Request reqs[], int *index, MPI_Status *st, b
 		if (!r)
 			return mpi_err(MPI_COMM_NULL, MPI_ERR_REQUEST, fn, "request %d (index %d) is not active", reqs[i], i);
 		*active = true;
-		if (r->done) {
-			*index = i;
-			return finish_one(&reqs[i], r, st, fn);
+		if (!first && r->done) {
+			first = r;
+			at = i;
 		}
 	}
-	return MPI_SUCCESS;
+	if (!first)
+		return MPI_SUCCESS;
+	*index = at;
+	return finish_one(&reqs[at], first, st, fn);
 }
 
 int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)

@@ -253,6 +253,23 @@ int main(int argc, char **argv)
 				OK(MPI_Wait(&rq[0], MPI_STATUS_IGNORE));
 		}
 	}
+	/* The same of Testany and Waitany, whose first done request came
+	 * before the invalid handle: it was completed and freed, the call said
+	 * MPI_SUCCESS and index 0. The index stays MPI_UNDEFINED. */
+	{
+		for (int k = 0; k < 2; k++) {
+			const char *fn = k ? "waitany" : "testany";
+			MPI_Request rq[3] = { MPI_REQUEST_NULL, MPI_REQUEST_NULL, 4242 };
+			int ix = -7, fl = -7;
+			OK(MPI_Isend(&v, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &rq[0]));
+			int rc = k ? MPI_Waitany(3, rq, &ix, MPI_STATUS_IGNORE) : MPI_Testany(3, rq, &ix, &fl, MPI_STATUS_IGNORE);
+			expect(rc, MPI_ERR_REQUEST, fn, "index 2");
+			CHECK(rq[0] != MPI_REQUEST_NULL && ix == MPI_UNDEFINED,
+			      "%s completed a request (index %d) of the call it refused", fn, ix);
+			if (rq[0] != MPI_REQUEST_NULL)
+				OK(MPI_Wait(&rq[0], MPI_STATUS_IGNORE));
+		}
+	}
 	/* A refused send leaves nothing behind: more refused rendezvous sends
 	 * (a NULL buffer, whose MD libptl refuses) than the NI has match
 	 * entries (2^18: mpi_pt2pt.c's PtlNIInit), and the next one still
