@@ -491,6 +491,13 @@ MPI_HIDDEN int mpi_progress_until(int wait_ms, struct mpi_req *until);
 double mpi_now(void);
 void mpi_drain_internal(void);
 
+/* A send's (recv false) or receive's arguments checked as MPI_Send's and
+ * MPI_Recv's are, each fault reported under fn as they report it: for the
+ * persistent inits (mpi_persist.c), which record the arguments for later
+ * and must refuse what MPI_Start would (mpi_p2p_api.c). */
+int mpi_p2p_check(const char *fn, const void *buf, int count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm,
+		  bool recv);
+
 /* The arguments of a send or receive as nearly every call has them, in
  * one test and two lookups: MPI running, a valid communicator and a
  * committed type, count >= 0, the peer a rank of the communicator (a

@@ -61,6 +61,15 @@ static int check_recv(const char *fn, const void *buf, int count, MPI_Datatype d
 	return MPI_SUCCESS;
 }
 
+int mpi_p2p_check(const char *fn, const void *buf, int count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm,
+		  bool recv)
+{
+	struct mpi_comm *c;
+	struct mpi_dtype *t;
+	return recv ? check_recv(fn, buf, count, dt, peer, tag, comm, &c, &t)
+		    : check_send(fn, buf, count, dt, peer, tag, comm, &c, &t);
+}
+
 /* check_send and check_recv behind args_ok. */
 static int send_args(const char *fn, const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
 		     struct mpi_comm **cp, struct mpi_dtype **tp)

@@ -72,22 +72,15 @@ static int persist_new(const char *fn, struct mpi_persist *args, MPI_Request *re
 	MPI_CHECK_INIT(fn);
 	if (!request)
 		return mpi_err(MPI_COMM_NULL, MPI_ERR_ARG, fn, "NULL request pointer");
-	struct mpi_comm *c = mpi_comm_get(args->comm);
-	if (!c)
-		return mpi_err_comm(fn, args->comm);
-	if (args->count < 0)
-		return mpi_err(args->comm, MPI_ERR_COUNT, fn, "count %d < 0", args->count);
-	if (mpi_dtype_check(args->dt, args->count))
-		return mpi_err(args->comm, MPI_ERR_TYPE, fn, "invalid or uncommitted datatype %d", args->dt);
-	bool any = args->recv && args->peer == MPI_ANY_SOURCE;
-	if (args->peer != MPI_PROC_NULL && !any && (args->peer < 0 || args->peer >= c->size))
-		return mpi_err(args->comm, MPI_ERR_RANK, fn, "rank %d not in %s (size %d)", args->peer, c->name,
-			       c->size);
-	if ((unsigned)args->tag > (unsigned)MPI_TAG_MAX && !(args->recv && args->tag == MPI_ANY_TAG))
-		return mpi_err(args->comm, MPI_ERR_TAG, fn, "tag %d not in 0..%d (MPI_TAG_UB)", args->tag, MPI_TAG_MAX);
+	/* What MPI_Start's MPI_Isend or MPI_Irecv would refuse, refused
+	 * now, by the same checks: a NULL buffer with data to move was
+	 * taken here and refused only at every MPI_Start. */
+	int rc = mpi_p2p_check(fn, args->buf, args->count, args->dt, args->peer, args->tag, args->comm, args->recv);
+	if (rc)
+		return rc;
 	if (!mpi_dtype_get(args->dt)->predefined) {
 		MPI_Datatype own;
-		int rc = PMPI_Type_dup(args->dt, &own);
+		rc = PMPI_Type_dup(args->dt, &own);
 		if (rc)
 			return rc;
 		args->dt = own;

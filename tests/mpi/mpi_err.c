@@ -322,6 +322,59 @@ int main(int argc, char **argv)
 		expect(MPI_Recv_init(&v, 1, MPI_INT, 0, *ub + 1, MPI_COMM_WORLD, &pr), MPI_ERR_TAG, "recv_init tag past UB",
 		       "MPI_TAG_UB");
 	}
+	/* The persistent inits refuse what MPI_Start's send or receive would,
+	 * as the blocking calls do, and set no request: a NULL buffer with
+	 * data to move was taken and refused only at every MPI_Start. */
+	{
+		int (*init[4])(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *) = {
+			MPI_Send_init, MPI_Ssend_init, MPI_Rsend_init, MPI_Bsend_init
+		};
+		const char *name[5] = { "MPI_Send_init", "MPI_Ssend_init", "MPI_Rsend_init", "MPI_Bsend_init", "MPI_Recv_init" };
+		struct { const void *buf; int count; MPI_Datatype dt; int peer, tag; MPI_Comm comm; const char *what; } bad[] = {
+			{ NULL, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, "NULL buffer" },
+			{ &v, -1, MPI_INT, 0, 0, MPI_COMM_WORLD, "count -1" },
+			{ &v, 1, 12345, 0, 0, MPI_COMM_WORLD, "bad type" },
+			{ &v, 1, MPI_INT, t_size, 0, MPI_COMM_WORLD, "bad rank" },
+			{ &v, 1, MPI_INT, 0, -5, MPI_COMM_WORLD, "bad tag" },
+			{ &v, 1, MPI_INT, 0, 0, 777, "bad comm" },
+		};
+		for (size_t b = 0; b < sizeof bad / sizeof *bad; b++) {
+			/* the class the blocking call gives; the message names the init */
+			int want = -1;
+			MPI_Error_class(MPI_Send(bad[b].buf, bad[b].count, bad[b].dt, bad[b].peer, bad[b].tag, bad[b].comm),
+					&want);
+			CHECK(want != MPI_SUCCESS, "MPI_Send with %s succeeded", bad[b].what);
+			for (int k = 0; k < 5; k++) {
+				MPI_Request pq = MPI_REQUEST_NULL;
+				int rc = k < 4 ? init[k](bad[b].buf, bad[b].count, bad[b].dt, bad[b].peer, bad[b].tag, bad[b].comm, &pq)
+					       : MPI_Recv_init((void *)bad[b].buf, bad[b].count, bad[b].dt, bad[b].peer, bad[b].tag,
+							       bad[b].comm, &pq);
+				char what[64];
+				snprintf(what, sizeof what, "%s with %s", name[k], bad[b].what);
+				expect(rc, want, what, name[k]);
+				CHECK(pq == MPI_REQUEST_NULL, "%s set a request", what);
+				if (pq != MPI_REQUEST_NULL)
+					MPI_Request_free(&pq);
+			}
+		}
+		/* MPI_BOTTOM with a type of absolute addresses, and NULL with
+		 * nothing to move, are fine, started and completed */
+		int src = 99, one = 1;
+		MPI_Aint at;
+		MPI_Datatype abs_t, in = MPI_INT;
+		OK(MPI_Get_address(&src, &at));
+		OK(MPI_Type_create_struct(1, &one, &at, &in, &abs_t));
+		OK(MPI_Type_commit(&abs_t));
+		MPI_Request pq[2] = { MPI_REQUEST_NULL, MPI_REQUEST_NULL };
+		OK(MPI_Send_init(MPI_BOTTOM, 1, abs_t, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &pq[0]));
+		OK(MPI_Recv_init(NULL, 0, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &pq[1]));
+		OK(MPI_Startall(2, pq));
+		OK(MPI_Waitall(2, pq, MPI_STATUSES_IGNORE));
+		for (int k = 0; k < 2; k++)
+			if (pq[k] != MPI_REQUEST_NULL)
+				OK(MPI_Request_free(&pq[k]));
+		MPI_Type_free(&abs_t);
+	}
 	/* a replace of more than an int's bytes (2 GiB + 4) to and from no one:
 	 * valid, nothing moves, nothing is copied */
 	int *huge = calloc((1u << 29) + 1, sizeof *huge);
