@@ -935,7 +935,7 @@ int mpi_coll_check_op(MPI_Comm comm, const char *fn, MPI_Op op, MPI_Datatype dt)
 			       op == MPI_REPLACE ? "MPI_REPLACE" : "MPI_NO_OP");
 	int rc = mpi_op_check(op, dt);
 	if (rc)
-		return mpi_err(comm, rc, fn, "operation %d does not apply to datatype %d", op, dt);
+		return mpi_op_refused(comm, fn, op, dt, rc);
 	if (op < MPI_REPLACE && dt < PTL_MPI_NUM_PREDEFINED && (ok_t = mpi_dtype_get(dt))) {
 		ok_op = op;
 		ok_dt = dt;

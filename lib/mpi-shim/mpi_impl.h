@@ -632,7 +632,13 @@ static inline void mpi_status_copy(MPI_Status *to, const MPI_Status *from)
 
 /* ---------------------------------------------------------------- ops */
 struct mpi_opdef;
+/* MPI_SUCCESS if op applies to dt (MPI-3.1 5.9.2's table for a predefined
+ * op), else the class: MPI_ERR_OP, or MPI_ERR_TYPE for no type. A pure
+ * function of the pair, so every rank of a collective refuses it alike. */
 int mpi_op_check(MPI_Op op, MPI_Datatype dt);
+/* mpi_op_check's refusal rc reported under fn: which op, which type, and
+ * what the op takes. */
+int mpi_op_refused(MPI_Comm comm, const char *fn, MPI_Op op, MPI_Datatype dt, int rc);
 bool mpi_op_commutative(MPI_Op op);
 /* inout[i] = in[i] OP inout[i] for count elements of dt (contiguous). */
 void mpi_op_apply(MPI_Op op, MPI_Datatype dt, const void *in, void *inout, int count);

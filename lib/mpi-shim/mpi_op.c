@@ -8,9 +8,9 @@
 #include <complex.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <wchar.h>
 
 #include "mpi_impl.h"
 
@@ -29,29 +29,84 @@ void mpi_op_init(void)
 		ops[i] = (struct opdef){ true, true, NULL };
 }
 
-enum cat { C_INT, C_FLOAT, C_COMPLEX, C_BYTE, C_PAIR, C_NONE };
+/* MPI-3.1 5.9.2's groups of predefined types, one bit each, and which
+ * groups each predefined operation takes. MPI_CHAR, MPI_WCHAR,
+ * MPI_CHARACTER and MPI_PACKED are in none: text, not numbers (MPICH takes
+ * MPI_CHAR and MPI_CHARACTER as integers, an extension; a program that
+ * means numbers has MPI_SIGNED_CHAR and MPI_UNSIGNED_CHAR). */
+enum {
+	G_CINT = 1 << 0,    /* C integer */
+	G_FINT = 1 << 1,    /* Fortran integer */
+	G_FLOAT = 1 << 2,   /* floating point */
+	G_LOGICAL = 1 << 3, /* MPI_C_BOOL, MPI_CXX_BOOL, MPI_LOGICAL */
+	G_COMPLEX = 1 << 4,
+	G_BYTE = 1 << 5,
+	G_MULTI = 1 << 6,   /* multi-language: MPI_AINT, MPI_OFFSET, MPI_COUNT */
+	G_PAIR = 1 << 7,    /* MAXLOC/MINLOC's value-index pairs (5.9.4) */
+};
 
-static enum cat cat_of(int basic)
+/* The group of a predefined type, by its own handle: the other languages'
+ * types share their C equivalent's layout and basic type (mpi_dtype.c's
+ * aliases) but not its group - MPI_LOGICAL is an int, and logical. */
+static unsigned group_of(int h)
 {
-	switch (basic) {
-	case MPI_CHAR: case MPI_SIGNED_CHAR: case MPI_UNSIGNED_CHAR: case MPI_SHORT: case MPI_UNSIGNED_SHORT:
-	case MPI_INT: case MPI_UNSIGNED: case MPI_LONG: case MPI_UNSIGNED_LONG: case MPI_LONG_LONG_INT:
-	case MPI_UNSIGNED_LONG_LONG: case MPI_INT8_T: case MPI_INT16_T: case MPI_INT32_T: case MPI_INT64_T:
-	case MPI_UINT8_T: case MPI_UINT16_T: case MPI_UINT32_T: case MPI_UINT64_T: case MPI_AINT:
-	case MPI_OFFSET: case MPI_COUNT: case MPI_WCHAR: case MPI_C_BOOL:
-		return C_INT;
-	case MPI_FLOAT: case MPI_DOUBLE: case MPI_LONG_DOUBLE:
-		return C_FLOAT;
+	switch (h) {
+	case MPI_SIGNED_CHAR: case MPI_UNSIGNED_CHAR: case MPI_SHORT: case MPI_UNSIGNED_SHORT: case MPI_INT:
+	case MPI_UNSIGNED: case MPI_LONG: case MPI_UNSIGNED_LONG: case MPI_LONG_LONG_INT: case MPI_UNSIGNED_LONG_LONG:
+	case MPI_INT8_T: case MPI_INT16_T: case MPI_INT32_T: case MPI_INT64_T: case MPI_UINT8_T: case MPI_UINT16_T:
+	case MPI_UINT32_T: case MPI_UINT64_T:
+		return G_CINT;
+	case MPI_INTEGER: case MPI_INTEGER1: case MPI_INTEGER2: case MPI_INTEGER4: case MPI_INTEGER8:
+		return G_FINT;
+	case MPI_FLOAT: case MPI_DOUBLE: case MPI_LONG_DOUBLE: case MPI_REAL: case MPI_DOUBLE_PRECISION: case MPI_REAL4:
+	case MPI_REAL8:
+		return G_FLOAT;
+	case MPI_C_BOOL: case MPI_CXX_BOOL: case MPI_LOGICAL:
+		return G_LOGICAL;
 	case MPI_C_COMPLEX: case MPI_C_FLOAT_COMPLEX: case MPI_C_DOUBLE_COMPLEX: case MPI_C_LONG_DOUBLE_COMPLEX:
-		return C_COMPLEX;
-	case MPI_BYTE: case MPI_PACKED:
-		return C_BYTE;
+	case MPI_COMPLEX: case MPI_DOUBLE_COMPLEX: case MPI_COMPLEX8: case MPI_COMPLEX16: case MPI_CXX_FLOAT_COMPLEX:
+	case MPI_CXX_DOUBLE_COMPLEX: case MPI_CXX_LONG_DOUBLE_COMPLEX:
+		return G_COMPLEX;
+	case MPI_BYTE:
+		return G_BYTE;
+	case MPI_AINT: case MPI_OFFSET: case MPI_COUNT:
+		return G_MULTI;
 	case MPI_FLOAT_INT: case MPI_DOUBLE_INT: case MPI_LONG_INT: case MPI_2INT: case MPI_SHORT_INT:
-	case MPI_LONG_DOUBLE_INT:
-		return C_PAIR;
+	case MPI_LONG_DOUBLE_INT: case MPI_2INTEGER:
+		return G_PAIR;
 	default:
-		return C_NONE;
+		return 0;
 	}
+}
+
+/* The groups a predefined operation takes, and how to say so. */
+static const struct {
+	unsigned groups;
+	const char *name, *takes;
+} predef_ops[] = {
+	[MPI_MAX] = { G_CINT | G_FINT | G_FLOAT | G_MULTI, "MPI_MAX", "integer and floating point types" },
+	[MPI_MIN] = { G_CINT | G_FINT | G_FLOAT | G_MULTI, "MPI_MIN", "integer and floating point types" },
+	[MPI_SUM] = { G_CINT | G_FINT | G_FLOAT | G_COMPLEX | G_MULTI, "MPI_SUM",
+		      "integer, floating point and complex types" },
+	[MPI_PROD] = { G_CINT | G_FINT | G_FLOAT | G_COMPLEX | G_MULTI, "MPI_PROD",
+		       "integer, floating point and complex types" },
+	[MPI_LAND] = { G_CINT | G_LOGICAL, "MPI_LAND", "C integer and logical types" },
+	[MPI_LOR] = { G_CINT | G_LOGICAL, "MPI_LOR", "C integer and logical types" },
+	[MPI_LXOR] = { G_CINT | G_LOGICAL, "MPI_LXOR", "C integer and logical types" },
+	[MPI_BAND] = { G_CINT | G_FINT | G_BYTE | G_MULTI, "MPI_BAND", "integer types and MPI_BYTE" },
+	[MPI_BOR] = { G_CINT | G_FINT | G_BYTE | G_MULTI, "MPI_BOR", "integer types and MPI_BYTE" },
+	[MPI_BXOR] = { G_CINT | G_FINT | G_BYTE | G_MULTI, "MPI_BXOR", "integer types and MPI_BYTE" },
+	[MPI_MAXLOC] = { G_PAIR, "MPI_MAXLOC", "the value-index pair types" },
+	[MPI_MINLOC] = { G_PAIR, "MPI_MINLOC", "the value-index pair types" },
+};
+
+/* A derived type goes by the one basic type of its elements (its C
+ * equivalent's for the other languages' types: mpi_dtype.c). */
+static unsigned type_groups(MPI_Datatype dt, const struct mpi_dtype *t)
+{
+	if (t->predefined)
+		return group_of(dt);
+	return t->basic < 0 ? 0 : group_of(t->basic);
 }
 
 int mpi_op_check(MPI_Op op, MPI_Datatype dt)
@@ -63,21 +118,35 @@ int mpi_op_check(MPI_Op op, MPI_Datatype dt)
 		return MPI_ERR_TYPE;
 	if (ops[op].fn || op == MPI_REPLACE || op == MPI_NO_OP)
 		return MPI_SUCCESS;
-	enum cat c = t->basic < 0 ? C_NONE : cat_of(t->basic);
-	switch (op) {
-	case MPI_MAX: case MPI_MIN:
-		return c == C_INT || c == C_FLOAT ? MPI_SUCCESS : MPI_ERR_OP;
-	case MPI_SUM: case MPI_PROD:
-		return c == C_INT || c == C_FLOAT || c == C_COMPLEX ? MPI_SUCCESS : MPI_ERR_OP;
-	case MPI_LAND: case MPI_LOR: case MPI_LXOR:
-		return c == C_INT ? MPI_SUCCESS : MPI_ERR_OP;
-	case MPI_BAND: case MPI_BOR: case MPI_BXOR:
-		return c == C_INT || c == C_BYTE ? MPI_SUCCESS : MPI_ERR_OP;
-	case MPI_MAXLOC: case MPI_MINLOC:
-		return c == C_PAIR ? MPI_SUCCESS : MPI_ERR_OP;
-	default:
+	if (op >= (MPI_Op)(sizeof predef_ops / sizeof *predef_ops) || !predef_ops[op].name)
 		return MPI_ERR_OP;
+	return type_groups(dt, t) & predef_ops[op].groups ? MPI_SUCCESS : MPI_ERR_OP;
+}
+
+int mpi_op_refused(MPI_Comm comm, const char *fn, MPI_Op op, MPI_Datatype dt, int rc)
+{
+	struct mpi_dtype *t = mpi_dtype_get(dt);
+	if (rc == MPI_ERR_OP && (op <= 0 || op >= OP_MAX || !ops[op].in_use))
+		return mpi_err(comm, rc, fn, "invalid operation %d (MPI_OP_NULL, freed or never created)", op);
+	bool known = op < (MPI_Op)(sizeof predef_ops / sizeof *predef_ops) && predef_ops[op].name;
+	if (rc != MPI_ERR_OP || !t || !known)
+		return mpi_err(comm, rc, fn, "operation %d does not apply to datatype %d", op, dt);
+	int basic = t->predefined ? dt : t->basic;
+	const char *hint = basic == MPI_CHAR || basic == MPI_CHARACTER
+				   ? " (a char is text here: MPI_SIGNED_CHAR or MPI_UNSIGNED_CHAR reduce as numbers)"
+				   : "";
+	const char *tn = t->predefined ? t->name : NULL;
+	char own[48];
+	if (!tn) {
+		struct mpi_dtype *bt = t->basic < 0 ? NULL : mpi_dtype_get(t->basic);
+		if (bt)
+			snprintf(own, sizeof own, "datatype %d (of %s)", dt, bt->name);
+		else
+			snprintf(own, sizeof own, "datatype %d (of mixed types)", dt);
+		tn = own;
 	}
+	return mpi_err(comm, rc, fn, "operation %s does not apply to %s: MPI-3.1 5.9.2 gives it %s%s", predef_ops[op].name,
+		       tn, predef_ops[op].takes, hint);
 }
 
 bool mpi_op_commutative(MPI_Op op)
@@ -163,15 +232,13 @@ static inline __attribute__((always_inline)) void apply_basic(MPI_Op op, int bas
 							     void *out, size_t n, size_t ext)
 {
 	switch (basic) {
-	case MPI_CHAR: INT_LOOP(char, unsigned char) break;
 	case MPI_SIGNED_CHAR: case MPI_INT8_T: INT_LOOP(int8_t, uint8_t) break;
-	case MPI_UNSIGNED_CHAR: case MPI_UINT8_T: case MPI_BYTE: case MPI_PACKED: INT_LOOP(uint8_t, uint8_t) break;
+	case MPI_UNSIGNED_CHAR: case MPI_UINT8_T: case MPI_BYTE: INT_LOOP(uint8_t, uint8_t) break;
 	case MPI_C_BOOL: INT_LOOP(uint8_t, uint8_t) break; /* logical ops only */
 	case MPI_SHORT: case MPI_INT16_T: INT_LOOP(int16_t, uint16_t) break;
 	case MPI_UNSIGNED_SHORT: case MPI_UINT16_T: INT_LOOP(uint16_t, uint16_t) break;
 	case MPI_INT: case MPI_INT32_T: INT_LOOP(int32_t, uint32_t) break;
 	case MPI_UNSIGNED: case MPI_UINT32_T: INT_LOOP(uint32_t, uint32_t) break;
-	case MPI_WCHAR: INT_LOOP(wchar_t, uint32_t) break;
 	case MPI_LONG: INT_LOOP(long, unsigned long) break;
 	case MPI_UNSIGNED_LONG: INT_LOOP(unsigned long, unsigned long) break;
 	case MPI_LONG_LONG_INT: case MPI_INT64_T: case MPI_OFFSET: case MPI_COUNT: INT_LOOP(int64_t, uint64_t) break;
@@ -315,7 +382,7 @@ int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype
 		return mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, fn, "invalid or uncommitted datatype %d", dt);
 	int rc = mpi_op_check(op, dt);
 	if (rc)
-		return mpi_err(MPI_COMM_WORLD, rc, fn, "operation %d does not apply to datatype %d", op, dt);
+		return mpi_op_refused(MPI_COMM_WORLD, fn, op, dt, rc);
 	if (count == 0)
 		return MPI_SUCCESS;
 	const void *bad = !inbuf || inbuf == MPI_IN_PLACE ? inbuf : inoutbuf;

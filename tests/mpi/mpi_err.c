@@ -419,6 +419,67 @@ int main(int argc, char **argv)
 	      "MPI_Irecv from MPI_PROC_NULL: source %d tag %d count %d", st.MPI_SOURCE, st.MPI_TAG, got);
 	expect(MPI_Bcast(&v, 1, MPI_INT, t_size, MPI_COMM_WORLD), MPI_ERR_ROOT, "bad root", "root");
 	expect(MPI_Allreduce(&v, &v, 1, MPI_DOUBLE_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_OP, "bad op", "operation");
+	/* MPI-3.1 5.9.2's table of predefined operations and types: a pair
+	 * outside it is MPI_ERR_OP on every rank, naming the op and the type,
+	 * before anything moves (the collective after it finds every rank
+	 * there); pairs in it reduce. MPI_CHAR and MPI_WCHAR are text, in no
+	 * group; MPI_C_BOOL and MPI_LOGICAL are logical (LAND, LOR, LXOR
+	 * only); MPI_BYTE takes BAND, BOR, BXOR only; MPI_AINT is a
+	 * multi-language type (no logical ops). All of them went through. */
+	{
+		static const struct { MPI_Datatype t; MPI_Op op; const char *tn, *on; } refused[] = {
+			{ MPI_CHAR, MPI_SUM, "MPI_CHAR", "MPI_SUM" },       { MPI_CHAR, MPI_MAX, "MPI_CHAR", "MPI_MAX" },
+			{ MPI_CHAR, MPI_BAND, "MPI_CHAR", "MPI_BAND" },     { MPI_CHAR, MPI_LOR, "MPI_CHAR", "MPI_LOR" },
+			{ MPI_WCHAR, MPI_SUM, "MPI_WCHAR", "MPI_SUM" },     { MPI_C_BOOL, MPI_SUM, "MPI_C_BOOL", "MPI_SUM" },
+			{ MPI_C_BOOL, MPI_PROD, "MPI_C_BOOL", "MPI_PROD" }, { MPI_C_BOOL, MPI_MIN, "MPI_C_BOOL", "MPI_MIN" },
+			{ MPI_C_BOOL, MPI_BOR, "MPI_C_BOOL", "MPI_BOR" },   { MPI_LOGICAL, MPI_MAX, "MPI_LOGICAL", "MPI_MAX" },
+			{ MPI_BYTE, MPI_LAND, "MPI_BYTE", "MPI_LAND" },     { MPI_BYTE, MPI_SUM, "MPI_BYTE", "MPI_SUM" },
+			{ MPI_PACKED, MPI_BXOR, "MPI_PACKED", "MPI_BXOR" }, { MPI_AINT, MPI_LXOR, "MPI_AINT", "MPI_LXOR" },
+		};
+		long long in[2] = { 1, 1 }, out[2] = { 0, 0 };
+		for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+			char what[80], word[64];
+			snprintf(word, sizeof word, "%s does not apply to %s", refused[i].on, refused[i].tn);
+			snprintf(what, sizeof what, "%s on %s, reduce_local", refused[i].on, refused[i].tn);
+			expect(MPI_Reduce_local(in, out, 1, refused[i].t, refused[i].op), MPI_ERR_OP, what, word);
+			snprintf(what, sizeof what, "%s on %s, allreduce", refused[i].on, refused[i].tn);
+			expect(MPI_Allreduce(in, out, 1, refused[i].t, refused[i].op, MPI_COMM_WORLD), MPI_ERR_OP, what, word);
+			snprintf(what, sizeof what, "%s on %s, reduce", refused[i].on, refused[i].tn);
+			expect(MPI_Reduce(in, out, 1, refused[i].t, refused[i].op, 0, MPI_COMM_WORLD), MPI_ERR_OP, what, word);
+			snprintf(what, sizeof what, "%s on %s, scan", refused[i].on, refused[i].tn);
+			expect(MPI_Scan(in, out, 1, refused[i].t, refused[i].op, MPI_COMM_WORLD), MPI_ERR_OP, what, word);
+			MPI_Request rq = MPI_REQUEST_NULL;
+			snprintf(what, sizeof what, "%s on %s, iallreduce", refused[i].on, refused[i].tn);
+			expect(MPI_Iallreduce(in, out, 1, refused[i].t, refused[i].op, MPI_COMM_WORLD, &rq), MPI_ERR_OP, what,
+			       word);
+			CHECK(rq == MPI_REQUEST_NULL, "%s left a request", what);
+		}
+		/* a derived type goes by its elements' type */
+		MPI_Datatype two_chars;
+		OK(MPI_Type_contiguous(2, MPI_CHAR, &two_chars));
+		OK(MPI_Type_commit(&two_chars));
+		expect(MPI_Allreduce(in, out, 1, two_chars, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_OP, "MPI_SUM on 2 MPI_CHAR",
+		       "of MPI_CHAR");
+		MPI_Type_free(&two_chars);
+		/* every rank refused and left: the next collective is whole */
+		int one = 1, all = 0;
+		OK(MPI_Allreduce(&one, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+		CHECK(all == t_size, "allreduce after the refused pairs: %d want %d", all, t_size);
+		/* ... and what the table allows reduces */
+		_Bool b = t_rank == 0, bor = 0, band = 1;
+		OK(MPI_Allreduce(&b, &bor, 1, MPI_C_BOOL, MPI_LOR, MPI_COMM_WORLD));
+		OK(MPI_Allreduce(&b, &band, 1, MPI_C_BOOL, MPI_LAND, MPI_COMM_WORLD));
+		CHECK(bor && (t_size == 1 ? band : !band), "MPI_C_BOOL: LOR %d LAND %d", bor, band);
+		signed char sc = 3, scs = 0;
+		unsigned char by = (unsigned char)(1u << (t_rank % 8)), bys = 0;
+		OK(MPI_Allreduce(&sc, &scs, 1, MPI_SIGNED_CHAR, MPI_SUM, MPI_COMM_WORLD));
+		OK(MPI_Allreduce(&by, &bys, 1, MPI_BYTE, MPI_BOR, MPI_COMM_WORLD));
+		CHECK(scs == 3 * t_size && bys == (t_size >= 8 ? 0xff : (1u << t_size) - 1),
+		      "MPI_SIGNED_CHAR sum %d, MPI_BYTE bor %#x", scs, bys);
+		MPI_Aint ai = 5, ais = 0;
+		OK(MPI_Allreduce(&ai, &ais, 1, MPI_AINT, MPI_MAX, MPI_COMM_WORLD));
+		CHECK(ais == 5, "MPI_AINT max %ld", (long)ais);
+	}
 	/* a negative block, the last rank's, refused on every rank before anything moves */
 	int *negs = calloc((size_t)t_size, sizeof *negs), w[1];
 	char neg_msg[64];
