@@ -441,11 +441,22 @@ static bool combine_fast(const struct cx *x, const void *in, const void *io, voi
 
 #define COMBINE_APPLY_MIN 4096
 
-/* dst = a OP b, in the schedule's order (a holds the lower ranks' part
- * where the order matters); a is dst, or apart from it (the input). */
-static void combine(struct cx *x, void *dst, const void *a, const void *b, size_t len)
+/* mpi_op_apply's failure (rc) on n elements as x's error. */
+static int op_failed(struct cx *x, int rc, int n)
 {
-	int n = (int)(len / x->esize);
+	if (rc == MPI_ERR_NO_MEM)
+		return mpi_cx_fail(x, rc, "%s on %s: no memory to give user operation %d its %d elements of datatype %d "
+				   "in the type's own layout", x->name, x->c->name, x->op, n, x->dt);
+	return mpi_cx_fail(x, rc, "%s on %s: operation %d could not be applied to datatype %d", x->name, x->c->name,
+			   x->op, x->dt);
+}
+
+/* dst = a OP b, in the schedule's order (a holds the lower ranks' part
+ * where the order matters); a is dst, or apart from it (the input).
+ * Nonzero (x's error set) when it could not be computed. */
+static int combine(struct cx *x, void *dst, const void *a, const void *b, size_t len)
+{
+	int n = (int)(len / x->esize), rc = MPI_SUCCESS;
 	if (mpi_op_commutative(x->op)) {
 		/* b OP a, the bits the in-place form has always made. From
 		 * COMBINE_APPLY_MIN bytes mpi_op.c's loop (built vectorized,
@@ -454,26 +465,29 @@ static void combine(struct cx *x, void *dst, const void *a, const void *b, size_
 		 * ns/B, 128 KiB - 1 MiB of doubles), its saving, the dispatch,
 		 * matters only on short vectors. */
 		if (len >= COMBINE_APPLY_MIN || !combine_fast(x, b, a, dst, n))
-			mpi_op_apply3(x->op, x->dt, b, a, dst, n);
-		return;
+			rc = mpi_op_apply3(x->op, x->dt, b, a, dst, n);
+		return rc ? op_failed(x, rc, n) : MPI_SUCCESS;
 	}
 	/* a user's op: its function writes its second operand, a or dst */
 	void *tmp = tmp_get(x->c, len);
 	if (!tmp)
-		mpi_fatal(MPI_ERR_NO_MEM, "%s: no memory to combine %zu bytes", x->name, len);
+		return mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory to combine %zu bytes", x->name, len);
 	memcpy(tmp, b, len);
-	mpi_op_apply(x->op, x->dt, a, tmp, n);
-	memcpy(dst, tmp, len);
+	rc = mpi_op_apply(x->op, x->dt, a, tmp, n);
+	if (!rc)
+		memcpy(dst, tmp, len);
 	tmp_put(x->c, tmp);
+	return rc ? op_failed(x, rc, n) : MPI_SUCCESS;
 }
 
+/* The engine stops the schedule on a nonzero return (coll_engine_done,
+ * coll_engine_start); the error is x's. */
 static int cb_reduce(void *ctx, void *dst, const void *a, const void *b, size_t len, enum coll_dtype dt,
 		     enum coll_redop op)
 {
 	(void)dt;
 	(void)op;
-	combine(ctx, dst, a, b, len);
-	return 0;
+	return combine(ctx, dst, a, b, len) ? -EIO : 0;
 }
 
 const struct coll_engine_ops mpi_coll_engine_ops = { cb_send, cb_recv, cb_reduce };
@@ -581,8 +595,13 @@ int mpi_cx_pass(struct cx *x, bool *fin, bool *moved)
 			return x->err;
 		}
 		x->relisted = false;
-		if (x->e && coll_engine_done(x->e, p->idx))
-			return mpi_cx_fail(x, MPI_ERR_INTERN, "%s: the schedule engine refused a completion", x->name);
+		if (x->e && coll_engine_done(x->e, p->idx)) {
+			/* a combination failed (cb_reduce set x's error), or the engine */
+			if (!x->err)
+				mpi_cx_fail(x, MPI_ERR_INTERN, "%s: the schedule engine refused a completion", x->name);
+			mpi_cx_drop_rest(x);
+			return x->err;
+		}
 		if (x->relisted)
 			i = (size_t)-1; /* the engine's new transfers moved the list: from the top */
 		if (x->e)
@@ -780,10 +799,12 @@ static int run_sched(struct cx *x, struct coll_req *req, void *data, const void 
 	x->e = ent->e;
 	mpi_coll_pull(x, req->op);
 	rc = coll_engine_start(x->e);
-	if (rc)
-		mpi_cx_fail(x, MPI_ERR_INTERN, "%s: posting the schedule failed (%d)", x->name, rc);
-	else
+	if (rc) { /* x's error if a combination failed (cb_reduce); what it posted goes */
+		rc = x->err ? x->err : mpi_cx_fail(x, MPI_ERR_INTERN, "%s: posting the schedule failed (%d)", x->name, rc);
+		mpi_cx_drop_rest(x);
+	} else {
 		rc = drive(x);
+	}
 	x->e = NULL;
 	if (rc) {
 		coll_engine_free(ent->e);
@@ -989,9 +1010,10 @@ static int reduce_img(struct cx *x, void *data, const void *input, int count, MP
 		struct coll_bufs bufs = { data, input, scratch };
 		struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, mpi_coll_eager_max() };
 		rc = scratch ? coll_engine_new(s, x->c->rank, &bufs, &conf, &mpi_coll_engine_ops, x, &x->e) : -ENOMEM;
-		if (!rc)
-			rc = coll_engine_start(x->e);
-		rc = rc ? mpi_cx_fail(x, MPI_ERR_INTERN, "%s: cannot run the owner reduce", x->name) : drive(x);
+		if (!rc && (rc = coll_engine_start(x->e)))
+			mpi_cx_drop_rest(x);
+		rc = rc ? x->err ? x->err : mpi_cx_fail(x, MPI_ERR_INTERN, "%s: cannot run the owner reduce", x->name)
+			: drive(x);
 		coll_engine_free(x->e);
 		x->e = NULL;
 		tmp_put(x->c, scratch);
@@ -1130,15 +1152,20 @@ static int allreduce_rd_direct(struct cx *x, const void *in, void *data, size_t 
 		if (upper && combine_fast(x, cur, land, data, count)) {
 			/* data = ours OP the lower partner's, done */
 		} else if (upper) {
-			mpi_op_apply(x->op, x->dt, cur, land, count);
-			if (land != data)
+			rc = mpi_op_apply(x->op, x->dt, cur, land, count);
+			if (!rc && land != data)
 				memcpy(data, land, len);
 		} else if (combine_fast(x, scratch, cur, data, count)) {
 			/* data = the upper partner's OP ours, done */
 		} else {
 			if (cur != data)
 				memcpy(data, cur, len);
-			mpi_op_apply(x->op, x->dt, scratch, data, count);
+			rc = mpi_op_apply(x->op, x->dt, scratch, data, count);
+		}
+		if (rc) {
+			if (sr)
+				mpi_req_drop(sr);
+			return op_failed(x, rc, count);
 		}
 		if (sr) {
 			rc = add_pend(x, 0, sr, peer, false);
@@ -1222,8 +1249,9 @@ static int allreduce_xall(struct cx *x, const void *in, void *data, size_t len, 
 		return rc;
 	for (int m = 1; m < n; m <<= 1)
 		for (int b = 0; b < n; b += 2 * m)
-			if (!combine_fast(x, XALL_SLOT(b + m), XALL_SLOT(b), XALL_SLOT(b), count))
-				mpi_op_apply(x->op, x->dt, XALL_SLOT(b + m), XALL_SLOT(b), count);
+			if (!combine_fast(x, XALL_SLOT(b + m), XALL_SLOT(b), XALL_SLOT(b), count) &&
+			    (rc = mpi_op_apply(x->op, x->dt, XALL_SLOT(b + m), XALL_SLOT(b), count)))
+				return op_failed(x, rc, count);
 	if (!direct0)
 		memcpy(data, XALL_SLOT(0), len);
 #undef XALL_SLOT
@@ -1938,9 +1966,10 @@ static int v_run(struct cx *x, struct coll_req *req, void *data, const void *inp
 		struct coll_bufs bufs = { data, input, scratch };
 		struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, mpi_coll_eager_max() };
 		rc = coll_engine_new(s, x->c->rank, &bufs, &conf, &mpi_coll_engine_ops, x, &x->e);
-		if (!rc)
-			rc = coll_engine_start(x->e);
-		rc = rc ? mpi_cx_fail(x, MPI_ERR_INTERN, "%s: cannot start the schedule (%d)", x->name, rc) : drive(x);
+		if (!rc && (rc = coll_engine_start(x->e)))
+			mpi_cx_drop_rest(x);
+		rc = rc ? x->err ? x->err : mpi_cx_fail(x, MPI_ERR_INTERN, "%s: cannot start the schedule (%d)", x->name, rc)
+			: drive(x);
 		coll_engine_free(x->e);
 		x->e = NULL;
 	}

@@ -220,8 +220,10 @@ static int phase_start(struct mpi_icoll *q)
 	mpi_coll_pull(x, req->op);
 	if (!rc)
 		rc = coll_engine_start(x->e);
-	if (rc)
-		return mpi_cx_fail(x, MPI_ERR_INTERN, "%s: cannot start the schedule (%d)", x->name, rc);
+	if (rc) { /* x's error if a combination failed (cb_reduce); what it posted goes */
+		mpi_cx_drop_rest(x);
+		return x->err ? x->err : mpi_cx_fail(x, MPI_ERR_INTERN, "%s: cannot start the schedule (%d)", x->name, rc);
+	}
 	return MPI_SUCCESS;
 }
 

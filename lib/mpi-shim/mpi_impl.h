@@ -640,11 +640,16 @@ int mpi_op_check(MPI_Op op, MPI_Datatype dt);
  * what the op takes. */
 int mpi_op_refused(MPI_Comm comm, const char *fn, MPI_Op op, MPI_Datatype dt, int rc);
 bool mpi_op_commutative(MPI_Op op);
-/* inout[i] = in[i] OP inout[i] for count elements of dt (contiguous). */
-void mpi_op_apply(MPI_Op op, MPI_Datatype dt, const void *in, void *inout, int count);
+/* inout[i] = in[i] OP inout[i] for count elements of dt (contiguous).
+ * MPI_ERR_NO_MEM when a user op's type needs copies in its own layout and
+ * there is no memory for them: inout is then unchanged, not the result,
+ * and the caller must fail. */
+int mpi_op_apply(MPI_Op op, MPI_Datatype dt, const void *in, void *inout, int count);
 /* out[i] = in[i] OP io[i], in one pass where the op is predefined; out is
- * io, or overlaps neither in nor io. */
-void mpi_op_apply3(MPI_Op op, MPI_Datatype dt, const void *in, const void *io, void *out, int count);
+ * io, or overlaps neither in nor io. Fails as mpi_op_apply. */
+int mpi_op_apply3(MPI_Op op, MPI_Datatype dt, const void *in, const void *io, void *out, int count);
+/* mpi_op_apply's failure rc reported under fn. */
+int mpi_op_failed(MPI_Comm comm, const char *fn, MPI_Op op, MPI_Datatype dt, int count, int rc);
 void mpi_op_init(void);
 
 /* ---------------------------------------------------------------- collectives */

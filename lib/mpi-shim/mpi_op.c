@@ -149,6 +149,14 @@ int mpi_op_refused(MPI_Comm comm, const char *fn, MPI_Op op, MPI_Datatype dt, in
 		       tn, predef_ops[op].takes, hint);
 }
 
+int mpi_op_failed(MPI_Comm comm, const char *fn, MPI_Op op, MPI_Datatype dt, int count, int rc)
+{
+	if (rc == MPI_ERR_NO_MEM)
+		return mpi_err(comm, rc, fn, "no memory to give user operation %d its %d elements of datatype %d in the "
+			       "type's own layout", op, count, dt);
+	return mpi_err(comm, rc, fn, "operation %d could not be applied to datatype %d", op, dt);
+}
+
 bool mpi_op_commutative(MPI_Op op)
 {
 	return op > 0 && op < OP_MAX && ops[op].in_use ? ops[op].commute : true;
@@ -271,14 +279,14 @@ static void apply_apart(MPI_Op op, int basic, const void *in, const void *io, vo
 }
 
 /* in/inout are packed (contiguous) images of count elements of dt. */
-void mpi_op_apply(MPI_Op op, MPI_Datatype dt, const void *in, void *inout, int count)
+int mpi_op_apply(MPI_Op op, MPI_Datatype dt, const void *in, void *inout, int count)
 {
 	struct mpi_dtype *t = mpi_dtype_get(dt);
 	if (!t || count <= 0 || op == MPI_NO_OP)
-		return;
+		return MPI_SUCCESS;
 	if (op == MPI_REPLACE) {
 		memmove(inout, in, t->size * (size_t)count);
-		return;
+		return MPI_SUCCESS;
 	}
 	if (ops[op].fn) {
 		/* A user function reads and writes elements of dt: give it the
@@ -288,7 +296,7 @@ void mpi_op_apply(MPI_Op op, MPI_Datatype dt, const void *in, void *inout, int c
 			int c = count;
 			MPI_Datatype d = dt;
 			ops[op].fn((void *)in, inout, &c, &d);
-			return;
+			return MPI_SUCCESS;
 		}
 		/* Element i's bytes lie at i * extent + [true_lb, true_ub): the
 		 * temporaries span from the lowest (below the buffer's address
@@ -299,42 +307,48 @@ void mpi_op_apply(MPI_Op op, MPI_Datatype dt, const void *in, void *inout, int c
 			lo = 0;
 		size_t span = (size_t)(hi - lo);
 		char *ma = calloc(1, span + 1), *mb = calloc(1, span + 1);
-		if (ma && mb) {
-			char *a = ma - lo, *b = mb - lo;
-			mpi_unpack(t, a, count, in, t->size * (size_t)count);
-			mpi_unpack(t, b, count, inout, t->size * (size_t)count);
-			int c = count;
-			MPI_Datatype d = dt;
-			ops[op].fn(a, b, &c, &d);
-			mpi_pack(t, b, count, inout);
+		if (!ma || !mb) {
+			/* inout as it was would pass for the result */
+			free(ma);
+			free(mb);
+			return MPI_ERR_NO_MEM;
 		}
+		char *a = ma - lo, *b = mb - lo;
+		mpi_unpack(t, a, count, in, t->size * (size_t)count);
+		mpi_unpack(t, b, count, inout, t->size * (size_t)count);
+		int c = count;
+		MPI_Datatype d = dt;
+		ops[op].fn(a, b, &c, &d);
+		mpi_pack(t, b, count, inout);
 		free(ma);
 		free(mb);
-		return;
+		return MPI_SUCCESS;
 	}
+	/* mpi_op_check let the pair through: dt has one basic type */
 	struct mpi_dtype *bt = mpi_dtype_get(t->basic);
 	if (!bt)
-		return;
+		return MPI_ERR_INTERN;
 	size_t per = bt->size;
 	size_t n = t->size * (size_t)count / per;
 	/* pairs: the packed image has no padding */
 	apply_inplace(op, t->basic, in, inout, n, per);
+	return MPI_SUCCESS;
 }
 
-void mpi_op_apply3(MPI_Op op, MPI_Datatype dt, const void *in, const void *io, void *out, int count)
+int mpi_op_apply3(MPI_Op op, MPI_Datatype dt, const void *in, const void *io, void *out, int count)
 {
 	struct mpi_dtype *t = mpi_dtype_get(dt);
 	if (out == io || !t || count <= 0 || op == MPI_REPLACE || op == MPI_NO_OP || ops[op].fn) {
 		/* The result's starting value where the two-operand form wants it. */
 		if (out != io && t && count > 0)
 			memcpy(out, io, t->size * (size_t)count);
-		mpi_op_apply(op, dt, in, out, count);
-		return;
+		return mpi_op_apply(op, dt, in, out, count);
 	}
 	struct mpi_dtype *bt = mpi_dtype_get(t->basic);
 	if (!bt)
-		return;
+		return MPI_ERR_INTERN;
 	apply_apart(op, t->basic, in, io, out, t->size * (size_t)count / bt->size, bt->size);
+	return MPI_SUCCESS;
 }
 
 int PMPI_Op_create(MPI_User_function *fn, int commute, MPI_Op *op)
@@ -391,8 +405,8 @@ int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype
 			       bad ? "MPI_IN_PLACE" : "NULL");
 	struct mpi_dtype *t = mpi_dtype_get(dt);
 	if (t->contig && t->lb == 0) {
-		mpi_op_apply(op, dt, inbuf, inoutbuf, count);
-		return MPI_SUCCESS;
+		rc = mpi_op_apply(op, dt, inbuf, inoutbuf, count);
+		return rc ? mpi_op_failed(MPI_COMM_WORLD, fn, op, dt, count, rc) : MPI_SUCCESS;
 	}
 	size_t len = t->size * (size_t)count;
 	char *a = malloc(len ? len : 1), *b = malloc(len ? len : 1);
@@ -403,9 +417,10 @@ int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype
 	}
 	mpi_pack(t, inbuf, count, a);
 	mpi_pack(t, inoutbuf, count, b);
-	mpi_op_apply(op, dt, a, b, count);
-	mpi_unpack(t, inoutbuf, count, b, len);
+	rc = mpi_op_apply(op, dt, a, b, count);
+	if (!rc)
+		mpi_unpack(t, inoutbuf, count, b, len);
 	free(a);
 	free(b);
-	return MPI_SUCCESS;
+	return rc ? mpi_op_failed(MPI_COMM_WORLD, fn, op, dt, count, rc) : MPI_SUCCESS;
 }

@@ -4,7 +4,12 @@
  * MPI_Abort(MPI_COMM_WORLD, 7); "stall": the collective deadline test
  * (run with PTL_TEST_STALL_RANK and PTL_COLL_TIMEOUT): the error names the
  * collective, the communicator, the step and the missing rank. */
+#define _GNU_SOURCE /* MAP_NORESERVE */
 #include "mpi_test.h"
+
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 static void expect(int rc, int cls, const char *what, const char *word)
 {
@@ -15,6 +20,106 @@ static void expect(int rc, int cls, const char *what, const char *word)
 	int len;
 	MPI_Error_string(rc, s, &len);
 	CHECK(len > 0 && strstr(s, word), "%s: message '%s' lacks '%s'", what, s, word);
+}
+
+/* The layout user_add works on: an element is two runs of user_run ints,
+ * user_gap bytes apart; elements are user_ext apart. */
+static MPI_Aint user_gap, user_ext;
+static int user_run;
+
+static int *user_int(void *base, int i, int half, int j)
+{
+	return (int *)((char *)base + i * user_ext + half * user_gap + j * (MPI_Aint)sizeof(int));
+}
+
+/* inout += in, int by int */
+static void user_add(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+	(void)dt;
+	for (int i = 0; i < *len; i++)
+		for (int h = 0; h < 2; h++)
+			for (int j = 0; j < user_run; j++)
+				*user_int(inout, i, h, j) += *user_int(in, i, h, j);
+}
+
+/* A user op on a type whose ints lie far apart gets copies of the span
+ * they cover, in the type's layout; with no memory for them (the address
+ * space limited around the call) the call fails with MPI_ERR_NO_MEM and
+ * does not pass the buffer off as the result. The op was skipped and the
+ * call said MPI_SUCCESS: MPI_Reduce_local's inoutbuf stayed as it was,
+ * MPI_Allreduce's recvbuf held this rank's input alone. */
+static void user_op_no_memory(void)
+{
+	MPI_Op op;
+	OK(MPI_Op_create(user_add, 1, &op));
+	/* Two elements of two runs 512 MiB apart, each of 1 int (16 bytes to
+	 * reduce: a direct allreduce's, or one element a block of the
+	 * schedule's) or of 512 (8 KiB: the schedule's, whole elements a
+	 * block). Every piece reduced spans 512 MiB. */
+	static const int runs[2] = { 1, 512 };
+	user_gap = (MPI_Aint)1 << 29;
+	for (int k = 0; k < 2; k++) {
+		int count = 2, bl[2] = { runs[k], runs[k] };
+		MPI_Aint disp[2] = { 0, user_gap };
+		MPI_Datatype t;
+		OK(MPI_Type_create_hindexed(2, bl, disp, MPI_INT, &t));
+		OK(MPI_Type_commit(&t));
+		MPI_Aint lb;
+		OK(MPI_Type_get_extent(t, &lb, &user_ext));
+		user_run = runs[k];
+		size_t span = (size_t)user_ext * (size_t)count;
+		/* reserved, not committed: only the pages of the ints are touched */
+		char *in = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		char *io = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		CHECK(in != MAP_FAILED && io != MAP_FAILED, "mmap of 2 x %zu bytes", span);
+		if (in == MAP_FAILED || io == MAP_FAILED)
+			return;
+		for (int i = 0; i < count; i++)
+			for (int h = 0; h < 2; h++)
+				for (int j = 0; j < user_run; j++) {
+					*user_int(in, i, h, j) = 1;
+					*user_int(io, i, h, j) = 10;
+				}
+		int *first = user_int(io, 0, 0, 0), *last = user_int(io, count - 1, 1, user_run - 1);
+		/* the limit: what is mapped now and 256 MiB, short of one copy */
+		unsigned long pages = 0;
+		FILE *f = fopen("/proc/self/statm", "r");
+		CHECK(f && fscanf(f, "%lu", &pages) == 1, "reading /proc/self/statm");
+		if (f)
+			fclose(f);
+		struct rlimit old, lim;
+		getrlimit(RLIMIT_AS, &old);
+		lim = old;
+		lim.rlim_cur = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + ((rlim_t)256 << 20);
+		char what[64];
+		/* The allreduce on 2 ranks only: both combine at their first
+		 * step, and both fail. Elsewhere a rank whose first steps do
+		 * not combine (a ring's, its block empty) waits for the failed
+		 * rank's part until PTL_COLL_TIMEOUT. */
+		if (pages && setrlimit(RLIMIT_AS, &lim) == 0) {
+			int rl = MPI_Reduce_local(in, io, count, t, op);
+			int ra = t_size == 2 ? MPI_Allreduce(in, io, count, t, op, MPI_COMM_WORLD) : MPI_SUCCESS;
+			setrlimit(RLIMIT_AS, &old);
+			snprintf(what, sizeof what, "reduce_local, user op, runs of %d", user_run);
+			expect(rl, MPI_ERR_NO_MEM, what, "user operation");
+			CHECK(*first == 10 && *last == 10, "%s: the result buffer changed (%d, %d) in a call that failed",
+			      what, *first, *last);
+			snprintf(what, sizeof what, "allreduce, user op, runs of %d", user_run);
+			if (t_size == 2)
+				expect(ra, MPI_ERR_NO_MEM, what, "user operation");
+			CHECK(*first == 10 && *last == 10, "%s: the result buffer changed (%d, %d) in a call that failed",
+			      what, *first, *last);
+		}
+		/* with the memory, the same calls reduce */
+		OK(MPI_Reduce_local(in, io, count, t, op));
+		OK(MPI_Allreduce(MPI_IN_PLACE, io, count, t, op, MPI_COMM_WORLD));
+		CHECK(*first == 11 * t_size && *last == 11 * t_size, "runs of %d: got %d and %d, want %d", user_run,
+		      *first, *last, 11 * t_size);
+		OK(MPI_Type_free(&t));
+		munmap(in, span);
+		munmap(io, span);
+	}
+	OK(MPI_Op_free(&op));
 }
 
 int main(int argc, char **argv)
@@ -480,6 +585,7 @@ int main(int argc, char **argv)
 		OK(MPI_Allreduce(&ai, &ais, 1, MPI_AINT, MPI_MAX, MPI_COMM_WORLD));
 		CHECK(ais == 5, "MPI_AINT max %ld", (long)ais);
 	}
+	user_op_no_memory();
 	/* a negative block, the last rank's, refused on every rank before anything moves */
 	int *negs = calloc((size_t)t_size, sizeof *negs), w[1];
 	char neg_msg[64];
