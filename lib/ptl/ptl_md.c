@@ -269,6 +269,12 @@ int PtlMDUnlink(ptl_handle_md_t md_handle)
 		rc = PTL_MD_INVALID;
 	else if (md->pending)
 		rc = PTL_MD_IN_USE;
+	else if (md->me && md->me->unlink_op == PTL_UNLINK)
+		/* An explicit unlink is an MD unlink like the automatic one,
+		 * and an ME attached with PTL_UNLINK goes with its MD (3.3,
+		 * PtlMEAttach's unlink_op): left behind it would stay on its
+		 * list with no MD, a stray entry every arrival walks past. */
+		ptl_me_destroy(ni, md->me); /* takes the MD with it */
 	else
 		ptl_md_destroy(ni, md);
 	ptl_unlock();

@@ -433,6 +433,18 @@ static void test_md_calls(void **state)
 	assert_rc(PtlMDAttach(me, u, PTL_UNLINK, &md), PTL_OK);
 	assert_rc(PtlMEUnlink(me), PTL_OK);
 	assert_rc(PtlMDUnlink(md), PTL_MD_INVALID); /* went with its ME */
+	/* An ME attached with PTL_UNLINK goes with its MD on an explicit
+	 * PtlMDUnlink too, as on an automatic unlink: its portal is free
+	 * again, and no stray ME stays on the list. */
+	assert_rc(PtlMEAttach(ni, 5, any_id, 0, 0, PTL_UNLINK, PTL_INS_AFTER, &me), PTL_OK);
+	assert_rc(PtlMDAttach(me, u, PTL_RETAIN, &md), PTL_OK);
+	assert_rc(PtlMDUnlink(md), PTL_OK);
+	assert_rc(PtlMEUnlink(me), PTL_ME_INVALID);
+	ptl_pt_index_t pt = 0;
+	ptl_handle_me_t any_me;
+	assert_rc(PtlMEAttachAny(ni, &pt, any_id, 0, 0, PTL_RETAIN, &any_me), PTL_OK);
+	assert_int_equal(pt, 0); /* the first free portal, 5 not in use either */
+	assert_rc(PtlMEUnlink(any_me), PTL_OK);
 }
 
 /* ------------------------------------------------------------ EQs */

@@ -824,6 +824,7 @@ static void test_bind_attach_unlink(void **state)
 	ptl_handle_me_t meh;
 	struct ptl_me *me = ptl_htab_alloc(&the_ni.mes, &meh);
 	me->handle = meh;
+	me->unlink_op = PTL_RETAIN;
 	ptl_list_init(&me->link);
 	ptl_handle_md_t mdh;
 	assert_int_equal(PtlMDAttach(meh, u, PTL_UNLINK, NULL), PTL_SEGV);
@@ -833,9 +834,22 @@ static void test_bind_attach_unlink(void **state)
 	assert_ptr_equal(me->md, ptl_md_lookup(&the_ni, mdh));
 	assert_ptr_equal(me->md->me, me);
 	assert_int_equal(PtlMDAttach(meh, u, PTL_UNLINK, &mdh), PTL_ME_IN_USE);
-	/* Unlinking the MD detaches it; the ME can take another. */
+	/* Unlinking the MD detaches it; the ME (PTL_RETAIN) stays and can
+	 * take another. */
 	assert_int_equal(PtlMDUnlink(mdh), PTL_OK);
 	assert_null(me->md);
+	assert_null(destroyed_me);
+	assert_int_equal(PtlMDAttach(meh, u, PTL_UNLINK, &mdh), PTL_OK);
+	/* An ME attached with PTL_UNLINK goes with it. */
+	me->unlink_op = PTL_UNLINK;
+	assert_int_equal(PtlMDUnlink(mdh), PTL_OK);
+	assert_ptr_equal(destroyed_me, me);
+	assert_null(ptl_md_lookup(&the_ni, mdh));
+	assert_null(ptl_me_lookup(&the_ni, meh));
+	me = ptl_htab_alloc(&the_ni.mes, &meh);
+	me->handle = meh;
+	me->unlink_op = PTL_RETAIN;
+	ptl_list_init(&me->link);
 	assert_int_equal(PtlMDAttach(meh, u, PTL_UNLINK, &mdh), PTL_OK);
 
 	ptl_lib.init_count = 0;
