@@ -313,7 +313,11 @@ int PtlMDUpdate(ptl_handle_md_t md_handle, ptl_md_t *old_md, ptl_md_t *new_md, p
 		}
 	}
 	if (md->pending) {
-		rc = PTL_MD_IN_USE;
+		/* Operations in flight (an EQ handler between START and the
+		 * data's move, answers still due): not updated, and said with
+		 * the one code 3.3 gives PtlMDUpdate for that, which programs
+		 * written for it retry on (PTL_MD_IN_USE is PtlMDUnlink's). */
+		rc = PTL_MD_NO_UPDATE;
 		goto out;
 	}
 	/* ptl_md_set checks everything before it writes anything, so a

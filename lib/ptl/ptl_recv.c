@@ -161,9 +161,9 @@ __attribute__((always_inline)) static inline void ptl_target(struct ptl_ni *ni, 
 
 	/* An EQ handler runs inside an event, and may call PtlMDUnlink or
 	 * PtlMDUpdate: from START until the data has moved the MD is held
-	 * (pending), and they say PTL_MD_IN_USE; after END, what the handler
-	 * left is looked up again by handle (it may have unlinked the MD, and
-	 * bound another into its slot). */
+	 * (pending), and they say PTL_MD_IN_USE and PTL_MD_NO_UPDATE; after
+	 * END, what the handler left is looked up again by handle (it may
+	 * have unlinked the MD, and bound another into its slot). */
 	uint64_t mh = md->handle;
 	if (h->type == PTL_MSG_GETPUT) {
 		/* The swap happens under the library lock, so no other operation

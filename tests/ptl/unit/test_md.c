@@ -787,8 +787,16 @@ static void test_update(void **state)
 	nu.eq_handle = eqh[0];
 	assert_int_equal(PtlMDUpdate(h, NULL, &nu, eqh[0]), PTL_OK);
 	assert_int_equal(md->md.eq_handle, eqh[0]);
+	/* In use: not updated, with the code 3.3 gives PtlMDUpdate for
+	 * that, whether or not an EQ is tested (PTL_MD_IN_USE is
+	 * PtlMDUnlink's); old is filled in. */
 	md->pending = 1;
-	assert_int_equal(PtlMDUpdate(h, &old, &nu, PTL_EQ_NONE), PTL_MD_IN_USE);
+	nu.threshold = 5;
+	memset(&old, 0, sizeof old);
+	assert_int_equal(PtlMDUpdate(h, &old, &nu, PTL_EQ_NONE), PTL_MD_NO_UPDATE);
+	assert_int_equal(PtlMDUpdate(h, &old, &nu, eqh[0]), PTL_MD_NO_UPDATE);
+	assert_ptr_equal(old.start, b);
+	assert_int_equal(md->md.threshold, 2);
 	md->pending = 0;
 	ptl_lib.init_count = 0;
 	assert_int_equal(PtlMDUpdate(h, &old, &nu, PTL_EQ_NONE), PTL_NO_INIT);
