@@ -22,6 +22,8 @@ static __attribute__((noinline)) void ptl_answer_fail_send(int peer, const struc
 	a.type = req->type == PTL_MSG_PUT ? PTL_MSG_ACK : PTL_MSG_REPLY;
 	a.flags = 0;
 	a.nseg = 0;
+	a.uid = ptl_uid(); /* the answer's initiator is us (ptl_target) */
+	a.jid = ptl_jid();
 	a.ni_fail = (uint32_t)why;
 	a.mlength = 0;
 	ptl_send(peer, &a, sizeof a, NULL, 0);
@@ -152,6 +154,11 @@ __attribute__((always_inline)) static inline void ptl_target(struct ptl_ni *ni, 
 		a.type = h->type == PTL_MSG_PUT ? PTL_MSG_ACK : PTL_MSG_REPLY;
 		a.flags = 0;
 		a.nseg = 0;
+		/* An answer swaps initiator and target (3.3's acknowledgment
+		 * and reply): its event names us as the initiator, so the uid
+		 * and jid beside that id are ours, not the request's echoed. */
+		a.uid = ptl_uid();
+		a.jid = ptl_jid();
 		a.ni_fail = PTL_NI_OK;
 		a.mlength = mlen;
 		a.offset = off;

@@ -229,9 +229,13 @@ static void test_foreign_uid(void **state)
 	ptl_handle_me_t me = mp_me_md(pt, bits, 0, PTL_RETAIN,
 				      mp_md(buf, sizeof buf, PTL_MD_THRESH_INF, PTL_MD_OP_PUT | PTL_MD_MANAGE_REMOTE, eq),
 				      PTL_RETAIN, &mdh);
+	ptl_handle_me_t gme = 0; /* what I's get reads: the bytes I put */
 	if (mp_rank == T) {
 		MP_RC(PtlACEntry(mp_ni, 1, mp_any, real, jid, pt), PTL_OK);
 		MP_RC(PtlACEntry(mp_ni, 2, mp_any, real + 1, jid, pt), PTL_OK);
+		gme = mp_me_md(pt, bits + 1, 0, PTL_RETAIN,
+			       mp_md(buf + 16, 8, PTL_MD_THRESH_INF, PTL_MD_OP_GET | PTL_MD_MANAGE_REMOTE, eq), PTL_RETAIN,
+			       NULL);
 	} else {
 		MP_RC(PtlACEntry(mp_ni, 2, mp_any, real, jid, pt), PTL_OK);
 	}
@@ -251,8 +255,13 @@ static void test_foreign_uid(void **state)
 				  .rlength = 8, .mlength = 8, .offset = 0, .hdr_data = (ptl_hdr_data_t)k + 1,
 				  .threshold = PTL_MD_THRESH_INF);
 		}
-		MP_EXPECT(seq, "the ACK", .type = PTL_EVENT_ACK, .initiator = T, .match_bits = bits, .rlength = 8,
-			  .mlength = 8, .offset = 16, .hdr_data = 3, .threshold = PTL_MD_THRESH_INF);
+		/* The ACK's initiator is the target (an answer swaps them), and
+		 * its uid and jid are the target's too. */
+		ptl_event_t ack = MP_EXPECT(seq, "the ACK", .type = PTL_EVENT_ACK, .initiator = T, .match_bits = bits,
+					    .rlength = 8, .mlength = 8, .offset = 16, .hdr_data = 3,
+					    .threshold = PTL_MD_THRESH_INF);
+		assert_int_equal(ack.uid, real);
+		assert_int_equal(ack.jid, jid);
 	} else {
 		ptl_process_id_t i = mp_id(I);
 		MP_RC(PtlPutRegion(md, 0, 8, PTL_NO_ACK_REQ, i, pt, 0, bits, 0, 4), PTL_OK);
@@ -280,7 +289,38 @@ static void test_foreign_uid(void **state)
 	}
 	MP_EMPTY(eq, 0, "no event for a refused put");
 	assert_int_equal(mp_sr(PTL_SR_PERMISSIONS_VIOLATIONS) - perm0, 1);
+	/* A get from I: its REPLY, as the ACK, carries the target's id,
+	 * uid and jid; the target's events the initiator's. */
 	mp_barrier();
+	if (mp_rank == I) {
+		char got[8];
+		memset(got, 0, sizeof got);
+		ptl_handle_md_t gmd = mp_bind(got, sizeof got, PTL_MD_THRESH_INF, 0, seq);
+		MP_RC(PtlGetRegion(gmd, 0, 8, mp_id(T), pt, 2, bits + 1, 0), PTL_OK);
+		ptl_event_t ev;
+		do
+			MP_WAIT(seq, &ev, "the get's REPLY_END");
+		while (ev.type != PTL_EVENT_REPLY_END);
+		assert_int_equal(ev.ni_fail_type, PTL_NI_OK);
+		assert_int_equal(ev.mlength, 8);
+		assert_int_equal(ev.initiator.nid, mp_id(T).nid);
+		assert_int_equal(ev.initiator.pid, mp_id(T).pid);
+		assert_int_equal(ev.uid, real);
+		assert_int_equal(ev.jid, jid);
+		assert_memory_equal(got, src, 8);
+		MP_RC(PtlMDUnlink(gmd), PTL_OK);
+	} else {
+		ptl_event_t ev;
+		do
+			MP_WAIT(eq, &ev, "the get's GET_END");
+		while (ev.type != PTL_EVENT_GET_END);
+		assert_int_equal(ev.initiator.pid, mp_id(I).pid);
+		assert_int_equal(ev.uid, real + 1);
+		assert_int_equal(ev.jid, jid);
+	}
+	mp_barrier();
+	if (mp_rank == T)
+		MP_RC(PtlMEUnlink(gme), PTL_OK);
 	MP_RC(PtlMDUnlink(md), PTL_OK);
 	MP_RC(PtlMEUnlink(me), PTL_OK);
 	for (ptl_ac_index_t a = 1; a <= 2; a++)
