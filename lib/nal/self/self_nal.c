@@ -24,6 +24,7 @@ struct nal {
 	int rank;
 	size_t head, tail;          /* byte offsets, ever increasing */
 	uint32_t bell;              /* futex word: bumped by kick() */
+	uint32_t bell_seen;         /* the bell as the last sleep() left it */
 	unsigned char ring[SELF_RING];
 	unsigned char msg[SELF_MAX_INLINE]; /* the record being delivered */
 };
@@ -158,14 +159,25 @@ static int self_progress(struct nal *n)
 }
 
 /* Only this process sends to itself, and lib/ptl kicks the sleeper after
- * such a send when no application thread polls. */
+ * such a send when no application thread polls. A kick is kept until a
+ * sleep takes it, as the shm NAL's is: a kick that came between the
+ * sleeper's last look at the work and its sleep (lib/ptl kicks when an
+ * application thread starts polling, after which its sends to itself kick
+ * no one) ends that sleep at once, where it was lost and the sleeper slept
+ * with no timeout while messages to itself waited. One sleeper at a time
+ * (the progress thread, or without it the one waiting thread). */
 static int self_sleep(struct nal *n, int timeout_ms)
 {
 	uint32_t bell = __atomic_load_n(&n->bell, __ATOMIC_ACQUIRE);
+	if (bell != n->bell_seen) {
+		n->bell_seen = bell;
+		return 0;
+	}
 	if (__atomic_load_n(&n->tail, __ATOMIC_ACQUIRE) != __atomic_load_n(&n->head, __ATOMIC_ACQUIRE))
 		return 0;
 	struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L };
 	syscall(SYS_futex, &n->bell, FUTEX_WAIT_PRIVATE, bell, timeout_ms < 0 ? NULL : &ts, NULL, 0);
+	n->bell_seen = __atomic_load_n(&n->bell, __ATOMIC_ACQUIRE);
 	return 0;
 }
 
