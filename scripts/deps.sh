@@ -7,7 +7,7 @@ PKGS="build-essential autoconf automake libtool pkg-config groff-base man-db
       mpich libmpich-dev libpmix-dev openmpi-bin libopenmpi-dev slurmctld slurmd slurm-client munge
       qemu-system-x86 busybox-static kmod iproute2 xz-utils
       ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
-      rdma-core perftest"
+      rdma-core perftest elfutils"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

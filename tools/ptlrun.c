@@ -41,6 +41,7 @@
 
 #include "rt.h"
 #include "rt_proto.h"
+#include "ptlrun_stuck.h"
 
 #define PTLRUN_MAX_RANKS 1024
 #define PTLRUN_GRACE_MS 2000      /* SIGTERM to SIGKILL */
@@ -646,6 +647,23 @@ static void reap(void)
 
 /* -------------------------------------------------------------- timeout */
 
+/* What the ranks still running were doing, before they are stopped. */
+static void report_stuck(void)
+{
+	int *ranks = calloc((size_t)job.n, sizeof(*ranks));
+	pid_t *pids = calloc((size_t)job.n, sizeof(*pids));
+	int n = 0;
+
+	for (int i = 0; ranks != NULL && pids != NULL && i < job.n; i++)
+		if (job.ranks[i].alive) {
+			ranks[n] = job.ranks[i].r;
+			pids[n++] = job.ranks[i].pid;
+		}
+	ptlrun_stuck_report(ranks, pids, n);
+	free(ranks);
+	free(pids);
+}
+
 static void job_timeout(void)
 {
 	int *flag = calloc((size_t)job.n, sizeof(*flag));
@@ -680,6 +698,7 @@ static void job_timeout(void)
 	}
 	free(flag);
 	free(list);
+	report_stuck();
 	stop_job(PTLRUN_EXIT_TIMEOUT, SIGTERM);
 }
 

@@ -10,11 +10,17 @@ run() {
 	prog=$1; shift
 	out=$("$PTLRUN" -n "$n" --timeout 120 $envs "$B/tests/mpi/$prog" "$@" 2>&1)
 	rc=$?
-	printf '%s\n' "$out" | tail -3
 	# A send the library never finished shows only as a slow MPI_Finalize.
 	if [ $rc -eq 0 ] && printf '%s\n' "$out" | grep -q 'MPI_Finalize gave up'; then
 		printf '%s\n' "$out" | grep 'MPI_Finalize gave up'
 		rc=1
+	fi
+	# A failure shows all of it (a timeout's report of what the ranks
+	# were doing is many lines), a pass its last lines.
+	if [ $rc -ne 0 ]; then
+		printf '%s\n' "$out" | tail -400
+	else
+		printf '%s\n' "$out" | tail -3
 	fi
 	if [ $rc -ne 0 ]; then
 		echo "FAIL: ptlrun -n $n$envs $prog $*: exit $rc"
