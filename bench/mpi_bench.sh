@@ -132,6 +132,18 @@
 #          falls against its receiver's own work (a 4-rank 8 B recursive
 #          doubling predicts 3.46 us with --small-alpha 0.044, 4.46 with
 #          0.045): a real arrival's jitter would smooth that step
+#          A step where every rank has a message to take at once
+#          switches cheaper (--switch-shift, --switch-exchange): a shift's
+#          step (each rank to the next: a ring's) solved from mpi_collcal's
+#          "eshift4 8" (a round of the 8-byte shift: about one token hop,
+#          where the model's chain of the token's switch paid two), a pair
+#          exchange's (recursive doubling's, halving-doubling's) from
+#          "xch4 8" (two pairs' 8-byte exchanges), each through the
+#          model's own shift and pair exchange; on session 31's and 32's
+#          kept runs (PTL_BENCH_FROM) the 4-rank rows within 10% went 6 ->
+#          15 of 35 (unpinned) and 16 -> 19 (pinned), the ring's 64 -
+#          4096 B rows from 1.2 - 1.7x to 0.91 - 1.11x. PTL_BENCH_STEPSW=0:
+#          the token's switch in every step (the model before)
 #   core wait  (PTL_BENCH_CWAIT=idle: the default before 2026-12-01 21:00)
 #          a rank that waits while its core has no work (its ranks all
 #          waiting, yielding at every poll) sees its message a while
@@ -1234,6 +1246,20 @@ es4() { p=$(predict --op allgather --ranks 4 --bytes "$(($1 * 4))" --algo ring -
 	--rndv-min "$eager" --rndv-cost "$rndv" --recv-post "${post:-0}" --lazy-max "$clazy" \
 	--cores "$cores" --switch-cost "$sw" $cwait)
 	calc "${p:-0} / 3"; }
+# shsw L SW: the model's 4-rank shift of L-byte blocks (a third of its ring
+# allgather) on these cores, a shift's step switching in SW us; xsw L SW:
+# its pair exchange of L bytes (half a 4-rank recursive doubling), a pair
+# exchange's step switching in SW us; back to back, as mpi_collcal's
+# rounds go
+shsw() { p=$(predict --op allgather --ranks 4 --bytes "$(($1 * 4))" --algo ring --alpha "$alpha" --beta "$ebeta" \
+	--overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" --rndv-min "$eager" --rndv-cost "$rndv" \
+	--recv-post "${post:-0}" --lazy-max "$clazy" --cores "$cores" --switch-cost "$sw" --switch-shift "$2" $loop)
+	calc "${p:-0} / 3"; }
+xsw() { p=$(predict --op allreduce --ranks 4 --bytes "$1" --elem 8 --algo recursive_doubling --input --alpha "$alpha" \
+	--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
+	--rndv-min "$ceager" --inline-max "$eager" --recv-post "${post:-0}" --lazy-max "$clazy" --cores "$cores" \
+	--switch-cost "$sw" --switch-exchange "$2" $loop)
+	calc "${p:-0} / 2"; }
 # ag4 SIZE ARGS: the model's 4-rank ring MPI_Allgather of SIZE blocks on
 # these cores as the rows' launches call it
 ag4() { ag_l=$1; shift
@@ -1342,7 +1368,24 @@ for n in 2 4; do
 	fi
 	# the other waits in the library's own loop, every rank taking part
 	# (xch4 8: two pairs' 8 B exchanges; eshift4 8: the 8 B shift)
-	[ -n "$tk$px$sx" ] && echo "#   waits in the library's own loop: token hop ${tk:-?} us$([ "$cwmode" = token ] && echo ' (used)'), 8 B pair exchanges ${px:-?} us, 8 B shift ${sx:-?} us a round (printed, not used)"
+	[ -n "$tk$px$sx" ] && echo "#   waits in the library's own loop: token hop ${tk:-?} us$([ "$cwmode" = token ] && echo ' (used)'), 8 B pair exchanges ${px:-?} us, 8 B shift ${sx:-?} us a round$([ "$cwmode" = token ] && [ "${PTL_BENCH_STEPSW:-1}" != 0 ] && echo ' (used: below)' || echo ' (printed, not used)')"
+	# A switch is not the same cost in every kind of step: where every
+	# rank has a message to take at once (a shift: each rank sends to
+	# the next; pair exchanges) a core's ranks run turn about, each
+	# finding its message there, and a round of the 8 B shift took
+	# about one token hop, where the model's chain paid two switches
+	# (its 4-rank ring rows of 64 - 4096 B 1.3 - 1.7x over, recursive
+	# doubling's small rows 1.25 - 1.47x). So a step's switch goes by
+	# the step's pattern (coll_cost.c step_switches): a shift's solved
+	# so that the model's 8 B shift takes eshift4's round, a pair
+	# exchange's so that its pair exchange takes xch4's, the token's
+	# elsewhere (trees, a bidirectional ring's two-way steps).
+	# PTL_BENCH_STEPSW=0: the token's everywhere (the model before)
+	if [ "$cwmode" = token ] && [ "${PTL_BENCH_STEPSW:-1}" != 0 ] && [ -n "$sx" ] && [ -n "$px" ]; then
+		swsh=$(secant shsw 8 "$sx") swx=$(secant xsw 8 "$px")
+		cwait="--switch-shift $swsh --switch-exchange $swx"
+		echo "#   a switch in a shift's step $swsh us (the model's 8 B shift takes eshift4's $sx us), in a pair exchange's $swx us (the model's 8 B pair exchange takes xch4's $px us), $sw us elsewhere"
+	fi
 	[ "$cwmode" = token ] ||
 		echo "# $n ranks on $cores cores: CPU work scheduled on the cores; a rank that waited gets one back after a switch: $sw us from the best $n-rank barrier of the run ($barn us); each algorithm's rows take it from the barrier of their own launches (the host's load changes from launch to launch):"
 	# Rendezvous copies where the ranks outnumber the cores: from 128 KiB
@@ -1483,7 +1526,7 @@ for a in $ALGOS; do
 			[ -n "$ba" ] || ba=$(cal "$n" barrier 0)
 			# each mode's own, solved only where it is used
 			if [ "$cwmode" = token ] && [ -n "${sw:-}" ]; then
-				share="--cores $cores --switch-cost $sw"
+				share="--cores $cores --switch-cost $sw $cwait"
 			elif [ -n "$ba" ] && [ "$cwmode" = barrier ]; then
 				share="--cores $cores --switch-cost 0 --core-wait $(cwsolve "$n" "$ba")"
 			elif [ -n "$ba" ]; then

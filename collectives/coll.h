@@ -421,6 +421,13 @@ struct coll_cost_params {
 	 * core's work, or its message). */
 	bool core_wait_set;
 	double core_wait;
+	/* With cores: the switch of a rank that waited in a step where every
+	 * rank sends to the next and receives from the one before (a shift:
+	 * every rank has work at once) or where every message has one coming
+	 * back (pair exchanges), where set; switch_cost in the other steps
+	 * (chains, trees: one rank's message wakes a waiting rank). */
+	bool switch_shift_set, switch_exch_set;
+	double switch_shift, switch_exch;
 	/* Calls run back to back, as a benchmark's loop runs them: each
 	 * rank enters the next as soon as its own part of the last is done
 	 * (no barrier between), so one call's late ranks overlap the next

@@ -165,6 +165,9 @@ struct sim {
 	int ncores;         /* > 0: ranks share these cores (core_free, core_last) */
 	double *core_free;  /* when each core is next free */
 	int *core_last;     /* the rank each core ran last, -1: none yet */
+	double *step_sw;    /* per step: its switch (switch_shift, _exch or _cost) */
+	uint32_t nsteps;
+	double sw;          /* the switch of the step being simulated */
 	int nports;
 	/* per rank: its latest eager transfer (to xpeer, from xstart to
 	 * xend), which a message from xpeer crosses if their times overlap */
@@ -579,10 +582,10 @@ static double core_take(struct sim *m, int r, double start, double w, bool wake)
 		 * (and the model's own pp4idle two grid steps a message, not
 		 * one), which the calibration does not say. After the core's
 		 * own work, a switch later at the earliest. */
-		double look = start + m->p->core_wait, after = m->core_free[best] + m->p->switch_cost;
+		double look = start + m->p->core_wait, after = m->core_free[best] + m->sw;
 		best_at = look > after ? look : after;
 	} else if (wake) {
-		best_at += m->p->switch_cost;
+		best_at += m->sw;
 	}
 	m->core_free[best] = best_at + w;
 	m->core_last[best] = r;
@@ -640,6 +643,8 @@ static int simulate(struct sim *m)
 	while (!rc && m->h.n) {
 		struct hent e = hpop(&m->h);
 		const struct coll_cmd *c = cmd_at(m, e.rank, e.idx);
+		if (m->step_sw)
+			m->sw = m->step_sw[c->step < m->nsteps ? c->step : 0];
 		if (p->unexpected && (e.ev == EV_ARRIVAL || e.ev == EV_RTS) && m->nwait[e.rank][e.idx]) {
 			e.aux = 1;
 			m->held[e.rank][e.idx] = e;  /* unexpected: taken when the receive is ready */
@@ -879,6 +884,91 @@ static bool steps_ok(const struct coll_bulk_step *b, int n)
 	return true;
 }
 
+/* A send of a schedule: its step, sender and receiver. */
+struct step_edge {
+	uint32_t step;
+	int from, to;
+};
+
+static int edge_cmp(const void *a, const void *b)
+{
+	const struct step_edge *x = a, *y = b;
+	if (x->step != y->step)
+		return x->step < y->step ? -1 : 1;
+	if (x->from != y->from)
+		return x->from < y->from ? -1 : 1;
+	return (x->to > y->to) - (x->to < y->to);
+}
+
+/* Each step's switch on shared cores: switch_shift where every rank sends
+ * one message and receives one (a shift), switch_exch where every rank
+ * that takes part sends one and receives one and every message has one
+ * coming back (pair exchanges), switch_cost elsewhere. The sends sorted
+ * by step, sender and receiver: O(S log S) in the sends. */
+static int step_switches(struct sim *m)
+{
+	const struct coll_sched *s = m->s;
+	const struct coll_cost_params *p = m->p;
+	int n = s->req.nranks;
+	size_t ne = 0;
+	uint32_t ns = 1;
+	for (int r = 0; r < n; r++)
+		for (size_t i = 0; i < s->ranks[r].ncmds; i++) {
+			const struct coll_cmd *c = &s->ranks[r].cmds[i];
+			if (c->step + 1 > ns)
+				ns = c->step + 1;
+			ne += c->kind == COLL_SEND && c->peer_rank >= 0 && c->peer_rank < n;
+		}
+	m->nsteps = ns;
+	m->step_sw = malloc(ns * sizeof *m->step_sw);
+	struct step_edge *e = malloc((ne ? ne : 1) * sizeof *e);
+	int *snd = calloc((size_t)n, sizeof *snd), *rcv = calloc((size_t)n, sizeof *rcv);
+	if (!m->step_sw || !e || !snd || !rcv) {
+		free(e);
+		free(snd);
+		free(rcv);
+		return -ENOMEM;
+	}
+	ne = 0;
+	for (int r = 0; r < n; r++)
+		for (size_t i = 0; i < s->ranks[r].ncmds; i++) {
+			const struct coll_cmd *c = &s->ranks[r].cmds[i];
+			if (c->kind == COLL_SEND && c->peer_rank >= 0 && c->peer_rank < n)
+				e[ne++] = (struct step_edge){ c->step, r, c->peer_rank };
+		}
+	qsort(e, ne, sizeof *e, edge_cmp);
+	for (uint32_t st = 0; st < ns; st++)
+		m->step_sw[st] = p->switch_cost;
+	for (size_t a = 0; a < ne;) {
+		size_t b = a;
+		while (b < ne && e[b].step == e[a].step)
+			b++;
+		bool mutual = true;
+		for (size_t i = a; i < b; i++) {
+			snd[e[i].from]++;
+			rcv[e[i].to]++;
+			struct step_edge back = { e[i].step, e[i].to, e[i].from };
+			mutual = mutual && bsearch(&back, e + a, b - a, sizeof *e, edge_cmp);
+		}
+		/* one message out and one in at every rank that takes part
+		 * (all of them, for a shift) */
+		bool one = true, all = true;
+		for (int r = 0; r < n; r++) {
+			one = one && snd[r] == rcv[r] && snd[r] <= 1;
+			all = all && snd[r] == 1;
+			snd[r] = rcv[r] = 0;
+		}
+		m->step_sw[e[a].step] = one && mutual && p->switch_exch_set ? p->switch_exch
+					: one && all && !mutual && p->switch_shift_set ? p->switch_shift
+											 : p->switch_cost;
+		a = b;
+	}
+	free(e);
+	free(snd);
+	free(rcv);
+	return 0;
+}
+
 int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
               struct coll_cost *out)
 {
@@ -933,6 +1023,9 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 			rc = -ENOMEM;
 		for (int c = 0; c < p.cores && !rc; c++)
 			m.core_last[c] = -1;
+		m.sw = p.switch_cost;
+		if (!rc && (p.switch_shift_set || p.switch_exch_set))
+			rc = step_switches(&m);
 	}
 	if (!m.dag || !m.rdy || !m.ports || !m.busy || !m.cpu || !m.cpu_busy || !m.nwait || !m.left || !m.call_end
 	    || !m.held || !m.split || !m.xpeer || !m.xstart || !m.xend || !m.rv_n || !m.rv_peer)
@@ -996,6 +1089,7 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	free(m.rv_peer);
 	free(m.core_free);
 	free(m.core_last);
+	free(m.step_sw);
 	free(m.h.v);
 	coll_pairs_free(s, &m.pairs);
 	return rc;

@@ -33,7 +33,8 @@ static void usage(FILE *out)
 	        "                    [--inline-max SIZE] [--recv-copy-cost TIME] [--small-max SIZE]\n"
 	        "                    [--small-overhead TIME] [--small-alpha TIME] [--copy-rates LIST]\n"
 	        "                    [--small-recv-costs LIST] [--local-copy-rates LIST]\n"
-	        "                    [--wake-cost TIME] [--core-wait TIME] [--calls K] [--unexpected]\n"
+	        "                    [--wake-cost TIME] [--core-wait TIME] [--switch-shift TIME]\n"
+	        "                    [--switch-exchange TIME] [--calls K] [--unexpected]\n"
 	        "                    [--cross-costs LIST] [--small-cross-costs LIST]\n"
 	        "                    [--read-rates LIST] [--move-rates LIST]\n"
 	        "                    [--move-piece SIZE] [--move-gaps LIST] [--bulk-methods LIST]\n"
@@ -105,6 +106,12 @@ static void usage(FILE *out)
 	        "                 came (its core passing round the waiting ranks at every\n"
 	        "                 poll), a switch after the core's work at the earliest (bare:\n"
 	        "                 us); default: each rank that waited pays --switch-cost\n"
+	        "  --switch-shift TIME  with --cores: the switch in a step where every rank\n"
+	        "                 sends one message and receives one (a shift: a ring's steps;\n"
+	        "                 bare: us), default --switch-cost\n"
+	        "  --switch-exchange TIME  with --cores: the switch in a step whose every\n"
+	        "                 message has one coming back (pair exchanges: recursive\n"
+	        "                 doubling's, halving-doubling's; bare: us), default --switch-cost\n"
 	        "  --calls K      K calls back to back (1 to %d), each rank entering the next\n"
 	        "                 when its part of the last is done; predicts the period\n"
 	        "  --unexpected   a send goes when its sender is ready; a message that comes\n"
@@ -656,6 +663,8 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "cores", 0, OPT_INT, &cp.cores, NULL, 0, 1 << 20, 0, false },
 		{ "switch-cost", 0, OPT_TIME, &cp.switch_cost, NULL, 0, 0, 1e-6, false },
 		{ "core-wait", 0, OPT_TIME, &cp.core_wait, &cp.core_wait_set, 0, 0, 1e-6, false },
+		{ "switch-shift", 0, OPT_TIME, &cp.switch_shift, &cp.switch_shift_set, 0, 0, 1e-6, false },
+		{ "switch-exchange", 0, OPT_TIME, &cp.switch_exch, &cp.switch_exch_set, 0, 0, 1e-6, false },
 		{ "calls", 0, OPT_INT, &cp.calls, NULL, 1, COLL_COST_MAX_CALLS, 0, false },
 		{ "unexpected", 0, OPT_FLAG, &cp.unexpected, NULL, 0, 0, 0, false },
 		{ "cpu-copies", 0, OPT_FLAG, &cp.cpu_copies, NULL, 0, 0, 0, false },
@@ -914,6 +923,10 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 				       cp.switch_cost * 1e6);
 			if (cp.cores > 0 && cp.cores < req.nranks && cp.core_wait_set)
 				printf("core wait     a waiting rank sees its message %.4g us after it came\n", cp.core_wait * 1e6);
+			if (cp.cores > 0 && cp.cores < req.nranks && (cp.switch_shift_set || cp.switch_exch_set))
+				printf("step switches %.4g us in a shift's steps, %.4g us in a pair exchange's\n",
+				       (cp.switch_shift_set ? cp.switch_shift : cp.switch_cost) * 1e6,
+				       (cp.switch_exch_set ? cp.switch_exch : cp.switch_cost) * 1e6);
 			if (cp.calls > 1 || cp.unexpected)
 				printf("calls         %d back to back (the period)%s\n", cp.calls > 1 ? cp.calls : 1,
 				       cp.unexpected ? ", sends go before their receives" : "");

@@ -84,6 +84,15 @@ expect 0 --op allreduce --ranks 2 --bytes 4K --algo recursive_doubling --alpha 1
 	--overhead 0.5 --cpu-copies --cores 1 --switch-cost 0.25 --json
 has "$out" '"cores": 1, "switch_us": 0.25, "cpu_copies": true,'
 has "$out" '"predicted_us": 10.942'
+# the exchange's own switch (--switch-exchange 0.05) in place of 0.25;
+# a shift's does not apply to a pair
+expect 0 --op allreduce --ranks 2 --bytes 4K --algo recursive_doubling --alpha 1 --beta 1GB/s --gamma 0 \
+	--overhead 0.5 --cpu-copies --cores 1 --switch-cost 0.25 --switch-exchange 0.05
+has "$out" 'predicted     10.742 us .*'
+has "$out" "step switches 0.25 us in a shift's steps, 0.05 us in a pair exchange's"
+expect 0 --op allreduce --ranks 2 --bytes 4K --algo recursive_doubling --alpha 1 --beta 1GB/s --gamma 0 \
+	--overhead 0.5 --cpu-copies --cores 1 --switch-cost 0.25 --switch-shift 0.05 --json
+has "$out" '"predicted_us": 10.942'
 expect 0 --op allreduce --ranks 2 --bytes 4K --algo recursive_doubling --alpha 1 --beta 1GB/s --gamma 0 \
 	--overhead 0.5 --cpu-copies --cores 2 --switch-cost 0.25 --json
 has "$out" '"cores": null, "switch_us": null, "cpu_copies": true,'

@@ -512,6 +512,55 @@ static void test_sw_shared_cores(void **state)
 	}
 }
 
+/* A step's switch goes by its pattern: switch_shift where every rank sends
+ * one message and receives one (a ring's steps), switch_exch where every
+ * message has one coming back (recursive doubling's pairs), switch_cost
+ * elsewhere (a binomial tree's steps, where some ranks only wait) and
+ * wherever the pattern's own is unset. */
+static void test_sw_step_switches(void **state)
+{
+	(void)state;
+	/* 2 ranks, 1 core: the exchange's one switch */
+	struct coll_cost_params p = { .o = 1e-6, .cores = 1, .switch_cost = 5e-7 };
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 4096, 1, &p), 4.5e-6);
+	p.switch_shift_set = true; /* a pair is not a shift */
+	p.switch_shift = 1e-7;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 4096, 1, &p), 4.5e-6);
+	p.switch_exch_set = true;
+	p.switch_exch = 2e-7;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 4096, 1, &p), 4.2e-6);
+	/* 4 ranks on 2 cores: each pattern's switch moves only its own
+	 * algorithm's time; equal to switch_cost it changes nothing */
+	static const struct {
+		enum coll_op op;
+		enum coll_algo algo;
+		int kind; /* 0 shift, 1 exchange, 2 neither */
+	} rows[] = {
+		{ COLL_OP_ALLGATHER, COLL_ALGO_RING, 0 },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 1 },
+		{ COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2 },
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+		struct coll_cost_params q = { .alpha = 5e-7, .beta = 5e9, .o = 2e-7, .call = 1e-6, .cores = 2,
+					      .switch_cost = 3e-6, .calls = 4, .unexpected = true };
+		double base = sw_cost(rows[i].op, rows[i].algo, 4, 256, 1, &q);
+		q.switch_shift_set = q.switch_exch_set = true;
+		q.switch_shift = q.switch_exch = q.switch_cost;
+		NEAR(sw_cost(rows[i].op, rows[i].algo, 4, 256, 1, &q), base);
+		q.switch_shift = rows[i].kind == 0 ? 1e-6 : q.switch_cost;
+		q.switch_exch = rows[i].kind == 1 ? 1e-6 : q.switch_cost;
+		double own = sw_cost(rows[i].op, rows[i].algo, 4, 256, 1, &q);
+		if (rows[i].kind == 2)
+			NEAR(own, base);
+		else
+			assert_true(own < base - 1e-6);
+		/* the other patterns' switches cheap: this one's time as it was */
+		q.switch_shift = rows[i].kind == 0 ? q.switch_cost : 1e-7;
+		q.switch_exch = rows[i].kind == 1 ? q.switch_cost : 1e-7;
+		NEAR(sw_cost(rows[i].op, rows[i].algo, 4, 256, 1, &q), base);
+	}
+}
+
 /* With cpu_copies the sender's CPU copies an eager message: one way or in
  * an exchange that is the same time as the port copying it, but a second
  * port no longer overlaps two copies (ring_bidir with alpha 0: as one
@@ -1223,6 +1272,7 @@ int main(void)
 		cmocka_unit_test(test_sw_read_rates),
 		cmocka_unit_test(test_sw_read_methods),
 		cmocka_unit_test(test_sw_core_wait),
+		cmocka_unit_test(test_sw_step_switches),
 		cmocka_unit_test(test_sw_core_wait_from_message),
 		cmocka_unit_test(test_sw_eager_rates),
 		cmocka_unit_test(test_sw_calls_unexpected),
