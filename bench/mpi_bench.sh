@@ -142,8 +142,9 @@
 #          model's own shift and pair exchange; on session 31's and 32's
 #          kept runs (PTL_BENCH_FROM) the 4-rank rows within 10% went 6 ->
 #          15 of 35 (unpinned) and 16 -> 19 (pinned), the ring's 64 -
-#          4096 B rows from 1.2 - 1.7x to 0.91 - 1.11x. PTL_BENCH_STEPSW=0:
-#          the token's switch in every step (the model before)
+#          4096 B rows from 1.2 - 1.7x to 0.91 - 1.11x; on the next fresh
+#          run (unpinned) 16 -> 19. PTL_BENCH_STEPSW=0: the token's switch
+#          in every step (the model before)
 #   core wait  (PTL_BENCH_CWAIT=idle: the default before 2026-12-01 21:00)
 #          a rank that waits while its core has no work (its ranks all
 #          waiting, yielding at every poll) sees its message a while
@@ -1368,7 +1369,7 @@ for n in 2 4; do
 	fi
 	# the other waits in the library's own loop, every rank taking part
 	# (xch4 8: two pairs' 8 B exchanges; eshift4 8: the 8 B shift)
-	[ -n "$tk$px$sx" ] && echo "#   waits in the library's own loop: token hop ${tk:-?} us$([ "$cwmode" = token ] && echo ' (used)'), 8 B pair exchanges ${px:-?} us, 8 B shift ${sx:-?} us a round$([ "$cwmode" = token ] && [ "${PTL_BENCH_STEPSW:-1}" != 0 ] && echo ' (used: below)' || echo ' (printed, not used)')"
+	[ -n "$tk$px$sx" ] && echo "#   waits in the library's own loop: token hop ${tk:-?} us$([ "$cwmode" = token ] && echo ' (used)'), 8 B pair exchanges ${px:-?} us, 8 B shift ${sx:-?} us a round$([ "$cwmode" = token ] && [ "${PTL_BENCH_STEPSW:-1}" != 0 ] && [ -n "$sx" ] && [ -n "$px" ] && echo ' (used: below)' || echo ' (printed, not used)')"
 	# A switch is not the same cost in every kind of step: where every
 	# rank has a message to take at once (a shift: each rank sends to
 	# the next; pair exchanges) a core's ranks run turn about, each
