@@ -166,7 +166,6 @@ struct sim {
 	double *core_free;  /* when each core is next free */
 	int *core_last;     /* the rank each core ran last, -1: none yet */
 	double *step_sw;    /* per step: its switch (switch_shift, _exch or _cost) */
-	uint32_t nsteps;
 	double sw;          /* the switch of the step being simulated */
 	int nports;
 	/* per rank: its latest eager transfer (to xpeer, from xstart to
@@ -644,7 +643,7 @@ static int simulate(struct sim *m)
 		struct hent e = hpop(&m->h);
 		const struct coll_cmd *c = cmd_at(m, e.rank, e.idx);
 		if (m->step_sw)
-			m->sw = m->step_sw[c->step < m->nsteps ? c->step : 0];
+			m->sw = m->step_sw[c->step];
 		if (p->unexpected && (e.ev == EV_ARRIVAL || e.ev == EV_RTS) && m->nwait[e.rank][e.idx]) {
 			e.aux = 1;
 			m->held[e.rank][e.idx] = e;  /* unexpected: taken when the receive is ready */
@@ -919,7 +918,6 @@ static int step_switches(struct sim *m)
 				ns = c->step + 1;
 			ne += c->kind == COLL_SEND && c->peer_rank >= 0 && c->peer_rank < n;
 		}
-	m->nsteps = ns;
 	m->step_sw = malloc(ns * sizeof *m->step_sw);
 	struct step_edge *e = malloc((ne ? ne : 1) * sizeof *e);
 	int *snd = calloc((size_t)n, sizeof *snd), *rcv = calloc((size_t)n, sizeof *rcv);

@@ -113,7 +113,7 @@ static struct {
 	int refused;
 } job = { .gone_rank = -1, .kill_at = -1, .lfd = -1 };
 
-static long long now_ms(void)
+long long ptlrun_now_ms(void)
 {
 	struct timespec ts;
 
@@ -312,7 +312,7 @@ static void stop_job(int code, int sig)
 	for (int i = 0; i < job.n; i++)
 		if (job.ranks[i].alive)
 			kill(job.ranks[i].pid, sig);
-	job.kill_at = now_ms() + PTLRUN_GRACE_MS;
+	job.kill_at = ptlrun_now_ms() + PTLRUN_GRACE_MS;
 }
 
 static void kill_stragglers(void)
@@ -1177,7 +1177,7 @@ static void run_loop(void)
 	struct pollfd *pfd = malloc(cap * sizeof(*pfd));
 	/* what each pollfd is: -1 the signalfd; rank*3 + {0 sock, 1 out, 2 err} */
 	int *who = malloc(cap * sizeof(*who));
-	long long deadline = job.timeout_s > 0 ? now_ms() + job.timeout_s * 1000
+	long long deadline = job.timeout_s > 0 ? ptlrun_now_ms() + job.timeout_s * 1000
 					       : -1;
 
 	if (pfd == NULL || who == NULL) {
@@ -1185,7 +1185,7 @@ static void run_loop(void)
 		exit(1);
 	}
 	while (job.nalive > 0) {
-		long long t = now_ms(), wake = -1;
+		long long t = ptlrun_now_ms(), wake = -1;
 		int np = 0, timeout;
 
 		pfd[np] = (struct pollfd){ .fd = job.sigfd, .events = POLLIN };
@@ -1249,7 +1249,7 @@ static void run_loop(void)
 			}
 		}
 		reap();
-		t = now_ms();
+		t = ptlrun_now_ms();
 		if (!job.failed && deadline >= 0 && t >= deadline && job.nalive > 0)
 			job_timeout();
 		else if (job.failed && !job.killed && t >= job.kill_at &&

@@ -9,9 +9,9 @@
  * used over a short sample (a spinning rank and a sleeping one look alike
  * from outside otherwise). Then the stacks of all its threads, through
  * eu-stack (elfutils) or gdb when one is installed and PTLRUN_STACKS is not
- * 0. Only ranks on this host (their pid is the process itself), and the
- * stacks of at most PTLRUN_STUCK_STACKS of them: a thousand ranks' stacks
- * would take minutes and bury the first ones.
+ * 0 (a rank started through a launch agent is described by the agent's
+ * process on this host). The stacks of at most PTLRUN_STUCK_STACKS ranks:
+ * a thousand ranks' stacks would take minutes and bury the first ones.
  */
 #include "config.h"
 
@@ -126,7 +126,8 @@ static const char *syscall_name(long nr)
 	return NULL;
 }
 
-/* "futex", "running" (not in a call), or the number. */
+/* The system call tid is in by name ("futex"), "none (running)", its
+ * number where it has no name here, or "?" where /proc does not say. */
 static void describe_syscall(pid_t pid, pid_t tid, char *out, size_t len)
 {
 	char buf[256];
@@ -171,7 +172,7 @@ static void describe_threads(int rank, pid_t pid, const struct stuck_thread *bef
 	}
 }
 
-/* eu-stack, else gdb, found on PATH; NULL if neither is. */
+/* name's path on PATH, in buf; NULL if it is not there. */
 static const char *find_tool(const char *name, char *buf, size_t len)
 {
 	const char *path = getenv("PATH");
@@ -186,26 +187,14 @@ static const char *find_tool(const char *name, char *buf, size_t len)
 	return NULL;
 }
 
-static long long mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Runs the tool on pid, its output on our stderr, for at most
+/* Runs the stack tool (eu-stack, or gdb when gdb is set; NULL: none
+ * installed) on pid, its output on our stderr, for at most
  * PTLRUN_STUCK_TOOL_MS; the child is waited for here, so the launcher's
  * own reaping never sees it. */
-static void run_stack_tool(int rank, pid_t pid)
+static void run_stack_tool(int rank, pid_t pid, const char *tool, bool gdb)
 {
-	char tool[512], pidarg[32];
-	const char *eu = find_tool("eu-stack", tool, sizeof tool);
-	bool gdb = false;
-	if (!eu) {
-		eu = find_tool("gdb", tool, sizeof tool);
-		gdb = eu != NULL;
-	}
-	if (!eu) {
+	char pidarg[32];
+	if (!tool) {
 		fprintf(stderr, "ptlrun: rank %d: no stacks (install elfutils' eu-stack or gdb to see them)\n", rank);
 		return;
 	}
@@ -229,13 +218,13 @@ static void run_stack_tool(int rank, pid_t pid)
 			execl(tool, "eu-stack", "-p", pidarg, "-n", "32", (char *)NULL);
 		_exit(127);
 	}
-	long long end = mono_ms() + PTLRUN_STUCK_TOOL_MS;
+	long long end = ptlrun_now_ms() + PTLRUN_STUCK_TOOL_MS;
 	for (;;) {
 		int status;
 		pid_t w = waitpid(c, &status, WNOHANG);
 		if (w == c || (w < 0 && errno != EINTR))
 			break;
-		if (mono_ms() >= end) {
+		if (ptlrun_now_ms() >= end) {
 			fprintf(stderr, "ptlrun: rank %d: %s took over %d s; stopped\n", rank, tool,
 				PTLRUN_STUCK_TOOL_MS / 1000);
 			kill(c, SIGKILL);
@@ -259,15 +248,18 @@ void ptlrun_stuck_report(const int *ranks, const pid_t *pids, int n)
 	}
 	for (int i = 0; i < n; i++)
 		nt[i] = list_threads(pids[i], ts[i], PTLRUN_STUCK_THREADS);
-	long long t0 = mono_ms();
+	long long t0 = ptlrun_now_ms();
 	nanosleep(&(struct timespec){ 0, PTLRUN_STUCK_SAMPLE_MS * 1000000L }, NULL);
-	long ms = (long)(mono_ms() - t0);
+	long ms = (long)(ptlrun_now_ms() - t0);
 	for (int i = 0; i < n; i++)
 		describe_threads(ranks[i], pids[i], ts[i], nt[i], ms);
 	const char *e = getenv("PTLRUN_STACKS");
 	if (!e || strcmp(e, "0")) {
+		char path[512];
+		const char *tool = find_tool("eu-stack", path, sizeof path);
+		bool gdb = !tool && (tool = find_tool("gdb", path, sizeof path)) != NULL;
 		for (int i = 0; i < n && i < PTLRUN_STUCK_STACKS; i++)
-			run_stack_tool(ranks[i], pids[i]);
+			run_stack_tool(ranks[i], pids[i], tool, gdb);
 		if (n > PTLRUN_STUCK_STACKS)
 			fprintf(stderr, "ptlrun: the stacks of the first %d ranks only\n", PTLRUN_STUCK_STACKS);
 	}

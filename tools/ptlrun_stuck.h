@@ -10,4 +10,7 @@
  * is 0). Blocks for a fraction of a second, plus the stack tool's time. */
 void ptlrun_stuck_report(const int *ranks, const pid_t *pids, int n);
 
+/* ptlrun.c: CLOCK_MONOTONIC in milliseconds. */
+long long ptlrun_now_ms(void);
+
 #endif
