@@ -301,8 +301,12 @@ static void ptl_answer(struct ptl_ni *ni, struct ptl_op *op, const struct ptl_hd
 	if (op->kind == PTL_OP_PUT) {
 		bool ack = op->ack_req && !(a->flags & PTL_HF_NOACK);
 		if (op->bulk) {
+			/* Our own event, logged late: the answer's uid and
+			 * jid are the target's, not the SEND_END's. */
 			ptl_event_t se = ev;
 			se.initiator = ni->id;
+			se.uid = ptl_uid();
+			se.jid = ptl_jid();
 			se.mlength = op->length;
 			se.offset = op->local_offset;
 			md->pending -= !ack;

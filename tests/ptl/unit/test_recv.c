@@ -8,7 +8,9 @@
  * PTL_MSG_PUT_TINY (24-byte header), whose uid and jid are the target's
  * own (the _tiny runs of those tests); a dropped request
  * with a full header is answered only when its initiator waits; access
- * control admits it only when every field of the entry does.
+ * control admits it only when every field of the entry does; a bulk
+ * put's SEND_END, logged when its answer comes, carries our uid and jid
+ * where its ACK carries the target's.
  *
  * ptl_recv.c, ptl_md.c, ptl_me.c and ptl_handle.c are compiled in; the
  * functions of other modules they call are stand-ins below (an NI built
@@ -115,6 +117,7 @@ int ptl_send_later(struct ptl_peer *p, int peer, const void *hdr, size_t hdr_len
 
 void ptl_op_finish(struct ptl_ni *ni, struct ptl_op *op)
 {
+	ptl_list_del(&op->link);
 	ptl_htab_free(&ni->ops, op);
 }
 
@@ -140,6 +143,7 @@ static int setup(void **state)
 	    !ut_eq_new(ni, &eqh, &ring, never_called))
 		return -1;
 	ni->limits.max_ac_index = 3;
+	ni->id = (ptl_process_id_t){ 77, 0 };
 	memset(the_acs, 0, sizeof the_acs);
 	ptl_ac_set(&the_acs[0], (ptl_process_id_t){ PTL_NID_ANY, PTL_PID_ANY }, PTL_UID_ANY, PTL_JID_ANY,
 		   PTL_PT_INDEX_ANY);
@@ -536,6 +540,86 @@ static void test_tiny_lengths(void **state)
 			fail_msg("%zu bytes: the tiny header", no[i]);
 }
 
+/* ------------------------------------------------------------ answers */
+
+/* The target's uid and jid, as it puts them in its answers (another user
+ * than ours, 13 and 14, and than its requests' 3 and 4). */
+#define TARGET_UID ((ptl_uid_t)23)
+#define TARGET_JID ((ptl_jid_t)24)
+
+/* An MD of len bytes of buf bound for our own operations, logging every
+ * kind to the EQ. */
+static struct ptl_md *bind(char *buf, ptl_size_t len)
+{
+	ptl_handle_md_t mdh;
+	struct ptl_md *md = ptl_htab_alloc(&the_ni.mds, &mdh);
+	assert_non_null(md);
+	md->handle = mdh;
+	ptl_md_t u = { .start = buf, .length = len, .threshold = PTL_MD_THRESH_INF, .eq_handle = eqh };
+	assert_int_equal(ptl_md_set(&the_ni, md, &u), PTL_OK);
+	md->unlink_op = PTL_RETAIN;
+	return md;
+}
+
+/* An operation of ours to SENDER of len bytes from md, waiting for its
+ * answer, as ptl_move.c leaves it: on the peer's list, the MD held. */
+static struct ptl_op *in_flight(enum ptl_op_kind kind, struct ptl_md *md, ptl_size_t len, bool ack, bool bulk)
+{
+	uint64_t cookie;
+	struct ptl_op *op = ptl_htab_alloc(&the_ni.ops, &cookie);
+	assert_non_null(op);
+	op->cookie = cookie;
+	op->kind = kind;
+	op->peer = SENDER;
+	op->md_handle = md->handle;
+	op->length = len;
+	op->match_bits = BITS;
+	op->pt_index = PT;
+	op->ack_req = ack;
+	op->bulk = bulk;
+	ptl_list_add_before(&op->link, &the_peers[SENDER].ops);
+	md->pending++;
+	return op;
+}
+
+/* Checks that e is of type, failed as fail says, and names us (ours: SEND
+ * events) or the target SENDER (answers) with that side's uid and jid. */
+static void check_side(const ptl_event_t *e, ptl_event_kind_t type, bool ours, ptl_ni_fail_t fail)
+{
+	assert_int_equal(e->type, type);
+	assert_int_equal(e->initiator.nid, 77);
+	assert_int_equal(e->initiator.pid, ours ? 0 : SENDER);
+	assert_int_equal(e->uid, ours ? ptl_uid() : TARGET_UID);
+	assert_int_equal(e->jid, ours ? ptl_jid() : TARGET_JID);
+	assert_int_equal(e->ni_fail_type, fail);
+}
+
+/* A bulk put's answer logs its SEND_END (the buffer is free only once the
+ * target has read it) as well as its ACK: SEND_END is our own event, its
+ * initiator and uid and jid ours, while the ACK's are the target's (the
+ * answer swaps initiator and target). With an ACK and without one. */
+static void test_bulk_put_send_end_is_ours(void **state)
+{
+	(void)state;
+	char buf[64];
+	struct ptl_md *md = bind(buf, sizeof buf);
+	for (int ack = 1; ack >= 0; ack--) {
+		nposted = 0;
+		struct ptl_op *op = in_flight(PTL_OP_PUT, md, sizeof buf, ack, true);
+		struct ptl_hdr a = { .type = PTL_MSG_ACK, .uid = TARGET_UID, .jid = TARGET_JID,
+				     .mlength = sizeof buf, .cookie = op->cookie };
+		ptl_recv(NULL, SENDER, &a, sizeof a);
+		assert_int_equal(nposted, 1 + ack);
+		check_side(&posted[0], PTL_EVENT_SEND_END, true, PTL_NI_OK);
+		assert_int_equal(posted[0].mlength, sizeof buf);
+		if (ack)
+			check_side(&posted[1], PTL_EVENT_ACK, false, PTL_NI_OK);
+		assert_int_equal(md->pending, 0);
+		assert_true(ptl_list_empty(&the_peers[SENDER].ops));
+	}
+	assert_int_equal(sr[PTL_SR_ACK_DROP_COUNT], 0);
+}
+
 /* A test's run with PUT_TINY, named apart from its PUT_SHORT run. */
 #define TINY(f) { #f "_tiny", f, setup_tiny, teardown, NULL }
 
@@ -551,6 +635,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_short_put_access_control, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_short_put_lengths, setup, teardown),
 		cmocka_unit_test(test_tiny_lengths),
+		cmocka_unit_test_setup_teardown(test_bulk_put_send_end_is_ours, setup, teardown),
 		TINY(test_short_put_truncated_header),
 		TINY(test_short_put_empty),
 		TINY(test_short_put_truncate),
