@@ -19,7 +19,8 @@ struct ptl_lib ptl_lib = {
 
 /* What each rank publishes about itself besides its NAL addresses: uid
  * and jid too, so that a put to a rank of the same ones can leave them
- * out (ptl_proto.h's struct ptl_hdr_tiny). */
+ * out (ptl_proto.h's struct ptl_hdr_tiny), and so that the answers we
+ * make up for a rank that died carry its own (ptl_peer_fail). */
 struct ptl_rank_info {
 	uint32_t nid;
 	int32_t numa;
@@ -46,6 +47,8 @@ static int ptl_fetch_rank_info(int rank, size_t *got)
 		return -1;
 	p->nid = ri.nid;
 	p->numa = ri.numa;
+	p->uid = ri.uid;
+	p->jid = ri.jid;
 	p->cred_same = ri.uid == ptl_lib.uid && ri.jid == ptl_lib.jid;
 	p->id_known = true;
 	return 0;

@@ -288,6 +288,10 @@ struct ptl_peer {
 	                            * to it may take a struct ptl_hdr_tiny */
 	ptl_nid_t nid;
 	int numa;
+	/* Its uid and jid as it published them (id_known): what its answers
+	 * carry, and so the ones ptl_peer_fail makes in its stead. */
+	ptl_uid_t uid;
+	ptl_jid_t jid;
 	struct ptl_list ops;       /* struct ptl_op in flight to this peer */
 	struct ptl_tx *backlog_head, *backlog_tail; /* sends the NAL refused for now */
 };

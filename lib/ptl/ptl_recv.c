@@ -487,7 +487,11 @@ void ptl_bulk_done(void *arg, void *cookie, int status)
 }
 
 /* Every op in flight to a dead peer fails: initiators get their END/ACK/
- * REPLY with PTL_NI_FAIL, targets finish their moves as failed. */
+ * REPLY with PTL_NI_FAIL, targets finish their moves as failed. The ACK or
+ * REPLY made here stands in for the peer's own, so it names the peer as
+ * the answer's initiator with the uid and jid the peer published, as its
+ * answers do (ptl_target): an op went to it only once its rank info was
+ * read (ptl_initiate's ptl_id_rank), so they are known. */
 void ptl_peer_fail(int peer, int status)
 {
 	(void)status;
@@ -507,6 +511,7 @@ void ptl_peer_fail(int peer, int status)
 			continue;
 		}
 		struct ptl_hdr a = { .type = op->kind == PTL_OP_PUT ? PTL_MSG_ACK : PTL_MSG_REPLY,
+				     .uid = p->uid, .jid = p->jid,
 				     .ni_fail = PTL_NI_FAIL, .offset = op->remote_offset };
 		ptl_answer(ni, op, &a, NULL, 0);
 	}

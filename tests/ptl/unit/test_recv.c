@@ -10,7 +10,8 @@
  * with a full header is answered only when its initiator waits; access
  * control admits it only when every field of the entry does; a bulk
  * put's SEND_END, logged when its answer comes, carries our uid and jid
- * where its ACK carries the target's.
+ * where its ACK carries the target's; a dead peer's operations are
+ * answered in its stead with the uid and jid it published.
  *
  * ptl_recv.c, ptl_md.c, ptl_me.c and ptl_handle.c are compiled in; the
  * functions of other modules they call are stand-ins below (an NI built
@@ -148,19 +149,21 @@ static int setup(void **state)
 	ptl_ac_set(&the_acs[0], (ptl_process_id_t){ PTL_NID_ANY, PTL_PID_ANY }, PTL_UID_ANY, PTL_JID_ANY,
 		   PTL_PT_INDEX_ANY);
 	ni->acs = the_acs;
+	ptl_lib.uid = 13;
+	ptl_lib.jid = 14;
 	memset(the_peers, 0, sizeof the_peers);
 	for (int i = 0; i < 2; i++) {
 		the_peers[i].nal = -1;
 		the_peers[i].id_known = true;
 		the_peers[i].cred_same = true; /* published our uid and jid */
+		the_peers[i].uid = ptl_lib.uid;
+		the_peers[i].jid = ptl_lib.jid;
 		the_peers[i].nid = 77;
 		ptl_list_init(&the_peers[i].ops);
 	}
 	ptl_lib.peers = the_peers;
 	ptl_lib.rt.size = 2;
 	ptl_lib.rt.rank = 0;
-	ptl_lib.uid = 13;
-	ptl_lib.jid = 14;
 	tiny = false;
 	nposted = nsent = 0;
 	memset(sr, 0, sizeof sr);
@@ -620,6 +623,43 @@ static void test_bulk_put_send_end_is_ours(void **state)
 	assert_int_equal(sr[PTL_SR_ACK_DROP_COUNT], 0);
 }
 
+/* SENDER dies with four of our operations in flight to it: an ACK'd put,
+ * a get, a get-put and an ACK'd bulk put. ptl_peer_fail answers each in
+ * its stead, with PTL_NI_FAIL and nothing received: the ACKs and REPLYs
+ * name SENDER with the uid and jid it published (what its own answers
+ * would have carried), the bulk put's SEND_END us with ours. */
+static void test_dead_peer_answers(void **state)
+{
+	(void)state;
+	char buf[64];
+	struct ptl_md *md = bind(buf, sizeof buf);
+	the_peers[SENDER].uid = TARGET_UID;
+	the_peers[SENDER].jid = TARGET_JID;
+	the_peers[SENDER].cred_same = false;
+	in_flight(PTL_OP_PUT, md, 8, true, false);
+	in_flight(PTL_OP_GET, md, 8, false, false);
+	in_flight(PTL_OP_GETPUT, md, 8, false, false);
+	in_flight(PTL_OP_PUT, md, sizeof buf, true, true);
+	ptl_peer_fail(SENDER, NAL_EPEER);
+	static const struct {
+		ptl_event_kind_t type;
+		bool ours;
+	} want[] = {
+		{ PTL_EVENT_ACK, false },         { PTL_EVENT_REPLY_START, false }, { PTL_EVENT_REPLY_END, false },
+		{ PTL_EVENT_REPLY_START, false }, { PTL_EVENT_REPLY_END, false },   { PTL_EVENT_SEND_END, true },
+		{ PTL_EVENT_ACK, false },
+	};
+	assert_int_equal(nposted, sizeof want / sizeof want[0]);
+	for (int k = 0; k < nposted; k++) {
+		check_side(&posted[k], want[k].type, want[k].ours, PTL_NI_FAIL);
+		assert_int_equal(posted[k].mlength, want[k].ours ? sizeof buf : 0);
+	}
+	assert_int_equal(md->pending, 0);
+	assert_true(ptl_list_empty(&the_peers[SENDER].ops));
+	assert_true(the_peers[SENDER].failed);
+	assert_int_equal(sr[PTL_SR_PEER_FAILURES], 1);
+}
+
 /* A test's run with PUT_TINY, named apart from its PUT_SHORT run. */
 #define TINY(f) { #f "_tiny", f, setup_tiny, teardown, NULL }
 
@@ -636,6 +676,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_short_put_lengths, setup, teardown),
 		cmocka_unit_test(test_tiny_lengths),
 		cmocka_unit_test_setup_teardown(test_bulk_put_send_end_is_ours, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dead_peer_answers, setup, teardown),
 		TINY(test_short_put_truncated_header),
 		TINY(test_short_put_empty),
 		TINY(test_short_put_truncate),
