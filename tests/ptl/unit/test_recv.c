@@ -8,7 +8,8 @@
  * PTL_MSG_PUT_TINY (24-byte header), whose uid and jid are the target's
  * own (the _tiny runs of those tests); a dropped request
  * with a full header is answered only when its initiator waits; access
- * control admits it only when every field of the entry does; a bulk
+ * control admits it only when every field of the entry does; answers
+ * carry the target's own uid and jid, not the request's; a bulk
  * put's SEND_END, logged when its answer comes, carries our uid and jid
  * where its ACK carries the target's; a dead peer's operations are
  * answered in its stead with the uid and jid it published.
@@ -51,6 +52,7 @@ static struct ptl_peer the_peers[2];
 #define MAX_POSTED 16
 static ptl_event_t posted[MAX_POSTED];
 static int nposted, nsent;
+static struct ptl_hdr last_sent; /* the header of the last full-header send */
 static long sr[PTL_SR_COUNT];
 
 struct ptl_ni *ptl_ni_lookup(ptl_handle_ni_t h)
@@ -101,10 +103,10 @@ int ptl_route(int peer)
 int ptl_send_slow(int peer, const void *hdr, size_t hdr_len, const void *payload, size_t len)
 {
 	(void)peer;
-	(void)hdr;
-	(void)hdr_len;
 	(void)payload;
 	(void)len;
+	if (hdr_len == sizeof last_sent)
+		memcpy(&last_sent, hdr, sizeof last_sent);
 	nsent++;
 	return 0;
 }
@@ -545,6 +547,36 @@ static void test_tiny_lengths(void **state)
 
 /* ------------------------------------------------------------ answers */
 
+/* What we answer carries our uid and jid (13, 14), not the request's
+ * (3, 4): an answer swaps initiator and target, and its event names us.
+ * An ACK'd put's ACK, a get's REPLY, a get-put's REPLY, and the REPLY to
+ * a get dropped for want of a match. */
+static void test_answers_carry_our_uid(void **state)
+{
+	(void)state;
+	char buf[16];
+	the_ni.limits.max_getput_md = sizeof buf;
+	post(buf, sizeof buf, PTL_MD_OP_GET);
+	static const struct {
+		uint8_t type, flags, answer;
+		ptl_pt_index_t pt;
+		size_t plen;
+	} req[] = {
+		{ PTL_MSG_PUT, PTL_HF_ANSWER | PTL_HF_ACK_REQ, PTL_MSG_ACK, PT, 4 },
+		{ PTL_MSG_GET, PTL_HF_ANSWER, PTL_MSG_REPLY, PT, 0 },
+		{ PTL_MSG_GETPUT, PTL_HF_ANSWER, PTL_MSG_REPLY, PT, 4 },
+		{ PTL_MSG_GET, PTL_HF_ANSWER, PTL_MSG_REPLY, PT + 1, 0 },
+	};
+	for (int k = 0; k < (int)(sizeof req / sizeof req[0]); k++) {
+		arrive_full(req[k].type, req[k].flags, req[k].pt, req[k].plen);
+		assert_int_equal(nsent, k + 1);
+		assert_int_equal(last_sent.type, req[k].answer);
+		assert_int_equal(last_sent.ni_fail, req[k].pt == PT ? PTL_NI_OK : PTL_NI_DROPPED);
+		assert_int_equal(last_sent.uid, ptl_uid());
+		assert_int_equal(last_sent.jid, ptl_jid());
+	}
+}
+
 /* The target's uid and jid, as it puts them in its answers (another user
  * than ours, 13 and 14, and than its requests' 3 and 4). */
 #define TARGET_UID ((ptl_uid_t)23)
@@ -675,6 +707,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_short_put_access_control, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_short_put_lengths, setup, teardown),
 		cmocka_unit_test(test_tiny_lengths),
+		cmocka_unit_test_setup_teardown(test_answers_carry_our_uid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bulk_put_send_end_is_ours, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dead_peer_answers, setup, teardown),
 		TINY(test_short_put_truncated_header),
