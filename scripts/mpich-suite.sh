@@ -14,6 +14,7 @@
 set -u
 B=$(cd "$(dirname "$0")/.." && pwd)
 S=${PTL_TOP_SRCDIR:-$B}
+. "$(dirname "$0")/../tests/job_output.sh"
 VER=4.0.2
 CACHE=${PTL_MPICH_SRC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ptl}
 DIRS=${*:-pt2pt coll datatype comm group init topo attr errhan info}
@@ -106,7 +107,7 @@ for d in $DIRS; do
 			echo "XFAIL $d/$t ($np ranks): $why"
 		else
 			echo "FAIL $d/$t ($np ranks, exit $rc):"
-			printf '%s\n' "$out" | head -8 | sed 's/^/    /'
+			job_output "$out" | sed 's/^/    /'
 		fi
 	done
 done > "$W/results"

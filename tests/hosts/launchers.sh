@@ -7,6 +7,7 @@
 set -u
 : "${PTL_TOP_BUILDDIR:?run through make check}"
 B=$PTL_TOP_BUILDDIR
+. "$(dirname "$0")/../job_output.sh"
 mode=$1
 case $mode in
 hydra|hydra-port)
@@ -23,7 +24,7 @@ check() {
 	what=$1; shift
 	out=$(run "$@" 2>&1); rc=$?
 	if [ $rc -ne 0 ]; then
-		echo "FAIL ($mode): $what exited $rc"; echo "$out" | tail -20; fail=1
+		echo "FAIL ($mode): $what exited $rc"; job_output "$out"; fail=1
 	else
 		echo "ok ($mode): $what"
 	fi
@@ -40,7 +41,7 @@ mpicheck() {
 	n=$1 prog=$2
 	out=$(TMO=30 run "$n" "$B/tests/mpi/$prog" 2>&1); rc=$?
 	if [ $rc -ne 0 ] || ! echo "$out" | grep -q "^$prog: $n ranks: ok (0 failed checks)"; then
-		echo "FAIL ($mode): $prog, $n ranks exited $rc"; echo "$out" | tail -20; fail=1
+		echo "FAIL ($mode): $prog, $n ranks exited $rc"; job_output "$out"; fail=1
 		for p in $(ps -eo pid=,ppid=,args= | awk -v p="$B/tests/mpi/.libs/$prog" '$2 == 1 && $3 == p { print $1 }'); do
 			echo "ending leftover rank $p"; kill -KILL "$p" 2>/dev/null
 		done
@@ -55,5 +56,5 @@ mpicheck 2 mpi_dtype
 mpicheck 2 mpi_err
 # The bootstrap really joined the launcher's job (not 4 jobs of one).
 out=$(run 4 "$B/examples/ring" 2>&1)
-echo "$out" | grep -q "initiator .*/3 " || { echo "FAIL ($mode): ring did not see rank 3"; fail=1; }
+echo "$out" | grep -q "initiator .*/3 " || { echo "FAIL ($mode): ring did not see rank 3"; job_output "$out"; fail=1; }
 exit $fail

@@ -8,6 +8,7 @@
 set -u
 : "${PTL_TOP_BUILDDIR:?run through make check}"
 B=$PTL_TOP_BUILDDIR
+. "$(dirname "$0")/../job_output.sh"
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root to create network namespaces"; exit 77; }
 command -v ip >/dev/null || { echo "SKIP: ip (iproute2) not installed"; exit 77; }
 P=ptl$$
@@ -34,13 +35,13 @@ run() {
 	out=$(ip netns exec "$A" "$B/tools/ptlrun" --timeout 100 --hosts "$A,$Z" \
 		--agent "ip netns exec {host}" -n 4 "$@" 2>&1); rc=$?
 	if [ $rc -ne 0 ]; then
-		echo "FAIL: $what exited $rc"; echo "$out" | tail -20; fail=1
+		echo "FAIL: $what exited $rc"; job_output "$out"; fail=1
 	else
 		echo "ok: $what (2 hosts x 2 ranks)"
 	fi
 }
 run "ring" "$B/examples/ring"
-echo "$out" | grep -q "initiator .*/3 " || { echo "FAIL: ring output lacks rank 3"; fail=1; }
+echo "$out" | grep -q "initiator .*/3 " || { echo "FAIL: ring output lacks rank 3"; job_output "$out"; fail=1; }
 for t in mp_match mp_md mp_bulk mp_atomic mp_threads mp_api; do
 	run "$t" "$B/tests/ptl/mp/$t"
 done
@@ -50,7 +51,7 @@ for t in mpi_p2p mpi_coll mpi_comm mpi_dtype mpi_err; do
 	out=$(ip netns exec "$A" "$B/tools/ptlrun" --timeout 30 --hosts "$A,$Z" \
 		--agent "ip netns exec {host}" -n 4 "$B/tests/mpi/$t" 2>&1); rc=$?
 	if [ $rc -ne 0 ] || ! echo "$out" | grep -q "^$t: 4 ranks: ok (0 failed checks)"; then
-		echo "FAIL: $t exited $rc"; echo "$out" | tail -20; fail=1
+		echo "FAIL: $t exited $rc"; job_output "$out"; fail=1
 	else
 		echo "ok: $t (2 hosts x 2 ranks)"
 	fi
@@ -61,5 +62,5 @@ out=$(ip netns exec "$A" "$B/tools/ptlrun" --timeout 30 --hosts "$A,$Z" \
 	--agent "ip netns exec {host}" -n 2 \
 	env PTL_RT_JOB_KEY=00000000000000000000000000000000 "$B/examples/ring" 2>&1)
 echo "$out" | grep -q "refused a connection from 10\.77\.0\.[12]: wrong job key" ||
-	{ echo "FAIL: a rank without the job key was not refused"; echo "$out" | tail; fail=1; }
+	{ echo "FAIL: a rank without the job key was not refused"; job_output "$out"; fail=1; }
 exit $fail

@@ -15,6 +15,7 @@
 set -u
 : "${PTL_TOP_BUILDDIR:?run through make check}"
 B=$PTL_TOP_BUILDDIR
+. "$(dirname "$0")/../job_output.sh"
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root to run munged as the munge user and slurmd"; exit 77; }
 for c in munged slurmctld slurmd srun sinfo scontrol setpriv; do
 	command -v $c >/dev/null 2>&1 || {
@@ -139,7 +140,7 @@ check() {
 	mpi=$1 what=$2 n=$3; shift 3
 	out=$(run "$n" --mpi="$mpi" "$@"); rc=$?
 	if [ $rc -ne 0 ]; then
-		echo "FAIL (srun --mpi=$mpi): $what exited $rc"; echo "$out" | tail -20; fail=1
+		echo "FAIL (srun --mpi=$mpi): $what exited $rc"; job_output "$out"; fail=1
 	else
 		echo "ok (srun --mpi=$mpi): $what"
 	fi
@@ -157,10 +158,10 @@ for mpi in pmix pmi2; do
 	esac
 	out=$(run 4 --mpi="$mpi" "$B/examples/ring"); rc=$?
 	if [ $rc -ne 0 ]; then
-		echo "FAIL (srun --mpi=$mpi): ring, 4 ranks exited $rc"; echo "$out" | tail -20; fail=1
+		echo "FAIL (srun --mpi=$mpi): ring, 4 ranks exited $rc"; job_output "$out"; fail=1
 	elif ! echo "$out" | grep -q "initiator .*/3 "; then
 		# Four jobs of one would each be rank 0 of 1.
-		echo "FAIL (srun --mpi=$mpi): ring did not see rank 3"; echo "$out" | tail; fail=1
+		echo "FAIL (srun --mpi=$mpi): ring did not see rank 3"; job_output "$out"; fail=1
 	else
 		echo "ok (srun --mpi=$mpi): ring, 4 ranks"
 	fi
@@ -173,7 +174,7 @@ for mpi in pmix pmi2; do
 		[ -x "$B/tests/mpi/$prog" ] || continue
 		out=$(timeout 30 srun -O -n "$n" --kill-on-bad-exit=1 --time=1 --mpi="$mpi" "$B/tests/mpi/$prog" 2>&1); rc=$?
 		if [ $rc -ne 0 ] || ! echo "$out" | grep -q "^$prog: $n ranks: ok (0 failed checks)"; then
-			echo "FAIL (srun --mpi=$mpi): $prog, $n ranks exited $rc"; echo "$out" | tail -20; fail=1
+			echo "FAIL (srun --mpi=$mpi): $prog, $n ranks exited $rc"; job_output "$out"; fail=1
 		else
 			echo "ok (srun --mpi=$mpi): $prog, $n ranks"
 		fi
@@ -188,7 +189,7 @@ inalloc() {
 	what=$1; shift
 	out=$(timeout 60 salloc -n 4 -O --time=2 "$@" 2>&1); rc=$?
 	if [ $rc -ne 0 ] || ! echo "$out" | grep -q "went all the way round"; then
-		echo "FAIL (salloc -n 4): $what exited $rc"; echo "$out" | grep -v "^  seq" | tail -20; fail=1
+		echo "FAIL (salloc -n 4): $what exited $rc"; job_output "$out"; fail=1
 	else
 		echo "ok (salloc -n 4): $what"
 	fi
@@ -204,7 +205,7 @@ out=$(run 2 --mpi=none "$B/examples/ring"); rc=$?
 n=$(echo "$out" | grep -c "launcher started 2 ranks (SLURM_STEP_NUM_TASKS).*use srun --mpi=pmi")
 if [ $rc -eq 0 ] || [ "$n" -ne 2 ]; then
 	echo "FAIL (srun --mpi=none): wanted a failure and the --mpi= advice from both ranks, got exit $rc and $n advice lines"
-	echo "$out" | tail; fail=1
+	job_output "$out"; fail=1
 else
 	echo "ok (srun --mpi=none): both ranks stop and name --mpi=pmix/pmi2"
 fi

@@ -1,7 +1,15 @@
 # mpi_common.sh: sourced by the tests/mpi/*.sh tests. run N [VAR=VAL...] -- PROG [ARGS]
 B=${PTL_TOP_BUILDDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 PTLRUN="$B/tools/ptlrun"
+. "$(dirname "$0")/../job_output.sh"
 fails=0
+# jobfail WHAT: a job (its output in $out) failed WHAT: all of its output
+# (job_output.sh), then the failure, counted.
+jobfail() {
+	job_output "$out"
+	echo "FAIL: $*"
+	fails=$((fails + 1))
+}
 run() {
 	n=$1; shift
 	envs=""
@@ -15,16 +23,11 @@ run() {
 		printf '%s\n' "$out" | grep 'MPI_Finalize gave up'
 		rc=1
 	fi
-	# A failure shows all of it (a timeout's report of what the ranks
-	# were doing is many lines), a pass its last lines.
+	# A pass shows the last lines of its output, a failure all of it.
 	if [ $rc -ne 0 ]; then
-		printf '%s\n' "$out" | tail -400
+		jobfail "ptlrun -n $n$envs $prog $*: exit $rc"
 	else
 		printf '%s\n' "$out" | tail -3
-	fi
-	if [ $rc -ne 0 ]; then
-		echo "FAIL: ptlrun -n $n$envs $prog $*: exit $rc"
-		fails=$((fails + 1))
 	fi
 }
 finish() { [ $fails -eq 0 ] && echo "all passed" || { echo "$fails failed"; exit 1; }; }

@@ -16,7 +16,6 @@ run 3 PTL_MPI_UNEXPECTED_MEM=1 PTL_MPI_CREDITS=30000 -- mpi_deadpeer overflow
 out=$("$PTLRUN" -n 2 --timeout 60 "$B/tests/mpi/mpi_deadpeer" fatal 2>&1); rc=$?
 echo "$out" | tail -3
 if [ $rc -eq 0 ] || ! echo "$out" | grep -q "ptlrun: rank 0 .*aborted the job.*MPI_Recv: rank 1 of MPI_COMM_WORLD died"; then
-	echo "FAIL: MPI_ERRORS_ARE_FATAL on a dead rank: exit $rc, want non-zero and ptlrun naming rank 1"
-	echo "$out"; fails=$((fails + 1))
+	jobfail "MPI_ERRORS_ARE_FATAL on a dead rank: exit $rc, want non-zero and ptlrun naming rank 1"
 fi
 finish

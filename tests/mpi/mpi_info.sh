@@ -13,8 +13,7 @@ while read -r says hints; do
 		"$B/tests/mpi/mpi_info" stall $hints 2>&1); rc=$?
 	printf '%s\n' "$out" | grep "rank 3:"
 	if [ $rc -ne 0 ] || ! printf '%s\n' "$out" | grep -q "MPI_Allreduce on MPI_COMM_WORLD (4 ranks, algorithm $says,"; then
-		echo "FAIL: the stalled allreduce under $hints: want algorithm $says (exit $rc)"; printf '%s\n' "$out"
-		fails=$((fails + 1))
+		jobfail "the stalled allreduce under $hints: want algorithm $says (exit $rc)"
 	fi
 done <<EOF
 tree algo:allreduce=tree

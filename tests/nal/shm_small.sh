@@ -10,6 +10,7 @@
 set -u
 : "${PTL_TOP_BUILDDIR:?run through make check}"
 B=$PTL_TOP_BUILDDIR
+. "$(dirname "$0")/../job_output.sh"
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root to mount a small /dev/shm"; exit 77; }
 command -v unshare >/dev/null || { echo "SKIP: unshare (util-linux) not installed"; exit 77; }
 unshare -m --propagation private sh -c 'mount -t tmpfs -o size=2M tmpfs /dev/shm' 2>/dev/null ||
@@ -36,11 +37,13 @@ grep -Eq '^ptl shm: reserving [0-9]+ bytes of /dev/shm for /ptl\.[0-9a-f]{16}\.s
 ! grep -q '^ptlrun: removed /dev/shm/ptl\.[0-9a-f]*\.seg' "$tmp/tiny.err" ||
 	{ echo "FAIL: rank 0 left its segment for ptlrun to remove"; fail=1; }
 [ ! -s "$tmp/tiny.left" ] || { echo "FAIL: left in the small /dev/shm: $(cat "$tmp/tiny.left")"; fail=1; }
+[ $fail = 0 ] || job_output "$(cat "$tmp/tiny.out" "$tmp/tiny.err")"
 # Past the reservation's cap: sparse, as before, so 20 ranks run in 64 MiB.
 small 64M 20 big
-[ "$(cat "$tmp/big.rc")" = 0 ] || { echo "FAIL: 20 ranks did not run in a 64 MiB /dev/shm"; cat "$tmp/big.err"; fail=1; }
+[ "$(cat "$tmp/big.rc")" = 0 ] ||
+	{ echo "FAIL: 20 ranks did not run in a 64 MiB /dev/shm"; job_output "$(cat "$tmp/big.out" "$tmp/big.err")"; fail=1; }
 [ ! -s "$tmp/big.left" ] || { echo "FAIL: left in /dev/shm: $(cat "$tmp/big.left")"; fail=1; }
 # The same job where /dev/shm has room.
 "$B/tools/ptlrun" -n 4 --timeout 60 "$B/examples/ring" >"$tmp/out2" 2>&1 ||
-	{ echo "FAIL: the ring did not run with the host's /dev/shm"; cat "$tmp/out2"; fail=1; }
+	{ echo "FAIL: the ring did not run with the host's /dev/shm"; job_output "$(cat "$tmp/out2")"; fail=1; }
 exit $fail

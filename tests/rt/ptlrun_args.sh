@@ -46,7 +46,7 @@ run 2 "$PTLRUN" -n 2 "$TMP"
 has "$ERR" "ptlrun: cannot run '$TMP': not an executable file"
 
 # Options after the program belong to the program.
-run 0 "$PTLRUN" -n 1 echo -n --tag-output
+run 0 "$PTLRUN" --timeout 60 -n 1 echo -n --tag-output
 has "$OUT" '--tag-output'
 
 # --help and --version succeed on stdout.

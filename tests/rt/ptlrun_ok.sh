@@ -8,7 +8,7 @@ env -u PTL_RT_FD "$KVS" >"$OUT" 2>"$ERR" || fail "rt_kvs alone failed"
 has "$OUT" 'rank 0 of 1 ok \(local 0/1 backend singleton jobid [0-9a-f]{16}\)'
 
 for n in 1 4; do
-	run 0 "$PTLRUN" -n $n "$KVS"
+	run 0 "$PTLRUN" --timeout 60 -n $n "$KVS"
 	count "$OUT" "rank [0-9]+ of $n ok \(local [0-9]+/$n backend ptlrun jobid [0-9a-f]{16}\)" $n
 	r=0
 	while [ $r -lt $n ]; do
@@ -22,12 +22,12 @@ for n in 1 4; do
 done
 # A new job id per job.
 id1=$(sed -n 's/.*jobid \([0-9a-f]*\)).*/\1/p' "$OUT" | head -1)
-run 0 "$PTLRUN" --np 2 "$KVS"
+run 0 "$PTLRUN" --timeout 60 --np 2 "$KVS"
 id2=$(sed -n 's/.*jobid \([0-9a-f]*\)).*/\1/p' "$OUT" | head -1)
 [ "$id1" != "$id2" ] || fail "two jobs got the same id $id1"
 
 # --tag-output: every stdout and stderr line carries "[rank] ".
-run 0 "$PTLRUN" -n 3 --tag-output "$KVS"
+run 0 "$PTLRUN" --timeout 60 -n 3 --tag-output "$KVS"
 for r in 0 1 2; do
 	has "$OUT" "\[$r\] rank $r of 3 ok .*"
 	has "$ERR" "\[$r\] ptl: rt_put: invalid key .*"
@@ -35,23 +35,23 @@ done
 hasnot "$OUT" '^[^[]'
 hasnot "$ERR" '^[^[]'
 # A last line without a newline still comes out, tagged, as a line.
-run 0 "$PTLRUN" -n 2 --tag-output sh -c 'printf "a\nb"; printf "c\n" >&2'
+run 0 "$PTLRUN" --timeout 60 -n 2 --tag-output sh -c 'printf "a\nb"; printf "c\n" >&2'
 count "$OUT" '\[[01]\] a' 2
 count "$OUT" '\[[01]\] b' 2
 count "$ERR" '\[[01]\] c' 2
 
 # The environment: inherited, -x VAR=VALUE sets, PTL_RT_* per rank.
-PTLRUN_TEST_VAR=inherited run 0 "$PTLRUN" -n 2 "$FAIL" env PTLRUN_TEST_VAR
+PTLRUN_TEST_VAR=inherited run 0 "$PTLRUN" --timeout 60 -n 2 "$FAIL" env PTLRUN_TEST_VAR
 count "$OUT" 'rank [01] PTLRUN_TEST_VAR=inherited' 2
-run 0 "$PTLRUN" -n 2 -x PTLRUN_TEST_VAR=set -x HOME "$FAIL" env PTLRUN_TEST_VAR
+run 0 "$PTLRUN" --timeout 60 -n 2 -x PTLRUN_TEST_VAR=set -x HOME "$FAIL" env PTLRUN_TEST_VAR
 count "$OUT" 'rank [01] PTLRUN_TEST_VAR=set' 2
-run 0 "$PTLRUN" -n 2 sh -c 'echo "$PTL_RT_RANK/$PTL_RT_SIZE $PTL_RT_LOCAL_RANK/$PTL_RT_LOCAL_SIZE ${#PTL_RT_JOBID} ${#PTL_RT_JOB_KEY} $PTL_RT_NID"'
+run 0 "$PTLRUN" --timeout 60 -n 2 sh -c 'echo "$PTL_RT_RANK/$PTL_RT_SIZE $PTL_RT_LOCAL_RANK/$PTL_RT_LOCAL_SIZE ${#PTL_RT_JOBID} ${#PTL_RT_JOB_KEY} $PTL_RT_NID"'
 has "$OUT" '0/2 0/2 16 32 [0-9]+'
 has "$OUT" '1/2 1/2 16 32 [0-9]+'
 
 # --bind-to core: rank r on the r-th allowed cpu (mod their number).
 cpus=$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status)
-run 0 "$PTLRUN" -n 3 --bind-to core "$FAIL" cpu
+run 0 "$PTLRUN" --timeout 60 -n 3 --bind-to core "$FAIL" cpu
 for r in 0 1 2; do
 	has "$OUT" "rank $r cpus [0-9]+"
 done
@@ -62,7 +62,7 @@ if [ "$(nproc)" -ge 2 ] && [ "$cpus" = "0-$(($(nproc) - 1))" ]; then
 fi
 # --bind-to none (the default) leaves the mask alone.
 env -u PTL_RT_FD "$FAIL" cpu >"$TMP/alone" || fail "rt_fail cpu alone"
-run 0 "$PTLRUN" -n 2 --bind-to none "$FAIL" cpu
+run 0 "$PTLRUN" --timeout 60 -n 2 --bind-to none "$FAIL" cpu
 has "$OUT" "$(sed 's/rank 0/rank 1/' "$TMP/alone")"
 
 finish

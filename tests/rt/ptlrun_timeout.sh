@@ -48,7 +48,7 @@ else
 fi
 
 # SIGTERM to ptlrun is forwarded; ptlrun exits 128+15 and cleans up.
-"$PTLRUN" -n 2 "$FAIL" hang >"$OUT" 2>"$ERR" &
+"$PTLRUN" --timeout 60 -n 2 "$FAIL" hang >"$OUT" 2>"$ERR" &
 pid=$!
 # Wait until both ranks run (ptlrun has its signals set up by then).
 i=0

@@ -1,6 +1,10 @@
-# Sourced by the tests/rt/*.sh scripts: paths and assertions.
+# Sourced by the tests/rt/*.sh scripts: paths and assertions. Every job
+# they start runs under ptlrun --timeout (60 s where the timeout is not
+# what is tested), so a rank that hangs fails its test with ptlrun's
+# report on it instead of holding up make check.
 set -u
 : "${PTL_TOP_BUILDDIR:?run through make check (or set PTL_TOP_BUILDDIR)}"
+. "$(dirname "$0")/../job_output.sh"
 PTLRUN="$PTL_TOP_BUILDDIR/tools/ptlrun"
 KVS="$PTL_TOP_BUILDDIR/tests/rt/rt_kvs"
 FAIL="$PTL_TOP_BUILDDIR/tests/rt/rt_fail"
@@ -12,8 +16,8 @@ failures=0
 
 fail() {
 	echo "FAIL: $*"
-	echo "--- stdout:"; cat "$OUT" 2>/dev/null
-	echo "--- stderr:"; cat "$ERR" 2>/dev/null
+	echo "--- stdout:"; job_output "$(cat "$OUT" 2>/dev/null)"
+	echo "--- stderr:"; job_output "$(cat "$ERR" 2>/dev/null)"
 	failures=$((failures + 1))
 }
 

@@ -1,5 +1,6 @@
 # Sourced by the tracer's MPI tests. Finds the build tree, the preload
 # library, the tools and mpiexec.hydra; gives every run a timeout.
+. "$(dirname "$0")/../job_output.sh"
 : "${PTL_TOP_BUILDDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
 B=$PTL_TOP_BUILDDIR
 PRELOAD=$B/tracer/.libs/libptltrace-mpich.so
@@ -27,5 +28,12 @@ FAILS=0
 fail() {
 	echo "FAIL: $*"
 	FAILS=$((FAILS + 1))
+}
+
+# jobfail WHAT FILE...: WHAT, a job, failed; its output (the FILEs) says why.
+jobfail() {
+	fail "$1"
+	shift
+	job_output "$(cat "$@" 2>/dev/null)"
 }
 

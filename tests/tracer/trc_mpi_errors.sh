@@ -7,15 +7,18 @@
 . "$(dirname "$0")/trc_mpi_common.sh"
 P=$PROGS/trc_stencil
 
-run() {	# run DIR N ENV...: the stencil in DIR, stderr to DIR/err
+run() {	# run DIR N ENV...: the stencil in DIR, stderr to DIR/err; its output if it fails
 	dir=$1 n=$2
 	shift 2
 	(cd "$dir" && timeout -k 5 "$RUN_TIMEOUT" env LD_PRELOAD="$PRELOAD" "$@" "$MPIEXEC" -n "$n" "$P" 12 \
-		>"$dir/out" 2>"$dir/err")
+		>"$dir/out" 2>"$dir/err") && return 0
+	st=$?
+	job_output "$(cat "$dir/out" "$dir/err")"
+	return $st
 }
 
 expect() {	# expect DIR PATTERN WHAT
-	grep -q "$2" "$1/err" || { fail "$3: no message matching '$2'"; cat "$1/err"; }
+	grep -q "$2" "$1/err" || { fail "$3: no message matching '$2'"; job_output "$(cat "$1/err")"; }
 }
 
 # 1. malformed record.in: each bad line named, defaults used, trace still written
@@ -95,9 +98,9 @@ printf '\377' | dd of="$d/flip" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
 d=$WORK/histo
 mkdir -p "$d"
 (cd "$d" && timeout -k 5 "$RUN_TIMEOUT" env LD_PRELOAD="$PRELOAD" PTL_TRACE_OUT="$d/lossless" \
-	"$MPIEXEC" -n 4 "$PROGS/trc_nested" 3 >"$d/out" 2>"$d/err") || fail "histo: lossless run"
+	"$MPIEXEC" -n 4 "$PROGS/trc_nested" 3 >"$d/out" 2>"$d/err") || jobfail "histo: lossless run" "$d/out" "$d/err"
 (cd "$d" && timeout -k 5 "$RUN_TIMEOUT" env LD_PRELOAD="$PRELOAD" PTL_TRACE_OUT="$d/lossy" PTL_TRACE_HISTO=60 \
-	"$MPIEXEC" -n 4 "$PROGS/trc_nested" 3 >"$d/out" 2>"$d/err") || fail "histo: lossy run"
+	"$MPIEXEC" -n 4 "$PROGS/trc_nested" 3 >"$d/out" 2>"$d/err") || jobfail "histo: lossy run" "$d/out" "$d/err"
 "$PTLTOOL" trace show "$d/lossy" >"$d/show"
 head -1 "$d/show" | grep -q "LOSSY(histograms)" || fail "histo: trace not marked lossy"
 grep -q "loop [0-9]*~{" "$d/show" || fail "histo: no loop-count histogram"
@@ -105,7 +108,7 @@ grep -q "loop [0-9]*~{" "$d/show" || fail "histo: no loop-count histogram"
 [ "$(wc -c <"$d/lossy")" -lt "$(wc -c <"$d/lossless")" ] || fail "histo: lossy trace not smaller"
 "$PTLTOOL" trace stats "$d/lossy" | grep -q "lossy (histograms)" || fail "histo: stats does not say lossy"
 (cd "$d" && timeout -k 5 "$RUN_TIMEOUT" "$MPIEXEC" -n 4 "$PTLREPLAY" "$d/lossy" >"$d/rout" 2>&1) ||
-	fail "histo: replay of a lossy trace"
+	jobfail "histo: replay of a lossy trace" "$d/rout"
 grep -q "histogram mode" "$d/rout" || fail "histo: replay does not warn that counts are approximate"
 
 # 7. ptlreplay --compute reproduces the recorded compute time: a ring with
@@ -114,11 +117,11 @@ grep -q "histogram mode" "$d/rout" || fail "histo: replay does not warn that cou
 d=$WORK/compute
 mkdir -p "$d"
 (cd "$d" && timeout -k 5 "$RUN_TIMEOUT" env LD_PRELOAD="$PRELOAD" PTL_TRACE_OUT="$d/t" \
-	"$MPIEXEC" -n 2 "$PROGS/trc_ring" 10 100000 >"$d/out" 2>&1) || fail "compute: recording"
+	"$MPIEXEC" -n 2 "$PROGS/trc_ring" 10 100000 >"$d/out" 2>&1) || jobfail "compute: recording" "$d/out"
 (cd "$d" && timeout -k 5 "$RUN_TIMEOUT" "$MPIEXEC" -n 2 "$PTLREPLAY" --verbose "$d/t" >"$d/r1" 2>&1) ||
-	fail "compute: replay"
+	jobfail "compute: replay" "$d/r1"
 (cd "$d" && timeout -k 5 "$RUN_TIMEOUT" "$MPIEXEC" -n 2 "$PTLREPLAY" --verbose --compute "$d/t" >"$d/r2" 2>&1) ||
-	fail "compute: replay --compute"
+	jobfail "compute: replay --compute" "$d/r2"
 # what ptlreplay waited out, from --verbose: "... in T ms, C ms of it recorded compute time"
 waited() { sed -n 's/^ptlreplay: rank 0: .* ms, \([0-9]*\) ms of it recorded compute time$/\1/p' "$1"; }
 took() { sed -n 's/^ptlreplay: rank 0: .* replayed in \([0-9]*\) ms,.*/\1/p' "$1"; }

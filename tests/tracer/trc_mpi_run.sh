@@ -13,9 +13,9 @@ for n in $sizes; do
 	mkdir -p "$d"
 	if ! (cd "$d" && timeout -k 5 "$RUN_TIMEOUT" env LD_PRELOAD="$PRELOAD" PTL_TRACE_OUT="$d/trace" \
 		PTL_TRACE_FLAT="$d/flat" "$MPIEXEC" -n "$n" "$PROGS/$prog" "$iters" $TRC_PROG_ARGS >"$d/out" 2>&1); then
-		fail "$prog -n $n: run failed"; cat "$d/out"; continue
+		jobfail "$prog -n $n: run failed" "$d/out"; continue
 	fi
-	test -s "$d/trace" || { fail "$prog -n $n: no trace written"; cat "$d/out"; continue; }
+	test -s "$d/trace" || { jobfail "$prog -n $n: no trace written" "$d/out"; continue; }
 	r=0
 	while [ $r -lt "$n" ]; do
 		"$PTLTOOL" trace expand "$d/trace" --rank $r >"$d/exp.$r" || fail "$prog -n $n: expand rank $r"
@@ -35,7 +35,7 @@ for n in $sizes; do
 	# replay round trip
 	if ! (cd "$d" && timeout -k 5 "$RUN_TIMEOUT" env LD_PRELOAD="$PRELOAD" PTL_TRACE_OUT="$d/replay" \
 		"$MPIEXEC" -n "$n" "$PTLREPLAY" "$d/trace" >"$d/rout" 2>&1); then
-		fail "$prog -n $n: replay failed"; cat "$d/rout"; continue
+		jobfail "$prog -n $n: replay failed" "$d/rout"; continue
 	fi
 	"$PTLTOOL" trace diff "$d/trace" "$d/replay" >"$d/diff" 2>&1 ||
 		{ fail "$prog -n $n: replay round trip differs"; head -5 "$d/diff"; }

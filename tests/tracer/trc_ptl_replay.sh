@@ -10,6 +10,7 @@ PTLRUN=$B/tools/ptlrun
 PTLTOOL=$B/tools/ptltool
 PTLREPLAY=$B/tools/ptlreplay
 PROGS=$B/tests/tracer/programs
+. "$(dirname "$0")/../job_output.sh"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/trc-ptl.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 fails=0
@@ -19,7 +20,7 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 run() {
 	d=$1 out=$2 n=$3; shift 3
 	(cd "$d" && PTL_TRACE_OUT="$d/$out" "$PTLRUN" -n "$n" --timeout 120 "$@" >"$d/$out.log" 2>&1) ||
-		{ fail "ptlrun -n $n $*: exit $?"; tail -5 "$d/$out.log"; return 1; }
+		{ fail "ptlrun -n $n $*: exit $?"; job_output "$(cat "$d/$out.log")"; return 1; }
 	test -s "$d/$out" || { fail "ptlrun -n $n $*: no trace in $d/$out"; return 1; }
 }
 

@@ -6,7 +6,7 @@
 : "${PTL_TOP_SRCDIR:=$PTL_TOP_BUILDDIR}"
 out=$PTL_TOP_BUILDDIR/tests/vm/out
 mkdir -p "$out"
-rm -f "$out"/*.log
+rm -f "$out"/*.log "$out/results"
 . "$PTL_TOP_SRCDIR/tests/vm/vm-common.sh"
 vm_share_trees "$out"
 # Each test has its own limit (PTL_VM_TEST_TIMEOUT); this bounds the boot.

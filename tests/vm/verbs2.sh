@@ -18,7 +18,7 @@ set -u
 V=$(cd "$PTL_TOP_SRCDIR/tests/vm" && pwd -P)
 out=$PTL_TOP_BUILDDIR/tests/vm/out2
 mkdir -p "$out"
-rm -f "$out"/*.log
+rm -f "$out"/*.log "$out/results"
 out=$(cd "$out" && pwd -P)
 . "$V/vm-common.sh"
 vm_share_trees "$out"

@@ -12,12 +12,20 @@ vm_share_trees() {
 	export PTL_VM_RW
 }
 
-# After a run that failed with status $1 (not a skip), the tail of every
-# log in folder $2, so CI output says why.
+. "$(dirname "$0")/../job_output.sh"
+
+# After a run that failed with status $1 (not a skip), the logs in folder
+# $2 of every test that did not pass or skip (vm-tests.sh's results: it
+# failed, or the VM ended before it did) and of no test (VM B's), so CI
+# output says why.
 vm_show_failed() {
 	[ "$1" != 0 ] && [ "$1" != 77 ] || return 0
 	for f in "$2"/*.log; do
-		[ -f "$f" ] && { echo "---- $(basename "$f" .log)"; tail -n 40 "$f"; }
+		[ -f "$f" ] || continue
+		awk -v f="$(basename "$f")" '$2 == f && ($1 == 0 || $1 == 77) { ok = 1 } END { exit !ok }' \
+			"$2/results" 2>/dev/null && continue
+		echo "---- $(basename "$f" .log)"
+		job_output "$(cat "$f")"
 	done
 	return 0
 }

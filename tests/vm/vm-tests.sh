@@ -14,7 +14,9 @@
 # mpi:NAME runs tests/mpi/NAME.sh over PTL_NAL=verbs.
 #
 # Each test's output goes to OUTDIR/<test>.log; one line per test on stdout:
-# "PASS|FAIL|SKIP <test> (<seconds>s)". Exit status: 1 if any test failed,
+# "PASS|FAIL|SKIP <test> (<seconds>s)", and one in OUTDIR/results: "<exit
+# status> <test>.log" (vm-common.sh's vm_show_failed shows the logs of the
+# tests that failed or never finished). Exit status: 1 if any test failed,
 # 77 if all skipped, else 0. Every test has a time limit (PTL_VM_TEST_TIMEOUT,
 # seconds, default 90; the MPI ones PTL_VM_MPI_TIMEOUT, default 300).
 set -u
@@ -285,6 +287,7 @@ for t in $all; do
 	timeout -k 5 "$tl" bash -c "$(declare -f pair agent x_run rxe_pkts ${fn%% *}); B='$B' S='$S'; $fn" >"$log" 2>&1
 	rc=$?
 	d=$(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $a }")
+	echo "$rc $(basename "$log")" >>"$out/results"
 	case $rc in
 	0) echo "PASS $t (${d}s)"; ran=1 ;;
 	77) echo "SKIP $t (${d}s)" ;;

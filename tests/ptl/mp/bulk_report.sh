@@ -14,15 +14,21 @@ shm) ;;
 	exit 77 ;;
 esac
 d=$(dirname "$0")
+. "$d/../../job_output.sh"
 err=$(mktemp)
-trap 'rm -f "$err"' EXIT
+trap 'rm -f "$err" "$err.out" "$err.all"' EXIT
 fail() { echo "bulk_report: $*" >&2; sed 's/^/  /' "$err" >&2; exit 1; }
-# run ENV...: mp_bulk on 2 ranks, its stderr's report lines in $err
-run() {
-	env "$@" "$d/run.sh" 2 mp_bulk >/dev/null 2>"$err.all" || { mv "$err.all" "$err"; fail "mp_bulk failed ($*)"; }
+# job WHAT CMD...: runs the job CMD, its stderr's report lines in $err; one
+# that fails fails the test, its output shown
+job() {
+	jw=$1
+	shift
+	"$@" >"$err.out" 2>"$err.all" || { job_output "$(cat "$err.out" "$err.all")"; : >"$err"; fail "$jw failed"; }
 	grep '^ptl shm bulk: ' "$err.all" > "$err"
-	rm -f "$err.all"
+	rm -f "$err.out" "$err.all"
 }
+# run ENV...: mp_bulk on 2 ranks
+run() { job "mp_bulk ($*)" env "$@" "$d/run.sh" 2 mp_bulk; }
 m='[0-9][0-9]*:[0-9][0-9]*'
 line="pick [a-z]* switches [0-9][0-9]* bounce $m cma $m nt $m\$"
 
@@ -65,10 +71,8 @@ run
 # the peer, the receiver, which streamed nothing, says nothing of it
 pp=$PTL_TOP_BUILDDIR/bench/ptl_pingpong
 if [ -x "$pp" ]; then
-	env PTL_SHM_BULK_REPORT=1 "$PTL_TOP_BUILDDIR/tools/ptlrun" -n 2 --timeout 60 "$pp" --max-lat 8 --max-bw 4096 2 \
-		>/dev/null 2>"$err.all" || { mv "$err.all" "$err"; fail "ptl_pingpong failed"; }
-	grep '^ptl shm bulk: ' "$err.all" > "$err"
-	rm -f "$err.all"
+	job ptl_pingpong env PTL_SHM_BULK_REPORT=1 "$PTL_TOP_BUILDDIR/tools/ptlrun" -n 2 --timeout 60 "$pp" \
+		--max-lat 8 --max-bw 4096 2
 	grep -q "^ptl shm bulk: rank 0 peer 1 stream pick [a-z]* switches [0-9][0-9]* plain $m nt $m\$" "$err" ||
 		fail "no stream line for the 4 KiB puts"
 	grep -q '^ptl shm bulk: rank 1 peer 0 stream ' "$err" && fail "a stream line from the receiver"
