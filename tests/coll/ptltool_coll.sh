@@ -622,7 +622,8 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 	# path that would share the rows' size classes in its chooser's report
 	ar=${PTL_TOP_BUILDDIR:-.}/bench/mpi_allreduce_ptl run=${PTL_TOP_BUILDDIR:-.}/tools/ptlrun
 	if [ -x "$ar" ] && [ -x "$run" ]; then
-		out=$("$run" -n 2 --timeout 120 "$ar" 1 rows 2>&1)
+		out=$("$run" -n 2 --timeout 120 "$ar" 1 rows 2>&1); st=$?
+		[ "$st" = 0 ] || fail "ptlrun -n 2 mpi_allreduce_ptl 1 rows: exit $st: $out"
 		has "$out" "pingpong 8 "
 		has "$out" "bcast 8 "
 		has "$out" "allreduce 262144 "
