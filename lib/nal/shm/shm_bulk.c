@@ -85,7 +85,9 @@
  * PTL_SHM_CMA=1 forces CMA (long moves split unless crowded), PTL_SHM_CMA=0
  * forbids it (the chooser then picks between bounce and NT). Where the
  * local ranks outnumber the CPUs they may use (shm_bulk_crowded() says why),
- * moves bounce unchosen by plain stores, unsplit CMA if PTL_SHM_CMA=1.
+ * moves go unchosen by their size: from SHM_CROWDED_CMA_MIN by unsplit CMA,
+ * below it bounced by plain stores (bulk_mode() says why); every one by
+ * unsplit CMA if PTL_SHM_CMA=1.
  * CMA refused after it worked ends CMA with that peer: a split move whose
  * half was refused finishes it by bounce (cma_split, hp_work).
  *
@@ -605,12 +607,28 @@ int shm_cma_env(const char *e)
  * caches twice: the producer's store invalidates the consumer's copy, the
  * consumer's load fetches it back; CMA's one copy reads each line across
  * once). And CMA needs nothing of the peer, which matters when ranks
- * outnumber cores: a bounced move waits for its peer to be scheduled. */
+ * outnumber cores: a bounced move waits for its peer to be scheduled.
+ * There (crowded: no chooser, shm_bulk_crowded says why) moves of
+ * SHM_CROWDED_CMA_MIN and up go by CMA, smaller ones bounce. 4 ranks on the
+ * 2 vCPUs of an AMD EPYC guest, unpinned, MPI_Allreduce (bench/
+ * mpi_allreduce.c, 6 interleaved launches each, medians us, 2026-12-04):
+ * near (core_rtt 108 - 127 ns), bounced vs CMA (PTL_SHM_CMA=1: at these
+ * sizes every move 128 KiB or more) vs Open MPI 4.1: 128 KiB
+ * (recursive doubling: 128 KiB moves) 111 - 207 vs 92 - 100 vs 100 - 171,
+ * 256 KiB 160 - 168 vs 137 - 160 vs 136 - 228, 512 KiB (halving-doubling:
+ * 128 and 256 KiB) 248 - 259 vs 200 - 227 vs 215 - 346, 1 MiB (the
+ * bidirectional ring: 128 KiB) 364 - 396 vs 318 - 371 vs 349 - 405; far
+ * (401 - 437 ns), the build before against this one: 128 KiB 140 - 173 vs
+ * 131 - 169, 256 KiB 200 - 298 vs 205 - 250, 512 KiB 317 - 467 vs 281 -
+ * 329, 1 MiB 462 - 666 vs 482 - 563 (Open MPI 163 - 176, 231 - 252, 372 -
+ * 405, 672 - 715). Smaller moves stay bounced: 64 KiB ones by CMA lost in
+ * the far state (the 128 KiB tree's two trees of halves, 183 against 147
+ * us; 215 - 473 against 150 - 262 in another session). */
 static int bulk_mode(struct nal *n)
 {
 	if (!n->bulk_mode) {
 		int mode = shm_cma_env(getenv("PTL_SHM_CMA")) == 1 ? SHM_BULK_CMA
-			   : shm_bulk_crowded(n) ? SHM_BULK_BOUNCE : SHM_BULK_AUTO;
+			   : shm_bulk_crowded(n) ? SHM_BULK_CROWDED : SHM_BULK_AUTO;
 
 		if (n->crowded == 0) /* some rank not attached yet: ask again */
 			return mode;
@@ -1085,7 +1103,9 @@ int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 			 (1u << SHM_M_BOUNCE) | (SHM_NT_OK ? 1u << SHM_M_NT : 0) |
 				 (cma_allowed(n, li) ? 1u << SHM_M_CMA : 0),
 			 bp->q ? bp->qmethod : -1, &joined)
-	       : mode == SHM_BULK_CMA ? SHM_M_CMA : SHM_M_BOUNCE;
+	       : mode == SHM_BULK_CMA || (mode == SHM_BULK_CROWDED && len >= SHM_CROWDED_CMA_MIN && cma_allowed(n, li))
+		       ? SHM_M_CMA
+		       : SHM_M_BOUNCE;
 	if (m == SHM_M_CMA) {
 		uint64_t t0 = ch ? shm_now_ns() : 0;
 
@@ -1557,10 +1577,14 @@ static void bulk_report(struct nal *n)
 		if (n->cma && n->bp[li].cma_refused)
 			fprintf(stderr, "ptl shm bulk: rank %d peer %d cma refused\n", n->rank, n->l2g[li]);
 	if (mode != SHM_BULK_AUTO) {
-		fprintf(stderr, "ptl shm bulk: rank %d mode %s (%s)\n", n->rank,
-			mode == SHM_BULK_CMA && n->cma ? "cma" : mode ? "bounce" : "none",
-			mode == SHM_BULK_CMA ? (n->cma ? "PTL_SHM_CMA=1" : "CMA refused")
-			: mode ? "crowded" : "no moves");
+		if (mode == SHM_BULK_CROWDED && n->cma)
+			fprintf(stderr, "ptl shm bulk: rank %d mode crowded (cma from %uK, bounce below)\n", n->rank,
+				SHM_CROWDED_CMA_MIN / 1024);
+		else
+			fprintf(stderr, "ptl shm bulk: rank %d mode %s (%s)\n", n->rank,
+				mode == SHM_BULK_CMA && n->cma ? "cma" : mode ? "bounce" : "none",
+				mode == SHM_BULK_CMA ? (n->cma ? "PTL_SHM_CMA=1" : "CMA refused")
+				: mode ? "crowded" : "no moves");
 		return;
 	}
 	for (int li = 0; li < n->lsize; li++) {
