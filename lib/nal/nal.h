@@ -163,8 +163,10 @@ struct nal_ops {
 	/* Optional, for a NAL that notices a peer's death only when something
 	 * to it is stuck: looks now, and if peer is gone reports it through
 	 * peer_failed before returning 1; 0 while it lives. Called with
-	 * lib/ptl's lock held (PtlRtRankFailed); must not block. NULL: the NAL
-	 * reports deaths by itself. */
+	 * lib/ptl's lock held, when PtlRtRankFailed asks and, while a thread
+	 * of ours waits with operations in flight to peer, once a second
+	 * (ptl_peers_probe, lib/ptl/ptl_progress.c); must not block. NULL:
+	 * the NAL reports deaths by itself, and lib/ptl never probes. */
 	int (*peer_check)(struct nal *n, int peer);
 	/* Optional: 1 while an answer this rank may be waiting for is due (it
 	 * sent lately and has heard nothing since), so a waiting thread should

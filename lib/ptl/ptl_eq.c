@@ -161,22 +161,8 @@ int PtlEQGet(ptl_handle_eq_t eq_handle, ptl_event_t *event)
 	return rc;
 }
 
-/* Timeouts are in milliseconds: the coarse clock (a tick's resolution) is
- * read from the vDSO's data alone, where the precise one may be a system
- * call reading an emulated device (the hpet of a QEMU TCG guest). */
-#ifdef CLOCK_MONOTONIC_COARSE
-#define PTL_WAIT_CLOCK CLOCK_MONOTONIC_COARSE
-#else
-#define PTL_WAIT_CLOCK CLOCK_MONOTONIC
-#endif
-static int64_t ptl_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(PTL_WAIT_CLOCK, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* A deadline on that clock: one resolution late, so that a clock lagging
+/* Timeouts are in milliseconds, on ptl_now_ms's clock (ptl_internal.h).
+ * A deadline on that clock: one resolution late, so that a clock lagging
  * by up to a tick when the wait starts never makes it end early. */
 static int64_t ptl_deadline_ms(int64_t now, ptl_time_t timeout)
 {
@@ -292,6 +278,7 @@ static __attribute__((noinline)) int ptl_eq_poll_wait(ptl_handle_eq_t *eq_handle
 	unsigned check_in = timeout == 0 ? 1 : PTL_WAIT_CLOCK_EVERY;
 	unsigned spin = 0; /* polls so far, counted at each check */
 	int64_t spin_end = 0; /* ns: PTL_WAIT_SPIN_NS past the polls, once they are out */
+	int probe_ms = -1;    /* ptl_peers_probe's: how long a sleep may last, -1: no limit */
 	for (;;) {
 		/* Lock held here. The EQs are tested before the progress pass
 		 * only on the first pass (and after a sleep or a free): later an
@@ -323,6 +310,18 @@ static __attribute__((noinline)) int ptl_eq_poll_wait(ptl_handle_eq_t *eq_handle
 		}
 		if (--check_in == 0) {
 			check_in = PTL_WAIT_CLOCK_EVERY;
+			/* Without a progress thread only waits look at peers
+			 * whose death shows only when looked at: before a sleep
+			 * (below) and here, since a wait that yields at every
+			 * poll (more ranks than CPUs) may take seconds to reach
+			 * its sleep on a loaded host, and one of timeout 0
+			 * never sleeps. What a look finds dead has failed, its
+			 * events posted (by handlers, maybe, that freed an EQ
+			 * of ours): look at the EQs again. */
+			if (!ptl_lib.thread_running && ptl_peers_probe(&probe_ms)) {
+				looked_up = false;
+				continue;
+			}
 			if (timed) {
 				if (timeout == 0)
 					break;
@@ -357,6 +356,14 @@ static __attribute__((noinline)) int ptl_eq_poll_wait(ptl_handle_eq_t *eq_handle
 			}
 			continue;
 		}
+		/* Answers due from peers whose death shows only when looked
+		 * at (ptl_peers_probe): look before sleeping, and sleep no
+		 * longer than until the next look is due. With a progress
+		 * thread this sets the period going; the thread looks. */
+		if (ptl_peers_probe(&probe_ms)) {
+			looked_up = false;
+			continue;
+		}
 		/* Sleep. Announce it first, so the progress thread is woken by
 		 * peers and wakes us through the bell; re-check after announcing. */
 		uint32_t seen = __atomic_load_n(&ptl_eq_bell, __ATOMIC_ACQUIRE);
@@ -369,9 +376,13 @@ static __attribute__((noinline)) int ptl_eq_poll_wait(ptl_handle_eq_t *eq_handle
 		if (!have && !ptl_lib.thread_running) {
 			/* PTL_PROGRESS_THREAD=0: no thread hears the peers or
 			 * rings the bell; sleep in the NAL ourselves, in slices,
-			 * then poll again. */
+			 * then poll again (and probe, above, when due). */
 			int64_t left = timed ? deadline - now : PTL_WAIT_NAL_SLICE_MS;
-			ptl_progress_nal_wait(left < PTL_WAIT_NAL_SLICE_MS ? (int)left : PTL_WAIT_NAL_SLICE_MS);
+			if (left > PTL_WAIT_NAL_SLICE_MS)
+				left = PTL_WAIT_NAL_SLICE_MS;
+			if (probe_ms >= 0 && probe_ms < left)
+				left = probe_ms;
+			ptl_progress_nal_wait((int)left);
 		} else if (!have) {
 			int64_t left = timed ? deadline - now : 0;
 			struct timespec ts = { left / 1000, (long)(left % 1000) * 1000000L };

@@ -325,6 +325,7 @@ static void ptl_teardown(void)
 	ptl_lib.tx_free_small = NULL;
 	free(ptl_lib.scratch);
 	ptl_lib.peers = NULL;
+	ptl_lib.probe_head = -1;
 	ptl_lib.local_ranks = NULL;
 	ptl_lib.tx_pool = NULL;
 	ptl_lib.scratch = NULL;
@@ -359,7 +360,10 @@ int PtlInit(int *max_interfaces)
 	for (int r = 0; r < ptl_lib.rt.size; r++) {
 		ptl_list_init(&ptl_lib.peers[r].ops);
 		ptl_lib.peers[r].nal = -1;
+		ptl_lib.peers[r].probe_next = -1;
 	}
+	ptl_lib.probe_head = -1;
+	ptl_lib.probe_at = 0;
 	ptl_lib.my_numa = ptl_topo_init();
 	if (ptl_open_nals() != 0 || ptl_publish() != 0 || ptl_start_nals() != 0 ||
 	    ptl_alloc_pools() != 0)

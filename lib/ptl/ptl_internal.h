@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <portals3.h>
@@ -294,6 +295,7 @@ struct ptl_peer {
 	ptl_jid_t jid;
 	struct ptl_list ops;       /* struct ptl_op in flight to this peer */
 	struct ptl_tx *backlog_head, *backlog_tail; /* sends the NAL refused for now */
+	int probe_next;            /* the next rank on ptl_lib.probe_head's list, -1: none */
 };
 
 /* A send the NAL could not take yet (ring full, no credit). */
@@ -379,6 +381,16 @@ struct ptl_lib {
 	bool polling_announced;    /* the NALs were told an app thread polls */
 
 	unsigned wait_yield_every; /* polls between sched_yield()s in PtlEQWait/Poll */
+
+	/* The peers whose NAL sees a death only when it looks (nal_ops.
+	 * peer_check: shm), linked through probe_next as ptl_route reaches
+	 * them (-1: none), and when ptl_peers_probe next looks at those with
+	 * operations in flight (ms, ptl_now_ms; 0: nothing was in flight at
+	 * its last call). probing: it is looking (an EQ handler that waits
+	 * inside it does not look again). */
+	int probe_head;
+	int64_t probe_at;
+	bool probing;
 
 	struct ptl_view_proc *view;
 	int view_fd;               /* the view's object, flock'd while we live (ptl_view.c) */
@@ -469,6 +481,22 @@ static inline void ptl_unlock(void)
 static inline bool ptl_lock_wanted(void)
 {
 	return atomic_load_explicit(&ptl_lib.lock.word, memory_order_relaxed) == 2;
+}
+
+/* Milliseconds on the coarse monotonic clock (a tick's resolution), read
+ * from the vDSO's data alone, where the precise one may be a system call
+ * reading an emulated device (the hpet of a QEMU TCG guest): what wait
+ * timeouts (ptl_eq.c) and the peer probe's period (ptl_progress.c) need. */
+#ifdef CLOCK_MONOTONIC_COARSE
+#define PTL_WAIT_CLOCK CLOCK_MONOTONIC_COARSE
+#else
+#define PTL_WAIT_CLOCK CLOCK_MONOTONIC
+#endif
+static inline int64_t ptl_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(PTL_WAIT_CLOCK, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* ------------------------------------------------------------ functions */
@@ -782,6 +810,17 @@ void ptl_progress_stop(void);
 /* An app thread stops polling to sleep; peers must wake us again. */
 void ptl_progress_app_sleeping(void);
 void ptl_progress_nal_wait(int timeout_ms);
+/* How often a waiting process looks whether a peer it awaits an answer
+ * from still lives, where the peer's NAL would not tell (ptl_progress.c). */
+#define PTL_PEER_PROBE_MS 1000
+/* Called where a thread is about to sleep (the progress thread, a
+ * PtlEQPoll): with operations in flight to peers of ptl_lib.probe_head's
+ * list, looks at those peers (nal_ops.peer_check) once PTL_PEER_PROBE_MS
+ * has passed since the first such call, failing the operations of each
+ * found dead (ptl_peer_fail: events, which may run EQ handlers); returns
+ * the number found. *next_ms: how long the caller may sleep before it
+ * calls again (at least 1), -1 when nothing awaits such a peer. Lock held. */
+int ptl_peers_probe(int *next_ms);
 void ptl_peer_fail(int peer, int status);
 
 /* ptl_recv.c */

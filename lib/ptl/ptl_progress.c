@@ -9,6 +9,14 @@
  * PtlEQWait), the progress thread takes over: it clears the polling flag
  * and sleeps in the NAL until a peer wakes it. An idle job sleeps; nothing
  * spins.
+ *
+ * Dead peers: most NALs report a death themselves (peer_failed), but shm
+ * sees one only when it looks (nal_ops.peer_check), and a process whose
+ * every thread sleeps would wait for a dead peer's ACK or REPLY forever.
+ * So a thread about to sleep while operations are in flight to such
+ * peers sleeps for at most PTL_PEER_PROBE_MS, and looks at those peers
+ * once that long has passed (ptl_peers_probe). With nothing in flight to
+ * them its sleep has no timeout, as before.
  */
 #include "config.h"
 
@@ -54,6 +62,10 @@ int ptl_route(int peer)
 			return NAL_EPEER;
 		p->nal = i;
 		p->connected = true;
+		if (n->ops->peer_check) {
+			p->probe_next = ptl_lib.probe_head;
+			ptl_lib.probe_head = peer;
+		}
 		return 0;
 	}
 	fprintf(stderr, "ptl: rank %d: no NAL reaches rank %d (NALs open: %d)\n",
@@ -293,6 +305,86 @@ void ptl_progress_app_sleeping(void)
 	}
 }
 
+/* Whether an operation is in flight to a live peer of the probe list.
+ * ops.used (every op, any peer) is 0 when nothing is in flight at all: a
+ * sleep then costs one load here. Lock held. */
+static bool ptl_probe_wanted(void)
+{
+	if (ptl_lib.probe_head < 0 || !ptl_lib.ni || !ptl_lib.ni->ops.used)
+		return false;
+	for (int r = ptl_lib.probe_head; r >= 0; r = ptl_lib.peers[r].probe_next)
+		if (!ptl_lib.peers[r].failed && !ptl_list_empty(&ptl_lib.peers[r].ops))
+			return true;
+	return false;
+}
+
+/*
+ * Why once a second (PTL_PEER_PROBE_MS): a look costs a few system calls
+ * per peer looked at (shm: kill(2) and a read of /proc/<pid>/stat), so
+ * its price is the wake-up, not the look; a waiter of a peer that is
+ * slow but alive (a long computation before it answers a get) wakes once
+ * a second for it, where a shorter period would take a core from the
+ * ranks it shares it with ten or a hundred times as often. A second is
+ * also what a stuck send gives a shm peer before it looks (SHM_DEAD_NS),
+ * so the two ways a dead shm peer is found take about as long, and the
+ * verbs NAL's keepalive takes seconds.
+ *
+ * The period runs from the first call that found something in flight
+ * to these peers (a wait that began; the call before found nothing):
+ * a peer dead before the wait began is found a period into the wait,
+ * one that dies during it within a period of its death.
+ */
+int ptl_peers_probe(int *next_ms)
+{
+	*next_ms = -1;
+	if (ptl_lib.probing)
+		return 0;
+	if (!ptl_probe_wanted()) {
+		ptl_lib.probe_at = 0;
+		return 0;
+	}
+	int64_t now = ptl_now_ms();
+	if (!ptl_lib.probe_at)
+		ptl_lib.probe_at = now + PTL_PEER_PROBE_MS;
+	if (now < ptl_lib.probe_at) {
+		*next_ms = (int)(ptl_lib.probe_at - now);
+		return 0;
+	}
+	/* ptl_peer_fail runs EQ handlers, which may start operations (a
+	 * peer reached then joins the list at its head, behind us) or wait
+	 * (and call here: probing). */
+	ptl_lib.probing = true;
+	int found = 0;
+	for (int r = ptl_lib.probe_head; r >= 0; r = ptl_lib.peers[r].probe_next) {
+		struct ptl_peer *p = &ptl_lib.peers[r];
+		if (p->failed || ptl_list_empty(&p->ops))
+			continue;
+		struct ptl_nalinst *n = &ptl_lib.nals[p->nal];
+		found += n->ops->peer_check(n->n, r) != 0;
+	}
+	ptl_lib.probing = false;
+	ptl_lib.probe_at = now + PTL_PEER_PROBE_MS;
+	*next_ms = PTL_PEER_PROBE_MS;
+	return found;
+}
+
+/* While application threads poll, the progress thread wakes every lease
+ * without the lock, and never reaches its sleep's probe: a thread that
+ * polls (PtlEQGet, PtlEQPoll of timeout 0) for the answer of a dead peer
+ * would never see it come. So once a PTL_PEER_PROBE_MS (*at, ms) it takes
+ * the lock and probes. */
+static void ptl_lease_probe(int64_t *at)
+{
+	int64_t now = ptl_now_ms();
+	if (now < *at)
+		return;
+	int ms;
+	ptl_lock();
+	ptl_peers_probe(&ms);
+	ptl_unlock();
+	*at = now + (ms > 0 ? ms : PTL_PEER_PROBE_MS);
+}
+
 /* PTL_PROGRESS_THREAD=0: an application thread that waits (PtlEQPoll)
  * sleeps in a NAL itself, lock not held, after ptl_progress_app_sleeping().
  * It can hear only that NAL, so with others open (besides self, which only
@@ -350,6 +442,7 @@ static void *ptl_progress_thread(void *arg)
 	bool leased = false;
 	unsigned lease_bell = 0;
 	long lease_ms = PTL_POLL_LEASE_MS;
+	int64_t lease_probe_at = 0;
 	while (!atomic_load(&ptl_lib.thread_stop)) {
 		/* While application threads poll, the work is theirs: a pass
 		 * here would only take the lock from them and, with the rank
@@ -364,11 +457,17 @@ static void *ptl_progress_thread(void *arg)
 				&(struct timespec){ lease_ms / 1000, (lease_ms % 1000) * 1000000L }, NULL, 0);
 			if (lease_ms < PTL_POLL_LEASE_MAX_MS)
 				lease_ms *= 2;
+			ptl_lease_probe(&lease_probe_at);
 			continue;
 		}
 		lease_ms = PTL_POLL_LEASE_MS;
 		ptl_lock();
 		int done = ptl_progress();
+		/* A pass that finds nothing now goes to sleep: for how long,
+		 * with answers due from peers that must be looked at. */
+		int probe_ms = -1;
+		if (!done && idle + 1 >= PTL_THREAD_SPINS)
+			done = ptl_peers_probe(&probe_ms);
 		leased = ptl_lib.polling_announced;
 		lease_bell = atomic_load(&ptl_lib.lease_bell);
 		ptl_unlock();
@@ -393,8 +492,11 @@ static void *ptl_progress_thread(void *arg)
 			continue; /* poll once more before the long sleep */
 		}
 		last_polls = polls;
+		int ms = leased ? PTL_POLL_LEASE_MS : -1;
+		if (probe_ms >= 0 && (ms < 0 || probe_ms < ms))
+			ms = probe_ms;
 		if (sleeper)
-			sleeper->ops->sleep(sleeper->n, leased ? PTL_POLL_LEASE_MS : -1);
+			sleeper->ops->sleep(sleeper->n, ms);
 		idle = PTL_THREAD_SPINS - 1;
 	}
 	return NULL;

@@ -437,8 +437,10 @@ static void shm_props(struct nal *n, struct nal_props *p)
 	p->has_bulk = 1;
 }
 
-/* Is the peer's process gone? Called when something to it is stuck, or
- * when the application asks (PtlRtRankFailed).
+/* Is the peer's process gone? Called when something to it is stuck, when
+ * the application asks (PtlRtRankFailed), or once a second while this
+ * process waits with operations in flight to the peer (nal_ops.peer_check,
+ * lib/ptl's ptl_peers_probe): a sleeping process sees no stuck send.
  * A zombie (killed, not yet reaped) still answers kill(0), so look at its
  * state too. force: check now, whatever the time. */
 int shm_peer_check(struct nal *n, int li, int force)
@@ -477,7 +479,8 @@ int shm_peer_check(struct nal *n, int li, int force)
 	return 1;
 }
 
-/* nal_ops.peer_check: a rank asked about (PtlRtRankFailed), not stuck. */
+/* nal_ops.peer_check: a rank asked about (PtlRtRankFailed) or awaited
+ * (ptl_peers_probe), not stuck. */
 static int shm_peer_check_rank(struct nal *n, int peer)
 {
 	int li = peer >= 0 && peer < n->size ? n->g2l[peer] : -1;

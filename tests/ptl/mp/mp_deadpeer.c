@@ -1,20 +1,27 @@
 /*
- * Answers for a dead target (driven by deadpeer.sh, 4 ranks): rank 0 has
- * an operation in flight to each other rank when it dies, and gets the
- * ACK or REPLY that libptl makes in the target's stead (ptl_peer_fail).
- * Those name the target, so they carry its uid and jid, as its own
- * answers would have. Ranks 1 to 3 are each another user (PTL_TEST_UID:
- * our uid + rank, set before PtlInit) so that the uid tells whose it is.
+ * Answers for a dead target (driven by deadpeer.sh, 4 ranks, with and
+ * without a progress thread): rank 0 has an operation in flight to each
+ * other rank when it dies, and gets the ACK or REPLY that libptl makes in
+ * the target's stead (ptl_peer_fail). Those name the target, so they
+ * carry its uid and jid, as its own answers would have. Ranks 1 to 3 are
+ * each another user (PTL_TEST_UID: our uid + rank, set before PtlInit) so
+ * that the uid tells whose it is.
  *
  * Each target dies in its EQ handler at the START of rank 0's request,
  * before it answers (_exit without PtlFini: ptlrun lets the job run on):
  * rank 1 an ACK'd put of large data (its SEND_END waits for the answer,
  * and is rank 0's own event, with rank 0's uid), rank 2 a get, rank 3 a
- * get-put. Rank 0 asks PtlRtRankFailed until each is seen gone (the shm
- * NAL looks only when asked or stuck), then checks the events.
+ * get-put, rank 3 only DELAY_S after the START, so that it dies while
+ * rank 0 already waits for it. Rank 0 simply waits in PtlEQWait: the shm
+ * NAL sees a death only when it looks, and libptl must look while answers
+ * from it are due (once a second, ptl_peers_probe), so each answer must
+ * come within prompt_s of the wait's start; a watchdog ends a wait that
+ * hangs after hang_s, saying what it waited for. Then the events, and
+ * PtlRtRankFailed says each target gone without having been asked before.
  */
 #include <portals3.h>
 #include <ptl_runtime.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +31,14 @@
 #define PT 6
 #define AC 1 /* the targets' entry for rank 0's uid (entry 0 admits their own) */
 #define BITS 0x5eedull
+#define DELAY_S 1.5 /* rank 3 dies this long after its request's START */
 static int me;
+/* Each answer within prompt_s of the wait's start: on shm DELAY_S, a probe
+ * period (1 s) and slack; the verbs NAL's keepalive and retries take
+ * seconds (tests/vm runs the mp tests over PTL_NAL=verbs). The watchdog
+ * ends a wait of hang_s: it hangs. */
+static double prompt_s = 6;
+static unsigned hang_s = 20;
 
 #define CHECK(c) do { if (!(c)) { fprintf(stderr, "rank %d: %s:%d: check failed: %s\n", me, \
 	__FILE__, __LINE__, #c); return 1; } } while (0)
@@ -37,12 +51,30 @@ static double now_s(void)
 }
 
 /* A target's EQ handler: its first event is the START of rank 0's
- * request, and it dies there, the answer never sent. */
+ * request, and it dies there (rank 3 DELAY_S later), the answer never
+ * sent. */
 static void die(ptl_event_t *ev)
 {
 	(void)ev;
+	if (me == 3)
+		nanosleep(&(struct timespec){ (time_t)DELAY_S, (long)((DELAY_S - (time_t)DELAY_S) * 1e9) }, NULL);
 	fflush(stdout);
 	_exit(0);
+}
+
+/* What rank 0 waits for, for the watchdog's message. */
+static char waiting_for[160];
+
+static void watchdog(int sig)
+{
+	(void)sig;
+	char msg[256];
+	int n = snprintf(msg, sizeof msg,
+			 "rank 0: still waiting in PtlEQWait after %u s for %s: libptl did not notice that the "
+			 "target died\n", hang_s, waiting_for);
+	if (n > 0 && write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1) < 0)
+		_exit(3);
+	_exit(2);
 }
 
 /* Whether ev names `who` (its id, uid, jid) and failed as `fail` says;
@@ -137,30 +169,42 @@ int main(void)
 	CHECK(PtlGet(getmd, id[2], PT, AC, BITS, 0) == PTL_OK);
 	CHECK(PtlGetPut(oldmd, swapmd, id[3], PT, AC, BITS, 0, 0) == PTL_OK);
 
-	const double t0 = now_s();
-	for (int r = 1; r < size; r++) {
-		int failed = 0;
-		do {
-			CHECK(PtlRtRankFailed(r, &failed) == PTL_OK);
-			if (!failed)
-				usleep(10000);
-		} while (!failed && now_s() - t0 < 30);
-		CHECK(failed == 1);
-	}
 	/* Per target: our SEND_END (the get's and get-put's logged by the
 	 * call, the bulk put's with the failure), then the answer made for
-	 * the dead target, in its name. */
+	 * the dead target, in its name. Nothing asks PtlRtRankFailed. */
+	static const char *const what[4] = { "", "the SEND_END and ACK of the large put to rank 1",
+					     "the REPLY of the get from rank 2",
+					     "the REPLY of the get-put with rank 3" };
+	const char *nal = getenv("PTL_NAL");
+	if (nal && *nal && strcmp(nal, "shm")) {
+		prompt_s = 30;
+		hang_s = 60;
+	}
+	signal(SIGALRM, watchdog);
+	const double t0 = now_s();
 	for (int r = 1; r < size; r++) {
 		ptl_event_t ev;
-		int which;
-		CHECK(PtlEQPoll(&eq[r], 1, 30000, &ev, &which) == PTL_OK);
+		snprintf(waiting_for, sizeof waiting_for, "%s", what[r]);
+		alarm(hang_s);
+		CHECK(PtlEQWait(eq[r], &ev) == PTL_OK);
 		CHECK(ev.type == PTL_EVENT_SEND_END);
 		CHECK(names(&ev, self, real, jid, r == 1 ? PTL_NI_FAIL : PTL_NI_OK));
-		CHECK(PtlEQPoll(&eq[r], 1, 30000, &ev, &which) == PTL_OK);
+		CHECK(PtlEQWait(eq[r], &ev) == PTL_OK);
+		alarm(0);
+		const double took = now_s() - t0;
+		printf("rank 0: rank %d's answer came %.2f s into the wait\n", r, took);
+		if (took > prompt_s) {
+			fprintf(stderr, "rank 0: %s came %.2f s into the wait, more than %.0f s\n", what[r], took,
+				prompt_s);
+			return 1;
+		}
 		CHECK(ev.type == (r == 1 ? PTL_EVENT_ACK : PTL_EVENT_REPLY_END));
 		CHECK(names(&ev, id[r], real + (ptl_uid_t)r, jid, PTL_NI_FAIL));
 		CHECK(ev.mlength == 0);
 		CHECK(PtlEQGet(eq[r], &ev) == PTL_EQ_EMPTY);
+		int failed = 0;
+		CHECK(PtlRtRankFailed(r, &failed) == PTL_OK);
+		CHECK(failed == 1);
 	}
 	CHECK(old == 0); /* nothing came back */
 	printf("rank 0: the dead targets' answers carry their uid and jid\n");

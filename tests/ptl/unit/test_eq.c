@@ -7,7 +7,9 @@
  * several EQs and its timeout; a poll of one EQ that holds events already
  * (no progress pass); an EQ freed while a poll spins on it; a
  * spinning poll's hold of the library lock; how long a wait polls before
- * it sleeps; PtlEQAlloc/Free and their errors.
+ * it sleeps; the dead-peer probe a wait asks before it sleeps (an answer
+ * it fails ends the wait, a slice never outlasts its period);
+ * PtlEQAlloc/Free and their errors.
  *
  * ptl_eq.c and ptl_handle.c are compiled in; the NI, the view objects and
  * progress are stand-ins below (the ring is plain memory).
@@ -109,11 +111,40 @@ void ptl_progress_app_sleeping(void)
 	}
 }
 
-/* No progress thread here: PtlEQPoll sleeps "in the NAL" through this. */
+/* No progress thread here: PtlEQPoll sleeps "in the NAL" through this;
+ * the longest sleep asked for is kept. */
+static int nal_wait_max;
+
 void ptl_progress_nal_wait(int timeout_ms)
 {
+	if (timeout_ms > nal_wait_max)
+		nal_wait_max = timeout_ms;
 	if (timeout_ms > 0)
 		nanosleep(&(struct timespec){ timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L }, NULL);
+}
+
+/* The dead-peer probe (ptl_progress.c's ptl_peers_probe): the sleep it
+ * allows (probe_next_ms, -1: nothing awaited), and with probe_dead_eq a
+ * peer it finds dead: the failed ACK lands there, as ptl_peer_fail posts
+ * it, after a "handler" freed probe_free_eq if set. */
+static int probe_calls, probe_next_ms;
+static struct ptl_eq *probe_dead_eq;
+static ptl_handle_eq_t probe_free_eq;
+
+int ptl_peers_probe(int *next_ms)
+{
+	probe_calls++;
+	*next_ms = probe_next_ms;
+	if (!probe_dead_eq)
+		return 0;
+	if (probe_free_eq != PTL_EQ_NONE) {
+		assert_int_equal(PtlEQFree(probe_free_eq), PTL_OK);
+		probe_free_eq = PTL_EQ_NONE;
+	}
+	ptl_event_t ev = { .type = PTL_EVENT_ACK, .ni_fail_type = PTL_NI_FAIL, .hdr_data = 0xdead };
+	ptl_eq_post(probe_dead_eq, &ev);
+	probe_dead_eq = NULL;
+	return 1;
 }
 
 int ptl_view_eq_create(struct ptl_eq *eq, uint64_t count)
@@ -157,6 +188,12 @@ static int setup(void **state)
 	lock_let_go = 0;
 	sleep_after_calls = -1;
 	sleep_post_eq = NULL;
+	nal_wait_max = 0;
+	probe_calls = 0;
+	probe_next_ms = -1;
+	probe_dead_eq = NULL;
+	probe_free_eq = PTL_EQ_NONE;
+	ptl_lib.thread_running = false;
 	ptl_lib.wait_yield_every = 64;
 	return 0;
 }
@@ -711,6 +748,74 @@ static void test_poll_one_queued(void **state)
 	assert_int_equal(atomic_load(&ptl_lib.lock.word), 0);
 }
 
+/* A wait asks the dead-peer probe before it sleeps, and without a
+ * progress thread also every 64 polls (a wait that yields at every poll
+ * may take long to reach its sleep on a loaded host): the failed answer
+ * of a peer the probe finds dead ends the wait, before any sleep
+ * (PtlEQWait, which no timeout would end). */
+static void test_wait_ends_on_probe(void **state)
+{
+	(void)state;
+	ptl_handle_eq_t h = alloc_eq(4, NULL);
+	ptl_event_t ev;
+	for (int thread = 1; thread >= 0; thread--) {
+		ptl_lib.thread_running = thread;
+		progress_calls = 0;
+		probe_calls = 0;
+		probe_dead_eq = eq_of(h);
+		assert_int_equal(PtlEQWait(h, &ev), PTL_OK);
+		assert_int_equal(ev.type, PTL_EVENT_ACK);
+		assert_int_equal(ev.ni_fail_type, PTL_NI_FAIL);
+		assert_int_equal(ev.hdr_data, 0xdead);
+		assert_int_equal(probe_calls, 1);
+		if (thread)
+			assert_true(progress_calls >= 2000); /* once its polls were out */
+		else
+			assert_int_equal(progress_calls, 64);
+		assert_int_equal(sleep_after_calls, -1); /* never went to sleep */
+		assert_int_equal(the_view.waiting, 0);
+		assert_int_equal(atomic_load(&eq_of(h)->waiters), 0);
+		assert_int_equal(atomic_load(&ptl_lib.lock.word), 0);
+	}
+}
+
+/* A probe whose failures ran a handler that freed one of the polled EQs
+ * makes the poll look its EQs up again: PTL_EQ_INVALID, the freed ring
+ * never read, the other EQ's event still there. */
+static void test_wait_probe_frees_eq(void **state)
+{
+	(void)state;
+	ptl_handle_eq_t h[2] = { alloc_eq(4, NULL), alloc_eq(4, NULL) };
+	ptl_event_t ev;
+	int which = -1;
+	probe_dead_eq = eq_of(h[0]);
+	probe_free_eq = h[1];
+	assert_int_equal(PtlEQPoll(h, 2, 20000, &ev, &which), PTL_EQ_INVALID);
+	assert_null(ptl_eq_lookup(&the_ni, h[1]));
+	assert_int_equal(PtlEQPoll(h, 1, 0, &ev, &which), PTL_OK);
+	assert_int_equal(ev.hdr_data, 0xdead);
+}
+
+/* Without a progress thread a wait sleeps in the NAL in slices of 10 ms;
+ * with answers due from peers the probe must look at, no slice outlasts
+ * the time to the next look, and the wait asks again after each. */
+static void test_wait_sleeps_until_probe(void **state)
+{
+	(void)state;
+	ptl_handle_eq_t h = alloc_eq(4, NULL);
+	ptl_event_t ev;
+	int which;
+	assert_int_equal(PtlEQPoll(&h, 1, 60, &ev, &which), PTL_EQ_EMPTY);
+	assert_int_equal(nal_wait_max, 10); /* nothing awaited: slices as before */
+	int calls = probe_calls;
+	assert_true(calls >= 1);
+	nal_wait_max = 0;
+	probe_next_ms = 3;
+	assert_int_equal(PtlEQPoll(&h, 1, 60, &ev, &which), PTL_EQ_EMPTY);
+	assert_true(nal_wait_max >= 1 && nal_wait_max <= 3);
+	assert_true(probe_calls - calls >= 2);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -732,6 +837,9 @@ int main(void)
 		T(test_poll_keeps_lock),
 		T(test_poll_one_queued),
 		T(test_poll_spins_then_sleeps),
+		T(test_wait_ends_on_probe),
+		T(test_wait_probe_frees_eq),
+		T(test_wait_sleeps_until_probe),
 	};
 	return cmocka_run_group_tests_name("ptl_eq", tests, NULL, NULL);
 }
