@@ -28,27 +28,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mp_plain.h"
+
 #define PT 6
 #define AC 1 /* the targets' entry for rank 0's uid (entry 0 admits their own) */
 #define BITS 0x5eedull
 #define DELAY_S 1.5 /* rank 3 dies this long after its request's START */
-static int me;
 /* Each answer within prompt_s of the wait's start: on shm DELAY_S, a probe
  * period (1 s) and slack; the verbs NAL's keepalive and retries take
  * seconds (tests/vm runs the mp tests over PTL_NAL=verbs). The watchdog
  * ends a wait of hang_s: it hangs. */
 static double prompt_s = 6;
 static unsigned hang_s = 20;
-
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "rank %d: %s:%d: check failed: %s\n", me, \
-	__FILE__, __LINE__, #c); return 1; } } while (0)
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* A target's EQ handler: its first event is the START of rank 0's
  * request, and it dies there (rank 3 DELAY_S later), the answer never

@@ -31,23 +31,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mp_plain.h"
+
 #define PT 7
 #define IDLE_S 3      /* the idle count's span */
 #define SETTLE_S 0.5  /* with the get in flight: the count starts this far into the wait */
 #define SPAN_S 2.0    /* and spans this long (the wait: both and a second more) */
 #define MAX_WAKES 5   /* at most this many sleeps in SPAN_S: a look once a second makes 2 */
 #define WORD 0x1d1e5eedull
-static int me;
-
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "rank %d: %s:%d: check failed: %s\n", me, \
-	__FILE__, __LINE__, #c); return 1; } } while (0)
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void sleep_s(double s)
 {

@@ -12,18 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mp_plain.h"
+
 #define PT 5
-static int me;
-
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "rank %d: %s:%d: check failed: %s\n", me, \
-	__FILE__, __LINE__, #c); return 1; } } while (0)
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 int main(void)
 {
