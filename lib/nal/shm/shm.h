@@ -245,7 +245,8 @@ void shm_sc_note(struct shm_sc *c, uint64_t now, uint64_t pos);
  * method measured faster with its peer and at its size (the default, and
  * with PTL_SHM_CMA=0: struct nal.cma is 0, the chooser picks between plain
  * and non-temporal stores), always by CMA (PTL_SHM_CMA=1), bounced by
- * plain stores (BOUNCE: unused since CROWDED), or, unchosen where the
+ * plain stores (BOUNCE: a move of the CMA mode to a peer that refused
+ * CMA), or, unchosen where the
  * local ranks outnumber the CPUs they may use (unless PTL_SHM_CMA=1),
  * by size (CROWDED): from SHM_CROWDED_CMA_MIN by CMA unsplit, below it
  * (or without CMA) bounced. CMA refused by the OS (EPERM) ends CMA with
