@@ -247,14 +247,16 @@
 #   PTL_BENCH_KEEP=DIR / PTL_BENCH_FROM=DIR bench/mpi_bench.sh  (keep the
 #          measurements; run the model alone on kept ones)
 #   PTL_BENCH_LAUNCHES=N  launches of the algorithms' rows per round (default 3)
-#   PTL_BENCH_BIND4=core  the launches of more ranks than cores pinned too,
-#          every implementation's (rank r on core r mod cores; Open MPI's
-#          core:overload-allowed), default none: one placement in every
-#          launch where the scheduler draws it anew (far state, 5 launches
-#          each, 2026-12-03: ptl's 4-rank 8 B 10.5 - 21.3 us unpinned,
-#          10.6 - 12.0 pinned; Open MPI's 12.4 - 23.4 and 12.1 - 13.0; 256
-#          KiB ptl 183 - 211 and 183 - 191, Open MPI 183 - 196 and 185 -
-#          225). The model fared no better for it (4 ranks: 13 of 35 rows)
+#   PTL_BENCH_BIND4=none  the launches of more ranks than cores unpinned:
+#          one placement in every launch where the scheduler draws it anew.
+#          Default core: pinned too, every implementation's (rank r on core
+#          r mod cores; Open MPI's core:overload-allowed), as the model's
+#          bound cores take them (PTL_BENCH_CWAIT=bound); far state, 5
+#          launches each, 2026-12-03: ptl's 4-rank 8 B 10.5 - 21.3 us
+#          unpinned, 10.6 - 12.0 pinned; Open MPI's 12.4 - 23.4 and 12.1 -
+#          13.0; 256 KiB ptl 183 - 211 and 183 - 191, Open MPI 183 - 196 and
+#          185 - 225. Kept runs (PTL_BENCH_FROM) say theirs in DIR/bind4,
+#          older ones count as none
 #   PTL_BENCH_STATE=0  no host-state probes: every launch kept as it ran
 #          (as before 2026-12-02 09:00); PTL_BENCH_STATE_TRIES=N launches at
 #          most per figure (default 4), PTL_BENCH_STATE_WAIT=S seconds the
@@ -283,7 +285,13 @@
 #          all), not the algorithms' own: for an A/B on the same data
 #   PTL_BENCH_CWAIT=idle  the 4-rank core wait from pp4idle less the
 #          2-rank ping-pong and a switch from the barriers, instead of a
-#          switch from the token's hop (token, the default)
+#          switch from the token's hop (token, the default with unpinned
+#          launches)
+#   PTL_BENCH_CWAIT=bound  (the default with pinned launches) ranks bound to
+#          cores taking turns (ptltool coll --bound): the switch solved so
+#          that the model's 4-rank barrier takes the rows' launches'; the
+#          4-rank figures (rows, barrier, calibration) each the median of
+#          their launches' medians (below, "bound cores")
 #   PTL_BENCH_CWAIT=barrier  the 4-rank core wait solved from the barrier
 #          (the run's best; each algorithm's rows from their own launches'),
 #          no switch
@@ -310,9 +318,15 @@ ROUNDS=${1:-3}
 TRIALS=${2:-3}
 ALGOS=${PTL_BENCH_ALGOS:-ring ring_bidir halving_doubling tree recursive_doubling}
 CALQ=${PTL_BENCH_CALQ:-0.25}
-BIND4=${PTL_BENCH_BIND4:-none}
+# kept runs say how their launches were placed (bind4); older ones were
+# unpinned unless PTL_BENCH_BIND4 says otherwise
+BIND4=${PTL_BENCH_BIND4:-}
+[ -n "${PTL_BENCH_FROM:-}" ] && [ -z "$BIND4" ] && BIND4=$(cat "$PTL_BENCH_FROM/bind4" 2>/dev/null)
+[ -n "${PTL_BENCH_FROM:-}" ] && [ -z "$BIND4" ] && BIND4=none
+BIND4=${BIND4:-core}
 case $BIND4 in core | none) ;; *) echo "mpi_bench.sh: PTL_BENCH_BIND4 takes core or none, not $BIND4" >&2; exit 1 ;; esac
 W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
+echo "$BIND4" > "$W/bind4"
 # PTL_BENCH_KEEP=DIR keeps this run's measurements (DIR/all, DIR/algo,
 # DIR/bulk, DIR/states);
 # PTL_BENCH_FROM=DIR measures nothing and runs the model on DIR's instead
@@ -538,7 +552,7 @@ for r in $(seq "$ROUNDS"); do
 done
 
 [ -n "${PTL_BENCH_KEEP:-}" ] && mkdir -p "$PTL_BENCH_KEEP" && cp "$W/all" "$W/algo" "$PTL_BENCH_KEEP/" &&
-	for f in bulk states; do
+	for f in bulk states bind4; do
 		[ ! -f "$W/$f" ] || cp "$W/$f" "$PTL_BENCH_KEEP/"
 	done
 
@@ -611,14 +625,27 @@ END {
 # 126 -> 138 at 4. (PTL_BENCH_STAT=med: the best launch's median, for
 # cal, best and algo)
 cal() {
-	awk -v n="$1" -v f="$2" -v b="$3" '(FILENAME ~ /algo$/ || $1 == "ptl") && $2 == n && $3 == f && $4 == b { print (ENVIRON["PTL_BENCH_STAT"] == "med" ? $5 : $6) }' \
+	q=$([ "$3" -ge 1024 ] && echo "$CALQ" || echo 0)
+	mm "$1" && q=0.5
+	awk -v n="$1" -v f="$2" -v b="$3" -v med="$(mm "$1" && echo 1)" '(FILENAME ~ /algo$/ || $1 == "ptl") && $2 == n && $3 == f && $4 == b { print (ENVIRON["PTL_BENCH_STAT"] == "med" || med ? $5 : $6) }' \
 		"$W/all" "$W/algo" 2>/dev/null | sort -g |
-		awk -v q="$([ "$3" -ge 1024 ] && echo "$CALQ" || echo 0)" '{ v[NR] = $1 } END { if (NR) print v[1 + int(q * (NR - 1) + 0.5)] }'
+		awk -v q="$q" '{ v[NR] = $1 } END { if (NR) print v[1 + int(q * (NR - 1) + 0.5)] }'
 }
+# mm N: whether N-rank figures go by the median of their launches' medians
+# (bound cores, PTL_BENCH_CWAIT=bound: where the ranks take turns on the
+# cores a launch's trials spread both ways - 4-rank 8 B shifts 3.0 - 8.9
+# us in one launch, medians 5.5 - 7.5 - and its best trial is the tail:
+# the model takes the launches' typical call, as the rows it predicts)
+mm() { [ "$1" -gt "${cores:-0}" ] && [ "${cwmode:-}" = bound ]; }
+# fig STAT: how a launch's figure stands in for the launches (its median
+# over the launches, or the best): pick from lines of "LAUNCH-MEDIAN BEST"
+fig() { if [ "$1" = mm ]; then awk '{ print $1 }' | sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[1 + int((NR - 1) / 2 + 0.5)] }'
+	else awk '{ print $2 }' | sort -g | head -n 1; fi; }
 # best FILE KEY...: the best trial of the rows that start with KEY
 best() {
 	f=$1; shift
-	awk -v k="$*" 'index($0, k " ") == 1 { print (ENVIRON["PTL_BENCH_STAT"] == "med" ? $(NF - 2) : $(NF - 1)) }' "$f" | sort -g | head -n 1
+	awk -v k="$*" 'index($0, k " ") == 1 { print $(NF - 2), (ENVIRON["PTL_BENCH_STAT"] == "med" ? $(NF - 2) : $(NF - 1)) }' "$f" |
+		fig "$(mm "$2" && echo mm)"
 }
 # predict ARGS...: the model's time in us (ptltool coll --json)
 predict() {
@@ -629,8 +656,8 @@ calc() { awk "BEGIN { v = $1; printf \"%.6g\", v }"; }
 # (every algorithm's since 2026-12-02: the figures besides the rows appear
 # once per algorithm there, and count so in cal's quantiles, which they
 # shift little: each launch's figure the same number of times)
-algo() { awk -v a="$2" -v n="$1" -v f="$3" -v b="$4" '$1 == a && $2 == n && $3 == f && $4 == b { print (ENVIRON["PTL_BENCH_STAT"] == "med" ? $5 : $6) }' "$W/algo" |
-	sort -g | head -n 1; }
+algo() { awk -v a="$2" -v n="$1" -v f="$3" -v b="$4" '$1 == a && $2 == n && $3 == f && $4 == b { print $5, (ENVIRON["PTL_BENCH_STAT"] == "med" ? $5 : $6) }' "$W/algo" |
+	fig "$(mm "$1" && echo mm)"; }
 # secant FN SIZE GOAL: the time T (us, from 0.001) for which FN SIZE T,
 # which grows with T, gives GOAL
 secant() {
@@ -1342,14 +1369,42 @@ cwsolve() { secant bcw "$1" "$2"; }
 # how a waiting rank gets its core back (PTL_BENCH_CWAIT): token (a
 # switch from tok4), idle (a core wait from pp4idle, a switch from the
 # barriers; where there is no tok4 too), barrier (a core wait from the
-# barriers)
-cwmode=${PTL_BENCH_CWAIT:-token}
+# barriers), bound (ranks bound to cores taking turns, the switch from the
+# barriers; the default where those launches were pinned)
+cwmode=${PTL_BENCH_CWAIT:-$([ "$BIND4" = core ] && echo bound || echo token)}
+# Bound cores. Ranks pinned 2 to a core (ptlrun --bind-to core) take
+# turns on it: one runs until it waits, then yields, and the switch took
+# 4.7-5.6 us here (far state, 2026-12-04: each sched_yield of a waiting
+# rank timed, every one switched), its turn after it 1-2 us; a 4-rank
+# 8 B allreduce took 6.0-7.2 us a turn whatever the algorithm, 2 turns a
+# core a call (one a rank) by recursive doubling, 4.3 by
+# halving-doubling, 3.4 by the ring, 4.4 by the tree (each rank's
+# scheduler slices from /proc/self/schedstat). ptltool coll --bound
+# schedules the ranks' work so, and gives the counts for those
+# schedules once the two cores' switches drift apart as real ones do
+# (BOUND_JITTER: each switch 0.8-1.2 of the switch; in lockstep every
+# message between the cores finds its receiver on its core, and
+# recursive doubling took one turn a core), a rank keeping its core for
+# work that comes within BOUND_PW of its last piece (its last poll
+# before the yield). Over BOUND_CALLS calls, as the jitter's sequence
+# averages out. The switch is solved from the barrier of the rows' own
+# launches: the dissemination barrier's turns (2 a core a call, as
+# measured) are switches and little else.
+BOUND_PW=0.5 BOUND_JITTER=0.2 BOUND_CALLS=200
+loop0=$loop loop4=$loop
 for n in 2 4; do
 	[ "$n" -gt "$cores" ] || continue
 	barn=$(cal "$n" barrier 0)
 	[ -n "$barn" ] || continue
 	tk=$(cal "$n" tok4 8) px=$(cal "$n" xch4 8) sx=$(cal "$n" eshift4 8)
-	if [ "$cwmode" = token ] && [ -n "$tk" ] && [ -n "${spp8:-}" ]; then
+	if [ "$cwmode" = bound ]; then
+		loop="--calls $BOUND_CALLS --unexpected" loop4="--calls $BOUND_CALLS --unexpected"
+		cw= cwait="--bound --poll-window $BOUND_PW --switch-jitter $BOUND_JITTER $loop"
+		ba=$(algo "$n" "$a1" barrier 0)
+		[ -n "$ba" ] || ba=$barn
+		sw=$(switch "$n" "$ba")
+		echo "# $n ranks bound to $cores cores (rank r on core r mod $cores), taking turns: a switch of $sw us (the model's $n-rank barrier takes the rows' launches' $ba us); a rank keeps its core for work $BOUND_PW us after its last, switches jittered by $BOUND_JITTER, $BOUND_CALLS calls back to back; $n-rank figures the median of their launches' medians"
+	elif [ "$cwmode" = token ] && [ -n "$tk" ] && [ -n "${spp8:-}" ]; then
 		# a token's hop round the ranks in the library's own wait
 		# loop (mpi_collcal's tok4: one rank sends, the rest wait, as
 		# in a collective's chain) is one switch beyond the 2-rank
@@ -1388,7 +1443,7 @@ for n in 2 4; do
 		cwait="--switch-shift $swsh --switch-exchange $swx"
 		echo "#   a switch in a shift's step $swsh us (the model's 8 B shift takes eshift4's $sx us), in a pair exchange's $swx us (the model's 8 B pair exchange takes xch4's $px us), $sw us elsewhere"
 	fi
-	[ "$cwmode" = token ] ||
+	[ "$cwmode" = token ] || [ "$cwmode" = bound ] ||
 		echo "# $n ranks on $cores cores: CPU work scheduled on the cores; a rank that waited gets one back after a switch: $sw us from the best $n-rank barrier of the run ($barn us); each algorithm's rows take it from the barrier of their own launches (the host's load changes from launch to launch):"
 	# Rendezvous copies where the ranks outnumber the cores: from 128 KiB
 	# a 4-rank schedule's sends go by rendezvous, whose copies the 2-rank
@@ -1440,7 +1495,7 @@ for n in 2 4; do
 	done
 	for a in $ALGOS; do
 		ba=$(algo "$n" "$a" barrier 0)
-		if [ "$cwmode" = token ]; then
+		if [ "$cwmode" = token ] || [ "$cwmode" = bound ]; then
 			break
 		elif [ "$cwmode" = barrier ]; then
 			[ -n "$ba" ] && printf '#   %s: core wait %s us (barrier %s us)\n' "$a" "$(cwsolve "$n" "$ba")" "$ba"
@@ -1479,6 +1534,7 @@ for n in 2 4; do
 	eager4=$solved
 	[ -n "$says" ] && echo "#   eager copies on these cores, GB/s by size (4-rank shifts, each rank to the next at once):$says"
 done
+loop=$loop0
 # The 2-rank rows' exchanges ("ringsteps", "allgather": the read rates,
 # the 2 KiB eager copy) are timed in the rows' turns, and a launch's
 # state holds for all it times (the 128 KiB ring steps 13.0 us in the
@@ -1527,7 +1583,9 @@ for a in $ALGOS; do
 			ba=$(algo "$n" "$a" barrier 0)
 			[ -n "$ba" ] || ba=$(cal "$n" barrier 0)
 			# each mode's own, solved only where it is used
-			if [ "$cwmode" = token ] && [ -n "${sw:-}" ]; then
+			if [ "$cwmode" = bound ] && [ -n "${sw:-}" ]; then
+				share="--cores $cores --switch-cost $sw $cwait"
+			elif [ "$cwmode" = token ] && [ -n "${sw:-}" ]; then
 				share="--cores $cores --switch-cost $sw $cwait"
 			elif [ -n "$ba" ] && [ "$cwmode" = barrier ]; then
 				share="--cores $cores --switch-cost 0 --core-wait $(cwsolve "$n" "$ba")"
@@ -1535,7 +1593,8 @@ for a in $ALGOS; do
 				share="--cores $cores --switch-cost $(switch "$n" "$ba") $cwait"
 			fi
 		fi
-		rc_n="$rcopy $readm" rt_n=$rt split_n=$split bulk_n=$bulkm
+		rc_n="$rcopy $readm" rt_n=$rt split_n=$split bulk_n=$bulkm lp=$loop
+		[ "$n" -gt "$cores" ] && lp=$loop4
 		[ "$n" -gt "$cores" ] && split_n=$split4 bulk_n= rc_n=$rcopy
 		[ "$n" -gt "$cores" ] && [ -n "$rcopy4" ] && rc_n=$rcopy4
 		[ "$n" -gt "$cores" ] && [ -n "$rt4" ] && rt_n="$rt $rt4"
@@ -1572,12 +1631,12 @@ for a in $ALGOS; do
 				self=$(cal 2 self 8)
 			fi
 			call=$(calc "$engine + ${self:-0}")
-			[ -n "${PTL_BENCH_ARGS:-}" ] && echo "ARGS $a $n $bytes: --op allreduce --ranks $n --bytes $bytes --elem 8 --algo $a --ports $(ports_of "$a") $apart --alpha $alpha --beta $ebeta $eager_n --gamma $gamma --overhead $o --call $call $share --cpu-copies --acked-sends=$alpha --noack-max $noack --rndv-min $xeager $rc_n --rndv-cost $rndv --split-min $split_n $bulk_n --split-cost $splitc --recv-post ${post:-0} --lazy-max $lazy --cmd-cost $percmd $local $waking $direct $xcross $rt_n $loop" >&2
+			[ -n "${PTL_BENCH_ARGS:-}" ] && echo "ARGS $a $n $bytes: --op allreduce --ranks $n --bytes $bytes --elem 8 --algo $a --ports $(ports_of "$a") $apart --alpha $alpha --beta $ebeta $eager_n --gamma $gamma --overhead $o --call $call $share --cpu-copies --acked-sends=$alpha --noack-max $noack --rndv-min $xeager $rc_n --rndv-cost $rndv --split-min $split_n $bulk_n --split-cost $splitc --recv-post ${post:-0} --lazy-max $lazy --cmd-cost $percmd $local $waking $direct $xcross $rt_n $lp" >&2
 			p=$(predict --op allreduce --ranks "$n" --bytes "$bytes" --elem 8 --algo "$a" --ports "$(ports_of "$a")" $apart \
 				--alpha "$alpha" --beta "$ebeta" $eager_n --gamma "$gamma" --overhead "$o" --call "$call" $share --cpu-copies \
 				--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$xeager" $rc_n --rndv-cost "$rndv" \
 				--split-min "$split_n" $bulk_n --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max "$lazy" --cmd-cost "$percmd" \
-				$local $waking $direct $xcross $rt_n $loop)
+				$local $waking $direct $xcross $rt_n $lp)
 			sp=$(awk -v k="$a $n allreduce $bytes" 'index($0, k " ") == 1 { print $(NF - 1) }' "$W/algo" | sort -g |
 				awk 'NR == 1 { lo = $1 } NR == 2 { nx = $1 } END { printf "%.2f", (lo > 0 && NR > 1 ? nx / lo : 0) }')
 			awk -v n="$n" -v a="$a" -v b="$bytes" -v m="$m" -v p="${p:-0}" -v sp="$sp" 'BEGIN {

@@ -428,6 +428,23 @@ struct coll_cost_params {
 	 * (chains, trees: one rank's message wakes a waiting rank). */
 	bool switch_shift_set, switch_exch_set;
 	double switch_shift, switch_exch;
+	/* With cores, bound: rank r runs on core r % cores only (ptlrun
+	 * --bind-to core), and a core's ranks take turns as the scheduler
+	 * turns them: the rank that has the core keeps it while it has work
+	 * (work that comes within poll_window of its last piece: the poll
+	 * before its yield sees it); once it waits its core goes to the next
+	 * of its ranks a switch later, which takes its turn if it has work
+	 * (its message came) and else yields on, a switch a turn. Each
+	 * switch takes switch_cost times 1 + u, u drawn from [-switch_jitter,
+	 * switch_jitter] (one fixed sequence, so a prediction is the same
+	 * every time): two real cores' switches drift apart, and where they
+	 * keep in step (no jitter) every message between the cores finds its
+	 * receiver on its core, which measured ones do not (the ranks of a
+	 * 4-rank recursive doubling on 2 cores take one turn each a call,
+	 * half of the lockstep model's). switch_shift, switch_exch and
+	 * core_wait are not used. */
+	bool bound;
+	double poll_window, switch_jitter;
 	/* Calls run back to back, as a benchmark's loop runs them: each
 	 * rank enters the next as soon as its own part of the last is done
 	 * (no barrier between), so one call's late ranks overlap the next
@@ -605,11 +622,12 @@ struct coll_cost_params {
 #define COLL_BULK_COPY 0
 #define COLL_BULK_SPLIT 1
 #define COLL_BULK_MOVE 2
-#define COLL_COST_MAX_CALLS 64
+#define COLL_COST_MAX_CALLS 1024
 struct coll_cost {
 	double time;          /* seconds until the last command ends */
 	double busiest_port;  /* seconds the busiest rank's ports were busy */
 	double busiest_cpu;   /* seconds the busiest rank's CPU was busy (software terms) */
+	double turns;         /* bound cores: switches a core makes a call (mean over the cores) */
 };
 int coll_cost(const struct coll_sched *s, const struct coll_cost_params *p,
               struct coll_cost *out);

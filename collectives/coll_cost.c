@@ -92,6 +92,9 @@ struct hent {
  * copies out or its half; EV_RDIN, the receiver's part after that (idx:
  * its receive; sent: its copy in, seconds; aux: when the read can be done
  * at the earliest). */
+/* bound cores: an event put back once, after its core's holder's work
+ * of that time (or-ed into hent.ev) */
+#define EV_DEFERRED 0x80
 enum { EV_READY, EV_ARRIVAL, EV_ACK, EV_RTS, EV_GET, EV_HELP, EV_COPIED, EV_BOUNCE, EV_RDREQ, EV_RDIN };
 
 struct heap {
@@ -165,6 +168,8 @@ struct sim {
 	int ncores;         /* > 0: ranks share these cores (core_free, core_last) */
 	double *core_free;  /* when each core is next free */
 	int *core_last;     /* the rank each core ran last, -1: none yet */
+	double turns;       /* bound: switches made, all cores */
+	uint64_t rng;       /* bound: the switches' jitter sequence */
 	double *step_sw;    /* per step: its switch (switch_shift, _exch or _cost) */
 	double sw;          /* the switch of the step being simulated */
 	int nports;
@@ -559,8 +564,53 @@ static size_t own_part(const struct coll_cost_params *p, size_t len)
  * to run passes between its waiting ranks, and a rank whose message came
  * waits for the one that has the core to yield. A rank that goes on from
  * its own last piece keeps its core. Returns when the work starts. */
+/* Bound cores: the next of the switch jitter's fixed sequence, in
+ * [-1, 1) (a 64-bit LCG's top 53 bits) */
+static double jitter_next(struct sim *m)
+{
+	m->rng = m->rng * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (double)(m->rng >> 11) / 4503599627370496.0 - 1.0;
+}
+
+/* Bound cores (coll.h): rank r's work of w seconds, ready at start, on
+ * core r % cores. The rank that had the core goes on if the work came
+ * within poll_window of its last piece; otherwise the core passes round
+ * its ranks from then, a switch a turn (each switch switch_cost, jittered),
+ * and r's work starts on r's first turn at or after start. Returns when
+ * it starts. */
+static double bound_take(struct sim *m, int r, double start, double w)
+{
+	const struct coll_cost_params *p = m->p;
+	int nc = m->ncores, c = r % nc, n = m->s->req.nranks, last = m->core_last[c];
+	int per = n / nc + (c < n % nc);  /* the core's ranks: c, c + nc, ... */
+	double free_at = m->core_free[c], at = start > free_at ? start : free_at;
+	if (last >= 0 && (last != r || start > free_at + p->poll_window)) {
+		/* the holder polls on for poll_window, then yields; turns go
+		 * round the core's ranks in rank order, r's the d-th after
+		 * the holder's (a whole round when r had it) */
+		int d = ((r - last) / nc % per + per) % per;
+		at = free_at + p->poll_window;
+		for (int k = 1;; k++) {
+			at += p->switch_cost * (1.0 + p->switch_jitter * jitter_next(m));
+			m->turns++;
+			if (k % per == d % per && at >= start)
+				break;
+			if (p->switch_cost <= 0) {
+				/* free switches: r's turn is there when its work is */
+				at = at > start ? at : start;
+				break;
+			}
+		}
+	}
+	m->core_free[c] = at + w;
+	m->core_last[c] = r;
+	return at;
+}
+
 static double core_take(struct sim *m, int r, double start, double w, bool wake)
 {
+	if (m->p->bound)
+		return bound_take(m, r, start, w);
 	int best = 0;
 	double best_at = 0;
 	for (int c = 0; c < m->ncores; c++) {
@@ -596,7 +646,8 @@ static double core_take(struct sim *m, int r, double start, double w, bool wake)
 static double cpu_run(struct sim *m, int r, double t, double w)
 {
 	double start = t > m->cpu[r] ? t : m->cpu[r];
-	if (m->ncores && w > 0)
+	/* bound, a rank does nothing off its core, not even what costs no time */
+	if (m->ncores && (w > 0 || m->p->bound))
 		start = core_take(m, r, start, w, t > m->cpu[r]);
 	m->cpu[r] = start + m->k * w;
 	m->cpu_busy[r] += m->k * w;
@@ -648,6 +699,23 @@ static int simulate(struct sim *m)
 			e.aux = 1;
 			m->held[e.rank][e.idx] = e;  /* unexpected: taken when the receive is ready */
 			continue;
+		}
+		if (m->ncores && p->bound) {
+			/* bound cores: a rank sees an event only on its core.
+			 * While another rank has the core, the event waits
+			 * until that one's work ends, and once more past the
+			 * work that one goes on with at that very time (the
+			 * holder keeps its core while it has work) */
+			int cr = e.rank % m->ncores;
+			double f = m->core_free[cr] + p->poll_window;
+			if (m->core_last[cr] >= 0 && m->core_last[cr] != e.rank
+			    && (f > e.key || (f == e.key && !(e.ev & EV_DEFERRED)))) {
+				e.key = f + f * 1e-12 + 1e-18;  /* just after f */
+				e.ev |= EV_DEFERRED;
+				rc = hpush(&m->h, e);
+				continue;
+			}
+			e.ev &= (unsigned char)~EV_DEFERRED;
 		}
 		if (e.ev == EV_ACK) {
 			/* the sender takes the acknowledgement: its send is done */
@@ -981,6 +1049,9 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 		return -EINVAL;
 	if (params->calls < 0 || params->calls > COLL_COST_MAX_CALLS)
 		return -EINVAL;
+	if (params->bound && (!(params->poll_window >= 0) || !(params->switch_jitter >= 0)
+	                      || !(params->switch_jitter < 1)))
+		return -EINVAL;
 	struct coll_cost_params p = *params;
 	if (p.ports <= 0)
 		p.ports = s->req.ports;
@@ -1022,7 +1093,8 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 		for (int c = 0; c < p.cores && !rc; c++)
 			m.core_last[c] = -1;
 		m.sw = p.switch_cost;
-		if (!rc && (p.switch_shift_set || p.switch_exch_set))
+		m.rng = 0x9e3779b97f4a7c15ULL;
+		if (!rc && !p.bound && (p.switch_shift_set || p.switch_exch_set))
 			rc = step_switches(&m);
 	}
 	if (!m.dag || !m.rdy || !m.ports || !m.busy || !m.cpu || !m.cpu_busy || !m.nwait || !m.left || !m.call_end
@@ -1058,6 +1130,8 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 			if (m.cpu_busy[r] > out->busiest_cpu)
 				out->busiest_cpu = m.cpu_busy[r];
 		}
+		if (m.ncores && p.bound)
+			out->turns = m.turns / m.ncores / m.calls;
 	}
 	for (int r = 0; r < n; r++) {
 		if (m.dag)

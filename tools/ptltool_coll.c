@@ -35,6 +35,7 @@ static void usage(FILE *out)
 	        "                    [--small-recv-costs LIST] [--local-copy-rates LIST]\n"
 	        "                    [--wake-cost TIME] [--core-wait TIME] [--switch-shift TIME]\n"
 	        "                    [--switch-exchange TIME] [--calls K] [--unexpected]\n"
+	        "                    [--bound] [--poll-window TIME] [--switch-jitter J]\n"
 	        "                    [--cross-costs LIST] [--small-cross-costs LIST]\n"
 	        "                    [--read-rates LIST] [--move-rates LIST]\n"
 	        "                    [--move-piece SIZE] [--move-gaps LIST] [--bulk-methods LIST]\n"
@@ -112,6 +113,17 @@ static void usage(FILE *out)
 	        "  --switch-exchange TIME  with --cores: the switch in a step whose every\n"
 	        "                 message has one coming back (pair exchanges: recursive\n"
 	        "                 doubling's, halving-doubling's; bare: us), default --switch-cost\n"
+	        "  --bound        with --cores: rank r runs on core r mod C only (ptlrun\n"
+	        "                 --bind-to core), a core's ranks taking turns: the rank with\n"
+	        "                 the core keeps it while it has work, then the core passes\n"
+	        "                 round its ranks, --switch-cost a turn; prints the switches a\n"
+	        "                 core makes a call (--switch-shift, --switch-exchange and\n"
+	        "                 --core-wait are not used)\n"
+	        "  --poll-window TIME  with --bound: work that comes this soon after the\n"
+	        "                 holder's last keeps it on its core (bare: us), default 0\n"
+	        "  --switch-jitter J  with --bound: each switch takes --switch-cost times\n"
+	        "                 1 + u, u from [-J, J] (a fixed sequence; J below 1), so the\n"
+	        "                 cores' turns drift apart as real ones do; default 0\n"
 	        "  --calls K      K calls back to back (1 to %d), each rank entering the next\n"
 	        "                 when its part of the last is done; predicts the period\n"
 	        "  --unexpected   a send goes when its sender is ready; a message that comes\n"
@@ -498,6 +510,7 @@ enum opt_kind {
 	OPT_TIME,   /* seconds; a bare number is in units of scale */
 	OPT_RATE,   /* bytes per second, > 0 */
 	OPT_NUM,    /* a bare number, at most hi */
+	OPT_FRAC,   /* a bare number in [0, 1) */
 	OPT_COUNTS, /* comma-separated sizes (the v-variants) */
 	OPT_RATES,  /* comma-separated SIZE:RATE (struct coll_cost_params *): copy rates */
 	OPT_LOCAL,  /* the same: local copy rates */
@@ -560,6 +573,10 @@ static int opt_apply(const struct opt_def *d, const char *arg, size_t **countsp,
 		return parse_unit(arg, rate_units, 1, d->dst) || *(double *)d->dst <= 0 ? bad(what, arg) : 0;
 	case OPT_NUM:
 		return parse_unit(arg, no_units, 1, d->dst) || *(double *)d->dst > (double)d->hi ? bad(what, arg) : 0;
+	case OPT_FRAC:
+		return parse_unit(arg, no_units, 1, d->dst) || !(*(double *)d->dst >= 0 && *(double *)d->dst < 1)
+			       ? bad(what, arg)
+			       : 0;
 	case OPT_RATES:
 	case OPT_LOCAL:
 	case OPT_READ:
@@ -667,6 +684,9 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "switch-exchange", 0, OPT_TIME, &cp.switch_exch, &cp.switch_exch_set, 0, 0, 1e-6, false },
 		{ "calls", 0, OPT_INT, &cp.calls, NULL, 1, COLL_COST_MAX_CALLS, 0, false },
 		{ "unexpected", 0, OPT_FLAG, &cp.unexpected, NULL, 0, 0, 0, false },
+		{ "bound", 0, OPT_FLAG, &cp.bound, NULL, 0, 0, 0, false },
+		{ "poll-window", 0, OPT_TIME, &cp.poll_window, NULL, 0, 0, 1e-6, false },
+		{ "switch-jitter", 0, OPT_FRAC, &cp.switch_jitter, NULL, 0, 0, 0, false },
 		{ "cpu-copies", 0, OPT_FLAG, &cp.cpu_copies, NULL, 0, 0, 0, false },
 		{ "inline-max", 0, OPT_SIZE, &cp.inline_max, NULL, 0, 0, 0, false },
 		{ "recv-copy-cost", 0, OPT_TIME, &cp.recv_copy_cost, NULL, 0, 0, 1e-6, false },
@@ -862,6 +882,11 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		json_steps("bulk_methods", cp.bulk, cp.nbulk);
 		json_steps("read_methods", cp.read_bulk, cp.nread_bulk);
 		printf("\"wake_us\": %.6g, ", cp.wake_cost * 1e6);
+		if (cp.cores > 0 && cp.cores < req.nranks && cp.bound)
+			printf("\"bound\": true, \"poll_window_us\": %.6g, \"switch_jitter\": %.6g, \"turns\": %.6g, ",
+			       cp.poll_window * 1e6, cp.switch_jitter, cost.turns);
+		else
+			printf("\"bound\": false, ");
 		if (cp.cores > 0 && cp.cores < req.nranks && cp.core_wait_set)
 			printf("\"core_wait_us\": %.6g, ", cp.core_wait * 1e6);
 		else
@@ -921,6 +946,9 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 			if (cp.cores > 0 && cp.cores < req.nranks)
 				printf("cores         %d shared by %d ranks, %.4g us a switch\n", cp.cores, req.nranks,
 				       cp.switch_cost * 1e6);
+			if (cp.cores > 0 && cp.cores < req.nranks && cp.bound)
+				printf("bound         rank r on core r %% %d; poll window %.4g us, switches jittered by %.3g: "
+				       "%.3f switches a core a call\n", cp.cores, cp.poll_window * 1e6, cp.switch_jitter, cost.turns);
 			if (cp.cores > 0 && cp.cores < req.nranks && cp.core_wait_set)
 				printf("core wait     a waiting rank sees its message %.4g us after it came\n", cp.core_wait * 1e6);
 			if (cp.cores > 0 && cp.cores < req.nranks && (cp.switch_shift_set || cp.switch_exch_set))

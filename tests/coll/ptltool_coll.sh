@@ -432,8 +432,23 @@ expect 0 --op bcast --ranks 2 --bytes 4 --json
 has "$out" '"calls": 1, "unexpected": false,'
 expect 2 --op bcast --ranks 2 --bytes 4 --calls 0
 has "$err" "bad --calls '0'"
-expect 2 --op bcast --ranks 2 --bytes 4 --calls 65
-has "$err" "bad --calls '65'"
+expect 2 --op bcast --ranks 2 --bytes 4 --calls 1025
+has "$err" "bad --calls '1025'"
+
+# --bound: 2 ranks on one core, a 2-rank bcast without jitter: rank 1
+# enters its call a switch after rank 0, rank 0's send waits a switch for
+# the core back, rank 1 takes the message on its next turn: 3 x 0.5 and
+# the two o's (1). Printed with the switches a core makes a call (3:
+# this one call's); named in the JSON. A jitter of 1 or more, refused.
+expect 0 --op bcast --ranks 2 --bytes 4 --algo binomial --alpha 0 --beta 1e18 --overhead 1 --cores 1 \
+	--switch-cost 0.5 --bound
+has "$out" 'predicted     3.500 us'
+has "$out" 'bound         rank r on core r % 1; poll window 0 us, switches jittered by 0: 3.000 switches a core a call'
+expect 0 --op allreduce --ranks 4 --bytes 8 --elem 8 --algo recursive_doubling --alpha 0.05 --overhead 0.05 \
+	--cores 2 --switch-cost 5 --bound --poll-window 0.5 --switch-jitter 0.2 --calls 200 --unexpected --json
+has "$out" '"bound": true, "poll_window_us": 0.5, "switch_jitter": 0.2, "turns": 2\.'
+expect 2 --op bcast --ranks 4 --bytes 4 --cores 2 --bound --switch-jitter 1
+has "$err" "bad --switch-jitter '1'"
 
 # --cross-costs: a 2-rank exchange of 8 B (o + alpha + o, 1.5 us) into
 # receives that post nothing (--lazy-max) costs each receiver the

@@ -1241,6 +1241,79 @@ static void test_sw_calls_unexpected(void **state)
 	coll_free(s);
 }
 
+/* Bound cores: the switches a core makes a call (coll_cost.turns) */
+static double bound_turns(enum coll_op op, enum coll_algo algo, const struct coll_cost_params *p, double *time)
+{
+	struct coll_req r = mkreq(op, algo, 4, op == COLL_OP_BARRIER ? 0 : 8, 1, 1);
+	r.elem_size = 8;
+	struct coll_sched *s = expand_ok(&r);
+	struct coll_cost c;
+	assert_int_equal(coll_cost(s, p, &c), 0);
+	coll_free(s);
+	if (time)
+		*time = c.time;
+	return c.turns;
+}
+
+/* Ranks bound to cores take turns on them. 2 ranks on 1 core, a 2-rank
+ * bcast, no jitter: rank 1 enters its call a switch after rank 0 (its
+ * first turn), rank 0's send waits for the core back (a switch), and
+ * rank 1 takes the message on its next turn (a switch): 3 switches and
+ * the two o's. 4 ranks on 2 cores, 8 bytes back to back: what bound
+ * ranks were measured doing (ptlrun --bind-to core, 2026-12-04, each
+ * rank's scheduler slices a call from /proc/self/schedstat): recursive
+ * doubling one turn a rank a call (2 a core), the dissemination barrier
+ * the same, halving-doubling about two a rank (4.3 a core). Without
+ * jitter the cores keep in step and recursive doubling takes one turn a
+ * core, half the measured. A prediction is the same every time. */
+static void test_sw_bound_cores(void **state)
+{
+	(void)state;
+	struct coll_cost_params p = { .o = 1e-6, .cores = 1, .switch_cost = 5e-7, .bound = true };
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 64, 1, &p), 3 * 5e-7 + 2e-6);
+	p.cores = 2;  /* a core each: bound changes nothing */
+	struct coll_cost_params own = { .o = 1e-6 };
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 64, 1, &p),
+	     sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 64, 1, &own));
+
+	struct coll_cost_params q = { .alpha = 5e-8, .beta = 2e10, .o = 5e-8, .call = 1e-8, .cores = 2,
+				      .switch_cost = 5e-6, .calls = 200, .unexpected = true, .cpu_copies = true,
+				      .bound = true, .poll_window = 5e-7, .switch_jitter = 0.2 };
+	double t1, t2;
+	double rd = bound_turns(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, &q, &t1);
+	assert_true(rd > 1.9 && rd < 2.2);
+	assert_true(t1 > rd * 0.8 * q.switch_cost && t1 < rd * 1.2 * q.switch_cost + 2e-6);
+	assert_true(bound_turns(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, &q, &t2) == rd);
+	NEAR(t2, t1);
+	double bar = bound_turns(COLL_OP_BARRIER, COLL_ALGO_AUTO, &q, NULL);
+	assert_true(bar > 1.9 && bar < 2.2);
+	double hd = bound_turns(COLL_OP_ALLREDUCE, COLL_ALGO_HALVING_DOUBLING, &q, NULL);
+	assert_true(hd > 3.8 && hd < 4.6);
+	q.switch_jitter = 0;
+	rd = bound_turns(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, &q, NULL);
+	assert_true(rd > 0.9 && rd < 1.2);
+	/* free switches (a solver's first guess): the turns still end */
+	q.switch_cost = 0;
+	bound_turns(COLL_OP_BARRIER, COLL_ALGO_AUTO, &q, &t1);
+	assert_true(t1 > 0 && t1 < 5e-6);  /* the poll windows alone */
+	q.switch_cost = 5e-6;
+
+	/* out of range: refused */
+	struct coll_req rq = mkreq(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 4, 8, 1, 1);
+	struct coll_sched *s = expand_ok(&rq);
+	struct coll_cost c;
+	q.switch_jitter = 1;
+	assert_int_equal(coll_cost(s, &q, &c), -EINVAL);
+	q.switch_jitter = -0.1;
+	assert_int_equal(coll_cost(s, &q, &c), -EINVAL);
+	q.switch_jitter = 0;
+	q.poll_window = -1e-7;
+	assert_int_equal(coll_cost(s, &q, &c), -EINVAL);
+	q.poll_window = 0;
+	assert_int_equal(coll_cost(s, &q, &c), 0);
+	coll_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1261,6 +1334,7 @@ int main(void)
 		cmocka_unit_test(test_sw_cmd_cost),
 		cmocka_unit_test(test_sw_ranks_per_core),
 		cmocka_unit_test(test_sw_shared_cores),
+		cmocka_unit_test(test_sw_bound_cores),
 		cmocka_unit_test(test_sw_cpu_copies),
 		cmocka_unit_test(test_sw_recv_copies),
 		cmocka_unit_test(test_sw_cross_costs),
