@@ -139,6 +139,18 @@ int PtlEQFree(ptl_handle_eq_t eq_handle)
 	return rc;
 }
 
+/* PtlEQGet found eq (of handle h) empty: one progress pass, then a second
+ * look. An EQ handler the pass runs may have freed eq (PtlEQFree): its
+ * handle is then invalid and its ring gone, not to be read. Lock held. */
+static __attribute__((noinline)) int ptl_eq_get_empty(ptl_handle_eq_t h, struct ptl_eq *eq, ptl_event_t *event)
+{
+	uint64_t frees = ptl_eq_frees;
+	ptl_progress_app();
+	if (frees != ptl_eq_frees && !(eq = ptl_eq_lookup(ptl_lib.ni, h)))
+		return PTL_EQ_INVALID;
+	return ptl_eq_take(eq, event);
+}
+
 int PtlEQGet(ptl_handle_eq_t eq_handle, ptl_event_t *event)
 {
 	if (!ptl_initialized())
@@ -152,10 +164,8 @@ int PtlEQGet(ptl_handle_eq_t eq_handle, ptl_event_t *event)
 		rc = PTL_SEGV;
 	} else {
 		rc = ptl_eq_take(eq, event);
-		if (rc == PTL_EQ_EMPTY) {
-			ptl_progress_app();
-			rc = ptl_eq_take(eq, event);
-		}
+		if (rc == PTL_EQ_EMPTY)
+			rc = ptl_eq_get_empty(eq_handle, eq, event);
 	}
 	ptl_unlock();
 	return rc;

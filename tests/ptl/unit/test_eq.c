@@ -5,7 +5,8 @@
  * events and the next read returns PTL_EQ_DROPPED with the oldest event that
  * survived, counting the lost ones; handlers run on post; PtlEQPoll over
  * several EQs and its timeout; a poll of one EQ that holds events already
- * (no progress pass); an EQ freed while a poll spins on it; a
+ * (no progress pass); an EQ freed while a poll spins on it, or while
+ * PtlEQGet's progress pass runs; a
  * spinning poll's hold of the library lock; how long a wait polls before
  * it sleeps; the dead-peer probe a wait asks before it sleeps (an answer
  * it fails ends the wait, a slice never outlasts its period);
@@ -643,6 +644,30 @@ static void test_poll_eq_freed_meanwhile(void **state)
 	assert_int_equal(ev.hdr_data, 0xa11);
 }
 
+/* PtlEQGet's progress pass may run an event handler that frees the EQ it
+ * reads (PtlEQFree): the call says PTL_EQ_INVALID and never reads the
+ * freed ring (it read it, and crashed); a handler that frees another EQ
+ * leaves the call's own take as it was. */
+static void test_get_eq_freed_meanwhile(void **state)
+{
+	(void)state;
+	ptl_handle_eq_t h[2] = { alloc_eq(4, NULL), alloc_eq(4, NULL) };
+	ptl_event_t ev;
+	free_in_progress = h[0];
+	assert_int_equal(PtlEQGet(h[0], &ev), PTL_EQ_INVALID);
+	assert_null(ptl_eq_lookup(&the_ni, h[0]));
+	assert_int_equal(PtlEQGet(h[0], &ev), PTL_EQ_INVALID);
+	h[0] = alloc_eq(4, NULL);
+	free_in_progress = h[0];
+	arrive_eq = eq_of(h[1]);
+	arrive_left = 1;
+	assert_int_equal(PtlEQGet(h[1], &ev), PTL_OK);
+	assert_int_equal(ev.hdr_data, 0xa11);
+	assert_null(ptl_eq_lookup(&the_ni, h[0]));
+	assert_int_equal(PtlEQGet(h[1], &ev), PTL_EQ_EMPTY);
+	assert_int_equal(atomic_load(&ptl_lib.lock.word), 0);
+}
+
 /* A spinning poll keeps the library lock from one pass to the next (a
  * release and a re-take are two locked instructions per pass) unless
  * another thread waits for it, or it yields: then it lets it go at once,
@@ -834,6 +859,7 @@ int main(void)
 		T(test_poll_late_event),
 		T(test_progress_delivers),
 		T(test_poll_eq_freed_meanwhile),
+		T(test_get_eq_freed_meanwhile),
 		T(test_poll_keeps_lock),
 		T(test_poll_one_queued),
 		T(test_poll_spins_then_sleeps),
