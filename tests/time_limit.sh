@@ -12,6 +12,12 @@
 # program, ptltool), and around ptlrun as a bound on ptlrun itself: its
 # own --timeout, which says what its ranks were doing, must come first.
 #
+# job_timeout SECONDS: the --timeout for a ptlrun job meant to end within
+# SECONDS. That, unless the test has a deadline, PTL_TEST_DEADLINE (seconds
+# since the epoch, set by tests/vm/vm-tests.sh): then no later than it,
+# and 1 s once it has passed. Why: a test whose own limit comes first
+# stops its ranks with the rest of it, without ptlrun's report on them.
+#
 # PROGRAM_LIMIT: the SECONDS for a program that ends in moments (on a
 # loaded machine's moments).
 PROGRAM_LIMIT=60
@@ -30,4 +36,16 @@ limited() {
 		li_rc=124
 	fi
 	return $li_rc
+}
+
+job_timeout() {
+	case ${PTL_TEST_DEADLINE:-} in
+	'' | *[!0-9]*)
+		echo "$1"
+		return 0
+		;;
+	esac
+	jt_left=$((PTL_TEST_DEADLINE - $(date +%s)))
+	[ "$jt_left" -ge 1 ] || jt_left=1
+	[ "$jt_left" -lt "$1" ] && echo "$jt_left" || echo "$1"
 }
