@@ -14,9 +14,12 @@
 #
 # job_timeout SECONDS: the --timeout for a ptlrun job meant to end within
 # SECONDS. That, unless the test has a deadline, PTL_TEST_DEADLINE (seconds
-# since the epoch, set by tests/vm/vm-tests.sh): then no later than it,
-# and 1 s once it has passed. Why: a test whose own limit comes first
-# stops its ranks with the rest of it, without ptlrun's report on them.
+# since the epoch, set by tests/vm/vm-tests.sh): then no later than it.
+# Why: a test whose own limit comes first stops its ranks with the rest
+# of it, without ptlrun's report on them. Once the deadline has passed it
+# says 1 and returns 1: a harness that goes on after a failed job
+# (tests/mpi's run) starts no more, each of which would be cut at once
+# with a report of its own, until the test's limit cut the reports.
 #
 # PROGRAM_LIMIT: the SECONDS for a program that ends in moments (on a
 # loaded machine's moments).
@@ -46,6 +49,9 @@ job_timeout() {
 		;;
 	esac
 	jt_left=$((PTL_TEST_DEADLINE - $(date +%s)))
-	[ "$jt_left" -ge 1 ] || jt_left=1
+	if [ "$jt_left" -lt 1 ]; then
+		echo 1
+		return 1
+	fi
 	[ "$jt_left" -lt "$1" ] && echo "$jt_left" || echo "$1"
 }
