@@ -250,7 +250,7 @@ void shm_sc_note(struct shm_sc *c, uint64_t now, uint64_t pos);
  * CMA), or, unchosen where the
  * local ranks outnumber the CPUs they may use (unless PTL_SHM_CMA=1),
  * by size (CROWDED): from SHM_CROWDED_CMA_MIN by CMA unsplit, below it
- * (or without CMA) bounced. CMA refused by the OS (EPERM) ends CMA with
+ * (or without CMA, or behind a move to that peer still queued) bounced. CMA refused by the OS (EPERM) ends CMA with
  * that peer (struct shm_bpeer.cma_refused), whatever the mode. */
 #define SHM_BULK_AUTO 1
 #define SHM_BULK_CMA 2
