@@ -139,6 +139,55 @@ int PtlEQFree(ptl_handle_eq_t eq_handle)
 	return rc;
 }
 
+/*
+ * PTL_PROGRESS_THREAD=0: a thread that polls with PtlEQGet never sleeps,
+ * so it never reaches a wait's dead-peer probe (ptl_peers_probe), and no
+ * progress thread probes for it (ptl_lease_probe): the answer of a shm
+ * peer that died would be polled for forever. So an empty PtlEQGet asks
+ * the probe too, at a price a poll loop does not notice: one load (the
+ * NI's count of operations in flight) while nothing is in flight, else a
+ * decrement, and every PTL_GET_PROBE_EVERY empty polls the probe's own
+ * test (a walk of the shm peers, a read of the coarse clock: the vDSO's,
+ * no system call); its system calls come once a PTL_PEER_PROBE_MS. A
+ * count of polls, not the clock, says when: a clock read per poll is
+ * what the wait keeps out of its polls too (every 64, PTL_WAIT_CLOCK_EVERY
+ * below). With a progress thread the thread probes (ptl_lease_probe).
+ * Lock held.
+ */
+#define PTL_GET_PROBE_EVERY 64
+static unsigned ptl_get_probe_in = PTL_GET_PROBE_EVERY;
+
+static inline bool ptl_eq_get_probe_due(void)
+{
+	if (ptl_lib.thread_running || !ptl_lib.ni || !ptl_lib.ni->ops.used || --ptl_get_probe_in)
+		return false;
+	ptl_get_probe_in = PTL_GET_PROBE_EVERY;
+	return true;
+}
+
+/* PtlEQGet found eq (of handle h) empty: one progress pass, then a second
+ * look, and if that finds nothing either, the dead-peer probe when due
+ * (above) and a last look if it failed any operation. An EQ handler the
+ * pass or the failures run may have freed eq (PtlEQFree): its handle is
+ * then invalid and its ring gone, not to be read. Lock held. */
+static __attribute__((noinline)) int ptl_eq_get_empty(ptl_handle_eq_t h, struct ptl_eq *eq, ptl_event_t *event)
+{
+	uint64_t frees = ptl_eq_frees;
+	ptl_progress_app();
+	if (frees != ptl_eq_frees && !(eq = ptl_eq_lookup(ptl_lib.ni, h)))
+		return PTL_EQ_INVALID;
+	int rc = ptl_eq_take(eq, event);
+	if (rc != PTL_EQ_EMPTY || !ptl_eq_get_probe_due())
+		return rc;
+	int ms;
+	frees = ptl_eq_frees;
+	if (!ptl_peers_probe(&ms))
+		return PTL_EQ_EMPTY;
+	if (frees != ptl_eq_frees && !(eq = ptl_eq_lookup(ptl_lib.ni, h)))
+		return PTL_EQ_INVALID;
+	return ptl_eq_take(eq, event);
+}
+
 int PtlEQGet(ptl_handle_eq_t eq_handle, ptl_event_t *event)
 {
 	if (!ptl_initialized())
@@ -152,10 +201,8 @@ int PtlEQGet(ptl_handle_eq_t eq_handle, ptl_event_t *event)
 		rc = PTL_SEGV;
 	} else {
 		rc = ptl_eq_take(eq, event);
-		if (rc == PTL_EQ_EMPTY) {
-			ptl_progress_app();
-			rc = ptl_eq_take(eq, event);
-		}
+		if (rc == PTL_EQ_EMPTY)
+			rc = ptl_eq_get_empty(eq_handle, eq, event);
 	}
 	ptl_unlock();
 	return rc;

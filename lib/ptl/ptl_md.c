@@ -157,9 +157,11 @@ bool ptl_md_autounlink(struct ptl_ni *ni, struct ptl_md *md)
 		 * PUT_END before it). */
 		ptl_event_t *e = ptl_eq_slot(eq);
 		e->type = PTL_EVENT_UNLINK;
+		/* This process unlinked it: the event names us, uid and jid
+		 * as well as id, as a SEND event does (not 0, "root, job 0"). */
 		e->initiator = ni->id;
-		e->uid = 0;
-		e->jid = 0;
+		e->uid = ptl_uid();
+		e->jid = ptl_jid();
 		e->pt_index = me ? me->pt_index : 0;
 		e->match_bits = me ? me->match_bits : 0;
 		e->rlength = 0;

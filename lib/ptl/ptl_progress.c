@@ -16,7 +16,9 @@
  * So a thread about to sleep while operations are in flight to such
  * peers sleeps for at most PTL_PEER_PROBE_MS, and looks at those peers
  * once that long has passed (ptl_peers_probe). With nothing in flight to
- * them its sleep has no timeout, as before.
+ * them its sleep has no timeout, as before. A thread that only polls
+ * never sleeps: the progress thread probes for it (ptl_lease_probe), or
+ * without one the polls do (ptl_eq.c: the waits', an empty PtlEQGet's).
  */
 #include "config.h"
 

@@ -54,8 +54,11 @@ stop() {
 }
 trap 'stop' EXIT
 trap 'exit 1' INT TERM HUP
+# The daemons' logs, each whole up to job_output's bound: why a step
+# failed (a plugin that did not load, a credential refused) is seldom in
+# a log's last lines.
 logs() {
-	for f in "$T"/log/*; do echo "--- $f"; tail -15 "$f"; done
+	for f in "$T"/log/*; do echo "--- $f"; job_output "$(cat "$f")"; done
 }
 
 # munged: our own key, socket, pid and log, as the munge user (it refuses

@@ -2,6 +2,7 @@
 B=${PTL_TOP_BUILDDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 PTLRUN="$B/tools/ptlrun"
 . "$(dirname "$0")/../job_output.sh"
+. "$(dirname "$0")/../time_limit.sh"
 fails=0
 # jobfail WHAT: a job (its output in $out) failed WHAT: all of its output
 # (job_output.sh), then the failure, counted.
@@ -16,7 +17,12 @@ run() {
 	while [ "$1" != "--" ]; do envs="$envs -x $1"; shift; done
 	shift
 	prog=$1; shift
-	out=$("$PTLRUN" -n "$n" --timeout 120 $envs "$B/tests/mpi/$prog" "$@" 2>&1)
+	if ! jlimit=$(job_timeout 120); then
+		echo "FAIL: ptlrun -n $n$envs $prog $*: not run, the test's deadline has passed"
+		fails=$((fails + 1))
+		return
+	fi
+	out=$("$PTLRUN" -n "$n" --timeout "$jlimit" $envs "$B/tests/mpi/$prog" "$@" 2>&1)
 	rc=$?
 	# A send the library never finished shows only as a slow MPI_Finalize.
 	if [ $rc -eq 0 ] && printf '%s\n' "$out" | grep -q 'MPI_Finalize gave up'; then

@@ -3,7 +3,8 @@
  * processes: ordering across ring wrap-around, re-entrant sends, a full
  * ring and its recovery, bulk moves by CMA and through bounce buffers
  * (forced, chosen, CMA refused), the chooser of the two fed made-up costs,
- * sleep/wake/kick/polling, dead peers, and no segment left in /dev/shm.
+ * sleep/wake/kick/polling, dead peers (by pid and start time: a pid given
+ * again), and no segment left in /dev/shm.
  */
 #include "config.h"
 
@@ -1315,6 +1316,23 @@ static int test_cpus(void)
 	return q > 0 && q < k ? q : k;
 }
 
+/* Pins this test (and so the ranks it forks) to the first CPU it may
+ * use: 2 ranks are then crowded on a host of many. *all: the CPUs it
+ * may use, for sched_setaffinity to restore. */
+static void one_cpu(cpu_set_t *all)
+{
+	cpu_set_t one;
+
+	assert_int_equal(sched_getaffinity(0, sizeof(*all), all), 0);
+	CPU_ZERO(&one);
+	for (int k = 0; k < CPU_SETSIZE; k++)
+		if (CPU_ISSET(k, all)) {
+			CPU_SET(k, &one);
+			break;
+		}
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+}
+
 static int body_bulk(struct sj_ctx *c, void *arg)
 {
 	int want = *(int *)arg;
@@ -1524,7 +1542,7 @@ static int body_queued(struct sj_ctx *c, void *arg)
 
 	SJ_CHECK(mem && img);
 	on_recv = bulk_recv;
-	if (nt) /* every class chose non-temporal stores (rank 0 leads) */
+	if (nt) /* every class chose non-temporal stores (rank 0 leads; not taken where crowded) */
 		for (int k = 0; k < SHM_CH_CLASSES; k++)
 			c->n->bp[1 - c->rank].ch[k] = (struct shm_choice){ .ready = 1, .pick = SHM_M_NT };
 	if (c->rank == 1) {
@@ -1542,6 +1560,7 @@ static int body_queued(struct sj_ctx *c, void *arg)
 		uint8_t *local, *want;
 		struct iovec iov[NQ][3];
 		uint64_t deadline, raddr;
+		int rc[NQ], nsync = 0, crowded = shm_bulk_crowded(c->n);
 
 		for (size_t m = 0; m < NQ; m++)
 			total += qmoves[m].len;
@@ -1568,27 +1587,40 @@ static int body_queued(struct sj_ctx *c, void *arg)
 			iov[m][0] = (struct iovec){ l, third };
 			iov[m][1] = (struct iovec){ l + third, third };
 			iov[m][2] = (struct iovec){ l + 2 * third, q->len - 2 * third };
-			SJ_CHECK(nal_shm_ops.bulk(c->n, 1, q->seed ? NAL_BULK_WRITE : NAL_BULK_READ, iov[m], 3,
-						  raddr + q->off, 0, q->len, iov[m]) == 1);
+			rc[m] = nal_shm_ops.bulk(c->n, 1, q->seed ? NAL_BULK_WRITE : NAL_BULK_READ, iov[m], 3,
+						 raddr + q->off, 0, q->len, iov[m]);
+			SJ_CHECK(rc[m] == 0 || rc[m] == 1);
+			nsync += rc[m] == 0;
 			at += q->len;
 		}
 		deadline = sj_now_ns() + 10000000000ULL;
-		while (ndone < (int)NQ) {
+		while (ndone < (int)NQ - nsync) {
 			nal_shm_ops.progress(c->n);
 			SJ_CHECK(sj_now_ns() < deadline);
 		}
-		SJ_CHECK(last_status == 0 && c->n->nbulk == 0);
-		for (size_t m = 0; m < NQ; m++) /* completed in the order asked */
-			SJ_CHECK(done_log[m] == iov[m]);
+		SJ_CHECK(c->n->nbulk == 0 && (nsync == (int)NQ || last_status == 0));
+		/* Each READ saw what the moves asked for before it wrote and
+		 * nothing after: a move done at once by CMA past queued ones
+		 * reads bytes they have yet to write, or writes bytes they
+		 * have yet to read. */
 		at = 0;
 		for (size_t m = 0; m < NQ; m++) {
-			if (!qmoves[m].seed)
-				SJ_CHECK(memcmp(local + at, want + at, qmoves[m].len) == 0);
+			if (!qmoves[m].seed && memcmp(local + at, want + at, qmoves[m].len) != 0)
+				fprintf(stderr, "rank 0: move %zu (a READ of %zu bytes, %s) did not read what "
+					"the moves before it left: a move passed another\n", m, qmoves[m].len,
+					rc[m] ? "queued" : "done at once");
+			SJ_CHECK(qmoves[m].seed || memcmp(local + at, want + at, qmoves[m].len) == 0);
 			at += qmoves[m].len;
 		}
+		/* None passed another: each queued behind the first, done in
+		 * the order asked. */
+		for (size_t m = 0; m < NQ; m++)
+			SJ_CHECK(rc[m] == 1 && done_log[m] == iov[m]);
 		shm_get_stats(c->n, &st);
 		SJ_CHECK(st.bounce_moves == NQ && st.cma_moves == 0);
-		SJ_CHECK(!nt || st.nt_moves == NQ);
+		/* Crowded, moves bounce by plain stores whatever the chooser
+		 * holds (bulk_mode). */
+		SJ_CHECK(crowded ? st.nt_moves == 0 : !nt || st.nt_moves == NQ);
 		free(local);
 		free(want);
 		bmsg = (struct bulk_msg){ .kind = 4 };
@@ -1599,6 +1631,9 @@ static int body_queued(struct sj_ctx *c, void *arg)
 	return sj_barrier(c);
 }
 
+/* Plain, by non-temporal stores, then with CMA permitted (the chooser's
+ * warm-up takes CMA moves, or where crowded moves of SHM_CROWDED_CMA_MIN
+ * and up go by CMA: none may pass the queue). */
 static void test_bulk_queued(void **state)
 {
 	int nt = 0;
@@ -1610,7 +1645,31 @@ static void test_bulk_queued(void **state)
 		nt = 1;
 		run(2, body_queued, &nt, 60, -1);
 	}
+	nt = 0;
 	unsetenv("PTL_SHM_CMA");
+	run(2, body_queued, &nt, 60, -1);
+}
+
+/* The same on one CPU (a 1-CPU container; here pinned): crowded, the
+ * large moves of the stream would go by CMA at once, ahead of the
+ * bounced ones queued before them; and the chooser's non-temporal
+ * stores are not taken. */
+static void test_bulk_queued_crowded(void **state)
+{
+	int nt = 0;
+	cpu_set_t all;
+
+	(void)state;
+	one_cpu(&all);
+	unsetenv("PTL_SHM_CMA");
+	run(2, body_queued, &nt, 60, -1);
+	if (TEST_NT) {
+		nt = 1;
+		setenv("PTL_SHM_CMA", "0", 1);
+		run(2, body_queued, &nt, 60, -1);
+		unsetenv("PTL_SHM_CMA");
+	}
+	assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
 }
 
 /* A peer killed with moves queued to it, some asked for and some not:
@@ -1679,7 +1738,7 @@ static void test_bulk_refused(void **state)
 static void test_bulk_crowded(void **state)
 {
 	int ncpu = test_cpus(), want = BULK_CROWDED;
-	cpu_set_t all, one;
+	cpu_set_t all;
 
 	(void)state;
 	if (ncpu + 1 <= SJ_MAX) {
@@ -1690,14 +1749,7 @@ static void test_bulk_crowded(void **state)
 		run(ncpu + 1, body_bulk, &want, 60, -1);
 		unsetenv("PTL_SHM_CMA");
 	}
-	assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
-	CPU_ZERO(&one);
-	for (int k = 0; k < CPU_SETSIZE; k++)
-		if (CPU_ISSET(k, &all)) {
-			CPU_SET(k, &one);
-			break;
-		}
-	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+	one_cpu(&all);
 	want = BULK_CROWDED;
 	run(2, body_bulk, &want, 60, -1);
 	assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
@@ -2795,6 +2847,200 @@ static void test_dead_peer(void **state)
 	run(2, body_dead, NULL, 20, 1);
 }
 
+/* The same, the dead rank's pid since given to another process (the
+ * test's, the ranks' parent, standing in for whatever the kernel gave
+ * it to): a check by pid alone found that one alive, and the sends
+ * waited for good; by its start time it is another process. */
+static int body_dead_reused(struct sj_ctx *c, void *arg)
+{
+	static uint8_t buf[4096];
+	uint64_t deadline = sj_now_ns() + 8000000000ULL;
+	int rc;
+
+	(void)arg;
+	on_recv = NULL;
+	if (c->rank == 1) {
+		nal_shm_ops.progress(c->n);
+		SJ_CHECK(sj_barrier(c) == 0);
+		raise(SIGKILL);
+		return 1;
+	}
+	SJ_CHECK(sj_barrier(c) == 0);
+	SJ_CHECK(atomic_load(&c->n->ranks[1].start) != 0);
+	atomic_store(&c->n->ranks[1].pid, (int32_t)getppid());
+	while ((rc = nal_shm_ops.send(c->n, 1, buf, sizeof(buf), NULL, 0)) != NAL_EPEER) {
+		SJ_CHECK(rc == 0 || rc == NAL_EAGAIN);
+		nal_shm_ops.progress(c->n);
+		SJ_CHECK(sj_now_ns() < deadline);
+	}
+	SJ_CHECK(nfailed == 1 && last_failed == 1);
+	SJ_CHECK(nal_shm_ops.peer_check(c->n, 1) == 1 && nfailed == 1);
+	return 0;
+}
+
+static void test_dead_peer_reused(void **state)
+{
+	(void)state;
+	run(2, body_dead_reused, NULL, 20, 1);
+}
+
+/* ---- who a peer is: its pid and start time (struct shm_rank) */
+
+/* Field 22 of /proc/<pid>/stat and the state, read here on their own,
+ * not by the reader under test; 0 if unreadable. */
+static uint64_t proc_start(pid_t pid, char *state)
+{
+	char path[64], buf[1024], *s;
+	unsigned long long t;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	s = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	if (!s || !(s = strrchr(buf, ')')) ||
+	    sscanf(s + 2, "%c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu", state, &t) != 2)
+		return 0;
+	return t;
+}
+
+/* A NAL of two local ranks whose peer's entry says pid and start, for
+ * shm_peer_check alone (nothing else of the NAL is set up). */
+static struct nal pc_n;
+static struct shm_rank pc_ranks[2];
+static struct shm_bpeer pc_bp[2];
+static uint8_t pc_dead[2];
+static int pc_l2g[2] = { 0, 1 };
+
+static struct nal *pc_nal(pid_t pid, uint64_t start)
+{
+	memset(&pc_n, 0, sizeof(pc_n));
+	memset(pc_ranks, 0, sizeof(pc_ranks));
+	memset(pc_bp, 0, sizeof(pc_bp));
+	memset(pc_dead, 0, sizeof(pc_dead));
+	pc_n.size = pc_n.lsize = 2;
+	pc_n.ranks = pc_ranks;
+	pc_n.me = &pc_ranks[0];
+	pc_n.bp = pc_bp;
+	pc_n.dead = pc_dead;
+	pc_n.l2g = pc_l2g;
+	pc_n.up = ups;
+	for (int i = 0; i < 2; i++)
+		pc_bp[i].qtail = &pc_bp[i].q;
+	atomic_store(&pc_ranks[1].pid, (int32_t)pid);
+	atomic_store(&pc_ranks[1].start, start);
+	nfailed = 0;
+	last_failed = -1;
+	return &pc_n;
+}
+
+/* test_peer_check_who's peer stand-in, killed and reaped by the
+ * teardown whatever became of the test (it holds the test's stdout). */
+static pid_t pc_child = -1;
+
+static int pc_teardown(void **state)
+{
+	(void)state;
+	if (pc_child > 0) {
+		kill(pc_child, SIGKILL);
+		waitpid(pc_child, NULL, 0);
+	}
+	pc_child = -1;
+	return 0;
+}
+
+/* Polls /proc until pid's state is want (5 s at most). */
+static int proc_wait_state(pid_t pid, char want)
+{
+	char st = 0;
+
+	for (int i = 0; i < 5000; i++) {
+		if (proc_start(pid, &st) && st == want)
+			return 0;
+		usleep(1000);
+	}
+	return -1;
+}
+
+/* shm_proc_stat reads what /proc says of a process, and says when there
+ * is no such process. */
+static void test_proc_stat(void **state)
+{
+	char st = 0, want_st = 0;
+	uint64_t start = 0;
+	pid_t child;
+
+	(void)state;
+	assert_int_equal(shm_proc_stat(getpid(), &st, &start), 0);
+	assert_int_equal(st, 'R');
+	assert_true(start != 0);
+	assert_true(start == proc_start(getpid(), &want_st));
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0)
+		_exit(0);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	errno = 0;
+	assert_int_equal(shm_proc_stat(child, &st, &start), -1);
+	assert_int_equal(errno, ENOENT);
+}
+
+/* A peer's entry names a live process: it lives only if that process
+ * started when the entry says (else the pid was given again since the
+ * peer died); a zombie and a reaped process are dead; with no start
+ * published (no /proc where the peer ran) kill(0) alone decides. */
+static void test_peer_check_who(void **state)
+{
+	struct nal *n;
+	uint64_t t;
+	char st;
+	pid_t child;
+
+	(void)state;
+	pc_child = child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	t = proc_start(child, &st);
+	assert_true(t != 0);
+
+	n = pc_nal(child, t); /* the live peer itself */
+	assert_int_equal(shm_peer_check(n, 1, 1), 0);
+	assert_int_equal(pc_dead[1], 0);
+	assert_int_equal(nfailed, 0);
+
+	n = pc_nal(child, t + 1); /* its pid, another start: not the peer */
+	assert_int_equal(shm_peer_check(n, 1, 1), 1);
+	assert_int_equal(pc_dead[1], 1);
+	assert_int_equal(nfailed, 1);
+	assert_int_equal(last_failed, 1);
+	assert_int_equal(shm_peer_check(n, 1, 1), 1); /* told once */
+	assert_int_equal(nfailed, 1);
+	n = pc_nal(child, t > 1 ? t - 1 : 2);
+	assert_int_equal(shm_peer_check(n, 1, 1), 1);
+
+	n = pc_nal(child, 0); /* no start published: kill(0) says alive */
+	assert_int_equal(shm_peer_check(n, 1, 1), 0);
+
+	assert_int_equal(kill(child, SIGKILL), 0);
+	assert_int_equal(proc_wait_state(child, 'Z'), 0);
+	n = pc_nal(child, t); /* a zombie: dead, whoever it is */
+	assert_int_equal(shm_peer_check(n, 1, 1), 1);
+	n = pc_nal(child, 0);
+	assert_int_equal(shm_peer_check(n, 1, 1), 1);
+
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	pc_child = -1;
+	n = pc_nal(child, t); /* reaped: no such process */
+	assert_int_equal(shm_peer_check(n, 1, 1), 1);
+	n = pc_nal(child, 0);
+	assert_int_equal(shm_peer_check(n, 1, 1), 1);
+	assert_int_equal(nfailed, 1);
+}
+
 /* ---- one rank alone: open/start/close, props */
 
 static int body_alone(struct sj_ctx *c, void *arg)
@@ -3103,6 +3349,7 @@ int main(void)
 		cmocka_unit_test(test_bulk_bounce),
 		cmocka_unit_test(test_bulk_nt),
 		cmocka_unit_test(test_bulk_queued),
+		cmocka_unit_test(test_bulk_queued_crowded),
 		cmocka_unit_test(test_bulk_queued_dead),
 		cmocka_unit_test(test_bulk_refused),
 		cmocka_unit_test(test_bulk_crowded),
@@ -3128,6 +3375,9 @@ int main(void)
 		cmocka_unit_test(test_sleep_wake),
 		cmocka_unit_test(test_wake_race),
 		cmocka_unit_test(test_dead_peer),
+		cmocka_unit_test(test_dead_peer_reused),
+		cmocka_unit_test(test_proc_stat),
+		cmocka_unit_test_teardown(test_peer_check_who, pc_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

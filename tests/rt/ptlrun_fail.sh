@@ -39,7 +39,7 @@ run 7 "$PTLRUN" --timeout 60 -n 3 "$FAIL" abort 1 7
 has "$ERR" 'ptlrun: rank 1 \(pid [0-9]+\) aborted the job with code 7: rank 1 gives up'
 count "$ERR" 'ptlrun: .*' 1
 # rt_abort alone says it itself.
-env -u PTL_RT_FD "$FAIL" abort 0 5 >"$OUT" 2>"$ERR"
+limited "$PROGRAM_LIMIT" env -u PTL_RT_FD "$FAIL" abort 0 5 >"$OUT" 2>"$ERR"
 [ $? -eq 5 ] || fail "rt_abort alone did not exit 5"
 has "$ERR" 'ptl: abort with code 5: rank 0 gives up'
 

@@ -4,7 +4,7 @@
 . "${PTL_TOP_SRCDIR:-$(dirname "$0")/../..}/tests/rt/rt_common.sh"
 
 # Alone: rank 0 of 1, singleton backend.
-env -u PTL_RT_FD "$KVS" >"$OUT" 2>"$ERR" || fail "rt_kvs alone failed"
+limited "$PROGRAM_LIMIT" env -u PTL_RT_FD "$KVS" >"$OUT" 2>"$ERR" || fail "rt_kvs alone failed"
 has "$OUT" 'rank 0 of 1 ok \(local 0/1 backend singleton jobid [0-9a-f]{16}\)'
 
 for n in 1 4; do
@@ -61,7 +61,7 @@ if [ "$(nproc)" -ge 2 ] && [ "$cpus" = "0-$(($(nproc) - 1))" ]; then
 	has "$OUT" "rank 2 cpus $((2 % $(nproc)))"
 fi
 # --bind-to none (the default) leaves the mask alone.
-env -u PTL_RT_FD "$FAIL" cpu >"$TMP/alone" || fail "rt_fail cpu alone"
+limited "$PROGRAM_LIMIT" env -u PTL_RT_FD "$FAIL" cpu >"$TMP/alone" || fail "rt_fail cpu alone"
 run 0 "$PTLRUN" --timeout 60 -n 2 --bind-to none "$FAIL" cpu
 has "$OUT" "$(sed 's/rank 0/rank 1/' "$TMP/alone")"
 

@@ -31,9 +31,9 @@ if command -v eu-stack >/dev/null || command -v gdb >/dev/null; then
 	sleep 30 &
 	sp=$!
 	if command -v eu-stack >/dev/null; then
-		eu-stack -p $sp >/dev/null 2>&1
+		limited "$PROGRAM_LIMIT" eu-stack -p $sp >/dev/null
 	else
-		gdb -p $sp -batch -nx -q -ex bt >/dev/null 2>&1
+		limited "$PROGRAM_LIMIT" gdb -p $sp -batch -nx -q -ex bt >/dev/null
 	fi
 	attach=$?
 	kill $sp 2>/dev/null

@@ -5,6 +5,10 @@ set -u
 B=${PTL_TOP_BUILDDIR:-.}
 T=$B/tools/ptltool
 fail() { echo "FAIL: $*"; [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null; exit 1; }
+. "$(dirname "$0")/../time_limit.sh"
+# each answers in moments: one that hangs is stopped and named
+ptltool() { limited "$PROGRAM_LIMIT" "$T" "$@"; }
+eq_holder() { limited "$PROGRAM_LIMIT" "$B/tests/tools/eq_holder" "$@"; }
 
 out=$(mktemp); fork_out=$(mktemp); trap 'rm -f "$out" "$fork_out"' EXIT
 # 10 self-puts into an EQ of 8: 2 overwritten (each put logs one PUT_END).
@@ -13,13 +17,13 @@ pid=$!
 for i in $(seq 100); do grep -q ready "$out" && break; sleep 0.1; done
 grep -q "ready $pid" "$out" || fail "eq_holder did not start"
 # Into PtlEQWait's sleep (it polls briefly first; slow under load).
-for i in $(seq 100); do "$T" ps | grep -q "^ *$pid .* waiting " && break; sleep 0.1; done
+for i in $(seq 100); do ptltool ps | grep -q "^ *$pid .* waiting " && break; sleep 0.1; done
 
-ps_out=$("$T" ps) || fail "ptltool ps failed"
+ps_out=$(ptltool ps) || fail "ptltool ps failed"
 echo "$ps_out" | grep -E "^ *$pid .* 0 +1 up +3 waiting +self +eq_holder" >/dev/null ||
 	fail "ptltool ps does not list pid $pid as waiting: $ps_out"
 
-eq_out=$("$T" eq "$pid") || fail "ptltool eq $pid failed"
+eq_out=$(ptltool eq "$pid") || fail "ptltool eq $pid failed"
 echo "$eq_out"
 echo "$eq_out" | grep -q "process $pid (eq_holder): rank 0 of 1, job [0-9a-f]\{16\}, NALs self, blocked in PtlEQWait/PtlEQPoll" || fail "header"
 echo "$eq_out" | grep -q "status registers: drops 0, permission violations 0" || fail "status registers"
@@ -32,17 +36,17 @@ echo "$eq_out" | grep -q "seq 2 .*PTL_EVENT_PUT_END" || fail "oldest surviving e
 echo "$eq_out" | grep -q "seq 1 .*PTL_EVENT_PUT_END" && fail "overwritten event seq 1 shown"
 
 job=$(echo "$eq_out" | sed -n 's/.*job \([0-9a-f]\{16\}\).*/\1/p' | head -1)
-"$T" eq --job "$job" --rank 0 | grep -q "process $pid " || fail "eq --job --rank did not find the process"
+ptltool eq --job "$job" --rank 0 | grep -q "process $pid " || fail "eq --job --rank did not find the process"
 
 # The process is still blocked and unaffected.
 kill -0 "$pid" || fail "process died while ptltool looked"
 # Another process's sweep of dead processes' views leaves a live one's.
-"$B/tests/tools/eq_holder" fini | grep -q "^fini " || fail "eq_holder fini (live view)"
+eq_holder fini | grep -q "^fini " || fail "eq_holder fini (live view)"
 [ -e "/dev/shm/ptl.view.$pid" ] && [ -e "/dev/shm/ptl.view.$pid.eq2" ] ||
 	fail "a live process's view was removed"
 # A child forked without exec that frees its copy of an EQ, ends Portals
 # and exits leaves its parent's view and EQ alone.
-"$B/tests/tools/eq_holder" fork >"$fork_out" 2>&1
+eq_holder fork >"$fork_out" 2>&1
 grep -q "^view kept" "$fork_out" || fail "a forked child's exit removed its parent's view"
 grep -q "^eq kept" "$fork_out" || fail "a forked child's PtlEQFree removed its parent's EQ object"
 grep -q "^eq freed gone" "$fork_out" || fail "the parent's PtlEQFree left its EQ object"
@@ -58,17 +62,17 @@ else
 fi
 
 # Errors.
-"$T" eq 999999999 2>&1 | grep -q "no ptl process 999999999 on this host" || fail "missing process message"
-"$T" eq 999999999 >/dev/null 2>&1; [ $? = 1 ] || fail "missing process exit status"
-"$T" eq abc >/dev/null 2>&1; [ $? = 2 ] || fail "bad pid exit status"
-"$T" eq --job zz --rank 0 2>&1 | grep -q "not a job id" || fail "bad job message"
-"$T" eq --job "$job" --rank 0 2>&1 | grep -q "no live rank 0 of job" || fail "dead job message"
+ptltool eq 999999999 2>&1 | grep -q "no ptl process 999999999 on this host" || fail "missing process message"
+ptltool eq 999999999 >/dev/null 2>&1; [ $? = 1 ] || fail "missing process exit status"
+ptltool eq abc >/dev/null 2>&1; [ $? = 2 ] || fail "bad pid exit status"
+ptltool eq --job zz --rank 0 2>&1 | grep -q "not a job id" || fail "bad job message"
+ptltool eq --job "$job" --rank 0 2>&1 | grep -q "no live rank 0 of job" || fail "dead job message"
 # The next ptl process to start removes the dead one's views, and its own
 # at the end; a FIFO under a view's name (anyone can make one in
 # /dev/shm) neither stops it nor is removed.
 fifo=/dev/shm/ptl.view.2147483647
 rm -f "$fifo"; mkfifo "$fifo" || fail "mkfifo $fifo"
-fini=$(timeout 60 "$B/tests/tools/eq_holder" fini | sed -n 's/^fini //p')
+fini=$(eq_holder fini | sed -n 's/^fini //p')
 [ -p "$fifo" ] || fail "the sweep removed a FIFO"
 rm -f "$fifo"
 [ -n "$fini" ] || fail "eq_holder fini did not finish (blocked on a FIFO named as a view?)"
@@ -79,14 +83,14 @@ if [ "$own_shm" = 1 ] && { [ -e "/dev/shm/ptl.view.$pid" ] || [ -e "/dev/shm/ptl
 fi
 # A FIFO under a starting process's own view name fails its PtlInit at
 # once (PTL_FAIL), saying so.
-out3=$(timeout 60 "$B/tests/tools/eq_holder" fifo 2>&1)
+out3=$(eq_holder fifo 2>&1)
 echo "$out3" | grep -q "^fifo rc PTL_FAIL" ||
 	fail "PtlInit with a FIFO as its view: $out3"
 echo "$out3" | grep -q "is not a regular file of ours: no view, no EQs" || fail "PtlInit's FIFO message: $out3"
 # nor ptltool, looking at a live process (this shell) with such a name
 fifo=/dev/shm/ptl.view.$$
 rm -f "$fifo"; mkfifo "$fifo" || fail "mkfifo $fifo"
-out2=$(timeout 60 "$T" eq $$ 2>&1); rc=$?
+out2=$(ptltool eq $$ 2>&1); rc=$?
 rm -f "$fifo"
 [ $rc = 124 ] && fail "ptltool eq blocked on a FIFO named as a view"
 echo "$out2" | grep -q "no ptl process $$" || fail "ptltool eq on a FIFO: $out2"
@@ -94,7 +98,7 @@ echo "$out2" | grep -q "no ptl process $$" || fail "ptltool eq on a FIFO: $out2"
 # another pid namespace sharing /dev/shm, with the same pid) fails its
 # PtlInit too (PTL_FAIL), once it has waited ~2 s for a sweeper to let go.
 t0=$(date +%s)
-out4=$(timeout 60 "$B/tests/tools/eq_holder" busy 2>&1); rc=$?
+out4=$(eq_holder busy 2>&1); rc=$?
 t1=$(date +%s)
 [ $rc = 0 ] || fail "eq_holder busy exited $rc: $out4"
 echo "$out4" | grep -q "^busy rc PTL_FAIL" || fail "PtlInit with its view held by a live process: $out4"
@@ -103,7 +107,7 @@ echo "$out4" | grep -q "^ptl: /dev/shm/ptl\.view\.[0-9]* is held by another live
 echo "PtlInit with its view held answered after $((t1 - t0)) s"
 left=$(ls /dev/shm | grep -E "^ptl\.view\.($pid|$fini)(\.|$)")
 [ -z "$left" ] || fail "views left in /dev/shm: $left"
-"$T" ps extra >/dev/null 2>&1; [ $? = 2 ] || fail "ps with an argument"
-"$T" nosuch 2>&1 | grep -q "unknown command 'nosuch'" || fail "unknown command"
-"$T" info | grep -q "^nal shm: *built" || fail "info lists shm"
+ptltool ps extra >/dev/null 2>&1; [ $? = 2 ] || fail "ps with an argument"
+ptltool nosuch 2>&1 | grep -q "unknown command 'nosuch'" || fail "unknown command"
+ptltool info | grep -q "^nal shm: *built" || fail "info lists shm"
 echo PASS

@@ -36,6 +36,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 CACHE=${PTL_VM_CACHE:-/var/cache/ptl-vm}
 TIMEOUT=${PTL_VM_TIMEOUT:-300}
 
+. "$here/../job_output.sh"
+
 skip() { echo "SKIP: $me: $*" >&2; exit 77; }
 fail() { echo "$me: $*" >&2; exit 99; }
 have() { command -v "$1" >/dev/null 2>&1; }
@@ -237,8 +239,10 @@ fi
 {
 	echo "---- qemu.log"
 	cat "$JOB/qemu.log"
-	echo "---- console.log (last 30 lines)"
-	tail -n 30 "$JOB/console.log"
+	# whole up to job_output's bound: where a boot or a job went wrong
+	# is seldom in the console's last lines
+	echo "---- console.log"
+	job_output "$(cat "$JOB/console.log")"
 } >&2 2>/dev/null
 # qemu itself not starting (e.g. no usable accelerator) is this machine's
 # limitation, not a test failure.

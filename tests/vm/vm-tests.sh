@@ -18,16 +18,34 @@
 # status> <test>.log" (vm-common.sh's vm_show_failed shows the logs of the
 # tests that failed or never finished). Exit status: 1 if any test failed,
 # 77 if all skipped, else 0. Every test has a time limit (PTL_VM_TEST_TIMEOUT,
-# seconds, default 90; the MPI ones PTL_VM_MPI_TIMEOUT, default 300).
+# seconds, default 90; the MPI ones PTL_VM_MPI_TIMEOUT, default 300): its
+# ptlrun jobs end by then, with ptlrun's report on a hung one; the test
+# itself is stopped 60 s later (report_margin below).
 set -u
 out=$1
 shift
 B=${PTL_TOP_BUILDDIR:?set PTL_TOP_BUILDDIR to the build tree}
 S=${PTL_TOP_SRCDIR:-$B}
+. "$S/tests/time_limit.sh"
 limit=${PTL_VM_TEST_TIMEOUT:-90}
 # MPI programs at 2-3 ranks on the VM's 2 vCPUs: 10-60 s on an idle host, five
 # times that on a loaded one
 mpi_limit=${PTL_VM_MPI_TIMEOUT:-300}
+# Why a test's jobs and the test itself have two limits: timeout(1) stops
+# the test's whole process group, ranks included, and ranks stopped that
+# way say nothing of what they waited for; ptlrun's own --timeout says
+# which ranks still ran and where each was (threads, system calls,
+# stacks) before it stops them, so it must come first. Each ptlrun
+# --timeout in a test is capped at the test's limit (PTL_TEST_DEADLINE,
+# read by tests/time_limit.sh's job_timeout), however many jobs the test
+# runs one after another and whatever each asks for; this margin after it
+# is for the report (a stack tool gets up to 20 s a rank; slow under
+# emulation) and for the test to print the output it captured. The outer
+# stop is not narrowed to the test's shell: a job whose output the test
+# captures ($(...): tests/mpi's run, t_x_ring) would lose its report with
+# the shell, and what hangs outside ptlrun (test_verbs, ibv_rc_pingpong)
+# has nothing else to end it.
+report_margin=60
 mkdir -p "$out"
 
 # Runs a server in the background and a client against it on rxe0.
@@ -133,13 +151,13 @@ t_mpi() {
 # collective at 2 and 3 ranks.
 t_mpi_p2p() {
 	[ -x "$B/tests/mpi/mpi_p2p" ] || { echo "tests/mpi/mpi_p2p is not built"; return 77; }
-	PTL_NAL=verbs "$B/tools/ptlrun" -n 2 --timeout 200 "$B/tests/mpi/mpi_p2p" &&
-		PTL_NAL=verbs PTL_MPI_EAGER_LIMIT=1024 "$B/tools/ptlrun" -n 2 --timeout 200 "$B/tests/mpi/mpi_p2p"
+	PTL_NAL=verbs "$B/tools/ptlrun" -n 2 --timeout "$(job_timeout 200)" "$B/tests/mpi/mpi_p2p" &&
+		PTL_NAL=verbs PTL_MPI_EAGER_LIMIT=1024 "$B/tools/ptlrun" -n 2 --timeout "$(job_timeout 200)" "$B/tests/mpi/mpi_p2p"
 }
 t_mpi_coll() {
 	[ -x "$B/tests/mpi/mpi_coll" ] || { echo "tests/mpi/mpi_coll is not built"; return 77; }
-	PTL_NAL=verbs "$B/tools/ptlrun" -n 2 --timeout 200 "$B/tests/mpi/mpi_coll" &&
-		PTL_NAL=verbs "$B/tools/ptlrun" -n 3 --timeout 200 "$B/tests/mpi/mpi_coll"
+	PTL_NAL=verbs "$B/tools/ptlrun" -n 2 --timeout "$(job_timeout 200)" "$B/tests/mpi/mpi_coll" &&
+		PTL_NAL=verbs "$B/tools/ptlrun" -n 3 --timeout "$(job_timeout 200)" "$B/tests/mpi/mpi_coll"
 }
 # Buffers malloc'ed and freed (and mapped by hand) around every transfer:
 # the registration cache must move the memory there now, and must not free
@@ -150,7 +168,7 @@ t_mpi_regfree() {
 	local e
 	for e in PTL_VERBS_REG_CACHE=1 PTL_MPI_EAGER_LIMIT=1048576 PTL_VERBS_REG_CACHE=0; do
 		echo "== $e"
-		env PTL_NAL=verbs "$e" "$B/tools/ptlrun" -n 2 --timeout 200 "$B/tests/vm/mpi_regfree" 4 || return 1
+		env PTL_NAL=verbs "$e" "$B/tools/ptlrun" -n 2 --timeout "$(job_timeout 200)" "$B/tests/vm/mpi_regfree" 4 || return 1
 	done
 }
 # Without CAP_IPC_LOCK (every normal user) pinned memory counts against
@@ -168,7 +186,7 @@ t_mpi_regfree_memlock() {
 	for drop in -ipc_lock -ipc_lock,-sys_admin; do
 		echo "== capabilities $drop, memlock 8 MiB"
 		o=$(PTL_NAL=verbs PTL_VERBS_DEBUG=1 setpriv --bounding-set=$drop --inh-caps=$drop \
-			prlimit --memlock=8388608 "$B/tools/ptlrun" -n 2 --timeout 200 "$B/tests/vm/mpi_regfree" 4 2>&1)
+			prlimit --memlock=8388608 "$B/tools/ptlrun" -n 2 --timeout "$(job_timeout 200)" "$B/tests/vm/mpi_regfree" 4 2>&1)
 		rc=$?
 		echo "$o"
 		[ $rc = 0 ] || return 1
@@ -182,7 +200,7 @@ t_mpi_regfree_memlock() {
 }
 t_ring_over_verbs() {
 	[ -x "$B/examples/ring" ] || return 77
-	PTL_NAL=verbs "$B/tools/ptlrun" -n 3 --timeout 60 "$B/examples/ring"
+	PTL_NAL=verbs "$B/tools/ptlrun" -n 3 --timeout "$(job_timeout 60)" "$B/examples/ring"
 }
 
 # ---- across two VMs
@@ -192,7 +210,7 @@ agent() { "$S/tests/vm/vm-agent.sh" "$@"; }
 x_run() {
 	local np=$1
 	shift
-	PTL_NAL=verbs "$B/tools/ptlrun" --timeout "${PTL_VM_X_JOB_TIMEOUT:-80}" \
+	PTL_NAL=verbs "$B/tools/ptlrun" --timeout "$(job_timeout "${PTL_VM_X_JOB_TIMEOUT:-80}")" \
 		--hosts "$PTL_VM_ME,$PTL_VM_PEER" --agent "$S/tests/vm/vm-agent.sh {host}" \
 		--kvs-addr "$PTL_VM_ME" -x PTL_NAL -n "$np" "$@"
 }
@@ -284,14 +302,20 @@ for t in $all; do
 	esac
 	tl=$limit
 	case $t in mpi*) tl=$mpi_limit ;; esac
-	timeout -k 5 "$tl" bash -c "$(declare -f pair agent x_run rxe_pkts ${fn%% *}); B='$B' S='$S'; $fn" >"$log" 2>&1
+	stop=$((tl + report_margin))
+	PTL_TEST_DEADLINE=$(($(date +%s) + tl)) timeout -k 5 "$stop" bash -c \
+		"$(declare -f job_timeout pair agent x_run rxe_pkts ${fn%% *}); B='$B' S='$S'; $fn" >"$log" 2>&1
 	rc=$?
 	d=$(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $a }")
 	echo "$rc $(basename "$log")" >>"$out/results"
+	# 124 is also ptlrun's status at its --timeout: the test's own limit
+	# is the one that took all of its time
+	[ $rc = 124 ] && [ "${d%.*}" -lt "$stop" ] && rc=124-job
 	case $rc in
 	0) echo "PASS $t (${d}s)"; ran=1 ;;
 	77) echo "SKIP $t (${d}s)" ;;
-	124) echo "FAIL $t (timed out after ${tl}s; log $log)"; failed=1; ran=1 ;;
+	124) echo "FAIL $t (timed out after ${stop}s; log $log)"; failed=1; ran=1 ;;
+	124-job) echo "FAIL $t (rc 124, ${d}s: a job's --timeout; ptlrun's report in $log)"; failed=1; ran=1 ;;
 	*) echo "FAIL $t (rc $rc, ${d}s; log $log)"; failed=1; ran=1 ;;
 	esac
 done

@@ -12,7 +12,8 @@
  * writers share a cache line or an adjacent-line prefetch pair):
  *
  *   [0]            struct shm_seg_hdr        magic, version, L, sizes, offsets
- *   rank_off       struct shm_rank[L]        per local rank: futex state word, pid, CPU mask
+ *   rank_off       struct shm_rank[L]        per local rank: futex state word, pid and start
+ *                                            time, CPU mask
  *   ring_off       L*L rings, ring_stride each; ring (src, dst) at index
  *                  src*L+dst (src == dst unused): struct shm_ring_ctl
  *                  (consumer's published head) then ring_size data bytes
@@ -77,7 +78,7 @@
 #include "nal/nal.h"
 
 #define SHM_MAGIC 0x70746c73686d3031ULL /* "ptlshm01" */
-#define SHM_VERSION 6u /* 2: SHM_REC_HELP (a version-1 peer would drop it and leave the mover waiting); 3: ack, SHM_RF_REWIND; 4: SHM_HELP_FAILED; 5: small records end on a line; 6: a lap's first record rewinds, its consumer zeroes its words; SHM_HELP_PICK */
+#define SHM_VERSION 7u /* 2: SHM_REC_HELP (a version-1 peer would drop it and leave the mover waiting); 3: ack, SHM_RF_REWIND; 4: SHM_HELP_FAILED; 5: small records end on a line; 6: a lap's first record rewinds, its consumer zeroes its words; SHM_HELP_PICK; 7: struct shm_rank.start */
 #define SHM_ALIGN 128u /* two cache lines: the adjacent-line prefetcher pairs them */
 
 /* hdr + payload, when the ring is big enough (a quarter ring: rings of
@@ -249,7 +250,7 @@ void shm_sc_note(struct shm_sc *c, uint64_t now, uint64_t pos);
  * CMA), or, unchosen where the
  * local ranks outnumber the CPUs they may use (unless PTL_SHM_CMA=1),
  * by size (CROWDED): from SHM_CROWDED_CMA_MIN by CMA unsplit, below it
- * (or without CMA) bounced. CMA refused by the OS (EPERM) ends CMA with
+ * (or without CMA, or behind a move to that peer still queued) bounced. CMA refused by the OS (EPERM) ends CMA with
  * that peer (struct shm_bpeer.cma_refused), whatever the mode. */
 #define SHM_BULK_AUTO 1
 #define SHM_BULK_CMA 2
@@ -370,7 +371,16 @@ struct shm_seg_hdr {
 #define SHM_CPU_WORDS 16 /* u64 words of a published CPU mask: 1024 CPUs, a cpu_set_t */
 struct shm_rank {
 	_Alignas(SHM_ALIGN) _Atomic uint32_t state; /* SHM_ST_*, futex word (shared futex) */
+	/* Who the rank is, for shm_peer_check, stored at attach (pid by a
+	 * release store after start). A pid alone is not: once the rank
+	 * dies the kernel may give it to any new process, which would keep
+	 * a dead peer alive for good. start is the process's start time
+	 * (field 22 of /proc/<pid>/stat, clock ticks since boot), which no
+	 * later process with that pid shares; 0: the rank could not read
+	 * its own entry (no /proc, or not its pid namespace's), so only
+	 * kill(0) tells. */
 	_Atomic int32_t pid;
+	_Atomic uint64_t start;
 	/* The CPUs the rank may run on (its affinity at attach), published
 	 * (release) by ncpu, their count (0: not yet): the host's ranks
 	 * together may use the union (shm_bulk_crowded). */
@@ -618,6 +628,11 @@ int shm_ring_put(struct nal *n, int li, uint32_t type, const void *a, size_t ale
 		 const void *b, size_t blen);
 int shm_pending(struct nal *n);
 int shm_peer_check(struct nal *n, int li, int force);
+/* What /proc/<pid>/stat says of process pid: its state letter (R, S, Z,
+ * ...) and start time (struct shm_rank.start). 0, or -1 with errno set
+ * (ENOENT: no such process, or no /proc). A system call and a file read:
+ * never on a send or receive path. */
+int shm_proc_stat(pid_t pid, char *state, uint64_t *start);
 
 /* shm_bulk.c */
 /* PTL_SHM_CMA's value e: 1 forced, 0 forbidden, -1 chosen (unset; any

@@ -79,7 +79,10 @@
  * change that the follower had started before it heard); in a ping-pong
  * the two sides' moves are alike, and the leader's time them as well.
  * A move that would go by CMA while a move to the same peer still waits
- * in the bounce area's queue goes the queued one's way instead, neither
+ * in the bounce area's queue goes the queued one's way instead, in every
+ * mode: CMA copies inside bulk(), so it would land, and complete, before
+ * the moves asked for earlier (a READ of bytes a queued WRITE has yet to
+ * write, a WRITE under a queued READ; shm_bulk). Chosen, it is neither
  * taken nor told, its time only sampled (ch_take says why: in a stream of
  * gets the two timed each other).
  * PTL_SHM_CMA=1 forces CMA (long moves split unless crowded), PTL_SHM_CMA=0
@@ -905,12 +908,23 @@ static int ch_led(const struct nal *n, int li, const struct shm_choice *c)
 	return ch_follows(n, li) && c->word;
 }
 
-/* What ch_take would return, not counted; -1 where it decides as it goes. */
+/* What ch_take would return, not counted; -1 where it decides as it
+ * goes (led, the leader's method not permitted to us: never CMA, the one
+ * method that can be). Where the chooser decides as it goes (its warm-up,
+ * a pick no longer permitted) a take on a copy says: the warm-up's CMA
+ * moves must not pass queued ones either. */
 static int ch_next(const struct nal *n, int li, const struct shm_choice *c, unsigned mask)
 {
+	int m;
+
 	if (ch_led(n, li, c))
 		return mask >> c->told & 1 ? c->told : -1;
-	return shm_choice_next(c, mask);
+	if ((m = shm_choice_next(c, mask)) < 0) {
+		struct shm_choice t = *c;
+
+		m = shm_choice_take(&t, mask);
+	}
+	return m;
 }
 
 /* The method our next move to li in c's class takes. Led: the leader's
@@ -922,11 +936,12 @@ static int ch_next(const struct nal *n, int li, const struct shm_choice *c, unsi
  * in the class.
  * Behind a move to li still queued through the segment (queued: the last
  * one's method, else -1), a move that would go by CMA goes by queued
- * instead (after the warm-up, whose samples are checked by early
- * probes): neither taken nor told, its time only sampled into its own
+ * instead: neither taken nor told, its time only sampled into its own
  * method's estimate (*joined), and a CMA probe due waits for the queue to
- * empty (shm_choice_defer). Why: CMA copies inside bulk(), and the queued
- * moves' slots wait meanwhile, so each would be timed with the other's
+ * empty (shm_choice_defer), a CMA warm-up move for a move with nothing
+ * queued (a window's first). Why: CMA copies inside bulk(), so it would
+ * land and complete before the queued moves (the file's header); and
+ * their slots wait meanwhile, so each would be timed with the other's
  * work in it. A stream of 64 KiB gets here (mpi_pingpong b65536: 32 in a
  * window, each served from the sender's progress) stayed on CMA at 96 -
  * 102 ps per byte a move while the probes of bounce and NT, each
@@ -1106,6 +1121,12 @@ int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 	       : mode == SHM_BULK_CMA || (mode == SHM_BULK_CROWDED && len >= SHM_CROWDED_CMA_MIN && cma_allowed(n, li))
 		       ? SHM_M_CMA
 		       : SHM_M_BOUNCE;
+	/* Not past the moves still queued to li (the file's header says
+	 * why): crowded moves of SHM_CROWDED_CMA_MIN and up, and any other
+	 * CMA move that gets here (ch_take joins the chooser's itself, with
+	 * their timing). */
+	if (m == SHM_M_CMA && bp->q)
+		m = bp->qmethod;
 	if (m == SHM_M_CMA) {
 		uint64_t t0 = ch ? shm_now_ns() : 0;
 

@@ -437,39 +437,64 @@ static void shm_props(struct nal *n, struct nal_props *p)
 	p->has_bulk = 1;
 }
 
+int shm_proc_stat(pid_t pid, char *state, uint64_t *start)
+{
+	char path[64], buf[1024], *s;
+	int field = 3; /* s then at the state, the third field */
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	s = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	/* The name in parentheses may hold spaces and ')': the fields
+	 * count from the last ')'. */
+	if (!s || !(s = strrchr(buf, ')')) || s[1] != ' ') {
+		errno = EINVAL;
+		return -1;
+	}
+	s += 2;
+	*state = *s;
+	while (field < 22 && (s = strchr(s, ' ')))
+		s++, field++;
+	if (!s || *s < '0' || *s > '9') {
+		errno = EINVAL;
+		return -1;
+	}
+	*start = strtoull(s, NULL, 10);
+	return 0;
+}
+
 /* Is the peer's process gone? Called when something to it is stuck, when
  * the application asks (PtlRtRankFailed), or once a second while this
  * process waits with operations in flight to the peer (nal_ops.peer_check,
  * lib/ptl's ptl_peers_probe): a sleeping process sees no stuck send.
- * A zombie (killed, not yet reaped) still answers kill(0), so look at its
- * state too. force: check now, whatever the time. */
+ * Gone: no process has its pid, or the one that has is a zombie (killed,
+ * not yet reaped: it still answers kill(0)), or it is another process,
+ * started since (its start time is not the one the peer published: the
+ * pid was given again). force: check now, whatever the time. */
 int shm_peer_check(struct nal *n, int li, int force)
 {
 	pid_t pid;
-	char path[64], buf[256], *s;
-	FILE *f;
-	int gone = 0;
+	uint64_t start, now_start;
+	char state;
+	int gone;
 
 	(void)force;
 	if (n->dead[li])
 		return 1;
-	pid = (pid_t)atomic_load_explicit(&n->ranks[li].pid, memory_order_relaxed);
+	pid = (pid_t)atomic_load_explicit(&n->ranks[li].pid, memory_order_acquire);
 	if (pid <= 0)
 		return 0;
-	if (kill(pid, 0) != 0 && errno == ESRCH) {
+	start = atomic_load_explicit(&n->ranks[li].start, memory_order_relaxed);
+	if (kill(pid, 0) != 0 && errno == ESRCH)
 		gone = 1;
-	} else {
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-		f = fopen(path, "r");
-		if (!f) {
-			gone = errno == ENOENT;
-		} else {
-			if (fgets(buf, sizeof(buf), f) && (s = strrchr(buf, ')')) && s[1] == ' ' &&
-			    (s[2] == 'Z' || s[2] == 'X'))
-				gone = 1;
-			fclose(f);
-		}
-	}
+	else if (shm_proc_stat(pid, &state, &now_start) == 0)
+		gone = state == 'Z' || state == 'X' || (start && now_start != start);
+	else /* a peer that read its own entry had one: gone since (ENOENT) */
+		gone = start && errno == ENOENT;
 	if (!gone)
 		return 0;
 	n->dead[li] = 1;

@@ -89,6 +89,22 @@ static void publish_cpus(struct nal *n)
 	atomic_store_explicit(&n->me->ncpu, cnt ? cnt : 1, memory_order_release);
 }
 
+/* Our pid and start time into our shm_rank (struct shm_rank says why
+ * both): read once here, at attach, so that a peer's check compares
+ * them with what /proc says then. Read by our pid, as a peer will, not
+ * by /proc/self: an entry we cannot find so is one the peers cannot
+ * either, and they must not take its absence for our death (start 0). */
+static void publish_self(struct nal *n)
+{
+	uint64_t start = 0;
+	char state;
+
+	if (shm_proc_stat(getpid(), &state, &start) != 0)
+		start = 0;
+	atomic_store_explicit(&n->me->start, start, memory_order_relaxed);
+	atomic_store_explicit(&n->me->pid, (int32_t)getpid(), memory_order_release);
+}
+
 static uint64_t align_up(uint64_t v, uint64_t a)
 {
 	return (v + a - 1) / a * a;
@@ -232,7 +248,7 @@ int shm_seg_create(struct nal *n)
 	n->hdr->jobid = n->jobid;
 	atomic_store_explicit(&n->hdr->attached, 1, memory_order_relaxed);
 	shm_seg_layout(n);
-	atomic_store_explicit(&n->me->pid, (int32_t)getpid(), memory_order_relaxed);
+	publish_self(n);
 	publish_cpus(n);
 	/* Publishes the header: an attacher that sees 1 sees everything above. */
 	atomic_store_explicit(&n->hdr->initialized, 1, memory_order_release);
@@ -279,7 +295,7 @@ int shm_seg_attach(struct nal *n)
 	n->seg_len = (size_t)sb.st_size;
 	n->hdr = h;
 	shm_seg_layout(n);
-	atomic_store_explicit(&n->me->pid, (int32_t)getpid(), memory_order_relaxed);
+	publish_self(n);
 	publish_cpus(n);
 	atomic_fetch_add_explicit(&h->attached, 1, memory_order_acq_rel);
 	return 0;

@@ -15,6 +15,7 @@ shm) ;;
 esac
 d=$(dirname "$0")
 . "$d/../../job_output.sh"
+. "$d/../../time_limit.sh"
 err=$(mktemp)
 trap 'rm -f "$err" "$err.out" "$err.all"' EXIT
 fail() { echo "bulk_report: $*" >&2; sed 's/^/  /' "$err" >&2; exit 1; }
@@ -71,7 +72,7 @@ run
 # the peer, the receiver, which streamed nothing, says nothing of it
 pp=$PTL_TOP_BUILDDIR/bench/ptl_pingpong
 if [ -x "$pp" ]; then
-	job ptl_pingpong env PTL_SHM_BULK_REPORT=1 "$PTL_TOP_BUILDDIR/tools/ptlrun" -n 2 --timeout 60 "$pp" \
+	job ptl_pingpong env PTL_SHM_BULK_REPORT=1 "$PTL_TOP_BUILDDIR/tools/ptlrun" -n 2 --timeout "$(job_timeout 60)" "$pp" \
 		--max-lat 8 --max-bw 4096 2
 	grep -q "^ptl shm bulk: rank 0 peer 1 stream pick [a-z]* switches [0-9][0-9]* plain $m nt $m\$" "$err" ||
 		fail "no stream line for the 4 KiB puts"

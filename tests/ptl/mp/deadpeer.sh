@@ -6,9 +6,10 @@
 # (tests/ptl/mp/mp_deadpeer.c).
 set -u
 : "${PTL_TOP_BUILDDIR:?run through make check}"
+. "$(dirname "$0")/../../time_limit.sh"
 run() {
 	echo "deadpeer.sh: $*"
-	env "$@" "$PTL_TOP_BUILDDIR/tools/ptlrun" -n 4 --timeout 90 "$PTL_TOP_BUILDDIR/tests/ptl/mp/mp_deadpeer" ||
+	env "$@" "$PTL_TOP_BUILDDIR/tools/ptlrun" -n 4 --timeout "$(job_timeout 90)" "$PTL_TOP_BUILDDIR/tests/ptl/mp/mp_deadpeer" ||
 		{ echo "FAIL: deadpeer.sh with $*"; exit 1; }
 }
 run PTL_PROGRESS_THREAD=1

@@ -6,6 +6,7 @@
 # shm's: the verbs NAL wakes for its keepalive while peers are up.
 set -u
 : "${PTL_TOP_BUILDDIR:?run through make check}"
+. "$(dirname "$0")/../../time_limit.sh"
 case ${PTL_NAL:-shm} in
 shm) ;;
 *)	echo "idle.sh: counts the wake-ups of shm's sleep, not run with PTL_NAL=$PTL_NAL"
@@ -15,4 +16,4 @@ if [ "${PTL_TEST_VALGRIND:-0}" = 1 ]; then
 	echo "idle.sh: not run under valgrind (it counts the threads' sleeps)"
 	exit 77
 fi
-PTL_PROGRESS_THREAD=1 exec "$PTL_TOP_BUILDDIR/tools/ptlrun" -n 2 --timeout 60 "$PTL_TOP_BUILDDIR/tests/ptl/mp/mp_idle"
+PTL_PROGRESS_THREAD=1 exec "$PTL_TOP_BUILDDIR/tools/ptlrun" -n 2 --timeout "$(job_timeout 60)" "$PTL_TOP_BUILDDIR/tests/ptl/mp/mp_idle"

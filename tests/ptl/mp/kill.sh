@@ -8,9 +8,10 @@ if [ "${PTL_TEST_VALGRIND:-0}" = 1 ]; then
 	exit 77
 fi
 . "${PTL_TOP_SRCDIR:-$(dirname "$0")/../../..}/tests/own_shm.sh"
+. "$(dirname "$0")/../../time_limit.sh"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ptl-mp-kill.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-"$PTL_TOP_BUILDDIR/tools/ptlrun" -n 3 --timeout 60 "$PTL_TOP_BUILDDIR/tests/ptl/mp/mp_kill" \
+"$PTL_TOP_BUILDDIR/tools/ptlrun" -n 3 --timeout "$(job_timeout 60)" "$PTL_TOP_BUILDDIR/tests/ptl/mp/mp_kill" \
 	>"$tmp/out" 2>"$tmp/err"
 rc=$?
 cat "$tmp/out" "$tmp/err"

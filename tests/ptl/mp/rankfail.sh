@@ -3,4 +3,5 @@
 # others, who stay alive to each other (tests/ptl/mp/mp_rankfail.c).
 set -u
 : "${PTL_TOP_BUILDDIR:?run through make check}"
-exec "$PTL_TOP_BUILDDIR/tools/ptlrun" -n 3 --timeout 90 "$PTL_TOP_BUILDDIR/tests/ptl/mp/mp_rankfail"
+. "$(dirname "$0")/../../time_limit.sh"
+exec "$PTL_TOP_BUILDDIR/tools/ptlrun" -n 3 --timeout "$(job_timeout 90)" "$PTL_TOP_BUILDDIR/tests/ptl/mp/mp_rankfail"

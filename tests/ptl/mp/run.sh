@@ -6,6 +6,7 @@
 set -u
 : "${PTL_TOP_BUILDDIR:?run through make check (or set PTL_TOP_BUILDDIR)}"
 : "${PTL_TOP_SRCDIR:=$PTL_TOP_BUILDDIR}"
+. "$(dirname "$0")/../../time_limit.sh"
 np=$1
 prog=$PTL_TOP_BUILDDIR/tests/ptl/mp/$2
 shift 2
@@ -15,9 +16,9 @@ done
 if [ "${PTL_TEST_VALGRIND:-0}" = 1 ]; then
 	PTL_TEST_SMALL=1
 	export PTL_TEST_SMALL
-	exec "$PTL_TOP_BUILDDIR/tools/ptlrun" -n "$np" --timeout 900 \
+	exec "$PTL_TOP_BUILDDIR/tools/ptlrun" -n "$np" --timeout "$(job_timeout 900)" \
 		valgrind -q --error-exitcode=99 --leak-check=full \
 		--errors-for-leak-kinds=definite \
 		--suppressions="$PTL_TOP_SRCDIR/tests/ptl/mp/valgrind.supp" "$prog"
 fi
-exec "$PTL_TOP_BUILDDIR/tools/ptlrun" -n "$np" --timeout 60 "$prog"
+exec "$PTL_TOP_BUILDDIR/tools/ptlrun" -n "$np" --timeout "$(job_timeout 60)" "$prog"

@@ -5,10 +5,12 @@
  * events and the next read returns PTL_EQ_DROPPED with the oldest event that
  * survived, counting the lost ones; handlers run on post; PtlEQPoll over
  * several EQs and its timeout; a poll of one EQ that holds events already
- * (no progress pass); an EQ freed while a poll spins on it; a
- * spinning poll's hold of the library lock; how long a wait polls before
- * it sleeps; the dead-peer probe a wait asks before it sleeps (an answer
- * it fails ends the wait, a slice never outlasts its period);
+ * (no progress pass); an EQ freed while a poll spins on it, or while
+ * PtlEQGet's progress pass runs; a spinning poll's hold of the library
+ * lock; how long a wait polls before it sleeps; the dead-peer probe a
+ * wait asks before it sleeps (an answer it fails ends the wait, a slice
+ * never outlasts its period), and a PtlEQGet poll loop without a progress
+ * thread every 64 empty polls while operations are in flight;
  * PtlEQAlloc/Free and their errors.
  *
  * ptl_eq.c and ptl_handle.c are compiled in; the NI, the view objects and
@@ -643,6 +645,30 @@ static void test_poll_eq_freed_meanwhile(void **state)
 	assert_int_equal(ev.hdr_data, 0xa11);
 }
 
+/* PtlEQGet's progress pass may run an event handler that frees the EQ it
+ * reads (PtlEQFree): the call says PTL_EQ_INVALID and never reads the
+ * freed ring (it read it, and crashed); a handler that frees another EQ
+ * leaves the call's own take as it was. */
+static void test_get_eq_freed_meanwhile(void **state)
+{
+	(void)state;
+	ptl_handle_eq_t h[2] = { alloc_eq(4, NULL), alloc_eq(4, NULL) };
+	ptl_event_t ev;
+	free_in_progress = h[0];
+	assert_int_equal(PtlEQGet(h[0], &ev), PTL_EQ_INVALID);
+	assert_null(ptl_eq_lookup(&the_ni, h[0]));
+	assert_int_equal(PtlEQGet(h[0], &ev), PTL_EQ_INVALID);
+	h[0] = alloc_eq(4, NULL);
+	free_in_progress = h[0];
+	arrive_eq = eq_of(h[1]);
+	arrive_left = 1;
+	assert_int_equal(PtlEQGet(h[1], &ev), PTL_OK);
+	assert_int_equal(ev.hdr_data, 0xa11);
+	assert_null(ptl_eq_lookup(&the_ni, h[0]));
+	assert_int_equal(PtlEQGet(h[1], &ev), PTL_EQ_EMPTY);
+	assert_int_equal(atomic_load(&ptl_lib.lock.word), 0);
+}
+
 /* A spinning poll keeps the library lock from one pass to the next (a
  * release and a re-take are two locked instructions per pass) unless
  * another thread waits for it, or it yields: then it lets it go at once,
@@ -796,6 +822,69 @@ static void test_wait_probe_frees_eq(void **state)
 	assert_int_equal(ev.hdr_data, 0xdead);
 }
 
+/* Without a progress thread a thread that polls with PtlEQGet (it never
+ * reaches a wait's sleep, nor its probe) asks the dead-peer probe itself:
+ * never while nothing is in flight (the NI counts no operation), else
+ * once every 64 empty polls, and the failed answer of a peer the probe
+ * finds dead comes out of that same call (the poll loop waited for it
+ * forever). With a progress thread, which probes for it, never. */
+static void test_get_probes_when_due(void **state)
+{
+	(void)state;
+	ptl_handle_eq_t h = alloc_eq(4, NULL);
+	ptl_event_t ev;
+	for (int i = 0; i < 200; i++)
+		expect_empty(h);
+	assert_int_equal(probe_calls, 0);
+	the_ni.ops.used = 1;
+	for (int round = 1; round <= 3; round++) {
+		for (int i = 0; i < 64; i++)
+			expect_empty(h);
+		assert_int_equal(probe_calls, round);
+	}
+	probe_dead_eq = eq_of(h);
+	int polls = 1, rc;
+	while ((rc = PtlEQGet(h, &ev)) == PTL_EQ_EMPTY && polls < 1000)
+		polls++;
+	assert_int_equal(rc, PTL_OK);
+	assert_true(polls <= 64);
+	assert_int_equal(probe_calls, 4);
+	assert_int_equal(ev.type, PTL_EVENT_ACK);
+	assert_int_equal(ev.ni_fail_type, PTL_NI_FAIL);
+	assert_int_equal(ev.hdr_data, 0xdead);
+	assert_int_equal(progress_calls, 200 + 3 * 64 + polls); /* a pass at every empty poll */
+	expect_empty(h);
+	assert_int_equal(atomic_load(&ptl_lib.lock.word), 0);
+
+	ptl_lib.thread_running = true;
+	probe_calls = 0;
+	for (int i = 0; i < 200; i++)
+		expect_empty(h);
+	assert_int_equal(probe_calls, 0);
+}
+
+/* A probe of PtlEQGet's whose failures ran a handler that freed the EQ it
+ * reads: PTL_EQ_INVALID, the freed ring never read; the failed answer is
+ * on the other EQ. */
+static void test_get_probe_frees_eq(void **state)
+{
+	(void)state;
+	ptl_handle_eq_t h[2] = { alloc_eq(4, NULL), alloc_eq(4, NULL) };
+	ptl_event_t ev;
+	the_ni.ops.used = 1;
+	probe_dead_eq = eq_of(h[1]);
+	probe_free_eq = h[0];
+	int polls = 1, rc;
+	while ((rc = PtlEQGet(h[0], &ev)) == PTL_EQ_EMPTY && polls < 1000)
+		polls++;
+	assert_int_equal(rc, PTL_EQ_INVALID);
+	assert_true(polls <= 64);
+	assert_null(ptl_eq_lookup(&the_ni, h[0]));
+	assert_int_equal(PtlEQGet(h[1], &ev), PTL_OK);
+	assert_int_equal(ev.hdr_data, 0xdead);
+	assert_int_equal(atomic_load(&ptl_lib.lock.word), 0);
+}
+
 /* Without a progress thread a wait sleeps in the NAL in slices of 10 ms;
  * with answers due from peers the probe must look at, no slice outlasts
  * the time to the next look, and the wait asks again after each. */
@@ -834,12 +923,15 @@ int main(void)
 		T(test_poll_late_event),
 		T(test_progress_delivers),
 		T(test_poll_eq_freed_meanwhile),
+		T(test_get_eq_freed_meanwhile),
 		T(test_poll_keeps_lock),
 		T(test_poll_one_queued),
 		T(test_poll_spins_then_sleeps),
 		T(test_wait_ends_on_probe),
 		T(test_wait_probe_frees_eq),
 		T(test_wait_sleeps_until_probe),
+		T(test_get_probes_when_due),
+		T(test_get_probe_frees_eq),
 	};
 	return cmocka_run_group_tests_name("ptl_eq", tests, NULL, NULL);
 }

@@ -93,6 +93,8 @@ static int setup(void **state)
 			return -1;
 	nposted = 0;
 	destroyed_me = NULL;
+	ptl_lib.uid = 0; /* a test may set them */
+	ptl_lib.jid = 0;
 	return 0;
 }
 
@@ -607,7 +609,9 @@ static void test_autounlink_takes_me(void **state)
 }
 
 /* An UNLINK is written straight into its EQ slot: every field is its own,
- * none is what the slot held from the last lap round the ring. */
+ * none is what the slot held from the last lap round the ring. It names
+ * this process, the one that unlinked: its id, uid and jid (as a SEND
+ * event does), not uid 0 and jid 0, which read as root's, job 0's. */
 static void test_autounlink_event_fields(void **state)
 {
 	(void)state;
@@ -615,6 +619,8 @@ static void test_autounlink_event_fields(void **state)
 	ptl_handle_md_t h;
 	ptl_handle_me_t meh;
 	the_ni.id = (ptl_process_id_t){ 7, 3 };
+	ptl_lib.uid = 1234;
+	ptl_lib.jid = 56;
 	memset(PTL_VIEW_EQ_EVENTS(rings[0]), 0xa5, 8 * sizeof(ptl_event_t));
 	struct ptl_md *md = bound_md(&h, buf, 8, 0, PTL_MD_OP_PUT, PTL_UNLINK);
 	md->md.user_ptr = buf;
@@ -627,8 +633,8 @@ static void test_autounlink_event_fields(void **state)
 	assert_int_equal(e->type, PTL_EVENT_UNLINK);
 	assert_int_equal(e->initiator.nid, 7);
 	assert_int_equal(e->initiator.pid, 3);
-	assert_int_equal(e->uid, 0);
-	assert_int_equal(e->jid, 0);
+	assert_int_equal(e->uid, 1234);
+	assert_int_equal(e->jid, 56);
 	assert_int_equal(e->pt_index, 5);
 	assert_int_equal(e->match_bits, 0xfeed);
 	assert_int_equal(e->rlength, 0);
@@ -652,6 +658,8 @@ static void test_autounlink_event_fields(void **state)
 	assert_int_equal(nposted, 1);
 	assert_int_equal(posted[0].pt_index, 0);
 	assert_int_equal(posted[0].match_bits, 0);
+	assert_int_equal(posted[0].uid, 1234);
+	assert_int_equal(posted[0].jid, 56);
 	assert_int_equal(posted[0].sequence, 6);
 }
 

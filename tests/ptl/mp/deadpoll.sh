@@ -1,0 +1,14 @@
+#!/bin/sh
+# A target that dies with rank 0's ACK'd put in flight, rank 0 polling
+# with PtlEQGet alone (never a wait): the failed ACK libptl makes in its
+# stead comes within seconds, without a progress thread (an empty PtlEQGet
+# looks at the dead peer itself) and with one (tests/ptl/mp/mp_deadpoll.c).
+set -u
+: "${PTL_TOP_BUILDDIR:?run through make check}"
+run() {
+	echo "deadpoll.sh: $*"
+	env "$@" "$PTL_TOP_BUILDDIR/tools/ptlrun" -n 2 --timeout 90 "$PTL_TOP_BUILDDIR/tests/ptl/mp/mp_deadpoll" ||
+		{ echo "FAIL: deadpoll.sh with $*"; exit 1; }
+}
+run PTL_PROGRESS_THREAD=0
+run PTL_PROGRESS_THREAD=1

@@ -1,0 +1,143 @@
+/*
+ * A dead target's answer to a process that polls (driven by deadpoll.sh,
+ * 2 ranks, without and with a progress thread): rank 0 puts to rank 1
+ * with an ACK requested and then only polls, PtlEQGet after PtlEQGet,
+ * never waiting in PtlEQWait or PtlEQPoll. Rank 1 dies in its EQ handler
+ * at the put's PUT_START, DELAY_S after it (rank 0 polls by then), before
+ * it acknowledges (_exit without PtlFini: ptlrun lets the job run on).
+ *
+ * The shm NAL sees a death only when it looks, and libptl looks once a
+ * second while answers are due (ptl_peers_probe): in a wait, in the
+ * progress thread, and - what this tests - in an empty PtlEQGet when no
+ * progress thread runs (PTL_PROGRESS_THREAD=0), which before never
+ * looked, so the loop polled for the ACK forever. The failed ACK, made by
+ * libptl in rank 1's stead, must come within prompt_s of the poll's
+ * start; a watchdog ends a poll that hangs after hang_s, saying what it
+ * polled for.
+ */
+#include <portals3.h>
+#include <ptl_runtime.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mp_plain.h"
+
+#define PT 5
+#define BITS 0xdeadull
+#define DELAY_S 0.3 /* rank 1 dies this long after the put's START */
+/* The ACK within prompt_s of the poll's start: on shm DELAY_S, a probe
+ * period (1 s) and slack; the verbs NAL's keepalive and retries take
+ * seconds (tests/vm runs the mp tests over PTL_NAL=verbs). The watchdog
+ * ends a poll of hang_s: it hangs. */
+static double prompt_s = 6;
+static unsigned hang_s = 20;
+
+/* Rank 1's EQ handler: its first event is the START of rank 0's put, and
+ * it dies DELAY_S later, the ACK never sent. */
+static void die(ptl_event_t *ev)
+{
+	(void)ev;
+	nanosleep(&(struct timespec){ 0, (long)(DELAY_S * 1e9) }, NULL);
+	fflush(stdout);
+	_exit(0);
+}
+
+static char waiting_for[200];
+
+static void watchdog(int sig)
+{
+	(void)sig;
+	char msg[320];
+	int n = snprintf(msg, sizeof msg, "rank 0: still polling PtlEQGet after %u s for %s: libptl did not notice "
+			 "that rank 1 died\n", hang_s, waiting_for);
+	if (n > 0 && write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1) < 0)
+		_exit(3);
+	_exit(2);
+}
+
+int main(void)
+{
+	int maxif;
+	ptl_handle_ni_t ni;
+	CHECK(PtlInit(&maxif) == PTL_OK);
+	CHECK(PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, NULL, NULL, &ni) == PTL_OK);
+	me = PtlRtRank();
+	CHECK(PtlRtSize() == 2);
+	static char buf[64];
+	const ptl_process_id_t any = { PTL_NID_ANY, PTL_PID_ANY };
+	ptl_handle_eq_t eq;
+	if (me == 1) {
+		ptl_handle_me_t mh;
+		ptl_handle_md_t md;
+		ptl_md_t t = { .start = buf, .length = sizeof buf, .threshold = PTL_MD_THRESH_INF,
+			       .options = PTL_MD_OP_PUT };
+		CHECK(PtlEQAlloc(ni, 8, die, &eq) == PTL_OK);
+		t.eq_handle = eq;
+		CHECK(PtlMEAttach(ni, PT, any, BITS, 0, PTL_RETAIN, PTL_INS_AFTER, &mh) == PTL_OK);
+		CHECK(PtlMDAttach(mh, t, PTL_RETAIN, &md) == PTL_OK);
+		CHECK(PtlRtBarrier() == PTL_OK);
+		ptl_event_t ev;
+		int which;
+		PtlEQPoll(&eq, 1, 30000, &ev, &which); /* die() ends us first */
+		fprintf(stderr, "rank 1: rank 0's put never came\n");
+		return 1;
+	}
+
+	ptl_process_id_t target;
+	CHECK(PtlRtId(1, &target) == PTL_OK);
+	CHECK(PtlEQAlloc(ni, 8, PTL_EQ_HANDLER_NONE, &eq) == PTL_OK);
+	ptl_md_t m = { .start = buf, .length = 8, .threshold = PTL_MD_THRESH_INF,
+		       .options = PTL_MD_EVENT_START_DISABLE, .eq_handle = eq };
+	ptl_handle_md_t md;
+	CHECK(PtlMDBind(ni, m, PTL_RETAIN, &md) == PTL_OK);
+	const char *pt = getenv("PTL_PROGRESS_THREAD");
+	snprintf(waiting_for, sizeof waiting_for, "the ACK of its put to rank 1 (PTL_PROGRESS_THREAD=%s)",
+		 pt ? pt : "unset");
+	const char *nal = getenv("PTL_NAL");
+	if (nal && *nal && strcmp(nal, "shm")) {
+		prompt_s = 30;
+		hang_s = 60;
+	}
+	CHECK(PtlRtBarrier() == PTL_OK);
+	CHECK(PtlPut(md, PTL_ACK_REQ, target, PT, 0, BITS, 0, 0) == PTL_OK);
+
+	/* Only PtlEQGet: the put's SEND_END (8 bytes go inline: logged by
+	 * the call), then the ACK libptl makes for the dead target. */
+	signal(SIGALRM, watchdog);
+	alarm(hang_s);
+	const double t0 = now_s();
+	long polls = 0;
+	ptl_event_t ev[2];
+	for (int k = 0; k < 2; k++) {
+		int rc;
+		while ((rc = PtlEQGet(eq, &ev[k])) == PTL_EQ_EMPTY)
+			polls++;
+		CHECK(rc == PTL_OK);
+	}
+	alarm(0);
+	const double took = now_s() - t0;
+	printf("rank 0: the failed ACK came %.2f s into the poll, after %ld empty PtlEQGet calls\n", took, polls);
+	CHECK(ev[0].type == PTL_EVENT_SEND_END);
+	CHECK(ev[0].ni_fail_type == PTL_NI_OK);
+	CHECK(ev[1].type == PTL_EVENT_ACK);
+	CHECK(ev[1].ni_fail_type == PTL_NI_FAIL);
+	CHECK(ev[1].mlength == 0);
+	CHECK(ev[1].initiator.nid == target.nid && ev[1].initiator.pid == target.pid);
+	if (took > prompt_s) {
+		fprintf(stderr, "rank 0: the failed ACK came %.2f s into the poll, more than %.0f s\n", took,
+			prompt_s);
+		return 1;
+	}
+	ptl_event_t extra;
+	CHECK(PtlEQGet(eq, &extra) == PTL_EQ_EMPTY);
+	CHECK(PtlPut(md, PTL_ACK_REQ, target, PT, 0, BITS, 0, 0) == PTL_FAIL); /* it is known dead */
+	CHECK(PtlMDUnlink(md) == PTL_OK);
+	CHECK(PtlEQFree(eq) == PTL_OK);
+	PtlNIFini(ni);
+	PtlFini();
+	return 0;
+}

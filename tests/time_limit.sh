@@ -1,0 +1,57 @@
+# Sourced by the test scripts that run programs or jobs which could hang,
+# from beside them ("$(dirname "$0")/../time_limit.sh" and the like, as
+# tests/job_output.sh is), so that a hang fails its test and says what
+# hung, instead of holding up make check until CI's own limit ends it
+# with nothing said.
+#
+# limited SECONDS COMMAND [ARG...]: runs COMMAND under timeout(1). One
+# still running after SECONDS is stopped (SIGTERM to its process group,
+# SIGKILL 5 s later), and "<script>: HUNG: COMMAND ... still running after
+# SECONDS s; stopped" goes to stderr; the status is then timeout's 124.
+# For a program that ends on its own in moments (a single-process test
+# program, ptltool), and around ptlrun as a bound on ptlrun itself: its
+# own --timeout, which says what its ranks were doing, must come first.
+#
+# job_timeout SECONDS: the --timeout for a ptlrun job meant to end within
+# SECONDS. That, unless the test has a deadline, PTL_TEST_DEADLINE (seconds
+# since the epoch, set by tests/vm/vm-tests.sh): then no later than it.
+# Why: a test whose own limit comes first stops its ranks with the rest
+# of it, without ptlrun's report on them. Once the deadline has passed it
+# says 1 and returns 1: a harness that goes on after a failed job
+# (tests/mpi's run) starts no more, each of which would be cut at once
+# with a report of its own, until the test's limit cut the reports.
+#
+# PROGRAM_LIMIT: the SECONDS for a program that ends in moments (on a
+# loaded machine's moments).
+PROGRAM_LIMIT=60
+
+limited() {
+	li_s=$1
+	shift
+	li_t0=$(date +%s)
+	timeout -k 5 "$li_s" "$@"
+	li_rc=$?
+	# 124 is also a status of its own (ptlrun's at its --timeout): only
+	# one that took the whole limit was timeout's
+	if { [ $li_rc -eq 124 ] || [ $li_rc -eq 137 ]; } &&
+		[ $(($(date +%s) - li_t0)) -ge "$li_s" ]; then
+		echo "$(basename "$0"): HUNG: $* still running after $li_s s; stopped" >&2
+		li_rc=124
+	fi
+	return $li_rc
+}
+
+job_timeout() {
+	case ${PTL_TEST_DEADLINE:-} in
+	'' | *[!0-9]*)
+		echo "$1"
+		return 0
+		;;
+	esac
+	jt_left=$((PTL_TEST_DEADLINE - $(date +%s)))
+	if [ "$jt_left" -lt 1 ]; then
+		echo 1
+		return 1
+	fi
+	[ "$jt_left" -lt "$1" ] && echo "$jt_left" || echo "$1"
+}
