@@ -12,3 +12,8 @@ bench_mpi_collcal_ptl_LDADD = lib/mpi-shim/libptlmpi.la
 noinst_PROGRAMS += bench/mpi_reduce_scatter_ptl
 bench_mpi_reduce_scatter_ptl_SOURCES = bench/mpi_reduce_scatter.c
 bench_mpi_reduce_scatter_ptl_LDADD = lib/mpi-shim/libptlmpi.la
+# bench/mpi_turns_ptl: a call's time and each rank's scheduler slices a
+# call (ptlrun -n 4 --bind-to core: the turns ptltool coll --bound counts)
+noinst_PROGRAMS += bench/mpi_turns_ptl
+bench_mpi_turns_ptl_SOURCES = bench/mpi_turns.c
+bench_mpi_turns_ptl_LDADD = lib/mpi-shim/libptlmpi.la
