@@ -557,13 +557,6 @@ static size_t own_part(const struct coll_cost_params *p, size_t len)
 	return bulk_how(p, len) == COLL_BULK_SPLIT ? (len / 2) & ~(size_t)4095 : len;
 }
 
-/* Shared cores: rank r's work of w seconds, ready at start, goes to the
- * core where it can start first (the one it ran on last when that is as
- * early). A rank that was waiting (wake) gets a core back only after a
- * switch: ptl's waiting ranks yield at every poll, so a core with nothing
- * to run passes between its waiting ranks, and a rank whose message came
- * waits for the one that has the core to yield. A rank that goes on from
- * its own last piece keeps its core. Returns when the work starts. */
 /* Bound cores: the next of the switch jitter's fixed sequence, in
  * [-1, 1) (a 64-bit LCG's top 53 bits) */
 static double jitter_next(struct sim *m)
@@ -584,7 +577,8 @@ static double bound_take(struct sim *m, int r, double start, double w)
 	int nc = m->ncores, c = r % nc, n = m->s->req.nranks, last = m->core_last[c];
 	int per = n / nc + (c < n % nc);  /* the core's ranks: c, c + nc, ... */
 	double free_at = m->core_free[c], at = start > free_at ? start : free_at;
-	if (last >= 0 && (last != r || start > free_at + p->poll_window)) {
+	/* a rank alone on its core yields to nobody: no turns */
+	if (per > 1 && last >= 0 && (last != r || start > free_at + p->poll_window)) {
 		/* the holder polls on for poll_window, then yields; turns go
 		 * round the core's ranks in rank order, r's the d-th after
 		 * the holder's (a whole round when r had it) */
@@ -607,6 +601,13 @@ static double bound_take(struct sim *m, int r, double start, double w)
 	return at;
 }
 
+/* Shared cores: rank r's work of w seconds, ready at start, goes to the
+ * core where it can start first (the one it ran on last when that is as
+ * early). A rank that was waiting (wake) gets a core back only after a
+ * switch: ptl's waiting ranks yield at every poll, so a core with nothing
+ * to run passes between its waiting ranks, and a rank whose message came
+ * waits for the one that has the core to yield. A rank that goes on from
+ * its own last piece keeps its core. Returns when the work starts. */
 static double core_take(struct sim *m, int r, double start, double w, bool wake)
 {
 	if (m->p->bound)

@@ -2813,6 +2813,22 @@ static void test_wake_race(void **state)
 
 /* ---- a peer killed: sends end in NAL_EPEER, peer_failed fires */
 
+/* The dead-peer bodies' start: rank 1 joins, then dies by SIGKILL after
+ * the barrier; rank 0 passes the barrier with rank 1 alive. True: the
+ * body ends there with 1 (rank 1's, never reached, or a failed check). */
+static bool rank1_dies(struct sj_ctx *c)
+{
+	on_recv = NULL;
+	if (c->rank == 1) {
+		nal_shm_ops.progress(c->n);
+		SJ_CHECK(sj_barrier(c) == 0);
+		raise(SIGKILL);
+		return true;
+	}
+	SJ_CHECK(sj_barrier(c) == 0);
+	return false;
+}
+
 static int body_dead(struct sj_ctx *c, void *arg)
 {
 	static uint8_t buf[4096];
@@ -2821,14 +2837,8 @@ static int body_dead(struct sj_ctx *c, void *arg)
 	int rc;
 
 	(void)arg;
-	on_recv = NULL;
-	if (c->rank == 1) {
-		nal_shm_ops.progress(c->n);
-		SJ_CHECK(sj_barrier(c) == 0);
-		raise(SIGKILL);
+	if (rank1_dies(c))
 		return 1;
-	}
-	SJ_CHECK(sj_barrier(c) == 0);
 	/* Not reaped yet: rank 1 is a zombie for a while, which must count as dead. */
 	while ((rc = nal_shm_ops.send(c->n, 1, buf, sizeof(buf), NULL, 0)) != NAL_EPEER) {
 		SJ_CHECK(rc == 0 || rc == NAL_EAGAIN);
@@ -2858,14 +2868,8 @@ static int body_dead_reused(struct sj_ctx *c, void *arg)
 	int rc;
 
 	(void)arg;
-	on_recv = NULL;
-	if (c->rank == 1) {
-		nal_shm_ops.progress(c->n);
-		SJ_CHECK(sj_barrier(c) == 0);
-		raise(SIGKILL);
+	if (rank1_dies(c))
 		return 1;
-	}
-	SJ_CHECK(sj_barrier(c) == 0);
 	SJ_CHECK(atomic_load(&c->n->ranks[1].start) != 0);
 	atomic_store(&c->n->ranks[1].pid, (int32_t)getppid());
 	while ((rc = nal_shm_ops.send(c->n, 1, buf, sizeof(buf), NULL, 0)) != NAL_EPEER) {
