@@ -61,12 +61,9 @@ static void watchdog(int sig)
 
 int main(void)
 {
-	int maxif;
 	ptl_handle_ni_t ni;
-	CHECK(PtlInit(&maxif) == PTL_OK);
-	CHECK(PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, NULL, NULL, &ni) == PTL_OK);
-	me = PtlRtRank();
-	CHECK(PtlRtSize() == 2);
+	if (mp_plain_init(&ni, 2))
+		return 1;
 	static char buf[64];
 	const ptl_process_id_t any = { PTL_NID_ANY, PTL_PID_ANY };
 	ptl_handle_eq_t eq;

@@ -128,12 +128,9 @@ static void *count_wait(void *arg)
 
 int main(void)
 {
-	int maxif;
 	ptl_handle_ni_t ni;
-	CHECK(PtlInit(&maxif) == PTL_OK);
-	CHECK(PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, NULL, NULL, &ni) == PTL_OK);
-	me = PtlRtRank();
-	CHECK(PtlRtSize() == 2);
+	if (mp_plain_init(&ni, 2))
+		return 1;
 	ptl_process_id_t peer;
 	CHECK(PtlRtId(1 - me, &peer) == PTL_OK);
 	const ptl_process_id_t any = { PTL_NID_ANY, PTL_PID_ANY };

@@ -18,16 +18,14 @@
 
 int main(void)
 {
-	int maxif, failed = -1;
+	int failed = -1;
 	CHECK(PtlRtRankFailed(0, &failed) == PTL_NO_INIT);
 	ptl_handle_ni_t ni;
 	ptl_handle_eq_t eq;
-	CHECK(PtlInit(&maxif) == PTL_OK);
-	CHECK(PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, NULL, NULL, &ni) == PTL_OK);
+	if (mp_plain_init(&ni, 3))
+		return 1;
 	CHECK(PtlEQAlloc(ni, 16, PTL_EQ_HANDLER_NONE, &eq) == PTL_OK);
-	me = PtlRtRank();
 	int size = PtlRtSize();
-	CHECK(size == 3);
 	CHECK(PtlRtRankFailed(-1, &failed) == PTL_PROCESS_INVALID);
 	CHECK(PtlRtRankFailed(size, &failed) == PTL_PROCESS_INVALID);
 	CHECK(PtlRtRankFailed(0, NULL) == PTL_SEGV);
