@@ -34,12 +34,6 @@
 #define AC 1 /* the targets' entry for rank 0's uid (entry 0 admits their own) */
 #define BITS 0x5eedull
 #define DELAY_S 1.5 /* rank 3 dies this long after its request's START */
-/* Each answer within prompt_s of the wait's start: on shm DELAY_S, a probe
- * period (1 s) and slack; the verbs NAL's keepalive and retries take
- * seconds (tests/vm runs the mp tests over PTL_NAL=verbs). The watchdog
- * ends a wait of hang_s: it hangs. */
-static double prompt_s = 6;
-static unsigned hang_s = 20;
 
 /* A target's EQ handler: its first event is the START of rank 0's
  * request, and it dies there (rank 3 DELAY_S later), the answer never
@@ -47,25 +41,7 @@ static unsigned hang_s = 20;
 static void die(ptl_event_t *ev)
 {
 	(void)ev;
-	if (me == 3)
-		nanosleep(&(struct timespec){ (time_t)DELAY_S, (long)((DELAY_S - (time_t)DELAY_S) * 1e9) }, NULL);
-	fflush(stdout);
-	_exit(0);
-}
-
-/* What rank 0 waits for, for the watchdog's message. */
-static char waiting_for[160];
-
-static void watchdog(int sig)
-{
-	(void)sig;
-	char msg[256];
-	int n = snprintf(msg, sizeof msg,
-			 "rank 0: still waiting in PtlEQWait after %u s for %s: libptl did not notice that the "
-			 "target died\n", hang_s, waiting_for);
-	if (n > 0 && write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1) < 0)
-		_exit(3);
-	_exit(2);
+	mp_plain_die(me == 3 ? DELAY_S : 0);
 }
 
 /* Whether ev names `who` (its id, uid, jid) and failed as `fail` says;
@@ -124,12 +100,7 @@ int main(void)
 		CHECK(PtlACEntry(ni, AC, any, real, jid, PT) == PTL_OK);
 		CHECK(PtlMEAttach(ni, PT, any, BITS, 0, PTL_RETAIN, PTL_INS_AFTER, &mh) == PTL_OK);
 		CHECK(PtlMDAttach(mh, t, PTL_RETAIN, &md) == PTL_OK);
-		CHECK(PtlRtBarrier() == PTL_OK);
-		ptl_event_t ev;
-		int which;
-		PtlEQPoll(&eq, 1, 30000, &ev, &which); /* die() ends us first */
-		fprintf(stderr, "rank %d: rank 0's request never came\n", me);
-		return 1;
+		return mp_plain_await_death(eq, "request");
 	}
 
 	/* Rank 0: one EQ per target; START events off (not under test). */
@@ -163,27 +134,24 @@ int main(void)
 	static const char *const what[4] = { "", "the SEND_END and ACK of the large put to rank 1",
 					     "the REPLY of the get from rank 2",
 					     "the REPLY of the get-put with rank 3" };
-	const char *nal = getenv("PTL_NAL");
-	if (nal && *nal && strcmp(nal, "shm")) {
-		prompt_s = 30;
-		hang_s = 60;
-	}
-	signal(SIGALRM, watchdog);
+	const struct mp_dead_limits lim = mp_dead_limits();
 	const double t0 = now_s();
 	for (int r = 1; r < size; r++) {
 		ptl_event_t ev;
-		snprintf(waiting_for, sizeof waiting_for, "%s", what[r]);
-		alarm(hang_s);
+		mp_watch(lim.hang_s,
+			 "rank 0: still waiting in PtlEQWait after %u s for %s: libptl did not notice that the "
+			 "target died\n",
+			 lim.hang_s, what[r]);
 		CHECK(PtlEQWait(eq[r], &ev) == PTL_OK);
 		CHECK(ev.type == PTL_EVENT_SEND_END);
 		CHECK(names(&ev, self, real, jid, r == 1 ? PTL_NI_FAIL : PTL_NI_OK));
 		CHECK(PtlEQWait(eq[r], &ev) == PTL_OK);
-		alarm(0);
+		mp_unwatch();
 		const double took = now_s() - t0;
 		printf("rank 0: rank %d's answer came %.2f s into the wait\n", r, took);
-		if (took > prompt_s) {
+		if (took > lim.prompt_s) {
 			fprintf(stderr, "rank 0: %s came %.2f s into the wait, more than %.0f s\n", what[r], took,
-				prompt_s);
+				lim.prompt_s);
 			return 1;
 		}
 		CHECK(ev.type == (r == 1 ? PTL_EVENT_ACK : PTL_EVENT_REPLY_END));

@@ -29,34 +29,13 @@
 #define PT 5
 #define BITS 0xdeadull
 #define DELAY_S 0.3 /* rank 1 dies this long after the put's START */
-/* The ACK within prompt_s of the poll's start: on shm DELAY_S, a probe
- * period (1 s) and slack; the verbs NAL's keepalive and retries take
- * seconds (tests/vm runs the mp tests over PTL_NAL=verbs). The watchdog
- * ends a poll of hang_s: it hangs. */
-static double prompt_s = 6;
-static unsigned hang_s = 20;
 
 /* Rank 1's EQ handler: its first event is the START of rank 0's put, and
  * it dies DELAY_S later, the ACK never sent. */
 static void die(ptl_event_t *ev)
 {
 	(void)ev;
-	nanosleep(&(struct timespec){ 0, (long)(DELAY_S * 1e9) }, NULL);
-	fflush(stdout);
-	_exit(0);
-}
-
-static char waiting_for[200];
-
-static void watchdog(int sig)
-{
-	(void)sig;
-	char msg[320];
-	int n = snprintf(msg, sizeof msg, "rank 0: still polling PtlEQGet after %u s for %s: libptl did not notice "
-			 "that rank 1 died\n", hang_s, waiting_for);
-	if (n > 0 && write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1) < 0)
-		_exit(3);
-	_exit(2);
+	mp_plain_die(DELAY_S);
 }
 
 int main(void)
@@ -76,12 +55,7 @@ int main(void)
 		t.eq_handle = eq;
 		CHECK(PtlMEAttach(ni, PT, any, BITS, 0, PTL_RETAIN, PTL_INS_AFTER, &mh) == PTL_OK);
 		CHECK(PtlMDAttach(mh, t, PTL_RETAIN, &md) == PTL_OK);
-		CHECK(PtlRtBarrier() == PTL_OK);
-		ptl_event_t ev;
-		int which;
-		PtlEQPoll(&eq, 1, 30000, &ev, &which); /* die() ends us first */
-		fprintf(stderr, "rank 1: rank 0's put never came\n");
-		return 1;
+		return mp_plain_await_death(eq, "put");
 	}
 
 	ptl_process_id_t target;
@@ -92,20 +66,16 @@ int main(void)
 	ptl_handle_md_t md;
 	CHECK(PtlMDBind(ni, m, PTL_RETAIN, &md) == PTL_OK);
 	const char *pt = getenv("PTL_PROGRESS_THREAD");
-	snprintf(waiting_for, sizeof waiting_for, "the ACK of its put to rank 1 (PTL_PROGRESS_THREAD=%s)",
-		 pt ? pt : "unset");
-	const char *nal = getenv("PTL_NAL");
-	if (nal && *nal && strcmp(nal, "shm")) {
-		prompt_s = 30;
-		hang_s = 60;
-	}
+	const struct mp_dead_limits lim = mp_dead_limits();
 	CHECK(PtlRtBarrier() == PTL_OK);
 	CHECK(PtlPut(md, PTL_ACK_REQ, target, PT, 0, BITS, 0, 0) == PTL_OK);
 
 	/* Only PtlEQGet: the put's SEND_END (8 bytes go inline: logged by
 	 * the call), then the ACK libptl makes for the dead target. */
-	signal(SIGALRM, watchdog);
-	alarm(hang_s);
+	mp_watch(lim.hang_s,
+		 "rank 0: still polling PtlEQGet after %u s for the ACK of its put to rank 1 "
+		 "(PTL_PROGRESS_THREAD=%s): libptl did not notice that rank 1 died\n",
+		 lim.hang_s, pt ? pt : "unset");
 	const double t0 = now_s();
 	long polls = 0;
 	ptl_event_t ev[2];
@@ -115,7 +85,7 @@ int main(void)
 			polls++;
 		CHECK(rc == PTL_OK);
 	}
-	alarm(0);
+	mp_unwatch();
 	const double took = now_s() - t0;
 	printf("rank 0: the failed ACK came %.2f s into the poll, after %ld empty PtlEQGet calls\n", took, polls);
 	CHECK(ev[0].type == PTL_EVENT_SEND_END);
@@ -124,9 +94,9 @@ int main(void)
 	CHECK(ev[1].ni_fail_type == PTL_NI_FAIL);
 	CHECK(ev[1].mlength == 0);
 	CHECK(ev[1].initiator.nid == target.nid && ev[1].initiator.pid == target.pid);
-	if (took > prompt_s) {
+	if (took > lim.prompt_s) {
 		fprintf(stderr, "rank 0: the failed ACK came %.2f s into the poll, more than %.0f s\n", took,
-			prompt_s);
+			lim.prompt_s);
 		return 1;
 	}
 	ptl_event_t extra;
