@@ -232,6 +232,10 @@
 #          ping-pongs' half round trips (spp) of the same sizes; a
 #          request-free message (direct recursive doubling's) the same
 #          from 8 B to 4 KiB (--small-cross-costs)
+#   recv   what an inline message with requests costs its receiver by
+#          size (--recv-costs: the lines it pulls over, as small's
+#          --small-recv-costs and from the same blocking ping-pongs, 8 -
+#          512 B; past that the eager rates hold them)
 #   input  where MPI_Allreduce leaves the input apart for every algorithm
 #          that reads it so (ptltool accepts --input for the ring), the
 #          model's schedule takes it apart too and the call is the checks
@@ -774,7 +778,9 @@ ebeta=$beta
 #   time between, the blocking 8-byte ping-pong less both
 so=$(cal 2 sovh 8)
 spp8=$(cal 2 spp 8)
-small= xcross=
+# rsize: what a message costs its receiver by size (--recv-costs,
+# --cross-costs)
+small= rsize=
 if [ -n "$so" ] && [ -n "$spp8" ]; then
 	# both ends' CPU is at most the whole half round trip (a flood
 	# measured while another process had the core says more)
@@ -785,19 +791,28 @@ if [ -n "$so" ] && [ -n "$spp8" ]; then
 	# from the sender's core, one at a time at first): each blocking
 	# ping-pong (8 B - 4 KiB, as far as the direct rounds go request-free) beyond both ends, the 8-byte alpha and the
 	# sender's copy at the eager rate
-	srecv=
-	for l in 8 64 512 1024 2048 4096; do
+	srecv= rrecv=
+	for l in 8 64 128 256 512 1024 2048 4096; do
 		h=$(cal 2 spp "$l")
 		[ -n "$h" ] || continue
 		a=$(calc "$h - 2 * $so - $salpha - $l / $ebeta * 1e6")
 		srecv="$srecv${srecv:+,}$l:$(calc "$a > 0 ? $a : 0")"
+		[ "$l" -le 512 ] && rrecv="$rrecv${rrecv:+,}$l:$(calc "$a > 0 ? $a : 0")"
 	done
 	[ -n "$srecv" ] && small="$small --small-recv-costs $srecv"
+	# The same lines for the messages with requests (--recv-costs), up to
+	# 512 B: past it the eager rates (ping-pongs of 1 and 8 KiB) hold
+	# them. Without it the 2-rank 512 B rows of the ring family, tree
+	# and halving-doubling (256 B and 512 B messages into posted MEs)
+	# read 0.83-0.89x in every run, the 64 B rows 0.95-0.98x: a 256 B
+	# ping-pong took 0.04 us over the 64 B one, as long as a 512 B one,
+	# where interpolating 64 - 512 B gave 256 B half that
+	[ -n "$rrecv" ] && rsize="--recv-costs $rrecv"
 	# and what one costs its receiver when it crossed one going back
 	# (an exchange, as direct recursive doubling's rounds are): the
 	# blocking exchange (sxch: MPI_Send then MPI_Recv at both ranks)
 	# beyond the ping-pong's half round trip of the same size
-	cross= xcross= scross=
+	cross= scross=
 	for l in 8 64 512 1024 2048 4096; do
 		h=$(cal 2 sxch "$l") hp=$(cal 2 spp "$l")
 		[ -n "$h" ] && [ -n "$hp" ] || continue
@@ -805,7 +820,7 @@ if [ -n "$so" ] && [ -n "$spp8" ]; then
 		scross="$scross${scross:+,}$l:$c"
 		[ "$l" -le 512 ] && cross="$cross${cross:+,}$l:$c"
 	done
-	[ -n "$cross" ] && xcross="--cross-costs $cross"
+	[ -n "$cross" ] && rsize="$rsize --cross-costs $cross"
 	# request-free messages (direct recursive doubling) take the whole
 	# table, measured on their path; the messages with requests keep
 	# 8-512 B (coll_cost.c: past that the request-free 4 KiB point
@@ -1244,7 +1259,9 @@ switch() {
 # after it came, a latency that books no core time: mpi_collcal's 4-rank
 # 8-byte ping-pong between two ranks while the other two wait as a
 # collective's idle ranks do (pp4idle) less the 2-rank one (spp 8)
-cwait= cw=
+# cloop: the loop of the calibration models that take no $loop (x4, s4,
+# es4, rx4), where bound cores need their calls back to back
+cwait= cw= cloop=
 p4i=$(cal 4 pp4idle 8)
 if [ -n "$p4i" ] && [ -n "${spp8:-}" ]; then
 	cw=$(calc "$p4i > $spp8 ? $p4i - $spp8 : 0")
@@ -1256,7 +1273,7 @@ x4() { p=$(predict --op allreduce --ranks 4 --bytes "$1" --elem 8 --algo recursi
 	--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
 	--rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split4" --split-cost 0 \
 	--copy-rates "1048576:$(calc "$1 / ($2 * 1e-6)")" \
-	--recv-post "${post:-0}" --lazy-max "$clazy" --cores "$cores" --switch-cost "$sw" $cwait)
+	--recv-post "${post:-0}" --lazy-max "$clazy" --cores "$cores" --switch-cost "$sw" $cwait $cloop)
 	calc "${p:-0} / 2"; }
 # s4 SIZE COPY: the model's shift of SIZE round 4 ranks on these cores (a
 # third of a 4-rank ring allgather of 4 x SIZE), each move's copies COPY us
@@ -1264,7 +1281,7 @@ s4() { p=$(predict --op allgather --ranks 4 --bytes "$(($1 * 4))" --algo ring --
 	--beta "$ebeta" --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
 	--rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split4" --split-cost 0 --copy-rates "1048576:1e18" \
 	--move-piece "$piece" --move-rates "1048576:$(calc "$1 / ($2 * 1e-6)")" --move-gaps "1048576:$g4" \
-	--recv-post "${post:-0}" --lazy-max "$clazy" --cores "$cores" --switch-cost "$sw" $cwait)
+	--recv-post "${post:-0}" --lazy-max "$clazy" --cores "$cores" --switch-cost "$sw" $cwait $cloop)
 	calc "${p:-0} / 3"; }
 rt4=
 # es4 SIZE COPY: the model's shift of SIZE eager bytes round 4 ranks on
@@ -1273,7 +1290,7 @@ rt4=
 es4() { p=$(predict --op allgather --ranks 4 --bytes "$(($1 * 4))" --algo ring --alpha "$alpha" --beta "$ebeta" \
 	--eager-rates "$1:$(calc "$1 / ($2 * 1e-6)")" --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
 	--rndv-min "$eager" --rndv-cost "$rndv" --recv-post "${post:-0}" --lazy-max "$clazy" \
-	--cores "$cores" --switch-cost "$sw" $cwait)
+	--cores "$cores" --switch-cost "$sw" $cwait $cloop)
 	calc "${p:-0} / 3"; }
 # shsw L SW: the model's 4-rank shift of L-byte blocks (a third of its ring
 # allgather) on these cores, a shift's step switching in SW us; xsw L SW:
@@ -1357,7 +1374,7 @@ rcopy4= eager4=
 rx4() { p=$(predict --op allreduce --ranks 4 --bytes "$1" --elem 8 --algo recursive_doubling --input --alpha "$alpha" \
 	--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
 	--rndv-min "$ceager" --inline-max "$eager" --read-rates "1048576:$(calc "$1 / ($2 * 1e-6)")" \
-	--recv-post "${post:-0}" --lazy-max "$clazy" --cores "$cores" --switch-cost "$sw" $cwait)
+	--recv-post "${post:-0}" --lazy-max "$clazy" --cores "$cores" --switch-cost "$sw" $cwait $cloop)
 	calc "${p:-0} / 2"; }
 # bcw N CW: the model's N-rank barrier on the cores there are, no switch,
 # a waiting rank seeing its message CW us after it came
@@ -1399,7 +1416,7 @@ for n in 2 4; do
 	tk=$(cal "$n" tok4 8) px=$(cal "$n" xch4 8) sx=$(cal "$n" eshift4 8)
 	if [ "$cwmode" = bound ]; then
 		loop="--calls $BOUND_CALLS --unexpected" loop4="--calls $BOUND_CALLS --unexpected"
-		cw= cwait="--bound --poll-window $BOUND_PW --switch-jitter $BOUND_JITTER $loop"
+		cw= cwait="--bound --poll-window $BOUND_PW --switch-jitter $BOUND_JITTER" cloop=$loop
 		ba=$(algo "$n" "$a1" barrier 0)
 		[ -n "$ba" ] || ba=$barn
 		sw=$(switch "$n" "$ba")
@@ -1631,12 +1648,12 @@ for a in $ALGOS; do
 				self=$(cal 2 self 8)
 			fi
 			call=$(calc "$engine + ${self:-0}")
-			[ -n "${PTL_BENCH_ARGS:-}" ] && echo "ARGS $a $n $bytes: --op allreduce --ranks $n --bytes $bytes --elem 8 --algo $a --ports $(ports_of "$a") $apart --alpha $alpha --beta $ebeta $eager_n --gamma $gamma --overhead $o --call $call $share --cpu-copies --acked-sends=$alpha --noack-max $noack --rndv-min $xeager $rc_n --rndv-cost $rndv --split-min $split_n $bulk_n --split-cost $splitc --recv-post ${post:-0} --lazy-max $lazy --cmd-cost $percmd $local $waking $direct $xcross $rt_n $lp" >&2
+			[ -n "${PTL_BENCH_ARGS:-}" ] && echo "ARGS $a $n $bytes: --op allreduce --ranks $n --bytes $bytes --elem 8 --algo $a --ports $(ports_of "$a") $apart --alpha $alpha --beta $ebeta $eager_n --gamma $gamma --overhead $o --call $call $share --cpu-copies --acked-sends=$alpha --noack-max $noack --rndv-min $xeager $rc_n --rndv-cost $rndv --split-min $split_n $bulk_n --split-cost $splitc --recv-post ${post:-0} --lazy-max $lazy --cmd-cost $percmd $local $waking $direct $rsize $rt_n $lp" >&2
 			p=$(predict --op allreduce --ranks "$n" --bytes "$bytes" --elem 8 --algo "$a" --ports "$(ports_of "$a")" $apart \
 				--alpha "$alpha" --beta "$ebeta" $eager_n --gamma "$gamma" --overhead "$o" --call "$call" $share --cpu-copies \
 				--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$xeager" $rc_n --rndv-cost "$rndv" \
 				--split-min "$split_n" $bulk_n --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max "$lazy" --cmd-cost "$percmd" \
-				$local $waking $direct $xcross $rt_n $lp)
+				$local $waking $direct $rsize $rt_n $lp)
 			sp=$(awk -v k="$a $n allreduce $bytes" 'index($0, k " ") == 1 { print $(NF - 1) }' "$W/algo" | sort -g |
 				awk 'NR == 1 { lo = $1 } NR == 2 { nx = $1 } END { printf "%.2f", (lo > 0 && NR > 1 ? nx / lo : 0) }')
 			awk -v n="$n" -v a="$a" -v b="$bytes" -v m="$m" -v p="${p:-0}" -v sp="$sp" 'BEGIN {

@@ -397,7 +397,7 @@ int main(int argc, char **argv)
 		int bytes;
 	} figs[] = {
 		{ "sovh", -1, 8 }, { "spp", CAL_BLOCKING, 8 }, { "spp", CAL_BLOCKING, 64 },
-		{ "spp", CAL_BLOCKING, 512 }, { "spp", CAL_BLOCKING, 1024 }, { "spp", CAL_BLOCKING, 2048 },
+		{ "spp", CAL_BLOCKING, 128 }, { "spp", CAL_BLOCKING, 256 }, { "spp", CAL_BLOCKING, 512 }, { "spp", CAL_BLOCKING, 1024 }, { "spp", CAL_BLOCKING, 2048 },
 		{ "spp", CAL_BLOCKING, 4096 }, { "epp", CAL_NONBLOCKING, 1024 },
 		{ "epp", CAL_NONBLOCKING, 2048 }, { "epp", CAL_NONBLOCKING, 4096 }, { "epp", CAL_NONBLOCKING, 8192 },
 		{ "ssend", CAL_SYNC, 8 }, { "bcroot", -3, 8 }, { "xch", -2, 16384 }, { "xch", -2, 32768 }, { "xch", -2, 65536 },

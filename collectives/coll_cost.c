@@ -46,7 +46,8 @@
  * small_max goes request-free (its own o and alpha); a rendezvous copy
  * moves at the rate measured for its message's size (rates), else at
  * beta; taking a request-free message costs its receiver more by its
- * size (small_recv); a local copy takes its rank's CPU at the rate
+ * size (small_recv), an inline one with requests up to the sizes
+ * measured (recv); a local copy takes its rank's CPU at the rate
  * measured for its size (local); a rank pays wake_cost for each message
  * it takes (its wait's way back into the collective); a message that
  * crossed one its receiver sent back costs that receiver more when its
@@ -419,14 +420,19 @@ static size_t read_own(size_t len)
 
 /* what taking a message of len bytes costs its receiver: o, and the read
  * when it makes it (read_copy); a request-free one, small_o and the lines
- * it pulls over (small_recv) */
+ * it pulls over (small_recv); an inline one with requests, o and the
+ * lines it pulls over up to recv's largest size (past it the eager
+ * rates hold them) */
 static double take_cost(const struct coll_cost_params *p, size_t len)
 {
-	const struct coll_cost_table *t = &p->small_recv;
+	const struct coll_cost_table *t = &p->small_recv, *l = &p->recv;
 	if (small(p, len))
 		return p->small_o + interp(t->pt, sizeof t->pt[0], offsetof(struct coll_cost_point, time), t->n, len, 0.0);
 	if (!recv_copies(p, len))
-		return o_of(p, len);
+		return o_of(p, len) + (l->n > 0 && !rndv(p, len) && len <= l->pt[l->n - 1].len
+					       ? interp(l->pt, sizeof l->pt[0], offsetof(struct coll_cost_point, time),
+							l->n, len, 0.0)
+					       : 0.0);
 	return p->o + (read_how(p, len) == COLL_BULK_COPY ? read_copy(p, len) : 0.0);
 }
 
@@ -1045,7 +1051,7 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	    || !rates_ok(params->move, params->nmove) || !rates_ok(params->eager, params->neager)
 	    || !steps_ok(params->bulk, params->nbulk)
 	    || !steps_ok(params->read_bulk, params->nread_bulk)
-	    || !table_ok(&params->small_recv) || !table_ok(&params->cross)
+	    || !table_ok(&params->small_recv) || !table_ok(&params->recv) || !table_ok(&params->cross)
 	    || !table_ok(&params->small_cross) || !table_ok(&params->move_gap))
 		return -EINVAL;
 	if (params->calls < 0 || params->calls > COLL_COST_MAX_CALLS)

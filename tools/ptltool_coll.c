@@ -32,7 +32,8 @@ static void usage(FILE *out)
 	        "                    [--cmd-cost TIME] [--cores C] [--switch-cost TIME] [--cpu-copies]\n"
 	        "                    [--inline-max SIZE] [--recv-copy-cost TIME] [--small-max SIZE]\n"
 	        "                    [--small-overhead TIME] [--small-alpha TIME] [--copy-rates LIST]\n"
-	        "                    [--small-recv-costs LIST] [--local-copy-rates LIST]\n"
+	        "                    [--small-recv-costs LIST] [--recv-costs LIST]\n"
+	        "                    [--local-copy-rates LIST]\n"
 	        "                    [--wake-cost TIME] [--core-wait TIME] [--switch-shift TIME]\n"
 	        "                    [--switch-exchange TIME] [--calls K] [--unexpected]\n"
 	        "                    [--bound] [--poll-window TIME] [--switch-jitter J]\n"
@@ -174,6 +175,9 @@ static void usage(FILE *out)
 	        "  --small-recv-costs LIST  what taking a request-free message costs its\n"
 	        "                 receiver beyond --small-overhead, by size: SIZE:TIME,... sizes\n"
 	        "                 ascending (bare: us; interpolated as --copy-rates), default none\n"
+	        "  --recv-costs LIST  the same for an inline message with requests (not\n"
+	        "                 request-free, not read: --inline-max), beyond --overhead, up\n"
+	        "                 to the largest size given, default none\n"
 	        "  --eager-rates LIST  with --cpu-copies: the sender's copy of an eager message\n"
 	        "                 by its size, SIZE:RATE,... as --copy-rates (default: --beta)\n"
 	        "  --local-copy-rates LIST  a rank's local copy (the input into place, a block)\n"
@@ -701,6 +705,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "small-alpha", 0, OPT_TIME, &cp.small_alpha, NULL, 0, 0, 1e-6, false },
 		{ "copy-rates", 0, OPT_RATES, &cp, NULL, 0, 0, 0, false },
 		{ "small-recv-costs", 0, OPT_TIMES, &cp.small_recv, NULL, 0, 0, 0, false },
+		{ "recv-costs", 0, OPT_TIMES, &cp.recv, NULL, 0, 0, 0, false },
 		{ "local-copy-rates", 0, OPT_LOCAL, &cp, NULL, 0, 0, 0, false },
 		{ "eager-rates", 0, OPT_EAGER, &cp, NULL, 0, 0, 0, false },
 		{ "wake-cost", 0, OPT_TIME, &cp.wake_cost, NULL, 0, 0, 1e-6, false },
@@ -895,6 +900,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		json_rates("local_copy_rates", cp.local, cp.nlocal);
 		json_rates("eager_rates", cp.eager, cp.neager);
 		json_times("small_recv_us", &cp.small_recv);
+		json_times("recv_us", &cp.recv);
 		json_times("cross_us", &cp.cross);
 		json_times("small_cross_us", &cp.small_cross);
 		printf("\"one_host\": %s, \"shared_cores\": %s, ", req.one_host ? "true" : "false",

@@ -354,6 +354,18 @@ has "$err" "bad --small-recv-costs '512:0.1,64:0.2'"
 expect 2 --op bcast --ranks 2 --bytes 1K --small-recv-costs 64
 has "$err" "bad --small-recv-costs"
 
+# --recv-costs: the same for a message with requests, beyond --overhead
+# (288 B: o, 0.288 us at 1 GB/s, alpha, o and 0.4 us), none past its
+# largest size (1 KiB: the rest alone)
+X="--op bcast --ranks 2 --alpha 4 --beta 1GB/s --overhead 0.9"
+expect 0 $X --bytes 288 --recv-costs 64:0.2,512:600ns --json
+has "$out" '"predicted_us": 6.488000'
+has "$out" '"recv_us": \[\[64, 0.2\], \[512, 0.6\]\],'
+expect 0 $X --bytes 1K --recv-costs 64:0.2,512:600ns --json
+has "$out" '"predicted_us": 6.824000'
+expect 2 $X --bytes 1K --recv-costs 512:0.1,64:0.2
+has "$err" "bad --recv-costs '512:0.1,64:0.2'"
+
 # --local-copy-rates: one rank's recursive doubling with the input apart
 # is the input's copy into place, 1 MiB at 2 GB/s beside a 1 us call
 expect 0 --op allreduce --ranks 1 --bytes 1M --algo recursive_doubling --input --call 1 \

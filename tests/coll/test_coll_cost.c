@@ -910,6 +910,46 @@ static void test_sw_small_recv(void **state)
 	coll_free(s);
 }
 
+/* With recv taking an inline message with requests costs its receiver's
+ * CPU the table's time for its size beyond o (linear between two points),
+ * up to the table's largest size and none past it; a request-free message
+ * keeps small_recv's, one its receiver reads (past inline_max) its read.
+ * A table that is not ascending, or has a negative time, is refused. */
+static void test_sw_recv(void **state)
+{
+	(void)state;
+	struct coll_cost_params p = { .alpha = 4e-6, .beta = 1e9, .o = 9e-7, .call = 2e-6,
+				      .recv = { 2, { { 64, 2e-7 }, { 512, 6e-7 } } } };
+	/* call, o, the sender's copy at beta, alpha, o and the lines */
+	double fixed = 2e-6 + 9e-7 + 4e-6 + 9e-7;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 8, 1, &p), fixed + 8 / 1e9 + 2e-7);
+	/* 288 B: half way from 64 B to 512 B */
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 288, 1, &p), fixed + 288 / 1e9 + 4e-7);
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 512, 1, &p), fixed + 512 / 1e9 + 6e-7);
+	/* past the largest size: none */
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 513, 1, &p), fixed + 513 / 1e9);
+	/* a request-free message: small_recv's (none here), not recv's */
+	p.small_max = 1024;
+	p.small_o = 1e-7;
+	p.small_alpha = 5e-8;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 288, 1, &p), 2e-6 + 1e-7 + 288 / 1e9 + 5e-8 + 1e-7);
+	p.small_max = 0;
+	/* read by its receiver (past inline_max): its read, not the lines */
+	p.cpu_copies = true;
+	p.inline_max = 128;
+	double read = sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 288, 1, &p);
+	p.recv.n = 0;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 288, 1, &p), read);
+	p.cpu_copies = false;
+	p.inline_max = 0;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 288, 1, &p), fixed + 288 / 1e9);
+	struct coll_req r = mkreq(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 64, 1, 1);
+	struct coll_sched *s = expand_ok(&r);
+	p.recv.n = 2;
+	refuses_bad_times(s, &p, &p.recv);
+	coll_free(s);
+}
+
 /* With local copy rates a schedule's local copy (one rank's recursive
  * doubling with the input apart: the input copied into place) takes the
  * rank's CPU at the rate for its size (linear between two points); without
@@ -1340,6 +1380,7 @@ int main(void)
 		cmocka_unit_test(test_sw_cross_costs),
 		cmocka_unit_test(test_sw_small_messages),
 		cmocka_unit_test(test_sw_small_recv),
+		cmocka_unit_test(test_sw_recv),
 		cmocka_unit_test(test_sw_local_copies),
 		cmocka_unit_test(test_sw_wake_cost),
 		cmocka_unit_test(test_sw_copy_rates),
