@@ -1235,8 +1235,12 @@ else
 	echo "# checks (no parameter comes from them), one $(how 1048576) copy of 1 MiB: ping-pong measured ${pp1m:-?} us, predicted $(one 1M 0 "$splitc" 0 $rt) us; 2-rank MPI_Bcast measured ${bc1m:-?} us, predicted $(one 1M "$callb" "$splitc" "$cmd" $rt $wk) us"
 fi
 # barrier N SWITCH: the model's N-rank barrier on the cores there are
+# (while bound cores' switch is solved, its poll window that switch's
+# share: pwshare)
+pwshare=
 barrier() { predict --op barrier --ranks "$1" --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o" --call "$callb" $wk \
-	--cmd-cost "$cmd" --cores "$cores" --switch-cost "$2" $cwait $loop; }
+	--cmd-cost "$cmd" --cores "$cores" --switch-cost "$2" $cwait \
+	${pwshare:+--poll-window $(calc "$2 * $pwshare")} $loop; }
 # switch N BARRIER: ranks share the cores, each waiting rank yielding its
 # core at every poll, so the model schedules the CPU work on the cores and
 # a rank that waited gets one back after a switch, solved here from an
@@ -1402,12 +1406,16 @@ cwmode=${PTL_BENCH_CWAIT:-$([ "$BIND4" = core ] && echo bound || echo token)}
 # (BOUND_JITTER: each switch 0.8-1.2 of the switch; in lockstep every
 # message between the cores finds its receiver on its core, and
 # recursive doubling took one turn a core), a rank keeping its core for
-# work that comes within BOUND_PW of its last piece (its last poll
-# before the yield). Over BOUND_CALLS calls, as the jitter's sequence
-# averages out. The switch is solved from the barrier of the rows' own
-# launches: the dissemination barrier's turns (2 a core a call, as
-# measured) are switches and little else.
-BOUND_PW=0.5 BOUND_JITTER=0.2 BOUND_CALLS=200
+# work that comes within BOUND_PW of a switch of its last piece (its last
+# poll and the yield's way into the kernel, which scale with the core as
+# the switch does: 0.5 us of the 5 us switch above; on a host whose
+# switch solved to 1.2 us, 2026-12-04, a fixed 0.5 us gave recursive
+# doubling 1.06 turns a core a call where 2.0 were measured, 0.12 us
+# 2.09, and halving-doubling 4.36 against 4.5). Over BOUND_CALLS calls,
+# as the jitter's sequence averages out. The switch is solved from the
+# barrier of the rows' own launches: the dissemination barrier's turns
+# (2 a core a call, as measured) are switches and little else.
+BOUND_PW=0.1 BOUND_JITTER=0.2 BOUND_CALLS=200
 loop0=$loop loop4=$loop
 for n in 2 4; do
 	[ "$n" -gt "$cores" ] || continue
@@ -1416,11 +1424,12 @@ for n in 2 4; do
 	tk=$(cal "$n" tok4 8) px=$(cal "$n" xch4 8) sx=$(cal "$n" eshift4 8)
 	if [ "$cwmode" = bound ]; then
 		loop="--calls $BOUND_CALLS --unexpected" loop4="--calls $BOUND_CALLS --unexpected"
-		cw= cwait="--bound --poll-window $BOUND_PW --switch-jitter $BOUND_JITTER" cloop=$loop
+		cw= cwait="--bound --switch-jitter $BOUND_JITTER" cloop=$loop
 		ba=$(algo "$n" "$a1" barrier 0)
 		[ -n "$ba" ] || ba=$barn
-		sw=$(switch "$n" "$ba")
-		echo "# $n ranks bound to $cores cores (rank r on core r mod $cores), taking turns: a switch of $sw us (the model's $n-rank barrier takes the rows' launches' $ba us); a rank keeps its core for work $BOUND_PW us after its last, switches jittered by $BOUND_JITTER, $BOUND_CALLS calls back to back; $n-rank figures the median of their launches' medians"
+		sw=$(pwshare=$BOUND_PW switch "$n" "$ba") pw=$(calc "$sw * $BOUND_PW")
+		cwait="$cwait --poll-window $pw"
+		echo "# $n ranks bound to $cores cores (rank r on core r mod $cores), taking turns: a switch of $sw us (the model's $n-rank barrier takes the rows' launches' $ba us); a rank keeps its core for work $pw us after its last ($BOUND_PW of a switch), switches jittered by $BOUND_JITTER, $BOUND_CALLS calls back to back; $n-rank figures the median of their launches' medians"
 	elif [ "$cwmode" = token ] && [ -n "$tk" ] && [ -n "${spp8:-}" ]; then
 		# a token's hop round the ranks in the library's own wait
 		# loop (mpi_collcal's tok4: one rank sends, the rest wait, as
