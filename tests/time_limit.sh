@@ -24,6 +24,17 @@
 # PROGRAM_LIMIT: the SECONDS for a program that ends in moments (on a
 # loaded machine's moments).
 PROGRAM_LIMIT=60
+#
+# job_limit SECONDS: the SECONDS for limited around a ptlrun whose
+# --timeout is SECONDS (or job_timeout SECONDS): past it, ptlrun's report
+# on the ranks still running (the stacks of up to 8, each stack tool given
+# 20 s) and their stop, so that the limit cuts only a ptlrun that hangs
+# itself. ptlrun's own --timeout must stay what ends a hung job: its
+# report says what the ranks were doing.
+JOB_REPORT=180
+job_limit() {
+	echo $(($1 + JOB_REPORT))
+}
 
 limited() {
 	li_s=$1

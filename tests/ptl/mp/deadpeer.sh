@@ -9,7 +9,8 @@ set -u
 . "$(dirname "$0")/../../time_limit.sh"
 run() {
 	echo "deadpeer.sh: $*"
-	env "$@" "$PTL_TOP_BUILDDIR/tools/ptlrun" -n 4 --timeout "$(job_timeout 90)" "$PTL_TOP_BUILDDIR/tests/ptl/mp/mp_deadpeer" ||
+	limited "$(job_limit 90)" env "$@" "$PTL_TOP_BUILDDIR/tools/ptlrun" -n 4 --timeout "$(job_timeout 90)" \
+		"$PTL_TOP_BUILDDIR/tests/ptl/mp/mp_deadpeer" ||
 		{ echo "FAIL: deadpeer.sh with $*"; exit 1; }
 }
 run PTL_PROGRESS_THREAD=1

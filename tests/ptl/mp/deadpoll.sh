@@ -5,9 +5,11 @@
 # looks at the dead peer itself) and with one (tests/ptl/mp/mp_deadpoll.c).
 set -u
 : "${PTL_TOP_BUILDDIR:?run through make check}"
+. "$(dirname "$0")/../../time_limit.sh"
 run() {
 	echo "deadpoll.sh: $*"
-	env "$@" "$PTL_TOP_BUILDDIR/tools/ptlrun" -n 2 --timeout 90 "$PTL_TOP_BUILDDIR/tests/ptl/mp/mp_deadpoll" ||
+	limited "$(job_limit 90)" env "$@" "$PTL_TOP_BUILDDIR/tools/ptlrun" -n 2 --timeout "$(job_timeout 90)" \
+		"$PTL_TOP_BUILDDIR/tests/ptl/mp/mp_deadpoll" ||
 		{ echo "FAIL: deadpoll.sh with $*"; exit 1; }
 }
 run PTL_PROGRESS_THREAD=0

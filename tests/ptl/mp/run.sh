@@ -3,6 +3,8 @@
 # the build tree's ptlrun, every rank running the same cmocka group.
 # PTL_TEST_VALGRIND=1 runs every rank under valgrind memcheck (make
 # check-valgrind) with small sizes (PTL_TEST_SMALL=1) and a longer timeout.
+# ptlrun itself runs limited (tests/time_limit.sh): past its --timeout and
+# its report on the ranks, a ptlrun that hangs is stopped and named.
 set -u
 : "${PTL_TOP_BUILDDIR:?run through make check (or set PTL_TOP_BUILDDIR)}"
 : "${PTL_TOP_SRCDIR:=$PTL_TOP_BUILDDIR}"
@@ -16,9 +18,10 @@ done
 if [ "${PTL_TEST_VALGRIND:-0}" = 1 ]; then
 	PTL_TEST_SMALL=1
 	export PTL_TEST_SMALL
-	exec "$PTL_TOP_BUILDDIR/tools/ptlrun" -n "$np" --timeout "$(job_timeout 900)" \
+	limited "$(job_limit 900)" "$PTL_TOP_BUILDDIR/tools/ptlrun" -n "$np" --timeout "$(job_timeout 900)" \
 		valgrind -q --error-exitcode=99 --leak-check=full \
 		--errors-for-leak-kinds=definite \
 		--suppressions="$PTL_TOP_SRCDIR/tests/ptl/mp/valgrind.supp" "$prog"
+	exit
 fi
-exec "$PTL_TOP_BUILDDIR/tools/ptlrun" -n "$np" --timeout "$(job_timeout 60)" "$prog"
+limited "$(job_limit 60)" "$PTL_TOP_BUILDDIR/tools/ptlrun" -n "$np" --timeout "$(job_timeout 60)" "$prog"

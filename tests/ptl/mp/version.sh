@@ -23,7 +23,7 @@ if [ "${PTL_TEST_VALGRIND:-0}" = 1 ]; then
 fi
 out=$(mktemp) || exit 1
 trap 'rm -f "$out"' EXIT
-"$PTL_TOP_BUILDDIR/tools/ptlrun" -n 2 --timeout "$(job_timeout 300)" sh -c \
+limited "$(job_limit 300)" "$PTL_TOP_BUILDDIR/tools/ptlrun" -n 2 --timeout "$(job_timeout 300)" sh -c \
 	'[ "$PTL_RT_RANK" = 1 ] && export PTL_TEST_INFO_LEN=8; exec $0 "$1"' "$vg" "$prog" >"$out" 2>&1
 rc=$?
 cat "$out"
@@ -49,7 +49,8 @@ if grep -q "published no address" "$out"; then
 	echo "version.sh: a rank of another version was called addressless"
 	exit 1
 fi
-PTL_TEST_INFO_LEN=17 "$PTL_TOP_BUILDDIR/tools/ptlrun" -n 2 --timeout "$(job_timeout 300)" $vg "$prog" >"$out" 2>&1
+limited "$(job_limit 300)" env PTL_TEST_INFO_LEN=17 "$PTL_TOP_BUILDDIR/tools/ptlrun" -n 2 \
+	--timeout "$(job_timeout 300)" $vg "$prog" >"$out" 2>&1
 rc=$?
 cat "$out"
 [ "$rc" = 0 ] || exit "$rc"
