@@ -13,7 +13,7 @@
 #   PTL_TEST_LIMITS in the Makefile.inc beside it), for one that needs
 #   longer; else DEFAULT. Those two are 50 times longer under
 #   PTL_TEST_VALGRIND=1 (make check with valgrind'ed ranks): valgrind
-#   slows a program 20 to 50 times.
+#   slows a program 20 to 50 times (time_limit.sh's test_limit).
 . "$(dirname "$0")/time_limit.sh"
 
 default=$1
@@ -40,7 +40,7 @@ else
 		exit 99
 		;;
 	esac
-	[ "${PTL_TEST_VALGRIND:-0}" = 1 ] && limit=$((limit * 50))
+	limit=$(test_limit "$limit")
 fi
 
 [ "$limit" -eq 0 ] && exec "$@"
