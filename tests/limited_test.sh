@@ -1,11 +1,18 @@
 #!/bin/sh
 # make check's LOG_COMPILER for the test programs it runs itself (cmocka
 # unit tests and the like; Makefile.am): limited_test.sh DEFAULT 'LIMITS'
-# PROGRAM [ARG...] runs PROGRAM under tests/time_limit.sh's limited, so a
-# program that hangs (a deadlock, a lock a failed cmocka test left held)
-# is stopped, said to have hung, and FAILs, instead of holding up make
-# check until CI's own limit ends it with nothing said. The .sh tests do
-# not come here: each bounds what it runs itself (SH_LOG_COMPILER).
+# [WRAPPER...] PROGRAM runs PROGRAM under tests/time_limit.sh's limited,
+# so a program that hangs (a deadlock, a lock a failed cmocka test left
+# held) is stopped, said to have hung, and FAILs, instead of holding up
+# make check until CI's own limit ends it with nothing said. The .sh tests
+# do not come here: each bounds what it runs itself (SH_LOG_COMPILER).
+#
+# WRAPPER: make check's LOG_FLAGS, which automake puts between this
+# script's arguments (AM_LOG_FLAGS) and the test, the program last: a
+# program run under another, PTL_TEST_VALGRIND=1 make check
+# LOG_FLAGS='valgrind -q --error-exitcode=1', keeps its limit (50 times
+# longer, as below), where LOG_COMPILER=valgrind would replace this script
+# and the limit with it.
 #
 # PROGRAM's limit, in seconds:
 #   PTL_TEST_LIMIT, if set: every program's, as given (0: none);
@@ -13,13 +20,15 @@
 #   PTL_TEST_LIMITS in the Makefile.inc beside it), for one that needs
 #   longer; else DEFAULT. Those two are 50 times longer under
 #   PTL_TEST_VALGRIND=1 (make check with valgrind'ed ranks): valgrind
-#   slows a program 20 to 50 times.
+#   slows a program 20 to 50 times (time_limit.sh's test_limit).
 . "$(dirname "$0")/time_limit.sh"
 
 default=$1
 limits=$2
 shift 2
-prog=${1#./}
+# the test: the last argument (LOG_FLAGS' words come before it)
+for prog; do :; done
+prog=${prog#./}
 
 if [ -n "${PTL_TEST_LIMIT+set}" ]; then
 	limit=$PTL_TEST_LIMIT
@@ -40,7 +49,7 @@ else
 		exit 99
 		;;
 	esac
-	[ "${PTL_TEST_VALGRIND:-0}" = 1 ] && limit=$((limit * 50))
+	limit=$(test_limit "$limit")
 fi
 
 [ "$limit" -eq 0 ] && exec "$@"

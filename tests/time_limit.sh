@@ -24,6 +24,28 @@
 # PROGRAM_LIMIT: the SECONDS for a program that ends in moments (on a
 # loaded machine's moments).
 PROGRAM_LIMIT=60
+#
+# test_limit SECONDS: SECONDS, 50 times that under PTL_TEST_VALGRIND=1
+# (the programs, or every rank of the jobs, under valgrind memcheck:
+# valgrind slows a program 20 to 50 times).
+test_limit() {
+	if [ "${PTL_TEST_VALGRIND:-0}" = 1 ]; then
+		echo $(($1 * 50))
+	else
+		echo "$1"
+	fi
+}
+#
+# job_limit SECONDS: the SECONDS for limited around a ptlrun whose
+# --timeout is SECONDS (or job_timeout SECONDS): past it, ptlrun's report
+# on the ranks still running (the stacks of up to 8, each stack tool given
+# 20 s) and their stop, so that the limit cuts only a ptlrun that hangs
+# itself. ptlrun's own --timeout must stay what ends a hung job: its
+# report says what the ranks were doing.
+JOB_REPORT=180
+job_limit() {
+	echo $(($1 + JOB_REPORT))
+}
 
 limited() {
 	li_s=$1

@@ -140,28 +140,29 @@ int PtlEQFree(ptl_handle_eq_t eq_handle)
 }
 
 /*
- * PTL_PROGRESS_THREAD=0: a thread that polls with PtlEQGet never sleeps,
- * so it never reaches a wait's dead-peer probe (ptl_peers_probe), and no
- * progress thread probes for it (ptl_lease_probe): the answer of a shm
- * peer that died would be polled for forever. So an empty PtlEQGet asks
- * the probe too, at a price a poll loop does not notice: one load (the
- * NI's count of operations in flight) while nothing is in flight, else a
- * decrement, and every PTL_GET_PROBE_EVERY empty polls the probe's own
- * test (a walk of the shm peers, a read of the coarse clock: the vDSO's,
- * no system call); its system calls come once a PTL_PEER_PROBE_MS. A
- * count of polls, not the clock, says when: a clock read per poll is
- * what the wait keeps out of its polls too (every 64, PTL_WAIT_CLOCK_EVERY
- * below). With a progress thread the thread probes (ptl_lease_probe).
- * Lock held.
+ * PTL_PROGRESS_THREAD=0: a thread that polls - PtlEQGet, or PtlEQPoll
+ * with a timeout of 0 - never sleeps, so it never reaches a wait's
+ * dead-peer probe (ptl_peers_probe), and no progress thread probes for it
+ * (ptl_lease_probe): the answer of a shm peer that died would be polled
+ * for forever. So an empty poll asks the probe too, at a price a poll
+ * loop does not notice: one load (the NI's count of operations in flight)
+ * while nothing is in flight, else a decrement, and every
+ * PTL_POLL_PROBE_EVERY empty polls (of either call: one count) the
+ * probe's own test (a walk of the shm peers, a read of the coarse clock:
+ * the vDSO's, no system call); its system calls come once a
+ * PTL_PEER_PROBE_MS. A count of polls, not the clock, says when: a clock
+ * read per poll is what the wait keeps out of its polls too (every 64,
+ * PTL_WAIT_CLOCK_EVERY below). With a progress thread the thread probes
+ * (ptl_lease_probe). Lock held.
  */
-#define PTL_GET_PROBE_EVERY 64
-static unsigned ptl_get_probe_in = PTL_GET_PROBE_EVERY;
+#define PTL_POLL_PROBE_EVERY 64
+static unsigned ptl_poll_probe_in = PTL_POLL_PROBE_EVERY;
 
-static inline bool ptl_eq_get_probe_due(void)
+static inline bool ptl_eq_poll_probe_due(void)
 {
-	if (ptl_lib.thread_running || !ptl_lib.ni || !ptl_lib.ni->ops.used || --ptl_get_probe_in)
+	if (ptl_lib.thread_running || !ptl_lib.ni || !ptl_lib.ni->ops.used || --ptl_poll_probe_in)
 		return false;
-	ptl_get_probe_in = PTL_GET_PROBE_EVERY;
+	ptl_poll_probe_in = PTL_POLL_PROBE_EVERY;
 	return true;
 }
 
@@ -177,7 +178,7 @@ static __attribute__((noinline)) int ptl_eq_get_empty(ptl_handle_eq_t h, struct 
 	if (frees != ptl_eq_frees && !(eq = ptl_eq_lookup(ptl_lib.ni, h)))
 		return PTL_EQ_INVALID;
 	int rc = ptl_eq_take(eq, event);
-	if (rc != PTL_EQ_EMPTY || !ptl_eq_get_probe_due())
+	if (rc != PTL_EQ_EMPTY || !ptl_eq_poll_probe_due())
 		return rc;
 	int ms;
 	frees = ptl_eq_frees;
@@ -356,16 +357,22 @@ static __attribute__((noinline)) int ptl_eq_poll_wait(ptl_handle_eq_t *eq_handle
 			return rc;
 		}
 		if (--check_in == 0) {
-			check_in = PTL_WAIT_CLOCK_EVERY;
-			/* Without a progress thread only waits look at peers
-			 * whose death shows only when looked at: before a sleep
-			 * (below) and here, since a wait that yields at every
-			 * poll (more ranks than CPUs) may take seconds to reach
-			 * its sleep on a loaded host, and one of timeout 0
-			 * never sleeps. What a look finds dead has failed, its
-			 * events posted (by handlers, maybe, that freed an EQ
-			 * of ours): look at the EQs again. */
-			if (!ptl_lib.thread_running && ptl_peers_probe(&probe_ms)) {
+			/* A timeout of 0 decides at every pass: after the first,
+			 * or after the second when the probe below failed
+			 * something. */
+			check_in = timeout == 0 ? 1 : PTL_WAIT_CLOCK_EVERY;
+			/* Without a progress thread only the calls look at peers
+			 * whose death shows only when looked at: a wait before
+			 * its sleep (below) and here, since one that yields at
+			 * every poll (more ranks than CPUs) may take seconds to
+			 * reach its sleep on a loaded host; a poll of timeout 0,
+			 * which never sleeps, as an empty PtlEQGet does (when
+			 * due: every PTL_POLL_PROBE_EVERY empty polls). What a
+			 * look finds dead has failed, its events posted (by
+			 * handlers, maybe, that freed an EQ of ours): look at
+			 * the EQs again. */
+			bool probe = timeout == 0 ? ptl_eq_poll_probe_due() : !ptl_lib.thread_running;
+			if (probe && ptl_peers_probe(&probe_ms)) {
 				looked_up = false;
 				continue;
 			}

@@ -815,10 +815,10 @@ void ptl_progress_nal_wait(int timeout_ms);
 #define PTL_PEER_PROBE_MS 1000
 /* Called where a thread is about to sleep (the progress thread, a
  * PtlEQPoll), and where one polls without a progress thread (a wait's
- * polls, an empty PtlEQGet's: ptl_eq.c): with operations in flight to
- * peers of ptl_lib.probe_head's list, looks at those peers
- * (nal_ops.peer_check) once PTL_PEER_PROBE_MS has passed since the
- * first such call, failing the operations of each
+ * polls, an empty PtlEQGet's or PtlEQPoll's of timeout 0: ptl_eq.c): with
+ * operations in flight to peers of ptl_lib.probe_head's list, looks at
+ * those peers (nal_ops.peer_check) once PTL_PEER_PROBE_MS has passed since
+ * the first such call, failing the operations of each
  * found dead (ptl_peer_fail: events, which may run EQ handlers); returns
  * the number found. *next_ms: how long the caller may sleep before it
  * calls again (at least 1), -1 when nothing awaits such a peer. Lock held. */

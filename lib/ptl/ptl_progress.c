@@ -18,7 +18,8 @@
  * once that long has passed (ptl_peers_probe). With nothing in flight to
  * them its sleep has no timeout, as before. A thread that only polls
  * never sleeps: the progress thread probes for it (ptl_lease_probe), or
- * without one the polls do (ptl_eq.c: the waits', an empty PtlEQGet's).
+ * without one the polls do (ptl_eq.c: the waits', an empty PtlEQGet's or
+ * PtlEQPoll's of timeout 0).
  */
 #include "config.h"
 

@@ -2,13 +2,15 @@
 # ptltool coll: output figures, JSON keys, warnings, and usage errors (exit 2).
 set -u
 PTLTOOL=${PTL_TOP_BUILDDIR:-.}/tools/ptltool
+# each program it runs under a limit that names what hung (limited)
+. "$(dirname "$0")/../time_limit.sh"
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 # expect STATUS CMD...: run, keep stdout in $out and stderr in $err
 expect() {
 	want=$1; shift
-	out=$("$PTLTOOL" coll "$@" 2>/tmp/ptltool_coll_err.$$); st=$?
+	out=$(limited "$PROGRAM_LIMIT" "$PTLTOOL" coll "$@" 2>/tmp/ptltool_coll_err.$$); st=$?
 	err=$(cat /tmp/ptltool_coll_err.$$)
 	[ "$st" = "$want" ] || fail "ptltool coll $*: exit $st, want $want ($err)"
 }
@@ -532,6 +534,9 @@ has "$err" "too many to count"
 # prediction grows by its bytes only (256 -> 384 B: two 64 B more), not by
 # two posts (mpi_allreduce's "post", 0.04 us each here).
 BENCH=${PTL_TOP_BUILDDIR:-.}/bench/mpi_bench.sh
+# bench VAR=VALUE...: mpi_bench.sh on kept measurements (a few seconds of
+# ptltool coll runs here)
+bench() { limited 300 env "$@" sh "$BENCH"; }
 if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.so" ] && command -v "${CC:-cc}" >/dev/null 2>&1; then
 	kept=$(mktemp -d)
 	printf 'ptl 2 %s\n' "pingpong 8 0.16 0.16 0.16" "gamma 0 0.034 0.034 0.034" "overhead 8 0.06 0.06 0.06" \
@@ -540,13 +545,13 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 		"xch 16384 3.6 3.6 3.6" "xchs 16384 3.3 3.3 3.3" "rxch 16384 4.1 4.1 4.1" "rxchs 16384 3.8 3.8 3.8" \
 		"xch 32768 6.2 6.2 6.2" > "$kept/all"
 	printf 'ring 2 allreduce %s 0.8 0.8 0.8\n' 256 384 > "$kept/algo"
-	out=$(PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" sh "$BENCH" 2>&1)
+	out=$(bench PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" 2>&1)
 	has "$out" "receive posted 0.04 us (above 128 B; direct recursive doubling: 1024 B; not charged"
 	# runs kept before shm carried 16 KiB inline calibrate the rendezvous
 	# from 16 KiB; newer ones from 20 KiB, above it
 	has "$out" "ping-pongs 16 KiB 2.8 us, 120 KiB 10.8 us"
 	sed -i 's/^ptl 2 pingpong 16384 2.8 2.8 2.8/ptl 2 pingpong 20480 3.0 3.0 3.0/' "$kept/all"
-	out=$(PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" sh "$BENCH" 2>&1)
+	out=$(bench PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" 2>&1)
 	has "$out" "ping-pongs 20 KiB 3.0 us, 120 KiB 10.8 us"
 	# a schedule's step is the exchange alone (mpi_collcal's xchs, rxchs:
 	# without the read of what came after it, which is the reduction's,
@@ -555,7 +560,7 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 	has "$out" "(3.3 us) 32K"
 	has "$out" "(3.8 us)"
 	has "$out" "(6.2 us)"
-	outr=$(PTL_BENCH_SINK=read PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" sh "$BENCH" 2>&1)
+	outr=$(bench PTL_BENCH_SINK=read PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" 2>&1)
 	has "$outr" "(3.6 us) 32K"
 	has "$outr" "(4.1 us)"
 	grow=$(printf '%s\n' "$out" | awk '$1 == 2 && $2 == "ring" && $3 == 256 { a = $4 } $1 == 2 && $2 == "ring" && $3 == 384 { b = $4 }
@@ -572,7 +577,7 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 		0 1 4 256K-512K cma 1900:300 100:250  1 0 4 256K-512K cma 1900:300 100:250 > "$kept/bulk"
 	printf 'ptl 2 %s\n' "rxchm 524288 50 50 50" "rxchc 524288 60 60 60" "rxchm 262144 20 20 20" \
 		"rxchc 262144 30 30 30" >> "$kept/all"
-	out=$(PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" sh "$BENCH" 2>&1)
+	out=$(bench PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" 2>&1)
 	has "$out" "went both ways (CMA and a move each at least 0.33 of them) at: 512K move (CMA 50%)"
 	has "$out" "256K copy "
 	has "$out" "(rxchc 30 us)"
@@ -582,9 +587,9 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 	# whole program, ptl's choice of algorithm: "any")
 	printf '2 allreduce any - rank %s peer %s class 4 256K-512K pick nt switches 0 bounce 10:500 cma 100:300 nt 1900:250\n' \
 		0 1 1 0 >> "$kept/bulk"
-	out=$(PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" sh "$BENCH" 2>&1)
+	out=$(bench PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" 2>&1)
 	has "$out" "256K copy "
-	out=$(PTL_BENCH_PICKS=table PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" sh "$BENCH" 2>&1)
+	out=$(bench PTL_BENCH_PICKS=table PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" 2>&1)
 	has "$out" "256K move "
 	# where the ranks outnumber the cores (4 ranks here on fewer than 4):
 	# a rank that waited gets a core back after a switch, the token's hop
@@ -599,21 +604,21 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 		printf 'ptl 4 %s\n' "barrier 0 4.5 4.5 4.5" "pp4idle 8 1.7 1.7 1.7" "tok4 8 1.6 1.6 1.6" \
 			"xch4 8 2.1 2.1 2.1" "eshift4 8 1.2 1.2 1.2" >> "$kept/all"
 		printf 'ring 4 %s\n' "barrier 0 5.5 5.5 5.5" "allreduce 256 9 9 9" >> "$kept/algo"
-		out=$(PTL_BENCH_ARGS=1 PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" sh "$BENCH" 2>&1)
+		out=$(bench PTL_BENCH_ARGS=1 PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" 2>&1)
 		has "$out" "gets one back after a switch of 1.47 us (4-rank token hop 1.6 us - the 2-rank hop 0.13 us"
 		has "$out" "token hop 1.6 us (used), 8 B pair exchanges 2.1 us, 8 B shift 1.2 us a round"
 		row=$(printf '%s\n' "$out" | grep '^ARGS ring 4 256:')
 		has "$row" "--cores $(nproc) --switch-cost 1.47 "
 		case $row in *--core-wait*) fail "mpi_bench.sh: the token's switch with a core wait too: $row" ;; esac
-		out=$(PTL_BENCH_CWAIT=idle PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" sh "$BENCH" 2>&1)
+		out=$(bench PTL_BENCH_CWAIT=idle PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" 2>&1)
 		has "$out" "sees its message 1.57 us after it came (4-rank 8 B ping-pong beside two idle ranks 1.7 us"
 		cwb() { printf '%s\n' "$1" | sed -n "s/$2/p"; }
-		out=$(PTL_BENCH_CWAIT=barrier PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" sh "$BENCH" 2>&1)
+		out=$(bench PTL_BENCH_CWAIT=barrier PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" 2>&1)
 		has "$out" "no switch (PTL_BENCH_CWAIT=barrier: the model's barrier takes the best 4-rank barrier of the run, 4.5 us"
 		c1=$(cwb "$out" '^# 4 ranks on .*sees its message \([0-9.]*\) us after it came, no switch.*/\1')
 		r1=$(cwb "$out" '^#   ring: core wait \([0-9.]*\) us (barrier 5.5 us)$/\1')
 		sed -i 's/^ptl 4 pp4idle 8 .*/ptl 4 pp4idle 8 3 3 3/' "$kept/all"
-		out=$(PTL_BENCH_CWAIT=barrier PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" sh "$BENCH" 2>&1)
+		out=$(bench PTL_BENCH_CWAIT=barrier PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" 2>&1)
 		c2=$(cwb "$out" '^# 4 ranks on .*sees its message \([0-9.]*\) us after it came, no switch.*/\1')
 		awk -v a="$c1" -v b="$c2" -v r="$r1" 'BEGIN { exit !(a != "" && a == b && r != "" && r + 0 > a + 0 && a + 0 > 0) }' ||
 			fail "mpi_bench.sh PTL_BENCH_CWAIT=barrier: core wait $c1 us (pp4idle 1.7), $c2 us (pp4idle 3), ring's $r1 us (a slower barrier): want equal, ring's more"
@@ -626,21 +631,21 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 	# were kept far; unprobed launches ("-") count as kept, not far
 	printf '%s\n' "ptl 2 pingpong - 50 60 1 50" "ptl 4 allreduce - 55 52 2 50" "ptl 2 collcal reads,cma1 - - 1 -" \
 		"openmpi 2 pingpong ux 57 330 4 50" "openmpi 4 allreduce - 340 51 1" "openmpi 2 allreduce - 90 95 1 44" > "$kept/states"
-	out=$(PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" sh "$BENCH" 2>&1)
+	out=$(bench PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" 2>&1)
 	has "$out" "near 50-60 ns, far 90-340 ns; launches kept (of them far, relaunches for the state): ptl 3 (0, 1) openmpi 3 (3, 3)$"
 	has "$out" "^#   kept far, openmpi: 2-rank pingpong ux 4-rank allreduce 2-rank allreduce$"
 	case $out in *"kept far, ptl"*) fail "mpi_bench.sh: ptl's near launches reported far: $out" ;; esac
 	printf '%s\n' "ptl 2 pingpong - - - 1 -" > "$kept/states"
-	out=$(PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" sh "$BENCH" 2>&1)
+	out=$(bench PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" 2>&1)
 	has "$out" "^# host state: not probed "
 	# the probes' settings take whole numbers: anything else stops the run
 	# before it measures, naming both
-	out=$(PTL_BENCH_STATE_TRIES=x PTL_BENCH_FROM="$kept" sh "$BENCH" 2>&1); st=$?
+	out=$(bench PTL_BENCH_STATE_TRIES=x PTL_BENCH_FROM="$kept" 2>&1); st=$?
 	[ "$st" = 1 ] || fail "mpi_bench.sh PTL_BENCH_STATE_TRIES=x: exit $st, want 1"
 	has "$out" "PTL_BENCH_STATE_TRIES (x) and PTL_BENCH_STATE_WAIT (240) take whole numbers, TRIES at least 1"
-	out=$(PTL_BENCH_STATE_TRIES=0 PTL_BENCH_FROM="$kept" sh "$BENCH" 2>&1); st=$?
+	out=$(bench PTL_BENCH_STATE_TRIES=0 PTL_BENCH_FROM="$kept" 2>&1); st=$?
 	[ "$st" = 1 ] || fail "mpi_bench.sh PTL_BENCH_STATE_TRIES=0: exit $st, want 1"
-	out=$(PTL_BENCH_BIND4=socket PTL_BENCH_FROM="$kept" sh "$BENCH" 2>&1); st=$?
+	out=$(bench PTL_BENCH_BIND4=socket PTL_BENCH_FROM="$kept" 2>&1); st=$?
 	[ "$st" = 1 ] || fail "mpi_bench.sh PTL_BENCH_BIND4=socket: exit $st, want 1"
 	has "$out" "PTL_BENCH_BIND4 takes core or none, not socket"
 	rm -rf "$kept"
@@ -649,7 +654,7 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 	# path that would share the rows' size classes in its chooser's report
 	ar=${PTL_TOP_BUILDDIR:-.}/bench/mpi_allreduce_ptl run=${PTL_TOP_BUILDDIR:-.}/tools/ptlrun
 	if [ -x "$ar" ] && [ -x "$run" ]; then
-		out=$("$run" -n 2 --timeout 120 "$ar" 1 rows 2>&1); st=$?
+		out=$(limited "$(job_limit 120)" "$run" -n 2 --timeout 120 "$ar" 1 rows 2>&1); st=$?
 		[ "$st" = 0 ] || fail "ptlrun -n 2 mpi_allreduce_ptl 1 rows: exit $st: $out"
 		has "$out" "pingpong 8 "
 		has "$out" "bcast 8 "
@@ -666,20 +671,20 @@ fi
 # it cannot run on is exit 2 and named, bad arguments exit 1 with usage
 rtt=${PTL_TOP_BUILDDIR:-.}/bench/core_rtt
 if [ -x "$rtt" ]; then
-	"$rtt" 0 0 >/dev/null 2>/tmp/ptltool_coll_err.$$; st=$?
+	limited "$PROGRAM_LIMIT" "$rtt" 0 0 >/dev/null 2>/tmp/ptltool_coll_err.$$; st=$?
 	[ "$st" = 1 ] || fail "core_rtt 0 0: exit $st, want 1"
 	has "$(cat /tmp/ptltool_coll_err.$$)" "usage: core_rtt \[CPU_A CPU_B\]"
-	"$rtt" 1 >/dev/null 2>&1; st=$?
+	limited "$PROGRAM_LIMIT" "$rtt" 1 >/dev/null 2>&1; st=$?
 	[ "$st" = 1 ] || fail "core_rtt 1: exit $st, want 1"
-	"$rtt" 0 x >/dev/null 2>&1; st=$?
+	limited "$PROGRAM_LIMIT" "$rtt" 0 x >/dev/null 2>&1; st=$?
 	[ "$st" = 1 ] || fail "core_rtt 0 x: exit $st, want 1"
 	if taskset -c 0 true 2>/dev/null; then
-		"$rtt" 0 "$(nproc --all)" >/dev/null 2>/tmp/ptltool_coll_err.$$; st=$?
+		limited "$PROGRAM_LIMIT" "$rtt" 0 "$(nproc --all)" >/dev/null 2>/tmp/ptltool_coll_err.$$; st=$?
 		[ "$st" = 2 ] || fail "core_rtt on a CPU past the last: exit $st, want 2"
 		has "$(cat /tmp/ptltool_coll_err.$$)" "core_rtt: cannot run on CPU $(nproc --all)"
 	fi
 	if taskset -c 0 true 2>/dev/null && taskset -c 1 true 2>/dev/null; then
-		out=$("$rtt") || fail "core_rtt: exit $?"
+		out=$(limited "$PROGRAM_LIMIT" "$rtt") || fail "core_rtt: exit $?"
 		printf '%s\n' "$out" | grep -Eq '^core_rtt 0 1 [1-9][0-9]* \[[0-9]+-[0-9]+\]$' || fail "core_rtt: printed '$out'"
 	fi
 fi

@@ -9,6 +9,7 @@ set -u
 : "${PTL_TOP_BUILDDIR:?run through make check}"
 B=$PTL_TOP_BUILDDIR
 . "$(dirname "$0")/../job_output.sh"
+. "$(dirname "$0")/../time_limit.sh"
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root to create network namespaces"; exit 77; }
 command -v ip >/dev/null || { echo "SKIP: ip (iproute2) not installed"; exit 77; }
 P=ptl$$
@@ -32,7 +33,7 @@ ip -n "$A" link set lo up && ip -n "$Z" link set lo up || { echo "SKIP: cannot s
 fail=0
 run() {
 	what=$1; shift
-	out=$(ip netns exec "$A" "$B/tools/ptlrun" --timeout 100 --hosts "$A,$Z" \
+	out=$(limited "$(job_limit 100)" ip netns exec "$A" "$B/tools/ptlrun" --timeout 100 --hosts "$A,$Z" \
 		--agent "ip netns exec {host}" -n 4 "$@" 2>&1); rc=$?
 	if [ $rc -ne 0 ]; then
 		echo "FAIL: $what exited $rc"; job_output "$out"; fail=1
@@ -48,7 +49,7 @@ done
 # MPI tests across the hosts; each prints "PROG: 4 ranks: ok (0 failed
 # checks)".
 for t in mpi_p2p mpi_coll mpi_comm mpi_dtype mpi_err; do
-	out=$(ip netns exec "$A" "$B/tools/ptlrun" --timeout 30 --hosts "$A,$Z" \
+	out=$(limited "$(job_limit 30)" ip netns exec "$A" "$B/tools/ptlrun" --timeout 30 --hosts "$A,$Z" \
 		--agent "ip netns exec {host}" -n 4 "$B/tests/mpi/$t" 2>&1); rc=$?
 	if [ $rc -ne 0 ] || ! echo "$out" | grep -q "^$t: 4 ranks: ok (0 failed checks)"; then
 		echo "FAIL: $t exited $rc"; job_output "$out"; fail=1
@@ -58,7 +59,7 @@ for t in mpi_p2p mpi_coll mpi_comm mpi_dtype mpi_err; do
 done
 # Ranks without the job key are refused by ptlrun: both hosts' ranks run
 # the agent's command, so whichever connects first is refused.
-out=$(ip netns exec "$A" "$B/tools/ptlrun" --timeout 30 --hosts "$A,$Z" \
+out=$(limited "$(job_limit 30)" ip netns exec "$A" "$B/tools/ptlrun" --timeout 30 --hosts "$A,$Z" \
 	--agent "ip netns exec {host}" -n 2 \
 	env PTL_RT_JOB_KEY=00000000000000000000000000000000 "$B/examples/ring" 2>&1)
 echo "$out" | grep -q "refused a connection from 10\.77\.0\.[12]: wrong job key" ||

@@ -1,4 +1,6 @@
 # mpi_common.sh: sourced by the tests/mpi/*.sh tests. run N [VAR=VAL...] -- PROG [ARGS]
+# Every job under ptlrun --timeout, and ptlrun itself limited
+# (tests/time_limit.sh: job_limit), in run and in the tests' own jobs.
 B=${PTL_TOP_BUILDDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 PTLRUN="$B/tools/ptlrun"
 . "$(dirname "$0")/../job_output.sh"
@@ -22,7 +24,7 @@ run() {
 		fails=$((fails + 1))
 		return
 	fi
-	out=$("$PTLRUN" -n "$n" --timeout "$jlimit" $envs "$B/tests/mpi/$prog" "$@" 2>&1)
+	out=$(limited "$(job_limit 120)" "$PTLRUN" -n "$n" --timeout "$jlimit" $envs "$B/tests/mpi/$prog" "$@" 2>&1)
 	rc=$?
 	# A send the library never finished shows only as a slow MPI_Finalize.
 	if [ $rc -eq 0 ] && printf '%s\n' "$out" | grep -q 'MPI_Finalize gave up'; then

@@ -13,7 +13,7 @@ for mode in p2p test tall tany tsome wall coll credit; do
 	run 3 -- mpi_deadpeer $mode
 done
 run 3 PTL_MPI_UNEXPECTED_MEM=1 PTL_MPI_CREDITS=30000 -- mpi_deadpeer overflow
-out=$("$PTLRUN" -n 2 --timeout "$(job_timeout 60)" "$B/tests/mpi/mpi_deadpeer" fatal 2>&1); rc=$?
+out=$(limited "$(job_limit 60)" "$PTLRUN" -n 2 --timeout "$(job_timeout 60)" "$B/tests/mpi/mpi_deadpeer" fatal 2>&1); rc=$?
 echo "$out" | tail -3
 if [ $rc -eq 0 ] || ! echo "$out" | grep -q "ptlrun: rank 0 .*aborted the job.*MPI_Recv: rank 1 of MPI_COMM_WORLD died"; then
 	jobfail "MPI_ERRORS_ARE_FATAL on a dead rank: exit $rc, want non-zero and ptlrun naming rank 1"

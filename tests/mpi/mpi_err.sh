@@ -5,14 +5,14 @@
 # communicator, the step and the missing rank, and the next job runs clean.
 . "$(dirname "$0")/mpi_common.sh"
 run 2 -- mpi_err
-out=$("$PTLRUN" -n 2 --timeout "$(job_timeout 60)" "$B/tests/mpi/mpi_err" fatal 2>&1); rc=$?
+out=$(limited "$(job_limit 60)" "$PTLRUN" -n 2 --timeout "$(job_timeout 60)" "$B/tests/mpi/mpi_err" fatal 2>&1); rc=$?
 echo "$out" | head -2
 if [ $rc -eq 0 ] || ! echo "$out" | grep -q "MPI_ERR_RANK"; then jobfail "fatal error (exit $rc)"; fi
-out=$("$PTLRUN" -n 3 --timeout "$(job_timeout 60)" "$B/tests/mpi/mpi_err" abort 2>&1); rc=$?
+out=$(limited "$(job_limit 60)" "$PTLRUN" -n 3 --timeout "$(job_timeout 60)" "$B/tests/mpi/mpi_err" abort 2>&1); rc=$?
 echo "$out" | head -2
 if [ $rc -ne 7 ] || ! echo "$out" | grep -Eq "ptlrun: rank [0-9]+ \(pid [0-9]+\) aborted the job with code 7: MPI_Abort\(MPI_COMM_WORLD, 7\)"; then
 	jobfail "MPI_Abort exit $rc, want 7 and ptlrun naming the rank and MPI_Abort(MPI_COMM_WORLD, 7)"; fi
-out=$("$PTLRUN" -n 4 --timeout "$(job_timeout 60)" -x PTL_TEST_STALL_RANK=2 -x PTL_COLL_TIMEOUT=1 "$B/tests/mpi/mpi_err" stall 2>&1); rc=$?
+out=$(limited "$(job_limit 60)" "$PTLRUN" -n 4 --timeout "$(job_timeout 60)" -x PTL_TEST_STALL_RANK=2 -x PTL_COLL_TIMEOUT=1 "$B/tests/mpi/mpi_err" stall 2>&1); rc=$?
 echo "$out" | grep "rank 3:"
 if [ $rc -ne 0 ] || ! echo "$out" | grep -q "rank 3: MPI_Allreduce: MPI_Allreduce on MPI_COMM_WORLD .* step [0-9]* waiting for rank(s) 2"; then
 	jobfail "stall message (exit $rc)"

@@ -9,7 +9,7 @@
 . "$(dirname "$0")/mpi_common.sh"
 for n in 1 2 3 4; do run $n PTL_COLL_TIMEOUT=30 -- mpi_info; done
 while read -r says hints; do
-	out=$("$PTLRUN" -n 4 --timeout "$(job_timeout 60)" -x PTL_TEST_STALL_RANK=2 -x PTL_COLL_TIMEOUT=1 -x PTL_COLL_ALGO=allreduce=ring \
+	out=$(limited "$(job_limit 60)" "$PTLRUN" -n 4 --timeout "$(job_timeout 60)" -x PTL_TEST_STALL_RANK=2 -x PTL_COLL_TIMEOUT=1 -x PTL_COLL_ALGO=allreduce=ring \
 		"$B/tests/mpi/mpi_info" stall $hints 2>&1); rc=$?
 	printf '%s\n' "$out" | grep "rank 3:"
 	if [ $rc -ne 0 ] || ! printf '%s\n' "$out" | grep -q "MPI_Allreduce on MPI_COMM_WORLD (4 ranks, algorithm $says,"; then

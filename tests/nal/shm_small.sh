@@ -11,6 +11,8 @@ set -u
 : "${PTL_TOP_BUILDDIR:?run through make check}"
 B=$PTL_TOP_BUILDDIR
 . "$(dirname "$0")/../job_output.sh"
+TIME_LIMIT=$(dirname "$0")/../time_limit.sh
+. "$TIME_LIMIT"
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root to mount a small /dev/shm"; exit 77; }
 command -v unshare >/dev/null || { echo "SKIP: unshare (util-linux) not installed"; exit 77; }
 unshare -m --propagation private sh -c 'mount -t tmpfs -o size=2M tmpfs /dev/shm' 2>/dev/null ||
@@ -21,11 +23,13 @@ tmp=$(mktemp -d "$base/ptl-shm-small.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 # small SIZE N TAG: N ranks of the ring example under a SIZE /dev/shm;
-# ptlrun -v says what it removed, and what is left is listed.
+# ptlrun -v says what it removed, and what is left is listed. ptlrun runs
+# limited (time_limit.sh, sourced in the namespace's shell: a hang is in
+# $5.err and its status in $5.rc).
 small() {
-	unshare -m --propagation private sh -c 'mount -t tmpfs -o size=$3 tmpfs /dev/shm &&
-		"$1/tools/ptlrun" -v -n $4 --timeout 120 "$1/examples/ring" >"$2/$5.out" 2>"$2/$5.err"
-		echo $? >"$2/$5.rc"; ls -A /dev/shm >"$2/$5.left"' sh "$B" "$tmp" "$1" "$2" "$3"
+	unshare -m --propagation private sh -c '. "$6"; mount -t tmpfs -o size=$3 tmpfs /dev/shm &&
+		limited "$(job_limit 120)" "$1/tools/ptlrun" -v -n $4 --timeout 120 "$1/examples/ring" >"$2/$5.out" 2>"$2/$5.err"
+		echo $? >"$2/$5.rc"; ls -A /dev/shm >"$2/$5.left"' shm_small.sh "$B" "$tmp" "$1" "$2" "$3" "$TIME_LIMIT"
 	cat "$tmp/$3.err" | grep -v '^ptlrun: ' | head -5
 }
 small 2M 4 tiny
@@ -44,6 +48,6 @@ small 64M 20 big
 	{ echo "FAIL: 20 ranks did not run in a 64 MiB /dev/shm"; job_output "$(cat "$tmp/big.out" "$tmp/big.err")"; fail=1; }
 [ ! -s "$tmp/big.left" ] || { echo "FAIL: left in /dev/shm: $(cat "$tmp/big.left")"; fail=1; }
 # The same job where /dev/shm has room.
-"$B/tools/ptlrun" -n 4 --timeout 60 "$B/examples/ring" >"$tmp/out2" 2>&1 ||
+limited "$(job_limit 60)" "$B/tools/ptlrun" -n 4 --timeout 60 "$B/examples/ring" >"$tmp/out2" 2>&1 ||
 	{ echo "FAIL: the ring did not run with the host's /dev/shm"; job_output "$(cat "$tmp/out2")"; fail=1; }
 exit $fail

@@ -1316,17 +1316,36 @@ static int test_cpus(void)
 	return q > 0 && q < k ? q : k;
 }
 
+/* The CPUs this test process may use, saved by pinned_setup for
+ * pinned_teardown to give back: cmocka runs a teardown whether its test
+ * passed or failed, and a test that failed while pinned (one_cpu) would
+ * otherwise leave every later one crowded on one CPU. The teardown also
+ * drops the PTL_SHM_CMA such a test may have left set. */
+static cpu_set_t test_cpu_set;
+
+static int pinned_setup(void **state)
+{
+	(void)state;
+	return sched_getaffinity(0, sizeof(test_cpu_set), &test_cpu_set);
+}
+
+static int pinned_teardown(void **state)
+{
+	(void)state;
+	unsetenv("PTL_SHM_CMA");
+	return sched_setaffinity(0, sizeof(test_cpu_set), &test_cpu_set);
+}
+
 /* Pins this test (and so the ranks it forks) to the first CPU it may
- * use: 2 ranks are then crowded on a host of many. *all: the CPUs it
- * may use, for sched_setaffinity to restore. */
-static void one_cpu(cpu_set_t *all)
+ * use: 2 ranks are then crowded on a host of many. Only in a test with
+ * pinned_setup and pinned_teardown, which gives the others back. */
+static void one_cpu(void)
 {
 	cpu_set_t one;
 
-	assert_int_equal(sched_getaffinity(0, sizeof(*all), all), 0);
 	CPU_ZERO(&one);
 	for (int k = 0; k < CPU_SETSIZE; k++)
-		if (CPU_ISSET(k, all)) {
+		if (CPU_ISSET(k, &test_cpu_set)) {
 			CPU_SET(k, &one);
 			break;
 		}
@@ -1657,10 +1676,9 @@ static void test_bulk_queued(void **state)
 static void test_bulk_queued_crowded(void **state)
 {
 	int nt = 0;
-	cpu_set_t all;
 
 	(void)state;
-	one_cpu(&all);
+	one_cpu();
 	unsetenv("PTL_SHM_CMA");
 	run(2, body_queued, &nt, 60, -1);
 	if (TEST_NT) {
@@ -1669,7 +1687,6 @@ static void test_bulk_queued_crowded(void **state)
 		run(2, body_queued, &nt, 60, -1);
 		unsetenv("PTL_SHM_CMA");
 	}
-	assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
 }
 
 /* A peer killed with moves queued to it, some asked for and some not:
@@ -1738,7 +1755,6 @@ static void test_bulk_refused(void **state)
 static void test_bulk_crowded(void **state)
 {
 	int ncpu = test_cpus(), want = BULK_CROWDED;
-	cpu_set_t all;
 
 	(void)state;
 	if (ncpu + 1 <= SJ_MAX) {
@@ -1749,10 +1765,9 @@ static void test_bulk_crowded(void **state)
 		run(ncpu + 1, body_bulk, &want, 60, -1);
 		unsetenv("PTL_SHM_CMA");
 	}
-	one_cpu(&all);
+	one_cpu();
 	want = BULK_CROWDED;
 	run(2, body_bulk, &want, 60, -1);
-	assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
 }
 
 /* The union of the ranks' published masks counts, not one rank's:
@@ -3353,10 +3368,10 @@ int main(void)
 		cmocka_unit_test(test_bulk_bounce),
 		cmocka_unit_test(test_bulk_nt),
 		cmocka_unit_test(test_bulk_queued),
-		cmocka_unit_test(test_bulk_queued_crowded),
+		cmocka_unit_test_setup_teardown(test_bulk_queued_crowded, pinned_setup, pinned_teardown),
 		cmocka_unit_test(test_bulk_queued_dead),
 		cmocka_unit_test(test_bulk_refused),
-		cmocka_unit_test(test_bulk_crowded),
+		cmocka_unit_test_setup_teardown(test_bulk_crowded, pinned_setup, pinned_teardown),
 		cmocka_unit_test(test_crowded_union),
 		cmocka_unit_test(test_cma_env),
 		cmocka_unit_test(test_choice_class),

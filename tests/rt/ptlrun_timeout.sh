@@ -48,16 +48,25 @@ else
 fi
 
 # SIGTERM to ptlrun is forwarded; ptlrun exits 128+15 and cleans up.
-"$PTLRUN" --timeout 60 -n 2 "$FAIL" hang >"$OUT" 2>"$ERR" &
-pid=$!
+# ptlrun runs limited, in the background: the child of limited's
+# timeout(1), which is the child of the background shell.
+limited "$RT_RUN_LIMIT" "$PTLRUN" --timeout 60 -n 2 "$FAIL" hang >"$OUT" 2>"$ERR" &
+job=$!
 # Wait until both ranks run (ptlrun has its signals set up by then).
-i=0
-while [ "$(pgrep -c -P $pid)" -lt 2 ] && [ $i -lt 100 ]; do
+pid='' i=0
+while [ $i -lt 100 ]; do
+	tpid=$(pgrep -x -P $job timeout)
+	[ -n "$tpid" ] && pid=$(pgrep -P "$tpid")
+	[ -n "$pid" ] && [ "$(pgrep -c -P "$pid")" -ge 2 ] && break
 	sleep 0.05
 	i=$((i + 1))
 done
-kill -TERM $pid
-wait $pid
+if [ -n "$pid" ]; then
+	kill -TERM "$pid"
+else
+	fail "ptlrun did not start under limited's timeout(1) in 5 s"
+fi
+wait $job
 got=$?
 [ $got -eq 143 ] || fail "ptlrun after SIGTERM exited $got, expected 143"
 has "$ERR" 'ptlrun: received signal 15 \(Terminated\); stopping the job'

@@ -1,6 +1,8 @@
 # Sourced by the tracer's MPI tests. Finds the build tree, the preload
-# library, the tools and mpiexec.hydra; gives every run a timeout.
+# library, the tools and mpiexec.hydra; every run and tool the tests start
+# runs limited (tests/time_limit.sh: a hang is stopped and named).
 . "$(dirname "$0")/../job_output.sh"
+. "$(dirname "$0")/../time_limit.sh"
 : "${PTL_TOP_BUILDDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
 B=$PTL_TOP_BUILDDIR
 PRELOAD=$B/tracer/.libs/libptltrace-mpich.so

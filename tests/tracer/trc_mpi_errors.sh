@@ -10,7 +10,7 @@ P=$PROGS/trc_stencil
 run() {	# run DIR N ENV...: the stencil in DIR, stderr to DIR/err; its output if it fails
 	dir=$1 n=$2
 	shift 2
-	(cd "$dir" && timeout -k 5 "$RUN_TIMEOUT" env LD_PRELOAD="$PRELOAD" "$@" "$MPIEXEC" -n "$n" "$P" 12 \
+	(cd "$dir" && limited "$RUN_TIMEOUT" env LD_PRELOAD="$PRELOAD" "$@" "$MPIEXEC" -n "$n" "$P" 12 \
 		>"$dir/out" 2>"$dir/err") && return 0
 	st=$?
 	job_output "$(cat "$dir/out" "$dir/err")"
@@ -39,7 +39,7 @@ grep -q "^# ptl trace" "$d/short.trace" || fail "short record.in: format line 1 
 printf 'binary\n-1\n64\n%s\n' "$d/flat.trace" >"$d/record.in"
 run "$d" 2 PTL_TRACE_LEVEL=node || fail "binary record.in: program did not complete"
 test -s "$d/flat.trace.0" && test -s "$d/flat.trace.1" || fail "level node: one file per rank expected"
-"$PTLTOOL" trace expand "$d/flat.trace.1" >/dev/null || fail "level node binary: unreadable"
+limited "$PROGRAM_LIMIT" "$PTLTOOL" trace expand "$d/flat.trace.1" >/dev/null || fail "level node binary: unreadable"
 rm -f "$d/record.in"
 
 # 2. malformed environment variables, which override record.in
@@ -68,7 +68,7 @@ mkdir -p "$d"
 run "$d" 4 PTL_TRACE_OUT="$d/t" PTL_TRACE_REQBUF=3 || fail "overflow: program did not complete"
 expect "$d" "request-offset buffer overflow: more than 3 requests outstanding; raise PTL_TRACE_REQBUF" \
 	"request buffer overflow"
-"$PTLTOOL" trace show "$d/t" | head -1 | grep -q INCOMPLETE || fail "overflow: trace not marked INCOMPLETE"
+limited "$PROGRAM_LIMIT" "$PTLTOOL" trace show "$d/t" | head -1 | grep -q INCOMPLETE || fail "overflow: trace not marked INCOMPLETE"
 
 # 5. corrupt, truncated and foreign files: clean error, exit 2, never a crash
 d=$WORK/corrupt
@@ -78,36 +78,36 @@ size=$(wc -c <"$d/t")
 i=0
 while [ $i -lt "$size" ]; do
 	head -c $i "$d/t" >"$d/cut"
-	"$PTLTOOL" trace show "$d/cut" >/dev/null 2>"$d/cut.err"
+	limited "$PROGRAM_LIMIT" "$PTLTOOL" trace show "$d/cut" >/dev/null 2>"$d/cut.err"
 	rc=$?
 	[ $rc -eq 2 ] || { fail "truncated to $i bytes: exit $rc, expected 2"; break; }
 	grep -q "truncated\|bad magic\|checksum" "$d/cut.err" || { fail "truncated to $i: $(cat "$d/cut.err")"; break; }
 	i=$((i + 7))
 done
 printf 'hello, I am a text file\n' >"$d/foreign"
-"$PTLTOOL" trace stats "$d/foreign" 2>"$d/f.err"
+limited "$PROGRAM_LIMIT" "$PTLTOOL" trace stats "$d/foreign" 2>"$d/f.err"
 [ $? -eq 2 ] && grep -q "not a ptl trace" "$d/f.err" || fail "foreign file not rejected cleanly"
 # flip one byte in the middle
 cp "$d/t" "$d/flip"
 printf '\377' | dd of="$d/flip" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
-"$PTLTOOL" trace expand "$d/flip" 2>"$d/flip.err"
+limited "$PROGRAM_LIMIT" "$PTLTOOL" trace expand "$d/flip" 2>"$d/flip.err"
 [ $? -eq 2 ] && grep -q "checksum mismatch" "$d/flip.err" || fail "corrupted byte not detected"
 
 # 6. histogram mode: lossy by the user's choice, and the trace says so;
 # the nested program's rank-dependent trip counts (2, 3, 4) merge
 d=$WORK/histo
 mkdir -p "$d"
-(cd "$d" && timeout -k 5 "$RUN_TIMEOUT" env LD_PRELOAD="$PRELOAD" PTL_TRACE_OUT="$d/lossless" \
+(cd "$d" && limited "$RUN_TIMEOUT" env LD_PRELOAD="$PRELOAD" PTL_TRACE_OUT="$d/lossless" \
 	"$MPIEXEC" -n 4 "$PROGS/trc_nested" 3 >"$d/out" 2>"$d/err") || jobfail "histo: lossless run" "$d/out" "$d/err"
-(cd "$d" && timeout -k 5 "$RUN_TIMEOUT" env LD_PRELOAD="$PRELOAD" PTL_TRACE_OUT="$d/lossy" PTL_TRACE_HISTO=60 \
+(cd "$d" && limited "$RUN_TIMEOUT" env LD_PRELOAD="$PRELOAD" PTL_TRACE_OUT="$d/lossy" PTL_TRACE_HISTO=60 \
 	"$MPIEXEC" -n 4 "$PROGS/trc_nested" 3 >"$d/out" 2>"$d/err") || jobfail "histo: lossy run" "$d/out" "$d/err"
-"$PTLTOOL" trace show "$d/lossy" >"$d/show"
+limited "$PROGRAM_LIMIT" "$PTLTOOL" trace show "$d/lossy" >"$d/show"
 head -1 "$d/show" | grep -q "LOSSY(histograms)" || fail "histo: trace not marked lossy"
 grep -q "loop [0-9]*~{" "$d/show" || fail "histo: no loop-count histogram"
-"$PTLTOOL" trace show "$d/lossless" | head -1 | grep -q LOSSY && fail "histo: lossless trace marked lossy"
+limited "$PROGRAM_LIMIT" "$PTLTOOL" trace show "$d/lossless" | head -1 | grep -q LOSSY && fail "histo: lossless trace marked lossy"
 [ "$(wc -c <"$d/lossy")" -lt "$(wc -c <"$d/lossless")" ] || fail "histo: lossy trace not smaller"
-"$PTLTOOL" trace stats "$d/lossy" | grep -q "lossy (histograms)" || fail "histo: stats does not say lossy"
-(cd "$d" && timeout -k 5 "$RUN_TIMEOUT" "$MPIEXEC" -n 4 "$PTLREPLAY" "$d/lossy" >"$d/rout" 2>&1) ||
+limited "$PROGRAM_LIMIT" "$PTLTOOL" trace stats "$d/lossy" | grep -q "lossy (histograms)" || fail "histo: stats does not say lossy"
+(cd "$d" && limited "$RUN_TIMEOUT" "$MPIEXEC" -n 4 "$PTLREPLAY" "$d/lossy" >"$d/rout" 2>&1) ||
 	jobfail "histo: replay of a lossy trace" "$d/rout"
 grep -q "histogram mode" "$d/rout" || fail "histo: replay does not warn that counts are approximate"
 
@@ -116,11 +116,11 @@ grep -q "histogram mode" "$d/rout" || fail "histo: replay does not warn that cou
 # much less without (times as ptlreplay --verbose measures them)
 d=$WORK/compute
 mkdir -p "$d"
-(cd "$d" && timeout -k 5 "$RUN_TIMEOUT" env LD_PRELOAD="$PRELOAD" PTL_TRACE_OUT="$d/t" \
+(cd "$d" && limited "$RUN_TIMEOUT" env LD_PRELOAD="$PRELOAD" PTL_TRACE_OUT="$d/t" \
 	"$MPIEXEC" -n 2 "$PROGS/trc_ring" 10 100000 >"$d/out" 2>&1) || jobfail "compute: recording" "$d/out"
-(cd "$d" && timeout -k 5 "$RUN_TIMEOUT" "$MPIEXEC" -n 2 "$PTLREPLAY" --verbose "$d/t" >"$d/r1" 2>&1) ||
+(cd "$d" && limited "$RUN_TIMEOUT" "$MPIEXEC" -n 2 "$PTLREPLAY" --verbose "$d/t" >"$d/r1" 2>&1) ||
 	jobfail "compute: replay" "$d/r1"
-(cd "$d" && timeout -k 5 "$RUN_TIMEOUT" "$MPIEXEC" -n 2 "$PTLREPLAY" --verbose --compute "$d/t" >"$d/r2" 2>&1) ||
+(cd "$d" && limited "$RUN_TIMEOUT" "$MPIEXEC" -n 2 "$PTLREPLAY" --verbose --compute "$d/t" >"$d/r2" 2>&1) ||
 	jobfail "compute: replay --compute" "$d/r2"
 # what ptlreplay waited out, from --verbose: "... in T ms, C ms of it recorded compute time"
 waited() { sed -n 's/^ptlreplay: rank 0: .* ms, \([0-9]*\) ms of it recorded compute time$/\1/p' "$1"; }

@@ -11,15 +11,15 @@ sizes=${*:-1 2 4 8}
 for n in $sizes; do
 	d=$WORK/$prog.$n
 	mkdir -p "$d"
-	if ! (cd "$d" && timeout -k 5 "$RUN_TIMEOUT" env LD_PRELOAD="$PRELOAD" PTL_TRACE_OUT="$d/trace" \
+	if ! (cd "$d" && limited "$RUN_TIMEOUT" env LD_PRELOAD="$PRELOAD" PTL_TRACE_OUT="$d/trace" \
 		PTL_TRACE_FLAT="$d/flat" "$MPIEXEC" -n "$n" "$PROGS/$prog" "$iters" $TRC_PROG_ARGS >"$d/out" 2>&1); then
 		jobfail "$prog -n $n: run failed" "$d/out"; continue
 	fi
 	test -s "$d/trace" || { jobfail "$prog -n $n: no trace written" "$d/out"; continue; }
 	r=0
 	while [ $r -lt "$n" ]; do
-		"$PTLTOOL" trace expand "$d/trace" --rank $r >"$d/exp.$r" || fail "$prog -n $n: expand rank $r"
-		"$PTLTOOL" trace expand "$d/flat.$r" >"$d/dump.$r" || fail "$prog -n $n: reading flat dump $r"
+		limited "$PROGRAM_LIMIT" "$PTLTOOL" trace expand "$d/trace" --rank $r >"$d/exp.$r" || fail "$prog -n $n: expand rank $r"
+		limited "$PROGRAM_LIMIT" "$PTLTOOL" trace expand "$d/flat.$r" >"$d/dump.$r" || fail "$prog -n $n: reading flat dump $r"
 		test -s "$d/dump.$r" || fail "$prog -n $n: empty flat dump of rank $r"
 		if ! cmp -s "$d/exp.$r" "$d/dump.$r"; then
 			fail "$prog -n $n: rank $r: expand(trace) differs from the flat dump"
@@ -27,17 +27,17 @@ for n in $sizes; do
 		fi
 		r=$((r + 1))
 	done
-	"$PTLTOOL" trace stats "$d/trace" >"$d/stats" || fail "$prog -n $n: stats"
+	limited "$PROGRAM_LIMIT" "$PTLTOOL" trace stats "$d/trace" >"$d/stats" || fail "$prog -n $n: stats"
 	bytes=$(sed -n 's/^compressed bytes: *//p' "$d/stats")
 	events=$(sed -n 's/^events represented: *//p' "$d/stats")
 	echo "$prog -n $n: $events events, merged trace $bytes bytes"
 	[ -n "$TRC_SIZES" ] && echo "$n $bytes" >>"$TRC_SIZES"
 	# replay round trip
-	if ! (cd "$d" && timeout -k 5 "$RUN_TIMEOUT" env LD_PRELOAD="$PRELOAD" PTL_TRACE_OUT="$d/replay" \
+	if ! (cd "$d" && limited "$RUN_TIMEOUT" env LD_PRELOAD="$PRELOAD" PTL_TRACE_OUT="$d/replay" \
 		"$MPIEXEC" -n "$n" "$PTLREPLAY" "$d/trace" >"$d/rout" 2>&1); then
 		jobfail "$prog -n $n: replay failed" "$d/rout"; continue
 	fi
-	"$PTLTOOL" trace diff "$d/trace" "$d/replay" >"$d/diff" 2>&1 ||
+	limited "$PROGRAM_LIMIT" "$PTLTOOL" trace diff "$d/trace" "$d/replay" >"$d/diff" 2>&1 ||
 		{ fail "$prog -n $n: replay round trip differs"; head -5 "$d/diff"; }
 done
 test $FAILS -eq 0

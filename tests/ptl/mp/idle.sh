@@ -16,4 +16,5 @@ if [ "${PTL_TEST_VALGRIND:-0}" = 1 ]; then
 	echo "idle.sh: not run under valgrind (it counts the threads' sleeps)"
 	exit 77
 fi
-PTL_PROGRESS_THREAD=1 exec "$PTL_TOP_BUILDDIR/tools/ptlrun" -n 2 --timeout "$(job_timeout 60)" "$PTL_TOP_BUILDDIR/tests/ptl/mp/mp_idle"
+limited "$(job_limit 60)" env PTL_PROGRESS_THREAD=1 "$PTL_TOP_BUILDDIR/tools/ptlrun" -n 2 --timeout "$(job_timeout 60)" \
+	"$PTL_TOP_BUILDDIR/tests/ptl/mp/mp_idle"

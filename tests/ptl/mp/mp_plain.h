@@ -5,7 +5,8 @@
  * and makes the caller return 1, a monotonic clock in seconds, the
  * start every such program makes (mp_plain_init, which sets me, the rank
  * the messages name), and for the dead-peer programs the death, the
- * limits of a wait for the answer the dead one owes, and a watchdog.
+ * limits of a wait for the answer the dead one owes (50 times longer
+ * under valgrind: mp_plain_slow), and a watchdog.
  */
 #ifndef MP_PLAIN_H
 #define MP_PLAIN_H
@@ -44,6 +45,15 @@ static inline int mp_plain_init(ptl_handle_ni_t *ni, int nranks)
 	return 0;
 }
 
+/* How many times longer a limit is: 50 where every rank runs under
+ * valgrind memcheck (PTL_TEST_VALGRIND=1, tests/ptl/mp/valgrind.sh; 20 to
+ * 50 times slower), else 1. */
+static inline unsigned mp_plain_slow(void)
+{
+	const char *v = getenv("PTL_TEST_VALGRIND");
+	return v && !strcmp(v, "1") ? 50 : 1;
+}
+
 /* A rank dying in its EQ handler: delay_s later, what it printed out,
  * _exit without PtlFini (ptlrun lets the job run on), its answers never
  * sent. */
@@ -63,7 +73,7 @@ static inline int mp_plain_await_death(ptl_handle_eq_t eq, const char *request)
 	CHECK(PtlRtBarrier() == PTL_OK);
 	ptl_event_t ev;
 	int which;
-	PtlEQPoll(&eq, 1, 30000, &ev, &which); /* the handler ends us first */
+	PtlEQPoll(&eq, 1, 30000 * (ptl_time_t)mp_plain_slow(), &ev, &which); /* the handler ends us first */
 	fprintf(stderr, "rank %d: rank 0's %s never came\n", me, request);
 	return 1;
 }
@@ -71,7 +81,9 @@ static inline int mp_plain_await_death(ptl_handle_eq_t eq, const char *request)
 /* A dead peer's answer (libptl's, in its stead) must come within prompt_s
  * of the wait's start: on shm the death's delay, a probe period (1 s) and
  * slack; the verbs NAL's keepalive and retries take seconds (tests/vm runs
- * the mp tests over PTL_NAL=verbs). A wait of hang_s hangs (mp_watch). */
+ * the mp tests over PTL_NAL=verbs). A wait of hang_s hangs (mp_watch).
+ * Both mp_plain_slow times that: under valgrind's job limit still (the
+ * scripts' test_limit), so that the watchdog says what hung. */
 struct mp_dead_limits {
 	double prompt_s;
 	unsigned hang_s;
@@ -80,9 +92,10 @@ struct mp_dead_limits {
 static inline struct mp_dead_limits mp_dead_limits(void)
 {
 	const char *nal = getenv("PTL_NAL");
+	const unsigned slow = mp_plain_slow();
 	if (nal && *nal && strcmp(nal, "shm"))
-		return (struct mp_dead_limits){ 30, 60 };
-	return (struct mp_dead_limits){ 6, 20 };
+		return (struct mp_dead_limits){ 30.0 * slow, 60 * slow };
+	return (struct mp_dead_limits){ 6.0 * slow, 20 * slow };
 }
 
 /* The watchdog's message, made when it is armed: a signal handler formats

@@ -2,23 +2,21 @@
 # run.sh NPROCS PROGRAM [ENV=VALUE...]: runs a tests/ptl/mp program under
 # the build tree's ptlrun, every rank running the same cmocka group.
 # PTL_TEST_VALGRIND=1 runs every rank under valgrind memcheck (make
-# check-valgrind) with small sizes (PTL_TEST_SMALL=1) and a longer timeout.
+# check-valgrind) with small sizes (PTL_TEST_SMALL=1) and a longer timeout
+# (valgrind.sh). ptlrun itself runs limited (tests/time_limit.sh): past its
+# --timeout and its report on the ranks, a ptlrun that hangs is stopped
+# and named.
 set -u
 : "${PTL_TOP_BUILDDIR:?run through make check (or set PTL_TOP_BUILDDIR)}"
 : "${PTL_TOP_SRCDIR:=$PTL_TOP_BUILDDIR}"
 . "$(dirname "$0")/../../time_limit.sh"
+. "$(dirname "$0")/valgrind.sh"
 np=$1
 prog=$PTL_TOP_BUILDDIR/tests/ptl/mp/$2
 shift 2
 for kv in "$@"; do
 	export "$kv"
 done
-if [ "${PTL_TEST_VALGRIND:-0}" = 1 ]; then
-	PTL_TEST_SMALL=1
-	export PTL_TEST_SMALL
-	exec "$PTL_TOP_BUILDDIR/tools/ptlrun" -n "$np" --timeout "$(job_timeout 900)" \
-		valgrind -q --error-exitcode=99 --leak-check=full \
-		--errors-for-leak-kinds=definite \
-		--suppressions="$PTL_TOP_SRCDIR/tests/ptl/mp/valgrind.supp" "$prog"
-fi
-exec "$PTL_TOP_BUILDDIR/tools/ptlrun" -n "$np" --timeout "$(job_timeout 60)" "$prog"
+t=60
+[ -n "$MP_VG" ] && t=900
+limited "$(job_limit $t)" "$PTL_TOP_BUILDDIR/tools/ptlrun" -n "$np" --timeout "$(job_timeout $t)" $MP_VG "$prog"

@@ -13,18 +13,12 @@ set -u
 : "${PTL_TOP_BUILDDIR:?run through make check}"
 : "${PTL_TOP_SRCDIR:=$PTL_TOP_BUILDDIR}"
 . "$(dirname "$0")/../../time_limit.sh"
+. "$(dirname "$0")/valgrind.sh"
 prog=$PTL_TOP_BUILDDIR/tests/ptl/mp/mp_api
-vg=
-if [ "${PTL_TEST_VALGRIND:-0}" = 1 ]; then
-	vg="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite"
-	vg="$vg --suppressions=$PTL_TOP_SRCDIR/tests/ptl/mp/valgrind.supp"
-	PTL_TEST_SMALL=1
-	export PTL_TEST_SMALL
-fi
 out=$(mktemp) || exit 1
 trap 'rm -f "$out"' EXIT
-"$PTL_TOP_BUILDDIR/tools/ptlrun" -n 2 --timeout "$(job_timeout 300)" sh -c \
-	'[ "$PTL_RT_RANK" = 1 ] && export PTL_TEST_INFO_LEN=8; exec $0 "$1"' "$vg" "$prog" >"$out" 2>&1
+limited "$(job_limit 300)" "$PTL_TOP_BUILDDIR/tools/ptlrun" -n 2 --timeout "$(job_timeout 300)" sh -c \
+	'[ "$PTL_RT_RANK" = 1 ] && export PTL_TEST_INFO_LEN=8; exec $0 "$1"' "$MP_VG" "$prog" >"$out" 2>&1
 rc=$?
 cat "$out"
 if [ "$rc" = 0 ]; then
@@ -49,7 +43,8 @@ if grep -q "published no address" "$out"; then
 	echo "version.sh: a rank of another version was called addressless"
 	exit 1
 fi
-PTL_TEST_INFO_LEN=17 "$PTL_TOP_BUILDDIR/tools/ptlrun" -n 2 --timeout "$(job_timeout 300)" $vg "$prog" >"$out" 2>&1
+limited "$(job_limit 300)" env PTL_TEST_INFO_LEN=17 "$PTL_TOP_BUILDDIR/tools/ptlrun" -n 2 \
+	--timeout "$(job_timeout 300)" $MP_VG "$prog" >"$out" 2>&1
 rc=$?
 cat "$out"
 [ "$rc" = 0 ] || exit "$rc"

@@ -9,8 +9,9 @@
  * PtlEQGet's progress pass runs; a spinning poll's hold of the library
  * lock; how long a wait polls before it sleeps; the dead-peer probe a
  * wait asks before it sleeps (an answer it fails ends the wait, a slice
- * never outlasts its period), and a PtlEQGet poll loop without a progress
- * thread every 64 empty polls while operations are in flight;
+ * never outlasts its period), and a poll loop (PtlEQGet, PtlEQPoll of
+ * timeout 0) without a progress thread every 64 empty polls while
+ * operations are in flight;
  * PtlEQAlloc/Free and their errors.
  *
  * ptl_eq.c and ptl_handle.c are compiled in; the NI, the view objects and
@@ -885,6 +886,73 @@ static void test_get_probe_frees_eq(void **state)
 	assert_int_equal(atomic_load(&ptl_lib.lock.word), 0);
 }
 
+/* Without a progress thread a poll of timeout 0 (it never sleeps, so it
+ * never reaches a wait's probe) asks the dead-peer probe as an empty
+ * PtlEQGet does, on the same count: never while nothing is in flight,
+ * else once every 64 empty polls of either call (it asked at every call:
+ * a clock read per poll). The failed answer of a peer the probe finds
+ * dead comes out of that same call, from whichever of its EQs holds it,
+ * with the one progress pass of any empty poll. With a progress thread,
+ * never. */
+static void test_poll0_probes_when_due(void **state)
+{
+	(void)state;
+	ptl_handle_eq_t h[2] = { alloc_eq(4, NULL), alloc_eq(4, NULL) };
+	ptl_event_t ev;
+	int which;
+	for (int i = 0; i < 200; i++)
+		assert_int_equal(PtlEQPoll(h, 1 + i % 2, 0, &ev, &which), PTL_EQ_EMPTY);
+	assert_int_equal(probe_calls, 0);
+	assert_int_equal(progress_calls, 200);
+	the_ni.ops.used = 1;
+	/* the count runs on from earlier tests' polls: up to its next probe */
+	int polls = 0;
+	while (probe_calls == 0 && polls < 1000) {
+		assert_int_equal(PtlEQPoll(h, 1, 0, &ev, &which), PTL_EQ_EMPTY);
+		polls++;
+	}
+	assert_true(polls >= 1 && polls <= 64);
+	for (int round = 2; round <= 4; round++) {
+		for (int i = 0; i < 63; i++)
+			assert_int_equal(PtlEQPoll(h, 1 + i % 2, 0, &ev, &which), PTL_EQ_EMPTY);
+		assert_int_equal(probe_calls, round - 1);
+		assert_int_equal(PtlEQPoll(h, 2, 0, &ev, &which), PTL_EQ_EMPTY);
+		assert_int_equal(probe_calls, round);
+	}
+	/* PtlEQGet's empty polls count towards the same probe */
+	for (int i = 0; i < 32; i++)
+		expect_empty(h[0]);
+	for (int i = 0; i < 31; i++)
+		assert_int_equal(PtlEQPoll(h, 2, 0, &ev, &which), PTL_EQ_EMPTY);
+	assert_int_equal(probe_calls, 4);
+	expect_empty(h[1]);
+	assert_int_equal(probe_calls, 5);
+
+	probe_dead_eq = eq_of(h[1]);
+	progress_calls = 0;
+	polls = 1;
+	int rc;
+	which = -1;
+	while ((rc = PtlEQPoll(h, 2, 0, &ev, &which)) == PTL_EQ_EMPTY && polls < 1000)
+		polls++;
+	assert_int_equal(rc, PTL_OK);
+	assert_int_equal(polls, 64);
+	assert_int_equal(probe_calls, 6);
+	assert_int_equal(which, 1);
+	assert_int_equal(ev.type, PTL_EVENT_ACK);
+	assert_int_equal(ev.ni_fail_type, PTL_NI_FAIL);
+	assert_int_equal(ev.hdr_data, 0xdead);
+	assert_int_equal(progress_calls, polls); /* a pass at every poll */
+	assert_int_equal(PtlEQPoll(h, 2, 0, &ev, &which), PTL_EQ_EMPTY);
+	assert_int_equal(atomic_load(&ptl_lib.lock.word), 0);
+
+	ptl_lib.thread_running = true;
+	probe_calls = 0;
+	for (int i = 0; i < 200; i++)
+		assert_int_equal(PtlEQPoll(h, 1 + i % 2, 0, &ev, &which), PTL_EQ_EMPTY);
+	assert_int_equal(probe_calls, 0);
+}
+
 /* Without a progress thread a wait sleeps in the NAL in slices of 10 ms;
  * with answers due from peers the probe must look at, no slice outlasts
  * the time to the next look, and the wait asks again after each. */
@@ -932,6 +1000,7 @@ int main(void)
 		T(test_wait_sleeps_until_probe),
 		T(test_get_probes_when_due),
 		T(test_get_probe_frees_eq),
+		T(test_poll0_probes_when_due),
 	};
 	return cmocka_run_group_tests_name("ptl_eq", tests, NULL, NULL);
 }
