@@ -1672,6 +1672,172 @@ static void test_bulk_queued_crowded(void **state)
 	assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
 }
 
+/* ---- moves behind a CMA move split with the peer */
+
+/* A stream that starts with a split CMA move (SHM_SPLIT_MIN and up, one
+ * iovec: the peer copies the second half while bulk() returns): every
+ * later move, asked while that half may still be on its way, lands and
+ * completes after it, in the order asked, by whatever method it goes
+ * (CMA, split again or not, or bounced). READs of what the moves before
+ * them wrote, WRITEs over what the moves before them read; offsets into
+ * the peer's QMEM bytes; seed 0: a READ. The classes (SHM_CH_CLASS0 <<
+ * k): move 0 2M-, move 1 1M-2M (split_order says how each goes). */
+static const struct qmove smoves[] = {
+	{ 0, (2u << 20) + 5, 21 },     { 4096, (1u << 20) + 5, 0 },       { 700000, 40001, 22 },
+	{ 600000, 300001, 0 },         { (2u << 20) + 4096, 1u << 20, 23 }, { 2u << 20, 65536, 0 },
+	{ 3u << 20, 131072, 24 },      { 0, (3u << 20) + 131072, 0 },      { 1u << 20, 4097, 25 },
+	{ (1u << 20) - 4096, 65539, 0 },
+};
+#define NS (sizeof(smoves) / sizeof(smoves[0]))
+
+/* What the peer's memory holds after the first k of smoves. */
+static void simage(uint8_t *img, size_t k)
+{
+	for (size_t i = 0; i < QMEM; i++)
+		img[i] = pat(1, i);
+	for (size_t m = 0; m < k; m++)
+		if (smoves[m].seed)
+			for (size_t i = 0; i < smoves[m].len; i++)
+				img[smoves[m].off + i] = pat(smoves[m].seed, i);
+}
+
+/* How the moves after the split one go: all by CMA (PTL_SHM_CMA=1), or
+ * chosen, classes from 256 KiB by CMA and smaller ones bounced, move 1's
+ * class (1M-2M) by CMA or bounced. */
+enum { SPLIT_FORCED, SPLIT_CHOSEN, SPLIT_CHOSEN_BOUNCE };
+
+static void split_picks(struct sj_ctx *c, int how)
+{
+	for (int k = 0; k < SHM_CH_CLASSES; k++) {
+		int m = (SHM_CH_CLASS0 << k) > (256u << 10) ? SHM_M_CMA : SHM_M_BOUNCE;
+
+		if (k == shm_choice_class(smoves[1].len) && how == SPLIT_CHOSEN_BOUNCE)
+			m = SHM_M_BOUNCE;
+		c->n->bp[1].ch[k] = (struct shm_choice){ .ready = 1, .pick = (uint8_t)m, .told = (uint8_t)m };
+	}
+}
+
+static int body_split_order(struct sj_ctx *c, void *arg)
+{
+	int how = *(int *)arg;
+	uint8_t *mem = malloc(QMEM), *img = malloc(QMEM);
+
+	SJ_CHECK(mem && img);
+	on_recv = bulk_recv;
+	if (c->rank == 1) {
+		struct nal_mr mr;
+
+		simage(mem, 0);
+		SJ_CHECK(nal_shm_ops.mem_reg(c->n, mem, QMEM, &mr) == 0);
+		bmsg = (struct bulk_msg){ .kind = 1, .addr = mr.addr };
+		SJ_CHECK(send_msg(c, 0, &bmsg) == 0);
+		SJ_CHECK(wait_msg(c, 4) == 0); /* served and helped meanwhile by progress() */
+		simage(img, NS);
+		SJ_CHECK(memcmp(mem, img, QMEM) == 0);
+	} else {
+		size_t at = 0, total = 0;
+		uint8_t *local, *want, probe[4097];
+		struct iovec iov[NS];
+		struct shm_stats st;
+		uint64_t deadline, raddr;
+		int rc[NS], nsync = 0;
+
+		for (size_t m = 0; m < NS; m++)
+			total += smoves[m].len;
+		local = malloc(total);
+		want = malloc(total);
+		SJ_CHECK(local && want);
+		SJ_CHECK(wait_msg(c, 1) == 0);
+		raddr = bmsg.addr;
+		/* A CMA move first: long ones are split from now on (cma_ok). */
+		if (how != SPLIT_FORCED)
+			for (int k = 0; k < SHM_CH_CLASSES; k++)
+				c->n->bp[1].ch[k] = (struct shm_choice){ .ready = 1, .pick = SHM_M_CMA, .told = SHM_M_CMA };
+		SJ_CHECK(do_bulk_n(c, NAL_BULK_READ, probe, raddr, sizeof(probe), 1) == 0);
+		SJ_CHECK(c->n->cma_ok);
+		if (how != SPLIT_FORCED)
+			split_picks(c, how);
+		for (size_t m = 0; m < NS; m++) {
+			const struct qmove *q = &smoves[m];
+			uint8_t *l = local + at;
+
+			if (q->seed) {
+				for (size_t i = 0; i < q->len; i++)
+					l[i] = pat(q->seed, i);
+			} else { /* what it must read: the image after the moves before it */
+				simage(img, m);
+				memcpy(want + at, img + q->off, q->len);
+				memset(l, 0xee, q->len);
+			}
+			iov[m] = (struct iovec){ l, q->len };
+			rc[m] = nal_shm_ops.bulk(c->n, 1, q->seed ? NAL_BULK_WRITE : NAL_BULK_READ, &iov[m], 1,
+						 raddr + q->off, 0, q->len, &iov[m]);
+			SJ_CHECK(rc[m] == 0 || rc[m] == 1);
+			if (m == 0) { /* split: the peer's half may be on its way */
+				shm_get_stats(c->n, &st);
+				SJ_CHECK(rc[0] == 1 && st.split_moves == 1 && c->n->bp[1].hp_active);
+			} else if (rc[m] == 0) {
+				fprintf(stderr, "rank 0: move %zu (a %s of %zu bytes) done at once while the split "
+					"move before it was in flight\n", m, q->seed ? "WRITE" : "READ", q->len);
+			}
+			nsync += rc[m] == 0;
+			at += q->len;
+		}
+		deadline = sj_now_ns() + 10000000000ULL;
+		while (ndone < (int)NS - nsync) {
+			nal_shm_ops.progress(c->n);
+			SJ_CHECK(sj_now_ns() < deadline);
+		}
+		SJ_CHECK(c->n->nbulk == 0 && last_status == 0);
+		at = 0;
+		for (size_t m = 0; m < NS; m++) {
+			if (!smoves[m].seed && memcmp(local + at, want + at, smoves[m].len) != 0)
+				fprintf(stderr, "rank 0: move %zu (a READ of %zu bytes, %s) did not read what "
+					"the moves before it left\n", m, smoves[m].len,
+					rc[m] ? "queued" : "done at once");
+			SJ_CHECK(smoves[m].seed || memcmp(local + at, want + at, smoves[m].len) == 0);
+			at += smoves[m].len;
+		}
+		/* None passed the split move or another: completed in the
+		 * order asked. */
+		for (size_t m = 0; m < NS; m++) {
+			if (rc[m] == 1 && done_log[m] != &iov[m])
+				fprintf(stderr, "rank 0: completion %zu is not move %zu's\n", m, m);
+			SJ_CHECK(rc[m] == 1 && done_log[m] == &iov[m]);
+		}
+		shm_get_stats(c->n, &st);
+		SJ_CHECK(st.cma_moves + st.bounce_moves == NS + 1);
+		if (how == SPLIT_FORCED)
+			SJ_CHECK(st.bounce_moves == 0 && st.split_moves > 1);
+		else
+			SJ_CHECK(st.bounce_moves > 0);
+		free(local);
+		free(want);
+		bmsg = (struct bulk_msg){ .kind = 4 };
+		SJ_CHECK(send_msg(c, 1, &bmsg) == 0);
+	}
+	free(mem);
+	free(img);
+	return sj_barrier(c);
+}
+
+static void test_bulk_split_order(void **state)
+{
+	int how;
+
+	(void)state;
+	if (test_cpus() < 2)
+		skip(); /* crowded: no split */
+	how = SPLIT_FORCED;
+	setenv("PTL_SHM_CMA", "1", 1);
+	run(2, body_split_order, &how, 60, -1);
+	unsetenv("PTL_SHM_CMA");
+	how = SPLIT_CHOSEN;
+	run(2, body_split_order, &how, 60, -1);
+	how = SPLIT_CHOSEN_BOUNCE;
+	run(2, body_split_order, &how, 60, -1);
+}
+
 /* A peer killed with moves queued to it, some asked for and some not:
  * each completes, in order, with NAL_EPEER, and nothing is left. */
 static int body_queued_dead(struct sj_ctx *c, void *arg)
@@ -3354,6 +3520,7 @@ int main(void)
 		cmocka_unit_test(test_bulk_nt),
 		cmocka_unit_test(test_bulk_queued),
 		cmocka_unit_test(test_bulk_queued_crowded),
+		cmocka_unit_test(test_bulk_split_order),
 		cmocka_unit_test(test_bulk_queued_dead),
 		cmocka_unit_test(test_bulk_refused),
 		cmocka_unit_test(test_bulk_crowded),

@@ -483,7 +483,11 @@ struct shm_bop {
 	uint32_t stall_count;
 	int timed;          /* its cost goes to the chooser */
 	int joined;         /* it went the queued move's way (ch_take): its cost is only sampled */
-	int method;         /* SHM_M_BOUNCE or SHM_M_NT */
+	/* SHM_M_BOUNCE or SHM_M_NT; SHM_M_CMA: a CMA move queued behind a
+	 * split move in flight or another queued CMA move, done from
+	 * progress() at its turn (shm_bulk.c, cma_run); no request of it or
+	 * of the moves behind it goes before */
+	int method;
 	/* timed moves: ns when its first piece went (WRITE) or its request
 	 * (READ), and when we saw it finish (rq_time_done says why both) */
 	uint64_t t0, t_done;
@@ -504,7 +508,7 @@ struct shm_bpeer {
 	struct shm_bop *q, **qtail, *unsent;
 	unsigned nsent;
 	uint64_t t_done;    /* when we saw the last timed moves finish */
-	int qmethod;        /* SHM_M_*: the last queued move's (while q) */
+	int qmethod;        /* SHM_M_*: the last queued move's (while q; SHM_M_CMA: a queued CMA move) */
 	/* as target (the peer's area (peer, me)) */
 	struct shm_slot *sv_slot;
 	uint8_t *sv_data;
@@ -522,7 +526,9 @@ struct shm_bpeer {
 	uint64_t sv_stall_since;
 	uint32_t sv_stall_count;
 	/* a CMA move we split with the peer (one at a time): the part it
-	 * copies, to redo ourselves if it cannot, and its answer */
+	 * copies, to redo ourselves if it cannot, and its answer. While it
+	 * is active every move in q was asked after it, and none has gone
+	 * (nsent 0): q waits for it (shm_bulk.c, rq_work) */
 	int hp_active;
 	_Atomic uint64_t hp_done; /* stored by the peer through CMA: 0, 1 done, 2 failed */
 	int hp_status;            /* our own part: 0 or NAL_E* */
@@ -552,7 +558,7 @@ struct shm_stats {
 	uint64_t eagain;      /* sends refused for lack of room */
 	uint64_t bounce_chunks;
 	uint64_t split_moves; /* CMA moves whose second part the peer copied */
-	uint64_t cma_moves;   /* moves by CMA, split or not */
+	uint64_t cma_moves;   /* moves by CMA, split or not, at once or queued */
 	uint64_t bounce_moves; /* moves through a bounce area that we asked for */
 	uint64_t nt_moves;    /* those of them by non-temporal stores */
 	uint64_t nt_chunks;   /* slots we filled by non-temporal stores (either side) */

@@ -17,9 +17,10 @@
  * (SHM_BREQ_NT tells a READ's target; shm_nt_copy says when it wins).
  *
  * CMA: one copy by the kernel (process_vm_readv/writev on the peer's pid),
- * done before bulk() returns; if the OS refuses CMA (EPERM: Yama
- * ptrace_scope, a container, a seccomp filter, a peer not dumpable), it
- * is never tried again with that peer.
+ * done before bulk() returns (or, behind a split move in flight or
+ * another queued CMA move, from progress() at its turn: below); if the OS
+ * refuses CMA (EPERM: Yama ptrace_scope, a container, a seccomp filter, a
+ * peer not dumpable), it is never tried again with that peer.
  *
  * Which is fastest depends on the machine (bulk_mode() has the figures:
  * 1.7x for bounce over CMA on one guest, 2.7x for CMA over bounce on
@@ -85,6 +86,21 @@
  * write, a WRITE under a queued READ; shm_bulk). Chosen, it is neither
  * taken nor told, its time only sampled (ch_take says why: in a stream of
  * gets the two timed each other).
+ * A split CMA move (below) is still in flight when bulk() returns 1, its
+ * second half the peer's to copy: the moves to that peer asked meanwhile
+ * wait behind it, and those behind them in turn, so that every move lands
+ * and completes in the order asked (a READ of bytes its half has yet to
+ * write, a move's END before the split one's; before, a CMA move asked
+ * meanwhile was done at once, and a bounced one could finish first). A
+ * bounced move's request waits for the split move to complete (rq_work);
+ * a CMA move is queued as such (struct shm_bop's method SHM_M_CMA, behind
+ * a queued CMA move too) and moved from progress() once the moves ahead
+ * of it have completed (cma_run), as bulk() would have moved it: split
+ * if long, and then the queue waits again. Its time runs from there, so
+ * the chooser counts it as any CMA move (not joined: no bounced move's
+ * slots wait on it). A stream of long CMA moves is then split move
+ * after move, where the moves asked during the first one's flight went
+ * unsplit at once; the order costs that wait for each split half.
  * PTL_SHM_CMA=1 forces CMA (long moves split unless crowded), PTL_SHM_CMA=0
  * forbids it (the chooser then picks between bounce and NT). Where the
  * local ranks outnumber the CPUs they may use (shm_bulk_crowded() says why),
@@ -101,7 +117,9 @@
  * in place. The peer is waiting for this move anyway (its get's REPLY, its
  * put's ACK), so its core is idle; two cores copy at once, and each touches
  * half the bytes, which keeps a 1 MiB ping-pong's buffers within a core's
- * L2. If the peer cannot copy its half, the mover does.
+ * L2. If the peer cannot copy its half, the mover does. One move at a
+ * time is split; the moves asked while it is in flight wait behind it
+ * (above).
  *
  * Both sides walk the area's slots in the same order (a chunk counter per
  * area on each side) and the moves in the order they were asked for: the
@@ -268,6 +286,7 @@ void shm_nt_copy(void *dst, const void *src, size_t len)
 static struct shm_bop *bop_new(struct nal *n, enum nal_bulk_op op, const struct iovec *local, int niov,
 			       uint64_t raddr, size_t len, void *cookie);
 static void bop_queue(struct nal *n, struct shm_bpeer *bp, struct shm_bop *b);
+static void bop_queue_first(struct nal *n, struct shm_bpeer *bp, struct shm_bop *b);
 static void bop_put(struct nal *n, struct shm_bop *b);
 
 /* CMA with local peer li refused (EPERM, ENOSYS), though it may have
@@ -467,7 +486,7 @@ static int hp_work(struct nal *n, int li)
 	bp->hp_active = 0;
 	n->nbulk--;
 	if (rc == 0 && redo) { /* completes by bounce, untimed: bulk_done from rq_work */
-		bop_queue(n, bp, redo);
+		bop_queue_first(n, bp, redo);
 		return 1;
 	}
 	if (redo)
@@ -1057,16 +1076,33 @@ static struct shm_bop *bop_new(struct nal *n, enum nal_bulk_op op, const struct 
 	return b;
 }
 
-/* Behind the moves queued on bp's area. */
+/* Behind the moves queued to bp's peer. */
 static void bop_queue(struct nal *n, struct shm_bpeer *bp, struct shm_bop *b)
 {
-	n->st.bounce_moves++;
+	n->st.bounce_moves += b->method != SHM_M_CMA;
 	n->st.nt_moves += b->method == SHM_M_NT;
 	*bp->qtail = b;
 	bp->qtail = &b->next;
 	if (!bp->unsent)
 		bp->unsent = b;
 	bp->qmethod = b->method;
+	n->nbulk++;
+}
+
+/* A bounced move ahead of those queued to bp's peer: the rest of a
+ * split move (hp_work), ahead of the moves asked while it was in flight,
+ * none of which has gone yet (rq_work waits for the split move). */
+static void bop_queue_first(struct nal *n, struct shm_bpeer *bp, struct shm_bop *b)
+{
+	n->st.bounce_moves++;
+	n->st.nt_moves += b->method == SHM_M_NT;
+	b->next = bp->q;
+	if (!bp->q) {
+		bp->qtail = &b->next;
+		bp->qmethod = b->method;
+	}
+	bp->q = b;
+	bp->unsent = b;
 	n->nbulk++;
 }
 
@@ -1117,17 +1153,19 @@ int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 	m = ch ? ch_take(n, li, ch,
 			 (1u << SHM_M_BOUNCE) | (SHM_NT_OK ? 1u << SHM_M_NT : 0) |
 				 (cma_allowed(n, li) ? 1u << SHM_M_CMA : 0),
-			 bp->q ? bp->qmethod : -1, &joined)
+			 bp->q && bp->qmethod != SHM_M_CMA ? bp->qmethod : -1, &joined)
 	       : mode == SHM_BULK_CMA || (mode == SHM_BULK_CROWDED && len >= SHM_CROWDED_CMA_MIN && cma_allowed(n, li))
 		       ? SHM_M_CMA
 		       : SHM_M_BOUNCE;
-	/* Not past the moves still queued to li (the file's header says
-	 * why): crowded moves of SHM_CROWDED_CMA_MIN and up, and any other
-	 * CMA move that gets here (ch_take joins the chooser's itself, with
-	 * their timing). */
+	/* Not past the moves asked before it to li (the file's header says
+	 * why): behind moves queued in the bounce area, crowded moves of
+	 * SHM_CROWDED_CMA_MIN and up, and any other CMA move that gets here,
+	 * go their way (ch_take joins the chooser's itself, with their
+	 * timing); behind a split move in flight or a queued CMA move, a CMA
+	 * move is queued too, and done at its turn (cma_run). */
 	if (m == SHM_M_CMA && bp->q)
 		m = bp->qmethod;
-	if (m == SHM_M_CMA) {
+	if (m == SHM_M_CMA && !bp->q && !bp->hp_active) {
 		uint64_t t0 = ch ? shm_now_ns() : 0;
 
 		if ((rc = cma_split(n, li, op, local, niov, raddr, len, cookie)) != 0) {
@@ -1150,7 +1188,7 @@ int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 	b = bop_new(n, op, local, niov, raddr, len, cookie);
 	if (!b)
 		return NAL_ENOMEM;
-	b->timed = ch != NULL; /* from its first piece (rq_time_done) */
+	b->timed = ch != NULL; /* from its first piece (rq_time_done), or as cma_run moves it */
 	b->joined = joined;
 	b->method = m;
 	bop_queue(n, bp, b);
@@ -1197,10 +1235,13 @@ static int stalled(struct nal *n, int li, uint64_t *since, uint32_t *count)
  * piece's time idle per move on each side: 256 KiB streams of 64 KiB
  * pieces ran at 0.78 of the 1 MiB rate, n / (n + 1) for n pieces a move.
  * A move of the other op waits until the area is empty: a READ's target
- * would refill a slot whose freeing our WRITE had not seen yet. */
+ * would refill a slot whose freeing our WRITE had not seen yet. A queued
+ * CMA move is no request: it and the moves behind it wait until it is
+ * at the head (cma_run). */
 static int rq_may_send(const struct shm_bpeer *bp)
 {
-	return bp->unsent && bp->nsent < SHM_SV_QUEUE && (!bp->nsent || bp->unsent->op == bp->q->op);
+	return bp->unsent && bp->unsent->method != SHM_M_CMA && bp->nsent < SHM_SV_QUEUE &&
+	       (!bp->nsent || bp->unsent->op == bp->q->op);
 }
 
 /* Sends the requests of the moves that may go (rq_may_send): the count
@@ -1350,18 +1391,83 @@ static void rq_time_done(struct nal *n, int li, struct shm_bpeer *bp)
 	}
 }
 
-/* Our moves to local peer li: requests out, pieces moved, the finished
- * ones completed in order. */
+/* The CMA moves at the head of our queue to local peer li (struct
+ * shm_bop's SHM_M_CMA: asked behind a split move in flight or behind
+ * another queued CMA move), now that the moves asked before each have
+ * completed: each as bulk() would have moved it (split with the peer if
+ * long: then the queue waits for the peer's half, hp_work), completed in
+ * order; one refused since it was queued bounces from the head. The
+ * count done, -1 when the peer is dead (shm_peer_check failed the moves,
+ * this one first). */
+static int cma_run(struct nal *n, int li, struct shm_bpeer *bp)
+{
+	struct shm_bop *b;
+	int did = 0;
+
+	while (!bp->hp_active && (b = bp->q) && b == bp->unsent && b->method == SHM_M_CMA) {
+		void *cookie = b->cookie;
+		uint64_t t0;
+		int rc;
+
+		if (!cma_allowed(n, li)) {
+			b->method = SHM_M_BOUNCE;
+			b->timed = 0;
+			if (!b->next)
+				bp->qmethod = SHM_M_BOUNCE;
+			n->st.bounce_moves++;
+			break;
+		}
+		t0 = b->timed ? shm_now_ns() : 0;
+		rc = cma_split(n, li, b->op, b->iov, b->niov, b->raddr, b->len, cookie);
+		if (n->dead[li]) /* found dead there (its ring, our half): b is gone */
+			return -1;
+		if (rc == 1) { /* the move is the split one's now (its iovecs copied) */
+			bp->hp_t0 = t0;
+			bop_pop(n, bp);
+			bop_put(n, b);
+			return did + 1;
+		}
+		if (rc == 0)
+			rc = cma_move(n, li, b->op, b->iov, b->niov, b->raddr, b->len);
+		if (n->dead[li])
+			return -1;
+		if (rc == NAL_EPERM) {
+			cma_refused(n, li);
+			continue;
+		}
+		n->cma_ok |= rc == 0;
+		if (rc == 0) {
+			n->st.cma_moves++;
+			if (t0)
+				ch_note(n, li, SHM_M_CMA, b->len, shm_now_ns() - t0);
+		}
+		bop_pop(n, bp);
+		bop_put(n, b);
+		if (n->up.bulk_done)
+			n->up.bulk_done(n->up.arg, cookie, rc);
+		did++;
+	}
+	return did;
+}
+
+/* Our moves to local peer li: queued CMA moves at the head done,
+ * requests out, pieces moved, the finished ones completed in order.
+ * None while a split move is in flight: it was asked before them all. */
 static int rq_work(struct nal *n, int li)
 {
 	struct shm_bpeer *bp = &n->bp[li];
-	struct shm_bop *b = bp->q;
-	int did, moved = 0;
+	struct shm_bop *b;
+	int did, moved = 0, ran;
 
-	if (!b)
+	if (bp->hp_active)
 		return 0;
+	if ((ran = cma_run(n, li, bp)) < 0)
+		return 1;
+	if (!(b = bp->q) || bp->hp_active)
+		return ran;
 	if ((did = rq_send(n, li, bp)) < 0)
 		return 1;
+	did += ran;
 	if (bp->nsent)
 		moved = b->op == NAL_BULK_READ ? rq_drain(n, bp) : rq_fill(n, bp);
 	if (moved) {
@@ -1383,7 +1489,10 @@ static int rq_work(struct nal *n, int li)
 			n->up.bulk_done(n->up.arg, cookie, 0);
 		did++;
 	}
-	return did;
+	/* a CMA move behind them goes now, not a progress() later */
+	if ((ran = cma_run(n, li, bp)) < 0)
+		return 1;
+	return did + ran;
 }
 
 /* A SHM_REC_BULK arrived from local peer li: serve it from progress(),
@@ -1484,8 +1593,8 @@ int shm_bulk_progress(struct nal *n)
 		if (n->bp[li].help_owed)
 			help_answer(n, li, n->bp[li].help_owed);
 		done += sv_work(n, li);
+		done += hp_work(n, li); /* before rq_work: the queue waits for it */
 		done += rq_work(n, li);
-		done += hp_work(n, li);
 	}
 	return done;
 }
@@ -1509,15 +1618,16 @@ int shm_bulk_pending(struct nal *n)
 			if ((bp->sv_q[bp->sv_head].op == NAL_BULK_READ) == !f)
 				return 1;
 		}
-		if (!b)
+		if (!b || bp->hp_active) /* the queue waits for the split move (above) */
 			continue;
 		/* b and u loaded once: the sleeping progress thread calls us
 		 * without ptl's lock, while an application thread may finish
-		 * the queue (rq_may_send would load q again) */
+		 * the queue (rq_may_send would load q again). A queued CMA
+		 * move goes once it is the head (cma_run). */
 		struct shm_bop *u = bp->unsent;
 		unsigned ns = bp->nsent;
 
-		if (u && ns < SHM_SV_QUEUE && (!ns || u->op == b->op))
+		if (u && (u->method == SHM_M_CMA ? !ns : ns < SHM_SV_QUEUE && (!ns || u->op == b->op)))
 			return 1;
 		if (!ns)
 			continue;
