@@ -3133,29 +3133,6 @@ static int proc_wait_state(pid_t pid, char want)
 	return -1;
 }
 
-/* shm_proc_stat reads what /proc says of a process, and says when there
- * is no such process. */
-static void test_proc_stat(void **state)
-{
-	char st = 0, want_st = 0;
-	uint64_t start = 0;
-	pid_t child;
-
-	(void)state;
-	assert_int_equal(shm_proc_stat(getpid(), &st, &start), 0);
-	assert_int_equal(st, 'R');
-	assert_true(start != 0);
-	assert_true(start == proc_start(getpid(), &want_st));
-	child = fork();
-	assert_true(child >= 0);
-	if (child == 0)
-		_exit(0);
-	assert_int_equal(waitpid(child, NULL, 0), child);
-	errno = 0;
-	assert_int_equal(shm_proc_stat(child, &st, &start), -1);
-	assert_int_equal(errno, ENOENT);
-}
-
 /* A peer's entry names a live process: it lives only if that process
  * started when the entry says (else the pid was given again since the
  * peer died); a zombie and a reaped process are dead; with no start
@@ -3547,7 +3524,6 @@ int main(void)
 		cmocka_unit_test(test_wake_race),
 		cmocka_unit_test(test_dead_peer),
 		cmocka_unit_test(test_dead_peer_reused),
-		cmocka_unit_test(test_proc_stat),
 		cmocka_unit_test_teardown(test_peer_check_who, pc_teardown),
 	};
 

@@ -378,7 +378,7 @@ struct shm_rank {
 	 * (field 22 of /proc/<pid>/stat, clock ticks since boot), which no
 	 * later process with that pid shares; 0: the rank could not read
 	 * its own entry (no /proc, or not its pid namespace's), so only
-	 * kill(0) tells. */
+	 * kill(0) tells (lib/rt/rt_proc.h, rt_proc_is). */
 	_Atomic int32_t pid;
 	_Atomic uint64_t start;
 	/* The CPUs the rank may run on (its affinity at attach), published
@@ -634,11 +634,9 @@ int shm_ring_put(struct nal *n, int li, uint32_t type, const void *a, size_t ale
 		 const void *b, size_t blen);
 int shm_pending(struct nal *n);
 int shm_peer_check(struct nal *n, int li, int force);
-/* What /proc/<pid>/stat says of process pid: its state letter (R, S, Z,
- * ...) and start time (struct shm_rank.start). 0, or -1 with errno set
- * (ENOENT: no such process, or no /proc). A system call and a file read:
- * never on a send or receive path. */
-int shm_proc_stat(pid_t pid, char *state, uint64_t *start);
+/* Local peer li is dead (once): its moves fail with NAL_EPEER, in order,
+ * and the peer_failed upcall tells lib/ptl. */
+void shm_peer_dead(struct nal *n, int li);
 
 /* shm_bulk.c */
 /* PTL_SHM_CMA's value e: 1 forced, 0 forbidden, -1 chosen (unset; any
