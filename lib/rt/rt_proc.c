@@ -2,10 +2,13 @@
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "rt_proc.h"
 
@@ -53,4 +56,34 @@ int rt_proc_is(pid_t pid, uint64_t start)
 		return state != 'Z' && state != 'X' && (!start || now_start == start);
 	/* a process that read its own entry had one: gone since (ENOENT) */
 	return !(start && errno == ENOENT);
+}
+
+int rt_proc_pidfd(pid_t pid, uint64_t start)
+{
+	int fd = -1, err = ENOSYS;
+
+	if (pid <= 0) {
+		errno = EINVAL;
+		return -1;
+	}
+#ifdef SYS_pidfd_open
+	fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	err = errno;
+#endif
+	if ((fd < 0 && err == ESRCH) || !rt_proc_is(pid, start)) {
+		if (fd >= 0)
+			close(fd);
+		errno = ESRCH;
+		return -1;
+	}
+	if (fd < 0)
+		errno = err;
+	return fd;
+}
+
+int rt_proc_exited(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP));
 }

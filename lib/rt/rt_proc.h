@@ -10,6 +10,12 @@
  * view), and whoever looks takes the pid for that process only while both
  * match (rt_proc_is). Used by lib/nal/shm (peers) and by ptltool (live
  * views); nothing here is on a fast path but rt_proc_exited, one poll().
+ *
+ * A pidfd (Linux 5.3) names one process for good, whoever has its pid
+ * later: one opened while the pid still names the process that started
+ * at T (rt_proc_pidfd checks that after opening it) says at the cost of
+ * a poll() whether that process has exited since (rt_proc_exited), with
+ * no /proc read.
  */
 #ifndef PTL_RT_PROC_H
 #define PTL_RT_PROC_H
@@ -30,5 +36,18 @@ int rt_proc_stat(pid_t pid, char *state, uint64_t *start);
  * /proc, or not its pid namespace's) leaves kill(0) alone to decide, and
  * a missing /proc entry then is no proof of death. */
 int rt_proc_is(pid_t pid, uint64_t start);
+
+/* A pidfd (close-on-exec) of the process that started at start and has
+ * pid: >= 0; -1 with errno ESRCH when that process is gone (rt_proc_is,
+ * checked after the open: the pidfd names whoever had the pid then, and
+ * that was this process if it has the pid still); -1 with another errno
+ * where there are no pidfds (ENOSYS before Linux 5.3 or without the
+ * system call's number at build time, EPERM under a seccomp filter,
+ * EMFILE): then the caller has only rt_proc_is. */
+int rt_proc_pidfd(pid_t pid, uint64_t start);
+
+/* Whether the process of pidfd fd has exited (the pidfd is readable):
+ * one poll() that does not wait. A zombie has exited. */
+int rt_proc_exited(int fd);
 
 #endif

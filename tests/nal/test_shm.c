@@ -2,9 +2,10 @@
  * tests/nal/test_shm.c - the shared-memory NAL on its own, across forked
  * processes: ordering across ring wrap-around, re-entrant sends, a full
  * ring and its recovery, bulk moves by CMA and through bounce buffers
- * (forced, chosen, CMA refused), the chooser of the two fed made-up costs,
- * sleep/wake/kick/polling, dead peers (by pid and start time: a pid given
- * again), and no segment left in /dev/shm.
+ * (forced, chosen, CMA refused; in order behind a split CMA move), the
+ * chooser of the two fed made-up costs, sleep/wake/kick/polling, dead
+ * peers (by pid and start time: a pid given again; no CMA move to one),
+ * and no segment left in /dev/shm.
  */
 #include "config.h"
 
@@ -3188,6 +3189,168 @@ static void test_peer_check_who(void **state)
 	assert_int_equal(nfailed, 1);
 }
 
+/* ---- CMA to a dead peer's pid */
+
+/* Whether this kernel gives pidfds (pidfd_open, Linux 5.3). */
+static int have_pidfd(void)
+{
+#ifdef SYS_pidfd_open
+	int fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+#endif
+	return 0;
+}
+
+/* Rank 1 dies; rank 0, which has not noticed (no send stuck, no probe),
+ * moves to it by CMA (PTL_SHM_CMA=1): the move must be refused as one to
+ * a dead peer (NAL_EPEER, peer_failed once), never performed.
+ *  CMA_GONE_ZOMBIE: rank 1's pid entry still names it (a zombie: the job
+ *   reaps it at the end), after a CMA move with it opened its pidfd: the
+ *   pidfd says it exited (st.cma_gone), before any system call to it;
+ *  CMA_GONE_REUSED: its pid entry names another live process (the pid
+ *   given again: a fork of rank 0's, whose memory has the same addresses)
+ *   after such a move: the pidfd says rank 1 exited, and the stranger's
+ *   memory is left alone;
+ *  CMA_GONE_FIRST: the same with no CMA move before: the first move's
+ *   check finds the stranger's start time is not rank 1's.
+ * CMA_GONE_NO_PIDFD: with pidfd_open refused (ENOSYS, as before Linux
+ * 5.3), the first move's check still stands; a zombie is refused by the
+ * kernel (ESRCH). */
+enum { CMA_GONE_ZOMBIE, CMA_GONE_REUSED, CMA_GONE_FIRST, CMA_GONE_NO_PIDFD = 4 };
+
+/* Makes pidfd_open fail with ENOSYS in this process, as on a kernel
+ * before 5.3 (or under a seccomp profile that does not know it). */
+static int refuse_pidfd(void)
+{
+#ifdef SYS_pidfd_open
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pidfd_open, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		return -1;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+#else
+	return 0;
+#endif
+}
+
+static uint8_t gone_victim[4096]; /* the stranger's, written only by a CMA move that should not be */
+
+/* A stand-in for whoever the kernel gave the dead peer's pid to: a fork
+ * of ours that, told to look (a byte on *tell), exits 0 if nothing wrote
+ * into its gone_victim, 1 if something did. */
+static pid_t gone_stranger(int *tell)
+{
+	int p[2];
+	pid_t s;
+
+	memset(gone_victim, 0, sizeof(gone_victim));
+	/* Two clock ticks on: a start time is counted in ticks (10 ms), and
+	 * the rank whose pid it stands in for started moments ago (a pid
+	 * given again took a round of the pid space since). */
+	usleep((useconds_t)(2000000 / sysconf(_SC_CLK_TCK)));
+	if (pipe(p) != 0)
+		return -1;
+	s = fork();
+	if (s == 0) {
+		char b;
+		int touched = 0;
+
+		close(p[1]);
+		if (read(p[0], &b, 1) != 1)
+			_exit(2);
+		for (size_t i = 0; i < sizeof(gone_victim); i++)
+			touched |= gone_victim[i] != 0;
+		_exit(touched);
+	}
+	close(p[0]);
+	*tell = p[1];
+	return s;
+}
+
+static int body_cma_gone(struct sj_ctx *c, void *arg)
+{
+	static uint8_t buf[4096], peer_buf[4096]; /* the same address in every rank (forked alike) */
+	int how = *(int *)arg & 3, tell = -1, st = -1;
+	pid_t pid1 = (pid_t)atomic_load(&c->n->ranks[1].pid), stranger = -1;
+	struct iovec iov = { buf, sizeof(buf) };
+	struct shm_stats s;
+
+	nfailed = 0; /* the test process's count (test_peer_check_who's) */
+	last_failed = -1;
+	if (*(int *)arg & CMA_GONE_NO_PIDFD && c->rank == 0) {
+		SJ_CHECK(refuse_pidfd() == 0);
+		SJ_CHECK(!have_pidfd());
+	}
+	if (how != CMA_GONE_FIRST && c->rank == 0) /* with rank 1 alive: its pidfd opened */
+		SJ_CHECK(nal_shm_ops.bulk(c->n, 1, NAL_BULK_READ, &iov, 1, (uint64_t)(uintptr_t)peer_buf, 0, 16,
+					  NULL) == 0);
+	if (rank1_dies(c))
+		return 1;
+	SJ_CHECK(proc_wait_state(pid1, 'Z') == 0);
+	if (how != CMA_GONE_ZOMBIE) {
+		char pst;
+
+		SJ_CHECK((stranger = gone_stranger(&tell)) > 0);
+		SJ_CHECK(proc_start(stranger, &pst) != atomic_load(&c->n->ranks[1].start));
+		atomic_store(&c->n->ranks[1].pid, (int32_t)stranger);
+	}
+	memset(buf, 0x5a, sizeof(buf));
+	SJ_CHECK(nfailed == 0 && !c->n->dead[1]);
+	int rc = nal_shm_ops.bulk(c->n, 1, NAL_BULK_WRITE, &iov, 1, (uint64_t)(uintptr_t)gone_victim, 0,
+				  sizeof(buf), NULL);
+	if (stranger > 0) {
+		SJ_CHECK(write(tell, "x", 1) == 1);
+		SJ_CHECK(waitpid(stranger, &st, 0) == stranger);
+		close(tell);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			fprintf(stderr, "rank 0: a CMA WRITE to the dead rank 1's pid, given to process %d since, "
+				"wrote into that process (bulk() returned %d)\n", (int)stranger, rc);
+		SJ_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	SJ_CHECK(rc == NAL_EPEER);
+	SJ_CHECK(c->n->dead[1] && nfailed == 1 && last_failed == 1);
+	shm_get_stats(c->n, &s);
+	/* Refused before the system call: by the pidfd, or (no pidfds
+	 * here) by the first move's start time; a zombie without a pidfd by
+	 * the kernel (ESRCH). */
+	SJ_CHECK(c->n->bp[1].pidfd_state == (have_pidfd() && how != CMA_GONE_FIRST ? 1 : how == CMA_GONE_FIRST ? 0 : -1));
+	SJ_CHECK(s.cma_gone == (how == CMA_GONE_FIRST || have_pidfd() ? 1u : 0u));
+	SJ_CHECK(nal_shm_ops.bulk(c->n, 1, NAL_BULK_WRITE, &iov, 1, (uint64_t)(uintptr_t)gone_victim, 0,
+				  sizeof(buf), NULL) == NAL_EPEER);
+	return 0;
+}
+
+static void test_cma_gone(void **state)
+{
+	int how;
+
+	(void)state;
+	setenv("PTL_SHM_CMA", "1", 1);
+	how = CMA_GONE_ZOMBIE;
+	run(2, body_cma_gone, &how, 20, 1);
+	how = CMA_GONE_FIRST;
+	run(2, body_cma_gone, &how, 20, 1);
+	if (have_pidfd()) { /* without, no check after the first move's */
+		how = CMA_GONE_REUSED;
+		run(2, body_cma_gone, &how, 20, 1);
+	}
+	how = CMA_GONE_ZOMBIE | CMA_GONE_NO_PIDFD;
+	run(2, body_cma_gone, &how, 20, 1);
+	how = CMA_GONE_FIRST | CMA_GONE_NO_PIDFD;
+	run(2, body_cma_gone, &how, 20, 1);
+	unsetenv("PTL_SHM_CMA");
+}
+
 /* ---- one rank alone: open/start/close, props */
 
 static int body_alone(struct sj_ctx *c, void *arg)
@@ -3525,6 +3688,7 @@ int main(void)
 		cmocka_unit_test(test_dead_peer),
 		cmocka_unit_test(test_dead_peer_reused),
 		cmocka_unit_test_teardown(test_peer_check_who, pc_teardown),
+		cmocka_unit_test(test_cma_gone),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,8 +2,8 @@
  * rt_proc_unit: cmocka tests of lib/rt/rt_proc.c, who a process is by pid
  * and start time, against forked stand-ins: alive with its own start,
  * gone with another (the pid given again), alive with none known, gone as
- * a zombie and once reaped; and the /proc reader against the test's own
- * reading.
+ * a zombie and once reaped; its pidfd, refused for another start, readable
+ * once it exited; and the /proc reader against the test's own reading.
  */
 #include "config.h"
 
@@ -133,11 +133,49 @@ static void test_proc_is(void **state)
 	assert_int_equal(rt_proc_is(c, 0), 0);
 }
 
+/* A pidfd is had only for the process that started at start, and says
+ * when it has exited (a zombie has), reaped or not. */
+static void test_proc_pidfd(void **state)
+{
+	uint64_t t;
+	char st;
+	pid_t c = child;
+	int fd;
+
+	(void)state;
+	t = proc_start(c, &st);
+	assert_true(t != 0);
+	errno = 0;
+	assert_int_equal(rt_proc_pidfd(c, t + 1), -1); /* its pid, another start: gone */
+	assert_int_equal(errno, ESRCH);
+	fd = rt_proc_pidfd(c, t);
+	if (fd < 0) {
+		assert_int_not_equal(errno, ESRCH);
+		skip(); /* no pidfds here */
+	}
+	assert_int_equal(rt_proc_exited(fd), 0);
+	assert_int_equal(rt_proc_exited(fd), 0);
+	assert_int_equal(kill(c, SIGKILL), 0);
+	assert_int_equal(proc_wait_state(c, 'Z'), 0);
+	assert_int_equal(rt_proc_exited(fd), 1);
+	errno = 0;
+	assert_int_equal(rt_proc_pidfd(c, t), -1); /* a zombie: gone */
+	assert_int_equal(errno, ESRCH);
+	assert_int_equal(waitpid(c, NULL, 0), c);
+	child = -1;
+	assert_int_equal(rt_proc_exited(fd), 1);
+	assert_int_equal(rt_proc_pidfd(c, t), -1); /* reaped */
+	close(fd);
+	assert_int_equal(rt_proc_pidfd(0, 0), -1);
+	assert_int_equal(errno, EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_proc_stat),
 		cmocka_unit_test_setup_teardown(test_proc_is, fork_child, reap_child),
+		cmocka_unit_test_setup_teardown(test_proc_pidfd, fork_child, reap_child),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

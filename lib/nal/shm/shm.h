@@ -545,6 +545,12 @@ struct shm_bpeer {
 	 * move's iovecs, so it can take the peer's part too), else NULL */
 	struct shm_bop *hp_redo;
 	int cma_refused;          /* CMA with this peer refused (EPERM): bounce from now on */
+	/* the peer's pidfd, opened at our first CMA move to it: readable once
+	 * it exited, so that no CMA move reaches whoever has its pid since
+	 * (shm_bulk.c, cma_peer_gone); pidfd_state 0: not opened yet, 1:
+	 * open, -1: no pidfds here */
+	int pidfd;
+	int pidfd_state;
 	/* the done word of the peer's split move we could not store by CMA:
 	 * a SHM_HELP_FAILED answer goes by the ring when it has room (0: none) */
 	uint64_t help_owed;
@@ -559,6 +565,10 @@ struct shm_stats {
 	uint64_t bounce_chunks;
 	uint64_t split_moves; /* CMA moves whose second part the peer copied */
 	uint64_t cma_moves;   /* moves by CMA, split or not, at once or queued */
+	/* CMA moves refused before the system call because the peer's
+	 * process was gone: exited (its pidfd readable), or its pid another
+	 * process's (shm_bulk.c, cma_peer_gone) */
+	uint64_t cma_gone;
 	uint64_t bounce_moves; /* moves through a bounce area that we asked for */
 	uint64_t nt_moves;    /* those of them by non-temporal stores */
 	uint64_t nt_chunks;   /* slots we filled by non-temporal stores (either side) */
