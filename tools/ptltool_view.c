@@ -4,7 +4,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 
 #include "ptltool_view.h"
 #include "rt/rt.h"
+#include "rt/rt_proc.h"
 
 static const void *ptltool_map_ro(const char *name, size_t *len)
 {
@@ -104,12 +104,16 @@ int ptltool_view_each(void (*fn)(pid_t pid, const struct ptl_view_proc *v, void 
 	qsort(pids, n, sizeof *pids, ptltool_cmp_pid);
 	int count = 0;
 	for (size_t i = 0; i < n; i++) {
-		/* A view whose process is gone is left over, not live. */
-		if (kill(pids[i], 0) != 0 && errno == ESRCH)
-			continue;
 		const struct ptl_view_proc *v = ptltool_view_map(pids[i]);
 		if (!v)
 			continue;
+		/* A view whose process is gone is left over, not live: one
+		 * whose pid no process has, or a zombie, or another process
+		 * given the pid since (its start time is not the view's). */
+		if (!rt_proc_is(pids[i], v->start)) {
+			ptltool_view_unmap(v, sizeof *v);
+			continue;
+		}
 		fn(pids[i], v, arg);
 		ptltool_view_unmap(v, sizeof *v);
 		count++;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "ptl/ptl_internal.h"
+#include "rt/rt_proc.h"
 
 /* EQs up to this size are faulted in when allocated (MAP_POPULATE) and
  * then written, a store per page. An EQ is written once around its ring,
@@ -244,6 +245,9 @@ int ptl_view_open(void)
 	ptl_view_owner = getpid();
 	v->version = PTL_VIEW_VERSION;
 	v->pid = (int32_t)getpid();
+	char state;
+	if (rt_proc_stat(getpid(), &state, &v->start) != 0)
+		v->start = 0;
 	v->rank = ptl_lib.rt.rank;
 	v->size = ptl_lib.rt.size;
 	v->jobid = ptl_lib.rt.jobid;

@@ -19,7 +19,7 @@
 #include <portals3.h>
 
 #define PTL_VIEW_MAGIC 0x70746c7669657731ull /* "ptlview1" */
-#define PTL_VIEW_VERSION 4 /* 2: pidns (withdrawn); 3: its process holds a flock on the view; 4: PTL_SR_REFUSED_COUNT */
+#define PTL_VIEW_VERSION 5 /* 2: pidns (withdrawn); 3: its process holds a flock on the view; 4: PTL_SR_REFUSED_COUNT; 5: start */
 #define PTL_VIEW_VERSION_LOCKED 3 /* the first whose process holds that lock (ptl_view.c's sweep) */
 #define PTL_VIEW_MAX_EQS 256 /* EQs listed in the view (more are not shown) */
 
@@ -36,6 +36,10 @@ struct ptl_view_proc {
 	int32_t pid;
 	int32_t rank, size;
 	uint64_t jobid;
+	/* The process's start time (lib/rt/rt_proc.h): pid names it only
+	 * while the process with that pid started then (ptltool's live
+	 * views); 0: unknown (no /proc entry of its own to read). */
+	uint64_t start;
 	char prog[64];
 	char nals[64];         /* NALs in use, e.g. "self,shm" */
 	uint32_t ni_up;        /* an NI is initialized */

@@ -2,9 +2,10 @@
  * tests/nal/test_shm.c - the shared-memory NAL on its own, across forked
  * processes: ordering across ring wrap-around, re-entrant sends, a full
  * ring and its recovery, bulk moves by CMA and through bounce buffers
- * (forced, chosen, CMA refused), the chooser of the two fed made-up costs,
- * sleep/wake/kick/polling, dead peers (by pid and start time: a pid given
- * again), and no segment left in /dev/shm.
+ * (forced, chosen, CMA refused; in order behind a split CMA move), the
+ * chooser of the two fed made-up costs, sleep/wake/kick/polling, dead
+ * peers (by pid and start time: a pid given again; no CMA move to one),
+ * and no segment left in /dev/shm.
  */
 #include "config.h"
 
@@ -1689,6 +1690,172 @@ static void test_bulk_queued_crowded(void **state)
 	}
 }
 
+/* ---- moves behind a CMA move split with the peer */
+
+/* A stream that starts with a split CMA move (SHM_SPLIT_MIN and up, one
+ * iovec: the peer copies the second half while bulk() returns): every
+ * later move, asked while that half may still be on its way, lands and
+ * completes after it, in the order asked, by whatever method it goes
+ * (CMA, split again or not, or bounced). READs of what the moves before
+ * them wrote, WRITEs over what the moves before them read; offsets into
+ * the peer's QMEM bytes; seed 0: a READ. The classes (SHM_CH_CLASS0 <<
+ * k): move 0 2M-, move 1 1M-2M (split_order says how each goes). */
+static const struct qmove smoves[] = {
+	{ 0, (2u << 20) + 5, 21 },     { 4096, (1u << 20) + 5, 0 },       { 700000, 40001, 22 },
+	{ 600000, 300001, 0 },         { (2u << 20) + 4096, 1u << 20, 23 }, { 2u << 20, 65536, 0 },
+	{ 3u << 20, 131072, 24 },      { 0, (3u << 20) + 131072, 0 },      { 1u << 20, 4097, 25 },
+	{ (1u << 20) - 4096, 65539, 0 },
+};
+#define NS (sizeof(smoves) / sizeof(smoves[0]))
+
+/* What the peer's memory holds after the first k of smoves. */
+static void simage(uint8_t *img, size_t k)
+{
+	for (size_t i = 0; i < QMEM; i++)
+		img[i] = pat(1, i);
+	for (size_t m = 0; m < k; m++)
+		if (smoves[m].seed)
+			for (size_t i = 0; i < smoves[m].len; i++)
+				img[smoves[m].off + i] = pat(smoves[m].seed, i);
+}
+
+/* How the moves after the split one go: all by CMA (PTL_SHM_CMA=1), or
+ * chosen, classes from 256 KiB by CMA and smaller ones bounced, move 1's
+ * class (1M-2M) by CMA or bounced. */
+enum { SPLIT_FORCED, SPLIT_CHOSEN, SPLIT_CHOSEN_BOUNCE };
+
+static void split_picks(struct sj_ctx *c, int how)
+{
+	for (int k = 0; k < SHM_CH_CLASSES; k++) {
+		int m = (SHM_CH_CLASS0 << k) > (256u << 10) ? SHM_M_CMA : SHM_M_BOUNCE;
+
+		if (k == shm_choice_class(smoves[1].len) && how == SPLIT_CHOSEN_BOUNCE)
+			m = SHM_M_BOUNCE;
+		c->n->bp[1].ch[k] = (struct shm_choice){ .ready = 1, .pick = (uint8_t)m, .told = (uint8_t)m };
+	}
+}
+
+static int body_split_order(struct sj_ctx *c, void *arg)
+{
+	int how = *(int *)arg;
+	uint8_t *mem = malloc(QMEM), *img = malloc(QMEM);
+
+	SJ_CHECK(mem && img);
+	on_recv = bulk_recv;
+	if (c->rank == 1) {
+		struct nal_mr mr;
+
+		simage(mem, 0);
+		SJ_CHECK(nal_shm_ops.mem_reg(c->n, mem, QMEM, &mr) == 0);
+		bmsg = (struct bulk_msg){ .kind = 1, .addr = mr.addr };
+		SJ_CHECK(send_msg(c, 0, &bmsg) == 0);
+		SJ_CHECK(wait_msg(c, 4) == 0); /* served and helped meanwhile by progress() */
+		simage(img, NS);
+		SJ_CHECK(memcmp(mem, img, QMEM) == 0);
+	} else {
+		size_t at = 0, total = 0;
+		uint8_t *local, *want, probe[4097];
+		struct iovec iov[NS];
+		struct shm_stats st;
+		uint64_t deadline, raddr;
+		int rc[NS], nsync = 0;
+
+		for (size_t m = 0; m < NS; m++)
+			total += smoves[m].len;
+		local = malloc(total);
+		want = malloc(total);
+		SJ_CHECK(local && want);
+		SJ_CHECK(wait_msg(c, 1) == 0);
+		raddr = bmsg.addr;
+		/* A CMA move first: long ones are split from now on (cma_ok). */
+		if (how != SPLIT_FORCED)
+			for (int k = 0; k < SHM_CH_CLASSES; k++)
+				c->n->bp[1].ch[k] = (struct shm_choice){ .ready = 1, .pick = SHM_M_CMA, .told = SHM_M_CMA };
+		SJ_CHECK(do_bulk_n(c, NAL_BULK_READ, probe, raddr, sizeof(probe), 1) == 0);
+		SJ_CHECK(c->n->cma_ok);
+		if (how != SPLIT_FORCED)
+			split_picks(c, how);
+		for (size_t m = 0; m < NS; m++) {
+			const struct qmove *q = &smoves[m];
+			uint8_t *l = local + at;
+
+			if (q->seed) {
+				for (size_t i = 0; i < q->len; i++)
+					l[i] = pat(q->seed, i);
+			} else { /* what it must read: the image after the moves before it */
+				simage(img, m);
+				memcpy(want + at, img + q->off, q->len);
+				memset(l, 0xee, q->len);
+			}
+			iov[m] = (struct iovec){ l, q->len };
+			rc[m] = nal_shm_ops.bulk(c->n, 1, q->seed ? NAL_BULK_WRITE : NAL_BULK_READ, &iov[m], 1,
+						 raddr + q->off, 0, q->len, &iov[m]);
+			SJ_CHECK(rc[m] == 0 || rc[m] == 1);
+			if (m == 0) { /* split: the peer's half may be on its way */
+				shm_get_stats(c->n, &st);
+				SJ_CHECK(rc[0] == 1 && st.split_moves == 1 && c->n->bp[1].hp_active);
+			} else if (rc[m] == 0) {
+				fprintf(stderr, "rank 0: move %zu (a %s of %zu bytes) done at once while the split "
+					"move before it was in flight\n", m, q->seed ? "WRITE" : "READ", q->len);
+			}
+			nsync += rc[m] == 0;
+			at += q->len;
+		}
+		deadline = sj_now_ns() + 10000000000ULL;
+		while (ndone < (int)NS - nsync) {
+			nal_shm_ops.progress(c->n);
+			SJ_CHECK(sj_now_ns() < deadline);
+		}
+		SJ_CHECK(c->n->nbulk == 0 && last_status == 0);
+		at = 0;
+		for (size_t m = 0; m < NS; m++) {
+			if (!smoves[m].seed && memcmp(local + at, want + at, smoves[m].len) != 0)
+				fprintf(stderr, "rank 0: move %zu (a READ of %zu bytes, %s) did not read what "
+					"the moves before it left\n", m, smoves[m].len,
+					rc[m] ? "queued" : "done at once");
+			SJ_CHECK(smoves[m].seed || memcmp(local + at, want + at, smoves[m].len) == 0);
+			at += smoves[m].len;
+		}
+		/* None passed the split move or another: completed in the
+		 * order asked. */
+		for (size_t m = 0; m < NS; m++) {
+			if (rc[m] == 1 && done_log[m] != &iov[m])
+				fprintf(stderr, "rank 0: completion %zu is not move %zu's\n", m, m);
+			SJ_CHECK(rc[m] == 1 && done_log[m] == &iov[m]);
+		}
+		shm_get_stats(c->n, &st);
+		SJ_CHECK(st.cma_moves + st.bounce_moves == NS + 1);
+		if (how == SPLIT_FORCED)
+			SJ_CHECK(st.bounce_moves == 0 && st.split_moves > 1);
+		else
+			SJ_CHECK(st.bounce_moves > 0);
+		free(local);
+		free(want);
+		bmsg = (struct bulk_msg){ .kind = 4 };
+		SJ_CHECK(send_msg(c, 1, &bmsg) == 0);
+	}
+	free(mem);
+	free(img);
+	return sj_barrier(c);
+}
+
+static void test_bulk_split_order(void **state)
+{
+	int how;
+
+	(void)state;
+	if (test_cpus() < 2)
+		skip(); /* crowded: no split */
+	how = SPLIT_FORCED;
+	setenv("PTL_SHM_CMA", "1", 1);
+	run(2, body_split_order, &how, 60, -1);
+	unsetenv("PTL_SHM_CMA");
+	how = SPLIT_CHOSEN;
+	run(2, body_split_order, &how, 60, -1);
+	how = SPLIT_CHOSEN_BOUNCE;
+	run(2, body_split_order, &how, 60, -1);
+}
+
 /* A peer killed with moves queued to it, some asked for and some not:
  * each completes, in order, with NAL_EPEER, and nothing is left. */
 static int body_queued_dead(struct sj_ctx *c, void *arg)
@@ -2982,29 +3149,6 @@ static int proc_wait_state(pid_t pid, char want)
 	return -1;
 }
 
-/* shm_proc_stat reads what /proc says of a process, and says when there
- * is no such process. */
-static void test_proc_stat(void **state)
-{
-	char st = 0, want_st = 0;
-	uint64_t start = 0;
-	pid_t child;
-
-	(void)state;
-	assert_int_equal(shm_proc_stat(getpid(), &st, &start), 0);
-	assert_int_equal(st, 'R');
-	assert_true(start != 0);
-	assert_true(start == proc_start(getpid(), &want_st));
-	child = fork();
-	assert_true(child >= 0);
-	if (child == 0)
-		_exit(0);
-	assert_int_equal(waitpid(child, NULL, 0), child);
-	errno = 0;
-	assert_int_equal(shm_proc_stat(child, &st, &start), -1);
-	assert_int_equal(errno, ENOENT);
-}
-
 /* A peer's entry names a live process: it lives only if that process
  * started when the entry says (else the pid was given again since the
  * peer died); a zombie and a reaped process are dead; with no start
@@ -3058,6 +3202,168 @@ static void test_peer_check_who(void **state)
 	n = pc_nal(child, 0);
 	assert_int_equal(shm_peer_check(n, 1, 1), 1);
 	assert_int_equal(nfailed, 1);
+}
+
+/* ---- CMA to a dead peer's pid */
+
+/* Whether this kernel gives pidfds (pidfd_open, Linux 5.3). */
+static int have_pidfd(void)
+{
+#ifdef SYS_pidfd_open
+	int fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+#endif
+	return 0;
+}
+
+/* Rank 1 dies; rank 0, which has not noticed (no send stuck, no probe),
+ * moves to it by CMA (PTL_SHM_CMA=1): the move must be refused as one to
+ * a dead peer (NAL_EPEER, peer_failed once), never performed.
+ *  CMA_GONE_ZOMBIE: rank 1's pid entry still names it (a zombie: the job
+ *   reaps it at the end), after a CMA move with it opened its pidfd: the
+ *   pidfd says it exited (st.cma_gone), before any system call to it;
+ *  CMA_GONE_REUSED: its pid entry names another live process (the pid
+ *   given again: a fork of rank 0's, whose memory has the same addresses)
+ *   after such a move: the pidfd says rank 1 exited, and the stranger's
+ *   memory is left alone;
+ *  CMA_GONE_FIRST: the same with no CMA move before: the first move's
+ *   check finds the stranger's start time is not rank 1's.
+ * CMA_GONE_NO_PIDFD: with pidfd_open refused (ENOSYS, as before Linux
+ * 5.3), the first move's check still stands; a zombie is refused by the
+ * kernel (ESRCH). */
+enum { CMA_GONE_ZOMBIE, CMA_GONE_REUSED, CMA_GONE_FIRST, CMA_GONE_NO_PIDFD = 4 };
+
+/* Makes pidfd_open fail with ENOSYS in this process, as on a kernel
+ * before 5.3 (or under a seccomp profile that does not know it). */
+static int refuse_pidfd(void)
+{
+#ifdef SYS_pidfd_open
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pidfd_open, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		return -1;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+#else
+	return 0;
+#endif
+}
+
+static uint8_t gone_victim[4096]; /* the stranger's, written only by a CMA move that should not be */
+
+/* A stand-in for whoever the kernel gave the dead peer's pid to: a fork
+ * of ours that, told to look (a byte on *tell), exits 0 if nothing wrote
+ * into its gone_victim, 1 if something did. */
+static pid_t gone_stranger(int *tell)
+{
+	int p[2];
+	pid_t s;
+
+	memset(gone_victim, 0, sizeof(gone_victim));
+	/* Two clock ticks on: a start time is counted in ticks (10 ms), and
+	 * the rank whose pid it stands in for started moments ago (a pid
+	 * given again took a round of the pid space since). */
+	usleep((useconds_t)(2000000 / sysconf(_SC_CLK_TCK)));
+	if (pipe(p) != 0)
+		return -1;
+	s = fork();
+	if (s == 0) {
+		char b;
+		int touched = 0;
+
+		close(p[1]);
+		if (read(p[0], &b, 1) != 1)
+			_exit(2);
+		for (size_t i = 0; i < sizeof(gone_victim); i++)
+			touched |= gone_victim[i] != 0;
+		_exit(touched);
+	}
+	close(p[0]);
+	*tell = p[1];
+	return s;
+}
+
+static int body_cma_gone(struct sj_ctx *c, void *arg)
+{
+	static uint8_t buf[4096], peer_buf[4096]; /* the same address in every rank (forked alike) */
+	int how = *(int *)arg & 3, tell = -1, st = -1;
+	pid_t pid1 = (pid_t)atomic_load(&c->n->ranks[1].pid), stranger = -1;
+	struct iovec iov = { buf, sizeof(buf) };
+	struct shm_stats s;
+
+	nfailed = 0; /* the test process's count (test_peer_check_who's) */
+	last_failed = -1;
+	if (*(int *)arg & CMA_GONE_NO_PIDFD && c->rank == 0) {
+		SJ_CHECK(refuse_pidfd() == 0);
+		SJ_CHECK(!have_pidfd());
+	}
+	if (how != CMA_GONE_FIRST && c->rank == 0) /* with rank 1 alive: its pidfd opened */
+		SJ_CHECK(nal_shm_ops.bulk(c->n, 1, NAL_BULK_READ, &iov, 1, (uint64_t)(uintptr_t)peer_buf, 0, 16,
+					  NULL) == 0);
+	if (rank1_dies(c))
+		return 1;
+	SJ_CHECK(proc_wait_state(pid1, 'Z') == 0);
+	if (how != CMA_GONE_ZOMBIE) {
+		char pst;
+
+		SJ_CHECK((stranger = gone_stranger(&tell)) > 0);
+		SJ_CHECK(proc_start(stranger, &pst) != atomic_load(&c->n->ranks[1].start));
+		atomic_store(&c->n->ranks[1].pid, (int32_t)stranger);
+	}
+	memset(buf, 0x5a, sizeof(buf));
+	SJ_CHECK(nfailed == 0 && !c->n->dead[1]);
+	int rc = nal_shm_ops.bulk(c->n, 1, NAL_BULK_WRITE, &iov, 1, (uint64_t)(uintptr_t)gone_victim, 0,
+				  sizeof(buf), NULL);
+	if (stranger > 0) {
+		SJ_CHECK(write(tell, "x", 1) == 1);
+		SJ_CHECK(waitpid(stranger, &st, 0) == stranger);
+		close(tell);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			fprintf(stderr, "rank 0: a CMA WRITE to the dead rank 1's pid, given to process %d since, "
+				"wrote into that process (bulk() returned %d)\n", (int)stranger, rc);
+		SJ_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	SJ_CHECK(rc == NAL_EPEER);
+	SJ_CHECK(c->n->dead[1] && nfailed == 1 && last_failed == 1);
+	shm_get_stats(c->n, &s);
+	/* Refused before the system call: by the pidfd, or (no pidfds
+	 * here) by the first move's start time; a zombie without a pidfd by
+	 * the kernel (ESRCH). */
+	SJ_CHECK(c->n->bp[1].pidfd_state == (have_pidfd() && how != CMA_GONE_FIRST ? 1 : how == CMA_GONE_FIRST ? 0 : -1));
+	SJ_CHECK(s.cma_gone == (how == CMA_GONE_FIRST || have_pidfd() ? 1u : 0u));
+	SJ_CHECK(nal_shm_ops.bulk(c->n, 1, NAL_BULK_WRITE, &iov, 1, (uint64_t)(uintptr_t)gone_victim, 0,
+				  sizeof(buf), NULL) == NAL_EPEER);
+	return 0;
+}
+
+static void test_cma_gone(void **state)
+{
+	int how;
+
+	(void)state;
+	setenv("PTL_SHM_CMA", "1", 1);
+	how = CMA_GONE_ZOMBIE;
+	run(2, body_cma_gone, &how, 20, 1);
+	how = CMA_GONE_FIRST;
+	run(2, body_cma_gone, &how, 20, 1);
+	if (have_pidfd()) { /* without, no check after the first move's */
+		how = CMA_GONE_REUSED;
+		run(2, body_cma_gone, &how, 20, 1);
+	}
+	how = CMA_GONE_ZOMBIE | CMA_GONE_NO_PIDFD;
+	run(2, body_cma_gone, &how, 20, 1);
+	how = CMA_GONE_FIRST | CMA_GONE_NO_PIDFD;
+	run(2, body_cma_gone, &how, 20, 1);
+	unsetenv("PTL_SHM_CMA");
 }
 
 /* ---- one rank alone: open/start/close, props */
@@ -3369,6 +3675,7 @@ int main(void)
 		cmocka_unit_test(test_bulk_nt),
 		cmocka_unit_test(test_bulk_queued),
 		cmocka_unit_test_setup_teardown(test_bulk_queued_crowded, pinned_setup, pinned_teardown),
+		cmocka_unit_test(test_bulk_split_order),
 		cmocka_unit_test(test_bulk_queued_dead),
 		cmocka_unit_test(test_bulk_refused),
 		cmocka_unit_test_setup_teardown(test_bulk_crowded, pinned_setup, pinned_teardown),
@@ -3395,8 +3702,8 @@ int main(void)
 		cmocka_unit_test(test_wake_race),
 		cmocka_unit_test(test_dead_peer),
 		cmocka_unit_test(test_dead_peer_reused),
-		cmocka_unit_test(test_proc_stat),
 		cmocka_unit_test_teardown(test_peer_check_who, pc_teardown),
+		cmocka_unit_test(test_cma_gone),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

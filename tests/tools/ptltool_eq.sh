@@ -22,6 +22,16 @@ for i in $(seq 100); do ptltool ps | grep -q "^ *$pid .* waiting " && break; sle
 ps_out=$(ptltool ps) || fail "ptltool ps failed"
 echo "$ps_out" | grep -E "^ *$pid .* 0 +1 up +3 waiting +self +eq_holder" >/dev/null ||
 	fail "ptltool ps does not list pid $pid as waiting: $ps_out"
+# A view whose pid now names another process (its own died and the pid
+# was given again: here a copy of the live view under the pid of a
+# process that started at another time) is left over, not live.
+sleep 60 & other=$!
+cp "/dev/shm/ptl.view.$pid" "/dev/shm/ptl.view.$other" || fail "cp of a view"
+ps_other=$(ptltool ps)
+rm -f "/dev/shm/ptl.view.$other"; kill "$other"; wait "$other" 2>/dev/null
+echo "$ps_other" | grep -q "^ *$other " &&
+	fail "ptltool ps lists pid $other, whose view records another process's start time: $ps_other"
+echo "$ps_other" | grep -q "^ *$pid " || fail "ptltool ps lost pid $pid beside a stale view: $ps_other"
 
 eq_out=$(ptltool eq "$pid") || fail "ptltool eq $pid failed"
 echo "$eq_out"

@@ -378,7 +378,7 @@ struct shm_rank {
 	 * (field 22 of /proc/<pid>/stat, clock ticks since boot), which no
 	 * later process with that pid shares; 0: the rank could not read
 	 * its own entry (no /proc, or not its pid namespace's), so only
-	 * kill(0) tells. */
+	 * kill(0) tells (lib/rt/rt_proc.h, rt_proc_is). */
 	_Atomic int32_t pid;
 	_Atomic uint64_t start;
 	/* The CPUs the rank may run on (its affinity at attach), published
@@ -483,7 +483,11 @@ struct shm_bop {
 	uint32_t stall_count;
 	int timed;          /* its cost goes to the chooser */
 	int joined;         /* it went the queued move's way (ch_take): its cost is only sampled */
-	int method;         /* SHM_M_BOUNCE or SHM_M_NT */
+	/* SHM_M_BOUNCE or SHM_M_NT; SHM_M_CMA: a CMA move queued behind a
+	 * split move in flight or another queued CMA move, done from
+	 * progress() at its turn (shm_bulk.c, cma_run); no request of it or
+	 * of the moves behind it goes before */
+	int method;
 	/* timed moves: ns when its first piece went (WRITE) or its request
 	 * (READ), and when we saw it finish (rq_time_done says why both) */
 	uint64_t t0, t_done;
@@ -504,7 +508,7 @@ struct shm_bpeer {
 	struct shm_bop *q, **qtail, *unsent;
 	unsigned nsent;
 	uint64_t t_done;    /* when we saw the last timed moves finish */
-	int qmethod;        /* SHM_M_*: the last queued move's (while q) */
+	int qmethod;        /* SHM_M_*: the last queued move's (while q; SHM_M_CMA: a queued CMA move) */
 	/* as target (the peer's area (peer, me)) */
 	struct shm_slot *sv_slot;
 	uint8_t *sv_data;
@@ -522,7 +526,9 @@ struct shm_bpeer {
 	uint64_t sv_stall_since;
 	uint32_t sv_stall_count;
 	/* a CMA move we split with the peer (one at a time): the part it
-	 * copies, to redo ourselves if it cannot, and its answer */
+	 * copies, to redo ourselves if it cannot, and its answer. While it
+	 * is active every move in q was asked after it, and none has gone
+	 * (nsent 0): q waits for it (shm_bulk.c, rq_work) */
 	int hp_active;
 	_Atomic uint64_t hp_done; /* stored by the peer through CMA: 0, 1 done, 2 failed */
 	int hp_status;            /* our own part: 0 or NAL_E* */
@@ -539,6 +545,12 @@ struct shm_bpeer {
 	 * move's iovecs, so it can take the peer's part too), else NULL */
 	struct shm_bop *hp_redo;
 	int cma_refused;          /* CMA with this peer refused (EPERM): bounce from now on */
+	/* the peer's pidfd, opened at our first CMA move to it: readable once
+	 * it exited, so that no CMA move reaches whoever has its pid since
+	 * (shm_bulk.c, cma_peer_gone); pidfd_state 0: not opened yet, 1:
+	 * open, -1: no pidfds here */
+	int pidfd;
+	int pidfd_state;
 	/* the done word of the peer's split move we could not store by CMA:
 	 * a SHM_HELP_FAILED answer goes by the ring when it has room (0: none) */
 	uint64_t help_owed;
@@ -552,7 +564,11 @@ struct shm_stats {
 	uint64_t eagain;      /* sends refused for lack of room */
 	uint64_t bounce_chunks;
 	uint64_t split_moves; /* CMA moves whose second part the peer copied */
-	uint64_t cma_moves;   /* moves by CMA, split or not */
+	uint64_t cma_moves;   /* moves by CMA, split or not, at once or queued */
+	/* CMA moves refused before the system call because the peer's
+	 * process was gone: exited (its pidfd readable), or its pid another
+	 * process's (shm_bulk.c, cma_peer_gone) */
+	uint64_t cma_gone;
 	uint64_t bounce_moves; /* moves through a bounce area that we asked for */
 	uint64_t nt_moves;    /* those of them by non-temporal stores */
 	uint64_t nt_chunks;   /* slots we filled by non-temporal stores (either side) */
@@ -628,11 +644,9 @@ int shm_ring_put(struct nal *n, int li, uint32_t type, const void *a, size_t ale
 		 const void *b, size_t blen);
 int shm_pending(struct nal *n);
 int shm_peer_check(struct nal *n, int li, int force);
-/* What /proc/<pid>/stat says of process pid: its state letter (R, S, Z,
- * ...) and start time (struct shm_rank.start). 0, or -1 with errno set
- * (ENOENT: no such process, or no /proc). A system call and a file read:
- * never on a send or receive path. */
-int shm_proc_stat(pid_t pid, char *state, uint64_t *start);
+/* Local peer li is dead (once): its moves fail with NAL_EPEER, in order,
+ * and the peer_failed upcall tells lib/ptl. */
+void shm_peer_dead(struct nal *n, int li);
 
 /* shm_bulk.c */
 /* PTL_SHM_CMA's value e: 1 forced, 0 forbidden, -1 chosen (unset; any

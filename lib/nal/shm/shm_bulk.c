@@ -17,9 +17,12 @@
  * (SHM_BREQ_NT tells a READ's target; shm_nt_copy says when it wins).
  *
  * CMA: one copy by the kernel (process_vm_readv/writev on the peer's pid),
- * done before bulk() returns; if the OS refuses CMA (EPERM: Yama
- * ptrace_scope, a container, a seccomp filter, a peer not dumpable), it
- * is never tried again with that peer.
+ * done before bulk() returns (or, behind a split move in flight or
+ * another queued CMA move, from progress() at its turn: below); if the OS
+ * refuses CMA (EPERM: Yama ptrace_scope, a container, a seccomp filter, a
+ * peer not dumpable), it is never tried again with that peer. Before each
+ * one a poll() of the peer's pidfd says whether it has exited, so that no
+ * move reaches whoever the kernel gave its pid to since (cma_peer_gone).
  *
  * Which is fastest depends on the machine (bulk_mode() has the figures:
  * 1.7x for bounce over CMA on one guest, 2.7x for CMA over bounce on
@@ -85,6 +88,21 @@
  * write, a WRITE under a queued READ; shm_bulk). Chosen, it is neither
  * taken nor told, its time only sampled (ch_take says why: in a stream of
  * gets the two timed each other).
+ * A split CMA move (below) is still in flight when bulk() returns 1, its
+ * second half the peer's to copy: the moves to that peer asked meanwhile
+ * wait behind it, and those behind them in turn, so that every move lands
+ * and completes in the order asked (a READ of bytes its half has yet to
+ * write, a move's END before the split one's; before, a CMA move asked
+ * meanwhile was done at once, and a bounced one could finish first). A
+ * bounced move's request waits for the split move to complete (rq_work);
+ * a CMA move is queued as such (struct shm_bop's method SHM_M_CMA, behind
+ * a queued CMA move too) and moved from progress() once the moves ahead
+ * of it have completed (cma_run), as bulk() would have moved it: split
+ * if long, and then the queue waits again. Its time runs from there, so
+ * the chooser counts it as any CMA move (not joined: no bounced move's
+ * slots wait on it). A stream of long CMA moves is then split move
+ * after move, where the moves asked during the first one's flight went
+ * unsplit at once; the order costs that wait for each split half.
  * PTL_SHM_CMA=1 forces CMA (long moves split unless crowded), PTL_SHM_CMA=0
  * forbids it (the chooser then picks between bounce and NT). Where the
  * local ranks outnumber the CPUs they may use (shm_bulk_crowded() says why),
@@ -101,7 +119,9 @@
  * in place. The peer is waiting for this move anyway (its get's REPLY, its
  * put's ACK), so its core is idle; two cores copy at once, and each touches
  * half the bytes, which keeps a 1 MiB ping-pong's buffers within a core's
- * L2. If the peer cannot copy its half, the mover does.
+ * L2. If the peer cannot copy its half, the mover does. One move at a
+ * time is split; the moves asked while it is in flight wait behind it
+ * (above).
  *
  * Both sides walk the area's slots in the same order (a chunk counter per
  * area on each side) and the moves in the order they were asked for: the
@@ -124,6 +144,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "rt/rt_proc.h"
 #include "shm.h"
 
 #define SHM_CMA_IOV 64 /* local iovecs per process_vm_* call */
@@ -151,7 +172,59 @@ void shm_mem_dereg(struct nal *n, struct nal_mr *mr)
 	(void)mr;
 }
 
-/* One copy by the kernel; loops over partial transfers. */
+/* Whether local peer li's process is gone, asked before each system
+ * call of CMA to it: CMA goes by pid, and once the peer has died the
+ * kernel may give its pid to another process (any user's; pid_max is
+ * 32768 on many hosts), whose memory a move would then write or read,
+ * before anything else noticed the death (shm_peer_check runs when
+ * something is stuck, from lib/ptl's probe once a second while it waits,
+ * or when asked). At the first CMA move with the peer its pidfd is
+ * opened (rt_proc_pidfd: of the process that published the pid and its
+ * start time, or none: the peer is gone already); before each move one
+ * poll() on it says whether it has exited since. Gone: the peer is dead
+ * (shm_peer_dead: its moves fail in order, peer_failed), the move is
+ * refused with NAL_EPEER. Where there are no pidfds (before Linux 5.3,
+ * a seccomp filter, no fd left) the first move's start-time check is
+ * all, and a death is found as before (ESRCH, a stuck move).
+ * The cost, a system call a move: a poll() of a pidfd takes 0.20 us on
+ * this EPYC guest; a process_vm_writev to a pinned peer, 41 runs each way
+ * interleaved, medians, without vs with it: 64 KiB 5.18-5.23 vs 5.47-5.53
+ * us (+6%), 1 MiB 64.6-64.8 vs 65.2 (+0.6-1%); bench/shm_ring with
+ * PTL_SHM_CMA=1, 3 interleaved runs: a 32 KiB move and its notice 1.86 -
+ * 1.95 vs 2.06 - 2.08 us a half round trip, 64 KiB moves back to back
+ * (split: a poll on each side) 12.4 - 12.6 vs 11.6 - 12.0 GB/s, 1 MiB
+ * level (15.3 - 15.6). Not closed: a peer that dies, and whose pid is
+ * given again, between the poll and the end of the move's system calls
+ * (a copy's time: the pid space would have to come round meanwhile). */
+static int cma_peer_gone(struct nal *n, int li)
+{
+	struct shm_bpeer *bp = &n->bp[li];
+
+	if (!bp->pidfd_state) {
+		pid_t pid = (pid_t)atomic_load_explicit(&n->ranks[li].pid, memory_order_acquire);
+		int fd;
+
+		if (pid <= 0) /* not attached: the system call answers */
+			return 0;
+		fd = rt_proc_pidfd(pid, atomic_load_explicit(&n->ranks[li].start, memory_order_relaxed));
+		if (fd < 0 && errno != ESRCH) {
+			bp->pidfd_state = -1;
+			return 0;
+		}
+		if (fd >= 0) {
+			bp->pidfd = fd;
+			bp->pidfd_state = 1;
+		}
+	}
+	if (bp->pidfd_state < 0 || (bp->pidfd_state > 0 && !rt_proc_exited(bp->pidfd)))
+		return 0;
+	n->st.cma_gone++;
+	shm_peer_dead(n, li);
+	return 1;
+}
+
+/* One copy by the kernel, to a peer that lives (cma_peer_gone); loops over
+ * partial transfers. */
 static int cma_move(struct nal *n, int li, enum nal_bulk_op op, const struct iovec *local,
 		    int niov, uint64_t raddr, size_t len)
 {
@@ -160,6 +233,8 @@ static int cma_move(struct nal *n, int li, enum nal_bulk_op op, const struct iov
 	int i = 0;
 	size_t off = 0, done = 0;
 
+	if (cma_peer_gone(n, li))
+		return NAL_EPEER;
 	while (done < len) {
 		size_t t = 0;
 		int k = 0;
@@ -268,6 +343,7 @@ void shm_nt_copy(void *dst, const void *src, size_t len)
 static struct shm_bop *bop_new(struct nal *n, enum nal_bulk_op op, const struct iovec *local, int niov,
 			       uint64_t raddr, size_t len, void *cookie);
 static void bop_queue(struct nal *n, struct shm_bpeer *bp, struct shm_bop *b);
+static void bop_queue_first(struct nal *n, struct shm_bpeer *bp, struct shm_bop *b);
 static void bop_put(struct nal *n, struct shm_bop *b);
 
 /* CMA with local peer li refused (EPERM, ENOSYS), though it may have
@@ -408,6 +484,8 @@ void shm_bulk_help(struct nal *n, int li, const void *body, size_t len)
 		rc = NAL_EINVAL;
 	else if (cma_allowed(n, li))
 		rc = cma_move(n, li, (enum nal_bulk_op)r.op, &own, 1, r.their_addr, (size_t)r.len);
+	if (n->dead[li])
+		return; /* gone: nobody to answer */
 	if (rc != 0)
 		st = 2; /* it copies the part itself */
 	if (rc == NAL_EPERM && n->cma)
@@ -415,7 +493,12 @@ void shm_bulk_help(struct nal *n, int li, const void *body, size_t len)
 	if (cma_allowed(n, li)) {
 		struct iovec lv = { &st, sizeof(st) }, rv = { (void *)(uintptr_t)r.done_addr, sizeof(st) };
 
-		/* The data went first, by the same CPU: a store seen after it. */
+		/* The data went first, by the same CPU: a store seen after it.
+		 * Its check (cma_peer_gone) was our copy's: one more here cost
+		 * a split move's peer 0.2 us for a window of a copy's time.
+		 * A request we could not read made no copy: checked here. */
+		if (rc == NAL_EINVAL && cma_peer_gone(n, li))
+			return;
 		if (process_vm_writev((pid_t)atomic_load_explicit(&n->ranks[li].pid, memory_order_relaxed),
 				      &lv, 1, &rv, 1, 0) == (ssize_t)sizeof(st)) {
 			shm_wake_peer(n, li);
@@ -452,6 +535,11 @@ static int hp_work(struct nal *n, int li)
 			rc = cma_move(n, li, bp->hp_op, &bp->hp_iov, 1, bp->hp_raddr, bp->hp_iov.iov_len);
 		else
 			rc = NAL_EPERM;
+		if (n->dead[li]) { /* found dead there: shm_bulk_fail_peer ended the move */
+			if (redo)
+				bop_put(n, redo);
+			return 1;
+		}
 		if (rc == NAL_EPERM) {
 			cma_refused(n, li);
 			rc = 0;
@@ -467,7 +555,7 @@ static int hp_work(struct nal *n, int li)
 	bp->hp_active = 0;
 	n->nbulk--;
 	if (rc == 0 && redo) { /* completes by bounce, untimed: bulk_done from rq_work */
-		bop_queue(n, bp, redo);
+		bop_queue_first(n, bp, redo);
 		return 1;
 	}
 	if (redo)
@@ -1057,16 +1145,33 @@ static struct shm_bop *bop_new(struct nal *n, enum nal_bulk_op op, const struct 
 	return b;
 }
 
-/* Behind the moves queued on bp's area. */
+/* Behind the moves queued to bp's peer. */
 static void bop_queue(struct nal *n, struct shm_bpeer *bp, struct shm_bop *b)
 {
-	n->st.bounce_moves++;
+	n->st.bounce_moves += b->method != SHM_M_CMA;
 	n->st.nt_moves += b->method == SHM_M_NT;
 	*bp->qtail = b;
 	bp->qtail = &b->next;
 	if (!bp->unsent)
 		bp->unsent = b;
 	bp->qmethod = b->method;
+	n->nbulk++;
+}
+
+/* A bounced move ahead of those queued to bp's peer: the rest of a
+ * split move (hp_work), ahead of the moves asked while it was in flight,
+ * none of which has gone yet (rq_work waits for the split move). */
+static void bop_queue_first(struct nal *n, struct shm_bpeer *bp, struct shm_bop *b)
+{
+	n->st.bounce_moves++;
+	n->st.nt_moves += b->method == SHM_M_NT;
+	b->next = bp->q;
+	if (!bp->q) {
+		bp->qtail = &b->next;
+		bp->qmethod = b->method;
+	}
+	bp->q = b;
+	bp->unsent = b;
 	n->nbulk++;
 }
 
@@ -1117,17 +1222,19 @@ int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 	m = ch ? ch_take(n, li, ch,
 			 (1u << SHM_M_BOUNCE) | (SHM_NT_OK ? 1u << SHM_M_NT : 0) |
 				 (cma_allowed(n, li) ? 1u << SHM_M_CMA : 0),
-			 bp->q ? bp->qmethod : -1, &joined)
+			 bp->q && bp->qmethod != SHM_M_CMA ? bp->qmethod : -1, &joined)
 	       : mode == SHM_BULK_CMA || (mode == SHM_BULK_CROWDED && len >= SHM_CROWDED_CMA_MIN && cma_allowed(n, li))
 		       ? SHM_M_CMA
 		       : SHM_M_BOUNCE;
-	/* Not past the moves still queued to li (the file's header says
-	 * why): crowded moves of SHM_CROWDED_CMA_MIN and up, and any other
-	 * CMA move that gets here (ch_take joins the chooser's itself, with
-	 * their timing). */
+	/* Not past the moves asked before it to li (the file's header says
+	 * why): behind moves queued in the bounce area, crowded moves of
+	 * SHM_CROWDED_CMA_MIN and up, and any other CMA move that gets here,
+	 * go their way (ch_take joins the chooser's itself, with their
+	 * timing); behind a split move in flight or a queued CMA move, a CMA
+	 * move is queued too, and done at its turn (cma_run). */
 	if (m == SHM_M_CMA && bp->q)
 		m = bp->qmethod;
-	if (m == SHM_M_CMA) {
+	if (m == SHM_M_CMA && !bp->q && !bp->hp_active) {
 		uint64_t t0 = ch ? shm_now_ns() : 0;
 
 		if ((rc = cma_split(n, li, op, local, niov, raddr, len, cookie)) != 0) {
@@ -1150,7 +1257,7 @@ int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 	b = bop_new(n, op, local, niov, raddr, len, cookie);
 	if (!b)
 		return NAL_ENOMEM;
-	b->timed = ch != NULL; /* from its first piece (rq_time_done) */
+	b->timed = ch != NULL; /* from its first piece (rq_time_done), or as cma_run moves it */
 	b->joined = joined;
 	b->method = m;
 	bop_queue(n, bp, b);
@@ -1197,10 +1304,13 @@ static int stalled(struct nal *n, int li, uint64_t *since, uint32_t *count)
  * piece's time idle per move on each side: 256 KiB streams of 64 KiB
  * pieces ran at 0.78 of the 1 MiB rate, n / (n + 1) for n pieces a move.
  * A move of the other op waits until the area is empty: a READ's target
- * would refill a slot whose freeing our WRITE had not seen yet. */
+ * would refill a slot whose freeing our WRITE had not seen yet. A queued
+ * CMA move is no request: it and the moves behind it wait until it is
+ * at the head (cma_run). */
 static int rq_may_send(const struct shm_bpeer *bp)
 {
-	return bp->unsent && bp->nsent < SHM_SV_QUEUE && (!bp->nsent || bp->unsent->op == bp->q->op);
+	return bp->unsent && bp->unsent->method != SHM_M_CMA && bp->nsent < SHM_SV_QUEUE &&
+	       (!bp->nsent || bp->unsent->op == bp->q->op);
 }
 
 /* Sends the requests of the moves that may go (rq_may_send): the count
@@ -1350,18 +1460,83 @@ static void rq_time_done(struct nal *n, int li, struct shm_bpeer *bp)
 	}
 }
 
-/* Our moves to local peer li: requests out, pieces moved, the finished
- * ones completed in order. */
+/* The CMA moves at the head of our queue to local peer li (struct
+ * shm_bop's SHM_M_CMA: asked behind a split move in flight or behind
+ * another queued CMA move), now that the moves asked before each have
+ * completed: each as bulk() would have moved it (split with the peer if
+ * long: then the queue waits for the peer's half, hp_work), completed in
+ * order; one refused since it was queued bounces from the head. The
+ * count done, -1 when the peer is dead (shm_peer_check failed the moves,
+ * this one first). */
+static int cma_run(struct nal *n, int li, struct shm_bpeer *bp)
+{
+	struct shm_bop *b;
+	int did = 0;
+
+	while (!bp->hp_active && (b = bp->q) && b == bp->unsent && b->method == SHM_M_CMA) {
+		void *cookie = b->cookie;
+		uint64_t t0;
+		int rc;
+
+		if (!cma_allowed(n, li)) {
+			b->method = SHM_M_BOUNCE;
+			b->timed = 0;
+			if (!b->next)
+				bp->qmethod = SHM_M_BOUNCE;
+			n->st.bounce_moves++;
+			break;
+		}
+		t0 = b->timed ? shm_now_ns() : 0;
+		rc = cma_split(n, li, b->op, b->iov, b->niov, b->raddr, b->len, cookie);
+		if (n->dead[li]) /* found dead there (its ring, our half): b is gone */
+			return -1;
+		if (rc == 1) { /* the move is the split one's now (its iovecs copied) */
+			bp->hp_t0 = t0;
+			bop_pop(n, bp);
+			bop_put(n, b);
+			return did + 1;
+		}
+		if (rc == 0)
+			rc = cma_move(n, li, b->op, b->iov, b->niov, b->raddr, b->len);
+		if (n->dead[li])
+			return -1;
+		if (rc == NAL_EPERM) {
+			cma_refused(n, li);
+			continue;
+		}
+		n->cma_ok |= rc == 0;
+		if (rc == 0) {
+			n->st.cma_moves++;
+			if (t0)
+				ch_note(n, li, SHM_M_CMA, b->len, shm_now_ns() - t0);
+		}
+		bop_pop(n, bp);
+		bop_put(n, b);
+		if (n->up.bulk_done)
+			n->up.bulk_done(n->up.arg, cookie, rc);
+		did++;
+	}
+	return did;
+}
+
+/* Our moves to local peer li: queued CMA moves at the head done,
+ * requests out, pieces moved, the finished ones completed in order.
+ * None while a split move is in flight: it was asked before them all. */
 static int rq_work(struct nal *n, int li)
 {
 	struct shm_bpeer *bp = &n->bp[li];
-	struct shm_bop *b = bp->q;
-	int did, moved = 0;
+	struct shm_bop *b;
+	int did, moved = 0, ran;
 
-	if (!b)
+	if (bp->hp_active)
 		return 0;
+	if ((ran = cma_run(n, li, bp)) < 0)
+		return 1;
+	if (!(b = bp->q) || bp->hp_active)
+		return ran;
 	if ((did = rq_send(n, li, bp)) < 0)
 		return 1;
+	did += ran;
 	if (bp->nsent)
 		moved = b->op == NAL_BULK_READ ? rq_drain(n, bp) : rq_fill(n, bp);
 	if (moved) {
@@ -1383,7 +1558,10 @@ static int rq_work(struct nal *n, int li)
 			n->up.bulk_done(n->up.arg, cookie, 0);
 		did++;
 	}
-	return did;
+	/* a CMA move behind them goes now, not a progress() later */
+	if ((ran = cma_run(n, li, bp)) < 0)
+		return 1;
+	return did + ran;
 }
 
 /* A SHM_REC_BULK arrived from local peer li: serve it from progress(),
@@ -1484,8 +1662,8 @@ int shm_bulk_progress(struct nal *n)
 		if (n->bp[li].help_owed)
 			help_answer(n, li, n->bp[li].help_owed);
 		done += sv_work(n, li);
+		done += hp_work(n, li); /* before rq_work: the queue waits for it */
 		done += rq_work(n, li);
-		done += hp_work(n, li);
 	}
 	return done;
 }
@@ -1509,15 +1687,16 @@ int shm_bulk_pending(struct nal *n)
 			if ((bp->sv_q[bp->sv_head].op == NAL_BULK_READ) == !f)
 				return 1;
 		}
-		if (!b)
+		if (!b || bp->hp_active) /* the queue waits for the split move (above) */
 			continue;
 		/* b and u loaded once: the sleeping progress thread calls us
 		 * without ptl's lock, while an application thread may finish
-		 * the queue (rq_may_send would load q again) */
+		 * the queue (rq_may_send would load q again). A queued CMA
+		 * move goes once it is the head (cma_run). */
 		struct shm_bop *u = bp->unsent;
 		unsigned ns = bp->nsent;
 
-		if (u && ns < SHM_SV_QUEUE && (!ns || u->op == b->op))
+		if (u && (u->method == SHM_M_CMA ? !ns : ns < SHM_SV_QUEUE && (!ns || u->op == b->op)))
 			return 1;
 		if (!ns)
 			continue;
@@ -1646,6 +1825,9 @@ void shm_bulk_fini(struct nal *n)
 		free(bp->hp_redo);
 		bp->hp_redo = NULL;
 		bp->help_owed = 0;
+		if (bp->pidfd_state > 0)
+			close(bp->pidfd);
+		bp->pidfd_state = 0;
 	}
 	n->nbulk = 0;
 	while (n->bop_free) {

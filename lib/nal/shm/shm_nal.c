@@ -14,7 +14,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +22,7 @@
 #include <unistd.h>
 
 #include "nal/nal_copy.h"
+#include "rt/rt_proc.h"
 #include "shm.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -437,71 +437,35 @@ static void shm_props(struct nal *n, struct nal_props *p)
 	p->has_bulk = 1;
 }
 
-int shm_proc_stat(pid_t pid, char *state, uint64_t *start)
-{
-	char path[64], buf[1024], *s;
-	int field = 3; /* s then at the state, the third field */
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	s = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	/* The name in parentheses may hold spaces and ')': the fields
-	 * count from the last ')'. */
-	if (!s || !(s = strrchr(buf, ')')) || s[1] != ' ') {
-		errno = EINVAL;
-		return -1;
-	}
-	s += 2;
-	*state = *s;
-	while (field < 22 && (s = strchr(s, ' ')))
-		s++, field++;
-	if (!s || *s < '0' || *s > '9') {
-		errno = EINVAL;
-		return -1;
-	}
-	*start = strtoull(s, NULL, 10);
-	return 0;
-}
-
 /* Is the peer's process gone? Called when something to it is stuck, when
  * the application asks (PtlRtRankFailed), or once a second while this
  * process waits with operations in flight to the peer (nal_ops.peer_check,
  * lib/ptl's ptl_peers_probe): a sleeping process sees no stuck send.
- * Gone: no process has its pid, or the one that has is a zombie (killed,
- * not yet reaped: it still answers kill(0)), or it is another process,
- * started since (its start time is not the one the peer published: the
- * pid was given again). force: check now, whatever the time. */
+ * Gone: its pid no longer names the process that published it with its
+ * start time (rt_proc_is: no such process, a zombie, or another process
+ * given the pid since). force: check now, whatever the time. */
 int shm_peer_check(struct nal *n, int li, int force)
 {
 	pid_t pid;
-	uint64_t start, now_start;
-	char state;
-	int gone;
 
 	(void)force;
 	if (n->dead[li])
 		return 1;
 	pid = (pid_t)atomic_load_explicit(&n->ranks[li].pid, memory_order_acquire);
-	if (pid <= 0)
+	if (pid <= 0 || rt_proc_is(pid, atomic_load_explicit(&n->ranks[li].start, memory_order_relaxed)))
 		return 0;
-	start = atomic_load_explicit(&n->ranks[li].start, memory_order_relaxed);
-	if (kill(pid, 0) != 0 && errno == ESRCH)
-		gone = 1;
-	else if (shm_proc_stat(pid, &state, &now_start) == 0)
-		gone = state == 'Z' || state == 'X' || (start && now_start != start);
-	else /* a peer that read its own entry had one: gone since (ENOENT) */
-		gone = start && errno == ENOENT;
-	if (!gone)
-		return 0;
+	shm_peer_dead(n, li);
+	return 1;
+}
+
+void shm_peer_dead(struct nal *n, int li)
+{
+	if (n->dead[li])
+		return;
 	n->dead[li] = 1;
 	shm_bulk_fail_peer(n, li, NAL_EPEER);
 	if (n->up.peer_failed)
 		n->up.peer_failed(n->up.arg, n->l2g[li], NAL_EPEER);
-	return 1;
 }
 
 /* nal_ops.peer_check: a rank asked about (PtlRtRankFailed) or awaited

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "rt/rt_proc.h"
 #include "shm.h"
 
 /* A segment of up to SHM_SEG_RESERVE_MAX bytes (up to 18 ranks on a host;
@@ -99,7 +100,7 @@ static void publish_self(struct nal *n)
 	uint64_t start = 0;
 	char state;
 
-	if (shm_proc_stat(getpid(), &state, &start) != 0)
+	if (rt_proc_stat(getpid(), &state, &start) != 0)
 		start = 0;
 	atomic_store_explicit(&n->me->start, start, memory_order_relaxed);
 	atomic_store_explicit(&n->me->pid, (int32_t)getpid(), memory_order_release);
