@@ -78,7 +78,7 @@
 #include "nal/nal.h"
 
 #define SHM_MAGIC 0x70746c73686d3031ULL /* "ptlshm01" */
-#define SHM_VERSION 7u /* 2: SHM_REC_HELP (a version-1 peer would drop it and leave the mover waiting); 3: ack, SHM_RF_REWIND; 4: SHM_HELP_FAILED; 5: small records end on a line; 6: a lap's first record rewinds, its consumer zeroes its words; SHM_HELP_PICK; 7: struct shm_rank.start */
+#define SHM_VERSION 8u /* 2: SHM_REC_HELP (a version-1 peer would drop it and leave the mover waiting); 3: ack, SHM_RF_REWIND; 4: SHM_HELP_FAILED; 5: small records end on a line; 6: a lap's first record rewinds, its consumer zeroes its words; SHM_HELP_PICK; 7: struct shm_rank.start; 8: SHM_ST_ASYM (a version-7 sender would not wake a sleeper that has it) */
 #define SHM_ALIGN 128u /* two cache lines: the adjacent-line prefetcher pairs them */
 
 /* hdr + payload, when the ring is big enough (a quarter ring: rings of
@@ -352,6 +352,8 @@ const char *shm_choice_class_name(int k);
 #define SHM_ST_POLLING 1u  /* a thread of this rank polls: senders never wake it */
 #define SHM_ST_SLEEPING 2u /* in sleep(): the one sender that sees exactly this wakes it */
 #define SHM_ST_KICKED 4u   /* kick() happened: the current or next sleep() returns */
+#define SHM_ST_ASYM 8u     /* set once, at attach: this rank's sleep() fences the senders
+			    * for them (membarrier), so a registered sender needs none */
 
 struct shm_seg_hdr {
 	uint64_t magic;
@@ -606,6 +608,7 @@ struct nal {
 	int nbulk;    /* moves queued or served through bounce areas */
 	int bulk_mode; /* SHM_BULK_*: how bulk moves go while cma (0: PTL_SHM_CMA not read yet) */
 	int crowded;   /* 1: the local ranks outnumber the CPUs they may use, -1: they do not, 0: not known yet */
+	int asym;      /* registered for the sleepers' membarrier: sends to an SHM_ST_ASYM peer skip the fence */
 	struct shm_bop *bop_free; /* finished bounce moves, reused (no malloc per move) */
 	struct shm_stats st;
 };
@@ -622,16 +625,32 @@ void shm_seg_try_unlink(struct nal *n);
 
 /* shm_wake.c */
 void shm_wake_slow(struct nal *n, int li, uint32_t v);
+/* Registers for the sleepers' membarrier and says so in our state word
+ * (SHM_ST_ASYM), where the kernel has it; after shm_seg_layout. */
+void shm_wake_publish(struct nal *n);
 /* After publishing a record to local peer li: wakes it if it sleeps
- * (shm_wake.c says why the fence). Inline: every send ends here, and a
- * peer that polls costs the fence and one load, not a call too. */
+ * (shm_wake.c says why the fence, and why none towards an SHM_ST_ASYM
+ * peer once we are registered). Inline: every send ends here, and a peer
+ * that polls costs one load (the fence too where it is needed), not a
+ * call too. */
 static inline void shm_wake_peer(struct nal *n, int li)
 {
+	_Atomic uint32_t *w = &n->ranks[li].state;
 	uint32_t v;
 
+	if (n->asym) {
+		/* only the compiler must keep the record's stores before the load */
+		atomic_signal_fence(memory_order_seq_cst);
+		v = atomic_load_explicit(w, memory_order_relaxed);
+		if (v & SHM_ST_ASYM) {
+			if (v == (SHM_ST_SLEEPING | SHM_ST_ASYM))
+				shm_wake_slow(n, li, v);
+			return;
+		}
+	}
 	atomic_thread_fence(memory_order_seq_cst);
-	v = atomic_load_explicit(&n->ranks[li].state, memory_order_relaxed);
-	if (v == SHM_ST_SLEEPING)
+	v = atomic_load_explicit(w, memory_order_relaxed);
+	if ((v & ~SHM_ST_ASYM) == SHM_ST_SLEEPING)
 		shm_wake_slow(n, li, v);
 }
 int shm_sleep(struct nal *n, int timeout_ms);

@@ -251,6 +251,7 @@ int shm_seg_create(struct nal *n)
 	shm_seg_layout(n);
 	publish_self(n);
 	publish_cpus(n);
+	shm_wake_publish(n);
 	/* Publishes the header: an attacher that sees 1 sees everything above. */
 	atomic_store_explicit(&n->hdr->initialized, 1, memory_order_release);
 	return 0;
@@ -298,6 +299,7 @@ int shm_seg_attach(struct nal *n)
 	shm_seg_layout(n);
 	publish_self(n);
 	publish_cpus(n);
+	shm_wake_publish(n);
 	atomic_fetch_add_explicit(&h->attached, 1, memory_order_acq_rel);
 	return 0;
 }
