@@ -127,7 +127,7 @@ static enum coll_algo ring_by_ports(const struct coll_req *r)
 #define COLL_SHARED_BIDIR_RANKS 4
 #define COLL_SHARED_BIDIR_MIN (1024u * 1024u)
 
-/* From this many bytes up to COLL_SHARED_RD_MAX, those ranks go by
+/* From this many bytes to below COLL_SHARED_HD_MIN, those ranks go by
  * recursive doubling instead: two exchanges of the whole vector, so a rank
  * that gets the core waits for one partner twice, where the rings and
  * halving-doubling make all four ranks take turns at four steps, and the
@@ -155,10 +155,21 @@ static enum coll_algo ring_by_ports(const struct coll_req *r)
  * halving-doubling's 256 KiB came from runs that did not try recursive
  * doubling (tree vs ring_bidir vs halving-doubling, median [best]: 128
  * KiB 130 [101] vs 172 [121] vs 143 [106], 256 KiB 210 [196] vs 262 [176]
- * vs 176 [163]). Above COLL_SHARED_RD_MAX halving-doubling, as where the
- * cores are not shared, to below COLL_SHARED_BIDIR_MIN. */
+ * vs 176 [163]). From COLL_SHARED_HD_MIN halving-doubling, as where the
+ * cores are not shared, to below COLL_SHARED_BIDIR_MIN: up to 2026-12-04
+ * recursive doubling went to 256 KiB, and on an AMD EPYC guest whose
+ * switch costs a quarter of the one above (1.2 us: more steps cost less)
+ * MPI_Allreduce at 256 KiB took 118-124 us against Open MPI's 98, where
+ * halving-doubling took 98-110 (3 interleaved rounds of bench/
+ * mpi_allreduce_ptl, forced, median us, recursive doubling vs
+ * halving-doubling: 80 KiB 39.5-40.4 vs 50.5-51.7, 96 KiB 41.4-43.6 vs
+ * 52.8-57.9, 112 KiB 44.8-45.2 vs 62.0-62.8, 128 KiB 67.4-72.1 vs 57.9-
+ * 65.5, 192 KiB 91.4-93.0 vs 70.4-72.7, 256 KiB 116.8-120.2 vs 98.4-
+ * 109.8, 384 KiB 170-172 vs 121-148): recursive doubling's time jumps at
+ * 128 KiB there, and on the earlier host halving-doubling at 256 KiB
+ * had been no slower than it (176 [163] above against 188-211). */
 #define COLL_SHARED_RD_MIN (64u * 1024u)
-#define COLL_SHARED_RD_MAX (256u * 1024u)
+#define COLL_SHARED_HD_MIN (128u * 1024u)
 
 /* Which of the above a 4-rank allreduce past the short ones takes where its
  * ranks outnumber the host's cores; COLL_ALGO_AUTO where the rule says
@@ -170,7 +181,7 @@ static enum coll_algo shared_cores_allreduce(const struct coll_req *r)
 		return COLL_ALGO_AUTO;
 	if (r->bytes < COLL_SHARED_RD_MIN || r->bytes >= COLL_SHARED_BIDIR_MIN)
 		return COLL_ALGO_RING_BIDIR;
-	return r->bytes <= COLL_SHARED_RD_MAX ? COLL_ALGO_RECURSIVE_DOUBLING : COLL_ALGO_HALVING_DOUBLING;
+	return r->bytes < COLL_SHARED_HD_MIN ? COLL_ALGO_RECURSIVE_DOUBLING : COLL_ALGO_HALVING_DOUBLING;
 }
 
 static int choose_ring_op(const struct coll_req *r, struct coll_choice *c)
