@@ -143,8 +143,10 @@
  * will take past the line it starts in (where the consumer polls), to
  * write (prefetchw), so that they come over from the consumer's cache,
  * which read them a lap before, while the MPI layer readies that send,
- * rather than during its copy: a send waits for its stores to drain
- * (shm_wake_peer's fence), 80% of shm_send's time in a 256 B stream. Not
+ * rather than during its copy: a send waited for its stores to drain
+ * (shm_wake_peer's fence, which a registered sender to a registered
+ * peer no longer makes: shm_wake.c), 80% of shm_send's time in a 256 B
+ * stream. Not
  * after a rewind (the next record goes to the lap's start, where the
  * consumer may still read this one) nor past the free room (lines of
  * records the consumer has yet to read). 2 ranks, far state,

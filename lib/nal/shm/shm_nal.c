@@ -7,8 +7,9 @@
  * (non-temporal stores for a large payload to a consumer that is behind,
  * if measured faster with that peer: shm_nt_copy, struct shm_sc),
  * a zero terminator (unless stored ahead: ring_prezero), a release store
- * of the record word, a full fence and one load of the receiver's state
- * word (shm_wake_peer).
+ * of the record word, a full fence (none where both sides registered for
+ * the sleepers' membarrier: shm_wake.c) and one load of the receiver's
+ * state word (shm_wake_peer).
  */
 #include "config.h"
 

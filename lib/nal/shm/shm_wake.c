@@ -3,9 +3,10 @@
  * system call on the sender's path unless the receiver really sleeps.
  *
  * Each local rank owns one state word in the segment (struct shm_rank.state,
- * a process-shared futex) with three bits: POLLING (a thread of the rank
+ * a process-shared futex) with four bits: POLLING (a thread of the rank
  * polls; never wake it), SLEEPING (a thread is in, or entering, sleep()),
- * KICKED (kick() was called; the sleep returns).
+ * KICKED (kick() was called; the sleep returns), ASYM (set once: its
+ * sleeps fence for their senders, below).
  *
  * Lost wake-ups are ruled out by Dekker ordering:
  *
@@ -30,8 +31,8 @@
  * MPICH's 30). Sleeping is rare and sending is not, so the fence moves to
  * the sleeper where the kernel allows it (an asymmetric fence): each rank
  * registers for MEMBARRIER_CMD_GLOBAL_EXPEDITED and says so in its state
- * word (SHM_ST_ASYM, set once); its sleep() then issues that membarrier in
- * place of its fence, which runs a full barrier on every CPU running a
+ * word (SHM_ST_ASYM, set once); its sleep() then issues that membarrier
+ * before its own fence, which runs a full barrier on every CPU running a
  * registered process (one that is not running passed one when it was
  * switched out). A registered sender sending to an ASYM peer then needs
  * only the compiler to keep its record before its load of the state: the
@@ -46,7 +47,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/futex.h>
+#if defined(__has_include)
+#if __has_include(<linux/membarrier.h>)
 #include <linux/membarrier.h>
+#define SHM_HAVE_MEMBARRIER 1 /* its commands are enum constants, not macros */
+#endif
+#endif
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -59,10 +65,21 @@ static long shm_futex(_Atomic uint32_t *w, int op, uint32_t val, const struct ti
 	return syscall(SYS_futex, (uint32_t *)(void *)w, op, val, ts, NULL, 0);
 }
 
+#if defined(SYS_membarrier) && defined(SHM_HAVE_MEMBARRIER)
 static long shm_membarrier(int cmd)
 {
 	return syscall(SYS_membarrier, cmd, 0, 0);
 }
+#else /* headers before Linux 4.16: every send fences */
+#define MEMBARRIER_CMD_QUERY 0
+#define MEMBARRIER_CMD_GLOBAL_EXPEDITED 2
+#define MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED 4
+static long shm_membarrier(int cmd)
+{
+	(void)cmd;
+	return -1;
+}
+#endif
 
 void shm_wake_publish(struct nal *n)
 {
@@ -101,13 +118,15 @@ int shm_sleep(struct nal *n, int timeout_ms)
 	w = &n->me->state;
 	v = atomic_fetch_or_explicit(w, SHM_ST_SLEEPING, memory_order_seq_cst) | SHM_ST_SLEEPING;
 	/* The senders' fence as well as ours where they skip theirs (the
-	 * header), only when this really waits (a sleep of 0 is a probe,
-	 * and the membarrier interrupts every CPU running a rank): it cannot
-	 * fail once registered, but if it does, waiting could miss a record,
-	 * so this sleep ends at once instead. */
-	if (timeout_ms != 0 && !(v & SHM_ST_KICKED) && (v & SHM_ST_ASYM) &&
+	 * header), only when a sender could wake this sleep (a sleep of 0
+	 * is a probe, a polling rank's senders never wake it, and the
+	 * membarrier interrupts every CPU running a rank): it cannot fail
+	 * once registered, but if it does (a seccomp filter installed
+	 * since), waiting could miss a record, so this sleep lasts 1 ms at
+	 * most instead of spinning. */
+	if (timeout_ms != 0 && !(v & (SHM_ST_KICKED | SHM_ST_POLLING)) && (v & SHM_ST_ASYM) &&
 	    shm_membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) != 0)
-		timeout_ms = 0;
+		timeout_ms = 1;
 	atomic_thread_fence(memory_order_seq_cst);
 	if (timeout_ms != 0 && !(v & SHM_ST_KICKED) && !shm_pending(n)) {
 		if (timeout_ms > 0) {
