@@ -23,6 +23,7 @@
 
 #include <cmocka.h>
 
+#include "../rt/proc_stat_test.h"
 #include "shm_job.h"
 
 /* ---- upcalls: per child process globals */
@@ -1544,15 +1545,20 @@ static const struct qmove {
 };
 #define NQ (sizeof(qmoves) / sizeof(qmoves[0]))
 
-/* What the peer's memory holds after the first k moves. */
-static void qimage(uint8_t *img, size_t k)
+/* What the peer's memory holds after the first k of moves. */
+static void mimage(uint8_t *img, const struct qmove *moves, size_t k)
 {
 	for (size_t i = 0; i < QMEM; i++)
 		img[i] = pat(1, i);
 	for (size_t m = 0; m < k; m++)
-		if (qmoves[m].seed)
-			for (size_t i = 0; i < qmoves[m].len; i++)
-				img[qmoves[m].off + i] = pat(qmoves[m].seed, i);
+		if (moves[m].seed)
+			for (size_t i = 0; i < moves[m].len; i++)
+				img[moves[m].off + i] = pat(moves[m].seed, i);
+}
+
+static void qimage(uint8_t *img, size_t k)
+{
+	mimage(img, qmoves, k);
 }
 
 static int body_queued(struct sj_ctx *c, void *arg)
@@ -1709,15 +1715,9 @@ static const struct qmove smoves[] = {
 };
 #define NS (sizeof(smoves) / sizeof(smoves[0]))
 
-/* What the peer's memory holds after the first k of smoves. */
 static void simage(uint8_t *img, size_t k)
 {
-	for (size_t i = 0; i < QMEM; i++)
-		img[i] = pat(1, i);
-	for (size_t m = 0; m < k; m++)
-		if (smoves[m].seed)
-			for (size_t i = 0; i < smoves[m].len; i++)
-				img[smoves[m].off + i] = pat(smoves[m].seed, i);
+	mimage(img, smoves, k);
 }
 
 /* How the moves after the split one go: all by CMA (PTL_SHM_CMA=1), or
@@ -3123,25 +3123,6 @@ static void test_dead_peer_reused(void **state)
 
 /* ---- who a peer is: its pid and start time (struct shm_rank) */
 
-/* Field 22 of /proc/<pid>/stat and the state, read here on their own,
- * not by the reader under test; 0 if unreadable. */
-static uint64_t proc_start(pid_t pid, char *state)
-{
-	char path[64], buf[1024], *s;
-	unsigned long long t;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (!(f = fopen(path, "r")))
-		return 0;
-	s = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	if (!s || !(s = strrchr(buf, ')')) ||
-	    sscanf(s + 2, "%c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu", state, &t) != 2)
-		return 0;
-	return t;
-}
-
 /* A NAL of two local ranks whose peer's entry says pid and start, for
  * shm_peer_check alone (nothing else of the NAL is set up). */
 static struct nal pc_n;
@@ -3185,19 +3166,6 @@ static int pc_teardown(void **state)
 	}
 	pc_child = -1;
 	return 0;
-}
-
-/* Polls /proc until pid's state is want (5 s at most). */
-static int proc_wait_state(pid_t pid, char want)
-{
-	char st = 0;
-
-	for (int i = 0; i < 5000; i++) {
-		if (proc_start(pid, &st) && st == want)
-			return 0;
-		usleep(1000);
-	}
-	return -1;
 }
 
 /* A peer's entry names a live process: it lives only if that process

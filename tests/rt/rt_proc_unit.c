@@ -20,39 +20,8 @@
 
 #include <cmocka.h>
 
+#include "proc_stat_test.h"
 #include "rt_proc.h"
-
-/* Field 22 of /proc/<pid>/stat and the state, read here on their own,
- * not by the reader under test; 0 if unreadable. */
-static uint64_t proc_start(pid_t pid, char *state)
-{
-	char path[64], buf[1024], *s;
-	unsigned long long t;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (!(f = fopen(path, "r")))
-		return 0;
-	s = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	if (!s || !(s = strrchr(buf, ')')) ||
-	    sscanf(s + 2, "%c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu", state, &t) != 2)
-		return 0;
-	return t;
-}
-
-/* Polls /proc until pid's state is want (5 s at most). */
-static int proc_wait_state(pid_t pid, char want)
-{
-	char st = 0;
-
-	for (int i = 0; i < 5000; i++) {
-		if (proc_start(pid, &st) && st == want)
-			return 0;
-		usleep(1000);
-	}
-	return -1;
-}
 
 /* The stand-in, killed and reaped by the teardown whatever became of the
  * test (it holds the test's stdout). */
