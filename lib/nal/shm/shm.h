@@ -146,8 +146,7 @@
  * rather than during its copy: a send waited for its stores to drain
  * (shm_wake_peer's fence, which a registered sender to a registered
  * peer no longer makes: shm_wake.c), 80% of shm_send's time in a 256 B
- * stream. Not
- * after a rewind (the next record goes to the lap's start, where the
+ * stream. Not after a rewind (the next record goes to the lap's start, where the
  * consumer may still read this one) nor past the free room (lines of
  * records the consumer has yet to read). 2 ranks, far state,
  * bench/mpi_pingpong, 3 interleaved rounds: streaming 256 B 0.707 -
