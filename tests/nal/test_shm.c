@@ -3431,6 +3431,36 @@ static void sc_feed(struct shm_sc *c, const uint32_t cost[2], int sends, int too
 
 #define SC_RUNS(r) ((r) * (SHM_SC_RUN + 1))
 
+/* A chooser past its cold laps (SHM_SC_COLD sends, not timed), where
+ * the tests below start. */
+static void sc_start(struct shm_sc *c)
+{
+	static const uint32_t any[2] = { 1000, 1000 };
+
+	shm_sc_init(c, SHM_SC_PLAIN, 0);
+	sc_feed(c, any, SHM_SC_COLD, NULL);
+}
+
+/* The first SHM_SC_COLD streamed sends are not timed: the default (plain)
+ * copies them, however dear, and the warm-up starts after them, so the
+ * cold laps' costs choose nothing (here they would have picked NT). */
+static void test_sc_cold(void **state)
+{
+	const uint32_t cold[2] = { 5000, 300 }, warm[2] = { 70, 130 };
+	struct shm_sc c;
+	int took[2] = { 0, 0 };
+
+	(void)state;
+	shm_sc_init(&c, SHM_SC_PLAIN, 0);
+	sc_feed(&c, cold, SHM_SC_COLD, took);
+	assert_false(c.ready);
+	assert_int_equal(c.runs[SHM_SC_PLAIN] + c.runs[SHM_SC_NT], 0);
+	assert_int_equal(took[SHM_SC_NT], 0);
+	sc_feed(&c, warm, SC_RUNS(2 * SHM_SC_HIST + 1), NULL);
+	assert_true(c.ready);
+	assert_int_equal(c.pick, SHM_SC_PLAIN);
+}
+
 /* Either way round: the warm-up takes SHM_SC_HIST runs of each, then the
  * cheaper is the pick, and the other is only probed now and then: where
  * it is 1.75x dearer, under 1% of the cost lost to probes. */
@@ -3441,7 +3471,7 @@ static void test_sc_picks_faster(void **state)
 	int took[2] = { 0, 0 }, n = SC_RUNS(20 * SHM_SC_REPROBE);
 
 	(void)state;
-	shm_sc_init(&c, SHM_SC_PLAIN, 0);
+	sc_start(&c);
 	sc_feed(&c, close, SC_RUNS(2 * SHM_SC_HIST - 1), NULL);
 	assert_false(c.ready);
 	sc_feed(&c, close, SC_RUNS(2), NULL);
@@ -3454,7 +3484,7 @@ static void test_sc_picks_faster(void **state)
 	assert_true(took[SHM_SC_NT] > 0); /* it does look again */
 	assert_true((double)took[SHM_SC_NT] * 0.75 < 0.01 * n);
 
-	shm_sc_init(&c, SHM_SC_PLAIN, 0);
+	sc_start(&c);
 	sc_feed(&c, apart, SC_RUNS(2 * SHM_SC_HIST + 1), NULL);
 	assert_true(c.ready);
 	assert_int_equal(c.pick, SHM_SC_NT);
@@ -3475,7 +3505,7 @@ static void test_sc_rise_and_reprobe(void **state)
 	struct shm_sc c;
 
 	(void)state;
-	shm_sc_init(&c, SHM_SC_PLAIN, 0);
+	sc_start(&c);
 	sc_feed(&c, a, SC_RUNS(4 * SHM_SC_HIST + 20), NULL); /* past the confirming probe */
 	assert_int_equal(c.pick, SHM_SC_NT);
 	sc_feed(&c, b, SC_RUNS(3 * SHM_SC_HIST), NULL);
@@ -3499,7 +3529,7 @@ static void test_sc_hysteresis(void **state)
 	struct shm_sc c;
 
 	(void)state;
-	shm_sc_init(&c, SHM_SC_PLAIN, 0);
+	sc_start(&c);
 	sc_feed(&c, a, SC_RUNS(4 * SHM_SC_HIST), NULL);
 	assert_int_equal(c.pick, SHM_SC_NT);
 	sc_feed(&c, b, SC_RUNS(5 * SHM_SC_REPROBE), NULL);
@@ -3516,7 +3546,7 @@ static void test_sc_confirm(void **state)
 	struct shm_sc c;
 
 	(void)state;
-	shm_sc_init(&c, SHM_SC_PLAIN, 0);
+	sc_start(&c);
 	sc_feed(&c, a, SC_RUNS(3 * SHM_SC_REPROBE), NULL); /* probes far apart */
 	assert_int_equal(c.pick, SHM_SC_NT);
 	assert_int_equal(c.every, SHM_SC_REPROBE);
@@ -3538,7 +3568,7 @@ static void test_sc_gap(void **state)
 	struct shm_sc c;
 
 	(void)state;
-	shm_sc_init(&c, SHM_SC_PLAIN, 0);
+	sc_start(&c);
 	sc_feed_gap(&c, a, SC_RUNS(3 * SHM_SC_REPROBE), NULL, SHM_SC_NT, 5);
 	assert_true(c.ready);
 	assert_int_equal(c.pick, SHM_SC_NT);
@@ -3553,7 +3583,7 @@ static void test_sc_spoiled_runs(void **state)
 	struct shm_sc c;
 
 	(void)state;
-	shm_sc_init(&c, SHM_SC_PLAIN, 0);
+	sc_start(&c);
 	sc_feed(&c, a, SC_RUNS(4 * SHM_SC_HIST), NULL);
 	assert_int_equal(c.pick, SHM_SC_NT);
 	for (int i = 0; i < 60 * SHM_SC_RUN; i++) { /* every third run of NT spoiled */
@@ -3579,7 +3609,7 @@ static void test_sc_noise_burst(void **state)
 	int took[2] = { 0, 0 };
 
 	(void)state;
-	shm_sc_init(&c, SHM_SC_PLAIN, 0);
+	sc_start(&c);
 	sc_feed(&c, a, SC_RUNS(3 * SHM_SC_REPROBE), NULL); /* probes far apart */
 	assert_int_equal(c.pick, SHM_SC_NT);
 	assert_int_equal(c.every, SHM_SC_REPROBE);
@@ -3614,7 +3644,7 @@ static void test_sc_ring_bytes(void **state)
 	struct shm_sc c;
 
 	(void)state;
-	shm_sc_init(&c, SHM_SC_PLAIN, 0);
+	sc_start(&c);
 	for (int i = 0; i < SC_RUNS(10 * SHM_SC_HIST); i++) {
 		int plain = c.cur == SHM_SC_PLAIN;
 
@@ -3639,7 +3669,7 @@ static void test_sc_runs_counted(void **state)
 	int took[2] = { 0, 0 };
 
 	(void)state;
-	shm_sc_init(&c, SHM_SC_PLAIN, 0);
+	sc_start(&c);
 	sc_feed(&c, cost, 2 * SHM_SC_HIST * SHM_SC_RUN + 2 * SHM_SC_HIST, took);
 	assert_true(c.ready);
 	assert_int_equal(c.runs[SHM_SC_PLAIN], SHM_SC_HIST);
@@ -3673,6 +3703,7 @@ int main(void)
 		cmocka_unit_test(test_small_lines),
 		cmocka_unit_test(test_stream_copy),
 		cmocka_unit_test(test_stream_behind),
+		cmocka_unit_test(test_sc_cold),
 		cmocka_unit_test(test_sc_picks_faster),
 		cmocka_unit_test(test_sc_rise_and_reprobe),
 		cmocka_unit_test(test_sc_hysteresis),

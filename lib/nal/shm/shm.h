@@ -213,6 +213,16 @@ _Static_assert(SHM_SMALL_REC == 2 * SHM_LINE, "ring_prezero zeroes two line star
 #define SHM_SC_CONFIRM 8
 #define SHM_SC_SETTLE 32 /* the first after the warm-up (its runs are the noisiest) */
 #define SHM_SC_GAP (1u << 20)
+/* Streamed sends before the warm-up's first (the default's, uncounted):
+ * a stream's first ring laps run cold, every method alike (an MPI 4 KiB
+ * stream after a phase of ping-pongs: its first 160 sends 6 GB/s, the
+ * next 20, then 28-31, near state), and warm-up runs taken there chose
+ * by noise: plain runs 313-380 cycles per KiB against NT's 253-392 picked
+ * NT, whose steady cost was 130 against plain's 70, and the stream ran
+ * by NT until the first probe 32 runs later (bench/mpi_pingpong's 4 KiB
+ * row, right after its latency rows: 13-15 GB/s against MPICH's 24-31).
+ * 256 sends of 4 KiB are two laps of a 2-rank job's ring. */
+#define SHM_SC_COLD 256
 
 struct shm_sc {
 	uint64_t t_last;     /* TSC at the last streamed send's copy, 0: none since a gap */
@@ -227,6 +237,7 @@ struct shm_sc {
 	uint32_t switches;   /* times the pick changed after the warm-up */
 	uint32_t runs[2];    /* [method]: runs it took, warm-up and probes included (PTL_SHM_BULK_REPORT) */
 	uint16_t n;          /* intervals in the current run */
+	uint16_t cold;       /* streamed sends so far, up to SHM_SC_COLD */
 	uint8_t nhist[2];    /* [method]: runs in hist, saturating */
 	uint8_t cur;         /* SHM_SC_*: the method of this run */
 	uint8_t pick;        /* the method in use once ready */

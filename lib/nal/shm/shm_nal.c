@@ -226,6 +226,12 @@ static void sc_run_end(struct shm_sc *c, uint32_t x)
  * after SHM_SC_RUN of them; c->cur is then the method for this send. */
 void shm_sc_note(struct shm_sc *c, uint64_t now, uint64_t pos)
 {
+	if (!c->ready && c->cold < SHM_SC_COLD) { /* the cold laps: not timed */
+		c->cold++;
+		c->t_last = 0;
+		c->last_pos = pos;
+		return;
+	}
 	if (c->t_last && !c->skip && now - c->t_last < SHM_SC_GAP && pos > c->last_pos) {
 		c->run_cyc += now - c->t_last;
 		c->run_bytes += pos - c->last_pos;
