@@ -1358,11 +1358,17 @@ over4() {
 # the 1 KiB eager shift solved to the floor (1024 GB/s) in every kept run
 # of 2026-12-02
 solve4() {
-	c=$1 m=$2 solved= says=
+	c=$1 m=$2 solved= says= h0= m0=
 	shift 2
+	# SOLVE4_REL=L0: by the difference from L0's figure instead (the
+	# model's L0 the measured L0 plus that difference)
+	if [ -n "${SOLVE4_REL:-}" ]; then
+		h0=$(cal 4 "$c" "$SOLVE4_REL") m0=$($m "$SOLVE4_REL" 0.001)
+	fi
 	for l; do
 		h=$(cal 4 "$c" "$l")
 		[ -n "$h" ] || continue
+		[ -n "$h0" ] && h=$(calc "$m0 + $h - $h0")
 		t1=$(secant "$m" "$l" "$h")
 		if instant "$m" "$l" "$h" "$t1"; then
 			says="$says $((l / 1024))K none ($h us: no longer than the model's with an instant copy)"
@@ -1552,8 +1558,16 @@ for n in 2 4; do
 	# ring's 8 KiB steps, its 32 KiB rows, predicted 0.42-0.59x). Each
 	# size's rate solved (as the shifts' above) so that the model's
 	# 4-rank shift of it on these cores takes what mpi_collcal's eshift4
-	# took (four ranks each sending it eagerly to the next at once)
-	solve4 eshift4 es4 1024 4096 8192
+	# took (four ranks each sending it eagerly to the next at once) -
+	# beyond eshift4's 8 B round: the probe's rounds (MPI_Irecv,
+	# MPI_Isend, MPI_Waitall in a loop) are not a collective's steps,
+	# and the model's 8 B shift took 1.37 us a round where eshift4 took
+	# 2.12 (the rows' 8 B steps predicted within 10%), so solved on the
+	# whole round the 1 KiB copy took that gap too: 1.26 GB/s, 0.8 us a
+	# copy, and the 4-rank 4 KiB rows of the ring family and
+	# halving-doubling (1 KiB steps) read 1.58-1.89x; by the difference
+	# 7.2 GB/s, 1.09-1.11x and 0.95x (kept run s36/q2, 2026-12-04)
+	SOLVE4_REL=8 solve4 eshift4 es4 1024 4096 8192
 	# and the 8 KiB copy from the ring's 8 KiB steps (the 32 KiB rows'
 	# blocks) in the rows' launches, as the 64 KiB read above
 	over4 8192 ea4
