@@ -101,7 +101,7 @@ static enum coll_algo ring_by_ports(const struct coll_req *r)
 /* Up to this many ranks (a power of two, where halving-doubling would
  * go; others untried) on one host whose cores they outnumber, an
  * allreduce past the short ones goes by the bidirectional ring whatever
- * the ports, except from COLL_SHARED_RD_MIN to below COLL_SHARED_BIDIR_MIN
+ * the ports, except from COLL_SHARED_RD_MIN on
  * (below): each rank drives both directions' transfers, so a rank that
  * gets the core has twice the work ready and the job switches less often
  * per byte. 4 ranks on 2 cores, interleaved (bench/mpi_allreduce.c's rows;
@@ -122,10 +122,14 @@ static enum coll_algo ring_by_ports(const struct coll_req *r)
  * load 1.2, the same day), median [range] us, halving-doubling vs
  * ring_bidir: 256 KiB 130 [121-195] vs 134 [131-166], 512 KiB 206
  * [189-306] vs 211 [208-252], 1 MiB 448 [430-590] vs 375 [357-429]. Hence
- * ring_bidir again from 1 MiB, where it pulls ahead (nothing larger
- * measured: bench/mpi_allreduce.c stops at 1 MiB). */
+ * ring_bidir again from 1 MiB, where it pulled ahead there (nothing
+ * larger measured: bench/mpi_allreduce.c stops at 1 MiB). On the AMD
+ * EPYC guest of 2026-12-04 (a switch a quarter of that host's) it does
+ * not: 1 MiB forced, halving-doubling vs ring_bidir, 351-374 vs 498-504
+ * us (far state, 2 rounds) and 292 vs 322 (near, the bench's rows), and
+ * the automatic choice's 1 MiB took 1.01x Open MPI's time by ring_bidir:
+ * so halving-doubling up from COLL_SHARED_HD_MIN, whatever the size. */
 #define COLL_SHARED_BIDIR_RANKS 4
-#define COLL_SHARED_BIDIR_MIN (1024u * 1024u)
 
 /* From this many bytes to below COLL_SHARED_HD_MIN, those ranks go by
  * recursive doubling instead: two exchanges of the whole vector, so a rank
@@ -156,7 +160,7 @@ static enum coll_algo ring_by_ports(const struct coll_req *r)
  * doubling (tree vs ring_bidir vs halving-doubling, median [best]: 128
  * KiB 130 [101] vs 172 [121] vs 143 [106], 256 KiB 210 [196] vs 262 [176]
  * vs 176 [163]). From COLL_SHARED_HD_MIN halving-doubling, as where the
- * cores are not shared, to below COLL_SHARED_BIDIR_MIN: up to 2026-12-04
+ * cores are not shared (above). Up to 2026-12-04
  * recursive doubling went to 256 KiB, and on an AMD EPYC guest whose
  * switch costs a quarter of the one above (1.2 us: more steps cost less)
  * MPI_Allreduce at 256 KiB took 118-124 us against Open MPI's 98, where
@@ -179,7 +183,7 @@ static enum coll_algo shared_cores_allreduce(const struct coll_req *r)
 	if (r->op != COLL_OP_ALLREDUCE || !r->one_host || !r->shared_cores || !coll_is_pow2(r->nranks) ||
 	    r->nranks <= 2 || r->nranks > COLL_SHARED_BIDIR_RANKS)
 		return COLL_ALGO_AUTO;
-	if (r->bytes < COLL_SHARED_RD_MIN || r->bytes >= COLL_SHARED_BIDIR_MIN)
+	if (r->bytes < COLL_SHARED_RD_MIN)
 		return COLL_ALGO_RING_BIDIR;
 	return r->bytes < COLL_SHARED_HD_MIN ? COLL_ALGO_RECURSIVE_DOUBLING : COLL_ALGO_HALVING_DOUBLING;
 }

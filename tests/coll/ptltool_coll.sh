@@ -518,7 +518,7 @@ has "$out" "algorithm     halving_doubling (asked: auto)"
 expect 0 --op allreduce --ranks 4 --bytes 1048568 --one-host --shared-cores
 has "$out" "algorithm     halving_doubling (asked: auto)"
 expect 0 --op allreduce --ranks 4 --bytes 1M --one-host --shared-cores
-has "$out" "algorithm     ring_bidir (asked: auto)"
+has "$out" "algorithm     halving_doubling (asked: auto)"
 expect 0 --op allreduce --ranks 4 --bytes 32K --one-host
 has "$out" "algorithm     halving_doubling (asked: auto)"
 
