@@ -63,6 +63,24 @@ limited() {
 	return $li_rc
 }
 
+# ptl_job SECONDS [VAR=VALUE...] ARG...: the build's ptlrun ARG... with
+# those variables in its environment, its --timeout job_timeout SECONDS,
+# under limited job_limit SECONDS: a job of a test meant to end within
+# SECONDS
+ptl_job() {
+	pj_s=$1
+	shift
+	pj_env=
+	while [ $# -gt 0 ]; do
+		case $1 in
+		-*) break ;;
+		*=*) pj_env="$pj_env $1" && shift ;;
+		*) break ;;
+		esac
+	done
+	limited "$(job_limit "$pj_s")" ${pj_env:+env} $pj_env "$PTL_TOP_BUILDDIR/tools/ptlrun" --timeout "$(job_timeout "$pj_s")" "$@"
+}
+
 job_timeout() {
 	case ${PTL_TEST_DEADLINE:-} in
 	'' | *[!0-9]*)

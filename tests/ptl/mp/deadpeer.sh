@@ -12,8 +12,7 @@ set -u
 t=$(test_limit 90)
 run() {
 	echo "deadpeer.sh: $*"
-	limited "$(job_limit "$t")" env "$@" "$PTL_TOP_BUILDDIR/tools/ptlrun" -n 4 --timeout "$(job_timeout "$t")" \
-		$MP_VG "$PTL_TOP_BUILDDIR/tests/ptl/mp/mp_deadpeer" ||
+	ptl_job "$t" "$@" -n 4 $MP_VG "$PTL_TOP_BUILDDIR/tests/ptl/mp/mp_deadpeer" ||
 		{ echo "FAIL: deadpeer.sh with $*"; exit 1; }
 }
 run PTL_PROGRESS_THREAD=1

@@ -17,8 +17,7 @@ run() {
 	how=$1
 	shift
 	echo "deadpoll.sh: $how $*"
-	limited "$(job_limit "$t")" env "$@" "$PTL_TOP_BUILDDIR/tools/ptlrun" -n 2 --timeout "$(job_timeout "$t")" \
-		$MP_VG "$PTL_TOP_BUILDDIR/tests/ptl/mp/mp_deadpoll" "$how" ||
+	ptl_job "$t" "$@" -n 2 $MP_VG "$PTL_TOP_BUILDDIR/tests/ptl/mp/mp_deadpoll" "$how" ||
 		{ echo "FAIL: deadpoll.sh: $how with $*"; exit 1; }
 }
 for how in get poll0; do

@@ -16,5 +16,4 @@ if [ "${PTL_TEST_VALGRIND:-0}" = 1 ]; then
 	echo "idle.sh: not run under valgrind (it counts the threads' sleeps)"
 	exit 77
 fi
-limited "$(job_limit 60)" env PTL_PROGRESS_THREAD=1 "$PTL_TOP_BUILDDIR/tools/ptlrun" -n 2 --timeout "$(job_timeout 60)" \
-	"$PTL_TOP_BUILDDIR/tests/ptl/mp/mp_idle"
+ptl_job 60 PTL_PROGRESS_THREAD=1 -n 2 "$PTL_TOP_BUILDDIR/tests/ptl/mp/mp_idle"

@@ -11,8 +11,7 @@ fi
 . "$(dirname "$0")/../../time_limit.sh"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ptl-mp-kill.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-limited "$(job_limit 60)" "$PTL_TOP_BUILDDIR/tools/ptlrun" -n 3 --timeout "$(job_timeout 60)" \
-	"$PTL_TOP_BUILDDIR/tests/ptl/mp/mp_kill" >"$tmp/out" 2>"$tmp/err"
+ptl_job 60 -n 3 "$PTL_TOP_BUILDDIR/tests/ptl/mp/mp_kill" >"$tmp/out" 2>"$tmp/err"
 rc=$?
 cat "$tmp/out" "$tmp/err"
 fail=0

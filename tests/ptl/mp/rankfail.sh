@@ -4,5 +4,4 @@
 set -u
 : "${PTL_TOP_BUILDDIR:?run through make check}"
 . "$(dirname "$0")/../../time_limit.sh"
-limited "$(job_limit 90)" "$PTL_TOP_BUILDDIR/tools/ptlrun" -n 3 --timeout "$(job_timeout 90)" \
-	"$PTL_TOP_BUILDDIR/tests/ptl/mp/mp_rankfail"
+ptl_job 90 -n 3 "$PTL_TOP_BUILDDIR/tests/ptl/mp/mp_rankfail"

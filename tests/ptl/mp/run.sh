@@ -19,4 +19,4 @@ for kv in "$@"; do
 done
 t=60
 [ -n "$MP_VG" ] && t=900
-limited "$(job_limit $t)" "$PTL_TOP_BUILDDIR/tools/ptlrun" -n "$np" --timeout "$(job_timeout $t)" $MP_VG "$prog"
+ptl_job "$t" -n "$np" $MP_VG "$prog"

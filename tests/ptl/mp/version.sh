@@ -17,7 +17,7 @@ set -u
 prog=$PTL_TOP_BUILDDIR/tests/ptl/mp/mp_api
 out=$(mktemp) || exit 1
 trap 'rm -f "$out"' EXIT
-limited "$(job_limit 300)" "$PTL_TOP_BUILDDIR/tools/ptlrun" -n 2 --timeout "$(job_timeout 300)" sh -c \
+ptl_job 300 -n 2 sh -c \
 	'[ "$PTL_RT_RANK" = 1 ] && export PTL_TEST_INFO_LEN=8; exec $0 "$1"' "$MP_VG" "$prog" >"$out" 2>&1
 rc=$?
 cat "$out"
@@ -43,8 +43,7 @@ if grep -q "published no address" "$out"; then
 	echo "version.sh: a rank of another version was called addressless"
 	exit 1
 fi
-limited "$(job_limit 300)" env PTL_TEST_INFO_LEN=17 "$PTL_TOP_BUILDDIR/tools/ptlrun" -n 2 \
-	--timeout "$(job_timeout 300)" $MP_VG "$prog" >"$out" 2>&1
+ptl_job 300 PTL_TEST_INFO_LEN=17 -n 2 $MP_VG "$prog" >"$out" 2>&1
 rc=$?
 cat "$out"
 [ "$rc" = 0 ] || exit "$rc"
