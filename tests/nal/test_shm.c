@@ -1556,9 +1556,68 @@ static void mimage(uint8_t *img, const struct qmove *moves, size_t k)
 				img[moves[m].off + i] = pat(moves[m].seed, i);
 }
 
-static void qimage(uint8_t *img, size_t k)
+/* Rank 1 of the move bodies: its memory (the image before any move)
+ * registered and named to rank 0, serving the n moves from progress()
+ * until rank 0 says it is done; then it holds the image after them all. */
+static int moves_peer(struct sj_ctx *c, uint8_t *mem, uint8_t *img, const struct qmove *moves, size_t n)
 {
-	mimage(img, qmoves, k);
+	struct nal_mr mr;
+
+	mimage(mem, moves, 0);
+	SJ_CHECK(nal_shm_ops.mem_reg(c->n, mem, QMEM, &mr) == 0);
+	bmsg = (struct bulk_msg){ .kind = 1, .addr = mr.addr };
+	SJ_CHECK(send_msg(c, 0, &bmsg) == 0);
+	SJ_CHECK(wait_msg(c, 4) == 0); /* served (and helped) meanwhile by progress() */
+	mimage(img, moves, n);
+	SJ_CHECK(memcmp(mem, img, QMEM) == 0);
+	return 0;
+}
+
+/* Move m's local bytes l: its pattern for a WRITE; for a READ 0xee, and
+ * in want what it must read, the image after the moves before it (img
+ * its scratch). */
+static void move_fill(const struct qmove *moves, size_t m, uint8_t *l, uint8_t *want, uint8_t *img)
+{
+	const struct qmove *q = &moves[m];
+
+	if (q->seed) {
+		for (size_t i = 0; i < q->len; i++)
+			l[i] = pat(q->seed, i);
+	} else {
+		mimage(img, moves, m);
+		memcpy(want, img + q->off, q->len);
+		memset(l, 0xee, q->len);
+	}
+}
+
+/* Rank 0 once its moves were asked: the left ones not done at once
+ * complete within 10 s. */
+static int moves_wait(struct sj_ctx *c, int left)
+{
+	uint64_t deadline = sj_now_ns() + 10000000000ULL;
+
+	while (ndone < left) {
+		nal_shm_ops.progress(c->n);
+		SJ_CHECK(sj_now_ns() < deadline);
+	}
+	return 0;
+}
+
+/* Then each of the n READs read what the moves before it left (the
+ * message ends with why). */
+static int moves_reads_ok(struct sj_ctx *c, const struct qmove *moves, size_t n, const uint8_t *local,
+			  const uint8_t *want, const int *rc, const char *why)
+{
+	size_t at = 0;
+
+	for (size_t m = 0; m < n; m++) {
+		if (!moves[m].seed && memcmp(local + at, want + at, moves[m].len) != 0)
+			fprintf(stderr, "rank 0: move %zu (a READ of %zu bytes, %s) did not read what "
+				"the moves before it left%s\n", m, moves[m].len, rc[m] ? "queued" : "done at once", why);
+		SJ_CHECK(moves[m].seed || memcmp(local + at, want + at, moves[m].len) == 0);
+		at += moves[m].len;
+	}
+	return 0;
 }
 
 static int body_queued(struct sj_ctx *c, void *arg)
@@ -1573,20 +1632,12 @@ static int body_queued(struct sj_ctx *c, void *arg)
 		for (int k = 0; k < SHM_CH_CLASSES; k++)
 			c->n->bp[1 - c->rank].ch[k] = (struct shm_choice){ .ready = 1, .pick = SHM_M_NT };
 	if (c->rank == 1) {
-		struct nal_mr mr;
-
-		qimage(mem, 0);
-		SJ_CHECK(nal_shm_ops.mem_reg(c->n, mem, QMEM, &mr) == 0);
-		bmsg = (struct bulk_msg){ .kind = 1, .addr = mr.addr };
-		SJ_CHECK(send_msg(c, 0, &bmsg) == 0);
-		SJ_CHECK(wait_msg(c, 4) == 0); /* served meanwhile by progress() */
-		qimage(img, NQ);
-		SJ_CHECK(memcmp(mem, img, QMEM) == 0);
+		SJ_CHECK(moves_peer(c, mem, img, qmoves, NQ) == 0);
 	} else {
 		size_t at = 0, total = 0;
 		uint8_t *local, *want;
 		struct iovec iov[NQ][3];
-		uint64_t deadline, raddr;
+		uint64_t raddr;
 		int rc[NQ], nsync = 0, crowded = shm_bulk_crowded(c->n);
 
 		for (size_t m = 0; m < NQ; m++)
@@ -1603,14 +1654,7 @@ static int body_queued(struct sj_ctx *c, void *arg)
 			uint8_t *l = local + at;
 			size_t third = q->len / 3;
 
-			if (q->seed) {
-				for (size_t i = 0; i < q->len; i++)
-					l[i] = pat(q->seed, i);
-			} else { /* what it must read: the image after the moves before it */
-				qimage(img, m);
-				memcpy(want + at, img + q->off, q->len);
-				memset(l, 0xee, q->len);
-			}
+			move_fill(qmoves, m, l, want + at, img);
 			iov[m][0] = (struct iovec){ l, third };
 			iov[m][1] = (struct iovec){ l + third, third };
 			iov[m][2] = (struct iovec){ l + 2 * third, q->len - 2 * third };
@@ -1620,25 +1664,13 @@ static int body_queued(struct sj_ctx *c, void *arg)
 			nsync += rc[m] == 0;
 			at += q->len;
 		}
-		deadline = sj_now_ns() + 10000000000ULL;
-		while (ndone < (int)NQ - nsync) {
-			nal_shm_ops.progress(c->n);
-			SJ_CHECK(sj_now_ns() < deadline);
-		}
+		SJ_CHECK(moves_wait(c, (int)NQ - nsync) == 0);
 		SJ_CHECK(c->n->nbulk == 0 && (nsync == (int)NQ || last_status == 0));
 		/* Each READ saw what the moves asked for before it wrote and
 		 * nothing after: a move done at once by CMA past queued ones
 		 * reads bytes they have yet to write, or writes bytes they
 		 * have yet to read. */
-		at = 0;
-		for (size_t m = 0; m < NQ; m++) {
-			if (!qmoves[m].seed && memcmp(local + at, want + at, qmoves[m].len) != 0)
-				fprintf(stderr, "rank 0: move %zu (a READ of %zu bytes, %s) did not read what "
-					"the moves before it left: a move passed another\n", m, qmoves[m].len,
-					rc[m] ? "queued" : "done at once");
-			SJ_CHECK(qmoves[m].seed || memcmp(local + at, want + at, qmoves[m].len) == 0);
-			at += qmoves[m].len;
-		}
+		SJ_CHECK(moves_reads_ok(c, qmoves, NQ, local, want, rc, ": a move passed another") == 0);
 		/* None passed another: each queued behind the first, done in
 		 * the order asked. */
 		for (size_t m = 0; m < NQ; m++)
@@ -1715,10 +1747,6 @@ static const struct qmove smoves[] = {
 };
 #define NS (sizeof(smoves) / sizeof(smoves[0]))
 
-static void simage(uint8_t *img, size_t k)
-{
-	mimage(img, smoves, k);
-}
 
 /* How the moves after the split one go: all by CMA (PTL_SHM_CMA=1), or
  * chosen, classes from 256 KiB by CMA and smaller ones bounced, move 1's
@@ -1744,21 +1772,13 @@ static int body_split_order(struct sj_ctx *c, void *arg)
 	SJ_CHECK(mem && img);
 	on_recv = bulk_recv;
 	if (c->rank == 1) {
-		struct nal_mr mr;
-
-		simage(mem, 0);
-		SJ_CHECK(nal_shm_ops.mem_reg(c->n, mem, QMEM, &mr) == 0);
-		bmsg = (struct bulk_msg){ .kind = 1, .addr = mr.addr };
-		SJ_CHECK(send_msg(c, 0, &bmsg) == 0);
-		SJ_CHECK(wait_msg(c, 4) == 0); /* served and helped meanwhile by progress() */
-		simage(img, NS);
-		SJ_CHECK(memcmp(mem, img, QMEM) == 0);
+		SJ_CHECK(moves_peer(c, mem, img, smoves, NS) == 0);
 	} else {
 		size_t at = 0, total = 0;
 		uint8_t *local, *want, probe[4097];
 		struct iovec iov[NS];
 		struct shm_stats st;
-		uint64_t deadline, raddr;
+		uint64_t raddr;
 		int rc[NS], nsync = 0;
 
 		for (size_t m = 0; m < NS; m++)
@@ -1780,14 +1800,7 @@ static int body_split_order(struct sj_ctx *c, void *arg)
 			const struct qmove *q = &smoves[m];
 			uint8_t *l = local + at;
 
-			if (q->seed) {
-				for (size_t i = 0; i < q->len; i++)
-					l[i] = pat(q->seed, i);
-			} else { /* what it must read: the image after the moves before it */
-				simage(img, m);
-				memcpy(want + at, img + q->off, q->len);
-				memset(l, 0xee, q->len);
-			}
+			move_fill(smoves, m, l, want + at, img);
 			iov[m] = (struct iovec){ l, q->len };
 			rc[m] = nal_shm_ops.bulk(c->n, 1, q->seed ? NAL_BULK_WRITE : NAL_BULK_READ, &iov[m], 1,
 						 raddr + q->off, 0, q->len, &iov[m]);
@@ -1802,21 +1815,9 @@ static int body_split_order(struct sj_ctx *c, void *arg)
 			nsync += rc[m] == 0;
 			at += q->len;
 		}
-		deadline = sj_now_ns() + 10000000000ULL;
-		while (ndone < (int)NS - nsync) {
-			nal_shm_ops.progress(c->n);
-			SJ_CHECK(sj_now_ns() < deadline);
-		}
+		SJ_CHECK(moves_wait(c, (int)NS - nsync) == 0);
 		SJ_CHECK(c->n->nbulk == 0 && last_status == 0);
-		at = 0;
-		for (size_t m = 0; m < NS; m++) {
-			if (!smoves[m].seed && memcmp(local + at, want + at, smoves[m].len) != 0)
-				fprintf(stderr, "rank 0: move %zu (a READ of %zu bytes, %s) did not read what "
-					"the moves before it left\n", m, smoves[m].len,
-					rc[m] ? "queued" : "done at once");
-			SJ_CHECK(smoves[m].seed || memcmp(local + at, want + at, smoves[m].len) == 0);
-			at += smoves[m].len;
-		}
+		SJ_CHECK(moves_reads_ok(c, smoves, NS, local, want, rc, "") == 0);
 		/* None passed the split move or another: completed in the
 		 * order asked. */
 		for (size_t m = 0; m < NS; m++) {
