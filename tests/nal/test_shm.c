@@ -3161,11 +3161,7 @@ static pid_t pc_child = -1;
 static int pc_teardown(void **state)
 {
 	(void)state;
-	if (pc_child > 0) {
-		kill(pc_child, SIGKILL);
-		waitpid(pc_child, NULL, 0);
-	}
-	pc_child = -1;
+	proc_reap(&pc_child);
 	return 0;
 }
 

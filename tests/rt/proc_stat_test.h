@@ -2,15 +2,18 @@
  * tests/rt/proc_stat_test.h - a test's own reading of /proc/<pid>/stat
  * (the start time and the state), apart from lib/rt's reader under test:
  * rt_proc_unit and test_shm check that reader and the shm NAL's view of
- * a peer against it.
+ * a peer against it; and the reaping of the stand-in processes they
+ * fork for it.
  */
 #ifndef PTL_TESTS_PROC_STAT_TEST_H
 #define PTL_TESTS_PROC_STAT_TEST_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Field 22 of /proc/<pid>/stat and the state; 0 if unreadable. */
@@ -42,6 +45,17 @@ static inline int proc_wait_state(pid_t pid, char want)
 		usleep(1000);
 	}
 	return -1;
+}
+
+/* A test's stand-in process killed and reaped, whatever became of the
+ * test (a teardown's work); *pid is -1 after. */
+static inline void proc_reap(pid_t *pid)
+{
+	if (*pid > 0) {
+		kill(*pid, SIGKILL);
+		waitpid(*pid, NULL, 0);
+	}
+	*pid = -1;
 }
 
 #endif

@@ -41,11 +41,7 @@ static int fork_child(void **state)
 static int reap_child(void **state)
 {
 	(void)state;
-	if (child > 0) {
-		kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
-	}
-	child = -1;
+	proc_reap(&child);
 	return 0;
 }
 
