@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "ptltool.h"
 #include "ptltool_view.h"
 #include "rt/rt.h"
+#include "rt/rt_proc.h"
 
 static const char *const ptltool_sr_names[PTL_SR_COUNT] = {
 	"drops", "permission violations", "answers for vanished MDs", "peer failures", "requests refused for now",
@@ -24,7 +26,8 @@ static void ptltool_eq_usage(FILE *out)
 	fprintf(out, "usage: ptltool eq PID\n"
 		     "       ptltool eq --job JOB --rank R\n"
 		     "  shows a live ptl process's NI, status registers and event queues\n"
-		     "  (JOB as 'ptltool ps' prints it, in hex)\n");
+		     "  (JOB as 'ptltool ps' prints it, in hex); by PID also what one that\n"
+		     "  was killed or crashed left behind (exit status 3)\n");
 }
 
 static void ptltool_eq_event(const ptl_event_t *e)
@@ -79,8 +82,16 @@ static int ptltool_eq_show(pid_t pid)
 				strerror(err));
 		return 1;
 	}
+	/* A view its process left behind (killed, crashed: no PtlFini to
+	 * remove it) still says what it held when it ended, which is worth
+	 * seeing; but not as a live process's: its waiting flag is stale. */
+	bool gone = !rt_proc_is(pid, v->start);
 	printf("process %d (%s): rank %d of %d, job %016" PRIx64 ", NALs %s%s\n", (int)pid, v->prog,
-	       v->rank, v->size, v->jobid, v->nals, v->waiting ? ", blocked in PtlEQWait/PtlEQPoll" : "");
+	       v->rank, v->size, v->jobid, v->nals,
+	       !gone && v->waiting ? ", blocked in PtlEQWait/PtlEQPoll" : "");
+	if (gone)
+		printf("  NOT RUNNING: the process ended without PtlFini (killed or crashed) and left this view;\n"
+		       "  what follows is its state when it ended\n");
 	if (!v->ni_up) {
 		printf("  no NI initialized\n");
 	} else {
@@ -98,7 +109,7 @@ static int ptltool_eq_show(pid_t pid)
 		if (__atomic_load_n(&v->eqs[i].in_use, __ATOMIC_ACQUIRE))
 			ptltool_eq_one(pid, &v->eqs[i]);
 	ptltool_view_unmap(v, sizeof *v);
-	return 0;
+	return gone ? 3 : 0;
 }
 
 struct ptltool_find {

@@ -67,6 +67,15 @@ kill "$pid"; wait "$pid" 2>/dev/null
 if [ "$own_shm" = 1 ]; then
 	[ -e "/dev/shm/ptl.view.$pid" ] && [ -e "/dev/shm/ptl.view.$pid.eq2" ] ||
 		fail "the killed process's view or EQ object is gone before any sweep"
+	# What it left is shown as ended, not as a live process blocked in
+	# a wait, with its EQs as they were, and exit status 3.
+	dead_out=$(ptltool eq "$pid"); rc=$?
+	[ $rc = 3 ] || fail "ptltool eq on the killed process's view exited $rc: $dead_out"
+	echo "$dead_out" | grep -q "^  NOT RUNNING: the process ended without PtlFini" ||
+		fail "ptltool eq does not say the process ended: $dead_out"
+	echo "$dead_out" | grep -q "blocked in PtlEQWait" && fail "ptltool eq calls the killed process blocked: $dead_out"
+	echo "$dead_out" | grep -q "size 8, next sequence 10, events pending 8, dropped 2" ||
+		fail "the killed process's target EQ not shown as it was: $dead_out"
 else
 	[ -e "/dev/shm/ptl.view.$pid" ] || echo "note: the killed process's view was swept by a concurrent process"
 fi
