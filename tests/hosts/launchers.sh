@@ -8,15 +8,17 @@ set -u
 : "${PTL_TOP_BUILDDIR:?run through make check}"
 B=$PTL_TOP_BUILDDIR
 . "$(dirname "$0")/../job_output.sh"
+# a launcher that hangs is stopped and named (limited)
+. "$(dirname "$0")/../time_limit.sh"
 mode=$1
 case $mode in
 hydra|hydra-port)
 	command -v mpiexec.hydra >/dev/null || { echo "SKIP: mpiexec.hydra not installed (Debian: mpich)"; exit 77; }
-	run() { n=$1; shift; timeout -k 5 "${TMO:-120}" mpiexec.hydra $([ "$mode" = hydra-port ] && echo -pmi-port) -n "$n" "$@"; } ;;
+	run() { n=$1; shift; limited "${TMO:-120}" mpiexec.hydra $([ "$mode" = hydra-port ] && echo -pmi-port) -n "$n" "$@"; } ;;
 mpirun)
 	command -v mpirun.openmpi >/dev/null || { echo "SKIP: mpirun.openmpi not installed (Debian: openmpi-bin)"; exit 77; }
 	ldd "$B/lib/.libs/libptl.so" 2>/dev/null | grep -q libpmix || { echo "SKIP: libptl built without PMIx (install libpmix-dev, re-run configure)"; exit 77; }
-	run() { n=$1; shift; timeout -k 5 "${TMO:-120}" mpirun.openmpi --allow-run-as-root --oversubscribe -n "$n" "$@"; } ;;
+	run() { n=$1; shift; limited "${TMO:-120}" mpirun.openmpi --allow-run-as-root --oversubscribe -n "$n" "$@"; } ;;
 *) echo "usage: $0 hydra|hydra-port|mpirun" >&2; exit 2 ;;
 esac
 fail=0

@@ -16,6 +16,8 @@ set -u
 : "${PTL_TOP_BUILDDIR:?run through make check}"
 B=$PTL_TOP_BUILDDIR
 . "$(dirname "$0")/../job_output.sh"
+# a step or allocation that hangs is stopped and named (limited)
+. "$(dirname "$0")/../time_limit.sh"
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root to run munged as the munge user and slurmd"; exit 77; }
 for c in munged slurmctld slurmd srun sinfo scontrol setpriv; do
 	command -v $c >/dev/null 2>&1 || {
@@ -137,7 +139,7 @@ plugins=$(srun --mpi=list 2>&1)
 fail=0
 run() {
 	n=$1; shift
-	timeout 60 srun -O -n "$n" --kill-on-bad-exit=1 --time=2 "$@" 2>&1
+	limited 60 srun -O -n "$n" --kill-on-bad-exit=1 --time=2 "$@" 2>&1
 }
 check() {
 	mpi=$1 what=$2 n=$3; shift 3
@@ -175,7 +177,7 @@ for mpi in pmix pmi2; do
 	for t in mpi_p2p:3 mpi_coll:2 mpi_comm:3 mpi_dtype:2 mpi_err:2; do
 		prog=${t%:*} n=${t#*:}
 		[ -x "$B/tests/mpi/$prog" ] || continue
-		out=$(timeout 30 srun -O -n "$n" --kill-on-bad-exit=1 --time=1 --mpi="$mpi" "$B/tests/mpi/$prog" 2>&1); rc=$?
+		out=$(limited 30 srun -O -n "$n" --kill-on-bad-exit=1 --time=1 --mpi="$mpi" "$B/tests/mpi/$prog" 2>&1); rc=$?
 		if [ $rc -ne 0 ] || ! echo "$out" | grep -q "^$prog: $n ranks: ok (0 failed checks)"; then
 			echo "FAIL (srun --mpi=$mpi): $prog, $n ranks exited $rc"; job_output "$out"; fail=1
 		else
@@ -190,7 +192,7 @@ done
 # started the launcher's daemons) are the job that launcher says.
 inalloc() {
 	what=$1; shift
-	out=$(timeout 60 salloc -n 4 -O --time=2 "$@" 2>&1); rc=$?
+	out=$(limited 60 salloc -n 4 -O --time=2 "$@" 2>&1); rc=$?
 	if [ $rc -ne 0 ] || ! echo "$out" | grep -q "went all the way round"; then
 		echo "FAIL (salloc -n 4): $what exited $rc"; job_output "$out"; fail=1
 	else
