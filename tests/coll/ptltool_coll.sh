@@ -6,12 +6,15 @@ PTLTOOL=${PTL_TOP_BUILDDIR:-.}/tools/ptltool
 . "$(dirname "$0")/../time_limit.sh"
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+# stderr of the program run last; removed however the script ends
+errf=$(mktemp) || exit 1
+trap 'rm -f "$errf"' EXIT
 
 # expect STATUS CMD...: run, keep stdout in $out and stderr in $err
 expect() {
 	want=$1; shift
-	out=$(limited "$PROGRAM_LIMIT" "$PTLTOOL" coll "$@" 2>/tmp/ptltool_coll_err.$$); st=$?
-	err=$(cat /tmp/ptltool_coll_err.$$)
+	out=$(limited "$PROGRAM_LIMIT" "$PTLTOOL" coll "$@" 2>"$errf"); st=$?
+	err=$(cat "$errf")
 	[ "$st" = "$want" ] || fail "ptltool coll $*: exit $st, want $want ($err)"
 }
 has() { printf '%s' "$1" | grep -q -- "$2" || fail "missing '$2' in: $1"; }
@@ -671,17 +674,17 @@ fi
 # it cannot run on is exit 2 and named, bad arguments exit 1 with usage
 rtt=${PTL_TOP_BUILDDIR:-.}/bench/core_rtt
 if [ -x "$rtt" ]; then
-	limited "$PROGRAM_LIMIT" "$rtt" 0 0 >/dev/null 2>/tmp/ptltool_coll_err.$$; st=$?
+	limited "$PROGRAM_LIMIT" "$rtt" 0 0 >/dev/null 2>"$errf"; st=$?
 	[ "$st" = 1 ] || fail "core_rtt 0 0: exit $st, want 1"
-	has "$(cat /tmp/ptltool_coll_err.$$)" "usage: core_rtt \[CPU_A CPU_B\]"
+	has "$(cat "$errf")" "usage: core_rtt \[CPU_A CPU_B\]"
 	limited "$PROGRAM_LIMIT" "$rtt" 1 >/dev/null 2>&1; st=$?
 	[ "$st" = 1 ] || fail "core_rtt 1: exit $st, want 1"
 	limited "$PROGRAM_LIMIT" "$rtt" 0 x >/dev/null 2>&1; st=$?
 	[ "$st" = 1 ] || fail "core_rtt 0 x: exit $st, want 1"
 	if taskset -c 0 true 2>/dev/null; then
-		limited "$PROGRAM_LIMIT" "$rtt" 0 "$(nproc --all)" >/dev/null 2>/tmp/ptltool_coll_err.$$; st=$?
+		limited "$PROGRAM_LIMIT" "$rtt" 0 "$(nproc --all)" >/dev/null 2>"$errf"; st=$?
 		[ "$st" = 2 ] || fail "core_rtt on a CPU past the last: exit $st, want 2"
-		has "$(cat /tmp/ptltool_coll_err.$$)" "core_rtt: cannot run on CPU $(nproc --all)"
+		has "$(cat "$errf")" "core_rtt: cannot run on CPU $(nproc --all)"
 	fi
 	if taskset -c 0 true 2>/dev/null && taskset -c 1 true 2>/dev/null; then
 		out=$(limited "$PROGRAM_LIMIT" "$rtt") || fail "core_rtt: exit $?"
@@ -689,6 +692,5 @@ if [ -x "$rtt" ]; then
 	fi
 fi
 
-rm -f /tmp/ptltool_coll_err.$$
 [ "$fails" = 0 ] || { echo "$fails failure(s)"; exit 1; }
 echo "ptltool coll: all checks passed"
