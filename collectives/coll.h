@@ -69,7 +69,9 @@ enum coll_kind {
 	COLL_RECV,   /* receive len bytes from peer into (buf, off) */
 	COLL_REDUCE, /* peer >= 0: receive len bytes from peer into (src_buf, src_off),
 	              * then (buf, off) = (buf, off) OP (src_buf, src_off).
-	              * peer == COLL_PEER_NONE: the same combine, locally. */
+	              * peer == COLL_PEER_NONE: the same combine, locally.
+	              * The source is apart from (buf, off), or (from_input)
+	              * may be it: received there. */
 	COLL_COPY    /* local: copy len bytes (src_buf, src_off) -> (buf, off) */
 };
 
@@ -112,7 +114,9 @@ struct coll_cmd {
 	/* COLL_REDUCE with the input apart: (buf, off) starts as INPUT's bytes
 	 * at off, not as its own, so buf = INPUT OP src with the operands in
 	 * the in-place order; an executor reads INPUT there and writes buf in
-	 * one pass (no copy of INPUT into buf first). */
+	 * one pass (no copy of INPUT into buf first). The expansions receive
+	 * src into (buf, off) itself (ring_sendrecv's separate add aside), so
+	 * that pass is buf OP= INPUT's bytes. */
 	uint8_t from_input;
 };
 
@@ -646,8 +650,8 @@ size_t coll_dtype_size(enum coll_dtype dt);
 const char *coll_dtype_name(enum coll_dtype dt);
 const char *coll_redop_name(enum coll_redop op);
 
-/* dst[i] = a[i] OP b[i] for len/size elements (integers wrap); a may be
- * dst (in place), otherwise dst overlaps neither. */
+/* dst[i] = a[i] OP b[i] for len/size elements (integers wrap); a or b
+ * may be dst (in place), otherwise dst overlaps neither. */
 int coll_reduce_local(void *dst, const void *a, const void *b, size_t len,
                       enum coll_dtype dt, enum coll_redop op);
 
@@ -676,8 +680,8 @@ struct coll_engine_ops {
 	            void *buf, size_t len);
 	/* combine: dst = a OP b in the schedule's order (a holds the lower
 	 * ranks' part where the order matters), in one pass; a is dst (in
-	 * place) or the input (from_input), and b overlaps neither. NULL:
-	 * coll_reduce_local */
+	 * place) or the input (from_input), and b overlaps neither, or
+	 * (from_input) is dst: received there. NULL: coll_reduce_local */
 	int (*reduce)(void *ctx, void *dst, const void *a, const void *b, size_t len,
 	              enum coll_dtype dt, enum coll_redop op);
 };

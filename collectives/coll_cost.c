@@ -677,7 +677,9 @@ static int received(struct sim *m, const struct hent *e, const struct coll_cmd *
 	}
 	if (rc)
 		return rc;
-	/* a reduction from INPUT reads it in its one pass: gamma as in place */
+	/* a reduction from INPUT reads it in its one pass over the bytes
+	 * received into its destination (coll_reduce_from_input): gamma, as
+	 * in place */
 	double w = c->kind == COLL_REDUCE ? (double)c->len * p->gamma : 0.0;
 	return finish(m, e->rank, e->idx, cpu_run(m, e->rank, t, w));
 }

@@ -109,7 +109,8 @@ static unsigned char *bufp(const struct coll_engine *e, int which, size_t off)
  * offset: read there, not copied into dst first (the copy was a pass over
  * dst of its own: a 2-rank MPI_Allreduce of 1 MiB copied 512 KiB a call;
  * 10 interleaved launches each, medians 32 KiB 9.90 -> 8.80 us, 256 KiB
- * 56.3 -> 47.8, 1 MiB 190 -> 155). */
+ * 56.3 -> 47.8, 1 MiB 190 -> 155); b is then usually dst itself,
+ * received there (coll_reduce_from_input). */
 static int do_reduce(struct coll_engine *e, const struct coll_cmd *c)
 {
 	if (!c->len)

@@ -78,7 +78,8 @@ static int hd_emit(struct coll_gen *g)
 			                   p, SUB_SEND, klo * unit, (khi - klo) * unit);
 			if (!c)
 				return g->err;
-			c->from_input = apart && step == 0;
+			if (apart && step == 0)
+				coll_reduce_from_input(c);
 			coll_chain_wait(&ch, c);
 			coll_chain_add(&ch, c->id);
 		}

@@ -212,7 +212,8 @@ static int ring_emit(struct coll_gen *g)
 						if (!c)
 							break;
 						c->src_off = soff;
-						c->from_input = apart;
+						if (apart)
+							coll_reduce_from_input(c);
 						coll_chain_wait(&ch->c, c);
 					}
 					last = c->id;

@@ -123,7 +123,8 @@ static int dbtree_emit(struct coll_gen *g)
 			if (!c)
 				return g->err;
 			c->src_off = (size_t)(2 * t + k) * hmax;
-			c->from_input = apart && !have_last;
+			if (apart && !have_last)
+				coll_reduce_from_input(c);
 			if (have_last)
 				coll_dep(c, last);
 			last = c->id;
@@ -309,15 +310,27 @@ const struct coll_algo_impl coll_scag_impl = { scag_shape, scag_emit };
 
 /* ---------------------------------------------------------------- reduce by owner
  * Seed 003, form "owner": every other rank sends its whole part to the root
- * at once; the root receives part k into scratch slot k-1 (one slot per
- * sender, so arrivals never collide) and then adds the slots in rank order
- * k = 1..N-1, each add waiting for the previous one. */
+ * at once; the root receives part k into a slot of its own (scratch, so
+ * arrivals never collide: owner_slot) and then adds the slots in rank
+ * order k = 1..N-1, each add waiting for the previous one. */
 static int owner_shape(struct coll_gen *g)
 {
 	g->steps = g->n > 1 || g->req->input ? 1 : 0; /* one rank apart: the copy's step */
 	g->stride = 2 * (uint64_t)g->n;
-	g->scratch = (size_t)(g->n - 1) * g->req->bytes;
+	/* with the input apart the first receive lands in DATA */
+	int slots = g->n - (g->req->input ? 2 : 1);
+	g->scratch = slots > 0 ? (size_t)slots * g->req->bytes : 0;
 	return 0;
+}
+
+/* The scratch slot of the root's receive from its k-th other rank; with
+ * the input apart the first one lands in DATA (coll_reduce_from_input's
+ * reason), the k-th, k >= 2, in slot k - 2. */
+static void owner_slot(const struct coll_gen *g, int k, uint8_t *buf, size_t *off)
+{
+	int slot = g->req->input ? k - 2 : k - 1;
+	*buf = slot < 0 ? COLL_BUF_DATA : COLL_BUF_SCRATCH;
+	*off = slot < 0 ? 0 : (size_t)slot * g->req->bytes;
 }
 
 /* With the input apart (req.input) the root's first add takes its own
@@ -342,16 +355,15 @@ static int owner_emit(struct coll_gen *g)
 	for (int k = 1; k < n; k++) {
 		if (!(c = coll_emit(g, COLL_RECV, 0, 0, 0, k - 1, arank(g, k))))
 			return g->err;
-		c->buf = COLL_BUF_SCRATCH;
-		c->off = (size_t)(k - 1) * len;
 		c->len = len;
+		owner_slot(g, k, &c->buf, &c->off);
 		c->match = coll_id(g, 0, 0, 0, arank(g, k), 0);
 	}
 	for (int k = 1; k < n; k++) {
 		if (!(c = coll_emit(g, COLL_REDUCE, 0, 0, 0, n - 1 + k - 1, COLL_PEER_NONE)))
 			return g->err;
 		c->len = len;
-		c->src_off = (size_t)(k - 1) * len;
+		owner_slot(g, k, &c->src_buf, &c->src_off);
 		c->from_input = g->req->input && k == 1;
 		coll_dep(c, coll_id(g, 0, 0, 0, g->rank, k - 1));
 		if (k > 1)
@@ -400,7 +412,8 @@ static int rtree_emit(struct coll_gen *g)
 				return g->err;
 			c->len = len;
 			c->match = coll_id(g, (uint32_t)r, 0, 0, from, 1);
-			c->from_input = apart && !have;
+			if (apart && !have)
+				coll_reduce_from_input(c);
 		} else {
 			if (!(c = coll_emit(g, COLL_SEND, (uint32_t)r, 0, 0, 1, arank(g, v - span))))
 				return g->err;

@@ -452,12 +452,14 @@ static int op_failed(struct cx *x, int rc, int n)
 }
 
 /* dst = a OP b, in the schedule's order (a holds the lower ranks' part
- * where the order matters); a is dst, or apart from it (the input).
- * Nonzero (x's error set) when it could not be computed. */
+ * where the order matters); a is dst, or apart from it (the input), and
+ * b is dst (received there) or apart from both. Nonzero (x's error set)
+ * when it could not be computed. */
 static int combine(struct cx *x, void *dst, const void *a, const void *b, size_t len)
 {
 	int n = (int)(len / x->esize), rc = MPI_SUCCESS;
-	if (mpi_op_commutative(x->op)) {
+	bool commute = mpi_op_commutative(x->op);
+	if (commute && (b != dst || !mpi_op_user(x->op))) {
 		/* b OP a, the bits the in-place form has always made. From
 		 * COMBINE_APPLY_MIN bytes mpi_op.c's loop (built vectorized,
 		 * libmpiop.la), which MPI_Reduce_local runs too: combine_fast's
@@ -468,12 +470,14 @@ static int combine(struct cx *x, void *dst, const void *a, const void *b, size_t
 			rc = mpi_op_apply3(x->op, x->dt, b, a, dst, n);
 		return rc ? op_failed(x, rc, n) : MPI_SUCCESS;
 	}
-	/* a user's op: its function writes its second operand, a or dst */
+	/* a user's op: its function writes its second operand, which is a
+	 * copy here (either operand may be dst): a OP b, or b OP a as above */
+	const void *in = commute ? b : a, *io = commute ? a : b;
 	void *tmp = tmp_get(x->c, len);
 	if (!tmp)
 		return mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory to combine %zu bytes", x->name, len);
-	memcpy(tmp, b, len);
-	rc = mpi_op_apply(x->op, x->dt, a, tmp, n);
+	memcpy(tmp, io, len);
+	rc = mpi_op_apply(x->op, x->dt, in, tmp, n);
 	if (!rc)
 		memcpy(dst, tmp, len);
 	tmp_put(x->c, tmp);

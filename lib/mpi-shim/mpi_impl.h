@@ -645,8 +645,12 @@ bool mpi_op_commutative(MPI_Op op);
  * there is no memory for them: inout is then unchanged, not the result,
  * and the caller must fail. */
 int mpi_op_apply(MPI_Op op, MPI_Datatype dt, const void *in, void *inout, int count);
+/* A user's op (MPI_Op_create), not a predefined one. */
+bool mpi_op_user(MPI_Op op);
 /* out[i] = in[i] OP io[i], in one pass where the op is predefined; out is
- * io, or overlaps neither in nor io. Fails as mpi_op_apply. */
+ * io, or overlaps neither in nor io, or is in for the ops a reduction
+ * takes, not a user's (its function writes a copy of io there first).
+ * Fails as mpi_op_apply. */
 int mpi_op_apply3(MPI_Op op, MPI_Datatype dt, const void *in, const void *io, void *out, int count);
 /* mpi_op_apply's failure rc reported under fn. */
 int mpi_op_failed(MPI_Comm comm, const char *fn, MPI_Op op, MPI_Datatype dt, int count, int rc);

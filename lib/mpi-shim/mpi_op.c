@@ -158,6 +158,11 @@ bool mpi_op_commutative(MPI_Op op)
 	return op > 0 && op < OP_MAX && ops[op].in_use ? ops[op].commute : true;
 }
 
+bool mpi_op_user(MPI_Op op)
+{
+	return op > 0 && op < OP_MAX && ops[op].in_use && ops[op].fn;
+}
+
 /* One element-wise pass of out = EXPR (a from in, b from io) over n
  * elements of T. The operation is chosen outside the loop, so the loop
  * body is branch-free and the compiler vectorizes it (a switch per element
@@ -275,6 +280,13 @@ static void apply_apart(MPI_Op op, int basic, const void *in, const void *io, vo
 	apply_basic(op, basic, in, io, out, n, ext);
 }
 
+/* out = out OP io: the first operand is the result's vector (a collective
+ * received it there), as one pointer for the same reason as in place. */
+static void apply_onto_in(MPI_Op op, int basic, const void *io, void *out, size_t n, size_t ext)
+{
+	apply_basic(op, basic, out, io, out, n, ext);
+}
+
 /* in/inout are packed (contiguous) images of count elements of dt. */
 int mpi_op_apply(MPI_Op op, MPI_Datatype dt, const void *in, void *inout, int count)
 {
@@ -344,7 +356,11 @@ int mpi_op_apply3(MPI_Op op, MPI_Datatype dt, const void *in, const void *io, vo
 	struct mpi_dtype *bt = mpi_dtype_get(t->basic);
 	if (!bt)
 		return MPI_ERR_INTERN;
-	apply_apart(op, t->basic, in, io, out, t->size * (size_t)count / bt->size, bt->size);
+	size_t n = t->size * (size_t)count / bt->size;
+	if (out == in)
+		apply_onto_in(op, t->basic, io, out, n, bt->size);
+	else
+		apply_apart(op, t->basic, in, io, out, n, bt->size);
 	return MPI_SUCCESS;
 }
 

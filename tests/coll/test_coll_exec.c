@@ -382,6 +382,33 @@ static double frac_val(int k, size_t e)
  * every rank's, has the in-place run's bits (rank 0's for every rank; a
  * reduce_scatter's, each rank's own block); every rank's INPUT is left as
  * it was. */
+/* A rank's first add of its bytes with the input apart (from_input) takes
+ * the other operand from its own destination, where the receive put it,
+ * so the add is two-operand (dst OP= INPUT), as the cost model charges
+ * it; ring_sendrecv's receives land in scratch by definition. Every
+ * algorithm that reads INPUT in an add has such adds from 2 ranks. */
+static void from_input_in_place(const struct coll_sched *s, int n, enum coll_algo algo)
+{
+	size_t seen = 0;
+	for (int k = 0; k < n; k++) {
+		size_t nc;
+		const struct coll_cmd *c = coll_rank_cmds(s, k, &nc);
+		for (size_t i = 0; i < nc; i++) {
+			if (!c[i].from_input)
+				continue;
+			seen++;
+			if (algo == COLL_ALGO_RING_SENDRECV)
+				continue;
+			if (c[i].src_buf != c[i].buf || c[i].src_off != c[i].off)
+				fail_msg("%s N=%d rank %d command %llu: from_input add's operand at buffer %d offset %zu, "
+				         "not its destination (buffer %d offset %zu)", coll_algo_name(algo), n, k,
+				         (unsigned long long)c[i].id, c[i].src_buf, c[i].src_off, c[i].buf, c[i].off);
+		}
+	}
+	if (n > 1 && algo != COLL_ALGO_RECURSIVE_DOUBLING && !seen)
+		fail_msg("%s N=%d: no from_input add", coll_algo_name(algo), n);
+}
+
 static void same_bits_apart(struct coll_req r, int n, int only)
 {
 	size_t cnt = r.bytes / sizeof(double);
@@ -391,6 +418,7 @@ static void same_bits_apart(struct coll_req r, int n, int only)
 	struct coll_sched *sa = expand_ok(&r);
 	assert_int_equal(sa->info.algo, s->info.algo);
 	assert_int_equal(sa->info.input_bytes, r.bytes);
+	from_input_in_place(sa, n, sa->info.algo);
 	struct bufset bs, ba;
 	bufs_alloc(&bs, s);
 	bufs_alloc(&ba, sa);
@@ -440,7 +468,8 @@ static void same_bits_apart(struct coll_req r, int n, int only)
  * bits as with the input in DATA, in every delivery order, at 1-64 ranks,
  * with one chunk or several and vectors the ring cuts unevenly, and INPUT
  * is left as it was (ring_bidir too: its own block's second partial sum
- * adds into the first add's result); scan refuses. */
+ * adds into the first add's result); those adds receive into their
+ * destination (from_input_in_place); scan refuses. */
 static void input_apart_same_bits(enum coll_algo algo, int n, size_t cnt, int chunks)
 {
 	same_bits_apart(mkreq(COLL_OP_ALLREDUCE, algo, n, cnt * sizeof(double), chunks,
