@@ -1064,10 +1064,13 @@ static int reduce_img(struct cx *x, void *data, const void *input, int count, MP
 #define RD_DIRECT_MAX 4096
 /* Receives up to this size post no ME (mpi_irecv_lazy): up to the MPI
  * layer's ACK-free limit a message lands in its reserve buffers anyway and
- * the copy out is cheaper than an ME's four calls (512 B: 0.52 vs 0.62 us);
- * a lazily received 4 KiB eager message cost 2.4 us against 1.45 with an
- * ME. */
-#define RD_DIRECT_LAZY_MAX 1024
+ * the copy out is cheaper than an ME's four calls (512 B: 0.52 vs 0.62 us).
+ * It was 1 KiB while a lazily received 4 KiB message cost 2.4 us against
+ * 1.45 with an ME; since wait_recv hands an arrival straight to the lazy
+ * receive, 2-rank allreduce, 6 interleaved launches in the near host
+ * state: 2 KiB 0.38-0.41 -> 0.32-0.34 us, 4 KiB 0.58-0.61 -> 0.53-0.56,
+ * 1 KiB unchanged. */
+#define RD_DIRECT_LAZY_MAX 4096
 
 /* Waits for receive r, a round's one transfer (its send went inline,
  * done when it returned), through mpi_wait_req, which hands an arrival
