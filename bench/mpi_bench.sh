@@ -1029,7 +1029,8 @@ rxm() { predict --op allreduce --ranks 2 --bytes "$1" --elem 8 --algo recursive_
 	--move-piece "$piece" --recv-post "${post:-0}" --lazy-max "$clazy"; }
 # agcall: what an MPI_Allgather call costs beyond its steps (as the
 # rows' calls: the engine's, and the checks, MPI_COMM_SELF's 8-byte call)
-agcall=$(calc "$callb + $(cal 2 self 8)")
+agself=$(cal 2 self 8)
+agcall=$(calc "$callb + ${agself:-0}")
 # agm SIZE T [ARGS]: the model's 2-rank MPI_Allgather in place of SIZE
 # each way (one exchange by the ring), each read T us
 agm() { ag_l=$1 ag_t=$2; shift 2
