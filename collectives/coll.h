@@ -395,8 +395,9 @@ struct coll_cost_params {
 	double split_cost;
 	/* A receive of more than lazy_max bytes costs its rank recv_post of
 	 * CPU when it is posted, before it can match (ptl's MPI posts an ME
-	 * for it: four calls; a smaller one waits as an unexpected message,
-	 * whose copy out is in o). recv_post 0: off. */
+	 * for it: four calls; a smaller one waits as an unexpected message:
+	 * its message lands in the unexpected buffer and is copied out at
+	 * the local copy rate, the rest is in o). recv_post 0: off. */
 	double recv_post;
 	size_t lazy_max;
 	/* CPU a rank spends on every send and receive it posts, beyond o
