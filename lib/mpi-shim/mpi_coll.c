@@ -1156,13 +1156,15 @@ static int allreduce_rd_direct(struct cx *x, const void *in, void *data, size_t 
 				mpi_req_drop(sr);
 			return x->err ? x->err : mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: out of memory", x->name);
 		}
-		if (upper && combine_fast(x, cur, land, data, count)) {
+		/* combine_fast below COMBINE_APPLY_MIN, as combine() */
+		bool fast = len < COMBINE_APPLY_MIN;
+		if (upper && fast && combine_fast(x, cur, land, data, count)) {
 			/* data = ours OP the lower partner's, done */
 		} else if (upper) {
 			rc = mpi_op_apply(x->op, x->dt, cur, land, count);
 			if (!rc && land != data)
 				memcpy(data, land, len);
-		} else if (combine_fast(x, scratch, cur, data, count)) {
+		} else if (fast && combine_fast(x, scratch, cur, data, count)) {
 			/* data = the upper partner's OP ours, done */
 		} else {
 			if (cur != data)
