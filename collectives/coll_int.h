@@ -118,9 +118,9 @@ int coll_emit_input_copy(struct coll_gen *g, int sub);
  * receive the peer's straight into its destination: the add then updates
  * the lines the receive wrote, dst OP= INPUT, where an operand received
  * into scratch had it write a third vector (dst = INPUT OP scratch),
- * whose lines it reads for ownership: a 512 KiB sum of doubles cost 1.35-1.6x as
- * much per byte that way (0.023-0.026 against 0.014-0.019 ns/B), and the
- * cost model's gamma is the two-operand pass. */
+ * whose lines it reads for ownership: a 512 KiB sum of doubles cost
+ * 1.35-1.6x as much per byte that way (0.023-0.026 against 0.014-0.019
+ * ns/B), and the cost model's gamma is the two-operand pass. */
 static inline void coll_reduce_from_input(struct coll_cmd *c)
 {
 	c->from_input = 1;
