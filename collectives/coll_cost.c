@@ -500,8 +500,7 @@ static double arrival_cost(const struct sim *m, const struct hent *e, size_t len
 	 * in the unexpected buffer too. Without the lazy one's copy direct
 	 * recursive doubling's 2-rank 4 KiB rows (lazy since 2026-12-04)
 	 * read 0.82x */
-	double out = e->ev == EV_ARRIVAL && (e->aux > 0 || (len && len <= m->p->lazy_max))
-			     ? local_copy(m->p, len) : 0.0;
+	double out = e->ev == EV_ARRIVAL && (e->aux > 0 || len <= m->p->lazy_max) ? local_copy(m->p, len) : 0.0;
 	/* a message that crossed one its receiver sent back (an exchange)
 	 * and came inline: cross is measured by exchanges whose receives
 	 * find their message there (both ranks send first), and a posted

@@ -1747,7 +1747,6 @@ static const struct qmove smoves[] = {
 };
 #define NS (sizeof(smoves) / sizeof(smoves[0]))
 
-
 /* How the moves after the split one go: all by CMA (PTL_SHM_CMA=1), or
  * chosen, classes from 256 KiB by CMA and smaller ones bounced, move 1's
  * class (1M-2M) by CMA or bounced. */
