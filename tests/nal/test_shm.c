@@ -3457,9 +3457,10 @@ static void test_sc_cold(void **state)
 	assert_int_equal(c.pick, SHM_SC_PLAIN);
 }
 
-/* Either way round: the warm-up takes SHM_SC_HIST runs of each, then the
- * cheaper is the pick, and the other is only probed now and then: where
- * it is 1.75x dearer, under 1% of the cost lost to probes. */
+/* Either way round: the warm-up takes SHM_SC_HIST runs of each (NT's
+ * cut short when dear: test_sc_dear_trial), then the cheaper is the
+ * pick, and the other is only probed now and then: where it is 1.75x
+ * dearer, under 0.5% of the cost lost to probes. */
 static void test_sc_picks_faster(void **state)
 {
 	const uint32_t close[2] = { 200, 350 }, apart[2] = { 500, 420 };
@@ -3468,7 +3469,7 @@ static void test_sc_picks_faster(void **state)
 
 	(void)state;
 	sc_start(&c);
-	sc_feed(&c, close, SC_RUNS(2 * SHM_SC_HIST - 1), NULL);
+	sc_feed(&c, close, SC_RUNS(SHM_SC_HIST), NULL);
 	assert_false(c.ready);
 	sc_feed(&c, close, SC_RUNS(2), NULL);
 	assert_true(c.ready);
@@ -3478,7 +3479,7 @@ static void test_sc_picks_faster(void **state)
 	assert_int_equal(c.pick, SHM_SC_PLAIN);
 	assert_int_equal(c.switches, 0);
 	assert_true(took[SHM_SC_NT] > 0); /* it does look again */
-	assert_true((double)took[SHM_SC_NT] * 0.75 < 0.01 * n);
+	assert_true((double)took[SHM_SC_NT] * 0.75 < 0.005 * n);
 
 	sc_start(&c);
 	sc_feed(&c, apart, SC_RUNS(2 * SHM_SC_HIST + 1), NULL);
@@ -3490,6 +3491,68 @@ static void test_sc_picks_faster(void **state)
 	assert_int_equal(c.pick, SHM_SC_NT);
 	assert_int_equal(c.switches, 0);
 	assert_true(took[SHM_SC_PLAIN] < 0.02 * n);
+}
+
+/* Feeds one run's sends at cost[method], up to the send that ends it. */
+static void sc_feed_run(struct shm_sc *c, const uint32_t cost[2])
+{
+	uint32_t runs = c->runs[SHM_SC_PLAIN] + c->runs[SHM_SC_NT];
+
+	while (c->runs[SHM_SC_PLAIN] + c->runs[SHM_SC_NT] == runs)
+		sc_feed(c, cost, 1, NULL);
+}
+
+/* A trial's first run half as dear again as the estimate it competes
+ * with settles it: NT's warm-up takes that one run, and so does each
+ * probe of it after; a trial whose first run is nearer takes all
+ * SHM_SC_HIST, and a dear run after a cheap one in a trial (a preempted
+ * run) leaves the cheap one in the estimate. */
+static void test_sc_dear_trial(void **state)
+{
+	const uint32_t near[2] = { 70, 175 }, edge[2] = { 200, 299 }, spoiled[2] = { 200, 2000 };
+	struct shm_sc c;
+
+	(void)state;
+	sc_start(&c);
+	for (int r = 0; r < SHM_SC_HIST; r++)
+		sc_feed_run(&c, near);
+	assert_int_equal(c.runs[SHM_SC_PLAIN], SHM_SC_HIST);
+	assert_int_equal(c.runs[SHM_SC_NT], 0);
+	assert_false(c.ready);
+	sc_feed_run(&c, near);
+	assert_true(c.ready);
+	assert_int_equal(c.pick, SHM_SC_PLAIN);
+	assert_int_equal(c.runs[SHM_SC_NT], 1);
+	assert_int_equal(c.est[SHM_SC_NT], 175);
+	sc_feed(&c, near, SC_RUNS(4 * SHM_SC_REPROBE), NULL);
+	assert_int_equal(c.pick, SHM_SC_PLAIN);
+	assert_int_equal(c.switches, 0);
+	/* probed SHM_SC_SETTLE runs after the warm-up, then 64, 128, 256,
+	 * 256 and 256 after: a run each, 7 in all (SHM_SC_HIST each: 19) */
+	assert_int_equal(c.runs[SHM_SC_NT], 7);
+
+	/* 1.495x: not dear, the warm-up takes SHM_SC_HIST runs of NT */
+	sc_start(&c);
+	for (int r = 0; r < SHM_SC_HIST + 1; r++)
+		sc_feed_run(&c, edge);
+	assert_false(c.ready);
+	sc_feed(&c, edge, SC_RUNS(SHM_SC_HIST), NULL);
+	assert_true(c.ready);
+	assert_int_equal(c.runs[SHM_SC_NT], SHM_SC_HIST);
+	assert_int_equal(c.pick, SHM_SC_PLAIN);
+
+	/* NT's first run cheap, its second spoiled: the trial goes on, and
+	 * NT (cheaper) is the pick */
+	sc_start(&c);
+	for (int r = 0; r < SHM_SC_HIST; r++)
+		sc_feed_run(&c, edge);
+	sc_feed_run(&c, (const uint32_t[2]){ 200, 150 });
+	sc_feed_run(&c, spoiled);
+	assert_false(c.ready);
+	sc_feed_run(&c, (const uint32_t[2]){ 200, 150 });
+	assert_true(c.ready);
+	assert_int_equal(c.pick, SHM_SC_NT);
+	assert_int_equal(c.est[SHM_SC_NT], 150);
 }
 
 /* The pick getting a sixteenth dearer than the other's estimate has it
@@ -3701,6 +3764,7 @@ int main(void)
 		cmocka_unit_test(test_stream_behind),
 		cmocka_unit_test(test_sc_cold),
 		cmocka_unit_test(test_sc_picks_faster),
+		cmocka_unit_test(test_sc_dear_trial),
 		cmocka_unit_test(test_sc_rise_and_reprobe),
 		cmocka_unit_test(test_sc_hysteresis),
 		cmocka_unit_test(test_sc_confirm),

@@ -106,8 +106,8 @@ static inline void rec_prefetch(const uint8_t *r, size_t len)
  * waits. An interval of SHM_SC_GAP or more was idle, not streaming, and
  * is left out, as is the first after a change of method (it pays for
  * the cache state the other left). The rest follows shm_bulk.c's chooser,
- * cheaper: warm-up runs of each method in turn until each has
- * SHM_SC_HIST; the estimate of each is the lowest of its latest
+ * cheaper: warm-up runs of the plain copy until it has SHM_SC_HIST, then
+ * of NT; the estimate of each is the lowest of its latest
  * SHM_SC_HIST run costs (what else happens on the host only adds to a
  * run: a preempted run, or one whose peer was, is dearer, never
  * cheaper; see sc_low3); the pick
@@ -115,12 +115,20 @@ static inline void rec_prefetch(const uint8_t *r, size_t len)
  * when the pick's estimate rises an eighth above the other's, and
  * becomes the pick when its estimate is an eighth lower (a sixteenth
  * swung here: run costs of one method spread ~10% in a launch; the two
- * differ by ~1.25x apart, ~2x close). Probes come SHM_SC_SETTLE runs
- * after the warm-up, SHM_SC_CONFIRM after a switch, then twice as far
- * apart after each that confirmed the pick, up to SHM_SC_REPROBE runs:
- * a wrong pick (a probe spoiled by a row change, a preemption) is undone
- * soon, and in steady state a probe of a method 1.75x slower costs 3
- * runs in 259: under 0.9%. (b4096, one launch: plain runs cost 64-80
+ * differ by ~1.25x apart, ~2x close). A trial's first run (NT's in the
+ * warm-up, the other method's in a probe) that costs half as much again
+ * as the estimate it competes with ends the trial at once, as that
+ * method's whole history (sc_dear): with runs spread ~10%, two more
+ * would not bring it under, and in the near state, NT's runs 2-2.5x
+ * plain's, they cost a short stream a tenth and more (the bench's b4096
+ * row: 640 sends a trial; after 10,000 round trips, near state, 4
+ * interleaved launches: 18.7 -> 24 GB/s, plain alone 27). Probes come
+ * SHM_SC_SETTLE runs after the warm-up, SHM_SC_CONFIRM after a switch,
+ * then twice as far apart after each that confirmed the pick, up to
+ * SHM_SC_REPROBE runs: a wrong pick (a probe spoiled by a row change, a
+ * preemption) is undone soon, and in steady state a probe of a method
+ * 1.25x slower costs 3 runs in 259 (0.3%), of one 1.75x slower 1 in
+ * 257. (b4096, one launch: plain runs cost 64-80
  * cycles per KiB while the vCPUs sat close, NT 134-178; later 250 vs
  * 196, and the pick followed.) Per streamed send: one rdtsc and a few
  * adds; per run, the lowest of three. No clock without a TSC: the warm-up
@@ -175,6 +183,23 @@ void shm_sc_init(struct shm_sc *c, int pick, int ready)
 	c->every = SHM_SC_CONFIRM;
 }
 
+/* Whether run cost x, the first of method m's trial against inc, settles
+ * m as the dearer (its estimate made x: the comment above says why); the
+ * trial then ends with this run. Only the first: a later dear run may be
+ * a spoiled one after a cheap one, which the lowest of three keeps. */
+static void sc_dear(struct shm_sc *c, int m, int inc, uint32_t x)
+{
+	int first = c->ready ? c->left == SHM_SC_HIST : c->nhist[m] == 1;
+
+	if (m == inc || !first || c->nhist[inc] < SHM_SC_HIST ||
+	    (uint64_t)x < (uint64_t)c->est[inc] + c->est[inc] / 2)
+		return;
+	c->hist[m][0] = c->hist[m][1] = c->hist[m][2] = x;
+	c->nhist[m] = c->nhist[m] > SHM_SC_HIST ? c->nhist[m] : SHM_SC_HIST;
+	c->est[m] = x;
+	c->left = 1;
+}
+
 /* A run of c->cur ended, costing x cycles per KiB: what the next run takes. */
 static void sc_run_end(struct shm_sc *c, uint32_t x)
 {
@@ -188,10 +213,13 @@ static void sc_run_end(struct shm_sc *c, uint32_t x)
 		c->nhist[m]++;
 	if (c->nhist[m] >= SHM_SC_HIST)
 		c->est[m] = sc_low3(c->hist[m]);
+	sc_dear(c, m, c->ready ? c->pick : SHM_SC_PLAIN, x);
 	if (!c->ready) {
-		if (c->nhist[o] < SHM_SC_HIST) {
-			sc_use(c, o);
-		} else if (c->nhist[m] >= SHM_SC_HIST) {
+		if (c->nhist[SHM_SC_PLAIN] < SHM_SC_HIST) {
+			sc_use(c, SHM_SC_PLAIN);
+		} else if (c->nhist[SHM_SC_NT] < SHM_SC_HIST) {
+			sc_use(c, SHM_SC_NT);
+		} else {
 			c->ready = 1;
 			c->pick = c->est[SHM_SC_NT] < c->est[SHM_SC_PLAIN] ? SHM_SC_NT : SHM_SC_PLAIN;
 			c->since = 0;
