@@ -120,9 +120,10 @@ static inline void rec_prefetch(const uint8_t *r, size_t len)
  * as the estimate it competes with ends the trial at once, as that
  * method's whole history (sc_dear): with runs spread ~10%, two more
  * would not bring it under, and in the near state, NT's runs 2-2.5x
- * plain's, they cost a short stream a tenth and more (the bench's b4096
- * row: 640 sends a trial; after 10,000 round trips, near state, 4
- * interleaved launches: 18.7 -> 24 GB/s, plain alone 27). Probes come
+ * plain's, they cost a short stream a tenth and more (bench/
+ * mpi_pingpong's b4096 row, 640 sends a trial after the latency rows,
+ * near state, 9 interleaved launches, medians: 18.7 -> 20.7 GB/s;
+ * MPICH 25.2). Probes come
  * SHM_SC_SETTLE runs after the warm-up, SHM_SC_CONFIRM after a switch,
  * then twice as far apart after each that confirmed the pick, up to
  * SHM_SC_REPROBE runs: a wrong pick (a probe spoiled by a row change, a
