@@ -118,22 +118,21 @@ static inline void rec_prefetch(const uint8_t *r, size_t len)
  * differ by ~1.25x apart, ~2x close). A trial's first run (NT's in the
  * warm-up, the other method's in a probe) that costs half as much again
  * as the estimate it competes with ends the trial at once, as that
- * method's whole history (sc_dear): with runs spread ~10%, two more
- * would not bring it under, and in the near state, NT's runs 2-2.5x
- * plain's, they cost a short stream a tenth and more (bench/
- * mpi_pingpong's b4096 row, 640 sends a trial after the latency rows,
- * near state, 9 interleaved launches, medians: 18.7 -> 20.7 GB/s;
- * MPICH 25.2). Probes come
- * SHM_SC_SETTLE runs after the warm-up, SHM_SC_CONFIRM after a switch,
- * then twice as far apart after each that confirmed the pick, up to
- * SHM_SC_REPROBE runs: a wrong pick (a probe spoiled by a row change, a
- * preemption) is undone soon, and in steady state a probe of a method
- * 1.25x slower costs 3 runs in 259 (0.3%), of one 1.75x slower 1 in
- * 257. (b4096, one launch: plain runs cost 64-80
- * cycles per KiB while the vCPUs sat close, NT 134-178; later 250 vs
- * 196, and the pick followed.) Per streamed send: one rdtsc and a few
- * adds; per run, the lowest of three. No clock without a TSC: the warm-up
- * never ends and plain stores stay (without SSE2 both copies are memcpy).
+ * method's whole history (sc_dear): with runs spread ~10%, two more would
+ * not bring it under, and in the near state, NT's runs 2-2.5x plain's,
+ * they cost a short stream a tenth and more (bench/mpi_pingpong's b4096
+ * row, 640 sends a trial after the latency rows, near state, 9
+ * interleaved launches, medians: 18.7 -> 20.7 GB/s; MPICH 25.2). Probes
+ * come SHM_SC_SETTLE runs after the warm-up, SHM_SC_CONFIRM after a
+ * switch, then twice as far apart after each that confirmed the pick, up
+ * to SHM_SC_REPROBE runs: a wrong pick (a probe spoiled by a row change,
+ * a preemption) is undone soon, and in steady state a probe of a method
+ * 1.25x slower costs 3 runs in 259 (0.3%), of one 1.75x slower 1 in 257.
+ * (b4096, one launch: plain runs cost 64-80 cycles per KiB while the
+ * vCPUs sat close, NT 134-178; later 250 vs 196, and the pick followed.)
+ * Per streamed send: one rdtsc and a few adds; per run, the lowest of
+ * three. No clock without a TSC: the warm-up never ends and plain stores
+ * stay (without SSE2 both copies are memcpy).
  */
 
 static inline uint64_t sc_now(void)
@@ -184,10 +183,11 @@ void shm_sc_init(struct shm_sc *c, int pick, int ready)
 	c->every = SHM_SC_CONFIRM;
 }
 
-/* Whether run cost x, the first of method m's trial against inc, settles
- * m as the dearer (its estimate made x: the comment above says why); the
- * trial then ends with this run. Only the first: a later dear run may be
- * a spoiled one after a cheap one, which the lowest of three keeps. */
+/* Run cost x of method m, on trial against inc: when it is the trial's
+ * first and half as much again as inc's estimate, it settles m as the
+ * dearer (m's estimate made x; the comment above says why) and the trial
+ * ends with this run. Only the first: a later dear run may be a spoiled
+ * one after a cheap one, which the lowest of three keeps. */
 static void sc_dear(struct shm_sc *c, int m, int inc, uint32_t x)
 {
 	int first = c->ready ? c->left == SHM_SC_HIST : c->nhist[m] == 1;
