@@ -199,12 +199,14 @@ _Static_assert(SHM_SMALL_REC == 2 * SHM_LINE, "ring_prezero zeroes two line star
 #define SHM_STREAM_MIN 2048u
 #define SHM_STREAM_BEHIND (8u << 10)
 
-/* The streamed copy's chooser (shm_sc_note): the methods,
- * the streamed sends a run takes (its cost: their cycles over the ring
- * bytes sent, waits included), the runs a method's estimate is the lowest of
- * (and a warm-up or a probe takes in a row), the most runs by the pick
- * between two probes of the other, the fewest (after a switch), and the gap (TSC cycles, ~0.3 ms) after which
- * the sender was idle, not streaming: that interval is not counted. */
+/* The streamed copy's chooser (shm_sc_note): the methods, the streamed
+ * sends a run takes (its cost: their cycles over the ring bytes sent,
+ * waits included), the runs a method's estimate is the lowest of (and a
+ * warm-up or a probe takes in a row, unless its first is dear:
+ * shm_nal.c's sc_dear), the most runs by the pick between two probes of
+ * the other, the fewest (after a switch), and the gap (TSC cycles, ~0.3
+ * ms) after which the sender was idle, not streaming: that interval is
+ * not counted. */
 #define SHM_SC_PLAIN 0
 #define SHM_SC_NT 1
 #define SHM_SC_RUN 32
