@@ -3509,7 +3509,8 @@ static void sc_feed_run(struct shm_sc *c, const uint32_t cost[2])
  * run) leaves the cheap one in the estimate. */
 static void test_sc_dear_trial(void **state)
 {
-	const uint32_t near[2] = { 70, 175 }, edge[2] = { 200, 299 }, spoiled[2] = { 200, 2000 };
+	const uint32_t near[2] = { 70, 175 }, edge[2] = { 200, 299 }, cheap_nt[2] = { 200, 150 },
+		       spoiled[2] = { 200, 2000 };
 	struct shm_sc c;
 
 	(void)state;
@@ -3546,10 +3547,10 @@ static void test_sc_dear_trial(void **state)
 	sc_start(&c);
 	for (int r = 0; r < SHM_SC_HIST; r++)
 		sc_feed_run(&c, edge);
-	sc_feed_run(&c, (const uint32_t[2]){ 200, 150 });
+	sc_feed_run(&c, cheap_nt);
 	sc_feed_run(&c, spoiled);
 	assert_false(c.ready);
-	sc_feed_run(&c, (const uint32_t[2]){ 200, 150 });
+	sc_feed_run(&c, cheap_nt);
 	assert_true(c.ready);
 	assert_int_equal(c.pick, SHM_SC_NT);
 	assert_int_equal(c.est[SHM_SC_NT], 150);
