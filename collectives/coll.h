@@ -532,8 +532,10 @@ struct coll_cost_params {
 	 * message's cost beyond o. Where the ranks outnumber the cores
 	 * the 2-rank rate (each rank on a core of its own, its peer's on
 	 * the other) overstates these copies: bench/mpi_bench.sh takes them
-	 * from 4-rank shifts there (mpi_collcal's eshift4). Request-free
-	 * messages (small_max) keep beta. */
+	 * from 4-rank shifts there (mpi_collcal's eshift4). A rank's first
+	 * eager send of a step pays it, the others of that step beta
+	 * (coll_cost.c, step_copy). Request-free messages (small_max) keep
+	 * beta. */
 	int neager;
 	struct coll_copy_rate eager[COLL_COST_RATES];
 	/* A rank pays this much CPU for each message it takes, whether it

@@ -184,6 +184,9 @@ struct sim {
 	 * peer is kept: a rank with sends in flight to several peers, as a
 	 * 4-rank ring_bidir's, may be taken for a one-way move) */
 	int *rv_n, *rv_peer;
+	/* per rank: the step (call << 32 | step, plus one; 0: none) of its
+	 * latest send that paid the eager rate (eager_copy) */
+	uint64_t *eager_step;
 	struct heap h;
 	double end;
 	uint64_t nfin;
@@ -478,6 +481,27 @@ static double eager_copy(const struct coll_cost_params *p, size_t len)
 	int n = small(p, len) ? 0 : p->neager < COLL_COST_RATES ? p->neager : COLL_COST_RATES;
 	double rate = interp(p->eager, sizeof p->eager[0], offsetof(struct coll_copy_rate, rate), n, len, p->beta);
 	return rate > 0 ? (double)len / rate : 0.0;
+}
+
+/* Seconds the sender's CPU spends on eager send c (event e) beyond o:
+ * the first of the rank's sends in a step pays the eager rate, the
+ * others only their copy (beta). Where the ranks outnumber the cores
+ * the measured rates (4-rank shifts: one send a step) hold more than a
+ * copy: a wait for the receivers' core that a step's sends ride
+ * together. A 4-rank ring_bidir's steps, two sends each against the
+ * ring's one, took as long as the ring's (22-25 us a call at 32 KiB,
+ * four steps, against the ring's 31-38 for six: kept run s40/b2), where
+ * a rate charged to every send predicted that row 1.37-1.49x in each of
+ * nine kept runs (s36/q1-q4, s39/b1-b3, s40/b1-b2); each step's first
+ * send alone: 1.07-1.17x, and 8 rows more of the runs' 315 within 10%. */
+static double step_copy(struct sim *m, const struct hent *e, const struct coll_cmd *c)
+{
+	const struct coll_cost_params *p = m->p;
+	uint64_t key = ((uint64_t)(e->idx / m->s->ranks[e->rank].ncmds) << 32 | c->step) + 1;
+	if (m->eager_step[e->rank] == key)
+		return p->beta > 0 ? (double)c->len / p->beta : 0.0;
+	m->eager_step[e->rank] = key;
+	return eager_copy(p, c->len);
 }
 
 /* What taking the message of arrival e costs its receiver's CPU: first
@@ -872,7 +896,7 @@ static int simulate(struct sim *m)
 		 * CPU makes it), then its earliest free port */
 		double copy = p->beta > 0 ? (double)c->len / p->beta : 0.0;
 		bool own_copy = p->cpu_copies && !rndv(p, c->len) && !recv_copies(p, c->len);
-		double ready = cpu_run(m, e.rank, e.key, o_of(p, c->len) + (own_copy ? eager_copy(p, c->len) : 0.0));
+		double ready = cpu_run(m, e.rank, e.key, o_of(p, c->len) + (own_copy ? step_copy(m, &e, c) : 0.0));
 		if (rndv(p, c->len)) {
 			int rr;
 			size_t ri;
@@ -1095,6 +1119,7 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	m.xend = calloc((size_t)n, sizeof *m.xend);
 	m.rv_n = calloc((size_t)n, sizeof *m.rv_n);
 	m.rv_peer = calloc((size_t)n, sizeof *m.rv_peer);
+	m.eager_step = calloc((size_t)n, sizeof *m.eager_step);
 	m.k = p.ranks_per_core > 1 ? p.ranks_per_core : 1;
 	if (p.cores > 0 && p.cores < n) {
 		m.ncores = p.cores;
@@ -1111,7 +1136,7 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 			rc = step_switches(&m);
 	}
 	if (!m.dag || !m.rdy || !m.ports || !m.busy || !m.cpu || !m.cpu_busy || !m.nwait || !m.left || !m.call_end
-	    || !m.held || !m.split || !m.xpeer || !m.xstart || !m.xend || !m.rv_n || !m.rv_peer)
+	    || !m.held || !m.split || !m.xpeer || !m.xstart || !m.xend || !m.rv_n || !m.rv_peer || !m.eager_step)
 		rc = -ENOMEM;
 	for (int r = 0; r < n && !rc; r++) {
 		m.split[r] = SIZE_MAX;
@@ -1172,6 +1197,7 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	free(m.xend);
 	free(m.rv_n);
 	free(m.rv_peer);
+	free(m.eager_step);
 	free(m.core_free);
 	free(m.core_last);
 	free(m.step_sw);

@@ -1209,6 +1209,28 @@ static void test_sw_eager_rates(void **state)
 	coll_free(s);
 }
 
+/* The eager rate is paid once a step: a rank's first eager send of a
+ * step pays it, the others of that step their copy at beta. A 3-rank
+ * ring_bidir allgather on 2 ports is one step of two 4 KiB sends a rank
+ * (alpha 1 us, beta 1 GB/s): a slow eager rate (0.1 GB/s) lengthens it by
+ * one send's difference, not two, and so does each of two calls back
+ * to back. */
+static void test_sw_eager_per_step(void **state)
+{
+	(void)state;
+	struct coll_cost_params p = { .alpha = 1e-6, .beta = 1e9, .cpu_copies = true };
+	double fast = sw_cost(COLL_OP_ALLGATHER, COLL_ALGO_RING_BIDIR, 3, 3 * 4096, 2, &p);
+	p.neager = 1;
+	p.eager[0] = (struct coll_copy_rate){ 4096, 1e8 };
+	double one = 4096 / 1e8 - 4096 / 1e9;
+	NEAR(sw_cost(COLL_OP_ALLGATHER, COLL_ALGO_RING_BIDIR, 3, 3 * 4096, 2, &p), fast + one);
+	/* back to back, each call's step pays again: the period is as long */
+	p.calls = 2;
+	double slow2 = sw_cost(COLL_OP_ALLGATHER, COLL_ALGO_RING_BIDIR, 3, 3 * 4096, 2, &p);
+	p.neager = 0;
+	NEAR(slow2, sw_cost(COLL_OP_ALLGATHER, COLL_ALGO_RING_BIDIR, 3, 3 * 4096, 2, &p) + one);
+}
+
 /* calls: back to back, each rank enters the next call when its part of
  * the last is done; the time is the period. unexpected: a send goes when
  * its sender is ready, its message held until the receive is. A 2-rank
@@ -1390,6 +1412,7 @@ int main(void)
 		cmocka_unit_test(test_sw_step_switches),
 		cmocka_unit_test(test_sw_core_wait_from_message),
 		cmocka_unit_test(test_sw_eager_rates),
+		cmocka_unit_test(test_sw_eager_per_step),
 		cmocka_unit_test(test_sw_calls_unexpected),
 		cmocka_unit_test(test_sw_monotonic),
 	};
