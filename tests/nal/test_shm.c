@@ -1355,6 +1355,146 @@ static void one_cpu(void)
 	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
 }
 
+/* ---- a rewind leaves room for a burst where the ranks are crowded */
+
+/* Messages of HC_LEN bytes (an 8-byte header: the message's number and
+ * whether it is the last one rank 1 reads before a burst): a payload short
+ * of SHM_PAYLOAD_ALIGN, so each record takes HC_REC bytes of ring exactly. */
+#define HC_LEN 200
+#define HC_REC (8 + HC_LEN)
+
+static int hc_got, hc_bad, hc_last, hc_end;
+
+static void hc_recv(int peer, const void *msg, size_t len)
+{
+	int32_t h[2];
+
+	(void)peer;
+	if (len == 8) {
+		hc_end = 1;
+		return;
+	}
+	memcpy(h, msg, sizeof(h));
+	if (len != HC_LEN || h[0] != hc_got++ || ((const uint8_t *)msg)[HC_LEN - 1] != (uint8_t)h[0])
+		hc_bad++;
+	hc_last = h[1];
+}
+
+/* Rank 0's message k to rank 1: 0, or NAL_EAGAIN (the ring full). */
+static int hc_send(struct sj_ctx *c, int k, int last)
+{
+	static uint8_t buf[HC_LEN];
+	int32_t h[2] = { k, last };
+
+	memcpy(buf, h, sizeof(h));
+	buf[HC_LEN - 1] = (uint8_t)k;
+	return nal_shm_ops.send(c->n, 1, buf, 8, buf + 8, HC_LEN - 8);
+}
+
+/* Until rank 1 has read all rank 0 sent it (its head in ring_ctl). */
+static int hc_caught_up(struct sj_ctx *c, uint64_t deadline)
+{
+	struct shm_tx *tx = &c->n->tx[1];
+
+	while (atomic_load(&tx->ctl->head) != tx->tail) {
+		if (sj_now_ns() >= deadline)
+			return -1;
+		sched_yield(); /* on one CPU rank 1 needs it to read */
+	}
+	return 0;
+}
+
+/* Rank 0's round from message *k: messages one at a time, each once rank
+ * 1 has read all before it, up to the last whose next would end at the
+ * hot window or past it (nothing rewinds yet); then, rank 1 reading
+ * nothing (in the barrier), as many as go in: the first rewinds, and the
+ * rest have the room rank 1 read of the lap before, until the ring is
+ * full. *burst: the ring bytes those took. */
+static int hc_round(struct sj_ctx *c, int *k, uint64_t deadline, uint64_t *burst)
+{
+	struct shm_tx *tx = &c->n->tx[1];
+	uint64_t mask = c->n->ring_mask, hot = c->n->hot_bytes, from;
+	int last, rc;
+
+	SJ_CHECK((tx->tail & mask) + HC_REC < hot);
+	do {
+		SJ_CHECK(hc_caught_up(c, deadline) == 0);
+		last = (tx->tail & mask) + 2 * HC_REC >= hot;
+		SJ_CHECK(hc_send(c, (*k)++, last) == 0);
+	} while (!last);
+	SJ_CHECK(hc_caught_up(c, deadline) == 0);
+	SJ_CHECK(sj_barrier(c) == 0);
+	SJ_CHECK(hc_send(c, (*k)++, 0) == 0);
+	from = tx->tail;
+	SJ_CHECK((from & mask) == 0); /* it rewound */
+	while ((rc = hc_send(c, *k, 0)) == 0)
+		(*k)++;
+	SJ_CHECK(rc == NAL_EAGAIN);
+	*burst = tx->tail - from;
+	return 0;
+}
+
+/* Two rounds; *arg: whether the ranks are crowded. The first round's
+ * burst has the ring's first SHM_HOT_BYTES less a message or two: the
+ * full ring that ends it widens the window where crowded
+ * (SHM_HOT_BYTES_CROWDED says why), so the second round's rewind comes
+ * that much later and leaves room for a burst that much larger. Not
+ * crowded, the window stays. Every message arrives, in order. */
+static int body_hot_crowded(struct sj_ctx *c, void *arg)
+{
+	int crowded = *(int *)arg, k = 0, rc;
+	uint64_t deadline = sj_now_ns() + 30000000000ULL, burst;
+
+	on_recv = hc_recv;
+	SJ_CHECK(shm_bulk_crowded(c->n) == crowded);
+	for (int round = 0; round < 2; round++) {
+		uint64_t hot = round && crowded ? SHM_HOT_BYTES_CROWDED : SHM_HOT_BYTES;
+
+		if (c->rank == 0) {
+			SJ_CHECK(c->n->hot_bytes == hot);
+			SJ_CHECK(hc_round(c, &k, deadline, &burst) == 0);
+			SJ_CHECK(burst + 3 * HC_REC > hot && burst < hot);
+			SJ_CHECK(c->n->hot_bytes == (crowded ? SHM_HOT_BYTES_CROWDED : SHM_HOT_BYTES));
+			SJ_CHECK(sj_barrier(c) == 0);
+			/* the round's end, once rank 1 has made room */
+			while ((rc = nal_shm_ops.send(c->n, 1, &k, 8, NULL, 0)) == NAL_EAGAIN)
+				SJ_CHECK(sj_now_ns() < deadline);
+			SJ_CHECK(rc == 0);
+		} else {
+			hc_last = 0;
+			while (!hc_last) {
+				nal_shm_ops.progress(c->n);
+				SJ_CHECK(sj_now_ns() < deadline);
+				sched_yield();
+			}
+			SJ_CHECK(sj_barrier(c) == 0); /* rank 0 bursts */
+			SJ_CHECK(sj_barrier(c) == 0);
+			hc_end = 0;
+			while (!hc_end) {
+				nal_shm_ops.progress(c->n);
+				SJ_CHECK(sj_now_ns() < deadline);
+				sched_yield();
+			}
+			SJ_CHECK(hc_bad == 0);
+		}
+	}
+	return sj_barrier(c);
+}
+
+static void test_hot_crowded(void **state)
+{
+	int crowded = 1;
+
+	(void)state;
+	one_cpu();
+	run(2, body_hot_crowded, &crowded, 60, -1);
+	if (test_cpus() < 2) /* crowded whatever we do */
+		return;
+	pinned_teardown(state);
+	crowded = 0;
+	run(2, body_hot_crowded, &crowded, 60, -1);
+}
+
 static int body_bulk(struct sj_ctx *c, void *arg)
 {
 	int want = *(int *)arg;
@@ -3786,6 +3926,7 @@ int main(void)
 		cmocka_unit_test(test_bulk_nt),
 		cmocka_unit_test(test_bulk_queued),
 		cmocka_unit_test_setup_teardown(test_bulk_queued_crowded, pinned_setup, pinned_teardown),
+		cmocka_unit_test_setup_teardown(test_hot_crowded, pinned_setup, pinned_teardown),
 		cmocka_unit_test(test_bulk_split_order),
 		cmocka_unit_test(test_bulk_queued_dead),
 		cmocka_unit_test(test_bulk_refused),

@@ -46,9 +46,10 @@
  * ring (the rest of this lap is skipped, as if padded). A producer that
  * knows its ring drained (from an ack, or from ring_ctl when it streams:
  * the consumer stores its head there after every drain) rewinds once it
- * is SHM_HOT_BYTES in (shm_nal.c, ring_rewind_ok; not while the consumer
- * is behind: a burst would find no room after the rewind), so a
- * ping-pong reuses the same few KiB of ring, lines both L1 caches still
+ * is SHM_HOT_BYTES in (SHM_HOT_BYTES_CROWDED where the ranks outnumber
+ * their CPUs; shm_nal.c, ring_rewind_ok; not while the consumer is
+ * behind: a burst would find no room after the rewind), so a ping-pong
+ * reuses the same few KiB of ring, lines both L1 caches still
  * hold, rather than walking the whole ring through L2 (8-byte ping-pong of
  * the raw ring on this EPYC: 120 ns half round trip with a 16 KiB or
  * larger ring, 75-100 ns with 4-8 KiB).
@@ -167,6 +168,27 @@
 /* A producer that knows the consumer has caught up rewinds once its
  * records reach this far into the ring (see SHM_RF_REWIND). */
 #define SHM_HOT_BYTES 4096u
+
+/* ... and this far where the local ranks outnumber their CPUs (struct
+ * nal's hot_bytes, learned when a send first finds a ring full): room
+ * for three of the largest inline records. After a rewind the producer
+ * has only the room the consumer read of the lap before, until the
+ * consumer reads the record that rewound: crowded, the consumer, caught
+ * up when the producer looked, may lose its core for a switch or more at
+ * any time, and a producer with a few sends to make found the ring full
+ * after 4 KiB of them (4 ranks on 2 cores, a 1 KiB shift of MPI_Isends:
+ * ~400 full rings in 4,200 calls) and waited for a turn of the
+ * consumer's. 4 ranks bound 2 to a core, near state, 9 interleaved
+ * launches of mpi_allreduce's rows, medians: tree 4 KiB 12.0 -> 9.7 us,
+ * 32 KiB 18.5 -> 16.1; halving-doubling 4 KiB 10.9 -> 9.9, 32 KiB 28.3
+ * -> 23.4; ring 4 KiB 10.6 -> 10.0; but the one-way rings' long rows
+ * slower (ring 256 KiB 95 -> 99, 1 MiB 356 -> 371, ring_bidir 1 MiB 340
+ * -> 357), the rest within 2%; MPI_Allreduce's own picks, 5 launches:
+ * 32 KiB 18.6 -> 17.5, 4 KiB 5.1 -> 5.0, 8 B-1 MiB otherwise within 2%.
+ * Widening only the rings that filled so, each to twice its window at a
+ * time (5 of those launches), lost 1-4% on those rows and kept about
+ * half the gains. */
+#define SHM_HOT_BYTES_CROWDED (64u << 10)
 
 /* A record of at most SHM_SMALL_REC bytes, its word included, ends at a
  * cache line boundary (SHM_LINE): the next record starts on a line. The
@@ -606,6 +628,7 @@ struct nal {
 	struct shm_rank *ranks; /* [lsize] */
 	struct shm_rank *me;
 	uint32_t unheard;   /* our sends since we last delivered a record, up to SHM_TX_STREAM_SENDS */
+	uint32_t hot_bytes; /* where a ring's records rewind: SHM_HOT_BYTES, or _CROWDED (ring_full) */
 	uint64_t ring_size, ring_mask;
 	size_t max_inline;
 	size_t chunk;

@@ -513,12 +513,18 @@ static int shm_peer_check_rank(struct nal *n, int peer)
 }
 
 /* A send found no room: after SHM_DEAD_NS of that, see whether the peer is
- * still there. Reading the clock every 256th time keeps this cheap. */
+ * still there. Reading the clock every 256th time keeps this cheap. Where
+ * the local ranks outnumber their CPUs, the rings rewind further in from
+ * now on (SHM_HOT_BYTES_CROWDED says why): asked here, where it shows,
+ * and known once every local rank has attached (shm_bulk_crowded keeps
+ * it then; before, its guess counts the CPUs of those attached only). */
 static int ring_full(struct nal *n, int li, struct shm_tx *tx)
 {
 	uint32_t count = atomic_load_explicit(&tx->full_count, memory_order_relaxed);
 	uint64_t now;
 
+	if (n->hot_bytes == SHM_HOT_BYTES && shm_bulk_crowded(n) && n->crowded > 0)
+		n->hot_bytes = SHM_HOT_BYTES_CROWDED;
 	n->st.eagain++;
 	atomic_store_explicit(&tx->full_count, count + 1, memory_order_relaxed);
 	if ((count & 255) != 0)
@@ -558,7 +564,7 @@ static inline void ring_take_ack(struct nal *n, int li, uint64_t w)
 }
 
 /* Whether the record being written at tx->tail, its word at position at,
- * ending SHM_HOT_BYTES or more into the lap that starts at base, may
+ * ending hot_bytes or more into the lap that starts at base, may
  * rewind: only when the consumer has read all we sent before it
  * (head_cache, from an ack or from ring_ctl), a ping-pong or a stream
  * that keeps up. It is then past base + 8, so the terminator's place at
@@ -638,8 +644,9 @@ static inline void line_prefetchw(const uint8_t *p)
  * its word; what it covers may run past the end of the ring.
  *
  * The record rewinds (SHM_RF_REWIND: its terminator at the start of the
- * next lap) when it ends SHM_HOT_BYTES or more into the ring and the
- * consumer is known to have freed that terminator's place.
+ * next lap) when it ends hot_bytes (SHM_HOT_BYTES, or _CROWDED) or more
+ * into the ring and the consumer is known to have freed that
+ * terminator's place.
  *
  * Stores: b, then a, then the terminator (unless ring_prezero stored it
  * already), the record word and the PAD word. The consumer polls the
@@ -679,7 +686,7 @@ __attribute__((always_inline)) static inline int ring_put(struct nal *n, int li,
 	pp = acked && tx->acked_prev;
 	tx->acked_prev = acked;
 	lap = (next + S - 1) & ~(S - 1);
-	hot = (next & n->ring_mask) >= SHM_HOT_BYTES;
+	hot = (next & n->ring_mask) >= n->hot_bytes;
 	word = ((uint64_t)len << SHM_LEN_SHIFT) |
 	       (((n->rx[li].head >> 3) & SHM_ACK_MASK) << SHM_ACK_SHIFT) | type;
 	/* Its answer may come next: our polls of its ring look ahead. */
@@ -827,7 +834,7 @@ static int ring_drain(struct nal *n, int li)
 			break;
 	}
 	/* A store to our own line: it moves only when the producer reads
-	 * it, which it does when it streams past SHM_HOT_BYTES or finds the
+	 * it, which it does when it streams past the hot window or finds the
 	 * ring full. */
 	if (rx->head != rx->stored) {
 		rx->stored = rx->head;

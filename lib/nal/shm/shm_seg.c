@@ -174,6 +174,7 @@ void shm_seg_layout(struct nal *n)
 	n->me = &n->ranks[me];
 	n->ring_size = h->ring_size;
 	n->ring_mask = h->ring_size - 1;
+	n->hot_bytes = SHM_HOT_BYTES;
 	n->chunk = h->chunk;
 	n->max_inline = SHM_MAX_INLINE;
 	if (n->max_inline > h->ring_size / 4 - 8)
