@@ -485,7 +485,7 @@ static double eager_copy(const struct coll_cost_params *p, size_t len)
 
 /* Seconds the sender's CPU spends on eager send c (event e) beyond o:
  * the first of the rank's sends in a step pays the eager rate, the
- * others only their copy (beta). Where the ranks outnumber the cores
+ * others only their copy at beta (copy). Where the ranks outnumber the cores
  * the measured rates (4-rank shifts: one send a step) hold more than a
  * copy: a wait for the receivers' core that a step's sends ride
  * together. A 4-rank ring_bidir's steps, two sends each against the
@@ -494,14 +494,13 @@ static double eager_copy(const struct coll_cost_params *p, size_t len)
  * a rate charged to every send predicted that row 1.37-1.49x in each of
  * nine kept runs (s36/q1-q4, s39/b1-b3, s40/b1-b2); each step's first
  * send alone: 1.07-1.17x, and 8 rows more of the runs' 315 within 10%. */
-static double step_copy(struct sim *m, const struct hent *e, const struct coll_cmd *c)
+static double step_copy(struct sim *m, const struct hent *e, const struct coll_cmd *c, double copy)
 {
-	const struct coll_cost_params *p = m->p;
 	uint64_t key = ((uint64_t)(e->idx / m->s->ranks[e->rank].ncmds) << 32 | c->step) + 1;
 	if (m->eager_step[e->rank] == key)
-		return p->beta > 0 ? (double)c->len / p->beta : 0.0;
+		return copy;
 	m->eager_step[e->rank] = key;
-	return eager_copy(p, c->len);
+	return eager_copy(m->p, c->len);
 }
 
 /* What taking the message of arrival e costs its receiver's CPU: first
@@ -896,7 +895,7 @@ static int simulate(struct sim *m)
 		 * CPU makes it), then its earliest free port */
 		double copy = p->beta > 0 ? (double)c->len / p->beta : 0.0;
 		bool own_copy = p->cpu_copies && !rndv(p, c->len) && !recv_copies(p, c->len);
-		double ready = cpu_run(m, e.rank, e.key, o_of(p, c->len) + (own_copy ? step_copy(m, &e, c) : 0.0));
+		double ready = cpu_run(m, e.rank, e.key, o_of(p, c->len) + (own_copy ? step_copy(m, &e, c, copy) : 0.0));
 		if (rndv(p, c->len)) {
 			int rr;
 			size_t ri;

@@ -181,7 +181,7 @@
  * consumer's. 4 ranks bound 2 to a core, near state, 9 interleaved
  * launches of mpi_allreduce's rows, medians: tree 4 KiB 12.0 -> 9.7 us,
  * 32 KiB 18.5 -> 16.1; halving-doubling 4 KiB 10.9 -> 9.9, 32 KiB 28.3
- * -> 23.4; ring 4 KiB 10.6 -> 10.0; but the one-way rings' long rows
+ * -> 23.4; ring 4 KiB 10.6 -> 10.0; but the ring algorithms' long rows
  * slower (ring 256 KiB 95 -> 99, 1 MiB 356 -> 371, ring_bidir 1 MiB 340
  * -> 357), the rest within 2%; MPI_Allreduce's own picks, 5 launches:
  * 32 KiB 18.6 -> 17.5, 4 KiB 5.1 -> 5.0, 8 B-1 MiB otherwise within 2%.
