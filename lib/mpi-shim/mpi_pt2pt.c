@@ -100,11 +100,26 @@ struct mpi_uxbuf {
  * 21.9 -> 23.9 - 28.7 GB/s, MPICH 23.1 - 28.6; far state (~460 ns) 11.1
  * - 11.4 -> 13.2 - 13.4, MPICH 12.8 - 13.2); 4 KiB windows, which took
  * all 128, level. The price: 512 KiB more per rank, prefilled
- * (mem_mapped). */
+ * (mem_mapped).
+ *
+ * Eight reserves, not four: every peer holds its promise whether it
+ * sends or not, and with four ranks 3 x 186 units sat with peers that
+ * never sent (a ring's rank hears from one), leaving the reserves'
+ * room (nack_cap - nack_out) about one batch of grants above what was
+ * promised; a grant waited for a full reserve to come back (re-posted
+ * once all its messages were taken), and a sender of 8 KiB messages went
+ * the ACKed way for 3 of 4 of them (4 ranks on 2 cores, a shift of
+ * MPI_Isends: ~700 of 4,200 ACK-free), each waiting a turn of its
+ * receiver's core for the ACK. With 7 x 249 units promised at most 256
+ * a peer, all went ACK-free: the shift 4.4 -> 3.8-4.0 us a call, and 4
+ * ranks on 2 cores, mpi_allreduce's rows, 4 interleaved launches: ring
+ * 32 KiB 33.4 -> 15.1 us, ring_bidir 23.5 -> 14.7, halving-doubling 22.0
+ * -> 18.2, MPI_Allreduce's own pick 18.5 -> 14.5; 2 ranks level. The
+ * price: 1 MiB more per rank. */
 #define MPI_NOACK_MIN 1024
 #define MPI_NOACK_MAX 8192
 #define MPI_NOACK_UNIT 1024
-#define MPI_NOACK_NBUFS 4
+#define MPI_NOACK_NBUFS 8
 #define MPI_NOACK_BUFSZ (256u << 10)
 #define MPI_NOACK_CREDITS 256
 

@@ -10,7 +10,11 @@
 # library until the sender has counted, so no credit comes back meanwhile;
 # then again once the receiver has given the credits back. "stream":
 # windows of 4 KiB MPI_Isend from one sender, then two, which keep going
-# ACK-free on the credits the receiver gives back. "sendmem": small
+# ACK-free on the credits the receiver gives back. "shift": a ring of
+# 8 KiB MPI_Isends at 4 ranks, each rank hearing from one peer only,
+# keeps going ACK-free on the one receiver's grants while the other
+# peers' promises sit unused.
+# "sendmem": small
 # MPI_Isends that outrun a receiver out of the library keep the sender
 # within PTL_MPI_SEND_COPY_MEM (contiguous data, and with "vec" not);
 # "exchange": 20,000 1 KiB MPI_Sends each way before any receive, buffered;
@@ -34,6 +38,7 @@ run 2 PTL_PROGRESS_THREAD=0 -- mpi_p2p units
 run 4 PTL_PROGRESS_THREAD=0 -- mpi_p2p units
 run 2 PTL_PROGRESS_THREAD=0 -- mpi_p2p stream
 run 3 PTL_PROGRESS_THREAD=0 -- mpi_p2p stream
+run 4 -- mpi_p2p shift
 run 2 PTL_PROGRESS_THREAD=0 PTL_MPI_SEND_COPY_MEM=1M -- mpi_p2p sendmem
 run 2 PTL_PROGRESS_THREAD=0 PTL_MPI_SEND_COPY_MEM=1M -- mpi_p2p sendmem vec
 run 2 -- mpi_p2p exchange
