@@ -782,17 +782,17 @@ static int noack_credits(void)
  * less than 8 KiB free) shared among the ranks, at most 256 units
  * (MPI_NOACK_CREDITS), so with 2 or 4 ranks it sends 128 messages of
  * 1025-2048 bytes without an ACK, with 8 ranks 108, before it must wait
- * for the receiver's grants. Run first thing, with PTL_PROGRESS_THREAD=0: a send
- * that went ACK-free is complete when MPI_Isend returns, an ACKed one (a
- * direct send above 1 KiB) only once the receiver has taken it in, so the
- * receiver must stay out of the library until the sender has counted -
- * one ACK or grant let in early and the count is too high (a sleep was not
- * enough at load 10, with 100 sends and 128 KiB reserves: "48 of 100 ...
- * give 45"). The sender says it is done with SIGUSR1 (units_wait),
- * outside the library. 2048-byte messages first (2 units: one too many
- * per message shows), then 2047-byte ones (2 units: rounding down shows).
- * MPI_Init's own traffic may have taken a unit or two, hence the lower
- * bound.
+ * for the receiver's grants. Run first thing, with PTL_PROGRESS_THREAD=0:
+ * a send that went ACK-free is complete when MPI_Isend returns, an ACKed
+ * one (a direct send above 1 KiB) only once the receiver has taken it in,
+ * so the receiver must stay out of the library until the sender has
+ * counted - one ACK or grant let in early and the count is too high (a
+ * sleep was not enough at load 10, with 100 sends and 128 KiB reserves:
+ * "48 of 100 ... give 45"). The sender says it is done with SIGUSR1
+ * (units_wait), outside the library. 2048-byte messages first (2 units:
+ * one too many per message shows), then 2047-byte ones (2 units: rounding
+ * down shows). MPI_Init's own traffic may have taken a unit or two, hence
+ * the lower bound.
  *
  * Then the receiver takes every message in, which gives the credits back
  * (MPI_CTRL_NOACK) in batches of at least half of them, so at most half

@@ -13,10 +13,9 @@
 # ACK-free on the credits the receiver gives back. "shift": a ring of
 # 8 KiB MPI_Isends at 4 ranks, each rank hearing from one peer only,
 # keeps going ACK-free on the one receiver's grants while the other
-# peers' promises sit unused.
-# "sendmem": small
-# MPI_Isends that outrun a receiver out of the library keep the sender
-# within PTL_MPI_SEND_COPY_MEM (contiguous data, and with "vec" not);
+# peers' promises sit unused. "sendmem": small MPI_Isends that outrun a
+# receiver out of the library keep the sender within
+# PTL_MPI_SEND_COPY_MEM (contiguous data, and with "vec" not);
 # "exchange": 20,000 1 KiB MPI_Sends each way before any receive, buffered;
 # again with lib/ptl's queue of sends waiting for ring space cut to 16
 # requests (PTL_TEST_TX_REQ_MAX=16): past it PtlPut says PTL_NO_SPACE and the
