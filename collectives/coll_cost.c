@@ -485,9 +485,9 @@ static double eager_copy(const struct coll_cost_params *p, size_t len)
 
 /* Seconds the sender's CPU spends on eager send c (event e) beyond o:
  * the first of the rank's sends in a step pays the eager rate, the
- * others only their copy at beta (copy). Where the ranks outnumber the cores
- * the measured rates (4-rank shifts: one send a step) hold more than a
- * copy: a wait for the receivers' core that a step's sends ride
+ * others only their copy at beta (copy). Where the ranks outnumber the
+ * cores the measured rates (4-rank shifts: one send a step) hold more
+ * than a copy: a wait for the receivers' core that a step's sends ride
  * together. A 4-rank ring_bidir's steps, two sends each against the
  * ring's one, took as long as the ring's (22-25 us a call at 32 KiB,
  * four steps, against the ring's 31-38 for six: kept run s40/b2), where

@@ -1081,16 +1081,15 @@ static void stream(void)
 static void shift(void)
 {
 	enum { LEN = 8192, STEPS = 2000 };
-	static unsigned char sb[2][LEN], rb[LEN];
+	static unsigned char sb[LEN], rb[LEN];
 	int to = (t_rank + 1) % t_size, from = (t_rank + t_size - 1) % t_size, at_once = 0, bad = 0;
 	for (int i = 0; i < STEPS; i++) {
 		MPI_Request r[2];
 		int done = 0;
-		unsigned char *b = sb[i & 1];
 		for (int k = 0; k < LEN; k += 256)
-			b[k] = pat((size_t)k, i + t_rank);
+			sb[k] = pat((size_t)k, i + t_rank);
 		OK(MPI_Irecv(rb, LEN, MPI_BYTE, from, 4, MPI_COMM_WORLD, &r[0]));
-		OK(MPI_Isend(b, LEN, MPI_BYTE, to, 4, MPI_COMM_WORLD, &r[1]));
+		OK(MPI_Isend(sb, LEN, MPI_BYTE, to, 4, MPI_COMM_WORLD, &r[1]));
 		OK(MPI_Request_get_status(r[1], &done, MPI_STATUS_IGNORE));
 		at_once += done;
 		OK(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));

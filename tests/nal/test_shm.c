@@ -1404,6 +1404,18 @@ static int hc_caught_up(struct sj_ctx *c, uint64_t deadline)
 	return 0;
 }
 
+/* Rank 1: progresses until *flag (hc_recv sets it). */
+static int hc_read_until(struct sj_ctx *c, const int *flag, uint64_t deadline)
+{
+	while (!*flag) {
+		nal_shm_ops.progress(c->n);
+		if (sj_now_ns() >= deadline)
+			return -1;
+		sched_yield(); /* on one CPU rank 0 needs it to send */
+	}
+	return 0;
+}
+
 /* Rank 0's round from message *k: messages one at a time, each once rank
  * 1 has read all before it, up to the last whose next would end at the
  * hot window or past it (nothing rewinds yet); then, rank 1 reading
@@ -1462,19 +1474,11 @@ static int body_hot_crowded(struct sj_ctx *c, void *arg)
 			SJ_CHECK(rc == 0);
 		} else {
 			hc_last = 0;
-			while (!hc_last) {
-				nal_shm_ops.progress(c->n);
-				SJ_CHECK(sj_now_ns() < deadline);
-				sched_yield();
-			}
+			SJ_CHECK(hc_read_until(c, &hc_last, deadline) == 0);
 			SJ_CHECK(sj_barrier(c) == 0); /* rank 0 bursts */
 			SJ_CHECK(sj_barrier(c) == 0);
 			hc_end = 0;
-			while (!hc_end) {
-				nal_shm_ops.progress(c->n);
-				SJ_CHECK(sj_now_ns() < deadline);
-				sched_yield();
-			}
+			SJ_CHECK(hc_read_until(c, &hc_end, deadline) == 0);
 			SJ_CHECK(hc_bad == 0);
 		}
 	}
