@@ -706,9 +706,8 @@ pp1m=$(cal 2 pingpong 1048576)
 # ping-pongs (those the move rates and the checks come from; the pick
 # swings between two close methods in a run, the counts say which led),
 # passed as --bulk-methods. With PTL_SHM_CMA=1 every move is CMA; where
-# the ranks outnumber the cores (4 ranks here) moves bounce below 128 KiB
-# and go by CMA from it (shm.h's SHM_CROWDED_CMA_MIN), unchosen, and CMA
-# moves are not split (split4).
+# the ranks outnumber the cores (4 ranks here) every move bounces,
+# unchosen (with PTL_SHM_CMA=1 by CMA, not split: split4).
 # shm.h's SHM_SPLIT_MIN (KiB, shifted), 64 KiB when unreadable
 split=$(sed -n 's/^#define SHM_SPLIT_MIN (\([0-9][0-9]*\)u << 10).*/\1/p' "$S/lib/nal/shm/shm.h" 2>/dev/null)
 split=$(( ${split:-64} * 1024 ))

@@ -1505,16 +1505,13 @@ static int body_bulk(struct sj_ctx *c, void *arg)
 	uint8_t *mem = malloc(BULK_MAX + BULK_SLACK);
 	struct nal_mr mr;
 	struct shm_stats st;
-	uint64_t moves = 0, big = 0; /* big: the moves of SHM_CROWDED_CMA_MIN and up */
+	uint64_t moves = 0;
 
 	SJ_CHECK(mem != NULL);
 	if (want == BULK_REFUSED)
 		SJ_CHECK(refuse_cma() == 0);
-	/* More ranks than CPUs (a 1-CPU runner, taskset): each move by its
-	 * size, unchosen (from SHM_CROWDED_CMA_MIN by CMA, unsplit; below it
-	 * bounced), unless forced to CMA */
-	/* CMA refused or off (PTL_SHM_CMA=0): nothing by CMA, crowded or not */
-	bool no_cma = want == BULK_REFUSED || want == BULK_BOUNCED;
+	/* More ranks than CPUs (a 1-CPU runner, taskset): every move
+	 * bounced, unchosen, unless forced to CMA */
 	if (c->size > test_cpus() && want != BULK_CMA)
 		want = BULK_CROWDED;
 	if (c->rank > 1) { /* there to outnumber the cores */
@@ -1586,7 +1583,6 @@ static int body_bulk(struct sj_ctx *c, void *arg)
 				mem[off + i] = pat(1, off + i);
 			SJ_CHECK(do_bulk(c, NAL_BULK_WRITE, mem + off, raddr + off, len) == 0);
 			moves += len ? 3 : 0;
-			big += len >= SHM_CROWDED_CMA_MIN ? 3 : 0;
 		}
 		nal_shm_ops.progress(c->n);
 		shm_get_stats(c->n, &st);
@@ -1596,8 +1592,8 @@ static int body_bulk(struct sj_ctx *c, void *arg)
 			SJ_CHECK(st.bounce_chunks == 0 && st.cma_moves == moves &&
 				 st.split_moves == (shm_bulk_crowded(c->n) ? 0u : 4u));
 		else if (want == BULK_CROWDED)
-			SJ_CHECK(big > 0 && big < moves && st.cma_moves == (no_cma ? 0 : big) &&
-				 st.bounce_moves == moves - st.cma_moves && st.split_moves == 0 && st.nt_moves == 0);
+			SJ_CHECK(st.cma_moves == 0 && st.bounce_moves == moves && st.split_moves == 0 &&
+				 st.nt_moves == 0);
 		else if (want == BULK_NT) /* and filled its WRITEs' slots so */
 			SJ_CHECK(st.nt_moves == moves && st.bounce_moves == moves && st.cma_moves == 0 &&
 				 st.nt_chunks >= 3);
@@ -2058,12 +2054,10 @@ static void test_bulk_refused(void **state)
 	unsetenv("PTL_SHM_CMA");
 }
 
-/* More ranks than CPUs: moves go by their size, unchosen, from
- * SHM_CROWDED_CMA_MIN by CMA unsplit, below it bounced (shm_bulk.c's
+/* More ranks than CPUs: every move bounced, unchosen (shm_bulk.c's
  * shm_bulk_crowded and bulk_mode say why); PTL_SHM_CMA=1 still forces CMA
- * for every move, unsplit. The
- * CPUs are those the ranks may use: 2 ranks pinned to one CPU (taskset -c
- * 0) are crowded on a host of many. */
+ * for every move, unsplit. The CPUs are those the ranks may use: 2 ranks
+ * pinned to one CPU (taskset -c 0) are crowded on a host of many. */
 static void test_bulk_crowded(void **state)
 {
 	int ncpu = test_cpus(), want = BULK_CROWDED;

@@ -283,16 +283,14 @@ void shm_sc_note(struct shm_sc *c, uint64_t now, uint64_t pos);
  * with PTL_SHM_CMA=0: struct nal.cma is 0, the chooser picks between plain
  * and non-temporal stores), always by CMA (PTL_SHM_CMA=1), bounced by
  * plain stores (BOUNCE: a move of the CMA mode to a peer that refused
- * CMA), or, unchosen where the
- * local ranks outnumber the CPUs they may use (unless PTL_SHM_CMA=1),
- * by size (CROWDED): from SHM_CROWDED_CMA_MIN by CMA unsplit, below it
- * (or without CMA, or behind a move to that peer still queued) bounced. CMA refused by the OS (EPERM) ends CMA with
- * that peer (struct shm_bpeer.cma_refused), whatever the mode. */
+ * CMA), or, unchosen where the local ranks outnumber the CPUs they may
+ * use (unless PTL_SHM_CMA=1), bounced by plain stores too (CROWDED: the
+ * report says why). CMA refused by the OS (EPERM) ends CMA with that
+ * peer (struct shm_bpeer.cma_refused), whatever the mode. */
 #define SHM_BULK_AUTO 1
 #define SHM_BULK_CMA 2
 #define SHM_BULK_BOUNCE 3
 #define SHM_BULK_CROWDED 4
-#define SHM_CROWDED_CMA_MIN (128u * 1024u)
 
 /* The methods, as the chooser (struct shm_choice) indexes them: through
  * the bounce area, one CMA copy, or through the bounce area with the

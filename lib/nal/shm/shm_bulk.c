@@ -106,9 +106,8 @@
  * PTL_SHM_CMA=1 forces CMA (long moves split unless crowded), PTL_SHM_CMA=0
  * forbids it (the chooser then picks between bounce and NT). Where the
  * local ranks outnumber the CPUs they may use (shm_bulk_crowded() says why),
- * moves go unchosen by their size: from SHM_CROWDED_CMA_MIN by unsplit CMA,
- * below it bounced by plain stores (bulk_mode() says why); every one by
- * unsplit CMA if PTL_SHM_CMA=1.
+ * every move bounces by plain stores, unchosen (bulk_mode() says why);
+ * every one by unsplit CMA if PTL_SHM_CMA=1.
  * CMA refused after it worked ends CMA with that peer: a split move whose
  * half was refused finishes it by bounce (cma_split, hp_work).
  *
@@ -697,24 +696,27 @@ int shm_cma_env(const char *e)
  * by CMA, 128 us bounced (every bounced line crosses between the cores'
  * caches twice: the producer's store invalidates the consumer's copy, the
  * consumer's load fetches it back; CMA's one copy reads each line across
- * once). And CMA needs nothing of the peer, which matters when ranks
- * outnumber cores: a bounced move waits for its peer to be scheduled.
- * There (crowded: no chooser, shm_bulk_crowded says why) moves of
- * SHM_CROWDED_CMA_MIN and up go by CMA, smaller ones bounce. 4 ranks on the
- * 2 vCPUs of an AMD EPYC guest, unpinned, MPI_Allreduce (bench/
- * mpi_allreduce.c, 6 interleaved launches each, medians us, 2026-12-04):
- * near (core_rtt 108 - 127 ns), bounced vs CMA (PTL_SHM_CMA=1: at these
- * sizes every move 128 KiB or more) vs Open MPI 4.1: 128 KiB
- * (recursive doubling: 128 KiB moves) 111 - 207 vs 92 - 100 vs 100 - 171,
- * 256 KiB 160 - 168 vs 137 - 160 vs 136 - 228, 512 KiB (halving-doubling:
- * 128 and 256 KiB) 248 - 259 vs 200 - 227 vs 215 - 346, 1 MiB (the
- * bidirectional ring: 128 KiB) 364 - 396 vs 318 - 371 vs 349 - 405; far
- * (401 - 437 ns), the build before against this one: 128 KiB 140 - 173 vs
- * 131 - 169, 256 KiB 200 - 298 vs 205 - 250, 512 KiB 317 - 467 vs 281 -
- * 329, 1 MiB 462 - 666 vs 482 - 563 (Open MPI 163 - 176, 231 - 252, 372 -
- * 405, 672 - 715). Smaller moves stay bounced: 64 KiB ones by CMA lost in
- * the far state (the 128 KiB tree's two trees of halves, 183 against 147
- * us; 215 - 473 against 150 - 262 in another session). */
+ * once). And CMA needs nothing of the peer, which should matter where
+ * ranks outnumber cores (a bounced move waits for its peer to be
+ * scheduled), but measured it does not: there (crowded: no chooser,
+ * shm_bulk_crowded says why) every move bounces. From 2026-12-04 to 2026-12-05 moves of 128 KiB and up went by
+ * unsplit CMA there, measured faster then (4 ranks on the 2 vCPUs of the
+ * AMD EPYC guest, 1 MiB MPI_Allreduce, near state: bounced 364 - 396 us,
+ * CMA 318 - 371); measured again a day and several changes to the bounce's
+ * waits later, the bounce took half that and CMA lost at every size and
+ * in both states: 4 ranks bound (ptlrun --bind-to core), bench/
+ * mpi_allreduce.c, 3 interleaved launches each, medians us, CMA from
+ * 128 KiB vs every move bounced: near, halving-doubling 256 KiB 92 - 97
+ * vs 72 - 74, 512 KiB 158 - 161 vs 108 - 110, 1 MiB 276 - 283 vs 193 -
+ * 197; the bidirectional ring 512 KiB (128 KiB moves) 170 - 180 vs 118 -
+ * 120; MPI_Allreduce's own picks 2 MiB 568 - 606 vs 393 - 422, 8 MiB 3485
+ * - 3655 vs 2324 - 2353 (Open MPI 4.1 on the same cores: 1 MiB 342 - 355,
+ * 8 MiB 4770 - 5845); far (core_rtt 367 - 398 ns), 256 KiB 113 - 119 vs
+ * 93 - 97, 1 MiB 347 - 375 vs 248 - 257, 4 MiB 1526 - 1617 vs 1110 -
+ * 1348; 8 ranks, near, 1 MiB 757 - 761 vs 592 - 593; MPI_Bcast of 1 MiB
+ * on 4 ranks 163 - 168 vs 91 - 93 (Open MPI 214 - 228). Moves below
+ * 128 KiB had always bounced (64 KiB ones by CMA lost in the far state:
+ * the 128 KiB tree's two trees of halves, 183 against 147 us). */
 static int bulk_mode(struct nal *n)
 {
 	if (!n->bulk_mode) {
@@ -1223,13 +1225,10 @@ int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 			 (1u << SHM_M_BOUNCE) | (SHM_NT_OK ? 1u << SHM_M_NT : 0) |
 				 (cma_allowed(n, li) ? 1u << SHM_M_CMA : 0),
 			 bp->q && bp->qmethod != SHM_M_CMA ? bp->qmethod : -1, &joined)
-	       : mode == SHM_BULK_CMA || (mode == SHM_BULK_CROWDED && len >= SHM_CROWDED_CMA_MIN && cma_allowed(n, li))
-		       ? SHM_M_CMA
-		       : SHM_M_BOUNCE;
+	       : mode == SHM_BULK_CMA ? SHM_M_CMA : SHM_M_BOUNCE;
 	/* Not past the moves asked before it to li (the file's header says
-	 * why): behind moves queued in the bounce area, crowded moves of
-	 * SHM_CROWDED_CMA_MIN and up, and any other CMA move that gets here,
-	 * go their way (ch_take joins the chooser's itself, with their
+	 * why): behind moves queued in the bounce area, a CMA move goes
+	 * their way (ch_take joins the chooser's itself, with their
 	 * timing); behind a split move in flight or a queued CMA move, a CMA
 	 * move is queued too, and done at its turn (cma_run). */
 	if (m == SHM_M_CMA && bp->q)
@@ -1777,14 +1776,10 @@ static void bulk_report(struct nal *n)
 		if (n->cma && n->bp[li].cma_refused)
 			fprintf(stderr, "ptl shm bulk: rank %d peer %d cma refused\n", n->rank, n->l2g[li]);
 	if (mode != SHM_BULK_AUTO) {
-		if (mode == SHM_BULK_CROWDED && n->cma)
-			fprintf(stderr, "ptl shm bulk: rank %d mode crowded (cma from %uK, bounce below)\n", n->rank,
-				SHM_CROWDED_CMA_MIN / 1024);
-		else
-			fprintf(stderr, "ptl shm bulk: rank %d mode %s (%s)\n", n->rank,
-				mode == SHM_BULK_CMA && n->cma ? "cma" : mode ? "bounce" : "none",
-				mode == SHM_BULK_CMA ? (n->cma ? "PTL_SHM_CMA=1" : "CMA refused")
-				: mode ? "crowded" : "no moves");
+		fprintf(stderr, "ptl shm bulk: rank %d mode %s (%s)\n", n->rank,
+			mode == SHM_BULK_CMA && n->cma ? "cma" : mode ? "bounce" : "none",
+			mode == SHM_BULK_CMA ? (n->cma ? "PTL_SHM_CMA=1" : "CMA refused")
+			: mode ? "crowded" : "no moves");
 		return;
 	}
 	for (int li = 0; li < n->lsize; li++) {
