@@ -100,80 +100,37 @@ static enum coll_algo ring_by_ports(const struct coll_req *r)
 
 /* Up to this many ranks (a power of two, where halving-doubling would
  * go; others untried) on one host whose cores they outnumber, an
- * allreduce past the short ones goes by the bidirectional ring whatever
- * the ports, except from COLL_SHARED_RD_MIN on
- * (below): each rank drives both directions' transfers, so a rank that
- * gets the core has twice the work ready and the job switches less often
- * per byte. 4 ranks on 2 cores, interleaved (bench/mpi_allreduce.c's rows;
- * load 4-5), median [best] us, against halving-doubling: 32 KiB 83.0
- * [63.3] vs 139 [77.8], 256 KiB 357 [322] vs 413 [361], 1 MiB 1224 [567]
- * vs 1968 [754]; an earlier run (load 2-5, 9 launches each): 32 KiB
- * 27.2-35.1 vs 40.2-54.3, 256 KiB 178-213 vs 164-255, 1 MiB 508-546 vs
- * 470-704; a later one 32 KiB 77.1 [67.6] vs 90.8 [86.8], 256 KiB 324
- * [320] vs 381 [337], 1 MiB 3045 [1770] vs 1430 [1036] (these three had
- * kept halving-doubling from 256 KiB up). Three runs of bench/mpi_bench.sh
- * 3 3 on an AMD Zen 4 guest (2026-12-01, load 1.7-3; each algorithm's 9
- * launches interleaved with the others'), median [best] us at 1 MiB,
- * ring_bidir vs halving-doubling vs the one-way ring: 371 [339] vs 444
- * [338] vs 399 [391], 367 [331] vs 483 [442] vs 429 [373], 385 [331] vs
- * 522 [447] vs 505 [443] (Open MPI's on the same cores: 423-482); at
- * 256 KiB ring_bidir level with halving-doubling (130, 187, 158 vs 166,
- * 145, 155). Forced and interleaved (mpi_allreduce_ptl, 5 launches each,
- * load 1.2, the same day), median [range] us, halving-doubling vs
- * ring_bidir: 256 KiB 130 [121-195] vs 134 [131-166], 512 KiB 206
- * [189-306] vs 211 [208-252], 1 MiB 448 [430-590] vs 375 [357-429]. Hence
- * ring_bidir again from 1 MiB, where it pulled ahead there (nothing
- * larger measured: bench/mpi_allreduce.c stops at 1 MiB). On the AMD
- * EPYC guest of 2026-12-04 (a switch a quarter of that host's) it does
- * not: 1 MiB forced, halving-doubling vs ring_bidir, 351-374 vs 498-504
- * us (far state, 2 rounds) and 292 vs 322 (near, the bench's rows), and
- * the automatic choice's 1 MiB took 1.01x Open MPI's time by ring_bidir:
- * so halving-doubling up from COLL_SHARED_HD_MIN, whatever the size. */
+ * allreduce past the short ones takes the rule below (shared_cores_allreduce).
+ * Where ranks take turns on a core, each switch costs more than the bytes
+ * of a step, so the algorithm that keeps a rank's work ready when it gets
+ * the core wins:
+ * - the bidirectional ring (whatever the ports) while its messages (a
+ *   quarter of the vector) still go inline, to COLL_SHARED_BIDIR_MAX: each
+ *   rank drives both directions, so a rank that gets the core has twice
+ *   the work ready;
+ * - recursive doubling above it, to below COLL_SHARED_HD_MIN: two
+ *   exchanges of the whole vector, so a rank waits for one partner twice
+ *   where the rings and halving-doubling make all four ranks take turns at
+ *   four steps; the extra reduction costs less than those switches;
+ * - halving-doubling from COLL_SHARED_HD_MIN, as where the cores are not
+ *   shared (its moves halve the vector; recursive doubling's whole-vector
+ *   moves cost more there than the turns they save).
+ * 4 ranks on the 2 vCPUs of an AMD EPYC guest, bound, near state, shm
+ * moving every bulk message through the segment (shm_bulk.c's bulk_mode),
+ * bench/mpi_allreduce.c forced per algorithm, 5 interleaved launches,
+ * medians us (2026-12-05), ring_bidir vs recursive doubling vs
+ * halving-doubling: 64 KiB 29.6 vs 34.0 vs 37.4; 72 KiB (the ring's
+ * messages past the 16 KiB inline limit) 51.0 vs 37.4 vs 51.2; 80 KiB 49.6
+ * vs 40.3 vs 52.4; 128 KiB 60.3 vs 52.6 vs 65.1; 160 KiB 69.5 vs 59.5 vs
+ * 68.7; 192 KiB 75.1 vs 71.7 vs 72.2; 224 KiB 79.9 vs 77.6 vs 79.7; 256
+ * KiB 85.7 vs 89.5 vs 81.2; and in 3 launches 384 KiB 106 vs 126 vs 98,
+ * 1 MiB 211 vs 356 vs 208 (Open MPI 4.1's own choice: 47, 71, 90, 103,
+ * 140, 357 at 64, 128, 192, 256, 384 KiB, 1 MiB). Earlier hosts and
+ * builds drew these lines elsewhere (this file's history has their
+ * figures): the rule follows the measurements, not a model. */
 #define COLL_SHARED_BIDIR_RANKS 4
-
-/* From this many bytes to below COLL_SHARED_HD_MIN, those ranks go by
- * recursive doubling instead: two exchanges of the whole vector, so a rank
- * that gets the core waits for one partner twice, where the rings and
- * halving-doubling make all four ranks take turns at four steps, and the
- * extra reduction (the whole vector twice, not 3/4 of it) costs less than
- * those switches. Below 64 KiB the bidirectional ring wins (ring_bidir
- * vs recursive doubling, 4 rounds, near state: 40 KiB 69.5 vs 93.0 us,
- * 48 KiB 70.7 vs 92.1, 56 KiB 74.1 vs 109.5). At 64 KiB its messages
- * reach 16 KiB, which went by shm's bulk path until nal.h's NAL_HDR_ROOM
- * (64 KiB 128 us); inline since, recursive doubling still leads there
- * (5 rounds, near: 64 KiB 77.6 vs 87.3, 96 KiB 106 vs 187, 128 KiB 121
- * vs 236). 4 ranks on 2 cores, bench/mpi_allreduce.c's rows, interleaved
- * with Open MPI 4.1 (vader), median of the rounds' medians [rounds], us,
- * before NAL_HDR_ROOM, recursive doubling vs the earlier rule (ring_bidir
- * below 128 KiB, the double binary tree to below 256 KiB,
- * halving-doubling there) vs Open MPI, 2026-12-03, far state and near:
- * 32 KiB 74.9 vs 63.3 vs 87.2 [5] (the ring's); 64 KiB 88.3 vs 144.7 vs
- * 113.9 [6], 89.2 vs 147.3 vs 103.0 [5], 98.9 vs 128.3 [4]; 96 KiB 121
- * vs 201 vs 111 [5]; 128 KiB 141.5 vs 140.5 vs 147.7 [6]; 192 KiB 181 vs
- * 209 vs 185 [6], 163 vs 256 vs 206 [6]; 256 KiB 211 vs 216 vs 221 [6],
- * 194 vs 222 vs 205 [6]; 384 KiB 303 vs 260 (halving-doubling's) vs 282
- * [6]. With the rule in (the old one a build before it, 6 rounds): 64
- * KiB 85.4 vs 144.9 vs 110.0, 128 KiB 129.0 vs 138.7 vs 139.3, 192 KiB
- * 159.6 vs 213.1 vs 165.3, 256 KiB 187.8 vs 222.1 vs 200.5; 320 KiB
- * (halving-doubling both) 239.5 vs 246.2 vs 233.8. The tree's range and
- * halving-doubling's 256 KiB came from runs that did not try recursive
- * doubling (tree vs ring_bidir vs halving-doubling, median [best]: 128
- * KiB 130 [101] vs 172 [121] vs 143 [106], 256 KiB 210 [196] vs 262 [176]
- * vs 176 [163]). From COLL_SHARED_HD_MIN halving-doubling, as where the
- * cores are not shared (above). Up to 2026-12-04
- * recursive doubling went to 256 KiB, and on an AMD EPYC guest whose
- * switch costs a quarter of the one above (1.2 us: more steps cost less)
- * MPI_Allreduce at 256 KiB took 118-124 us against Open MPI's 98, where
- * halving-doubling took 98-110 (3 interleaved rounds of bench/
- * mpi_allreduce_ptl, forced, median us, recursive doubling vs
- * halving-doubling: 80 KiB 39.5-40.4 vs 50.5-51.7, 96 KiB 41.4-43.6 vs
- * 52.8-57.9, 112 KiB 44.8-45.2 vs 62.0-62.8, 128 KiB 67.4-72.1 vs 57.9-
- * 65.5, 192 KiB 91.4-93.0 vs 70.4-72.7, 256 KiB 116.8-120.2 vs 98.4-
- * 109.8, 384 KiB 170-172 vs 121-148): recursive doubling's time jumps at
- * 128 KiB there, and on the earlier host halving-doubling at 256 KiB
- * had been no slower than it (176 [163] above against 188-211). */
-#define COLL_SHARED_RD_MIN (64u * 1024u)
-#define COLL_SHARED_HD_MIN (128u * 1024u)
+#define COLL_SHARED_BIDIR_MAX (64u * 1024u)
+#define COLL_SHARED_HD_MIN (192u * 1024u)
 
 /* Which of the above a 4-rank allreduce past the short ones takes where its
  * ranks outnumber the host's cores; COLL_ALGO_AUTO where the rule says
@@ -183,7 +140,7 @@ static enum coll_algo shared_cores_allreduce(const struct coll_req *r)
 	if (r->op != COLL_OP_ALLREDUCE || !r->one_host || !r->shared_cores || !coll_is_pow2(r->nranks) ||
 	    r->nranks <= 2 || r->nranks > COLL_SHARED_BIDIR_RANKS)
 		return COLL_ALGO_AUTO;
-	if (r->bytes < COLL_SHARED_RD_MIN)
+	if (r->bytes <= COLL_SHARED_BIDIR_MAX)
 		return COLL_ALGO_RING_BIDIR;
 	return r->bytes < COLL_SHARED_HD_MIN ? COLL_ALGO_RECURSIVE_DOUBLING : COLL_ALGO_HALVING_DOUBLING;
 }

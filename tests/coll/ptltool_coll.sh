@@ -510,13 +510,13 @@ expect 0 --op allreduce --ranks 2 --bytes 24K --json
 has "$out" '"algorithm": "ring"'
 expect 0 --op allreduce --ranks 4 --bytes 32K --one-host --shared-cores
 has "$out" "algorithm     ring_bidir (asked: auto)"
-expect 0 --op allreduce --ranks 4 --bytes 65528 --one-host --shared-cores
-has "$out" "algorithm     ring_bidir (asked: auto)"
 expect 0 --op allreduce --ranks 4 --bytes 64K --one-host --shared-cores
+has "$out" "algorithm     ring_bidir (asked: auto)"
+expect 0 --op allreduce --ranks 4 --bytes 65544 --one-host --shared-cores
 has "$out" "algorithm     recursive_doubling (asked: auto)"
-expect 0 --op allreduce --ranks 4 --bytes 131064 --one-host --shared-cores
+expect 0 --op allreduce --ranks 4 --bytes 196600 --one-host --shared-cores
 has "$out" "algorithm     recursive_doubling (asked: auto)"
-expect 0 --op allreduce --ranks 4 --bytes 128K --one-host --shared-cores
+expect 0 --op allreduce --ranks 4 --bytes 192K --one-host --shared-cores
 has "$out" "algorithm     halving_doubling (asked: auto)"
 expect 0 --op allreduce --ranks 4 --bytes 1048568 --one-host --shared-cores
 has "$out" "algorithm     halving_doubling (asked: auto)"

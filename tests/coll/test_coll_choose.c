@@ -93,11 +93,10 @@ static void test_one_host(void **state)
 }
 
 /* On one host whose cores the ranks outnumber, a 4-rank allreduce past
- * the short ones and below 64 KiB takes the bidirectional ring with one
- * port, from 64 KiB to 256 KiB recursive doubling, then halving-doubling
- * to below 1 MiB and the bidirectional ring again from there; short ones,
- * 2 or 8 ranks, several hosts, a named algorithm and other operations
- * choose as without. */
+ * the short ones and up to 64 KiB takes the bidirectional ring with one
+ * port, above it recursive doubling to below 192 KiB, then
+ * halving-doubling; short ones, 2 or 8 ranks, several hosts, a named
+ * algorithm and other operations choose as without. */
 static void test_shared_cores(void **state)
 {
 	(void)state;
@@ -110,10 +109,10 @@ static void test_shared_cores(void **state)
 		enum coll_algo want;
 	} rows[] = {
 		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, 32768, true, COLL_ALGO_RING_BIDIR },
-		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, (64 << 10) - 8, true, COLL_ALGO_RING_BIDIR },
-		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, 64 << 10, true, COLL_ALGO_RECURSIVE_DOUBLING },
-		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, (128 << 10) - 8, true, COLL_ALGO_RECURSIVE_DOUBLING },
-		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, 128 << 10, true, COLL_ALGO_HALVING_DOUBLING },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, 64 << 10, true, COLL_ALGO_RING_BIDIR },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, (64 << 10) + 8, true, COLL_ALGO_RECURSIVE_DOUBLING },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, (192 << 10) - 8, true, COLL_ALGO_RECURSIVE_DOUBLING },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, 192 << 10, true, COLL_ALGO_HALVING_DOUBLING },
 		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, 256 << 10, true, COLL_ALGO_HALVING_DOUBLING },
 		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, 64 << 10, false, COLL_ALGO_RING },
 		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, 256 << 10, false, COLL_ALGO_RING },

@@ -819,21 +819,20 @@ static void pair_rd_bits(void)
 }
 
 /* 4 ranks of one host on shared cores (the ranks outnumber the cores, or
- * PTL_COLL_CORES says so), 64 KiB to below 128 KiB: recursive doubling
- * (coll_choose.c's COLL_SHARED_RD_MIN, COLL_SHARED_HD_MIN), so with the
- * lopsided op the result
- * is rd_order_bits' block tree, f(rank 2's and 3's, rank 0's and 1's),
- * on every rank, in place or not, and MPI_Iallreduce the same; the rings,
- * the tree and halving-doubling combine halves or quarters otherwise.
- * Under the automatic choice only. */
+ * PTL_COLL_CORES says so), above 64 KiB to below 192 KiB: recursive
+ * doubling (coll_choose.c's COLL_SHARED_BIDIR_MAX, COLL_SHARED_HD_MIN),
+ * so with the lopsided op the result is rd_order_bits' block tree,
+ * f(rank 2's and 3's, rank 0's and 1's), on every rank, in place or not,
+ * and MPI_Iallreduce the same; the rings, the tree and halving-doubling
+ * combine halves or quarters otherwise. Under the automatic choice only. */
 static void shared_rd_bits(void)
 {
 	const char *algo = getenv("PTL_COLL_ALGO"), *cores = getenv("PTL_COLL_CORES");
 	long ncores = cores && *cores ? atol(cores) : sysconf(_SC_NPROCESSORS_ONLN);
 	if (t_size != 4 || (algo && *algo) || ncores <= 0 || ncores >= t_size || !all_on_one_host())
 		return;
-	enum { MAXN = 16383 }; /* 128 KiB of doubles less one */
-	static const int counts[] = { 8192, 12287, MAXN };
+	enum { MAXN = 24575 }; /* 192 KiB of doubles less one */
+	static const int counts[] = { 8193, 16384, MAXN };
 	static double in[MAXN], out[MAXN], ip[MAXN], nb[MAXN], part[4][MAXN];
 	MPI_Op op;
 	OK(MPI_Op_create(lopsided, 1, &op));
