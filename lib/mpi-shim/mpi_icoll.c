@@ -810,18 +810,23 @@ static int iblocks(const char *fn, bool a2a, const void *sendbuf, int sendcount,
 	int n = c->size;
 	size_t blk = rt->size * (size_t)recvcount, mine = blk * (size_t)c->rank;
 	IC_NEW(q, c, fn, comm);
-	/* Alltoall's input is always a packed copy: with MPI_IN_PLACE, what
-	 * arrives must not overwrite a block not yet sent */
-	char *in = a2a ? ic_alloc(q, blk * (size_t)n) : NULL;
-	char *data = !a2a || in ? blocks_out(q, recvbuf, recvcount, recvtype, blk) : NULL;
+	/* Alltoall's input: a contiguous sendbuf where it is (the schedule
+	 * only reads it, and MPI leaves it untouched until the request
+	 * completes), else a packed copy; with MPI_IN_PLACE always a copy, so
+	 * that what arrives does not overwrite a block not yet sent */
+	struct mpi_dtype *st = sendbuf == MPI_IN_PLACE ? NULL : mpi_dtype_get(sendtype);
+	bool in_direct = a2a && st && st->contig;
+	char *in = in_direct ? (char *)(uintptr_t)sendbuf + st->true_lb : a2a ? ic_alloc(q, blk * (size_t)n) : NULL;
+	char *data = !a2a || in_direct || in ? blocks_out(q, recvbuf, recvcount, recvtype, blk) : NULL;
 	if (!data)
 		return ic_nomem(q, comm, fn);
 	if (a2a) {
-		if (sendbuf == MPI_IN_PLACE)
+		if (!st)
 			mpi_pack(rt, recvbuf, recvcount * n, in);
-		else
-			mpi_pack(mpi_dtype_get(sendtype), sendbuf, sendcount * n, in);
-		memcpy(data + mine, in + mine, blk);
+		else if (!in_direct)
+			mpi_pack(st, sendbuf, sendcount * n, in);
+		if (blk)
+			memcpy(data + mine, in + mine, blk);
 	} else if (sendbuf != MPI_IN_PLACE) {
 		mpi_pack(mpi_dtype_get(sendtype), sendbuf, sendcount, data + mine);
 	} else if (!rt->contig) {

@@ -1,9 +1,10 @@
-/* mpi_collbuf: the temporaries collectives need (Alltoall's packed input,
+/* mpi_collbuf: the temporaries collectives need (Alltoall's in-place input,
  * Reduce's input away from the root, a non-contiguous image, a
  * non-commutative combination's copy) are reused from call to call and
  * size to size on each communicator, without a page fault per call, the
  * results exact and the same bits every time, and a communicator's buffers
- * go with MPI_Comm_free.
+ * go with MPI_Comm_free; an Alltoall of a contiguous sendbuf reads it where
+ * it is, with no temporary.
  *   ptlrun -n N mpi_collbuf */
 #include "mpi_test.h"
 
@@ -46,6 +47,18 @@ static void round_of(MPI_Comm comm, int n, MPI_Op op_first)
 		for (int i = 0; i < n; i++)
 			bad += ra[j * n + i] != j * 1000003 + rank * 7919 + i;
 	CHECK(!bad, "Alltoall of %d ints: %d wrong", n, bad);
+	bad = 0;
+	for (int j = 0; j < size; j++)
+		for (int i = 0; i < n; i++)
+			bad += sa[j * n + i] != rank * 1000003 + j * 7919 + i;
+	CHECK(!bad, "Alltoall of %d ints: %d written in sendbuf", n, bad);
+	/* in place (a packed copy of ra goes out): each block goes back */
+	OK(MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, ra, n, MPI_INT, comm));
+	bad = 0;
+	for (int j = 0; j < size; j++)
+		for (int i = 0; i < n; i++)
+			bad += ra[j * n + i] != sa[j * n + i];
+	CHECK(!bad, "Alltoall in place of %d ints: %d wrong", n, bad);
 
 	double *d = malloc(sizeof(double) * (size_t)n), *r = malloc(sizeof(double) * (size_t)n);
 	for (int i = 0; i < n; i++)
@@ -135,11 +148,11 @@ int main(int argc, char **argv)
 	int *s = calloc((size_t)N, sizeof(int)), *r = calloc((size_t)N, sizeof(int));
 	double *d = calloc((size_t)N / 2, sizeof(double)), *e = calloc((size_t)N / 2, sizeof(double));
 	int per = N / t_size;
-	OK(MPI_Alltoall(s, per, MPI_INT, r, per, MPI_INT, dup));
+	OK(MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r, per, MPI_INT, dup));
 	OK(MPI_Reduce(d, e, N / 2, MPI_DOUBLE, MPI_SUM, 0, dup));
 	long f0 = minflt();
 	for (int i = 0; i < CALLS; i++) {
-		OK(MPI_Alltoall(s, per, MPI_INT, r, per, MPI_INT, dup));
+		OK(MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r, per, MPI_INT, dup));
 		OK(MPI_Reduce(d, e, N / 2, MPI_DOUBLE, MPI_SUM, 0, dup));
 	}
 	long faults = minflt() - f0;
@@ -147,16 +160,22 @@ int main(int argc, char **argv)
 
 #ifdef __GLIBC__
 	/* a communicator's cached MiB is given back when it is freed (bytes
-	 * in use, from the heap or mapped: glibc's mmap threshold moves) */
+	 * in use, from the heap or mapped: glibc's mmap threshold moves);
+	 * a contiguous sendbuf takes none */
 	MPI_Comm big;
 	OK(MPI_Comm_dup(MPI_COMM_WORLD, &big));
 	struct mallinfo2 m0 = mallinfo2();
 	OK(MPI_Alltoall(s, per, MPI_INT, r, per, MPI_INT, big));
+	struct mallinfo2 mc = mallinfo2();
+	size_t uc = mc.uordblks + mc.hblkhd;
+	OK(MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r, per, MPI_INT, big));
 	struct mallinfo2 m1 = mallinfo2();
 	OK(MPI_Comm_free(&big));
 	struct mallinfo2 m2 = mallinfo2();
 	size_t u0 = m0.uordblks + m0.hblkhd, u1 = m1.uordblks + m1.hblkhd, u2 = m2.uordblks + m2.hblkhd;
-	CHECK(u1 >= u0 + (size_t)N * sizeof(int), "Alltoall kept no buffer (%zu -> %zu bytes in use)", u0, u1);
+	CHECK(uc < u0 + (size_t)N * sizeof(int), "Alltoall of a contiguous sendbuf copied it (%zu -> %zu bytes in use)",
+	      u0, uc);
+	CHECK(u1 >= u0 + (size_t)N * sizeof(int), "Alltoall in place kept no buffer (%zu -> %zu bytes in use)", u0, u1);
 	CHECK(u2 + (size_t)N * sizeof(int) <= u1, "Comm_free kept its buffer (%zu -> %zu bytes in use)", u1, u2);
 #endif
 	free(s);
