@@ -810,6 +810,8 @@ static int iblocks(const char *fn, bool a2a, const void *sendbuf, int sendcount,
 	int n = c->size;
 	size_t blk = rt->size * (size_t)recvcount, mine = blk * (size_t)c->rank;
 	IC_NEW(q, c, fn, comm);
+	if (!blk) /* nothing moves: the buffers may be NULL */
+		return ic_go(q, request);
 	/* Alltoall's input: a contiguous sendbuf where it is (the schedule
 	 * only reads it, and MPI leaves it untouched until the request
 	 * completes), else a packed copy; with MPI_IN_PLACE always a copy, so
@@ -825,8 +827,7 @@ static int iblocks(const char *fn, bool a2a, const void *sendbuf, int sendcount,
 			mpi_pack(rt, recvbuf, recvcount * n, in);
 		else if (!in_direct)
 			mpi_pack(st, sendbuf, sendcount * n, in);
-		if (blk)
-			memcpy(data + mine, in + mine, blk);
+		memcpy(data + mine, in + mine, blk);
 	} else if (sendbuf != MPI_IN_PLACE) {
 		mpi_pack(mpi_dtype_get(sendtype), sendbuf, sendcount, data + mine);
 	} else if (!rt->contig) {
@@ -834,8 +835,7 @@ static int iblocks(const char *fn, bool a2a, const void *sendbuf, int sendcount,
 	}
 	struct coll_req all = { .op = COLL_OP_ALLGATHER, .bytes = blk * (size_t)n, .elem_size = blk };
 	struct coll_req each = { .op = COLL_OP_ALLTOALL, .bytes = blk, .elem_size = 1 };
-	if (blk)
-		q->ph[q->nph++] = (struct ic_phase){ .req = a2a ? each : all, .data = data, .input = in };
+	q->ph[q->nph++] = (struct ic_phase){ .req = a2a ? each : all, .data = data, .input = in };
 	return ic_go(q, request);
 }
 

@@ -85,11 +85,43 @@ static void colls(void)
 	free(zeros);
 }
 
+/* The nonblocking forms the same way, each request waited. */
+static void icolls(void)
+{
+	int n = t_size, *zeros = calloc((size_t)n, sizeof(int));
+	MPI_Request r[15];
+	int k = 0;
+
+	for (int i = 0; i < 15; i++) /* a call that fails leaves its slot null */
+		r[i] = MPI_REQUEST_NULL;
+
+	OK(MPI_Ibcast(NULL, 0, MPI_INT, 0, MPI_COMM_WORLD, &r[k++]));
+	OK(MPI_Ireduce(NULL, NULL, 0, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD, &r[k++]));
+	OK(MPI_Iallreduce(NULL, NULL, 0, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r[k++]));
+	OK(MPI_Igather(NULL, 0, MPI_INT, NULL, 0, MPI_INT, 0, MPI_COMM_WORLD, &r[k++]));
+	OK(MPI_Iscatter(NULL, 0, MPI_INT, NULL, 0, MPI_INT, 0, MPI_COMM_WORLD, &r[k++]));
+	OK(MPI_Igatherv(NULL, 0, MPI_INT, NULL, zeros, zeros, MPI_INT, 0, MPI_COMM_WORLD, &r[k++]));
+	OK(MPI_Iscatterv(NULL, zeros, zeros, MPI_INT, NULL, 0, MPI_INT, 0, MPI_COMM_WORLD, &r[k++]));
+	/* these two said "out of memory" once: a zero-size block's NULL
+	 * buffer was taken for a failed allocation */
+	OK(MPI_Iallgather(NULL, 0, MPI_INT, NULL, 0, MPI_INT, MPI_COMM_WORLD, &r[k++]));
+	OK(MPI_Ialltoall(NULL, 0, MPI_INT, NULL, 0, MPI_INT, MPI_COMM_WORLD, &r[k++]));
+	OK(MPI_Iallgatherv(NULL, 0, MPI_INT, NULL, zeros, zeros, MPI_INT, MPI_COMM_WORLD, &r[k++]));
+	OK(MPI_Ialltoallv(NULL, zeros, zeros, MPI_INT, NULL, zeros, zeros, MPI_INT, MPI_COMM_WORLD, &r[k++]));
+	OK(MPI_Ireduce_scatter(NULL, NULL, zeros, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r[k++]));
+	OK(MPI_Ireduce_scatter_block(NULL, NULL, 0, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r[k++]));
+	OK(MPI_Iscan(NULL, NULL, 0, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r[k++]));
+	OK(MPI_Iexscan(NULL, NULL, 0, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r[k++]));
+	OK(MPI_Waitall(k, r, MPI_STATUSES_IGNORE));
+	free(zeros);
+}
+
 int main(int argc, char **argv)
 {
 	t_init(&argc, &argv);
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 	p2p();
 	colls();
+	icolls();
 	return t_finish("mpi_zero");
 }
