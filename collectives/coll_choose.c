@@ -125,9 +125,13 @@ static enum coll_algo ring_by_ports(const struct coll_req *r)
  * 68.7; 192 KiB 75.1 vs 71.7 vs 72.2; 224 KiB 79.9 vs 77.6 vs 79.7; 256
  * KiB 85.7 vs 89.5 vs 81.2; and in 3 launches 384 KiB 106 vs 126 vs 98,
  * 1 MiB 211 vs 356 vs 208 (Open MPI 4.1's own choice: 47, 71, 90, 103,
- * 140, 357 at 64, 128, 192, 256, 384 KiB, 1 MiB). Earlier hosts and
- * builds drew these lines elsewhere (this file's history has their
- * figures): the rule follows the measurements, not a model. */
+ * 140, 357 at 64, 128, 192, 256, 384 KiB, 1 MiB). At 192 and 224 KiB
+ * recursive doubling and halving-doubling are within 3% (MPI_Allreduce's
+ * own halving-doubling there, in those launches: 71.0 and 74.8), so the
+ * line sits at 192 KiB, where halving-doubling's larger sizes begin to
+ * lead. Earlier hosts and builds drew these lines elsewhere (this file's
+ * history has their figures): the rule follows the measurements, not a
+ * model. */
 #define COLL_SHARED_BIDIR_RANKS 4
 #define COLL_SHARED_BIDIR_MAX (64u * 1024u)
 #define COLL_SHARED_HD_MIN (192u * 1024u)

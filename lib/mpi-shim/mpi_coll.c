@@ -51,14 +51,14 @@ struct cache_ent {
 	struct coll_engine *e; /* s's engine, reset for each call (NULL: none yet) */
 };
 /* Temporaries of a call (a packed image of a non-contiguous buffer,
- * Alltoall's input in place, Reduce's input on a rank that is not the root,
- * a non-commutative combination's copy, ...) come from a few buffers kept
- * per communicator, grown as needed and freed with it (Comm_free,
- * Finalize): a large malloc is an mmap, its pages faulted in and zeroed on
- * every call, and a munmap at its free. At most TMP_KEEP bytes stay
- * cached; a temporary that would pass that is malloc'd and freed as
- * before. TMP_SLOTS covers the deepest nesting (a reduction's input, its
- * scratch and a combination's copy). */
+ * Alltoall's MPI_IN_PLACE input (a copy of recvbuf), Reduce's input on a
+ * rank that is not the root, a non-commutative combination's copy, ...)
+ * come from a few buffers kept per communicator, grown as needed and
+ * freed with it (Comm_free, Finalize): a large malloc is an mmap, its
+ * pages faulted in and zeroed on every call, and a munmap at its free. At
+ * most TMP_KEEP bytes stay cached; a temporary that would pass that is
+ * malloc'd and freed as before. TMP_SLOTS covers the deepest nesting (a
+ * reduction's input, its scratch and a combination's copy). */
 #define TMP_SLOTS 4
 #define TMP_KEEP (64u << 20)
 struct tmpbuf {
@@ -972,7 +972,7 @@ int mpi_coll_check_op(MPI_Comm comm, const char *fn, MPI_Op op, MPI_Datatype dt)
 /* sendbuf the very buffer recvbuf is (not MPI_IN_PLACE, which says so),
  * where either holds data: erroneous (MPI-3.1 2.6.5), the one buffer read
  * and written at once. */
-static int aliased(MPI_Comm comm, const char *fn, const void *sendbuf, const void *recvbuf, bool data)
+int mpi_coll_aliased(MPI_Comm comm, const char *fn, const void *sendbuf, const void *recvbuf, bool data)
 {
 	if (sendbuf != recvbuf || !data)
 		return MPI_SUCCESS;
@@ -1344,7 +1344,7 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, 
 	if (!at_root && sendbuf == MPI_IN_PLACE)
 		return mpi_err(comm, MPI_ERR_BUFFER, "MPI_Reduce", "MPI_IN_PLACE at rank %d: only the root (%d) may give it",
 			       c->rank, root);
-	if (at_root && (rc = aliased(comm, "MPI_Reduce", sendbuf, recvbuf, count > 0)))
+	if (at_root && (rc = mpi_coll_aliased(comm, "MPI_Reduce", sendbuf, recvbuf, count > 0)))
 		return rc;
 	struct cx x;
 	mpi_cx_init(&x, c, "MPI_Reduce");
@@ -1396,7 +1396,7 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 			return rc;
 		commute = mpi_op_commutative(op);
 	}
-	if ((rc = aliased(comm, "MPI_Allreduce", sendbuf, recvbuf, count > 0)))
+	if ((rc = mpi_coll_aliased(comm, "MPI_Allreduce", sendbuf, recvbuf, count > 0)))
 		return rc;
 	if (c->inter)
 		return mpi_inter_allreduce(c, comm, sendbuf, recvbuf, count, dt, op);
@@ -1440,7 +1440,7 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 	if (!rc)
 		rc = mpi_coll_check_op(comm, "MPI_Reduce_scatter_block", op, dt);
 	if (!rc)
-		rc = aliased(comm, "MPI_Reduce_scatter_block", sendbuf, recvbuf, recvcount > 0);
+		rc = mpi_coll_aliased(comm, "MPI_Reduce_scatter_block", sendbuf, recvbuf, recvcount > 0);
 	if (rc)
 		return rc;
 	if (c->inter)
@@ -1515,7 +1515,7 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 	int n = c->size, me = c->rank;
 	size_t total, mine = 0, *counts = NULL;
 	if ((rc = mpi_coll_v_bytes(comm, fn, "recvcounts", recvcounts, n, t->size, NULL, &total)) ||
-	    (rc = aliased(comm, fn, sendbuf, recvbuf, total > 0)))
+	    (rc = mpi_coll_aliased(comm, fn, sendbuf, recvbuf, total > 0)))
 		return rc;
 	for (int j = 0; j < me; j++)
 		mine += t->size * (size_t)recvcounts[j];
@@ -1564,7 +1564,7 @@ static int scan(const char *fn, const void *sendbuf, void *recvbuf, int count, M
 	if (!rc)
 		rc = mpi_coll_check_op(comm, fn, op, dt);
 	if (!rc)
-		rc = aliased(comm, fn, sendbuf, recvbuf, count > 0);
+		rc = mpi_coll_aliased(comm, fn, sendbuf, recvbuf, count > 0);
 	if (rc)
 		return rc;
 	struct mpi_dtype *t = mpi_dtype_get(dt);
@@ -1781,7 +1781,7 @@ static int gather_scatter(const char *fn, MPI_Comm comm, const struct gs_call *g
 		return mpi_err(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE at rank %d: only the root (%d) may give it", c->rank,
 			       g->root);
 	if (at_root) {
-		int rc = aliased(comm, fn, g->sbuf, g->rbuf, (g->gather ? g->scount : g->rcount) > 0);
+		int rc = mpi_coll_aliased(comm, fn, g->sbuf, g->rbuf, (g->gather ? g->scount : g->rcount) > 0);
 		if (rc)
 			return rc;
 	}
@@ -1865,7 +1865,7 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 /* The send side of a collective whose blocks are all blk bytes (Allgather,
  * Alltoall: sendcount of sendtype a block): a valid count and committed
  * type, and as many bytes a block as are received. */
-static int check_send_blk(MPI_Comm comm, const char *fn, int count, MPI_Datatype type, size_t blk)
+int mpi_coll_check_send_blk(MPI_Comm comm, const char *fn, int count, MPI_Datatype type, size_t blk)
 {
 	int rc = mpi_coll_check_buf(comm, fn, count, type);
 	if (!rc && mpi_dtype_get(type)->size * (size_t)count != blk)
@@ -1887,9 +1887,9 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 		return rc;
 	struct mpi_dtype *rt = mpi_dtype_get(recvtype);
 	size_t blk = rt->size * (size_t)recvcount;
-	if (sendbuf != MPI_IN_PLACE && (rc = check_send_blk(comm, "MPI_Allgather", sendcount, sendtype, blk)))
+	if (sendbuf != MPI_IN_PLACE && (rc = mpi_coll_check_send_blk(comm, "MPI_Allgather", sendcount, sendtype, blk)))
 		return rc;
-	if ((rc = aliased(comm, "MPI_Allgather", sendbuf, recvbuf, blk > 0)))
+	if ((rc = mpi_coll_aliased(comm, "MPI_Allgather", sendbuf, recvbuf, blk > 0)))
 		return rc;
 	int n = c->size;
 	bool tmp = !rt->contig;
@@ -2061,18 +2061,19 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 	struct mpi_dtype *rt = mpi_dtype_get(recvtype);
 	int n = c->size;
 	size_t blk = rt->size * (size_t)recvcount;
-	if (sendbuf != MPI_IN_PLACE && (rc = check_send_blk(comm, "MPI_Alltoall", sendcount, sendtype, blk)))
+	if (sendbuf != MPI_IN_PLACE && (rc = mpi_coll_check_send_blk(comm, "MPI_Alltoall", sendcount, sendtype, blk)))
 		return rc;
-	if ((rc = aliased(comm, "MPI_Alltoall", sendbuf, recvbuf, blk > 0)))
+	if ((rc = mpi_coll_aliased(comm, "MPI_Alltoall", sendbuf, recvbuf, blk > 0)))
 		return rc;
 	/* INPUT: a contiguous sendbuf where it is (the schedule only reads
 	 * it), else a packed copy; in place always a copy, so nothing arriving
 	 * overwrites a block not yet sent. The copy of a contiguous one had
-	 * cost more than the exchange: 4 ranks on 2 cores, 1 MiB blocks,
-	 * 1026 - 1174 us with it, 526 - 545 without (Open MPI 734 - 764) */
+	 * cost about as much as the exchange: 4 ranks on 2 cores, 1 MiB
+	 * blocks, 1026 - 1174 us with it, 526 - 545 without (Open MPI 734 -
+	 * 764) */
 	bool in_tmp = true;
 	char *in = sendbuf == MPI_IN_PLACE ? tmp_get(c, blk * (size_t)n)
-					   : image(c, sendbuf, sendcount * n, sendtype, false, &in_tmp);
+					   : image(c, sendbuf, sendcount * n, sendtype, true, &in_tmp);
 	bool tmp = !rt->contig;
 	char *data = tmp ? tmp_get(c, blk * (size_t)n) : (char *)recvbuf + rt->true_lb;
 	if ((in_tmp && !in) || (tmp && !data)) {
@@ -2084,8 +2085,6 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 	}
 	if (sendbuf == MPI_IN_PLACE)
 		mpi_pack(rt, recvbuf, recvcount * n, in);
-	else if (in_tmp)
-		mpi_pack(mpi_dtype_get(sendtype), sendbuf, sendcount * n, in);
 	if (blk > 0)
 		memcpy(data + blk * (size_t)c->rank, in + blk * (size_t)c->rank, blk);
 	struct cx x;

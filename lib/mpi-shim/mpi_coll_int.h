@@ -183,6 +183,13 @@ static inline bool mpi_coll_input_apart(const struct mpi_dtype *t, const void *s
 bool mpi_rs_as_allreduce(const struct mpi_comm *c, size_t total);
 int mpi_coll_check_buf(MPI_Comm comm, const char *fn, int count, MPI_Datatype dt);
 int mpi_coll_check_op(MPI_Comm comm, const char *fn, MPI_Op op, MPI_Datatype dt);
+/* The send side of a collective whose blocks are all blk bytes (Allgather,
+ * Alltoall and their nonblocking forms): a valid count and type, and blk
+ * bytes a block (MPI_ERR_TRUNCATE otherwise). */
+int mpi_coll_check_send_blk(MPI_Comm comm, const char *fn, int count, MPI_Datatype type, size_t blk);
+/* MPI_ERR_BUFFER where sendbuf is recvbuf (not MPI_IN_PLACE) and data says
+ * a block holds bytes: the one buffer would be read and written at once. */
+int mpi_coll_aliased(MPI_Comm comm, const char *fn, const void *sendbuf, const void *recvbuf, bool data);
 /* counts[0..n) * esz into out[0..n) (out NULL: none) and their sum into
  * *total; the error (reported on comm) of a negative one, named what[j]. */
 int mpi_coll_v_bytes(MPI_Comm comm, const char *fn, const char *what, const int counts[], int n, size_t esz,

@@ -809,6 +809,11 @@ static int iblocks(const char *fn, bool a2a, const void *sendbuf, int sendcount,
 	struct mpi_dtype *rt = mpi_dtype_get(recvtype);
 	int n = c->size;
 	size_t blk = rt->size * (size_t)recvcount, mine = blk * (size_t)c->rank;
+	struct mpi_dtype *st = sendbuf == MPI_IN_PLACE ? NULL : mpi_dtype_get(sendtype);
+	if (st && (rc = mpi_coll_check_send_blk(comm, fn, sendcount, sendtype, blk)))
+		return rc;
+	if ((rc = mpi_coll_aliased(comm, fn, sendbuf, recvbuf, blk > 0)))
+		return rc;
 	IC_NEW(q, c, fn, comm);
 	if (!blk) /* nothing moves: the buffers may be NULL */
 		return ic_go(q, request);
@@ -816,16 +821,18 @@ static int iblocks(const char *fn, bool a2a, const void *sendbuf, int sendcount,
 	 * only reads it, and MPI leaves it untouched until the request
 	 * completes), else a packed copy; with MPI_IN_PLACE always a copy, so
 	 * that what arrives does not overwrite a block not yet sent */
-	struct mpi_dtype *st = sendbuf == MPI_IN_PLACE ? NULL : mpi_dtype_get(sendtype);
-	bool in_direct = a2a && st && st->contig;
-	char *in = in_direct ? (char *)(uintptr_t)sendbuf + st->true_lb : a2a ? ic_alloc(q, blk * (size_t)n) : NULL;
-	char *data = !a2a || in_direct || in ? blocks_out(q, recvbuf, recvcount, recvtype, blk) : NULL;
+	char *in = NULL;
+	if (a2a && st && st->contig)
+		in = (char *)(uintptr_t)sendbuf + st->true_lb;
+	else if (a2a && !(in = ic_alloc(q, blk * (size_t)n)))
+		return ic_nomem(q, comm, fn);
+	char *data = blocks_out(q, recvbuf, recvcount, recvtype, blk);
 	if (!data)
 		return ic_nomem(q, comm, fn);
 	if (a2a) {
 		if (!st)
 			mpi_pack(rt, recvbuf, recvcount * n, in);
-		else if (!in_direct)
+		else if (!st->contig)
 			mpi_pack(st, sendbuf, sendcount * n, in);
 		memcpy(data + mine, in + mine, blk);
 	} else if (sendbuf != MPI_IN_PLACE) {

@@ -8,8 +8,9 @@ for a in ring ring_sendrecv tree halving_doubling; do run 3 PTL_COLL_ALGO=$a -- 
 run 4 PTL_COLL_PORTS=2 -- mpi_coll
 # short allreduces on shared cores (every input to every rank) and not
 # (recursive doubling's rounds), whatever the host has; the first runs
-# shared_rd_bits (64 - 256 KiB by recursive doubling) on any host, as
-# the plain 4-rank runs do where the host has fewer than 4 cores
+# shared_rd_bits (past 64 KiB to below 192 KiB by recursive doubling) on
+# any host, as the plain 4-rank runs do where the host has fewer than 4
+# cores
 run 4 PTL_COLL_CORES=1 -- mpi_coll
 run 4 PTL_COLL_CORES=64 -- mpi_coll
 # gather/scatter linear, scan/exscan along the chain

@@ -1,5 +1,5 @@
-/* mpi_collbuf: the temporaries collectives need (Alltoall's in-place input,
- * Reduce's input away from the root, a non-contiguous image, a
+/* mpi_collbuf: the temporaries collectives need (Alltoall's MPI_IN_PLACE
+ * input, Reduce's input away from the root, a non-contiguous image, a
  * non-commutative combination's copy) are reused from call to call and
  * size to size on each communicator, without a page fault per call, the
  * results exact and the same bits every time, and a communicator's buffers
@@ -173,10 +173,11 @@ int main(int argc, char **argv)
 	OK(MPI_Comm_free(&big));
 	struct mallinfo2 m2 = mallinfo2();
 	size_t u0 = m0.uordblks + m0.hblkhd, u1 = m1.uordblks + m1.hblkhd, u2 = m2.uordblks + m2.hblkhd;
-	CHECK(uc < u0 + (size_t)N * sizeof(int), "Alltoall of a contiguous sendbuf copied it (%zu -> %zu bytes in use)",
+	size_t img = (size_t)per * (size_t)t_size * sizeof(int); /* the packed input: per ints a block */
+	CHECK(uc < u0 + img, "Alltoall of a contiguous sendbuf copied it (%zu -> %zu bytes in use)",
 	      u0, uc);
-	CHECK(u1 >= u0 + (size_t)N * sizeof(int), "Alltoall in place kept no buffer (%zu -> %zu bytes in use)", u0, u1);
-	CHECK(u2 + (size_t)N * sizeof(int) <= u1, "Comm_free kept its buffer (%zu -> %zu bytes in use)", u1, u2);
+	CHECK(u1 >= u0 + img, "Alltoall in place kept no buffer (%zu -> %zu bytes in use)", u0, u1);
+	CHECK(u2 + img <= u1, "Comm_free kept its buffer (%zu -> %zu bytes in use)", u1, u2);
 #endif
 	free(s);
 	free(r);

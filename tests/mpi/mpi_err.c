@@ -241,12 +241,31 @@ int main(int argc, char **argv)
 	       "alltoall sendcount -1", "count");
 	expect(MPI_Alltoall(ag, 2, MPI_INT, ag + t_size, 1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_TRUNCATE,
 	       "alltoall 8 bytes sent a block, 4 received", "a block");
+	/* the nonblocking forms check the same, before any request (a short
+	 * sendcount once let Ialltoall read past the sender's blocks) */
+	MPI_Request nrq = MPI_REQUEST_NULL;
+	expect(MPI_Ialltoall(ag, 2, MPI_INT, ag + t_size, 1, MPI_INT, MPI_COMM_WORLD, &nrq), MPI_ERR_TRUNCATE,
+	       "ialltoall 8 bytes sent a block, 4 received", "a block");
+	expect(MPI_Ialltoall(ag, 0, MPI_INT, ag + t_size, 1, MPI_INT, MPI_COMM_WORLD, &nrq), MPI_ERR_TRUNCATE,
+	       "ialltoall 0 bytes sent a block, 4 received", "a block");
+	expect(MPI_Iallgather(&v, 2, MPI_INT, ag, 1, MPI_INT, MPI_COMM_WORLD, &nrq), MPI_ERR_TRUNCATE,
+	       "iallgather 8 bytes sent a block, 4 received", "a block");
+	CHECK(nrq == MPI_REQUEST_NULL, "a refused nonblocking collective made a request");
 	OK(MPI_Type_free(&unc));
 	/* one buffer as both sendbuf and recvbuf: MPI_IN_PLACE is how */
 	expect(MPI_Allreduce(w2, w2, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_BUFFER, "allreduce aliased",
 	       "MPI_IN_PLACE");
 	expect(MPI_Allgather(ag, 1, MPI_INT, ag, 1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_BUFFER, "allgather aliased",
 	       "MPI_IN_PLACE");
+	expect(MPI_Alltoall(ag, 1, MPI_INT, ag, 1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_BUFFER, "alltoall aliased",
+	       "MPI_IN_PLACE");
+	/* (Ialltoall read a contiguous sendbuf where it is: aliased, what
+	 * arrived overwrote blocks not yet sent, and it said nothing) */
+	expect(MPI_Ialltoall(ag, 1, MPI_INT, ag, 1, MPI_INT, MPI_COMM_WORLD, &nrq), MPI_ERR_BUFFER, "ialltoall aliased",
+	       "MPI_IN_PLACE");
+	expect(MPI_Iallgather(ag, 1, MPI_INT, ag, 1, MPI_INT, MPI_COMM_WORLD, &nrq), MPI_ERR_BUFFER,
+	       "iallgather aliased", "MPI_IN_PLACE");
+	CHECK(nrq == MPI_REQUEST_NULL, "a refused nonblocking collective made a request");
 	expect(MPI_Scan(w2, w2, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_BUFFER, "scan aliased", "MPI_IN_PLACE");
 	expect(MPI_Reduce_scatter(ag, ag, cnts, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_BUFFER,
 	       "reduce_scatter aliased", "MPI_IN_PLACE");

@@ -395,9 +395,12 @@ static void overlapped(int form)
 	}
 	for (int j = 0; j < n; j++) {
 		CHECK(ag[2 * j] == j && ag[2 * j + 1] == -j, "form %d: Iallgather block %d", form, j);
-		for (int k = 0; k < 3; k++)
+		for (int k = 0; k < 3; k++) {
 			CHECK(a2a[j * 3 + k] == j * 1000 + t_rank * 10 + k, "form %d: Ialltoall from %d [%d] = %d", form, j, k,
 			      a2a[j * 3 + k]);
+			/* read where it is, never written */
+			CHECK(a2a_in[j * 3 + k] == t_rank * 1000 + j * 10 + k, "form %d: Ialltoall wrote its sendbuf", form);
+		}
 	}
 }
 

@@ -89,10 +89,13 @@ static void colls(void)
 static void icolls(void)
 {
 	int n = t_size, *zeros = calloc((size_t)n, sizeof(int));
-	MPI_Request r[15];
+	MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t)n);
+	MPI_Request r[18];
 	int k = 0;
 
-	for (int i = 0; i < 15; i++) /* a call that fails leaves its slot null */
+	for (int i = 0; i < n; i++)
+		types[i] = MPI_INT;
+	for (int i = 0; i < 18; i++) /* a call that fails leaves its slot null */
 		r[i] = MPI_REQUEST_NULL;
 
 	OK(MPI_Ibcast(NULL, 0, MPI_INT, 0, MPI_COMM_WORLD, &r[k++]));
@@ -106,6 +109,9 @@ static void icolls(void)
 	 * buffer was taken for a failed allocation */
 	OK(MPI_Iallgather(NULL, 0, MPI_INT, NULL, 0, MPI_INT, MPI_COMM_WORLD, &r[k++]));
 	OK(MPI_Ialltoall(NULL, 0, MPI_INT, NULL, 0, MPI_INT, MPI_COMM_WORLD, &r[k++]));
+	OK(MPI_Iallgather(MPI_IN_PLACE, -1, MPI_DATATYPE_NULL, NULL, 0, MPI_BYTE, MPI_COMM_WORLD, &r[k++]));
+	OK(MPI_Ialltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, NULL, 0, MPI_INT, MPI_COMM_WORLD, &r[k++]));
+	OK(MPI_Ialltoallw(NULL, zeros, zeros, types, NULL, zeros, zeros, types, MPI_COMM_WORLD, &r[k++]));
 	OK(MPI_Iallgatherv(NULL, 0, MPI_INT, NULL, zeros, zeros, MPI_INT, MPI_COMM_WORLD, &r[k++]));
 	OK(MPI_Ialltoallv(NULL, zeros, zeros, MPI_INT, NULL, zeros, zeros, MPI_INT, MPI_COMM_WORLD, &r[k++]));
 	OK(MPI_Ireduce_scatter(NULL, NULL, zeros, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r[k++]));
@@ -113,6 +119,7 @@ static void icolls(void)
 	OK(MPI_Iscan(NULL, NULL, 0, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r[k++]));
 	OK(MPI_Iexscan(NULL, NULL, 0, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r[k++]));
 	OK(MPI_Waitall(k, r, MPI_STATUSES_IGNORE));
+	free(types);
 	free(zeros);
 }
 

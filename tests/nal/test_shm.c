@@ -1831,8 +1831,7 @@ static int body_queued(struct sj_ctx *c, void *arg)
 }
 
 /* Plain, by non-temporal stores, then with CMA permitted (the chooser's
- * warm-up takes CMA moves, or where crowded moves of SHM_CROWDED_CMA_MIN
- * and up go by CMA: none may pass the queue). */
+ * warm-up takes CMA moves: none may pass the queue). */
 static void test_bulk_queued(void **state)
 {
 	int nt = 0;
@@ -1849,10 +1848,9 @@ static void test_bulk_queued(void **state)
 	run(2, body_queued, &nt, 60, -1);
 }
 
-/* The same on one CPU (a 1-CPU container; here pinned): crowded, the
- * large moves of the stream would go by CMA at once, ahead of the
- * bounced ones queued before them; and the chooser's non-temporal
- * stores are not taken. */
+/* The same on one CPU (a 1-CPU container; here pinned): crowded, every
+ * move bounces in the order asked (none by CMA, which could pass the
+ * queue), and the chooser's non-temporal stores are not taken. */
 static void test_bulk_queued_crowded(void **state)
 {
 	int nt = 0;

@@ -284,9 +284,10 @@ void shm_sc_note(struct shm_sc *c, uint64_t now, uint64_t pos);
  * and non-temporal stores), always by CMA (PTL_SHM_CMA=1), bounced by
  * plain stores (BOUNCE: a move of the CMA mode to a peer that refused
  * CMA), or, unchosen where the local ranks outnumber the CPUs they may
- * use (unless PTL_SHM_CMA=1), bounced by plain stores too (CROWDED: the
- * report says why). CMA refused by the OS (EPERM) ends CMA with that
- * peer (struct shm_bpeer.cma_refused), whatever the mode. */
+ * use (unless PTL_SHM_CMA=1), bounced by plain stores too (CROWDED: apart
+ * from BOUNCE so that PTL_SHM_BULK_REPORT says "crowded"). CMA refused by
+ * the OS (EPERM) ends CMA with that peer (struct shm_bpeer.cma_refused),
+ * whatever the mode. */
 #define SHM_BULK_AUTO 1
 #define SHM_BULK_CMA 2
 #define SHM_BULK_BOUNCE 3

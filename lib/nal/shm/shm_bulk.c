@@ -699,24 +699,23 @@ int shm_cma_env(const char *e)
  * once). And CMA needs nothing of the peer, which should matter where
  * ranks outnumber cores (a bounced move waits for its peer to be
  * scheduled), but measured it does not: there (crowded: no chooser,
- * shm_bulk_crowded says why) every move bounces. From 2026-12-04 to 2026-12-05 moves of 128 KiB and up went by
- * unsplit CMA there, measured faster then (4 ranks on the 2 vCPUs of the
- * AMD EPYC guest, 1 MiB MPI_Allreduce, near state: bounced 364 - 396 us,
- * CMA 318 - 371); measured again a day and several changes to the bounce's
- * waits later, the bounce took half that and CMA lost at every size and
- * in both states: 4 ranks bound (ptlrun --bind-to core), bench/
+ * shm_bulk_crowded says why) every move bounces. (Moves of 128 KiB and up
+ * went by unsplit CMA there for a while, measured faster on an earlier
+ * build: the commit that ended it has those figures.) 4 ranks on the 2
+ * vCPUs of an AMD EPYC guest, bound (ptlrun --bind-to core), bench/
  * mpi_allreduce.c, 3 interleaved launches each, medians us, CMA from
- * 128 KiB vs every move bounced: near, halving-doubling 256 KiB 92 - 97
- * vs 72 - 74, 512 KiB 158 - 161 vs 108 - 110, 1 MiB 276 - 283 vs 193 -
- * 197; the bidirectional ring 512 KiB (128 KiB moves) 170 - 180 vs 118 -
- * 120; MPI_Allreduce's own picks 2 MiB 568 - 606 vs 393 - 422, 8 MiB 3485
- * - 3655 vs 2324 - 2353 (Open MPI 4.1 on the same cores: 1 MiB 342 - 355,
- * 8 MiB 4770 - 5845); far (core_rtt 367 - 398 ns), 256 KiB 113 - 119 vs
- * 93 - 97, 1 MiB 347 - 375 vs 248 - 257, 4 MiB 1526 - 1617 vs 1110 -
- * 1348; 8 ranks, near, 1 MiB 757 - 761 vs 592 - 593; MPI_Bcast of 1 MiB
- * on 4 ranks 163 - 168 vs 91 - 93 (Open MPI 214 - 228). Moves below
- * 128 KiB had always bounced (64 KiB ones by CMA lost in the far state:
- * the 128 KiB tree's two trees of halves, 183 against 147 us). */
+ * 128 KiB vs every move bounced (2026-12-05): near state, halving-doubling
+ * forced, 256 KiB 92 - 97 vs 72 - 74, 512 KiB 158 - 161 vs 108 - 110,
+ * 1 MiB 276 - 283 vs 193 - 197; the bidirectional ring forced, 512 KiB
+ * (128 KiB moves) 170 - 180 vs 118 - 120; MPI_Allreduce's own picks 2 MiB
+ * 568 - 606 vs 393 - 422, 8 MiB 3485 - 3655 vs 2324 - 2353 (Open MPI 4.1
+ * on the same cores: 1 MiB 342 - 355, 8 MiB 4770 - 5845); far state
+ * (core_rtt 367 - 398 ns), its own picks, 256 KiB 113 - 119 vs 93 - 97,
+ * 1 MiB 347 - 375 vs 248 - 257, 4 MiB 1526 - 1617 vs 1110 - 1348; 8 ranks,
+ * near, 1 MiB 757 - 761 vs 592 - 593; MPI_Bcast of 1 MiB on 4 ranks 163 -
+ * 168 vs 91 - 93 (Open MPI 214 - 228). Moves below 128 KiB had always
+ * bounced (64 KiB ones by CMA lost in the far state: the 128 KiB tree's
+ * two trees of halves, 183 against 147 us). */
 static int bulk_mode(struct nal *n)
 {
 	if (!n->bulk_mode) {
