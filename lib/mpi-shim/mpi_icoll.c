@@ -803,15 +803,16 @@ static int iblocks(const char *fn, bool a2a, const void *sendbuf, int sendcount,
 		   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	IC_START(fn, comm, c, request);
-	int rc = check_blocks(comm, fn, sendbuf, sendcount, sendtype, recvcount, recvtype);
+	int rc = mpi_coll_check_buf(comm, fn, recvcount, recvtype);
 	if (rc)
 		return rc;
 	struct mpi_dtype *rt = mpi_dtype_get(recvtype);
 	int n = c->size;
 	size_t blk = rt->size * (size_t)recvcount, mine = blk * (size_t)c->rank;
-	struct mpi_dtype *st = sendbuf == MPI_IN_PLACE ? NULL : mpi_dtype_get(sendtype);
-	if (st && (rc = mpi_coll_check_send_blk(comm, fn, sendcount, sendtype, blk)))
+	/* the send side (count, type, blk bytes a block) unless in place */
+	if (sendbuf != MPI_IN_PLACE && (rc = mpi_coll_check_send_blk(comm, fn, sendcount, sendtype, blk)))
 		return rc;
+	struct mpi_dtype *st = sendbuf == MPI_IN_PLACE ? NULL : mpi_dtype_get(sendtype);
 	if ((rc = mpi_coll_aliased(comm, fn, sendbuf, recvbuf, blk > 0)))
 		return rc;
 	IC_NEW(q, c, fn, comm);
@@ -835,8 +836,8 @@ static int iblocks(const char *fn, bool a2a, const void *sendbuf, int sendcount,
 		else if (!st->contig)
 			mpi_pack(st, sendbuf, sendcount * n, in);
 		memcpy(data + mine, in + mine, blk);
-	} else if (sendbuf != MPI_IN_PLACE) {
-		mpi_pack(mpi_dtype_get(sendtype), sendbuf, sendcount, data + mine);
+	} else if (st) {
+		mpi_pack(st, sendbuf, sendcount, data + mine);
 	} else if (!rt->contig) {
 		mpi_pack(rt, (char *)recvbuf + rt->extent * recvcount * c->rank, recvcount, data + mine);
 	}

@@ -244,6 +244,8 @@ int main(int argc, char **argv)
 	/* the nonblocking forms check the same, before any request (a short
 	 * sendcount once let Ialltoall read past the sender's blocks) */
 	MPI_Request nrq = MPI_REQUEST_NULL;
+	expect(MPI_Ialltoall(ag, 1, 12345, ag + t_size, 1, MPI_INT, MPI_COMM_WORLD, &nrq), MPI_ERR_TYPE,
+	       "ialltoall bad sendtype", "datatype");
 	expect(MPI_Ialltoall(ag, 2, MPI_INT, ag + t_size, 1, MPI_INT, MPI_COMM_WORLD, &nrq), MPI_ERR_TRUNCATE,
 	       "ialltoall 8 bytes sent a block, 4 received", "a block");
 	expect(MPI_Ialltoall(ag, 0, MPI_INT, ag + t_size, 1, MPI_INT, MPI_COMM_WORLD, &nrq), MPI_ERR_TRUNCATE,

@@ -281,16 +281,13 @@ void shm_sc_note(struct shm_sc *c, uint64_t now, uint64_t pos);
 /* How bulk moves go (struct nal.bulk_mode, shm_bulk.c): each by the
  * method measured faster with its peer and at its size (the default, and
  * with PTL_SHM_CMA=0: struct nal.cma is 0, the chooser picks between plain
- * and non-temporal stores), always by CMA (PTL_SHM_CMA=1), bounced by
- * plain stores (BOUNCE: a move of the CMA mode to a peer that refused
- * CMA), or, unchosen where the local ranks outnumber the CPUs they may
- * use (unless PTL_SHM_CMA=1), bounced by plain stores too (CROWDED: apart
- * from BOUNCE so that PTL_SHM_BULK_REPORT says "crowded"). CMA refused by
- * the OS (EPERM) ends CMA with that peer (struct shm_bpeer.cma_refused),
- * whatever the mode. */
+ * and non-temporal stores), always by CMA (PTL_SHM_CMA=1; to a peer that
+ * refused CMA bounced by plain stores), or, unchosen where the local
+ * ranks outnumber the CPUs they may use (unless PTL_SHM_CMA=1), bounced by
+ * plain stores (CROWDED). CMA refused by the OS (EPERM) ends CMA with that
+ * peer (struct shm_bpeer.cma_refused), whatever the mode. */
 #define SHM_BULK_AUTO 1
 #define SHM_BULK_CMA 2
-#define SHM_BULK_BOUNCE 3
 #define SHM_BULK_CROWDED 4
 
 /* The methods, as the chooser (struct shm_choice) indexes them: through

@@ -1217,14 +1217,12 @@ int shm_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *l
 	}
 	bp = &n->bp[li];
 	mode = bulk_mode(n);
-	if (mode == SHM_BULK_CMA && !cma_allowed(n, li)) /* refused */
-		mode = SHM_BULK_BOUNCE;
 	ch = mode == SHM_BULK_AUTO ? &bp->ch[shm_choice_class(len)] : NULL;
 	m = ch ? ch_take(n, li, ch,
 			 (1u << SHM_M_BOUNCE) | (SHM_NT_OK ? 1u << SHM_M_NT : 0) |
 				 (cma_allowed(n, li) ? 1u << SHM_M_CMA : 0),
 			 bp->q && bp->qmethod != SHM_M_CMA ? bp->qmethod : -1, &joined)
-	       : mode == SHM_BULK_CMA ? SHM_M_CMA : SHM_M_BOUNCE;
+	       : mode == SHM_BULK_CMA && cma_allowed(n, li) ? SHM_M_CMA : SHM_M_BOUNCE; /* refused, or crowded */
 	/* Not past the moves asked before it to li (the file's header says
 	 * why): behind moves queued in the bounce area, a CMA move goes
 	 * their way (ch_take joins the chooser's itself, with their
