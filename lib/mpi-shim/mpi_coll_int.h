@@ -194,6 +194,16 @@ int mpi_coll_aliased(MPI_Comm comm, const char *fn, const void *sendbuf, const v
  * *total; the error (reported on comm) of a negative one, named what[j]. */
 int mpi_coll_v_bytes(MPI_Comm comm, const char *fn, const char *what, const int counts[], int n, size_t esz,
 		     size_t *out, size_t *total);
+/* Whether (counts, displs, dt) lay their blocks back to back in rank order
+ * with a contiguous type: the buffer itself can then be a v-collective's
+ * DATA or INPUT (blocking and nonblocking forms alike). */
+bool mpi_coll_v_packed(MPI_Datatype dt, const int counts[], const int displs[], int n);
+/* A nonblocking collective's temporary (contents undefined; NULL: out of
+ * memory), kept for the next call when given back with
+ * mpi_coll_req_tmp_put (mpi_impl.h's mpi_coll_req_tmp_fini frees what is
+ * kept, at MPI_Finalize). */
+void *mpi_coll_req_tmp_get(size_t len);
+void mpi_coll_req_tmp_put(void *p);
 
 #define COLL_ENTER_ANY(fn, comm, c) MPI_COMM_ARG(fn, comm, c)
 /* A collective intercommunicators do not have (mpi_intercoll.c has the

@@ -100,7 +100,7 @@ static void *ic_alloc(struct mpi_icoll *q, size_t len)
 	int i = 0;
 	while (q->own[i])
 		i++; /* the calls below take at most IC_OWN */
-	q->own[i] = malloc(len ? len : 1);
+	q->own[i] = mpi_coll_req_tmp_get(len);
 	return q->own[i];
 }
 
@@ -147,7 +147,7 @@ static void ic_end(struct mpi_icoll *q, int rc)
 		mpi_dtype_release(q->ut);
 	q->ut = NULL;
 	for (int i = 0; i < IC_OWN; i++) {
-		free(q->own[i]);
+		mpi_coll_req_tmp_put(q->own[i]);
 		q->own[i] = NULL;
 	}
 	mpi_cx_done(&q->x);
@@ -848,9 +848,10 @@ static int iblocks(const char *fn, bool a2a, const void *sendbuf, int sendcount,
 }
 
 /* ---------------------------------------------------------------- v-variants
- * DATA (and Alltoallv's INPUT) hold the blocks back to back in rank order,
- * always in a temporary; the schedule is expanded from the block sizes in
- * bytes, which the call keeps. */
+ * DATA (and Alltoallv's INPUT) hold the blocks back to back in rank order:
+ * the caller's buffer itself where it is laid out so with a contiguous
+ * type (mpi_coll_v_packed), else a temporary; the schedule is expanded
+ * from the block sizes in bytes, which the call keeps. */
 
 /* The blocks of counts/displs go from data (total bytes) to recvbuf at the end. */
 static void v_unpack_at_end(struct mpi_icoll *q, void *recvbuf, const int counts[], const int displs[],
@@ -869,6 +870,7 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
 	static const char fn[] = "MPI_Iallgatherv";
 	IC_START(fn, comm, c, request);
 	int n = c->size, me = c->rank;
+	bool in_place = sendbuf == MPI_IN_PLACE;
 	int rc = check_blocks(comm, fn, sendbuf, sendcount, sendtype, recvcounts[me], recvtype);
 	if (rc)
 		return rc;
@@ -879,16 +881,27 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
 		return ic_nomem(q, comm, fn);
 	if ((rc = mpi_coll_v_bytes(comm, fn, "recvcounts", recvcounts, n, rt->size, counts, &total)))
 		return ic_refuse(q, rc);
-	char *data = ic_alloc(q, total);
-	if (!data)
+	size_t sent = in_place ? counts[me] : mpi_dtype_get(sendtype)->size * (size_t)sendcount;
+	if (sent != counts[me])
+		return ic_refuse(q, mpi_err(comm, MPI_ERR_TRUNCATE, fn,
+					    "rank %d sends %zu bytes but recvcounts[%d] says %zu", me, sent, me,
+					    counts[me]));
+	if (!in_place && (rc = mpi_coll_aliased(comm, fn, sendbuf, recvbuf, total > 0)))
+		return ic_refuse(q, rc);
+	/* DATA: recvbuf itself where its blocks lie back to back, as the
+	 * blocking call's */
+	bool direct = mpi_coll_v_packed(recvtype, recvcounts, displs, n);
+	char *data = direct ? (char *)recvbuf + rt->true_lb : ic_alloc(q, total);
+	if (!direct && !data)
 		return ic_nomem(q, comm, fn);
 	for (int j = 0; j < me; j++)
 		at += counts[j];
-	if (sendbuf != MPI_IN_PLACE)
+	if (!in_place)
 		mpi_pack(mpi_dtype_get(sendtype), sendbuf, sendcount, data + at);
-	else
+	else if (!direct)
 		mpi_pack(rt, (char *)recvbuf + (MPI_Aint)displs[me] * rt->extent, recvcounts[me], data + at);
-	v_unpack_at_end(q, recvbuf, recvcounts, displs, recvtype, data);
+	if (!direct)
+		v_unpack_at_end(q, recvbuf, recvcounts, displs, recvtype, data);
 	if (total)
 		q->ph[q->nph++] = (struct ic_phase){ .req = { .op = COLL_OP_ALLGATHER, .nranks = n, .counts = counts,
 							      .elem_size = 1 },
@@ -897,7 +910,10 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
 }
 
 /* MPI_IN_PLACE as MPI_Alltoallv's: the blocks go out from recvbuf (INPUT
- * is a packed copy) and come back into it. */
+ * is a packed copy) and come back into it. Otherwise, as the blocking
+ * call, INPUT is sendbuf itself and DATA recvbuf itself where their
+ * blocks lie back to back (MPI leaves both to the call until it
+ * completes). */
 int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
 		    void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
 		    MPI_Request *request)
@@ -905,7 +921,8 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
 	static const char fn[] = "MPI_Ialltoallv";
 	IC_START(fn, comm, c, request);
 	int n = c->size, me = c->rank;
-	if (sendbuf == MPI_IN_PLACE) {
+	bool in_place = sendbuf == MPI_IN_PLACE;
+	if (in_place) {
 		sendbuf = recvbuf;
 		sendcounts = recvcounts;
 		sdispls = rdispls;
@@ -926,21 +943,29 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
 	if (!rc && row[me] != row[n + me])
 		rc = mpi_err(comm, MPI_ERR_TRUNCATE, fn, "rank %d sends itself %zu bytes but receives %zu", me, row[me],
 			     row[n + me]);
+	if (!rc && !in_place)
+		rc = mpi_coll_aliased(comm, fn, sendbuf, recvbuf, stotal + rtotal > 0);
 	if (rc)
 		return ic_refuse(q, rc);
-	char *in = ic_alloc(q, stotal), *data = in ? ic_alloc(q, rtotal) : NULL;
-	if (!data)
+	bool in_direct = !in_place && mpi_coll_v_packed(sendtype, sendcounts, sdispls, n);
+	bool out_direct = mpi_coll_v_packed(recvtype, recvcounts, rdispls, n);
+	char *in = in_direct ? (char *)(uintptr_t)sendbuf + st->true_lb : ic_alloc(q, stotal);
+	char *data = out_direct ? (char *)recvbuf + rt->true_lb : ic_alloc(q, rtotal);
+	if ((!in_direct && !in) || (!out_direct && !data))
 		return ic_nomem(q, comm, fn);
 	size_t off = 0, soff = 0, roff = 0;
 	for (int j = 0; j < n; j++) {
-		mpi_pack(st, (const char *)sendbuf + (MPI_Aint)sdispls[j] * st->extent, sendcounts[j], in + off);
+		if (!in_direct)
+			mpi_pack(st, (const char *)sendbuf + (MPI_Aint)sdispls[j] * st->extent, sendcounts[j], in + off);
 		soff = j == me ? off : soff;
 		off += row[j];
 	}
 	for (int j = 0; j < me; j++)
 		roff += row[n + j];
-	memcpy(data + roff, in + soff, row[me]); /* our own block: no transfer */
-	v_unpack_at_end(q, recvbuf, recvcounts, rdispls, recvtype, data);
+	if (row[me]) /* our own block: no transfer */
+		memcpy(data + roff, in + soff, row[me]);
+	if (!out_direct)
+		v_unpack_at_end(q, recvbuf, recvcounts, rdispls, recvtype, data);
 	q->ph[q->nph++] = (struct ic_phase){ .req = { .op = COLL_OP_ALLTOALL, .nranks = n, .counts = row,
 						      .recv_counts = row + n, .elem_size = 1 },
 					     .data = data, .input = in };

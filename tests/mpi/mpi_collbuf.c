@@ -178,7 +178,59 @@ int main(int argc, char **argv)
 	      u0, uc);
 	CHECK(u1 >= u0 + img, "Alltoall in place kept no buffer (%zu -> %zu bytes in use)", u0, u1);
 	CHECK(u2 + img <= u1, "Comm_free kept its buffer (%zu -> %zu bytes in use)", u1, u2);
+
+	/* Ialltoallv and Iallgatherv of blocks back to back hold no copy of
+	 * either side while under way (they once packed sendbuf into one
+	 * temporary and received into another); blocks laid out backwards
+	 * take temporaries, kept for the next call (one malloc'd per call
+	 * faulted its pages in every time) */
+	int g = per / t_size, *cnt = malloc(sizeof(int) * 6 * (size_t)t_size), *fwd = cnt + t_size,
+	    *rev = fwd + t_size, *one = rev + t_size, *gfwd = one + t_size, *grev = gfwd + t_size;
+	for (int j = 0; j < t_size; j++) {
+		cnt[j] = per;
+		fwd[j] = j * per;
+		rev[j] = (t_size - 1 - j) * per;
+		one[j] = g;
+		gfwd[j] = j * g;
+		grev[j] = (t_size - 1 - j) * g;
+	}
+	size_t used[3];
+	for (int k = 0; k < 3; k++) {
+		MPI_Request rq;
+		struct mallinfo2 a = mallinfo2();
+		if (k == 0)
+			OK(MPI_Ialltoallv(s, cnt, fwd, MPI_INT, r, cnt, fwd, MPI_INT, MPI_COMM_WORLD, &rq));
+		else if (k == 1)
+			OK(MPI_Iallgatherv(s, g, MPI_INT, r, one, gfwd, MPI_INT, MPI_COMM_WORLD, &rq));
+		else
+			OK(MPI_Ialltoallv(s, cnt, rev, MPI_INT, r, cnt, rev, MPI_INT, MPI_COMM_WORLD, &rq));
+		struct mallinfo2 b = mallinfo2();
+		OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+		struct mallinfo2 w = mallinfo2();
+		/* while under way, then (reversed) kept after */
+		used[k] = (k < 2 ? b.uordblks + b.hblkhd : w.uordblks + w.hblkhd) - (a.uordblks + a.hblkhd);
+	}
+	size_t gimg = (size_t)g * (size_t)t_size * sizeof(int);
+	CHECK(used[0] < img / 2, "Ialltoallv of packed blocks took %zu bytes (%zu a side)", used[0], img);
+	CHECK(used[1] < gimg / 2, "Iallgatherv of packed blocks took %zu bytes (%zu received)", used[1], gimg);
+	CHECK(t_size == 1 || used[2] >= 2 * img, "Ialltoallv of reversed blocks kept %zu bytes (%zu a side)", used[2],
+	      img);
+#else
+	int *cnt = malloc(sizeof(int) * 2 * (size_t)t_size), *rev = cnt + t_size;
+	for (int j = 0; j < t_size; j++) {
+		cnt[j] = per;
+		rev[j] = (t_size - 1 - j) * per;
+	}
 #endif
+	long g0 = minflt();
+	for (int i = 0; i < CALLS; i++) {
+		MPI_Request rq;
+		OK(MPI_Ialltoallv(s, cnt, rev, MPI_INT, r, cnt, rev, MPI_INT, MPI_COMM_WORLD, &rq));
+		OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+	}
+	faults = minflt() - g0;
+	CHECK(faults < CALLS * 16, "%d Ialltoallv calls with 1 MiB temporaries took %ld page faults", CALLS, faults);
+	free(cnt);
 	free(s);
 	free(r);
 	free(d);

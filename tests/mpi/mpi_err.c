@@ -252,6 +252,18 @@ int main(int argc, char **argv)
 	       "ialltoall 0 bytes sent a block, 4 received", "a block");
 	expect(MPI_Iallgather(&v, 2, MPI_INT, ag, 1, MPI_INT, MPI_COMM_WORLD, &nrq), MPI_ERR_TRUNCATE,
 	       "iallgather 8 bytes sent a block, 4 received", "a block");
+	/* Iallgatherv's own block against recvcounts, as Allgatherv's (it
+	 * once packed sendcount elements into a temporary sized by
+	 * recvcounts: past its end from the last rank) */
+	int *steps = calloc((size_t)t_size, sizeof *steps);
+	for (int j = 0; j < t_size; j++)
+		steps[j] = j;
+	expect(MPI_Allgatherv(&v, 2, MPI_INT, ag, cnts, steps, MPI_INT, MPI_COMM_WORLD), MPI_ERR_TRUNCATE,
+	       "allgatherv 8 bytes sent, recvcounts 4", "recvcounts");
+	expect(MPI_Iallgatherv(&v, 2, MPI_INT, ag, cnts, steps, MPI_INT, MPI_COMM_WORLD, &nrq), MPI_ERR_TRUNCATE,
+	       "iallgatherv 8 bytes sent, recvcounts 4", "recvcounts");
+	expect(MPI_Iallgatherv(&v, 0, MPI_INT, ag, cnts, steps, MPI_INT, MPI_COMM_WORLD, &nrq), MPI_ERR_TRUNCATE,
+	       "iallgatherv 0 bytes sent, recvcounts 4", "recvcounts");
 	CHECK(nrq == MPI_REQUEST_NULL, "a refused nonblocking collective made a request");
 	OK(MPI_Type_free(&unc));
 	/* one buffer as both sendbuf and recvbuf: MPI_IN_PLACE is how */
@@ -267,6 +279,17 @@ int main(int argc, char **argv)
 	       "MPI_IN_PLACE");
 	expect(MPI_Iallgather(ag, 1, MPI_INT, ag, 1, MPI_INT, MPI_COMM_WORLD, &nrq), MPI_ERR_BUFFER,
 	       "iallgather aliased", "MPI_IN_PLACE");
+	/* the v forms too (Alltoallv and Ialltoallv read a packed sendbuf
+	 * where it is and receive into a packed recvbuf, so one buffer as
+	 * both would be overwritten while it is sent) */
+	expect(MPI_Alltoallv(ag, cnts, steps, MPI_INT, ag, cnts, steps, MPI_INT, MPI_COMM_WORLD), MPI_ERR_BUFFER,
+	       "alltoallv aliased", "MPI_IN_PLACE");
+	expect(MPI_Ialltoallv(ag, cnts, steps, MPI_INT, ag, cnts, steps, MPI_INT, MPI_COMM_WORLD, &nrq),
+	       MPI_ERR_BUFFER, "ialltoallv aliased", "MPI_IN_PLACE");
+	expect(MPI_Allgatherv(ag, 1, MPI_INT, ag, cnts, steps, MPI_INT, MPI_COMM_WORLD), MPI_ERR_BUFFER,
+	       "allgatherv aliased", "MPI_IN_PLACE");
+	expect(MPI_Iallgatherv(ag, 1, MPI_INT, ag, cnts, steps, MPI_INT, MPI_COMM_WORLD, &nrq), MPI_ERR_BUFFER,
+	       "iallgatherv aliased", "MPI_IN_PLACE");
 	CHECK(nrq == MPI_REQUEST_NULL, "a refused nonblocking collective made a request");
 	expect(MPI_Scan(w2, w2, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_BUFFER, "scan aliased", "MPI_IN_PLACE");
 	expect(MPI_Reduce_scatter(ag, ag, cnts, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_BUFFER,
@@ -287,6 +310,7 @@ int main(int argc, char **argv)
 	}
 	free(ag);
 	free(cnts);
+	free(steps);
 	/* the communicator still works after all of that */
 	v = 1;
 	OK(MPI_Allreduce(&v, w2, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));

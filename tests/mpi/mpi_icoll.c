@@ -221,6 +221,40 @@ static void vectors(void)
 	OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
 	OK(MPI_Alltoallv(in, sc, sd, MPI_INT, bl, rc, rd, MPI_INT, MPI_COMM_WORLD));
 	CHECK(!memcmp(out, bl, sizeof out), "Ialltoallv differs from Alltoallv");
+	/* blocks back to back on both sides: read from sendbuf and received
+	 * into recvbuf where they are, sendbuf left as it was */
+	int pd[6], pr[6], pat = 0, in0[6 * 3];
+	for (int j = 0; j < n; j++) {
+		pd[j] = pat;
+		pat += rc[j];
+	}
+	memcpy(in0, in, sizeof in);
+	for (int k = 0; k < 6 * 8; k++)
+		out[k] = bl[k] = -1;
+	OK(MPI_Ialltoallv(in, sc, sd, MPI_INT, out, rc, pd, MPI_INT, MPI_COMM_WORLD, &rq));
+	OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+	OK(MPI_Alltoallv(in, sc, sd, MPI_INT, bl, rc, pd, MPI_INT, MPI_COMM_WORLD));
+	CHECK(!memcmp(out, bl, sizeof out), "packed Ialltoallv differs from Alltoallv");
+	CHECK(!memcmp(in, in0, sizeof in), "Ialltoallv wrote in its sendbuf");
+	for (int j = 0, at2 = 0; j < n; j++) { /* rank j's block for us: its sc[t_rank] ints from its sd[t_rank] */
+		int jsd = 0;
+		for (int i = 0; i < t_rank; i++)
+			jsd += (j + i) % 3;
+		for (int k = 0; k < rc[j]; k++, at2++)
+			CHECK(out[at2] == j * 100 + jsd + k, "packed Ialltoallv: [%d] from %d = %d", at2, j, out[at2]);
+	}
+	for (int j = 0, a = 0; j < n; j++) {
+		pr[j] = a;
+		a += counts[j];
+	}
+	for (int k = 0; k < 6 * 8; k++)
+		out[k] = bl[k] = -1;
+	OK(MPI_Iallgatherv(mine, t_rank + 1, MPI_INT, out, counts, pr, MPI_INT, MPI_COMM_WORLD, &rq));
+	OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+	OK(MPI_Allgatherv(mine, t_rank + 1, MPI_INT, bl, counts, pr, MPI_INT, MPI_COMM_WORLD));
+	CHECK(!memcmp(out, bl, sizeof out), "packed Iallgatherv differs from Allgatherv");
+	CHECK(out[pr[n - 1] + n - 1] == (n - 1) * 10 + n - 1 && out[pr[n - 1] + n] == -1, "packed Iallgatherv: %d %d",
+	      out[pr[n - 1] + n - 1], out[pr[n - 1] + n]);
 	/* Igatherv to the last rank and Iscatterv back from it, same layout */
 	int root = n - 1;
 	for (int k = 0; k < 6 * 8; k++)
