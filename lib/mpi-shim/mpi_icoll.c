@@ -47,7 +47,7 @@ struct mpi_icoll {
 	struct coll_sched *s;   /* the phase's schedule, its scratch */
 	void *scratch;
 #define IC_OWN 3
-	void *own[IC_OWN];      /* temporaries of the call, freed at its end */
+	void *own[IC_OWN];      /* temporaries of the call (mpi_coll_req_tmp_get), given back at its end */
 	/* at the end: unpack nblk blocks of len bytes from img, block u into
 	 * (ubuf's block (u + rot) mod nblk, ucount, ut); skip0: not block 0;
 	 * ucounts and udispls (the user's: MPI leaves them to the call until
