@@ -237,6 +237,14 @@ expect 0 --op scatter --ranks 4 --counts 0,4,2K,1K --json
 has "$out" '"steps": 2,'
 has "$out" '"commands": 3,'
 has "$out" '"total_bytes": 4100,'
+# on one host (as ptl's MPI says) up to 8 ranks linear: the root's 7
+# blocks once each, one step; 9 ranks the tree again
+expect 0 --op gather --ranks 8 --bytes 1K --root 3 --one-host --json
+has "$out" '"algorithm": "linear"'
+has "$out" '"steps": 1,'
+has "$out" '"total_bytes": 7168,'
+expect 0 --op scatter --ranks 9 --bytes 1K --one-host --json
+has "$out" '"algorithm": "binomial"'
 # scan/exscan: recursive doubling by default, the chain on request
 expect 0 --op scan --ranks 8 --bytes 1K --json
 has "$out" '"algorithm": "recursive_doubling"'

@@ -226,6 +226,35 @@ static void test_other_ops(void **state)
 	assert_int_equal(c.algo, COLL_ALGO_BINOMIAL);
 }
 
+/* Gather and scatter: linear on one host of up to 8 ranks (the root moves
+ * each block once), the binomial tree for larger groups and across hosts;
+ * a name asked for is kept. */
+static void test_gather_scatter(void **state)
+{
+	(void)state;
+	enum coll_op ops[] = { COLL_OP_GATHER, COLL_OP_SCATTER };
+	struct {
+		int n;
+		bool one_host;
+		enum coll_algo want;
+	} rows[] = {
+		{ 2, true, COLL_ALGO_LINEAR },	  { 4, true, COLL_ALGO_LINEAR },	{ 8, true, COLL_ALGO_LINEAR },
+		{ 9, true, COLL_ALGO_BINOMIAL },  { 64, true, COLL_ALGO_BINOMIAL },	{ 4, false, COLL_ALGO_BINOMIAL },
+		{ 8, false, COLL_ALGO_BINOMIAL },
+	};
+	for (int o = 0; o < 2; o++)
+		for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+			for (int named = 0; named < 2; named++) {
+				struct coll_req r = mkreq(ops[o], named ? COLL_ALGO_BINOMIAL : COLL_ALGO_AUTO, rows[i].n,
+							  64 << 10, 1, 1);
+				r.one_host = rows[i].one_host;
+				struct coll_choice c;
+				assert_int_equal(coll_choose(&r, &c, NULL, 0), 0);
+				assert_int_equal(c.algo, named ? COLL_ALGO_BINOMIAL : rows[i].want);
+			}
+		}
+}
+
 /* Unknown names are an error, never a silent default; an algorithm that
  * does not implement the op is refused with a message. */
 static void test_errors(void **state)
@@ -273,6 +302,7 @@ int main(void)
 		cmocka_unit_test(test_shared_cores),
 		cmocka_unit_test(test_pair_rd),
 		cmocka_unit_test(test_other_ops),
+		cmocka_unit_test(test_gather_scatter),
 		cmocka_unit_test(test_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
