@@ -149,20 +149,28 @@ static enum coll_algo shared_cores_allreduce(const struct coll_req *r)
 	return r->bytes < COLL_SHARED_HD_MIN ? COLL_ALGO_RECURSIVE_DOUBLING : COLL_ALGO_HALVING_DOUBLING;
 }
 
-/* Gather and scatter on one host of up to this many ranks are linear:
- * the root moves every block itself, once, where the binomial tree's
- * inner ranks move theirs and their subtree's again, one more copy and
- * one more turn at a core a level; the root's n-1 messages against the
- * tree's log2 n cost little that few. 2 vCPUs (the ranks outnumber them
- * from 3), MPI_Scatter/MPI_Gather loops, 2 launches each, per-rank block,
- * us, binomial vs linear: 4 ranks scatter 4 KiB 2.2-2.4 vs 2.0, 64 KiB
- * 19.4-20.5 vs 12.2-12.5 (Open MPI 15.7-16.2), 256 KiB 49.3 vs 30.8-31.0,
- * 1 MiB 174-186 vs 108-111; gather 64 KiB 18.8-19.0 vs 15.5-15.6 (Open MPI
- * 20.2), 1 MiB 174-183 vs 113-115; 8 ranks scatter 64 B 4.7-5.0 vs
- * 3.4-3.7, 4 KiB 12.9-16.5 vs 4.0-4.4, 1 MiB 798-810 vs 268-293, gather
- * alike; 3 ranks level to 4 KiB, scatter 64 KiB 15.6-16.2 vs 10.6-10.9.
- * Larger groups and several hosts keep the tree (not measured here). */
-#define COLL_GS_LINEAR_RANKS 8
+/* Gather, scatter and alltoall on one host of up to this many ranks are
+ * linear. Gather and scatter: the root moves every block itself, once,
+ * where the binomial tree's inner ranks move theirs and their subtree's
+ * again, one more copy and one more turn at a core a level; the root's
+ * n-1 messages against the tree's log2 n cost little that few. Alltoall:
+ * every transfer posted at once, where the pairwise steps wait for each
+ * other, so a rank that has its core does all it can then. 2 vCPUs (the
+ * ranks outnumber them from 3), loops of the call, 2 launches each,
+ * per-rank block, us, binomial vs linear: 4 ranks scatter 4 KiB 2.2-2.4
+ * vs 2.0, 64 KiB 19.4-20.5 vs 12.2-12.5 (Open MPI 15.7-16.2), 256 KiB
+ * 49.3 vs 30.8-31.0, 1 MiB 174-186 vs 108-111; gather 64 KiB 18.8-19.0
+ * vs 15.5-15.6 (Open MPI 20.2), 1 MiB 174-183 vs 113-115; 8 ranks scatter
+ * 64 B 4.7-5.0 vs 3.4-3.7, 4 KiB 12.9-16.5 vs 4.0-4.4, 1 MiB 798-810 vs
+ * 268-293, gather alike; 3 ranks level to 4 KiB, scatter 64 KiB
+ * 15.6-16.2 vs 10.6-10.9. Pairwise vs linear alltoall, one launch each: 4
+ * ranks 1 KiB 6.9 vs 4.4, 64 KiB 45.3 vs 31.3 (Open MPI 43.5-44.1), 1 MiB
+ * 480 vs 453; 3 ranks 1 KiB 4.4 vs 3.0, 64 KiB 27.0 vs 23.1, 256 KiB
+ * 63.7 vs 65.7; 8 ranks 1 KiB 35.6 vs 16.9, 64 KiB 246 vs 168, 1 MiB
+ * level; 2 ranks the same schedule. Larger groups and several hosts keep
+ * the tree and the pairwise steps (not measured here; across hosts the
+ * steps also keep a rank from being sent to by all at once). */
+#define COLL_LINEAR_RANKS 8
 
 static int choose_ring_op(const struct coll_req *r, struct coll_choice *c)
 {
@@ -284,8 +292,10 @@ int coll_choose(const struct coll_req *req, struct coll_choice *out, char *msg, 
 		rc = choose_allgather(&r, out);
 		break;
 	case COLL_OP_ALLTOALL:
-		rc = (r.algo == COLL_ALGO_AUTO || r.algo == COLL_ALGO_PAIRWISE) ? 0 : -ENOTSUP;
-		out->algo = COLL_ALGO_PAIRWISE;
+		if (r.algo == COLL_ALGO_AUTO)
+			out->algo = r.one_host && r.nranks <= COLL_LINEAR_RANKS ? COLL_ALGO_LINEAR : COLL_ALGO_PAIRWISE;
+		else if (r.algo != COLL_ALGO_PAIRWISE && r.algo != COLL_ALGO_LINEAR)
+			rc = -ENOTSUP;
 		break;
 	case COLL_OP_BCAST:
 		if (r.algo == COLL_ALGO_AUTO)
@@ -309,8 +319,7 @@ int coll_choose(const struct coll_req *req, struct coll_choice *out, char *msg, 
 	case COLL_OP_GATHER:
 	case COLL_OP_SCATTER:
 		if (r.algo == COLL_ALGO_AUTO)
-			out->algo = r.one_host && r.nranks <= COLL_GS_LINEAR_RANKS ? COLL_ALGO_LINEAR
-										    : COLL_ALGO_BINOMIAL;
+			out->algo = r.one_host && r.nranks <= COLL_LINEAR_RANKS ? COLL_ALGO_LINEAR : COLL_ALGO_BINOMIAL;
 		else if (r.algo != COLL_ALGO_BINOMIAL && r.algo != COLL_ALGO_LINEAR)
 			rc = -ENOTSUP;
 		break;
@@ -359,7 +368,8 @@ const struct coll_algo_impl *coll_impl(const struct coll_req *r, enum coll_algo 
 		return op == COLL_OP_SCAN || op == COLL_OP_EXSCAN ? &coll_scan_chain_impl : NULL;
 	case COLL_ALGO_LINEAR:
 		return op == COLL_OP_GATHER ? &coll_lgather_impl
-		       : op == COLL_OP_SCATTER ? &coll_lscatter_impl : NULL;
+		       : op == COLL_OP_SCATTER ? &coll_lscatter_impl
+		       : op == COLL_OP_ALLTOALL ? &coll_la2a_impl : NULL;
 	case COLL_ALGO_RECURSIVE_DOUBLING:
 		return op == COLL_OP_SCAN || op == COLL_OP_EXSCAN ? &coll_scan_rd_impl
 		       : op == COLL_OP_ALLREDUCE ? &coll_ard_impl

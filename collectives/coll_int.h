@@ -49,6 +49,7 @@ extern const struct coll_algo_impl coll_gather_impl;    /* binomial gather */
 extern const struct coll_algo_impl coll_scatter_impl;   /* binomial scatter */
 extern const struct coll_algo_impl coll_lgather_impl;   /* linear gather */
 extern const struct coll_algo_impl coll_lscatter_impl;  /* linear scatter */
+extern const struct coll_algo_impl coll_la2a_impl;      /* linear alltoall */
 extern const struct coll_algo_impl coll_scan_chain_impl;
 extern const struct coll_algo_impl coll_scan_rd_impl;
 extern const struct coll_algo_impl coll_agv_ring_impl;  /* allgather with counts, ring */

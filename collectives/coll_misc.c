@@ -1,4 +1,4 @@
-/* coll_misc.c: pairwise alltoall and dissemination barrier. */
+/* coll_misc.c: pairwise and linear alltoall, and dissemination barrier. */
 #include <stdlib.h>
 
 #include "coll_int.h"
@@ -49,7 +49,11 @@ static size_t pw_off(const size_t *pre, int j, size_t bytes)
 	return pre ? pre[j] : (size_t)j * bytes;
 }
 
-static int pairwise_emit(struct coll_gen *g)
+/* Pairwise (linear false) or linear: the same transfers, the pairwise ones
+ * one partner a step, each step after the last; the linear ones all in
+ * step 0, independent, every receive first, then the sends from the next
+ * rank on (so the ranks do not all send to rank 0 first). */
+static int a2a_emit(struct coll_gen *g, bool linear)
 {
 	const struct coll_req *r = g->req;
 	int n = g->n, i = g->rank;
@@ -81,31 +85,66 @@ static int pairwise_emit(struct coll_gen *g)
 		c->src_off = pw_off(soff, i, r->bytes);
 		c->len = own;
 	}
-	for (int s = 1; s < n; s++) {
-		uint32_t st = (uint32_t)(s - 1);
-		int to = (i + s) % n, from = coll_mod(i - s, n);
-		size_t rlen = coll_a2a_recv(r, i, from), slen = coll_a2a_send(r, i, to);
-		if (rlen) {
-			if (!(c = coll_emit_recv(g, COLL_RECV, st, 0, 0, 0, from, 1, pw_off(roff, from, r->bytes), rlen)))
-				goto out;
-			coll_chain_wait(&ch, c);
-			coll_chain_add(&ch, c->id);
+	/* linear: pass 0 the receives, pass 1 the sends; pairwise: both in
+	 * one pass, a step each */
+	for (int pass = 0; pass < (linear ? 2 : 1); pass++) {
+		for (int s = 1; s < n; s++) {
+			uint32_t st = linear ? 0 : (uint32_t)(s - 1);
+			int to = (i + s) % n, from = coll_mod(i - s, n);
+			size_t rlen = coll_a2a_recv(r, i, from), slen = coll_a2a_send(r, i, to);
+			/* subs: pairwise 0 (receive) and 1 (send) a step; linear
+			 * 3 + 2 * peer (receive) and 4 + 2 * peer (send) */
+			if (rlen && (!linear || pass == 0)) {
+				c = coll_emit_recv(g, COLL_RECV, st, 0, 0, linear ? 3 + 2 * from : 0, from,
+						   linear ? 4 + 2 * i : 1, pw_off(roff, from, r->bytes), rlen);
+				if (!c)
+					goto out;
+				if (!linear) {
+					coll_chain_wait(&ch, c);
+					coll_chain_add(&ch, c->id);
+				}
+			}
+			if (slen && (!linear || pass == 1)) {
+				c = coll_emit_send(g, st, 0, 0, linear ? 4 + 2 * to : 1, to, pw_off(soff, to, r->bytes),
+						   slen);
+				if (!c)
+					goto out;
+				c->buf = COLL_BUF_INPUT;
+				if (!linear) {
+					coll_chain_wait(&ch, c);
+					coll_chain_add(&ch, c->id);
+				}
+			}
+			if (!linear)
+				coll_chain_step(&ch);
 		}
-		if (slen) {
-			if (!(c = coll_emit_send(g, st, 0, 0, 1, to, pw_off(soff, to, r->bytes), slen)))
-				goto out;
-			c->buf = COLL_BUF_INPUT;
-			coll_chain_wait(&ch, c);
-			coll_chain_add(&ch, c->id);
-		}
-		coll_chain_step(&ch);
 	}
 out:
 	free(soff);
 	return g->err;
 }
 
+static int pairwise_emit(struct coll_gen *g)
+{
+	return a2a_emit(g, false);
+}
+
+/* Linear alltoall: one step, every transfer independent of the others;
+ * ids 0-2 as the pairwise ones', then two a peer. */
+static int linear_a2a_shape(struct coll_gen *g)
+{
+	g->steps = 1;
+	g->stride = 3 + 2 * (uint64_t)g->n;
+	return 0;
+}
+
+static int linear_a2a_emit(struct coll_gen *g)
+{
+	return a2a_emit(g, true);
+}
+
 const struct coll_algo_impl coll_pairwise_impl = { pairwise_shape, pairwise_emit };
+const struct coll_algo_impl coll_la2a_impl = { linear_a2a_shape, linear_a2a_emit };
 
 /* Dissemination barrier: in round r rank i signals i+2^r and waits for
  * i-2^r; after ceil(log2 N) rounds every rank has heard, directly or not,

@@ -66,7 +66,7 @@ static void usage(FILE *out)
 	        "  --one-host     every rank on one host, as ptl's MPI tells its schedules (auto:\n"
 	        "                 short allreduces recursive doubling up to 16K, not 8K; so a\n"
 	        "                 2-rank one of up to 64K; halving-doubling past the short ones;\n"
-	        "                 gather and scatter of up to 8 ranks linear)\n"
+	        "                 gather, scatter and alltoall of up to 8 ranks linear)\n"
 	        "  --shared-cores with --one-host: the ranks outnumber the cores (auto, 4 ranks\n"
 	        "                 past the short ones: ring_bidir up to 64K, recursive doubling\n"
 	        "                 to below 192K, halving-doubling from there)\n"

@@ -245,6 +245,17 @@ has "$out" '"steps": 1,'
 has "$out" '"total_bytes": 7168,'
 expect 0 --op scatter --ranks 9 --bytes 1K --one-host --json
 has "$out" '"algorithm": "binomial"'
+# alltoall: pairwise steps; on one host up to 8 ranks linear, every
+# transfer in one step
+expect 0 --op alltoall --ranks 4 --bytes 1K --json
+has "$out" '"algorithm": "pairwise"'
+has "$out" '"steps": 3,'
+expect 0 --op alltoall --ranks 4 --bytes 1K --one-host --json
+has "$out" '"algorithm": "linear"'
+has "$out" '"steps": 1,'
+has "$out" '"total_bytes": 12288,'
+expect 0 --op alltoall --ranks 4 --bytes 1K --one-host --algo pairwise --json
+has "$out" '"algorithm": "pairwise"'
 # scan/exscan: recursive doubling by default, the chain on request
 expect 0 --op scan --ranks 8 --bytes 1K --json
 has "$out" '"algorithm": "recursive_doubling"'

@@ -198,7 +198,7 @@ static size_t a2a_count(int shape, int n, int from, int to)
 	}
 }
 
-static void run_a2a(int n, int shape, unsigned seed)
+static void run_a2a(int n, int shape, unsigned seed, enum coll_algo algo)
 {
 	size_t nn = (size_t)n * (size_t)n;
 	size_t *m = calloc(nn, sizeof *m);
@@ -206,10 +206,10 @@ static void run_a2a(int n, int shape, unsigned seed)
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < n; j++)
 			m[(size_t)i * (size_t)n + (size_t)j] = a2a_count(shape, n, i, j);
-	struct coll_req r = mkreq(COLL_OP_ALLTOALL, COLL_ALGO_AUTO, n, 0, 1, 1);
+	struct coll_req r = mkreq(COLL_OP_ALLTOALL, algo, n, 0, 1, 1);
 	r.counts = m;
 	struct coll_sched *s = expand_ok(&r);
-	assert_int_equal(s->info.algo, COLL_ALGO_PAIRWISE);
+	assert_int_equal(s->info.algo, algo == COLL_ALGO_AUTO ? COLL_ALGO_PAIRWISE : algo);
 	struct rbufs rb;
 	rbufs_new(&rb, s);
 	uint64_t moved = 0;
@@ -272,8 +272,10 @@ static void test_alltoallv_every_byte(void **state)
 	(void)state;
 	for (int n = 1; n <= 40; n++)
 		for (int shape = 0; shape < A2A_SHAPES; shape++) {
-			run_a2a(n, shape, 0);
-			run_a2a(n, shape, (unsigned)(n * 13 + shape + 1));
+			run_a2a(n, shape, 0, COLL_ALGO_AUTO);
+			run_a2a(n, shape, (unsigned)(n * 13 + shape + 1), COLL_ALGO_AUTO);
+			/* the linear one: every transfer in one step, the same bytes */
+			run_a2a(n, shape, (unsigned)(n * 7 + shape + 3), COLL_ALGO_LINEAR);
 		}
 }
 

@@ -226,33 +226,35 @@ static void test_other_ops(void **state)
 	assert_int_equal(c.algo, COLL_ALGO_BINOMIAL);
 }
 
-/* Gather and scatter: linear on one host of up to 8 ranks (the root moves
- * each block once), the binomial tree for larger groups and across hosts;
- * a name asked for is kept. */
-static void test_gather_scatter(void **state)
+/* Gather, scatter and alltoall: linear on one host of up to 8 ranks, the
+ * binomial tree (gather, scatter) or the pairwise steps (alltoall) for
+ * larger groups and across hosts; a name asked for is kept. */
+static void test_linear_one_host(void **state)
 {
 	(void)state;
-	enum coll_op ops[] = { COLL_OP_GATHER, COLL_OP_SCATTER };
+	struct {
+		enum coll_op op;
+		enum coll_algo other;
+	} ops[] = { { COLL_OP_GATHER, COLL_ALGO_BINOMIAL },
+		    { COLL_OP_SCATTER, COLL_ALGO_BINOMIAL },
+		    { COLL_OP_ALLTOALL, COLL_ALGO_PAIRWISE } };
 	struct {
 		int n;
-		bool one_host;
-		enum coll_algo want;
+		bool one_host, linear;
 	} rows[] = {
-		{ 2, true, COLL_ALGO_LINEAR },	  { 4, true, COLL_ALGO_LINEAR },	{ 8, true, COLL_ALGO_LINEAR },
-		{ 9, true, COLL_ALGO_BINOMIAL },  { 64, true, COLL_ALGO_BINOMIAL },	{ 4, false, COLL_ALGO_BINOMIAL },
-		{ 8, false, COLL_ALGO_BINOMIAL },
+		{ 2, true, true },   { 4, true, true },	  { 8, true, true },   { 9, true, false },
+		{ 64, true, false }, { 4, false, false }, { 8, false, false },
 	};
-	for (int o = 0; o < 2; o++)
-		for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+	for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+		for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
 			for (int named = 0; named < 2; named++) {
-				struct coll_req r = mkreq(ops[o], named ? COLL_ALGO_BINOMIAL : COLL_ALGO_AUTO, rows[i].n,
+				struct coll_req r = mkreq(ops[o].op, named ? ops[o].other : COLL_ALGO_AUTO, rows[i].n,
 							  64 << 10, 1, 1);
 				r.one_host = rows[i].one_host;
 				struct coll_choice c;
 				assert_int_equal(coll_choose(&r, &c, NULL, 0), 0);
-				assert_int_equal(c.algo, named ? COLL_ALGO_BINOMIAL : rows[i].want);
+				assert_int_equal(c.algo, !named && rows[i].linear ? COLL_ALGO_LINEAR : ops[o].other);
 			}
-		}
 }
 
 /* Unknown names are an error, never a silent default; an algorithm that
@@ -302,7 +304,7 @@ int main(void)
 		cmocka_unit_test(test_shared_cores),
 		cmocka_unit_test(test_pair_rd),
 		cmocka_unit_test(test_other_ops),
-		cmocka_unit_test(test_gather_scatter),
+		cmocka_unit_test(test_linear_one_host),
 		cmocka_unit_test(test_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,10 +13,12 @@ run 4 PTL_COLL_PORTS=2 -- mpi_coll
 # cores
 run 4 PTL_COLL_CORES=1 -- mpi_coll
 run 4 PTL_COLL_CORES=64 -- mpi_coll
-# gather/scatter by the binomial tree (on one host up to 8 ranks they are
-# linear by default), scan/exscan along the chain
-run 5 PTL_COLL_ALGO=gather=binomial,scatter=binomial,scan=chain,exscan=chain -- mpi_coll
-run 8 PTL_COLL_ALGO=gather=binomial,scatter=binomial -- mpi_coll
+# gather/scatter by the binomial tree and alltoall(v) by pairwise steps
+# (on one host up to 8 ranks they are linear by default), scan/exscan
+# along the chain
+run 5 PTL_COLL_ALGO=gather=binomial,scatter=binomial,alltoall=pairwise,scan=chain,exscan=chain -- mpi_coll
+run 8 PTL_COLL_ALGO=gather=binomial,scatter=binomial,alltoall=pairwise -- mpi_coll
+run 7 PTL_COLL_ALGO=alltoall=pairwise -- mpi_coll v
 run 8 PTL_COLL_ALGO=chain -- mpi_coll
 run 3 PTL_COLL_PORTS=2 PTL_COLL_ALGO=allreduce=ring_bidir,bcast=scatter_allgather -- mpi_coll
 # Allgatherv/Alltoallv at the sizes left out above, and each allgather
