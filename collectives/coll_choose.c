@@ -172,6 +172,25 @@ static enum coll_algo shared_cores_allreduce(const struct coll_req *r)
  * steps also keep a rank from being sent to by all at once). */
 #define COLL_LINEAR_RANKS 8
 
+/* Scan and exscan where the ranks outnumber their host's cores go along
+ * the chain: a hop takes one rank's turn at a core, where each round of
+ * recursive doubling takes every rank's and moves the whole vector each
+ * way. From COLL_CHAIN_MIN bytes in groups of up to COLL_CHAIN_SMALL_RANKS,
+ * from COLL_CHAIN_BIG bytes in groups of up to COLL_CHAIN_RANKS (smaller
+ * vectors of 8 ranks went faster by the rounds). 2 vCPUs, MPI_Scan after
+ * a barrier, the slowest rank's time, median of 201, 2 interleaved
+ * launches, us, recursive doubling vs chain: 3 ranks 16 KiB 10.1-12.0 vs
+ * 5.5-5.7, 64 KiB 22-31 vs 14.4-14.9, 1 MiB 183-199 vs 130-131 (Open MPI
+ * 4.1: 64 KiB 19.7, 1 MiB 194); 4 ranks 16 KiB 10.4-10.5 vs 9.0, 64 KiB
+ * level (24-26), 256 KiB 68.0-68.5 vs 59-62, 1 MiB 267-269 vs 214-220
+ * (288); 8 ranks 64 B 10.5-17.2 vs 19.7-21.6, 16 KiB 32-34 vs 36, 64 KiB
+ * 83 vs 89-92, 256 KiB 204-216 vs 184-185, 1 MiB 793-820 vs 581-595
+ * (702). Ranks with a core each keep the rounds (not measured here). */
+#define COLL_CHAIN_SMALL_RANKS 4
+#define COLL_CHAIN_MIN (16u * 1024u)
+#define COLL_CHAIN_RANKS 8
+#define COLL_CHAIN_BIG (256u * 1024u)
+
 static int choose_ring_op(const struct coll_req *r, struct coll_choice *c)
 {
 	switch (r->algo) {
@@ -325,11 +344,17 @@ int coll_choose(const struct coll_req *req, struct coll_choice *out, char *msg, 
 		break;
 	case COLL_OP_SCAN:
 	case COLL_OP_EXSCAN:
-		/* ceil(log2 N) rounds against the chain's N-1 hops. Both fix the
-		 * order of combination by ranks, and the choice depends on nothing
-		 * but the request, so a job gets the same bits every run. */
+		/* ceil(log2 N) rounds against the chain's N-1 hops; the chain
+		 * for long vectors where the ranks outnumber their host's cores
+		 * (COLL_CHAIN_*). Both fix the order of combination by ranks,
+		 * and the choice depends on nothing but the request, so a job
+		 * gets the same bits every run. */
 		if (r.algo == COLL_ALGO_AUTO)
-			out->algo = COLL_ALGO_RECURSIVE_DOUBLING;
+			out->algo = r.one_host && r.shared_cores &&
+						    ((r.nranks <= COLL_CHAIN_SMALL_RANKS && r.bytes >= COLL_CHAIN_MIN) ||
+						     (r.nranks <= COLL_CHAIN_RANKS && r.bytes >= COLL_CHAIN_BIG))
+					    ? COLL_ALGO_CHAIN
+					    : COLL_ALGO_RECURSIVE_DOUBLING;
 		else if (r.algo != COLL_ALGO_CHAIN && r.algo != COLL_ALGO_RECURSIVE_DOUBLING)
 			rc = -ENOTSUP;
 		break;

@@ -1657,7 +1657,8 @@ int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, 
  * the blocks in relative-rank order (rank - root), starting at this rank's
  * own (coll.h). The v-variants use the linear form: their counts are
  * significant at the root only, and a linear rank needs its own size alone;
- * Gather/Scatter take coll_choose's (binomial) or PTL_COLL_ALGO's. */
+ * Gather/Scatter take coll_choose's (linear on one host of up to 8 ranks,
+ * else binomial) or PTL_COLL_ALGO's. */
 
 struct gs_call {
 	bool gather;

@@ -264,6 +264,11 @@ expect 0 --op exscan --ranks 8 --bytes 1K --algo chain --json
 has "$out" '"algorithm": "chain"'
 has "$out" '"steps": 7,'
 has "$out" '"commands": 7,'
+# ... and for long vectors where the ranks outnumber the host's cores
+expect 0 --op exscan --ranks 4 --bytes 16K --one-host --shared-cores --json
+has "$out" '"algorithm": "chain"'
+expect 0 --op exscan --ranks 4 --bytes 1K --one-host --shared-cores --json
+has "$out" '"algorithm": "recursive_doubling"'
 
 # usage errors: exit 2 with a usage message
 expect 2 --op allreduce --ranks 8 --bytes 1M --algo rign

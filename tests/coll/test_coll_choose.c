@@ -257,6 +257,43 @@ static void test_linear_one_host(void **state)
 			}
 }
 
+/* Scan and exscan: recursive doubling; along the chain where the ranks
+ * outnumber their host's cores, from 16 KiB in groups of up to 4 and from
+ * 256 KiB in groups of up to 8; a name asked for is kept. */
+static void test_scan_shared(void **state)
+{
+	(void)state;
+	enum coll_op ops[] = { COLL_OP_SCAN, COLL_OP_EXSCAN };
+	struct {
+		int n;
+		size_t bytes;
+		bool one_host, shared;
+		enum coll_algo want;
+	} rows[] = {
+		{ 4, 16384, true, true, COLL_ALGO_CHAIN },
+		{ 3, 1 << 20, true, true, COLL_ALGO_CHAIN },
+		{ 4, 16376, true, true, COLL_ALGO_RECURSIVE_DOUBLING },
+		{ 8, 262144, true, true, COLL_ALGO_CHAIN },
+		{ 8, 262136, true, true, COLL_ALGO_RECURSIVE_DOUBLING },
+		{ 5, 65536, true, true, COLL_ALGO_RECURSIVE_DOUBLING },
+		{ 9, 1 << 20, true, true, COLL_ALGO_RECURSIVE_DOUBLING },
+		{ 4, 1 << 20, true, false, COLL_ALGO_RECURSIVE_DOUBLING },
+		{ 4, 1 << 20, false, false, COLL_ALGO_RECURSIVE_DOUBLING },
+	};
+	for (int o = 0; o < 2; o++)
+		for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+			struct coll_req r = mkreq(ops[o], COLL_ALGO_AUTO, rows[i].n, rows[i].bytes, 8, 1);
+			r.one_host = rows[i].one_host;
+			r.shared_cores = rows[i].shared;
+			struct coll_choice c;
+			assert_int_equal(coll_choose(&r, &c, NULL, 0), 0);
+			assert_int_equal(c.algo, rows[i].want);
+			r.algo = COLL_ALGO_RECURSIVE_DOUBLING;
+			assert_int_equal(coll_choose(&r, &c, NULL, 0), 0);
+			assert_int_equal(c.algo, COLL_ALGO_RECURSIVE_DOUBLING);
+		}
+}
+
 /* Unknown names are an error, never a silent default; an algorithm that
  * does not implement the op is refused with a message. */
 static void test_errors(void **state)
@@ -305,6 +342,7 @@ int main(void)
 		cmocka_unit_test(test_pair_rd),
 		cmocka_unit_test(test_other_ops),
 		cmocka_unit_test(test_linear_one_host),
+		cmocka_unit_test(test_scan_shared),
 		cmocka_unit_test(test_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
