@@ -59,7 +59,8 @@ enum coll_algo {
 	COLL_ALGO_CHAIN,             /* "chain": scan/exscan passed along rank order */
 	COLL_ALGO_RECURSIVE_DOUBLING,/* "recursive_doubling": scan/exscan, allreduce and
 	                              * allgather (N = 2^k) in log2 N rounds */
-	COLL_ALGO_LINEAR,            /* "linear": gather/scatter straight to/from the root */
+	COLL_ALGO_LINEAR,            /* "linear": gather/scatter straight to/from the root,
+	                              * alltoall with every transfer in one step */
 	COLL_ALGO_BRUCK,             /* "bruck": allgather in ceil(log2 N) rounds, any N */
 	COLL_ALGO_COUNT
 };
@@ -187,12 +188,13 @@ struct coll_req {
 	int ports;               /* concurrent transfers a rank can drive, 1-COLL_MAX_PORTS */
 	/* Every rank on one host (shm joins every pair alike): coll_choose
 	 * then takes halving-doubling over the one-port ring for a
-	 * power-of-two allreduce past the short ones. */
+	 * power-of-two allreduce past the short ones, and linear gathers,
+	 * scatters and alltoalls of up to 8 ranks. */
 	bool one_host;
 	/* The ranks outnumber the host's cores (they take turns on them):
-	 * with one_host, such an allreduce of 4 ranks past the short ones
-	 * and up to 256 KiB takes the bidirectional ring instead
-	 * (coll_choose.c says why). */
+	 * with one_host, a 4-rank allreduce past the short ones takes the
+	 * rule for shared cores and a scan or exscan of a long vector the
+	 * chain (coll_choose.c says why). */
 	bool shared_cores;
 };
 
@@ -268,11 +270,13 @@ void coll_block(size_t bytes, size_t unit, size_t parts, size_t i,
  * allgather "auto": up to 64 KiB in all, recursive_doubling for N a power
  * of two and bruck otherwise (log2 N latencies, the ring's bytes), else the
  * ring rule; "recursive_doubling" on
- * N != 2^k is bruck with a warning. alltoall: pairwise. bcast: binomial below 64 KiB or 8 ranks, else
- * scatter_allgather. reduce: tree (auto) or owner. barrier: dissemination.
- * gather, scatter: binomial (auto) or linear. scan, exscan:
- * recursive_doubling (auto) or chain; both combine in an order fixed by
- * ranks.
+ * N != 2^k is bruck with a warning. alltoall: pairwise (auto) or linear
+ * (auto on one host of up to 8 ranks). bcast: binomial below 64 KiB or 8
+ * ranks, else scatter_allgather. reduce: tree (auto) or owner. barrier:
+ * dissemination. gather, scatter: binomial (auto) or linear (auto on one
+ * host of up to 8 ranks). scan, exscan: recursive_doubling (auto) or chain
+ * (auto for long vectors where the ranks outnumber the cores); both combine
+ * in an order fixed by ranks.
  * An unknown or out-of-range request is -EINVAL, an algorithm that does not
  * implement the op -ENOTSUP; msg (may be NULL) says which. */
 int coll_choose(const struct coll_req *req, struct coll_choice *out,

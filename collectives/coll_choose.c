@@ -156,18 +156,19 @@ static enum coll_algo shared_cores_allreduce(const struct coll_req *r)
  * n-1 messages against the tree's log2 n cost little that few. Alltoall:
  * every transfer posted at once, where the pairwise steps wait for each
  * other, so a rank that has its core does all it can then. 2 vCPUs (the
- * ranks outnumber them from 3), loops of the call, 2 launches each,
+ * ranks outnumber them from 3), loops of the call, 2-4 launches each,
  * per-rank block, us, binomial vs linear: 4 ranks scatter 4 KiB 2.2-2.4
- * vs 2.0, 64 KiB 19.4-20.5 vs 12.2-12.5 (Open MPI 15.7-16.2), 256 KiB
+ * vs 2.0-2.2, 64 KiB 19.4-20.5 vs 11.9-12.5 (Open MPI 15.7-16.2), 256 KiB
  * 49.3 vs 30.8-31.0, 1 MiB 174-186 vs 108-111; gather 64 KiB 18.8-19.0
- * vs 15.5-15.6 (Open MPI 20.2), 1 MiB 174-183 vs 113-115; 8 ranks scatter
+ * vs 15.4-15.9 (Open MPI 20.2), 1 MiB 174-183 vs 110-115; 8 ranks scatter
  * 64 B 4.7-5.0 vs 3.4-3.7, 4 KiB 12.9-16.5 vs 4.0-4.4, 1 MiB 798-810 vs
  * 268-293, gather alike; 3 ranks level to 4 KiB, scatter 64 KiB
- * 15.6-16.2 vs 10.6-10.9. Pairwise vs linear alltoall, one launch each: 4
- * ranks 1 KiB 6.9 vs 4.4, 64 KiB 45.3 vs 31.3 (Open MPI 43.5-44.1), 1 MiB
- * 480 vs 453; 3 ranks 1 KiB 4.4 vs 3.0, 64 KiB 27.0 vs 23.1, 256 KiB
- * 63.7 vs 65.7; 8 ranks 1 KiB 35.6 vs 16.9, 64 KiB 246 vs 168, 1 MiB
- * level; 2 ranks the same schedule. Larger groups and several hosts keep
+ * 15.6-16.2 vs 10.6-10.9. Pairwise vs linear alltoall (its transfers in
+ * the order coll_misc.c gives them), one launch each: 4 ranks 1 KiB 6.9
+ * vs 4.7, 64 KiB 47.1 vs 35.1 (Open MPI 43.5-44.1), 256 KiB 113 vs 95, 1
+ * MiB 496 vs 468; 3 ranks 1 KiB 4.6 vs 3.1, 64 KiB 27.6 vs 24.1, 256 KiB
+ * 67.5 vs 61.2; 8 ranks 1 KiB 36.2 vs 16.7, 64 KiB 237 vs 159, 1 MiB
+ * 3567 vs 3375; 2 ranks the same schedule. Larger groups and several hosts keep
  * the tree and the pairwise steps (not measured here; across hosts the
  * steps also keep a rank from being sent to by all at once). */
 #define COLL_LINEAR_RANKS 8
@@ -175,9 +176,9 @@ static enum coll_algo shared_cores_allreduce(const struct coll_req *r)
 /* Scan and exscan where the ranks outnumber their host's cores go along
  * the chain: a hop takes one rank's turn at a core, where each round of
  * recursive doubling takes every rank's and moves the whole vector each
- * way. From COLL_CHAIN_MIN bytes in groups of up to COLL_CHAIN_SMALL_RANKS,
- * from COLL_CHAIN_BIG bytes in groups of up to COLL_CHAIN_RANKS (smaller
- * vectors of 8 ranks went faster by the rounds). 2 vCPUs, MPI_Scan after
+ * way: from _FEW_MIN bytes in groups of up to _FEW_RANKS, from _MANY_MIN
+ * in groups of up to _MANY_RANKS (smaller vectors of 8 ranks went faster
+ * by the rounds). 2 vCPUs, MPI_Scan after
  * a barrier, the slowest rank's time, median of 201, 2 interleaved
  * launches, us, recursive doubling vs chain: 3 ranks 16 KiB 10.1-12.0 vs
  * 5.5-5.7, 64 KiB 22-31 vs 14.4-14.9, 1 MiB 183-199 vs 130-131 (Open MPI
@@ -186,10 +187,10 @@ static enum coll_algo shared_cores_allreduce(const struct coll_req *r)
  * (288); 8 ranks 64 B 10.5-17.2 vs 19.7-21.6, 16 KiB 32-34 vs 36, 64 KiB
  * 83 vs 89-92, 256 KiB 204-216 vs 184-185, 1 MiB 793-820 vs 581-595
  * (702). Ranks with a core each keep the rounds (not measured here). */
-#define COLL_CHAIN_SMALL_RANKS 4
-#define COLL_CHAIN_MIN (16u * 1024u)
-#define COLL_CHAIN_RANKS 8
-#define COLL_CHAIN_BIG (256u * 1024u)
+#define COLL_CHAIN_FEW_RANKS 4
+#define COLL_CHAIN_FEW_MIN (16u * 1024u)
+#define COLL_CHAIN_MANY_RANKS 8
+#define COLL_CHAIN_MANY_MIN (256u * 1024u)
 
 static int choose_ring_op(const struct coll_req *r, struct coll_choice *c)
 {
@@ -351,8 +352,8 @@ int coll_choose(const struct coll_req *req, struct coll_choice *out, char *msg, 
 		 * gets the same bits every run. */
 		if (r.algo == COLL_ALGO_AUTO)
 			out->algo = r.one_host && r.shared_cores &&
-						    ((r.nranks <= COLL_CHAIN_SMALL_RANKS && r.bytes >= COLL_CHAIN_MIN) ||
-						     (r.nranks <= COLL_CHAIN_RANKS && r.bytes >= COLL_CHAIN_BIG))
+						    ((r.nranks <= COLL_CHAIN_FEW_RANKS && r.bytes >= COLL_CHAIN_FEW_MIN) ||
+						     (r.nranks <= COLL_CHAIN_MANY_RANKS && r.bytes >= COLL_CHAIN_MANY_MIN))
 					    ? COLL_ALGO_CHAIN
 					    : COLL_ALGO_RECURSIVE_DOUBLING;
 		else if (r.algo != COLL_ALGO_CHAIN && r.algo != COLL_ALGO_RECURSIVE_DOUBLING)

@@ -51,8 +51,10 @@ static size_t pw_off(const size_t *pre, int j, size_t bytes)
 
 /* Pairwise (linear false) or linear: the same transfers, the pairwise ones
  * one partner a step, each step after the last; the linear ones all in
- * step 0, independent, every receive first, then the sends from the next
- * rank on (so the ranks do not all send to rank 0 first). */
+ * step 0, independent, numbered by distance (a rank's commands run in id
+ * order: coll_expand.c sorts them): every receive first, from the rank
+ * before on, then the sends from the rank after on, so the ranks do not
+ * all send to rank 0 first. */
 static int a2a_emit(struct coll_gen *g, bool linear)
 {
 	const struct coll_req *r = g->req;
@@ -78,7 +80,7 @@ static int a2a_emit(struct coll_gen *g, bool linear)
 	if (coll_a2a_recv(r, i, i) < own)
 		own = coll_a2a_recv(r, i, i);
 	if (own) {
-		if (!(c = coll_emit(g, COLL_COPY, 0, 0, 0, 2, COLL_PEER_NONE)))
+		if (!(c = coll_emit(g, COLL_COPY, 0, 0, 0, linear ? 0 : 2, COLL_PEER_NONE)))
 			goto out;
 		c->off = pw_off(roff, i, r->bytes);
 		c->src_buf = COLL_BUF_INPUT;
@@ -93,10 +95,12 @@ static int a2a_emit(struct coll_gen *g, bool linear)
 			int to = (i + s) % n, from = coll_mod(i - s, n);
 			size_t rlen = coll_a2a_recv(r, i, from), slen = coll_a2a_send(r, i, to);
 			/* subs: pairwise 0 (receive) and 1 (send) a step; linear
-			 * 3 + 2 * peer (receive) and 4 + 2 * peer (send) */
+			 * s (the receive from s ranks before) and n - 1 + s (the
+			 * send to s ranks after, which the receiver there numbers
+			 * its receive s) */
 			if (rlen && (!linear || pass == 0)) {
-				c = coll_emit_recv(g, COLL_RECV, st, 0, 0, linear ? 3 + 2 * from : 0, from,
-						   linear ? 4 + 2 * i : 1, pw_off(roff, from, r->bytes), rlen);
+				c = coll_emit_recv(g, COLL_RECV, st, 0, 0, linear ? s : 0, from, linear ? n - 1 + s : 1,
+						   pw_off(roff, from, r->bytes), rlen);
 				if (!c)
 					goto out;
 				if (!linear) {
@@ -105,7 +109,7 @@ static int a2a_emit(struct coll_gen *g, bool linear)
 				}
 			}
 			if (slen && (!linear || pass == 1)) {
-				c = coll_emit_send(g, st, 0, 0, linear ? 4 + 2 * to : 1, to, pw_off(soff, to, r->bytes),
+				c = coll_emit_send(g, st, 0, 0, linear ? n - 1 + s : 1, to, pw_off(soff, to, r->bytes),
 						   slen);
 				if (!c)
 					goto out;
@@ -130,11 +134,12 @@ static int pairwise_emit(struct coll_gen *g)
 }
 
 /* Linear alltoall: one step, every transfer independent of the others;
- * ids 0-2 as the pairwise ones', then two a peer. */
+ * sub 0 the copy to itself, 1 to n - 1 the receives, n to 2n - 2 the
+ * sends. */
 static int linear_a2a_shape(struct coll_gen *g)
 {
 	g->steps = 1;
-	g->stride = 3 + 2 * (uint64_t)g->n;
+	g->stride = g->n > 1 ? 2 * (uint64_t)g->n - 1 : 1;
 	return 0;
 }
 

@@ -14,7 +14,8 @@
  * reduce to rank 0. Gather(v), Scatter(v), Scan and Exscan
  * run collectives/ schedules too (binomial or linear trees, recursive
  * doubling or chain prefixes); so do Allgatherv (recursive doubling,
- * bruck or the ring) and Alltoallv (pairwise over the pair sizes).
+ * bruck or the ring) and Alltoallv (pairwise or linear over the pair
+ * sizes).
  * Every call's tags carry its sequence number on the communicator, so
  * calls outstanding together (the nonblocking ones of mpi_icoll.c, which
  * share this file's transfers and passes through mpi_coll_int.h) never
@@ -317,12 +318,25 @@ static void tmp_put(struct mpi_comm *c, void *p)
  * MPI_Ialltoallv of 256 KiB blocks laid out backwards, 2 ranks, 43 or
  * 405 us a call by launch, 38-41 us from this pool; 4 ranks on 2 cores
  * 1932 -> 195 us, 1 MiB blocks 8485 -> 1731 us. */
-#define IC_POOL_SLOTS 6
+#define IC_POOL_SLOTS 6 /* two calls' IC_OWN (mpi_icoll.c) at once */
+/* Smaller ones (the calls' count arrays) are malloc'd: kept, they could
+ * hold a large buffer of the pool for as long as their call lasts. */
+#define IC_POOL_MIN 4096
 static struct tmpbuf ic_pool[IC_POOL_SLOTS];
 
 void *mpi_coll_req_tmp_get(size_t len)
 {
-	return pool_get(ic_pool, IC_POOL_SLOTS, len);
+	return len < IC_POOL_MIN ? malloc(len ? len : 1) : pool_get(ic_pool, IC_POOL_SLOTS, len);
+}
+
+/* p stays with whoever may still read it (a call that failed with a
+ * transfer of it under way): its slot forgets it, so that the pool goes on
+ * with the others rather than counting it busy for good. */
+void mpi_coll_req_tmp_orphan(void *p)
+{
+	for (int i = 0; p && i < IC_POOL_SLOTS; i++)
+		if (ic_pool[i].busy && ic_pool[i].p == p)
+			ic_pool[i] = (struct tmpbuf){ 0 };
 }
 
 void mpi_coll_req_tmp_put(void *p)
@@ -330,8 +344,8 @@ void mpi_coll_req_tmp_put(void *p)
 	pool_put(ic_pool, IC_POOL_SLOTS, p);
 }
 
-/* A buffer still busy belongs to a call that failed with a send under
- * way (mpi_icoll.c's ic_end leaves its memory to it): left alone. */
+/* A buffer still busy belongs to a request not yet completed: left
+ * alone. */
 void mpi_coll_req_tmp_fini(void)
 {
 	for (int i = 0; i < IC_POOL_SLOTS; i++)
@@ -1968,7 +1982,7 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
  * (recursive doubling or bruck up to 64 KiB in all, else the ring:
  * coll_choose, or PTL_COLL_ALGO). An Alltoallv rank knows its row of the
  * pair matrix (what it sends) and its column (what it receives), which is
- * all its part of the pairwise exchange reads. DATA (and Alltoallv's
+ * all its part of the exchange (pairwise or linear) reads. DATA (and Alltoallv's
  * INPUT) hold the blocks back to back in rank order: the user's buffer
  * itself when it is laid out that way with a contiguous type. */
 
@@ -2190,7 +2204,7 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 		rc = mpi_err(comm, MPI_ERR_TRUNCATE, fn, "rank %d sends itself %zu bytes but receives %zu", c->rank,
 			     row[c->rank], row[n + c->rank]);
 	if (!rc && !in_place)
-		rc = mpi_coll_aliased(comm, fn, sendbuf, recvbuf, stotal + rtotal > 0);
+		rc = mpi_coll_aliased(comm, fn, sendbuf, recvbuf, stotal > 0 && rtotal > 0);
 	bool in_direct = !in_place && mpi_coll_v_packed(sendtype, sendcounts, sdispls, n);
 	bool out_direct = mpi_coll_v_packed(recvtype, recvcounts, rdispls, n);
 	char *in = in_direct ? (char *)(uintptr_t)sendbuf + st->true_lb : rc ? NULL : tmp_get(c, stotal);

@@ -204,6 +204,9 @@ bool mpi_coll_v_packed(MPI_Datatype dt, const int counts[], const int displs[], 
  * kept, at MPI_Finalize). */
 void *mpi_coll_req_tmp_get(size_t len);
 void mpi_coll_req_tmp_put(void *p);
+/* p, from mpi_coll_req_tmp_get, is left to whoever may still read it:
+ * never given back, never freed. */
+void mpi_coll_req_tmp_orphan(void *p);
 
 #define COLL_ENTER_ANY(fn, comm, c) MPI_COMM_ARG(fn, comm, c)
 /* A collective intercommunicators do not have (mpi_intercoll.c has the

@@ -162,6 +162,9 @@ void mpi_pack(const struct mpi_dtype *t, const void *buf, int count, void *out)
 {
 	char *o = out;
 	const char *b = buf;
+	/* nothing to move: the buffers of a zero-size call may be NULL */
+	if (!count || !t->size)
+		return;
 	if (t->contig) {
 		memcpy(o, b + t->true_lb, t->size * (size_t)count);
 		return;
@@ -177,6 +180,8 @@ void mpi_unpack(const struct mpi_dtype *t, void *buf, int count, const void *in,
 {
 	const char *p = in;
 	char *b = buf;
+	if (!count || !bytes)
+		return;
 	if (t->contig) {
 		size_t n = t->size * (size_t)count;
 		memcpy(b + t->true_lb, p, bytes < n ? bytes : n);

@@ -130,8 +130,10 @@ static void ic_end(struct mpi_icoll *q, int rc)
 		 * under way (a rendezvous buffer the peer may yet get), so its
 		 * memory is left to it rather than freed. */
 		q->scratch = NULL;
-		for (int i = 0; i < IC_OWN; i++)
+		for (int i = 0; i < IC_OWN; i++) {
+			mpi_coll_req_tmp_orphan(q->own[i]);
 			q->own[i] = NULL;
+		}
 	}
 	phase_free(q);
 	size_t off = 0;
@@ -944,7 +946,7 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
 		rc = mpi_err(comm, MPI_ERR_TRUNCATE, fn, "rank %d sends itself %zu bytes but receives %zu", me, row[me],
 			     row[n + me]);
 	if (!rc && !in_place)
-		rc = mpi_coll_aliased(comm, fn, sendbuf, recvbuf, stotal + rtotal > 0);
+		rc = mpi_coll_aliased(comm, fn, sendbuf, recvbuf, stotal > 0 && rtotal > 0);
 	if (rc)
 		return ic_refuse(q, rc);
 	bool in_direct = !in_place && mpi_coll_v_packed(sendtype, sendcounts, sdispls, n);

@@ -282,7 +282,8 @@ static void test_scan_shared(void **state)
 	};
 	for (int o = 0; o < 2; o++)
 		for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-			struct coll_req r = mkreq(ops[o], COLL_ALGO_AUTO, rows[i].n, rows[i].bytes, 8, 1);
+			struct coll_req r = mkreq(ops[o], COLL_ALGO_AUTO, rows[i].n, rows[i].bytes, 1, 1);
+			r.elem_size = 8;
 			r.one_host = rows[i].one_host;
 			r.shared_cores = rows[i].shared;
 			struct coll_choice c;
