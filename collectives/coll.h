@@ -188,8 +188,9 @@ struct coll_req {
 	int ports;               /* concurrent transfers a rank can drive, 1-COLL_MAX_PORTS */
 	/* Every rank on one host (shm joins every pair alike): coll_choose
 	 * then takes halving-doubling over the one-port ring for a
-	 * power-of-two allreduce past the short ones, and linear gathers,
-	 * scatters and alltoalls of up to 8 ranks. */
+	 * power-of-two allreduce past the short ones, the binomial bcast of
+	 * up to 8 ranks at any size, and linear gathers, scatters and
+	 * alltoalls of up to 8 ranks. */
 	bool one_host;
 	/* The ranks outnumber the host's cores (they take turns on them):
 	 * with one_host, a 4-rank allreduce past the short ones takes the
@@ -272,7 +273,7 @@ void coll_block(size_t bytes, size_t unit, size_t parts, size_t i,
  * ring rule; "recursive_doubling" on
  * N != 2^k is bruck with a warning. alltoall: pairwise (auto) or linear
  * (auto on one host of up to 8 ranks). bcast: binomial below 64 KiB or 8
- * ranks, else scatter_allgather. reduce: tree (auto) or owner. barrier:
+ * ranks (on one host up to 8 ranks at any size), else scatter_allgather. reduce: tree (auto) or owner. barrier:
  * dissemination. gather, scatter: binomial (auto) or linear (auto on one
  * host of up to 8 ranks). scan, exscan: recursive_doubling (auto) or chain
  * (auto for long vectors where the ranks outnumber the cores); both combine

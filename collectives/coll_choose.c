@@ -9,6 +9,16 @@
  * scatter + ring allgather's extra latency. */
 #define COLL_BCAST_LONG_BYTES (64u * 1024u)
 #define COLL_BCAST_LONG_RANKS 8
+/* ... and on one host of up to this many ranks at any size: there the
+ * scatter + allgather's ring moves each byte between cores many times
+ * over where the tree moves it once a level. 8 ranks on 2 vCPUs,
+ * MPI_Bcast loops, 2 launches, us, binomial vs scatter_allgather: 16 KiB
+ * 10.4-10.5 vs 39.6-50.0, 64 KiB 23.5-24.1 vs 65-79 (Open MPI 4.1: 33.1),
+ * 256 KiB 57-65 vs 215-253, 1 MiB 181-199 vs 376-504 (358); 4 ranks, where
+ * the tree was already the choice, 1 MiB 70-77 vs 135-181. Measured where
+ * the ranks outnumber the cores; with a core each the copies still move
+ * more often by the ring. */
+#define COLL_BCAST_HOST_TREE_RANKS 8
 
 /* Up to this many bytes, a power-of-two allreduce goes by recursive
  * doubling: log2(N) exchanges of the whole vector beat the 2(N-1) or 2 log2(N)
@@ -319,7 +329,8 @@ int coll_choose(const struct coll_req *req, struct coll_choice *out, char *msg, 
 		break;
 	case COLL_OP_BCAST:
 		if (r.algo == COLL_ALGO_AUTO)
-			out->algo = (r.bytes < COLL_BCAST_LONG_BYTES || r.nranks < COLL_BCAST_LONG_RANKS)
+			out->algo = (r.bytes < COLL_BCAST_LONG_BYTES || r.nranks < COLL_BCAST_LONG_RANKS ||
+			             (r.one_host && r.nranks <= COLL_BCAST_HOST_TREE_RANKS))
 			            ? COLL_ALGO_BINOMIAL : COLL_ALGO_SCATTER_ALLGATHER;
 		else if (r.algo != COLL_ALGO_BINOMIAL && r.algo != COLL_ALGO_SCATTER_ALLGATHER)
 			rc = -ENOTSUP;

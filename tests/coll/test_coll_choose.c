@@ -224,6 +224,19 @@ static void test_other_ops(void **state)
 	r.nranks = 4;
 	assert_int_equal(coll_choose(&r, &c, NULL, 0), 0);
 	assert_int_equal(c.algo, COLL_ALGO_BINOMIAL);
+	/* on one host the tree at any size up to 8 ranks, past that the
+	 * scatter and allgather again */
+	r.one_host = true;
+	r.nranks = 8;
+	assert_int_equal(coll_choose(&r, &c, NULL, 0), 0);
+	assert_int_equal(c.algo, COLL_ALGO_BINOMIAL);
+	r.nranks = 9;
+	assert_int_equal(coll_choose(&r, &c, NULL, 0), 0);
+	assert_int_equal(c.algo, COLL_ALGO_SCATTER_ALLGATHER);
+	r.one_host = false;
+	r.nranks = 8;
+	assert_int_equal(coll_choose(&r, &c, NULL, 0), 0);
+	assert_int_equal(c.algo, COLL_ALGO_SCATTER_ALLGATHER);
 }
 
 /* Gather, scatter and alltoall: linear on one host of up to 8 ranks, the
