@@ -189,8 +189,9 @@ struct coll_req {
 	/* Every rank on one host (shm joins every pair alike): coll_choose
 	 * then takes halving-doubling over the one-port ring for a
 	 * power-of-two allreduce past the short ones, the binomial bcast of
-	 * up to 8 ranks at any size, and linear gathers, scatters and
-	 * alltoalls of up to 8 ranks. */
+	 * up to 8 ranks and the recursive-doubling allgather of 4 or 8 at
+	 * any size, and linear gathers, scatters and alltoalls of up to 8
+	 * ranks. */
 	bool one_host;
 	/* The ranks outnumber the host's cores (they take turns on them):
 	 * with one_host, a 4-rank allreduce past the short ones takes the
@@ -269,8 +270,9 @@ void coll_block(size_t bytes, size_t unit, size_t parts, size_t i,
  * way; with counts (allgatherv) ring_bidir and ring_sendrecv are the
  * one-way ring, with a warning (a reduce_scatter with counts keeps them).
  * allgather "auto": up to 64 KiB in all, recursive_doubling for N a power
- * of two and bruck otherwise (log2 N latencies, the ring's bytes), else the
- * ring rule; "recursive_doubling" on
+ * of two and bruck otherwise (log2 N latencies, the ring's bytes), on one
+ * host recursive_doubling at any size for N = 2, 4 or 8, else the ring
+ * rule; "recursive_doubling" on
  * N != 2^k is bruck with a warning. alltoall: pairwise (auto) or linear
  * (auto on one host of up to 8 ranks). bcast: binomial below 64 KiB or 8
  * ranks (on one host up to 8 ranks at any size), else scatter_allgather. reduce: tree (auto) or owner. barrier:

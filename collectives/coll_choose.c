@@ -85,6 +85,16 @@
  * log2 N; beyond it the ring's neighbour-only traffic and small steady
  * messages are kept (the bcast threshold, on the same reasoning). */
 #define COLL_ALLGATHER_SHORT_BYTES (64u * 1024u)
+/* ... and at any size on one host of a power of two up to this many
+ * ranks, where there is no link for the ring to keep quiet and its N-1
+ * steps are N-1 turns at the cores. 2 vCPUs, MPI_Allgather loops, 2
+ * launches, per-rank block, us, ring vs recursive doubling: 8 ranks 1 KiB
+ * 29.8-30.2 vs 15.0-17.8, 16 KiB 88-95 vs 70-72, 64 KiB 198-201 vs
+ * 138-149 (Open MPI 4.1: 168), 256 KiB 474-475 vs 396-428; 4 ranks 64
+ * KiB 38-45 vs 33, 256 KiB 97-100 vs 80-83, 1 MiB 343-365 vs 305-308.
+ * Three ranks keep the ring (bruck, recursive doubling's stand-in there,
+ * 1 MiB 356-363 against the ring's 206-208). */
+#define COLL_ALLGATHER_HOST_RD_RANKS 8
 
 static void warn(struct coll_choice *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -267,8 +277,8 @@ static int choose_ring_op(const struct coll_req *r, struct coll_choice *c)
 	}
 }
 
-/* allgather: the short rule, then the ring family; per-rank counts have a
- * one-way ring only. */
+/* allgather: the short rule, on one host the long one of 4 or 8 ranks,
+ * then the ring family; per-rank counts have a one-way ring only. */
 static int choose_allgather(const struct coll_req *r, struct coll_choice *c)
 {
 	bool pow2 = coll_is_pow2(r->nranks);
@@ -277,6 +287,8 @@ static int choose_allgather(const struct coll_req *r, struct coll_choice *c)
 	case COLL_ALGO_AUTO:
 		if (total <= COLL_ALLGATHER_SHORT_BYTES)
 			c->algo = pow2 ? COLL_ALGO_RECURSIVE_DOUBLING : COLL_ALGO_BRUCK;
+		else if (r->one_host && pow2 && r->nranks <= COLL_ALLGATHER_HOST_RD_RANKS)
+			c->algo = COLL_ALGO_RECURSIVE_DOUBLING;
 		else
 			c->algo = r->counts ? COLL_ALGO_RING : ring_by_ports(r);
 		return 0;

@@ -226,6 +226,8 @@ expect 0 --op bcast --ranks 16 --bytes 4M --root 3
 has "$out" "scatter_allgather"
 expect 0 --op bcast --ranks 8 --bytes 1M --one-host --json
 has "$out" '"algorithm": "binomial"'
+expect 0 --op allgather --ranks 8 --bytes 1M --one-host --json
+has "$out" '"algorithm": "recursive_doubling"'
 expect 0 --op bcast --ranks 8 --bytes 1M --json
 has "$out" '"algorithm": "scatter_allgather"'
 expect 0 --op reduce --ranks 8 --bytes 1K --algo owner

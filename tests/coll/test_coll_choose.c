@@ -57,8 +57,9 @@ static void test_v3_1_table(void **state)
 }
 
 /* On one host a power-of-two allreduce of more than 2 ranks past the short
- * ones takes halving-doubling with one port too; short ones stay recursive
- * doubling, other sizes of group the ring, other operations as they were. */
+ * ones takes halving-doubling with one port too, and a long allgather of 4
+ * or 8 ranks recursive doubling; short ones stay recursive doubling, other
+ * sizes of group the ring, reduce_scatter as it was. */
 static void test_one_host(void **state)
 {
 	(void)state;
@@ -74,7 +75,10 @@ static void test_one_host(void **state)
 		{ COLL_OP_ALLREDUCE, 2, 1 << 20, COLL_ALGO_RING },
 		{ COLL_OP_ALLREDUCE, 6, 1 << 20, COLL_ALGO_RING },
 		{ COLL_OP_REDUCE_SCATTER, 4, 1 << 20, COLL_ALGO_RING },
-		{ COLL_OP_ALLGATHER, 4, 1 << 20, COLL_ALGO_RING },
+		{ COLL_OP_ALLGATHER, 4, 1 << 20, COLL_ALGO_RECURSIVE_DOUBLING },
+		{ COLL_OP_ALLGATHER, 8, 1 << 20, COLL_ALGO_RECURSIVE_DOUBLING },
+		{ COLL_OP_ALLGATHER, 6, 1 << 20, COLL_ALGO_RING },
+		{ COLL_OP_ALLGATHER, 16, 1 << 20, COLL_ALGO_RING },
 	};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
 		for (int shared = 0; shared < 2; shared++) {
@@ -83,8 +87,11 @@ static void test_one_host(void **state)
 			struct coll_choice c;
 			char msg[160] = "";
 			assert_int_equal(coll_choose(&r, &c, msg, sizeof msg), 0);
-			/* across hosts the one-port ring, as before */
-			enum coll_algo want = !shared && rows[i].want == COLL_ALGO_HALVING_DOUBLING ? COLL_ALGO_RING : rows[i].want;
+			/* across hosts the one-port ring, as before (a long
+			 * allgather too) */
+			bool host_rule = rows[i].want == COLL_ALGO_HALVING_DOUBLING ||
+					 (rows[i].op == COLL_OP_ALLGATHER && rows[i].want == COLL_ALGO_RECURSIVE_DOUBLING);
+			enum coll_algo want = !shared && host_rule ? COLL_ALGO_RING : rows[i].want;
 			if (c.algo != want)
 				fail_msg("row %zu (one host %d): chose %s, want %s", i, shared, coll_algo_name(c.algo),
 					 coll_algo_name(want));
