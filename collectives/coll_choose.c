@@ -16,8 +16,7 @@
  * 10.4-10.5 vs 39.6-50.0, 64 KiB 23.5-24.1 vs 65-79 (Open MPI 4.1: 33.1),
  * 256 KiB 57-65 vs 215-253, 1 MiB 181-199 vs 376-504 (358); 4 ranks, where
  * the tree was already the choice, 1 MiB 70-77 vs 135-181. Measured where
- * the ranks outnumber the cores; with a core each the copies still move
- * more often by the ring. */
+ * the ranks outnumber the cores (not with a core each). */
 #define COLL_BCAST_HOST_TREE_RANKS 8
 
 /* Up to this many bytes, a power-of-two allreduce goes by recursive
