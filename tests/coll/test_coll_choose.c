@@ -220,30 +220,25 @@ static void test_other_ops(void **state)
 	assert_int_equal(pick(COLL_OP_REDUCE, "auto", 1, 8, NULL), COLL_ALGO_TREE);
 	assert_int_equal(pick(COLL_OP_REDUCE, "owner", 1, 8, NULL), COLL_ALGO_OWNER);
 
-	struct coll_req r = mkreq(COLL_OP_BCAST, COLL_ALGO_AUTO, 16, 1 << 20, 1, 1);
-	struct coll_choice c;
-	assert_int_equal(coll_choose(&r, &c, NULL, 0), 0);
-	assert_int_equal(c.algo, COLL_ALGO_SCATTER_ALLGATHER);
-	r.bytes = 1024;
-	assert_int_equal(coll_choose(&r, &c, NULL, 0), 0);
-	assert_int_equal(c.algo, COLL_ALGO_BINOMIAL);
-	r.bytes = 1 << 20;
-	r.nranks = 4;
-	assert_int_equal(coll_choose(&r, &c, NULL, 0), 0);
-	assert_int_equal(c.algo, COLL_ALGO_BINOMIAL);
-	/* on one host the tree at any size up to 8 ranks, past that the
-	 * scatter and allgather again */
-	r.one_host = true;
-	r.nranks = 8;
-	assert_int_equal(coll_choose(&r, &c, NULL, 0), 0);
-	assert_int_equal(c.algo, COLL_ALGO_BINOMIAL);
-	r.nranks = 9;
-	assert_int_equal(coll_choose(&r, &c, NULL, 0), 0);
-	assert_int_equal(c.algo, COLL_ALGO_SCATTER_ALLGATHER);
-	r.one_host = false;
-	r.nranks = 8;
-	assert_int_equal(coll_choose(&r, &c, NULL, 0), 0);
-	assert_int_equal(c.algo, COLL_ALGO_SCATTER_ALLGATHER);
+	/* bcast: the tree below 64 KiB or 8 ranks, and on one host up to 8
+	 * ranks at any size; the scatter and allgather otherwise */
+	struct {
+		int n;
+		size_t bytes;
+		bool one_host;
+		enum coll_algo want;
+	} rows[] = {
+		{ 16, 1 << 20, false, COLL_ALGO_SCATTER_ALLGATHER }, { 16, 1024, false, COLL_ALGO_BINOMIAL },
+		{ 4, 1 << 20, false, COLL_ALGO_BINOMIAL },	     { 8, 1 << 20, true, COLL_ALGO_BINOMIAL },
+		{ 9, 1 << 20, true, COLL_ALGO_SCATTER_ALLGATHER },   { 8, 1 << 20, false, COLL_ALGO_SCATTER_ALLGATHER },
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		struct coll_req r = mkreq(COLL_OP_BCAST, COLL_ALGO_AUTO, rows[i].n, rows[i].bytes, 1, 1);
+		r.one_host = rows[i].one_host;
+		struct coll_choice c;
+		assert_int_equal(coll_choose(&r, &c, NULL, 0), 0);
+		assert_int_equal(c.algo, rows[i].want);
+	}
 }
 
 /* Gather, scatter and alltoall: linear on one host of up to 8 ranks, the
