@@ -2000,6 +2000,30 @@ bool mpi_coll_v_packed(MPI_Datatype dt, const int counts[], const int displs[], 
 	return true;
 }
 
+int mpi_coll_agv_own(MPI_Comm comm, const char *fn, int me, size_t sent, size_t own, const void *sendbuf,
+		     const void *recvbuf, size_t total)
+{
+	if (sent != own)
+		return mpi_err(comm, MPI_ERR_TRUNCATE, fn, "rank %d sends %zu bytes but recvcounts[%d] says %zu", me,
+			       sent, me, own);
+	return mpi_coll_aliased(comm, fn, sendbuf, recvbuf, total > 0);
+}
+
+int mpi_coll_a2av_sizes(MPI_Comm comm, const char *fn, int me, int n, const void *sendbuf, const int sendcounts[],
+			size_t ssize, const void *recvbuf, const int recvcounts[], size_t rsize, size_t *row,
+			size_t *stotal, size_t *rtotal)
+{
+	int rc = mpi_coll_v_bytes(comm, fn, "sendcounts", sendcounts, n, ssize, row, stotal);
+	if (!rc)
+		rc = mpi_coll_v_bytes(comm, fn, "recvcounts", recvcounts, n, rsize, row + n, rtotal);
+	if (!rc && row[me] != row[n + me])
+		rc = mpi_err(comm, MPI_ERR_TRUNCATE, fn, "rank %d sends itself %zu bytes but receives %zu", me, row[me],
+			     row[n + me]);
+	if (!rc)
+		rc = mpi_coll_aliased(comm, fn, sendbuf, recvbuf, *stotal > 0 && *rtotal > 0);
+	return rc;
+}
+
 /* Counts in bytes (esz each) into out[0..n) (none with out NULL: the sum
  * alone), refusing a negative one. */
 int mpi_coll_v_bytes(MPI_Comm comm, const char *fn, const char *what, const int counts[], int n, size_t esz,
@@ -2071,11 +2095,8 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 	size_t own = counts[me], at = 0, sent = in_place ? own : mpi_dtype_get(sendtype)->size * (size_t)sendcount;
 	for (int j = 0; j < me; j++)
 		at += counts[j];
-	if (!rc && sent != own)
-		rc = mpi_err(comm, MPI_ERR_TRUNCATE, fn, "rank %d sends %zu bytes but recvcounts[%d] says %zu", me, sent,
-			     me, own);
-	if (!rc && !in_place)
-		rc = mpi_coll_aliased(comm, fn, sendbuf, recvbuf, total > 0);
+	if (!rc)
+		rc = mpi_coll_agv_own(comm, fn, me, sent, own, sendbuf, recvbuf, total);
 	bool direct = mpi_coll_v_packed(recvtype, recvcounts, displs, n);
 	char *data = direct ? (char *)recvbuf + rt->true_lb : rc ? NULL : tmp_get(c, total);
 	if (!rc && !direct && !data)
@@ -2197,14 +2218,8 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 	size_t *row = malloc(sizeof *row * 2 * (size_t)n), rtotal = 0, stotal = 0;
 	if (!row)
 		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
-	rc = mpi_coll_v_bytes(comm, fn, "sendcounts", sendcounts, n, st->size, row, &stotal);
-	if (!rc)
-		rc = mpi_coll_v_bytes(comm, fn, "recvcounts", recvcounts, n, rt->size, row + n, &rtotal);
-	if (!rc && row[c->rank] != row[n + c->rank])
-		rc = mpi_err(comm, MPI_ERR_TRUNCATE, fn, "rank %d sends itself %zu bytes but receives %zu", c->rank,
-			     row[c->rank], row[n + c->rank]);
-	if (!rc && !in_place)
-		rc = mpi_coll_aliased(comm, fn, sendbuf, recvbuf, stotal > 0 && rtotal > 0);
+	rc = mpi_coll_a2av_sizes(comm, fn, c->rank, n, in_place ? MPI_IN_PLACE : sendbuf, sendcounts, st->size, recvbuf,
+				 recvcounts, rt->size, row, &stotal, &rtotal);
 	bool in_direct = !in_place && mpi_coll_v_packed(sendtype, sendcounts, sdispls, n);
 	bool out_direct = mpi_coll_v_packed(recvtype, recvcounts, rdispls, n);
 	char *in = in_direct ? (char *)(uintptr_t)sendbuf + st->true_lb : rc ? NULL : tmp_get(c, stotal);

@@ -198,6 +198,19 @@ int mpi_coll_v_bytes(MPI_Comm comm, const char *fn, const char *what, const int 
  * with a contiguous type: the buffer itself can then be a v-collective's
  * DATA or INPUT (blocking and nonblocking forms alike). */
 bool mpi_coll_v_packed(MPI_Datatype dt, const int counts[], const int displs[], int n);
+/* Allgatherv's own block, blocking and nonblocking: sent bytes as many as
+ * recvcounts[me] says (own), and sendbuf not recvbuf where the blocks
+ * hold data (total; MPI_IN_PLACE passes). */
+int mpi_coll_agv_own(MPI_Comm comm, const char *fn, int me, size_t sent, size_t own, const void *sendbuf,
+		     const void *recvbuf, size_t total);
+/* Alltoallv's sizes, blocking and nonblocking (under MPI_IN_PLACE,
+ * sendbuf MPI_IN_PLACE and sendcounts recvbuf's): row[0..n) the bytes to
+ * each rank, row[n..2n) from each, their sums; refused: a negative count,
+ * other than as many bytes to itself as from itself, sendbuf as recvbuf
+ * where this rank both sends and receives data. */
+int mpi_coll_a2av_sizes(MPI_Comm comm, const char *fn, int me, int n, const void *sendbuf, const int sendcounts[],
+			size_t ssize, const void *recvbuf, const int recvcounts[], size_t rsize, size_t *row,
+			size_t *stotal, size_t *rtotal);
 /* A nonblocking collective's temporary (contents undefined; NULL: out of
  * memory), kept for the next call when given back with
  * mpi_coll_req_tmp_put (mpi_impl.h's mpi_coll_req_tmp_fini frees what is

@@ -884,11 +884,7 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
 	if ((rc = mpi_coll_v_bytes(comm, fn, "recvcounts", recvcounts, n, rt->size, counts, &total)))
 		return ic_refuse(q, rc);
 	size_t sent = in_place ? counts[me] : mpi_dtype_get(sendtype)->size * (size_t)sendcount;
-	if (sent != counts[me])
-		return ic_refuse(q, mpi_err(comm, MPI_ERR_TRUNCATE, fn,
-					    "rank %d sends %zu bytes but recvcounts[%d] says %zu", me, sent, me,
-					    counts[me]));
-	if (!in_place && (rc = mpi_coll_aliased(comm, fn, sendbuf, recvbuf, total > 0)))
+	if ((rc = mpi_coll_agv_own(comm, fn, me, sent, counts[me], sendbuf, recvbuf, total)))
 		return ic_refuse(q, rc);
 	/* DATA: recvbuf itself where its blocks lie back to back, as the
 	 * blocking call's */
@@ -939,14 +935,8 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
 	size_t *row = ic_alloc(q, sizeof *row * 2 * (size_t)n), stotal = 0, rtotal = 0;
 	if (!row)
 		return ic_nomem(q, comm, fn);
-	rc = mpi_coll_v_bytes(comm, fn, "sendcounts", sendcounts, n, st->size, row, &stotal);
-	if (!rc)
-		rc = mpi_coll_v_bytes(comm, fn, "recvcounts", recvcounts, n, rt->size, row + n, &rtotal);
-	if (!rc && row[me] != row[n + me])
-		rc = mpi_err(comm, MPI_ERR_TRUNCATE, fn, "rank %d sends itself %zu bytes but receives %zu", me, row[me],
-			     row[n + me]);
-	if (!rc && !in_place)
-		rc = mpi_coll_aliased(comm, fn, sendbuf, recvbuf, stotal > 0 && rtotal > 0);
+	rc = mpi_coll_a2av_sizes(comm, fn, me, n, in_place ? MPI_IN_PLACE : sendbuf, sendcounts, st->size, recvbuf,
+				 recvcounts, rt->size, row, &stotal, &rtotal);
 	if (rc)
 		return ic_refuse(q, rc);
 	bool in_direct = !in_place && mpi_coll_v_packed(sendtype, sendcounts, sdispls, n);
