@@ -1,6 +1,7 @@
 # bench/mpi_*: ptl's MPI against MPICH and Open MPI (printed figures, not
 # tests): sh bench/mpi_bench.sh [rounds] [trials] from the build tree.
-EXTRA_DIST += bench/mpi_bench.sh bench/mpi_allreduce.c bench/mpi_collcal.c bench/mpi_reduce_scatter.c
+EXTRA_DIST += bench/mpi_bench.sh bench/mpi_allreduce.c bench/mpi_collcal.c bench/mpi_reduce_scatter.c \
+	bench/mpi_colls.sh bench/mpi_colls.c
 noinst_PROGRAMS += bench/mpi_allreduce_ptl
 bench_mpi_allreduce_ptl_SOURCES = bench/mpi_allreduce.c
 bench_mpi_allreduce_ptl_LDADD = lib/mpi-shim/libptlmpi.la
@@ -17,3 +18,8 @@ bench_mpi_reduce_scatter_ptl_LDADD = lib/mpi-shim/libptlmpi.la
 noinst_PROGRAMS += bench/mpi_turns_ptl
 bench_mpi_turns_ptl_SOURCES = bench/mpi_turns.c
 bench_mpi_turns_ptl_LDADD = lib/mpi-shim/libptlmpi.la
+# bench/mpi_colls_ptl: loops of the other collectives (bench/mpi_colls.sh
+# runs them against Open MPI's, interleaved)
+noinst_PROGRAMS += bench/mpi_colls_ptl
+bench_mpi_colls_ptl_SOURCES = bench/mpi_colls.c
+bench_mpi_colls_ptl_LDADD = lib/mpi-shim/libptlmpi.la
