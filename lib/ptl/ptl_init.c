@@ -261,9 +261,9 @@ static int ptl_start_nals(void)
 }
 
 /* Another chunk of queued-send slots (PTL_TX_POOL, or PTL_TEST_TX_CHUNK)
- * onto the free list (its first 64 bytes chain the chunks for teardown). The first at init; more
- * only when a flood's answers outrun the rings (ptl_send_later), off the
- * fast path. -1 at the limit or out of memory. */
+ * onto the free list (its first 64 bytes chain the chunks for teardown). The first of each
+ * size at init; more only when a flood's answers outrun the rings
+ * (ptl_send_later), off the fast path. -1 at the limit or out of memory. */
 int ptl_tx_grow(bool small)
 {
 	int *chunks = small ? &ptl_lib.tx_small_chunks : &ptl_lib.tx_chunks;
@@ -300,7 +300,8 @@ static int ptl_alloc_pools(void)
 	ptl_lib.tx_req_queued = 0;
 	ptl_lib.tx_drop_told = false;
 	ptl_lib.scratch = malloc(inl);
-	return ptl_lib.scratch && ptl_tx_grow(false) == 0 ? 0 : -1;
+	/* both sizes' first chunks now: a first flood mallocs none on its send path */
+	return ptl_lib.scratch && ptl_tx_grow(false) == 0 && ptl_tx_grow(true) == 0 ? 0 : -1;
 }
 
 static void ptl_teardown(void)

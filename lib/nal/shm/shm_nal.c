@@ -383,6 +383,9 @@ static int shm_start(struct nal *n, const int *local_ranks, int nlocal)
 		if (rc)
 			return rc;
 	}
+	/* The cgroup's CPU quota (shm_bulk_crowded's) is read from files once
+	 * per process: now, not on the first send that finds a ring full. */
+	shm_cpu_quota();
 	n->started = 1;
 	shm_seg_try_unlink(n);
 	return 0;
