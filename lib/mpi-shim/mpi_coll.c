@@ -47,7 +47,8 @@
 #define COLL_LAZY_MAX 128
 
 struct cache_ent {
-	struct coll_req req;
+	struct coll_req req;   /* its counts and recv_counts point into counts */
+	size_t *counts;        /* a v form's block sizes (and recv_counts after them), owned */
 	struct coll_sched *s;
 	struct coll_engine *e; /* s's engine, reset for each call (NULL: none yet) */
 };
@@ -232,6 +233,7 @@ void mpi_coll_comm_free(struct mpi_comm *c)
 	for (int i = 0; i < CACHE_SLOTS; i++) {
 		coll_engine_free(c->cache->e[i].e);
 		coll_free(c->cache->e[i].s);
+		free(c->cache->e[i].counts);
 	}
 	free(c->cache->scratch);
 	for (int i = 0; i < TMP_SLOTS; i++)
@@ -789,39 +791,81 @@ static void algo_of(const struct cx *x, struct coll_req *req)
 	req->shared_cores = cores_shared;
 }
 
-/* The cached schedule (and engine) for req, expanded on first use. */
-static struct cache_ent *sched_for(struct cx *x, struct coll_req *req)
+/* How many sizes a v form's req.counts holds (coll.h): N, an alltoall's
+ * whole matrix N*N unless recv_counts gives its column; 0 for the plain
+ * forms. */
+static size_t counts_len(const struct coll_req *req)
+{
+	if (!req->counts)
+		return 0;
+	return req->op == COLL_OP_ALLTOALL && !req->recv_counts ? (size_t)req->nranks * (size_t)req->nranks
+								 : (size_t)req->nranks;
+}
+
+/* Whether e's schedule was expanded for req's sizes */
+static bool same_req(const struct cache_ent *e, const struct coll_req *req)
+{
+	const struct coll_req *q = &e->req;
+	if (!e->s || q->op != req->op || q->algo != req->algo || q->ports != req->ports || q->bytes != req->bytes ||
+	    q->root != req->root || q->elem_size != req->elem_size || q->nranks != req->nranks ||
+	    q->input != req->input || !q->counts != !req->counts || !q->recv_counts != !req->recv_counts)
+		return false;
+	size_t nc = counts_len(req), nr = req->recv_counts ? (size_t)req->nranks : 0;
+	return (!nc || !memcmp(q->counts, req->counts, nc * sizeof *req->counts)) &&
+	       (!nr || !memcmp(q->recv_counts, req->recv_counts, nr * sizeof *req->recv_counts));
+}
+
+/* The cached schedule (and engine) for req, expanded on first use; a v
+ * form's by its sizes too, which the entry keeps a copy of (the schedule
+ * points to them). linear: the v forms of gather and scatter, which
+ * every rank expands knowing its own size only (coll.h). A loop of calls
+ * of one shape expands once: per call, expanding and freeing a schedule
+ * and its engine took 11-14 allocations, half a 64 B MPI_Gather's time. */
+static struct cache_ent *sched_for(struct cx *x, struct coll_req *req, bool linear)
 {
 	struct mpi_comm *c = x->c;
 	if (!cache_of(c))
 		return NULL;
 	algo_of(x, req);
-	for (int i = 0; i < CACHE_SLOTS; i++) {
-		struct cache_ent *e = &c->cache->e[i];
-		if (e->s && e->req.op == req->op && e->req.algo == req->algo && e->req.ports == req->ports &&
-		    e->req.bytes == req->bytes &&
-		    e->req.root == req->root && e->req.elem_size == req->elem_size && e->req.nranks == req->nranks &&
-		    e->req.input == req->input)
-			return e;
+	if (linear)
+		req->algo = COLL_ALGO_LINEAR;
+	for (int i = 0; i < CACHE_SLOTS; i++)
+		if (same_req(&c->cache->e[i], req))
+			return &c->cache->e[i];
+	size_t nc = counts_len(req), nr = req->recv_counts ? (size_t)req->nranks : 0;
+	size_t *own = nc ? malloc(sizeof *own * (nc + nr)) : NULL;
+	if (nc && !own) {
+		mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory for the schedule", x->name);
+		return NULL;
+	}
+	struct coll_req r = *req;
+	if (nc) {
+		memcpy(own, req->counts, sizeof *own * nc);
+		if (nr)
+			memcpy(own + nc, req->recv_counts, sizeof *own * nr);
+		r.counts = own;
+		r.recv_counts = nr ? own + nc : NULL;
 	}
 	char msg[256];
 	struct coll_sched *s = NULL;
-	int rc = expand_rank(req, c->rank, &s, msg, sizeof msg);
+	int rc = expand_rank(&r, c->rank, &s, msg, sizeof msg);
 	if (rc == -ENOTSUP || rc == -EINVAL) {
 		/* The named algorithm does not do this operation: auto. */
-		enum coll_algo asked = req->algo;
-		req->algo = COLL_ALGO_AUTO;
-		rc = expand_rank(req, c->rank, &s, msg, sizeof msg);
-		req->algo = asked;
+		r.algo = COLL_ALGO_AUTO;
+		rc = expand_rank(&r, c->rank, &s, msg, sizeof msg);
+		r.algo = req->algo;
 	}
 	if (rc) {
-		mpi_cx_fail(x, MPI_ERR_INTERN, "%s: no schedule: %s", x->name, msg);
+		free(own);
+		mpi_cx_fail(x, rc == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_INTERN, "%s: no schedule: %s", x->name, msg);
 		return NULL;
 	}
 	struct cache_ent *e = &c->cache->e[c->cache->next++ % CACHE_SLOTS];
 	coll_engine_free(e->e);
 	coll_free(e->s);
-	e->req = *req;
+	free(e->counts);
+	e->req = r;
+	e->counts = own;
 	e->s = s;
 	e->e = NULL;
 	return e;
@@ -883,7 +927,7 @@ static int run_sched(struct cx *x, struct coll_req *req, void *data, const void 
 	req->nranks = x->c->size;
 	if (!req->elem_size)
 		req->elem_size = 1;
-	struct cache_ent *ent = sched_for(x, req);
+	struct cache_ent *ent = sched_for(x, req, false);
 	if (!ent)
 		return x->err ? x->err : mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory for the schedule", x->name);
 	return run_ent(x, ent, data, input);
@@ -1554,6 +1598,21 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 	return finish(&x, comm, rc);
 }
 
+/* The v forms' sizes in bytes (N of them, Alltoallv's 2N): in the caller's
+ * STACK_COUNTS when they fit, so a call of up to 32 ranks' sizes
+ * allocates nothing; else malloc'd. counts_done gives them back. */
+#define STACK_COUNTS 64
+static size_t *counts_get(size_t *stack, size_t k)
+{
+	return k <= STACK_COUNTS ? stack : malloc(sizeof *stack * k);
+}
+
+static void counts_done(size_t *p, const size_t *stack)
+{
+	if (p != stack)
+		free(p);
+}
+
 static int v_run(struct cx *x, struct coll_req *req, void *data, const void *input);
 
 /* A short vector on a power-of-two group goes as the allreduce's recursive
@@ -1585,7 +1644,7 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 		return mpi_inter_reduce_scatter(c, comm, fn, sendbuf, recvbuf, recvcounts, 0, dt, op);
 	struct mpi_dtype *t = mpi_dtype_get(dt);
 	int n = c->size, me = c->rank;
-	size_t total, mine = 0, *counts = NULL;
+	size_t total, mine = 0, stack[STACK_COUNTS], *counts = NULL;
 	if ((rc = mpi_coll_v_bytes(comm, fn, "recvcounts", recvcounts, n, t->size, NULL, &total)) ||
 	    (rc = mpi_coll_aliased(comm, fn, sendbuf, recvbuf, total > 0)))
 		return rc;
@@ -1594,13 +1653,12 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 	long elems = t->size ? (long)(total / t->size) : 0;
 	bool sched = n > 1 && total && mpi_op_commutative(op) && !mpi_rs_as_allreduce(c, total);
 	bool apart = sched && mpi_coll_input_apart(t, sendbuf, elems > 0, c);
-	/* the counts in bytes only for the schedule (its expansion allocates
-	 * anyway): a short one stays free of malloc */
-	if (sched && (counts = malloc(sizeof *counts * (size_t)n)))
+	/* the counts in bytes only for the schedule */
+	if (sched && (counts = counts_get(stack, (size_t)n)))
 		mpi_coll_v_bytes(comm, fn, "recvcounts", recvcounts, n, t->size, counts, &total);
 	char *data = sched && !counts ? NULL : tmp_get(c, total);
 	if (!data) {
-		free(counts);
+		counts_done(counts, stack);
 		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
 	}
 	if (!apart)
@@ -1620,7 +1678,7 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 	if (!rc)
 		mpi_unpack(t, recvbuf, recvcounts[me], data + mine, t->size * (size_t)recvcounts[me]);
 	tmp_put(c, data);
-	free(counts);
+	counts_done(counts, stack);
 	return finish(&x, comm, rc);
 }
 
@@ -1753,33 +1811,18 @@ int mpi_coll_expand(struct cx *x, struct coll_req *req, bool v, struct coll_sche
 	return MPI_SUCCESS;
 }
 
-/* Runs s over data: ent's cached engine where s is ent's (MPI_Gather,
- * MPI_Scatter), else an engine for this call alone (the v forms, whose
- * schedules follow each call's counts). */
-static int gs_run(struct cx *x, const struct coll_sched *s, struct cache_ent *ent, void *data)
+/* Runs ent's schedule over data (a rank with no part returns at once). */
+static int gs_run(struct cx *x, struct cache_ent *ent, void *data)
 {
 	size_t n;
-	coll_rank_cmds(s, x->c->rank, &n);
-	if (!n)
-		return MPI_SUCCESS;
-	if (ent)
-		return run_ent(x, ent, data, NULL);
-	struct coll_bufs bufs = { data, NULL, NULL }; /* gather and scatter use no scratch */
-	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, mpi_coll_eager_max() };
-	int rc = coll_engine_new(s, x->c->rank, &bufs, &conf, &mpi_coll_engine_ops, x, &x->e);
-	if (rc)
-		return mpi_cx_fail(x, MPI_ERR_INTERN, "%s: cannot start the schedule (%d)", x->name, rc);
-	rc = coll_engine_start(x->e);
-	rc = rc ? mpi_cx_fail(x, MPI_ERR_INTERN, "%s: posting the schedule failed (%d)", x->name, rc) : drive(x);
-	coll_engine_free(x->e);
-	x->e = NULL;
-	return rc;
+	coll_rank_cmds(ent->s, x->c->rank, &n);
+	return n ? run_ent(x, ent, data, NULL) : MPI_SUCCESS;
 }
 
 /* The root: lay out every block, run, and put the blocks in place. */
-static int gs_root(struct cx *x, const struct gs_call *g, const struct coll_sched *s, struct cache_ent *ent,
-		   size_t esz)
+static int gs_root(struct cx *x, const struct gs_call *g, struct cache_ent *ent, size_t esz)
 {
+	const struct coll_sched *s = ent->s;
 	int n = x->c->size;
 	MPI_Datatype dt = g->gather ? g->rtype : g->stype;
 	struct mpi_dtype *t = mpi_dtype_get(dt);
@@ -1799,7 +1842,7 @@ static int gs_root(struct cx *x, const struct gs_call *g, const struct coll_sche
 		mpi_pack(t, base + gs_displ(g, j) * ext, gs_count(g, j), data + off);
 		off += esz * (size_t)gs_count(g, j);
 	}
-	int rc = gs_run(x, s, ent, data);
+	int rc = gs_run(x, ent, data);
 	if (!rc && !g->gather && !in_place)
 		mpi_unpack(mpi_dtype_get(g->rtype), g->rbuf, g->rcount, data, own);
 	off = 0;
@@ -1816,9 +1859,9 @@ static int gs_root(struct cx *x, const struct gs_call *g, const struct coll_sche
 }
 
 /* Any other rank: its own block at the front of DATA, room for its subtree. */
-static int gs_leaf(struct cx *x, const struct gs_call *g, const struct coll_sched *s, struct cache_ent *ent,
-		   size_t own)
+static int gs_leaf(struct cx *x, const struct gs_call *g, struct cache_ent *ent, size_t own)
 {
+	const struct coll_sched *s = ent->s;
 	MPI_Datatype dt = g->gather ? g->stype : g->rtype;
 	int count = g->gather ? g->scount : g->rcount;
 	struct mpi_dtype *t = mpi_dtype_get(dt);
@@ -1830,7 +1873,7 @@ static int gs_leaf(struct cx *x, const struct gs_call *g, const struct coll_sche
 		return mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes", x->name, span);
 	if (g->gather && !direct)
 		mpi_pack(t, buf, count, data);
-	int rc = gs_run(x, s, ent, data);
+	int rc = gs_run(x, ent, data);
 	if (!rc && !g->gather && !direct)
 		mpi_unpack(t, buf, count, data, own);
 	if (!direct)
@@ -1883,13 +1926,13 @@ static int gather_scatter(const char *fn, MPI_Comm comm, const struct gs_call *g
 	}
 	size_t esz = mpi_dtype_get(at_root ? root_t : own_t)->size;
 	size_t own = at_root ? esz * (size_t)gs_count(g, g->root) : esz * (size_t)own_n;
-	size_t *counts = NULL;
+	size_t stack[STACK_COUNTS], *counts = NULL;
 	struct coll_req req = { .op = g->gather ? COLL_OP_GATHER : COLL_OP_SCATTER, .root = g->root,
 				.nranks = n, .elem_size = 1, .bytes = own };
 	if (v) {
 		/* the root knows every size; any other rank only its own, which
 		 * is all a linear rank reads */
-		counts = calloc((size_t)n, sizeof *counts);
+		counts = counts_get(stack, (size_t)n);
 		if (!counts)
 			return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
 		for (int j = 0; j < n; j++)
@@ -1899,27 +1942,15 @@ static int gather_scatter(const char *fn, MPI_Comm comm, const struct gs_call *g
 	}
 	struct cx x;
 	mpi_cx_init(&x, c, fn);
-	/* Equal blocks: the schedule and its engine are the communicator's
-	 * cached ones (sched_for), as every other blocking collective's; a
-	 * loop of MPI_Gather calls expanded and freed them on every call, half
-	 * its time in the allocator (2 ranks, 64 B blocks, 200,000 calls:
-	 * 1.2-1.7 us a call). The v forms' follow their counts: per call. */
-	struct cache_ent *ent = NULL;
-	struct coll_sched *s = NULL;
-	int rc = MPI_SUCCESS;
-	if (v) {
-		rc = mpi_coll_expand(&x, &req, v, &s);
-	} else if ((ent = sched_for(&x, &req))) {
-		s = ent->s;
-		x.algo = coll_algo_name(s->info.algo);
-	} else {
+	struct cache_ent *ent = sched_for(&x, &req, v);
+	int rc;
+	if (!ent) {
 		rc = x.err ? x.err : mpi_cx_fail(&x, MPI_ERR_NO_MEM, "%s: no memory for the schedule", fn);
+	} else {
+		x.algo = coll_algo_name(ent->s->info.algo);
+		rc = at_root ? gs_root(&x, g, ent, esz) : gs_leaf(&x, g, ent, own);
 	}
-	if (!rc)
-		rc = at_root ? gs_root(&x, g, s, ent, esz) : gs_leaf(&x, g, s, ent, own);
-	if (!ent)
-		coll_free(s);
-	free(counts);
+	counts_done(counts, stack);
 	return finish(&x, comm, rc);
 }
 
@@ -2074,34 +2105,17 @@ int mpi_coll_v_bytes(MPI_Comm comm, const char *fn, const char *what, const int 
 	return MPI_SUCCESS;
 }
 
-/* Expands and runs this rank's part of req over data/input, with scratch
- * of its own (bruck's rotation); the same engine and transfers as every
- * other schedule. */
+/* Runs req's schedule (the v forms': by their sizes, cached like every
+ * other) over data/input; a rank with no part returns at once. */
 static int v_run(struct cx *x, struct coll_req *req, void *data, const void *input)
 {
-	struct coll_sched *s = NULL;
-	int rc = mpi_coll_expand(x, req, false, &s);
-	if (rc)
-		return rc;
-	size_t ncmds, sbytes = s->info.scratch_bytes;
-	coll_rank_cmds(s, x->c->rank, &ncmds);
-	void *scratch = ncmds && sbytes ? tmp_get(x->c, sbytes) : NULL;
-	if (ncmds && sbytes && !scratch)
-		rc = mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes of scratch", x->name, sbytes);
-	if (ncmds && !rc) {
-		struct coll_bufs bufs = { data, input, scratch };
-		struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, mpi_coll_eager_max() };
-		rc = coll_engine_new(s, x->c->rank, &bufs, &conf, &mpi_coll_engine_ops, x, &x->e);
-		if (!rc && (rc = coll_engine_start(x->e)))
-			mpi_cx_drop_rest(x);
-		rc = rc ? x->err ? x->err : mpi_cx_fail(x, MPI_ERR_INTERN, "%s: cannot start the schedule (%d)", x->name, rc)
-			: drive(x);
-		coll_engine_free(x->e);
-		x->e = NULL;
-	}
-	tmp_put(x->c, scratch);
-	coll_free(s);
-	return rc;
+	struct cache_ent *ent = sched_for(x, req, false);
+	if (!ent)
+		return x->err ? x->err : mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory for the schedule", x->name);
+	x->algo = coll_algo_name(ent->s->info.algo);
+	size_t ncmds;
+	coll_rank_cmds(ent->s, x->c->rank, &ncmds);
+	return ncmds ? run_ent(x, ent, data, input) : MPI_SUCCESS;
 }
 
 int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
@@ -2122,7 +2136,7 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 	if (rc)
 		return rc;
 	struct mpi_dtype *rt = mpi_dtype_get(recvtype);
-	size_t *counts = malloc(sizeof *counts * (size_t)n), total;
+	size_t stack[STACK_COUNTS], *counts = counts_get(stack, (size_t)n), total;
 	if (!counts)
 		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
 	rc = mpi_coll_v_bytes(comm, fn, "recvcounts", recvcounts, n, rt->size, counts, &total);
@@ -2136,7 +2150,7 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 	if (!rc && !direct && !data)
 		rc = mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory for %zu bytes", total);
 	if (rc) {
-		free(counts);
+		counts_done(counts, stack);
 		return rc;
 	}
 	/* our own block at its place in DATA, like every rank's */
@@ -2159,7 +2173,7 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 	}
 	if (!direct)
 		tmp_put(c, data);
-	free(counts);
+	counts_done(counts, stack);
 	return finish(&x, comm, rc);
 }
 
@@ -2249,7 +2263,7 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 	}
 	struct mpi_dtype *st = mpi_dtype_get(sendtype), *rt = mpi_dtype_get(recvtype);
 	/* this rank's row of the pair matrix, then its column */
-	size_t *row = malloc(sizeof *row * 2 * (size_t)n), rtotal = 0, stotal = 0;
+	size_t stack[STACK_COUNTS], *row = counts_get(stack, 2 * (size_t)n), rtotal = 0, stotal = 0;
 	if (!row)
 		return mpi_err(comm, MPI_ERR_NO_MEM, fn, "out of memory");
 	rc = mpi_coll_a2av_sizes(comm, fn, c->rank, n, in_place ? MPI_IN_PLACE : sendbuf, sendcounts, st->size, recvbuf,
@@ -2265,7 +2279,7 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 			tmp_put(c, in);
 		if (!out_direct)
 			tmp_put(c, data);
-		free(row);
+		counts_done(row, stack);
 		return rc;
 	}
 	struct cx x;
@@ -2288,7 +2302,7 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 		tmp_put(c, in);
 	if (!out_direct)
 		tmp_put(c, data);
-	free(row);
+	counts_done(row, stack);
 	return finish(&x, comm, rc);
 }
 

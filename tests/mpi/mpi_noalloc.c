@@ -1,8 +1,10 @@
-/* mpi_noalloc: once warm, a blocking collective of equal contiguous blocks
- * allocates nothing per call (its schedule and engine are the
- * communicator's cached ones), and the cached engine follows each call's
- * buffers: loops of every such collective, 64 B and 4 KiB blocks, roots 0
- * and the last rank, two buffers in turn, results checked each call.
+/* mpi_noalloc: once warm, a blocking collective allocates nothing per call
+ * (its schedule and engine are the communicator's cached ones, a v form's
+ * by its sizes), and the cached engine follows each call's buffers and
+ * sizes: loops of every collective, 64 B and 4 KiB blocks, roots 0 and the
+ * last rank, two buffers in turn; the v forms' sizes and layouts change
+ * from call to call (two shapes in turn, one with the blocks in rank
+ * order, one in reverse); results checked each call.
  * The program's own malloc, calloc and realloc count the library's calls
  * (glibc's, through __libc_malloc: elsewhere the counts stay 0 and only
  * the results are checked).
@@ -33,15 +35,104 @@ void *realloc(void *p, size_t n)
 }
 #endif
 
-enum { OPS = 11, ROUNDS = 24, MAXN = 512 /* doubles a block */ };
+enum { OPS = 16, ROUNDS = 24, MAXN = 512 /* doubles a block */ };
 static const char *const op_name[OPS] = { "MPI_Bcast",	  "MPI_Reduce",	 "MPI_Allreduce", "MPI_Gather",
 					  "MPI_Scatter",  "MPI_Allgather", "MPI_Alltoall",  "MPI_Reduce_scatter_block",
-					  "MPI_Scan",	  "MPI_Exscan",	 "MPI_Barrier" };
+					  "MPI_Scan",	  "MPI_Exscan",	 "MPI_Barrier",	  "MPI_Gatherv",
+					  "MPI_Scatterv", "MPI_Allgatherv", "MPI_Alltoallv", "MPI_Reduce_scatter" };
 
 /* rank r's element i in round k */
 static double val(int r, int i, int k)
 {
 	return (double)(r * 1000 + i + k * 7);
+}
+
+/* The v forms' shapes: what rank i sends rank j in round k (Alltoallv;
+ * the others take f(j, j, k) as rank j's block), at most n; the blocks
+ * laid out in rank order in even rounds, in reverse in odd ones. */
+static int f(int i, int j, int n, int k)
+{
+	return n - ((i + 2 * j + k) & 1) * (1 + j % 3);
+}
+
+static void layout(int *cnt, int *dsp, int from, int n, int k, int to_me)
+{
+	int off = 0;
+	for (int u = 0; u < t_size; u++) {
+		int j = k & 1 ? t_size - 1 - u : u;
+		cnt[j] = to_me ? f(j, from, n, k) : f(from, j, n, k);
+		dsp[j] = off;
+		off += cnt[j];
+	}
+}
+
+/* The v forms, round k, blocks of up to n doubles; true if all came right. */
+static int one_v(int op, int n, int root, int k, double *s, double *d)
+{
+	int me = t_rank, p = t_size, bad = 0;
+	int sc[64] = { 0 }, sd[64] = { 0 }, rc[64] = { 0 }, rd[64] = { 0 };
+	/* every rank's block j: f(j, j); Alltoallv: rank me's row and column */
+	layout(sc, sd, me, n, k, 0);
+	layout(rc, rd, me, n, k, 1);
+	if (op != 14)
+		for (int j = 0; j < p; j++) {
+			sc[j] = rc[j] = f(j, j, n, k);
+		}
+	if (op != 14) { /* the same layout of those sizes for both */
+		int off = 0;
+		for (int u = 0; u < p; u++) {
+			int j = k & 1 ? p - 1 - u : u;
+			sd[j] = rd[j] = off;
+			off += sc[j];
+		}
+	}
+	for (int j = 0; j < p; j++)
+		for (int i = 0; i < sc[j]; i++)
+			s[sd[j] + i] = val(op == 12 ? j + me * 100 : op == 14 ? me * 100 + j : me, i, k);
+	switch (op) {
+	case 11:
+		OK(MPI_Gatherv(s + sd[me], sc[me], MPI_DOUBLE, d, rc, rd, MPI_DOUBLE, root, MPI_COMM_WORLD));
+		for (int j = 0; j < p && me == root; j++)
+			for (int i = 0; i < rc[j]; i++)
+				bad += d[rd[j] + i] != val(j, i, k);
+		break;
+	case 12:
+		OK(MPI_Scatterv(s, sc, sd, MPI_DOUBLE, d, rc[me], MPI_DOUBLE, root, MPI_COMM_WORLD));
+		for (int i = 0; i < rc[me]; i++)
+			bad += d[i] != val(me + root * 100, i, k);
+		break;
+	case 13:
+		OK(MPI_Allgatherv(s + sd[me], sc[me], MPI_DOUBLE, d, rc, rd, MPI_DOUBLE, MPI_COMM_WORLD));
+		for (int j = 0; j < p; j++)
+			for (int i = 0; i < rc[j]; i++)
+				bad += d[rd[j] + i] != val(j, i, k);
+		break;
+	case 14:
+		OK(MPI_Alltoallv(s, sc, sd, MPI_DOUBLE, d, rc, rd, MPI_DOUBLE, MPI_COMM_WORLD));
+		for (int j = 0; j < p; j++)
+			for (int i = 0; i < rc[j]; i++)
+				bad += d[rd[j] + i] != val(j * 100 + me, i, k);
+		break;
+	default: {
+		/* the vector: the blocks in rank order; rank me keeps block me */
+		int off = 0, at = 0;
+		for (int j = 0; j < p; j++) {
+			for (int i = 0; i < sc[j]; i++)
+				s[off + i] = val(me, off + i, k);
+			if (j == me)
+				at = off;
+			off += sc[j];
+		}
+		OK(MPI_Reduce_scatter(s, d, rc, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+		for (int i = 0; i < rc[me]; i++) {
+			double want = 0;
+			for (int r = 0; r < p; r++)
+				want += val(r, at + i, k);
+			bad += d[i] != want;
+		}
+	}
+	}
+	return bad;
 }
 
 /* One call of op on blocks of n doubles (buffers s, d: size blocks each),
@@ -53,6 +144,11 @@ static void one(int op, int n, int root, int k, double *s, double *d)
 		for (int i = 0; i < n; i++)
 			s[j * n + i] = val(op == 4 || op == 6 ? j + me * 100 : me, i, k);
 	memset(d, 0, sizeof(double) * (size_t)(n * p));
+	if (op > 10) {
+		bad = one_v(op, n, root, k, s, d);
+		CHECK(!bad, "%s of up to %d doubles, root %d, round %d: %d wrong", op_name[op], n, root, k, bad);
+		return;
+	}
 	switch (op) {
 	case 0:
 		if (me != root)
@@ -135,7 +231,8 @@ int main(int argc, char **argv)
 		for (int j = 0; j < 2; j++)
 			buf[b][j] = malloc(sizeof(double) * MAXN * (size_t)t_size);
 	static const int sizes[] = { 8, MAXN }; /* 64 B, 4 KiB */
-	for (int op = 0; op < OPS; op++)
+	/* the v forms' sizes are arrays of 64 here */
+	for (int op = 0; op < (t_size <= 64 ? OPS : 11); op++)
 		for (int z = 0; z < 2; z++)
 			for (int root = 0; root < t_size; root += t_size > 1 ? t_size - 1 : 1) {
 				/* warm: the schedule, its engine, the temporaries */
