@@ -890,10 +890,11 @@ static void send_fail(struct mpi_req *r, int cls)
 	send_finish(r);
 }
 
-/* Where r's data starts in r->md. */
+/* Where r's data starts in r->md: a slot's MD holds it alone; the
+ * address-space MD (a direct send's, a copy's) by its address. */
 static ptl_size_t send_off(const struct mpi_req *r)
 {
-	return r->direct ? (ptl_size_t)((uintptr_t)r->pbuf - (uintptr_t)MPI_DIRECT_BASE) : 0;
+	return r->md == P.direct_md ? (ptl_size_t)((uintptr_t)r->pbuf - (uintptr_t)MPI_DIRECT_BASE) : 0;
 }
 
 /* libptl refused r's put for now (PTL_NO_SPACE: the requests it keeps
@@ -1071,7 +1072,7 @@ static void send_finish(struct mpi_req *r)
 		P.eslot_free = r->slot;
 		r->slot = NULL;
 		r->pbuf = NULL;
-	} else if (r->md != PTL_INVALID_HANDLE && r->proto == MPI_PROTO_EAGER) {
+	} else if (r->md != PTL_INVALID_HANDLE && r->md != P.direct_md && r->proto == MPI_PROTO_EAGER) {
 		PtlMDUnlink(r->md);
 	}
 	r->md = PTL_INVALID_HANDLE;
@@ -1266,10 +1267,12 @@ int mpi_isend_t(const void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t
 	if (r->slot || direct) {
 		/* the slot's MD is bound already */
 	} else if (r->proto == MPI_PROTO_EAGER) {
-		ptl_md_t md = { .start = r->pbuf, .length = len, .threshold = PTL_MD_THRESH_INF,
-				.options = PTL_MD_EVENT_START_DISABLE | PTL_MD_EVENT_END_DISABLE,
-				.user_ptr = r, .eq_handle = mpi_g.eq };
-		rc = PtlMDBind(mpi_g.ni, md, PTL_RETAIN, &r->md);
+		/* A copy goes through the address-space MD too, its events naming
+		 * the request by hdr_data's id: no MD bound and unlinked per
+		 * message where a flood runs on copies (past the slots and the
+		 * ACK-free credits, a 64-byte MPI_Send's bind and unlink were a
+		 * sixth of its sender's time). */
+		r->md = P.direct_md;
 	} else {
 		rc = attach_once(r, MPI_PT_RNDV, r->wpeer, len, PTL_MD_OP_GET);
 	}
@@ -1731,7 +1734,7 @@ static void on_event(const ptl_event_t *ev)
 	case MPI_OBJ_DIRECT: {
 		/* a send from the user's buffer: its id is in hdr_data */
 		struct mpi_req *r = mpi_req_by_id(MPI_HDR_ID(ev->hdr_data));
-		if (r && r->kind == MPI_REQ_SEND && r->direct)
+		if (r && r->kind == MPI_REQ_SEND && r->md == P.direct_md)
 			on_req_event(ev, r);
 		return;
 	}
