@@ -51,6 +51,7 @@ struct cache_ent {
 	size_t *counts;        /* a v form's block sizes (and recv_counts after them), owned */
 	struct coll_sched *s;
 	struct coll_engine *e; /* s's engine, reset for each call (NULL: none yet) */
+	unsigned long used;    /* the cache's clock at its last use: the least recent goes first */
 };
 /* Temporaries of a call (a packed image of a non-contiguous buffer,
  * Alltoall's MPI_IN_PLACE input (a copy of recvbuf), Reduce's input on a
@@ -70,7 +71,7 @@ struct tmpbuf {
 };
 struct mpi_coll_cache {
 	struct cache_ent e[CACHE_SLOTS];
-	unsigned next;
+	unsigned long clock; /* lookups so far */
 	void *scratch;
 	size_t scratch_cap;
 	struct tmpbuf tmp[TMP_SLOTS];
@@ -817,21 +818,36 @@ static bool same_req(const struct cache_ent *e, const struct coll_req *req)
 
 /* The cached schedule (and engine) for req, expanded on first use; a v
  * form's by its sizes too, which the entry keeps a copy of (the schedule
- * points to them). linear: the v forms of gather and scatter, which
- * every rank expands knowing its own size only (coll.h). A loop of calls
- * of one shape expands once: per call, expanding and freeing a schedule
- * and its engine took 11-14 allocations, half a 64 B MPI_Gather's time. */
-static struct cache_ent *sched_for(struct cx *x, struct coll_req *req, bool linear)
+ * points to them). force, unless COLL_ALGO_AUTO, is the algorithm the
+ * call must take whatever the choice says: linear for the v forms of
+ * gather and scatter (every rank expands knowing its own size only,
+ * coll.h), owner for a non-commutative reduction. A loop of calls of one
+ * shape expands once: per call, expanding and freeing a schedule and its
+ * engine took 11-14 allocations, half a 64 B MPI_Gather's time. The least
+ * recently used entry makes room, so a v form whose sizes change from call
+ * to call does not push out the shapes a loop keeps using. */
+static struct cache_ent *sched_for(struct cx *x, struct coll_req *req, enum coll_algo force)
 {
 	struct mpi_comm *c = x->c;
 	if (!cache_of(c))
 		return NULL;
+	struct mpi_coll_cache *cc = c->cache;
 	algo_of(x, req);
-	if (linear)
-		req->algo = COLL_ALGO_LINEAR;
-	for (int i = 0; i < CACHE_SLOTS; i++)
-		if (same_req(&c->cache->e[i], req))
-			return &c->cache->e[i];
+	if (force != COLL_ALGO_AUTO) {
+		req->algo = force;
+		if (force == COLL_ALGO_OWNER)
+			req->ports = 1;
+	}
+	cc->clock++;
+	struct cache_ent *e = &cc->e[0];
+	for (int i = 0; i < CACHE_SLOTS; i++) {
+		if (same_req(&cc->e[i], req)) {
+			cc->e[i].used = cc->clock;
+			return &cc->e[i];
+		}
+		if (!cc->e[i].s ? e->s != NULL : e->s && cc->e[i].used < e->used)
+			e = &cc->e[i];
+	}
 	size_t nc = counts_len(req), nr = req->recv_counts ? (size_t)req->nranks : 0;
 	size_t *own = nc ? malloc(sizeof *own * (nc + nr)) : NULL;
 	if (nc && !own) {
@@ -849,7 +865,7 @@ static struct cache_ent *sched_for(struct cx *x, struct coll_req *req, bool line
 	char msg[256];
 	struct coll_sched *s = NULL;
 	int rc = expand_rank(&r, c->rank, &s, msg, sizeof msg);
-	if (rc == -ENOTSUP || rc == -EINVAL) {
+	if ((rc == -ENOTSUP || rc == -EINVAL) && r.algo != COLL_ALGO_AUTO) {
 		/* The named algorithm does not do this operation: auto. */
 		r.algo = COLL_ALGO_AUTO;
 		rc = expand_rank(&r, c->rank, &s, msg, sizeof msg);
@@ -860,7 +876,6 @@ static struct cache_ent *sched_for(struct cx *x, struct coll_req *req, bool line
 		mpi_cx_fail(x, rc == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_INTERN, "%s: no schedule: %s", x->name, msg);
 		return NULL;
 	}
-	struct cache_ent *e = &c->cache->e[c->cache->next++ % CACHE_SLOTS];
 	coll_engine_free(e->e);
 	coll_free(e->s);
 	free(e->counts);
@@ -868,6 +883,7 @@ static struct cache_ent *sched_for(struct cx *x, struct coll_req *req, bool line
 	e->counts = own;
 	e->s = s;
 	e->e = NULL;
+	e->used = cc->clock;
 	return e;
 }
 
@@ -927,7 +943,7 @@ static int run_sched(struct cx *x, struct coll_req *req, void *data, const void 
 	req->nranks = x->c->size;
 	if (!req->elem_size)
 		req->elem_size = 1;
-	struct cache_ent *ent = sched_for(x, req, false);
+	struct cache_ent *ent = sched_for(x, req, COLL_ALGO_AUTO);
 	if (!ent)
 		return x->err ? x->err : mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory for the schedule", x->name);
 	return run_ent(x, ent, data, input);
@@ -1110,34 +1126,16 @@ static int reduce_img(struct cx *x, void *data, const void *input, int count, MP
 	bool commute = mpi_op_commutative(op);
 	int sroot = commute ? root : 0;
 	struct coll_req req = { .op = COLL_OP_REDUCE, .root = sroot, .bytes = bytes, .elem_size = x->esize,
-				.input = input != NULL };
-	if (!commute) {
-		/* The owner form adds parts in rank order at rank 0. */
-		req.algo = COLL_ALGO_OWNER;
-	}
+				.input = input != NULL, .nranks = x->c->size };
 	int rc;
 	if (!commute) {
-		req.nranks = x->c->size;
-		req.elem_size = x->esize;
-		req.ports = 1;
-		char msg[256];
-		struct coll_sched *s;
-		rc = coll_expand_rank(&req, x->c->rank, &s, msg, sizeof msg);
-		if (rc)
-			return mpi_cx_fail(x, MPI_ERR_INTERN, "%s: no schedule: %s", x->name, msg);
+		/* The owner form adds parts in rank order at rank 0 (cached as
+		 * every other schedule). */
+		struct cache_ent *ent = sched_for(x, &req, COLL_ALGO_OWNER);
+		if (!ent)
+			return x->err ? x->err : mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory for the schedule", x->name);
 		x->algo = "owner";
-		void *scratch = tmp_get(x->c, s->info.scratch_bytes);
-		struct coll_bufs bufs = { data, input, scratch };
-		struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, mpi_coll_eager_max() };
-		rc = scratch ? coll_engine_new(s, x->c->rank, &bufs, &conf, &mpi_coll_engine_ops, x, &x->e) : -ENOMEM;
-		if (!rc && (rc = coll_engine_start(x->e)))
-			mpi_cx_drop_rest(x);
-		rc = rc ? x->err ? x->err : mpi_cx_fail(x, MPI_ERR_INTERN, "%s: cannot run the owner reduce", x->name)
-			: drive(x);
-		coll_engine_free(x->e);
-		x->e = NULL;
-		tmp_put(x->c, scratch);
-		coll_free(s);
+		rc = run_ent(x, ent, data, input);
 		if (!rc && root != 0) {
 			int n;
 			MPI_Datatype bt;
@@ -1942,7 +1940,7 @@ static int gather_scatter(const char *fn, MPI_Comm comm, const struct gs_call *g
 	}
 	struct cx x;
 	mpi_cx_init(&x, c, fn);
-	struct cache_ent *ent = sched_for(&x, &req, v);
+	struct cache_ent *ent = sched_for(&x, &req, v ? COLL_ALGO_LINEAR : COLL_ALGO_AUTO);
 	int rc;
 	if (!ent) {
 		rc = x.err ? x.err : mpi_cx_fail(&x, MPI_ERR_NO_MEM, "%s: no memory for the schedule", fn);
@@ -2109,7 +2107,7 @@ int mpi_coll_v_bytes(MPI_Comm comm, const char *fn, const char *what, const int 
  * other) over data/input; a rank with no part returns at once. */
 static int v_run(struct cx *x, struct coll_req *req, void *data, const void *input)
 {
-	struct cache_ent *ent = sched_for(x, req, false);
+	struct cache_ent *ent = sched_for(x, req, COLL_ALGO_AUTO);
 	if (!ent)
 		return x->err ? x->err : mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory for the schedule", x->name);
 	x->algo = coll_algo_name(ent->s->info.algo);

@@ -147,9 +147,10 @@ struct mpi_obj_hdr {
  * 100,000 256-byte MPI_Sends each way before the receives do at the
  * default, 200,000 block (at 64 MiB 100,000 blocked). */
 #define MPI_SEND_COPY_DEFAULT (128u << 20)
-/* What each copy holds besides its bytes: its request, its bound MD and
- * the allocator's headers (measured: 1M of budget, 1.8 MB of RSS with
- * 64-byte messages and the request alone counted). */
+/* What each copy holds besides its bytes: its request and the allocator's
+ * headers, and it held an MD of its own when measured (1M of budget, 1.8 MB
+ * of RSS with 64-byte messages and the request alone counted; copies now go
+ * through the address-space MD). */
 #define MPI_SEND_COPY_OVERHEAD (sizeof(struct mpi_req) + 256)
 
 /* A nonblocking eager send above MPI_DIRECT_MIN bytes (acknowledged: it
