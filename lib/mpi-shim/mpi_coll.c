@@ -803,17 +803,57 @@ static size_t counts_len(const struct coll_req *req)
 								 : (size_t)req->nranks;
 }
 
-/* Whether e's schedule was expanded for req's sizes */
-static bool same_req(const struct cache_ent *e, const struct coll_req *req)
+bool mpi_coll_req_same(const struct coll_req *a, const struct coll_req *b)
 {
-	const struct coll_req *q = &e->req;
-	if (!e->s || q->op != req->op || q->algo != req->algo || q->ports != req->ports || q->bytes != req->bytes ||
-	    q->root != req->root || q->elem_size != req->elem_size || q->nranks != req->nranks ||
-	    q->input != req->input || !q->counts != !req->counts || !q->recv_counts != !req->recv_counts)
+	if (a->op != b->op || a->algo != b->algo || a->ports != b->ports || a->bytes != b->bytes ||
+	    a->root != b->root || a->elem_size != b->elem_size || a->nranks != b->nranks || a->input != b->input ||
+	    a->one_host != b->one_host || a->shared_cores != b->shared_cores || a->num_chunks != b->num_chunks ||
+	    a->participants || b->participants || !a->counts != !b->counts || !a->recv_counts != !b->recv_counts)
 		return false;
+	size_t nc = counts_len(b), nr = b->recv_counts ? (size_t)b->nranks : 0;
+	return (!nc || !memcmp(a->counts, b->counts, nc * sizeof *b->counts)) &&
+	       (!nr || !memcmp(a->recv_counts, b->recv_counts, nr * sizeof *b->recv_counts));
+}
+
+void mpi_coll_req_prepare(struct cx *x, struct coll_req *req, enum coll_algo force)
+{
+	algo_of(x, req);
+	if (force != COLL_ALGO_AUTO) {
+		req->algo = force;
+		if (force == COLL_ALGO_OWNER)
+			req->ports = 1;
+	}
+}
+
+size_t *mpi_coll_req_own(struct coll_req *req, bool *nomem)
+{
 	size_t nc = counts_len(req), nr = req->recv_counts ? (size_t)req->nranks : 0;
-	return (!nc || !memcmp(q->counts, req->counts, nc * sizeof *req->counts)) &&
-	       (!nr || !memcmp(q->recv_counts, req->recv_counts, nr * sizeof *req->recv_counts));
+	size_t *own = nc ? malloc(sizeof *own * (nc + nr)) : NULL;
+	*nomem = nc && !own;
+	if (own) {
+		memcpy(own, req->counts, sizeof *own * nc);
+		if (nr)
+			memcpy(own + nc, req->recv_counts, sizeof *own * nr);
+		req->counts = own;
+		req->recv_counts = nr ? own + nc : NULL;
+	}
+	return own;
+}
+
+int mpi_coll_req_expand(struct cx *x, struct coll_req *req, struct coll_sched **s)
+{
+	char msg[256];
+	int rc = expand_rank(req, x->c->rank, s, msg, sizeof msg);
+	if ((rc == -ENOTSUP || rc == -EINVAL) && req->algo != COLL_ALGO_AUTO) {
+		/* PTL_COLL_ALGO named an algorithm this operation does not have */
+		enum coll_algo asked = req->algo;
+		req->algo = COLL_ALGO_AUTO;
+		rc = expand_rank(req, x->c->rank, s, msg, sizeof msg);
+		req->algo = asked;
+	}
+	if (rc)
+		return mpi_cx_fail(x, rc == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_INTERN, "%s: no schedule: %s", x->name, msg);
+	return MPI_SUCCESS;
 }
 
 /* The cached schedule (and engine) for req, expanded on first use; a v
@@ -832,48 +872,27 @@ static struct cache_ent *sched_for(struct cx *x, struct coll_req *req, enum coll
 	if (!cache_of(c))
 		return NULL;
 	struct mpi_coll_cache *cc = c->cache;
-	algo_of(x, req);
-	if (force != COLL_ALGO_AUTO) {
-		req->algo = force;
-		if (force == COLL_ALGO_OWNER)
-			req->ports = 1;
-	}
+	mpi_coll_req_prepare(x, req, force);
 	cc->clock++;
 	struct cache_ent *e = &cc->e[0];
 	for (int i = 0; i < CACHE_SLOTS; i++) {
-		if (same_req(&cc->e[i], req)) {
+		if (cc->e[i].s && mpi_coll_req_same(&cc->e[i].req, req)) {
 			cc->e[i].used = cc->clock;
 			return &cc->e[i];
 		}
 		if (!cc->e[i].s ? e->s != NULL : e->s && cc->e[i].used < e->used)
 			e = &cc->e[i];
 	}
-	size_t nc = counts_len(req), nr = req->recv_counts ? (size_t)req->nranks : 0;
-	size_t *own = nc ? malloc(sizeof *own * (nc + nr)) : NULL;
-	if (nc && !own) {
+	struct coll_req r = *req;
+	bool nomem;
+	size_t *own = mpi_coll_req_own(&r, &nomem);
+	if (nomem) {
 		mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory for the schedule", x->name);
 		return NULL;
 	}
-	struct coll_req r = *req;
-	if (nc) {
-		memcpy(own, req->counts, sizeof *own * nc);
-		if (nr)
-			memcpy(own + nc, req->recv_counts, sizeof *own * nr);
-		r.counts = own;
-		r.recv_counts = nr ? own + nc : NULL;
-	}
-	char msg[256];
 	struct coll_sched *s = NULL;
-	int rc = expand_rank(&r, c->rank, &s, msg, sizeof msg);
-	if ((rc == -ENOTSUP || rc == -EINVAL) && r.algo != COLL_ALGO_AUTO) {
-		/* The named algorithm does not do this operation: auto. */
-		r.algo = COLL_ALGO_AUTO;
-		rc = expand_rank(&r, c->rank, &s, msg, sizeof msg);
-		r.algo = req->algo;
-	}
-	if (rc) {
+	if (mpi_coll_req_expand(x, &r, &s)) {
 		free(own);
-		mpi_cx_fail(x, rc == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_INTERN, "%s: no schedule: %s", x->name, msg);
 		return NULL;
 	}
 	coll_engine_free(e->e);
@@ -1793,20 +1812,11 @@ static bool gs_root_direct(const struct gs_call *g, int n, size_t esz)
 
 int mpi_coll_expand(struct cx *x, struct coll_req *req, bool v, struct coll_sched **s)
 {
-	char msg[256];
-	algo_of(x, req);
-	if (v)
-		req->algo = COLL_ALGO_LINEAR;
-	int rc = expand_rank(req, x->c->rank, s, msg, sizeof msg);
-	if ((rc == -ENOTSUP || rc == -EINVAL) && req->algo != COLL_ALGO_AUTO) {
-		/* PTL_COLL_ALGO named an algorithm this operation does not have */
-		req->algo = COLL_ALGO_AUTO;
-		rc = expand_rank(req, x->c->rank, s, msg, sizeof msg);
-	}
-	if (rc)
-		return mpi_cx_fail(x, rc == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_INTERN, "%s: no schedule: %s", x->name, msg);
-	x->algo = coll_algo_name((*s)->info.algo);
-	return MPI_SUCCESS;
+	mpi_coll_req_prepare(x, req, v ? COLL_ALGO_LINEAR : COLL_ALGO_AUTO);
+	int rc = mpi_coll_req_expand(x, req, s);
+	if (!rc)
+		x->algo = coll_algo_name((*s)->info.algo);
+	return rc;
 }
 
 /* Runs ent's schedule over data (a rank with no part returns at once). */

@@ -64,7 +64,7 @@ struct cx {
 	size_t esize;
 	struct pend *p;        /* = few, or a heap array once more are needed */
 	size_t np, cap;
-	struct pend few[8];    /* enough for a small collective: no malloc */
+	struct pend few[16];   /* enough for a small collective (a linear alltoall of 8 ranks: 14): no malloc */
 	bool relisted;         /* add_pend dropped reported transfers from p */
 	bool stall;
 	const char *algo;
@@ -166,6 +166,19 @@ size_t mpi_coll_eager_max(void);
  * take it gets the in-place schedule: (*s)->req.input is then false and
  * the caller copies the input into DATA first. */
 int mpi_coll_expand(struct cx *x, struct coll_req *req, bool v, struct coll_sched **s);
+/* The pieces of a cache of schedules (mpi_coll.c's per communicator,
+ * mpi_icoll.c's for the nonblocking calls): req's algorithm and ports as
+ * x's call takes them (its pick, the host, the cores), or force unless
+ * COLL_ALGO_AUTO (the owner form with one port); whether a schedule
+ * expanded for prepared a serves prepared b (every field expansion reads,
+ * a v form's sizes by value); a copy of req's sizes, which req then points
+ * to (NULL for a plain form; *nomem when out of memory); the expansion. */
+void mpi_coll_req_prepare(struct cx *x, struct coll_req *req, enum coll_algo force);
+bool mpi_coll_req_same(const struct coll_req *a, const struct coll_req *b);
+size_t *mpi_coll_req_own(struct coll_req *req, bool *nomem);
+/* Expands this rank's part of prepared req, falling back to the choice
+ * where the algorithm named is not this operation's; x's error if none. */
+int mpi_coll_req_expand(struct cx *x, struct coll_req *req, struct coll_sched **s);
 /* Sets x->pull for a schedule of op (before its engine starts). */
 void mpi_coll_pull(struct cx *x, enum coll_op op);
 /* Whether a reduction of count elements of t over c can read sendbuf

@@ -111,6 +111,7 @@ int PMPI_Finalize(void)
 	mpi_pt2pt_fini();
 	mpi_fail_fini();
 	mpi_comm_fini();
+	mpi_icoll_fini();
 	mpi_coll_req_tmp_fini();
 	mpi_dtype_fini();
 	mpi_persist_fini();

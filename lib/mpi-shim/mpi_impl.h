@@ -189,8 +189,10 @@ struct mpi_group *mpi_group_get(MPI_Group g);
 MPI_Group mpi_group_new(int size, const int *world);
 void mpi_comm_init(void);
 void mpi_comm_fini(void);
-/* Frees the nonblocking collectives' kept temporaries (mpi_coll.c). */
+/* Frees the nonblocking collectives' kept temporaries (mpi_coll.c), and
+ * their kept schedules and states (mpi_icoll.c). */
 void mpi_coll_req_tmp_fini(void);
+void mpi_icoll_fini(void);
 const char *mpi_comm_name(MPI_Comm c);
 MPI_Comm mpi_comm_handle(const struct mpi_comm *c);
 void mpi_topo_free(struct mpi_comm *c);
