@@ -9,9 +9,10 @@
  * sizes: bytes a rank's block, comma-separated (default 64,4096,65536,
  * 1048576). Prints "<op> <bytes> <median us> <min> <max>" for bcast,
  * allgather, reduce, gather, scatter, reduce_scatter_block, scan,
- * alltoall and ialltoallv (blocks back to back, started and waited for
- * at once). Doubles, MPI_SUM, root 0. Algorithms follow the
- * implementation's own choice (ptl: PTL_COLL_ALGO to force one).
+ * alltoall, ialltoallv (blocks back to back, started and waited for
+ * at once) and ibcast (started and waited for). Doubles, MPI_SUM, root
+ * 0. Algorithms follow the implementation's own choice (ptl:
+ * PTL_COLL_ALGO to force one).
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -21,7 +22,7 @@
 enum { MAX_TRIALS = 99 };
 
 static const char *const op_name[] = { "bcast",	  "allgather", "reduce",     "gather",	  "scatter",
-				       "reduce_scatter_block", "scan", "alltoall", "ialltoallv" };
+				       "reduce_scatter_block", "scan", "alltoall", "ialltoallv", "ibcast" };
 #define NOPS ((int)(sizeof op_name / sizeof op_name[0]))
 
 static int cmp(const void *a, const void *b)
@@ -43,8 +44,12 @@ static void call(int k, double *a, double *b, int cnt, int *counts, int *displs)
 	case 5: MPI_Reduce_scatter_block(a, b, cnt, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
 	case 6: MPI_Scan(a, b, cnt, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
 	case 7: MPI_Alltoall(a, cnt, MPI_DOUBLE, b, cnt, MPI_DOUBLE, MPI_COMM_WORLD); break;
-	default:
+	case 8:
 		MPI_Ialltoallv(a, counts, displs, MPI_DOUBLE, b, counts, displs, MPI_DOUBLE, MPI_COMM_WORLD, &rq);
+		MPI_Wait(&rq, MPI_STATUS_IGNORE);
+		break;
+	default:
+		MPI_Ibcast(a, cnt, MPI_DOUBLE, 0, MPI_COMM_WORLD, &rq);
 		MPI_Wait(&rq, MPI_STATUS_IGNORE);
 	}
 }
