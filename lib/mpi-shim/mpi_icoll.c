@@ -76,7 +76,8 @@ static bool polling;
 /*
  * What a call takes is kept for the next: the schedules (a few, for the
  * whole process: a request may outlive its communicator, and a schedule
- * does not depend on which communicator runs it, only on its request),
+ * does not depend on which communicator runs it, only on its request and
+ * on this process's rank in it, which the key holds too),
  * pinned while a phase runs one, with an engine each that a phase hands
  * back when it ended well; and the calls' state (struct mpi_icoll, some
  * 2 KiB). Expanded, built and allocated at every call, they were about 14
@@ -86,7 +87,8 @@ static bool polling;
  */
 #define IC_KEEP 8
 struct ic_sched {
-	struct coll_req req;        /* the key; its sizes are counts */
+	struct coll_req req;        /* the key, with rank; its sizes are counts */
+	int rank;                   /* ours in the communicator it was expanded for (its commands are that rank's) */
 	size_t *counts;
 	struct coll_sched *s;
 #define IC_SPARES 2
@@ -109,7 +111,7 @@ static struct ic_sched *ic_sched_get(struct cx *x, struct coll_req *req, int *rc
 	kept_clock++;
 	for (int i = 0; i < IC_KEEP; i++) {
 		struct ic_sched *k = &kept[i];
-		if (k->s && mpi_coll_req_same(&k->req, req)) {
+		if (k->s && k->rank == x->c->rank && mpi_coll_req_same(&k->req, req)) {
 			k->pins++;
 			k->used = kept_clock;
 			return k;
@@ -136,7 +138,9 @@ static struct ic_sched *ic_sched_get(struct cx *x, struct coll_req *req, int *rc
 		coll_engine_free(e->spare[i]);
 	coll_free(e->s);
 	free(e->counts);
-	*e = (struct ic_sched){ .req = *req, .counts = own, .s = s, .pins = 1, .used = kept_clock };
+	*e = (struct ic_sched){
+		.req = *req, .rank = x->c->rank, .counts = own, .s = s, .pins = 1, .used = kept_clock
+	};
 	e->req.counts = r.counts;
 	e->req.recv_counts = r.recv_counts;
 	return e;
@@ -168,9 +172,13 @@ static struct coll_engine *ic_spare(struct ic_sched *e)
 	return NULL;
 }
 
+/* At MPI_Finalize: what is kept goes, but for a schedule a call still
+ * under way runs (left to it, as the pool's busy buffers are). */
 void mpi_icoll_fini(void)
 {
 	for (int i = 0; i < IC_KEEP; i++) {
+		if (kept[i].pins)
+			continue;
 		for (int j = 0; j < IC_SPARES; j++)
 			coll_engine_free(kept[i].spare[j]);
 		coll_free(kept[i].s);

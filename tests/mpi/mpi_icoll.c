@@ -600,6 +600,37 @@ static int dead(void)
 	return t_fails ? 1 : 0;
 }
 
+/* The same shapes on a communicator of the same size where this process
+ * has another rank (reversed), between calls on MPI_COMM_WORLD: a kept
+ * schedule holds one rank's part, so a call must not take one expanded for
+ * its rank elsewhere (it moved nothing, or another rank's part, and its
+ * peers waited). */
+static void other_rank(void)
+{
+	MPI_Comm rev;
+	OK(MPI_Comm_split(MPI_COMM_WORLD, 0, t_size - t_rank, &rev));
+	for (int k = 0; k < 4; k++) {
+		MPI_Comm c = k % 2 ? rev : MPI_COMM_WORLD;
+		int me, b[16], x, y = -1, z[4] = { 0 };
+		MPI_Comm_rank(c, &me);
+		for (int i = 0; i < 16; i++)
+			b[i] = me == 0 ? 100 * k + i : -1;
+		x = me + 1;
+		MPI_Request rq[3];
+		OK(MPI_Ibcast(b, 16, MPI_INT, 0, c, &rq[0]));
+		OK(MPI_Iscan(&x, &y, 1, MPI_INT, MPI_SUM, c, &rq[1]));
+		OK(MPI_Iallreduce(&x, z, 1, MPI_INT, MPI_SUM, c, &rq[2]));
+		OK(MPI_Waitall(3, rq, MPI_STATUSES_IGNORE));
+		int bad = 0;
+		for (int i = 0; i < 16; i++)
+			bad += b[i] != 100 * k + i;
+		CHECK(!bad && y == (me + 1) * (me + 2) / 2 && z[0] == t_size * (t_size + 1) / 2,
+		      "round %d on %s (rank %d there): Ibcast %d wrong, Iscan %d, Iallreduce %d", k,
+		      k % 2 ? "the reversed communicator" : "MPI_COMM_WORLD", me, bad, y, z[0]);
+	}
+	OK(MPI_Comm_free(&rev));
+}
+
 int main(int argc, char **argv)
 {
 	t_init(&argc, &argv);
@@ -619,6 +650,7 @@ int main(int argc, char **argv)
 	for (int round = 0; round < 4; round++)
 		nbx(round);
 	progress_in_recv();
+	other_rank();
 	/* a datatype that is not contiguous: the image goes back at the end */
 	MPI_Datatype every2;
 	OK(MPI_Type_vector(4, 1, 2, MPI_INT, &every2));
