@@ -1752,9 +1752,9 @@ int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, 
 
 /* ---------------------------------------------------------------- gathers and scatters
  * Gather(v) and Scatter(v) run a collectives/ gather or scatter schedule of
- * this rank alone, expanded per call: the rank must know how much of DATA
- * its subtree needs (coll_data_span) before it lays DATA out, and the
- * v-variants' block sizes are no part of run_sched's cache key. DATA holds
+ * this rank alone, the communicator's cached one (the v-variants' by their
+ * block sizes), looked up before the call lays DATA out: the rank must
+ * know how much of DATA its subtree needs (coll_data_span). DATA holds
  * the blocks in relative-rank order (rank - root), starting at this rank's
  * own (coll.h). The v-variants use the linear form: their counts are
  * significant at the root only, and a linear rank needs its own size alone;
@@ -2049,8 +2049,8 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 }
 
 /* ---------------------------------------------------------------- allgatherv, alltoallv
- * Like Gatherv, a schedule of this rank's alone, expanded per call: the
- * block sizes are no part of run_sched's cache key. Allgatherv's ranks all
+ * Like Gatherv, a schedule of this rank's alone, cached by its block
+ * sizes. Allgatherv's ranks all
  * know every block size, so each expands its part of the same allgather
  * (recursive doubling or bruck up to 64 KiB in all, else the ring:
  * coll_choose, or PTL_COLL_ALGO). An Alltoallv rank knows its row of the
