@@ -46,13 +46,6 @@
  * vs 1.13, 128 B even, 256 B 1.28 vs 1.19, 4 KiB 2.9 vs 2.2). */
 #define COLL_LAZY_MAX 128
 
-struct cache_ent {
-	struct coll_req req;   /* its counts and recv_counts point into counts */
-	size_t *counts;        /* a v form's block sizes (and recv_counts after them), owned */
-	struct coll_sched *s;
-	struct coll_engine *e; /* s's engine, reset for each call (NULL: none yet) */
-	unsigned long used;    /* the cache's clock at its last use: the least recent goes first */
-};
 /* Temporaries of a call (a packed image of a non-contiguous buffer,
  * Alltoall's MPI_IN_PLACE input (a copy of recvbuf), Reduce's input on a
  * rank that is not the root, a non-commutative combination's copy, ...)
@@ -70,7 +63,7 @@ struct tmpbuf {
 	bool busy;
 };
 struct mpi_coll_cache {
-	struct cache_ent e[CACHE_SLOTS];
+	struct mpi_kept e[CACHE_SLOTS];
 	unsigned long clock; /* lookups so far */
 	void *scratch;
 	size_t scratch_cap;
@@ -231,11 +224,7 @@ void mpi_coll_comm_free(struct mpi_comm *c)
 	c->choice = NULL;
 	if (!c->cache)
 		return;
-	for (int i = 0; i < CACHE_SLOTS; i++) {
-		coll_engine_free(c->cache->e[i].e);
-		coll_free(c->cache->e[i].s);
-		free(c->cache->e[i].counts);
-	}
+	mpi_kept_free(c->cache->e, CACHE_SLOTS);
 	free(c->cache->scratch);
 	for (int i = 0; i < TMP_SLOTS; i++)
 		free(c->cache->tmp[i].p);
@@ -803,7 +792,9 @@ static size_t counts_len(const struct coll_req *req)
 								 : (size_t)req->nranks;
 }
 
-bool mpi_coll_req_same(const struct coll_req *a, const struct coll_req *b)
+/* Whether a schedule expanded for prepared a serves prepared b: every
+ * field expansion reads, a v form's sizes by value. */
+static bool req_same(const struct coll_req *a, const struct coll_req *b)
 {
 	if (a->op != b->op || a->algo != b->algo || a->ports != b->ports || a->bytes != b->bytes ||
 	    a->root != b->root || a->elem_size != b->elem_size || a->nranks != b->nranks || a->input != b->input ||
@@ -825,7 +816,9 @@ void mpi_coll_req_prepare(struct cx *x, struct coll_req *req, enum coll_algo for
 	}
 }
 
-size_t *mpi_coll_req_own(struct coll_req *req, bool *nomem)
+/* A copy of req's sizes, which req then points to (NULL for a plain form;
+ * *nomem when out of memory). */
+static size_t *req_own(struct coll_req *req, bool *nomem)
 {
 	size_t nc = counts_len(req), nr = req->recv_counts ? (size_t)req->nranks : 0;
 	size_t *own = nc ? malloc(sizeof *own * (nc + nr)) : NULL;
@@ -856,60 +849,99 @@ int mpi_coll_req_expand(struct cx *x, struct coll_req *req, struct coll_sched **
 	return MPI_SUCCESS;
 }
 
-/* The cached schedule (and engine) for req, expanded on first use; a v
- * form's by its sizes too, which the entry keeps a copy of (the schedule
- * points to them). force, unless COLL_ALGO_AUTO, is the algorithm the
- * call must take whatever the choice says: linear for the v forms of
+struct mpi_kept *mpi_kept_get(struct cx *x, struct mpi_kept *k, int n, unsigned long *clock,
+			      struct coll_req *req, bool pin, int *rc)
+{
+	struct mpi_kept *e = NULL;
+	*rc = MPI_SUCCESS;
+	++*clock;
+	for (int i = 0; i < n; i++) {
+		if (k[i].s && k[i].rank == x->c->rank && req_same(&k[i].req, req)) {
+			k[i].pins += pin;
+			k[i].used = *clock;
+			return &k[i];
+		}
+		/* room: an empty one, else the least recently used unpinned */
+		if (!k[i].pins && (!e || (e->s && (!k[i].s || k[i].used < e->used))))
+			e = &k[i];
+	}
+	if (!e)
+		return NULL;
+	struct coll_req r = *req;
+	bool nomem;
+	size_t *own = req_own(&r, &nomem);
+	struct coll_sched *s = NULL;
+	if (nomem) {
+		*rc = mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory for the schedule", x->name);
+		return NULL;
+	}
+	if ((*rc = mpi_coll_req_expand(x, &r, &s))) {
+		free(own);
+		return NULL;
+	}
+	mpi_kept_free(e, 1);
+	*e = (struct mpi_kept){ .req = r, .rank = x->c->rank, .counts = own, .s = s, .pins = pin, .used = *clock };
+	return e;
+}
+
+struct coll_engine *mpi_kept_engine(struct mpi_kept *e)
+{
+	for (int i = 0; i < MPI_KEPT_ENGINES; i++)
+		if (e->e[i]) {
+			struct coll_engine *eng = e->e[i];
+			e->e[i] = NULL;
+			return eng;
+		}
+	return NULL;
+}
+
+void mpi_kept_keep(struct mpi_kept *e, struct coll_engine *eng, bool ok)
+{
+	for (int i = 0; ok && eng && i < MPI_KEPT_ENGINES; i++)
+		if (!e->e[i]) {
+			e->e[i] = eng;
+			return;
+		}
+	coll_engine_free(eng);
+}
+
+void mpi_kept_free(struct mpi_kept *k, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (k[i].pins)
+			continue;
+		for (int j = 0; j < MPI_KEPT_ENGINES; j++)
+			coll_engine_free(k[i].e[j]);
+		coll_free(k[i].s);
+		free(k[i].counts);
+		k[i] = (struct mpi_kept){ 0 };
+	}
+}
+
+/* The communicator's kept schedule for req, expanded on first use: a v
+ * form's by its sizes too. force, unless COLL_ALGO_AUTO, is the algorithm
+ * the call must take whatever the choice says: linear for the v forms of
  * gather and scatter (every rank expands knowing its own size only,
  * coll.h), owner for a non-commutative reduction. A loop of calls of one
  * shape expands once: per call, expanding and freeing a schedule and its
  * engine took 11-14 allocations, half a 64 B MPI_Gather's time. The least
  * recently used entry makes room, so a v form whose sizes change from call
- * to call does not push out the shapes a loop keeps using. */
-static struct cache_ent *sched_for(struct cx *x, struct coll_req *req, enum coll_algo force)
+ * to call does not push out the shapes a loop keeps using. Blocking calls
+ * do not pin: one runs at a time on a communicator. */
+static struct mpi_kept *sched_for(struct cx *x, struct coll_req *req, enum coll_algo force)
 {
 	struct mpi_comm *c = x->c;
 	if (!cache_of(c))
 		return NULL;
-	struct mpi_coll_cache *cc = c->cache;
 	mpi_coll_req_prepare(x, req, force);
-	cc->clock++;
-	struct cache_ent *e = &cc->e[0];
-	for (int i = 0; i < CACHE_SLOTS; i++) {
-		if (cc->e[i].s && mpi_coll_req_same(&cc->e[i].req, req)) {
-			cc->e[i].used = cc->clock;
-			return &cc->e[i];
-		}
-		if (!cc->e[i].s ? e->s != NULL : e->s && cc->e[i].used < e->used)
-			e = &cc->e[i];
-	}
-	struct coll_req r = *req;
-	bool nomem;
-	size_t *own = mpi_coll_req_own(&r, &nomem);
-	if (nomem) {
-		mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory for the schedule", x->name);
-		return NULL;
-	}
-	struct coll_sched *s = NULL;
-	if (mpi_coll_req_expand(x, &r, &s)) {
-		free(own);
-		return NULL;
-	}
-	coll_engine_free(e->e);
-	coll_free(e->s);
-	free(e->counts);
-	e->req = r;
-	e->counts = own;
-	e->s = s;
-	e->e = NULL;
-	e->used = cc->clock;
-	return e;
+	int rc;
+	return mpi_kept_get(x, c->cache->e, CACHE_SLOTS, &c->cache->clock, req, false, &rc);
 }
 
 /* Runs the cached schedule ent over data/input. An allreduce asked with
  * the input apart (ent->req.input) whose algorithm cannot take it starts
  * from the input copied into data. */
-static int run_ent(struct cx *x, struct cache_ent *ent, void *data, const void *input)
+static int run_ent(struct cx *x, struct mpi_kept *ent, void *data, const void *input)
 {
 	const struct coll_req *req = &ent->req;
 	struct coll_sched *s = ent->s;
@@ -931,15 +963,15 @@ static int run_ent(struct cx *x, struct cache_ent *ent, void *data, const void *
 	/* The engine (its dependency graph) is built once per schedule and
 	 * reset for each call; one that failed may have transfers in flight
 	 * into the last call's buffers, so it is dropped instead. */
-	int rc = ent->e ? coll_engine_reset(ent->e, &bufs, x) : -EBUSY;
+	x->e = mpi_kept_engine(ent);
+	int rc = x->e ? coll_engine_reset(x->e, &bufs, x) : -EBUSY;
 	if (rc) {
-		coll_engine_free(ent->e);
-		ent->e = NULL;
-		rc = coll_engine_new(s, x->c->rank, &bufs, &conf, &mpi_coll_engine_ops, x, &ent->e);
+		coll_engine_free(x->e);
+		x->e = NULL;
+		rc = coll_engine_new(s, x->c->rank, &bufs, &conf, &mpi_coll_engine_ops, x, &x->e);
 		if (rc)
 			return mpi_cx_fail(x, MPI_ERR_INTERN, "%s: cannot start the schedule (%d)", x->name, rc);
 	}
-	x->e = ent->e;
 	mpi_coll_pull(x, req->op);
 	rc = coll_engine_start(x->e);
 	if (rc) { /* x's error if a combination failed (cb_reduce); what it posted goes */
@@ -948,11 +980,8 @@ static int run_ent(struct cx *x, struct cache_ent *ent, void *data, const void *
 	} else {
 		rc = drive(x);
 	}
+	mpi_kept_keep(ent, x->e, rc == MPI_SUCCESS);
 	x->e = NULL;
-	if (rc) {
-		coll_engine_free(ent->e);
-		ent->e = NULL;
-	}
 	return rc;
 }
 
@@ -962,7 +991,7 @@ static int run_sched(struct cx *x, struct coll_req *req, void *data, const void 
 	req->nranks = x->c->size;
 	if (!req->elem_size)
 		req->elem_size = 1;
-	struct cache_ent *ent = sched_for(x, req, COLL_ALGO_AUTO);
+	struct mpi_kept *ent = sched_for(x, req, COLL_ALGO_AUTO);
 	if (!ent)
 		return x->err ? x->err : mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory for the schedule", x->name);
 	return run_ent(x, ent, data, input);
@@ -1150,10 +1179,9 @@ static int reduce_img(struct cx *x, void *data, const void *input, int count, MP
 	if (!commute) {
 		/* The owner form adds parts in rank order at rank 0 (cached as
 		 * every other schedule). */
-		struct cache_ent *ent = sched_for(x, &req, COLL_ALGO_OWNER);
+		struct mpi_kept *ent = sched_for(x, &req, COLL_ALGO_OWNER);
 		if (!ent)
 			return x->err ? x->err : mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory for the schedule", x->name);
-		x->algo = "owner";
 		rc = run_ent(x, ent, data, input);
 		if (!rc && root != 0) {
 			int n;
@@ -1810,17 +1838,8 @@ static bool gs_root_direct(const struct gs_call *g, int n, size_t esz)
 	return true;
 }
 
-int mpi_coll_expand(struct cx *x, struct coll_req *req, bool v, struct coll_sched **s)
-{
-	mpi_coll_req_prepare(x, req, v ? COLL_ALGO_LINEAR : COLL_ALGO_AUTO);
-	int rc = mpi_coll_req_expand(x, req, s);
-	if (!rc)
-		x->algo = coll_algo_name((*s)->info.algo);
-	return rc;
-}
-
 /* Runs ent's schedule over data (a rank with no part returns at once). */
-static int gs_run(struct cx *x, struct cache_ent *ent, void *data)
+static int gs_run(struct cx *x, struct mpi_kept *ent, void *data)
 {
 	size_t n;
 	coll_rank_cmds(ent->s, x->c->rank, &n);
@@ -1828,7 +1847,7 @@ static int gs_run(struct cx *x, struct cache_ent *ent, void *data)
 }
 
 /* The root: lay out every block, run, and put the blocks in place. */
-static int gs_root(struct cx *x, const struct gs_call *g, struct cache_ent *ent, size_t esz)
+static int gs_root(struct cx *x, const struct gs_call *g, struct mpi_kept *ent, size_t esz)
 {
 	const struct coll_sched *s = ent->s;
 	int n = x->c->size;
@@ -1867,7 +1886,7 @@ static int gs_root(struct cx *x, const struct gs_call *g, struct cache_ent *ent,
 }
 
 /* Any other rank: its own block at the front of DATA, room for its subtree. */
-static int gs_leaf(struct cx *x, const struct gs_call *g, struct cache_ent *ent, size_t own)
+static int gs_leaf(struct cx *x, const struct gs_call *g, struct mpi_kept *ent, size_t own)
 {
 	const struct coll_sched *s = ent->s;
 	MPI_Datatype dt = g->gather ? g->stype : g->rtype;
@@ -1950,7 +1969,7 @@ static int gather_scatter(const char *fn, MPI_Comm comm, const struct gs_call *g
 	}
 	struct cx x;
 	mpi_cx_init(&x, c, fn);
-	struct cache_ent *ent = sched_for(&x, &req, v ? COLL_ALGO_LINEAR : COLL_ALGO_AUTO);
+	struct mpi_kept *ent = sched_for(&x, &req, v ? COLL_ALGO_LINEAR : COLL_ALGO_AUTO);
 	int rc;
 	if (!ent) {
 		rc = x.err ? x.err : mpi_cx_fail(&x, MPI_ERR_NO_MEM, "%s: no memory for the schedule", fn);
@@ -2117,7 +2136,7 @@ int mpi_coll_v_bytes(MPI_Comm comm, const char *fn, const char *what, const int 
  * other) over data/input; a rank with no part returns at once. */
 static int v_run(struct cx *x, struct coll_req *req, void *data, const void *input)
 {
-	struct cache_ent *ent = sched_for(x, req, COLL_ALGO_AUTO);
+	struct mpi_kept *ent = sched_for(x, req, COLL_ALGO_AUTO);
 	if (!ent)
 		return x->err ? x->err : mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory for the schedule", x->name);
 	x->algo = coll_algo_name(ent->s->info.algo);

@@ -160,24 +160,39 @@ extern const struct coll_engine_ops mpi_coll_engine_ops;
  * only a rendezvous' header ahead of them. */
 size_t mpi_coll_eager_max(void);
 
-/* Expands this rank's part of req (v: the linear form of a v-variant;
- * else coll_choose's or PTL_COLL_ALGO's algorithm for req->op). An
+/* A kept schedule: mpi_coll.c's per communicator, mpi_icoll.c's for the
+ * whole process (a schedule depends on its request and on this process's
+ * rank in the communicator, not on which communicator runs it). */
+#define MPI_KEPT_ENGINES 2
+struct mpi_kept {
+	struct coll_req req;  /* the key; a v form's sizes point into counts */
+	int rank;             /* ours where it was expanded: its commands are that rank's */
+	size_t *counts;       /* the sizes, owned (the schedule points to them) */
+	struct coll_sched *s;
+	struct coll_engine *e[MPI_KEPT_ENGINES]; /* idle engines of s (two calls of a shape at once) */
+	int pins;             /* calls running s (nonblocking ones): not to be replaced */
+	unsigned long used;   /* *clock at its last use */
+};
+/* The entry of k[0..n) for prepared req (pinned if pin), expanded into the
+ * room an empty or the least recently used unpinned entry gives; NULL with
+ * *rc 0 when all are pinned (the caller expands its own), with *rc set
+ * when the expansion failed (x's error). */
+struct mpi_kept *mpi_kept_get(struct cx *x, struct mpi_kept *k, int n, unsigned long *clock,
+			      struct coll_req *req, bool pin, int *rc);
+/* An idle engine of e's (NULL: none); eng back to e if its call ended well
+ * (ok: a failed one's transfers may still be under way) and e has room,
+ * else freed; the unpinned entries of k[0..n) freed. */
+struct coll_engine *mpi_kept_engine(struct mpi_kept *e);
+void mpi_kept_keep(struct mpi_kept *e, struct coll_engine *eng, bool ok);
+void mpi_kept_free(struct mpi_kept *k, int n);
+/* req's algorithm and ports as x's call takes them (its pick, the host,
+ * the cores), or force unless COLL_ALGO_AUTO (the owner form with one
+ * port); then this rank's part of prepared req expanded, falling back to
+ * the choice where the algorithm named is not this operation's (an
  * allreduce asked with the input apart under an algorithm that cannot
  * take it gets the in-place schedule: (*s)->req.input is then false and
- * the caller copies the input into DATA first. */
-int mpi_coll_expand(struct cx *x, struct coll_req *req, bool v, struct coll_sched **s);
-/* The pieces of a cache of schedules (mpi_coll.c's per communicator,
- * mpi_icoll.c's for the nonblocking calls): req's algorithm and ports as
- * x's call takes them (its pick, the host, the cores), or force unless
- * COLL_ALGO_AUTO (the owner form with one port); whether a schedule
- * expanded for prepared a serves prepared b (every field expansion reads,
- * a v form's sizes by value); a copy of req's sizes, which req then points
- * to (NULL for a plain form; *nomem when out of memory); the expansion. */
+ * the caller copies the input into DATA first); x's error if none. */
 void mpi_coll_req_prepare(struct cx *x, struct coll_req *req, enum coll_algo force);
-bool mpi_coll_req_same(const struct coll_req *a, const struct coll_req *b);
-size_t *mpi_coll_req_own(struct coll_req *req, bool *nomem);
-/* Expands this rank's part of prepared req, falling back to the choice
- * where the algorithm named is not this operation's; x's error if none. */
 int mpi_coll_req_expand(struct cx *x, struct coll_req *req, struct coll_sched **s);
 /* Sets x->pull for a schedule of op (before its engine starts). */
 void mpi_coll_pull(struct cx *x, enum coll_op op);

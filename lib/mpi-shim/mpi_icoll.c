@@ -45,7 +45,7 @@ struct mpi_icoll {
 	struct ic_phase ph[IC_PHASES];
 	int nph, cur;
 	struct coll_sched *s;   /* the phase's schedule (sc's, or its own), its scratch */
-	struct ic_sched *sc;    /* the kept schedule s is, pinned while the phase runs (NULL: s is q's) */
+	struct mpi_kept *sc;    /* the kept schedule s is, pinned while the phase runs (NULL: s is q's) */
 	void *scratch;
 #define IC_OWN 3
 	void *own[IC_OWN];      /* temporaries of the call (mpi_coll_req_tmp_get), given back at its end */
@@ -77,120 +77,46 @@ static bool polling;
  * What a call takes is kept for the next: the schedules (a few, for the
  * whole process: a request may outlive its communicator, and a schedule
  * does not depend on which communicator runs it, only on its request and
- * on this process's rank in it, which the key holds too),
- * pinned while a phase runs one, with an engine each that a phase hands
- * back when it ended well; and the calls' state (struct mpi_icoll, some
+ * on this process's rank in it: struct mpi_kept), pinned while a phase
+ * runs one, with idle engines that phases hand back when they ended well;
+ * and the calls' state (struct mpi_icoll, some
  * 2 KiB). Expanded, built and allocated at every call, they were about 14
  * allocations a call and most of its time (2 ranks, MPI_Ibcast of 64 B
  * and MPI_Wait in a loop: 1.07 us a call, Open MPI 0.17). A phase that
  * finds every kept schedule pinned by others expands its own.
  */
 #define IC_KEEP 8
-struct ic_sched {
-	struct coll_req req;        /* the key, with rank; its sizes are counts */
-	int rank;                   /* ours in the communicator it was expanded for (its commands are that rank's) */
-	size_t *counts;
-	struct coll_sched *s;
-#define IC_SPARES 2
-	struct coll_engine *spare[IC_SPARES]; /* engines of s no phase uses (two calls of a shape at once) */
-	int pins;                   /* phases running s */
-	unsigned long used;
-};
-static struct ic_sched kept[IC_KEEP];
+static struct mpi_kept kept[IC_KEEP];
 static unsigned long kept_clock;
 static struct mpi_icoll *q_free; /* released calls' state, chained through r */
 static int q_nfree;
-
-/* The kept schedule for req (prepared by the caller), pinned; NULL with
- * *rc 0 when every one is pinned (the caller expands its own), NULL with
- * *rc set when the expansion failed (x's error). */
-static struct ic_sched *ic_sched_get(struct cx *x, struct coll_req *req, int *rc)
-{
-	struct ic_sched *e = NULL;
-	*rc = MPI_SUCCESS;
-	kept_clock++;
-	for (int i = 0; i < IC_KEEP; i++) {
-		struct ic_sched *k = &kept[i];
-		if (k->s && k->rank == x->c->rank && mpi_coll_req_same(&k->req, req)) {
-			k->pins++;
-			k->used = kept_clock;
-			return k;
-		}
-		/* room: an empty one, else the least recently used unpinned */
-		if (!k->pins && (!e || (e->s && (!k->s || k->used < e->used))))
-			e = k;
-	}
-	if (!e)
-		return NULL;
-	struct coll_req r = *req;
-	bool nomem;
-	size_t *own = mpi_coll_req_own(&r, &nomem);
-	struct coll_sched *s = NULL;
-	if (nomem) {
-		*rc = mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory for the schedule", x->name);
-		return NULL;
-	}
-	if ((*rc = mpi_coll_req_expand(x, &r, &s))) {
-		free(own);
-		return NULL;
-	}
-	for (int i = 0; i < IC_SPARES; i++)
-		coll_engine_free(e->spare[i]);
-	coll_free(e->s);
-	free(e->counts);
-	*e = (struct ic_sched){
-		.req = *req, .rank = x->c->rank, .counts = own, .s = s, .pins = 1, .used = kept_clock
-	};
-	e->req.counts = r.counts;
-	e->req.recv_counts = r.recv_counts;
-	return e;
-}
-
-/* A phase is done with e; its engine (NULL: none) is kept if the phase
- * ended well (a failed one's transfers may still be under way) and e has
- * room, else freed. */
-static void ic_sched_put(struct ic_sched *e, struct coll_engine *eng, bool ok)
-{
-	e->pins--;
-	for (int i = 0; ok && eng && i < IC_SPARES; i++)
-		if (!e->spare[i]) {
-			e->spare[i] = eng;
-			return;
-		}
-	coll_engine_free(eng);
-}
-
-/* A kept engine of e's, NULL if none */
-static struct coll_engine *ic_spare(struct ic_sched *e)
-{
-	for (int i = 0; i < IC_SPARES; i++)
-		if (e->spare[i]) {
-			struct coll_engine *eng = e->spare[i];
-			e->spare[i] = NULL;
-			return eng;
-		}
-	return NULL;
-}
 
 /* At MPI_Finalize: what is kept goes, but for a schedule a call still
  * under way runs (left to it, as the pool's busy buffers are). */
 void mpi_icoll_fini(void)
 {
-	for (int i = 0; i < IC_KEEP; i++) {
-		if (kept[i].pins)
-			continue;
-		for (int j = 0; j < IC_SPARES; j++)
-			coll_engine_free(kept[i].spare[j]);
-		coll_free(kept[i].s);
-		free(kept[i].counts);
-		kept[i] = (struct ic_sched){ 0 };
-	}
+	mpi_kept_free(kept, IC_KEEP);
 	while (q_free) {
 		struct mpi_icoll *q = q_free;
 		q_free = (struct mpi_icoll *)(void *)q->r;
 		free(q);
 	}
 	q_nfree = 0;
+}
+
+/* q's schedule for req (force: mpi_coll_req_prepare's), kept and pinned, or its
+ * own when every kept one is pinned; x's error if none. */
+static int ic_schedule(struct mpi_icoll *q, struct coll_req *req, enum coll_algo force)
+{
+	int rc;
+	mpi_coll_req_prepare(&q->x, req, force);
+	if ((q->sc = mpi_kept_get(&q->x, kept, IC_KEEP, &kept_clock, req, true, &rc)))
+		q->s = q->sc->s;
+	else if (!rc)
+		rc = mpi_coll_req_expand(&q->x, req, &q->s);
+	if (!rc)
+		q->x.algo = coll_algo_name(q->s->info.algo);
+	return rc;
 }
 
 /* A new call on c; NULL when out of memory. */
@@ -242,7 +168,8 @@ static void *ic_alloc_cb(void *q, size_t len)
 static void phase_free(struct mpi_icoll *q, bool ok)
 {
 	if (q->sc) {
-		ic_sched_put(q->sc, q->x.e, ok);
+		q->sc->pins--;
+		mpi_kept_keep(q->sc, q->x.e, ok);
 	} else {
 		coll_engine_free(q->x.e);
 		coll_free(q->s);
@@ -336,14 +263,8 @@ static int phase_start(struct mpi_icoll *q)
 	if (!req->elem_size)
 		req->elem_size = 1;
 	int rc;
-	if (!q->s) {
-		mpi_coll_req_prepare(x, req, ph->owner ? COLL_ALGO_OWNER : COLL_ALGO_AUTO);
-		if ((q->sc = ic_sched_get(x, req, &rc)))
-			q->s = q->sc->s;
-		else if (rc || (rc = mpi_coll_req_expand(x, req, &q->s)))
-			return rc;
-		x->algo = ph->owner ? "owner" : coll_algo_name(q->s->info.algo);
-	}
+	if (!q->s && (rc = ic_schedule(q, req, ph->owner ? COLL_ALGO_OWNER : COLL_ALGO_AUTO)))
+		return rc;
 	if (req->input && !q->s->req.input)
 		memcpy(ph->data, ph->input, req->bytes);
 	size_t sb = q->s->info.scratch_bytes;
@@ -351,7 +272,7 @@ static int phase_start(struct mpi_icoll *q)
 		return mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes of scratch", x->name, sb);
 	struct coll_bufs bufs = { ph->data, ph->input, q->scratch };
 	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, mpi_coll_eager_max() };
-	if (q->sc && (x->e = ic_spare(q->sc))) {
+	if (q->sc && (x->e = mpi_kept_engine(q->sc))) {
 		if ((rc = coll_engine_reset(x->e, &bufs, x))) {
 			coll_engine_free(x->e);
 			x->e = NULL;
@@ -878,14 +799,8 @@ static int igather_scatter(const char *fn, const struct igs *g, MPI_Comm comm, M
 		req.counts = counts;
 		req.bytes = 0;
 	}
-	/* expanded now (kept, or its own): the layout follows the schedule */
-	mpi_coll_req_prepare(&q->x, &req, v ? COLL_ALGO_LINEAR : COLL_ALGO_AUTO);
-	if ((q->sc = ic_sched_get(&q->x, &req, &rc)))
-		q->s = q->sc->s;
-	else if (!rc)
-		rc = mpi_coll_req_expand(&q->x, &req, &q->s);
-	if (!rc)
-		q->x.algo = coll_algo_name(q->s->info.algo);
+	/* the schedule now: the layout follows it */
+	rc = ic_schedule(q, &req, v ? COLL_ALGO_LINEAR : COLL_ALGO_AUTO);
 	if (rc) {
 		/* the request has the error */
 		*request = mpi_req_handle(q->r);
