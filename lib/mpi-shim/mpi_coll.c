@@ -884,15 +884,19 @@ struct mpi_kept *mpi_kept_get(struct cx *x, struct mpi_kept *k, int n, unsigned 
 	return e;
 }
 
-struct coll_engine *mpi_kept_engine(struct mpi_kept *e)
+int mpi_kept_engine(struct cx *x, struct mpi_kept *e, const struct coll_sched *s, const struct coll_bufs *bufs)
 {
-	for (int i = 0; i < MPI_KEPT_ENGINES; i++)
-		if (e->e[i]) {
-			struct coll_engine *eng = e->e[i];
-			e->e[i] = NULL;
-			return eng;
-		}
-	return NULL;
+	x->e = NULL;
+	for (int i = 0; e && !x->e && i < MPI_KEPT_ENGINES; i++) {
+		x->e = e->e[i];
+		e->e[i] = NULL;
+	}
+	if (x->e && coll_engine_reset(x->e, bufs, x) == 0)
+		return 0;
+	coll_engine_free(x->e);
+	x->e = NULL;
+	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, mpi_coll_eager_max() };
+	return coll_engine_new(s, x->c->rank, bufs, &conf, &mpi_coll_engine_ops, x, &x->e);
 }
 
 void mpi_kept_keep(struct mpi_kept *e, struct coll_engine *eng, bool ok)
@@ -959,19 +963,12 @@ static int run_ent(struct cx *x, struct mpi_kept *ent, void *data, const void *i
 		cc->scratch_cap = s->info.scratch_bytes;
 	}
 	struct coll_bufs bufs = { data, input, cc->scratch };
-	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, mpi_coll_eager_max() };
 	/* The engine (its dependency graph) is built once per schedule and
 	 * reset for each call; one that failed may have transfers in flight
-	 * into the last call's buffers, so it is dropped instead. */
-	x->e = mpi_kept_engine(ent);
-	int rc = x->e ? coll_engine_reset(x->e, &bufs, x) : -EBUSY;
-	if (rc) {
-		coll_engine_free(x->e);
-		x->e = NULL;
-		rc = coll_engine_new(s, x->c->rank, &bufs, &conf, &mpi_coll_engine_ops, x, &x->e);
-		if (rc)
-			return mpi_cx_fail(x, MPI_ERR_INTERN, "%s: cannot start the schedule (%d)", x->name, rc);
-	}
+	 * into the last call's buffers, so it is dropped instead (keep). */
+	int rc = mpi_kept_engine(x, ent, s, &bufs);
+	if (rc)
+		return mpi_cx_fail(x, MPI_ERR_INTERN, "%s: cannot start the schedule (%d)", x->name, rc);
 	mpi_coll_pull(x, req->op);
 	rc = coll_engine_start(x->e);
 	if (rc) { /* x's error if a combination failed (cb_reduce); what it posted goes */

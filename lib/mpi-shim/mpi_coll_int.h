@@ -179,10 +179,11 @@ struct mpi_kept {
  * when the expansion failed (x's error). */
 struct mpi_kept *mpi_kept_get(struct cx *x, struct mpi_kept *k, int n, unsigned long *clock,
 			      struct coll_req *req, bool pin, int *rc);
-/* An idle engine of e's (NULL: none); eng back to e if its call ended well
+/* x->e: an idle engine of e's (NULL: none) reset to bufs, else a new one
+ * of s (coll_engine_new's error); eng back to e if its call ended well
  * (ok: a failed one's transfers may still be under way) and e has room,
  * else freed; the unpinned entries of k[0..n) freed. */
-struct coll_engine *mpi_kept_engine(struct mpi_kept *e);
+int mpi_kept_engine(struct cx *x, struct mpi_kept *e, const struct coll_sched *s, const struct coll_bufs *bufs);
 void mpi_kept_keep(struct mpi_kept *e, struct coll_engine *eng, bool ok);
 void mpi_kept_free(struct mpi_kept *k, int n);
 /* req's algorithm and ports as x's call takes them (its pick, the host,

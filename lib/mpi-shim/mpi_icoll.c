@@ -271,15 +271,7 @@ static int phase_start(struct mpi_icoll *q)
 	if (sb && !(q->scratch = mpi_coll_req_tmp_get(sb)))
 		return mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes of scratch", x->name, sb);
 	struct coll_bufs bufs = { ph->data, ph->input, q->scratch };
-	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, mpi_coll_eager_max() };
-	if (q->sc && (x->e = mpi_kept_engine(q->sc))) {
-		if ((rc = coll_engine_reset(x->e, &bufs, x))) {
-			coll_engine_free(x->e);
-			x->e = NULL;
-		}
-	}
-	if (!x->e)
-		rc = coll_engine_new(q->s, c->rank, &bufs, &conf, &mpi_coll_engine_ops, x, &x->e);
+	rc = mpi_kept_engine(x, q->sc, q->s, &bufs);
 	mpi_coll_pull(x, req->op);
 	if (!rc)
 		rc = coll_engine_start(x->e);
