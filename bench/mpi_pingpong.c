@@ -13,7 +13,9 @@
  * ("4096": latency, "b4096": bandwidth), each trial short (1,000 round
  * trips, 10 windows), for A/B runs on a shared machine: many short trials
  * make the best and the median less hostage to other tenants' time
- * slices than a few long ones.
+ * slices than a few long ones. "f64": a flood, "flood <bytes> <us a
+ * message> ...": 200,000 blocking MPI_Sends one way, the receiver's
+ * MPI_Recvs behind them (a sender that outruns its receiver).
  *
  * Either way the first row comes after unmeasured round trips (warm_up).
  */
@@ -156,6 +158,31 @@ static void bw_row(int rank, int trials, size_t len, int rounds, char *sbuf, cha
 		report("bw", len, v, trials);
 }
 
+/* One flood row: msgs blocking sends of len bytes from rank 0, received
+ * one by one by rank 1, then a 0-byte answer; us a message at rank 0. */
+static void flood_row(int rank, int trials, size_t len, int msgs, char *sbuf, char *rbuf)
+{
+	int peer = 1 - rank;
+	double v[1000];
+	for (int t = 0; t < trials; t++) {
+		MPI_Barrier(MPI_COMM_WORLD);
+		double t0 = MPI_Wtime();
+		for (int i = 0; i < msgs; i++) {
+			if (rank == 0)
+				MPI_Send(sbuf, (int)len, MPI_CHAR, peer, 4, MPI_COMM_WORLD);
+			else
+				MPI_Recv(rbuf, (int)len, MPI_CHAR, peer, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		}
+		if (rank == 0)
+			MPI_Recv(rbuf, 0, MPI_CHAR, peer, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		else
+			MPI_Send(sbuf, 0, MPI_CHAR, peer, 5, MPI_COMM_WORLD);
+		v[t] = (MPI_Wtime() - t0) * 1e6 / msgs;
+	}
+	if (rank == 0)
+		report("flood", len, v, trials);
+}
+
 static size_t arg_len(const char *a)
 {
 	size_t len = strtoul(a, NULL, 0);
@@ -189,8 +216,10 @@ int main(int argc, char **argv)
 		if (argc > 3)
 			warm_up(rank, argv[3][0] == 'b' ? 0 : arg_len(argv[3]), sbuf, rbuf);
 		for (int a = 3; a < argc; a++) {
-			size_t len = arg_len(argv[a] + (argv[a][0] == 'b'));
-			if (argv[a][0] == 'b')
+			size_t len = arg_len(argv[a] + (argv[a][0] == 'b' || argv[a][0] == 'f'));
+			if (argv[a][0] == 'f')
+				flood_row(rank, trials, len, 200000, sbuf, rbuf);
+			else if (argv[a][0] == 'b')
 				bw_row(rank, trials, len, 10, sbuf, rbuf);
 			else
 				lat_row(rank, trials, len, 1000, sbuf, rbuf);
