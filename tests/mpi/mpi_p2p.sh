@@ -18,7 +18,9 @@
 # PTL_MPI_SEND_COPY_MEM (contiguous data, and with "vec" not);
 # "exchange": 20,000 1 KiB MPI_Sends each way before any receive, buffered;
 # again with lib/ptl's queue of sends waiting for ring space cut to 16
-# requests (PTL_TEST_TX_REQ_MAX=16): past it PtlPut says PTL_NO_SPACE and the
+# requests (PTL_TEST_TX_REQ_MAX=16) and no progress thread (which would
+# drain the ring of a rank out of the library, so that whether the queue
+# ever filled was down to timing): past it PtlPut says PTL_NO_SPACE and the
 # MPI layer must put the send (or credit, or pull) again later, in order,
 # neither failing the send nor dropping it; and with 30,000 credits, more
 # than lib/ptl queues at its own bound. "refused": the same for floods of
@@ -42,7 +44,7 @@ run 2 PTL_PROGRESS_THREAD=0 PTL_MPI_SEND_COPY_MEM=1M -- mpi_p2p sendmem
 run 2 PTL_PROGRESS_THREAD=0 PTL_MPI_SEND_COPY_MEM=1M -- mpi_p2p sendmem vec
 run 2 -- mpi_p2p exchange
 run 3 PTL_PROGRESS_THREAD=0 -- mpi_p2p exchange
-run 2 PTL_TEST_TX_CHUNK=16 PTL_TEST_TX_REQ_MAX=16 -- mpi_p2p exchange
+run 2 PTL_PROGRESS_THREAD=0 PTL_TEST_TX_CHUNK=16 PTL_TEST_TX_REQ_MAX=16 -- mpi_p2p exchange
 run 3 PTL_PROGRESS_THREAD=0 PTL_TEST_TX_CHUNK=16 PTL_TEST_TX_REQ_MAX=16 -- mpi_p2p exchange
 run 2 PTL_PROGRESS_THREAD=0 PTL_MPI_CREDITS=30000 -- mpi_p2p exchange
 run 4 PTL_TEST_TX_CHUNK=16 PTL_TEST_TX_REQ_MAX=16 -- mpi_p2p
