@@ -304,8 +304,44 @@ static int ptl_alloc_pools(void)
 	return ptl_lib.scratch && ptl_tx_grow(false) == 0 && ptl_tx_grow(true) == 0 ? 0 : -1;
 }
 
+/* A child forked after PtlInit: its one thread may be the bias thread,
+ * but the membarrier registration that the biased path relies on is the
+ * parent's to count on, not ours. */
+static void ptl_lock_atfork_child(void)
+{
+	struct ptl_rlock *l = &ptl_lib.lock;
+	atomic_store_explicit(&l->bias, 0, memory_order_relaxed);
+	atomic_store_explicit(&l->revoked, 0, memory_order_relaxed);
+}
+
+void ptl_lock_bias_init(void)
+{
+	static bool atfork;
+	const char *e = getenv("PTL_LOCK_BIAS");
+	if (e && !strcmp(e, "0"))
+		return;
+	long cmds = syscall(SYS_membarrier, 0 /* MEMBARRIER_CMD_QUERY */, 0, 0);
+	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) ||
+	    syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0)
+		return;
+	if (!atfork)
+		atfork = pthread_atfork(NULL, NULL, ptl_lock_atfork_child) == 0;
+	if (!atfork)
+		return;
+	struct ptl_rlock *l = &ptl_lib.lock;
+	l->others = l->others_seen = l->quiet = 0;
+	atomic_store_explicit(&l->revoked, 0, memory_order_relaxed);
+	atomic_store_explicit(&l->bias, ptl_thread_id(), memory_order_relaxed);
+}
+
+void ptl_lock_bias_fini(void)
+{
+	atomic_store_explicit(&ptl_lib.lock.bias, 0, memory_order_relaxed);
+}
+
 static void ptl_teardown(void)
 {
+	ptl_lock_bias_fini();
 	ptl_progress_stop();
 	if (ptl_lib.ni)
 		ptl_ni_destroy(ptl_lib.ni);
@@ -371,6 +407,8 @@ int PtlInit(int *max_interfaces)
 		goto fail;
 	if (ptl_view_open() != 0)
 		goto fail;
+	/* Before the progress thread, whose first take then shuts the path. */
+	ptl_lock_bias_init();
 	ptl_lib.init_count = 1;
 	if (ptl_progress_start() != 0) {
 		ptl_lib.init_count = 0;

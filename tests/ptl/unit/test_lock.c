@@ -4,6 +4,10 @@
  * the API under it) and must let go as often; other threads wait, also
  * when they find it held and go to sleep on its futex; it is free and
  * ownerless afterwards, so the next taker does not mistake it for its own.
+ * The same with a bias thread (the biased path, taken without atomics):
+ * it alone takes it by that path; another thread's take shuts the path
+ * and waits for the bias thread to leave it; the bias thread sees that
+ * it is wanted; the path opens again after PTL_LOCK_REOPEN quiet takes.
  */
 #include "config.h"
 
@@ -14,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -40,6 +45,8 @@ static void *hammer(void *arg)
 		long c = counter;
 		if (i % 512 == 0) /* hold it across a reschedule: others sleep on it */
 			sched_yield();
+		for (volatile int k = 0; k < 20; k++) /* a window for a second holder to show */
+			;
 		counter = c + 1;
 		inside--;
 		ptl_unlock();
@@ -93,11 +100,120 @@ static void test_lock_released_after_last_unlock(void **state)
 	assert_int_equal(atomic_load(&ptl_lib.lock.word), 0);
 }
 
+/* The calling thread becomes the bias thread, as ptl_init.c's
+ * ptl_lock_bias_init makes PtlInit's caller; false: no private expedited
+ * membarrier here. */
+static bool bias_me(void)
+{
+	long cmds = syscall(SYS_membarrier, 0, 0, 0);
+	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) ||
+	    syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0)
+		return false;
+	struct ptl_rlock *l = &ptl_lib.lock;
+	l->others = l->others_seen = l->quiet = 0;
+	atomic_store(&l->revoked, 0);
+	atomic_store(&l->bias, ptl_thread_id());
+	return true;
+}
+
+static void assert_lock_free(void)
+{
+	struct ptl_rlock *l = &ptl_lib.lock;
+	assert_int_equal(atomic_load(&l->word), 0);
+	assert_int_equal(atomic_load(&l->fast_in), 0);
+	assert_int_equal(l->depth, 0);
+	assert_true(atomic_load(&l->owner) == 0);
+}
+
+/* Takes it n times alone: how many of them by the biased path. */
+static int fast_takes(int n)
+{
+	int fast = 0;
+	for (int i = 0; i < n; i++) {
+		ptl_lock();
+		ptl_lock();
+		fast += ptl_lib.lock.fast;
+		ptl_unlock();
+		ptl_unlock();
+	}
+	return fast;
+}
+
+/* The bias thread (this one) hammers alongside THREADS - 1 others: one
+ * holder at a time, every increment kept, whichever path each take went
+ * by; alone before and after, it takes the biased path (once it has
+ * opened again: PTL_LOCK_REOPEN takes of its own by the mutex). */
+static void test_biased_excludes(void **state)
+{
+	(void)state;
+	if (!bias_me())
+		skip();
+	counter = 0;
+	most_inside = 0;
+	assert_int_equal(fast_takes(100), 100);
+	assert_lock_free();
+	pthread_t t[THREADS - 1];
+	for (int i = 0; i < THREADS - 1; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, hammer, NULL), 0);
+	hammer(NULL);
+	for (int i = 0; i < THREADS - 1; i++)
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+	assert_int_equal(counter, (long)THREADS * ROUNDS);
+	assert_int_equal(most_inside, 1);
+	assert_lock_free();
+	assert_true(ptl_lib.lock.others > 0); /* the others did revoke it */
+	/* Open again at the latest after PTL_LOCK_REOPEN + 1 takes of its own
+	 * (the first counts the others' last takes as seen). */
+	assert_true(fast_takes(PTL_LOCK_REOPEN + 10) >= 9);
+	assert_int_equal(fast_takes(10), 10);
+	assert_int_equal(atomic_load(&ptl_lib.lock.revoked), 0);
+	atomic_store(&ptl_lib.lock.bias, 0);
+}
+
+static void *take_and_count(void *arg)
+{
+	ptl_lock();
+	__atomic_store_n((int *)arg, 1, __ATOMIC_RELEASE);
+	ptl_unlock();
+	return NULL;
+}
+
+/* Held by the bias thread by the biased path: another thread's take shuts
+ * the path, the holder sees the lock wanted (as PtlEQWait's passes look),
+ * and the other gets it only once the holder lets go. */
+static void test_biased_hold_waits(void **state)
+{
+	(void)state;
+	if (!bias_me())
+		skip();
+	int got = 0;
+	pthread_t t;
+	ptl_lock();
+	assert_true(ptl_lib.lock.fast);
+	assert_false(ptl_lock_wanted());
+	assert_int_equal(pthread_create(&t, NULL, take_and_count, &got), 0);
+	struct timespec ts = { 0, 1000 * 1000 };
+	for (int i = 0; i < 5000 && !ptl_lock_wanted(); i++)
+		nanosleep(&ts, NULL);
+	assert_true(ptl_lock_wanted());
+	nanosleep(&ts, NULL);
+	assert_int_equal(__atomic_load_n(&got, __ATOMIC_ACQUIRE), 0);
+	ptl_unlock();
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(got, 1);
+	assert_lock_free();
+	/* Shut now: this thread's next take goes by the mutex. */
+	assert_int_equal(fast_takes(1), 0);
+	atomic_store(&ptl_lib.lock.bias, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lock_excludes_and_nests),
 		cmocka_unit_test(test_lock_released_after_last_unlock),
+		cmocka_unit_test(test_biased_excludes),
+		cmocka_unit_test(test_biased_hold_waits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
