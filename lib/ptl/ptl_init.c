@@ -304,44 +304,11 @@ static int ptl_alloc_pools(void)
 	return ptl_lib.scratch && ptl_tx_grow(false) == 0 && ptl_tx_grow(true) == 0 ? 0 : -1;
 }
 
-/* A child forked after PtlInit: its one thread may be the bias thread,
- * but the membarrier registration that the biased path relies on is the
- * parent's to count on, not ours. */
-static void ptl_lock_atfork_child(void)
-{
-	struct ptl_rlock *l = &ptl_lib.lock;
-	atomic_store_explicit(&l->bias, 0, memory_order_relaxed);
-	atomic_store_explicit(&l->revoked, 0, memory_order_relaxed);
-}
-
-void ptl_lock_bias_init(void)
-{
-	static bool atfork;
-	const char *e = getenv("PTL_LOCK_BIAS");
-	if (e && !strcmp(e, "0"))
-		return;
-	long cmds = syscall(SYS_membarrier, 0 /* MEMBARRIER_CMD_QUERY */, 0, 0);
-	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) ||
-	    syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0)
-		return;
-	if (!atfork)
-		atfork = pthread_atfork(NULL, NULL, ptl_lock_atfork_child) == 0;
-	if (!atfork)
-		return;
-	struct ptl_rlock *l = &ptl_lib.lock;
-	l->others = l->others_seen = l->quiet = 0;
-	atomic_store_explicit(&l->revoked, 0, memory_order_relaxed);
-	atomic_store_explicit(&l->bias, ptl_thread_id(), memory_order_relaxed);
-}
-
-void ptl_lock_bias_fini(void)
-{
-	atomic_store_explicit(&ptl_lib.lock.bias, 0, memory_order_relaxed);
-}
-
 static void ptl_teardown(void)
 {
-	ptl_lock_bias_fini();
+	/* PtlFini turned the bias off already; PtlInit's failure holds the
+	 * lock by the mutex, so no thread is in by the biased path. */
+	atomic_store_explicit(&ptl_lib.lock.bias, 0, memory_order_relaxed);
 	ptl_progress_stop();
 	if (ptl_lib.ni)
 		ptl_ni_destroy(ptl_lib.ni);
@@ -432,6 +399,10 @@ void PtlFini(void)
 		return;
 	}
 	ptl_unlock();
+	/* Holding nothing: no thread is in by the biased path once this
+	 * returns, and none takes it after (teardown's EQ bells wake threads
+	 * waiting in PtlEQWait, which then take the lock by the mutex). */
+	ptl_lock_bias_fini();
 	/* The progress thread takes the lock: stop it without holding it. */
 	ptl_progress_stop();
 	ptl_lock();

@@ -337,6 +337,7 @@ struct ptl_rlock {
 	_Atomic uint32_t fast_in;  /* that thread holds it so, or is about to (a futex word) */
 	_Atomic uint32_t revoked;  /* the biased path is shut: another thread took the mutex */
 	bool fast;                 /* the holder took it by the biased path */
+	bool bias_broken;          /* a membarrier failed: no bias again (ptl_lock.c) */
 	unsigned others;           /* takes by other threads (under the mutex) */
 	unsigned others_seen, quiet; /* the bias thread's count of its own takes since */
 };
@@ -457,17 +458,33 @@ static inline unsigned long ptl_thread_id(void)
  * mutex, first shuts that path (revoked), then makes
  * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) stand for the bias
  * thread's missing fence (every running thread of the process passes a
- * full barrier before it returns) and waits for fast_in to clear: one
- * side always sees the other's flag, as in lib/nal/shm/shm_wake.c's
- * asymmetric fence. The path stays shut while other threads keep taking
- * the lock; the bias thread opens it again after PTL_LOCK_REOPEN takes
- * of its own (by the mutex) with none by another in between, so a thread
+ * full barrier before it returns, a sleeping one passed one when it was
+ * switched out) and waits for fast_in to clear: one side always sees the
+ * other's flag, as in lib/nal/shm/shm_wake.c's asymmetric fence. The
+ * path stays shut while other threads keep taking the lock; the bias
+ * thread opens it again after PTL_LOCK_REOPEN takes of its own (by the
+ * mutex) with none by another in between and none waiting, so a thread
  * that takes it now and then (the progress thread's probe, once a
  * second) costs one membarrier a time, and two threads that take it by
  * turns (MPI_THREAD_MULTIPLE) pay the mutex's atomics only, never a
- * membarrier per take. No bias where the kernel has no private expedited
- * membarrier (ptl_lock_bias_init), nor in a child forked after PtlInit. */
+ * membarrier per take. The bias is set and cleared only under the mutex
+ * with the path shut (lib/ptl/ptl_lock.c). */
 #define PTL_LOCK_REOPEN 64
+
+/* membarrier(2)'s commands; ours, as <linux/membarrier.h> has them as
+ * enum constants, and older headers none. */
+#define PTL_MEMBARRIER_QUERY 0
+#define PTL_MEMBARRIER_PRIVATE_EXPEDITED (1 << 3)
+#define PTL_MEMBARRIER_REGISTER_PRIVATE_EXPEDITED (1 << 4)
+static inline long ptl_membarrier(int cmd)
+{
+#ifdef SYS_membarrier
+	return syscall(SYS_membarrier, cmd, 0, 0);
+#else
+	(void)cmd;
+	return -1;
+#endif
+}
 
 /* The lock's slow paths, out of line (cold): with the futex calls inline
  * every API function kept their arguments in callee-saved registers. */
@@ -487,42 +504,42 @@ static __attribute__((noinline, cold, unused)) void ptl_lock_fast_wake(struct pt
 {
 	syscall(SYS_futex, &l->fast_in, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
-#ifndef MEMBARRIER_CMD_PRIVATE_EXPEDITED
-#define MEMBARRIER_CMD_PRIVATE_EXPEDITED (1 << 3)
-#define MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED (1 << 4)
-#endif
-/* The mutex taken by thread me: shuts the biased path, if open, and
- * waits until the bias thread is out of it; or, me being the bias
- * thread, counts towards opening it again. */
-static __attribute__((noinline, cold, unused)) void ptl_lock_mutex_held(struct ptl_rlock *l, unsigned long me)
+/* The mutex held, by a thread other than the bias thread: shuts the
+ * biased path, if open, and waits until the bias thread is out of it.
+ * The membarrier, registered for at init, fails only where the kernel
+ * cannot allocate its cpumask (ENOMEM: tried again) or a seccomp filter
+ * came since; then the bias thread's fence is missing: a take that
+ * crossed our store may not have seen it and we may not see its flag
+ * yet, but after a fence and a millisecond its flag is out of its core
+ * (a switch drains it too), no later take misses revoked, and the bias
+ * stays off for good (bias_broken). */
+static __attribute__((noinline, cold, unused)) void ptl_lock_revoke(struct ptl_rlock *l)
 {
-	unsigned long bias = atomic_load_explicit(&l->bias, memory_order_relaxed);
-	if (!bias)
+	l->others++;
+	if (atomic_load_explicit(&l->revoked, memory_order_relaxed))
 		return;
-	if (me != bias) {
-		l->others++;
-		if (atomic_load_explicit(&l->revoked, memory_order_relaxed))
-			return;
-		atomic_store_explicit(&l->revoked, 1, memory_order_relaxed);
-		/* Registered at init, so it cannot fail but for a seccomp
-		 * filter installed since; then the bias thread's fence is
-		 * missing, and the path must stay shut for good. */
-		if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
-			/* A take that crossed our store may not have seen it,
-			 * and we may not see its flag yet: after a fence and a
-			 * millisecond its flag is out of its core (a switch
-			 * drains it too), and no later take misses revoked. */
-			atomic_store_explicit(&l->bias, 0, memory_order_relaxed);
-			atomic_thread_fence(memory_order_seq_cst);
-			nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
-		}
-		while (atomic_load_explicit(&l->fast_in, memory_order_acquire))
-			syscall(SYS_futex, &l->fast_in, FUTEX_WAIT_PRIVATE, 1, NULL, NULL, 0);
-		return;
+	atomic_store_explicit(&l->revoked, 1, memory_order_relaxed);
+	bool timed = false;
+	for (int i = 0; ptl_membarrier(PTL_MEMBARRIER_PRIVATE_EXPEDITED) != 0; i++) {
+		if (i < 3)
+			continue;
+		l->bias_broken = true;
+		atomic_store_explicit(&l->bias, 0, memory_order_relaxed);
+		atomic_thread_fence(memory_order_seq_cst);
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+		timed = true;
+		break;
 	}
-	if (!atomic_load_explicit(&l->revoked, memory_order_relaxed))
-		return;
-	if (l->others != l->others_seen) {
+	while (atomic_load_explicit(&l->fast_in, memory_order_acquire))
+		syscall(SYS_futex, &l->fast_in, FUTEX_WAIT_PRIVATE, 1,
+			timed ? &(struct timespec){ 0, 1000000 } : NULL, NULL, 0);
+}
+/* The mutex held by the bias thread, the path shut: opens it again after
+ * PTL_LOCK_REOPEN such takes with no other thread's take in between and
+ * no thread waiting for the mutex now (one would revoke at once). */
+static __attribute__((noinline, cold, unused)) void ptl_lock_reopen_count(struct ptl_rlock *l)
+{
+	if (l->others != l->others_seen || atomic_load_explicit(&l->word, memory_order_relaxed) == 2) {
 		l->others_seen = l->others;
 		l->quiet = 0;
 	} else if (++l->quiet >= PTL_LOCK_REOPEN) {
@@ -557,8 +574,11 @@ static inline void ptl_lock(void)
 	if (!atomic_compare_exchange_strong_explicit(&l->word, &c, 1, memory_order_acquire,
 						     memory_order_relaxed))
 		ptl_lock_sleep(l);
-	if (atomic_load_explicit(&l->bias, memory_order_relaxed))
-		ptl_lock_mutex_held(l, me);
+	unsigned long bias = atomic_load_explicit(&l->bias, memory_order_relaxed);
+	if (bias && bias != me)
+		ptl_lock_revoke(l);
+	else if (bias && atomic_load_explicit(&l->revoked, memory_order_relaxed))
+		ptl_lock_reopen_count(l);
 	l->fast = false;
 	atomic_store_explicit(&l->owner, me, memory_order_relaxed);
 }
@@ -593,8 +613,11 @@ static inline bool ptl_lock_wanted(void)
 	       (l->fast && atomic_load_explicit(&l->revoked, memory_order_relaxed));
 }
 
-/* ptl_init.c: makes the calling thread the lock's bias thread, if the
- * kernel lets it (lock held, by the mutex); and undoes that. */
+/* lib/ptl/ptl_lock.c: makes the calling thread the lock's bias thread,
+ * if the kernel lets it and PTL_LOCK_BIAS is not 0 (the caller holds the
+ * lock, by the mutex: the bias is off until this returns); and turns the
+ * bias off (the caller holds nothing: it takes the mutex and shuts the
+ * path first, so that no thread is in by it meanwhile). */
 void ptl_lock_bias_init(void);
 void ptl_lock_bias_fini(void);
 

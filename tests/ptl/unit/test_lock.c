@@ -7,7 +7,9 @@
  * The same with a bias thread (the biased path, taken without atomics):
  * it alone takes it by that path; another thread's take shuts the path
  * and waits for the bias thread to leave it; the bias thread sees that
- * it is wanted; the path opens again after PTL_LOCK_REOPEN quiet takes.
+ * it is wanted; the path opens again after PTL_LOCK_REOPEN quiet takes,
+ * also through hundreds of turns with a thread that takes it now and
+ * then; PTL_LOCK_BIAS=0 turns it off.
  */
 #include "config.h"
 
@@ -17,6 +19,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -100,20 +103,15 @@ static void test_lock_released_after_last_unlock(void **state)
 	assert_int_equal(atomic_load(&ptl_lib.lock.word), 0);
 }
 
-/* The calling thread becomes the bias thread, as ptl_init.c's
- * ptl_lock_bias_init makes PtlInit's caller; false: no private expedited
- * membarrier here. */
+/* The calling thread becomes the bias thread, as PtlInit's caller does
+ * (ptl_lock_bias_init, under the lock); false: the kernel has no private
+ * expedited membarrier here. */
 static bool bias_me(void)
 {
-	long cmds = syscall(SYS_membarrier, 0, 0, 0);
-	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) ||
-	    syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0)
-		return false;
-	struct ptl_rlock *l = &ptl_lib.lock;
-	l->others = l->others_seen = l->quiet = 0;
-	atomic_store(&l->revoked, 0);
-	atomic_store(&l->bias, ptl_thread_id());
-	return true;
+	ptl_lock();
+	ptl_lock_bias_init();
+	ptl_unlock();
+	return atomic_load(&ptl_lib.lock.bias) == ptl_thread_id();
 }
 
 static void assert_lock_free(void)
@@ -167,7 +165,9 @@ static void test_biased_excludes(void **state)
 	assert_true(fast_takes(PTL_LOCK_REOPEN + 10) >= 9);
 	assert_int_equal(fast_takes(10), 10);
 	assert_int_equal(atomic_load(&ptl_lib.lock.revoked), 0);
-	atomic_store(&ptl_lib.lock.bias, 0);
+	ptl_lock_bias_fini();
+	assert_true(atomic_load(&ptl_lib.lock.bias) == 0);
+	assert_lock_free();
 }
 
 static void *take_and_count(void *arg)
@@ -204,7 +204,86 @@ static void test_biased_hold_waits(void **state)
 	assert_lock_free();
 	/* Shut now: this thread's next take goes by the mutex. */
 	assert_int_equal(fast_takes(1), 0);
-	atomic_store(&ptl_lib.lock.bias, 0);
+	ptl_lock_bias_fini();
+}
+
+/* A thread that takes the lock now and then (as the progress thread's
+ * probe) while the bias thread takes it all the time: each of its takes
+ * shuts the path and waits the bias thread out, which opens it again
+ * after PTL_LOCK_REOPEN quiet takes; one holder at a time through
+ * hundreds of such turns, with takes by both paths. */
+static atomic_bool stop_now;
+static void *now_and_then(void *arg)
+{
+	(void)arg;
+	struct timespec ts = { 0, 20 * 1000 };
+	while (!atomic_load(&stop_now)) {
+		ptl_lock();
+		int n = ++inside;
+		if (n > most_inside)
+			most_inside = n;
+		long c = counter;
+		for (volatile int k = 0; k < 20; k++)
+			;
+		counter = c + 1;
+		inside--;
+		ptl_unlock();
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+static void test_biased_turns(void **state)
+{
+	(void)state;
+	if (!bias_me())
+		skip();
+	counter = 0;
+	most_inside = 0;
+	ptl_lib.lock.others = 0;
+	atomic_store(&stop_now, false);
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, now_and_then, NULL), 0);
+	long mine = 0, fast = 0, reopened = 0;
+	bool was_fast = true;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		for (int i = 0; i < 1000; i++, mine++) {
+			ptl_lock();
+			int n = ++inside;
+			if (n > most_inside)
+				most_inside = n;
+			long c = counter;
+			counter = c + 1;
+			fast += ptl_lib.lock.fast;
+			reopened += ptl_lib.lock.fast && !was_fast;
+			was_fast = ptl_lib.lock.fast;
+			inside--;
+			ptl_unlock();
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+	} while ((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 < 300);
+	atomic_store(&stop_now, true);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(counter, mine + (long)ptl_lib.lock.others);
+	assert_int_equal(most_inside, 1);
+	assert_true(ptl_lib.lock.others >= 50);
+	assert_true(reopened >= 20);
+	assert_true(fast > mine / 2);
+	assert_lock_free();
+	ptl_lock_bias_fini();
+}
+
+/* PTL_LOCK_BIAS=0: no bias, every take by the mutex. */
+static void test_bias_off(void **state)
+{
+	(void)state;
+	setenv("PTL_LOCK_BIAS", "0", 1);
+	bool biased = bias_me();
+	unsetenv("PTL_LOCK_BIAS");
+	assert_false(biased);
+	assert_int_equal(fast_takes(10), 0);
 }
 
 int main(void)
@@ -214,6 +293,8 @@ int main(void)
 		cmocka_unit_test(test_lock_released_after_last_unlock),
 		cmocka_unit_test(test_biased_excludes),
 		cmocka_unit_test(test_biased_hold_waits),
+		cmocka_unit_test(test_biased_turns),
+		cmocka_unit_test(test_bias_off),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,62 @@
+/*
+ * lib/ptl/ptl_lock.c - turning the library lock's biased path on and off
+ * (ptl_internal.h, ptl_lock, says what the path is). The bias changes
+ * only under the mutex with the path shut, so that a thread that took the
+ * mutex and read no bias never runs beside one in by the path.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptl/ptl_internal.h"
+
+/* A child forked after PtlInit: its one thread, fork's caller, goes by
+ * the mutex from here (the bias thread may be another, gone with the
+ * parent); PtlInit in the child makes its own. */
+static void ptl_lock_atfork_child(void)
+{
+	atomic_store_explicit(&ptl_lib.lock.bias, 0, memory_order_relaxed);
+	atomic_store_explicit(&ptl_lib.lock.revoked, 0, memory_order_relaxed);
+}
+
+void ptl_lock_bias_init(void)
+{
+	static bool atfork;
+	struct ptl_rlock *l = &ptl_lib.lock;
+	/* Fresh: a child forked while the bias thread was in by the path
+	 * inherited its flag set, and a revoker would wait on it for ever. */
+	l->others = l->others_seen = l->quiet = 0;
+	atomic_store_explicit(&l->fast_in, 0, memory_order_relaxed);
+	atomic_store_explicit(&l->revoked, 0, memory_order_relaxed);
+	const char *e = getenv("PTL_LOCK_BIAS");
+	if (l->bias_broken || (e && !strcmp(e, "0")))
+		return;
+	long cmds = ptl_membarrier(PTL_MEMBARRIER_QUERY);
+	if (cmds < 0 || !(cmds & PTL_MEMBARRIER_PRIVATE_EXPEDITED) ||
+	    ptl_membarrier(PTL_MEMBARRIER_REGISTER_PRIVATE_EXPEDITED) != 0)
+		return;
+	if (!atfork)
+		atfork = pthread_atfork(NULL, NULL, ptl_lock_atfork_child) == 0;
+	if (atfork)
+		atomic_store_explicit(&l->bias, ptl_thread_id(), memory_order_relaxed);
+}
+
+void ptl_lock_bias_fini(void)
+{
+	struct ptl_rlock *l = &ptl_lib.lock;
+	unsigned long bias = atomic_load_explicit(&l->bias, memory_order_relaxed);
+	if (!bias)
+		return;
+	uint32_t c = 0;
+	if (!atomic_compare_exchange_strong_explicit(&l->word, &c, 1, memory_order_acquire,
+						     memory_order_relaxed))
+		ptl_lock_sleep(l);
+	if (bias != ptl_thread_id())
+		ptl_lock_revoke(l); /* waits for the bias thread to be out */
+	else
+		atomic_store_explicit(&l->revoked, 1, memory_order_relaxed); /* we hold nothing: not in */
+	atomic_store_explicit(&l->bias, 0, memory_order_relaxed);
+	if (atomic_exchange_explicit(&l->word, 0, memory_order_release) == 2)
+		ptl_lock_wake(l);
+}
