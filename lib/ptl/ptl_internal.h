@@ -16,6 +16,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -338,6 +340,7 @@ struct ptl_rlock {
 	_Atomic uint32_t revoked;  /* the biased path is shut: another thread took the mutex */
 	bool fast;                 /* the holder took it by the biased path */
 	bool bias_broken;          /* a membarrier failed: no bias again (ptl_lock.c) */
+	unsigned long last_bias;   /* the bias thread of an earlier PtlInit, the one biased again */
 	unsigned others;           /* takes by other threads (under the mutex) */
 	unsigned others_seen, quiet; /* the bias thread's count of its own takes since */
 };
@@ -467,8 +470,9 @@ static inline unsigned long ptl_thread_id(void)
  * that takes it now and then (the progress thread's probe, once a
  * second) costs one membarrier a time, and two threads that take it by
  * turns (MPI_THREAD_MULTIPLE) pay the mutex's atomics only, never a
- * membarrier per take. The bias is set and cleared only under the mutex
- * with the path shut (lib/ptl/ptl_lock.c). */
+ * membarrier per take. The bias is cleared only under the mutex with the
+ * path shut, and set again only for the thread it was set for before
+ * (lib/ptl/ptl_lock.c says why). */
 #define PTL_LOCK_REOPEN 64
 
 /* membarrier(2)'s commands; ours, as <linux/membarrier.h> has them as
@@ -534,6 +538,31 @@ static __attribute__((noinline, cold, unused)) void ptl_lock_revoke(struct ptl_r
 		syscall(SYS_futex, &l->fast_in, FUTEX_WAIT_PRIVATE, 1,
 			timed ? &(struct timespec){ 0, 1000000 } : NULL, NULL, 0);
 }
+/* Two holders at once: the biased path's rules were broken (a thread
+ * inside the library across the last PtlFini, or fork's child of a
+ * process whose other thread held it): better said and stopped than a
+ * corrupted library. */
+static __attribute__((noinline, cold, noreturn, unused)) void ptl_lock_overlap(unsigned long owner)
+{
+	char m[128];
+	int n = snprintf(m, sizeof m, "ptl: the library lock is held by thread %#lx as another takes it\n", owner);
+	if (n > 0 && write(2, m, (size_t)n < sizeof m ? (size_t)n : sizeof m - 1) < 0)
+		abort();
+	abort();
+}
+/* The mutex alone, as every thread but a biased one takes it. */
+static inline void ptl_mutex_take(struct ptl_rlock *l)
+{
+	uint32_t c = 0;
+	if (!atomic_compare_exchange_strong_explicit(&l->word, &c, 1, memory_order_acquire,
+						     memory_order_relaxed))
+		ptl_lock_sleep(l);
+}
+static inline void ptl_mutex_give(struct ptl_rlock *l)
+{
+	if (atomic_exchange_explicit(&l->word, 0, memory_order_release) == 2)
+		ptl_lock_wake(l);
+}
 /* The mutex held by the bias thread, the path shut: opens it again after
  * PTL_LOCK_REOPEN such takes with no other thread's take in between and
  * no thread waiting for the mutex now (one would revoke at once). */
@@ -570,15 +599,16 @@ static inline void ptl_lock(void)
 		atomic_store_explicit(&l->fast_in, 0, memory_order_release);
 		ptl_lock_fast_wake(l);
 	}
-	uint32_t c = 0;
-	if (!atomic_compare_exchange_strong_explicit(&l->word, &c, 1, memory_order_acquire,
-						     memory_order_relaxed))
-		ptl_lock_sleep(l);
+	ptl_mutex_take(l);
 	unsigned long bias = atomic_load_explicit(&l->bias, memory_order_relaxed);
 	if (bias && bias != me)
 		ptl_lock_revoke(l);
 	else if (bias && atomic_load_explicit(&l->revoked, memory_order_relaxed))
 		ptl_lock_reopen_count(l);
+	/* One load, off the biased path: a holder there now broke the rules. */
+	unsigned long held = atomic_load_explicit(&l->owner, memory_order_relaxed);
+	if (held)
+		ptl_lock_overlap(held);
 	l->fast = false;
 	atomic_store_explicit(&l->owner, me, memory_order_relaxed);
 }
@@ -599,8 +629,7 @@ static inline void ptl_unlock(void)
 			ptl_lock_fast_wake(l);
 		return;
 	}
-	if (atomic_exchange_explicit(&l->word, 0, memory_order_release) == 2)
-		ptl_lock_wake(l);
+	ptl_mutex_give(l);
 }
 
 /* Whether another thread waits for the lock, which the caller holds: its
@@ -614,10 +643,11 @@ static inline bool ptl_lock_wanted(void)
 }
 
 /* lib/ptl/ptl_lock.c: makes the calling thread the lock's bias thread,
- * if the kernel lets it and PTL_LOCK_BIAS is not 0 (the caller holds the
- * lock, by the mutex: the bias is off until this returns); and turns the
- * bias off (the caller holds nothing: it takes the mutex and shuts the
- * path first, so that no thread is in by it meanwhile). */
+ * if the kernel lets it, PTL_LOCK_BIAS is not 0 and no other thread was
+ * (the caller holds the lock, by the mutex: the bias is off until this
+ * returns); and turns the bias off (the caller holds nothing: it takes
+ * the mutex and shuts the path first, so that no thread is in by it
+ * meanwhile). */
 void ptl_lock_bias_init(void);
 void ptl_lock_bias_fini(void);
 

@@ -1,8 +1,9 @@
 /*
  * lib/ptl/ptl_lock.c - turning the library lock's biased path on and off
- * (ptl_internal.h, ptl_lock, says what the path is). The bias changes
+ * (ptl_internal.h, ptl_lock, says what the path is). The bias goes off
  * only under the mutex with the path shut, so that a thread that took the
- * mutex and read no bias never runs beside one in by the path.
+ * mutex and read no bias never runs beside one in by the path, and comes
+ * back only for the thread it was for.
  */
 #include "config.h"
 
@@ -12,25 +13,27 @@
 #include "ptl/ptl_internal.h"
 
 /* A child forked after PtlInit: its one thread, fork's caller, goes by
- * the mutex from here (the bias thread may be another, gone with the
- * parent); PtlInit in the child makes its own. */
+ * the mutex from here. The bias thread may have been another, gone with
+ * the parent, and the child has no PtlInit of its own to come (it
+ * inherited the count). */
 static void ptl_lock_atfork_child(void)
 {
 	atomic_store_explicit(&ptl_lib.lock.bias, 0, memory_order_relaxed);
-	atomic_store_explicit(&ptl_lib.lock.revoked, 0, memory_order_relaxed);
 }
 
+/* Only the thread biased before, if any: another thread may still be
+ * inside ptl_lock past its first look at revoked, having called in
+ * across the last PtlFini, and with revoked open again for a new bias
+ * thread it would take the path beside it; left shut (PtlFini shut it),
+ * it backs out by the mutex. The thread biased before cannot be so: it
+ * is the one calling PtlInit. */
 void ptl_lock_bias_init(void)
 {
 	static bool atfork;
 	struct ptl_rlock *l = &ptl_lib.lock;
-	/* Fresh: a child forked while the bias thread was in by the path
-	 * inherited its flag set, and a revoker would wait on it for ever. */
-	l->others = l->others_seen = l->quiet = 0;
-	atomic_store_explicit(&l->fast_in, 0, memory_order_relaxed);
-	atomic_store_explicit(&l->revoked, 0, memory_order_relaxed);
+	unsigned long me = ptl_thread_id();
 	const char *e = getenv("PTL_LOCK_BIAS");
-	if (l->bias_broken || (e && !strcmp(e, "0")))
+	if (l->bias_broken || (e && !strcmp(e, "0")) || (l->last_bias && l->last_bias != me))
 		return;
 	long cmds = ptl_membarrier(PTL_MEMBARRIER_QUERY);
 	if (cmds < 0 || !(cmds & PTL_MEMBARRIER_PRIVATE_EXPEDITED) ||
@@ -38,8 +41,15 @@ void ptl_lock_bias_init(void)
 		return;
 	if (!atfork)
 		atfork = pthread_atfork(NULL, NULL, ptl_lock_atfork_child) == 0;
-	if (atfork)
-		atomic_store_explicit(&l->bias, ptl_thread_id(), memory_order_relaxed);
+	if (!atfork)
+		return;
+	/* Fresh: a child forked while this thread was in by the path
+	 * inherited its flag set, and a revoker would wait on it for ever. */
+	l->others = l->others_seen = l->quiet = 0;
+	atomic_store_explicit(&l->fast_in, 0, memory_order_relaxed);
+	atomic_store_explicit(&l->revoked, 0, memory_order_relaxed);
+	l->last_bias = me;
+	atomic_store_explicit(&l->bias, me, memory_order_relaxed);
 }
 
 void ptl_lock_bias_fini(void)
@@ -48,15 +58,11 @@ void ptl_lock_bias_fini(void)
 	unsigned long bias = atomic_load_explicit(&l->bias, memory_order_relaxed);
 	if (!bias)
 		return;
-	uint32_t c = 0;
-	if (!atomic_compare_exchange_strong_explicit(&l->word, &c, 1, memory_order_acquire,
-						     memory_order_relaxed))
-		ptl_lock_sleep(l);
+	ptl_mutex_take(l);
 	if (bias != ptl_thread_id())
 		ptl_lock_revoke(l); /* waits for the bias thread to be out */
 	else
 		atomic_store_explicit(&l->revoked, 1, memory_order_relaxed); /* we hold nothing: not in */
 	atomic_store_explicit(&l->bias, 0, memory_order_relaxed);
-	if (atomic_exchange_explicit(&l->word, 0, memory_order_release) == 2)
-		ptl_lock_wake(l);
+	ptl_mutex_give(l);
 }

@@ -9,7 +9,8 @@
  * and waits for the bias thread to leave it; the bias thread sees that
  * it is wanted; the path opens again after PTL_LOCK_REOPEN quiet takes,
  * also through hundreds of turns with a thread that takes it now and
- * then; PTL_LOCK_BIAS=0 turns it off.
+ * then; turning the bias off waits for a holder by the path, and only the
+ * thread biased before is biased again; PTL_LOCK_BIAS=0 turns it off.
  */
 #include "config.h"
 
@@ -275,6 +276,55 @@ static void test_biased_turns(void **state)
 	ptl_lock_bias_fini();
 }
 
+static void *bias_off_once(void *arg)
+{
+	ptl_lock_bias_fini();
+	__atomic_store_n((int *)arg, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void *try_bias(void *arg)
+{
+	ptl_lock();
+	ptl_lock_bias_init();
+	*(bool *)arg = atomic_load(&ptl_lib.lock.bias) == ptl_thread_id();
+	ptl_unlock();
+	return NULL;
+}
+
+/* The last PtlFini's turning the bias off, from another thread while the
+ * bias thread holds the lock by the biased path: it returns only once the
+ * holder has let go, and the holder's next take is by the mutex. A new
+ * PtlInit biases only the thread biased before: another thread may still
+ * be inside ptl_lock from before (ptl_lock.c). */
+static void test_bias_off_waits_holder(void **state)
+{
+	(void)state;
+	if (!bias_me())
+		skip();
+	int done = 0;
+	pthread_t t;
+	ptl_lock();
+	assert_true(ptl_lib.lock.fast);
+	assert_int_equal(pthread_create(&t, NULL, bias_off_once, &done), 0);
+	struct timespec ts = { 0, 20 * 1000 * 1000 };
+	nanosleep(&ts, NULL);
+	assert_int_equal(__atomic_load_n(&done, __ATOMIC_ACQUIRE), 0);
+	ptl_unlock();
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(done, 1);
+	assert_true(atomic_load(&ptl_lib.lock.bias) == 0);
+	assert_int_equal(fast_takes(PTL_LOCK_REOPEN + 10), 0);
+	assert_lock_free();
+	bool other = true;
+	assert_int_equal(pthread_create(&t, NULL, try_bias, &other), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_false(other);
+	assert_true(bias_me());
+	assert_int_equal(fast_takes(10), 10);
+	ptl_lock_bias_fini();
+}
+
 /* PTL_LOCK_BIAS=0: no bias, every take by the mutex. */
 static void test_bias_off(void **state)
 {
@@ -294,6 +344,7 @@ int main(void)
 		cmocka_unit_test(test_biased_excludes),
 		cmocka_unit_test(test_biased_hold_waits),
 		cmocka_unit_test(test_biased_turns),
+		cmocka_unit_test(test_bias_off_waits_holder),
 		cmocka_unit_test(test_bias_off),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
