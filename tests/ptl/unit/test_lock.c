@@ -171,14 +171,6 @@ static void test_biased_excludes(void **state)
 	assert_lock_free();
 }
 
-static void *take_and_count(void *arg)
-{
-	ptl_lock();
-	__atomic_store_n((int *)arg, 1, __ATOMIC_RELEASE);
-	ptl_unlock();
-	return NULL;
-}
-
 /* Held by the bias thread by the biased path: another thread's take shuts
  * the path, the holder sees the lock wanted (as PtlEQWait's passes look),
  * and the other gets it only once the holder lets go. */
@@ -192,7 +184,7 @@ static void test_biased_hold_waits(void **state)
 	ptl_lock();
 	assert_true(ptl_lib.lock.fast);
 	assert_false(ptl_lock_wanted());
-	assert_int_equal(pthread_create(&t, NULL, take_and_count, &got), 0);
+	assert_int_equal(pthread_create(&t, NULL, take_once, &got), 0);
 	struct timespec ts = { 0, 1000 * 1000 };
 	for (int i = 0; i < 5000 && !ptl_lock_wanted(); i++)
 		nanosleep(&ts, NULL);
