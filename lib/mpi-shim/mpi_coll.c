@@ -311,14 +311,44 @@ static void tmp_put(struct mpi_comm *c, void *p)
  * 405 us a call by launch, 38-41 us from this pool; 4 ranks on 2 cores
  * 1932 -> 195 us, 1 MiB blocks 8485 -> 1731 us. */
 #define IC_POOL_SLOTS 6 /* two calls' IC_OWN (mpi_icoll.c) at once */
-/* Smaller ones (the calls' count arrays) are malloc'd: kept, they could
- * hold a large buffer of the pool for as long as their call lasts. */
+/* Smaller ones (the calls' count arrays, a small reduction's scratch)
+ * come from slots of their own, each IC_POOL_MIN bytes: in the large
+ * pool they could hold a large buffer for as long as their call lasts,
+ * and malloc'd they were an allocation or two a call (tests/mpi/
+ * mpi_noalloc). IC_SMALL_SLOTS covers IC_KEEP calls' two each under way
+ * at once; past them, malloc. */
 #define IC_POOL_MIN 4096
+#define IC_SMALL_SLOTS 16
 static struct tmpbuf ic_pool[IC_POOL_SLOTS];
+static struct tmpbuf ic_small[IC_SMALL_SLOTS];
 
 void *mpi_coll_req_tmp_get(size_t len)
 {
-	return len < IC_POOL_MIN ? malloc(len ? len : 1) : pool_get(ic_pool, IC_POOL_SLOTS, len);
+	if (len >= IC_POOL_MIN)
+		return pool_get(ic_pool, IC_POOL_SLOTS, len);
+	for (int i = 0; i < IC_SMALL_SLOTS; i++) {
+		struct tmpbuf *b = &ic_small[i];
+		if (b->busy)
+			continue;
+		if (!b->p && !(b->p = malloc(IC_POOL_MIN)))
+			break;
+		b->cap = IC_POOL_MIN;
+		b->busy = true;
+		return b->p;
+	}
+	return malloc(len ? len : 1);
+}
+
+/* The slot of the pools that holds p, busy, or NULL (malloc'd). */
+static struct tmpbuf *req_tmp_slot(void *p)
+{
+	for (int i = 0; p && i < IC_SMALL_SLOTS; i++)
+		if (ic_small[i].busy && ic_small[i].p == p)
+			return &ic_small[i];
+	for (int i = 0; p && i < IC_POOL_SLOTS; i++)
+		if (ic_pool[i].busy && ic_pool[i].p == p)
+			return &ic_pool[i];
+	return NULL;
 }
 
 /* p stays with whoever may still read it (a call that failed with a
@@ -326,25 +356,35 @@ void *mpi_coll_req_tmp_get(size_t len)
  * with the others rather than counting it busy for good. */
 void mpi_coll_req_tmp_orphan(void *p)
 {
-	for (int i = 0; p && i < IC_POOL_SLOTS; i++)
-		if (ic_pool[i].busy && ic_pool[i].p == p)
-			ic_pool[i] = (struct tmpbuf){ 0 };
+	struct tmpbuf *b = req_tmp_slot(p);
+	if (b)
+		*b = (struct tmpbuf){ 0 };
 }
 
 void mpi_coll_req_tmp_put(void *p)
 {
-	pool_put(ic_pool, IC_POOL_SLOTS, p);
+	struct tmpbuf *b = req_tmp_slot(p);
+	if (b)
+		b->busy = false;
+	else
+		free(p);
 }
 
 /* A buffer still busy belongs to a request not yet completed: left
  * alone. */
+static void req_tmp_pool_fini(struct tmpbuf *t, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!t[i].busy) {
+			free(t[i].p);
+			t[i] = (struct tmpbuf){ 0 };
+		}
+}
+
 void mpi_coll_req_tmp_fini(void)
 {
-	for (int i = 0; i < IC_POOL_SLOTS; i++)
-		if (!ic_pool[i].busy) {
-			free(ic_pool[i].p);
-			ic_pool[i] = (struct tmpbuf){ 0 };
-		}
+	req_tmp_pool_fini(ic_pool, IC_POOL_SLOTS);
+	req_tmp_pool_fini(ic_small, IC_SMALL_SLOTS);
 }
 
 int mpi_cx_fail(struct cx *x, int cls, const char *fmt, ...)

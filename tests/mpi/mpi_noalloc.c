@@ -274,9 +274,8 @@ static void lru(double *s, double *d)
 
 /* Nonblocking: MPI_Ibcast, MPI_Iallreduce and MPI_Igather started
  * together, waited for, checked, in a loop: kept schedules and engines
- * (two calls of one shape at once take two engines), nothing but a small
- * temporary of the Iallreduce and the Igather (was some 14 allocations a
- * call); then more calls of other
+ * (two calls of one shape at once take two engines) and temporaries
+ * (was some 14 allocations a call); then more calls of other
  * shapes under way at once than the schedules kept (the rest expand their
  * own). */
 static void nonblocking(double *s, double *d)
@@ -309,10 +308,12 @@ static void nonblocking(double *s, double *d)
 	}
 	unsigned long got = t_allocs - a0;
 	CHECK(!bad, "nonblocking Ibcast, Iallreduce, Igather: %d wrong", bad);
-	/* the Iallreduce's and the Igather's temporaries, under the kept
-	 * pool's smallest (mpi_coll_req_tmp_get): one each a round, the
-	 * gather's root sometimes more; expanded per call it was 1,272 */
-	CHECK(got <= 3 * ROUNDS, "nonblocking: %lu allocations in %d calls", got, 4 * ROUNDS);
+	/* the Iallreduce's and the Igather's small temporaries come from
+	 * slots of their own (mpi_coll_req_tmp_get): 0 here at 2-4 ranks,
+	 * up to 10 on some ranks of 5 and 8 (left to find); malloc'd, they
+	 * were one each a round and more at the gather's root; expanded per
+	 * call it was 1,272 */
+	CHECK(got <= ROUNDS / 2, "nonblocking: %lu allocations in %d calls", got, 4 * ROUNDS);
 	/* twelve shapes under way at once, twice */
 	for (int k = 0; k < 2; k++) {
 		MPI_Request rq[12];
