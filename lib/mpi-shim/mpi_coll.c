@@ -971,15 +971,19 @@ void mpi_kept_free(struct mpi_kept *k, int n)
  * engine took 11-14 allocations, half a 64 B MPI_Gather's time. The least
  * recently used entry makes room, so a v form whose sizes change from call
  * to call does not push out the shapes a loop keeps using. Blocking calls
- * do not pin: one runs at a time on a communicator. */
+ * do not pin: one runs at a time on a communicator. NULL: x's error set. */
 static struct mpi_kept *sched_for(struct cx *x, struct coll_req *req, enum coll_algo force)
 {
 	struct mpi_comm *c = x->c;
-	if (!cache_of(c))
-		return NULL;
-	mpi_coll_req_prepare(x, req, force);
-	int rc;
-	return mpi_kept_get(x, c->cache->e, CACHE_SLOTS, &c->cache->clock, req, false, &rc);
+	struct mpi_kept *e = NULL;
+	if (cache_of(c)) {
+		mpi_coll_req_prepare(x, req, force);
+		int rc;
+		e = mpi_kept_get(x, c->cache->e, CACHE_SLOTS, &c->cache->clock, req, false, &rc);
+	}
+	if (!e && !x->err)
+		mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory for the schedule", x->name);
+	return e;
 }
 
 /* Runs the cached schedule ent over data/input. An allreduce asked with
@@ -1022,6 +1026,15 @@ static int run_ent(struct cx *x, struct mpi_kept *ent, void *data, const void *i
 	return rc;
 }
 
+/* run_ent for a schedule of this rank alone (a gather's, a v form's),
+ * where a rank may have no part: it returns at once. */
+static int run_part(struct cx *x, struct mpi_kept *ent, void *data, const void *input)
+{
+	size_t n;
+	coll_rank_cmds(ent->s, x->c->rank, &n);
+	return n ? run_ent(x, ent, data, input) : MPI_SUCCESS;
+}
+
 /* The schedule for req (cached per communicator), run over data/input. */
 static int run_sched(struct cx *x, struct coll_req *req, void *data, const void *input)
 {
@@ -1029,9 +1042,7 @@ static int run_sched(struct cx *x, struct coll_req *req, void *data, const void 
 	if (!req->elem_size)
 		req->elem_size = 1;
 	struct mpi_kept *ent = sched_for(x, req, COLL_ALGO_AUTO);
-	if (!ent)
-		return x->err ? x->err : mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory for the schedule", x->name);
-	return run_ent(x, ent, data, input);
+	return ent ? run_ent(x, ent, data, input) : x->err;
 }
 
 /* A direct transfer outside any schedule (Gather, Scan, ...). */
@@ -1218,7 +1229,7 @@ static int reduce_img(struct cx *x, void *data, const void *input, int count, MP
 		 * every other schedule). */
 		struct mpi_kept *ent = sched_for(x, &req, COLL_ALGO_OWNER);
 		if (!ent)
-			return x->err ? x->err : mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory for the schedule", x->name);
+			return x->err;
 		rc = run_ent(x, ent, data, input);
 		if (!rc && root != 0) {
 			int n;
@@ -1875,13 +1886,6 @@ static bool gs_root_direct(const struct gs_call *g, int n, size_t esz)
 	return true;
 }
 
-/* Runs ent's schedule over data (a rank with no part returns at once). */
-static int gs_run(struct cx *x, struct mpi_kept *ent, void *data)
-{
-	size_t n;
-	coll_rank_cmds(ent->s, x->c->rank, &n);
-	return n ? run_ent(x, ent, data, NULL) : MPI_SUCCESS;
-}
 
 /* The root: lay out every block, run, and put the blocks in place. */
 static int gs_root(struct cx *x, const struct gs_call *g, struct mpi_kept *ent, size_t esz)
@@ -1906,7 +1910,7 @@ static int gs_root(struct cx *x, const struct gs_call *g, struct mpi_kept *ent, 
 		mpi_pack(t, base + gs_displ(g, j) * ext, gs_count(g, j), data + off);
 		off += esz * (size_t)gs_count(g, j);
 	}
-	int rc = gs_run(x, ent, data);
+	int rc = run_part(x, ent, data, NULL);
 	if (!rc && !g->gather && !in_place)
 		mpi_unpack(mpi_dtype_get(g->rtype), g->rbuf, g->rcount, data, own);
 	off = 0;
@@ -1937,7 +1941,7 @@ static int gs_leaf(struct cx *x, const struct gs_call *g, struct mpi_kept *ent, 
 		return mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes", x->name, span);
 	if (g->gather && !direct)
 		mpi_pack(t, buf, count, data);
-	int rc = gs_run(x, ent, data);
+	int rc = run_part(x, ent, data, NULL);
 	if (!rc && !g->gather && !direct)
 		mpi_unpack(t, buf, count, data, own);
 	if (!direct)
@@ -2007,10 +2011,8 @@ static int gather_scatter(const char *fn, MPI_Comm comm, const struct gs_call *g
 	struct cx x;
 	mpi_cx_init(&x, c, fn);
 	struct mpi_kept *ent = sched_for(&x, &req, v ? COLL_ALGO_LINEAR : COLL_ALGO_AUTO);
-	int rc;
-	if (!ent) {
-		rc = x.err ? x.err : mpi_cx_fail(&x, MPI_ERR_NO_MEM, "%s: no memory for the schedule", fn);
-	} else {
+	int rc = x.err;
+	if (ent) {
 		x.algo = coll_algo_name(ent->s->info.algo);
 		rc = at_root ? gs_root(&x, g, ent, esz) : gs_leaf(&x, g, ent, own);
 	}
@@ -2175,11 +2177,9 @@ static int v_run(struct cx *x, struct coll_req *req, void *data, const void *inp
 {
 	struct mpi_kept *ent = sched_for(x, req, COLL_ALGO_AUTO);
 	if (!ent)
-		return x->err ? x->err : mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory for the schedule", x->name);
+		return x->err;
 	x->algo = coll_algo_name(ent->s->info.algo);
-	size_t ncmds;
-	coll_rank_cmds(ent->s, x->c->rank, &ncmds);
-	return ncmds ? run_ent(x, ent, data, input) : MPI_SUCCESS;
+	return run_part(x, ent, data, input);
 }
 
 int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
