@@ -10,17 +10,22 @@
  * it is wanted; the path opens again after PTL_LOCK_REOPEN quiet takes,
  * also through hundreds of turns with a thread that takes it now and
  * then; turning the bias off waits for a holder by the path, and only the
- * thread biased before is biased again; PTL_LOCK_BIAS=0 turns it off.
+ * thread biased before is biased again; a forked child that finds the lock
+ * held by a thread it does not have says so and aborts; PTL_LOCK_BIAS=0
+ * turns it off.
  */
 #include "config.h"
 
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,22 +42,30 @@ static long counter;       /* changed only under the lock */
 static int inside;         /* threads between lock and unlock: never above 1 */
 static int most_inside;
 
+/* The holder's part: counter read and written back apart, inside counted;
+ * spin loops in between make a window for a second holder to show, yield
+ * holds the lock across a reschedule (others sleep on it). */
+static void bump(bool yield, int spin)
+{
+	int n = ++inside;
+	if (n > most_inside)
+		most_inside = n;
+	long c = counter;
+	if (yield)
+		sched_yield();
+	for (volatile int k = 0; k < spin; k++)
+		;
+	counter = c + 1;
+	inside--;
+}
+
 static void *hammer(void *arg)
 {
 	(void)arg;
 	for (int i = 0; i < ROUNDS; i++) {
 		ptl_lock();
 		ptl_lock(); /* re-entry, as an EQ handler calling the API */
-		int n = ++inside;
-		if (n > most_inside)
-			most_inside = n;
-		long c = counter;
-		if (i % 512 == 0) /* hold it across a reschedule: others sleep on it */
-			sched_yield();
-		for (volatile int k = 0; k < 20; k++) /* a window for a second holder to show */
-			;
-		counter = c + 1;
-		inside--;
+		bump(i % 512 == 0, 20);
 		ptl_unlock();
 		ptl_unlock();
 	}
@@ -212,14 +225,7 @@ static void *now_and_then(void *arg)
 	struct timespec ts = { 0, 20 * 1000 };
 	while (!atomic_load(&stop_now)) {
 		ptl_lock();
-		int n = ++inside;
-		if (n > most_inside)
-			most_inside = n;
-		long c = counter;
-		for (volatile int k = 0; k < 20; k++)
-			;
-		counter = c + 1;
-		inside--;
+		bump(false, 20);
 		ptl_unlock();
 		nanosleep(&ts, NULL);
 	}
@@ -244,15 +250,10 @@ static void test_biased_turns(void **state)
 	do {
 		for (int i = 0; i < 1000; i++, mine++) {
 			ptl_lock();
-			int n = ++inside;
-			if (n > most_inside)
-				most_inside = n;
-			long c = counter;
-			counter = c + 1;
+			bump(false, 0);
 			fast += ptl_lib.lock.fast;
 			reopened += ptl_lib.lock.fast && !was_fast;
 			was_fast = ptl_lib.lock.fast;
-			inside--;
 			ptl_unlock();
 		}
 		clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -317,6 +318,59 @@ static void test_bias_off_waits_holder(void **state)
 	ptl_lock_bias_fini();
 }
 
+/* What forks_and_takes saw of its child: how it ended, what it said. */
+struct child_end {
+	int status;
+	char said[256];
+};
+
+/* Forks; the child (this thread alone) takes the lock, its stderr into a
+ * pipe the parent reads. */
+static void *forks_and_takes(void *arg)
+{
+	struct child_end *ce = arg;
+	int fd[2];
+	if (pipe(fd) != 0)
+		return NULL;
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(fd[1], 2);
+		ptl_lock();
+		_exit(0);
+	}
+	close(fd[1]);
+	ssize_t n, got = 0;
+	while ((n = read(fd[0], ce->said + got, sizeof ce->said - 1 - (size_t)got)) > 0)
+		got += n;
+	ce->said[got] = 0;
+	close(fd[0]);
+	waitpid(pid, &ce->status, 0);
+	return NULL;
+}
+
+/* fork's child of a process whose bias thread held the lock by the biased
+ * path, taking it from the forking thread: the lock it inherited is held
+ * by a thread it does not have, and it says so and aborts rather than run
+ * beside a half-done change of the library's state. */
+static void test_overlap_said(void **state)
+{
+	(void)state;
+	if (!bias_me())
+		skip();
+	struct child_end ce = { .status = -1 };
+	pthread_t t;
+	ptl_lock();
+	assert_true(ptl_lib.lock.fast);
+	assert_int_equal(pthread_create(&t, NULL, forks_and_takes, &ce), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	ptl_unlock();
+	assert_true(WIFSIGNALED(ce.status) && WTERMSIG(ce.status) == SIGABRT);
+	assert_non_null(strstr(ce.said, "ptl: the library lock is held by thread 0x"));
+	assert_non_null(strstr(ce.said, " as another takes it"));
+	assert_lock_free();
+	ptl_lock_bias_fini();
+}
+
 /* PTL_LOCK_BIAS=0: no bias, every take by the mutex. */
 static void test_bias_off(void **state)
 {
@@ -337,6 +391,7 @@ int main(void)
 		cmocka_unit_test(test_biased_hold_waits),
 		cmocka_unit_test(test_biased_turns),
 		cmocka_unit_test(test_bias_off_waits_holder),
+		cmocka_unit_test(test_overlap_said),
 		cmocka_unit_test(test_bias_off),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
