@@ -61,6 +61,16 @@ static double val(int r, int i, int k)
 	return (double)(r * 1000 + i + k * 7);
 }
 
+/* The sum of ranks 0..nr-1's element i in round k: a reduction's, or a
+ * scan's over the ranks before. */
+static double sum(int nr, int i, int k)
+{
+	double want = 0;
+	for (int r = 0; r < nr; r++)
+		want += val(r, i, k);
+	return want;
+}
+
 /* The v forms' shapes: what rank i sends rank j in round k (Alltoallv;
  * the others take f(j, j, k) as rank j's block), at most n; the blocks
  * laid out in rank order in even rounds, in reverse in odd ones. */
@@ -138,12 +148,8 @@ static int one_v(int op, int n, int root, int k, double *s, double *d)
 			off += sc[j];
 		}
 		OK(MPI_Reduce_scatter(s, d, rc, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
-		for (int i = 0; i < rc[me]; i++) {
-			double want = 0;
-			for (int r = 0; r < p; r++)
-				want += val(r, at + i, k);
-			bad += d[i] != want;
-		}
+		for (int i = 0; i < rc[me]; i++)
+			bad += d[i] != sum(p, at + i, k);
 	}
 	}
 	return bad;
@@ -179,12 +185,8 @@ static void one(int op, int n, int root, int k, double *s, double *d)
 			OK(MPI_Reduce(s, d, n, MPI_DOUBLE, op == 1 ? MPI_SUM : t_nc, root, MPI_COMM_WORLD));
 		else
 			OK(MPI_Allreduce(s, d, n, MPI_DOUBLE, op == 2 ? MPI_SUM : t_nc, MPI_COMM_WORLD));
-		for (int i = 0; i < n && (op == 2 || op == 17 || me == root); i++) {
-			double want = 0;
-			for (int r = 0; r < p; r++)
-				want += val(r, i, k);
-			bad += d[i] != want;
-		}
+		for (int i = 0; i < n && (op == 2 || op == 17 || me == root); i++)
+			bad += d[i] != sum(p, i, k);
 		break;
 	case 3:
 		OK(MPI_Gather(s, n, MPI_DOUBLE, d, n, MPI_DOUBLE, root, MPI_COMM_WORLD));
@@ -213,12 +215,8 @@ static void one(int op, int n, int root, int k, double *s, double *d)
 		break;
 	case 7:
 		OK(MPI_Reduce_scatter_block(s, d, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
-		for (int i = 0; i < n; i++) {
-			double want = 0;
-			for (int r = 0; r < p; r++)
-				want += val(r, i, k);
-			bad += d[i] != want;
-		}
+		for (int i = 0; i < n; i++)
+			bad += d[i] != sum(p, i, k);
 		break;
 	case 8:
 	case 9:
@@ -226,12 +224,8 @@ static void one(int op, int n, int root, int k, double *s, double *d)
 			OK(MPI_Scan(s, d, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
 		else
 			OK(MPI_Exscan(s, d, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
-		for (int i = 0; i < n && (op == 8 || me > 0); i++) {
-			double want = 0;
-			for (int r = 0; r < me + (op == 8); r++)
-				want += val(r, i, k);
-			bad += d[i] != want;
-		}
+		for (int i = 0; i < n && (op == 8 || me > 0); i++)
+			bad += d[i] != sum(me + (op == 8), i, k);
 		break;
 	default:
 		OK(MPI_Barrier(MPI_COMM_WORLD));
@@ -298,10 +292,7 @@ static void nonblocking(double *s, double *d)
 		OK(MPI_Igather(d, 8, MPI_DOUBLE, g, 8, MPI_DOUBLE, p - 1, MPI_COMM_WORLD, &rq[3]));
 		OK(MPI_Waitall(4, rq, MPI_STATUSES_IGNORE));
 		for (int i = 0; i < 8; i++) {
-			double want = 0;
-			for (int r = 0; r < p; r++)
-				want += val(r, i, k);
-			bad += s[i] != val(0, i, k) || b2[i] != val(0, i, k + 1) || d[8 + i] != want;
+			bad += s[i] != val(0, i, k) || b2[i] != val(0, i, k + 1) || d[8 + i] != sum(p, i, k);
 			for (int r = 0; r < p && me == p - 1; r++)
 				bad += g[r * 8 + i] != val(r, i, k);
 		}
@@ -325,12 +316,8 @@ static void nonblocking(double *s, double *d)
 		OK(MPI_Waitall(12, rq, MPI_STATUSES_IGNORE));
 		bad = 0;
 		for (int j = 0; j < 12; j++)
-			for (int i = 0; i <= j; i++) {
-				double want = 0;
-				for (int r = 0; r < p; r++)
-					want += val(r, i + j, k);
-				bad += d[j * 16 + i] != want;
-			}
+			for (int i = 0; i <= j; i++)
+				bad += d[j * 16 + i] != sum(p, i + j, k);
 		CHECK(!bad, "12 MPI_Iallreduce of 12 sizes at once, round %d: %d wrong", k, bad);
 	}
 }
