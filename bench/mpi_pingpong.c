@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_bw.h"
+
 #define MAX_LAT (4 * 1024 * 1024)
 #define MAX_BW (16 * 1024 * 1024)
 #define WINDOW 32
@@ -158,20 +160,6 @@ static void bw_row(int rank, int trials, size_t len, int rounds, char *sbuf, cha
 		report("bw", len, v, trials);
 }
 
-/* Windows per trial of a full run's bandwidth row: 32 MiB a trial at
- * least (a 4 KiB trial ~1 ms). This host's memory system changes speed
- * in stretches of ~1 ms, and for ~1 ms after a phase of ping-pongs: ptl's
- * 4 KiB stream (300 trials of 1.3 MB after 10,000 round trips) read ~23
- * GB/s for 15-30 trials in a row, then ~31, and a plain two-process ring
- * without any library has such stretches too (at other levels): a trial
- * of 20 windows (2.6 MB, 0.1 ms) right after the latency rows measured
- * that stretch, not the stream. */
-static int bw_rounds(size_t len)
-{
-	size_t per = (32u << 20) / (len * WINDOW);
-	return per > 20 ? (int)per : len <= 65536 ? 20 : len <= 1048576 ? 4 : 1;
-}
-
 /* One flood row: msgs blocking sends of len bytes from rank 0, received
  * one by one by rank 1, then a 0-byte answer; us a message at rank 0. */
 static void flood_row(int rank, int trials, size_t len, int msgs, char *sbuf, char *rbuf)
@@ -243,10 +231,10 @@ int main(int argc, char **argv)
 		for (size_t len = 0; len <= MAX_LAT; len = len ? len * 2 : 1)
 			lat_row(rank, trials, len, len <= 4096 ? 20000 : len <= 65536 ? 2000 : 200, sbuf, rbuf);
 		/* A stream first, unmeasured, as warm_up does for the round trips
-		 * (the ~1 ms after a ping-pong phase: bw_rounds). */
-		bw_row(rank, 1, 4096, bw_rounds(4096), sbuf, rbuf, 0);
+		 * (the ~1 ms after a ping-pong phase: bench_bw.h). */
+		bw_row(rank, 1, 4096, bench_bw_rounds(4096, WINDOW), sbuf, rbuf, 0);
 		for (size_t len = 4096; len <= MAX_BW; len *= 4)
-			bw_row(rank, trials, len, bw_rounds(len), sbuf, rbuf, 1);
+			bw_row(rank, trials, len, bench_bw_rounds(len, WINDOW), sbuf, rbuf, 1);
 	}
 	free(rbuf);
 	free(sbuf);

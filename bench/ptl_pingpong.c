@@ -43,6 +43,8 @@
 #include <portals3.h>
 #include <ptl_runtime.h>
 
+#include "bench_bw.h"
+
 #define PT 3
 #define BITS 0x5150ull
 #define MAX_LAT (64 * 1024)
@@ -123,13 +125,6 @@ static void bw_windows(int rank, size_t len, int rounds)
 			put(0);
 		}
 	}
-}
-
-/* Windows per bandwidth trial: 32 MiB at least. */
-static int bw_rounds(size_t len)
-{
-	size_t per = (32u << 20) / (len * WINDOW);
-	return per > 20 ? (int)per : len <= 65536 ? 20 : len <= 1048576 ? 4 : 1;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -321,14 +316,11 @@ int main(int argc, char **argv)
 	}
 	free(ts);
 	free(rtt);
-	/* An unmeasured stream first, and 32 MiB a trial at least (4 KiB:
-	 * ~1 ms), as bench/mpi_pingpong.c's bw_rounds says why: this host's
-	 * memory system changes speed in ~1 ms stretches, one right after a
-	 * phase of ping-pongs, and a 0.1 ms trial measured the stretch. */
+	/* An unmeasured stream first, and 32 MiB a trial at least: bench_bw.h. */
 	if (max_bw >= 4096 && !rounds_opt)
-		bw_windows(rank, 4096, bw_rounds(4096));
+		bw_windows(rank, 4096, bench_bw_rounds(4096, WINDOW));
 	for (len = 4096; len <= max_bw; len *= 4) {
-		int rounds = rounds_opt ? rounds_opt : bw_rounds(len);
+		int rounds = rounds_opt ? rounds_opt : bench_bw_rounds(len, WINDOW);
 		for (int t = 0; t < trials; t++) {
 			double t0 = now_us();
 			bw_windows(rank, len, rounds);
