@@ -220,6 +220,18 @@
 #          copies per core, one pair's pinned 137 us. Eager messages'
 #          copies there (--eager-rates, 1-8 KiB) from "eshift4" (the
 #          shift of eager messages) through the same model's shift
+#   same core  bound (rank r on core r mod 2), a copy between the two
+#          ranks of one core (0 and 2, 1 and 3) keeps its lines in that
+#          core's caches, where the exchanges above move them between
+#          the cores: mpi_collcal's "rxch4s" and "xch4s" (pairs 0-2 and
+#          1-3 exchanging at once), each size's rate solved through the
+#          model's exchange between two ranks of one core
+#          (--same-core-rates); the pair exchange the cores' rates are
+#          solved through (half a 4-rank recursive doubling, a step of
+#          each kind) then takes the mean of the two exchanges. Session
+#          42's mostly-far kept run with this session's same-core
+#          figures: 12 -> 16 of the 4-rank rows within 10% (recursive
+#          doubling's 32 KiB - 1 MiB from 1.13-1.16x to 0.99-1.06x)
 #   pull   a 2-rank allreduce on one host sends eagerly up to
 #          MPI_PULL_EAGER times the eager limit (mpi_coll_pull,
 #          MPI_MODE_PULL), read by the receiver: the 2-rank rows' sends
@@ -1369,6 +1381,7 @@ solve4() {
 		h=$(cal 4 "$c" "$l")
 		[ -n "$h" ] || continue
 		[ -n "$h0" ] && h=$(calc "$m0 + $h - $h0")
+		h=$(within "$c" "$l" "$h")
 		t1=$(secant "$m" "$l" "$h")
 		if instant "$m" "$l" "$h" "$t1"; then
 			says="$says $((l / 1024))K none ($h us: no longer than the model's with an instant copy)"
@@ -1378,6 +1391,16 @@ solve4() {
 		says="$says $((l / 1024))K $(calc "$l / ($t1 * 1e3)") ($h us)"
 	done
 }
+# within CAL SIZE T: what a pair exchange of the model's (half its 4-rank
+# recursive doubling: 0 and 1 across the cores, then 0 and 2 within one)
+# takes where CAL (xch4, rxch4: across) took T: the mean of T and CAL's
+# within one core (xch4s, rxch4s) once --same-core-rates are in (cwait),
+# else T (both steps as CAL's: before 2026-12-05)
+within() {
+	case $cwait in *--same-core-rates*) ;; *) echo "$3"; return ;; esac
+	hs=$(cal 4 "${1}s" "$2")
+	if [ -n "$hs" ]; then calc "($3 + $hs) / 2"; else echo "$3"; fi
+}
 # rx4 SIZE READ: the model's pair exchange of SIZE on the cores there are
 # (half a 4-rank recursive doubling) with each read taking READ us
 rcopy4= eager4=
@@ -1386,6 +1409,19 @@ rx4() { p=$(predict --op allreduce --ranks 4 --bytes "$1" --elem 8 --algo recurs
 	--rndv-min "$ceager" --inline-max "$eager" --read-rates "1048576:$(calc "$1 / ($2 * 1e-6)")" \
 	--recv-post "${post:-0}" --lazy-max "$clazy" --cores "$cores" --switch-cost "$sw" $cwait $cloop)
 	calc "${p:-0} / 2"; }
+# rs1 SIZE READ, xs1 SIZE COPY: the model's exchange of SIZE between the
+# two ranks of one core (a 2-rank recursive doubling bound to one core),
+# each read READ us (rs1: blocking sends, eager, read by the receiver, as
+# rx4's) or each rendezvous copy COPY us (xs1, as x4's)
+rs1() { predict --op allreduce --ranks 2 --bytes "$1" --elem 8 --algo recursive_doubling --input --alpha "$alpha" \
+	--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
+	--rndv-min "$ceager" --inline-max "$eager" --same-core-rates "1048576:$(calc "$1 / ($2 * 1e-6)")" \
+	--recv-post "${post:-0}" --lazy-max "$clazy" --cores 1 --switch-cost "$sw" $cwait $cloop; }
+xs1() { predict --op allreduce --ranks 2 --bytes "$1" --elem 8 --algo recursive_doubling --input --alpha "$alpha" \
+	--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
+	--rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split4" --split-cost 0 \
+	--same-core-rates "1048576:$(calc "$1 / ($2 * 1e-6)")" \
+	--recv-post "${post:-0}" --lazy-max "$clazy" --cores 1 --switch-cost "$sw" $cwait $cloop; }
 # bcw N CW: the model's N-rank barrier on the cores there are, no switch,
 # a waiting rank seeing its message CW us after it came
 bcw() { predict --op barrier --ranks "$1" --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o" --call "$callb" $wk \
@@ -1436,6 +1472,25 @@ for n in 2 4; do
 		sw=$(pwshare=$BOUND_PW switch "$n" "$ba") pw=$(calc "$sw * $BOUND_PW")
 		cwait="$cwait --poll-window $pw"
 		echo "# $n ranks bound to $cores cores (rank r on core r mod $cores), taking turns: a switch of $sw us (the model's $n-rank barrier takes the rows' launches' $ba us); a rank keeps its core for work $pw us after its last ($BOUND_PW of a switch), switches jittered by $BOUND_JITTER, $BOUND_CALLS calls back to back; $n-rank figures the median of their launches' medians"
+		# Copies between the two ranks of one core (0 and 2, 1 and
+		# 3): their lines stay in its caches, where the exchanges
+		# below (xch4, rxch4: 0 and 1, 2 and 3) move them between the
+		# cores, which recursive doubling's second step and
+		# halving-doubling's middle ones then paid (far state,
+		# 2026-12-05: 1 MiB 100-106 us within a core against 163
+		# between the cores; near, 100 against 124). mpi_collcal's
+		# rxch4s and xch4s (the pairs 0-2 and 1-3 exchanging at once),
+		# each size's rate solved through the model's exchange
+		# between two ranks of one core; every model below takes
+		# them (--same-core-rates: bound pairs of one core alone)
+		solve4 rxch4s rs1 16384 32768 65536
+		same4=$solved samesays=$says
+		solve4 xch4s xs1 131072 262144 1048576
+		same4="$same4${same4:+${solved:+,}}$solved" samesays="$samesays$says"
+		if [ -n "$same4" ]; then
+			cwait="$cwait --same-core-rates $same4"
+			echo "#   copies between the two ranks of one core, GB/s by size (4-rank exchanges, pairs 0-2 and 1-3 at once; reads to 64K, rendezvous above):$samesays"
+		fi
 	elif [ "$cwmode" = token ] && [ -n "$tk" ] && [ -n "${spp8:-}" ]; then
 		# a token's hop round the ranks in the library's own wait
 		# loop (mpi_collcal's tok4: one rank sends, the rest wait, as
@@ -1492,6 +1547,7 @@ for n in 2 4; do
 		[ "$n" -eq 4 ] || break
 		h=$(cal 4 xch4 "$l")
 		[ -n "$h" ] && [ -n "$rates" ] || continue
+		h=$(within xch4 "$l" "$h")
 		t1=$(secant x4 "$l" "$h")
 		rates4="$rates4${rates4:+,}$l:$(calc "$l / ($t1 * 1e-6)")"
 		x4says="$x4says $((l / 1024))K $(calc "$l / ($t1 * 1e3)") ($h us)"

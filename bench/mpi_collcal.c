@@ -72,6 +72,13 @@
  *                 rendezvous copies of a 4-rank schedule's pair exchanges
  *                 (halving-doubling's, recursive doubling's) where the
  *                 ranks outnumber the cores
+ *   rxch4s B, xch4s B  (4 ranks or more) the same between ranks 0 and 2
+ *                 while 1 and 3 exchange too: pinned two to a core (rank r
+ *                 on core r mod 2, as mpi_bench.sh launches them), each
+ *                 pair on one core, whose lines stay in its caches (on two
+ *                 vCPUs placed far apart, 1 MiB in 79 us against 142
+ *                 between the cores): the second step of a 4-rank
+ *                 recursive doubling or the middle ones of halving-doubling
  *   shift4 B      (4 ranks or more) each of ranks 0-3 receives B bytes
  *                 from its left and sends B to its right at once
  *                 (MPI_Irecv, MPI_Isend, MPI_Waitall), unpinned, 128 KiB -
@@ -278,6 +285,13 @@ static double cal_exchange(int rank, const char *sb, char *rb, int n, bool block
 	return cal_trade(rank, sb, rb, n, rank ^ 1, rank ^ 1, 1, blocking, active, alone);
 }
 
+/* One trial of xch4s (rxch4s: blocking): as cal_exchange's 4-rank one
+ * between ranks 0 and 2, and 1 and 3. */
+static double cal_exchange_same(int rank, const char *sb, char *rb, int n, bool blocking)
+{
+	return cal_trade(rank, sb, rb, n, rank ^ 2, rank ^ 2, 6, blocking, 4, NULL);
+}
+
 /* One trial of shift4: us per shift of n bytes round ranks 0-3 (each
  * receives from its left, sends to its right, at once), as a 4-rank
  * ring's step moves its blocks; the others wait in the barrier. */
@@ -412,7 +426,7 @@ int main(int argc, char **argv)
 		static const int rx4[] = { 16384, 32768, 65536 }, bk4[] = { 131072, 262144, 1 << 20 }, es4[] = { 1024, 4096, 8192 };
 		enum { NRX4 = sizeof rx4 / sizeof rx4[0], NBK4 = sizeof bk4 / sizeof bk4[0], NES4 = sizeof es4 / sizeof es4[0] };
 		enum { ES0 = 2 + NRX4 + 3 * NBK4, TK = ES0 + NES4, PX = TK + 1, SX = TK + 2 };
-		static double sv[SX + 1][CAL_MAXT];
+		static double sv[SX + 1][CAL_MAXT], ss[NRX4 + NBK4][CAL_MAXT];
 		for (int t = 0; t < trials; t++) {
 			sv[TK][t] = cal_token(rank, b);
 			sv[PX][t] = cal_exchange(rank, sb, b, 8, false, 4, NULL);
@@ -424,6 +438,9 @@ int main(int argc, char **argv)
 				sv[2 + NRX4 + NBK4 + f][t] = cal_shift(rank, sb, b, bk4[f]);
 				sv[2 + NRX4 + 2 * NBK4 + f][t] = cal_pingpong(rank, CAL_NONBLOCKING, b, bk4[f]);
 			}
+			for (int f = 0; f < NRX4 + NBK4; f++)
+				ss[f][t] = f < NRX4 ? cal_exchange_same(rank, sb, b, rx4[f], true)
+						    : cal_exchange_same(rank, sb, b, bk4[f - NRX4], false);
 			for (int f = 0; f < NES4; f++)
 				sv[ES0 + f][t] = cal_shift(rank, sb, b, es4[f]);
 		}
@@ -442,6 +459,9 @@ int main(int argc, char **argv)
 			cal_print(rank, "pp4one", (size_t)bk4[f], sv[2 + NRX4 + 2 * NBK4 + f], trials);
 		for (int f = 0; f < NES4; f++)
 			cal_print(rank, "eshift4", (size_t)es4[f], sv[ES0 + f], trials);
+		for (int f = 0; f < NRX4 + NBK4; f++)
+			cal_print(rank, f < NRX4 ? "rxch4s" : "xch4s", (size_t)(f < NRX4 ? rx4[f] : bk4[f - NRX4]), ss[f],
+				  trials);
 		free(sb);
 		free(b);
 		MPI_Finalize();

@@ -591,6 +591,19 @@ struct coll_cost_params {
 	 * the sender's CPU's alone at rates, which exchanges measure. */
 	int nmove;
 	struct coll_copy_rate move[COLL_COST_RATES];
+	/* With bound cores: what a rendezvous copy or an eager read between
+	 * two ranks of one core moves per second by the message's size
+	 * (nsame points as rates; none: rates and read, as between cores),
+	 * in place of rates and read for such a pair. Its lines stay in
+	 * that core's caches where a pair on two cores moves them across:
+	 * on the Zen 4 guest with its two vCPUs placed far apart (a cache
+	 * line's round trip 380 ns, not 85), 4 ranks pinned two to a core
+	 * exchanged 1 MiB in 79 us between ranks of one core and in 142 us
+	 * between the cores (256 KiB 26 against 42), which the cores'
+	 * exchange rates (measured between the cores) made recursive
+	 * doubling's and halving-doubling's second steps pay. */
+	int nsame;
+	struct coll_copy_rate same[COLL_COST_RATES];
 	size_t move_piece;
 	/* With moves: time a one-way move takes beyond its CPU copies, by
 	 * its size (points as small_recv; none: 0), latency that books no

@@ -149,7 +149,10 @@ static struct hent hpop(struct heap *h)
 
 struct sim {
 	const struct coll_sched *s;
-	const struct coll_cost_params *p;
+	const struct coll_cost_params *p;  /* the event's: base, or same for a pair of one core */
+	const struct coll_cost_params *base;
+	struct coll_cost_params same;      /* base with the same-core rates (nsame) */
+	bool same_on;
 	struct coll_pairs pairs;
 	struct coll_dag *dag;
 	double **rdy;       /* max finish time of the dependencies so far */
@@ -711,6 +714,19 @@ static int received(struct sim *m, const struct hent *e, const struct coll_cmd *
 	return finish(m, e->rank, e->idx, cpu_run(m, e->rank, t, w));
 }
 
+/* The parameters for event e of command c: bound, a transfer between two
+ * ranks of one core copies at the same-core rates (coll.h, same). */
+static const struct coll_cost_params *pair_params(const struct sim *m, const struct hent *e,
+						  const struct coll_cmd *c)
+{
+	if (!m->same_on || !is_xfer(c) || c->peer < 0)
+		return m->base;
+	int pr;
+	size_t pi;
+	partner(m, e->rank, e->idx, &pr, &pi);
+	return pr % m->ncores == e->rank % m->ncores ? &m->same : m->base;
+}
+
 static int simulate(struct sim *m)
 {
 	const struct coll_cost_params *p = m->p;
@@ -731,6 +747,9 @@ static int simulate(struct sim *m)
 		const struct coll_cmd *c = cmd_at(m, e.rank, e.idx);
 		if (m->step_sw)
 			m->sw = m->step_sw[c->step];
+		/* what follows from the event (finish, the next commands'
+		 * posting) reads none of the tables that differ */
+		m->p = p = pair_params(m, &e, c);
 		if (p->unexpected && (e.ev == EV_ARRIVAL || e.ev == EV_RTS) && m->nwait[e.rank][e.idx]) {
 			e.aux = 1;
 			m->held[e.rank][e.idx] = e;  /* unexpected: taken when the receive is ready */
@@ -1078,6 +1097,7 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	if (!s || !params || s->nheld != s->req.nranks || !rates_ok(params->rates, params->nrates)
 	    || !rates_ok(params->local, params->nlocal) || !rates_ok(params->read, params->nread)
 	    || !rates_ok(params->move, params->nmove) || !rates_ok(params->eager, params->neager)
+	    || !rates_ok(params->same, params->nsame)
 	    || !steps_ok(params->bulk, params->nbulk)
 	    || !steps_ok(params->read_bulk, params->nread_bulk)
 	    || !table_ok(&params->small_recv) || !table_ok(&params->recv) || !table_ok(&params->cross)
@@ -1097,7 +1117,7 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	struct sim m;
 	memset(&m, 0, sizeof m);
 	m.s = s;
-	m.p = &p;
+	m.p = m.base = &p;
 	m.nports = p.ports;
 	if ((rc = coll_pairs_build(s, &m.pairs, NULL, 0)))
 		return rc;
@@ -1133,6 +1153,14 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 		m.rng = 0x9e3779b97f4a7c15ULL;
 		if (!rc && !p.bound && (p.switch_shift_set || p.switch_exch_set))
 			rc = step_switches(&m);
+		if (p.bound && p.nsame > 0) {
+			int k = p.nsame < COLL_COST_RATES ? p.nsame : COLL_COST_RATES;
+			m.same = p;
+			m.same.nrates = m.same.nread = k;
+			memcpy(m.same.rates, p.same, sizeof m.same.rates);
+			memcpy(m.same.read, p.same, sizeof m.same.read);
+			m.same_on = true;
+		}
 	}
 	if (!m.dag || !m.rdy || !m.ports || !m.busy || !m.cpu || !m.cpu_busy || !m.nwait || !m.left || !m.call_end
 	    || !m.held || !m.split || !m.xpeer || !m.xstart || !m.xend || !m.rv_n || !m.rv_peer || !m.eager_step)

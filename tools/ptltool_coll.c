@@ -37,6 +37,7 @@ static void usage(FILE *out)
 	        "                    [--wake-cost TIME] [--core-wait TIME] [--switch-shift TIME]\n"
 	        "                    [--switch-exchange TIME] [--calls K] [--unexpected]\n"
 	        "                    [--bound] [--poll-window TIME] [--switch-jitter J]\n"
+	        "                    [--same-core-rates LIST]\n"
 	        "                    [--cross-costs LIST] [--small-cross-costs LIST]\n"
 	        "                    [--read-rates LIST] [--move-rates LIST]\n"
 	        "                    [--move-piece SIZE] [--move-gaps LIST] [--bulk-methods LIST]\n"
@@ -130,6 +131,11 @@ static void usage(FILE *out)
 	        "  --switch-jitter J  with --bound: each switch takes --switch-cost times\n"
 	        "                 1 + u, u from [-J, J] (a fixed sequence; J below 1), so the\n"
 	        "                 cores' turns drift apart as real ones do; default 0\n"
+	        "  --same-core-rates LIST  with --bound: a rendezvous copy or an eager read\n"
+	        "                 between two ranks of one core at this rate by message size\n"
+	        "                 (its lines stay in the core's caches), SIZE:RATE,... as\n"
+	        "                 --copy-rates, instead of --copy-rates and --read-rates;\n"
+	        "                 default none: as between cores\n"
 	        "  --calls K      K calls back to back (1 to %d), each rank entering the next\n"
 	        "                 when its part of the last is done; predicts the period\n"
 	        "  --unexpected   a send goes when its sender is ready; a message that comes\n"
@@ -527,6 +533,7 @@ enum opt_kind {
 	OPT_READ,   /* the same: eager read rates */
 	OPT_MOVE,   /* the same: one-way move rates (through the segment) */
 	OPT_EAGER,  /* the same: eager copy rates (the sender's, with --cpu-copies) */
+	OPT_SAME,   /* the same: copy and read rates between two ranks of one core */
 	OPT_TIMES,  /* comma-separated SIZE:TIME (struct coll_cost_table *) */
 	OPT_BULK,   /* comma-separated SIZE:copy|split|move (struct coll_cost_params *) */
 	OPT_RBULK,  /* the same for eager reads */
@@ -591,17 +598,20 @@ static int opt_apply(const struct opt_def *d, const char *arg, size_t **countsp,
 	case OPT_LOCAL:
 	case OPT_READ:
 	case OPT_MOVE:
-	case OPT_EAGER: {
+	case OPT_EAGER:
+	case OPT_SAME: {
 		struct coll_cost_params *cp = d->dst;
 		struct coll_copy_rate *r = d->kind == OPT_LOCAL  ? cp->local
 					   : d->kind == OPT_READ  ? cp->read
 					   : d->kind == OPT_MOVE  ? cp->move
 					   : d->kind == OPT_EAGER ? cp->eager
+					   : d->kind == OPT_SAME  ? cp->same
 								  : cp->rates;
 		int *n = d->kind == OPT_LOCAL   ? &cp->nlocal
 			 : d->kind == OPT_READ  ? &cp->nread
 			 : d->kind == OPT_MOVE  ? &cp->nmove
 			 : d->kind == OPT_EAGER ? &cp->neager
+			 : d->kind == OPT_SAME  ? &cp->nsame
 						: &cp->nrates;
 		return parse_rates(arg, r, n) ? bad(what, arg) : 0;
 	}
@@ -697,6 +707,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "bound", 0, OPT_FLAG, &cp.bound, NULL, 0, 0, 0, false },
 		{ "poll-window", 0, OPT_TIME, &cp.poll_window, NULL, 0, 0, 1e-6, false },
 		{ "switch-jitter", 0, OPT_FRAC, &cp.switch_jitter, NULL, 0, 0, 0, false },
+		{ "same-core-rates", 0, OPT_SAME, &cp, NULL, 0, 0, 0, false },
 		{ "cpu-copies", 0, OPT_FLAG, &cp.cpu_copies, NULL, 0, 0, 0, false },
 		{ "inline-max", 0, OPT_SIZE, &cp.inline_max, NULL, 0, 0, 0, false },
 		{ "recv-copy-cost", 0, OPT_TIME, &cp.recv_copy_cost, NULL, 0, 0, 1e-6, false },
@@ -905,6 +916,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		printf("\"calls\": %d, \"unexpected\": %s, ", cp.calls > 1 ? cp.calls : 1, cp.unexpected ? "true" : "false");
 		json_rates("local_copy_rates", cp.local, cp.nlocal);
 		json_rates("eager_rates", cp.eager, cp.neager);
+		json_rates("same_core_rates", cp.same, cp.nsame);
 		json_times("small_recv_us", &cp.small_recv);
 		json_times("recv_us", &cp.recv);
 		json_times("cross_us", &cp.cross);

@@ -497,6 +497,19 @@ has "$out" '"bound": true, "poll_window_us": 0.5, "switch_jitter": 0.2, "turns":
 expect 2 --op bcast --ranks 4 --bytes 4 --cores 2 --bound --switch-jitter 1
 has "$err" "bad --switch-jitter '1'"
 
+# --same-core-rates: 2 ranks on one core, a 1 MiB bcast by rendezvous: its
+# one copy at 20 GB/s instead of 10 takes 52.4 us off (107.758 -> 55.329);
+# named in the JSON; a rate of 0, refused.
+same="--op bcast --ranks 2 --bytes 1M --algo binomial --alpha 0.1 --overhead 0.1 --rndv-min 8K --copy-rates 1M:1e10 --cores 1 --switch-cost 0.5 --bound"
+expect 0 $same
+has "$out" 'predicted     107.758 us'
+expect 0 $same --same-core-rates 1M:2e10
+has "$out" 'predicted     55.329 us'
+expect 0 $same --same-core-rates 1M:2e10 --json
+has "$out" '"same_core_rates": \[\[1048576, 2e+10\]\]'
+expect 2 $same --same-core-rates 1M:0
+has "$err" "bad --same-core-rates '1M:0'"
+
 # --cross-costs: a 2-rank exchange of 8 B (o + alpha + o, 1.5 us) into
 # receives that post nothing (--lazy-max) costs each receiver the
 # crossing's 0.5 us more; named in the JSON; 16 B into posted ones, not

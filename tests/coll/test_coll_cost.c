@@ -1376,6 +1376,50 @@ static void test_sw_bound_cores(void **state)
 	coll_free(s);
 }
 
+/* Bound cores: a rendezvous copy between two ranks of one core goes at
+ * the same-core rates (their lines stay in its caches), one between two
+ * cores at the copy rates. 2 ranks on 1 core, a 1 MiB bcast: its one copy
+ * is on the way, so the time drops by exactly the copy's difference. 4
+ * ranks on 2 cores: the ring's pairs are all on two cores (r, r + 1), so
+ * it is unchanged, while recursive doubling's second step pairs r with
+ * r + 2, its core's other rank. Without --bound the rates are not used;
+ * bad ones are refused. */
+static void test_same_core_rates(void **state)
+{
+	(void)state;
+	const size_t M = 1 << 20;
+	struct coll_cost_params p = { .alpha = 1e-7, .o = 1e-7, .cores = 1, .switch_cost = 5e-7, .bound = true,
+				      .rndv = true, .rndv_min = 8192, .nrates = 1, .rates = { { M, 1e10 } } };
+	double apart = sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, M, 1, &p);
+	p.nsame = 1;
+	p.same[0] = (struct coll_copy_rate){ M, 2e10 };
+	NEAR(apart - sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, M, 1, &p), (double)M / 1e10 - (double)M / 2e10);
+
+	p.cores = 2;
+	double ring = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RING, 4, M, 1, &p);
+	double rd = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 4, M, 1, &p);
+	p.nsame = 0;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RING, 4, M, 1, &p), ring);
+	double rd_apart = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 4, M, 1, &p);
+	/* the second step's copy, on the way at every rank */
+	assert_true(rd_apart - rd > 0.9 * ((double)M / 1e10 - (double)M / 2e10));
+
+	p.bound = false;
+	double shared = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 4, M, 1, &p);
+	p.nsame = 1;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 4, M, 1, &p), shared);
+
+	struct coll_req rq = mkreq(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 4, 8, 1, 1);
+	struct coll_sched *s = expand_ok(&rq);
+	struct coll_cost c;
+	p.same[0].rate = 0;
+	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
+	p.same[0].rate = 2e10;
+	p.nsame = COLL_COST_RATES + 1;
+	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
+	coll_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1397,6 +1441,7 @@ int main(void)
 		cmocka_unit_test(test_sw_ranks_per_core),
 		cmocka_unit_test(test_sw_shared_cores),
 		cmocka_unit_test(test_sw_bound_cores),
+		cmocka_unit_test(test_same_core_rates),
 		cmocka_unit_test(test_sw_cpu_copies),
 		cmocka_unit_test(test_sw_recv_copies),
 		cmocka_unit_test(test_sw_cross_costs),
