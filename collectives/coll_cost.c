@@ -58,7 +58,8 @@
  * on each; moved through the segment, the sender's CPU copies out and
  * the receiver's in, a piece behind, as a one-way bounce move). On shared cores a waiting rank
  * sees its message core_wait after it came (its core passing round the
- * waiting ranks).
+ * waiting ranks); ranks bound to cores that share one copy between
+ * themselves at their own rates (same: the lines stay in its caches).
  *
  * With calls, the calls run back to back as a benchmark's loop runs
  * them: command i of a rank is command i % ncmds of call i / ncmds, and
@@ -1154,9 +1155,8 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 		if (!rc && !p.bound && (p.switch_shift_set || p.switch_exch_set))
 			rc = step_switches(&m);
 		if (p.bound && p.nsame > 0) {
-			int k = p.nsame < COLL_COST_RATES ? p.nsame : COLL_COST_RATES;
 			m.same = p;
-			m.same.nrates = m.same.nread = k;
+			m.same.nrates = m.same.nread = p.nsame;
 			memcpy(m.same.rates, p.same, sizeof m.same.rates);
 			memcpy(m.same.read, p.same, sizeof m.same.read);
 			m.same_on = true;
