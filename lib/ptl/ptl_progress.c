@@ -505,6 +505,19 @@ static void *ptl_progress_thread(void *arg)
 	return NULL;
 }
 
+/* Ends the watchers (thread_stop set): each NAL's kick ends its sleep, a
+ * pass released ends its wait for one. They take no lock. */
+static void ptl_watchers_join(void)
+{
+	for (int i = 0; i < ptl_lib.nnals; i++)
+		if (ptl_lib.nals[i].ops->kick)
+			ptl_lib.nals[i].ops->kick(ptl_lib.nals[i].n);
+	ptl_progress_pass_done();
+	for (int i = 0; i < ptl_lib.nwatchers; i++)
+		pthread_join(ptl_lib.watchers[i], NULL);
+	ptl_lib.nwatchers = 0;
+}
+
 int ptl_progress_start(void)
 {
 	/* PTL_PROGRESS_THREAD=0: only API calls make progress (debugging). */
@@ -512,11 +525,11 @@ int ptl_progress_start(void)
 	if (e && !strcmp(e, "0"))
 		return 0;
 	atomic_store(&ptl_lib.thread_stop, false);
-	if (pthread_create(&ptl_lib.thread, NULL, ptl_progress_thread, NULL) != 0) {
-		fprintf(stderr, "ptl: cannot start the progress thread\n");
-		return -1;
-	}
-	ptl_lib.thread_running = true;
+	/* The watchers first: the caller (PtlInit) holds the library lock,
+	 * which a progress thread already started would be waiting for while
+	 * a failure here joined it. Watchers take no lock, so they can be
+	 * ended here; one that wakes before the progress thread runs kicks
+	 * nobody (thread_running is false) and waits for its first pass. */
 	struct ptl_nalinst *primary = ptl_sleep_nal();
 	for (int i = 0; i < ptl_lib.nnals; i++) {
 		struct ptl_nalinst *n = &ptl_lib.nals[i];
@@ -525,11 +538,20 @@ int ptl_progress_start(void)
 			continue;
 		if (pthread_create(&ptl_lib.watchers[ptl_lib.nwatchers], NULL, ptl_watch_thread, n) != 0) {
 			fprintf(stderr, "ptl: cannot start a watcher thread for the %s NAL\n", n->ops->name);
-			return -1;
+			goto undo;
 		}
 		ptl_lib.nwatchers++;
 	}
+	if (pthread_create(&ptl_lib.thread, NULL, ptl_progress_thread, NULL) != 0) {
+		fprintf(stderr, "ptl: cannot start the progress thread\n");
+		goto undo;
+	}
+	ptl_lib.thread_running = true;
 	return 0;
+undo:
+	atomic_store(&ptl_lib.thread_stop, true);
+	ptl_watchers_join();
+	return -1;
 }
 
 void ptl_progress_stop(void)
@@ -542,9 +564,6 @@ void ptl_progress_stop(void)
 		if (ptl_lib.nals[i].ops->kick)
 			ptl_lib.nals[i].ops->kick(ptl_lib.nals[i].n);
 	pthread_join(ptl_lib.thread, NULL);
-	ptl_progress_pass_done(); /* releases watchers waiting for a pass */
-	for (int i = 0; i < ptl_lib.nwatchers; i++)
-		pthread_join(ptl_lib.watchers[i], NULL);
-	ptl_lib.nwatchers = 0;
+	ptl_watchers_join();
 	ptl_lib.thread_running = false;
 }

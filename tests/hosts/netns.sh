@@ -3,7 +3,8 @@
 # veth pair on 10.77.0.0/24; ptlrun --hosts with the agent
 # "ip netns exec {host}" runs 2 hosts x 2 ranks (shm within a host, tcp
 # across): the ring example, the Portals tests of tests/ptl/mp and the MPI
-# tests mpi_coll, mpi_comm, mpi_dtype and mpi_err of tests/mpi. Nothing
+# tests mpi_coll, mpi_comm, mpi_dtype and mpi_err of tests/mpi, and
+# PtlInit's failure to start a thread. Nothing
 # leaves the namespaces; they are removed on exit. Needs root (77 if not).
 set -u
 : "${PTL_TOP_BUILDDIR:?run through make check}"
@@ -55,6 +56,22 @@ for t in mpi_p2p mpi_coll mpi_comm mpi_dtype mpi_err; do
 		echo "FAIL: $t exited $rc"; job_output "$out"; fail=1
 	else
 		echo "ok: $t (2 hosts x 2 ranks)"
+	fi
+done
+# A thread PtlInit cannot start (tests/hosts/failthread.c fails one
+# pthread_create, 50 ms in): each rank here starts a watcher for tcp, then
+# the progress thread. Either failing is PtlInit's PTL_FAIL, said, and the
+# job ends at once; the watcher's once hung it (the progress thread, up
+# already, waited for the library lock its joiner held).
+for at in 1:"a watcher thread for the tcp NAL" 2:"the progress thread"; do
+	out=$(limited "$(job_limit 30)" ip netns exec "$A" "$B/tools/ptlrun" --timeout 30 --hosts "$A,$Z" \
+		--agent "ip netns exec {host}" -n 4 -x LD_PRELOAD="$B/tests/hosts/.libs/libfailthread.so" \
+		-x FAILTHREAD_AT="${at%%:*}" "$B/examples/ring" 2>&1); rc=$?
+	if [ $rc -eq 0 ] || echo "$out" | grep -q "timeout after" ||
+		! echo "$out" | grep -q "ptl: cannot start ${at#*:}" || ! echo "$out" | grep -q "PtlInit: PTL_FAIL"; then
+		echo "FAIL: PtlInit without ${at#*:} (exit $rc)"; job_output "$out"; fail=1
+	else
+		echo "ok: PtlInit without ${at#*:} fails and says so"
 	fi
 done
 # Ranks without the job key are refused by ptlrun: both hosts' ranks run
