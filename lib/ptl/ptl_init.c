@@ -340,10 +340,27 @@ static void ptl_teardown(void)
 	rt_fini();
 }
 
+/* PtlInit and PtlFini one at a time, whole: the last PtlFini lets the
+ * library lock go to stop the progress thread before it tears down, and a
+ * PtlInit on another thread in that gap would find the count at 0 and set
+ * up over what is about to go (two threads pairing them: the view opened
+ * twice, then torn down under the second). */
+static pthread_mutex_t ptl_init_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+static int ptl_init_locked(int *max_interfaces);
+
 int PtlInit(int *max_interfaces)
 {
 	if (!max_interfaces)
 		return PTL_SEGV;
+	pthread_mutex_lock(&ptl_init_mutex);
+	int rc = ptl_init_locked(max_interfaces);
+	pthread_mutex_unlock(&ptl_init_mutex);
+	return rc;
+}
+
+static int ptl_init_locked(int *max_interfaces)
+{
 	ptl_lock();
 	if (ptl_lib.init_count > 0) {
 		ptl_lib.init_count++;
@@ -393,9 +410,11 @@ out:
 
 void PtlFini(void)
 {
+	pthread_mutex_lock(&ptl_init_mutex);
 	ptl_lock();
 	if (ptl_lib.init_count == 0 || --ptl_lib.init_count > 0) {
 		ptl_unlock();
+		pthread_mutex_unlock(&ptl_init_mutex);
 		return;
 	}
 	ptl_unlock();
@@ -408,4 +427,5 @@ void PtlFini(void)
 	ptl_lock();
 	ptl_teardown();
 	ptl_unlock();
+	pthread_mutex_unlock(&ptl_init_mutex);
 }

@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -922,6 +923,49 @@ static void test_fini(void **state)
 	assert_int_not_equal(access(path, F_OK), 0);
 }
 
+/* Threads that each pair PtlInit with PtlFini, as two libraries on
+ * Portals would, overlap: one's PtlInit may come while the other's last
+ * PtlFini tears down. It must find the library either up (and count
+ * itself in) or down (and bring it up afresh), never torn down under it:
+ * every PtlInit, the NI each then asks for and an EQ on it work (before
+ * PtlInit waited for the other's PtlFini, the second set-up found the
+ * view's object still held, and its EQs failed). Counted, not asserted,
+ * in the threads. */
+enum { INIT_ROUNDS = 200 };
+static int init_bad[2];
+
+static void *init_fini_loop(void *arg)
+{
+	int *bad = arg, nif;
+	for (int i = 0; i < INIT_ROUNDS; i++) {
+		ptl_handle_ni_t h;
+		if (PtlInit(&nif) != PTL_OK) {
+			(*bad)++;
+			continue;
+		}
+		ptl_handle_eq_t eq;
+		int rc = PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, NULL, NULL, &h);
+		if ((rc != PTL_OK && rc != PTL_IFACE_DUP) || PtlRtRank() != 0)
+			(*bad)++;
+		else if (PtlEQAlloc(h, 16, PTL_EQ_HANDLER_NONE, &eq) != PTL_OK || PtlEQFree(eq) != PTL_OK)
+			(*bad)++;
+		PtlFini();
+	}
+	return NULL;
+}
+
+static void test_init_fini_threads(void **state)
+{
+	(void)state;
+	pthread_t t[2];
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, init_fini_loop, &init_bad[i]), 0);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	assert_int_equal(init_bad[0] + init_bad[1], 0);
+	expect_no_init(ni);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--eq-shm-full") == 0)
@@ -943,6 +987,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_freed_eq_gets_no_events),
 		cmocka_unit_test(test_dead_front),
 		cmocka_unit_test(test_fini),
+		cmocka_unit_test(test_init_fini_threads),
 	};
 	int failed = cmocka_run_group_tests_name("ptl_api_before_init", before, NULL, NULL);
 	failed += cmocka_run_group_tests_name("ptl_api", during, NULL, NULL);
