@@ -27,12 +27,17 @@ static void ptl_eq_ring_bell(void)
 	syscall(SYS_futex, &ptl_eq_bell, FUTEX_WAKE_PRIVATE, 1 << 30, NULL, NULL, 0);
 }
 
+_Thread_local int ptl_eq_in_handler;
+
 void ptl_eq_notify(struct ptl_eq *eq, ptl_event_t *slot)
 {
 	if (atomic_load_explicit(&eq->waiters, memory_order_relaxed))
 		ptl_eq_ring_bell();
-	if (eq->handler)
+	if (eq->handler) {
+		ptl_eq_in_handler++;
 		eq->handler(slot);
+		ptl_eq_in_handler--;
+	}
 }
 
 void ptl_eq_post(struct ptl_eq *eq, ptl_event_t *ev)

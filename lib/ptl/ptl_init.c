@@ -353,6 +353,16 @@ int PtlInit(int *max_interfaces)
 {
 	if (!max_interfaces)
 		return PTL_SEGV;
+	/* In an EQ handler the library is up and its lock ours: count. Not
+	 * the init mutex, which a thread in PtlInit or PtlFini may hold
+	 * while it waits for that lock (or for this thread to end). */
+	if (ptl_eq_in_handler) {
+		ptl_lock();
+		ptl_lib.init_count++;
+		*max_interfaces = 1;
+		ptl_unlock();
+		return PTL_OK;
+	}
 	pthread_mutex_lock(&ptl_init_mutex);
 	int rc = ptl_init_locked(max_interfaces);
 	pthread_mutex_unlock(&ptl_init_mutex);
@@ -410,6 +420,19 @@ out:
 
 void PtlFini(void)
 {
+	/* In an EQ handler the last PtlFini cannot end the library: the
+	 * handler runs inside it, perhaps on the progress thread it would
+	 * join. Refused, and said (PtlFini returns nothing). */
+	if (ptl_eq_in_handler) {
+		ptl_lock();
+		if (ptl_lib.init_count > 1)
+			ptl_lib.init_count--;
+		else
+			fprintf(stderr, "ptl: PtlFini in an EQ handler would end the library under the handler;"
+					" ignored (call it once the handler has returned)\n");
+		ptl_unlock();
+		return;
+	}
 	pthread_mutex_lock(&ptl_init_mutex);
 	ptl_lock();
 	if (ptl_lib.init_count == 0 || --ptl_lib.init_count > 0) {

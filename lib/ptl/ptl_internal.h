@@ -717,6 +717,9 @@ static inline ptl_event_t *ptl_eq_slot(const struct ptl_eq *eq)
 }
 /* Wakes eq's sleepers and runs its handler on the event just committed. */
 void ptl_eq_notify(struct ptl_eq *eq, ptl_event_t *slot);
+/* > 0 while this thread runs an EQ handler (with the library lock held):
+ * PtlInit only counts then, and PtlFini will not end the library. */
+extern _Thread_local int ptl_eq_in_handler;
 /* Posts the event filled in at slot (from ptl_eq_slot): as ptl_eq_post.
  * Inline: a message commits one event or two, on its critical path. */
 static inline void ptl_eq_commit(struct ptl_eq *eq, ptl_event_t *slot)

@@ -966,6 +966,66 @@ static void test_init_fini_threads(void **state)
 	expect_no_init(ni);
 }
 
+/* An EQ handler runs inside the library, its lock held, perhaps on the
+ * progress thread: PtlInit there counts, a PtlFini undoes that, and the
+ * last PtlFini is refused and said (it would end the library under the
+ * handler: before, it aborted on the lock or joined its own thread).
+ * The library stays up for the main thread's PtlFini. */
+static int handler_calls, handler_init_rc = -1;
+
+static void fini_handler(ptl_event_t *ev)
+{
+	(void)ev;
+	if (handler_calls++)
+		return;
+	int nif;
+	handler_init_rc = PtlInit(&nif);
+	PtlFini(); /* undoes the PtlInit above */
+	PtlFini(); /* the last: refused */
+}
+
+static void test_fini_in_handler(void **state)
+{
+	(void)state;
+	int nif;
+	ptl_handle_ni_t h, back;
+	ptl_handle_eq_t eq;
+	ptl_handle_md_t md;
+	ptl_process_id_t me;
+	assert_rc(PtlInit(&nif), PTL_OK);
+	assert_rc(PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, NULL, NULL, &h), PTL_OK);
+	assert_rc(PtlGetId(h, &me), PTL_OK);
+	assert_rc(PtlEQAlloc(h, 16, fini_handler, &eq), PTL_OK);
+	ptl_md_t d = plain_md(buf, 8);
+	d.eq_handle = eq;
+	assert_rc(PtlMDBind(h, d, PTL_RETAIN, &md), PTL_OK);
+	FILE *err = tmpfile();
+	assert_non_null(err);
+	fflush(stderr);
+	int saved = dup(2);
+	assert_true(saved >= 0 && dup2(fileno(err), 2) == 2);
+	int rc = PtlPut(md, PTL_NO_ACK_REQ, me, 0, 0, 0, 0, 0);
+	if (rc == PTL_OK)
+		wait_event(eq, PTL_EVENT_SEND_END);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	assert_rc(rc, PTL_OK);
+	char said[512] = "";
+	rewind(err);
+	size_t n = fread(said, 1, sizeof said - 1, err);
+	said[n] = 0;
+	fclose(err);
+	assert_true(handler_calls >= 2); /* SEND_START, SEND_END */
+	assert_rc(handler_init_rc, PTL_OK);
+	if (!strstr(said, "ptl: PtlFini in an EQ handler would end the library under the handler; ignored"))
+		fail_msg("not said: %s", said);
+	assert_rc(PtlNIHandle(eq, &back), PTL_OK); /* still up */
+	assert_rc(PtlMDUnlink(md), PTL_OK);
+	PtlFini();
+	expect_no_init(h);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--eq-shm-full") == 0)
@@ -988,6 +1048,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_dead_front),
 		cmocka_unit_test(test_fini),
 		cmocka_unit_test(test_init_fini_threads),
+		cmocka_unit_test(test_fini_in_handler),
 	};
 	int failed = cmocka_run_group_tests_name("ptl_api_before_init", before, NULL, NULL);
 	failed += cmocka_run_group_tests_name("ptl_api", during, NULL, NULL);
