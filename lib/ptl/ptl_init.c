@@ -346,6 +346,21 @@ static void ptl_teardown(void)
  * up over what is about to go (two threads pairing them: the view opened
  * twice, then torn down under the second). */
 static pthread_mutex_t ptl_init_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t ptl_init_once = PTHREAD_ONCE_INIT;
+
+/* A child forked while another thread was in PtlInit or PtlFini has the
+ * mutex held by a thread it does not have: free it there. (Not taken
+ * in a prepare handler: a fork from an EQ handler would wait on it for a
+ * thread that waits for the lock the handler's thread holds.) */
+static void ptl_init_atfork_child(void)
+{
+	pthread_mutex_init(&ptl_init_mutex, NULL);
+}
+
+static void ptl_init_atfork(void)
+{
+	pthread_atfork(NULL, NULL, ptl_init_atfork_child);
+}
 
 static int ptl_init_locked(int *max_interfaces);
 
@@ -353,16 +368,25 @@ int PtlInit(int *max_interfaces)
 {
 	if (!max_interfaces)
 		return PTL_SEGV;
-	/* In an EQ handler the library is up and its lock ours: count. Not
-	 * the init mutex, which a thread in PtlInit or PtlFini may hold
-	 * while it waits for that lock (or for this thread to end). */
+	/* In an EQ handler the library lock is ours: count. Not the init
+	 * mutex, which a thread in PtlInit or PtlFini may hold while it
+	 * waits for that lock (or for this thread to end). At a count of 0
+	 * the last PtlFini has let the lock go to end the library (handlers
+	 * run until its progress thread stops): a count now would outlive
+	 * the teardown, so refused. */
 	if (ptl_eq_in_handler) {
 		ptl_lock();
-		ptl_lib.init_count++;
-		*max_interfaces = 1;
+		int rc = ptl_lib.init_count > 0 ? PTL_OK : PTL_FAIL;
+		if (rc == PTL_OK) {
+			ptl_lib.init_count++;
+			*max_interfaces = 1;
+		}
 		ptl_unlock();
-		return PTL_OK;
+		if (rc != PTL_OK)
+			fprintf(stderr, "ptl: PtlInit in an EQ handler while the last PtlFini ends the library; refused\n");
+		return rc;
 	}
+	pthread_once(&ptl_init_once, ptl_init_atfork);
 	pthread_mutex_lock(&ptl_init_mutex);
 	int rc = ptl_init_locked(max_interfaces);
 	pthread_mutex_unlock(&ptl_init_mutex);
@@ -427,7 +451,7 @@ void PtlFini(void)
 		ptl_lock();
 		if (ptl_lib.init_count > 1)
 			ptl_lib.init_count--;
-		else
+		else if (ptl_lib.init_count == 1)
 			fprintf(stderr, "ptl: PtlFini in an EQ handler would end the library under the handler;"
 					" ignored (call it once the handler has returned)\n");
 		ptl_unlock();

@@ -384,7 +384,7 @@ struct ptl_lib {
 
 	/* Progress thread. */
 	pthread_t thread;
-	bool thread_running;
+	atomic_bool thread_running; /* read by watchers, which start before it is set */
 	atomic_bool thread_stop;
 	atomic_uint app_polls;     /* bumped by application threads that poll */
 	pthread_t watchers[PTL_MAX_NALS]; /* sleep in the NALs the thread cannot */
