@@ -286,6 +286,9 @@
 #          2026-12-02 04:20, for an A/B on the same data;
 #          PTL_BENCH_XCH=allgather or ringsteps: that kind of the rows'
 #          2-rank exchanges at every size (the default picks by the L2)
+#   PTL_BENCH_CAL=all  the 2-rank figures the rows' launches time too
+#          (ping-pongs, o, the barrier, the bcast, MPI_COMM_SELF's call)
+#          from every launch, not the rows' alone, as before 2026-12-05
 #   PTL_BENCH_PAIR=0  each 2-rank row's exchanges the best of all
 #          launches, not those of the launch that timed the row's best
 #   PTL_BENCH_POST=charge  the model charges a posted receive's ME (mpi_allreduce's
@@ -643,8 +646,20 @@ END {
 cal() {
 	q=$([ "$3" -ge 1024 ] && echo "$CALQ" || echo 0)
 	mm "$1" && q=0.5
+	# a 2-rank figure the rows' launches time too (the ping-pongs, o,
+	# the barrier, the bcast, MPI_COMM_SELF's call) from those alone:
+	# a launch's host state holds for all it times, and the best of
+	# every launch came from another state where the run's wait for the
+	# near one ran out (a run, 2026-12-05, with its first launches near
+	# and the rest far: the 2-rank ring's 8 B rows measured 0.86 us, far,
+	# and predicted 0.45 from the near launches' ping-pong; 17 of the
+	# 35 2-rank rows within 10%). PTL_BENCH_CAL=all: every launch's
+	cf="$W/all $W/algo"
+	[ "$1" -le "${cores:-2}" ] && [ "${PTL_BENCH_CAL:-}" != all ] &&
+		awk -v n="$1" -v f="$2" -v b="$3" '$2 == n && $3 == f && $4 == b { ok = 1; exit } END { exit !ok }' "$W/algo" 2>/dev/null &&
+		cf="$W/algo"
 	awk -v n="$1" -v f="$2" -v b="$3" -v med="$(mm "$1" && echo 1)" '(FILENAME ~ /algo$/ || $1 == "ptl") && $2 == n && $3 == f && $4 == b { print (ENVIRON["PTL_BENCH_STAT"] == "med" || med ? $5 : $6) }' \
-		"$W/all" "$W/algo" 2>/dev/null | sort -g |
+		$cf 2>/dev/null | sort -g |
 		awk -v q="$q" '{ v[NR] = $1 } END { if (NR) print v[1 + int(q * (NR - 1) + 0.5)] }'
 }
 # mm N: whether N-rank figures go by the median of their launches' medians
