@@ -274,16 +274,22 @@ static void *pool_get(struct tmpbuf *t, int n, size_t len)
 	return fit->p;
 }
 
+/* The busy slot of t[0..n) that holds p, or NULL (p was malloc'd). */
+static struct tmpbuf *pool_slot(struct tmpbuf *t, int n, const void *p)
+{
+	for (int i = 0; p && i < n; i++)
+		if (t[i].busy && t[i].p == p)
+			return &t[i];
+	return NULL;
+}
+
 static void pool_put(struct tmpbuf *t, int n, void *p)
 {
-	if (!p)
-		return;
-	for (int i = 0; i < n; i++)
-		if (t[i].busy && t[i].p == p) {
-			t[i].busy = false;
-			return;
-		}
-	free(p);
+	struct tmpbuf *b = pool_slot(t, n, p);
+	if (b)
+		b->busy = false;
+	else
+		free(p);
 }
 
 /* A temporary from c's cache when it can be (pool_get). */
@@ -342,13 +348,8 @@ void *mpi_coll_req_tmp_get(size_t len)
 /* The slot of the pools that holds p, busy, or NULL (malloc'd). */
 static struct tmpbuf *req_tmp_slot(void *p)
 {
-	for (int i = 0; p && i < IC_SMALL_SLOTS; i++)
-		if (ic_small[i].busy && ic_small[i].p == p)
-			return &ic_small[i];
-	for (int i = 0; p && i < IC_POOL_SLOTS; i++)
-		if (ic_pool[i].busy && ic_pool[i].p == p)
-			return &ic_pool[i];
-	return NULL;
+	struct tmpbuf *b = pool_slot(ic_small, IC_SMALL_SLOTS, p);
+	return b ? b : pool_slot(ic_pool, IC_POOL_SLOTS, p);
 }
 
 /* p stays with whoever may still read it (a call that failed with a
