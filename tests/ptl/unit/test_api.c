@@ -50,12 +50,41 @@ static ptl_md_t plain_md(void *start, ptl_size_t len)
 	return md;
 }
 
+/* stderr into a file while a test reads what the library says there:
+ * stderr_capture starts, stderr_release ends it (and rewinds f, unless
+ * NULL). A failure while captured releases first, so its message shows. */
+static int stderr_saved = -1;
+
+static FILE *stderr_capture(void)
+{
+	FILE *f = tmpfile();
+	assert_non_null(f);
+	fflush(stderr);
+	stderr_saved = dup(2);
+	assert_true(stderr_saved >= 0 && dup2(fileno(f), 2) == 2);
+	return f;
+}
+
+static void stderr_release(FILE *f)
+{
+	fflush(stderr);
+	if (stderr_saved >= 0) {
+		dup2(stderr_saved, 2);
+		close(stderr_saved);
+		stderr_saved = -1;
+	}
+	if (f)
+		rewind(f);
+}
+
 #define assert_rc(call, want)                                                               \
 	do {                                                                                \
 		int rc_ = (call);                                                           \
-		if (rc_ != (want))                                                          \
+		if (rc_ != (want)) {                                                        \
+			stderr_release(NULL);                                               \
 			fail_msg("%s: %d (%s), expected %s", #call, rc_,                     \
 				 PtlErrorStr((unsigned)rc_), #want);                         \
+		}                                                                           \
 	} while (0)
 
 /* Every call but PtlInit/PtlFini and the string ones, with valid-looking
@@ -687,8 +716,10 @@ static ptl_event_t wait_event(ptl_handle_eq_t eq, ptl_event_kind_t want)
 		ptl_event_t ev;
 		int which;
 		int rc = PtlEQPoll(&eq, 1, 5000, &ev, &which);
-		if (rc != PTL_OK)
+		if (rc != PTL_OK) {
+			stderr_release(NULL);
 			fail_msg("PtlEQPoll waiting for event %d: %s", (int)want, PtlErrorStr((unsigned)rc));
+		}
 		if (ev.type == want)
 			return ev;
 	}
@@ -1000,20 +1031,13 @@ static void test_fini_in_handler(void **state)
 	ptl_md_t d = plain_md(buf, 8);
 	d.eq_handle = eq;
 	assert_rc(PtlMDBind(h, d, PTL_RETAIN, &md), PTL_OK);
-	FILE *err = tmpfile();
-	assert_non_null(err);
-	fflush(stderr);
-	int saved = dup(2);
-	assert_true(saved >= 0 && dup2(fileno(err), 2) == 2);
+	FILE *err = stderr_capture();
 	int rc = PtlPut(md, PTL_NO_ACK_REQ, me, 0, 0, 0, 0, 0);
 	if (rc == PTL_OK)
 		wait_event(eq, PTL_EVENT_SEND_END);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
+	stderr_release(err);
 	assert_rc(rc, PTL_OK);
 	char said[512] = "";
-	rewind(err);
 	size_t n = fread(said, 1, sizeof said - 1, err);
 	said[n] = 0;
 	fclose(err);
@@ -1053,11 +1077,7 @@ static void test_handler_init_in_gap(void **state)
 	int up = 0;
 	gap_main = pthread_self();
 	/* the refusals are said on stderr: counted there */
-	FILE *err = tmpfile();
-	assert_non_null(err);
-	fflush(stderr);
-	int saved = dup(2);
-	assert_true(saved >= 0 && dup2(fileno(err), 2) == 2);
+	FILE *err = stderr_capture();
 	for (int i = 0; i < GAP_ROUNDS; i++) {
 		int nif;
 		ptl_handle_ni_t h;
@@ -1083,17 +1103,14 @@ static void test_handler_init_in_gap(void **state)
 			rc = PtlGetId(h, &id);
 		}
 		if (rc != PTL_NO_INIT) {
-			dup2(saved, 2);
+			stderr_release(NULL);
 			fail_msg("round %d: after the last PtlFini PtlGetId says %s", i, PtlErrorStr((unsigned)rc));
 		}
 	}
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
+	stderr_release(err);
 	assert_int_equal(up, gap_inits);
 	char line[256];
 	int refused = 0;
-	rewind(err);
 	while (fgets(line, sizeof line, err))
 		if (strcmp(line, "ptl: PtlInit in an EQ handler while the last PtlFini ends the library; refused\n"))
 			fail_msg("said: %s", line);
