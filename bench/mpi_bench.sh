@@ -1298,14 +1298,26 @@ if [ -n "$p4i" ] && [ -n "${spp8:-}" ]; then
 	cw=$(calc "$p4i > $spp8 ? $p4i - $spp8 : 0")
 	cwait="--core-wait $cw"
 fi
+# pairx RANKS CORES HOW RATES SIZE T: an exchange in pairs, one step of
+# the model's recursive doubling of SIZE on RANKS ranks (2: its one step;
+# 4: half of it) on CORES cores, each copy T us by RATES (--copy-rates,
+# --read-rates, --same-core-rates); HOW rndv: by rendezvous; read:
+# blocking sends, eager, read by the receiver
+pairx() {
+	if [ "$3" = read ]; then
+		px_how="--rndv-min $ceager --inline-max $eager"
+	else
+		px_how="--rndv-min $eager --rndv-cost $rndv --split-min $split4 --split-cost 0"
+	fi
+	p=$(predict --op allreduce --ranks "$1" --bytes "$5" --elem 8 --algo recursive_doubling --input --alpha "$alpha" \
+		--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
+		$px_how "$4" "1048576:$(calc "$5 / ($6 * 1e-6)")" \
+		--recv-post "${post:-0}" --lazy-max "$clazy" --cores "$2" --switch-cost "$sw" $cwait $cloop)
+	if [ "$1" -gt 2 ]; then calc "${p:-0} / 2"; else echo "$p"; fi
+}
 # x4 SIZE COPY: the model's pair exchange of SIZE by rendezvous on the
 # cores there are (half a 4-rank recursive doubling), each copy COPY us
-x4() { p=$(predict --op allreduce --ranks 4 --bytes "$1" --elem 8 --algo recursive_doubling --input --alpha "$alpha" \
-	--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
-	--rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split4" --split-cost 0 \
-	--copy-rates "1048576:$(calc "$1 / ($2 * 1e-6)")" \
-	--recv-post "${post:-0}" --lazy-max "$clazy" --cores "$cores" --switch-cost "$sw" $cwait $cloop)
-	calc "${p:-0} / 2"; }
+x4() { pairx 4 "$cores" rndv --copy-rates "$@"; }
 # s4 SIZE COPY: the model's shift of SIZE round 4 ranks on these cores (a
 # third of a 4-rank ring allgather of 4 x SIZE), each move's copies COPY us
 s4() { p=$(predict --op allgather --ranks 4 --bytes "$(($1 * 4))" --algo ring --alpha "$alpha" \
@@ -1409,34 +1421,24 @@ solve4() {
 # within CAL SIZE T: what a pair exchange of the model's (half its 4-rank
 # recursive doubling: 0 and 1 across the cores, then 0 and 2 within one)
 # takes where CAL (xch4, rxch4: across) took T: the mean of T and CAL's
-# within one core (xch4s, rxch4s) once --same-core-rates are in (cwait),
-# else T (both steps as CAL's: before 2026-12-05)
+# within one core (xch4s, rxch4s) once the model has those rates (same4,
+# cwait's --same-core-rates), else T (both steps as CAL's: before
+# 2026-12-05)
 within() {
-	case $cwait in *--same-core-rates*) ;; *) echo "$3"; return ;; esac
+	[ -n "${same4:-}" ] || { echo "$3"; return; }
 	hs=$(cal 4 "${1}s" "$2")
 	if [ -n "$hs" ]; then calc "($3 + $hs) / 2"; else echo "$3"; fi
 }
 # rx4 SIZE READ: the model's pair exchange of SIZE on the cores there are
 # (half a 4-rank recursive doubling) with each read taking READ us
 rcopy4= eager4=
-rx4() { p=$(predict --op allreduce --ranks 4 --bytes "$1" --elem 8 --algo recursive_doubling --input --alpha "$alpha" \
-	--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
-	--rndv-min "$ceager" --inline-max "$eager" --read-rates "1048576:$(calc "$1 / ($2 * 1e-6)")" \
-	--recv-post "${post:-0}" --lazy-max "$clazy" --cores "$cores" --switch-cost "$sw" $cwait $cloop)
-	calc "${p:-0} / 2"; }
+rx4() { pairx 4 "$cores" read --read-rates "$@"; }
 # rs1 SIZE READ, xs1 SIZE COPY: the model's exchange of SIZE between the
 # two ranks of one core (a 2-rank recursive doubling bound to one core),
 # each read READ us (rs1: blocking sends, eager, read by the receiver, as
 # rx4's) or each rendezvous copy COPY us (xs1, as x4's)
-rs1() { predict --op allreduce --ranks 2 --bytes "$1" --elem 8 --algo recursive_doubling --input --alpha "$alpha" \
-	--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
-	--rndv-min "$ceager" --inline-max "$eager" --same-core-rates "1048576:$(calc "$1 / ($2 * 1e-6)")" \
-	--recv-post "${post:-0}" --lazy-max "$clazy" --cores 1 --switch-cost "$sw" $cwait $cloop; }
-xs1() { predict --op allreduce --ranks 2 --bytes "$1" --elem 8 --algo recursive_doubling --input --alpha "$alpha" \
-	--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
-	--rndv-min "$eager" --rndv-cost "$rndv" --split-min "$split4" --split-cost 0 \
-	--same-core-rates "1048576:$(calc "$1 / ($2 * 1e-6)")" \
-	--recv-post "${post:-0}" --lazy-max "$clazy" --cores 1 --switch-cost "$sw" $cwait $cloop; }
+rs1() { pairx 2 1 read --same-core-rates "$@"; }
+xs1() { pairx 2 1 rndv --same-core-rates "$@"; }
 # bcw N CW: the model's N-rank barrier on the cores there are, no switch,
 # a waiting rank seeing its message CW us after it came
 bcw() { predict --op barrier --ranks "$1" --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o" --call "$callb" $wk \
