@@ -315,6 +315,11 @@ static void allreduce_row(int rank, int trials, double *in, double *out, size_t 
 	 * messages timed in the rows' turns */
 	if (xsize == 4 && n * sizeof(double) >= 32768)
 		xs[nx++] = (struct xchg){ X_SAME, n * sizeof(double) / 4 };
+	/* and at 32 KiB a half of the vector each: the messages of the
+	 * 32 KiB rows' halving-doubling (its first step) and tree (its two
+	 * trees of halves) */
+	if (xsize == 4 && n * sizeof(double) == 32768)
+		xs[nx++] = (struct xchg){ X_SAME, n * sizeof(double) / 2 };
 	if (xsize == 2 && n * sizeof(double) >= 4096) {
 		xs[nx++] = (struct xchg){ X_TURNS, n * sizeof(double) / 2 };
 		xs[nx++] = (struct xchg){ X_SAME, n * sizeof(double) / 2 };

@@ -1621,7 +1621,15 @@ for n in 2 4; do
 	# 4-rank allgather (ra4), where the run has it. Why: the pair
 	# exchanges (rxch4) are not the ring's shift, and timed in launches
 	# of their own; the 256 KiB rows of ring, ring_bidir,
-	# halving-doubling came out 1.02-1.31x in every kept run
+	# halving-doubling came out 1.02-1.31x in every kept run. The
+	# 16 KiB read likewise from the allgather of 16 KiB blocks beside
+	# the 32 KiB rows (halving-doubling's first step, the tree's
+	# halves): the exchanges' 13.6 - 14.1 GB/s (4.8 us a pair exchange,
+	# most of it turns) put 32 KiB halving-doubling 1.09 - 1.16x and
+	# the tree 1.18 - 1.21x in three ptl-only runs of 2026-12-05, the
+	# allgather's 24 - 29 GB/s 0.91 - 0.98x and 0.85 - 0.89x (the
+	# tree's one-way reads lie between the two)
+	over4 16384 ra4
 	over4 65536 ra4
 	[ -n "$solved" ] && rcopy4="--inline-max $eager --read-rates $solved"
 	[ -n "$says" ] && echo "#   reads on these cores, GB/s by size (4-rank exchanges, blocking sends, two pairs at once):$says"
@@ -1688,7 +1696,14 @@ pair() {
 # kept runs, 2026-12-02, 35 of the 70 rows' measured times spanned more
 # than 1.22x): the model follows a run as far as its calibration, timed
 # in launches of its own, shares the rows' state
-printf '%-2s %-18s %9s  %10s  %10s  %7s  %7s  %s\n' n algorithm bytes predicted measured ratio next "within 10%"
+# launches: the range of the row's launches' own figures (each launch's
+# median where the measured time is the median of those, else its best
+# trial) over the measured time. Where it reaches past 0.90-1.10 the
+# launches themselves disagree by more than the 10% asked, and no one
+# time is within 10% of them all (4 ranks on 2 cores: the one-way ring's
+# rows of up to 32 KiB spread 1.2 - 1.9x in every kept run of
+# 2026-12-05, its launches falling either side of the median)
+printf '%-2s %-18s %9s  %10s  %10s  %7s  %7s  %-11s  %s\n' n algorithm bytes predicted measured ratio next launches "within 10%"
 for a in $ALGOS; do
 	for n in 2 4; do
 		share=
@@ -1752,11 +1767,17 @@ for a in $ALGOS; do
 				$local $waking $direct $rsize $rt_n $lp)
 			sp=$(awk -v k="$a $n allreduce $bytes" 'index($0, k " ") == 1 { print $(NF - 1) }' "$W/algo" | sort -g |
 				awk 'NR == 1 { lo = $1 } NR == 2 { nx = $1 } END { printf "%.2f", (lo > 0 && NR > 1 ? nx / lo : 0) }')
-			awk -v n="$n" -v a="$a" -v b="$bytes" -v m="$m" -v p="${p:-0}" -v sp="$sp" 'BEGIN {
+			lr=$(awk -v k="$a $n allreduce $bytes" -v mm="$(mm "$n" && echo 1)" 'index($0, k " ") == 1 {
+				print (ENVIRON["PTL_BENCH_STAT"] == "med" || mm ? $(NF - 2) : $(NF - 1)) }' "$W/algo" | sort -g |
+				awk -v m="$m" 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR && m > 0) printf "%.2f-%.2f", lo / m, hi / m; else printf "-" }')
+			awk -v n="$n" -v a="$a" -v b="$bytes" -v m="$m" -v p="${p:-0}" -v sp="$sp" -v lr="$lr" 'BEGIN {
 				r = 0; if (m > 0) r = p / m
-				printf "%-2s %-18s %9s  %10.3f  %10.3f  %6.2fx  %6.2fx  %s\n", n, a, b, p, m, r, sp, (r > 1.1 || r < 0.9) ? "no" : "yes" }'
+				printf "%-2s %-18s %9s  %10.3f  %10.3f  %6.2fx  %6.2fx  %-11s  %s\n", n, a, b, p, m, r, sp, lr, (r > 1.1 || r < 0.9) ? "no" : "yes" }'
 		done
 	done
 done > "$W/table"
 cat "$W/table"
-awk '{ n[$1]++; if ($NF == "yes") y[$1]++ } END { for (k in n) printf "# %s ranks: %d of %d rows within 10%%\n", k, y[k], n[k] }' "$W/table" | sort
+awk '{ n[$1]++; if ($NF == "yes") y[$1]++; split($(NF - 1), l, "-")
+	if ($NF == "no" && (l[1] < 0.9 || l[2] > 1.1)) w[$1]++ }
+	END { for (k in n) printf "# %s ranks: %d of %d rows within 10%%%s\n", k, y[k], n[k],
+		w[k] ? sprintf(" (%d of the %d outside with launches that themselves fall more than 10%% from the measured time)", w[k], n[k] - y[k]) : "" }' "$W/table" | sort
