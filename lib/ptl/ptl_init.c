@@ -348,18 +348,25 @@ static void ptl_teardown(void)
 static pthread_mutex_t ptl_init_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t ptl_init_once = PTHREAD_ONCE_INIT;
 
-/* A child forked while another thread was in PtlInit or PtlFini has the
- * mutex held by a thread it does not have: free it there. (Not taken
- * in a prepare handler: a fork from an EQ handler would wait on it for a
- * thread that waits for the lock the handler's thread holds.) */
-static void ptl_init_atfork_child(void)
+bool ptl_atfork_ok;
+
+/* What a child forked after PtlInit starts from, every module's in one
+ * place (one registration, in this order): the lock's bias, the view's
+ * fd, and the init mutex, which a child forked while another thread was
+ * in PtlInit or PtlFini has held by a thread it does not have. (The
+ * mutex is not taken in a prepare handler: a fork from an EQ handler
+ * would wait on it for a thread that waits for the lock the handler's
+ * thread holds.) */
+static void ptl_atfork_child(void)
 {
+	ptl_lock_atfork_child();
+	ptl_view_atfork_child();
 	pthread_mutex_init(&ptl_init_mutex, NULL);
 }
 
-static void ptl_init_atfork(void)
+static void ptl_atfork_register(void)
 {
-	pthread_atfork(NULL, NULL, ptl_init_atfork_child);
+	ptl_atfork_ok = pthread_atfork(NULL, NULL, ptl_atfork_child) == 0;
 }
 
 static int ptl_init_locked(int *max_interfaces);
@@ -386,7 +393,7 @@ int PtlInit(int *max_interfaces)
 			fprintf(stderr, "ptl: PtlInit in an EQ handler while the last PtlFini ends the library; refused\n");
 		return rc;
 	}
-	pthread_once(&ptl_init_once, ptl_init_atfork);
+	pthread_once(&ptl_init_once, ptl_atfork_register);
 	pthread_mutex_lock(&ptl_init_mutex);
 	int rc = ptl_init_locked(max_interfaces);
 	pthread_mutex_unlock(&ptl_init_mutex);

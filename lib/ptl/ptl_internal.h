@@ -651,6 +651,13 @@ static inline bool ptl_lock_wanted(void)
 void ptl_lock_bias_init(void);
 void ptl_lock_bias_fini(void);
 
+/* A forked child's start (ptl_init.c's one pthread_atfork child
+ * handler, registered at the first PtlInit: ptl_atfork_ok says it took):
+ * each module's part of it. */
+extern bool ptl_atfork_ok;
+void ptl_lock_atfork_child(void);
+void ptl_view_atfork_child(void);
+
 /* Milliseconds on the coarse monotonic clock (a tick's resolution), read
  * from the vDSO's data alone, where the precise one may be a system call
  * reading an emulated device (the hpet of a QEMU TCG guest): what wait

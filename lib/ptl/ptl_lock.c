@@ -12,11 +12,11 @@
 
 #include "ptl/ptl_internal.h"
 
-/* A child forked after PtlInit: its one thread, fork's caller, goes by
- * the mutex from here. The bias thread may have been another, gone with
- * the parent, and the child has no PtlInit of its own to come (it
- * inherited the count). */
-static void ptl_lock_atfork_child(void)
+/* A child forked after PtlInit (ptl_init.c's ptl_atfork_child): its one
+ * thread, fork's caller, goes by the mutex from here. The bias thread may
+ * have been another, gone with the parent, and the child has no PtlInit
+ * of its own to come (it inherited the count). */
+void ptl_lock_atfork_child(void)
 {
 	atomic_store_explicit(&ptl_lib.lock.bias, 0, memory_order_relaxed);
 }
@@ -29,7 +29,6 @@ static void ptl_lock_atfork_child(void)
  * is the one calling PtlInit. */
 void ptl_lock_bias_init(void)
 {
-	static bool atfork;
 	struct ptl_rlock *l = &ptl_lib.lock;
 	unsigned long me = ptl_thread_id();
 	const char *e = getenv("PTL_LOCK_BIAS");
@@ -39,9 +38,8 @@ void ptl_lock_bias_init(void)
 	if (cmds < 0 || !(cmds & PTL_MEMBARRIER_PRIVATE_EXPEDITED) ||
 	    ptl_membarrier(PTL_MEMBARRIER_REGISTER_PRIVATE_EXPEDITED) != 0)
 		return;
-	if (!atfork)
-		atfork = pthread_atfork(NULL, NULL, ptl_lock_atfork_child) == 0;
-	if (!atfork)
+	/* without the child handler a child could inherit a bias thread it has not */
+	if (!ptl_atfork_ok)
 		return;
 	/* Fresh: a child forked while this thread was in by the path
 	 * inherited its flag set, and a revoker would wait on it for ever. */

@@ -92,9 +92,10 @@ static void ptl_view_atexit(void)
 		ptl_view_close();
 }
 
-/* In a forked child: let the parent's lock go with the parent (closing our
- * copy of the fd does not release it; flock(LOCK_UN) would). */
-static void ptl_view_atfork_child(void)
+/* In a forked child (ptl_init.c's ptl_atfork_child): let the parent's
+ * lock go with the parent (closing our copy of the fd does not release
+ * it; flock(LOCK_UN) would). */
+void ptl_view_atfork_child(void)
 {
 	if (ptl_lib.view_fd >= 0)
 		close(ptl_lib.view_fd);
@@ -266,7 +267,6 @@ int ptl_view_open(void)
 	static bool registered;
 	if (!registered) {
 		atexit(ptl_view_atexit);
-		pthread_atfork(NULL, NULL, ptl_view_atfork_child);
 		registered = true;
 	}
 	return 0;

@@ -34,6 +34,7 @@
 #include "ptl/ptl_internal.h"
 
 struct ptl_lib ptl_lib = { 0 };
+bool ptl_atfork_ok; /* main registers the lock's child handler, as PtlInit does the library's */
 
 #define THREADS 4
 #define ROUNDS 20000
@@ -382,8 +383,26 @@ static void test_bias_off(void **state)
 	assert_int_equal(fast_takes(10), 0);
 }
 
+/* No bias where the fork handler could not be registered: a child would
+ * inherit a bias thread it has not, and take the lock by the path beside
+ * nobody's mutex (test_overlap_said's child says so only because the
+ * handler turned the bias off). */
+static void test_bias_needs_atfork(void **state)
+{
+	(void)state;
+	if (!bias_me()) /* the kernel has no bias for us at all */
+		skip();
+	ptl_lock_bias_fini();
+	ptl_atfork_ok = false;
+	bool biased = bias_me();
+	ptl_atfork_ok = true;
+	assert_false(biased);
+	assert_int_equal(fast_takes(10), 0);
+}
+
 int main(void)
 {
+	ptl_atfork_ok = pthread_atfork(NULL, NULL, ptl_lock_atfork_child) == 0;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lock_excludes_and_nests),
 		cmocka_unit_test(test_lock_released_after_last_unlock),
@@ -393,6 +412,7 @@ int main(void)
 		cmocka_unit_test(test_bias_off_waits_holder),
 		cmocka_unit_test(test_overlap_said),
 		cmocka_unit_test(test_bias_off),
+		cmocka_unit_test(test_bias_needs_atfork),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
