@@ -314,6 +314,10 @@
 #   PTL_BENCH_CWAIT=barrier  the 4-rank core wait solved from the barrier
 #          (the run's best; each algorithm's rows from their own launches'),
 #          no switch
+#   PTL_BENCH_JITTER=J, PTL_BENCH_PW=F  bound cores: each switch of the
+#          model jittered by J (default 0.3), a rank keeping its core for
+#          work within F of a switch of its last (default 0.1); for an A/B
+#          on kept runs (PTL_BENCH_FROM; "bound cores" below says why these)
 #   PTL_BENCH_MIXED=F  a size class of the 2-rank rows' reads counts as
 #          gone both ways when CMA and the moves each took at least F of
 #          its moves (default 0.33; 1 never: the method with the most)
@@ -1474,7 +1478,22 @@ cwmode=${PTL_BENCH_CWAIT:-$([ "$BIND4" = core ] && echo bound || echo token)}
 # as the jitter's sequence averages out. The switch is solved from the
 # barrier of the rows' own launches: the dissemination barrier's turns
 # (2 a core a call, as measured) are switches and little else.
-BOUND_PW=0.1 BOUND_JITTER=0.2 BOUND_CALLS=200
+# The jitter stands for how the cores drift apart, their work's times
+# as much as their switches' (a switch alone varies little: two ranks of
+# one core both waiting yielded to each other in 2.0 - 2.25 us, 95% of
+# 6,268 round trips, 2026-12-05), so it is set by the rows: 0.3 against
+# 0.2 put the 4-rank rows within 10% in seven kept runs (four of
+# session 46's, s46/k3 far and k4, k7, k8 near; three ptl-only ones of
+# 2026-12-05) 17 17 26 27 24 24 21 -> 17 21 28 26 29 27 28 (156 -> 176
+# of 245); 0.25 and 0.35 172 and 174, 0.4 166, and with 0.3 a poll
+# window of 0.05 - 0.2 of a switch 173 - 176: the rows ask for a drift
+# of that size, not for one figure. The turns the model then takes are
+# about the measured ones (a core's switches a call, getrusage, 3
+# launches each, near state, against the model's on p1): the tree's 8 B
+# - 4 KiB rows 4.1 - 4.6 against 4.2 - 4.3 (3.9 - 4.2 with 0.2, the
+# rows 0.87 - 0.92x), halving-doubling's 4.0 - 4.6 against 4.2 - 4.4,
+# recursive doubling's 2.0 against 2.1 - 2.2.
+BOUND_PW=${PTL_BENCH_PW:-0.1} BOUND_JITTER=${PTL_BENCH_JITTER:-0.3} BOUND_CALLS=200
 loop0=$loop loop4=$loop
 for n in 2 4; do
 	[ "$n" -gt "$cores" ] || continue
