@@ -312,8 +312,9 @@ static void allreduce_row(int rank, int trials, double *in, double *out, size_t 
 		MPI_Comm_size(x_comm, &xsize);
 	/* 4 ranks: the ring's allgather of the row's blocks (a quarter of
 	 * the vector each), the 4-rank ring's second half: its steps'
-	 * messages timed in the rows' turns */
-	if (xsize == 4 && n * sizeof(double) >= 32768)
+	 * messages timed in the rows' turns (from the 4 KiB row: 1 KiB
+	 * blocks, eager, up to 256 KiB blocks by rendezvous) */
+	if (xsize == 4 && n * sizeof(double) >= 4096)
 		xs[nx++] = (struct xchg){ X_SAME, n * sizeof(double) / 4 };
 	/* and at 32 KiB a half of the vector each: the messages of the
 	 * 32 KiB rows' halving-doubling (its first step) and tree (its two

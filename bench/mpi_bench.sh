@@ -1278,14 +1278,25 @@ barrier() { predict --op barrier --ranks "$1" --bytes 0 --alpha "$alpha" --beta 
 # N-rank barrier, where every rank is busy as in a collective (not from a
 # ping-pong between two of N ranks: the others sleep in their barrier
 # after 2000 polls, and whether the two share a core decides it, 0.67-1.47
-# us in three runs). The barrier's time grows piecewise linearly with the
-# switch: a few secant steps.
+# us in three runs). The barrier's time grows with the switch, but not
+# smoothly: bound cores' turns jump between counts (the model's 4-rank
+# barrier 2.79 us at a 0.3 us switch, 1.94 at 0.5; 3.36 at 1.16, 3.32 at
+# 1.18), and a secant's step off such a jump went from 1.14 us to 0.23
+# (kept run s47/p5: the short rows 0.3-0.6x). So a secant step kept
+# inside a bracket [lo, hi] whose ends lie either side of the goal,
+# halving it where the step would leave it.
 switch() {
-	s0=0 p0=$(barrier "$1" 0) s1=1 p1=$(barrier "$1" 1)
-	for it in 1 2 3 4; do
-		s2=$(calc "$p1 != $p0 ? $s1 + ($2 - $p1) * ($s1 - $s0) / ($p1 - $p0) : $s1")
-		s2=$(calc "$s2 > 0 ? $s2 : 0")
-		s0=$s1 p0=$p1 s1=$s2 p1=$(barrier "$1" "$s2")
+	lo=0 plo=$(barrier "$1" 0) hi=1 phi=$(barrier "$1" 1)
+	for it in 1 2 3 4 5; do
+		[ "$(calc "$phi < $2")" = 1 ] || break
+		lo=$hi plo=$phi hi=$(calc "$hi * 2") phi=$(barrier "$1" "$hi")
+	done
+	s1=$hi
+	for it in 1 2 3 4 5 6 7 8; do
+		s1=$(calc "$phi != $plo ? $lo + ($2 - $plo) * ($hi - $lo) / ($phi - $plo) : ($lo + $hi) / 2")
+		[ "$(calc "$s1 > $lo && $s1 < $hi")" = 1 ] || s1=$(calc "($lo + $hi) / 2")
+		p1=$(barrier "$1" "$s1")
+		if [ "$(calc "$p1 < $2")" = 1 ]; then lo=$s1 plo=$p1; else hi=$s1 phi=$p1; fi
 	done
 	echo "$s1"
 }
@@ -1669,7 +1680,14 @@ for n in 2 4; do
 	# 7.2 GB/s, 1.09-1.11x and 0.95x (kept run s36/q2, 2026-12-04)
 	SOLVE4_REL=8 solve4 eshift4 es4 1024 4096 8192
 	# and the 8 KiB copy from the ring's 8 KiB steps (the 32 KiB rows'
-	# blocks) in the rows' launches, as the 64 KiB read above
+	# blocks) in the rows' launches, as the 64 KiB read above; the 1 KiB
+	# one likewise from the 4 KiB rows' (eshift4's by the difference,
+	# 2.5 - 4.3 GB/s, put the ring's 4 KiB row 1.21 - 1.42x in each of
+	# ten kept runs and ring_bidir's and halving-doubling's 1.10 -
+	# 1.24x; the allgather's 7 - 18 GB/s 0.97 - 1.07x, 0.95 - 1.05x and
+	# 0.91 - 1.01x in the three runs that have it, s47/p4 - p6; the
+	# tree's 2 KiB halves 0.85 - 0.93x from 0.95 - 1.05x)
+	over4 1024 ea4
 	over4 8192 ea4
 	eager4=$solved
 	[ -n "$says" ] && echo "#   eager copies on these cores, GB/s by size (4-rank shifts, each rank to the next at once):$says"
