@@ -49,8 +49,9 @@
  * its turns, exchanges by the collectives' path (row_call): on 2 ranks
  * from 4 KiB "ringsteps <bytes>" and "allgather <bytes>" of half the
  * vector each way (struct xchg says how they differ), from 32 KiB
- * "allgather <bytes>" of all of it; on 4 ranks from 32 KiB "allgather
- * <bytes>", the ring's MPI_Allgather of a quarter of the vector each.
+ * "allgather <bytes>" of all of it; on 4 ranks from 4 KiB "allgather
+ * <bytes>", the ring's MPI_Allgather of a quarter of the vector each,
+ * and at 32 KiB of half of it too.
  */
 #include <mpi.h>
 #include <stdbool.h>
@@ -265,7 +266,8 @@ static MPI_Comm x_comm = MPI_COMM_NULL, x_swap = MPI_COMM_NULL;
  * the other one, which it received in the call before); timed in runs
  * of 4 calls. X_SAME, "allgather X": always x_comm, every read of data
  * the reader read the call before (recursive doubling's one exchange of
- * the peer's input; on 4 ranks the ring's blocks). */
+ * the peer's input; on 4 ranks the ring's blocks, and at 32 KiB the
+ * halves of halving-doubling's first step and of the tree's). */
 enum { X_TURNS, X_SAME };
 struct xchg {
 	int kind;

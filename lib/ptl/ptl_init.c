@@ -346,7 +346,6 @@ static void ptl_teardown(void)
  * up over what is about to go (two threads pairing them: the view opened
  * twice, then torn down under the second). */
 static pthread_mutex_t ptl_init_mutex = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t ptl_init_once = PTHREAD_ONCE_INIT;
 
 bool ptl_atfork_ok;
 
@@ -364,9 +363,13 @@ static void ptl_atfork_child(void)
 	pthread_mutex_init(&ptl_init_mutex, NULL);
 }
 
+/* Init mutex held: at each PtlInit until it takes (pthread_atfork fails
+ * only for want of memory), so that one failure does not cost the
+ * process its fork handling for good. */
 static void ptl_atfork_register(void)
 {
-	ptl_atfork_ok = pthread_atfork(NULL, NULL, ptl_atfork_child) == 0;
+	if (!ptl_atfork_ok)
+		ptl_atfork_ok = pthread_atfork(NULL, NULL, ptl_atfork_child) == 0;
 }
 
 static int ptl_init_locked(int *max_interfaces);
@@ -393,8 +396,8 @@ int PtlInit(int *max_interfaces)
 			fprintf(stderr, "ptl: PtlInit in an EQ handler while the last PtlFini ends the library; refused\n");
 		return rc;
 	}
-	pthread_once(&ptl_init_once, ptl_atfork_register);
 	pthread_mutex_lock(&ptl_init_mutex);
+	ptl_atfork_register();
 	int rc = ptl_init_locked(max_interfaces);
 	pthread_mutex_unlock(&ptl_init_mutex);
 	return rc;

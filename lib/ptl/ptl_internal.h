@@ -652,7 +652,7 @@ void ptl_lock_bias_init(void);
 void ptl_lock_bias_fini(void);
 
 /* A forked child's start (ptl_init.c's one pthread_atfork child
- * handler, registered at the first PtlInit: ptl_atfork_ok says it took):
+ * handler, registered by PtlInit until it takes: ptl_atfork_ok says so):
  * each module's part of it. */
 extern bool ptl_atfork_ok;
 void ptl_lock_atfork_child(void);

@@ -32,14 +32,12 @@ void ptl_lock_bias_init(void)
 	struct ptl_rlock *l = &ptl_lib.lock;
 	unsigned long me = ptl_thread_id();
 	const char *e = getenv("PTL_LOCK_BIAS");
-	if (l->bias_broken || (e && !strcmp(e, "0")) || (l->last_bias && l->last_bias != me))
+	/* without the child handler a child could inherit a bias thread it has not */
+	if (!ptl_atfork_ok || l->bias_broken || (e && !strcmp(e, "0")) || (l->last_bias && l->last_bias != me))
 		return;
 	long cmds = ptl_membarrier(PTL_MEMBARRIER_QUERY);
 	if (cmds < 0 || !(cmds & PTL_MEMBARRIER_PRIVATE_EXPEDITED) ||
 	    ptl_membarrier(PTL_MEMBARRIER_REGISTER_PRIVATE_EXPEDITED) != 0)
-		return;
-	/* without the child handler a child could inherit a bias thread it has not */
-	if (!ptl_atfork_ok)
 		return;
 	/* Fresh: a child forked while this thread was in by the path
 	 * inherited its flag set, and a revoker would wait on it for ever. */
