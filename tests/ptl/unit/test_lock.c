@@ -393,9 +393,10 @@ static void test_bias_needs_atfork(void **state)
 	if (!bias_me()) /* the kernel has no bias for us at all */
 		skip();
 	ptl_lock_bias_fini();
+	bool ok = ptl_atfork_ok;
 	ptl_atfork_ok = false;
 	bool biased = bias_me();
-	ptl_atfork_ok = true;
+	ptl_atfork_ok = ok;
 	assert_false(biased);
 	assert_int_equal(fast_takes(10), 0);
 }
