@@ -985,6 +985,9 @@ int ptl_progress(void);
 void ptl_progress_app(void);
 int ptl_progress_start(void);
 void ptl_progress_stop(void);
+/* Ends every sleep in a NAL (a kick of each that can sleep): the progress
+ * thread's, the watchers', a helper's. */
+void ptl_kick_nals(void);
 /* An app thread stops polling to sleep; peers must wake us again. */
 void ptl_progress_app_sleeping(void);
 void ptl_progress_nal_wait(int timeout_ms);

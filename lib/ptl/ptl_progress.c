@@ -505,13 +505,17 @@ static void *ptl_progress_thread(void *arg)
 	return NULL;
 }
 
-/* Ends the watchers (thread_stop set): each NAL's kick ends its sleep, a
- * pass released ends its wait for one. They take no lock. */
-static void ptl_watchers_join(void)
+void ptl_kick_nals(void)
 {
 	for (int i = 0; i < ptl_lib.nnals; i++)
 		if (ptl_lib.nals[i].ops->kick)
 			ptl_lib.nals[i].ops->kick(ptl_lib.nals[i].n);
+}
+
+/* Ends the watchers (thread_stop set, the NALs kicked: that ended their
+ * sleeps): a pass released ends their wait for one. They take no lock. */
+static void ptl_watchers_join(void)
+{
 	ptl_progress_pass_done();
 	for (int i = 0; i < ptl_lib.nwatchers; i++)
 		pthread_join(ptl_lib.watchers[i], NULL);
@@ -550,6 +554,7 @@ int ptl_progress_start(void)
 	return 0;
 undo:
 	atomic_store(&ptl_lib.thread_stop, true);
+	ptl_kick_nals();
 	ptl_watchers_join();
 	return -1;
 }
@@ -560,9 +565,7 @@ void ptl_progress_stop(void)
 		return;
 	atomic_store(&ptl_lib.thread_stop, true);
 	ptl_ring_lease_bell();
-	for (int i = 0; i < ptl_lib.nnals; i++)
-		if (ptl_lib.nals[i].ops->kick)
-			ptl_lib.nals[i].ops->kick(ptl_lib.nals[i].n);
+	ptl_kick_nals();
 	pthread_join(ptl_lib.thread, NULL);
 	ptl_watchers_join();
 	ptl_lib.thread_running = false;

@@ -106,9 +106,7 @@ int PtlRtBarrier(void)
 	int rc = rt_barrier();
 	if (helped) {
 		atomic_store(&done, true);
-		for (int i = 0; i < ptl_lib.nnals; i++) /* end its sleep now */
-			if (ptl_lib.nals[i].ops->kick)
-				ptl_lib.nals[i].ops->kick(ptl_lib.nals[i].n);
+		ptl_kick_nals(); /* end its sleep now */
 		pthread_join(helper, NULL);
 	}
 	return rc == 0 ? PTL_OK : PTL_FAIL;
