@@ -350,6 +350,12 @@ BIND4=${PTL_BENCH_BIND4:-}
 [ -n "${PTL_BENCH_FROM:-}" ] && [ -z "$BIND4" ] && BIND4=none
 BIND4=${BIND4:-core}
 case $BIND4 in core | none) ;; *) echo "mpi_bench.sh: PTL_BENCH_BIND4 takes core or none, not $BIND4" >&2; exit 1 ;; esac
+# bound cores' model (below, "bound cores"), checked before anything is measured
+BOUND_PW=${PTL_BENCH_PW:-0.1} BOUND_JITTER=${PTL_BENCH_JITTER:-0.35}
+[ "$(awk -v j="$BOUND_JITTER" 'BEGIN { print (j ~ /^[0-9]*\.?[0-9]+$/ && j + 0 < 1) }')" = 1 ] ||
+	{ echo "mpi_bench.sh: PTL_BENCH_JITTER takes a number from 0 to below 1, not $BOUND_JITTER" >&2; exit 1; }
+[ "$(awk -v p="$BOUND_PW" 'BEGIN { print (p ~ /^[0-9]*\.?[0-9]+$/) }')" = 1 ] ||
+	{ echo "mpi_bench.sh: PTL_BENCH_PW takes a number, 0 or more, not $BOUND_PW" >&2; exit 1; }
 W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
 echo "$BIND4" > "$W/bind4"
 # PTL_BENCH_KEEP=DIR keeps this run's measurements (DIR/all, DIR/algo,
@@ -1284,8 +1290,9 @@ barrier() { predict --op barrier --ranks "$1" --bytes 0 --alpha "$alpha" --beta 
 # smoothly: bound cores' turns jump between counts (the model's 4-rank
 # barrier on kept run s47/p5, jitter 0.3: 2.79 us at a 0.3 us switch,
 # 1.94 at 0.5; 3.36 at 1.16, 3.32 at 1.18), and a secant's step off
-# such a jump went from 1.14 us to 0.23 (the short rows 0.3-0.6x). So the switch is kept in
-# a bracket [lo, hi] whose ends' barriers lie either side of the goal:
+# such a jump went from 1.14 us to 0.23 (the short rows 0.3-0.6x). So
+# the switch is kept in a bracket [lo, hi] whose ends' barriers lie
+# either side of the goal:
 # secant steps inside it, every other step its midpoint (secant steps
 # alone crept up on the goal from one side, the far end never moving,
 # and a last step that fell outside by rounding took the midpoint: 1.68
@@ -1525,11 +1532,8 @@ cwmode=${PTL_BENCH_CWAIT:-$([ "$BIND4" = core ] && echo bound || echo token)}
 # - 4 KiB rows 4.1 - 4.6 against 4.2 - 4.3 (3.9 - 4.2 with 0.2),
 # halving-doubling's 4.0 - 4.6 against 4.2 - 4.4, recursive doubling's
 # 2.0 against 2.1 - 2.2.
-BOUND_PW=${PTL_BENCH_PW:-0.1} BOUND_JITTER=${PTL_BENCH_JITTER:-0.35} BOUND_CALLS=200
-[ "$(awk -v j="$BOUND_JITTER" 'BEGIN { print (j ~ /^[0-9]*\.?[0-9]+$/ && j + 0 < 1) }')" = 1 ] ||
-	{ echo "mpi_bench.sh: PTL_BENCH_JITTER takes a number from 0 to below 1, not $BOUND_JITTER" >&2; exit 1; }
-[ "$(awk -v p="$BOUND_PW" 'BEGIN { print (p ~ /^[0-9]*\.?[0-9]+$/) }')" = 1 ] ||
-	{ echo "mpi_bench.sh: PTL_BENCH_PW takes a number, 0 or more, not $BOUND_PW" >&2; exit 1; }
+# (BOUND_PW and BOUND_JITTER are set, and checked, before the run measures)
+BOUND_CALLS=200
 loop0=$loop loop4=$loop
 for n in 2 4; do
 	[ "$n" -gt "$cores" ] || continue

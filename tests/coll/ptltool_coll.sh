@@ -697,6 +697,14 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 	out=$(bench PTL_BENCH_BIND4=socket PTL_BENCH_FROM="$kept" 2>&1); st=$?
 	[ "$st" = 1 ] || fail "mpi_bench.sh PTL_BENCH_BIND4=socket: exit $st, want 1"
 	has "$out" "PTL_BENCH_BIND4 takes core or none, not socket"
+	# the bound cores' model settings likewise (a jitter of 1 or more,
+	# which ptltool refuses, once predicted every 4-rank row 0)
+	out=$(bench PTL_BENCH_JITTER=1 PTL_BENCH_FROM="$kept" 2>&1); st=$?
+	[ "$st" = 1 ] || fail "mpi_bench.sh PTL_BENCH_JITTER=1: exit $st, want 1"
+	has "$out" "PTL_BENCH_JITTER takes a number from 0 to below 1, not 1"
+	out=$(bench PTL_BENCH_PW=x PTL_BENCH_FROM="$kept" 2>&1); st=$?
+	[ "$st" = 1 ] || fail "mpi_bench.sh PTL_BENCH_PW=x: exit $st, want 1"
+	has "$out" "PTL_BENCH_PW takes a number, 0 or more, not x"
 	rm -rf "$kept"
 	# mpi_allreduce's "rows" (mpi_bench.sh's launches of one algorithm):
 	# the rows and the small figures, none of the moves through shm's bulk
