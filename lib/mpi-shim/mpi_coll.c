@@ -34,6 +34,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "nal/nal_copy.h"
 #include "coll.h"
 #include "mpi_coll_int.h"
 #include "mpi_impl.h"
@@ -569,10 +570,10 @@ static int combine(struct cx *x, void *dst, const void *a, const void *b, size_t
 	void *tmp = tmp_get(x->c, len);
 	if (!tmp)
 		return mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory to combine %zu bytes", x->name, len);
-	memcpy(tmp, io, len);
+	nal_copy(tmp, io, len);
 	rc = mpi_op_apply(x->op, x->dt, in, tmp, n);
 	if (!rc)
-		memcpy(dst, tmp, len);
+		nal_copy(dst, tmp, len);
 	tmp_put(x->c, tmp);
 	return rc ? op_failed(x, rc, n) : MPI_SUCCESS;
 }
@@ -995,7 +996,7 @@ static int run_ent(struct cx *x, struct mpi_kept *ent, void *data, const void *i
 	const struct coll_req *req = &ent->req;
 	struct coll_sched *s = ent->s;
 	if (req->input && !s->req.input) {
-		memcpy(data, input, req->bytes);
+		nal_copy(data, input, req->bytes);
 		input = NULL;
 	}
 	x->algo = coll_algo_name(s->info.algo);
@@ -1373,12 +1374,12 @@ static int allreduce_rd_direct(struct cx *x, const void *in, void *data, size_t 
 		} else if (upper) {
 			rc = mpi_op_apply(x->op, x->dt, cur, land, count);
 			if (!rc && land != data)
-				memcpy(data, land, len);
+				nal_copy(data, land, len);
 		} else if (fast && combine_fast(x, scratch, cur, data, count)) {
 			/* data = the upper partner's OP ours, done */
 		} else {
 			if (cur != data)
-				memcpy(data, cur, len);
+				nal_copy(data, cur, len);
 			rc = mpi_op_apply(x->op, x->dt, scratch, data, count);
 		}
 		if (rc) {
@@ -1454,7 +1455,7 @@ static int allreduce_xall(struct cx *x, const void *in, void *data, size_t len, 
 	}
 	if (rc)
 		return mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: out of memory", x->name);
-	memcpy(XALL_SLOT(me), in, len);
+	nal_copy(XALL_SLOT(me), in, len);
 	for (int k = 1; k < n; k++) {
 		int peer = me ^ k;
 		struct mpi_req *r;
@@ -1472,7 +1473,7 @@ static int allreduce_xall(struct cx *x, const void *in, void *data, size_t len, 
 			    (rc = mpi_op_apply(x->op, x->dt, XALL_SLOT(b + m), XALL_SLOT(b), count)))
 				return op_failed(x, rc, count);
 	if (!direct0)
-		memcpy(data, XALL_SLOT(0), len);
+		nal_copy(data, XALL_SLOT(0), len);
 #undef XALL_SLOT
 	return MPI_SUCCESS;
 }
@@ -2281,7 +2282,7 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 	if (sendbuf == MPI_IN_PLACE)
 		mpi_pack(rt, recvbuf, recvcount * n, in);
 	if (blk > 0)
-		memcpy(data + blk * (size_t)c->rank, in + blk * (size_t)c->rank, blk);
+		nal_copy(data + blk * (size_t)c->rank, in + blk * (size_t)c->rank, blk);
 	struct cx x;
 	mpi_cx_init(&x, c, "MPI_Alltoall");
 	if (n > 1 && blk > 0) {

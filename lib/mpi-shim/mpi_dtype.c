@@ -15,6 +15,7 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "nal/nal_copy.h"
 #include "mpi_impl.h"
 
 #define DT_MAX MPI_DT_MAX
@@ -166,12 +167,12 @@ void mpi_pack(const struct mpi_dtype *t, const void *buf, int count, void *out)
 	if (!count || !t->size)
 		return;
 	if (t->contig) {
-		memcpy(o, b + t->true_lb, t->size * (size_t)count);
+		nal_copy(o, b + t->true_lb, t->size * (size_t)count);
 		return;
 	}
 	for (int i = 0; i < count; i++, b += t->extent)
 		for (size_t s = 0; s < t->nsegs; s++) {
-			memcpy(o, b + t->segs[s].off, t->segs[s].len);
+			nal_copy(o, b + t->segs[s].off, t->segs[s].len);
 			o += t->segs[s].len;
 		}
 }
@@ -184,13 +185,13 @@ void mpi_unpack(const struct mpi_dtype *t, void *buf, int count, const void *in,
 		return;
 	if (t->contig) {
 		size_t n = t->size * (size_t)count;
-		memcpy(b + t->true_lb, p, bytes < n ? bytes : n);
+		nal_copy(b + t->true_lb, p, bytes < n ? bytes : n);
 		return;
 	}
 	for (int i = 0; i < count && bytes; i++, b += t->extent)
 		for (size_t s = 0; s < t->nsegs && bytes; s++) {
 			size_t n = t->segs[s].len < bytes ? t->segs[s].len : bytes;
-			memcpy(b + t->segs[s].off, p, n);
+			nal_copy(b + t->segs[s].off, p, n);
 			p += n;
 			bytes -= n;
 		}

@@ -70,6 +70,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "nal/nal_copy.h"
 #include "mpi_keep.h"
 #include "mpi_ux.h"
 
@@ -1240,7 +1241,7 @@ int mpi_isend_t(const void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t
 		r->pbuf = e->mem;
 		r->md = e->md;
 		if (t->contig)
-			memcpy(r->pbuf, (const char *)buf + t->true_lb, len);
+			nal_copy(r->pbuf, (const char *)buf + t->true_lb, len);
 		else
 			mpi_pack(t, buf, count, r->pbuf);
 	} else if (copy) {
@@ -1258,7 +1259,7 @@ int mpi_isend_t(const void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t
 			r->counted = true;
 		}
 		if (t->contig)
-			memcpy(r->pbuf, (const char *)buf + t->true_lb, len);
+			nal_copy(r->pbuf, (const char *)buf + t->true_lb, len);
 		else
 			mpi_pack(t, buf, count, r->pbuf);
 	} else {
@@ -1422,7 +1423,7 @@ static void ux_deliver(struct mpi_req *r, struct mpi_ux *u)
 	}
 	size_t n = u->got < r->len ? u->got : r->len;
 	if (n)
-		memcpy(r->pbuf, u->buf->mem + u->off, n);
+		nal_copy(r->pbuf, u->buf->mem + u->off, n);
 	if (u->buf)
 		ux_release(u->buf);
 	ux_free(u);
@@ -1523,7 +1524,7 @@ static bool lazy_take(const ptl_event_t *ev, struct mpi_uxbuf *b)
 	r->msglen = MPI_HDR_LEN(ev->hdr_data);
 	size_t n = ev->mlength < r->len ? ev->mlength : r->len;
 	if (n)
-		memcpy(r->pbuf, b->mem + ev->offset, n);
+		nal_copy(r->pbuf, b->mem + ev->offset, n);
 	recv_finish(r, n);
 	return true;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ptl/ptl_internal.h"
+#include "nal/nal_copy.h"
 
 #define PTL_MD_ALL_OPTIONS                                                                  \
 	(PTL_MD_OP_PUT | PTL_MD_OP_GET | PTL_MD_MANAGE_REMOTE | PTL_MD_TRUNCATE |            \
@@ -104,13 +105,13 @@ int ptl_md_set(struct ptl_ni *ni, struct ptl_md *md, const ptl_md_t *umd)
 void ptl_md_copy_in(const struct ptl_md *md, ptl_size_t off, const void *src, ptl_size_t len)
 {
 	const char *s = src;
-	PTL_MD_FOREACH(md, off, len, p, n, { memcpy(p, s, n); s += n; });
+	PTL_MD_FOREACH(md, off, len, p, n, { nal_copy(p, s, n); s += n; });
 }
 
 void ptl_md_copy_out(const struct ptl_md *md, ptl_size_t off, void *dst, ptl_size_t len)
 {
 	char *d = dst;
-	PTL_MD_FOREACH(md, off, len, p, n, { memcpy(d, p, n); d += n; });
+	PTL_MD_FOREACH(md, off, len, p, n, { nal_copy(d, p, n); d += n; });
 }
 
 int ptl_md_iovecs(const struct ptl_md *md, ptl_size_t off, ptl_size_t len, struct iovec *out, int max)

@@ -33,6 +33,7 @@
 #include <time.h>
 
 #include "ptl/ptl_internal.h"
+#include "nal/nal_copy.h"
 
 /* How long the progress thread keeps the "app polls" flag without seeing
  * an application poll, and so how late it notices that none polls. A lease
@@ -166,7 +167,7 @@ int ptl_send_later(struct ptl_peer *p, int peer, const void *hdr, size_t hdr_len
 	tx->len = hdr_len + len;
 	memcpy(tx->buf, hdr, hdr_len);
 	if (len)
-		memcpy(tx->buf + hdr_len, payload, len);
+		nal_copy(tx->buf + hdr_len, payload, len);
 	if (p->backlog_tail) {
 		p->backlog_tail->next = tx;
 	} else {

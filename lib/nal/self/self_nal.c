@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "nal/nal.h"
+#include "nal/nal_copy.h"
 
 #define SELF_RING (256u * 1024u) /* bytes of queued messages */
 #define SELF_MAX_INLINE (16u * 1024u + NAL_HDR_ROOM)
@@ -37,15 +38,15 @@ static size_t self_rec_size(size_t len)
 static void self_copy_in(struct nal *n, size_t at, const void *src, size_t len)
 {
 	size_t o = at % SELF_RING, first = SELF_RING - o < len ? SELF_RING - o : len;
-	memcpy(n->ring + o, src, first);
-	memcpy(n->ring, (const char *)src + first, len - first);
+	nal_copy(n->ring + o, src, first);
+	nal_copy(n->ring, (const char *)src + first, len - first);
 }
 
 static void self_copy_out(const struct nal *n, size_t at, void *dst, size_t len)
 {
 	size_t o = at % SELF_RING, first = SELF_RING - o < len ? SELF_RING - o : len;
-	memcpy(dst, n->ring + o, first);
-	memcpy((char *)dst + first, n->ring, len - first);
+	nal_copy(dst, n->ring + o, first);
+	nal_copy((char *)dst + first, n->ring, len - first);
 }
 
 static int self_open(const struct nal_open_args *args, struct nal **out)

@@ -143,6 +143,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "nal/nal_copy.h"
 #include "rt/rt_proc.h"
 #include "shm.h"
 
@@ -315,10 +316,10 @@ void shm_nt_copy(void *dst, const void *src, size_t len)
 	size_t head = (64 - ((uintptr_t)d & 63)) & 63; /* whole lines: a write-combining buffer each */
 
 	if (len < 1024) {
-		memcpy(d, s, len);
+		nal_copy(d, s, len);
 		return;
 	}
-	memcpy(d, s, head);
+	nal_copy_small(d, s, head);
 	d += head;
 	s += head;
 	len -= head;
@@ -333,7 +334,7 @@ void shm_nt_copy(void *dst, const void *src, size_t len)
 		_mm_stream_si128((__m128i *)(d + 32), c);
 		_mm_stream_si128((__m128i *)(d + 48), e);
 	}
-	memcpy(d, s, len);
+	nal_copy_small(d, s, len);
 	_mm_sfence(); /* before the slot's release store: streamed stores are weakly ordered */
 #else
 	memcpy(dst, src, len); /* the chooser does not offer it (SHM_NT_OK); the ring's never picks it without a TSC */
@@ -585,11 +586,11 @@ static void iov_copy(struct shm_bop *op, uint8_t *buf, size_t len, int to_iov)
 		if (t > len)
 			t = len;
 		if (to_iov)
-			memcpy((char *)v->iov_base + op->iov_off, buf, t);
+			nal_copy((char *)v->iov_base + op->iov_off, buf, t);
 		else if (op->method == SHM_M_NT)
 			shm_nt_copy(buf, (char *)v->iov_base + op->iov_off, t);
 		else
-			memcpy(buf, (char *)v->iov_base + op->iov_off, t);
+			nal_copy(buf, (char *)v->iov_base + op->iov_off, t);
 		op->iov_off += t;
 		buf += t;
 		len -= t;
@@ -1613,7 +1614,7 @@ static int sv_work(struct nal *n, int li)
 					shm_nt_copy(bp->sv_data + k * n->chunk, mem + bp->sv_off, t);
 					n->st.nt_chunks++;
 				} else
-					memcpy(bp->sv_data + k * n->chunk, mem + bp->sv_off, t);
+					nal_copy(bp->sv_data + k * n->chunk, mem + bp->sv_off, t);
 				s->len = (uint32_t)t;
 				atomic_store_explicit(&s->full, 1, memory_order_release);
 			} else { /* they write our memory: drain */
@@ -1622,7 +1623,7 @@ static int sv_work(struct nal *n, int li)
 				t = s->len;
 				if (t > r->len - bp->sv_off)
 					t = r->len - bp->sv_off;
-				memcpy(mem + bp->sv_off, bp->sv_data + k * n->chunk, t);
+				nal_copy(mem + bp->sv_off, bp->sv_data + k * n->chunk, t);
 				atomic_store_explicit(&s->full, 0, memory_order_release);
 			}
 			n->st.bounce_chunks++;
