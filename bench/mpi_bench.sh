@@ -88,7 +88,9 @@
 #          blocking 64 B - 4 KiB ping-pongs ("spp") beyond both ends, that
 #          alpha and the sender's copy at the eager rate
 #   gamma  adding two vectors of doubles ("gamma": MPI_Reduce_local of
-#          1 MiB, the library's own loop, the one the rows run)
+#          1 MiB, the library's own loop, the one the rows run); rows
+#          from 4 KiB take it at their own size ("gamma 4096" ...: in
+#          cache, 2-3x faster than 1 MiB's on the Zen 3 guest)
 #   cmd    CPU per send and receive a collective posts, beyond o (its
 #          bookkeeping): a 2-rank MPI_Barrier (each rank posts a receive
 #          and a send before its message goes) less a 2-rank 8-byte
@@ -939,7 +941,7 @@ echo "# predicted (collectives/coll_cost.c via ptltool coll) vs measured ptl all
 echo "# calibration from this run (its figures below 1 KiB: the best trial of every launch; from 1 KiB: the $CALQ quantile of the launches' best trials, PTL_BENCH_CALQ)"
 echo "# calibration from this run (2 ranks, a core each): o $o us/message; receive posted $postm us (above $clazy B; direct recursive doubling: $rdlazy B; $([ "${PTL_BENCH_POST:-}" = charge ] && echo charged || echo "not charged: o holds it")); $cmd us per command (barrier $bar2 us - 8 B bcast ${bc8:-?} us); alpha $alpha us ($hrt us 8 B half round trip - 2 o);"
 [ -n "$wk" ] && echo "#   a collective's rank that waited for a message pays $wake us when it comes (8 B MPI_Bcast $bc8 us - its root's side alone $br us - alpha - o)"
-echo "#   beta $beta B/s (one core's copy; ping-pongs $((rl / 1024)) KiB $pprl us, 120 KiB $pp120k us); rendezvous above $eager B, $rndv us each ($rndvfrom); $splitsays; gamma $gamma ns/B; call $callb us (barrier $bar2 us - model's $b0 us) + MPI_COMM_SELF allreduce of the size; acked sends"
+echo "#   beta $beta B/s (one core's copy; ping-pongs $((rl / 1024)) KiB $pprl us, 120 KiB $pp120k us); rendezvous above $eager B, $rndv us each ($rndvfrom); $splitsays; gamma $gamma ns/B (rows from 4 KiB at their size:$(for b in 4096 32768 262144; do printf ' %s' "$((b / 1024))K $(cal 2 gamma $b)"; done)); call $callb us (barrier $bar2 us - model's $b0 us) + MPI_COMM_SELF allreduce of the size; acked sends"
 # one BYTES CALL SPLIT-COST CMD [ARGS]: one copy of BYTES; a 2-rank bcast
 # is one transfer, without the collective's call and commands a half
 # round trip
@@ -1826,9 +1828,14 @@ for a in $ALGOS; do
 				self=$(cal 2 self 8)
 			fi
 			call=$(calc "$engine + ${self:-0}")
-			[ -n "${PTL_BENCH_ARGS:-}" ] && echo "ARGS $a $n $bytes: --op allreduce --ranks $n --bytes $bytes --elem 8 --algo $a --ports $(ports_of "$a") $apart --alpha $alpha --beta $ebeta $eager_n --gamma $gamma --overhead $o --call $call $share --cpu-copies --acked-sends=$alpha --noack-max $noack --rndv-min $xeager $rc_n --rndv-cost $rndv --split-min $split_n $bulk_n --split-cost $splitc --recv-post ${post:-0} --lazy-max $lazy --cmd-cost $percmd $local $waking $direct $rsize $rt_n $lp" >&2
+			# the reduction at the row's own size from 4 KiB (a
+			# vector that stays in cache adds faster than 1 MiB's)
+			g_n=
+			[ "$bytes" -ge 4096 ] && g_n=$(cal 2 gamma "$bytes")
+			[ -n "$g_n" ] || g_n=$gamma
+			[ -n "${PTL_BENCH_ARGS:-}" ] && echo "ARGS $a $n $bytes: --op allreduce --ranks $n --bytes $bytes --elem 8 --algo $a --ports $(ports_of "$a") $apart --alpha $alpha --beta $ebeta $eager_n --gamma $g_n --overhead $o --call $call $share --cpu-copies --acked-sends=$alpha --noack-max $noack --rndv-min $xeager $rc_n --rndv-cost $rndv --split-min $split_n $bulk_n --split-cost $splitc --recv-post ${post:-0} --lazy-max $lazy --cmd-cost $percmd $local $waking $direct $rsize $rt_n $lp" >&2
 			p=$(predict --op allreduce --ranks "$n" --bytes "$bytes" --elem 8 --algo "$a" --ports "$(ports_of "$a")" $apart \
-				--alpha "$alpha" --beta "$ebeta" $eager_n --gamma "$gamma" --overhead "$o" --call "$call" $share --cpu-copies \
+				--alpha "$alpha" --beta "$ebeta" $eager_n --gamma "$g_n" --overhead "$o" --call "$call" $share --cpu-copies \
 				--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$xeager" $rc_n --rndv-cost "$rndv" \
 				--split-min "$split_n" $bulk_n --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max "$lazy" --cmd-cost "$percmd" \
 				$local $waking $direct $rsize $rt_n $lp)
