@@ -941,7 +941,7 @@ echo "# predicted (collectives/coll_cost.c via ptltool coll) vs measured ptl all
 echo "# calibration from this run (its figures below 1 KiB: the best trial of every launch; from 1 KiB: the $CALQ quantile of the launches' best trials, PTL_BENCH_CALQ)"
 echo "# calibration from this run (2 ranks, a core each): o $o us/message; receive posted $postm us (above $clazy B; direct recursive doubling: $rdlazy B; $([ "${PTL_BENCH_POST:-}" = charge ] && echo charged || echo "not charged: o holds it")); $cmd us per command (barrier $bar2 us - 8 B bcast ${bc8:-?} us); alpha $alpha us ($hrt us 8 B half round trip - 2 o);"
 [ -n "$wk" ] && echo "#   a collective's rank that waited for a message pays $wake us when it comes (8 B MPI_Bcast $bc8 us - its root's side alone $br us - alpha - o)"
-echo "#   beta $beta B/s (one core's copy; ping-pongs $((rl / 1024)) KiB $pprl us, 120 KiB $pp120k us); rendezvous above $eager B, $rndv us each ($rndvfrom); $splitsays; gamma $gamma ns/B (rows from 4 KiB at their size:$(for b in 4096 32768 262144; do printf ' %s' "$((b / 1024))K $(cal 2 gamma $b)"; done)); call $callb us (barrier $bar2 us - model's $b0 us) + MPI_COMM_SELF allreduce of the size; acked sends"
+echo "#   beta $beta B/s (one core's copy; ping-pongs $((rl / 1024)) KiB $pprl us, 120 KiB $pp120k us); rendezvous above $eager B, $rndv us each ($rndvfrom); $splitsays; gamma $gamma ns/B (rows from 4 KiB at their size:$(for b in 4096 32768 262144; do v=$(CALQ=0; cal 2 gamma $b); printf ' %s' "$((b / 1024))K ${v:-?}"; done)); call $callb us (barrier $bar2 us - model's $b0 us) + MPI_COMM_SELF allreduce of the size; acked sends"
 # one BYTES CALL SPLIT-COST CMD [ARGS]: one copy of BYTES; a 2-rank bcast
 # is one transfer, without the collective's call and commands a half
 # round trip
@@ -1104,8 +1104,9 @@ age() { agm "$1" 1 --eager-rates "1024:$ebeta,$1:$(calc "$1 / ($2 * 1e-6)")"; }
 l2=${PTL_BENCH_L2:-$(getconf LEVEL2_CACHE_SIZE 2>/dev/null)}
 digits "$l2" && [ "$l2" -gt 0 ] || l2=1048576
 # The 2-rank launches in $W/algo, numbered from 1 in the order they ran:
-# each begins with its "gamma" line (repeated once per algorithm in a row
-# of lines where the launch timed several).
+# each begins with its "gamma" lines (1 MiB's, then 4, 32 and 256 KiB's;
+# repeated once per algorithm in a row of lines where the launch timed
+# several).
 # launchawk: awk that numbers them (l) on the 2-rank lines, skipping the
 # others
 launchawk='$2 != 2 { next } $3 == "gamma" && !g { l++ } { g = $3 == "gamma" }'
@@ -1831,7 +1832,9 @@ for a in $ALGOS; do
 			# the reduction at the row's own size from 4 KiB (a
 			# vector that stays in cache adds faster than 1 MiB's)
 			g_n=
-			[ "$bytes" -ge 4096 ] && g_n=$(cal 2 gamma "$bytes")
+			# (the best launch's, as 1 MiB's: cal takes a quantile
+			# from 1 KiB)
+			[ "$bytes" -ge 4096 ] && g_n=$(CALQ=0; cal 2 gamma "$bytes")
 			[ -n "$g_n" ] || g_n=$gamma
 			[ -n "${PTL_BENCH_ARGS:-}" ] && echo "ARGS $a $n $bytes: --op allreduce --ranks $n --bytes $bytes --elem 8 --algo $a --ports $(ports_of "$a") $apart --alpha $alpha --beta $ebeta $eager_n --gamma $g_n --overhead $o --call $call $share --cpu-copies --acked-sends=$alpha --noack-max $noack --rndv-min $xeager $rc_n --rndv-cost $rndv --split-min $split_n $bulk_n --split-cost $splitc --recv-post ${post:-0} --lazy-max $lazy --cmd-cost $percmd $local $waking $direct $rsize $rt_n $lp" >&2
 			p=$(predict --op allreduce --ranks "$n" --bytes "$bytes" --elem 8 --algo "$a" --ports "$(ports_of "$a")" $apart \

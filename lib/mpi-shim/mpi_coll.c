@@ -2386,7 +2386,7 @@ int mpi_allgather_ints(struct mpi_comm *c, const int *mine, int n, int *all)
 	struct cx x;
 	mpi_cx_init(&x, c, "MPI_Allgather (split)");
 	size_t blk = sizeof(int) * (size_t)n;
-	memcpy((char *)all + blk * (size_t)c->rank, mine, blk);
+	nal_copy((char *)all + blk * (size_t)c->rank, mine, blk);
 	int rc = MPI_SUCCESS;
 	if (c->size > 1) {
 		struct coll_req req = { .op = COLL_OP_ALLGATHER, .bytes = blk * (size_t)c->size, .elem_size = blk };

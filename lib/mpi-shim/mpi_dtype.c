@@ -2,9 +2,9 @@
  *
  * Every datatype is a list of byte segments (offset, length, basic type),
  * adjacent segments of one basic type merged, plus lb/extent. Packing walks
- * the segments, so a contiguous type is one memcpy (or none: the engine
- * sends and receives it in place) and a vector of doubles is one memcpy per
- * block. */
+ * the segments, so a contiguous type is one copy (or none: the engine
+ * sends and receives it in place) and a vector of doubles is one copy per
+ * block (nal_copy). */
 #include "config.h"
 
 #include <complex.h>

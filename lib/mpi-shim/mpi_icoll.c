@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nal/nal_copy.h"
 #include "mpi_coll_int.h"
 #include "mpi_impl.h"
 
@@ -266,7 +267,7 @@ static int phase_start(struct mpi_icoll *q)
 	if (!q->s && (rc = ic_schedule(q, req, ph->owner ? COLL_ALGO_OWNER : COLL_ALGO_AUTO)))
 		return rc;
 	if (req->input && !q->s->req.input)
-		memcpy(ph->data, ph->input, req->bytes);
+		nal_copy(ph->data, ph->input, req->bytes);
 	size_t sb = q->s->info.scratch_bytes;
 	if (sb && !(q->scratch = mpi_coll_req_tmp_get(sb)))
 		return mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes of scratch", x->name, sb);
@@ -897,7 +898,7 @@ static int iblocks(const char *fn, bool a2a, const void *sendbuf, int sendcount,
 			mpi_pack(rt, recvbuf, recvcount * n, in);
 		else if (!st->contig)
 			mpi_pack(st, sendbuf, sendcount * n, in);
-		memcpy(data + mine, in + mine, blk);
+		nal_copy(data + mine, in + mine, blk);
 	} else if (st) {
 		mpi_pack(st, sendbuf, sendcount, data + mine);
 	} else if (!rt->contig) {
@@ -1015,7 +1016,7 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
 	for (int j = 0; j < me; j++)
 		roff += row[n + j];
 	if (row[me]) /* our own block: no transfer */
-		memcpy(data + roff, in + soff, row[me]);
+		nal_copy(data + roff, in + soff, row[me]);
 	if (!out_direct)
 		v_unpack_at_end(q, recvbuf, recvcounts, rdispls, recvtype, data);
 	q->ph[q->nph++] = (struct ic_phase){ .req = { .op = COLL_OP_ALLTOALL, .nranks = n, .counts = row,

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nal/nal_copy.h"
 #include "mpi_impl.h"
 
 #define OP_MAX 1024
@@ -270,13 +271,17 @@ static inline __attribute__((always_inline)) void apply_basic(MPI_Op op, int bas
 	}
 }
 
-/* Each of the three built twice where the compiler can (x86-64 with
- * ifunc): for AVX2 and for the baseline (SSE2), the copy run picked once
- * by the CPU. The loops are element-wise (no sum is reassociated), so
- * both give the same bits. A 4 KiB MPI_Reduce_local of doubles, L1 to
+/* Each of the three built twice where the compiler can (GCC on x86-64
+ * with glibc's ifunc): for AVX2 and for the baseline (SSE2), the copy run
+ * picked once by the CPU. The loops are element-wise (no sum is
+ * reassociated), so both give the same values; only where both operands
+ * are NaN may the NaN's payload and sign differ between the two (x86
+ * returns the first source's NaN, and the compiler may order a + b or a *
+ * b either way in each copy): ranks on one machine pick the same copy.
+ * A 4 KiB MPI_Reduce_local of doubles, L1 to
  * L1, Zen 3 guest: 0.044 ns/B with SSE2's 16-byte vectors, 0.026 with AVX2's
  * 32-byte ones (a 1 MiB one, from L3: 0.08 -> 0.05). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 6 && defined(__GLIBC__)
 #define OP_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define OP_CLONES
@@ -362,7 +367,7 @@ int mpi_op_apply3(MPI_Op op, MPI_Datatype dt, const void *in, const void *io, vo
 	if (out == io || !t || count <= 0 || op == MPI_REPLACE || op == MPI_NO_OP || ops[op].fn) {
 		/* The result's starting value where the two-operand form wants it. */
 		if (out != io && t && count > 0)
-			memcpy(out, io, t->size * (size_t)count);
+			nal_copy(out, io, t->size * (size_t)count);
 		return mpi_op_apply(op, dt, in, out, count);
 	}
 	struct mpi_dtype *bt = mpi_dtype_get(t->basic);

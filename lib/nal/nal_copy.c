@@ -6,17 +6,19 @@
  * AMD CPUs with fast short rep movsb) up to the non-temporal threshold,
  * glibc's memcpy copies with rep movsb, and on the Zen 3 guest that
  * microcoded copy ran at half the vector loop's speed where it went well
- * and at a twenty-fifth where it did not: 4 KiB from L1 to L1, 84 ns
- * against 40 aligned, 183 ns for some pairs of offsets within a line
- * (source at 0, destination at 8 or 16), 2.3 us where the two were also
- * 16 bytes apart modulo a page, as a ring's payload and a malloc'd
- * buffer's start are (scratch/memcopy grid: bench/copy_grid.c). A 2-rank
- * 4 KiB MPI_Allreduce, whose message is copied out of the reserve buffer
- * it landed in, took 2.2-2.7 us against 0.9 with rep movsb turned off
- * (GLIBC_TUNABLES=glibc.cpu.x86_rep_movsb_threshold=100000000). This is
- * the vector loop, chosen once: 32-byte moves where the CPU has AVX2,
+ * and 25-30x slower where it did not (bench/copy_grid, from cache to
+ * cache): 4 KiB in 49-84 ns against 40 with both ends on a line, ~180 ns
+ * for some pairs of offsets within a line (source at 0, destination at
+ * 8 or 16), 1.4-2.3 us where the two were also that far apart modulo a
+ * page, as a ring's payload and a malloc'd buffer's start often are. A
+ * 2-rank 4 KiB MPI_Allreduce, whose message is copied out of the reserve
+ * buffer it landed in, took 2.2-2.7 us against 0.9 with rep movsb turned
+ * off (GLIBC_TUNABLES=glibc.cpu.x86_rep_movsb_threshold=100000000). This
+ * is the vector loop, chosen once: 32-byte moves where the CPU has AVX2,
  * 16-byte SSE2 ones otherwise (every x86-64 CPU), memcpy elsewhere.
  */
+#include "config.h"
+
 #include "nal/nal_copy.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)

@@ -4,8 +4,10 @@
  * not only the one this CPU picks): every byte of the destination is the
  * source's, and not one byte either side of it is written, at sizes
  * around each loop's turn and tail and at every pair of alignments that
- * matter (within a vector, a vector apart, a page apart); and the pick
- * itself: the AVX2 loop exactly where the CPU has AVX2.
+ * matter (within a vector, a vector apart, a page apart); nothing read
+ * before the source or past its end (the source flush against a page
+ * that faults); and the pick itself: the AVX2 loop where
+ * __builtin_cpu_supports says the CPU has AVX2, SSE2's elsewhere.
  */
 #include "config.h"
 
@@ -15,12 +17,14 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "nal/nal_copy.c"
 
-#define GUARD 64
+#define GUARD 128
 #define AREA (70000 + 2 * 4096 + 2 * GUARD)
 
 typedef void copy_fn_t(void *, const void *, size_t);
@@ -85,6 +89,36 @@ static void check_sizes(copy_fn_t *f, size_t min)
 		}
 }
 
+/* Copies of every size class with the source's first byte right after
+ * a page that faults, then its last right before one: a loop that reads
+ * outside [s, s + n) dies. */
+static void check_no_overread(copy_fn_t *f, size_t min)
+{
+	static const size_t sizes[] = { 129, 130, 160, 191, 255, 256, 257, 1000, 4096, 4100, 65536 + 24 };
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), span = (65536 + 24 + 2 * pg) / pg * pg + 2 * pg;
+	unsigned char *m = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	assert_true(m != MAP_FAILED);
+	assert_int_equal(mprotect(m, pg, PROT_NONE), 0);
+	assert_int_equal(mprotect(m + span - pg, pg, PROT_NONE), 0);
+	for (size_t i = pg; i < span - pg; i++)
+		m[i] = (unsigned char)(i * 7 + 3);
+	for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+		size_t n = sizes[k];
+		if (n < min)
+			continue;
+		for (size_t o = 0; o < NOFFS; o++) {
+			const unsigned char *first = m + pg, *last = m + span - pg - n;
+			unsigned char *d = dst_area + GUARD + offs[o];
+			f(d, first, n);
+			assert_memory_equal(d, first, n);
+			f(d, last, n);
+			assert_memory_equal(d, last, n);
+		}
+	}
+	munmap(m, span);
+}
+
 static void nal_copy_fn(void *d, const void *s, size_t n)
 {
 	nal_copy(d, s, n);
@@ -94,6 +128,7 @@ static void test_nal_copy(void **state)
 {
 	(void)state;
 	check_sizes(nal_copy_fn, 0);
+	check_no_overread(nal_copy_fn, 0);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -101,6 +136,7 @@ static void test_sse2_loop(void **state)
 {
 	(void)state;
 	check_sizes(copy_sse2, 129);
+	check_no_overread(copy_sse2, 129);
 }
 
 static void test_avx2_loop(void **state)
@@ -110,9 +146,11 @@ static void test_avx2_loop(void **state)
 	if (!__builtin_cpu_supports("avx2"))
 		skip();
 	check_sizes(copy_avx2, 129);
+	check_no_overread(copy_avx2, 129);
 }
 
-/* The first big copy picks the loop; AVX2's where the CPU has it. */
+/* The first big copy picks the loop: AVX2's where __builtin_cpu_supports
+ * says the CPU has it, else SSE2's. */
 static void test_pick(void **state)
 {
 	(void)state;

@@ -686,7 +686,7 @@ int shm_cma_env(const char *e)
  * else lets the chooser decide; crowded (shm_bulk_crowded), moves bounce by
  * plain stores unless CMA is forced.
  * Why not a fixed default: the two methods trade places between machines.
- * The bounce copies are plain memcpy at both ends, two CPUs in a pipeline;
+ * The bounce copies are plain stores at both ends (nal_copy), two CPUs in a pipeline;
  * a CMA copy is the kernel's, page by page with each remote page pinned,
  * and one CPU (two when split). On the Zen 5 guest a 256 KiB
  * process_vm_readv of a buffer the other core wrote ran at 15 GB/s, a

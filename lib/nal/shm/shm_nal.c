@@ -3,7 +3,7 @@
  * (send and progress), dead-peer detection, and nal_shm_ops.
  *
  * The send and receive paths of a small message make no system call and no
- * allocation: a send is a bounds check, one or two memcpy into the ring
+ * allocation: a send is a bounds check, one or two copies into the ring
  * (non-temporal stores for a large payload to a consumer that is behind,
  * if measured faster with that peer: shm_nt_copy, struct shm_sc),
  * a zero terminator (unless stored ahead: ring_prezero), a release store
@@ -642,8 +642,9 @@ static inline void line_prefetchw(const uint8_t *p)
  * skips to the start of the ring when the record does not fit before its
  * end, and, for a payload of SHM_PAYLOAD_ALIGN bytes or more, on to where
  * b starts on a cache line: the sender's copy then stores whole lines
- * (glibc's rep movsb for a few KiB slows down a lot on a misaligned
- * destination) and the receiver's copy reads whole lines. A PAD is only
+ * (nal_copy's loop stores whole vectors wherever the destination starts,
+ * but a copy from a source on a line moves no line twice) and the
+ * receiver's copy reads whole lines. A PAD is only
  * its word; what it covers may run past the end of the ring.
  *
  * The record rewinds (SHM_RF_REWIND: its terminator at the start of the
