@@ -22,70 +22,50 @@
 #include "nal/nal_copy.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
+/* 32 bytes, at any address (vec_u) or at a multiple of 32 (vec_a): GCC's
+ * vector extension, so the one loop below is 32-byte moves where it is
+ * built for AVX2 and pairs of 16-byte ones for the baseline (SSE2). */
+typedef uint8_t vec_u __attribute__((vector_size(32), aligned(1), may_alias));
+typedef uint8_t vec_a __attribute__((vector_size(32), may_alias));
 
 /* n > 128, d and s apart. The first vector and the last four go by
  * unaligned moves (they may overlap what the loop stores: the same bytes
- * again); the loop stores whole aligned vectors, four a turn. */
-__attribute__((target("avx2"))) static void copy_avx2(void *d, const void *s, size_t n)
+ * again); the loop stores whole aligned vectors, four a turn. All loads
+ * of the last four come first. */
+__attribute__((always_inline)) static inline void copy_loop(void *d, const void *s, size_t n)
 {
 	uint8_t *t = d;
 	const uint8_t *f = s;
-	__m256i e0 = _mm256_loadu_si256((const __m256i *)(f + n - 128));
-	__m256i e1 = _mm256_loadu_si256((const __m256i *)(f + n - 96));
-	__m256i e2 = _mm256_loadu_si256((const __m256i *)(f + n - 64));
-	__m256i e3 = _mm256_loadu_si256((const __m256i *)(f + n - 32));
+	vec_u e0 = *(const vec_u *)(f + n - 128), e1 = *(const vec_u *)(f + n - 96);
+	vec_u e2 = *(const vec_u *)(f + n - 64), e3 = *(const vec_u *)(f + n - 32);
 	uint8_t *end = t + n;
 
-	_mm256_storeu_si256((__m256i *)t, _mm256_loadu_si256((const __m256i *)f));
+	*(vec_u *)t = *(const vec_u *)f;
 	size_t skip = 32 - ((uintptr_t)t & 31);
 	t += skip;
 	f += skip;
 	for (; (size_t)(end - t) > 128; t += 128, f += 128) {
-		__m256i a = _mm256_loadu_si256((const __m256i *)f);
-		__m256i b = _mm256_loadu_si256((const __m256i *)(f + 32));
-		__m256i c = _mm256_loadu_si256((const __m256i *)(f + 64));
-		__m256i g = _mm256_loadu_si256((const __m256i *)(f + 96));
-		_mm256_store_si256((__m256i *)t, a);
-		_mm256_store_si256((__m256i *)(t + 32), b);
-		_mm256_store_si256((__m256i *)(t + 64), c);
-		_mm256_store_si256((__m256i *)(t + 96), g);
+		vec_u a = *(const vec_u *)f, b = *(const vec_u *)(f + 32);
+		vec_u c = *(const vec_u *)(f + 64), g = *(const vec_u *)(f + 96);
+		*(vec_a *)t = a;
+		*(vec_a *)(t + 32) = b;
+		*(vec_a *)(t + 64) = c;
+		*(vec_a *)(t + 96) = g;
 	}
-	_mm256_storeu_si256((__m256i *)(end - 128), e0);
-	_mm256_storeu_si256((__m256i *)(end - 96), e1);
-	_mm256_storeu_si256((__m256i *)(end - 64), e2);
-	_mm256_storeu_si256((__m256i *)(end - 32), e3);
+	*(vec_u *)(end - 128) = e0;
+	*(vec_u *)(end - 96) = e1;
+	*(vec_u *)(end - 64) = e2;
+	*(vec_u *)(end - 32) = e3;
 }
 
-/* The same with 16-byte moves: first one, last four, 64 bytes a turn. */
+__attribute__((target("avx2"))) static void copy_avx2(void *d, const void *s, size_t n)
+{
+	copy_loop(d, s, n);
+}
+
 static void copy_sse2(void *d, const void *s, size_t n)
 {
-	uint8_t *t = d;
-	const uint8_t *f = s;
-	__m128i e0 = _mm_loadu_si128((const __m128i *)(f + n - 64));
-	__m128i e1 = _mm_loadu_si128((const __m128i *)(f + n - 48));
-	__m128i e2 = _mm_loadu_si128((const __m128i *)(f + n - 32));
-	__m128i e3 = _mm_loadu_si128((const __m128i *)(f + n - 16));
-	uint8_t *end = t + n;
-
-	_mm_storeu_si128((__m128i *)t, _mm_loadu_si128((const __m128i *)f));
-	size_t skip = 16 - ((uintptr_t)t & 15);
-	t += skip;
-	f += skip;
-	for (; (size_t)(end - t) > 64; t += 64, f += 64) {
-		__m128i a = _mm_loadu_si128((const __m128i *)f);
-		__m128i b = _mm_loadu_si128((const __m128i *)(f + 16));
-		__m128i c = _mm_loadu_si128((const __m128i *)(f + 32));
-		__m128i g = _mm_loadu_si128((const __m128i *)(f + 48));
-		_mm_store_si128((__m128i *)t, a);
-		_mm_store_si128((__m128i *)(t + 16), b);
-		_mm_store_si128((__m128i *)(t + 32), c);
-		_mm_store_si128((__m128i *)(t + 48), g);
-	}
-	_mm_storeu_si128((__m128i *)(end - 64), e0);
-	_mm_storeu_si128((__m128i *)(end - 48), e1);
-	_mm_storeu_si128((__m128i *)(end - 32), e2);
-	_mm_storeu_si128((__m128i *)(end - 16), e3);
+	copy_loop(d, s, n);
 }
 
 static void copy_first(void *d, const void *s, size_t n);
