@@ -1,9 +1,10 @@
 /*
- * lib/nal/nal_copy.h - copies of message data: the small one both sides
- * of a message make on their fast paths (shm's sender into its ring, a
- * header and a payload; lib/ptl's arrival into the target MD), and the
- * larger ones of the transports, lib/ptl and the MPI shim (nal_copy_big:
- * nal_copy.c, built as libnalcopy.la into libptl and into libptlmpi).
+ * lib/nal/nal_copy.h - nal_copy, the copy of message data: the small one
+ * both sides of a message make on their fast paths (shm's sender into its
+ * ring, a header and a payload; lib/ptl's arrival into the target MD)
+ * inline, and the larger ones of the transports, lib/ptl and the MPI shim
+ * by nal_copy_big (nal_copy.c, built as libnalcopy.la into libptl and into
+ * libptlmpi).
  */
 #ifndef PTL_NAL_COPY_H
 #define PTL_NAL_COPY_H
@@ -15,13 +16,13 @@
 /* n bytes from s to d (apart), n > 128: nal_copy.c (why not memcpy). */
 __attribute__((visibility("hidden"))) void nal_copy_big(void *d, const void *s, size_t n);
 
-/* Copies n bytes from src to d (apart). Up to 128 with fixed-size moves,
- * some overlapping, inline; nal_copy_big above. A call into libc's memcpy (its
- * PLT jump, and a size class chosen at run time) was two calls of a small
- * put on the sender, and ~20 instructions of an 8-byte arrival. The sizes
- * are split in halves, so an 8-byte payload takes two tests to its moves,
- * a 40-byte header three. */
-__attribute__((always_inline)) static inline void nal_copy_small(void *d, const void *src, size_t n)
+/* Copies n bytes from src to d (apart), whatever n: message data. Up to
+ * 128 with fixed-size moves, some overlapping, inline; nal_copy_big above.
+ * A call into libc's memcpy (its PLT jump, and a size class chosen at run
+ * time) was two calls of a small put on the sender, and ~20 instructions
+ * of an 8-byte arrival. The sizes are split in halves, so an 8-byte
+ * payload takes two tests to its moves, a 40-byte header three. */
+__attribute__((always_inline)) static inline void nal_copy(void *d, const void *src, size_t n)
 {
 	uint8_t *t = d;
 	const uint8_t *s = src;
@@ -50,15 +51,6 @@ __attribute__((always_inline)) static inline void nal_copy_small(void *d, const 
 		t[n / 2] = s[n / 2];
 		t[n - 1] = s[n - 1];
 	}
-}
-
-/* Copies n bytes from src to d (apart), whatever n: message data. */
-static inline void nal_copy(void *d, const void *src, size_t n)
-{
-	if (n > 128)
-		nal_copy_big(d, src, n);
-	else
-		nal_copy_small(d, src, n);
 }
 
 #endif

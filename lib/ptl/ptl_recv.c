@@ -196,7 +196,7 @@ __attribute__((always_inline)) static inline void ptl_target(struct ptl_ni *ni, 
 			if (md->iov)
 				ptl_md_copy_in(md, off, payload, mlen);
 			else
-				nal_copy_small((char *)md->md.start + off, payload, mlen);
+				nal_copy((char *)md->md.start + off, payload, mlen);
 			md->pending--;
 			ptl_target_event(md, end, src, h, off, mlen);
 			if (h->flags & PTL_HF_ANSWER)

@@ -17,7 +17,8 @@
 # receiver out of the library keep the sender within
 # PTL_MPI_SEND_COPY_MEM (contiguous data, and with "vec" not);
 # "exchange": 20,000 1 KiB MPI_Sends each way before any receive, buffered;
-# again with lib/ptl's queue of sends waiting for ring space cut to 16
+# again (and after all the sections, with no progress thread) with
+# lib/ptl's queue of sends waiting for ring space cut to 16
 # requests (PTL_TEST_TX_REQ_MAX=16) and no progress thread (which would
 # drain the ring of a rank out of the library, so that whether the queue
 # ever filled was down to timing): past it PtlPut says PTL_NO_SPACE and the
@@ -47,7 +48,7 @@ run 3 PTL_PROGRESS_THREAD=0 -- mpi_p2p exchange
 run 2 PTL_PROGRESS_THREAD=0 PTL_TEST_TX_CHUNK=16 PTL_TEST_TX_REQ_MAX=16 -- mpi_p2p exchange
 run 3 PTL_PROGRESS_THREAD=0 PTL_TEST_TX_CHUNK=16 PTL_TEST_TX_REQ_MAX=16 -- mpi_p2p exchange
 run 2 PTL_PROGRESS_THREAD=0 PTL_MPI_CREDITS=30000 -- mpi_p2p exchange
-run 4 PTL_TEST_TX_CHUNK=16 PTL_TEST_TX_REQ_MAX=16 -- mpi_p2p
+run 4 PTL_PROGRESS_THREAD=0 PTL_TEST_TX_CHUNK=16 PTL_TEST_TX_REQ_MAX=16 -- mpi_p2p
 run 2 PTL_TEST_TX_CHUNK=2 PTL_TEST_TX_REQ_MAX=4 PTL_MPI_UNEXPECTED_MEM=1 PTL_MPI_CREDITS=1000 -- mpi_p2p refused
 run 4 PTL_PROGRESS_THREAD=0 PTL_TEST_TX_CHUNK=2 PTL_TEST_TX_REQ_MAX=4 PTL_MPI_UNEXPECTED_MEM=1 -- mpi_p2p refused
 run 2 PTL_TEST_TX_CHUNK=2 PTL_TEST_TX_REQ_MAX=2 PTL_MPI_UNEXPECTED_MEM=1 PTL_MPI_CREDITS=3000 -- mpi_p2p refused late

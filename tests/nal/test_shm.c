@@ -332,7 +332,7 @@ static void test_ring_full(void **state)
 
 /* Sizes around every threshold of the ring's layout: the payload alignment
  * (SHM_PAYLOAD_ALIGN), the hot window a rewind keeps to (SHM_HOT_BYTES),
- * and the largest record; and of nal_copy_small's size classes (header and
+ * and the largest record; and of nal_copy's size classes (header and
  * payload apart: 8 bytes of header, the rest payload). */
 static const size_t rw_sizes[] = { 1,    2,    3,    5,    7,    8,    11,   15,   16,   23,
 				   24,   39,   40,   41,   72,   73,   100,  136,  137,  64,

@@ -319,7 +319,7 @@ void shm_nt_copy(void *dst, const void *src, size_t len)
 		nal_copy(d, s, len);
 		return;
 	}
-	nal_copy_small(d, s, head);
+	nal_copy(d, s, head);
 	d += head;
 	s += head;
 	len -= head;
@@ -334,7 +334,7 @@ void shm_nt_copy(void *dst, const void *src, size_t len)
 		_mm_stream_si128((__m128i *)(d + 32), c);
 		_mm_stream_si128((__m128i *)(d + 48), e);
 	}
-	nal_copy_small(d, s, len);
+	nal_copy(d, s, len);
 	_mm_sfence(); /* before the slot's release store: streamed stores are weakly ordered */
 #else
 	memcpy(dst, src, len); /* the chooser does not offer it (SHM_NT_OK); the ring's never picks it without a TSC */

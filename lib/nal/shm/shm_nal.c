@@ -715,9 +715,9 @@ __attribute__((always_inline)) static inline int ring_put(struct nal *n, int li,
 		shm_nt_copy(dst + 8 + alen, b, blen);
 		n->st.stream_copies++;
 	} else {
-		nal_copy_small(dst + 8 + alen, b, blen);
+		nal_copy(dst + 8 + alen, b, blen);
 	}
-	nal_copy_small(dst + 8, a, alen);
+	nal_copy(dst + 8, a, alen);
 	if ((int64_t)(ctl_head - tx->head_cache) > 0)
 		tx->head_cache = ctl_head;
 	/* The lap's rest is skipped: see ring_rewind_ok for when. */
