@@ -478,8 +478,8 @@ MPI_HIDDEN bool mpi_isend_now(const void *buf, int count, const struct mpi_dtype
 MPI_HIDDEN int mpi_irecv_lazy(void *buf, size_t len, int src, int tag, struct mpi_comm *c, int ctx,
 			      struct mpi_req **out);
 /* A receive its caller waits for before it posts another (MPI_Recv, the
- * receive of MPI_Sendrecv): empty, it is lazy (no ME), else as mpi_irecv
- * (mpi_pt2pt.c, MPI_LAZY_RECV_MAX). t: dt's type, looked up already. */
+ * receive of MPI_Sendrecv): as mpi_irecv, its ME posted whatever its size
+ * (mpi_pt2pt.c says why). t: dt's type, looked up already. */
 MPI_HIDDEN int mpi_recv_now(void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t, int src, int tag,
 			    struct mpi_comm *c, int ctx, struct mpi_req **out);
 /* Matches a lazy receive against the unexpected messages; true once done. */

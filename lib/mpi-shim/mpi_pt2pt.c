@@ -2162,27 +2162,16 @@ int mpi_irecv_lazy(void *buf, size_t len, int src, int tag, struct mpi_comm *c, 
 	return MPI_SUCCESS;
 }
 
-/* Why a receive the caller waits for may go without an ME: MPI matches a
- * message to the earliest posted receive that fits. Receives posted before
- * this one are MEs, which take an arrival ahead of the unexpected buffers,
- * as they should; those that arrived before are in the unexpected list,
- * which the lazy receive searches in arrival order, as a posted receive
- * would have been matched; and nothing is posted after it until it is
- * done (one thread calls MPI). Only an empty one goes so: with a kept ME
- * re-armed by one PtlMDUpdate, posting costs less than the copy out of a
- * reserve, and that copy comes after the arrival, on a ping-pong's
- * critical path (2 pinned ranks, bench/mpi_pingpong.c, best of 4
- * interleaved rounds, lazy vs posted: 8 B 0.216 vs 0.204 us, 256 B 0.269
- * vs 0.257, 1 KiB 0.377 vs 0.353; 0 B 0.233 vs 0.237). */
-#define MPI_LAZY_RECV_MAX 0
-
+/* A blocking receive posts its ME, whatever its size. An empty one went
+ * lazily (no ME: mpi_irecv_lazy, its arrival in a reserve buffer) while
+ * the two cost the same (0 B 0.233 vs 0.237 us); on the Zen 3 guest the
+ * lazy one cost a 0-byte half round trip 5-15 ns more than an 8-byte one,
+ * posted 5-15 ns less (2 pinned ranks, bench/mpi_pingpong.c sizes 0 8 0 8
+ * 0 8, 6 interleaved launches). */
 int mpi_recv_now(void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t, int src, int tag,
 		 struct mpi_comm *c, int ctx, struct mpi_req **out)
 {
-	size_t len = t->size * (size_t)count;
-	if (src == MPI_PROC_NULL || !t->contig || len > MPI_LAZY_RECV_MAX)
-		return irecv_post(buf, count, dt, t, src, tag, c, ctx, out);
-	return mpi_irecv_lazy((char *)buf + t->true_lb, len, src, tag, c, ctx, out);
+	return irecv_post(buf, count, dt, t, src, tag, c, ctx, out);
 }
 
 bool mpi_recv_try(struct mpi_req *r)
