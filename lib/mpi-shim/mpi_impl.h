@@ -430,6 +430,8 @@ MPI_HIDDEN int mpi_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag
 /* The same with dt's type t looked up already (mpi_dtype_get). */
 MPI_HIDDEN int mpi_isend_t(const void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t, int dest, int tag,
 			   struct mpi_comm *c, int ctx, int mode, struct mpi_req **out);
+/* A receive with its ME posted, whatever its size; MPI_Recv and
+ * MPI_Sendrecv post theirs so too (mpi_pt2pt.c's irecv_post says why). */
 MPI_HIDDEN int mpi_irecv_t(void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t, int src, int tag,
 			   struct mpi_comm *c, int ctx, struct mpi_req **out);
 /* MPI_Isend the long way (mpi_p2p_api.c), for what PMPI_Isend's own put
@@ -477,11 +479,6 @@ MPI_HIDDEN bool mpi_isend_now(const void *buf, int count, const struct mpi_dtype
  * unlink on small messages. */
 MPI_HIDDEN int mpi_irecv_lazy(void *buf, size_t len, int src, int tag, struct mpi_comm *c, int ctx,
 			      struct mpi_req **out);
-/* A receive its caller waits for before it posts another (MPI_Recv, the
- * receive of MPI_Sendrecv): as mpi_irecv, its ME posted whatever its size
- * (mpi_pt2pt.c says why). t: dt's type, looked up already. */
-MPI_HIDDEN int mpi_recv_now(void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t, int src, int tag,
-			    struct mpi_comm *c, int ctx, struct mpi_req **out);
 /* Matches a lazy receive against the unexpected messages; true once done. */
 MPI_HIDDEN bool mpi_recv_try(struct mpi_req *r);
 int mpi_iprobe(int src, int tag, struct mpi_comm *c, int *flag, MPI_Status *st);

@@ -114,16 +114,16 @@ static int start_send(const char *fn, const void *buf, int count, MPI_Datatype d
 	return rc ? rc : start_checked_send(fn, buf, count, dt, t, dest, tag, comm, c, mode, r);
 }
 
-/* ... and every receive call (now: the caller waits for it at once). */
+/* ... and every receive call. */
 static int start_recv(const char *fn, void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
-		      bool now, struct mpi_req **r)
+		      struct mpi_req **r)
 {
 	struct mpi_comm *c;
 	struct mpi_dtype *t;
 	int rc = recv_args(fn, buf, count, dt, src, tag, comm, &c, &t);
 	if (rc)
 		return rc;
-	rc = now ? mpi_recv_now(buf, count, dt, t, src, tag, c, c->ctx, r) : mpi_irecv_t(buf, count, dt, t, src, tag, c, c->ctx, r);
+	rc = mpi_irecv_t(buf, count, dt, t, src, tag, c, c->ctx, r);
 	return rc ? mpi_err(comm, rc, fn, "cannot post the receive") : MPI_SUCCESS;
 }
 
@@ -262,7 +262,7 @@ int PMPI_Buffer_detach(void *buffer_addr, int *size)
 int mpi_irecv_slow(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	struct mpi_req *r;
-	int rc = start_recv("MPI_Irecv", buf, count, dt, src, tag, comm, false, &r);
+	int rc = start_recv("MPI_Irecv", buf, count, dt, src, tag, comm, &r);
 	if (rc)
 		return rc;
 	*request = mpi_req_handle(r);
@@ -297,9 +297,9 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm 
 	 * memory) is found again and reported by start_recv. */
 	int rc = MPI_ERR_OTHER;
 	if (mpi_args_ok(buf, count, dt, src, tag, comm, true, &c, &t))
-		rc = mpi_recv_now(buf, count, dt, t, src, tag, c, c->ctx, &r);
+		rc = mpi_irecv_t(buf, count, dt, t, src, tag, c, c->ctx, &r);
 	if (rc)
-		rc = start_recv("MPI_Recv", buf, count, dt, src, tag, comm, true, &r);
+		rc = start_recv("MPI_Recv", buf, count, dt, src, tag, comm, &r);
 	return rc ? rc : recv_wait("MPI_Recv", r, comm, status);
 }
 
@@ -314,7 +314,7 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
 	if (rc)
 		return rc;
 	struct mpi_req *rr, *sr;
-	rc = mpi_recv_now(recvbuf, recvcount, recvtype, rt, source, recvtag, c, c->ctx, &rr);
+	rc = mpi_irecv_t(recvbuf, recvcount, recvtype, rt, source, recvtag, c, c->ctx, &rr);
 	if (rc)
 		return mpi_err(comm, rc, "MPI_Sendrecv", "cannot post the receive");
 	rc = mpi_isend_t(sendbuf, sendcount, sendtype, st, dest, sendtag, c, c->ctx, MPI_MODE_STD, &sr);

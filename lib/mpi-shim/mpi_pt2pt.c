@@ -2005,9 +2005,13 @@ static inline bool recv_buf_init(struct mpi_req *r, struct mpi_dtype *t)
 	return true;
 }
 
-/* mpi_irecv_t's body, inline in mpi_recv_now too: a blocking receive's
- * call through both, each passing nine arguments on, cost twenty
- * instructions of frames. */
+/* mpi_irecv_t's body, inline where MPI_Irecv posts in its own frame too.
+ * Every receive of point-to-point posts its ME, MPI_Recv's too: a blocking
+ * receive of 0 bytes went lazily (no ME: mpi_irecv_lazy, its arrival in a
+ * reserve buffer) while the two cost the same (0 B 0.233 vs 0.237 us); on
+ * the Zen 3 guest the lazy one cost a 0-byte half round trip 5-15 ns more
+ * than an 8-byte one, posted 5-15 ns less (2 pinned ranks,
+ * bench/mpi_pingpong.c sizes 0 8 0 8 0 8, 6 interleaved launches). */
 __attribute__((always_inline)) static inline int irecv_post(void *buf, int count, MPI_Datatype dt,
 							    struct mpi_dtype *t, int src, int tag,
 							    struct mpi_comm *c, int ctx, struct mpi_req **out)
@@ -2160,18 +2164,6 @@ int mpi_irecv_lazy(void *buf, size_t len, int src, int tag, struct mpi_comm *c, 
 	if (!recv_try_lazy(r) && mpi_g.ndead && mpi_rank_dead(r->wpeer, false))
 		mpi_req_fail_dead(r, r->wpeer);
 	return MPI_SUCCESS;
-}
-
-/* A blocking receive posts its ME, whatever its size. An empty one went
- * lazily (no ME: mpi_irecv_lazy, its arrival in a reserve buffer) while
- * the two cost the same (0 B 0.233 vs 0.237 us); on the Zen 3 guest the
- * lazy one cost a 0-byte half round trip 5-15 ns more than an 8-byte one,
- * posted 5-15 ns less (2 pinned ranks, bench/mpi_pingpong.c sizes 0 8 0 8
- * 0 8, 6 interleaved launches). */
-int mpi_recv_now(void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t, int src, int tag,
-		 struct mpi_comm *c, int ctx, struct mpi_req **out)
-{
-	return irecv_post(buf, count, dt, t, src, tag, c, ctx, out);
 }
 
 bool mpi_recv_try(struct mpi_req *r)
