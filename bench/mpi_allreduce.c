@@ -83,6 +83,22 @@ static double gamma_ns(double *in, double *out, size_t n)
 	return best;
 }
 
+/* The core's clock first: the gamma passes come first in the process,
+ * and a core that had been idle runs slow for its first milliseconds.
+ * Without this, 1 MiB read 0.038-0.041 ns/B (0.042 at 4 KiB) where the
+ * same process after 10 ms or more of sums read 0.030 (0.023), and the
+ * 2-rank 1 MiB ring's own reductions of 512 KiB, timed inside ptl's
+ * MPI_Allreduce, 0.028-0.031 (Zen 3 guest, 2026-12-05): every 2-rank
+ * 1 MiB row the model predicted was 1.09-1.19x over the measured one.
+ * WARM_S of sums, whatever the implementation. */
+#define WARM_S 0.05
+static void warm_core(double *in, double *out, size_t n)
+{
+	double t0 = MPI_Wtime();
+	while (MPI_Wtime() - t0 < WARM_S)
+		MPI_Reduce_local(in, out, (int)n, MPI_DOUBLE, MPI_SUM);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -428,12 +444,13 @@ int main(int argc, char **argv)
 	bool rows = only && strcmp(only, "rows") == 0;
 	if (rows && argc > 3)
 		row_comms_make(argv[3], rank);
+	warm_core(in, out, max);
 	double g = gamma_ns(in, out, max);
 	if (rank == 0)
 		printf("gamma 0 %.4f %.4f %.4f\n", g, g, g);
 	/* and at the rows' sizes from 4 KiB, whose vectors stay in a cache
-	 * that 1 MiB's do not (Zen 3 guest, 512 KiB L2: 0.026 ns/B at 4 KiB
-	 * against 0.054 at 1 MiB): "gamma <bytes>" */
+	 * that 1 MiB's do not (Zen 3 guest, 512 KiB L2, the core warm: 0.023
+	 * ns/B at 4 KiB against 0.030 at 1 MiB): "gamma <bytes>" */
 	for (size_t b = 4096; b < max * sizeof(double); b *= 8) {
 		g = gamma_ns(in, out, b / sizeof(double));
 		if (rank == 0)
