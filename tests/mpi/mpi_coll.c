@@ -745,7 +745,7 @@ static void rd_order_bits(void)
 		return;
 	/* 8 KiB everywhere; 16 KiB on one host (coll_choose.c's
 	 * COLL_ALLREDUCE_SHORT_HOST_BYTES), elsewhere not short */
-	static const int counts[] = { 1, 3, 8, 64, 128, 1024, 2048 };
+	static const int counts[] = { 1, 3, 8, 64, 128, 512, 1024, 2048 };
 	enum { MAXN = 2048, MAXR = 16 };
 	if (t_size > MAXR)
 		return;
