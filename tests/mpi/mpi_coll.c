@@ -1111,6 +1111,44 @@ static void determinism(void)
 	free(in); free(out); free(first); free(r0);
 }
 
+/* Sums of NaNs agree to the bit on every rank. Where both operands of an
+ * add are NaNs, x86 keeps the first source's payload and sign, and which
+ * operand a compiled loop puts first is the compiler's choice, loop by
+ * loop: two partners that each add the other's part (recursive
+ * doubling's rounds, the direct path up to 4 KiB and the schedule above
+ * it) must run the same loop with the same operands. Every rank's inputs
+ * are NaNs with a payload and sign of its own, at counts whose tails the
+ * vector loops leave to scalar code (odd, not a multiple of 4), below and
+ * above 4 KiB, by MPI_SUM and MPI_PROD, blocking and not. */
+static void nan_bits(void)
+{
+	static const int counts[] = { 3, 511, 513, 2049, 4097 };
+	enum { MAXN = 4097 };
+	static double in[MAXN], out[MAXN], nb[MAXN], r0[MAXN];
+	const MPI_Op ops[] = { MPI_SUM, MPI_PROD };
+	for (size_t o = 0; o < sizeof ops / sizeof *ops; o++)
+		for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
+			int n = counts[k];
+			size_t sz = sizeof(double) * (size_t)n;
+			for (int i = 0; i < n; i++) {
+				/* quiet NaN, payload rank + 1 and the element, sign by rank */
+				uint64_t bits = 0x7ff8000000000000ull | ((uint64_t)(t_rank + 1) << 32) | (uint64_t)i |
+						((uint64_t)(t_rank & 1) << 63);
+				memcpy(&in[i], &bits, sizeof bits);
+			}
+			OK(MPI_Allreduce(in, out, n, MPI_DOUBLE, ops[o], MPI_COMM_WORLD));
+			MPI_Request rq;
+			OK(MPI_Iallreduce(in, nb, n, MPI_DOUBLE, ops[o], MPI_COMM_WORLD, &rq));
+			OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+			memcpy(r0, out, sz);
+			OK(MPI_Bcast(r0, n, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+			for (int i = 0; i < n; i++)
+				CHECK(isnan(out[i]), "NaN %s n=%d: element %d not a NaN", o ? "product" : "sum", n, i);
+			CHECK(!memcmp(r0, out, sz), "NaN %s n=%d: ranks disagree", o ? "product" : "sum", n);
+			CHECK(!memcmp(nb, out, sz), "NaN %s n=%d: MPI_Iallreduce differs", o ? "product" : "sum", n);
+		}
+}
+
 int main(int argc, char **argv)
 {
 	t_init(&argc, &argv);
@@ -1136,5 +1174,6 @@ int main(int argc, char **argv)
 	uneven_reduce_scatter();
 	pair_rd_bits();
 	shared_rd_bits();
+	nan_bits();
 	return t_finish("mpi_coll");
 }
