@@ -440,6 +440,12 @@ digits "$STATE_TRIES" && [ "$STATE_TRIES" -ge 1 ] && digits "$STATE_WAIT" || {
 	echo "mpi_bench.sh: PTL_BENCH_STATE_TRIES ($STATE_TRIES) and PTL_BENCH_STATE_WAIT ($STATE_WAIT) take whole numbers, TRIES at least 1" >&2
 	exit 1
 }
+# (the ping-pong outliers' mark: below, "ping-pong launches the probes missed")
+OUTLIER=${PTL_BENCH_OUTLIER:-1.5}
+awk -v x="$OUTLIER" 'BEGIN { exit !(x ~ /^[0-9]*\.?[0-9]+$/) }' || {
+	echo "mpi_bench.sh: PTL_BENCH_OUTLIER ($OUTLIER) takes a number, 0 for never" >&2
+	exit 1
+}
 echo 0 > "$W/waited"
 # probe: the round trip in ns now, or nothing (PTL_BENCH_STATE=0, no
 # core_rtt, CPUs 0 and 1 not both ours)
@@ -612,12 +618,7 @@ done
 # after the last try, or one that failed, leaves the launch as it was.
 # Either way the table says so. shm's report (run's bulk1) stays the
 # first launch's: what it picked, not how fast
-OUTLIER=${PTL_BENCH_OUTLIER:-1.5}
-awk -v x="$OUTLIER" 'BEGIN { exit !(x ~ /^[0-9]*\.?[0-9]+$/) }' || {
-	echo "mpi_bench.sh: PTL_BENCH_OUTLIER ($OUTLIER) takes a number, 0 for never" >&2
-	exit 1
-}
-lat8() { sed -n "$1,$2p" "$W/all" | awk '$3 == "lat" && $4 == 8 { print $5; exit }'; }
+lat8() { [ "$2" -ge "$1" ] && sed -n "$1,$2p" "$W/all" | awk '$3 == "lat" && $4 == 8 { print $5; exit }'; }
 over() { [ -n "$1" ] && awk "BEGIN { exit !($1 > $OUTLIER * $2) }"; }
 [ -n "${PTL_BENCH_FROM:-}" ] || : > "$W/relaunched"
 if awk -v x="$OUTLIER" 'BEGIN { exit !(x + 0 > 0) }' && [ -s "$W/pplaunch" ]; then
@@ -628,29 +629,34 @@ if awk -v x="$OUTLIER" 'BEGIN { exit !(x + 0 > 0) }' && [ -s "$W/pplaunch" ]; th
 		k=0
 		while read -r _ f l st; do
 			k=$((k + 1))
-			v=$(lat8 "$f" "$l") v2=$v tries=0 n0=$(wc -l < "$W/states") b0=$(wc -l < "$W/bulk" 2>/dev/null || echo 0)
+			v=$(lat8 "$f" "$l") v2=$v tries=0 failed= n0=$(wc -l < "$W/states") b0=$(wc -l < "$W/bulk" 2>/dev/null || echo 0)
+			over "$v" "$low" || continue
 			while over "$v2" "$low" && [ "$tries" -lt "$STATE_TRIES" ] && budget_left; do
 				tries=$((tries + 1))
 				rrun "$i" 2 pingpong < /dev/null | sed "s/^/$i 2 /" > "$W/redo"
 				v2=$(awk '$3 == "lat" && $4 == 8 { print $5; exit }' "$W/redo")
 				# a launch that failed or printed other rows: the old one stays
-				[ "$(cat "$W/rc")" = 0 ] && [ "$(wc -l < "$W/redo")" = $((l - f + 1)) ] && [ -n "$v2" ] || { v2=; break; }
+				[ "$(cat "$W/rc")" = 0 ] && [ "$(wc -l < "$W/redo")" -eq $((l - f + 1)) ] && [ -n "$v2" ] ||
+					{ v2= failed=1; rcheck "$i pingpong (run again)"; break; }
 			done
-			[ "$tries" -gt 0 ] || continue
+			# none run (the state budget spent): said, kept
+			[ "$tries" -gt 0 ] || { echo "$i $k $v budget 0 $OUTLIER" >> "$W/relaunched"; continue; }
 			over "$v2" "$low" && v2=
 			if [ -f "$W/bulk" ]; then
-				head -n "$b0" "$W/bulk" > "$W/bulk.new"
+				awk -v n="$b0" 'NR <= n' "$W/bulk" > "$W/bulk.new"
 				mv "$W/bulk.new" "$W/bulk"
 			fi
 			last=$(tail -n 1 "$W/states")
-			head -n "$n0" "$W/states" | awk -v s="$st" -v n="$last" -v ok="$v2" 'NR == s && ok != "" { print n; next } 1' > "$W/states.new"
+			awk -v n="$n0" -v s="$st" -v r="$last" -v ok="$v2" 'NR > n { exit } NR == s && ok != "" { print r; next } 1' \
+				"$W/states" > "$W/states.new"
 			mv "$W/states.new" "$W/states"
 			if [ -n "$v2" ]; then
-				{ head -n $((f - 1)) "$W/all"; cat "$W/redo"; tail -n +$((l + 1)) "$W/all"; } > "$W/all.new"
+				awk -v f="$f" -v l="$l" -v redo="$W/redo" 'NR == f { while ((getline x < redo) > 0) print x }
+					NR < f || NR > l' "$W/all" > "$W/all.new"
 				mv "$W/all.new" "$W/all"
-				echo "$i $k $v $v2 $tries" >> "$W/relaunched"
+				echo "$i $k $v $v2 $tries $OUTLIER" >> "$W/relaunched"
 			else
-				echo "$i $k $v - $tries" >> "$W/relaunched"
+				echo "$i $k $v ${failed:+failed}${failed:-over} $tries $OUTLIER" >> "$W/relaunched"
 			fi
 		done < "$W/pp1"
 	done
@@ -715,9 +721,11 @@ END {
   for (i = 1; i <= k; i++) line = line sprintf(" %s %d (%d, %d)", im[i], n[im[i]], nf[im[i]], again[im[i]])
   print line
   for (i = 1; i <= k; i++) if (nf[im[i]]) print "#   kept far, " im[i] ":" which[im[i]] }' "$W/states"
-[ -s "$W/relaunched" ] && awk '{ s = s sprintf("%s %s round %d (%s us -> %s, %d relaunch%s)", NR > 1 ? ";" : "", $1, $2, $3,
-    $4 == "-" ? "none under the mark, kept" : $4 " us", $5, $5 > 1 ? "es" : "") }
-  END { print "#   ping-pong launches run again, their 8 B half round trip over PTL_BENCH_OUTLIER times the implementation'"'"'s lowest launch:" s }' "$W/relaunched"
+[ -s "$W/relaunched" ] && awk '{ x = $6
+    how = $4 == "budget" ? "the state budget spent, kept" : $4 == "failed" ? "a relaunch failed, kept" \
+      : $4 == "over" || $4 == "-" ? "none under the mark, kept" : $4 " us"
+    s = s sprintf("%s %s round %d (%s us -> %s, %d relaunch%s)", NR > 1 ? ";" : "", $1, $2, $3, how, $5, $5 == 1 ? "" : "es") }
+  END { print "#   ping-pong launches run again, their 8 B half round trip over " (x == "" ? "PTL_BENCH_OUTLIER" : x "x") " the implementation'"'"'s lowest launch:" s }' "$W/relaunched"
 
 # The cost model's prediction beside each algorithm's measured time.
 # cal N FIG BYTES: of ptl's N-rank runs, a figure that moves 1 KiB or more:
