@@ -1111,10 +1111,10 @@ static void determinism(void)
 	free(in); free(out); free(first); free(r0);
 }
 
-/* Sums of NaNs agree to the bit on every rank. Where both operands of an
- * add are NaNs, x86 keeps the first source's payload and sign, and which
- * operand a compiled loop puts first is the compiler's choice, loop by
- * loop: two partners that each add the other's part (recursive
+/* Sums and products of NaNs agree to the bit on every rank. Where both
+ * operands of an add are NaNs, x86 keeps the first source's payload and
+ * sign, and which operand a compiled loop puts first is the compiler's
+ * choice, loop by loop: two partners that each add the other's part (recursive
  * doubling's rounds, the direct path up to 4 KiB and the schedule above
  * it) must run the same loop with the same operands. Every rank's inputs
  * are NaNs with a payload and sign of its own, at counts whose tails the
