@@ -618,23 +618,26 @@ done
 # after the last try, or one that failed, leaves the launch as it was.
 # Either way the table says so. shm's report (run's bulk1) stays the
 # first launch's: what it picked, not how fast
-lat8() { [ "$2" -ge "$1" ] && sed -n "$1,$2p" "$W/all" | awk '$3 == "lat" && $4 == 8 { print $5; exit }'; }
+# lat8 [FILE]: the 8-byte half round trip of a ping-pong launch's lines;
+# pplines F L: those lines of $W/all (none where the launch printed none)
+lat8() { awk '$3 == "lat" && $4 == 8 { print $5; exit }' "$@"; }
+pplines() { [ "$2" -ge "$1" ] && sed -n "$1,$2p" "$W/all"; }
 over() { [ -n "$1" ] && awk "BEGIN { exit !($1 > $OUTLIER * $2) }"; }
 [ -n "${PTL_BENCH_FROM:-}" ] || : > "$W/relaunched"
 if awk -v x="$OUTLIER" 'BEGIN { exit !(x + 0 > 0) }' && [ -s "$W/pplaunch" ]; then
 	for i in $impls; do
 		awk -v i="$i" '$1 == i' "$W/pplaunch" > "$W/pp1"
-		low=$(while read -r _ f l _; do lat8 "$f" "$l"; done < "$W/pp1" | sort -g | head -n 1)
+		low=$(while read -r _ f l _; do pplines "$f" "$l" | lat8; done < "$W/pp1" | sort -g | head -n 1)
 		[ -n "$low" ] || continue
 		k=0
 		while read -r _ f l st; do
 			k=$((k + 1))
-			v=$(lat8 "$f" "$l") v2=$v tries=0 failed= n0=$(wc -l < "$W/states") b0=$(wc -l < "$W/bulk" 2>/dev/null || echo 0)
+			v=$(pplines "$f" "$l" | lat8) v2=$v tries=0 failed= n0=$(wc -l < "$W/states") b0=$(wc -l < "$W/bulk" 2>/dev/null || echo 0)
 			over "$v" "$low" || continue
 			while over "$v2" "$low" && [ "$tries" -lt "$STATE_TRIES" ] && budget_left; do
 				tries=$((tries + 1))
 				rrun "$i" 2 pingpong < /dev/null | sed "s/^/$i 2 /" > "$W/redo"
-				v2=$(awk '$3 == "lat" && $4 == 8 { print $5; exit }' "$W/redo")
+				v2=$(lat8 "$W/redo")
 				# a launch that failed or printed other rows: the old one stays
 				[ "$(cat "$W/rc")" = 0 ] && [ "$(wc -l < "$W/redo")" -eq $((l - f + 1)) ] && [ -n "$v2" ] ||
 					{ v2= failed=1; rcheck "$i pingpong (run again)"; break; }

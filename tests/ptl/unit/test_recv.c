@@ -508,7 +508,7 @@ static void test_tiny_from_other_user(void **state)
 
 /* Every payload length from 0 to 160 lands whole and alone
  * (nal_copy: three single bytes, then pairs of 4-, 8-, 16-, 32- and
- * 64-byte moves that may overlap, memcpy past 128): each byte in place,
+ * 64-byte moves that may overlap, nal_copy_big past 128): each byte in place,
  * nothing after it touched. */
 static void test_short_put_lengths(void **state)
 {
