@@ -705,6 +705,16 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 	out=$(bench PTL_BENCH_PW=x PTL_BENCH_FROM="$kept" 2>&1); st=$?
 	[ "$st" = 1 ] || fail "mpi_bench.sh PTL_BENCH_PW=x: exit $st, want 1"
 	has "$out" "PTL_BENCH_PW takes a number, 0 or more, not x"
+	# the ping-pong outliers' mark likewise, and a kept run's relaunches
+	# said under the table as they went: replaced, kept over the mark, a
+	# relaunch failed, the state budget spent
+	out=$(bench PTL_BENCH_OUTLIER=x PTL_BENCH_FROM="$kept" 2>&1); st=$?
+	[ "$st" = 1 ] || fail "mpi_bench.sh PTL_BENCH_OUTLIER=x: exit $st, want 1"
+	has "$out" "PTL_BENCH_OUTLIER (x) takes a number, 0 for never"
+	printf '%s\n' "ptl 1 0.45 0.17 1 1.5" "ptl 2 0.38 over 4 1.5" "mpich 3 0.30 failed 2 1.5" "mpich 1 0.29 budget 0 1.5" \
+		> "$kept/relaunched"
+	out=$(bench PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" 2>&1)
+	has "$out" "over 1.5x the implementation's lowest launch: ptl round 1 (0.45 us -> 0.17 us, 1 relaunch); ptl round 2 (0.38 us -> none under the mark, kept, 4 relaunches); mpich round 3 (0.30 us -> a relaunch failed, kept, 2 relaunches); mpich round 1 (0.29 us -> the state budget spent, kept, 0 relaunches)"
 	rm -rf "$kept"
 	# mpi_allreduce's "rows" (mpi_bench.sh's launches of one algorithm):
 	# the rows and the small figures, none of the moves through shm's bulk
