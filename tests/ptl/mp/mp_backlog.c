@@ -80,9 +80,9 @@ static void expect_puts(ptl_handle_eq_t eq, int from, const char *what)
 
 struct side {
 	char *buf;
-	ptl_handle_eq_t eq, src_eq, idle;
-	ptl_handle_me_t me;
-	ptl_handle_md_t md, src;
+	ptl_handle_eq_t eq, src_eq, idle, told_eq;
+	ptl_handle_me_t me, told_me;
+	ptl_handle_md_t md, src, told_md, tell;
 };
 
 static void side_open(struct side *s, ptl_pt_index_t pt)
@@ -97,12 +97,40 @@ static void side_open(struct side *s, ptl_pt_index_t pt)
 			       PTL_MD_OP_PUT | PTL_MD_MANAGE_REMOTE | PTL_MD_EVENT_START_DISABLE, s->eq),
 			 PTL_RETAIN, &s->md);
 	s->src = mp_bind(s->buf, LEN, PTL_MD_THRESH_INF, PTL_MD_EVENT_START_DISABLE, s->src_eq);
+	/* quiet_begins' word: other bits, its own queue, no events at the sender */
+	s->told_eq = mp_eq(4);
+	s->told_me = mp_me_md(pt, 2, 0, PTL_RETAIN,
+			      mp_md(s->buf, LEN, PTL_MD_THRESH_INF, PTL_MD_OP_PUT | PTL_MD_EVENT_START_DISABLE,
+				    s->told_eq),
+			      PTL_RETAIN, &s->told_md);
+	s->tell = mp_bind(s->buf, LEN, PTL_MD_THRESH_INF, 0, PTL_EQ_NONE);
+}
+
+/* The rank that is to read nothing says so before the other floods it.
+ * Leaving the barrier together is not enough: PtlRtBarrier reads the
+ * rings (a helper thread) until its own return, so a rank still in it read
+ * a flood begun as the peer's barrier returned (CI, stop 55: "5000 puts
+ * taken while it reads nothing"). The word is sent after the barrier's
+ * return; the flooder waits for it. */
+static void quiet_begins(struct side *s, int quiet, int flooder, ptl_pt_index_t pt)
+{
+	if (mp_rank == quiet) {
+		MP_RC(PtlPutRegion(s->tell, 0, 0, PTL_NO_ACK_REQ, mp_id(flooder), pt, 0, 2, 0, 0), PTL_OK);
+	} else if (mp_rank == flooder) {
+		ptl_event_t ev;
+		MP_WAIT(s->told_eq, &ev, "the peer's word that it reads no more");
+		if (ev.type != PTL_EVENT_PUT_END)
+			MP_FAIL("rank %d: %s where the peer's word was due", mp_rank, PtlEventKindStr(ev.type));
+	}
 }
 
 static void side_close(struct side *s)
 {
 	MP_RC(PtlMDUnlink(s->src), PTL_OK);
 	MP_RC(PtlMEUnlink(s->me), PTL_OK);
+	MP_RC(PtlMDUnlink(s->tell), PTL_OK);
+	MP_RC(PtlMEUnlink(s->told_me), PTL_OK);
+	mp_eq_free(s->told_eq);
 	mp_eq_free(s->eq);
 	mp_eq_free(s->src_eq);
 	mp_eq_free(s->idle);
@@ -115,6 +143,7 @@ static void test_requests_refused(void **state)
 	struct side s;
 	side_open(&s, 33);
 	mp_barrier();
+	quiet_begins(&s, T, I, 33);
 	if (mp_rank == I) {
 		long before = mp_sr(PTL_SR_REFUSED_COUNT);
 		int n = put_until_refused(s.src, T, 33, PTL_NO_ACK_REQ);
@@ -157,17 +186,21 @@ static void test_answers_not_refused(void **state)
 	struct side s;
 	side_open(&s, 34);
 	mp_barrier();
+	quiet_begins(&s, I, T, 34);
+	/* Then the sleeps take turns, with room for a rank descheduled a
+	 * while (make -j2 check on 2 cores): T's flood, then I's while T
+	 * sleeps, then T takes I's puts while I sleeps. */
 	if (mp_rank == I) {
-		usleep(100 * 1000); /* T fills our ring meanwhile: we read nothing */
+		usleep(200 * 1000); /* T fills our ring meanwhile: we read nothing */
 		int n = put_until_refused(s.src, T, 34, PTL_ACK_REQ);
-		usleep(400 * 1000); /* T takes them; their ACKs wait at T, behind its puts */
+		usleep(600 * 1000); /* T takes them; their ACKs wait at T, behind its puts */
 		expect_puts(s.eq, T, "the target's own puts, which filled the ring back");
 		expect_acks(s.src_eq, n);
 		printf("rank %d: %d ACKs queued behind a full ring, all came\n", mp_rank, n);
 		put_marker(s.src, s.idle, T, 34, n);
 	} else if (mp_rank == T) {
 		int n = put_until_refused(s.src, I, 34, PTL_NO_ACK_REQ);
-		usleep(200 * 1000); /* I fills its ring to us */
+		usleep(400 * 1000); /* I fills its ring to us */
 		put_marker(s.src, s.idle, I, 34, n);
 		expect_puts(s.eq, I, "the acknowledged puts, then the marker");
 		if (mp_sr(PTL_SR_DROP_COUNT) != 0)
@@ -190,6 +223,7 @@ static void test_reply_dropped(void **state)
 	ptl_handle_md_t gmd = PTL_INVALID_HANDLE;
 	ptl_handle_me_t gme = PTL_INVALID_HANDLE;
 	mp_barrier();
+	quiet_begins(&s, I, T, 35);
 	if (mp_rank == I) {
 		usleep(100 * 1000); /* T fills our ring and its slots meanwhile: we read nothing */
 		gmd = mp_bind(data, LEN, PTL_MD_THRESH_INF, PTL_MD_EVENT_START_DISABLE, geq);
