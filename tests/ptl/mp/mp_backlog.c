@@ -22,6 +22,7 @@
 #define LEN 1024        /* a quarter of a KiB-record ring per put: it fills fast */
 #define MAX_PUTS 5000   /* a refusal must come well before this (a ring and 8) */
 #define MARK (1ull << 62)
+#define WORD_BITS 4     /* quiet_begins' match bits (the puts' are 1, the gets' 2) */
 
 /* Puts from src to rank `to` until libptl refuses one; returns how many
  * it took. hdr_data numbers them from 0. */
@@ -97,9 +98,9 @@ static void side_open(struct side *s, ptl_pt_index_t pt)
 			       PTL_MD_OP_PUT | PTL_MD_MANAGE_REMOTE | PTL_MD_EVENT_START_DISABLE, s->eq),
 			 PTL_RETAIN, &s->md);
 	s->src = mp_bind(s->buf, LEN, PTL_MD_THRESH_INF, PTL_MD_EVENT_START_DISABLE, s->src_eq);
-	/* quiet_begins' word: other bits, its own queue, no events at the sender */
+	/* quiet_begins' word: its own bits and queue, no events at the sender */
 	s->told_eq = mp_eq(4);
-	s->told_me = mp_me_md(pt, 2, 0, PTL_RETAIN,
+	s->told_me = mp_me_md(pt, WORD_BITS, 0, PTL_RETAIN,
 			      mp_md(s->buf, LEN, PTL_MD_THRESH_INF, PTL_MD_OP_PUT | PTL_MD_EVENT_START_DISABLE,
 				    s->told_eq),
 			      PTL_RETAIN, &s->told_md);
@@ -115,7 +116,7 @@ static void side_open(struct side *s, ptl_pt_index_t pt)
 static void quiet_begins(struct side *s, int quiet, int flooder, ptl_pt_index_t pt)
 {
 	if (mp_rank == quiet) {
-		MP_RC(PtlPutRegion(s->tell, 0, 0, PTL_NO_ACK_REQ, mp_id(flooder), pt, 0, 2, 0, 0), PTL_OK);
+		MP_RC(PtlPutRegion(s->tell, 0, 0, PTL_NO_ACK_REQ, mp_id(flooder), pt, 0, WORD_BITS, 0, 0), PTL_OK);
 	} else if (mp_rank == flooder) {
 		ptl_event_t ev;
 		MP_WAIT(s->told_eq, &ev, "the peer's word that it reads no more");
