@@ -110,8 +110,8 @@ static void side_open(struct side *s, ptl_pt_index_t pt)
 /* The rank that is to read nothing says so before the other floods it.
  * Leaving the barrier together is not enough: PtlRtBarrier reads the
  * rings (a helper thread) until its own return, so a rank still in it read
- * a flood begun as the peer's barrier returned (CI, stop 55: "5000 puts
- * taken while it reads nothing"). The word is sent after the barrier's
+ * a flood begun as the peer's barrier returned (CI, 2026-12-05: "5000
+ * puts taken while it reads nothing"). The word is sent after the barrier's
  * return; the flooder waits for it. */
 static void quiet_begins(struct side *s, int quiet, int flooder, ptl_pt_index_t pt)
 {
@@ -156,7 +156,7 @@ static void test_requests_refused(void **state)
 		printf("rank %d: %d puts taken before PTL_NO_SPACE\n", mp_rank, n);
 		put_marker(s.src, s.idle, T, 33, n);
 	} else if (mp_rank == T) {
-		usleep(300 * 1000); /* out of the library: the ring fills */
+		usleep(600 * 1000); /* out of the library: the ring fills */
 		expect_puts(s.eq, I, "the puts taken before the refusal, then the marker");
 	}
 	mp_barrier();
@@ -189,10 +189,9 @@ static void test_answers_not_refused(void **state)
 	mp_barrier();
 	quiet_begins(&s, I, T, 34);
 	/* Then the sleeps take turns, with room for a rank descheduled a
-	 * while (make -j2 check on 2 cores): T's flood, then I's while T
-	 * sleeps, then T takes I's puts while I sleeps. */
+	 * while (make -j2 check on 2 cores): the two floods (neither reads),
+	 * then T takes I's puts while I sleeps. */
 	if (mp_rank == I) {
-		usleep(200 * 1000); /* T fills our ring meanwhile: we read nothing */
 		int n = put_until_refused(s.src, T, 34, PTL_ACK_REQ);
 		usleep(600 * 1000); /* T takes them; their ACKs wait at T, behind its puts */
 		expect_puts(s.eq, T, "the target's own puts, which filled the ring back");
@@ -223,23 +222,25 @@ static void test_reply_dropped(void **state)
 	ptl_handle_eq_t geq = mp_eq(4 * GETS);
 	ptl_handle_md_t gmd = PTL_INVALID_HANDLE;
 	ptl_handle_me_t gme = PTL_INVALID_HANDLE;
-	mp_barrier();
-	quiet_begins(&s, I, T, 35);
-	if (mp_rank == I) {
-		usleep(100 * 1000); /* T fills our ring and its slots meanwhile: we read nothing */
-		gmd = mp_bind(data, LEN, PTL_MD_THRESH_INF, PTL_MD_EVENT_START_DISABLE, geq);
-		for (int g = 0; g < GETS; g++)
-			MP_RC(PtlGetRegion(gmd, 0, LEN, mp_id(T), 35, 0, 2, 0), PTL_OK);
-		usleep(500 * 1000); /* T answers them, into no room */
-	} else if (mp_rank == T) {
-		/* gets of LEN bytes: their REPLYs carry the data inline, in
-		 * slots of max_inline bytes */
+	/* gets of LEN bytes: their REPLYs carry the data inline, in slots
+	 * of max_inline bytes. Their ME is there before the barrier: T's
+	 * wait for the word may read the gets too. */
+	if (mp_rank == T)
 		gme = mp_me_md(35, 2, 0, PTL_RETAIN,
 			       mp_md(data, LEN, PTL_MD_THRESH_INF,
 				     PTL_MD_OP_GET | PTL_MD_MANAGE_REMOTE | PTL_MD_EVENT_START_DISABLE, geq),
 			       PTL_RETAIN, &gmd);
+	mp_barrier();
+	quiet_begins(&s, I, T, 35);
+	if (mp_rank == I) {
+		usleep(200 * 1000); /* T fills our ring and its slots meanwhile: we read nothing */
+		gmd = mp_bind(data, LEN, PTL_MD_THRESH_INF, PTL_MD_EVENT_START_DISABLE, geq);
+		for (int g = 0; g < GETS; g++)
+			MP_RC(PtlGetRegion(gmd, 0, LEN, mp_id(T), 35, 0, 2, 0), PTL_OK);
+		usleep(800 * 1000); /* T answers them, into no room */
+	} else if (mp_rank == T) {
 		put_until_refused(s.src, I, 35, PTL_NO_ACK_REQ); /* the ring and the 4 slots full */
-		usleep(200 * 1000);
+		usleep(400 * 1000);
 		for (int g = 0; g < GETS; g++) {
 			ptl_event_t ev;
 			MP_WAIT(geq, &ev, "the initiator's gets");
