@@ -504,11 +504,10 @@ static int cb_recv(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd, 
  * reduction) with mpi_op.c's expression, so the same bits; false for
  * every other op and type. Four elements at a time, all read before any
  * is written: out may be either operand, and the compiler makes the four
- * adds two vector ones (-O2; mpi_op_apply's loop stays scalar, about 6
- * instructions an element). The direct rounds' combination (mpi_op_apply's
- * lookups and dispatch and the copy before it were about 150 instructions
- * of a 2-rank 8-byte allreduce, the scalar loop 3000 of a 4 KiB one) and
- * the schedules' (combine). */
+ * adds two 16-byte vector ones (-O2). The direct rounds' combination
+ * (mpi_op_apply's lookups and dispatch and the copy before it were about
+ * 150 instructions of a 2-rank 8-byte allreduce) and the schedules'
+ * (combine), below COMBINE_APPLY_MIN. */
 static bool combine_fast(const struct cx *x, const void *in, const void *io, void *out, int count)
 {
 	enum { W = 4 };
@@ -533,7 +532,15 @@ static bool combine_fast(const struct cx *x, const void *in, const void *io, voi
 	return true;
 }
 
-#define COMBINE_APPLY_MIN 4096
+/* From here mpi_op.c's loop (built vectorized, AVX2 where the CPU has
+ * it; libmpiop.la), which MPI_Reduce_local runs too: past its dispatch
+ * (about 18 ns) it goes about three times as fast as combine_fast. Zen 3
+ * guest, in L1, best of 5: 256 B combine_fast 15.0 ns, MPI_Reduce_local
+ * 20.8; 512 B 29.9 against 24.1; 2 KiB 143 against 47.5; 4 KiB 291
+ * against 87 (this was 4096, when mpi_op.c's loop was scalar: 2 KiB
+ * halves made each 2-rank 4 KiB allreduce of the schedules about 0.1 us
+ * longer than the model's gamma). */
+#define COMBINE_APPLY_MIN 512
 
 /* mpi_op_apply's failure (rc) on n elements as x's error. */
 static int op_failed(struct cx *x, int rc, int n)
@@ -554,12 +561,9 @@ static int combine(struct cx *x, void *dst, const void *a, const void *b, size_t
 	int n = (int)(len / x->esize), rc = MPI_SUCCESS;
 	bool commute = mpi_op_commutative(x->op);
 	if (commute && (b != dst || !mpi_op_user(x->op))) {
-		/* b OP a, the bits the in-place form has always made. From
-		 * COMBINE_APPLY_MIN bytes mpi_op.c's loop (built vectorized,
-		 * libmpiop.la), which MPI_Reduce_local runs too: combine_fast's
-		 * four-wide loop takes twice as long there (0.032 against 0.017
-		 * ns/B, 128 KiB - 1 MiB of doubles), its saving, the dispatch,
-		 * matters only on short vectors. */
+		/* b OP a, the bits the in-place form has always made: from
+		 * COMBINE_APPLY_MIN bytes by mpi_op.c's loop, below it by
+		 * combine_fast where it can. */
 		if (len >= COMBINE_APPLY_MIN || !combine_fast(x, b, a, dst, n))
 			rc = mpi_op_apply3(x->op, x->dt, b, a, dst, n);
 		return rc ? op_failed(x, rc, n) : MPI_SUCCESS;

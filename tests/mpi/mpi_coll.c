@@ -1118,11 +1118,13 @@ static void determinism(void)
  * doubling's rounds, the direct path up to 4 KiB and the schedule above
  * it) must run the same loop with the same operands. Every rank's inputs
  * are NaNs with a payload and sign of its own, at counts whose tails the
- * vector loops leave to scalar code (odd, not a multiple of 4), below and
- * above 4 KiB, by MPI_SUM and MPI_PROD, blocking and not. */
+ * vector loops leave to scalar code (odd, not a multiple of 4), either
+ * side of 512 B (where mpi_coll.c's combine_fast hands over to mpi_op.c's
+ * loop, which picks other NaNs) and of 4 KiB, by MPI_SUM and MPI_PROD,
+ * blocking and not. */
 static void nan_bits(void)
 {
-	static const int counts[] = { 3, 511, 513, 2049, 4097 };
+	static const int counts[] = { 3, 63, 65, 511, 513, 2049, 4097 };
 	enum { MAXN = 4097 };
 	static double in[MAXN], out[MAXN], nb[MAXN], r0[MAXN];
 	const MPI_Op ops[] = { MPI_SUM, MPI_PROD };
