@@ -1897,14 +1897,17 @@ for a in $ALGOS; do
 			# directly on the input (no copy first; coll.h's req.input)
 			# and without a schedule or engine: the call is then the
 			# checks alone, MPI_COMM_SELF's 8-byte call, nothing per
-			# command, and its ACK-free rounds go request-free
-			# (and combines straight into the output: no local copy)
+			# command, and its ACK-free rounds go request-free. Its
+			# copies are local ones: a lazy receive's out of the
+			# unexpected buffer, and (from 512 B, mpi_coll.c's
+			# COMBINE_APPLY_MIN) the lower rank's input into place
+			# once the message came (coll_cost.c, direct_copy)
 			apart= lazy=$clazy engine=$callb percmd=$cmd direct= local=$lc waking=$wk
 			# 2 ranks (one host): sends eager up to the pull limit
 			xeager=$ceager
 			[ "$n" -eq 2 ] && xeager=$peager
 			if [ "$a" = recursive_doubling ] && [ "$bytes" -le "$rdmax" ]; then
-				apart=--input lazy=$rdlazy local=
+				apart=--input lazy=$rdlazy
 				self=$(cal 2 self 8)
 				[ -n "$small" ] && engine=0 percmd=0 waking= direct="--small-max $rdsmall $small"
 				# its rounds exchange the whole vector, not the 2 KiB steps eager2 timed

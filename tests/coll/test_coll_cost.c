@@ -1013,6 +1013,28 @@ static void test_sw_local_copies(void **state)
 	assert_int_equal(coll_cost(s, &g, &c), 0);
 	NEAR(with, c.time);
 	coll_free(s);
+	/* Request-free rounds (small_max, ptl's direct path) copy the lower
+	 * rank's input once the upper's part came: on 2 ranks its 4 KiB copy
+	 * (4.096 us) comes after the transfer (alpha and 4 KiB at beta,
+	 * 5.096 us), where without small_max it fits beside it */
+	struct coll_cost_params d = { .alpha = 1e-6, .beta = 1e9, .call = 2e-6, .small_alpha = 1e-6, .nlocal = 1,
+				      .local = { { 4096, 1e9 } } };
+	r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 4096, 1, 1);
+	r.input = true;
+	s = expand_ok(&r);
+	assert_int_equal(coll_cost(s, &d, &c), 0);
+	NEAR(c.time, 2e-6 + 1e-6 + 4096 / 1e9);
+	d.small_max = 4096;
+	assert_int_equal(coll_cost(s, &d, &c), 0);
+	NEAR(c.time, 2e-6 + 4096 / 1e9 + 1e-6 + 4096 / 1e9);
+	coll_free(s);
+	/* one rank receives nothing: its copy stays where the schedule has it */
+	r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 1, 4096, 1, 1);
+	r.input = true;
+	s = expand_ok(&r);
+	assert_int_equal(coll_cost(s, &d, &c), 0);
+	NEAR(c.time, 2e-6 + 4096 / 1e9);
+	coll_free(s);
 }
 
 /* wake_cost: a rank pays it for each message it takes (not the sender of
