@@ -1899,9 +1899,10 @@ for a in $ALGOS; do
 			# checks alone, MPI_COMM_SELF's 8-byte call, nothing per
 			# command, and its ACK-free rounds go request-free. Its
 			# copies are local ones: a lazy receive's out of the
-			# unexpected buffer, and (from 512 B, mpi_coll.c's
-			# COMBINE_APPLY_MIN) the lower rank's input into place
-			# once the message came (coll_cost.c, direct_copy)
+			# unexpected buffer, and the lower rank's input into
+			# place once the message came (coll_cost.c, direct_copy;
+			# sums of doubles below mpi_coll.c's COMBINE_APPLY_MIN,
+			# 512 B, add in one pass instead: a few ns)
 			apart= lazy=$clazy engine=$callb percmd=$cmd direct= local=$lc waking=$wk
 			# 2 ranks (one host): sends eager up to the pull limit
 			xeager=$ceager

@@ -491,8 +491,8 @@ struct coll_cost_params {
 	 * MPI sends its short allreduce rounds (inline, ACK-free, no request
 	 * at either end): small_o at each end and small_alpha between instead
 	 * of o and alpha, each measured on that path. Those rounds run in
-	 * program order: a local copy in a step where its rank receives one
-	 * is made after the message came (coll_cost.c, direct_copy). */
+	 * program order: a step's first local copy is made after its first
+	 * receive of one (coll_cost.c, direct_copy). */
 	size_t small_max;
 	double small_o;
 	double small_alpha;

@@ -485,14 +485,17 @@ static const struct coll_cmd *step_cmd(const struct sim *m, int r, uint32_t step
 	return NULL;
 }
 
+static bool acked(const struct coll_cost_params *p, size_t len);
+
 /* ptl's MPI runs its request-free rounds (small_max: mpi_coll.c's
  * allreduce_rd_direct) without the engine, in program order: the lower
  * rank copies its input into place once the round's message has come,
  * where the schedule lets that copy go first, beside the wait (a sum of
  * doubles under 512 B adds in one pass instead: a few ns not copied). So
- * with small_max a local copy in a step where its rank receives is
- * charged to the message's arrival (arrival_cost), and not where the
- * schedule puts it (simulate). Direct recursive doubling's 2-rank 4 KiB
+ * with small_max the first local copy of a step whose first receive is
+ * such a message (ACK-free, inline) is charged when that message is
+ * taken (simulate, after arrival_cost), and not where the schedule puts
+ * it. Returned for either of the two commands, else NULL. Direct recursive doubling's 2-rank 4 KiB
  * rows read 0.94x, 0.87x, 0.87x on the kept runs s49/g3, s49/g4 and
  * s50/h1 with the copy beside the wait (and, by the bench, no local copy
  * rates); 1.03x, 0.95x, 0.95x now. A move-aside of this copy in mpi_coll.c
@@ -500,11 +503,13 @@ static const struct coll_cmd *step_cmd(const struct sim *m, int r, uint32_t step
  * one rank's extra work). */
 static const struct coll_cmd *direct_copy(const struct sim *m, int r, const struct coll_cmd *c)
 {
-	if (!small(m->p, c->len))
+	if (c->kind != COLL_RECV && c->kind != COLL_COPY)
 		return NULL;
-	if (c->kind == COLL_COPY)
-		return step_cmd(m, r, c->step, COLL_RECV) ? c : NULL;
-	return c->kind == COLL_RECV ? step_cmd(m, r, c->step, COLL_COPY) : NULL;
+	const struct coll_cmd *rv = step_cmd(m, r, c->step, COLL_RECV);
+	if (!rv || !small(m->p, rv->len) || acked(m->p, rv->len) || recv_copies(m->p, rv->len))
+		return NULL;
+	const struct coll_cmd *cp = step_cmd(m, r, c->step, COLL_COPY);
+	return cp && (c == rv || c == cp) ? cp : NULL;
 }
 
 /* Seconds the sender's CPU copies an eager message of len bytes (with
@@ -584,9 +589,7 @@ static double arrival_cost(const struct sim *m, const struct hent *e, size_t len
 		if (m->xpeer[e->rank] == pr && m->xstart[e->rank] < e->key && m->xend[e->rank] > e->sent)
 			cross = interp(x->pt, sizeof x->pt[0], offsetof(struct coll_cost_point, time), x->n, len, 0.0);
 	}
-	const struct coll_cmd *dc = direct_copy(m, e->rank, cmd_at(m, e->rank, e->idx));
-	double after = dc && e->ev == EV_ARRIVAL ? local_copy(m->p, dc->len) : 0.0;
-	return wake + out + cross + take_cost(m->p, len) + after;
+	return wake + out + cross + take_cost(m->p, len);
 }
 
 /* Seconds a local copy of len bytes takes its rank's CPU: at the rate
@@ -938,10 +941,13 @@ static int simulate(struct sim *m)
 			continue;
 		}
 		if (e.ev == EV_ARRIVAL || !is_xfer(c)) {
-			/* rank work: a receive's o (arrivals only), a reduction, a copy */
+			/* rank work: a receive's o (arrivals only), a reduction, a
+			 * copy (on a request-free round's arrival: direct_copy) */
+			const struct coll_cmd *dc = direct_copy(m, e.rank, c);
 			double w = (e.ev == EV_ARRIVAL ? arrival_cost(m, &e, c->len) : 0.0)
 				   + (c->kind == COLL_REDUCE ? (double)c->len * p->gamma : 0.0)
-				   + (c->kind == COLL_COPY && !direct_copy(m, e.rank, c) ? local_copy(p, c->len) : 0.0);
+				   + (c->kind == COLL_COPY && dc != c ? local_copy(p, c->len) : 0.0)
+				   + (e.ev == EV_ARRIVAL && dc && dc != c ? local_copy(p, dc->len) : 0.0);
 			rc = finish(m, e.rank, e.idx, cpu_run(m, e.rank, e.key, w));
 			continue;
 		}

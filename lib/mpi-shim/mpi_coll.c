@@ -534,7 +534,7 @@ static bool combine_fast(const struct cx *x, const void *in, const void *io, voi
 
 /* From here mpi_op.c's loop (built vectorized, AVX2 where the CPU has
  * it; libmpiop.la), which MPI_Reduce_local runs too: past its dispatch
- * (about 18 ns) it goes about three times as fast as combine_fast. Zen 3
+ * (about 18 ns) it adds four to five times as fast as combine_fast. Zen 3
  * guest, in L1, best of 5: 256 B combine_fast 15.0 ns, MPI_Reduce_local
  * 20.8; 512 B 29.9 against 24.1; 2 KiB 143 against 47.5; 4 KiB 291
  * against 87 (this was 4096, when mpi_op.c's loop was scalar: 2 KiB
@@ -1413,6 +1413,9 @@ static int allreduce_rd_direct(struct cx *x, const void *in, void *data, size_t 
  * 17.0 [11.8] (an earlier 7 at load 5: 9.85 [5.00] against 10.6 [5.01]). */
 #define XALL_MAX_RANKS 4
 #define XALL_MAX 128
+/* allreduce_xall combines with combine_fast whatever the size: the bits
+ * of the schedule's combine() (which MPI_Iallreduce runs) only below this */
+_Static_assert(XALL_MAX < COMBINE_APPLY_MIN, "allreduce_xall's combine_fast and combine() must agree");
 
 /* Every rank sends its input to every other (inline, request-free, as a
  * direct round's send), receives theirs, and combines all of them itself in

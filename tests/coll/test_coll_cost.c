@@ -1015,25 +1015,31 @@ static void test_sw_local_copies(void **state)
 	coll_free(s);
 	/* Request-free rounds (small_max, ptl's direct path) copy the lower
 	 * rank's input once the upper's part came: on 2 ranks its 4 KiB copy
-	 * (4.096 us) comes after the transfer (alpha and 4 KiB at beta,
-	 * 5.096 us), where without small_max it fits beside it */
+	 * (8.192 us) comes after the transfer (alpha and 4 KiB at beta,
+	 * 5.096 us), once (charged where the schedule has it too, it would
+	 * end at 18.384 us), where without small_max it starts with the call */
 	struct coll_cost_params d = { .alpha = 1e-6, .beta = 1e9, .call = 2e-6, .small_alpha = 1e-6, .nlocal = 1,
-				      .local = { { 4096, 1e9 } } };
+				      .local = { { 4096, 5e8 } } };
 	r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 4096, 1, 1);
 	r.input = true;
 	s = expand_ok(&r);
 	assert_int_equal(coll_cost(s, &d, &c), 0);
-	NEAR(c.time, 2e-6 + 1e-6 + 4096 / 1e9);
+	NEAR(c.time, 2e-6 + 4096 / 5e8);
 	d.small_max = 4096;
 	assert_int_equal(coll_cost(s, &d, &c), 0);
-	NEAR(c.time, 2e-6 + 4096 / 1e9 + 1e-6 + 4096 / 1e9);
+	NEAR(c.time, 2e-6 + 1e-6 + 4096 / 1e9 + 4096 / 5e8);
+	/* an acknowledged message is no request-free one: beside the wait */
+	d.acked_sends = true;
+	assert_int_equal(coll_cost(s, &d, &c), 0);
+	assert_true(c.time < 2e-6 + 1e-6 + 4096 / 1e9 + 4096 / 5e8 - 1e-6);
 	coll_free(s);
 	/* one rank receives nothing: its copy stays where the schedule has it */
+	d.acked_sends = false;
 	r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 1, 4096, 1, 1);
 	r.input = true;
 	s = expand_ok(&r);
 	assert_int_equal(coll_cost(s, &d, &c), 0);
-	NEAR(c.time, 2e-6 + 4096 / 1e9);
+	NEAR(c.time, 2e-6 + 4096 / 5e8);
 	coll_free(s);
 }
 
