@@ -495,12 +495,13 @@ static bool acked(const struct coll_cost_params *p, size_t len);
  * with small_max the first local copy of a step whose first receive is
  * such a message (ACK-free, inline) is charged when that message is
  * taken (simulate, after arrival_cost), and not where the schedule puts
- * it. Returned for either of the two commands, else NULL. Direct recursive doubling's 2-rank 4 KiB
- * rows read 0.94x, 0.87x, 0.87x on the kept runs s49/g3, s49/g4 and
- * s50/h1 with the copy beside the wait (and, by the bench, no local copy
- * rates); 1.03x, 0.95x, 0.95x now. A move-aside of this copy in mpi_coll.c
- * itself showed no gain in interleaved launches (the period pays half of
- * one rank's extra work). */
+ * it. That copy is returned for either of the two commands, else NULL.
+ * Direct recursive doubling's 2-rank 4 KiB rows read 0.94x, 0.87x and
+ * 0.87x on the kept runs s49/g3, s49/g4 and s50/h1 with the copy beside
+ * the wait (and, by the bench, no local copy rates); 1.03x, 0.95x and
+ * 0.95x now. Making the copy before the wait in mpi_coll.c itself showed
+ * no gain in interleaved launches (the period pays half of one rank's
+ * extra work). */
 static const struct coll_cmd *direct_copy(const struct sim *m, int r, const struct coll_cmd *c)
 {
 	if (c->kind != COLL_RECV && c->kind != COLL_COPY)
