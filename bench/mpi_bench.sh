@@ -726,7 +726,7 @@ END {
   for (i = 1; i <= k; i++) if (nf[im[i]]) print "#   kept far, " im[i] ":" which[im[i]] }' "$W/states"
 [ -s "$W/relaunched" ] && awk '{ x = $6
     how = $4 == "budget" ? "the state budget spent, kept" : $4 == "failed" ? "a relaunch failed, kept" \
-      : $4 == "over" || $4 == "-" ? "none under the mark, kept" : $4 " us"
+      : $4 == "over" ? "none under the mark, kept" : $4 " us"
     s = s sprintf("%s %s round %d (%s us -> %s, %d relaunch%s)", NR > 1 ? ";" : "", $1, $2, $3, how, $5, $5 == 1 ? "" : "es") }
   END { print "#   ping-pong launches run again, their 8 B half round trip over " (x == "" ? "PTL_BENCH_OUTLIER" : x "x") " the implementation'"'"'s lowest launch:" s }' "$W/relaunched"
 
