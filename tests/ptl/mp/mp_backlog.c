@@ -83,7 +83,7 @@ struct side {
 	char *buf;
 	ptl_handle_eq_t eq, src_eq, idle, told_eq;
 	ptl_handle_me_t me, told_me;
-	ptl_handle_md_t md, src, told_md, tell;
+	ptl_handle_md_t src, tell;
 };
 
 static void side_open(struct side *s, ptl_pt_index_t pt)
@@ -96,14 +96,14 @@ static void side_open(struct side *s, ptl_pt_index_t pt)
 	s->me = mp_me_md(pt, 1, 0, PTL_RETAIN,
 			 mp_md(s->buf, LEN, PTL_MD_THRESH_INF,
 			       PTL_MD_OP_PUT | PTL_MD_MANAGE_REMOTE | PTL_MD_EVENT_START_DISABLE, s->eq),
-			 PTL_RETAIN, &s->md);
+			 PTL_RETAIN, NULL);
 	s->src = mp_bind(s->buf, LEN, PTL_MD_THRESH_INF, PTL_MD_EVENT_START_DISABLE, s->src_eq);
 	/* quiet_begins' word: its own bits and queue, no events at the sender */
 	s->told_eq = mp_eq(4);
 	s->told_me = mp_me_md(pt, WORD_BITS, 0, PTL_RETAIN,
 			      mp_md(s->buf, LEN, PTL_MD_THRESH_INF, PTL_MD_OP_PUT | PTL_MD_EVENT_START_DISABLE,
 				    s->told_eq),
-			      PTL_RETAIN, &s->told_md);
+			      PTL_RETAIN, NULL);
 	s->tell = mp_bind(s->buf, LEN, PTL_MD_THRESH_INF, 0, PTL_EQ_NONE);
 }
 
