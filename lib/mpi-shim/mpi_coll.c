@@ -504,7 +504,7 @@ static int cb_recv(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd, 
  * reduction) with mpi_op.c's expression, so the same bits; false for
  * every other op and type. Four elements at a time, all read before any
  * is written: out may be either operand, and the compiler makes the four
- * adds two 16-byte vector ones (-O2). The direct rounds' combination
+ * adds two 16-byte vector ones, each with its NaN test and blend (-O2). The direct rounds' combination
  * (mpi_op_apply's lookups and dispatch and the copy before it were about
  * 150 instructions of a 2-rank 8-byte allreduce) and the schedules'
  * (combine), below COMBINE_APPLY_MIN. */
@@ -518,15 +518,18 @@ static bool combine_fast(const struct cx *x, const void *in, const void *io, voi
 		double a[W], b[W];
 		memcpy(a, (const char *)in + i * sizeof(double), sizeof a);
 		memcpy(b, (const char *)io + i * sizeof(double), sizeof b);
-		for (int k = 0; k < W; k++)
-			b[k] = a[k] + b[k];
+		for (int k = 0; k < W; k++) {
+			double r = a[k] + b[k];
+			b[k] = MPI_OP_NAN_FIRST(a[k], r);
+		}
 		memcpy((char *)out + i * sizeof(double), b, sizeof b);
 	}
 	for (; i < n; i++) {
 		double a, b;
 		memcpy(&a, (const char *)in + i * sizeof a, sizeof a);
 		memcpy(&b, (const char *)io + i * sizeof b, sizeof b);
-		b = a + b;
+		double r = a + b;
+		b = MPI_OP_NAN_FIRST(a, r);
 		memcpy((char *)out + i * sizeof b, &b, sizeof b);
 	}
 	return true;
@@ -1371,7 +1374,7 @@ static int allreduce_rd_direct(struct cx *x, const void *in, void *data, size_t 
 				mpi_req_drop(sr);
 			return x->err ? x->err : mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: out of memory", x->name);
 		}
-		/* combine_fast below COMBINE_APPLY_MIN, as combine() */
+		/* combine_fast below COMBINE_APPLY_MIN, as combine(): faster there */
 		bool fast = len < COMBINE_APPLY_MIN;
 		if (upper && fast && combine_fast(x, cur, land, data, count)) {
 			/* data = ours OP the lower partner's, done */
@@ -1413,9 +1416,6 @@ static int allreduce_rd_direct(struct cx *x, const void *in, void *data, size_t 
  * 17.0 [11.8] (an earlier 7 at load 5: 9.85 [5.00] against 10.6 [5.01]). */
 #define XALL_MAX_RANKS 4
 #define XALL_MAX 128
-/* allreduce_xall combines with combine_fast whatever the size: the bits
- * of the schedule's combine() (which MPI_Iallreduce runs) only below this */
-_Static_assert(XALL_MAX < COMBINE_APPLY_MIN, "allreduce_xall's combine_fast and combine() must agree");
 
 /* Every rank sends its input to every other (inline, request-free, as a
  * direct round's send), receives theirs, and combines all of them itself in

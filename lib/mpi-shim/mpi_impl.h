@@ -7,6 +7,7 @@
 #ifndef MPI_IMPL_H
 #define MPI_IMPL_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -656,6 +657,18 @@ int mpi_op_apply3(MPI_Op op, MPI_Datatype dt, const void *in, const void *io, vo
 /* mpi_op_apply's failure rc reported under fn. */
 int mpi_op_failed(MPI_Comm comm, const char *fn, MPI_Op op, MPI_Datatype dt, int count, int rc);
 void mpi_op_init(void);
+/* A floating sum or product r = a OP b whose first operand a is a NaN
+ * gives that NaN as it is; otherwise r, the arithmetic's own result. x86
+ * gives the first source's NaN when both are NaNs, and the compiler
+ * orders a + b or a * b either way in each loop it builds (mpi_op.c's
+ * AVX2 and baseline copies of three loops and their scalar tails,
+ * mpi_coll.c's combine_fast): without the rule MPI_Reduce_scatter_block
+ * and MPI_Ireduce_scatter_block, whose loops differ, gave different NaN
+ * bits. With it the one NaN left to pick between is fixed, so every loop
+ * and every rank gives the same bits. r is computed before, not in an arm
+ * of the choice: GCC vectorizes no arithmetic that could trap in one arm
+ * only (a compare and a blend per vector then). */
+#define MPI_OP_NAN_FIRST(a, r) (isnan(a) ? (a) : (r))
 
 /* ---------------------------------------------------------------- collectives */
 void mpi_coll_init(void);

@@ -1,6 +1,7 @@
 /* mpi_local.c: calls that work on this process alone. MPI_Reduce_local
  * (inoutbuf = inbuf op inoutbuf, for contiguous and strided types, pair
- * types, a user operation whose order shows), MPI_Type_create_hindexed_block
+ * types, a user operation whose order shows, and which NaN a floating sum
+ * or product gives), MPI_Type_create_hindexed_block
  * (its layout, through MPI_Pack), MPI_Type_set_name / get_name (predefined
  * names, derived types unnamed until named, long names cut),
  * MPI_Type_get_envelope / get_contents (each constructor's record, a part
@@ -11,6 +12,8 @@
  * and each call's
  * refusals with their messages. */
 #include "mpi_test.h"
+
+#include <stdint.h>
 
 static MPI_Datatype every2;	/* 3 ints, every other one */
 
@@ -66,6 +69,79 @@ static void reduce_local(void)
 		     "inoutbuf is MPI_IN_PLACE", "MPI_IN_PLACE inoutbuf");
 	CHECK(b[0] == 1, "a refused call changed the buffer: %d", b[0]);
 	MPI_Type_free(&every2);
+}
+
+/* A floating sum or product where the first operand (inbuf's) is a NaN
+ * gives that NaN's bits, whichever loop (vector body or scalar tail)
+ * takes the element and whatever inoutbuf holds; where only inoutbuf's is
+ * a NaN, its bits. float, double, long double (its 10 bytes) and the
+ * parts of double complex. Counts that end in every tail position. */
+static void reduce_local_nan(void)
+{
+	enum { MAXN = 80 };
+	static const struct {
+		MPI_Datatype dt;
+		size_t size, bits; /* element size; the bytes that count */
+		MPI_Op op;
+	} kinds[] = {
+		{ MPI_FLOAT, sizeof(float), sizeof(float), MPI_SUM },
+		{ MPI_FLOAT, sizeof(float), sizeof(float), MPI_PROD },
+		{ MPI_DOUBLE, sizeof(double), sizeof(double), MPI_SUM },
+		{ MPI_DOUBLE, sizeof(double), sizeof(double), MPI_PROD },
+		{ MPI_LONG_DOUBLE, sizeof(long double), 10, MPI_SUM },
+		{ MPI_C_DOUBLE_COMPLEX, sizeof(double), sizeof(double), MPI_SUM }, /* by parts */
+	};
+	static unsigned char in[MAXN * 16], io[MAXN * 16], want[MAXN * 16];
+	for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
+		for (int n = 1; n <= 67; n += n < 17 ? 1 : 25) {
+			int count = kinds[k].dt == MPI_C_DOUBLE_COMPLEX ? n / 2 + 1 : n;
+			size_t parts = kinds[k].dt == MPI_C_DOUBLE_COMPLEX ? 2 * (size_t)count : (size_t)count;
+			int bad = 0;
+			for (int mix = 0; mix < 3; mix++) {
+				/* mix 0: both NaNs; 1: in's alone; 2: inout's alone */
+				memset(in, 0, sizeof in);
+				memset(io, 0, sizeof io);
+				for (size_t i = 0; i < parts; i++) {
+					unsigned char *a = in + i * kinds[k].size, *b = io + i * kinds[k].size;
+					if (kinds[k].size == sizeof(float)) {
+						uint32_t qa = 0x7fc00000u | 0x100u | (uint32_t)i, qb = 0xffc00000u | 0x200u | (uint32_t)i;
+						float one = 1.5f;
+						memcpy(a, mix == 2 ? (void *)&one : &qa, sizeof qa);
+						memcpy(b, mix == 1 ? (void *)&one : &qb, sizeof qb);
+					} else if (kinds[k].size == sizeof(double)) {
+						uint64_t qa = 0x7ff8000000000000ull | 0x100000000ull | i,
+							 qb = 0xfff8000000000000ull | 0x200000000ull | i;
+						double one = 1.5;
+						memcpy(a, mix == 2 ? (void *)&one : &qa, sizeof qa);
+						memcpy(b, mix == 1 ? (void *)&one : &qb, sizeof qb);
+					} else {
+						/* x87: 64-bit significand with its integer bit, then sign and exponent */
+						uint64_t ma = 0xc000000000000000ull | 0x100000000ull | i,
+							 mb = 0xc000000000000000ull | 0x200000000ull | i;
+						uint16_t ea = 0x7fff, eb = 0xffff;
+						long double one = 1.5L;
+						if (mix == 2)
+							memcpy(a, &one, 10);
+						else {
+							memcpy(a, &ma, 8);
+							memcpy(a + 8, &ea, 2);
+						}
+						if (mix == 1)
+							memcpy(b, &one, 10);
+						else {
+							memcpy(b, &mb, 8);
+							memcpy(b + 8, &eb, 2);
+						}
+					}
+					memcpy(want + i * kinds[k].size, mix == 2 ? b : a, kinds[k].size);
+				}
+				OK(MPI_Reduce_local(in, io, count, kinds[k].dt, kinds[k].op));
+				for (size_t i = 0; i < parts; i++)
+					bad += memcmp(io + i * kinds[k].size, want + i * kinds[k].size, kinds[k].bits) != 0;
+			}
+			CHECK(bad == 0, "NaN %s of datatype %d, count %d: %d elements not the first NaN operand's bits",
+			      kinds[k].op == MPI_SUM ? "sum" : "product", kinds[k].dt, count, bad);
+		}
 }
 
 static void hindexed_block(void)
@@ -402,6 +478,7 @@ int main(int argc, char **argv)
 	t_init(&argc, &argv);
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 	reduce_local();
+	reduce_local_nan();
 	hindexed_block();
 	names();
 	contents();
