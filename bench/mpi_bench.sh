@@ -1898,11 +1898,9 @@ for a in $ALGOS; do
 			# and without a schedule or engine: the call is then the
 			# checks alone, MPI_COMM_SELF's 8-byte call, nothing per
 			# command, and its ACK-free rounds go request-free. Its
-			# copies are local ones: a lazy receive's out of the
-			# unexpected buffer, and the lower rank's input into
-			# place once the message came (coll_cost.c, direct_copy;
-			# sums of doubles below mpi_coll.c's COMBINE_APPLY_MIN,
-			# 512 B, add in one pass instead: a few ns)
+			# one copy is a local one: a lazy receive's out of the
+			# unexpected buffer (the lower rank adds its input where
+			# it is, in one pass, as the schedule's from_input)
 			apart= lazy=$clazy engine=$callb percmd=$cmd direct= local=$lc waking=$wk
 			# 2 ranks (one host): sends eager up to the pull limit
 			xeager=$ceager

@@ -490,9 +490,7 @@ struct coll_cost_params {
 	/* Messages of 1 to small_max bytes (0: none) go request-free, as ptl's
 	 * MPI sends its short allreduce rounds (inline, ACK-free, no request
 	 * at either end): small_o at each end and small_alpha between instead
-	 * of o and alpha, each measured on that path. Those rounds run in
-	 * program order: a step's first local copy is made after its first
-	 * receive of one (coll_cost.c, direct_copy). */
+	 * of o and alpha, each measured on that path. */
 	size_t small_max;
 	double small_o;
 	double small_alpha;

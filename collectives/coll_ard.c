@@ -13,13 +13,16 @@
  * The local reduce waits for the step's send too, so DATA never changes
  * under a transfer that still reads it.
  *
- * With the input apart (req->input, ptl's MPI_Allreduce up to 4 KiB) step
- * 0 sends INPUT, which nothing writes: the lower rank copies INPUT into
- * DATA and adds the upper's part from scratch; the upper rank receives the
- * lower's part straight into DATA and adds INPUT into it. Same operands in
- * the same order, so the same bits, with no copy of the input before the
- * schedule and no reduce of step 0 waiting for the send (an acknowledged
- * one still ends the schedule only when its ACK is back).
+ * With the input apart (req->input: ptl's MPI_Allreduce) step 0 sends
+ * INPUT, which nothing writes, and both ranks receive the partner's part
+ * straight into DATA: the upper rank adds INPUT into it (DATA = lower's
+ * OP INPUT), the lower rank reads its own part from INPUT in the same pass
+ * (from_input: DATA = INPUT OP upper's). Same operands in the same order,
+ * so the same bits, with no copy of the input at all (the lower rank
+ * copied INPUT into DATA first and received into scratch: on the 2-rank
+ * 1 MiB allreduce a pass of its own over 1 MiB, which the cost model put
+ * at 29 us of 153) and no reduce of step 0 waiting for the send (an
+ * acknowledged one still ends the schedule only when its ACK is back).
  */
 #include "coll_int.h"
 
@@ -33,7 +36,9 @@ static int ard_shape(struct coll_gen *g)
 	if (g->req->input && !g->steps)
 		g->steps = 1; /* one rank: a step to copy INPUT into DATA */
 	g->stride = 4;
-	g->scratch = g->req->bytes;
+	/* step 0 with the input apart receives into DATA: scratch only for
+	 * the steps after it */
+	g->scratch = g->req->input && g->steps <= 1 ? 0 : g->req->bytes;
 	return 0;
 }
 
@@ -55,7 +60,7 @@ static int ard_emit(struct coll_gen *g)
 		struct coll_cmd *rv = coll_emit_recv(g, COLL_RECV, st, 0, 0, SUB_RECV, p, SUB_SEND, 0, b);
 		if (!rv)
 			return g->err;
-		rv->buf = apart && upper ? COLL_BUF_DATA : COLL_BUF_SCRATCH;
+		rv->buf = apart ? COLL_BUF_DATA : COLL_BUF_SCRATCH;
 		if (have_prev)
 			coll_dep(rv, prev);
 		uint64_t rid = rv->id; /* the next emit may move the array */
@@ -67,30 +72,18 @@ static int ard_emit(struct coll_gen *g)
 		if (have_prev)
 			coll_dep(sd, prev);
 		uint64_t sid = sd->id;
-		uint64_t cid = 0;
-		bool copied = apart && !upper;
-		if (copied) {
-			/* our part, to add the upper's into; the reduce that
-			 * waits for it takes the later sub-slot */
-			struct coll_cmd *cp = coll_emit(g, COLL_COPY, st, 0, 0, SUB_REDUCE, COLL_PEER_NONE);
-			if (!cp)
-				return g->err;
-			cp->len = b;
-			cp->src_buf = COLL_BUF_INPUT;
-			cid = cp->id;
-		}
-		struct coll_cmd *rd = coll_emit(g, COLL_REDUCE, st, 0, 0, copied ? SUB_COPY : SUB_REDUCE, COLL_PEER_NONE);
+		struct coll_cmd *rd = coll_emit(g, COLL_REDUCE, st, 0, 0, SUB_REDUCE, COLL_PEER_NONE);
 		if (!rd)
 			return g->err;
 		rd->len = b;
 		if (apart) {
-			/* DATA holds the lower part (received or copied); the
-			 * upper one is INPUT or scratch. The send reads INPUT:
-			 * no need to wait for it. */
-			if (copied)
-				coll_dep(rd, cid);
-			else
+			/* DATA holds the partner's part; ours is INPUT, first
+			 * (from_input) where we are the lower rank. The send
+			 * reads INPUT: no need to wait for it. */
+			if (upper)
 				rd->src_buf = COLL_BUF_INPUT;
+			else
+				coll_reduce_from_input(rd);
 			coll_dep(rd, rid);
 			prev = rd->id;
 			have_prev = true;

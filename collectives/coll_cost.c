@@ -475,47 +475,6 @@ static double piece_share(const struct coll_cost_params *p, size_t len)
 
 static double local_copy(const struct coll_cost_params *p, size_t len);
 
-/* Rank r's command of the given kind in step (its first), or NULL. */
-static const struct coll_cmd *step_cmd(const struct sim *m, int r, uint32_t step, uint8_t kind)
-{
-	const struct coll_rank_sched *rs = &m->s->ranks[r];
-	for (size_t i = 0; i < rs->ncmds; i++)
-		if (rs->cmds[i].step == step && rs->cmds[i].kind == kind)
-			return &rs->cmds[i];
-	return NULL;
-}
-
-static bool acked(const struct coll_cost_params *p, size_t len);
-
-/* ptl's MPI runs its request-free rounds (small_max: mpi_coll.c's
- * allreduce_rd_direct) without the engine, in program order: the lower
- * rank copies its input into place once the round's message has come,
- * where the schedule lets that copy go first, beside the wait (a sum of
- * doubles under 512 B adds in one pass instead: a few ns not copied). So
- * with small_max the first local copy of a step whose first receive is
- * such a message (ACK-free, inline) is charged when that message is
- * taken (simulate, after arrival_cost), and not where the schedule puts
- * it. That copy is returned for either of the two commands, else NULL.
- * Direct recursive doubling's 2-rank 4 KiB rows read 0.94x, 0.87x and
- * 0.87x on the kept runs s49/g3, s49/g4 and s50/h1 with the copy beside
- * the wait (and, by the bench, no local copy rates); 1.03x, 0.95x and
- * 0.95x now. Making the copy before the wait in mpi_coll.c itself showed
- * no gain in interleaved launches (the period pays half of one rank's
- * extra work). */
-static const struct coll_cmd *direct_copy(const struct sim *m, int r, const struct coll_cmd *c)
-{
-	/* the scans below only where messages go request-free, and for a
-	 * receive only a short one: every receive of a 512-rank ring scanned
-	 * its rank's commands, and ptltool coll took 2.5 s where it took 0.6 */
-	if (!m->p->small_max || (c->kind == COLL_RECV ? !small(m->p, c->len) : c->kind != COLL_COPY))
-		return NULL;
-	const struct coll_cmd *rv = step_cmd(m, r, c->step, COLL_RECV);
-	if (!rv || !small(m->p, rv->len) || acked(m->p, rv->len) || recv_copies(m->p, rv->len))
-		return NULL;
-	const struct coll_cmd *cp = step_cmd(m, r, c->step, COLL_COPY);
-	return cp && (c == rv || c == cp) ? cp : NULL;
-}
-
 /* Seconds the sender's CPU copies an eager message of len bytes (with
  * cpu_copies): at the rate measured for its size (eager, interpolated),
  * else at beta. A request-free one (small) keeps beta: its costs by size
@@ -945,13 +904,10 @@ static int simulate(struct sim *m)
 			continue;
 		}
 		if (e.ev == EV_ARRIVAL || !is_xfer(c)) {
-			/* rank work: a receive's o (arrivals only), a reduction, a
-			 * copy (on a request-free round's arrival: direct_copy) */
-			const struct coll_cmd *dc = direct_copy(m, e.rank, c);
+			/* rank work: a receive's o (arrivals only), a reduction, a copy */
 			double w = (e.ev == EV_ARRIVAL ? arrival_cost(m, &e, c->len) : 0.0)
 				   + (c->kind == COLL_REDUCE ? (double)c->len * p->gamma : 0.0)
-				   + (c->kind == COLL_COPY && dc != c ? local_copy(p, c->len) : 0.0)
-				   + (e.ev == EV_ARRIVAL && dc && dc != c ? local_copy(p, dc->len) : 0.0);
+				   + (c->kind == COLL_COPY ? local_copy(p, c->len) : 0.0);
 			rc = finish(m, e.rank, e.idx, cpu_run(m, e.rank, e.key, w));
 			continue;
 		}

@@ -1384,9 +1384,12 @@ static int allreduce_rd_direct(struct cx *x, const void *in, void *data, size_t 
 				nal_copy(data, land, len);
 		} else if (fast && combine_fast(x, scratch, cur, data, count)) {
 			/* data = the upper partner's OP ours, done */
+		} else if (cur != data) {
+			/* the same in one pass, ours read where it is: copied
+			 * into data first, it was a pass of its own on the
+			 * lower rank alone, whose call then ended last */
+			rc = mpi_op_apply3(x->op, x->dt, scratch, cur, data, count);
 		} else {
-			if (cur != data)
-				nal_copy(data, cur, len);
 			rc = mpi_op_apply(x->op, x->dt, scratch, data, count);
 		}
 		if (rc) {

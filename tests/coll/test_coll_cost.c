@@ -977,10 +977,8 @@ static void test_sw_local_copies(void **state)
 	assert_int_equal(coll_cost(s, &p, &c), 0);
 	NEAR(c.time, 2e-6);
 	coll_free(s);
-	/* 2 ranks, rendezvous: the lower rank's CPU serves the upper's get
-	 * (the copy) and copies its input: the copy comes on top, but for
-	 * what of it fits while the lower rank waits for the get (its
-	 * header's alpha, the upper's o, the request's alpha) */
+	/* 2 ranks, input apart: both receive into DATA and add there, the
+	 * lower rank reading its own part from INPUT, so no copy to charge */
 	struct coll_cost_params q = { .alpha = 1e-6, .beta = 1e9, .o = 5e-7, .rndv = true, .rndv_min = 4096 };
 	r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 1 << 20, 1, 1);
 	r.input = true;
@@ -990,8 +988,20 @@ static void test_sw_local_copies(void **state)
 	q.nlocal = 1;
 	q.local[0] = (struct coll_copy_rate){ 1 << 20, 2e9 };
 	assert_int_equal(coll_cost(s, &q, &c), 0);
-	assert_true(c.time <= plain + (1 << 20) / 2e9 + 1e-12);
-	assert_true(c.time >= plain + (1 << 20) / 2e9 - (1e-6 + 5e-7 + 1e-6));
+	NEAR(c.time, plain);
+	coll_free(s);
+	/* 4 ranks: step 1's upper ranks (2 and 3) add into the lower's part
+	 * in scratch and copy the sum back, after the exchange, at the
+	 * local rate: on top of the time without that rate */
+	r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 4, 1 << 20, 1, 1);
+	r.input = true;
+	s = expand_ok(&r);
+	q.nlocal = 0;
+	assert_int_equal(coll_cost(s, &q, &c), 0);
+	plain = c.time;
+	q.nlocal = 1;
+	assert_int_equal(coll_cost(s, &q, &c), 0);
+	NEAR(c.time, plain + (1 << 20) / 2e9);
 	q.local[0].rate = 0;
 	assert_int_equal(coll_cost(s, &q, &c), -EINVAL);
 	q.nlocal = 2;
@@ -1012,34 +1022,6 @@ static void test_sw_local_copies(void **state)
 	g.nlocal = 0;
 	assert_int_equal(coll_cost(s, &g, &c), 0);
 	NEAR(with, c.time);
-	coll_free(s);
-	/* Request-free rounds (small_max, ptl's direct path) copy the lower
-	 * rank's input once the upper's part came: on 2 ranks its 4 KiB copy
-	 * (8.192 us) comes after the transfer (alpha and 4 KiB at beta,
-	 * 5.096 us), once (charged where the schedule has it too, it would
-	 * end at 18.384 us), where without small_max it starts with the call */
-	struct coll_cost_params d = { .alpha = 1e-6, .beta = 1e9, .call = 2e-6, .small_alpha = 1e-6, .nlocal = 1,
-				      .local = { { 4096, 5e8 } } };
-	r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 4096, 1, 1);
-	r.input = true;
-	s = expand_ok(&r);
-	assert_int_equal(coll_cost(s, &d, &c), 0);
-	NEAR(c.time, 2e-6 + 4096 / 5e8);
-	d.small_max = 4096;
-	assert_int_equal(coll_cost(s, &d, &c), 0);
-	NEAR(c.time, 2e-6 + 1e-6 + 4096 / 1e9 + 4096 / 5e8);
-	/* an acknowledged message is no request-free one: beside the wait */
-	d.acked_sends = true;
-	assert_int_equal(coll_cost(s, &d, &c), 0);
-	assert_true(c.time < 2e-6 + 1e-6 + 4096 / 1e9 + 4096 / 5e8 - 1e-6);
-	coll_free(s);
-	/* one rank receives nothing: its copy stays where the schedule has it */
-	d.acked_sends = false;
-	r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 1, 4096, 1, 1);
-	r.input = true;
-	s = expand_ok(&r);
-	assert_int_equal(coll_cost(s, &d, &c), 0);
-	NEAR(c.time, 2e-6 + 4096 / 5e8);
 	coll_free(s);
 }
 
