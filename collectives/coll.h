@@ -707,6 +707,10 @@ struct coll_engine_ops {
 	 * (from_input) is dst: received there. NULL: coll_reduce_local */
 	int (*reduce)(void *ctx, void *dst, const void *a, const void *b, size_t len,
 	              enum coll_dtype dt, enum coll_redop op);
+	/* COLL_COPY: len bytes from src to dst, which may overlap. NULL:
+	 * memmove (a caller with a copy of its own for message data gives
+	 * it here: glibc's rep movsb is many times slower at some offsets) */
+	void (*copy)(void *ctx, void *dst, const void *src, size_t len);
 };
 struct coll_engine_conf {
 	enum coll_dtype dtype;

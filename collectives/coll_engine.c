@@ -167,7 +167,9 @@ static int run(struct coll_engine *e, size_t i)
 		}
 		return complete(e, i);
 	case COLL_COPY:
-		if (c->len)
+		if (c->len && e->ops->copy)
+			e->ops->copy(e->ctx, bufp(e, c->buf, c->off), bufp(e, c->src_buf, c->src_off), c->len);
+		else if (c->len)
 			memmove(bufp(e, c->buf, c->off), bufp(e, c->src_buf, c->src_off), c->len);
 		return complete(e, i);
 	default:

@@ -117,7 +117,7 @@ int coll_exec_run(const struct coll_sched *s, const struct coll_bufs *bufs,
 			rc = -ENOMEM;
 	}
 	struct coll_engine_conf conf = { opts->dtype, opts->redop, 0, 0 };
-	static const struct coll_engine_ops ops = { x_send, x_recv, NULL };
+	static const struct coll_engine_ops ops = { x_send, x_recv, NULL, NULL };
 	for (int r = 0; r < n && !rc; r++)
 		rc = coll_engine_new(s, r, &bufs[r], &conf, &ops, &x, &eng[r]);
 	if (rc == -ENOMEM)

@@ -791,7 +791,7 @@ static void test_engine_with_transport(void **state)
 	unsigned char scratch[64];
 	struct coll_bufs b = { data, NULL, scratch };
 	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 123456789, 0 };
-	struct coll_engine_ops ops = { rec_send, rec_recv, NULL };
+	struct coll_engine_ops ops = { rec_send, rec_recv, NULL, NULL };
 	struct rec rc;
 	memset(&rc, 0, sizeof rc);
 	struct coll_engine *e;
@@ -820,6 +820,48 @@ static void test_engine_with_transport(void **state)
 	coll_free(s);
 }
 
+/* A schedule's local copy goes through ops->copy when given (once, the
+ * command's bytes), else memmove: a 1-rank allreduce with its input apart
+ * is one copy of INPUT into DATA. */
+struct copies {
+	int n;
+	size_t bytes;
+};
+
+static void rec_copy(void *ctx, void *dst, const void *src, size_t len)
+{
+	struct copies *c = ctx;
+	c->n++;
+	c->bytes += len;
+	memmove(dst, src, len);
+}
+
+static void test_engine_copy_op(void **state)
+{
+	(void)state;
+	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 1, 16, 1, 1);
+	r.elem_size = 4;
+	r.input = true;
+	struct coll_sched *s = expand_ok(&r);
+	for (int with = 0; with < 2; with++) {
+		int32_t in[4] = { 5, 6, 7, 8 }, data[4] = { 0 };
+		unsigned char scratch[64];
+		struct coll_bufs b = { data, in, scratch };
+		struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, 0 };
+		struct coll_engine_ops ops = { rec_send, rec_recv, NULL, with ? rec_copy : NULL };
+		struct copies cp = { 0, 0 };
+		struct coll_engine *e;
+		assert_int_equal(coll_engine_new(s, 0, &b, &conf, &ops, &cp, &e), 0);
+		assert_int_equal(coll_engine_start(e), 0);
+		assert_true(coll_engine_finished(e));
+		assert_memory_equal(data, in, sizeof in);
+		assert_int_equal(cp.n, with);
+		assert_int_equal(cp.bytes, with ? sizeof in : 0);
+		coll_engine_free(e);
+	}
+	coll_free(s);
+}
+
 /* Whatever one engine call posts, its sends come before its receives: a
  * ring allreduce's rank at N = 4, step by step; unless the sends are no
  * larger than conf.send_first_min. */
@@ -833,7 +875,7 @@ static void test_engine_sends_first(void **state)
 	unsigned char scratch[64];
 	struct coll_bufs b = { data, NULL, scratch };
 	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, 0 };
-	struct coll_engine_ops ops = { rec_send, rec_recv, NULL };
+	struct coll_engine_ops ops = { rec_send, rec_recv, NULL, NULL };
 	struct rec rc;
 	memset(&rc, 0, sizeof rc);
 	struct coll_engine *e;
@@ -882,7 +924,7 @@ static void test_engine_reset_reruns(void **state)
 	unsigned char scratch[64];
 	struct coll_bufs b = { data, NULL, scratch }, b2 = { data2, NULL, scratch };
 	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, 0 };
-	struct coll_engine_ops ops = { rec_send, rec_recv, NULL };
+	struct coll_engine_ops ops = { rec_send, rec_recv, NULL, NULL };
 	struct rec rc, rc2;
 	memset(&rc, 0, sizeof rc);
 	memset(&rc2, 0, sizeof rc2);
@@ -979,11 +1021,11 @@ static void test_error_paths(void **state)
 	unsigned char data[64], scratch[64];
 	struct coll_bufs bb = { data, NULL, scratch };
 	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, 0 };
-	struct coll_engine_ops none = { NULL, NULL, NULL };
+	struct coll_engine_ops none = { NULL, NULL, NULL, NULL };
 	struct coll_engine *e = (struct coll_engine *)1;
 	assert_int_equal(coll_engine_new(one, 2, &bb, &conf, &none, NULL, &e), -EINVAL);
 	assert_null(e);
-	struct coll_engine_ops ops = { rec_send, rec_recv, NULL };
+	struct coll_engine_ops ops = { rec_send, rec_recv, NULL, NULL };
 	assert_int_equal(coll_engine_new(one, 7, &bb, &conf, &ops, NULL, &e), -EINVAL);
 	assert_null(e);
 	coll_free(one);
@@ -1015,6 +1057,7 @@ int main(void)
 		cmocka_unit_test(test_owner_rank_order),
 		cmocka_unit_test(test_exec_reports_deadlock),
 		cmocka_unit_test(test_engine_with_transport),
+		cmocka_unit_test(test_engine_copy_op),
 		cmocka_unit_test(test_engine_reset_reruns),
 		cmocka_unit_test(test_engine_sends_first),
 		cmocka_unit_test(test_recursive_doubling_same_bits),
