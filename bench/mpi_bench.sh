@@ -256,7 +256,8 @@
 #          that reads it so (ptltool accepts --input for the ring), the
 #          model's schedule takes it apart too and the call is the checks
 #          alone; what the schedule then copies itself (recursive
-#          doubling's lower rank the input into place) moves at one core's
+#          doubling's upper ranks the sum back, from the second round)
+#          moves at one core's
 #          memcpy rate by size (--local-copy-rates): MPI_Allreduce on
 #          MPI_COMM_SELF (which copies the input into the output) beyond
 #          its 8-byte call
@@ -1290,8 +1291,8 @@ for l in $rl 131072 1048576; do
 	mvsays="$mvsays $((l / 1024))K $(calc "$r / 1e9") ($h us)"
 done
 [ -n "$mv" ] && rt="$rt --move-piece $piece --move-rates $mv"
-# A schedule's local copies (recursive doubling's lower rank copies the
-# input into place as it sends it): one core's memcpy by size, from
+# A schedule's local copies (recursive doubling's upper ranks copy the sum
+# back from the second round on): one core's memcpy by size, from
 # MPI_Allreduce on MPI_COMM_SELF (the checks, then the input copied into
 # the output) beyond its 8-byte call
 lrates= lsays=

@@ -595,11 +595,13 @@ static int cb_reduce(void *ctx, void *dst, const void *a, const void *b, size_t 
 	return combine(ctx, dst, a, b, len) ? -EIO : 0;
 }
 
-/* A schedule's local copy: nal_copy's vector loop where the two are apart
- * (glibc's memmove takes rep movsb from 2 KiB, which on the Zen 3 guest
- * ran 25-30x slower at some offsets, nal_copy.c: the lower rank's 32 KiB
- * input copy of recursive doubling, between two malloc'd buffers, made a
- * 2-rank MPI_Allreduce 16 us against 5). */
+/* A schedule's local copy (recursive doubling's sum copied back, a ring's
+ * or an allgather's own block, a scan's partial): nal_copy's vector loop
+ * where the two are apart. glibc's memmove takes rep movsb from 2 KiB,
+ * which on the Zen 3 guest ran 25-30x slower at some offsets (nal_copy.c):
+ * recursive doubling's lower rank, when it still copied its 32 KiB input
+ * between two malloc'd buffers, made a 2-rank MPI_Allreduce 16 us against
+ * 5. */
 static void cb_copy(void *ctx, void *dst, const void *src, size_t len)
 {
 	(void)ctx;

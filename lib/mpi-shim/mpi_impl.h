@@ -657,17 +657,20 @@ int mpi_op_apply3(MPI_Op op, MPI_Datatype dt, const void *in, const void *io, vo
 /* mpi_op_apply's failure rc reported under fn. */
 int mpi_op_failed(MPI_Comm comm, const char *fn, MPI_Op op, MPI_Datatype dt, int count, int rc);
 void mpi_op_init(void);
-/* A floating sum or product r = a OP b whose first operand a is a NaN
- * gives that NaN as it is; otherwise r, the arithmetic's own result. x86
- * gives the first source's NaN when both are NaNs, and the compiler
- * orders a + b or a * b either way in each loop it builds (mpi_op.c's
- * AVX2 and baseline copies of three loops and their scalar tails,
- * mpi_coll.c's combine_fast): without the rule MPI_Reduce_scatter_block
- * and MPI_Ireduce_scatter_block, whose loops differ, gave different NaN
- * bits. With it the one NaN left to pick between is fixed, so every loop
- * and every rank gives the same bits. r is computed before, not in an arm
- * of the choice: GCC vectorizes no arithmetic that could trap in one arm
- * only (a compare and a blend per vector then). */
+/* A real floating sum or product r = a OP b whose first operand a is a
+ * NaN gives that NaN as it is; otherwise r, the arithmetic's own result.
+ * x86's SSE gives the first source's NaN when both are NaNs (x87 the one
+ * with the larger significand), and the compiler orders a + b or a * b
+ * either way in each loop it builds (mpi_op.c's AVX2 and baseline copies
+ * of three loops and their scalar tails, mpi_coll.c's combine_fast):
+ * without the rule MPI_Reduce_scatter_block and MPI_Ireduce_scatter_block,
+ * whose loops differ, gave different NaN bits. With it the one NaN left
+ * to pick between is fixed, so every loop and every rank gives the same
+ * bits. Complex sums are taken by parts; a complex product is the
+ * compiler's one call (__muldc3) with the operands in source order in
+ * every loop. r is computed before, not in an arm of the choice: GCC
+ * vectorizes no arithmetic that could trap in one arm only (a compare and
+ * a blend per vector then). */
 #define MPI_OP_NAN_FIRST(a, r) (isnan(a) ? (a) : (r))
 
 /* ---------------------------------------------------------------- collectives */

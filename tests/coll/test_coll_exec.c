@@ -824,6 +824,7 @@ static void test_engine_with_transport(void **state)
  * command's bytes), else memmove: a 1-rank allreduce with its input apart
  * is one copy of INPUT into DATA. */
 struct copies {
+	struct rec rec; /* first: rec_send and rec_recv take the context as theirs */
 	int n;
 	size_t bytes;
 };
@@ -849,7 +850,8 @@ static void test_engine_copy_op(void **state)
 		struct coll_bufs b = { data, in, scratch };
 		struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, 0 };
 		struct coll_engine_ops ops = { rec_send, rec_recv, NULL, with ? rec_copy : NULL };
-		struct copies cp = { 0, 0 };
+		struct copies cp;
+		memset(&cp, 0, sizeof cp);
 		struct coll_engine *e;
 		assert_int_equal(coll_engine_new(s, 0, &b, &conf, &ops, &cp, &e), 0);
 		assert_int_equal(coll_engine_start(e), 0);

@@ -1111,6 +1111,16 @@ static void determinism(void)
 	free(in); free(out); free(first); free(r0);
 }
 
+/* n doubles of quiet NaNs: payload rank + 1 and the element, sign by rank */
+static void nan_fill(double *v, int n)
+{
+	for (int i = 0; i < n; i++) {
+		uint64_t bits = 0x7ff8000000000000ull | ((uint64_t)(t_rank + 1) << 32) | (uint64_t)i |
+				((uint64_t)(t_rank & 1) << 63);
+		memcpy(&v[i], &bits, sizeof bits);
+	}
+}
+
 /* Sums and products of NaNs agree to the bit on every rank and between
  * the blocking and non-blocking forms. Where both operands of an add are
  * NaNs, x86 keeps the first source's payload and sign, and which operand
@@ -1122,47 +1132,50 @@ static void determinism(void)
  * loops. Every rank's inputs are NaNs with a payload and sign of its own,
  * at counts whose tails the vector loops leave to scalar code (odd, not a
  * multiple of 4), either side of 512 B (where mpi_coll.c's combine_fast
- * hands over to mpi_op.c's loop) and of 4 KiB, by MPI_SUM and MPI_PROD. */
+ * hands over to mpi_op.c's loop) and of 4 KiB, by MPI_SUM and MPI_PROD
+ * of doubles and MPI_PROD of double complex (one call an element, its
+ * operands in the same order in every loop). Reduce-scatters up to 8 ranks. */
 static void nan_bits(void)
 {
+	static const struct {
+		MPI_Datatype dt;
+		MPI_Op op;
+		int per; /* doubles an element */
+		const char *what;
+	} kinds[] = {
+		{ MPI_DOUBLE, MPI_SUM, 1, "sum" },
+		{ MPI_DOUBLE, MPI_PROD, 1, "product" },
+		{ MPI_C_DOUBLE_COMPLEX, MPI_PROD, 2, "complex product" },
+	};
 	static const int counts[] = { 3, 63, 65, 511, 513, 2049, 4097 };
-	enum { MAXN = 4097 };
+	enum { MAXN = 2 * 4097 };
 	static double in[MAXN], out[MAXN], nb[MAXN], r0[MAXN], rs_in[MAXN * 8];
-	if (t_size > 8)
-		return;
-	const MPI_Op ops[] = { MPI_SUM, MPI_PROD };
-	for (size_t o = 0; o < sizeof ops / sizeof *ops; o++)
+	for (size_t o = 0; o < sizeof kinds / sizeof *kinds; o++)
 		for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
-			int n = counts[k];
-			size_t sz = sizeof(double) * (size_t)n;
-			for (int i = 0; i < n; i++) {
-				/* quiet NaN, payload rank + 1 and the element, sign by rank */
-				uint64_t bits = 0x7ff8000000000000ull | ((uint64_t)(t_rank + 1) << 32) | (uint64_t)i |
-						((uint64_t)(t_rank & 1) << 63);
-				memcpy(&in[i], &bits, sizeof bits);
-			}
-			OK(MPI_Allreduce(in, out, n, MPI_DOUBLE, ops[o], MPI_COMM_WORLD));
+			int n = counts[k], per = kinds[o].per;
+			size_t sz = sizeof(double) * (size_t)(n * per);
+			const char *what = kinds[o].what;
+			nan_fill(in, n * per);
+			OK(MPI_Allreduce(in, out, n, kinds[o].dt, kinds[o].op, MPI_COMM_WORLD));
 			MPI_Request rq;
-			OK(MPI_Iallreduce(in, nb, n, MPI_DOUBLE, ops[o], MPI_COMM_WORLD, &rq));
+			OK(MPI_Iallreduce(in, nb, n, kinds[o].dt, kinds[o].op, MPI_COMM_WORLD, &rq));
 			OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
 			memcpy(r0, out, sz);
-			OK(MPI_Bcast(r0, n, MPI_DOUBLE, 0, MPI_COMM_WORLD));
-			for (int i = 0; i < n; i++)
-				CHECK(isnan(out[i]), "NaN %s n=%d: element %d not a NaN", o ? "product" : "sum", n, i);
-			CHECK(!memcmp(r0, out, sz), "NaN %s n=%d: ranks disagree", o ? "product" : "sum", n);
-			CHECK(!memcmp(nb, out, sz), "NaN %s n=%d: MPI_Iallreduce differs", o ? "product" : "sum", n);
+			OK(MPI_Bcast(r0, n * per, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+			for (int i = 0; i < n * per; i += per)
+				CHECK(isnan(out[i]), "NaN %s n=%d: element %d not a NaN", what, n, i / per);
+			CHECK(!memcmp(r0, out, sz), "NaN %s n=%d: ranks disagree", what, n);
+			CHECK(!memcmp(nb, out, sz), "NaN %s n=%d: MPI_Iallreduce differs", what, n);
+			if (t_size > 8) /* rs_in's size */
+				continue;
 			/* n per rank: blocking reads the input in place, the
 			 * non-blocking form packs it first (other loops) */
-			for (int i = 0; i < n * t_size; i++) {
-				uint64_t bits = 0x7ff8000000000000ull | ((uint64_t)(t_rank + 1) << 32) | (uint64_t)i |
-						((uint64_t)(t_rank & 1) << 63);
-				memcpy(&rs_in[i], &bits, sizeof bits);
-			}
-			OK(MPI_Reduce_scatter_block(rs_in, out, n, MPI_DOUBLE, ops[o], MPI_COMM_WORLD));
-			OK(MPI_Ireduce_scatter_block(rs_in, nb, n, MPI_DOUBLE, ops[o], MPI_COMM_WORLD, &rq));
+			nan_fill(rs_in, n * per * t_size);
+			OK(MPI_Reduce_scatter_block(rs_in, out, n, kinds[o].dt, kinds[o].op, MPI_COMM_WORLD));
+			OK(MPI_Ireduce_scatter_block(rs_in, nb, n, kinds[o].dt, kinds[o].op, MPI_COMM_WORLD, &rq));
 			OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
 			CHECK(!memcmp(nb, out, sz), "NaN %s n=%d: MPI_Ireduce_scatter_block differs from MPI_Reduce_scatter_block",
-			      o ? "product" : "sum", n);
+			      what, n);
 		}
 }
 

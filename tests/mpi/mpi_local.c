@@ -13,6 +13,7 @@
  * refusals with their messages. */
 #include "mpi_test.h"
 
+#include <float.h>
 #include <stdint.h>
 
 static MPI_Datatype every2;	/* 3 ints, every other one */
@@ -88,7 +89,9 @@ static void reduce_local_nan(void)
 		{ MPI_FLOAT, sizeof(float), sizeof(float), MPI_PROD },
 		{ MPI_DOUBLE, sizeof(double), sizeof(double), MPI_SUM },
 		{ MPI_DOUBLE, sizeof(double), sizeof(double), MPI_PROD },
+#if LDBL_MANT_DIG == 64 /* x87's 80 bits, as the NaNs below are built */
 		{ MPI_LONG_DOUBLE, sizeof(long double), 10, MPI_SUM },
+#endif
 		{ MPI_C_DOUBLE_COMPLEX, sizeof(double), sizeof(double), MPI_SUM }, /* by parts */
 	};
 	static unsigned char in[MAXN * 16], io[MAXN * 16], want[MAXN * 16];
@@ -115,7 +118,8 @@ static void reduce_local_nan(void)
 						memcpy(a, mix == 2 ? (void *)&one : &qa, sizeof qa);
 						memcpy(b, mix == 1 ? (void *)&one : &qb, sizeof qb);
 					} else {
-						/* x87: 64-bit significand with its integer bit, then sign and exponent */
+						/* x87: 64-bit significand with its integer bit, then sign and
+						 * exponent (only where long double is that: LDBL_MANT_DIG 64) */
 						uint64_t ma = 0xc000000000000000ull | 0x100000000ull | i,
 							 mb = 0xc000000000000000ull | 0x200000000ull | i;
 						uint16_t ea = 0x7fff, eb = 0xffff;
