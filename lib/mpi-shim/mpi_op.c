@@ -200,12 +200,18 @@ bool mpi_op_user(MPI_Op op)
 	default: break;                                                                              \
 	}
 
+/* A floating sum or product under MPI_OP_NAN_FIRST, unrolled four times:
+ * a 4 KiB sum of doubles in L1 (AVX2, Zen 3 guest, scratch loop) 88 ->
+ * 55 ns, against 49.5 without the rule. Only these loops: all of them
+ * unrolled made the library's text a third larger. */
+#define NAN_FIRST_LOOP(T, EXPR) _Pragma("GCC unroll 4") ELEM_PICK_LOOP(T, EXPR, MPI_OP_NAN_FIRST(a, r))
+
 #define FLOAT_LOOP(T)                                                                                \
 	switch (op) {                                                                                \
 	case MPI_MAX: ELEM_LOOP(T, a > b ? a : b) break;                                             \
 	case MPI_MIN: ELEM_LOOP(T, a < b ? a : b) break;                                             \
-	case MPI_SUM: ELEM_PICK_LOOP(T, a + b, MPI_OP_NAN_FIRST(a, r)) break;                        \
-	case MPI_PROD: ELEM_PICK_LOOP(T, a * b, MPI_OP_NAN_FIRST(a, r)) break;                       \
+	case MPI_SUM: NAN_FIRST_LOOP(T, a + b) break;                                                \
+	case MPI_PROD: NAN_FIRST_LOOP(T, a * b) break;                                               \
 	default: break;                                                                              \
 	}
 
