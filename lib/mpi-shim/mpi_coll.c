@@ -504,10 +504,10 @@ static int cb_recv(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd, 
  * reduction) with mpi_op.c's expression, so the same bits; false for
  * every other op and type. Four elements at a time, all read before any
  * is written: out may be either operand, and the compiler makes the four
- * adds two 16-byte vector ones, each with its NaN test and blend (-O2). The direct rounds' combination
- * (mpi_op_apply's lookups and dispatch and the copy before it were about
- * 150 instructions of a 2-rank 8-byte allreduce) and the schedules'
- * (combine), below COMBINE_APPLY_MIN. */
+ * adds two 16-byte vector ones, each with its NaN test and blend (-O2).
+ * The direct rounds' combination (mpi_op_apply's lookups and dispatch and
+ * the copy before it were about 150 instructions of a 2-rank 8-byte
+ * allreduce) and the schedules' (combine), below COMBINE_APPLY_MIN. */
 static bool combine_fast(const struct cx *x, const void *in, const void *io, void *out, int count)
 {
 	enum { W = 4 };
