@@ -1156,14 +1156,17 @@ static void nan_bits(void)
 			size_t sz = sizeof(double) * (size_t)(n * per);
 			const char *what = kinds[o].what;
 			nan_fill(in, n * per);
+			/* different bytes where a call leaves something unwritten */
+			memset(out, 0, sz);
+			memset(nb, 0xff, sz);
 			OK(MPI_Allreduce(in, out, n, kinds[o].dt, kinds[o].op, MPI_COMM_WORLD));
 			MPI_Request rq;
 			OK(MPI_Iallreduce(in, nb, n, kinds[o].dt, kinds[o].op, MPI_COMM_WORLD, &rq));
 			OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
 			memcpy(r0, out, sz);
 			OK(MPI_Bcast(r0, n * per, MPI_DOUBLE, 0, MPI_COMM_WORLD));
-			for (int i = 0; i < n * per; i += per)
-				CHECK(isnan(out[i]), "NaN %s n=%d: element %d not a NaN", what, n, i / per);
+			for (int i = 0; i < n * per; i++)
+				CHECK(isnan(out[i]), "NaN %s n=%d: element %d part %d not a NaN", what, n, i / per, i % per);
 			CHECK(!memcmp(r0, out, sz), "NaN %s n=%d: ranks disagree", what, n);
 			CHECK(!memcmp(nb, out, sz), "NaN %s n=%d: MPI_Iallreduce differs", what, n);
 			if (t_size > 8) /* rs_in's size */
@@ -1171,9 +1174,14 @@ static void nan_bits(void)
 			/* n per rank: blocking reads the input in place, the
 			 * non-blocking form packs it first (other loops) */
 			nan_fill(rs_in, n * per * t_size);
+			memset(out, 0, sz);
+			memset(nb, 0xff, sz);
 			OK(MPI_Reduce_scatter_block(rs_in, out, n, kinds[o].dt, kinds[o].op, MPI_COMM_WORLD));
 			OK(MPI_Ireduce_scatter_block(rs_in, nb, n, kinds[o].dt, kinds[o].op, MPI_COMM_WORLD, &rq));
 			OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+			for (int i = 0; i < n * per; i++)
+				CHECK(isnan(out[i]), "NaN %s n=%d: reduce-scatter element %d part %d not a NaN", what, n,
+				      i / per, i % per);
 			CHECK(!memcmp(nb, out, sz), "NaN %s n=%d: MPI_Ireduce_scatter_block differs from MPI_Reduce_scatter_block",
 			      what, n);
 		}

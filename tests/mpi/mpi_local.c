@@ -75,8 +75,8 @@ static void reduce_local(void)
 /* A floating sum or product where the first operand (inbuf's) is a NaN
  * gives that NaN's bits, whichever loop (vector body or scalar tail)
  * takes the element and whatever inoutbuf holds; where only inoutbuf's is
- * a NaN, its bits. float, double, long double (its 10 bytes) and the
- * parts of double complex. Counts that end in every tail position. */
+ * a NaN, its bits. float, double, long double (its 10 bytes, where it is
+ * x87's) and the parts of double complex. Counts that end in every tail position. */
 static void reduce_local_nan(void)
 {
 	enum { MAXN = 80 };
@@ -89,7 +89,7 @@ static void reduce_local_nan(void)
 		{ MPI_FLOAT, sizeof(float), sizeof(float), MPI_PROD },
 		{ MPI_DOUBLE, sizeof(double), sizeof(double), MPI_SUM },
 		{ MPI_DOUBLE, sizeof(double), sizeof(double), MPI_PROD },
-#if LDBL_MANT_DIG == 64 /* x87's 80 bits, as the NaNs below are built */
+#if LDBL_MANT_DIG == 64 && (defined(__x86_64__) || defined(__i386__)) /* x87's 80 bits, as built below */
 		{ MPI_LONG_DOUBLE, sizeof(long double), 10, MPI_SUM },
 #endif
 		{ MPI_C_DOUBLE_COMPLEX, sizeof(double), sizeof(double), MPI_SUM }, /* by parts */
