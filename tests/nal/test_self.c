@@ -120,6 +120,42 @@ static void test_bulk(void **state)
 	nal_self_ops.close(n);
 }
 
+/* Moves past 128 bytes (nal_copy's vector loop where the two are apart),
+ * and a move within one buffer whose two ranges overlap, which must come
+ * out as memmove's. */
+static void test_bulk_large_and_overlapping(void **state)
+{
+	(void)state;
+	enum { L = 8193, OFF = 100 };
+	static unsigned char src[L + 7], dst[L + 7], one[L + OFF], want[L];
+	struct nal *n = open_self();
+	for (int i = 0; i < L + 7; i++)
+		src[i] = (unsigned char)(i * 7 + 3);
+	memset(dst, 0, sizeof dst);
+	struct nal_mr mr;
+	assert_int_equal(nal_self_ops.mem_reg(n, src, sizeof src, &mr), 0);
+	struct iovec iov = { dst + 3, L };
+	assert_int_equal(nal_self_ops.bulk(n, 3, NAL_BULK_READ, &iov, 1, mr.addr + 5, mr.key, L, NULL), 0);
+	assert_memory_equal(dst + 3, src + 5, L);
+	assert_int_equal(dst[2], 0);
+	assert_int_equal(dst[L + 3], 0);
+	nal_self_ops.mem_dereg(n, &mr);
+	/* read [0, L) into [OFF, OFF + L) of the same buffer */
+	for (int i = 0; i < L + OFF; i++)
+		one[i] = (unsigned char)(i * 13 + 1);
+	memcpy(want, one, L);
+	assert_int_equal(nal_self_ops.mem_reg(n, one, sizeof one, &mr), 0);
+	iov = (struct iovec){ one + OFF, L };
+	assert_int_equal(nal_self_ops.bulk(n, 3, NAL_BULK_READ, &iov, 1, mr.addr, mr.key, L, NULL), 0);
+	assert_memory_equal(one + OFF, want, L);
+	/* and back: write [OFF, OFF + L) onto [0, L) */
+	memcpy(want, one + OFF, L);
+	assert_int_equal(nal_self_ops.bulk(n, 3, NAL_BULK_WRITE, &iov, 1, mr.addr, mr.key, L, NULL), 0);
+	assert_memory_equal(one, want, L);
+	nal_self_ops.mem_dereg(n, &mr);
+	nal_self_ops.close(n);
+}
+
 static void *kick_later(void *arg)
 {
 	usleep(50000);
@@ -169,6 +205,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_send_progress),
 		cmocka_unit_test(test_bulk),
+		cmocka_unit_test(test_bulk_large_and_overlapping),
 		cmocka_unit_test(test_sleep_kick),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
