@@ -596,20 +596,14 @@ static int cb_reduce(void *ctx, void *dst, const void *a, const void *b, size_t 
 }
 
 /* A schedule's local copy (recursive doubling's sum copied back, a ring's
- * or an allgather's own block, a scan's partial): nal_copy's vector loop
- * where the two are apart. glibc's memmove takes rep movsb from 2 KiB,
- * which on the Zen 3 guest ran 25-30x slower at some offsets (nal_copy.c):
- * recursive doubling's lower rank, when it still copied its 32 KiB input
- * between two malloc'd buffers, made a 2-rank MPI_Allreduce 16 us against
- * 5. */
+ * or an allgather's own block, a scan's partial): nal_move, not the
+ * engine's memmove (recursive doubling's lower rank, when it still copied
+ * its 32 KiB input between two malloc'd buffers, made a 2-rank
+ * MPI_Allreduce 16 us against 5). */
 static void cb_copy(void *ctx, void *dst, const void *src, size_t len)
 {
 	(void)ctx;
-	uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
-	if (d + len <= s || s + len <= d)
-		nal_copy(dst, src, len);
-	else
-		memmove(dst, src, len);
+	nal_move(dst, src, len);
 }
 
 const struct coll_engine_ops mpi_coll_engine_ops = { cb_send, cb_recv, cb_reduce, cb_copy };

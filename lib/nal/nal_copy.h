@@ -53,4 +53,20 @@ __attribute__((always_inline)) static inline void nal_copy(void *d, const void *
 	}
 }
 
+/* n bytes from src to d, which may overlap: nal_copy where they are apart,
+ * memmove where they are not. For moves within a process whose ends may
+ * be one buffer (a rank's move to itself, a schedule's local copy), not
+ * glibc's memmove for all: from 2 KiB it takes rep movsb, 25-30x slower
+ * at some offsets on the Zen 3 guest (nal_copy.c; MPI_Sendrecv of 32 KiB
+ * to itself between two malloc'd buffers 16 bytes apart modulo a page
+ * 12.2-12.9 us against 1.5-1.7). */
+static inline void nal_move(void *d, const void *src, size_t n)
+{
+	uintptr_t a = (uintptr_t)d, b = (uintptr_t)src;
+	if (a + n <= b || b + n <= a)
+		nal_copy(d, src, n);
+	else
+		memmove(d, src, n);
+}
+
 #endif

@@ -122,20 +122,6 @@ static void self_mem_dereg(struct nal *n, struct nal_mr *mr)
 	(void)mr;
 }
 
-/* k bytes from s to d: nal_copy where the two are apart. glibc's memmove
- * takes rep movsb from 2 KiB, 25-30x slower at some offsets on the Zen 3
- * guest (nal_copy.c): MPI_Sendrecv of 32 KiB to itself between two
- * malloc'd buffers 16 bytes apart modulo a page took 12.2-12.9 us, where
- * 256 KiB took 7.6. A rank's buffers may overlap (a move within one). */
-static void self_copy(void *d, const void *s, size_t k)
-{
-	uintptr_t a = (uintptr_t)d, b = (uintptr_t)s;
-	if (a + k <= b || b + k <= a)
-		nal_copy(d, s, k);
-	else
-		memmove(d, s, k);
-}
-
 static int self_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct iovec *local, int niov,
 		     uint64_t raddr, uint64_t rkey, size_t len, void *cookie)
 {
@@ -147,9 +133,9 @@ static int self_bulk(struct nal *n, int peer, enum nal_bulk_op op, const struct 
 	for (int i = 0; i < niov && len; i++) {
 		size_t k = local[i].iov_len < len ? local[i].iov_len : len;
 		if (op == NAL_BULK_READ)
-			self_copy(local[i].iov_base, remote, k);
+			nal_move(local[i].iov_base, remote, k);
 		else
-			self_copy(remote, local[i].iov_base, k);
+			nal_move(remote, local[i].iov_base, k);
 		remote += k;
 		len -= k;
 	}
