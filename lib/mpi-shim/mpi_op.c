@@ -223,13 +223,7 @@ bool mpi_op_user(MPI_Op op)
 		n *= 2;                                                                              \
 		FLOAT_LOOP(R)                                                                        \
 	} else {                                                                                     \
-		for (size_t i = 0; i < n; i++) {                                                     \
-			T a, b;                                                                      \
-			memcpy(&a, (const char *)in + i * sizeof(T), sizeof(T));                   \
-			memcpy(&b, (const char *)io + i * sizeof(T), sizeof(T));                   \
-			b = a * b;                                                                   \
-			memcpy((char *)out + i * sizeof(T), &b, sizeof(T));                        \
-		}                                                                                    \
+		ELEM_LOOP(T, a * b)                                                                  \
 	}
 
 /* MAXLOC/MINLOC: the better value; on a tie the smaller index. Packed
