@@ -72,11 +72,40 @@ static void reduce_local(void)
 	MPI_Type_free(&every2);
 }
 
+/* A quiet NaN of an element of size bytes at p: tag 1 positive, 2
+ * negative, and tag and i in its payload (x87's long double: the 64-bit
+ * significand with its integer bit, then sign and exponent) */
+static void nan_at(unsigned char *p, size_t size, unsigned tag, size_t i)
+{
+	if (size == sizeof(float)) {
+		uint32_t q = (tag == 2 ? 0xffc00000u : 0x7fc00000u) | tag << 8 | (uint32_t)i;
+		memcpy(p, &q, sizeof q);
+	} else if (size == sizeof(double)) {
+		uint64_t q = (tag == 2 ? 0xfff8000000000000ull : 0x7ff8000000000000ull) | (uint64_t)tag << 32 | i;
+		memcpy(p, &q, sizeof q);
+	} else {
+		uint64_t m = 0xc000000000000000ull | (uint64_t)tag << 32 | i;
+		uint16_t e = tag == 2 ? 0xffff : 0x7fff;
+		memcpy(p, &m, sizeof m);
+		memcpy(p + 8, &e, sizeof e);
+	}
+}
+
+/* 1.5 as an element of size bytes at p */
+static void one_at(unsigned char *p, size_t size)
+{
+	float f = 1.5f;
+	double d = 1.5;
+	long double l = 1.5L;
+	memcpy(p, size == sizeof f ? (void *)&f : size == sizeof d ? (void *)&d : (void *)&l, size);
+}
+
 /* A floating sum or product where the first operand (inbuf's) is a NaN
  * gives that NaN's bits, whichever loop (vector body or scalar tail)
  * takes the element and whatever inoutbuf holds; where only inoutbuf's is
  * a NaN, its bits. float, double, long double (its 10 bytes, where it is
- * x87's) and the parts of double complex. Counts that end in every tail position. */
+ * x87's) and the parts of double complex. Counts that end in every tail
+ * position. */
 static void reduce_local_nan(void)
 {
 	enum { MAXN = 80 };
@@ -89,7 +118,7 @@ static void reduce_local_nan(void)
 		{ MPI_FLOAT, sizeof(float), sizeof(float), MPI_PROD },
 		{ MPI_DOUBLE, sizeof(double), sizeof(double), MPI_SUM },
 		{ MPI_DOUBLE, sizeof(double), sizeof(double), MPI_PROD },
-#if LDBL_MANT_DIG == 64 && (defined(__x86_64__) || defined(__i386__)) /* x87's 80 bits, as built below */
+#if LDBL_MANT_DIG == 64 && (defined(__x86_64__) || defined(__i386__)) /* x87's 80 bits, as nan_at builds them */
 		{ MPI_LONG_DOUBLE, sizeof(long double), 10, MPI_SUM },
 #endif
 		{ MPI_C_DOUBLE_COMPLEX, sizeof(double), sizeof(double), MPI_SUM }, /* by parts */
@@ -97,6 +126,7 @@ static void reduce_local_nan(void)
 	static unsigned char in[MAXN * 16], io[MAXN * 16], want[MAXN * 16];
 	for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
 		for (int n = 1; n <= 67; n += n < 17 ? 1 : 25) {
+			size_t size = kinds[k].size;
 			int count = kinds[k].dt == MPI_C_DOUBLE_COMPLEX ? n / 2 + 1 : n;
 			size_t parts = kinds[k].dt == MPI_C_DOUBLE_COMPLEX ? 2 * (size_t)count : (size_t)count;
 			int bad = 0;
@@ -105,43 +135,14 @@ static void reduce_local_nan(void)
 				memset(in, 0, sizeof in);
 				memset(io, 0, sizeof io);
 				for (size_t i = 0; i < parts; i++) {
-					unsigned char *a = in + i * kinds[k].size, *b = io + i * kinds[k].size;
-					if (kinds[k].size == sizeof(float)) {
-						uint32_t qa = 0x7fc00000u | 0x100u | (uint32_t)i, qb = 0xffc00000u | 0x200u | (uint32_t)i;
-						float one = 1.5f;
-						memcpy(a, mix == 2 ? (void *)&one : &qa, sizeof qa);
-						memcpy(b, mix == 1 ? (void *)&one : &qb, sizeof qb);
-					} else if (kinds[k].size == sizeof(double)) {
-						uint64_t qa = 0x7ff8000000000000ull | 0x100000000ull | i,
-							 qb = 0xfff8000000000000ull | 0x200000000ull | i;
-						double one = 1.5;
-						memcpy(a, mix == 2 ? (void *)&one : &qa, sizeof qa);
-						memcpy(b, mix == 1 ? (void *)&one : &qb, sizeof qb);
-					} else {
-						/* x87: 64-bit significand with its integer bit, then sign and
-						 * exponent (only where long double is that: LDBL_MANT_DIG 64) */
-						uint64_t ma = 0xc000000000000000ull | 0x100000000ull | i,
-							 mb = 0xc000000000000000ull | 0x200000000ull | i;
-						uint16_t ea = 0x7fff, eb = 0xffff;
-						long double one = 1.5L;
-						if (mix == 2)
-							memcpy(a, &one, 10);
-						else {
-							memcpy(a, &ma, 8);
-							memcpy(a + 8, &ea, 2);
-						}
-						if (mix == 1)
-							memcpy(b, &one, 10);
-						else {
-							memcpy(b, &mb, 8);
-							memcpy(b + 8, &eb, 2);
-						}
-					}
-					memcpy(want + i * kinds[k].size, mix == 2 ? b : a, kinds[k].size);
+					unsigned char *a = in + i * size, *b = io + i * size;
+					mix == 2 ? one_at(a, size) : nan_at(a, size, 1, i);
+					mix == 1 ? one_at(b, size) : nan_at(b, size, 2, i);
+					memcpy(want + i * size, mix == 2 ? b : a, size);
 				}
 				OK(MPI_Reduce_local(in, io, count, kinds[k].dt, kinds[k].op));
 				for (size_t i = 0; i < parts; i++)
-					bad += memcmp(io + i * kinds[k].size, want + i * kinds[k].size, kinds[k].bits) != 0;
+					bad += memcmp(io + i * size, want + i * size, kinds[k].bits) != 0;
 			}
 			CHECK(bad == 0, "NaN %s of datatype %d, count %d: %d elements not the first NaN operand's bits",
 			      kinds[k].op == MPI_SUM ? "sum" : "product", kinds[k].dt, count, bad);
