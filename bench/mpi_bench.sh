@@ -257,8 +257,8 @@
 #          model's schedule takes it apart too and the call is the checks
 #          alone; what the schedule then copies itself (recursive
 #          doubling's upper ranks the sum back, from the second round)
-#          moves at one core's
-#          memcpy rate by size (--local-copy-rates): MPI_Allreduce on
+#          moves at one core's memcpy rate by size
+#          (--local-copy-rates): MPI_Allreduce on
 #          MPI_COMM_SELF (which copies the input into the output) beyond
 #          its 8-byte call
 #
