@@ -1,6 +1,7 @@
 /* coll_engine.c: one rank's executor, shared by every transport, and the
  * element-wise reductions. The engine keeps the schedule's order; the
  * transport only moves bytes. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,7 +33,12 @@ const char *coll_redop_name(enum coll_redop op)
 /* Loads and stores go through memcpy: a scratch slot's offset need not be
  * aligned for the type, and this keeps the compiler honest about aliasing.
  * Signed integers add as unsigned so overflow wraps instead of being
- * undefined. */
+ * undefined. A floating sum whose first operand is a NaN is that NaN
+ * (COLL_NAN_FIRST, the rule of ptl's MPI: mpi_impl.h's MPI_OP_NAN_FIRST):
+ * of two NaNs x86 keeps the one the compiler made the first source, and
+ * it may order x + y either way; with the rule the bits follow the
+ * operands' order, which every schedule fixes. */
+#define COLL_NAN_FIRST(a, r) (isnan(a) ? (a) : (r))
 #define COLL_REDUCE_LOOP(T, ADD)                                               \
 	do {                                                                   \
 		for (size_t i = 0; i < cnt; i++) {                             \
@@ -61,8 +67,8 @@ int coll_reduce_local(void *dst, const void *a, const void *b, size_t len, enum 
 	switch (dt) {
 	case COLL_INT32: COLL_REDUCE_LOOP(int32_t, (int32_t)((uint32_t)x + (uint32_t)y)); break;
 	case COLL_INT64: COLL_REDUCE_LOOP(int64_t, (int64_t)((uint64_t)x + (uint64_t)y)); break;
-	case COLL_FLOAT: COLL_REDUCE_LOOP(float, x + y); break;
-	case COLL_DOUBLE: COLL_REDUCE_LOOP(double, x + y); break;
+	case COLL_FLOAT: COLL_REDUCE_LOOP(float, COLL_NAN_FIRST(x, x + y)); break;
+	case COLL_DOUBLE: COLL_REDUCE_LOOP(double, COLL_NAN_FIRST(x, x + y)); break;
 	default: return -EINVAL;
 	}
 	return 0;
