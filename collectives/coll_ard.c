@@ -20,11 +20,12 @@
  * (from_input: DATA = INPUT OP upper's). Same operands in the same order,
  * so the same bits where the reduce gives them whichever operand its
  * result aliases (NaNs included: ptl's MPI by mpi_impl.h's
- * MPI_OP_NAN_FIRST, coll_reduce_local by the same rule), with no copy of the input at all (the lower rank copied INPUT
- * into DATA first and received into scratch: on the 2-rank 1 MiB
- * allreduce a pass of its own over 1 MiB, which the cost model put at 29
- * us of 153) and no reduce of step 0 waiting for the send (an
- * acknowledged one still ends the schedule only when its ACK is back).
+ * MPI_OP_NAN_FIRST, coll_reduce_local by the same rule), with no copy of
+ * the input at all (the lower rank copied INPUT into DATA first and
+ * received into scratch: on the 2-rank 1 MiB allreduce a pass of its own
+ * over 1 MiB, which the cost model put at 29 us of 153) and no reduce of
+ * step 0 waiting for the send (an acknowledged one still ends the
+ * schedule only when its ACK is back).
  */
 #include "coll_int.h"
 
