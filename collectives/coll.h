@@ -70,9 +70,10 @@ enum coll_kind {
 	COLL_RECV,   /* receive len bytes from peer into (buf, off) */
 	COLL_REDUCE, /* peer >= 0: receive len bytes from peer into (src_buf, src_off),
 	              * then (buf, off) = (buf, off) OP (src_buf, src_off).
-	              * peer == COLL_PEER_NONE: the same combine, locally.
-	              * The source is apart from (buf, off), or (from_input)
-	              * may be it: received there. */
+	              * peer == COLL_PEER_NONE: the same combine, locally
+	              * (src_first: (buf, off) = (src_buf, src_off) OP
+	              * (buf, off)). The source is apart from (buf, off), or
+	              * (from_input) may be it: received there. */
 	COLL_COPY    /* local: copy len bytes (src_buf, src_off) -> (buf, off) */
 };
 
@@ -119,6 +120,12 @@ struct coll_cmd {
 	 * src into (buf, off) itself (ring_sendrecv's separate add aside), so
 	 * that pass is buf OP= INPUT's bytes. */
 	uint8_t from_input;
+	/* COLL_REDUCE, local: the source holds the first operand (the lower
+	 * ranks' part), buf the second, and the sum goes to buf: recursive
+	 * doubling's upper rank adds into its own part in one pass, where it
+	 * added into the received part in scratch and copied the sum back.
+	 * Never with from_input. */
+	uint8_t src_first;
 };
 
 /* The most ports a request may say a rank has. */
@@ -703,8 +710,9 @@ struct coll_engine_ops {
 	            void *buf, size_t len);
 	/* combine: dst = a OP b in the schedule's order (a holds the lower
 	 * ranks' part where the order matters), in one pass; a is dst (in
-	 * place) or the input (from_input), and b overlaps neither, or
-	 * (from_input) is dst: received there. NULL: coll_reduce_local */
+	 * place), the input (from_input) or the source (src_first), and b
+	 * overlaps neither, or (from_input, src_first) is dst. NULL:
+	 * coll_reduce_local */
 	int (*reduce)(void *ctx, void *dst, const void *a, const void *b, size_t len,
 	              enum coll_dtype dt, enum coll_redop op);
 	/* COLL_COPY: len bytes from src to dst, which may overlap. NULL:

@@ -8,10 +8,12 @@
  *
  * Both partners must compute the same bits, so the combination is always
  * (lower half's partial) OP (upper half's partial), the schedule's fixed
- * order: the lower rank adds the upper's part into DATA; the upper rank adds
- * its own DATA into the lower's part in scratch and copies the result back.
- * The local reduce waits for the step's send too, so DATA never changes
- * under a transfer that still reads it.
+ * order: the lower rank adds the upper's part into DATA; the upper rank
+ * takes the lower's part from scratch as the first operand (src_first) and
+ * adds into its own DATA, in one pass (it added into scratch and copied the
+ * sum back: a pass over the vector more on half the ranks each step after
+ * the first). The local reduce waits for the step's send too, so DATA
+ * never changes under a transfer that still reads it.
  *
  * With the input apart (req->input: ptl's MPI_Allreduce) step 0 sends
  * INPUT, which nothing writes, and both ranks receive the partner's part
@@ -92,21 +94,13 @@ static int ard_emit(struct coll_gen *g)
 			have_prev = true;
 			continue;
 		}
-		if (upper) {
-			rd->buf = COLL_BUF_SCRATCH;
-			rd->src_buf = COLL_BUF_DATA;
-		}
+		/* The partner's part came into scratch; the upper rank's
+		 * comes second (src_first), its sum into DATA in one pass.
+		 * Both wait for the send of DATA they overwrite. */
+		rd->src_first = upper;
 		coll_dep(rd, rid);
 		coll_dep(rd, sid);
 		prev = rd->id;
-		if (upper) {
-			struct coll_cmd *cp = coll_emit(g, COLL_COPY, st, 0, 0, SUB_COPY, COLL_PEER_NONE);
-			if (!cp)
-				return g->err;
-			cp->len = b;
-			coll_dep(cp, prev);
-			prev = cp->id;
-		}
 		have_prev = true;
 	}
 	return 0;

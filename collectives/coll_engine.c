@@ -116,7 +116,8 @@ static unsigned char *bufp(const struct coll_engine *e, int which, size_t off)
  * dst of its own: a 2-rank MPI_Allreduce of 1 MiB copied 512 KiB a call;
  * 10 interleaved launches each, medians 32 KiB 9.90 -> 8.80 us, 256 KiB
  * 56.3 -> 47.8, 1 MiB 190 -> 155); b is then usually dst itself,
- * received there (coll_reduce_from_input). */
+ * received there (coll_reduce_from_input). src_first: a is the source
+ * and b is dst. */
 static int do_reduce(struct coll_engine *e, const struct coll_cmd *c)
 {
 	if (!c->len)
@@ -124,6 +125,10 @@ static int do_reduce(struct coll_engine *e, const struct coll_cmd *c)
 	unsigned char *dst = bufp(e, c->buf, c->off);
 	const unsigned char *a = c->from_input ? bufp(e, COLL_BUF_INPUT, c->off) : dst;
 	const unsigned char *b = bufp(e, c->src_buf, c->src_off);
+	if (c->src_first) {
+		a = b;
+		b = dst;
+	}
 	if (e->ops && e->ops->reduce)
 		return e->ops->reduce(e->ctx, dst, a, b, c->len, e->conf.dtype, e->conf.redop);
 	return coll_reduce_local(dst, a, b, c->len, e->conf.dtype, e->conf.redop);

@@ -561,6 +561,12 @@ int coll_check(const struct coll_sched *s, char *msg, size_t msglen)
 				         (unsigned long long)c->id, coll_kind_name(c->kind), c->step);
 				return -EINVAL;
 			}
+			if (c->src_first && (c->kind != COLL_REDUCE || c->from_input)) {
+				coll_msg(msg, msglen, "rank %d command %llu (%s step %u): src_first on other "
+				         "than a reduce, or with from_input", rs->rank,
+				         (unsigned long long)c->id, coll_kind_name(c->kind), c->step);
+				return -EINVAL;
+			}
 			if ((c->kind == COLL_SEND || c->kind == COLL_RECV) && c->peer < 0) {
 				coll_msg(msg, msglen, "rank %d command %llu: transfer without a peer",
 				         rs->rank, (unsigned long long)c->id);

@@ -1389,6 +1389,10 @@ static int allreduce_rd_direct(struct cx *x, const void *in, void *data, size_t 
 		bool fast = len < COMBINE_APPLY_MIN;
 		if (upper && fast && combine_fast(x, cur, land, data, count)) {
 			/* data = ours OP the lower partner's, done */
+		} else if (upper && land != data && !mpi_op_user(x->op)) {
+			/* the same in one pass (cur is data here): a copy back
+			 * from scratch was a pass of its own */
+			rc = mpi_op_apply3(x->op, x->dt, cur, land, data, count);
 		} else if (upper) {
 			rc = mpi_op_apply(x->op, x->dt, cur, land, count);
 			if (!rc && land != data)

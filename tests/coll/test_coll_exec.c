@@ -358,6 +358,21 @@ static void test_recursive_doubling_same_bits(void **state)
 		struct coll_sched *s = expand_ok(&r);
 		assert_int_equal(s->info.algo, COLL_ALGO_RECURSIVE_DOUBLING);
 		assert_int_equal(s->info.steps, (uint32_t)(i + 1)); /* log2 N exchanges */
+		/* one add a step into DATA, the upper rank's with the lower's
+		 * part first (src_first), and nothing copied back */
+		for (int k = 0; k < ns[i]; k++) {
+			size_t nc, adds = 0;
+			const struct coll_cmd *c = coll_rank_cmds(s, k, &nc);
+			for (size_t j = 0; j < nc; j++) {
+				assert_int_not_equal(c[j].kind, COLL_COPY);
+				if (c[j].kind != COLL_REDUCE)
+					continue;
+				adds++;
+				assert_int_equal(c[j].buf, COLL_BUF_DATA);
+				assert_int_equal(c[j].src_first, (k >> c[j].step) & 1);
+			}
+			assert_int_equal(adds, i + 1);
+		}
 		struct bufset bs;
 		bufs_alloc(&bs, s);
 		for (int k = 0; k < ns[i]; k++)
@@ -1130,6 +1145,28 @@ static void test_error_paths(void **state)
 	first->deps[first->ndeps++] = s->ranks[0].cmds[s->ranks[0].ncmds - 1].id;
 	assert_int_equal(coll_check(s, msg, sizeof msg), -EINVAL);
 	assert_non_null(strstr(msg, "not an earlier command"));
+	coll_free(s);
+	/* src_first only on a reduce, and never with from_input */
+	s = expand_ok(&r);
+	struct coll_cmd *xf = NULL;
+	for (size_t i = 0; i < s->ranks[0].ncmds && !xf; i++)
+		if (s->ranks[0].cmds[i].kind == COLL_SEND)
+			xf = &s->ranks[0].cmds[i];
+	assert_non_null(xf);
+	xf->src_first = 1;
+	assert_int_equal(coll_check(s, msg, sizeof msg), -EINVAL);
+	assert_non_null(strstr(msg, "src_first"));
+	coll_free(s);
+	r.input = true;
+	s = expand_ok(&r);
+	struct coll_cmd *fi = NULL;
+	for (size_t i = 0; i < s->ranks[0].ncmds && !fi; i++)
+		if (s->ranks[0].cmds[i].from_input)
+			fi = &s->ranks[0].cmds[i];
+	assert_non_null(fi);
+	fi->src_first = 1;
+	assert_int_equal(coll_check(s, msg, sizeof msg), -EINVAL);
+	assert_non_null(strstr(msg, "src_first"));
 	coll_free(s);
 }
 
