@@ -595,8 +595,8 @@ static int cb_reduce(void *ctx, void *dst, const void *a, const void *b, size_t 
 	return combine(ctx, dst, a, b, len) ? -EIO : 0;
 }
 
-/* A schedule's local copy (recursive doubling's sum copied back, a ring's
- * or an allgather's own block, a scan's partial): nal_move, not the
+/* A schedule's local copy (a ring's or an allgather's own block, a scan's
+ * partial, one rank's input into place): nal_move, not the
  * engine's memmove (recursive doubling's lower rank, when it still copied
  * its 32 KiB input between two malloc'd buffers, made a 2-rank
  * MPI_Allreduce 16 us against 5). */

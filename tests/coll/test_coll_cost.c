@@ -951,11 +951,11 @@ static void test_sw_recv(void **state)
 }
 
 /* With local copy rates a schedule's local copy (one rank's recursive
- * doubling with the input apart: the input copied into place; 4 ranks'
- * upper ranks copying the sum back) takes the rank's CPU at the rate for
- * its size (linear between two points); without them it is free. 2 ranks
- * copy nothing (both add the input where it is). A table that is not
- * ascending, or has a rate of 0, is refused. */
+ * doubling with the input apart: the input copied into place) takes the
+ * rank's CPU at the rate for its size (linear between two points);
+ * without them it is free. 2 ranks copy nothing (both add the input where
+ * it is), nor do 4 (the upper ranks add into their own part). A table that
+ * is not ascending, or has a rate of 0, is refused. */
 static void test_sw_local_copies(void **state)
 {
 	(void)state;
