@@ -1087,6 +1087,33 @@ static void test_reduce_nan_first(void **state)
 	}
 }
 
+static bool is_send(const struct coll_cmd *c)
+{
+	return c->kind == COLL_SEND;
+}
+
+static bool reads_input(const struct coll_cmd *c)
+{
+	return c->from_input;
+}
+
+/* coll_check refuses r's schedule with src_first set on rank 0's first
+ * command that pick takes. */
+static void src_first_refused(const struct coll_req *r, bool (*pick)(const struct coll_cmd *))
+{
+	char msg[256] = "";
+	struct coll_sched *s = expand_ok(r);
+	struct coll_cmd *c = NULL;
+	for (size_t i = 0; i < s->ranks[0].ncmds && !c; i++)
+		if (pick(&s->ranks[0].cmds[i]))
+			c = &s->ranks[0].cmds[i];
+	assert_non_null(c);
+	c->src_first = 1;
+	assert_int_equal(coll_check(s, msg, sizeof msg), -EINVAL);
+	assert_non_null(strstr(msg, "src_first"));
+	coll_free(s);
+}
+
 /* What callers can get wrong is refused with an error, never a crash. */
 static void test_error_paths(void **state)
 {
@@ -1147,27 +1174,9 @@ static void test_error_paths(void **state)
 	assert_non_null(strstr(msg, "not an earlier command"));
 	coll_free(s);
 	/* src_first only on a reduce, and never with from_input */
-	s = expand_ok(&r);
-	struct coll_cmd *xf = NULL;
-	for (size_t i = 0; i < s->ranks[0].ncmds && !xf; i++)
-		if (s->ranks[0].cmds[i].kind == COLL_SEND)
-			xf = &s->ranks[0].cmds[i];
-	assert_non_null(xf);
-	xf->src_first = 1;
-	assert_int_equal(coll_check(s, msg, sizeof msg), -EINVAL);
-	assert_non_null(strstr(msg, "src_first"));
-	coll_free(s);
+	src_first_refused(&r, is_send);
 	r.input = true;
-	s = expand_ok(&r);
-	struct coll_cmd *fi = NULL;
-	for (size_t i = 0; i < s->ranks[0].ncmds && !fi; i++)
-		if (s->ranks[0].cmds[i].from_input)
-			fi = &s->ranks[0].cmds[i];
-	assert_non_null(fi);
-	fi->src_first = 1;
-	assert_int_equal(coll_check(s, msg, sizeof msg), -EINVAL);
-	assert_non_null(strstr(msg, "src_first"));
-	coll_free(s);
+	src_first_refused(&r, reads_input);
 }
 
 int main(void)
