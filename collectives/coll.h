@@ -728,9 +728,9 @@ struct coll_engine_conf {
 	 * wait was waiting for. */
 	uint64_t deadline_ns;
 	/* Sends of more than this many bytes are posted ahead of the
-	 * receives ready with them (see coll_engine.c); smaller ones keep id
-	 * order, their receive first, so an eager message finds its receive
-	 * posted. 0: every send with data goes first. */
+	 * receives ready with them (see coll_engine.c); smaller ones after
+	 * them, so an eager message finds its receive posted. 0: every send
+	 * with data goes first. */
 	size_t send_first_min;
 };
 int coll_engine_new(const struct coll_sched *s, int rank, const struct coll_bufs *bufs,

@@ -149,7 +149,12 @@ static int dbtree_emit(struct coll_gen *g)
 			c->off = off;
 			c->len = len;
 			c->match = coll_id(g, st, t, 0, par, nd.is_left ? T_DOWN_L : T_DOWN_R);
-			coll_dep(c, up);
+			/* The result lands where the send up read, unless a leaf
+			 * sent INPUT: then its receive is posted at once (waiting
+			 * for the send, it came up late on a 2-rank tree, whose
+			 * ranks are each a leaf of one tree) */
+			if (have_last || !apart)
+				coll_dep(c, up);
 			down = c->id;
 			have_down = true;
 		}

@@ -919,7 +919,8 @@ static void test_engine_sends_first(void **state)
 	}
 	assert_true(batches >= 2);
 	coll_engine_free(e);
-	/* sends of at most send_first_min bytes keep id order: receive first */
+	/* sends of at most send_first_min bytes go after the receives ready
+	 * with them */
 	conf.send_first_min = 4;
 	memset(&rc, 0, sizeof rc);
 	assert_int_equal(coll_engine_new(s, 1, &b, &conf, &ops, &rc, &e), 0);
@@ -927,6 +928,29 @@ static void test_engine_sends_first(void **state)
 	assert_int_equal(rc.nposts, 2);
 	assert_int_equal(rc.kind[0], COLL_REDUCE);
 	assert_int_equal(rc.kind[1], COLL_SEND);
+	coll_engine_free(e);
+	coll_free(s);
+	/* also where id order has the send first: a 2-rank tree's rank 0
+	 * sends its half up tree 0 (direction 0) and receives the other's
+	 * up tree 1; with the input apart its receive of the result (a
+	 * leaf's, the send having read INPUT) is ready at once too */
+	r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_TREE, 2, 16, 1, 2);
+	r.elem_size = 4;
+	r.input = true;
+	s = expand_ok(&r);
+	size_t nc;
+	const struct coll_cmd *c = coll_rank_cmds(s, 0, &nc);
+	assert_int_equal(c[0].kind, COLL_SEND);
+	int32_t in[4] = { 1, 2, 3, 4 };
+	struct coll_bufs bi = { data, in, scratch };
+	conf.send_first_min = 8; /* the halves' size */
+	memset(&rc, 0, sizeof rc);
+	assert_int_equal(coll_engine_new(s, 0, &bi, &conf, &ops, &rc, &e), 0);
+	assert_int_equal(coll_engine_start(e), 0);
+	assert_int_equal(rc.nposts, 3);
+	assert_int_not_equal(rc.kind[0], COLL_SEND);
+	assert_int_not_equal(rc.kind[1], COLL_SEND);
+	assert_int_equal(rc.kind[2], COLL_SEND);
 	coll_engine_free(e);
 	coll_free(s);
 }
