@@ -882,9 +882,26 @@ static void test_engine_copy_op(void **state)
 	coll_free(s);
 }
 
+/* Rank's engine over b with send_first_min sfm posts n commands when
+ * started, the last of them its one send. */
+static void start_posts(const struct coll_sched *s, int rank, const struct coll_bufs *b, size_t sfm, int n)
+{
+	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, sfm };
+	struct coll_engine_ops ops = { rec_send, rec_recv, NULL, NULL };
+	struct rec rc;
+	memset(&rc, 0, sizeof rc);
+	struct coll_engine *e;
+	assert_int_equal(coll_engine_new(s, rank, b, &conf, &ops, &rc, &e), 0);
+	assert_int_equal(coll_engine_start(e), 0);
+	assert_int_equal(rc.nposts, n);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(rc.kind[i] == COLL_SEND, i == n - 1);
+	coll_engine_free(e);
+}
+
 /* Whatever one engine call posts, its sends come before its receives: a
  * ring allreduce's rank at N = 4, step by step; unless the sends are no
- * larger than conf.send_first_min. */
+ * larger than conf.send_first_min: then after them. */
 static void test_engine_sends_first(void **state)
 {
 	(void)state;
@@ -921,14 +938,7 @@ static void test_engine_sends_first(void **state)
 	coll_engine_free(e);
 	/* sends of at most send_first_min bytes go after the receives ready
 	 * with them */
-	conf.send_first_min = 4;
-	memset(&rc, 0, sizeof rc);
-	assert_int_equal(coll_engine_new(s, 1, &b, &conf, &ops, &rc, &e), 0);
-	assert_int_equal(coll_engine_start(e), 0);
-	assert_int_equal(rc.nposts, 2);
-	assert_int_equal(rc.kind[0], COLL_REDUCE);
-	assert_int_equal(rc.kind[1], COLL_SEND);
-	coll_engine_free(e);
+	start_posts(s, 1, &b, 4, 2);
 	coll_free(s);
 	/* also where id order has the send first: a 2-rank tree's rank 0
 	 * sends its half up tree 0 (direction 0) and receives the other's
@@ -943,15 +953,7 @@ static void test_engine_sends_first(void **state)
 	assert_int_equal(c[0].kind, COLL_SEND);
 	int32_t in[4] = { 1, 2, 3, 4 };
 	struct coll_bufs bi = { data, in, scratch };
-	conf.send_first_min = 8; /* the halves' size */
-	memset(&rc, 0, sizeof rc);
-	assert_int_equal(coll_engine_new(s, 0, &bi, &conf, &ops, &rc, &e), 0);
-	assert_int_equal(coll_engine_start(e), 0);
-	assert_int_equal(rc.nposts, 3);
-	assert_int_not_equal(rc.kind[0], COLL_SEND);
-	assert_int_not_equal(rc.kind[1], COLL_SEND);
-	assert_int_equal(rc.kind[2], COLL_SEND);
-	coll_engine_free(e);
+	start_posts(s, 0, &bi, 8 /* the halves' size */, 3);
 	coll_free(s);
 }
 
