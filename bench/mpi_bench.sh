@@ -255,9 +255,9 @@
 #   input  where MPI_Allreduce leaves the input apart for every algorithm
 #          that reads it so (ptltool accepts --input for the ring), the
 #          model's schedule takes it apart too and the call is the checks
-#          alone; what a schedule copies itself (none of the rows'
-#          since recursive doubling's upper ranks add in place, 2026-12-05)
-#          moves at one core's memcpy rate by size
+#          alone; what a rank copies itself (an eager message out of
+#          the unexpected buffer; a schedule's own copies, which no row
+#          makes since 2026-12-05) moves at one core's memcpy rate by size
 #          (--local-copy-rates): MPI_Allreduce on
 #          MPI_COMM_SELF (which copies the input into the output) beyond
 #          its 8-byte call
@@ -1291,10 +1291,12 @@ for l in $rl 131072 1048576; do
 	mvsays="$mvsays $((l / 1024))K $(calc "$r / 1e9") ($h us)"
 done
 [ -n "$mv" ] && rt="$rt --move-piece $piece --move-rates $mv"
-# A schedule's local copies (no allreduce row's since recursive doubling's
-# upper ranks add in place; kept for schedules that copy): one core's
-# memcpy by size, from MPI_Allreduce on MPI_COMM_SELF (the checks, then
-# the input copied into the output) beyond its 8-byte call
+# A rank's local copies (an eager message taken out of the unexpected
+# buffer, by a lazy receive or one posted late; a schedule's own, which no
+# allreduce row makes since recursive doubling's upper ranks add in
+# place): one core's memcpy by size, from MPI_Allreduce on MPI_COMM_SELF
+# (the checks, then the input copied into the output) beyond its 8-byte
+# call
 lrates= lsays=
 s8=$(cal 2 self 8)
 for l in 4096 32768 262144 1048576; do

@@ -120,8 +120,8 @@ struct coll_cmd {
 	 * src into (buf, off) itself (ring_sendrecv's separate add aside), so
 	 * that pass is buf OP= INPUT's bytes. */
 	uint8_t from_input;
-	/* COLL_REDUCE, local: the source holds the first operand (the lower
-	 * ranks' part), buf the second, and the sum goes to buf: recursive
+	/* COLL_REDUCE: the source holds the first operand (the lower ranks'
+	 * part), buf the second, and the sum goes to buf: recursive
 	 * doubling's upper rank adds into its own part in one pass, where it
 	 * added into the received part in scratch and copied the sum back.
 	 * Never with from_input. */
@@ -680,8 +680,10 @@ size_t coll_dtype_size(enum coll_dtype dt);
 const char *coll_dtype_name(enum coll_dtype dt);
 const char *coll_redop_name(enum coll_redop op);
 
-/* dst[i] = a[i] OP b[i] for len/size elements (integers wrap); a or b
- * may be dst (in place), otherwise dst overlaps neither. */
+/* dst[i] = a[i] OP b[i] for len/size elements (integers wrap; a float or
+ * double sum whose a[i] is a NaN gives that NaN, so the bits follow the
+ * operands' order); a or b may be dst (in place), otherwise dst overlaps
+ * neither. */
 int coll_reduce_local(void *dst, const void *a, const void *b, size_t len,
                       enum coll_dtype dt, enum coll_redop op);
 
@@ -695,8 +697,8 @@ struct coll_bufs {
  * dependencies are done, in id order except that of the commands ready at
  * once the sends above conf.send_first_min go first (a late rank's header
  * then reaches the peer ahead of its receive's request for the peer's
- * data), runs local commands itself
- * and applies reductions. The
+ * data) and the other sends last (an eager message finds its receive
+ * posted), runs local commands itself and applies reductions. The
  * transport supplies the three callbacks below and reports every posted
  * send/receive back with coll_engine_done once it has completed (a send:
  * its buffer may be reused; a receive: the bytes are in place). Callbacks must

@@ -11,8 +11,8 @@
  * order: the lower rank adds the upper's part into DATA; the upper rank
  * takes the lower's part from scratch as the first operand (src_first) and
  * adds into its own DATA, in one pass (it added into scratch and copied the
- * sum back: a pass over the vector more on half the ranks each step after
- * the first). The local reduce waits for the step's send too, so DATA
+ * sum back: a pass over the vector more on half the ranks at every step
+ * whose own part was in DATA). The local reduce waits for the step's send too, so DATA
  * never changes under a transfer that still reads it.
  *
  * With the input apart (req->input: ptl's MPI_Allreduce) step 0 sends

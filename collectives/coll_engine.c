@@ -33,20 +33,23 @@ const char *coll_redop_name(enum coll_redop op)
 /* Loads and stores go through memcpy: a scratch slot's offset need not be
  * aligned for the type, and this keeps the compiler honest about aliasing.
  * Signed integers add as unsigned so overflow wraps instead of being
- * undefined. A floating sum whose first operand is a NaN is that NaN
- * (COLL_NAN_FIRST, the rule of ptl's MPI: mpi_impl.h's MPI_OP_NAN_FIRST):
- * of two NaNs x86 keeps the one the compiler made the first source, and
- * it may order x + y either way; with the rule the bits follow the
- * operands' order, which every schedule fixes. */
+ * undefined. A floating sum whose first operand (a, the lower ranks'
+ * part) is a NaN is that NaN (COLL_NAN_FIRST, the form of mpi_impl.h's
+ * MPI_OP_NAN_FIRST; ptl's MPI takes the other part first, combine()'s
+ * b OP a): of two NaNs x86 keeps the one the compiler made the first
+ * source, and it may order x + y either way; with the rule the bits
+ * follow the operands' order, which every schedule fixes. The sum is
+ * computed before KEEP chooses (mpi_impl.h says why). */
 #define COLL_NAN_FIRST(a, r) (isnan(a) ? (a) : (r))
-#define COLL_REDUCE_LOOP(T, ADD)                                               \
+#define COLL_ANY(a, r) (r)
+#define COLL_REDUCE_LOOP(T, ADD, KEEP)                                         \
 	do {                                                                   \
 		for (size_t i = 0; i < cnt; i++) {                             \
-			T x, y;                                                \
+			T x, y, r;                                             \
 			memcpy(&x, pa + i * sizeof(T), sizeof(T));             \
 			memcpy(&y, pb + i * sizeof(T), sizeof(T));             \
 			switch (op) {                                          \
-			case COLL_SUM: x = ADD; break;                         \
+			case COLL_SUM: r = ADD; x = KEEP(x, r); break;         \
 			case COLL_MAX: x = x < y ? y : x; break;               \
 			case COLL_MIN: x = y < x ? y : x; break;               \
 			default: break;                                        \
@@ -65,10 +68,10 @@ int coll_reduce_local(void *dst, const void *a, const void *b, size_t len, enum 
 	unsigned char *d = dst;
 	const unsigned char *pa = a, *pb = b;
 	switch (dt) {
-	case COLL_INT32: COLL_REDUCE_LOOP(int32_t, (int32_t)((uint32_t)x + (uint32_t)y)); break;
-	case COLL_INT64: COLL_REDUCE_LOOP(int64_t, (int64_t)((uint64_t)x + (uint64_t)y)); break;
-	case COLL_FLOAT: COLL_REDUCE_LOOP(float, COLL_NAN_FIRST(x, x + y)); break;
-	case COLL_DOUBLE: COLL_REDUCE_LOOP(double, COLL_NAN_FIRST(x, x + y)); break;
+	case COLL_INT32: COLL_REDUCE_LOOP(int32_t, (int32_t)((uint32_t)x + (uint32_t)y), COLL_ANY); break;
+	case COLL_INT64: COLL_REDUCE_LOOP(int64_t, (int64_t)((uint64_t)x + (uint64_t)y), COLL_ANY); break;
+	case COLL_FLOAT: COLL_REDUCE_LOOP(float, x + y, COLL_NAN_FIRST); break;
+	case COLL_DOUBLE: COLL_REDUCE_LOOP(double, x + y, COLL_NAN_FIRST); break;
 	default: return -EINVAL;
 	}
 	return 0;
@@ -87,7 +90,7 @@ struct coll_engine {
 	struct coll_dag dag;
 	uint8_t *state;
 	/* Ready, not yet run; every command enters at most once. Sends wait
-	 * in a queue of their own (sq, the second half of the allocation) and
+	 * in a queue of their own (sq, the second third of the allocation) and
 	 * go first: a rank that is late to a step then puts its headers out
 	 * before its receives ask for the peer's data. Over shm a rendezvous
 	 * get is copied by the peer that serves it, inside the progress pass

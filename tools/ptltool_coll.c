@@ -192,7 +192,7 @@ static void usage(FILE *out)
 	        "  --eager-rates LIST  with --cpu-copies: the sender's copy of an eager message\n"
 	        "                 by its size, SIZE:RATE,... as --copy-rates (default: --beta);\n"
 	        "                 a rank's first eager send of a step pays it, the rest --beta\n"
-	        "  --local-copy-rates LIST  a rank's local copy (the input into place, a block)\n"
+	        "  --local-copy-rates LIST  a rank's local copy (an unexpected eager message, a block)\n"
 	        "                 moves at this rate by its size on the rank's CPU: SIZE:RATE,...\n"
 	        "                 as --copy-rates; default none: local copies are free\n"
 	        "  --wake-cost TIME  CPU a rank pays for each message it takes (the way back\n"

@@ -556,9 +556,9 @@ static int op_failed(struct cx *x, int rc, int n)
 }
 
 /* dst = a OP b, in the schedule's order (a holds the lower ranks' part
- * where the order matters); a is dst, or apart from it (the input), and
- * b is dst (received there) or apart from both. Nonzero (x's error set)
- * when it could not be computed. */
+ * where the order matters); a is dst, or apart from it (the input, or
+ * the received part in scratch: src_first), and b is dst or apart from
+ * both. Nonzero (x's error set) when it could not be computed. */
 static int combine(struct cx *x, void *dst, const void *a, const void *b, size_t len)
 {
 	int n = (int)(len / x->esize), rc = MPI_SUCCESS;
@@ -571,8 +571,17 @@ static int combine(struct cx *x, void *dst, const void *a, const void *b, size_t
 			rc = mpi_op_apply3(x->op, x->dt, b, a, dst, n);
 		return rc ? op_failed(x, rc, n) : MPI_SUCCESS;
 	}
-	/* a user's op: its function writes its second operand, which is a
-	 * copy here (either operand may be dst): a OP b, or b OP a as above */
+	/* a user's op: its function writes its second operand. a OP b in
+	 * order, with b dst and a apart (from_input, src_first), is that
+	 * call on dst itself */
+	if (!commute && b == dst) {
+		rc = mpi_op_apply(x->op, x->dt, a, dst, n);
+		return rc ? op_failed(x, rc, n) : MPI_SUCCESS;
+	}
+	/* else a copy of it (either operand may be dst): a OP b, or b OP a
+	 * as above, which keeps a commutative op's bits where b is dst (a
+	 * pass more than before src_first, on recursive doubling's upper
+	 * ranks) */
 	const void *in = commute ? b : a, *io = commute ? a : b;
 	void *tmp = tmp_get(x->c, len);
 	if (!tmp)
@@ -596,10 +605,10 @@ static int cb_reduce(void *ctx, void *dst, const void *a, const void *b, size_t 
 }
 
 /* A schedule's local copy (a ring's or an allgather's own block, a scan's
- * partial, one rank's input into place): nal_move, not the
- * engine's memmove (recursive doubling's lower rank, when it still copied
- * its 32 KiB input between two malloc'd buffers, made a 2-rank
- * MPI_Allreduce 16 us against 5). */
+ * partial, one rank's input into place): nal_move, not the engine's
+ * memmove (recursive doubling's lower rank, when it still copied its 32
+ * KiB input between two malloc'd buffers, made a 2-rank MPI_Allreduce 16
+ * us against 5). */
 static void cb_copy(void *ctx, void *dst, const void *src, size_t len)
 {
 	(void)ctx;
@@ -1337,9 +1346,10 @@ static int allreduce_rd_direct(struct cx *x, const void *in, void *data, size_t 
 	for (int mask = 1, round = 0; mask < c->size; mask <<= 1, round++) {
 		int peer = c->rank ^ mask, rc = MPI_SUCCESS;
 		bool upper = (c->rank & mask) != 0;
-		/* The upper rank's result lands where the lower's partial is:
-		 * straight into data while data is not what we send (round 0
-		 * out of place), else into scratch. */
+		/* Where the partner's part lands: straight into data while data
+		 * is not what we send (the upper rank, round 0 out of place),
+		 * else into scratch, from where the combination reads it (a
+		 * user's op on the upper rank then copies its sum back). */
 		void *land = upper && cur != data ? data : scratch;
 		struct mpi_req *sr = NULL, *r;
 		x->step = round;

@@ -1080,10 +1080,12 @@ static void test_reduce_nan_first(void **state)
 			for (size_t i = 0; i < n; i++) {
 				double d;
 				float f;
-				if (dt == COLL_FLOAT)
-					memcpy(&f, z + i * sz, 4), d = f;
-				else
+				if (dt == COLL_FLOAT) {
+					memcpy(&f, z + i * sz, 4);
+					d = f;
+				} else {
 					memcpy(&d, z + i * sz, 8);
+				}
 				assert_true(isnan(d));
 			}
 		}
