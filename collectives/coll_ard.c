@@ -12,8 +12,8 @@
  * takes the lower's part from scratch as the first operand (src_first) and
  * adds into its own DATA, in one pass (it added into scratch and copied the
  * sum back: a pass over the vector more on half the ranks at every step
- * whose own part was in DATA). The local reduce waits for the step's send too, so DATA
- * never changes under a transfer that still reads it.
+ * whose own part was in DATA). The local reduce waits for the step's send
+ * too, so DATA never changes under a transfer that still reads it.
  *
  * With the input apart (req->input: ptl's MPI_Allreduce) step 0 sends
  * INPUT, which nothing writes, and both ranks receive the partner's part
