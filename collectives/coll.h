@@ -70,10 +70,10 @@ enum coll_kind {
 	COLL_RECV,   /* receive len bytes from peer into (buf, off) */
 	COLL_REDUCE, /* peer >= 0: receive len bytes from peer into (src_buf, src_off),
 	              * then (buf, off) = (buf, off) OP (src_buf, src_off).
-	              * peer == COLL_PEER_NONE: the same combine, locally
-	              * (src_first: (buf, off) = (src_buf, src_off) OP
-	              * (buf, off)). The source is apart from (buf, off), or
-	              * (from_input) may be it: received there. */
+	              * peer == COLL_PEER_NONE: the same combine, locally.
+	              * Either way with src_first (buf, off) = (src_buf,
+	              * src_off) OP (buf, off). The source is apart from
+	              * (buf, off), or (from_input) may be it: received there. */
 	COLL_COPY    /* local: copy len bytes (src_buf, src_off) -> (buf, off) */
 };
 
