@@ -3,7 +3,9 @@
  * Rank v's result combines the inputs of ranks 0..v (scan) or 0..v-1
  * (exscan), always as (lower ranks) OP (higher ranks): a received part comes
  * from lower ranks, so it lands in scratch and the rank's own part is added
- * into it (COLL_REDUCE with dst = scratch), then copied back. The order of
+ * into it (COLL_REDUCE with dst = scratch), then copied back; the chain's
+ * scan adds the received part into its own in DATA instead, the received
+ * first (src_first), in one pass. The order of
  * combination is fixed by the schedule, never by arrival, and operations
  * need to be associative only, not commutative.
  *
@@ -54,18 +56,14 @@ static int scan_chain_emit(struct coll_gen *g)
 		}
 		if (!(c = coll_emit(g, COLL_REDUCE, st, 0, 0, 2, COLL_PEER_NONE)))
 			return g->err;
-		c->buf = COLL_BUF_SCRATCH;
-		c->src_buf = COLL_BUF_DATA;
+		/* exscan: scratch OP= input; scan: DATA = received OP DATA
+		 * (nothing reads DATA before: the send comes after) */
+		c->buf = ex ? COLL_BUF_SCRATCH : COLL_BUF_DATA;
+		c->src_buf = ex ? COLL_BUF_DATA : COLL_BUF_SCRATCH;
+		c->src_first = !ex;
 		c->len = b;
 		coll_dep(c, prev);
 		prev = c->id;
-		if (!ex) {
-			if (!(c = coll_emit(g, COLL_COPY, st, 0, 0, 3, COLL_PEER_NONE)))
-				return g->err;
-			c->len = b;
-			coll_dep(c, prev);
-			prev = c->id;
-		}
 	}
 	if (last)
 		return 0;
