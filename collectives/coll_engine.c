@@ -231,10 +231,11 @@ int coll_engine_new(const struct coll_sched *s, int rank, const struct coll_bufs
 	e->conf = *conf;
 	e->ops = ops;
 	e->ctx = ctx;
-	e->state = calloc(e->n ? e->n : 1, 1);
-	e->queue = malloc((e->n ? e->n : 1) * 3 * sizeof *e->queue);
-	e->sq = e->queue ? e->queue + (e->n ? e->n : 1) : NULL;
-	e->lq = e->queue ? e->sq + (e->n ? e->n : 1) : NULL;
+	size_t cap = e->n ? e->n : 1; /* each queue's: a command enters once */
+	e->state = calloc(cap, 1);
+	e->queue = malloc(cap * 3 * sizeof *e->queue);
+	e->sq = e->queue ? e->queue + cap : NULL;
+	e->lq = e->queue ? e->sq + cap : NULL;
 	int rc = (!e->state || !e->queue) ? -ENOMEM : coll_dag_build(e->cmds, e->n, &e->dag);
 	if (rc) {
 		free(e->state);

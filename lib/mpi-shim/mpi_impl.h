@@ -668,9 +668,9 @@ void mpi_op_init(void);
  * to pick between is fixed, so every loop and every rank gives the same
  * bits. Complex sums are taken by parts; a complex product is the
  * runtime's one call (__mulsc3, __muldc3, __mulxc3) with the operands in
- * source order in every loop. r is computed before, not in an arm of the choice: GCC
- * vectorizes no arithmetic that could trap in one arm only (a compare and
- * a blend per vector then). */
+ * source order in every loop. r is computed before, not in an arm of the
+ * choice: GCC vectorizes no arithmetic that could trap in one arm only (a
+ * compare and a blend per vector then). */
 #define MPI_OP_NAN_FIRST(a, r) (isnan(a) ? (a) : (r))
 
 /* ---------------------------------------------------------------- collectives */
