@@ -31,13 +31,16 @@
  * at a cache line boundary, so the next record starts on a line: the
  * record of a put of up to 32 bytes to a process of our user and job (a
  * 24-byte header, lib/ptl/ptl_proto.h) is one line, which the consumer
- * fetches in one transfer, and one of 81 to 96 bytes two. A larger one
- * ends 8-byte aligned. A zero word follows every record the producer
- * publishes (the terminator), so the consumer polls only the word at its
- * own head, never a shared tail index: stored just before the record
- * word, or, after a small record, ahead at the next two line starts
- * (shm_nal.c, ring_prezero). A record that does not fit before the end
- * of the ring is preceded by a PAD record covering the rest of the ring.
+ * fetches in one transfer, one of 33 to 96 bytes two and one of 97 to
+ * 160 three. A larger one ends 8-byte aligned. A zero word follows every
+ * record the producer publishes (the terminator), so the consumer polls
+ * only the word at its own head, never a shared tail index: stored just
+ * before the record word, or ahead, after an earlier record's word: at
+ * the next line starts after a small record (shm_nal.c, ring_prezero),
+ * and, outside a stream, where a next record as long as a larger one
+ * would end (struct shm_tx's zone). A record that does not fit before the
+ * end of the ring is preceded by a PAD record covering the rest of the
+ * ring.
  *
  * ack is the writer's consumer head of the ring the other way (in 8-byte
  * units, modulo 2^31): what it has consumed of ours, free for the reader to
@@ -79,7 +82,7 @@
 #include "nal/nal.h"
 
 #define SHM_MAGIC 0x70746c73686d3031ULL /* "ptlshm01" */
-#define SHM_VERSION 8u /* 2: SHM_REC_HELP (a version-1 peer would drop it and leave the mover waiting); 3: ack, SHM_RF_REWIND; 4: SHM_HELP_FAILED; 5: small records end on a line; 6: a lap's first record rewinds, its consumer zeroes its words; SHM_HELP_PICK; 7: struct shm_rank.start; 8: SHM_ST_ASYM (a version-7 sender would not wake a sleeper that has it) */
+#define SHM_VERSION 9u /* 2: SHM_REC_HELP (a version-1 peer would drop it and leave the mover waiting); 3: ack, SHM_RF_REWIND; 4: SHM_HELP_FAILED; 5: small records end on a line; 6: a lap's first record rewinds, its consumer zeroes its words; SHM_HELP_PICK; 7: struct shm_rank.start; 8: SHM_ST_ASYM (a version-7 sender would not wake a sleeper that has it); 9: small records up to three lines */
 #define SHM_ALIGN 128u /* two cache lines: the adjacent-line prefetcher pairs them */
 
 /* hdr + payload, when the ring is big enough (a quarter ring: rings of
@@ -192,12 +195,21 @@
 
 /* A record of at most SHM_SMALL_REC bytes, its word included, ends at a
  * cache line boundary (SHM_LINE): the next record starts on a line. The
- * producer zeroes the next two line starts ahead (shm_nal.c,
+ * producer zeroes the line starts ahead where a next one ends (shm_nal.c,
  * ring_prezero), so such a record stores to its own lines only. Larger
- * records end 8-byte aligned, their terminator in their last line. */
+ * records end 8-byte aligned.
+ *
+ * Three lines, not two: a 128-byte MPI message (a 24-byte header: a
+ * 160-byte record) packed 8-byte aligned ended on a line every other
+ * time, its terminator then in a line of its own stored before the word,
+ * which waited for the consumer's copy of that line to go. 2 ranks, near
+ * state, 12 interleaved launch pairs of bench/mpi_pingpong's rows (with
+ * struct shm_tx's zone): half round trip 128 B 0.223 -> 0.209 us, 160 B
+ * 0.217 -> 0.206; streaming 128 B 1.03 -> 0.98 GB/s (a line more a
+ * record), 256 B and 1 KiB level. */
 #define SHM_LINE 64u
-#define SHM_SMALL_REC 128u
-_Static_assert(SHM_SMALL_REC == 2 * SHM_LINE, "ring_prezero zeroes two line starts ahead");
+#define SHM_SMALL_REC 192u
+_Static_assert(SHM_SMALL_REC % SHM_LINE == 0, "ring_prezero zeroes line starts");
 
 /* A payload at least this long starts on a cache line in the ring (shm_ring_put). */
 #define SHM_PAYLOAD_ALIGN 256u
@@ -478,6 +490,11 @@ struct shm_tx {
 	 * earlier record's word (ring_prezero): a record that ends there
 	 * has its terminator in place already. */
 	uint64_t zend;
+	/* Where a record as long as the last one sent would put its
+	 * terminator, sent next: a zero stored there after the last record's
+	 * word (ring_put, SHM_ZONE_MAX), in place while the tail has not
+	 * passed it (nothing stores past the tail but zeros). 0: none. */
+	uint64_t zone;
 	/* The latest head an ack told us (ring_ctl's do not count), and
 	 * whether it was our tail when we sent the last record: a lap's
 	 * first record rewinds only when both were (ring_rewind_ok). */
@@ -500,6 +517,9 @@ struct shm_rx {
 	 * (ring_put), else 0. */
 	uint32_t pf_lines;
 	uint32_t pf_now;
+	/* We sent the peer something since the last record we read from it
+	 * (ring_drain's stop after a record that ended on a line). */
+	uint32_t replied;
 };
 
 /* A bulk move through the bounce area that we asked a peer to serve. */
