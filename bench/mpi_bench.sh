@@ -317,9 +317,12 @@
 #          launches)
 #   PTL_BENCH_CWAIT=bound  (the default with pinned launches) ranks bound to
 #          cores taking turns (ptltool coll --bound): the switch solved so
-#          that the model's 4-rank barrier takes the rows' launches'; the
-#          4-rank figures (rows, barrier, calibration) each the median of
-#          their launches' medians (below, "bound cores")
+#          that the model's exchange between the two ranks of a core takes
+#          mpi_collcal's (xch4s 8; PTL_BENCH_SWFROM=barrier, or a run kept
+#          without it: so that the model's 4-rank barrier takes the rows'
+#          launches'); the 4-rank figures (rows, barrier, calibration)
+#          each the median of their launches' medians (below, "bound
+#          cores")
 #   PTL_BENCH_CWAIT=barrier  the 4-rank core wait solved from the barrier
 #          (the run's best; each algorithm's rows from their own launches'),
 #          no switch
@@ -1477,6 +1480,14 @@ xsw() { p=$(predict --op allreduce --ranks 4 --bytes "$1" --elem 8 --algo recurs
 	--rndv-min "$ceager" --inline-max "$eager" --recv-post "${post:-0}" --lazy-max "$clazy" --cores "$cores" \
 	--switch-cost "$sw" --switch-exchange "$2" $loop)
 	calc "${p:-0} / 2"; }
+# xss L SW: the model's exchange of L bytes between the two ranks of each
+# core (0 and 2, 1 and 3: the middle step of a 4-rank pairwise
+# MPI_Alltoall, the others' blocks empty) on bound cores switching in SW
+# us, as mpi_collcal's xch4s rounds go, back to back
+xss() { predict --op alltoall --ranks 4 --algo pairwise --counts "0,0,$1,0,0,0,0,$1,$1,0,0,0,0,$1,0,0" \
+	--alpha "$alpha" --beta "$ebeta" --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
+	--rndv-min "$ceager" --inline-max "$eager" --recv-post "${post:-0}" --lazy-max "$clazy" --cores "$cores" \
+	--switch-cost "$2" $cwait --poll-window "$(calc "$2 * $BOUND_PW")" $loop; }
 # ag4 SIZE ARGS: the model's 4-rank ring MPI_Allgather of SIZE blocks on
 # these cores as the rows' launches call it
 ag4() { ag_l=$1; shift
@@ -1606,9 +1617,23 @@ cwmode=${PTL_BENCH_CWAIT:-$([ "$BIND4" = core ] && echo bound || echo token)}
 # switch solved to 1.2 us, 2026-12-04, a fixed 0.5 us gave recursive
 # doubling 1.06 turns a core a call where 2.0 were measured, 0.12 us
 # 2.09, and halving-doubling 4.36 against 4.5). Over BOUND_CALLS calls,
-# as the jitter's sequence averages out. The switch is solved from the
-# barrier of the rows' own launches: the dissemination barrier's turns
-# (2 a core a call, as measured) are switches and little else.
+# as the jitter's sequence averages out. The switch is solved from
+# mpi_collcal's exchange between the two ranks of each core (xch4s 8: a
+# switch a round and little else) through the model's own such exchange
+# (xss). It was solved from the barrier of the rows' own launches (the
+# dissemination barrier's turns, 2 a core a call, are switches and little
+# else), but that barrier moved from run to run (its launches' median
+# 5.9 - 8.1 us over 22 kept runs, s48 - s53, 7% spread) while the 4-rank
+# 8 - 512 B rows kept within 2 - 4% (recursive doubling's 8 B 6.07 - 6.37
+# us but on a loaded host), so the switch solved from it (1.86 - 2.92 us)
+# took those rows 0.82x - 1.04x on average; xch4s 8 read 3.04 - 3.14 us
+# in three launches by hand and 3.07 in k2 (a switch of 2.50). Session
+# 53's two fresh runs, the same code but for this: k1 (barrier: 2.03 us)
+# 20 of the 35 4-rank rows within 10%, k2 (xch4s: 2.50) 31, the 8 B - 4
+# KiB rows 0.95x - 1.09x but ring_bidir's 8 B (1.32x: 7.3 us where the
+# ring's is 9.6); k1 re-modelled with xch4s at 3.08: 30.
+# PTL_BENCH_SWFROM=barrier: the switch from the barrier (and so on runs
+# kept without xch4s 8).
 # The jitter stands for how the cores drift apart, their work's times
 # as much as their switches' (a switch alone varies little: two ranks of
 # one core both waiting yielded to each other in 2.0 - 2.25 us, 95% of
@@ -1637,9 +1662,17 @@ for n in 2 4; do
 		cw= cwait="--bound --switch-jitter $BOUND_JITTER" cloop=$loop
 		ba=$(algo "$n" "$a1" barrier 0)
 		[ -n "$ba" ] || ba=$barn
-		sw=$(pwshare=$BOUND_PW switch "$n" "$ba") pw=$(calc "$sw * $BOUND_PW")
+		xs=$(cal "$n" xch4s 8)
+		if [ -n "$xs" ] && [ "$n" = 4 ] && [ "${PTL_BENCH_SWFROM:-xch4s}" != barrier ]; then
+			sw=$(secant xss 8 "$xs")
+			swfrom="the model's 8 B exchange between the two ranks of each core takes mpi_collcal's xch4s $xs us; its $n-rank barrier then $(pwshare=$BOUND_PW barrier "$n" "$sw") us, the rows' launches' $ba"
+		else
+			sw=$(pwshare=$BOUND_PW switch "$n" "$ba")
+			swfrom="the model's $n-rank barrier takes the rows' launches' $ba us"
+		fi
+		pw=$(calc "$sw * $BOUND_PW")
 		cwait="$cwait --poll-window $pw"
-		echo "# $n ranks bound to $cores cores (rank r on core r mod $cores), taking turns: a switch of $sw us (the model's $n-rank barrier takes the rows' launches' $ba us); a rank keeps its core for work $pw us after its last ($BOUND_PW of a switch), switches jittered by $BOUND_JITTER, $BOUND_CALLS calls back to back; $n-rank figures the median of their launches' medians"
+		echo "# $n ranks bound to $cores cores (rank r on core r mod $cores), taking turns: a switch of $sw us ($swfrom); a rank keeps its core for work $pw us after its last ($BOUND_PW of a switch), switches jittered by $BOUND_JITTER, $BOUND_CALLS calls back to back; $n-rank figures the median of their launches' medians"
 		# Copies between the two ranks of one core (0 and 2, 1 and
 		# 3): their lines stay in its caches, where the exchanges
 		# below (xch4, rxch4: 0 and 1, 2 and 3) move them between the

@@ -78,7 +78,11 @@
  *                 pair on one core, whose lines stay in its caches (on two
  *                 vCPUs placed far apart, 1 MiB in 79 us against 142
  *                 between the cores): the second step of a 4-rank
- *                 recursive doubling or the middle ones of halving-doubling
+ *                 recursive doubling or the middle ones of halving-doubling;
+ *                 and xch4s 8: rounds of 8 bytes, each rank's message there
+ *                 when its core-mate yields it the core, a switch a round
+ *                 and little else (mpi_bench.sh solves the switch of bound
+ *                 cores from it)
  *   shift4 B      (4 ranks or more) each of ranks 0-3 receives B bytes
  *                 from its left and sends B to its right at once
  *                 (MPI_Irecv, MPI_Isend, MPI_Waitall), unpinned, 128 KiB -
@@ -425,12 +429,13 @@ int main(int argc, char **argv)
 		/* 4 ranks or more: the shared-core figures alone */
 		static const int rx4[] = { 16384, 32768, 65536 }, bk4[] = { 131072, 262144, 1 << 20 }, es4[] = { 1024, 4096, 8192 };
 		enum { NRX4 = sizeof rx4 / sizeof rx4[0], NBK4 = sizeof bk4 / sizeof bk4[0], NES4 = sizeof es4 / sizeof es4[0] };
-		enum { ES0 = 2 + NRX4 + 3 * NBK4, TK = ES0 + NES4, PX = TK + 1, SX = TK + 2 };
-		static double sv[SX + 1][CAL_MAXT], ss[NRX4 + NBK4][CAL_MAXT];
+		enum { ES0 = 2 + NRX4 + 3 * NBK4, TK = ES0 + NES4, PX = TK + 1, SX = TK + 2, SS = TK + 3 };
+		static double sv[SS + 1][CAL_MAXT], ss[NRX4 + NBK4][CAL_MAXT];
 		for (int t = 0; t < trials; t++) {
 			sv[TK][t] = cal_token(rank, b);
 			sv[PX][t] = cal_exchange(rank, sb, b, 8, false, 4, NULL);
 			sv[SX][t] = cal_shift(rank, sb, b, 8);
+			sv[SS][t] = cal_exchange_same(rank, sb, b, 8, false);
 			for (int f = 0; f < 2 + NRX4; f++)
 				sv[f][t] = f < 2 ? cal_shared(rank, f == 0, b) : cal_exchange(rank, sb, b, rx4[f - 2], true, 4, NULL);
 			for (int f = 0; f < NBK4; f++) {
@@ -449,6 +454,7 @@ int main(int argc, char **argv)
 		cal_print(rank, "tok4", 8, sv[TK], trials);
 		cal_print(rank, "xch4", 8, sv[PX], trials);
 		cal_print(rank, "eshift4", 8, sv[SX], trials);
+		cal_print(rank, "xch4s", 8, sv[SS], trials);
 		for (int f = 0; f < NRX4; f++)
 			cal_print(rank, "rxch4", (size_t)rx4[f], sv[2 + f], trials);
 		for (int f = 0; f < NBK4; f++)

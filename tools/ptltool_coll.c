@@ -439,7 +439,10 @@ static void show_steps(const struct step_times *st)
 			if (e > done)
 				done = e;
 		}
-		printf(" %8.3f\n", (done - st->before) * 1e6);
+		if (done < 0) /* a step without commands (the v-variants' empty blocks) */
+			printf(" %8s\n", ".");
+		else
+			printf(" %8.3f\n", (done - st->before) * 1e6);
 	}
 }
 

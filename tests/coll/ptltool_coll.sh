@@ -448,6 +448,11 @@ has "$out" "the last of 3 calls"
 has "$out" "^5        9.922    9.922    9.922    9.922    9.922\$"
 expect 0 --op allreduce --ranks 4 --bytes 4K --algo ring
 printf '%s' "$out" | grep -q "each step finished" && fail "a step table without --steps: $out"
+# a step whose blocks are all empty (pairwise alltoallv, only the pairs 0-2
+# and 1-3 trading: the middle step) says so, no time of its own
+expect 0 --op alltoall --ranks 4 --algo pairwise --counts 0,0,8,0,0,0,0,8,8,0,0,0,0,8,0,0 --steps
+has "$out" "^0            .        .        .        .        .\$"
+has "$out" "^1        1.501    1.501    1.501    1.501    1.501\$"
 
 # --core-wait: a 2-rank bcast on one core (o 0.25, alpha 1): the message
 # is there at 1.25 us and the leaf, waiting, sees it 1 us later: takes it
