@@ -1628,10 +1628,11 @@ cwmode=${PTL_BENCH_CWAIT:-$([ "$BIND4" = core ] && echo bound || echo token)}
 # us but on a loaded host), so the switch solved from it (1.86 - 2.92 us)
 # took those rows 0.82x - 1.04x on average; xch4s 8 read 3.04 - 3.14 us
 # in three launches by hand and 3.07 in k2 (a switch of 2.50). Session
-# 53's two fresh runs, the same code but for this: k1 (barrier: 2.03 us)
-# 20 of the 35 4-rank rows within 10%, k2 (xch4s: 2.50) 31, the 8 B - 4
-# KiB rows 0.95x - 1.09x but ring_bidir's 8 B (1.32x: 7.3 us where the
-# ring's is 9.6); k1 re-modelled with xch4s at 3.08: 30.
+# 53's fresh runs: k1 (barrier: 2.03 us) 20 of the 35 4-rank rows within
+# 10%, k2 and k3 (xch4s: 2.50, 2.54) 31 and 31, the 8 B - 4 KiB rows
+# 0.95x - 1.12x but ring_bidir's 8 B (1.14x - 1.32x: 7.3 - 8.5 us where
+# the ring's is 9.6 - 9.8); k2 and k3 re-modelled with the barrier's
+# switch (2.05, 2.04): 18 and 18.
 # PTL_BENCH_SWFROM=barrier: the switch from the barrier (and so on runs
 # kept without xch4s 8).
 # The jitter stands for how the cores drift apart, their work's times
@@ -1662,11 +1663,13 @@ for n in 2 4; do
 		cw= cwait="--bound --switch-jitter $BOUND_JITTER" cloop=$loop
 		ba=$(algo "$n" "$a1" barrier 0)
 		[ -n "$ba" ] || ba=$barn
-		xs=$(cal "$n" xch4s 8)
-		if [ -n "$xs" ] && [ "$n" = 4 ] && [ "${PTL_BENCH_SWFROM:-xch4s}" != barrier ]; then
-			sw=$(secant xss 8 "$xs")
-			swfrom="the model's 8 B exchange between the two ranks of each core takes mpi_collcal's xch4s $xs us; its $n-rank barrier then $(pwshare=$BOUND_PW barrier "$n" "$sw") us, the rows' launches' $ba"
-		else
+		xs= sw=
+		[ "$n" = 4 ] && [ "${PTL_BENCH_SWFROM:-xch4s}" != barrier ] && xs=$(cal "$n" xch4s 8)
+		# (xss leaves out the copies' --same-core-rates, solved
+		# below from this switch: 8 bytes copy in no time)
+		[ -n "$xs" ] && sw=$(secant xss 8 "$xs") && [ -n "$sw" ] &&
+			swfrom="the model's 8 B exchange between the two ranks of each core takes mpi_collcal's xch4s $xs us ($(xss 8 "$sw") us at that switch); its $n-rank barrier then $(pwshare=$BOUND_PW barrier "$n" "$sw") us, the rows' launches' $ba"
+		if [ -z "$sw" ]; then
 			sw=$(pwshare=$BOUND_PW switch "$n" "$ba")
 			swfrom="the model's $n-rank barrier takes the rows' launches' $ba us"
 		fi

@@ -448,11 +448,13 @@ has "$out" "the last of 3 calls"
 has "$out" "^5        9.922    9.922    9.922    9.922    9.922\$"
 expect 0 --op allreduce --ranks 4 --bytes 4K --algo ring
 printf '%s' "$out" | grep -q "each step finished" && fail "a step table without --steps: $out"
-# a step whose blocks are all empty (pairwise alltoallv, only the pairs 0-2
-# and 1-3 trading: the middle step) says so, no time of its own
+# steps whose blocks are all empty say so, no time of their own: a
+# pairwise alltoallv where only the pairs 0-2 and 1-3 trade, in the middle
+# step (1), the first and last empty
 expect 0 --op alltoall --ranks 4 --algo pairwise --counts 0,0,8,0,0,0,0,8,8,0,0,0,0,8,0,0 --steps
 has "$out" "^0            .        .        .        .        .\$"
 has "$out" "^1        1.501    1.501    1.501    1.501    1.501\$"
+has "$out" "^2            .        .        .        .        .\$"
 
 # --core-wait: a 2-rank bcast on one core (o 0.25, alpha 1): the message
 # is there at 1.25 us and the leaf, waiting, sees it 1 us later: takes it

@@ -490,10 +490,11 @@ struct shm_tx {
 	 * earlier record's word (ring_prezero): a record that ends there
 	 * has its terminator in place already. */
 	uint64_t zend;
-	/* Where a record as long as the last one sent would put its
-	 * terminator, sent next: a zero stored there after the last record's
-	 * word (ring_put, SHM_ZONE_MAX), in place while the tail has not
-	 * passed it (nothing stores past the tail but zeros). 0: none. */
+	/* Where a record as long as the last one that stored a zone (one of
+	 * SHM_SMALL_REC - SHM_ZONE_MAX bytes outside a stream, with room:
+	 * ring_put) would put its terminator, sent next: a zero stored there
+	 * after that record's word, in place while the tail has not passed
+	 * it (nothing stores past the tail but zeros). 0: none. */
 	uint64_t zone;
 	/* The latest head an ack told us (ring_ctl's do not count), and
 	 * whether it was our tail when we sent the last record: a lap's

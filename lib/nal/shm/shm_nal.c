@@ -48,6 +48,10 @@
  * B level; 2-rank MPI_Allreduce (14 pairs) 512 B 0.378 -> 0.352, 256 B
  * 0.305 -> 0.314, 8 - 128 B level. */
 #define SHM_ZONE_MAX 2048u
+/* Outside a stream: inside one records up to SHM_TX_PREFETCHW_MAX take
+ * the prefetches instead (ring_put), but for one that rewinds, which
+ * stores its zone. */
+_Static_assert(SHM_ZONE_MAX <= SHM_TX_PREFETCHW_MAX, "a stream's records prefetch, not zone");
 
 struct shm_addr {
 	uint32_t magic;
@@ -311,6 +315,12 @@ void shm_sc_note(struct shm_sc *c, uint64_t now, uint64_t pos)
 static inline _Atomic uint64_t *rec_word(uint8_t *data, uint64_t off)
 {
 	return (_Atomic uint64_t *)(void *)(data + off);
+}
+
+/* A zero word at ring position pos (a terminator, or one stored ahead). */
+static inline void word_zero(uint8_t *data, uint64_t pos, uint64_t mask)
+{
+	atomic_store_explicit(rec_word(data, pos & mask), 0, memory_order_relaxed);
 }
 
 uint64_t shm_now_ns(void)
@@ -649,7 +659,7 @@ static inline void ring_prezero(struct shm_tx *tx, uint64_t next, size_t rec, ui
 		return;
 	for (uint64_t q = (tx->zend > next ? tx->zend : next & ~(uint64_t)(SHM_LINE - 1)) + SHM_LINE;
 	     q <= want; q += SHM_LINE)
-		atomic_store_explicit(rec_word(tx->data, q & mask), 0, memory_order_relaxed);
+		word_zero(tx->data, q, mask);
 	tx->zend = want;
 }
 
@@ -685,8 +695,9 @@ static inline void line_prefetchw(const uint8_t *p)
  * terminator's place.
  *
  * Stores: b, then a, then the terminator (unless stored ahead already:
- * ring_prezero, struct shm_tx's zone), the record word and the PAD word. The consumer polls the
- * line of the PAD or record word; a, which shares that line, stored just
+ * ring_prezero, struct shm_tx's zone), the record word and the PAD word.
+ * The consumer polls the line of the PAD or record word; a, which shares
+ * that line, stored just
  * before the word rather than before b's copy, lets the line go to the
  * consumer once per message, not twice (a poll between a's store and the
  * word's took it back in between). */
@@ -757,7 +768,7 @@ __attribute__((always_inline)) static inline int ring_put(struct nal *n, int li,
 	/* Terminator first, then the record word: a consumer that sees this
 	 * record also sees a zero (or a newer record) after it. */
 	if (next != tx->zone && (next > tx->zend || (next & (SHM_LINE - 1))))
-		atomic_store_explicit(rec_word(tx->data, next & n->ring_mask), 0, memory_order_relaxed);
+		word_zero(tx->data, next, n->ring_mask);
 	atomic_store_explicit((_Atomic uint64_t *)(void *)dst, word, memory_order_release);
 	if (pad)
 		atomic_store_explicit(rec_word(tx->data, off), (pad << SHM_LEN_SHIFT) | SHM_REC_PAD,
@@ -783,7 +794,7 @@ __attribute__((always_inline)) static inline int ring_put(struct nal *n, int li,
 		uint64_t zpad, z = rec_place(next, S, alen, blen, &zpad);
 
 		if (z + 8 - tx->head_cache <= S) {
-			atomic_store_explicit(rec_word(tx->data, z & n->ring_mask), 0, memory_order_relaxed);
+			word_zero(tx->data, z, n->ring_mask);
 			tx->zone = z;
 		}
 	}
@@ -815,7 +826,7 @@ static int shm_send(struct nal *n, int peer, const void *hdr, size_t hdr_len,
 static int ring_drain(struct nal *n, int li)
 {
 	struct shm_rx *rx = &n->rx[li];
-	int done = 0, empty = 0, replied;
+	int done = 0, empty = 0;
 
 	while (done < SHM_RX_BUDGET) {
 		uint64_t off = rx->head & n->ring_mask;
@@ -858,7 +869,7 @@ static int ring_drain(struct nal *n, int li)
 		rx->pf_lines = 8 + len <= SHM_RX_POLL_AHEAD
 				       ? (uint32_t)(((rx->head & (SHM_LINE - 1)) + 8 + len - 1) / SHM_LINE)
 				       : 0;
-		replied = rx->replied;
+		uint32_t replied = rx->replied;
 		rx->pf_now = rx->replied = 0;
 		n->unheard = 0;
 		done++;
@@ -866,14 +877,16 @@ static int ring_drain(struct nal *n, int li)
 		 * own (shm.h, SHM_SMALL_REC), which the producer stored its
 		 * zero in: reading it now is a transfer from the producer's
 		 * core before this rank can answer (2-rank 8-byte allreduce
-		 * +8%, +27% while the vCPUs sat far apart). So after a record
-		 * of up to SHM_ZONE_MAX that ended on a line, where we sent the
-		 * peer something since its last (a ping-pong, an exchange: its
-		 * sends then store their terminators ahead, ring_put); in a
-		 * one-way stream reading on keeps the consumer up with the
-		 * producer (512 B - 1 KiB streaming 4 - 6% faster). The next
-		 * poll reads it, after the answer; but once a quarter ring this
-		 * drain goes on, to find the ring empty (ack_floor below). */
+		 * +8%, +27% while the vCPUs sat far apart). So the drain stops
+		 * there, and after a record of up to SHM_ZONE_MAX that ended
+		 * on a line if we sent the peer something since its last (a
+		 * ping-pong, an exchange: its sends then store their
+		 * terminators ahead, ring_put); in a one-way stream reading on
+		 * keeps the consumer up with the producer (256 B - 1 KiB
+		 * streaming 3 - 8% faster than when it stopped there too). The
+		 * next poll reads it, after the answer; but once a quarter
+		 * ring this drain goes on, to find the ring empty (ack_floor
+		 * below). */
 		if ((8 + len <= SHM_SMALL_REC ||
 		     (replied && 8 + len <= SHM_ZONE_MAX && !(rx->head & (SHM_LINE - 1)))) &&
 		    rx->head - rx->woken < n->ring_size / 4)
@@ -897,9 +910,9 @@ static int ring_drain(struct nal *n, int li)
 			 * tail now less a ring. Here, once a quarter ring, not
 			 * on every pass: an older floor only makes
 			 * ring_take_ack ignore acks sooner. A drain that ends
-			 * within its budget without finding the ring empty broke
-			 * after a small record below the quarter, so never gets
-			 * here: "done < SHM_RX_BUDGET" would read the same, but
+			 * within its budget without finding the ring empty
+			 * stopped after a small record (or a line-ending one,
+			 * answered) below the quarter, so never gets here: "done < SHM_RX_BUDGET" would read the same, but
 			 * empty is the rule (test_shm's ack_floor_budget). */
 			if (empty)
 				n->tx[li].ack_floor = n->tx[li].tail;
