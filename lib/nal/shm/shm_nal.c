@@ -639,10 +639,10 @@ static inline int ring_rewind_ok(const struct shm_tx *tx, uint64_t base, uint64_
 /* After a small record (rec bytes) that ends at next: zeroes the starts
  * of the lines after next where the terminator of a next small record of
  * up to two lines, or of up to as many as this one, goes, unless done
- * already or not known free. Their stores follow the record
- * word's and the wake-up's fence, so they delay nothing the consumer
- * waits for, nor this rank; the next record then stores to its own lines
- * only before its word. A terminator in a line of its own, stored before
+ * already or not known free. Their stores follow the record word's and
+ * the wake-up's fence, so they delay nothing the consumer waits for, nor
+ * this rank; the next record then stores to its own lines only before
+ * its word. A terminator in a line of its own, stored before
  * the word, made the word wait for that line too: with records starting
  * on lines, an 8-byte raw ping-pong took
  * 0.095-0.11 us against 0.075-0.08 with it zeroed ahead like this
@@ -653,7 +653,8 @@ static inline int ring_rewind_ok(const struct shm_tx *tx, uint64_t base, uint64_
  * a next record as long ends (SHM_ZONE_MAX). */
 static inline void ring_prezero(struct shm_tx *tx, uint64_t next, size_t rec, uint64_t S, uint64_t mask)
 {
-	uint64_t want = (next & ~(uint64_t)(SHM_LINE - 1)) + (rec <= 2 * SHM_LINE ? 2 * SHM_LINE : SHM_SMALL_REC);
+	uint64_t ahead = rec <= 2 * SHM_LINE ? 2 * SHM_LINE : SHM_SMALL_REC;
+	uint64_t want = (next & ~(uint64_t)(SHM_LINE - 1)) + ahead;
 
 	if (tx->zend >= want || want + 8 - tx->head_cache > S)
 		return;
@@ -697,10 +698,9 @@ static inline void line_prefetchw(const uint8_t *p)
  * Stores: b, then a, then the terminator (unless stored ahead already:
  * ring_prezero, struct shm_tx's zone), the record word and the PAD word.
  * The consumer polls the line of the PAD or record word; a, which shares
- * that line, stored just
- * before the word rather than before b's copy, lets the line go to the
- * consumer once per message, not twice (a poll between a's store and the
- * word's took it back in between). */
+ * that line, stored just before the word rather than before b's copy,
+ * lets the line go to the consumer once per message, not twice (a poll
+ * between a's store and the word's took it back in between). */
 __attribute__((always_inline)) static inline int ring_put(struct nal *n, int li, uint32_t type, const void *a,
 							size_t alen, const void *b, size_t blen)
 {
@@ -912,8 +912,9 @@ static int ring_drain(struct nal *n, int li)
 			 * ring_take_ack ignore acks sooner. A drain that ends
 			 * within its budget without finding the ring empty
 			 * stopped after a small record (or a line-ending one,
-			 * answered) below the quarter, so never gets here: "done < SHM_RX_BUDGET" would read the same, but
-			 * empty is the rule (test_shm's ack_floor_budget). */
+			 * answered) below the quarter, so never gets here:
+			 * "done < SHM_RX_BUDGET" would read the same, but empty
+			 * is the rule (test_shm's ack_floor_budget). */
 			if (empty)
 				n->tx[li].ack_floor = n->tx[li].tail;
 			shm_wake_peer(n, li);
