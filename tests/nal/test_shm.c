@@ -842,6 +842,29 @@ static const size_t zn_lens[] = { 256, 256, 256, 200, 200, 40, 1000, 1000, 300, 
 #define ZN_N ((int)(sizeof(zn_lens) / sizeof(zn_lens[0])))
 #define ZN_HDR 24
 
+/* Record k: ZN_HDR bytes of header, then len of payload, each byte
+ * (k + its index in the message), sent to rank 1 outside a stream (the
+ * count of sends unheard at 0, as after a reply). */
+static int zn_send(struct sj_ctx *c, int k, size_t len)
+{
+	static uint8_t hdr[ZN_HDR], buf[2100]; /* zn_lens' largest */
+
+	if (len > sizeof(buf))
+		return -1;
+	for (size_t i = 0; i < ZN_HDR; i++)
+		hdr[i] = (uint8_t)(k + i);
+	for (size_t i = 0; i < len; i++)
+		buf[i] = (uint8_t)(k + ZN_HDR + i);
+	c->n->unheard = 0;
+	return nal_shm_ops.send(c->n, 1, hdr, ZN_HDR, buf, len);
+}
+
+/* The word at ring position pos of our ring to rank 1. */
+static uint64_t zn_word(struct sj_ctx *c, uint64_t pos)
+{
+	return *(const uint64_t *)(const void *)(c->n->tx[1].data + (pos & c->n->ring_mask));
+}
+
 static void zn_recv(int peer, const void *msg, size_t len)
 {
 	if (ln_got >= ZN_N || len != ZN_HDR + zn_lens[ln_got])
@@ -858,7 +881,6 @@ static void zn_recv(int peer, const void *msg, size_t len)
  * terminator wrongly left out shows as a stray record of stale bytes. */
 static int body_zone(struct sj_ctx *c, void *arg)
 {
-	static uint8_t hdr[ZN_HDR], buf[2100];
 	uint64_t deadline = sj_now_ns() + 20000000000ULL;
 
 	(void)arg;
@@ -872,21 +894,16 @@ static int body_zone(struct sj_ctx *c, void *arg)
 		for (int k = 0; k < ZN_N; k++) {
 			size_t len = zn_lens[k], rec = 8 + ZN_HDR + len;
 
-			for (size_t i = 0; i < ZN_HDR; i++)
-				hdr[i] = (uint8_t)(k + i);
-			for (size_t i = 0; i < len; i++)
-				buf[i] = (uint8_t)(k + ZN_HDR + i);
-			c->n->unheard = 0;
-			SJ_CHECK(nal_shm_ops.send(c->n, 1, hdr, ZN_HDR, buf, len) == 0);
+			SJ_CHECK(zn_send(c, k, len) == 0);
 			/* its terminator, there before its word */
-			SJ_CHECK(*(const uint64_t *)(const void *)(tx->data + (tx->tail & c->n->ring_mask)) == 0);
+			SJ_CHECK(zn_word(c, tx->tail) == 0);
 			if (k > 0 && len == zn_lens[k - 1] && zone)
 				SJ_CHECK(tx->tail == zone);
 			zone = 0;
 			if (rec > SHM_SMALL_REC && rec <= 2048) {
 				zone = tx->zone;
 				SJ_CHECK(zone > tx->tail);
-				SJ_CHECK(*(const uint64_t *)(const void *)(tx->data + (zone & c->n->ring_mask)) == 0);
+				SJ_CHECK(zn_word(c, zone) == 0);
 			}
 		}
 		SJ_CHECK(sj_barrier(c) == 0);
@@ -915,7 +932,6 @@ static int body_zone(struct sj_ctx *c, void *arg)
 #define ZF_LEN 1000
 static int body_zone_full(struct sj_ctx *c, void *arg)
 {
-	static uint8_t hdr[ZN_HDR], buf[ZF_LEN];
 	uint64_t deadline = sj_now_ns() + 20000000000ULL;
 	int n1 = 0, n2 = (int)(3 * c->n->ring_size / (8 + ZN_HDR + ZF_LEN));
 
@@ -929,12 +945,7 @@ static int body_zone_full(struct sj_ctx *c, void *arg)
 		for (;; n1++) {
 			uint64_t z0 = tx->zone;
 
-			for (size_t i = 0; i < ZN_HDR; i++)
-				hdr[i] = (uint8_t)(n1 + i);
-			for (size_t i = 0; i < ZF_LEN; i++)
-				buf[i] = (uint8_t)(n1 + ZN_HDR + i);
-			c->n->unheard = 0;
-			rc = nal_shm_ops.send(c->n, 1, hdr, ZN_HDR, buf, ZF_LEN);
+			rc = zn_send(c, n1, ZF_LEN);
 			if (rc != 0)
 				break;
 			if (tx->zone == z0)
@@ -946,13 +957,8 @@ static int body_zone_full(struct sj_ctx *c, void *arg)
 		SJ_CHECK(sj_barrier(c) == 0); /* rank 1 reads them */
 		SJ_CHECK(sj_barrier(c) == 0);
 		for (int k = 0; k < n2; k++) {
-			for (size_t i = 0; i < ZN_HDR; i++)
-				hdr[i] = (uint8_t)(n1 + k + i);
-			for (size_t i = 0; i < ZF_LEN; i++)
-				buf[i] = (uint8_t)(n1 + k + ZN_HDR + i);
 			do {
-				c->n->unheard = 0;
-				rc = nal_shm_ops.send(c->n, 1, hdr, ZN_HDR, buf, ZF_LEN);
+				rc = zn_send(c, n1 + k, ZF_LEN);
 				SJ_CHECK(sj_now_ns() < deadline);
 			} while (rc == NAL_EAGAIN);
 			SJ_CHECK(rc == 0);
