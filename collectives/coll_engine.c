@@ -79,6 +79,14 @@ int coll_reduce_local(void *dst, const void *a, const void *b, size_t len, enum 
 
 enum { ST_WAIT, ST_POSTED, ST_DONE };
 
+/* The engine's ready queues, in the order drain takes them. */
+enum { Q_SEND_FIRST, Q_OTHER, Q_SEND_LAST, Q_COUNT };
+
+struct coll_fifo {
+	size_t *ids;
+	size_t head, tail;
+};
+
 struct coll_engine {
 	const struct coll_cmd *cmds;
 	size_t n;
@@ -89,9 +97,9 @@ struct coll_engine {
 	void *ctx;
 	struct coll_dag dag;
 	uint8_t *state;
-	/* Ready, not yet run; every command enters at most once. Sends wait
-	 * in a queue of their own (sq, the second third of the allocation) and
-	 * go first: a rank that is late to a step then puts its headers out
+	/* Ready, not yet run, in three queues drained in order (Q_*); every
+	 * command enters one at most once. Sends wait in a queue of their own
+	 * (Q_SEND_FIRST) and go first: a rank that is late to a step then puts its headers out
 	 * before its receives ask for the peer's data. Over shm a rendezvous
 	 * get is copied by the peer that serves it, inside the progress pass
 	 * that finds it; a get that reached the peer ahead of our header made
@@ -101,14 +109,14 @@ struct coll_engine {
 	 * rank 20 us late: 105 us receives first, 54 us sends first). Only
 	 * sends above conf.send_first_min: a transport's eager messages are
 	 * better off finding their receive posted, so the others wait in a
-	 * queue of their own (lq, the third part) for the receives ready
-	 * with them. Id order put a tree's first send ahead of its receive
+	 * queue of their own (Q_SEND_LAST) for the receives ready with them
+	 * (Q_OTHER, with the local commands). Id order put a tree's first send ahead of its receive
 	 * on one rank of each pair (the two trees' directions), whose send,
 	 * posted first, served the partner's read before its own receive
 	 * was up: a 2-rank 32 KiB tree allreduce 0.2 - 0.3 us longer than
 	 * the ring's, the same exchange. */
-	size_t *queue, *sq, *lq;
-	size_t qhead, qtail, sqhead, sqtail, lqhead, lqtail;
+	struct coll_fifo q[Q_COUNT];
+	size_t *qmem; /* the queues' ids, one allocation */
 	size_t ndone;
 };
 
@@ -145,12 +153,11 @@ static int do_reduce(struct coll_engine *e, const struct coll_cmd *c)
 
 static void enqueue(struct coll_engine *e, size_t i)
 {
-	if (e->cmds[i].kind == COLL_SEND && e->cmds[i].len > e->conf.send_first_min)
-		e->sq[e->sqtail++] = i;
-	else if (e->cmds[i].kind == COLL_SEND)
-		e->lq[e->lqtail++] = i;
-	else
-		e->queue[e->qtail++] = i;
+	const struct coll_cmd *c = &e->cmds[i];
+	struct coll_fifo *f = &e->q[c->kind != COLL_SEND                   ? Q_OTHER
+	                            : c->len > e->conf.send_first_min ? Q_SEND_FIRST
+	                                                               : Q_SEND_LAST];
+	f->ids[f->tail++] = i;
 }
 
 static int complete(struct coll_engine *e, size_t i)
@@ -201,14 +208,16 @@ static int run(struct coll_engine *e, size_t i)
 
 static int drain(struct coll_engine *e)
 {
-	while (e->qhead < e->qtail || e->sqhead < e->sqtail || e->lqhead < e->lqtail) {
-		int rc = run(e, e->sqhead < e->sqtail ? e->sq[e->sqhead++]
-		                : e->qhead < e->qtail ? e->queue[e->qhead++]
-		                                      : e->lq[e->lqhead++]);
+	for (;;) {
+		int k = 0;
+		while (k < Q_COUNT && e->q[k].head == e->q[k].tail)
+			k++;
+		if (k == Q_COUNT)
+			return 0;
+		int rc = run(e, e->q[k].ids[e->q[k].head++]);
 		if (rc)
 			return rc;
 	}
-	return 0;
 }
 
 int coll_engine_new(const struct coll_sched *s, int rank, const struct coll_bufs *bufs,
@@ -233,13 +242,13 @@ int coll_engine_new(const struct coll_sched *s, int rank, const struct coll_bufs
 	e->ctx = ctx;
 	size_t cap = e->n ? e->n : 1; /* each queue's: a command enters once */
 	e->state = calloc(cap, 1);
-	e->queue = malloc(cap * 3 * sizeof *e->queue);
-	e->sq = e->queue ? e->queue + cap : NULL;
-	e->lq = e->queue ? e->sq + cap : NULL;
-	int rc = (!e->state || !e->queue) ? -ENOMEM : coll_dag_build(e->cmds, e->n, &e->dag);
+	e->qmem = malloc(cap * Q_COUNT * sizeof *e->qmem);
+	for (int k = 0; k < Q_COUNT; k++)
+		e->q[k].ids = e->qmem ? e->qmem + (size_t)k * cap : NULL;
+	int rc = (!e->state || !e->qmem) ? -ENOMEM : coll_dag_build(e->cmds, e->n, &e->dag);
 	if (rc) {
 		free(e->state);
-		free(e->queue);
+		free(e->qmem);
 		free(e);
 		return rc;
 	}
@@ -257,7 +266,8 @@ int coll_engine_reset(struct coll_engine *e, const struct coll_bufs *bufs, void 
 	memset(e->state, ST_WAIT, e->n);
 	for (size_t i = 0; i < e->n; i++)
 		e->dag.nwait[i] = e->cmds[i].ndeps;
-	e->qhead = e->qtail = e->sqhead = e->sqtail = e->lqhead = e->lqtail = 0;
+	for (int k = 0; k < Q_COUNT; k++)
+		e->q[k].head = e->q[k].tail = 0;
 	e->ndone = 0;
 	e->bufs = *bufs;
 	e->ctx = ctx;
@@ -304,6 +314,6 @@ void coll_engine_free(struct coll_engine *e)
 		return;
 	coll_dag_free(&e->dag);
 	free(e->state);
-	free(e->queue);
+	free(e->qmem);
 	free(e);
 }
