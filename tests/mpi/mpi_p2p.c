@@ -1231,6 +1231,55 @@ static void sendrecv_concurrent(void)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* A short MPI_Sendrecv receives with no ME (mpi_p2p_api.c): a message
+ * that came before the call is the one it takes, before a later one of
+ * the same envelope, with MPI_ANY_TAG's status filled in; a buffer
+ * larger than the message counts what came, a smaller one is truncated
+ * and loses nothing of what follows. */
+static void sendrecv_short(void)
+{
+	if (t_rank > 1) {
+		MPI_Barrier(MPI_COMM_WORLD);
+		return;
+	}
+	int peer = 1 - t_rank;
+	MPI_Status st;
+	if (t_rank == 1) {
+		int one = 1, two = 2, three = 3, four[4] = { 4, 5, 6, 7 }, got = -1;
+		OK(MPI_Send(&one, 1, MPI_INT, 0, 11, MPI_COMM_WORLD));
+		OK(MPI_Send(&two, 1, MPI_INT, 0, 11, MPI_COMM_WORLD));
+		OK(MPI_Sendrecv(&three, 1, MPI_INT, 0, 12, &got, 1, MPI_INT, 0, 13, MPI_COMM_WORLD, &st));
+		CHECK(got == 30, "sendrecv got %d want 30", got);
+		OK(MPI_Send(four, 4, MPI_INT, 0, 14, MPI_COMM_WORLD));
+		OK(MPI_Send(&one, 1, MPI_INT, 0, 15, MPI_COMM_WORLD));
+		OK(MPI_Recv(NULL, 0, MPI_INT, 0, 16, MPI_COMM_WORLD, &st));
+		MPI_Barrier(MPI_COMM_WORLD);
+		return;
+	}
+	int thirty = 30, got[4] = { -1, -1, -1, -1 }, n = -1;
+	/* both of peer's tag-11 messages are sent before its Sendrecv */
+	OK(MPI_Sendrecv(&thirty, 1, MPI_INT, peer, 13, got, 4, MPI_INT, peer, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
+	OK(MPI_Get_count(&st, MPI_INT, &n));
+	CHECK(got[0] == 1 && n == 1 && st.MPI_SOURCE == peer && st.MPI_TAG == 11 && got[1] == -1,
+	      "sendrecv took %d (count %d, source %d, tag %d) where the first message was 1", got[0], n,
+	      st.MPI_SOURCE, st.MPI_TAG);
+	OK(MPI_Recv(got, 1, MPI_INT, peer, 11, MPI_COMM_WORLD, &st));
+	CHECK(got[0] == 2, "the second tag-11 message read %d", got[0]);
+	OK(MPI_Recv(got, 1, MPI_INT, peer, 12, MPI_COMM_WORLD, &st));
+	CHECK(got[0] == 3, "peer's sendrecv sent %d", got[0]);
+	got[0] = got[1] = got[2] = -1;
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	int rc = MPI_Sendrecv(NULL, 0, MPI_INT, peer, 16, got, 2, MPI_INT, peer, 14, MPI_COMM_WORLD, &st);
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+	int cls = MPI_SUCCESS;
+	MPI_Error_class(rc, &cls);
+	CHECK(cls == MPI_ERR_TRUNCATE && got[0] == 4 && got[1] == 5 && got[2] == -1,
+	      "a 4-int message into 2: class %d, %d %d %d", cls, got[0], got[1], got[2]);
+	OK(MPI_Recv(got, 1, MPI_INT, peer, 15, MPI_COMM_WORLD, &st));
+	CHECK(got[0] == 1, "the message after the truncated one read %d", got[0]);
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* Where lib/ptl was told to refuse requests early (PTL_TEST_TX_REQ_MAX),
  * that it did, somewhere in the job (PTL_SR_REFUSED_COUNT, through the NI
  * the MPI layer opened: PtlNIInit answers PTL_IFACE_DUP with its handle):
@@ -1458,6 +1507,7 @@ int main(int argc, char **argv)
 	arg_edges();
 	isend_order();
 	sendrecv_concurrent();
+	sendrecv_short();
 	/* With lib/ptl's queue cut short, whether the sections above ever
 	 * filled it was down to timing (4 ranks: 0 - 45 refusals a run, and
 	 * now and then none); exchange's fills it whatever the timing where
