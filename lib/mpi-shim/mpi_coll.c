@@ -1288,17 +1288,18 @@ static int reduce_img(struct cx *x, void *data, const void *input, int count, MP
  * 2-rank 8-byte allreduce; against the schedule, best of 7 interleaved
  * 2-rank runs: 512 B 0.49-0.52 vs 0.74-0.75 us, 4 KiB 1.45 vs 1.55.
  *
- * Up to the ACK-free limit (1 KiB) a round is what a blocking MPI_Send and
- * MPI_Recv are: the send goes with no request (mpi_send_bytes: inline,
- * done when the call returns) and the wait is mpi_wait_req's, which hands
- * the arrival straight to the receive instead of listing it as unexpected
- * for the receive to find (wait_recv). The request, the slot copy, the
- * listing and drive()'s passes made a 2-rank 8-byte allreduce cost two
- * half round trips (0.39 us against 0.24 for the ping-pong; now 0.27-0.29,
- * best of interleaved runs). A larger round whose send went inline waits
- * for its receive (an ME) the same way; a send short of credits or too
- * large to go inline waits in drive(). Both waits have the deadline and
- * the dead-peer checks. */
+ * Up to the ACK-free limit (the eager limit, kept within 1 - 8 KiB) a
+ * round is what a short MPI_Sendrecv is: a receive, then the send with no
+ * request (mpi_send_bytes: inline, done when the call returns); the wait
+ * is mpi_wait_req's, which hands the arrival straight to the receive
+ * instead of listing it as unexpected for the receive to find
+ * (wait_recv). The request, the slot copy, the listing and drive()'s
+ * passes made a 2-rank 8-byte allreduce cost two half round trips (0.39
+ * us against 0.24 for the ping-pong; 0.27-0.29 without them, best of
+ * interleaved runs; 0.20-0.21 since the receive comes first, below). A
+ * larger round whose send went inline waits for its receive (an ME) the
+ * same way; a send short of credits or too large to go inline waits in
+ * drive(). Both waits have the deadline and the dead-peer checks. */
 #define RD_DIRECT_MAX 4096
 /* Receives up to this size post no ME (mpi_irecv_lazy): up to the MPI
  * layer's ACK-free limit a message lands in its reserve buffers anyway and
