@@ -107,9 +107,9 @@
 #          call term, plus MPI_Allreduce on MPI_COMM_SELF at the same size
 #          (the checks and the copy of the input before any schedule);
 #          direct recursive doubling (up to RD_DIRECT_MAX) runs no engine
-#          and reads the input where it is: no command cost, and with the
-#          request-free terms (small) no call either, their ends' CPU
-#          holding MPI_Send's and MPI_Recv's checks already (else
+#          and reads the input where it is: no command cost, and for the
+#          rows within --small-max (small) no call either, their ends'
+#          CPU carrying MPI_Send's and MPI_Recv's checks already (else
 #          MPI_COMM_SELF's 8-byte call, the checks alone)
 #   acked sends  ptl's MPI finishes an eager send of more than the eager
 #          limit (at least 1024 B, at most 8192 B) on the receiver's ACK (o
@@ -1353,7 +1353,7 @@ picksof() {
 rrows=$(picksof "\$2 == \"allreduce\" && ${rsel:-\$3 ~ /^allreduce=/}") rxch=$(picksof '$2 == "collcal" && $4 !~ /,cma/')
 [ -n "${mixsays:-}" ] && echo "#   the rows' reads went both ways (CMA and a move each at least ${mixed} of them) at:$mixsays: each by the faster (forced read exchanges of its size)"
 [ -n "$rrows" ] && echo "#   shm's picks by size class (0: <32K, k: up to 32K << k, 7: 2M and above), timed moves: the 2-rank rows' reads$rrows; mpi_collcal's (the read and copy exchanges)$rxch"
-[ -n "$allapart" ] && echo "#   MPI_Allreduce leaves the input apart where the algorithm reads it (--input; the call: the checks alone, MPI_COMM_SELF's 8-byte call; none for direct recursive doubling's request-free rounds, whose ends hold them)"
+[ -n "$allapart" ] && echo "#   MPI_Allreduce leaves the input apart where the algorithm reads it (--input; the call: the checks alone, MPI_COMM_SELF's 8-byte call; none for direct recursive doubling's rows within --small-max, whose request-free ends carry checks)"
 if [ -n "$rt" ]; then
 	echo "#   rendezvous copy rates, GB/s by message size (2-rank exchanges):$ratesays"
 	[ -n "$mv" ] && echo "#   one-way moves through the segment ($piece B pieces, out on the sender's core, in on the receiver's), GB/s each core by size (2-rank ping-pongs):$mvsays"
@@ -1938,14 +1938,15 @@ for a in $ALGOS; do
 			# directly on the input (no copy first; coll.h's req.input)
 			# and without a schedule or engine: the call is then the
 			# checks alone, MPI_COMM_SELF's 8-byte call, nothing per
-			# command, and its ACK-free rounds go request-free. With
-			# the request-free terms not even the checks: sovh, their
-			# ends' CPU, is a blocking MPI_Send's and MPI_Recv's, checks
-			# and all, where a round makes no call, so the checks were
-			# counted twice. The rows read 0.88x - 0.91x with them
-			# while a round sent before it made its receive (to
-			# 2026-12-06), 1.13x - 1.17x at 8 B since it receives
-			# first; 0.93x - 1.06x without them (three runs). Its
+			# command, and its ACK-free rounds go request-free. Rows
+			# whose rounds are (up to --small-max) take no call term:
+			# the request-free ends (sovh: a blocking MPI_Send's and an
+			# MPI_Recv's CPU) carry a call's checks each, more than
+			# the one MPI_Allreduce makes, so the term only added more
+			# of the same. With it the 8 B - 4 KiB rows read 0.88x -
+			# 0.91x while a round sent before it made its receive (to
+			# 2026-12-06), the 8 B row 1.13x - 1.17x once it received
+			# first; without it 0.93x - 1.06x (three runs). Its
 			# one copy is a local one: a lazy receive's out of the
 			# unexpected buffer (the lower rank adds its input where
 			# it is, in one pass, as the schedule's from_input)
@@ -1956,7 +1957,8 @@ for a in $ALGOS; do
 			if [ "$a" = recursive_doubling ] && [ "$bytes" -le "$rdmax" ]; then
 				apart=--input lazy=$rdlazy
 				self=$(cal 2 self 8)
-				[ -n "$small" ] && engine=0 percmd=0 waking= self= direct="--small-max $rdsmall $small"
+				[ -n "$small" ] && engine=0 percmd=0 waking= direct="--small-max $rdsmall $small"
+				[ -n "$small" ] && [ "$bytes" -le "$rdsmall" ] && self=
 				# its rounds exchange the whole vector, not the 2 KiB steps eager2 timed
 				[ "$n" -eq 2 ] && eager_n=
 			elif [ -n "$allapart" ] && "$B/tools/ptltool" coll --op allreduce --ranks "$n" --bytes "$bytes" \

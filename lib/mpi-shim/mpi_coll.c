@@ -1288,18 +1288,19 @@ static int reduce_img(struct cx *x, void *data, const void *input, int count, MP
  * 2-rank 8-byte allreduce; against the schedule, best of 7 interleaved
  * 2-rank runs: 512 B 0.49-0.52 vs 0.74-0.75 us, 4 KiB 1.45 vs 1.55.
  *
- * Up to the ACK-free limit (the eager limit, kept within 1 - 8 KiB) a
- * round is what a short MPI_Sendrecv is: a receive, then the send with no
- * request (mpi_send_bytes: inline, done when the call returns); the wait
- * is mpi_wait_req's, which hands the arrival straight to the receive
- * instead of listing it as unexpected for the receive to find
- * (wait_recv). The request, the slot copy, the listing and drive()'s
- * passes made a 2-rank 8-byte allreduce cost two half round trips (0.39
- * us against 0.24 for the ping-pong; 0.27-0.29 without them, best of
- * interleaved runs; 0.20-0.21 since the receive comes first, below). A
- * larger round whose send went inline waits for its receive (an ME) the
- * same way; a send short of credits or too large to go inline waits in
- * drive(). Both waits have the deadline and the dead-peer checks. */
+ * Up to the ACK-free limit (the eager limit, kept within 1 - 8 KiB and
+ * the NAL's inline size) a round goes as a short MPI_Sendrecv does: a
+ * receive, then the send with no request (mpi_send_bytes: inline, done
+ * when the call returns); the wait is mpi_wait_req's, which hands the
+ * arrival straight to the receive instead of listing it as unexpected
+ * for the receive to find (wait_recv). The request, the slot copy, the
+ * listing and drive()'s passes made a 2-rank 8-byte allreduce cost two
+ * half round trips (0.39 us against 0.24 for the ping-pong; 0.27-0.29
+ * without them, best of interleaved runs; 0.20-0.21 since the receive
+ * comes first, below). A larger round whose send went inline waits for
+ * its receive (an ME) the same way; a send short of credits or too large
+ * to go inline waits in drive(). Both waits have the deadline and the
+ * dead-peer checks. */
 #define RD_DIRECT_MAX 4096
 /* Receives up to this size post no ME (mpi_irecv_lazy): up to the MPI
  * layer's ACK-free limit a message lands in its reserve buffers anyway and
@@ -1379,8 +1380,8 @@ static int allreduce_rd_direct(struct cx *x, const void *in, void *data, size_t 
 				mpi_req_drop(r);
 			else if (x->stall)
 				rc = add_pend(x, 0, NULL, peer, false);
-			else if (!sent && (rc = mpi_isend(cur, (int)len, MPI_BYTE, peer, mpi_coll_tag(x, round), c,
-							  c->ctx + 1, MPI_MODE_STD, &sr)))
+			else if ((rc = mpi_isend(cur, (int)len, MPI_BYTE, peer, mpi_coll_tag(x, round), c, c->ctx + 1,
+						 MPI_MODE_STD, &sr)))
 				rc = mpi_cx_fail(x, rc, "%s: cannot send to rank %d", x->name, peer);
 			/* A send of data must be done before the combination
 			 * overwrites it; one of the input (never written) is

@@ -476,8 +476,11 @@ MPI_HIDDEN bool mpi_isend_now(const void *buf, int count, const struct mpi_dtype
 /* A receive of len contiguous bytes that posts no ME: the message lands as
  * unexpected and mpi_recv_try matches it. For a context whose receives never
  * overlap in what they match (a schedule's: exact source, a tag per step, one
- * collective at a time), where it saves the ME's insert, attach, enable and
- * unlink on small messages. */
+ * collective at a time), or for a blocking call's own receive, waited for at
+ * once (MPI_Sendrecv: every other receive of its context has an ME, which an
+ * arrival meets first, and no thread posts one meanwhile, FUNNELED at most),
+ * where it saves the ME's insert, attach, enable and unlink on small
+ * messages. */
 MPI_HIDDEN int mpi_irecv_lazy(void *buf, size_t len, int src, int tag, struct mpi_comm *c, int ctx,
 			      struct mpi_req **out);
 /* Matches a lazy receive against the unexpected messages; true once done. */
@@ -563,8 +566,9 @@ int mpi_comm_dead(const struct mpi_comm *c, bool ask);
  * of the communicator for MPI_ANY_SOURCE) and fails r if one is dead. */
 void mpi_req_check(struct mpi_req *r);
 /* mpi_wait_req(r, 0) inline, for a blocking call's own receive or send
- * (MPI_Recv, MPI_Send and MPI_Sendrecv): with no deadline and no lazy receive
- * to hand arrivals to, a wait is only its passes, and without
+ * (MPI_Recv, MPI_Send and MPI_Sendrecv); a lazy receive (a short
+ * MPI_Sendrecv's) goes to mpi_wait_req itself, which hands it arrivals.
+ * Otherwise, with no deadline, a wait is only its passes, and without
  * mpi_wait_req's frame the receive's caller returns - and a ping-pong
  * replies - about 30 instructions sooner. */
 static inline void mpi_wait_plain(struct mpi_req *r)

@@ -346,9 +346,7 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
 		mpi_req_drop(rr);
 		return mpi_err(comm, rc, "MPI_Sendrecv", "cannot start the send");
 	}
-	if (!sr) {
-		/* sent: only the receive to wait for */
-	} else if (rr->lazy) {
+	if (sr && rr->lazy) {
 		/* The two run as if at once: an empty receive posts no ME and
 		 * matches only when looked for, and the send may wait on a peer
 		 * that waits for that match (its MPI_Ssend of nothing before
@@ -360,7 +358,7 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
 			if (!sr->done && mpi_idle_due(&idle, empty))
 				mpi_req_check(sr);
 		}
-	} else {
+	} else if (sr) {
 		mpi_wait_plain(sr);
 	}
 	mpi_wait_plain(rr);

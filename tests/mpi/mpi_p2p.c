@@ -1197,9 +1197,10 @@ static void exchange(void)
 }
 
 /* MPI_Sendrecv's send and receive run as if at once: an empty receive
- * (which posts nothing until looked for) matched while its own
- * rendezvous send waits on a peer that waits for that match (its
- * MPI_Ssend of nothing comes before its receive of ours). It hung. */
+ * matched while its own rendezvous send waits on a peer that waits for
+ * that match (its MPI_Ssend of nothing comes before its receive of ours).
+ * It hung while an empty receive posted nothing until looked for (as a
+ * short MPI_Sendrecv's lazy one does now, its send short too). */
 static void sendrecv_concurrent(void)
 {
 	enum { N = 25000 }; /* 100 KB: a rendezvous at any eager limit tested */
@@ -1231,11 +1232,12 @@ static void sendrecv_concurrent(void)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
-/* A short MPI_Sendrecv receives with no ME (mpi_p2p_api.c): a message
- * that came before the call is the one it takes, before a later one of
- * the same envelope, with MPI_ANY_TAG's status filled in; a buffer
- * larger than the message counts what came, a smaller one is truncated
- * and loses nothing of what follows. */
+/* A short MPI_Sendrecv receives with no ME (mpi_p2p_api.c). It takes the
+ * first message that matches from its call on: one listed as unexpected
+ * before the call (before a later one of the same envelope), with
+ * MPI_ANY_TAG's status filled in, but not one an MPI_Irecv posted before
+ * it matches too. A buffer larger than the message counts what came; a
+ * smaller one is truncated and loses nothing of what follows. */
 static void sendrecv_short(void)
 {
 	if (t_rank > 1) {
@@ -1248,16 +1250,21 @@ static void sendrecv_short(void)
 		int one = 1, two = 2, three = 3, four[4] = { 4, 5, 6, 7 }, got = -1;
 		OK(MPI_Send(&one, 1, MPI_INT, 0, 11, MPI_COMM_WORLD));
 		OK(MPI_Send(&two, 1, MPI_INT, 0, 11, MPI_COMM_WORLD));
+		OK(MPI_Send(NULL, 0, MPI_INT, 0, 10, MPI_COMM_WORLD)); /* both are there before it */
 		OK(MPI_Sendrecv(&three, 1, MPI_INT, 0, 12, &got, 1, MPI_INT, 0, 13, MPI_COMM_WORLD, &st));
 		CHECK(got == 30, "sendrecv got %d want 30", got);
 		OK(MPI_Send(four, 4, MPI_INT, 0, 14, MPI_COMM_WORLD));
 		OK(MPI_Send(&one, 1, MPI_INT, 0, 15, MPI_COMM_WORLD));
 		OK(MPI_Recv(NULL, 0, MPI_INT, 0, 16, MPI_COMM_WORLD, &st));
+		int first = 21, second = 22;
+		OK(MPI_Send(&first, 1, MPI_INT, 0, 20, MPI_COMM_WORLD));
+		OK(MPI_Send(&second, 1, MPI_INT, 0, 20, MPI_COMM_WORLD));
+		OK(MPI_Recv(NULL, 0, MPI_INT, 0, 17, MPI_COMM_WORLD, &st));
 		MPI_Barrier(MPI_COMM_WORLD);
 		return;
 	}
 	int thirty = 30, got[4] = { -1, -1, -1, -1 }, n = -1;
-	/* both of peer's tag-11 messages are sent before its Sendrecv */
+	OK(MPI_Recv(NULL, 0, MPI_INT, peer, 10, MPI_COMM_WORLD, &st));
 	OK(MPI_Sendrecv(&thirty, 1, MPI_INT, peer, 13, got, 4, MPI_INT, peer, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
 	OK(MPI_Get_count(&st, MPI_INT, &n));
 	CHECK(got[0] == 1 && n == 1 && st.MPI_SOURCE == peer && st.MPI_TAG == 11 && got[1] == -1,
@@ -1277,6 +1284,14 @@ static void sendrecv_short(void)
 	      "a 4-int message into 2: class %d, %d %d %d", cls, got[0], got[1], got[2]);
 	OK(MPI_Recv(got, 1, MPI_INT, peer, 15, MPI_COMM_WORLD, &st));
 	CHECK(got[0] == 1, "the message after the truncated one read %d", got[0]);
+	/* posted first, the MPI_Irecv takes the first of the two */
+	MPI_Request q;
+	int pre = -1, own = -1;
+	OK(MPI_Irecv(&pre, 1, MPI_INT, peer, MPI_ANY_TAG, MPI_COMM_WORLD, &q));
+	OK(MPI_Sendrecv(NULL, 0, MPI_INT, peer, 17, &own, 1, MPI_INT, peer, 20, MPI_COMM_WORLD, &st));
+	OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+	CHECK(pre == 21 && own == 22, "an MPI_Irecv posted before a sendrecv got %d, the sendrecv %d (want 21, 22)",
+	      pre, own);
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
