@@ -1944,7 +1944,7 @@ for a in $ALGOS; do
 			# MPI_Recv's CPU) carry a call's checks each, more than
 			# the one MPI_Allreduce makes, so the term only added more
 			# of the same. With it the 8 B - 4 KiB rows read 0.88x -
-			# 0.91x while a round sent before it made its receive (to
+			# 0.92x while a round sent before it made its receive (to
 			# 2026-12-06), the 8 B row 1.13x - 1.17x once it received
 			# first; without it 0.93x - 1.06x (three runs). Its
 			# one copy is a local one: a lazy receive's out of the

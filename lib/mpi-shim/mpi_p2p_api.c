@@ -347,10 +347,10 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
 		return mpi_err(comm, rc, "MPI_Sendrecv", "cannot start the send");
 	}
 	if (sr && rr->lazy) {
-		/* The two run as if at once: an empty receive posts no ME and
-		 * matches only when looked for, and the send may wait on a peer
-		 * that waits for that match (its MPI_Ssend of nothing before
-		 * its receive of our rendezvous send) */
+		/* A short exchange whose send could not go inline. The two run
+		 * as if at once: a lazy receive posts no ME and matches only
+		 * when looked for, and the send may wait on a peer that waits
+		 * for that match */
 		struct mpi_idle idle = { 0, 0 };
 		while (!sr->done) {
 			mpi_recv_try(rr);
