@@ -15,9 +15,12 @@
  * make the best and the median less hostage to other tenants' time
  * slices than a few long ones. "f64": a flood, "flood <bytes> <us a
  * message> ...": 200,000 blocking MPI_Sends one way, the receiver's
- * MPI_Recvs behind them (a sender that outruns its receiver).
+ * MPI_Recvs behind them (a sender that outruns its receiver). "x64": an
+ * exchange, "xch <bytes> <us an exchange> ...": both ranks in
+ * MPI_Sendrecv with each other at once, 1,000 a trial.
  *
- * Either way the first row comes after unmeasured round trips (warm_up).
+ * Either way the first row comes after unmeasured round trips (warm_up),
+ * or exchanges where it is one.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -185,6 +188,31 @@ static void flood_row(int rank, int trials, size_t len, int msgs, char *sbuf, ch
 		report("flood", len, v, trials);
 }
 
+/* n exchanges of len bytes: both ranks in MPI_Sendrecv with each other. */
+static void exchanges(int rank, size_t len, int n, char *sbuf, char *rbuf)
+{
+	int peer = 1 - rank;
+	for (int i = 0; i < n; i++)
+		MPI_Sendrecv(sbuf, (int)len, MPI_CHAR, peer, 6, rbuf, (int)len, MPI_CHAR, peer, 6, MPI_COMM_WORLD,
+			     MPI_STATUS_IGNORE);
+}
+
+/* One exchange row: iters exchanges per trial, each trial after 100
+ * unmeasured ones; us an exchange. */
+static void xch_row(int rank, int trials, size_t len, int iters, char *sbuf, char *rbuf)
+{
+	double v[1000];
+	for (int t = 0; t < trials; t++) {
+		exchanges(rank, len, 100, sbuf, rbuf);
+		MPI_Barrier(MPI_COMM_WORLD);
+		v[t] = MPI_Wtime();
+		exchanges(rank, len, iters, sbuf, rbuf);
+		v[t] = (MPI_Wtime() - v[t]) * 1e6 / iters;
+	}
+	if (rank == 0)
+		report("xch", len, v, trials);
+}
+
 static size_t arg_len(const char *a)
 {
 	size_t len = strtoul(a, NULL, 0);
@@ -215,11 +243,19 @@ int main(int argc, char **argv)
 	char *rbuf = calloc(1, MAX_BW), *sbuf = calloc(1, MAX_BW);
 	memset(sbuf, rank + 1, MAX_BW);
 	if (argc > 2 && strcmp(argv[2], "sizes") == 0) {
-		if (argc > 3)
+		/* An exchange row first: exchanges of its size before it.
+		 * After 0-byte round trips, 5 of 8 launches read 0-byte
+		 * exchanges at 0.31 - 0.33 us where the rest read 0.17; after
+		 * exchanges, 1 of 8. */
+		if (argc > 3 && argv[3][0] == 'x')
+			exchanges(rank, arg_len(argv[3] + 1), 10000, sbuf, rbuf);
+		else if (argc > 3)
 			warm_up(rank, argv[3][0] == 'b' ? 0 : arg_len(argv[3]), sbuf, rbuf);
 		for (int a = 3; a < argc; a++) {
-			size_t len = arg_len(argv[a] + (argv[a][0] == 'b' || argv[a][0] == 'f'));
-			if (argv[a][0] == 'f')
+			size_t len = arg_len(argv[a] + (argv[a][0] == 'b' || argv[a][0] == 'f' || argv[a][0] == 'x'));
+			if (argv[a][0] == 'x')
+				xch_row(rank, trials, len, 1000, sbuf, rbuf);
+			else if (argv[a][0] == 'f')
 				flood_row(rank, trials, len, 200000, sbuf, rbuf);
 			else if (argv[a][0] == 'b')
 				bw_row(rank, trials, len, 10, sbuf, rbuf, 1);

@@ -324,9 +324,10 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
 	 * posts no ME (the call waits for it at once, and it takes the
 	 * first message that matches from its own call on, as an ME would),
 	 * then the send, with no request when it goes inline. 2 ranks, near
-	 * host state, 10 interleaved launches against the ME and the send's
-	 * request: 0 B 0.228 -> 0.191 us, 8 B 0.226 -> 0.200, 64 B 0.237 ->
-	 * 0.210, 256 B 0.269 -> 0.251, 512 B 0.303 -> 0.296, 1 KiB level.
+	 * host state, 8 interleaved launches against the ME and the send's
+	 * request (bench/mpi_pingpong.c's exchange rows, x0 ... x1024): 0 B
+	 * 0.228 -> 0.176 us, 8 B 0.226 -> 0.192, 64 B 0.238 -> 0.204, 256 B
+	 * 0.260 -> 0.239, 1 KiB 0.352 -> 0.342.
 	 * Not past SENDRECV_LAZY_MAX: a lazy receive's bytes are copied
 	 * twice (into a reserve buffer as they come, then out), and at 4
 	 * KiB that outweighed the ME (0.578 -> 0.657 us). */
