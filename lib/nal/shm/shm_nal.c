@@ -845,7 +845,7 @@ static int ring_drain(struct nal *n, int li)
 		 * where the next one starts). */
 		if (type == SHM_REC_PAD) {
 			if (!off)
-				atomic_store_explicit(rec_word(rx->data, 0), 0, memory_order_relaxed);
+				word_zero(rx->data, 0, n->ring_mask);
 			rx->head += len;
 			continue;
 		}
@@ -860,7 +860,7 @@ static int ring_drain(struct nal *n, int li)
 		else if (type == SHM_REC_HELP)
 			shm_bulk_help(n, li, rx->data + off + 8, len);
 		if ((w & SHM_RF_REWIND) && off < SHM_LINE)
-			atomic_store_explicit(rec_word(rx->data, off), 0, memory_order_relaxed);
+			word_zero(rx->data, off, n->ring_mask);
 		rx->head = rec_next(rx->head, len);
 		if (w & SHM_RF_REWIND)
 			rx->head = (rx->head + n->ring_size - 1) & ~(n->ring_size - 1);
