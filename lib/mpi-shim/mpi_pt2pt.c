@@ -154,6 +154,20 @@ struct mpi_obj_hdr {
  * through the address-space MD). */
 #define MPI_SEND_COPY_OVERHEAD (sizeof(struct mpi_req) + 256)
 
+/* A send's copy of up to MPI_COPY_SMALL bytes is a chunk of a slab kept
+ * for the run (MPI_COPY_SLAB chunks each, one more only when every chunk
+ * so far is in use), not a malloc: a sender that outruns its receiver
+ * copies every message once the slots are in use, and malloc and free
+ * were about 370 of a 64-byte MPI_Send's 1,720 instructions there
+ * (callgrind, bench/mpi_pingpong.c's flood row). The slabs stay until
+ * finalize: at most what the copies' budget lets be in flight at once. */
+#define MPI_COPY_SMALL 256
+#define MPI_COPY_SLAB 1024
+struct mpi_copy_slab {
+	struct mpi_copy_slab *next;
+	_Alignas(max_align_t) unsigned char mem[];
+};
+
 /* A nonblocking eager send above MPI_DIRECT_MIN bytes (acknowledged: it
  * may overflow and be pulled, so its data must stay until the ACK) goes
  * from the user's buffer instead of a copy into a bounce slot, and its
@@ -249,6 +263,8 @@ static struct {
 	ptl_handle_md_t direct_md;   /* the address-space MD (MPI_DIRECT_MIN) */
 	char *eslot_mem;
 	size_t copy_bytes, copy_max; /* eager sends' copies not yet finished, and their bound (MPI_SEND_COPY_DEFAULT) */
+	void *copy_free;             /* small copies' chunks to reuse (copy_get), chained through their first word */
+	struct mpi_copy_slab *copy_slabs;
 	uint64_t ux_appends;         /* unexpected-list records ever added */
 	int unlink_due;              /* UNLINK events of use-once MDs sure to follow (progress_until) */
 	/* What libptl refused for now (PTL_NO_SPACE), tried again by progress
@@ -829,6 +845,12 @@ void mpi_pt2pt_fini(void)
 	free(P.ndeferred);
 	free(P.refused_pass);
 	free(P.dq); /* the rest is reset by init; defer() grows dq from these */
+	while (P.copy_slabs) {
+		struct mpi_copy_slab *sl = P.copy_slabs;
+		P.copy_slabs = sl->next;
+		free(sl);
+	}
+	P.copy_free = NULL;
 	P.dq = NULL;
 	P.dq_cap = 0;
 	free(P.credit);
@@ -1046,6 +1068,38 @@ static void sendq_flush(int w)
 	}
 }
 
+/* Room for a send's copy of len bytes (copy_put gives it back). */
+static void *copy_get(size_t len)
+{
+	if (len > MPI_COPY_SMALL)
+		return malloc(len ? len : 1);
+	if (!P.copy_free) {
+		struct mpi_copy_slab *sl = malloc(sizeof *sl + (size_t)MPI_COPY_SLAB * MPI_COPY_SMALL);
+		if (!sl)
+			return NULL;
+		sl->next = P.copy_slabs;
+		P.copy_slabs = sl;
+		for (size_t i = MPI_COPY_SLAB; i-- > 0;) {
+			void **o = (void **)(void *)(sl->mem + i * MPI_COPY_SMALL);
+			*o = P.copy_free;
+			P.copy_free = o;
+		}
+	}
+	void *p = P.copy_free;
+	P.copy_free = *(void **)p;
+	return p;
+}
+
+static void copy_put(void *p, size_t len)
+{
+	if (len > MPI_COPY_SMALL) {
+		free(p);
+		return;
+	}
+	*(void **)p = P.copy_free;
+	P.copy_free = p;
+}
+
 /* A send's copy of its data, if it has one, given back with what it was
  * counted against (the Bsend buffer, or the copies' budget). */
 static void send_copy_free(struct mpi_req *r)
@@ -1057,7 +1111,7 @@ static void send_copy_free(struct mpi_req *r)
 	else if (r->counted)
 		P.copy_bytes -= r->len + MPI_SEND_COPY_OVERHEAD;
 	r->counted = false;
-	free(r->pbuf);
+	copy_put(r->pbuf, r->len);
 	r->pbuf = NULL;
 	r->ptmp = false;
 }
@@ -1245,7 +1299,7 @@ int mpi_isend_t(const void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t
 		else
 			mpi_pack(t, buf, count, r->pbuf);
 	} else if (copy) {
-		r->pbuf = malloc(len ? len : 1);
+		r->pbuf = copy_get(len);
 		if (!r->pbuf) {
 			mpi_req_release(r);
 			*out = NULL;
@@ -1462,7 +1516,7 @@ static void ux_arrive(const ptl_event_t *ev, struct mpi_uxbuf *b)
 	u->ctx = MPI_BITS_CTX(ev->match_bits);
 	u->src = MPI_BITS_SRC(ev->match_bits);
 	u->tag = MPI_BITS_TAG(ev->match_bits);
-	u->wsrc = rank_of(ev->initiator);
+	u->wsrc = rank_of_recent(ev->initiator);
 	u->proto = MPI_HDR_PROTO(ev->hdr_data);
 	u->len = MPI_HDR_LEN(ev->hdr_data);
 	u->id = MPI_HDR_ID(ev->hdr_data);

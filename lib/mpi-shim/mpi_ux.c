@@ -33,6 +33,11 @@ static struct {
 	size_t ux_hmask, ux_nbk;     /* ux_nbk: buckets in use */
 	struct ux_bucket *bk_free;
 	struct ux_slab *slabs;
+	/* Each way's bucket last listed into or found: a burst of messages
+	 * of one key (a sender ahead of its receiver) lists each without
+	 * walking the hash, and the receive finds it the same way. Cleared
+	 * when that bucket goes. */
+	struct ux_bucket *last[UX_WAYS];
 } X;
 
 long mpi_ux_count;
@@ -89,9 +94,12 @@ static size_t ux_hash(uint64_t key, int w)
 /* The bucket of way w's key, or NULL. */
 static struct ux_bucket *ux_bucket_find(uint64_t key, int w)
 {
-	for (struct ux_bucket *b = X.ux_hash[ux_hash(key, w)]; b; b = b->hnext)
+	struct ux_bucket *b = X.last[w];
+	if (b && b->key == key)
+		return b;
+	for (b = X.ux_hash[ux_hash(key, w)]; b; b = b->hnext)
 		if (b->key == key && b->way == w)
-			return b;
+			return X.last[w] = b;
 	return NULL;
 }
 
@@ -131,6 +139,7 @@ bool mpi_ux_list(struct mpi_ux *u)
 			b->key = key;
 			b->way = w;
 			mpi_list_init(&b->q);
+			X.last[w] = b;
 			size_t i = ux_hash(key, w);
 			b->hnext = X.ux_hash[i];
 			X.ux_hash[i] = b;
@@ -156,6 +165,8 @@ void mpi_ux_unlist(struct mpi_ux *u)
 			while (*pp != b)
 				pp = &(*pp)->hnext;
 			*pp = b->hnext;
+			if (X.last[w] == b)
+				X.last[w] = NULL;
 			b->hnext = X.bk_free;
 			X.bk_free = b;
 			X.ux_nbk--;
@@ -192,6 +203,7 @@ void mpi_ux_index_fini(void)
 	}
 	X.ux_free = NULL;
 	X.bk_free = NULL;
+	memset(X.last, 0, sizeof X.last);
 	free(X.ux_hash);
 	X.ux_hash = NULL;
 	mpi_ux_count = 0;
