@@ -18,6 +18,14 @@ static uint32_t cap, used;
 uint32_t *mpi_req_freelist;
 uint32_t mpi_req_nfree;
 
+/* Requests for new slots come REQ_CHUNK at a time: a sender that outruns
+ * its receiver holds a request per buffered send, and each new one was a
+ * calloc of its own for as long as the backlog grew. Kept for the run,
+ * as the table is. */
+#define REQ_CHUNK 256
+static struct mpi_req *spare;
+static uint32_t nspare;
+
 /* A slot never used before, the table grown as needed: UINT32_MAX when
  * there is no memory or the table is full. Apart from mpi_req_new so that
  * its fast path, a slot off the free list, needs no stack frame. */
@@ -27,19 +35,26 @@ static __attribute__((noinline)) uint32_t req_grow(void)
 		uint32_t nc = cap ? cap * 2 : 256;
 		if (nc > REQ_MAX)
 			return UINT32_MAX;
+		/* Each array that grew is kept (realloc may have freed the
+		 * old one); the capacity grows only once both have. */
 		struct mpi_req **t = realloc(table, sizeof *t * nc);
-		uint32_t *f = realloc(mpi_req_freelist, sizeof *f * nc);
-		if (!t || !f) {
-			free(t == table ? NULL : t);
+		if (t)
+			table = t;
+		uint32_t *f = t ? realloc(mpi_req_freelist, sizeof *f * nc) : NULL;
+		if (f)
+			mpi_req_freelist = f;
+		if (!t || !f)
 			return UINT32_MAX;
-		}
-		table = t;
-		mpi_req_freelist = f;
 		cap = nc;
 	}
-	table[used] = calloc(1, sizeof **table);
-	if (!table[used])
-		return UINT32_MAX;
+	if (!nspare) {
+		spare = calloc(REQ_CHUNK, sizeof *spare);
+		if (!spare)
+			return UINT32_MAX;
+		nspare = REQ_CHUNK;
+	}
+	table[used] = spare++;
+	nspare--;
 	table[used]->idx = used;
 	return used++;
 }
