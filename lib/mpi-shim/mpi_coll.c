@@ -462,6 +462,12 @@ static int cb_send(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd, 
 	struct cx *x = ctx;
 	if (x->stall)
 		return add_pend(x, idx, NULL, cmd->peer_rank, false);
+	/* A short send goes out at once with no request where it can
+	 * (mpi_send_bytes: inline, ACK-free credits at hand, nothing queued
+	 * to that rank before it), over when the call returns, as a direct
+	 * recursive doubling round's does; the engine takes it as done (1). */
+	if (mpi_send_bytes(buf, len, cmd->peer_rank, mpi_coll_tag(x, cmd->match), x->c, x->c->ctx + 1))
+		return 1;
 	struct mpi_req *r;
 	/* Above the eager limit as a blocking MPI_Send goes (COLL_EAGER_TIMES),
 	 * from our buffer (NB: done on the ACK); up to the limit copied (to a
@@ -923,7 +929,19 @@ struct mpi_kept *mpi_kept_get(struct cx *x, struct mpi_kept *k, int n, unsigned 
 {
 	struct mpi_kept *e = NULL;
 	*rc = MPI_SUCCESS;
-	++*clock;
+	/* The entry used last first: a loop of one collective finds its
+	 * schedule with one comparison of the request instead of one per
+	 * entry before it (a barrier's, say, then the bcast's). */
+	unsigned long last = (*clock)++;
+	for (int i = 0; i < n; i++)
+		if (k[i].s && k[i].used == last) {
+			if (k[i].rank == x->c->rank && req_same(&k[i].req, req)) {
+				k[i].pins += pin;
+				k[i].used = *clock;
+				return &k[i];
+			}
+			break;
+		}
 	for (int i = 0; i < n; i++) {
 		if (k[i].s && k[i].rank == x->c->rank && req_same(&k[i].req, req)) {
 			k[i].pins += pin;
