@@ -72,6 +72,7 @@
 
 #include "nal/nal_copy.h"
 #include "mpi_keep.h"
+#include "mpi_pool.h"
 #include "mpi_ux.h"
 
 struct mpi_uxbuf {
@@ -154,19 +155,16 @@ struct mpi_obj_hdr {
  * through the address-space MD). */
 #define MPI_SEND_COPY_OVERHEAD (sizeof(struct mpi_req) + 256)
 
-/* A send's copy of up to MPI_COPY_SMALL bytes is a chunk of a slab kept
- * for the run (MPI_COPY_SLAB chunks each, one more only when every chunk
- * so far is in use), not a malloc: a sender that outruns its receiver
- * copies every message once the slots are in use, and malloc and free
- * were about 370 of a 64-byte MPI_Send's 1,720 instructions there
- * (callgrind, bench/mpi_pingpong.c's flood row). The slabs stay until
- * finalize: at most what the copies' budget lets be in flight at once. */
+/* A send's copy of up to MPI_COPY_SMALL bytes is a chunk of a pool
+ * (mpi_pool.h; MPI_COPY_SLAB chunks a slab, one more only when every
+ * chunk so far is in use), not a malloc: a sender that outruns its
+ * receiver copies every message once the slots are in use, and malloc
+ * and free were about 370 of a 64-byte MPI_Send's 1,720 instructions
+ * there (callgrind, bench/mpi_pingpong.c's flood row). The slabs stay
+ * until finalize: at most what the copies' budget lets be in flight at
+ * once. */
 #define MPI_COPY_SMALL 256
 #define MPI_COPY_SLAB 1024
-struct mpi_copy_slab {
-	struct mpi_copy_slab *next;
-	_Alignas(max_align_t) unsigned char mem[];
-};
 
 /* A nonblocking eager send above MPI_DIRECT_MIN bytes (acknowledged: it
  * may overflow and be pulled, so its data must stay until the ACK) goes
@@ -263,8 +261,7 @@ static struct {
 	ptl_handle_md_t direct_md;   /* the address-space MD (MPI_DIRECT_MIN) */
 	char *eslot_mem;
 	size_t copy_bytes, copy_max; /* eager sends' copies not yet finished, and their bound (MPI_SEND_COPY_DEFAULT) */
-	void *copy_free;             /* small copies' chunks to reuse (copy_get), chained through their first word */
-	struct mpi_copy_slab *copy_slabs;
+	struct mpi_pool copies;      /* small copies' chunks (copy_get) */
 	uint64_t ux_appends;         /* unexpected-list records ever added */
 	int unlink_due;              /* UNLINK events of use-once MDs sure to follow (progress_until) */
 	/* What libptl refused for now (PTL_NO_SPACE), tried again by progress
@@ -655,6 +652,7 @@ int mpi_pt2pt_init(void)
 		mpi_g.eager_limit = 1u << 24;
 	size_t uxmem = env_size("PTL_MPI_UNEXPECTED_MEM", 8u << 20);
 	P.copy_max = env_size("PTL_MPI_SEND_COPY_MEM", MPI_SEND_COPY_DEFAULT);
+	P.copies = (struct mpi_pool){ MPI_COPY_SMALL, MPI_COPY_SLAB, NULL, NULL };
 	mpi_g.ux_bufsize = mpi_g.eager_limit * 8 > (1u << 20) ? mpi_g.eager_limit * 8 : (1u << 20);
 	mpi_g.ux_nbufs = (int)(uxmem / mpi_g.ux_bufsize);
 	if (mpi_g.ux_nbufs < 2)
@@ -845,12 +843,7 @@ void mpi_pt2pt_fini(void)
 	free(P.ndeferred);
 	free(P.refused_pass);
 	free(P.dq); /* the rest is reset by init; defer() grows dq from these */
-	while (P.copy_slabs) {
-		struct mpi_copy_slab *sl = P.copy_slabs;
-		P.copy_slabs = sl->next;
-		free(sl);
-	}
-	P.copy_free = NULL;
+	mpi_pool_fini(&P.copies);
 	P.dq = NULL;
 	P.dq_cap = 0;
 	free(P.credit);
@@ -1073,31 +1066,15 @@ static void *copy_get(size_t len)
 {
 	if (len > MPI_COPY_SMALL)
 		return malloc(len ? len : 1);
-	if (!P.copy_free) {
-		struct mpi_copy_slab *sl = malloc(sizeof *sl + (size_t)MPI_COPY_SLAB * MPI_COPY_SMALL);
-		if (!sl)
-			return NULL;
-		sl->next = P.copy_slabs;
-		P.copy_slabs = sl;
-		for (size_t i = MPI_COPY_SLAB; i-- > 0;) {
-			void **o = (void **)(void *)(sl->mem + i * MPI_COPY_SMALL);
-			*o = P.copy_free;
-			P.copy_free = o;
-		}
-	}
-	void *p = P.copy_free;
-	P.copy_free = *(void **)p;
-	return p;
+	return mpi_pool_get(&P.copies);
 }
 
 static void copy_put(void *p, size_t len)
 {
-	if (len > MPI_COPY_SMALL) {
+	if (len > MPI_COPY_SMALL)
 		free(p);
-		return;
-	}
-	*(void **)p = P.copy_free;
-	P.copy_free = p;
+	else
+		mpi_pool_put(&P.copies, p);
 }
 
 /* A send's copy of its data, if it has one, given back with what it was

@@ -1,11 +1,12 @@
 /* mpi_ux.c: the index of unexpected messages. Records and list buckets
- * come from slabs, lists are found through a chained hash of their keys;
+ * come from pools, lists are found through a chained hash of their keys;
  * nothing here allocates per message. */
 #include "config.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpi_pool.h"
 #include "mpi_ux.h"
 
 /* One list: the messages of one key of one way. Found through a chained
@@ -17,63 +18,37 @@ struct ux_bucket {
 	struct mpi_list q;       /* struct mpi_ux.way[way], arrival order */
 };
 
-/* Records and buckets come from slabs kept for the run: the first at
+/* Records and buckets come from pools (mpi_pool.h): a slab of each at
  * init, another only when a backlog outgrows every one so far (as many
  * records as the unexpected memory and the credits let queue), never one
  * per message. */
 #define UX_SLAB 1024
-struct ux_slab {
-	struct ux_slab *next;
-	_Alignas(max_align_t) unsigned char mem[];
-};
 
 static struct {
-	struct mpi_ux *ux_free;      /* records to reuse */
+	struct mpi_pool recs;        /* struct mpi_ux */
+	struct mpi_pool bks;         /* struct ux_bucket (chained through hnext, its first word) */
 	struct ux_bucket **ux_hash;  /* ux_hmask + 1 chains */
 	size_t ux_hmask, ux_nbk;     /* ux_nbk: buckets in use */
-	struct ux_bucket *bk_free;
-	struct ux_slab *slabs;
 	/* Each way's bucket last listed into or found: a burst of messages
 	 * of one key (a sender ahead of its receiver) lists each without
 	 * walking the hash, and the receive finds it the same way. Cleared
 	 * when that bucket goes. */
 	struct ux_bucket *last[UX_WAYS];
-} X;
+} X = { .recs = { sizeof(struct mpi_ux), UX_SLAB, NULL, NULL }, .bks = { sizeof(struct ux_bucket), UX_SLAB, NULL, NULL } };
 
 long mpi_ux_count;
 
-/* UX_SLAB objects of size sz from a new slab, chained through their
- * first word onto *free_head (a record's way[0].prev, a bucket's hnext). */
-static bool slab_grow(size_t sz, void **free_head)
-{
-	struct ux_slab *s = calloc(1, sizeof *s + UX_SLAB * sz);
-	if (!s)
-		return false;
-	s->next = X.slabs;
-	X.slabs = s;
-	for (size_t i = UX_SLAB; i-- > 0;) {
-		void **o = (void **)(void *)(s->mem + i * sz);
-		*o = *free_head;
-		*free_head = o;
-	}
-	return true;
-}
-
 struct mpi_ux *mpi_ux_new(void)
 {
-	if (!X.ux_free && !slab_grow(sizeof(struct mpi_ux), (void **)&X.ux_free))
-		return NULL;
-	struct mpi_ux *u = X.ux_free;
-	X.ux_free = *(struct mpi_ux **)(void *)u;
-	memset(u, 0, sizeof *u);
+	struct mpi_ux *u = mpi_pool_get(&X.recs);
+	if (u)
+		memset(u, 0, sizeof *u);
 	return u;
 }
 
-/* Free records chain through their first word. */
 void mpi_ux_recycle(struct mpi_ux *u)
 {
-	*(struct mpi_ux **)(void *)u = X.ux_free;
-	X.ux_free = u;
+	mpi_pool_put(&X.recs, u);
 }
 
 /* The key of way w for (ctx, src, tag): the match bits with the fields
@@ -132,10 +107,8 @@ bool mpi_ux_list(struct mpi_ux *u)
 		uint64_t key = ux_key(w, u->ctx, u->src, u->tag);
 		struct ux_bucket *b = ux_bucket_find(key, w);
 		if (!b) {
-			if (!X.bk_free && !slab_grow(sizeof(struct ux_bucket), (void **)&X.bk_free))
+			if (!(b = mpi_pool_get(&X.bks)))
 				return false;
-			b = X.bk_free;
-			X.bk_free = b->hnext;
 			b->key = key;
 			b->way = w;
 			mpi_list_init(&b->q);
@@ -167,8 +140,7 @@ void mpi_ux_unlist(struct mpi_ux *u)
 			*pp = b->hnext;
 			if (X.last[w] == b)
 				X.last[w] = NULL;
-			b->hnext = X.bk_free;
-			X.bk_free = b;
+			mpi_pool_put(&X.bks, b);
 			X.ux_nbk--;
 		}
 	}
@@ -190,19 +162,13 @@ bool mpi_ux_index_init(void)
 {
 	X.ux_hmask = 1023;
 	X.ux_hash = calloc(X.ux_hmask + 1, sizeof *X.ux_hash);
-	return X.ux_hash && slab_grow(sizeof(struct mpi_ux), (void **)&X.ux_free) &&
-	       slab_grow(sizeof(struct ux_bucket), (void **)&X.bk_free);
+	return X.ux_hash && mpi_pool_grow(&X.recs) && mpi_pool_grow(&X.bks);
 }
 
 void mpi_ux_index_fini(void)
 {
-	while (X.slabs) {
-		struct ux_slab *sl = X.slabs;
-		X.slabs = sl->next;
-		free(sl);
-	}
-	X.ux_free = NULL;
-	X.bk_free = NULL;
+	mpi_pool_fini(&X.recs);
+	mpi_pool_fini(&X.bks);
 	memset(X.last, 0, sizeof X.last);
 	free(X.ux_hash);
 	X.ux_hash = NULL;
