@@ -1,6 +1,7 @@
 /* mpi_pool.c: the slabs behind mpi_pool.h. */
 #include "config.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "mpi_pool.h"
@@ -12,6 +13,10 @@ struct mpi_pool_slab {
 
 bool mpi_pool_grow(struct mpi_pool *p)
 {
+	/* each object aligned as the slab's start is, and room for the link */
+	const size_t a = _Alignof(max_align_t);
+	size_t sz = p->size < sizeof(void *) ? sizeof(void *) : p->size;
+	p->size = (sz + a - 1) / a * a;
 	struct mpi_pool_slab *s = malloc(sizeof *s + p->per * p->size);
 	if (!s)
 		return false;

@@ -11,17 +11,18 @@
 
 struct mpi_pool_slab;
 struct mpi_pool {
-	size_t size;  /* bytes an object: a multiple of 8, at least a pointer's */
+	size_t size;  /* bytes an object (mpi_pool_grow rounds it up to max_align_t's alignment) */
 	size_t per;   /* objects a slab */
 	void *free;   /* objects to reuse */
 	struct mpi_pool_slab *slabs;
 };
+#define MPI_POOL_INIT(sz, n) { .size = (sz), .per = (n), .free = NULL, .slabs = NULL }
 
 /* Adds a slab's objects (not zeroed) to p's free list; false when there
  * is no memory. */
-bool mpi_pool_grow(struct mpi_pool *p);
+__attribute__((visibility("hidden"))) bool mpi_pool_grow(struct mpi_pool *p);
 /* Frees every slab of p; none of its objects may be in use. */
-void mpi_pool_fini(struct mpi_pool *p);
+__attribute__((visibility("hidden"))) void mpi_pool_fini(struct mpi_pool *p);
 
 /* An object of p, or NULL when there is no memory for a slab. */
 static inline void *mpi_pool_get(struct mpi_pool *p)

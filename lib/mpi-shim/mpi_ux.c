@@ -26,7 +26,7 @@ struct ux_bucket {
 
 static struct {
 	struct mpi_pool recs;        /* struct mpi_ux */
-	struct mpi_pool bks;         /* struct ux_bucket (chained through hnext, its first word) */
+	struct mpi_pool bks;         /* struct ux_bucket */
 	struct ux_bucket **ux_hash;  /* ux_hmask + 1 chains */
 	size_t ux_hmask, ux_nbk;     /* ux_nbk: buckets in use */
 	/* Each way's bucket last listed into or found: a burst of messages
@@ -34,7 +34,7 @@ static struct {
 	 * walking the hash, and the receive finds it the same way. Cleared
 	 * when that bucket goes. */
 	struct ux_bucket *last[UX_WAYS];
-} X = { .recs = { sizeof(struct mpi_ux), UX_SLAB, NULL, NULL }, .bks = { sizeof(struct ux_bucket), UX_SLAB, NULL, NULL } };
+} X = { .recs = MPI_POOL_INIT(sizeof(struct mpi_ux), UX_SLAB), .bks = MPI_POOL_INIT(sizeof(struct ux_bucket), UX_SLAB) };
 
 long mpi_ux_count;
 

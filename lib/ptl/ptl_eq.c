@@ -267,8 +267,9 @@ static int64_t ptl_now_ns(void)
  * 0.177 to 0.154 - 0.159 (bench/mpi_pingpong, alternating launches,
  * near host state; far: 0 B 0.36 - 0.40 -> 0.33 - 0.36), 1 KiB, 2-rank
  * allreduce and streaming level; two a pass were level with none, four
- * slower (0 B 0.20 - 0.25): a pause is tens of cycles, and the next look
- * waits for it. */
+ * slower (0 B 0.20 - 0.25): the next look waits for the pause, whose
+ * length is the CPU's (measured on an AMD EPYC Zen 3 guest; a Skylake's
+ * is several times longer). */
 static inline void ptl_eq_spin_pause(void)
 {
 #if defined(__x86_64__) || defined(__i386__)

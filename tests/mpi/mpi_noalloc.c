@@ -325,11 +325,13 @@ static void nonblocking(double *s, double *d)
 }
 
 /* A sender that outruns its receiver: rank 0's 64-byte MPI_Sends to rank
- * 1, which starts receiving them 20 ms late. Past the slots and the
- * ACK-free credits each send is copied and returns; the copies, their
- * requests and the receiver's unexpected records come from pools the
- * first floods grow, so a later flood of the same length allocates
- * (nearly) nothing. With each copy malloc'd it was a few thousand. */
+ * 1, which starts receiving them late (50 ms in the floods that warm up,
+ * 20 in the one counted, so that one's backlog is no deeper). Past the
+ * slots and the ACK-free credits each send is copied and returns; the
+ * copies, their requests and the receiver's unexpected records come from
+ * pools the first floods grow, so a later flood of the same length
+ * allocates (nearly) nothing. With each copy malloc'd it was a few
+ * thousand. */
 static void flood(double *s, double *d)
 {
 	enum { N = 4096, WARM = 3 };
@@ -340,7 +342,7 @@ static void flood(double *s, double *d)
 		if (k == WARM)
 			a0 = t_allocs;
 		if (me == 1)
-			for (double t0 = MPI_Wtime(); MPI_Wtime() - t0 < 0.02;)
+			for (double t0 = MPI_Wtime(); MPI_Wtime() - t0 < (k < WARM ? 0.05 : 0.02);)
 				;
 		for (int i = 0; i < N && me < 2; i++) {
 			if (me == 0) {
