@@ -164,8 +164,8 @@ struct mpi_obj_hdr {
  * there (callgrind, bench/mpi_pingpong.c's flood row). The slabs stay
  * until finalize: as many chunks as were in flight at once, which for
  * eager copies the copies' budget bounds (each counted with
- * MPI_SEND_COPY_OVERHEAD: at the default 128 MiB, about 170,000 chunks,
- * 43 MB, after the worst burst). */
+ * MPI_SEND_COPY_OVERHEAD, 512 B: at the default 128 MiB at most
+ * 262,144 chunks, 64 MiB, after a burst of the smallest messages). */
 #define MPI_COPY_SMALL 256
 #define MPI_COPY_SLAB 1024
 
