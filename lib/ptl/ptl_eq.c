@@ -259,10 +259,10 @@ static int64_t ptl_now_ns(void)
 }
 
 /* Between two empty passes of a wait: one spin-wait hint to the CPU. A
- * pass without it reads the rings' next words again at once, so the lines
- * a sender is about to store into are asked back while it stores, and the
- * loads in flight when one changes are thrown away with what followed
- * them. One PAUSE (x86; YIELD on arm64) a pass took a 2-rank 0-byte half
+ * pass without it reads the rings' next words again at once, while the
+ * sender may be storing into those very lines (why that costs what it
+ * does was not measured, only that it does). One PAUSE (x86; YIELD on
+ * arm64) a pass took a 2-rank 0-byte half
  * round trip from 0.162 - 0.172 to 0.151 - 0.159 us, 8 B from 0.166 -
  * 0.177 to 0.154 - 0.159 (bench/mpi_pingpong, alternating launches,
  * near host state; far: 0 B 0.36 - 0.40 -> 0.33 - 0.36), 1 KiB, 2-rank
