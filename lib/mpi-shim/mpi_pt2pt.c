@@ -1488,7 +1488,9 @@ static inline void credit_note(int w, int n)
  * walks of it). */
 static struct mpi_req *lazy_waiter;
 
-static void ux_arrive(const ptl_event_t *ev, struct mpi_uxbuf *b)
+/* w: the sender's world rank (rank_of), looked up once by the caller for
+ * ux_arrive, ux_arrived and the credits. */
+static void ux_arrive(const ptl_event_t *ev, struct mpi_uxbuf *b, int w)
 {
 	struct mpi_ux *u = mpi_ux_new();
 	if (!u)
@@ -1496,7 +1498,7 @@ static void ux_arrive(const ptl_event_t *ev, struct mpi_uxbuf *b)
 	u->ctx = MPI_BITS_CTX(ev->match_bits);
 	u->src = MPI_BITS_SRC(ev->match_bits);
 	u->tag = MPI_BITS_TAG(ev->match_bits);
-	u->wsrc = rank_of_recent(ev->initiator);
+	u->wsrc = w;
 	u->proto = MPI_HDR_PROTO(ev->hdr_data);
 	u->len = MPI_HDR_LEN(ev->hdr_data);
 	u->id = MPI_HDR_ID(ev->hdr_data);
@@ -1513,10 +1515,9 @@ static void ux_arrive(const ptl_event_t *ev, struct mpi_uxbuf *b)
 		lazy_first = u;
 }
 
-static void ux_arrived(const ptl_event_t *ev, struct mpi_uxbuf *b)
+static void ux_arrived(const ptl_event_t *ev, struct mpi_uxbuf *b, int w)
 {
 	uint32_t id = MPI_HDR_ID(ev->hdr_data);
-	int w = rank_of(ev->initiator);
 	for (struct mpi_list *l = P.arriving.next; l != &P.arriving; l = l->next) {
 		struct mpi_ux *u = mpi_container(l, struct mpi_ux, alink);
 		if (u->buf != b || u->id != id || u->wsrc != w || (b && u->off != ev->offset))
@@ -1716,23 +1717,24 @@ static void on_event(const ptl_event_t *ev)
 	case MPI_OBJ_UXBUF: {
 		struct mpi_uxbuf *b = ev->md.user_ptr;
 		if (ev->type == PTL_EVENT_PUT_START) {
-			ux_arrive(ev, b);
+			ux_arrive(ev, b, rank_of_recent(ev->initiator));
 		} else if (ev->type == PTL_EVENT_PUT_END && b->reserve) {
 			/* Whole (no START event, ux_post): straight to a blocking
 			 * receive that waits for it, else into the list. */
+			int w = rank_of_recent(ev->initiator);
 			if (lazy_take(ev, b)) {
-				acct_defer(ev, b, rank_of_recent(ev->initiator));
+				acct_defer(ev, b, w);
 			} else {
-				int w = rank_of(ev->initiator);
 				if (ev->match_bits & MPI_NOACK_BIT)
 					nack_arrived(ev, b, w);
-				ux_arrive(ev, b);
-				ux_arrived(ev, b);
+				ux_arrive(ev, b, w);
+				ux_arrived(ev, b, w);
 			}
 		} else if (ev->type == PTL_EVENT_PUT_END) {
+			int w = rank_of_recent(ev->initiator);
 			if (ev->match_bits & MPI_NOACK_BIT)
-				nack_arrived(ev, NULL, rank_of(ev->initiator));
-			ux_arrived(ev, b);
+				nack_arrived(ev, NULL, w);
+			ux_arrived(ev, b, w);
 		}
 		if (ev->type == PTL_EVENT_UNLINK || ev->link) {
 			if (b->linked) {
@@ -1753,9 +1755,9 @@ static void on_event(const ptl_event_t *ev)
 				  "set PTL_MPI_NOACK_OFF=1 and report this as a bug", mpi_g.wrank,
 				  rank_of(ev->initiator));
 		if (ev->type == PTL_EVENT_PUT_START)
-			ux_arrive(ev, NULL);
+			ux_arrive(ev, NULL, rank_of_recent(ev->initiator));
 		else if (ev->type == PTL_EVENT_PUT_END)
-			ux_arrived(ev, NULL);
+			ux_arrived(ev, NULL, rank_of_recent(ev->initiator));
 		return;
 	case MPI_OBJ_CTRL:
 		if (ev->type == PTL_EVENT_PUT_END)
