@@ -104,20 +104,31 @@ static void round_trips(int rank, size_t len, int n, char *sbuf, char *rbuf)
 	}
 }
 
-/* One latency row: half round trips of len bytes, iters per trial, each
+/* n exchanges of len bytes: both ranks in MPI_Sendrecv with each other. */
+static void exchanges(int rank, size_t len, int n, char *sbuf, char *rbuf)
+{
+	int peer = 1 - rank;
+	for (int i = 0; i < n; i++)
+		MPI_Sendrecv(sbuf, (int)len, MPI_CHAR, peer, 6, rbuf, (int)len, MPI_CHAR, peer, 6, MPI_COMM_WORLD,
+			     MPI_STATUS_IGNORE);
+}
+
+/* One row of iters runs of len bytes a trial (round_trips: "lat", us a
+ * half round trip, per 2; exchanges: "xch", us an exchange, per 1), each
  * trial after 100 unmeasured ones. */
-static void lat_row(int rank, int trials, size_t len, int iters, char *sbuf, char *rbuf)
+static void timed_row(const char *name, void (*run)(int, size_t, int, char *, char *), int per, int rank,
+		      int trials, size_t len, int iters, char *sbuf, char *rbuf)
 {
 	double v[1000];
 	for (int t = 0; t < trials; t++) {
-		round_trips(rank, len, 100, sbuf, rbuf);
+		run(rank, len, 100, sbuf, rbuf);
 		MPI_Barrier(MPI_COMM_WORLD);
 		v[t] = MPI_Wtime();
-		round_trips(rank, len, iters, sbuf, rbuf);
-		v[t] = (MPI_Wtime() - v[t]) * 1e6 / iters / 2;
+		run(rank, len, iters, sbuf, rbuf);
+		v[t] = (MPI_Wtime() - v[t]) * 1e6 / iters / per;
 	}
 	if (rank == 0)
-		report("lat", len, v, trials);
+		report(name, len, v, trials);
 }
 
 /* Unmeasured round trips before a run's first row, the same for every
@@ -188,31 +199,6 @@ static void flood_row(int rank, int trials, size_t len, int msgs, char *sbuf, ch
 		report("flood", len, v, trials);
 }
 
-/* n exchanges of len bytes: both ranks in MPI_Sendrecv with each other. */
-static void exchanges(int rank, size_t len, int n, char *sbuf, char *rbuf)
-{
-	int peer = 1 - rank;
-	for (int i = 0; i < n; i++)
-		MPI_Sendrecv(sbuf, (int)len, MPI_CHAR, peer, 6, rbuf, (int)len, MPI_CHAR, peer, 6, MPI_COMM_WORLD,
-			     MPI_STATUS_IGNORE);
-}
-
-/* One exchange row: iters exchanges per trial, each trial after 100
- * unmeasured ones; us an exchange. */
-static void xch_row(int rank, int trials, size_t len, int iters, char *sbuf, char *rbuf)
-{
-	double v[1000];
-	for (int t = 0; t < trials; t++) {
-		exchanges(rank, len, 100, sbuf, rbuf);
-		MPI_Barrier(MPI_COMM_WORLD);
-		v[t] = MPI_Wtime();
-		exchanges(rank, len, iters, sbuf, rbuf);
-		v[t] = (MPI_Wtime() - v[t]) * 1e6 / iters;
-	}
-	if (rank == 0)
-		report("xch", len, v, trials);
-}
-
 static size_t arg_len(const char *a)
 {
 	size_t len = strtoul(a, NULL, 0);
@@ -254,18 +240,20 @@ int main(int argc, char **argv)
 		for (int a = 3; a < argc; a++) {
 			size_t len = arg_len(argv[a] + (argv[a][0] == 'b' || argv[a][0] == 'f' || argv[a][0] == 'x'));
 			if (argv[a][0] == 'x')
-				xch_row(rank, trials, len, 1000, sbuf, rbuf);
+				timed_row("xch", exchanges, 1, rank, trials, len, 1000, sbuf, rbuf);
 			else if (argv[a][0] == 'f')
 				flood_row(rank, trials, len, 200000, sbuf, rbuf);
 			else if (argv[a][0] == 'b')
 				bw_row(rank, trials, len, 10, sbuf, rbuf, 1);
 			else
-				lat_row(rank, trials, len, 1000, sbuf, rbuf);
+				timed_row("lat", round_trips, 2, rank, trials, len, 1000, sbuf, rbuf);
 		}
 	} else {
 		warm_up(rank, 0, sbuf, rbuf);
-		for (size_t len = 0; len <= MAX_LAT; len = len ? len * 2 : 1)
-			lat_row(rank, trials, len, len <= 4096 ? 20000 : len <= 65536 ? 2000 : 200, sbuf, rbuf);
+		for (size_t len = 0; len <= MAX_LAT; len = len ? len * 2 : 1) {
+			int iters = len <= 4096 ? 20000 : len <= 65536 ? 2000 : 200;
+			timed_row("lat", round_trips, 2, rank, trials, len, iters, sbuf, rbuf);
+		}
 		/* A stream first, unmeasured, as warm_up does for the round trips
 		 * (the ~1 ms after a ping-pong phase: bench_bw.h). */
 		bw_row(rank, 1, 4096, bench_bw_rounds(4096, WINDOW), sbuf, rbuf, 0);
