@@ -925,8 +925,11 @@ struct mpi_kept *mpi_kept_get(struct cx *x, struct mpi_kept *k, int n, unsigned 
 	*rc = MPI_SUCCESS;
 	/* The entry used last first: a loop of one collective finds its
 	 * schedule with one comparison of the request instead of one per
-	 * entry before it (a barrier's, say, then the bcast's). */
+	 * entry before it (a barrier's, say, then the bcast's). One that
+	 * did not match is not compared again below (calls that alternate
+	 * between shapes miss it every time). */
 	unsigned long last = (*clock)++;
+	int tried = -1;
 	for (int i = 0; i < n; i++)
 		if (k[i].s && k[i].used == last) {
 			if (k[i].rank == x->c->rank && req_same(&k[i].req, req)) {
@@ -934,10 +937,11 @@ struct mpi_kept *mpi_kept_get(struct cx *x, struct mpi_kept *k, int n, unsigned 
 				k[i].used = *clock;
 				return &k[i];
 			}
+			tried = i;
 			break;
 		}
 	for (int i = 0; i < n; i++) {
-		if (k[i].s && k[i].rank == x->c->rank && req_same(&k[i].req, req)) {
+		if (i != tried && k[i].s && k[i].rank == x->c->rank && req_same(&k[i].req, req)) {
 			k[i].pins += pin;
 			k[i].used = *clock;
 			return &k[i];
