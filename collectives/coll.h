@@ -705,7 +705,9 @@ struct coll_bufs {
  * not call coll_engine_done themselves; report completions afterwards. */
 struct coll_engine;
 struct coll_engine_ops {
-	/* post a send/receive; `idx` names it in coll_engine_done. 0 or -errno. */
+	/* post a send/receive; `idx` names it in coll_engine_done. 0 or
+	 * -errno; a send may also return 1: it is over already (its buffer
+	 * may be reused), and no coll_engine_done follows for it. */
 	int (*send)(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd,
 	            const void *buf, size_t len);
 	int (*recv)(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd,

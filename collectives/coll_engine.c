@@ -182,9 +182,11 @@ static int run(struct coll_engine *e, size_t i)
 {
 	const struct coll_cmd *c = &e->cmds[i];
 	switch (c->kind) {
-	case COLL_SEND:
+	case COLL_SEND: {
 		e->state[i] = ST_POSTED;
-		return e->ops->send(e->ctx, e->rank, i, c, bufp(e, c->buf, c->off), c->len);
+		int rc = e->ops->send(e->ctx, e->rank, i, c, bufp(e, c->buf, c->off), c->len);
+		return rc == 1 ? complete(e, i) : rc; /* 1: over already */
+	}
 	case COLL_RECV:
 		e->state[i] = ST_POSTED;
 		return e->ops->recv(e->ctx, e->rank, i, c, bufp(e, c->buf, c->off), c->len);

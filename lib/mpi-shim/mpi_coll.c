@@ -462,6 +462,12 @@ static int cb_send(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd, 
 	struct cx *x = ctx;
 	if (x->stall)
 		return add_pend(x, idx, NULL, cmd->peer_rank, false);
+	/* A short send goes out at once with no request where it can
+	 * (mpi_send_bytes: inline, ACK-free credits at hand, nothing queued
+	 * to that rank before it), over when the call returns, as a direct
+	 * recursive doubling round's does; the engine takes it as done (1). */
+	if (mpi_send_bytes(buf, len, cmd->peer_rank, mpi_coll_tag(x, cmd->match), x->c, x->c->ctx + 1))
+		return 1;
 	struct mpi_req *r;
 	/* Above the eager limit as a blocking MPI_Send goes (COLL_EAGER_TIMES),
 	 * from our buffer (NB: done on the ACK); up to the limit copied (to a

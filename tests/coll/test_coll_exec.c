@@ -838,6 +838,54 @@ static void test_engine_with_transport(void **state)
 	coll_free(s);
 }
 
+/* A send the transport finished at once (send returns 1) is done for the
+ * engine there: what depends on it goes on without a report, and a report
+ * for it is refused. 2-rank halving-doubling: each step's receive alone
+ * waits. */
+static int rec_send_done(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd,
+                         const void *buf, size_t len)
+{
+	rec_send(ctx, rank, idx, cmd, buf, len);
+	return 1;
+}
+
+static void test_engine_send_done_at_once(void **state)
+{
+	(void)state;
+	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_HALVING_DOUBLING, 2, 16, 1, 1);
+	r.elem_size = 4;
+	struct coll_sched *s = expand_ok(&r);
+	int32_t data[4] = { 1, 2, 3, 4 };
+	unsigned char scratch[64];
+	struct coll_bufs b = { data, NULL, scratch };
+	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, 0 };
+	struct coll_engine_ops ops = { rec_send_done, rec_recv, NULL, NULL };
+	struct rec rc;
+	memset(&rc, 0, sizeof rc);
+	struct coll_engine *e;
+	assert_int_equal(coll_engine_new(s, 0, &b, &conf, &ops, &rc, &e), 0);
+	assert_int_equal(coll_engine_start(e), 0);
+	assert_int_equal(rc.nposts, 2);
+	assert_int_equal(rc.kind[0], COLL_SEND);
+	assert_int_equal(rc.kind[1], COLL_REDUCE);
+	/* the send is over: only the receive is waited for, and a report
+	 * for the send is refused */
+	const struct coll_cmd *w = coll_engine_waiting(e);
+	assert_non_null(w);
+	assert_int_equal(w->kind, COLL_REDUCE);
+	assert_int_equal(coll_engine_done(e, rc.idx[0]), -EINVAL);
+	assert_int_equal(coll_engine_done(e, rc.idx[1]), 0);
+	/* step 1: its send over at once too, its receive posted */
+	assert_int_equal(rc.nposts, 4);
+	assert_int_equal(rc.kind[2], COLL_SEND);
+	assert_false(coll_engine_finished(e));
+	assert_int_equal(coll_engine_done(e, rc.idx[3]), 0);
+	assert_true(coll_engine_finished(e));
+	assert_null(coll_engine_waiting(e));
+	coll_engine_free(e);
+	coll_free(s);
+}
+
 /* A schedule's local copy goes through ops->copy when given (once, the
  * command's bytes), else memmove: a 1-rank allreduce with its input apart
  * is one copy of INPUT into DATA. */
@@ -1219,6 +1267,7 @@ int main(void)
 		cmocka_unit_test(test_owner_rank_order),
 		cmocka_unit_test(test_exec_reports_deadlock),
 		cmocka_unit_test(test_engine_with_transport),
+		cmocka_unit_test(test_engine_send_done_at_once),
 		cmocka_unit_test(test_engine_copy_op),
 		cmocka_unit_test(test_engine_reset_reruns),
 		cmocka_unit_test(test_engine_sends_first),
