@@ -6,7 +6,8 @@
  * time a call and each rank's scheduler slices a call (the third field of
  * /proc/self/schedstat: times the kernel put the thread on a CPU), so the
  * turns a schedule takes can be set beside what ptltool coll --bound
- * makes of it. Any MPI; the figures README and ptltool-coll(1) quote:
+ * makes of it. Any MPI; the figures doc/bench-notes.md and ptltool-coll(1)
+ * quote:
  *
  *   PTL_COLL_ALGO=recursive_doubling ptlrun -n 4 --bind-to core \
  *       bench/mpi_turns_ptl allreduce 2000 8 32768
