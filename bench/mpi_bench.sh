@@ -348,6 +348,10 @@
 #          fast (2-rank 1 MiB ping-pong 48.9 us in one trial of a launch
 #          whose median was 123, the 2 vCPUs placed close for a while), and
 #          the best trial then calibrates every copy from that moment
+#   PTL_BENCH_SENDS=req  the model prices a schedule's short sends with a
+#          request each, as ptl's MPI sent them before 2026-12-06 (below,
+#          "request-free schedule sends"); kept runs say theirs in
+#          DIR/sends, older ones count as req
 set -u
 B=$(cd "$(dirname "$0")/.." && pwd)
 S=${PTL_TOP_SRCDIR:-$B}
@@ -362,6 +366,12 @@ BIND4=${PTL_BENCH_BIND4:-}
 [ -n "${PTL_BENCH_FROM:-}" ] && [ -z "$BIND4" ] && BIND4=none
 BIND4=${BIND4:-core}
 case $BIND4 in core | none) ;; *) echo "mpi_bench.sh: PTL_BENCH_BIND4 takes core or none, not $BIND4" >&2; exit 1 ;; esac
+# kept runs say how their schedules sent (sends); older ones with requests
+SENDS=${PTL_BENCH_SENDS:-}
+[ -n "${PTL_BENCH_FROM:-}" ] && [ -z "$SENDS" ] && SENDS=$(cat "$PTL_BENCH_FROM/sends" 2>/dev/null)
+[ -n "${PTL_BENCH_FROM:-}" ] && [ -z "$SENDS" ] && SENDS=req
+SENDS=${SENDS:-free}
+case $SENDS in free | req) ;; *) echo "mpi_bench.sh: PTL_BENCH_SENDS takes free or req, not $SENDS" >&2; exit 1 ;; esac
 # bound cores' model (below, "bound cores"), checked before anything is measured
 BOUND_PW=${PTL_BENCH_PW:-0.1} BOUND_JITTER=${PTL_BENCH_JITTER:-0.35}
 [ "$(awk -v j="$BOUND_JITTER" 'BEGIN { print (j ~ /^[0-9]*\.?[0-9]+$/ && j + 0 < 1) }')" = 1 ] ||
@@ -370,6 +380,7 @@ BOUND_PW=${PTL_BENCH_PW:-0.1} BOUND_JITTER=${PTL_BENCH_JITTER:-0.35}
 	{ echo "mpi_bench.sh: PTL_BENCH_PW takes a number, 0 or more, not $BOUND_PW" >&2; exit 1; }
 W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
 echo "$BIND4" > "$W/bind4"
+echo "$SENDS" > "$W/sends"
 # PTL_BENCH_KEEP=DIR keeps this run's measurements (DIR/all, DIR/algo,
 # DIR/bulk, DIR/states);
 # PTL_BENCH_FROM=DIR measures nothing and runs the model on DIR's instead
@@ -672,7 +683,7 @@ if awk -v x="$OUTLIER" 'BEGIN { exit !(x + 0 > 0) }' && [ -s "$W/pplaunch" ]; th
 fi
 
 [ -n "${PTL_BENCH_KEEP:-}" ] && mkdir -p "$PTL_BENCH_KEEP" && cp "$W/all" "$W/algo" "$PTL_BENCH_KEEP/" &&
-	for f in bulk states bind4 relaunched; do
+	for f in bulk states bind4 sends relaunched; do
 		[ ! -f "$W/$f" ] || cp "$W/$f" "$PTL_BENCH_KEEP/"
 	done
 
@@ -1009,8 +1020,6 @@ fi
 # the period (--calls, --unexpected), for the rows, the barriers that
 # calibrate them and the checks that are loops of collectives too.
 loop=${PTL_BENCH_LOOP-"--calls 8 --unexpected"}
-b0=$(predict --op barrier --ranks 2 --bytes 0 $loop --alpha "$alpha" --beta "$beta" --overhead "$o" --cmd-cost "$cmd" $wk)
-callb=$(calc "$bar2 - $b0 > 0 ? $bar2 - $b0 : 0")
 cores=$(nproc)
 # ACK-free up to the eager limit, at least 1024 B, at most 8192 B (mpi_pt2pt.c;
 # a limit written with K or M is taken as 8 KiB or more)
@@ -1028,6 +1037,26 @@ clazy=$(cdef COLL_LAZY_MAX 128)
 rdmax=$(cdef RD_DIRECT_MAX 4096)
 rdlazy=$(cdef RD_DIRECT_LAZY_MAX 1024)
 rdsmall=$((rdmax < noack ? rdmax : noack))
+# Request-free schedule sends: a schedule's send that can go inline and
+# ACK-free leaves with no request (mpi_coll.c's cb_send, since 2026-12-06),
+# as direct recursive doubling's rounds do, so the model prices a
+# schedule's messages up to --small-max as those rounds' (small: sovh at
+# each end, salpha between, their receivers' costs) and charges no cost
+# per command for the rows that send them: the command's share of the
+# engine's bookkeeping (barrier less bcast) was most of it the request,
+# and sovh carries a call's checks at each end besides. The barrier that
+# gives the call term is priced the same way. Two runs kept with such
+# sends (s55/n1, s56/a1), re-modelled: 2-rank rows within 10% 28 -> 33
+# and 32 -> 34 of 35 (ring, ring_bidir, halving-doubling and tree at 64 B
+# from 1.08x - 1.15x to 0.98x - 1.06x), 4-rank 27 -> 30 and 26 -> 31
+# (the 4 KiB rows' 1 KiB messages from 1.08x - 1.14x to 0.97x - 1.08x).
+# PTL_BENCH_SENDS=req: with requests, as before.
+engsmall= engcmd=$cmd
+if [ "$SENDS" = free ] && [ -n "$small" ]; then
+	engsmall="--small-max $rdsmall $small" engcmd=0
+fi
+b0=$(predict --op barrier --ranks 2 --bytes 0 $loop --alpha "$alpha" --beta "$beta" --overhead "$o" --cmd-cost "$engcmd" $wk $engsmall)
+callb=$(calc "$bar2 - $b0 > 0 ? $bar2 - $b0 : 0")
 echo
 echo "# predicted (collectives/coll_cost.c via ptltool coll) vs measured ptl allreduce (best of $ROUNDS rounds x $LAUNCHES launches x $TRIALS trials), us; ratio = predicted / measured"
 echo "# calibration from this run (its figures below 1 KiB: the best trial of every launch; from 1 KiB: the $CALQ quantile of the launches' best trials, PTL_BENCH_CALQ)"
@@ -1950,7 +1979,7 @@ for a in $ALGOS; do
 			# one copy is a local one: a lazy receive's out of the
 			# unexpected buffer (the lower rank adds its input where
 			# it is, in one pass, as the schedule's from_input)
-			apart= lazy=$clazy engine=$callb percmd=$cmd direct= local=$lc waking=$wk
+			apart= lazy=$clazy engine=$callb percmd=$engcmd direct=$engsmall local=$lc waking=$wk
 			# 2 ranks (one host): sends eager up to the pull limit
 			xeager=$ceager
 			[ "$n" -eq 2 ] && xeager=$peager
