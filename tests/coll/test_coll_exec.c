@@ -799,26 +799,49 @@ static int rec_recv(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd,
 	return 0;
 }
 
+/* Rank 0's engine for a 2-rank halving-doubling allreduce of 16 B (int32
+ * sums) over ops, which record its posts in rc: each step one send and
+ * one receive. */
+struct hd2 {
+	struct coll_sched *s;
+	int32_t data[4];
+	unsigned char scratch[64];
+	struct rec rc;
+	struct coll_engine *e;
+};
+
+static void hd2_new(struct hd2 *h, const struct coll_engine_ops *ops, uint64_t deadline_ns)
+{
+	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_HALVING_DOUBLING, 2, 16, 1, 1);
+	r.elem_size = 4;
+	h->s = expand_ok(&r);
+	for (int i = 0; i < 4; i++)
+		h->data[i] = i + 1;
+	struct coll_bufs b = { h->data, NULL, h->scratch };
+	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, deadline_ns, 0 };
+	memset(&h->rc, 0, sizeof h->rc);
+	assert_int_equal(coll_engine_new(h->s, 0, &b, &conf, ops, &h->rc, &h->e), 0);
+}
+
+static void hd2_free(struct hd2 *h)
+{
+	coll_engine_free(h->e);
+	coll_free(h->s);
+}
+
 static void test_engine_with_transport(void **state)
 {
 	(void)state;
-	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_HALVING_DOUBLING, 2, 16, 1, 1);
-	r.elem_size = 4;
-	struct coll_sched *s = expand_ok(&r);
-	int32_t data[4] = { 1, 2, 3, 4 };
-	unsigned char scratch[64];
-	struct coll_bufs b = { data, NULL, scratch };
-	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 123456789, 0 };
 	struct coll_engine_ops ops = { rec_send, rec_recv, NULL, NULL };
-	struct rec rc;
-	memset(&rc, 0, sizeof rc);
-	struct coll_engine *e;
-	assert_int_equal(coll_engine_new(s, 0, &b, &conf, &ops, &rc, &e), 0);
+	struct hd2 h;
+	hd2_new(&h, &ops, 123456789);
+	struct coll_engine *e = h.e;
+	struct rec *rc = &h.rc;
 	assert_int_equal(coll_engine_deadline(e), 123456789);
 	assert_int_equal(coll_engine_start(e), 0);
-	assert_int_equal(rc.nposts, 2);
-	assert_int_equal(rc.kind[0], COLL_SEND); /* send first */
-	assert_int_equal(rc.kind[1], COLL_REDUCE);
+	assert_int_equal(rc->nposts, 2);
+	assert_int_equal(rc->kind[0], COLL_SEND); /* send first */
+	assert_int_equal(rc->kind[1], COLL_REDUCE);
 	const struct coll_cmd *w = coll_engine_waiting(e);
 	assert_non_null(w);
 	assert_int_equal(w->peer, 1);
@@ -827,15 +850,14 @@ static void test_engine_with_transport(void **state)
 	/* a completion for something never posted is refused */
 	assert_int_equal(coll_engine_done(e, 3), -EINVAL);
 	/* complete step 0; step 1 (doubling) is posted */
-	assert_int_equal(coll_engine_done(e, rc.idx[0]), 0);
-	assert_int_equal(coll_engine_done(e, rc.idx[1]), 0);
-	assert_int_equal(rc.nposts, 4);
-	assert_int_equal(coll_engine_done(e, rc.idx[2]), 0);
-	assert_int_equal(coll_engine_done(e, rc.idx[3]), 0);
+	assert_int_equal(coll_engine_done(e, rc->idx[0]), 0);
+	assert_int_equal(coll_engine_done(e, rc->idx[1]), 0);
+	assert_int_equal(rc->nposts, 4);
+	assert_int_equal(coll_engine_done(e, rc->idx[2]), 0);
+	assert_int_equal(coll_engine_done(e, rc->idx[3]), 0);
 	assert_true(coll_engine_finished(e));
 	assert_null(coll_engine_waiting(e));
-	coll_engine_free(e);
-	coll_free(s);
+	hd2_free(&h);
 }
 
 /* A send the transport finished at once (send returns 1) is done for the
@@ -852,38 +874,30 @@ static int rec_send_done(void *ctx, int rank, size_t idx, const struct coll_cmd 
 static void test_engine_send_done_at_once(void **state)
 {
 	(void)state;
-	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_HALVING_DOUBLING, 2, 16, 1, 1);
-	r.elem_size = 4;
-	struct coll_sched *s = expand_ok(&r);
-	int32_t data[4] = { 1, 2, 3, 4 };
-	unsigned char scratch[64];
-	struct coll_bufs b = { data, NULL, scratch };
-	struct coll_engine_conf conf = { COLL_INT32, COLL_SUM, 0, 0 };
 	struct coll_engine_ops ops = { rec_send_done, rec_recv, NULL, NULL };
-	struct rec rc;
-	memset(&rc, 0, sizeof rc);
-	struct coll_engine *e;
-	assert_int_equal(coll_engine_new(s, 0, &b, &conf, &ops, &rc, &e), 0);
+	struct hd2 h;
+	hd2_new(&h, &ops, 0);
+	struct coll_engine *e = h.e;
+	struct rec *rc = &h.rc;
 	assert_int_equal(coll_engine_start(e), 0);
-	assert_int_equal(rc.nposts, 2);
-	assert_int_equal(rc.kind[0], COLL_SEND);
-	assert_int_equal(rc.kind[1], COLL_REDUCE);
+	assert_int_equal(rc->nposts, 2);
+	assert_int_equal(rc->kind[0], COLL_SEND);
+	assert_int_equal(rc->kind[1], COLL_REDUCE);
 	/* the send is over: only the receive is waited for, and a report
 	 * for the send is refused */
 	const struct coll_cmd *w = coll_engine_waiting(e);
 	assert_non_null(w);
 	assert_int_equal(w->kind, COLL_REDUCE);
-	assert_int_equal(coll_engine_done(e, rc.idx[0]), -EINVAL);
-	assert_int_equal(coll_engine_done(e, rc.idx[1]), 0);
+	assert_int_equal(coll_engine_done(e, rc->idx[0]), -EINVAL);
+	assert_int_equal(coll_engine_done(e, rc->idx[1]), 0);
 	/* step 1: its send over at once too, its receive posted */
-	assert_int_equal(rc.nposts, 4);
-	assert_int_equal(rc.kind[2], COLL_SEND);
+	assert_int_equal(rc->nposts, 4);
+	assert_int_equal(rc->kind[2], COLL_SEND);
 	assert_false(coll_engine_finished(e));
-	assert_int_equal(coll_engine_done(e, rc.idx[3]), 0);
+	assert_int_equal(coll_engine_done(e, rc->idx[3]), 0);
 	assert_true(coll_engine_finished(e));
 	assert_null(coll_engine_waiting(e));
-	coll_engine_free(e);
-	coll_free(s);
+	hd2_free(&h);
 }
 
 /* A schedule's local copy goes through ops->copy when given (once, the
