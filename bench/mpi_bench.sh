@@ -348,10 +348,13 @@
 #          fast (2-rank 1 MiB ping-pong 48.9 us in one trial of a launch
 #          whose median was 123, the 2 vCPUs placed close for a while), and
 #          the best trial then calibrates every copy from that moment
-#   PTL_BENCH_SENDS=req  the model prices a schedule's short sends with a
-#          request each, as ptl's MPI sent them before 2026-12-06 (below,
-#          "request-free schedule sends"); kept runs say theirs in
-#          DIR/sends, older ones count as req
+#   PTL_BENCH_SENDS=req|free  how the model prices a schedule's short
+#          messages: req with a request each, as ptl's MPI sent them before
+#          2026-12-06; free request-free, as it sends them since (below,
+#          "request-free schedule sends"). A run that measures is free
+#          (the tree's own MPI) unless this says otherwise, and keeps that
+#          in DIR/sends; PTL_BENCH_FROM takes DIR/sends, req where there is
+#          none (runs kept before it)
 set -u
 B=$(cd "$(dirname "$0")/.." && pwd)
 S=${PTL_TOP_SRCDIR:-$B}
@@ -366,11 +369,13 @@ BIND4=${PTL_BENCH_BIND4:-}
 [ -n "${PTL_BENCH_FROM:-}" ] && [ -z "$BIND4" ] && BIND4=none
 BIND4=${BIND4:-core}
 case $BIND4 in core | none) ;; *) echo "mpi_bench.sh: PTL_BENCH_BIND4 takes core or none, not $BIND4" >&2; exit 1 ;; esac
-# kept runs say how their schedules sent (sends); older ones with requests
-SENDS=${PTL_BENCH_SENDS:-}
-[ -n "${PTL_BENCH_FROM:-}" ] && [ -z "$SENDS" ] && SENDS=$(cat "$PTL_BENCH_FROM/sends" 2>/dev/null)
-[ -n "${PTL_BENCH_FROM:-}" ] && [ -z "$SENDS" ] && SENDS=req
-SENDS=${SENDS:-free}
+# how the measured MPI sent a schedule's short messages: free (this tree's),
+# or what a kept run says (DIR/sends), req for runs kept before it;
+# PTL_BENCH_SENDS prices them otherwise (an A/B on the same data)
+SENT=free
+[ -n "${PTL_BENCH_FROM:-}" ] && { SENT=$(cat "$PTL_BENCH_FROM/sends" 2>/dev/null) || SENT=req; }
+case $SENT in free | req) ;; *) echo "mpi_bench.sh: $PTL_BENCH_FROM/sends says $SENT, not free or req" >&2; exit 1 ;; esac
+SENDS=${PTL_BENCH_SENDS:-$SENT}
 case $SENDS in free | req) ;; *) echo "mpi_bench.sh: PTL_BENCH_SENDS takes free or req, not $SENDS" >&2; exit 1 ;; esac
 # bound cores' model (below, "bound cores"), checked before anything is measured
 BOUND_PW=${PTL_BENCH_PW:-0.1} BOUND_JITTER=${PTL_BENCH_JITTER:-0.35}
@@ -380,7 +385,7 @@ BOUND_PW=${PTL_BENCH_PW:-0.1} BOUND_JITTER=${PTL_BENCH_JITTER:-0.35}
 	{ echo "mpi_bench.sh: PTL_BENCH_PW takes a number, 0 or more, not $BOUND_PW" >&2; exit 1; }
 W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
 echo "$BIND4" > "$W/bind4"
-echo "$SENDS" > "$W/sends"
+echo "$SENT" > "$W/sends"
 # PTL_BENCH_KEEP=DIR keeps this run's measurements (DIR/all, DIR/algo,
 # DIR/bulk, DIR/states);
 # PTL_BENCH_FROM=DIR measures nothing and runs the model on DIR's instead
@@ -1038,27 +1043,30 @@ rdmax=$(cdef RD_DIRECT_MAX 4096)
 rdlazy=$(cdef RD_DIRECT_LAZY_MAX 1024)
 rdsmall=$((rdmax < noack ? rdmax : noack))
 # Request-free schedule sends: a schedule's send that can go inline and
-# ACK-free leaves with no request (mpi_coll.c's cb_send, since 2026-12-06),
-# as direct recursive doubling's rounds do, so the model prices a
-# schedule's messages up to --small-max as those rounds' (small: sovh at
+# ACK-free leaves with no request (mpi_coll.c's cb_send, since
+# 2026-12-06), as direct recursive doubling's rounds do. So every model of
+# a schedule here (the rows, the barrier the call term comes from, the
+# allgathers and barriers that solve rates and switches, the checks)
+# prices its messages up to --small-max as those rounds' (small: sovh at
 # each end, salpha between, their receivers' costs) and charges no cost
-# per command for the rows that send them: the command's share of the
-# engine's bookkeeping (barrier less bcast) was most of it the request,
-# and sovh carries a call's checks at each end besides. The barrier that
-# gives the call term is priced the same way. Two runs kept with such
-# sends (s55/n1, s56/a1), re-modelled: 2-rank rows within 10% 28 -> 33
-# and 32 -> 34 of 35 (ring, ring_bidir, halving-doubling and tree at 64 B
-# from 1.08x - 1.15x to 0.98x - 1.06x), 4-rank 27 -> 30 and 26 -> 31
-# (the 4 KiB rows' 1 KiB messages from 1.08x - 1.14x to 0.97x - 1.08x).
-# PTL_BENCH_SENDS=req: with requests, as before.
+# per command (--cmd-cost, the barrier less the 8-byte bcast: the
+# bookkeeping of the request each command made), what is left of the
+# engine's own per call going to the call term. --small-max stays where
+# the request-free figures were measured (rdsmall, 4 KiB; sends go so up
+# to noack): priced request-free up to noack on the tables' last points,
+# the 4-rank rows within 10% fell by 2 - 4 in each run below. Runs kept
+# with such sends, re-modelled: 2-rank rows within 10% 28 -> 33 (s55/n1),
+# 32 -> 34 (s56/a1), 34 -> 35 (s56/a3), 4-rank 27 -> 30, 26 -> 30, 32 ->
+# 32. PTL_BENCH_SENDS=req: with requests and the command cost, as before.
 engsmall= engcmd=$cmd
-if [ "$SENDS" = free ] && [ -n "$small" ]; then
+if [ "$SENDS" = free ] && [ "$rdsmall" -gt 0 ] && [ -n "$small" ]; then
 	engsmall="--small-max $rdsmall $small" engcmd=0
 fi
 b0=$(predict --op barrier --ranks 2 --bytes 0 $loop --alpha "$alpha" --beta "$beta" --overhead "$o" --cmd-cost "$engcmd" $wk $engsmall)
 callb=$(calc "$bar2 - $b0 > 0 ? $bar2 - $b0 : 0")
 echo
 echo "# predicted (collectives/coll_cost.c via ptltool coll) vs measured ptl allreduce (best of $ROUNDS rounds x $LAUNCHES launches x $TRIALS trials), us; ratio = predicted / measured"
+echo "# a schedule's messages priced $([ -n "$engsmall" ] && echo "request-free up to $rdsmall B (--small-max), no cost per command" || echo "with requests, $cmd us per command") (the measured MPI sent them $SENT; PTL_BENCH_SENDS)"
 echo "# calibration from this run (its figures below 1 KiB: the best trial of every launch; from 1 KiB: the $CALQ quantile of the launches' best trials, PTL_BENCH_CALQ)"
 echo "# calibration from this run (2 ranks, a core each): o $o us/message; receive posted $postm us (above $clazy B; direct recursive doubling: $rdlazy B; $([ "${PTL_BENCH_POST:-}" = charge ] && echo charged || echo "not charged: o holds it")); $cmd us per command (barrier $bar2 us - 8 B bcast ${bc8:-?} us); alpha $alpha us ($hrt us 8 B half round trip - 2 o);"
 [ -n "$wk" ] && echo "#   a collective's rank that waited for a message pays $wake us when it comes (8 B MPI_Bcast $bc8 us - its root's side alone $br us - alpha - o)"
@@ -1196,7 +1204,7 @@ agcall=$(calc "$callb + ${agself:-0}")
 # each way (one exchange by the ring), each read T us
 agm() { ag_l=$1 ag_t=$2; shift 2
 	predict --op allgather --ranks 2 --bytes "$((ag_l * 2))" --algo ring --alpha "$alpha" --beta "$ebeta" \
-	--overhead "$o" --call "$agcall" $wk --cmd-cost "$cmd" --cpu-copies \
+	--overhead "$o" --call "$agcall" $wk --cmd-cost "$engcmd" $engsmall --cpu-copies \
 	--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$peager" --inline-max "$eager" \
 	--read-rates "1048576:$(calc "$ag_l / ($ag_t * 1e-6)")" $readm --move-piece "$piece" --recv-post "${post:-0}" \
 	--lazy-max "$clazy" $loop "$@"; }
@@ -1395,16 +1403,16 @@ fi
 [ -n "$lrates" ] && echo "#   local copies, GB/s by size (MPI_COMM_SELF allreduce beyond its 8-byte call):$lsays"
 bc1m=$(cal 2 bcast 1048576)
 if [ -n "$mv" ] && [ "$(how 1048576)" = move ]; then
-	echo "# check (no parameter comes from it), one move of 1 MiB: 2-rank MPI_Bcast measured ${bc1m:-?} us, predicted $(one 1M "$callb" "$splitc" "$cmd" $rt $wk) us (the 1 MiB ping-pong's ${pp1m:-?} us gave the move rate)"
+	echo "# check (no parameter comes from it), one move of 1 MiB: 2-rank MPI_Bcast measured ${bc1m:-?} us, predicted $(one 1M "$callb" "$splitc" "$engcmd" $rt $wk $engsmall) us (the 1 MiB ping-pong's ${pp1m:-?} us gave the move rate)"
 else
-	echo "# checks (no parameter comes from them), one $(how 1048576) copy of 1 MiB: ping-pong measured ${pp1m:-?} us, predicted $(one 1M 0 "$splitc" 0 $rt) us; 2-rank MPI_Bcast measured ${bc1m:-?} us, predicted $(one 1M "$callb" "$splitc" "$cmd" $rt $wk) us"
+	echo "# checks (no parameter comes from them), one $(how 1048576) copy of 1 MiB: ping-pong measured ${pp1m:-?} us, predicted $(one 1M 0 "$splitc" 0 $rt) us; 2-rank MPI_Bcast measured ${bc1m:-?} us, predicted $(one 1M "$callb" "$splitc" "$engcmd" $rt $wk $engsmall) us"
 fi
 # barrier N SWITCH: the model's N-rank barrier on the cores there are
 # (while bound cores' switch is solved, its poll window that switch's
 # share: pwshare)
 pwshare=
 barrier() { predict --op barrier --ranks "$1" --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o" --call "$callb" $wk \
-	--cmd-cost "$cmd" --cores "$cores" --switch-cost "$2" $cwait \
+	--cmd-cost "$engcmd" $engsmall --cores "$cores" --switch-cost "$2" $cwait \
 	${pwshare:+--poll-window $(calc "$2 * $pwshare")} $loop; }
 # switch N BARRIER: ranks share the cores, each waiting rank yielding its
 # core at every poll, so the model schedules the CPU work on the cores and
@@ -1523,7 +1531,7 @@ xss() { predict --op alltoall --ranks 4 --algo pairwise --counts "0,0,$1,0,0,0,0
 # these cores as the rows' launches call it
 ag4() { ag_l=$1; shift
 	predict --op allgather --ranks 4 --bytes "$((ag_l * 4))" --algo ring --alpha "$alpha" --beta "$ebeta" \
-	--overhead "$o" --call "$agcall" $wk --cmd-cost "$cmd" --cpu-copies --acked-sends="$alpha" \
+	--overhead "$o" --call "$agcall" $wk --cmd-cost "$engcmd" $engsmall --cpu-copies --acked-sends="$alpha" \
 	--noack-max "$noack" --rndv-min "$ceager" --inline-max "$eager" --recv-post "${post:-0}" \
 	--lazy-max "$clazy" --cores "$cores" --switch-cost "$sw" $cwait $loop "$@"; }
 # ra4 SIZE READ: its blocks read by their receivers, each read READ us
@@ -1619,7 +1627,7 @@ xs1() { pairx 2 1 rndv --same-core-rates "$@"; }
 # bcw N CW: the model's N-rank barrier on the cores there are, no switch,
 # a waiting rank seeing its message CW us after it came
 bcw() { predict --op barrier --ranks "$1" --bytes 0 --alpha "$alpha" --beta "$beta" --overhead "$o" --call "$callb" $wk \
-	--cmd-cost "$cmd" --cores "$cores" --switch-cost 0 --core-wait "$2" $loop; }
+	--cmd-cost "$engcmd" $engsmall --cores "$cores" --switch-cost 0 --core-wait "$2" $loop; }
 # cwsolve N BARRIER: the core wait for which the model's N-rank barrier
 # takes BARRIER (PTL_BENCH_CWAIT=barrier)
 cwsolve() { secant bcw "$1" "$2"; }
@@ -1811,7 +1819,7 @@ for n in 2 4; do
 		bm=$(cal "$n" bcast "$b")
 		[ -n "$bm" ] || continue
 		bp=$(predict --op bcast --ranks "$n" --bytes "$b" --alpha "$alpha" --beta "$ebeta" --overhead "$o" --call "$callb" $wk \
-			--cmd-cost "$cmd" --acked-sends="$alpha" --noack-max "$noack" --rndv-min "$eager" --rndv-cost "$rndv" \
+			--cmd-cost "$engcmd" $engsmall --acked-sends="$alpha" --noack-max "$noack" --rndv-min "$eager" --rndv-cost "$rndv" \
 			--split-min "$split4" --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max "$clazy" --cpu-copies \
 			--cores "$cores" --switch-cost "$sw" $cwait $loop $rt $rt4)
 		echo "#   check: $n-rank MPI_Bcast of $b B measured $bm us, predicted $bp us"

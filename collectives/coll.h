@@ -495,9 +495,10 @@ struct coll_cost_params {
 	size_t inline_max;
 	double recv_copy_cost;
 	/* Messages of 1 to small_max bytes (0: none) go request-free, as ptl's
-	 * MPI sends its short allreduce rounds (inline, ACK-free, no request
-	 * at either end): small_o at each end and small_alpha between instead
-	 * of o and alpha, each measured on that path. */
+	 * MPI sends its short allreduce rounds and a schedule's short
+	 * messages (inline, ACK-free, no request on the send side): small_o
+	 * at each end and small_alpha between instead of o and alpha, each
+	 * measured on that path, and no cmd_cost at either end. */
 	size_t small_max;
 	double small_o;
 	double small_alpha;
@@ -701,7 +702,8 @@ struct coll_bufs {
  * posted), runs local commands itself and applies reductions. The
  * transport supplies the three callbacks below and reports every posted
  * send/receive back with coll_engine_done once it has completed (a send:
- * its buffer may be reused; a receive: the bytes are in place). Callbacks must
+ * its buffer may be reused; a receive: the bytes are in place), but a
+ * send whose callback returned 1 (over already). Callbacks must
  * not call coll_engine_done themselves; report completions afterwards. */
 struct coll_engine;
 struct coll_engine_ops {

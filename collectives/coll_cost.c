@@ -222,14 +222,18 @@ static void partner(const struct sim *m, int r, size_t i, int *pr, size_t *pi)
 }
 
 static double cpu_run(struct sim *m, int r, double t, double w);
+static bool small(const struct coll_cost_params *p, size_t len);
 
 /* transfer command (r, i) is posted as soon as it has no dependencies
  * left: the rank's CPU pays cmd_cost, and for a receive that posts an ME
- * recv_post (then it can match). A send's o comes when it can go. */
+ * recv_post (then it can match). A send's o comes when it can go. A
+ * request-free message (small) pays no cmd_cost at either end: its
+ * small_o, a blocking send's and receive's CPU, holds what its ends do
+ * for it (ptl's MPI sends a schedule's short messages so too). */
 static void post(struct sim *m, int r, size_t i)
 {
 	const struct coll_cmd *c = cmd_at(m, r, i);
-	double w = m->p->cmd_cost;
+	double w = small(m->p, c->len) ? 0.0 : m->p->cmd_cost;
 	if (c->kind != COLL_SEND && c->len > m->p->lazy_max)
 		w += m->p->recv_post;
 	if (w > 0)

@@ -407,7 +407,8 @@ static void test_sw_recv_post(void **state)
  * 2-rank barrier's chain pays it twice (each rank posts its receive, then
  * its send), a 2-rank bcast's once (the root's send; the leaf posted its
  * receive long before the message came), the ring's two steps on 2 ranks
- * four times. */
+ * four times. A request-free message (up to small_max) pays it at neither
+ * end; a barrier's zero-byte ones are not request-free and still do. */
 static void test_sw_cmd_cost(void **state)
 {
 	(void)state;
@@ -415,6 +416,16 @@ static void test_sw_cmd_cost(void **state)
 	NEAR(sw_cost(COLL_OP_BARRIER, COLL_ALGO_AUTO, 2, 0, 1, &p), 2e-6 + 2 * 5e-8 + 2 * 3e-7 + 1e-6);
 	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 64, 1, &p), 2e-6 + 5e-8 + 2 * 3e-7 + 1e-6);
 	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RING, 2, 64, 1, &p), 2e-6 + 2 * (2 * 5e-8 + 2 * 3e-7 + 1e-6));
+	/* request-free at the same o and alpha: only the command cost goes */
+	p.small_max = 64;
+	p.small_o = p.o;
+	p.small_alpha = p.alpha;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RING, 2, 64, 1, &p), 2e-6 + 2 * (2 * 3e-7 + 1e-6));
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 64, 1, &p), 2e-6 + 2 * 3e-7 + 1e-6);
+	NEAR(sw_cost(COLL_OP_BARRIER, COLL_ALGO_AUTO, 2, 0, 1, &p), 2e-6 + 2 * 5e-8 + 2 * 3e-7 + 1e-6);
+	/* past small_max it is paid again */
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 128, 1, &p), 2e-6 + 5e-8 + 2 * 3e-7 + 1e-6);
+	p.small_max = 0;
 	p.cmd_cost = 0;
 	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RING, 2, 64, 1, &p), 2e-6 + 2 * (2 * 3e-7 + 1e-6));
 }
