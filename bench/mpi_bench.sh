@@ -79,8 +79,9 @@
 #          with an instant move. Checked, not fitted: the 2-rank 1 MiB
 #          MPI_Bcast (one move or split copy, one way) beside its
 #          prediction. 4 ranks on 2 cores: shm bounces every move, unsplit
-#   small  ptl's short allreduce rounds go request-free (inline,
-#          ACK-free, no request at either end; --small-max): their CPU at
+#   small  ptl's short allreduce rounds and a schedule's short messages
+#          go request-free (inline, ACK-free, no request on the send side;
+#          --small-max, up to 4 KiB, where these figures reach): their CPU at
 #          each end from mpi_collcal's "sovh" (blocking 8-byte MPI_Send
 #          and MPI_Recv of one already there), their alpha its blocking
 #          8-byte ping-pong less both; what the receiver's CPU pays beyond
@@ -95,7 +96,9 @@
 #          bookkeeping): a 2-rank MPI_Barrier (each rank posts a receive
 #          and a send before its message goes) less a 2-rank 8-byte
 #          MPI_Bcast (the root posts one send; the leaf's receive was
-#          posted long before), the one difference the model sees
+#          posted long before), the one difference the model sees; none
+#          where a schedule's short messages go request-free (below,
+#          "request-free schedule sends"), the call term taking the rest
 #   wake   what a collective's rank pays for each message it takes
 #          (--wake-cost: the poll that saw it, the pass over what the
 #          collective waits for; o is measured with point-to-point
