@@ -1057,7 +1057,7 @@ rdsmall=$((rdmax < noack ? rdmax : noack))
 # engine's own per call going to the call term. --small-max stays where
 # the request-free figures were measured (rdsmall, 4 KiB; sends go so up
 # to noack): priced request-free up to noack on the tables' last points,
-# the 4-rank rows within 10% fell by 2 - 4 in each run below. Runs kept
+# the 4-rank rows within 10% fell by 2 - 3 in each run below. Runs kept
 # with such sends, re-modelled: 2-rank rows within 10% 28 -> 33 (s55/n1),
 # 32 -> 34 (s56/a1), 34 -> 35 (s56/a3), 4-rank 27 -> 30, 26 -> 30, 32 ->
 # 32. PTL_BENCH_SENDS=req: with requests and the command cost, as before.
