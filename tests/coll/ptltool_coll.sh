@@ -712,6 +712,27 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 	out=$(bench PTL_BENCH_PW=x PTL_BENCH_FROM="$kept" 2>&1); st=$?
 	[ "$st" = 1 ] || fail "mpi_bench.sh PTL_BENCH_PW=x: exit $st, want 1"
 	has "$out" "PTL_BENCH_PW takes a number, 0 or more, not x"
+	# how a schedule's short messages are priced: as the kept run's MPI
+	# sent them (DIR/sends; none: with requests, runs kept before it),
+	# PTL_BENCH_SENDS over it; a bad value of either stops the run
+	out=$(bench PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" 2>&1)
+	has "$out" "priced with requests, .* (the measured MPI sent them req; PTL_BENCH_SENDS)"
+	echo free > "$kept/sends"
+	out=$(bench PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" 2>&1)
+	has "$out" "(the measured MPI sent them free; PTL_BENCH_SENDS)"
+	if grep -q '^ptl 2 sovh 8 ' "$kept/all" && grep -q '^ptl 2 spp 8 ' "$kept/all"; then
+		has "$out" "priced request-free up to [0-9]* B (--small-max), no cost per command"
+	fi
+	out=$(bench PTL_BENCH_SENDS=req PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" 2>&1)
+	has "$out" "priced with requests, .* (the measured MPI sent them free; PTL_BENCH_SENDS)"
+	out=$(bench PTL_BENCH_SENDS=maybe PTL_BENCH_FROM="$kept" 2>&1); st=$?
+	[ "$st" = 1 ] || fail "mpi_bench.sh PTL_BENCH_SENDS=maybe: exit $st, want 1"
+	has "$out" "PTL_BENCH_SENDS takes free or req, not maybe"
+	echo maybe > "$kept/sends"
+	out=$(bench PTL_BENCH_FROM="$kept" 2>&1); st=$?
+	[ "$st" = 1 ] || fail "mpi_bench.sh with DIR/sends 'maybe': exit $st, want 1"
+	has "$out" "sends says maybe, not free or req"
+	rm -f "$kept/sends"
 	# the ping-pong outliers' mark likewise, and a kept run's relaunches
 	# said under the table as they went: replaced, kept over the mark, a
 	# relaunch failed, the state budget spent
