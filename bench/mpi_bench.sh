@@ -754,6 +754,13 @@ END {
       : $4 == "over" ? "none under the mark, kept" : $4 " us"
     s = s sprintf("%s %s round %d (%s us -> %s, %d relaunch%s)", NR > 1 ? ";" : "", $1, $2, $3, how, $5, $5 == 1 ? "" : "es") }
   END { print "#   ping-pong launches run again, their 8 B half round trip over " (x == "" ? "PTL_BENCH_OUTLIER" : x "x") " the implementation'"'"'s lowest launch:" s }' "$W/relaunched"
+# the ping-pong trials run again because a rank's core ran slow around
+# them (bench/mpi_pingpong.c's "slow" lines: bench/bench_speed.h); runs
+# kept before it have none
+awk -v impls="$impls" '$3 == "slow" && NF >= 6 { a[$1] += $4; k[$1] += $5; n[$1] += $6 }
+  END { m = split(impls, im, " ")
+    for (i = 1; i <= m; i++) if (im[i] in n) s = s sprintf("%s %s %d of %d (kept slow %d)", s == "" ? "" : ";", im[i], a[im[i]], n[im[i]], k[im[i]])
+    if (s != "") print "#   ping-pong trials run again for a core that ran slow around them (bench/bench_speed.h):" s }' "$W/all"
 
 # The cost model's prediction beside each algorithm's measured time.
 # cal N FIG BYTES: of ptl's N-rank runs, a figure that moves 1 KiB or more:

@@ -21,6 +21,11 @@
  *
  * Either way the first row comes after unmeasured round trips (warm_up),
  * or exchanges where it is one.
+ *
+ * A trial during which either rank's core ran slow (a probe before it or
+ * after it over the process's fastest: bench_speed.h says why) is run
+ * again, up to SLOW_RETRIES times, SLOW_BUDGET times in a launch; the
+ * last line, "slow <trials run again> <kept slow> <trials>", counts them.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -28,10 +33,48 @@
 #include <string.h>
 
 #include "bench_bw.h"
+#include "bench_speed.h"
 
 #define MAX_LAT (4 * 1024 * 1024)
 #define MAX_BW (16 * 1024 * 1024)
 #define WINDOW 32
+
+/* Slow trials (bench_speed.h): a trial is run again while a rank's core
+ * ran slow around it, up to SLOW_RETRIES times (then kept, and counted),
+ * and SLOW_BUDGET times in all, so that a core slow for seconds costs a
+ * launch a bounded time. */
+#define SLOW_RETRIES 4
+#define SLOW_BUDGET 200
+static struct bench_speed speed;
+static int slow_tries, slow_again, slow_kept, slow_trials;
+
+/* Before a trial: whether this rank's core is slow now. */
+static int trial_begin(void)
+{
+	return bench_speed_slow(&speed);
+}
+
+/* After it: whether to run it again (every rank gets the same answer). */
+static int trial_again(int slow)
+{
+	slow |= bench_speed_slow(&speed);
+	MPI_Allreduce(MPI_IN_PLACE, &slow, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	if (slow && slow_tries < SLOW_RETRIES && slow_again < SLOW_BUDGET) {
+		slow_tries++;
+		slow_again++;
+		return 1;
+	}
+	slow_kept += slow;
+	slow_trials++;
+	slow_tries = 0;
+	return 0;
+}
+
+static void slow_report(int rank)
+{
+	if (rank == 0)
+		printf("slow %d %d %d\n", slow_again, slow_kept, slow_trials);
+}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -58,6 +101,7 @@ static void ux_rows(int rank, int trials, int queued)
 	MPI_Barrier(MPI_COMM_WORLD);
 	for (int posted = 0; posted < 2; posted++) {
 		for (int t = 0; t < trials; t++) {
+			int slow = trial_begin();
 			for (int i = -100; i < iters; i++) {
 				if (i == 0) {
 					MPI_Barrier(MPI_COMM_WORLD);
@@ -81,6 +125,8 @@ static void ux_rows(int rank, int trials, int queued)
 				}
 			}
 			v[t] = (MPI_Wtime() - v[t]) * 1e6 / iters / 2;
+			if (trial_again(slow))
+				t--;
 		}
 		if (rank == 0)
 			report(posted ? "uxpost" : "uxlat", (size_t)queued, v, trials);
@@ -122,10 +168,13 @@ static void timed_row(const char *name, void (*run)(int, size_t, int, char *, ch
 	double v[1000];
 	for (int t = 0; t < trials; t++) {
 		run(rank, len, 100, sbuf, rbuf);
+		int slow = trial_begin();
 		MPI_Barrier(MPI_COMM_WORLD);
 		v[t] = MPI_Wtime();
 		run(rank, len, iters, sbuf, rbuf);
 		v[t] = (MPI_Wtime() - v[t]) * 1e6 / iters / per;
+		if (trial_again(slow))
+			t--;
 	}
 	if (rank == 0)
 		report(name, len, v, trials);
@@ -152,6 +201,7 @@ static void bw_row(int rank, int trials, size_t len, int rounds, char *sbuf, cha
 	MPI_Request req[WINDOW];
 	MPI_Status st[WINDOW];
 	for (int t = 0; t < trials; t++) {
+		int slow = trial_begin();
 		MPI_Barrier(MPI_COMM_WORLD);
 		double t0 = MPI_Wtime();
 		for (int k = 0; k < rounds; k++) {
@@ -169,6 +219,8 @@ static void bw_row(int rank, int trials, size_t len, int rounds, char *sbuf, cha
 			}
 		}
 		v[t] = (double)len * WINDOW * rounds / ((MPI_Wtime() - t0) * 1e9);
+		if (trial_again(slow))
+			t--;
 	}
 	if (rank == 0 && print)
 		report("bw", len, v, trials);
@@ -181,6 +233,7 @@ static void flood_row(int rank, int trials, size_t len, int msgs, char *sbuf, ch
 	int peer = 1 - rank;
 	double v[1000];
 	for (int t = 0; t < trials; t++) {
+		int slow = trial_begin();
 		MPI_Barrier(MPI_COMM_WORLD);
 		double t0 = MPI_Wtime();
 		for (int i = 0; i < msgs; i++) {
@@ -194,6 +247,8 @@ static void flood_row(int rank, int trials, size_t len, int msgs, char *sbuf, ch
 		else
 			MPI_Send(sbuf, 0, MPI_CHAR, peer, 5, MPI_COMM_WORLD);
 		v[t] = (MPI_Wtime() - t0) * 1e6 / msgs;
+		if (trial_again(slow))
+			t--;
 	}
 	if (rank == 0)
 		report("flood", len, v, trials);
@@ -219,10 +274,12 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		return 2;
 	}
+	bench_speed_seed(&speed);
 	if (argc > 2 && strcmp(argv[2], "ux") == 0) {
 		int n = argc > 3 ? atoi(argv[3]) : 20000;
 		ux_rows(rank, trials, 0);
 		ux_rows(rank, trials, n > 0 ? n : 20000);
+		slow_report(rank);
 		MPI_Finalize();
 		return 0;
 	}
@@ -260,6 +317,7 @@ int main(int argc, char **argv)
 		for (size_t len = 4096; len <= MAX_BW; len *= 4)
 			bw_row(rank, trials, len, bench_bw_rounds(len, WINDOW), sbuf, rbuf, 1);
 	}
+	slow_report(rank);
 	free(rbuf);
 	free(sbuf);
 	MPI_Finalize();

@@ -743,6 +743,13 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 		> "$kept/relaunched"
 	out=$(bench PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" 2>&1)
 	has "$out" "over 1.5x the implementation's lowest launch: ptl round 1 (0.45 us -> 0.17 us, 1 relaunch); ptl round 2 (0.38 us -> none under the mark, kept, 4 relaunches); mpich round 3 (0.30 us -> a relaunch failed, kept, 2 relaunches); mpich round 1 (0.29 us -> the state budget spent, kept, 0 relaunches)"
+	# the ping-pong launches' trials run again for a slow core (their
+	# "slow" lines), summed per implementation; a kept run without them
+	# says nothing of it
+	case $out in *"core that ran slow"*) fail "mpi_bench.sh: slow trials said of a run without slow lines: $out" ;; esac
+	printf 'ptl 2 slow %s\n' "3 1 94" "2 0 94" "0 0 12" >> "$kept/all"
+	out=$(bench PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" 2>&1)
+	has "$out" "^#   ping-pong trials run again for a core that ran slow around them (bench/bench_speed.h): ptl 5 of 200 (kept slow 1)$"
 	rm -rf "$kept"
 	# mpi_allreduce's "rows" (mpi_bench.sh's launches of one algorithm):
 	# the rows and the small figures, none of the moves through shm's bulk
@@ -757,6 +764,17 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 		has "$out" "allreduce 1048576 "
 		case $out in *"pingpong 131072 "* | *"pingpong 20480 "* | *"pingpong 16384 "* | *"bcast 1048576 "*)
 			fail "mpi_allreduce rows: a bulk ping-pong or bcast ran: $out" ;; esac
+	fi
+	# mpi_pingpong's rows named, then its count of trials (2 rows x 2
+	# trials) and of those run again for a slow core, at most 4 each
+	pp=${PTL_TOP_BUILDDIR:-.}/bench/mpi_pingpong_ptl
+	if [ -x "$pp" ] && [ -x "$run" ]; then
+		out=$(limited "$(job_limit 120)" "$run" -n 2 --timeout 120 "$pp" 2 sizes 8 b4096 2>&1); st=$?
+		[ "$st" = 0 ] || fail "ptlrun -n 2 mpi_pingpong_ptl 2 sizes 8 b4096: exit $st: $out"
+		printf '%s\n' "$out" | grep -Eq '^lat 8 [0-9.]+ [0-9.]+ [0-9.]+$' || fail "mpi_pingpong: no lat 8 row: $out"
+		printf '%s\n' "$out" | grep -Eq '^bw 4096 [0-9.]+ [0-9.]+ [0-9.]+$' || fail "mpi_pingpong: no bw 4096 row: $out"
+		printf '%s\n' "$out" | awk '$1 == "slow" { n++; ok = NF == 4 && $4 == 4 && $3 <= $4 && $2 <= 4 * $4 } END { exit !(n == 1 && ok) }' ||
+			fail "mpi_pingpong: want one 'slow AGAIN KEPT 4' line last: $out"
 	fi
 else
 	echo "ptltool coll: bench/mpi_bench.sh's model check skipped (no build tree bench, libptlmpi or cc)"
