@@ -34,6 +34,17 @@ static struct {
 	 * walking the hash, and the receive finds it the same way. Cleared
 	 * when that bucket goes. */
 	struct ux_bucket *last[UX_WAYS];
+	/* Every listed message, in arrival order: what the wildcard ways are
+	 * built from when first asked for (ux_wild_build). */
+	struct mpi_list all;
+	/* The wildcard ways are kept: a wildcard receive or probe looked
+	 * since the index was last empty. Why not always: listing a message
+	 * four ways (a key, a bucket and a link each) and unlisting it took
+	 * about 250 of the ~1,500 instructions a receiving rank spent on each
+	 * message of a 64-byte flood, and most programs never use a
+	 * wildcard, or use one while few messages wait. Back to off when the
+	 * index empties: a later first look builds from what came since. */
+	bool wild;
 } X = { .recs = MPI_POOL_INIT(sizeof(struct mpi_ux), UX_SLAB), .bks = MPI_POOL_INIT(sizeof(struct ux_bucket), UX_SLAB) };
 
 long mpi_ux_count;
@@ -100,10 +111,10 @@ static void ux_hash_grow(void)
 	free(old);
 }
 
-/* Lists u (its fields set) at the tail of its list of every way. */
-bool mpi_ux_list(struct mpi_ux *u)
+/* Lists u at the tail of its list of ways from to to - 1. */
+static bool ux_list_ways(struct mpi_ux *u, int from, int to)
 {
-	for (int w = 0; w < UX_WAYS; w++) {
+	for (int w = from; w < to; w++) {
 		uint64_t key = ux_key(w, u->ctx, u->src, u->tag);
 		struct ux_bucket *b = ux_bucket_find(key, w);
 		if (!b) {
@@ -122,8 +133,31 @@ bool mpi_ux_list(struct mpi_ux *u)
 		mpi_list_add_tail(&u->way[w], &b->q);
 		u->bk[w] = b;
 	}
+	return true;
+}
+
+/* Lists u (its fields set) at the tail of its exact list, of the list of
+ * all, and, while they are kept, of the wildcard ways' lists. */
+bool mpi_ux_list(struct mpi_ux *u)
+{
+	if (!ux_list_ways(u, UX_EXACT, X.wild ? UX_WAYS : UX_EXACT + 1))
+		return false;
+	mpi_list_add_tail(&u->all, &X.all);
 	u->in_ux = true;
 	mpi_ux_count++;
+	return true;
+}
+
+/* The first wildcard look since the index was last empty: every listed
+ * message goes on the wildcard ways' lists, in arrival order (the list of
+ * all), so each list holds its messages earliest first, as if they had
+ * been listed there as they came. false: no memory for a list. */
+static bool ux_wild_build(void)
+{
+	for (struct mpi_list *l = X.all.next; l != &X.all; l = l->next)
+		if (!ux_list_ways(mpi_container(l, struct mpi_ux, all), UX_EXACT + 1, UX_WAYS))
+			return false;
+	X.wild = true;
 	return true;
 }
 
@@ -132,6 +166,9 @@ void mpi_ux_unlist(struct mpi_ux *u)
 {
 	for (int w = 0; w < UX_WAYS; w++) {
 		struct ux_bucket *b = u->bk[w];
+		if (!b)
+			continue;
+		u->bk[w] = NULL;
 		mpi_list_del(&u->way[w]);
 		if (mpi_list_empty(&b->q)) {
 			struct ux_bucket **pp = &X.ux_hash[ux_hash(b->key, w)];
@@ -144,8 +181,10 @@ void mpi_ux_unlist(struct mpi_ux *u)
 			X.ux_nbk--;
 		}
 	}
+	mpi_list_del(&u->all);
 	u->in_ux = false;
-	mpi_ux_count--;
+	if (!--mpi_ux_count)
+		X.wild = false;
 }
 
 /* The earliest unexpected message a receive of (ctx, src, tag) matches:
@@ -154,6 +193,8 @@ struct mpi_ux *mpi_ux_find_listed(int ctx, int src, int tag)
 {
 	int w = src == MPI_ANY_SOURCE ? (tag == MPI_ANY_TAG ? UX_ANYANY : UX_ANYSRC)
 				      : (tag == MPI_ANY_TAG ? UX_ANYTAG : UX_EXACT);
+	if (w != UX_EXACT && !X.wild && !ux_wild_build())
+		mpi_fatal(MPI_ERR_NO_MEM, "out of memory for an unexpected-message index");
 	struct ux_bucket *b = ux_bucket_find(ux_key(w, ctx, src, tag), w);
 	return b ? mpi_container(b->q.next, struct mpi_ux, way[w]) : NULL;
 }
@@ -161,6 +202,7 @@ struct mpi_ux *mpi_ux_find_listed(int ctx, int src, int tag)
 bool mpi_ux_index_init(void)
 {
 	X.ux_hmask = 1023;
+	mpi_list_init(&X.all);
 	X.ux_hash = calloc(X.ux_hmask + 1, sizeof *X.ux_hash);
 	return X.ux_hash && mpi_pool_grow(&X.recs) && mpi_pool_grow(&X.bks);
 }
@@ -170,6 +212,7 @@ void mpi_ux_index_fini(void)
 	mpi_pool_fini(&X.recs);
 	mpi_pool_fini(&X.bks);
 	memset(X.last, 0, sizeof X.last);
+	X.wild = false;
 	free(X.ux_hash);
 	X.ux_hash = NULL;
 	mpi_ux_count = 0;

@@ -16,13 +16,20 @@ struct mpi_uxbuf;
  * messages it matches, earliest first: a posted receive, a lazy one, a
  * probe or a wildcard finds its message at the head of one list whatever
  * else is queued (a linear scan of 20,000 messages of another tag cost a
- * ping-pong 53-71 us), and MPI's non-overtaking order is the list order. */
+ * ping-pong 53-71 us), and MPI's non-overtaking order is the list order.
+ *
+ * The three wildcard ways are kept only once a wildcard receive or probe
+ * has looked since the index was last empty: until then a message goes on
+ * its exact list alone (and on the list of all, in arrival order), and
+ * the first such look lists every message there on the other ways, in
+ * that order (mpi_ux.c says why). */
 enum { UX_EXACT, UX_ANYTAG, UX_ANYSRC, UX_ANYANY, UX_WAYS };
 
 /* One unexpected message (or one arriving into a posted receive's place). */
 struct mpi_ux {
 	struct mpi_list way[UX_WAYS];  /* on each way's list while unexpected */
-	struct ux_bucket *bk[UX_WAYS];
+	struct ux_bucket *bk[UX_WAYS]; /* NULL: not on that way's list */
+	struct mpi_list all;           /* on the list of all while unexpected */
 	struct mpi_list alink;   /* arriving list (START seen, END not yet) */
 	int ctx, src, tag, wsrc, proto;
 	size_t len, got, off;

@@ -11,7 +11,10 @@
  * tag gets the probed message. A receive of a tag nobody sent is
  * cancelled in the middle, and a message longer than its receive is
  * truncated (on a third communicator, so no wildcard takes it first),
- * both with the backlog queued.
+ * both with the backlog queued. Then (late_wild) a backlog taken by exact
+ * receives first, its first wildcard receive or probe coming only after
+ * (the index keeps the wildcard ways only from then: mpi_ux.h), twice,
+ * the index emptied between.
  * PTL_TEST_UX_COUNT: messages per sender (default 3000). */
 #include "mpi_test.h"
 
@@ -197,6 +200,70 @@ static void receiver(MPI_Comm comms[3])
 	free(buf);
 }
 
+/* Rank 1 queues LATE_N messages at rank 0 (tags 0-3 in turn, each its
+ * index), rank 0 takes the first by an exact receive, then with
+ * wildcards, each the earliest it matches, then the rest in order. Twice:
+ * the second backlog comes after the first is gone. */
+#define LATE_N 40
+static void late_take(int round)
+{
+	int seen[LATE_N] = { 0 }, x, k = round * 1000;
+	MPI_Status st;
+	/* messages 0 - 3 are queued once message 3 is (one sender's messages
+	 * arrive in order): an exact probe waits for it */
+	OK(MPI_Probe(1, 3, MPI_COMM_WORLD, &st));
+	OK(MPI_Recv(&x, 1, MPI_INT, 1, 0, MPI_COMM_WORLD, &st));
+	CHECK(x == k, "late_wild %d: exact receive of tag 0 got %d, want %d", round, x, k);
+	seen[0] = 1;
+	/* the first wildcard: message 1 (tag 1) is the earliest left */
+	if (round == 0) {
+		OK(MPI_Recv(&x, 1, MPI_INT, 1, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
+	} else {
+		OK(MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
+		CHECK(st.MPI_TAG == 1, "late_wild %d: the first wildcard probe saw tag %d, want 1", round, st.MPI_TAG);
+		OK(MPI_Recv(&x, 1, MPI_INT, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, &st));
+	}
+	CHECK(x == k + 1 && st.MPI_TAG == 1, "late_wild %d: first wildcard got %d tag %d, want %d tag 1", round, x,
+	      st.MPI_TAG, k + 1);
+	seen[1] = 1;
+	/* any source, tag 3: message 3; any source, any tag: message 2 */
+	OK(MPI_Recv(&x, 1, MPI_INT, MPI_ANY_SOURCE, 3, MPI_COMM_WORLD, &st));
+	CHECK(x == k + 3, "late_wild %d: (any, 3) got %d, want %d", round, x, k + 3);
+	seen[3] = 1;
+	OK(MPI_Recv(&x, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
+	CHECK(x == k + 2, "late_wild %d: (any, any) got %d, want %d", round, x, k + 2);
+	seen[2] = 1;
+	/* the rest, alternating exact and wildcard receives, in order */
+	for (int i = 4; i < LATE_N; i++) {
+		if (i % 2)
+			OK(MPI_Recv(&x, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
+		else
+			OK(MPI_Recv(&x, 1, MPI_INT, 1, i % 4, MPI_COMM_WORLD, &st));
+		CHECK(x == k + i && st.MPI_TAG == i % 4, "late_wild %d: receive %d got %d tag %d", round, i, x, st.MPI_TAG);
+		if (x - k >= 0 && x - k < LATE_N)
+			seen[x - k] = 1;
+	}
+	for (int i = 0; i < LATE_N; i++)
+		CHECK(seen[i], "late_wild %d: message %d never received", round, i);
+}
+
+static void late_wild(void)
+{
+	for (int round = 0; round < 2; round++) {
+		int v[LATE_N];
+		if (t_rank == 1)
+			for (int i = 0; i < LATE_N; i++) {
+				v[i] = round * 1000 + i;
+				OK(MPI_Send(&v[i], 1, MPI_INT, 0, i % 4, MPI_COMM_WORLD));
+			}
+		MPI_Barrier(MPI_COMM_WORLD);
+		if (t_rank == 0)
+			late_take(round);
+		/* the next backlog comes after this one is gone */
+		MPI_Barrier(MPI_COMM_WORLD);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	t_init(&argc, &argv);
@@ -241,6 +308,7 @@ int main(int argc, char **argv)
 		free(rq);
 		free(bufs);
 	}
+	late_wild();
 	MPI_Comm_free(&comms[1]);
 	MPI_Comm_free(&comms[2]);
 	free(model);
