@@ -20,7 +20,8 @@
  * integer operations and L1 loads and stores (no branch but the loop's,
  * ~40 us at full speed), timed by CLOCK_MONOTONIC (the vDSO: no system
  * call). A probe over BENCH_SPEED_SLOW times the lowest this process has
- * taken is slow.
+ * taken is slow (the program may take another ratio). A core slow for
+ * the whole run is not seen so: its lowest is slow too.
  */
 #ifndef BENCH_SPEED_H
 #define BENCH_SPEED_H
@@ -64,12 +65,6 @@ static inline double bench_speed_probe(struct bench_speed *s)
 	if (s->low == 0 || ns < s->low)
 		s->low = ns;
 	return ns;
-}
-
-/* Whether a probe now finds the core slow. */
-static inline int bench_speed_slow(struct bench_speed *s)
-{
-	return bench_speed_probe(s) > BENCH_SPEED_SLOW * s->low;
 }
 
 static inline void bench_speed_seed(struct bench_speed *s)

@@ -22,9 +22,10 @@
  * Either way the first row comes after unmeasured round trips (warm_up),
  * or exchanges where it is one.
  *
- * A trial during which either rank's core ran slow (a probe before it or
- * after it over the process's fastest: bench_speed.h says why) is run
- * again, up to SLOW_RETRIES times, SLOW_BUDGET times in a launch; the
+ * A trial with either rank's core slow right before or after it (a probe
+ * over PTL_BENCH_SLOW times the process's fastest, default 1.15:
+ * bench_speed.h says why; "off": no probes) is run again once both cores
+ * read fast, up to SLOW_RETRIES times, SLOW_BUDGET times in a launch; the
  * last line, "slow <trials run again> <kept slow> <trials>", counts them.
  */
 #include <mpi.h>
@@ -39,29 +40,69 @@
 #define MAX_BW (16 * 1024 * 1024)
 #define WINDOW 32
 
-/* Slow trials (bench_speed.h): a trial is run again while a rank's core
- * ran slow around it, up to SLOW_RETRIES times (then kept, and counted),
- * and SLOW_BUDGET times in all, so that a core slow for seconds costs a
- * launch a bounded time. */
+/* Slow trials (bench_speed.h): a trial with a probe right before or
+ * right after it over PTL_BENCH_SLOW (default BENCH_SPEED_SLOW) times the
+ * process's fastest, on either rank, is run again, up to SLOW_RETRIES
+ * times (then kept, and counted) and SLOW_BUDGET times in a launch, so
+ * that a core slow for seconds costs a launch a bounded time. Only a
+ * trial's edges are probed: a stretch that starts and ends within one
+ * goes unseen. Before it runs again both ranks probe until both cores
+ * read fast (a stretch lasts 1 - 100 ms and more, a short trial well
+ * under 1 ms: run again at once, it fell into the same stretch), for at
+ * most SLOW_WAIT_NS. PTL_BENCH_SLOW=off: no probes, every trial kept. */
 #define SLOW_RETRIES 4
-#define SLOW_BUDGET 200
+#define SLOW_BUDGET 100
+#define SLOW_WAIT_NS 50e6
 static struct bench_speed speed;
-static int slow_tries, slow_again, slow_kept, slow_trials;
+static double slow_ratio = BENCH_SPEED_SLOW;
+static int slow_off, slow_tries, slow_again, slow_kept, slow_trials;
+
+static void slow_init(void)
+{
+	const char *e = getenv("PTL_BENCH_SLOW");
+	if (e && strcmp(e, "off") == 0)
+		slow_off = 1;
+	else if (e)
+		slow_ratio = atof(e);
+	if (!slow_off)
+		bench_speed_seed(&speed);
+}
+
+/* Whether a probe now finds this rank's core slow. */
+static int probe_slow(void)
+{
+	return bench_speed_probe(&speed) > slow_ratio * speed.low;
+}
 
 /* Before a trial: whether this rank's core is slow now. */
 static int trial_begin(void)
 {
-	return bench_speed_slow(&speed);
+	return slow_off ? 0 : probe_slow();
+}
+
+/* Until both cores read fast, or either rank has waited SLOW_WAIT_NS:
+ * decided together, so that every rank makes as many MPI_Allreduce calls. */
+static void slow_wait(void)
+{
+	double t0 = bench_speed_now_ns();
+	for (int f[2] = { 1, 0 }; f[0] && !f[1];) {
+		f[0] = probe_slow();
+		f[1] = bench_speed_now_ns() - t0 > SLOW_WAIT_NS;
+		MPI_Allreduce(MPI_IN_PLACE, f, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	}
 }
 
 /* After it: whether to run it again (every rank gets the same answer). */
 static int trial_again(int slow)
 {
-	slow |= bench_speed_slow(&speed);
-	MPI_Allreduce(MPI_IN_PLACE, &slow, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	if (!slow_off) {
+		slow |= probe_slow();
+		MPI_Allreduce(MPI_IN_PLACE, &slow, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	}
 	if (slow && slow_tries < SLOW_RETRIES && slow_again < SLOW_BUDGET) {
 		slow_tries++;
 		slow_again++;
+		slow_wait();
 		return 1;
 	}
 	slow_kept += slow;
@@ -167,8 +208,8 @@ static void timed_row(const char *name, void (*run)(int, size_t, int, char *, ch
 {
 	double v[1000];
 	for (int t = 0; t < trials; t++) {
-		run(rank, len, 100, sbuf, rbuf);
 		int slow = trial_begin();
+		run(rank, len, 100, sbuf, rbuf);
 		MPI_Barrier(MPI_COMM_WORLD);
 		v[t] = MPI_Wtime();
 		run(rank, len, iters, sbuf, rbuf);
@@ -201,7 +242,8 @@ static void bw_row(int rank, int trials, size_t len, int rounds, char *sbuf, cha
 	MPI_Request req[WINDOW];
 	MPI_Status st[WINDOW];
 	for (int t = 0; t < trials; t++) {
-		int slow = trial_begin();
+		/* an unprinted stream (a warm-up) is neither probed nor counted */
+		int slow = print ? trial_begin() : 0;
 		MPI_Barrier(MPI_COMM_WORLD);
 		double t0 = MPI_Wtime();
 		for (int k = 0; k < rounds; k++) {
@@ -219,7 +261,7 @@ static void bw_row(int rank, int trials, size_t len, int rounds, char *sbuf, cha
 			}
 		}
 		v[t] = (double)len * WINDOW * rounds / ((MPI_Wtime() - t0) * 1e9);
-		if (trial_again(slow))
+		if (print && trial_again(slow))
 			t--;
 	}
 	if (rank == 0 && print)
@@ -274,7 +316,7 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		return 2;
 	}
-	bench_speed_seed(&speed);
+	slow_init();
 	if (argc > 2 && strcmp(argv[2], "ux") == 0) {
 		int n = argc > 3 ? atoi(argv[3]) : 20000;
 		ux_rows(rank, trials, 0);

@@ -34,16 +34,20 @@ static struct {
 	 * walking the hash, and the receive finds it the same way. Cleared
 	 * when that bucket goes. */
 	struct ux_bucket *last[UX_WAYS];
-	/* Every listed message, in arrival order: what the wildcard ways are
-	 * built from when first asked for (ux_wild_build). */
+	/* Every message listed while the wildcard ways are not kept, in
+	 * arrival order: what they are built from when first asked for
+	 * (ux_wild_build). */
 	struct mpi_list all;
 	/* The wildcard ways are kept: a wildcard receive or probe looked
-	 * since the index was last empty. Why not always: listing a message
-	 * four ways (a key, a bucket and a link each) and unlisting it took
-	 * about 250 of the ~1,500 instructions a receiving rank spent on each
-	 * message of a 64-byte flood, and most programs never use a
-	 * wildcard, or use one while few messages wait. Back to off when the
-	 * index empties: a later first look builds from what came since. */
+	 * since the index was last empty. So a message has its wildcard
+	 * buckets exactly while this holds (it goes off only when none is
+	 * listed). Why not always: listing a message four ways (a key, a
+	 * bucket and a link each) and unlisting it took about 250 of the
+	 * 1,495 instructions a receiving rank spent on each message of a
+	 * 64-byte flood (callgrind), and most programs never use a wildcard,
+	 * or use one while few messages wait; one way and the list of all
+	 * took about 140, the whole 1,428. Back to off when the index
+	 * empties: a later first look builds from what came since. */
 	bool wild;
 } X = { .recs = MPI_POOL_INIT(sizeof(struct mpi_ux), UX_SLAB), .bks = MPI_POOL_INIT(sizeof(struct ux_bucket), UX_SLAB) };
 
@@ -111,7 +115,7 @@ static void ux_hash_grow(void)
 	free(old);
 }
 
-/* Lists u at the tail of its list of ways from to to - 1. */
+/* Lists u at the tail of its list of each way in [from, to). */
 static bool ux_list_ways(struct mpi_ux *u, int from, int to)
 {
 	for (int w = from; w < to; w++) {
@@ -136,13 +140,19 @@ static bool ux_list_ways(struct mpi_ux *u, int from, int to)
 	return true;
 }
 
-/* Lists u (its fields set) at the tail of its exact list, of the list of
- * all, and, while they are kept, of the wildcard ways' lists. */
+/* Lists u (its fields set) at the tail of its exact list and of the
+ * wildcard ways' lists while they are kept, else of the list of all. */
 bool mpi_ux_list(struct mpi_ux *u)
 {
-	if (!ux_list_ways(u, UX_EXACT, X.wild ? UX_WAYS : UX_EXACT + 1))
-		return false;
-	mpi_list_add_tail(&u->all, &X.all);
+	if (X.wild) {
+		if (!ux_list_ways(u, UX_EXACT, UX_WAYS))
+			return false;
+		mpi_list_init(&u->all); /* for unlist's del */
+	} else {
+		if (!ux_list_ways(u, UX_EXACT, UX_EXACT + 1))
+			return false;
+		mpi_list_add_tail(&u->all, &X.all);
+	}
 	u->in_ux = true;
 	mpi_ux_count++;
 	return true;
@@ -164,11 +174,8 @@ static bool ux_wild_build(void)
 /* Takes u off its lists (a receive has it); a list left empty goes. */
 void mpi_ux_unlist(struct mpi_ux *u)
 {
-	for (int w = 0; w < UX_WAYS; w++) {
+	for (int w = 0, n = X.wild ? UX_WAYS : UX_EXACT + 1; w < n; w++) {
 		struct ux_bucket *b = u->bk[w];
-		if (!b)
-			continue;
-		u->bk[w] = NULL;
 		mpi_list_del(&u->way[w]);
 		if (mpi_list_empty(&b->q)) {
 			struct ux_bucket **pp = &X.ux_hash[ux_hash(b->key, w)];
@@ -212,6 +219,7 @@ void mpi_ux_index_fini(void)
 	mpi_pool_fini(&X.recs);
 	mpi_pool_fini(&X.bks);
 	memset(X.last, 0, sizeof X.last);
+	mpi_list_init(&X.all);
 	X.wild = false;
 	free(X.ux_hash);
 	X.ux_hash = NULL;

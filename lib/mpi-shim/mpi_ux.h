@@ -11,8 +11,8 @@ struct mpi_uxbuf;
 
 /* The unexpected messages are indexed four ways, one per shape of
  * receive: (ctx, source, tag), (ctx, source, any tag), (ctx, any source,
- * tag), (ctx, any, any). Each message is on one list of every way, kept in
- * arrival order, so the list under a receive's own key holds exactly the
+ * tag), (ctx, any, any). Each message is on one list of every way kept
+ * (below), in arrival order, so the list under a receive's own key holds exactly the
  * messages it matches, earliest first: a posted receive, a lazy one, a
  * probe or a wildcard finds its message at the head of one list whatever
  * else is queued (a linear scan of 20,000 messages of another tag cost a
@@ -27,9 +27,9 @@ enum { UX_EXACT, UX_ANYTAG, UX_ANYSRC, UX_ANYANY, UX_WAYS };
 
 /* One unexpected message (or one arriving into a posted receive's place). */
 struct mpi_ux {
-	struct mpi_list way[UX_WAYS];  /* on each way's list while unexpected */
-	struct ux_bucket *bk[UX_WAYS]; /* NULL: not on that way's list */
-	struct mpi_list all;           /* on the list of all while unexpected */
+	struct mpi_list way[UX_WAYS];  /* on each kept way's list while unexpected */
+	struct ux_bucket *bk[UX_WAYS]; /* its list of each kept way */
+	struct mpi_list all;           /* on the list of all (while the wildcard ways are not kept) */
 	struct mpi_list alink;   /* arriving list (START seen, END not yet) */
 	int ctx, src, tag, wsrc, proto;
 	size_t len, got, off;

@@ -766,15 +766,24 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 			fail "mpi_allreduce rows: a bulk ping-pong or bcast ran: $out" ;; esac
 	fi
 	# mpi_pingpong's rows named, then its count of trials (2 rows x 2
-	# trials) and of those run again for a slow core, at most 4 each
+	# trials) and of those run again for a slow core, at most 4 each:
+	# with every probe slow (PTL_BENCH_SLOW=0) each is run 4 times again
+	# and kept slow, with none probed (off) none; by default within those
 	pp=${PTL_TOP_BUILDDIR:-.}/bench/mpi_pingpong_ptl
 	if [ -x "$pp" ] && [ -x "$run" ]; then
-		out=$(limited "$(job_limit 120)" "$run" -n 2 --timeout 120 "$pp" 2 sizes 8 b4096 2>&1); st=$?
-		[ "$st" = 0 ] || fail "ptlrun -n 2 mpi_pingpong_ptl 2 sizes 8 b4096: exit $st: $out"
-		printf '%s\n' "$out" | grep -Eq '^lat 8 [0-9.]+ [0-9.]+ [0-9.]+$' || fail "mpi_pingpong: no lat 8 row: $out"
-		printf '%s\n' "$out" | grep -Eq '^bw 4096 [0-9.]+ [0-9.]+ [0-9.]+$' || fail "mpi_pingpong: no bw 4096 row: $out"
-		printf '%s\n' "$out" | awk '$1 == "slow" { n++; ok = NF == 4 && $4 == 4 && $3 <= $4 && $2 <= 4 * $4 } END { exit !(n == 1 && ok) }' ||
-			fail "mpi_pingpong: want one 'slow AGAIN KEPT 4' line last: $out"
+		for slow in "" 0 off; do
+			out=$(limited "$(job_limit 120)" "$run" -n 2 --timeout 120 ${slow:+-x PTL_BENCH_SLOW=$slow} "$pp" 2 sizes 8 b4096 2>&1); st=$?
+			[ "$st" = 0 ] || fail "ptlrun -n 2 mpi_pingpong_ptl 2 sizes 8 b4096 (PTL_BENCH_SLOW=$slow): exit $st: $out"
+			printf '%s\n' "$out" | grep -Eq '^lat 8 [0-9.]+ [0-9.]+ [0-9.]+$' || fail "mpi_pingpong: no lat 8 row: $out"
+			printf '%s\n' "$out" | grep -Eq '^bw 4096 [0-9.]+ [0-9.]+ [0-9.]+$' || fail "mpi_pingpong: no bw 4096 row: $out"
+			last=$(printf '%s\n' "$out" | tail -n 1)
+			case $slow in
+			0) [ "$last" = "slow 16 4 4" ] || fail "mpi_pingpong PTL_BENCH_SLOW=0: last line '$last', want 'slow 16 4 4'" ;;
+			off) [ "$last" = "slow 0 0 4" ] || fail "mpi_pingpong PTL_BENCH_SLOW=off: last line '$last', want 'slow 0 0 4'" ;;
+			*) printf '%s\n' "$last" | awk '{ exit !($1 == "slow" && NF == 4 && $4 == 4 && $3 <= $4 && $2 <= 4 * $4) }' ||
+				fail "mpi_pingpong: last line '$last', want 'slow AGAIN KEPT 4'" ;;
+			esac
+		done
 	fi
 else
 	echo "ptltool coll: bench/mpi_bench.sh's model check skipped (no build tree bench, libptlmpi or cc)"

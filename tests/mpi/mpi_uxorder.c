@@ -13,8 +13,8 @@
  * truncated (on a third communicator, so no wildcard takes it first),
  * both with the backlog queued. Then (late_wild) a backlog taken by exact
  * receives first, its first wildcard receive or probe coming only after
- * (the index keeps the wildcard ways only from then: mpi_ux.h), twice,
- * the index emptied between.
+ * (the index keeps the wildcard ways only from then: mpi_ux.h), more
+ * messages coming after that, twice, the index emptied between.
  * PTL_TEST_UX_COUNT: messages per sender (default 3000). */
 #include "mpi_test.h"
 
@@ -200,21 +200,40 @@ static void receiver(MPI_Comm comms[3])
 	free(buf);
 }
 
-/* Rank 1 queues LATE_N messages at rank 0 (tags 0-3 in turn, each its
- * index), rank 0 takes the first by an exact receive, then with
- * wildcards, each the earliest it matches, then the rest in order. Twice:
- * the second backlog comes after the first is gone. */
+/* Rank 1 queues LATE_N messages at rank 0 (batch A: tags 0-3 in turn,
+ * each its index), rank 0 takes the first by an exact receive, the next
+ * by its first wildcard receive or probe, and tells rank 1, which sends
+ * LATE_N more (batch B, after A's, listed while the wildcard ways are
+ * kept); then rank 0 takes the rest with wildcards and exact receives,
+ * each the earliest it matches: A's rest in order, then B's. Twice: the
+ * second round after the first has emptied the index. */
 #define LATE_N 40
+#define LATE_GO 99
+/* The value of message i of the round's two batches (B: i >= LATE_N). */
+static int late_val(int round, int i)
+{
+	return round * 1000 + (i < LATE_N ? i : 500 + i - LATE_N);
+}
+
+static void late_send(int round, int from)
+{
+	static int v[2 * LATE_N];
+	for (int i = from; i < from + LATE_N; i++) {
+		v[i] = late_val(round, i);
+		OK(MPI_Send(&v[i], 1, MPI_INT, 0, i % 4, MPI_COMM_WORLD));
+	}
+}
+
+/* Rank 0's side of late_wild's round. */
 static void late_take(int round)
 {
-	int seen[LATE_N] = { 0 }, x, k = round * 1000;
+	int seen[2 * LATE_N] = { 0 }, x, go = 1;
 	MPI_Status st;
 	/* messages 0 - 3 are queued once message 3 is (one sender's messages
 	 * arrive in order): an exact probe waits for it */
 	OK(MPI_Probe(1, 3, MPI_COMM_WORLD, &st));
 	OK(MPI_Recv(&x, 1, MPI_INT, 1, 0, MPI_COMM_WORLD, &st));
-	CHECK(x == k, "late_wild %d: exact receive of tag 0 got %d, want %d", round, x, k);
-	seen[0] = 1;
+	CHECK(x == late_val(round, 0), "late_wild %d: exact receive of tag 0 got %d", round, x);
 	/* the first wildcard: message 1 (tag 1) is the earliest left */
 	if (round == 0) {
 		OK(MPI_Recv(&x, 1, MPI_INT, 1, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
@@ -223,43 +242,46 @@ static void late_take(int round)
 		CHECK(st.MPI_TAG == 1, "late_wild %d: the first wildcard probe saw tag %d, want 1", round, st.MPI_TAG);
 		OK(MPI_Recv(&x, 1, MPI_INT, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, &st));
 	}
-	CHECK(x == k + 1 && st.MPI_TAG == 1, "late_wild %d: first wildcard got %d tag %d, want %d tag 1", round, x,
-	      st.MPI_TAG, k + 1);
-	seen[1] = 1;
+	CHECK(x == late_val(round, 1) && st.MPI_TAG == 1, "late_wild %d: first wildcard got %d tag %d", round, x,
+	      st.MPI_TAG);
+	OK(MPI_Send(&go, 1, MPI_INT, 1, LATE_GO, MPI_COMM_WORLD));
 	/* any source, tag 3: message 3; any source, any tag: message 2 */
 	OK(MPI_Recv(&x, 1, MPI_INT, MPI_ANY_SOURCE, 3, MPI_COMM_WORLD, &st));
-	CHECK(x == k + 3, "late_wild %d: (any, 3) got %d, want %d", round, x, k + 3);
-	seen[3] = 1;
+	CHECK(x == late_val(round, 3), "late_wild %d: (any, 3) got %d, want %d", round, x, late_val(round, 3));
 	OK(MPI_Recv(&x, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
-	CHECK(x == k + 2, "late_wild %d: (any, any) got %d, want %d", round, x, k + 2);
-	seen[2] = 1;
-	/* the rest, alternating exact and wildcard receives, in order */
-	for (int i = 4; i < LATE_N; i++) {
+	CHECK(x == late_val(round, 2), "late_wild %d: (any, any) got %d, want %d", round, x, late_val(round, 2));
+	seen[0] = seen[1] = seen[2] = seen[3] = 1;
+	/* the rest, alternating exact and wildcard receives, in order (B's
+	 * tags go on from A's: LATE_N is a multiple of 4) */
+	for (int i = 4; i < 2 * LATE_N; i++) {
 		if (i % 2)
 			OK(MPI_Recv(&x, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
 		else
 			OK(MPI_Recv(&x, 1, MPI_INT, 1, i % 4, MPI_COMM_WORLD, &st));
-		CHECK(x == k + i && st.MPI_TAG == i % 4, "late_wild %d: receive %d got %d tag %d", round, i, x, st.MPI_TAG);
-		if (x - k >= 0 && x - k < LATE_N)
-			seen[x - k] = 1;
+		CHECK(x == late_val(round, i) && st.MPI_TAG == i % 4, "late_wild %d: receive %d got %d tag %d, want %d",
+		      round, i, x, st.MPI_TAG, late_val(round, i));
+		for (int j = 0; j < 2 * LATE_N; j++)
+			if (x == late_val(round, j))
+				seen[j] = 1;
 	}
-	for (int i = 0; i < LATE_N; i++)
+	for (int i = 0; i < 2 * LATE_N; i++)
 		CHECK(seen[i], "late_wild %d: message %d never received", round, i);
 }
 
 static void late_wild(void)
 {
 	for (int round = 0; round < 2; round++) {
-		int v[LATE_N];
 		if (t_rank == 1)
-			for (int i = 0; i < LATE_N; i++) {
-				v[i] = round * 1000 + i;
-				OK(MPI_Send(&v[i], 1, MPI_INT, 0, i % 4, MPI_COMM_WORLD));
-			}
+			late_send(round, 0);
 		MPI_Barrier(MPI_COMM_WORLD);
-		if (t_rank == 0)
+		if (t_rank == 0) {
 			late_take(round);
-		/* the next backlog comes after this one is gone */
+		} else if (t_rank == 1) {
+			int go;
+			OK(MPI_Recv(&go, 1, MPI_INT, 0, LATE_GO, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+			late_send(round, LATE_N);
+		}
+		/* the next round's backlog comes after this one is gone */
 		MPI_Barrier(MPI_COMM_WORLD);
 	}
 }
