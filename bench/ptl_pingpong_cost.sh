@@ -13,7 +13,8 @@
 # PtlMDUpdate, its auto-unlink and PtlEQGet per call (a few hundred calls
 # in a run, from MPI_Init, the barriers and MPI_Finalize: most find the
 # queue empty and make a progress pass, which the figure includes; the
-# ping-pong's events are PtlEQPoll's).
+# ping-pong's events are PtlEQPoll's). Its slow-core probes are off
+# (PTL_BENCH_SLOW=off): their MPI_Allreduce calls would be counted too.
 # With --mpi-bw SIZE, the instructions per message of windows of 32
 # MPI_Isend/MPI_Irecv + MPI_Waitall (bench/mpi_pingpong.c's streaming
 # rows) on each rank: copies, polls (PtlEQPoll and PtlEQGet - the takes
@@ -142,7 +143,7 @@ else
 	set -- "$B/bench/.libs/ptl_pingpong" --max-lat 8 --max-bw 0 --iters 5000 1
 fi
 LD_LIBRARY_PATH="$B/lib/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-	"$B/tools/ptlrun" -n 2 --bind-to core --timeout 900 \
+	"$B/tools/ptlrun" -n 2 --bind-to core --timeout 900 -x PTL_BENCH_SLOW=off \
 	valgrind --tool=callgrind --callgrind-out-file="$W/cg.%p" "$@" >/dev/null 2>&1 || exit 1
 f=$(ls "$W"/cg.* | head -1)
 # Inclusive cost and calls of every function, from callgrind_annotate's
