@@ -9,9 +9,9 @@
 # Every launch runs in the host state the others do where it can: the
 # round trip of a cache line between cores 0 and 1 (bench/core_rtt) is
 # probed before and after it, and a launch in the far state is retried
-# (below, "host state"). Within a ping-pong launch, a trial during which
-# either rank's core ran slow is run again (bench/bench_speed.h; the
-# counts go under the table).
+# (below, "host state"). Within a ping-pong launch, a trial with either
+# rank's core slow right before or after it is run again
+# (bench/bench_speed.h; the counts go under the table).
 #
 # Then ptl's allreduce per algorithm (ring, ring_bidir, halving_doubling,
 # tree, recursive_doubling; in the same rounds, the same program as the

@@ -12,8 +12,8 @@ struct mpi_uxbuf;
 /* The unexpected messages are indexed four ways, one per shape of
  * receive: (ctx, source, tag), (ctx, source, any tag), (ctx, any source,
  * tag), (ctx, any, any). Each message is on one list of every way kept
- * (below), in arrival order, so the list under a receive's own key holds exactly the
- * messages it matches, earliest first: a posted receive, a lazy one, a
+ * (below), in arrival order, so the list under a receive's own key holds
+ * exactly the messages it matches, earliest first: a posted receive, a lazy one, a
  * probe or a wildcard finds its message at the head of one list whatever
  * else is queued (a linear scan of 20,000 messages of another tag cost a
  * ping-pong 53-71 us), and MPI's non-overtaking order is the list order.
