@@ -27,7 +27,8 @@
 #define BENCH_SPEED_H
 
 #include <stdint.h>
-#include <time.h>
+
+#include "bench_clock.h"
 
 #define BENCH_SPEED_ITERS 20000
 #define BENCH_SPEED_SLOW 1.15
@@ -39,18 +40,11 @@ struct bench_speed {
 	uint32_t acc[1024];
 };
 
-static inline double bench_speed_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
 /* One probe: ns for the loop; the lowest kept in s. */
 static inline double bench_speed_probe(struct bench_speed *s)
 {
 	uint32_t x = 1, y = 2, z = 3, w = 4;
-	double t0 = bench_speed_now_ns(), ns;
+	double t0 = bench_now_ns(), ns;
 
 	for (int i = 0; i < BENCH_SPEED_ITERS; i++) {
 		x = x * 1103515245u + 12345u;
@@ -61,7 +55,7 @@ static inline double bench_speed_probe(struct bench_speed *s)
 	}
 	/* Keeps the loop: its results go to memory the next probe reads. */
 	s->acc[0] ^= x ^ w;
-	ns = bench_speed_now_ns() - t0;
+	ns = bench_now_ns() - t0;
 	if (s->low == 0 || ns < s->low)
 		s->low = ns;
 	return ns;

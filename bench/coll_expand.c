@@ -8,16 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench_clock.h"
 #include "coll.h"
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 struct algo {
 	const char *label;
@@ -51,7 +44,7 @@ static struct coll_req req_for(const struct algo *a, int n, size_t bytes)
 static double time_rank(const struct coll_req *r, size_t *ncmds)
 {
 	int iters = 0;
-	double t0 = now(), t;
+	double t0 = bench_now_ns(), t;
 	char msg[200];
 	do {
 		struct coll_sched *s;
@@ -62,7 +55,7 @@ static double time_rank(const struct coll_req *r, size_t *ncmds)
 		*ncmds = s->ranks[0].ncmds;
 		coll_free(s);
 		iters++;
-		t = now() - t0;
+		t = (bench_now_ns() - t0) * 1e-9;
 	} while (t < 0.02 && iters < 100000);
 	return t / iters;
 }
@@ -107,13 +100,13 @@ int main(int argc, char **argv)
 				       (unsigned long long)info.entries, "skipped", "(--full)");
 				continue;
 			}
-			double t0 = now();
+			double t0 = bench_now_ns();
 			struct coll_sched *s;
 			if (coll_expand(&r, &s, msg, sizeof msg)) {
 				printf("%-18s %9d failed: %s\n", algos[a].label, n, msg);
 				continue;
 			}
-			double t = now() - t0;
+			double t = (bench_now_ns() - t0) * 1e-9;
 			printf("%-18s %9d %12llu %12.2f %12.1f\n", algos[a].label, n,
 			       (unsigned long long)s->info.entries, t * 1e3,
 			       t * 1e9 / (double)(s->info.entries ? s->info.entries : 1));

@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench_clock.h"
 #include "nal/nal_copy.h"
 
 typedef void copy_fn_t(void *, const void *, size_t);
@@ -28,23 +28,16 @@ static void our_copy(void *d, const void *s, size_t n)
 	nal_copy(d, s, n);
 }
 
-static double now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
 static double best_ns(copy_fn_t *f, unsigned char *d, const unsigned char *s, size_t n)
 {
 	double best = 1e30;
 	for (int pass = 0; pass < 15; pass++) {
-		double t0 = now_ns();
+		double t0 = bench_now_ns();
 		for (int i = 0; i < 1000; i++) {
 			f(d, s, n);
 			__asm__ volatile("" : : "r"(d) : "memory");
 		}
-		double t = (now_ns() - t0) / 1000;
+		double t = (bench_now_ns() - t0) / 1000;
 		if (t < best)
 			best = t;
 	}

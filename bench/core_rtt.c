@@ -27,7 +27,8 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+
+#include "bench_clock.h"
 
 #define TURNS 20000 /* round trips a round: 1-9 ms */
 #define ROUNDS 5
@@ -40,13 +41,6 @@ static int core_rtt_pin(int cpu)
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
-
-static double core_rtt_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
 static int core_rtt_cmp(const void *a, const void *b)
@@ -110,13 +104,13 @@ int main(int argc, char **argv)
 	}
 	double ns[ROUNDS];
 	for (unsigned r = 0; r < ROUNDS; r++) {
-		double t0 = core_rtt_now_ns();
+		double t0 = bench_now_ns();
 		for (unsigned i = r * TURNS; i < (r + 1) * TURNS; i++) {
 			atomic_store_explicit(&core_rtt_line, 2 * i + 1, memory_order_release);
 			while (atomic_load_explicit(&core_rtt_line, memory_order_acquire) != 2 * i + 2)
 				;
 		}
-		ns[r] = (core_rtt_now_ns() - t0) / TURNS;
+		ns[r] = (bench_now_ns() - t0) / TURNS;
 	}
 	pthread_join(t, NULL);
 	qsort(ns, ROUNDS, sizeof(ns[0]), core_rtt_cmp);

@@ -84,10 +84,10 @@ static int trial_begin(void)
  * decided together, so that every rank makes as many MPI_Allreduce calls. */
 static void slow_wait(void)
 {
-	double t0 = bench_speed_now_ns();
+	double t0 = bench_now_ns();
 	for (int f[2] = { 1, 0 }; f[0] && !f[1];) {
 		f[0] = probe_slow();
-		f[1] = bench_speed_now_ns() - t0 > SLOW_WAIT_NS;
+		f[1] = bench_now_ns() - t0 > SLOW_WAIT_NS;
 		MPI_Allreduce(MPI_IN_PLACE, f, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 	}
 }

@@ -11,10 +11,11 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include <portals3.h>
 #include <ptl_runtime.h>
+
+#include "bench_clock.h"
 
 #define PT 5
 #define MAX_STEPS 16
@@ -25,13 +26,6 @@ static void check(int rc, const char *what)
 		fprintf(stderr, "ptl_oversub: rank %d: %s: %s\n", PtlRtRank(), what, PtlErrorStr((unsigned)rc));
 		exit(1);
 	}
-}
-
-static double now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -79,7 +73,7 @@ int main(int argc, char **argv)
 	unsigned got[MAX_STEPS] = { 0 };
 	double *t = malloc(sizeof(double) * (size_t)iters);
 	for (int i = 0; i < iters; i++) {
-		double t0 = now_us();
+		double t0 = bench_now_ns();
 		uint64_t acc = (uint64_t)rank + (uint64_t)i;
 		for (int s = 0; s < steps; s++) {
 			out = acc;
@@ -104,7 +98,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "ptl_oversub: rank %d: wrong sum %" PRIu64 " in iteration %d\n", rank, acc, i);
 			return 1;
 		}
-		t[i] = now_us() - t0;
+		t[i] = (bench_now_ns() - t0) / 1e3;
 	}
 	qsort(t, (size_t)iters, sizeof *t, cmp_double);
 	if (rank == 0)

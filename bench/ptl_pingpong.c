@@ -44,6 +44,7 @@
 #include <ptl_runtime.h>
 
 #include "bench_bw.h"
+#include "bench_clock.h"
 
 #define PT 3
 #define BITS 0x5150ull
@@ -62,13 +63,6 @@ static void check(int rc, const char *what)
 		fprintf(stderr, "ptl_pingpong: rank %d: %s: %s\n", PtlRtRank(), what, PtlErrorStr((unsigned)rc));
 		exit(1);
 	}
-}
-
-static double now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
 /* A cheap per-round-trip stamp: the cycle counter where there is one (a
@@ -289,14 +283,14 @@ int main(int argc, char **argv)
 			for (int warm = 0; warm < warmup; warm++) {
 				if (rank == 0) { put(len); wait_put(); } else { wait_put(); put(len); }
 			}
-			double t0 = now_us();
+			double t0 = bench_now_ns();
 			uint64_t c0 = stamp();
 			for (int i = 0; i < iters; i++) {
 				if (ts)
 					ts[i] = stamp();
 				if (rank == 0) { put(len); wait_put(); } else { wait_put(); put(len); }
 			}
-			double us = now_us() - t0;
+			double us = (bench_now_ns() - t0) / 1e3;
 			v[t] = us / iters / 2;
 			if (ts) {
 				ts[iters] = stamp();
@@ -322,9 +316,9 @@ int main(int argc, char **argv)
 	for (len = 4096; len <= max_bw; len *= 4) {
 		int rounds = rounds_opt ? rounds_opt : bench_bw_rounds(len, WINDOW);
 		for (int t = 0; t < trials; t++) {
-			double t0 = now_us();
+			double t0 = bench_now_ns();
 			bw_windows(rank, len, rounds);
-			v[t] = (double)len * WINDOW * rounds / (now_us() - t0) / 1e3;
+			v[t] = (double)len * WINDOW * rounds / (bench_now_ns() - t0);
 		}
 		if (rank == 0)
 			report("bw", len, v, trials);
