@@ -3065,6 +3065,84 @@ static void test_choice_confirm(void **state)
 	assert_true(k >= 0 && k <= SHM_CH_CONFIRM + 2 * SHM_CH_WIN);
 }
 
+/* A run: full at SHM_CH_WIN moves, each move's cost its share by bytes
+ * of the run's time, ended by another method or size class. */
+static void test_run_mean(void **state)
+{
+	struct shm_run r = { 0 };
+
+	(void)state;
+	assert_false(shm_run_breaks(&r, SHM_M_NT, 65536)); /* empty: anything starts it */
+	assert_false(shm_run_add(&r, SHM_M_BOUNCE, 65536, 0, 16000));
+	assert_false(shm_run_breaks(&r, SHM_M_BOUNCE, 100000)); /* the same class */
+	assert_true(shm_run_breaks(&r, SHM_M_NT, 65536));
+	assert_true(shm_run_breaks(&r, SHM_M_BOUNCE, 131072));
+	assert_true(shm_run_breaks(&r, SHM_M_BOUNCE, 65535));
+	assert_false(shm_run_add(&r, SHM_M_BOUNCE, 65536, 1, 2000));
+	assert_int_equal(shm_run_ns(&r, 0), 9000);
+	assert_int_equal(shm_run_ns(&r, 1), 9000);
+	assert_int_equal(r.joined[0], 0);
+	assert_int_equal(r.joined[1], 1);
+	uint64_t total = 18000;
+	for (int i = 2; i < SHM_CH_WIN - 1; i++, total += 9000)
+		assert_false(shm_run_add(&r, SHM_M_BOUNCE, 65536, 0, 9000));
+	assert_true(shm_run_add(&r, SHM_M_BOUNCE, 131071, 0, 0)); /* a longer one: a larger share */
+	uint64_t bytes = (uint64_t)65536 * (SHM_CH_WIN - 1) + 131071;
+	assert_int_equal(shm_run_ns(&r, 0), total * 65536 / bytes);
+	assert_true(shm_run_ns(&r, SHM_CH_WIN - 1) > shm_run_ns(&r, 0));
+}
+
+/* A stream whose bounced moves' stretches read 160, 160, 160, 40 ps a
+ * byte in turn (the target filled the fourth's slot while we were away:
+ * the one before it waited as much longer), against CMA at 110: by the
+ * move, bounce's estimate (the lowest) is 40 and it keeps the stream;
+ * by the run (shm_run, as rq_time_done feeds back-to-back moves), each
+ * reads the mean, 130, and CMA takes the stream. */
+static int ch_feed_stream(struct shm_choice *c, int n, bool runs)
+{
+	const uint32_t turn[4] = { 160, 160, 160, 40 };
+	const size_t len = 64000; /* ps a byte times it: whole ns */
+	struct shm_run r = { 0 };
+	int nb = 0, ncma = 0;
+
+	for (int i = 0; i < n; i++) {
+		int m = shm_choice_take(c, ch_mask);
+		uint64_t ns = (uint64_t)(m == SHM_M_BOUNCE ? turn[nb++ % 4] : 110) * len / 1000;
+
+		ncma += m == SHM_M_CMA;
+		if (runs && (shm_run_breaks(&r, m, len) || (m == SHM_M_CMA && r.n))) {
+			for (unsigned k = 0; k < r.n; k++)
+				shm_choice_record(c, r.m, r.len[k], shm_run_ns(&r, k));
+			r = (struct shm_run){ 0 };
+		}
+		if (!runs || m == SHM_M_CMA) {
+			shm_choice_record(c, m, len, ns);
+			continue;
+		}
+		if (shm_run_add(&r, m, len, 0, ns)) {
+			for (unsigned k = 0; k < r.n; k++)
+				shm_choice_record(c, r.m, r.len[k], shm_run_ns(&r, k));
+			r = (struct shm_run){ 0 };
+		}
+	}
+	return ncma;
+}
+
+static void test_choice_stream_runs(void **state)
+{
+	struct shm_choice by_move = { 0 }, by_run = { 0 };
+	int n = 4 * SHM_CH_REPROBE;
+
+	(void)state;
+	assert_true(ch_feed_stream(&by_move, n, false) < n / 8);
+	assert_int_equal(by_move.pick, SHM_M_BOUNCE);
+	assert_int_equal(shm_choice_est(&by_move, SHM_M_BOUNCE), 40);
+	assert_true(ch_feed_stream(&by_run, n, true) > n - n / 8);
+	assert_int_equal(by_run.pick, SHM_M_CMA);
+	assert_int_equal(shm_choice_est(&by_run, SHM_M_BOUNCE), 130);
+	assert_int_equal(shm_choice_est(&by_run, SHM_M_CMA), 110);
+}
+
 /* Three methods (the Zen 4 guest, measured: 1 MiB streaming by
  * non-temporal stores 16 GB/s, by CMA 11, plain bounce 5): the cheapest
  * is picked, and the periodic probes take turns at the other two. */
@@ -4099,6 +4177,8 @@ int main(void)
 		cmocka_unit_test(test_choice_reprobe),
 		cmocka_unit_test(test_choice_spikes),
 		cmocka_unit_test(test_choice_confirm),
+		cmocka_unit_test(test_run_mean),
+		cmocka_unit_test(test_choice_stream_runs),
 		cmocka_unit_test(test_choice_three),
 		cmocka_unit_test(test_choice_refused),
 		cmocka_unit_test(test_choice_no_swing),

@@ -379,6 +379,25 @@ void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns);
 uint32_t shm_choice_est(const struct shm_choice *c, int m);
 /* The size class of a move of len bytes. */
 int shm_choice_class(size_t len);
+
+/* Timed moves that ran back to back (each asked before the one ahead of
+ * it ended), of one method and size class: their costs go to the
+ * chooser together, each move at the run's mean (shm_bulk.c's
+ * rq_time_done says why). */
+struct shm_run {
+	unsigned n;                  /* moves in it, up to SHM_CH_WIN */
+	int m;                       /* their method */
+	uint64_t ns;                 /* their time in all */
+	size_t len[SHM_CH_WIN];      /* each one's length */
+	uint8_t joined[SHM_CH_WIN];  /* it went a queued move's way: its cost is only sampled */
+};
+/* Whether a move of method m and len bytes ends run r rather than
+ * joining it (another method or size class). */
+int shm_run_breaks(const struct shm_run *r, int m, size_t len);
+/* Adds the move to r (its time ns); whether r is full now. */
+int shm_run_add(struct shm_run *r, int m, size_t len, int joined, uint64_t ns);
+/* The cost of r's move k: the run's time shared among its moves by bytes. */
+uint64_t shm_run_ns(const struct shm_run *r, unsigned k);
 /* Its sizes, for reports: "64K-128K" ("?" out of range). */
 const char *shm_choice_class_name(int k);
 
@@ -563,6 +582,7 @@ struct shm_bpeer {
 	struct shm_bop *q, **qtail, *unsent;
 	unsigned nsent;
 	uint64_t t_done;    /* when we saw the last timed moves finish */
+	struct shm_run run; /* timed moves that ran back to back, not yet sampled */
 	int qmethod;        /* SHM_M_*: the last queued move's (while q; SHM_M_CMA: a queued CMA move) */
 	/* as target (the peer's area (peer, me)) */
 	struct shm_slot *sv_slot;
