@@ -1,6 +1,7 @@
 /*
  * bench/bench_clock.h - the benchmarks' one clock: CLOCK_MONOTONIC in ns,
- * as a double (2^53 ns is 104 days: no precision lost to the conversion).
+ * as a double (2^53 ns is 104 days since boot: no precision lost to the
+ * conversion before then).
  * Read through the vDSO on Linux, so a trial pays no system call for it
  * (ptl_pingpong.c says where that fails: a TCG guest).
  */

@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "bench_bw.h"
+#include "bench_clock.h"
 #include "bench_speed.h"
 
 #define MAX_LAT (4 * 1024 * 1024)

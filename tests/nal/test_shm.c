@@ -2617,6 +2617,83 @@ static void test_bulk_join(void **state)
 	run_chosen(body_join);
 }
 
+/* Bounced moves that run back to back go to the chooser as one run, each
+ * at the run's mean (rq_time_done): rank 0 asks four READs at once while
+ * rank 1 serves one look every half millisecond, each move filling all of
+ * the area's slots, so each move ends in a look of its own. Timed one by
+ * one their four costs would differ. A move asked alone after them is
+ * sampled as soon as it ends, nothing waiting on a run. */
+#define RUN_LEN (256u << 10)
+#define RUN_MOVES 4
+
+static int run_wait(struct sj_ctx *c, int until)
+{
+	uint64_t deadline = sj_now_ns() + 10000000000ULL;
+
+	while (ndone < until) {
+		nal_shm_ops.progress(c->n);
+		if (sj_now_ns() > deadline || last_status != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int body_run(struct sj_ctx *c, void *arg)
+{
+	uint8_t *mem = malloc((RUN_MOVES + 1) * (size_t)RUN_LEN), *own = mem + RUN_MOVES * (size_t)RUN_LEN;
+	int peer = 1 - c->rank;
+	struct shm_choice *ch = &c->n->bp[peer].ch[shm_choice_class(RUN_LEN)];
+	uint64_t raddr;
+
+	(void)arg;
+	_Static_assert(RUN_MOVES == SHM_CH_WIN && RUN_MOVES <= SHM_SV_QUEUE, "one run, all asked at once");
+	SJ_CHECK(mem != NULL);
+	SJ_CHECK(swap_bufs(c, own, RUN_LEN, (uint32_t)c->rank + 40, &raddr) == 0);
+	if (c->rank == 0) {
+		int before = ndone;
+
+		*ch = (struct shm_choice){ .ready = 1, .pick = SHM_M_BOUNCE, .told = SHM_M_BOUNCE };
+		bmsg = (struct bulk_msg){ .kind = 7 };
+		SJ_CHECK(send_msg(c, peer, &bmsg) == 0);
+		for (int i = 0; i < RUN_MOVES; i++) {
+			struct iovec iov = { .iov_base = mem + (size_t)i * RUN_LEN, .iov_len = RUN_LEN };
+
+			SJ_CHECK(nal_shm_ops.bulk(c->n, peer, NAL_BULK_READ, &iov, 1, raddr, 0, RUN_LEN, mem) == 1);
+		}
+		SJ_CHECK(run_wait(c, before + RUN_MOVES) == 0);
+		SJ_CHECK(ch->nwin[SHM_M_BOUNCE] == RUN_MOVES && ch->pick == SHM_M_BOUNCE);
+		for (int i = 1; i < RUN_MOVES; i++)
+			SJ_CHECK(ch->win[SHM_M_BOUNCE][i] == ch->win[SHM_M_BOUNCE][0]);
+		struct iovec iov = { .iov_base = mem + RUN_MOVES * (size_t)RUN_LEN - RUN_LEN, .iov_len = RUN_LEN };
+		SJ_CHECK(nal_shm_ops.bulk(c->n, peer, NAL_BULK_READ, &iov, 1, raddr, 0, RUN_LEN, mem) == 1);
+		SJ_CHECK(run_wait(c, before + RUN_MOVES + 1) == 0);
+		SJ_CHECK(ch->nwin[SHM_M_BOUNCE] == RUN_MOVES + 1);
+		for (size_t i = 0; i < RUN_MOVES * (size_t)RUN_LEN; i++)
+			SJ_CHECK(mem[i] == pat(41, i % RUN_LEN));
+		bmsg = (struct bulk_msg){ .kind = 8 };
+		SJ_CHECK(send_msg(c, peer, &bmsg) == 0);
+	} else {
+		uint64_t deadline = sj_now_ns() + 10000000000ULL;
+
+		SJ_CHECK(wait_msg(c, 7) == 0);
+		while (!bmsg_ready) {
+			nal_shm_ops.progress(c->n);
+			usleep(500);
+			SJ_CHECK(sj_now_ns() < deadline);
+		}
+		bmsg_ready = 0;
+		SJ_CHECK(bmsg.kind == 8);
+	}
+	free(mem);
+	return sj_barrier(c);
+}
+
+static void test_bulk_run(void **state)
+{
+	(void)state;
+	run_chosen(body_run);
+}
+
 /* PTL_SHM_CMA: 0 and 1 mean what they say; anything else is the default
  * (chosen), said once on stderr, not silently. */
 static void test_cma_env(void **state)
@@ -3092,22 +3169,23 @@ static void test_run_mean(void **state)
 	assert_true(shm_run_ns(&r, SHM_CH_WIN - 1) > shm_run_ns(&r, 0));
 }
 
-/* A stream whose bounced moves' stretches read 160, 160, 160, 40 ps a
- * byte in turn (the target filled the fourth's slot while we were away:
- * the one before it waited as much longer), against CMA at 110: by the
- * move, bounce's estimate (the lowest) is 40 and it keeps the stream;
- * by the run (shm_run, as rq_time_done feeds back-to-back moves), each
- * reads the mean, 130, and CMA takes the stream. */
+/* A stream whose bounced moves' stretches read 160 ps a byte, but every
+ * SHM_CH_WIN-th 40 (the target filled its slot while we were away: the
+ * one before it waited as much longer), against CMA at 110: by the move,
+ * bounce's estimate (the lowest) is 40 and it keeps the stream; by the
+ * run (shm_run, as rq_time_done feeds back-to-back moves), each reads
+ * the mean (130 of 4), and CMA takes the stream. */
+#define STREAM_MEAN ((160u * (SHM_CH_WIN - 1) + 40u) / SHM_CH_WIN)
 static int ch_feed_stream(struct shm_choice *c, int n, bool runs)
 {
-	const uint32_t turn[4] = { 160, 160, 160, 40 };
 	const size_t len = 64000; /* ps a byte times it: whole ns */
 	struct shm_run r = { 0 };
 	int nb = 0, ncma = 0;
 
 	for (int i = 0; i < n; i++) {
 		int m = shm_choice_take(c, ch_mask);
-		uint64_t ns = (uint64_t)(m == SHM_M_BOUNCE ? turn[nb++ % 4] : 110) * len / 1000;
+		uint32_t ps = m != SHM_M_BOUNCE ? 110 : ++nb % SHM_CH_WIN ? 160 : 40;
+		uint64_t ns = (uint64_t)ps * len / 1000;
 
 		ncma += m == SHM_M_CMA;
 		if (runs && (shm_run_breaks(&r, m, len) || (m == SHM_M_CMA && r.n))) {
@@ -3139,7 +3217,7 @@ static void test_choice_stream_runs(void **state)
 	assert_int_equal(shm_choice_est(&by_move, SHM_M_BOUNCE), 40);
 	assert_true(ch_feed_stream(&by_run, n, true) > n - n / 8);
 	assert_int_equal(by_run.pick, SHM_M_CMA);
-	assert_int_equal(shm_choice_est(&by_run, SHM_M_BOUNCE), 130);
+	assert_int_equal(shm_choice_est(&by_run, SHM_M_BOUNCE), STREAM_MEAN);
 	assert_int_equal(shm_choice_est(&by_run, SHM_M_CMA), 110);
 }
 
@@ -4150,6 +4228,7 @@ int main(void)
 		cmocka_unit_test(test_refused_midrun),
 		cmocka_unit_test(test_bulk_follow),
 		cmocka_unit_test(test_bulk_join),
+		cmocka_unit_test(test_bulk_run),
 		cmocka_unit_test(test_bulk_cma),
 		cmocka_unit_test(test_bulk_default),
 		cmocka_unit_test(test_bulk_bounce),

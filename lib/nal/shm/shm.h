@@ -314,7 +314,8 @@ void shm_sc_note(struct shm_sc *c, uint64_t now, uint64_t pos);
 /* The chooser (shm_bulk.c says why these figures): the moves a warm-up
  * and every probe take in a row, the samples kept per method (as many:
  * a method's estimate is the lowest of its latest SHM_CH_HIST costs, a
- * probe's the lowest of its own moves, so the two are alike), moves by
+ * probe's the lowest of its own moves, so the two are alike; moves run
+ * back to back each cost their run's mean, struct shm_run), moves by
  * the pick between two probes of another method (after the warm-up each
  * other one sooner, and after a switch the old pick: SHM_CH_CONFIRM apart), and the size classes, each chosen for on its own
  * (class k: moves shorter than SHM_CH_CLASS0 << k, the last unbounded:
@@ -394,7 +395,8 @@ struct shm_run {
 /* Whether a move of method m and len bytes ends run r rather than
  * joining it (another method or size class). */
 int shm_run_breaks(const struct shm_run *r, int m, size_t len);
-/* Adds the move to r (its time ns); whether r is full now. */
+/* Adds the move to r (its time ns); whether r is full now. The caller
+ * empties r first where shm_run_breaks says so, and once it is full. */
 int shm_run_add(struct shm_run *r, int m, size_t len, int joined, uint64_t ns);
 /* The cost of r's move k: the run's time shared among its moves by bytes. */
 uint64_t shm_run_ns(const struct shm_run *r, unsigned k);

@@ -30,8 +30,10 @@
  * default the requester measures: per local peer and size class (struct
  * shm_choice, eight classes 2x wide from 16 KiB to 2 MiB), each
  * move's time from its start (a bounced one's from when it becomes the
- * area's active move) to its end, in fs per byte: one clock_gettime (vDSO)
- * at each end of a move, against the microseconds a bulk move takes. The
+ * area's active move) to its end, in fs per byte (bounced moves that run
+ * back to back each at their run's mean: rq_time_done says why): one
+ * clock_gettime (vDSO) at each end of a move, against the microseconds a
+ * bulk move takes. The
  * warm-up takes SHM_CH_WIN moves of each permitted method in turn; then
  * the one with the lowest estimate, the lowest of its latest SHM_CH_HIST
  * costs (ch_low says why the lowest), is the pick, and each other is
@@ -41,17 +43,20 @@
  * another method in a row, every SHM_CH_REPROBE moves (the others in
  * turn), or at once when the pick's estimate rises above another's; the
  * probed method becomes the pick when the lowest of the probe's moves is
- * a sixteenth lower than the pick's estimate. Runs, not single moves,
- * because a move pays for the cache state the previous one left: alternating 32 KiB
+ * a sixteenth lower than the pick's estimate. Several moves in a row, not
+ * single moves, because a move pays for the cache state the previous one left: alternating 32 KiB
  * ping-pongs here cost 4.4-5.2 us by CMA and 4.8-5.2 bounced, each
  * method's own runs 4.1-4.3 and 5.4-5.6. Why this cannot cost much:
  *  - a probe of a slower method costs SHM_CH_WIN moves in SHM_CH_REPROBE
  *    (under 1% at 2-3x), and one when the pick's estimate rises (after it
  *    the other's record is fresh: no probe again until the pick rises
  *    further);
- *  - the lowest ignores preempted moves, up to all but one of a run;
- *    a longer stretch of them can make a wrong switch, which a probe of
- *    the old pick SHM_CH_CONFIRM moves later undoes;
+ *  - the lowest ignores preempted moves, up to all but one of a
+ *    probe's; a longer stretch of them can make a wrong switch, which a
+ *    probe of the old pick SHM_CH_CONFIRM moves later undoes. Bounced
+ *    moves that run back to back are sampled at their run's mean
+ *    (rq_time_done), so one preempted move raises all of its run's
+ *    samples: a probe at once, and a switch the confirming probe undoes;
  *  - the sixteenth of hysteresis stops swings between methods whose costs
  *    are close, and while they are that close a swing costs at most that;
  *  - the chooser costs about 155 instructions a move (callgrind, 200,000
@@ -759,7 +764,8 @@ uint32_t shm_choice_est(const struct shm_choice *c, int m)
 /* The lowest of method m's latest samples (up to SHM_CH_HIST): what else
  * runs on the host only ever adds to a move's time (a preempted move, or
  * one whose peer was, or whose vCPU stalled, costs more, never less), so
- * the lowest is the method's own cost, and it rises only when all of the
+ * the lowest is the method's own cost (of bounced moves that ran back to
+ * back, their runs' means are: rq_time_done says why), and it rises only when all of the
  * latest rise: the method got dearer, or the host stayed busy so long
  * that every method's moves see it alike. With the median of four (a
  * warm-up's, a probe's) two dear moves of four lost a method its place
@@ -1041,7 +1047,8 @@ static int ch_next(const struct nal *n, int li, const struct shm_choice *c, unsi
  * 21.5 - 22.4; 2-rank allreduces, whose moves rarely queue, level. A
  * split CMA move's peer half may still be in flight when a probe's first
  * move starts: the probe's estimate, the lowest of its moves, leaves that
- * one out. */
+ * one out where they are timed apart (back to back, rq_time_done, the
+ * run's mean holds a share of it). */
 static int ch_take(struct nal *n, int li, struct shm_choice *c, unsigned mask, int queued, int *joined)
 {
 	int m;
@@ -1505,7 +1512,9 @@ static void rq_time_done(struct nal *n, int li, struct shm_bpeer *bp)
 	if (!last)
 		return;
 	done = i;
-	if (bp->q->t0 > bp->t_done) /* asked after the last timed move ended */
+	/* the first of them began (asked, a READ; its first piece out, a
+	 * WRITE) after the last timed move ended: not back to back */
+	if (bp->q->t0 > bp->t_done)
 		run_flush(n, li, bp);
 	from = bp->q->t0 > bp->t_done ? bp->q->t0 : bp->t_done;
 	dt = last->t_done > from ? last->t_done - from : 0;
@@ -1517,9 +1526,13 @@ static void rq_time_done(struct nal *n, int li, struct shm_bpeer *bp)
 				(uint64_t)((double)dt * (double)b->len / (double)bytes)))
 			run_flush(n, li, bp);
 	}
-	/* b: the next move. Unless it is timed and was asked before these
-	 * ended, nothing runs back to back with them: the run is over. */
-	if (bp->run.n && !(b && done < bp->nsent && b->timed && b->t0 <= bp->t_done))
+	/* b: the next move. Unless it is timed, sent (an unsent one's t0 is
+	 * 0) and began before these ended, of the run's method and class,
+	 * nothing runs back to back with them: the run is over, its costs go
+	 * now. A sent WRITE whose first piece has not gone (t0 0) keeps the
+	 * run open: if it starts late, the test above ends the run. */
+	if (bp->run.n && !(b && done < bp->nsent && b->timed && b->t0 <= bp->t_done &&
+			   !shm_run_breaks(&bp->run, b->method, b->len)))
 		run_flush(n, li, bp);
 }
 
@@ -1780,6 +1793,8 @@ void shm_bulk_fail_peer(struct nal *n, int li, int status)
 {
 	struct shm_bpeer *bp = &n->bp[li];
 
+	bp->run.n = 0; /* the costs of moves to a dead peer choose nothing */
+	bp->run.ns = 0;
 	n->nbulk -= (int)bp->sv_n;
 	bp->sv_n = 0;
 	bp->sv_off = 0;
