@@ -380,6 +380,8 @@ void shm_choice_record(struct shm_choice *c, int m, size_t len, uint64_t ns);
 uint32_t shm_choice_est(const struct shm_choice *c, int m);
 /* The size class of a move of len bytes. */
 int shm_choice_class(size_t len);
+/* Its sizes, for reports: "64K-128K" ("?" out of range). */
+const char *shm_choice_class_name(int k);
 
 /* Timed moves that ran back to back (each asked before the one ahead of
  * it ended), of one method and size class: their costs go to the
@@ -400,8 +402,6 @@ int shm_run_breaks(const struct shm_run *r, int m, size_t len);
 int shm_run_add(struct shm_run *r, int m, size_t len, int joined, uint64_t ns);
 /* The cost of r's move k: the run's time shared among its moves by bytes. */
 uint64_t shm_run_ns(const struct shm_run *r, unsigned k);
-/* Its sizes, for reports: "64K-128K" ("?" out of range). */
-const char *shm_choice_class_name(int k);
 
 /* CMA moves at least this long are split with the peer (shm_bulk.c).
  * On the Zen 4 guest (vCPUs far apart), PTL_SHM_CMA=1, 2 pinned ranks,

@@ -24,29 +24,28 @@
  * one a poll() of the peer's pidfd says whether it has exited, so that no
  * move reaches whoever the kernel gave its pid to since (cma_peer_gone).
  *
- * Which is fastest depends on the machine (bulk_mode() has the figures:
- * 1.7x for bounce over CMA on one guest, 2.7x for CMA over bounce on
- * another, where NT streams 1.3x faster than CMA) and on the load, so by
- * default the requester measures: per local peer and size class (struct
- * shm_choice, eight classes 2x wide from 16 KiB to 2 MiB), each
- * move's time from its start (a bounced one's from when it becomes the
- * area's active move) to its end, in fs per byte (bounced moves that run
- * back to back each at their run's mean: rq_time_done says why): one
- * clock_gettime (vDSO) at each end of a move, against the microseconds a
- * bulk move takes. The
- * warm-up takes SHM_CH_WIN moves of each permitted method in turn; then
- * the one with the lowest estimate, the lowest of its latest SHM_CH_HIST
- * costs (ch_low says why the lowest), is the pick, and each other is
- * tried again soon (SHM_CH_CONFIRM moves apart: warm-up moves pay for
- * first touches), and after a switch the old pick is too (in turn with
- * the warm-up's early probes still owed). A probe takes SHM_CH_WIN moves of
- * another method in a row, every SHM_CH_REPROBE moves (the others in
- * turn), or at once when the pick's estimate rises above another's; the
- * probed method becomes the pick when the lowest of the probe's moves is
- * a sixteenth lower than the pick's estimate. Several moves in a row, not
- * single moves, because a move pays for the cache state the previous one left: alternating 32 KiB
- * ping-pongs here cost 4.4-5.2 us by CMA and 4.8-5.2 bounced, each
- * method's own runs 4.1-4.3 and 5.4-5.6. Why this cannot cost much:
+ * Which is fastest depends on the machine (bulk_mode() has the figures: 1.7x
+ * for bounce over CMA on one guest, 2.7x for CMA over bounce on another,
+ * where NT streams 1.3x faster than CMA) and on the load, so by default the
+ * requester measures: per local peer and size class (struct shm_choice,
+ * eight classes 2x wide from 16 KiB to 2 MiB), each move's time from its
+ * start (a bounced one's from when it becomes the area's active move) to its
+ * end, in fs per byte (bounced moves that run back to back each at their
+ * run's mean: rq_time_done says why): one clock_gettime (vDSO) at each end
+ * of a move, against the microseconds a bulk move takes. The warm-up takes
+ * SHM_CH_WIN moves of each permitted method in turn; then the one with the
+ * lowest estimate, the lowest of its latest SHM_CH_HIST costs (ch_low says
+ * why the lowest), is the pick, and each other is tried again soon
+ * (SHM_CH_CONFIRM moves apart: warm-up moves pay for first touches), and
+ * after a switch the old pick is too (in turn with the warm-up's early
+ * probes still owed). A probe takes SHM_CH_WIN moves of another method in a
+ * row, every SHM_CH_REPROBE moves (the others in turn), or at once when the
+ * pick's estimate rises above another's; the probed method becomes the pick
+ * when the lowest of the probe's moves is a sixteenth lower than the pick's
+ * estimate. Several moves in a row, not single moves, because a move pays
+ * for the cache state the previous one left: alternating 32 KiB ping-pongs
+ * here cost 4.4-5.2 us by CMA and 4.8-5.2 bounced, each method's own runs
+ * 4.1-4.3 and 5.4-5.6. Why this cannot cost much:
  *  - a probe of a slower method costs SHM_CH_WIN moves in SHM_CH_REPROBE
  *    (under 1% at 2-3x), and one when the pick's estimate rises (after it
  *    the other's record is fresh: no probe again until the pick rises
@@ -762,22 +761,22 @@ uint32_t shm_choice_est(const struct shm_choice *c, int m)
 }
 
 /* The lowest of method m's latest samples (up to SHM_CH_HIST): what else
- * runs on the host only ever adds to a move's time (a preempted move, or
- * one whose peer was, or whose vCPU stalled, costs more, never less), so
- * the lowest is the method's own cost (of bounced moves that ran back to
- * back, their runs' means are: rq_time_done says why), and it rises only when all of the
- * latest rise: the method got dearer, or the host stayed busy so long
- * that every method's moves see it alike. With the median of four (a
- * warm-up's, a probe's) two dear moves of four lost a method its place
- * for the launch: a 2-rank allreduce makes ~300 moves of a class, so the
- * warm-up and the early probes decide it. 2-rank MPI_Allreduce, 36
- * interleaved launches each, load 1-2, the median of eight then the
- * lowest of four (with the early probes owed, ch_owed): 128K-256K class
- * bounce in 11 then 35 launches (CMA 14 then 1, NT 11 then 0), 256 KiB
- * 56.4 -> 46.8 us (Open MPI 62.6); 512K-1M class CMA 26 then 28 (bounce
- * 8 then 5, NT 2 then 3), 1 MiB 162 -> 169 (Open MPI 148: launches that
- * kept CMA throughout still read 139-228). As the streamed copy's
- * chooser (shm_nal.c, sc_low3). */
+ * runs on the host only ever adds to a move's time (a preempted move, or one
+ * whose peer was, or whose vCPU stalled, costs more, never less), so the
+ * lowest is the method's own cost (for bounced moves that ran back to back,
+ * the lowest of their runs' means: rq_time_done says why), and it rises only
+ * when all of the latest rise: the method got dearer, or the host stayed
+ * busy so long that every method's moves see it alike. With the median of
+ * four (a warm-up's, a probe's) two dear moves of four lost a method its
+ * place for the launch: a 2-rank allreduce makes ~300 moves of a class, so
+ * the warm-up and the early probes decide it. 2-rank MPI_Allreduce, 36
+ * interleaved launches each, load 1-2, the median of eight then the lowest
+ * of four (with the early probes owed, ch_owed): 128K-256K class bounce in
+ * 11 then 35 launches (CMA 14 then 1, NT 11 then 0), 256 KiB 56.4 -> 46.8 us
+ * (Open MPI 62.6); 512K-1M class CMA 26 then 28 (bounce 8 then 5, NT 2 then
+ * 3), 1 MiB 162 -> 169 (Open MPI 148: launches that kept CMA throughout
+ * still read 139-228). As the streamed copy's chooser (shm_nal.c,
+ * sc_low3). */
 static uint32_t ch_low(const uint32_t *w, uint32_t n)
 {
 	uint32_t lo = w[0];
