@@ -3176,6 +3176,15 @@ static void test_run_mean(void **state)
  * run (shm_run, as rq_time_done feeds back-to-back moves), each reads
  * the mean (130 of 4), and CMA takes the stream. */
 #define STREAM_MEAN ((160u * (SHM_CH_WIN - 1) + 40u) / SHM_CH_WIN)
+
+/* Run r's moves into c at the run's mean, r emptied (as run_flush). */
+static void ch_record_run(struct shm_choice *c, struct shm_run *r)
+{
+	for (unsigned k = 0; k < r->n; k++)
+		shm_choice_record(c, r->m, r->len[k], shm_run_ns(r, k));
+	*r = (struct shm_run){ 0 };
+}
+
 static int ch_feed_stream(struct shm_choice *c, int n, bool runs)
 {
 	const size_t len = 64000; /* ps a byte times it: whole ns */
@@ -3188,20 +3197,14 @@ static int ch_feed_stream(struct shm_choice *c, int n, bool runs)
 		uint64_t ns = (uint64_t)ps * len / 1000;
 
 		ncma += m == SHM_M_CMA;
-		if (runs && (shm_run_breaks(&r, m, len) || (m == SHM_M_CMA && r.n))) {
-			for (unsigned k = 0; k < r.n; k++)
-				shm_choice_record(c, r.m, r.len[k], shm_run_ns(&r, k));
-			r = (struct shm_run){ 0 };
-		}
+		if (runs && (shm_run_breaks(&r, m, len) || (m == SHM_M_CMA && r.n)))
+			ch_record_run(c, &r);
 		if (!runs || m == SHM_M_CMA) {
 			shm_choice_record(c, m, len, ns);
 			continue;
 		}
-		if (shm_run_add(&r, m, len, 0, ns)) {
-			for (unsigned k = 0; k < r.n; k++)
-				shm_choice_record(c, r.m, r.len[k], shm_run_ns(&r, k));
-			r = (struct shm_run){ 0 };
-		}
+		if (shm_run_add(&r, m, len, 0, ns))
+			ch_record_run(c, &r);
 	}
 	return ncma;
 }

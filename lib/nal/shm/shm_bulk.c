@@ -1460,8 +1460,7 @@ static void run_flush(struct nal *n, int li, struct shm_bpeer *bp)
 		else
 			ch_note(n, li, r->m, r->len[k], shm_run_ns(r, k));
 	}
-	r->n = 0;
-	r->ns = 0;
+	*r = (struct shm_run){ 0 };
 }
 
 /* Times the timed moves that finished since we last looked (the first
@@ -1792,8 +1791,7 @@ void shm_bulk_fail_peer(struct nal *n, int li, int status)
 {
 	struct shm_bpeer *bp = &n->bp[li];
 
-	bp->run.n = 0; /* the costs of moves to a dead peer choose nothing */
-	bp->run.ns = 0;
+	bp->run = (struct shm_run){ 0 }; /* the costs of moves to a dead peer choose nothing */
 	n->nbulk -= (int)bp->sv_n;
 	bp->sv_n = 0;
 	bp->sv_off = 0;
@@ -1893,8 +1891,7 @@ void shm_bulk_fini(struct nal *n)
 		bp->qtail = &bp->q;
 		bp->unsent = NULL;
 		bp->nsent = 0;
-		bp->run.n = 0;
-		bp->run.ns = 0;
+		bp->run = (struct shm_run){ 0 };
 		bp->sv_n = 0;
 		bp->hp_active = 0;
 		free(bp->hp_redo);
