@@ -219,7 +219,13 @@
 #          KiB and up) where the ranks outnumber the cores: an exchange's
 #          from mpi_collcal's "xch4" (two pairs exchanging at once,
 #          unpinned), solved through the model's pair exchange on the
-#          cores; a one-way move's copies from "shift4" (four ranks each
+#          cores, and what a pair's exchange takes beyond its copies
+#          (--xch-gaps: its hand-overs, no CPU) from "xch4one" (one pair
+#          exchanging alone among those ranks, as a tree's inner ranks
+#          do: 512 KiB 100 us where two pairs' took 153) beyond the
+#          model's lone exchange with that rate, the two solved in turn
+#          (runs kept before 2026-12-06 have no xch4one: no gap);
+#          a one-way move's copies from "shift4" (four ranks each
 #          sending to the next at once, the cores kept busy) through a
 #          third of the model's 4-rank ring allgather, and what a move
 #          takes beyond its copies (--move-gaps: its hand-overs, no CPU)
@@ -1494,12 +1500,15 @@ pairx() {
 	p=$(predict --op allreduce --ranks "$1" --bytes "$5" --elem 8 --algo recursive_doubling --input --alpha "$alpha" \
 		--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
 		$px_how "$4" "1048576:$(calc "$5 / ($6 * 1e-6)")" \
-		--recv-post "${post:-0}" --lazy-max "$clazy" --cores "$2" --switch-cost "$sw" $cwait $cloop)
+		--recv-post "${post:-0}" --lazy-max "$clazy" --cores "$2" --switch-cost "$sw" $cwait $cloop ${xgap:-})
 	if [ "$1" -gt 2 ]; then calc "${p:-0} / 2"; else echo "$p"; fi
 }
 # x4 SIZE COPY: the model's pair exchange of SIZE by rendezvous on the
-# cores there are (half a 4-rank recursive doubling), each copy COPY us
+# cores there are (half a 4-rank recursive doubling), each copy COPY us;
+# x4one SIZE COPY: one pair's alone, on two cores (the other ranks idle);
+# both with the exchange gap xgap gives (--xch-gaps), if any
 x4() { pairx 4 "$cores" rndv --copy-rates "$@"; }
+x4one() { pairx 2 "$cores" rndv --copy-rates "$@"; }
 # s4 SIZE COPY: the model's shift of SIZE round 4 ranks on these cores (a
 # third of a 4-rank ring allgather of 4 x SIZE), each move's copies COPY us
 s4() { p=$(predict --op allgather --ranks 4 --bytes "$(($1 * 4))" --algo ring --alpha "$alpha" \
@@ -1740,7 +1749,7 @@ for n in 2 4; do
 		# them (--same-core-rates: bound pairs of one core alone)
 		solve4 rxch4s rs1 16384 32768 65536
 		same4=$solved samesays=$says
-		solve4 xch4s xs1 131072 262144 1048576
+		solve4 xch4s xs1 131072 262144 524288 1048576
 		same4="$same4${same4:+${solved:+,}}$solved" samesays="$samesays$says"
 		if [ -n "$same4" ]; then
 			cwait="$cwait --same-core-rates $same4"
@@ -1797,15 +1806,33 @@ for n in 2 4; do
 	# through the model's pair exchange on these cores, a one-way
 	# move's (shift4, four ranks each sending to the next at once, as a
 	# ring's step) through a third of the model's 4-rank ring allgather
-	rates4= x4says= moves4= gaps4= m4says= rt4=
-	for l in 131072 262144 1048576; do
+	rates4= x4says= moves4= gaps4= m4says= rt4= xgaps4=
+	for l in 131072 262144 524288 1048576; do
 		[ "$n" -eq 4 ] || break
 		h=$(cal 4 xch4 "$l")
 		[ -n "$h" ] && [ -n "$rates" ] || continue
 		h=$(within xch4 "$l" "$h")
-		t1=$(secant x4 "$l" "$h")
+		# the copies' rate (xch4: two pairs at once, which fill each
+		# other's waits) and, where the run has xch4one (one pair
+		# alone), the gap: the lone exchange beyond the model's with
+		# that rate and no gap, each from the other, three rounds from
+		# no gap (as the moves' below)
+		ho=$(cal 4 xch4one "$l") xg4=0 xgap=
+		for it in 1 2 3; do
+			t1=$(secant x4 "$l" "$h")
+			[ -n "$ho" ] || break
+			xgap=
+			f=$(x4one "$l" "$t1")
+			xg4=$(calc "$ho > $f ? $ho - $f : 0") xgap="--xch-gaps 1048576:$xg4"
+		done
+		xgap=
 		rates4="$rates4${rates4:+,}$l:$(calc "$l / ($t1 * 1e-6)")"
-		x4says="$x4says $((l / 1024))K $(calc "$l / ($t1 * 1e3)") ($h us)"
+		if [ -n "$ho" ]; then
+			xgaps4="$xgaps4${xgaps4:+,}$l:$xg4"
+			x4says="$x4says $((l / 1024))K $(calc "$l / ($t1 * 1e3)") gap $xg4 us ($h us, alone $ho us)"
+		else
+			x4says="$x4says $((l / 1024))K $(calc "$l / ($t1 * 1e3)") ($h us)"
+		fi
 		h=$(cal 4 shift4 "$l") hl=$(cal 4 pp4one "$l")
 		[ -n "$h" ] && [ -n "$hl" ] || continue
 		# the copies' time (shift4, through s4) and the gap (the
@@ -1821,8 +1848,8 @@ for n in 2 4; do
 		gaps4="$gaps4${gaps4:+,}$l:$g4"
 		m4says="$m4says $((l / 1024))K $(calc "$l / ($t1 * 1e3)") gap $g4 us ($h us, alone $hl us)"
 	done
-	[ -n "$rates4" ] && rt4="--copy-rates $rates4" &&
-		echo "#   rendezvous exchanges' copies on these cores, GB/s by size (4-rank exchanges, two pairs at once):$x4says"
+	[ -n "$rates4" ] && rt4="--copy-rates $rates4${xgaps4:+ --xch-gaps $xgaps4}" &&
+		echo "#   rendezvous exchanges' copies on these cores, GB/s by size and the rest of a pair's alone (4-rank exchanges, two pairs at once; one pair alone):$x4says"
 	[ -n "$moves4" ] && rt4="$rt4 --move-piece $piece --move-rates $moves4 --move-gaps $gaps4" &&
 		echo "#   one-way moves on these cores, their copies' GB/s each core and the rest by size (4-rank shifts, each rank to the next at once; a move alone, 4-rank ping-pong):$m4says"
 	# checks: the N-rank MPI_Bcast (binomial, the root alternating

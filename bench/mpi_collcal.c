@@ -102,6 +102,11 @@
  *                 wait in a barrier, 128 KiB - 1 MiB, unpinned: a lone move
  *                 where the ranks outnumber the cores, its cores idle
  *                 between its pieces (beside shift4: the moves' gaps)
+ *   xch4one B     (4 ranks or more) xch4's exchange between ranks 0 and 1
+ *                 while 2 and 3 wait in a barrier, 128 KiB - 1 MiB: a pair
+ *                 exchanging alone where the ranks outnumber the cores, as
+ *                 a tree's inner ranks do, each side waiting on the
+ *                 other's pieces (beside xch4: the exchanges' gaps)
  *   pp4 8, pp4idle 8  (4 ranks or more, alone: ptlrun -n 4) half a round
  *                 trip of 8 bytes between ranks 0 and 1 while the ranks
  *                 outnumber the cores, unpinned: while ranks 2 and 3
@@ -427,9 +432,9 @@ int main(int argc, char **argv)
 	enum { NFIGS = sizeof figs / sizeof figs[0] };
 	if (size >= 4) {
 		/* 4 ranks or more: the shared-core figures alone */
-		static const int rx4[] = { 16384, 32768, 65536 }, bk4[] = { 131072, 262144, 1 << 20 }, es4[] = { 1024, 4096, 8192 };
+		static const int rx4[] = { 16384, 32768, 65536 }, bk4[] = { 131072, 262144, 524288, 1 << 20 }, es4[] = { 1024, 4096, 8192 };
 		enum { NRX4 = sizeof rx4 / sizeof rx4[0], NBK4 = sizeof bk4 / sizeof bk4[0], NES4 = sizeof es4 / sizeof es4[0] };
-		enum { ES0 = 2 + NRX4 + 3 * NBK4, TK = ES0 + NES4, PX = TK + 1, SX = TK + 2, SS = TK + 3 };
+		enum { ES0 = 2 + NRX4 + 4 * NBK4, TK = ES0 + NES4, PX = TK + 1, SX = TK + 2, SS = TK + 3 };
 		static double sv[SS + 1][CAL_MAXT], ss[NRX4 + NBK4][CAL_MAXT];
 		for (int t = 0; t < trials; t++) {
 			sv[TK][t] = cal_token(rank, b);
@@ -442,6 +447,7 @@ int main(int argc, char **argv)
 				sv[2 + NRX4 + f][t] = cal_exchange(rank, sb, b, bk4[f], false, 4, NULL);
 				sv[2 + NRX4 + NBK4 + f][t] = cal_shift(rank, sb, b, bk4[f]);
 				sv[2 + NRX4 + 2 * NBK4 + f][t] = cal_pingpong(rank, CAL_NONBLOCKING, b, bk4[f]);
+				sv[2 + NRX4 + 3 * NBK4 + f][t] = cal_exchange(rank, sb, b, bk4[f], false, 2, NULL);
 			}
 			for (int f = 0; f < NRX4 + NBK4; f++)
 				ss[f][t] = f < NRX4 ? cal_exchange_same(rank, sb, b, rx4[f], true)
@@ -463,6 +469,8 @@ int main(int argc, char **argv)
 			cal_print(rank, "shift4", (size_t)bk4[f], sv[2 + NRX4 + NBK4 + f], trials);
 		for (int f = 0; f < NBK4; f++)
 			cal_print(rank, "pp4one", (size_t)bk4[f], sv[2 + NRX4 + 2 * NBK4 + f], trials);
+		for (int f = 0; f < NBK4; f++)
+			cal_print(rank, "xch4one", (size_t)bk4[f], sv[2 + NRX4 + 3 * NBK4 + f], trials);
 		for (int f = 0; f < NES4; f++)
 			cal_print(rank, "eshift4", (size_t)es4[f], sv[ES0 + f], trials);
 		for (int f = 0; f < NRX4 + NBK4; f++)

@@ -623,6 +623,20 @@ struct coll_cost_params {
 	 * next 201), so there the move rates are the copies' own and this
 	 * the rest. */
 	struct coll_cost_table move_gap;
+	/* With rndv: time an exchange's copy (a rendezvous copy whose
+	 * receiver has one of its own outstanding to the sender, each side's
+	 * at rates) takes beyond itself, by its size (points as small_recv;
+	 * none: 0), latency that books no CPU as move_gap's: where the ranks
+	 * outnumber the cores shm moves both ways through the segment, each
+	 * side waiting on the other's pieces. A pair alone idles its cores
+	 * through that; two pairs at once on two cores pass one pair's wait
+	 * in the other's copies: on the Zen 4 guest, 4 ranks bound two to a
+	 * core, one pair's 512 KiB exchange took 94 - 110 us with the other
+	 * two ranks asleep (96 - 113 waiting in a barrier), two pairs' at
+	 * once 137 - 143, where copies alone would make the lone one half
+	 * the pair's. A tree's inner ranks exchange alone. None for a pair
+	 * of one bound core with same-core rates (nsame), measured whole. */
+	struct coll_cost_table xch_gap;
 	/* With rndv: how a rendezvous copy goes by its size, as shm's chooser
 	 * picked per size class (PTL_SHM_BULK_REPORT=1 prints its picks):
 	 * nbulk steps, lengths ascending, each from its len up to the next

@@ -28,7 +28,8 @@
  * receiver's, from when the first piece is out (EV_BOUNCE), copies them
  * in; an exchange's copies stay the sender's CPU's at the exchange rates.
  * A move's hand-overs take time beyond its copies (move_gap, latency that
- * books no CPU), which the rank's other work, or other ranks', can fill.
+ * books no CPU), which the rank's other work, or other ranks', can fill;
+ * so do an exchange's (xch_gap).
  * Which of the three a copy is (whole, split, moved) goes by its size:
  * the bulk steps when given (shm chooses per peer and size class), else
  * split_min and whether there are move rates.
@@ -808,8 +809,15 @@ static int simulate(struct sim *m)
 			}
 			double mine = cpu_run(m, e.rank, asked, rndv_copy(p, c->len, own));
 			if (own == c->len) {
-				rc = hpush(&m->h,
-					   (struct hent){ mine, tie_of(m, e.rank, e.idx), e.rank, e.idx, EV_COPIED, 0, 0 });
+				/* an exchange's hand-overs beyond its copy (xch_gap) */
+				double gap = 0.0;
+				if (m->rv_n[pr] > 0 && m->rv_peer[pr] == e.rank) {
+					const struct coll_cost_table *g = &p->xch_gap;
+					gap = interp(g->pt, sizeof g->pt[0], offsetof(struct coll_cost_point, time), g->n,
+						     c->len, 0.0);
+				}
+				rc = hpush(&m->h, (struct hent){ mine + gap, tie_of(m, e.rank, e.idx), e.rank, e.idx,
+								  EV_COPIED, 0, 0 });
 				continue;
 			}
 			/* split: the receiver is asked for the rest before our half */
@@ -1106,7 +1114,8 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	    || !steps_ok(params->bulk, params->nbulk)
 	    || !steps_ok(params->read_bulk, params->nread_bulk)
 	    || !table_ok(&params->small_recv) || !table_ok(&params->recv) || !table_ok(&params->cross)
-	    || !table_ok(&params->small_cross) || !table_ok(&params->move_gap))
+	    || !table_ok(&params->small_cross) || !table_ok(&params->move_gap)
+	    || !table_ok(&params->xch_gap))
 		return -EINVAL;
 	if (params->calls < 0 || params->calls > COLL_COST_MAX_CALLS)
 		return -EINVAL;
@@ -1163,6 +1172,7 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 			m.same.nrates = m.same.nread = p.nsame;
 			memcpy(m.same.rates, p.same, sizeof m.same.rates);
 			memcpy(m.same.read, p.same, sizeof m.same.read);
+			m.same.xch_gap.n = 0; /* measured whole at those rates */
 			m.same_on = true;
 		}
 	}

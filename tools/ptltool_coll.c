@@ -40,7 +40,8 @@ static void usage(FILE *out)
 	        "                    [--same-core-rates LIST]\n"
 	        "                    [--cross-costs LIST] [--small-cross-costs LIST]\n"
 	        "                    [--read-rates LIST] [--move-rates LIST]\n"
-	        "                    [--move-piece SIZE] [--move-gaps LIST] [--bulk-methods LIST]\n"
+	        "                    [--move-piece SIZE] [--move-gaps LIST] [--xch-gaps LIST]\n"
+	        "                    [--bulk-methods LIST]\n"
 	        "                    [--read-methods LIST] [--eager-rates LIST]\n"
 	        "                    [--one-host] [--shared-cores] [--counts LIST] [--show] [--steps]\n"
 	        "                    [--json]\n"
@@ -169,6 +170,10 @@ static void usage(FILE *out)
 	        "  --move-gaps LIST  with --move-rates: what a move takes beyond its copies by\n"
 	        "                 size (its hand-overs; latency, no CPU), SIZE:TIME,... as\n"
 	        "                 --small-recv-costs, default none\n"
+	        "  --xch-gaps LIST  with --rndv-min: what an exchange's copy (its receiver sends\n"
+	        "                 one back at once; each side's at --copy-rates) takes beyond\n"
+	        "                 itself by size (hand-overs; latency, no CPU), SIZE:TIME,...\n"
+	        "                 as --small-recv-costs, default none\n"
 	        "  --bulk-methods LIST  with --rndv-min: how a rendezvous copy goes by size,\n"
 	        "                 SIZE:HOW,... sizes ascending, each from SIZE up to the next\n"
 	        "                 (below the first: as the first), HOW copy (the sender's CPU),\n"
@@ -720,6 +725,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		{ "move-rates", 0, OPT_MOVE, &cp, NULL, 0, 0, 0, false },
 		{ "move-piece", 0, OPT_SIZE, &cp.move_piece, NULL, 0, 1, 0, false },
 		{ "move-gaps", 0, OPT_TIMES, &cp.move_gap, NULL, 0, 0, 0, false },
+		{ "xch-gaps", 0, OPT_TIMES, &cp.xch_gap, NULL, 0, 0, 0, false },
 		{ "bulk-methods", 0, OPT_BULK, &cp, NULL, 0, 0, 0, false },
 		{ "read-methods", 0, OPT_RBULK, &cp, NULL, 0, 0, 0, false },
 		{ "small-max", 0, OPT_SIZE, &cp.small_max, NULL, 0, 0, 0, false },
@@ -906,6 +912,7 @@ static int coll_main(int argc, char **argv, size_t **countsp)
 		json_rates("move_rates", cp.move, cp.nmove);
 		printf("\"move_piece\": %zu, ", cp.move_piece);
 		json_times("move_gap_us", &cp.move_gap);
+		json_times("xch_gap_us", &cp.xch_gap);
 		json_steps("bulk_methods", cp.bulk, cp.nbulk);
 		json_steps("read_methods", cp.read_bulk, cp.nread_bulk);
 		printf("\"wake_us\": %.6g, ", cp.wake_cost * 1e6);

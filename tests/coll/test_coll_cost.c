@@ -697,6 +697,46 @@ static void test_sw_move_gap(void **state)
 	coll_free(s);
 }
 
+/* An exchange's gap (xch_gap, by size): each side's copy of a 2-rank
+ * recursive doubling's exchange is done that much later (interpolated
+ * between the table's sizes), booking no CPU; a one-way copy (a 2-rank
+ * bcast) has none, nor a pair of one bound core with same-core rates
+ * (measured whole there). A table that is not ascending, or has a
+ * negative time, is refused. */
+static void test_sw_xch_gap(void **state)
+{
+	(void)state;
+	struct coll_cost_params p = { .alpha = 1e-6, .beta = 1e9, .gamma = 1e-10, .o = 3e-7, .call = 2e-6,
+				      .acked_sends = true, .rndv = true, .rndv_min = 4096, .rndv_cost = 1.5e-6,
+				      .nrates = 1, .rates = { { 262144, 2e9 } } };
+	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 262144, 1, 1);
+	r.elem_size = 4;
+	struct coll_sched *s = expand_ok(&r);
+	struct coll_cost without, with;
+	assert_int_equal(coll_cost(s, &p, &without), 0);
+	double ex128 = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 131072, 1, &p);
+	double bc = sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 262144, 1, &p);
+	p.xch_gap = (struct coll_cost_table){ 2, { { 65536, 1e-6 }, { 262144, 4e-6 } } };
+	assert_int_equal(coll_cost(s, &p, &with), 0);
+	NEAR(with.time, without.time + 4e-6);
+	NEAR(with.busiest_cpu, without.busiest_cpu);
+	/* 131072 B: a third of the way from 64 KiB to 256 KiB */
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 131072, 1, &p), ex128 + 2e-6);
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 262144, 1, &p), bc);
+	/* both ranks bound to one core, their pair's rates given: no gap */
+	p.cores = 1;
+	p.switch_cost = 5e-7;
+	p.bound = true;
+	p.nsame = 1;
+	p.same[0] = (struct coll_copy_rate){ 262144, 2e9 };
+	double one = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 262144, 1, &p);
+	p.xch_gap.n = 0;
+	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 262144, 1, &p), one);
+	p.xch_gap = (struct coll_cost_table){ 2, { { 65536, 1e-6 }, { 262144, 4e-6 } } };
+	refuses_bad_times(s, &p, &p.xch_gap);
+	coll_free(s);
+}
+
 /* With a read-rate table the receiver's read of an eager message above
  * inline_max moves at the table's rate for its size, which holds the
  * read's fixed cost (no recv_copy_cost), up to the table's last size;
@@ -1455,6 +1495,7 @@ int main(void)
 		cmocka_unit_test(test_sw_split_copy),
 		cmocka_unit_test(test_sw_bounce_move),
 		cmocka_unit_test(test_sw_move_gap),
+		cmocka_unit_test(test_sw_xch_gap),
 		cmocka_unit_test(test_sw_bulk_methods),
 		cmocka_unit_test(test_sw_recv_post),
 		cmocka_unit_test(test_sw_cmd_cost),
