@@ -222,7 +222,8 @@
 #          cores, and what a pair's exchange takes beyond its copies
 #          (--xch-gaps: its hand-overs, no CPU) from "xch4one" (one pair
 #          exchanging alone among those ranks, as a tree's inner ranks
-#          do: 512 KiB 100 us where two pairs' took 153) beyond the
+#          do: near state, 512 KiB 100 us where two pairs' took 153,
+#          128 KiB 30 against 39) beyond the
 #          model's lone exchange with that rate, the two solved in turn
 #          (runs kept before 2026-12-06 have no xch4one: no gap);
 #          a one-way move's copies from "shift4" (four ranks each
@@ -1480,7 +1481,7 @@ switch() {
 # collective's idle ranks do (pp4idle) less the 2-rank one (spp 8)
 # cloop: the loop of the calibration models that take no $loop (x4, s4,
 # es4, rx4), where bound cores need their calls back to back
-cwait= cw= cloop=
+cwait= cw= cloop= xgap=
 p4i=$(cal 4 pp4idle 8)
 if [ -n "$p4i" ] && [ -n "${spp8:-}" ]; then
 	cw=$(calc "$p4i > $spp8 ? $p4i - $spp8 : 0")
@@ -1505,10 +1506,11 @@ pairx() {
 }
 # x4 SIZE COPY: the model's pair exchange of SIZE by rendezvous on the
 # cores there are (half a 4-rank recursive doubling), each copy COPY us;
-# x4one SIZE COPY: one pair's alone, on two cores (the other ranks idle);
-# both with the exchange gap xgap gives (--xch-gaps), if any
+# x4one SIZE COPY: one pair's alone, each rank on a core of its own (the
+# other ranks idle); both with the exchange gap xgap gives (--xch-gaps),
+# if any
 x4() { pairx 4 "$cores" rndv --copy-rates "$@"; }
-x4one() { pairx 2 "$cores" rndv --copy-rates "$@"; }
+x4one() { pairx 2 2 rndv --copy-rates "$@"; }
 # s4 SIZE COPY: the model's shift of SIZE round 4 ranks on these cores (a
 # third of a 4-rank ring allgather of 4 x SIZE), each move's copies COPY us
 s4() { p=$(predict --op allgather --ranks 4 --bytes "$(($1 * 4))" --algo ring --alpha "$alpha" \
@@ -1812,18 +1814,20 @@ for n in 2 4; do
 		h=$(cal 4 xch4 "$l")
 		[ -n "$h" ] && [ -n "$rates" ] || continue
 		h=$(within xch4 "$l" "$h")
-		# the copies' rate (xch4: two pairs at once, which fill each
-		# other's waits) and, where the run has xch4one (one pair
-		# alone), the gap: the lone exchange beyond the model's with
-		# that rate and no gap, each from the other, three rounds from
-		# no gap (as the moves' below)
+		# the copies' rate (xch4: two pairs at once, one pair's waits
+		# passing in the other's copies) and, where the run has xch4one
+		# (one pair alone), the gap: the lone exchange beyond the
+		# model's with that rate and no gap, each from the other, three
+		# rounds from no gap, the rate last with the last gap
 		ho=$(cal 4 xch4one "$l") xg4=0 xgap=
+		t1=$(secant x4 "$l" "$h")
 		for it in 1 2 3; do
-			t1=$(secant x4 "$l" "$h")
 			[ -n "$ho" ] || break
 			xgap=
 			f=$(x4one "$l" "$t1")
-			xg4=$(calc "$ho > $f ? $ho - $f : 0") xgap="--xch-gaps 1048576:$xg4"
+			xg4=$(calc "$ho > ${f:-0} ? $ho - ${f:-0} : 0")
+			xgap="--xch-gaps 1048576:$xg4"
+			t1=$(secant x4 "$l" "$h")
 		done
 		xgap=
 		rates4="$rates4${rates4:+,}$l:$(calc "$l / ($t1 * 1e-6)")"

@@ -631,11 +631,13 @@ struct coll_cost_params {
 	 * side waiting on the other's pieces. A pair alone idles its cores
 	 * through that; two pairs at once on two cores pass one pair's wait
 	 * in the other's copies: on the Zen 4 guest, 4 ranks bound two to a
-	 * core, one pair's 512 KiB exchange took 94 - 110 us with the other
-	 * two ranks asleep (96 - 113 waiting in a barrier), two pairs' at
-	 * once 137 - 143, where copies alone would make the lone one half
-	 * the pair's. A tree's inner ranks exchange alone. None for a pair
-	 * of one bound core with same-core rates (nsame), measured whole. */
+	 * core, one pair's 512 KiB exchange alone took 100 us (the other two
+	 * waiting in a barrier: bench/mpi_collcal's xch4one), two pairs' at
+	 * once 153 (xch4; 128 KiB 30 against 39), where copies alone would
+	 * make the lone one half the pair's. A tree's inner ranks exchange
+	 * alone. None for a split copy, nor for a pair of one bound core
+	 * that has same-core rates (nsame, bound, cores below the ranks),
+	 * measured whole there. */
 	struct coll_cost_table xch_gap;
 	/* With rndv: how a rendezvous copy goes by its size, as shm's chooser
 	 * picked per size class (PTL_SHM_BULK_REPORT=1 prints its picks):

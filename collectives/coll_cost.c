@@ -87,7 +87,8 @@ struct hent {
  * EV_GET: the receiver's request reached the sender (idx: its send);
  * EV_HELP: a split copy's request for the second half reached the
  * receiver (idx: its receive); EV_COPIED: the bytes are in place (idx:
- * the send); EV_BOUNCE: a one-way bounce move's first piece is in the
+ * the send; aux: an exchange's gap still to pass, -1 once it is
+ * counted); EV_BOUNCE: a one-way bounce move's first piece is in the
  * segment, the receiver copies the pieces in (idx: its receive; aux: when
  * the sender's copy out ends). An eager read that is not one copy
  * (read_bulk): EV_RDREQ, the receiver's request reached the sender (idx:
@@ -809,15 +810,16 @@ static int simulate(struct sim *m)
 			}
 			double mine = cpu_run(m, e.rank, asked, rndv_copy(p, c->len, own));
 			if (own == c->len) {
-				/* an exchange's hand-overs beyond its copy (xch_gap) */
+				/* an exchange's hand-overs beyond its copy (xch_gap):
+				 * EV_COPIED takes them after the copy's end */
 				double gap = 0.0;
 				if (m->rv_n[pr] > 0 && m->rv_peer[pr] == e.rank) {
 					const struct coll_cost_table *g = &p->xch_gap;
 					gap = interp(g->pt, sizeof g->pt[0], offsetof(struct coll_cost_point, time), g->n,
 						     c->len, 0.0);
 				}
-				rc = hpush(&m->h, (struct hent){ mine + gap, tie_of(m, e.rank, e.idx), e.rank, e.idx,
-								  EV_COPIED, 0, 0 });
+				rc = hpush(&m->h, (struct hent){ mine, tie_of(m, e.rank, e.idx), e.rank, e.idx, EV_COPIED,
+								  gap, 0 });
 				continue;
 			}
 			/* split: the receiver is asked for the rest before our half */
@@ -858,10 +860,22 @@ static int simulate(struct sim *m)
 			int pr;
 			size_t pi;
 			partner(m, e.rank, e.idx, &pr, &pi);
-			if (m->split[e.rank] == e.idx)
-				m->split[e.rank] = SIZE_MAX;
-			if (m->rv_n[e.rank] > 0)
-				m->rv_n[e.rank]--;
+			if (e.aux >= 0) {
+				if (m->split[e.rank] == e.idx)
+					m->split[e.rank] = SIZE_MAX;
+				if (m->rv_n[e.rank] > 0)
+					m->rv_n[e.rank]--;
+				if (e.aux > 0) {
+					/* an exchange's gap (aux): its copy is out of
+					 * flight now (a copy back served later is a
+					 * one-way move, as without the gap), the send
+					 * done the gap later */
+					e.key += e.aux;
+					e.aux = -1;
+					rc = hpush(&m->h, e);
+					continue;
+				}
+			}
 			rc = finish(m, e.rank, e.idx, cpu_run(m, e.rank, e.key, p->o));
 			if (!rc)
 				rc = hpush(&m->h, (struct hent){ e.key + p->alpha, tie_of(m, pr, pi), pr, pi,

@@ -701,8 +701,10 @@ static void test_sw_move_gap(void **state)
  * recursive doubling's exchange is done that much later (interpolated
  * between the table's sizes), booking no CPU; a one-way copy (a 2-rank
  * bcast) has none, nor a pair of one bound core with same-core rates
- * (measured whole there). A table that is not ascending, or has a
- * negative time, is refused. */
+ * (measured whole there). The gap runs after a copy's end, which is
+ * when the copy stops counting as in flight: a copy back served later
+ * (a bound core defers it) is one-way, as without the gap. A table that
+ * is not ascending, or has a negative time, is refused. */
 static void test_sw_xch_gap(void **state)
 {
 	(void)state;
@@ -723,16 +725,35 @@ static void test_sw_xch_gap(void **state)
 	/* 131072 B: a third of the way from 64 KiB to 256 KiB */
 	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 131072, 1, &p), ex128 + 2e-6);
 	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 262144, 1, &p), bc);
-	/* both ranks bound to one core, their pair's rates given: no gap */
+	/* Both ranks bound to one core: the second copy is served after the
+	 * first's, out of flight by then, so it is a one-way copy; the
+	 * first's gap, longer than that copy here, ends the exchange later,
+	 * unless the pair's rates are given (measured whole). */
+	struct coll_cost_table long_gap = { 1, { { 262144, 1e-3 } } };
 	p.cores = 1;
 	p.switch_cost = 5e-7;
 	p.bound = true;
+	p.xch_gap.n = 0;
+	double bare = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 262144, 1, &p);
+	p.xch_gap = long_gap;
+	assert_true(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 262144, 1, &p) > bare + 5e-4);
 	p.nsame = 1;
 	p.same[0] = (struct coll_copy_rate){ 262144, 2e9 };
 	double one = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 262144, 1, &p);
 	p.xch_gap.n = 0;
 	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 262144, 1, &p), one);
+	/* The gap does not change what a copy is: with moves far slower
+	 * than the copies the one-way second copy is such a move, gap or
+	 * not (a gap that kept the first in flight made it an exchange's) */
+	p.nsame = 0;
+	p.nmove = 1;
+	p.move[0] = (struct coll_copy_rate){ 262144, 1e6 };
+	double slow = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 262144, 1, &p);
+	assert_true(slow > 0.2);
 	p.xch_gap = (struct coll_cost_table){ 2, { { 65536, 1e-6 }, { 262144, 4e-6 } } };
+	double slow_gap = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 262144, 1, &p);
+	assert_true(slow_gap >= slow - 1e-9 && slow_gap <= slow + 4e-6 + 1e-9);
+	p.nmove = 0;
 	refuses_bad_times(s, &p, &p.xch_gap);
 	coll_free(s);
 }
