@@ -29,7 +29,7 @@
  * in; an exchange's copies stay the sender's CPU's at the exchange rates.
  * A move's hand-overs take time beyond its copies (move_gap, latency that
  * books no CPU), which the rank's other work, or other ranks', can fill;
- * so do an exchange's (xch_gap).
+ * so do an exchange's whole copies' (xch_gap), after the copy's end.
  * Which of the three a copy is (whole, split, moved) goes by its size:
  * the bulk steps when given (shm chooses per peer and size class), else
  * split_min and whether there are move rates.
@@ -87,8 +87,8 @@ struct hent {
  * EV_GET: the receiver's request reached the sender (idx: its send);
  * EV_HELP: a split copy's request for the second half reached the
  * receiver (idx: its receive); EV_COPIED: the bytes are in place (idx:
- * the send; aux: an exchange's gap still to pass, -1 once it is
- * counted); EV_BOUNCE: a one-way bounce move's first piece is in the
+ * the send; aux: an exchange's gap still to pass, -1 once the copy's
+ * end is booked and the gap passing); EV_BOUNCE: a one-way bounce move's first piece is in the
  * segment, the receiver copies the pieces in (idx: its receive; aux: when
  * the sender's copy out ends). An eager read that is not one copy
  * (read_bulk): EV_RDREQ, the receiver's request reached the sender (idx:
@@ -867,9 +867,9 @@ static int simulate(struct sim *m)
 					m->rv_n[e.rank]--;
 				if (e.aux > 0) {
 					/* an exchange's gap (aux): its copy is out of
-					 * flight now (a copy back served later is a
-					 * one-way move, as without the gap), the send
-					 * done the gap later */
+					 * flight now (a copy back served later is
+					 * one-way, a bounce move with move rates, as
+					 * without the gap), the send done the gap later */
 					e.key += e.aux;
 					e.aux = -1;
 					rc = hpush(&m->h, e);
