@@ -223,10 +223,10 @@
 #          (--xch-gaps: its hand-overs, no CPU) from "xch4one" (one pair
 #          exchanging alone among those ranks, as a tree's inner ranks
 #          do: near state, 512 KiB 100 us where two pairs' took 153,
-#          128 KiB 30 against 39) beyond the
-#          model's lone exchange with that rate, the two solved in turn
-#          (runs kept before 2026-12-06 have no xch4one: no gap);
-#          a one-way move's copies from "shift4" (four ranks each
+#          128 KiB 30 against 39) beyond the model's lone exchange with
+#          that rate, the two solved in turn (runs kept before
+#          2026-12-06 have no xch4one: no gap); a one-way move's copies
+#          from "shift4" (four ranks each
 #          sending to the next at once, the cores kept busy) through a
 #          third of the model's 4-rank ring allgather, and what a move
 #          takes beyond its copies (--move-gaps: its hand-overs, no CPU)
@@ -1511,6 +1511,27 @@ pairx() {
 # if any
 x4() { pairx 4 "$cores" rndv --copy-rates "$@"; }
 x4one() { pairx 2 2 rndv --copy-rates "$@"; }
+# bisect FN SIZE GOAL HI: the T in (0.001, HI] where FN SIZE T, rising
+# with T, crosses GOAL. For where secant's steps miss: with an exchange's
+# gap the model's time can jump as T grows (the cores' turns reorder),
+# and s59/b2's 512 KiB pair exchange went from 109 to 114 us between
+# copies of 40 and 42 us round its 111.7; secant answered 96 (186 us)
+bisect() {
+	bf=$1 bl=$2 bg=$3 blo=0.001 bhi=$4
+	for bi in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+		bm=$(calc "($blo + $bhi) / 2")
+		if [ "$(calc "$($bf "$bl" "$bm") < $bg")" = 1 ]; then blo=$bm; else bhi=$bm; fi
+	done
+	calc "($blo + $bhi) / 2"
+}
+# x4solve SIZE GOAL: x4's copy for GOAL us: secant's, or bisect's where
+# secant's is more than 2% off
+x4solve() {
+	xs=$(secant x4 "$1" "$2")
+	[ "$(calc "($(x4 "$1" "$xs") - $2) / $2 > 0.02 || ($(x4 "$1" "$xs") - $2) / $2 < -0.02")" = 1 ] &&
+		xs=$(bisect x4 "$1" "$2" "$2")
+	echo "$xs"
+}
 # s4 SIZE COPY: the model's shift of SIZE round 4 ranks on these cores (a
 # third of a 4-rank ring allgather of 4 x SIZE), each move's copies COPY us
 s4() { p=$(predict --op allgather --ranks 4 --bytes "$(($1 * 4))" --algo ring --alpha "$alpha" \
@@ -1827,7 +1848,7 @@ for n in 2 4; do
 			f=$(x4one "$l" "$t1")
 			xg4=$(calc "$ho > ${f:-0} ? $ho - ${f:-0} : 0")
 			xgap="--xch-gaps 1048576:$xg4"
-			t1=$(secant x4 "$l" "$h")
+			t1=$(x4solve "$l" "$h")
 		done
 		xgap=
 		rates4="$rates4${rates4:+,}$l:$(calc "$l / ($t1 * 1e-6)")"

@@ -79,7 +79,7 @@ struct hent {
 	int rank;
 	size_t idx;
 	unsigned char ev;  /* EV_READY, or a transfer's EV_ARRIVAL or EV_ACK */
-	double aux;        /* EV_HELP: when the sender's half is done */
+	double aux;        /* by event, below (EV_HELP: when the sender's half is done) */
 	double sent;       /* EV_ARRIVAL: when its transfer began (crossing) */
 };
 
@@ -88,14 +88,14 @@ struct hent {
  * EV_HELP: a split copy's request for the second half reached the
  * receiver (idx: its receive); EV_COPIED: the bytes are in place (idx:
  * the send; aux: an exchange's gap still to pass, -1 once the copy's
- * end is booked and the gap passing); EV_BOUNCE: a one-way bounce move's first piece is in the
- * segment, the receiver copies the pieces in (idx: its receive; aux: when
- * the sender's copy out ends). An eager read that is not one copy
- * (read_bulk): EV_RDREQ, the receiver's request reached the sender (idx:
- * the send; aux: when the receiver's own half is done, split), which
- * copies out or its half; EV_RDIN, the receiver's part after that (idx:
- * its receive; sent: its copy in, seconds; aux: when the read can be done
- * at the earliest). */
+ * end is booked and the gap passing); EV_BOUNCE: a one-way bounce
+ * move's first piece is in the segment, the receiver copies the pieces
+ * in (idx: its receive; aux: when the sender's copy out ends). An eager
+ * read that is not one copy (read_bulk): EV_RDREQ, the receiver's
+ * request reached the sender (idx: the send; aux: when the receiver's
+ * own half is done, split), which copies out or its half; EV_RDIN, the
+ * receiver's part after that (idx: its receive; sent: its copy in,
+ * seconds; aux: when the read can be done at the earliest). */
 /* bound cores: an event put back once, after its core's holder's work
  * of that time (or-ed into hent.ev) */
 #define EV_DEFERRED 0x80
