@@ -1527,10 +1527,10 @@ bisect() {
 # x4solve SIZE GOAL: x4's copy for GOAL us: secant's, or bisect's where
 # secant's is more than 2% off
 x4solve() {
-	xs=$(secant x4 "$1" "$2")
-	[ "$(calc "($(x4 "$1" "$xs") - $2) / $2 > 0.02 || ($(x4 "$1" "$xs") - $2) / $2 < -0.02")" = 1 ] &&
-		xs=$(bisect x4 "$1" "$2" "$2")
-	echo "$xs"
+	x4t=$(secant x4 "$1" "$2")
+	[ "$(calc "($(x4 "$1" "$x4t") - $2) / $2 > 0.02 || ($(x4 "$1" "$x4t") - $2) / $2 < -0.02")" = 1 ] &&
+		x4t=$(bisect x4 "$1" "$2" "$2")
+	echo "$x4t"
 }
 # s4 SIZE COPY: the model's shift of SIZE round 4 ranks on these cores (a
 # third of a 4-rank ring allgather of 4 x SIZE), each move's copies COPY us
