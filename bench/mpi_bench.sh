@@ -1528,8 +1528,8 @@ bisect() {
 # secant's is more than 2% off
 x4solve() {
 	x4t=$(secant x4 "$1" "$2")
-	[ "$(calc "($(x4 "$1" "$x4t") - $2) / $2 > 0.02 || ($(x4 "$1" "$x4t") - $2) / $2 < -0.02")" = 1 ] &&
-		x4t=$(bisect x4 "$1" "$2" "$2")
+	x4d=$(calc "($(x4 "$1" "$x4t") - $2) / $2")
+	[ "$(calc "$x4d > 0.02 || $x4d < -0.02")" = 1 ] && x4t=$(bisect x4 "$1" "$2" "$2")
 	echo "$x4t"
 }
 # s4 SIZE COPY: the model's shift of SIZE round 4 ranks on these cores (a

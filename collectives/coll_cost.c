@@ -799,8 +799,9 @@ static int simulate(struct sim *m)
 			/* the sender serves the get and copies (its part of) the bytes */
 			size_t own = m->split[e.rank] == SIZE_MAX ? own_part(p, c->len) : c->len;
 			double asked = cpu_run(m, e.rank, e.key, p->rndv_cost);
-			if (own == c->len && p->nmove > 0 && bulk_how(p, c->len) == COLL_BULK_MOVE
-			    && !(m->rv_n[pr] > 0 && m->rv_peer[pr] == e.rank)) {
+			/* an exchange's: the receiver has a send of its own in flight to us */
+			bool xch = m->rv_n[pr] > 0 && m->rv_peer[pr] == e.rank;
+			if (own == c->len && p->nmove > 0 && bulk_how(p, c->len) == COLL_BULK_MOVE && !xch) {
 				/* one way: a bounce move, out by our CPU, in by the
 				 * receiver's from when the first piece is out */
 				double w = move_copy(p, c->len), out = cpu_run(m, e.rank, asked, w);
@@ -813,7 +814,7 @@ static int simulate(struct sim *m)
 				/* an exchange's hand-overs beyond its copy (xch_gap):
 				 * EV_COPIED takes them after the copy's end */
 				double gap = 0.0;
-				if (m->rv_n[pr] > 0 && m->rv_peer[pr] == e.rank) {
+				if (xch) {
 					const struct coll_cost_table *g = &p->xch_gap;
 					gap = interp(g->pt, sizeof g->pt[0], offsetof(struct coll_cost_point, time), g->n,
 						     c->len, 0.0);
