@@ -130,6 +130,18 @@ expect 0 --op bcast --ranks 2 --bytes 256K --alpha 1 --beta 1GB/s --rndv-min 8K 
 has "$out" '"predicted_us": 265.144'
 expect 2 --op bcast --ranks 2 --bytes 256K --move-rates 8K:1GB/s,2K:2GB/s
 has "$err" "bad --move-rates '8K:1GB/s,2K:2GB/s'"
+# --xch-gaps: an exchange's copies (2-rank recursive doubling) end that much
+# later, 4 us at 256K (265.144 without); a one-way copy (bcast) has none
+expect 0 --op allreduce --ranks 2 --bytes 256K --algo recursive_doubling --alpha 1 --beta 1GB/s --gamma 0 \
+	--rndv-min 8K --xch-gaps 64K:1,256K:4 --json
+has "$out" '"xch_gap_us": \[\[65536, 1\], \[262144, 4\]\],'
+has "$out" '"predicted_us": 269.144'
+expect 0 --op bcast --ranks 2 --bytes 256K --alpha 1 --beta 1GB/s --rndv-min 8K --xch-gaps 256K:4 --json
+has "$out" '"predicted_us": 265.144'
+expect 2 --op allreduce --ranks 2 --bytes 256K --xch-gaps 256K:4,64K:1
+has "$err" "bad --xch-gaps '256K:4,64K:1'"
+expect 2 --op allreduce --ranks 2 --bytes 256K --xch-gaps 256K:-4
+has "$err" "bad --xch-gaps '256K:-4'"
 # --bulk-methods: by size, the copy whole (265.144 as without moves),
 # split (half on each CPU: 128K at 1 GB/s after the help request) or moved
 # (330.68 as above), whatever --split-min says; below the first size as the first
