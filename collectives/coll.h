@@ -602,7 +602,11 @@ struct coll_cost_params {
 	/* With bound cores: what a rendezvous copy or an eager read between
 	 * two ranks of one core moves per second by the message's size
 	 * (nsame points as rates; none: rates and read, as between cores),
-	 * in place of rates and read for such a pair. Its lines stay in
+	 * in place of rates and read for such a pair, each copy whole at
+	 * them (no moves, no bulk or read_bulk methods: the rates are
+	 * measured so, an exchange's two copies one after the other on the
+	 * core; a move there took the cross-core moves' rates and gap). Its
+	 * lines stay in
 	 * that core's caches where a pair on two cores moves them across:
 	 * on the Zen 4 guest with its two vCPUs placed far apart (a cache
 	 * line's round trip 380 ns, not 85), 4 ranks pinned two to a core

@@ -1187,7 +1187,17 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 			m.same.nrates = m.same.nread = p.nsame;
 			memcpy(m.same.rates, p.same, sizeof m.same.rates);
 			memcpy(m.same.read, p.same, sizeof m.same.read);
-			m.same.xch_gap.n = 0; /* measured whole at those rates */
+			/* measured whole at those rates (bench/mpi_bench.sh:
+			 * its exchange's two copies one after the other, no
+			 * moves, no methods), so copied so: the core serves
+			 * the second copy after the first, and a move there
+			 * took the cross-core moves' rates and gap (a 4-rank
+			 * recursive doubling's 256 KiB same-core step 80 us
+			 * where its exchanges took 46) */
+			m.same.xch_gap.n = 0;
+			m.same.nmove = 0;
+			m.same.nbulk = 0;
+			m.same.nread_bulk = 0;
 			m.same_on = true;
 		}
 	}

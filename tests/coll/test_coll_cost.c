@@ -1487,6 +1487,29 @@ static void test_same_core_rates(void **state)
 	/* the second step's copy, on the way at every rank */
 	assert_true(rd_apart - rd > 0.9 * ((double)M / 1e10 - (double)M / 2e10));
 
+	/* with moves, slow ones with a long gap: a pair of one core still
+	 * copies whole at its rates (they were measured so: the core
+	 * serves the second copy of an exchange after the first, where a
+	 * move was the second), so recursive doubling's same-core step and
+	 * a 2-rank one-core bcast are unchanged, while between the cores
+	 * the one-way bcast moves */
+	p.nsame = 1;
+	p.nmove = 1;
+	p.move[0] = (struct coll_copy_rate){ M, 1e8 };
+	p.move_gap = (struct coll_cost_table){ 1, { { M, 1e-3 } } };
+	double rd_moves = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 4, M, 1, &p);
+	NEAR(rd_moves, rd);
+	p.cores = 1;
+	double one_core = sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, M, 1, &p);
+	p.nmove = 0;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, M, 1, &p), one_core);
+	p.nmove = 1;
+	p.cores = 2;
+	assert_true(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, M, 1, &p) > 1e-2);
+	p.nmove = 0;
+	p.move_gap.n = 0;
+	p.nsame = 0;
+
 	p.bound = false;
 	double shared = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 4, M, 1, &p);
 	p.nsame = 1;
