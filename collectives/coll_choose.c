@@ -133,7 +133,11 @@ static enum coll_algo ring_by_ports(const struct coll_req *r)
  *   four steps; the extra reduction costs less than those switches;
  * - halving-doubling from COLL_SHARED_HD_MIN, as where the cores are not
  *   shared (its moves halve the vector; recursive doubling's whole-vector
- *   moves cost more there than the turns they save).
+ *   moves cost more there than the turns they save);
+ * - the bidirectional ring again from COLL_SHARED_BIDIR_LONG_MIN, the
+ *   faster there as measured below (halving-doubling's first and last
+ *   steps exchange half the vector a pair; the ring's steps move a
+ *   quarter each way round, every pair of neighbours across the cores).
  * 4 ranks on the 2 vCPUs of an AMD EPYC guest, bound, near state, shm
  * moving every bulk message through the segment (shm_bulk.c's bulk_mode),
  * bench/mpi_allreduce.c forced per algorithm, 5 interleaved launches,
@@ -150,10 +154,20 @@ static enum coll_algo ring_by_ports(const struct coll_req *r)
  * line sits at 192 KiB, where halving-doubling's larger sizes begin to
  * lead. Earlier hosts and builds drew these lines elsewhere (this file's
  * history has their figures): the rule follows the measurements, not a
- * model. */
+ * model. Later (2026-12-06, the same guest and binding, near state,
+ * 5 interleaved launches of a loop of MPI_Allreduce, medians, us) the
+ * bidirectional ring (its 2 ports hinted) against halving-doubling
+ * against recursive doubling: 256 KiB 123 vs 120 vs 124, 384 KiB 165 vs
+ * 177 vs 204, 512 KiB 194 vs 194 vs 269, 640 KiB 231 vs 239, 768 KiB 259
+ * vs 315 vs 399, 1 MiB 322 vs 419 vs 555, 2 MiB 864 vs 990, 4 MiB 2238 vs
+ * 2309 (Open MPI 4.1's own choice at 1 MiB in that week's
+ * bench/mpi_bench.sh runs: 420 - 443); ring_bidir's 1 MiB row was the
+ * faster by 20 - 27% in each of nine such runs. So from 512 KiB, where
+ * they meet, the ring again. */
 #define COLL_SHARED_BIDIR_RANKS 4
 #define COLL_SHARED_BIDIR_MAX (64u * 1024u)
 #define COLL_SHARED_HD_MIN (192u * 1024u)
+#define COLL_SHARED_BIDIR_LONG_MIN (512u * 1024u)
 
 /* Which of the above a 4-rank allreduce past the short ones takes where its
  * ranks outnumber the host's cores; COLL_ALGO_AUTO where the rule says
@@ -163,7 +177,7 @@ static enum coll_algo shared_cores_allreduce(const struct coll_req *r)
 	if (r->op != COLL_OP_ALLREDUCE || !r->one_host || !r->shared_cores || !coll_is_pow2(r->nranks) ||
 	    r->nranks <= 2 || r->nranks > COLL_SHARED_BIDIR_RANKS)
 		return COLL_ALGO_AUTO;
-	if (r->bytes <= COLL_SHARED_BIDIR_MAX)
+	if (r->bytes <= COLL_SHARED_BIDIR_MAX || r->bytes >= COLL_SHARED_BIDIR_LONG_MIN)
 		return COLL_ALGO_RING_BIDIR;
 	return r->bytes < COLL_SHARED_HD_MIN ? COLL_ALGO_RECURSIVE_DOUBLING : COLL_ALGO_HALVING_DOUBLING;
 }

@@ -580,10 +580,12 @@ expect 0 --op allreduce --ranks 4 --bytes 196600 --one-host --shared-cores
 has "$out" "algorithm     recursive_doubling (asked: auto)"
 expect 0 --op allreduce --ranks 4 --bytes 192K --one-host --shared-cores
 has "$out" "algorithm     halving_doubling (asked: auto)"
-expect 0 --op allreduce --ranks 4 --bytes 1048568 --one-host --shared-cores
+expect 0 --op allreduce --ranks 4 --bytes 524280 --one-host --shared-cores
 has "$out" "algorithm     halving_doubling (asked: auto)"
+expect 0 --op allreduce --ranks 4 --bytes 512K --one-host --shared-cores
+has "$out" "algorithm     ring_bidir (asked: auto)"
 expect 0 --op allreduce --ranks 4 --bytes 1M --one-host --shared-cores
-has "$out" "algorithm     halving_doubling (asked: auto)"
+has "$out" "algorithm     ring_bidir (asked: auto)"
 expect 0 --op allreduce --ranks 4 --bytes 32K --one-host
 has "$out" "algorithm     halving_doubling (asked: auto)"
 
