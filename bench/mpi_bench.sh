@@ -214,7 +214,10 @@
 #          (half its 4-rank recursive doubling) takes what rxch4 took,
 #          but 16 and 64 KiB (and the eager 1 and 8 KiB below) from
 #          the 4-rank ring's MPI_Allgather of the rows' blocks (and of
-#          16 KiB halves beside the 32 KiB rows) in the rows' turns
+#          16 KiB halves beside the 32 KiB rows) in the rows' turns;
+#          there each read moves through the segment, the sender's copy
+#          out and then the receiver's copy in (--read-methods move, as
+#          shm's crowded mode goes), each at the rate solved
 #   copies on shared cores  a 4-rank schedule's rendezvous copies (128
 #          KiB and up) where the ranks outnumber the cores: an exchange's
 #          from mpi_collcal's "xch4" (two pairs exchanging at once,
@@ -351,7 +354,8 @@
 #          ("ARGS ALGO N BYTES: ..."), to rerun one with --steps
 #   PTL_BENCH_READS=copy  the model takes every read as one copy by the
 #          receiver at the rxch exchanges' rates (the model before
-#          --read-methods), for an A/B on the same data (PTL_BENCH_FROM)
+#          --read-methods; with more ranks than cores, before 2026-12-06),
+#          for an A/B on the same data (PTL_BENCH_FROM)
 #   PTL_BENCH_CALQ=Q  the model's copy figures (1 KiB and up) take the
 #          quantile Q of their launches' best trials (default 0.25; 0: the
 #          best of all, as before 2026-12-02), the smaller ones the best
@@ -1495,6 +1499,7 @@ fi
 pairx() {
 	if [ "$3" = read ]; then
 		px_how="--rndv-min $ceager --inline-max $eager"
+		[ "$1" -gt "$2" ] && px_how="$px_how $rmeth4"
 	else
 		px_how="--rndv-min $eager --rndv-cost $rndv --split-min $split4 --split-cost 0"
 	fi
@@ -1576,7 +1581,7 @@ xss() { predict --op alltoall --ranks 4 --algo pairwise --counts "0,0,$1,0,0,0,0
 ag4() { ag_l=$1; shift
 	predict --op allgather --ranks 4 --bytes "$((ag_l * 4))" --algo ring --alpha "$alpha" --beta "$ebeta" \
 	--overhead "$o" --call "$agcall" $wk --cmd-cost "$engcmd" $engsmall --cpu-copies --acked-sends="$alpha" \
-	--noack-max "$noack" --rndv-min "$ceager" --inline-max "$eager" --recv-post "${post:-0}" \
+	--noack-max "$noack" --rndv-min "$ceager" --inline-max "$eager" $rmeth4 --recv-post "${post:-0}" \
 	--lazy-max "$clazy" --cores "$cores" --switch-cost "$sw" $cwait $loop "$@"; }
 # ra4 SIZE READ: its blocks read by their receivers, each read READ us
 ra4() { ag4 "$1" --read-rates "1048576:$(calc "$1 / ($2 * 1e-6)")"; }
@@ -1662,6 +1667,21 @@ within() {
 # (half a 4-rank recursive doubling) with each read taking READ us
 rcopy4= eager4=
 rx4() { pairx 4 "$cores" read --read-rates "$@"; }
+# Reads where the ranks outnumber the cores: there shm moves every bulk
+# message through the segment (the 4-rank launches' PTL_SHM_BULK_REPORT
+# lines say "mode bounce (crowded)"), so an eager read is the sender's
+# copy out and then the receiver's copy in (--read-methods move), each
+# at the read rates solved below, in the solves (rx4, ra4) and the rows
+# alike. Taken as one copy on the receiver's CPU instead, the rows that
+# reduce between their reads paid each reduction on top of steps whose
+# reads the solve (the ring's allgather, no reduction) had made all CPU:
+# the 4-rank 256 KiB ring and ring_bidir rows read 1.12 - 1.15x and
+# 1.26 - 1.28x in four kept runs (s59/b1, b2, m2, s60/f1; measured, the
+# ring's reduce-scatter took as long as its allgather, 67 us each).
+# PTL_BENCH_READS=copy: one copy (the model before)
+rmeth4=
+[ "${PTL_BENCH_READS:-}" != copy ] && grep -q '^4 allreduce .* mode bounce (crowded)' "$W/bulk" 2>/dev/null &&
+	rmeth4="--read-methods $eager:move"
 # rs1 SIZE READ, xs1 SIZE COPY: the model's exchange of SIZE between the
 # two ranks of one core (a 2-rank recursive doubling bound to one core),
 # each read READ us (rs1: blocking sends, eager, read by the receiver, as
@@ -1921,7 +1941,7 @@ for n in 2 4; do
 	# tree's one-way reads lie between the two)
 	over4 16384 ra4
 	over4 65536 ra4
-	[ -n "$solved" ] && rcopy4="--inline-max $eager --read-rates $solved"
+	[ -n "$solved" ] && rcopy4="--inline-max $eager --read-rates $solved $rmeth4"
 	[ -n "$says" ] && echo "#   reads on these cores, GB/s by size (4-rank exchanges, blocking sends, two pairs at once):$says"
 	# Eager messages where the ranks outnumber the cores: their copies
 	# at the 2-rank rate (epp: each rank on a core of its own, the
