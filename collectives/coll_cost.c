@@ -30,6 +30,9 @@
  * A move's hand-overs take time beyond its copies (move_gap, latency that
  * books no CPU), which the rank's other work, or other ranks', can fill;
  * so do an exchange's whole copies' (xch_gap), after the copy's end.
+ * Bound, exchange copies that follow each other on a core are one run
+ * (xch_turns): the core passes between them piece by piece, so each is
+ * done when the run ends (and its gap after).
  * Which of the three a copy is (whole, split, moved) goes by its size:
  * the bulk steps when given (shm chooses per peer and size class), else
  * split_min and whether there are move rates.
@@ -80,7 +83,8 @@ struct hent {
 	size_t idx;
 	unsigned char ev;  /* EV_READY, or a transfer's EV_ARRIVAL or EV_ACK */
 	double aux;        /* by event, below (EV_HELP: when the sender's half is done) */
-	double sent;       /* EV_ARRIVAL: when its transfer began (crossing) */
+	double sent;       /* EV_ARRIVAL: when its transfer began (crossing); EV_COPIED:
+	                    * the copy's end if it is in a run (xch_turns), else 0 */
 };
 
 /* EV_RTS: a rendezvous header reached the receiver (idx: its receive);
@@ -174,6 +178,7 @@ struct sim {
 	double k;           /* slowdown of CPU work: ranks per core, >= 1 */
 	int ncores;         /* > 0: ranks share these cores (core_free, core_last) */
 	double *core_free;  /* when each core is next free */
+	double *xch_from, *xch_to;  /* bound: each core's latest run of exchange copies (xch_turns) */
 	int *core_last;     /* the rank each core ran last, -1: none yet */
 	double turns;       /* bound: switches made, all cores */
 	uint64_t rng;       /* bound: the switches' jitter sequence */
@@ -734,6 +739,41 @@ static const struct coll_cost_params *pair_params(const struct sim *m, const str
 	return pr % m->ncores == e->rank % m->ncores ? &m->same : m->base;
 }
 
+/* Bound cores: rank r's whole exchange copy, from start to end on r's
+ * core. Two pairs exchanging at once each wait on their peers' pieces
+ * and yield between them, so a core passes piece by piece between their
+ * copies and both end when the later one does: on the Zen 4 guest, 4
+ * ranks bound two to a core, a 4-rank halving-doubling's last step
+ * (pairs 0-1 and 2-3 across the cores, 512 KiB each) ended within 12 us
+ * on all four ranks in 14 of 15 calls, where copies one after the
+ * other had one pair done 25 us (a copy) before the other and on into
+ * its next call. A pair of one core takes turns so between its own two
+ * copies. A copy that starts within a turn of the run's end (a poll
+ * window and a switch, jittered at most twice) joins the run. Returns
+ * whether the copy is in a run: EV_COPIED then asks xch_done, once the
+ * copies served after it are booked (a gap's end; without a gap, only
+ * those booked by its own end). */
+static bool xch_turns(struct sim *m, int r, double start, double end)
+{
+	const struct coll_cost_params *p = m->p;
+	if (!m->ncores || !p->bound)
+		return false;
+	int c = r % m->ncores;
+	if (start > m->xch_to[c] + p->poll_window + 2 * m->sw)
+		m->xch_from[c] = start;
+	if (end > m->xch_to[c])
+		m->xch_to[c] = end;
+	return true;
+}
+
+/* When a copy of a run (xch_turns) that ended at end is done: at the end
+ * of the run it began in, if that went on past it */
+static double xch_done(const struct sim *m, int r, double end)
+{
+	int c = r % m->ncores;
+	return m->xch_from[c] < end && m->xch_to[c] > end ? m->xch_to[c] : end;
+}
+
 static int simulate(struct sim *m)
 {
 	const struct coll_cost_params *p = m->p;
@@ -809,18 +849,22 @@ static int simulate(struct sim *m)
 				rc = hpush(&m->h, (struct hent){ first, ptie, pr, pi, EV_BOUNCE, out, 0 });
 				continue;
 			}
-			double mine = cpu_run(m, e.rank, asked, rndv_copy(p, c->len, own));
+			double w = rndv_copy(p, c->len, own), mine = cpu_run(m, e.rank, asked, w);
 			if (own == c->len) {
 				/* an exchange's hand-overs beyond its copy (xch_gap):
-				 * EV_COPIED takes them after the copy's end */
+				 * EV_COPIED takes them after the copy's end, and the
+				 * rest of its core's run (xch_turns; sent: the copy's
+				 * end) before them */
 				double gap = 0.0;
+				bool run = false;
 				if (xch) {
 					const struct coll_cost_table *g = &p->xch_gap;
 					gap = interp(g->pt, sizeof g->pt[0], offsetof(struct coll_cost_point, time), g->n,
 						     c->len, 0.0);
+					run = xch_turns(m, e.rank, mine - m->k * w, mine);
 				}
 				rc = hpush(&m->h, (struct hent){ mine, tie_of(m, e.rank, e.idx), e.rank, e.idx, EV_COPIED,
-								  gap, 0 });
+								  gap, run ? mine : 0 });
 				continue;
 			}
 			/* split: the receiver is asked for the rest before our half */
@@ -866,13 +910,23 @@ static int simulate(struct sim *m)
 					m->split[e.rank] = SIZE_MAX;
 				if (m->rv_n[e.rank] > 0)
 					m->rv_n[e.rank]--;
-				if (e.aux > 0) {
+				if (e.aux > 0 || e.sent > 0) {
 					/* an exchange's gap (aux): its copy is out of
 					 * flight now (a copy back served later is
 					 * one-way, a bounce move with move rates, as
 					 * without the gap), the send done the gap later */
 					e.key += e.aux;
 					e.aux = -1;
+					rc = hpush(&m->h, e);
+					continue;
+				}
+			} else if (e.sent > 0) {
+				/* a copy of a run (xch_turns): the run's later
+				 * copies, booked by now, and then the gap */
+				double t = xch_done(m, e.rank, e.sent) + (e.key - e.sent);
+				e.sent = 0;
+				if (t > e.key) {
+					e.key = t;
 					rc = hpush(&m->h, e);
 					continue;
 				}
@@ -1174,7 +1228,9 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 		m.k = 1;  /* scheduled, not stretched */
 		m.core_free = calloc((size_t)p.cores, sizeof *m.core_free);
 		m.core_last = malloc((size_t)p.cores * sizeof *m.core_last);
-		if (!m.core_free || !m.core_last)
+		m.xch_from = calloc((size_t)p.cores, sizeof *m.xch_from);
+		m.xch_to = calloc((size_t)p.cores, sizeof *m.xch_to);
+		if (!m.core_free || !m.core_last || !m.xch_from || !m.xch_to)
 			rc = -ENOMEM;
 		for (int c = 0; c < p.cores && !rc; c++)
 			m.core_last[c] = -1;
@@ -1265,6 +1321,8 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	free(m.rv_peer);
 	free(m.eager_step);
 	free(m.core_free);
+	free(m.xch_from);
+	free(m.xch_to);
 	free(m.core_last);
 	free(m.step_sw);
 	free(m.h.v);

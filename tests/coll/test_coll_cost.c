@@ -1526,6 +1526,57 @@ static void test_same_core_rates(void **state)
 	coll_free(s);
 }
 
+/* when each rank's sends of step 0 finished (call 0) */
+struct send_ends {
+	double t[4];
+};
+
+static void note_send_end(void *ctx, int call, int rank, const struct coll_cmd *c, double t)
+{
+	struct send_ends *se = ctx;
+	if (call == 0 && c->step == 0 && c->kind == COLL_SEND && rank < 4)
+		se->t[rank] = t;
+}
+
+/* Bound cores: exchange copies that follow each other on a core take
+ * turns piece by piece, so all end when the last does. A 4-rank
+ * recursive doubling's first step, pairs 0-1 and 2-3 across two cores:
+ * each core copies one of each pair's, one after the other, yet all four
+ * sends are done together, the later copy (105 us) and the gap after
+ * the earlier; the busiest CPU is the same. A pair alone on two cores
+ * (2 ranks) ends its copy and gap as before. */
+static void test_sw_xch_turns(void **state)
+{
+	(void)state;
+	const size_t M = 1 << 20;
+	struct send_ends se = { { 0 } };
+	struct coll_cost_params p = { .alpha = 1e-7, .o = 1e-7, .cores = 2, .switch_cost = 5e-7, .bound = true,
+				      .rndv = true, .rndv_min = 8192, .nrates = 1, .rates = { { M, 1e10 } },
+				      .xch_gap = { 1, { { M, 2e-4 } } },
+				      .on_finish = note_send_end, .on_finish_ctx = &se };
+	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 4, M, 1, 1);
+	struct coll_sched *s = expand_ok(&r);
+	struct coll_cost c;
+	assert_int_equal(coll_cost(s, &p, &c), 0);
+	double lo = se.t[0], hi = se.t[0];
+	for (int k = 1; k < 4; k++) {
+		lo = se.t[k] < lo ? se.t[k] : lo;
+		hi = se.t[k] > hi ? se.t[k] : hi;
+	}
+	/* together, within a few switches; and after two copies and the gap */
+	assert_true(hi - lo < 5e-6);
+	assert_true(lo > 2 * (double)M / 1e10 + 2e-4);
+	assert_true(c.busiest_cpu > 2 * (double)M / 1e10 && c.busiest_cpu < 2 * (double)M / 1e10 + 2e-5);
+	coll_free(s);
+
+	/* a pair alone: its copy, then the gap */
+	p.on_finish = NULL;
+	double alone = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, M, 1, &p);
+	p.xch_gap.n = 0;
+	double bare = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, M, 1, &p);
+	NEAR(alone, bare + 2e-4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1549,6 +1600,7 @@ int main(void)
 		cmocka_unit_test(test_sw_shared_cores),
 		cmocka_unit_test(test_sw_bound_cores),
 		cmocka_unit_test(test_same_core_rates),
+		cmocka_unit_test(test_sw_xch_turns),
 		cmocka_unit_test(test_sw_cpu_copies),
 		cmocka_unit_test(test_sw_recv_copies),
 		cmocka_unit_test(test_sw_cross_costs),
