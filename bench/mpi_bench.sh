@@ -215,9 +215,10 @@
 #          but 16 and 64 KiB (and the eager 1 and 8 KiB below) from
 #          the 4-rank ring's MPI_Allgather of the rows' blocks (and of
 #          16 KiB halves beside the 32 KiB rows) in the rows' turns;
-#          there each read moves through the segment, the sender's copy
-#          out and then the receiver's copy in (--read-methods move, as
-#          shm's crowded mode goes), each at the rate solved
+#          where those launches report shm's crowded mode, each read
+#          there moves through the segment, the sender's copy out and
+#          then the receiver's copy in (--read-methods move), each at
+#          the rate solved
 #   copies on shared cores  a 4-rank schedule's rendezvous copies (128
 #          KiB and up) where the ranks outnumber the cores: an exchange's
 #          from mpi_collcal's "xch4" (two pairs exchanging at once,
@@ -1671,8 +1672,8 @@ rx4() { pairx 4 "$cores" read --read-rates "$@"; }
 # message through the segment (the 4-rank launches' PTL_SHM_BULK_REPORT
 # lines say "mode bounce (crowded)"), so an eager read is the sender's
 # copy out and then the receiver's copy in (--read-methods move), each
-# at the read rates solved below, in the solves (rx4, ra4) and the rows
-# alike. Taken as one copy on the receiver's CPU instead, the rows that
+# at the read rates solved below, in the solves (rx4, ra4; rs1's pairs
+# of one core copy whole whatever the method) and the rows alike. Taken as one copy on the receiver's CPU instead, the rows that
 # reduce between their reads paid each reduction on top of steps whose
 # reads the solve (the ring's allgather, no reduction) had made all CPU:
 # the 4-rank 256 KiB ring and ring_bidir rows read 1.12 - 1.15x and

@@ -633,8 +633,10 @@ struct coll_cost_params {
 	 * none: 0), latency that books no CPU as move_gap's: where the ranks
 	 * outnumber the cores shm moves both ways through the segment, each
 	 * side waiting on the other's pieces. A pair alone idles its cores
-	 * through that; two pairs at once on two cores pass one pair's wait
-	 * in the other's copies: on the Zen 4 guest, 4 ranks bound two to a
+	 * through that; of two pairs at once on two cores, each core copies
+	 * for one pair while the other waits (bound, the copies take turns
+	 * and both pairs end together, the gap after: coll_cost.c's runs):
+	 * on the Zen 4 guest, 4 ranks bound two to a
 	 * core, one pair's 512 KiB exchange alone took 100 us (the other two
 	 * waiting in a barrier: bench/mpi_collcal's xch4one), two pairs' at
 	 * once 153 (xch4; 128 KiB 30 against 39), where copies alone would

@@ -155,19 +155,22 @@ static enum coll_algo ring_by_ports(const struct coll_req *r)
  * lead. Earlier hosts and builds drew these lines elsewhere (this file's
  * history has their figures): the rule follows the measurements, not a
  * model. Later (2026-12-06, the same guest and binding, near state,
- * 5 interleaved launches of a loop of MPI_Allreduce, medians, us) the
- * bidirectional ring (its 2 ports hinted) against halving-doubling
- * against recursive doubling: 256 KiB 123 vs 120 vs 124, 384 KiB 165 vs
- * 177 vs 204, 512 KiB 194 vs 194 vs 269, 640 KiB 231 vs 239, 768 KiB 259
- * vs 315 vs 399, 1 MiB 322 vs 419 vs 555, 2 MiB 864 vs 990, 4 MiB 2238 vs
- * 2309 (Open MPI 4.1's own choice at 1 MiB in that week's
- * bench/mpi_bench.sh runs: 420 - 443); ring_bidir's 1 MiB row was the
- * faster by 20 - 27% in each of nine such runs. So from 512 KiB, where
- * they meet, the ring again. */
+ * 5 interleaved launches of a loop of MPI_Allreduce each, medians, us)
+ * the bidirectional ring (its 2 ports hinted) against halving-doubling
+ * (against recursive doubling): 256 KiB 123 vs 120 (124) and 122 vs 126,
+ * 320 KiB 152 vs 148, 384 KiB 165 vs 177 (204) and 159 vs 156, 448 KiB
+ * 177 vs 187, 512 KiB 194 vs 194 (269) and 201 vs 187, 576 KiB 244 vs
+ * 222, 640 KiB 231 vs 239 and 238 vs 246, 704 KiB 252 vs 275, 768 KiB
+ * 259 vs 315 (399) and 266 vs 329, 1 MiB 322 vs 419 (555), 2 MiB 864 vs
+ * 990, 4 MiB 2238 vs 2309 (Open MPI 4.1's own choice at 1 MiB in that
+ * week's bench/mpi_bench.sh runs: 420 - 443); ring_bidir's 1 MiB row was
+ * the faster by 20 - 27% in each of nine such runs. Up to 576 KiB either
+ * led by up to 10% from one set of launches to the next; from 640 KiB the
+ * ring led in every set, so the line sits there. */
 #define COLL_SHARED_BIDIR_RANKS 4
 #define COLL_SHARED_BIDIR_MAX (64u * 1024u)
 #define COLL_SHARED_HD_MIN (192u * 1024u)
-#define COLL_SHARED_BIDIR_LONG_MIN (512u * 1024u)
+#define COLL_SHARED_BIDIR_LONG_MIN (640u * 1024u)
 
 /* Which of the above a 4-rank allreduce past the short ones takes where its
  * ranks outnumber the host's cores; COLL_ALGO_AUTO where the rule says

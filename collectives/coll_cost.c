@@ -92,7 +92,8 @@ struct hent {
  * EV_HELP: a split copy's request for the second half reached the
  * receiver (idx: its receive); EV_COPIED: the bytes are in place (idx:
  * the send; aux: an exchange's gap still to pass, -1 once the copy's
- * end is booked and the gap passing); EV_BOUNCE: a one-way bounce
+ * end is booked and the gap passing; sent: the copy's end where it is
+ * in a run of its core's exchange copies, xch_turns); EV_BOUNCE: a one-way bounce
  * move's first piece is in the segment, the receiver copies the pieces
  * in (idx: its receive; aux: when the sender's copy out ends). An eager
  * read that is not one copy (read_bulk): EV_RDREQ, the receiver's
@@ -747,9 +748,10 @@ static const struct coll_cost_params *pair_params(const struct sim *m, const str
  * (pairs 0-1 and 2-3 across the cores, 512 KiB each) ended within 12 us
  * on all four ranks in 14 of 15 calls, where copies one after the
  * other had one pair done 25 us (a copy) before the other and on into
- * its next call. A pair of one core takes turns so between its own two
- * copies. A copy that starts within a turn of the run's end (a poll
- * window and a switch, jittered at most twice) joins the run. Returns
+ * its next call. A copy that starts within a turn of the run's end (a
+ * poll window and a switch, jittered at most twice) joins the run, a
+ * pair of one core's first copy too (its second, served once the first
+ * has ended, is one-way: not an exchange's). Returns
  * whether the copy is in a run: EV_COPIED then asks xch_done, once the
  * copies served after it are booked (a gap's end; without a gap, only
  * those booked by its own end). */
@@ -922,8 +924,12 @@ static int simulate(struct sim *m)
 				}
 			} else if (e.sent > 0) {
 				/* a copy of a run (xch_turns): the run's later
-				 * copies, booked by now, and then the gap */
-				double t = xch_done(m, e.rank, e.sent) + (e.key - e.sent);
+				 * copies, booked by now, and then the gap (its own
+				 * again: the key may have waited for the core since) */
+				const struct coll_cost_table *g = &p->xch_gap;
+				double t = xch_done(m, e.rank, e.sent)
+					   + interp(g->pt, sizeof g->pt[0], offsetof(struct coll_cost_point, time), g->n,
+						    c->len, 0.0);
 				e.sent = 0;
 				if (t > e.key) {
 					e.key = t;
@@ -1245,7 +1251,7 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 			memcpy(m.same.read, p.same, sizeof m.same.read);
 			/* measured whole at those rates (bench/mpi_bench.sh:
 			 * its exchange's two copies one after the other, no
-			 * moves, no methods), so copied so: the core serves
+			 * moves, no methods, no split), so copied so: the core serves
 			 * the second copy after the first, and a move there
 			 * took the cross-core moves' rates and gap (a 4-rank
 			 * recursive doubling's 256 KiB same-core step 80 us
@@ -1253,6 +1259,7 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 			m.same.xch_gap.n = 0;
 			m.same.nmove = 0;
 			m.same.nbulk = 0;
+			m.same.split_min = 0;
 			m.same.nread_bulk = 0;
 			m.same_on = true;
 		}

@@ -73,7 +73,7 @@ static void usage(FILE *out)
 	        "                 of up to 8 ranks linear)\n"
 	        "  --shared-cores with --one-host: the ranks outnumber the cores (auto, 4 ranks\n"
 	        "                 past the short ones: ring_bidir up to 64K, recursive doubling\n"
-	        "                 to below 192K, halving-doubling to below 512K, ring_bidir from\n"
+	        "                 to below 192K, halving-doubling to below 640K, ring_bidir from\n"
 	        "                 there; scan and exscan along the chain from 16K up to 4\n"
 	        "                 ranks, 256K up to 8)\n"
 	        "  --counts LIST  the v-variants, comma-separated sizes (--bytes may be left out):\n"

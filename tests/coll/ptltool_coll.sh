@@ -580,9 +580,9 @@ expect 0 --op allreduce --ranks 4 --bytes 196600 --one-host --shared-cores
 has "$out" "algorithm     recursive_doubling (asked: auto)"
 expect 0 --op allreduce --ranks 4 --bytes 192K --one-host --shared-cores
 has "$out" "algorithm     halving_doubling (asked: auto)"
-expect 0 --op allreduce --ranks 4 --bytes 524280 --one-host --shared-cores
+expect 0 --op allreduce --ranks 4 --bytes 655352 --one-host --shared-cores
 has "$out" "algorithm     halving_doubling (asked: auto)"
-expect 0 --op allreduce --ranks 4 --bytes 512K --one-host --shared-cores
+expect 0 --op allreduce --ranks 4 --bytes 640K --one-host --shared-cores
 has "$out" "algorithm     ring_bidir (asked: auto)"
 expect 0 --op allreduce --ranks 4 --bytes 1M --one-host --shared-cores
 has "$out" "algorithm     ring_bidir (asked: auto)"

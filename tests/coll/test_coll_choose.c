@@ -102,7 +102,7 @@ static void test_one_host(void **state)
 /* On one host whose cores the ranks outnumber, a 4-rank allreduce past
  * the short ones and up to 64 KiB takes the bidirectional ring with one
  * port, above it recursive doubling to below 192 KiB, then
- * halving-doubling to below 512 KiB, and the bidirectional ring again
+ * halving-doubling to below 640 KiB, and the bidirectional ring again
  * from there; short ones, 2 or 8 ranks, several hosts, a named
  * algorithm and other operations choose as without. */
 static void test_shared_cores(void **state)
@@ -126,8 +126,9 @@ static void test_shared_cores(void **state)
 		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, 256 << 10, false, COLL_ALGO_RING },
 		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 8, 256 << 10, true, COLL_ALGO_HALVING_DOUBLING },
 		{ COLL_OP_ALLREDUCE, COLL_ALGO_RING_BIDIR, 4, 256 << 10, true, COLL_ALGO_RING },
-		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, (512 << 10) - 8, true, COLL_ALGO_HALVING_DOUBLING },
-		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, 512 << 10, true, COLL_ALGO_RING_BIDIR },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, 512 << 10, true, COLL_ALGO_HALVING_DOUBLING },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, (640 << 10) - 8, true, COLL_ALGO_HALVING_DOUBLING },
+		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, 640 << 10, true, COLL_ALGO_RING_BIDIR },
 		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, (1 << 20) - 8, true, COLL_ALGO_RING_BIDIR },
 		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, 1 << 20, true, COLL_ALGO_RING_BIDIR },
 		{ COLL_OP_ALLREDUCE, COLL_ALGO_AUTO, 4, 16 << 20, true, COLL_ALGO_RING_BIDIR },

@@ -1491,8 +1491,8 @@ static void test_same_core_rates(void **state)
 	 * copies whole at its rates (they were measured so: the core
 	 * serves the second copy of an exchange after the first, where a
 	 * move was the second), so recursive doubling's same-core step and
-	 * a 2-rank one-core bcast are unchanged, while between the cores
-	 * the one-way bcast moves */
+	 * a 2-rank one-core bcast are unchanged (nor split from split_min),
+	 * while a 4-rank bcast's one-way copies between the cores move */
 	p.nsame = 1;
 	p.nmove = 1;
 	p.move[0] = (struct coll_copy_rate){ M, 1e8 };
@@ -1503,10 +1503,15 @@ static void test_same_core_rates(void **state)
 	double one_core = sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, M, 1, &p);
 	p.nmove = 0;
 	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, M, 1, &p), one_core);
+	p.split_min = 65536;
+	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, M, 1, &p), one_core);
+	p.split_min = 0;
 	p.nmove = 1;
 	p.cores = 2;
-	assert_true(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, M, 1, &p) > 1e-2);
+	double four = sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 4, M, 1, &p);
+	assert_true(four > (double)M / 1e8);
 	p.nmove = 0;
+	assert_true(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 4, M, 1, &p) < four - 5e-3);
 	p.move_gap.n = 0;
 	p.nsame = 0;
 
@@ -1569,12 +1574,21 @@ static void test_sw_xch_turns(void **state)
 	assert_true(c.busiest_cpu > 2 * (double)M / 1e10 && c.busiest_cpu < 2 * (double)M / 1e10 + 2e-5);
 	coll_free(s);
 
-	/* a pair alone: its copy, then the gap */
-	p.on_finish = NULL;
-	double alone = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, M, 1, &p);
-	p.xch_gap.n = 0;
-	double bare = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, M, 1, &p);
-	NEAR(alone, bare + 2e-4);
+	/* a gap shorter than a copy: the same, each send done the gap after
+	 * the run's end, once (not also the wait for the core that the
+	 * gap's end may make) */
+	p.xch_gap.pt[0].time = 2e-5;
+	memset(&se, 0, sizeof se);
+	s = expand_ok(&r);
+	assert_int_equal(coll_cost(s, &p, &c), 0);
+	lo = hi = se.t[0];
+	for (int k = 1; k < 4; k++) {
+		lo = se.t[k] < lo ? se.t[k] : lo;
+		hi = se.t[k] > hi ? se.t[k] : hi;
+	}
+	assert_true(hi - lo < 5e-6);
+	assert_true(lo > 2 * (double)M / 1e10 + 2e-5 && hi < 2 * (double)M / 1e10 + 2e-5 + 5e-6);
+	coll_free(s);
 }
 
 int main(void)
