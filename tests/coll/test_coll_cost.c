@@ -1546,10 +1546,10 @@ static void note_send_end(void *ctx, int call, int rank, const struct coll_cmd *
 /* Bound cores: exchange copies that follow each other on a core take
  * turns piece by piece, so all end when the last does. A 4-rank
  * recursive doubling's first step, pairs 0-1 and 2-3 across two cores:
- * each core copies one of each pair's, one after the other, yet all four
- * sends are done together, the later copy (105 us) and the gap after
- * the earlier; the busiest CPU is the same. A pair alone on two cores
- * (2 ranks) ends its copy and gap as before. */
+ * each core makes one copy (105 us) for each pair, one after the other,
+ * yet all four sends are done together, the gap after the later copy;
+ * the busiest CPU is the same. With a gap shorter than a copy, the same,
+ * the gap counted once. */
 static void test_sw_xch_turns(void **state)
 {
 	(void)state;
