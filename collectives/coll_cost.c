@@ -374,6 +374,12 @@ static double interp(const void *pts, size_t stride, size_t val_off, int n, size
 	return v;
 }
 
+/* a time table's time for len (interp; none: 0) */
+static double table_at(const struct coll_cost_table *t, size_t len)
+{
+	return interp(t->pt, sizeof t->pt[0], offsetof(struct coll_cost_point, time), t->n, len, 0.0);
+}
+
 static double alpha_of(const struct coll_cost_params *p, size_t len)
 {
 	return small(p, len) ? p->small_alpha : p->alpha;
@@ -446,11 +452,10 @@ static double take_cost(const struct coll_cost_params *p, size_t len)
 {
 	const struct coll_cost_table *t = &p->small_recv, *l = &p->recv;
 	if (small(p, len))
-		return p->small_o + interp(t->pt, sizeof t->pt[0], offsetof(struct coll_cost_point, time), t->n, len, 0.0);
+		return p->small_o + table_at(t, len);
 	if (!recv_copies(p, len))
 		return o_of(p, len) + (l->n > 0 && !rndv(p, len) && len <= l->pt[l->n - 1].len
-					       ? interp(l->pt, sizeof l->pt[0], offsetof(struct coll_cost_point, time),
-							l->n, len, 0.0)
+					       ? table_at(l, len)
 					       : 0.0);
 	return p->o + (read_how(p, len) == COLL_BULK_COPY ? read_copy(p, len) : 0.0);
 }
@@ -562,7 +567,7 @@ static double arrival_cost(const struct sim *m, const struct hent *e, size_t len
 		size_t pi;
 		partner(m, e->rank, e->idx, &pr, &pi);
 		if (m->xpeer[e->rank] == pr && m->xstart[e->rank] < e->key && m->xend[e->rank] > e->sent)
-			cross = interp(x->pt, sizeof x->pt[0], offsetof(struct coll_cost_point, time), x->n, len, 0.0);
+			cross = table_at(x, len);
 	}
 	return wake + out + cross + take_cost(m->p, len);
 }
@@ -860,9 +865,7 @@ static int simulate(struct sim *m)
 				double gap = 0.0;
 				bool run = false;
 				if (xch) {
-					const struct coll_cost_table *g = &p->xch_gap;
-					gap = interp(g->pt, sizeof g->pt[0], offsetof(struct coll_cost_point, time), g->n,
-						     c->len, 0.0);
+					gap = table_at(&p->xch_gap, c->len);
 					run = xch_turns(m, e.rank, mine - m->k * w, mine);
 				}
 				rc = hpush(&m->h, (struct hent){ mine, tie_of(m, e.rank, e.idx), e.rank, e.idx, EV_COPIED,
@@ -895,8 +898,7 @@ static int simulate(struct sim *m)
 			partner(m, e.rank, e.idx, &sr, &si);
 			double w = move_copy(p, c->len), in = cpu_run(m, e.rank, e.key, w);
 			double last = e.aux + m->k * w * piece_share(p, c->len);
-			const struct coll_cost_table *g = &p->move_gap;
-			double gap = interp(g->pt, sizeof g->pt[0], offsetof(struct coll_cost_point, time), g->n, c->len, 0.0);
+			double gap = table_at(&p->move_gap, c->len);
 			rc = hpush(&m->h, (struct hent){ (in > last ? in : last) + gap, tie_of(m, sr, si), sr, si,
 							  EV_COPIED, 0, 0 });
 			continue;
@@ -926,10 +928,7 @@ static int simulate(struct sim *m)
 				/* a copy of a run (xch_turns): the run's later
 				 * copies, booked by now, and then the gap (its own
 				 * again: the key may have waited for the core since) */
-				const struct coll_cost_table *g = &p->xch_gap;
-				double t = xch_done(m, e.rank, e.sent)
-					   + interp(g->pt, sizeof g->pt[0], offsetof(struct coll_cost_point, time), g->n,
-						    c->len, 0.0);
+				double t = xch_done(m, e.rank, e.sent) + table_at(&p->xch_gap, c->len);
 				e.sent = 0;
 				if (t > e.key) {
 					e.key = t;
