@@ -668,6 +668,31 @@ static void refuses_bad_times(const struct coll_sched *s, struct coll_cost_param
 	assert_int_equal(coll_cost(s, p, &c), 0);
 }
 
+/* A gap table's checks on two ranks of 256 KiB: with *gap at 1 us for
+ * 64 KiB and 4 us for 256 KiB, op by algo ends 4 us later with the same
+ * busiest CPU, its 128 KiB run 2 us later (a third of the way between
+ * the points), while other by other_algo (a transfer that takes no such
+ * gap) is unchanged; a bad table is refused. Leaves *gap set. */
+static void gap_table_checks(struct coll_cost_params *p, struct coll_cost_table *gap, enum coll_op op,
+			     enum coll_algo algo, enum coll_op other, enum coll_algo other_algo)
+{
+	struct coll_req r = mkreq(op, algo, 2, 262144, 1, 1);
+	r.elem_size = 4;
+	struct coll_sched *s = expand_ok(&r);
+	struct coll_cost without, with;
+	assert_int_equal(coll_cost(s, p, &without), 0);
+	double half = sw_cost(op, algo, 2, 131072, 1, p);
+	double none = sw_cost(other, other_algo, 2, 262144, 1, p);
+	*gap = (struct coll_cost_table){ 2, { { 65536, 1e-6 }, { 262144, 4e-6 } } };
+	assert_int_equal(coll_cost(s, p, &with), 0);
+	NEAR(with.time, without.time + 4e-6);
+	NEAR(with.busiest_cpu, without.busiest_cpu);
+	NEAR(sw_cost(op, algo, 2, 131072, 1, p), half + 2e-6);
+	NEAR(sw_cost(other, other_algo, 2, 262144, 1, p), none);
+	refuses_bad_times(s, p, gap);
+	coll_free(s);
+}
+
 /* A move's gap (move_gap, by size): a one-way move ends that much later
  * than its copies (a 2-rank bcast: by the table's time for its size,
  * interpolated), and books no CPU: the busiest CPU's time is the same.
@@ -679,22 +704,8 @@ static void test_sw_move_gap(void **state)
 	struct coll_cost_params p = { .alpha = 1e-6, .beta = 1e9, .gamma = 1e-10, .o = 3e-7, .call = 2e-6,
 				      .acked_sends = true, .rndv = true, .rndv_min = 4096, .rndv_cost = 1.5e-6,
 				      .nmove = 2, .move = { { 65536, 2e9 }, { 262144, 2e9 } } };
-	struct coll_req r = mkreq(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 262144, 1, 1);
-	r.elem_size = 4;
-	struct coll_sched *s = expand_ok(&r);
-	struct coll_cost without, with;
-	assert_int_equal(coll_cost(s, &p, &without), 0);
-	double bc128 = sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 131072, 1, &p);
-	double ex = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 262144, 1, &p);
-	p.move_gap = (struct coll_cost_table){ 2, { { 65536, 1e-6 }, { 262144, 4e-6 } } };
-	assert_int_equal(coll_cost(s, &p, &with), 0);
-	NEAR(with.time, without.time + 4e-6);
-	NEAR(with.busiest_cpu, without.busiest_cpu);
-	/* 131072 B: a third of the way from 64 KiB to 256 KiB */
-	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 131072, 1, &p), bc128 + 2e-6);
-	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 262144, 1, &p), ex);
-	refuses_bad_times(s, &p, &p.move_gap);
-	coll_free(s);
+	gap_table_checks(&p, &p.move_gap, COLL_OP_BCAST, COLL_ALGO_BINOMIAL, COLL_OP_ALLREDUCE,
+			 COLL_ALGO_RECURSIVE_DOUBLING);
 }
 
 /* An exchange's gap (xch_gap, by size): each side's copy of a 2-rank
@@ -711,20 +722,8 @@ static void test_sw_xch_gap(void **state)
 	struct coll_cost_params p = { .alpha = 1e-6, .beta = 1e9, .gamma = 1e-10, .o = 3e-7, .call = 2e-6,
 				      .acked_sends = true, .rndv = true, .rndv_min = 4096, .rndv_cost = 1.5e-6,
 				      .nrates = 1, .rates = { { 262144, 2e9 } } };
-	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 262144, 1, 1);
-	r.elem_size = 4;
-	struct coll_sched *s = expand_ok(&r);
-	struct coll_cost without, with;
-	assert_int_equal(coll_cost(s, &p, &without), 0);
-	double ex128 = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 131072, 1, &p);
-	double bc = sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 262144, 1, &p);
-	p.xch_gap = (struct coll_cost_table){ 2, { { 65536, 1e-6 }, { 262144, 4e-6 } } };
-	assert_int_equal(coll_cost(s, &p, &with), 0);
-	NEAR(with.time, without.time + 4e-6);
-	NEAR(with.busiest_cpu, without.busiest_cpu);
-	/* 131072 B: a third of the way from 64 KiB to 256 KiB */
-	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 131072, 1, &p), ex128 + 2e-6);
-	NEAR(sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 262144, 1, &p), bc);
+	gap_table_checks(&p, &p.xch_gap, COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, COLL_OP_BCAST,
+			 COLL_ALGO_BINOMIAL);
 	/* Both ranks bound to one core: the second copy is served after the
 	 * first's, out of flight by then, so it is a one-way copy; the
 	 * first's gap, longer than that copy here, ends the exchange later,
@@ -755,9 +754,6 @@ static void test_sw_xch_gap(void **state)
 	p.xch_gap = (struct coll_cost_table){ 2, { { 65536, 1e-6 }, { 262144, 4e-6 } } };
 	double slow_gap = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 262144, 1, &p);
 	assert_true(slow_gap >= slow - 1e-9 && slow_gap <= slow + 4e-6 + 1e-9);
-	p.nmove = 0;
-	refuses_bad_times(s, &p, &p.xch_gap);
-	coll_free(s);
 }
 
 /* With a read-rate table the receiver's read of an eager message above
