@@ -1673,9 +1673,10 @@ rx4() { pairx 4 "$cores" read --read-rates "$@"; }
 # lines say "mode bounce (crowded)"), so an eager read is the sender's
 # copy out and then the receiver's copy in (--read-methods move), each
 # at the read rates solved below, in the solves (rx4, ra4; rs1's pairs
-# of one core copy whole whatever the method) and the rows alike. Taken as one copy on the receiver's CPU instead, the rows that
-# reduce between their reads paid each reduction on top of steps whose
-# reads the solve (the ring's allgather, no reduction) had made all CPU:
+# of one core copy whole whatever the method) and the rows alike. Taken
+# as one copy on the receiver's CPU instead, the rows that reduce
+# between their reads paid each reduction on top of steps whose reads
+# the solve (the ring's allgather, no reduction) had made all CPU:
 # the 4-rank 256 KiB ring and ring_bidir rows read 1.12 - 1.15x and
 # 1.26 - 1.28x in four kept runs (s59/b1, b2, m2, s60/f1; measured, the
 # ring's reduce-scatter took as long as its allgather, 67 us each).
