@@ -155,7 +155,10 @@ static enum coll_algo ring_by_ports(const struct coll_req *r)
  * lead. Earlier hosts and builds drew these lines elsewhere (this file's
  * history has their figures): the rule follows the measurements, not a
  * model. Later (2026-12-06, the same guest and binding, near state,
- * 5 interleaved launches of a loop of MPI_Allreduce each, medians, us)
+ * 5 interleaved launches of a loop of MPI_Allreduce each, medians, us;
+ * to rerun: PTL_COLL_ALGO=halving_doubling, and PTL_COLL_PORTS=2
+ * PTL_COLL_ALGO=ring_bidir, each before tools/ptlrun -n 4 --bind-to core
+ * bench/mpi_allreduce_ptl 5 SIZE,...)
  * the bidirectional ring (its 2 ports hinted) against halving-doubling
  * (against recursive doubling): 256 KiB 123 vs 120 (124) and 122 vs 126,
  * 320 KiB 152 vs 148, 384 KiB 165 vs 177 (204) and 159 vs 156, 448 KiB
