@@ -53,12 +53,19 @@
  * "allgather <bytes>" of all of it; on 4 ranks from 4 KiB "allgather
  * <bytes>", the ring's MPI_Allgather of a quarter of the vector each,
  * and at 32 KiB of half of it too.
+ * After each allreduce row, "[ALGO ]switches <bytes> <per rank per call>":
+ * the context switches (getrusage: voluntary and involuntary, every
+ * thread) its timed calls cost a rank, the mean of the ranks. Where ranks
+ * outnumber cores the cost model (collectives/coll_cost.c, bound cores)
+ * counts its own, each a switch_cost: bench/mpi_bench.sh prints the two
+ * side by side, per core.
  */
 #include <mpi.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #define GAMMA_PASS (1u << 17) /* doubles */
 
@@ -303,6 +310,14 @@ static MPI_Comm row_entry_comm(int k)
 	return k < row_comms ? row_comm[k] : x_comm;
 }
 
+/* This process's context switches so far, voluntary and involuntary
+ * (a rank waiting on shared cores yields: involuntary ones) */
+static long ctx_switches(void)
+{
+	struct rusage u;
+	return getrusage(RUSAGE_SELF, &u) ? 0 : u.ru_nvcsw + u.ru_nivcsw;
+}
+
 /* Call i of entry k of a row: the allreduce of n doubles on row_comm[k],
  * or past them the exchange xs[k - row_comms]. */
 static void row_call(int k, int i, double *in, double *out, size_t n, const struct xchg *xs)
@@ -354,6 +369,8 @@ static void allreduce_row(int rank, int trials, double *in, double *out, size_t 
 	int ne = row_comms + nx;
 	double v[MAX_ALGOS + 3][100];
 	int iters[MAX_ALGOS + 3];
+	/* the allreduce entries' context switches and timed calls, all trials */
+	long sw[MAX_ALGOS] = { 0 }, swcalls[MAX_ALGOS] = { 0 };
 	for (int k = 0; k < ne; k++) {
 		MPI_Comm c = row_entry_comm(k);
 		iters[k] = n <= 128 ? 2000 : n <= 8192 ? 200 : 20;
@@ -386,24 +403,38 @@ static void allreduce_row(int rank, int trials, double *in, double *out, size_t 
 			for (int w = 0; w < WARM && (t > 0 || ne > 1); w++)
 				row_call(k, w, in, out, n, xs);
 			MPI_Barrier(c);
+			long s0 = ctx_switches();
 			double t0 = MPI_Wtime();
 			for (int i = 0; i < iters[k]; i++)
 				row_call(k, i, in, out, n, xs);
 			double dt = (MPI_Wtime() - t0) / iters[k] * 1e6, slowest;
+			if (k < row_comms) {
+				sw[k] += ctx_switches() - s0;
+				swcalls[k] += iters[k];
+			}
 			MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, c);
 			v[k][t] = slowest;
 		}
 	}
 	for (int k = 0; k < ne; k++) {
+		long swsum = 0;
+		int csize = 1;
+		if (k < row_comms) {
+			MPI_Allreduce(&sw[k], &swsum, 1, MPI_LONG, MPI_SUM, row_comm[k]);
+			MPI_Comm_size(row_comm[k], &csize);
+		}
 		qsort(v[k], (size_t)trials, sizeof v[k][0], cmp_double);
 		if (rank != 0)
 			continue;
-		if (k < row_comms)
+		if (k < row_comms) {
 			printf("%s%sallreduce %zu %.3f %.3f %.3f\n", row_name[k], row_name[k][0] ? " " : "",
 			       n * sizeof(double), v[k][trials / 2], v[k][0], v[k][trials - 1]);
-		else
+			printf("%s%sswitches %zu %.3f\n", row_name[k], row_name[k][0] ? " " : "", n * sizeof(double),
+			       swcalls[k] ? (double)swsum / csize / (double)swcalls[k] : 0.0);
+		} else {
 			printf("%s %zu %.3f %.3f %.3f\n", xs[k - row_comms].kind == X_TURNS ? "ringsteps" : "allgather",
 			       xs[k - row_comms].bytes, v[k][trials / 2], v[k][0], v[k][trials - 1]);
+		}
 	}
 	fflush(stdout);
 }

@@ -636,7 +636,7 @@ for r in $(seq "$ROUNDS"); do
 		for n in 2 4; do
 			ALGOTAG=allreduce=each rrun ptl $n allreduce rows "$each" |
 				awk -v n="$n" -v algos="$ALGOS" 'BEGIN { k = split(algos, a, " "); for (i = 1; i <= k; i++) is[a[i]] = 1 }
-					$2 == "allreduce" && ($1 in is) { $1 = $1 " " n; print; next }
+					($2 == "allreduce" || $2 == "switches") && ($1 in is) { $1 = $1 " " n; print; next }
 					{ for (i = 1; i <= k; i++) print a[i], n, $0 }' >> "$W/algo"
 			rcheck "ptl allreduce (each algorithm) on $n ranks"
 		done
@@ -827,6 +827,14 @@ best() {
 # predict ARGS...: the model's time in us (ptltool coll --json)
 predict() {
 	"$B/tools/ptltool" coll "$@" --json 2>/dev/null | sed -n 's/.*"predicted_us": \([0-9.e+-]*\).*/\1/p'
+}
+# predict_turns ARGS...: "TIME TURNS", the prediction and, bound cores, the
+# model's switches a core a call (its JSON's turns; 0 when not bound)
+predict_turns() {
+	"$B/tools/ptltool" coll "$@" --json 2>/dev/null | awk '
+		match($0, /"predicted_us": [0-9.e+-]+/) { t = substr($0, RSTART + 16, RLENGTH - 16) }
+		match($0, /"turns": [0-9.e+-]+/) { w = substr($0, RSTART + 9, RLENGTH - 9) }
+		END { if (t != "") print t, (w == "" ? 0 : w) }'
 }
 calc() { awk "BEGIN { v = $1; printf \"%.6g\", v }"; }
 # algo N ALGO FIG BYTES: the best trial of ALGO's N-rank rows' launches
@@ -2009,6 +2017,18 @@ pair() {
 	fi
 	eval "pair_rcopy=\$pr_$1 pair_eager=\$pe_$1"
 }
+# switches: bound cores, the context switches a core a call, the model's
+# (its turns, each a switch_cost) over the rows' launches' (the median
+# of mpi_allreduce's "switches", getrusage's count, per rank there, times
+# the ranks a core); "-" where ranks do not share cores or a kept run
+# has no count (before 2026-12-07). Where the model's turns and the
+# cores' differ, so does its time: in a run of 2026-12-07 (the counts
+# of two launches of the session's), the 4-rank tree's 32 KiB, 256 KiB
+# and 1 MiB rows took 13.3, 48.2 and 61.9 switches in the model against
+# 5.3, 29.8 and 117.8 measured, and the model was off by +5.5, +30.5 and
+# -111 us (1.20x, 1.27x, 0.81x): about a switch's 1.8 us for each one
+# counted apart, while its rows up to 4 KiB, within 10%, counted 3.0 -
+# 4.5 on both sides.
 # next: the row's second fastest launch (its best trial) over the fastest,
 # how far the measured time stands from what one more launch would say.
 # The rows also move between runs by more than the 10% asked (in eight
@@ -2023,7 +2043,7 @@ pair() {
 # within 10% of them all (4 ranks on 2 cores: the one-way ring's rows
 # of up to 32 KiB spread 1.2 - 1.9x in every kept run of 2026-12-05,
 # its launches falling either side of the median)
-printf '%-2s %-18s %9s  %10s  %10s  %7s  %7s  %-11s  %s\n' n algorithm bytes predicted measured ratio next launches "within 10%"
+printf '%-2s %-18s %9s  %10s  %10s  %7s  %7s  %-11s  %-11s  %s\n' n algorithm bytes predicted measured ratio next switches launches "within 10%"
 for a in $ALGOS; do
 	for n in 2 4; do
 		share=
@@ -2098,19 +2118,28 @@ for a in $ALGOS; do
 			[ "$bytes" -ge 4096 ] && g_n=$(CALQ=0; cal 2 gamma "$bytes")
 			[ -n "$g_n" ] || g_n=$gamma
 			[ -n "${PTL_BENCH_ARGS:-}" ] && echo "ARGS $a $n $bytes: --op allreduce --ranks $n --bytes $bytes --elem 8 --algo $a --ports $(ports_of "$a") $apart --alpha $alpha --beta $ebeta $eager_n --gamma $g_n --overhead $o --call $call $share --cpu-copies --acked-sends=$alpha --noack-max $noack --rndv-min $xeager $rc_n --rndv-cost $rndv --split-min $split_n $bulk_n --split-cost $splitc --recv-post ${post:-0} --lazy-max $lazy --cmd-cost $percmd $local $waking $direct $rsize $rt_n $lp" >&2
-			p=$(predict --op allreduce --ranks "$n" --bytes "$bytes" --elem 8 --algo "$a" --ports "$(ports_of "$a")" $apart \
+			pt=$(predict_turns --op allreduce --ranks "$n" --bytes "$bytes" --elem 8 --algo "$a" --ports "$(ports_of "$a")" $apart \
 				--alpha "$alpha" --beta "$ebeta" $eager_n --gamma "$g_n" --overhead "$o" --call "$call" $share --cpu-copies \
 				--acked-sends="$alpha" --noack-max "$noack" --rndv-min "$xeager" $rc_n --rndv-cost "$rndv" \
 				--split-min "$split_n" $bulk_n --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max "$lazy" --cmd-cost "$percmd" \
 				$local $waking $direct $rsize $rt_n $lp)
+			p=${pt% *}
+			# switches a core a call, model / measured (the launches'
+			# median, per rank there), where ranks share the cores
+			swc=-
+			if [ "$n" -gt "$cores" ] && case " $share " in *" --bound "*) true ;; *) false ;; esac; then
+				swc=$(awk -v k="$a $n switches $bytes" 'index($0, k " ") == 1 { print $NF }' "$W/algo" | sort -g |
+					awk -v mt="${pt#* }" -v per="$(calc "$n / $cores")" '{ v[NR] = $1 }
+						END { printf "%.1f/%s", mt, NR ? sprintf("%.1f", per * (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2)) : "-" }')
+			fi
 			sp=$(awk -v k="$a $n allreduce $bytes" 'index($0, k " ") == 1 { print $(NF - 1) }' "$W/algo" | sort -g |
 				awk 'NR == 1 { lo = $1 } NR == 2 { nx = $1 } END { printf "%.2f", (lo > 0 && NR > 1 ? nx / lo : 0) }')
 			lr=$(awk -v k="$a $n allreduce $bytes" -v mm="$(mm "$n" && echo 1)" 'index($0, k " ") == 1 {
 				print (ENVIRON["PTL_BENCH_STAT"] == "med" || mm ? $(NF - 2) : $(NF - 1)) }' "$W/algo" | sort -g |
 				awk -v m="$m" 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR && m > 0) printf "%.2f-%.2f", lo / m, hi / m; else printf "-" }')
-			awk -v n="$n" -v a="$a" -v b="$bytes" -v m="$m" -v p="${p:-0}" -v sp="$sp" -v lr="$lr" 'BEGIN {
+			awk -v n="$n" -v a="$a" -v b="$bytes" -v m="$m" -v p="${p:-0}" -v sp="$sp" -v sw="$swc" -v lr="$lr" 'BEGIN {
 				r = 0; if (m > 0) r = p / m
-				printf "%-2s %-18s %9s  %10.3f  %10.3f  %6.2fx  %6.2fx  %-11s  %s\n", n, a, b, p, m, r, sp, lr, (r > 1.1 || r < 0.9) ? "no" : "yes" }'
+				printf "%-2s %-18s %9s  %10.3f  %10.3f  %6.2fx  %6.2fx  %-11s  %-11s  %s\n", n, a, b, p, m, r, sp, sw, lr, (r > 1.1 || r < 0.9) ? "no" : "yes" }'
 		done
 	done
 done > "$W/table"

@@ -635,6 +635,11 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 	has "$outr" "(4.1 us)"
 	grow=$(printf '%s\n' "$out" | awk '$1 == 2 && $2 == "ring" && $3 == 256 { a = $4 } $1 == 2 && $2 == "ring" && $3 == 384 { b = $4 }
 		END { if (a == "" || b == "") print "none"; else printf "%.3f", b - a }')
+	# the switches column: "-" for ranks on cores of their own (the
+	# model counts no turns there)
+	has "$out" "ratio     next  switches     launches"
+	printf '%s\n' "$out" | awk '$1 == 2 && $2 == "ring" && $3 == 256 { f = $8 } END { exit f != "-" }' ||
+		fail "mpi_bench.sh: 2-rank ring 256 B's switches column, want '-': $out"
 	awk -v g="$grow" 'BEGIN { exit !(g != "none" && g + 0 >= 0 && g + 0 < 0.03) }' ||
 		fail "mpi_bench.sh model: 2-rank ring 256 -> 384 B grows by $grow us (want its bytes only, under 0.03): $out"
 	# the 2-rank rows' reads of a size class that went both ways in
@@ -776,6 +781,8 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 		has "$out" "bcast 8 "
 		has "$out" "allreduce 262144 "
 		has "$out" "allreduce 1048576 "
+		# each row's context switches a rank a call (getrusage)
+		printf '%s\n' "$out" | grep -Eq '^switches 262144 [0-9]+\.[0-9]{3}$' || fail "mpi_allreduce rows: no 'switches 262144 N': $out"
 		case $out in *"pingpong 131072 "* | *"pingpong 20480 "* | *"pingpong 16384 "* | *"bcast 1048576 "*)
 			fail "mpi_allreduce rows: a bulk ping-pong or bcast ran: $out" ;; esac
 	fi
