@@ -54,11 +54,12 @@
  * <bytes>", the ring's MPI_Allgather of a quarter of the vector each,
  * and at 32 KiB of half of it too.
  * After each allreduce row, "[ALGO ]switches <bytes> <per rank per call>":
- * the context switches (getrusage: voluntary and involuntary, every
- * thread) its timed calls cost a rank, the mean of the ranks. Where ranks
- * outnumber cores the cost model (collectives/coll_cost.c, bound cores)
- * counts its own, each a switch_cost: bench/mpi_bench.sh prints the two
- * side by side, per core.
+ * the context switches (getrusage: voluntary and involuntary, of every
+ * thread: a progress thread's switch takes the core from the ranks as
+ * much as a rank's) its timed calls cost a rank, the mean of the ranks.
+ * Where ranks outnumber cores the cost model (collectives/coll_cost.c,
+ * bound cores) counts its own, each a switch_cost: bench/mpi_bench.sh
+ * prints the two side by side, per core.
  */
 #include <mpi.h>
 #include <stdbool.h>
@@ -333,7 +334,8 @@ static void row_call(int k, int i, double *in, double *out, size_t n, const stru
 
 /* One allreduce row: n doubles, MPI_SUM; prints "self" (MPI_COMM_SELF, the
  * call's part before any schedule) and per communicator "allreduce" (the
- * slowest rank's mean per call, median [min max] over trials), after the
+ * slowest rank's mean per call, median [min max] over trials) and
+ * "switches" (the ranks' mean context switches a call), after the
  * algorithm's name where there are several. Their trials take turns, in
  * an order that turns too, so that each algorithm's are timed in the
  * same stretch of the launch as the others' (a launch's speed differs

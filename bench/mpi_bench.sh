@@ -2017,18 +2017,20 @@ pair() {
 	fi
 	eval "pair_rcopy=\$pr_$1 pair_eager=\$pe_$1"
 }
-# switches: bound cores, the context switches a core a call, the model's
-# (its turns, each a switch_cost) over the rows' launches' (the median
-# of mpi_allreduce's "switches", getrusage's count, per rank there, times
-# the ranks a core); "-" where ranks do not share cores or a kept run
-# has no count (before 2026-12-07). Where the model's turns and the
-# cores' differ, so does its time: in a run of 2026-12-07 (the counts
-# of two launches of the session's), the 4-rank tree's 32 KiB, 256 KiB
-# and 1 MiB rows took 13.3, 48.2 and 61.9 switches in the model against
-# 5.3, 29.8 and 117.8 measured, and the model was off by +5.5, +30.5 and
-# -111 us (1.20x, 1.27x, 0.81x): about a switch's 1.8 us for each one
-# counted apart, while its rows up to 4 KiB, within 10%, counted 3.0 -
-# 4.5 on both sides.
+# switches: where the model takes bound cores' turns, the context
+# switches a core a call, the model's (its turns, each a switch_cost)
+# over the rows' launches' (the median, the upper middle one of an even
+# count as fig's, of mpi_allreduce's "switches": getrusage's count per
+# rank, times the ranks a core), "MODEL/-" where a kept run has no count
+# (before 2026-12-07); "-" where the model takes no turns (ranks on cores
+# of their own, unbound or other core modes). It says where the model's
+# turn-taking and the cores' part: in 2026-12-07's launches the 4-rank
+# tree's 32 KiB, 256 KiB and 1 MiB rows took 5.3, 29.8 and 117.8
+# switches where the model (on session 60's kept run f2) took 13.3, 48.2
+# and 61.9, and its time was off by +5.5, +30.5 and -111 us (1.20x,
+# 1.27x, 0.81x): 0.7, 1.7 and 2.0 us a switch counted apart (switch_cost
+# 1.8), while its rows up to 4 KiB, within 10%, counted 4.2 - 4.5 in the
+# model and 4.4 - 4.8 measured.
 # next: the row's second fastest launch (its best trial) over the fastest,
 # how far the measured time stands from what one more launch would say.
 # The rows also move between runs by more than the 10% asked (in eight
@@ -2124,13 +2126,11 @@ for a in $ALGOS; do
 				--split-min "$split_n" $bulk_n --split-cost "$splitc" --recv-post "${post:-0}" --lazy-max "$lazy" --cmd-cost "$percmd" \
 				$local $waking $direct $rsize $rt_n $lp)
 			p=${pt% *}
-			# switches a core a call, model / measured (the launches'
-			# median, per rank there), where ranks share the cores
 			swc=-
-			if [ "$n" -gt "$cores" ] && case " $share " in *" --bound "*) true ;; *) false ;; esac; then
+			if [ -n "$pt" ] && [ "$n" -gt "$cores" ] && case " $share " in *" --bound "*) true ;; *) false ;; esac; then
 				swc=$(awk -v k="$a $n switches $bytes" 'index($0, k " ") == 1 { print $NF }' "$W/algo" | sort -g |
 					awk -v mt="${pt#* }" -v per="$(calc "$n / $cores")" '{ v[NR] = $1 }
-						END { printf "%.1f/%s", mt, NR ? sprintf("%.1f", per * (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2)) : "-" }')
+						END { printf "%.1f/%s", mt, NR ? sprintf("%.1f", per * v[int(NR / 2) + 1]) : "-" }')
 			fi
 			sp=$(awk -v k="$a $n allreduce $bytes" 'index($0, k " ") == 1 { print $(NF - 1) }' "$W/algo" | sort -g |
 				awk 'NR == 1 { lo = $1 } NR == 2 { nx = $1 } END { printf "%.2f", (lo > 0 && NR > 1 ? nx / lo : 0) }')
