@@ -2021,16 +2021,16 @@ pair() {
 # switches a core a call, the model's (its turns, each a switch_cost)
 # over the rows' launches' (the median, the upper middle one of an even
 # count as fig's, of mpi_allreduce's "switches": getrusage's count per
-# rank, times the ranks a core), "MODEL/-" where a kept run has no count
-# (before 2026-12-07); "-" where the model takes no turns (ranks on cores
-# of their own, unbound or other core modes). It says where the model's
-# turn-taking and the cores' part: in 2026-12-07's launches the 4-rank
-# tree's 32 KiB, 256 KiB and 1 MiB rows took 5.3, 29.8 and 117.8
-# switches where the model (on session 60's kept run f2) took 13.3, 48.2
-# and 61.9, and its time was off by +5.5, +30.5 and -111 us (1.20x,
-# 1.27x, 0.81x): 0.7, 1.7 and 2.0 us a switch counted apart (switch_cost
-# 1.8), while its rows up to 4 KiB, within 10%, counted 4.2 - 4.5 in the
-# model and 4.4 - 4.8 measured.
+# rank, times the ranks a core); "MODEL/-" for a run kept before the
+# column (2026-12-06), "-" where the model takes no turns (ranks on
+# cores of their own, unbound, other core modes). It shows where the
+# model's turn-taking and the cores' part: in two launches of 2026-12-06
+# the 4-rank tree's 32 KiB, 256 KiB and 1 MiB rows took 5.3, 29.8 and
+# 117.8 switches where the model (on session 60's kept run f2) took
+# 13.3, 48.2 and 61.9, and its time was off by +5.5, +30.5 and -111 us
+# (1.20x, 1.27x, 0.81x): 0.7, 1.7 and 2.0 us a switch counted apart
+# (switch_cost 1.8), while its rows up to 4 KiB, within 10%, counted
+# 4.2 - 4.5 in the model and 4.4 - 4.8 measured.
 # next: the row's second fastest launch (its best trial) over the fastest,
 # how far the measured time stands from what one more launch would say.
 # The rows also move between runs by more than the 10% asked (in eight
