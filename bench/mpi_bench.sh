@@ -824,18 +824,17 @@ best() {
 	awk -v k="$*" 'index($0, k " ") == 1 { print $(NF - 2), (ENVIRON["PTL_BENCH_STAT"] == "med" ? $(NF - 2) : $(NF - 1)) }' "$f" |
 		fig "$(mm "$2" && echo mm)"
 }
-# predict ARGS...: the model's time in us (ptltool coll --json)
-predict() {
-	"$B/tools/ptltool" coll "$@" --json 2>/dev/null | sed -n 's/.*"predicted_us": \([0-9.e+-]*\).*/\1/p'
-}
-# predict_turns ARGS...: "TIME TURNS", the prediction and, bound cores, the
-# model's switches a core a call (its JSON's turns; 0 when not bound)
+# predict_turns ARGS...: "TIME TURNS", the model's time in us and, bound
+# cores, its switches a core a call (ptltool coll --json's predicted_us
+# and turns; 0 when not bound); nothing where it predicts none
 predict_turns() {
 	"$B/tools/ptltool" coll "$@" --json 2>/dev/null | awk '
 		match($0, /"predicted_us": [0-9.e+-]+/) { t = substr($0, RSTART + 16, RLENGTH - 16) }
 		match($0, /"turns": [0-9.e+-]+/) { w = substr($0, RSTART + 9, RLENGTH - 9) }
 		END { if (t != "") print t, (w == "" ? 0 : w) }'
 }
+# predict ARGS...: the model's time in us
+predict() { predict_turns "$@" | awk '{ print $1 }'; }
 calc() { awk "BEGIN { v = $1; printf \"%.6g\", v }"; }
 # algo N ALGO FIG BYTES: the best trial of ALGO's N-rank rows' launches
 # (every algorithm's since 2026-12-02: the figures besides the rows appear
@@ -2019,8 +2018,8 @@ pair() {
 }
 # switches: where the model takes bound cores' turns, the context
 # switches a core a call, the model's (its turns, each a switch_cost)
-# over the rows' launches' (the median, the upper middle one of an even
-# count as fig's, of mpi_allreduce's "switches": getrusage's count per
+# over the rows' launches' (fig's median, the upper middle one of an
+# even count, of mpi_allreduce's "switches": getrusage's count per
 # rank, times the ranks a core); "MODEL/-" for a run kept before the
 # column (2026-12-06), "-" where the model takes no turns (ranks on
 # cores of their own, unbound, other core modes). It shows where the
@@ -2128,9 +2127,9 @@ for a in $ALGOS; do
 			p=${pt% *}
 			swc=-
 			if [ -n "$pt" ] && [ "$n" -gt "$cores" ] && case " $share " in *" --bound "*) true ;; *) false ;; esac; then
-				swc=$(awk -v k="$a $n switches $bytes" 'index($0, k " ") == 1 { print $NF }' "$W/algo" | sort -g |
-					awk -v mt="${pt#* }" -v per="$(calc "$n / $cores")" '{ v[NR] = $1 }
-						END { printf "%.1f/%s", mt, NR ? sprintf("%.1f", per * v[int(NR / 2) + 1]) : "-" }')
+				ms=$(awk -v k="$a $n switches $bytes" 'index($0, k " ") == 1 { print $NF }' "$W/algo" | fig mm)
+				swc=$(awk -v mt="${pt#* }" -v ms="$ms" -v per="$(calc "$n / $cores")" \
+					'BEGIN { printf "%.1f/%s", mt, ms == "" ? "-" : sprintf("%.1f", per * ms) }')
 			fi
 			sp=$(awk -v k="$a $n allreduce $bytes" 'index($0, k " ") == 1 { print $(NF - 1) }' "$W/algo" | sort -g |
 				awk 'NR == 1 { lo = $1 } NR == 2 { nx = $1 } END { printf "%.2f", (lo > 0 && NR > 1 ? nx / lo : 0) }')
