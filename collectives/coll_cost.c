@@ -915,10 +915,12 @@ static int simulate(struct sim *m)
 				if (m->rv_n[e.rank] > 0)
 					m->rv_n[e.rank]--;
 				if (e.aux > 0 || e.sent > 0) {
-					/* an exchange's gap (aux): its copy is out of
+					/* an exchange's gap (aux) or the rest of its
+					 * core's run (sent) to come: its copy is out of
 					 * flight now (a copy back served later is
 					 * one-way, a bounce move with move rates, as
-					 * without the gap), the send done the gap later */
+					 * without the gap), the send done the gap later,
+					 * the run's end first (below) */
 					e.key += e.aux;
 					e.aux = -1;
 					rc = hpush(&m->h, e);
