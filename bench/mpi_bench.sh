@@ -1728,10 +1728,10 @@ cwmode=${PTL_BENCH_CWAIT:-$([ "$BIND4" = core ] && echo bound || echo token)}
 # the switch does: 0.5 us of the 5 us switch above; on a host whose
 # switch solved to 1.2 us, 2026-12-04, a fixed 0.5 us gave recursive
 # doubling 1.06 turns a core a call where 2.0 were measured, 0.12 us
-# 2.09, and halving-doubling 4.36 against 4.5; wider is worse: at 0.5 and
-# 1.0 of a switch seven kept runs, s59/b1-b2, s60/f1-f4 and s61/g1,
-# re-modelled had 105 and 74 of their 245 4-rank rows within 10%, against
-# 166 at 0.1, 2026-12-06). Over BOUND_CALLS calls,
+# 2.09, and halving-doubling 4.36 against 4.5; wider is worse: re-modelled
+# at 0.5 and 1.0 of a switch, seven kept runs, s59/b1-b2, s60/f1-f4 and
+# s61/g1, had 105 and 74 of their 245 4-rank rows within 10%, against 166
+# at 0.1, 2026-12-06). Over BOUND_CALLS calls,
 # as the jitter's sequence averages out. The switch is solved from
 # mpi_collcal's exchange between the two ranks of each core (xch4s 8: a
 # switch a round and little else) through the model's own such exchange

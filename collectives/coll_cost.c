@@ -828,13 +828,14 @@ static int simulate(struct sim *m)
 		}
 		if (e.ev == EV_ACK) {
 			/* the sender takes the acknowledgement: its send is done.
-			 * Bound, that is a turn of its core; finishing the send
-			 * at the ACK without one (its o paid at the rank's next
-			 * work) moved the 4-rank tree's 32 KiB row 0.2% (33.39
-			 * -> 33.45 us, 13.3 -> 13.4 switches a core a call; s60/f2's
-			 * parameters, 2026-12-06), so the ACKs' turns are not why
-			 * the model switches more than the cores do on that row
-			 * (13.2 against 5.0 a core a call in run s61/g1) */
+			 * With ranks bound, that takes a turn of its core;
+			 * finishing the send at the ACK without one (its o paid
+			 * at the rank's next work) moved the 4-rank tree's 32 KiB
+			 * row 0.2% (33.39 -> 33.45 us, 13.3 -> 13.4 switches a
+			 * core a call; s60/f2's parameters, 2026-12-06), so the
+			 * ACKs' turns are not why the model switches more than
+			 * the cores do on that row (13.2 against 5.0 a core a
+			 * call in run s61/g1) */
 			rc = finish(m, e.rank, e.idx, cpu_run(m, e.rank, e.key, p->o));
 			continue;
 		}
