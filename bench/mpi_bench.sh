@@ -2130,7 +2130,7 @@ for a in $ALGOS; do
 			p=${pt% *}
 			swc=-
 			if [ -n "$pt" ] && [ "$n" -gt "$cores" ] && case " $share " in *" --bound "*) true ;; *) false ;; esac; then
-				ms=$(awk -v k="$a $n switches $bytes" 'index($0, k " ") == 1 { print $NF }' "$W/algo" | fig mm)
+				ms=$(algo "$n" "$a" switches "$bytes")
 				swc=$(awk -v mt="${pt#* }" -v ms="$ms" -v per="$(calc "$n / $cores")" \
 					'BEGIN { printf "%.1f/%s", mt, ms == "" ? "-" : sprintf("%.1f", per * ms) }')
 			fi
