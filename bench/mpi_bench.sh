@@ -1687,10 +1687,23 @@ rx4() { pairx 4 "$cores" read --read-rates "$@"; }
 # the 4-rank 256 KiB ring and ring_bidir rows read 1.12 - 1.15x and
 # 1.26 - 1.28x in four kept runs (s59/b1, b2, m2, s60/f1; measured, the
 # ring's reduce-scatter took as long as its allgather, 67 us each).
+# An eager message that still fits shm's ring inline (shm.h's
+# SHM_MAX_INLINE: 16 KiB and a header) is no bulk move: its sender copies
+# it into the ring as it sends, its receiver copies it out when it takes
+# it, no request between (--read-methods ring). Timed in the 4-rank tree's
+# 32 KiB row (16 KiB messages; each copy's clock_gettime around
+# nal_copy_big, 2026-12-06): the sender's copy 1.2 - 1.7 us at its send
+# whether or not its receiver had a core, the receiver's 0.3 - 0.5, and
+# 4.3 - 5.7 switches a core a call, where as a move (the sender's copy
+# once asked) the model took 13.3.
 # PTL_BENCH_READS=copy: one copy (the model before)
+ringmax=$(sed -n 's/^#define SHM_MAX_INLINE (\([0-9][0-9]*\)u + NAL_HDR_ROOM).*/\1/p' "$S/lib/nal/shm/shm.h" 2>/dev/null)
 rmeth4=
-[ "${PTL_BENCH_READS:-}" != copy ] && grep -q '^4 allreduce .* mode bounce (crowded)' "$W/bulk" 2>/dev/null &&
+if [ "${PTL_BENCH_READS:-}" != copy ] && grep -q '^4 allreduce .* mode bounce (crowded)' "$W/bulk" 2>/dev/null; then
 	rmeth4="--read-methods $eager:move"
+	[ "${ringmax:-0}" -gt "$eager" ] && [ "${PTL_BENCH_READS:-}" != move ] &&
+		rmeth4="--read-methods $eager:ring,$((ringmax + 1)):move"
+fi
 # rs1 SIZE READ, xs1 SIZE COPY: the model's exchange of SIZE between the
 # two ranks of one core (a 2-rank recursive doubling bound to one core),
 # each read READ us (rs1: blocking sends, eager, read by the receiver, as

@@ -599,10 +599,11 @@ struct coll_cost_params {
 	 * the sender's CPU's alone at rates, which exchanges measure. */
 	int nmove;
 	struct coll_copy_rate move[COLL_COST_RATES];
-	/* With bound cores: what a rendezvous copy or an eager read between
-	 * two ranks of one core moves per second by the message's size
-	 * (nsame points as rates; none: rates and read, as between cores),
-	 * in place of rates and read for such a pair, each copy whole at
+	/* With bound cores: what a rendezvous copy, an eager read or an
+	 * eager message's copy into the ring between two ranks of one core
+	 * moves per second by the message's size (nsame points as rates;
+	 * none: rates, read and eager, as between cores), in place of rates,
+	 * read and eager for such a pair, each copy whole at
 	 * them (no moves, no bulk or read_bulk methods: the rates are
 	 * measured so, an exchange's two copies one after the other on the
 	 * core; a move there took the cross-core moves' rates and gap). Its
@@ -676,7 +677,11 @@ struct coll_cost_params {
 	 * through the segment (bounce or NT): the receiver asks (alpha), the
 	 * sender's CPU copies the bytes out and the receiver's copies them
 	 * in from when the first piece (move_piece) is out, a piece after
-	 * the copy out at the earliest. Where the rows' reads go NT and the
+	 * the copy out at the earliest. COLL_BULK_RING, an eager message
+	 * above inline_max that still fits shm's ring inline (16 KiB and a
+	 * header): the sender's CPU copies it into the ring as it sends,
+	 * the receiver's copies it out when it takes it; no request between
+	 * (a move would have the sender copy only once asked). Where the rows' reads go NT and the
 	 * model booked only the receiver's copy, the sender's copy out (which
 	 * takes turns with its reduction) went missing: the 2-rank rows at
 	 * 32 KiB read 0.6-0.8x. */
@@ -686,6 +691,7 @@ struct coll_cost_params {
 #define COLL_BULK_COPY 0
 #define COLL_BULK_SPLIT 1
 #define COLL_BULK_MOVE 2
+#define COLL_BULK_RING 3
 #define COLL_COST_MAX_CALLS 1024
 struct coll_cost {
 	double time;          /* seconds until the last command ends */

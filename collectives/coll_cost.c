@@ -400,6 +400,15 @@ static int read_how(const struct coll_cost_params *p, size_t len)
 	return p->read_bulk[k].how;
 }
 
+/* whether the receiver copies an eager read of len bytes whole when it
+ * takes it, unasked: one copy (COLL_BULK_COPY), or out of the ring the
+ * sender copied it into as it sent (COLL_BULK_RING) */
+static bool read_whole(const struct coll_cost_params *p, size_t len)
+{
+	int how = read_how(p, len);
+	return how == COLL_BULK_COPY || how == COLL_BULK_RING;
+}
+
 /* Seconds a receiver's read of an eager message of len bytes (too large
  * to go inline) takes its CPU: at the rate measured for reads of its size
  * (read) up to the largest size measured, else at a rendezvous copy's
@@ -457,7 +466,7 @@ static double take_cost(const struct coll_cost_params *p, size_t len)
 		return o_of(p, len) + (l->n > 0 && !rndv(p, len) && len <= l->pt[l->n - 1].len
 					       ? table_at(l, len)
 					       : 0.0);
-	return p->o + (read_how(p, len) == COLL_BULK_COPY ? read_copy(p, len) : 0.0);
+	return p->o + (read_whole(p, len) ? read_copy(p, len) : 0.0);
 }
 
 /* Seconds a receiver's copy (rendezvous, or an eager message too large
@@ -952,7 +961,7 @@ static int simulate(struct sim *m)
 								  EV_ARRIVAL, 0, 0 });
 			continue;
 		}
-		if (e.ev == EV_ARRIVAL && recv_copies(p, c->len) && read_how(p, c->len) != COLL_BULK_COPY) {
+		if (e.ev == EV_ARRIVAL && recv_copies(p, c->len) && !read_whole(p, c->len)) {
 			/* a read that is not one copy: the receiver takes the
 			 * message (its read left out) and asks the sender; split,
 			 * it copies its own half meanwhile */
@@ -1011,7 +1020,11 @@ static int simulate(struct sim *m)
 		 * CPU makes it), then its earliest free port */
 		double copy = p->beta > 0 ? (double)c->len / p->beta : 0.0;
 		bool own_copy = p->cpu_copies && !rndv(p, c->len) && !recv_copies(p, c->len);
-		double ready = cpu_run(m, e.rank, e.key, o_of(p, c->len) + (own_copy ? step_copy(m, &e, c, copy) : 0.0));
+		/* a read through the ring: the sender's copy in, at the read rate */
+		bool ring = recv_copies(p, c->len) && read_how(p, c->len) == COLL_BULK_RING;
+		double ready = cpu_run(m, e.rank, e.key,
+				       o_of(p, c->len) + (own_copy ? step_copy(m, &e, c, copy) : 0.0)
+					       + (ring ? read_part(p, c->len, c->len) : 0.0));
 		if (rndv(p, c->len)) {
 			int rr;
 			size_t ri;
@@ -1092,13 +1105,14 @@ static bool table_ok(const struct coll_cost_table *t)
 	return true;
 }
 
-/* steps of how copies go (bulk, read_bulk): methods known, sizes ascending */
-static bool steps_ok(const struct coll_bulk_step *b, int n)
+/* steps of how copies go (bulk, read_bulk): methods known (through the
+ * ring only a read: last), sizes ascending */
+static bool steps_ok(const struct coll_bulk_step *b, int n, int last)
 {
 	if (n < 0 || n > COLL_COST_RATES)
 		return false;
 	for (int i = 0; i < n; i++)
-		if (b[i].how < COLL_BULK_COPY || b[i].how > COLL_BULK_MOVE || (i > 0 && b[i].len <= b[i - 1].len))
+		if (b[i].how < COLL_BULK_COPY || b[i].how > last || (i > 0 && b[i].len <= b[i - 1].len))
 			return false;
 	return true;
 }
@@ -1195,8 +1209,8 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	    || !rates_ok(params->local, params->nlocal) || !rates_ok(params->read, params->nread)
 	    || !rates_ok(params->move, params->nmove) || !rates_ok(params->eager, params->neager)
 	    || !rates_ok(params->same, params->nsame)
-	    || !steps_ok(params->bulk, params->nbulk)
-	    || !steps_ok(params->read_bulk, params->nread_bulk)
+	    || !steps_ok(params->bulk, params->nbulk, COLL_BULK_MOVE)
+	    || !steps_ok(params->read_bulk, params->nread_bulk, COLL_BULK_RING)
 	    || !table_ok(&params->small_recv) || !table_ok(&params->recv) || !table_ok(&params->cross)
 	    || !table_ok(&params->small_cross) || !table_ok(&params->move_gap)
 	    || !table_ok(&params->xch_gap))
@@ -1258,6 +1272,17 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 			m.same.nrates = m.same.nread = p.nsame;
 			memcpy(m.same.rates, p.same, sizeof m.same.rates);
 			memcpy(m.same.read, p.same, sizeof m.same.read);
+			/* and its eager copies too: into a ring whose lines
+			 * the other rank of the core reads back from the same
+			 * caches. At the cross-core eager rates (4-rank shifts,
+			 * which hold a wait for the receiver's core) a 4-rank
+			 * halving-doubling's 8 KiB same-core steps took 1.8 us
+			 * a send, and its 32 KiB row read 1.13 - 1.14x in four
+			 * of seven kept runs (0.98 - 1.01x at these rates);
+			 * measured, such a copy took 0.2 us (clock_gettime
+			 * around nal_copy_big, 2026-12-06) */
+			m.same.neager = p.nsame;
+			memcpy(m.same.eager, p.same, sizeof m.same.eager);
 			/* measured whole at those rates (bench/mpi_bench.sh:
 			 * its exchange's two copies one after the other, no
 			 * moves, no methods, no split), so copied so: the core serves

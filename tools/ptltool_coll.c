@@ -133,12 +133,12 @@ static void usage(FILE *out)
 	        "  --switch-jitter J  with --bound: each switch takes --switch-cost times\n"
 	        "                 1 + u, u from [-J, J] (a fixed sequence; J below 1), so the\n"
 	        "                 cores' turns drift apart as real ones do; default 0\n"
-	        "  --same-core-rates LIST  with --bound: a rendezvous copy or an eager read\n"
-	        "                 between two ranks of one core at this rate by message size\n"
-	        "                 (its lines stay in the core's caches), SIZE:RATE,... as\n"
-	        "                 --copy-rates, instead of --copy-rates and --read-rates,\n"
-	        "                 each copy whole (no moves, no methods); default none: as\n"
-	        "                 between cores\n"
+	        "  --same-core-rates LIST  with --bound: a rendezvous copy, an eager read or\n"
+	        "                 an eager copy between two ranks of one core at this rate by\n"
+	        "                 message size (its lines stay in the core's caches),\n"
+	        "                 SIZE:RATE,... as --copy-rates, instead of --copy-rates,\n"
+	        "                 --read-rates and --eager-rates, each copy whole (no moves,\n"
+	        "                 no methods); default none: as between cores\n"
 	        "  --calls K      K calls back to back (1 to %d), each rank entering the next\n"
 	        "                 when its part of the last is done; predicts the period\n"
 	        "  --unexpected   a send goes when its sender is ready; a message that comes\n"
@@ -158,9 +158,11 @@ static void usage(FILE *out)
 	        "  --read-methods LIST  with --inline-max: how such a read goes by size,\n"
 	        "                 SIZE:HOW,... as --bulk-methods, HOW copy (the receiver's\n"
 	        "                 CPU, default), split (half on the receiver's, half plus\n"
-	        "                 --split-cost on the sender's once asked) or move (through the\n"
+	        "                 --split-cost on the sender's once asked), move (through the\n"
 	        "                 segment: the sender's CPU copies out, the receiver's in from\n"
-	        "                 the first --move-piece on); each copy at --read-rates\n"
+	        "                 the first --move-piece on) or ring (still inline: the\n"
+	        "                 sender's CPU copies it into the ring as it sends, the\n"
+	        "                 receiver's out as it takes it); each copy at --read-rates\n"
 	        "  --move-rates LIST  with --rndv-min: a rendezvous copy that goes one way (its\n"
 	        "                 receiver sends none back at once) is shm's move through the\n"
 	        "                 segment (bounce or non-temporal, where it picks that): the\n"
@@ -376,12 +378,13 @@ static int parse_times(const char *s, struct coll_cost_table *t)
 	return n > 0 ? 0 : -1;
 }
 
-/* "0:move,256K:split": how a rendezvous copy (or an eager read) goes by
- * its size, sizes ascending, into the n steps at b */
-static int parse_bulk(const char *s, struct coll_bulk_step *b, int *nb)
+/* "0:move,256K:split": how a rendezvous copy (or an eager read, which
+ * may go through the ring: read) goes by its size, sizes ascending, into
+ * the n steps at b */
+static int parse_bulk(const char *s, struct coll_bulk_step *b, int *nb, bool read)
 {
 	static const char *const how[] = { [COLL_BULK_COPY] = "copy", [COLL_BULK_SPLIT] = "split",
-					   [COLL_BULK_MOVE] = "move" };
+					   [COLL_BULK_MOVE] = "move", [COLL_BULK_RING] = "ring" };
 	char buf[512], *save = NULL;
 	int n = 0;
 
@@ -398,7 +401,7 @@ static int parse_bulk(const char *s, struct coll_bulk_step *b, int *nb)
 		*c++ = '\0';
 		if (parse_size(t, &len) || (n > 0 && len <= b[n - 1].len))
 			return -1;
-		for (int k = 0; k < (int)(sizeof how / sizeof how[0]); k++)
+		for (int k = 0; k <= (read ? COLL_BULK_RING : COLL_BULK_MOVE); k++)
 			if (strcmp(c, how[k]) == 0)
 				h = k;
 		if (h < 0)
@@ -635,7 +638,7 @@ static int opt_apply(const struct opt_def *d, const char *arg, size_t **countsp,
 	case OPT_RBULK: {
 		struct coll_cost_params *cp = d->dst;
 		bool rd = d->kind == OPT_RBULK;
-		return parse_bulk(arg, rd ? cp->read_bulk : cp->bulk, rd ? &cp->nread_bulk : &cp->nbulk) ? bad(what, arg)
+		return parse_bulk(arg, rd ? cp->read_bulk : cp->bulk, rd ? &cp->nread_bulk : &cp->nbulk, rd) ? bad(what, arg)
 													     : 0;
 	}
 	case OPT_COUNTS:
@@ -664,13 +667,16 @@ static void json_times(const char *key, const struct coll_cost_table *t)
 	printf("], ");
 }
 
-/* "KEY": [[size, "copy|split|move"], ...], */
+/* "KEY": [[size, "copy|split|move|ring"], ...], */
 static void json_steps(const char *key, const struct coll_bulk_step *b, int n)
 {
 	printf("\"%s\": [", key);
 	for (int i = 0; i < n; i++)
 		printf("%s[%zu, \"%s\"]", i ? ", " : "", b[i].len,
-		       b[i].how == COLL_BULK_SPLIT ? "split" : b[i].how == COLL_BULK_MOVE ? "move" : "copy");
+		       b[i].how == COLL_BULK_SPLIT  ? "split"
+		       : b[i].how == COLL_BULK_MOVE ? "move"
+		       : b[i].how == COLL_BULK_RING ? "ring"
+						    : "copy");
 	printf("], ");
 }
 

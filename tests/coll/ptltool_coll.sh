@@ -160,8 +160,10 @@ has "$err" "bad --bulk-methods '0:bounce'"
 # --read-methods: a 2-rank bcast's read of 8K at 1 GB/s (8.192 us) after
 # alpha: one copy by the receiver (default, copy), moved (the request's
 # alpha, the sender's copy out, the receiver's in: 2 + 2 x 8.192; in
-# pieces of 2K the copy in a quarter behind) or split (half each, after
-# the request); by size, below the first as the first
+# pieces of 2K the copy in a quarter behind), through the ring (the
+# sender's copy as it sends, the receiver's as it takes it: 1 + 2 x
+# 8.192) or split (half each, after the request); by size, below the
+# first as the first; never a rendezvous copy through the ring
 R="--op bcast --ranks 2 --bytes 8K --alpha 1 --beta 1GB/s --cpu-copies --inline-max 1K --read-rates 8K:1GB/s"
 expect 0 $R --json
 has "$out" '"read_methods": \[\],'
@@ -171,6 +173,9 @@ has "$out" '"read_methods": \[\[0, "move"\]\],'
 has "$out" '"predicted_us": 18.384'
 expect 0 $R --read-methods 0:move --move-piece 2K --json
 has "$out" '"predicted_us": 12.24'
+expect 0 $R --read-methods 0:ring --json
+has "$out" '"read_methods": \[\[0, "ring"\]\],'
+has "$out" '"predicted_us": 17.384'
 expect 0 $R --read-methods 0:split --json
 has "$out" '"predicted_us": 6.096'
 expect 0 $R --read-methods 16K:split,32K:move --json
@@ -181,6 +186,8 @@ expect 2 $R --read-methods 8K:move,0:copy
 has "$err" "bad --read-methods '8K:move,0:copy'"
 expect 2 $R --read-methods 0:nt
 has "$err" "bad --read-methods '0:nt'"
+expect 2 --op bcast --ranks 2 --bytes 256K --bulk-methods 0:ring
+has "$err" "bad --bulk-methods '0:ring'"
 
 # allgatherv: short goes by bruck (N not a power of two: 3 rounds), long by
 # the one-way ring; zero blocks carry nothing

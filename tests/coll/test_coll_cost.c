@@ -370,6 +370,8 @@ static void test_sw_bulk_methods(void **state)
 	struct coll_cost c;
 	p.bulk[1].how = COLL_BULK_MOVE + 1;
 	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
+	p.bulk[1].how = COLL_BULK_RING; /* only a read fits the ring */
+	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
 	p.bulk[1].how = COLL_BULK_COPY;
 	p.bulk[1].len = p.bulk[0].len;
 	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
@@ -803,11 +805,12 @@ static void test_sw_read_rates(void **state)
  * root's copy out from when the leaf's request reaches it (alpha after
  * the leaf took the message) and the leaf's copy in a piece behind (the
  * whole message when it is within a piece: 2 W; pieces of 8 KiB: W and
- * a quarter), the copy out booked on the root's CPU; split, half on
+ * a quarter), the copy out booked on the root's CPU; through the ring,
+ * the root's copy as it sends and the leaf's as it takes it; split, half on
  * each (the root's from the request on, with split_cost). An exchange
  * (2-rank recursive doubling) moved: each CPU copies its own message out
  * and the peer's in, one after the other even in pieces. Steps that are not ascending, or an unknown method,
- * are refused. */
+ * are refused; a rendezvous copy never goes through the ring. */
 static void test_sw_read_methods(void **state)
 {
 	(void)state;
@@ -827,6 +830,12 @@ static void test_sw_read_methods(void **state)
 	p.read_bulk[0] = (struct coll_bulk_step){ 0, COLL_BULK_COPY };
 	assert_int_equal(coll_cost(s, &p, &c), 0);
 	NEAR(c.time, asked - 1e-6 + W);
+	/* through the ring: the root copies it in as it sends, the leaf
+	 * out as it takes it, with no request between */
+	p.read_bulk[0].how = COLL_BULK_RING;
+	assert_int_equal(coll_cost(s, &p, &c), 0);
+	NEAR(c.time, asked - 1e-6 + 2 * W);
+	NEAR(c.busiest_cpu, 2e-6 + 3e-7 + W);
 	p.read_bulk[0].how = COLL_BULK_MOVE;
 	assert_int_equal(coll_cost(s, &p, &c), 0);
 	NEAR(c.time, asked + 2 * W);
@@ -855,7 +864,7 @@ static void test_sw_read_methods(void **state)
 	NEAR(sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 2, 32768, 1, &p), asked + 2 * W + M * 1e-10);
 	p.read_bulk[1].len = 0;
 	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
-	p.read_bulk[1] = (struct coll_bulk_step){ 16384, COLL_BULK_MOVE + 1 };
+	p.read_bulk[1] = (struct coll_bulk_step){ 16384, COLL_BULK_RING + 1 };
 	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
 	p.nread_bulk = COLL_COST_RATES + 1;
 	assert_int_equal(coll_cost(s, &p, &c), -EINVAL);
@@ -1455,9 +1464,9 @@ static void test_sw_bound_cores(void **state)
 	coll_free(s);
 }
 
-/* Bound cores: a rendezvous copy between two ranks of one core goes at
- * the same-core rates (their lines stay in its caches), one between two
- * cores at the copy rates. 2 ranks on 1 core, a 1 MiB bcast: its one copy
+/* Bound cores: a rendezvous copy (or an eager message's copy) between
+ * two ranks of one core goes at the same-core rates (their lines stay in
+ * its caches), one between two cores at the copy (eager) rates. 2 ranks on 1 core, a 1 MiB bcast: its one copy
  * is on the way, so the time drops by exactly the copy's difference. 4
  * ranks on 2 cores: the ring's pairs are all on two cores (r, r + 1), so
  * it is unchanged, while recursive doubling's second step pairs r with
@@ -1473,6 +1482,14 @@ static void test_same_core_rates(void **state)
 	p.nsame = 1;
 	p.same[0] = (struct coll_copy_rate){ M, 2e10 };
 	NEAR(apart - sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, M, 1, &p), (double)M / 1e10 - (double)M / 2e10);
+	/* an eager message's copy into the ring too (the receiver reads it
+	 * back from the same caches): an 8 KiB bcast on one core */
+	struct coll_cost_params e = { .alpha = 1e-7, .o = 1e-7, .cores = 1, .switch_cost = 5e-7, .bound = true,
+				      .beta = 1e9, .cpu_copies = true, .neager = 1, .eager = { { 8192, 1e9 } } };
+	double eager_apart = sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 8192, 1, &e);
+	e.nsame = 1;
+	e.same[0] = (struct coll_copy_rate){ 8192, 2e10 };
+	NEAR(eager_apart - sw_cost(COLL_OP_BCAST, COLL_ALGO_BINOMIAL, 2, 8192, 1, &e), 8192 / 1e9 - 8192 / 2e10);
 
 	p.cores = 2;
 	double ring = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RING, 4, M, 1, &p);
