@@ -218,7 +218,10 @@
 #          where those launches report shm's crowded mode, each read
 #          there moves through the segment, the sender's copy out and
 #          then the receiver's copy in (--read-methods move), each at
-#          the rate solved
+#          the rate solved; on 2 ranks and 4 alike a read that still
+#          fits shm's ring inline (16 KiB, SHM_MAX_INLINE) goes through
+#          the ring instead (--read-methods ring: the sender's copy as
+#          it sends, the receiver's as it takes it, no request)
 #   copies on shared cores  a 4-rank schedule's rendezvous copies (128
 #          KiB and up) where the ranks outnumber the cores: an exchange's
 #          from mpi_collcal's "xch4" (two pairs exchanging at once,
@@ -1181,6 +1184,8 @@ rfixed() { predict --op allreduce --ranks 2 --bytes "$1" --elem 8 --algo recursi
 # shm's SHM_PIECE: the bytes a move through the segment hands over at a time
 piece=$(sed -n 's/^#define SHM_PIECE (\([0-9][0-9]*\)u << 10).*/\1/p' "$S/lib/nal/shm/shm_bulk.c" 2>/dev/null)
 piece=$(( ${piece:-64} * 1024 ))
+# shm.h's SHM_MAX_INLINE: the largest payload shm's ring carries inline
+ringmax=$(sed -n 's/^#define SHM_MAX_INLINE (\([0-9][0-9]*\)u + NAL_HDR_ROOM).*/\1/p' "$S/lib/nal/shm/shm.h" 2>/dev/null)
 readm= readmsays= reads= readsays=
 # steps PICKS: "K METHOD ..." per class K as --bulk-methods steps
 steps() { echo "$1" | awk -v c0="$class0" -v sp="$split" -v last="$last" '{
@@ -1219,6 +1224,16 @@ if [ -n "$rcopy" ] && [ "${PTL_SHM_CMA:-}" != 1 ] && [ "${PTL_BENCH_READS:-}" !=
 	done)
 	mixsays=$(echo "$rpicks" | awk '$3 == "mixed" { printf " %dK %s (CMA %.0f%%)", $1 ? 32 * 2 ^ ($1 - 1) : 0, $2 == "cma" ? "cma" : "move", 100 * $4 }')
 	[ -n "$rpicks" ] && readm="--read-methods $(steps "$rpicks")"
+	# Up to what shm's ring carries inline there is no bulk move to
+	# report: such a read goes through the ring (the sender's copy as it
+	# sends, the receiver's as it takes it), the first class's method
+	# from there (seven kept runs' 2-rank rows the same to the digit: the
+	# 16 KiB rate solved each copy's, twice the one copy's)
+	if [ -n "$readm" ] && [ "${ringmax:-0}" -gt "$eager" ]; then
+		readm="--read-methods $(echo "${readm#--read-methods }" | awk -F, -v r="$ringmax" -v e="$eager" '{
+			split($1, f, ":"); printf "%d:ring,%d:%s", e, r + 1, f[2]
+			for (i = 1; i <= NF; i++) { split($i, f, ":"); if (f[1] > r + 1) printf ",%s", $i } }')"
+	fi
 fi
 # rhow SIZE: copy, split or move, as the model takes a read of SIZE
 rhow() { echo "${readm#--read-methods }" | tr ',' '\n' | awk -F: -v l="$1" 'NR == 1 || $1 <= l { h = $2 } END { print h ? h : "copy" }'; }
@@ -1697,7 +1712,6 @@ rx4() { pairx 4 "$cores" read --read-rates "$@"; }
 # 4.3 - 5.7 switches a core a call, where as a move (the sender's copy
 # once asked) the model took 13.3.
 # PTL_BENCH_READS=copy: one copy (the model before)
-ringmax=$(sed -n 's/^#define SHM_MAX_INLINE (\([0-9][0-9]*\)u + NAL_HDR_ROOM).*/\1/p' "$S/lib/nal/shm/shm.h" 2>/dev/null)
 rmeth4=
 if [ "${PTL_BENCH_READS:-}" != copy ] && grep -q '^4 allreduce .* mode bounce (crowded)' "$W/bulk" 2>/dev/null; then
 	rmeth4="--read-methods $eager:move"
