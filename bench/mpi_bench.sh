@@ -359,7 +359,9 @@
 #   PTL_BENCH_READS=copy  the model takes every read as one copy by the
 #          receiver at the rxch exchanges' rates (the model before
 #          --read-methods; with more ranks than cores, before 2026-12-06),
-#          for an A/B on the same data (PTL_BENCH_FROM)
+#          for an A/B on the same data (PTL_BENCH_FROM); =move: a read
+#          that fits shm's ring inline goes as the others of its size, not
+#          through the ring (the model before session 63)
 #   PTL_BENCH_CALQ=Q  the model's copy figures (1 KiB and up) take the
 #          quantile Q of their launches' best trials (default 0.25; 0: the
 #          best of all, as before 2026-12-02), the smaller ones the best
@@ -1229,13 +1231,19 @@ if [ -n "$rcopy" ] && [ "${PTL_SHM_CMA:-}" != 1 ] && [ "${PTL_BENCH_READS:-}" !=
 	# sends, the receiver's as it takes it), the first class's method
 	# from there (seven kept runs' 2-rank rows the same to the digit: the
 	# 16 KiB rate solved each copy's, twice the one copy's)
-	if [ -n "$readm" ] && [ "${ringmax:-0}" -gt "$eager" ]; then
+	# (the method at SIZE: the last step at or below it, else the
+	# first's)
+	if [ -n "$readm" ] && [ "${ringmax:-0}" -gt "$eager" ] && [ "${PTL_BENCH_READS:-}" != move ]; then
 		readm="--read-methods $(echo "${readm#--read-methods }" | awk -F, -v r="$ringmax" -v e="$eager" '{
-			split($1, f, ":"); printf "%d:ring,%d:%s", e, r + 1, f[2]
+			split($1, f, ":"); h = f[2]
+			for (i = 1; i <= NF; i++) { split($i, f, ":"); if (f[1] <= r + 1) h = f[2] }
+			printf "%d:ring,%d:%s", e, r + 1, h
 			for (i = 1; i <= NF; i++) { split($i, f, ":"); if (f[1] > r + 1) printf ",%s", $i } }')"
 	fi
 fi
-# rhow SIZE: copy, split or move, as the model takes a read of SIZE
+# rhow SIZE: copy, split, move or ring, as the model takes a read of SIZE
+# (ring: inline, whatever PTL_SHM_CMA says, so readrates takes either
+# forced exchange, rxchc, where the rows' launches have none)
 rhow() { echo "${readm#--read-methods }" | tr ',' '\n' | awk -F: -v l="$1" 'NR == 1 || $1 <= l { h = $2 } END { print h ? h : "copy" }'; }
 # rxm SIZE T: the model's 2-rank read exchange of SIZE, each copy T us
 rxm() { predict --op allreduce --ranks 2 --bytes "$1" --elem 8 --algo recursive_doubling --input --alpha "$alpha" \
@@ -1703,7 +1711,8 @@ rx4() { pairx 4 "$cores" read --read-rates "$@"; }
 # 1.26 - 1.28x in four kept runs (s59/b1, b2, m2, s60/f1; measured, the
 # ring's reduce-scatter took as long as its allgather, 67 us each).
 # An eager message that still fits shm's ring inline (shm.h's
-# SHM_MAX_INLINE: 16 KiB and a header) is no bulk move: its sender copies
+# SHM_MAX_INLINE: 16 KiB and a header, with rings of 128 KiB and up: jobs
+# of up to 20 local ranks, these 2 and 4) is no bulk move: its sender copies
 # it into the ring as it sends, its receiver copies it out when it takes
 # it, no request between (--read-methods ring). Timed in the 4-rank tree's
 # 32 KiB row (16 KiB messages; each copy's clock_gettime around

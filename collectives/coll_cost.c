@@ -60,7 +60,9 @@
  * the rate measured for reads of its size (read), by the method shm
  * picked for it (read_bulk: one copy on the receiver's CPU; split, half
  * on each; moved through the segment, the sender's CPU copies out and
- * the receiver's in, a piece behind, as a one-way bounce move). On shared cores a waiting rank
+ * the receiver's in, a piece behind, as a one-way bounce move; or, still
+ * inline, through the ring: the sender's copy as it sends, the
+ * receiver's as it takes it). On shared cores a waiting rank
  * sees its message core_wait after it came (its core passing round the
  * waiting ranks); ranks bound to cores that share one copy between
  * themselves at their own rates (same: the lines stay in its caches).
@@ -96,7 +98,7 @@ struct hent {
  * in a run of its core's exchange copies, xch_turns); EV_BOUNCE: a one-way bounce
  * move's first piece is in the segment, the receiver copies the pieces
  * in (idx: its receive; aux: when the sender's copy out ends). An eager
- * read that is not one copy (read_bulk): EV_RDREQ, the receiver's
+ * read the sender serves once asked (read_bulk split or move): EV_RDREQ, the receiver's
  * request reached the sender (idx: the send; aux: when the receiver's
  * own half is done, split), which copies out or its half; EV_RDIN, the
  * receiver's part after that (idx: its receive; sent: its copy in,
@@ -400,10 +402,10 @@ static int read_how(const struct coll_cost_params *p, size_t len)
 	return p->read_bulk[k].how;
 }
 
-/* whether the receiver copies an eager read of len bytes whole when it
- * takes it, unasked: one copy (COLL_BULK_COPY), or out of the ring the
+/* whether the receiver takes an eager read of len bytes without asking
+ * its sender: it copies it whole (COLL_BULK_COPY), or out of the ring the
  * sender copied it into as it sent (COLL_BULK_RING) */
-static bool read_whole(const struct coll_cost_params *p, size_t len)
+static bool read_unasked(const struct coll_cost_params *p, size_t len)
 {
 	int how = read_how(p, len);
 	return how == COLL_BULK_COPY || how == COLL_BULK_RING;
@@ -466,7 +468,7 @@ static double take_cost(const struct coll_cost_params *p, size_t len)
 		return o_of(p, len) + (l->n > 0 && !rndv(p, len) && len <= l->pt[l->n - 1].len
 					       ? table_at(l, len)
 					       : 0.0);
-	return p->o + (read_whole(p, len) ? read_copy(p, len) : 0.0);
+	return p->o + (read_unasked(p, len) ? read_copy(p, len) : 0.0);
 }
 
 /* Seconds a receiver's copy (rendezvous, or an eager message too large
@@ -961,10 +963,10 @@ static int simulate(struct sim *m)
 								  EV_ARRIVAL, 0, 0 });
 			continue;
 		}
-		if (e.ev == EV_ARRIVAL && recv_copies(p, c->len) && !read_whole(p, c->len)) {
-			/* a read that is not one copy: the receiver takes the
-			 * message (its read left out) and asks the sender; split,
-			 * it copies its own half meanwhile */
+		if (e.ev == EV_ARRIVAL && recv_copies(p, c->len) && !read_unasked(p, c->len)) {
+			/* a read the sender serves once asked: the receiver
+			 * takes the message (its read left out) and asks the
+			 * sender; split, it copies its own half meanwhile */
 			double taken = cpu_run(m, e.rank, e.key, arrival_cost(m, &e, c->len));
 			double own = taken;
 			int sr;
@@ -1020,7 +1022,9 @@ static int simulate(struct sim *m)
 		 * CPU makes it), then its earliest free port */
 		double copy = p->beta > 0 ? (double)c->len / p->beta : 0.0;
 		bool own_copy = p->cpu_copies && !rndv(p, c->len) && !recv_copies(p, c->len);
-		/* a read through the ring: the sender's copy in, at the read rate */
+		/* a read through the ring: shm copies it in as it sends,
+		 * unasked, so the sender's CPU pays its copy now (at the read
+		 * rate), not once its receiver asks */
 		bool ring = recv_copies(p, c->len) && read_how(p, c->len) == COLL_BULK_RING;
 		double ready = cpu_run(m, e.rank, e.key,
 				       o_of(p, c->len) + (own_copy ? step_copy(m, &e, c, copy) : 0.0)
@@ -1105,8 +1109,9 @@ static bool table_ok(const struct coll_cost_table *t)
 	return true;
 }
 
-/* steps of how copies go (bulk, read_bulk): methods known (through the
- * ring only a read: last), sizes ascending */
+/* steps of how copies go (bulk, read_bulk): methods from COLL_BULK_COPY
+ * to last (COLL_BULK_RING only for reads: a rendezvous copy never goes
+ * through the ring), sizes ascending */
 static bool steps_ok(const struct coll_bulk_step *b, int n, int last)
 {
 	if (n < 0 || n > COLL_COST_RATES)
@@ -1280,7 +1285,10 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 			 * a send, and its 32 KiB row read 1.13 - 1.14x in four
 			 * of seven kept runs (0.98 - 1.01x at these rates);
 			 * measured, such a copy took 0.2 us (clock_gettime
-			 * around nal_copy_big, 2026-12-06) */
+			 * around nal_copy_big, 2026-12-06). Below the table's
+			 * first size (16 KiB from the bench) its rate holds,
+			 * with no fixed cost: the 8 KiB copies, the only eager
+			 * ones not request-free (small_max keeps beta) */
 			m.same.neager = p.nsame;
 			memcpy(m.same.eager, p.same, sizeof m.same.eager);
 			/* measured whole at those rates (bench/mpi_bench.sh:

@@ -550,10 +550,10 @@ enum opt_kind {
 	OPT_READ,   /* the same: eager read rates */
 	OPT_MOVE,   /* the same: one-way move rates (through the segment) */
 	OPT_EAGER,  /* the same: eager copy rates (the sender's, with --cpu-copies) */
-	OPT_SAME,   /* the same: copy and read rates between two ranks of one core */
+	OPT_SAME,   /* the same: copy, read and eager rates between two ranks of one core */
 	OPT_TIMES,  /* comma-separated SIZE:TIME (struct coll_cost_table *) */
 	OPT_BULK,   /* comma-separated SIZE:copy|split|move (struct coll_cost_params *) */
-	OPT_RBULK,  /* the same for eager reads */
+	OPT_RBULK,  /* the same for eager reads, or ring */
 	OPT_HELP,
 };
 
