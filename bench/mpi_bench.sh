@@ -1228,11 +1228,12 @@ if [ -n "$rcopy" ] && [ "${PTL_SHM_CMA:-}" != 1 ] && [ "${PTL_BENCH_READS:-}" !=
 	[ -n "$rpicks" ] && readm="--read-methods $(steps "$rpicks")"
 	# Up to what shm's ring carries inline there is no bulk move to
 	# report: such a read goes through the ring (the sender's copy as it
-	# sends, the receiver's as it takes it), the first class's method
-	# from there (seven kept runs' 2-rank rows the same to the digit: the
-	# 16 KiB rate solved each copy's, twice the one copy's)
-	# (the method at SIZE: the last step at or below it, else the
-	# first's)
+	# sends, the receiver's as it takes it), and from just past it the
+	# method in effect there (the last step at or below it, else the
+	# first's). Seven kept runs' 2-rank rows came out the same to the
+	# digit (each rank has its core; the 16 KiB rate solved per copy,
+	# twice the one copy's): not for the figures, for the model to say
+	# what shm does.
 	if [ -n "$readm" ] && [ "${ringmax:-0}" -gt "$eager" ] && [ "${PTL_BENCH_READS:-}" != move ]; then
 		readm="--read-methods $(echo "${readm#--read-methods }" | awk -F, -v r="$ringmax" -v e="$eager" '{
 			split($1, f, ":"); h = f[2]
@@ -1717,10 +1718,11 @@ rx4() { pairx 4 "$cores" read --read-rates "$@"; }
 # it, no request between (--read-methods ring). Timed in the 4-rank tree's
 # 32 KiB row (16 KiB messages; each copy's clock_gettime around
 # nal_copy_big, 2026-12-06): the sender's copy 1.2 - 1.7 us at its send
-# whether or not its receiver had a core, the receiver's 0.3 - 0.5, and
-# 4.3 - 5.7 switches a core a call, where as a move (the sender's copy
-# once asked) the model took 13.3.
-# PTL_BENCH_READS=copy: one copy (the model before)
+# whether or not its receiver had a core, the receiver's 0.3 - 0.5; the
+# cores switched 4.3 - 5.7 times a core a call, the model 13.3 where it
+# took the message as a move (the sender's copy once asked), 4.3 through
+# the ring.
+# PTL_BENCH_READS=copy: one copy (the model before); =move: no ring
 rmeth4=
 if [ "${PTL_BENCH_READS:-}" != copy ] && grep -q '^4 allreduce .* mode bounce (crowded)' "$W/bulk" 2>/dev/null; then
 	rmeth4="--read-methods $eager:move"
