@@ -1188,6 +1188,9 @@ piece=$(sed -n 's/^#define SHM_PIECE (\([0-9][0-9]*\)u << 10).*/\1/p' "$S/lib/na
 piece=$(( ${piece:-64} * 1024 ))
 # shm.h's SHM_MAX_INLINE: the largest payload shm's ring carries inline
 ringmax=$(sed -n 's/^#define SHM_MAX_INLINE (\([0-9][0-9]*\)u + NAL_HDR_ROOM).*/\1/p' "$S/lib/nal/shm/shm.h" 2>/dev/null)
+# ringing: reads above the eager limit up to ringmax go through the ring
+# (--read-methods ring; PTL_BENCH_READS=move: not)
+ringing() { [ "${ringmax:-0}" -gt "$eager" ] && [ "${PTL_BENCH_READS:-}" != move ]; }
 readm= readmsays= reads= readsays=
 # steps PICKS: "K METHOD ..." per class K as --bulk-methods steps
 steps() { echo "$1" | awk -v c0="$class0" -v sp="$split" -v last="$last" '{
@@ -1234,7 +1237,7 @@ if [ -n "$rcopy" ] && [ "${PTL_SHM_CMA:-}" != 1 ] && [ "${PTL_BENCH_READS:-}" !=
 	# digit (each rank has its core; the 16 KiB rate solved per copy,
 	# twice the one copy's): not for the figures, for the model to say
 	# what shm does.
-	if [ -n "$readm" ] && [ "${ringmax:-0}" -gt "$eager" ] && [ "${PTL_BENCH_READS:-}" != move ]; then
+	if [ -n "$readm" ] && ringing; then
 		readm="--read-methods $(echo "${readm#--read-methods }" | awk -F, -v r="$ringmax" -v e="$eager" '{
 			split($1, f, ":"); h = f[2]
 			for (i = 1; i <= NF; i++) { split($i, f, ":"); if (f[1] <= r + 1) h = f[2] }
@@ -1726,8 +1729,7 @@ rx4() { pairx 4 "$cores" read --read-rates "$@"; }
 rmeth4=
 if [ "${PTL_BENCH_READS:-}" != copy ] && grep -q '^4 allreduce .* mode bounce (crowded)' "$W/bulk" 2>/dev/null; then
 	rmeth4="--read-methods $eager:move"
-	[ "${ringmax:-0}" -gt "$eager" ] && [ "${PTL_BENCH_READS:-}" != move ] &&
-		rmeth4="--read-methods $eager:ring,$((ringmax + 1)):move"
+	ringing && rmeth4="--read-methods $eager:ring,$((ringmax + 1)):move"
 fi
 # rs1 SIZE READ, xs1 SIZE COPY: the model's exchange of SIZE between the
 # two ranks of one core (a 2-rank recursive doubling bound to one core),

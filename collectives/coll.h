@@ -681,8 +681,9 @@ struct coll_cost_params {
 	 * above inline_max that still fits shm's ring inline (16 KiB and a
 	 * header): the sender's CPU copies it into the ring as it sends,
 	 * the receiver's copies it out when it takes it; no request between
-	 * (a move would have the sender copy only once asked). Where the rows' reads go NT and the
-	 * model booked only the receiver's copy, the sender's copy out (which
+	 * (a move would have the sender copy only once asked). Where the
+	 * rows' reads go NT and the model booked only the receiver's copy,
+	 * the sender's copy out (which
 	 * takes turns with its reduction) went missing: the 2-rank rows at
 	 * 32 KiB read 0.6-0.8x. */
 	int nread_bulk;

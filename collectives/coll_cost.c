@@ -98,11 +98,11 @@ struct hent {
  * in a run of its core's exchange copies, xch_turns); EV_BOUNCE: a one-way bounce
  * move's first piece is in the segment, the receiver copies the pieces
  * in (idx: its receive; aux: when the sender's copy out ends). An eager
- * read the sender serves once asked (read_bulk split or move): EV_RDREQ, the receiver's
- * request reached the sender (idx: the send; aux: when the receiver's
- * own half is done, split), which copies out or its half; EV_RDIN, the
- * receiver's part after that (idx: its receive; sent: its copy in,
- * seconds; aux: when the read can be done at the earliest). */
+ * read the sender serves once asked (read_bulk split or move): EV_RDREQ,
+ * the receiver's request reached the sender (idx: the send; aux: when
+ * the receiver's own half is done, split), which copies out or its half;
+ * EV_RDIN, the receiver's part after that (idx: its receive; sent: its
+ * copy in, seconds; aux: when the read can be done at the earliest). */
 /* bound cores: an event put back once, after its core's holder's work
  * of that time (or-ed into hent.ev) */
 #define EV_DEFERRED 0x80

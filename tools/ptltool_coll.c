@@ -378,13 +378,15 @@ static int parse_times(const char *s, struct coll_cost_table *t)
 	return n > 0 ? 0 : -1;
 }
 
+/* the names of the COLL_BULK_* methods, as options and --json spell them */
+static const char *const bulk_names[] = { [COLL_BULK_COPY] = "copy", [COLL_BULK_SPLIT] = "split",
+					  [COLL_BULK_MOVE] = "move", [COLL_BULK_RING] = "ring" };
+
 /* "0:move,256K:split": how a rendezvous copy (or an eager read, which
  * may go through the ring: read) goes by its size, sizes ascending, into
  * the n steps at b */
 static int parse_bulk(const char *s, struct coll_bulk_step *b, int *nb, bool read)
 {
-	static const char *const how[] = { [COLL_BULK_COPY] = "copy", [COLL_BULK_SPLIT] = "split",
-					   [COLL_BULK_MOVE] = "move", [COLL_BULK_RING] = "ring" };
 	char buf[512], *save = NULL;
 	int n = 0;
 
@@ -402,7 +404,7 @@ static int parse_bulk(const char *s, struct coll_bulk_step *b, int *nb, bool rea
 		if (parse_size(t, &len) || (n > 0 && len <= b[n - 1].len))
 			return -1;
 		for (int k = 0; k <= (read ? COLL_BULK_RING : COLL_BULK_MOVE); k++)
-			if (strcmp(c, how[k]) == 0)
+			if (strcmp(c, bulk_names[k]) == 0)
 				h = k;
 		if (h < 0)
 			return -1;
@@ -672,11 +674,7 @@ static void json_steps(const char *key, const struct coll_bulk_step *b, int n)
 {
 	printf("\"%s\": [", key);
 	for (int i = 0; i < n; i++)
-		printf("%s[%zu, \"%s\"]", i ? ", " : "", b[i].len,
-		       b[i].how == COLL_BULK_SPLIT  ? "split"
-		       : b[i].how == COLL_BULK_MOVE ? "move"
-		       : b[i].how == COLL_BULK_RING ? "ring"
-						    : "copy");
+		printf("%s[%zu, \"%s\"]", i ? ", " : "", b[i].len, bulk_names[b[i].how]);
 	printf("], ");
 }
 

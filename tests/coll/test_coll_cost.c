@@ -1465,8 +1465,8 @@ static void test_sw_bound_cores(void **state)
 
 /* Bound cores: a rendezvous copy (or an eager message's copy) between
  * two ranks of one core goes at the same-core rates (their lines stay in
- * its caches), one between two cores at the copy (eager) rates. 2 ranks on 1 core, a 1 MiB bcast: its one copy
- * is on the way, so the time drops by exactly the copy's difference. 4
+ * its caches), one between two cores at the copy (eager) rates. 2 ranks
+ * on 1 core, a 1 MiB bcast: its one copy is on the way, so the time drops by exactly the copy's difference. 4
  * ranks on 2 cores: the ring's pairs are all on two cores (r, r + 1), so
  * it is unchanged, while recursive doubling's second step pairs r with
  * r + 2, its core's other rank. Without --bound the rates are not used;
