@@ -2764,6 +2764,34 @@ static int ch_until(struct shm_choice *c, size_t len, const uint32_t cost[SHM_M_
 	return -1;
 }
 
+/* The pieces walk their slots: with 256 KiB chunks (4 ranks) the 16
+ * pieces of a lap of the area sit at 16 different 64 KiB parts, each in
+ * its slot cur % SHM_NSLOT, and the 17th is back at the first; with
+ * chunks of one piece (many ranks) every piece is at its slot's start. */
+static void test_slot_off(void **state)
+{
+	const size_t chunk = 256u << 10, pc = 64u << 10;
+	const uint64_t lap = SHM_NSLOT * (chunk / pc);
+	bool used[SHM_NSLOT * 4] = { false };
+
+	(void)state;
+	for (uint64_t cur = 0; cur < lap; cur++) {
+		size_t off = shm_slot_off(chunk, cur);
+
+		assert_int_equal(off % pc, 0);
+		assert_int_equal(off / chunk, cur % SHM_NSLOT);
+		assert_false(used[off / pc]);
+		used[off / pc] = true;
+		assert_int_equal(shm_slot_off(chunk, cur + lap), off);
+		assert_int_equal(shm_slot_off(chunk, cur + (1ull << 40) * lap), off);
+	}
+	assert_int_equal(shm_slot_off(chunk, 0), 0);
+	assert_int_equal(shm_slot_off(chunk, SHM_NSLOT), pc); /* slot 0's second part */
+	for (uint64_t cur = 0; cur < 3 * SHM_NSLOT; cur++)
+		assert_int_equal(shm_slot_off(16u << 10, cur), (cur % SHM_NSLOT) * (16u << 10));
+	assert_int_equal(shm_slot_off(pc, 5), (5 % SHM_NSLOT) * pc);
+}
+
 static void test_choice_class(void **state)
 {
 	(void)state;
@@ -4245,6 +4273,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bulk_crowded, pinned_setup, pinned_teardown),
 		cmocka_unit_test(test_crowded_union),
 		cmocka_unit_test(test_cma_env),
+		cmocka_unit_test(test_slot_off),
 		cmocka_unit_test(test_choice_class),
 		cmocka_unit_test(test_choice_picks_faster),
 		cmocka_unit_test(test_choice_warmup),

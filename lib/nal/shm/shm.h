@@ -19,7 +19,9 @@
  *                  (consumer's published head) then ring_size data bytes
  *   bounce_off     L*L bounce areas, bounce_stride each; area (req, tgt) at
  *                  index req*L+tgt: SHM_NSLOT struct shm_slot then
- *                  SHM_NSLOT*chunk data bytes. The path of the bulk
+ *                  SHM_NSLOT*chunk data bytes, a piece (64 KiB at
+ *                  most) a hand-over, each lap of the slots at the next
+ *                  part of each (shm_slot_off). The path of the bulk
  *                  moves that do not go by CMA (shm_bulk.c chooses per
  *                  peer); tmpfs allocates pages on first touch, so an
  *                  unused area costs no memory.
@@ -82,7 +84,7 @@
 #include "nal/nal.h"
 
 #define SHM_MAGIC 0x70746c73686d3031ULL /* "ptlshm01" */
-#define SHM_VERSION 9u /* 2: SHM_REC_HELP (a version-1 peer would drop it and leave the mover waiting); 3: ack, SHM_RF_REWIND; 4: SHM_HELP_FAILED; 5: small records end on a line; 6: a lap's first record rewinds, its consumer zeroes its words; SHM_HELP_PICK; 7: struct shm_rank.start; 8: SHM_ST_ASYM (a version-7 sender would not wake a sleeper that has it); 9: small records up to three lines */
+#define SHM_VERSION 10u /* 2: SHM_REC_HELP (a version-1 peer would drop it and leave the mover waiting); 3: ack, SHM_RF_REWIND; 4: SHM_HELP_FAILED; 5: small records end on a line; 6: a lap's first record rewinds, its consumer zeroes its words; SHM_HELP_PICK; 7: struct shm_rank.start; 8: SHM_ST_ASYM (a version-7 sender would not wake a sleeper that has it); 9: small records up to three lines; 10: pieces walk their slots (shm_slot_off: a version-9 peer would look for them at the slot's start) */
 #define SHM_ALIGN 128u /* two cache lines: the adjacent-line prefetcher pairs them */
 
 /* hdr + payload, when the ring is big enough (a quarter ring: rings of
@@ -119,6 +121,9 @@
 #define SHM_RING_BUDGET (48u << 20) /* all rings of a host together */
 #define SHM_RX_BUDGET 256 /* records ring_drain takes from one ring per progress() */
 #define SHM_NSLOT 4u                /* bounce slots per (requester, target) */
+/* Offset of piece number cur in an area's data: in slot cur % SHM_NSLOT,
+ * at the next piece-sized part of it each lap (shm_bulk.c says why). */
+size_t shm_slot_off(size_t chunk, uint64_t cur);
 /* Bounced moves of one op a requester may have asked a peer to serve at
  * once (shm_bulk.c's rq_send says why more than one): the target's FIFO
  * of them (struct shm_bpeer's sv_q) holds this many. */
