@@ -1520,7 +1520,7 @@ switch() {
 # collective's idle ranks do (pp4idle) less the 2-rank one (spp 8)
 # cloop: the loop of the calibration models that take no $loop (x4, s4,
 # es4, rx4), where bound cores need their calls back to back
-cwait= cw= cloop= xgap=
+cwait= cw= cloop= xgap= xmove=
 p4i=$(cal 4 pp4idle 8)
 if [ -n "$p4i" ] && [ -n "${spp8:-}" ]; then
 	cw=$(calc "$p4i > $spp8 ? $p4i - $spp8 : 0")
@@ -1541,14 +1541,14 @@ pairx() {
 	p=$(predict --op allreduce --ranks "$1" --bytes "$5" --elem 8 --algo recursive_doubling --input --alpha "$alpha" \
 		--beta "$ebeta" --gamma 0 --overhead "$o" --cpu-copies --acked-sends="$alpha" --noack-max "$noack" \
 		$px_how "$4" "1048576:$(calc "$5 / ($6 * 1e-6)")" \
-		--recv-post "${post:-0}" --lazy-max "$clazy" --cores "$2" --switch-cost "$sw" $cwait $cloop ${xgap:-})
+		--recv-post "${post:-0}" --lazy-max "$clazy" --cores "$2" --switch-cost "$sw" $cwait $cloop ${xgap:-} ${xmove:-})
 	if [ "$1" -gt 2 ]; then calc "${p:-0} / 2"; else echo "$p"; fi
 }
 # x4 SIZE COPY: the model's pair exchange of SIZE by rendezvous on the
 # cores there are (half a 4-rank recursive doubling), each copy COPY us;
 # x4one SIZE COPY: one pair's alone, each rank on a core of its own (the
-# other ranks idle); both with the exchange gap xgap gives (--xch-gaps),
-# if any
+# other ranks idle); both with the exchange gap xgap gives (--xch-gaps)
+# and the one-way moves xmove gives (--move-rates), if any
 x4() { pairx 4 "$cores" rndv --copy-rates "$@"; }
 x4one() { pairx 2 2 rndv --copy-rates "$@"; }
 # bisect FN SIZE GOAL HI: the T in (0.001, HI] where FN SIZE T, rising
@@ -1904,6 +1904,21 @@ for n in 2 4; do
 	rates4= x4says= moves4= gaps4= m4says= rt4= xgaps4=
 	for l in 131072 262144 524288 1048576; do
 		[ "$n" -eq 4 ] || break
+		h=$(cal 4 shift4 "$l") hl=$(cal 4 pp4one "$l")
+		if [ -n "$h" ] && [ -n "$hl" ]; then
+			# the copies' time (shift4, through s4) and the gap (the
+			# lone move beyond the model's with those copies and no
+			# gap), each from the other, three rounds from no gap
+			g4=0
+			for it in 1 2 3; do
+				t1=$(secant s4 "$l" "$h")
+				f=$(osplit=$split4 obulk= one "$l" 0 0 0 --move-piece "$piece" --move-rates "1048576:$(calc "$l / ($t1 * 1e-6)")")
+				g4=$(calc "$hl > $f ? $hl - $f : 0")
+			done
+			moves4="$moves4${moves4:+,}$l:$(calc "$l / ($t1 * 1e-6)")"
+			gaps4="$gaps4${gaps4:+,}$l:$g4"
+			m4says="$m4says $((l / 1024))K $(calc "$l / ($t1 * 1e3)") gap $g4 us ($h us, alone $hl us)"
+		fi
 		h=$(cal 4 xch4 "$l")
 		[ -n "$h" ] && [ -n "$rates" ] || continue
 		h=$(within xch4 "$l" "$h")
@@ -1911,7 +1926,14 @@ for n in 2 4; do
 		# passing in the other's copies) and, where the run has xch4one
 		# (one pair alone), the gap: the lone exchange beyond the
 		# model's with that rate and no gap, each from the other, three
-		# rounds from no gap, the rate last with the last gap
+		# rounds from no gap, the rate last with the last gap. Solved
+		# with the moves above (xmove), as the rows take them: an
+		# exchange's copy served once the other way's is done goes as
+		# a one-way move there (coll_cost.c, EV_COPIED), and solved
+		# without them the 4-rank recursive doubling's 1 MiB exchange
+		# took 194 us in the solve and 125 in the row (s64/k1: every
+		# exchange row at 1 MiB 0.71x - 0.79x)
+		xmove=${moves4:+--move-piece $piece --move-rates $moves4 --move-gaps $gaps4}
 		ho=$(cal 4 xch4one "$l") xg4=0 xgap=
 		t1=$(secant x4 "$l" "$h")
 		for it in 1 2 3; do
@@ -1922,7 +1944,7 @@ for n in 2 4; do
 			xgap="--xch-gaps 1048576:$xg4"
 			t1=$(x4solve "$l" "$h")
 		done
-		xgap=
+		xgap= xmove=
 		rates4="$rates4${rates4:+,}$l:$(calc "$l / ($t1 * 1e-6)")"
 		if [ -n "$ho" ]; then
 			xgaps4="$xgaps4${xgaps4:+,}$l:$xg4"
@@ -1930,20 +1952,6 @@ for n in 2 4; do
 		else
 			x4says="$x4says $((l / 1024))K $(calc "$l / ($t1 * 1e3)") ($h us)"
 		fi
-		h=$(cal 4 shift4 "$l") hl=$(cal 4 pp4one "$l")
-		[ -n "$h" ] && [ -n "$hl" ] || continue
-		# the copies' time (shift4, through s4) and the gap (the
-		# lone move beyond the model's with those copies and no gap),
-		# each from the other, three rounds from no gap
-		g4=0
-		for it in 1 2 3; do
-			t1=$(secant s4 "$l" "$h")
-			f=$(osplit=$split4 obulk= one "$l" 0 0 0 --move-piece "$piece" --move-rates "1048576:$(calc "$l / ($t1 * 1e-6)")")
-			g4=$(calc "$hl > $f ? $hl - $f : 0")
-		done
-		moves4="$moves4${moves4:+,}$l:$(calc "$l / ($t1 * 1e-6)")"
-		gaps4="$gaps4${gaps4:+,}$l:$g4"
-		m4says="$m4says $((l / 1024))K $(calc "$l / ($t1 * 1e3)") gap $g4 us ($h us, alone $hl us)"
 	done
 	[ -n "$rates4" ] && rt4="--copy-rates $rates4${xgaps4:+ --xch-gaps $xgaps4}" &&
 		echo "#   rendezvous exchanges' copies on these cores, GB/s by size and the rest of a pair's alone (4-rank exchanges, two pairs at once; one pair alone):$x4says"
