@@ -223,22 +223,24 @@
 #          the ring instead (--read-methods ring: the sender's copy as
 #          it sends, the receiver's as it takes it, no request)
 #   copies on shared cores  a 4-rank schedule's rendezvous copies (128
-#          KiB and up) where the ranks outnumber the cores: an exchange's
-#          from mpi_collcal's "xch4" (two pairs exchanging at once,
-#          unpinned), solved through the model's pair exchange on the
-#          cores, and what a pair's exchange takes beyond its copies
-#          (--xch-gaps: its hand-overs, no CPU) from "xch4one" (one pair
-#          exchanging alone among those ranks, as a tree's inner ranks
-#          do: near state, 512 KiB 100 us where two pairs' took 153,
-#          128 KiB 30 against 39) beyond the model's lone exchange with
-#          that rate, the two solved in turn (runs kept before
-#          2026-12-06 have no xch4one: no gap); a one-way move's copies
-#          from "shift4" (four ranks each
+#          KiB and up) where the ranks outnumber the cores: a one-way
+#          move's copies from mpi_collcal's "shift4" (four ranks each
 #          sending to the next at once, the cores kept busy) through a
 #          third of the model's 4-rank ring allgather, and what a move
 #          takes beyond its copies (--move-gaps: its hand-overs, no CPU)
 #          from "pp4one" (a lone move among those ranks) beyond the
-#          model's with that rate, the two solved in turn. The 2-rank
+#          model's with that rate, the two solved in turn; then, with
+#          those moves (the model moves an exchange's copy one way once
+#          the other way's is done), an exchange's from "xch4" (two
+#          pairs exchanging at once), solved through the model's pair
+#          exchange on the cores, and what a pair's exchange takes beyond
+#          its copies (--xch-gaps: its hand-overs, no CPU) from "xch4one"
+#          (one pair exchanging alone among those ranks, as a tree's
+#          inner ranks do: near state, 512 KiB 100 us where two pairs'
+#          took 153, 128 KiB 30 against 39, before shm_slot_off) beyond
+#          the model's lone exchange with that rate, the two solved in
+#          turn (runs kept before 2026-12-06 have no xch4one: no gap;
+#          the moves are solved whether or not the run has xch4). The 2-rank
 #          rates (each rank on a core of its own) overstate these copies:
 #          two pairs' 1 MiB exchanges at once took 152 us at best, two
 #          copies per core, one pair's pinned 137 us. Eager messages'

@@ -2764,32 +2764,44 @@ static int ch_until(struct shm_choice *c, size_t len, const uint32_t cost[SHM_M_
 	return -1;
 }
 
-/* The pieces walk their slots: with 256 KiB chunks (4 ranks) the 16
- * pieces of a lap of the area sit at 16 different 64 KiB parts, each in
- * its slot cur % SHM_NSLOT, and the 17th is back at the first; with
- * chunks of one piece (many ranks) every piece is at its slot's start. */
-static void test_slot_off(void **state)
+/* The pieces walk their slots: with 256 KiB chunks (2 - 4 ranks) the 16
+ * pieces of a lap of the area sit at 16 different pieces' worth of
+ * bytes, each in its slot cur % SHM_NSLOT, and the 17th is back at the
+ * first; with 128 KiB chunks (two parts a slot) a lap is 8 pieces; with
+ * chunks of one piece or less (many ranks) every piece is at its slot's
+ * start. */
+static void slot_lap(size_t chunk)
 {
-	const size_t chunk = 256u << 10, pc = 64u << 10;
+	const size_t pc = shm_piece(chunk);
 	const uint64_t lap = SHM_NSLOT * (chunk / pc);
 	bool used[SHM_NSLOT * 4] = { false };
 
-	(void)state;
+	assert_true(lap <= SHM_NSLOT * 4);
 	for (uint64_t cur = 0; cur < lap; cur++) {
 		size_t off = shm_slot_off(chunk, cur);
 
 		assert_int_equal(off % pc, 0);
 		assert_int_equal(off / chunk, cur % SHM_NSLOT);
+		assert_true(off % chunk + pc <= chunk);
 		assert_false(used[off / pc]);
 		used[off / pc] = true;
 		assert_int_equal(shm_slot_off(chunk, cur + lap), off);
-		assert_int_equal(shm_slot_off(chunk, cur + (1ull << 40) * lap), off);
 	}
-	assert_int_equal(shm_slot_off(chunk, 0), 0);
-	assert_int_equal(shm_slot_off(chunk, SHM_NSLOT), pc); /* slot 0's second part */
+}
+
+static void test_slot_off(void **state)
+{
+	(void)state;
+	assert_int_equal(shm_piece(256u << 10), SHM_PIECE);
+	assert_int_equal(shm_piece(16u << 10), 16u << 10);
+	slot_lap(256u << 10);
+	slot_lap(128u << 10);
+	slot_lap(SHM_PIECE);
+	slot_lap(16u << 10);
+	assert_int_equal(shm_slot_off(256u << 10, SHM_NSLOT), SHM_PIECE); /* slot 0's second part */
+	assert_int_equal(shm_slot_off(128u << 10, 2 * SHM_NSLOT), 0);      /* two parts: back at the start */
 	for (uint64_t cur = 0; cur < 3 * SHM_NSLOT; cur++)
 		assert_int_equal(shm_slot_off(16u << 10, cur), (cur % SHM_NSLOT) * (16u << 10));
-	assert_int_equal(shm_slot_off(pc, 5), (5 % SHM_NSLOT) * pc);
 }
 
 static void test_choice_class(void **state)

@@ -365,51 +365,41 @@ static int cma_allowed(const struct nal *n, int li)
 	return n->cma && !n->bp[li].cma_refused;
 }
 
-/* The bytes one slot hand-over carries: at most SHM_PIECE, less than a
- * slot holds when the slots are large, so that the two copies overlap
- * (the consumer empties one piece while the producer fills the next)
- * within all but the shortest moves. 2 pinned ranks, 6 interleaved
- * launches, medians, 64 KiB pieces vs whole 256 KiB slots: 256 KiB half
- * round trip 5.60 vs 7.39 us, 1 MiB 28.6 vs 29.2, 1 MiB streaming 55.2
- * vs 49.0 GB/s, 2-rank MPI_Allreduce 256 KiB 21.3 vs 29.7 us (a quarter
- * of the move, 64 KiB to 256 KiB pieces, did no better). Both sides
- * compute it the same way: the READ target fills by it, the requester
- * counts its chunks by it. */
-#define SHM_PIECE (64u << 10)
-
 static size_t piece(const struct nal *n)
 {
-	return n->chunk < SHM_PIECE ? n->chunk : SHM_PIECE;
+	return shm_piece(n->chunk);
 }
 
 /* Where in an area's data (after its slots' words) piece number cur goes:
- * in slot cur % SHM_NSLOT, as before, but at the next piece-sized part of
- * that slot each lap of the slots, so a long run of pieces walks all of
- * each slot (the whole area, SHM_NSLOT chunks) before it writes the same
- * bytes again. Why: a piece's bytes stay in the consumer's cache after it
- * copied them in, and the producer's next store to them first takes them
- * back from there; with the pieces always at a slot's start the producer
- * rewrote what the consumer had just read every SHM_NSLOT pieces (a 512
- * KiB move rewrote its own first half). On the Zen 4 guest, 4 ranks
- * bound two to a core (chunk 256 KiB: four parts a slot), a producer's
- * 64 KiB copy into such bytes took 6 - 10 us against 1.5 - 2 into bytes
- * the consumer no longer held, and a back-to-back 128 KiB exchange of one
+ * in slot cur % SHM_NSLOT, at the next piece-sized part of that slot each
+ * lap of the slots, so a long run of pieces walks all of each slot (the
+ * whole area, SHM_NSLOT chunks) before it writes the same bytes again.
+ * Why: a piece's bytes stay in the consumer's cache after it copied them
+ * in, and the producer's next store to them first takes them back from
+ * there. With every piece at its slot's start the producer rewrote what
+ * the consumer had just read every SHM_NSLOT pieces (a 512 KiB move
+ * rewrote its own first half): on the Zen 4 guest, 4 ranks bound two to
+ * a core (chunk 256 KiB: four parts a slot), a producer's 64 KiB copy
+ * into such bytes took 6 - 10 us of CPU against 1.5 - 2 into bytes the
+ * consumer no longer held, and a back-to-back 128 KiB exchange of one
  * pair took 28 - 30 us, 20 - 21 with a 3 MiB memset between exchanges
- * (2026-12-07). With the walk the exchange took 19.5 - 20.7 back to back;
- * the allreduces, medians of 3 launches each (bench/mpi_allreduce, forced
- * algorithms), before vs after: 4 ranks, 1 MiB, tree 582 - 588 vs 344 -
- * 401, halving-doubling 405 - 425 vs 319 - 339, ring 385 - 388 vs 336 -
- * 351; 256 KiB within noise (112 - 146 either way); 2 ranks pinned 1 MiB
- * 125 - 168 vs 84 - 92, 256 KiB 35 - 40 vs 25 - 26; MPI ping-pong 64 KiB
- * half round trip 7.0 - 7.1 vs 5.3 - 5.5 us, 1 MiB 47 - 51 vs 39. No
- * memory beyond the segment's plan: the slots were chunk bytes already,
- * only their first piece used (tmpfs pages come on first touch: a 4-rank
- * job's areas now touch 12 MiB, not 3). Both sides walk the same pieces
- * in the same order (the requester's rq_cur, the target's sv_cur), so
- * both compute the same offset. */
+ * (2026-12-07; flushing the consumer's lines after its copy did not
+ * help: the stores then went to memory). With the walk that exchange
+ * took 19.5 - 20.7 back to back; bench/mpi_allreduce with forced
+ * algorithms, medians of 3 launches each, before vs after: 4 ranks 1 MiB,
+ * tree 582 - 615 vs 343 - 401 us (one launch of 2277 among eight, not
+ * seen again), halving-doubling 405 - 425 vs 311 - 346, ring 385 - 388
+ * vs 336 - 351; 256 KiB within the launches' noise (112 - 146 either
+ * way); 2 ranks pinned 1 MiB 125 - 168 vs 84 - 92, 256 KiB 35 - 40 vs 25
+ * - 26; MPI ping-pong 64 KiB half round trip 7.0 - 7.1 vs 5.3 - 5.5 us.
+ * The segment is no larger (its slots were chunk bytes already, only
+ * their first piece used), but a pair's moves now pass through all of
+ * its area: four times the lines in the caches at 2 - 4 ranks. Both sides
+ * count the same pieces in the same order (the requester's rq_cur, the
+ * target's sv_cur), so both compute the same offset. */
 size_t shm_slot_off(size_t chunk, uint64_t cur)
 {
-	size_t pc = chunk < SHM_PIECE ? chunk : SHM_PIECE;
+	size_t pc = shm_piece(chunk);
 
 	return (size_t)(cur % SHM_NSLOT) * chunk + (size_t)((cur / SHM_NSLOT) % (chunk / pc)) * pc;
 }
