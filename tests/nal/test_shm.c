@@ -2764,28 +2764,27 @@ static int ch_until(struct shm_choice *c, size_t len, const uint32_t cost[SHM_M_
 	return -1;
 }
 
-/* The pieces walk their slots: with 256 KiB chunks (2 - 4 ranks) the 16
- * pieces of a lap of the area sit at 16 different pieces' worth of
- * bytes, each in its slot cur % SHM_NSLOT, and the 17th is back at the
- * first; with 128 KiB chunks (two parts a slot) a lap is 8 pieces; with
- * chunks of one piece or less (many ranks) every piece is at its slot's
- * start. */
-static void slot_lap(size_t chunk)
+/* The pieces walk their slots: with 256 KiB chunks and four parts (2 - 3
+ * ranks) the 16 pieces of a lap of the area sit at 16 different pieces'
+ * worth of bytes, each in its slot cur % SHM_NSLOT, and the 17th is back
+ * at the first; with two parts (4 ranks, or 128 KiB chunks) a lap is 8
+ * pieces; with one (many ranks) every piece is at its slot's start. */
+static void slot_lap(size_t chunk, size_t parts)
 {
 	const size_t pc = shm_piece(chunk);
-	const uint64_t lap = SHM_NSLOT * (chunk / pc);
+	const uint64_t lap = SHM_NSLOT * parts;
 	bool used[SHM_NSLOT * 4] = { false };
 
-	assert_true(lap <= SHM_NSLOT * 4);
+	assert_true(parts * pc <= chunk && lap <= SHM_NSLOT * 4);
 	for (uint64_t cur = 0; cur < lap; cur++) {
-		size_t off = shm_slot_off(chunk, cur);
+		size_t off = shm_slot_off(chunk, parts, cur);
 
 		assert_int_equal(off % pc, 0);
 		assert_int_equal(off / chunk, cur % SHM_NSLOT);
-		assert_true(off % chunk + pc <= chunk);
+		assert_true(off % chunk + pc <= parts * pc);
 		assert_false(used[off / pc]);
 		used[off / pc] = true;
-		assert_int_equal(shm_slot_off(chunk, cur + lap), off);
+		assert_int_equal(shm_slot_off(chunk, parts, cur + lap), off);
 	}
 }
 
@@ -2794,14 +2793,29 @@ static void test_slot_off(void **state)
 	(void)state;
 	assert_int_equal(shm_piece(256u << 10), SHM_PIECE);
 	assert_int_equal(shm_piece(16u << 10), 16u << 10);
-	slot_lap(256u << 10);
-	slot_lap(128u << 10);
-	slot_lap(SHM_PIECE);
-	slot_lap(16u << 10);
-	assert_int_equal(shm_slot_off(256u << 10, SHM_NSLOT), SHM_PIECE); /* slot 0's second part */
-	assert_int_equal(shm_slot_off(128u << 10, 2 * SHM_NSLOT), 0);      /* two parts: back at the start */
+	slot_lap(256u << 10, 4);
+	slot_lap(256u << 10, 2);
+	slot_lap(128u << 10, 2);
+	slot_lap(SHM_PIECE, 1);
+	slot_lap(16u << 10, 1);
+	assert_int_equal(shm_slot_off(256u << 10, 4, SHM_NSLOT), SHM_PIECE); /* slot 0's second part */
+	assert_int_equal(shm_slot_off(256u << 10, 2, 2 * SHM_NSLOT), 0);    /* two parts: back at the start */
 	for (uint64_t cur = 0; cur < 3 * SHM_NSLOT; cur++)
-		assert_int_equal(shm_slot_off(16u << 10, cur), (cur % SHM_NSLOT) * (16u << 10));
+		assert_int_equal(shm_slot_off(16u << 10, 1, cur), (cur % SHM_NSLOT) * (16u << 10));
+	/* the parts each host size walks, within SHM_WALK_BUDGET (the
+	 * chunks plan() gives those sizes: shm_seg.c) */
+	assert_int_equal(shm_slot_parts(2, 256u << 10), 4);
+	assert_int_equal(shm_slot_parts(3, 256u << 10), 4);
+	assert_int_equal(shm_slot_parts(4, 256u << 10), 2);
+	assert_int_equal(shm_slot_parts(5, 128u << 10), 1);
+	assert_int_equal(shm_slot_parts(8, 64u << 10), 1);
+	assert_int_equal(shm_slot_parts(1, 256u << 10), 4);
+	for (uint32_t L = 1; L <= 64; L++) {
+		size_t parts = shm_slot_parts(L, 256u << 10);
+
+		assert_true(parts >= 1 && parts <= 4 && (parts & (parts - 1)) == 0);
+		assert_true(parts == 1 || (uint64_t)L * (L > 1 ? L - 1 : 1) * SHM_NSLOT * SHM_PIECE * parts <= SHM_WALK_BUDGET);
+	}
 }
 
 static void test_choice_class(void **state)

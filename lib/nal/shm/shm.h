@@ -21,7 +21,7 @@
  *                  index req*L+tgt: SHM_NSLOT struct shm_slot then
  *                  SHM_NSLOT*chunk data bytes, a piece (64 KiB at
  *                  most) a hand-over, each lap of the slots at the next
- *                  part of each (shm_slot_off). The path of the bulk
+ *                  of a few parts of each (shm_slot_off). The path of the bulk
  *                  moves that do not go by CMA (shm_bulk.c chooses per
  *                  peer). A segment of up to 64 MiB has all its pages
  *                  from the start (shm_seg.c's SHM_SEG_RESERVE_MAX says
@@ -138,8 +138,12 @@ static inline size_t shm_piece(size_t chunk)
 	return chunk < SHM_PIECE ? chunk : SHM_PIECE;
 }
 /* Offset of piece number cur in an area's data: in slot cur % SHM_NSLOT,
- * at the next piece-sized part of it each lap (shm_bulk.c says why). */
-size_t shm_slot_off(size_t chunk, uint64_t cur);
+ * at the next of the slot's first `parts` piece-sized parts each lap
+ * (shm_bulk.c says why); parts from shm_slot_parts, within the bytes all
+ * of a host's areas may walk together (SHM_WALK_BUDGET). */
+#define SHM_WALK_BUDGET (8u << 20)
+size_t shm_slot_parts(uint32_t L, size_t chunk);
+size_t shm_slot_off(size_t chunk, size_t parts, uint64_t cur);
 /* Bounced moves of one op a requester may have asked a peer to serve at
  * once (shm_bulk.c's rq_send says why more than one): the target's FIFO
  * of them (struct shm_bpeer's sv_q) holds this many. */
@@ -692,6 +696,7 @@ struct nal {
 	uint64_t ring_size, ring_mask;
 	size_t max_inline;
 	size_t chunk;
+	size_t slot_parts; /* parts of each slot the pieces walk (shm_slot_parts) */
 
 	int started, unlinked, in_progress, cma;
 	int cma_ok;   /* a CMA move succeeded: the peers may copy by CMA too */

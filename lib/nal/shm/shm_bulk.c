@@ -371,37 +371,51 @@ static size_t piece(const struct nal *n)
 }
 
 /* Where in an area's data (after its slots' words) piece number cur goes:
- * in slot cur % SHM_NSLOT, at the next piece-sized part of that slot each
- * lap of the slots, so a long run of pieces walks all of each slot (the
- * whole area, SHM_NSLOT chunks) before it writes the same bytes again.
- * Why: a piece's bytes stay in the consumer's cache after it copied them
- * in, and the producer's next store to them first takes them back from
- * there. With every piece at its slot's start the producer rewrote what
- * the consumer had just read every SHM_NSLOT pieces (a 512 KiB move
- * rewrote its own first half): on the Zen 4 guest, 4 ranks bound two to
- * a core (chunk 256 KiB: four parts a slot), a producer's 64 KiB copy
- * into such bytes took 6 - 10 us of CPU against 1.5 - 2 into bytes the
- * consumer no longer held, and a back-to-back 128 KiB exchange of one
- * pair took 28 - 30 us, 20 - 21 with a 3 MiB memset between exchanges
- * (2026-12-07; flushing the consumer's lines after its copy did not
- * help: the stores then went to memory). With the walk that exchange
- * took 19.5 - 20.7 back to back; bench/mpi_allreduce with forced
- * algorithms, medians of 3 launches each, before vs after: 4 ranks 1 MiB,
- * tree 582 - 615 vs 343 - 401 us (one launch of 2277 among eight, not
- * seen again), halving-doubling 405 - 425 vs 311 - 346, ring 385 - 388
- * vs 336 - 351; 256 KiB within the launches' noise (112 - 146 either
- * way); 2 ranks pinned 1 MiB 125 - 168 vs 84 - 92, 256 KiB 35 - 40 vs 25
- * - 26; MPI ping-pong 64 KiB half round trip 7.0 - 7.1 vs 5.3 - 5.5 us.
- * The segment is no larger (its slots were chunk bytes already, only
- * their first piece used), but a pair's moves now pass through all of
- * its area: four times the lines in the caches at 2 - 4 ranks. Both sides
- * count the same pieces in the same order (the requester's rq_cur, the
- * target's sv_cur), so both compute the same offset. */
-size_t shm_slot_off(size_t chunk, uint64_t cur)
+ * in slot cur % SHM_NSLOT, at the next of the slot's first `parts`
+ * piece-sized parts each lap of the slots, so a long run of pieces walks
+ * SHM_NSLOT * parts pieces' worth of bytes before it writes the same
+ * bytes again. Why: a piece's bytes stay in the consumer's cache after it
+ * copied them in, and the producer's next store to them first takes them
+ * back from there. With every piece at its slot's start the producer
+ * rewrote what the consumer had just read every SHM_NSLOT pieces (a 512
+ * KiB move rewrote its own first half): on the Zen 4 guest, 4 ranks bound
+ * two to a core (chunk 256 KiB), a producer's 64 KiB copy into such bytes
+ * took 6 - 10 us of CPU against 1.5 - 2 into bytes the consumer no longer
+ * held, and a back-to-back 128 KiB exchange of one pair took 28 - 30 us,
+ * 20 - 21 with a 3 MiB memset between exchanges (2026-12-07; flushing the
+ * consumer's lines after its copy did not help: the stores then went to
+ * memory). Both sides count the same pieces in the same order (the
+ * requester's rq_cur, the target's sv_cur) and take parts from the same
+ * segment header, so both compute the same offset. */
+size_t shm_slot_off(size_t chunk, size_t parts, uint64_t cur)
 {
-	size_t pc = shm_piece(chunk);
+	return (size_t)(cur % SHM_NSLOT) * chunk + (size_t)((cur / SHM_NSLOT) % parts) * shm_piece(chunk);
+}
 
-	return (size_t)(cur % SHM_NSLOT) * chunk + (size_t)((cur / SHM_NSLOT) % (chunk / pc)) * pc;
+/* How many parts of each slot the pieces walk on a host of L ranks: as
+ * many as a slot holds, a power of two, while the walks of all the
+ * host's pairs together span at most SHM_WALK_BUDGET; at least one (the
+ * slot's start, as without the walk). Why a budget: the walk spreads each
+ * pair's moves over more lines, and where many pairs move at once their
+ * lines together outgrow the caches. On the Zen 4 guest, bench/
+ * mpi_allreduce, interleaved launches, medians us, no walk vs all four
+ * parts vs two (2026-12-07): 4 ranks bound two to a core (12 pairs: 12
+ * MiB walked with four parts, 6 with two), MPI_Allreduce's own 1 MiB
+ * (the bidirectional ring) 318 - 352 vs 320 - 408 (three of four
+ * launches over 385) vs 308 - 332, the tree forced 581 - 673 vs 347 -
+ * 358 vs 369 - 377, halving-doubling forced 396 - 437 (and one launch
+ * of 1495) vs 331 - 362 vs 310 - 327; 2 ranks pinned (2 pairs, 2 MiB with four parts) 1 MiB 114
+ * - 150 vs 81 - 86 vs 88 - 99, 256 KiB 33 - 45 vs 21.3 vs 27 - 34; one
+ * pair's back-to-back 128 KiB exchange among 4 ranks 29 - 83 vs 19.6 -
+ * 20.4 vs 25 - 26. So 2 - 3 ranks walk four parts and 4 ranks two. */
+size_t shm_slot_parts(uint32_t L, size_t chunk)
+{
+	uint64_t pairs = (uint64_t)L * (L > 1 ? L - 1 : 1);
+	size_t pc = shm_piece(chunk), full = chunk / pc, parts = 1;
+
+	while (parts * 2 <= full && pairs * SHM_NSLOT * pc * parts * 2 <= SHM_WALK_BUDGET)
+		parts *= 2;
+	return parts;
 }
 
 /* Splits a CMA move of len bytes with the peer when it is long and its
@@ -1382,7 +1396,7 @@ static int rq_drain(struct nal *n, struct shm_bpeer *bp)
 		}
 		if (!atomic_load_explicit(&s->full, memory_order_acquire))
 			break;
-		iov_copy(b, bp->rq_data + shm_slot_off(n->chunk, bp->rq_cur), s->len, 1);
+		iov_copy(b, bp->rq_data + shm_slot_off(n->chunk, n->slot_parts, bp->rq_cur), s->len, 1);
 		atomic_store_explicit(&s->full, 0, memory_order_release);
 		bp->rq_cur++;
 		if (++b->cons == b->nchunk && b->timed)
@@ -1432,7 +1446,7 @@ static int rq_fill(struct nal *n, struct shm_bpeer *bp)
 			t = piece(n);
 		if (!b->prod && b->timed)
 			b->t0 = shm_now_ns();
-		iov_copy(b, bp->rq_data + shm_slot_off(n->chunk, bp->rq_cur), t, 0);
+		iov_copy(b, bp->rq_data + shm_slot_off(n->chunk, n->slot_parts, bp->rq_cur), t, 0);
 		n->st.nt_chunks += b->method == SHM_M_NT;
 		s->len = (uint32_t)t;
 		atomic_store_explicit(&s->full, 1, memory_order_release);
@@ -1710,10 +1724,10 @@ static int sv_work(struct nal *n, int li)
 				if (t > piece(n))
 					t = piece(n);
 				if (r->nt) {
-					shm_nt_copy(bp->sv_data + shm_slot_off(n->chunk, bp->sv_cur), mem + bp->sv_off, t);
+					shm_nt_copy(bp->sv_data + shm_slot_off(n->chunk, n->slot_parts, bp->sv_cur), mem + bp->sv_off, t);
 					n->st.nt_chunks++;
 				} else
-					nal_copy(bp->sv_data + shm_slot_off(n->chunk, bp->sv_cur), mem + bp->sv_off, t);
+					nal_copy(bp->sv_data + shm_slot_off(n->chunk, n->slot_parts, bp->sv_cur), mem + bp->sv_off, t);
 				s->len = (uint32_t)t;
 				atomic_store_explicit(&s->full, 1, memory_order_release);
 			} else { /* they write our memory: drain */
@@ -1722,7 +1736,7 @@ static int sv_work(struct nal *n, int li)
 				t = s->len;
 				if (t > r->len - bp->sv_off)
 					t = r->len - bp->sv_off;
-				nal_copy(mem + bp->sv_off, bp->sv_data + shm_slot_off(n->chunk, bp->sv_cur), t);
+				nal_copy(mem + bp->sv_off, bp->sv_data + shm_slot_off(n->chunk, n->slot_parts, bp->sv_cur), t);
 				atomic_store_explicit(&s->full, 0, memory_order_release);
 			}
 			n->st.bounce_chunks++;

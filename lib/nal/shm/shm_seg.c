@@ -176,6 +176,7 @@ void shm_seg_layout(struct nal *n)
 	n->ring_mask = h->ring_size - 1;
 	n->hot_bytes = SHM_HOT_BYTES;
 	n->chunk = h->chunk;
+	n->slot_parts = shm_slot_parts(L, h->chunk);
 	n->max_inline = SHM_MAX_INLINE;
 	if (n->max_inline > h->ring_size / 4 - 8)
 		n->max_inline = h->ring_size / 4 - 8;
