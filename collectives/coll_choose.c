@@ -170,11 +170,13 @@ static enum coll_algo ring_by_ports(const struct coll_req *r)
  * the faster by 20 - 27% in each of nine such runs. Up to 576 KiB either
  * led by up to 10% from one set of launches to the next; from 640 KiB the
  * ring led in every set, so the line sits there. After shm's moves began
- * to walk their slots (shm_bulk.c, shm_slot_off; 2026-12-07, 3
- * interleaved launches, the same command) neither leads past 384 KiB:
- * halving-doubling vs the bidirectional ring 384 KiB 148 - 205 vs 157 -
- * 185, 640 KiB 232 - 271 vs 238 - 261, 1 MiB 361 - 426 vs 360 - 412; the
- * line stays until a measurement moves it. */
+ * to walk their slots (shm_bulk.c, shm_slot_off: two parts a slot at 4
+ * ranks; 2026-12-07, 3 interleaved launches of the same command, each
+ * launch's median) neither leads past 384 KiB: halving-doubling vs the
+ * bidirectional ring 384 KiB 148 - 173 vs 153 - 154, 640 KiB 217 - 252
+ * vs 222 - 244, 1 MiB 314 - 346 vs 323 - 349 (with four parts a slot,
+ * the walk's first form: 1 MiB 361 - 426 vs 360 - 412); the line stays
+ * until a measurement moves it. */
 #define COLL_SHARED_BIDIR_RANKS 4
 #define COLL_SHARED_BIDIR_MAX (64u * 1024u)
 #define COLL_SHARED_HD_MIN (192u * 1024u)

@@ -85,7 +85,7 @@ static uint64_t test_jobid(void)
 	return ((uint64_t)getpid() << 24) ^ (sj_now_ns() & 0xffffff) ^ 0x7e00000000000000ULL;
 }
 
-enum spoil { SPOIL_NONE, SPOIL_VERSION, SPOIL_JOBID, SPOIL_LSIZE, SPOIL_UNINIT, SPOIL_MAGIC };
+enum spoil { SPOIL_NONE, SPOIL_VERSION, SPOIL_JOBID, SPOIL_LSIZE, SPOIL_UNINIT, SPOIL_MAGIC, SPOIL_PARTS, SPOIL_PARTS3 };
 
 /* Local rank 0 creates the segment, the header is spoiled one way, and
  * local rank 1 tries to attach: the attach's result and its stderr. */
@@ -114,13 +114,25 @@ static int attach_spoiled(enum spoil how, struct capture *cap)
 	case SPOIL_MAGIC:
 		creator->hdr->magic ^= 0xff;
 		break;
+	case SPOIL_PARTS: /* no part to walk: shm_slot_off would divide by zero */
+		creator->hdr->slot_parts = 0;
+		break;
+	case SPOIL_PARTS3: /* three parts of a slot of four: pieces would straddle the walk's laps */
+		creator->hdr->slot_parts = 3;
+		break;
 	}
 	capture_begin(cap);
 	rc = shm_seg_attach(joiner);
 	capture_end(cap);
-	if (rc == 0)
-		/* Attached: it counts as a holder and sees the creator's rings. */
+	if (rc == 0) {
+		/* Attached: it counts as a holder and sees the creator's rings,
+		 * and walks its slots as the creator planned (2 ranks: 256 KiB
+		 * slots, four parts). */
 		assert_int_equal(atomic_load(&joiner->hdr->attached), 2);
+		assert_int_equal(joiner->slot_parts, creator->hdr->slot_parts);
+		assert_int_equal(joiner->slot_parts, shm_slot_parts(2, joiner->chunk));
+		assert_int_equal(creator->slot_parts, joiner->slot_parts);
+	}
 	else
 		assert_null(joiner->base);
 	shm_unlink(creator->name);
@@ -141,7 +153,7 @@ static void test_attach_own(void **state)
 static void test_refuse_foreign(void **state)
 {
 	static const enum spoil ways[] = { SPOIL_VERSION, SPOIL_JOBID, SPOIL_LSIZE, SPOIL_UNINIT,
-					   SPOIL_MAGIC };
+					   SPOIL_MAGIC, SPOIL_PARTS, SPOIL_PARTS3 };
 	struct capture cap;
 
 	(void)state;
@@ -153,13 +165,18 @@ static void test_refuse_foreign(void **state)
 	/* The message shows what it found, so a version mismatch is visible. */
 	attach_spoiled(SPOIL_VERSION, &cap);
 	{
-		char want[32];
+		char want[64];
 
-		snprintf(want, sizeof(want), "version %u,", SHM_VERSION - 1);
+		snprintf(want, sizeof(want), "version %u, this build's %u,", SHM_VERSION - 1, SHM_VERSION);
 		assert_non_null(strstr(cap.text, want));
 	}
 	attach_spoiled(SPOIL_LSIZE, &cap);
 	assert_non_null(strstr(cap.text, "3 local ranks, expected 2"));
+	attach_spoiled(SPOIL_PARTS, &cap);
+	assert_non_null(strstr(cap.text, "0 slot parts"));
+	/* the creator's own count for 2 ranks is fine: four parts of 256 KiB */
+	attach_spoiled(SPOIL_NONE, &cap);
+	assert_string_equal(cap.text, "");
 }
 
 static void test_attach_missing(void **state)

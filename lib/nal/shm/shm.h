@@ -85,7 +85,7 @@
 #include "nal/nal.h"
 
 #define SHM_MAGIC 0x70746c73686d3031ULL /* "ptlshm01" */
-#define SHM_VERSION 10u /* 2: SHM_REC_HELP (a version-1 peer would drop it and leave the mover waiting); 3: ack, SHM_RF_REWIND; 4: SHM_HELP_FAILED; 5: small records end on a line; 6: a lap's first record rewinds, its consumer zeroes its words; SHM_HELP_PICK; 7: struct shm_rank.start; 8: SHM_ST_ASYM (a version-7 sender would not wake a sleeper that has it); 9: small records up to three lines; 10: pieces walk their slots (shm_slot_off: a version-9 peer would look for them at the slot's start) */
+#define SHM_VERSION 11u /* 2: SHM_REC_HELP (a version-1 peer would drop it and leave the mover waiting); 3: ack, SHM_RF_REWIND; 4: SHM_HELP_FAILED; 5: small records end on a line; 6: a lap's first record rewinds, its consumer zeroes its words; SHM_HELP_PICK; 7: struct shm_rank.start; 8: SHM_ST_ASYM (a version-7 sender would not wake a sleeper that has it); 9: small records up to three lines; 10: pieces walk their slots (shm_slot_off: a version-9 peer would look for them at the slot's start); 11: the header names how many parts they walk (slot_parts: builds with another SHM_WALK_BUDGET agree) */
 #define SHM_ALIGN 128u /* two cache lines: the adjacent-line prefetcher pairs them */
 
 /* hdr + payload, when the ring is big enough (a quarter ring: rings of
@@ -139,8 +139,10 @@ static inline size_t shm_piece(size_t chunk)
 }
 /* Offset of piece number cur in an area's data: in slot cur % SHM_NSLOT,
  * at the next of the slot's first `parts` piece-sized parts each lap
- * (shm_bulk.c says why); parts from shm_slot_parts, within the bytes all
- * of a host's areas may walk together (SHM_WALK_BUDGET). */
+ * (shm_bulk.c says why); parts from shm_slot_parts, within the bytes the
+ * areas of a segment (a job's ranks on one host) may walk together
+ * (SHM_WALK_BUDGET), chosen by the segment's creator and read by every
+ * rank from the header. */
 #define SHM_WALK_BUDGET (8u << 20)
 size_t shm_slot_parts(uint32_t L, size_t chunk);
 size_t shm_slot_off(size_t chunk, size_t parts, uint64_t cur);
@@ -454,6 +456,7 @@ struct shm_seg_hdr {
 	uint64_t ring_size;   /* data bytes of one ring, a power of two */
 	uint64_t ring_stride; /* bytes from one ring to the next */
 	uint64_t chunk;       /* bytes of one bounce slot */
+	uint64_t slot_parts;  /* parts of each slot the pieces walk (shm_slot_parts) */
 	uint64_t bounce_stride;
 	uint64_t rank_off, ring_off, bounce_off;
 	_Alignas(SHM_ALIGN) _Atomic uint32_t initialized; /* 1 once all of the above is valid (release) */

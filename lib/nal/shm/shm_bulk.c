@@ -392,10 +392,11 @@ size_t shm_slot_off(size_t chunk, size_t parts, uint64_t cur)
 	return (size_t)(cur % SHM_NSLOT) * chunk + (size_t)((cur / SHM_NSLOT) % parts) * shm_piece(chunk);
 }
 
-/* How many parts of each slot the pieces walk on a host of L ranks: as
- * many as a slot holds, a power of two, while the walks of all the
- * host's pairs together span at most SHM_WALK_BUDGET; at least one (the
- * slot's start, as without the walk). Why a budget: the walk spreads each
+/* How many parts of each slot the pieces walk in a segment of L ranks
+ * (the creator's plan(), shm_seg.c, puts it in the header): as many as a
+ * slot holds, a power of two, while the walks of all the segment's pairs
+ * together span at most SHM_WALK_BUDGET; at least one (the slot's start,
+ * as without the walk). Why a budget: the walk spreads each
  * pair's moves over more lines, and where many pairs move at once their
  * lines together outgrow the caches. On the Zen 4 guest, bench/
  * mpi_allreduce, interleaved launches, medians us, no walk vs all four
@@ -407,7 +408,9 @@ size_t shm_slot_off(size_t chunk, size_t parts, uint64_t cur)
  * of 1495) vs 331 - 362 vs 310 - 327; 2 ranks pinned (2 pairs, 2 MiB with four parts) 1 MiB 114
  * - 150 vs 81 - 86 vs 88 - 99, 256 KiB 33 - 45 vs 21.3 vs 27 - 34; one
  * pair's back-to-back 128 KiB exchange among 4 ranks 29 - 83 vs 19.6 -
- * 20.4 vs 25 - 26. So 2 - 3 ranks walk four parts and 4 ranks two. */
+ * 20.4 vs 25 - 26. So 2 - 3 ranks walk four parts and 4 ranks two; from
+ * 5 ranks (chunks of 128 KiB and less) the budget leaves one part: no
+ * walk, which nothing here has measured either way. */
 size_t shm_slot_parts(uint32_t L, size_t chunk)
 {
 	uint64_t pairs = (uint64_t)L * (L > 1 ? L - 1 : 1);

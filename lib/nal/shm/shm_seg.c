@@ -152,6 +152,7 @@ static void plan(struct shm_seg_hdr *h, uint32_t L)
 	h->ring_stride = sizeof(struct shm_ring_ctl) + h->ring_size;
 	h->chunk = clamp_u64(pow2_floor(SHM_BOUNCE_BUDGET / (pairs * SHM_NSLOT)), SHM_CHUNK_MIN,
 			     SHM_CHUNK_MAX);
+	h->slot_parts = shm_slot_parts(L, h->chunk);
 	h->bounce_stride = align_up(SHM_NSLOT * sizeof(struct shm_slot) + SHM_NSLOT * h->chunk,
 				    SHM_ALIGN);
 	off = align_up(sizeof(struct shm_seg_hdr), SHM_ALIGN);
@@ -176,7 +177,7 @@ void shm_seg_layout(struct nal *n)
 	n->ring_mask = h->ring_size - 1;
 	n->hot_bytes = SHM_HOT_BYTES;
 	n->chunk = h->chunk;
-	n->slot_parts = shm_slot_parts(L, h->chunk);
+	n->slot_parts = h->slot_parts;
 	n->max_inline = SHM_MAX_INLINE;
 	if (n->max_inline > h->ring_size / 4 - 8)
 		n->max_inline = h->ring_size / 4 - 8;
@@ -288,10 +289,14 @@ int shm_seg_attach(struct nal *n)
 	if (atomic_load_explicit(&h->initialized, memory_order_acquire) != 1 ||
 	    h->magic != SHM_MAGIC || h->version != SHM_VERSION ||
 	    h->local_size != (uint32_t)n->lsize || h->jobid != n->jobid ||
-	    h->seg_len != (uint64_t)sb.st_size) {
-		fprintf(stderr, "ptl shm: %s is not this job's segment (initialized %u, version %u, "
-			"%u local ranks, expected %d): stale or foreign\n", n->name,
-			atomic_load(&h->initialized), h->version, h->local_size, n->lsize);
+	    h->seg_len != (uint64_t)sb.st_size ||
+	    /* a part count the slots cannot hold would misplace (or, 0,
+	     * divide by zero in shm_slot_off) every bounced piece */
+	    h->slot_parts < 1 || (h->chunk / shm_piece(h->chunk)) % h->slot_parts != 0) {
+		fprintf(stderr, "ptl shm: %s is not this job's segment (initialized %u, version %u, this "
+			"build's %u, %u local ranks, expected %d, %llu slot parts): stale or foreign\n",
+			n->name, atomic_load(&h->initialized), h->version, SHM_VERSION, h->local_size, n->lsize,
+			(unsigned long long)h->slot_parts);
 		munmap(p, (size_t)sb.st_size);
 		return NAL_EIO;
 	}
