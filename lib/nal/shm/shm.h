@@ -21,9 +21,9 @@
  *                  index req*L+tgt: SHM_NSLOT struct shm_slot then
  *                  SHM_NSLOT*chunk data bytes, a piece (64 KiB at
  *                  most) a hand-over, each lap of the slots at the next
- *                  of a few parts of each (shm_slot_off). The path of the bulk
- *                  moves that do not go by CMA (shm_bulk.c chooses per
- *                  peer). A segment of up to 64 MiB has all its pages
+ *                  of a few parts of each (shm_slot_off). The path of
+ *                  the bulk moves that do not go by CMA (shm_bulk.c
+ *                  chooses per peer). A segment of up to 64 MiB has all its pages
  *                  from the start (shm_seg.c's SHM_SEG_RESERVE_MAX says
  *                  why); in a larger one an unused area costs no memory.
  *

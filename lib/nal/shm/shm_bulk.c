@@ -396,21 +396,21 @@ size_t shm_slot_off(size_t chunk, size_t parts, uint64_t cur)
  * (the creator's plan(), shm_seg.c, puts it in the header): as many as a
  * slot holds, a power of two, while the walks of all the segment's pairs
  * together span at most SHM_WALK_BUDGET; at least one (the slot's start,
- * as without the walk). Why a budget: the walk spreads each
- * pair's moves over more lines, and where many pairs move at once their
- * lines together outgrow the caches. On the Zen 4 guest, bench/
- * mpi_allreduce, interleaved launches, medians us, no walk vs all four
- * parts vs two (2026-12-07): 4 ranks bound two to a core (12 pairs: 12
- * MiB walked with four parts, 6 with two), MPI_Allreduce's own 1 MiB
- * (the bidirectional ring) 318 - 352 vs 320 - 408 (three of four
- * launches over 385) vs 308 - 332, the tree forced 581 - 673 vs 347 -
- * 358 vs 369 - 377, halving-doubling forced 396 - 437 (and one launch
- * of 1495) vs 331 - 362 vs 310 - 327; 2 ranks pinned (2 pairs, 2 MiB with four parts) 1 MiB 114
- * - 150 vs 81 - 86 vs 88 - 99, 256 KiB 33 - 45 vs 21.3 vs 27 - 34; one
- * pair's back-to-back 128 KiB exchange among 4 ranks 29 - 83 vs 19.6 -
- * 20.4 vs 25 - 26. So 2 - 3 ranks walk four parts and 4 ranks two; from
- * 5 ranks (chunks of 128 KiB and less) the budget leaves one part: no
- * walk, which nothing here has measured either way. */
+ * as without the walk). Why a budget: the walk spreads each pair's moves
+ * over more lines, and where many pairs move at once their lines
+ * together outgrow the caches. On the Zen 4 guest, bench/mpi_allreduce,
+ * interleaved launches, medians us, no walk vs all four parts vs two
+ * (2026-12-07): 4 ranks bound two to a core (12 pairs: 12 MiB walked
+ * with four parts, 6 with two), MPI_Allreduce's own 1 MiB (the
+ * bidirectional ring) 318 - 352 vs 320 - 408 (three of four launches
+ * over 385) vs 308 - 332, the tree forced 581 - 673 vs 347 - 358 vs 369
+ * - 377, halving-doubling forced 396 - 437 (and one launch of 1495) vs
+ * 331 - 362 vs 310 - 327; 2 ranks pinned (2 pairs, 2 MiB with four
+ * parts) 1 MiB 114 - 150 vs 81 - 86 vs 88 - 99, 256 KiB 33 - 45 vs 21.3
+ * vs 27 - 34; one pair's back-to-back 128 KiB exchange among 4 ranks 29
+ * - 83 vs 19.6 - 20.4 vs 25 - 26. So 2 - 3 ranks walk four parts and 4
+ * ranks two; from 5 ranks (chunks of 128 KiB and less) the budget leaves
+ * one part: no walk, which nothing here has measured either way. */
 size_t shm_slot_parts(uint32_t L, size_t chunk)
 {
 	uint64_t pairs = (uint64_t)L * (L > 1 ? L - 1 : 1);
