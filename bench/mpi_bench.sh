@@ -1185,8 +1185,8 @@ rfixed() { predict --op allreduce --ranks 2 --bytes "$1" --elem 8 --algo recursi
 # method (rxchm: PTL_SHM_CMA=0, rxchc: 1; kept runs without them: rxch,
 # whatever shm picked there), solved through the model's exchange with
 # that method (rxm, secant), as the 4-rank reads are (rx4).
-# shm's SHM_PIECE: the bytes a move through the segment hands over at a time
-piece=$(sed -n 's/^#define SHM_PIECE (\([0-9][0-9]*\)u << 10).*/\1/p' "$S/lib/nal/shm/shm_bulk.c" 2>/dev/null)
+# shm.h's SHM_PIECE: the bytes a move through the segment hands over at a time
+piece=$(sed -n 's/^#define SHM_PIECE (\([0-9][0-9]*\)u << 10).*/\1/p' "$S/lib/nal/shm/shm.h" 2>/dev/null)
 piece=$(( ${piece:-64} * 1024 ))
 # shm.h's SHM_MAX_INLINE: the largest payload shm's ring carries inline
 ringmax=$(sed -n 's/^#define SHM_MAX_INLINE (\([0-9][0-9]*\)u + NAL_HDR_ROOM).*/\1/p' "$S/lib/nal/shm/shm.h" 2>/dev/null)
