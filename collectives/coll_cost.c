@@ -19,7 +19,9 @@
  *
  * With rndv, a transfer above rndv_min is ptl's rendezvous: header, the
  * receiver's request, and the copy on the sender's CPU (EV_RTS, EV_GET),
- * so a rank that serves a get cannot add or ask for its own data then.
+ * so a rank that serves a get cannot add or ask for its own data then,
+ * but from the peer it copies to (an exchange's other half: it asks
+ * between its pieces).
  * A copy of split_min bytes and up is split as ptl's shm NAL splits it:
  * the second half on the receiver's CPU once the sender's request reaches
  * it (EV_HELP), and the copy is done when both halves are (EV_COPIED).
@@ -32,7 +34,8 @@
  * so do an exchange's whole copies' (xch_gap), after the copy's end.
  * Bound, exchange copies that follow each other on a core are one run
  * (xch_turns): the core passes between them piece by piece, so each is
- * done when the run ends (and its gap after).
+ * done when the run ends, or when it would be alone from the run's
+ * start (its copy and gap) if that is later.
  * Which of the three a copy is (whole, split, moved) goes by its size:
  * the bulk steps when given (shm chooses per peer and size class), else
  * split_min and whether there are move rates.
@@ -86,7 +89,9 @@ struct hent {
 	unsigned char ev;  /* EV_READY, or a transfer's EV_ARRIVAL or EV_ACK */
 	double aux;        /* by event, below (EV_HELP: when the sender's half is done) */
 	double sent;       /* EV_ARRIVAL: when its transfer began (crossing); EV_COPIED:
-	                    * the copy's end if it is in a run (xch_turns), else 0 */
+	                    * the copy's end if it is in a run (xch_turns), else 0;
+	                    * EV_GET: when it came, if it waited for its core since
+	                    * (EV_DEFERRED), else 0 */
 };
 
 /* EV_RTS: a rendezvous header reached the receiver (idx: its receive);
@@ -95,7 +100,8 @@ struct hent {
  * receiver (idx: its receive); EV_COPIED: the bytes are in place (idx:
  * the send; aux: an exchange's gap still to pass, -1 once the copy's
  * end is booked and the gap passing; sent: the copy's end where it is
- * in a run of its core's exchange copies, xch_turns); EV_BOUNCE: a one-way bounce
+ * in a run of its core's exchange copies, xch_turns, which may end
+ * later); EV_BOUNCE: a one-way bounce
  * move's first piece is in the segment, the receiver copies the pieces
  * in (idx: its receive; aux: when the sender's copy out ends). An eager
  * read the sender serves once asked (read_bulk split or move): EV_RDREQ,
@@ -764,20 +770,27 @@ static const struct coll_cost_params *pair_params(const struct sim *m, const str
  * (pairs 0-1 and 2-3 across the cores, 512 KiB each) ended within 12 us
  * on all four ranks in 14 of 15 calls, where copies one after the
  * other had one pair done 25 us (a copy) before the other and on into
- * its next call. A copy that starts within a turn of the run's end (a
- * poll window and a switch, jittered at most twice) joins the run, a
+ * its next call. A copy joins the run when it starts within a turn of
+ * the run's end (a poll window and a switch, jittered at most twice), a
  * pair of one core's first copy too (its second, served once the first
- * has ended, is one-way: not an exchange's). Returns
+ * has ended, is one-way: not an exchange's), or when its get came (got)
+ * by then: the model books a copy whole, so a get that came while the
+ * core's other rank copied waits for that copy's end (EV_DEFERRED), but
+ * that rank yields between its pieces and the two copies share the core.
+ * Joining by the copy's start alone, a core-mate's get answered late
+ * (after the jittered switches of its deferral) started a run of its
+ * own and paid its gap from there: a copy and a gap after the other
+ * pair was done (test_coll_cost.c, test_sw_xch_turns). Returns
  * whether the copy is in a run: EV_COPIED then asks xch_done, once the
- * copies served after it are booked (a gap's end; without a gap, only
+ * copies served after it are booked (its gap's end; without a gap, only
  * those booked by its own end). */
-static bool xch_turns(struct sim *m, int r, double start, double end)
+static bool xch_turns(struct sim *m, int r, double start, double end, double got)
 {
 	const struct coll_cost_params *p = m->p;
 	if (!m->ncores || !p->bound)
 		return false;
 	int c = r % m->ncores;
-	if (start > m->xch_to[c] + p->poll_window + 2 * m->sw)
+	if ((got < start ? got : start) > m->xch_to[c] + p->poll_window + 2 * m->sw)
 		m->xch_from[c] = start;
 	if (end > m->xch_to[c])
 		m->xch_to[c] = end;
@@ -830,6 +843,8 @@ static int simulate(struct sim *m)
 			double f = m->core_free[cr] + p->poll_window;
 			if (m->core_last[cr] >= 0 && m->core_last[cr] != e.rank
 			    && (f > e.key || (f == e.key && !(e.ev & EV_DEFERRED)))) {
+				if ((e.ev & ~EV_DEFERRED) == EV_GET && e.sent == 0)
+					e.sent = e.key;  /* xch_turns: when it came */
 				e.key = f + f * 1e-12 + 1e-18;  /* just after f */
 				e.ev |= EV_DEFERRED;
 				rc = hpush(&m->h, e);
@@ -857,8 +872,22 @@ static int simulate(struct sim *m)
 			partner(m, e.rank, e.idx, &pr, &pi);
 			uint64_t ptie = tie_of(m, pr, pi);
 			if (e.ev == EV_RTS) {
-				/* the receiver asks for the data */
-				double asked = cpu_run(m, e.rank, e.key, p->o);
+				/* the receiver asks for the data. One busy with
+				 * its own copy to the sender (an exchange whose
+				 * other half comes late) asks between its pieces
+				 * (shm moves a piece at a time from the progress
+				 * loop), not after its whole copy: asked so, its
+				 * copy was over by the time the sender's began,
+				 * which then went one way (a move, its own gap),
+				 * and the model's exchanges of 1 MiB back to back
+				 * drifted apart from call to call, each core's two
+				 * pairs a copy apart (with s64/k5's rates: 337 us
+				 * a call for three calls, 457 for 200) */
+				double asked;
+				if (m->rv_n[e.rank] > 0 && m->rv_peer[e.rank] == pr && m->cpu[e.rank] > e.key)
+					asked = e.key + p->o;
+				else
+					asked = cpu_run(m, e.rank, e.key, p->o);
 				rc = hpush(&m->h, (struct hent){ asked + p->alpha, ptie, pr, pi, EV_GET, 0, 0 });
 				continue;
 			}
@@ -885,7 +914,16 @@ static int simulate(struct sim *m)
 				bool run = false;
 				if (xch) {
 					gap = table_at(&p->xch_gap, c->len);
-					run = xch_turns(m, e.rank, mine - m->k * w, mine);
+					run = xch_turns(m, e.rank, mine - m->k * w, mine, e.sent > 0 ? e.sent : e.key);
+					if (run) {
+						/* in a run, the gap is what the copy
+						 * would take alone from the run's start
+						 * beyond the copy's end: the pair's waits
+						 * on each other's pieces pass while the
+						 * core copies for the run's other pairs */
+						double alone = m->xch_from[e.rank % m->ncores] + m->k * w + gap;
+						gap = alone > mine ? alone - mine : 0.0;
+					}
 				}
 				rc = hpush(&m->h, (struct hent){ mine, tie_of(m, e.rank, e.idx), e.rank, e.idx, EV_COPIED,
 								  gap, run ? mine : 0 });
@@ -938,18 +976,19 @@ static int simulate(struct sim *m)
 					 * core's run (sent) to come: its copy is out of
 					 * flight now (a copy back served later is
 					 * one-way, a bounce move with move rates, as
-					 * without the gap), the send done the gap later,
-					 * the run's end first (below) */
+					 * without the gap), the send done the gap later
+					 * or at the run's end, whichever is later
+					 * (below) */
 					e.key += e.aux;
 					e.aux = -1;
 					rc = hpush(&m->h, e);
 					continue;
 				}
 			} else if (e.sent > 0) {
-				/* a copy of a run (xch_turns): the run's later
-				 * copies, booked by now, and then the gap (its own
-				 * again: the key may have waited for the core since) */
-				double t = xch_done(m, e.rank, e.sent) + table_at(&p->xch_gap, c->len);
+				/* a copy of a run (xch_turns): done at the end
+				 * of the run's later copies, booked by now, if
+				 * that is after its gap's (the key) */
+				double t = xch_done(m, e.rank, e.sent);
 				e.sent = 0;
 				if (t > e.key) {
 					e.key = t;
