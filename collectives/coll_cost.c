@@ -75,6 +75,7 @@
  * a call's first commands wait for the rank's part of the call before.
  * With unexpected, a send goes when its sender is ready and a message
  * that comes before its receive is ready is held until it is. */
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,8 +91,9 @@ struct hent {
 	double aux;        /* by event, below (EV_HELP: when the sender's half is done) */
 	double sent;       /* EV_ARRIVAL: when its transfer began (crossing); EV_COPIED:
 	                    * the copy's end if it is in a run (xch_turns), else 0;
-	                    * EV_GET: when it came, if it waited for its core since
-	                    * (EV_DEFERRED), else 0 */
+	                    * EV_GET: when it came, if it has waited for its core
+	                    * (EV_DEFERRED) behind the core's run of exchange copies
+	                    * only; -1 if behind other work; else 0 */
 };
 
 /* EV_RTS: a rendezvous header reached the receiver (idx: its receive);
@@ -204,6 +206,11 @@ struct sim {
 	 * peer is kept: a rank with sends in flight to several peers, as a
 	 * 4-rank ring_bidir's, may be taken for a one-way move) */
 	int *rv_n, *rv_peer;
+	/* per rank: the peer of the latest copy it served (-1: none) and
+	 * when that copy ends (EV_RTS: a rank still copying to the header's
+	 * sender asks between its pieces) */
+	int *copy_peer;
+	double *copy_end;
 	/* per rank: the step (call << 32 | step, plus one; 0: none) of its
 	 * latest send that paid the eager rate (eager_copy) */
 	uint64_t *eager_step;
@@ -783,7 +790,12 @@ static const struct coll_cost_params *pair_params(const struct sim *m, const str
  * pair was done (test_coll_cost.c, test_sw_xch_turns). Returns
  * whether the copy is in a run: EV_COPIED then asks xch_done, once the
  * copies served after it are booked (its gap's end; without a gap, only
- * those booked by its own end). */
+ * those booked by its own end). A copy's time alone counts from the
+ * run's start, also for one that follows the run within a turn, its get
+ * come after the run's end: counted from its own start instead (its gap
+ * paid in full), the 4-rank rows within 10% of seven kept runs (s64/k1 -
+ * k5, s65/m1 - m2) read 150 of 245 against 168, halving-doubling's and
+ * recursive doubling's steps of 256 KiB - 1 MiB too slow. */
 static bool xch_turns(struct sim *m, int r, double start, double end, double got)
 {
 	const struct coll_cost_params *p = m->p;
@@ -843,8 +855,11 @@ static int simulate(struct sim *m)
 			double f = m->core_free[cr] + p->poll_window;
 			if (m->core_last[cr] >= 0 && m->core_last[cr] != e.rank
 			    && (f > e.key || (f == e.key && !(e.ev & EV_DEFERRED)))) {
-				if ((e.ev & ~EV_DEFERRED) == EV_GET && e.sent == 0)
-					e.sent = e.key;  /* xch_turns: when it came */
+				/* xch_turns: when a get came, while it waits
+				 * behind the core's run of exchange copies only */
+				if ((e.ev & ~EV_DEFERRED) == EV_GET)
+					e.sent = m->core_free[cr] > m->xch_to[cr] + p->poll_window + 2 * m->sw ? -1.0
+						 : e.sent != 0 ? e.sent : e.key;
 				e.key = f + f * 1e-12 + 1e-18;  /* just after f */
 				e.ev |= EV_DEFERRED;
 				rc = hpush(&m->h, e);
@@ -872,20 +887,21 @@ static int simulate(struct sim *m)
 			partner(m, e.rank, e.idx, &pr, &pi);
 			uint64_t ptie = tie_of(m, pr, pi);
 			if (e.ev == EV_RTS) {
-				/* the receiver asks for the data. One busy with
-				 * its own copy to the sender (an exchange whose
-				 * other half comes late) asks between its pieces
-				 * (shm moves a piece at a time from the progress
-				 * loop), not after its whole copy: asked so, its
-				 * copy was over by the time the sender's began,
-				 * which then went one way (a move, its own gap),
-				 * and the model's exchanges of 1 MiB back to back
-				 * drifted apart from call to call, each core's two
-				 * pairs a copy apart (with s64/k5's rates: 337 us
-				 * a call for three calls, 457 for 200) */
+				/* the receiver asks for the data. One still
+				 * copying to the sender (an exchange whose other
+				 * half comes late) asks between its pieces (shm
+				 * moves a piece at a time from the progress loop),
+				 * not after its whole copy: asked after, its copy
+				 * was over when the sender's began, which then went
+				 * one way (a move, its own gap), and the pairs of
+				 * back-to-back exchanges fell apart from call to
+				 * call (test_coll_cost.c, test_sw_xch_back_to_back).
+				 * Its o is left off the CPU already booked for the
+				 * copy: small beside it, and the copy's end is
+				 * scheduled already */
 				double asked;
-				if (m->rv_n[e.rank] > 0 && m->rv_peer[e.rank] == pr && m->cpu[e.rank] > e.key)
-					asked = e.key + p->o;
+				if (m->copy_peer[e.rank] == pr && m->copy_end[e.rank] > e.key)
+					asked = e.key + m->k * p->o;
 				else
 					asked = cpu_run(m, e.rank, e.key, p->o);
 				rc = hpush(&m->h, (struct hent){ asked + p->alpha, ptie, pr, pi, EV_GET, 0, 0 });
@@ -901,15 +917,20 @@ static int simulate(struct sim *m)
 				 * receiver's from when the first piece is out */
 				double w = move_copy(p, c->len), out = cpu_run(m, e.rank, asked, w);
 				double first = asked + m->k * w * piece_share(p, c->len);
+				m->copy_peer[e.rank] = pr;
+				m->copy_end[e.rank] = out;
 				rc = hpush(&m->h, (struct hent){ first, ptie, pr, pi, EV_BOUNCE, out, 0 });
 				continue;
 			}
 			double w = rndv_copy(p, c->len, own), mine = cpu_run(m, e.rank, asked, w);
+			m->copy_peer[e.rank] = pr;
+			m->copy_end[e.rank] = mine;
 			if (own == c->len) {
 				/* an exchange's hand-overs beyond its copy (xch_gap):
-				 * EV_COPIED takes them after the copy's end, and the
-				 * rest of its core's run (xch_turns; sent: the copy's
-				 * end) before them */
+				 * EV_COPIED ends the send the gap after the copy's
+				 * end, or in a run of its core's (xch_turns; sent: the
+				 * copy's end) at the later of the run's end and the
+				 * copy and its gap from the run's start */
 				double gap = 0.0;
 				bool run = false;
 				if (xch) {
@@ -1294,6 +1315,8 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	m.xend = calloc((size_t)n, sizeof *m.xend);
 	m.rv_n = calloc((size_t)n, sizeof *m.rv_n);
 	m.rv_peer = calloc((size_t)n, sizeof *m.rv_peer);
+	m.copy_peer = malloc((size_t)n * sizeof *m.copy_peer);
+	m.copy_end = calloc((size_t)n, sizeof *m.copy_end);
 	m.eager_step = calloc((size_t)n, sizeof *m.eager_step);
 	m.k = p.ranks_per_core > 1 ? p.ranks_per_core : 1;
 	if (p.cores > 0 && p.cores < n) {
@@ -1305,8 +1328,11 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 		m.xch_to = calloc((size_t)p.cores, sizeof *m.xch_to);
 		if (!m.core_free || !m.core_last || !m.xch_from || !m.xch_to)
 			rc = -ENOMEM;
-		for (int c = 0; c < p.cores && !rc; c++)
+		/* no run yet: a first copy near time 0 starts one */
+		for (int c = 0; c < p.cores && !rc; c++) {
 			m.core_last[c] = -1;
+			m.xch_to[c] = -INFINITY;
+		}
 		m.sw = p.switch_cost;
 		m.rng = 0x9e3779b97f4a7c15ULL;
 		if (!rc && !p.bound && (p.switch_shift_set || p.switch_exch_set))
@@ -1346,11 +1372,13 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 		}
 	}
 	if (!m.dag || !m.rdy || !m.ports || !m.busy || !m.cpu || !m.cpu_busy || !m.nwait || !m.left || !m.call_end
-	    || !m.held || !m.split || !m.xpeer || !m.xstart || !m.xend || !m.rv_n || !m.rv_peer || !m.eager_step)
+	    || !m.held || !m.split || !m.xpeer || !m.xstart || !m.xend || !m.rv_n || !m.rv_peer || !m.copy_peer
+	    || !m.copy_end || !m.eager_step)
 		rc = -ENOMEM;
 	for (int r = 0; r < n && !rc; r++) {
 		m.split[r] = SIZE_MAX;
 		m.xpeer[r] = -1;
+		m.copy_peer[r] = -1;
 	}
 	/* every rank enters the first call (and sets its engine up) before
 	 * it can post anything */
@@ -1407,6 +1435,8 @@ int coll_cost(const struct coll_sched *s, const struct coll_cost_params *params,
 	free(m.xend);
 	free(m.rv_n);
 	free(m.rv_peer);
+	free(m.copy_peer);
+	free(m.copy_end);
 	free(m.eager_step);
 	free(m.core_free);
 	free(m.xch_from);

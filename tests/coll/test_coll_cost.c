@@ -1565,14 +1565,15 @@ static double xch_step0(struct coll_cost_params *p, size_t M, double *lo, double
 	struct coll_req r = mkreq(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 4, M, 1, 1);
 	struct coll_sched *s = expand_ok(&r);
 	struct coll_cost c;
-	assert_int_equal(coll_cost(s, p, &c), 0);
+	int rc = coll_cost(s, p, &c);
+	p->on_finish = NULL;  /* se goes out of scope */
 	coll_free(s);
+	assert_int_equal(rc, 0);
 	*lo = *hi = se.t[0];
 	for (int k = 1; k < 4; k++) {
 		*lo = se.t[k] < *lo ? se.t[k] : *lo;
 		*hi = se.t[k] > *hi ? se.t[k] : *hi;
 	}
-	p->on_finish = NULL;
 	return c.busiest_cpu;
 }
 
@@ -1635,7 +1636,7 @@ static void test_sw_xch_back_to_back(void **state)
 	double one = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 4, M, 1, &p);
 	p.calls = 50;
 	double many = sw_cost(COLL_OP_ALLREDUCE, COLL_ALGO_RECURSIVE_DOUBLING, 4, M, 1, &p);
-	assert_true(many < 1.03 * one && many > 0.9 * one);
+	assert_true(many < 1.03 * one && many > 0.97 * one);
 }
 
 int main(void)
