@@ -636,8 +636,9 @@ struct coll_cost_params {
 	 * side waiting on the other's pieces. A pair alone idles its cores
 	 * through that; of two pairs at once on two cores, each core copies
 	 * for one pair while the other waits (bound, the copies take turns
-	 * and both pairs end together, or where the gap is the longer a
-	 * copy and its gap from the run's start: coll_cost.c's runs):
+	 * and both pairs end together, or, where a gap outlasts the run's
+	 * other copies, a copy and its gap from the run's start:
+	 * coll_cost.c's runs):
 	 * on the Zen 4 guest, 4 ranks bound two to a
 	 * core, one pair's 512 KiB exchange alone took 100 us (the other two
 	 * waiting in a barrier: bench/mpi_collcal's xch4one), two pairs' at
