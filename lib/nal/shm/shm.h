@@ -144,6 +144,12 @@ static inline size_t shm_piece(size_t chunk)
  * (SHM_WALK_BUDGET), chosen by the segment's creator and read by every
  * rank from the header. */
 #define SHM_WALK_BUDGET (8u << 20)
+/* Ordered pairs of a segment's L ranks, each a ring and a bounce area
+ * (one for a lone rank): what the budgets above are shared among. */
+static inline uint64_t shm_pairs(uint32_t L)
+{
+	return (uint64_t)L * (L > 1 ? L - 1 : 1);
+}
 size_t shm_slot_parts(uint32_t L, size_t chunk);
 size_t shm_slot_off(size_t chunk, size_t parts, uint64_t cur);
 /* Bounced moves of one op a requester may have asked a peer to serve at

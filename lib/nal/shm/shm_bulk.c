@@ -413,7 +413,7 @@ size_t shm_slot_off(size_t chunk, size_t parts, uint64_t cur)
  * one part: no walk, which nothing here has measured either way. */
 size_t shm_slot_parts(uint32_t L, size_t chunk)
 {
-	uint64_t pairs = (uint64_t)L * (L > 1 ? L - 1 : 1);
+	uint64_t pairs = shm_pairs(L);
 	size_t pc = shm_piece(chunk), full = chunk / pc, parts = 1;
 
 	while (parts * 2 <= full && pairs * SHM_NSLOT * pc * parts * 2 <= SHM_WALK_BUDGET)

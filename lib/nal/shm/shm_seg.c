@@ -132,7 +132,7 @@ void shm_seg_name(uint64_t jobid, char *buf, size_t len)
 
 uint64_t shm_ring_size(uint32_t L)
 {
-	uint64_t pairs = (uint64_t)L * (L > 1 ? L - 1 : 1);
+	uint64_t pairs = shm_pairs(L);
 
 	return clamp_u64(pow2_floor(SHM_RING_BUDGET / pairs), SHM_RING_MIN,
 			 L <= SHM_RING_SMALL_JOB ? SHM_RING_MAX_SMALL : SHM_RING_MAX);
@@ -142,7 +142,7 @@ uint64_t shm_ring_size(uint32_t L)
  * stays near SHM_RING_BUDGET + SHM_BOUNCE_BUDGET. */
 static void plan(struct shm_seg_hdr *h, uint32_t L)
 {
-	uint64_t pairs = (uint64_t)L * (L > 1 ? L - 1 : 1);
+	uint64_t pairs = shm_pairs(L);
 	uint64_t off;
 
 	h->magic = SHM_MAGIC;
