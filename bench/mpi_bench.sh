@@ -33,16 +33,15 @@
 #          "post": 64 MPI_Irecv); ptl's MPI posts an ME for a schedule's
 #          receive of more than COLL_LAZY_MAX (and direct recursive
 #          doubling's of more than RD_DIRECT_LAZY_MAX; both read from
-#          mpi_coll.c), smaller ones wait unexpected. Measured and
-#          printed, not charged (--recv-post 0): o comes from receives
-#          that take a message already there (the unexpected path: the
-#          list search, the copy out), which a posted receive does not
-#          take, so its ME's post comes back at its arrival. Across the
-#          limit the 2-rank rows show none of it: ring 256 -> 384 B
-#          (128 B lazy -> 192 B posted messages, 2 per call), tree the
-#          same, +0.014 to +0.063 us measured (mean 0.025; their bytes
-#          0.021 at the eager rate) where the model gave +0.105 with it
-#          (PTL_BENCH_POST=charge: the model before, for an A/B)
+#          mpi_coll.c), smaller ones wait unexpected. Charged on top of
+#          o (--recv-post): a 2-rank ring allreduce of 64 B - 2 KiB
+#          (mpi_allreduce's size form, PTL_COLL_ALGO=ring, best of 30
+#          launches, 2026-12-07) steps by +0.065 us from 256 to 320 B,
+#          where its two 128 B lazy receives a call become 160 B
+#          posted ones (0.032 us each, the "post" figure), and by
+#          +0.017 with the lazy limit moved to 1 KiB;
+#          from 2026-12-01 to 12-07 not charged (o was taken to hold it;
+#          the same rows then grew +0.014 to +0.063 across the limit)
 #   alpha  mpi_allreduce's 8-byte half round trip ("pingpong", in the
 #          same processes as the rows) less 2 o (a ping-pong pays o twice)
 #   eager  what an eager message's bytes cost (inline through the ring,
@@ -323,9 +322,9 @@
 #          from every launch, not the rows' alone, as before 2026-12-05
 #   PTL_BENCH_PAIR=0  each 2-rank row's exchanges the best of all
 #          launches, not those of the launch that timed the row's best
-#   PTL_BENCH_POST=charge  the model charges a posted receive's ME (mpi_allreduce's
-#          "post") on top of o, as before 2026-12-01 16:40, for an A/B on the
-#          same data (PTL_BENCH_FROM)
+#   PTL_BENCH_POST=free  the model does not charge a posted receive's ME
+#          (mpi_allreduce's "post"), as from 2026-12-01 16:40 to 2026-12-07,
+#          for an A/B on the same data (PTL_BENCH_FROM)
 #   PTL_BENCH_SINK=read  the model takes each 2-rank exchange timed with
 #          the read of what came after it (xch, rxch), not alone (xchs,
 #          rxchs), as before 2026-12-01 19:00, for an A/B on the same data
@@ -865,10 +864,9 @@ hrt=$(cal 2 pingpong 8)
 gamma=$(cal 2 gamma 0)
 o=$(cal 2 overhead 8)
 post=$(cal 2 post 8)
-# posting an ME is not charged (post above): o holds a receive's CPU
-# whichever way it goes; the figure is printed
+# posting an ME is charged on top of o (post above)
 postm=$post
-[ "${PTL_BENCH_POST:-}" = charge ] || post=0
+[ "${PTL_BENCH_POST:-}" = free ] && post=0
 bar2=$(cal 2 barrier 0)
 [ -s "$W/algo" ] && [ -n "$hrt" ] && [ -n "$gamma" ] && [ -n "$o" ] && [ -n "$bar2" ] || exit 0
 alpha=$(calc "$hrt - 2 * $o > 0.001 ? $hrt - 2 * $o : 0.001")
@@ -1106,7 +1104,7 @@ echo
 echo "# predicted (collectives/coll_cost.c via ptltool coll) vs measured ptl allreduce (best of $ROUNDS rounds x $LAUNCHES launches x $TRIALS trials), us; ratio = predicted / measured"
 echo "# a schedule's messages priced $([ -n "$engsmall" ] && echo "request-free up to $rdsmall B (--small-max), no cost per command" || echo "with requests, $cmd us per command") (the measured MPI sent them $SENT; PTL_BENCH_SENDS)"
 echo "# calibration from this run (its figures below 1 KiB: the best trial of every launch; from 1 KiB: the $CALQ quantile of the launches' best trials, PTL_BENCH_CALQ)"
-echo "# calibration from this run (2 ranks, a core each): o $o us/message; receive posted $postm us (above $clazy B; direct recursive doubling: $rdlazy B; $([ "${PTL_BENCH_POST:-}" = charge ] && echo charged || echo "not charged: o holds it")); $cmd us per command (barrier $bar2 us - 8 B bcast ${bc8:-?} us); alpha $alpha us ($hrt us 8 B half round trip - 2 o);"
+echo "# calibration from this run (2 ranks, a core each): o $o us/message; receive posted $postm us (above $clazy B; direct recursive doubling: $rdlazy B; $([ "${PTL_BENCH_POST:-}" = free ] && echo "not charged: PTL_BENCH_POST=free" || echo charged)); $cmd us per command (barrier $bar2 us - 8 B bcast ${bc8:-?} us); alpha $alpha us ($hrt us 8 B half round trip - 2 o);"
 [ -n "$wk" ] && echo "#   a collective's rank that waited for a message pays $wake us when it comes (8 B MPI_Bcast $bc8 us - its root's side alone $br us - alpha - o)"
 echo "#   beta $beta B/s (one core's copy; ping-pongs $((rl / 1024)) KiB $pprl us, 120 KiB $pp120k us); rendezvous above $eager B, $rndv us each ($rndvfrom); $splitsays; gamma $gamma ns/B (rows from 4 KiB at their size:$(for b in 4096 32768 262144; do v=$(CALQ=0; cal 2 gamma $b); printf ' %s' "$((b / 1024))K ${v:-?}"; done)); call $callb us (barrier $bar2 us - model's $b0 us) + MPI_COMM_SELF allreduce of the size; acked sends"
 # one BYTES CALL SPLIT-COST CMD [ARGS]: one copy of BYTES; a 2-rank bcast
