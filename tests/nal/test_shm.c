@@ -2764,18 +2764,19 @@ static int ch_until(struct shm_choice *c, size_t len, const uint32_t cost[SHM_M_
 	return -1;
 }
 
-/* The pieces walk their slots: with 256 KiB chunks and four parts (2 - 3
+/* The pieces walk their slots: with 256 KiB chunks and four parts (3
  * ranks) the 16 pieces of a lap of the area sit at 16 different pieces'
  * worth of bytes, each in its slot cur % SHM_NSLOT, and the 17th is back
- * at the first; with two parts (4 ranks, or 128 KiB chunks) a lap is 8
- * pieces; with one (many ranks) every piece is at its slot's start. */
+ * at the first; with 512 KiB and eight (2 ranks) a lap is 32 pieces, with
+ * two parts (4 ranks, or 128 KiB chunks) 8; with one (many ranks) every
+ * piece is at its slot's start. */
 static void slot_lap(size_t chunk, size_t parts)
 {
 	const size_t pc = shm_piece(chunk);
 	const uint64_t lap = SHM_NSLOT * parts;
-	bool used[SHM_NSLOT * 4] = { false };
+	bool used[SHM_NSLOT * 8] = { false };
 
-	assert_true(parts * pc <= chunk && lap <= SHM_NSLOT * 4);
+	assert_true(parts * pc <= chunk && lap <= SHM_NSLOT * 8);
 	for (uint64_t cur = 0; cur < lap; cur++) {
 		size_t off = shm_slot_off(chunk, parts, cur);
 
@@ -2793,6 +2794,7 @@ static void test_slot_off(void **state)
 	(void)state;
 	assert_int_equal(shm_piece(256u << 10), SHM_PIECE);
 	assert_int_equal(shm_piece(16u << 10), 16u << 10);
+	slot_lap(512u << 10, 8);
 	slot_lap(256u << 10, 4);
 	slot_lap(256u << 10, 2);
 	slot_lap(128u << 10, 2);
@@ -2804,6 +2806,8 @@ static void test_slot_off(void **state)
 		assert_int_equal(shm_slot_off(16u << 10, 1, cur), (cur % SHM_NSLOT) * (16u << 10));
 	/* the parts each host size walks, within SHM_WALK_BUDGET (the
 	 * chunks plan() gives those sizes: shm_seg.c) */
+	assert_int_equal(shm_slot_parts(2, 512u << 10), 8);
+	assert_int_equal(shm_slot_parts(3, 512u << 10), 4);
 	assert_int_equal(shm_slot_parts(2, 256u << 10), 4);
 	assert_int_equal(shm_slot_parts(3, 256u << 10), 4);
 	assert_int_equal(shm_slot_parts(4, 256u << 10), 2);

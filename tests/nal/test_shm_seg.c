@@ -117,7 +117,7 @@ static int attach_spoiled(enum spoil how, struct capture *cap)
 	case SPOIL_PARTS: /* no part to walk: shm_slot_off would divide by zero */
 		creator->hdr->slot_parts = 0;
 		break;
-	case SPOIL_PARTS3: /* three parts of a slot of four: pieces would straddle the walk's laps */
+	case SPOIL_PARTS3: /* three parts of a slot of eight: pieces would straddle the walk's laps */
 		creator->hdr->slot_parts = 3;
 		break;
 	}
@@ -126,9 +126,11 @@ static int attach_spoiled(enum spoil how, struct capture *cap)
 	capture_end(cap);
 	if (rc == 0) {
 		/* Attached: it counts as a holder and sees the creator's rings,
-		 * and walks its slots as the creator planned (2 ranks: 256 KiB
-		 * slots, four parts). */
+		 * and walks its slots as the creator planned (2 ranks: 512 KiB
+		 * slots, eight parts). */
 		assert_int_equal(atomic_load(&joiner->hdr->attached), 2);
+		assert_int_equal(joiner->chunk, 512u << 10);
+		assert_int_equal(joiner->slot_parts, 8);
 		assert_int_equal(joiner->slot_parts, creator->hdr->slot_parts);
 		assert_int_equal(joiner->slot_parts, shm_slot_parts(2, joiner->chunk));
 		assert_int_equal(creator->slot_parts, joiner->slot_parts);

@@ -157,7 +157,21 @@ size_t shm_slot_off(size_t chunk, size_t parts, uint64_t cur);
  * of them (struct shm_bpeer's sv_q) holds this many. */
 #define SHM_SV_QUEUE 4u
 #define SHM_CHUNK_MIN (16u << 10)
-#define SHM_CHUNK_MAX (256u << 10)
+/* A slot's bytes at most: what the pieces of a 2-rank job walk
+ * (shm_slot_parts: eight parts of 512 KiB slots, 2 MiB an area, where
+ * 256 KiB slots held four, 1 MiB: a core's L2 on the Zen 4 guest, so the
+ * consumer still held the bytes the producer came back to). 2 pinned
+ * ranks, 8 interleaved launches, medians (2026-12-07, Zen 4 guest), 256
+ * vs 512 KiB: MPI_Allreduce 32 KiB 6.24 vs 4.52 us, 128 KiB 12.4 vs
+ * 10.5, 256 KiB 21.4 vs 20.2, 1 MiB 87.5 vs 81.7; half round trip 32 KiB
+ * 4.49 vs 2.88, 1 and 4 MiB even (39.6, 171); streaming 1 MiB 27.0 vs
+ * 29.6 GB/s, 4 MiB 25.7 vs 28.5. 1 MiB slots (sixteen parts, 4 MiB an
+ * area; 6 launches against 512 KiB) went further at 32 KiB (allreduce
+ * 3.73 vs 4.77, half round trip 2.32 vs 2.91) but back at 1 and 4 MiB
+ * (half round trip 46.4 vs 39.8, 196 vs 171). From 4 ranks the budget
+ * gives 256 KiB or less, as before; 3 ranks get 512 KiB slots and still
+ * walk four parts (SHM_WALK_BUDGET). */
+#define SHM_CHUNK_MAX (512u << 10)
 #define SHM_BOUNCE_BUDGET (16u << 20)
 #define SHM_DEAD_NS 1000000000LL    /* a peer stuck this long gets its pid checked */
 
