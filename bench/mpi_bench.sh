@@ -40,8 +40,10 @@
 #          where its two 128 B lazy receives a call become 160 B
 #          posted ones (0.032 us each, the "post" figure), and by
 #          +0.017 with the lazy limit moved to 1 KiB;
-#          from 2026-12-01 to 12-07 not charged (o was taken to hold it;
-#          the same rows then grew +0.014 to +0.063 across the limit)
+#          from 2026-12-01 to 12-07 not charged (o was taken to hold it:
+#          in the kept runs of then, best of 3 launches each, ring and
+#          tree grew +0.014 to +0.063 from 256 to 384 B, within their
+#          launches' spread; 30 launches a size showed the step)
 #   alpha  mpi_allreduce's 8-byte half round trip ("pingpong", in the
 #          same processes as the rows) less 2 o (a ping-pong pays o twice)
 #   eager  what an eager message's bytes cost (inline through the ring,
@@ -864,7 +866,8 @@ hrt=$(cal 2 pingpong 8)
 gamma=$(cal 2 gamma 0)
 o=$(cal 2 overhead 8)
 post=$(cal 2 post 8)
-# posting an ME is charged on top of o (post above)
+# postm keeps the measured figure for the calibration line, which names
+# it either way; PTL_BENCH_POST=free takes it from the model alone
 postm=$post
 [ "${PTL_BENCH_POST:-}" = free ] && post=0
 bar2=$(cal 2 barrier 0)

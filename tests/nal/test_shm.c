@@ -1764,7 +1764,7 @@ static int body_bulk(struct sj_ctx *c, void *arg)
 			SJ_CHECK(ch->nwin[SHM_M_BOUNCE] == 3 && ch->nwin[SHM_M_CMA] == 0);
 		}
 		else
-			SJ_CHECK(st.bounce_chunks >= 2 * (BULK_MAX / c->n->chunk) &&
+			SJ_CHECK(st.bounce_chunks >= 2 * (BULK_MAX / shm_piece(c->n->chunk)) &&
 				 st.split_moves == 0 && st.bounce_moves == moves &&
 				 /* the chooser's, between plain and non-temporal
 				  * stores (4097 B: the first class's warm-up);
@@ -2774,9 +2774,9 @@ static void slot_lap(size_t chunk, size_t parts)
 {
 	const size_t pc = shm_piece(chunk);
 	const uint64_t lap = SHM_NSLOT * parts;
-	bool used[SHM_NSLOT * 8] = { false };
+	bool used[SHM_NSLOT * (SHM_CHUNK_MAX / SHM_PIECE)] = { false };
 
-	assert_true(parts * pc <= chunk && lap <= SHM_NSLOT * 8);
+	assert_true(parts * pc <= chunk && chunk <= SHM_CHUNK_MAX);
 	for (uint64_t cur = 0; cur < lap; cur++) {
 		size_t off = shm_slot_off(chunk, parts, cur);
 
@@ -2804,20 +2804,31 @@ static void test_slot_off(void **state)
 	assert_int_equal(shm_slot_off(256u << 10, 2, 2 * SHM_NSLOT), 0);    /* two parts: back at the start */
 	for (uint64_t cur = 0; cur < 3 * SHM_NSLOT; cur++)
 		assert_int_equal(shm_slot_off(16u << 10, 1, cur), (cur % SHM_NSLOT) * (16u << 10));
-	/* the parts each host size walks, within SHM_WALK_BUDGET (the
-	 * chunks plan() gives those sizes: shm_seg.c) */
+	/* the slots plan() gives each host size (shm_chunk_size) and the
+	 * parts their pieces walk, within SHM_WALK_BUDGET: a slot past
+	 * SHM_CHUNK_PLAIN only where it adds parts (2 ranks and a lone
+	 * one), never bytes no piece reaches (3 ranks stay at 256 KiB) */
+	assert_int_equal(shm_chunk_size(2), 512u << 10);
 	assert_int_equal(shm_slot_parts(2, 512u << 10), 8);
-	assert_int_equal(shm_slot_parts(3, 512u << 10), 4);
 	assert_int_equal(shm_slot_parts(2, 256u << 10), 4);
+	assert_int_equal(shm_chunk_size(3), 256u << 10);
+	assert_int_equal(shm_slot_parts(3, 512u << 10), 4);
 	assert_int_equal(shm_slot_parts(3, 256u << 10), 4);
+	assert_int_equal(shm_chunk_size(4), 256u << 10);
 	assert_int_equal(shm_slot_parts(4, 256u << 10), 2);
+	assert_int_equal(shm_chunk_size(5), 128u << 10);
 	assert_int_equal(shm_slot_parts(5, 128u << 10), 1);
+	assert_int_equal(shm_chunk_size(8), 64u << 10);
 	assert_int_equal(shm_slot_parts(8, 64u << 10), 1);
-	assert_int_equal(shm_slot_parts(1, 256u << 10), 4);
+	assert_int_equal(shm_chunk_size(1), 512u << 10);
+	assert_int_equal(shm_slot_parts(1, 512u << 10), 8);
 	for (uint32_t L = 1; L <= 64; L++) {
-		size_t parts = shm_slot_parts(L, 256u << 10);
+		size_t chunk = shm_chunk_size(L), parts = shm_slot_parts(L, chunk);
 
-		assert_true(parts >= 1 && parts <= 4 && (parts & (parts - 1)) == 0);
+		assert_true(chunk >= SHM_CHUNK_MIN && chunk <= SHM_CHUNK_MAX && (chunk & (chunk - 1)) == 0);
+		assert_true(chunk <= SHM_CHUNK_PLAIN || parts > shm_slot_parts(L, chunk / 2));
+		assert_true(shm_pairs(L) * SHM_NSLOT * chunk <= SHM_BOUNCE_BUDGET || chunk == SHM_CHUNK_MIN);
+		assert_true(parts >= 1 && parts * shm_piece(chunk) <= chunk && (parts & (parts - 1)) == 0);
 		assert_true(parts == 1 || shm_pairs(L) * SHM_NSLOT * SHM_PIECE * parts <= SHM_WALK_BUDGET);
 	}
 }

@@ -113,7 +113,8 @@
  * streaming at other sizes and 2-rank allreduces level.
  * Why only there: the segment holds L x L rings (each rank's own too) and
  * its pages are allocated up front (shm_seg.c), so 512 KiB rings made 2
- * ranks' 5 MiB 6 and 4 ranks' 20 MiB 24 (two 4-rank jobs still fit a
+ * ranks' 5 MiB 6 (10 since their 512 KiB slots: shm_chunk_size) and 4
+ * ranks' 20 MiB 24 (two 4-rank jobs still fit a
  * container's 64 MiB /dev/shm), where at every size they would have
  * grown 8 ranks' 32 MiB to 48. */
 #define SHM_RING_MAX (256u << 10)
@@ -157,20 +158,16 @@ size_t shm_slot_off(size_t chunk, size_t parts, uint64_t cur);
  * of them (struct shm_bpeer's sv_q) holds this many. */
 #define SHM_SV_QUEUE 4u
 #define SHM_CHUNK_MIN (16u << 10)
-/* A slot's bytes at most: what the pieces of a 2-rank job walk
- * (shm_slot_parts: eight parts of 512 KiB slots, 2 MiB an area, where
- * 256 KiB slots held four, 1 MiB: a core's L2 on the Zen 4 guest, so the
- * consumer still held the bytes the producer came back to). 2 pinned
- * ranks, 8 interleaved launches, medians (2026-12-07, Zen 4 guest), 256
- * vs 512 KiB: MPI_Allreduce 32 KiB 6.24 vs 4.52 us, 128 KiB 12.4 vs
- * 10.5, 256 KiB 21.4 vs 20.2, 1 MiB 87.5 vs 81.7; half round trip 32 KiB
- * 4.49 vs 2.88, 1 and 4 MiB even (39.6, 171); streaming 1 MiB 27.0 vs
- * 29.6 GB/s, 4 MiB 25.7 vs 28.5. 1 MiB slots (sixteen parts, 4 MiB an
- * area; 6 launches against 512 KiB) went further at 32 KiB (allreduce
- * 3.73 vs 4.77, half round trip 2.32 vs 2.91) but back at 1 and 4 MiB
- * (half round trip 46.4 vs 39.8, 196 vs 171). From 4 ranks the budget
- * gives 256 KiB or less, as before; 3 ranks get 512 KiB slots and still
- * walk four parts (SHM_WALK_BUDGET). */
+/* A slot's bytes (shm_chunk_size): the bounce budget shared by the pairs,
+ * up to SHM_CHUNK_PLAIN, and past it to SHM_CHUNK_MAX only where the
+ * pieces then walk more parts (2 ranks: eight parts of 512 KiB slots, 2
+ * MiB an area, where four had walked 1 MiB, a core's whole L2 on the Zen
+ * 4 guest, and the consumer still held the bytes the producer came back
+ * to: 2-rank MPI_Allreduce 32 KiB 6.24 -> 4.52 us, half round trip 32
+ * KiB 4.49 -> 2.88, 1 and 4 MiB even; doc/bench-notes.md, 2026-12-07,
+ * has the A/B and 1 MiB slots', worse at 1 - 4 MiB). A larger slot whose
+ * walk stays the same would only hold bytes no piece reaches. */
+#define SHM_CHUNK_PLAIN (256u << 10)
 #define SHM_CHUNK_MAX (512u << 10)
 #define SHM_BOUNCE_BUDGET (16u << 20)
 #define SHM_DEAD_NS 1000000000LL    /* a peer stuck this long gets its pid checked */
@@ -743,6 +740,7 @@ void shm_seg_name(uint64_t jobid, char *buf, size_t len);
 /* The bytes of each ring in a segment for L local ranks (shm.h's
  * SHM_RING_* say how). */
 uint64_t shm_ring_size(uint32_t L);
+uint64_t shm_chunk_size(uint32_t L);
 int shm_seg_create(struct nal *n);
 int shm_seg_attach(struct nal *n);
 void shm_seg_layout(struct nal *n);

@@ -409,9 +409,9 @@ size_t shm_slot_off(size_t chunk, size_t parts, uint64_t cur)
  * parts) 1 MiB 114 - 150 vs 81 - 86 vs 88 - 99, 256 KiB 33 - 45 vs 21.3
  * vs 27 - 34; one pair's back-to-back 128 KiB exchange among 4 ranks 29
  * - 83 vs 19.6 - 20.4 vs 25 - 26. So 2 ranks walk eight parts (their
- * slots 512 KiB since: shm.h's SHM_CHUNK_MAX says why), 3 ranks four and
- * 4 ranks two; from 5 ranks (chunks of 128 KiB and less) the budget
- * leaves one part: no walk, which nothing here has measured either way. */
+ * slots 512 KiB since: shm_chunk_size), 3 ranks four and 4 ranks two;
+ * from 5 ranks (chunks of 128 KiB and less) the budget leaves one part:
+ * no walk, which nothing here has measured either way. */
 size_t shm_slot_parts(uint32_t L, size_t chunk)
 {
 	uint64_t pairs = shm_pairs(L);

@@ -138,11 +138,25 @@ uint64_t shm_ring_size(uint32_t L)
 			 L <= SHM_RING_SMALL_JOB ? SHM_RING_MAX_SMALL : SHM_RING_MAX);
 }
 
+/* A slot's bytes in a segment of L ranks: the bounce budget's share of
+ * each of the pairs' SHM_NSLOT slots, a power of two from SHM_CHUNK_MIN
+ * to SHM_CHUNK_PLAIN, then doubled up to SHM_CHUNK_MAX while the share
+ * allows and the pieces would walk more parts of it (shm.h says why). */
+uint64_t shm_chunk_size(uint32_t L)
+{
+	uint64_t share = pow2_floor(SHM_BOUNCE_BUDGET / (shm_pairs(L) * SHM_NSLOT));
+	uint64_t chunk = clamp_u64(share, SHM_CHUNK_MIN, SHM_CHUNK_PLAIN);
+
+	while (chunk * 2 <= SHM_CHUNK_MAX && chunk * 2 <= share &&
+	       shm_slot_parts(L, chunk * 2) > shm_slot_parts(L, chunk))
+		chunk *= 2;
+	return chunk;
+}
+
 /* Sizes every part for L local ranks: rings shrink as L grows so the whole
  * stays near SHM_RING_BUDGET + SHM_BOUNCE_BUDGET. */
 static void plan(struct shm_seg_hdr *h, uint32_t L)
 {
-	uint64_t pairs = shm_pairs(L);
 	uint64_t off;
 
 	h->magic = SHM_MAGIC;
@@ -150,8 +164,7 @@ static void plan(struct shm_seg_hdr *h, uint32_t L)
 	h->local_size = L;
 	h->ring_size = shm_ring_size(L);
 	h->ring_stride = sizeof(struct shm_ring_ctl) + h->ring_size;
-	h->chunk = clamp_u64(pow2_floor(SHM_BOUNCE_BUDGET / (pairs * SHM_NSLOT)), SHM_CHUNK_MIN,
-			     SHM_CHUNK_MAX);
+	h->chunk = shm_chunk_size(L);
 	h->slot_parts = shm_slot_parts(L, h->chunk);
 	h->bounce_stride = align_up(SHM_NSLOT * sizeof(struct shm_slot) + SHM_NSLOT * h->chunk,
 				    SHM_ALIGN);
