@@ -740,6 +740,8 @@ void shm_seg_name(uint64_t jobid, char *buf, size_t len);
 /* The bytes of each ring in a segment for L local ranks (shm.h's
  * SHM_RING_* say how). */
 uint64_t shm_ring_size(uint32_t L);
+/* The bytes of each bounce slot in a segment for L local ranks (shm.h's
+ * SHM_CHUNK_* say how). */
 uint64_t shm_chunk_size(uint32_t L);
 int shm_seg_create(struct nal *n);
 int shm_seg_attach(struct nal *n);
