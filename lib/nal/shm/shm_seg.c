@@ -141,13 +141,15 @@ uint64_t shm_ring_size(uint32_t L)
 /* A slot's bytes in a segment of L ranks: the bounce budget's share of
  * each of the pairs' SHM_NSLOT slots, a power of two from SHM_CHUNK_MIN
  * to SHM_CHUNK_PLAIN, then doubled up to SHM_CHUNK_MAX while the share
- * allows and the pieces would walk more parts of it (shm.h says why). */
+ * allows and the pieces would walk more parts of it (shm.h says why). A
+ * lone rank's area carries nothing (its moves to itself are plain
+ * copies, shm_bulk.c): it does not grow. */
 uint64_t shm_chunk_size(uint32_t L)
 {
 	uint64_t share = pow2_floor(SHM_BOUNCE_BUDGET / (shm_pairs(L) * SHM_NSLOT));
 	uint64_t chunk = clamp_u64(share, SHM_CHUNK_MIN, SHM_CHUNK_PLAIN);
 
-	while (chunk * 2 <= SHM_CHUNK_MAX && chunk * 2 <= share &&
+	while (L > 1 && chunk * 2 <= SHM_CHUNK_MAX && chunk * 2 <= share &&
 	       shm_slot_parts(L, chunk * 2) > shm_slot_parts(L, chunk))
 		chunk *= 2;
 	return chunk;
