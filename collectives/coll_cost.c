@@ -769,6 +769,14 @@ static const struct coll_cost_params *pair_params(const struct sim *m, const str
 	return pr % m->ncores == e->rank % m->ncores ? &m->same : m->base;
 }
 
+/* Bound: the latest a copy may start (or its get come) on core c and
+ * still join the core's run of exchange copies (xch_turns): within a turn
+ * of the run's end, a poll window and a switch jittered at most twice */
+static double xch_joins_by(const struct sim *m, int c)
+{
+	return m->xch_to[c] + m->p->poll_window + 2 * m->sw;
+}
+
 /* Bound cores: rank r's whole exchange copy, from start to end on r's
  * core. Two pairs exchanging at once each wait on their peers' pieces
  * and yield between them, so a core passes piece by piece between their
@@ -802,7 +810,7 @@ static bool xch_turns(struct sim *m, int r, double start, double end, double got
 	if (!m->ncores || !p->bound)
 		return false;
 	int c = r % m->ncores;
-	if ((got < start ? got : start) > m->xch_to[c] + p->poll_window + 2 * m->sw)
+	if ((got < start ? got : start) > xch_joins_by(m, c))
 		m->xch_from[c] = start;
 	if (end > m->xch_to[c])
 		m->xch_to[c] = end;
@@ -858,7 +866,7 @@ static int simulate(struct sim *m)
 				/* xch_turns: when a get came, while it waits
 				 * behind the core's run of exchange copies only */
 				if ((e.ev & ~EV_DEFERRED) == EV_GET)
-					e.sent = m->core_free[cr] > m->xch_to[cr] + p->poll_window + 2 * m->sw ? -1.0
+					e.sent = m->core_free[cr] > xch_joins_by(m, cr) ? -1.0
 						 : e.sent != 0 ? e.sent : e.key;
 				e.key = f + f * 1e-12 + 1e-18;  /* just after f */
 				e.ev |= EV_DEFERRED;
