@@ -152,6 +152,75 @@ static void test_attach_own(void **state)
 	assert_string_equal(cap.text, "");
 }
 
+/* The layout for L ranks: one ring and one bounce area per ordered pair
+ * of distinct ranks and nothing more (none of a rank to itself: a lone
+ * rank's segment is its header and rank block), each rank's ends of a
+ * pair on the same ring and area as its peer's, no two pairs sharing
+ * one, all within the segment; a rank's own entry points nowhere. */
+static void check_layout(uint32_t L)
+{
+	uint64_t jobid = test_jobid();
+	struct nal *n[8];
+	struct shm_seg_hdr *h;
+	uint64_t pairs = (uint64_t)L * (L - 1);
+
+	assert_true(L >= 1 && L <= 8);
+	for (uint32_t r = 0; r < L; r++)
+		n[r] = seg_nal(jobid, (int)r, (int)L);
+	assert_int_equal(shm_seg_create(n[0]), 0);
+	h = n[0]->hdr;
+	assert_true(h->bounce_off - h->ring_off == pairs * h->ring_stride);
+	assert_true(h->seg_len >= h->bounce_off + pairs * h->bounce_stride);
+	assert_true(h->seg_len < h->bounce_off + pairs * h->bounce_stride + 4096);
+	if (L == 1)
+		assert_true(h->seg_len <= 4096 * 2);
+	for (uint32_t r = 1; r < L; r++) {
+		n[r]->base = n[0]->base;
+		n[r]->hdr = n[0]->hdr;
+		shm_seg_layout(n[r]);
+	}
+	uint8_t *base = n[0]->base;
+	for (uint32_t a = 0; a < L; a++) {
+		assert_null(n[a]->tx[a].ctl);
+		assert_null(n[a]->rx[a].data);
+		assert_null(n[a]->bp[a].rq_slot);
+		assert_null(n[a]->bp[a].sv_data);
+		for (uint32_t b = 0; b < L; b++) {
+			if (a == b)
+				continue;
+			uint8_t *ring = (uint8_t *)n[a]->tx[b].ctl, *area = (uint8_t *)n[a]->bp[b].rq_slot;
+			assert_ptr_equal(ring, n[b]->rx[a].ctl);
+			assert_ptr_equal(n[a]->tx[b].data, n[b]->rx[a].data);
+			assert_ptr_equal(area, n[b]->bp[a].sv_slot);
+			assert_ptr_equal(n[a]->bp[b].rq_data, n[b]->bp[a].sv_data);
+			assert_true(ring >= base + h->ring_off && ring + h->ring_stride <= base + h->bounce_off);
+			assert_true(area >= base + h->bounce_off && area + h->bounce_stride <= base + h->seg_len);
+			assert_int_equal((uint64_t)(ring - base - h->ring_off) % h->ring_stride, 0);
+			assert_int_equal((uint64_t)(area - base - h->bounce_off) % h->bounce_stride, 0);
+			/* no other pair's ring or area is this one */
+			for (uint32_t c = 0; c < L; c++)
+				for (uint32_t d = 0; d < L; d++)
+					if (c != d && (c != a || d != b)) {
+						assert_ptr_not_equal(ring, n[c]->tx[d].ctl);
+						assert_ptr_not_equal(area, n[c]->bp[d].rq_slot);
+					}
+		}
+	}
+	shm_unlink(n[0]->name);
+	for (uint32_t r = 1; r < L; r++)
+		n[r]->base = NULL; /* n[0]'s mapping, unmapped once */
+	for (uint32_t r = 0; r < L; r++)
+		seg_nal_free(n[r]);
+}
+
+static void test_layout(void **state)
+{
+	(void)state;
+	for (uint32_t L = 1; L <= 5; L++)
+		check_layout(L);
+	check_layout(8);
+}
+
 static void test_refuse_foreign(void **state)
 {
 	static const enum spoil ways[] = { SPOIL_VERSION, SPOIL_JOBID, SPOIL_LSIZE, SPOIL_UNINIT,
@@ -351,6 +420,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_attach_own),
+		cmocka_unit_test(test_layout),
 		cmocka_unit_test(test_refuse_foreign),
 		cmocka_unit_test(test_attach_missing),
 		cmocka_unit_test(test_stale_replaced),

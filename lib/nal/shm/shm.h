@@ -14,11 +14,13 @@
  *   [0]            struct shm_seg_hdr        magic, version, L, sizes, offsets
  *   rank_off       struct shm_rank[L]        per local rank: futex state word, pid and start
  *                                            time, CPU mask
- *   ring_off       L*L rings, ring_stride each; ring (src, dst) at index
- *                  src*L+dst (src == dst unused): struct shm_ring_ctl
+ *   ring_off       L*(L-1) rings, ring_stride each; ring (src, dst) at
+ *                  index shm_pair_index(src, dst, L) (none from a rank to
+ *                  itself): struct shm_ring_ctl
  *                  (consumer's published head) then ring_size data bytes
- *   bounce_off     L*L bounce areas, bounce_stride each; area (req, tgt) at
- *                  index req*L+tgt: SHM_NSLOT struct shm_slot then
+ *   bounce_off     L*(L-1) bounce areas, bounce_stride each; area (req,
+ *                  tgt) at shm_pair_index(req, tgt, L): SHM_NSLOT struct
+ *                  shm_slot then
  *                  SHM_NSLOT*chunk data bytes, a piece (64 KiB at
  *                  most) a hand-over, each lap of the slots at the next
  *                  of a few parts of each (shm_slot_off). The path of
@@ -85,7 +87,7 @@
 #include "nal/nal.h"
 
 #define SHM_MAGIC 0x70746c73686d3031ULL /* "ptlshm01" */
-#define SHM_VERSION 11u /* 2: SHM_REC_HELP (a version-1 peer would drop it and leave the mover waiting); 3: ack, SHM_RF_REWIND; 4: SHM_HELP_FAILED; 5: small records end on a line; 6: a lap's first record rewinds, its consumer zeroes its words; SHM_HELP_PICK; 7: struct shm_rank.start; 8: SHM_ST_ASYM (a version-7 sender would not wake a sleeper that has it); 9: small records up to three lines; 10: pieces walk their slots (shm_slot_off: a version-9 peer would look for them at the slot's start); 11: the header names how many parts they walk (slot_parts: builds with another SHM_WALK_BUDGET agree) */
+#define SHM_VERSION 12u /* 2: SHM_REC_HELP (a version-1 peer would drop it and leave the mover waiting); 3: ack, SHM_RF_REWIND; 4: SHM_HELP_FAILED; 5: small records end on a line; 6: a lap's first record rewinds, its consumer zeroes its words; SHM_HELP_PICK; 7: struct shm_rank.start; 8: SHM_ST_ASYM (a version-7 sender would not wake a sleeper that has it); 9: small records up to three lines; 10: pieces walk their slots (shm_slot_off: a version-9 peer would look for them at the slot's start); 11: the header names how many parts they walk (slot_parts: builds with another SHM_WALK_BUDGET agree); 12: no ring or bounce area of a rank to itself (shm_pair_index) */
 #define SHM_ALIGN 128u /* two cache lines: the adjacent-line prefetcher pairs them */
 
 /* hdr + payload, when the ring is big enough (a quarter ring: rings of
@@ -145,11 +147,21 @@ static inline size_t shm_piece(size_t chunk)
  * (SHM_WALK_BUDGET), chosen by the segment's creator and read by every
  * rank from the header. */
 #define SHM_WALK_BUDGET (8u << 20)
-/* Ordered pairs of a segment's L ranks, each a ring and a bounce area
- * (one for a lone rank): what the budgets above are shared among. */
+/* Ordered pairs of a segment's L ranks, each a ring and a bounce area:
+ * what the budgets above are shared among (a lone rank's, which has
+ * neither, as one pair's). */
 static inline uint64_t shm_pairs(uint32_t L)
 {
 	return (uint64_t)L * (L > 1 ? L - 1 : 1);
+}
+/* The index of ordered pair (a, b), a != b, among a segment's L*(L-1):
+ * a's peers in rank order, a left out. A rank's messages and moves to
+ * itself never touch the segment (libptl's self NAL; shm_bulk.c copies
+ * them), so it holds no ring or area of a rank to itself: they had been
+ * 4 MiB of a 2-rank segment's 10, reserved up front like the rest. */
+static inline uint64_t shm_pair_index(uint32_t a, uint32_t b, uint32_t L)
+{
+	return (uint64_t)a * (L - 1) + (b < a ? b : b - 1);
 }
 size_t shm_slot_parts(uint32_t L, size_t chunk);
 size_t shm_slot_off(size_t chunk, size_t parts, uint64_t cur);

@@ -18,7 +18,7 @@
 #include "shm.h"
 
 /* A segment of up to SHM_SEG_RESERVE_MAX bytes (up to 18 ranks on a host;
- * 4 ranks: 24 MiB) has all its pages allocated by its creator
+ * 2 ranks: 5 MiB, 4 ranks: 18 MiB) has all its pages allocated by its creator
  * (posix_fallocate) and mapped at once by every rank (MAP_POPULATE):
  * mapped on demand, a rank took a fault the first time it touched each
  * page of a ring or bounce slot, in whichever call first reached it, and
@@ -28,8 +28,8 @@
  * pinned 256 KiB 29.8 -> 26.8, 1 MiB 124 -> 122. And a /dev/shm too small
  * for it fails the job at start, with a message, not with a SIGBUS at
  * whichever store first reaches a page it cannot have. Larger segments
- * (the rings' and slots' floors outgrow the budgets: 32 ranks 97 MiB, 64
- * ranks 323 MiB, mostly pairs that never talk) stay sparse and are
+ * (the rings' and slots' floors outgrow the budgets: 32 ranks 94 MiB, 64
+ * ranks 317 MiB, mostly pairs that never talk) stay sparse and are
  * mapped on demand, as is a segment on a /dev/shm that cannot fallocate:
  * reserving all of that would cost the host its memory and each rank
  * its page tables. */
@@ -142,8 +142,8 @@ uint64_t shm_ring_size(uint32_t L)
  * each of the pairs' SHM_NSLOT slots, a power of two from SHM_CHUNK_MIN
  * to SHM_CHUNK_PLAIN, then doubled up to SHM_CHUNK_MAX while the share
  * allows and the pieces would walk more parts of it (shm.h says why). A
- * lone rank's area carries nothing (its moves to itself are plain
- * copies, shm_bulk.c): it does not grow. */
+ * lone rank has no area (shm_pair_index): its figure, which no slot
+ * takes, stays the plain one. */
 uint64_t shm_chunk_size(uint32_t L)
 {
 	uint64_t share = pow2_floor(SHM_BOUNCE_BUDGET / (shm_pairs(L) * SHM_NSLOT));
@@ -174,13 +174,15 @@ static void plan(struct shm_seg_hdr *h, uint32_t L)
 	h->rank_off = off;
 	off = align_up(off + L * sizeof(struct shm_rank), SHM_ALIGN);
 	h->ring_off = off;
-	off += (uint64_t)L * L * h->ring_stride;
+	off += (uint64_t)L * (L - 1) * h->ring_stride;
 	h->bounce_off = off;
-	off += (uint64_t)L * L * h->bounce_stride;
+	off += (uint64_t)L * (L - 1) * h->bounce_stride;
 	h->seg_len = align_up(off, 4096);
 }
 
-/* Points our per-peer state at the segment's rings and bounce areas. */
+/* Points our per-peer state at the segment's rings and bounce areas;
+ * our own entry at none (nothing of ours goes to ourselves through the
+ * segment: a use of it faults at once rather than write a peer's ring). */
 void shm_seg_layout(struct nal *n)
 {
 	struct shm_seg_hdr *h = n->hdr;
@@ -197,10 +199,20 @@ void shm_seg_layout(struct nal *n)
 	if (n->max_inline > h->ring_size / 4 - 8)
 		n->max_inline = h->ring_size / 4 - 8;
 	for (uint32_t p = 0; p < L; p++) {
-		uint8_t *out = n->base + h->ring_off + ((uint64_t)me * L + p) * h->ring_stride;
-		uint8_t *in = n->base + h->ring_off + ((uint64_t)p * L + me) * h->ring_stride;
-		uint8_t *rq = n->base + h->bounce_off + ((uint64_t)me * L + p) * h->bounce_stride;
-		uint8_t *sv = n->base + h->bounce_off + ((uint64_t)p * L + me) * h->bounce_stride;
+		if (p == me) {
+			n->tx[p].ctl = NULL;
+			n->tx[p].data = NULL;
+			n->rx[p].ctl = NULL;
+			n->rx[p].data = NULL;
+			n->bp[p].rq_slot = n->bp[p].sv_slot = NULL;
+			n->bp[p].rq_data = n->bp[p].sv_data = NULL;
+			continue;
+		}
+		uint64_t mine = shm_pair_index(me, p, L), theirs = shm_pair_index(p, me, L);
+		uint8_t *out = n->base + h->ring_off + mine * h->ring_stride;
+		uint8_t *in = n->base + h->ring_off + theirs * h->ring_stride;
+		uint8_t *rq = n->base + h->bounce_off + mine * h->bounce_stride;
+		uint8_t *sv = n->base + h->bounce_off + theirs * h->bounce_stride;
 
 		n->tx[p].ctl = (struct shm_ring_ctl *)out;
 		n->tx[p].data = out + sizeof(struct shm_ring_ctl);
