@@ -39,7 +39,9 @@
 #          launches, 2026-12-07) steps by +0.065 us from 256 to 320 B,
 #          where its two 128 B lazy receives a call become 160 B
 #          posted ones (0.032 us each, the "post" figure), and by
-#          +0.017 with the lazy limit moved to 1 KiB;
+#          +0.017 with the lazy limit moved to 1 KiB (where it is since
+#          2026-12-07: the 2-rank ring's receives post from its rows
+#          above 2 KiB);
 #          from 2026-12-01 to 12-07 not charged (o was taken to hold it:
 #          in the kept runs of then, best of 3 launches each, ring and
 #          tree grew +0.014 to +0.063 from 256 to 384 B, within their
@@ -379,7 +381,8 @@
 #          "request-free schedule sends"). A run that measures is free
 #          (the tree's own MPI) unless this says otherwise, and keeps that
 #          in DIR/sends; PTL_BENCH_FROM takes DIR/sends, req where there is
-#          none (runs kept before it)
+#          none (runs kept before it). Likewise DIR/lazy: COLL_LAZY_MAX as
+#          the run's MPI had it (128 where there is none)
 set -u
 B=$(cd "$(dirname "$0")/.." && pwd)
 S=${PTL_TOP_SRCDIR:-$B}
@@ -401,6 +404,12 @@ SENT=free
 [ -n "${PTL_BENCH_FROM:-}" ] && { SENT=$(cat "$PTL_BENCH_FROM/sends" 2>/dev/null) || SENT=req; }
 case $SENT in free | req) ;; *) echo "mpi_bench.sh: $PTL_BENCH_FROM/sends says $SENT, not free or req" >&2; exit 1 ;; esac
 SENDS=${PTL_BENCH_SENDS:-$SENT}
+# schedule receives up to mpi_coll.c's COLL_LAZY_MAX post no ME: this
+# tree's limit, or the one a kept run was measured with (DIR/lazy), 128
+# for runs kept before it says (the limit from 2026-11-30 to 2026-12-07)
+LAZY=$(sed -n 's/^#define COLL_LAZY_MAX \([0-9][0-9]*\).*/\1/p' "$S/lib/mpi-shim/mpi_coll.c" 2>/dev/null)
+[ -n "${PTL_BENCH_FROM:-}" ] && { LAZY=$(cat "$PTL_BENCH_FROM/lazy" 2>/dev/null) || LAZY=128; }
+case $LAZY in '' | *[!0-9]*) echo "mpi_bench.sh: no lazy limit (COLL_LAZY_MAX in $S/lib/mpi-shim/mpi_coll.c, or ${PTL_BENCH_FROM:-.}/lazy): '$LAZY'" >&2; exit 1 ;; esac
 case $SENDS in free | req) ;; *) echo "mpi_bench.sh: PTL_BENCH_SENDS takes free or req, not $SENDS" >&2; exit 1 ;; esac
 # bound cores' model (below, "bound cores"), checked before anything is measured
 BOUND_PW=${PTL_BENCH_PW:-0.1} BOUND_JITTER=${PTL_BENCH_JITTER:-0.35}
@@ -411,6 +420,7 @@ BOUND_PW=${PTL_BENCH_PW:-0.1} BOUND_JITTER=${PTL_BENCH_JITTER:-0.35}
 W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
 echo "$BIND4" > "$W/bind4"
 echo "$SENT" > "$W/sends"
+echo "$LAZY" > "$W/lazy"
 # PTL_BENCH_KEEP=DIR keeps this run's measurements (DIR/all, DIR/algo,
 # DIR/bulk, DIR/states);
 # PTL_BENCH_FROM=DIR measures nothing and runs the model on DIR's instead
@@ -713,7 +723,7 @@ if awk -v x="$OUTLIER" 'BEGIN { exit !(x + 0 > 0) }' && [ -s "$W/pplaunch" ]; th
 fi
 
 [ -n "${PTL_BENCH_KEEP:-}" ] && mkdir -p "$PTL_BENCH_KEEP" && cp "$W/all" "$W/algo" "$PTL_BENCH_KEEP/" &&
-	for f in bulk states bind4 sends relaunched; do
+	for f in bulk states bind4 sends lazy relaunched; do
 		[ ! -f "$W/$f" ] || cp "$W/$f" "$PTL_BENCH_KEEP/"
 	done
 
@@ -1077,7 +1087,7 @@ esac
 # directly (no engine), their receives up to RD_DIRECT_LAZY_MAX posting no
 # ME and their sends request-free when ACK-free (mpi_send_small_ctx)
 cdef() { v=$(sed -n "s/^#define $1 \([0-9][0-9]*\).*/\1/p" "$S/lib/mpi-shim/mpi_coll.c" 2>/dev/null); echo "${v:-$2}"; }
-clazy=$(cdef COLL_LAZY_MAX 128)
+clazy=$LAZY
 rdmax=$(cdef RD_DIRECT_MAX 4096)
 rdlazy=$(cdef RD_DIRECT_LAZY_MAX 1024)
 rdsmall=$((rdmax < noack ? rdmax : noack))
