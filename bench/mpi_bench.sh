@@ -33,7 +33,8 @@
 #          "post": 64 MPI_Irecv); ptl's MPI posts an ME for a schedule's
 #          receive of more than COLL_LAZY_MAX (and direct recursive
 #          doubling's of more than RD_DIRECT_LAZY_MAX; both read from
-#          mpi_coll.c), smaller ones wait unexpected. Charged on top of
+#          mpi_coll.c, the first from DIR/lazy for a kept run), smaller
+#          ones wait unexpected. Charged on top of
 #          o (--recv-post): a 2-rank ring allreduce of 64 B - 2 KiB
 #          (mpi_allreduce's size form, PTL_COLL_ALGO=ring, best of 30
 #          launches, 2026-12-07) steps by +0.065 us from 256 to 320 B,
@@ -422,7 +423,8 @@ echo "$BIND4" > "$W/bind4"
 echo "$SENT" > "$W/sends"
 echo "$LAZY" > "$W/lazy"
 # PTL_BENCH_KEEP=DIR keeps this run's measurements (DIR/all, DIR/algo,
-# DIR/bulk, DIR/states);
+# DIR/bulk, DIR/states) and how they were taken (DIR/bind4, DIR/sends,
+# DIR/lazy);
 # PTL_BENCH_FROM=DIR measures nothing and runs the model on DIR's instead
 # (to work on the model without rerunning the machine's part)
 if [ -n "${PTL_BENCH_FROM:-}" ]; then

@@ -652,9 +652,15 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 		fail "mpi_bench.sh: 2-rank ring 256 B's switches column, want '-': $out"
 	awk -v g="$grow" 'BEGIN { exit !(g != "none" && g + 0 >= 0.08 && g + 0 < 0.11) }' ||
 		fail "mpi_bench.sh model: 2-rank ring 256 -> 384 B grows by $grow us (want two posts and its bytes, 0.08 - 0.11): $out"
+	# a run kept again keeps the limit it was measured with: 128 B where
+	# it did not say, else what it says
+	kept2=$(mktemp -d)
+	bench PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" PTL_BENCH_KEEP="$kept2" >/dev/null 2>&1
+	[ "$(cat "$kept2/lazy" 2>/dev/null)" = 128 ] || fail "mpi_bench.sh kept a run that had no DIR/lazy with lazy '$(cat "$kept2/lazy" 2>&1)', want 128"
 	echo 1024 > "$kept/lazy"
-	outl=$(bench PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" 2>&1)
-	rm "$kept/lazy"
+	outl=$(bench PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" PTL_BENCH_KEEP="$kept2" 2>&1)
+	[ "$(cat "$kept2/lazy" 2>/dev/null)" = 1024 ] || fail "mpi_bench.sh kept a run measured with lazy 1024 as '$(cat "$kept2/lazy" 2>&1)'"
+	rm -r "$kept/lazy" "$kept2"
 	has "$outl" "receive posted 0.04 us (above 1024 B; direct recursive doubling: ${rdlazy:-?} B; charged)"
 	growl=$(grow "$outl")
 	awk -v g="$growl" 'BEGIN { exit !(g != "none" && g + 0 >= 0 && g + 0 < 0.03) }' ||

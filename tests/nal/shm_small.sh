@@ -2,7 +2,7 @@
 # shm_small.sh: a /dev/shm too small for the job's segment fails the job at
 # start with a message that says so, instead of a SIGBUS mid-run (a segment
 # of up to 64 MiB has its pages reserved when it is made), and rank 0
-# removes it itself; a larger segment (20 ranks: ~75 MiB) stays sparse and
+# removes it itself; a larger segment (20 ranks: ~71 MiB) stays sparse and
 # runs in a /dev/shm smaller than it. Each /dev/shm here is a tmpfs in a
 # mount namespace of its own, private (the host's /dev/shm is untouched);
 # the same job with the host's /dev/shm runs. Needs root and util-linux's

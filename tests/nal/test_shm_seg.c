@@ -168,6 +168,7 @@ static void check_layout(uint32_t L)
 	for (uint32_t r = 0; r < L; r++)
 		n[r] = seg_nal(jobid, (int)r, (int)L);
 	assert_int_equal(shm_seg_create(n[0]), 0);
+	shm_unlink(n[0]->name); /* mapped here; nothing attaches by name */
 	h = n[0]->hdr;
 	assert_true(h->bounce_off - h->ring_off == pairs * h->ring_stride);
 	assert_true(h->seg_len >= h->bounce_off + pairs * h->bounce_stride);
@@ -182,8 +183,12 @@ static void check_layout(uint32_t L)
 	uint8_t *base = n[0]->base;
 	for (uint32_t a = 0; a < L; a++) {
 		assert_null(n[a]->tx[a].ctl);
+		assert_null(n[a]->tx[a].data);
+		assert_null(n[a]->rx[a].ctl);
 		assert_null(n[a]->rx[a].data);
 		assert_null(n[a]->bp[a].rq_slot);
+		assert_null(n[a]->bp[a].rq_data);
+		assert_null(n[a]->bp[a].sv_slot);
 		assert_null(n[a]->bp[a].sv_data);
 		for (uint32_t b = 0; b < L; b++) {
 			if (a == b)
@@ -206,7 +211,6 @@ static void check_layout(uint32_t L)
 					}
 		}
 	}
-	shm_unlink(n[0]->name);
 	for (uint32_t r = 1; r < L; r++)
 		n[r]->base = NULL; /* n[0]'s mapping, unmapped once */
 	for (uint32_t r = 0; r < L; r++)

@@ -113,12 +113,12 @@
  * 10.9; MPICH 12.2 - 12.9), where windows of 32 8 KiB MPI_Isends alone
  * read 10.0 - 10.2 and 11.6 - 11.7 (1 MiB: 11.2 - 11.7); latency,
  * streaming at other sizes and 2-rank allreduces level.
- * Why only there: the segment holds L x L rings (each rank's own too) and
- * its pages are allocated up front (shm_seg.c), so 512 KiB rings made 2
- * ranks' 5 MiB 6 (10 since their 512 KiB slots: shm_chunk_size) and 4
- * ranks' 20 MiB 24 (two 4-rank jobs still fit a
- * container's 64 MiB /dev/shm), where at every size they would have
- * grown 8 ranks' 32 MiB to 48. */
+ * Why only there: the segment's pages are allocated up front (shm_seg.c),
+ * so 512 KiB rings made 2 ranks' 5 MiB 6 and 4 ranks' 20 MiB 24 (two
+ * 4-rank jobs still fit a container's 64 MiB /dev/shm), where at every
+ * size they would have grown 8 ranks' 32 MiB to 48 (those segments held
+ * each rank's ring to itself too; without them, 2026-12-07: 2 ranks 5
+ * MiB with their 512 KiB slots, 4 ranks 18, 8 ranks 28). */
 #define SHM_RING_MAX (256u << 10)
 #define SHM_RING_MAX_SMALL (512u << 10)
 #define SHM_RING_SMALL_JOB 4
@@ -158,7 +158,7 @@ static inline uint64_t shm_pairs(uint32_t L)
  * a's peers in rank order, a left out. A rank's messages and moves to
  * itself never touch the segment (libptl's self NAL; shm_bulk.c copies
  * them), so it holds no ring or area of a rank to itself: they had been
- * 4 MiB of a 2-rank segment's 10, reserved up front like the rest. */
+ * 5 MiB of a 2-rank segment's 10, reserved up front like the rest. */
 static inline uint64_t shm_pair_index(uint32_t a, uint32_t b, uint32_t L)
 {
 	return (uint64_t)a * (L - 1) + (b < a ? b : b - 1);
