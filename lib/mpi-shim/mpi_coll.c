@@ -45,14 +45,14 @@
  * above it the copy (out of unexpected memory that is seldom in cache)
  * costs more. 128 B from 2026-11-30 (2-rank allreduce, best of 6: 8 B 1.01
  * vs 1.09 us, 64 B 1.09 vs 1.13, 128 B even, 256 B 1.28 vs 1.19, 4 KiB 2.9
- * vs 2.2); 1 KiB since 2026-12-07 on the Zen 4 guest, interleaved
- * launches, medians, 128 B against a limit this high (against 8 KiB
- * where it says so): 2-rank ring allreduce 512 B 0.767 vs 0.730 us, 2 KiB
- * 0.904 vs 0.871, 4 KiB (2 KiB receives; 8 KiB) 1.19 vs 1.13, 16 KiB (8
- * KiB) 3.43 vs 3.61; 4 ranks on 2 cores, ring 2 KiB 11.4 vs 10.4, 4 KiB
- * 12.6 vs 11.9, halving-doubling 1 KiB 10.9 vs 10.3, 4 KiB 11.9 vs 11.8 (8
- * KiB: 15.4, its 2 KiB receives lazy); bench/mpi_colls of 256 B - 1 KiB
- * blocks 0.90x - 1.00x on 2 ranks (doc/bench-notes.md). */
+ * vs 2.2); 1 KiB since 2026-12-07 (Zen 4 guest, interleaved launches,
+ * medians, 128 B vs 1 KiB): 2-rank ring allreduce 512 B 0.767 vs 0.730 us,
+ * 2 KiB 0.904 vs 0.871; 4 ranks on 2 cores, ring 2 KiB 11.4 vs 10.4, 4 KiB
+ * 12.6 vs 11.9, halving-doubling 1 KiB 10.9 vs 10.3; bench/mpi_colls of
+ * 256 B - 1 KiB blocks 0.90x - 1.00x on 2 ranks. Not higher: with 8 KiB,
+ * receives of 2 KiB and more went lazy too, and the 4-rank
+ * halving-doubling of 4 KiB took 15.4 us against 12.2, the 2-rank ring of
+ * 16 KiB 3.61 against 3.43 (doc/bench-notes.md). */
 #define COLL_LAZY_MAX 1024
 
 /* Temporaries of a call (a packed image of a non-contiguous buffer,

@@ -5,7 +5,8 @@
  * our name is removed with a message; a malformed or unservable copy
  * request (SHM_REC_HELP) is answered "do it yourself" or dropped with a
  * message, as is a pair leader's bulk pick of no class or method, and the
- * messages behind them still arrive.
+ * messages behind them still arrive. And what a segment holds: a ring and
+ * a bounce area per ordered pair of distinct ranks (test_layout).
  */
 #include "config.h"
 
