@@ -33,7 +33,7 @@
 #          "post": 64 MPI_Irecv); ptl's MPI posts an ME for a schedule's
 #          receive of more than COLL_LAZY_MAX (and direct recursive
 #          doubling's of more than RD_DIRECT_LAZY_MAX; both read from
-#          mpi_coll.c, the first from DIR/lazy for a kept run), smaller
+#          mpi_coll.c, from DIR/lazy and DIR/rdlazy for a kept run), smaller
 #          ones wait unexpected. Charged on top of
 #          o (--recv-post): a 2-rank ring allreduce of 64 B - 2 KiB
 #          (mpi_allreduce's size form, PTL_COLL_ALGO=ring, best of 30
@@ -382,8 +382,9 @@
 #          "request-free schedule sends"). A run that measures is free
 #          (the tree's own MPI) unless this says otherwise, and keeps that
 #          in DIR/sends; PTL_BENCH_FROM takes DIR/sends, req where there is
-#          none (runs kept before it). Likewise DIR/lazy: COLL_LAZY_MAX as
-#          the run's MPI had it (128 where there is none)
+#          none (runs kept before it). Likewise DIR/lazy and DIR/rdlazy:
+#          COLL_LAZY_MAX and RD_DIRECT_LAZY_MAX as the run's MPI had them
+#          (128 and this tree's where there are none)
 set -u
 B=$(cd "$(dirname "$0")/.." && pwd)
 S=${PTL_TOP_SRCDIR:-$B}
@@ -407,10 +408,15 @@ case $SENT in free | req) ;; *) echo "mpi_bench.sh: $PTL_BENCH_FROM/sends says $
 SENDS=${PTL_BENCH_SENDS:-$SENT}
 # schedule receives up to mpi_coll.c's COLL_LAZY_MAX post no ME: this
 # tree's limit, or the one a kept run was measured with (DIR/lazy), 128
-# for runs kept before it says (the limit from 2026-11-30 to 2026-12-07)
+# for runs kept before it says (the limit from 2026-11-30 to 2026-12-07);
+# the same for direct recursive doubling's RD_DIRECT_LAZY_MAX (DIR/rdlazy;
+# this tree's for runs kept before it says: 4096 since 2026-12-04)
 LAZY=$(sed -n 's/^#define COLL_LAZY_MAX \([0-9][0-9]*\).*/\1/p' "$S/lib/mpi-shim/mpi_coll.c" 2>/dev/null)
+RDLAZY=$(sed -n 's/^#define RD_DIRECT_LAZY_MAX \([0-9][0-9]*\).*/\1/p' "$S/lib/mpi-shim/mpi_coll.c" 2>/dev/null)
 [ -n "${PTL_BENCH_FROM:-}" ] && { LAZY=$(cat "$PTL_BENCH_FROM/lazy" 2>/dev/null) || LAZY=128; }
-case $LAZY in '' | *[!0-9]*) echo "mpi_bench.sh: no lazy limit (COLL_LAZY_MAX in $S/lib/mpi-shim/mpi_coll.c, or ${PTL_BENCH_FROM:-.}/lazy): '$LAZY'" >&2; exit 1 ;; esac
+[ -n "${PTL_BENCH_FROM:-}" ] && [ -f "$PTL_BENCH_FROM/rdlazy" ] && RDLAZY=$(cat "$PTL_BENCH_FROM/rdlazy")
+case $LAZY$RDLAZY in *[!0-9]*) false ;; *) [ -n "$LAZY" ] && [ -n "$RDLAZY" ] ;; esac ||
+	{ echo "mpi_bench.sh: no lazy limit (COLL_LAZY_MAX and RD_DIRECT_LAZY_MAX in $S/lib/mpi-shim/mpi_coll.c, or ${PTL_BENCH_FROM:-.}/lazy and rdlazy): '$LAZY' '$RDLAZY'" >&2; exit 1; }
 case $SENDS in free | req) ;; *) echo "mpi_bench.sh: PTL_BENCH_SENDS takes free or req, not $SENDS" >&2; exit 1 ;; esac
 # bound cores' model (below, "bound cores"), checked before anything is measured
 BOUND_PW=${PTL_BENCH_PW:-0.1} BOUND_JITTER=${PTL_BENCH_JITTER:-0.35}
@@ -422,9 +428,10 @@ W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
 echo "$BIND4" > "$W/bind4"
 echo "$SENT" > "$W/sends"
 echo "$LAZY" > "$W/lazy"
+echo "$RDLAZY" > "$W/rdlazy"
 # PTL_BENCH_KEEP=DIR keeps this run's measurements (DIR/all, DIR/algo,
 # DIR/bulk, DIR/states) and how they were taken (DIR/bind4, DIR/sends,
-# DIR/lazy);
+# DIR/lazy, DIR/rdlazy);
 # PTL_BENCH_FROM=DIR measures nothing and runs the model on DIR's instead
 # (to work on the model without rerunning the machine's part)
 if [ -n "${PTL_BENCH_FROM:-}" ]; then
@@ -725,7 +732,7 @@ if awk -v x="$OUTLIER" 'BEGIN { exit !(x + 0 > 0) }' && [ -s "$W/pplaunch" ]; th
 fi
 
 [ -n "${PTL_BENCH_KEEP:-}" ] && mkdir -p "$PTL_BENCH_KEEP" && cp "$W/all" "$W/algo" "$PTL_BENCH_KEEP/" &&
-	for f in bulk states bind4 sends lazy relaunched; do
+	for f in bulk states bind4 sends lazy rdlazy relaunched; do
 		[ ! -f "$W/$f" ] || cp "$W/$f" "$PTL_BENCH_KEEP/"
 	done
 
@@ -1091,7 +1098,7 @@ esac
 cdef() { v=$(sed -n "s/^#define $1 \([0-9][0-9]*\).*/\1/p" "$S/lib/mpi-shim/mpi_coll.c" 2>/dev/null); echo "${v:-$2}"; }
 clazy=$LAZY
 rdmax=$(cdef RD_DIRECT_MAX 4096)
-rdlazy=$(cdef RD_DIRECT_LAZY_MAX 1024)
+rdlazy=$RDLAZY
 rdsmall=$((rdmax < noack ? rdmax : noack))
 # Request-free schedule sends: a schedule's send that can go inline and
 # ACK-free leaves with no request (mpi_coll.c's cb_send, since

@@ -660,6 +660,7 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 	echo 1024 > "$kept/lazy"
 	outl=$(bench PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" PTL_BENCH_KEEP="$kept2" 2>&1)
 	[ "$(cat "$kept2/lazy" 2>/dev/null)" = 1024 ] || fail "mpi_bench.sh kept a run measured with lazy 1024 as '$(cat "$kept2/lazy" 2>&1)'"
+	[ "$(cat "$kept2/rdlazy" 2>/dev/null)" = "${rdlazy:-?}" ] || fail "mpi_bench.sh kept a run that had no DIR/rdlazy with rdlazy '$(cat "$kept2/rdlazy" 2>&1)', want this tree's ${rdlazy:-?}"
 	rm -r "$kept/lazy" "$kept2"
 	has "$outl" "receive posted 0.04 us (above 1024 B; direct recursive doubling: ${rdlazy:-?} B; charged)"
 	growl=$(grow "$outl")
@@ -669,6 +670,14 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 	outl=$(bench PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" 2>&1) && fail "mpi_bench.sh took a kept lazy limit of 12x: $outl"
 	has "$outl" "no lazy limit"
 	rm "$kept/lazy"
+	# direct recursive doubling's limit from DIR/rdlazy where it says
+	echo 512 > "$kept/rdlazy"
+	outl=$(bench PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" 2>&1)
+	has "$outl" "receive posted 0.04 us (above 128 B; direct recursive doubling: 512 B; charged)"
+	echo x > "$kept/rdlazy"
+	outl=$(bench PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" 2>&1) && fail "mpi_bench.sh took a kept rdlazy of x: $outl"
+	has "$outl" "no lazy limit"
+	rm "$kept/rdlazy"
 	outf=$(bench PTL_BENCH_POST=free PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" 2>&1)
 	has "$outf" "direct recursive doubling: ${rdlazy:-?} B; not charged: PTL_BENCH_POST=free)"
 	growf=$(grow "$outf")
