@@ -411,8 +411,10 @@ SENDS=${PTL_BENCH_SENDS:-$SENT}
 # for runs kept before it says (the limit from 2026-11-30 to 2026-12-07);
 # the same for direct recursive doubling's RD_DIRECT_LAZY_MAX (DIR/rdlazy;
 # this tree's for runs kept before it says: 4096 since 2026-12-04)
-LAZY=$(sed -n 's/^#define COLL_LAZY_MAX \([0-9][0-9]*\).*/\1/p' "$S/lib/mpi-shim/mpi_coll.c" 2>/dev/null)
-RDLAZY=$(sed -n 's/^#define RD_DIRECT_LAZY_MAX \([0-9][0-9]*\).*/\1/p' "$S/lib/mpi-shim/mpi_coll.c" 2>/dev/null)
+# cdef NAME DEFAULT: mpi_coll.c's #define NAME, else DEFAULT
+cdef() { v=$(sed -n "s/^#define $1 \([0-9][0-9]*\).*/\1/p" "$S/lib/mpi-shim/mpi_coll.c" 2>/dev/null); echo "${v:-$2}"; }
+LAZY=$(cdef COLL_LAZY_MAX '')
+RDLAZY=$(cdef RD_DIRECT_LAZY_MAX '')
 [ -n "${PTL_BENCH_FROM:-}" ] && { LAZY=$(cat "$PTL_BENCH_FROM/lazy" 2>/dev/null) || LAZY=128; }
 [ -n "${PTL_BENCH_FROM:-}" ] && [ -f "$PTL_BENCH_FROM/rdlazy" ] && RDLAZY=$(cat "$PTL_BENCH_FROM/rdlazy")
 case $LAZY$RDLAZY in *[!0-9]*) false ;; *) [ -n "$LAZY" ] && [ -n "$RDLAZY" ] ;; esac ||
@@ -1095,7 +1097,6 @@ esac
 # allreduces up to RD_DIRECT_MAX on 2^k ranks run recursive doubling
 # directly (no engine), their receives up to RD_DIRECT_LAZY_MAX posting no
 # ME and their sends request-free when ACK-free (mpi_send_small_ctx)
-cdef() { v=$(sed -n "s/^#define $1 \([0-9][0-9]*\).*/\1/p" "$S/lib/mpi-shim/mpi_coll.c" 2>/dev/null); echo "${v:-$2}"; }
 clazy=$LAZY
 rdmax=$(cdef RD_DIRECT_MAX 4096)
 rdlazy=$RDLAZY

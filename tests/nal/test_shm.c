@@ -2807,8 +2807,8 @@ static void test_slot_off(void **state)
 	/* the slots plan() gives each host size (shm_chunk_size) and the
 	 * parts their pieces walk, within SHM_WALK_BUDGET: a slot past
 	 * SHM_CHUNK_PLAIN only where it adds parts (2 ranks), never bytes
-	 * no piece reaches (3 ranks, and a lone rank, whose area carries
-	 * nothing, stay at 256 KiB) */
+	 * no piece reaches (3 ranks, and a lone rank, which has no area,
+	 * stay at 256 KiB) */
 	assert_int_equal(shm_chunk_size(2), 512u << 10);
 	assert_int_equal(shm_slot_parts(2, 512u << 10), 8);
 	assert_int_equal(shm_slot_parts(2, 256u << 10), 4);
