@@ -1,7 +1,7 @@
 /*
  * bench/bench_speed.h - whether this process's core ran at its full speed
  * around a trial, so that a trial run while the host slowed the core is
- * run again (bench/mpi_pingpong.c).
+ * run again (bench_slow.h: bench/mpi_pingpong.c, bench/mpi_allreduce.c).
  *
  * Why: the host runs other tenants beside the guest's vCPUs, and a vCPU
  * slows by 1.3 - 1.6x for stretches of 1 - 100 ms and more, one core at a

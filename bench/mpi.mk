@@ -5,10 +5,10 @@ EXTRA_DIST += bench/mpi_bench.sh bench/mpi_allreduce.c bench/mpi_collcal.c bench
 # bench/mpi_pingpong_ptl: ptl's build of the ping-pong rows (mpi_bench.sh
 # and pingpong.sh build the others' from the same source)
 noinst_PROGRAMS += bench/mpi_pingpong_ptl
-bench_mpi_pingpong_ptl_SOURCES = bench/mpi_pingpong.c bench/bench_bw.h bench/bench_speed.h bench/bench_clock.h
+bench_mpi_pingpong_ptl_SOURCES = bench/mpi_pingpong.c bench/bench_bw.h bench/bench_slow.h bench/bench_speed.h bench/bench_clock.h
 bench_mpi_pingpong_ptl_LDADD = lib/mpi-shim/libptlmpi.la
 noinst_PROGRAMS += bench/mpi_allreduce_ptl
-bench_mpi_allreduce_ptl_SOURCES = bench/mpi_allreduce.c
+bench_mpi_allreduce_ptl_SOURCES = bench/mpi_allreduce.c bench/bench_slow.h bench/bench_speed.h bench/bench_clock.h
 bench_mpi_allreduce_ptl_LDADD = lib/mpi-shim/libptlmpi.la
 noinst_PROGRAMS += bench/mpi_collcal_ptl
 bench_mpi_collcal_ptl_SOURCES = bench/mpi_collcal.c

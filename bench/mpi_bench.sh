@@ -9,9 +9,9 @@
 # Every launch runs in the host state the others do where it can: the
 # round trip of a cache line between cores 0 and 1 (bench/core_rtt) is
 # probed before and after it, and a launch in the far state is retried
-# (below, "host state"). Within a ping-pong launch, a trial with either
-# rank's core slow right before or after it is run again
-# (bench/bench_speed.h; the counts go under the table).
+# (below, "host state"). Within a ping-pong or 2-rank allreduce launch, a
+# trial with either rank's core slow right before or after it is run
+# again (bench/bench_slow.h; the counts go under the table).
 #
 # Then ptl's allreduce per algorithm (ring, ring_bidir, halving_doubling,
 # tree, recursive_doubling; in the same rounds, the same program as the
@@ -797,13 +797,17 @@ END {
       : $4 == "over" ? "none under the mark, kept" : $4 " us"
     s = s sprintf("%s %s round %d (%s us -> %s, %d relaunch%s)", NR > 1 ? ";" : "", $1, $2, $3, how, $5, $5 == 1 ? "" : "es") }
   END { print "#   ping-pong launches run again, their 8 B half round trip over " (x == "" ? "PTL_BENCH_OUTLIER" : x "x") " the implementation'"'"'s lowest launch:" s }' "$W/relaunched"
-# the ping-pong trials run again because a rank's core ran slow around
-# them (bench/mpi_pingpong.c's "slow" lines: bench/bench_speed.h); runs
-# kept before it have none
-awk -v impls="$impls" '$3 == "slow" && NF >= 6 { a[$1] += $4; k[$1] += $5; n[$1] += $6 }
+# the trials run again because a rank's core ran slow around them
+# (bench/bench_slow.h): the ping-pong launches' "slow" lines, and the
+# table's allreduce launches' "slowrows" (from 2026-12-07; 4 ranks on 2
+# cores take no probes: every trial kept); runs kept before them have none
+awk -v impls="$impls" '($3 == "slow" || $3 == "slowrows") && NF >= 6 { w = $3 == "slow" ? "ping-pong" : $2 "-rank allreduce"
+    if (!(w in seen)) { seen[w] = 1; ws[++nw] = w }
+    a[w, $1] += $4; k[w, $1] += $5; n[w, $1] += $6 }
   END { m = split(impls, im, " ")
-    for (i = 1; i <= m; i++) if (im[i] in n) s = s sprintf("%s %s %d of %d (kept slow %d)", s == "" ? "" : ";", im[i], a[im[i]], n[im[i]], k[im[i]])
-    if (s != "") print "#   ping-pong trials run again for a core that ran slow around them (bench/bench_speed.h):" s }' "$W/all"
+    for (j = 1; j <= nw; j++) { w = ws[j]; s = ""
+      for (i = 1; i <= m; i++) if ((w, im[i]) in n) s = s sprintf("%s %s %d of %d (kept slow %d)", s == "" ? "" : ";", im[i], a[w, im[i]], n[w, im[i]], k[w, im[i]])
+      print "#   " w " trials run again for a core that ran slow around them (bench/bench_slow.h):" s } }' "$W/all"
 
 # The cost model's prediction beside each algorithm's measured time.
 # cal N FIG BYTES: of ptl's N-rank runs, a figure that moves 1 KiB or more:

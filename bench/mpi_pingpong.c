@@ -25,8 +25,9 @@
  * A trial with either rank's core slow right before or after it (a probe
  * over PTL_BENCH_SLOW times the process's fastest, default 1.15:
  * bench_speed.h says why; "off": no probes) is run again once both cores
- * read fast, up to SLOW_RETRIES times, SLOW_BUDGET times in a launch; the
- * last line, "slow <trials run again> <kept slow> <trials>", counts them.
+ * read fast, up to SLOW_RETRIES times, SLOW_BUDGET times in a launch
+ * (bench_slow.h); the last line, "slow <trials run again> <kept slow>
+ * <trials>", counts them.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -35,88 +36,11 @@
 
 #include "bench_bw.h"
 #include "bench_clock.h"
-#include "bench_speed.h"
+#include "bench_slow.h"
 
 #define MAX_LAT (4 * 1024 * 1024)
 #define MAX_BW (16 * 1024 * 1024)
 #define WINDOW 32
-
-/* Slow trials (bench_speed.h): a trial with a probe right before or
- * right after it over PTL_BENCH_SLOW (default BENCH_SPEED_SLOW) times the
- * process's fastest, on either rank, is run again, up to SLOW_RETRIES
- * times (then kept, and counted) and SLOW_BUDGET times in a launch, so
- * that a core slow for seconds costs a launch a bounded time. Only a
- * trial's edges are probed: a stretch that starts and ends within one
- * goes unseen. Before it runs again both ranks probe until both cores
- * read fast (a stretch lasts 1 - 100 ms and more, a short trial well
- * under 1 ms: run again at once, it fell into the same stretch), for at
- * most SLOW_WAIT_NS. PTL_BENCH_SLOW=off: no probes, every trial kept. */
-#define SLOW_RETRIES 4
-#define SLOW_BUDGET 100
-#define SLOW_WAIT_NS 50e6
-static struct bench_speed speed;
-static double slow_ratio = BENCH_SPEED_SLOW;
-static int slow_off, slow_tries, slow_again, slow_kept, slow_trials;
-
-static void slow_init(void)
-{
-	const char *e = getenv("PTL_BENCH_SLOW");
-	if (e && strcmp(e, "off") == 0)
-		slow_off = 1;
-	else if (e)
-		slow_ratio = atof(e);
-	if (!slow_off)
-		bench_speed_seed(&speed);
-}
-
-/* Whether a probe now finds this rank's core slow. */
-static int probe_slow(void)
-{
-	return bench_speed_probe(&speed) > slow_ratio * speed.low;
-}
-
-/* Before a trial: whether this rank's core is slow now. */
-static int trial_begin(void)
-{
-	return slow_off ? 0 : probe_slow();
-}
-
-/* Until both cores read fast, or either rank has waited SLOW_WAIT_NS:
- * decided together, so that every rank makes as many MPI_Allreduce calls. */
-static void slow_wait(void)
-{
-	double t0 = bench_now_ns();
-	for (int f[2] = { 1, 0 }; f[0] && !f[1];) {
-		f[0] = probe_slow();
-		f[1] = bench_now_ns() - t0 > SLOW_WAIT_NS;
-		MPI_Allreduce(MPI_IN_PLACE, f, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-	}
-}
-
-/* After it: whether to run it again (every rank gets the same answer). */
-static int trial_again(int slow)
-{
-	if (!slow_off) {
-		slow |= probe_slow();
-		MPI_Allreduce(MPI_IN_PLACE, &slow, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-	}
-	if (slow && slow_tries < SLOW_RETRIES && slow_again < SLOW_BUDGET) {
-		slow_tries++;
-		slow_again++;
-		slow_wait();
-		return 1;
-	}
-	slow_kept += slow;
-	slow_trials++;
-	slow_tries = 0;
-	return 0;
-}
-
-static void slow_report(int rank)
-{
-	if (rank == 0)
-		printf("slow %d %d %d\n", slow_again, slow_kept, slow_trials);
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -317,12 +241,12 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		return 2;
 	}
-	slow_init();
+	slow_init(0);
 	if (argc > 2 && strcmp(argv[2], "ux") == 0) {
 		int n = argc > 3 ? atoi(argv[3]) : 20000;
 		ux_rows(rank, trials, 0);
 		ux_rows(rank, trials, n > 0 ? n : 20000);
-		slow_report(rank);
+		slow_report(rank, "slow");
 		MPI_Finalize();
 		return 0;
 	}
@@ -360,7 +284,7 @@ int main(int argc, char **argv)
 		for (size_t len = 4096; len <= MAX_BW; len *= 4)
 			bw_row(rank, trials, len, bench_bw_rounds(len, WINDOW), sbuf, rbuf, 1);
 	}
-	slow_report(rank);
+	slow_report(rank, "slow");
 	free(rbuf);
 	free(sbuf);
 	MPI_Finalize();

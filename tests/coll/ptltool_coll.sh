@@ -803,13 +803,17 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 		> "$kept/relaunched"
 	out=$(bench PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" 2>&1)
 	has "$out" "over 1.5x the implementation's lowest launch: ptl round 1 (0.45 us -> 0.17 us, 1 relaunch); ptl round 2 (0.38 us -> none under the mark, kept, 4 relaunches); mpich round 3 (0.30 us -> a relaunch failed, kept, 2 relaunches); mpich round 1 (0.29 us -> the state budget spent, kept, 0 relaunches)"
-	# the ping-pong launches' trials run again for a slow core (their
-	# "slow" lines), summed per implementation; a kept run without them
-	# says nothing of it
+	# the trials run again for a slow core, summed per implementation:
+	# the ping-pong launches' ("slow" lines) and each rank count's
+	# allreduce launches' ("slowrows"); a kept run without them says
+	# nothing of it
 	case $out in *"core that ran slow"*) fail "mpi_bench.sh: slow trials said of a run without slow lines: $out" ;; esac
-	printf 'ptl 2 slow %s\n' "3 1 94" "2 0 94" "0 0 12" >> "$kept/all"
+	printf '%s\n' "ptl 2 slow 3 1 94" "ptl 2 slowrows 2 0 21" "openmpi 2 slowrows 7 1 21" "ptl 2 slow 2 0 94" \
+		"ptl 4 slowrows 0 0 21" "ptl 2 slow 0 0 12" "ptl 2 slowrows 1 0 21" >> "$kept/all"
 	out=$(bench PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" 2>&1)
-	has "$out" "^#   ping-pong trials run again for a core that ran slow around them (bench/bench_speed.h): ptl 5 of 200 (kept slow 1)$"
+	has "$out" "^#   ping-pong trials run again for a core that ran slow around them (bench/bench_slow.h): ptl 5 of 200 (kept slow 1)$"
+	has "$out" "^#   2-rank allreduce trials run again for a core that ran slow around them (bench/bench_slow.h): ptl 3 of 42 (kept slow 0); openmpi 7 of 21 (kept slow 1)$"
+	has "$out" "^#   4-rank allreduce trials run again for a core that ran slow around them (bench/bench_slow.h): ptl 0 of 21 (kept slow 0)$"
 	rm -rf "$kept"
 	# mpi_allreduce's "rows" (mpi_bench.sh's launches of one algorithm):
 	# the rows and the small figures, none of the moves through shm's bulk
@@ -845,6 +849,31 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 			*) printf '%s\n' "$last" | awk '{ exit !($1 == "slow" && NF == 4 && $4 == 4 && $3 <= $4 && $2 <= 4 * $4) }' ||
 				fail "mpi_pingpong: last line '$last', want 'slow AGAIN KEPT 4'" ;;
 			esac
+		done
+	fi
+	# mpi_allreduce's rows likewise (2 rows x 2 trials, "slowrows"); 4
+	# ranks on fewer cores take no probes, every probe slow or not
+	if [ -x "$ar" ] && [ -x "$run" ]; then
+		for slow in "" 0 off 0:4; do
+			n=${slow#*:} slow=${slow%:*}
+			[ "$n" != "$slow" ] || n=2
+			[ "$n" = 2 ] || [ "$(nproc)" -lt "$n" ] || continue
+			out=$(limited "$(job_limit 120)" "$run" -n "$n" --timeout 120 ${slow:+-x PTL_BENCH_SLOW=$slow} "$ar" 2 8,64 2>&1); st=$?
+			[ "$st" = 0 ] || fail "ptlrun -n $n mpi_allreduce_ptl 2 8,64 (PTL_BENCH_SLOW=$slow): exit $st: $out"
+			printf '%s\n' "$out" | grep -Eq '^allreduce 64 [0-9.]+ [0-9.]+ [0-9.]+$' || fail "mpi_allreduce: no allreduce 64 row: $out"
+			printf '%s\n' "$out" | grep -Eq '^switches 64 [0-9]+\.[0-9]{3}$' || fail "mpi_allreduce: no switches 64 row: $out"
+			last=$(printf '%s\n' "$out" | tail -n 1)
+			case $n$slow in
+			20) want="slowrows 16 4 4" ;;
+			2off | 40) want="slowrows 0 0 4" ;;
+			*) want= ;;
+			esac
+			if [ -n "$want" ]; then
+				[ "$last" = "$want" ] || fail "mpi_allreduce -n $n PTL_BENCH_SLOW=$slow: last line '$last', want '$want'"
+			else
+				printf '%s\n' "$last" | awk '{ exit !($1 == "slowrows" && NF == 4 && $4 == 4 && $3 <= $4 && $2 <= 4 * $4) }' ||
+					fail "mpi_allreduce: last line '$last', want 'slowrows AGAIN KEPT 4'"
+			fi
 		done
 	fi
 else
