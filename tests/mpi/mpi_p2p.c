@@ -1295,6 +1295,66 @@ static void sendrecv_short(void)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* From 512 B received up to 1 KiB, a short MPI_Sendrecv sends first and
+ * receives into an ME posted behind its send (mpi_p2p_api.c). The same
+ * rules hold: it takes the first message that matches, one listed as
+ * unexpected before the call among them, with MPI_ANY_TAG's status; a
+ * larger message is truncated and loses nothing of what follows; and
+ * exchanges of 512 B - 1 KiB both ways at once arrive whole. */
+static void sendrecv_mid(void)
+{
+	enum { MAXI = 300 };
+	if (t_rank > 1) {
+		MPI_Barrier(MPI_COMM_WORLD);
+		return;
+	}
+	int peer = 1 - t_rank, sb[MAXI], rb[MAXI], n = -1, bad = 0;
+	MPI_Status st;
+	for (int k = 128; k <= 256; k += 64) { /* 512, 768, 1024 B */
+		for (int i = 0; i < k; i++)
+			sb[i] = t_rank * 100000 + k * 1000 + i, rb[i] = -1;
+		OK(MPI_Sendrecv(sb, k, MPI_INT, peer, 30, rb, k, MPI_INT, peer, 30, MPI_COMM_WORLD, &st));
+		OK(MPI_Get_count(&st, MPI_INT, &n));
+		for (int i = 0; i < k; i++)
+			bad += rb[i] != peer * 100000 + k * 1000 + i;
+		CHECK(bad == 0 && n == k && st.MPI_SOURCE == peer && st.MPI_TAG == 30,
+		      "a %d-byte exchange: %d ints wrong, count %d, source %d, tag %d", k * 4, bad, n, st.MPI_SOURCE,
+		      st.MPI_TAG);
+	}
+	if (t_rank == 1) {
+		for (int i = 0; i < MAXI; i++)
+			sb[i] = i;
+		OK(MPI_Send(sb, 150, MPI_INT, 0, 31, MPI_COMM_WORLD));
+		OK(MPI_Send(sb + 1, 150, MPI_INT, 0, 31, MPI_COMM_WORLD));
+		OK(MPI_Send(NULL, 0, MPI_INT, 0, 32, MPI_COMM_WORLD)); /* both are there before it */
+		OK(MPI_Recv(NULL, 0, MPI_INT, 0, 33, MPI_COMM_WORLD, &st));
+		OK(MPI_Send(sb, MAXI, MPI_INT, 0, 34, MPI_COMM_WORLD));
+		OK(MPI_Send(sb + 2, 1, MPI_INT, 0, 35, MPI_COMM_WORLD));
+		OK(MPI_Recv(NULL, 0, MPI_INT, 0, 36, MPI_COMM_WORLD, &st));
+		MPI_Barrier(MPI_COMM_WORLD);
+		return;
+	}
+	OK(MPI_Recv(NULL, 0, MPI_INT, peer, 32, MPI_COMM_WORLD, &st));
+	rb[0] = rb[150] = -1;
+	OK(MPI_Sendrecv(NULL, 0, MPI_INT, peer, 33, rb, 256, MPI_INT, peer, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
+	OK(MPI_Get_count(&st, MPI_INT, &n));
+	CHECK(rb[0] == 0 && rb[149] == 149 && rb[150] == -1 && n == 150 && st.MPI_TAG == 31,
+	      "sendrecv took %d..%d (count %d, tag %d) where the first message was 0..149", rb[0], rb[149], n, st.MPI_TAG);
+	OK(MPI_Recv(rb, 150, MPI_INT, peer, 31, MPI_COMM_WORLD, &st));
+	CHECK(rb[0] == 1, "the second tag-31 message began %d", rb[0]);
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	rb[128] = -1;
+	int rc = MPI_Sendrecv(NULL, 0, MPI_INT, peer, 36, rb, 128, MPI_INT, peer, 34, MPI_COMM_WORLD, &st);
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+	int cls = MPI_SUCCESS;
+	MPI_Error_class(rc, &cls);
+	CHECK(cls == MPI_ERR_TRUNCATE && rb[0] == 0 && rb[127] == 127 && rb[128] == -1,
+	      "a 1200-byte message into 512: class %d, %d %d %d", cls, rb[0], rb[127], rb[128]);
+	OK(MPI_Recv(rb, 1, MPI_INT, peer, 35, MPI_COMM_WORLD, &st));
+	CHECK(rb[0] == 2, "the message after the truncated one read %d", rb[0]);
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* Where lib/ptl was told to refuse requests early (PTL_TEST_TX_REQ_MAX),
  * that it did, somewhere in the job (PTL_SR_REFUSED_COUNT, through the NI
  * the MPI layer opened: PtlNIInit answers PTL_IFACE_DUP with its handle):
@@ -1523,6 +1583,7 @@ int main(int argc, char **argv)
 	isend_order();
 	sendrecv_concurrent();
 	sendrecv_short();
+	sendrecv_mid();
 	/* With lib/ptl's queue cut short, whether the sections above ever
 	 * filled it was down to timing (4 ranks: 0 - 45 refusals a run, and
 	 * now and then none); exchange's fills it whatever the timing where
