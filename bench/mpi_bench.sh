@@ -271,10 +271,21 @@
 #          a 2-rank ring's, halving-doubling's, direct recursive
 #          doubling's rounds) costs its receiver more by size
 #          (--cross-costs): mpi_collcal's blocking exchanges ("sxch": MPI_Send
-#          then MPI_Recv at both ranks, 8-512 B) less the blocking
+#          then MPI_Recv at both ranks, 8-512 B; at 8 and 64 B "srx",
+#          MPI_Sendrecv, where a run has it) less the blocking
 #          ping-pongs' half round trips (spp) of the same sizes; a
 #          request-free message (direct recursive doubling's) the same
-#          from 8 B to 4 KiB (--small-cross-costs)
+#          from 8 B to 4 KiB (--small-cross-costs). MPI_Sendrecv below
+#          512 B takes the rounds' own path (the receive first, posting
+#          nothing, then the send, in one call), where MPI_Send then
+#          MPI_Recv sends first and makes two calls: at 8 B the
+#          exchange took 0.158 - 0.162 us against 0.174 - 0.178 (the
+#          2-rank 8 B allreduce by recursive doubling: 0.155 - 0.166),
+#          and with it the model's 2-rank recursive doubling 8 and 64 B
+#          rows went from 1.10x and 1.11x to 1.03x and 1.06x, the ring
+#          family's 64 B rows from 1.02 - 1.04x to 0.99 - 1.01x (s68/q1,
+#          re-modelled with srx from launches of its session). From 512
+#          B its send goes first (mpi_p2p_api.c), so sxch stays there
 #   recv   what an inline message with requests costs its receiver by
 #          size (--recv-costs: the lines it pulls over, as small's
 #          --small-recv-costs and from the same blocking ping-pongs, 8 -
@@ -1022,11 +1033,13 @@ if [ -n "$so" ] && [ -n "$spp8" ]; then
 	[ -n "$rrecv" ] && rsize="--recv-costs $rrecv"
 	# and what one costs its receiver when it crossed one going back
 	# (an exchange, as direct recursive doubling's rounds are): the
-	# blocking exchange (sxch: MPI_Send then MPI_Recv at both ranks)
+	# blocking exchange (srx: MPI_Sendrecv, at 8 and 64 B from
+	# 2026-12-07; else sxch: MPI_Send then MPI_Recv at both ranks)
 	# beyond the ping-pong's half round trip of the same size
 	cross= scross=
 	for l in 8 64 512 1024 2048 4096; do
-		h=$(cal 2 sxch "$l") hp=$(cal 2 spp "$l")
+		h=$(cal 2 srx "$l") hp=$(cal 2 spp "$l")
+		[ -n "$h" ] || h=$(cal 2 sxch "$l")
 		[ -n "$h" ] && [ -n "$hp" ] || continue
 		c=$(calc "$h > $hp ? $h - $hp : 0")
 		scross="$scross${scross:+,}$l:$c"
@@ -1484,7 +1497,7 @@ else
 fi
 [ "$ebeta" != "$beta" ] && echo "#   eager copies $ebeta B/s (MPI_Isend ping-pongs 1 KiB $e1k us, 8 KiB $e8k us)"
 [ -n "$eager2says" ] && echo "#   the 2-rank rows' schedules' eager copies: $eager2says"
-[ -n "$small" ] && echo "#   request-free messages (direct recursive doubling up to $rdsmall B): $so us at each end (blocking send and receive), $salpha us between (blocking 8 B ping-pong $spp8 us - 2 x that); the receiver's CPU beyond that by size ${srecv:-?} (blocking ping-pongs of each size - 2 x that - alpha - bytes at the eager rate); crossing one going back ${scross:-?} (blocking exchanges - ping-pongs; with requests up to 512 B)"
+[ -n "$small" ] && echo "#   request-free messages (direct recursive doubling up to $rdsmall B): $so us at each end (blocking send and receive), $salpha us between (blocking 8 B ping-pong $spp8 us - 2 x that); the receiver's CPU beyond that by size ${srecv:-?} (blocking ping-pongs of each size - 2 x that - alpha - bytes at the eager rate); crossing one going back ${scross:-?} (blocking exchanges$([ -n "$(cal 2 srx 8)" ] && echo ", MPI_Sendrecv at 8 and 64 B,") - ping-pongs; with requests up to 512 B)"
 [ -n "$lrates" ] && echo "#   local copies, GB/s by size (MPI_COMM_SELF allreduce beyond its 8-byte call):$lsays"
 bc1m=$(cal 2 bcast 1048576)
 if [ -n "$mv" ] && [ "$(how 1048576)" = move ]; then

@@ -64,6 +64,12 @@
  *                 MPI_Send then MPI_Recv at both ranks: request-free
  *                 messages both ways at once, as direct recursive
  *                 doubling's rounds go (a ping-pong has one in flight)
+ *   srx B         (8 B, 64 B) the same by MPI_Sendrecv, which below
+ *                 512 B received (mpi_p2p_api.c's SENDRECV_SEND_FIRST)
+ *                 takes the direct rounds' own path: the receive first,
+ *                 posting no ME, then the request-free send, in one
+ *                 call as a round is; from there its send goes first and
+ *                 its receive posts an ME, which the rounds' do not
  *   rxch4 B       (4 ranks or more) rxch between ranks 0 and 1 while 2
  *                 and 3 exchange too, unpinned: the reads where the ranks
  *                 outnumber the cores, as a 4-rank schedule's step reads
@@ -310,8 +316,8 @@ static double cal_shift(int rank, const char *sb, char *rb, int n)
 }
 
 /* One trial of sxch: us per exchange of n bytes by blocking send then
- * receive, both ranks at once. */
-static double cal_exchange_blocking(int rank, const char *sb, char *rb, int n)
+ * receive, both ranks at once; of srx (sendrecv), by MPI_Sendrecv. */
+static double cal_exchange_blocking(int rank, const char *sb, char *rb, int n, bool sendrecv)
 {
 	enum { SX_ITERS = 400 };
 	int peer = 1 - rank;
@@ -320,6 +326,10 @@ static double cal_exchange_blocking(int rank, const char *sb, char *rb, int n)
 	for (int i = -50; i < SX_ITERS && rank < 2; i++) {
 		if (i == 0)
 			t0 = MPI_Wtime();
+		if (sendrecv) {
+			MPI_Sendrecv(sb, n, MPI_BYTE, peer, 2, rb, n, MPI_BYTE, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			continue;
+		}
 		MPI_Send(sb, n, MPI_BYTE, peer, 2, MPI_COMM_WORLD);
 		MPI_Recv(rb, n, MPI_BYTE, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 	}
@@ -416,7 +426,7 @@ int main(int argc, char **argv)
 	 * of one (each figure's best trial is what the model takes). */
 	static const struct cal_fig {
 		const char *name;
-		int kind; /* -1: sovh, -2: xch, -3: bcroot, -4: sxch, -5: rxch, else enum cal_kind's ping-pong */
+		int kind; /* -1: sovh, -2: xch, -3: bcroot, -4: sxch, -5: rxch, -6: srx, else enum cal_kind's ping-pong */
 		int bytes;
 	} figs[] = {
 		{ "sovh", -1, 8 }, { "spp", CAL_BLOCKING, 8 }, { "spp", CAL_BLOCKING, 64 },
@@ -426,7 +436,7 @@ int main(int argc, char **argv)
 		{ "ssend", CAL_SYNC, 8 }, { "bcroot", -3, 8 }, { "xch", -2, 16384 }, { "xch", -2, 32768 }, { "xch", -2, 65536 },
 		{ "xch", -2, 131072 }, { "xch", -2, 262144 }, { "xch", -2, 524288 }, { "xch", -2, 1 << 20 },
 		{ "sxch", -4, 8 }, { "sxch", -4, 64 }, { "sxch", -4, 512 }, { "sxch", -4, 1024 },
-		{ "sxch", -4, 2048 }, { "sxch", -4, 4096 },
+		{ "sxch", -4, 2048 }, { "sxch", -4, 4096 }, { "srx", -6, 8 }, { "srx", -6, 64 },
 		{ "rxch", -5, 16384 }, { "rxch", -5, 32768 }, { "rxch", -5, 65536 },
 	};
 	enum { NFIGS = sizeof figs / sizeof figs[0] };
@@ -509,7 +519,8 @@ int main(int argc, char **argv)
 				  : figs[f].kind == -2 ? cal_exchange(rank, sb, b, figs[f].bytes, false, 2, &va[f][t])
 				  : figs[f].kind == -5 ? cal_exchange(rank, sb, b, figs[f].bytes, true, 2, &va[f][t])
 				  : figs[f].kind == -3 ? cal_bcast_root(rank, b, figs[f].bytes)
-				  : figs[f].kind == -4 ? cal_exchange_blocking(rank, sb, b, figs[f].bytes)
+				  : figs[f].kind == -4 || figs[f].kind == -6
+					? cal_exchange_blocking(rank, sb, b, figs[f].bytes, figs[f].kind == -6)
 						       : cal_pingpong(rank, (enum cal_kind)figs[f].kind, b, figs[f].bytes);
 	for (int f = 0; f < NFIGS; f++)
 		cal_print(rank, figs[f].name, (size_t)figs[f].bytes, v[f], trials);

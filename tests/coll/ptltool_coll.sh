@@ -715,6 +715,19 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 	# from pp4idle instead; PTL_BENCH_CWAIT=barrier solves the core wait
 	# from the 4-rank barrier (the run's best, each algorithm's own
 	# launches' for its rows), with no switch, whatever pp4idle says
+	# the crossing cost from MPI_Sendrecv's exchange (srx) at the sizes
+	# a run has it, else from MPI_Send then MPI_Recv (sxch)
+	kept3=$(mktemp -d)
+	cp -r "$kept/." "$kept3/"
+	printf 'ptl 2 %s\n' "sovh 8 0.04 0.04 0.04" "spp 8 0.13 0.13 0.13" "spp 64 0.14 0.14 0.14" \
+		"sxch 8 0.18 0.18 0.18" "sxch 64 0.19 0.19 0.19" "srx 8 0.16 0.16 0.16" >> "$kept3/all"
+	out=$(bench PTL_BENCH_ARGS=1 PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept3" 2>&1)
+	has "$out" "crossing one going back 8:0.03,64:0.05 (blocking exchanges, MPI_Sendrecv at 8 and 64 B, - ping-pongs"
+	has "$(printf '%s\n' "$out" | grep '^ARGS ring 2 256:')" "--cross-costs 8:0.03,64:0.05 "
+	sed -i '/ srx /d' "$kept3/all"
+	out=$(bench PTL_BENCH_ARGS=1 PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept3" 2>&1)
+	has "$out" "crossing one going back 8:0.05,64:0.05 (blocking exchanges - ping-pongs"
+	rm -rf "$kept3"
 	if [ "$(nproc)" -lt 4 ]; then
 		printf 'ptl 2 %s\n' "sovh 8 0.04 0.04 0.04" "spp 8 0.13 0.13 0.13" >> "$kept/all"
 		printf 'ptl 4 %s\n' "barrier 0 4.5 4.5 4.5" "pp4idle 8 1.7 1.7 1.7" "tok4 8 1.6 1.6 1.6" \
