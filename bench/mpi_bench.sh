@@ -817,7 +817,7 @@ awk -v impls="$impls" '($3 == "slow" || $3 == "slowrows") && NF >= 6 { w = $3 ==
     a[w, $1] += $4; k[w, $1] += $5; n[w, $1] += $6 }
   END { m = split(impls, im, " ")
     for (j = 1; j <= nw; j++) { w = ws[j]; s = ""
-      for (i = 1; i <= m; i++) if ((w, im[i]) in n) s = s sprintf("%s %s %d of %d (kept slow %d)", s == "" ? "" : ";", im[i], a[w, im[i]], n[w, im[i]], k[w, im[i]])
+      for (i = 1; i <= m; i++) if ((w, im[i]) in n) s = s sprintf("%s %s %d runs again for %d trials (%d kept slow)", s == "" ? "" : ";", im[i], a[w, im[i]], n[w, im[i]], k[w, im[i]])
       print "#   " w " trials run again for a core that ran slow around them (bench/bench_slow.h):" s } }' "$W/all"
 
 # The cost model's prediction beside each algorithm's measured time.

@@ -824,9 +824,9 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 	printf '%s\n' "ptl 2 slow 3 1 94" "ptl 2 slowrows 2 0 21" "openmpi 2 slowrows 7 1 21" "ptl 2 slow 2 0 94" \
 		"ptl 4 slowrows 0 0 21" "ptl 2 slow 0 0 12" "ptl 2 slowrows 1 0 21" >> "$kept/all"
 	out=$(bench PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept" 2>&1)
-	has "$out" "^#   ping-pong trials run again for a core that ran slow around them (bench/bench_slow.h): ptl 5 of 200 (kept slow 1)$"
-	has "$out" "^#   2-rank allreduce trials run again for a core that ran slow around them (bench/bench_slow.h): ptl 3 of 42 (kept slow 0); openmpi 7 of 21 (kept slow 1)$"
-	has "$out" "^#   4-rank allreduce trials run again for a core that ran slow around them (bench/bench_slow.h): ptl 0 of 21 (kept slow 0)$"
+	has "$out" "^#   ping-pong trials run again for a core that ran slow around them (bench/bench_slow.h): ptl 5 runs again for 200 trials (1 kept slow)$"
+	has "$out" "^#   2-rank allreduce trials run again for a core that ran slow around them (bench/bench_slow.h): ptl 3 runs again for 42 trials (0 kept slow); openmpi 7 runs again for 21 trials (1 kept slow)$"
+	has "$out" "^#   4-rank allreduce trials run again for a core that ran slow around them (bench/bench_slow.h): ptl 0 runs again for 21 trials (0 kept slow)$"
 	rm -rf "$kept"
 	# mpi_allreduce's "rows" (mpi_bench.sh's launches of one algorithm):
 	# the rows and the small figures, none of the moves through shm's bulk
