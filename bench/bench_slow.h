@@ -46,6 +46,8 @@ static struct bench_speed speed;
 static double slow_ratio = BENCH_SPEED_SLOW;
 static int slow_off, slow_tries, slow_again, slow_kept, slow_trials;
 
+/* Every rank must probe or none (trial_again's MPI_Allreduce): where
+ * their settings differ (environment, CPU count), none does. */
 static void slow_init(int oversubscribed)
 {
 	const char *e = getenv("PTL_BENCH_SLOW");
@@ -53,6 +55,7 @@ static void slow_init(int oversubscribed)
 		slow_off = 1;
 	else if (e)
 		slow_ratio = atof(e);
+	MPI_Allreduce(MPI_IN_PLACE, &slow_off, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 	if (!slow_off)
 		bench_speed_seed(&speed);
 }

@@ -408,10 +408,11 @@ static void allreduce_row(int rank, int trials, double *in, double *out, size_t 
 		printf("self %zu %.3f %.3f %.3f\n", n * sizeof(double), v[0][trials / 2], v[0][0], v[0][trials - 1]);
 	for (int t = 0; t < trials; t++) {
 		for (int j = 0; j < ne; j++) {
-			int k = (t + j) % ne, slow = trial_begin();
+			int k = (t + j) % ne;
 			MPI_Comm c = row_entry_comm(k);
 			for (int w = 0; w < WARM && (t > 0 || ne > 1); w++)
 				row_call(k, w, in, out, n, xs);
+			int slow = trial_begin();
 			MPI_Barrier(c);
 			long s0 = ctx_switches();
 			double t0 = MPI_Wtime();

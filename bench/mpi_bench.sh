@@ -9,9 +9,10 @@
 # Every launch runs in the host state the others do where it can: the
 # round trip of a cache line between cores 0 and 1 (bench/core_rtt) is
 # probed before and after it, and a launch in the far state is retried
-# (below, "host state"). Within a ping-pong or 2-rank allreduce launch, a
-# trial with either rank's core slow right before or after it is run
-# again (bench/bench_slow.h; the counts go under the table).
+# (below, "host state"). Within a ping-pong or allreduce launch whose
+# ranks do not outnumber the CPUs, a trial with a rank's core slow right
+# before or after it is run again (bench/bench_slow.h; the table's
+# launches' counts go under the table).
 #
 # Then ptl's allreduce per algorithm (ring, ring_bidir, halving_doubling,
 # tree, recursive_doubling; in the same rounds, the same program as the
@@ -1497,7 +1498,7 @@ else
 fi
 [ "$ebeta" != "$beta" ] && echo "#   eager copies $ebeta B/s (MPI_Isend ping-pongs 1 KiB $e1k us, 8 KiB $e8k us)"
 [ -n "$eager2says" ] && echo "#   the 2-rank rows' schedules' eager copies: $eager2says"
-[ -n "$small" ] && echo "#   request-free messages (direct recursive doubling up to $rdsmall B): $so us at each end (blocking send and receive), $salpha us between (blocking 8 B ping-pong $spp8 us - 2 x that); the receiver's CPU beyond that by size ${srecv:-?} (blocking ping-pongs of each size - 2 x that - alpha - bytes at the eager rate); crossing one going back ${scross:-?} (blocking exchanges$([ -n "$(cal 2 srx 8)" ] && echo ", MPI_Sendrecv at 8 and 64 B,") - ping-pongs; with requests up to 512 B)"
+[ -n "$small" ] && echo "#   request-free messages (direct recursive doubling up to $rdsmall B): $so us at each end (blocking send and receive), $salpha us between (blocking 8 B ping-pong $spp8 us - 2 x that); the receiver's CPU beyond that by size ${srecv:-?} (blocking ping-pongs of each size - 2 x that - alpha - bytes at the eager rate); crossing one going back ${scross:-?} (blocking exchanges - ping-pongs$([ -n "$(cal 2 srx 8)" ] && echo ", the exchanges by MPI_Sendrecv where the run has them"); with requests up to 512 B)"
 [ -n "$lrates" ] && echo "#   local copies, GB/s by size (MPI_COMM_SELF allreduce beyond its 8-byte call):$lsays"
 bc1m=$(cal 2 bcast 1048576)
 if [ -n "$mv" ] && [ "$(how 1048576)" = move ]; then

@@ -1300,7 +1300,10 @@ static void sendrecv_short(void)
  * rules hold: it takes the first message that matches, one listed as
  * unexpected before the call among them, with MPI_ANY_TAG's status; a
  * larger message is truncated and loses nothing of what follows; and
- * exchanges of 512 B - 1 KiB both ways at once arrive whole. */
+ * exchanges of 512 B - 1 KiB both ways at once arrive whole. Where the
+ * send cannot go at once (mpi_p2p.sh's runs with every eager message
+ * acknowledged, and with 8 credits) it goes with a request after the
+ * receive, and the same holds. */
 static void sendrecv_mid(void)
 {
 	enum { MAXI = 300 };
