@@ -367,7 +367,8 @@
 #          no switch
 #   PTL_BENCH_JITTER=J, PTL_BENCH_PW=F  bound cores: each switch of the
 #          model jittered by J (default 0.35), a rank keeping its core for
-#          work within F of a switch of its last (default 0.1); for an A/B
+#          work within F of a switch of its last (default 0.07; 0.1 before
+#          2026-12-07); for an A/B
 #          on kept runs (PTL_BENCH_FROM; "bound cores" below says why these)
 #   PTL_BENCH_MIXED=F  a size class of the 2-rank rows' reads counts as
 #          gone both ways when CMA and the moves each took at least F of
@@ -433,7 +434,7 @@ case $LAZY$RDLAZY in *[!0-9]*) false ;; *) [ -n "$LAZY" ] && [ -n "$RDLAZY" ] ;;
 	{ echo "mpi_bench.sh: no lazy limit (COLL_LAZY_MAX and RD_DIRECT_LAZY_MAX in $S/lib/mpi-shim/mpi_coll.c, or ${PTL_BENCH_FROM:-.}/lazy and rdlazy): '$LAZY' '$RDLAZY'" >&2; exit 1; }
 case $SENDS in free | req) ;; *) echo "mpi_bench.sh: PTL_BENCH_SENDS takes free or req, not $SENDS" >&2; exit 1 ;; esac
 # bound cores' model (below, "bound cores"), checked before anything is measured
-BOUND_PW=${PTL_BENCH_PW:-0.1} BOUND_JITTER=${PTL_BENCH_JITTER:-0.35}
+BOUND_PW=${PTL_BENCH_PW:-0.07} BOUND_JITTER=${PTL_BENCH_JITTER:-0.35}
 [ "$(awk -v j="$BOUND_JITTER" 'BEGIN { print (j ~ /^[0-9]*\.?[0-9]+$/ && j + 0 < 1) }')" = 1 ] ||
 	{ echo "mpi_bench.sh: PTL_BENCH_JITTER takes a number from 0 to below 1, not $BOUND_JITTER" >&2; exit 1; }
 [ "$(awk -v p="$BOUND_PW" 'BEGIN { print (p ~ /^[0-9]*\.?[0-9]+$/) }')" = 1 ] ||
@@ -1812,7 +1813,15 @@ cwmode=${PTL_BENCH_CWAIT:-$([ "$BIND4" = core ] && echo bound || echo token)}
 # 2.09, and halving-doubling 4.36 against 4.5; wider is worse: re-modelled
 # at 0.5 and 1.0 of a switch, seven kept runs, s59/b1-b2, s60/f1-f4 and
 # s61/g1, had 105 and 74 of their 245 4-rank rows within 10%, against 166
-# at 0.1, 2026-12-06). Over BOUND_CALLS calls,
+# at 0.1, 2026-12-06; narrower, with this tree's model 2026-12-07: those
+# seven 173 at 0.1, 186 at 0.07; the Zen 4 guest's nine (s65/m3,
+# s66/n2-n3, s67/p1-p3, s68/q1-q3) 269 at 0.1, 282 at 0.07, 273 at 0.05,
+# 214 at 0.04, every run at 0.07 within one row of its 0.1 count or
+# above it, and some at 0.04 falling to 11 - 15 rows: the turns the
+# model takes tip over there, so not nearer; the tree's 4-rank 64 B - 4
+# KiB rows switched 4.6 - 4.3 times a core a call in the model at 0.07
+# against the cores' 4.7 - 4.6, 4.4 - 4.2 at 0.1, in s68/q3). Over
+# BOUND_CALLS calls,
 # as the jitter's sequence averages out. The switch is solved from
 # mpi_collcal's exchange between the two ranks of each core (xch4s 8: a
 # switch a round and little else) through the model's own such exchange
