@@ -1232,6 +1232,20 @@ static void sendrecv_concurrent(void)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* The error class of an MPI_Sendrecv that sends nothing to peer (tag
+ * stag) and receives count ints from it (tag rtag) into buf, with errors
+ * returned: the truncation checks of the short exchanges. */
+static int sendrecv_class(int peer, int stag, int *buf, int count, int rtag)
+{
+	MPI_Status st;
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	int rc = MPI_Sendrecv(NULL, 0, MPI_INT, peer, stag, buf, count, MPI_INT, peer, rtag, MPI_COMM_WORLD, &st);
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+	int cls = MPI_SUCCESS;
+	MPI_Error_class(rc, &cls);
+	return cls;
+}
+
 /* A short MPI_Sendrecv receives with no ME (mpi_p2p_api.c). It takes the
  * first message that matches from its call on: one listed as unexpected
  * before the call (before a later one of the same envelope), with
@@ -1275,11 +1289,7 @@ static void sendrecv_short(void)
 	OK(MPI_Recv(got, 1, MPI_INT, peer, 12, MPI_COMM_WORLD, &st));
 	CHECK(got[0] == 3, "peer's sendrecv sent %d", got[0]);
 	got[0] = got[1] = got[2] = -1;
-	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-	int rc = MPI_Sendrecv(NULL, 0, MPI_INT, peer, 16, got, 2, MPI_INT, peer, 14, MPI_COMM_WORLD, &st);
-	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
-	int cls = MPI_SUCCESS;
-	MPI_Error_class(rc, &cls);
+	int cls = sendrecv_class(peer, 16, got, 2, 14);
 	CHECK(cls == MPI_ERR_TRUNCATE && got[0] == 4 && got[1] == 5 && got[2] == -1,
 	      "a 4-int message into 2: class %d, %d %d %d", cls, got[0], got[1], got[2]);
 	OK(MPI_Recv(got, 1, MPI_INT, peer, 15, MPI_COMM_WORLD, &st));
@@ -1345,12 +1355,8 @@ static void sendrecv_mid(void)
 	      "sendrecv took %d..%d (count %d, tag %d) where the first message was 0..149", rb[0], rb[149], n, st.MPI_TAG);
 	OK(MPI_Recv(rb, 150, MPI_INT, peer, 31, MPI_COMM_WORLD, &st));
 	CHECK(rb[0] == 1, "the second tag-31 message began %d", rb[0]);
-	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 	rb[128] = -1;
-	int rc = MPI_Sendrecv(NULL, 0, MPI_INT, peer, 36, rb, 128, MPI_INT, peer, 34, MPI_COMM_WORLD, &st);
-	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
-	int cls = MPI_SUCCESS;
-	MPI_Error_class(rc, &cls);
+	int cls = sendrecv_class(peer, 36, rb, 128, 34);
 	CHECK(cls == MPI_ERR_TRUNCATE && rb[0] == 0 && rb[127] == 127 && rb[128] == -1,
 	      "a 1200-byte message into 512: class %d, %d %d %d", cls, rb[0], rb[127], rb[128]);
 	OK(MPI_Recv(rb, 1, MPI_INT, peer, 35, MPI_COMM_WORLD, &st));
