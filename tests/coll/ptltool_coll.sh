@@ -844,6 +844,18 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 		case $out in *"pingpong 131072 "* | *"pingpong 20480 "* | *"pingpong 16384 "* | *"bcast 1048576 "*)
 			fail "mpi_allreduce rows: a bulk ping-pong or bcast ran: $out" ;; esac
 	fi
+	# slowline WHAT NAME OUT [COUNTS]: OUT's last line is "NAME COUNTS",
+	# or without COUNTS "NAME AGAIN KEPT 4" within the retry's bounds (4
+	# trials, each run again at most 4 times, at most all kept slow)
+	slowline() {
+		sl_last=$(printf '%s\n' "$3" | tail -n 1)
+		if [ -n "${4:-}" ]; then
+			[ "$sl_last" = "$2 $4" ] || fail "$1: last line '$sl_last', want '$2 $4'"
+		else
+			printf '%s\n' "$sl_last" | awk -v n="$2" '{ exit !($1 == n && NF == 4 && $4 == 4 && $3 <= $4 && $2 <= 4 * $4) }' ||
+				fail "$1: last line '$sl_last', want '$2 AGAIN KEPT 4'"
+		fi
+	}
 	# mpi_pingpong's rows named, then its count of trials (2 rows x 2
 	# trials) and of those run again for a slow core, at most 4 each:
 	# with every probe slow (PTL_BENCH_SLOW=0) each is run 4 times again
@@ -855,13 +867,12 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 			[ "$st" = 0 ] || fail "ptlrun -n 2 mpi_pingpong_ptl 2 sizes 8 b4096 (PTL_BENCH_SLOW=$slow): exit $st: $out"
 			printf '%s\n' "$out" | grep -Eq '^lat 8 [0-9.]+ [0-9.]+ [0-9.]+$' || fail "mpi_pingpong: no lat 8 row: $out"
 			printf '%s\n' "$out" | grep -Eq '^bw 4096 [0-9.]+ [0-9.]+ [0-9.]+$' || fail "mpi_pingpong: no bw 4096 row: $out"
-			last=$(printf '%s\n' "$out" | tail -n 1)
 			case $slow in
-			0) [ "$last" = "slow 16 4 4" ] || fail "mpi_pingpong PTL_BENCH_SLOW=0: last line '$last', want 'slow 16 4 4'" ;;
-			off) [ "$last" = "slow 0 0 4" ] || fail "mpi_pingpong PTL_BENCH_SLOW=off: last line '$last', want 'slow 0 0 4'" ;;
-			*) printf '%s\n' "$last" | awk '{ exit !($1 == "slow" && NF == 4 && $4 == 4 && $3 <= $4 && $2 <= 4 * $4) }' ||
-				fail "mpi_pingpong: last line '$last', want 'slow AGAIN KEPT 4'" ;;
+			0) want="16 4 4" ;;
+			off) want="0 0 4" ;;
+			*) want= ;;
 			esac
+			slowline "mpi_pingpong PTL_BENCH_SLOW=$slow" slow "$out" "$want"
 		done
 	fi
 	# mpi_allreduce's rows likewise (2 rows x 2 trials, "slowrows"); 4
@@ -881,18 +892,12 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 			[ "$st" = 0 ] || fail "ptlrun -n $n mpi_allreduce_ptl 2 8,64 (PTL_BENCH_SLOW=$slow): exit $st: $out"
 			printf '%s\n' "$out" | grep -Eq '^allreduce 64 [0-9.]+ [0-9.]+ [0-9.]+$' || fail "mpi_allreduce: no allreduce 64 row: $out"
 			printf '%s\n' "$out" | grep -Eq '^switches 64 [0-9]+\.[0-9]{3}$' || fail "mpi_allreduce: no switches 64 row: $out"
-			last=$(printf '%s\n' "$out" | tail -n 1)
 			case $n$slow in
-			20) want="slowrows 16 4 4" ;;
-			2off | 40) want="slowrows 0 0 4" ;;
+			20) want="16 4 4" ;;
+			2off | 40) want="0 0 4" ;;
 			*) want= ;;
 			esac
-			if [ -n "$want" ]; then
-				[ "$last" = "$want" ] || fail "mpi_allreduce -n $n PTL_BENCH_SLOW=$slow: last line '$last', want '$want'"
-			else
-				printf '%s\n' "$last" | awk '{ exit !($1 == "slowrows" && NF == 4 && $4 == 4 && $3 <= $4 && $2 <= 4 * $4) }' ||
-					fail "mpi_allreduce: last line '$last', want 'slowrows AGAIN KEPT 4'"
-			fi
+			slowline "mpi_allreduce -n $n PTL_BENCH_SLOW=$slow" slowrows "$out" "$want"
 		done
 	fi
 else
