@@ -1038,10 +1038,10 @@ if [ -n "$so" ] && [ -n "$spp8" ]; then
 	# blocking exchange (srx: MPI_Sendrecv, at 8 and 64 B from
 	# 2026-12-07; else sxch: MPI_Send then MPI_Recv at both ranks)
 	# beyond the ping-pong's half round trip of the same size
-	cross= scross=
+	cross= scross= bysr=
 	for l in 8 64 512 1024 2048 4096; do
 		h=$(cal 2 srx "$l") hp=$(cal 2 spp "$l")
-		[ -n "$h" ] || h=$(cal 2 sxch "$l")
+		[ -n "$h" ] && bysr=", the exchanges by MPI_Sendrecv where the run has them" || h=$(cal 2 sxch "$l")
 		[ -n "$h" ] && [ -n "$hp" ] || continue
 		c=$(calc "$h > $hp ? $h - $hp : 0")
 		scross="$scross${scross:+,}$l:$c"
@@ -1499,7 +1499,7 @@ else
 fi
 [ "$ebeta" != "$beta" ] && echo "#   eager copies $ebeta B/s (MPI_Isend ping-pongs 1 KiB $e1k us, 8 KiB $e8k us)"
 [ -n "$eager2says" ] && echo "#   the 2-rank rows' schedules' eager copies: $eager2says"
-[ -n "$small" ] && echo "#   request-free messages (direct recursive doubling up to $rdsmall B): $so us at each end (blocking send and receive), $salpha us between (blocking 8 B ping-pong $spp8 us - 2 x that); the receiver's CPU beyond that by size ${srecv:-?} (blocking ping-pongs of each size - 2 x that - alpha - bytes at the eager rate); crossing one going back ${scross:-?} (blocking exchanges - ping-pongs$([ -n "$(cal 2 srx 8)" ] && echo ", the exchanges by MPI_Sendrecv where the run has them"); with requests up to 512 B)"
+[ -n "$small" ] && echo "#   request-free messages (direct recursive doubling up to $rdsmall B): $so us at each end (blocking send and receive), $salpha us between (blocking 8 B ping-pong $spp8 us - 2 x that); the receiver's CPU beyond that by size ${srecv:-?} (blocking ping-pongs of each size - 2 x that - alpha - bytes at the eager rate); crossing one going back ${scross:-?} (blocking exchanges - ping-pongs${bysr:-}; with requests up to 512 B)"
 [ -n "$lrates" ] && echo "#   local copies, GB/s by size (MPI_COMM_SELF allreduce beyond its 8-byte call):$lsays"
 bc1m=$(cal 2 bcast 1048576)
 if [ -n "$mv" ] && [ "$(how 1048576)" = move ]; then
