@@ -1683,8 +1683,25 @@ over4() {
 	[ -n "$solved" ] && [ "${PTL_BENCH_XCH:-}" != collcal ] || return 0
 	h=$(algo 4 "$a1" allgather "$1")
 	[ -n "$h" ] || return 0
-	t1=$(secant "$2" "$1" "$h")
 	ag="from the rows' launches (4-rank ring allgather of $(($1 / 1024)) KiB blocks $h us"
+	# The secant starts from copies of 0.001 and 1 us: where the model's
+	# allgather takes as long with both it stops at once, at 1 us, and 1
+	# KiB's rate read 1.024 GB/s (s69/r1, 2026-12-07: the allgather's
+	# messages go request-free, --small-max, priced at the 2-rank costs,
+	# so no rate moves it; no row's message took that one either, the
+	# rows' eager messages past 4 KiB interpolating from 4 KiB's). The
+	# calibration's stays, and the line says whether a copy of 1000 us
+	# moves the model at all.
+	f0=$($2 "$1" 0.001) f1=$($2 "$1" 1)
+	if [ -z "$f0" ] || [ -z "$f1" ] || [ "$(calc "$f1 - $f0 <= 1e-9 * $f0")" = 1 ]; then
+		if [ -n "$f0" ] && [ "$(calc "$($2 "$1" 1000) - $f0 <= 1e-9 * $f0")" = 1 ]; then
+			says="$says; not at $(($1 / 1024))K $ag: the model's takes no eager copy there)"
+		else
+			says="$says; not at $(($1 / 1024))K $ag: the model's takes as long with a copy of 1 us as with none, or gave nothing)"
+		fi
+		return 0
+	fi
+	t1=$(secant "$2" "$1" "$h")
 	if instant "$2" "$1" "$h" "$t1"; then
 		# OVER4_FLOOR=RATE: then the copy at RATE (the eager one's
 		# at the 2-rank rate: too short for the allgather to see, and

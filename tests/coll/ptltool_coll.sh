@@ -751,6 +751,24 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 		c2=$(cwb "$out" '^# 4 ranks on .*sees its message \([0-9.]*\) us after it came, no switch.*/\1')
 		awk -v a="$c1" -v b="$c2" -v r="$r1" 'BEGIN { exit !(a != "" && a == b && r != "" && r + 0 > a + 0 && a + 0 > 0) }' ||
 			fail "mpi_bench.sh PTL_BENCH_CWAIT=barrier: core wait $c1 us (pp4idle 1.7), $c2 us (pp4idle 3), ring's $r1 us (a slower barrier): want equal, ring's more"
+		# bound cores (bind4 core): the eager copies' rates from the
+		# 4-rank shifts (eshift4), 1 KiB's from the rows' ring allgather
+		# of 1 KiB blocks only where the model's allgather takes an eager
+		# copy: its messages go request-free here (sovh, spp above), so
+		# it does not, and the secant on its flat line had stopped at its
+		# start (1 us: "used at 1K instead: 1.024")
+		kept4=$(mktemp -d)
+		cp -r "$kept/." "$kept4/"
+		echo core > "$kept4/bind4"
+		echo free > "$kept4/sends"
+		printf 'ptl 4 %s\n' "xch4s 8 2.1 2.1 2.1" "eshift4 1024 2.5 2.5 2.5" "eshift4 4096 3.6 3.6 3.6" \
+			"eshift4 8192 4.9 4.9 4.9" >> "$kept4/all"
+		printf 'ring 4 %s\n' "allreduce 4096 12 12 12" "allgather 1024 6.2 6.2 6.2" >> "$kept4/algo"
+		out=$(bench PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept4" 2>&1)
+		has "$out" "eager copies on these cores, GB/s by size (4-rank shifts, each rank to the next at once): 1K "
+		has "$out" "not at 1K from the rows' launches (4-rank ring allgather of 1 KiB blocks 6.2 us: the model's takes no eager copy there)"
+		case $out in *"used at 1K instead"*) fail "mpi_bench.sh solved 1 KiB's eager rate through an allgather that takes none: $out" ;; esac
+		rm -rf "$kept4"
 	fi
 	# the host state the launches ran in (bench/core_rtt before and after
 	# each, kept as "states"): far over twice the run's lowest probe (a
