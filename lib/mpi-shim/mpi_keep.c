@@ -37,11 +37,13 @@ static struct {
 	struct mpi_rme *last;    /* the last armed one in K.list, NULL: none */
 	struct mpi_rme *pool;    /* the MPI_RME_PREALLOC first entries */
 	int idle;                /* idle ones in K.list */
+	int n, most;             /* entries in K.list; at most (PTL_MPI_MAX_MES) */
 } K;
 
 static const ptl_process_id_t any_id = { PTL_NID_ANY, PTL_PID_ANY };
 
 static void rme_trim(void);
+static int rme_trim_to(int keep);
 static struct mpi_rme *rme_armed_before(struct mpi_rme *e);
 
 struct mpi_rme *mpi_keep_landed_e;
@@ -92,6 +94,7 @@ void mpi_keep_drop(struct mpi_rme *e)
 	}
 	mpi_list_del(&e->link);
 	mpi_list_add_tail(&e->link, &K.free);
+	K.n--;
 }
 
 /* e's receive has its message, or took another way: e goes idle, also
@@ -109,16 +112,26 @@ void mpi_keep_disarm(struct mpi_rme *e)
 		rme_trim();
 }
 
-/* Unlinks the oldest idle entries beyond MPI_RME_IDLE_MAX. */
-static void rme_trim(void)
+/* Unlinks the oldest idle entries beyond keep; returns how many. */
+static int rme_trim_to(int keep)
 {
+	SETTLE(); /* a landed entry settled inside the walk could trim the next one */
+	int n = 0;
 	struct mpi_list *l = K.list.next;
-	while (K.idle > MPI_RME_IDLE_MAX && l != &K.list) {
+	while (K.idle > keep && l != &K.list) {
 		struct mpi_rme *e = mpi_container(l, struct mpi_rme, link);
 		l = l->next;
-		if (!e->r && PtlMEUnlink(e->me) == PTL_OK)
+		if (!e->r && PtlMEUnlink(e->me) == PTL_OK) {
 			mpi_keep_drop(e);
+			n++;
+		}
 	}
+	return n;
+}
+
+static void rme_trim(void)
+{
+	rme_trim_to(MPI_RME_IDLE_MAX);
 }
 
 /* e, idle or new, is armed for r from now on. */
@@ -141,6 +154,11 @@ static __attribute__((noinline)) struct mpi_rme *rme_new(struct mpi_req *r, ptl_
 							 ptl_match_bits_t ign)
 {
 	struct mpi_rme *e;
+	/* PTL_MPI_MAX_MES receives posted: idle entries make way, and past
+	 * them the receive is refused, so that the network interface's
+	 * entries beyond them stay the library's (mpi_pt2pt_init) */
+	if (K.n >= K.most && rme_trim_to(0) == 0)
+		return NULL;
 	if (!mpi_list_empty(&K.free)) {
 		e = mpi_container(K.free.next, struct mpi_rme, link);
 		mpi_list_del(&e->link);
@@ -163,6 +181,7 @@ static __attribute__((noinline)) struct mpi_rme *rme_new(struct mpi_req *r, ptl_
 	e->bits = bits;
 	e->ign = ign;
 	mpi_list_add_tail(&e->link, &K.list);
+	K.n++;
 	return rme_arm(e, r);
 }
 
@@ -170,7 +189,8 @@ static __attribute__((noinline)) struct mpi_rme *rme_new(struct mpi_req *r, ptl_
  * disabled (threshold 0): an idle one after the last armed one, else a
  * new one at the end of the posted receives. It counts as armed from now
  * on, so a receive posted meanwhile (by a nonblocking collective's
- * progress) goes after it. NULL: no memory or no more MEs. */
+ * progress) goes after it. NULL: no memory, no more MEs, or PTL_MPI_MAX_MES
+ * receives posted already. */
 static __attribute__((noinline)) struct mpi_rme *keep_arm_settle(struct mpi_req *r, ptl_match_bits_t bits,
 								  ptl_match_bits_t ign);
 
@@ -198,9 +218,11 @@ static struct mpi_rme *keep_arm_settle(struct mpi_req *r, ptl_match_bits_t bits,
 	return mpi_keep_arm(r, bits, ign);
 }
 
-void mpi_keep_init(ptl_handle_me_t marker)
+void mpi_keep_init(ptl_handle_me_t marker, int most)
 {
 	K.marker = marker;
+	K.most = most;
+	K.n = 0;
 	mpi_list_init(&K.list);
 	mpi_list_init(&K.free);
 	K.pool = calloc(MPI_RME_PREALLOC, sizeof *K.pool);

@@ -15,15 +15,17 @@
 #include "mpi_impl.h"
 
 /* The entries' pool; new ones go in just before marker (the end of the
- * posted receives). Does not return without memory. */
-MPI_HIDDEN void mpi_keep_init(ptl_handle_me_t marker);
+ * posted receives), at most most of them, idle ones included
+ * (PTL_MPI_MAX_MES). Does not return without memory. */
+MPI_HIDDEN void mpi_keep_init(ptl_handle_me_t marker, int most);
 MPI_HIDDEN void mpi_keep_fini(void);
 /* An entry for receive r, of match bits (bits, ign), its MD still disabled
  * (threshold 0: the caller enables it with PtlMDUpdate on r->md): an idle
  * one after the last armed one, else a new one at the end of the posted
  * receives. Sets r->rme, r->kept, r->me and r->md. It counts as armed from
  * now on, so a receive posted meanwhile (by a nonblocking collective's
- * progress) goes after it. NULL: no memory or no more MEs. */
+ * progress) goes after it. NULL: no memory, no more MEs, or PTL_MPI_MAX_MES
+ * receives posted already. */
 MPI_HIDDEN struct mpi_rme *mpi_keep_arm(struct mpi_req *r, ptl_match_bits_t bits, ptl_match_bits_t ign);
 /* e's receive has its message, or took another way: e goes idle, to be
  * re-armed or, past MPI_RME_IDLE_MAX idle ones, unlinked (mpi_keep.c),

@@ -120,6 +120,11 @@ static int start_send(const char *fn, const void *buf, int count, MPI_Datatype d
 	return rc ? rc : start_checked_send(fn, buf, count, dt, t, dest, tag, comm, c, mode, r);
 }
 
+/* Why a receive cannot be posted (mpi_irecv_t's MPI_ERR_NO_MEM): no
+ * memory for its request or bounce buffer, or PTL_MPI_MAX_MES receives
+ * hold their match entries (mpi_keep.c) */
+#define NO_POST "cannot post the receive (no memory, or PTL_MPI_MAX_MES receives posted already)"
+
 /* ... and every receive call. */
 static int start_recv(const char *fn, void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
 		      struct mpi_req **r)
@@ -130,7 +135,7 @@ static int start_recv(const char *fn, void *buf, int count, MPI_Datatype dt, int
 	if (rc)
 		return rc;
 	rc = mpi_irecv_t(buf, count, dt, t, src, tag, c, c->ctx, r);
-	return rc ? mpi_err(comm, rc, fn, "cannot post the receive") : MPI_SUCCESS;
+	return rc ? mpi_err(comm, rc, fn, NO_POST) : MPI_SUCCESS;
 }
 
 /* Inline in MPI_Issend, MPI_Irsend, MPI_Ibsend and MPI_Isend's long way
@@ -358,8 +363,7 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
 	else
 		rc = mpi_irecv_t(recvbuf, recvcount, recvtype, rt, source, recvtag, c, c->ctx, &rr);
 	if (rc)
-		return mpi_err(comm, rc, "MPI_Sendrecv", "cannot post the receive%s",
-			       sent ? " (the message sent went out)" : "");
+		return mpi_err(comm, rc, "MPI_Sendrecv", NO_POST "%s", sent ? "; the message sent went out" : "");
 	if (!sent && rr->lazy)
 		sent = mpi_send_bytes(sp, slen, dest, sendtag, c, c->ctx);
 	if (!sent)

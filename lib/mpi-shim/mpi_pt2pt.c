@@ -149,6 +149,25 @@ struct mpi_obj_hdr {
  * 100,000 256-byte MPI_Sends each way before the receives do at the
  * default, 200,000 block (at 64 MiB 100,000 blocked). */
 #define MPI_SEND_COPY_DEFAULT (128u << 20)
+/* PTL_MPI_MAX_MES: the receives that may be posted at once (their kept
+ * MEs, idle ones included: mpi_keep.c). The network interface has
+ * MPI_MES_OWN more, and the unexpected buffers' and reserves', for the
+ * library's own: its markers, an emptied buffer going back in, a pull's
+ * landing, a collective's receives, a rendezvous send's exposed buffer;
+ * receives that took them all had left a buffer nowhere to go back in
+ * (the job aborted) and a pull nowhere to land. MPI_MES_OWN is a size,
+ * not a limit: nothing counts the library's own, and a process with more
+ * of them at once (rendezvous sends in flight, nonblocking collectives'
+ * receives) than it holds meets that abort again. The most keeps the whole
+ * within lib/ptl's (PTL_LIM_MAX_MES, 1 << 20); the MDs asked, twice the
+ * entries, lib/ptl caps at 1 << 20, which leaves sends 400,000 beyond
+ * the entries' even then. MPI_MES_OWN is the 65,536 a job's collectives
+ * and rendezvous sends may hold at once besides (they had shared the
+ * receives' 262,144); lib/ptl's tables take their pages as used. */
+#define MPI_MES_DEFAULT (1 << 18)
+#define MPI_MES_LEAST 256
+#define MPI_MES_MOST (1 << 19)
+#define MPI_MES_OWN 65536
 /* What each copy holds besides its bytes: its request and the allocator's
  * headers, and it held an MD of its own when measured (1M of budget, 1.8 MB
  * of RSS with 64-byte messages and the request alone counted; copies now go
@@ -666,8 +685,19 @@ int mpi_pt2pt_init(void)
 	if (c >= 2 && c < 65536)
 		mpi_g.credits = (int)c;
 
-	ptl_ni_limits_t want = { .max_mes = 1 << 18, .max_mds = 1 << 19, .max_eqs = 4,
-				 .max_pt_index = 15, .max_me_list = 1 << 18 };
+	/* Match entries: PTL_MPI_MAX_MES for posted receives (past them a
+	 * receive cannot be posted: MPI_ERR_NO_MEM), the library's own
+	 * beyond them (MPI_MES_OWN) */
+	size_t mes = env_size("PTL_MPI_MAX_MES", MPI_MES_DEFAULT);
+	if (mes < MPI_MES_LEAST || mes > MPI_MES_MOST) {
+		fprintf(stderr, "ptl-mpi: ignoring PTL_MPI_MAX_MES=%s (want %d - %d)\n", envs("PTL_MPI_MAX_MES"),
+			MPI_MES_LEAST, MPI_MES_MOST);
+		mes = MPI_MES_DEFAULT;
+	}
+	mpi_g.max_mes = (int)mes;
+	int all = (int)mes + MPI_MES_OWN + mpi_g.ux_nbufs + MPI_NOACK_NBUFS;
+	ptl_ni_limits_t want = { .max_mes = all, .max_mds = 2 * all, .max_eqs = 4, .max_pt_index = 15,
+				 .max_me_list = all };
 	int rc = PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, &want, NULL, &mpi_g.ni);
 	if (rc != PTL_OK && rc != PTL_IFACE_DUP)
 		ptl_check(rc, "PtlNIInit");
@@ -752,7 +782,7 @@ int mpi_pt2pt_init(void)
 	ptl_md_t mk = { .start = P.zero, .length = 0, .threshold = 0, .options = PTL_MD_OP_PUT,
 			.eq_handle = PTL_EQ_NONE };
 	ptl_check(PtlMDAttach(P.marker, mk, PTL_RETAIN, &mdh), "PtlMDAttach(marker)");
-	mpi_keep_init(P.marker);
+	mpi_keep_init(P.marker, mpi_g.max_mes);
 	if (P.nack_k) {
 		P.rsv = calloc(MPI_NOACK_NBUFS, sizeof *P.rsv);
 		if (!P.rsv)

@@ -122,6 +122,123 @@ static void user_op_no_memory(void)
 	OK(MPI_Op_free(&op));
 }
 
+/* Run with PTL_MPI_MAX_MES=256, 2 ranks. Rank 0 first takes IDLE
+ * messages in receives posted for them, whose entries the library keeps
+ * (idle, for later receives like them). Then it posts receives (tag 5,
+ * from rank 1) until one fails: MPI_ERR_NO_MEM, "cannot post the
+ * receive", after exactly 256 (the idle entries made way). Then an MPI_Sendrecv of 600
+ * bytes each way (from 512 B received its send goes first) before rank 1
+ * has sent its part: the receive cannot be posted, and the error says
+ * the message went, which rank 1 receives whole. Then rank 1 floods it
+ * with FLOOD messages of FLEN bytes, more than an unexpected buffer
+ * holds: a buffer filled leaves the match list and, once emptied, goes
+ * back in while rank 0 has all the receives it may post posted, and
+ * asks for more once the flood is in (where receives and the library
+ * shared the entries, the receives took the room the buffers went back
+ * into), and the flood is taken whole, in order. With the
+ * posted receives cancelled (none matched), rank 1 sends its part and
+ * rank 0's receive takes it; and rank 1's tag 5 messages sent after that
+ * land in receives posted anew, in order: nothing lost at the limit. */
+enum { ME_LIMIT_TRIES = 4096, XLEN = 600, AFTER = 8, FLOOD = 400, FLEN = 8000, IDLE = 60 };
+
+/* rank 0: receives (tag 5 from rank 1) posted into rq[n...] until one is
+ * refused; returns the new count, the refusal checked */
+static int post_until_refused(MPI_Request *rq, int *slot, int n)
+{
+	int rc = MPI_SUCCESS;
+	while (n < ME_LIMIT_TRIES && (rc = MPI_Irecv(&slot[n], 1, MPI_INT, 1, 5, MPI_COMM_WORLD, &rq[n])) == MPI_SUCCESS)
+		n++;
+	t_fails_with(rc, MPI_ERR_NO_MEM,
+		     "cannot post the receive (no memory, or PTL_MPI_MAX_MES receives posted already)",
+		     "MPI_Irecv past the limit");
+	return n;
+}
+static int receives_past_limit(void)
+{
+	char out[XLEN], in[XLEN];
+	int peer = 1 - t_rank, got = 0, v = -1;
+	for (int i = 0; i < XLEN; i++)
+		out[i] = (char)(t_rank * 100 + i);
+	if (t_rank == 0) {
+		static MPI_Request rq[ME_LIMIT_TRIES];
+		static int slot[ME_LIMIT_TRIES];
+		for (int i = 0; i < IDLE; i++)
+			OK(MPI_Irecv(&slot[i], 1, MPI_INT, peer, 11, MPI_COMM_WORLD, &rq[i]));
+		OK(MPI_Send(&v, 1, MPI_INT, peer, 12, MPI_COMM_WORLD)); /* they come to posted receives */
+		OK(MPI_Waitall(IDLE, rq, MPI_STATUSES_IGNORE));
+		int n = post_until_refused(rq, slot, 0);
+		const char *lim_s = getenv("PTL_MPI_MAX_MES");
+		int lim = lim_s ? atoi(lim_s) : 0;
+		CHECK(n == lim, "%d receives posted with PTL_MPI_MAX_MES=%d", n, lim);
+		printf("rank 0: %d receives posted of PTL_MPI_MAX_MES=%d\n", n, lim);
+		/* not at the limit, the exchange below would wait for rank 1,
+		 * which waits for it: a failure here, not a hang */
+		if (n != lim)
+			MPI_Abort(MPI_COMM_WORLD, 3);
+		int rc = MPI_Sendrecv(out, XLEN, MPI_CHAR, peer, 6, in, XLEN, MPI_CHAR, peer, 6, MPI_COMM_WORLD,
+				      MPI_STATUS_IGNORE);
+		/* and rank 1 waits for the message that went */
+		if (!t_fails_with(rc, MPI_ERR_NO_MEM, "the message sent went out", "MPI_Sendrecv past the limit"))
+			MPI_Abort(MPI_COMM_WORLD, 3);
+		/* the flood, all of it here (its tag 10 last), and no more
+		 * receives than before */
+		static char fl[FLEN];
+		OK(MPI_Send(&v, 1, MPI_INT, peer, 8, MPI_COMM_WORLD));
+		OK(MPI_Probe(peer, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		n = post_until_refused(rq, slot, n);
+		CHECK(n == lim, "%d receives posted once the flood came", n);
+		int whole = 0;
+		for (int i = 0; i < FLOOD; i++) {
+			OK(MPI_Recv(fl, FLEN, MPI_CHAR, peer, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+			whole += fl[0] == (char)i && fl[FLEN - 1] == (char)(i + 1);
+		}
+		CHECK(whole == FLOOD, "%d of %d flood messages came whole and in order", whole, FLOOD);
+		OK(MPI_Recv(&v, 1, MPI_INT, peer, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		for (int i = 0; i < n; i++) {
+			MPI_Status st;
+			int c = 0;
+			OK(MPI_Cancel(&rq[i]));
+			OK(MPI_Wait(&rq[i], &st));
+			OK(MPI_Test_cancelled(&st, &c));
+			CHECK(c, "posted receive %d matched a message nobody sent", i);
+		}
+		OK(MPI_Send(&v, 1, MPI_INT, peer, 7, MPI_COMM_WORLD));
+		OK(MPI_Recv(in, XLEN, MPI_CHAR, peer, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		for (int i = 0; i < XLEN; i++)
+			got += in[i] == (char)(peer * 100 + i);
+		CHECK(got == XLEN, "rank 1's part arrived with %d of %d bytes right", got, XLEN);
+		for (int i = 0; i < AFTER; i++) {
+			OK(MPI_Recv(&v, 1, MPI_INT, peer, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+			CHECK(v == i, "tag 5 message %d read %d", i, v);
+		}
+	} else {
+		OK(MPI_Recv(&v, 1, MPI_INT, peer, 12, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		for (int i = 0; i < IDLE; i++)
+			OK(MPI_Send(&i, 1, MPI_INT, peer, 11, MPI_COMM_WORLD));
+		OK(MPI_Recv(in, XLEN, MPI_CHAR, peer, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		for (int i = 0; i < XLEN; i++)
+			got += in[i] == (char)(peer * 100 + i);
+		CHECK(got == XLEN, "rank 0's exchange, whose receive failed, arrived with %d of %d bytes right", got,
+		      XLEN);
+		static char fl[FLEN];
+		OK(MPI_Recv(&v, 1, MPI_INT, peer, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		for (int i = 0; i < FLOOD; i++) {
+			fl[0] = (char)i;
+			fl[FLEN - 1] = (char)(i + 1);
+			OK(MPI_Send(fl, FLEN, MPI_CHAR, peer, 9, MPI_COMM_WORLD));
+		}
+		OK(MPI_Send(&v, 1, MPI_INT, peer, 10, MPI_COMM_WORLD));
+		/* once rank 0 cancelled its receives: its exchange's part,
+		 * then messages that find receives of their own, not the
+		 * cancelled ones */
+		OK(MPI_Recv(&v, 1, MPI_INT, peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		OK(MPI_Send(out, XLEN, MPI_CHAR, peer, 6, MPI_COMM_WORLD));
+		for (int i = 0; i < AFTER; i++)
+			OK(MPI_Send(&i, 1, MPI_INT, peer, 5, MPI_COMM_WORLD));
+	}
+	return t_finish("mpi_err melimit");
+}
+
 int main(int argc, char **argv)
 {
 	t_init(&argc, &argv);
@@ -139,6 +256,8 @@ int main(int argc, char **argv)
 			MPI_Barrier(MPI_COMM_WORLD); /* the others wait in a collective */
 	}
 	OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+	if (!strcmp(mode, "melimit"))
+		return receives_past_limit();
 	if (!strcmp(mode, "stall")) {
 		int in = t_rank, out = 0;
 		int rc = MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

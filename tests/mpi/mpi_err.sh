@@ -2,7 +2,8 @@
 # Error paths: MPI_ERRORS_RETURN classes and messages; a fatal error and
 # MPI_Abort end the job with a message and the code; a stalled rank makes
 # the collective's deadline pass with an error naming the collective, the
-# communicator, the step and the missing rank, and the next job runs clean.
+# communicator, the step and the missing rank, and the next job runs clean;
+# receives past the match entries allowed.
 . "$(dirname "$0")/mpi_common.sh"
 run 2 -- mpi_err
 out=$(limited "$(job_limit 60)" "$PTLRUN" -n 2 --timeout "$(job_timeout 60)" "$B/tests/mpi/mpi_err" fatal 2>&1); rc=$?
@@ -16,6 +17,14 @@ out=$(limited "$(job_limit 60)" "$PTLRUN" -n 4 --timeout "$(job_timeout 60)" -x 
 echo "$out" | grep "rank 3:"
 if [ $rc -ne 0 ] || ! echo "$out" | grep -q "rank 3: MPI_Allreduce: MPI_Allreduce on MPI_COMM_WORLD .* step [0-9]* waiting for rank(s) 2"; then
 	jobfail "stall message (exit $rc)"
+fi
+# Receives past the match entries PTL_MPI_MAX_MES allows: MPI_ERR_NO_MEM
+# saying why, an MPI_Sendrecv whose send went saying so, nothing lost;
+# a value out of range is refused, by name, and the default taken
+run 2 PTL_MPI_MAX_MES=256 PTL_MPI_UNEXPECTED_MEM=8M PTL_MPI_EAGER_LIMIT=8192 -- mpi_err melimit
+out=$(limited "$(job_limit 60)" "$PTLRUN" -n 1 --timeout "$(job_timeout 60)" -x PTL_MPI_MAX_MES=12 "$B/tests/mpi/mpi_zero" 2>&1); rc=$?
+if [ $rc -ne 0 ] || ! echo "$out" | grep -q "ignoring PTL_MPI_MAX_MES=12 (want 256 - 524288)"; then
+	jobfail "PTL_MPI_MAX_MES=12 (exit $rc): want it ignored, by name"
 fi
 run 4 -- mpi_coll
 finish
