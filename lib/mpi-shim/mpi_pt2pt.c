@@ -2131,8 +2131,20 @@ __attribute__((always_inline)) static inline int irecv_post(void *buf, int count
 	 * between contexts does not matter: no message matches both. */
 	struct mpi_rme *e = NULL;
 	if (ctx == c->ctx) {
-		if (!(e = mpi_keep_arm(r, bits, ign)))
-			goto fail;
+		if (!(e = mpi_keep_arm(r, bits, ign))) {
+			/* PTL_MPI_MAX_MES receives posted, some of them maybe
+			 * with their messages in already, their entries held
+			 * until their events are taken: take them, and this
+			 * receive's message too if it came meanwhile */
+			mpi_progress(0);
+			if ((u = mpi_ux_find(ctx, src, tag))) {
+				mpi_ux_unlist(u);
+				ux_deliver(r, u);
+				return MPI_SUCCESS;
+			}
+			if (!(e = mpi_keep_arm(r, bits, ign)))
+				goto fail;
+		}
 	} else if (PtlMEInsert(P.marker, any_id, bits, ign, PTL_UNLINK, PTL_INS_BEFORE, &r->me) != PTL_OK) {
 		goto fail;
 	} else if (PtlMDAttach(r->me, md, PTL_UNLINK, &r->md) != PTL_OK) {

@@ -138,7 +138,10 @@ static void user_op_no_memory(void)
  * into), and the flood is taken whole, in order. With the
  * posted receives cancelled (none matched), rank 1 sends its part and
  * rank 0's receive takes it; and rank 1's tag 5 messages sent after that
- * land in receives posted anew, in order: nothing lost at the limit. */
+ * land in receives posted anew, in order: nothing lost at the limit.
+ * Last, at the limit again, a message that has come into the first of
+ * the posted receives (rank 0 asleep meanwhile, its event not taken)
+ * leaves room for one more receive: the refusal takes the events first. */
 enum { ME_LIMIT_TRIES = 4096, XLEN = 600, AFTER = 8, FLOOD = 400, FLEN = 8000, IDLE = 60 };
 
 /* rank 0: receives (tag 5 from rank 1) posted into rq[n...] until one is
@@ -211,6 +214,19 @@ static int receives_past_limit(void)
 			OK(MPI_Recv(&v, 1, MPI_INT, peer, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 			CHECK(v == i, "tag 5 message %d read %d", i, v);
 		}
+		slot[0] = -1;
+		n = post_until_refused(rq, slot, 0);
+		CHECK(n == lim, "%d receives posted again", n);
+		OK(MPI_Send(&v, 1, MPI_INT, peer, 13, MPI_COMM_WORLD));
+		usleep(200000); /* its tag 5 message comes meanwhile (a blocking receive would need an entry) */
+		OK(MPI_Irecv(&slot[n], 1, MPI_INT, peer, 6, MPI_COMM_WORLD, &rq[n]));
+		int first = 0;
+		OK(MPI_Test(&rq[0], &first, MPI_STATUS_IGNORE));
+		CHECK(first && slot[0] == 55, "the first posted receive: done %d, read %d", first, slot[0]);
+		for (int i = 1; i <= n; i++) {
+			OK(MPI_Cancel(&rq[i]));
+			OK(MPI_Wait(&rq[i], MPI_STATUS_IGNORE));
+		}
 	} else {
 		OK(MPI_Recv(&v, 1, MPI_INT, peer, 12, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 		for (int i = 0; i < IDLE; i++)
@@ -235,6 +251,11 @@ static int receives_past_limit(void)
 		OK(MPI_Send(out, XLEN, MPI_CHAR, peer, 6, MPI_COMM_WORLD));
 		for (int i = 0; i < AFTER; i++)
 			OK(MPI_Send(&i, 1, MPI_INT, peer, 5, MPI_COMM_WORLD));
+		/* once rank 0 is at the limit again (tag 13): a message into its
+		 * first receive, while it sleeps */
+		OK(MPI_Recv(&v, 1, MPI_INT, peer, 13, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		v = 55;
+		OK(MPI_Send(&v, 1, MPI_INT, peer, 5, MPI_COMM_WORLD));
 	}
 	return t_finish("mpi_err melimit");
 }
