@@ -397,7 +397,6 @@ struct mpi_state {
 	ptl_handle_eq_t eq;
 	ptl_process_id_t *ids;    /* world rank -> id */
 	size_t eager_limit;
-	int max_mes;            /* PTL_MPI_MAX_MES: receives posted at once, at most */
 	size_t ux_bufsize;
 	int ux_nbufs;
 	int credits;              /* per peer */

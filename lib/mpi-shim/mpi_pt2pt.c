@@ -694,7 +694,6 @@ int mpi_pt2pt_init(void)
 			MPI_MES_LEAST, MPI_MES_MOST);
 		mes = MPI_MES_DEFAULT;
 	}
-	mpi_g.max_mes = (int)mes;
 	int all = (int)mes + MPI_MES_OWN + mpi_g.ux_nbufs + MPI_NOACK_NBUFS;
 	ptl_ni_limits_t want = { .max_mes = all, .max_mds = 2 * all, .max_eqs = 4, .max_pt_index = 15,
 				 .max_me_list = all };
@@ -782,7 +781,7 @@ int mpi_pt2pt_init(void)
 	ptl_md_t mk = { .start = P.zero, .length = 0, .threshold = 0, .options = PTL_MD_OP_PUT,
 			.eq_handle = PTL_EQ_NONE };
 	ptl_check(PtlMDAttach(P.marker, mk, PTL_RETAIN, &mdh), "PtlMDAttach(marker)");
-	mpi_keep_init(P.marker, mpi_g.max_mes);
+	mpi_keep_init(P.marker, (int)mes);
 	if (P.nack_k) {
 		P.rsv = calloc(MPI_NOACK_NBUFS, sizeof *P.rsv);
 		if (!P.rsv)
@@ -2102,6 +2101,8 @@ __attribute__((always_inline)) static inline int irecv_post(void *buf, int count
 	 * only while the queue is empty, so a match still queued sends us
 	 * round the loop, where we drain and search again. Except from a dead
 	 * peer: all it sent must be listed before we say nothing more comes. */
+	bool refused = false; /* once by mpi_keep_arm: the look below again */
+look:
 	if (mpi_g.ndead)
 		mpi_progress(0);
 	struct mpi_ux *u = mpi_ux_find(ctx, src, tag);
@@ -2131,20 +2132,17 @@ __attribute__((always_inline)) static inline int irecv_post(void *buf, int count
 	 * between contexts does not matter: no message matches both. */
 	struct mpi_rme *e = NULL;
 	if (ctx == c->ctx) {
-		if (!(e = mpi_keep_arm(r, bits, ign))) {
+		if (!(e = mpi_keep_arm(r, bits, ign)) && !refused) {
 			/* PTL_MPI_MAX_MES receives posted, some of them maybe
 			 * with their messages in already, their entries held
-			 * until their events are taken: take them, and this
-			 * receive's message too if it came meanwhile */
+			 * until their events are taken: take them, and look
+			 * for this receive's message again */
 			mpi_progress(0);
-			if ((u = mpi_ux_find(ctx, src, tag))) {
-				mpi_ux_unlist(u);
-				ux_deliver(r, u);
-				return MPI_SUCCESS;
-			}
-			if (!(e = mpi_keep_arm(r, bits, ign)))
-				goto fail;
+			refused = true;
+			goto look;
 		}
+		if (!e)
+			goto fail;
 	} else if (PtlMEInsert(P.marker, any_id, bits, ign, PTL_UNLINK, PTL_INS_BEFORE, &r->me) != PTL_OK) {
 		goto fail;
 	} else if (PtlMDAttach(r->me, md, PTL_UNLINK, &r->md) != PTL_OK) {
