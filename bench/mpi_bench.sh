@@ -889,10 +889,24 @@ calc() { awk "BEGIN { v = $1; printf \"%.6g\", v }"; }
 algo() { awk -v a="$2" -v n="$1" -v f="$3" -v b="$4" '$1 == a && $2 == n && $3 == f && $4 == b { print $5, (ENVIRON["PTL_BENCH_STAT"] == "med" ? $5 : $6) }' "$W/algo" |
 	fig "$(mm "$1" && echo mm)"; }
 # secant FN SIZE GOAL: the time T (us, from 0.001) for which FN SIZE T,
-# which grows with T, gives GOAL
+# which grows with T, gives GOAL; nothing, and status 1, where FN takes
+# no longer with T of 1000 us than with none (or gave nothing): T does
+# not move its model. It steps from 0.001 and 1 us, or from 0.001 and
+# 1000 where 1 is no longer than none: flat (a model that takes no such
+# copy, or takes it only past a step) or falling (a copy that ends in a
+# wait the model makes anyway, and the order of what follows changes).
+# From a flat start it had stayed at 1 and answered that (the 2-rank 2
+# KiB eager copy read 2.048 GB/s, 1 KiB's on bound cores 1.024), from a
+# falling one gone to 0.001 (the 4-rank exchanges' copy at 128 KiB,
+# 131,072 GB/s), in s69/r1 - r3, 2026-12-07
+notlonger() { [ -z "$1" ] || [ -z "$2" ] || [ "$(calc "$2 - $1 <= 1e-9 * $1")" = 1 ]; }
 secant() {
 	sf=$1 sl=$2 sh=$3
 	t0=0.001 p0=$($sf "$sl" 0.001) t1=1 p1=$($sf "$sl" 1)
+	if notlonger "$p0" "$p1"; then
+		t1=1000 p1=$($sf "$sl" 1000)
+		notlonger "$p0" "$p1" && return 1
+	fi
 	for it in 1 2 3 4 5; do
 		t2=$(calc "$p1 != $p0 ? $t1 + ($sh - $p1) * ($t1 - $t0) / ($p1 - $p0) : $t1")
 		t2=$(calc "$t2 > 0.001 ? $t2 : 0.001")
@@ -1376,10 +1390,10 @@ readrates() {
 		ag=$(xchfig "$l")
 		if [ -n "$ag" ]; then
 			fig=${ag% *} h=${ag#* }
-			t1=$(secant agm "$l" "$h")
+			t1=$(secant agm "$l" "$h") || continue
 		else
 			[ -n "$h" ] || continue
-			t1=$(secant rxm "$l" "$h")
+			t1=$(secant rxm "$l" "$h") || continue
 		fi
 		rr="$rr${rr:+,}$l:$(calc "$l / ($t1 * 1e-6)")"
 		rs="$rs $((l / 1024))K $(rhow "$l") $(calc "$l / ($t1 * 1e3)") ($fig $h us)"
@@ -1464,7 +1478,8 @@ lc="${lrates:+--local-copy-rates $lrates}"
 eagerrate() {
 	ag=$(xchfig 2048)
 	[ -n "$ag" ] || { echo "|"; return 0; }
-	t1=$(secant age 2048 "${ag#* }")
+	t1=$(secant age 2048 "${ag#* }") ||
+		{ echo "|2 KiB none: the model's takes no eager copy there (its messages go request-free, --small-max; exchanges of 2 KiB, ${ag% *} ${ag#* } us)"; return 0; }
 	echo "--eager-rates 1024:$ebeta,2048:$(calc "2048 / ($t1 * 1e-6)")|2 KiB $(calc "2048 / ($t1 * 1e3)") GB/s (exchanges of 2 KiB, ${ag% *} ${ag#* } us)"
 }
 x=$(eagerrate)
@@ -1609,7 +1624,7 @@ bisect() {
 # x4solve SIZE GOAL: x4's copy for GOAL us: secant's, or bisect's where
 # secant's is more than 2% off
 x4solve() {
-	x4t=$(secant x4 "$1" "$2")
+	x4t=$(secant x4 "$1" "$2") || return 1
 	x4d=$(calc "($(x4 "$1" "$x4t") - $2) / $2")
 	[ "$(calc "$x4d > 0.02 || $x4d < -0.02")" = 1 ] && x4t=$(bisect x4 "$1" "$2" "$2")
 	echo "$x4t"
@@ -1684,24 +1699,13 @@ over4() {
 	h=$(algo 4 "$a1" allgather "$1")
 	[ -n "$h" ] || return 0
 	ag="from the rows' launches (4-rank ring allgather of $(($1 / 1024)) KiB blocks $h us"
-	# The secant starts from copies of 0.001 and 1 us: where the model's
-	# allgather takes as long with both it stops at once, at 1 us, and 1
-	# KiB's rate read 1.024 GB/s (s69/r1, 2026-12-07: the allgather's
-	# messages go request-free, --small-max, priced at the 2-rank costs,
-	# so no rate moves it; no row's message took that one either, the
-	# rows' eager messages past 4 KiB interpolating from 4 KiB's). The
-	# calibration's stays, and the line says whether a copy of 1000 us
-	# moves the model at all.
-	f0=$($2 "$1" 0.001) f1=$($2 "$1" 1)
-	if [ -z "$f0" ] || [ -z "$f1" ] || [ "$(calc "$f1 - $f0 <= 1e-9 * $f0")" = 1 ]; then
-		if [ -n "$f0" ] && [ "$(calc "$($2 "$1" 1000) - $f0 <= 1e-9 * $f0")" = 1 ]; then
-			says="$says; not at $(($1 / 1024))K $ag: the model's takes no eager copy there)"
-		else
-			says="$says; not at $(($1 / 1024))K $ag: the model's takes as long with a copy of 1 us as with none, or gave nothing)"
-		fi
+	# Where no copy moves the model's allgather (its messages go
+	# request-free, --small-max, priced at the 2-rank costs: 1 KiB on
+	# bound cores, s69/r1) the calibration's rate stays.
+	if ! t1=$(secant "$2" "$1" "$h"); then
+		says="$says; not at $(($1 / 1024))K $ag: the model's takes no eager copy there)"
 		return 0
 	fi
-	t1=$(secant "$2" "$1" "$h")
 	if instant "$2" "$1" "$h" "$t1"; then
 		# OVER4_FLOOR=RATE: then the copy at RATE (the eager one's
 		# at the 2-rank rate: too short for the allgather to see, and
@@ -1737,7 +1741,10 @@ solve4() {
 		[ -n "$h" ] || continue
 		[ -n "$h0" ] && h=$(calc "$m0 + $h - $h0")
 		h=$(within "$c" "$l" "$h")
-		t1=$(secant "$m" "$l" "$h")
+		if ! t1=$(secant "$m" "$l" "$h"); then
+			says="$says $((l / 1024))K none ($h us: the model's takes no copy there)"
+			continue
+		fi
 		if instant "$m" "$l" "$h" "$t1"; then
 			says="$says $((l / 1024))K none ($h us: no longer than the model's with an instant copy)"
 			continue
@@ -1952,8 +1959,8 @@ for n in 2 4; do
 	# elsewhere (trees, a bidirectional ring's two-way steps).
 	# PTL_BENCH_STEPSW=0: the token's everywhere (the model before)
 	if [ "$cwmode" = token ] && [ "${PTL_BENCH_STEPSW:-1}" != 0 ] && [ -n "$sx" ] && [ -n "$px" ]; then
-		swsh=$(secant shsw 8 "$sx") swx=$(secant xsw 8 "$px")
-		cwait="--switch-shift $swsh --switch-exchange $swx"
+		swsh=$(secant shsw 8 "$sx") && swx=$(secant xsw 8 "$px") &&
+		cwait="--switch-shift $swsh --switch-exchange $swx" &&
 		echo "#   a switch in a shift's step $swsh us (the model's 8 B shift takes eshift4's $sx us), in a pair exchange's $swx us (the model's 8 B pair exchange takes xch4's $px us), $sw us elsewhere"
 	fi
 	[ "$cwmode" = token ] || [ "$cwmode" = bound ] ||
@@ -1978,10 +1985,12 @@ for n in 2 4; do
 			# gap), each from the other, three rounds from no gap
 			g4=0
 			for it in 1 2 3; do
-				t1=$(secant s4 "$l" "$h")
+				t1=$(secant s4 "$l" "$h") || break
 				f=$(osplit=$split4 obulk= one "$l" 0 0 0 --move-piece "$piece" --move-rates "1048576:$(calc "$l / ($t1 * 1e-6)")")
 				g4=$(calc "$hl > $f ? $hl - $f : 0")
 			done
+		fi
+		if [ -n "$h" ] && [ -n "$hl" ] && [ -n "$t1" ]; then
 			moves4="$moves4${moves4:+,}$l:$(calc "$l / ($t1 * 1e-6)")"
 			gaps4="$gaps4${gaps4:+,}$l:$g4"
 			m4says="$m4says $((l / 1024))K $(calc "$l / ($t1 * 1e3)") gap $g4 us ($h us, alone $hl us)"
@@ -2002,16 +2011,17 @@ for n in 2 4; do
 		# exchange row at 1 MiB 0.71x - 0.79x)
 		xmove=${moves4:+--move-piece $piece --move-rates $moves4 --move-gaps $gaps4}
 		ho=$(cal 4 xch4one "$l") xg4=0 xgap=
-		t1=$(secant x4 "$l" "$h")
+		t1=$(secant x4 "$l" "$h") || { xmove=; continue; }
 		for it in 1 2 3; do
 			[ -n "$ho" ] || break
 			xgap=
 			f=$(x4one "$l" "$t1")
 			xg4=$(calc "$ho > ${f:-0} ? $ho - ${f:-0} : 0")
 			xgap="--xch-gaps 1048576:$xg4"
-			t1=$(x4solve "$l" "$h")
+			t1=$(x4solve "$l" "$h") || break
 		done
 		xgap= xmove=
+		[ -n "$t1" ] || continue
 		rates4="$rates4${rates4:+,}$l:$(calc "$l / ($t1 * 1e-6)")"
 		if [ -n "$ho" ]; then
 			xgaps4="$xgaps4${xgaps4:+,}$l:$xg4"

@@ -728,6 +728,25 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 	out=$(bench PTL_BENCH_ARGS=1 PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept3" 2>&1)
 	has "$out" "crossing one going back 8:0.05,64:0.05 (blocking exchanges - ping-pongs; with requests"
 	rm -rf "$kept3"
+	# the 2-rank rows' 2 KiB eager copy from the rows' launches' 2-rank
+	# ring allgather of 2 KiB: solved where the model's allgather copies
+	# its messages (with requests), none where they go request-free (its
+	# time the same with any copy: secant answers nothing; it had stopped
+	# at its start, 1 us, and printed 2.048 GB/s)
+	kept5=$(mktemp -d)
+	cp -r "$kept/." "$kept5/"
+	printf 'ring 2 allgather 2048 0.9 0.9 0.9\n' >> "$kept5/algo"
+	out=$(bench PTL_BENCH_ARGS=1 PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept5" 2>&1)
+	e2=$(printf '%s\n' "$out" | sed -n 's/^#   the 2-rank rows. schedules. eager copies: 2 KiB \([0-9.e+]*\) GB\/s (exchanges of 2 KiB, allgather 0.9 us)$/\1/p')
+	awk -v e="$e2" 'BEGIN { exit !(e != "" && e + 0 > 0 && e + 0 != 2.048) }' ||
+		fail "mpi_bench.sh: the 2 KiB eager copy through an allgather that copies it: '$e2' GB/s, want one solved: $out"
+	has "$(printf '%s\n' "$out" | grep '^ARGS ring 2 256:')" ",2048:"
+	printf 'ptl 2 %s\n' "sovh 8 0.04 0.04 0.04" "spp 8 0.13 0.13 0.13" >> "$kept5/all"
+	echo free > "$kept5/sends"
+	out=$(bench PTL_BENCH_ARGS=1 PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept5" 2>&1)
+	has "$out" "eager copies: 2 KiB none: the model's takes no eager copy there (its messages go request-free, --small-max; exchanges of 2 KiB, allgather 0.9 us)"
+	case $(printf '%s\n' "$out" | grep '^ARGS ring 2 256:') in *",2048:"*) fail "mpi_bench.sh: a 2 KiB eager rate no message takes: $out" ;; esac
+	rm -rf "$kept5"
 	if [ "$(nproc)" -lt 4 ]; then
 		printf 'ptl 2 %s\n' "sovh 8 0.04 0.04 0.04" "spp 8 0.13 0.13 0.13" >> "$kept/all"
 		printf 'ptl 4 %s\n' "barrier 0 4.5 4.5 4.5" "pp4idle 8 1.7 1.7 1.7" "tok4 8 1.6 1.6 1.6" \
