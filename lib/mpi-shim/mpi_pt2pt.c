@@ -694,12 +694,34 @@ int mpi_pt2pt_init(void)
 			MPI_MES_LEAST, MPI_MES_MOST);
 		mes = MPI_MES_DEFAULT;
 	}
-	int all = (int)mes + MPI_MES_OWN + mpi_g.ux_nbufs + MPI_NOACK_NBUFS;
+	int own = MPI_MES_OWN + mpi_g.ux_nbufs + MPI_NOACK_NBUFS, all = (int)mes + own;
 	ptl_ni_limits_t want = { .max_mes = all, .max_mds = 2 * all, .max_eqs = 4, .max_pt_index = 15,
-				 .max_me_list = all };
-	int rc = PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, &want, NULL, &mpi_g.ni);
+				 .max_me_list = all },
+			got;
+	int rc = PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, &want, &got, &mpi_g.ni);
 	if (rc != PTL_OK && rc != PTL_IFACE_DUP)
 		ptl_check(rc, "PtlNIInit");
+	/* An interface the program opened before MPI_Init (PTL_IFACE_DUP)
+	 * keeps the limits it was opened with: the receives get the entries
+	 * left past the library's own, and where fewer than PTL_MPI_MAX_MES's
+	 * least are left the job stops here, saying so. Sized by the limits
+	 * asked, receives had taken the entries the unexpected buffers go
+	 * back into, and the job aborted at the first that found none. */
+	int left = (got.max_mes < got.max_me_list ? got.max_mes : got.max_me_list) - own;
+	if (left < MPI_MES_LEAST || got.max_pt_index < MPI_PT_CTRL)
+		mpi_fatal(MPI_ERR_NO_MEM,
+			  "the network interface, opened before MPI_Init, has max_mes %d, max_me_list %d and "
+			  "max_pt_index %d; the MPI layer needs %d match entries (%d receives and %d of its own) "
+			  "and portal index %d: open it with those or more, or let MPI_Init open it",
+			  got.max_mes, got.max_me_list, got.max_pt_index, own + MPI_MES_LEAST, MPI_MES_LEAST, own,
+			  MPI_PT_CTRL);
+	if ((size_t)left < mes) {
+		fprintf(stderr,
+			"ptl-mpi: rank %d: the network interface, opened before MPI_Init with max_mes %d, holds %d "
+			"posted receives at once (PTL_MPI_MAX_MES %zu)\n",
+			mpi_g.wrank, got.max_mes, left, mes);
+		mes = (size_t)left;
+	}
 	size_t eqn = (size_t)3 * (size_t)mpi_g.credits * (size_t)n + 65536;
 	ptl_check(PtlEQAlloc(mpi_g.ni, eqn, PTL_EQ_HANDLER_NONE, &mpi_g.eq), "PtlEQAlloc");
 

@@ -3,7 +3,8 @@
 # MPI_Abort end the job with a message and the code; a stalled rank makes
 # the collective's deadline pass with an error naming the collective, the
 # communicator, the step and the missing rank, and the next job runs clean;
-# receives past the match entries allowed.
+# receives past the match entries allowed, and past those of a network
+# interface the program opened before MPI_Init.
 . "$(dirname "$0")/mpi_common.sh"
 run 2 -- mpi_err
 out=$(limited "$(job_limit 60)" "$PTLRUN" -n 2 --timeout "$(job_timeout 60)" "$B/tests/mpi/mpi_err" fatal 2>&1); rc=$?
@@ -25,6 +26,21 @@ run 2 PTL_MPI_MAX_MES=256 PTL_MPI_UNEXPECTED_MEM=8M PTL_MPI_EAGER_LIMIT=8192 -- 
 out=$(limited "$(job_limit 60)" "$PTLRUN" -n 1 --timeout "$(job_timeout 60)" -x PTL_MPI_MAX_MES=12 "$B/tests/mpi/mpi_zero" 2>&1); rc=$?
 if [ $rc -ne 0 ] || ! echo "$out" | grep -q "ignoring PTL_MPI_MAX_MES=12 (want 256 - 524288)"; then
 	jobfail "PTL_MPI_MAX_MES=12 (exit $rc): want it ignored, by name"
+fi
+# The network interface opened by the program before MPI_Init, with
+# fewer match entries than the MPI layer asks: its receives get what the
+# library's own leave (it says how many on each rank; rank 0 posts just
+# that many before the refusal), the rest as in melimit; with too few
+# for the library's own the job stops in MPI_Init, saying what it needs
+run 2 PTL_TEST_NI_MES=66560 PTL_MPI_UNEXPECTED_MEM=8M PTL_MPI_EAGER_LIMIT=8192 -- mpi_err niearly
+said=$(echo "$out" | sed -n 's/.*rank 0: the network interface, opened before MPI_Init with max_mes 66560, holds \([0-9]*\) posted receives at once.*/\1/p')
+posted=$(echo "$out" | sed -n 's/^rank 0: \([0-9]*\) receives posted, the limit .*/\1/p' | head -n 1)
+if [ -z "$said" ] || [ "$said" != "$posted" ]; then
+	jobfail "niearly: the library said rank 0 holds '$said' posted receives, it posted '$posted'"
+fi
+out=$(limited "$(job_limit 60)" "$PTLRUN" -n 2 --timeout "$(job_timeout 60)" -x PTL_TEST_NI_MES=1000 "$B/tests/mpi/mpi_err" niearly 2>&1); rc=$?
+if [ $rc -eq 0 ] || ! echo "$out" | grep -q "fatal: the network interface, opened before MPI_Init, has max_mes 1000, max_me_list 1000 and max_pt_index 15; the MPI layer needs [0-9]* match entries (256 receives and [0-9]* of its own)"; then
+	jobfail "niearly with 1000 entries (exit $rc): want MPI_Init to stop the job saying what it needs"
 fi
 run 4 -- mpi_coll
 finish
