@@ -186,7 +186,8 @@ typedef struct {
 #define PTL_SR_ACK_DROP_COUNT 2   /* ptl: ACKs/REPLYs whose MD was gone */
 #define PTL_SR_PEER_FAILURES 3    /* ptl: operations failed by a dead peer */
 #define PTL_SR_REFUSED_COUNT 4    /* ptl: puts and gets refused for now (PTL_NO_SPACE: too many queued) */
-#define PTL_SR_COUNT 5
+#define PTL_SR_MES_IN_USE 5       /* ptl: match entries in use now (a level, not a count) */
+#define PTL_SR_COUNT 6
 
 /* ------------------------------------------------------------ functions */
 

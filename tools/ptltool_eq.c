@@ -19,6 +19,7 @@
 
 static const char *const ptltool_sr_names[PTL_SR_COUNT] = {
 	"drops", "permission violations", "answers for vanished MDs", "peer failures", "requests refused for now",
+	"match entries in use",
 };
 
 static void ptltool_eq_usage(FILE *out)

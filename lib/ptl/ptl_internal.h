@@ -704,6 +704,13 @@ static inline int ptl_id_rank(ptl_process_id_t id)
 struct ptl_ni *ptl_ni_lookup(ptl_handle_ni_t h);
 void ptl_ni_destroy(struct ptl_ni *ni);
 void ptl_sr_inc(int reg);
+/* PTL_SR_MES_IN_USE: the NI's match entries in use, stored in the view as
+ * they change (ptltool reads it there), from the table's own count */
+static inline void ptl_sr_mes(const struct ptl_ni *ni)
+{
+	if (ptl_lib.view)
+		__atomic_store_n(&ptl_lib.view->sr[PTL_SR_MES_IN_USE], (int64_t)ni->mes.used, __ATOMIC_RELAXED);
+}
 
 /* ptl_eq.c */
 /* Handle lookups are inline: every message looks up an MD and an EQ, a

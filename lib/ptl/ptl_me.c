@@ -18,6 +18,7 @@ void ptl_me_destroy(struct ptl_ni *ni, struct ptl_me *me)
 	ptl_list_del(&me->link);
 	pt->length--;
 	ptl_htab_release(&ni->mes, me->handle);
+	ptl_sr_mes(ni);
 }
 
 static int ptl_me_check_id(ptl_process_id_t id)
@@ -66,6 +67,7 @@ __attribute__((always_inline)) static inline int ptl_me_new(struct ptl_ni *ni, p
 	me->front = prev == &ni->pts[pt].list ? dead != prev
 					      : ptl_container_of(prev, struct ptl_me, link)->front && prev != dead;
 	ni->pts[pt].length++;
+	ptl_sr_mes(ni);
 	*me_handle = h;
 	return PTL_OK;
 }

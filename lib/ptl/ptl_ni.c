@@ -110,8 +110,10 @@ void ptl_ni_destroy(struct ptl_ni *ni)
 		ptl_lib.ni = NULL;
 		for (int r = 0; ptl_lib.peers && r < ptl_lib.rt.size; r++)
 			ptl_list_init(&ptl_lib.peers[r].ops);
-		if (ptl_lib.view)
+		if (ptl_lib.view) {
 			ptl_lib.view->ni_up = 0;
+			__atomic_store_n(&ptl_lib.view->sr[PTL_SR_MES_IN_USE], 0, __ATOMIC_RELAXED);
+		}
 	}
 	free(ni);
 }

@@ -19,7 +19,7 @@
 #include <portals3.h>
 
 #define PTL_VIEW_MAGIC 0x70746c7669657731ull /* "ptlview1" */
-#define PTL_VIEW_VERSION 5 /* 2: pidns (withdrawn); 3: its process holds a flock on the view; 4: PTL_SR_REFUSED_COUNT; 5: start */
+#define PTL_VIEW_VERSION 6 /* 2: pidns (withdrawn); 3: its process holds a flock on the view; 4: PTL_SR_REFUSED_COUNT; 5: start; 6: PTL_SR_MES_IN_USE */
 #define PTL_VIEW_VERSION_LOCKED 3 /* the first whose process holds that lock (ptl_view.c's sweep) */
 #define PTL_VIEW_MAX_EQS 256 /* EQs listed in the view (more are not shown) */
 

@@ -37,6 +37,8 @@ eq_out=$(ptltool eq "$pid") || fail "ptltool eq $pid failed"
 echo "$eq_out"
 echo "$eq_out" | grep -q "process $pid (eq_holder): rank 0 of 1, job [0-9a-f]\{16\}, NALs self, blocked in PtlEQWait/PtlEQPoll" || fail "header"
 echo "$eq_out" | grep -q "status registers: drops 0, permission violations 0" || fail "status registers"
+# eq_holder attached one match entry and keeps it
+echo "$eq_out" | grep -q "status registers: .*, match entries in use 1$" || fail "match entries in use"
 echo "$eq_out" | grep -q "size 8, next sequence 10, events pending 8, dropped 2" || fail "target EQ summary"
 echo "$eq_out" | grep -q "size 64, next sequence 10, events pending 10, dropped 0" || fail "send EQ summary"
 echo "$eq_out" | grep -q "size 4, next sequence 0, events pending 0, dropped 0" || fail "idle EQ summary"

@@ -860,6 +860,34 @@ static ptl_handle_md_t put_lands(ptl_handle_md_t smd, ptl_handle_eq_t eq, ptl_ma
  * by PtlMDAttach (inserted in front of the used-up ones, or between two
  * of them). Unlinking the last used-up entry the walk skipped leaves the
  * walk sound. */
+/* PTL_SR_MES_IN_USE follows the match entries: up with each attached or
+ * inserted, down with each unlinked (its MD with it), back where it was
+ * (run last: the slots it takes and frees move other tests' handles) */
+static void test_mes_in_use(void **state)
+{
+	(void)state;
+	ptl_handle_me_t mes[3];
+	ptl_sr_value_t base = -1, now = -1;
+	assert_rc(PtlNIStatus(ni, PTL_SR_MES_IN_USE, &base), PTL_OK);
+	assert_rc(PtlMEAttach(ni, 1, any_id, 0, 0, PTL_RETAIN, PTL_INS_AFTER, &mes[0]), PTL_OK);
+	assert_rc(PtlMEAttach(ni, 2, any_id, 0, 0, PTL_UNLINK, PTL_INS_AFTER, &mes[1]), PTL_OK);
+	assert_rc(PtlMEInsert(mes[0], any_id, 1, 0, PTL_RETAIN, PTL_INS_BEFORE, &mes[2]), PTL_OK);
+	assert_rc(PtlNIStatus(ni, PTL_SR_MES_IN_USE, &now), PTL_OK);
+	assert_int_equal(now, base + 3);
+	ptl_md_t none = { .start = NULL, .length = 0, .threshold = PTL_MD_THRESH_INF, .eq_handle = PTL_EQ_NONE };
+	ptl_handle_md_t nmd;
+	assert_rc(PtlMDAttach(mes[1], none, PTL_RETAIN, &nmd), PTL_OK);
+	assert_rc(PtlMEUnlink(mes[1]), PTL_OK);
+	assert_rc(PtlMDUnlink(nmd), PTL_MD_INVALID);
+	assert_rc(PtlNIStatus(ni, PTL_SR_MES_IN_USE, &now), PTL_OK);
+	assert_int_equal(now, base + 2);
+	assert_rc(PtlMEUnlink(mes[2]), PTL_OK);
+	assert_rc(PtlMEUnlink(mes[0]), PTL_OK);
+	assert_rc(PtlMEUnlink(mes[0]), PTL_ME_INVALID);
+	assert_rc(PtlNIStatus(ni, PTL_SR_MES_IN_USE, &now), PTL_OK);
+	assert_int_equal(now, base);
+}
+
 static void test_dead_front(void **state)
 {
 	(void)state;
@@ -1140,6 +1168,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_answers_on_reused_ops),
 		cmocka_unit_test(test_freed_eq_gets_no_events),
 		cmocka_unit_test(test_dead_front),
+		cmocka_unit_test(test_mes_in_use),
 		cmocka_unit_test(test_fini),
 		cmocka_unit_test(test_init_fini_threads),
 		cmocka_unit_test(test_fini_in_handler),
