@@ -708,6 +708,11 @@ int mpi_cx_look_for_dead(struct cx *x)
 	return mpi_comm_dead(x->c, true);
 }
 
+/* Why a schedule's transfer cannot be posted (cb_send's, cb_recv's
+ * -ENOMEM): no memory for its request, or the match entries the library
+ * keeps for its own all in use (mpi_pt2pt.c, own_entry_ok) */
+#define NO_XFER "%s: cannot post a transfer of the schedule (no memory, or the library's own match entries all in use)"
+
 int mpi_cx_pass(struct cx *x, bool *fin, bool *moved)
 {
 	bool all = true;
@@ -734,9 +739,14 @@ int mpi_cx_pass(struct cx *x, bool *fin, bool *moved)
 			return x->err;
 		}
 		x->relisted = false;
-		if (x->e && coll_engine_done(x->e, p->idx)) {
-			/* a combination failed (cb_reduce set x's error), or the engine */
-			if (!x->err)
+		int erc;
+		if (x->e && (erc = coll_engine_done(x->e, p->idx))) {
+			/* a combination failed (cb_reduce set x's error), a
+			 * transfer the completion let go could not be posted, or
+			 * the engine */
+			if (!x->err && erc == -ENOMEM)
+				mpi_cx_fail(x, MPI_ERR_NO_MEM, NO_XFER, x->name);
+			else if (!x->err)
 				mpi_cx_fail(x, MPI_ERR_INTERN, "%s: the schedule engine refused a completion", x->name);
 			mpi_cx_drop_rest(x);
 			return x->err;
@@ -1075,7 +1085,8 @@ static int run_ent(struct cx *x, struct mpi_kept *ent, void *data, const void *i
 	mpi_coll_pull(x, req->op);
 	rc = coll_engine_start(x->e);
 	if (rc) { /* x's error if a combination failed (cb_reduce); what it posted goes */
-		rc = x->err ? x->err : mpi_cx_fail(x, MPI_ERR_INTERN, "%s: posting the schedule failed (%d)", x->name, rc);
+		rc = x->err ? x->err : rc == -ENOMEM ? mpi_cx_fail(x, MPI_ERR_NO_MEM, NO_XFER, x->name)
+				   : mpi_cx_fail(x, MPI_ERR_INTERN, "%s: posting the schedule failed (%d)", x->name, rc);
 		mpi_cx_drop_rest(x);
 	} else {
 		rc = drive(x);

@@ -218,6 +218,11 @@ static struct mpi_rme *keep_arm_settle(struct mpi_req *r, ptl_match_bits_t bits,
 	return mpi_keep_arm(r, bits, ign);
 }
 
+int mpi_keep_room(void)
+{
+	return K.most - K.n;
+}
+
 void mpi_keep_init(ptl_handle_me_t marker, int most)
 {
 	K.marker = marker;

@@ -19,6 +19,9 @@
  * (PTL_MPI_MAX_MES). Does not return without memory. */
 MPI_HIDDEN void mpi_keep_init(ptl_handle_me_t marker, int most);
 MPI_HIDDEN void mpi_keep_fini(void);
+/* The room left for receives' entries: most less those kept (idle ones
+ * too, which make way when the room runs out) */
+MPI_HIDDEN int mpi_keep_room(void);
 /* An entry for receive r, of match bits (bits, ign), its MD still disabled
  * (threshold 0: the caller enables it with PtlMDUpdate on r->md): an idle
  * one after the last armed one, else a new one at the end of the posted

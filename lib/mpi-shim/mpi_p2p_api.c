@@ -101,13 +101,19 @@ static int check_probe(const char *fn, int src, int tag, MPI_Comm comm, struct m
 }
 
 /* The send started (arguments checked): what every send call does. */
+/* Why a send cannot start (mpi_isend_t's MPI_ERR_NO_MEM): no memory for
+ * its request or copy, or, above the eager limit, the match entries the
+ * library keeps for its own all in use (mpi_pt2pt.c, own_entry_ok) */
+#define NO_START "cannot start the send (no memory, or the library's own match entries all in use: sends above the eager limit in flight)"
+
 static int start_checked_send(const char *fn, const void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t,
 			      int dest, int tag, MPI_Comm comm, struct mpi_comm *c, int mode, struct mpi_req **r)
 {
 	int rc = mpi_isend_t(buf, count, dt, t, dest, tag, c, c->ctx, mode, r);
 	if (rc)
-		return mpi_err(comm, rc, fn, rc == MPI_ERR_BUFFER ? "the attached buffer is too small (MPI_Buffer_attach)"
-								  : "cannot start the send");
+		return mpi_err(comm, rc, fn, rc == MPI_ERR_BUFFER   ? "the attached buffer is too small (MPI_Buffer_attach)"
+					     : rc == MPI_ERR_NO_MEM ? NO_START
+								    : "cannot start the send");
 	return MPI_SUCCESS;
 }
 
@@ -373,7 +379,7 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
 		mpi_cancel_recv(rr);
 		mpi_wait_plain(rr);
 		mpi_req_drop(rr);
-		return mpi_err(comm, rc, "MPI_Sendrecv", "cannot start the send");
+		return mpi_err(comm, rc, "MPI_Sendrecv", rc == MPI_ERR_NO_MEM ? NO_START : "cannot start the send");
 	}
 	if (sr && rr->lazy) {
 		/* A short exchange whose send could not go inline. The two run

@@ -155,10 +155,10 @@ struct mpi_obj_hdr {
  * library's own: its markers, an emptied buffer going back in, a pull's
  * landing, a collective's receives, a rendezvous send's exposed buffer;
  * receives that took them all had left a buffer nowhere to go back in
- * (the job aborted) and a pull nowhere to land. MPI_MES_OWN is a size,
- * not a limit: nothing counts the library's own, and a process with more
- * of them at once (rendezvous sends in flight, nonblocking collectives'
- * receives) than it holds meets that abort again. The most keeps the whole
+ * (the job aborted) and a pull nowhere to land. The library's own stay
+ * within MPI_MES_OWN (own_entry_ok): past it a rendezvous send, a pull or
+ * a schedule's receive is refused (MPI_ERR_NO_MEM) rather than taking
+ * the room the buffers go back into. The most keeps the whole
  * within lib/ptl's (PTL_LIM_MAX_MES, 1 << 20); the MDs asked, twice the
  * entries, lib/ptl caps at 1 << 20, which leaves sends 400,000 beyond
  * the entries' even then. MPI_MES_OWN is the 65,536 a job's collectives
@@ -269,6 +269,8 @@ static struct {
 	size_t idmask;
 	char zero[8];
 	struct mpi_uxbuf *rsv;       /* MPI_NOACK_NBUFS reserve buffers, NULL: ACK-free off */
+	int mes_all;                 /* the NI's match entries (max_mes, or max_me_list if fewer) */
+	int mes_bufs;                /* the unexpected and reserve buffers', each may go back in */
 	int nack_k;                  /* ACK-free credits a peer starts with and gets back to */
 	int nack_half, credit_half;  /* nack_k / 2, mpi_g.credits / 2: a batch given back */
 	int *grant_left;             /* per peer: arrivals (or ACK-free units) before we owe a batch (grant_left_set) */
@@ -715,6 +717,8 @@ int mpi_pt2pt_init(void)
 			  "and portal index %d: open it with those or more, or let MPI_Init open it",
 			  got.max_mes, got.max_me_list, got.max_pt_index, own + MPI_MES_LEAST, MPI_MES_LEAST, own,
 			  MPI_PT_CTRL);
+	P.mes_all = left + own;
+	P.mes_bufs = mpi_g.ux_nbufs + MPI_NOACK_NBUFS;
 	if ((size_t)left < mes) {
 		fprintf(stderr,
 			"ptl-mpi: rank %d: the network interface, opened before MPI_Init with max_mes %d, holds %d "
@@ -1188,6 +1192,22 @@ static struct mpi_req *user_req_new(int kind, int peer, int tag, struct mpi_comm
 	return r;
 }
 
+/* Whether the library may take another match entry of its own (a
+ * rendezvous send's exposed buffer, a pull's landing, a schedule's
+ * receive): the NI's entries in use (PTL_SR_MES_IN_USE), the receives'
+ * room not yet taken and every unexpected buffer's (as if all were out of
+ * the list) must leave one. So the library's own stay within MPI_MES_OWN
+ * less the buffers in the list, and a buffer emptied always finds its
+ * entry: a process with more rendezvous sends in flight than that had
+ * filled the NI, and the job aborted at the next buffer that went back. */
+static bool own_entry_ok(void)
+{
+	ptl_sr_value_t used;
+	if (PtlNIStatus(mpi_g.ni, PTL_SR_MES_IN_USE, &used) != PTL_OK)
+		return true;
+	return used + mpi_keep_room() + P.mes_bufs < P.mes_all;
+}
+
 /* A use-once entry for r's buffer on pt, matching only peer w and r's id:
  * a rendezvous send's exposed buffer (op GET) or a pull's landing (PUT).
  * When its MD cannot be attached the entry goes too: nothing else would
@@ -1196,6 +1216,8 @@ static struct mpi_req *user_req_new(int kind, int peer, int tag, struct mpi_comm
  * refused ran out of them, and later sends failed with MPI_ERR_NO_MEM. */
 static int attach_once(struct mpi_req *r, ptl_pt_index_t pt, int w, size_t len, unsigned op)
 {
+	if (!own_entry_ok())
+		return PTL_NO_SPACE;
 	int rc = PtlMEAttach(mpi_g.ni, pt, mpi_g.ids[w], mpi_req_id(r), 0, PTL_UNLINK, PTL_INS_AFTER, &r->me);
 	if (rc != PTL_OK)
 		return rc;
@@ -2165,7 +2187,7 @@ look:
 		}
 		if (!e)
 			goto fail;
-	} else if (PtlMEInsert(P.marker, any_id, bits, ign, PTL_UNLINK, PTL_INS_BEFORE, &r->me) != PTL_OK) {
+	} else if (!own_entry_ok() || PtlMEInsert(P.marker, any_id, bits, ign, PTL_UNLINK, PTL_INS_BEFORE, &r->me) != PTL_OK) {
 		goto fail;
 	} else if (PtlMDAttach(r->me, md, PTL_UNLINK, &r->md) != PTL_OK) {
 		PtlMEUnlink(r->me);

@@ -6,7 +6,8 @@
  * collective, the communicator, the step and the missing rank.
  * "melimit": receives past PTL_MPI_MAX_MES; "niearly": the same where the
  * program opened the network interface before MPI_Init, with
- * PTL_TEST_NI_MES match entries (below). */
+ * PTL_TEST_NI_MES match entries (below); "ownlimit": sends above the
+ * eager limit past the library's own match entries. */
 #define _GNU_SOURCE /* MAP_NORESERVE */
 #include "mpi_test.h"
 
@@ -267,6 +268,60 @@ static int receives_past_limit(void)
 	return t_finish("mpi_err melimit");
 }
 
+/* Run with PTL_MPI_MAX_MES=256, 2 ranks ("ownlimit"). Rank 0 sends rank
+ * 1, which does not receive yet, messages above the eager limit (each
+ * exposes its buffer in a match entry of the library's own until rank 1
+ * has the data) until one is refused: MPI_ERR_NO_MEM saying why, with the
+ * library's own room (65,536 less its unexpected buffers) nearly all
+ * taken. Then rank 1 floods it with eager messages, more than its
+ * unexpected buffers hold, taken whole and in order: each buffer emptied
+ * goes back into the match list (where the sends took the entries, the
+ * first one that went back found none and the job aborted). Then rank 1
+ * receives every message sent, whole, rank 0's sends complete, and one
+ * more such send goes, its entry back. */
+enum { OWN_TRIES = 70000, OWN_LEN = 9000, OWN_FLOOD = 400, OWN_FLEN = 8000 };
+static int own_entries_limit(void)
+{
+	static char buf[OWN_LEN], fl[OWN_FLEN];
+	static MPI_Request rq[OWN_TRIES + 1];
+	int peer = 1 - t_rank, n = 0, whole = 0;
+	for (int i = 0; i < OWN_LEN; i++)
+		buf[i] = (char)(i * 7 + 1);
+	if (t_rank == 0) {
+		int rc = MPI_SUCCESS;
+		while (n < OWN_TRIES && (rc = MPI_Isend(buf, OWN_LEN, MPI_CHAR, peer, 20, MPI_COMM_WORLD, &rq[n])) == MPI_SUCCESS)
+			n++;
+		t_fails_with(rc, MPI_ERR_NO_MEM, "the library's own match entries all in use", "MPI_Isend past the room");
+		CHECK(n > 60000 && n < 65536, "%d sends above the eager limit in flight before the refusal", n);
+		printf("rank 0: %d sends in flight, the next refused\n", n);
+		if (n >= OWN_TRIES)
+			MPI_Abort(MPI_COMM_WORLD, 3); /* rank 1 would wait for a count it cannot take */
+		OK(MPI_Send(&n, 1, MPI_INT, peer, 21, MPI_COMM_WORLD));
+		for (int i = 0; i < OWN_FLOOD; i++) {
+			OK(MPI_Recv(fl, OWN_FLEN, MPI_CHAR, peer, 22, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+			whole += fl[0] == (char)i && fl[OWN_FLEN - 1] == (char)(i + 3);
+		}
+		CHECK(whole == OWN_FLOOD, "%d of %d flood messages came whole and in order", whole, OWN_FLOOD);
+		OK(MPI_Waitall(n, rq, MPI_STATUSES_IGNORE));
+		OK(MPI_Send(buf, OWN_LEN, MPI_CHAR, peer, 23, MPI_COMM_WORLD));
+	} else {
+		OK(MPI_Recv(&n, 1, MPI_INT, peer, 21, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		for (int i = 0; i < OWN_FLOOD; i++) {
+			fl[0] = (char)i;
+			fl[OWN_FLEN - 1] = (char)(i + 3);
+			OK(MPI_Send(fl, OWN_FLEN, MPI_CHAR, peer, 22, MPI_COMM_WORLD));
+		}
+		static char in[OWN_LEN];
+		for (int i = 0; i <= n; i++) {
+			in[0] = in[OWN_LEN - 1] = 0;
+			OK(MPI_Recv(in, OWN_LEN, MPI_CHAR, peer, i < n ? 20 : 23, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+			whole += in[0] == buf[0] && in[OWN_LEN - 1] == buf[OWN_LEN - 1];
+		}
+		CHECK(whole == n + 1, "%d of %d messages above the eager limit came whole", whole, n + 1);
+	}
+	return t_finish("mpi_err ownlimit");
+}
+
 /* "niearly": the network interface opened before MPI_Init, with
  * PTL_TEST_NI_MES match entries (and list length), the rest as the MPI
  * layer asks; MPI_Init finds it (PTL_IFACE_DUP) */
@@ -308,6 +363,8 @@ int main(int argc, char **argv)
 	OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
 	if (!strcmp(mode, "melimit") || !strcmp(mode, "niearly"))
 		return receives_past_limit();
+	if (!strcmp(mode, "ownlimit"))
+		return own_entries_limit();
 	if (!strcmp(mode, "stall")) {
 		int in = t_rank, out = 0;
 		int rc = MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
