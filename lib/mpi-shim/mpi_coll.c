@@ -464,6 +464,17 @@ void mpi_coll_pull(struct cx *x, enum coll_op op)
 	x->pull = op == COLL_OP_ALLREDUCE && x->c->size == 2 && one_host(x->c);
 }
 
+/* A schedule's transfer that could not start, for the engine: -ENOMEM
+ * for no room (the callers say MPI_COLL_NO_XFER), else x's error set to
+ * the class it failed with */
+static int xfer_failed(struct cx *x, int rc)
+{
+	if (rc == MPI_ERR_NO_MEM)
+		return -ENOMEM;
+	mpi_cx_fail(x, rc, "%s on %s: a transfer of the schedule failed", x->name, x->c->name);
+	return -EIO;
+}
+
 static int cb_send(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd, const void *buf, size_t len)
 {
 	(void)rank;
@@ -490,7 +501,7 @@ static int cb_send(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd, 
 		rc = mpi_isend(buf, n, bt, cmd->peer_rank, mpi_coll_tag(x, cmd->match), x->c, x->c->ctx + 1, mode, &r);
 	mpi_bytes_free(&bt);
 	if (rc)
-		return -ENOMEM;
+		return xfer_failed(x, rc);
 	return add_pend(x, idx, r, cmd->peer_rank, false);
 }
 
@@ -510,7 +521,7 @@ static int cb_recv(void *ctx, int rank, size_t idx, const struct coll_cmd *cmd, 
 		rc = mpi_irecv(buf, n, bt, cmd->peer_rank, mpi_coll_tag(x, cmd->match), x->c, x->c->ctx + 1, &r);
 	mpi_bytes_free(&bt);
 	if (rc)
-		return -ENOMEM;
+		return xfer_failed(x, rc);
 	return add_pend(x, idx, r, cmd->peer_rank, true);
 }
 
@@ -708,11 +719,6 @@ int mpi_cx_look_for_dead(struct cx *x)
 	return mpi_comm_dead(x->c, true);
 }
 
-/* Why a schedule's transfer cannot be posted (cb_send's, cb_recv's
- * -ENOMEM): no memory for its request, or the match entries the library
- * keeps for its own all in use (mpi_pt2pt.c, own_entry_ok) */
-#define NO_XFER "%s: cannot post a transfer of the schedule (no memory, or the library's own match entries all in use)"
-
 int mpi_cx_pass(struct cx *x, bool *fin, bool *moved)
 {
 	bool all = true;
@@ -745,7 +751,7 @@ int mpi_cx_pass(struct cx *x, bool *fin, bool *moved)
 			 * transfer the completion let go could not be posted, or
 			 * the engine */
 			if (!x->err && erc == -ENOMEM)
-				mpi_cx_fail(x, MPI_ERR_NO_MEM, NO_XFER, x->name);
+				mpi_cx_fail(x, MPI_ERR_NO_MEM, MPI_COLL_NO_XFER, x->name);
 			else if (!x->err)
 				mpi_cx_fail(x, MPI_ERR_INTERN, "%s: the schedule engine refused a completion", x->name);
 			mpi_cx_drop_rest(x);
@@ -1085,7 +1091,7 @@ static int run_ent(struct cx *x, struct mpi_kept *ent, void *data, const void *i
 	mpi_coll_pull(x, req->op);
 	rc = coll_engine_start(x->e);
 	if (rc) { /* x's error if a combination failed (cb_reduce); what it posted goes */
-		rc = x->err ? x->err : rc == -ENOMEM ? mpi_cx_fail(x, MPI_ERR_NO_MEM, NO_XFER, x->name)
+		rc = x->err ? x->err : rc == -ENOMEM ? mpi_cx_fail(x, MPI_ERR_NO_MEM, MPI_COLL_NO_XFER, x->name)
 				   : mpi_cx_fail(x, MPI_ERR_INTERN, "%s: posting the schedule failed (%d)", x->name, rc);
 		mpi_cx_drop_rest(x);
 	} else {

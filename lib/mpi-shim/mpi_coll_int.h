@@ -37,6 +37,12 @@
 #define COLL_SEQ_BITS (MPI_TAG_BITS - COLL_MATCH_BITS)
 _Static_assert(COLL_SEQ_BITS >= 8, "collective tags need room for 2^8 outstanding calls");
 
+/* Why a schedule's transfer cannot be posted (cb_send's, cb_recv's
+ * -ENOMEM): no memory for its request, or the match entries the library
+ * keeps for its own all in use (mpi_entry_ok); %s: the collective */
+#define MPI_COLL_NO_XFER \
+	"%s: cannot post a transfer of the schedule (no memory, or the library's own match entries all in use)"
+
 struct pend {
 	size_t idx;
 	struct mpi_req *r; /* NULL: a stalled send, never done */

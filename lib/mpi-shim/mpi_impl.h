@@ -485,6 +485,17 @@ MPI_HIDDEN int mpi_irecv_lazy(void *buf, size_t len, int src, int tag, struct mp
 			      struct mpi_req **out);
 /* Matches a lazy receive against the unexpected messages; true once done. */
 MPI_HIDDEN bool mpi_recv_try(struct mpi_req *r);
+/* Whether another match entry may be taken (mpi_pt2pt.c): every
+ * unexpected buffer's (as if all were out of the list) stays free, so
+ * that a buffer emptied always finds its entry again; and, unless
+ * for_recv (a posted receive's, or a pull's landing for a receive's
+ * overflowed message), the receives' room left (PTL_MPI_MAX_MES less
+ * those kept, mpi_keep.c) too: the library's own (a rendezvous send's
+ * exposed buffer, a schedule's receive) stay within MPI_MES_OWN less the
+ * buffers in the list. A process with more sends above the eager limit
+ * in flight than that had filled the NI, and then a receive could not
+ * be posted, or the job aborted at the next buffer that went back. */
+MPI_HIDDEN bool mpi_entry_ok(bool for_recv);
 int mpi_iprobe(int src, int tag, struct mpi_comm *c, int *flag, MPI_Status *st);
 int mpi_cancel_recv(struct mpi_req *r);
 /* Waits for r (timeout > 0: gives up after about that many seconds,

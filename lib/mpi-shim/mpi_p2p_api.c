@@ -100,12 +100,12 @@ static int check_probe(const char *fn, int src, int tag, MPI_Comm comm, struct m
 	return check_recv(fn, NULL, 0, MPI_BYTE, src, tag, comm, out, &t);
 }
 
-/* The send started (arguments checked): what every send call does. */
 /* Why a send cannot start (mpi_isend_t's MPI_ERR_NO_MEM): no memory for
  * its request or copy, or, above the eager limit, the match entries the
- * library keeps for its own all in use (mpi_pt2pt.c, own_entry_ok) */
+ * library keeps for its own all in use (mpi_entry_ok) */
 #define NO_START "cannot start the send (no memory, or the library's own match entries all in use: sends above the eager limit in flight)"
 
+/* The send started (arguments checked): what every send call does. */
 static int start_checked_send(const char *fn, const void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t,
 			      int dest, int tag, MPI_Comm comm, struct mpi_comm *c, int mode, struct mpi_req **r)
 {

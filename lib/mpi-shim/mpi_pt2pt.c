@@ -156,9 +156,10 @@ struct mpi_obj_hdr {
  * landing, a collective's receives, a rendezvous send's exposed buffer;
  * receives that took them all had left a buffer nowhere to go back in
  * (the job aborted) and a pull nowhere to land. The library's own stay
- * within MPI_MES_OWN (own_entry_ok): past it a rendezvous send, a pull or
- * a schedule's receive is refused (MPI_ERR_NO_MEM) rather than taking
- * the room the buffers go back into. The most keeps the whole
+ * within MPI_MES_OWN (mpi_entry_ok): past it a rendezvous send or a
+ * schedule's receive is refused (MPI_ERR_NO_MEM) rather than taking the
+ * receives' room or the one the buffers go back into; a pull lands in
+ * the receives' room, and waits where that is taken too. The most keeps the whole
  * within lib/ptl's (PTL_LIM_MAX_MES, 1 << 20); the MDs asked, twice the
  * entries, lib/ptl caps at 1 << 20, which leaves sends 400,000 beyond
  * the entries' even then. MPI_MES_OWN is the 65,536 a job's collectives
@@ -302,15 +303,16 @@ static struct {
 } P;
 
 /* A Portals call libptl refused with PTL_NO_SPACE, to make again: a
- * control put, a rendezvous receive's get, the put that answers a pull. */
-enum { MPI_DEFER_CTRL, MPI_DEFER_GET, MPI_DEFER_PULL };
+ * control put, a rendezvous receive's get, the put that answers a pull;
+ * or a pull that found no entry to land in (LAND: mpi_entry_ok). */
+enum { MPI_DEFER_CTRL, MPI_DEFER_GET, MPI_DEFER_PULL, MPI_DEFER_LAND };
 struct mpi_defer {
 	int kind;
 	int w;                       /* the peer's world rank */
-	uint32_t id;                 /* GET, PULL: the request (mpi_req_id) */
+	uint32_t id;                 /* GET, PULL, LAND: the request (mpi_req_id) */
 	int ctrl;                    /* CTRL: MPI_CTRL_* */
-	ptl_match_bits_t bits;
-	uint64_t arg;                /* CTRL: its argument; GET: the length */
+	ptl_match_bits_t bits;       /* LAND: the sender's id of the message */
+	uint64_t arg;                /* CTRL: its argument; GET, LAND: the length */
 	ptl_handle_md_t md;          /* GET: the bound landing */
 };
 
@@ -699,31 +701,41 @@ int mpi_pt2pt_init(void)
 	int own = MPI_MES_OWN + mpi_g.ux_nbufs + MPI_NOACK_NBUFS, all = (int)mes + own;
 	ptl_ni_limits_t want = { .max_mes = all, .max_mds = 2 * all, .max_eqs = 4, .max_pt_index = 15,
 				 .max_me_list = all },
-			got;
+			got = { 0 };
 	int rc = PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, &want, &got, &mpi_g.ni);
 	if (rc != PTL_OK && rc != PTL_IFACE_DUP)
 		ptl_check(rc, "PtlNIInit");
 	/* An interface the program opened before MPI_Init (PTL_IFACE_DUP)
-	 * keeps the limits it was opened with: the receives get the entries
-	 * left past the library's own, and where fewer than PTL_MPI_MAX_MES's
-	 * least are left the job stops here, saying so. Sized by the limits
-	 * asked, receives had taken the entries the unexpected buffers go
-	 * back into, and the job aborted at the first that found none. */
-	int left = (got.max_mes < got.max_me_list ? got.max_mes : got.max_me_list) - own;
+	 * keeps the limits it was opened with, and the entries the program
+	 * holds in it: the receives get the entries left past those and the
+	 * library's own (and half the MDs, as asked above: a rendezvous
+	 * receive's get and the eager slots bind MDs of their own), and where
+	 * fewer than PTL_MPI_MAX_MES's least are left the job stops here,
+	 * saying so. Sized by the limits asked, receives had taken the
+	 * entries the unexpected buffers go back into, and the job aborted at
+	 * the first that found none. */
+	int total = got.max_mes < got.max_me_list ? got.max_mes : got.max_me_list;
+	ptl_sr_value_t held = 0;
+	if (rc == PTL_IFACE_DUP)
+		ptl_check(PtlNIStatus(mpi_g.ni, PTL_SR_MES_IN_USE, &held), "PtlNIStatus");
+	int left = total - own - (int)held;
+	if (got.max_mds / 2 - own < left)
+		left = got.max_mds / 2 - own;
 	if (left < MPI_MES_LEAST || got.max_pt_index < MPI_PT_CTRL)
 		mpi_fatal(MPI_ERR_NO_MEM,
-			  "the network interface, opened before MPI_Init, has max_mes %d, max_me_list %d and "
-			  "max_pt_index %d; the MPI layer needs %d match entries (%d receives and %d of its own) "
-			  "and portal index %d: open it with those or more, or let MPI_Init open it",
-			  got.max_mes, got.max_me_list, got.max_pt_index, own + MPI_MES_LEAST, MPI_MES_LEAST, own,
-			  MPI_PT_CTRL);
-	P.mes_all = left + own;
+			  "the network interface, opened before MPI_Init, has max_mes %d, max_me_list %d, max_mds %d "
+			  "and max_pt_index %d, %lld match entries in use; the MPI layer needs %d entries free (%d "
+			  "receives and %d of its own), twice as many MDs, and portal index %d: open it with those or "
+			  "more, or let MPI_Init open it",
+			  got.max_mes, got.max_me_list, got.max_mds, got.max_pt_index, (long long)held,
+			  own + MPI_MES_LEAST, MPI_MES_LEAST, own, MPI_PT_CTRL);
+	P.mes_all = total;
 	P.mes_bufs = mpi_g.ux_nbufs + MPI_NOACK_NBUFS;
 	if ((size_t)left < mes) {
 		fprintf(stderr,
-			"ptl-mpi: rank %d: the network interface, opened before MPI_Init with max_mes %d, holds %d "
-			"posted receives at once (PTL_MPI_MAX_MES %zu)\n",
-			mpi_g.wrank, got.max_mes, left, mes);
+			"ptl-mpi: rank %d: the network interface, opened before MPI_Init (max_mes %d, max_me_list %d, "
+			"max_mds %d, %lld match entries in use), holds %d posted receives at once (PTL_MPI_MAX_MES %zu)\n",
+			mpi_g.wrank, got.max_mes, got.max_me_list, got.max_mds, (long long)held, left, mes);
 		mes = (size_t)left;
 	}
 	size_t eqn = (size_t)3 * (size_t)mpi_g.credits * (size_t)n + 65536;
@@ -1192,20 +1204,12 @@ static struct mpi_req *user_req_new(int kind, int peer, int tag, struct mpi_comm
 	return r;
 }
 
-/* Whether the library may take another match entry of its own (a
- * rendezvous send's exposed buffer, a pull's landing, a schedule's
- * receive): the NI's entries in use (PTL_SR_MES_IN_USE), the receives'
- * room not yet taken and every unexpected buffer's (as if all were out of
- * the list) must leave one. So the library's own stay within MPI_MES_OWN
- * less the buffers in the list, and a buffer emptied always finds its
- * entry: a process with more rendezvous sends in flight than that had
- * filled the NI, and the job aborted at the next buffer that went back. */
-static bool own_entry_ok(void)
+bool mpi_entry_ok(bool for_recv)
 {
 	ptl_sr_value_t used;
 	if (PtlNIStatus(mpi_g.ni, PTL_SR_MES_IN_USE, &used) != PTL_OK)
 		return true;
-	return used + mpi_keep_room() + P.mes_bufs < P.mes_all;
+	return used + (for_recv ? 0 : mpi_keep_room()) + P.mes_bufs < P.mes_all;
 }
 
 /* A use-once entry for r's buffer on pt, matching only peer w and r's id:
@@ -1216,7 +1220,7 @@ static bool own_entry_ok(void)
  * refused ran out of them, and later sends failed with MPI_ERR_NO_MEM. */
 static int attach_once(struct mpi_req *r, ptl_pt_index_t pt, int w, size_t len, unsigned op)
 {
-	if (!own_entry_ok())
+	if (!mpi_entry_ok(pt == MPI_PT_PULL))
 		return PTL_NO_SPACE;
 	int rc = PtlMEAttach(mpi_g.ni, pt, mpi_g.ids[w], mpi_req_id(r), 0, PTL_UNLINK, PTL_INS_AFTER, &r->me);
 	if (rc != PTL_OK)
@@ -1479,17 +1483,63 @@ static void rndv_get(struct mpi_req *r, int wsrc, uint32_t id)
 }
 
 /* The data of an overflowed eager message is still at its sender: ask for
- * it into a landing entry of our own. */
+ * it into a landing entry of our own, in the receives' room. Where there
+ * is none to take now (mpi_entry_ok: receives and pulls hold it all, and
+ * the library's own the rest) the pull waits for one, behind and before
+ * the other calls to wsrc (defer, land_again): failing the receive left
+ * its sender waiting for a pull that never came (a blocking send from
+ * the user's buffer for ever). */
 static void pull(struct mpi_req *r, int wsrc, uint32_t id)
 {
 	size_t n = r->msglen < r->len ? r->msglen : r->len;
-	if (attach_once(r, MPI_PT_PULL, wsrc, n, PTL_MD_OP_PUT) != PTL_OK) {
+	int rc = P.ndeferred[wsrc] ? PTL_NO_SPACE : attach_once(r, MPI_PT_PULL, wsrc, n, PTL_MD_OP_PUT);
+	if (rc == PTL_NO_SPACE) {
+		defer((struct mpi_defer){ .kind = MPI_DEFER_LAND, .w = wsrc, .id = mpi_req_id(r), .bits = id, .arg = n });
+		return;
+	}
+	if (rc != PTL_OK) {
 		r->err = r->st.MPI_ERROR = MPI_ERR_NO_MEM;
 		mpi_req_complete(r);
 		return;
 	}
 	r->stage = MPI_SS_PULLWAIT;
 	ctrl_put(wsrc, MPI_CTRL_PULL, mpi_req_id(r), id);
+}
+
+/* A deferred pull (pull) tried again: its landing entry, once, then its
+ * request to the sender; PTL_NO_SPACE where either is refused again. A
+ * receive ended meanwhile (its request reused) is dropped; one whose
+ * sender died fails (mpi_req_fail_dead leaves a matched receive to this). */
+static void land_fail(struct mpi_req *r, int w)
+{
+	if (r->me != PTL_INVALID_HANDLE && PtlMEUnlink(r->me) == PTL_OK)
+		r->me = r->md = PTL_INVALID_HANDLE;
+	rndv_get_fail(r, w, PTL_INVALID_HANDLE);
+}
+static int land_again(const struct mpi_defer *d)
+{
+	struct mpi_req *r = mpi_req_by_id(d->id);
+	if (!r || r->kind != MPI_REQ_RECV || !r->matched || r->done)
+		return PTL_OK;
+	if (mpi_rank_dead(d->w, false)) {
+		land_fail(r, d->w);
+		return PTL_FAIL;
+	}
+	if (r->me == PTL_INVALID_HANDLE) {
+		int rc = attach_once(r, MPI_PT_PULL, d->w, (size_t)d->arg, PTL_MD_OP_PUT);
+		if (rc == PTL_NO_SPACE)
+			return rc;
+		if (rc != PTL_OK) {
+			r->err = r->st.MPI_ERROR = MPI_ERR_NO_MEM;
+			mpi_req_complete(r);
+			return rc;
+		}
+		r->stage = MPI_SS_PULLWAIT;
+	}
+	int rc = ctrl_put_now(d->w, MPI_CTRL_PULL, mpi_req_id(r), d->bits);
+	if (rc == PTL_FAIL)
+		land_fail(r, d->w);
+	return rc;
 }
 
 
@@ -1903,6 +1953,8 @@ static int defer_run(const struct mpi_defer *d)
 		return ctrl_put_now(d->w, d->ctrl, d->bits, d->arg);
 	case MPI_DEFER_PULL:
 		return pull_put(d->id, d->w, d->bits);
+	case MPI_DEFER_LAND:
+		return land_again(d);
 	default: { /* MPI_DEFER_GET */
 		struct mpi_req *r = mpi_req_by_id(d->id);
 		int rc = PTL_FAIL;
@@ -2187,7 +2239,7 @@ look:
 		}
 		if (!e)
 			goto fail;
-	} else if (!own_entry_ok() || PtlMEInsert(P.marker, any_id, bits, ign, PTL_UNLINK, PTL_INS_BEFORE, &r->me) != PTL_OK) {
+	} else if (!mpi_entry_ok(false) || PtlMEInsert(P.marker, any_id, bits, ign, PTL_UNLINK, PTL_INS_BEFORE, &r->me) != PTL_OK) {
 		goto fail;
 	} else if (PtlMDAttach(r->me, md, PTL_UNLINK, &r->md) != PTL_OK) {
 		PtlMEUnlink(r->me);

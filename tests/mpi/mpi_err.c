@@ -147,6 +147,8 @@ static void user_op_no_memory(void)
  * Last, at the limit again, a message that has come into the first of
  * the posted receives (rank 0 asleep meanwhile, its event not taken)
  * leaves room for one more receive: the refusal takes the events first. */
+/* ME_LIMIT_TRIES: more than an NI's entries where receives and the library
+ * shared them (niearly's 66,560): that old way ran out of entries, not tries */
 enum { ME_LIMIT_TRIES = 1 << 17, XLEN = 600, AFTER = 8, FLOOD = 400, FLEN = 8000, IDLE = 60 };
 
 /* rank 0: receives (tag 5 from rank 1) posted into rq[n...] until one is
@@ -268,56 +270,81 @@ static int receives_past_limit(void)
 	return t_finish("mpi_err melimit");
 }
 
-/* Run with PTL_MPI_MAX_MES=256, 2 ranks ("ownlimit"). Rank 0 sends rank
- * 1, which does not receive yet, messages above the eager limit (each
- * exposes its buffer in a match entry of the library's own until rank 1
- * has the data) until one is refused: MPI_ERR_NO_MEM saying why, with the
- * library's own room (65,536 less its unexpected buffers) nearly all
- * taken. Then rank 1 floods it with eager messages, more than its
- * unexpected buffers hold, taken whole and in order: each buffer emptied
- * goes back into the match list (where the sends took the entries, the
- * first one that went back found none and the job aborted). Then rank 1
- * receives every message sent, whole, rank 0's sends complete, and one
- * more such send goes, its entry back. */
-enum { OWN_TRIES = 70000, OWN_LEN = 9000, OWN_FLOOD = 400, OWN_FLEN = 8000 };
+/* Run with PTL_MPI_MAX_MES=256 and 1 MiB of unexpected memory, 2 ranks
+ * ("ownlimit"). Rank 0 sends rank 1, which does not receive yet, messages
+ * above the eager limit (each exposes its buffer in a match entry of the
+ * library's own until rank 1 has the data) until one is refused:
+ * MPI_ERR_NO_MEM saying why, with the library's own room (65,536 less its
+ * unexpected buffers) nearly all taken. Then, rank 0 away for 300 ms,
+ * rank 1 sends it more eager messages than its unexpected memory holds
+ * (MPI_Isend of 3000 B: from its buffer, acknowledged): taken whole and
+ * in order, those that overflowed pulled into landing entries of the
+ * receives' room (a pull refused as one of the library's own had failed
+ * its receive; one waiting for an own entry, rank 1 in MPI_Waitall for
+ * ever, the entries held by sends to it), and
+ * each buffer emptied going back into the match list (where the sends
+ * had taken the entries the first one aborted the job). Then rank 1
+ * receives every message sent, whole, rank 0's sends complete, and as
+ * many sends go again before the refusal: the entries all came back. */
+enum { OWN_TRIES = 70000, OWN_LEN = 9000, OWN_FLOOD = 2000, OWN_FLEN = 3000 };
+/* rank 0: sends of buf into rq until one is refused, the refusal checked */
+static int send_until_refused(const char *buf, MPI_Request *rq)
+{
+	int n = 0, rc = MPI_SUCCESS;
+	while (n < OWN_TRIES && (rc = MPI_Isend(buf, OWN_LEN, MPI_CHAR, 1, 20, MPI_COMM_WORLD, &rq[n])) == MPI_SUCCESS)
+		n++;
+	t_fails_with(rc, MPI_ERR_NO_MEM, "the library's own match entries all in use", "MPI_Isend past the room");
+	if (n >= OWN_TRIES)
+		MPI_Abort(MPI_COMM_WORLD, 3); /* rank 1 would wait for messages never sent */
+	OK(MPI_Send(&n, 1, MPI_INT, 1, 21, MPI_COMM_WORLD));
+	return n;
+}
+/* rank 1: the n messages of a round, whole */
+static void take_round(const char *buf, int n)
+{
+	static char in[OWN_LEN];
+	int whole = 0;
+	for (int i = 0; i < n; i++) {
+		in[0] = in[OWN_LEN - 1] = 0;
+		OK(MPI_Recv(in, OWN_LEN, MPI_CHAR, 0, 20, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		whole += in[0] == buf[0] && in[OWN_LEN - 1] == buf[OWN_LEN - 1];
+	}
+	CHECK(whole == n, "%d of %d messages above the eager limit came whole", whole, n);
+}
 static int own_entries_limit(void)
 {
 	static char buf[OWN_LEN], fl[OWN_FLEN];
-	static MPI_Request rq[OWN_TRIES + 1];
-	int peer = 1 - t_rank, n = 0, whole = 0;
+	static MPI_Request rq[OWN_TRIES];
+	int peer = 1 - t_rank, n = 0, again = 0, whole = 0;
 	for (int i = 0; i < OWN_LEN; i++)
 		buf[i] = (char)(i * 7 + 1);
 	if (t_rank == 0) {
-		int rc = MPI_SUCCESS;
-		while (n < OWN_TRIES && (rc = MPI_Isend(buf, OWN_LEN, MPI_CHAR, peer, 20, MPI_COMM_WORLD, &rq[n])) == MPI_SUCCESS)
-			n++;
-		t_fails_with(rc, MPI_ERR_NO_MEM, "the library's own match entries all in use", "MPI_Isend past the room");
+		n = send_until_refused(buf, rq);
 		CHECK(n > 60000 && n < 65536, "%d sends above the eager limit in flight before the refusal", n);
 		printf("rank 0: %d sends in flight, the next refused\n", n);
-		if (n >= OWN_TRIES)
-			MPI_Abort(MPI_COMM_WORLD, 3); /* rank 1 would wait for a count it cannot take */
-		OK(MPI_Send(&n, 1, MPI_INT, peer, 21, MPI_COMM_WORLD));
+		usleep(300000);
 		for (int i = 0; i < OWN_FLOOD; i++) {
 			OK(MPI_Recv(fl, OWN_FLEN, MPI_CHAR, peer, 22, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 			whole += fl[0] == (char)i && fl[OWN_FLEN - 1] == (char)(i + 3);
 		}
 		CHECK(whole == OWN_FLOOD, "%d of %d flood messages came whole and in order", whole, OWN_FLOOD);
 		OK(MPI_Waitall(n, rq, MPI_STATUSES_IGNORE));
-		OK(MPI_Send(buf, OWN_LEN, MPI_CHAR, peer, 23, MPI_COMM_WORLD));
+		again = send_until_refused(buf, rq);
+		CHECK(again >= n - 8 && again <= n + 8, "%d sends in flight the second time, %d the first", again, n);
+		OK(MPI_Waitall(again, rq, MPI_STATUSES_IGNORE));
 	} else {
+		static char fls[OWN_FLOOD][OWN_FLEN];
+		static MPI_Request fq[OWN_FLOOD];
 		OK(MPI_Recv(&n, 1, MPI_INT, peer, 21, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 		for (int i = 0; i < OWN_FLOOD; i++) {
-			fl[0] = (char)i;
-			fl[OWN_FLEN - 1] = (char)(i + 3);
-			OK(MPI_Send(fl, OWN_FLEN, MPI_CHAR, peer, 22, MPI_COMM_WORLD));
+			fls[i][0] = (char)i;
+			fls[i][OWN_FLEN - 1] = (char)(i + 3);
+			OK(MPI_Isend(fls[i], OWN_FLEN, MPI_CHAR, peer, 22, MPI_COMM_WORLD, &fq[i]));
 		}
-		static char in[OWN_LEN];
-		for (int i = 0; i <= n; i++) {
-			in[0] = in[OWN_LEN - 1] = 0;
-			OK(MPI_Recv(in, OWN_LEN, MPI_CHAR, peer, i < n ? 20 : 23, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-			whole += in[0] == buf[0] && in[OWN_LEN - 1] == buf[OWN_LEN - 1];
-		}
-		CHECK(whole == n + 1, "%d of %d messages above the eager limit came whole", whole, n + 1);
+		OK(MPI_Waitall(OWN_FLOOD, fq, MPI_STATUSES_IGNORE));
+		take_round(buf, n);
+		OK(MPI_Recv(&again, 1, MPI_INT, peer, 21, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		take_round(buf, again);
 	}
 	return t_finish("mpi_err ownlimit");
 }
@@ -328,14 +355,17 @@ static int own_entries_limit(void)
 static void ni_early(void)
 {
 	int nif = 0;
-	const char *m = getenv("PTL_TEST_NI_MES");
-	int mes = m ? atoi(m) : 0;
-	ptl_ni_limits_t want = { .max_mes = mes, .max_mds = 2 * mes, .max_eqs = 4, .max_pt_index = 15,
+	const char *m = getenv("PTL_TEST_NI_MES"), *d = getenv("PTL_TEST_NI_MDS");
+	int mes = m ? atoi(m) : 0, mds = d ? atoi(d) : 2 * mes;
+	ptl_ni_limits_t want = { .max_mes = mes, .max_mds = mds, .max_eqs = 4, .max_pt_index = 15,
 				 .max_me_list = mes },
 			got;
 	ptl_handle_ni_t ni;
+	ptl_handle_me_t me;
+	/* and one entry of the program's own, which the MPI layer counts */
+	ptl_process_id_t any = { PTL_NID_ANY, PTL_PID_ANY };
 	if (mes < 1 || PtlInit(&nif) != PTL_OK || PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, &want, &got, &ni) != PTL_OK ||
-	    got.max_mes != mes) {
+	    got.max_mes != mes || got.max_mds != mds || PtlMEAttach(ni, 3, any, 0, 0, PTL_RETAIN, PTL_INS_AFTER, &me) != PTL_OK) {
 		fprintf(stderr, "mpi_err niearly: cannot open the network interface with PTL_TEST_NI_MES=%s\n", m ? m : "");
 		exit(1);
 	}

@@ -33,18 +33,25 @@ fi
 # that many before the refusal), the rest as in melimit; with too few
 # for the library's own the job stops in MPI_Init, saying what it needs
 run 2 PTL_TEST_NI_MES=66560 PTL_MPI_UNEXPECTED_MEM=8M PTL_MPI_EAGER_LIMIT=8192 -- mpi_err niearly
-said=$(echo "$out" | sed -n 's/.*rank 0: the network interface, opened before MPI_Init with max_mes 66560, holds \([0-9]*\) posted receives at once.*/\1/p')
+said=$(echo "$out" | sed -n 's/.*rank 0: the network interface, opened before MPI_Init (max_mes 66560, max_me_list 66560, max_mds 133120, 1 match entries in use), holds \([0-9]*\) posted receives at once.*/\1/p')
 posted=$(echo "$out" | sed -n 's/^rank 0: \([0-9]*\) receives posted, the limit .*/\1/p' | head -n 1)
 if [ -z "$said" ] || [ "$said" != "$posted" ]; then
 	jobfail "niearly: the library said rank 0 holds '$said' posted receives, it posted '$posted'"
 fi
 out=$(limited "$(job_limit 60)" "$PTLRUN" -n 2 --timeout "$(job_timeout 60)" -x PTL_TEST_NI_MES=1000 "$B/tests/mpi/mpi_err" niearly 2>&1); rc=$?
-if [ $rc -eq 0 ] || ! echo "$out" | grep -q "fatal: the network interface, opened before MPI_Init, has max_mes 1000, max_me_list 1000 and max_pt_index 15; the MPI layer needs [0-9]* match entries (256 receives and [0-9]* of its own)"; then
+if [ $rc -eq 0 ] || ! echo "$out" | grep -q "fatal: the network interface, opened before MPI_Init, has max_mes 1000, max_me_list 1000, max_mds 2000 and max_pt_index 15, 1 match entries in use; the MPI layer needs [0-9]* entries free (256 receives and [0-9]* of its own), twice as many MDs"; then
 	jobfail "niearly with 1000 entries (exit $rc): want MPI_Init to stop the job saying what it needs"
+fi
+# entries enough, MDs not (the default 4096)
+out=$(limited "$(job_limit 60)" "$PTLRUN" -n 2 --timeout "$(job_timeout 60)" -x PTL_TEST_NI_MES=200000 -x PTL_TEST_NI_MDS=4096 "$B/tests/mpi/mpi_err" niearly 2>&1); rc=$?
+if [ $rc -eq 0 ] || ! echo "$out" | grep -q "fatal: the network interface, opened before MPI_Init, has max_mes 200000, max_me_list 200000, max_mds 4096 "; then
+	jobfail "niearly with 4096 MDs (exit $rc): want MPI_Init to stop the job saying what it needs"
 fi
 # Sends above the eager limit in flight past the match entries the
 # library keeps for its own: refused, saying why, while unexpected
-# messages still flow, and everything sent arrives
-run 2 PTL_MPI_MAX_MES=256 PTL_MPI_UNEXPECTED_MEM=8M PTL_MPI_EAGER_LIMIT=8192 -- mpi_err ownlimit
+# messages still flow, overflowed ones pulled (the least unexpected
+# memory, credits for more, every message acknowledged), everything sent
+# arrives, and the entries come back
+run 2 PTL_MPI_MAX_MES=256 PTL_MPI_UNEXPECTED_MEM=1 PTL_MPI_CREDITS=3000 PTL_MPI_NOACK_OFF=1 PTL_MPI_EAGER_LIMIT=8192 -- mpi_err ownlimit
 run 4 -- mpi_coll
 finish

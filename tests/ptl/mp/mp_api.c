@@ -522,7 +522,8 @@ static void test_no_ni(void **state)
 		mp_barrier(); /* I sends to us while we have no NI */
 		mp_barrier();
 		MP_RC(PtlNIInit(PTL_IFACE_DEFAULT, PTL_PID_ANY, NULL, NULL, &mp_ni), PTL_OK);
-		/* The status registers belong to the process, not the NI. */
+		/* The counting status registers belong to the process, not the
+		 * NI (PTL_SR_MES_IN_USE, a level, is the NI's). */
 		assert_int_equal(mp_sr(PTL_SR_DROP_COUNT) - drop0, 2);
 	} else {
 		mp_barrier();

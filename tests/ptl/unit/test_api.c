@@ -854,15 +854,10 @@ static ptl_handle_md_t put_lands(ptl_handle_md_t smd, ptl_handle_eq_t eq, ptl_ma
 	return wait_event(eq, PTL_EVENT_PUT_END).md_handle;
 }
 
-/* An arrival's walk starts after the used-up entries at the list's front
- * (lib/ptl: struct ptl_pt's dead front), and an entry there that accepts
- * again takes the next arrival: re-armed by PtlMDUpdate, or given an MD
- * by PtlMDAttach (inserted in front of the used-up ones, or between two
- * of them). Unlinking the last used-up entry the walk skipped leaves the
- * walk sound. */
 /* PTL_SR_MES_IN_USE follows the match entries: up with each attached or
  * inserted, down with each unlinked (its MD with it), back where it was
- * (run last: the slots it takes and frees move other tests' handles) */
+ * (after the tests that name handles next to their own: the slots it
+ * takes and frees move theirs) */
 static void test_mes_in_use(void **state)
 {
 	(void)state;
@@ -888,6 +883,12 @@ static void test_mes_in_use(void **state)
 	assert_int_equal(now, base);
 }
 
+/* An arrival's walk starts after the used-up entries at the list's front
+ * (lib/ptl: struct ptl_pt's dead front), and an entry there that accepts
+ * again takes the next arrival: re-armed by PtlMDUpdate, or given an MD
+ * by PtlMDAttach (inserted in front of the used-up ones, or between two
+ * of them). Unlinking the last used-up entry the walk skipped leaves the
+ * walk sound. */
 static void test_dead_front(void **state)
 {
 	(void)state;
