@@ -900,6 +900,9 @@ algo() { awk -v a="$2" -v n="$1" -v f="$3" -v b="$4" '$1 == a && $2 == n && $3 =
 # falling one gone to 0.001 (the 4-rank exchanges' copy at 128 KiB,
 # 131,072 GB/s), in s69/r1 - r3, 2026-12-07
 notlonger() { [ -z "$1" ] || [ -z "$2" ] || [ "$(calc "$2 - $1 <= 1e-9 * $1")" = 1 ]; }
+# unsolved FN SIZE: why secant answered nothing for FN at SIZE, for the
+# calibration's lines
+unsolved() { if [ -n "$($1 "$2" 0.001)" ]; then echo "the model's takes no copy there"; else echo "the model gave nothing"; fi; }
 secant() {
 	sf=$1 sl=$2 sh=$3
 	t0=0.001 p0=$($sf "$sl" 0.001) t1=1 p1=$($sf "$sl" 1)
@@ -1390,10 +1393,14 @@ readrates() {
 		ag=$(xchfig "$l")
 		if [ -n "$ag" ]; then
 			fig=${ag% *} h=${ag#* }
-			t1=$(secant agm "$l" "$h") || continue
+			f=agm
 		else
 			[ -n "$h" ] || continue
-			t1=$(secant rxm "$l" "$h") || continue
+			f=rxm
+		fi
+		if ! t1=$(secant "$f" "$l" "$h"); then
+			rs="$rs $((l / 1024))K none ($fig $h us: $(unsolved "$f" "$l"))"
+			continue
 		fi
 		rr="$rr${rr:+,}$l:$(calc "$l / ($t1 * 1e-6)")"
 		rs="$rs $((l / 1024))K $(rhow "$l") $(calc "$l / ($t1 * 1e3)") ($fig $h us)"
@@ -1479,7 +1486,7 @@ eagerrate() {
 	ag=$(xchfig 2048)
 	[ -n "$ag" ] || { echo "|"; return 0; }
 	t1=$(secant age 2048 "${ag#* }") ||
-		{ echo "|2 KiB none: the model's takes no eager copy there (its messages go request-free, --small-max; exchanges of 2 KiB, ${ag% *} ${ag#* } us)"; return 0; }
+		{ echo "|2 KiB none: $(unsolved age 2048) (exchanges of 2 KiB, ${ag% *} ${ag#* } us)"; return 0; }
 	echo "--eager-rates 1024:$ebeta,2048:$(calc "2048 / ($t1 * 1e-6)")|2 KiB $(calc "2048 / ($t1 * 1e3)") GB/s (exchanges of 2 KiB, ${ag% *} ${ag#* } us)"
 }
 x=$(eagerrate)
@@ -1703,7 +1710,7 @@ over4() {
 	# request-free, --small-max, priced at the 2-rank costs: 1 KiB on
 	# bound cores, s69/r1) the calibration's rate stays.
 	if ! t1=$(secant "$2" "$1" "$h"); then
-		says="$says; not at $(($1 / 1024))K $ag: the model's takes no eager copy there)"
+		says="$says; not at $(($1 / 1024))K $ag: $(unsolved "$2" "$1"))"
 		return 0
 	fi
 	if instant "$2" "$1" "$h" "$t1"; then
@@ -1742,7 +1749,7 @@ solve4() {
 		[ -n "$h0" ] && h=$(calc "$m0 + $h - $h0")
 		h=$(within "$c" "$l" "$h")
 		if ! t1=$(secant "$m" "$l" "$h"); then
-			says="$says $((l / 1024))K none ($h us: the model's takes no copy there)"
+			says="$says $((l / 1024))K none ($h us: $(unsolved "$m" "$l"))"
 			continue
 		fi
 		if instant "$m" "$l" "$h" "$t1"; then
@@ -1809,7 +1816,7 @@ bcw() { predict --op barrier --ranks "$1" --bytes 0 --alpha "$alpha" --beta "$be
 	--cmd-cost "$engcmd" $engsmall --cores "$cores" --switch-cost 0 --core-wait "$2" $loop; }
 # cwsolve N BARRIER: the core wait for which the model's N-rank barrier
 # takes BARRIER (PTL_BENCH_CWAIT=barrier)
-cwsolve() { secant bcw "$1" "$2"; }
+cwsolve() { secant bcw "$1" "$2" || echo 0; }
 # how a waiting rank gets its core back (PTL_BENCH_CWAIT): token (a
 # switch from tok4), idle (a core wait from pp4idle, a switch from the
 # barriers; where there is no tok4 too), barrier (a core wait from the
@@ -1959,9 +1966,12 @@ for n in 2 4; do
 	# elsewhere (trees, a bidirectional ring's two-way steps).
 	# PTL_BENCH_STEPSW=0: the token's everywhere (the model before)
 	if [ "$cwmode" = token ] && [ "${PTL_BENCH_STEPSW:-1}" != 0 ] && [ -n "$sx" ] && [ -n "$px" ]; then
-		swsh=$(secant shsw 8 "$sx") && swx=$(secant xsw 8 "$px") &&
-		cwait="--switch-shift $swsh --switch-exchange $swx" &&
-		echo "#   a switch in a shift's step $swsh us (the model's 8 B shift takes eshift4's $sx us), in a pair exchange's $swx us (the model's 8 B pair exchange takes xch4's $px us), $sw us elsewhere"
+		if swsh=$(secant shsw 8 "$sx") && swx=$(secant xsw 8 "$px"); then
+			cwait="--switch-shift $swsh --switch-exchange $swx"
+			echo "#   a switch in a shift's step $swsh us (the model's 8 B shift takes eshift4's $sx us), in a pair exchange's $swx us (the model's 8 B pair exchange takes xch4's $px us), $sw us elsewhere"
+		else
+			echo "#   a switch in a shift's step or a pair exchange's: none solved (the model's 8 B shift or pair exchange takes no longer with a longer one), the token's everywhere"
+		fi
 	fi
 	[ "$cwmode" = token ] || [ "$cwmode" = bound ] ||
 		echo "# $n ranks on $cores cores: CPU work scheduled on the cores; a rank that waited gets one back after a switch: $sw us from the best $n-rank barrier of the run ($barn us); each algorithm's rows take it from the barrier of their own launches (the host's load changes from launch to launch):"
@@ -1983,12 +1993,14 @@ for n in 2 4; do
 			# the copies' time (shift4, through s4) and the gap (the
 			# lone move beyond the model's with those copies and no
 			# gap), each from the other, three rounds from no gap
-			g4=0
+			g4=0 t1=
 			for it in 1 2 3; do
-				t1=$(secant s4 "$l" "$h") || break
+				t=$(secant s4 "$l" "$h") || break
+				t1=$t
 				f=$(osplit=$split4 obulk= one "$l" 0 0 0 --move-piece "$piece" --move-rates "1048576:$(calc "$l / ($t1 * 1e-6)")")
 				g4=$(calc "$hl > $f ? $hl - $f : 0")
 			done
+			[ -n "$t1" ] || m4says="$m4says $((l / 1024))K none ($h us: $(unsolved s4 "$l"))"
 		fi
 		if [ -n "$h" ] && [ -n "$hl" ] && [ -n "$t1" ]; then
 			moves4="$moves4${moves4:+,}$l:$(calc "$l / ($t1 * 1e-6)")"
@@ -2011,17 +2023,21 @@ for n in 2 4; do
 		# exchange row at 1 MiB 0.71x - 0.79x)
 		xmove=${moves4:+--move-piece $piece --move-rates $moves4 --move-gaps $gaps4}
 		ho=$(cal 4 xch4one "$l") xg4=0 xgap=
-		t1=$(secant x4 "$l" "$h") || { xmove=; continue; }
+		if ! t1=$(secant x4 "$l" "$h"); then
+			x4says="$x4says $((l / 1024))K none ($h us: $(unsolved x4 "$l"))"
+			xmove=
+			continue
+		fi
 		for it in 1 2 3; do
 			[ -n "$ho" ] || break
 			xgap=
 			f=$(x4one "$l" "$t1")
 			xg4=$(calc "$ho > ${f:-0} ? $ho - ${f:-0} : 0")
 			xgap="--xch-gaps 1048576:$xg4"
-			t1=$(x4solve "$l" "$h") || break
+			t=$(x4solve "$l" "$h") || break
+			t1=$t
 		done
 		xgap= xmove=
-		[ -n "$t1" ] || continue
 		rates4="$rates4${rates4:+,}$l:$(calc "$l / ($t1 * 1e-6)")"
 		if [ -n "$ho" ]; then
 			xgaps4="$xgaps4${xgaps4:+,}$l:$xg4"

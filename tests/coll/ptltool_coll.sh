@@ -738,13 +738,15 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 	printf 'ring 2 allgather 2048 0.9 0.9 0.9\n' >> "$kept5/algo"
 	out=$(bench PTL_BENCH_ARGS=1 PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept5" 2>&1)
 	e2=$(printf '%s\n' "$out" | sed -n 's/^#   the 2-rank rows. schedules. eager copies: 2 KiB \([0-9.e+]*\) GB\/s (exchanges of 2 KiB, allgather 0.9 us)$/\1/p')
-	awk -v e="$e2" 'BEGIN { exit !(e != "" && e + 0 > 0 && e + 0 != 2.048) }' ||
-		fail "mpi_bench.sh: the 2 KiB eager copy through an allgather that copies it: '$e2' GB/s, want one solved: $out"
-	has "$(printf '%s\n' "$out" | grep '^ARGS ring 2 256:')" ",2048:"
+	# (the copy that takes the model's allgather to the fixture's 0.9 us:
+	# 0.5 us for 2048 B)
+	[ "$e2" = 4.096 ] ||
+		fail "mpi_bench.sh: the 2 KiB eager copy through an allgather that copies it: '$e2' GB/s, want 4.096: $out"
+	has "$(printf '%s\n' "$out" | grep '^ARGS ring 2 256:')" ",2048:4.096e+09 "
 	printf 'ptl 2 %s\n' "sovh 8 0.04 0.04 0.04" "spp 8 0.13 0.13 0.13" >> "$kept5/all"
 	echo free > "$kept5/sends"
 	out=$(bench PTL_BENCH_ARGS=1 PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept5" 2>&1)
-	has "$out" "eager copies: 2 KiB none: the model's takes no eager copy there (its messages go request-free, --small-max; exchanges of 2 KiB, allgather 0.9 us)"
+	has "$out" "eager copies: 2 KiB none: the model's takes no copy there (exchanges of 2 KiB, allgather 0.9 us)"
 	case $(printf '%s\n' "$out" | grep '^ARGS ring 2 256:') in *",2048:"*) fail "mpi_bench.sh: a 2 KiB eager rate no message takes: $out" ;; esac
 	rm -rf "$kept5"
 	if [ "$(nproc)" -lt 4 ]; then
@@ -785,7 +787,7 @@ if [ -f "$BENCH" ] && [ -f "${PTL_TOP_BUILDDIR:-.}/lib/mpi-shim/.libs/libptlmpi.
 		printf 'ring 4 %s\n' "allreduce 4096 12 12 12" "allgather 1024 6.2 6.2 6.2" >> "$kept4/algo"
 		out=$(bench PTL_BENCH_ALGOS=ring PTL_BENCH_FROM="$kept4" 2>&1)
 		has "$out" "eager copies on these cores, GB/s by size (4-rank shifts, each rank to the next at once): 1K "
-		has "$out" "not at 1K from the rows' launches (4-rank ring allgather of 1 KiB blocks 6.2 us: the model's takes no eager copy there)"
+		has "$out" "not at 1K from the rows' launches (4-rank ring allgather of 1 KiB blocks 6.2 us: the model's takes no copy there)"
 		case $out in *"used at 1K instead"*) fail "mpi_bench.sh solved 1 KiB's eager rate through an allgather that takes none: $out" ;; esac
 		rm -rf "$kept4"
 	fi
