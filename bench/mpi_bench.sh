@@ -915,6 +915,8 @@ secant() {
 		t2=$(calc "$t2 > 0.001 ? $t2 : 0.001")
 		t0=$t1 p0=$p1 t1=$t2 p1=$($sf "$sl" "$t2")
 	done
+	# (a model that gave nothing midway leaves calc nothing to answer)
+	[ -n "$t1" ] || return 1
 	echo "$t1"
 }
 hrt=$(cal 2 pingpong 8)

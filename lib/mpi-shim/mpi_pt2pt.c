@@ -159,7 +159,7 @@ struct mpi_obj_hdr {
  * within MPI_MES_OWN (mpi_entry_ok): past it a rendezvous send or a
  * schedule's receive is refused (MPI_ERR_NO_MEM) rather than taking the
  * receives' room or the one the buffers go back into; a pull lands in
- * the receives' room, and waits where that is taken too. The most keeps the whole
+ * the receives' room. The most keeps the whole
  * within lib/ptl's (PTL_LIM_MAX_MES, 1 << 20); the MDs asked, twice the
  * entries, lib/ptl caps at 1 << 20, which leaves sends 400,000 beyond
  * the entries' even then. MPI_MES_OWN is the 65,536 a job's collectives
@@ -303,16 +303,15 @@ static struct {
 } P;
 
 /* A Portals call libptl refused with PTL_NO_SPACE, to make again: a
- * control put, a rendezvous receive's get, the put that answers a pull;
- * or a pull that found no entry to land in (LAND: mpi_entry_ok). */
-enum { MPI_DEFER_CTRL, MPI_DEFER_GET, MPI_DEFER_PULL, MPI_DEFER_LAND };
+ * control put, a rendezvous receive's get, the put that answers a pull. */
+enum { MPI_DEFER_CTRL, MPI_DEFER_GET, MPI_DEFER_PULL };
 struct mpi_defer {
 	int kind;
 	int w;                       /* the peer's world rank */
-	uint32_t id;                 /* GET, PULL, LAND: the request (mpi_req_id) */
+	uint32_t id;                 /* GET, PULL: the request (mpi_req_id) */
 	int ctrl;                    /* CTRL: MPI_CTRL_* */
-	ptl_match_bits_t bits;       /* LAND: the sender's id of the message */
-	uint64_t arg;                /* CTRL: its argument; GET, LAND: the length */
+	ptl_match_bits_t bits;
+	uint64_t arg;                /* CTRL: its argument; GET: the length */
 	ptl_handle_md_t md;          /* GET: the bound landing */
 };
 
@@ -719,7 +718,7 @@ int mpi_pt2pt_init(void)
 	if (rc == PTL_IFACE_DUP)
 		ptl_check(PtlNIStatus(mpi_g.ni, PTL_SR_MES_IN_USE, &held), "PtlNIStatus");
 	int left = total - own - (int)held;
-	if (got.max_mds / 2 - own < left)
+	if (rc == PTL_IFACE_DUP && got.max_mds / 2 - own < left)
 		left = got.max_mds / 2 - own;
 	if (left < MPI_MES_LEAST || got.max_pt_index < MPI_PT_CTRL)
 		mpi_fatal(MPI_ERR_NO_MEM,
@@ -729,7 +728,9 @@ int mpi_pt2pt_init(void)
 			  "more, or let MPI_Init open it",
 			  got.max_mes, got.max_me_list, got.max_mds, got.max_pt_index, (long long)held,
 			  own + MPI_MES_LEAST, MPI_MES_LEAST, own, MPI_PT_CTRL);
-	P.mes_all = total;
+	/* (the MDs' cap held to the entries too: the library's own each
+	 * bind one) */
+	P.mes_all = left + own + (int)held;
 	P.mes_bufs = mpi_g.ux_nbufs + MPI_NOACK_NBUFS;
 	if ((size_t)left < mes) {
 		fprintf(stderr,
@@ -1483,21 +1484,16 @@ static void rndv_get(struct mpi_req *r, int wsrc, uint32_t id)
 }
 
 /* The data of an overflowed eager message is still at its sender: ask for
- * it into a landing entry of our own, in the receives' room. Where there
- * is none to take now (mpi_entry_ok: receives and pulls hold it all, and
- * the library's own the rest) the pull waits for one, behind and before
- * the other calls to wsrc (defer, land_again): failing the receive left
- * its sender waiting for a pull that never came (a blocking send from
- * the user's buffer for ever). */
+ * it into a landing entry of our own, in the receives' room
+ * (mpi_entry_ok): the library's own may hold all theirs (sends above the
+ * eager limit in flight) and the pull still lands. Where receives and
+ * pulls hold that room too the receive fails (its sender, not told,
+ * keeps its copy); a wait there, behind the other calls to the sender,
+ * could wait for that very sender. */
 static void pull(struct mpi_req *r, int wsrc, uint32_t id)
 {
 	size_t n = r->msglen < r->len ? r->msglen : r->len;
-	int rc = P.ndeferred[wsrc] ? PTL_NO_SPACE : attach_once(r, MPI_PT_PULL, wsrc, n, PTL_MD_OP_PUT);
-	if (rc == PTL_NO_SPACE) {
-		defer((struct mpi_defer){ .kind = MPI_DEFER_LAND, .w = wsrc, .id = mpi_req_id(r), .bits = id, .arg = n });
-		return;
-	}
-	if (rc != PTL_OK) {
+	if (attach_once(r, MPI_PT_PULL, wsrc, n, PTL_MD_OP_PUT) != PTL_OK) {
 		r->err = r->st.MPI_ERROR = MPI_ERR_NO_MEM;
 		mpi_req_complete(r);
 		return;
@@ -1505,43 +1501,6 @@ static void pull(struct mpi_req *r, int wsrc, uint32_t id)
 	r->stage = MPI_SS_PULLWAIT;
 	ctrl_put(wsrc, MPI_CTRL_PULL, mpi_req_id(r), id);
 }
-
-/* A deferred pull (pull) tried again: its landing entry, once, then its
- * request to the sender; PTL_NO_SPACE where either is refused again. A
- * receive ended meanwhile (its request reused) is dropped; one whose
- * sender died fails (mpi_req_fail_dead leaves a matched receive to this). */
-static void land_fail(struct mpi_req *r, int w)
-{
-	if (r->me != PTL_INVALID_HANDLE && PtlMEUnlink(r->me) == PTL_OK)
-		r->me = r->md = PTL_INVALID_HANDLE;
-	rndv_get_fail(r, w, PTL_INVALID_HANDLE);
-}
-static int land_again(const struct mpi_defer *d)
-{
-	struct mpi_req *r = mpi_req_by_id(d->id);
-	if (!r || r->kind != MPI_REQ_RECV || !r->matched || r->done)
-		return PTL_OK;
-	if (mpi_rank_dead(d->w, false)) {
-		land_fail(r, d->w);
-		return PTL_FAIL;
-	}
-	if (r->me == PTL_INVALID_HANDLE) {
-		int rc = attach_once(r, MPI_PT_PULL, d->w, (size_t)d->arg, PTL_MD_OP_PUT);
-		if (rc == PTL_NO_SPACE)
-			return rc;
-		if (rc != PTL_OK) {
-			r->err = r->st.MPI_ERROR = MPI_ERR_NO_MEM;
-			mpi_req_complete(r);
-			return rc;
-		}
-		r->stage = MPI_SS_PULLWAIT;
-	}
-	int rc = ctrl_put_now(d->w, MPI_CTRL_PULL, mpi_req_id(r), d->bits);
-	if (rc == PTL_FAIL)
-		land_fail(r, d->w);
-	return rc;
-}
-
 
 /* Receive r takes unexpected message u (already off the unexpected list). */
 static void ux_deliver(struct mpi_req *r, struct mpi_ux *u)
@@ -1953,8 +1912,6 @@ static int defer_run(const struct mpi_defer *d)
 		return ctrl_put_now(d->w, d->ctrl, d->bits, d->arg);
 	case MPI_DEFER_PULL:
 		return pull_put(d->id, d->w, d->bits);
-	case MPI_DEFER_LAND:
-		return land_again(d);
 	default: { /* MPI_DEFER_GET */
 		struct mpi_req *r = mpi_req_by_id(d->id);
 		int rc = PTL_FAIL;

@@ -279,9 +279,8 @@ static int receives_past_limit(void)
  * rank 1 sends it more eager messages than its unexpected memory holds
  * (MPI_Isend of 3000 B: from its buffer, acknowledged): taken whole and
  * in order, those that overflowed pulled into landing entries of the
- * receives' room (a pull refused as one of the library's own had failed
- * its receive; one waiting for an own entry, rank 1 in MPI_Waitall for
- * ever, the entries held by sends to it), and
+ * receives' room (refused as one of the library's own, a pull failed its
+ * receive, and rank 1 waited in MPI_Waitall for ever), and
  * each buffer emptied going back into the match list (where the sends
  * had taken the entries the first one aborted the job). Then rank 1
  * receives every message sent, whole, rank 0's sends complete, and as
@@ -322,6 +321,9 @@ static int own_entries_limit(void)
 		n = send_until_refused(buf, rq);
 		CHECK(n > 60000 && n < 65536, "%d sends above the eager limit in flight before the refusal", n);
 		printf("rank 0: %d sends in flight, the next refused\n", n);
+		/* away once rank 1 has the count (its flood starts then) */
+		OK(MPI_Recv(&whole, 1, MPI_INT, peer, 25, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		whole = 0;
 		usleep(300000);
 		for (int i = 0; i < OWN_FLOOD; i++) {
 			OK(MPI_Recv(fl, OWN_FLEN, MPI_CHAR, peer, 22, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
@@ -336,6 +338,7 @@ static int own_entries_limit(void)
 		static char fls[OWN_FLOOD][OWN_FLEN];
 		static MPI_Request fq[OWN_FLOOD];
 		OK(MPI_Recv(&n, 1, MPI_INT, peer, 21, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		OK(MPI_Send(&n, 1, MPI_INT, peer, 25, MPI_COMM_WORLD));
 		for (int i = 0; i < OWN_FLOOD; i++) {
 			fls[i][0] = (char)i;
 			fls[i][OWN_FLEN - 1] = (char)(i + 3);
