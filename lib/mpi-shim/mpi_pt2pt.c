@@ -270,7 +270,8 @@ static struct {
 	size_t idmask;
 	char zero[8];
 	struct mpi_uxbuf *rsv;       /* MPI_NOACK_NBUFS reserve buffers, NULL: ACK-free off */
-	int mes_all;                 /* the NI's match entries (max_mes, or max_me_list if fewer) */
+	int mes_all;                 /* the NI's match entries (max_mes, or max_me_list if fewer;
+				      * an interface the program opened: by half its MDs too) */
 	int mes_bufs;                /* the unexpected and reserve buffers', each may go back in */
 	int nack_k;                  /* ACK-free credits a peer starts with and gets back to */
 	int nack_half, credit_half;  /* nack_k / 2, mpi_g.credits / 2: a batch given back */
