@@ -465,8 +465,8 @@ void mpi_coll_pull(struct cx *x, enum coll_op op)
 }
 
 /* A schedule's transfer that could not start, for the engine: -ENOMEM
- * for no room (the callers say MPI_COLL_NO_XFER), else x's error set to
- * the class it failed with */
+ * for no room (mpi_cx_engine_fail says why), else x's error set to the
+ * class it failed with */
 static int xfer_failed(struct cx *x, int rc)
 {
 	if (rc == MPI_ERR_NO_MEM)
@@ -719,6 +719,18 @@ int mpi_cx_look_for_dead(struct cx *x)
 	return mpi_comm_dead(x->c, true);
 }
 
+int mpi_cx_engine_fail(struct cx *x, int rc, const char *what)
+{
+	if (x->err)
+		return x->err;
+	if (rc == -ENOMEM)
+		return mpi_cx_fail(x, MPI_ERR_NO_MEM,
+				   "%s: cannot post a transfer of the schedule (no memory, or the library's own match "
+				   "entries all in use)",
+				   x->name);
+	return mpi_cx_fail(x, MPI_ERR_INTERN, "%s: %s (%d)", x->name, what, rc);
+}
+
 int mpi_cx_pass(struct cx *x, bool *fin, bool *moved)
 {
 	bool all = true;
@@ -750,10 +762,7 @@ int mpi_cx_pass(struct cx *x, bool *fin, bool *moved)
 			/* a combination failed (cb_reduce set x's error), a
 			 * transfer the completion let go could not be posted, or
 			 * the engine */
-			if (!x->err && erc == -ENOMEM)
-				mpi_cx_fail(x, MPI_ERR_NO_MEM, MPI_COLL_NO_XFER, x->name);
-			else if (!x->err)
-				mpi_cx_fail(x, MPI_ERR_INTERN, "%s: the schedule engine refused a completion", x->name);
+			mpi_cx_engine_fail(x, erc, "the schedule engine refused a completion");
 			mpi_cx_drop_rest(x);
 			return x->err;
 		}
@@ -1091,8 +1100,7 @@ static int run_ent(struct cx *x, struct mpi_kept *ent, void *data, const void *i
 	mpi_coll_pull(x, req->op);
 	rc = coll_engine_start(x->e);
 	if (rc) { /* x's error if a combination failed (cb_reduce); what it posted goes */
-		rc = x->err ? x->err : rc == -ENOMEM ? mpi_cx_fail(x, MPI_ERR_NO_MEM, MPI_COLL_NO_XFER, x->name)
-				   : mpi_cx_fail(x, MPI_ERR_INTERN, "%s: posting the schedule failed (%d)", x->name, rc);
+		rc = mpi_cx_engine_fail(x, rc, "posting the schedule failed");
 		mpi_cx_drop_rest(x);
 	} else {
 		rc = drive(x);

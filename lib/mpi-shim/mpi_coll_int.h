@@ -37,12 +37,6 @@
 #define COLL_SEQ_BITS (MPI_TAG_BITS - COLL_MATCH_BITS)
 _Static_assert(COLL_SEQ_BITS >= 8, "collective tags need room for 2^8 outstanding calls");
 
-/* Why a schedule's transfer cannot be posted (cb_send's, cb_recv's
- * -ENOMEM): no memory for its request, or the match entries the library
- * keeps for its own all in use (mpi_entry_ok); %s: the collective */
-#define MPI_COLL_NO_XFER \
-	"%s: cannot post a transfer of the schedule (no memory, or the library's own match entries all in use)"
-
 struct pend {
 	size_t idx;
 	struct mpi_req *r; /* NULL: a stalled send, never done */
@@ -127,6 +121,11 @@ static inline void mpi_cx_done(struct cx *x)
 }
 
 int mpi_cx_fail(struct cx *x, int cls, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The engine's error rc (coll_engine_start, coll_engine_done) as x's,
+ * unless x has one already (a combination's): -ENOMEM, a transfer that
+ * could not be posted, MPI_ERR_NO_MEM saying why; else MPI_ERR_INTERN,
+ * what failed */
+int mpi_cx_engine_fail(struct cx *x, int rc, const char *what);
 /* One look at x's transfers: each completion goes to the engine (which may
  * post more). *fin: everything is done; *moved: something completed.
  * Returns the call's error (pending transfers then dropped), else 0. */

@@ -20,7 +20,6 @@
  * message the blocking call would give. */
 #include "config.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -279,9 +278,7 @@ static int phase_start(struct mpi_icoll *q)
 		rc = coll_engine_start(x->e);
 	if (rc) { /* x's error if a combination failed (cb_reduce); what it posted goes */
 		mpi_cx_drop_rest(x);
-		return x->err ? x->err
-			      : rc == -ENOMEM ? mpi_cx_fail(x, MPI_ERR_NO_MEM, MPI_COLL_NO_XFER, x->name)
-					      : mpi_cx_fail(x, MPI_ERR_INTERN, "%s: cannot start the schedule (%d)", x->name, rc);
+		return mpi_cx_engine_fail(x, rc, "cannot start the schedule");
 	}
 	return MPI_SUCCESS;
 }
