@@ -698,7 +698,8 @@ int mpi_pt2pt_init(void)
 			MPI_MES_LEAST, MPI_MES_MOST);
 		mes = MPI_MES_DEFAULT;
 	}
-	int own = MPI_MES_OWN + mpi_g.ux_nbufs + MPI_NOACK_NBUFS, all = (int)mes + own;
+	P.mes_bufs = mpi_g.ux_nbufs + MPI_NOACK_NBUFS;
+	int own = MPI_MES_OWN + P.mes_bufs, all = (int)mes + own;
 	ptl_ni_limits_t want = { .max_mes = all, .max_mds = 2 * all, .max_eqs = 4, .max_pt_index = 15,
 				 .max_me_list = all },
 			got = { 0 };
@@ -732,7 +733,6 @@ int mpi_pt2pt_init(void)
 	/* (the MDs' cap held to the entries too: the library's own each
 	 * bind one) */
 	P.mes_all = left + own + (int)held;
-	P.mes_bufs = mpi_g.ux_nbufs + MPI_NOACK_NBUFS;
 	if ((size_t)left < mes) {
 		fprintf(stderr,
 			"ptl-mpi: rank %d: the network interface, opened before MPI_Init (max_mes %d, max_me_list %d, "
