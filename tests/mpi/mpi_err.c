@@ -285,7 +285,30 @@ static int receives_past_limit(void)
  * had taken the entries the first one aborted the job). Then rank 1
  * receives every message sent, whole, rank 0's sends complete, and as
  * many sends go again before the refusal: the entries all came back. */
-enum { OWN_TRIES = 70000, OWN_LEN = 9000, OWN_FLOOD = 2000, OWN_FLEN = 3000 };
+enum { OWN_TRIES = 70000, OWN_LEN = 9000, OWN_FLOOD = 2000, OWN_FLEN = 3000, OWN_GLEN = 16384 };
+/* At the room's end again: a collective whose receive must post an entry
+ * (16 KiB blocks) fails on rank 0 saying why, blocking and nonblocking
+ * (an internal error before); rank 1's, its part never coming, passes
+ * its deadline (PTL_COLL_TIMEOUT), or completes where rank 0's send went
+ * before its receive was refused */
+static void colls_at_the_end(void)
+{
+	static char gin[OWN_GLEN], gout[2 * OWN_GLEN];
+	const char *why = "cannot post a transfer of the schedule (no memory, or the library's own match entries all in use)";
+	MPI_Request q;
+	int rc = MPI_Allgather(gin, OWN_GLEN, MPI_CHAR, gout, OWN_GLEN, MPI_CHAR, MPI_COMM_WORLD), irc, cls = -1;
+	if ((irc = MPI_Iallgather(gin, OWN_GLEN, MPI_CHAR, gout, OWN_GLEN, MPI_CHAR, MPI_COMM_WORLD, &q)) == MPI_SUCCESS)
+		irc = MPI_Wait(&q, MPI_STATUS_IGNORE);
+	if (t_rank == 0) {
+		t_fails_with(rc, MPI_ERR_NO_MEM, why, "MPI_Allgather at the room's end");
+		t_fails_with(irc, MPI_ERR_NO_MEM, why, "MPI_Iallgather at the room's end");
+		return;
+	}
+	for (int k = 0; k < 2; k++) {
+		MPI_Error_class(k ? irc : rc, &cls);
+		CHECK(cls == MPI_SUCCESS || cls == MPI_ERR_TIMEOUT, "rank 1's %s: class %d", k ? "MPI_Iallgather" : "MPI_Allgather", cls);
+	}
+}
 /* rank 0: sends of buf into rq until one is refused, the refusal checked */
 static int send_until_refused(const char *buf, MPI_Request *rq)
 {
@@ -333,6 +356,7 @@ static int own_entries_limit(void)
 		OK(MPI_Waitall(n, rq, MPI_STATUSES_IGNORE));
 		again = send_until_refused(buf, rq);
 		CHECK(again >= n - 8 && again <= n + 8, "%d sends in flight the second time, %d the first", again, n);
+		colls_at_the_end();
 		OK(MPI_Waitall(again, rq, MPI_STATUSES_IGNORE));
 	} else {
 		static char fls[OWN_FLOOD][OWN_FLEN];
@@ -347,6 +371,7 @@ static int own_entries_limit(void)
 		OK(MPI_Waitall(OWN_FLOOD, fq, MPI_STATUSES_IGNORE));
 		take_round(buf, n);
 		OK(MPI_Recv(&again, 1, MPI_INT, peer, 21, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		colls_at_the_end();
 		take_round(buf, again);
 	}
 	return t_finish("mpi_err ownlimit");

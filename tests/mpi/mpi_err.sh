@@ -51,7 +51,8 @@ fi
 # library keeps for its own: refused, saying why, while unexpected
 # messages still flow, overflowed ones pulled (the least unexpected
 # memory, credits for more, every message acknowledged), everything sent
-# arrives, and the entries come back
-run 2 PTL_MPI_MAX_MES=256 PTL_MPI_UNEXPECTED_MEM=1 PTL_MPI_CREDITS=3000 PTL_MPI_NOACK_OFF=1 PTL_MPI_EAGER_LIMIT=8192 -- mpi_err ownlimit
+# arrives, and the entries come back; collectives at the end of that room
+# fail saying why
+run 2 PTL_MPI_MAX_MES=256 PTL_MPI_UNEXPECTED_MEM=1 PTL_MPI_CREDITS=3000 PTL_MPI_NOACK_OFF=1 PTL_MPI_EAGER_LIMIT=8192 PTL_COLL_TIMEOUT=1 -- mpi_err ownlimit
 run 4 -- mpi_coll
 finish
