@@ -12,8 +12,9 @@
  *
  * An MPI_ANY_SOURCE receive depends on every member of its communicator: it
  * fails when it has waited that long with a member dead, as ULFM's pending
- * wildcard receives do, since the message might have been the dead rank's.
- * A message the rank sent before it died is still received. */
+ * wildcard receives do, since the message might have been the dead rank's;
+ * once matched to a message whose data is still to be pulled or got, it
+ * depends on that message's sender alone. A message the rank sent before it died is still received. */
 #include "config.h"
 
 #include <stdio.h>
@@ -58,8 +59,10 @@ static bool depends_on(const struct mpi_req *r, int w)
 {
 	if (r->kind == MPI_REQ_SEND)
 		return r->busy && r->wpeer == w;
-	/* MPI_ANY_SOURCE receives are left to their waits (see above). */
-	return r->kind == MPI_REQ_RECV && !r->done && r->peer >= 0 && r->wpeer == w;
+	/* MPI_ANY_SOURCE receives are left to their waits (see above), but
+	 * for those whose message is being pulled or got (its sender known:
+	 * mpi_pt2pt.c's ux_deliver) */
+	return r->kind == MPI_REQ_RECV && !r->done && (r->peer >= 0 || r->matched) && r->wpeer == w;
 }
 
 static void fail_if_depends(struct mpi_req *r, void *arg)
@@ -103,7 +106,7 @@ void mpi_req_check(struct mpi_req *r)
 	}
 	if (r->kind != MPI_REQ_RECV || r->done)
 		return;
-	if (r->peer >= 0) {
+	if (r->peer >= 0 || (r->matched && r->wpeer >= 0)) {
 		if (mpi_rank_dead(r->wpeer, true))
 			mpi_req_fail_dead(r, r->wpeer);
 		return;
@@ -132,6 +135,9 @@ int mpi_err_dead(const char *fn, const struct mpi_req *r)
 	char m[200];
 	mpi_dead_msg(m, sizeof m, r->comm, r->dead);
 	MPI_Comm h = r->comm && r->comm->in_use ? mpi_comm_handle(r->comm) : MPI_COMM_WORLD;
+	if (r->kind == MPI_REQ_RECV && r->peer == MPI_ANY_SOURCE && r->matched)
+		return mpi_err(h, MPI_ERR_PROC_FAILED, fn,
+			       "%s (the MPI_ANY_SOURCE receive had matched its message, whose data was still to come)", m);
 	if (r->kind == MPI_REQ_RECV && r->peer == MPI_ANY_SOURCE)
 		return mpi_err(h, MPI_ERR_PROC_FAILED, fn, "%s (the MPI_ANY_SOURCE receive may have waited for it)", m);
 	return mpi_err(h, MPI_ERR_PROC_FAILED, fn, "%s", m);

@@ -260,10 +260,12 @@ enum mpi_req_kind { MPI_REQ_SEND, MPI_REQ_RECV, MPI_REQ_NONE, MPI_REQ_COLL /* no
 enum mpi_send_stage {
 	MPI_SS_QUEUED,    /* waiting for a credit */
 	MPI_SS_EAGER,     /* put out, waiting for the ACK */
-	MPI_SS_PULLWAIT,  /* landed without data: waiting for the receiver's pull */
+	MPI_SS_PULLWAIT,  /* landed without data: waiting for the receiver's pull (a receive:
+			   * its pull's landing posted, waiting for the data) */
 	MPI_SS_PULLED,    /* data put to the receiver, waiting for its ACK */
 	MPI_SS_RNDV,      /* exposed, RTS sent, waiting for the receiver's get */
-	MPI_SS_DONE
+	MPI_SS_DONE,
+	MPI_SS_LANDQ      /* a receive's pull, waiting for a landing entry (mpi_pt2pt.c) */
 };
 struct mpi_ux;
 struct mpi_eslot;
@@ -314,6 +316,7 @@ struct mpi_req {
 	bool kept;               /* its posted ME is a kept one: no UNLINK event follows the END */
 	struct mpi_ux *ux;       /* matched unexpected message still arriving */
 	size_t msglen;
+	uint32_t sid;            /* its message pulled or got: the send's id at its sender */
 	/* nonblocking collective: its state, freed with the request */
 	struct mpi_icoll *icoll;
 };
@@ -485,17 +488,17 @@ MPI_HIDDEN int mpi_irecv_lazy(void *buf, size_t len, int src, int tag, struct mp
 			      struct mpi_req **out);
 /* Matches a lazy receive against the unexpected messages; true once done. */
 MPI_HIDDEN bool mpi_recv_try(struct mpi_req *r);
-/* Whether another match entry may be taken (mpi_pt2pt.c): every
- * unexpected buffer's (as if all were out of the list) stays free, so
- * that a buffer emptied always finds its entry again; and, unless
- * for_recv (a posted receive's, or a pull's landing for a receive's
- * overflowed message), the receives' room left (PTL_MPI_MAX_MES less
- * those kept, mpi_keep.c) too: the library's own (a rendezvous send's
- * exposed buffer, a schedule's receive) stay within MPI_MES_OWN less the
- * buffers in the list. A process with more sends above the eager limit
- * in flight than that had filled the NI, and then a receive could not
- * be posted, or the job aborted at the next buffer that went back. */
-MPI_HIDDEN bool mpi_entry_ok(bool for_recv);
+/* Whether another of the library's own match entries (a rendezvous
+ * send's exposed buffer, a schedule's receive) may be taken
+ * (mpi_pt2pt.c): the rooms of the others stay free as if all were in
+ * use - every unexpected buffer's (a buffer emptied always finds its
+ * entry again), the receives' left (PTL_MPI_MAX_MES less those kept,
+ * mpi_keep.c) and the pulls' landings' left - so the library's own stay
+ * within MPI_MES_OWN less the buffers in the list. A process with more
+ * sends above the eager limit in flight than that had filled the NI, and
+ * then a receive could not be posted, or the job aborted at the next
+ * buffer that went back. */
+MPI_HIDDEN bool mpi_entry_ok(void);
 int mpi_iprobe(int src, int tag, struct mpi_comm *c, int *flag, MPI_Status *st);
 int mpi_cancel_recv(struct mpi_req *r);
 /* Waits for r (timeout > 0: gives up after about that many seconds,

@@ -152,14 +152,14 @@ struct mpi_obj_hdr {
 /* PTL_MPI_MAX_MES: the receives that may be posted at once (their kept
  * MEs, idle ones included: mpi_keep.c). The network interface has
  * MPI_MES_OWN more, and the unexpected buffers' and reserves', for the
- * library's own: its markers, an emptied buffer going back in, a pull's
- * landing, a collective's receives, a rendezvous send's exposed buffer;
- * receives that took them all had left a buffer nowhere to go back in
- * (the job aborted) and a pull nowhere to land. The library's own stay
- * within MPI_MES_OWN (mpi_entry_ok): past it a rendezvous send or a
- * schedule's receive is refused (MPI_ERR_NO_MEM) rather than taking the
- * receives' room or the one the buffers go back into; a pull lands in
- * the receives' room. The most keeps the whole
+ * library's own: its markers, an emptied buffer going back in, a
+ * collective's receives, a rendezvous send's exposed buffer; and
+ * MPI_PULL_LANDINGS for pulls' landings. Receives that took them all had
+ * left a buffer nowhere to go back in (the job aborted) and a pull
+ * nowhere to land. The library's own stay within MPI_MES_OWN
+ * (mpi_entry_ok): past it a rendezvous send or a schedule's receive is
+ * refused (MPI_ERR_NO_MEM) rather than taking another's room. The most
+ * keeps the whole
  * within lib/ptl's (PTL_LIM_MAX_MES, 1 << 20); the MDs asked, twice the
  * entries, lib/ptl caps at 1 << 20, which leaves sends 400,000 beyond
  * the entries' even then. MPI_MES_OWN is the 65,536 a job's collectives
@@ -169,6 +169,16 @@ struct mpi_obj_hdr {
 #define MPI_MES_LEAST 256
 #define MPI_MES_MOST (1 << 19)
 #define MPI_MES_OWN 65536
+/* A pull (a receive taking an overflowed eager message, its data still at
+ * the sender) lands in a use-once entry of its own; past
+ * MPI_PULL_LANDINGS of them at once the next waits (P.pullq, in order)
+ * for one to land: each landed or failed lets one go, whatever the
+ * program does meanwhile. Where pulls landed in the receives' room, a
+ * receive whose message overflowed while PTL_MPI_MAX_MES receives were
+ * posted failed (MPI_ERR_NO_MEM) and its sender, not told, waited for
+ * ever; a wait in the calls to that sender instead could wait for the
+ * very sends the posted receives wait for. */
+#define MPI_PULL_LANDINGS 1024
 /* What each copy holds besides its bytes: its request and the allocator's
  * headers, and it held an MD of its own when measured (1M of budget, 1.8 MB
  * of RSS with 64-byte messages and the request alone counted; copies now go
@@ -273,6 +283,8 @@ static struct {
 	int mes_all;                 /* the NI's match entries (max_mes, or max_me_list if fewer;
 				      * an interface the program opened: by half its MDs too) */
 	int mes_bufs;                /* the unexpected and reserve buffers', each may go back in */
+	int landings;                /* pulls' landing entries posted (MPI_PULL_LANDINGS at most) */
+	struct mpi_list pullq;       /* receives whose pulls wait for a landing (MPI_SS_LANDQ) */
 	int nack_k;                  /* ACK-free credits a peer starts with and gets back to */
 	int nack_half, credit_half;  /* nack_k / 2, mpi_g.credits / 2: a batch given back */
 	int *grant_left;             /* per peer: arrivals (or ACK-free units) before we owe a batch (grant_left_set) */
@@ -699,7 +711,7 @@ int mpi_pt2pt_init(void)
 		mes = MPI_MES_DEFAULT;
 	}
 	P.mes_bufs = mpi_g.ux_nbufs + MPI_NOACK_NBUFS;
-	int own = MPI_MES_OWN + P.mes_bufs, all = (int)mes + own;
+	int own = MPI_MES_OWN + P.mes_bufs + MPI_PULL_LANDINGS, all = (int)mes + own;
 	ptl_ni_limits_t want = { .max_mes = all, .max_mds = 2 * all, .max_eqs = 4, .max_pt_index = 15,
 				 .max_me_list = all },
 			got = { 0 };
@@ -806,6 +818,8 @@ int mpi_pt2pt_init(void)
 	if (!mpi_ux_index_init())
 		mpi_fatal(MPI_ERR_NO_MEM, "out of memory for the unexpected-message index");
 	mpi_list_init(&P.arriving);
+	mpi_list_init(&P.pullq);
+	P.landings = 0;
 
 	/* The eager send slots' share of the prefill is kept for them: every
 	 * small send goes out of them, and mapped last (mapped first, the
@@ -1206,12 +1220,12 @@ static struct mpi_req *user_req_new(int kind, int peer, int tag, struct mpi_comm
 	return r;
 }
 
-bool mpi_entry_ok(bool for_recv)
+bool mpi_entry_ok(void)
 {
 	ptl_sr_value_t used;
 	if (PtlNIStatus(mpi_g.ni, PTL_SR_MES_IN_USE, &used) != PTL_OK)
 		return true;
-	return used + (for_recv ? 0 : mpi_keep_room()) + P.mes_bufs < P.mes_all;
+	return used + mpi_keep_room() + P.mes_bufs + (MPI_PULL_LANDINGS - P.landings) < P.mes_all;
 }
 
 /* A use-once entry for r's buffer on pt, matching only peer w and r's id:
@@ -1222,7 +1236,7 @@ bool mpi_entry_ok(bool for_recv)
  * refused ran out of them, and later sends failed with MPI_ERR_NO_MEM. */
 static int attach_once(struct mpi_req *r, ptl_pt_index_t pt, int w, size_t len, unsigned op)
 {
-	if (!mpi_entry_ok(pt == MPI_PT_PULL))
+	if (pt != MPI_PT_PULL && !mpi_entry_ok()) /* (a pull's has its room: MPI_PULL_LANDINGS) */
 		return PTL_NO_SPACE;
 	int rc = PtlMEAttach(mpi_g.ni, pt, mpi_g.ids[w], mpi_req_id(r), 0, PTL_UNLINK, PTL_INS_AFTER, &r->me);
 	if (rc != PTL_OK)
@@ -1453,6 +1467,29 @@ static inline void recv_finish(struct mpi_req *r, size_t got)
 	mpi_req_complete(r);
 }
 
+/* A receive ends without its data: a non-contiguous one's temporary
+ * image goes unread. */
+static void recv_tmp_drop(struct mpi_req *r)
+{
+	if (!r->ptmp)
+		return;
+	free(r->pbuf);
+	r->pbuf = NULL;
+	r->ptmp = false;
+	mpi_dtype_release(r->dtp);
+	r->dtp = NULL;
+}
+
+/* Receive r fails with err (w >= 0: naming the death of world rank w). */
+static void recv_fail(struct mpi_req *r, int err, int w)
+{
+	recv_tmp_drop(r);
+	r->err = r->st.MPI_ERROR = err;
+	if (w >= 0)
+		r->dead = w;
+	mpi_req_complete(r);
+}
+
 /* A rendezvous receive whose get cannot be made (its sender dead or
  * unreachable, or no MD to land in): its landing MD, if bound, goes, and
  * it fails naming w. */
@@ -1460,9 +1497,7 @@ static void rndv_get_fail(struct mpi_req *r, int w, ptl_handle_md_t md)
 {
 	if (md != PTL_INVALID_HANDLE)
 		PtlMDUnlink(md);
-	r->err = r->st.MPI_ERROR = MPI_ERR_PROC_FAILED;
-	r->dead = w;
-	mpi_req_complete(r);
+	recv_fail(r, MPI_ERR_PROC_FAILED, w);
 }
 
 static void rndv_get(struct mpi_req *r, int wsrc, uint32_t id)
@@ -1484,23 +1519,48 @@ static void rndv_get(struct mpi_req *r, int wsrc, uint32_t id)
 		rndv_get_fail(r, wsrc, mdh);
 }
 
-/* The data of an overflowed eager message is still at its sender: ask for
- * it into a landing entry of our own, in the receives' room
- * (mpi_entry_ok): the library's own may hold all theirs (sends above the
- * eager limit in flight) and the pull still lands. Where receives and
- * pulls hold that room too the receive fails (its sender, not told,
- * keeps its copy); a wait there, behind the other calls to the sender,
- * could wait for that very sender. */
-static void pull(struct mpi_req *r, int wsrc, uint32_t id)
+/* Receive r's pull (r->wpeer its sender, r->sid the send) asks for the
+ * data into a landing entry of its own (MPI_PULL_LANDINGS). Where
+ * libptl has no entry for it after all (an interface the program opened
+ * and filled) the receive fails; its sender, not told, keeps its copy. */
+static void pull_start(struct mpi_req *r)
 {
 	size_t n = r->msglen < r->len ? r->msglen : r->len;
-	if (attach_once(r, MPI_PT_PULL, wsrc, n, PTL_MD_OP_PUT) != PTL_OK) {
-		r->err = r->st.MPI_ERROR = MPI_ERR_NO_MEM;
-		mpi_req_complete(r);
+	if (mpi_g.ndead && mpi_rank_dead(r->wpeer, false)) {
+		recv_fail(r, MPI_ERR_PROC_FAILED, r->wpeer);
 		return;
 	}
+	if (attach_once(r, MPI_PT_PULL, r->wpeer, n, PTL_MD_OP_PUT) != PTL_OK) {
+		recv_fail(r, MPI_ERR_NO_MEM, -1);
+		return;
+	}
+	P.landings++;
 	r->stage = MPI_SS_PULLWAIT;
-	ctrl_put(wsrc, MPI_CTRL_PULL, mpi_req_id(r), id);
+	ctrl_put(r->wpeer, MPI_CTRL_PULL, mpi_req_id(r), r->sid);
+}
+
+/* The data of an overflowed eager message is still at its sender: pull
+ * it, or wait for a landing (MPI_PULL_LANDINGS). */
+static void pull(struct mpi_req *r)
+{
+	if (P.landings < MPI_PULL_LANDINGS && mpi_list_empty(&P.pullq)) {
+		pull_start(r);
+	} else {
+		r->stage = MPI_SS_LANDQ;
+		mpi_list_add_tail(&r->link, &P.pullq);
+	}
+}
+
+/* A pull's landing entry went (its data landed, or its sender died): the
+ * next waiting pull takes it. */
+static void landing_gone(void)
+{
+	P.landings--;
+	if (!mpi_list_empty(&P.pullq)) {
+		struct mpi_req *r = mpi_container(P.pullq.next, struct mpi_req, link);
+		mpi_list_del(&r->link);
+		pull_start(r);
+	}
 }
 
 /* Receive r takes unexpected message u (already off the unexpected list). */
@@ -1522,10 +1582,14 @@ static void ux_deliver(struct mpi_req *r, struct mpi_ux *u)
 		}
 		if (u->buf)
 			ux_release(u->buf);
+		/* its sender known now (an MPI_ANY_SOURCE receive's too): a
+		 * death fails it (mpi_req_check) */
+		r->wpeer = u->wsrc;
+		r->sid = u->id;
 		if (u->proto == MPI_PROTO_RNDV)
 			rndv_get(r, u->wsrc, u->id);
 		else
-			pull(r, u->wsrc, u->id);
+			pull(r);
 		ux_free(u);
 		return;
 	}
@@ -1756,6 +1820,7 @@ static void on_req_event(const ptl_event_t *ev, struct mpi_req *r)
 		if (ev->pt_index == MPI_PT_PULL) {
 			P.unlink_due++; /* the pull's use-once landing logs its UNLINK right after */
 			recv_finish(r, ev->mlength);
+			landing_gone();
 			return;
 		}
 		recv_landed(ev, r);
@@ -2197,7 +2262,7 @@ look:
 		}
 		if (!e)
 			goto fail;
-	} else if (!mpi_entry_ok(false) || PtlMEInsert(P.marker, any_id, bits, ign, PTL_UNLINK, PTL_INS_BEFORE, &r->me) != PTL_OK) {
+	} else if (!mpi_entry_ok() || PtlMEInsert(P.marker, any_id, bits, ign, PTL_UNLINK, PTL_INS_BEFORE, &r->me) != PTL_OK) {
 		goto fail;
 	} else if (PtlMDAttach(r->me, md, PTL_UNLINK, &r->md) != PTL_OK) {
 		PtlMEUnlink(r->me);
@@ -2226,11 +2291,7 @@ look:
 		}
 	}
 fail:
-	if (r->ptmp) {
-		free(r->pbuf);
-		mpi_dtype_release(r->dtp);
-		r->dtp = NULL;
-	}
+	recv_tmp_drop(r);
 	mpi_req_release(r);
 	*out = NULL;
 	return MPI_ERR_NO_MEM;
@@ -2384,13 +2445,7 @@ int mpi_cancel_recv(struct mpi_req *r)
 	r->me = PTL_INVALID_HANDLE;
 	r->cancelled = true;
 	r->st.ptl_cancelled = 1;
-	if (r->ptmp) {
-		free(r->pbuf);
-		r->pbuf = NULL;
-		r->ptmp = false;
-		mpi_dtype_release(r->dtp);
-		r->dtp = NULL;
-	}
+	recv_tmp_drop(r);
 	mpi_req_complete(r);
 	return MPI_SUCCESS;
 }
@@ -2478,31 +2533,27 @@ void mpi_req_fail_dead(struct mpi_req *r, int w)
 		return; /* r->ux: its message is arriving; a failed arrival fails it */
 	if (r->lazy && !r->matched && mpi_recv_try(r))
 		return; /* sent before the death */
-	if (r->me != PTL_INVALID_HANDLE) {
+	if (r->matched && r->stage == MPI_SS_LANDQ) {
+		mpi_list_del(&r->link); /* a pull that waited for a landing */
+	} else if (r->me != PTL_INVALID_HANDLE) {
 		/* A posted receive, or a pull's landing. */
 		if (PtlMEUnlink(r->me) != PTL_OK)
 			return; /* being matched: the transfer's end completes it */
 		if (r->rme)
 			mpi_keep_drop(r->rme);
 		r->me = PTL_INVALID_HANDLE;
+		bool landing = r->matched && r->stage == MPI_SS_PULLWAIT; /* (unlinked: no data comes) */
 		/* Anything that matched it before is in the queue now. */
 		mpi_progress(0);
-		if (r->done || r->ux || (r->matched && r->stage != MPI_SS_PULLWAIT))
+		if (landing)
+			landing_gone();
+		if (r->done || r->ux || (r->matched && !landing))
 			return;
 	} else if (r->matched) {
 		return; /* the rendezvous get is under way: its failed REPLY ends it
 			 * (or, refused and deferred, its next try fails: defer_run) */
 	}
-	if (r->ptmp) {
-		free(r->pbuf);
-		r->pbuf = NULL;
-		r->ptmp = false;
-		mpi_dtype_release(r->dtp);
-		r->dtp = NULL;
-	}
-	r->dead = w;
-	r->err = r->st.MPI_ERROR = MPI_ERR_PROC_FAILED;
-	mpi_req_complete(r);
+	recv_fail(r, MPI_ERR_PROC_FAILED, w);
 }
 
 /* Finalize: every send the library finishes on its own must be finished. */

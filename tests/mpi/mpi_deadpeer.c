@@ -27,6 +27,12 @@
  *         out of the library (run with little unexpected memory and many
  *         credits: most overflow, to wait for a pull) and then dies; rank
  *         0's MPI_Waitall ends, each send landed or failed naming it.
+ *   pullany rank 1 sends rank 0 more 2 KiB messages than its unexpected
+ *         memory holds (most overflow: their data stays at rank 1 until
+ *         pulled) and then dies without answering a pull; rank 0's
+ *         MPI_ANY_SOURCE receives take the buffered ones, and the first
+ *         whose message is being pulled fails naming rank 1 (it hung: a
+ *         matched wildcard receive was left to a pull that never came).
  *   fatal MPI_ERRORS_ARE_FATAL: rank 0's MPI_Recv ends the job, which exits
  *         non-zero with a message naming the dead rank. */
 #include <time.h>
@@ -326,6 +332,36 @@ static void overflow(void)
 	CHECK(took < 10, "MPI_Waitall took %.2f s", took);
 }
 
+static void pull_any(void)
+{
+	enum { N = 2000, LEN = 2048 };
+	static char b[N][LEN];
+	if (t_rank == 1) {
+		static MPI_Request rq[N];
+		for (int i = 0; i < N; i++) {
+			b[i][0] = (char)i;
+			OK(MPI_Isend(b[i], LEN, MPI_CHAR, 0, 9, MPI_COMM_WORLD, &rq[i]));
+		}
+		OK(MPI_Send(b[0], 1, MPI_CHAR, 0, 10, MPI_COMM_WORLD));
+		die_later(); /* out of the library: no pull answered */
+	}
+	if (t_rank == 2)
+		return;
+	/* every message in (their order kept), and then the wildcard
+	 * receives */
+	OK(MPI_Probe(1, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+	int got = 0, rc = MPI_SUCCESS;
+	double t0 = now_s();
+	while (got < N && (rc = MPI_Recv(b[got], LEN, MPI_CHAR, MPI_ANY_SOURCE, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE)) ==
+				  MPI_SUCCESS) {
+		CHECK(b[got][0] == (char)got, "message %d read %d", got, b[got][0]);
+		got++;
+	}
+	CHECK(got > 0 && got < N, "%d of %d messages received before the failure (some buffered, not all)", got, N);
+	expect_dead("MPI_Recv(MPI_ANY_SOURCE) of a message being pulled", rc,
+		    "rank 1 of MPI_COMM_WORLD died (the MPI_ANY_SOURCE receive had matched its message", t0, 5);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "p2p";
@@ -347,6 +383,8 @@ int main(int argc, char **argv)
 		credit();
 	} else if (!strcmp(mode, "overflow")) {
 		overflow();
+	} else if (!strcmp(mode, "pullany")) {
+		pull_any();
 	} else if (!strcmp(mode, "fatal")) {
 		if (t_rank == 1)
 			die_later();
@@ -355,7 +393,7 @@ int main(int argc, char **argv)
 		printf("rank %d: MPI_Recv from the dead rank returned under MPI_ERRORS_ARE_FATAL\n", t_rank);
 		return 1;
 	} else {
-		fprintf(stderr, "usage: mpi_deadpeer p2p|test|tall|tany|tsome|wall|coll|credit|overflow|fatal\n");
+		fprintf(stderr, "usage: mpi_deadpeer p2p|test|tall|tany|tsome|wall|coll|credit|overflow|pullany|fatal\n");
 		return 2;
 	}
 	printf("mpi_deadpeer %s: rank %d: %s (%d failed checks)\n", mode, t_rank, t_fails ? "FAIL" : "ok", t_fails);

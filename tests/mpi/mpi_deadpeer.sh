@@ -5,7 +5,9 @@
 # MPI_Waitany, MPI_Testall/any/some, MPI_Waitall), collectives, and operations started once it is known dead
 # (also after the credits owed it for its last messages went back: credit);
 # the survivors still talk afterwards; sends whose messages overflowed the
-# dead rank's unexpected memory (waiting for a pull) fail too (overflow).
+# dead rank's unexpected memory (waiting for a pull) fail too (overflow),
+# and an MPI_ANY_SOURCE receive whose message's data is still at the rank
+# that dies fails naming it (pullany).
 # Under MPI_ERRORS_ARE_FATAL the job ends non-zero and the output names the
 # dead rank.
 . "$(dirname "$0")/mpi_common.sh"
@@ -13,6 +15,7 @@ for mode in p2p test tall tany tsome wall coll credit; do
 	run 3 -- mpi_deadpeer $mode
 done
 run 3 PTL_MPI_UNEXPECTED_MEM=1 PTL_MPI_CREDITS=30000 -- mpi_deadpeer overflow
+run 3 PTL_MPI_UNEXPECTED_MEM=1 PTL_MPI_CREDITS=30000 -- mpi_deadpeer pullany
 out=$(limited "$(job_limit 60)" "$PTLRUN" -n 2 --timeout "$(job_timeout 60)" "$B/tests/mpi/mpi_deadpeer" fatal 2>&1); rc=$?
 echo "$out" | tail -3
 if [ $rc -eq 0 ] || ! echo "$out" | grep -q "ptlrun: rank 0 .*aborted the job.*MPI_Recv: rank 1 of MPI_COMM_WORLD died"; then

@@ -7,7 +7,8 @@
  * "melimit": receives past PTL_MPI_MAX_MES; "niearly": the same where the
  * program opened the network interface before MPI_Init, with
  * PTL_TEST_NI_MES match entries (below); "ownlimit": sends above the
- * eager limit past the library's own match entries. */
+ * eager limit past the library's own match entries; "pullroom": pulls
+ * past their landings with every receive posted. */
 #define _GNU_SOURCE /* MAP_NORESERVE */
 #include "mpi_test.h"
 
@@ -148,7 +149,7 @@ static void user_op_no_memory(void)
  * the posted receives (rank 0 asleep meanwhile, its event not taken)
  * leaves room for one more receive: the refusal takes the events first. */
 /* ME_LIMIT_TRIES: more than an NI's entries where receives and the library
- * shared them (niearly's 66,560): that old way ran out of entries, not tries */
+ * shared them (niearly's 67,584): that old way ran out of entries, not tries */
 enum { ME_LIMIT_TRIES = 1 << 17, XLEN = 600, AFTER = 8, FLOOD = 400, FLEN = 8000, IDLE = 60 };
 
 /* rank 0: receives (tag 5 from rank 1) posted into rq[n...] until one is
@@ -278,9 +279,9 @@ static int receives_past_limit(void)
  * unexpected buffers) nearly all taken. Then, rank 0 away for 300 ms,
  * rank 1 sends it more eager messages than its unexpected memory holds
  * (MPI_Isend of 3000 B: from its buffer, acknowledged): taken whole and
- * in order, those that overflowed pulled into landing entries of the
- * receives' room (refused as one of the library's own, a pull failed its
- * receive, and rank 1 waited in MPI_Waitall for ever), and
+ * in order, those that overflowed pulled into landing entries of their
+ * own (refused as one of the library's own, a pull failed its receive,
+ * and rank 1 waited in MPI_Waitall for ever), and
  * each buffer emptied going back into the match list (where the sends
  * had taken the entries the first one aborted the job). Then rank 1
  * receives every message sent, whole, rank 0's sends complete, and as
@@ -377,6 +378,72 @@ static int own_entries_limit(void)
 	return t_finish("mpi_err ownlimit");
 }
 
+/* Run with PTL_MPI_MAX_MES=256, the least unexpected memory and credits
+ * for PULL_N messages, 2 ranks ("pullroom"). Rank 0 fills the library's
+ * own room with sends above the eager limit (as ownlimit) and then posts
+ * receives until one is refused: every match entry but the pulls' taken.
+ * Rank 1 then sends it PULL_N messages of 3000 B, most of them
+ * overflowing, and, once rank 0 has them all, is away for 300 ms while
+ * rank 0 receives them: more pulls at once than they have landing
+ * entries (mpi_pt2pt.c's MPI_PULL_LANDINGS), the rest waiting for one.
+ * Every message comes whole and in order, then the posted receives take
+ * theirs, and rank 1 the sends. Where pulls landed in room the others
+ * had taken they failed (MPI_ERR_NO_MEM) and rank 1 waited for ever. */
+enum { PULL_N = 3000, PULL_LEN = 3000 };
+static int pulls_past_landings(void)
+{
+	static MPI_Request rq[ME_LIMIT_TRIES], fq[PULL_N], sq[OWN_TRIES];
+	static int slot[ME_LIMIT_TRIES];
+	static char fl[PULL_N][PULL_LEN], buf[OWN_LEN];
+	int peer = 1 - t_rank, n = 0, whole = 0, right = 0, sent = 0;
+	for (int i = 0; i < OWN_LEN; i++)
+		buf[i] = (char)(i * 5 + 2);
+	if (t_rank == 0) {
+		sent = send_until_refused(buf, sq);
+		n = post_until_refused(rq, slot, 0);
+		CHECK(n == 256, "%d receives posted with PTL_MPI_MAX_MES=256", n);
+		OK(MPI_Send(&n, 1, MPI_INT, peer, 31, MPI_COMM_WORLD));
+		/* all of them in (a probe: a receive not matched at once needs
+		 * an entry, and none is left) */
+		OK(MPI_Probe(peer, 23, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		int posted = 0, rc = MPI_SUCCESS;
+		while (posted < PULL_N &&
+		       (rc = MPI_Irecv(fl[posted], PULL_LEN, MPI_CHAR, peer, 22, MPI_COMM_WORLD, &fq[posted])) == MPI_SUCCESS)
+			posted++;
+		CHECK(posted == PULL_N, "receive %d of the pulled messages failed: class %d", posted, rc);
+		if (posted < PULL_N)
+			MPI_Abort(MPI_COMM_WORLD, 3); /* rank 1 would wait for the pulls */
+		OK(MPI_Waitall(PULL_N, fq, MPI_STATUSES_IGNORE));
+		OK(MPI_Recv(&whole, 1, MPI_INT, peer, 23, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		whole = 0;
+		for (int i = 0; i < PULL_N; i++)
+			whole += fl[i][0] == (char)i && fl[i][PULL_LEN - 1] == (char)(i + 3);
+		CHECK(whole == PULL_N, "%d of %d messages pulled came whole and in order", whole, PULL_N);
+		OK(MPI_Waitall(n, rq, MPI_STATUSES_IGNORE));
+		for (int i = 0; i < n; i++)
+			right += slot[i] == i;
+		CHECK(right == n, "%d of %d posted receives took theirs, in order", right, n);
+		OK(MPI_Waitall(sent, sq, MPI_STATUSES_IGNORE));
+		printf("rank 0: %d sends in flight, %d receives posted, %d messages pulled and received whole\n", sent,
+		       n, whole);
+	} else {
+		OK(MPI_Recv(&sent, 1, MPI_INT, peer, 21, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		OK(MPI_Recv(&n, 1, MPI_INT, peer, 31, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		for (int i = 0; i < PULL_N; i++) {
+			fl[i][0] = (char)i;
+			fl[i][PULL_LEN - 1] = (char)(i + 3);
+			OK(MPI_Isend(fl[i], PULL_LEN, MPI_CHAR, peer, 22, MPI_COMM_WORLD, &fq[i]));
+		}
+		OK(MPI_Send(&n, 1, MPI_INT, peer, 23, MPI_COMM_WORLD));
+		usleep(300000);
+		OK(MPI_Waitall(PULL_N, fq, MPI_STATUSES_IGNORE));
+		for (int i = 0; i < n; i++)
+			OK(MPI_Send(&i, 1, MPI_INT, peer, 5, MPI_COMM_WORLD));
+		take_round(buf, sent);
+	}
+	return t_finish("mpi_err pullroom");
+}
+
 /* "niearly": the network interface opened before MPI_Init, with
  * PTL_TEST_NI_MES match entries (and list length), the rest as the MPI
  * layer asks; MPI_Init finds it (PTL_IFACE_DUP) */
@@ -423,6 +490,8 @@ int main(int argc, char **argv)
 		return receives_past_limit();
 	if (!strcmp(mode, "ownlimit"))
 		return own_entries_limit();
+	if (!strcmp(mode, "pullroom"))
+		return pulls_past_landings();
 	if (!strcmp(mode, "stall")) {
 		int in = t_rank, out = 0;
 		int rc = MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

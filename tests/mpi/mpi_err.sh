@@ -32,8 +32,8 @@ fi
 # library's own leave (it says how many on each rank; rank 0 posts just
 # that many before the refusal), the rest as in melimit; with too few
 # for the library's own the job stops in MPI_Init, saying what it needs
-run 2 PTL_TEST_NI_MES=66560 PTL_MPI_UNEXPECTED_MEM=8M PTL_MPI_EAGER_LIMIT=8192 -- mpi_err niearly
-said=$(echo "$out" | sed -n 's/.*rank 0: the network interface, opened before MPI_Init (max_mes 66560, max_me_list 66560, max_mds 133120, 1 match entries in use), holds \([0-9]*\) posted receives at once.*/\1/p')
+run 2 PTL_TEST_NI_MES=67584 PTL_MPI_UNEXPECTED_MEM=8M PTL_MPI_EAGER_LIMIT=8192 -- mpi_err niearly
+said=$(echo "$out" | sed -n 's/.*rank 0: the network interface, opened before MPI_Init (max_mes 67584, max_me_list 67584, max_mds 135168, 1 match entries in use), holds \([0-9]*\) posted receives at once.*/\1/p')
 posted=$(echo "$out" | sed -n 's/^rank 0: \([0-9]*\) receives posted, the limit .*/\1/p' | head -n 1)
 if [ -z "$said" ] || [ "$said" != "$posted" ]; then
 	jobfail "niearly: the library said rank 0 holds '$said' posted receives, it posted '$posted'"
@@ -54,5 +54,8 @@ fi
 # arrives, and the entries come back; collectives at the end of that room
 # fail saying why
 run 2 PTL_MPI_MAX_MES=256 PTL_MPI_UNEXPECTED_MEM=1 PTL_MPI_CREDITS=3000 PTL_MPI_NOACK_OFF=1 PTL_MPI_EAGER_LIMIT=8192 PTL_COLL_TIMEOUT=1 -- mpi_err ownlimit
+# Every receive that may be posted posted, and more pulls at once than
+# they have landings: the messages all come, whole, in order
+run 2 PTL_MPI_MAX_MES=256 PTL_MPI_UNEXPECTED_MEM=1 PTL_MPI_CREDITS=4000 PTL_MPI_NOACK_OFF=1 PTL_MPI_EAGER_LIMIT=8192 -- mpi_err pullroom
 run 4 -- mpi_coll
 finish
