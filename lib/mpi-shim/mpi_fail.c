@@ -14,7 +14,9 @@
  * fails when it has waited that long with a member dead, as ULFM's pending
  * wildcard receives do, since the message might have been the dead rank's;
  * once matched to a message whose data is still to be pulled or got, it
- * depends on that message's sender alone. A message the rank sent before it died is still received. */
+ * depends on that message's sender alone. A message the rank sent before
+ * it died is still received. A receive whose pull waits for a landing
+ * depends on the senders of the pulls that hold them too. */
 #include "config.h"
 
 #include <stdio.h>
@@ -59,9 +61,9 @@ static bool depends_on(const struct mpi_req *r, int w)
 {
 	if (r->kind == MPI_REQ_SEND)
 		return r->busy && r->wpeer == w;
-	/* MPI_ANY_SOURCE receives are left to their waits (see above), but
-	 * for those whose message is being pulled or got (its sender known:
-	 * mpi_pt2pt.c's ux_deliver) */
+	/* MPI_ANY_SOURCE receives are left to their waits (see above) until
+	 * they match: one whose message's data is still to be pulled or got
+	 * depends on its sender (r->wpeer, set by mpi_pt2pt.c's ux_deliver) */
 	return r->kind == MPI_REQ_RECV && !r->done && (r->peer >= 0 || r->matched) && r->wpeer == w;
 }
 
@@ -106,6 +108,10 @@ void mpi_req_check(struct mpi_req *r)
 	}
 	if (r->kind != MPI_REQ_RECV || r->done)
 		return;
+	if (r->matched && r->stage == MPI_SS_LANDQ)
+		mpi_landings_check();
+	if (r->done)
+		return;
 	if (r->peer >= 0 || (r->matched && r->wpeer >= 0)) {
 		if (mpi_rank_dead(r->wpeer, true))
 			mpi_req_fail_dead(r, r->wpeer);
@@ -137,7 +143,7 @@ int mpi_err_dead(const char *fn, const struct mpi_req *r)
 	MPI_Comm h = r->comm && r->comm->in_use ? mpi_comm_handle(r->comm) : MPI_COMM_WORLD;
 	if (r->kind == MPI_REQ_RECV && r->peer == MPI_ANY_SOURCE && r->matched)
 		return mpi_err(h, MPI_ERR_PROC_FAILED, fn,
-			       "%s (the MPI_ANY_SOURCE receive had matched its message, whose data was still to come)", m);
+			       "%s (the MPI_ANY_SOURCE receive had matched a message of it, whose data did not all come)", m);
 	if (r->kind == MPI_REQ_RECV && r->peer == MPI_ANY_SOURCE)
 		return mpi_err(h, MPI_ERR_PROC_FAILED, fn, "%s (the MPI_ANY_SOURCE receive may have waited for it)", m);
 	return mpi_err(h, MPI_ERR_PROC_FAILED, fn, "%s", m);

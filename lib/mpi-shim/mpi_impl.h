@@ -312,11 +312,11 @@ struct mpi_req {
 	int proto;
 	bool sync, bsend;
 	/* receive */
+	uint32_t sid;            /* its message pulled or got: the send's id at its sender */
 	struct mpi_rme *rme;     /* the kept ME armed for it (mpi_keep.c), until its message lands */
 	bool kept;               /* its posted ME is a kept one: no UNLINK event follows the END */
 	struct mpi_ux *ux;       /* matched unexpected message still arriving */
 	size_t msglen;
-	uint32_t sid;            /* its message pulled or got: the send's id at its sender */
 	/* nonblocking collective: its state, freed with the request */
 	struct mpi_icoll *icoll;
 };
@@ -499,6 +499,15 @@ MPI_HIDDEN bool mpi_recv_try(struct mpi_req *r);
  * then a receive could not be posted, or the job aborted at the next
  * buffer that went back. */
 MPI_HIDDEN bool mpi_entry_ok(void);
+/* ... and whether a posted receive's may: only an interface the program
+ * opened before MPI_Init is asked (its entries may have gone to the
+ * program since); in one MPI_Init opened receives are bounded by
+ * PTL_MPI_MAX_MES alone. */
+MPI_HIDDEN bool mpi_recv_entry_ok(void);
+/* A receive whose pull waits for a landing (MPI_SS_LANDQ) waits for the
+ * pulls that hold them: asks after their senders (mpi_rank_dead), so
+ * that a dead one's landings go to the next. */
+MPI_HIDDEN void mpi_landings_check(void);
 int mpi_iprobe(int src, int tag, struct mpi_comm *c, int *flag, MPI_Status *st);
 int mpi_cancel_recv(struct mpi_req *r);
 /* Waits for r (timeout > 0: gives up after about that many seconds,

@@ -157,7 +157,7 @@ static __attribute__((noinline)) struct mpi_rme *rme_new(struct mpi_req *r, ptl_
 	/* PTL_MPI_MAX_MES receives posted: idle entries make way, and past
 	 * them the receive is refused, so that the network interface's
 	 * entries beyond them stay the library's (mpi_pt2pt_init) */
-	if (K.n >= K.most && rme_trim_to(0) == 0)
+	if ((K.n >= K.most || !mpi_recv_entry_ok()) && rme_trim_to(0) == 0)
 		return NULL;
 	if (!mpi_list_empty(&K.free)) {
 		e = mpi_container(K.free.next, struct mpi_rme, link);

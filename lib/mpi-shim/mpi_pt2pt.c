@@ -283,7 +283,9 @@ static struct {
 	int mes_all;                 /* the NI's match entries (max_mes, or max_me_list if fewer;
 				      * an interface the program opened: by half its MDs too) */
 	int mes_bufs;                /* the unexpected and reserve buffers', each may go back in */
+	bool ni_dup;                 /* the interface is one the program opened before MPI_Init */
 	int landings;                /* pulls' landing entries posted (MPI_PULL_LANDINGS at most) */
+	int *nland;                  /* per peer: those of pulls from it */
 	struct mpi_list pullq;       /* receives whose pulls wait for a landing (MPI_SS_LANDQ) */
 	int nack_k;                  /* ACK-free credits a peer starts with and gets back to */
 	int nack_half, credit_half;  /* nack_k / 2, mpi_g.credits / 2: a batch given back */
@@ -745,6 +747,7 @@ int mpi_pt2pt_init(void)
 	/* (the MDs' cap held to the entries too: the library's own each
 	 * bind one) */
 	P.mes_all = left + own + (int)held;
+	P.ni_dup = rc == PTL_IFACE_DUP;
 	if ((size_t)left < mes) {
 		fprintf(stderr,
 			"ptl-mpi: rank %d: the network interface, opened before MPI_Init (max_mes %d, max_me_list %d, "
@@ -820,6 +823,9 @@ int mpi_pt2pt_init(void)
 	mpi_list_init(&P.arriving);
 	mpi_list_init(&P.pullq);
 	P.landings = 0;
+	P.nland = calloc((size_t)n, sizeof *P.nland);
+	if (!P.nland)
+		mpi_fatal(MPI_ERR_NO_MEM, "out of memory for %d peers", n);
 
 	/* The eager send slots' share of the prefill is kept for them: every
 	 * small send goes out of them, and mapped last (mapped first, the
@@ -934,6 +940,7 @@ void mpi_pt2pt_fini(void)
 	mpi_pool_fini(&P.copies);
 	free(P.credit);
 	free(P.consumed);
+	free(P.nland);
 	free(P.sendq);
 	free(P.idkeys);
 	free(P.idranks);
@@ -1225,7 +1232,17 @@ bool mpi_entry_ok(void)
 	ptl_sr_value_t used;
 	if (PtlNIStatus(mpi_g.ni, PTL_SR_MES_IN_USE, &used) != PTL_OK)
 		return true;
-	return used + mpi_keep_room() + P.mes_bufs + (MPI_PULL_LANDINGS - P.landings) < P.mes_all;
+	/* (the landings whole, as the buffers: one whose data came is out
+	 * of the count before its event is taken) */
+	return used + mpi_keep_room() + P.mes_bufs + MPI_PULL_LANDINGS < P.mes_all;
+}
+
+bool mpi_recv_entry_ok(void)
+{
+	ptl_sr_value_t used;
+	if (!P.ni_dup || PtlNIStatus(mpi_g.ni, PTL_SR_MES_IN_USE, &used) != PTL_OK)
+		return true;
+	return used + P.mes_bufs + MPI_PULL_LANDINGS < P.mes_all;
 }
 
 /* A use-once entry for r's buffer on pt, matching only peer w and r's id:
@@ -1535,6 +1552,7 @@ static void pull_start(struct mpi_req *r)
 		return;
 	}
 	P.landings++;
+	P.nland[r->wpeer]++;
 	r->stage = MPI_SS_PULLWAIT;
 	ctrl_put(r->wpeer, MPI_CTRL_PULL, mpi_req_id(r), r->sid);
 }
@@ -1551,16 +1569,25 @@ static void pull(struct mpi_req *r)
 	}
 }
 
-/* A pull's landing entry went (its data landed, or its sender died): the
- * next waiting pull takes it. */
-static void landing_gone(void)
+/* Receive r's landing entry went (its data landed, or its sender died):
+ * the next waiting pulls take the room, as many as start (one that
+ * fails, its sender dead, leaves it to the next). */
+static void landing_gone(const struct mpi_req *r)
 {
 	P.landings--;
-	if (!mpi_list_empty(&P.pullq)) {
-		struct mpi_req *r = mpi_container(P.pullq.next, struct mpi_req, link);
-		mpi_list_del(&r->link);
-		pull_start(r);
+	P.nland[r->wpeer]--;
+	while (P.landings < MPI_PULL_LANDINGS && !mpi_list_empty(&P.pullq)) {
+		struct mpi_req *q = mpi_container(P.pullq.next, struct mpi_req, link);
+		mpi_list_del(&q->link);
+		pull_start(q);
 	}
+}
+
+void mpi_landings_check(void)
+{
+	for (int w = 0; w < mpi_g.wsize; w++)
+		if (P.nland[w] > 0)
+			mpi_rank_dead(w, true);
 }
 
 /* Receive r takes unexpected message u (already off the unexpected list). */
@@ -1819,8 +1846,12 @@ static void on_req_event(const ptl_event_t *ev, struct mpi_req *r)
 		r->matched = true;
 		if (ev->pt_index == MPI_PT_PULL) {
 			P.unlink_due++; /* the pull's use-once landing logs its UNLINK right after */
+			landing_gone(r);
+			if (ev->ni_fail_type != PTL_NI_OK) {
+				r->err = r->st.MPI_ERROR = MPI_ERR_PROC_FAILED;
+				r->dead = r->wpeer;
+			}
 			recv_finish(r, ev->mlength);
-			landing_gone();
 			return;
 		}
 		recv_landed(ev, r);
@@ -2546,7 +2577,7 @@ void mpi_req_fail_dead(struct mpi_req *r, int w)
 		/* Anything that matched it before is in the queue now. */
 		mpi_progress(0);
 		if (landing)
-			landing_gone();
+			landing_gone(r);
 		if (r->done || r->ux || (r->matched && !landing))
 			return;
 	} else if (r->matched) {

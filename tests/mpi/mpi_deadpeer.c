@@ -33,6 +33,15 @@
  *         MPI_ANY_SOURCE receives take the buffered ones, and the first
  *         whose message is being pulled fails naming rank 1 (it hung: a
  *         matched wildcard receive was left to a pull that never came).
+ *   landq rank 1 sends rank 0 LANDQ_N 2 KiB messages, most overflowing,
+ *         then rank 2 one (overflowing too), and rank 1 dies without
+ *         answering a pull: rank 0's receives of them all ask for more
+ *         pulls at once than there are landings, rank 2's waiting behind
+ *         rank 1's. Rank 0 waits for rank 2's first: it comes, whole (the
+ *         wait asks after the senders holding the landings, and a dead
+ *         one's go to the pulls waiting, past those of the dead rank
+ *         that cannot start); then rank 1's that were not buffered fail
+ *         naming it.
  *   fatal MPI_ERRORS_ARE_FATAL: rank 0's MPI_Recv ends the job, which exits
  *         non-zero with a message naming the dead rank. */
 #include <time.h>
@@ -359,7 +368,58 @@ static void pull_any(void)
 	}
 	CHECK(got > 0 && got < N, "%d of %d messages received before the failure (some buffered, not all)", got, N);
 	expect_dead("MPI_Recv(MPI_ANY_SOURCE) of a message being pulled", rc,
-		    "rank 1 of MPI_COMM_WORLD died (the MPI_ANY_SOURCE receive had matched its message", t0, 5);
+		    "rank 1 of MPI_COMM_WORLD died (the MPI_ANY_SOURCE receive had matched a message of it", t0, 5);
+}
+
+static void land_queue(void)
+{
+	enum { LANDQ_N = 4000, LEN = 2048 };
+	static char b[LANDQ_N][LEN], y[LEN];
+	static MPI_Request rq[LANDQ_N];
+	static MPI_Status st[LANDQ_N];
+	int go = 0;
+	if (t_rank == 1) {
+		for (int i = 0; i < LANDQ_N; i++) {
+			b[i][0] = (char)i;
+			OK(MPI_Isend(b[i], LEN, MPI_CHAR, 0, 11, MPI_COMM_WORLD, &rq[i]));
+		}
+		OK(MPI_Send(&go, 1, MPI_INT, 0, 12, MPI_COMM_WORLD));
+		die_later(); /* out of the library: no pull answered */
+	}
+	if (t_rank == 2) {
+		MPI_Request q;
+		OK(MPI_Recv(&go, 1, MPI_INT, 0, 13, MPI_COMM_WORLD, MPI_STATUS_IGNORE)); /* rank 0's memory full */
+		y[0] = 42;
+		y[LEN - 1] = 43;
+		OK(MPI_Isend(y, LEN, MPI_CHAR, 0, 14, MPI_COMM_WORLD, &q));
+		OK(MPI_Wait(&q, MPI_STATUS_IGNORE)); /* answering rank 0's pull */
+		return;
+	}
+	MPI_Request yq;
+	OK(MPI_Probe(1, 12, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+	OK(MPI_Send(&go, 1, MPI_INT, 2, 13, MPI_COMM_WORLD));
+	OK(MPI_Probe(2, 14, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+	for (int i = 0; i < LANDQ_N; i++)
+		OK(MPI_Irecv(b[i], LEN, MPI_CHAR, 1, 11, MPI_COMM_WORLD, &rq[i]));
+	OK(MPI_Irecv(y, LEN, MPI_CHAR, 2, 14, MPI_COMM_WORLD, &yq));
+	double t0 = now_s();
+	OK(MPI_Wait(&yq, MPI_STATUS_IGNORE));
+	double took = now_s() - t0;
+	CHECK(y[0] == 42 && y[LEN - 1] == 43, "rank 2's message read %d .. %d", y[0], y[LEN - 1]);
+	CHECK(took < 5, "rank 2's message, its pull behind the dead rank's, took %.2f s", took);
+	int rc = MPI_Waitall(LANDQ_N, rq, st), ok = 0, failed = 0, cls = -1;
+	for (int i = 0; i < LANDQ_N; i++) {
+		MPI_Error_class(st[i].MPI_ERROR, &cls);
+		ok += st[i].MPI_ERROR == MPI_SUCCESS && b[i][0] == (char)i;
+		failed += cls == MPI_ERR_PROC_FAILED;
+	}
+	MPI_Error_class(rc, &cls);
+	printf("rank 0: rank 2's message after %.2f s; of rank 1's %d, %d received, %d failed naming its death\n", took,
+	       LANDQ_N, ok, failed);
+	CHECK(cls == MPI_ERR_IN_STATUS, "MPI_Waitall: error class %d, want MPI_ERR_IN_STATUS", cls);
+	CHECK(ok > 0 && failed > 2 * 1024 && ok + failed == LANDQ_N,
+	      "of %d messages from the dead rank %d received, %d failed naming it (want some buffered, over 2048 pulled)",
+	      LANDQ_N, ok, failed);
 }
 
 int main(int argc, char **argv)
@@ -385,6 +445,8 @@ int main(int argc, char **argv)
 		overflow();
 	} else if (!strcmp(mode, "pullany")) {
 		pull_any();
+	} else if (!strcmp(mode, "landq")) {
+		land_queue();
 	} else if (!strcmp(mode, "fatal")) {
 		if (t_rank == 1)
 			die_later();
@@ -393,7 +455,7 @@ int main(int argc, char **argv)
 		printf("rank %d: MPI_Recv from the dead rank returned under MPI_ERRORS_ARE_FATAL\n", t_rank);
 		return 1;
 	} else {
-		fprintf(stderr, "usage: mpi_deadpeer p2p|test|tall|tany|tsome|wall|coll|credit|overflow|pullany|fatal\n");
+		fprintf(stderr, "usage: mpi_deadpeer p2p|test|tall|tany|tsome|wall|coll|credit|overflow|pullany|landq|fatal\n");
 		return 2;
 	}
 	printf("mpi_deadpeer %s: rank %d: %s (%d failed checks)\n", mode, t_rank, t_fails ? "FAIL" : "ok", t_fails);

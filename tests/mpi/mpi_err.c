@@ -280,8 +280,8 @@ static int receives_past_limit(void)
  * rank 1 sends it more eager messages than its unexpected memory holds
  * (MPI_Isend of 3000 B: from its buffer, acknowledged): taken whole and
  * in order, those that overflowed pulled into landing entries of their
- * own (refused as one of the library's own, a pull failed its receive,
- * and rank 1 waited in MPI_Waitall for ever), and
+ * own (when pulls were refused as one of the library's own, a pull
+ * failed its receive, and rank 1 waited in MPI_Waitall for ever), and
  * each buffer emptied going back into the match list (where the sends
  * had taken the entries the first one aborted the job). Then rank 1
  * receives every message sent, whole, rank 0's sends complete, and as
