@@ -643,7 +643,9 @@ static void cb_copy(void *ctx, void *dst, const void *src, size_t len)
 const struct coll_engine_ops mpi_coll_engine_ops = { cb_send, cb_recv, cb_reduce, cb_copy };
 
 /* The collective failed: the transfers still pending are no longer ours.
- * A receive is cancelled first, so nothing lands in our buffers later. */
+ * A receive is abandoned first, so nothing lands in our buffers later
+ * (a pull answered after the call returned had landed in its scratch,
+ * on its stack in allreduce_rd_direct). */
 void mpi_cx_drop_rest(struct cx *x)
 {
 	for (size_t i = 0; i < x->np; i++) {
@@ -651,7 +653,7 @@ void mpi_cx_drop_rest(struct cx *x)
 		if (p->reported || !p->r)
 			continue;
 		if (p->recv)
-			mpi_cancel_recv(p->r);
+			mpi_recv_abandon(p->r);
 		mpi_req_drop(p->r);
 		p->reported = true;
 	}
@@ -1378,7 +1380,7 @@ __attribute__((always_inline)) static inline int wait_recv(struct cx *x, struct 
 {
 	if (!r->done && mpi_wait_req(r, mpi_g.coll_timeout) == MPI_ERR_TIMEOUT) {
 		if (add_pend(x, 0, r, peer, true)) { /* cannot fail on an empty list, but */
-			mpi_cancel_recv(r);
+			mpi_recv_abandon(r);
 			mpi_req_drop(r);
 		}
 		return mpi_cx_timed_out(x, mpi_g.coll_timeout);

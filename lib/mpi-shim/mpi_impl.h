@@ -510,6 +510,14 @@ MPI_HIDDEN bool mpi_recv_entry_ok(void);
 MPI_HIDDEN void mpi_landings_check(void);
 int mpi_iprobe(int src, int tag, struct mpi_comm *c, int *flag, MPI_Status *st);
 int mpi_cancel_recv(struct mpi_req *r);
+/* The caller gives receive r up (a collective that failed, an exchange
+ * that timed out) and may free or reuse its buffer once this returns:
+ * unmatched, it is cancelled; matched, what of its message is still to
+ * land (pulled from a sender that may answer long after, got, or
+ * arriving into an unexpected buffer) lands in memory of the library's
+ * own, freed when it has. A transfer libptl has under way into the
+ * buffer is waited for: libptl ends it, landed or failed, on its own. */
+void mpi_recv_abandon(struct mpi_req *r);
 /* Waits for r (timeout > 0: gives up after about that many seconds,
  * returning MPI_ERR_TIMEOUT; the clock is read lazily, so up to 100 ms
  * late). */

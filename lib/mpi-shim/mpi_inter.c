@@ -50,7 +50,7 @@ static int leaders_swap(struct mpi_comm *ic, int *mine, int nmine, int *theirs, 
 		 : left > 0 ? mpi_wait_req(rr, left) : MPI_ERR_TIMEOUT;
 	rc = w1 ? w1 : w2 ? w2 : rr->err ? rr->err : sr->err;
 	if (!rr->done)
-		mpi_cancel_recv(rr);
+		mpi_recv_abandon(rr);
 	mpi_req_drop(rr);
 	mpi_req_drop(sr);
 	if (rc == MPI_ERR_TIMEOUT)

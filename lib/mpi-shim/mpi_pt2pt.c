@@ -1459,7 +1459,8 @@ static bool ux_matches(const struct mpi_ux *u, int ctx, int src, int tag)
 /* A noncontiguous receive's temporary image goes into the user's buffer. */
 static void recv_unpack(struct mpi_req *r, size_t got)
 {
-	mpi_unpack(r->dtp, r->ubuf, r->count, r->pbuf, got);
+	if (r->dtp) /* (none: abandoned, the image is the library's alone: mpi_recv_abandon) */
+		mpi_unpack(r->dtp, r->ubuf, r->count, r->pbuf, got);
 	free(r->pbuf);
 	r->pbuf = NULL;
 	r->ptmp = false;
@@ -1528,6 +1529,7 @@ static void rndv_get(struct mpi_req *r, int wsrc, uint32_t id)
 		rndv_get_fail(r, wsrc, PTL_INVALID_HANDLE);
 		return;
 	}
+	r->md = mdh; /* (for mpi_recv_abandon) */
 	if (P.ndeferred[wsrc] ||
 	    (rc = PtlGetRegion(mdh, 0, n, mpi_g.ids[wsrc], MPI_PT_RNDV, 0, id, 0)) == PTL_NO_SPACE)
 		defer((struct mpi_defer){
@@ -2452,6 +2454,42 @@ int mpi_mrecv_start(void *buf, int count, MPI_Datatype dt, struct mpi_ux *u, str
 	*out = r;
 	ux_deliver(r, u);
 	return MPI_SUCCESS;
+}
+
+void mpi_recv_abandon(struct mpi_req *r)
+{
+	mpi_cancel_recv(r);
+	if (r->done)
+		return;
+	if (r->ptmp) {
+		/* its image is the library's already: only the unpack into
+		 * the caller's buffer goes */
+		mpi_dtype_release(r->dtp);
+		r->dtp = NULL;
+		return;
+	}
+	void *own = malloc(r->len ? r->len : 1);
+	while (!r->done) {
+		/* the landing's MD (a pull's or a get's), re-pointed; or none
+		 * yet (a pull waiting for a landing, a message arriving into
+		 * an unexpected buffer): the copy or landing to come takes
+		 * r->pbuf. PTL_MD_NO_UPDATE: the data moving now, which libptl
+		 * ends without the peer's MPI calls. */
+		ptl_md_t md;
+		int rc = r->md == PTL_INVALID_HANDLE ? PTL_MD_INVALID : PtlMDUpdate(r->md, &md, NULL, PTL_EQ_NONE);
+		if (rc == PTL_OK && own) {
+			md.start = own;
+			rc = PtlMDUpdate(r->md, NULL, &md, PTL_EQ_NONE);
+		}
+		if (rc != PTL_MD_NO_UPDATE && own) {
+			r->pbuf = own;
+			r->ptmp = true;
+			r->dtp = NULL;
+			return;
+		}
+		mpi_progress(1); /* (no memory of our own: until it has landed) */
+	}
+	free(own);
 }
 
 int mpi_cancel_recv(struct mpi_req *r)

@@ -8,7 +8,8 @@
  * program opened the network interface before MPI_Init, with
  * PTL_TEST_NI_MES match entries (below); "ownlimit": sends above the
  * eager limit past the library's own match entries; "pullroom": pulls
- * past their landings with every receive posted. */
+ * past their landings with every receive posted; "lateland": a
+ * collective that timed out while its message was being pulled. */
 #define _GNU_SOURCE /* MAP_NORESERVE */
 #include "mpi_test.h"
 
@@ -444,6 +445,61 @@ static int pulls_past_landings(void)
 	return t_finish("mpi_err pullroom");
 }
 
+/* Run with the least unexpected memory, every message acknowledged and
+ * PTL_COLL_TIMEOUT=1, 2 ranks ("lateland"). Rank 0 fills rank 1's
+ * unexpected memory, starts an MPI_Iallreduce of 4 KiB (its part goes,
+ * and overflows: its data stays until rank 1 pulls it) and is away for 2
+ * s. Rank 1's MPI_Iallreduce matches that part and asks for it, and its
+ * wait passes the deadline: MPI_ERR_TIMEOUT; rank 1 then writes its
+ * result buffer. Rank 0, back, answers the pull (before those of the
+ * flood, which rank 1 receives next): rank 1's buffer still holds what
+ * it wrote (the pulled part landed in it before, or in the collective's
+ * scratch), and the flood all comes. */
+enum { LATE_LEN = 4096, LATE_FLOOD = 1500, LATE_FLEN = 2048 };
+static int late_landing(void)
+{
+	static char fl[LATE_FLOOD][LATE_FLEN];
+	static MPI_Request fq[LATE_FLOOD];
+	static char in[LATE_LEN], out[LATE_LEN];
+	int peer = 1 - t_rank, v = 0, whole = 0, kept = 0;
+	if (t_rank == 0) {
+		MPI_Request q;
+		for (int i = 0; i < LATE_FLOOD; i++) {
+			fl[i][0] = (char)i;
+			OK(MPI_Isend(fl[i], LATE_FLEN, MPI_CHAR, peer, 50, MPI_COMM_WORLD, &fq[i]));
+		}
+		memset(in, 0x11, sizeof in);
+		OK(MPI_Iallreduce(in, out, LATE_LEN, MPI_CHAR, MPI_BXOR, MPI_COMM_WORLD, &q));
+		OK(MPI_Send(&v, 1, MPI_INT, peer, 51, MPI_COMM_WORLD)); /* all of it sent (the part at the start) */
+		sleep(2);
+		int rc = MPI_Wait(&q, MPI_STATUS_IGNORE), cls = -1; /* answers the pull */
+		MPI_Error_class(rc, &cls);
+		CHECK(cls == MPI_SUCCESS || cls == MPI_ERR_TIMEOUT, "rank 0's MPI_Iallreduce: class %d", cls);
+		OK(MPI_Send(&v, 1, MPI_INT, peer, 52, MPI_COMM_WORLD));
+		OK(MPI_Waitall(LATE_FLOOD, fq, MPI_STATUSES_IGNORE));
+	} else {
+		OK(MPI_Probe(peer, 51, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		MPI_Request q;
+		memset(in, 0x22, sizeof in);
+		OK(MPI_Iallreduce(in, out, LATE_LEN, MPI_CHAR, MPI_BXOR, MPI_COMM_WORLD, &q));
+		t_fails_with(MPI_Wait(&q, MPI_STATUS_IGNORE), MPI_ERR_TIMEOUT, "PTL_COLL_TIMEOUT",
+			     "MPI_Iallreduce whose part is being pulled");
+		memset(out, 0x5a, sizeof out);
+		OK(MPI_Recv(&v, 1, MPI_INT, peer, 51, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		OK(MPI_Recv(&v, 1, MPI_INT, peer, 52, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		for (int i = 0; i < LATE_FLOOD; i++) {
+			OK(MPI_Recv(fl[i], LATE_FLEN, MPI_CHAR, peer, 50, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+			whole += fl[i][0] == (char)i;
+		}
+		CHECK(whole == LATE_FLOOD, "%d of %d flood messages in order", whole, LATE_FLOOD);
+		for (int i = 0; i < LATE_LEN; i++)
+			kept += out[i] == 0x5a;
+		CHECK(kept == LATE_LEN, "%d of %d bytes of the failed call's result buffer as written after it", kept,
+		      LATE_LEN);
+	}
+	return t_finish("mpi_err lateland");
+}
+
 /* "niearly": the network interface opened before MPI_Init, with
  * PTL_TEST_NI_MES match entries (and list length), the rest as the MPI
  * layer asks; MPI_Init finds it (PTL_IFACE_DUP) */
@@ -492,6 +548,8 @@ int main(int argc, char **argv)
 		return own_entries_limit();
 	if (!strcmp(mode, "pullroom"))
 		return pulls_past_landings();
+	if (!strcmp(mode, "lateland"))
+		return late_landing();
 	if (!strcmp(mode, "stall")) {
 		int in = t_rank, out = 0;
 		int rc = MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
