@@ -407,6 +407,10 @@ int mpi_cx_fail(struct cx *x, int cls, const char *fmt, ...)
 	return cls;
 }
 
+/* Lists transfer r of x's (NULL: a stalled rank's send, listed to say
+ * whom we waited for). -ENOMEM: the list cannot grow, and r is given
+ * back (a receive abandoned: nothing lands in the caller's buffers once
+ * the call has failed). */
 static int add_pend(struct cx *x, size_t idx, struct mpi_req *r, int peer, bool recv)
 {
 	if (x->np == x->cap) {
@@ -424,8 +428,13 @@ static int add_pend(struct cx *x, size_t idx, struct mpi_req *r, int peer, bool 
 	if (x->np == x->cap) {
 		size_t nc = x->cap * 2;
 		struct pend *p = realloc(x->p == x->few ? NULL : x->p, nc * sizeof *p);
-		if (!p)
+		if (!p) {
+			if (r && recv)
+				mpi_recv_abandon(r);
+			if (r)
+				mpi_req_drop(r);
 			return -ENOMEM;
+		}
 		if (x->p == x->few)
 			memcpy(p, x->few, sizeof x->few);
 		x->p = p;
@@ -1156,6 +1165,10 @@ int mpi_cx_recv(struct cx *x, void *buf, int count, MPI_Datatype dt, int peer, i
 
 static int finish(struct cx *x, MPI_Comm comm, int rc)
 {
+	/* a call that failed before its wait (a transfer it could not post,
+	 * no memory) leaves what it posted: taken back here */
+	if (rc)
+		mpi_cx_drop_rest(x);
 	mpi_cx_done(x);
 	if (!rc)
 		return MPI_SUCCESS;
@@ -1379,10 +1392,7 @@ static int reduce_img(struct cx *x, void *data, const void *input, int count, MP
 __attribute__((always_inline)) static inline int wait_recv(struct cx *x, struct mpi_req *r, int peer)
 {
 	if (!r->done && mpi_wait_req(r, mpi_g.coll_timeout) == MPI_ERR_TIMEOUT) {
-		if (add_pend(x, 0, r, peer, true)) { /* cannot fail on an empty list, but */
-			mpi_recv_abandon(r);
-			mpi_req_drop(r);
-		}
+		add_pend(x, 0, r, peer, true); /* (failed, r was abandoned) */
 		return mpi_cx_timed_out(x, mpi_g.coll_timeout);
 	}
 	int err = r->err, dead = r->dead;
@@ -1432,20 +1442,18 @@ static int allreduce_rd_direct(struct cx *x, const void *in, void *data, size_t 
 		if (sent) {
 			rc = wait_recv(x, r, peer);
 		} else {
-			rc = add_pend(x, 0, r, peer, true);
-			if (rc)
-				mpi_req_drop(r);
-			else if (x->stall)
+			rc = add_pend(x, 0, r, peer, true); /* (failed, r was given back) */
+			if (!rc && x->stall)
 				rc = add_pend(x, 0, NULL, peer, false);
-			else if ((rc = mpi_isend(cur, (int)len, MPI_BYTE, peer, mpi_coll_tag(x, round), c, c->ctx + 1,
-						 MPI_MODE_STD, &sr)))
+			else if (!rc && (rc = mpi_isend(cur, (int)len, MPI_BYTE, peer, mpi_coll_tag(x, round), c,
+							c->ctx + 1, MPI_MODE_STD, &sr)))
 				rc = mpi_cx_fail(x, rc, "%s: cannot send to rank %d", x->name, peer);
 			/* A send of data must be done before the combination
 			 * overwrites it; one of the input (never written) is
 			 * waited for after it, so a send that waits for its ACK
 			 * (above 1024 B) overlaps the combination. */
 			if (!rc && sr && cur == data) {
-				rc = add_pend(x, 0, sr, peer, false);
+				rc = add_pend(x, 0, sr, peer, false); /* (failed, it dropped sr) */
 				sr = NULL;
 			}
 			if (!rc)
@@ -1484,11 +1492,8 @@ static int allreduce_rd_direct(struct cx *x, const void *in, void *data, size_t 
 			return op_failed(x, rc, count);
 		}
 		if (sr) {
-			rc = add_pend(x, 0, sr, peer, false);
-			if (rc) {
-				mpi_req_drop(sr);
+			if ((rc = add_pend(x, 0, sr, peer, false)))
 				return mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: out of memory", x->name);
-			}
 			if ((rc = drive(x)))
 				return rc;
 		}
@@ -1545,8 +1550,7 @@ static int allreduce_xall(struct cx *x, const void *in, void *data, size_t len, 
 			rc = mpi_isend(in, (int)len, MPI_BYTE, peer, tag, c, c->ctx + 1, MPI_MODE_STD, &sr);
 			if (rc)
 				return mpi_cx_fail(x, rc, "%s: cannot send to rank %d", x->name, peer);
-			if ((rc = add_pend(x, 0, sr, peer, false)))
-				mpi_req_drop(sr);
+			rc = add_pend(x, 0, sr, peer, false);
 		}
 	}
 	if (rc)

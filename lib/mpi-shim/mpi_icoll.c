@@ -216,6 +216,8 @@ static void ic_end(struct mpi_icoll *q, int rc)
 		mpi_coll_req_tmp_put(q->own[i]);
 		q->own[i] = NULL;
 	}
+	if (rc)
+		mpi_cx_drop_rest(&q->x); /* (what a phase that failed to start had posted) */
 	mpi_cx_done(&q->x);
 	if (!mpi_list_empty(&q->link)) {
 		mpi_list_del(&q->link);

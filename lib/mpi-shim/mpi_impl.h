@@ -513,10 +513,11 @@ int mpi_cancel_recv(struct mpi_req *r);
 /* The caller gives receive r up (a collective that failed, an exchange
  * that timed out) and may free or reuse its buffer once this returns:
  * unmatched, it is cancelled; matched, what of its message is still to
- * land (pulled from a sender that may answer long after, got, or
- * arriving into an unexpected buffer) lands in memory of the library's
- * own, freed when it has. A transfer libptl has under way into the
- * buffer is waited for: libptl ends it, landed or failed, on its own. */
+ * come lands elsewhere: a pull (from a sender that may answer long
+ * after) or a copy out of an unexpected buffer nowhere, a rendezvous
+ * get not yet made in memory of the library's own, freed when it has.
+ * A transfer libptl has under way into the buffer is waited for: libptl
+ * ends it, landed or failed, without the peer's MPI calls. */
 void mpi_recv_abandon(struct mpi_req *r);
 /* Waits for r (timeout > 0: gives up after about that many seconds,
  * returning MPI_ERR_TIMEOUT; the clock is read lazily, so up to 100 ms

@@ -38,7 +38,7 @@ static int leaders_swap(struct mpi_comm *ic, int *mine, int nmine, int *theirs, 
 		return mpi_err(comm, rc, fn, "cannot post the leaders' exchange");
 	rc = mpi_isend(mine, nmine, MPI_INT, 0, 0, ic, ic->ctx + 1, MPI_MODE_STD, &sr);
 	if (rc) {
-		mpi_cancel_recv(rr);
+		mpi_recv_abandon(rr);
 		mpi_req_drop(rr);
 		return mpi_err(comm, rc, fn, "cannot start the leaders' exchange");
 	}

@@ -2456,40 +2456,64 @@ int mpi_mrecv_start(void *buf, int count, MPI_Datatype dt, struct mpi_ux *u, str
 	return MPI_SUCCESS;
 }
 
+/* Where an abandoned receive's pull lands: no bytes (PTL_MD_TRUNCATE:
+ * its sender's put is taken and acknowledged, and goes nowhere). */
+static char abandoned[1];
+
 void mpi_recv_abandon(struct mpi_req *r)
 {
 	mpi_cancel_recv(r);
 	if (r->done)
 		return;
 	if (r->ptmp) {
-		/* its image is the library's already: only the unpack into
-		 * the caller's buffer goes */
+		/* its image is the library's (freed once its message is in):
+		 * only the unpack into the caller's buffer goes */
 		mpi_dtype_release(r->dtp);
 		r->dtp = NULL;
-		return;
 	}
-	void *own = malloc(r->len ? r->len : 1);
-	while (!r->done) {
-		/* the landing's MD (a pull's or a get's), re-pointed; or none
-		 * yet (a pull waiting for a landing, a message arriving into
-		 * an unexpected buffer): the copy or landing to come takes
-		 * r->pbuf. PTL_MD_NO_UPDATE: the data moving now, which libptl
-		 * ends without the peer's MPI calls. */
+	/* A pull to come, or a copy out of an unexpected buffer: of no
+	 * bytes. No memory is held for them: the sender may answer a pull
+	 * long after, or never. */
+	bool pulled = r->matched && (r->stage == MPI_SS_LANDQ || r->stage == MPI_SS_PULLWAIT);
+	if (pulled || r->ux) {
+		r->len = 0;
+		if (!r->ptmp)
+			r->pbuf = abandoned;
+	}
+	/* The MD its data lands in, re-pointed: a pull's landing to no
+	 * bytes; a get's (bound, its call deferred) to memory of ours (a
+	 * get of no bytes would be refused, and its sender would wait for
+	 * it); none where the image is ours already. The read and the
+	 * write are two calls (libptl's progress thread between them): a
+	 * use-once MD consumed meanwhile is gone (PTL_MD_INVALID), and a
+	 * kept one (a posted receive's) is reached only once spent, its
+	 * cancel refused while its data moves. PTL_MD_NO_UPDATE: the data
+	 * moving now, which libptl ends, landed or failed, without the
+	 * peer's MPI calls: waited for. */
+	bool repoint = r->md != PTL_INVALID_HANDLE && (pulled || !r->ptmp);
+	void *own = NULL;
+	while (repoint && !r->done) {
 		ptl_md_t md;
-		int rc = r->md == PTL_INVALID_HANDLE ? PTL_MD_INVALID : PtlMDUpdate(r->md, &md, NULL, PTL_EQ_NONE);
-		if (rc == PTL_OK && own) {
-			md.start = own;
+		int rc = PtlMDUpdate(r->md, &md, NULL, PTL_EQ_NONE);
+		if (rc == PTL_OK && !pulled && !own && !(own = malloc(md.length ? md.length : 1)))
+			rc = PTL_MD_NO_UPDATE; /* no memory: until it has landed */
+		if (rc == PTL_OK) {
+			md.start = pulled ? (void *)abandoned : own;
+			if (pulled)
+				md.length = 0;
 			rc = PtlMDUpdate(r->md, NULL, &md, PTL_EQ_NONE);
 		}
-		if (rc != PTL_MD_NO_UPDATE && own) {
-			r->pbuf = own;
-			r->ptmp = true;
-			r->dtp = NULL;
-			return;
-		}
-		mpi_progress(1); /* (no memory of our own: until it has landed) */
+		if (rc != PTL_MD_NO_UPDATE)
+			break;
+		mpi_progress(1);
 	}
-	free(own);
+	if (own && !r->done) {
+		r->pbuf = own;
+		r->ptmp = true;
+		r->dtp = NULL;
+	} else {
+		free(own);
+	}
 }
 
 int mpi_cancel_recv(struct mpi_req *r)

@@ -446,15 +446,16 @@ static int pulls_past_landings(void)
 }
 
 /* Run with the least unexpected memory, every message acknowledged and
- * PTL_COLL_TIMEOUT=1, 2 ranks ("lateland"). Rank 0 fills rank 1's
+ * PTL_COLL_TIMEOUT=0.5, 2 ranks ("lateland"). Rank 0 fills rank 1's
  * unexpected memory, starts an MPI_Iallreduce of 4 KiB (its part goes,
- * and overflows: its data stays until rank 1 pulls it) and is away for 2
+ * and overflows: its data stays until rank 1 pulls it) and is away for 3
  * s. Rank 1's MPI_Iallreduce matches that part and asks for it, and its
  * wait passes the deadline: MPI_ERR_TIMEOUT; rank 1 then writes its
  * result buffer. Rank 0, back, answers the pull (before those of the
  * flood, which rank 1 receives next): rank 1's buffer still holds what
  * it wrote (the pulled part landed in it before, or in the collective's
- * scratch), and the flood all comes. */
+ * scratch), the flood all comes, and rank 0's sends all finish (a pull
+ * left unanswered would hold MPI_Finalize: mpi_common.sh's run). */
 enum { LATE_LEN = 4096, LATE_FLOOD = 1500, LATE_FLEN = 2048 };
 static int late_landing(void)
 {
@@ -471,7 +472,7 @@ static int late_landing(void)
 		memset(in, 0x11, sizeof in);
 		OK(MPI_Iallreduce(in, out, LATE_LEN, MPI_CHAR, MPI_BXOR, MPI_COMM_WORLD, &q));
 		OK(MPI_Send(&v, 1, MPI_INT, peer, 51, MPI_COMM_WORLD)); /* all of it sent (the part at the start) */
-		sleep(2);
+		sleep(3);
 		int rc = MPI_Wait(&q, MPI_STATUS_IGNORE), cls = -1; /* answers the pull */
 		MPI_Error_class(rc, &cls);
 		CHECK(cls == MPI_SUCCESS || cls == MPI_ERR_TIMEOUT, "rank 0's MPI_Iallreduce: class %d", cls);

@@ -60,6 +60,6 @@ run 2 PTL_MPI_MAX_MES=256 PTL_MPI_UNEXPECTED_MEM=1 PTL_MPI_CREDITS=4000 PTL_MPI_
 # A collective that passed its deadline while its part was being pulled:
 # the part, pulled later, lands in the library's memory, not the buffer
 # the call returned
-run 2 PTL_MPI_UNEXPECTED_MEM=1 PTL_MPI_NOACK_OFF=1 PTL_MPI_CREDITS=4000 PTL_COLL_TIMEOUT=1 -- mpi_err lateland
+run 2 PTL_MPI_UNEXPECTED_MEM=1 PTL_MPI_NOACK_OFF=1 PTL_MPI_CREDITS=4000 PTL_COLL_TIMEOUT=0.5 -- mpi_err lateland
 run 4 -- mpi_coll
 finish
