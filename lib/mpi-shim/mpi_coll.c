@@ -429,10 +429,8 @@ static int add_pend(struct cx *x, size_t idx, struct mpi_req *r, int peer, bool 
 		size_t nc = x->cap * 2;
 		struct pend *p = realloc(x->p == x->few ? NULL : x->p, nc * sizeof *p);
 		if (!p) {
-			if (r && recv)
-				mpi_recv_abandon(r);
 			if (r)
-				mpi_req_drop(r);
+				mpi_req_give_up(r);
 			return -ENOMEM;
 		}
 		if (x->p == x->few)
@@ -661,9 +659,7 @@ void mpi_cx_drop_rest(struct cx *x)
 		struct pend *p = &x->p[i];
 		if (p->reported || !p->r)
 			continue;
-		if (p->recv)
-			mpi_recv_abandon(p->r);
-		mpi_req_drop(p->r);
+		mpi_req_give_up(p->r);
 		p->reported = true;
 	}
 }
@@ -1462,6 +1458,9 @@ static int allreduce_rd_direct(struct cx *x, const void *in, void *data, size_t 
 		if (rc) {
 			if (sr)
 				mpi_req_drop(sr);
+			/* its receive may land on this frame (scratch): taken back
+			 * before it goes */
+			mpi_cx_drop_rest(x);
 			return x->err ? x->err : mpi_cx_fail(x, MPI_ERR_NO_MEM, "%s: out of memory", x->name);
 		}
 		/* combine_fast below COMBINE_APPLY_MIN, as combine(): faster there */

@@ -13,10 +13,12 @@
  * An MPI_ANY_SOURCE receive depends on every member of its communicator: it
  * fails when it has waited that long with a member dead, as ULFM's pending
  * wildcard receives do, since the message might have been the dead rank's;
- * once matched to a message whose data is still to be pulled or got, it
- * depends on that message's sender alone. A message the rank sent before
- * it died is still received. A receive whose pull waits for a landing
- * depends on the senders of the pulls that hold them too. */
+ * once matched to an unexpected message whose data is still to be pulled
+ * or got, it depends on that message's sender alone (one matched at its
+ * posted entry ends through its transfer: its failed REPLY, or
+ * defer_run). A message the rank sent before it died is still received.
+ * A receive whose pull waits for a landing depends on the senders of the
+ * pulls that hold them too. */
 #include "config.h"
 
 #include <stdio.h>

@@ -188,6 +188,8 @@ static void ic_end(struct mpi_icoll *q, int rc)
 {
 	if (q->step && rc)
 		q->step(q->step_arg, NULL, rc); /* its clean-up */
+	if (rc)
+		mpi_cx_drop_rest(&q->x); /* (what a phase that failed to start had posted) */
 	if (rc && q->x.np) {
 		/* Failed with transfers posted: a send of ours may still be
 		 * under way (a rendezvous buffer the peer may yet get), so its
@@ -216,8 +218,6 @@ static void ic_end(struct mpi_icoll *q, int rc)
 		mpi_coll_req_tmp_put(q->own[i]);
 		q->own[i] = NULL;
 	}
-	if (rc)
-		mpi_cx_drop_rest(&q->x); /* (what a phase that failed to start had posted) */
 	mpi_cx_done(&q->x);
 	if (!mpi_list_empty(&q->link)) {
 		mpi_list_del(&q->link);

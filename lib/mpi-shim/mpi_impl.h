@@ -288,7 +288,7 @@ struct mpi_req {
 				  * looked at them all and found none (mpi_recv_try) */
 	int err;
 	MPI_Status st;
-	struct mpi_list link;    /* send queue of a peer */
+	struct mpi_list link;    /* send queue of a peer; a receive: the pulls waiting for a landing */
 	/* common */
 	int myrank;              /* our rank in the communicator */
 	int ctx, peer, tag;      /* peer: comm rank; tag; ctx used */
@@ -518,7 +518,10 @@ int mpi_cancel_recv(struct mpi_req *r);
  * get not yet made in memory of the library's own, freed when it has.
  * A transfer libptl has under way into the buffer is waited for: libptl
  * ends it, landed or failed, without the peer's MPI calls. */
-void mpi_recv_abandon(struct mpi_req *r);
+MPI_HIDDEN void mpi_recv_abandon(struct mpi_req *r);
+/* The caller is done with r, done or not: a receive abandoned, and r
+ * dropped (mpi_req_drop: a send the library finishes on its own). */
+MPI_HIDDEN void mpi_req_give_up(struct mpi_req *r);
 /* Waits for r (timeout > 0: gives up after about that many seconds,
  * returning MPI_ERR_TIMEOUT; the clock is read lazily, so up to 100 ms
  * late). */

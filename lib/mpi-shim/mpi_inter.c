@@ -38,8 +38,7 @@ static int leaders_swap(struct mpi_comm *ic, int *mine, int nmine, int *theirs, 
 		return mpi_err(comm, rc, fn, "cannot post the leaders' exchange");
 	rc = mpi_isend(mine, nmine, MPI_INT, 0, 0, ic, ic->ctx + 1, MPI_MODE_STD, &sr);
 	if (rc) {
-		mpi_recv_abandon(rr);
-		mpi_req_drop(rr);
+		mpi_req_give_up(rr);
 		return mpi_err(comm, rc, fn, "cannot start the leaders' exchange");
 	}
 	double t0 = mpi_now(), limit = mpi_g.coll_timeout / 2;
@@ -49,9 +48,7 @@ static int leaders_swap(struct mpi_comm *ic, int *mine, int nmine, int *theirs, 
 		 : mpi_g.coll_timeout <= 0 ? mpi_wait_req(rr, 0) /* no deadline */
 		 : left > 0 ? mpi_wait_req(rr, left) : MPI_ERR_TIMEOUT;
 	rc = w1 ? w1 : w2 ? w2 : rr->err ? rr->err : sr->err;
-	if (!rr->done)
-		mpi_recv_abandon(rr);
-	mpi_req_drop(rr);
+	mpi_req_give_up(rr);
 	mpi_req_drop(sr);
 	if (rc == MPI_ERR_TIMEOUT)
 		return mpi_err(comm, rc, fn, "the remote leader (world rank %d) did not answer within %.1f s "

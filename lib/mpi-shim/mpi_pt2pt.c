@@ -1227,22 +1227,26 @@ static struct mpi_req *user_req_new(int kind, int peer, int tag, struct mpi_comm
 	return r;
 }
 
-bool mpi_entry_ok(void)
+/* Whether one more entry leaves the rooms of others free (others: the
+ * entries not in use that others may yet take), the buffers' and the
+ * landings' counted whole (a landing whose data came is out of libptl's
+ * count before its event is taken). */
+static bool entry_leaves(int others)
 {
 	ptl_sr_value_t used;
 	if (PtlNIStatus(mpi_g.ni, PTL_SR_MES_IN_USE, &used) != PTL_OK)
 		return true;
-	/* (the landings whole, as the buffers: one whose data came is out
-	 * of the count before its event is taken) */
-	return used + mpi_keep_room() + P.mes_bufs + MPI_PULL_LANDINGS < P.mes_all;
+	return used + others + P.mes_bufs + MPI_PULL_LANDINGS < P.mes_all;
+}
+
+bool mpi_entry_ok(void)
+{
+	return entry_leaves(mpi_keep_room());
 }
 
 bool mpi_recv_entry_ok(void)
 {
-	ptl_sr_value_t used;
-	if (!P.ni_dup || PtlNIStatus(mpi_g.ni, PTL_SR_MES_IN_USE, &used) != PTL_OK)
-		return true;
-	return used + P.mes_bufs + MPI_PULL_LANDINGS < P.mes_all;
+	return !P.ni_dup || entry_leaves(0);
 }
 
 /* A use-once entry for r's buffer on pt, matching only peer w and r's id:
@@ -1456,16 +1460,25 @@ static bool ux_matches(const struct mpi_ux *u, int ctx, int src, int tag)
 }
 
 
-/* A noncontiguous receive's temporary image goes into the user's buffer. */
-static void recv_unpack(struct mpi_req *r, size_t got)
+/* A non-contiguous receive's temporary image goes: unpacked, or unread
+ * where the receive ends without its data. */
+static void recv_tmp_drop(struct mpi_req *r)
 {
-	if (r->dtp) /* (none: abandoned, the image is the library's alone: mpi_recv_abandon) */
-		mpi_unpack(r->dtp, r->ubuf, r->count, r->pbuf, got);
+	if (!r->ptmp)
+		return;
 	free(r->pbuf);
 	r->pbuf = NULL;
 	r->ptmp = false;
 	mpi_dtype_release(r->dtp);
 	r->dtp = NULL;
+}
+
+/* A noncontiguous receive's temporary image goes into the user's buffer. */
+static void recv_unpack(struct mpi_req *r, size_t got)
+{
+	if (r->dtp) /* (none: abandoned, the image is the library's alone: mpi_recv_abandon) */
+		mpi_unpack(r->dtp, r->ubuf, r->count, r->pbuf, got);
+	recv_tmp_drop(r);
 }
 
 /* The receive is over: unpack, status, complete. Inline (the unpack out
@@ -1485,26 +1498,19 @@ static inline void recv_finish(struct mpi_req *r, size_t got)
 	mpi_req_complete(r);
 }
 
-/* A receive ends without its data: a non-contiguous one's temporary
- * image goes unread. */
-static void recv_tmp_drop(struct mpi_req *r)
+/* r's error err (w >= 0: naming the death of world rank w). */
+static void req_set_err(struct mpi_req *r, int err, int w)
 {
-	if (!r->ptmp)
-		return;
-	free(r->pbuf);
-	r->pbuf = NULL;
-	r->ptmp = false;
-	mpi_dtype_release(r->dtp);
-	r->dtp = NULL;
-}
-
-/* Receive r fails with err (w >= 0: naming the death of world rank w). */
-static void recv_fail(struct mpi_req *r, int err, int w)
-{
-	recv_tmp_drop(r);
 	r->err = r->st.MPI_ERROR = err;
 	if (w >= 0)
 		r->dead = w;
+}
+
+/* Receive r fails with err (w as req_set_err's). */
+static void recv_fail(struct mpi_req *r, int err, int w)
+{
+	recv_tmp_drop(r);
+	req_set_err(r, err, w);
 	mpi_req_complete(r);
 }
 
@@ -1849,10 +1855,8 @@ static void on_req_event(const ptl_event_t *ev, struct mpi_req *r)
 		if (ev->pt_index == MPI_PT_PULL) {
 			P.unlink_due++; /* the pull's use-once landing logs its UNLINK right after */
 			landing_gone(r);
-			if (ev->ni_fail_type != PTL_NI_OK) {
-				r->err = r->st.MPI_ERROR = MPI_ERR_PROC_FAILED;
-				r->dead = r->wpeer;
-			}
+			if (ev->ni_fail_type != PTL_NI_OK)
+				req_set_err(r, MPI_ERR_PROC_FAILED, r->wpeer);
 			recv_finish(r, ev->mlength);
 			return;
 		}
@@ -1860,10 +1864,8 @@ static void on_req_event(const ptl_event_t *ev, struct mpi_req *r)
 		return;
 	case PTL_EVENT_REPLY_END:
 		P.unlink_due++; /* rndv_get's MD, use-once too */
-		if (ev->ni_fail_type != PTL_NI_OK) {
-			r->err = r->st.MPI_ERROR = MPI_ERR_PROC_FAILED;
-			r->dead = r->wpeer >= 0 ? r->wpeer : rank_of(ev->initiator);
-		}
+		if (ev->ni_fail_type != PTL_NI_OK)
+			req_set_err(r, MPI_ERR_PROC_FAILED, r->wpeer >= 0 ? r->wpeer : rank_of(ev->initiator));
 		recv_finish(r, ev->mlength);
 		return;
 	default:
@@ -2514,6 +2516,13 @@ void mpi_recv_abandon(struct mpi_req *r)
 	} else {
 		free(own);
 	}
+}
+
+void mpi_req_give_up(struct mpi_req *r)
+{
+	if (r->kind == MPI_REQ_RECV)
+		mpi_recv_abandon(r);
+	mpi_req_drop(r);
 }
 
 int mpi_cancel_recv(struct mpi_req *r)

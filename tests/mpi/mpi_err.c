@@ -453,8 +453,9 @@ static int pulls_past_landings(void)
  * wait passes the deadline: MPI_ERR_TIMEOUT; rank 1 then writes its
  * result buffer. Rank 0, back, answers the pull (before those of the
  * flood, which rank 1 receives next): rank 1's buffer still holds what
- * it wrote (the pulled part landed in it before, or in the collective's
- * scratch), the flood all comes, and rank 0's sends all finish (a pull
+ * it wrote (where failed collectives only cancelled their receives, the
+ * pulled part landed in it, or in the collective's scratch), the flood
+ * all comes, and rank 0's sends all finish (a pull
  * left unanswered would hold MPI_Finalize: mpi_common.sh's run). */
 enum { LATE_LEN = 4096, LATE_FLOOD = 1500, LATE_FLEN = 2048 };
 static int late_landing(void)

@@ -58,7 +58,7 @@ run 2 PTL_MPI_MAX_MES=256 PTL_MPI_UNEXPECTED_MEM=1 PTL_MPI_CREDITS=3000 PTL_MPI_
 # they have landings: the messages all come, whole, in order
 run 2 PTL_MPI_MAX_MES=256 PTL_MPI_UNEXPECTED_MEM=1 PTL_MPI_CREDITS=4000 PTL_MPI_NOACK_OFF=1 PTL_MPI_EAGER_LIMIT=8192 -- mpi_err pullroom
 # A collective that passed its deadline while its part was being pulled:
-# the part, pulled later, lands in the library's memory, not the buffer
+# the part, pulled later, lands nowhere, not in the buffer
 # the call returned
 run 2 PTL_MPI_UNEXPECTED_MEM=1 PTL_MPI_NOACK_OFF=1 PTL_MPI_CREDITS=4000 PTL_COLL_TIMEOUT=0.5 -- mpi_err lateland
 run 4 -- mpi_coll
