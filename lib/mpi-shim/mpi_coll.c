@@ -1388,7 +1388,7 @@ static int reduce_img(struct cx *x, void *data, const void *input, int count, MP
 __attribute__((always_inline)) static inline int wait_recv(struct cx *x, struct mpi_req *r, int peer)
 {
 	if (!r->done && mpi_wait_req(r, mpi_g.coll_timeout) == MPI_ERR_TIMEOUT) {
-		add_pend(x, 0, r, peer, true); /* (failed, r was abandoned) */
+		add_pend(x, 0, r, peer, true); /* (where it fails it gave r back) */
 		return mpi_cx_timed_out(x, mpi_g.coll_timeout);
 	}
 	int err = r->err, dead = r->dead;
@@ -1438,7 +1438,7 @@ static int allreduce_rd_direct(struct cx *x, const void *in, void *data, size_t 
 		if (sent) {
 			rc = wait_recv(x, r, peer);
 		} else {
-			rc = add_pend(x, 0, r, peer, true); /* (failed, r was given back) */
+			rc = add_pend(x, 0, r, peer, true); /* (where it fails it gave r back) */
 			if (!rc && x->stall)
 				rc = add_pend(x, 0, NULL, peer, false);
 			else if (!rc && (rc = mpi_isend(cur, (int)len, MPI_BYTE, peer, mpi_coll_tag(x, round), c,
@@ -1449,7 +1449,7 @@ static int allreduce_rd_direct(struct cx *x, const void *in, void *data, size_t 
 			 * waited for after it, so a send that waits for its ACK
 			 * (above 1024 B) overlaps the combination. */
 			if (!rc && sr && cur == data) {
-				rc = add_pend(x, 0, sr, peer, false); /* (failed, it dropped sr) */
+				rc = add_pend(x, 0, sr, peer, false); /* (where it fails it gave sr back) */
 				sr = NULL;
 			}
 			if (!rc)
