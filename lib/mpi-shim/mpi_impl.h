@@ -493,7 +493,7 @@ MPI_HIDDEN bool mpi_recv_try(struct mpi_req *r);
  * (mpi_pt2pt.c): the rooms of the others stay free as if all were in
  * use - every unexpected buffer's (a buffer emptied always finds its
  * entry again), the receives' left (PTL_MPI_MAX_MES less those kept,
- * mpi_keep.c) and the pulls' landings' left - so the library's own stay
+ * mpi_keep.c) and the pulls' landings' whole - so the library's own stay
  * within MPI_MES_OWN less the buffers in the list. A process with more
  * sends above the eager limit in flight than that had filled the NI, and
  * then a receive could not be posted, or the job aborted at the next

@@ -129,6 +129,18 @@ static void user_op_no_memory(void)
 	OK(MPI_Op_free(&op));
 }
 
+/* The floods' message i of len bytes: i at its first byte, i + 3 at its
+ * last, so one taken whole and in its place reads both back. */
+static void flood_mark(char *m, int i, int len)
+{
+	m[0] = (char)i;
+	m[len - 1] = (char)(i + 3);
+}
+static int flood_whole(const char *m, int i, int len)
+{
+	return m[0] == (char)i && m[len - 1] == (char)(i + 3);
+}
+
 /* Run with PTL_MPI_MAX_MES=256, 2 ranks. Rank 0 first takes IDLE
  * messages in receives posted for them, whose entries the library keeps
  * (idle, for later receives like them). Then it posts receives (tag 5,
@@ -205,7 +217,7 @@ static int receives_past_limit(void)
 		int whole = 0;
 		for (int i = 0; i < FLOOD; i++) {
 			OK(MPI_Recv(fl, FLEN, MPI_CHAR, peer, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-			whole += fl[0] == (char)i && fl[FLEN - 1] == (char)(i + 1);
+			whole += flood_whole(fl, i, FLEN);
 		}
 		CHECK(whole == FLOOD, "%d of %d flood messages came whole and in order", whole, FLOOD);
 		OK(MPI_Recv(&v, 1, MPI_INT, peer, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
@@ -251,8 +263,7 @@ static int receives_past_limit(void)
 		static char fl[FLEN];
 		OK(MPI_Recv(&v, 1, MPI_INT, peer, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 		for (int i = 0; i < FLOOD; i++) {
-			fl[0] = (char)i;
-			fl[FLEN - 1] = (char)(i + 1);
+			flood_mark(fl, i, FLEN);
 			OK(MPI_Send(fl, FLEN, MPI_CHAR, peer, 9, MPI_COMM_WORLD));
 		}
 		OK(MPI_Send(&v, 1, MPI_INT, peer, 10, MPI_COMM_WORLD));
@@ -352,7 +363,7 @@ static int own_entries_limit(void)
 		usleep(300000);
 		for (int i = 0; i < OWN_FLOOD; i++) {
 			OK(MPI_Recv(fl, OWN_FLEN, MPI_CHAR, peer, 22, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-			whole += fl[0] == (char)i && fl[OWN_FLEN - 1] == (char)(i + 3);
+			whole += flood_whole(fl, i, OWN_FLEN);
 		}
 		CHECK(whole == OWN_FLOOD, "%d of %d flood messages came whole and in order", whole, OWN_FLOOD);
 		OK(MPI_Waitall(n, rq, MPI_STATUSES_IGNORE));
@@ -366,8 +377,7 @@ static int own_entries_limit(void)
 		OK(MPI_Recv(&n, 1, MPI_INT, peer, 21, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 		OK(MPI_Send(&n, 1, MPI_INT, peer, 25, MPI_COMM_WORLD));
 		for (int i = 0; i < OWN_FLOOD; i++) {
-			fls[i][0] = (char)i;
-			fls[i][OWN_FLEN - 1] = (char)(i + 3);
+			flood_mark(fls[i], i, OWN_FLEN);
 			OK(MPI_Isend(fls[i], OWN_FLEN, MPI_CHAR, peer, 22, MPI_COMM_WORLD, &fq[i]));
 		}
 		OK(MPI_Waitall(OWN_FLOOD, fq, MPI_STATUSES_IGNORE));
@@ -418,7 +428,7 @@ static int pulls_past_landings(void)
 		OK(MPI_Recv(&whole, 1, MPI_INT, peer, 23, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 		whole = 0;
 		for (int i = 0; i < PULL_N; i++)
-			whole += fl[i][0] == (char)i && fl[i][PULL_LEN - 1] == (char)(i + 3);
+			whole += flood_whole(fl[i], i, PULL_LEN);
 		CHECK(whole == PULL_N, "%d of %d messages pulled came whole and in order", whole, PULL_N);
 		OK(MPI_Waitall(n, rq, MPI_STATUSES_IGNORE));
 		for (int i = 0; i < n; i++)
@@ -431,8 +441,7 @@ static int pulls_past_landings(void)
 		OK(MPI_Recv(&sent, 1, MPI_INT, peer, 21, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 		OK(MPI_Recv(&n, 1, MPI_INT, peer, 31, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 		for (int i = 0; i < PULL_N; i++) {
-			fl[i][0] = (char)i;
-			fl[i][PULL_LEN - 1] = (char)(i + 3);
+			flood_mark(fl[i], i, PULL_LEN);
 			OK(MPI_Isend(fl[i], PULL_LEN, MPI_CHAR, peer, 22, MPI_COMM_WORLD, &fq[i]));
 		}
 		OK(MPI_Send(&n, 1, MPI_INT, peer, 23, MPI_COMM_WORLD));
@@ -467,7 +476,7 @@ static int late_landing(void)
 	if (t_rank == 0) {
 		MPI_Request q;
 		for (int i = 0; i < LATE_FLOOD; i++) {
-			fl[i][0] = (char)i;
+			flood_mark(fl[i], i, LATE_FLEN);
 			OK(MPI_Isend(fl[i], LATE_FLEN, MPI_CHAR, peer, 50, MPI_COMM_WORLD, &fq[i]));
 		}
 		memset(in, 0x11, sizeof in);
@@ -491,7 +500,7 @@ static int late_landing(void)
 		OK(MPI_Recv(&v, 1, MPI_INT, peer, 52, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 		for (int i = 0; i < LATE_FLOOD; i++) {
 			OK(MPI_Recv(fl[i], LATE_FLEN, MPI_CHAR, peer, 50, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-			whole += fl[i][0] == (char)i;
+			whole += flood_whole(fl[i], i, LATE_FLEN);
 		}
 		CHECK(whole == LATE_FLOOD, "%d of %d flood messages in order", whole, LATE_FLOOD);
 		for (int i = 0; i < LATE_LEN; i++)
