@@ -361,16 +361,6 @@ static struct tmpbuf *req_tmp_slot(void *p)
 	return b ? b : pool_slot(ic_pool, IC_POOL_SLOTS, p);
 }
 
-/* p stays with whoever may still read it (a call that failed with a
- * transfer of it under way): its slot forgets it, so that the pool goes on
- * with the others rather than counting it busy for good. */
-void mpi_coll_req_tmp_orphan(void *p)
-{
-	struct tmpbuf *b = req_tmp_slot(p);
-	if (b)
-		*b = (struct tmpbuf){ 0 };
-}
-
 void mpi_coll_req_tmp_put(void *p)
 {
 	struct tmpbuf *b = req_tmp_slot(p);
@@ -650,9 +640,11 @@ static void cb_copy(void *ctx, void *dst, const void *src, size_t len)
 const struct coll_engine_ops mpi_coll_engine_ops = { cb_send, cb_recv, cb_reduce, cb_copy };
 
 /* The collective failed: the transfers still pending are no longer ours.
- * A receive is abandoned first, so nothing lands in our buffers later
- * (a pull answered after the call returned had landed in its scratch,
- * on its stack in allreduce_rd_direct). */
+ * Each is abandoned first, so nothing lands in our buffers later (a pull
+ * answered after the call returned had landed in its scratch, on its
+ * stack in allreduce_rd_direct) and nothing is read from them (a peer
+ * still in the call may yet get or pull a send's data, which the caller
+ * may have changed or freed by then). */
 void mpi_cx_drop_rest(struct cx *x)
 {
 	for (size_t i = 0; i < x->np; i++) {
@@ -1457,7 +1449,7 @@ static int allreduce_rd_direct(struct cx *x, const void *in, void *data, size_t 
 		}
 		if (rc) {
 			if (sr)
-				mpi_req_drop(sr);
+				mpi_req_give_up(sr);
 			/* its receive may land on this frame (scratch): taken back
 			 * before it goes */
 			mpi_cx_drop_rest(x);
@@ -1487,7 +1479,7 @@ static int allreduce_rd_direct(struct cx *x, const void *in, void *data, size_t 
 		}
 		if (rc) {
 			if (sr)
-				mpi_req_drop(sr);
+				mpi_req_give_up(sr);
 			return op_failed(x, rc, count);
 		}
 		if (sr) {

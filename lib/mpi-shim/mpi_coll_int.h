@@ -251,9 +251,6 @@ int mpi_coll_a2av_sizes(MPI_Comm comm, const char *fn, int me, int n, const void
  * kept, at MPI_Finalize). */
 void *mpi_coll_req_tmp_get(size_t len);
 void mpi_coll_req_tmp_put(void *p);
-/* p, from mpi_coll_req_tmp_get, is left to whoever may still read it:
- * never given back, never freed. */
-void mpi_coll_req_tmp_orphan(void *p);
 
 #define COLL_ENTER_ANY(fn, comm, c) MPI_COMM_ARG(fn, comm, c)
 /* A collective intercommunicators do not have (mpi_intercoll.c has the

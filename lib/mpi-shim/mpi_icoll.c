@@ -188,19 +188,11 @@ static void ic_end(struct mpi_icoll *q, int rc)
 {
 	if (q->step && rc)
 		q->step(q->step_arg, NULL, rc); /* its clean-up */
+	/* (what a phase that failed to start had posted; a failed phase's
+	 * sends read from copies of their own since, so its scratch goes
+	 * back to the pool) */
 	if (rc)
-		mpi_cx_drop_rest(&q->x); /* (what a phase that failed to start had posted) */
-	if (rc && q->x.np) {
-		/* Failed with transfers posted: a send of ours may still be
-		 * under way (a rendezvous buffer the peer may yet get), so its
-		 * memory is left to it rather than freed. */
-		mpi_coll_req_tmp_orphan(q->scratch);
-		q->scratch = NULL;
-		for (int i = 0; i < IC_OWN; i++) {
-			mpi_coll_req_tmp_orphan(q->own[i]);
-			q->own[i] = NULL;
-		}
-	}
+		mpi_cx_drop_rest(&q->x);
 	phase_free(q, rc == MPI_SUCCESS);
 	size_t off = 0;
 	for (int u = 0; !rc && q->ut && u < q->nblk; u++) {

@@ -519,8 +519,18 @@ int mpi_cancel_recv(struct mpi_req *r);
  * A transfer libptl has under way into the buffer is waited for: libptl
  * ends it, landed or failed, without the peer's MPI calls. */
 MPI_HIDDEN void mpi_recv_abandon(struct mpi_req *r);
-/* The caller is done with r, done or not: a receive abandoned, and r
- * dropped (mpi_req_drop: a send the library finishes on its own). */
+/* The caller gives send r up (a collective that failed) and may free or
+ * change its buffer once this returns, while r may go on (its peer may
+ * still take it): what of the caller's memory is still to be read (a
+ * buffer exposed for a get, an eager put's data a pull may ask for) is
+ * read from a copy of the library's instead, and a put whose data may
+ * still be moving is waited for (libptl ends it without the peer's MPI
+ * calls). With no memory for the copy, what the peer has yet to ask for
+ * is taken back and fails. */
+MPI_HIDDEN void mpi_send_abandon(struct mpi_req *r);
+/* The caller is done with r, done or not: abandoned (a receive or a
+ * send, above), and r dropped (mpi_req_drop: a send the library
+ * finishes on its own). */
 MPI_HIDDEN void mpi_req_give_up(struct mpi_req *r);
 /* Waits for r (timeout > 0: gives up after about that many seconds,
  * returning MPI_ERR_TIMEOUT; the clock is read lazily, so up to 100 ms

@@ -49,7 +49,7 @@ static int leaders_swap(struct mpi_comm *ic, int *mine, int nmine, int *theirs, 
 		 : left > 0 ? mpi_wait_req(rr, left) : MPI_ERR_TIMEOUT;
 	rc = w1 ? w1 : w2 ? w2 : rr->err ? rr->err : sr->err;
 	mpi_req_give_up(rr);
-	mpi_req_drop(sr);
+	mpi_req_give_up(sr);
 	if (rc == MPI_ERR_TIMEOUT)
 		return mpi_err(comm, rc, fn, "the remote leader (world rank %d) did not answer within %.1f s "
 			       "(half of PTL_COLL_TIMEOUT)", ic->world[0], limit);

@@ -1000,6 +1000,37 @@ static void send_fail(struct mpi_req *r, int cls)
 	send_finish(r);
 }
 
+/* Takes busy send r back where its peer would have to act to end it: a
+ * send queued for credits, a buffer exposed for a get not yet made, an
+ * eager put answered without an ACK (overflowed: it waits for a pull).
+ * True: taken back, the caller fails it (send_fail). False: a transfer
+ * of it is under way (a get, a pulled put, a put not yet answered), which
+ * libptl ends without the peer's MPI calls, finishing r; or r finished
+ * meanwhile. */
+static bool send_withdraw(struct mpi_req *r)
+{
+	switch (r->stage) {
+	case MPI_SS_QUEUED:
+		mpi_list_del(&r->link);
+		rndv_unexpose(r);
+		return true;
+	case MPI_SS_RNDV:
+		if (PtlMEUnlink(r->me) != PTL_OK)
+			return false; /* the get is under way */
+		r->me = PTL_INVALID_HANDLE;
+		r->md = PTL_INVALID_HANDLE; /* went with its ME */
+		return true;
+	case MPI_SS_EAGER: {
+		/* Its answer, if come, is in the queue: an ACK finishes it. */
+		uint32_t id = mpi_req_id(r);
+		mpi_progress(0);
+		return mpi_req_by_id(id) == r && r->busy && r->stage == MPI_SS_EAGER;
+	}
+	default:
+		return false;
+	}
+}
+
 /* Where r's data starts in r->md: a slot's MD holds it alone; the
  * address-space MD (a direct send's, a copy's) by its address. */
 static ptl_size_t send_off(const struct mpi_req *r)
@@ -2518,10 +2549,78 @@ void mpi_recv_abandon(struct mpi_req *r)
 	}
 }
 
+/* Whether a put from the address-space MD waits for its answer (a bulk
+ * move of it may still read its buffer), asked by updating the MD to
+ * itself: libptl refuses that (PTL_MD_NO_UPDATE) while any operation on
+ * it is in flight. Not one send's: all of them, each answered by its
+ * peer's libptl without the peer's MPI calls. */
+static bool direct_puts_in_flight(void)
+{
+	ptl_md_t md;
+	return PtlMDUpdate(P.direct_md, &md, NULL, PTL_EQ_NONE) == PTL_OK &&
+	       PtlMDUpdate(P.direct_md, NULL, &md, PTL_EQ_NONE) == PTL_MD_NO_UPDATE;
+}
+
+void mpi_send_abandon(struct mpi_req *r)
+{
+	/* A copy or a slot is the library's already. */
+	if (!r->busy || r->ptmp || r->slot || !r->len || (r->proto == MPI_PROTO_EAGER && !r->direct))
+		return;
+	void *own = copy_get(r->len);
+	if (own)
+		nal_copy(own, r->pbuf, r->len);
+	if (r->proto == MPI_PROTO_RNDV) {
+		/* The exposed buffer's MD, re-pointed to the copy: refused
+		 * while a get is under way (waited for), gone once one has
+		 * been made (its end, in the queue, finishes r). */
+		int rc = PTL_MD_NO_UPDATE;
+		while (own && r->busy && rc == PTL_MD_NO_UPDATE) {
+			ptl_md_t md;
+			rc = PtlMDUpdate(r->md, &md, NULL, PTL_EQ_NONE);
+			if (rc == PTL_OK) {
+				md.start = own;
+				rc = PtlMDUpdate(r->md, NULL, &md, PTL_EQ_NONE);
+			}
+			if (rc == PTL_MD_NO_UPDATE)
+				mpi_progress(1);
+		}
+		if (own && rc != PTL_OK) {
+			copy_put(own, r->len);
+			return;
+		}
+	} else if (own) {
+		/* what is still to go (a put queued, a pull's answer) goes
+		 * from the copy */
+		r->direct = false;
+	}
+	if (own) {
+		r->pbuf = own;
+		r->ptmp = true;
+	}
+	/* An eager put out may be read still (a bulk move the receiver has
+	 * not answered): waited for; inline (noack_max), it was not. */
+	bool out = r->proto == MPI_PROTO_EAGER && r->stage != MPI_SS_QUEUED;
+	while (out && r->busy && (!own || r->len > P.noack_max) && direct_puts_in_flight())
+		mpi_progress(1);
+	if (own)
+		return;
+	/* No memory for a copy: what its peer has yet to ask for is taken
+	 * back and fails (the peer's get or pull finds nothing and its call
+	 * fails); a transfer under way is waited for. */
+	if (r->busy && send_withdraw(r)) {
+		send_fail(r, MPI_ERR_NO_MEM);
+		return;
+	}
+	while (r->busy)
+		mpi_progress(1);
+}
+
 void mpi_req_give_up(struct mpi_req *r)
 {
 	if (r->kind == MPI_REQ_RECV)
 		mpi_recv_abandon(r);
+	else if (r->kind == MPI_REQ_SEND)
+		mpi_send_abandon(r);
 	mpi_req_drop(r);
 }
 
@@ -2598,37 +2697,11 @@ int mpi_wait_req(struct mpi_req *r, double timeout)
 void mpi_req_fail_dead(struct mpi_req *r, int w)
 {
 	if (r->kind == MPI_REQ_SEND) {
-		if (!r->busy)
-			return;
-		switch (r->stage) {
-		case MPI_SS_QUEUED: /* waiting for credits the dead rank will not send */
-			mpi_list_del(&r->link);
-			rndv_unexpose(r);
-			break;
-		case MPI_SS_RNDV: /* exposed for a get that will not come */
-			if (PtlMEUnlink(r->me) != PTL_OK)
-				return; /* the get is under way: its end (failed) finishes us */
-			r->me = PTL_INVALID_HANDLE;
-			r->md = PTL_INVALID_HANDLE; /* went with its ME */
-			break;
-		case MPI_SS_EAGER: {
-			/* Its put waits for an ACK, which libptl has failed already
-			 * (ptl_peer_fail answers every op in flight to a peer before
-			 * its death shows here): taken, it finishes the send. Or it
-			 * overflowed, which was answered with no ACK: it waits for a
-			 * pull that will not come, and nothing else would end it. */
-			uint32_t id = mpi_req_id(r);
-			mpi_progress(0);
-			if (mpi_req_by_id(id) != r || !r->busy || r->stage != MPI_SS_EAGER)
-				return;
-			break;
-		}
-		default:
-			/* A pulled put in flight: libptl fails it, the failed ACK
-			 * finishes the send. */
-			return;
-		}
-		send_fail(r, MPI_ERR_PROC_FAILED); /* names r->wpeer, which is w */
+		/* (an eager put's ACK libptl has failed already: ptl_peer_fail
+		 * answers every op in flight to a peer before its death shows
+		 * here; send_withdraw takes it, and it finishes the send) */
+		if (r->busy && send_withdraw(r))
+			send_fail(r, MPI_ERR_PROC_FAILED); /* names r->wpeer, which is w */
 		return;
 	}
 	if (r->done || r->ux)

@@ -9,7 +9,8 @@
  * PTL_TEST_NI_MES match entries (below); "ownlimit": sends above the
  * eager limit past the library's own match entries; "pullroom": pulls
  * past their landings with every receive posted; "lateland": a
- * collective that timed out while its message was being pulled. */
+ * collective that timed out while its message was being pulled;
+ * "latesend": one that timed out while its sends waited for the peer. */
 #define _GNU_SOURCE /* MAP_NORESERVE */
 #include "mpi_test.h"
 
@@ -511,6 +512,65 @@ static int late_landing(void)
 	return t_finish("mpi_err lateland");
 }
 
+/* Run as lateland ("latesend"). Rank 1's MPI_Gather to rank 0 passes
+ * its deadline while rank 0 is away: its part waits for rank 0, which
+ * comes 2 s later and takes it. First a part above the eager sizes (a
+ * rendezvous: rank 0 gets it from the buffer rank 1 exposed), in memory
+ * rank 1 unmaps once its call has failed; then, rank 0's unexpected
+ * memory filled by a flood from rank 1, an eager part (from the caller's
+ * buffer: 16 KiB) that overflows and waits for rank 0's pull, its
+ * buffer rewritten once the call failed. Rank 0 gets both parts as they
+ * were when rank 1 sent them (where a failed collective dropped its
+ * sends as they were, the first was read from unmapped memory, the
+ * second pulled from the rewritten buffer). */
+enum { LS_RNDV = 256 * 1024, LS_EAGER = 16 * 1024, LS_FLOOD = 1500, LS_FLEN = 2048 };
+static void late_send_part(size_t len, int flood)
+{
+	static char fl[LS_FLOOD][LS_FLEN];
+	static MPI_Request fq[LS_FLOOD];
+	int peer = 1 - t_rank, v = 0, whole = 0, same = 0;
+	char *mine = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *all = malloc(2 * len);
+	CHECK(mine != MAP_FAILED && all, "memory for %zu bytes", len);
+	memset(mine, 0x22 + t_rank, len);
+	if (t_rank == 1) {
+		for (int i = 0; flood && i < LS_FLOOD; i++) {
+			flood_mark(fl[i], i, LS_FLEN);
+			OK(MPI_Isend(fl[i], LS_FLEN, MPI_CHAR, peer, 60, MPI_COMM_WORLD, &fq[i]));
+		}
+		t_fails_with(MPI_Gather(mine, (int)len, MPI_CHAR, NULL, 0, MPI_CHAR, 0, MPI_COMM_WORLD),
+			     MPI_ERR_TIMEOUT, "PTL_COLL_TIMEOUT", "MPI_Gather whose part waits for the root");
+		if (flood)
+			memset(mine, 0x5a, len);
+		else
+			munmap(mine, len);
+		if (flood)
+			OK(MPI_Waitall(LS_FLOOD, fq, MPI_STATUSES_IGNORE));
+		OK(MPI_Recv(&v, 1, MPI_INT, peer, 61, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+	} else {
+		sleep(2);
+		OK(MPI_Gather(mine, (int)len, MPI_CHAR, all, (int)len, MPI_CHAR, 0, MPI_COMM_WORLD));
+		for (size_t i = 0; i < len; i++)
+			same += all[len + i] == 0x23;
+		CHECK(same == (int)len, "%zu-byte part: %d bytes as rank 1 sent them", len, same);
+		for (int i = 0; flood && i < LS_FLOOD; i++) {
+			OK(MPI_Recv(fl[i], LS_FLEN, MPI_CHAR, peer, 60, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+			whole += flood_whole(fl[i], i, LS_FLEN);
+		}
+		CHECK(!flood || whole == LS_FLOOD, "%d of %d flood messages in order", whole, LS_FLOOD);
+		OK(MPI_Send(&v, 1, MPI_INT, peer, 61, MPI_COMM_WORLD));
+	}
+	if (t_rank == 0 || flood)
+		munmap(mine, len);
+	free(all);
+}
+static int late_send(void)
+{
+	late_send_part(LS_RNDV, 0);
+	late_send_part(LS_EAGER, 1);
+	return t_finish("mpi_err latesend");
+}
+
 /* "niearly": the network interface opened before MPI_Init, with
  * PTL_TEST_NI_MES match entries (and list length), the rest as the MPI
  * layer asks; MPI_Init finds it (PTL_IFACE_DUP) */
@@ -561,6 +621,8 @@ int main(int argc, char **argv)
 		return pulls_past_landings();
 	if (!strcmp(mode, "lateland"))
 		return late_landing();
+	if (!strcmp(mode, "latesend"))
+		return late_send();
 	if (!strcmp(mode, "stall")) {
 		int in = t_rank, out = 0;
 		int rc = MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

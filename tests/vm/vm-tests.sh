@@ -159,6 +159,15 @@ t_mpi_coll() {
 	PTL_NAL=verbs "$B/tools/ptlrun" -n 2 --timeout "$(job_timeout 200)" "$B/tests/mpi/mpi_coll" &&
 		PTL_NAL=verbs "$B/tools/ptlrun" -n 3 --timeout "$(job_timeout 200)" "$B/tests/mpi/mpi_coll"
 }
+# A collective that failed while the peer had yet to take its parts
+# (tests/mpi/mpi_err.sh's latesend): the buffer exposed for the peer's
+# RDMA read re-pointed to the library's copy before the caller unmaps it,
+# an overflowed eager part pulled from a copy.
+t_mpi_latesend() {
+	[ -x "$B/tests/mpi/mpi_err" ] || { echo "tests/mpi/mpi_err is not built"; return 77; }
+	PTL_NAL=verbs PTL_MPI_UNEXPECTED_MEM=1 PTL_MPI_NOACK_OFF=1 PTL_MPI_CREDITS=4000 PTL_COLL_TIMEOUT=0.5 \
+		"$B/tools/ptlrun" -n 2 --timeout "$(job_timeout 100)" "$B/tests/mpi/mpi_err" latesend
+}
 # Buffers malloc'ed and freed (and mapped by hand) around every transfer:
 # the registration cache must move the memory there now, and must not free
 # a registration a transfer in flight uses. Rendezvous sizes by default,
@@ -289,7 +298,7 @@ t_x() {
 
 mps=$(for f in "$S"/tests/ptl/mp/*.sh; do n=$(basename "$f" .sh); case $n in run | said | valgrind) ;; *) echo "mp:$n" ;; esac; done)
 all="devinfo rc_pingpong verbs_unit verbs_credits verbs_reopen_limit ptltool_info $mps ring_over_verbs
-	mpi_p2p mpi:mpi_deadpeer mpi_coll mpi_regfree mpi_regfree_memlock"
+	mpi_p2p mpi:mpi_deadpeer mpi_coll mpi_latesend mpi_regfree mpi_regfree_memlock"
 [ $# -gt 0 ] && all="$*"
 failed=0 ran=0
 for t in $all; do
