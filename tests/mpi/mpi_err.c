@@ -9,7 +9,8 @@
  * PTL_TEST_NI_MES match entries (below); "ownlimit": sends above the
  * eager limit past the library's own match entries; "pullroom": pulls
  * past their landings with every receive posted; "lateland": a
- * collective that timed out while its message was being pulled;
+ * collective that timed out while its message was being pulled ("lateq":
+ * its pull queued for a landing);
  * "latesend": one that timed out while its sends waited for the peer. */
 #define _GNU_SOURCE /* MAP_NORESERVE */
 #include "mpi_test.h"
@@ -466,9 +467,13 @@ static int pulls_past_landings(void)
  * it wrote (where failed collectives only cancelled their receives, the
  * pulled part landed in it, or in the collective's scratch), the flood
  * all comes, and rank 0's sends all finish (a pull
- * left unanswered would hold MPI_Finalize: mpi_common.sh's run). */
-enum { LATE_LEN = 4096, LATE_FLOOD = 1500, LATE_FLEN = 2048 };
-static int late_landing(void)
+ * left unanswered would hold MPI_Finalize: mpi_common.sh's run).
+ * "lateq": rank 1 first posts a receive for each message of the flood,
+ * whose pulls take every landing (MPI_PULL_LANDINGS, 1024, fewer than the
+ * flood's): the collective's pull waits in the queue for one when the
+ * deadline passes, and starts, of no bytes, once rank 0 answers. */
+enum { LATE_LEN = 4096, LATE_FLOOD = 3000, LATE_FLEN = 2048 };
+static int late_landing(int queued)
 {
 	static char fl[LATE_FLOOD][LATE_FLEN];
 	static MPI_Request fq[LATE_FLOOD];
@@ -491,6 +496,8 @@ static int late_landing(void)
 		OK(MPI_Waitall(LATE_FLOOD, fq, MPI_STATUSES_IGNORE));
 	} else {
 		OK(MPI_Probe(peer, 51, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		for (int i = 0; queued && i < LATE_FLOOD; i++)
+			OK(MPI_Irecv(fl[i], LATE_FLEN, MPI_CHAR, peer, 50, MPI_COMM_WORLD, &fq[i]));
 		MPI_Request q;
 		memset(in, 0x22, sizeof in);
 		OK(MPI_Iallreduce(in, out, LATE_LEN, MPI_CHAR, MPI_BXOR, MPI_COMM_WORLD, &q));
@@ -499,8 +506,11 @@ static int late_landing(void)
 		memset(out, 0x5a, sizeof out);
 		OK(MPI_Recv(&v, 1, MPI_INT, peer, 51, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 		OK(MPI_Recv(&v, 1, MPI_INT, peer, 52, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		if (queued)
+			OK(MPI_Waitall(LATE_FLOOD, fq, MPI_STATUSES_IGNORE));
 		for (int i = 0; i < LATE_FLOOD; i++) {
-			OK(MPI_Recv(fl[i], LATE_FLEN, MPI_CHAR, peer, 50, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+			if (!queued)
+				OK(MPI_Recv(fl[i], LATE_FLEN, MPI_CHAR, peer, 50, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 			whole += flood_whole(fl[i], i, LATE_FLEN);
 		}
 		CHECK(whole == LATE_FLOOD, "%d of %d flood messages in order", whole, LATE_FLOOD);
@@ -509,7 +519,7 @@ static int late_landing(void)
 		CHECK(kept == LATE_LEN, "%d of %d bytes of the failed call's result buffer as written after it", kept,
 		      LATE_LEN);
 	}
-	return t_finish("mpi_err lateland");
+	return t_finish(queued ? "mpi_err lateq" : "mpi_err lateland");
 }
 
 /* Run as lateland ("latesend"). Rank 1's MPI_Gather to rank 0 passes
@@ -619,8 +629,8 @@ int main(int argc, char **argv)
 		return own_entries_limit();
 	if (!strcmp(mode, "pullroom"))
 		return pulls_past_landings();
-	if (!strcmp(mode, "lateland"))
-		return late_landing();
+	if (!strcmp(mode, "lateland") || !strcmp(mode, "lateq"))
+		return late_landing(!strcmp(mode, "lateq"));
 	if (!strcmp(mode, "latesend"))
 		return late_send();
 	if (!strcmp(mode, "stall")) {

@@ -61,6 +61,9 @@ run 2 PTL_MPI_MAX_MES=256 PTL_MPI_UNEXPECTED_MEM=1 PTL_MPI_CREDITS=4000 PTL_MPI_
 # the part, pulled later, lands nowhere, not in the buffer
 # the call returned
 run 2 PTL_MPI_UNEXPECTED_MEM=1 PTL_MPI_NOACK_OFF=1 PTL_MPI_CREDITS=4000 PTL_COLL_TIMEOUT=0.5 -- mpi_err lateland
+# the same with its pull queued for a landing (more pulls at once than
+# there are landings)
+run 2 PTL_MPI_UNEXPECTED_MEM=1 PTL_MPI_NOACK_OFF=1 PTL_MPI_CREDITS=4000 PTL_COLL_TIMEOUT=0.5 -- mpi_err lateq
 # One whose sends waited for the peer (a buffer exposed for its get, an
 # eager part overflowed and waiting for its pull): the peer, later, gets
 # the data as it was sent, not what the caller unmapped or rewrote after
