@@ -406,7 +406,8 @@ int mpi_icoll_rounds(struct mpi_comm *c, const char *fn, const int *v0, int n, i
 		     void *arg, MPI_Request *request)
 {
 	struct mpi_icoll *q = ic_new(c, fn);
-	/* the icoll's own: a failed call leaves it to a send still under way */
+	/* the icoll's own (given back at its end: a failed call's sends
+	 * read from copies of their own, mpi_send_abandon) */
 	int *v = q ? ic_alloc(q, sizeof(int) * (size_t)n) : NULL;
 	if (!v) {
 		int rc = mpi_err(mpi_comm_handle(c), MPI_ERR_NO_MEM, fn, "out of memory");

@@ -305,6 +305,7 @@ struct mpi_req {
 	bool counted;            /* an eager send's copy, in mpi_pt2pt.c's copies' budget */
 	struct mpi_eslot *slot;  /* eager send: pbuf is this preallocated slot */
 	bool direct;             /* eager send from the user's buffer (mpi_pt2pt.c) */
+	bool reading;            /* a bulk put of its data not yet answered (its SEND_END to come) */
 	ptl_handle_me_t me;
 	ptl_handle_md_t md;
 	/* send */

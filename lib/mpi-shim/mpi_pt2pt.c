@@ -297,8 +297,10 @@ static struct {
 	size_t rsv_max;              /* the largest ACK-free message any rank sends (MPI_NOACK_MIN/MAX) */
 	size_t noack_max;            /* ... and this rank: rsv_max or less, what it puts inline */
 	struct mpi_eslot *eslots, *eslot_free;
-	struct mpi_obj_hdr direct;   /* user_ptr of direct_md */
+	struct mpi_obj_hdr direct;   /* user_ptr of direct_md and bulk_md */
 	ptl_handle_md_t direct_md;   /* the address-space MD (MPI_DIRECT_MIN) */
+	ptl_handle_md_t bulk_md;     /* the same, for direct sends that do not go inline */
+	size_t inline_max;           /* PtlRtMaxInline: above it a put is a bulk move */
 	char *eslot_mem;
 	size_t copy_bytes, copy_max; /* eager sends' copies not yet finished, and their bound (MPI_SEND_COPY_DEFAULT) */
 	struct mpi_pool copies;      /* small copies' chunks (copy_get) */
@@ -912,6 +914,13 @@ int mpi_pt2pt_init(void)
 			.options = PTL_MD_EVENT_START_DISABLE | PTL_MD_EVENT_END_DISABLE,
 			.user_ptr = &P.direct, .eq_handle = mpi_g.eq };
 	ptl_check(PtlMDBind(mpi_g.ni, dm, PTL_RETAIN, &P.direct_md), "PtlMDBind(address space)");
+	/* A direct send too long to go inline is a bulk move, which reads the
+	 * buffer until the put is answered: its SEND_END says when (r->reading;
+	 * a failed collective's send waits for it, mpi_send_abandon). An
+	 * overflowed put is answered with no ACK, so the ACK cannot say it. */
+	dm.options = PTL_MD_EVENT_START_DISABLE;
+	ptl_check(PtlMDBind(mpi_g.ni, dm, PTL_RETAIN, &P.bulk_md), "PtlMDBind(address space, bulk)");
+	P.inline_max = PtlRtMaxInline();
 	return MPI_SUCCESS;
 }
 
@@ -1002,9 +1011,10 @@ static void send_fail(struct mpi_req *r, int cls)
 
 /* Takes busy send r back where its peer would have to act to end it: a
  * send queued for credits, a buffer exposed for a get not yet made, an
- * eager put answered without an ACK (overflowed: it waits for a pull).
- * True: taken back, the caller fails it (send_fail). False: a transfer
- * of it is under way (a get, a pulled put, a put not yet answered), which
+ * eager put with no ACK come (taken as overflowed, waiting for a pull:
+ * the caller knows its answer came, or does not mind a put that landed
+ * reported failed). True: taken back, the caller fails it (send_fail).
+ * False: a transfer of it is under way (a get, a pulled put), which
  * libptl ends without the peer's MPI calls, finishing r; or r finished
  * meanwhile. */
 static bool send_withdraw(struct mpi_req *r)
@@ -1035,7 +1045,8 @@ static bool send_withdraw(struct mpi_req *r)
  * address-space MD (a direct send's, a copy's) by its address. */
 static ptl_size_t send_off(const struct mpi_req *r)
 {
-	return r->md == P.direct_md ? (ptl_size_t)((uintptr_t)r->pbuf - (uintptr_t)MPI_DIRECT_BASE) : 0;
+	return r->md == P.direct_md || r->md == P.bulk_md ? (ptl_size_t)((uintptr_t)r->pbuf - (uintptr_t)MPI_DIRECT_BASE)
+							    : 0;
 }
 
 /* libptl refused r's put for now (PTL_NO_SPACE: the requests it keeps
@@ -1102,6 +1113,8 @@ static bool send_start(struct mpi_req *r)
 		rc = PtlPut(P.zero_md, PTL_NO_ACK_REQ, to, MPI_PT_MSG, 0, bits, 0,
 			    MPI_HDR(MPI_PROTO_RNDV, r->len, mpi_req_id(r)));
 	}
+	if (rc == PTL_OK)
+		r->reading = r->md == P.bulk_md;
 	if (rc == PTL_NO_SPACE)
 		return send_refused(r);
 	if (rc != PTL_OK) {
@@ -1229,7 +1242,8 @@ static void send_finish(struct mpi_req *r)
 		P.eslot_free = r->slot;
 		r->slot = NULL;
 		r->pbuf = NULL;
-	} else if (r->md != PTL_INVALID_HANDLE && r->md != P.direct_md && r->proto == MPI_PROTO_EAGER) {
+	} else if (r->md != PTL_INVALID_HANDLE && r->md != P.direct_md && r->md != P.bulk_md &&
+		   r->proto == MPI_PROTO_EAGER) {
 		PtlMDUnlink(r->md);
 	}
 	r->md = PTL_INVALID_HANDLE;
@@ -1411,7 +1425,7 @@ int mpi_isend_t(const void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t
 	if (direct) {
 		r->direct = true;
 		r->pbuf = (char *)(uintptr_t)buf + t->true_lb;
-		r->md = P.direct_md;
+		r->md = len > P.inline_max ? P.bulk_md : P.direct_md;
 	} else if (r->proto == MPI_PROTO_EAGER && !r->bsend && len <= MPI_ESLOT_BYTES && P.eslot_free) {
 		struct mpi_eslot *e = P.eslot_free;
 		P.eslot_free = e->next;
@@ -1789,10 +1803,12 @@ static int pull_put(uint32_t id, int w, ptl_match_bits_t bits)
 		return PTL_OK;
 	int rc = PtlPutRegion(r->md, send_off(r), r->len, PTL_ACK_REQ, mpi_g.ids[w], MPI_PT_PULL, 0, bits, 0,
 			      MPI_HDR(MPI_PROTO_EAGER, r->len, id));
-	if (rc == PTL_OK)
+	if (rc == PTL_OK) {
 		r->stage = MPI_SS_PULLED;
-	else if (rc != PTL_NO_SPACE)
+		r->reading = r->md == P.bulk_md;
+	} else if (rc != PTL_NO_SPACE) {
 		send_fail(r, MPI_ERR_PROC_FAILED);
+	}
 	return rc;
 }
 
@@ -1861,6 +1877,9 @@ static void on_req_event(const ptl_event_t *ev, struct mpi_req *r)
 				return;
 			mpi_g.pending_ops--;
 			send_finish(r);
+			return;
+		case PTL_EVENT_SEND_END: /* (bulk_md's: its bulk move is over) */
+			r->reading = false;
 			return;
 		case PTL_EVENT_GET_END:
 			P.unlink_due++; /* the exposed buffer's use-once MD */
@@ -1986,7 +2005,7 @@ static void on_event(const ptl_event_t *ev)
 	case MPI_OBJ_DIRECT: {
 		/* a send from the user's buffer: its id is in hdr_data */
 		struct mpi_req *r = mpi_req_by_id(MPI_HDR_ID(ev->hdr_data));
-		if (r && r->kind == MPI_REQ_SEND && r->md == P.direct_md)
+		if (r && r->kind == MPI_REQ_SEND && r->md == ev->md_handle)
 			on_req_event(ev, r);
 		return;
 	}
@@ -2549,24 +2568,15 @@ void mpi_recv_abandon(struct mpi_req *r)
 	}
 }
 
-/* Whether a put from the address-space MD waits for its answer (a bulk
- * move of it may still read its buffer), asked by updating the MD to
- * itself: libptl refuses that (PTL_MD_NO_UPDATE) while any operation on
- * it is in flight. Not one send's: all of them, each answered by its
- * peer's libptl without the peer's MPI calls. */
-static bool direct_puts_in_flight(void)
-{
-	ptl_md_t md;
-	return PtlMDUpdate(P.direct_md, &md, NULL, PTL_EQ_NONE) == PTL_OK &&
-	       PtlMDUpdate(P.direct_md, NULL, &md, PTL_EQ_NONE) == PTL_MD_NO_UPDATE;
-}
-
 void mpi_send_abandon(struct mpi_req *r)
 {
 	/* A copy or a slot is the library's already. */
 	if (!r->busy || r->ptmp || r->slot || !r->len || (r->proto == MPI_PROTO_EAGER && !r->direct))
 		return;
-	void *own = copy_get(r->len);
+	/* To a rank known dead nothing more is read (libptl failed what was
+	 * under way): taken back. */
+	bool dead = mpi_g.ndead && mpi_rank_dead(r->wpeer, false);
+	void *own = dead ? NULL : copy_get(r->len);
 	if (own)
 		nal_copy(own, r->pbuf, r->len);
 	if (r->proto == MPI_PROTO_RNDV) {
@@ -2594,21 +2604,26 @@ void mpi_send_abandon(struct mpi_req *r)
 		r->direct = false;
 	}
 	if (own) {
+		/* counted with the eager copies (PTL_MPI_SEND_COPY_MEM): a
+		 * peer that never takes it holds it until MPI_Finalize */
 		r->pbuf = own;
 		r->ptmp = true;
+		r->counted = true;
+		P.copy_bytes += r->len + MPI_SEND_COPY_OVERHEAD;
 	}
-	/* An eager put out may be read still (a bulk move the receiver has
-	 * not answered): waited for; inline (noack_max), it was not. */
-	bool out = r->proto == MPI_PROTO_EAGER && r->stage != MPI_SS_QUEUED;
-	while (out && r->busy && (!own || r->len > P.noack_max) && direct_puts_in_flight())
+	/* A bulk put of it may be read still, until it is answered (by the
+	 * peer's libptl, without the peer's MPI calls): waited for. */
+	while (r->busy && r->reading)
 		mpi_progress(1);
 	if (own)
 		return;
 	/* No memory for a copy: what its peer has yet to ask for is taken
-	 * back and fails (the peer's get or pull finds nothing and its call
-	 * fails); a transfer under way is waited for. */
+	 * back and fails; a transfer under way is waited for. The peer's
+	 * call fails too: a get of it finds nothing (an error as from a
+	 * dead sender), a pull of it goes unanswered (the peer's deadline),
+	 * a part not sent never comes. */
 	if (r->busy && send_withdraw(r)) {
-		send_fail(r, MPI_ERR_NO_MEM);
+		send_fail(r, dead ? MPI_ERR_PROC_FAILED : MPI_ERR_NO_MEM);
 		return;
 	}
 	while (r->busy)

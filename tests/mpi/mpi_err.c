@@ -522,47 +522,77 @@ static int late_landing(int queued)
 	return t_finish(queued ? "mpi_err lateq" : "mpi_err lateland");
 }
 
-/* Run as lateland ("latesend"). Rank 1's MPI_Gather to rank 0 passes
+/* Run as lateland ("latesend"). Rank 1's collective to rank 0 passes
  * its deadline while rank 0 is away: its part waits for rank 0, which
- * comes 2 s later and takes it. First a part above the eager sizes (a
- * rendezvous: rank 0 gets it from the buffer rank 1 exposed), in memory
- * rank 1 unmaps once its call has failed; then, rank 0's unexpected
- * memory filled by a flood from rank 1, an eager part (from the caller's
- * buffer: 16 KiB) that overflows and waits for rank 0's pull, its
- * buffer rewritten once the call failed. Rank 0 gets both parts as they
- * were when rank 1 sent them (where a failed collective dropped its
- * sends as they were, the first was read from unmapped memory, the
- * second pulled from the rewritten buffer). */
+ * comes once rank 1 has told it (tag 62) that the call failed and its
+ * buffer is gone or rewritten, and takes the part. First an MPI_Gather
+ * part above the eager sizes (a rendezvous: rank 0 gets it from the
+ * buffer rank 1 exposed), in memory rank 1 then unmaps; then, rank 0's
+ * unexpected memory filled by a flood from rank 1, an eager part (from
+ * the caller's buffer: 16 KiB) that overflows and waits for rank 0's
+ * pull, its buffer rewritten; then an MPI_Ibcast from rank 1 of a
+ * vector type, whose packed image (the library's, of the request) goes
+ * back to the library at the failure and is taken and rewritten by the
+ * next nonblocking call. Rank 0 gets each part as it was when rank 1
+ * sent it (where a failed collective dropped its sends as they were,
+ * the first was read from unmapped memory, the second pulled from the
+ * rewritten buffer, the third's image was left to the send for good). */
 enum { LS_RNDV = 256 * 1024, LS_EAGER = 16 * 1024, LS_FLOOD = 1500, LS_FLEN = 2048 };
-static void late_send_part(size_t len, int flood)
+enum { LS_GATHER, LS_GATHER_FLOOD, LS_IBCAST };
+static void late_send_part(size_t len, int how)
 {
 	static char fl[LS_FLOOD][LS_FLEN];
 	static MPI_Request fq[LS_FLOOD];
-	int peer = 1 - t_rank, v = 0, whole = 0, same = 0;
-	char *mine = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int peer = 1 - t_rank, v = 0, whole = 0, same = 0, flood = how == LS_GATHER_FLOOD;
+	/* the Ibcast's: len bytes as 32-byte runs 64 bytes apart */
+	MPI_Datatype vec;
+	OK(MPI_Type_vector((int)len / 32, 32, 64, MPI_CHAR, &vec));
+	OK(MPI_Type_commit(&vec));
+	size_t span = how == LS_IBCAST ? 2 * len : len;
+	char *mine = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	char *all = malloc(2 * len);
 	CHECK(mine != MAP_FAILED && all, "memory for %zu bytes", len);
-	memset(mine, 0x22 + t_rank, len);
+	memset(mine, 0x22 + t_rank, span);
 	if (t_rank == 1) {
 		for (int i = 0; flood && i < LS_FLOOD; i++) {
 			flood_mark(fl[i], i, LS_FLEN);
 			OK(MPI_Isend(fl[i], LS_FLEN, MPI_CHAR, peer, 60, MPI_COMM_WORLD, &fq[i]));
 		}
-		t_fails_with(MPI_Gather(mine, (int)len, MPI_CHAR, NULL, 0, MPI_CHAR, 0, MPI_COMM_WORLD),
-			     MPI_ERR_TIMEOUT, "PTL_COLL_TIMEOUT", "MPI_Gather whose part waits for the root");
-		if (flood)
-			memset(mine, 0x5a, len);
-		else
-			munmap(mine, len);
+		if (how == LS_IBCAST) {
+			MPI_Request q;
+			OK(MPI_Ibcast(mine, 1, vec, 1, MPI_COMM_WORLD, &q));
+			t_fails_with(MPI_Wait(&q, MPI_STATUS_IGNORE), MPI_ERR_TIMEOUT, "PTL_COLL_TIMEOUT",
+				     "MPI_Ibcast whose part waits for rank 0");
+			memset(mine, 0x5a, span);
+			OK(MPI_Ibcast(mine, 1, vec, 0, MPI_COMM_SELF, &q));
+			OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+		} else {
+			t_fails_with(MPI_Gather(mine, (int)len, MPI_CHAR, NULL, 0, MPI_CHAR, 0, MPI_COMM_WORLD),
+				     MPI_ERR_TIMEOUT, "PTL_COLL_TIMEOUT", "MPI_Gather whose part waits for the root");
+			if (flood)
+				memset(mine, 0x5a, len);
+			else
+				munmap(mine, len);
+		}
+		OK(MPI_Send(&v, 1, MPI_INT, peer, 62, MPI_COMM_WORLD));
 		if (flood)
 			OK(MPI_Waitall(LS_FLOOD, fq, MPI_STATUSES_IGNORE));
 		OK(MPI_Recv(&v, 1, MPI_INT, peer, 61, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 	} else {
-		sleep(2);
-		OK(MPI_Gather(mine, (int)len, MPI_CHAR, all, (int)len, MPI_CHAR, 0, MPI_COMM_WORLD));
+		OK(MPI_Recv(&v, 1, MPI_INT, peer, 62, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		const char *got = all + len;
+		if (how == LS_IBCAST) {
+			MPI_Request q;
+			OK(MPI_Ibcast(all, (int)len, MPI_CHAR, 1, MPI_COMM_WORLD, &q));
+			OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+			got = all;
+		} else {
+			OK(MPI_Gather(mine, (int)len, MPI_CHAR, all, (int)len, MPI_CHAR, 0, MPI_COMM_WORLD));
+		}
 		for (size_t i = 0; i < len; i++)
-			same += all[len + i] == 0x23;
-		CHECK(same == (int)len, "%zu-byte part: %d bytes as rank 1 sent them", len, same);
+			same += got[i] == 0x23;
+		CHECK(same == (int)len, "%zu-byte part (%s): %d bytes as rank 1 sent them", len,
+		      how == LS_IBCAST ? "MPI_Ibcast" : flood ? "MPI_Gather, eager" : "MPI_Gather", same);
 		for (int i = 0; flood && i < LS_FLOOD; i++) {
 			OK(MPI_Recv(fl[i], LS_FLEN, MPI_CHAR, peer, 60, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 			whole += flood_whole(fl[i], i, LS_FLEN);
@@ -570,14 +600,16 @@ static void late_send_part(size_t len, int flood)
 		CHECK(!flood || whole == LS_FLOOD, "%d of %d flood messages in order", whole, LS_FLOOD);
 		OK(MPI_Send(&v, 1, MPI_INT, peer, 61, MPI_COMM_WORLD));
 	}
-	if (t_rank == 0 || flood)
-		munmap(mine, len);
+	if (t_rank == 0 || how != LS_GATHER)
+		munmap(mine, span);
 	free(all);
+	OK(MPI_Type_free(&vec));
 }
 static int late_send(void)
 {
-	late_send_part(LS_RNDV, 0);
-	late_send_part(LS_EAGER, 1);
+	late_send_part(LS_RNDV, LS_GATHER);
+	late_send_part(LS_EAGER, LS_GATHER_FLOOD);
+	late_send_part(LS_RNDV, LS_IBCAST);
 	return t_finish("mpi_err latesend");
 }
 
