@@ -1914,7 +1914,12 @@ static void on_req_event(const ptl_event_t *ev, struct mpi_req *r)
 		return;
 	case PTL_EVENT_REPLY_END:
 		P.unlink_due++; /* rndv_get's MD, use-once too */
-		if (ev->ni_fail_type != PTL_NI_OK)
+		/* Dropped: its sender, alive, took the exposed buffer back (a
+		 * failed collective's send with no memory for a copy:
+		 * mpi_send_abandon); failed: the sender is gone. */
+		if (ev->ni_fail_type == PTL_NI_DROPPED)
+			req_set_err(r, MPI_ERR_OTHER, -1);
+		else if (ev->ni_fail_type != PTL_NI_OK)
 			req_set_err(r, MPI_ERR_PROC_FAILED, r->wpeer >= 0 ? r->wpeer : rank_of(ev->initiator));
 		recv_finish(r, ev->mlength);
 		return;
@@ -2619,9 +2624,9 @@ void mpi_send_abandon(struct mpi_req *r)
 		return;
 	/* No memory for a copy: what its peer has yet to ask for is taken
 	 * back and fails; a transfer under way is waited for. The peer's
-	 * call fails too: a get of it finds nothing (an error as from a
-	 * dead sender), a pull of it goes unanswered (the peer's deadline),
-	 * a part not sent never comes. */
+	 * call fails too: a get of it finds nothing (MPI_ERR_OTHER), a pull
+	 * of it goes unanswered and a part not sent never comes (the peer's
+	 * deadline). */
 	if (r->busy && send_withdraw(r)) {
 		send_fail(r, dead ? MPI_ERR_PROC_FAILED : MPI_ERR_NO_MEM);
 		return;

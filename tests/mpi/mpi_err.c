@@ -536,9 +536,15 @@ static int late_landing(int queued)
  * next nonblocking call. Rank 0 gets each part as it was when rank 1
  * sent it (where a failed collective dropped its sends as they were,
  * the first was read from unmapped memory, the second pulled from the
- * rewritten buffer, the third's image was left to the send for good). */
+ * rewritten buffer, the third's image was left to the send for good).
+ * Last, a rendezvous part with no memory left for the library's copy
+ * (rank 1's address space held short of it): the part is taken back,
+ * and rank 0's MPI_Gather, which asks for it later, fails at once with
+ * MPI_ERR_OTHER, the transfer with rank 1 failed (not "rank 1 died", nor
+ * a read of the unmapped buffer). */
 enum { LS_RNDV = 256 * 1024, LS_EAGER = 16 * 1024, LS_FLOOD = 1500, LS_FLEN = 2048 };
-enum { LS_GATHER, LS_GATHER_FLOOD, LS_IBCAST };
+enum { LS_GATHER, LS_GATHER_FLOOD, LS_IBCAST, LS_NOMEM };
+enum { LS_BIG = 96 << 20 };
 static void late_send_part(size_t len, int how)
 {
 	static char fl[LS_FLOOD][LS_FLEN];
@@ -550,8 +556,9 @@ static void late_send_part(size_t len, int how)
 	OK(MPI_Type_commit(&vec));
 	size_t span = how == LS_IBCAST ? 2 * len : len;
 	char *mine = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	char *all = malloc(2 * len);
-	CHECK(mine != MAP_FAILED && all, "memory for %zu bytes", len);
+	char *all = how == LS_NOMEM ? mmap(NULL, 2 * len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+				    : malloc(2 * len);
+	CHECK(mine != MAP_FAILED && all && all != MAP_FAILED, "memory for %zu bytes", len);
 	memset(mine, 0x22 + t_rank, span);
 	if (t_rank == 1) {
 		for (int i = 0; flood && i < LS_FLOOD; i++) {
@@ -567,8 +574,23 @@ static void late_send_part(size_t len, int how)
 			OK(MPI_Ibcast(mine, 1, vec, 0, MPI_COMM_SELF, &q));
 			OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
 		} else {
+			/* LS_NOMEM: what is mapped now and 32 MiB, short of the
+			 * copy */
+			unsigned long pages = 0;
+			struct rlimit old, lim;
+			FILE *f = how == LS_NOMEM ? fopen("/proc/self/statm", "r") : NULL;
+			if (f) {
+				CHECK(fscanf(f, "%lu", &pages) == 1, "reading /proc/self/statm");
+				fclose(f);
+				getrlimit(RLIMIT_AS, &old);
+				lim = old;
+				lim.rlim_cur = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + ((rlim_t)32 << 20);
+				CHECK(pages && setrlimit(RLIMIT_AS, &lim) == 0, "address space limit");
+			}
 			t_fails_with(MPI_Gather(mine, (int)len, MPI_CHAR, NULL, 0, MPI_CHAR, 0, MPI_COMM_WORLD),
 				     MPI_ERR_TIMEOUT, "PTL_COLL_TIMEOUT", "MPI_Gather whose part waits for the root");
+			if (f)
+				setrlimit(RLIMIT_AS, &old);
 			if (flood)
 				memset(mine, 0x5a, len);
 			else
@@ -586,12 +608,17 @@ static void late_send_part(size_t len, int how)
 			OK(MPI_Ibcast(all, (int)len, MPI_CHAR, 1, MPI_COMM_WORLD, &q));
 			OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
 			got = all;
+		} else if (how == LS_NOMEM) {
+			t_fails_with(MPI_Gather(MPI_IN_PLACE, (int)len, MPI_CHAR, all, (int)len, MPI_CHAR, 0,
+						MPI_COMM_WORLD),
+				     MPI_ERR_OTHER, "a transfer with rank 1 failed",
+				     "MPI_Gather whose part rank 1 took back");
 		} else {
 			OK(MPI_Gather(mine, (int)len, MPI_CHAR, all, (int)len, MPI_CHAR, 0, MPI_COMM_WORLD));
 		}
 		for (size_t i = 0; i < len; i++)
 			same += got[i] == 0x23;
-		CHECK(same == (int)len, "%zu-byte part (%s): %d bytes as rank 1 sent them", len,
+		CHECK(how == LS_NOMEM || same == (int)len, "%zu-byte part (%s): %d bytes as rank 1 sent them", len,
 		      how == LS_IBCAST ? "MPI_Ibcast" : flood ? "MPI_Gather, eager" : "MPI_Gather", same);
 		for (int i = 0; flood && i < LS_FLOOD; i++) {
 			OK(MPI_Recv(fl[i], LS_FLEN, MPI_CHAR, peer, 60, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
@@ -600,9 +627,12 @@ static void late_send_part(size_t len, int how)
 		CHECK(!flood || whole == LS_FLOOD, "%d of %d flood messages in order", whole, LS_FLOOD);
 		OK(MPI_Send(&v, 1, MPI_INT, peer, 61, MPI_COMM_WORLD));
 	}
-	if (t_rank == 0 || how != LS_GATHER)
+	if (t_rank == 0 || (how != LS_GATHER && how != LS_NOMEM))
 		munmap(mine, span);
-	free(all);
+	if (how == LS_NOMEM)
+		munmap(all, 2 * len);
+	else
+		free(all);
 	OK(MPI_Type_free(&vec));
 }
 static int late_send(void)
@@ -610,6 +640,7 @@ static int late_send(void)
 	late_send_part(LS_RNDV, LS_GATHER);
 	late_send_part(LS_EAGER, LS_GATHER_FLOOD);
 	late_send_part(LS_RNDV, LS_IBCAST);
+	late_send_part(LS_BIG, LS_NOMEM);
 	return t_finish("mpi_err latesend");
 }
 
