@@ -10,7 +10,7 @@
  * eager limit past the library's own match entries; "pullroom": pulls
  * past their landings with every receive posted; "lateland": a
  * collective that timed out while its message was being pulled ("lateq":
- * its pull queued for a landing);
+ * its pull queued for a landing; "lateget": its get deferred);
  * "latesend": one that timed out while its sends waited for the peer. */
 #define _GNU_SOURCE /* MAP_NORESERVE */
 #include "mpi_test.h"
@@ -644,6 +644,56 @@ static int late_send(void)
 	return t_finish("mpi_err latesend");
 }
 
+/* Run with PTL_PROGRESS_THREAD=0, at most 4 sends queued in libptl
+ * (PTL_TEST_TX_REQ_MAX=4), PTL_COLL_TIMEOUT=0.5, 2 ranks ("lateget").
+ * Rank 0 starts an MPI_Ibcast to rank 1 (above the eager sizes: a
+ * rendezvous) and is away for 3 s, reading nothing. Rank 1 floods it
+ * until its sends are refused, then its MPI_Bcast matches rank 0's part
+ * and asks for it: the get, refused too, waits in rank 1's deferred
+ * list, and the deadline passes; rank 1 then writes its buffer. Once
+ * rank 0 is back the get goes, and lands in the library's memory, not in
+ * the buffer (where a failed collective kept a deferred get's buffer,
+ * half of it read what rank 0 sent). Rank 0's wait has no deadline
+ * (main): its call ends once its part was taken, before tag 52. */
+enum { LG_LEN = 256 * 1024, LG_FLOOD = 1000, LG_FLEN = 8192 };
+static int late_get(void)
+{
+	static char fl[LG_FLOOD][LG_FLEN], in[LG_LEN], out[LG_LEN];
+	static MPI_Request fq[LG_FLOOD];
+	int peer = 1 - t_rank, v = 0, whole = 0, kept = 0;
+	memset(in, 0x11 + t_rank, sizeof in);
+	if (t_rank == 0) {
+		MPI_Request q;
+		OK(MPI_Ibcast(in, LG_LEN, MPI_CHAR, 0, MPI_COMM_WORLD, &q));
+		OK(MPI_Send(&v, 1, MPI_INT, peer, 51, MPI_COMM_WORLD));
+		sleep(3);
+		OK(MPI_Wait(&q, MPI_STATUS_IGNORE)); /* its part taken: the get went */
+		OK(MPI_Send(&v, 1, MPI_INT, peer, 52, MPI_COMM_WORLD));
+		for (int i = 0; i < LG_FLOOD; i++) {
+			OK(MPI_Recv(fl[i], LG_FLEN, MPI_CHAR, peer, 50, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+			whole += flood_whole(fl[i], i, LG_FLEN);
+		}
+		CHECK(whole == LG_FLOOD, "%d of %d flood messages in order", whole, LG_FLOOD);
+	} else {
+		OK(MPI_Probe(peer, 51, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		for (int i = 0; i < LG_FLOOD; i++) {
+			flood_mark(fl[i], i, LG_FLEN);
+			OK(MPI_Isend(fl[i], LG_FLEN, MPI_CHAR, peer, 50, MPI_COMM_WORLD, &fq[i]));
+		}
+		t_fails_with(MPI_Bcast(out, LG_LEN, MPI_CHAR, 0, MPI_COMM_WORLD), MPI_ERR_TIMEOUT,
+			     "PTL_COLL_TIMEOUT", "MPI_Bcast whose get waits for room");
+		memset(out, 0x5a, sizeof out);
+		OK(MPI_Recv(&v, 1, MPI_INT, peer, 51, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		OK(MPI_Recv(&v, 1, MPI_INT, peer, 52, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		OK(MPI_Waitall(LG_FLOOD, fq, MPI_STATUSES_IGNORE));
+		for (size_t i = 0; i < sizeof out; i++)
+			kept += out[i] == 0x5a;
+		CHECK(kept == (int)sizeof out, "%d of %zu bytes of the failed call's result buffer as written after it",
+		      kept, sizeof out);
+	}
+	return t_finish("mpi_err lateget");
+}
+
 /* "niearly": the network interface opened before MPI_Init, with
  * PTL_TEST_NI_MES match entries (and list length), the rest as the MPI
  * layer asks; MPI_Init finds it (PTL_IFACE_DUP) */
@@ -671,6 +721,11 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "";
 	if (!strcmp(mode, "niearly"))
 		ni_early();
+	/* lateget: rank 0's collectives wait without a deadline (the run's
+	 * PTL_COLL_TIMEOUT is rank 1's) */
+	const char *wr = getenv("PTL_RT_RANK");
+	if (!strcmp(mode, "lateget") && wr && !strcmp(wr, "0"))
+		setenv("PTL_COLL_TIMEOUT", "0", 1);
 	t_init(&argc, &argv);
 	mode = argc > 1 ? argv[1] : "";
 	int v = 0;
@@ -692,6 +747,8 @@ int main(int argc, char **argv)
 		return own_entries_limit();
 	if (!strcmp(mode, "pullroom"))
 		return pulls_past_landings();
+	if (!strcmp(mode, "lateget"))
+		return late_get();
 	if (!strcmp(mode, "lateland") || !strcmp(mode, "lateq"))
 		return late_landing(!strcmp(mode, "lateq"));
 	if (!strcmp(mode, "latesend"))

@@ -64,6 +64,9 @@ run 2 PTL_MPI_UNEXPECTED_MEM=1 PTL_MPI_NOACK_OFF=1 PTL_MPI_CREDITS=4000 PTL_COLL
 # the same with its pull queued for a landing (more pulls at once than
 # there are landings)
 run 2 PTL_MPI_UNEXPECTED_MEM=1 PTL_MPI_NOACK_OFF=1 PTL_MPI_CREDITS=4000 PTL_COLL_TIMEOUT=0.5 -- mpi_err lateq
+# and with its rendezvous get refused for room and deferred (its peer
+# not reading): the get, made later, lands in the library's memory
+run 2 PTL_PROGRESS_THREAD=0 PTL_TEST_TX_REQ_MAX=4 PTL_MPI_CREDITS=4000 PTL_COLL_TIMEOUT=0.5 -- mpi_err lateget
 # One whose sends waited for the peer (a buffer exposed for its get, an
 # eager part overflowed and waiting for its pull): the peer, later, gets
 # the data as it was sent, not what the caller unmapped or rewrote after
