@@ -757,6 +757,10 @@ int mpi_pt2pt_init(void)
 			mpi_g.wrank, got.max_mes, got.max_me_list, got.max_mds, (long long)held, left, mes);
 		mes = (size_t)left;
 	}
+	/* Events: three per peer and credit (a message's arrival, a send's
+	 * ACK, its pull's), and 65,536 more, which hold a collective's bulk
+	 * sends' SEND_ENDs (bulk_md) and the library's own while the program
+	 * does not poll for a while. */
 	size_t eqn = (size_t)3 * (size_t)mpi_g.credits * (size_t)n + 65536;
 	ptl_check(PtlEQAlloc(mpi_g.ni, eqn, PTL_EQ_HANDLER_NONE, &mpi_g.eq), "PtlEQAlloc");
 
@@ -914,10 +918,11 @@ int mpi_pt2pt_init(void)
 			.options = PTL_MD_EVENT_START_DISABLE | PTL_MD_EVENT_END_DISABLE,
 			.user_ptr = &P.direct, .eq_handle = mpi_g.eq };
 	ptl_check(PtlMDBind(mpi_g.ni, dm, PTL_RETAIN, &P.direct_md), "PtlMDBind(address space)");
-	/* A direct send too long to go inline is a bulk move, which reads the
-	 * buffer until the put is answered: its SEND_END says when (r->reading;
-	 * a failed collective's send waits for it, mpi_send_abandon). An
-	 * overflowed put is answered with no ACK, so the ACK cannot say it. */
+	/* A collective's direct send too long to go inline is a bulk move,
+	 * which reads the buffer until the put is answered: its SEND_END says
+	 * when (r->reading; the send of a collective that failed waits for
+	 * it, mpi_send_abandon). An overflowed put is answered with no ACK,
+	 * so the ACK cannot say it. */
 	dm.options = PTL_MD_EVENT_START_DISABLE;
 	ptl_check(PtlMDBind(mpi_g.ni, dm, PTL_RETAIN, &P.bulk_md), "PtlMDBind(address space, bulk)");
 	P.inline_max = PtlRtMaxInline();
@@ -1425,7 +1430,10 @@ int mpi_isend_t(const void *buf, int count, MPI_Datatype dt, struct mpi_dtype *t
 	if (direct) {
 		r->direct = true;
 		r->pbuf = (char *)(uintptr_t)buf + t->true_lb;
-		r->md = len > P.inline_max ? P.bulk_md : P.direct_md;
+		/* a collective's (its context c->ctx + 1), which may be
+		 * abandoned (mpi_send_abandon), says when its bulk move is
+		 * over: a user's has no use for the event */
+		r->md = len > P.inline_max && ctx != c->ctx ? P.bulk_md : P.direct_md;
 	} else if (r->proto == MPI_PROTO_EAGER && !r->bsend && len <= MPI_ESLOT_BYTES && P.eslot_free) {
 		struct mpi_eslot *e = P.eslot_free;
 		P.eslot_free = e->next;
@@ -1914,9 +1922,11 @@ static void on_req_event(const ptl_event_t *ev, struct mpi_req *r)
 		return;
 	case PTL_EVENT_REPLY_END:
 		P.unlink_due++; /* rndv_get's MD, use-once too */
-		/* Dropped: its sender, alive, took the exposed buffer back (a
-		 * failed collective's send with no memory for a copy:
-		 * mpi_send_abandon); failed: the sender is gone. */
+		/* Dropped: the sender's libptl, alive, refused the get (its
+		 * exposed buffer taken back - a failed collective's send with
+		 * no memory for a copy, mpi_send_abandon - or no room for the
+		 * operation, or access denied): not a death. Failed: the
+		 * sender is gone, or the move failed. */
 		if (ev->ni_fail_type == PTL_NI_DROPPED)
 			req_set_err(r, MPI_ERR_OTHER, -1);
 		else if (ev->ni_fail_type != PTL_NI_OK)

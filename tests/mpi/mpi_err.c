@@ -11,7 +11,8 @@
  * past their landings with every receive posted; "lateland": a
  * collective that timed out while its message was being pulled ("lateq":
  * its pull queued for a landing; "lateget": its get deferred);
- * "latesend": one that timed out while its sends waited for the peer. */
+ * "latesend": one that timed out while its sends waited for the peer
+ * ("latebulk": while its eager part was still being read). */
 #define _GNU_SOURCE /* MAP_NORESERVE */
 #include "mpi_test.h"
 
@@ -541,10 +542,16 @@ static int late_landing(int queued)
  * (rank 1's address space held short of it): the part is taken back,
  * and rank 0's MPI_Gather, which asks for it later, fails at once with
  * MPI_ERR_OTHER, the transfer with rank 1 failed (not "rank 1 died", nor
- * a read of the unmapped buffer). */
+ * a read of the unmapped buffer).
+ * "latebulk", run with PTL_PROGRESS_THREAD=0: an MPI_Gather part of 32
+ * KiB, eager from the caller's buffer and too long to go inline (a bulk
+ * move, which rank 0 reads from rank 1's buffer as it takes the part),
+ * put while rank 0 is away for 2 s reading nothing: rank 1's failed call
+ * waits for the move to end before it returns (and rewrites the buffer);
+ * where it did not, rank 0 read the rewritten bytes. */
 enum { LS_RNDV = 256 * 1024, LS_EAGER = 16 * 1024, LS_FLOOD = 1500, LS_FLEN = 2048 };
-enum { LS_GATHER, LS_GATHER_FLOOD, LS_IBCAST, LS_NOMEM };
-enum { LS_BIG = 96 << 20 };
+enum { LS_GATHER, LS_GATHER_FLOOD, LS_IBCAST, LS_NOMEM, LS_BULK };
+enum { LS_BIG = 64 << 20, LS_BULKLEN = 32 * 1024 };
 static void late_send_part(size_t len, int how)
 {
 	static char fl[LS_FLOOD][LS_FLEN];
@@ -559,7 +566,8 @@ static void late_send_part(size_t len, int how)
 	char *all = how == LS_NOMEM ? mmap(NULL, 2 * len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
 				    : malloc(2 * len);
 	CHECK(mine != MAP_FAILED && all && all != MAP_FAILED, "memory for %zu bytes", len);
-	memset(mine, 0x22 + t_rank, span);
+	if (t_rank == 1 || how != LS_NOMEM)
+		memset(mine, 0x22 + t_rank, span);
 	if (t_rank == 1) {
 		for (int i = 0; flood && i < LS_FLOOD; i++) {
 			flood_mark(fl[i], i, LS_FLEN);
@@ -591,7 +599,7 @@ static void late_send_part(size_t len, int how)
 				     MPI_ERR_TIMEOUT, "PTL_COLL_TIMEOUT", "MPI_Gather whose part waits for the root");
 			if (f)
 				setrlimit(RLIMIT_AS, &old);
-			if (flood)
+			if (flood || how == LS_BULK)
 				memset(mine, 0x5a, len);
 			else
 				munmap(mine, len);
@@ -601,7 +609,10 @@ static void late_send_part(size_t len, int how)
 			OK(MPI_Waitall(LS_FLOOD, fq, MPI_STATUSES_IGNORE));
 		OK(MPI_Recv(&v, 1, MPI_INT, peer, 61, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 	} else {
-		OK(MPI_Recv(&v, 1, MPI_INT, peer, 62, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		if (how == LS_BULK)
+			sleep(2); /* away, reading nothing (PTL_PROGRESS_THREAD=0) */
+		else
+			OK(MPI_Recv(&v, 1, MPI_INT, peer, 62, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 		const char *got = all + len;
 		if (how == LS_IBCAST) {
 			MPI_Request q;
@@ -625,6 +636,8 @@ static void late_send_part(size_t len, int how)
 			whole += flood_whole(fl[i], i, LS_FLEN);
 		}
 		CHECK(!flood || whole == LS_FLOOD, "%d of %d flood messages in order", whole, LS_FLOOD);
+		if (how == LS_BULK)
+			OK(MPI_Recv(&v, 1, MPI_INT, peer, 62, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 		OK(MPI_Send(&v, 1, MPI_INT, peer, 61, MPI_COMM_WORLD));
 	}
 	if (t_rank == 0 || (how != LS_GATHER && how != LS_NOMEM))
@@ -642,6 +655,11 @@ static int late_send(void)
 	late_send_part(LS_RNDV, LS_IBCAST);
 	late_send_part(LS_BIG, LS_NOMEM);
 	return t_finish("mpi_err latesend");
+}
+static int late_bulk(void)
+{
+	late_send_part(LS_BULKLEN, LS_BULK);
+	return t_finish("mpi_err latebulk");
 }
 
 /* Run with PTL_PROGRESS_THREAD=0, at most 4 sends queued in libptl
@@ -753,6 +771,8 @@ int main(int argc, char **argv)
 		return late_landing(!strcmp(mode, "lateq"));
 	if (!strcmp(mode, "latesend"))
 		return late_send();
+	if (!strcmp(mode, "latebulk"))
+		return late_bulk();
 	if (!strcmp(mode, "stall")) {
 		int in = t_rank, out = 0;
 		int rc = MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

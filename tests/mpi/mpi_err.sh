@@ -71,5 +71,8 @@ run 2 PTL_PROGRESS_THREAD=0 PTL_TEST_TX_REQ_MAX=4 PTL_MPI_CREDITS=4000 PTL_COLL_
 # eager part overflowed and waiting for its pull): the peer, later, gets
 # the data as it was sent, not what the caller unmapped or rewrote after
 run 2 PTL_MPI_UNEXPECTED_MEM=1 PTL_MPI_NOACK_OFF=1 PTL_MPI_CREDITS=4000 PTL_COLL_TIMEOUT=0.5 -- mpi_err latesend
+# and one whose eager part was still being read (a bulk move, its peer
+# away): the call waits for the move to end before it returns
+run 2 PTL_PROGRESS_THREAD=0 PTL_COLL_TIMEOUT=0.5 -- mpi_err latebulk
 run 4 -- mpi_coll
 finish
