@@ -234,7 +234,8 @@ int PtlMDBind(ptl_handle_ni_t ni_handle, ptl_md_t md, ptl_unlink_t unlink_op,
 	      ptl_handle_md_t *md_handle);
 int PtlMDUnlink(ptl_handle_md_t md_handle);
 /* Reads the MD into *old_md (if not NULL) and, if new_md is not NULL,
- * replaces it - only if eq_handle is PTL_EQ_NONE or that EQ is empty;
+ * replaces it - only if eq_handle is PTL_EQ_NONE or that EQ is empty, and
+ * no operation on the MD is in flight (data moving, an answer due);
  * otherwise PTL_MD_NO_UPDATE and nothing changes. */
 int PtlMDUpdate(ptl_handle_md_t md_handle, ptl_md_t *old_md, ptl_md_t *new_md,
 		ptl_handle_eq_t eq_handle);

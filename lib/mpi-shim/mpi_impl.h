@@ -302,7 +302,7 @@ struct mpi_req {
 	void *pbuf;              /* contiguous image (ubuf, or a temporary) */
 	size_t len;              /* bytes of the image */
 	bool ptmp;               /* pbuf is ours to free */
-	bool counted;            /* an eager send's copy, in mpi_pt2pt.c's copies' budget */
+	bool counted;            /* its copy (an eager send's, a failed collective's) in mpi_pt2pt.c's copies' budget */
 	struct mpi_eslot *slot;  /* eager send: pbuf is this preallocated slot */
 	bool direct;             /* eager send from the user's buffer (mpi_pt2pt.c) */
 	bool reading;            /* a bulk put of its data not yet answered (its SEND_END to come) */
@@ -517,17 +517,18 @@ int mpi_cancel_recv(struct mpi_req *r);
  * come lands elsewhere: a pull (from a sender that may answer long
  * after) or a copy out of an unexpected buffer nowhere, a rendezvous
  * get not yet made in memory of the library's own, freed when it has.
- * A transfer libptl has under way into the buffer is waited for: libptl
- * ends it, landed or failed, without the peer's MPI calls. */
+ * A transfer libptl has under way into the buffer is waited for: the
+ * peer's libptl ends it, landed or failed (with its progress thread,
+ * without its MPI calls). */
 MPI_HIDDEN void mpi_recv_abandon(struct mpi_req *r);
 /* The caller gives send r up (a collective that failed) and may free or
  * change its buffer once this returns, while r may go on (its peer may
  * still take it): what of the caller's memory is still to be read (a
  * buffer exposed for a get, an eager put's data a pull may ask for) is
  * read from a copy of the library's instead, and a put whose data may
- * still be moving is waited for (libptl ends it without the peer's MPI
- * calls). With no memory for the copy, what the peer has yet to ask for
- * is taken back and fails. */
+ * still be moving is waited for (the peer's libptl ends it: with its
+ * progress thread, without its MPI calls). With no memory for the copy,
+ * what the peer has yet to ask for is taken back and fails. */
 MPI_HIDDEN void mpi_send_abandon(struct mpi_req *r);
 /* The caller is done with r, done or not: abandoned (a receive or a
  * send, above), and r dropped (mpi_req_drop: a send the library

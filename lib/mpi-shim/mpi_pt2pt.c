@@ -299,10 +299,11 @@ static struct {
 	struct mpi_eslot *eslots, *eslot_free;
 	struct mpi_obj_hdr direct;   /* user_ptr of direct_md and bulk_md */
 	ptl_handle_md_t direct_md;   /* the address-space MD (MPI_DIRECT_MIN) */
-	ptl_handle_md_t bulk_md;     /* the same, for direct sends that do not go inline */
+	ptl_handle_md_t bulk_md;     /* the same, for a collective's direct sends that do not go inline */
 	size_t inline_max;           /* PtlRtMaxInline: above it a put is a bulk move */
 	char *eslot_mem;
-	size_t copy_bytes, copy_max; /* eager sends' copies not yet finished, and their bound (MPI_SEND_COPY_DEFAULT) */
+	size_t copy_bytes, copy_max; /* sends' copies not yet finished (eager ones', a failed collective's:
+				      * r->counted), and their bound (MPI_SEND_COPY_DEFAULT) */
 	struct mpi_pool copies;      /* small copies' chunks (copy_get) */
 	uint64_t ux_appends;         /* unexpected-list records ever added */
 	int unlink_due;              /* UNLINK events of use-once MDs sure to follow (progress_until) */
@@ -1020,8 +1021,8 @@ static void send_fail(struct mpi_req *r, int cls)
  * the caller knows its answer came, or does not mind a put that landed
  * reported failed). True: taken back, the caller fails it (send_fail).
  * False: a transfer of it is under way (a get, a pulled put), which
- * libptl ends without the peer's MPI calls, finishing r; or r finished
- * meanwhile. */
+ * the peer's libptl ends (abandon_wait says when it does not), finishing
+ * r; or r finished meanwhile. */
 static bool send_withdraw(struct mpi_req *r)
 {
 	switch (r->stage) {
@@ -1113,13 +1114,12 @@ static bool send_start(struct mpi_req *r)
 		r->stage = MPI_SS_EAGER;
 		rc = PtlPutRegion(r->md, send_off(r), r->len, PTL_ACK_REQ, to, MPI_PT_MSG, 0, bits, 0,
 				  MPI_HDR(MPI_PROTO_EAGER, r->len, mpi_req_id(r)));
+		r->reading = rc == PTL_OK && r->md == P.bulk_md;
 	} else {
 		r->stage = MPI_SS_RNDV;
 		rc = PtlPut(P.zero_md, PTL_NO_ACK_REQ, to, MPI_PT_MSG, 0, bits, 0,
 			    MPI_HDR(MPI_PROTO_RNDV, r->len, mpi_req_id(r)));
 	}
-	if (rc == PTL_OK)
-		r->reading = r->md == P.bulk_md;
 	if (rc == PTL_NO_SPACE)
 		return send_refused(r);
 	if (rc != PTL_OK) {
@@ -2527,6 +2527,32 @@ int mpi_mrecv_start(void *buf, int count, MPI_Datatype dt, struct mpi_ux *u, str
  * its sender's put is taken and acknowledged, and goes nowhere). */
 static char abandoned[1];
 
+/* A pass of an abandoning wait for a transfer of r's under way, which
+ * the peer's libptl ends without the peer's MPI calls - but not while
+ * the peer's process is stopped, nor, with PTL_PROGRESS_THREAD=0, while
+ * it is out of MPI. The caller cannot return before it ends (the
+ * transfer reads or writes its buffer), so past PTL_COLL_TIMEOUT (10 s
+ * without one) the wait says whom it waits for, once. *since: 0 at the
+ * wait's start. */
+static void abandon_wait(const struct mpi_req *r, double *since)
+{
+	double now = mpi_now();
+	if (*since == 0)
+		*since = now;
+	double limit = mpi_g.coll_timeout > 0 ? mpi_g.coll_timeout : 10;
+	if (*since > 0 && now - *since > limit) {
+		char who[32] = "a peer";
+		if (r->wpeer >= 0)
+			snprintf(who, sizeof who, "world rank %d", r->wpeer);
+		fprintf(stderr,
+			"ptl-mpi: rank %d: a call that failed waits, %.1f s now, for its transfer with %s to end "
+			"before it returns (is that process stopped, or not calling MPI with PTL_PROGRESS_THREAD=0?)\n",
+			mpi_g.wrank, now - *since, who);
+		*since = -1;
+	}
+	mpi_progress(1);
+}
+
 void mpi_recv_abandon(struct mpi_req *r)
 {
 	mpi_cancel_recv(r);
@@ -2559,6 +2585,7 @@ void mpi_recv_abandon(struct mpi_req *r)
 	 * peer's MPI calls: waited for. */
 	bool repoint = r->md != PTL_INVALID_HANDLE && (pulled || !r->ptmp);
 	void *own = NULL;
+	double since = 0;
 	while (repoint && !r->done) {
 		ptl_md_t md;
 		int rc = PtlMDUpdate(r->md, &md, NULL, PTL_EQ_NONE);
@@ -2572,7 +2599,7 @@ void mpi_recv_abandon(struct mpi_req *r)
 		}
 		if (rc != PTL_MD_NO_UPDATE)
 			break;
-		mpi_progress(1);
+		abandon_wait(r, &since);
 	}
 	if (own && !r->done) {
 		r->pbuf = own;
@@ -2599,6 +2626,7 @@ void mpi_send_abandon(struct mpi_req *r)
 		 * while a get is under way (waited for), gone once one has
 		 * been made (its end, in the queue, finishes r). */
 		int rc = PTL_MD_NO_UPDATE;
+		double since = 0;
 		while (own && r->busy && rc == PTL_MD_NO_UPDATE) {
 			ptl_md_t md;
 			rc = PtlMDUpdate(r->md, &md, NULL, PTL_EQ_NONE);
@@ -2607,7 +2635,7 @@ void mpi_send_abandon(struct mpi_req *r)
 				rc = PtlMDUpdate(r->md, NULL, &md, PTL_EQ_NONE);
 			}
 			if (rc == PTL_MD_NO_UPDATE)
-				mpi_progress(1);
+				abandon_wait(r, &since);
 		}
 		if (own && rc != PTL_OK) {
 			copy_put(own, r->len);
@@ -2626,10 +2654,11 @@ void mpi_send_abandon(struct mpi_req *r)
 		r->counted = true;
 		P.copy_bytes += r->len + MPI_SEND_COPY_OVERHEAD;
 	}
-	/* A bulk put of it may be read still, until it is answered (by the
-	 * peer's libptl, without the peer's MPI calls): waited for. */
+	/* A bulk put of it may be read still, until it is answered: waited
+	 * for (abandon_wait). */
+	double since = 0;
 	while (r->busy && r->reading)
-		mpi_progress(1);
+		abandon_wait(r, &since);
 	if (own)
 		return;
 	/* No memory for a copy: what its peer has yet to ask for is taken
@@ -2642,7 +2671,7 @@ void mpi_send_abandon(struct mpi_req *r)
 		return;
 	}
 	while (r->busy)
-		mpi_progress(1);
+		abandon_wait(r, &since);
 }
 
 void mpi_req_give_up(struct mpi_req *r)

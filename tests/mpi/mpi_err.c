@@ -144,6 +144,40 @@ static int flood_whole(const char *m, int i, int len)
 	return m[0] == (char)i && m[len - 1] == (char)(i + 3);
 }
 
+/* The late_* floods: n marked messages of len bytes, the rows of base,
+ * sent to peer with tag (each its request in q). */
+static void flood_post(char *base, int n, int len, int peer, int tag, MPI_Request *q)
+{
+	for (int i = 0; i < n; i++) {
+		flood_mark(base + (size_t)i * len, i, len);
+		OK(MPI_Isend(base + (size_t)i * len, len, MPI_CHAR, peer, tag, MPI_COMM_WORLD, &q[i]));
+	}
+}
+
+/* ... received into the rows of base: by the receives of q, posted
+ * already, or (q NULL) in order now. How many came whole, in place. */
+static int flood_take(char *base, int n, int len, int peer, int tag, MPI_Request *q)
+{
+	int whole = 0;
+	if (q)
+		OK(MPI_Waitall(n, q, MPI_STATUSES_IGNORE));
+	for (int i = 0; i < n; i++) {
+		if (!q)
+			OK(MPI_Recv(base + (size_t)i * len, len, MPI_CHAR, peer, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		whole += flood_whole(base + (size_t)i * len, i, len);
+	}
+	return whole;
+}
+
+/* How many of p's len bytes are c. */
+static size_t count_byte(const char *p, size_t len, char c)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < len; i++)
+		n += p[i] == c;
+	return n;
+}
+
 /* Run with PTL_MPI_MAX_MES=256, 2 ranks. Rank 0 first takes IDLE
  * messages in receives posted for them, whose entries the library keeps
  * (idle, for later receives like them). Then it posts receives (tag 5,
@@ -479,13 +513,10 @@ static int late_landing(int queued)
 	static char fl[LATE_FLOOD][LATE_FLEN];
 	static MPI_Request fq[LATE_FLOOD];
 	static char in[LATE_LEN], out[LATE_LEN];
-	int peer = 1 - t_rank, v = 0, whole = 0, kept = 0;
+	int peer = 1 - t_rank, v = 0;
 	if (t_rank == 0) {
 		MPI_Request q;
-		for (int i = 0; i < LATE_FLOOD; i++) {
-			flood_mark(fl[i], i, LATE_FLEN);
-			OK(MPI_Isend(fl[i], LATE_FLEN, MPI_CHAR, peer, 50, MPI_COMM_WORLD, &fq[i]));
-		}
+		flood_post(fl[0], LATE_FLOOD, LATE_FLEN, peer, 50, fq);
 		memset(in, 0x11, sizeof in);
 		OK(MPI_Iallreduce(in, out, LATE_LEN, MPI_CHAR, MPI_BXOR, MPI_COMM_WORLD, &q));
 		OK(MPI_Send(&v, 1, MPI_INT, peer, 51, MPI_COMM_WORLD)); /* all of it sent (the part at the start) */
@@ -507,18 +538,11 @@ static int late_landing(int queued)
 		memset(out, 0x5a, sizeof out);
 		OK(MPI_Recv(&v, 1, MPI_INT, peer, 51, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 		OK(MPI_Recv(&v, 1, MPI_INT, peer, 52, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-		if (queued)
-			OK(MPI_Waitall(LATE_FLOOD, fq, MPI_STATUSES_IGNORE));
-		for (int i = 0; i < LATE_FLOOD; i++) {
-			if (!queued)
-				OK(MPI_Recv(fl[i], LATE_FLEN, MPI_CHAR, peer, 50, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-			whole += flood_whole(fl[i], i, LATE_FLEN);
-		}
+		int whole = flood_take(fl[0], LATE_FLOOD, LATE_FLEN, peer, 50, queued ? fq : NULL);
 		CHECK(whole == LATE_FLOOD, "%d of %d flood messages in order", whole, LATE_FLOOD);
-		for (int i = 0; i < LATE_LEN; i++)
-			kept += out[i] == 0x5a;
-		CHECK(kept == LATE_LEN, "%d of %d bytes of the failed call's result buffer as written after it", kept,
-		      LATE_LEN);
+		size_t kept = count_byte(out, sizeof out, 0x5a);
+		CHECK(kept == sizeof out, "%zu of %zu bytes of the failed call's result buffer as written after it", kept,
+		      sizeof out);
 	}
 	return t_finish(queued ? "mpi_err lateq" : "mpi_err lateland");
 }
@@ -546,9 +570,10 @@ static int late_landing(int queued)
  * "latebulk", run with PTL_PROGRESS_THREAD=0: an MPI_Gather part of 32
  * KiB, eager from the caller's buffer and too long to go inline (a bulk
  * move, which rank 0 reads from rank 1's buffer as it takes the part),
- * put while rank 0 is away for 2 s reading nothing: rank 1's failed call
- * waits for the move to end before it returns (and rewrites the buffer);
- * where it did not, rank 0 read the rewritten bytes. */
+ * put while rank 0 is away for 3 s reading nothing: rank 1's failed call
+ * waits for the move to end before it returns (and rewrites the buffer),
+ * and past its deadline more (0.5 s) says whom it waits for; where it
+ * did not wait, rank 0 read the rewritten bytes. */
 enum { LS_RNDV = 256 * 1024, LS_EAGER = 16 * 1024, LS_FLOOD = 1500, LS_FLEN = 2048 };
 enum { LS_GATHER, LS_GATHER_FLOOD, LS_IBCAST, LS_NOMEM, LS_BULK };
 enum { LS_BIG = 64 << 20, LS_BULKLEN = 32 * 1024 };
@@ -556,11 +581,9 @@ static void late_send_part(size_t len, int how)
 {
 	static char fl[LS_FLOOD][LS_FLEN];
 	static MPI_Request fq[LS_FLOOD];
-	int peer = 1 - t_rank, v = 0, whole = 0, same = 0, flood = how == LS_GATHER_FLOOD;
-	/* the Ibcast's: len bytes as 32-byte runs 64 bytes apart */
-	MPI_Datatype vec;
-	OK(MPI_Type_vector((int)len / 32, 32, 64, MPI_CHAR, &vec));
-	OK(MPI_Type_commit(&vec));
+	int peer = 1 - t_rank, v = 0, flood = how == LS_GATHER_FLOOD;
+	/* rank 1's buffer, once its call failed: unmapped, or rewritten */
+	int unmap = how == LS_GATHER || how == LS_NOMEM;
 	size_t span = how == LS_IBCAST ? 2 * len : len;
 	char *mine = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	char *all = how == LS_NOMEM ? mmap(NULL, 2 * len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
@@ -569,18 +592,21 @@ static void late_send_part(size_t len, int how)
 	if (t_rank == 1 || how != LS_NOMEM)
 		memset(mine, 0x22 + t_rank, span);
 	if (t_rank == 1) {
-		for (int i = 0; flood && i < LS_FLOOD; i++) {
-			flood_mark(fl[i], i, LS_FLEN);
-			OK(MPI_Isend(fl[i], LS_FLEN, MPI_CHAR, peer, 60, MPI_COMM_WORLD, &fq[i]));
-		}
+		if (flood)
+			flood_post(fl[0], LS_FLOOD, LS_FLEN, peer, 60, fq);
 		if (how == LS_IBCAST) {
+			/* len bytes as 32-byte runs 64 bytes apart */
+			MPI_Datatype vec;
 			MPI_Request q;
+			OK(MPI_Type_vector((int)len / 32, 32, 64, MPI_CHAR, &vec));
+			OK(MPI_Type_commit(&vec));
 			OK(MPI_Ibcast(mine, 1, vec, 1, MPI_COMM_WORLD, &q));
 			t_fails_with(MPI_Wait(&q, MPI_STATUS_IGNORE), MPI_ERR_TIMEOUT, "PTL_COLL_TIMEOUT",
 				     "MPI_Ibcast whose part waits for rank 0");
 			memset(mine, 0x5a, span);
 			OK(MPI_Ibcast(mine, 1, vec, 0, MPI_COMM_SELF, &q));
 			OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+			OK(MPI_Type_free(&vec));
 		} else {
 			/* LS_NOMEM: what is mapped now and 32 MiB, short of the
 			 * copy */
@@ -599,10 +625,10 @@ static void late_send_part(size_t len, int how)
 				     MPI_ERR_TIMEOUT, "PTL_COLL_TIMEOUT", "MPI_Gather whose part waits for the root");
 			if (f)
 				setrlimit(RLIMIT_AS, &old);
-			if (flood || how == LS_BULK)
-				memset(mine, 0x5a, len);
-			else
+			if (unmap)
 				munmap(mine, len);
+			else
+				memset(mine, 0x5a, len);
 		}
 		OK(MPI_Send(&v, 1, MPI_INT, peer, 62, MPI_COMM_WORLD));
 		if (flood)
@@ -610,7 +636,7 @@ static void late_send_part(size_t len, int how)
 		OK(MPI_Recv(&v, 1, MPI_INT, peer, 61, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 	} else {
 		if (how == LS_BULK)
-			sleep(2); /* away, reading nothing (PTL_PROGRESS_THREAD=0) */
+			sleep(3); /* away, reading nothing (PTL_PROGRESS_THREAD=0) */
 		else
 			OK(MPI_Recv(&v, 1, MPI_INT, peer, 62, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 		const char *got = all + len;
@@ -627,26 +653,21 @@ static void late_send_part(size_t len, int how)
 		} else {
 			OK(MPI_Gather(mine, (int)len, MPI_CHAR, all, (int)len, MPI_CHAR, 0, MPI_COMM_WORLD));
 		}
-		for (size_t i = 0; i < len; i++)
-			same += got[i] == 0x23;
-		CHECK(how == LS_NOMEM || same == (int)len, "%zu-byte part (%s): %d bytes as rank 1 sent them", len,
+		size_t same = how == LS_NOMEM ? len : count_byte(got, len, 0x23);
+		CHECK(same == len, "%zu-byte part (%s): %zu bytes as rank 1 sent them", len,
 		      how == LS_IBCAST ? "MPI_Ibcast" : flood ? "MPI_Gather, eager" : "MPI_Gather", same);
-		for (int i = 0; flood && i < LS_FLOOD; i++) {
-			OK(MPI_Recv(fl[i], LS_FLEN, MPI_CHAR, peer, 60, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-			whole += flood_whole(fl[i], i, LS_FLEN);
-		}
-		CHECK(!flood || whole == LS_FLOOD, "%d of %d flood messages in order", whole, LS_FLOOD);
+		int whole = flood ? flood_take(fl[0], LS_FLOOD, LS_FLEN, peer, 60, NULL) : LS_FLOOD;
+		CHECK(whole == LS_FLOOD, "%d of %d flood messages in order", whole, LS_FLOOD);
 		if (how == LS_BULK)
 			OK(MPI_Recv(&v, 1, MPI_INT, peer, 62, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 		OK(MPI_Send(&v, 1, MPI_INT, peer, 61, MPI_COMM_WORLD));
 	}
-	if (t_rank == 0 || (how != LS_GATHER && how != LS_NOMEM))
+	if (t_rank == 0 || !unmap)
 		munmap(mine, span);
 	if (how == LS_NOMEM)
 		munmap(all, 2 * len);
 	else
 		free(all);
-	OK(MPI_Type_free(&vec));
 }
 static int late_send(void)
 {
@@ -678,7 +699,7 @@ static int late_get(void)
 {
 	static char fl[LG_FLOOD][LG_FLEN], in[LG_LEN], out[LG_LEN];
 	static MPI_Request fq[LG_FLOOD];
-	int peer = 1 - t_rank, v = 0, whole = 0, kept = 0;
+	int peer = 1 - t_rank, v = 0;
 	memset(in, 0x11 + t_rank, sizeof in);
 	if (t_rank == 0) {
 		MPI_Request q;
@@ -687,27 +708,20 @@ static int late_get(void)
 		sleep(3);
 		OK(MPI_Wait(&q, MPI_STATUS_IGNORE)); /* its part taken: the get went */
 		OK(MPI_Send(&v, 1, MPI_INT, peer, 52, MPI_COMM_WORLD));
-		for (int i = 0; i < LG_FLOOD; i++) {
-			OK(MPI_Recv(fl[i], LG_FLEN, MPI_CHAR, peer, 50, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-			whole += flood_whole(fl[i], i, LG_FLEN);
-		}
+		int whole = flood_take(fl[0], LG_FLOOD, LG_FLEN, peer, 50, NULL);
 		CHECK(whole == LG_FLOOD, "%d of %d flood messages in order", whole, LG_FLOOD);
 	} else {
 		OK(MPI_Probe(peer, 51, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-		for (int i = 0; i < LG_FLOOD; i++) {
-			flood_mark(fl[i], i, LG_FLEN);
-			OK(MPI_Isend(fl[i], LG_FLEN, MPI_CHAR, peer, 50, MPI_COMM_WORLD, &fq[i]));
-		}
+		flood_post(fl[0], LG_FLOOD, LG_FLEN, peer, 50, fq);
 		t_fails_with(MPI_Bcast(out, LG_LEN, MPI_CHAR, 0, MPI_COMM_WORLD), MPI_ERR_TIMEOUT,
 			     "PTL_COLL_TIMEOUT", "MPI_Bcast whose get waits for room");
 		memset(out, 0x5a, sizeof out);
 		OK(MPI_Recv(&v, 1, MPI_INT, peer, 51, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 		OK(MPI_Recv(&v, 1, MPI_INT, peer, 52, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 		OK(MPI_Waitall(LG_FLOOD, fq, MPI_STATUSES_IGNORE));
-		for (size_t i = 0; i < sizeof out; i++)
-			kept += out[i] == 0x5a;
-		CHECK(kept == (int)sizeof out, "%d of %zu bytes of the failed call's result buffer as written after it",
-		      kept, sizeof out);
+		size_t kept = count_byte(out, sizeof out, 0x5a);
+		CHECK(kept == sizeof out, "%zu of %zu bytes of the failed call's result buffer as written after it", kept,
+		      sizeof out);
 	}
 	return t_finish("mpi_err lateget");
 }

@@ -72,7 +72,11 @@ run 2 PTL_PROGRESS_THREAD=0 PTL_TEST_TX_REQ_MAX=4 PTL_MPI_CREDITS=4000 PTL_COLL_
 # the data as it was sent, not what the caller unmapped or rewrote after
 run 2 PTL_MPI_UNEXPECTED_MEM=1 PTL_MPI_NOACK_OFF=1 PTL_MPI_CREDITS=4000 PTL_COLL_TIMEOUT=0.5 -- mpi_err latesend
 # and one whose eager part was still being read (a bulk move, its peer
-# away): the call waits for the move to end before it returns
+# away): the call waits for the move to end before it returns, and past
+# its deadline more says whom it waits for
 run 2 PTL_PROGRESS_THREAD=0 PTL_COLL_TIMEOUT=0.5 -- mpi_err latebulk
+if ! printf '%s\n' "$out" | grep -q "rank 1: a call that failed waits, [0-9.]* s now, for its transfer with world rank 0 to end"; then
+	jobfail "latebulk: rank 1 did not say it waits for world rank 0"
+fi
 run 4 -- mpi_coll
 finish
