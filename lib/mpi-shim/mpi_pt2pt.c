@@ -2553,6 +2553,39 @@ static void abandon_wait(const struct mpi_req *r, double *since)
 	mpi_progress(1);
 }
 
+/* Whether r needs nothing more of the library's: a receive done, a send
+ * finished. */
+static bool req_over(const struct mpi_req *r)
+{
+	return r->kind == MPI_REQ_SEND ? !r->busy : r->done;
+}
+
+/* r's MD (r->md) re-pointed to start, of no bytes where empty, its length
+ * kept otherwise. The read and the write are two calls (libptl's progress
+ * thread between them): a use-once MD consumed meanwhile is gone
+ * (PTL_MD_INVALID). PTL_MD_NO_UPDATE, data moving now: waited for
+ * (abandon_wait), and tried again unless r is over meanwhile. Returns
+ * the last call's code. */
+static int md_repoint(struct mpi_req *r, void *start, bool empty)
+{
+	double since = 0;
+	for (;;) {
+		ptl_md_t md;
+		int rc = PtlMDUpdate(r->md, &md, NULL, PTL_EQ_NONE);
+		if (rc == PTL_OK) {
+			md.start = start;
+			if (empty)
+				md.length = 0;
+			rc = PtlMDUpdate(r->md, NULL, &md, PTL_EQ_NONE);
+		}
+		if (rc != PTL_MD_NO_UPDATE)
+			return rc;
+		abandon_wait(r, &since);
+		if (req_over(r))
+			return rc;
+	}
+}
+
 void mpi_recv_abandon(struct mpi_req *r)
 {
 	mpi_cancel_recv(r);
@@ -2573,35 +2606,29 @@ void mpi_recv_abandon(struct mpi_req *r)
 		if (!r->ptmp)
 			r->pbuf = abandoned;
 	}
-	/* The MD its data lands in, re-pointed: a pull's landing to no
-	 * bytes; a get's (bound, its call deferred) to memory of ours (a
-	 * get of no bytes would be refused, and its sender would wait for
-	 * it); none where the image is ours already. The read and the
-	 * write are two calls (libptl's progress thread between them): a
-	 * use-once MD consumed meanwhile is gone (PTL_MD_INVALID), and a
-	 * kept one (a posted receive's) is reached only once spent, its
-	 * cancel refused while its data moves. PTL_MD_NO_UPDATE: the data
-	 * moving now, which libptl ends, landed or failed, without the
-	 * peer's MPI calls: waited for. */
-	bool repoint = r->md != PTL_INVALID_HANDLE && (pulled || !r->ptmp);
-	void *own = NULL;
+	/* The MD its data lands in, re-pointed (md_repoint): a pull's
+	 * landing to no bytes; another (a get's, bound, its call deferred)
+	 * to memory of ours as long (a get of no bytes would be refused, and
+	 * its sender would wait for it); none where the image is ours
+	 * already. A kept MD (a posted receive's) is reached only once
+	 * spent, its cancel refused while its data moves. */
+	if (r->md == PTL_INVALID_HANDLE || (!pulled && r->ptmp))
+		return;
+	if (pulled) {
+		md_repoint(r, abandoned, true);
+		return;
+	}
+	ptl_md_t cur;
+	if (PtlMDUpdate(r->md, &cur, NULL, PTL_EQ_NONE) != PTL_OK)
+		return; /* consumed meanwhile (a read alone is never refused) */
+	void *own;
 	double since = 0;
-	while (repoint && !r->done) {
-		ptl_md_t md;
-		int rc = PtlMDUpdate(r->md, &md, NULL, PTL_EQ_NONE);
-		if (rc == PTL_OK && !pulled && !own && !(own = malloc(md.length ? md.length : 1)))
-			rc = PTL_MD_NO_UPDATE; /* no memory: until it has landed */
-		if (rc == PTL_OK) {
-			md.start = pulled ? (void *)abandoned : own;
-			if (pulled)
-				md.length = 0;
-			rc = PtlMDUpdate(r->md, NULL, &md, PTL_EQ_NONE);
-		}
-		if (rc != PTL_MD_NO_UPDATE)
-			break;
+	while (!(own = malloc(cur.length ? cur.length : 1))) {
+		if (r->done)
+			return; /* no memory: until it has landed, or there is */
 		abandon_wait(r, &since);
 	}
-	if (own && !r->done) {
+	if (md_repoint(r, own, false) == PTL_OK && !r->done) {
 		r->pbuf = own;
 		r->ptmp = true;
 		r->dtp = NULL;
@@ -2625,19 +2652,7 @@ void mpi_send_abandon(struct mpi_req *r)
 		/* The exposed buffer's MD, re-pointed to the copy: refused
 		 * while a get is under way (waited for), gone once one has
 		 * been made (its end, in the queue, finishes r). */
-		int rc = PTL_MD_NO_UPDATE;
-		double since = 0;
-		while (own && r->busy && rc == PTL_MD_NO_UPDATE) {
-			ptl_md_t md;
-			rc = PtlMDUpdate(r->md, &md, NULL, PTL_EQ_NONE);
-			if (rc == PTL_OK) {
-				md.start = own;
-				rc = PtlMDUpdate(r->md, NULL, &md, PTL_EQ_NONE);
-			}
-			if (rc == PTL_MD_NO_UPDATE)
-				abandon_wait(r, &since);
-		}
-		if (own && rc != PTL_OK) {
+		if (own && md_repoint(r, own, false) != PTL_OK) {
 			copy_put(own, r->len);
 			return;
 		}

@@ -477,10 +477,7 @@ static int pulls_past_landings(void)
 	} else {
 		OK(MPI_Recv(&sent, 1, MPI_INT, peer, 21, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 		OK(MPI_Recv(&n, 1, MPI_INT, peer, 31, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-		for (int i = 0; i < PULL_N; i++) {
-			flood_mark(fl[i], i, PULL_LEN);
-			OK(MPI_Isend(fl[i], PULL_LEN, MPI_CHAR, peer, 22, MPI_COMM_WORLD, &fq[i]));
-		}
+		flood_post(fl[0], PULL_N, PULL_LEN, peer, 22, fq);
 		OK(MPI_Send(&n, 1, MPI_INT, peer, 23, MPI_COMM_WORLD));
 		usleep(300000);
 		OK(MPI_Waitall(PULL_N, fq, MPI_STATUSES_IGNORE));
