@@ -423,6 +423,16 @@ PTL_MPI_FN(int, Type_size_x, (MPI_Datatype datatype, MPI_Count *size))
 PTL_MPI_FN(int, Type_get_extent_x, (MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent))
 PTL_MPI_FN(int, Type_get_true_extent_x, (MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent))
 PTL_MPI_FN(int, Get_address, (const void *location, MPI_Aint *address))
+/* MPI-1's names, removed by MPI-3.0 but still called by older programs
+ * (HPL, HPCC): each is the call that replaced it (MPI_Type_struct is
+ * MPI_Type_create_struct, and so on; no MPI_LB or MPI_UB markers). */
+PTL_MPI_FN(int, Address, (void *location, MPI_Aint *address))
+PTL_MPI_FN(int, Type_hvector, (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype))
+PTL_MPI_FN(int, Type_hindexed, (int count, int blocklengths[], MPI_Aint displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype))
+PTL_MPI_FN(int, Type_struct, (int count, int blocklengths[], MPI_Aint displacements[], MPI_Datatype types[], MPI_Datatype *newtype))
+PTL_MPI_FN(int, Type_extent, (MPI_Datatype datatype, MPI_Aint *extent))
+PTL_MPI_FN(int, Type_lb, (MPI_Datatype datatype, MPI_Aint *displacement))
+PTL_MPI_FN(int, Type_ub, (MPI_Datatype datatype, MPI_Aint *displacement))
 PTL_MPI_FN(int, Pack, (const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position, MPI_Comm comm))
 PTL_MPI_FN(int, Unpack, (const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype, MPI_Comm comm))
 PTL_MPI_FN(int, Pack_size, (int incount, MPI_Datatype datatype, MPI_Comm comm, int *size))

@@ -761,6 +761,30 @@ int PMPI_Get_address(const void *location, MPI_Aint *address)
 	return MPI_SUCCESS;
 }
 
+/* MPI-1's names for the calls above (mpi.h). Errors name the call that
+ * replaced them; the envelope's combiner is that call's, which is also
+ * what MPI-2 gives the C binding of the MPI-1 name (MPI_COMBINER_STRUCT,
+ * not the _INTEGER ones of Fortran's). */
+int PMPI_Address(void *location, MPI_Aint *address)
+{
+	return PMPI_Get_address(location, address);
+}
+
+int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype old, MPI_Datatype *newtype)
+{
+	return PMPI_Type_create_hvector(count, blocklength, stride, old, newtype);
+}
+
+int PMPI_Type_hindexed(int count, int bl[], MPI_Aint displs[], MPI_Datatype old, MPI_Datatype *newtype)
+{
+	return PMPI_Type_create_hindexed(count, bl, displs, old, newtype);
+}
+
+int PMPI_Type_struct(int count, int bl[], MPI_Aint displs[], MPI_Datatype olds[], MPI_Datatype *newtype)
+{
+	return PMPI_Type_create_struct(count, bl, displs, olds, newtype);
+}
+
 /* ---------------------------------------------------------------- packing */
 /* The packed form is the type's data bytes in type-map order, with no
  * header: all ranks of a job share one representation, so MPI_PACKED

@@ -153,6 +153,28 @@ int PMPI_Type_get_true_extent(MPI_Datatype dt, MPI_Aint *lb, MPI_Aint *extent)
 	return extent_of("MPI_Type_get_true_extent", dt, lb, extent, true);
 }
 
+/* MPI-1's queries (mpi.h): the extent, and its bounds, of MPI_Type_get_extent */
+int PMPI_Type_extent(MPI_Datatype dt, MPI_Aint *extent)
+{
+	MPI_Aint lb;
+	return extent_of("MPI_Type_extent", dt, &lb, extent, false);
+}
+
+int PMPI_Type_lb(MPI_Datatype dt, MPI_Aint *displacement)
+{
+	MPI_Aint extent;
+	return extent_of("MPI_Type_lb", dt, displacement, &extent, false);
+}
+
+int PMPI_Type_ub(MPI_Datatype dt, MPI_Aint *displacement)
+{
+	MPI_Aint lb, extent;
+	int rc = extent_of("MPI_Type_ub", dt, &lb, &extent, false);
+	if (!rc)
+		*displacement = lb + extent;
+	return rc;
+}
+
 int PMPI_Type_get_extent_x(MPI_Datatype dt, MPI_Count *lb, MPI_Count *extent)
 {
 	return query("MPI_Type_get_extent_x", dt, NULL, lb, extent, false);

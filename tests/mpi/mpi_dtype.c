@@ -1,6 +1,7 @@
 /* mpi_dtype: derived datatypes through point-to-point and collectives:
  * vector, indexed, struct, resized; sizes, extents, Get_count and
- * Get_elements. Needs 2 ranks (more are idle in the pair tests). */
+ * Get_elements; MPI-1's names for the constructors and queries. Needs 2
+ * ranks (more are idle in the pair tests). */
 #include "mpi_test.h"
 
 #include <stddef.h>
@@ -11,9 +12,99 @@ struct part {
 	char name[5];
 };
 
+/* Whether a and b lay out count elements of buf alike: their packed bytes */
+static int same_map(MPI_Datatype a, MPI_Datatype b, const void *buf, int count)
+{
+	char pa[512], pb[512];
+	int na = 0, nb = 0;
+	if (MPI_Pack(buf, count, a, pa, sizeof pa, &na, MPI_COMM_WORLD) ||
+	    MPI_Pack(buf, count, b, pb, sizeof pb, &nb, MPI_COMM_WORLD))
+		return 0;
+	return na == nb && !memcmp(pa, pb, (size_t)na);
+}
+
+static int combiner_of(MPI_Datatype t)
+{
+	int ni, na, nd, comb = -1;
+	MPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
+	return comb;
+}
+
+/* MPI-1's names, removed by MPI-3.0 and still called (HPL's panels are
+ * MPI_Type_struct of MPI_Address displacements): each builds the type its
+ * replacement does, and fails as it does. */
+static void mpi1_names(void)
+{
+	struct part p[2] = { { 1.25, 7, "ab" }, { 2.5, 8, "cd" } };
+	MPI_Aint a0, a1, a2, a3;
+	OK(MPI_Address(&p[0], &a0));
+	OK(MPI_Address(&p[0].id, &a1));
+	OK(MPI_Address(p[0].name, &a2));
+	OK(MPI_Address(&p[1], &a3));
+	CHECK(a1 - a0 == (MPI_Aint)offsetof(struct part, id) && a2 - a0 == (MPI_Aint)offsetof(struct part, name) &&
+		      a3 - a0 == (MPI_Aint)sizeof(struct part),
+	      "MPI_Address: %ld %ld %ld", (long)(a1 - a0), (long)(a2 - a0), (long)(a3 - a0));
+	int bl[3] = { 1, 1, 3 };
+	MPI_Aint d[3] = { 0, a1 - a0, a2 - a0 };
+	MPI_Datatype ty[3] = { MPI_DOUBLE, MPI_INT, MPI_CHAR }, s1, s3;
+	OK(MPI_Type_struct(3, bl, d, ty, &s1));
+	OK(MPI_Type_create_struct(3, bl, d, ty, &s3));
+	OK(MPI_Type_commit(&s1));
+	OK(MPI_Type_commit(&s3));
+	CHECK(same_map(s1, s3, p, 2), "MPI_Type_struct lays out unlike MPI_Type_create_struct");
+	CHECK(combiner_of(s1) == MPI_COMBINER_STRUCT, "MPI_Type_struct's combiner %d", combiner_of(s1));
+
+	double m[6][5];
+	for (int i = 0; i < 30; i++)
+		m[i / 5][i % 5] = i;
+	MPI_Datatype h1, h3, x1, x3;
+	OK(MPI_Type_hvector(6, 2, 5 * sizeof(double), MPI_DOUBLE, &h1));
+	OK(MPI_Type_create_hvector(6, 2, 5 * sizeof(double), MPI_DOUBLE, &h3));
+	OK(MPI_Type_commit(&h1));
+	OK(MPI_Type_commit(&h3));
+	CHECK(same_map(h1, h3, &m[0][1], 1), "MPI_Type_hvector lays out unlike MPI_Type_create_hvector");
+	CHECK(combiner_of(h1) == MPI_COMBINER_HVECTOR, "MPI_Type_hvector's combiner %d", combiner_of(h1));
+	int xbl[3] = { 2, 1, 3 };
+	MPI_Aint xd[3] = { 0, 5 * sizeof(double), 17 * sizeof(double) };
+	OK(MPI_Type_hindexed(3, xbl, xd, MPI_DOUBLE, &x1));
+	OK(MPI_Type_create_hindexed(3, xbl, xd, MPI_DOUBLE, &x3));
+	OK(MPI_Type_commit(&x1));
+	OK(MPI_Type_commit(&x3));
+	CHECK(same_map(x1, x3, m, 1), "MPI_Type_hindexed lays out unlike MPI_Type_create_hindexed");
+	CHECK(combiner_of(x1) == MPI_COMBINER_HINDEXED, "MPI_Type_hindexed's combiner %d", combiner_of(x1));
+
+	/* the bounds: a type resized to [-8, 40) */
+	MPI_Datatype r;
+	MPI_Aint ext = 0, lb = 0, ub = 0;
+	OK(MPI_Type_create_resized(MPI_INT, -8, 48, &r));
+	OK(MPI_Type_commit(&r));
+	OK(MPI_Type_extent(r, &ext));
+	OK(MPI_Type_lb(r, &lb));
+	OK(MPI_Type_ub(r, &ub));
+	CHECK(ext == 48 && lb == -8 && ub == 40, "MPI_Type_extent/lb/ub: %ld [%ld, %ld)", (long)ext, (long)lb,
+	      (long)ub);
+	OK(MPI_Type_extent(h1, &ext));
+	CHECK(ext == (MPI_Aint)(27 * sizeof(double)), "MPI_Type_extent of an hvector: %ld", (long)ext);
+
+	/* bad arguments: the errors of the calls that replaced them, nothing made */
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	MPI_Datatype bad = MPI_DATATYPE_NULL;
+	t_fails_with(MPI_Type_extent(MPI_DATATYPE_NULL, &ext), MPI_ERR_TYPE, "MPI_Type_extent", "MPI_Type_extent(NULL)");
+	t_fails_with(MPI_Type_ub((MPI_Datatype)12345, &ub), MPI_ERR_TYPE, "MPI_Type_ub", "MPI_Type_ub(12345)");
+	t_fails_with(MPI_Type_hvector(-1, 1, 8, MPI_INT, &bad), MPI_ERR_COUNT, "count -1", "MPI_Type_hvector(-1)");
+	t_fails_with(MPI_Type_struct(1, bl, d, &bad, &bad), MPI_ERR_TYPE, "", "MPI_Type_struct(NULL member)");
+	CHECK(bad == MPI_DATATYPE_NULL, "a failed MPI-1 constructor made a type");
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+
+	MPI_Datatype all[] = { s1, s3, h1, h3, x1, x3, r };
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+		OK(MPI_Type_free(&all[i]));
+}
+
 int main(int argc, char **argv)
 {
 	t_init(&argc, &argv);
+	mpi1_names();
 	int sz;
 	MPI_Aint lb, ext;
 	/* a column of a 6x5 double matrix */
