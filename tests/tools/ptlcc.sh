@@ -1,0 +1,106 @@
+#!/bin/sh
+# ptlcc as a user runs it: an MPI program (tests/tools/ptlcc_app.c) and a
+# Portals one (examples/ring.c) built with it run under ptlrun, and load
+# ptl's libraries from where ptlcc built them (the loader's own search, no
+# LD_LIBRARY_PATH, whatever ldconfig knows); --showme prints the command;
+# the compiler's failure is ptlcc's.
+#
+#   tests/tools/ptlcc.sh                    the build tree's tools/ptlcc (make check)
+#   tests/tools/ptlcc.sh --installed DESTDIR PREFIX BINDIR LIBDIR
+#                                           an installed tree (make installcheck,
+#                                           after make install DESTDIR=...):
+#                                           its ptlcc, ptlrun, ptltool, ptlreplay
+set -u
+fail() { echo "FAIL: $*"; exit 1; }
+here=$(cd "$(dirname "$0")" && pwd)
+top=${PTL_TOP_SRCDIR:-$here/../..}
+. "$here/../time_limit.sh"
+unset LD_LIBRARY_PATH
+
+if [ "${1-}" = --installed ]; then
+	[ $# = 5 ] || fail "usage: $0 --installed DESTDIR PREFIX BINDIR LIBDIR"
+	bin=$2$4
+	libs=$2$5
+	# the installed ptlcc names the configured prefix; under DESTDIR it is moved
+	[ -n "$2" ] && PTLCC_PREFIX=$2$3 && export PTLCC_PREFIX
+	ptlcc=$bin/ptlcc
+	ptlrun=$bin/ptlrun
+	what="installed ptlcc"
+else
+	B=${PTL_TOP_BUILDDIR:-$here/../..}
+	libs=$B/lib/mpi-shim/.libs
+	ptlcc=$B/tools/ptlcc
+	ptlrun=$B/tools/ptlrun
+	what="ptlcc"
+fi
+[ -x "$ptlcc" ] || fail "no $ptlcc"
+
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+# ldd_from FILE DIR...: each of ptl's libraries FILE needs resolves to a
+# file in one of the DIRs (not one the loader found elsewhere: an older
+# install ldconfig knows, a LD_LIBRARY_PATH)
+ldd_from() {
+	lf_file=$1
+	shift
+	lf_out=$(ldd "$lf_file") || fail "ldd $lf_file: $lf_out"
+	echo "$lf_out" | grep -q 'libptl' || fail "$lf_file needs no ptl library: $lf_out"
+	echo "$lf_out" | grep 'libptl' | while read -r lf_name _ lf_path _; do
+		[ "$lf_path" = not ] && { echo "$lf_name: not found"; exit 1; }
+		lf_ok=no
+		for lf_dir in "$@"; do
+			[ "$(dirname "$lf_path")" -ef "$lf_dir" ] && lf_ok=yes
+		done
+		[ $lf_ok = yes ] || { echo "$lf_name -> $lf_path, not from $*"; exit 1; }
+	done || fail "$lf_file does not load ptl's libraries from $*: $lf_out"
+}
+
+# --showme: the compiler command, the link flags last; none with -c
+out=$("$ptlcc" --showme -O2 -o app app.c) || fail "$what --showme failed"
+case $out in
+*" -O2 -o app app.c "*"-lptlmpi -lptl") ;;
+*) fail "$what --showme: $out" ;;
+esac
+case $out in *"-L$libs "*) ;; *) fail "$what --showme links from elsewhere than $libs: $out" ;; esac
+out=$("$ptlcc" --showme -c app.c)
+case $out in *-lptl*) fail "$what --showme -c links: $out" ;; esac
+out=$("$ptlcc" --showme:link)
+case $out in "-L$libs "*"-lptlmpi -lptl") ;; *) fail "$what --showme:link: $out" ;; esac
+out=$(PTLCC_CC=clang-not-here "$ptlcc" --showme -c app.c)
+case $out in "clang-not-here "*) ;; *) fail "$what ignores PTLCC_CC: $out" ;; esac
+
+# the compiler's failure, and its message, are ptlcc's
+printf 'int main(void) { return undeclared_thing; }\n' >"$T/bad.c"
+out=$(limited "$PROGRAM_LIMIT" "$ptlcc" -o "$T/bad" "$T/bad.c" 2>&1) && fail "$what built a program that does not compile"
+echo "$out" | grep -q undeclared_thing || fail "$what hid the compiler's message: $out"
+[ -e "$T/bad" ] && fail "$what left a program behind a failed compile"
+
+# an MPI program and a Portals one, built and run as the README says
+limited "$PROGRAM_LIMIT" "$ptlcc" -O2 -Wall -Werror -o "$T/app" "$top/tests/tools/ptlcc_app.c" ||
+	fail "$what could not build tests/tools/ptlcc_app.c"
+limited "$PROGRAM_LIMIT" "$ptlcc" -O2 -o "$T/ring" "$top/examples/ring.c" ||
+	fail "$what could not build examples/ring.c"
+ldd_from "$T/app" "$libs" "${B:+$B/lib/.libs}"
+ldd_from "$T/ring" "$libs" "${B:+$B/lib/.libs}"
+jt=$(job_timeout 60) || fail "past the test's deadline"
+out=$(limited "$(job_limit "$jt")" "$ptlrun" --timeout "$jt" -n 2 "$T/app" 2>&1) ||
+	fail "ptlrun -n 2 app (built by $what) failed: $out"
+for r in 0 1; do
+	echo "$out" | grep -q "^ptlcc_app: rank $r of 2: ok$" || fail "app's rank $r: $out"
+done
+out=$(limited "$(job_limit "$jt")" "$ptlrun" --timeout "$jt" -n 2 "$T/ring" 2>&1) ||
+	fail "ptlrun -n 2 ring (built by $what) failed: $out"
+echo "$out" | grep -q "PTL_EVENT_REPLY_END" || fail "ring printed no event queue: $out"
+
+if [ "${1-}" = --installed ]; then
+	# the installed tools load the installed libraries, and run
+	for t in ptltool ptlreplay; do
+		ldd_from "$bin/$t" "$libs"
+	done
+	out=$(limited "$PROGRAM_LIMIT" "$bin/ptltool" info 2>&1) || fail "installed ptltool info: $out"
+	echo "$out" | grep -q "^nal shm: " || fail "installed ptltool info: $out"
+	out=$(limited "$PROGRAM_LIMIT" "$bin/ptlreplay" 2>&1)
+	echo "$out" | grep -q "^usage: " || fail "installed ptlreplay: $out"
+fi
+echo "PASS: $what"
