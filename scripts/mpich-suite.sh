@@ -15,8 +15,8 @@ set -u
 B=$(cd "$(dirname "$0")/.." && pwd)
 S=${PTL_TOP_SRCDIR:-$B}
 . "$(dirname "$0")/../tests/job_output.sh"
+. "$(dirname "$0")/debian-source.sh"
 VER=4.0.2
-CACHE=${PTL_MPICH_SRC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ptl}
 DIRS=${*:-pt2pt coll datatype comm group init topo attr errhan info}
 EXPECTED='
 coll/oplxor       MPI_LXOR on floating types: an MPICH extension (the standard allows integer and logical types)
@@ -32,13 +32,7 @@ topo/cartsuball   MPI_Cart_sub keeping no dimension: MPICH gives rank 0 a commun
 '
 PER_TEST_TIMEOUT=${PTL_MPICH_TIMEOUT:-60}
 
-mkdir -p "$CACHE" || exit 1
-tarball="$CACHE/mpich_$VER.orig.tar.xz"
-if [ ! -s "$tarball" ]; then
-	echo "fetching MPICH $VER's source from Debian's archive"
-	curl -fsS -o "$tarball.part" "http://deb.debian.org/debian/pool/main/m/mpich/mpich_$VER.orig.tar.xz" &&
-		mv "$tarball.part" "$tarball" || { echo "mpich-suite: cannot fetch the MPICH source" >&2; exit 1; }
-fi
+tarball=$(debian_source main/m/mpich "mpich_$VER.orig.tar.xz") || exit 1
 W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
 tar -C "$W" -xJf "$tarball" "mpich-$VER/test/mpi/include" "mpich-$VER/test/mpi/util" \
 	$(for d in $DIRS; do printf 'mpich-%s/test/mpi/%s ' "$VER" "$d"; done) || exit 1
