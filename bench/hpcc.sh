@@ -34,7 +34,7 @@ if ! [ -e /usr/lib/x86_64-linux-gnu/libblas.so ] && ! ldconfig -p | grep -q 'lib
 	[ "$(id -u)" = 0 ] && apt-get install -y -q libblas-dev >/dev/null ||
 		fail "needs libblas-dev (apt-get install libblas-dev)"
 fi
-tarball=$(debian_source main/h/hpcc hpcc_1.5.0.orig.tar.gz) || exit 1
+tarball=$(debian_source main/h/hpcc hpcc_1.5.0.orig.tar.gz 0a6fef7ab9f3347e549fed65ebb98234feea9ee18aea0c8f59baefbe3cf7ffb8) || exit 1
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 

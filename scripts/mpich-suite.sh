@@ -32,7 +32,7 @@ topo/cartsuball   MPI_Cart_sub keeping no dimension: MPICH gives rank 0 a commun
 '
 PER_TEST_TIMEOUT=${PTL_MPICH_TIMEOUT:-60}
 
-tarball=$(debian_source main/m/mpich "mpich_$VER.orig.tar.xz") || exit 1
+tarball=$(debian_source main/m/mpich "mpich_$VER.orig.tar.xz" b27039f964afeb6b8a3e009c56b441cbe368c26d6d6476ad3bb7190996875860) || exit 1
 W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
 tar -C "$W" -xJf "$tarball" "mpich-$VER/test/mpi/include" "mpich-$VER/test/mpi/util" \
 	$(for d in $DIRS; do printf 'mpich-%s/test/mpi/%s ' "$VER" "$d"; done) || exit 1

@@ -82,7 +82,9 @@ static void mpi1_names(void)
 	MPI_Datatype bad = MPI_DATATYPE_NULL;
 	t_fails_with(MPI_Type_extent(MPI_DATATYPE_NULL, &ext), MPI_ERR_TYPE, "MPI_Type_extent", "MPI_Type_extent(NULL)");
 	t_fails_with(MPI_Type_ub((MPI_Datatype)12345, &ub), MPI_ERR_TYPE, "MPI_Type_ub", "MPI_Type_ub(12345)");
+	t_fails_with(MPI_Type_lb(MPI_DATATYPE_NULL, &lb), MPI_ERR_TYPE, "MPI_Type_lb", "MPI_Type_lb(NULL)");
 	t_fails_with(MPI_Type_hvector(-1, 1, 8, MPI_INT, &bad), MPI_ERR_COUNT, "count -1", "MPI_Type_hvector(-1)");
+	t_fails_with(MPI_Type_hindexed(-2, xbl, xd, MPI_INT, &bad), MPI_ERR_COUNT, "count -2", "MPI_Type_hindexed(-2)");
 	t_fails_with(MPI_Type_struct(1, bl, d, &bad, &bad), MPI_ERR_TYPE, "", "MPI_Type_struct(NULL member)");
 	CHECK(bad == MPI_DATATYPE_NULL, "a failed MPI-1 constructor made a type");
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);

@@ -2,25 +2,28 @@
 # ptlcc as a user runs it: an MPI program (tests/tools/ptlcc_app.c) and a
 # Portals one (examples/ring.c) built with it run under ptlrun, and load
 # ptl's libraries from where ptlcc built them (the loader's own search, no
-# LD_LIBRARY_PATH, whatever ldconfig knows); --showme prints the command;
-# the compiler's failure is ptlcc's.
+# LD_LIBRARY_PATH, whatever ldconfig knows), with the headers from there
+# too; --showme prints the command; the compiler's failure is ptlcc's.
 #
 #   tests/tools/ptlcc.sh                    the build tree's tools/ptlcc (make check)
-#   tests/tools/ptlcc.sh --installed DESTDIR PREFIX BINDIR LIBDIR
+#   tests/tools/ptlcc.sh --installed DESTDIR PREFIX BINDIR LIBDIR INCLUDEDIR
 #                                           an installed tree (make installcheck,
 #                                           after make install DESTDIR=...):
-#                                           its ptlcc, ptlrun, ptltool, ptlreplay
+#                                           its ptlcc, ptlrun, ptltool, ptlreplay,
+#                                           and libptlmpi's own run path to libptl
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 here=$(cd "$(dirname "$0")" && pwd)
 top=${PTL_TOP_SRCDIR:-$here/../..}
 . "$here/../time_limit.sh"
-unset LD_LIBRARY_PATH
+# nothing of the caller's picks the compiler or moves the tree
+unset LD_LIBRARY_PATH PTLCC_CC MPICH_CC PTLCC_PREFIX
 
 if [ "${1-}" = --installed ]; then
-	[ $# = 5 ] || fail "usage: $0 --installed DESTDIR PREFIX BINDIR LIBDIR"
+	[ $# = 6 ] || fail "usage: $0 --installed DESTDIR PREFIX BINDIR LIBDIR INCLUDEDIR"
 	bin=$2$4
 	libs=$2$5
+	inc=$2$6
 	# the installed ptlcc names the configured prefix; under DESTDIR it is moved
 	[ -n "$2" ] && PTLCC_PREFIX=$2$3 && export PTLCC_PREFIX
 	ptlcc=$bin/ptlcc
@@ -29,11 +32,18 @@ if [ "${1-}" = --installed ]; then
 else
 	B=${PTL_TOP_BUILDDIR:-$here/../..}
 	libs=$B/lib/mpi-shim/.libs
+	inc=$top/include
 	ptlcc=$B/tools/ptlcc
 	ptlrun=$B/tools/ptlrun
 	what="ptlcc"
 fi
 [ -x "$ptlcc" ] || fail "no $ptlcc"
+# the compiler is told of no other headers (one that is not there would be
+# passed over in silence, and a stale install's found instead)
+[ -f "$inc/mpi.h" ] && [ -f "$inc/portals3.h" ] || fail "no mpi.h and portals3.h in $inc"
+out=$("$ptlcc" --showme:compile)
+case $out in -I*" "* | -I*-I*) fail "$what --showme:compile: '$out', want -I$inc alone" ;; esac
+case $out in -I*) [ "${out#-I}" -ef "$inc" ] ;; *) false ;; esac || fail "$what --showme:compile: '$out', want -I$inc"
 
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -94,9 +104,11 @@ out=$(limited "$(job_limit "$jt")" "$ptlrun" --timeout "$jt" -n 2 "$T/ring" 2>&1
 echo "$out" | grep -q "PTL_EVENT_REPLY_END" || fail "ring printed no event queue: $out"
 
 if [ "${1-}" = --installed ]; then
-	# the installed tools load the installed libraries, and run
-	for t in ptltool ptlreplay; do
-		ldd_from "$bin/$t" "$libs"
+	# the installed tools load the installed libraries, and run; libptlmpi
+	# finds libptl by its own run path (a program linked --as-needed, as
+	# Debian's gcc does, names only libptlmpi)
+	for t in "$bin/ptltool" "$bin/ptlreplay" "$libs/libptlmpi.so"; do
+		ldd_from "$t" "$libs"
 	done
 	out=$(limited "$PROGRAM_LIMIT" "$bin/ptltool" info 2>&1) || fail "installed ptltool info: $out"
 	echo "$out" | grep -q "^nal shm: " || fail "installed ptltool info: $out"
