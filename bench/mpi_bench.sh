@@ -456,10 +456,9 @@ if [ -n "${PTL_BENCH_FROM:-}" ]; then
 	done
 	ROUNDS=0
 fi
-PTLFLAGS="-I$S/include $B/lib/mpi-shim/.libs/libptlmpi.so -Wl,-rpath,$B/lib/mpi-shim/.libs:$B/lib/.libs"
-
+# the build tree's ptlcc (CC, when set, the compiler it runs)
 for p in pingpong allreduce collcal; do
-	${CC:-cc} -O2 -o "$W/ptl_$p" "$S/bench/mpi_$p.c" $PTLFLAGS || exit 1
+	PTLCC_CC=${CC:-} "$B/tools/ptlcc" -O2 -o "$W/ptl_$p" "$S/bench/mpi_$p.c" || exit 1
 done
 impls="ptl"
 want_impl() { case " ${PTL_BENCH_IMPLS:-ptl mpich openmpi} " in *" $1 "*) return 0 ;; esac; return 1; }

@@ -64,8 +64,7 @@ int main(int argc, char **argv)
 	return 0;
 }
 EOF
-	${CC:-cc} -O2 -o "$W/stream" "$W/stream.c" -I"$S/include" \
-		"$B/lib/mpi-shim/.libs/libptlmpi.so" -Wl,-rpath,"$B/lib/mpi-shim/.libs:$B/lib/.libs" || exit 1
+	PTLCC_CC=${CC:-} "$B/tools/ptlcc" -O2 -o "$W/stream" "$W/stream.c" || exit 1
 	LD_LIBRARY_PATH="$B/lib/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
 		"$B/tools/ptlrun" -n 2 --bind-to core --timeout 900 \
 		valgrind --tool=callgrind --collect-atstart=no --toggle-collect=stream_windows \
@@ -136,8 +135,7 @@ EOF
 fi
 if [ "${1:-}" = --mpi ]; then
 	size=${2:-2048}
-	${CC:-cc} -O2 -o "$W/mpi_pp" "$S/bench/mpi_pingpong.c" -I"$S/include" \
-		"$B/lib/mpi-shim/.libs/libptlmpi.so" -Wl,-rpath,"$B/lib/mpi-shim/.libs:$B/lib/.libs" || exit 1
+	PTLCC_CC=${CC:-} "$B/tools/ptlcc" -O2 -o "$W/mpi_pp" "$S/bench/mpi_pingpong.c" || exit 1
 	set -- "$W/mpi_pp" 5 sizes "$size"
 else
 	set -- "$B/bench/.libs/ptl_pingpong" --max-lat 8 --max-bw 0 --iters 5000 1

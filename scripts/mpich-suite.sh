@@ -65,8 +65,11 @@ cat > "$T/include/mpitestconf.h" <<'EOF'
 #define THREAD_PACKAGE_NAME THREAD_PACKAGE_NONE
 #define HAVE_MPI_INTEGER16 1
 EOF
-CC="${CC:-cc} -O1 -w -I$S/include -I$T/include"
-LIBS="-L$B/lib/mpi-shim/.libs -Wl,-rpath,$B/lib/mpi-shim/.libs:$B/lib/.libs -lptlmpi -lm"
+# the build tree's ptlcc (CC, when set, the compiler it runs)
+PTLCC_CC=${CC:-}
+export PTLCC_CC
+CC="$B/tools/ptlcc -O1 -w -I$T/include"
+LIBS="-lm"
 # The harness as MPICH builds it, less its GPU and thread parts.
 $CC -I"$T/util" -c "$T/util/mtest.c" -o "$W/mtest.o" && $CC -c "$T/util/mtest_single.c" -o "$W/mtest_single.o" &&
 	$CC -I"$T/util" -c "$T/util/mtest_common.c" -o "$W/mtest_common.o" &&
