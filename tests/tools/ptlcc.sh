@@ -10,7 +10,8 @@
 #                                           an installed tree (make installcheck,
 #                                           after make install DESTDIR=...):
 #                                           its ptlcc, ptlrun, ptltool, ptlreplay,
-#                                           and libptlmpi's own run path to libptl
+#                                           libptlmpi's own run path to libptl,
+#                                           and libptl.pc's flags
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 here=$(cd "$(dirname "$0")" && pwd)
@@ -104,6 +105,17 @@ out=$(limited "$(job_limit "$jt")" "$ptlrun" --timeout "$jt" -n 2 "$T/ring" 2>&1
 echo "$out" | grep -q "PTL_EVENT_REPLY_END" || fail "ring printed no event queue: $out"
 
 if [ "${1-}" = --installed ]; then
+	# a Portals program built as the README says, with pkg-config's flags
+	# for the installed libptl (its prefix moved as PTLCC_PREFIX moves
+	# ptlcc's), loads it from there too
+	pc=$(PKG_CONFIG_PATH=$libs/pkgconfig pkg-config ${PTLCC_PREFIX:+--define-variable=prefix="$PTLCC_PREFIX"} \
+		--cflags --libs libptl) || fail "pkg-config libptl: $pc"
+	# shellcheck disable=SC2086
+	limited "$PROGRAM_LIMIT" cc -O2 -o "$T/ring_pc" "$top/examples/ring.c" $pc ||
+		fail "examples/ring.c did not build with pkg-config's flags: $pc"
+	ldd_from "$T/ring_pc" "$libs"
+	out=$(limited "$(job_limit "$jt")" "$ptlrun" --timeout "$jt" -n 2 "$T/ring_pc" 2>&1) ||
+		fail "ptlrun -n 2 ring (built with pkg-config's flags) failed: $out"
 	# the installed tools load the installed libraries, and run; libptlmpi
 	# finds libptl by its own run path (a program linked --as-needed, as
 	# Debian's gcc does, names only libptlmpi)
