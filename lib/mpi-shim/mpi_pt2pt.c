@@ -1047,12 +1047,18 @@ static bool send_withdraw(struct mpi_req *r)
 	}
 }
 
-/* Where r's data starts in r->md: a slot's MD holds it alone; the
+/* Whether md is one of the two address-space MDs (direct_md, bulk_md),
+ * bound for good, which hold a send's data by its address. */
+static inline bool addr_md(ptl_handle_md_t md)
+{
+	return md == P.direct_md || md == P.bulk_md;
+}
+
+/* Where r's data starts in r->md: a slot's MD holds it alone; an
  * address-space MD (a direct send's, a copy's) by its address. */
 static ptl_size_t send_off(const struct mpi_req *r)
 {
-	return r->md == P.direct_md || r->md == P.bulk_md ? (ptl_size_t)((uintptr_t)r->pbuf - (uintptr_t)MPI_DIRECT_BASE)
-							    : 0;
+	return addr_md(r->md) ? (ptl_size_t)((uintptr_t)r->pbuf - (uintptr_t)MPI_DIRECT_BASE) : 0;
 }
 
 /* libptl refused r's put for now (PTL_NO_SPACE: the requests it keeps
@@ -1247,8 +1253,7 @@ static void send_finish(struct mpi_req *r)
 		P.eslot_free = r->slot;
 		r->slot = NULL;
 		r->pbuf = NULL;
-	} else if (r->md != PTL_INVALID_HANDLE && r->md != P.direct_md && r->md != P.bulk_md &&
-		   r->proto == MPI_PROTO_EAGER) {
+	} else if (r->md != PTL_INVALID_HANDLE && !addr_md(r->md) && r->proto == MPI_PROTO_EAGER) {
 		PtlMDUnlink(r->md);
 	}
 	r->md = PTL_INVALID_HANDLE;

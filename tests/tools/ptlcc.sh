@@ -95,13 +95,17 @@ limited "$PROGRAM_LIMIT" "$ptlcc" -O2 -o "$T/ring" "$top/examples/ring.c" ||
 ldd_from "$T/app" "$libs" "${B:+$B/lib/.libs}"
 ldd_from "$T/ring" "$libs" "${B:+$B/lib/.libs}"
 jt=$(job_timeout 60) || fail "past the test's deadline"
-out=$(limited "$(job_limit "$jt")" "$ptlrun" --timeout "$jt" -n 2 "$T/app" 2>&1) ||
-	fail "ptlrun -n 2 app (built by $what) failed: $out"
+# run2 PROGRAM HOW: PROGRAM on 2 ranks under this tree's ptlrun (as
+# time_limit.sh's ptl_job runs the build tree's), its output in $out
+run2() {
+	out=$(limited "$(job_limit "$jt")" "$ptlrun" --timeout "$jt" -n 2 "$1" 2>&1) ||
+		fail "ptlrun -n 2 $(basename "$1") ($2) failed: $out"
+}
+run2 "$T/app" "built by $what"
 for r in 0 1; do
 	echo "$out" | grep -q "^ptlcc_app: rank $r of 2: ok$" || fail "app's rank $r: $out"
 done
-out=$(limited "$(job_limit "$jt")" "$ptlrun" --timeout "$jt" -n 2 "$T/ring" 2>&1) ||
-	fail "ptlrun -n 2 ring (built by $what) failed: $out"
+run2 "$T/ring" "built by $what"
 echo "$out" | grep -q "PTL_EVENT_REPLY_END" || fail "ring printed no event queue: $out"
 
 if [ "${1-}" = --installed ]; then
@@ -114,8 +118,8 @@ if [ "${1-}" = --installed ]; then
 	limited "$PROGRAM_LIMIT" cc -O2 -o "$T/ring_pc" "$top/examples/ring.c" $pc ||
 		fail "examples/ring.c did not build with pkg-config's flags: $pc"
 	ldd_from "$T/ring_pc" "$libs"
-	out=$(limited "$(job_limit "$jt")" "$ptlrun" --timeout "$jt" -n 2 "$T/ring_pc" 2>&1) ||
-		fail "ptlrun -n 2 ring (built with pkg-config's flags) failed: $out"
+	run2 "$T/ring_pc" "built with pkg-config's flags"
+	echo "$out" | grep -q "PTL_EVENT_REPLY_END" || fail "ring_pc printed no event queue: $out"
 	# the installed tools load the installed libraries, and run; libptlmpi
 	# finds libptl by its own run path (a program linked --as-needed, as
 	# Debian's gcc does, names only libptlmpi)
