@@ -27,10 +27,8 @@
 
 #include "mpi_impl.h"
 
-bool mpi_idle_due(struct mpi_idle *w, bool empty)
+bool mpi_idle_due_clock(struct mpi_idle *w, bool empty)
 {
-	if (!empty && (++w->passes & 63))
-		return false;
 	w->passes = 0;
 	double now = mpi_now();
 	/* An empty pass of a wait has waited its slice (100 ms) for nothing:

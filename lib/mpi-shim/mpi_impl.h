@@ -423,9 +423,18 @@ MPI_HIDDEN extern struct mpi_state mpi_g;
 
 int mpi_pt2pt_init(void);
 void mpi_pt2pt_fini(void);
+/* mpi_progress(0), a test's pass (mpi_pt2pt.c): with nothing to settle,
+ * retry or move on, it is one PtlEQGet and its answer, with no frame of
+ * its own while that finds the queue empty. */
+MPI_HIDDEN int mpi_poll(void);
+/* mpi_progress's pass, returning as soon as until is done (mpi_pt2pt.c). */
+MPI_HIDDEN int mpi_progress_until(int wait_ms, struct mpi_req *until);
 /* Drains the event queue; with wait_ms > 0 sleeps up to that long for the
  * first event. Returns how many events it handled (0: none came). */
-MPI_HIDDEN int mpi_progress(int wait_ms);
+static inline int mpi_progress(int wait_ms)
+{
+	return wait_ms ? mpi_progress_until(wait_ms, NULL) : mpi_poll();
+}
 /* Starts a send / receive on communicator c (ranks in c); tag < 0 allowed
  * for internal contexts. The request is not user-visible. */
 MPI_HIDDEN int mpi_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, struct mpi_comm *c,
@@ -538,8 +547,6 @@ MPI_HIDDEN void mpi_req_give_up(struct mpi_req *r);
  * returning MPI_ERR_TIMEOUT; the clock is read lazily, so up to 100 ms
  * late). */
 MPI_HIDDEN int mpi_wait_req(struct mpi_req *r, double timeout);
-/* mpi_progress's pass, returning as soon as until is done (mpi_pt2pt.c). */
-MPI_HIDDEN int mpi_progress_until(int wait_ms, struct mpi_req *until);
 double mpi_now(void);
 void mpi_drain_internal(void);
 
@@ -600,8 +607,15 @@ struct mpi_idle {
 };
 /* A pass of a wait (empty: it brought no event): true when it is time to
  * look for dead peers. Reads the clock on empty passes and on every 64th
- * other one, never more. */
-bool mpi_idle_due(struct mpi_idle *w, bool empty);
+ * other one, never more (mpi_idle_due_clock, in mpi_fail.c: the count
+ * inline, where a test that found nothing pays it on every call). */
+MPI_HIDDEN bool mpi_idle_due_clock(struct mpi_idle *w, bool empty);
+static inline bool mpi_idle_due(struct mpi_idle *w, bool empty)
+{
+	if (!empty && (++w->passes & 63))
+		return false;
+	return mpi_idle_due_clock(w, empty);
+}
 int mpi_fail_init(void);
 void mpi_fail_fini(void);
 /* Whether world rank w is known dead; ask: find out now (and, on a new

@@ -2139,6 +2139,9 @@ static __attribute__((noinline)) bool retry_refused(void)
 	return P.refused;
 }
 
+__attribute__((always_inline)) static inline int progress_drain(int rc, ptl_event_t *ev, struct mpi_req *until,
+								struct mpi_req *const *more, int nmore, int *at);
+
 /* Takes events until the queue is empty or, with until, as soon as until
  * is done: a wait returns on its own completion without the last, empty
  * PtlEQGet, whose progress pass (a poll of every NAL) would delay the
@@ -2161,7 +2164,7 @@ __attribute__((always_inline)) static inline int progress_events(int wait_ms, st
 								 struct mpi_req *const *more, int nmore, int *at)
 {
 	ptl_event_t ev;
-	int rc, n = 0;
+	int rc;
 	acct_before_put(); /* credits due go back now that the caller has moved on; the rest waits */
 	/* Refused calls again; while some wait, a wait comes back within a
 	 * millisecond to try them (the room comes with no event of ours). */
@@ -2173,8 +2176,17 @@ __attribute__((always_inline)) static inline int progress_events(int wait_ms, st
 	} else {
 		rc = PtlEQGet(mpi_g.eq, &ev);
 	}
+	return progress_drain(rc, &ev, until, more, nmore, at);
+}
+
+/* progress_events from its first PtlEQGet's or PtlEQPoll's answer rc (and
+ * event, *ev) on: takes the events, then settles. */
+__attribute__((always_inline)) static inline int progress_drain(int rc, ptl_event_t *ev, struct mpi_req *until,
+								struct mpi_req *const *more, int nmore, int *at)
+{
+	int n = 0;
 	while (rc != PTL_EQ_EMPTY) {
-		take_event_fast(rc, &ev);
+		take_event_fast(rc, ev);
 		n++;
 		if (until && until == lazy_waiter && lazy_first) {
 			/* Still listed (nobody else takes from the list while a
@@ -2198,7 +2210,7 @@ __attribute__((always_inline)) static inline int progress_events(int wait_ms, st
 			until = more[*at];
 			acct_before_put(); /* as a call for it would at its start */
 		}
-		rc = PtlEQGet(mpi_g.eq, &ev);
+		rc = PtlEQGet(mpi_g.eq, ev);
 	}
 	if (rc == PTL_EQ_EMPTY)
 		P.unlink_due = 0; /* whatever we counted on is not coming */
@@ -2216,6 +2228,27 @@ __attribute__((always_inline)) static inline int progress_events(int wait_ms, st
 int mpi_progress_until(int wait_ms, struct mpi_req *until)
 {
 	return progress_events(wait_ms, until, NULL, 0, NULL);
+}
+
+/* mpi_poll's events after the first. */
+static __attribute__((noinline)) int poll_drain(int rc, ptl_event_t *ev)
+{
+	return progress_drain(rc, ev, NULL, NULL, 0, NULL);
+}
+
+int mpi_poll(void)
+{
+	/* Nothing to settle, retry or move on: progress_events(0, ...) is its
+	 * PtlEQGet alone until that finds an event. */
+	if (__builtin_expect(acct.due | P.refused | (mpi_g.icoll_live != 0), 0))
+		return mpi_progress_until(0, NULL);
+	ptl_event_t ev;
+	int rc = PtlEQGet(mpi_g.eq, &ev);
+	if (rc == PTL_EQ_EMPTY) {
+		P.unlink_due = 0;
+		return 0;
+	}
+	return poll_drain(rc, &ev);
 }
 
 void mpi_wait_all_plain(struct mpi_req *const *rs, int n)
@@ -2250,11 +2283,6 @@ static void take_unlinks(void)
 		}
 		take_event(rc, &ev);
 	}
-}
-
-int mpi_progress(int wait_ms)
-{
-	return mpi_progress_until(wait_ms, NULL);
 }
 
 /* A receive request as the user posted it (mpi_irecv, mpi_irecv_lazy). */

@@ -381,7 +381,8 @@ int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status sts[])
  * nor active anywhere in it is refused with nothing completed, as
  * refuse_inactive does for Waitsome (one walk, the done request found on
  * the way). */
-static int any_done(int count, MPI_Request reqs[], int *index, MPI_Status *st, bool *active, const char *fn)
+__attribute__((always_inline)) static inline int any_done(int count, MPI_Request reqs[], int *index, MPI_Status *st, bool *active,
+							const char *fn)
 {
 	*active = false;
 	struct mpi_req *first = NULL;

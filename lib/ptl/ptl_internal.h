@@ -577,6 +577,26 @@ static __attribute__((noinline, cold, unused)) void ptl_lock_reopen_count(struct
 	}
 }
 
+/* ptl_lock past its biased path: the mutex. */
+static __attribute__((noinline, unused)) void ptl_lock_mutex(struct ptl_rlock *l, unsigned long me)
+{
+	ptl_mutex_take(l);
+	unsigned long bias = atomic_load_explicit(&l->bias, memory_order_relaxed);
+	if (bias && bias != me)
+		ptl_lock_revoke(l);
+	else if (bias && atomic_load_explicit(&l->revoked, memory_order_relaxed))
+		ptl_lock_reopen_count(l);
+	/* One load, off the biased path: a holder there now broke the rules. */
+	unsigned long held = atomic_load_explicit(&l->owner, memory_order_relaxed);
+	if (held)
+		ptl_lock_overlap(held);
+	l->fast = false;
+	atomic_store_explicit(&l->owner, me, memory_order_relaxed);
+}
+
+/* The biased path inline in every entry point, the mutex a call (as a
+ * whole, gcc called it: a call, its frame and return, on each of the
+ * ~6 entries of an 8-byte MPI exchange and each empty MPI_Test). */
 static inline void ptl_lock(void)
 {
 	struct ptl_rlock *l = &ptl_lib.lock;
@@ -599,18 +619,7 @@ static inline void ptl_lock(void)
 		atomic_store_explicit(&l->fast_in, 0, memory_order_release);
 		ptl_lock_fast_wake(l);
 	}
-	ptl_mutex_take(l);
-	unsigned long bias = atomic_load_explicit(&l->bias, memory_order_relaxed);
-	if (bias && bias != me)
-		ptl_lock_revoke(l);
-	else if (bias && atomic_load_explicit(&l->revoked, memory_order_relaxed))
-		ptl_lock_reopen_count(l);
-	/* One load, off the biased path: a holder there now broke the rules. */
-	unsigned long held = atomic_load_explicit(&l->owner, memory_order_relaxed);
-	if (held)
-		ptl_lock_overlap(held);
-	l->fast = false;
-	atomic_store_explicit(&l->owner, me, memory_order_relaxed);
+	ptl_lock_mutex(l, me);
 }
 
 static inline void ptl_unlock(void)
