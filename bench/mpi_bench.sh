@@ -3,7 +3,10 @@
 # see the same machine: ping-pong latency 0 B - 4 MiB and streaming bandwidth
 # (bench/mpi_pingpong.c) with 2 ranks pinned, the 8-byte half round trip
 # with 0 and 20,000 unexpected messages of another tag queued (uxlat:
-# MPI_Recv, uxpost: MPI_Irecv then MPI_Wait), and MPI_Allreduce 8 B - 1 MiB
+# MPI_Recv, uxpost: MPI_Irecv then MPI_Wait), the 8-byte nonblocking
+# exchange (nbx: 2 x MPI_Irecv, 2 x MPI_Isend, MPI_Waitall, us a message),
+# what a call that finds nothing costs (testany, test, iprobe: ns a
+# call; bench/mpi_pingpong.c's poll_rows), and MPI_Allreduce 8 B - 1 MiB
 # (bench/mpi_allreduce.c) with 2 ranks pinned and with 4 ranks on the cores
 # there are. Medians of the rounds' medians, [min-max], ratio = ptl / other.
 # Every launch runs in the host state the others do where it can: the
@@ -759,9 +762,10 @@ med() {
 
 echo "# ptl MPI vs MPICH / Open MPI: $ROUNDS interleaved rounds x $TRIALS trials; $(uname -r), $(nproc) cores;" \
 	"load average ${load0:-?} at the start, $(cut -d' ' -f1 /proc/loadavg 2>/dev/null) at the end (over $(nproc): other work shared the cores)"
-echo "# medians of per-round medians [min-max]; lat/allreduce in us, bw in GB/s; ratio = ptl / other"
+echo "# medians of per-round medians [min-max]; lat/nbx/allreduce in us, testany/test/iprobe in ns, bw in GB/s; ratio = ptl / other"
 echo "# targets: lat <= MPICH, bw >= MPICH, allreduce <= Open MPI (lat, allreduce: ratio <= 1; bw: >= 1)"
-awk '$3 == "lat" || $3 == "uxlat" || $3 == "uxpost" || $3 == "bw" || $3 == "allreduce"' "$W/all" | awk -v impls="$impls" '
+awk '$3 == "lat" || $3 == "uxlat" || $3 == "uxpost" || $3 == "nbx" || $3 == "testany" || $3 == "test" ||
+	$3 == "iprobe" || $3 == "bw" || $3 == "allreduce"' "$W/all" | awk -v impls="$impls" '
 { key = $1 " " $2 " " $3 " " $4; n[key]++; val[key, n[key]] = $5
   if (!(key in lo) || $6 < lo[key]) lo[key] = $6
   if (!(key in hi) || $7 > hi[key]) hi[key] = $7

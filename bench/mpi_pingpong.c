@@ -7,7 +7,9 @@
  * and N (default 20000) unexpected messages of another tag queued at each
  * rank, which a receive must not have to walk past: "uxlat <queued> ..."
  * (MPI_Recv) and "uxpost <queued> ..." (MPI_Irecv posted before the
- * send, then MPI_Wait).
+ * send, then MPI_Wait); then the 8-byte nonblocking exchange ("nbx 8",
+ * below) and what a call that finds nothing costs, in ns ("testany 0",
+ * "test 0", "iprobe 0": poll_rows).
  *
  * mpi_pingpong TRIALS sizes SIZE...: only the rows of the sizes named
  * ("4096": latency, "b4096": bandwidth), each trial short (1,000 round
@@ -17,7 +19,10 @@
  * message> ...": 200,000 blocking MPI_Sends one way, the receiver's
  * MPI_Recvs behind them (a sender that outruns its receiver). "x64": an
  * exchange, "xch <bytes> <us an exchange> ...": both ranks in
- * MPI_Sendrecv with each other at once, 1,000 a trial.
+ * MPI_Sendrecv with each other at once, 1,000 a trial. "n64": nonblocking
+ * exchanges, "nbx <bytes> <us a message> ...": each rank posts two
+ * MPI_Irecv from the other, makes two MPI_Isend to it and an MPI_Waitall
+ * (len bytes each; the buffers hold two), 1,000 a trial.
  *
  * Either way the first row comes after unmeasured round trips (warm_up),
  * or exchanges where it is one.
@@ -123,6 +128,59 @@ static void exchanges(int rank, size_t len, int n, char *sbuf, char *rbuf)
 	for (int i = 0; i < n; i++)
 		MPI_Sendrecv(sbuf, (int)len, MPI_CHAR, peer, 6, rbuf, (int)len, MPI_CHAR, peer, 6, MPI_COMM_WORLD,
 			     MPI_STATUS_IGNORE);
+}
+
+/* n nonblocking exchanges of len bytes with the peer, each way twice (a
+ * halo exchange, HPCC's b_eff ring on 2 ranks): MPI_Irecv, MPI_Irecv,
+ * MPI_Isend, MPI_Isend, MPI_Waitall. */
+static void nb_exchanges(int rank, size_t len, int n, char *sbuf, char *rbuf)
+{
+	int peer = 1 - rank;
+	MPI_Request q[4];
+	MPI_Status st[4]; /* MPI_STATUSES_IGNORE: MPICH's header makes gcc warn */
+	for (int i = 0; i < n; i++) {
+		MPI_Irecv(rbuf, (int)len, MPI_CHAR, peer, 7, MPI_COMM_WORLD, &q[0]);
+		MPI_Irecv(rbuf + len, (int)len, MPI_CHAR, peer, 8, MPI_COMM_WORLD, &q[1]);
+		MPI_Isend(sbuf, (int)len, MPI_CHAR, peer, 7, MPI_COMM_WORLD, &q[2]);
+		MPI_Isend(sbuf + len, (int)len, MPI_CHAR, peer, 8, MPI_COMM_WORLD, &q[3]);
+		MPI_Waitall(4, q, st);
+	}
+}
+
+/* What a call that finds nothing costs, ns a call (a program polling
+ * while it computes, HPCC's RandomAccess): MPI_Testany and MPI_Test of a
+ * receive whose message has not come, MPI_Iprobe of a tag nothing has
+ * (rows "testany 0", "test 0", "iprobe 0"). Both ranks poll at once. */
+static void poll_rows(int rank, int trials)
+{
+	const char *name[] = { "testany", "test", "iprobe" };
+	int peer = 1 - rank, iters = 200000, flag, idx;
+	long in = 0, out = 0;
+	double v[1000];
+	MPI_Request r;
+	MPI_Irecv(&in, 1, MPI_LONG, peer, 77, MPI_COMM_WORLD, &r);
+	for (int k = 0; k < 3; k++) {
+		for (int t = 0; t < trials; t++) {
+			int slow = trial_begin();
+			MPI_Barrier(MPI_COMM_WORLD);
+			v[t] = MPI_Wtime();
+			for (int i = 0; i < iters; i++) {
+				if (k == 0)
+					MPI_Testany(1, &r, &idx, &flag, MPI_STATUS_IGNORE);
+				else if (k == 1)
+					MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+				else
+					MPI_Iprobe(peer, 78, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+			}
+			v[t] = (MPI_Wtime() - v[t]) * 1e9 / iters;
+			if (trial_again(slow))
+				t--;
+		}
+		if (rank == 0)
+			report(name[k], 0, v, trials);
+	}
+	MPI_Send(&out, 1, MPI_LONG, peer, 77, MPI_COMM_WORLD);
+	MPI_Wait(&r, MPI_STATUS_IGNORE);
 }
 
 /* One row of iters runs of len bytes a trial (round_trips: "lat", us a
@@ -244,8 +302,12 @@ int main(int argc, char **argv)
 	slow_init(0);
 	if (argc > 2 && strcmp(argv[2], "ux") == 0) {
 		int n = argc > 3 ? atoi(argv[3]) : 20000;
+		char sb[16] = { 0 }, rb[16];
 		ux_rows(rank, trials, 0);
 		ux_rows(rank, trials, n > 0 ? n : 20000);
+		nb_exchanges(rank, 8, 10000, sb, rb);
+		timed_row("nbx", nb_exchanges, 2, rank, trials, 8, 1000, sb, rb);
+		poll_rows(rank, trials);
 		slow_report(rank, "slow");
 		MPI_Finalize();
 		return 0;
@@ -259,12 +321,17 @@ int main(int argc, char **argv)
 		 * exchanges, 1 of 8. */
 		if (argc > 3 && argv[3][0] == 'x')
 			exchanges(rank, arg_len(argv[3] + 1), 10000, sbuf, rbuf);
+		else if (argc > 3 && argv[3][0] == 'n')
+			nb_exchanges(rank, arg_len(argv[3] + 1), 10000, sbuf, rbuf);
 		else if (argc > 3)
 			warm_up(rank, argv[3][0] == 'b' ? 0 : arg_len(argv[3]), sbuf, rbuf);
 		for (int a = 3; a < argc; a++) {
-			size_t len = arg_len(argv[a] + (argv[a][0] == 'b' || argv[a][0] == 'f' || argv[a][0] == 'x'));
+			size_t len = arg_len(argv[a] + (argv[a][0] == 'b' || argv[a][0] == 'f' || argv[a][0] == 'x' ||
+							argv[a][0] == 'n'));
 			if (argv[a][0] == 'x')
 				timed_row("xch", exchanges, 1, rank, trials, len, 1000, sbuf, rbuf);
+			else if (argv[a][0] == 'n')
+				timed_row("nbx", nb_exchanges, 2, rank, trials, len, 1000, sbuf, rbuf);
 			else if (argv[a][0] == 'f')
 				flood_row(rank, trials, len, 200000, sbuf, rbuf);
 			else if (argv[a][0] == 'b')
