@@ -458,6 +458,60 @@ static void flood(void)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* A receiver that only tests (a test loop, a task farm's master) makes
+ * progress in each test call, and gives its sender the credits back as
+ * its receives complete: rank 1 sends more small messages than it has
+ * credits for (256 by default at 2 ranks, 8 in one run of mpi_p2p.sh),
+ * then one of another tag; rank 0 has posted a receive for each of the
+ * first and only tests: the first third with MPI_Test, the next with
+ * MPI_Testany, then MPI_Iprobe for the last message, which comes only
+ * once the rest have been taken in. 30 s for each, then the job ends
+ * saying which call made no progress. */
+static void polls_only(void)
+{
+	enum { N = 1200 };
+	if (t_rank == 1) {
+		for (int i = 0; i <= N; i++)
+			OK(MPI_Send(&i, 1, MPI_INT, 0, i < N ? 33 : 34, MPI_COMM_WORLD));
+	} else if (t_rank == 0) {
+		static int v[N];
+		static MPI_Request r[N];
+		for (int i = 0; i < N; i++) {
+			v[i] = -1;
+			OK(MPI_Irecv(&v[i], 1, MPI_INT, 1, 33, MPI_COMM_WORLD, &r[i]));
+		}
+		const char *call[] = { "MPI_Test", "MPI_Testany", "MPI_Iprobe" };
+		int got = 0, flag = 0, idx, bad = 0;
+		MPI_Status st;
+		for (int k = 0; k < 3; k++) {
+			double t0 = MPI_Wtime();
+			for (flag = 0; (k < 2 ? got < (k + 1) * N / 3 : !flag) && MPI_Wtime() - t0 < 30;) {
+				if (k == 0)
+					OK(MPI_Test(&r[got], &flag, MPI_STATUS_IGNORE));
+				else if (k == 1)
+					OK(MPI_Testany(1, &r[got], &idx, &flag, MPI_STATUS_IGNORE));
+				else
+					OK(MPI_Iprobe(1, 34, MPI_COMM_WORLD, &flag, &st));
+				got += flag && k < 2;
+			}
+			if (k < 2 ? got < (k + 1) * N / 3 : !flag) {
+				/* The sender is stuck in MPI_Send: end the job here. */
+				fprintf(stderr, "mpi_p2p: FAIL: a receiver that only calls %s completed %d of %d receives "
+						"in 30 s\n", call[k], got, N);
+				MPI_Abort(MPI_COMM_WORLD, 1);
+			}
+		}
+		OK(MPI_Waitall(N - got, r + got, MPI_STATUSES_IGNORE));
+		for (int i = 0; i < N; i++)
+			bad += v[i] != i;
+		CHECK(bad == 0, "%d of the tested receives wrong or out of order", bad);
+		int last = -1;
+		OK(MPI_Recv(&last, 1, MPI_INT, 1, 34, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		CHECK(last == N, "the last message %d", last);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* Blocking sends too big for a bounce slot go from the user's buffer (inline
  * through the ring, or read by the receiver) and return only when the data
  * is safe at the receiver (landed, or pulled after it overflowed): the
@@ -1583,6 +1637,7 @@ int main(int argc, char **argv)
 	blocking_small();
 	blocking_behind();
 	flood();
+	polls_only();
 	blocking_mid();
 	noack();
 	noack_mid();
