@@ -306,7 +306,7 @@ static struct {
 				      * r->counted), and their bound (MPI_SEND_COPY_DEFAULT) */
 	struct mpi_pool copies;      /* small copies' chunks (copy_get) */
 	uint64_t ux_appends;         /* unexpected-list records ever added */
-	int unlink_due;              /* UNLINK events of use-once MDs sure to follow (progress_until) */
+	int unlink_due;              /* UNLINK events of use-once MDs sure to follow (progress_drain) */
 	/* What libptl refused for now (PTL_NO_SPACE), tried again by progress
 	 * (retry_refused): peers whose queued sends wait behind a refused
 	 * one, and the other calls, in order per peer. */
@@ -461,7 +461,7 @@ static void nack_grant(int w)
  * job): the ping-pong's reply carries that cost then, not the others. */
 static struct {
 	bool due;
-	bool grant;             /* settling sends credits back: before our next put */
+	bool grant;             /* settling sends credits back: before our next put (only while due) */
 	int w;                  /* the senders' world rank */
 	int n;                  /* arrivals */
 	int units;              /* their ACK-free units (0: none was ACK-free) */
@@ -2142,6 +2142,17 @@ static __attribute__((noinline)) bool retry_refused(void)
 __attribute__((always_inline)) static inline int progress_drain(int rc, ptl_event_t *ev, struct mpi_req *until,
 								struct mpi_req *const *more, int nmore, int *at);
 
+/* Whether progress_events(0, ...) would do nothing but its PtlEQGet until
+ * that finds an event (and clear unlink_due when it finds none): nothing
+ * to settle (acct.grant is only ever set while acct.due), no refused call
+ * to make again, no nonblocking collective to move on. mpi_poll counts on
+ * it: work added to progress_events' start or to progress_drain's empty
+ * pass belongs here too. */
+static inline bool progress_quiet(void)
+{
+	return !(acct.due | P.refused | (mpi_g.icoll_live != 0));
+}
+
 /* Takes events until the queue is empty or, with until, as soon as until
  * is done: a wait returns on its own completion without the last, empty
  * PtlEQGet, whose progress pass (a poll of every NAL) would delay the
@@ -2238,9 +2249,7 @@ static __attribute__((noinline)) int poll_drain(int rc, ptl_event_t *ev)
 
 int mpi_poll(void)
 {
-	/* Nothing to settle, retry or move on: progress_events(0, ...) is its
-	 * PtlEQGet alone until that finds an event. */
-	if (__builtin_expect(acct.due | P.refused | (mpi_g.icoll_live != 0), 0))
+	if (__builtin_expect(!progress_quiet(), 0))
 		return mpi_progress_until(0, NULL);
 	ptl_event_t ev;
 	int rc = PtlEQGet(mpi_g.eq, &ev);
@@ -2270,7 +2279,7 @@ void mpi_wait_all_plain(struct mpi_req *const *rs, int n)
 	}
 }
 
-/* Takes the UNLINK events progress_until left queued (and whatever came
+/* Takes the UNLINK events progress_drain left queued (and whatever came
  * before them): a PtlEQGet that finds an event makes no progress pass. */
 static void take_unlinks(void)
 {

@@ -488,16 +488,23 @@ static void polls_only(void)
 			for (flag = 0; (k < 2 ? got < (k + 1) * N / 3 : !flag) && MPI_Wtime() - t0 < 30;) {
 				if (k == 0)
 					OK(MPI_Test(&r[got], &flag, MPI_STATUS_IGNORE));
-				else if (k == 1)
+				else if (k == 1) {
 					OK(MPI_Testany(1, &r[got], &idx, &flag, MPI_STATUS_IGNORE));
+					CHECK(!flag || idx == 0, "MPI_Testany of one request gave index %d", idx);
+				}
 				else
 					OK(MPI_Iprobe(1, 34, MPI_COMM_WORLD, &flag, &st));
 				got += flag && k < 2;
 			}
 			if (k < 2 ? got < (k + 1) * N / 3 : !flag) {
 				/* The sender is stuck in MPI_Send: end the job here. */
-				fprintf(stderr, "mpi_p2p: FAIL: a receiver that only calls %s completed %d of %d receives "
-						"in 30 s\n", call[k], got, N);
+				if (k < 2)
+					fprintf(stderr, "mpi_p2p: FAIL: a receiver that only calls %s completed %d of "
+							"the %d receives it waited for in 30 s\n", call[k], got,
+						(k + 1) * N / 3);
+				else
+					fprintf(stderr, "mpi_p2p: FAIL: a receiver that only calls %s did not see the "
+							"message sent after its %d receives in 30 s\n", call[k], N);
 				MPI_Abort(MPI_COMM_WORLD, 1);
 			}
 		}

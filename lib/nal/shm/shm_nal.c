@@ -1001,8 +1001,8 @@ static __attribute__((noinline)) int shm_progress_rings(struct nal *n)
  * it sees an arrival: a load of the next record word per peer (and the
  * prefetches of rings_ready), returning before anything else is set up.
  * The rest is a call of its own, whose frame (six registers saved and
- * restored) the empty poll does not pay: 17 of an empty MPI_Testany's
- * ~370 instructions. */
+ * restored) the empty poll does not pay: 17 of the ~370 instructions an
+ * empty MPI_Testany took before (doc/bench-notes.md, session 74). */
 static int shm_progress(struct nal *n)
 {
 	if (!n->started || n->in_progress ||
