@@ -13,9 +13,9 @@ PTLCC_SED = sed -e 's|%CC%|$(CC)|g' -e 's|%PACKAGE_VERSION%|$(PACKAGE_VERSION)|g
 tools/ptlcc: $(top_srcdir)/tools/ptlcc.in Makefile
 	$(AM_V_GEN)$(MKDIR_P) tools && $(PTLCC_SED) -e 's|%prefix%|(the build tree)|g' \
 		-e 's|%includedir%|$(abs_top_srcdir)/include|g' -e 's|%libdir%|$(abs_top_builddir)/lib/mpi-shim/.libs|g' \
-		-e 's|%libs%|-L$(abs_top_builddir)/lib/.libs -Wl,-rpath,$(abs_top_builddir)/lib/.libs |g' \
+		-e 's|%ptllibdir%|$(abs_top_builddir)/lib/.libs|g' \
 		$(top_srcdir)/tools/ptlcc.in > $@-t && chmod +x $@-t && mv $@-t $@
 tools/inst/ptlcc: $(top_srcdir)/tools/ptlcc.in Makefile
 	$(AM_V_GEN)$(MKDIR_P) tools/inst && $(PTLCC_SED) -e 's|%prefix%|$(prefix)|g' \
-		-e 's|%includedir%|$(includedir)|g' -e 's|%libdir%|$(libdir)|g' -e 's|%libs%||g' \
+		-e 's|%includedir%|$(includedir)|g' -e 's|%libdir%|$(libdir)|g' -e 's|%ptllibdir%||g' \
 		$(top_srcdir)/tools/ptlcc.in > $@-t && chmod +x $@-t && mv $@-t $@

@@ -11,7 +11,9 @@
 #                                           after make install DESTDIR=...):
 #                                           its ptlcc, ptlrun, ptltool, ptlreplay,
 #                                           libptlmpi's own run path to libptl,
-#                                           and libptl.pc's flags
+#                                           libptl.pc's flags, and the tree moved
+#                                           whole (PTLCC_PREFIX) to a directory
+#                                           with a space in its name
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 here=$(cd "$(dirname "$0")" && pwd)
@@ -57,8 +59,12 @@ ldd_from() {
 	shift
 	lf_out=$(ldd "$lf_file") || fail "ldd $lf_file: $lf_out"
 	echo "$lf_out" | grep -q 'libptl' || fail "$lf_file needs no ptl library: $lf_out"
-	echo "$lf_out" | grep 'libptl' | while read -r lf_name _ lf_path _; do
-		[ "$lf_path" = not ] && { echo "$lf_name: not found"; exit 1; }
+	echo "$lf_out" | grep 'libptl' | while read -r lf_line; do
+		# "NAME => PATH (0xADDRESS)", the path maybe with spaces
+		lf_name=${lf_line%% *}
+		case $lf_line in *"=> not found"*) echo "$lf_name: not found"; exit 1 ;; esac
+		lf_path=${lf_line#*=> }
+		lf_path=${lf_path% (0x*}
 		lf_ok=no
 		for lf_dir in "$@"; do
 			[ "$(dirname "$lf_path")" -ef "$lf_dir" ] && lf_ok=yes
@@ -130,5 +136,19 @@ if [ "${1-}" = --installed ]; then
 	echo "$out" | grep -q "^nal shm: " || fail "installed ptltool info: $out"
 	out=$(limited "$PROGRAM_LIMIT" "$bin/ptlreplay" 2>&1)
 	echo "$out" | grep -q "^usage: " || fail "installed ptlreplay: $out"
+	# the installed tree moved whole, to a directory with a space in its
+	# name: PTLCC_PREFIX moves ptlcc's flags, each of them one word
+	case $4:$5 in
+	"$3"/*:"$3"/*)
+		moved="$T/moved tree"
+		cp -a "$2$3" "$moved" || fail "could not copy the installed tree to $moved"
+		mlibs=$moved${5#"$3"}
+		limited "$PROGRAM_LIMIT" env PTLCC_PREFIX="$moved" "$moved${4#"$3"}/ptlcc" -O2 -o "$T/app_moved" \
+			"$top/tests/tools/ptlcc_app.c" || fail "the moved tree's ptlcc could not build ptlcc_app.c"
+		ldd_from "$T/app_moved" "$mlibs"
+		run2 "$T/app_moved" "built by the moved tree's ptlcc"
+		echo "$out" | grep -q "^ptlcc_app: rank 1 of 2: ok$" || fail "app built in the moved tree: $out"
+		;;
+	esac
 fi
 echo "PASS: $what"
